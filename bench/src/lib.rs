@@ -1,0 +1,1 @@
+//! The benchmark harness (not built yet).

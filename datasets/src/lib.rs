@@ -1,0 +1,1 @@
+//! BEIR-format datasets, IR metrics and synthetic corpora (not built yet).

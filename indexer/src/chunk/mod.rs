@@ -1,0 +1,159 @@
+//! Chunking: documents into token-bounded, overlapping chunks, measured in the embedding
+//! model's own tokens. Deterministic and UTF-8 safe; see [`splitter`] for the boundary rules.
+
+mod splitter;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::embed::ModelTokenizer;
+use crate::error::{IndexerError, Result};
+use crate::parse::{Block, ContentType, Document};
+
+/// Bumped whenever the chunking rules change, so signatures change with them.
+pub const CHUNKER_VERSION: u32 = 1;
+
+/// A piece of a document, the unit that is embedded and searched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// `<doc_id>-<index>`.
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub index: u32,
+    pub text: String,
+    pub page: Option<u32>,
+    pub heading_path: Vec<String>,
+    pub content_type: ContentType,
+    /// Model tokens of `text`, special tokens not counted.
+    pub token_count: u32,
+}
+
+/// Chunk sizes, in model tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkerConfig {
+    /// Window per chunk, special tokens included (the model's window by default).
+    pub max_tokens: usize,
+    /// Tokens repeated from the end of one chunk at the start of the next.
+    pub overlap_tokens: usize,
+}
+
+impl Default for ChunkerConfig {
+    fn default() -> Self {
+        Self { max_tokens: 256, overlap_tokens: 32 }
+    }
+}
+
+/// Splits documents into chunks.
+pub trait Chunker: Send + Sync {
+    fn chunk(&self, document: &Document) -> Result<Vec<Chunk>>;
+    /// A stable signature of the rules and settings; equal signatures mean equal chunks.
+    fn signature(&self) -> String;
+    fn config(&self) -> ChunkerConfig;
+}
+
+/// The token-measured chunker.
+pub struct TokenChunker {
+    config: ChunkerConfig,
+    tokenizer: Arc<ModelTokenizer>,
+    tokenizer_id: String,
+}
+
+impl TokenChunker {
+    /// `tokenizer_id` identifies the tokenizer (the model hash) in the signature.
+    pub fn new(config: ChunkerConfig, tokenizer: Arc<ModelTokenizer>, tokenizer_id: &str) -> Result<Self> {
+        let specials = tokenizer.special_tokens();
+        if config.max_tokens <= specials + 8 {
+            return Err(IndexerError::Config(format!("chunk window of {} tokens is too small", config.max_tokens)));
+        }
+        if config.max_tokens > tokenizer.max_tokens() {
+            return Err(IndexerError::Config(format!(
+                "chunk window of {} tokens exceeds the model window of {}",
+                config.max_tokens,
+                tokenizer.max_tokens()
+            )));
+        }
+        if config.overlap_tokens * 2 > config.max_tokens - specials {
+            return Err(IndexerError::Config(format!(
+                "chunk overlap of {} tokens must be at most half the window",
+                config.overlap_tokens
+            )));
+        }
+        Ok(Self { config, tokenizer, tokenizer_id: tokenizer_id.to_string() })
+    }
+}
+
+/// Consecutive blocks that share heading path, page, kind and header form one section;
+/// chunks never cross a section boundary.
+fn sections(blocks: &[Block]) -> Vec<(&Block, String)> {
+    let mut out: Vec<(&Block, String)> = Vec::new();
+    for block in blocks.iter().filter(|b| !b.text.trim().is_empty()) {
+        match out.last_mut() {
+            Some((first, text))
+                if first.heading_path == block.heading_path
+                    && first.page == block.page
+                    && first.kind == block.kind
+                    && first.header == block.header =>
+            {
+                text.push_str(if block.kind == ContentType::Table { "\n" } else { "\n\n" });
+                text.push_str(block.text.trim());
+            }
+            _ => out.push((block, block.text.trim().to_string())),
+        }
+    }
+    out
+}
+
+impl Chunker for TokenChunker {
+    fn chunk(&self, document: &Document) -> Result<Vec<Chunk>> {
+        let specials = self.tokenizer.special_tokens();
+        let mut chunks = Vec::new();
+        for (first, text) in sections(&document.blocks) {
+            let header = first.header.as_deref().map(str::trim).filter(|h| !h.is_empty());
+            let header_tokens = match header {
+                Some(h) => self.tokenizer.count(h)?,
+                None => 0,
+            };
+            let budget = self.config.max_tokens.saturating_sub(specials + header_tokens);
+            if budget < 8 {
+                return Err(IndexerError::Config(format!(
+                    "table header of {} `{}` leaves no room in a {}-token chunk",
+                    document.uri, header.unwrap_or(""), self.config.max_tokens
+                )));
+            }
+            let overlap = self.config.overlap_tokens.min(budget / 2);
+            for piece in splitter::split(&text, budget, overlap, &self.tokenizer)? {
+                let text = match header {
+                    Some(h) => format!("{h}\n{piece}"),
+                    None => piece,
+                };
+                let token_count = self.tokenizer.count(&text)? as u32;
+                let index = chunks.len() as u32;
+                chunks.push(Chunk {
+                    chunk_id: format!("{}-{index}", document.doc_id),
+                    doc_id: document.doc_id.clone(),
+                    index,
+                    text,
+                    page: first.page,
+                    heading_path: first.heading_path.clone(),
+                    content_type: first.kind,
+                    token_count,
+                });
+            }
+        }
+        Ok(chunks)
+    }
+
+    fn signature(&self) -> String {
+        let described = format!(
+            "quarry-chunker v{CHUNKER_VERSION} max_tokens={} overlap={} tokenizer={}",
+            self.config.max_tokens, self.config.overlap_tokens, self.tokenizer_id
+        );
+        format!("v{CHUNKER_VERSION}-{}", &hex::encode(Sha256::digest(described.as_bytes()))[..16])
+    }
+
+    fn config(&self) -> ChunkerConfig {
+        self.config
+    }
+}

@@ -1,0 +1,160 @@
+//! Splits one section's text into pieces of at most `budget` model tokens.
+//!
+//! Cut points are preferred paragraph > sentence > line > word; among the candidates in
+//! the second half of the window the highest level wins, the latest position breaking
+//! ties. A run with no boundary at all (long CJK text, a giant token string) is cut at a
+//! token boundary. Every cut is a token boundary, so every cut is a UTF-8 char boundary.
+//! The next piece starts up to `overlap` tokens before the cut, at a word boundary.
+
+use crate::embed::ModelTokenizer;
+use crate::error::Result;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Word = 1,
+    Line = 2,
+    Sentence = 3,
+    Paragraph = 4,
+}
+
+/// Boundary candidates: byte positions where a piece may start, with their level.
+fn boundaries(text: &str) -> Vec<(usize, Level)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut prev: Option<char> = None;
+    let mut newlines = 0usize;
+    let mut whitespace_run = false;
+    let mut before_run: Option<char> = None;
+    for (pos, ch) in text.char_indices() {
+        if ch.is_whitespace() {
+            if !whitespace_run {
+                before_run = prev;
+                newlines = 0;
+            }
+            whitespace_run = true;
+            if ch == '\n' {
+                newlines += 1;
+            }
+        } else {
+            if whitespace_run && pos > 0 {
+                let level = if newlines >= 2 {
+                    Level::Paragraph
+                } else if matches!(before_run, Some('.' | '!' | '?' | '。' | '！' | '？' | '…')) {
+                    Level::Sentence
+                } else if newlines == 1 {
+                    Level::Line
+                } else {
+                    Level::Word
+                };
+                out.push((pos, level));
+            } else if matches!(prev, Some('。' | '！' | '？')) {
+                // CJK sentences end without a space.
+                out.push((pos, Level::Sentence));
+            }
+            whitespace_run = false;
+        }
+        prev = Some(ch);
+    }
+    debug_assert!(out.iter().all(|(p, _)| text.is_char_boundary(*p) && *p < bytes.len()));
+    out
+}
+
+/// Index of the first token that starts at or after `pos`.
+fn token_at(spans: &[(usize, usize)], pos: usize) -> usize {
+    spans.partition_point(|s| s.0 < pos)
+}
+
+/// Splits `text` into trimmed, non-empty pieces of at most `budget` tokens each.
+pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<String>> {
+    let spans = tokenizer.token_spans(text)?;
+    if spans.is_empty() {
+        return Ok(Vec::new());
+    }
+    if spans.len() <= budget {
+        return Ok(vec![text.trim().to_string()]);
+    }
+    let cuts = boundaries(text);
+    let mut pieces = Vec::new();
+    let mut start = spans[0].0;
+    loop {
+        let first = token_at(&spans, start);
+        if spans.len() - first <= budget {
+            push_piece(&mut pieces, &text[start..]);
+            break;
+        }
+        let limit = spans[first + budget].0; // start of the first token that no longer fits
+        let cut = best_cut(&cuts, &spans, start, first, limit, budget);
+        let cut = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
+        push_piece(&mut pieces, &text[start..cut]);
+        start = next_start(&cuts, &spans, start, cut, overlap);
+    }
+    Ok(pieces)
+}
+
+fn push_piece(pieces: &mut Vec<String>, piece: &str) {
+    let piece = piece.trim();
+    if !piece.is_empty() {
+        pieces.push(piece.to_string());
+    }
+}
+
+/// The cut for a window starting at byte `start` (token `first`) whose tokens must end before `limit`.
+fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], start: usize, first: usize, limit: usize, budget: usize) -> usize {
+    let lo = cuts.partition_point(|(p, _)| *p <= start);
+    let hi = cuts.partition_point(|(p, _)| *p <= limit);
+    let window = &cuts[lo..hi];
+    let half = spans[first + budget / 2].0;
+    let pick = |candidates: &[(usize, Level)]| {
+        candidates.iter().copied().max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0))).map(|(p, _)| p)
+    };
+    let second_half = &window[window.partition_point(|(p, _)| *p < half)..];
+    pick(second_half).or_else(|| pick(window)).unwrap_or(limit)
+}
+
+/// Re-tokenizing a piece cut inside a word can cost a token more than its span count;
+/// move the cut back a token at a time until the piece really fits.
+fn shrink_to_fit(text: &str, spans: &[(usize, usize)], start: usize, mut cut: usize, budget: usize, tokenizer: &ModelTokenizer) -> Result<usize> {
+    while tokenizer.count(&text[start..cut])? > budget {
+        let index = token_at(spans, cut);
+        if index == 0 || spans[index - 1].0 <= start {
+            break;
+        }
+        cut = spans[index - 1].0;
+    }
+    Ok(cut)
+}
+
+/// Where the piece after a cut starts: at most `overlap` tokens back, at a word boundary
+/// (a token boundary when there is none), always after `start`.
+fn next_start(cuts: &[(usize, Level)], spans: &[(usize, usize)], start: usize, cut: usize, overlap: usize) -> usize {
+    let cut_token = token_at(spans, cut);
+    let floor = token_at(spans, start) + 1;
+    let back = cut_token.saturating_sub(overlap).max(floor).min(cut_token);
+    if back >= cut_token || back >= spans.len() {
+        return spans.get(cut_token).map(|s| s.0).unwrap_or(cut).max(cut);
+    }
+    let earliest = spans[back].0;
+    let word = cuts[cuts.partition_point(|(p, _)| *p < earliest)..]
+        .iter()
+        .find(|(p, level)| *p < cut && *level >= Level::Word)
+        .map(|(p, _)| *p);
+    word.unwrap_or(earliest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundary_levels() {
+        let text = "One two. Three\nfour\n\nFive";
+        let levels: Vec<_> = boundaries(text).into_iter().map(|(p, l)| (&text[p..p + 1], l)).collect();
+        assert_eq!(levels, [("t", Level::Word), ("T", Level::Sentence), ("f", Level::Line), ("F", Level::Paragraph)]);
+    }
+
+    #[test]
+    fn cjk_sentence_ends_are_boundaries() {
+        let text = "天气很好。我们走吧";
+        assert_eq!(boundaries(text), [("天气很好。".len(), Level::Sentence)]);
+    }
+}

@@ -1,0 +1,130 @@
+//! [`Embedder`] for BERT-family sentence-transformers models, with candle.
+
+use std::sync::Arc;
+
+use candle_core::{DType, Device, Tensor, D};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::BertModel;
+
+use super::batching::{plan_batches, BatchPolicy};
+use super::device::{device_name, DeviceSpec};
+use super::model_dir::{ModelDir, Pooling};
+use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
+use crate::error::{IndexerError, Result};
+
+/// Options for loading an embedder.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmbedOptions {
+    pub device: DeviceSpec,
+    pub batch: BatchPolicy,
+}
+
+/// A sentence-transformers BERT model on a candle device.
+pub struct BertEmbedder {
+    model: BertModel,
+    device: Device,
+    tokenizer: Arc<ModelTokenizer>,
+    info: ModelInfo,
+    batch: BatchPolicy,
+    pad_id: u32,
+}
+
+fn candle_err(e: candle_core::Error) -> IndexerError {
+    IndexerError::Embed(e.to_string())
+}
+
+impl BertEmbedder {
+    /// Loads a model folder onto the chosen device.
+    pub fn load(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
+        let device = options.device.resolve()?;
+        let batch = options.batch;
+        let weights = dir.weights();
+        // SAFETY: the weights file is memory-mapped read-only and not modified while loaded.
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            .map_err(|e| IndexerError::Model { path: weights.clone(), reason: e.to_string() })?;
+        let model = BertModel::load(vb, &dir.bert_config)
+            .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
+        let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
+        let info = ModelInfo {
+            name: dir.name.clone(),
+            sha256: dir.weights_sha256()?,
+            dim: dir.hidden_size,
+            max_tokens: dir.max_tokens,
+            pooling: dir.pooling,
+        };
+        let pad_id = dir.bert_config.pad_token_id as u32;
+        Ok(Self { model, device, tokenizer, info, batch, pad_id })
+    }
+
+    /// Runs one padded batch; returns `[batch, dim]` normalized rows.
+    fn forward(&self, ids: &[&Vec<u32>]) -> Result<Vec<f32>> {
+        let longest = ids.iter().map(|i| i.len()).max().unwrap_or(1).max(1);
+        let mut flat_ids = Vec::with_capacity(ids.len() * longest);
+        let mut flat_mask = Vec::with_capacity(ids.len() * longest);
+        for row in ids {
+            flat_ids.extend_from_slice(row);
+            flat_ids.extend(std::iter::repeat_n(self.pad_id, longest - row.len()));
+            flat_mask.extend(std::iter::repeat_n(1u32, row.len()));
+            flat_mask.extend(std::iter::repeat_n(0u32, longest - row.len()));
+        }
+        let shape = (ids.len(), longest);
+        let input = Tensor::from_vec(flat_ids, shape, &self.device).map_err(candle_err)?;
+        let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
+        let types = input.zeros_like().map_err(candle_err)?;
+        let hidden = self.model.forward(&input, &types, Some(&mask)).map_err(candle_err)?;
+        let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
+        let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
+        let normalized = pooled.broadcast_div(&norm).map_err(candle_err)?;
+        normalized.flatten_all().and_then(|t| t.to_dtype(DType::F32)).and_then(|t| t.to_vec1::<f32>()).map_err(candle_err)
+    }
+}
+
+fn pool(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> candle_core::Result<Tensor> {
+    match pooling {
+        Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1),
+        Pooling::Mean => {
+            let mask = mask.to_dtype(hidden.dtype())?.unsqueeze(D::Minus1)?;
+            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+            let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
+            summed.broadcast_div(&counts)
+        }
+        Pooling::Max => {
+            let mask = mask.to_dtype(hidden.dtype())?.unsqueeze(D::Minus1)?;
+            // Padded positions get a large negative value so they never win the max.
+            let penalty = ((mask.ones_like()? - &mask)? * -1e9)?;
+            hidden.broadcast_add(&penalty)?.max(1)
+        }
+    }
+}
+
+impl Embedder for BertEmbedder {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    fn tokenizer(&self) -> &Arc<ModelTokenizer> {
+        &self.tokenizer
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
+        let dim = self.info.dim;
+        let mut data = vec![0f32; texts.len() * dim];
+        if texts.is_empty() {
+            return Ok(Embeddings { dim, data });
+        }
+        let ids = self.tokenizer.encode_for_model(texts)?;
+        let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+        for batch in plan_batches(&lengths, self.batch) {
+            let rows: Vec<&Vec<u32>> = batch.iter().map(|&i| &ids[i]).collect();
+            let vectors = self.forward(&rows)?;
+            for (slot, &i) in batch.iter().enumerate() {
+                data[i * dim..(i + 1) * dim].copy_from_slice(&vectors[slot * dim..(slot + 1) * dim]);
+            }
+        }
+        Ok(Embeddings { dim, data })
+    }
+
+    fn device_name(&self) -> String {
+        device_name(&self.device)
+    }
+}

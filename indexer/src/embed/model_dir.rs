@@ -1,0 +1,139 @@
+//! A sentence-transformers model folder: config.json, model.safetensors, tokenizer.json,
+//! 1_Pooling/config.json and (optionally) sentence_bert_config.json; and where the default
+//! model is looked for.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{IndexerError, Result};
+
+/// The default model's folder name.
+pub const DEFAULT_MODEL_NAME: &str = "all-MiniLM-L6-v2";
+
+/// How token vectors become one sentence vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooling {
+    Mean,
+    Cls,
+    Max,
+}
+
+#[derive(Deserialize)]
+struct PoolingConfig {
+    #[serde(default)]
+    pooling_mode_mean_tokens: bool,
+    #[serde(default)]
+    pooling_mode_cls_token: bool,
+    #[serde(default)]
+    pooling_mode_max_tokens: bool,
+}
+
+#[derive(Deserialize)]
+struct SentenceBertConfig {
+    max_seq_length: Option<usize>,
+}
+
+/// A validated model folder.
+#[derive(Debug, Clone)]
+pub struct ModelDir {
+    pub path: PathBuf,
+    pub name: String,
+    pub pooling: Pooling,
+    /// Window in tokens, specials included.
+    pub max_tokens: usize,
+    pub bert_config: candle_transformers::models::bert::Config,
+    pub hidden_size: usize,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| IndexerError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| IndexerError::Model { path: path.to_path_buf(), reason: format!("invalid JSON: {e}") })
+}
+
+impl ModelDir {
+    /// Opens and validates a model folder.
+    pub fn open(path: &Path) -> Result<Self> {
+        let missing = |file: &str| IndexerError::Model {
+            path: path.to_path_buf(),
+            reason: format!("missing {file} (expected a sentence-transformers BERT folder; run scripts/fetch-model.sh for the default model)"),
+        };
+        for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+            if !path.join(file).is_file() {
+                return Err(missing(file));
+            }
+        }
+        let raw_config: serde_json::Value = read_json(&path.join("config.json"))?;
+        let bert_config: candle_transformers::models::bert::Config = serde_json::from_value(raw_config.clone())
+            .map_err(|e| IndexerError::Model { path: path.join("config.json"), reason: format!("not a BERT config: {e}") })?;
+        let hidden_size = raw_config["hidden_size"].as_u64().unwrap_or(0) as usize;
+        let max_positions = raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize;
+        let pooling_path = path.join("1_Pooling/config.json");
+        let pooling = if pooling_path.is_file() {
+            let config: PoolingConfig = read_json(&pooling_path)?;
+            match (config.pooling_mode_mean_tokens, config.pooling_mode_cls_token, config.pooling_mode_max_tokens) {
+                (true, _, _) => Pooling::Mean,
+                (_, true, _) => Pooling::Cls,
+                (_, _, true) => Pooling::Max,
+                _ => return Err(IndexerError::Model { path: pooling_path, reason: "no supported pooling mode (mean, cls, max) is enabled".into() }),
+            }
+        } else {
+            Pooling::Mean
+        };
+        let st_path = path.join("sentence_bert_config.json");
+        let max_tokens = if st_path.is_file() {
+            read_json::<SentenceBertConfig>(&st_path)?.max_seq_length.unwrap_or(max_positions)
+        } else {
+            max_positions
+        }
+        .min(max_positions);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+        Ok(Self { path: path.to_path_buf(), name, pooling, max_tokens, bert_config, hidden_size })
+    }
+
+    pub fn weights(&self) -> PathBuf {
+        self.path.join("model.safetensors")
+    }
+
+    pub fn tokenizer_file(&self) -> PathBuf {
+        self.path.join("tokenizer.json")
+    }
+
+    /// sha256 of model.safetensors, hex.
+    pub fn weights_sha256(&self) -> Result<String> {
+        let path = self.weights();
+        let mut file = std::fs::File::open(&path).map_err(|e| IndexerError::io(&path, e))?;
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buffer).map_err(|e| IndexerError::io(&path, e))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buffer[..n]);
+        }
+        Ok(hex::encode(hasher.finalize()))
+    }
+}
+
+/// Where the default model is looked for, in order: `models/all-MiniLM-L6-v2` under the
+/// working directory, then under the project root of the running binary
+/// (`target/<profile>/quarry` -> `../../models`), then beside the binary.
+pub fn default_model_dir() -> Result<PathBuf> {
+    let mut candidates = vec![PathBuf::from("models").join(DEFAULT_MODEL_NAME)];
+    if let Ok(exe) = std::env::current_exe() {
+        for up in exe.ancestors().skip(1).take(4) {
+            candidates.push(up.join("models").join(DEFAULT_MODEL_NAME));
+        }
+    }
+    candidates.iter().find(|c| c.join("model.safetensors").is_file()).cloned().ok_or_else(|| IndexerError::Model {
+        path: candidates[0].clone(),
+        reason: format!(
+            "default model not found (looked in {}); run scripts/fetch-model.sh, or pass --model DIR / set QUARRY_MODEL",
+            candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    })
+}

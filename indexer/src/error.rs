@@ -1,0 +1,69 @@
+//! The indexer's error type: one enum, each variant carrying the context a user needs.
+
+use std::path::PathBuf;
+
+/// Result alias for the indexer crate.
+pub type Result<T, E = IndexerError> = std::result::Result<T, E>;
+
+/// Everything that can stop an indexer operation (per-document parse failures are
+/// [`crate::parse::ParseError`] and never stop a run).
+#[derive(Debug, thiserror::Error)]
+pub enum IndexerError {
+    #[error("invalid location `{uri}`: {reason}")]
+    InvalidUri { uri: String, reason: String },
+
+    #[error("object store error at `{uri}`: {source}")]
+    Store {
+        uri: String,
+        #[source]
+        source: object_store::Error,
+    },
+
+    #[error("I/O error at {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("invalid option: {0}")]
+    Config(String),
+
+    #[error("model at {path}: {reason}")]
+    Model { path: PathBuf, reason: String },
+
+    #[error("device: {0}")]
+    Device(String),
+
+    #[error("embedding failed: {0}")]
+    Embed(String),
+
+    #[error("vector index ({stage}): {reason}")]
+    VectorIndex { stage: &'static str, reason: String },
+
+    #[error("keyword index ({stage}): {reason}")]
+    KeywordIndex { stage: &'static str, reason: String },
+
+    #[error("snapshot {path}: {reason}")]
+    Snapshot { path: String, reason: String },
+
+    #[error("checksum mismatch for {path}: manifest says {expected}, file has {actual}")]
+    Checksum { path: String, expected: String, actual: String },
+
+    #[error("nothing to publish: {0}")]
+    NothingToPublish(String),
+}
+
+impl IndexerError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io { path: path.into(), source }
+    }
+
+    pub(crate) fn store(uri: impl Into<String>, source: object_store::Error) -> Self {
+        Self::Store { uri: uri.into(), source }
+    }
+
+    pub(crate) fn snapshot(path: impl Into<String>, reason: impl ToString) -> Self {
+        Self::Snapshot { path: path.into(), reason: reason.to_string() }
+    }
+}

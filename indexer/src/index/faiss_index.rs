@@ -1,0 +1,139 @@
+//! [`VectorIndex`] on FAISS: builds (training IVF on a seeded sample), searches, saves and loads.
+
+use std::path::Path;
+
+use faiss::index::{autotune::ParameterSpace, IndexImpl};
+use faiss::{index_factory, Index, MetricType};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+
+use super::{Hit, IndexSpec, VectorIndex};
+use crate::error::{IndexerError, Result};
+
+/// A FAISS index with the spec it was built from.
+pub struct FaissIndex {
+    inner: IndexImpl,
+    spec: IndexSpec,
+}
+
+fn err(stage: &'static str) -> impl Fn(faiss::error::Error) -> IndexerError {
+    move |e| IndexerError::VectorIndex { stage, reason: e.to_string() }
+}
+
+/// Applies the search-time parameters (efSearch, nprobe) of a spec.
+fn apply_search_params(index: &IndexImpl, spec: &IndexSpec) -> Result<()> {
+    let space = ParameterSpace::new().map_err(err("parameters"))?;
+    match spec {
+        IndexSpec::Hnsw { ef_search, .. } => space.set_index_parameter(index, "efSearch", *ef_search as f64),
+        IndexSpec::IvfFlat { nprobe, .. } | IndexSpec::IvfPq { nprobe, .. } => space.set_index_parameter(index, "nprobe", *nprobe as f64),
+        IndexSpec::Flat => Ok(()),
+    }
+    .map_err(err("parameters"))
+}
+
+/// Builds an index over `rows` unit vectors (row-major, `dim` columns).
+pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
+    let rows = data.len() / dim.max(1);
+    let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
+    if let IndexSpec::Hnsw { ef_construction, .. } = spec {
+        ParameterSpace::new()
+            .and_then(|space| space.set_index_parameter(&inner, "efConstruction", *ef_construction as f64))
+            .map_err(err("parameters"))?;
+    }
+    if let IndexSpec::IvfFlat { train_sample, .. } | IndexSpec::IvfPq { train_sample, .. } = spec {
+        // A seeded sample keeps the build reproducible.
+        let mut rng = StdRng::seed_from_u64(0x9e37_79b9);
+        let mut picked = sample(&mut rng, rows, (*train_sample).min(rows)).into_vec();
+        picked.sort_unstable();
+        let mut training = Vec::with_capacity(picked.len() * dim);
+        for row in picked {
+            training.extend_from_slice(&data[row * dim..(row + 1) * dim]);
+        }
+        inner.train(&training).map_err(err("train"))?;
+    }
+    inner.add(data).map_err(err("add"))?;
+    apply_search_params(&inner, spec)?;
+    Ok(FaissIndex { inner, spec: spec.clone() })
+}
+
+/// Loads an index file written by [`VectorIndex::save`].
+pub fn load_vector_index(path: &Path, spec: &IndexSpec) -> Result<FaissIndex> {
+    let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
+    let inner = faiss::read_index(path_str).map_err(err("read"))?;
+    apply_search_params(&inner, spec)?;
+    Ok(FaissIndex { inner, spec: spec.clone() })
+}
+
+impl VectorIndex for FaissIndex {
+    fn spec(&self) -> &IndexSpec {
+        &self.spec
+    }
+
+    fn len(&self) -> usize {
+        self.inner.ntotal() as usize
+    }
+
+    fn search(&mut self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>> {
+        let k = k.min(self.len()).max(1);
+        let result = self.inner.search(queries, k).map_err(err("search"))?;
+        Ok(result
+            .labels
+            .chunks(k)
+            .zip(result.distances.chunks(k))
+            .map(|(labels, scores)| {
+                labels
+                    .iter()
+                    .zip(scores)
+                    .filter_map(|(label, score)| label.get().map(|row| Hit { row, score: *score }))
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn save(&self, path: &Path) -> Result<()> {
+        let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
+        faiss::write_index(&self.inner, path_str).map_err(err("write"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexKind, IndexOptions};
+
+    /// Seeded random unit vectors.
+    fn unit_vectors(rows: usize, dim: usize) -> Vec<f32> {
+        use rand::Rng;
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut data: Vec<f32> = (0..rows * dim).map(|_| rng.random_range(-1.0..1.0)).collect();
+        for row in data.chunks_mut(dim) {
+            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            row.iter_mut().for_each(|x| *x /= norm);
+        }
+        data
+    }
+
+    #[test]
+    fn every_kind_finds_a_stored_vector_and_survives_a_round_trip() {
+        let dim = 32;
+        let data = unit_vectors(3000, dim);
+        let dir = tempfile::tempdir().unwrap();
+        for kind in [IndexKind::Flat, IndexKind::Hnsw, IndexKind::IvfFlat, IndexKind::IvfPq] {
+            let options = IndexOptions { kind, nlist: Some(16), nprobe: Some(16), pq_m: Some(8), ..Default::default() };
+            let spec = options.resolve(3000, dim).unwrap();
+            let mut index = build_vector_index(&spec, dim, &data).unwrap();
+            assert_eq!(index.len(), 3000);
+            let query = &data[123 * dim..124 * dim];
+            let hits = index.search(query, 5).unwrap();
+            assert_eq!(hits[0][0].row, 123, "{kind:?}: {:?}", hits[0]);
+            if kind != IndexKind::IvfPq {
+                assert!((hits[0][0].score - 1.0).abs() < 1e-4, "{kind:?} score {}", hits[0][0].score);
+            }
+            let path = dir.path().join(format!("{}.faiss", spec.name()));
+            index.save(&path).unwrap();
+            let mut loaded = load_vector_index(&path, &spec).unwrap();
+            assert_eq!(loaded.search(query, 5).unwrap(), hits, "{kind:?} after reload");
+        }
+    }
+}

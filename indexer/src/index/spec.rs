@@ -1,0 +1,146 @@
+//! Which vector index to build, with its parameters, and the default for a corpus size.
+
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{IndexerError, Result};
+
+/// The index and its parameters, as recorded in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum IndexSpec {
+    /// Exact inner-product search.
+    Flat,
+    Hnsw { m: usize, ef_construction: usize, ef_search: usize },
+    IvfFlat { nlist: usize, nprobe: usize, train_sample: usize },
+    IvfPq { nlist: usize, nprobe: usize, pq_m: usize, nbits: usize, train_sample: usize },
+}
+
+impl IndexSpec {
+    /// The FAISS index-factory string.
+    pub fn factory(&self) -> String {
+        match self {
+            Self::Flat => "Flat".into(),
+            Self::Hnsw { m, .. } => format!("HNSW{m},Flat"),
+            Self::IvfFlat { nlist, .. } => format!("IVF{nlist},Flat"),
+            Self::IvfPq { nlist, pq_m, nbits, .. } => format!("IVF{nlist},PQ{pq_m}x{nbits}"),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Flat => "flat",
+            Self::Hnsw { .. } => "hnsw",
+            Self::IvfFlat { .. } => "ivf-flat",
+            Self::IvfPq { .. } => "ivf-pq",
+        }
+    }
+}
+
+/// `--index auto|flat|hnsw|ivf-flat|ivf-pq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexKind {
+    #[default]
+    Auto,
+    Flat,
+    Hnsw,
+    IvfFlat,
+    IvfPq,
+}
+
+impl FromStr for IndexKind {
+    type Err = IndexerError;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "auto" => Self::Auto,
+            "flat" => Self::Flat,
+            "hnsw" => Self::Hnsw,
+            "ivf-flat" | "ivf" => Self::IvfFlat,
+            "ivf-pq" => Self::IvfPq,
+            other => return Err(IndexerError::Config(format!("unknown index kind `{other}` (auto, flat, hnsw, ivf-flat, ivf-pq)"))),
+        })
+    }
+}
+
+/// The user's index choice; unset parameters take defaults sized to the corpus.
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    pub kind: IndexKind,
+    pub hnsw_m: Option<usize>,
+    pub ef_construction: Option<usize>,
+    pub ef_search: Option<usize>,
+    pub nlist: Option<usize>,
+    pub nprobe: Option<usize>,
+    pub pq_m: Option<usize>,
+    pub train_sample: Option<usize>,
+}
+
+/// Below this many vectors exact search is cheap enough to be the default.
+pub const FLAT_MAX_ROWS: usize = 20_000;
+/// Below this many vectors HNSW is the default; above it IVF (faster to build, less memory).
+pub const HNSW_MAX_ROWS: usize = 2_000_000;
+
+impl IndexOptions {
+    /// Resolves the choice for `rows` vectors of `dim` dimensions, checking the parameters fit.
+    pub fn resolve(&self, rows: usize, dim: usize) -> Result<IndexSpec> {
+        let kind = match self.kind {
+            IndexKind::Auto if rows < FLAT_MAX_ROWS => IndexKind::Flat,
+            IndexKind::Auto if rows < HNSW_MAX_ROWS => IndexKind::Hnsw,
+            IndexKind::Auto => IndexKind::IvfFlat,
+            explicit => explicit,
+        };
+        let nlist = self.nlist.unwrap_or_else(|| ((4.0 * (rows as f64).sqrt()) as usize).clamp(1, 65_536));
+        let nprobe = self.nprobe.unwrap_or((nlist / 16).clamp(1, 256)).min(nlist);
+        let train_sample = self.train_sample.unwrap_or(nlist * 256).min(rows);
+        if matches!(kind, IndexKind::IvfFlat | IndexKind::IvfPq) && train_sample < nlist {
+            return Err(IndexerError::Config(format!(
+                "IVF with nlist={nlist} needs at least {nlist} training vectors, the corpus has {rows} (lower --nlist or use --index flat/hnsw)"
+            )));
+        }
+        Ok(match kind {
+            IndexKind::Auto | IndexKind::Flat => IndexSpec::Flat,
+            IndexKind::Hnsw => IndexSpec::Hnsw {
+                m: self.hnsw_m.unwrap_or(32),
+                ef_construction: self.ef_construction.unwrap_or(200),
+                ef_search: self.ef_search.unwrap_or(128),
+            },
+            IndexKind::IvfFlat => IndexSpec::IvfFlat { nlist, nprobe, train_sample },
+            IndexKind::IvfPq => {
+                let pq_m = self.pq_m.unwrap_or(dim / 8);
+                if pq_m == 0 || dim % pq_m != 0 {
+                    return Err(IndexerError::Config(format!("--pq-m {pq_m} must divide the dimension {dim}")));
+                }
+                if train_sample < 256 {
+                    return Err(IndexerError::Config(format!("IVF-PQ needs at least 256 training vectors, has {train_sample}")));
+                }
+                IndexSpec::IvfPq { nlist, nprobe, pq_m, nbits: 8, train_sample }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_follows_corpus_size() {
+        let auto = IndexOptions::default();
+        assert_eq!(auto.resolve(100, 384).unwrap(), IndexSpec::Flat);
+        assert!(matches!(auto.resolve(50_000, 384).unwrap(), IndexSpec::Hnsw { m: 32, .. }));
+        match auto.resolve(4_000_000, 384).unwrap() {
+            IndexSpec::IvfFlat { nlist, nprobe, .. } => assert_eq!((nlist, nprobe), (8000, 256)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_explained() {
+        let ivf = IndexOptions { kind: IndexKind::IvfFlat, nlist: Some(100), ..Default::default() };
+        assert!(ivf.resolve(50, 384).unwrap_err().to_string().contains("needs at least 100"));
+        let pq = IndexOptions { kind: IndexKind::IvfPq, pq_m: Some(7), ..Default::default() };
+        assert!(pq.resolve(10_000, 384).unwrap_err().to_string().contains("must divide"));
+        assert_eq!(IndexSpec::IvfPq { nlist: 64, nprobe: 8, pq_m: 48, nbits: 8, train_sample: 1 }.factory(), "IVF64,PQ48x8");
+    }
+}

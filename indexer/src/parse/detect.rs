@@ -1,0 +1,119 @@
+//! Picks a file's format: by extension first, then by sniffing the leading bytes.
+
+use super::ParseError;
+
+/// The formats quarry parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown,
+    Html,
+    Json,
+    Jsonl,
+    Csv,
+    Tsv,
+    Pdf,
+    Docx,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Markdown => "Markdown",
+            Self::Html => "HTML",
+            Self::Json => "JSON",
+            Self::Jsonl => "JSONL",
+            Self::Csv => "CSV",
+            Self::Tsv => "TSV",
+            Self::Pdf => "PDF",
+            Self::Docx => "DOCX",
+        }
+    }
+}
+
+fn by_extension(ext: &str) -> Option<Format> {
+    Some(match ext {
+        "txt" | "text" | "log" | "rst" => Format::Text,
+        "md" | "markdown" | "mdx" => Format::Markdown,
+        "html" | "htm" | "xhtml" => Format::Html,
+        "json" => Format::Json,
+        "jsonl" | "ndjson" => Format::Jsonl,
+        "csv" => Format::Csv,
+        "tsv" => Format::Tsv,
+        "pdf" => Format::Pdf,
+        "docx" => Format::Docx,
+        _ => return None,
+    })
+}
+
+/// Known binary formats quarry does not parse, named for the error message.
+fn known_binary(bytes: &[u8]) -> Option<&'static str> {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x89PNG", "PNG image"),
+        (b"\xFF\xD8\xFF", "JPEG image"),
+        (b"GIF8", "GIF image"),
+        (b"\x1F\x8B", "gzip archive"),
+        (b"\x7FELF", "ELF executable"),
+        (b"\xD0\xCF\x11\xE0", "legacy Office (OLE) file"),
+    ];
+    MAGIC.iter().find(|(magic, _)| bytes.starts_with(magic)).map(|(_, name)| *name)
+}
+
+/// Chooses the format of a file from its path and bytes.
+pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    let ext = file_name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if let Some(format) = ext.as_deref().and_then(by_extension) {
+        return Ok(format);
+    }
+    if bytes.starts_with(b"%PDF-") {
+        return Ok(Format::Pdf);
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        if bytes.windows(17).any(|w| w == b"word/document.xml") {
+            return Ok(Format::Docx);
+        }
+        return Err(ParseError::Binary("ZIP archive".into()));
+    }
+    if let Some(kind) = known_binary(bytes) {
+        return Err(ParseError::Binary(kind.into()));
+    }
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).trim_start().to_ascii_lowercase();
+    if head.starts_with("<!doctype html") || head.starts_with("<html") {
+        return Ok(Format::Html);
+    }
+    if head.starts_with('{') || head.starts_with('[') {
+        let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or(bytes);
+        if serde_json::from_slice::<serde_json::Value>(first_line).is_ok() && bytes.iter().filter(|b| **b == b'\n').count() > 1 {
+            return Ok(Format::Jsonl);
+        }
+        return Ok(Format::Json);
+    }
+    match ext {
+        // Any other extension is accepted as text when the bytes are text; `decode_text` rejects binaries.
+        Some(ext) if bytes.iter().take(8192).any(|b| *b == 0) => Err(ParseError::Unsupported(ext)),
+        _ => Ok(Format::Text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extension_wins_then_sniffing() {
+        assert_eq!(detect_format("a/b.MD", b"x").unwrap(), Format::Markdown);
+        assert_eq!(detect_format("report", b"%PDF-1.7 ...").unwrap(), Format::Pdf);
+        assert_eq!(detect_format("page", b"  <!DOCTYPE html><html>").unwrap(), Format::Html);
+        assert_eq!(detect_format("data", b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap(), Format::Jsonl);
+        assert_eq!(detect_format("data", b"{\"a\":\n1}").unwrap(), Format::Json);
+        assert_eq!(detect_format("README", b"plain words").unwrap(), Format::Text);
+    }
+
+    #[test]
+    fn binaries_are_named() {
+        assert_eq!(detect_format("x.bin", b"\x89PNG\r\n"), Err(ParseError::Binary("PNG image".into())));
+        assert_eq!(detect_format("x.dat", b"ab\0cd"), Err(ParseError::Unsupported("dat".into())));
+    }
+}

@@ -1,0 +1,126 @@
+//! The parsed form of a document: metadata plus typed blocks of text.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::source::RawDocument;
+
+/// What a block holds (the seed-000 `content_type` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ContentType {
+    #[default]
+    Text,
+    Table,
+    Chart,
+    Image,
+}
+
+impl ContentType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Table => "table",
+            Self::Chart => "chart",
+            Self::Image => "image",
+        }
+    }
+}
+
+/// One unit of text: a paragraph, list item, table row, page.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Block {
+    pub text: String,
+    /// 1-based page number, for paged formats.
+    pub page: Option<u32>,
+    /// Headings above the block, outermost first.
+    pub heading_path: Vec<String>,
+    pub kind: ContentType,
+    /// For table rows: the header line, repeated at the top of every chunk.
+    pub header: Option<String>,
+}
+
+impl Block {
+    pub fn text(text: impl Into<String>, heading_path: &[String]) -> Self {
+        Self { text: text.into(), heading_path: heading_path.to_vec(), ..Default::default() }
+    }
+}
+
+/// A parsed document, ready to chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Stable id: the first 16 bytes of sha256(uri), hex.
+    pub doc_id: String,
+    pub uri: String,
+    pub file_name: String,
+    pub title: String,
+    /// `file`, `s3` or `memory`.
+    pub source: String,
+    pub tags: Vec<String>,
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// sha256 of the bytes this document came from, hex.
+    pub content_hash: String,
+    pub size: u64,
+    pub etag: Option<String>,
+    pub blocks: Vec<Block>,
+}
+
+/// The stable document id for a URI.
+pub fn doc_id_for(uri: &str) -> String {
+    hex::encode(&Sha256::digest(uri.as_bytes())[..16])
+}
+
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl Document {
+    /// A document for a whole raw file.
+    pub fn from_raw(raw: &RawDocument, title: String, blocks: Vec<Block>) -> Self {
+        Self::from_part(raw, raw.uri.clone(), &raw.bytes, title, blocks)
+    }
+
+    /// A document for part of a file (one JSONL line): its own URI and content hash.
+    pub fn from_part(raw: &RawDocument, uri: String, content: &[u8], title: String, blocks: Vec<Block>) -> Self {
+        let file_name = raw.relative_path.rsplit('/').next().unwrap_or(&raw.relative_path).to_string();
+        Self {
+            doc_id: doc_id_for(&uri),
+            uri,
+            file_name,
+            title,
+            source: raw.source.clone(),
+            tags: Vec::new(),
+            metadata: Default::default(),
+            content_hash: sha256_hex(content),
+            size: content.len() as u64,
+            etag: raw.etag.clone(),
+            blocks,
+        }
+    }
+
+    /// The file stem, the fallback title.
+    pub fn stem_of(raw: &RawDocument) -> String {
+        let name = raw.relative_path.rsplit('/').next().unwrap_or(&raw.relative_path);
+        name.rsplit_once('.').map(|(stem, _)| stem).unwrap_or(name).to_string()
+    }
+}
+
+/// One item inside a file (a JSONL line) that failed while the rest of the file did not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemFailure {
+    pub uri: String,
+    pub reason: String,
+}
+
+/// The documents a file yielded, and the items in it that failed.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub documents: Vec<Document>,
+    pub failures: Vec<ItemFailure>,
+}
+
+impl Parsed {
+    pub fn one(document: Document) -> Self {
+        Self { documents: vec![document], failures: Vec::new() }
+    }
+}

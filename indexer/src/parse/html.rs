@@ -1,0 +1,128 @@
+//! HTML (scraper/html5ever): the title and the visible text, one block per block-level
+//! element, headings h1-h6 giving each block its heading path; script, style and hidden
+//! elements are left out.
+
+use scraper::{ElementRef, Html, Node, Selector};
+
+use super::text::decode_text;
+use super::{Block, ContentType, Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+const INVISIBLE: &[&str] = &["script", "style", "noscript", "template", "head", "svg", "iframe", "object"];
+const BLOCKS: &[&str] = &[
+    "p", "div", "li", "section", "article", "main", "header", "footer", "nav", "aside", "pre", "blockquote",
+    "table", "ul", "ol", "dl", "dt", "dd", "figure", "figcaption", "form", "address", "hr", "body",
+];
+
+struct Walker {
+    headings: Vec<(usize, String)>,
+    blocks: Vec<Block>,
+    current: String,
+    table_depth: usize,
+}
+
+impl Walker {
+    fn flush(&mut self) {
+        let text = self.current.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = if self.table_depth > 0 { self.current.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n") } else { text };
+        if !text.is_empty() {
+            let kind = if self.table_depth > 0 { ContentType::Table } else { ContentType::Text };
+            let heading_path = self.headings.iter().map(|(_, h)| h.clone()).collect();
+            self.blocks.push(Block { text, heading_path, kind, ..Default::default() });
+        }
+        self.current.clear();
+    }
+
+    fn walk(&mut self, element: ElementRef<'_>) {
+        let name = element.value().name();
+        if INVISIBLE.contains(&name) || element.value().attr("hidden").is_some() || element.value().attr("aria-hidden") == Some("true") {
+            return;
+        }
+        if let Some(level) = name.strip_prefix('h').and_then(|l| l.parse::<usize>().ok()).filter(|l| (1..=6).contains(l)) {
+            self.flush();
+            let title = element.text().collect::<Vec<_>>().join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+            self.headings.retain(|(l, _)| *l < level);
+            self.headings.push((level, title.clone()));
+            if !title.is_empty() {
+                let path = self.headings.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>();
+                self.blocks.push(Block::text(title, &path));
+            }
+            return;
+        }
+        let is_block = BLOCKS.contains(&name);
+        if is_block || name == "tr" {
+            self.flush();
+        }
+        if name == "table" {
+            self.table_depth += 1;
+        }
+        for child in element.children() {
+            match child.value() {
+                Node::Text(text) => self.current.push_str(text),
+                Node::Element(_) => {
+                    if let Some(child) = ElementRef::wrap(child) {
+                        self.walk(child)
+                    }
+                }
+                _ => {}
+            }
+        }
+        match name {
+            "br" => self.current.push('\n'),
+            "td" | "th" => self.current.push_str(" | "),
+            "tr" => {
+                let trimmed = self.current.trim_end_matches([' ', '|']).len();
+                self.current.truncate(trimmed);
+                self.current.push('\n');
+            }
+            _ if is_block => self.current.push(' '),
+            _ => {}
+        }
+        if name == "table" {
+            self.flush();
+            self.table_depth -= 1;
+        } else if is_block && self.table_depth == 0 {
+            self.flush();
+        }
+    }
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let text = decode_text(&raw.bytes)?;
+    let html = Html::parse_document(&text);
+    let title_selector = Selector::parse("title").expect("static selector");
+    let title = html
+        .select(&title_selector)
+        .next()
+        .map(|t| t.text().collect::<String>().split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| !t.is_empty());
+    let mut walker = Walker { headings: Vec::new(), blocks: Vec::new(), current: String::new(), table_depth: 0 };
+    walker.walk(html.root_element());
+    walker.flush();
+    let title = title
+        .or_else(|| walker.headings.first().map(|(_, h)| h.clone()))
+        .unwrap_or_else(|| Document::stem_of(raw));
+    Ok(Parsed::one(Document::from_raw(raw, title, walker.blocks)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{raw_for_test, AutoParser, ContentType, Parser};
+
+    #[test]
+    fn visible_text_title_and_headings() {
+        let page = r#"<!doctype html><html><head><title> GPU  Search </title><style>p{}</style></head>
+            <body><script>var secret = 1;</script><h1>Overview</h1><p>Vectors are <b>fast</b>.</p>
+            <div hidden>invisible text</div><h2>Tables</h2><table><tr><th>k</th><th>v</th></tr><tr><td>1</td><td>2</td></tr></table>
+            <p>End.</p></body></html>"#;
+        let doc = AutoParser.parse(&raw_for_test("page.html", page)).unwrap().documents.remove(0);
+        assert_eq!(doc.title, "GPU Search");
+        let all: String = doc.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>().join("\n");
+        assert!(!all.contains("secret") && !all.contains("invisible") && !all.contains("p{}"), "{all}");
+        let para = doc.blocks.iter().find(|b| b.text == "Vectors are fast.").expect("paragraph block");
+        assert_eq!(para.heading_path, ["Overview"]);
+        let table = doc.blocks.iter().find(|b| b.kind == ContentType::Table).unwrap();
+        assert_eq!(table.text, "k | v\n1 | 2");
+        assert_eq!(table.heading_path, ["Overview", "Tables"]);
+    }
+}

@@ -1,0 +1,76 @@
+//! Parsers: raw bytes to [`Document`]s of typed blocks. The format is chosen by file
+//! extension, then by sniffing the bytes; a file that cannot be read fails alone with a
+//! [`ParseError`] a user can act on.
+
+mod csv;
+mod detect;
+mod docx;
+mod document;
+mod error;
+mod html;
+mod json;
+mod markdown;
+mod pdf;
+mod text;
+
+pub use detect::{detect_format, Format};
+pub use document::{Block, ContentType, Document, Parsed, ItemFailure};
+pub use error::ParseError;
+
+use crate::source::RawDocument;
+
+/// Turns one raw object into zero or more documents (a JSONL file holds many).
+pub trait Parser: Send + Sync {
+    fn parse(&self, raw: &RawDocument) -> Result<Parsed, ParseError>;
+}
+
+/// The parser for every supported format, chosen per file.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AutoParser;
+
+impl Parser for AutoParser {
+    fn parse(&self, raw: &RawDocument) -> Result<Parsed, ParseError> {
+        if raw.bytes.is_empty() {
+            return Err(ParseError::Empty);
+        }
+        let format = detect_format(&raw.relative_path, &raw.bytes)?;
+        // A parser bug on a hostile file must fail that file, never the run.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_as(format, raw)));
+        let mut parsed = match outcome {
+            Ok(result) => result?,
+            Err(_) => return Err(ParseError::Corrupt(format!("the {} parser could not read this file", format.name()))),
+        };
+        parsed.documents.retain(|d| d.blocks.iter().any(|b| !b.text.trim().is_empty()));
+        if parsed.documents.is_empty() && parsed.failures.is_empty() {
+            return Err(ParseError::NoText);
+        }
+        Ok(parsed)
+    }
+}
+
+fn parse_as(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
+    match format {
+        Format::Text => text::parse(raw),
+        Format::Markdown => markdown::parse(raw),
+        Format::Html => html::parse(raw),
+        Format::Json => json::parse_json(raw),
+        Format::Jsonl => json::parse_jsonl(raw),
+        Format::Csv => csv::parse(raw, b','),
+        Format::Tsv => csv::parse(raw, b'\t'),
+        Format::Pdf => pdf::parse(raw),
+        Format::Docx => docx::parse(raw),
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn raw_for_test(name: &str, bytes: impl Into<bytes::Bytes>) -> RawDocument {
+    let bytes = bytes.into();
+    RawDocument {
+        uri: format!("memory://test/{name}"),
+        relative_path: name.to_string(),
+        size: bytes.len() as u64,
+        bytes,
+        etag: None,
+        source: "memory".into(),
+    }
+}

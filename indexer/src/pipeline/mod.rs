@@ -1,0 +1,258 @@
+//! The batch run: list -> fetch (async, bounded concurrency) -> parse + chunk (rayon) ->
+//! embed (token-budget batches) -> FAISS + BM25 -> publish. Stages are joined by bounded
+//! channels so parsing and chunking overlap embedding; one bad document fails alone.
+
+mod progress;
+mod report;
+mod stages;
+
+pub use progress::ProgressMode;
+pub use report::{Failure, RunReport, StageReport};
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+
+use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
+use crate::embed::{BertEmbedder, EmbedOptions, Embedder, Embeddings, ModelDir};
+use crate::error::{IndexerError, Result};
+use crate::index::{build_keyword_index, build_vector_index, IndexOptions, KEYWORD_ANALYZER};
+use crate::parse::AutoParser;
+use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
+use crate::source::{ObjectStoreSource, Source, SourceOptions};
+use crate::store::StoreOptions;
+use progress::Progress;
+use stages::{embed_stage, parse_stage, EmbeddedDoc, StageContext};
+
+/// Everything one `quarry index` run needs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub source: String,
+    pub out: String,
+    pub source_options: SourceOptions,
+    /// How to reach the destination (the source has its own in `source_options`).
+    pub out_store: StoreOptions,
+    pub model_dir: PathBuf,
+    pub embed: EmbedOptions,
+    pub chunker: ChunkerConfig,
+    pub index: IndexOptions,
+    /// Tags added to every document.
+    pub tags: Vec<String>,
+    /// Documents with more tokens than this fail with "Document too large".
+    pub max_document_tokens: usize,
+    /// Chunks embedded per group (each group is split into token-budget batches).
+    pub embed_group: usize,
+    pub progress: ProgressMode,
+    /// Also write the JSON report here.
+    pub report_path: Option<PathBuf>,
+}
+
+impl RunOptions {
+    /// Defaults for a source and destination.
+    pub fn new(source: impl Into<String>, out: impl Into<String>, model_dir: PathBuf) -> Self {
+        Self {
+            source: source.into(),
+            out: out.into(),
+            source_options: SourceOptions::default(),
+            out_store: StoreOptions::default(),
+            model_dir,
+            embed: EmbedOptions::default(),
+            chunker: ChunkerConfig::default(),
+            index: IndexOptions::default(),
+            tags: Vec::new(),
+            max_document_tokens: 500_000,
+            embed_group: 2048,
+            progress: ProgressMode::Auto,
+            report_path: None,
+        }
+    }
+}
+
+/// Loads the model from `options.model_dir` and runs.
+pub async fn run(options: RunOptions) -> Result<RunReport> {
+    let model_dir = options.model_dir.clone();
+    let embed_options = options.embed;
+    let embedder = tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> {
+        Ok(Arc::new(BertEmbedder::load(&ModelDir::open(&model_dir)?, embed_options)?))
+    })
+    .await
+    .map_err(|e| IndexerError::Embed(format!("model loader panicked: {e}")))??;
+    run_with_embedder(options, embedder).await
+}
+
+/// Runs with an already loaded embedder (tests and benchmarks load it once).
+pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>) -> Result<RunReport> {
+    let started = Instant::now();
+    let ingested_at = chrono::Utc::now();
+    let source: Arc<dyn Source> = Arc::new(ObjectStoreSource::open(&options.source, &options.source_options)?);
+    let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
+    let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
+    let listing = source.list().await?;
+    tracing::info!("{}: {} files to index, {} skipped; model {} on {}", source.uri(), listing.entries.len(), listing.skipped.len(), embedder.info().name, embedder.device_name());
+
+    let progress = Progress::start(options.progress, listing.entries.len() as u64);
+    let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
+    let context = Arc::new(StageContext {
+        parser: AutoParser,
+        chunker: chunker.clone(),
+        tags: options.tags.clone(),
+        max_document_tokens: options.max_document_tokens,
+        ingested_at,
+        counters: progress.counters.clone(),
+        failures: failures.clone(),
+    });
+
+    // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed
+    let (raw_tx, raw_rx) = tokio::sync::mpsc::channel(64);
+    let (doc_tx, doc_rx) = crossbeam_channel::bounded(16);
+    let parse_thread = {
+        let context = context.clone();
+        std::thread::spawn(move || parse_stage(raw_rx, doc_tx, &context))
+    };
+    let embed_thread = {
+        let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
+        std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context))
+    };
+    let files_listed = listing.entries.len();
+    let fetch_started = Instant::now();
+    let concurrency = options.source_options.concurrency.max(1);
+    let mut fetched = futures::stream::iter(listing.entries.into_iter())
+        .map(|entry| {
+            let source = source.clone();
+            async move {
+                let result = source.fetch(&entry).await;
+                (entry, result)
+            }
+        })
+        .buffer_unordered(concurrency);
+    while let Some((entry, result)) = fetched.next().await {
+        context.counters.fetched.fetch_add(1, Ordering::Relaxed);
+        match result {
+            Ok(raw) => {
+                if raw_tx.send(raw).await.is_err() {
+                    break; // a later stage stopped; its error is reported below
+                }
+            }
+            Err(e) => context.fail(&entry.uri, "fetch", e.to_string()),
+        }
+    }
+    drop(raw_tx);
+    let fetch_secs = fetch_started.elapsed().as_secs_f64();
+    let parse_busy = join_stage(parse_thread, "parse").await?;
+    let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
+    progress.finish();
+
+    documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    documents.dedup_by(|later, earlier| {
+        let duplicate = later.record.doc_id == earlier.record.doc_id;
+        if duplicate {
+            context.fail(&later.record.uri, "parse", "duplicate document: an earlier document has the same URI".into());
+        }
+        duplicate
+    });
+    let mut failures = std::mem::take(&mut *failures.lock().expect("failures lock"));
+    failures.sort_by(|a, b| a.uri.cmp(&b.uri));
+    let mut report = RunReport {
+        source: source.uri().to_string(),
+        out: writer.uri().to_string(),
+        device: embedder.device_name(),
+        files_listed,
+        documents_seen: documents.len() + failures.len(),
+        documents_indexed: documents.len(),
+        documents_failed: failures.len(),
+        failures,
+        skipped: listing.skipped,
+        ..Default::default()
+    };
+    if documents.is_empty() {
+        let first = report.failures.first().map(|f| format!("; first failure: {} — {}", f.uri, f.reason)).unwrap_or_default();
+        return Err(IndexerError::NothingToPublish(format!("no document could be indexed ({} failed{first})", report.documents_failed)));
+    }
+
+    // Assemble rows in a deterministic order: documents by URI, chunks by index.
+    let dim = embedder.info().dim;
+    let mut chunks = Vec::new();
+    let mut embeddings = Embeddings { dim, data: Vec::new() };
+    let mut records = Vec::with_capacity(documents.len());
+    for EmbeddedDoc { record, chunks: doc_chunks, vectors } in documents {
+        chunks.extend(doc_chunks);
+        embeddings.data.extend_from_slice(&vectors);
+        records.push(record);
+    }
+    report.chunks = chunks.len();
+    report.tokens = chunks.iter().map(|c| c.token_count as u64).sum();
+    let spec = options.index.resolve(chunks.len(), dim)?;
+    report.index = spec.factory();
+
+    let build_started = Instant::now();
+    let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
+    let (vector_index, keyword_secs, vector_secs, chunks, embeddings) = {
+        let keyword_path = keyword_dir.path().to_path_buf();
+        let spec = spec.clone();
+        tokio::task::spawn_blocking(move || {
+            let (vectors, keyword) = rayon::join(
+                || {
+                    let t = Instant::now();
+                    build_vector_index(&spec, dim, &embeddings.data).map(|index| (index, t.elapsed().as_secs_f64()))
+                },
+                || {
+                    let t = Instant::now();
+                    build_keyword_index(&keyword_path, chunks.iter().map(|c| c.text.as_str())).map(|_| t.elapsed().as_secs_f64())
+                },
+            );
+            let (vectors, vector_secs) = vectors?;
+            Ok::<_, IndexerError>((vectors, keyword?, vector_secs, chunks, embeddings))
+        })
+        .await
+        .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })??
+    };
+    tracing::info!("indexes built in {:.2} s", build_started.elapsed().as_secs_f64());
+
+    let publish_started = Instant::now();
+    let version = new_version_id();
+    let segment_id = format!("seg-{version}");
+    let segment = writer.write_segment(&segment_id, &chunks, &embeddings, &records, &vector_index, keyword_dir.path()).await?;
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        version: version.clone(),
+        created_at: chrono::Utc::now(),
+        source: report.source.clone(),
+        model: embedder.info().clone(),
+        chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
+        index: IndexManifest { kind: spec.name().into(), params: spec, metric: "inner_product".into(), built_on: embedder.device_name() },
+        keyword: KeywordManifest { engine: "tantivy".into(), analyzer: KEYWORD_ANALYZER.into() },
+        segments: vec![segment.manifest],
+        tombstones: Vec::new(),
+        counts: Counts { documents: records.len(), chunks: chunks.len(), tokens: report.tokens },
+        checksums: segment.checksums,
+    };
+    let counters = &context.counters;
+    report.stages = vec![
+        StageReport::new("fetch", fetch_secs, files_listed as u64, "files"),
+        StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
+        StageReport::new("embed", embed_busy, report.tokens, "tokens"),
+        StageReport::new("vector index", vector_secs, chunks.len() as u64, "vectors"),
+        StageReport::new("keyword index", keyword_secs, chunks.len() as u64, "chunks"),
+    ];
+    report.version = Some(version.clone());
+    writer.publish(&manifest).await?;
+    report.stages.push(StageReport::new("publish", publish_started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
+    report.wall_secs = started.elapsed().as_secs_f64();
+    let report_json = serde_json::to_value(&report).map_err(|e| IndexerError::snapshot("report", e))?;
+    writer.put_json(&layout::report(&version), &report_json).await?;
+    if let Some(path) = &options.report_path {
+        std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()).map_err(|e| IndexerError::io(path, e))?;
+    }
+    Ok(report)
+}
+
+/// Waits for a stage thread without blocking the async runtime.
+async fn join_stage<T: Send + 'static>(handle: std::thread::JoinHandle<T>, stage: &str) -> Result<T> {
+    tokio::task::spawn_blocking(move || handle.join())
+        .await
+        .map_err(|e| IndexerError::Embed(format!("{stage} stage: {e}")))?
+        .map_err(|_| IndexerError::Embed(format!("{stage} stage panicked")))
+}

@@ -1,0 +1,87 @@
+//! The run report: what was seen, indexed, failed (with reasons) and skipped, and how
+//! fast each stage went. Printed as a table and written as JSON.
+
+use serde::Serialize;
+
+use crate::source::Skipped;
+
+/// A document (or file) that failed, at which stage, and why.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Failure {
+    pub uri: String,
+    pub stage: &'static str,
+    pub reason: String,
+}
+
+/// Time and throughput of one stage. Stages overlap, so `busy_secs` is the time the
+/// stage itself spent working, and `per_sec` is measured against it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageReport {
+    pub stage: &'static str,
+    pub busy_secs: f64,
+    pub items: u64,
+    pub unit: &'static str,
+    pub per_sec: f64,
+}
+
+impl StageReport {
+    pub fn new(stage: &'static str, busy_secs: f64, items: u64, unit: &'static str) -> Self {
+        let per_sec = if busy_secs > 0.0 { items as f64 / busy_secs } else { 0.0 };
+        Self { stage, busy_secs, items, unit, per_sec }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RunReport {
+    pub source: String,
+    pub out: String,
+    /// The published version, if the run published.
+    pub version: Option<String>,
+    pub device: String,
+    pub index: String,
+    pub files_listed: usize,
+    pub documents_seen: usize,
+    pub documents_indexed: usize,
+    pub documents_failed: usize,
+    pub failures: Vec<Failure>,
+    pub skipped: Vec<Skipped>,
+    pub chunks: usize,
+    pub tokens: u64,
+    pub wall_secs: f64,
+    pub stages: Vec<StageReport>,
+}
+
+impl RunReport {
+    /// A human-readable summary table.
+    pub fn render_table(&self) -> String {
+        let mut out = String::new();
+        let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("  {k:<20} {v}\n"));
+        out.push_str("quarry index — run report\n");
+        line(&mut out, "source", self.source.clone());
+        line(&mut out, "snapshot", self.out.clone());
+        line(&mut out, "version", self.version.clone().unwrap_or_else(|| "(not published)".into()));
+        line(&mut out, "device / index", format!("{} / {}", self.device, self.index));
+        line(&mut out, "files listed", self.files_listed.to_string());
+        line(&mut out, "documents seen", self.documents_seen.to_string());
+        line(&mut out, "documents indexed", self.documents_indexed.to_string());
+        line(&mut out, "documents failed", self.documents_failed.to_string());
+        line(&mut out, "files skipped", self.skipped.len().to_string());
+        line(&mut out, "chunks", self.chunks.to_string());
+        line(&mut out, "tokens", self.tokens.to_string());
+        line(&mut out, "wall time", format!("{:.2} s", self.wall_secs));
+        out.push_str(&format!("\n  {:<14} {:>10} {:>12} {:>16}\n", "stage", "busy s", "items", "throughput"));
+        for stage in &self.stages {
+            out.push_str(&format!(
+                "  {:<14} {:>10.2} {:>12} {:>12.1} {}/s\n",
+                stage.stage, stage.busy_secs, stage.items, stage.per_sec, stage.unit
+            ));
+        }
+        if !self.failures.is_empty() {
+            out.push_str("\n  failed:\n");
+            for failure in &self.failures {
+                out.push_str(&format!("    {} [{}]: {}\n", failure.uri, failure.stage, failure.reason));
+            }
+        }
+        out
+    }
+}

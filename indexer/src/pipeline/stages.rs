@@ -1,0 +1,178 @@
+//! The two worker stages of a run: parse + chunk (rayon over small groups of files) and
+//! embed (groups of chunks, token-budget batches inside the embedder).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::progress::Counters;
+use super::report::Failure;
+use crate::chunk::{Chunk, Chunker, TokenChunker};
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::parse::{AutoParser, Document, ParseError, Parser};
+use crate::snapshot::DocumentRecord;
+use crate::source::RawDocument;
+
+/// Shared, read-only state of the worker stages, plus the failure list.
+pub(super) struct StageContext {
+    pub parser: AutoParser,
+    pub chunker: Arc<TokenChunker>,
+    pub tags: Vec<String>,
+    pub max_document_tokens: usize,
+    pub ingested_at: chrono::DateTime<chrono::Utc>,
+    pub counters: Arc<Counters>,
+    pub failures: Arc<Mutex<Vec<Failure>>>,
+}
+
+impl StageContext {
+    pub fn fail(&self, uri: &str, stage: &'static str, reason: String) {
+        tracing::warn!("{uri}: {stage} failed: {reason}");
+        self.counters.failed.fetch_add(1, Ordering::Relaxed);
+        self.failures.lock().expect("failures lock").push(Failure { uri: uri.to_string(), stage, reason });
+    }
+}
+
+/// A document ready to embed.
+pub(super) struct ChunkedDoc {
+    pub record: DocumentRecord,
+    pub chunks: Vec<Chunk>,
+}
+
+/// A document with one embedding row per chunk.
+pub(super) struct EmbeddedDoc {
+    pub record: DocumentRecord,
+    pub chunks: Vec<Chunk>,
+    pub vectors: Vec<f32>,
+}
+
+fn record_of(document: Document, chunk_count: usize, context: &StageContext) -> DocumentRecord {
+    let mut tags = document.tags;
+    for tag in &context.tags {
+        if !tags.contains(tag) {
+            tags.push(tag.clone());
+        }
+    }
+    DocumentRecord {
+        doc_id: document.doc_id,
+        uri: document.uri,
+        file_name: document.file_name,
+        title: document.title,
+        source: document.source,
+        tags,
+        content_hash: document.content_hash,
+        size: document.size,
+        etag: document.etag,
+        chunk_count: chunk_count as u32,
+        metadata: serde_json::Value::Object(document.metadata).to_string(),
+        ingested_at: context.ingested_at,
+    }
+}
+
+/// Parses and chunks one file; every failure is recorded against its URI.
+fn parse_and_chunk(raw: &RawDocument, context: &StageContext) -> Vec<ChunkedDoc> {
+    let parsed = match context.parser.parse(raw) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            context.fail(&raw.uri, "parse", e.to_string());
+            return Vec::new();
+        }
+    };
+    for item in parsed.failures {
+        context.fail(&item.uri, "parse", item.reason);
+    }
+    let mut out = Vec::new();
+    for document in parsed.documents {
+        let chunks = match context.chunker.chunk(&document) {
+            Ok(chunks) => chunks,
+            Err(e) => {
+                context.fail(&document.uri, "chunk", e.to_string());
+                continue;
+            }
+        };
+        let tokens: usize = chunks.iter().map(|c| c.token_count as usize).sum();
+        if chunks.is_empty() {
+            context.fail(&document.uri, "chunk", ParseError::NoText.to_string());
+        } else if tokens > context.max_document_tokens {
+            let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", context.max_document_tokens);
+            context.fail(&document.uri, "chunk", ParseError::TooLarge(reason).to_string());
+        } else {
+            let record = record_of(document, chunks.len(), context);
+            out.push(ChunkedDoc { record, chunks });
+        }
+    }
+    out
+}
+
+/// Receives raw files, parses and chunks them in parallel, sends chunked documents on.
+/// Returns the seconds spent working.
+pub(super) fn parse_stage(
+    mut raw_rx: tokio::sync::mpsc::Receiver<RawDocument>,
+    doc_tx: crossbeam_channel::Sender<Vec<ChunkedDoc>>,
+    context: &StageContext,
+) -> f64 {
+    let mut busy = 0.0;
+    while let Some(first) = raw_rx.blocking_recv() {
+        let mut group = vec![first];
+        while group.len() < 32 {
+            match raw_rx.try_recv() {
+                Ok(raw) => group.push(raw),
+                Err(_) => break,
+            }
+        }
+        let started = Instant::now();
+        let documents: Vec<ChunkedDoc> = group.par_iter().flat_map_iter(|raw| parse_and_chunk(raw, context)).collect();
+        busy += started.elapsed().as_secs_f64();
+        context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
+        let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
+        context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);
+        if doc_tx.send(documents).is_err() {
+            break; // the embed stage stopped
+        }
+    }
+    busy
+}
+
+/// Embeds chunked documents in groups of about `group` chunks. Returns the documents with
+/// their vectors and the seconds spent embedding.
+pub(super) fn embed_stage(
+    doc_rx: crossbeam_channel::Receiver<Vec<ChunkedDoc>>,
+    embedder: &dyn Embedder,
+    group: usize,
+    context: &StageContext,
+) -> Result<(Vec<EmbeddedDoc>, f64)> {
+    let mut done: Vec<EmbeddedDoc> = Vec::new();
+    let mut pending: Vec<ChunkedDoc> = Vec::new();
+    let mut pending_chunks = 0;
+    let mut busy = 0.0;
+    let mut flush = |pending: &mut Vec<ChunkedDoc>, done: &mut Vec<EmbeddedDoc>| -> Result<()> {
+        let texts: Vec<&str> = pending.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+        if texts.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let embeddings = embedder.embed(&texts)?;
+        busy += started.elapsed().as_secs_f64();
+        context.counters.embedded.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        let mut offset = 0;
+        for ChunkedDoc { record, chunks } in pending.drain(..) {
+            let rows = chunks.len();
+            let vectors = embeddings.data[offset * embeddings.dim..(offset + rows) * embeddings.dim].to_vec();
+            offset += rows;
+            done.push(EmbeddedDoc { record, chunks, vectors });
+        }
+        Ok(())
+    };
+    for documents in doc_rx {
+        pending_chunks += documents.iter().map(|d| d.chunks.len()).sum::<usize>();
+        pending.extend(documents);
+        if pending_chunks >= group {
+            flush(&mut pending, &mut done)?;
+            pending_chunks = 0;
+        }
+    }
+    flush(&mut pending, &mut done)?;
+    Ok((done, busy))
+}

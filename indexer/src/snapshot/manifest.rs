@@ -1,0 +1,76 @@
+//! The manifest: everything a reader needs to trust and use one snapshot version.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::ChunkerConfig;
+use crate::embed::ModelInfo;
+use crate::index::IndexSpec;
+
+/// The snapshot format this code writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    /// Sortable version id, also the manifest's file name.
+    pub version: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Where the documents came from.
+    pub source: String,
+    pub model: ModelInfo,
+    pub chunker: ChunkerManifest,
+    pub index: IndexManifest,
+    pub keyword: KeywordManifest,
+    pub segments: Vec<SegmentManifest>,
+    /// Chunk ids hidden from results (deletes after publishing).
+    #[serde(default)]
+    pub tombstones: Vec<String>,
+    pub counts: Counts,
+    /// sha256 and size of every file, by path relative to the snapshot root.
+    pub checksums: BTreeMap<String, FileChecksum>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkerManifest {
+    pub config: ChunkerConfig,
+    pub sig: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexManifest {
+    pub kind: String,
+    pub params: IndexSpec,
+    pub metric: String,
+    /// The device that embedded and built (`cpu`, `cuda:0`).
+    pub built_on: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeywordManifest {
+    pub engine: String,
+    pub analyzer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentManifest {
+    pub id: String,
+    pub documents: usize,
+    pub chunks: usize,
+    /// Files of this segment, relative to the snapshot root.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Counts {
+    pub documents: usize,
+    pub chunks: usize,
+    pub tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChecksum {
+    pub sha256: String,
+    pub bytes: u64,
+}

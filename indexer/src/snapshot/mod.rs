@@ -1,0 +1,37 @@
+//! Snapshots (format v1): immutable segments (chunks.parquet, documents.parquet,
+//! vectors.faiss, keyword/) plus a manifest per version and a LATEST pointer, written
+//! data first, manifest next, LATEST last, so a reader never sees a half-written snapshot.
+
+mod manifest;
+mod parquet_io;
+mod reader;
+mod upload;
+mod writer;
+
+pub use manifest::{
+    ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, FORMAT_VERSION,
+};
+pub use parquet_io::{chunks_from_parquet, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentRecord};
+pub use reader::{SnapshotReader, Verification};
+pub use writer::{new_version_id, SnapshotWriter, WrittenSegment};
+
+/// Object names inside a snapshot root.
+pub mod layout {
+    pub const LATEST: &str = "LATEST";
+    pub const CHUNKS: &str = "chunks.parquet";
+    pub const DOCUMENTS: &str = "documents.parquet";
+    pub const VECTORS: &str = "vectors.faiss";
+    pub const KEYWORD_DIR: &str = "keyword";
+
+    pub fn manifest(version: &str) -> String {
+        format!("manifests/{version}.json")
+    }
+
+    pub fn segment_file(segment: &str, file: &str) -> String {
+        format!("segments/{segment}/{file}")
+    }
+
+    pub fn report(version: &str) -> String {
+        format!("reports/{version}.json")
+    }
+}

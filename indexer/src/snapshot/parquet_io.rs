@@ -1,0 +1,283 @@
+//! chunks.parquet and documents.parquet: Arrow schemas, encoding and decoding.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder};
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
+    UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::chunk::Chunk;
+use crate::embed::Embeddings;
+use crate::error::{IndexerError, Result};
+use crate::parse::ContentType;
+
+/// One row of documents.parquet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentRecord {
+    pub doc_id: String,
+    pub uri: String,
+    pub file_name: String,
+    pub title: String,
+    pub source: String,
+    pub tags: Vec<String>,
+    pub content_hash: String,
+    pub size: u64,
+    pub etag: Option<String>,
+    pub chunk_count: u32,
+    /// JSON object, as text.
+    pub metadata: String,
+    pub ingested_at: chrono::DateTime<chrono::Utc>,
+}
+
+fn arrow_err(file: &'static str) -> impl Fn(arrow_schema::ArrowError) -> IndexerError {
+    move |e| IndexerError::snapshot(file, e)
+}
+
+fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> IndexerError {
+    move |e| IndexerError::snapshot(file, e)
+}
+
+fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(parquet_err(file))?))
+        .set_max_row_group_size(65_536)
+        .build();
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).map_err(parquet_err(file))?;
+    writer.write(&batch).map_err(parquet_err(file))?;
+    writer.close().map_err(parquet_err(file))?;
+    Ok(out)
+}
+
+fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(parquet_err(file))?.build().map_err(parquet_err(file))?;
+    reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
+}
+
+fn string_list(values: impl Iterator<Item = Vec<String>>) -> ListArray {
+    let mut builder = ListBuilder::new(StringBuilder::new());
+    for list in values {
+        for value in list {
+            builder.values().append_value(value);
+        }
+        builder.append(true);
+    }
+    builder.finish()
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, file: &'static str, name: &str) -> Result<&'a T> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| IndexerError::snapshot(file, format!("column `{name}` is missing or has the wrong type")))
+}
+
+fn list_strings(list: &ListArray, row: usize) -> Vec<String> {
+    let values = list.value(row);
+    let strings = values.as_any().downcast_ref::<StringArray>().expect("list of strings");
+    (0..strings.len()).map(|i| strings.value(i).to_string()).collect()
+}
+
+/// Encodes chunks and their embeddings (row `i` of `embeddings` belongs to `chunks[i]`).
+pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Vec<u8>> {
+    const FILE: &str = "chunks.parquet";
+    if embeddings.rows() != chunks.len() {
+        return Err(IndexerError::snapshot(FILE, format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows())));
+    }
+    let dim = embeddings.dim as i32;
+    let mut vectors = FixedSizeListBuilder::with_capacity(Float32Builder::with_capacity(embeddings.data.len()), dim, chunks.len())
+        .with_field(Arc::new(Field::new("item", DataType::Float32, false)));
+    for i in 0..chunks.len() {
+        vectors.values().append_slice(embeddings.row(i));
+        vectors.append(true);
+    }
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.chunk_id.as_str()))),
+        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
+        Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
+        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
+        Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
+        Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
+        Arc::new(string_list(chunks.iter().map(|c| c.heading_path.clone()))),
+        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.content_type.as_str()))),
+        Arc::new(vectors.finish()),
+    ];
+    let schema = Schema::new(vec![
+        Field::new("chunk_id", DataType::Utf8, false),
+        Field::new("doc_id", DataType::Utf8, false),
+        Field::new("chunk_index", DataType::UInt32, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("token_count", DataType::UInt32, false),
+        Field::new("page", DataType::UInt32, true),
+        Field::new("heading_path", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
+        Field::new("content_type", DataType::Utf8, false),
+        Field::new("embedding", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, false)), dim), false),
+    ]);
+    let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
+    write_batch(FILE, batch)
+}
+
+fn content_type_of(value: &str) -> Result<ContentType> {
+    serde_json::from_value(serde_json::Value::String(value.to_string()))
+        .map_err(|_| IndexerError::snapshot("chunks.parquet", format!("unknown content_type `{value}`")))
+}
+
+/// Decodes chunks.parquet back into chunks and embeddings.
+pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
+    const FILE: &str = "chunks.parquet";
+    let mut chunks = Vec::new();
+    let mut embeddings = Embeddings::default();
+    for batch in read_batches(FILE, bytes)? {
+        let ids = column::<StringArray>(&batch, FILE, "chunk_id")?;
+        let doc_ids = column::<StringArray>(&batch, FILE, "doc_id")?;
+        let indexes = column::<UInt32Array>(&batch, FILE, "chunk_index")?;
+        let texts = column::<StringArray>(&batch, FILE, "text")?;
+        let tokens = column::<UInt32Array>(&batch, FILE, "token_count")?;
+        let pages = column::<UInt32Array>(&batch, FILE, "page")?;
+        let headings = column::<ListArray>(&batch, FILE, "heading_path")?;
+        let kinds = column::<StringArray>(&batch, FILE, "content_type")?;
+        let vectors = column::<FixedSizeListArray>(&batch, FILE, "embedding")?;
+        embeddings.dim = vectors.value_length() as usize;
+        let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(FILE, "embedding values are not f32"))?;
+        let start = vectors.offset() * embeddings.dim;
+        embeddings.data.extend_from_slice(&values.values()[start..start + batch.num_rows() * embeddings.dim]);
+        for row in 0..batch.num_rows() {
+            chunks.push(Chunk {
+                chunk_id: ids.value(row).to_string(),
+                doc_id: doc_ids.value(row).to_string(),
+                index: indexes.value(row),
+                text: texts.value(row).to_string(),
+                page: pages.is_valid(row).then(|| pages.value(row)),
+                heading_path: list_strings(headings, row),
+                content_type: content_type_of(kinds.value(row))?,
+                token_count: tokens.value(row),
+            });
+        }
+    }
+    Ok((chunks, embeddings))
+}
+
+/// Encodes documents.parquet.
+pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
+    const FILE: &str = "documents.parquet";
+    let strings = |f: fn(&DocumentRecord) -> &str| Arc::new(StringArray::from_iter_values(documents.iter().map(f))) as ArrayRef;
+    let columns: Vec<ArrayRef> = vec![
+        strings(|d| &d.doc_id),
+        strings(|d| &d.uri),
+        strings(|d| &d.file_name),
+        strings(|d| &d.title),
+        strings(|d| &d.source),
+        Arc::new(string_list(documents.iter().map(|d| d.tags.clone()))),
+        strings(|d| &d.content_hash),
+        Arc::new(UInt64Array::from_iter_values(documents.iter().map(|d| d.size))),
+        Arc::new(StringArray::from(documents.iter().map(|d| d.etag.clone()).collect::<Vec<_>>())),
+        Arc::new(UInt32Array::from_iter_values(documents.iter().map(|d| d.chunk_count))),
+        strings(|d| &d.metadata),
+        Arc::new(TimestampMillisecondArray::from_iter_values(documents.iter().map(|d| d.ingested_at.timestamp_millis())).with_timezone("UTC")),
+    ];
+    let utf8 = |name: &str| Field::new(name, DataType::Utf8, false);
+    let schema = Schema::new(vec![
+        utf8("doc_id"),
+        utf8("uri"),
+        utf8("file_name"),
+        utf8("title"),
+        utf8("source"),
+        Field::new("tags", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
+        utf8("content_hash"),
+        Field::new("size", DataType::UInt64, false),
+        Field::new("etag", DataType::Utf8, true),
+        Field::new("chunk_count", DataType::UInt32, false),
+        utf8("metadata"),
+        Field::new("ingested_at", DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())), false),
+    ]);
+    let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
+    write_batch(FILE, batch)
+}
+
+/// Decodes documents.parquet.
+pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
+    const FILE: &str = "documents.parquet";
+    let mut documents = Vec::new();
+    for batch in read_batches(FILE, bytes)? {
+        let s = |name: &str| column::<StringArray>(&batch, FILE, name);
+        let (doc_id, uri, file_name, title, source, hash, etag, metadata) =
+            (s("doc_id")?, s("uri")?, s("file_name")?, s("title")?, s("source")?, s("content_hash")?, s("etag")?, s("metadata")?);
+        let tags = column::<ListArray>(&batch, FILE, "tags")?;
+        let size = column::<UInt64Array>(&batch, FILE, "size")?;
+        let chunk_count = column::<UInt32Array>(&batch, FILE, "chunk_count")?;
+        let ingested = column::<TimestampMillisecondArray>(&batch, FILE, "ingested_at")?;
+        for row in 0..batch.num_rows() {
+            documents.push(DocumentRecord {
+                doc_id: doc_id.value(row).to_string(),
+                uri: uri.value(row).to_string(),
+                file_name: file_name.value(row).to_string(),
+                title: title.value(row).to_string(),
+                source: source.value(row).to_string(),
+                tags: list_strings(tags, row),
+                content_hash: hash.value(row).to_string(),
+                size: size.value(row),
+                etag: etag.is_valid(row).then(|| etag.value(row).to_string()),
+                chunk_count: chunk_count.value(row),
+                metadata: metadata.value(row).to_string(),
+                ingested_at: chrono::DateTime::from_timestamp_millis(ingested.value(row)).unwrap_or_default(),
+            });
+        }
+    }
+    Ok(documents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_and_documents_round_trip() {
+        let chunks: Vec<Chunk> = (0..3)
+            .map(|i| Chunk {
+                chunk_id: format!("d-{i}"),
+                doc_id: "d".into(),
+                index: i,
+                text: format!("text {i} ✓"),
+                page: (i > 0).then_some(i),
+                heading_path: vec!["A".into(), format!("B{i}")],
+                content_type: if i == 2 { ContentType::Table } else { ContentType::Text },
+                token_count: 3 + i,
+            })
+            .collect();
+        let embeddings = Embeddings { dim: 4, data: (0..12).map(|x| x as f32 * 0.5).collect() };
+        let (back, vectors) = chunks_from_parquet(chunks_to_parquet(&chunks, &embeddings).unwrap().into()).unwrap();
+        assert_eq!(back, chunks);
+        assert_eq!(vectors, embeddings);
+
+        let record = DocumentRecord {
+            doc_id: "d".into(),
+            uri: "file:///x/a.md".into(),
+            file_name: "a.md".into(),
+            title: "A".into(),
+            source: "file".into(),
+            tags: vec!["t1".into()],
+            content_hash: "ab".into(),
+            size: 10,
+            etag: None,
+            chunk_count: 3,
+            metadata: "{\"k\":1}".into(),
+            ingested_at: chrono::DateTime::from_timestamp_millis(1_700_000_000_123).unwrap(),
+        };
+        let back = documents_from_parquet(documents_to_parquet(std::slice::from_ref(&record)).unwrap().into()).unwrap();
+        assert_eq!(back, [record]);
+    }
+
+    #[test]
+    fn mismatched_embeddings_are_refused() {
+        let err = chunks_to_parquet(&[], &Embeddings { dim: 2, data: vec![0.0, 1.0] }).unwrap_err();
+        assert!(err.to_string().contains("0 chunks but 1 embeddings"), "{err}");
+    }
+}

@@ -1,0 +1,128 @@
+//! Reads a published snapshot: LATEST, the manifest, segment data, checksum verification.
+
+use bytes::Bytes;
+use object_store::ObjectStoreExt;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::layout;
+use super::manifest::{Manifest, FORMAT_VERSION};
+use super::parquet_io::{chunks_from_parquet, documents_from_parquet, DocumentRecord};
+use crate::chunk::Chunk;
+use crate::embed::Embeddings;
+use crate::error::{IndexerError, Result};
+use crate::store::{open_location, Location, StoreOptions};
+
+/// One published version of a snapshot.
+pub struct SnapshotReader {
+    root: Location,
+    manifest: Manifest,
+}
+
+/// The outcome of checking every file against the manifest.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Verification {
+    pub files_checked: usize,
+    pub bytes_checked: u64,
+    /// (path, problem) for each file that is missing or differs.
+    pub problems: Vec<(String, String)>,
+}
+
+impl Verification {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl SnapshotReader {
+    /// Opens the version LATEST points at.
+    pub async fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
+        let root = open_location(uri, options, false)?;
+        let latest = get(&root, layout::LATEST).await.map_err(|e| match e {
+            IndexerError::Store { source: object_store::Error::NotFound { .. }, .. } => {
+                IndexerError::snapshot(uri, "no published snapshot here (LATEST is missing)")
+            }
+            other => other,
+        })?;
+        let version = String::from_utf8_lossy(&latest).trim().to_string();
+        Self::open_root(root, &version).await
+    }
+
+    /// Opens a given version.
+    pub async fn open_version(uri: &str, version: &str, options: &StoreOptions) -> Result<Self> {
+        Self::open_root(open_location(uri, options, false)?, version).await
+    }
+
+    async fn open_root(root: Location, version: &str) -> Result<Self> {
+        let path = layout::manifest(version);
+        let bytes = get(&root, &path).await?;
+        let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| IndexerError::snapshot(&path, format!("invalid manifest: {e}")))?;
+        if manifest.format_version != FORMAT_VERSION {
+            return Err(IndexerError::snapshot(&path, format!("format version {} is not supported (this build reads {FORMAT_VERSION})", manifest.format_version)));
+        }
+        Ok(Self { root, manifest })
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn uri(&self) -> &str {
+        &self.root.uri
+    }
+
+    /// Reads a file below the root.
+    pub async fn get(&self, relative: &str) -> Result<Bytes> {
+        get(&self.root, relative).await
+    }
+
+    /// Reads every file the manifest lists and compares size and sha256.
+    pub async fn verify(&self) -> Result<Verification> {
+        let mut verification = Verification::default();
+        for (path, expected) in &self.manifest.checksums {
+            verification.files_checked += 1;
+            let bytes = match self.get(path).await {
+                Ok(bytes) => bytes,
+                Err(IndexerError::Store { source: object_store::Error::NotFound { .. }, .. }) => {
+                    verification.problems.push((path.clone(), "missing".into()));
+                    continue;
+                }
+                Err(other) => return Err(other),
+            };
+            verification.bytes_checked += bytes.len() as u64;
+            let actual = hex::encode(Sha256::digest(&bytes));
+            if actual != expected.sha256 || bytes.len() as u64 != expected.bytes {
+                verification.problems.push((path.clone(), format!("sha256 {actual} ({} bytes), manifest says {} ({} bytes)", bytes.len(), expected.sha256, expected.bytes)));
+            }
+        }
+        Ok(verification)
+    }
+
+    /// All chunks and embeddings, segment after segment.
+    pub async fn read_chunks(&self) -> Result<(Vec<Chunk>, Embeddings)> {
+        let mut chunks = Vec::new();
+        let mut embeddings = Embeddings { dim: self.manifest.model.dim, data: Vec::new() };
+        for segment in &self.manifest.segments {
+            let (mut seg_chunks, seg_vectors) = chunks_from_parquet(self.get(&layout::segment_file(&segment.id, layout::CHUNKS)).await?)?;
+            chunks.append(&mut seg_chunks);
+            embeddings.data.extend_from_slice(&seg_vectors.data);
+        }
+        Ok((chunks, embeddings))
+    }
+
+    /// All document records.
+    pub async fn read_documents(&self) -> Result<Vec<DocumentRecord>> {
+        let mut documents = Vec::new();
+        for segment in &self.manifest.segments {
+            documents.extend(documents_from_parquet(self.get(&layout::segment_file(&segment.id, layout::DOCUMENTS)).await?)?);
+        }
+        Ok(documents)
+    }
+}
+
+async fn get(root: &Location, relative: &str) -> Result<Bytes> {
+    let key = root.child(relative);
+    let uri = root.uri_of(&key);
+    let result = root.store.get(&key).await.map_err(|e| IndexerError::store(&uri, e))?;
+    result.bytes().await.map_err(|e| IndexerError::store(&uri, e))
+}

@@ -1,0 +1,104 @@
+//! Writes segments and publishes manifests: data first, manifest next, LATEST last.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rand::Rng;
+
+use super::layout;
+use super::manifest::{FileChecksum, Manifest, SegmentManifest};
+use super::parquet_io::{chunks_to_parquet, documents_to_parquet, DocumentRecord};
+use super::upload::{put_bytes, put_file};
+use crate::chunk::Chunk;
+use crate::embed::Embeddings;
+use crate::error::{IndexerError, Result};
+use crate::index::VectorIndex;
+use crate::store::{open_location, Location, StoreOptions};
+
+/// A new, sortable version id: UTC time to the millisecond plus a random suffix.
+pub fn new_version_id() -> String {
+    let now = chrono::Utc::now();
+    format!("{}-{:04x}", now.format("%Y%m%dT%H%M%S%3fZ"), rand::rng().random::<u16>())
+}
+
+/// A segment whose files are written (but not yet referenced by any manifest).
+#[derive(Debug, Clone)]
+pub struct WrittenSegment {
+    pub manifest: SegmentManifest,
+    pub checksums: BTreeMap<String, FileChecksum>,
+}
+
+/// Writes into one snapshot root.
+pub struct SnapshotWriter {
+    root: Location,
+}
+
+impl SnapshotWriter {
+    /// Opens a snapshot root (local folders are created).
+    pub fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
+        Ok(Self { root: open_location(uri, options, true)? })
+    }
+
+    pub fn uri(&self) -> &str {
+        &self.root.uri
+    }
+
+    /// Writes one immutable segment: chunks.parquet, documents.parquet, vectors.faiss, keyword/.
+    pub async fn write_segment(
+        &self,
+        segment_id: &str,
+        chunks: &[Chunk],
+        embeddings: &Embeddings,
+        documents: &[DocumentRecord],
+        vectors: &dyn VectorIndex,
+        keyword_dir: &Path,
+    ) -> Result<WrittenSegment> {
+        let mut checksums = BTreeMap::new();
+        let chunks_path = layout::segment_file(segment_id, layout::CHUNKS);
+        checksums.insert(chunks_path.clone(), put_bytes(&self.root, &chunks_path, chunks_to_parquet(chunks, embeddings)?).await?);
+        let documents_path = layout::segment_file(segment_id, layout::DOCUMENTS);
+        checksums.insert(documents_path.clone(), put_bytes(&self.root, &documents_path, documents_to_parquet(documents)?).await?);
+
+        let scratch = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
+        let local_vectors = scratch.path().join(layout::VECTORS);
+        vectors.save(&local_vectors)?;
+        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
+        checksums.insert(vectors_path.clone(), put_file(&self.root, &vectors_path, &local_vectors).await?);
+
+        let mut keyword_files: Vec<_> = std::fs::read_dir(keyword_dir)
+            .map_err(|e| IndexerError::io(keyword_dir, e))?
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| entry.path().is_file() && !entry.file_name().to_string_lossy().ends_with(".lock"))
+            .map(|entry| entry.path())
+            .collect();
+        keyword_files.sort();
+        for path in keyword_files {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let relative = layout::segment_file(segment_id, &format!("{}/{name}", layout::KEYWORD_DIR));
+            checksums.insert(relative.clone(), put_file(&self.root, &relative, &path).await?);
+        }
+        let manifest = SegmentManifest {
+            id: segment_id.to_string(),
+            documents: documents.len(),
+            chunks: chunks.len(),
+            files: checksums.keys().cloned().collect(),
+        };
+        Ok(WrittenSegment { manifest, checksums })
+    }
+
+    /// Writes a JSON object (a run report) at `relative`.
+    pub async fn put_json(&self, relative: &str, value: &serde_json::Value) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(value).map_err(|e| IndexerError::snapshot(relative, e))?;
+        put_bytes(&self.root, relative, bytes).await.map(|_| ())
+    }
+
+    /// Publishes a version: its manifest first, then LATEST. Until LATEST is written,
+    /// readers keep seeing the previous version.
+    pub async fn publish(&self, manifest: &Manifest) -> Result<()> {
+        let path = layout::manifest(&manifest.version);
+        let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexerError::snapshot(&path, e))?;
+        put_bytes(&self.root, &path, bytes).await?;
+        put_bytes(&self.root, layout::LATEST, format!("{}\n", manifest.version).into_bytes()).await?;
+        Ok(())
+    }
+}

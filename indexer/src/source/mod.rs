@@ -1,0 +1,87 @@
+//! Sources: where raw documents come from. [`Source`] is the swappable part;
+//! [`ObjectStoreSource`] serves local folders, S3 and in-memory stores.
+
+mod object_store_source;
+
+pub use object_store_source::ObjectStoreSource;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+
+use crate::error::Result;
+use crate::store::StoreOptions;
+
+/// One object found by listing a source, not yet fetched.
+#[derive(Debug, Clone)]
+pub struct SourceEntry {
+    /// Full URI (`file:///...`, `s3://bucket/key`, `memory://name/key`).
+    pub uri: String,
+    /// Path relative to the listed prefix, `/`-separated.
+    pub relative_path: String,
+    pub size: u64,
+    pub etag: Option<String>,
+}
+
+/// The bytes of one object and where they came from.
+#[derive(Debug, Clone)]
+pub struct RawDocument {
+    pub uri: String,
+    pub relative_path: String,
+    pub bytes: Bytes,
+    pub etag: Option<String>,
+    pub size: u64,
+    /// `file`, `s3` or `memory`.
+    pub source: String,
+}
+
+/// An object that listing left out, with the reason.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    pub uri: String,
+    pub reason: String,
+}
+
+/// What listing a source found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub entries: Vec<SourceEntry>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Options for reading a source.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    /// Glob patterns (on the path relative to the prefix); when any are given a file must match one.
+    pub include: Vec<String>,
+    /// Glob patterns; a matching file is skipped.
+    pub exclude: Vec<String>,
+    /// Fetches in flight at once.
+    pub concurrency: usize,
+    /// Files larger than this fail with "file too large".
+    pub max_file_bytes: u64,
+    pub store: StoreOptions,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        Self {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            concurrency: 16,
+            max_file_bytes: 256 * 1024 * 1024,
+            store: StoreOptions::default(),
+        }
+    }
+}
+
+/// A place documents are read from.
+pub trait Source: Send + Sync {
+    /// The location, as a URI, for logs and reports.
+    fn uri(&self) -> &str;
+    /// `file`, `s3` or `memory`: recorded as each document's `source`.
+    fn scheme(&self) -> &str;
+    /// Lists every object below the location, recursively, applying globs and skipping hidden files.
+    fn list(&self) -> BoxFuture<'_, Result<Listing>>;
+    /// Fetches one listed object (transient errors are retried by the store).
+    fn fetch<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<RawDocument>>;
+}

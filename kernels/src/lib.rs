@@ -1,0 +1,1 @@
+//! Numeric primitives (normalize, mean-pool, exact top-k, k-means): CPU reference, CUDA behind `cuda`.

@@ -1,0 +1,122 @@
+//! `quarry index SOURCE --out SNAPSHOT`: the batch run.
+
+use std::process::ExitCode;
+
+use quarry_indexer::chunk::ChunkerConfig;
+use quarry_indexer::embed::{BatchPolicy, EmbedOptions};
+use quarry_indexer::index::{IndexKind, IndexOptions};
+use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, RunOptions};
+use quarry_indexer::source::SourceOptions;
+
+use super::{runtime, ModelArgs, StoreArgs};
+
+#[derive(clap::Args, Debug)]
+pub struct IndexArgs {
+    /// Folder, file:// URI, s3://bucket/prefix or memory://name.
+    #[arg(env = "QUARRY_SOURCE")]
+    pub source: String,
+    /// Snapshot root to publish into (folder or s3://bucket/prefix).
+    #[arg(long, env = "QUARRY_OUT")]
+    pub out: String,
+    /// Only files whose path (relative to SOURCE) matches one of these globs.
+    #[arg(long, env = "QUARRY_INCLUDE", value_delimiter = ',')]
+    pub include: Vec<String>,
+    /// Skip files whose relative path matches one of these globs.
+    #[arg(long, env = "QUARRY_EXCLUDE", value_delimiter = ',')]
+    pub exclude: Vec<String>,
+    /// Tags added to every document.
+    #[arg(long = "tag", env = "QUARRY_TAGS", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// auto | flat | hnsw | ivf-flat | ivf-pq (auto: flat below 20k chunks, hnsw below 2M, else ivf-flat).
+    #[arg(long = "index", env = "QUARRY_INDEX", default_value = "auto")]
+    pub index_kind: IndexKind,
+    #[arg(long, env = "QUARRY_HNSW_M")]
+    pub hnsw_m: Option<usize>,
+    #[arg(long, env = "QUARRY_EF_CONSTRUCTION")]
+    pub ef_construction: Option<usize>,
+    #[arg(long, env = "QUARRY_EF_SEARCH")]
+    pub ef_search: Option<usize>,
+    #[arg(long, env = "QUARRY_NLIST")]
+    pub nlist: Option<usize>,
+    #[arg(long, env = "QUARRY_NPROBE")]
+    pub nprobe: Option<usize>,
+    /// Sub-quantizers for ivf-pq (must divide the dimension).
+    #[arg(long, env = "QUARRY_PQ_M")]
+    pub pq_m: Option<usize>,
+    /// Vectors sampled to train IVF.
+    #[arg(long, env = "QUARRY_TRAIN_SAMPLE")]
+    pub train_sample: Option<usize>,
+    /// Chunk window in model tokens, special tokens included.
+    #[arg(long, env = "QUARRY_CHUNK_TOKENS", default_value_t = 256)]
+    pub chunk_tokens: usize,
+    /// Tokens shared by consecutive chunks.
+    #[arg(long, env = "QUARRY_CHUNK_OVERLAP", default_value_t = 32)]
+    pub chunk_overlap: usize,
+    /// Fetches in flight.
+    #[arg(long, env = "QUARRY_CONCURRENCY", default_value_t = 16)]
+    pub concurrency: usize,
+    /// Files larger than this many MiB fail with "file too large".
+    #[arg(long, env = "QUARRY_MAX_FILE_MB", default_value_t = 256)]
+    pub max_file_mb: u64,
+    /// Documents with more tokens fail with "Document too large".
+    #[arg(long, env = "QUARRY_MAX_DOCUMENT_TOKENS", default_value_t = 500_000)]
+    pub max_document_tokens: usize,
+    /// auto | bars | log | quiet
+    #[arg(long, env = "QUARRY_PROGRESS", default_value = "auto", value_parser = parse_progress)]
+    pub progress: ProgressMode,
+    /// Also write the run report (JSON) to this file.
+    #[arg(long, env = "QUARRY_REPORT")]
+    pub report: Option<std::path::PathBuf>,
+    /// Print the run report as JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+fn parse_progress(value: &str) -> Result<ProgressMode, String> {
+    Ok(match value {
+        "auto" => ProgressMode::Auto,
+        "bars" => ProgressMode::Bars,
+        "log" => ProgressMode::Log,
+        "quiet" => ProgressMode::Quiet,
+        other => return Err(format!("unknown progress mode `{other}` (auto, bars, log, quiet)")),
+    })
+}
+
+pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
+    let mut options = RunOptions::new(&args.source, &args.out, args.model.model_dir()?);
+    options.source_options = SourceOptions {
+        include: args.include,
+        exclude: args.exclude,
+        concurrency: args.concurrency,
+        max_file_bytes: args.max_file_mb * 1024 * 1024,
+        store: args.store.options(),
+    };
+    options.out_store = args.store.options();
+    options.embed = EmbedOptions { device: args.model.device, batch: BatchPolicy::TokenBudget { max_tokens: args.model.batch_tokens } };
+    options.chunker = ChunkerConfig { max_tokens: args.chunk_tokens, overlap_tokens: args.chunk_overlap };
+    options.index = IndexOptions {
+        kind: args.index_kind,
+        hnsw_m: args.hnsw_m,
+        ef_construction: args.ef_construction,
+        ef_search: args.ef_search,
+        nlist: args.nlist,
+        nprobe: args.nprobe,
+        pq_m: args.pq_m,
+        train_sample: args.train_sample,
+    };
+    options.tags = args.tags;
+    options.max_document_tokens = args.max_document_tokens;
+    options.progress = args.progress;
+    options.report_path = args.report;
+    let report = runtime()?.block_on(run_pipeline(options))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render_table());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,63 @@
+//! `quarry inspect SNAPSHOT`: the manifest in human form, and checksum verification.
+
+use std::process::ExitCode;
+
+use quarry_indexer::snapshot::SnapshotReader;
+
+use super::{runtime, StoreArgs};
+
+#[derive(clap::Args, Debug)]
+pub struct InspectArgs {
+    /// Snapshot root (folder or s3://bucket/prefix).
+    pub snapshot: String,
+    /// A version other than LATEST.
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Skip reading every file to verify checksums.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Print the manifest and verification as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async {
+        let options = args.store.options();
+        let reader = match &args.version {
+            Some(version) => SnapshotReader::open_version(&args.snapshot, version, &options).await?,
+            None => SnapshotReader::open(&args.snapshot, &options).await?,
+        };
+        let verification = if args.no_verify { None } else { Some(reader.verify().await?) };
+        let m = reader.manifest();
+        if args.json {
+            let value = serde_json::json!({ "manifest": m, "verification": verification });
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        } else {
+            println!("snapshot   {}", reader.uri());
+            println!("version    {} (format v{}, created {})", m.version, m.format_version, m.created_at.to_rfc3339());
+            println!("source     {}", m.source);
+            println!("model      {} ({} dims, {} tokens, {:?} pooling)\n           sha256 {}", m.model.name, m.model.dim, m.model.max_tokens, m.model.pooling, m.model.sha256);
+            println!("chunker    {} tokens, overlap {}, signature {}", m.chunker.config.max_tokens, m.chunker.config.overlap_tokens, m.chunker.sig);
+            println!("index      {} ({}), {} metric, built on {}", m.index.kind, serde_json::to_string(&m.index.params)?, m.index.metric, m.index.built_on);
+            println!("keyword    {} ({})", m.keyword.engine, m.keyword.analyzer);
+            println!("counts     {} documents, {} chunks, {} tokens, {} tombstones", m.counts.documents, m.counts.chunks, m.counts.tokens, m.tombstones.len());
+            for segment in &m.segments {
+                println!("segment    {}: {} documents, {} chunks, {} files", segment.id, segment.documents, segment.chunks, segment.files.len());
+            }
+            match &verification {
+                None => println!("checksums  not verified (--no-verify)"),
+                Some(v) if v.ok() => println!("checksums  OK: {} files, {} bytes verified", v.files_checked, v.bytes_checked),
+                Some(v) => {
+                    println!("checksums  FAILED: {} of {} files", v.problems.len(), v.files_checked);
+                    for (path, problem) in &v.problems {
+                        println!("           {path}: {problem}");
+                    }
+                }
+            }
+        }
+        Ok(if verification.is_some_and(|v| !v.ok()) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    })
+}

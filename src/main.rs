@@ -1,0 +1,42 @@
+//! The `quarry` command line: wires subcommands to the library crates, nothing more.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "quarry", version, about = "GPU-accelerated batch indexer and search appliance")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index a folder or an S3 prefix into a published snapshot.
+    Index(commands::index::IndexArgs),
+    /// Show a snapshot's manifest and verify its checksums.
+    Inspect(commands::inspect::InspectArgs),
+    /// Embed JSONL texts from stdin: one {"embedding": [...]} line per {"text": ...} line.
+    Embed(commands::embed::EmbedArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info".into()))
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Index(args) => commands::index::run(args),
+        Command::Inspect(args) => commands::inspect::run(args),
+        Command::Embed(args) => commands::embed::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
