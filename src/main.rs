@@ -24,7 +24,7 @@ enum Command {
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()))
         .init();
     let cli = Cli::parse();
     let result = match cli.command {

@@ -85,7 +85,8 @@ fn retry_config() -> RetryConfig {
 pub fn open_location(uri: &str, options: &StoreOptions, create: bool) -> Result<Location> {
     let invalid = |reason: &str| IndexerError::InvalidUri { uri: uri.to_string(), reason: reason.to_string() };
     let trimmed = uri.trim_end_matches('/');
-    if let Some(rest) = trimmed.strip_prefix("s3://") {
+    if let Some(rest) = uri.strip_prefix("s3://") {
+        let rest = rest.trim_end_matches('/');
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(invalid("missing bucket name (expected s3://bucket/prefix)"));

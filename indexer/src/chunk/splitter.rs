@@ -76,6 +76,7 @@ pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &Model
     let cuts = boundaries(text);
     let mut pieces = Vec::new();
     let mut start = spans[0].0;
+    let mut previous_cut = start;
     loop {
         let first = token_at(&spans, start);
         if spans.len() - first <= budget {
@@ -83,9 +84,10 @@ pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &Model
             break;
         }
         let limit = spans[first + budget].0; // start of the first token that no longer fits
-        let cut = best_cut(&cuts, &spans, start, first, limit, budget);
+        let cut = best_cut(&cuts, &spans, start.max(previous_cut), first, limit, budget);
         let cut = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
         push_piece(&mut pieces, &text[start..cut]);
+        previous_cut = cut;
         start = next_start(&cuts, &spans, start, cut, overlap);
     }
     Ok(pieces)
@@ -98,9 +100,11 @@ fn push_piece(pieces: &mut Vec<String>, piece: &str) {
     }
 }
 
-/// The cut for a window starting at byte `start` (token `first`) whose tokens must end before `limit`.
-fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], start: usize, first: usize, limit: usize, budget: usize) -> usize {
-    let lo = cuts.partition_point(|(p, _)| *p <= start);
+/// The cut for a window starting at token `first` whose tokens must end before `limit`.
+/// Only cuts after `floor` count: past the window's start, and past the previous cut, so
+/// an overlapping window never ends where the one before it ended.
+fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], floor: usize, first: usize, limit: usize, budget: usize) -> usize {
+    let lo = cuts.partition_point(|(p, _)| *p <= floor);
     let hi = cuts.partition_point(|(p, _)| *p <= limit);
     let window = &cuts[lo..hi];
     let half = spans[first + budget / 2].0;

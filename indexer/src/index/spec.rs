@@ -24,7 +24,8 @@ impl IndexSpec {
             Self::Flat => "Flat".into(),
             Self::Hnsw { m, .. } => format!("HNSW{m},Flat"),
             Self::IvfFlat { nlist, .. } => format!("IVF{nlist},Flat"),
-            Self::IvfPq { nlist, pq_m, nbits, .. } => format!("IVF{nlist},PQ{pq_m}x{nbits}"),
+            // `np`: no polysemous training (slow, and only useful for Hamming filtering).
+            Self::IvfPq { nlist, pq_m, nbits, .. } => format!("IVF{nlist},PQ{pq_m}x{nbits}np"),
         }
     }
 
@@ -141,6 +142,6 @@ mod tests {
         assert!(ivf.resolve(50, 384).unwrap_err().to_string().contains("needs at least 100"));
         let pq = IndexOptions { kind: IndexKind::IvfPq, pq_m: Some(7), ..Default::default() };
         assert!(pq.resolve(10_000, 384).unwrap_err().to_string().contains("must divide"));
-        assert_eq!(IndexSpec::IvfPq { nlist: 64, nprobe: 8, pq_m: 48, nbits: 8, train_sample: 1 }.factory(), "IVF64,PQ48x8");
+        assert_eq!(IndexSpec::IvfPq { nlist: 64, nprobe: 8, pq_m: 48, nbits: 8, train_sample: 1 }.factory(), "IVF64,PQ48x8np");
     }
 }

@@ -50,11 +50,11 @@ impl Walker {
             return;
         }
         let is_block = BLOCKS.contains(&name);
-        if is_block || name == "tr" {
-            self.flush();
-        }
         if name == "table" {
+            self.flush();
             self.table_depth += 1;
+        } else if is_block && self.table_depth == 0 {
+            self.flush();
         }
         for child in element.children() {
             match child.value() {

@@ -110,6 +110,8 @@ pub(crate) mod fixtures {
     pub fn encrypted(doc: Document) -> Vec<u8> {
         use lopdf::encryption::{EncryptionState, EncryptionVersion, Permissions};
         let mut doc = doc;
+        let id = Object::string_literal(b"0123456789abcdef".to_vec());
+        doc.trailer.set("ID", vec![id.clone(), id]);
         let state = EncryptionState::try_from(EncryptionVersion::V1 {
             document: &doc,
             owner_password: "owner",

@@ -1,0 +1,163 @@
+//! Chunker properties on seeded random documents (English, CJK, emoji, giant words),
+//! measured with the real model tokenizer: deterministic, UTF-8 safe (every chunk is a
+//! verbatim piece of its section), token bound, overlap honoured, nothing lost, no empties.
+
+mod common;
+
+use std::sync::Arc;
+
+use quarry_indexer::chunk::{Chunk, Chunker, ChunkerConfig, TokenChunker};
+use quarry_indexer::embed::ModelTokenizer;
+use quarry_indexer::parse::{Block, Document};
+
+fn tokenizer() -> Arc<ModelTokenizer> {
+    Arc::new(ModelTokenizer::from_file(&common::model_dir().join("tokenizer.json"), 256).unwrap())
+}
+
+/// xorshift64*: a tiny seeded generator, so the corpus is the same on every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "vector", "search", "index", "quarry", "embedding", "latency", "throughput", "GPU", "shard", "manifest", "snapshot",
+    "recall", "cosine", "the", "of", "and", "向量", "检索", "東京", "日本語のテキスト", "🚀", "🔥👍", "naïve", "café", "Ünïcödé",
+    "x86_64", "3.14159", "supercalifragilisticexpialidocious", "антидизестаблишментарианизм",
+];
+
+fn random_text(rng: &mut Rng, words: usize) -> String {
+    let mut text = String::new();
+    for i in 0..words {
+        let word = match rng.below(40) {
+            0 => "a".repeat(300 + rng.below(200)), // a word longer than the whole window
+            1 => {
+                // CJK with no spaces at all; random characters so every piece is unique.
+                const CJK: &[char] = &['漢', '字', '検', '索', '向', '量', '東', '京', '語', '文', '書', '速', '度', '高', '低', '图'];
+                (0..300 + rng.below(200)).map(|_| CJK[rng.below(CJK.len())]).collect()
+            }
+            _ => WORDS[rng.below(WORDS.len())].to_string(),
+        };
+        text.push_str(&word);
+        text.push_str(match rng.below(30) {
+            0 => ".\n\n",
+            1 | 2 => ". ",
+            3 => "\n",
+            4 => "。",
+            _ => " ",
+        });
+        if i % 97 == 96 {
+            text.push_str(&format!("{} ", rng.next()));
+        }
+    }
+    text
+}
+
+fn document(text: &str, blocks: Vec<Block>) -> Document {
+    Document {
+        doc_id: "doc".into(),
+        uri: "memory://t/doc.txt".into(),
+        file_name: "doc.txt".into(),
+        title: "doc".into(),
+        source: "memory".into(),
+        tags: vec![],
+        metadata: Default::default(),
+        content_hash: String::new(),
+        size: text.len() as u64,
+        etag: None,
+        blocks,
+    }
+}
+
+/// Byte ranges of the chunks inside `section`, found in order. With overlap a chunk starts
+/// inside the previous one; without, at or after its end.
+fn locate(section: &str, chunks: &[Chunk], overlap: bool) -> Vec<(usize, usize)> {
+    let mut from = 0;
+    chunks
+        .iter()
+        .map(|chunk| {
+            let start = from + section[from..].find(&chunk.text).unwrap_or_else(|| panic!("chunk {} is not verbatim text of its section", chunk.index));
+            from = if overlap { start + chunk.text.chars().next().map_or(1, char::len_utf8) } else { start + chunk.text.len() };
+            (start, start + chunk.text.len())
+        })
+        .collect()
+}
+
+#[test]
+fn random_documents_keep_every_property() {
+    let tokenizer = tokenizer();
+    let specials = tokenizer.special_tokens();
+    assert_eq!(specials, 2);
+    for (seed, config) in [(1u64, ChunkerConfig::default()), (2, ChunkerConfig { max_tokens: 64, overlap_tokens: 8 }), (3, ChunkerConfig { max_tokens: 128, overlap_tokens: 0 })] {
+        let chunker = TokenChunker::new(config, tokenizer.clone(), "test").unwrap();
+        let mut rng = Rng(seed * 0x9E37_79B9_7F4A_7C15);
+        for round in 0..6 {
+            let words = 200 + rng.below(1500);
+            let text = random_text(&mut rng, words);
+            let doc = document(&text, vec![Block::text(text.clone(), &[])]);
+            let chunks = chunker.chunk(&doc).unwrap();
+            assert_eq!(chunks, chunker.chunk(&doc).unwrap(), "deterministic (seed {seed} round {round})");
+            assert!(!chunks.is_empty());
+            let section = text.trim();
+            let ranges = locate(section, &chunks, config.overlap_tokens > 0);
+            for (i, chunk) in chunks.iter().enumerate() {
+                assert!(!chunk.text.trim().is_empty(), "empty chunk");
+                assert_eq!(chunk.index as usize, i);
+                assert_eq!(chunk.chunk_id, format!("doc-{i}"));
+                let tokens = tokenizer.count(&chunk.text).unwrap();
+                assert_eq!(chunk.token_count as usize, tokens);
+                assert!(tokens + specials <= config.max_tokens, "chunk {i} has {tokens} tokens (seed {seed} round {round})");
+            }
+            assert_eq!(ranges[0].0, 0, "text before the first chunk was lost");
+            assert_eq!(ranges.last().unwrap().1, section.len(), "text after the last chunk was lost");
+            for pair in ranges.windows(2) {
+                let ((_, end), (next_start, _)) = (pair[0], pair[1]);
+                if config.overlap_tokens == 0 {
+                    assert!(next_start >= end && section[end..next_start].trim().is_empty(), "gap or overlap without overlap configured: {end} {next_start} {:?} / {:?}", section[..end].chars().rev().take(20).collect::<String>(), section[next_start..].chars().take(20).collect::<String>());
+                } else {
+                    assert!(next_start < end, "consecutive chunks do not overlap (seed {seed} round {round}): {:?} / {:?}", &section[end.saturating_sub(60)..end], &section[next_start..(next_start + 60).min(section.len())]);
+                    let shared = tokenizer.count(&section[next_start..end]).unwrap();
+                    assert!((1..=config.overlap_tokens + 1).contains(&shared), "overlap of {shared} tokens (max {})", config.overlap_tokens);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn paragraph_boundaries_win_and_heading_paths_are_carried() {
+    let tokenizer = tokenizer();
+    let chunker = TokenChunker::new(ChunkerConfig { max_tokens: 256, overlap_tokens: 0 }, tokenizer.clone(), "test").unwrap();
+    let sentence = "Graphics processors multiply large matrices quickly. ";
+    let para1 = sentence.repeat(18).trim().to_string();
+    let para2 = "Keyword search ranks by term frequency. ".repeat(18).trim().to_string();
+    assert!(tokenizer.count(&para1).unwrap() < 254 && tokenizer.count(&format!("{para1}\n\n{para2}")).unwrap() > 254);
+    let heading = vec!["Guide".to_string(), "Speed".to_string()];
+    let doc = document("", vec![Block::text(para1.clone(), &heading), Block::text(para2.clone(), &heading), Block::text("Other section.", &["Guide".into()])]);
+    let chunks = chunker.chunk(&doc).unwrap();
+    assert_eq!(chunks[0].text, para1, "the cut falls on the paragraph boundary");
+    assert_eq!(chunks[1].text, para2);
+    assert_eq!(chunks[0].heading_path, heading);
+    assert_eq!(chunks[2].text, "Other section.");
+    assert_eq!(chunks[2].heading_path, ["Guide"]);
+}
+
+#[test]
+fn signature_changes_with_the_config() {
+    let tokenizer = tokenizer();
+    let a = TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), "model-a").unwrap();
+    let b = TokenChunker::new(ChunkerConfig { max_tokens: 200, overlap_tokens: 32 }, tokenizer.clone(), "model-a").unwrap();
+    let c = TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), "model-b").unwrap();
+    assert_eq!(a.signature(), TokenChunker::new(ChunkerConfig::default(), tokenizer, "model-a").unwrap().signature());
+    assert_ne!(a.signature(), b.signature());
+    assert_ne!(a.signature(), c.signature());
+}
+

@@ -1,0 +1,107 @@
+//! Helpers shared by the integration tests: the real model, ../shared test data, and a
+//! real S3 endpoint (moto_server) on a loopback port.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The `shared/` folder beside the project checkout.
+pub fn shared_dir() -> PathBuf {
+    let dir = workspace_root().parent().unwrap().join("shared");
+    assert!(dir.is_dir(), "test data folder {} is missing", dir.display());
+    dir
+}
+
+pub fn model_dir() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_MODEL").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("models/all-MiniLM-L6-v2"));
+    assert!(dir.join("model.safetensors").is_file(), "model missing at {}: run scripts/fetch-model.sh", dir.display());
+    dir
+}
+
+pub fn load_embedder(batch: BatchPolicy) -> BertEmbedder {
+    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch, ..Default::default() }).unwrap()
+}
+
+/// One CPU embedder per test binary.
+pub fn embedder() -> Arc<dyn Embedder> {
+    static EMBEDDER: OnceLock<Arc<BertEmbedder>> = OnceLock::new();
+    EMBEDDER.get_or_init(|| Arc::new(load_embedder(BatchPolicy::default()))).clone()
+}
+
+/// The first `n` lines of msmarco-5k's corpus.jsonl.
+pub fn msmarco_slice(n: usize) -> String {
+    let corpus = std::fs::read_to_string(shared_dir().join("datasets/msmarco-5k/corpus.jsonl")).unwrap();
+    corpus.lines().take(n).map(|l| format!("{l}\n")).collect()
+}
+
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
+    let na: f64 = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+/// A moto_server on a free loopback port, stopped on drop, with one bucket created.
+pub struct S3Server {
+    child: Option<Child>,
+    pub endpoint: String,
+    pub bucket: String,
+}
+
+fn moto_binary() -> PathBuf {
+    let venv = workspace_root().join(".venv/bin/moto_server");
+    assert!(venv.is_file(), "moto_server missing at {}: run scripts/s3-tools.sh (scripts/test.sh does)", venv.display());
+    venv
+}
+
+fn http(addr: &str, request: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    stream.write_all(request.as_bytes())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    Ok(response)
+}
+
+impl S3Server {
+    pub fn start(bucket: &str) -> Self {
+        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+        std::env::set_var("AWS_REGION", "us-east-1");
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(moto_binary())
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto_server");
+        let addr = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < deadline, "moto_server did not start on {addr}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let response = http(&addr, &format!("PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")).unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "create bucket: {response}");
+        Self { child: Some(child), endpoint: format!("http://{addr}"), bucket: bucket.to_string() }
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
