@@ -12,19 +12,13 @@ pub enum IndexerError {
     #[error("invalid location `{uri}`: {reason}")]
     InvalidUri { uri: String, reason: String },
 
-    #[error("object store error at `{uri}`: {source}")]
-    Store {
-        uri: String,
-        #[source]
-        source: object_store::Error,
-    },
+    // The cause is part of the message (not a `#[source]`), so a failure stored as text in
+    // a run report is complete, and a printed error chain does not repeat it.
+    #[error("object store error at `{uri}`: {cause}")]
+    Store { uri: String, cause: object_store::Error },
 
-    #[error("I/O error at {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("I/O error at {path}: {cause}")]
+    Io { path: PathBuf, cause: std::io::Error },
 
     #[error("invalid option: {0}")]
     Config(String),
@@ -55,12 +49,12 @@ pub enum IndexerError {
 }
 
 impl IndexerError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Self::Io { path: path.into(), source }
+    pub(crate) fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
+        Self::Io { path: path.into(), cause }
     }
 
-    pub(crate) fn store(uri: impl Into<String>, source: object_store::Error) -> Self {
-        Self::Store { uri: uri.into(), source }
+    pub(crate) fn store(uri: impl Into<String>, cause: object_store::Error) -> Self {
+        Self::Store { uri: uri.into(), cause }
     }
 
     pub(crate) fn snapshot(path: impl Into<String>, reason: impl ToString) -> Self {

@@ -82,6 +82,11 @@ impl TokenChunker {
         }
         Ok(Self { config, tokenizer, tokenizer_id: tokenizer_id.to_string() })
     }
+
+    /// The tokenizer chunks are measured with.
+    pub fn tokenizer(&self) -> &Arc<ModelTokenizer> {
+        &self.tokenizer
+    }
 }
 
 /// Consecutive blocks that share heading path, page, kind and header form one section;

@@ -71,6 +71,12 @@ fn record_of(document: Document, chunk_count: usize, context: &StageContext) -> 
     }
 }
 
+/// The document's own tokens (before chunk overlap), counted block by block.
+fn document_tokens(document: &Document, context: &StageContext) -> Result<usize> {
+    let tokenizer = context.chunker.tokenizer();
+    document.blocks.iter().map(|b| tokenizer.count(&b.text)).sum()
+}
+
 /// Parses and chunks one file; every failure is recorded against its URI.
 fn parse_and_chunk(raw: &RawDocument, context: &StageContext) -> Vec<ChunkedDoc> {
     let parsed = match context.parser.parse(raw) {
@@ -85,6 +91,18 @@ fn parse_and_chunk(raw: &RawDocument, context: &StageContext) -> Vec<ChunkedDoc>
     }
     let mut out = Vec::new();
     for document in parsed.documents {
+        match document_tokens(&document, context) {
+            Ok(tokens) if tokens > context.max_document_tokens => {
+                let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", context.max_document_tokens);
+                context.fail(&document.uri, "chunk", ParseError::TooLarge(reason).to_string());
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                context.fail(&document.uri, "chunk", e.to_string());
+                continue;
+            }
+        }
         let chunks = match context.chunker.chunk(&document) {
             Ok(chunks) => chunks,
             Err(e) => {
@@ -92,12 +110,8 @@ fn parse_and_chunk(raw: &RawDocument, context: &StageContext) -> Vec<ChunkedDoc>
                 continue;
             }
         };
-        let tokens: usize = chunks.iter().map(|c| c.token_count as usize).sum();
         if chunks.is_empty() {
             context.fail(&document.uri, "chunk", ParseError::NoText.to_string());
-        } else if tokens > context.max_document_tokens {
-            let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", context.max_document_tokens);
-            context.fail(&document.uri, "chunk", ParseError::TooLarge(reason).to_string());
         } else {
             let record = record_of(document, chunks.len(), context);
             out.push(ChunkedDoc { record, chunks });

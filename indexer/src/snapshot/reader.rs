@@ -39,7 +39,7 @@ impl SnapshotReader {
     pub async fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
         let root = open_location(uri, options, false)?;
         let latest = get(&root, layout::LATEST).await.map_err(|e| match e {
-            IndexerError::Store { source: object_store::Error::NotFound { .. }, .. } => {
+            IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. } => {
                 IndexerError::snapshot(uri, "no published snapshot here (LATEST is missing)")
             }
             other => other,
@@ -83,7 +83,7 @@ impl SnapshotReader {
             verification.files_checked += 1;
             let bytes = match self.get(path).await {
                 Ok(bytes) => bytes,
-                Err(IndexerError::Store { source: object_store::Error::NotFound { .. }, .. }) => {
+                Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => {
                     verification.problems.push((path.clone(), "missing".into()));
                     continue;
                 }

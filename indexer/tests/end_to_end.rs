@@ -1,0 +1,165 @@
+//! End to end on real parts: an msmarco-5k slice (plus broken files) indexed into a local
+//! folder and, through a real S3 API (moto_server on loopback), from S3 into S3. Checks
+//! counts, failures, checksums, and that the embeddings read back are those of the texts.
+
+mod common;
+
+use std::path::Path;
+
+use object_store::{ObjectStoreExt, PutPayload};
+use quarry_indexer::embed::Embedder;
+use quarry_indexer::index::{load_vector_index, KeywordIndex, TantivyKeywordIndex, VectorIndex};
+use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions, RunReport};
+use quarry_indexer::snapshot::{layout, SnapshotReader};
+use quarry_indexer::store::{open_location, StoreOptions};
+
+const SLICE: usize = 120;
+
+fn options(source: &str, out: &str) -> RunOptions {
+    let mut options = RunOptions::new(source, out, common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    options
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Everything a published snapshot must satisfy, whatever store it lives in.
+async fn check_snapshot(uri: &str, store: &StoreOptions, report: &RunReport, expected_docs: usize) {
+    let reader = SnapshotReader::open(uri, store).await.unwrap();
+    let manifest = reader.manifest();
+    assert_eq!(Some(&manifest.version), report.version.as_ref());
+    assert_eq!(manifest.counts.documents, expected_docs);
+    assert_eq!(manifest.counts.chunks, report.chunks);
+    assert_eq!(manifest.model.sha256, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db");
+    assert_eq!(manifest.index.kind, "flat");
+    let verification = reader.verify().await.unwrap();
+    assert!(verification.ok(), "{:?}", verification.problems);
+    assert!(verification.files_checked >= 4);
+
+    let documents = reader.read_documents().await.unwrap();
+    assert_eq!(documents.len(), expected_docs);
+    let (chunks, embeddings) = reader.read_chunks().await.unwrap();
+    assert_eq!(chunks.len(), manifest.counts.chunks);
+    assert_eq!(documents.iter().map(|d| d.chunk_count as usize).sum::<usize>(), chunks.len());
+    assert_eq!(chunks.iter().map(|c| c.token_count as u64).sum::<u64>(), manifest.counts.tokens);
+
+    // The stored vectors are the embeddings of the stored texts, row for row.
+    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    let fresh = common::embedder().embed(&texts).unwrap();
+    for row in 0..chunks.len() {
+        let cosine = common::cosine(embeddings.row(row), fresh.row(row));
+        assert!(cosine > 0.99999, "row {row} ({}) has cosine {cosine}", chunks[row].chunk_id);
+    }
+
+    // Both indexes answer over the same rows.
+    let scratch = tempfile::tempdir().unwrap();
+    let segment = &manifest.segments[0].id;
+    let vectors_path = scratch.path().join("vectors.faiss");
+    std::fs::write(&vectors_path, reader.get(&layout::segment_file(segment, layout::VECTORS)).await.unwrap()).unwrap();
+    let mut index = load_vector_index(&vectors_path, &manifest.index.params).unwrap();
+    assert_eq!(index.len(), chunks.len());
+    let hits = index.search(embeddings.row(7), 1).unwrap();
+    assert_eq!(hits[0][0].row, 7);
+    let keyword_dir = scratch.path().join("keyword");
+    std::fs::create_dir(&keyword_dir).unwrap();
+    for file in manifest.segments[0].files.iter().filter(|f| f.contains("/keyword/")) {
+        let name = file.rsplit('/').next().unwrap();
+        std::fs::write(keyword_dir.join(name), reader.get(file).await.unwrap()).unwrap();
+    }
+    let keyword = TantivyKeywordIndex::open(&keyword_dir).unwrap();
+    assert_eq!(keyword.len(), chunks.len());
+    let probe = &chunks[11];
+    let query: String = probe.text.split_whitespace().filter(|w| w.len() > 6).take(6).collect::<Vec<_>>().join(" ");
+    let hits = keyword.search(&query, 5).unwrap();
+    assert!(hits.iter().any(|h| h.row == 11), "BM25 for {query:?} misses row 11: {hits:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_folder_to_local_snapshot_with_failures_isolated() {
+    let src = tempfile::tempdir().unwrap();
+    write(src.path(), "beir/corpus.jsonl", common::msmarco_slice(SLICE));
+    write(src.path(), "notes/gpu.md", "# GPUs\n\nThey multiply matrices.\n");
+    write(src.path(), "broken.pdf", b"%PDF-1.7\nthis is not really a pdf");
+    write(src.path(), "empty.txt", b"");
+    write(src.path(), "latin1.txt", b"caf\xe9 au lait");
+    write(src.path(), ".cache/ignored.txt", "hidden");
+    let out = tempfile::tempdir().unwrap();
+    let out_uri = out.path().join("snap");
+    let mut run = options(src.path().to_str().unwrap(), out_uri.to_str().unwrap());
+    run.tags = vec!["nightly".into()];
+    let report = run_with_embedder(run, common::embedder()).await.unwrap();
+
+    assert_eq!(report.files_listed, 5);
+    assert_eq!(report.documents_indexed, SLICE + 1);
+    assert_eq!(report.documents_failed, 3, "{:#?}", report.failures);
+    assert_eq!(report.documents_seen, SLICE + 4);
+    let reason = |suffix: &str| report.failures.iter().find(|f| f.uri.ends_with(suffix)).map(|f| f.reason.clone()).unwrap_or_default();
+    assert!(reason("broken.pdf").starts_with("File appears corrupted"), "{}", reason("broken.pdf"));
+    assert_eq!(reason("empty.txt"), "file is empty");
+    assert_eq!(reason("latin1.txt"), "not valid UTF-8 at byte 3");
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].reason, "hidden file");
+    assert!(report.render_table().contains("documents failed     3"));
+
+    check_snapshot(out_uri.to_str().unwrap(), &StoreOptions::default(), &report, SLICE + 1).await;
+
+    let reader = SnapshotReader::open(out_uri.to_str().unwrap(), &StoreOptions::default()).await.unwrap();
+    let documents = reader.read_documents().await.unwrap();
+    let first_id = serde_json::from_str::<serde_json::Value>(common::msmarco_slice(1).trim()).unwrap()["_id"].as_str().unwrap().to_string();
+    assert!(documents.iter().any(|d| d.uri.ends_with(&format!("corpus.jsonl#{first_id}")) && d.file_name == "corpus.jsonl"));
+    assert!(documents.iter().all(|d| d.tags.contains(&"nightly".to_string()) && d.source == "file"));
+    // The run report is stored beside the manifest.
+    let stored_report = reader.get(&layout::report(report.version.as_ref().unwrap())).await.unwrap();
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&stored_report).unwrap()["documents_failed"], 3);
+
+    // Ids are stable: a second run over the same files gives the same documents and chunks.
+    let again = out.path().join("again");
+    run_with_embedder(options(src.path().to_str().unwrap(), again.to_str().unwrap()), common::embedder()).await.unwrap();
+    let other = SnapshotReader::open(again.to_str().unwrap(), &StoreOptions::default()).await.unwrap();
+    let ids = |chunks: Vec<quarry_indexer::chunk::Chunk>| chunks.into_iter().map(|c| c.chunk_id).collect::<Vec<_>>();
+    assert_eq!(ids(reader.read_chunks().await.unwrap().0), ids(other.read_chunks().await.unwrap().0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
+    let server = common::S3Server::start("quarry-e2e");
+    let store = StoreOptions { s3_endpoint: Some(server.endpoint.clone()) };
+    let docs_uri = format!("s3://{}/incoming/docs", server.bucket);
+    let docs = open_location(&docs_uri, &store, false).unwrap();
+    docs.store.put(&docs.child("2024/corpus.jsonl"), PutPayload::from(common::msmarco_slice(40).into_bytes())).await.unwrap();
+    docs.store.put(&docs.child("2024/readme.md"), PutPayload::from_static(b"# Readme\n\nS3 documents are indexed too.")).await.unwrap();
+    docs.store.put(&docs.child("2024/skip.log"), PutPayload::from_static(b"excluded")).await.unwrap();
+
+    let snap_uri = format!("s3://{}/snapshots/docs", server.bucket);
+    let mut run = options(&docs_uri, &snap_uri);
+    run.source_options.store = store.clone();
+    run.source_options.exclude = vec!["**/*.log".into()];
+    run.out_store = store.clone();
+    let report = run_with_embedder(run, common::embedder()).await.unwrap();
+    assert_eq!(report.documents_indexed, 41, "{:#?}", report.failures);
+    assert_eq!(report.skipped.len(), 1);
+    check_snapshot(&snap_uri, &store, &report, 41).await;
+
+    let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
+    let documents = reader.read_documents().await.unwrap();
+    assert!(documents.iter().all(|d| d.source == "s3" && d.uri.starts_with("s3://quarry-e2e/incoming/docs/2024/")));
+    assert!(documents.iter().all(|d| d.etag.is_some()), "S3 etags are kept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_documents_fail_alone() {
+    let src = tempfile::tempdir().unwrap();
+    write(src.path(), "small.txt", "A short note.");
+    write(src.path(), "big.txt", "word ".repeat(5000));
+    let out = tempfile::tempdir().unwrap();
+    let mut run = options(src.path().to_str().unwrap(), out.path().to_str().unwrap());
+    run.max_document_tokens = 1000;
+    let report = run_with_embedder(run, common::embedder()).await.unwrap();
+    assert_eq!(report.documents_indexed, 1);
+    assert_eq!(report.failures.len(), 1);
+    assert_eq!(report.failures[0].reason, "Document too large: 5000 tokens exceeds the maximum of 1000 tokens");
+}

@@ -1,0 +1,77 @@
+//! A run that fails or dies before publishing leaves LATEST, and the version it names,
+//! untouched and readable.
+
+mod common;
+
+use quarry_indexer::chunk::Chunk;
+use quarry_indexer::embed::Embeddings;
+use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
+use quarry_indexer::parse::ContentType;
+use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
+use quarry_indexer::snapshot::{SnapshotReader, SnapshotWriter};
+use quarry_indexer::store::StoreOptions;
+use quarry_indexer::IndexerError;
+
+async fn publish_first_version(src: &std::path::Path, out: &str) -> String {
+    std::fs::write(src.join("a.md"), "# A\n\nThe first version.").unwrap();
+    let mut options = RunOptions::new(src.to_str().unwrap(), out, common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    run_with_embedder(options, common::embedder()).await.unwrap().version.unwrap()
+}
+
+async fn assert_latest_is(out: &str, version: &str) {
+    let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
+    assert_eq!(reader.manifest().version, version);
+    assert!(reader.verify().await.unwrap().ok());
+    assert_eq!(reader.read_chunks().await.unwrap().0.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn segment_written_but_never_published_is_invisible() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let v1 = publish_first_version(src.path(), out).await;
+
+    // A second run that dies after writing its data but before its manifest and LATEST.
+    let chunk = Chunk {
+        chunk_id: "x-0".into(),
+        doc_id: "x".into(),
+        index: 0,
+        text: "orphan".into(),
+        page: None,
+        heading_path: vec![],
+        content_type: ContentType::Text,
+        token_count: 1,
+    };
+    let embeddings = Embeddings { dim: 4, data: vec![1.0, 0.0, 0.0, 0.0] };
+    let vectors = build_vector_index(&IndexSpec::Flat, 4, &embeddings.data).unwrap();
+    let keyword = tempfile::tempdir().unwrap();
+    build_keyword_index(keyword.path(), ["orphan"].into_iter()).unwrap();
+    let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
+    let segment = writer.write_segment("seg-orphan", &[chunk], &embeddings, &[], &vectors, keyword.path()).await.unwrap();
+    assert!(out_dir.path().join("segments/seg-orphan/chunks.parquet").is_file());
+    assert!(!segment.checksums.is_empty());
+    drop(writer);
+
+    assert_latest_is(out, &v1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_keeps_the_previous_version() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let v1 = publish_first_version(src.path(), out).await;
+
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(bad.path().join("broken.pdf"), b"%PDF-1.4 garbage").unwrap();
+    std::fs::write(bad.path().join("empty.md"), b"").unwrap();
+    let mut options = RunOptions::new(bad.path().to_str().unwrap(), out, common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    let err = run_with_embedder(options, common::embedder()).await.unwrap_err();
+    assert!(matches!(err, IndexerError::NothingToPublish(_)), "{err}");
+    assert!(err.to_string().contains("2 failed"), "{err}");
+
+    assert_latest_is(out, &v1).await;
+}

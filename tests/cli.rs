@@ -1,0 +1,143 @@
+//! The `quarry` binary as a user runs it: index + inspect on the sample corpus, tamper
+//! detection, `embed` over stdin, clear errors, and a run killed mid-way.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn quarry(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quarry")).args(args).current_dir(root()).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn index_sample(out: &Path) -> serde_json::Value {
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn index_then_inspect_the_sample_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sample");
+    let report = index_sample(&out);
+    assert_eq!(report["files_listed"], 6);
+    assert_eq!(report["documents_indexed"], 8, "{report:#}");
+    assert_eq!(report["documents_failed"], 0);
+
+    let output = quarry(&["inspect", out.to_str().unwrap()]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
+    assert!(stdout.contains("8 documents"), "{stdout}");
+    assert!(stdout.contains("sha256 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"), "{stdout}");
+    assert!(stdout.contains("checksums  OK"), "{stdout}");
+
+    // Flip one byte of the keyword index: inspect names the file and fails.
+    let keyword = std::fs::read_dir(out.join("segments")).unwrap().next().unwrap().unwrap().path().join("keyword");
+    let victim = std::fs::read_dir(&keyword).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "idx")).unwrap();
+    let mut bytes = std::fs::read(&victim).unwrap();
+    bytes[0] ^= 0xFF;
+    std::fs::write(&victim, bytes).unwrap();
+    let output = quarry(&["inspect", out.to_str().unwrap()]);
+    let stdout = text(&output.stdout);
+    assert!(!output.status.success());
+    assert!(stdout.contains("checksums  FAILED: 1 of"), "{stdout}");
+    assert!(stdout.contains(victim.file_name().unwrap().to_str().unwrap()), "{stdout}");
+}
+
+#[test]
+fn embed_reads_jsonl_and_keeps_the_order() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["embed", "--group", "2"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let texts = ["GPUs multiply matrices.", "a much longer sentence about keyword search and dense retrieval working together", "GPUs multiply matrices."];
+    let mut stdin = child.stdin.take().unwrap();
+    for t in texts {
+        writeln!(stdin, "{}", serde_json::json!({ "text": t })).unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let rows: Vec<Vec<f64>> = text(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r.len() == 384));
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    assert!(dot(&rows[0], &rows[2]) > 0.99999, "same text, same vector");
+    assert!(dot(&rows[0], &rows[1]) < 0.9, "different texts in order");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quarry")).arg("embed").current_dir(root()).stdin(Stdio::piped()).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(b"{\"text\": \"ok\"}\n{\"txt\": 1}\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(!output.status.success());
+    assert!(text(&output.stderr).contains("stdin line 2: expected an object with a string field \"text\""), "{}", text(&output.stderr));
+}
+
+#[test]
+fn clear_errors_for_bad_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    #[cfg(not(feature = "cuda"))]
+    {
+        let output = quarry(&["index", "datasets/sample", "--out", out, "--device", "cuda"]);
+        assert!(!output.status.success());
+        assert!(text(&output.stderr).contains("built without CUDA support"), "{}", text(&output.stderr));
+    }
+    let output = quarry(&["index", "no/such/folder", "--out", out]);
+    assert!(!output.status.success());
+    assert!(text(&output.stderr).contains("no/such/folder"), "{}", text(&output.stderr));
+    let output = quarry(&["inspect", out]);
+    assert!(!output.status.success());
+    assert!(text(&output.stderr).contains("no published snapshot here (LATEST is missing)"), "{}", text(&output.stderr));
+    let output = quarry(&["index", "datasets/sample", "--out", out, "--model", "/nonexistent"]);
+    assert!(text(&output.stderr).contains("missing config.json"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn a_run_killed_before_publishing_leaves_latest_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snap");
+    let first = index_sample(&out);
+    let latest_before = std::fs::read_to_string(out.join("LATEST")).unwrap();
+    assert_eq!(latest_before.trim(), first["version"].as_str().unwrap());
+
+    // 5,000 passages take minutes to embed on a CPU; the kill lands long before publishing.
+    let corpus = root().parent().unwrap().join("shared/datasets/msmarco-5k");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["index", corpus.to_str().unwrap(), "--out", out.to_str().unwrap(), "--progress", "log"])
+        .current_dir(root())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut line = String::new();
+    while !line.contains("files to index") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline, "the run never started");
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    assert_eq!(std::fs::read_to_string(out.join("LATEST")).unwrap(), latest_before);
+    let output = quarry(&["inspect", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stdout));
+    assert!(text(&output.stdout).contains(first["version"].as_str().unwrap()));
+}
