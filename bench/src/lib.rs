@@ -1,1 +1,4 @@
-//! The benchmark harness (not built yet).
+//! The benchmark harness. So far: embedding throughput under different batch policies
+//! ([`embed_batching`]); the declarative workload runner comes with `quarry bench`.
+
+pub mod embed_batching;
