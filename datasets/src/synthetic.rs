@@ -1,0 +1,109 @@
+//! Seeded synthetic corpora: text documents with topical structure (for indexing runs of
+//! any size) and clustered unit vectors (for ANN scale). The same seed gives the same data.
+
+use crate::beir::CorpusDoc;
+
+/// splitmix64: small, fast, and identical on every platform.
+#[derive(Debug, Clone)]
+pub struct SeededRng(u64);
+
+impl SeededRng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, n).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box-Muller).
+    pub fn normal(&mut self) -> f64 {
+        let u = self.unit().max(f64::MIN_POSITIVE);
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+const TOPICS: &[&[&str]] = &[
+    &["gpu", "kernel", "memory", "bandwidth", "tensor", "cuda", "throughput", "batch", "latency", "cache"],
+    &["invoice", "revenue", "quarter", "margin", "forecast", "budget", "audit", "ledger", "tax", "cost"],
+    &["patient", "clinical", "dose", "trial", "symptom", "diagnosis", "therapy", "cohort", "protein", "cell"],
+    &["contract", "clause", "liability", "court", "statute", "party", "breach", "license", "claim", "appeal"],
+    &["river", "climate", "rainfall", "forest", "species", "soil", "carbon", "glacier", "drought", "ocean"],
+    &["query", "index", "search", "ranking", "vector", "keyword", "recall", "shard", "snapshot", "segment"],
+];
+const COMMON: &[&str] = &["the", "a", "of", "and", "to", "in", "is", "for", "with", "on", "that", "by", "this", "from", "as"];
+
+/// `n` documents of 40-200 words, each drawn mostly from one of six topics.
+pub fn synthetic_documents(n: usize, seed: u64) -> Vec<CorpusDoc> {
+    let mut rng = SeededRng::new(seed);
+    (0..n)
+        .map(|i| {
+            let topic = TOPICS[rng.below(TOPICS.len())];
+            let words = 40 + rng.below(160);
+            let mut text = String::new();
+            for w in 0..words {
+                let word = match rng.below(10) {
+                    0..=3 => COMMON[rng.below(COMMON.len())],
+                    4 => TOPICS[rng.below(TOPICS.len())][rng.below(10)],
+                    _ => topic[rng.below(topic.len())],
+                };
+                text.push_str(word);
+                text.push(if w % 17 == 16 { '.' } else { ' ' });
+                if w % 17 == 16 {
+                    text.push(' ');
+                }
+            }
+            let title = format!("{} {} report {i}", topic[rng.below(10)], topic[rng.below(10)]);
+            CorpusDoc { id: format!("syn-{i}"), title, text: text.trim().to_string() }
+        })
+        .collect()
+}
+
+/// `n` unit vectors of `dim` dimensions around `clusters` random centres (row-major).
+pub fn clustered_unit_vectors(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
+    let mut rng = SeededRng::new(seed);
+    let centres: Vec<f64> = (0..clusters.max(1) * dim).map(|_| rng.normal()).collect();
+    let mut data = Vec::with_capacity(n * dim);
+    for _ in 0..n {
+        let c = rng.below(clusters.max(1));
+        let row: Vec<f64> = (0..dim).map(|d| centres[c * dim + d] + 0.35 * rng.normal()).collect();
+        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+        data.extend(row.iter().map(|x| (x / norm) as f32));
+    }
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_and_well_formed() {
+        assert_eq!(synthetic_documents(5, 7), synthetic_documents(5, 7));
+        assert_ne!(synthetic_documents(5, 7), synthetic_documents(5, 8));
+        let docs = synthetic_documents(50, 1);
+        assert!(docs.iter().all(|d| d.text.split_whitespace().count() >= 40));
+        let vectors = clustered_unit_vectors(100, 16, 4, 3);
+        assert_eq!(vectors.len(), 1600);
+        for row in vectors.chunks(16) {
+            let norm: f32 = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-5);
+        }
+        assert_eq!(vectors, clustered_unit_vectors(100, 16, 4, 3));
+    }
+}
