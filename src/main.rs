@@ -19,6 +19,10 @@ enum Command {
     Inspect(commands::inspect::InspectArgs),
     /// Embed JSONL texts from stdin: one {"embedding": [...]} line per {"text": ...} line.
     Embed(commands::embed::EmbedArgs),
+    /// Search a snapshot: vector, keyword or hybrid, with filters.
+    Search(commands::search::SearchArgs),
+    /// Retrieval quality of a snapshot of a BEIR corpus: nDCG@10, recall, MRR per mode, ANN recall.
+    Eval(commands::eval::EvalArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -31,6 +35,8 @@ fn main() -> std::process::ExitCode {
         Command::Index(args) => commands::index::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Embed(args) => commands::embed::run(args),
+        Command::Search(args) => commands::search::run(args),
+        Command::Eval(args) => commands::eval::run(args),
     };
     match result {
         Ok(code) => code,

@@ -44,6 +44,9 @@ pub enum IndexerError {
     #[error("checksum mismatch for {path}: manifest says {expected}, file has {actual}")]
     Checksum { path: String, expected: String, actual: String },
 
+    #[error("ANN recall@10 of the {index} index is {recall:.4}, below --min-recall {min}; nothing was published (raise efSearch / nprobe, or use --index flat)")]
+    RecallBelowMinimum { index: String, recall: f64, min: f64 },
+
     #[error("nothing to publish: {0}")]
     NothingToPublish(String),
 }

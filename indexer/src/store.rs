@@ -53,6 +53,11 @@ impl Location {
         }
     }
 
+    /// The folder of a local location (`file` scheme), `None` for remote stores.
+    pub fn local_path(&self) -> Option<std::path::PathBuf> {
+        (self.scheme == "file").then(|| std::path::PathBuf::from(format!("/{}", self.prefix.as_ref())))
+    }
+
     /// A key below this location's prefix.
     pub fn child(&self, relative: &str) -> StorePath {
         let mut path = self.prefix.clone();

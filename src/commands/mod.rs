@@ -1,8 +1,10 @@
 //! One module per subcommand, plus the options they share.
 
 pub mod embed;
+pub mod eval;
 pub mod index;
 pub mod inspect;
+pub mod search;
 
 use std::path::PathBuf;
 
@@ -48,4 +50,35 @@ impl StoreArgs {
 /// A multi-threaded runtime for the async parts (object store I/O).
 pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+/// Options for loading a snapshot to search it.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LoadArgs {
+    /// Where remote snapshots are cached, one folder per version.
+    #[arg(long, env = "QUARRY_CACHE_DIR", default_value = ".quarry-cache")]
+    pub cache_dir: PathBuf,
+    /// Skip checking every file's sha256 on load.
+    #[arg(long)]
+    pub no_verify: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+impl LoadArgs {
+    /// Loads the snapshot and the model, and checks they belong together.
+    pub async fn searcher(&self, snapshot: &str) -> anyhow::Result<quarry_server::Searcher> {
+        use std::sync::Arc;
+        let options = quarry_server::LoadOptions { store: self.store.options(), cache_dir: self.cache_dir.clone(), verify: !self.no_verify, version: None };
+        let loaded = quarry_server::LoadedSnapshot::load(snapshot, &options).await?;
+        let embed_options = quarry_indexer::embed::EmbedOptions {
+            device: self.model.device,
+            batch: quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens: self.model.batch_tokens },
+        };
+        let model_dir = quarry_indexer::embed::ModelDir::open(&self.model.model_dir()?)?;
+        let embedder = Arc::new(quarry_indexer::embed::BertEmbedder::load(&model_dir, embed_options)?);
+        Ok(quarry_server::Searcher::new(Arc::new(loaded), embedder)?)
+    }
 }

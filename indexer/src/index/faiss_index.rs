@@ -2,13 +2,15 @@
 
 use std::path::Path;
 
-use faiss::index::{autotune::ParameterSpace, IndexImpl};
+use faiss::index::{autotune::ParameterSpace, IndexImpl, SearchWithParamsMut};
+use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
+use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 
-use super::{Hit, IndexSpec, VectorIndex};
+use super::{Hit, IndexSpec, RowSet, VectorIndex};
 use crate::error::{IndexerError, Result};
 
 /// A FAISS index with the spec it was built from.
@@ -91,6 +93,28 @@ impl VectorIndex for FaissIndex {
             .collect())
     }
 
+    fn search_in(&mut self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
+        if allowed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let k = k.min(allowed.count()).max(1);
+        // The selector reads the bitmap in place; `allowed` outlives the search.
+        let selector = IdSelector::bitmap(allowed.bitmap()).map_err(err("filter"))?;
+        let params = match &self.spec {
+            IndexSpec::IvfFlat { nprobe, .. } | IndexSpec::IvfPq { nprobe, .. } => {
+                SearchParametersIVFImpl::new_with(selector, *nprobe, 0).map_err(err("filter"))?.upcast()
+            }
+            _ => SearchParametersImpl::new(selector).map_err(err("filter"))?,
+        };
+        let result = self.inner.search_with_params(query, k, &params).map_err(err("search"))?;
+        Ok(result
+            .labels
+            .iter()
+            .zip(&result.distances)
+            .filter_map(|(label, score)| label.get().map(|row| Hit { row, score: *score }))
+            .collect())
+    }
+
     fn save(&self, path: &Path) -> Result<()> {
         let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
         faiss::write_index(&self.inner, path_str).map_err(err("write"))
@@ -102,22 +126,10 @@ mod tests {
     use super::*;
     use crate::index::{IndexKind, IndexOptions};
 
-    /// Seeded random unit vectors.
-    fn unit_vectors(rows: usize, dim: usize) -> Vec<f32> {
-        use rand::Rng;
-        let mut rng = StdRng::seed_from_u64(7);
-        let mut data: Vec<f32> = (0..rows * dim).map(|_| rng.random_range(-1.0..1.0)).collect();
-        for row in data.chunks_mut(dim) {
-            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
-            row.iter_mut().for_each(|x| *x /= norm);
-        }
-        data
-    }
-
     #[test]
     fn every_kind_finds_a_stored_vector_and_survives_a_round_trip() {
         let dim = 32;
-        let data = unit_vectors(3000, dim);
+        let data = crate::index::test_unit_vectors(3000, dim);
         let dir = tempfile::tempdir().unwrap();
         for kind in [IndexKind::Flat, IndexKind::Hnsw, IndexKind::IvfFlat, IndexKind::IvfPq] {
             let options = IndexOptions { kind, nlist: Some(16), nprobe: Some(16), pq_m: Some(8), ..Default::default() };
@@ -134,6 +146,12 @@ mod tests {
             index.save(&path).unwrap();
             let mut loaded = load_vector_index(&path, &spec).unwrap();
             assert_eq!(loaded.search(query, 5).unwrap(), hits, "{kind:?} after reload");
+            // Filtered search returns only allowed rows, as many as asked for.
+            let mut allowed = crate::index::RowSet::empty(3000);
+            (0..3000).filter(|r| r % 3 == 1).for_each(|r| allowed.insert(r));
+            let filtered = loaded.search_in(query, 10, &allowed).unwrap();
+            assert_eq!(filtered.len(), 10, "{kind:?}");
+            assert!(filtered.iter().all(|h| h.row % 3 == 1), "{kind:?}: {filtered:?}");
         }
     }
 }

@@ -4,13 +4,15 @@
 
 use std::path::Path;
 
-use tantivy::collector::TopDocs;
+use std::sync::Arc;
+
+use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED};
 use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
 use tantivy::{doc, Index, IndexReader, TantivyDocument, Term};
 
-use super::Hit;
+use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
 /// Name (and version) of the analyzer; recorded in the manifest.
@@ -46,6 +48,8 @@ pub trait KeywordIndex: Send + Sync {
     }
     /// Top-`k` rows by BM25 for free text (any characters; nothing is query syntax).
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>>;
+    /// The same among the `allowed` rows only (filtered inside the collector, before the cut).
+    fn search_in(&self, query: &str, k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
 }
 
 /// Builds a tantivy index in `dir` over `texts` (row `i` = `texts[i]`).
@@ -99,8 +103,18 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
+        self.run(query, k, None)
+    }
+
+    fn search_in(&self, query: &str, k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
+        self.run(query, k, Some(allowed))
+    }
+}
+
+impl TantivyKeywordIndex {
+    fn run(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<Hit>> {
         let terms = self.terms(query)?;
-        if terms.is_empty() || k == 0 {
+        if terms.is_empty() || k == 0 || allowed.is_some_and(RowSet::is_empty) {
             return Ok(Vec::new());
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
@@ -110,7 +124,15 @@ impl KeywordIndex for TantivyKeywordIndex {
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
         let row_field = self.index.schema().get_field("row").map_err(err("schema"))?;
-        let top = searcher.search(&query, &TopDocs::with_limit(k)).map_err(err("search"))?;
+        let top = match allowed {
+            None => searcher.search(&query, &TopDocs::with_limit(k)),
+            Some(allowed) => {
+                let allowed = Arc::new(allowed.clone());
+                let filter = FilterCollector::new("row".to_string(), move |row: u64| allowed.contains(row as usize), TopDocs::with_limit(k));
+                searcher.search(&query, &filter)
+            }
+        }
+        .map_err(err("search"))?;
         top.into_iter()
             .map(|(score, address)| {
                 let doc: TantivyDocument = searcher.doc(address).map_err(err("fetch"))?;
@@ -138,5 +160,10 @@ mod tests {
         // Query syntax characters are just text.
         assert_eq!(index.search("cat: \"mat (", 10).unwrap()[0].row, 1);
         assert!(index.search("the a of", 10).unwrap().is_empty(), "stop words only");
+        // A filter applies before the cut: with k = 1 the allowed row still comes back.
+        let mut allowed = RowSet::empty(3);
+        allowed.insert(2);
+        let hits = index.search_in("vector search", 1, &allowed).unwrap();
+        assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [2]);
     }
 }

@@ -4,10 +4,14 @@
 
 mod faiss_index;
 mod keyword;
+mod recall;
+mod row_set;
 mod spec;
 
 pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex};
 pub use keyword::{build_keyword_index, KeywordIndex, TantivyKeywordIndex, KEYWORD_ANALYZER};
+pub use recall::{ann_recall, sample_rows, RecallCheck};
+pub use row_set::RowSet;
 pub use spec::{IndexKind, IndexOptions, IndexSpec};
 
 use crate::error::Result;
@@ -28,6 +32,22 @@ pub trait VectorIndex: Send {
     }
     /// Top-`k` rows for each query (row-major `queries`, `dim` columns).
     fn search(&mut self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>>;
+    /// Top-`k` rows for one query among the `allowed` rows only (the filter applies
+    /// inside the search, not to its result).
+    fn search_in(&mut self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
     /// Serializes the index to a local file.
     fn save(&self, path: &std::path::Path) -> Result<()>;
+}
+
+/// Seeded random unit vectors for the index tests.
+#[cfg(test)]
+pub(crate) fn test_unit_vectors(rows: usize, dim: usize) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut data: Vec<f32> = (0..rows * dim).map(|_| rng.random_range(-1.0..1.0)).collect();
+    for row in data.chunks_mut(dim) {
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        row.iter_mut().for_each(|x| *x /= norm);
+    }
+    data
 }

@@ -70,9 +70,6 @@ pub fn doc_id_for(uri: &str) -> String {
     hex::encode(&Sha256::digest(uri.as_bytes())[..16])
 }
 
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
 
 impl Document {
     /// A document for a whole raw file.
@@ -91,7 +88,7 @@ impl Document {
             source: raw.source.clone(),
             tags: Vec::new(),
             metadata: Default::default(),
-            content_hash: sha256_hex(content),
+            content_hash: crate::snapshot::sha256_hex(content),
             size: content.len() as u64,
             etag: raw.etag.clone(),
             blocks,

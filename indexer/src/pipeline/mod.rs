@@ -19,7 +19,7 @@ use futures::StreamExt;
 use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{BertEmbedder, EmbedOptions, Embedder, Embeddings, ModelDir};
 use crate::error::{IndexerError, Result};
-use crate::index::{build_keyword_index, build_vector_index, IndexOptions, KEYWORD_ANALYZER};
+use crate::index::{ann_recall, build_keyword_index, build_vector_index, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex, KEYWORD_ANALYZER};
 use crate::parse::AutoParser;
 use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
@@ -48,6 +48,10 @@ pub struct RunOptions {
     pub progress: ProgressMode,
     /// Also write the JSON report here.
     pub report_path: Option<PathBuf>,
+    /// Queries for the publish-time recall check; a sample of the chunks when empty.
+    pub recall_queries: Vec<String>,
+    /// Refuse to publish when the ANN recall@10 is below this.
+    pub min_recall: Option<f64>,
 }
 
 impl RunOptions {
@@ -67,6 +71,8 @@ impl RunOptions {
             embed_group: 2048,
             progress: ProgressMode::Auto,
             report_path: None,
+            recall_queries: Vec::new(),
+            min_recall: None,
         }
     }
 }
@@ -210,6 +216,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })??
     };
     tracing::info!("indexes built in {:.2} s", build_started.elapsed().as_secs_f64());
+    let (vector_index, recall_check) = check_recall(vector_index, &embeddings, &options, embedder.as_ref()).await?;
+    report.recall_at_10 = Some(recall_check.recall);
 
     let publish_started = Instant::now();
     let version = new_version_id();
@@ -224,6 +232,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
         index: IndexManifest { kind: spec.name().into(), params: spec, metric: "inner_product".into(), built_on: embedder.device_name() },
         keyword: KeywordManifest { engine: "tantivy".into(), analyzer: KEYWORD_ANALYZER.into() },
+        recall_check: Some(recall_check),
         segments: vec![segment.manifest],
         tombstones: Vec::new(),
         counts: Counts { documents: records.len(), chunks: chunks.len(), tokens: report.tokens },
@@ -255,4 +264,34 @@ async fn join_stage<T: Send + 'static>(handle: std::thread::JoinHandle<T>, stage
         .await
         .map_err(|e| IndexerError::Embed(format!("{stage} stage: {e}")))?
         .map_err(|_| IndexerError::Embed(format!("{stage} stage panicked")))
+}
+
+/// Queries sampled from the chunks when the user gives none.
+const RECALL_SAMPLE: usize = 200;
+
+/// Measures ANN recall@10 against exact search and enforces `min_recall`, before anything is written.
+async fn check_recall(index: FaissIndex, embeddings: &Embeddings, options: &RunOptions, embedder: &dyn Embedder) -> Result<(FaissIndex, RecallCheck)> {
+    let (queries, query_source) = if options.recall_queries.is_empty() {
+        (sample_rows(&embeddings.data, embeddings.dim, RECALL_SAMPLE), "chunks")
+    } else {
+        let texts: Vec<&str> = options.recall_queries.iter().map(String::as_str).collect();
+        (embedder.embed(&texts)?.data, "given")
+    };
+    let base = embeddings.data.clone();
+    let dim = embeddings.dim;
+    let (index, recall) = tokio::task::spawn_blocking(move || {
+        let mut index = index;
+        let recall = ann_recall(&mut index, &base, dim, &queries, 10);
+        (index, recall.map(|r| (r, queries.len() / dim.max(1))))
+    })
+    .await
+    .map_err(|e| IndexerError::VectorIndex { stage: "recall check", reason: e.to_string() })?;
+    let (recall, queries) = recall?;
+    tracing::info!("ANN recall@10 = {recall:.4} over {queries} {query_source} queries");
+    if let Some(min) = options.min_recall {
+        if recall < min {
+            return Err(IndexerError::RecallBelowMinimum { index: index.spec().factory(), recall, min });
+        }
+    }
+    Ok((index, RecallCheck { k: 10, queries, query_source: query_source.into(), recall }))
 }

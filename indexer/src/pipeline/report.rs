@@ -47,6 +47,8 @@ pub struct RunReport {
     pub skipped: Vec<Skipped>,
     pub chunks: usize,
     pub tokens: u64,
+    /// ANN recall@10 against exact search (publish-time check).
+    pub recall_at_10: Option<f64>,
     pub wall_secs: f64,
     pub stages: Vec<StageReport>,
 }
@@ -68,6 +70,9 @@ impl RunReport {
         line(&mut out, "files skipped", self.skipped.len().to_string());
         line(&mut out, "chunks", self.chunks.to_string());
         line(&mut out, "tokens", self.tokens.to_string());
+        if let Some(recall) = self.recall_at_10 {
+            line(&mut out, "ANN recall@10", format!("{recall:.4}"));
+        }
         line(&mut out, "wall time", format!("{:.2} s", self.wall_secs));
         out.push_str(&format!("\n  {:<14} {:>10} {:>12} {:>16}\n", "stage", "busy s", "items", "throughput"));
         for stage in &self.stages {

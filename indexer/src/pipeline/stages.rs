@@ -166,14 +166,21 @@ pub(super) fn embed_stage(
         if texts.is_empty() {
             return Ok(());
         }
-        let started = Instant::now();
-        let embeddings = embedder.embed(&texts)?;
-        busy += started.elapsed().as_secs_f64();
-        context.counters.embedded.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        // At most `group` texts per call, so progress moves even when one file holds many chunks.
+        let mut data = Vec::new();
+        let mut dim = 0;
+        for slice in texts.chunks(group.max(1)) {
+            let started = Instant::now();
+            let embeddings = embedder.embed(slice)?;
+            busy += started.elapsed().as_secs_f64();
+            context.counters.embedded.fetch_add(slice.len() as u64, Ordering::Relaxed);
+            dim = embeddings.dim;
+            data.extend_from_slice(&embeddings.data);
+        }
         let mut offset = 0;
         for ChunkedDoc { record, chunks } in pending.drain(..) {
             let rows = chunks.len();
-            let vectors = embeddings.data[offset * embeddings.dim..(offset + rows) * embeddings.dim].to_vec();
+            let vectors = data[offset * dim..(offset + rows) * dim].to_vec();
             offset += rows;
             done.push(EmbeddedDoc { record, chunks, vectors });
         }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::ChunkerConfig;
 use crate::embed::ModelInfo;
-use crate::index::IndexSpec;
+use crate::index::{IndexSpec, RecallCheck};
 
 /// The snapshot format this code writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -23,6 +23,9 @@ pub struct Manifest {
     pub chunker: ChunkerManifest,
     pub index: IndexManifest,
     pub keyword: KeywordManifest,
+    /// ANN recall@k against exact search, measured before publishing.
+    #[serde(default)]
+    pub recall_check: Option<RecallCheck>,
     pub segments: Vec<SegmentManifest>,
     /// Chunk ids hidden from results (deletes after publishing).
     #[serde(default)]

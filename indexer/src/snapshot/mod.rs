@@ -2,18 +2,26 @@
 //! vectors.faiss, keyword/) plus a manifest per version and a LATEST pointer, written
 //! data first, manifest next, LATEST last, so a reader never sees a half-written snapshot.
 
+mod cache;
 mod manifest;
 mod parquet_io;
 mod reader;
 mod upload;
 mod writer;
 
+pub use cache::local_copy;
 pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, FORMAT_VERSION,
 };
 pub use parquet_io::{chunks_from_parquet, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentRecord};
 pub use reader::{SnapshotReader, Verification};
 pub use writer::{new_version_id, SnapshotWriter, WrittenSegment};
+
+/// sha256 of some bytes, as lowercase hex (content hashes and file checksums).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
 
 /// Object names inside a snapshot root.
 pub mod layout {

@@ -3,7 +3,6 @@
 use bytes::Bytes;
 use object_store::ObjectStoreExt;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use super::layout;
 use super::manifest::{Manifest, FORMAT_VERSION};
@@ -71,6 +70,10 @@ impl SnapshotReader {
         &self.root.uri
     }
 
+    pub(super) fn location(&self) -> &Location {
+        &self.root
+    }
+
     /// Reads a file below the root.
     pub async fn get(&self, relative: &str) -> Result<Bytes> {
         get(&self.root, relative).await
@@ -90,7 +93,7 @@ impl SnapshotReader {
                 Err(other) => return Err(other),
             };
             verification.bytes_checked += bytes.len() as u64;
-            let actual = hex::encode(Sha256::digest(&bytes));
+            let actual = super::sha256_hex(&bytes);
             if actual != expected.sha256 || bytes.len() as u64 != expected.bytes {
                 verification.problems.push((path.clone(), format!("sha256 {actual} ({} bytes), manifest says {} ({} bytes)", bytes.len(), expected.sha256, expected.bytes)));
             }

@@ -16,7 +16,7 @@ const PART_SIZE: usize = 16 * 1024 * 1024;
 
 /// Writes `bytes` at `relative` below the root.
 pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -> Result<FileChecksum> {
-    let checksum = FileChecksum { sha256: hex::encode(Sha256::digest(&bytes)), bytes: bytes.len() as u64 };
+    let checksum = FileChecksum { sha256: super::sha256_hex(&bytes), bytes: bytes.len() as u64 };
     let key = root.child(relative);
     root.store.put(&key, PutPayload::from(bytes)).await.map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
     Ok(checksum)

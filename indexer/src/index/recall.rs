@@ -1,0 +1,69 @@
+//! ANN recall@k against exact search over the same vectors: measured at publish time and
+//! stored in the manifest, so a bad index never ships silently.
+
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use super::VectorIndex;
+use crate::error::Result;
+
+/// What the check measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecallCheck {
+    pub k: usize,
+    pub queries: usize,
+    /// `given` (user queries) or `chunks` (a seeded sample of the indexed chunks).
+    pub query_source: String,
+    pub recall: f64,
+}
+
+/// Mean recall@k of `index` against exact search over `base` for `queries` (row-major).
+pub fn ann_recall(index: &mut dyn VectorIndex, base: &[f32], dim: usize, queries: &[f32], k: usize) -> Result<f64> {
+    let n = queries.len() / dim.max(1);
+    if n == 0 || base.is_empty() {
+        return Ok(1.0);
+    }
+    let k = k.min(base.len() / dim);
+    let exact = quarry_kernels::exact_top_k(queries, base, dim, k);
+    let approximate = index.search(queries, k)?;
+    let total: f64 = exact
+        .iter()
+        .zip(&approximate)
+        .map(|(truth, found)| {
+            let hits = truth.iter().filter(|t| found.iter().any(|f| f.row == t.row)).count();
+            hits as f64 / truth.len().max(1) as f64
+        })
+        .sum();
+    Ok(total / n as f64)
+}
+
+/// A seeded sample of up to `count` rows of `base`, as queries.
+pub fn sample_rows(base: &[f32], dim: usize, count: usize) -> Vec<f32> {
+    let rows = base.len() / dim.max(1);
+    let mut rng = StdRng::seed_from_u64(0x5eed_2ec4);
+    let mut picked = sample(&mut rng, rows, count.min(rows)).into_vec();
+    picked.sort_unstable();
+    picked.iter().flat_map(|&r| base[r * dim..(r + 1) * dim].iter().copied()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{build_vector_index, IndexSpec};
+
+    #[test]
+    fn flat_is_exact_and_a_starved_ivf_is_not() {
+        let dim = 16;
+        let base = crate::index::test_unit_vectors(2000, dim);
+        let queries = sample_rows(&base, dim, 50);
+        let mut flat = build_vector_index(&IndexSpec::Flat, dim, &base).unwrap();
+        assert_eq!(ann_recall(&mut flat, &base, dim, &queries, 10).unwrap(), 1.0);
+        let spec = IndexSpec::IvfFlat { nlist: 64, nprobe: 1, train_sample: 2000 };
+        let mut ivf = build_vector_index(&spec, dim, &base).unwrap();
+        let recall = ann_recall(&mut ivf, &base, dim, &queries, 10).unwrap();
+        assert!(recall < 0.9, "nprobe=1 of 64 lists should miss neighbours, got {recall}");
+    }
+
+}

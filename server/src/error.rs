@@ -1,0 +1,18 @@
+//! The server crate's error type.
+
+use quarry_indexer::IndexerError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Indexer(#[from] IndexerError),
+
+    #[error("model mismatch: the snapshot was embedded with {snapshot_model} (sha256 {snapshot_sha}), the loaded model is {loaded_model} (sha256 {loaded_sha}); load the snapshot's model with --model")]
+    ModelMismatch { snapshot_model: String, snapshot_sha: String, loaded_model: String, loaded_sha: String },
+
+    #[error("snapshot {uri} failed verification: {problems}")]
+    Corrupt { uri: String, problems: String },
+
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+}

@@ -1,0 +1,99 @@
+//! Retrieval quality of a loaded snapshot of a BEIR corpus: nDCG@10, recall@10/100 and
+//! MRR@10 per mode (plus exact dense search), and the vector lane's ANN recall@10 against
+//! exact search over the same vectors. Document ids are the BEIR ids in the URI fragment.
+
+use std::collections::{HashMap, HashSet};
+
+use quarry_datasets::beir::BeirDataset;
+use quarry_datasets::metrics::{summarize, Summary};
+use serde::Serialize;
+
+use crate::error::ServerError;
+use crate::searcher::{Mode, SearchRequest, Searcher};
+
+/// Chunks fetched per query so that 100 distinct documents are (nearly always) covered.
+const CHUNK_DEPTH: usize = 300;
+
+/// The metrics of one mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeResult {
+    pub mode: String,
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub snapshot: String,
+    pub version: String,
+    pub index: String,
+    pub queries: usize,
+    pub modes: Vec<ModeResult>,
+    pub ann_recall_at_10: f64,
+    pub mean_query_embed_ms: f64,
+}
+
+impl EvalReport {
+    pub fn mode(&self, name: &str) -> Option<&Summary> {
+        self.modes.iter().find(|m| m.mode == name).map(|m| &m.summary)
+    }
+}
+
+/// Documents ranked for one query: rows mapped to BEIR ids, best chunk per document.
+fn documents_of(searcher: &Searcher, rows: impl Iterator<Item = usize>, depth: usize) -> Vec<String> {
+    let snapshot = searcher.snapshot();
+    let mut seen = HashSet::new();
+    let mut ranked = Vec::new();
+    for row in rows {
+        let document = snapshot.document_of(row);
+        let id = document.uri.rsplit_once('#').map(|(_, id)| id.to_string()).unwrap_or_else(|| document.doc_id.clone());
+        if seen.insert(id.clone()) {
+            ranked.push(id);
+            if ranked.len() == depth {
+                break;
+            }
+        }
+    }
+    ranked
+}
+
+/// Runs every judged query of `dataset` through each mode.
+pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport, ServerError> {
+    let queries = dataset.judged_queries();
+    if queries.is_empty() {
+        return Err(ServerError::InvalidRequest("the dataset has no judged queries".into()));
+    }
+    let snapshot = searcher.snapshot();
+    let row_of: HashMap<&str, usize> = snapshot.chunks.iter().enumerate().map(|(row, c)| (c.chunk_id.as_str(), row)).collect();
+    let mut runs: HashMap<String, HashMap<String, Vec<String>>> = HashMap::new();
+    let mut ann_recall = 0.0;
+    let mut embed_secs = 0.0;
+    for query in &queries {
+        let started = std::time::Instant::now();
+        let vector = searcher.embed_query(&query.text)?;
+        embed_secs += started.elapsed().as_secs_f64();
+        for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+            let request = SearchRequest { query: query.text.clone(), mode, top_k: CHUNK_DEPTH, ..Default::default() };
+            let result = searcher.search_with_vector(&request, Some(&vector))?.result;
+            let rows = result.chunks.iter().filter_map(|c| row_of.get(c.chunk_id.as_str()).copied());
+            runs.entry(mode.as_str().to_string()).or_default().insert(query.id.clone(), documents_of(searcher, rows, 100));
+        }
+        let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH);
+        runs.entry("vector (exact)".into()).or_default().insert(query.id.clone(), documents_of(searcher, exact.iter().map(|h| h.0), 100));
+        let approximate: Vec<usize> = searcher.vector_lane(&vector, 10, None)?.into_iter().map(|h| h.0).collect();
+        let truth = &exact[..exact.len().min(10)];
+        ann_recall += truth.iter().filter(|h| approximate.contains(&h.0)).count() as f64 / truth.len().max(1) as f64;
+    }
+    let qrels: HashMap<String, HashMap<String, i32>> = queries.iter().map(|q| (q.id.clone(), dataset.qrels[&q.id].clone())).collect();
+    Ok(EvalReport {
+        snapshot: snapshot.uri.clone(),
+        version: snapshot.manifest.version.clone(),
+        index: snapshot.manifest.index.params.factory(),
+        queries: queries.len(),
+        modes: ["vector", "vector (exact)", "keyword", "hybrid"]
+            .iter()
+            .map(|m| ModeResult { mode: m.to_string(), summary: summarize(&runs[*m], &qrels) })
+            .collect(),
+        ann_recall_at_10: ann_recall / queries.len() as f64,
+        mean_query_embed_ms: embed_secs * 1e3 / queries.len() as f64,
+    })
+}

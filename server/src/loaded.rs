@@ -1,0 +1,139 @@
+//! A snapshot version loaded for search: chunk rows and embeddings in memory, one FAISS and
+//! one tantivy index per segment, tombstoned rows excluded. Remote snapshots are copied to a
+//! local cache keyed by version; every file is checked against the manifest on load.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use quarry_indexer::chunk::Chunk;
+use quarry_indexer::embed::Embeddings;
+use quarry_indexer::index::{load_vector_index, FaissIndex, RowSet, TantivyKeywordIndex};
+use quarry_indexer::snapshot::{chunks_from_parquet, documents_from_parquet, layout, local_copy, DocumentRecord, Manifest, SnapshotReader};
+use quarry_indexer::store::StoreOptions;
+use quarry_indexer::IndexerError;
+
+use crate::error::ServerError;
+
+/// How to load a snapshot.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub store: StoreOptions,
+    /// Where remote snapshots are copied (one folder per version).
+    pub cache_dir: PathBuf,
+    /// Check every file's sha256 against the manifest (on by default).
+    pub verify: bool,
+    /// A version other than LATEST.
+    pub version: Option<String>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self { store: StoreOptions::default(), cache_dir: std::env::temp_dir().join("quarry-cache"), verify: true, version: None }
+    }
+}
+
+/// One segment's indexes; its rows are `offset..offset + rows` of the snapshot.
+pub struct LoadedSegment {
+    pub id: String,
+    pub offset: usize,
+    pub rows: usize,
+    /// FAISS searches take `&mut`; the lock serializes searches on one segment.
+    pub vectors: Mutex<FaissIndex>,
+    pub keyword: TantivyKeywordIndex,
+}
+
+/// Everything a search needs, in memory.
+pub struct LoadedSnapshot {
+    pub uri: String,
+    pub manifest: Manifest,
+    pub chunks: Vec<Chunk>,
+    pub embeddings: Embeddings,
+    pub documents: Vec<DocumentRecord>,
+    /// `documents[doc_of_row[row]]` is the document of chunk `row`.
+    pub doc_of_row: Vec<u32>,
+    pub segments: Vec<LoadedSegment>,
+    /// Rows hidden by tombstones.
+    pub tombstoned: RowSet,
+}
+
+fn read_file(path: &std::path::Path) -> Result<Vec<u8>, IndexerError> {
+    std::fs::read(path).map_err(|cause| IndexerError::Io { path: path.to_path_buf(), cause })
+}
+
+impl LoadedSnapshot {
+    /// Loads the snapshot at `uri` (LATEST unless `options.version`).
+    pub async fn load(uri: &str, options: &LoadOptions) -> Result<Self, ServerError> {
+        let reader = match &options.version {
+            Some(version) => SnapshotReader::open_version(uri, version, &options.store).await?,
+            None => SnapshotReader::open(uri, &options.store).await?,
+        };
+        let local = local_copy(&reader, &options.cache_dir).await?;
+        let manifest = reader.manifest().clone();
+        let uri = reader.uri().to_string();
+        let verify = options.verify;
+        tokio::task::spawn_blocking(move || Self::load_local(uri, manifest, local, verify))
+            .await
+            .map_err(|e| ServerError::InvalidRequest(format!("snapshot loader panicked: {e}")))?
+    }
+
+    fn load_local(uri: String, manifest: Manifest, root: PathBuf, verify: bool) -> Result<Self, ServerError> {
+        if verify {
+            let mut problems = Vec::new();
+            for (relative, expected) in &manifest.checksums {
+                match std::fs::read(root.join(relative)) {
+                    Ok(bytes) => {
+                        let actual = quarry_indexer::snapshot::sha256_hex(&bytes);
+                        if actual != expected.sha256 {
+                            problems.push(format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256));
+                        }
+                    }
+                    Err(e) => problems.push(format!("{relative}: {e}")),
+                }
+            }
+            if !problems.is_empty() {
+                return Err(ServerError::Corrupt { uri, problems: problems.join("; ") });
+            }
+        }
+        let mut chunks = Vec::new();
+        let mut embeddings = Embeddings { dim: manifest.model.dim, data: Vec::new() };
+        let mut documents = Vec::new();
+        let mut segments = Vec::new();
+        for segment in &manifest.segments {
+            let offset = chunks.len();
+            let chunk_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
+            let (mut seg_chunks, seg_vectors) = chunks_from_parquet(chunk_bytes.into())?;
+            let rows = seg_chunks.len();
+            chunks.append(&mut seg_chunks);
+            embeddings.data.extend_from_slice(&seg_vectors.data);
+            let doc_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
+            documents.extend(documents_from_parquet(doc_bytes.into())?);
+            let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.index.params)?;
+            let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
+            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, vectors: Mutex::new(vectors), keyword });
+        }
+        let doc_index: std::collections::HashMap<&str, u32> = documents.iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), i as u32)).collect();
+        let doc_of_row = chunks
+            .iter()
+            .map(|c| doc_index.get(c.doc_id.as_str()).copied().ok_or_else(|| ServerError::Corrupt { uri: uri.clone(), problems: format!("chunk {} names unknown document {}", c.chunk_id, c.doc_id) }))
+            .collect::<Result<Vec<_>, _>>()?;
+        let dead: HashSet<&str> = manifest.tombstones.iter().map(String::as_str).collect();
+        let mut tombstoned = RowSet::empty(chunks.len());
+        for (row, chunk) in chunks.iter().enumerate() {
+            if dead.contains(chunk.chunk_id.as_str()) || dead.contains(chunk.doc_id.as_str()) {
+                tombstoned.insert(row);
+            }
+        }
+        Ok(Self { uri, manifest, chunks, embeddings, documents, doc_of_row, segments, tombstoned })
+    }
+
+    /// The document of a chunk row.
+    pub fn document_of(&self, row: usize) -> &DocumentRecord {
+        &self.documents[self.doc_of_row[row] as usize]
+    }
+
+    /// Rows that can appear in results (all but tombstoned).
+    pub fn live_rows(&self) -> usize {
+        self.chunks.len() - self.tombstoned.count()
+    }
+}

@@ -1,0 +1,106 @@
+//! The seed-000 result records: the `Chunk` golden record and the `RetrievalResult`
+//! container, with quarry's `mode` and `underfilled` added.
+
+use quarry_indexer::parse::ContentType;
+use serde::{Deserialize, Serialize};
+
+use crate::loaded::LoadedSnapshot;
+
+/// The golden record: one retrieved chunk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkResult {
+    pub chunk_id: String,
+    /// Never null: the chunk text.
+    pub content: String,
+    /// In [0, 1], higher is more relevant.
+    pub score: f32,
+    pub file_name: String,
+    /// 1-based, or null for unpaged formats.
+    pub page_number: Option<u32>,
+    /// "report.pdf, p.15", "notes.md", "corpus.jsonl#doc-7".
+    pub display_citation: String,
+    pub content_type: ContentType,
+    pub content_subtype: Option<String>,
+    /// For tables: the rows as CSV-like text.
+    pub structured_data: Option<String>,
+    pub image_storage_uri: Option<String>,
+    pub image_url: Option<String>,
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The container a search returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetrievalResult {
+    pub chunks: Vec<ChunkResult>,
+    /// Sum of the model tokens of the returned chunks.
+    pub total_tokens: u64,
+    pub query: String,
+    pub backend: String,
+    pub success: bool,
+    pub error_message: Option<String>,
+    /// vector, keyword or hybrid.
+    pub mode: String,
+    /// True when fewer than top_k chunks matched (filters, min_score, a small corpus).
+    pub underfilled: bool,
+}
+
+/// The citation label of a chunk.
+pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>) -> String {
+    let base = match uri.rsplit_once('#') {
+        Some((_, fragment)) => format!("{file_name}#{fragment}"),
+        None => file_name.to_string(),
+    };
+    match page {
+        Some(page) => format!("{base}, p.{page}"),
+        None => base,
+    }
+}
+
+/// Builds the golden record of chunk `row` with its final score and lane details.
+pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
+    let chunk = &snapshot.chunks[row];
+    let document = snapshot.document_of(row);
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("doc_id".into(), document.doc_id.clone().into());
+    metadata.insert("uri".into(), document.uri.clone().into());
+    metadata.insert("title".into(), document.title.clone().into());
+    metadata.insert("source".into(), document.source.clone().into());
+    metadata.insert("tags".into(), document.tags.clone().into());
+    metadata.insert("heading_path".into(), chunk.heading_path.clone().into());
+    metadata.insert("chunk_index".into(), chunk.index.into());
+    metadata.insert("token_count".into(), chunk.token_count.into());
+    metadata.insert("snapshot_version".into(), snapshot.manifest.version.clone().into());
+    if let Ok(serde_json::Value::Object(extra)) = serde_json::from_str(&document.metadata) {
+        if !extra.is_empty() {
+            metadata.insert("document".into(), serde_json::Value::Object(extra));
+        }
+    }
+    metadata.extend(lanes);
+    let is_table = chunk.content_type == ContentType::Table;
+    ChunkResult {
+        chunk_id: chunk.chunk_id.clone(),
+        content: chunk.text.clone(),
+        score: score.clamp(0.0, 1.0),
+        file_name: document.file_name.clone(),
+        page_number: chunk.page,
+        display_citation: display_citation(&document.file_name, &document.uri, chunk.page),
+        content_type: chunk.content_type,
+        content_subtype: None,
+        structured_data: is_table.then(|| chunk.text.clone()),
+        image_storage_uri: None,
+        image_url: None,
+        metadata,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn citations() {
+        assert_eq!(display_citation("report.pdf", "s3://b/report.pdf", Some(15)), "report.pdf, p.15");
+        assert_eq!(display_citation("notes.md", "file:///x/notes.md", None), "notes.md");
+        assert_eq!(display_citation("corpus.jsonl", "file:///x/corpus.jsonl#d7", None), "corpus.jsonl#d7");
+    }
+}

@@ -1,0 +1,311 @@
+//! The Searcher: vector, keyword and hybrid (RRF) lanes over a loaded snapshot, with
+//! filters applied inside each lane (FAISS ID selectors, an exact scan when a filter is
+//! selective, tantivy's filter collector), and results as seed-000 golden records.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use quarry_indexer::embed::Embedder;
+use quarry_indexer::index::{KeywordIndex, RowSet, VectorIndex};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServerError;
+use crate::filter::Filters;
+use crate::fusion::{reciprocal_rank_fusion, Lane};
+use crate::loaded::{LoadedSegment, LoadedSnapshot};
+use crate::result::{chunk_result, RetrievalResult};
+
+/// By default, filters that leave at most this many rows in a segment are served by an exact scan.
+pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
+/// The largest top_k a request may ask for.
+pub const MAX_TOP_K: usize = 1000;
+
+/// Which lanes answer.
+///
+/// The default is the vector lane. Measured on msmarco-5k (bench/RESULTS.md), every
+/// equal-weight fusion of the two lanes (RRF k=60, min-max convex combination, DBSF) scored
+/// about 0.007 nDCG@10 below dense alone, because BM25 is the weaker lane there; making
+/// hybrid win would mean fitting lane weights to that set. Hybrid (RRF with optional lane
+/// weights) is one field away for corpora where exact terms matter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    #[default]
+    Vector,
+    Keyword,
+    Hybrid,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vector => "vector",
+            Self::Keyword => "keyword",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = ServerError;
+    fn from_str(s: &str) -> Result<Self, ServerError> {
+        match s {
+            "vector" | "dense" => Ok(Self::Vector),
+            "keyword" | "bm25" => Ok(Self::Keyword),
+            "hybrid" => Ok(Self::Hybrid),
+            other => Err(ServerError::InvalidRequest(format!("unknown mode `{other}` (vector, keyword, hybrid)"))),
+        }
+    }
+}
+
+/// One search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchRequest {
+    pub query: String,
+    pub top_k: usize,
+    pub mode: Mode,
+    pub filters: Filters,
+    pub min_score: Option<f32>,
+    /// Hybrid lane weights.
+    pub vector_weight: f32,
+    pub keyword_weight: f32,
+    /// The RRF constant.
+    pub rrf_k: f32,
+}
+
+impl Default for SearchRequest {
+    fn default() -> Self {
+        Self { query: String::new(), top_k: 10, mode: Mode::default(), filters: Filters::default(), min_score: None, vector_weight: 1.0, keyword_weight: 1.0, rrf_k: 60.0 }
+    }
+}
+
+impl SearchRequest {
+    pub fn new(query: impl Into<String>) -> Self {
+        Self { query: query.into(), ..Default::default() }
+    }
+
+    fn validate(&self) -> Result<(), ServerError> {
+        let bad = |m: String| Err(ServerError::InvalidRequest(m));
+        if self.query.trim().is_empty() {
+            return bad("query must not be empty".into());
+        }
+        if self.top_k == 0 || self.top_k > MAX_TOP_K {
+            return bad(format!("top_k must be between 1 and {MAX_TOP_K}, got {}", self.top_k));
+        }
+        if let Some(min) = self.min_score {
+            if !(0.0..=1.0).contains(&min) {
+                return bad(format!("min_score must be between 0 and 1, got {min}"));
+            }
+        }
+        if self.vector_weight < 0.0 || self.keyword_weight < 0.0 || self.vector_weight + self.keyword_weight <= 0.0 {
+            return bad("lane weights must be >= 0 and not both 0".into());
+        }
+        if self.rrf_k < 0.0 {
+            return bad(format!("rrf_k must be >= 0, got {}", self.rrf_k));
+        }
+        Ok(())
+    }
+}
+
+/// Where the time of one search went.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SearchTimings {
+    pub embed_secs: f64,
+    pub search_secs: f64,
+}
+
+/// A search's result and timings.
+#[derive(Debug, Clone)]
+pub struct SearchOutcome {
+    pub result: RetrievalResult,
+    pub timings: SearchTimings,
+}
+
+/// Searches one loaded snapshot with the model it was built with.
+pub struct Searcher {
+    snapshot: Arc<LoadedSnapshot>,
+    embedder: Arc<dyn Embedder>,
+    exact_scan_max_rows: usize,
+}
+
+/// The segment-local rows of a global row set.
+fn segment_rows(allowed: &RowSet, segment: &LoadedSegment) -> RowSet {
+    let mut local = RowSet::empty(segment.rows);
+    for row in 0..segment.rows {
+        if allowed.contains(segment.offset + row) {
+            local.insert(row);
+        }
+    }
+    local
+}
+
+fn best_first(hits: &mut Vec<(usize, f32)>, k: usize) {
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    hits.truncate(k);
+}
+
+impl Searcher {
+    /// Refuses a model whose weights differ from the ones the snapshot was embedded with.
+    pub fn new(snapshot: Arc<LoadedSnapshot>, embedder: Arc<dyn Embedder>) -> Result<Self, ServerError> {
+        let (wanted, loaded) = (&snapshot.manifest.model, embedder.info());
+        if wanted.sha256 != loaded.sha256 || wanted.dim != loaded.dim {
+            return Err(ServerError::ModelMismatch {
+                snapshot_model: wanted.name.clone(),
+                snapshot_sha: wanted.sha256.clone(),
+                loaded_model: loaded.name.clone(),
+                loaded_sha: loaded.sha256.clone(),
+            });
+        }
+        Ok(Self { snapshot, embedder, exact_scan_max_rows: EXACT_SCAN_MAX_ROWS })
+    }
+
+    /// Filters leaving at most `rows` rows in a segment are answered by an exact scan;
+    /// larger ones go through the ANN index with an ID selector.
+    pub fn with_exact_scan_max_rows(mut self, rows: usize) -> Self {
+        self.exact_scan_max_rows = rows;
+        self
+    }
+
+    pub fn snapshot(&self) -> &Arc<LoadedSnapshot> {
+        &self.snapshot
+    }
+
+    /// The query's embedding with the snapshot's model.
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, ServerError> {
+        Ok(self.embedder.embed(&[query])?.data)
+    }
+
+    /// Approximate (or, for selective filters, exact) nearest rows; scores are inner products.
+    pub fn vector_lane(&self, query: &[f32], k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
+        let mut hits = Vec::new();
+        let dim = self.snapshot.embeddings.dim;
+        for segment in &self.snapshot.segments {
+            let mut index = segment.vectors.lock().map_err(|_| ServerError::InvalidRequest("vector index lock poisoned".into()))?;
+            match allowed.map(|a| segment_rows(a, segment)) {
+                None => hits.extend(index.search(query, k)?.remove(0).into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
+                Some(local) if local.is_empty() => {}
+                Some(local) if local.count() <= self.exact_scan_max_rows => {
+                    let rows: Vec<u64> = local.rows().into_iter().map(|r| r + segment.offset as u64).collect();
+                    let found = quarry_kernels::exact_top_k_in(query, &self.snapshot.embeddings.data, dim, &rows, k);
+                    hits.extend(found.into_iter().map(|h| (h.row as usize, h.score)));
+                }
+                Some(local) => hits.extend(index.search_in(query, k, &local)?.into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
+            }
+        }
+        best_first(&mut hits, k);
+        Ok(hits)
+    }
+
+    /// Exact nearest rows over every live row: the ground truth for ANN recall.
+    pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+        let dim = self.snapshot.embeddings.dim;
+        let rows: Vec<u64> = (0..self.snapshot.chunks.len()).filter(|r| !self.snapshot.tombstoned.contains(*r)).map(|r| r as u64).collect();
+        quarry_kernels::exact_top_k_in(query, &self.snapshot.embeddings.data, dim, &rows, k).into_iter().map(|h| (h.row as usize, h.score)).collect()
+    }
+
+    /// BM25 rows; scores are raw BM25.
+    pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
+        let mut hits = Vec::new();
+        for segment in &self.snapshot.segments {
+            let found = match allowed.map(|a| segment_rows(a, segment)) {
+                None => segment.keyword.search(query, k)?,
+                Some(local) if local.is_empty() => Vec::new(),
+                Some(local) => segment.keyword.search_in(query, k, &local)?,
+            };
+            hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
+        }
+        best_first(&mut hits, k);
+        Ok(hits)
+    }
+
+    /// Runs a search, embedding the query when a lane needs it.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
+        request.validate()?;
+        let started = Instant::now();
+        let query_vector = match request.mode {
+            Mode::Keyword => None,
+            _ => Some(self.embed_query(&request.query)?),
+        };
+        let embed_secs = started.elapsed().as_secs_f64();
+        let mut outcome = self.search_with_vector(request, query_vector.as_deref())?;
+        outcome.timings.embed_secs = embed_secs;
+        Ok(outcome)
+    }
+
+    /// Runs a search with an already embedded query (`None` for keyword mode).
+    pub fn search_with_vector(&self, request: &SearchRequest, query_vector: Option<&[f32]>) -> Result<SearchOutcome, ServerError> {
+        request.validate()?;
+        let started = Instant::now();
+        let allowed = request.filters.allowed_rows(&self.snapshot);
+        let allowed = allowed.as_ref();
+        let need_vector = || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
+        let top_k = request.top_k;
+        let scored: Vec<(usize, f32, serde_json::Map<String, serde_json::Value>)> = match request.mode {
+            Mode::Vector => self
+                .vector_lane(need_vector()?, top_k, allowed)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, (row, score))| (row, score.clamp(0.0, 1.0), lane_detail("vector", i + 1, score)))
+                .collect(),
+            Mode::Keyword => {
+                let hits = self.keyword_lane(&request.query, top_k, allowed)?;
+                let top = hits.first().map(|h| h.1).unwrap_or(1.0).max(f32::MIN_POSITIVE);
+                hits.into_iter().enumerate().map(|(i, (row, score))| (row, score / top, lane_detail("keyword", i + 1, score))).collect()
+            }
+            Mode::Hybrid => {
+                let fetch = (top_k * 4).max(50);
+                let vector = self.vector_lane(need_vector()?, fetch, allowed)?;
+                let keyword = self.keyword_lane(&request.query, fetch, allowed)?;
+                let vector_rows: Vec<usize> = vector.iter().map(|h| h.0).collect();
+                let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.0).collect();
+                let fused = reciprocal_rank_fusion(
+                    &[Lane { rows: &vector_rows, weight: request.vector_weight }, Lane { rows: &keyword_rows, weight: request.keyword_weight }],
+                    request.rrf_k,
+                );
+                fused
+                    .into_iter()
+                    .take(top_k)
+                    .map(|(row, score)| {
+                        let mut lanes = serde_json::Map::new();
+                        if let Some(rank) = vector_rows.iter().position(|r| *r == row) {
+                            lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
+                        }
+                        if let Some(rank) = keyword_rows.iter().position(|r| *r == row) {
+                            lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
+                        }
+                        (row, score, lanes)
+                    })
+                    .collect()
+            }
+        };
+        let min_score = request.min_score.unwrap_or(0.0);
+        let chunks: Vec<_> = scored
+            .into_iter()
+            .filter(|(_, score, _)| *score >= min_score)
+            .map(|(row, score, lanes)| chunk_result(&self.snapshot, row, score, lanes))
+            .collect();
+        let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
+        let underfilled = chunks.len() < top_k;
+        Ok(SearchOutcome {
+            result: RetrievalResult {
+                chunks,
+                total_tokens,
+                query: request.query.clone(),
+                backend: "quarry".into(),
+                success: true,
+                error_message: None,
+                mode: request.mode.as_str().into(),
+                underfilled,
+            },
+            timings: SearchTimings { embed_secs: 0.0, search_secs: started.elapsed().as_secs_f64() },
+        })
+    }
+}
+
+fn lane_detail(lane: &str, rank: usize, raw_score: f32) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = serde_json::Map::new();
+    map.insert(format!("{lane}_rank"), rank.into());
+    map.insert(format!("{lane}_score"), serde_json::json!(raw_score));
+    map
+}

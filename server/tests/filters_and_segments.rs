@@ -1,0 +1,221 @@
+//! Filters inside both lanes (against an exact filtered scan), underfilled results,
+//! several segments with tombstones, model mismatch, corruption on load, and a snapshot
+//! loaded from S3 through the local cache.
+
+#[path = "../../indexer/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use object_store::ObjectStoreExt;
+use quarry_indexer::embed::Embedder;
+use quarry_indexer::index::IndexKind;
+use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
+use quarry_indexer::snapshot::{layout, Manifest, SnapshotReader};
+use quarry_indexer::store::{open_location, StoreOptions};
+use quarry_server::{Filters, LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher, ServerError};
+
+/// An msmarco slice with deterministic tags, sources and years in its metadata.
+fn tagged_corpus(dir: &Path, docs: usize) {
+    let lines: String = common::msmarco_slice(docs)
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            value["metadata"] = serde_json::json!({ "tags": [format!("t{}", i % 5)], "year": 2020 + (i % 3) });
+            format!("{value}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("corpus.jsonl"), lines).unwrap();
+}
+
+async fn index(src: &Path, out: &Path, kind: IndexKind) {
+    let mut options = RunOptions::new(src.to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
+    options.index.kind = kind;
+    options.progress = ProgressMode::Quiet;
+    run_with_embedder(options, common::embedder()).await.unwrap();
+}
+
+async fn searcher(uri: &str) -> Searcher {
+    let loaded = LoadedSnapshot::load(uri, &LoadOptions::default()).await.unwrap();
+    Searcher::new(Arc::new(loaded), common::embedder()).unwrap()
+}
+
+/// The exact answer: every allowed chunk scored by brute force.
+fn exact_filtered(searcher: &Searcher, query: &[f32], filters: &Filters, k: usize) -> Vec<String> {
+    let snapshot = searcher.snapshot();
+    let mut scored: Vec<(f32, usize)> = (0..snapshot.chunks.len())
+        .filter(|&row| filters.matches(snapshot.document_of(row)))
+        .map(|row| (snapshot.embeddings.row(row).iter().zip(query).map(|(a, b)| a * b).sum(), row))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(k).map(|(_, row)| snapshot.chunks[row].chunk_id.clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_apply_inside_every_lane() {
+    let src = tempfile::tempdir().unwrap();
+    tagged_corpus(src.path(), 300);
+    let out = tempfile::tempdir().unwrap();
+    index(src.path(), out.path(), IndexKind::Hnsw).await;
+    let exact_path = searcher(out.path().to_str().unwrap()).await;
+    // The same snapshot with the ID-selector path through HNSW forced.
+    let selector_path = searcher(out.path().to_str().unwrap()).await.with_exact_scan_max_rows(0);
+
+    let queries = ["what is the weather like", "how to cook rice", "definition of a contract"];
+    let mut specs: Vec<Vec<&str>> = vec![vec!["tags=t1"], vec!["tags=t2,t3", "year=2021"], vec!["source=file", "year=2022"]];
+    specs.push(vec!["tags=t4", "year=2020"]);
+    for query in queries {
+        let vector = common::embedder().embed(&[query]).unwrap().data;
+        for spec in &specs {
+            let mut filters = Filters::default();
+            spec.iter().for_each(|s| filters.add(s).unwrap());
+            let want = exact_filtered(&exact_path, &vector, &filters, 10);
+            for (name, searcher) in [("exact scan", &exact_path), ("hnsw selector", &selector_path)] {
+                for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+                    let request = SearchRequest { query: query.into(), mode, top_k: 10, filters: filters.clone(), ..Default::default() };
+                    let result = searcher.search(&request).unwrap().result;
+                    let snapshot = searcher.snapshot();
+                    for chunk in &result.chunks {
+                        let row = snapshot.chunks.iter().position(|c| c.chunk_id == chunk.chunk_id).unwrap();
+                        assert!(filters.matches(snapshot.document_of(row)), "{name} {mode:?} {spec:?}: {} does not match", chunk.chunk_id);
+                        assert!((0.0..=1.0).contains(&chunk.score));
+                    }
+                    if mode == Mode::Vector {
+                        let got: Vec<String> = result.chunks.iter().map(|c| c.chunk_id.clone()).collect();
+                        let overlap = got.iter().filter(|id| want.contains(id)).count();
+                        assert_eq!(got.len(), want.len(), "{name} {spec:?}: as many as exist up to top_k");
+                        assert!(overlap >= want.len() * 9 / 10, "{name} {spec:?}: {overlap} of {} exact hits", want.len());
+                        if name == "exact scan" {
+                            assert_eq!(got, want, "{spec:?}: the exact path is exact");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // A filter nothing matches: empty and underfilled; a rare one: as many as exist.
+    let mut none = Filters::default();
+    none.add("tags=nope").unwrap();
+    let request = SearchRequest { query: "rice".into(), mode: Mode::Hybrid, filters: none, ..Default::default() };
+    let result = exact_path.search(&request).unwrap().result;
+    assert!(result.chunks.is_empty() && result.underfilled);
+    let first_doc = exact_path.snapshot().documents[0].doc_id.clone();
+    let request = SearchRequest { query: "anything at all".into(), mode: Mode::Vector, filters: Filters { doc_id: vec![first_doc], ..Default::default() }, ..Default::default() };
+    let result = exact_path.search(&request).unwrap().result;
+    assert_eq!(result.chunks.len(), exact_path.snapshot().documents[0].chunk_count as usize);
+    assert!(result.underfilled);
+    assert_eq!(result.backend, "quarry");
+    assert!(result.total_tokens > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn segments_tombstones_model_check_and_corruption() {
+    // Two runs give two segments; one manifest serves both, with one document tombstoned.
+    let (a_src, b_src, a_out, b_out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(a_src.path().join("gpus.md"), "# GPUs\n\nGraphics processors multiply matrices for vector search.").unwrap();
+    std::fs::write(b_src.path().join("cats.md"), "# Cats\n\nCats sleep most of the day.").unwrap();
+    std::fs::write(b_src.path().join("dogs.md"), "# Dogs\n\nDogs enjoy long walks in the park.").unwrap();
+    index(a_src.path(), a_out.path(), IndexKind::Flat).await;
+    index(b_src.path(), b_out.path(), IndexKind::Flat).await;
+    let merged = tempfile::tempdir().unwrap();
+    let mut manifests = Vec::new();
+    for out in [a_out.path(), b_out.path()] {
+        let reader = SnapshotReader::open(out.to_str().unwrap(), &StoreOptions::default()).await.unwrap();
+        for relative in reader.manifest().checksums.keys() {
+            let target = merged.path().join(relative);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(out.join(relative), target).unwrap();
+        }
+        manifests.push(reader.manifest().clone());
+    }
+    let mut manifest: Manifest = manifests[0].clone();
+    manifest.version = format!("{}-merged", manifest.version);
+    manifest.segments.extend(manifests[1].segments.clone());
+    manifest.checksums.extend(manifests[1].checksums.clone());
+    let dogs = SnapshotReader::open(b_out.path().to_str().unwrap(), &StoreOptions::default()).await.unwrap().read_documents().await.unwrap().into_iter().find(|d| d.file_name == "dogs.md").unwrap();
+    manifest.tombstones = vec![dogs.doc_id.clone()];
+    let write_manifest = |manifest: &Manifest| {
+        std::fs::create_dir_all(merged.path().join("manifests")).unwrap();
+        std::fs::write(merged.path().join(layout::manifest(&manifest.version)), serde_json::to_vec(manifest).unwrap()).unwrap();
+        std::fs::write(merged.path().join(layout::LATEST), &manifest.version).unwrap();
+    };
+    write_manifest(&manifest);
+
+    let searcher = searcher(merged.path().to_str().unwrap()).await;
+    assert_eq!(searcher.snapshot().segments.len(), 2);
+    for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+        let request = SearchRequest { query: "dogs walks park cats graphics".into(), mode, top_k: 10, ..Default::default() };
+        let files: Vec<String> = searcher.search(&request).unwrap().result.chunks.iter().map(|c| c.file_name.clone()).collect();
+        assert!(!files.contains(&"dogs.md".to_string()), "{mode:?}: tombstoned document returned: {files:?}");
+        if mode != Mode::Keyword {
+            assert!(files.contains(&"gpus.md".to_string()) && files.contains(&"cats.md".to_string()), "{mode:?}: both segments answer: {files:?}");
+        }
+    }
+
+    // A snapshot embedded with other weights is refused.
+    let mut foreign = manifest.clone();
+    foreign.version = format!("{}-foreign", foreign.version);
+    foreign.model.sha256 = "0".repeat(64);
+    write_manifest(&foreign);
+    let loaded = LoadedSnapshot::load(merged.path().to_str().unwrap(), &LoadOptions::default()).await.unwrap();
+    match Searcher::new(Arc::new(loaded), common::embedder()) {
+        Err(ServerError::ModelMismatch { snapshot_sha, .. }) => assert_eq!(snapshot_sha, "0".repeat(64)),
+        other => panic!("expected a model mismatch, got {:?}", other.map(|_| ())),
+    }
+
+    // A corrupted file is named on load.
+    write_manifest(&manifest);
+    let victim = manifest.checksums.keys().find(|k| k.ends_with("chunks.parquet")).unwrap().clone();
+    let mut bytes = std::fs::read(merged.path().join(&victim)).unwrap();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 0x55;
+    std::fs::write(merged.path().join(&victim), bytes).unwrap();
+    match LoadedSnapshot::load(merged.path().to_str().unwrap(), &LoadOptions::default()).await {
+        Err(ServerError::Corrupt { problems, .. }) => assert!(problems.contains(&victim), "{problems}"),
+        other => panic!("expected a corrupt snapshot, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_snapshot_loads_through_the_version_cache() {
+    let server = common::S3Server::start("quarry-search");
+    let store = StoreOptions { s3_endpoint: Some(server.endpoint.clone()) };
+    let snap_uri = format!("s3://{}/snap/sample", server.bucket);
+    let mut options = RunOptions::new(common::workspace_root().join("datasets/sample").to_str().unwrap(), &snap_uri, common::model_dir());
+    options.out_store = store.clone();
+    options.progress = ProgressMode::Quiet;
+    let report = run_with_embedder(options, common::embedder()).await.unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let load_options = LoadOptions { store: store.clone(), cache_dir: cache.path().to_path_buf(), ..Default::default() };
+    let loaded = LoadedSnapshot::load(&snap_uri, &load_options).await.unwrap();
+    assert_eq!(loaded.chunks.len(), report.chunks);
+    let version = report.version.unwrap();
+    let cached: Vec<_> = walk(cache.path()).into_iter().filter(|p| p.ends_with(".complete")).collect();
+    assert_eq!(cached.len(), 1);
+    assert!(cached[0].parent().unwrap().ends_with(&version));
+
+    // The second load reads segment files from the cache: remove one from S3 to prove it.
+    let root = open_location(&snap_uri, &store, false).unwrap();
+    let chunks_key = loaded.manifest.checksums.keys().find(|k| k.ends_with("chunks.parquet")).unwrap();
+    root.store.delete(&root.child(chunks_key)).await.unwrap();
+    let again = LoadedSnapshot::load(&snap_uri, &load_options).await.unwrap();
+    let searcher = Searcher::new(Arc::new(again), common::embedder()).unwrap();
+    let result = searcher.search(&SearchRequest::new("immutable snapshots and the LATEST pointer")).unwrap().result;
+    assert_eq!(result.chunks[0].file_name, "snapshots.html");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -1,0 +1,79 @@
+//! `quarry search SNAPSHOT "query"`: a readable table (rank, score, citation, snippet) or JSON.
+
+use std::process::ExitCode;
+
+use quarry_server::{Mode, SearchRequest};
+
+use super::{runtime, LoadArgs};
+
+#[derive(clap::Args, Debug)]
+pub struct SearchArgs {
+    /// Snapshot root (folder or s3://bucket/prefix).
+    pub snapshot: String,
+    /// The query text.
+    pub query: String,
+    /// vector | keyword | hybrid
+    #[arg(long, env = "QUARRY_MODE", default_value = "vector")]
+    pub mode: Mode,
+    #[arg(long, env = "QUARRY_TOP_K", default_value_t = 10)]
+    pub top_k: usize,
+    /// key=value[,value...]: source, tags (any of), file_name, doc_id, or a metadata key. Repeatable.
+    #[arg(long = "filter")]
+    pub filters: Vec<String>,
+    /// Leave out results scoring below this (0..1).
+    #[arg(long)]
+    pub min_score: Option<f32>,
+    /// Hybrid: weight of the vector lane.
+    #[arg(long, default_value_t = 1.0)]
+    pub vector_weight: f32,
+    /// Hybrid: weight of the keyword lane.
+    #[arg(long, default_value_t = 1.0)]
+    pub keyword_weight: f32,
+    /// Print the RetrievalResult as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+fn snippet(text: &str, width: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= width {
+        return flat;
+    }
+    format!("{}…", flat.chars().take(width - 1).collect::<String>())
+}
+
+pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
+    let mut request = SearchRequest::new(&args.query);
+    request.mode = args.mode;
+    request.top_k = args.top_k;
+    request.min_score = args.min_score;
+    request.vector_weight = args.vector_weight;
+    request.keyword_weight = args.keyword_weight;
+    for spec in &args.filters {
+        request.filters.add(spec)?;
+    }
+    let outcome = runtime()?.block_on(async {
+        let searcher = args.load.searcher(&args.snapshot).await?;
+        anyhow::Ok(searcher.search(&request)?)
+    })?;
+    let result = &outcome.result;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(result)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:>4}  {:>6}  {:<32}  {}", "rank", "score", "citation", "snippet");
+    for (rank, chunk) in result.chunks.iter().enumerate() {
+        println!("{:>4}  {:>6.3}  {:<32}  {}", rank + 1, chunk.score, snippet(&chunk.display_citation, 32), snippet(&chunk.content, 90));
+    }
+    println!(
+        "\n{} results ({} mode{}), {:.1} ms embedding + {:.1} ms search",
+        result.chunks.len(),
+        result.mode,
+        if result.underfilled { format!("; fewer than top_k = {} matched", args.top_k) } else { String::new() },
+        outcome.timings.embed_secs * 1e3,
+        outcome.timings.search_secs * 1e3
+    );
+    Ok(ExitCode::SUCCESS)
+}
