@@ -141,3 +141,60 @@ fn a_run_killed_before_publishing_leaves_latest_untouched() {
     assert!(output.status.success(), "{}", text(&output.stdout));
     assert!(text(&output.stdout).contains(first["version"].as_str().unwrap()));
 }
+
+/// A tiny BEIR folder over the sample corpus's topics.
+fn tiny_beir(dir: &Path) {
+    std::fs::create_dir_all(dir.join("qrels")).unwrap();
+    let corpus = [
+        ("d1", "GPUs", "Graphics processors run thousands of threads and speed up matrix multiplication."),
+        ("d2", "Cats", "Cats sleep for most of the day and hunt at dawn."),
+        ("d3", "BM25", "BM25 ranks documents by term frequency and inverse document frequency."),
+        ("d4", "Bread", "Knead the dough, let it rise, then bake it in a hot oven."),
+    ];
+    let lines: String = corpus.iter().map(|(id, t, x)| format!("{}\n", serde_json::json!({"_id": id, "title": t, "text": x}))).collect();
+    std::fs::write(dir.join("corpus.jsonl"), lines).unwrap();
+    std::fs::write(dir.join("queries.jsonl"), "{\"_id\": \"q1\", \"text\": \"how do graphics cards accelerate math\"}\n{\"_id\": \"q2\", \"text\": \"how to bake bread\"}\n").unwrap();
+    std::fs::write(dir.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td4\t1\n").unwrap();
+}
+
+#[test]
+fn search_and_eval_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let beir = dir.path().join("beir");
+    tiny_beir(&beir);
+    let snap = dir.path().join("snap");
+    let output = quarry(&["index", beir.to_str().unwrap(), "--include", "corpus.jsonl", "--out", snap.to_str().unwrap(), "--progress", "quiet", "--min-recall", "0.95"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let output = quarry(&["search", snap.to_str().unwrap(), "baking bread in an oven", "--json", "--top-k", "2"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["backend"], "quarry");
+    assert_eq!(result["success"], true);
+    assert_eq!(result["mode"], "vector");
+    let top = &result["chunks"][0];
+    for field in ["chunk_id", "content", "score", "file_name", "page_number", "display_citation", "content_type", "metadata"] {
+        assert!(top.get(field).is_some(), "golden record lacks {field}: {top}");
+    }
+    assert_eq!(top["display_citation"], "corpus.jsonl#d4");
+    assert_eq!(top["content_type"], "text");
+
+    let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--mode", "keyword", "--filter", "doc_id=nope"]);
+    assert!(output.status.success());
+    assert!(text(&output.stdout).contains("0 results (keyword mode; fewer than top_k = 10 matched)"), "{}", text(&output.stdout));
+    let output = quarry(&["search", snap.to_str().unwrap(), "x", "--top-k", "0"]);
+    assert!(text(&output.stderr).contains("top_k must be between 1 and 1000"), "{}", text(&output.stderr));
+
+    let json = dir.path().join("eval.json");
+    let output = quarry(&["eval", snap.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    for mode in ["vector", "vector (exact)", "keyword", "hybrid"] {
+        assert!(stdout.contains(mode), "{stdout}");
+    }
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(report["queries"], 2);
+    let vector = report["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "vector").unwrap();
+    assert_eq!(vector["summary"]["mrr_at_10"], 1.0, "{report:#}");
+    assert_eq!(report["ann_recall_at_10"], 1.0);
+}

@@ -75,3 +75,33 @@ async fn a_failed_run_keeps_the_previous_version() {
 
     assert_latest_is(out, &v1).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_below_min_recall_is_not_published() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let v1 = publish_first_version(src.path(), out).await;
+
+    // IVF probing 1 of 16 lists misses neighbours; --min-recall 0.99 must refuse it.
+    let corpus = tempfile::tempdir().unwrap();
+    std::fs::write(corpus.path().join("corpus.jsonl"), common::msmarco_slice(150)).unwrap();
+    let mut options = RunOptions::new(corpus.path().to_str().unwrap(), out, common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    options.index = quarry_indexer::index::IndexOptions { kind: quarry_indexer::index::IndexKind::IvfFlat, nlist: Some(16), nprobe: Some(1), ..Default::default() };
+    options.min_recall = Some(0.99);
+    match run_with_embedder(options.clone(), common::embedder()).await {
+        Err(IndexerError::RecallBelowMinimum { recall, min, .. }) => assert!(recall < min, "{recall}"),
+        other => panic!("expected a refusal, got {:?}", other.map(|r| r.recall_at_10)),
+    }
+    assert_latest_is(out, &v1).await;
+
+    // Probing every list is exact: the same run publishes, with the measured recall in the manifest.
+    options.index.nprobe = Some(16);
+    let report = run_with_embedder(options, common::embedder()).await.unwrap();
+    let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
+    let check = reader.manifest().recall_check.clone().unwrap();
+    assert_eq!((check.k, check.query_source.as_str()), (10, "chunks"));
+    assert_eq!(Some(check.recall), report.recall_at_10);
+    assert!(check.recall >= 0.99, "{check:?}");
+}

@@ -67,6 +67,13 @@ pub struct IndexArgs {
     /// Also write the run report (JSON) to this file.
     #[arg(long, env = "QUARRY_REPORT")]
     pub report: Option<std::path::PathBuf>,
+    /// Refuse to publish when the ANN recall@10 against exact search is below this (0..1).
+    #[arg(long, env = "QUARRY_MIN_RECALL")]
+    pub min_recall: Option<f64>,
+    /// Queries for the recall check: JSONL with a "text" field (BEIR queries.jsonl) or plain
+    /// lines; default: a seeded sample of the indexed chunks.
+    #[arg(long, env = "QUARRY_RECALL_QUERIES")]
+    pub recall_queries: Option<std::path::PathBuf>,
     /// Print the run report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +91,22 @@ fn parse_progress(value: &str) -> Result<ProgressMode, String> {
         "quiet" => ProgressMode::Quiet,
         other => return Err(format!("unknown progress mode `{other}` (auto, bars, log, quiet)")),
     })
+}
+
+/// Query texts from JSONL ({"text": ...}) or plain lines.
+fn read_queries(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context;
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let queries: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(value) => value["text"].as_str().map(str::to_string).unwrap_or_else(|| line.to_string()),
+            Err(_) => line.to_string(),
+        })
+        .collect();
+    anyhow::ensure!(!queries.is_empty(), "{} holds no queries", path.display());
+    Ok(queries)
 }
 
 pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
@@ -112,6 +135,13 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     options.max_document_tokens = args.max_document_tokens;
     options.progress = args.progress;
     options.report_path = args.report;
+    if let Some(min) = args.min_recall {
+        anyhow::ensure!((0.0..=1.0).contains(&min), "--min-recall must be between 0 and 1, got {min}");
+    }
+    options.min_recall = args.min_recall;
+    if let Some(path) = &args.recall_queries {
+        options.recall_queries = read_queries(path)?;
+    }
     let report = runtime()?.block_on(run_pipeline(options))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
