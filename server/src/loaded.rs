@@ -108,7 +108,7 @@ impl LoadedSnapshot {
             embeddings.data.extend_from_slice(&seg_vectors.data);
             let doc_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
             documents.extend(documents_from_parquet(doc_bytes.into())?);
-            let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.index.params)?;
+            let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
             let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
             segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, vectors: Mutex::new(vectors), keyword });
         }

@@ -2,8 +2,10 @@
 //! embed (token-budget batches) -> FAISS + BM25 -> publish. Stages are joined by bounded
 //! channels so parsing and chunking overlap embedding; one bad document fails alone.
 
+mod online;
 mod progress;
 mod report;
+mod segment;
 mod stages;
 
 pub use progress::ProgressMode;
@@ -19,13 +21,16 @@ use futures::StreamExt;
 use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{BertEmbedder, EmbedOptions, Embedder, Embeddings, ModelDir};
 use crate::error::{IndexerError, Result};
-use crate::index::{ann_recall, build_keyword_index, build_vector_index, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex, KEYWORD_ANALYZER};
+use crate::index::{ann_recall, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex, KEYWORD_ANALYZER};
 use crate::parse::AutoParser;
 use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
-use stages::{embed_stage, parse_stage, EmbeddedDoc, StageContext};
+use stages::{embed_stage, parse_stage, StageContext};
+pub use online::{publish_next_version, VersionChange};
+pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
+pub use stages::{embed_documents, parse_and_chunk, ChunkSettings, ChunkedDoc, EmbeddedDoc};
 
 /// Everything one `quarry index` run needs.
 #[derive(Debug, Clone)]
@@ -102,11 +107,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let progress = Progress::start(options.progress, listing.entries.len() as u64);
     let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
     let context = Arc::new(StageContext {
-        parser: AutoParser,
-        chunker: chunker.clone(),
-        tags: options.tags.clone(),
-        max_document_tokens: options.max_document_tokens,
-        ingested_at,
+        settings: ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at },
         counters: progress.counters.clone(),
         failures: failures.clone(),
     });
@@ -178,46 +179,24 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         return Err(IndexerError::NothingToPublish(format!("no document could be indexed ({} failed{first})", report.documents_failed)));
     }
 
-    // Assemble rows in a deterministic order: documents by URI, chunks by index.
-    let dim = embedder.info().dim;
-    let mut chunks = Vec::new();
-    let mut embeddings = Embeddings { dim, data: Vec::new() };
-    let mut records = Vec::with_capacity(documents.len());
-    for EmbeddedDoc { record, chunks: doc_chunks, vectors } in documents {
-        chunks.extend(doc_chunks);
-        embeddings.data.extend_from_slice(&vectors);
-        records.push(record);
-    }
-    report.chunks = chunks.len();
-    report.tokens = chunks.iter().map(|c| c.token_count as u64).sum();
-    let spec = options.index.resolve(chunks.len(), dim)?;
+    // Rows in a deterministic order: documents by URI, chunks by index.
+    let rows = assemble(documents, embedder.info().dim);
+    report.chunks = rows.chunks.len();
+    report.tokens = rows.tokens();
+    let spec = options.index.resolve(rows.chunks.len(), rows.embeddings.dim)?;
     report.index = spec.factory();
-
     let build_started = Instant::now();
-    let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
-    let (vector_index, keyword_secs, vector_secs, chunks, embeddings) = {
-        let keyword_path = keyword_dir.path().to_path_buf();
+    let (built, rows) = {
         let spec = spec.clone();
-        tokio::task::spawn_blocking(move || {
-            let (vectors, keyword) = rayon::join(
-                || {
-                    let t = Instant::now();
-                    build_vector_index(&spec, dim, &embeddings.data).map(|index| (index, t.elapsed().as_secs_f64()))
-                },
-                || {
-                    let t = Instant::now();
-                    build_keyword_index(&keyword_path, chunks.iter().map(|c| c.text.as_str())).map(|_| t.elapsed().as_secs_f64())
-                },
-            );
-            let (vectors, vector_secs) = vectors?;
-            Ok::<_, IndexerError>((vectors, keyword?, vector_secs, chunks, embeddings))
-        })
-        .await
-        .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })??
+        tokio::task::spawn_blocking(move || build_indexes(&spec, &rows).map(|built| (built, rows)))
+            .await
+            .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })??
     };
     tracing::info!("indexes built in {:.2} s", build_started.elapsed().as_secs_f64());
-    let (vector_index, recall_check) = check_recall(vector_index, &embeddings, &options, embedder.as_ref()).await?;
+    let (vector_index, recall_check) = check_recall(built.vectors, &rows.embeddings, &options, embedder.as_ref()).await?;
     report.recall_at_10 = Some(recall_check.recall);
+    let SegmentRows { chunks, embeddings, records } = rows;
+    let (vector_secs, keyword_secs, keyword_dir) = (built.vector_secs, built.keyword_secs, built.keyword_dir);
 
     let publish_started = Instant::now();
     let version = new_version_id();

@@ -16,13 +16,19 @@ use crate::parse::{AutoParser, Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
 use crate::source::RawDocument;
 
-/// Shared, read-only state of the worker stages, plus the failure list.
-pub(super) struct StageContext {
+/// How files become chunked documents: shared by batch runs and online ingestion.
+pub struct ChunkSettings {
     pub parser: AutoParser,
     pub chunker: Arc<TokenChunker>,
+    /// Tags added to every document.
     pub tags: Vec<String>,
     pub max_document_tokens: usize,
     pub ingested_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Shared, read-only state of the worker stages, plus the failure list.
+pub(super) struct StageContext {
+    pub settings: ChunkSettings,
     pub counters: Arc<Counters>,
     pub failures: Arc<Mutex<Vec<Failure>>>,
 }
@@ -36,21 +42,21 @@ impl StageContext {
 }
 
 /// A document ready to embed.
-pub(super) struct ChunkedDoc {
+pub struct ChunkedDoc {
     pub record: DocumentRecord,
     pub chunks: Vec<Chunk>,
 }
 
 /// A document with one embedding row per chunk.
-pub(super) struct EmbeddedDoc {
+pub struct EmbeddedDoc {
     pub record: DocumentRecord,
     pub chunks: Vec<Chunk>,
     pub vectors: Vec<f32>,
 }
 
-fn record_of(document: Document, chunk_count: usize, context: &StageContext) -> DocumentRecord {
+fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -> DocumentRecord {
     let mut tags = document.tags;
-    for tag in &context.tags {
+    for tag in &settings.tags {
         if !tags.contains(tag) {
             tags.push(tag.clone());
         }
@@ -67,57 +73,48 @@ fn record_of(document: Document, chunk_count: usize, context: &StageContext) -> 
         etag: document.etag,
         chunk_count: chunk_count as u32,
         metadata: serde_json::Value::Object(document.metadata).to_string(),
-        ingested_at: context.ingested_at,
+        ingested_at: settings.ingested_at,
     }
 }
 
 /// The document's own tokens (before chunk overlap), counted block by block.
-fn document_tokens(document: &Document, context: &StageContext) -> Result<usize> {
-    let tokenizer = context.chunker.tokenizer();
+fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<usize> {
+    let tokenizer = settings.chunker.tokenizer();
     document.blocks.iter().map(|b| tokenizer.count(&b.text)).sum()
 }
 
-/// Parses and chunks one file; every failure is recorded against its URI.
-fn parse_and_chunk(raw: &RawDocument, context: &StageContext) -> Vec<ChunkedDoc> {
-    let parsed = match context.parser.parse(raw) {
+/// Parses and chunks one file: its documents, and every failure with its URI and reason.
+pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<ChunkedDoc>, Vec<Failure>) {
+    let fail = |uri: &str, stage: &'static str, reason: String| Failure { uri: uri.to_string(), stage, reason };
+    let parsed = match settings.parser.parse(raw) {
         Ok(parsed) => parsed,
-        Err(e) => {
-            context.fail(&raw.uri, "parse", e.to_string());
-            return Vec::new();
-        }
+        Err(e) => return (Vec::new(), vec![fail(&raw.uri, "parse", e.to_string())]),
     };
-    for item in parsed.failures {
-        context.fail(&item.uri, "parse", item.reason);
-    }
+    let mut failures: Vec<Failure> = parsed.failures.into_iter().map(|item| fail(&item.uri, "parse", item.reason)).collect();
     let mut out = Vec::new();
     for document in parsed.documents {
-        match document_tokens(&document, context) {
-            Ok(tokens) if tokens > context.max_document_tokens => {
-                let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", context.max_document_tokens);
-                context.fail(&document.uri, "chunk", ParseError::TooLarge(reason).to_string());
+        match document_tokens(&document, settings) {
+            Ok(tokens) if tokens > settings.max_document_tokens => {
+                let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", settings.max_document_tokens);
+                failures.push(fail(&document.uri, "chunk", ParseError::TooLarge(reason).to_string()));
                 continue;
             }
             Ok(_) => {}
             Err(e) => {
-                context.fail(&document.uri, "chunk", e.to_string());
+                failures.push(fail(&document.uri, "chunk", e.to_string()));
                 continue;
             }
         }
-        let chunks = match context.chunker.chunk(&document) {
-            Ok(chunks) => chunks,
-            Err(e) => {
-                context.fail(&document.uri, "chunk", e.to_string());
-                continue;
+        match settings.chunker.chunk(&document) {
+            Ok(chunks) if chunks.is_empty() => failures.push(fail(&document.uri, "chunk", ParseError::NoText.to_string())),
+            Ok(chunks) => {
+                let record = record_of(document, chunks.len(), settings);
+                out.push(ChunkedDoc { record, chunks });
             }
-        };
-        if chunks.is_empty() {
-            context.fail(&document.uri, "chunk", ParseError::NoText.to_string());
-        } else {
-            let record = record_of(document, chunks.len(), context);
-            out.push(ChunkedDoc { record, chunks });
+            Err(e) => failures.push(fail(&document.uri, "chunk", e.to_string())),
         }
     }
-    out
+    (out, failures)
 }
 
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on.
@@ -137,7 +134,12 @@ pub(super) fn parse_stage(
             }
         }
         let started = Instant::now();
-        let documents: Vec<ChunkedDoc> = group.par_iter().flat_map_iter(|raw| parse_and_chunk(raw, context)).collect();
+        let results: Vec<(Vec<ChunkedDoc>, Vec<Failure>)> = group.par_iter().map(|raw| parse_and_chunk(raw, &context.settings)).collect();
+        let mut documents = Vec::new();
+        for (docs, failures) in results {
+            documents.extend(docs);
+            failures.into_iter().for_each(|f| context.fail(&f.uri, f.stage, f.reason));
+        }
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
@@ -162,28 +164,12 @@ pub(super) fn embed_stage(
     let mut pending_chunks = 0;
     let mut busy = 0.0;
     let mut flush = |pending: &mut Vec<ChunkedDoc>, done: &mut Vec<EmbeddedDoc>| -> Result<()> {
-        let texts: Vec<&str> = pending.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
-        if texts.is_empty() {
-            return Ok(());
-        }
-        // At most `group` texts per call, so progress moves even when one file holds many chunks.
-        let mut data = Vec::new();
-        let mut dim = 0;
-        for slice in texts.chunks(group.max(1)) {
-            let started = Instant::now();
-            let embeddings = embedder.embed(slice)?;
-            busy += started.elapsed().as_secs_f64();
-            context.counters.embedded.fetch_add(slice.len() as u64, Ordering::Relaxed);
-            dim = embeddings.dim;
-            data.extend_from_slice(&embeddings.data);
-        }
-        let mut offset = 0;
-        for ChunkedDoc { record, chunks } in pending.drain(..) {
-            let rows = chunks.len();
-            let vectors = data[offset * dim..(offset + rows) * dim].to_vec();
-            offset += rows;
-            done.push(EmbeddedDoc { record, chunks, vectors });
-        }
+        let started = Instant::now();
+        let counter = |n: usize| {
+            context.counters.embedded.fetch_add(n as u64, Ordering::Relaxed);
+        };
+        done.extend(embed_documents(std::mem::take(pending), embedder, group, counter)?);
+        busy += started.elapsed().as_secs_f64();
         Ok(())
     };
     for documents in doc_rx {
@@ -196,4 +182,26 @@ pub(super) fn embed_stage(
     }
     flush(&mut pending, &mut done)?;
     Ok((done, busy))
+}
+
+/// Embeds the chunks of `documents`, at most `group` texts per call; `progress` hears how
+/// many chunks each call embedded. Returns the documents with their vectors, in order.
+pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: impl Fn(usize)) -> Result<Vec<EmbeddedDoc>> {
+    let texts: Vec<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+    let mut data = Vec::with_capacity(texts.len() * embedder.info().dim);
+    for slice in texts.chunks(group.max(1)) {
+        data.extend_from_slice(&embedder.embed(slice)?.data);
+        progress(slice.len());
+    }
+    let dim = embedder.info().dim;
+    let mut offset = 0;
+    Ok(documents
+        .into_iter()
+        .map(|ChunkedDoc { record, chunks }| {
+            let rows = chunks.len();
+            let vectors = data[offset * dim..(offset + rows) * dim].to_vec();
+            offset += rows;
+            EmbeddedDoc { record, chunks, vectors }
+        })
+        .collect())
 }

@@ -59,10 +59,20 @@ pub struct KeywordManifest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SegmentManifest {
     pub id: String,
+    /// This segment's vector index, when it differs from the manifest's (small online segments are flat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexSpec>,
     pub documents: usize,
     pub chunks: usize,
     /// Files of this segment, relative to the snapshot root.
     pub files: Vec<String>,
+}
+
+impl Manifest {
+    /// The vector index spec of one segment.
+    pub fn segment_index(&self, segment: &SegmentManifest) -> IndexSpec {
+        segment.index.clone().unwrap_or_else(|| self.index.params.clone())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

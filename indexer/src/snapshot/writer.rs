@@ -79,6 +79,7 @@ impl SnapshotWriter {
         }
         let manifest = SegmentManifest {
             id: segment_id.to_string(),
+            index: Some(vectors.spec().clone()),
             documents: documents.len(),
             chunks: chunks.len(),
             files: checksums.keys().cloned().collect(),

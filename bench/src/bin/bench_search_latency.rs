@@ -1,0 +1,49 @@
+//! `bench-search-latency --snapshot URI --queries queries.jsonl [--reps N]`, or
+//! `bench-search-latency --synthetic N --out DIR --queries ...` to build a seeded synthetic
+//! snapshot of N chunks first. Prints JSON and a Markdown table of p50/p99 per mode.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_indexer::index::IndexOptions;
+use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
+
+fn value(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    let queries_path = value("--queries").context("--queries FILE is required")?;
+    let queries: Vec<String> = std::fs::read_to_string(&queries_path)?
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["text"].as_str().map(str::to_string))
+        .collect();
+    let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(3);
+    let snapshot = match value("--synthetic") {
+        Some(n) => {
+            let out = value("--out").context("--synthetic needs --out DIR")?;
+            let started = std::time::Instant::now();
+            let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(out.as_ref(), n.parse()?, 42, &model, &IndexOptions::default()).await?;
+            eprintln!("synthetic snapshot: {} chunks, index {}, built in {:.1} s", manifest.counts.chunks, manifest.index.params.factory(), started.elapsed().as_secs_f64());
+            out
+        }
+        None => value("--snapshot").context("--snapshot URI or --synthetic N is required")?,
+    };
+    let loaded = LoadedSnapshot::load(&snapshot, &LoadOptions::default()).await?;
+    let chunks = loaded.chunks.len();
+    let index = loaded.manifest.index.params.factory();
+    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
+    let searcher = Searcher::new(Arc::new(loaded), embedder)?;
+    let results = quarry_bench::search_latency::measure(&searcher, &queries, reps)?;
+    println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "snapshot": snapshot, "chunks": chunks, "index": index, "queries": queries.len(), "reps": reps, "modes": results }))?);
+    println!("\n{chunks} chunks, index {index}, {} queries x {reps}\n\n| mode | embed p50 ms | embed p99 ms | search p50 ms | search p99 ms |\n|---|---:|---:|---:|---:|", queries.len());
+    for r in &results {
+        println!("| {} | {:.2} | {:.2} | {:.3} | {:.3} |", r.mode, r.embed.p50_ms, r.embed.p99_ms, r.search.p50_ms, r.search.p99_ms);
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Online changes to a published snapshot: new documents become one small immutable
+//! segment, deletes become tombstones, and each change is published as the next manifest
+//! version (segment first, manifest next, LATEST last), exactly like a batch run.
+
+use super::segment::{assemble, build_indexes, SegmentRows};
+use super::stages::EmbeddedDoc;
+use crate::embed::Embedder;
+use crate::error::{IndexerError, Result};
+use crate::index::{IndexOptions, KEYWORD_ANALYZER};
+use crate::snapshot::{new_version_id, ChunkerManifest, Counts, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
+
+/// What the next version adds and hides.
+#[derive(Default)]
+pub struct VersionChange {
+    /// New documents: one new segment when not empty.
+    pub documents: Vec<EmbeddedDoc>,
+    /// Document or chunk ids to hide from every result.
+    pub tombstones: Vec<String>,
+}
+
+/// Publishes `base` plus `change` as the next version (`base = None` starts a snapshot).
+pub async fn publish_next_version(
+    writer: &SnapshotWriter,
+    base: Option<&Manifest>,
+    change: VersionChange,
+    embedder: &dyn Embedder,
+    chunker: ChunkerManifest,
+    index: &IndexOptions,
+) -> Result<Manifest> {
+    let model = embedder.info().clone();
+    if let Some(base) = base {
+        if base.model.sha256 != model.sha256 {
+            return Err(IndexerError::Config(format!(
+                "{} was embedded with model {} (sha256 {}); this server runs {} (sha256 {})",
+                writer.uri(),
+                base.model.name,
+                base.model.sha256,
+                model.name,
+                model.sha256
+            )));
+        }
+    }
+    let version = new_version_id();
+    let mut manifest = match base {
+        Some(base) => base.clone(),
+        None => Manifest {
+            format_version: FORMAT_VERSION,
+            version: String::new(),
+            created_at: chrono::Utc::now(),
+            source: "online".into(),
+            model: model.clone(),
+            chunker,
+            index: IndexManifest { kind: "flat".into(), params: crate::index::IndexSpec::Flat, metric: "inner_product".into(), built_on: "cpu".into() },
+            keyword: KeywordManifest { engine: "tantivy".into(), analyzer: KEYWORD_ANALYZER.into() },
+            recall_check: None,
+            segments: Vec::new(),
+            tombstones: Vec::new(),
+            counts: Counts::default(),
+            checksums: Default::default(),
+        },
+    };
+    manifest.version = version.clone();
+    manifest.created_at = chrono::Utc::now();
+    if !change.documents.is_empty() {
+        let rows = assemble(change.documents, model.dim);
+        let spec = index.resolve(rows.chunks.len(), model.dim)?;
+        let (built, rows) = tokio::task::spawn_blocking(move || build_indexes(&spec, &rows).map(|built| (built, rows)))
+            .await
+            .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })??;
+        let SegmentRows { chunks, embeddings, records } = &rows;
+        let segment = writer
+            .write_segment(&format!("seg-{version}"), chunks, embeddings, records, &built.vectors, built.keyword_dir.path())
+            .await?;
+        manifest.counts.documents += records.len();
+        manifest.counts.chunks += chunks.len();
+        manifest.counts.tokens += rows.tokens();
+        manifest.checksums.extend(segment.checksums);
+        manifest.segments.push(segment.manifest);
+    }
+    for id in change.tombstones {
+        if !manifest.tombstones.contains(&id) {
+            manifest.tombstones.push(id);
+        }
+    }
+    writer.publish(&manifest).await?;
+    Ok(manifest)
+}

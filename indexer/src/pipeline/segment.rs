@@ -1,0 +1,61 @@
+//! Turning embedded documents into one segment's rows and indexes: shared by batch runs
+//! and online ingestion. Rows are ordered by document URI, then chunk index.
+
+use std::time::Instant;
+
+use super::stages::EmbeddedDoc;
+use crate::chunk::Chunk;
+use crate::embed::Embeddings;
+use crate::error::{IndexerError, Result};
+use crate::index::{build_keyword_index, build_vector_index, FaissIndex, IndexSpec};
+use crate::snapshot::DocumentRecord;
+
+/// A segment's rows: chunk `i` has embedding row `i`.
+pub struct SegmentRows {
+    pub chunks: Vec<Chunk>,
+    pub embeddings: Embeddings,
+    pub records: Vec<DocumentRecord>,
+}
+
+impl SegmentRows {
+    pub fn tokens(&self) -> u64 {
+        self.chunks.iter().map(|c| c.token_count as u64).sum()
+    }
+}
+
+/// Orders documents by URI and lays out their chunks and vectors row by row.
+pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
+    documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    let mut rows = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::with_capacity(documents.len()) };
+    for EmbeddedDoc { record, chunks, vectors } in documents {
+        rows.chunks.extend(chunks);
+        rows.embeddings.data.extend_from_slice(&vectors);
+        rows.records.push(record);
+    }
+    rows
+}
+
+/// Both indexes of a segment, built side by side; the keyword index lives in `keyword_dir`.
+pub struct BuiltIndexes {
+    pub vectors: FaissIndex,
+    pub keyword_dir: tempfile::TempDir,
+    pub vector_secs: f64,
+    pub keyword_secs: f64,
+}
+
+/// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async runtime).
+pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows) -> Result<BuiltIndexes> {
+    let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
+    let (vectors, keyword) = rayon::join(
+        || {
+            let started = Instant::now();
+            build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data).map(|index| (index, started.elapsed().as_secs_f64()))
+        },
+        || {
+            let started = Instant::now();
+            build_keyword_index(keyword_dir.path(), rows.chunks.iter().map(|c| c.text.as_str())).map(|_| started.elapsed().as_secs_f64())
+        },
+    );
+    let (vectors, vector_secs) = vectors?;
+    Ok(BuiltIndexes { vectors, keyword_dir, vector_secs, keyword_secs: keyword? })
+}
