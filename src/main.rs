@@ -23,6 +23,8 @@ enum Command {
     Search(commands::search::SearchArgs),
     /// Retrieval quality of a snapshot of a BEIR corpus: nDCG@10, recall, MRR per mode, ANN recall.
     Eval(commands::eval::EvalArgs),
+    /// Serve collections over HTTP: search, the knowledge-layer API, the RAG contract.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -37,6 +39,7 @@ fn main() -> std::process::ExitCode {
         Command::Embed(args) => commands::embed::run(args),
         Command::Search(args) => commands::search::run(args),
         Command::Eval(args) => commands::eval::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(code) => code,

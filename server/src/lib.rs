@@ -1,13 +1,26 @@
-//! The quarry search side: a snapshot loaded for search ([`loaded`]), filters
-//! ([`filter`]), the vector / keyword / hybrid lanes ([`searcher`], [`fusion`]) and the
-//! seed-000 result records ([`result`]). The HTTP server builds on these.
+//! The quarry search side and the appliance. Search: a snapshot loaded for search
+//! ([`loaded`]), filters ([`filter`]), the vector / keyword / hybrid lanes ([`searcher`],
+//! [`fusion`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
+//! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
+//! ingestion jobs ([`jobs`], [`ingest`]), the HTTP routes ([`routes`]), errors mapped to
+//! status codes in one place ([`api_error`]), metrics ([`metrics`]).
 
+pub mod api_error;
+pub mod app;
+pub mod collection;
 pub mod error;
 pub mod eval;
 pub mod filter;
 pub mod fusion;
+pub mod ingest;
+pub mod jobs;
 pub mod loaded;
+pub mod metrics;
+pub mod persist;
+pub mod records;
 pub mod result;
+pub mod routes;
+pub mod search_queue;
 pub mod searcher;
 
 pub use error::ServerError;

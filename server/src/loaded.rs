@@ -99,6 +99,7 @@ impl LoadedSnapshot {
         let mut embeddings = Embeddings { dim: manifest.model.dim, data: Vec::new() };
         let mut documents = Vec::new();
         let mut segments = Vec::new();
+        let mut doc_of_row: Vec<u32> = Vec::new();
         for segment in &manifest.segments {
             let offset = chunks.len();
             let chunk_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
@@ -107,21 +108,33 @@ impl LoadedSnapshot {
             chunks.append(&mut seg_chunks);
             embeddings.data.extend_from_slice(&seg_vectors.data);
             let doc_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
+            // Rows map to documents of their own segment: a replaced document has one record per segment.
+            let doc_base = documents.len();
             documents.extend(documents_from_parquet(doc_bytes.into())?);
+            let doc_index: std::collections::HashMap<&str, u32> =
+                documents[doc_base..].iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), (doc_base + i) as u32)).collect();
+            for chunk in &chunks[offset..] {
+                let doc = doc_index.get(chunk.doc_id.as_str()).copied().ok_or_else(|| ServerError::Corrupt {
+                    uri: uri.clone(),
+                    problems: format!("chunk {} names document {} that segment {} does not hold", chunk.chunk_id, chunk.doc_id, segment.id),
+                })?;
+                doc_of_row.push(doc);
+            }
             let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
             let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
             segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, vectors: Mutex::new(vectors), keyword });
         }
-        let doc_index: std::collections::HashMap<&str, u32> = documents.iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), i as u32)).collect();
-        let doc_of_row = chunks
-            .iter()
-            .map(|c| doc_index.get(c.doc_id.as_str()).copied().ok_or_else(|| ServerError::Corrupt { uri: uri.clone(), problems: format!("chunk {} names unknown document {}", c.chunk_id, c.doc_id) }))
-            .collect::<Result<Vec<_>, _>>()?;
+        // A tombstone names a chunk id, a document id, or `<segment id>/<document id>`
+        // (one version of a document that was replaced by a later segment).
         let dead: HashSet<&str> = manifest.tombstones.iter().map(String::as_str).collect();
         let mut tombstoned = RowSet::empty(chunks.len());
-        for (row, chunk) in chunks.iter().enumerate() {
-            if dead.contains(chunk.chunk_id.as_str()) || dead.contains(chunk.doc_id.as_str()) {
-                tombstoned.insert(row);
+        for segment in &segments {
+            for row in segment.offset..segment.offset + segment.rows {
+                let chunk = &chunks[row];
+                let scoped = format!("{}/{}", segment.id, chunk.doc_id);
+                if dead.contains(chunk.chunk_id.as_str()) || dead.contains(chunk.doc_id.as_str()) || dead.contains(scoped.as_str()) {
+                    tombstoned.insert(row);
+                }
             }
         }
         Ok(Self { uri, manifest, chunks, embeddings, documents, doc_of_row, segments, tombstoned })
@@ -130,6 +143,25 @@ impl LoadedSnapshot {
     /// The document of a chunk row.
     pub fn document_of(&self, row: usize) -> &DocumentRecord {
         &self.documents[self.doc_of_row[row] as usize]
+    }
+
+    /// The segment holding a row.
+    pub fn segment_of(&self, row: usize) -> &LoadedSegment {
+        self.segments.iter().find(|s| row >= s.offset && row < s.offset + s.rows).expect("row inside a segment")
+    }
+
+    /// Live (not tombstoned) documents: (document, its live chunk count, the segment holding it).
+    pub fn live_documents(&self) -> Vec<(&DocumentRecord, usize, &str)> {
+        let mut counts: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
+        for (row, &doc) in self.doc_of_row.iter().enumerate() {
+            if !self.tombstoned.contains(row) {
+                let segment = self.segments.iter().position(|s| row >= s.offset && row < s.offset + s.rows).unwrap_or(0);
+                *counts.entry((doc, segment)).or_default() += 1;
+            }
+        }
+        let mut live: Vec<_> = counts.into_iter().map(|((doc, seg), n)| (&self.documents[doc as usize], n, self.segments[seg].id.as_str())).collect();
+        live.sort_by(|a, b| a.0.uri.cmp(&b.0.uri));
+        live
     }
 
     /// Rows that can appear in results (all but tombstoned).

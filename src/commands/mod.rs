@@ -5,6 +5,7 @@ pub mod eval;
 pub mod index;
 pub mod inspect;
 pub mod search;
+pub mod serve;
 
 use std::path::PathBuf;
 

@@ -24,7 +24,7 @@ pub struct Hit {
 }
 
 /// An approximate (or exact) nearest-neighbour index over chunk embeddings.
-pub trait VectorIndex: Send {
+pub trait VectorIndex: Send + Sync {
     fn spec(&self) -> &IndexSpec;
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {

@@ -1,0 +1,65 @@
+//! Every error the HTTP layer returns, mapped to a status in one place. The /v1 API answers
+//! `{"detail": "..."}` (seed 000); the /api/rag API answers `{"error", "details" | "message"}` (seed 002).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use crate::error::ServerError;
+
+#[derive(Debug)]
+pub enum ApiError {
+    BadRequest(String),
+    NotFound(String),
+    PayloadTooLarge(String),
+    Busy(String),
+    Unavailable(String),
+    Internal(String),
+    /// seed-002 validation error: which field, why.
+    RagValidation { field: String, message: String },
+    /// seed-002 server error.
+    RagInternal(String),
+}
+
+impl ApiError {
+    pub fn rag_field(field: &str, message: impl Into<String>) -> Self {
+        Self::RagValidation { field: field.into(), message: message.into() }
+    }
+}
+
+impl From<ServerError> for ApiError {
+    fn from(e: ServerError) -> Self {
+        match e {
+            ServerError::InvalidRequest(m) => Self::BadRequest(m),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<quarry_indexer::IndexerError> for ApiError {
+    fn from(e: quarry_indexer::IndexerError) -> Self {
+        Self::Internal(e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, body) = match self {
+            Self::BadRequest(m) => (StatusCode::BAD_REQUEST, json!({ "detail": m })),
+            Self::NotFound(m) => (StatusCode::NOT_FOUND, json!({ "detail": m })),
+            Self::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, json!({ "detail": m })),
+            Self::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, json!({ "detail": m })),
+            Self::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, json!({ "detail": m })),
+            Self::Internal(m) => {
+                tracing::error!("internal error: {m}");
+                (StatusCode::INTERNAL_SERVER_ERROR, json!({ "detail": m }))
+            }
+            Self::RagValidation { field, message } => {
+                (StatusCode::BAD_REQUEST, json!({ "error": "Validation error", "details": { "field": field, "message": message } }))
+            }
+            Self::RagInternal(m) => (StatusCode::INTERNAL_SERVER_ERROR, json!({ "error": "Internal server error", "message": m })),
+        };
+        (status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,219 @@
+//! The server: options, shared state, start-up (collections, resumed jobs, reload pollers),
+//! the router, and graceful shutdown.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::extract::DefaultBodyLimit;
+use axum::Router;
+use quarry_indexer::embed::Embedder;
+use quarry_indexer::store::StoreOptions;
+use tokio::sync::Semaphore;
+
+use crate::collection::{validate_name, Collection, CollectionRecord};
+use crate::jobs::JobBook;
+use crate::loaded::LoadOptions;
+use crate::metrics::Metrics;
+use crate::persist::{read_json, write_json};
+use crate::records::FileInfo;
+use crate::search_queue::SearchQueue;
+
+/// Everything `quarry serve` is told.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub addr: SocketAddr,
+    /// `name` -> snapshot URI, served from start-up.
+    pub collections: Vec<(String, String)>,
+    /// Collections created over the API, job records, uploads and the snapshot cache.
+    pub data_dir: PathBuf,
+    pub store: StoreOptions,
+    /// Largest request body (uploads included); beyond it, 413.
+    pub upload_limit: usize,
+    pub ingest_workers: usize,
+    pub search_workers: usize,
+    pub search_queue: usize,
+    /// How often each collection checks its LATEST; `None` disables polling.
+    pub poll_interval: Option<Duration>,
+    /// The collection behind /api/rag.
+    pub rag_collection: String,
+    pub request_timeout: Duration,
+}
+
+impl ServeOptions {
+    pub fn new(addr: SocketAddr, data_dir: PathBuf) -> Self {
+        Self {
+            addr,
+            collections: Vec::new(),
+            data_dir,
+            store: StoreOptions::default(),
+            upload_limit: 100 * 1024 * 1024,
+            ingest_workers: 2,
+            search_workers: 2,
+            search_queue: 64,
+            poll_interval: Some(Duration::from_secs(30)),
+            rag_collection: "rag".into(),
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+pub struct AppState {
+    pub options: ServeOptions,
+    pub embedder: Arc<dyn Embedder>,
+    pub collections: RwLock<BTreeMap<String, Arc<Collection>>>,
+    pub jobs: JobBook,
+    pub ingest_slots: Arc<Semaphore>,
+    pub search: SearchQueue,
+    pub metrics: Metrics,
+    pub load: LoadOptions,
+    pub ready: AtomicBool,
+    pub shutting_down: AtomicBool,
+}
+
+impl AppState {
+    fn registry_path(&self) -> PathBuf {
+        self.options.data_dir.join("collections.json")
+    }
+
+    pub fn files_path(&self, name: &str) -> PathBuf {
+        self.options.data_dir.join("files").join(format!("{name}.json"))
+    }
+
+    pub fn collection(&self, name: &str) -> Option<Arc<Collection>> {
+        self.collections.read().expect("collections lock").get(name).cloned()
+    }
+
+    /// Persists the collection list.
+    pub fn save_registry(&self) -> std::io::Result<()> {
+        let records: Vec<CollectionRecord> = self.collections.read().expect("collections lock").values().map(|c| c.record.clone()).collect();
+        write_json(&self.registry_path(), &records)
+    }
+
+    /// Persists one collection's uploaded-file records.
+    pub fn save_files(&self, collection: &Collection) -> std::io::Result<()> {
+        let files = collection.files.lock().expect("files lock").clone();
+        write_json(&self.files_path(collection.name()), &files)
+    }
+
+    /// Adds a collection (loading its snapshot) and persists the registry.
+    pub async fn add_collection(&self, record: CollectionRecord) -> Result<Arc<Collection>, String> {
+        let files: Vec<FileInfo> = read_json(&self.files_path(&record.name)).map_err(|e| e.to_string())?.unwrap_or_default();
+        let collection = Arc::new(Collection::new(record, files));
+        if let Err(e) = collection.reload(&self.load, &self.embedder).await {
+            tracing::error!("collection {}: {e}", collection.name());
+        }
+        self.collections.write().expect("collections lock").insert(collection.name().to_string(), collection.clone());
+        self.save_registry().map_err(|e| e.to_string())?;
+        self.refresh_snapshot_metric();
+        Ok(collection)
+    }
+
+    /// The version gauge: one series per collection, for the version it serves.
+    pub fn refresh_snapshot_metric(&self) {
+        self.metrics.snapshot.reset();
+        for collection in self.collections.read().expect("collections lock").values() {
+            if let Some(version) = collection.version() {
+                self.metrics.snapshot.with_label_values(&[collection.name(), &version]).set(1);
+            }
+        }
+    }
+
+    /// Where an API-created collection keeps its snapshot.
+    pub fn managed_root(&self, name: &str) -> PathBuf {
+        self.options.data_dir.join("collections").join(name)
+    }
+}
+
+/// Builds the state: the registry from the data dir, the `--collection` snapshots, the RAG
+/// collection, and the jobs a previous run left unfinished.
+pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result<Arc<AppState>, String> {
+    std::fs::create_dir_all(&options.data_dir).map_err(|e| format!("{}: {e}", options.data_dir.display()))?;
+    let load = LoadOptions { store: options.store.clone(), cache_dir: options.data_dir.join("cache"), verify: true, version: None };
+    let state = Arc::new(AppState {
+        jobs: JobBook::open(options.data_dir.join("jobs")).map_err(|e| e.to_string())?,
+        ingest_slots: Arc::new(Semaphore::new(options.ingest_workers.max(1))),
+        search: SearchQueue::new(options.search_workers, options.search_queue),
+        metrics: Metrics::new(),
+        collections: RwLock::new(BTreeMap::new()),
+        ready: AtomicBool::new(false),
+        shutting_down: AtomicBool::new(false),
+        load,
+        embedder,
+        options,
+    });
+    let saved: Vec<CollectionRecord> = read_json(&state.registry_path()).map_err(|e| e.to_string())?.unwrap_or_default();
+    let mut wanted: BTreeMap<String, CollectionRecord> = saved.into_iter().map(|r| (r.name.clone(), r)).collect();
+    for (name, uri) in &state.options.collections {
+        validate_name(name)?;
+        let keep = wanted.get(name).filter(|r| &r.uri == uri).cloned();
+        wanted.insert(name.clone(), keep.unwrap_or(CollectionRecord { name: name.clone(), uri: uri.clone(), managed: false, description: None, metadata: Default::default(), created_at: chrono::Utc::now() }));
+    }
+    let rag = state.options.rag_collection.clone();
+    if !wanted.contains_key(&rag) {
+        validate_name(&rag)?;
+        let uri = state.managed_root(&rag).display().to_string();
+        wanted.insert(rag.clone(), CollectionRecord { name: rag, uri, managed: true, description: Some("Documents ingested through /api/rag/ingest".into()), metadata: Default::default(), created_at: chrono::Utc::now() });
+    }
+    for record in wanted.into_values() {
+        if record.managed {
+            std::fs::create_dir_all(&record.uri).map_err(|e| format!("{}: {e}", record.uri))?;
+        }
+        state.add_collection(record).await?;
+    }
+    crate::jobs::resume(&state).await;
+    state.ready.store(true, Ordering::SeqCst);
+    if let Some(interval) = state.options.poll_interval {
+        tokio::spawn(poll_latest(state.clone(), interval));
+    }
+    Ok(state)
+}
+
+/// Hot reload: every collection checks its LATEST on an interval.
+async fn poll_latest(state: Arc<AppState>, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.tick().await;
+    while !state.shutting_down.load(Ordering::SeqCst) {
+        ticker.tick().await;
+        let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
+        for collection in collections {
+            let _guard = collection.publish_lock.lock().await;
+            match collection.reload(&state.load, &state.embedder).await {
+                Ok(true) => tracing::info!("collection {} now serves {}", collection.name(), collection.version().unwrap_or_default()),
+                Ok(false) => {}
+                Err(e) => tracing::error!("collection {}: reload failed, previous version keeps serving: {e}", collection.name()),
+            }
+        }
+        state.refresh_snapshot_metric();
+    }
+}
+
+/// The HTTP surface.
+pub fn router(state: Arc<AppState>) -> Router {
+    crate::routes::routes()
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::track))
+        .layer(DefaultBodyLimit::max(state.options.upload_limit))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, state.options.request_timeout))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, then stops accepting, lets requests finish and waits
+/// (up to `drain`) for running jobs; unfinished jobs resume at the next start.
+pub async fn serve(state: Arc<AppState>, listener: tokio::net::TcpListener, shutdown: impl std::future::Future<Output = ()> + Send + 'static, drain: Duration) -> std::io::Result<()> {
+    let app = router(state.clone());
+    let flag = state.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            flag.shutting_down.store(true, Ordering::SeqCst);
+        })
+        .await?;
+    let deadline = tokio::time::Instant::now() + drain;
+    while state.ingest_slots.available_permits() < state.options.ingest_workers.max(1) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}

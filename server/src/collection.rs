@@ -1,0 +1,190 @@
+//! A collection: a snapshot root, the Searcher over its current version (swapped whole, so
+//! every answer comes from one version), the files uploaded to it, and its load state.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use chrono::{DateTime, Utc};
+use quarry_indexer::embed::Embedder;
+use quarry_indexer::snapshot::{Manifest, SnapshotReader};
+use quarry_indexer::IndexerError;
+use serde::{Deserialize, Serialize};
+
+use crate::loaded::{LoadOptions, LoadedSnapshot};
+use crate::records::{CollectionInfo, FileInfo, FileStatus};
+use crate::searcher::Searcher;
+
+/// What is persisted about a collection.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CollectionRecord {
+    pub name: String,
+    /// The snapshot root.
+    pub uri: String,
+    /// Created over the API: its snapshot lives under the data dir and is deleted with it.
+    pub managed: bool,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    pub created_at: DateTime<Utc>,
+}
+
+pub struct Collection {
+    pub record: CollectionRecord,
+    searcher: RwLock<Option<Arc<Searcher>>>,
+    pub updated_at: RwLock<DateTime<Utc>>,
+    /// The last load error; the previous version keeps serving meanwhile.
+    pub load_error: RwLock<Option<String>>,
+    /// Serializes version changes (uploads, deletes, RAG upserts) of this collection.
+    pub publish_lock: tokio::sync::Mutex<()>,
+    /// Uploaded files, persisted by the registry.
+    pub files: Mutex<Vec<FileInfo>>,
+}
+
+/// Valid names: lowercase letters, digits, `_` and `-`, starting with a letter or digit, at most 64.
+pub fn validate_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("invalid collection name '{name}': use 1-64 lowercase letters, digits, '_' or '-', starting with a letter or digit"))
+    }
+}
+
+impl Collection {
+    pub fn new(record: CollectionRecord, files: Vec<FileInfo>) -> Self {
+        Self {
+            updated_at: RwLock::new(record.created_at),
+            record,
+            searcher: RwLock::new(None),
+            load_error: RwLock::new(None),
+            publish_lock: tokio::sync::Mutex::new(()),
+            files: Mutex::new(files),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.record.name
+    }
+
+    /// The Searcher of the current version, if one is published.
+    pub fn searcher(&self) -> Option<Arc<Searcher>> {
+        self.searcher.read().expect("searcher lock").clone()
+    }
+
+    pub fn manifest(&self) -> Option<Manifest> {
+        self.searcher().map(|s| s.snapshot().manifest.clone())
+    }
+
+    pub fn version(&self) -> Option<String> {
+        self.searcher().map(|s| s.snapshot().manifest.version.clone())
+    }
+
+    /// Loads LATEST if it differs from the version served; swaps only a fully loaded one.
+    /// Returns whether the version changed. An empty managed collection is not an error.
+    pub async fn reload(&self, load: &LoadOptions, embedder: &Arc<dyn Embedder>) -> Result<bool, String> {
+        let outcome = self.try_reload(load, embedder).await;
+        *self.load_error.write().expect("load error lock") = outcome.as_ref().err().cloned();
+        outcome
+    }
+
+    async fn try_reload(&self, load: &LoadOptions, embedder: &Arc<dyn Embedder>) -> Result<bool, String> {
+        let latest = match SnapshotReader::open(&self.record.uri, &load.store).await {
+            Ok(reader) => reader.manifest().version.clone(),
+            Err(IndexerError::Snapshot { reason, .. }) if reason.contains("LATEST is missing") && self.record.managed => return Ok(false),
+            Err(e) => return Err(e.to_string()),
+        };
+        if self.version().as_deref() == Some(latest.as_str()) {
+            return Ok(false);
+        }
+        let options = LoadOptions { version: Some(latest), ..load.clone() };
+        let loaded = LoadedSnapshot::load(&self.record.uri, &options).await.map_err(|e| e.to_string())?;
+        let searcher = Searcher::new(Arc::new(loaded), embedder.clone()).map_err(|e| e.to_string())?;
+        *self.searcher.write().expect("searcher lock") = Some(Arc::new(searcher));
+        *self.updated_at.write().expect("updated lock") = Utc::now();
+        Ok(true)
+    }
+
+    /// The seed-000 CollectionInfo.
+    pub fn info(&self) -> CollectionInfo {
+        let searcher = self.searcher();
+        let mut metadata = self.record.metadata.clone();
+        metadata.insert("snapshot_uri".into(), self.record.uri.clone().into());
+        let (file_count, chunk_count) = match &searcher {
+            Some(searcher) => {
+                let snapshot = searcher.snapshot();
+                let manifest = &snapshot.manifest;
+                metadata.insert("snapshot_version".into(), manifest.version.clone().into());
+                metadata.insert("embedding_model".into(), manifest.model.name.clone().into());
+                metadata.insert("vector_dimensions".into(), manifest.model.dim.into());
+                metadata.insert("index_type".into(), manifest.index.params.factory().into());
+                metadata.insert("segments".into(), manifest.segments.len().into());
+                (self.list_files().iter().filter(|f| f.status == FileStatus::Success).count(), snapshot.live_rows())
+            }
+            None => (0, 0),
+        };
+        if let Some(error) = self.load_error.read().expect("load error lock").clone() {
+            metadata.insert("load_error".into(), error.into());
+        }
+        CollectionInfo {
+            name: self.record.name.clone(),
+            description: self.record.description.clone(),
+            file_count,
+            chunk_count,
+            created_at: Some(self.record.created_at),
+            updated_at: Some(*self.updated_at.read().expect("updated lock")),
+            backend: "quarry".into(),
+            metadata,
+        }
+    }
+
+    /// Uploaded files (every state), then documents of the snapshot that did not come
+    /// from an upload (a batch run's), as successful files.
+    pub fn list_files(&self) -> Vec<FileInfo> {
+        let mut files = self.files.lock().expect("files lock").clone();
+        if let Some(searcher) = self.searcher() {
+            let uploaded: std::collections::HashSet<String> =
+                files.iter().filter_map(|f| f.metadata.get("doc_ids")).filter_map(|ids| ids.as_array()).flatten().filter_map(|id| id.as_str().map(str::to_string)).collect();
+            let mut by_doc: BTreeMap<String, FileInfo> = BTreeMap::new();
+            for (document, chunks, _segment) in searcher.snapshot().live_documents() {
+                if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
+                    continue;
+                }
+                by_doc.entry(document.doc_id.clone()).or_insert_with(|| FileInfo {
+                    file_id: document.doc_id.clone(),
+                    file_name: document.file_name.clone(),
+                    collection_name: self.record.name.clone(),
+                    status: FileStatus::Success,
+                    file_size: Some(document.size),
+                    chunk_count: chunks,
+                    uploaded_at: None,
+                    ingested_at: Some(document.ingested_at),
+                    expiration_date: None,
+                    error_message: None,
+                    metadata: serde_json::json!({ "uri": document.uri, "title": document.title, "source": document.source, "doc_ids": [document.doc_id] })
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                });
+            }
+            files.extend(by_doc.into_values());
+        }
+        files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(validate_name("my_documents").is_ok());
+        assert!(validate_name("docs-2024").is_ok());
+        for bad in ["", "My", "_x", "a b", "a/b", &"x".repeat(65)] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+    }
+}

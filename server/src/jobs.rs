@@ -1,0 +1,288 @@
+//! Upload jobs: files saved to the data dir, a persisted IngestionJobStatus, a worker pool
+//! with a concurrency limit, per-file states UPLOADING -> INGESTING -> SUCCESS | FAILED and
+//! job states PENDING -> PROCESSING -> COMPLETED | FAILED. Jobs a stopped server left
+//! unfinished resume at the next start.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use chrono::Utc;
+use quarry_indexer::pipeline::VersionChange;
+use quarry_indexer::source::RawDocument;
+
+use crate::app::AppState;
+use crate::collection::Collection;
+use crate::ingest::{chunker_for, process_file, publish};
+use crate::persist::{read_json, write_json};
+use crate::records::{FileInfo, FileProgress, FileStatus, IngestionJobStatus, JobState};
+
+/// Every job, in memory and on disk (one JSON file per job).
+pub struct JobBook {
+    dir: PathBuf,
+    jobs: Mutex<HashMap<String, IngestionJobStatus>>,
+}
+
+impl JobBook {
+    pub fn open(dir: PathBuf) -> std::io::Result<Self> {
+        std::fs::create_dir_all(&dir)?;
+        let mut jobs = HashMap::new();
+        for entry in std::fs::read_dir(&dir)?.flatten() {
+            if entry.path().extension().is_some_and(|e| e == "json") {
+                if let Some(job) = read_json::<IngestionJobStatus>(&entry.path())? {
+                    jobs.insert(job.job_id.clone(), job);
+                }
+            }
+        }
+        Ok(Self { dir, jobs: Mutex::new(jobs) })
+    }
+
+    pub fn get(&self, job_id: &str) -> Option<IngestionJobStatus> {
+        self.jobs.lock().expect("jobs lock").get(job_id).cloned()
+    }
+
+    pub fn all(&self) -> Vec<IngestionJobStatus> {
+        self.jobs.lock().expect("jobs lock").values().cloned().collect()
+    }
+
+    /// Applies a change to a job and persists it.
+    pub fn update(&self, job_id: &str, change: impl FnOnce(&mut IngestionJobStatus)) -> Option<IngestionJobStatus> {
+        let mut jobs = self.jobs.lock().expect("jobs lock");
+        let job = jobs.get_mut(job_id)?;
+        change(job);
+        job.refresh();
+        if let Err(e) = write_json(&self.dir.join(format!("{job_id}.json")), job) {
+            tracing::error!("job {job_id}: cannot persist: {e}");
+        }
+        Some(job.clone())
+    }
+
+    pub fn insert(&self, job: IngestionJobStatus) -> std::io::Result<()> {
+        write_json(&self.dir.join(format!("{}.json", job.job_id)), &job)?;
+        self.jobs.lock().expect("jobs lock").insert(job.job_id.clone(), job);
+        Ok(())
+    }
+}
+
+/// One uploaded file, saved to disk.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub file_id: String,
+    pub file_name: String,
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+pub fn uploads_dir(state: &AppState, job_id: &str) -> PathBuf {
+    state.options.data_dir.join("uploads").join(job_id)
+}
+
+/// Records a job for saved uploads and starts it; returns the job id.
+pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: String, uploads: Vec<Upload>) -> std::io::Result<String> {
+    let now = Utc::now();
+    let job = IngestionJobStatus {
+        job_id: job_id.clone(),
+        status: JobState::Pending,
+        submitted_at: now,
+        started_at: None,
+        completed_at: None,
+        total_files: uploads.len(),
+        processed_files: 0,
+        file_details: uploads
+            .iter()
+            .map(|u| FileProgress { file_id: u.file_id.clone(), file_name: u.file_name.clone(), status: FileStatus::Uploading, progress_percent: 0.0, error_message: None, chunks_created: 0 })
+            .collect(),
+        collection_name: collection.name().to_string(),
+        backend: "quarry".into(),
+        error_message: None,
+        metadata: serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size})).collect::<Vec<_>>() })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        progress_percent: 0.0,
+        is_terminal: false,
+    };
+    state.jobs.insert(job)?;
+    {
+        let mut files = collection.files.lock().expect("files lock");
+        for upload in &uploads {
+            files.push(FileInfo {
+                file_id: upload.file_id.clone(),
+                file_name: upload.file_name.clone(),
+                collection_name: collection.name().to_string(),
+                status: FileStatus::Uploading,
+                file_size: Some(upload.size),
+                chunk_count: 0,
+                uploaded_at: Some(now),
+                ingested_at: None,
+                expiration_date: None,
+                error_message: None,
+                metadata: serde_json::json!({ "job_id": job_id }).as_object().cloned().unwrap_or_default(),
+            });
+        }
+    }
+    state.save_files(collection)?;
+    refresh_job_metrics(state);
+    tokio::spawn(run(state.clone(), collection.clone(), job_id.clone(), uploads));
+    Ok(job_id)
+}
+
+fn refresh_job_metrics(state: &AppState) {
+    let jobs = state.jobs.all();
+    for s in [JobState::Pending, JobState::Processing, JobState::Completed, JobState::Failed] {
+        state.metrics.jobs.with_label_values(&[s.as_str()]).set(jobs.iter().filter(|j| j.status == s).count() as i64);
+    }
+}
+
+fn set_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &str, change: impl Fn(&mut FileProgress, &mut FileInfo)) {
+    state.jobs.update(job_id, |job| {
+        let mut files = collection.files.lock().expect("files lock");
+        if let (Some(progress), Some(info)) = (job.file_details.iter_mut().find(|f| f.file_id == file_id), files.iter_mut().find(|f| f.file_id == file_id)) {
+            change(progress, info);
+        }
+    });
+    if let Err(e) = state.save_files(collection) {
+        tracing::error!("collection {}: cannot persist files: {e}", collection.name());
+    }
+}
+
+fn fail_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &str, reason: &str) {
+    set_file(state, collection, job_id, file_id, |progress, info| {
+        progress.status = FileStatus::Failed;
+        progress.progress_percent = 100.0;
+        progress.error_message = Some(reason.to_string());
+        info.status = FileStatus::Failed;
+        info.error_message = Some(reason.to_string());
+        info.ingested_at = Some(Utc::now());
+    });
+}
+
+/// Runs one job on a worker slot.
+async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, uploads: Vec<Upload>) {
+    let Ok(_slot) = state.ingest_slots.clone().acquire_owned().await else { return };
+    state.jobs.update(&job_id, |job| {
+        job.status = JobState::Processing;
+        job.started_at = Some(Utc::now());
+    });
+    refresh_job_metrics(&state);
+    let chunker = match chunker_for(&state, collection.manifest().as_ref()) {
+        Ok(chunker) => chunker,
+        Err(e) => return finish(&state, &collection, &job_id, &uploads, Some(e)),
+    };
+    let mut documents = Vec::new();
+    let mut succeeded: Vec<(Upload, Vec<String>, usize)> = Vec::new();
+    for upload in &uploads {
+        set_file(&state, &collection, &job_id, &upload.file_id, |progress, info| {
+            progress.status = FileStatus::Ingesting;
+            progress.progress_percent = 10.0;
+            info.status = FileStatus::Ingesting;
+        });
+        let bytes = match std::fs::read(&upload.path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                fail_file(&state, &collection, &job_id, &upload.file_id, &format!("upload could not be read back: {e}"));
+                continue;
+            }
+        };
+        let raw = RawDocument {
+            uri: format!("upload://{}/{}/{}", collection.name(), upload.file_id, upload.file_name),
+            relative_path: upload.file_name.clone(),
+            size: bytes.len() as u64,
+            bytes: bytes.into(),
+            etag: None,
+            source: "upload".into(),
+        };
+        let (worker_state, worker_chunker) = (state.clone(), chunker.clone());
+        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        match outcome {
+            Ok(docs) => {
+                let doc_ids = docs.iter().map(|d| d.record.doc_id.clone()).collect();
+                let chunks = docs.iter().map(|d| d.chunks.len()).sum();
+                set_file(&state, &collection, &job_id, &upload.file_id, |progress, _| progress.progress_percent = 80.0);
+                documents.extend(docs);
+                succeeded.push((upload.clone(), doc_ids, chunks));
+            }
+            Err(reason) => fail_file(&state, &collection, &job_id, &upload.file_id, &reason),
+        }
+    }
+    let mut job_error = None;
+    if !documents.is_empty() {
+        let _guard = collection.publish_lock.lock().await;
+        match publish(&state, &collection, VersionChange { documents, tombstones: Vec::new() }).await {
+            Ok(manifest) => {
+                for (upload, doc_ids, chunks) in &succeeded {
+                    set_file(&state, &collection, &job_id, &upload.file_id, |progress, info| {
+                        progress.status = FileStatus::Success;
+                        progress.progress_percent = 100.0;
+                        progress.chunks_created = *chunks;
+                        info.status = FileStatus::Success;
+                        info.chunk_count = *chunks;
+                        info.ingested_at = Some(Utc::now());
+                        info.metadata.insert("doc_ids".into(), doc_ids.clone().into());
+                        info.metadata.insert("snapshot_version".into(), manifest.version.clone().into());
+                    });
+                }
+            }
+            Err(e) => {
+                for (upload, _, _) in &succeeded {
+                    fail_file(&state, &collection, &job_id, &upload.file_id, &format!("Publishing failed: {e}"));
+                }
+                job_error = Some(e);
+            }
+        }
+    }
+    finish(&state, &collection, &job_id, &uploads, job_error);
+}
+
+/// Terminal state, and the temporary files removed.
+fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Upload], error: Option<String>) {
+    if let Some(error) = &error {
+        for upload in uploads {
+            let pending = state.jobs.get(job_id).is_some_and(|j| j.file_details.iter().any(|f| f.file_id == upload.file_id && !matches!(f.status, FileStatus::Success | FileStatus::Failed)));
+            if pending {
+                fail_file(state, collection, job_id, &upload.file_id, error);
+            }
+        }
+    }
+    state.jobs.update(job_id, |job| {
+        let any_success = job.file_details.iter().any(|f| f.status == FileStatus::Success);
+        job.status = if any_success { JobState::Completed } else { JobState::Failed };
+        job.completed_at = Some(Utc::now());
+        if !any_success {
+            job.error_message = Some(error.clone().unwrap_or_else(|| format!("all {} file(s) failed", job.total_files)));
+        }
+    });
+    let _ = std::fs::remove_dir_all(uploads_dir(state, job_id));
+    refresh_job_metrics(state);
+}
+
+/// Restarts the jobs a previous run left pending or processing, from their saved uploads.
+pub async fn resume(state: &Arc<AppState>) {
+    for job in state.jobs.all().into_iter().filter(|j| !j.status.is_terminal()) {
+        let Some(collection) = state.collection(&job.collection_name) else {
+            state.jobs.update(&job.job_id, |j| {
+                j.status = JobState::Failed;
+                j.error_message = Some(format!("collection '{}' no longer exists", j.collection_name));
+                j.completed_at = Some(Utc::now());
+            });
+            continue;
+        };
+        let dir = uploads_dir(state, &job.job_id);
+        let uploads: Vec<Upload> = job
+            .file_details
+            .iter()
+            .map(|f| Upload { file_id: f.file_id.clone(), file_name: f.file_name.clone(), path: dir.join(&f.file_id), size: std::fs::metadata(dir.join(&f.file_id)).map(|m| m.len()).unwrap_or(0) })
+            .collect();
+        tracing::info!("resuming job {} ({} files) for {}", job.job_id, uploads.len(), job.collection_name);
+        state.jobs.update(&job.job_id, |j| {
+            j.status = JobState::Pending;
+            for file in &mut j.file_details {
+                file.status = FileStatus::Uploading;
+                file.progress_percent = 0.0;
+                file.error_message = None;
+            }
+        });
+        tokio::spawn(run(state.clone(), collection, job.job_id.clone(), uploads));
+    }
+    refresh_job_metrics(state);
+}

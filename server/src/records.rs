@@ -1,0 +1,108 @@
+//! The seed-000 knowledge-layer records, field for field: CollectionInfo, FileInfo,
+//! FileProgress, IngestionJobStatus, with their state enums.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+type Map = serde_json::Map<String, serde_json::Value>;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CollectionInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub file_count: usize,
+    pub chunk_count: usize,
+    pub created_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+    pub backend: String,
+    pub metadata: Map,
+}
+
+/// File lifecycle: UPLOADING -> INGESTING -> SUCCESS | FAILED.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FileStatus {
+    Uploading,
+    Ingesting,
+    Success,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileInfo {
+    pub file_id: String,
+    pub file_name: String,
+    pub collection_name: String,
+    pub status: FileStatus,
+    pub file_size: Option<u64>,
+    pub chunk_count: usize,
+    pub uploaded_at: Option<DateTime<Utc>>,
+    pub ingested_at: Option<DateTime<Utc>>,
+    pub expiration_date: Option<DateTime<Utc>>,
+    pub error_message: Option<String>,
+    pub metadata: Map,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileProgress {
+    pub file_id: String,
+    pub file_name: String,
+    pub status: FileStatus,
+    pub progress_percent: f64,
+    pub error_message: Option<String>,
+    pub chunks_created: usize,
+}
+
+/// Job lifecycle: PENDING -> PROCESSING -> COMPLETED | FAILED (FAILED when every file failed).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Pending,
+    Processing,
+    Completed,
+    Failed,
+}
+
+impl JobState {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Processing => "processing",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IngestionJobStatus {
+    pub job_id: String,
+    pub status: JobState,
+    pub submitted_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+    pub total_files: usize,
+    pub processed_files: usize,
+    pub file_details: Vec<FileProgress>,
+    pub collection_name: String,
+    pub backend: String,
+    pub error_message: Option<String>,
+    pub metadata: Map,
+    /// processed_files / total_files × 100 (the seed's computed property, serialized).
+    pub progress_percent: f64,
+    /// status is completed or failed.
+    pub is_terminal: bool,
+}
+
+impl IngestionJobStatus {
+    /// Recomputes the derived fields after a change.
+    pub fn refresh(&mut self) {
+        self.processed_files = self.file_details.iter().filter(|f| matches!(f.status, FileStatus::Success | FileStatus::Failed)).count();
+        self.progress_percent = if self.total_files == 0 { 0.0 } else { self.processed_files as f64 * 100.0 / self.total_files as f64 };
+        self.is_terminal = self.status.is_terminal();
+    }
+}

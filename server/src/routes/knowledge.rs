@@ -1,0 +1,189 @@
+//! The seed-000 knowledge-layer API: collections, documents (uploads as jobs), job status, health.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use axum::extract::{Multipart, Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::Json;
+use quarry_indexer::pipeline::VersionChange;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::ApiJson;
+use crate::api_error::ApiError;
+use crate::app::AppState;
+use crate::collection::{validate_name, Collection, CollectionRecord};
+use crate::ingest::publish;
+use crate::jobs::{submit, uploads_dir, Upload};
+use crate::records::{CollectionInfo, FileInfo, IngestionJobStatus};
+
+fn not_found(name: &str) -> ApiError {
+    ApiError::NotFound(format!("Collection '{name}' not found"))
+}
+
+pub(crate) fn find(state: &AppState, name: &str) -> Result<Arc<Collection>, ApiError> {
+    state.collection(name).ok_or_else(|| not_found(name))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateCollection {
+    name: String,
+    description: Option<String>,
+    #[serde(default)]
+    metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+pub async fn create_collection(State(state): State<Arc<AppState>>, ApiJson(body): ApiJson<CreateCollection>) -> Result<(StatusCode, Json<CollectionInfo>), ApiError> {
+    validate_name(&body.name).map_err(ApiError::BadRequest)?;
+    if state.collection(&body.name).is_some() {
+        return Err(ApiError::BadRequest(format!("Collection '{}' already exists", body.name)));
+    }
+    let root = state.managed_root(&body.name);
+    std::fs::create_dir_all(&root).map_err(|e| ApiError::Internal(format!("{}: {e}", root.display())))?;
+    let record = CollectionRecord { name: body.name, uri: root.display().to_string(), managed: true, description: body.description, metadata: body.metadata, created_at: chrono::Utc::now() };
+    let collection = state.add_collection(record).await.map_err(ApiError::Internal)?;
+    Ok((StatusCode::CREATED, Json(collection.info())))
+}
+
+pub async fn list_collections(State(state): State<Arc<AppState>>) -> Json<Vec<CollectionInfo>> {
+    let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
+    Json(collections.iter().map(|c| c.info()).collect())
+}
+
+pub async fn get_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<CollectionInfo>, ApiError> {
+    Ok(Json(find(&state, &name)?.info()))
+}
+
+pub async fn delete_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<serde_json::Value>, ApiError> {
+    let collection = find(&state, &name)?;
+    let _guard = collection.publish_lock.lock().await;
+    state.collections.write().expect("collections lock").remove(&name);
+    state.save_registry().map_err(|e| ApiError::Internal(e.to_string()))?;
+    let _ = std::fs::remove_file(state.files_path(&name));
+    if collection.record.managed {
+        let _ = std::fs::remove_dir_all(&collection.record.uri);
+    }
+    state.refresh_snapshot_metric();
+    Ok(Json(json!({ "message": format!("Collection '{name}' deleted"), "name": name, "snapshot_deleted": collection.record.managed })))
+}
+
+pub async fn reload_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<serde_json::Value>, ApiError> {
+    let collection = find(&state, &name)?;
+    let _guard = collection.publish_lock.lock().await;
+    let changed = collection.reload(&state.load, &state.embedder).await.map_err(|e| ApiError::Internal(format!("reload of '{name}' failed; the previous version keeps serving: {e}")))?;
+    state.refresh_snapshot_metric();
+    Ok(Json(json!({ "reloaded": changed, "collection": collection.info() })))
+}
+
+/// The last path component of an uploaded file's name.
+fn clean_file_name(name: &str) -> String {
+    let name = name.rsplit(['/', '\\']).next().unwrap_or(name).trim();
+    if name.is_empty() { "upload".into() } else { name.to_string() }
+}
+
+pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>, multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>) -> Result<impl IntoResponse, ApiError> {
+    let collection = find(&state, &name)?;
+    let mut multipart = multipart.map_err(|e| ApiError::BadRequest(format!("expected multipart/form-data with a 'files' field: {}", e.body_text())))?;
+    let job_id = uuid::Uuid::new_v4().to_string();
+    let dir = uploads_dir(&state, &job_id);
+    let mut uploads = Vec::new();
+    let cleanup = |dir: &std::path::Path| {
+        let _ = std::fs::remove_dir_all(dir);
+    };
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) => break,
+            Err(e) => {
+                cleanup(&dir);
+                return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE { ApiError::PayloadTooLarge(e.body_text()) } else { ApiError::BadRequest(e.body_text()) });
+            }
+        };
+        let Some(file_name) = field.file_name().map(clean_file_name) else { continue };
+        let bytes = match field.bytes().await {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                cleanup(&dir);
+                return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE { ApiError::PayloadTooLarge(e.body_text()) } else { ApiError::BadRequest(e.body_text()) });
+            }
+        };
+        let file_id = format!("file-{}", uuid::Uuid::new_v4().simple());
+        std::fs::create_dir_all(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let path = dir.join(&file_id);
+        std::fs::write(&path, &bytes).map_err(|e| ApiError::Internal(e.to_string()))?;
+        uploads.push(Upload { file_id, file_name, path, size: bytes.len() as u64 });
+    }
+    if uploads.is_empty() {
+        return Err(ApiError::BadRequest("no files uploaded: send one or more multipart fields named 'files' with a filename".into()));
+    }
+    let file_ids: Vec<String> = uploads.iter().map(|u| u.file_id.clone()).collect();
+    let count = uploads.len();
+    let job_id = submit(&state, &collection, job_id, uploads).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok((StatusCode::ACCEPTED, Json(json!({ "job_id": job_id, "file_ids": file_ids, "message": format!("Ingestion job submitted for {count} file(s)") }))))
+}
+
+pub async fn list_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<Vec<FileInfo>>, ApiError> {
+    Ok(Json(find(&state, &name)?.list_files()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteFiles {
+    file_ids: Vec<String>,
+}
+
+pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>, ApiJson(body): ApiJson<DeleteFiles>) -> Result<Json<serde_json::Value>, ApiError> {
+    let collection = find(&state, &name)?;
+    if body.file_ids.is_empty() {
+        return Err(ApiError::BadRequest("file_ids must name at least one file".into()));
+    }
+    let _guard = collection.publish_lock.lock().await;
+    let files = collection.list_files();
+    let mut successful = Vec::new();
+    let mut failed = Vec::new();
+    let mut tombstones = Vec::new();
+    let mut removed: HashSet<String> = HashSet::new();
+    for id in &body.file_ids {
+        let matching: Vec<&FileInfo> = files.iter().filter(|f| &f.file_id == id || &f.file_name == id).filter(|f| !removed.contains(&f.file_id)).collect();
+        if matching.is_empty() {
+            failed.push(json!({ "file_id": id, "error": "Not found or already deleted" }));
+            continue;
+        }
+        for file in matching {
+            removed.insert(file.file_id.clone());
+            if let Some(ids) = file.metadata.get("doc_ids").and_then(|v| v.as_array()) {
+                tombstones.extend(ids.iter().filter_map(|v| v.as_str().map(str::to_string)));
+            }
+        }
+        successful.push(id.clone());
+    }
+    if !tombstones.is_empty() {
+        publish(&state, &collection, VersionChange { documents: Vec::new(), tombstones }).await.map_err(ApiError::Internal)?;
+    }
+    collection.files.lock().expect("files lock").retain(|f| !removed.contains(&f.file_id));
+    state.save_files(&collection).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(Json(json!({
+        "message": format!("Deleted {} of {} files", successful.len(), body.file_ids.len()),
+        "successful": successful,
+        "failed": failed,
+        "total_deleted": successful.len(),
+    })))
+}
+
+pub async fn job_status(State(state): State<Arc<AppState>>, Path(job_id): Path<String>) -> Result<Json<IngestionJobStatus>, ApiError> {
+    state.jobs.get(&job_id).map(Json).ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))
+}
+
+pub async fn health(State(state): State<Arc<AppState>>) -> impl IntoResponse {
+    let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
+    let details: serde_json::Map<String, serde_json::Value> = collections
+        .iter()
+        .map(|c| (c.name().to_string(), json!({ "version": c.version(), "error": c.load_error.read().expect("load error lock").clone() })))
+        .collect();
+    let unhealthy = collections.iter().any(|c| c.load_error.read().expect("load error lock").is_some());
+    let status = if unhealthy { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+    (status, Json(json!({ "status": if unhealthy { "unhealthy" } else { "healthy" }, "backend": "quarry", "collections": details })))
+}

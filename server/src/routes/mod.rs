@@ -1,0 +1,52 @@
+//! The HTTP routes: one file per surface.
+
+pub mod knowledge;
+pub mod ops;
+pub mod rag;
+pub mod search;
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, Request};
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::api_error::ApiError;
+use crate::app::AppState;
+
+/// Every route of the server.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/v1/collections", post(knowledge::create_collection).get(knowledge::list_collections))
+        .route("/v1/collections/{name}", get(knowledge::get_collection).delete(knowledge::delete_collection))
+        .route(
+            "/v1/collections/{name}/documents",
+            post(knowledge::upload_documents).get(knowledge::list_documents).delete(knowledge::delete_documents),
+        )
+        .route("/v1/collections/{name}/search", post(search::search))
+        .route("/v1/collections/{name}/reload", post(knowledge::reload_collection))
+        .route("/v1/documents/{job_id}/status", get(knowledge::job_status))
+        .route("/v1/knowledge/health", get(knowledge::health))
+        .route("/api/rag/ingest", post(rag::ingest))
+        .route("/api/rag/search", post(rag::search))
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+}
+
+/// A JSON body whose rejections (malformed JSON, wrong types, unknown fields) answer 400
+/// with `{"detail": ...}` instead of axum's plain-text 422.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        match axum::Json::<T>::from_request(request, state).await {
+            Ok(axum::Json(value)) => Ok(Self(value)),
+            Err(JsonRejection::BytesRejection(e)) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::PayloadTooLarge(e.body_text())),
+            Err(rejection) => Err(ApiError::BadRequest(format!("invalid JSON body: {}", rejection.body_text()))),
+        }
+    }
+}

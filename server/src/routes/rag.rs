@@ -1,0 +1,173 @@
+//! The seed-002 RAG contract, exactly: POST /api/rag/ingest (created | updated | unchanged by
+//! content hash; the response holds status, documentId, chunkCount and nothing else) and
+//! POST /api/rag/search (topK 1..20, default 5; minScore 0..1; filters source / tags).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::Json;
+use quarry_indexer::parse::doc_id_for;
+use quarry_indexer::pipeline::VersionChange;
+use quarry_indexer::source::RawDocument;
+use serde_json::{json, Map, Value};
+
+use super::search::run_search;
+use crate::api_error::ApiError;
+use crate::app::AppState;
+use crate::filter::Filters;
+use crate::ingest::{chunker_for, process_file, publish};
+use crate::searcher::SearchRequest;
+
+fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(ApiError::rag_field("body", "request body must be a JSON object")),
+        Err(e) => Err(ApiError::rag_field("body", format!("request body is not valid JSON: {e}"))),
+    }
+}
+
+fn required_string<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, ApiError> {
+    match object.get(field) {
+        None | Some(Value::Null) => Err(ApiError::rag_field(field, format!("{field} is required"))),
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(ApiError::rag_field(field, format!("{field} must be a string"))),
+    }
+}
+
+fn string_list(object: &Map<String, Value>, field: &str) -> Result<Vec<String>, ApiError> {
+    match object.get(field) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| ApiError::rag_field(field, format!("{field} must be an array of strings"))))
+            .collect(),
+        Some(_) => Err(ApiError::rag_field(field, format!("{field} must be an array of strings"))),
+    }
+}
+
+fn valid_source(source: &str) -> bool {
+    !source.is_empty() && source.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let object = body_object(&body)?;
+    let source = required_string(&object, "source")?.to_string();
+    let path = required_string(&object, "path")?.to_string();
+    let title = required_string(&object, "title")?.to_string();
+    let text = required_string(&object, "text")?.to_string();
+    if text.trim().is_empty() {
+        return Err(ApiError::rag_field("text", "text must be a non-empty string"));
+    }
+    if !valid_source(&source) {
+        return Err(ApiError::rag_field("source", "source must match pattern ^[a-zA-Z0-9_-]+$"));
+    }
+    let tags = string_list(&object, "tags")?;
+    let hash = match object.get("hash") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(h)) => Some(h.clone()),
+        Some(_) => return Err(ApiError::rag_field("hash", "hash must be a string")),
+    };
+    let extra = match object.get("metadata") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err(ApiError::rag_field("metadata", "metadata must be an object")),
+    };
+    let collection = state.collection(&state.options.rag_collection).ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
+    let uri = format!("rag://{source}/{path}");
+    let document_id = doc_id_for(&uri);
+    let content_hash = hash.unwrap_or_else(|| quarry_indexer::snapshot::sha256_hex(text.as_bytes()));
+
+    let _guard = collection.publish_lock.lock().await;
+    let existing = collection.searcher().and_then(|searcher| {
+        searcher.snapshot().live_documents().into_iter().find(|(d, _, _)| d.doc_id == document_id).map(|(d, chunks, segment)| (d.content_hash.clone(), chunks, segment.to_string()))
+    });
+    if let Some((stored_hash, chunks, _)) = &existing {
+        if *stored_hash == content_hash {
+            return Ok(Json(json!({ "status": "unchanged", "documentId": document_id, "chunkCount": chunks })));
+        }
+    }
+    let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::RagInternal)?;
+    let raw = RawDocument { uri, relative_path: "document.txt".into(), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: source.clone() };
+    let worker = state.clone();
+    let mut documents = tokio::task::spawn_blocking(move || process_file(&worker, chunker, &raw))
+        .await
+        .map_err(|e| ApiError::RagInternal(e.to_string()))?
+        .map_err(|reason| ApiError::rag_field("text", reason))?;
+    let mut metadata = extra;
+    metadata.insert("path".into(), path.clone().into());
+    for document in &mut documents {
+        document.record.title = title.clone();
+        document.record.file_name = path.rsplit('/').next().unwrap_or(&path).to_string();
+        document.record.tags = tags.clone();
+        document.record.content_hash = content_hash.clone();
+        document.record.metadata = Value::Object(metadata.clone()).to_string();
+    }
+    let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
+    let tombstones = existing.iter().map(|(_, _, segment)| format!("{segment}/{document_id}")).collect();
+    publish(&state, &collection, VersionChange { documents, tombstones }).await.map_err(ApiError::RagInternal)?;
+    let status = if existing.is_some() { "updated" } else { "created" };
+    Ok(Json(json!({ "status": status, "documentId": document_id, "chunkCount": chunk_count })))
+}
+
+pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let object = body_object(&body)?;
+    let query = required_string(&object, "query")?.to_string();
+    if query.trim().is_empty() {
+        return Err(ApiError::rag_field("query", "query is required"));
+    }
+    let top_k = match object.get("topK") {
+        None | Some(Value::Null) => 5,
+        Some(value) => match value.as_u64() {
+            Some(k) if (1..=20).contains(&k) => k as usize,
+            _ => return Err(ApiError::rag_field("topK", "topK must be an integer between 1 and 20")),
+        },
+    };
+    let min_score = match object.get("minScore") {
+        None | Some(Value::Null) => 0.0,
+        Some(value) => match value.as_f64() {
+            Some(s) if (0.0..=1.0).contains(&s) => s as f32,
+            _ => return Err(ApiError::rag_field("minScore", "minScore must be a number between 0 and 1")),
+        },
+    };
+    let mut filters = Filters::default();
+    match object.get("filters") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(f)) => {
+            match f.get("source") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) => filters.source = vec![s.clone()],
+                Some(_) => return Err(ApiError::rag_field("filters.source", "filters.source must be a string")),
+            }
+            filters.tags = string_list(f, "tags").map_err(|_| ApiError::rag_field("filters.tags", "filters.tags must be an array of strings"))?;
+        }
+        Some(_) => return Err(ApiError::rag_field("filters", "filters must be an object")),
+    }
+    let collection = state.collection(&state.options.rag_collection).ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
+    let request = SearchRequest { query: query.clone(), top_k, min_score: Some(min_score), filters, ..Default::default() };
+    let result = run_search(&state, collection.searcher(), request).await.map_err(|e| match e {
+        ApiError::Busy(m) => ApiError::Busy(m),
+        other => ApiError::RagInternal(format!("{other:?}")),
+    })?;
+    let results: Vec<Value> = result
+        .chunks
+        .iter()
+        .map(|chunk| {
+            let m = &chunk.metadata;
+            let path = m.get("document").and_then(|d| d.get("path")).cloned().unwrap_or_else(|| m.get("uri").cloned().unwrap_or(Value::Null));
+            json!({
+                "text": chunk.content,
+                "score": chunk.score,
+                "metadata": {
+                    "documentId": m.get("doc_id"),
+                    "source": m.get("source"),
+                    "path": path,
+                    "title": m.get("title"),
+                    "chunkIndex": m.get("chunk_index"),
+                    "tags": m.get("tags"),
+                }
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "query": query, "resultCount": results.len(), "results": results })))
+}

@@ -1,0 +1,96 @@
+//! `quarry serve`: the search and knowledge-layer server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_server::app::{serve, start, ServeOptions};
+
+use super::{runtime, ModelArgs, StoreArgs};
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// NAME=URI: serve the snapshot at URI (folder or s3://...) as collection NAME. Repeatable.
+    #[arg(long = "collection", env = "QUARRY_COLLECTIONS", value_delimiter = ';')]
+    pub collections: Vec<String>,
+    /// Collections created over the API, job records, uploads and the snapshot cache.
+    #[arg(long, env = "QUARRY_DATA_DIR", default_value = "quarry-data")]
+    pub data_dir: PathBuf,
+    #[arg(long, env = "QUARRY_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Largest request body in MiB (uploads included); larger ones get 413.
+    #[arg(long, env = "QUARRY_UPLOAD_LIMIT_MB", default_value_t = 100)]
+    pub upload_limit_mb: usize,
+    /// Ingestion jobs processed at once.
+    #[arg(long, env = "QUARRY_INGEST_WORKERS", default_value_t = 2)]
+    pub ingest_workers: usize,
+    /// Searches run at once (default: the number of CPU cores).
+    #[arg(long, env = "QUARRY_SEARCH_WORKERS")]
+    pub search_workers: Option<usize>,
+    /// Searches allowed to wait for a worker; beyond that the server answers 503 at once.
+    #[arg(long, env = "QUARRY_SEARCH_QUEUE", default_value_t = 64)]
+    pub search_queue: usize,
+    /// Seconds between checks of each collection's LATEST (0 disables hot reload by polling).
+    #[arg(long, env = "QUARRY_POLL_INTERVAL", default_value_t = 30)]
+    pub poll_interval: u64,
+    /// The collection behind /api/rag.
+    #[arg(long, env = "QUARRY_RAG_COLLECTION", default_value = "rag")]
+    pub rag_collection: String,
+    /// Request timeout in seconds.
+    #[arg(long, env = "QUARRY_REQUEST_TIMEOUT", default_value_t = 60)]
+    pub request_timeout: u64,
+    /// On shutdown, seconds to wait for running ingestion jobs (unfinished ones resume at the next start).
+    #[arg(long, env = "QUARRY_DRAIN_SECS", default_value_t = 30)]
+    pub drain_secs: u64,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            signal.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = terminate => {} }
+    tracing::info!("shutting down: no new requests; finishing running jobs");
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut options = ServeOptions::new(args.addr, args.data_dir.clone());
+    for spec in &args.collections {
+        let (name, uri) = spec.split_once('=').with_context(|| format!("--collection `{spec}` is not NAME=URI"))?;
+        options.collections.push((name.trim().to_string(), uri.trim().to_string()));
+    }
+    options.store = args.store.options();
+    options.upload_limit = args.upload_limit_mb * 1024 * 1024;
+    options.ingest_workers = args.ingest_workers;
+    options.search_workers = args.search_workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+    options.search_queue = args.search_queue;
+    options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
+    options.rag_collection = args.rag_collection.clone();
+    options.request_timeout = Duration::from_secs(args.request_timeout);
+    let embed_options = EmbedOptions { device: args.model.device, batch: BatchPolicy::TokenBudget { max_tokens: args.model.batch_tokens } };
+    let embedder = Arc::new(BertEmbedder::load(&ModelDir::open(&args.model.model_dir()?)?, embed_options)?);
+    tracing::info!("model {} on {}", quarry_indexer::embed::Embedder::info(embedder.as_ref()).name, quarry_indexer::embed::Embedder::device_name(embedder.as_ref()));
+    runtime()?.block_on(async {
+        let state = start(options, embedder).await.map_err(anyhow::Error::msg)?;
+        let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("binding {}", args.addr))?;
+        tracing::info!("listening on http://{}", listener.local_addr()?);
+        serve(state, listener, shutdown_signal(), Duration::from_secs(args.drain_secs)).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
