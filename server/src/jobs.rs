@@ -105,26 +105,32 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
     state.jobs.insert(job)?;
     {
         let mut files = collection.files.lock().expect("files lock");
-        for upload in &uploads {
-            files.push(FileInfo {
-                file_id: upload.file_id.clone(),
-                file_name: upload.file_name.clone(),
-                collection_name: collection.name().to_string(),
-                status: FileStatus::Uploading,
-                file_size: Some(upload.size),
-                chunk_count: 0,
-                uploaded_at: Some(now),
-                ingested_at: None,
-                expiration_date: None,
-                error_message: None,
-                metadata: serde_json::json!({ "job_id": job_id }).as_object().cloned().unwrap_or_default(),
-            });
+        let details = state.jobs.get(&job_id).map(|j| j.file_details).unwrap_or_default();
+        for (progress, upload) in details.iter().zip(&uploads) {
+            files.push(file_record(collection, &job_id, progress, Some(upload.size)));
         }
     }
     state.save_files(collection)?;
     refresh_job_metrics(state);
     tokio::spawn(run(state.clone(), collection.clone(), job_id.clone(), uploads));
     Ok(job_id)
+}
+
+/// A FileInfo for a file of a job.
+fn file_record(collection: &Collection, job_id: &str, progress: &FileProgress, size: Option<u64>) -> FileInfo {
+    FileInfo {
+        file_id: progress.file_id.clone(),
+        file_name: progress.file_name.clone(),
+        collection_name: collection.name().to_string(),
+        status: progress.status,
+        file_size: size,
+        chunk_count: 0,
+        uploaded_at: Some(Utc::now()),
+        ingested_at: None,
+        expiration_date: None,
+        error_message: None,
+        metadata: serde_json::json!({ "job_id": job_id }).as_object().cloned().unwrap_or_default(),
+    }
 }
 
 fn refresh_job_metrics(state: &AppState) {
@@ -137,9 +143,14 @@ fn refresh_job_metrics(state: &AppState) {
 fn set_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &str, change: impl Fn(&mut FileProgress, &mut FileInfo)) {
     state.jobs.update(job_id, |job| {
         let mut files = collection.files.lock().expect("files lock");
-        if let (Some(progress), Some(info)) = (job.file_details.iter_mut().find(|f| f.file_id == file_id), files.iter_mut().find(|f| f.file_id == file_id)) {
-            change(progress, info);
-        }
+        let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) else { return };
+        let info_at = files.iter().position(|f| f.file_id == file_id);
+        let mut scratch = file_record(collection, job_id, progress, None);
+        let info = match info_at {
+            Some(at) => &mut files[at],
+            None => &mut scratch,
+        };
+        change(progress, info);
     });
     if let Err(e) = state.save_files(collection) {
         tracing::error!("collection {}: cannot persist files: {e}", collection.name());
@@ -274,6 +285,18 @@ pub async fn resume(state: &Arc<AppState>) {
             .map(|f| Upload { file_id: f.file_id.clone(), file_name: f.file_name.clone(), path: dir.join(&f.file_id), size: std::fs::metadata(dir.join(&f.file_id)).map(|m| m.len()).unwrap_or(0) })
             .collect();
         tracing::info!("resuming job {} ({} files) for {}", job.job_id, uploads.len(), job.collection_name);
+        {
+            // A crash between the job record and the file records leaves the latter missing.
+            let mut files = collection.files.lock().expect("files lock");
+            for (progress, upload) in job.file_details.iter().zip(&uploads) {
+                if !files.iter().any(|f| f.file_id == progress.file_id) {
+                    files.push(file_record(&collection, &job.job_id, progress, Some(upload.size)));
+                }
+            }
+        }
+        if let Err(e) = state.save_files(&collection) {
+            tracing::error!("collection {}: cannot persist files: {e}", collection.name());
+        }
         state.jobs.update(&job.job_id, |j| {
             j.status = JobState::Pending;
             for file in &mut j.file_details {

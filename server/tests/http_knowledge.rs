@@ -1,0 +1,235 @@
+//! The seed-000 knowledge-layer API over real HTTP: every endpoint, every state
+//! transition, bad inputs, body limits, restart and resumed jobs.
+
+mod http_common;
+
+use http_common::{options, TestServer};
+use quarry_server::records::{FileProgress, FileStatus, IngestionJobStatus, JobState};
+use serde_json::json;
+
+fn pdf_two_pages() -> Vec<u8> {
+    // A real two-page PDF written by hand: one text object per page.
+    let mut body = String::from("%PDF-1.4\n");
+    let mut offsets = Vec::new();
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 2 /MediaBox [0 0 595 842] /Resources << /Font << /F1 7 0 R >> >> >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>".to_string(),
+        stream("BT /F1 12 Tf 72 700 Td (Quarterly revenue grew fifteen percent) Tj ET"),
+        "<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>".to_string(),
+        stream("BT /F1 12 Tf 72 700 Td (Margins improved on the second page) Tj ET"),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_string(),
+    ];
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(body.len());
+        body.push_str(&format!("{} 0 obj\n{object}\nendobj\n", i + 1));
+    }
+    let xref = body.len();
+    body.push_str(&format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1));
+    for offset in offsets {
+        body.push_str(&format!("{offset:010} 00000 n \n"));
+    }
+    body.push_str(&format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1));
+    body.into_bytes()
+}
+
+fn stream(content: &str) -> String {
+    format!("<< /Length {} >>\nstream\n{content}\nendstream", content.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn knowledge_layer_end_to_end() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+
+    // Collections.
+    let (status, info) = server.post("/v1/collections", json!({ "name": "reports", "description": "Q3 reports", "metadata": { "team": "finance" } })).await;
+    assert_eq!(status, 201, "{info}");
+    for field in ["name", "description", "file_count", "chunk_count", "created_at", "updated_at", "backend", "metadata"] {
+        assert!(info.get(field).is_some(), "CollectionInfo lacks {field}");
+    }
+    assert_eq!((info["backend"].clone(), info["file_count"].clone(), info["metadata"]["team"].clone()), (json!("quarry"), json!(0), json!("finance")));
+    assert_eq!(server.post("/v1/collections", json!({ "name": "reports" })).await.0, 400, "duplicate");
+    for bad in ["Reports", "a b", "", "../x"] {
+        let (status, body) = server.post("/v1/collections", json!({ "name": bad })).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(body["detail"].as_str().unwrap().contains("invalid collection name"), "{body}");
+    }
+    let response = server.client.post(server.url("/v1/collections")).header("content-type", "application/json").body("{\"name\": ").send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    assert!(response.json::<serde_json::Value>().await.unwrap()["detail"].as_str().unwrap().starts_with("invalid JSON body"));
+    let (status, list) = server.get("/v1/collections").await;
+    assert_eq!(status, 200);
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["rag", "reports"]);
+    assert_eq!(server.get("/v1/collections/reports").await.0, 200);
+    let (status, body) = server.get("/v1/collections/nope").await;
+    assert_eq!((status, body), (404, json!({ "detail": "Collection 'nope' not found" })));
+
+    // An upload job: one good Markdown file, one good PDF, one corrupt PDF, one empty file, one binary.
+    let files = [
+        ("plan.md", b"# Plan\n\nBuy more GPUs for the vector search cluster.\n".to_vec()),
+        ("q3.pdf", pdf_two_pages()),
+        ("broken.pdf", b"%PDF-1.7 not really".to_vec()),
+        ("empty.txt", Vec::new()),
+        ("photo.png", b"\x89PNG\r\n\x1a\nxxxx".to_vec()),
+    ];
+    let (status, submitted) = server.upload("reports", &files).await;
+    assert_eq!(status, 202, "{submitted}");
+    assert_eq!(submitted["message"], "Ingestion job submitted for 5 file(s)");
+    let file_ids: Vec<String> = submitted["file_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert_eq!(file_ids.len(), 5);
+    let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
+    let job: IngestionJobStatus = serde_json::from_value(job).unwrap();
+    assert_eq!(job.status, JobState::Completed);
+    assert_eq!((job.total_files, job.processed_files, job.progress_percent), (5, 5, 100.0));
+    assert!(job.started_at.is_some() && job.completed_at.is_some());
+    let detail = |name: &str| -> &FileProgress { job.file_details.iter().find(|f| f.file_name == name).unwrap() };
+    assert_eq!(detail("plan.md").status, FileStatus::Success);
+    assert!(detail("plan.md").chunks_created >= 1);
+    assert_eq!(detail("q3.pdf").status, FileStatus::Success);
+    assert!(detail("broken.pdf").error_message.as_deref().unwrap().starts_with("File appears corrupted"));
+    assert_eq!(detail("empty.txt").error_message.as_deref(), Some("file is empty"));
+    assert_eq!(detail("photo.png").error_message.as_deref(), Some("binary file: not a supported document format (PNG image)"));
+    assert!(std::fs::read_dir(data.path().join("uploads")).map(|d| d.count()).unwrap_or(0) == 0, "temporary files are removed");
+
+    let (status, listed) = server.get("/v1/collections/reports/documents").await;
+    assert_eq!(status, 200);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 5);
+    let plan = listed.iter().find(|f| f["file_name"] == "plan.md").unwrap();
+    assert_eq!((plan["status"].clone(), plan["collection_name"].clone()), (json!("success"), json!("reports")));
+    assert!(plan["uploaded_at"].is_string() && plan["ingested_at"].is_string());
+    assert_eq!(listed.iter().find(|f| f["file_name"] == "empty.txt").unwrap()["status"], "failed");
+
+    // Search sees the upload, with page numbers and citations from the PDF.
+    let (status, result) = server.post("/v1/collections/reports/search", json!({ "query": "how much did revenue grow", "top_k": 3 })).await;
+    assert_eq!(status, 200, "{result}");
+    let top = &result["chunks"][0];
+    assert_eq!((top["file_name"].clone(), top["page_number"].clone(), top["display_citation"].clone()), (json!("q3.pdf"), json!(1), json!("q3.pdf, p.1")));
+    let (_, info) = server.get("/v1/collections/reports").await;
+    assert_eq!(info["file_count"], 2);
+
+    // Delete by original file name and by file id; a missing id fails alone.
+    let plan_id = &file_ids[0];
+    let (status, deleted) = server.delete("/v1/collections/reports/documents", Some(json!({ "file_ids": ["q3.pdf", plan_id, "nope"] }))).await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(deleted["total_deleted"], 2);
+    assert_eq!(deleted["successful"], json!(["q3.pdf", plan_id]));
+    assert_eq!(deleted["failed"], json!([{ "file_id": "nope", "error": "Not found or already deleted" }]));
+    assert_eq!(deleted["message"], "Deleted 2 of 3 files");
+    let (_, result) = server.post("/v1/collections/reports/search", json!({ "query": "revenue GPUs margins", "top_k": 10, "mode": "hybrid" })).await;
+    assert_eq!(result["chunks"], json!([]), "deleted files are hidden as soon as DELETE returns");
+    assert_eq!(result["underfilled"], true);
+
+    // Bad inputs.
+    assert_eq!(server.upload("nope", &[("a.txt", b"x".to_vec())]).await.0, 404);
+    let empty_form = server.client.post(server.url("/v1/collections/reports/documents")).multipart(reqwest::multipart::Form::new().text("note", "no files")).send().await.unwrap();
+    assert_eq!(empty_form.status().as_u16(), 400);
+    assert_eq!(server.post("/v1/collections/nope/search", json!({ "query": "x" })).await.0, 404);
+    let (status, body) = server.post("/v1/collections/reports/search", json!({ "query": "x", "top_k": 0 })).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(server.post("/v1/collections/reports/search", json!({ "query": "x", "min_score": 1.5 })).await.0, 400);
+    assert_eq!(server.post("/v1/collections/reports/search", json!({ "query": "x", "colour": "red" })).await.0, 400);
+    assert_eq!(server.get("/v1/documents/no-such-job/status").await.0, 404);
+    assert_eq!(server.delete("/v1/collections/reports/documents", Some(json!({ "file_ids": [] }))).await.0, 400);
+
+    // Health, readiness, metrics.
+    let (status, health) = server.get("/v1/knowledge/health").await;
+    assert_eq!((status, health["status"].clone(), health["backend"].clone()), (200, json!("healthy"), json!("quarry")));
+    assert_eq!(server.get("/readyz").await.0, 200);
+    assert_eq!(server.client.get(server.url("/healthz")).send().await.unwrap().status().as_u16(), 200);
+    let metrics = server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    for name in ["quarry_http_requests_total", "quarry_http_request_duration_seconds_bucket", "quarry_search_lane_duration_seconds", "quarry_search_queue_depth", "quarry_ingestion_jobs", "quarry_collection_snapshot_info"] {
+        assert!(metrics.contains(name), "metrics lack {name}");
+    }
+    assert!(metrics.contains("route=\"/v1/collections/{name}/search\""));
+    assert!(metrics.contains("quarry_ingestion_jobs{state=\"completed\"} 1"), "{metrics}");
+
+    // Deleting the collection removes its data; it is gone afterwards.
+    let (status, _) = server.delete("/v1/collections/reports", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(server.get("/v1/collections/reports").await.0, 404);
+    assert!(!data.path().join("collections/reports").exists());
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_whose_files_all_fail_is_failed() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.post("/v1/collections", json!({ "name": "c" })).await;
+    let (_, submitted) = server.upload("c", &[("a.pdf", b"%PDF-1.4 junk".to_vec()), ("b.txt", Vec::new())]).await;
+    let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
+    assert_eq!(job["status"], "failed");
+    assert_eq!(job["error_message"], "all 2 file(s) failed");
+    assert_eq!(job["processed_files"], 2);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn oversized_bodies_get_413() {
+    let data = tempfile::tempdir().unwrap();
+    let mut opts = options(data.path());
+    opts.upload_limit = 4096;
+    let server = TestServer::start(opts).await;
+    server.post("/v1/collections", json!({ "name": "c" })).await;
+    let (status, body) = server.upload("c", &[("big.txt", vec![b'a'; 64 * 1024])]).await;
+    assert_eq!(status, 413, "{body}");
+    let (status, _) = server.post("/api/rag/ingest", json!({ "source": "s", "path": "p", "title": "t", "text": "x".repeat(64 * 1024) })).await;
+    assert_eq!(status, 413);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.post("/v1/collections", json!({ "name": "kept", "description": "survives restarts" })).await;
+    let (_, submitted) = server.upload("kept", &[("cats.md", b"# Cats\n\nCats sleep sixteen hours a day.".to_vec())]).await;
+    let job_id = submitted["job_id"].as_str().unwrap().to_string();
+    server.wait_job(&job_id).await;
+    let (_, rag) = server.post("/api/rag/ingest", json!({ "source": "wiki", "path": "/dogs", "title": "Dogs", "text": "Dogs love long walks." })).await;
+    server.stop().await;
+
+    // A job the previous run accepted but never started: its record and its upload are on disk.
+    let pending_id = "resumed-job";
+    let upload_dir = data.path().join("uploads").join(pending_id);
+    std::fs::create_dir_all(&upload_dir).unwrap();
+    std::fs::write(upload_dir.join("file-resumed"), "# Birds\n\nBirds migrate south in winter.").unwrap();
+    let pending = IngestionJobStatus {
+        job_id: pending_id.into(),
+        status: JobState::Processing,
+        submitted_at: chrono::Utc::now(),
+        started_at: None,
+        completed_at: None,
+        total_files: 1,
+        processed_files: 0,
+        file_details: vec![FileProgress { file_id: "file-resumed".into(), file_name: "birds.md".into(), status: FileStatus::Ingesting, progress_percent: 10.0, error_message: None, chunks_created: 0 }],
+        collection_name: "kept".into(),
+        backend: "quarry".into(),
+        error_message: None,
+        metadata: Default::default(),
+        progress_percent: 0.0,
+        is_terminal: false,
+    };
+    std::fs::write(data.path().join("jobs").join(format!("{pending_id}.json")), serde_json::to_vec(&pending).unwrap()).unwrap();
+
+    let server = TestServer::start(options(data.path())).await;
+    let (status, info) = server.get("/v1/collections/kept").await;
+    assert_eq!((status, info["description"].clone()), (200, json!("survives restarts")));
+    let (_, old_job) = server.get(&format!("/v1/documents/{job_id}/status")).await;
+    assert_eq!(old_job["status"], "completed");
+    let (_, files) = server.get("/v1/collections/kept/documents").await;
+    assert!(files.as_array().unwrap().iter().any(|f| f["file_name"] == "cats.md" && f["status"] == "success"));
+    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "how long do cats sleep" })).await;
+    assert_eq!(result["chunks"][0]["file_name"], "cats.md");
+    let (_, found) = server.post("/api/rag/search", json!({ "query": "dogs walking" })).await;
+    assert_eq!(found["results"][0]["metadata"]["documentId"], rag["documentId"]);
+
+    let resumed = server.wait_job(pending_id).await;
+    assert_eq!(resumed["status"], "completed", "{resumed}");
+    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "bird migration" })).await;
+    assert_eq!(result["chunks"][0]["file_name"], "birds.md");
+    server.stop().await;
+}
