@@ -1,0 +1,128 @@
+//! `bench-http --snapshot URI --queries queries.jsonl --corpus corpus.jsonl`: the seed-002
+//! targets through real HTTP on loopback — ingest of a 10 KB document (POST /api/rag/ingest),
+//! search (POST /v1/collections/{name}/search), embedding of a batch of 10 texts — as p50/p99,
+//! and search QPS at concurrency 1, 8 and 32. Starts the server in-process on a free port.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+use quarry_server::app::{serve, start, ServeOptions};
+
+fn value(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn texts(path: &str, field: &str) -> anyhow::Result<Vec<String>> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("reading {path}"))?
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v[field].as_str().map(str::to_string))
+        .collect())
+}
+
+fn p(samples: &mut [f64], q: f64) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1] * 1e3
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> anyhow::Result<()> {
+    let snapshot = value("--snapshot").context("--snapshot URI is required")?;
+    let queries = texts(&value("--queries").context("--queries FILE is required")?, "text")?;
+    let passages = texts(&value("--corpus").context("--corpus FILE is required")?, "text")?;
+    let requests: usize = value("--requests").and_then(|v| v.parse().ok()).unwrap_or(300);
+    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
+
+    // Embedding a batch of 10 texts, in process.
+    let mut embed_ms = Vec::new();
+    for round in 0..30 {
+        let batch: Vec<&str> = passages[round * 10..round * 10 + 10].iter().map(String::as_str).collect();
+        let started = Instant::now();
+        embedder.embed(&batch)?;
+        embed_ms.push(started.elapsed().as_secs_f64());
+    }
+
+    let data = tempfile::tempdir()?;
+    let mut options = ServeOptions::new("127.0.0.1:0".parse()?, data.path().to_path_buf());
+    options.collections = vec![("bench".into(), snapshot.clone())];
+    options.poll_interval = None;
+    options.search_workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    options.search_queue = 1024;
+    let state = start(options, embedder.clone()).await.map_err(anyhow::Error::msg)?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(serve(state, listener, std::future::pending(), Duration::from_secs(1)));
+    let client = reqwest::Client::new();
+
+    // Ingest of ~10 KB documents.
+    let mut ingest_ms = Vec::new();
+    for i in 0..20 {
+        let mut text = String::new();
+        let mut j = i * 40;
+        while text.len() < 10 * 1024 {
+            text.push_str(&passages[j % passages.len()]);
+            text.push_str("\n\n");
+            j += 1;
+        }
+        let started = Instant::now();
+        let response = client.post(format!("{base}/api/rag/ingest")).json(&serde_json::json!({ "source": "bench", "path": format!("/doc/{i}"), "title": format!("Doc {i}"), "text": text })).send().await?;
+        anyhow::ensure!(response.status().is_success(), "ingest failed: {}", response.text().await?);
+        ingest_ms.push(started.elapsed().as_secs_f64());
+    }
+
+    // Search latency and QPS at each concurrency.
+    let mut rows = Vec::new();
+    for concurrency in [1usize, 8, 32] {
+        let started = Instant::now();
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut workers = Vec::new();
+        for _ in 0..concurrency {
+            let (client, base, queries, next) = (client.clone(), base.clone(), queries.clone(), next.clone());
+            workers.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut failures = 0usize;
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if i >= requests {
+                        break;
+                    }
+                    let begun = Instant::now();
+                    let ok = client
+                        .post(format!("{base}/v1/collections/bench/search"))
+                        .json(&serde_json::json!({ "query": queries[i % queries.len()], "top_k": 10 }))
+                        .send()
+                        .await
+                        .map(|r| r.status().is_success())
+                        .unwrap_or(false);
+                    if ok { latencies.push(begun.elapsed().as_secs_f64()) } else { failures += 1 }
+                }
+                (latencies, failures)
+            }));
+        }
+        let mut latencies = Vec::new();
+        let mut failures = 0;
+        for worker in workers {
+            let (l, f) = worker.await?;
+            latencies.extend(l);
+            failures += f;
+        }
+        let secs = started.elapsed().as_secs_f64();
+        rows.push((concurrency, latencies.len() as f64 / secs, p(&mut latencies, 0.5), p(&mut latencies, 0.99), failures));
+    }
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    println!("machine: {cpus} CPUs; snapshot {snapshot}; model on {}\n", embedder.device_name());
+    println!("| target (seed 002) | p50 ms | p99 ms | target |\n|---|---:|---:|---|");
+    println!("| ingest a 10 KB document (POST /api/rag/ingest, 20 docs) | {:.1} | {:.1} | < 5000 |", p(&mut ingest_ms, 0.5), p(&mut ingest_ms, 0.99));
+    println!("| search at concurrency 1 (HTTP, top_k 10) | {:.1} | {:.1} | < 500 |", rows[0].2, rows[0].3);
+    println!("| embed a batch of 10 texts (in process) | {:.1} | {:.1} | < 200 |", p(&mut embed_ms, 0.5), p(&mut embed_ms, 0.99));
+    println!("\n| concurrency | requests | QPS | p50 ms | p99 ms | failed |\n|---:|---:|---:|---:|---:|---:|");
+    for (c, qps, p50, p99, failed) in rows {
+        println!("| {c} | {requests} | {qps:.1} | {p50:.1} | {p99:.1} | {failed} |");
+    }
+    Ok(())
+}
