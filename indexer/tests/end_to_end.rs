@@ -7,7 +7,6 @@ mod common;
 use std::path::Path;
 
 use object_store::{ObjectStoreExt, PutPayload};
-use quarry_indexer::embed::Embedder;
 use quarry_indexer::index::{load_vector_index, KeywordIndex, TantivyKeywordIndex, VectorIndex};
 use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions, RunReport};
 use quarry_indexer::snapshot::{layout, SnapshotReader};

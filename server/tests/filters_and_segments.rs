@@ -9,7 +9,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use object_store::ObjectStoreExt;
-use quarry_indexer::embed::Embedder;
 use quarry_indexer::index::IndexKind;
 use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
 use quarry_indexer::snapshot::{layout, Manifest, SnapshotReader};
