@@ -25,6 +25,8 @@ enum Command {
     Eval(commands::eval::EvalArgs),
     /// Serve collections over HTTP: search, the knowledge-layer API, the RAG contract.
     Serve(commands::serve::ServeArgs),
+    /// Run a benchmark workload: indexing, search load, ANN recall-QPS, quality, peers.
+    Bench(commands::bench::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -40,6 +42,7 @@ fn main() -> std::process::ExitCode {
         Command::Search(args) => commands::search::run(args),
         Command::Eval(args) => commands::eval::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Bench(args) => commands::bench::run(args),
     };
     match result {
         Ok(code) => code,

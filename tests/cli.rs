@@ -198,3 +198,28 @@ fn search_and_eval_from_the_command_line() {
     assert_eq!(vector["summary"]["mrr_at_10"], 1.0, "{report:#}");
     assert_eq!(report["ann_recall_at_10"], 1.0);
 }
+
+#[test]
+fn bench_smoke_workload_writes_its_results() {
+    let out = tempfile::tempdir().unwrap();
+    let output = quarry(&["bench", "bench/workloads/smoke.toml", "--out", out.path().to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let json = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "json")).expect("results JSON");
+    let results: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    assert_eq!(results["workload"], "smoke");
+    assert_eq!(results["indexing"]["documents"], 60);
+    let load = results["load"].as_array().unwrap();
+    assert_eq!(load.len(), 3 * 2 * 2, "modes x concurrency levels x (in-process, http)");
+    assert!(load.iter().all(|p| p["failed"] == 0 && p["completed"] == 16 && p["qps"].as_f64().unwrap() > 0.0), "{load:?}");
+    let ann = results["ann"].as_array().unwrap();
+    assert_eq!(ann.iter().map(|p| p["value"].as_u64().unwrap()).collect::<Vec<_>>(), [8, 32, 128]);
+    assert!(ann.iter().all(|p| (0.0..=1.0).contains(&p["recall_at_10"].as_f64().unwrap())));
+    let quality = &results["quality"]["modes"];
+    assert!(quality.as_array().unwrap().iter().any(|m| m["mode"] == "vector" && m["summary"]["ndcg_at_10"].as_f64().unwrap() > 0.5), "{quality}");
+    let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(summary.contains("## Search load") && summary.contains("## ANN recall"), "{summary}");
+    for plot in ["recall_qps.svg", "latency_cdf.svg", "stage_throughput.svg"] {
+        let svg = std::fs::read_to_string(out.path().join(plot)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("polyline") || svg.contains("rect"), "{plot}");
+    }
+}

@@ -1,8 +1,18 @@
-//! The benchmark harness. So far: embedding throughput under different batch policies
-//! ([`embed_batching`]), in-process search latency per mode ([`search_latency`]) and seeded
-//! synthetic snapshots at scale ([`synthetic_snapshot`]); the declarative workload runner
-//! comes with `quarry bench`.
+//! The benchmark harness behind `quarry bench WORKLOAD --out DIR` ([`harness`]): declarative
+//! workloads ([`workload`]), dataset preparation and the indexing run ([`prepare`]), search
+//! load in process and over HTTP ([`load`]), the ANN recall–QPS sweep ([`ann_sweep`]), peers
+//! on the same data ([`peers`]), Markdown ([`report`]) and SVG plots ([`plots`]). Also the
+//! focused benchmarks: batch policies ([`embed_batching`]), search latency
+//! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]).
 
+pub mod ann_sweep;
 pub mod embed_batching;
+pub mod harness;
+pub mod load;
+pub mod peers;
+pub mod plots;
+pub mod prepare;
+pub mod report;
 pub mod search_latency;
 pub mod synthetic_snapshot;
+pub mod workload;

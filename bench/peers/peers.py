@@ -1,0 +1,107 @@
+"""Peers for `quarry bench`, on the same data in the same run: faiss-cpu (the very index file
+quarry wrote, same parameters), hnswlib (same M / efConstruction, efSearch sweep) and bm25s
+(BM25 over the same chunk texts). Reads meta.json written by the harness, prints JSON."""
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def recall(truth, found):
+    return float(np.mean([len(set(t) & set(f)) / max(len(t), 1) for t, f in zip(truth, found)]))
+
+
+def timed_queries(search, queries, repetitions):
+    best, found = float("inf"), None
+    for _ in range(max(repetitions, 1)):
+        start = time.perf_counter()
+        found = [search(q) for q in queries]
+        best = min(best, time.perf_counter() - start)
+    return len(queries) / best, found
+
+
+def ndcg_at_10(ranked, judged):
+    gains = [judged.get(d, 0) for d in ranked[:10]]
+    dcg = sum(g / np.log2(i + 2) for i, g in enumerate(gains) if g > 0)
+    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:10]
+    idcg = sum(g / np.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def main():
+    meta = json.load(open(sys.argv[1]))
+    d, reps = meta["dim"], meta["repetitions"]
+    base = np.fromfile(meta["base"], dtype=np.float32).reshape(-1, d)
+    queries = np.fromfile(meta["queries"], dtype=np.float32).reshape(-1, d)
+    truth = meta["truth"]
+    out = {}
+
+    import faiss
+    faiss.omp_set_num_threads(1)
+    index = faiss.read_index(meta["faiss_index"])
+    sweep = []
+    for value in meta["sweep_values"]:
+        if meta["sweep_parameter"] == "efSearch":
+            faiss.ParameterSpace().set_index_parameter(index, "efSearch", value)
+        elif meta["sweep_parameter"] == "nprobe":
+            faiss.ParameterSpace().set_index_parameter(index, "nprobe", value)
+        qps, found = timed_queries(lambda q: index.search(q.reshape(1, -1), 10)[1][0].tolist(), queries, reps)
+        sweep.append({"engine": "faiss-cpu", "parameter": meta["sweep_parameter"], "value": value, "recall_at_10": recall(truth, found), "qps": qps})
+    out["faiss"] = {"version": faiss.__version__, "sweep": sweep}
+
+    if meta.get("hnsw"):
+        import hnswlib
+        h = meta["hnsw"]
+        start = time.perf_counter()
+        graph = hnswlib.Index(space="ip", dim=d)
+        graph.init_index(max_elements=len(base), M=h["m"], ef_construction=h["ef_construction"], random_seed=1)
+        graph.set_num_threads(1)
+        graph.add_items(base, np.arange(len(base)))
+        build = time.perf_counter() - start
+        sweep = []
+        for value in meta["sweep_values"]:
+            graph.set_ef(max(value, 10))
+            qps, found = timed_queries(lambda q: graph.knn_query(q, k=10)[0][0].tolist(), queries, reps)
+            sweep.append({"engine": "hnswlib", "parameter": "efSearch", "value": value, "recall_at_10": recall(truth, found), "qps": qps})
+        out["hnswlib"] = {"build_secs": build, "sweep": sweep}
+
+    if meta.get("texts"):
+        import bm25s
+        import Stemmer
+        texts = [json.loads(line) for line in open(meta["texts"])]
+        query_texts = [json.loads(line) for line in open(meta["query_texts"])]
+        stemmer = Stemmer.Stemmer("english")
+        start = time.perf_counter()
+        retriever = bm25s.BM25()
+        retriever.index(bm25s.tokenize([t["text"] for t in texts], stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+        index_secs = time.perf_counter() - start
+        k = min(100, len(texts))
+
+        def run(q):
+            tokens = bm25s.tokenize([q["text"]], stopwords="en", stemmer=stemmer, show_progress=False)
+            if not tokens.vocab:
+                return []
+            ids, _ = retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+            return [texts[i]["doc"] for i in ids[0]]
+
+        qps, ranked = timed_queries(run, query_texts, reps)
+        result = {"version": getattr(bm25s, "__version__", "?"), "index_secs": index_secs, "qps": qps}
+        qrels = meta.get("qrels")
+        if qrels:
+            scores = []
+            for q, docs in zip(query_texts, ranked):
+                if q["id"] in qrels:
+                    seen, unique = set(), []
+                    for doc in docs:
+                        if doc not in seen:
+                            seen.add(doc)
+                            unique.append(doc)
+                    scores.append(ndcg_at_10(unique, qrels[q["id"]]))
+            result["ndcg_at_10"] = float(np.mean(scores)) if scores else None
+        out["bm25s"] = result
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+//! `quarry bench WORKLOAD --out DIR`: prepares the workload's snapshot, then measures
+//! indexing, quality, search load (in process and over HTTP), the ANN recall–QPS curve and
+//! the peers, and writes `<date>-<host>.json`, `summary.md` and SVG plots into DIR.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use quarry_indexer::embed::{default_model_dir, BatchPolicy, BertEmbedder, DeviceSpec, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::snapshot::layout;
+use quarry_server::app::{serve, start, ServeOptions};
+use quarry_server::eval::{evaluate, EvalReport};
+use quarry_server::{LoadOptions, LoadedSnapshot, Mode, Searcher};
+use serde::Serialize;
+
+use crate::ann_sweep::{ground_truth, sweep, SweepPoint};
+use crate::load::{http, in_process, LoadPoint};
+use crate::peers::PeerResults;
+use crate::prepare::{prepare, IndexingResult};
+use crate::workload::Workload;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    pub host: String,
+    pub cpus: usize,
+    pub os: String,
+    pub device: String,
+}
+
+/// Quarry beside its peers, as ratios (> 1 means quarry is faster / better).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Ratios {
+    /// quarry's ANN QPS over faiss-cpu's on the same index file at the workload's efSearch/nprobe.
+    pub vector_qps_vs_faiss: Option<f64>,
+    /// quarry's overhead on top of FAISS, percent (the bar: under 10%).
+    pub overhead_vs_faiss_percent: Option<f64>,
+    pub vector_qps_vs_hnswlib: Option<f64>,
+    pub keyword_qps_vs_bm25s: Option<f64>,
+    pub keyword_ndcg_vs_bm25s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchResults {
+    pub workload: String,
+    pub date: String,
+    pub command: String,
+    pub machine: Machine,
+    pub indexing: IndexingResult,
+    pub quality: Option<EvalReport>,
+    pub load: Vec<LoadPoint>,
+    pub ann: Vec<SweepPoint>,
+    /// Single-query QPS of quarry's lanes with the query already embedded.
+    pub vector_lane_qps: f64,
+    pub keyword_lane_qps: f64,
+    pub peers: Option<PeerResults>,
+    pub ratios: Ratios,
+}
+
+fn host() -> String {
+    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "host".into())
+}
+
+fn lane_qps(mut run: impl FnMut(usize) -> anyhow::Result<()>, n: usize, repetitions: usize) -> anyhow::Result<f64> {
+    let mut best = f64::MAX;
+    for _ in 0..repetitions.max(1) {
+        let started = std::time::Instant::now();
+        for i in 0..n {
+            run(i)?;
+        }
+        best = best.min(started.elapsed().as_secs_f64());
+    }
+    Ok(n as f64 / best)
+}
+
+/// Runs a workload and writes its results under `out`.
+pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResults> {
+    let workload = Workload::load(workload_path)?;
+    std::fs::create_dir_all(out)?;
+    let work = tempfile::tempdir()?;
+    let model_dir = match &workload.model.path {
+        Some(path) => path.clone(),
+        None => std::env::var_os("QUARRY_MODEL").map(PathBuf::from).map(Ok).unwrap_or_else(default_model_dir)?,
+    };
+    let model = ModelDir::open(&model_dir)?;
+    let device: DeviceSpec = workload.model.device.as_deref().unwrap_or("auto").parse()?;
+    let batch = BatchPolicy::TokenBudget { max_tokens: workload.model.batch_tokens.unwrap_or(16_384) };
+    let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions { device, batch })?);
+    tracing::info!("bench {}: preparing the snapshot", workload.name);
+    let prepared = prepare(&workload, work.path(), &model, embedder.clone()).await?;
+
+    let loaded = LoadedSnapshot::load(&prepared.snapshot, &LoadOptions { cache_dir: work.path().join("cache"), ..Default::default() }).await?;
+    let searcher = Arc::new(Searcher::new(Arc::new(loaded), embedder.clone())?);
+    let quality = match &prepared.dataset {
+        Some(dataset) => {
+            let (searcher, dataset) = (searcher.clone(), dataset.clone());
+            Some(tokio::task::spawn_blocking(move || evaluate(&searcher, &dataset)).await??)
+        }
+        None => None,
+    };
+
+    // Load: in process, then over HTTP.
+    let s = &workload.search;
+    let max = Duration::from_secs_f64(s.max_seconds);
+    let mut load = Vec::new();
+    for mode in &s.modes {
+        let mode: Mode = mode.parse()?;
+        for &c in &s.concurrency {
+            let (searcher, queries) = (searcher.clone(), prepared.queries.clone());
+            let (requests, top_k) = (s.requests, s.top_k);
+            load.push(tokio::task::spawn_blocking(move || in_process(&searcher, &queries, mode, c, requests, max, top_k)).await?);
+        }
+    }
+    if s.http {
+        let data = work.path().join("server");
+        let mut options = ServeOptions::new("127.0.0.1:0".parse()?, data);
+        options.collections = vec![("bench".into(), prepared.snapshot.clone())];
+        options.poll_interval = None;
+        options.search_workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        options.search_queue = 4096;
+        let state = start(options, embedder.clone()).await.map_err(anyhow::Error::msg)?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(state, listener, async move { let _ = stopped.await; }, Duration::from_secs(5)));
+        for mode in &s.modes {
+            let mode: Mode = mode.parse()?;
+            for &c in &s.concurrency {
+                load.push(http(&base, "bench", &prepared.queries, mode, c, s.requests, max, s.top_k).await);
+            }
+        }
+        let _ = stop.send(());
+        server.await??;
+    }
+
+    // The ANN curve against exact search, and the lanes' own QPS.
+    let snapshot = searcher.snapshot().clone();
+    let dim = snapshot.embeddings.dim;
+    let query_texts: Vec<&str> = prepared.queries.iter().map(|q| q.text.as_str()).collect();
+    let query_vectors = embedder.embed(&query_texts)?.data;
+    let truth = ground_truth(&snapshot.embeddings.data, &query_vectors, dim);
+    let segment = &snapshot.manifest.segments[0];
+    let index_file = Path::new(&prepared.snapshot).join(layout::segment_file(&segment.id, layout::VECTORS));
+    let spec = snapshot.manifest.segment_index(segment);
+    let sweep_values: Vec<usize> = match spec {
+        quarry_indexer::index::IndexSpec::Hnsw { .. } => workload.ann.ef_search.clone(),
+        quarry_indexer::index::IndexSpec::Flat => Vec::new(),
+        _ => workload.ann.nprobe.clone(),
+    };
+    let ann = sweep(&index_file, &spec, &query_vectors, dim, &truth, &sweep_values, workload.repetitions)?;
+    let n = prepared.queries.len();
+    let vector_lane_qps = lane_qps(|i| searcher.vector_lane(&query_vectors[i * dim..(i + 1) * dim], 10, None).map(|_| ()).map_err(Into::into), n, workload.repetitions)?;
+    let keyword_lane_qps = lane_qps(|i| searcher.keyword_lane(&prepared.queries[i].text, 100, None).map(|_| ()).map_err(Into::into), n, workload.repetitions)?;
+
+    // Peers on the same data.
+    let peers = if workload.peers.enabled {
+        let python = workload.peers.python.clone().unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-bench/bin/python"));
+        let texts = prepared.dataset.as_ref().map(|_| {
+            let chunks: Vec<(String, String)> = snapshot
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(row, c)| {
+                    let uri = &snapshot.document_of(row).uri;
+                    (c.text.clone(), uri.rsplit_once('#').map(|(_, id)| id.to_string()).unwrap_or_else(|| c.doc_id.clone()))
+                })
+                .collect();
+            let queries = prepared.queries.iter().map(|q| (q.id.clone(), q.text.clone())).collect();
+            (chunks, queries, prepared.qrels.clone())
+        });
+        Some(crate::peers::run(crate::peers::PeerInput {
+            python,
+            work: work.path(),
+            base: &snapshot.embeddings.data,
+            queries: &query_vectors,
+            dim,
+            truth: &truth,
+            faiss_index: &index_file,
+            spec: &spec,
+            sweep_values: &sweep_values,
+            texts,
+            repetitions: workload.repetitions,
+        })?)
+    } else {
+        None
+    };
+    let ratios = ratios(&spec, vector_lane_qps, keyword_lane_qps, quality.as_ref(), peers.as_ref());
+
+    let results = BenchResults {
+        workload: workload.name.clone(),
+        date: chrono::Utc::now().to_rfc3339(),
+        command: format!("quarry bench {} --out {}", workload_path.display(), out.display()),
+        machine: Machine { host: host(), cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), os: std::env::consts::OS.into(), device: embedder.device_name() },
+        indexing: prepared.indexing,
+        quality,
+        load,
+        ann,
+        vector_lane_qps,
+        keyword_lane_qps,
+        peers,
+        ratios,
+    };
+    let stem = format!("{}-{}-{}", chrono::Utc::now().format("%Y-%m-%d"), results.machine.host, workload.name);
+    std::fs::write(out.join(format!("{stem}.json")), serde_json::to_vec_pretty(&results)?)?;
+    std::fs::write(out.join("summary.md"), crate::report::markdown(&results))?;
+    crate::plots::write_all(&results, out)?;
+    Ok(results)
+}
+
+fn ratios(spec: &quarry_indexer::index::IndexSpec, vector_qps: f64, keyword_qps: f64, quality: Option<&EvalReport>, peers: Option<&PeerResults>) -> Ratios {
+    let mut ratios = Ratios::default();
+    let Some(peers) = peers else { return ratios };
+    let default_value = match spec {
+        quarry_indexer::index::IndexSpec::Hnsw { ef_search, .. } => Some(*ef_search),
+        quarry_indexer::index::IndexSpec::IvfFlat { nprobe, .. } | quarry_indexer::index::IndexSpec::IvfPq { nprobe, .. } => Some(*nprobe),
+        quarry_indexer::index::IndexSpec::Flat => None,
+    };
+    let at = |sweep: &[SweepPoint]| default_value.and_then(|v| sweep.iter().find(|p| p.value == v)).map(|p| p.qps);
+    if let Some(faiss) = peers.faiss.as_ref().and_then(|f| at(&f.sweep)) {
+        ratios.vector_qps_vs_faiss = Some(vector_qps / faiss);
+        // Time per query through quarry's lane over time per query in FAISS itself, minus one.
+        ratios.overhead_vs_faiss_percent = Some((faiss / vector_qps - 1.0) * 100.0);
+    }
+    if let Some(hnswlib) = peers.hnswlib.as_ref().and_then(|h| at(&h.sweep)) {
+        ratios.vector_qps_vs_hnswlib = Some(vector_qps / hnswlib);
+    }
+    if let Some(bm25s) = &peers.bm25s {
+        ratios.keyword_qps_vs_bm25s = Some(keyword_qps / bm25s.qps);
+        if let (Some(theirs), Some(ours)) = (bm25s.ndcg_at_10, quality.and_then(|q| q.mode("keyword"))) {
+            ratios.keyword_ndcg_vs_bm25s = Some(ours.ndcg_at_10 / theirs);
+        }
+    }
+    ratios
+}
