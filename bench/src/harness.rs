@@ -8,13 +8,12 @@ use std::time::Duration;
 
 use quarry_indexer::embed::{default_model_dir, BatchPolicy, BertEmbedder, DeviceSpec, EmbedOptions, Embedder, ModelDir};
 use quarry_indexer::snapshot::layout;
-use quarry_server::app::{serve, start, ServeOptions};
 use quarry_server::eval::{evaluate, EvalReport};
 use quarry_server::{LoadOptions, LoadedSnapshot, Mode, Searcher};
 use serde::Serialize;
 
 use crate::ann_sweep::{ground_truth, sweep, SweepPoint};
-use crate::load::{http, in_process, LoadPoint};
+use crate::load::{http, in_process, BenchServer, LoadPoint};
 use crate::peers::PeerResults;
 use crate::prepare::{prepare, IndexingResult};
 use crate::workload::Workload;
@@ -111,25 +110,14 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         }
     }
     if s.http {
-        let data = work.path().join("server");
-        let mut options = ServeOptions::new("127.0.0.1:0".parse()?, data);
-        options.collections = vec![("bench".into(), prepared.snapshot.clone())];
-        options.poll_interval = None;
-        options.search_workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-        options.search_queue = 4096;
-        let state = start(options, embedder.clone()).await.map_err(anyhow::Error::msg)?;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let base = format!("http://{}", listener.local_addr()?);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(state, listener, async move { let _ = stopped.await; }, Duration::from_secs(5)));
+        let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server")).await?;
         for mode in &s.modes {
             let mode: Mode = mode.parse()?;
             for &c in &s.concurrency {
-                load.push(http(&base, "bench", &prepared.queries, mode, c, s.requests, max, s.top_k).await);
+                load.push(http(&server.base, "bench", &prepared.queries, mode, c, s.requests, max, s.top_k).await);
             }
         }
-        let _ = stop.send(());
-        server.await??;
+        server.stop().await?;
     }
 
     // The ANN curve against exact search, and the lanes' own QPS.

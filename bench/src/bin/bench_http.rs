@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
-use quarry_server::app::{serve, start, ServeOptions};
+use quarry_bench::load::{http, BenchServer};
+use quarry_datasets::beir::Query;
+use quarry_server::Mode;
 
 fn value(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -48,15 +50,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let data = tempfile::tempdir()?;
-    let mut options = ServeOptions::new("127.0.0.1:0".parse()?, data.path().to_path_buf());
-    options.collections = vec![("bench".into(), snapshot.clone())];
-    options.poll_interval = None;
-    options.search_workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    options.search_queue = 1024;
-    let state = start(options, embedder.clone()).await.map_err(anyhow::Error::msg)?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(serve(state, listener, std::future::pending(), Duration::from_secs(1)));
+    let server = BenchServer::start(&snapshot, embedder.clone(), data.path()).await?;
     let client = reqwest::Client::new();
 
     // Ingest of ~10 KB documents.
@@ -70,59 +64,27 @@ async fn main() -> anyhow::Result<()> {
             j += 1;
         }
         let started = Instant::now();
-        let response = client.post(format!("{base}/api/rag/ingest")).json(&serde_json::json!({ "source": "bench", "path": format!("/doc/{i}"), "title": format!("Doc {i}"), "text": text })).send().await?;
+        let response = client.post(format!("{}/api/rag/ingest", server.base)).json(&serde_json::json!({ "source": "bench", "path": format!("/doc/{i}"), "title": format!("Doc {i}"), "text": text })).send().await?;
         anyhow::ensure!(response.status().is_success(), "ingest failed: {}", response.text().await?);
         ingest_ms.push(started.elapsed().as_secs_f64());
     }
 
     // Search latency and QPS at each concurrency.
+    let queries: Vec<Query> = queries.into_iter().enumerate().map(|(i, text)| Query { id: i.to_string(), text }).collect();
     let mut rows = Vec::new();
     for concurrency in [1usize, 8, 32] {
-        let started = Instant::now();
-        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let mut workers = Vec::new();
-        for _ in 0..concurrency {
-            let (client, base, queries, next) = (client.clone(), base.clone(), queries.clone(), next.clone());
-            workers.push(tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                let mut failures = 0usize;
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    if i >= requests {
-                        break;
-                    }
-                    let begun = Instant::now();
-                    let ok = client
-                        .post(format!("{base}/v1/collections/bench/search"))
-                        .json(&serde_json::json!({ "query": queries[i % queries.len()], "top_k": 10 }))
-                        .send()
-                        .await
-                        .map(|r| r.status().is_success())
-                        .unwrap_or(false);
-                    if ok { latencies.push(begun.elapsed().as_secs_f64()) } else { failures += 1 }
-                }
-                (latencies, failures)
-            }));
-        }
-        let mut latencies = Vec::new();
-        let mut failures = 0;
-        for worker in workers {
-            let (l, f) = worker.await?;
-            latencies.extend(l);
-            failures += f;
-        }
-        let secs = started.elapsed().as_secs_f64();
-        rows.push((concurrency, latencies.len() as f64 / secs, p(&mut latencies, 0.5), p(&mut latencies, 0.99), failures));
+        rows.push(http(&server.base, "bench", &queries, Mode::Vector, concurrency, requests, Duration::from_secs(120), 10).await);
     }
+    server.stop().await?;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     println!("machine: {cpus} CPUs; snapshot {snapshot}; model on {}\n", embedder.device_name());
     println!("| target (seed 002) | p50 ms | p99 ms | target |\n|---|---:|---:|---|");
     println!("| ingest a 10 KB document (POST /api/rag/ingest, 20 docs) | {:.1} | {:.1} | < 5000 |", p(&mut ingest_ms, 0.5), p(&mut ingest_ms, 0.99));
-    println!("| search at concurrency 1 (HTTP, top_k 10) | {:.1} | {:.1} | < 500 |", rows[0].2, rows[0].3);
+    println!("| search at concurrency 1 (HTTP, top_k 10) | {:.1} | {:.1} | < 500 |", rows[0].p50_ms, rows[0].p99_ms);
     println!("| embed a batch of 10 texts (in process) | {:.1} | {:.1} | < 200 |", p(&mut embed_ms, 0.5), p(&mut embed_ms, 0.99));
     println!("\n| concurrency | requests | QPS | p50 ms | p99 ms | failed |\n|---:|---:|---:|---:|---:|---:|");
-    for (c, qps, p50, p99, failed) in rows {
-        println!("| {c} | {requests} | {qps:.1} | {p50:.1} | {p99:.1} | {failed} |");
+    for row in rows {
+        println!("| {} | {requests} | {:.1} | {:.1} | {:.1} | {} |", row.concurrency, row.qps, row.p50_ms, row.p99_ms, row.failed);
     }
     Ok(())
 }
