@@ -33,7 +33,7 @@ pub fn sweep(index_file: &Path, spec: &IndexSpec, queries: &[f32], dim: usize, t
     for &value in values {
         let (parameter, variant) = match spec {
             IndexSpec::Hnsw { m, ef_construction, .. } => ("efSearch", IndexSpec::Hnsw { m: *m, ef_construction: *ef_construction, ef_search: value }),
-            IndexSpec::IvfFlat { nlist, train_sample, .. } => ("nprobe", IndexSpec::IvfFlat { nlist: *nlist, nprobe: value, train_sample: *train_sample }),
+            IndexSpec::IvfFlat { nlist, train_sample, trainer, .. } => ("nprobe", IndexSpec::IvfFlat { nlist: *nlist, nprobe: value, train_sample: *train_sample, trainer: *trainer }),
             IndexSpec::IvfPq { nlist, pq_m, nbits, train_sample, .. } => ("nprobe", IndexSpec::IvfPq { nlist: *nlist, nprobe: value, pq_m: *pq_m, nbits: *nbits, train_sample: *train_sample }),
             IndexSpec::Flat => return Ok(points),
         };

@@ -83,7 +83,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     let model = ModelDir::open(&model_dir)?;
     let device: DeviceSpec = workload.model.device.as_deref().unwrap_or("auto").parse()?;
     let batch = BatchPolicy::TokenBudget { max_tokens: workload.model.batch_tokens.unwrap_or(16_384) };
-    let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions { device, batch })?);
+    let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions { device, batch, ..Default::default() })?);
     tracing::info!("bench {}: preparing the snapshot", workload.name);
     let prepared = prepare(&workload, work.path(), &model, embedder.clone()).await?;
 

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use quarry_indexer::chunk::ChunkerConfig;
-use quarry_indexer::embed::{BatchPolicy, EmbedOptions};
 use quarry_indexer::index::{IndexKind, IndexOptions};
 use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, RunOptions};
 use quarry_indexer::source::SourceOptions;
@@ -46,6 +45,9 @@ pub struct IndexArgs {
     /// Vectors sampled to train IVF.
     #[arg(long, env = "QUARRY_TRAIN_SAMPLE")]
     pub train_sample: Option<usize>,
+    /// Who trains ivf-flat centroids: faiss, or kernels (quarry's k-means; on the GPU in a cuda build).
+    #[arg(long, env = "QUARRY_IVF_TRAINER", default_value = "faiss")]
+    pub ivf_trainer: quarry_indexer::index::IvfTrainer,
     /// Chunk window in model tokens, special tokens included.
     #[arg(long, env = "QUARRY_CHUNK_TOKENS", default_value_t = 256)]
     pub chunk_tokens: usize,
@@ -119,7 +121,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
         store: args.store.options(),
     };
     options.out_store = args.store.options();
-    options.embed = EmbedOptions { device: args.model.device, batch: BatchPolicy::TokenBudget { max_tokens: args.model.batch_tokens } };
+    options.embed = args.model.embed_options();
     options.chunker = ChunkerConfig { max_tokens: args.chunk_tokens, overlap_tokens: args.chunk_overlap };
     options.index = IndexOptions {
         kind: args.index_kind,
@@ -130,6 +132,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
         nprobe: args.nprobe,
         pq_m: args.pq_m,
         train_sample: args.train_sample,
+        ivf_trainer: args.ivf_trainer,
     };
     options.tags = args.tags;
     options.max_document_tokens = args.max_document_tokens;

@@ -24,9 +24,20 @@ pub struct ModelArgs {
     /// Padded tokens per embedding batch (batches are length-sorted).
     #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = 16_384)]
     pub batch_tokens: usize,
+    /// f32 | f16 | bf16 (half precision needs a CUDA device).
+    #[arg(long, env = "QUARRY_PRECISION", default_value = "f32")]
+    pub precision: quarry_indexer::embed::Precision,
 }
 
 impl ModelArgs {
+    pub fn embed_options(&self) -> quarry_indexer::embed::EmbedOptions {
+        quarry_indexer::embed::EmbedOptions {
+            device: self.device,
+            batch: quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens: self.batch_tokens },
+            precision: self.precision,
+        }
+    }
+
     pub fn model_dir(&self) -> anyhow::Result<PathBuf> {
         Ok(match &self.model {
             Some(dir) => dir.clone(),
@@ -75,10 +86,7 @@ impl LoadArgs {
         use std::sync::Arc;
         let options = quarry_server::LoadOptions { store: self.store.options(), cache_dir: self.cache_dir.clone(), verify: !self.no_verify, version: None };
         let loaded = quarry_server::LoadedSnapshot::load(snapshot, &options).await?;
-        let embed_options = quarry_indexer::embed::EmbedOptions {
-            device: self.model.device,
-            batch: quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens: self.model.batch_tokens },
-        };
+        let embed_options = self.model.embed_options();
         let model_dir = quarry_indexer::embed::ModelDir::open(&self.model.model_dir()?)?;
         let embedder = Arc::new(quarry_indexer::embed::BertEmbedder::load(&model_dir, embed_options)?);
         Ok(quarry_server::Searcher::new(Arc::new(loaded), embedder)?)

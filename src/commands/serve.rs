@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_indexer::embed::{BertEmbedder, ModelDir};
 use quarry_server::app::{serve, start, ServeOptions};
 
 use super::{runtime, ModelArgs, StoreArgs};
@@ -82,8 +82,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
     options.request_timeout = Duration::from_secs(args.request_timeout);
-    let embed_options = EmbedOptions { device: args.model.device, batch: BatchPolicy::TokenBudget { max_tokens: args.model.batch_tokens } };
-    let embedder = Arc::new(BertEmbedder::load(&ModelDir::open(&args.model.model_dir()?)?, embed_options)?);
+    let embedder = Arc::new(BertEmbedder::load(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?);
     tracing::info!("model {} on {}", quarry_indexer::embed::Embedder::info(embedder.as_ref()).name, quarry_indexer::embed::Embedder::device_name(embedder.as_ref()));
     runtime()?.block_on(async {
         let state = start(options, embedder).await.map_err(anyhow::Error::msg)?;

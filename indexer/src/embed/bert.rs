@@ -12,11 +12,45 @@ use super::model_dir::{ModelDir, Pooling};
 use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 
+/// Floating-point precision of the model weights and activations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    #[default]
+    F32,
+    /// Half precision: CUDA only.
+    F16,
+    /// bfloat16: CUDA only.
+    Bf16,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = IndexerError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "f32" | "fp32" => Ok(Self::F32),
+            "f16" | "fp16" => Ok(Self::F16),
+            "bf16" => Ok(Self::Bf16),
+            other => Err(IndexerError::Config(format!("unknown precision `{other}` (f32, f16, bf16)"))),
+        }
+    }
+}
+
+impl Precision {
+    fn dtype(self) -> DType {
+        match self {
+            Self::F32 => DType::F32,
+            Self::F16 => DType::F16,
+            Self::Bf16 => DType::BF16,
+        }
+    }
+}
+
 /// Options for loading an embedder.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmbedOptions {
     pub device: DeviceSpec,
     pub batch: BatchPolicy,
+    pub precision: Precision,
 }
 
 /// A sentence-transformers BERT model on a candle device.
@@ -38,9 +72,12 @@ impl BertEmbedder {
     pub fn load(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
         let device = options.device.resolve()?;
         let batch = options.batch;
+        if options.precision != Precision::F32 && device.is_cpu() {
+            return Err(IndexerError::Config(format!("{:?} precision needs a CUDA device; the CPU runs f32", options.precision)));
+        }
         let weights = dir.weights();
         // SAFETY: the weights file is memory-mapped read-only and not modified while loaded.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], options.precision.dtype(), &device) }
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: e.to_string() })?;
         let model = BertModel::load(vb, &dir.bert_config)
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
@@ -71,7 +108,8 @@ impl BertEmbedder {
         let input = Tensor::from_vec(flat_ids, shape, &self.device).map_err(candle_err)?;
         let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
         let types = input.zeros_like().map_err(candle_err)?;
-        let hidden = self.model.forward(&input, &types, Some(&mask)).map_err(candle_err)?;
+        // Pool and normalize in f32 whatever the model's precision.
+        let hidden = self.model.forward(&input, &types, Some(&mask)).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
         let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
         let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
         let normalized = pooled.broadcast_div(&norm).map_err(candle_err)?;

@@ -9,7 +9,7 @@ mod model_dir;
 mod tokenizer;
 
 pub use batching::{plan_batches, BatchPolicy};
-pub use bert::{BertEmbedder, EmbedOptions};
+pub use bert::{BertEmbedder, EmbedOptions, Precision};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use tokenizer::ModelTokenizer;

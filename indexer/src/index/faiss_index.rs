@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use faiss::index::{autotune::ParameterSpace, IndexImpl, SearchWithParamsMut};
+use faiss::index::flat::FlatIndex;
+use faiss::index::ivf_flat::IVFFlatIndexImpl;
+use faiss::index::{autotune::ParameterSpace, IndexImpl, SearchWithParamsMut, UpcastIndex};
 use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
@@ -10,6 +12,7 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 
+use super::spec::IvfTrainer;
 use super::{Hit, IndexSpec, RowSet, VectorIndex};
 use crate::error::{IndexerError, Result};
 
@@ -34,9 +37,33 @@ fn apply_search_params(index: &IndexImpl, spec: &IndexSpec) -> Result<()> {
     .map_err(err("parameters"))
 }
 
+/// An IVF-Flat index over centroids trained by quarry's k-means kernel: FAISS takes them as
+/// its coarse quantizer, which makes the index trained; `add` then assigns the lists.
+fn ivf_from_kernel_centroids(dim: usize, nlist: usize, training: &[f32]) -> Result<IndexImpl> {
+    let centroids = quarry_kernels::kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: 20, seed: 0x1f1f });
+    let mut quantizer = FlatIndex::new_ip(dim as u32).map_err(err("quantizer"))?;
+    quantizer.add(&centroids).map_err(err("quantizer"))?;
+    let ivf = IVFFlatIndexImpl::new(quantizer, dim as u32, (centroids.len() / dim) as u32, MetricType::InnerProduct).map_err(err("create"))?;
+    Ok(ivf.upcast())
+}
+
+/// A seeded sample of rows, for training.
+fn training_sample(data: &[f32], dim: usize, count: usize) -> Vec<f32> {
+    let rows = data.len() / dim.max(1);
+    let mut rng = StdRng::seed_from_u64(0x9e37_79b9);
+    let mut picked = sample(&mut rng, rows, count.min(rows)).into_vec();
+    picked.sort_unstable();
+    picked.iter().flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied()).collect()
+}
+
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).
 pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
-    let rows = data.len() / dim.max(1);
+    if let IndexSpec::IvfFlat { nlist, train_sample, trainer: IvfTrainer::Kernels, .. } = spec {
+        let mut inner = ivf_from_kernel_centroids(dim, *nlist, &training_sample(data, dim, *train_sample))?;
+        inner.add(data).map_err(err("add"))?;
+        apply_search_params(&inner, spec)?;
+        return Ok(FaissIndex { inner, spec: spec.clone() });
+    }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
     if let IndexSpec::Hnsw { ef_construction, .. } = spec {
         ParameterSpace::new()
@@ -45,14 +72,7 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
     }
     if let IndexSpec::IvfFlat { train_sample, .. } | IndexSpec::IvfPq { train_sample, .. } = spec {
         // A seeded sample keeps the build reproducible.
-        let mut rng = StdRng::seed_from_u64(0x9e37_79b9);
-        let mut picked = sample(&mut rng, rows, (*train_sample).min(rows)).into_vec();
-        picked.sort_unstable();
-        let mut training = Vec::with_capacity(picked.len() * dim);
-        for row in picked {
-            training.extend_from_slice(&data[row * dim..(row + 1) * dim]);
-        }
-        inner.train(&training).map_err(err("train"))?;
+        inner.train(&training_sample(data, dim, *train_sample)).map_err(err("train"))?;
     }
     inner.add(data).map_err(err("add"))?;
     apply_search_params(&inner, spec)?;
@@ -125,6 +145,28 @@ impl VectorIndex for FaissIndex {
 mod tests {
     use super::*;
     use crate::index::{IndexKind, IndexOptions};
+
+    #[test]
+    fn ivf_from_kernel_centroids_matches_faiss_training() {
+        let dim = 32;
+        let data = crate::index::test_unit_vectors(4000, dim);
+        let queries = crate::index::sample_rows(&data, dim, 100);
+        let recall_of = |trainer| {
+            let spec = IndexSpec::IvfFlat { nlist: 32, nprobe: 4, train_sample: 4000, trainer };
+            let mut index = build_vector_index(&spec, dim, &data).unwrap();
+            assert_eq!(index.len(), 4000);
+            let dir = tempfile::tempdir().unwrap();
+            index.save(&dir.path().join("ivf.faiss")).unwrap();
+            let mut reloaded = load_vector_index(&dir.path().join("ivf.faiss"), &spec).unwrap();
+            let recall = crate::index::ann_recall(&mut reloaded, &data, dim, &queries, 10).unwrap();
+            assert_eq!(recall, crate::index::ann_recall(&mut index, &data, dim, &queries, 10).unwrap(), "the saved index is the same index");
+            recall
+        };
+        let faiss = recall_of(IvfTrainer::Faiss);
+        let kernels = recall_of(IvfTrainer::Kernels);
+        assert!(kernels >= faiss - 0.05, "kernel centroids recall {kernels} vs FAISS training {faiss}");
+        assert!(kernels > 0.2);
+    }
 
     #[test]
     fn every_kind_finds_a_stored_vector_and_survives_a_round_trip() {

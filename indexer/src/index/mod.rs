@@ -12,7 +12,7 @@ pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex};
 pub use keyword::{build_keyword_index, KeywordIndex, TantivyKeywordIndex, KEYWORD_ANALYZER};
 pub use recall::{ann_recall, sample_rows, RecallCheck};
 pub use row_set::RowSet;
-pub use spec::{IndexKind, IndexOptions, IndexSpec};
+pub use spec::{IndexKind, IndexOptions, IndexSpec, IvfTrainer};
 
 use crate::error::Result;
 

@@ -60,7 +60,7 @@ mod tests {
         let queries = sample_rows(&base, dim, 50);
         let mut flat = build_vector_index(&IndexSpec::Flat, dim, &base).unwrap();
         assert_eq!(ann_recall(&mut flat, &base, dim, &queries, 10).unwrap(), 1.0);
-        let spec = IndexSpec::IvfFlat { nlist: 64, nprobe: 1, train_sample: 2000 };
+        let spec = IndexSpec::IvfFlat { nlist: 64, nprobe: 1, train_sample: 2000, trainer: Default::default() };
         let mut ivf = build_vector_index(&spec, dim, &base).unwrap();
         let recall = ann_recall(&mut ivf, &base, dim, &queries, 10).unwrap();
         assert!(recall < 0.9, "nprobe=1 of 64 lists should miss neighbours, got {recall}");

@@ -13,7 +13,14 @@ pub enum IndexSpec {
     /// Exact inner-product search.
     Flat,
     Hnsw { m: usize, ef_construction: usize, ef_search: usize },
-    IvfFlat { nlist: usize, nprobe: usize, train_sample: usize },
+    IvfFlat {
+        nlist: usize,
+        nprobe: usize,
+        train_sample: usize,
+        /// Who computed the centroids (FAISS's own training, or quarry's k-means kernel).
+        #[serde(default)]
+        trainer: IvfTrainer,
+    },
     IvfPq { nlist: usize, nprobe: usize, pq_m: usize, nbits: usize, train_sample: usize },
 }
 
@@ -35,6 +42,27 @@ impl IndexSpec {
             Self::Hnsw { .. } => "hnsw",
             Self::IvfFlat { .. } => "ivf-flat",
             Self::IvfPq { .. } => "ivf-pq",
+        }
+    }
+}
+
+/// Who trains IVF centroids: FAISS's own k-means, or quarry's k-means kernel (the CPU twin
+/// today, the CUDA kernel in a `cuda` build), whose centroids are handed to a FAISS IVF index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IvfTrainer {
+    #[default]
+    Faiss,
+    Kernels,
+}
+
+impl FromStr for IvfTrainer {
+    type Err = IndexerError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "faiss" => Ok(Self::Faiss),
+            "kernels" | "quarry" => Ok(Self::Kernels),
+            other => Err(IndexerError::Config(format!("unknown IVF trainer `{other}` (faiss, kernels)"))),
         }
     }
 }
@@ -75,6 +103,7 @@ pub struct IndexOptions {
     pub nprobe: Option<usize>,
     pub pq_m: Option<usize>,
     pub train_sample: Option<usize>,
+    pub ivf_trainer: IvfTrainer,
 }
 
 /// Below this many vectors exact search is cheap enough to be the default.
@@ -106,7 +135,7 @@ impl IndexOptions {
                 ef_construction: self.ef_construction.unwrap_or(200),
                 ef_search: self.ef_search.unwrap_or(128),
             },
-            IndexKind::IvfFlat => IndexSpec::IvfFlat { nlist, nprobe, train_sample },
+            IndexKind::IvfFlat => IndexSpec::IvfFlat { nlist, nprobe, train_sample, trainer: self.ivf_trainer },
             IndexKind::IvfPq => {
                 let pq_m = self.pq_m.unwrap_or(dim / 8);
                 if pq_m == 0 || dim % pq_m != 0 {

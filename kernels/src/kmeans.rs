@@ -1,0 +1,159 @@
+//! Spherical k-means for IVF on unit vectors (inner product): seeded k-means++ initial
+//! centroids, Lloyd iterations, centroids re-normalized, empty clusters re-seeded
+//! from the points farthest from their centroid. The CPU twin of the CUDA kernel.
+
+use rayon::prelude::*;
+
+/// Settings of one training run.
+#[derive(Debug, Clone, Copy)]
+pub struct KMeansConfig {
+    pub k: usize,
+    pub iterations: usize,
+    pub seed: u64,
+}
+
+/// splitmix64, so the CPU and CUDA paths can draw the same initial centroids.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The nearest centroid (highest inner product) of every row, with that inner product.
+pub fn kmeans_assign(data: &[f32], centroids: &[f32], dim: usize) -> Vec<(u32, f32)> {
+    data.par_chunks(dim)
+        .map(|row| {
+            centroids.chunks(dim).enumerate().fold((0u32, f32::NEG_INFINITY), |best, (c, centroid)| {
+                let score = dot(row, centroid);
+                if score > best.1 { (c as u32, score) } else { best }
+            })
+        })
+        .collect()
+}
+
+/// k-means++ seeding over a seeded sample of at most 16·k rows: each next centroid is a row
+/// drawn with probability proportional to its distance (1 - inner product) from the
+/// centroids so far, so the first centroids spread over the clusters.
+fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed;
+    let sample_size = rows.min(16 * k);
+    let mut ids: Vec<usize> = (0..rows).collect();
+    for i in 0..sample_size {
+        let j = i + (next(&mut state) % (rows - i) as u64) as usize;
+        ids.swap(i, j);
+    }
+    let sample = &ids[..sample_size];
+    let row = |r: usize| &data[r * dim..(r + 1) * dim];
+    let mut chosen = vec![sample[0]];
+    let mut distance: Vec<f64> = sample.iter().map(|&r| (1.0 - dot(row(r), row(sample[0])) as f64).max(0.0)).collect();
+    while chosen.len() < k {
+        let total: f64 = distance.iter().sum();
+        let pick = if total <= 0.0 {
+            sample.iter().position(|r| !chosen.contains(r)).unwrap_or(0)
+        } else {
+            let mut target = (next(&mut state) >> 11) as f64 / (1u64 << 53) as f64 * total;
+            distance.iter().position(|d| {
+                target -= d;
+                target <= 0.0
+            }).unwrap_or(sample.len() - 1)
+        };
+        let new = sample[pick];
+        chosen.push(new);
+        for (d, &r) in distance.iter_mut().zip(sample) {
+            *d = d.min((1.0 - dot(row(r), row(new)) as f64).max(0.0));
+        }
+    }
+    chosen.iter().flat_map(|&r| row(r).iter().copied()).collect()
+}
+
+/// Trains `config.k` unit-length centroids over `data` (row-major, `dim` columns).
+pub fn kmeans_train(data: &[f32], dim: usize, config: KMeansConfig) -> Vec<f32> {
+    let rows = data.len() / dim.max(1);
+    let k = config.k.min(rows).max(1);
+    let mut centroids = kmeans_plus_plus(data, dim, rows, k, config.seed);
+    for _ in 0..config.iterations {
+        let assignment = kmeans_assign(data, &centroids, dim);
+        let mut sums = vec![0f64; k * dim];
+        let mut counts = vec![0usize; k];
+        for (row, &(c, _)) in assignment.iter().enumerate() {
+            counts[c as usize] += 1;
+            for (s, x) in sums[c as usize * dim..(c as usize + 1) * dim].iter_mut().zip(&data[row * dim..(row + 1) * dim]) {
+                *s += *x as f64;
+            }
+        }
+        // Empty clusters take the rows that fit their centroid worst.
+        let mut worst: Vec<usize> = (0..rows).collect();
+        worst.sort_by(|a, b| assignment[*a].1.total_cmp(&assignment[*b].1));
+        let mut spare = worst.into_iter();
+        for c in 0..k {
+            let centroid = &mut centroids[c * dim..(c + 1) * dim];
+            if counts[c] == 0 {
+                if let Some(row) = spare.next() {
+                    centroid.copy_from_slice(&data[row * dim..(row + 1) * dim]);
+                }
+                continue;
+            }
+            let sum = &sums[c * dim..(c + 1) * dim];
+            let norm = sum.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+            for (x, s) in centroid.iter_mut().zip(sum) {
+                *x = (*s / norm) as f32;
+            }
+        }
+    }
+    centroids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points around `clusters` well-separated unit centres.
+    fn clustered(rows_per: usize, dim: usize) -> (Vec<f32>, Vec<f32>) {
+        let centres: Vec<f32> = (0..4 * dim).map(|i| if i % (dim + 1) == 0 { 1.0 } else { 0.0 }).collect();
+        let mut state = 9;
+        let mut data = Vec::new();
+        for c in 0..4 {
+            for _ in 0..rows_per {
+                let mut row: Vec<f32> = centres[c * dim..(c + 1) * dim].iter().map(|x| x + (next(&mut state) % 1000) as f32 / 10_000.0).collect();
+                let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+                row.iter_mut().for_each(|x| *x /= norm);
+                data.extend(row);
+            }
+        }
+        (data, centres)
+    }
+
+    #[test]
+    fn finds_separated_clusters_and_is_seeded() {
+        let dim = 8;
+        let (data, centres) = clustered(50, dim);
+        let config = KMeansConfig { k: 4, iterations: 10, seed: 3 };
+        let centroids = kmeans_train(&data, dim, config);
+        assert_eq!(centroids, kmeans_train(&data, dim, config), "same seed, same centroids");
+        // Every true centre has a learned centroid within a small angle.
+        for centre in centres.chunks(dim) {
+            let best = centroids.chunks(dim).map(|c| dot(c, centre)).fold(f32::MIN, f32::max);
+            assert!(best > 0.99, "{best}");
+        }
+        for c in centroids.chunks(dim) {
+            assert!((dot(c, c) - 1.0).abs() < 1e-4);
+        }
+        // All points of one true cluster share an assignment.
+        let assignment = kmeans_assign(&data, &centroids, dim);
+        for cluster in assignment.chunks(50) {
+            assert!(cluster.iter().all(|a| a.0 == cluster[0].0));
+        }
+    }
+
+    #[test]
+    fn k_larger_than_the_data_is_capped() {
+        let data = [1.0, 0.0, 0.0, 1.0];
+        assert_eq!(kmeans_train(&data, 2, KMeansConfig { k: 5, iterations: 3, seed: 1 }).len(), 4);
+    }
+}
