@@ -27,10 +27,16 @@ for lib in cublas cublasLt cudart nvrtc; do
 done
 real="$(find "$curand" -name 'libcurand.so.*' | head -n1 || true)"
 [ -n "$real" ] && ln -sf "$real" "$links/libcurand.so"
-# The driver (libcuda) ships with no wheel: link against a stub with its soname; the GPU host's real one loads at run time.
+# The driver (libcuda) ships with no wheel: link against a stub with its soname that defines
+# every driver function cudarc declares; the GPU host's real libcuda.so.1 loads at run time.
 if [ ! -f "$links/libcuda.so" ]; then
-  printf 'void cuInit(void){}\n' > "$dir/cuda_stub.c"
+  (cd "$root" && cargo fetch --locked >/dev/null)
+  version="$(awk '/^name = "cudarc"$/ {getline; gsub(/version = |"/, ""); print; exit}' "$root/Cargo.lock")"
+  sys="$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cudarc-"$version"/src/driver/sys/mod.rs | head -n1)"
+  [ -f "$sys" ] || { echo "error: cudarc $version sources not found" >&2; exit 1; }
+  grep -oE 'fn cu[A-Z][A-Za-z0-9_]*\(' "$sys" | sed -E 's/fn (.*)\(/void \1(void) {}/' | sort -u > "$dir/cuda_stub.c"
   cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$links/libcuda.so" "$dir/cuda_stub.c"
+  echo "libcuda stub: $(wc -l < "$dir/cuda_stub.c") driver symbols from cudarc $version"
 fi
 cat > "$dir/env.sh" <<ENV
 export PATH="$cu13/bin:\$PATH"

@@ -14,10 +14,25 @@ pub enum BatchPolicy {
     Fixed { size: usize },
 }
 
+/// The CPU default token budget per batch.
+pub const CPU_TOKEN_BUDGET: usize = 16_384;
+
 impl Default for BatchPolicy {
     fn default() -> Self {
-        Self::TokenBudget { max_tokens: 16_384 }
+        Self::TokenBudget { max_tokens: CPU_TOKEN_BUDGET }
     }
+}
+
+/// Activation bytes one padded token costs in a BERT forward pass at the widest point:
+/// hidden states and their residual copies, the feed-forward block, and one row of
+/// attention scores per head over a `window`-token sequence.
+pub fn bytes_per_token(hidden: usize, intermediate: usize, heads: usize, window: usize, dtype_bytes: usize) -> usize {
+    (6 * hidden + 2 * intermediate + 2 * heads * window) * dtype_bytes
+}
+
+/// A token budget that uses `fraction` of `free_bytes` of GPU memory.
+pub fn gpu_token_budget(free_bytes: usize, per_token: usize, fraction: f64) -> usize {
+    ((free_bytes as f64 * fraction) as usize / per_token.max(1)).max(CPU_TOKEN_BUDGET)
 }
 
 /// Groups text indices into batches; `lengths[i]` is text i's token count.
@@ -74,6 +89,15 @@ mod tests {
     fn a_text_longer_than_the_budget_gets_its_own_batch() {
         let batches = plan_batches(&[10, 500, 10], BatchPolicy::TokenBudget { max_tokens: 100 });
         assert_eq!(batches, [vec![1], vec![0, 2]]);
+    }
+
+    #[test]
+    fn gpu_budget_from_free_memory() {
+        // all-MiniLM-L6-v2 in f16 at a 256-token window: (6*384 + 2*1536 + 2*12*256) * 2 bytes.
+        let per_token = bytes_per_token(384, 1536, 12, 256, 2);
+        assert_eq!(per_token, 23_040);
+        assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5), 1_864_135);
+        assert_eq!(gpu_token_budget(1 << 20, per_token, 0.5), CPU_TOKEN_BUDGET, "never below the CPU budget");
     }
 
     #[test]

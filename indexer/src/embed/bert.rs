@@ -6,7 +6,7 @@ use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::BertModel;
 
-use super::batching::{plan_batches, BatchPolicy};
+use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 use super::device::{device_name, DeviceSpec};
 use super::model_dir::{ModelDir, Pooling};
 use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
@@ -90,6 +90,7 @@ impl BertEmbedder {
             pooling: dir.pooling,
         };
         let pad_id = dir.bert_config.pad_token_id as u32;
+        let batch = size_batches_for_gpu(&device, dir, options.precision, batch);
         Ok(Self { model, device, tokenizer, info, batch, pad_id })
     }
 
@@ -114,6 +115,27 @@ impl BertEmbedder {
         let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
         let normalized = pooled.broadcast_div(&norm).map_err(candle_err)?;
         normalized.flatten_all().and_then(|t| t.to_dtype(DType::F32)).and_then(|t| t.to_vec1::<f32>()).map_err(candle_err)
+    }
+}
+
+/// On a GPU, a default-sized token budget grows to half the free memory (estimated from the
+/// model's shape and logged); an explicit budget is kept.
+fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
+    let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
+    let config: serde_json::Value = std::fs::read_to_string(dir.path.join("config.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let field = |name: &str, default: usize| config[name].as_u64().map(|v| v as usize).unwrap_or(default);
+    let dtype_bytes = if precision == Precision::F32 { 4 } else { 2 };
+    let per_token = bytes_per_token(field("hidden_size", 384), field("intermediate_size", 1536), field("num_attention_heads", 12), dir.max_tokens, dtype_bytes);
+    let budget = gpu_token_budget(free, per_token, 0.5);
+    tracing::info!(
+        "{}: {:.1} GiB free of {:.1} GiB; about {per_token} activation bytes per token; token budget per batch {budget}",
+        device_name(device),
+        free as f64 / (1u64 << 30) as f64,
+        total as f64 / (1u64 << 30) as f64
+    );
+    match batch {
+        BatchPolicy::TokenBudget { max_tokens } if max_tokens == CPU_TOKEN_BUDGET => BatchPolicy::TokenBudget { max_tokens: budget },
+        other => other,
     }
 }
 

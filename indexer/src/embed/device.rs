@@ -51,6 +51,21 @@ impl DeviceSpec {
     }
 }
 
+/// Free and total memory of a CUDA device, in bytes (`None` on the CPU).
+#[cfg(feature = "cuda")]
+pub fn gpu_memory(device: &candle_core::Device) -> Option<(usize, usize)> {
+    match device {
+        candle_core::Device::Cuda(cuda) => cuda.cuda_stream().context().mem_get_info().ok(),
+        _ => None,
+    }
+}
+
+/// Free and total memory of a CUDA device, in bytes (`None` on the CPU).
+#[cfg(not(feature = "cuda"))]
+pub fn gpu_memory(_device: &candle_core::Device) -> Option<(usize, usize)> {
+    None
+}
+
 /// A short name for a candle device, for logs and manifests.
 pub fn device_name(device: &candle_core::Device) -> String {
     match device.location() {

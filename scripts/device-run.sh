@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs a CUDA build of quarry on a lent GPU machine (no Rust there). Build here, then carry
+# the binary and a model to the device (the device tool copies the working tree; ignored
+# build outputs go in its `carry` list):
+#
+#   scripts/cuda-toolkit.sh && source .cuda/env.sh
+#   cargo build --release --features cuda --target-dir target/cuda
+#   mkdir -p target/device && cp target/cuda/release/quarry target/device/ && strip target/device/quarry
+#   .venv-bench/bin/python scripts/fp16-model.py models/all-MiniLM-L6-v2 target/device/model   # 45 MB: fits a 64 MiB call
+#   # device tool: command "scripts/device-run.sh embed --model target/device/model --device cuda < texts.jsonl",
+#   #              carry ["target/device"]
+#
+# On the device, this script points LD_LIBRARY_PATH at the CUDA libraries of the machine's
+# Python environment (cuBLAS, cudart, NVRTC, cuRAND wheels) and the driver's libcuda.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${QUARRY_BIN:-$root/target/device/quarry}"
+[ -x "$bin" ] || { echo "error: $bin not found: build with --features cuda and carry target/device" >&2; exit 1; }
+libs=""
+for site in $(python3 -c 'import site, sys; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
+  for dir in "$site"/nvidia/*/lib "$site"/nvidia/cu13/lib; do
+    [ -d "$dir" ] && libs="$libs:$dir"
+  done
+done
+export LD_LIBRARY_PATH="${libs#:}:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version --format=csv,noheader >&2 || true
+exec "$bin" "$@"
