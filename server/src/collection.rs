@@ -140,36 +140,43 @@ impl Collection {
         }
     }
 
-    /// Uploaded files (every state), then documents of the snapshot that did not come
-    /// from an upload (a batch run's), as successful files.
+    /// Uploaded files (every state), then the source files of the snapshot's documents that
+    /// did not come from an upload (a batch run's), one entry per file: the documents of a
+    /// JSONL file are grouped under it (the URI without its `#fragment`).
     pub fn list_files(&self) -> Vec<FileInfo> {
         let mut files = self.files.lock().expect("files lock").clone();
         if let Some(searcher) = self.searcher() {
             let uploaded: std::collections::HashSet<String> =
                 files.iter().filter_map(|f| f.metadata.get("doc_ids")).filter_map(|ids| ids.as_array()).flatten().filter_map(|id| id.as_str().map(str::to_string)).collect();
-            let mut by_doc: BTreeMap<String, FileInfo> = BTreeMap::new();
+            let mut by_file: BTreeMap<String, FileInfo> = BTreeMap::new();
             for (document, chunks, _segment) in searcher.snapshot().live_documents() {
                 if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
                     continue;
                 }
-                by_doc.entry(document.doc_id.clone()).or_insert_with(|| FileInfo {
-                    file_id: document.doc_id.clone(),
+                let file_uri = document.uri.split_once('#').map(|(file, _)| file).unwrap_or(&document.uri).to_string();
+                let entry = by_file.entry(file_uri.clone()).or_insert_with(|| FileInfo {
+                    file_id: quarry_indexer::parse::doc_id_for(&file_uri),
                     file_name: document.file_name.clone(),
                     collection_name: self.record.name.clone(),
                     status: FileStatus::Success,
-                    file_size: Some(document.size),
-                    chunk_count: chunks,
+                    file_size: Some(0),
+                    chunk_count: 0,
                     uploaded_at: None,
                     ingested_at: Some(document.ingested_at),
                     expiration_date: None,
                     error_message: None,
-                    metadata: serde_json::json!({ "uri": document.uri, "title": document.title, "source": document.source, "doc_ids": [document.doc_id] })
-                        .as_object()
-                        .cloned()
-                        .unwrap_or_default(),
+                    metadata: serde_json::json!({ "uri": file_uri, "source": document.source, "doc_ids": [] }).as_object().cloned().unwrap_or_default(),
                 });
+                entry.chunk_count += chunks;
+                entry.file_size = Some(entry.file_size.unwrap_or(0) + document.size);
+                if let Some(serde_json::Value::Array(ids)) = entry.metadata.get_mut("doc_ids") {
+                    ids.push(document.doc_id.clone().into());
+                }
+                if document.uri == file_uri {
+                    entry.metadata.insert("title".into(), document.title.clone().into());
+                }
             }
-            files.extend(by_doc.into_values());
+            files.extend(by_file.into_values());
         }
         files
     }

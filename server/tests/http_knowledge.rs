@@ -233,3 +233,31 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
     assert_eq!(result["chunks"][0]["file_name"], "birds.md");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_snapshot_lists_its_source_files_and_deletes_them_whole() {
+    let (src, root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let lines: String = (0..5).map(|i| format!("{}\n", json!({ "_id": format!("d{i}"), "title": format!("Doc {i}"), "text": format!("Passage number {i} about rivers and lakes.") }))).collect();
+    std::fs::write(src.path().join("corpus.jsonl"), lines).unwrap();
+    std::fs::write(src.path().join("notes.md"), "# Notes\n\nMountains and valleys.").unwrap();
+    http_common::batch_index(src.path(), root.path()).await;
+    let mut opts = options(data.path());
+    opts.collections = vec![("batch".into(), root.path().to_str().unwrap().into())];
+    let server = TestServer::start(opts).await;
+
+    let (_, files) = server.get("/v1/collections/batch/documents").await;
+    let files = files.as_array().unwrap();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let corpus = files.iter().find(|f| f["file_name"] == "corpus.jsonl").unwrap();
+    assert_eq!(corpus["metadata"]["doc_ids"].as_array().unwrap().len(), 5);
+    assert_eq!((corpus["chunk_count"].clone(), corpus["status"].clone()), (json!(5), json!("success")));
+    let (_, info) = server.get("/v1/collections/batch").await;
+    assert_eq!((info["file_count"].clone(), info["chunk_count"].clone()), (json!(2), json!(6)));
+
+    let (status, deleted) = server.delete("/v1/collections/batch/documents", Some(json!({ "file_ids": ["corpus.jsonl"] }))).await;
+    assert_eq!((status, deleted["total_deleted"].clone()), (200, json!(1)));
+    let (_, result) = server.post("/v1/collections/batch/search", json!({ "query": "rivers and lakes", "top_k": 10 })).await;
+    let names: Vec<&str> = result["chunks"].as_array().unwrap().iter().map(|c| c["file_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["notes.md"], "every document of the deleted file is hidden");
+    server.stop().await;
+}
