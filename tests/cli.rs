@@ -216,10 +216,13 @@ fn bench_smoke_workload_writes_its_results() {
     assert!(ann.iter().all(|p| (0.0..=1.0).contains(&p["recall_at_10"].as_f64().unwrap())));
     let quality = &results["quality"]["modes"];
     assert!(quality.as_array().unwrap().iter().any(|m| m["mode"] == "vector" && m["summary"]["ndcg_at_10"].as_f64().unwrap() > 0.5), "{quality}");
-    let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    let written: Vec<String> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let stem = written.iter().find(|n| n.ends_with(".json")).unwrap().trim_end_matches(".json").to_string();
+    assert!(stem.ends_with("-smoke"), "{stem}");
+    let summary = std::fs::read_to_string(out.path().join(format!("{stem}.md"))).unwrap();
     assert!(summary.contains("## Search load") && summary.contains("## ANN recall"), "{summary}");
-    for plot in ["recall_qps.svg", "latency_cdf.svg", "stage_throughput.svg"] {
-        let svg = std::fs::read_to_string(out.path().join(plot)).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("polyline") || svg.contains("rect"), "{plot}");
+    for plot in ["recall_qps", "latency_cdf", "stage_throughput"] {
+        let svg = std::fs::read_to_string(out.path().join(format!("{stem}-{plot}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && (svg.contains("polyline") || svg.contains("<rect")), "{plot}");
     }
 }

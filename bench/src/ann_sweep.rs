@@ -16,6 +16,27 @@ pub struct SweepPoint {
     pub qps: f64,
 }
 
+/// Shortest timing window: shorter ones are dominated by scheduler noise on shared machines.
+pub const MIN_WINDOW_SECS: f64 = 0.5;
+
+/// Queries per second of `run` over `n` queries: the query set is repeated until the window
+/// lasts at least [`MIN_WINDOW_SECS`], and the best of `repetitions` windows is kept.
+pub fn timed_qps(n: usize, repetitions: usize, mut run: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    let mut best = 0f64;
+    for _ in 0..repetitions.max(1) {
+        let started = Instant::now();
+        let mut done = 0usize;
+        while done == 0 || started.elapsed().as_secs_f64() < MIN_WINDOW_SECS {
+            for i in 0..n {
+                run(i)?;
+            }
+            done += n;
+        }
+        best = best.max(done as f64 / started.elapsed().as_secs_f64());
+    }
+    Ok(best)
+}
+
 /// Recall of `found` rows against `truth` rows, averaged.
 pub fn recall(truth: &[Vec<u64>], found: &[Vec<u64>]) -> f64 {
     let total: f64 = truth.iter().zip(found).map(|(t, f)| t.iter().filter(|r| f.contains(r)).count() as f64 / t.len().max(1) as f64).sum();
@@ -38,17 +59,9 @@ pub fn sweep(index_file: &Path, spec: &IndexSpec, queries: &[f32], dim: usize, t
             IndexSpec::Flat => return Ok(points),
         };
         let mut index = load_vector_index(index_file, &variant)?;
-        let mut best_secs = f64::MAX;
-        let mut found = Vec::new();
-        for _ in 0..repetitions.max(1) {
-            found.clear();
-            let started = Instant::now();
-            for query in queries.chunks(dim) {
-                found.push(index.search(query, 10)?.remove(0).into_iter().map(|h| h.row).collect::<Vec<u64>>());
-            }
-            best_secs = best_secs.min(started.elapsed().as_secs_f64());
-        }
-        points.push(SweepPoint { engine: "quarry".into(), parameter: parameter.into(), value, recall_at_10: recall(truth, &found), qps: (queries.len() / dim) as f64 / best_secs });
+        let found: Vec<Vec<u64>> = queries.chunks(dim).map(|q| index.search(q, 10).map(|mut hits| hits.remove(0).into_iter().map(|h| h.row).collect())).collect::<Result<_, _>>()?;
+        let qps = timed_qps(queries.len() / dim, repetitions, |i| index.search(&queries[i * dim..(i + 1) * dim], 10).map(|_| ()).map_err(Into::into))?;
+        points.push(SweepPoint { engine: "quarry".into(), parameter: parameter.into(), value, recall_at_10: recall(truth, &found), qps });
     }
     Ok(points)
 }

@@ -14,10 +14,11 @@ fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("plot: {e}")
 }
 
-pub fn write_all(results: &BenchResults, out: &Path) -> anyhow::Result<()> {
-    recall_qps(results, &out.join("recall_qps.svg"))?;
-    latency_cdf(results, &out.join("latency_cdf.svg"))?;
-    stage_throughput(results, &out.join("stage_throughput.svg"))?;
+/// Writes `<stem>-recall_qps.svg`, `<stem>-latency_cdf.svg` and `<stem>-stage_throughput.svg`.
+pub fn write_all(results: &BenchResults, out: &Path, stem: &str) -> anyhow::Result<()> {
+    recall_qps(results, &out.join(format!("{stem}-recall_qps.svg")))?;
+    latency_cdf(results, &out.join(format!("{stem}-latency_cdf.svg")))?;
+    stage_throughput(results, &out.join(format!("{stem}-stage_throughput.svg")))?;
     Ok(())
 }
 
