@@ -103,7 +103,7 @@ fn clear_errors_for_bad_options() {
     assert!(text(&output.stderr).contains("no/such/folder"), "{}", text(&output.stderr));
     let output = quarry(&["inspect", out]);
     assert!(!output.status.success());
-    assert!(text(&output.stderr).contains("no published snapshot here (LATEST is missing)"), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("(LATEST is missing)") && text(&output.stderr).contains("no published snapshot at"), "{}", text(&output.stderr));
     let output = quarry(&["index", "datasets/sample", "--out", out, "--model", "/nonexistent"]);
     assert!(text(&output.stderr).contains("missing config.json"), "{}", text(&output.stderr));
 }

@@ -38,6 +38,9 @@ pub enum IndexerError {
     #[error("keyword index ({stage}): {reason}")]
     KeywordIndex { stage: &'static str, reason: String },
 
+    #[error("no published snapshot at {uri} (LATEST is missing)")]
+    NoSnapshot { uri: String },
+
     #[error("snapshot {path}: {reason}")]
     Snapshot { path: String, reason: String },
 

@@ -93,7 +93,7 @@ impl Collection {
     async fn try_reload(&self, load: &LoadOptions, embedder: &Arc<dyn Embedder>) -> Result<bool, String> {
         let latest = match SnapshotReader::open(&self.record.uri, &load.store).await {
             Ok(reader) => reader.manifest().version.clone(),
-            Err(IndexerError::Snapshot { reason, .. }) if reason.contains("LATEST is missing") && self.record.managed => return Ok(false),
+            Err(IndexerError::NoSnapshot { .. }) if self.record.managed => return Ok(false),
             Err(e) => return Err(e.to_string()),
         };
         if self.version().as_deref() == Some(latest.as_str()) {

@@ -38,9 +38,7 @@ impl SnapshotReader {
     pub async fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
         let root = open_location(uri, options, false)?;
         let latest = get(&root, layout::LATEST).await.map_err(|e| match e {
-            IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. } => {
-                IndexerError::snapshot(uri, "no published snapshot here (LATEST is missing)")
-            }
+            IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. } => IndexerError::NoSnapshot { uri: uri.to_string() },
             other => other,
         })?;
         let version = String::from_utf8_lossy(&latest).trim().to_string();

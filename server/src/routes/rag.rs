@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::response::IntoResponse;
 use axum::Json;
 use quarry_indexer::parse::doc_id_for;
 use quarry_indexer::pipeline::VersionChange;
@@ -147,7 +148,9 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
     let request = SearchRequest { query: query.clone(), top_k, min_score: Some(min_score), filters, ..Default::default() };
     let result = run_search(&state, collection.searcher(), request).await.map_err(|e| match e {
         ApiError::Busy(m) => ApiError::Busy(m),
-        other => ApiError::RagInternal(format!("{other:?}")),
+        ApiError::BadRequest(m) => ApiError::rag_field("query", m),
+        ApiError::Internal(m) | ApiError::RagInternal(m) => ApiError::RagInternal(m),
+        other => ApiError::RagInternal(format!("search failed: {}", other.into_response().status())),
     })?;
     let results: Vec<Value> = result
         .chunks
