@@ -96,12 +96,16 @@ async fn concurrent_searches_during_reloads_and_uploads_never_fail() {
     opts.search_queue = 256;
     let server = std::sync::Arc::new(TestServer::start(opts).await);
 
+    // Searchers run until the publishing below is over (and at least 40 requests each).
+    let publishing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let mut searchers = Vec::new();
     for worker in 0..6 {
-        let server = server.clone();
+        let (server, publishing) = (server.clone(), publishing.clone());
         searchers.push(tokio::spawn(async move {
             let mut versions = HashSet::new();
-            for i in 0..40 {
+            let mut i = 0;
+            while i < 40 || publishing.load(std::sync::atomic::Ordering::SeqCst) {
+                i += 1;
                 let mode = ["vector", "keyword", "hybrid"][(worker + i) % 3];
                 let (status, result) = server.post("/v1/collections/live/search", json!({ "query": "search", "top_k": 10, "mode": mode })).await;
                 assert_eq!(status, 200, "{result}");
@@ -123,6 +127,7 @@ async fn concurrent_searches_during_reloads_and_uploads_never_fail() {
         assert_eq!(status, 202);
         server.wait_job(submitted["job_id"].as_str().unwrap()).await;
     }
+    publishing.store(false, std::sync::atomic::Ordering::SeqCst);
     let mut versions = HashSet::new();
     for handle in searchers {
         versions.extend(handle.await.unwrap());
