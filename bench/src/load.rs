@@ -26,9 +26,17 @@ pub struct LoadPoint {
     pub latencies_ms: Vec<f64>,
 }
 
+/// The nearest-rank `q` percentile of ascending `sorted` samples (0 when there are none).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1]
+}
+
 pub fn point(path: &str, mode: &str, concurrency: usize, mut latencies: Vec<f64>, failed: usize, secs: f64) -> LoadPoint {
     latencies.sort_by(f64::total_cmp);
-    let at = |q: f64| if latencies.is_empty() { 0.0 } else { latencies[((latencies.len() as f64 * q).ceil() as usize).clamp(1, latencies.len()) - 1] };
+    let at = |q: f64| percentile(&latencies, q);
     LoadPoint {
         path: path.into(),
         mode: mode.into(),

@@ -15,7 +15,7 @@ pub struct Percentiles {
 
 fn percentiles(mut samples: Vec<f64>) -> Percentiles {
     samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1] * 1e3;
+    let at = |q: f64| crate::load::percentile(&samples, q) * 1e3;
     Percentiles { p50_ms: at(0.50), p99_ms: at(0.99), samples: samples.len() }
 }
 

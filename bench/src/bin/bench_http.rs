@@ -26,9 +26,10 @@ fn texts(path: &str, field: &str) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
+/// A percentile of samples in seconds, in milliseconds.
 fn p(samples: &mut [f64], q: f64) -> f64 {
     samples.sort_by(f64::total_cmp);
-    samples[((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1] * 1e3
+    quarry_bench::load::percentile(samples, q) * 1e3
 }
 
 #[tokio::main(flavor = "multi_thread")]

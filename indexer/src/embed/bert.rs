@@ -122,10 +122,8 @@ impl BertEmbedder {
 /// model's shape and logged); an explicit budget is kept.
 fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
     let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
-    let config: serde_json::Value = std::fs::read_to_string(dir.path.join("config.json")).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-    let field = |name: &str, default: usize| config[name].as_u64().map(|v| v as usize).unwrap_or(default);
     let dtype_bytes = if precision == Precision::F32 { 4 } else { 2 };
-    let per_token = bytes_per_token(field("hidden_size", 384), field("intermediate_size", 1536), field("num_attention_heads", 12), dir.max_tokens, dtype_bytes);
+    let per_token = bytes_per_token(dir.hidden_size, dir.intermediate_size, dir.attention_heads, dir.max_tokens, dtype_bytes);
     let budget = gpu_token_budget(free, per_token, 0.5);
     tracing::info!(
         "{}: {:.1} GiB free of {:.1} GiB; about {per_token} activation bytes per token; token budget per batch {budget}",

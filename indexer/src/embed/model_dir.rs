@@ -47,6 +47,8 @@ pub struct ModelDir {
     pub max_tokens: usize,
     pub bert_config: candle_transformers::models::bert::Config,
     pub hidden_size: usize,
+    pub intermediate_size: usize,
+    pub attention_heads: usize,
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
@@ -69,7 +71,8 @@ impl ModelDir {
         let raw_config: serde_json::Value = read_json(&path.join("config.json"))?;
         let bert_config: candle_transformers::models::bert::Config = serde_json::from_value(raw_config.clone())
             .map_err(|e| IndexerError::Model { path: path.join("config.json"), reason: format!("not a BERT config: {e}") })?;
-        let hidden_size = raw_config["hidden_size"].as_u64().unwrap_or(0) as usize;
+        let size = |name: &str| raw_config[name].as_u64().unwrap_or(0) as usize;
+        let (hidden_size, intermediate_size, attention_heads) = (size("hidden_size"), size("intermediate_size"), size("num_attention_heads"));
         let max_positions = raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize;
         let pooling_path = path.join("1_Pooling/config.json");
         let pooling = if pooling_path.is_file() {
@@ -91,7 +94,7 @@ impl ModelDir {
         }
         .min(max_positions);
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
-        Ok(Self { path: path.to_path_buf(), name, pooling, max_tokens, bert_config, hidden_size })
+        Ok(Self { path: path.to_path_buf(), name, pooling, max_tokens, bert_config, hidden_size, intermediate_size, attention_heads })
     }
 
     pub fn weights(&self) -> PathBuf {
