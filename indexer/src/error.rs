@@ -32,6 +32,9 @@ pub enum IndexerError {
     #[error("embedding failed: {0}")]
     Embed(String),
 
+    #[error("vector kernel: {0}")]
+    Kernel(#[from] quarry_kernels::KernelError),
+
     #[error("vector index ({stage}): {reason}")]
     VectorIndex { stage: &'static str, reason: String },
 

@@ -72,41 +72,80 @@ fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) 
     chosen.iter().flat_map(|&r| row(r).iter().copied()).collect()
 }
 
-/// Trains `config.k` unit-length centroids over `data` (row-major, `dim` columns).
-pub fn kmeans_train(data: &[f32], dim: usize, config: KMeansConfig) -> Vec<f32> {
+/// What one Lloyd step over all rows yields: per-centroid sums (f64, row-major `k × dim`)
+/// and counts of the rows assigned to each centroid, and every row's best inner product.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterSums {
+    pub sums: Vec<f64>,
+    pub counts: Vec<usize>,
+    pub best: Vec<f32>,
+}
+
+/// One Lloyd step on the CPU: assign every row, then sum the rows of each centroid.
+pub fn cluster_sums(data: &[f32], centroids: &[f32], dim: usize) -> ClusterSums {
+    let k = centroids.len() / dim;
+    let assignment = kmeans_assign(data, centroids, dim);
+    let mut sums = vec![0f64; k * dim];
+    let mut counts = vec![0usize; k];
+    for (row, &(c, _)) in assignment.iter().enumerate() {
+        counts[c as usize] += 1;
+        for (s, x) in sums[c as usize * dim..(c as usize + 1) * dim].iter_mut().zip(&data[row * dim..(row + 1) * dim]) {
+            *s += *x as f64;
+        }
+    }
+    ClusterSums { sums, counts, best: assignment.into_iter().map(|a| a.1).collect() }
+}
+
+/// Moves every centroid to the normalized mean of its rows; an empty cluster takes the row
+/// that fits its own centroid worst (each such row used once).
+fn update_centroids(centroids: &mut [f32], step: &ClusterSums, data: &[f32], dim: usize) {
+    let mut spare = Vec::new().into_iter();
+    if step.counts.contains(&0) {
+        let mut worst: Vec<usize> = (0..step.best.len()).collect();
+        worst.sort_by(|a, b| step.best[*a].total_cmp(&step.best[*b]).then(a.cmp(b)));
+        spare = worst.into_iter();
+    }
+    for (c, centroid) in centroids.chunks_mut(dim).enumerate() {
+        if step.counts[c] == 0 {
+            if let Some(row) = spare.next() {
+                centroid.copy_from_slice(&data[row * dim..(row + 1) * dim]);
+            }
+            continue;
+        }
+        let sum = &step.sums[c * dim..(c + 1) * dim];
+        let norm = sum.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+        for (x, s) in centroid.iter_mut().zip(sum) {
+            *x = (*s / norm) as f32;
+        }
+    }
+}
+
+/// Trains `config.k` unit-length centroids over `data` (row-major, `dim` columns) with the
+/// given Lloyd step (the CPU's [`cluster_sums`] or a GPU's): the same seeding and the same
+/// update whichever device sums.
+pub fn kmeans_train_with<E>(
+    data: &[f32],
+    dim: usize,
+    config: KMeansConfig,
+    mut step: impl FnMut(&[f32]) -> Result<ClusterSums, E>,
+) -> Result<Vec<f32>, E> {
     let rows = data.len() / dim.max(1);
     let k = config.k.min(rows).max(1);
     let mut centroids = kmeans_plus_plus(data, dim, rows, k, config.seed);
     for _ in 0..config.iterations {
-        let assignment = kmeans_assign(data, &centroids, dim);
-        let mut sums = vec![0f64; k * dim];
-        let mut counts = vec![0usize; k];
-        for (row, &(c, _)) in assignment.iter().enumerate() {
-            counts[c as usize] += 1;
-            for (s, x) in sums[c as usize * dim..(c as usize + 1) * dim].iter_mut().zip(&data[row * dim..(row + 1) * dim]) {
-                *s += *x as f64;
-            }
-        }
-        // Empty clusters take the rows that fit their centroid worst.
-        let mut worst: Vec<usize> = (0..rows).collect();
-        worst.sort_by(|a, b| assignment[*a].1.total_cmp(&assignment[*b].1));
-        let mut spare = worst.into_iter();
-        for c in 0..k {
-            let centroid = &mut centroids[c * dim..(c + 1) * dim];
-            if counts[c] == 0 {
-                if let Some(row) = spare.next() {
-                    centroid.copy_from_slice(&data[row * dim..(row + 1) * dim]);
-                }
-                continue;
-            }
-            let sum = &sums[c * dim..(c + 1) * dim];
-            let norm = sum.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
-            for (x, s) in centroid.iter_mut().zip(sum) {
-                *x = (*s / norm) as f32;
-            }
-        }
+        let sums = step(&centroids)?;
+        update_centroids(&mut centroids, &sums, data, dim);
     }
-    centroids
+    Ok(centroids)
+}
+
+/// Trains `config.k` unit-length centroids over `data` (row-major, `dim` columns) on the CPU.
+pub fn kmeans_train(data: &[f32], dim: usize, config: KMeansConfig) -> Vec<f32> {
+    let trained = kmeans_train_with(data, dim, config, |centroids| Ok::<_, std::convert::Infallible>(cluster_sums(data, centroids, dim)));
+    match trained {
+        Ok(centroids) => centroids,
+        Err(never) => match never {},
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,20 @@
-//! Numeric primitives with a CPU reference that is always compiled (the CUDA twins come
-//! behind the `cuda` feature and are tested against these): exact top-k inner-product
-//! search, spherical k-means for IVF, mean pooling and L2 normalization.
+//! Numeric primitives with a CPU reference that is always compiled, and CUDA twins behind
+//! the `cuda` feature that are tested against them: exact top-k inner-product search,
+//! spherical k-means for IVF, mean pooling and L2 normalization. [`VectorKernels`] is the
+//! swappable part; [`best_available`] picks the device.
 
+mod backend;
+#[cfg(feature = "cuda")]
+mod cuda;
+mod error;
 mod kmeans;
 mod pool;
 mod topk;
 
-pub use kmeans::{kmeans_assign, kmeans_train, KMeansConfig};
+pub use backend::{best_available, CpuKernels, VectorKernels};
+#[cfg(feature = "cuda")]
+pub use cuda::{CudaKernels, DeviceMatrix, GPU_MAX_K};
+pub use error::{KernelError, Result};
+pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use pool::{l2_normalize, mean_pool};
 pub use topk::{exact_top_k, exact_top_k_in, Scored};

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use faiss::index::flat::FlatIndex;
 use faiss::index::ivf_flat::IVFFlatIndexImpl;
-use faiss::index::{autotune::ParameterSpace, IndexImpl, SearchWithParamsMut, UpcastIndex};
+use faiss::index::{autotune::ParameterSpace, IndexImpl, NativeIndex, SearchWithParamsMut, UpcastIndex};
 use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
@@ -37,13 +37,26 @@ fn apply_search_params(index: &IndexImpl, spec: &IndexSpec) -> Result<()> {
     .map_err(err("parameters"))
 }
 
-/// An IVF-Flat index over centroids trained by quarry's k-means kernel: FAISS takes them as
-/// its coarse quantizer, which makes the index trained; `add` then assigns the lists.
-fn ivf_from_kernel_centroids(dim: usize, nlist: usize, training: &[f32]) -> Result<IndexImpl> {
-    let centroids = quarry_kernels::kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: 20, seed: 0x1f1f });
+/// An IVF-Flat index built by quarry's vector kernels (the GPU in a `cuda` build, else the
+/// CPU twins): they train the centroids on the sample and assign every row to its list;
+/// FAISS takes the centroids as its coarse quantizer and the rows with their precomputed
+/// lists (`add_core`), so it never scores rows against centroids itself.
+fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32]) -> Result<IndexImpl> {
+    let kernels = super::vector_kernels();
+    let centroids = kernels.kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: 20, seed: 0x1f1f })?;
     let mut quantizer = FlatIndex::new_ip(dim as u32).map_err(err("quantizer"))?;
     quantizer.add(&centroids).map_err(err("quantizer"))?;
     let ivf = IVFFlatIndexImpl::new(quantizer, dim as u32, (centroids.len() / dim) as u32, MetricType::InnerProduct).map_err(err("create"))?;
+    let lists: Vec<i64> = kernels.kmeans_assign(data, &centroids, dim)?.into_iter().map(|(list, _)| i64::from(list)).collect();
+    // SAFETY: `ivf` is a live IndexIVFFlat of dimension `dim`; `data` holds lists.len() rows
+    // of `dim` floats and `lists` one list number below nlist per row; null ids mean
+    // sequential ids from ntotal, as `add` gives.
+    let code = unsafe { faiss_sys::faiss_IndexIVFFlat_add_core(ivf.inner_ptr(), lists.len() as i64, data.as_ptr(), std::ptr::null(), lists.as_ptr()) };
+    if code != 0 {
+        // SAFETY: FAISS keeps the last error message of this thread alive until the next call.
+        let message = unsafe { std::ffi::CStr::from_ptr(faiss_sys::faiss_get_last_error()) }.to_string_lossy().into_owned();
+        return Err(IndexerError::VectorIndex { stage: "add", reason: message });
+    }
     Ok(ivf.upcast())
 }
 
@@ -59,8 +72,7 @@ fn training_sample(data: &[f32], dim: usize, count: usize) -> Vec<f32> {
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).
 pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
     if let IndexSpec::IvfFlat { nlist, train_sample, trainer: IvfTrainer::Kernels, .. } = spec {
-        let mut inner = ivf_from_kernel_centroids(dim, *nlist, &training_sample(data, dim, *train_sample))?;
-        inner.add(data).map_err(err("add"))?;
+        let inner = ivf_from_kernels(dim, *nlist, &training_sample(data, dim, *train_sample), data)?;
         apply_search_params(&inner, spec)?;
         return Ok(FaissIndex { inner, spec: spec.clone() });
     }

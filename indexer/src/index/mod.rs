@@ -4,11 +4,13 @@
 
 mod faiss_index;
 mod keyword;
+mod kernels;
 mod recall;
 mod row_set;
 mod spec;
 
 pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex};
+pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{build_keyword_index, KeywordIndex, TantivyKeywordIndex, KEYWORD_ANALYZER};
 pub use recall::{ann_recall, sample_rows, RecallCheck};
 pub use row_set::RowSet;

@@ -26,7 +26,7 @@ pub fn ann_recall(index: &mut dyn VectorIndex, base: &[f32], dim: usize, queries
         return Ok(1.0);
     }
     let k = k.min(base.len() / dim);
-    let exact = quarry_kernels::exact_top_k(queries, base, dim, k);
+    let exact = super::vector_kernels().exact_top_k(queries, base, dim, k)?;
     let approximate = index.search(queries, k)?;
     let total: f64 = exact
         .iter()

@@ -46,8 +46,9 @@ impl IndexSpec {
     }
 }
 
-/// Who trains IVF centroids: FAISS's own k-means, or quarry's k-means kernel (the CPU twin
-/// today, the CUDA kernel in a `cuda` build), whose centroids are handed to a FAISS IVF index.
+/// Who builds an IVF index: FAISS alone, or quarry's vector kernels (CUDA in a `cuda` build
+/// with a GPU, else the CPU twins), which train the centroids and assign every row to its
+/// list before FAISS takes both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IvfTrainer {

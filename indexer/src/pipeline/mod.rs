@@ -98,6 +98,7 @@ pub async fn run(options: RunOptions) -> Result<RunReport> {
 pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>) -> Result<RunReport> {
     let started = Instant::now();
     let ingested_at = chrono::Utc::now();
+    crate::index::init_vector_kernels(&options.embed.device);
     let source: Arc<dyn Source> = Arc::new(ObjectStoreSource::open(&options.source, &options.source_options)?);
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);

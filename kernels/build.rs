@@ -1,0 +1,37 @@
+//! With the `cuda` feature, compiles kernels/cuda/*.cu to PTX with nvcc (found through
+//! $NVCC, $CUDA_ROOT/bin or PATH) for compute capability $CUDA_COMPUTE_CAP (default 90).
+//! The PTX is embedded in the library and JIT-compiled by the driver at load.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const KERNELS: [&str; 3] = ["topk", "kmeans", "pool"];
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=CUDA_COMPUTE_CAP");
+    println!("cargo:rerun-if-env-changed=NVCC");
+    if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
+        return;
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let nvcc = std::env::var("NVCC").ok().or_else(|| {
+        let root = std::env::var("CUDA_ROOT").or_else(|_| std::env::var("CUDA_PATH")).ok()?;
+        let path = PathBuf::from(root).join("bin/nvcc");
+        path.exists().then(|| path.display().to_string())
+    });
+    let nvcc = nvcc.unwrap_or_else(|| "nvcc".to_string());
+    let capability = std::env::var("CUDA_COMPUTE_CAP").unwrap_or_else(|_| "90".to_string());
+    for kernel in KERNELS {
+        let source = format!("cuda/{kernel}.cu");
+        println!("cargo:rerun-if-changed={source}");
+        let ptx = out.join(format!("{kernel}.ptx"));
+        let status = Command::new(&nvcc)
+            .args(["--ptx", "-O3", &format!("-arch=compute_{capability}"), "-o"])
+            .arg(&ptx)
+            .arg(&source)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run {nvcc} (install the toolkit with scripts/cuda-toolkit.sh and `source .cuda/env.sh`): {e}"));
+        assert!(status.success(), "{nvcc} failed on {source}");
+    }
+}

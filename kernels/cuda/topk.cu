@@ -1,0 +1,85 @@
+// Exact top-k selection: the per-query step after the cuBLAS GEMM that scores every query
+// against every row. `scores` holds one contiguous row of `rows` scores per query (blockIdx.x).
+// Order: higher score first, the lower row on ties — the CPU twin's order (kernels/src/topk.rs).
+//
+// Each of the block's threads keeps a sorted list of its k best over a strided share of the
+// rows; the lists go to `scratch` and are merged pairwise in log2(THREADS) rounds.
+
+#define TOPK_THREADS 256
+#define TOPK_MAX_K 128
+
+__device__ __forceinline__ bool ranks_before(float a, unsigned long long ra, float b, unsigned long long rb) {
+    return a > b || (a == b && ra < rb);
+}
+
+extern "C" __global__ void select_top_k(
+    const float* __restrict__ scores, int rows, int k, unsigned long long row_offset,
+    float* __restrict__ scratch_scores, unsigned long long* __restrict__ scratch_rows,
+    float* __restrict__ out_scores, unsigned long long* __restrict__ out_rows)
+{
+    const int query = blockIdx.x;
+    const int tid = threadIdx.x;
+    const float* row_scores = scores + (size_t)query * rows;
+
+    float best[TOPK_MAX_K];
+    unsigned long long best_rows[TOPK_MAX_K];
+    int count = 0;
+    for (int i = tid; i < rows; i += TOPK_THREADS) {
+        float s = row_scores[i];
+        unsigned long long r = row_offset + (unsigned long long)i;
+        if (s != s) continue;  // NaN never ranks
+        if (count == k && !ranks_before(s, r, best[k - 1], best_rows[k - 1])) continue;
+        int j = count < k ? count++ : k - 1;
+        while (j > 0 && ranks_before(s, r, best[j - 1], best_rows[j - 1])) {
+            best[j] = best[j - 1];
+            best_rows[j] = best_rows[j - 1];
+            --j;
+        }
+        best[j] = s;
+        best_rows[j] = r;
+    }
+    // Empty slots rank last.
+    for (int j = count; j < k; ++j) {
+        best[j] = -INFINITY;
+        best_rows[j] = ~0ull;
+    }
+
+    float* my_scores = scratch_scores + ((size_t)query * TOPK_THREADS + tid) * k;
+    unsigned long long* my_rows = scratch_rows + ((size_t)query * TOPK_THREADS + tid) * k;
+    for (int j = 0; j < k; ++j) {
+        my_scores[j] = best[j];
+        my_rows[j] = best_rows[j];
+    }
+    __syncthreads();
+
+    for (int width = TOPK_THREADS / 2; width >= 1; width /= 2) {
+        if (tid < width) {
+            const float* other_scores = my_scores + (size_t)width * k;
+            const unsigned long long* other_rows = my_rows + (size_t)width * k;
+            int a = 0, b = 0;
+            for (int j = 0; j < k; ++j) {
+                if (ranks_before(my_scores[a], my_rows[a], other_scores[b], other_rows[b])) {
+                    best[j] = my_scores[a];
+                    best_rows[j] = my_rows[a];
+                    ++a;
+                } else {
+                    best[j] = other_scores[b];
+                    best_rows[j] = other_rows[b];
+                    ++b;
+                }
+            }
+            for (int j = 0; j < k; ++j) {
+                my_scores[j] = best[j];
+                my_rows[j] = best_rows[j];
+            }
+        }
+        __syncthreads();
+    }
+
+    if (tid == 0) {
+        for (int j = 0; j < k; ++j) {
+            out_scores[(size_t)query * k + j] = my_scores[j];
+            out_rows[(size_t)query * k + j] = my_rows[j];
+        }
+    }
+}

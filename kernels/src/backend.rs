@@ -1,0 +1,77 @@
+//! [`VectorKernels`]: the swappable device behind exact top-k search and k-means.
+//! [`CpuKernels`] is always compiled; a `cuda` build adds [`crate::CudaKernels`], and
+//! [`best_available`] picks it when a GPU answers.
+
+use std::sync::Arc;
+
+use crate::error::{rows_of, Result};
+use crate::{kmeans, topk, KMeansConfig, Scored};
+
+/// Exact top-k inner-product search and spherical k-means on one device.
+pub trait VectorKernels: Send + Sync {
+    /// Where the kernels run, for logs and reports (`cpu`, `cuda:0 (NVIDIA H100 ...)`).
+    fn device(&self) -> String;
+    /// Top-`k` rows of `base` for each query, best first (higher score, then lower row).
+    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>>;
+    /// Trains `config.k` unit-length centroids (seeded k-means++, Lloyd iterations).
+    fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>>;
+    /// The nearest centroid of every row, with its inner product.
+    fn kmeans_assign(&self, data: &[f32], centroids: &[f32], dim: usize) -> Result<Vec<(u32, f32)>>;
+}
+
+/// The CPU twins (rayon over queries / rows).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuKernels;
+
+impl VectorKernels for CpuKernels {
+    fn device(&self) -> String {
+        "cpu".into()
+    }
+
+    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>> {
+        rows_of(queries, dim, "queries")?;
+        rows_of(base, dim, "base")?;
+        Ok(topk::exact_top_k(queries, base, dim, k))
+    }
+
+    fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>> {
+        rows_of(data, dim, "training data")?;
+        Ok(kmeans::kmeans_train(data, dim, config))
+    }
+
+    fn kmeans_assign(&self, data: &[f32], centroids: &[f32], dim: usize) -> Result<Vec<(u32, f32)>> {
+        rows_of(data, dim, "data")?;
+        rows_of(centroids, dim, "centroids")?;
+        Ok(kmeans::kmeans_assign(data, centroids, dim))
+    }
+}
+
+/// The CUDA kernels on GPU `gpu` when this is a `cuda` build and that GPU answers, else the
+/// CPU twins. `None` always gives the CPU.
+pub fn best_available(gpu: Option<usize>) -> Arc<dyn VectorKernels> {
+    #[cfg(feature = "cuda")]
+    if let Some(ordinal) = gpu {
+        if let Ok(kernels) = crate::CudaKernels::new(ordinal) {
+            return Arc::new(kernels);
+        }
+    }
+    let _ = gpu;
+    Arc::new(CpuKernels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_kernels_check_shapes_and_name_the_input() {
+        let cpu = best_available(None);
+        assert_eq!(cpu.device(), "cpu");
+        let error = cpu.exact_top_k(&[1.0, 0.0, 0.5], &[1.0, 0.0], 2, 1).unwrap_err().to_string();
+        assert!(error.contains("queries") && error.contains("3 values"), "{error}");
+        let error = cpu.kmeans_assign(&[1.0, 0.0], &[1.0], 2).unwrap_err().to_string();
+        assert!(error.contains("centroids"), "{error}");
+        let hits = cpu.exact_top_k(&[1.0, 0.0], &[0.0, 1.0, 1.0, 0.0], 2, 1).unwrap();
+        assert_eq!(hits[0][0].row, 1);
+    }
+}

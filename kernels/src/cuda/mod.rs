@@ -1,0 +1,138 @@
+//! The CUDA twins, launched through cudarc: cuBLAS SGEMM for the scores, then the PTX
+//! kernels of kernels/cuda/*.cu (compiled by build.rs) for selection, assignment, sums and
+//! pooling. Each is tested against its CPU twin in kernels/tests/cuda_parity.rs.
+
+mod kmeans;
+mod pool;
+mod topk;
+
+use std::sync::Arc;
+
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut};
+use cudarc::nvrtc::Ptx;
+
+pub use topk::GPU_MAX_K;
+
+use crate::backend::VectorKernels;
+use crate::error::{rows_of, KernelError, Result};
+use crate::{KMeansConfig, Scored};
+
+/// Bytes of GEMM output one step may hold: larger inputs are scored in row chunks.
+const SCORE_BYTES: usize = 1 << 30;
+
+pub(crate) fn cuda_err(e: impl std::fmt::Debug) -> KernelError {
+    KernelError::Cuda(format!("{e:?}"))
+}
+
+/// The kernels loaded on one GPU, with one stream and one cuBLAS handle.
+pub struct CudaKernels {
+    ordinal: usize,
+    name: String,
+    stream: Arc<CudaStream>,
+    blas: CudaBlas,
+    select_top_k: CudaFunction,
+    nearest_centroid: CudaFunction,
+    accumulate_clusters: CudaFunction,
+    mean_pool_normalize: CudaFunction,
+}
+
+/// A row-major f32 matrix resident on the GPU (a base to search, data to cluster).
+pub struct DeviceMatrix {
+    pub(crate) data: CudaSlice<f32>,
+    pub(crate) rows: usize,
+    pub(crate) dim: usize,
+}
+
+impl DeviceMatrix {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Rows `start..start + count` as a device view.
+    pub(crate) fn rows_view(&self, start: usize, count: usize) -> CudaView<'_, f32> {
+        self.data.slice(start * self.dim..(start + count) * self.dim)
+    }
+}
+
+impl CudaKernels {
+    /// Opens GPU `ordinal` and loads the kernels.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        let context = CudaContext::new(ordinal).map_err(cuda_err)?;
+        let name = context.name().map_err(cuda_err)?;
+        let stream = context.default_stream();
+        let blas = CudaBlas::new(stream.clone()).map_err(cuda_err)?;
+        let load = |ptx: &str, function: &str| -> Result<CudaFunction> {
+            let module = context.load_module(Ptx::from_src(ptx)).map_err(cuda_err)?;
+            module.load_function(function).map_err(cuda_err)
+        };
+        Ok(Self {
+            ordinal,
+            name,
+            select_top_k: load(include_str!(concat!(env!("OUT_DIR"), "/topk.ptx")), "select_top_k")?,
+            nearest_centroid: load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")), "nearest_centroid")?,
+            accumulate_clusters: load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")), "accumulate_clusters")?,
+            mean_pool_normalize: load(include_str!(concat!(env!("OUT_DIR"), "/pool.ptx")), "mean_pool_normalize")?,
+            stream,
+            blas,
+        })
+    }
+
+    /// Copies a row-major matrix to the GPU.
+    pub fn upload(&self, data: &[f32], dim: usize) -> Result<DeviceMatrix> {
+        let rows = rows_of(data, dim, "matrix")?;
+        Ok(DeviceMatrix { data: self.stream.clone_htod(data).map_err(cuda_err)?, rows, dim })
+    }
+
+    /// Waits for every queued kernel (for timing).
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(cuda_err)
+    }
+
+    /// `out[j][i] = a_i · b_j` for `a` rows `m`, `b` rows `n`, both with `dim` columns
+    /// (row-major): column-major `out = aᵀ·b`, so each row of `b` gets `m` contiguous scores.
+    pub(crate) fn inner_products(&self, a: &CudaView<'_, f32>, m: usize, b: &CudaView<'_, f32>, n: usize, dim: usize, out: &mut CudaViewMut<'_, f32>) -> Result<()> {
+        let config = GemmConfig {
+            transa: cublasOperation_t::CUBLAS_OP_T,
+            transb: cublasOperation_t::CUBLAS_OP_N,
+            m: m as i32,
+            n: n as i32,
+            k: dim as i32,
+            alpha: 1.0f32,
+            lda: dim as i32,
+            ldb: dim as i32,
+            beta: 0.0f32,
+            ldc: m as i32,
+        };
+        // SAFETY: a holds m·dim, b n·dim and out m·n values (checked by the callers' slicing).
+        unsafe { self.blas.gemm(config, a, b, out) }.map_err(cuda_err)
+    }
+}
+
+impl VectorKernels for CudaKernels {
+    fn device(&self) -> String {
+        format!("cuda:{} ({})", self.ordinal, self.name)
+    }
+
+    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>> {
+        rows_of(queries, dim, "queries")?;
+        let base = self.upload(base, dim)?;
+        self.top_k(&base, queries, k)
+    }
+
+    fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>> {
+        let resident = self.upload(data, dim)?;
+        crate::kmeans_train_with(data, dim, config, |centroids| self.cluster_sums(&resident, centroids))
+    }
+
+    fn kmeans_assign(&self, data: &[f32], centroids: &[f32], dim: usize) -> Result<Vec<(u32, f32)>> {
+        let resident = self.upload(data, dim)?;
+        let (assignment, best) = self.assign(&resident, centroids)?;
+        Ok(assignment.into_iter().zip(best).collect())
+    }
+}

@@ -1,0 +1,82 @@
+//! Exact top-k on the GPU: SGEMM scores a group of queries against a chunk of base rows,
+//! `select_top_k` keeps each query's k best per chunk, the host merges the chunks.
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use super::{cuda_err, CudaKernels, DeviceMatrix, SCORE_BYTES};
+use crate::error::{rows_of, KernelError, Result};
+use crate::{topk, Scored};
+
+/// The largest k the selection kernel keeps per thread (TOPK_MAX_K in topk.cu); a larger
+/// k runs on the CPU twin.
+pub const GPU_MAX_K: usize = 128;
+/// Threads per query block (TOPK_THREADS in topk.cu).
+const THREADS: usize = 256;
+/// Bytes of per-thread candidate lists one launch may use.
+const SCRATCH_BYTES: usize = 256 << 20;
+
+impl CudaKernels {
+    /// Top-`k` rows of the resident `base` for each query, best first (higher score, then
+    /// lower row: the CPU twin's order).
+    pub fn top_k(&self, base: &DeviceMatrix, queries: &[f32], k: usize) -> Result<Vec<Vec<Scored>>> {
+        let dim = base.dim;
+        let query_count = rows_of(queries, dim, "queries")?;
+        if k == 0 || base.rows == 0 || query_count == 0 {
+            return Ok(vec![Vec::new(); query_count]);
+        }
+        if k > GPU_MAX_K {
+            let host = self.stream.clone_dtoh(&base.data).map_err(cuda_err)?;
+            return Ok(topk::exact_top_k(queries, &host, dim, k));
+        }
+        let per_query_scratch = THREADS * k * (4 + 8);
+        let group = (SCRATCH_BYTES / per_query_scratch).clamp(1, query_count);
+        let chunk_rows = (SCORE_BYTES / (4 * group)).clamp(1, base.rows);
+        let device_queries = self.stream.clone_htod(queries).map_err(cuda_err)?;
+        let mut scores = self.stream.alloc_zeros::<f32>(chunk_rows * group).map_err(cuda_err)?;
+        let mut scratch_scores = self.stream.alloc_zeros::<f32>(group * THREADS * k).map_err(cuda_err)?;
+        let mut scratch_rows = self.stream.alloc_zeros::<u64>(group * THREADS * k).map_err(cuda_err)?;
+        let mut out_scores = self.stream.alloc_zeros::<f32>(group * k).map_err(cuda_err)?;
+        let mut out_rows = self.stream.alloc_zeros::<u64>(group * k).map_err(cuda_err)?;
+
+        let mut results: Vec<Vec<Scored>> = Vec::with_capacity(query_count);
+        for first_query in (0..query_count).step_by(group) {
+            let queries_here = group.min(query_count - first_query);
+            let query_view = device_queries.slice(first_query * dim..(first_query + queries_here) * dim);
+            let mut candidates: Vec<Vec<Scored>> = vec![Vec::new(); queries_here];
+            for first_row in (0..base.rows).step_by(chunk_rows) {
+                let rows_here = chunk_rows.min(base.rows - first_row);
+                let mut score_view = scores.slice_mut(..rows_here * queries_here);
+                self.inner_products(&base.rows_view(first_row, rows_here), rows_here, &query_view, queries_here, dim, &mut score_view)?;
+                let (rows_arg, k_arg, offset_arg) = (rows_here as i32, k as i32, first_row as u64);
+                let mut launch = self.stream.launch_builder(&self.select_top_k);
+                launch
+                    .arg(&mut score_view)
+                    .arg(&rows_arg)
+                    .arg(&k_arg)
+                    .arg(&offset_arg)
+                    .arg(&mut scratch_scores)
+                    .arg(&mut scratch_rows)
+                    .arg(&mut out_scores)
+                    .arg(&mut out_rows);
+                let config = LaunchConfig { grid_dim: (queries_here as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: the buffers hold the sizes topk.cu indexes for this grid.
+                unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..queries_here * k)).map_err(cuda_err)?;
+                let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..queries_here * k)).map_err(cuda_err)?;
+                for (query, list) in candidates.iter_mut().enumerate() {
+                    let hits = (0..k).map(|j| query * k + j).filter(|&i| chunk_rows_found[i] != u64::MAX);
+                    list.extend(hits.map(|i| Scored { row: chunk_rows_found[i], score: chunk_scores[i] }));
+                }
+            }
+            results.extend(candidates.into_iter().map(|mut list| {
+                list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
+                list.truncate(k);
+                list
+            }));
+        }
+        if results.len() != query_count {
+            return Err(KernelError::Cuda(format!("top-k returned {} lists for {query_count} queries", results.len())));
+        }
+        Ok(results)
+    }
+}
