@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use quarry_indexer::embed::{default_model_dir, BatchPolicy, BertEmbedder, DeviceSpec, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::embed::{default_model_dir, load_embedder, BatchPolicy, DeviceSpec, EmbedOptions, Embedder, ModelDir};
 use quarry_indexer::snapshot::layout;
 use quarry_server::eval::{evaluate, EvalReport};
 use quarry_server::{LoadOptions, LoadedSnapshot, Mode, Searcher};
@@ -90,7 +90,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     let model = ModelDir::open(&model_dir)?;
     let device: DeviceSpec = workload.model.device.as_deref().unwrap_or("auto").parse()?;
     let batch = BatchPolicy::TokenBudget { max_tokens: workload.model.batch_tokens.unwrap_or(16_384) };
-    let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions { device, batch, ..Default::default() })?);
+    let embedder: Arc<dyn Embedder> = load_embedder(&model, EmbedOptions { device, batch, ..Default::default() })?;
     tracing::info!("bench {}: preparing the snapshot", workload.name);
     let prepared = prepare(&workload, work.path(), &model, embedder.clone()).await?;
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use quarry_indexer::embed::{BatchPolicy, Embedder};
+use quarry_indexer::embed::{BatchPolicy, Embedder, ReplicatedEmbedder};
 
 fn golden() -> Vec<(String, Vec<f32>)> {
     let text = std::fs::read_to_string(common::shared_dir().join("reference/minilm-golden.jsonl")).unwrap();
@@ -17,6 +17,10 @@ fn golden() -> Vec<(String, Vec<f32>)> {
 }
 
 fn assert_matches(embedder: &dyn Embedder, texts: &[&str], expected: &[&Vec<f32>], how: &str) {
+    assert_matches_within(embedder, texts, expected, how, 0.9999);
+}
+
+fn assert_matches_within(embedder: &dyn Embedder, texts: &[&str], expected: &[&Vec<f32>], how: &str, min_cosine: f64) {
     let embeddings = embedder.embed(texts).unwrap();
     assert_eq!(embeddings.rows(), texts.len());
     for (i, want) in expected.iter().enumerate() {
@@ -24,7 +28,7 @@ fn assert_matches(embedder: &dyn Embedder, texts: &[&str], expected: &[&Vec<f32>
         let norm: f32 = got.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4, "{how}: row {i} not unit length ({norm})");
         let cosine = common::cosine(got, want);
-        assert!(cosine >= 0.9999, "{how}: text {:?} has cosine {cosine}", texts[i]);
+        assert!(cosine >= min_cosine, "{how}: text {:?} has cosine {cosine}", texts[i]);
     }
 }
 
@@ -55,5 +59,44 @@ fn golden_texts_inside_mixed_length_batches() {
     ] {
         let embedder = common::load_embedder(policy);
         assert_matches(&embedder, &texts, &expected, &format!("{policy:?}"));
+    }
+}
+
+/// Golden texts in batch-size order, long and short mixed.
+fn mixed_order(golden: &[(String, Vec<f32>)]) -> (Vec<&str>, Vec<&Vec<f32>>) {
+    let mut order: Vec<usize> = (0..golden.len()).collect();
+    order.sort_by_key(|&i| (i % 3, std::cmp::Reverse(golden[i].0.len())));
+    (order.iter().map(|&i| golden[i].0.as_str()).collect(), order.iter().map(|&i| &golden[i].1).collect())
+}
+
+#[test]
+fn replicas_share_the_batches_and_match_one_model() {
+    let golden = golden();
+    let (texts, expected) = mixed_order(&golden);
+    // A small budget makes many batches, so both replicas take some.
+    let policy = BatchPolicy::TokenBudget { max_tokens: 300 };
+    let replicated = ReplicatedEmbedder::new(vec![common::load_embedder(policy), common::load_embedder(policy)]).unwrap();
+    assert_eq!(replicated.device_name(), "cpu,cpu");
+    assert_matches(&replicated, &texts, &expected, "two replicas");
+    let single = common::load_embedder(policy).embed(&texts).unwrap();
+    assert_eq!(replicated.embed(&texts).unwrap(), single, "the same rows in the same order as one model");
+}
+
+/// On a GPU (`--features cuda`, run on a GPU machine): f32 at cosine >= 0.9999, f16 and bf16
+/// at >= 0.999, in mixed-length batches.
+#[cfg(feature = "cuda")]
+#[test]
+fn golden_texts_on_the_gpu_at_every_precision() {
+    use quarry_indexer::embed::{BertEmbedder, DeviceSpec, EmbedOptions, ModelDir, Precision};
+    let golden = golden();
+    let (texts, expected) = mixed_order(&golden);
+    let dir = ModelDir::open(&common::model_dir()).unwrap();
+    for (precision, min_cosine) in [(Precision::F32, 0.9999), (Precision::F16, 0.999), (Precision::Bf16, 0.999)] {
+        for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
+            let options = EmbedOptions { device: DeviceSpec::Cuda(0), batch, precision };
+            let embedder = BertEmbedder::load(&dir, options).expect("this test needs a CUDA GPU");
+            assert_eq!(embedder.device_name(), "cuda:0");
+            assert_matches_within(&embedder, &texts, &expected, &format!("{precision:?} {batch:?}"), min_cosine);
+        }
     }
 }

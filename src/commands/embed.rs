@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quarry_indexer::embed::{BertEmbedder, Embedder, ModelDir};
+use quarry_indexer::embed::{load_embedder, ModelDir};
 
 use super::ModelArgs;
 
@@ -28,7 +28,7 @@ fn text_of(line: &str, line_no: usize) -> anyhow::Result<String> {
 }
 
 pub fn run(args: EmbedArgs) -> anyhow::Result<ExitCode> {
-    let embedder = BertEmbedder::load(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
+    let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut texts = Vec::new();

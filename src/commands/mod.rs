@@ -88,7 +88,7 @@ impl LoadArgs {
         let loaded = quarry_server::LoadedSnapshot::load(snapshot, &options).await?;
         let embed_options = self.model.embed_options();
         let model_dir = quarry_indexer::embed::ModelDir::open(&self.model.model_dir()?)?;
-        let embedder = Arc::new(quarry_indexer::embed::BertEmbedder::load(&model_dir, embed_options)?);
+        let embedder = quarry_indexer::embed::load_embedder(&model_dir, embed_options)?;
         Ok(quarry_server::Searcher::new(Arc::new(loaded), embedder)?)
     }
 }

@@ -3,11 +3,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use quarry_indexer::embed::{BertEmbedder, ModelDir};
+use quarry_indexer::embed::{load_embedder, ModelDir};
 use quarry_server::app::{serve, start, ServeOptions};
 
 use super::{runtime, ModelArgs, StoreArgs};
@@ -82,7 +81,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
     options.request_timeout = Duration::from_secs(args.request_timeout);
-    let embedder = Arc::new(BertEmbedder::load(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?);
+    let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     tracing::info!("model {} on {}", quarry_indexer::embed::Embedder::info(embedder.as_ref()).name, quarry_indexer::embed::Embedder::device_name(embedder.as_ref()));
     runtime()?.block_on(async {
         let state = start(options, embedder).await.map_err(anyhow::Error::msg)?;

@@ -94,8 +94,9 @@ impl BertEmbedder {
         Ok(Self { model, device, tokenizer, info, batch, pad_id })
     }
 
-    /// Runs one padded batch; returns `[batch, dim]` normalized rows.
-    fn forward(&self, ids: &[&Vec<u32>]) -> Result<Vec<f32>> {
+    /// Queues one padded batch on the device; the result is `[batch, dim]` normalized f32
+    /// rows, still on the device (on a GPU the work runs while the host goes on).
+    fn enqueue(&self, ids: &[&Vec<u32>]) -> Result<Tensor> {
         let longest = ids.iter().map(|i| i.len()).max().unwrap_or(1).max(1);
         let mut flat_ids = Vec::with_capacity(ids.len() * longest);
         let mut flat_mask = Vec::with_capacity(ids.len() * longest);
@@ -113,8 +114,35 @@ impl BertEmbedder {
         let hidden = self.model.forward(&input, &types, Some(&mask)).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
         let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
         let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
-        let normalized = pooled.broadcast_div(&norm).map_err(candle_err)?;
-        normalized.flatten_all().and_then(|t| t.to_dtype(DType::F32)).and_then(|t| t.to_vec1::<f32>()).map_err(candle_err)
+        pooled.broadcast_div(&norm).map_err(candle_err)
+    }
+
+    /// Copies a queued batch's rows to the host (waits for the device).
+    fn collect(rows: Tensor) -> Result<Vec<f32>> {
+        rows.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(candle_err)
+    }
+
+    /// Runs `batches` (lists of indices into `ids`) and hands each batch's rows to `sink`.
+    /// One batch stays in flight: the next one is padded, copied and queued before the
+    /// previous one's rows are read back, so a GPU never waits on the host between batches.
+    pub fn run_batches<'a>(&self, ids: &[Vec<u32>], batches: impl Iterator<Item = &'a Vec<usize>>, mut sink: impl FnMut(&'a [usize], Vec<f32>)) -> Result<()> {
+        let mut in_flight: Option<(&'a Vec<usize>, Tensor)> = None;
+        for batch in batches {
+            let rows: Vec<&Vec<u32>> = batch.iter().map(|&i| &ids[i]).collect();
+            let queued = self.enqueue(&rows)?;
+            if let Some((previous, tensor)) = in_flight.replace((batch, queued)) {
+                sink(previous, Self::collect(tensor)?);
+            }
+        }
+        if let Some((previous, tensor)) = in_flight {
+            sink(previous, Self::collect(tensor)?);
+        }
+        Ok(())
+    }
+
+    /// The batch policy in force (after GPU sizing).
+    pub fn batch_policy(&self) -> BatchPolicy {
+        self.batch
     }
 }
 
@@ -134,6 +162,13 @@ fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, b
     match batch {
         BatchPolicy::TokenBudget { max_tokens } if max_tokens == CPU_TOKEN_BUDGET => BatchPolicy::TokenBudget { max_tokens: budget },
         other => other,
+    }
+}
+
+/// Writes row `slot` of `vectors` to row `batch[slot]` of `data`.
+pub(super) fn scatter_rows(data: &mut [f32], dim: usize, batch: &[usize], vectors: &[f32]) {
+    for (slot, &i) in batch.iter().enumerate() {
+        data[i * dim..(i + 1) * dim].copy_from_slice(&vectors[slot * dim..(slot + 1) * dim]);
     }
 }
 
@@ -164,21 +199,12 @@ impl Embedder for BertEmbedder {
         &self.tokenizer
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
+    fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings> {
         let dim = self.info.dim;
-        let mut data = vec![0f32; texts.len() * dim];
-        if texts.is_empty() {
-            return Ok(Embeddings { dim, data });
-        }
-        let ids = self.tokenizer.encode_for_model(texts)?;
+        let mut data = vec![0f32; ids.len() * dim];
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
-        for batch in plan_batches(&lengths, self.batch) {
-            let rows: Vec<&Vec<u32>> = batch.iter().map(|&i| &ids[i]).collect();
-            let vectors = self.forward(&rows)?;
-            for (slot, &i) in batch.iter().enumerate() {
-                data[i * dim..(i + 1) * dim].copy_from_slice(&vectors[slot * dim..(slot + 1) * dim]);
-            }
-        }
+        let batches = plan_batches(&lengths, self.batch);
+        self.run_batches(ids, batches.iter(), |batch, vectors| scatter_rows(&mut data, dim, batch, &vectors))?;
         Ok(Embeddings { dim, data })
     }
 

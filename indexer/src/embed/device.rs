@@ -12,6 +12,8 @@ pub enum DeviceSpec {
     Auto,
     Cpu,
     Cuda(usize),
+    /// Several GPUs (`cuda:0,1`), one model replica each: bit N set for GPU N.
+    CudaSet(u64),
 }
 
 impl FromStr for DeviceSpec {
@@ -22,16 +24,42 @@ impl FromStr for DeviceSpec {
             "auto" => Ok(Self::Auto),
             "cpu" => Ok(Self::Cpu),
             "cuda" | "gpu" => Ok(Self::Cuda(0)),
-            other => other
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse().ok())
-                .map(Self::Cuda)
-                .ok_or_else(|| IndexerError::Device(format!("unknown device `{s}` (expected auto, cpu, cuda or cuda:N)"))),
+            other => {
+                let unknown = || IndexerError::Device(format!("unknown device `{s}` (expected auto, cpu, cuda, cuda:N or cuda:N,M,...)"));
+                let list = other.strip_prefix("cuda:").ok_or_else(unknown)?;
+                let mut set = 0u64;
+                for ordinal in list.split(',') {
+                    let ordinal: u32 = ordinal.trim().parse().map_err(|_| unknown())?;
+                    if ordinal >= 64 {
+                        return Err(unknown());
+                    }
+                    set |= 1 << ordinal;
+                }
+                Ok(if set.count_ones() == 1 { Self::Cuda(set.trailing_zeros() as usize) } else { Self::CudaSet(set) })
+            }
         }
     }
 }
 
 impl DeviceSpec {
+    /// One spec per model replica: the GPUs of a set, else the spec itself.
+    pub fn replicas(self) -> Vec<DeviceSpec> {
+        match self {
+            Self::CudaSet(set) => (0..64).filter(|n| set & (1 << n) != 0).map(Self::Cuda).collect(),
+            single => vec![single],
+        }
+    }
+
+    /// The GPU a single-device step (index build, recall check) should use, if any.
+    pub fn first_gpu(self) -> Option<usize> {
+        match self {
+            Self::Cpu => None,
+            Self::Auto => Some(0),
+            Self::Cuda(ordinal) => Some(ordinal),
+            Self::CudaSet(set) => Some(set.trailing_zeros() as usize),
+        }
+    }
+
     /// The candle device for this spec.
     pub fn resolve(self) -> Result<candle_core::Device> {
         match self {
@@ -43,6 +71,7 @@ impl DeviceSpec {
             #[cfg(feature = "cuda")]
             Self::Cuda(ordinal) => candle_core::Device::new_cuda(ordinal)
                 .map_err(|e| IndexerError::Device(format!("cannot open cuda:{ordinal}: {e}"))),
+            Self::CudaSet(_) => Err(IndexerError::Device("a set of GPUs runs one model replica per GPU: load it with embed::load_embedder".into())),
             #[cfg(not(feature = "cuda"))]
             Self::Cuda(_) => Err(IndexerError::Device(
                 "this quarry binary was built without CUDA support; rebuild with `cargo build --release --features cuda`, or use --device cpu".into(),
@@ -85,6 +114,14 @@ mod tests {
         assert_eq!("CPU".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cpu);
         assert_eq!("cuda:1".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda(1));
         assert!("tpu".parse::<DeviceSpec>().is_err());
+        let set = "cuda:0, 2".parse::<DeviceSpec>().unwrap();
+        assert_eq!(set, DeviceSpec::CudaSet(0b101));
+        assert_eq!(set.replicas(), [DeviceSpec::Cuda(0), DeviceSpec::Cuda(2)]);
+        assert_eq!(set.first_gpu(), Some(0));
+        assert_eq!("cuda:3,3".parse::<DeviceSpec>().unwrap(), DeviceSpec::Cuda(3));
+        assert!("cuda:0,x".parse::<DeviceSpec>().is_err());
+        assert!("cuda:64".parse::<DeviceSpec>().is_err());
+        assert_eq!(DeviceSpec::Cpu.first_gpu(), None);
     }
 
     #[cfg(not(feature = "cuda"))]

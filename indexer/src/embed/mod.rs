@@ -6,12 +6,14 @@ mod batching;
 mod bert;
 mod device;
 mod model_dir;
+mod replicas;
 mod tokenizer;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
+pub use replicas::ReplicatedEmbedder;
 pub use tokenizer::ModelTokenizer;
 
 use std::sync::Arc;
@@ -19,6 +21,17 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+
+/// Loads a model folder on the device(s) of `options`: one replica per GPU of a set
+/// (`cuda:0,1`), else one model.
+pub fn load_embedder(dir: &ModelDir, options: EmbedOptions) -> Result<Arc<dyn Embedder>> {
+    let devices = options.device.replicas();
+    if devices.len() == 1 {
+        return Ok(Arc::new(BertEmbedder::load(dir, options)?));
+    }
+    let replicas = devices.into_iter().map(|device| BertEmbedder::load(dir, EmbedOptions { device, ..options })).collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(ReplicatedEmbedder::new(replicas)?))
+}
 
 /// What a snapshot records about the model that embedded it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,8 +66,17 @@ impl Embeddings {
 pub trait Embedder: Send + Sync {
     fn info(&self) -> &ModelInfo;
     fn tokenizer(&self) -> &Arc<ModelTokenizer>;
+    /// Model input ids of `texts` (specials added, truncated to the window): the CPU half
+    /// of [`Embedder::embed`], which callers may run ahead on other threads.
+    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
+        self.tokenizer().encode_for_model(texts)
+    }
+    /// Embeds tokenized texts, returning rows in input order.
+    fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings>;
     /// Embeds `texts`, returning rows in input order.
-    fn embed(&self, texts: &[&str]) -> Result<Embeddings>;
+    fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
+        self.embed_tokens(&self.tokenize(texts)?)
+    }
     /// The device the model runs on, for logs (`cpu`, `cuda:0`).
     fn device_name(&self) -> String;
 }

@@ -18,12 +18,7 @@ fn pick(gpu: Option<usize>) -> Arc<dyn VectorKernels> {
 
 /// Chooses the kernels' device from the run's `--device` (first call wins).
 pub fn init_vector_kernels(device: &DeviceSpec) -> Arc<dyn VectorKernels> {
-    let gpu = match device {
-        DeviceSpec::Cpu => None,
-        DeviceSpec::Auto => Some(0),
-        DeviceSpec::Cuda(ordinal) => Some(*ordinal),
-    };
-    KERNELS.get_or_init(|| pick(gpu)).clone()
+    KERNELS.get_or_init(|| pick(device.first_gpu())).clone()
 }
 
 /// The kernels chosen by [`init_vector_kernels`], or the best available when none was.

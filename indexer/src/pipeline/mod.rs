@@ -19,7 +19,7 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
-use crate::embed::{BertEmbedder, EmbedOptions, Embedder, Embeddings, ModelDir};
+use crate::embed::{load_embedder, EmbedOptions, Embedder, Embeddings, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex, KEYWORD_ANALYZER};
 use crate::parse::AutoParser;
@@ -87,7 +87,7 @@ pub async fn run(options: RunOptions) -> Result<RunReport> {
     let model_dir = options.model_dir.clone();
     let embed_options = options.embed;
     let embedder = tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> {
-        Ok(Arc::new(BertEmbedder::load(&ModelDir::open(&model_dir)?, embed_options)?))
+        load_embedder(&ModelDir::open(&model_dir)?, embed_options)
     })
     .await
     .map_err(|e| IndexerError::Embed(format!("model loader panicked: {e}")))??;

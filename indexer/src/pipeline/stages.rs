@@ -185,15 +185,29 @@ pub(super) fn embed_stage(
 }
 
 /// Embeds the chunks of `documents`, at most `group` texts per call; `progress` hears how
-/// many chunks each call embedded. Returns the documents with their vectors, in order.
+/// many chunks each call embedded. A second thread tokenizes the next group while the
+/// model runs the current one. Returns the documents with their vectors, in order.
 pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: impl Fn(usize)) -> Result<Vec<EmbeddedDoc>> {
     let texts: Vec<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
-    let mut data = Vec::with_capacity(texts.len() * embedder.info().dim);
-    for slice in texts.chunks(group.max(1)) {
-        data.extend_from_slice(&embedder.embed(slice)?.data);
-        progress(slice.len());
-    }
     let dim = embedder.info().dim;
+    let mut data = Vec::with_capacity(texts.len() * dim);
+    std::thread::scope(|scope| -> Result<()> {
+        let (ids_tx, ids_rx) = crossbeam_channel::bounded::<Result<Vec<Vec<u32>>>>(1);
+        let texts = &texts;
+        scope.spawn(move || {
+            for slice in texts.chunks(group.max(1)) {
+                if ids_tx.send(embedder.tokenize(slice)).is_err() {
+                    break; // the embedding side stopped
+                }
+            }
+        });
+        for ids in ids_rx {
+            let ids = ids?;
+            data.extend_from_slice(&embedder.embed_tokens(&ids)?.data);
+            progress(ids.len());
+        }
+        Ok(())
+    })?;
     let mut offset = 0;
     Ok(documents
         .into_iter()
