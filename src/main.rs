@@ -27,6 +27,12 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Run a benchmark workload: indexing, search load, ANN recall-QPS, quality, peers.
     Bench(commands::bench::BenchArgs),
+    /// Embedding tokens/s at full 256-token windows on a device and precision, against a roof.
+    BenchEmbed(commands::bench_embed::BenchEmbedArgs),
+    /// Vector kernels at scale: flat top-k QPS against the bandwidth roof, IVF build times.
+    BenchKernels(commands::bench_kernels::BenchKernelsArgs),
+    /// Write a seeded synthetic corpus (JSONL files of documents) for scale runs.
+    GenCorpus(commands::gen_corpus::GenCorpusArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -37,6 +43,9 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Index(args) => commands::index::run(args),
+        Command::BenchEmbed(args) => commands::bench_embed::run(args),
+        Command::BenchKernels(args) => commands::bench_kernels::run(args),
+        Command::GenCorpus(args) => commands::gen_corpus::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Embed(args) => commands::embed::run(args),
         Command::Search(args) => commands::search::run(args),

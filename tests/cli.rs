@@ -226,3 +226,48 @@ fn bench_smoke_workload_writes_its_results() {
         assert!(svg.starts_with("<svg") && (svg.contains("polyline") || svg.contains("<rect")), "{plot}");
     }
 }
+
+#[test]
+fn kernel_and_embedding_benchmarks_report_what_they_measured() {
+    let out = tempfile::tempdir().unwrap();
+    let kernels_json = out.path().join("kernels.json");
+    let output = quarry(&[
+        "bench-kernels", "--rows", "3000", "--dim", "32", "--batches", "1,8", "--nlist", "16", "--train-sample", "2000",
+        "--bandwidth-gbs", "10", "--device", "cpu", "--json", kernels_json.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&kernels_json).unwrap()).unwrap();
+    assert_eq!(report["device"], "cpu");
+    let top_k = report["top_k"].as_array().unwrap();
+    assert_eq!(top_k.iter().map(|t| t["batch"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 8]);
+    // 3000 × 32 × 4 bytes at 10 GB/s: one query batch per 38.4 µs.
+    assert!((top_k[0]["roof_qps"].as_f64().unwrap() - 10e9 / (3000.0 * 32.0 * 4.0)).abs() < 1e-6);
+    let ivf = report["ivf"].as_array().unwrap();
+    assert_eq!(ivf.len(), 2, "kernels build and the FAISS baseline");
+    assert!(ivf.iter().all(|b| b["recall_at_10"].as_f64().unwrap() > 0.5 && b["total_secs"].as_f64().unwrap() > 0.0), "{ivf:?}");
+    assert!(text(&output.stdout).contains("| quarry kernels on cpu + FAISS add_core |"));
+
+    let embed_json = out.path().join("embed.json");
+    let output = quarry(&["bench-embed", "--device", "cpu", "--chunks", "8", "--repetitions", "1", "--json", embed_json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&embed_json).unwrap()).unwrap();
+    assert_eq!(result["chunks"], 8);
+    assert_eq!(result["real_tokens"], 8 * 256, "every text fills the 256-token window");
+    let rate = result["tokens_per_sec"].as_f64().unwrap();
+    assert!((result["fraction_of_roof"].as_f64().unwrap() - rate / 34e6).abs() < 1e-9);
+}
+
+#[test]
+fn gen_corpus_writes_a_corpus_that_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    let output = quarry(&["gen-corpus", "--documents", "30", "--per-file", "12", "--out", corpus.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(std::fs::read_dir(&corpus).unwrap().count(), 3);
+    let snapshot = dir.path().join("snap");
+    let output = quarry(&["index", corpus.to_str().unwrap(), "--out", snapshot.to_str().unwrap(), "--json", "--progress", "quiet", "--device", "cpu"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["documents_indexed"], 30, "{report}");
+    assert_eq!(report["documents_failed"], 0, "{report}");
+}

@@ -3,11 +3,15 @@
 //! load in process and over HTTP ([`load`]), the ANN recall–QPS sweep ([`ann_sweep`]), peers
 //! on the same data ([`peers`]), Markdown ([`report`]) and SVG plots ([`plots`]). Also the
 //! focused benchmarks: batch policies ([`embed_batching`]), search latency
-//! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]).
+//! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]), embedding
+//! throughput at full windows ([`embed_throughput`]), the vector kernels and the IVF build
+//! ([`kernels_bench`]).
 
 pub mod ann_sweep;
 pub mod embed_batching;
+pub mod embed_throughput;
 pub mod harness;
+pub mod kernels_bench;
 pub mod load;
 pub mod peers;
 pub mod plots;

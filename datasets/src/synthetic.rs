@@ -74,6 +74,27 @@ pub fn synthetic_documents(n: usize, seed: u64) -> Vec<CorpusDoc> {
         .collect()
 }
 
+/// Writes `documents` synthetic documents as BEIR-style JSONL files of at most `per_file`
+/// lines (`corpus-00000.jsonl`, ...) into `dir`, so a run parses them in parallel. File `f`
+/// is seeded with `seed ^ f`; ids are `syn-<file>-<line>`. Returns the files written.
+pub fn write_synthetic_corpus(dir: &std::path::Path, documents: usize, per_file: usize, seed: u64) -> std::io::Result<Vec<std::path::PathBuf>> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let per_file = per_file.max(1);
+    let mut files = Vec::new();
+    for (file, first) in (0..documents).step_by(per_file).enumerate() {
+        let path = dir.join(format!("corpus-{file:05}.jsonl"));
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        for (line, doc) in synthetic_documents(per_file.min(documents - first), seed ^ file as u64).into_iter().enumerate() {
+            let record = serde_json::json!({ "_id": format!("syn-{file}-{line}"), "title": doc.title, "text": doc.text });
+            writeln!(out, "{record}")?;
+        }
+        out.flush()?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
 /// `n` unit vectors of `dim` dimensions around `clusters` random centres (row-major).
 pub fn clustered_unit_vectors(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
     let mut rng = SeededRng::new(seed);
@@ -91,6 +112,27 @@ pub fn clustered_unit_vectors(n: usize, dim: usize, clusters: usize, seed: u64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_corpus_splits_into_files_with_unique_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = write_synthetic_corpus(dir.path(), 25, 10, 3).unwrap();
+        assert_eq!(files.len(), 3);
+        let mut ids = std::collections::HashSet::new();
+        let mut lines = 0;
+        for file in &files {
+            for line in std::fs::read_to_string(file).unwrap().lines() {
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert!(!value["text"].as_str().unwrap().is_empty());
+                assert!(ids.insert(value["_id"].as_str().unwrap().to_string()), "duplicate id");
+                lines += 1;
+            }
+        }
+        assert_eq!(lines, 25);
+        let again = tempfile::tempdir().unwrap();
+        write_synthetic_corpus(again.path(), 25, 10, 3).unwrap();
+        assert_eq!(std::fs::read(&files[1]).unwrap(), std::fs::read(again.path().join("corpus-00001.jsonl")).unwrap(), "seeded");
+    }
 
     #[test]
     fn seeded_and_well_formed() {

@@ -7,12 +7,23 @@ use std::sync::Arc;
 use crate::error::{rows_of, Result};
 use crate::{kmeans, topk, KMeansConfig, Scored};
 
+/// Exact top-k over one base matrix, prepared once (copied to the GPU there) and searched
+/// many times.
+pub trait FlatSearch: Send + Sync {
+    /// Top-`k` rows of the base for each query, best first (higher score, then lower row).
+    fn top_k(&self, queries: &[f32], k: usize) -> Result<Vec<Vec<Scored>>>;
+}
+
 /// Exact top-k inner-product search and spherical k-means on one device.
 pub trait VectorKernels: Send + Sync {
     /// Where the kernels run, for logs and reports (`cpu`, `cuda:0 (NVIDIA H100 ...)`).
     fn device(&self) -> String;
+    /// Prepares `base` (row-major, `dim` columns) for repeated exact searches.
+    fn prepare_flat<'a>(&'a self, base: &'a [f32], dim: usize) -> Result<Box<dyn FlatSearch + 'a>>;
     /// Top-`k` rows of `base` for each query, best first (higher score, then lower row).
-    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>>;
+    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>> {
+        self.prepare_flat(base, dim)?.top_k(queries, k)
+    }
     /// Trains `config.k` unit-length centroids (seeded k-means++, Lloyd iterations).
     fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>>;
     /// The nearest centroid of every row, with its inner product.
@@ -28,10 +39,9 @@ impl VectorKernels for CpuKernels {
         "cpu".into()
     }
 
-    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>> {
-        rows_of(queries, dim, "queries")?;
+    fn prepare_flat<'a>(&'a self, base: &'a [f32], dim: usize) -> Result<Box<dyn FlatSearch + 'a>> {
         rows_of(base, dim, "base")?;
-        Ok(topk::exact_top_k(queries, base, dim, k))
+        Ok(Box::new(CpuFlat { base, dim }))
     }
 
     fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>> {
@@ -43,6 +53,19 @@ impl VectorKernels for CpuKernels {
         rows_of(data, dim, "data")?;
         rows_of(centroids, dim, "centroids")?;
         Ok(kmeans::kmeans_assign(data, centroids, dim))
+    }
+}
+
+/// The CPU twin's flat search: the base stays where it is.
+struct CpuFlat<'a> {
+    base: &'a [f32],
+    dim: usize,
+}
+
+impl FlatSearch for CpuFlat<'_> {
+    fn top_k(&self, queries: &[f32], k: usize) -> Result<Vec<Vec<Scored>>> {
+        rows_of(queries, self.dim, "queries")?;
+        Ok(topk::exact_top_k(queries, self.base, self.dim, k))
     }
 }
 

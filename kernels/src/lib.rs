@@ -11,7 +11,7 @@ mod kmeans;
 mod pool;
 mod topk;
 
-pub use backend::{best_available, CpuKernels, VectorKernels};
+pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, GPU_MAX_K};
 pub use error::{KernelError, Result};

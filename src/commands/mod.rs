@@ -1,8 +1,11 @@
 //! One module per subcommand, plus the options they share.
 
 pub mod bench;
+pub mod bench_embed;
+pub mod bench_kernels;
 pub mod embed;
 pub mod eval;
+pub mod gen_corpus;
 pub mod index;
 pub mod inspect;
 pub mod search;
@@ -18,7 +21,7 @@ pub struct ModelArgs {
     /// Sentence-transformers model folder (default: models/all-MiniLM-L6-v2, fetched by scripts/fetch-model.sh).
     #[arg(long, env = "QUARRY_MODEL")]
     pub model: Option<PathBuf>,
-    /// auto | cpu | cuda | cuda:N
+    /// auto | cpu | cuda | cuda:N | cuda:N,M,... (one model replica per GPU)
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
     /// Padded tokens per embedding batch (batches are length-sorted).

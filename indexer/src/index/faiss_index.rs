@@ -37,13 +37,18 @@ fn apply_search_params(index: &IndexImpl, spec: &IndexSpec) -> Result<()> {
     .map_err(err("parameters"))
 }
 
+/// Lloyd iterations of the kernel-trained IVF centroids.
+pub const KERNEL_KMEANS_ITERATIONS: usize = 20;
+/// Seed of the kernel-trained IVF centroids (k-means++ draws).
+pub const KERNEL_KMEANS_SEED: u64 = 0x1f1f;
+
 /// An IVF-Flat index built by quarry's vector kernels (the GPU in a `cuda` build, else the
 /// CPU twins): they train the centroids on the sample and assign every row to its list;
 /// FAISS takes the centroids as its coarse quantizer and the rows with their precomputed
 /// lists (`add_core`), so it never scores rows against centroids itself.
 fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32]) -> Result<IndexImpl> {
     let kernels = super::vector_kernels();
-    let centroids = kernels.kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: 20, seed: 0x1f1f })?;
+    let centroids = kernels.kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: KERNEL_KMEANS_ITERATIONS, seed: KERNEL_KMEANS_SEED })?;
     let mut quantizer = FlatIndex::new_ip(dim as u32).map_err(err("quantizer"))?;
     quantizer.add(&centroids).map_err(err("quantizer"))?;
     let ivf = IVFFlatIndexImpl::new(quantizer, dim as u32, (centroids.len() / dim) as u32, MetricType::InnerProduct).map_err(err("create"))?;

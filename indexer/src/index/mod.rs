@@ -9,7 +9,7 @@ mod recall;
 mod row_set;
 mod spec;
 
-pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex};
+pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
 pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{build_keyword_index, KeywordIndex, TantivyKeywordIndex, KEYWORD_ANALYZER};
 pub use recall::{ann_recall, sample_rows, RecallCheck};

@@ -15,7 +15,7 @@ use cudarc::nvrtc::Ptx;
 
 pub use topk::GPU_MAX_K;
 
-use crate::backend::VectorKernels;
+use crate::backend::{FlatSearch, VectorKernels};
 use crate::error::{rows_of, KernelError, Result};
 use crate::{KMeansConfig, Scored};
 
@@ -114,15 +114,25 @@ impl CudaKernels {
     }
 }
 
+/// A base matrix resident on the GPU, searched by [`CudaKernels::top_k`].
+struct GpuFlat<'a> {
+    kernels: &'a CudaKernels,
+    base: DeviceMatrix,
+}
+
+impl FlatSearch for GpuFlat<'_> {
+    fn top_k(&self, queries: &[f32], k: usize) -> Result<Vec<Vec<Scored>>> {
+        self.kernels.top_k(&self.base, queries, k)
+    }
+}
+
 impl VectorKernels for CudaKernels {
     fn device(&self) -> String {
         format!("cuda:{} ({})", self.ordinal, self.name)
     }
 
-    fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>> {
-        rows_of(queries, dim, "queries")?;
-        let base = self.upload(base, dim)?;
-        self.top_k(&base, queries, k)
+    fn prepare_flat<'a>(&'a self, base: &'a [f32], dim: usize) -> Result<Box<dyn FlatSearch + 'a>> {
+        Ok(Box::new(GpuFlat { kernels: self, base: self.upload(base, dim)? }))
     }
 
     fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>> {

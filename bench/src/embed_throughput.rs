@@ -1,0 +1,82 @@
+//! `quarry bench-embed`: embedding throughput at full 256-token chunks on one device and
+//! precision — tokenization and the model timed apart, real tokens per second, and the
+//! fraction of a roof (the issue's H100 figure: 23.6 MFLOP per token for all-MiniLM-L6-v2 at
+//! 256 tokens, about 34 M tokens/s at 800 TFLOP/s bf16).
+
+use std::time::Instant;
+
+use quarry_datasets::synthetic::synthetic_documents;
+use quarry_indexer::embed::Embedder;
+
+/// The measurement.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EmbedThroughput {
+    pub device: String,
+    pub chunks: usize,
+    pub real_tokens: usize,
+    pub tokenize_secs: f64,
+    /// Model seconds of each repetition (tokenized input, batches planned inside).
+    pub model_secs: Vec<f64>,
+    /// Real tokens per second of the median repetition, model only.
+    pub tokens_per_sec: f64,
+    /// Real tokens per second with tokenization on the same thread, for the median repetition.
+    pub end_to_end_tokens_per_sec: f64,
+    pub roof_tokens_per_sec: f64,
+    pub fraction_of_roof: f64,
+}
+
+/// `count` seeded texts long enough that the model window (256 tokens) cuts every one.
+pub fn window_filling_texts(count: usize, seed: u64) -> Vec<String> {
+    let docs = synthetic_documents(count * 3, seed);
+    docs.chunks(3).map(|group| group.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ")).collect()
+}
+
+/// Embeds `texts` `repetitions` times after one warm-up batch.
+pub fn measure(embedder: &dyn Embedder, texts: &[String], repetitions: usize, roof_tokens_per_sec: f64) -> anyhow::Result<EmbedThroughput> {
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let started = Instant::now();
+    let ids = embedder.tokenize(&refs)?;
+    let tokenize_secs = started.elapsed().as_secs_f64();
+    let real_tokens: usize = ids.iter().map(Vec::len).sum();
+    embedder.embed_tokens(&ids[..ids.len().min(64)])?; // warm-up: kernels loaded, memory pools grown
+    let mut model_secs = Vec::new();
+    for _ in 0..repetitions.max(1) {
+        let started = Instant::now();
+        let embeddings = embedder.embed_tokens(&ids)?;
+        model_secs.push(started.elapsed().as_secs_f64());
+        anyhow::ensure!(embeddings.rows() == texts.len(), "embedder returned {} rows for {} texts", embeddings.rows(), texts.len());
+    }
+    let mut sorted = model_secs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let tokens_per_sec = real_tokens as f64 / median;
+    Ok(EmbedThroughput {
+        device: embedder.device_name(),
+        chunks: texts.len(),
+        real_tokens,
+        tokenize_secs,
+        model_secs,
+        tokens_per_sec,
+        end_to_end_tokens_per_sec: real_tokens as f64 / (median + tokenize_secs),
+        roof_tokens_per_sec,
+        fraction_of_roof: tokens_per_sec / roof_tokens_per_sec,
+    })
+}
+
+/// The measurement as a Markdown table.
+pub fn markdown(result: &EmbedThroughput, precision: &str) -> String {
+    format!(
+        "| device | precision | chunks | real tokens | tokenize s | model s (median) | tokens/s (model) | tokens/s (with tokenization) | fraction of {:.1} M roof |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|\n\
+         | {} | {precision} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} | {:.4} |\n",
+        result.roof_tokens_per_sec / 1e6,
+        result.device,
+        result.chunks,
+        result.real_tokens,
+        result.tokenize_secs,
+        result.real_tokens as f64 / result.tokens_per_sec,
+        result.tokens_per_sec,
+        result.end_to_end_tokens_per_sec,
+        result.fraction_of_roof
+    )
+}

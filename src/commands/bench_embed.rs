@@ -1,0 +1,38 @@
+//! `quarry bench-embed`: embedding tokens/s at full 256-token windows on the chosen device
+//! and precision, as a fraction of a roof.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use quarry_bench::embed_throughput::{markdown, measure, window_filling_texts};
+use quarry_indexer::embed::{load_embedder, ModelDir};
+
+use super::ModelArgs;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchEmbedArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Texts to embed, each cut to the model window.
+    #[arg(long, default_value_t = 2_000)]
+    pub chunks: usize,
+    #[arg(long, default_value_t = 3)]
+    pub repetitions: usize,
+    /// Roof in tokens per second for the fraction (default: the H100 figure, 23.6 MFLOP/token at 800 TFLOP/s).
+    #[arg(long, default_value_t = 34.0e6)]
+    pub roof: f64,
+    /// Also write the measurement as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: BenchEmbedArgs) -> anyhow::Result<ExitCode> {
+    let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
+    let texts = window_filling_texts(args.chunks, 0x5eed);
+    let result = measure(embedder.as_ref(), &texts, args.repetitions, args.roof)?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&result)?)?;
+    }
+    print!("{}", markdown(&result, &format!("{:?}", args.model.precision).to_lowercase()));
+    Ok(ExitCode::SUCCESS)
+}
