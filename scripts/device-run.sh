@@ -20,12 +20,6 @@ if [ ! -x "$bin" ] && [ -f "$bin.xz" ]; then
   xz -dk "$bin.xz" && chmod +x "$bin"
 fi
 [ -x "$bin" ] || { echo "error: $bin not found: build with --features cuda and carry target/device" >&2; exit 1; }
-libs=""
-for site in $(python3 -c 'import site, sys; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null); do
-  for dir in "$site"/nvidia/*/lib "$site"/nvidia/cu13/lib; do
-    [ -d "$dir" ] && libs="$libs:$dir"
-  done
-done
-export LD_LIBRARY_PATH="${libs#:}:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+source "$root/scripts/device-libs.sh"
 nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version --format=csv,noheader >&2 || true
 exec "$bin" "$@"

@@ -15,9 +15,10 @@ pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// The `shared/` folder beside the project checkout.
+/// The `shared/` folder beside the project checkout ($QUARRY_SHARED_DIR where a copy
+/// travels elsewhere, as to a GPU machine).
 pub fn shared_dir() -> PathBuf {
-    let dir = workspace_root().parent().unwrap().join("shared");
+    let dir = std::env::var_os("QUARRY_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().parent().unwrap().join("shared"));
     assert!(dir.is_dir(), "test data folder {} is missing", dir.display());
     dir
 }

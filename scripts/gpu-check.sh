@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The GPU acceptance run, on a lent GPU machine (no Rust there), over what
+# scripts/package-device.sh put in target/device/. Each step writes its output under
+# $OUT (the device tool brings it back) or /tmp/quarry-gpu:
+#
+#   tests     kernel parity (CUDA vs CPU twins) and golden embeddings at f32/f16/bf16
+#   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16
+#   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
+#   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
+#   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
+#             that snapshot (a later call on the same warm machine: see package-device.sh)
+#
+#   device tool: command "scripts/gpu-check.sh tests embed kernels e2e", carry: see package-device.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dev="${DEVICE_DIR:-$root/target/device}"
+out="${OUT:-/tmp/quarry-gpu}"
+work=/tmp/quarry-gpu
+mkdir -p "$out" "$work"
+for packed in "$dev"/bin/*.xz; do
+  [ -e "$packed" ] || continue
+  [ -x "${packed%.xz}" ] || { xz -dkf "$packed" && chmod +x "${packed%.xz}"; }
+done
+if [ -f "$dev/model/model.safetensors.xz" ] && [ ! -f "$dev/model/model.safetensors" ]; then
+  xz -dk "$dev/model/model.safetensors.xz"
+fi
+source "$root/scripts/device-libs.sh"
+export QUARRY_MODEL="$dev/model" QUARRY_SHARED_DIR="$dev/shared" OMP_WAIT_POLICY=PASSIVE
+# CHECK_DEVICE=cpu PRECISIONS=f32 E2E_PRECISION=f32 dry-runs the script on a machine without a GPU.
+device="${CHECK_DEVICE:-cuda}"
+gpu="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)"
+echo "GPU: $gpu" | tee "$out/device.txt"
+case "$gpu" in
+  *H200*) bandwidth=4800 ;;
+  *H100*) bandwidth=3350 ;;
+  *) bandwidth=0 ;;
+esac
+quarry="$dev/bin/quarry"
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(tests embed kernels e2e)
+[ -f "$QUARRY_MODEL/model.safetensors" ] || { echo "error: no model at $QUARRY_MODEL: carry target/device/model (scripts/package-device.sh)" >&2; exit 1; }
+for step in "${steps[@]}"; do
+  echo "== $step ($(date -u +%FT%TZ))"
+  case "$step" in
+    tests)
+      "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
+      "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings.txt"
+      ;;
+    embed)
+      for precision in ${PRECISIONS:-f32 f16 bf16}; do
+        "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-$precision.json"
+      done 2>&1 | tee "$out/embed.txt"
+      ;;
+    kernels)
+      "$quarry" bench-kernels --device "$device" --rows "${KERNEL_ROWS:-1000000}" --dim 384 --batches 1,16,256,1024 --nlist 4096 \
+        --train-sample 262144 --bandwidth-gbs "$bandwidth" --json "$out/kernels.json" 2>&1 | tee "$out/kernels.txt"
+      ;;
+    e2e)
+      [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
+      rm -rf "$work/snapshot"
+      "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
+        --index ivf-flat --ivf-trainer kernels --progress quiet --report "$out/e2e-report.json" 2>&1 | tee "$out/e2e.txt"
+      ;;
+    serve-cpu)
+      cpu="$dev/bin/quarry-cpu"
+      [ -x "$cpu" ] || { echo "error: $cpu missing: package with --with-cpu and carry it" >&2; exit 1; }
+      [ -f "$work/snapshot/LATEST" ] || { echo "error: no snapshot at $work/snapshot: run the e2e step first on this machine" >&2; exit 1; }
+      { "$cpu" inspect "$work/snapshot" | tail -25
+        "$cpu" search "$work/snapshot" "river climate drought" --device cpu --top-k 5
+        "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
+      ;;
+    *) echo "unknown step $step (tests, embed, kernels, e2e, serve-cpu)" >&2; exit 2 ;;
+  esac
+done
