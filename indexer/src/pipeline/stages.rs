@@ -1,5 +1,5 @@
 //! The two worker stages of a run: parse + chunk (rayon over small groups of files) and
-//! embed (groups of chunks, token-budget batches inside the embedder).
+//! embed (groups of chunks tokenized one group ahead, token-budget batches inside the embedder).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -151,8 +151,9 @@ pub(super) fn parse_stage(
     busy
 }
 
-/// Embeds chunked documents in groups of about `group` chunks. Returns the documents with
-/// their vectors and the seconds spent embedding.
+/// Embeds chunked documents as they arrive, in groups of at least `group` chunks. Returns
+/// the documents with their vectors and the seconds the model spent (tokenization runs on a
+/// second thread, one group ahead).
 pub(super) fn embed_stage(
     doc_rx: crossbeam_channel::Receiver<Vec<ChunkedDoc>>,
     embedder: &dyn Embedder,
@@ -160,56 +161,78 @@ pub(super) fn embed_stage(
     context: &StageContext,
 ) -> Result<(Vec<EmbeddedDoc>, f64)> {
     let mut done: Vec<EmbeddedDoc> = Vec::new();
-    let mut pending: Vec<ChunkedDoc> = Vec::new();
-    let mut pending_chunks = 0;
     let mut busy = 0.0;
-    let mut flush = |pending: &mut Vec<ChunkedDoc>, done: &mut Vec<EmbeddedDoc>| -> Result<()> {
-        let started = Instant::now();
-        let counter = |n: usize| {
-            context.counters.embedded.fetch_add(n as u64, Ordering::Relaxed);
-        };
-        done.extend(embed_documents(std::mem::take(pending), embedder, group, counter)?);
-        busy += started.elapsed().as_secs_f64();
-        Ok(())
-    };
-    for documents in doc_rx {
-        pending_chunks += documents.iter().map(|d| d.chunks.len()).sum::<usize>();
-        pending.extend(documents);
-        if pending_chunks >= group {
-            flush(&mut pending, &mut done)?;
-            pending_chunks = 0;
-        }
-    }
-    flush(&mut pending, &mut done)?;
+    embed_groups(grouped(doc_rx.into_iter(), group), embedder, |documents, seconds| {
+        let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
+        context.counters.embedded.fetch_add(chunks as u64, Ordering::Relaxed);
+        busy += seconds;
+        done.extend(documents);
+    })?;
     Ok((done, busy))
 }
 
-/// Embeds the chunks of `documents`, at most `group` texts per call; `progress` hears how
-/// many chunks each call embedded. A second thread tokenizes the next group while the
-/// model runs the current one. Returns the documents with their vectors, in order.
+/// Embeds the chunks of `documents` in groups of about `group` chunks (whole documents);
+/// `progress` hears how many chunks each group had. Returns the documents with their
+/// vectors, in order.
 pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: impl Fn(usize)) -> Result<Vec<EmbeddedDoc>> {
-    let texts: Vec<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+    let mut done = Vec::with_capacity(documents.len());
+    embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, |embedded, _| {
+        progress(embedded.iter().map(|d| d.chunks.len()).sum());
+        done.extend(embedded);
+    })?;
+    Ok(done)
+}
+
+/// Gathers arriving lists of documents into groups of at least `group` chunks (the last
+/// group takes what is left).
+fn grouped(arrivals: impl Iterator<Item = Vec<ChunkedDoc>>, group: usize) -> impl Iterator<Item = Vec<ChunkedDoc>> {
+    let mut arrivals = arrivals.fuse();
+    let mut pending: Vec<ChunkedDoc> = Vec::new();
+    let mut pending_chunks = 0;
+    std::iter::from_fn(move || {
+        for documents in arrivals.by_ref() {
+            pending_chunks += documents.iter().map(|d| d.chunks.len()).sum::<usize>();
+            pending.extend(documents);
+            if pending_chunks >= group.max(1) {
+                pending_chunks = 0;
+                return Some(std::mem::take(&mut pending));
+            }
+        }
+        (!pending.is_empty()).then(|| std::mem::take(&mut pending))
+    })
+}
+
+/// Embeds each group of documents: a second thread tokenizes the next group while the model
+/// embeds the current one. `on_group` gets each group's documents with their vectors, in
+/// order, and the seconds the model took.
+fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: &dyn Embedder, mut on_group: impl FnMut(Vec<EmbeddedDoc>, f64)) -> Result<()> {
     let dim = embedder.info().dim;
-    let mut data = Vec::with_capacity(texts.len() * dim);
-    std::thread::scope(|scope| -> Result<()> {
-        let (ids_tx, ids_rx) = crossbeam_channel::bounded::<Result<Vec<Vec<u32>>>>(1);
-        let texts = &texts;
+    std::thread::scope(|scope| {
+        let (tokenized_tx, tokenized_rx) = crossbeam_channel::bounded::<Result<(Vec<ChunkedDoc>, Vec<Vec<u32>>)>>(1);
         scope.spawn(move || {
-            for slice in texts.chunks(group.max(1)) {
-                if ids_tx.send(embedder.tokenize(slice)).is_err() {
-                    break; // the embedding side stopped
+            for documents in groups {
+                let texts: Vec<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+                let ids = embedder.tokenize(&texts);
+                drop(texts);
+                if tokenized_tx.send(ids.map(|ids| (documents, ids))).is_err() {
+                    break; // the model side stopped
                 }
             }
         });
-        for ids in ids_rx {
-            let ids = ids?;
-            data.extend_from_slice(&embedder.embed_tokens(&ids)?.data);
-            progress(ids.len());
+        for tokenized in tokenized_rx {
+            let (documents, ids) = tokenized?;
+            let started = Instant::now();
+            let embeddings = embedder.embed_tokens(&ids)?;
+            on_group(attach_vectors(documents, &embeddings.data, dim), started.elapsed().as_secs_f64());
         }
         Ok(())
-    })?;
+    })
+}
+
+/// Hands each document its rows of `data` (its chunks' vectors, in order).
+fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<EmbeddedDoc> {
     let mut offset = 0;
-    Ok(documents
+    documents
         .into_iter()
         .map(|ChunkedDoc { record, chunks }| {
             let rows = chunks.len();
@@ -217,5 +240,5 @@ pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, grou
             offset += rows;
             EmbeddedDoc { record, chunks, vectors }
         })
-        .collect())
+        .collect()
 }
