@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use quarry_datasets::synthetic::clustered_unit_vectors;
-use quarry_indexer::index::{build_vector_index, IndexSpec, IvfTrainer, VectorIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
+use quarry_indexer::index::{ann_recall, build_vector_index, sample_rows, IndexSpec, IvfTrainer, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
 use quarry_kernels::{KMeansConfig, VectorKernels};
 
 /// What to measure.
@@ -88,14 +88,6 @@ fn measure_batches(config: &KernelBenchConfig, base: &[f32], mut search: impl Fn
     Ok(results)
 }
 
-fn recall_at_10(index: &mut dyn VectorIndex, kernels: &dyn VectorKernels, base: &[f32], dim: usize) -> anyhow::Result<f64> {
-    let queries = quarry_indexer::index::sample_rows(base, dim, 200);
-    let truth = kernels.exact_top_k(&queries, base, dim, 10)?;
-    let found = index.search(&queries, 10)?;
-    let hits: usize = truth.iter().zip(&found).map(|(t, f)| t.iter().filter(|h| f.iter().any(|x| x.row == h.row)).count()).sum();
-    Ok(hits as f64 / (truth.len() * 10) as f64)
-}
-
 /// Runs every measurement on `kernels`' device.
 pub fn run(kernels: Arc<dyn VectorKernels>, config: KernelBenchConfig) -> anyhow::Result<KernelBenchReport> {
     let dim = config.dim;
@@ -104,19 +96,20 @@ pub fn run(kernels: Arc<dyn VectorKernels>, config: KernelBenchConfig) -> anyhow
     let top_k = flat_top_k(kernels.as_ref(), &base, &config)?;
 
     let mut ivf = Vec::new();
-    let sample = quarry_indexer::index::sample_rows(&base, dim, config.train_sample);
+    let sample = sample_rows(&base, dim, config.train_sample);
     // The same k-means the build runs, so train + assign are the build's own stages.
     let kmeans = KMeansConfig { k: config.nlist, iterations: KERNEL_KMEANS_ITERATIONS, seed: KERNEL_KMEANS_SEED };
     let (centroids, train_secs) = timed(|| Ok(kernels.kmeans_train(&sample, dim, kmeans)?))?;
     let (_, assign_secs) = timed(|| Ok(kernels.kmeans_assign(&base, &centroids, dim)?))?;
     let nprobe = 32.min(config.nlist);
+    let recall_queries = sample_rows(&base, dim, 200);
     for trainer in [IvfTrainer::Kernels, IvfTrainer::Faiss] {
         if trainer == IvfTrainer::Faiss && !config.faiss_baseline {
             continue;
         }
         let spec = IndexSpec::IvfFlat { nlist: config.nlist, nprobe, train_sample: config.train_sample, trainer };
         let (mut index, total_secs) = timed(|| Ok(build_vector_index(&spec, dim, &base)?))?;
-        let recall = recall_at_10(&mut index, kernels.as_ref(), &base, dim)?;
+        let recall = ann_recall(&mut index, &base, dim, &recall_queries, 10)?;
         let (builder, train, assign) = match trainer {
             IvfTrainer::Kernels => (format!("quarry kernels on {} + FAISS add_core", kernels.device()), Some(train_secs), Some(assign_secs)),
             IvfTrainer::Faiss => ("FAISS train + add (CPU)".to_string(), None, None),

@@ -7,9 +7,9 @@ use std::path::Path;
 use quarry_datasets::synthetic::{clustered_unit_vectors, synthetic_documents};
 use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelDir};
-use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexOptions, KEYWORD_ANALYZER};
+use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexOptions};
 use quarry_indexer::parse::{doc_id_for, ContentType};
-use quarry_indexer::snapshot::{new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
+use quarry_indexer::snapshot::{new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotWriter};
 use quarry_indexer::store::StoreOptions;
 
 /// Writes a snapshot of `chunks` synthetic one-chunk documents into `out`.
@@ -57,25 +57,17 @@ pub async fn write_synthetic_snapshot(out: &Path, chunks: usize, seed: u64, mode
     let version = new_version_id();
     let segment = writer.write_segment(&format!("seg-{version}"), &rows, &embeddings, &records, &vector_index, keyword_dir.path()).await?;
     let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        version,
         created_at: now,
-        source: format!("synthetic seed {seed}"),
-        model: quarry_indexer::embed::ModelInfo {
-            name: model.name.clone(),
-            sha256: model.weights_sha256()?,
-            dim,
-            max_tokens: model.max_tokens,
-            pooling: model.pooling,
-        },
-        chunker: ChunkerManifest { config: ChunkerConfig::default(), sig: "synthetic".into() },
-        index: IndexManifest { kind: spec.name().into(), params: spec, metric: "inner_product".into(), built_on: "cpu".into() },
-        keyword: KeywordManifest { engine: "tantivy".into(), analyzer: KEYWORD_ANALYZER.into() },
-        recall_check: None,
         segments: vec![segment.manifest],
-        tombstones: Vec::new(),
         counts: Counts { documents: records.len(), chunks: rows.len(), tokens: rows.iter().map(|c| c.token_count as u64).sum() },
         checksums: segment.checksums,
+        ..Manifest::new(
+            version,
+            format!("synthetic seed {seed}"),
+            model.info()?,
+            ChunkerManifest { config: ChunkerConfig::default(), sig: "synthetic".into() },
+            IndexManifest::new(spec, "cpu".into()),
+        )
     };
     writer.publish(&manifest).await?;
     Ok(manifest)

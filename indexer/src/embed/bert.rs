@@ -82,13 +82,7 @@ impl BertEmbedder {
         let model = BertModel::load(vb, &dir.bert_config)
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
-        let info = ModelInfo {
-            name: dir.name.clone(),
-            sha256: dir.weights_sha256()?,
-            dim: dir.hidden_size,
-            max_tokens: dir.max_tokens,
-            pooling: dir.pooling,
-        };
+        let info = dir.info()?;
         let pad_id = dir.bert_config.pad_token_id as u32;
         let batch = size_batches_for_gpu(&device, dir, options.precision, batch);
         Ok(Self { model, device, tokenizer, info, batch, pad_id })

@@ -105,6 +105,11 @@ impl ModelDir {
         self.path.join("tokenizer.json")
     }
 
+    /// What a snapshot records about this model (hashes the weights).
+    pub fn info(&self) -> Result<super::ModelInfo> {
+        Ok(super::ModelInfo { name: self.name.clone(), sha256: self.weights_sha256()?, dim: self.hidden_size, max_tokens: self.max_tokens, pooling: self.pooling })
+    }
+
     /// sha256 of model.safetensors, hex.
     pub fn weights_sha256(&self) -> Result<String> {
         let path = self.weights();

@@ -21,9 +21,9 @@ use futures::StreamExt;
 use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{load_embedder, EmbedOptions, Embedder, Embeddings, ModelDir};
 use crate::error::{IndexerError, Result};
-use crate::index::{ann_recall, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex, KEYWORD_ANALYZER};
+use crate::index::{ann_recall, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex};
 use crate::parse::AutoParser;
-use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
+use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, Manifest, SnapshotWriter};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
@@ -204,19 +204,17 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let segment_id = format!("seg-{version}");
     let segment = writer.write_segment(&segment_id, &chunks, &embeddings, &records, &vector_index, keyword_dir.path()).await?;
     let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        version: version.clone(),
-        created_at: chrono::Utc::now(),
-        source: report.source.clone(),
-        model: embedder.info().clone(),
-        chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
-        index: IndexManifest { kind: spec.name().into(), params: spec, metric: "inner_product".into(), built_on: embedder.device_name() },
-        keyword: KeywordManifest { engine: "tantivy".into(), analyzer: KEYWORD_ANALYZER.into() },
         recall_check: Some(recall_check),
         segments: vec![segment.manifest],
-        tombstones: Vec::new(),
         counts: Counts { documents: records.len(), chunks: chunks.len(), tokens: report.tokens },
         checksums: segment.checksums,
+        ..Manifest::new(
+            version.clone(),
+            report.source.clone(),
+            embedder.info().clone(),
+            ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
+            IndexManifest::new(spec, embedder.device_name()),
+        )
     };
     let counters = &context.counters;
     report.stages = vec![

@@ -6,8 +6,8 @@ use super::segment::{assemble, build_indexes, SegmentRows};
 use super::stages::EmbeddedDoc;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
-use crate::index::{IndexOptions, KEYWORD_ANALYZER};
-use crate::snapshot::{new_version_id, ChunkerManifest, Counts, IndexManifest, KeywordManifest, Manifest, SnapshotWriter, FORMAT_VERSION};
+use crate::index::IndexOptions;
+use crate::snapshot::{new_version_id, ChunkerManifest, IndexManifest, Manifest, SnapshotWriter};
 
 /// What the next version adds and hides.
 #[derive(Default)]
@@ -43,21 +43,7 @@ pub async fn publish_next_version(
     let version = new_version_id();
     let mut manifest = match base {
         Some(base) => base.clone(),
-        None => Manifest {
-            format_version: FORMAT_VERSION,
-            version: String::new(),
-            created_at: chrono::Utc::now(),
-            source: "online".into(),
-            model: model.clone(),
-            chunker,
-            index: IndexManifest { kind: "flat".into(), params: crate::index::IndexSpec::Flat, metric: "inner_product".into(), built_on: "cpu".into() },
-            keyword: KeywordManifest { engine: "tantivy".into(), analyzer: KEYWORD_ANALYZER.into() },
-            recall_check: None,
-            segments: Vec::new(),
-            tombstones: Vec::new(),
-            counts: Counts::default(),
-            checksums: Default::default(),
-        },
+        None => Manifest::new(String::new(), "online".into(), model.clone(), chunker, IndexManifest::new(crate::index::IndexSpec::Flat, "cpu".into())),
     };
     manifest.version = version.clone();
     manifest.created_at = chrono::Utc::now();

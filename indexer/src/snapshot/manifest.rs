@@ -35,6 +35,27 @@ pub struct Manifest {
     pub checksums: BTreeMap<String, FileChecksum>,
 }
 
+impl Manifest {
+    /// A manifest with no segments, tombstones, counts, checksums or recall check yet.
+    pub fn new(version: String, source: String, model: ModelInfo, chunker: ChunkerManifest, index: IndexManifest) -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            version,
+            created_at: chrono::Utc::now(),
+            source,
+            model,
+            chunker,
+            index,
+            keyword: KeywordManifest::tantivy(),
+            recall_check: None,
+            segments: Vec::new(),
+            tombstones: Vec::new(),
+            counts: Counts::default(),
+            checksums: BTreeMap::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkerManifest {
     pub config: ChunkerConfig,
@@ -50,10 +71,24 @@ pub struct IndexManifest {
     pub built_on: String,
 }
 
+impl IndexManifest {
+    /// An inner-product index built from `spec` on `built_on`.
+    pub fn new(spec: IndexSpec, built_on: String) -> Self {
+        Self { kind: spec.name().into(), params: spec, metric: "inner_product".into(), built_on }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KeywordManifest {
     pub engine: String,
     pub analyzer: String,
+}
+
+impl KeywordManifest {
+    /// tantivy with quarry's analyzer: the only keyword engine.
+    pub fn tantivy() -> Self {
+        Self { engine: "tantivy".into(), analyzer: crate::index::KEYWORD_ANALYZER.into() }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

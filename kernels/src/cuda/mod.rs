@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut};
 use cudarc::nvrtc::Ptx;
 
 pub use topk::GPU_MAX_K;
@@ -67,17 +67,18 @@ impl CudaKernels {
         let name = context.name().map_err(cuda_err)?;
         let stream = context.default_stream();
         let blas = CudaBlas::new(stream.clone()).map_err(cuda_err)?;
-        let load = |ptx: &str, function: &str| -> Result<CudaFunction> {
-            let module = context.load_module(Ptx::from_src(ptx)).map_err(cuda_err)?;
-            module.load_function(function).map_err(cuda_err)
-        };
+        let load = |ptx: &str| context.load_module(Ptx::from_src(ptx)).map_err(cuda_err);
+        let function = |module: &Arc<CudaModule>, name: &str| module.load_function(name).map_err(cuda_err);
+        let topk = load(include_str!(concat!(env!("OUT_DIR"), "/topk.ptx")))?;
+        let kmeans = load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")))?;
+        let pool = load(include_str!(concat!(env!("OUT_DIR"), "/pool.ptx")))?;
         Ok(Self {
             ordinal,
             name,
-            select_top_k: load(include_str!(concat!(env!("OUT_DIR"), "/topk.ptx")), "select_top_k")?,
-            nearest_centroid: load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")), "nearest_centroid")?,
-            accumulate_clusters: load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")), "accumulate_clusters")?,
-            mean_pool_normalize: load(include_str!(concat!(env!("OUT_DIR"), "/pool.ptx")), "mean_pool_normalize")?,
+            select_top_k: function(&topk, "select_top_k")?,
+            nearest_centroid: function(&kmeans, "nearest_centroid")?,
+            accumulate_clusters: function(&kmeans, "accumulate_clusters")?,
+            mean_pool_normalize: function(&pool, "mean_pool_normalize")?,
             stream,
             blas,
         })
