@@ -1,6 +1,9 @@
 //! With the `cuda` feature, compiles kernels/cuda/*.cu to PTX with nvcc (found through
 //! $NVCC, $CUDA_ROOT/bin or PATH) for compute capability $CUDA_COMPUTE_CAP (default 90).
-//! The PTX is embedded in the library and JIT-compiled by the driver at load.
+//! The PTX is embedded in the library and JIT-compiled by the driver at load. When ptxas
+//! sits beside nvcc, each PTX file is also assembled for sm_$CUDA_COMPUTE_CAP here, so PTX
+//! the driver would reject (a newer ISA than the toolkit's, say) fails the build, not the GPU run;
+//! its register, stack and spill figures are printed as build warnings.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -33,5 +36,25 @@ fn main() {
             .status()
             .unwrap_or_else(|e| panic!("cannot run {nvcc} (install the toolkit with scripts/cuda-toolkit.sh and `source .cuda/env.sh`): {e}"));
         assert!(status.success(), "{nvcc} failed on {source}");
+        assemble_check(&nvcc, &ptx, &capability, &out);
+    }
+}
+
+/// Assembles `ptx` with the ptxas beside `nvcc` (skipped when there is none) and prints
+/// its resource report as build warnings.
+fn assemble_check(nvcc: &str, ptx: &std::path::Path, capability: &str, out: &std::path::Path) {
+    let ptxas = PathBuf::from(nvcc).with_file_name("ptxas");
+    let ptxas = if ptxas.exists() { ptxas } else { return };
+    let cubin = out.join("check.cubin");
+    let output = Command::new(&ptxas)
+        .args([&format!("-arch=sm_{capability}"), "-v", "-o"])
+        .arg(&cubin)
+        .arg(ptx)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
+    let report = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "ptxas rejects {} for sm_{capability}:\n{report}", ptx.display());
+    for line in report.lines().filter(|l| l.contains("spill") || l.contains("registers")) {
+        println!("cargo:warning={}: {}", ptx.file_name().unwrap_or_default().to_string_lossy(), line.trim().trim_start_matches("ptxas info    : "));
     }
 }
