@@ -59,7 +59,7 @@ for step in "${steps[@]}"; do
       [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
       rm -rf "$work/snapshot"
       "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
-        --index ivf-flat --ivf-trainer kernels --progress quiet --report "$out/e2e-report.json" 2>&1 | tee "$out/e2e.txt"
+        --index ivf-flat --ivf-trainer kernels --reuse off --progress quiet --report "$out/e2e-report.json" 2>&1 | tee "$out/e2e.txt"
       ;;
     serve-cpu)
       cpu="$dev/bin/quarry-cpu"

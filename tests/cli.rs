@@ -1,5 +1,5 @@
 //! The `quarry` binary as a user runs it: index + inspect on the sample corpus, tamper
-//! detection, `embed` over stdin, clear errors, and a run killed mid-way.
+//! detection, an incremental rerun and gc, `embed` over stdin, clear errors, and a run killed mid-way.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -51,6 +51,33 @@ fn index_then_inspect_the_sample_corpus() {
     assert!(!output.status.success());
     assert!(stdout.contains("checksums  FAILED: 1 of"), "{stdout}");
     assert!(stdout.contains(victim.file_name().unwrap().to_str().unwrap()), "{stdout}");
+}
+
+#[test]
+fn a_nightly_rerun_reuses_embeddings_and_gc_keeps_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sample");
+    let first = index_sample(&out);
+    assert!(first["reuse"]["from_version"].is_null(), "{first:#}");
+    let second = index_sample(&out);
+    assert_eq!(second["reuse"]["from_version"], first["version"]);
+    assert_eq!(second["reuse"]["documents"], 8, "{second:#}");
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--reuse", "off"]);
+    let third: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(third["reuse"]["from_version"].is_null(), "{third:#}");
+
+    let output = quarry(&["gc", out.to_str().unwrap(), "--keep", "1", "--min-age", "0", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["versions_removed"].as_array().unwrap().len(), 2, "{report:#}");
+    assert_eq!(report["versions_kept"], serde_json::json!([third["version"]]));
+    assert_eq!(std::fs::read_dir(out.join("segments")).unwrap().count(), 1);
+    let output = quarry(&["inspect", out.to_str().unwrap()]);
+    assert!(text(&output.stdout).contains("checksums  OK"), "{}", text(&output.stdout));
+
+    let output = quarry(&["gc", out.to_str().unwrap(), "--min-age", "1w"]);
+    assert!(!output.status.success());
+    assert!(text(&output.stderr).contains("not an age such as"), "{}", text(&output.stderr));
 }
 
 #[test]

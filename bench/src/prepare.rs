@@ -72,6 +72,8 @@ async fn index_folder(workload: &Workload, source: &Path, out: &Path, model: &Mo
     options.index = index_options(workload)?;
     options.chunker = ChunkerConfig { max_tokens: workload.chunker.max_tokens, overlap_tokens: workload.chunker.overlap };
     options.progress = ProgressMode::Quiet;
+    // A benchmark measures a full run: nothing from an earlier run in the same folder is reused.
+    options.reuse = false;
     let started = Instant::now();
     let report = run_with_embedder(options, embedder).await?;
     Ok(IndexingResult {

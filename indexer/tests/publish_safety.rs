@@ -1,5 +1,5 @@
 //! A run that fails or dies before publishing leaves LATEST, and the version it names,
-//! untouched and readable.
+//! untouched and readable; garbage collection removes only what no kept version needs.
 
 mod common;
 
@@ -8,7 +8,7 @@ use quarry_indexer::embed::Embeddings;
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::ContentType;
 use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
-use quarry_indexer::snapshot::{SnapshotReader, SnapshotWriter};
+use quarry_indexer::snapshot::{collect_garbage, layout, GcOptions, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::IndexerError;
 
@@ -104,4 +104,57 @@ async fn an_index_below_min_recall_is_not_published() {
     assert_eq!((check.k, check.query_source.as_str()), (10, "chunks"));
     assert_eq!(Some(check.recall), report.recall_at_10);
     assert!(check.recall >= 0.99, "{check:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gc_removes_only_what_no_kept_version_needs() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let root = out_dir.path();
+    let v1 = publish_first_version(src.path(), out).await;
+    let mut versions = vec![v1];
+    for text in ["The second version.", "The third version."] {
+        std::fs::write(src.path().join("a.md"), format!("# A\n\n{text}")).unwrap();
+        let mut options = RunOptions::new(src.path().to_str().unwrap(), out, common::model_dir());
+        options.progress = ProgressMode::Quiet;
+        versions.push(run_with_embedder(options, common::embedder()).await.unwrap().version.unwrap());
+    }
+    let segment_of = |version: &str| format!("seg-{version}");
+    // A run that has written its manifest but not yet LATEST names a segment of its own.
+    let latest = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().manifest().clone();
+    let pending = Manifest { version: format!("{}z", versions[2]), segments: vec![SegmentManifest { id: "seg-pending".into(), ..latest.segments[0].clone() }], ..latest };
+    std::fs::create_dir_all(root.join("segments/seg-pending")).unwrap();
+    std::fs::write(root.join("segments/seg-pending/chunks.parquet"), b"pending").unwrap();
+    std::fs::write(root.join(layout::manifest(&pending.version)), serde_json::to_vec(&pending).unwrap()).unwrap();
+    // And a run that died before its manifest left a segment nobody names.
+    std::fs::create_dir_all(root.join("segments/seg-orphan")).unwrap();
+    std::fs::write(root.join("segments/seg-orphan/chunks.parquet"), b"orphan").unwrap();
+
+    // Everything is younger than the default minimum age: nothing goes.
+    let report = collect_garbage(out, &StoreOptions::default(), &GcOptions { keep: 1, ..Default::default() }).await.unwrap();
+    assert!(report.versions_removed.is_empty() && report.segments_removed.is_empty(), "{report:?}");
+    assert_eq!(report.too_young, 1, "the orphan is left for being young");
+
+    // A dry run names what would go and removes nothing.
+    let now = GcOptions { keep: 2, min_age: std::time::Duration::ZERO, dry_run: true };
+    let report = collect_garbage(out, &StoreOptions::default(), &now).await.unwrap();
+    assert_eq!(report.versions_removed, vec![versions[0].clone()]);
+    assert_eq!(report.segments_removed, vec![segment_of(&versions[0]), "seg-orphan".to_string()]);
+    assert!(root.join(layout::manifest(&versions[0])).is_file());
+
+    let report = collect_garbage(out, &StoreOptions::default(), &GcOptions { dry_run: false, ..now }).await.unwrap();
+    assert_eq!(report.latest, versions[2]);
+    assert_eq!(report.versions_kept, vec![versions[1].clone(), versions[2].clone(), pending.version.clone()]);
+    assert!(!root.join(layout::manifest(&versions[0])).exists());
+    assert!(!root.join(layout::report(&versions[0])).exists());
+    assert!(!root.join("segments").join(segment_of(&versions[0])).exists(), "the folder goes with its files");
+    assert!(!root.join("segments/seg-orphan").exists());
+    assert!(root.join("segments/seg-pending/chunks.parquet").is_file(), "the pending version's segment stays");
+    assert_latest_is(out, &versions[2]).await;
+    let previous = SnapshotReader::open_version(out, &versions[1], &StoreOptions::default()).await.unwrap();
+    assert!(previous.verify().await.unwrap().ok(), "a kept version stays whole");
+
+    let err = collect_garbage(out, &StoreOptions::default(), &GcOptions { keep: 0, ..Default::default() }).await.unwrap_err();
+    assert!(err.to_string().contains("keep must be at least 1"), "{err}");
 }

@@ -76,6 +76,10 @@ pub struct IndexArgs {
     /// lines; default: a seeded sample of the indexed chunks.
     #[arg(long, env = "QUARRY_RECALL_QUERIES")]
     pub recall_queries: Option<std::path::PathBuf>,
+    /// on: reuse the previous version's embeddings of documents whose content, chunker and
+    /// model are unchanged (an incremental run); off: embed every document again.
+    #[arg(long, env = "QUARRY_REUSE", default_value = "on", value_parser = parse_switch, action = clap::ArgAction::Set)]
+    pub reuse: bool,
     /// Print the run report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -93,6 +97,14 @@ fn parse_progress(value: &str) -> Result<ProgressMode, String> {
         "quiet" => ProgressMode::Quiet,
         other => return Err(format!("unknown progress mode `{other}` (auto, bars, log, quiet)")),
     })
+}
+
+fn parse_switch(value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        other => Err(format!("expected on or off, got `{other}`")),
+    }
 }
 
 /// Query texts from JSONL ({"text": ...}) or plain lines.
@@ -138,6 +150,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     options.max_document_tokens = args.max_document_tokens;
     options.progress = args.progress;
     options.report_path = args.report;
+    options.reuse = args.reuse;
     if let Some(min) = args.min_recall {
         anyhow::ensure!((0.0..=1.0).contains(&min), "--min-recall must be between 0 and 1, got {min}");
     }

@@ -5,6 +5,7 @@ pub mod bench_embed;
 pub mod bench_kernels;
 pub mod embed;
 pub mod eval;
+pub mod gc;
 pub mod gen_corpus;
 pub mod index;
 pub mod inspect;

@@ -5,11 +5,13 @@
 mod online;
 mod progress;
 mod report;
+mod reuse;
 mod segment;
 mod stages;
 
 pub use progress::ProgressMode;
 pub use report::{Failure, RunReport, StageReport};
+pub use reuse::{ReuseReport, StoredEmbeddings};
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -57,6 +59,8 @@ pub struct RunOptions {
     pub recall_queries: Vec<String>,
     /// Refuse to publish when the ANN recall@10 is below this.
     pub min_recall: Option<f64>,
+    /// Reuse the previous version's embeddings of unchanged documents (incremental run).
+    pub reuse: bool,
 }
 
 impl RunOptions {
@@ -78,6 +82,7 @@ impl RunOptions {
             report_path: None,
             recall_queries: Vec::new(),
             min_recall: None,
+            reuse: true,
         }
     }
 }
@@ -102,7 +107,19 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let source: Arc<dyn Source> = Arc::new(ObjectStoreSource::open(&options.source, &options.source_options)?);
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let listing = source.list().await?;
+    let mut reuse = ReuseReport::default();
+    let (listing, stored) = tokio::join!(source.list(), async {
+        if !options.reuse {
+            return None;
+        }
+        StoredEmbeddings::load(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await
+    });
+    let listing = listing?;
+    if let Some(stored) = &stored {
+        tracing::info!("reusing embeddings of unchanged documents from version {} ({} documents stored)", stored.version(), stored.len());
+        reuse.from_version = Some(stored.version().to_string());
+    }
+    reuse.notes.iter().for_each(|note| tracing::warn!("{note}"));
     tracing::info!("{}: {} files to index, {} skipped; model {} on {}", source.uri(), listing.entries.len(), listing.skipped.len(), embedder.info().name, embedder.device_name());
 
     let progress = Progress::start(options.progress, listing.entries.len() as u64);
@@ -118,7 +135,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let (doc_tx, doc_rx) = crossbeam_channel::bounded(16);
     let parse_thread = {
         let context = context.clone();
-        std::thread::spawn(move || parse_stage(raw_rx, doc_tx, &context))
+        std::thread::spawn(move || parse_stage(raw_rx, doc_tx, &context, stored))
     };
     let embed_thread = {
         let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
@@ -149,9 +166,13 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     }
     drop(raw_tx);
     let fetch_secs = fetch_started.elapsed().as_secs_f64();
-    let parse_busy = join_stage(parse_thread, "parse").await?;
+    let (parse_busy, reused) = join_stage(parse_thread, "parse").await?;
     let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
     progress.finish();
+    reuse.documents = reused.len();
+    reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
+    reuse.tokens = reused.iter().flat_map(|d| &d.chunks).map(|c| c.token_count as u64).sum();
+    documents.extend(reused);
 
     documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
     documents.dedup_by(|later, earlier| {
@@ -173,6 +194,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         documents_failed: failures.len(),
         failures,
         skipped: listing.skipped,
+        reuse,
         ..Default::default()
     };
     if documents.is_empty() {
@@ -220,7 +242,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     report.stages = vec![
         StageReport::new("fetch", fetch_secs, files_listed as u64, "files"),
         StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
-        StageReport::new("embed", embed_busy, report.tokens, "tokens"),
+        StageReport::new("embed", embed_busy, report.tokens - report.reuse.tokens, "tokens"),
         StageReport::new("vector index", vector_secs, chunks.len() as u64, "vectors"),
         StageReport::new("keyword index", keyword_secs, chunks.len() as u64, "chunks"),
     ];

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::reuse::ReuseReport;
 use crate::source::Skipped;
 
 /// A document (or file) that failed, at which stage, and why.
@@ -47,6 +48,8 @@ pub struct RunReport {
     pub skipped: Vec<Skipped>,
     pub chunks: usize,
     pub tokens: u64,
+    /// Embeddings taken from the previous version (the embed stage's tokens exclude them).
+    pub reuse: ReuseReport,
     /// ANN recall@10 against exact search (publish-time check).
     pub recall_at_10: Option<f64>,
     pub wall_secs: f64,
@@ -70,6 +73,11 @@ impl RunReport {
         line(&mut out, "files skipped", self.skipped.len().to_string());
         line(&mut out, "chunks", self.chunks.to_string());
         line(&mut out, "tokens", self.tokens.to_string());
+        let reused = match &self.reuse.from_version {
+            Some(version) => format!("{} documents, {} chunks from version {version}", self.reuse.documents, self.reuse.chunks),
+            None => "none (full run)".to_string(),
+        };
+        line(&mut out, "reused embeddings", reused);
         if let Some(recall) = self.recall_at_10 {
             line(&mut out, "ANN recall@10", format!("{recall:.4}"));
         }
@@ -80,6 +88,12 @@ impl RunReport {
                 "  {:<14} {:>10.2} {:>12} {:>12.1} {}/s\n",
                 stage.stage, stage.busy_secs, stage.items, stage.per_sec, stage.unit
             ));
+        }
+        for note in &self.reuse.notes {
+            out.push_str(&format!("\n  note: {note}"));
+        }
+        if !self.reuse.notes.is_empty() {
+            out.push('\n');
         }
         if !self.failures.is_empty() {
             out.push_str("\n  failed:\n");

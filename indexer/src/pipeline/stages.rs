@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use super::progress::Counters;
 use super::report::Failure;
+use super::reuse::StoredEmbeddings;
 use crate::chunk::{Chunk, Chunker, TokenChunker};
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -117,14 +118,17 @@ pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<Chun
     (out, failures)
 }
 
-/// Receives raw files, parses and chunks them in parallel, sends chunked documents on.
-/// Returns the seconds spent working.
+/// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
+/// documents whose embeddings `stored` holds skip the embed stage. Returns the seconds spent
+/// working and the documents with reused embeddings.
 pub(super) fn parse_stage(
     mut raw_rx: tokio::sync::mpsc::Receiver<RawDocument>,
     doc_tx: crossbeam_channel::Sender<Vec<ChunkedDoc>>,
     context: &StageContext,
-) -> f64 {
+    mut stored: Option<StoredEmbeddings>,
+) -> (f64, Vec<EmbeddedDoc>) {
     let mut busy = 0.0;
+    let mut reused = Vec::new();
     while let Some(first) = raw_rx.blocking_recv() {
         let mut group = vec![first];
         while group.len() < 32 {
@@ -140,15 +144,21 @@ pub(super) fn parse_stage(
             documents.extend(docs);
             failures.into_iter().for_each(|f| context.fail(&f.uri, f.stage, f.reason));
         }
+        let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
+        if let Some(stored) = stored.as_mut() {
+            let found = stored.reuse(&mut documents);
+            let reused_chunks: usize = found.iter().map(|d| d.chunks.len()).sum();
+            context.counters.embedded.fetch_add(reused_chunks as u64, Ordering::Relaxed);
+            reused.extend(found);
+        }
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
-        let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
         context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);
-        if doc_tx.send(documents).is_err() {
+        if !documents.is_empty() && doc_tx.send(documents).is_err() {
             break; // the embed stage stopped
         }
     }
-    busy
+    (busy, reused)
 }
 
 /// Embeds chunked documents as they arrive, in groups of at least `group` chunks. Returns

@@ -3,6 +3,7 @@
 //! data first, manifest next, LATEST last, so a reader never sees a half-written snapshot.
 
 mod cache;
+mod gc;
 mod manifest;
 mod parquet_io;
 mod reader;
@@ -10,6 +11,7 @@ mod upload;
 mod writer;
 
 pub use cache::local_copy;
+pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, FORMAT_VERSION,
 };

@@ -1,0 +1,174 @@
+//! Incremental runs: the embeddings the previous version stored, reused for every document
+//! whose content hash, chunker signature and model are unchanged, so a nightly run embeds
+//! only what changed. Anything doubtful (another model or chunker, a segment whose bytes do
+//! not match the manifest, a tombstoned document, other chunk texts) is embedded afresh.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use serde::Serialize;
+
+use super::stages::{ChunkedDoc, EmbeddedDoc};
+use crate::chunk::Chunk;
+use crate::error::{IndexerError, Result};
+use crate::snapshot::{chunks_from_parquet, documents_from_parquet, layout, sha256_hex, Manifest, SnapshotReader};
+use crate::store::StoreOptions;
+
+/// What a run reused from the previous version (in the run report).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReuseReport {
+    /// The version the embeddings came from; None when nothing could be reused.
+    pub from_version: Option<String>,
+    pub documents: usize,
+    pub chunks: usize,
+    pub tokens: u64,
+    /// Why the previous version's embeddings were not usable, or a part of them was skipped.
+    pub notes: Vec<String>,
+}
+
+/// One stored document's embeddings and what they were computed from.
+struct StoredDoc {
+    content_hash: String,
+    texts: u64,
+    vectors: Vec<f32>,
+}
+
+/// The previous version's embeddings by document id.
+pub struct StoredEmbeddings {
+    version: String,
+    dim: usize,
+    documents: HashMap<String, StoredDoc>,
+}
+
+/// A fingerprint of a document's chunk texts, in order (equal texts, equal fingerprint).
+fn texts_fingerprint<'a>(texts: impl Iterator<Item = &'a str>) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    let mut count = 0usize;
+    for text in texts {
+        text.hash(&mut hasher);
+        count += 1;
+    }
+    count.hash(&mut hasher);
+    hasher.finish()
+}
+
+impl StoredEmbeddings {
+    /// Reads the version LATEST names at `uri`, if it was embedded by `model_sha256` with
+    /// chunker signature `chunker_sig`. None (with the reason in `report.notes`) when there is
+    /// no previous version or it cannot be reused; a run then embeds everything.
+    pub async fn load(uri: &str, store: &StoreOptions, model_sha256: &str, chunker_sig: &str, report: &mut ReuseReport) -> Option<Self> {
+        let reader = match SnapshotReader::open(uri, store).await {
+            Ok(reader) => reader,
+            Err(IndexerError::NoSnapshot { .. }) => return None,
+            Err(e) => {
+                report.notes.push(format!("previous version not read, embedding everything: {e}"));
+                return None;
+            }
+        };
+        let manifest = reader.manifest();
+        if manifest.model.sha256 != model_sha256 {
+            report.notes.push(format!("version {} was embedded by another model (sha256 {}): embedding everything", manifest.version, manifest.model.sha256));
+            return None;
+        }
+        if manifest.chunker.sig != chunker_sig {
+            report.notes.push(format!("version {} was chunked with other settings ({}): embedding everything", manifest.version, manifest.chunker.sig));
+            return None;
+        }
+        let mut stored = Self { version: manifest.version.clone(), dim: manifest.model.dim, documents: HashMap::new() };
+        let tombstones: HashSet<&str> = manifest.tombstones.iter().map(String::as_str).collect();
+        for segment in &manifest.segments {
+            if let Err(e) = stored.add_segment(&reader, manifest, &segment.id, &tombstones).await {
+                report.notes.push(format!("segment {} not reused: {e}", segment.id));
+            }
+        }
+        Some(stored)
+    }
+
+    async fn add_segment(&mut self, reader: &SnapshotReader, manifest: &Manifest, segment: &str, tombstones: &HashSet<&str>) -> Result<()> {
+        let verified = |path: String| async move {
+            let bytes = reader.get(&path).await?;
+            match manifest.checksums.get(&path) {
+                Some(expected) if expected.sha256 == sha256_hex(&bytes) => Ok(bytes),
+                Some(_) => Err(IndexerError::snapshot(&path, "bytes differ from the manifest's checksum")),
+                None => Err(IndexerError::snapshot(&path, "the manifest lists no checksum for it")),
+            }
+        };
+        let records = documents_from_parquet(verified(layout::segment_file(segment, layout::DOCUMENTS)).await?)?;
+        let (chunks, embeddings) = chunks_from_parquet(verified(layout::segment_file(segment, layout::CHUNKS)).await?)?;
+        if embeddings.dim != self.dim || embeddings.data.len() != chunks.len() * self.dim {
+            return Err(IndexerError::snapshot(segment, format!("{} chunks with {} values of dimension {}", chunks.len(), embeddings.data.len(), embeddings.dim)));
+        }
+        let mut rows_of: HashMap<&str, Vec<(u32, usize)>> = HashMap::new();
+        for (row, chunk) in chunks.iter().enumerate() {
+            rows_of.entry(chunk.doc_id.as_str()).or_default().push((chunk.index, row));
+        }
+        for record in records {
+            let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else { continue };
+            rows.sort_unstable();
+            let whole = rows.len() == record.chunk_count as usize && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
+            let hidden = tombstones.contains(record.doc_id.as_str()) || rows.iter().any(|&(_, row)| tombstones.contains(chunks[row].chunk_id.as_str()));
+            if !whole || hidden {
+                self.documents.remove(&record.doc_id);
+                continue;
+            }
+            let texts = texts_fingerprint(rows.iter().map(|&(_, row)| chunks[row].text.as_str()));
+            let mut vectors = Vec::with_capacity(rows.len() * self.dim);
+            for &(_, row) in &rows {
+                vectors.extend_from_slice(&embeddings.data[row * self.dim..(row + 1) * self.dim]);
+            }
+            // A later segment's copy of a document replaces an earlier one.
+            self.documents.insert(record.doc_id, StoredDoc { content_hash: record.content_hash, texts, vectors });
+        }
+        Ok(())
+    }
+
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Documents stored.
+    pub fn len(&self) -> usize {
+        self.documents.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.documents.is_empty()
+    }
+
+    /// The stored vectors of `document` when its content hash and chunk texts are the
+    /// stored ones (each stored document is handed out once).
+    fn take(&mut self, document: &ChunkedDoc) -> Option<Vec<f32>> {
+        let stored = self.documents.get(&document.record.doc_id)?;
+        let same = stored.content_hash == document.record.content_hash && stored.texts == texts_fingerprint(document.chunks.iter().map(|c: &Chunk| c.text.as_str()));
+        same.then(|| self.documents.remove(&document.record.doc_id).map(|d| d.vectors)).flatten()
+    }
+
+    /// Splits `documents` into those whose embeddings are reused (returned with their
+    /// vectors) and those left to embed (kept in `documents`).
+    pub fn reuse(&mut self, documents: &mut Vec<ChunkedDoc>) -> Vec<EmbeddedDoc> {
+        let mut reused = Vec::new();
+        let mut remaining = Vec::with_capacity(documents.len());
+        for document in documents.drain(..) {
+            match self.take(&document) {
+                Some(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors }),
+                None => remaining.push(document),
+            }
+        }
+        *documents = remaining;
+        reused
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::texts_fingerprint;
+
+    #[test]
+    fn fingerprint_sees_text_order_and_count() {
+        let one = texts_fingerprint(["a", "b"].into_iter());
+        assert_eq!(one, texts_fingerprint(["a", "b"].into_iter()));
+        assert_ne!(one, texts_fingerprint(["b", "a"].into_iter()));
+        assert_ne!(one, texts_fingerprint(["ab"].into_iter()));
+        assert_ne!(one, texts_fingerprint(["a", "b", ""].into_iter()));
+    }
+}

@@ -1,0 +1,155 @@
+//! Garbage collection of a snapshot root: every nightly run writes a whole new segment, so
+//! old versions pile up. Removes the manifests (and reports) of versions older than the
+//! newest `keep` up to LATEST, then every segment no kept manifest names. Never touches
+//! LATEST's version, versions newer than LATEST (a run between its manifest and LATEST), or
+//! anything younger than `min_age` (a run still writing its segment).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use serde::Serialize;
+
+use super::layout;
+use super::manifest::Manifest;
+use super::reader::SnapshotReader;
+use crate::error::{IndexerError, Result};
+use crate::store::{open_location, Location, StoreOptions};
+
+/// What to keep.
+#[derive(Debug, Clone)]
+pub struct GcOptions {
+    /// Versions kept, LATEST's included (at least 1).
+    pub keep: usize,
+    /// Objects younger than this are never removed.
+    pub min_age: Duration,
+    /// Report what would go without removing anything.
+    pub dry_run: bool,
+}
+
+impl Default for GcOptions {
+    fn default() -> Self {
+        Self { keep: 3, min_age: Duration::from_secs(3600), dry_run: false }
+    }
+}
+
+/// What a collection removed (or, in a dry run, would remove).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GcReport {
+    pub latest: String,
+    pub versions_kept: Vec<String>,
+    pub versions_removed: Vec<String>,
+    pub segments_kept: usize,
+    pub segments_removed: Vec<String>,
+    /// Unreferenced objects left because they are younger than `min_age`.
+    pub too_young: usize,
+    pub files_removed: usize,
+    pub bytes_removed: u64,
+    pub dry_run: bool,
+}
+
+/// Every object below `relative`, keyed by its path relative to the root.
+async fn list(root: &Location, relative: &str) -> Result<BTreeMap<String, ObjectMeta>> {
+    let prefix = root.child(relative);
+    let metas: Vec<ObjectMeta> = root.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&root.uri, e))?;
+    let mut out = BTreeMap::new();
+    for meta in metas {
+        let parts: Vec<String> = meta.location.prefix_match(&root.prefix).map(|p| p.map(|part| part.as_ref().to_string()).collect()).unwrap_or_default();
+        out.insert(parts.join("/"), meta);
+    }
+    Ok(out)
+}
+
+/// Removes old versions and unreferenced segments from the snapshot root at `uri`.
+pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOptions) -> Result<GcReport> {
+    if options.keep == 0 {
+        return Err(IndexerError::Config("gc: keep must be at least 1 (LATEST's version is always kept)".into()));
+    }
+    let latest = SnapshotReader::open(uri, store).await?;
+    let root = open_location(uri, store, false)?;
+    let latest_version = latest.manifest().version.clone();
+    let now = chrono::Utc::now();
+    let old_enough = |meta: &ObjectMeta| (now - meta.last_modified).to_std().map(|age| age >= options.min_age).unwrap_or(false);
+
+    let manifests = list(&root, "manifests").await?;
+    let versions: BTreeSet<String> = manifests.keys().filter_map(|k| k.strip_prefix("manifests/")?.strip_suffix(".json").map(str::to_string)).collect();
+    let mut report = GcReport { latest: latest_version.clone(), dry_run: options.dry_run, ..Default::default() };
+    // Versions ids sort by time: keep LATEST, everything after it, and the keep-1 before it.
+    let older: Vec<&String> = versions.iter().filter(|v| v.as_str() < latest_version.as_str()).collect();
+    let cut = older.len().saturating_sub(options.keep - 1);
+    let mut doomed_files: Vec<(String, u64)> = Vec::new();
+    let mut kept_manifests: Vec<Manifest> = vec![latest.manifest().clone()];
+    for (i, version) in older.iter().enumerate() {
+        let path = layout::manifest(version);
+        let meta = &manifests[&path];
+        if i >= cut || !old_enough(meta) {
+            kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
+            report.versions_kept.push(version.to_string());
+            continue;
+        }
+        report.versions_removed.push(version.to_string());
+        doomed_files.push((path, meta.size));
+    }
+    report.versions_kept.push(latest_version.clone());
+    for version in versions.iter().filter(|v| v.as_str() > latest_version.as_str()) {
+        kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
+        report.versions_kept.push(version.clone());
+    }
+    let reports = list(&root, "reports").await?;
+    for version in &report.versions_removed {
+        if let Some(meta) = reports.get(&layout::report(version)) {
+            doomed_files.push((layout::report(version), meta.size));
+        }
+    }
+
+    let referenced: BTreeSet<&str> = kept_manifests.iter().flat_map(|m| m.segments.iter().map(|s| s.id.as_str())).collect();
+    let mut segments: BTreeMap<String, Vec<(String, &ObjectMeta)>> = BTreeMap::new();
+    let segment_files = list(&root, "segments").await?;
+    for (path, meta) in &segment_files {
+        if let Some(id) = path.strip_prefix("segments/").and_then(|rest| rest.split('/').next()) {
+            segments.entry(id.to_string()).or_default().push((path.clone(), meta));
+        }
+    }
+    for (id, files) in segments {
+        if referenced.contains(id.as_str()) {
+            report.segments_kept += 1;
+        } else if files.iter().all(|(_, meta)| old_enough(meta)) {
+            doomed_files.extend(files.iter().map(|(path, meta)| (path.clone(), meta.size)));
+            report.segments_removed.push(id);
+        } else {
+            report.too_young += 1;
+        }
+    }
+
+    report.files_removed = doomed_files.len();
+    report.bytes_removed = doomed_files.iter().map(|(_, size)| size).sum();
+    if !options.dry_run {
+        // Manifests first, then segments: a crash halfway leaves no manifest naming a missing
+        // segment, only unreferenced segments that the next collection removes.
+        doomed_files.sort_by_key(|(path, _)| path.starts_with("segments/"));
+        for (path, _) in &doomed_files {
+            let key = root.child(path);
+            root.store.delete(&key).await.map_err(|e| IndexerError::store(&root.uri_of(&key), e))?;
+        }
+        if let Some(folder) = root.local_path() {
+            for id in &report.segments_removed {
+                remove_empty_dirs(&folder.join("segments").join(id));
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Removes `dir` and the folders under it when no file is left (local roots only: object
+/// stores have no folders).
+fn remove_empty_dirs(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.path().is_dir() {
+                remove_empty_dirs(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
