@@ -117,18 +117,22 @@ async fn tombstones_and_damaged_segments_are_embedded_afresh() {
     let out = out_dir.path().to_str().unwrap();
     std::fs::write(src.path().join("a.md"), paragraph("orchards", 6)).unwrap();
     std::fs::write(src.path().join("b.md"), paragraph("harbours", 6)).unwrap();
+    std::fs::write(src.path().join("c.md"), paragraph("lighthouses", 6)).unwrap();
     run(src.path(), out, |_| {}).await;
 
-    // An online delete of a.md's document: the next batch run brings it back, embedded afresh.
+    // Online deletes of a.md's document (by id) and of b.md's (that segment's copy): the next
+    // batch run brings both back, embedded afresh.
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     let manifest = reader.manifest().clone();
-    let a_id = reader.read_documents().await.unwrap().into_iter().find(|d| d.file_name == "a.md").unwrap().doc_id;
+    let documents = reader.read_documents().await.unwrap();
+    let id_of = |name: &str| documents.iter().find(|d| d.file_name == name).unwrap().doc_id.clone();
     let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
-    let change = VersionChange { documents: Vec::new(), tombstones: vec![a_id] };
+    let scoped = format!("{}/{}", manifest.segments[0].id, id_of("b.md"));
+    let change = VersionChange { documents: Vec::new(), tombstones: vec![id_of("a.md"), scoped] };
     publish_next_version(&writer, Some(&manifest), change, common::embedder().as_ref(), manifest.chunker.clone(), &IndexOptions::default()).await.unwrap();
     let after_delete = run(src.path(), out, |_| {}).await;
-    assert_eq!(after_delete.reuse.documents, 1, "only b.md is reused");
-    assert_eq!(after_delete.documents_indexed, 2);
+    assert_eq!(after_delete.reuse.documents, 1, "only c.md is reused");
+    assert_eq!(after_delete.documents_indexed, 3);
     let published = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     assert!(published.manifest().tombstones.is_empty(), "a batch run starts without tombstones");
 
@@ -142,6 +146,6 @@ async fn tombstones_and_damaged_segments_are_embedded_afresh() {
     let after_damage = run(src.path(), out, |_| {}).await;
     assert_eq!(after_damage.reuse.documents, 0);
     assert!(after_damage.reuse.notes.iter().any(|n| n.contains(segment.as_str()) && n.contains("checksum")), "{:?}", after_damage.reuse.notes);
-    assert_eq!(after_damage.documents_indexed, 2);
+    assert_eq!(after_damage.documents_indexed, 3);
     assert_eq!(embed_stage_tokens(&after_damage), after_damage.tokens);
 }

@@ -106,7 +106,10 @@ impl StoredEmbeddings {
             let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else { continue };
             rows.sort_unstable();
             let whole = rows.len() == record.chunk_count as usize && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
-            let hidden = tombstones.contains(record.doc_id.as_str()) || rows.iter().any(|&(_, row)| tombstones.contains(chunks[row].chunk_id.as_str()));
+            // A tombstone names a document, one segment's copy of it (`<segment>/<document>`), or a chunk.
+            let hidden = tombstones.contains(record.doc_id.as_str())
+                || tombstones.contains(format!("{segment}/{}", record.doc_id).as_str())
+                || rows.iter().any(|&(_, row)| tombstones.contains(chunks[row].chunk_id.as_str()));
             if !whole || hidden {
                 self.documents.remove(&record.doc_id);
                 continue;
