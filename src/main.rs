@@ -31,6 +31,8 @@ enum Command {
     BenchEmbed(commands::bench_embed::BenchEmbedArgs),
     /// Vector kernels at scale: flat top-k QPS against the bandwidth roof, IVF build times.
     BenchKernels(commands::bench_kernels::BenchKernelsArgs),
+    /// Merge a snapshot's segments into one (stored embeddings, tombstoned rows dropped).
+    Compact(commands::compact::CompactArgs),
     /// Remove old versions of a snapshot and the segments only they name.
     Gc(commands::gc::GcArgs),
     /// Write a seeded synthetic corpus (JSONL files of documents) for scale runs.
@@ -49,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchKernels(args) => commands::bench_kernels::run(args),
         Command::GenCorpus(args) => commands::gen_corpus::run(args),
         Command::Gc(args) => commands::gc::run(args),
+        Command::Compact(args) => commands::compact::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Embed(args) => commands::embed::run(args),
         Command::Search(args) => commands::search::run(args),

@@ -1,5 +1,5 @@
 //! The `quarry` binary as a user runs it: index + inspect on the sample corpus, tamper
-//! detection, an incremental rerun and gc, `embed` over stdin, clear errors, and a run killed mid-way.
+//! detection, an incremental rerun, compact and gc, `embed` over stdin, clear errors, and a run killed mid-way.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -74,6 +74,12 @@ fn a_nightly_rerun_reuses_embeddings_and_gc_keeps_latest() {
     assert_eq!(std::fs::read_dir(out.join("segments")).unwrap().count(), 1);
     let output = quarry(&["inspect", out.to_str().unwrap()]);
     assert!(text(&output.stdout).contains("checksums  OK"), "{}", text(&output.stdout));
+
+    // One segment and no tombstones: compaction has nothing to do and publishes nothing.
+    let output = quarry(&["compact", out.to_str().unwrap(), "--all", "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["version"].is_null(), "{report:#}");
 
     let output = quarry(&["gc", out.to_str().unwrap(), "--min-age", "1w"]);
     assert!(!output.status.success());

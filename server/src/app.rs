@@ -18,6 +18,7 @@ use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::jobs::JobBook;
 use crate::loaded::LoadOptions;
 use crate::metrics::Metrics;
+use quarry_indexer::pipeline::CompactOptions;
 use crate::persist::{read_json, write_json};
 use crate::records::FileInfo;
 use crate::search_queue::SearchQueue;
@@ -41,6 +42,8 @@ pub struct ServeOptions {
     /// The collection behind /api/rag.
     pub rag_collection: String,
     pub request_timeout: Duration,
+    /// When a collection's small online segments are merged into one.
+    pub compact: CompactOptions,
 }
 
 impl ServeOptions {
@@ -57,6 +60,7 @@ impl ServeOptions {
             poll_interval: Some(Duration::from_secs(30)),
             rag_collection: "rag".into(),
             request_timeout: Duration::from_secs(60),
+            compact: CompactOptions::default(),
         }
     }
 }

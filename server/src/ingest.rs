@@ -7,8 +7,8 @@ use std::sync::Arc;
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, ChunkSettings, EmbeddedDoc, VersionChange};
-use quarry_indexer::snapshot::{ChunkerManifest, Manifest, SnapshotWriter};
+use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk, publish_next_version, segments_to_merge, ChunkSettings, EmbeddedDoc, VersionChange};
+use quarry_indexer::snapshot::{ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 
 use crate::app::AppState;
@@ -34,17 +34,39 @@ pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocum
     embed_documents(documents, state.embedder.as_ref(), 256, |_| {}).map_err(|e| format!("Embedding failed: {e}"))
 }
 
-/// Publishes `change` as the collection's next version and serves it before returning.
-/// The caller holds the collection's publish lock.
+/// Publishes `change` as the collection's next version and serves it before returning;
+/// once small segments pile up, they are merged into one first (a failed merge is logged,
+/// and the change stays published). The caller holds the collection's publish lock.
 pub async fn publish(state: &AppState, collection: &Collection, change: VersionChange) -> Result<Manifest, String> {
     let base = collection.manifest();
     let chunker = chunker_for(state, base.as_ref())?;
     let writer = SnapshotWriter::open(&collection.record.uri, &state.options.store).map_err(|e| e.to_string())?;
     let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-    let manifest = publish_next_version(&writer, base.as_ref(), change, state.embedder.as_ref(), chunker_manifest, &IndexOptions::default())
+    let mut manifest = publish_next_version(&writer, base.as_ref(), change, state.embedder.as_ref(), chunker_manifest, &IndexOptions::default())
         .await
         .map_err(|e| e.to_string())?;
+    let merge = segments_to_merge(&manifest, &state.options.compact);
+    if !merge.is_empty() {
+        match compact_latest(state, collection, &writer, &merge).await {
+            Ok(compacted) => manifest = compacted,
+            Err(e) => tracing::warn!("{}: compaction of {} segments failed, they keep serving: {e}", collection.name(), merge.len()),
+        }
+    }
     collection.reload(&state.load, &state.embedder).await?;
     state.refresh_snapshot_metric();
+    Ok(manifest)
+}
+
+async fn compact_latest(state: &AppState, collection: &Collection, writer: &SnapshotWriter, merge: &[String]) -> Result<Manifest, String> {
+    let reader = SnapshotReader::open(&collection.record.uri, &state.options.store).await.map_err(|e| e.to_string())?;
+    let (report, manifest) = compact(&reader, writer, merge, &state.options.compact.index).await.map_err(|e| e.to_string())?;
+    tracing::info!(
+        "{}: merged {} segments into {:?} ({} chunks kept, {} dropped)",
+        collection.name(),
+        report.merged_segments.len(),
+        report.new_segment,
+        report.chunks_kept,
+        report.chunks_dropped
+    );
     Ok(manifest)
 }

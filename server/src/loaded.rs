@@ -2,7 +2,6 @@
 //! one tantivy index per segment, tombstoned rows excluded. Remote snapshots are copied to a
 //! local cache keyed by version; every file is checked against the manifest on load.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -124,15 +123,11 @@ impl LoadedSnapshot {
             let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
             segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, vectors: Mutex::new(vectors), keyword });
         }
-        // A tombstone names a chunk id, a document id, or `<segment id>/<document id>`
-        // (one version of a document that was replaced by a later segment).
-        let dead: HashSet<&str> = manifest.tombstones.iter().map(String::as_str).collect();
+        let dead = manifest.tombstone_set();
         let mut tombstoned = RowSet::empty(chunks.len());
         for segment in &segments {
             for row in segment.offset..segment.offset + segment.rows {
-                let chunk = &chunks[row];
-                let scoped = format!("{}/{}", segment.id, chunk.doc_id);
-                if dead.contains(chunk.chunk_id.as_str()) || dead.contains(chunk.doc_id.as_str()) || dead.contains(scoped.as_str()) {
+                if dead.hides(&segment.id, &chunks[row].doc_id, &chunks[row].chunk_id) {
                     tombstoned.insert(row);
                 }
             }

@@ -1,6 +1,6 @@
 //! Filters inside both lanes (against an exact filtered scan), underfilled results,
-//! several segments with tombstones, model mismatch, corruption on load, and a snapshot
-//! loaded from S3 through the local cache.
+//! several segments with tombstones, compaction of small segments into one, model mismatch,
+//! corruption on load, and a snapshot loaded from S3 through the local cache.
 
 #[path = "../../indexer/tests/common/mod.rs"]
 mod common;
@@ -9,9 +9,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use object_store::ObjectStoreExt;
+use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexKind;
-use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
-use quarry_indexer::snapshot::{layout, Manifest, SnapshotReader};
+use quarry_indexer::parse::AutoParser;
+use quarry_indexer::pipeline::{
+    compact, embed_documents, parse_and_chunk, publish_next_version, run_with_embedder, segments_to_merge, ChunkSettings, CompactOptions, ProgressMode, RunOptions,
+    VersionChange,
+};
+use quarry_indexer::snapshot::{layout, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
+use quarry_indexer::source::RawDocument;
 use quarry_indexer::store::{open_location, StoreOptions};
 use quarry_server::{Filters, LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher, ServerError};
 
@@ -217,4 +223,75 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// One small segment per call, as online uploads make them.
+async fn publish_upload(out: &str, name: &str, text: &str, tombstones: Vec<String>) -> Manifest {
+    let embedder = common::embedder();
+    let base = SnapshotReader::open(out, &StoreOptions::default()).await.ok().map(|r| r.manifest().clone());
+    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
+    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let raw = RawDocument { uri: format!("upload://c/{name}"), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
+    let (documents, failures) = parse_and_chunk(&raw, &settings);
+    assert!(failures.is_empty(), "{failures:?}");
+    let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {}).unwrap();
+    let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
+    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
+    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_serves_the_same_answers_from_one_segment() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let passages: Vec<serde_json::Value> = common::msmarco_slice(24).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for (i, group) in passages.chunks(4).enumerate() {
+        let text: String = group.iter().map(|p| format!("{}\n\n", p["text"].as_str().unwrap())).collect();
+        publish_upload(out, &format!("upload-{i}.txt"), &text, Vec::new()).await;
+    }
+    // Delete upload-1 by document id; replace upload-2 (its old copy tombstoned by segment).
+    let before = searcher(out).await;
+    let id_of = |name: &str| before.snapshot().documents.iter().find(|d| d.file_name == name).unwrap().doc_id.clone();
+    let segment_of = |name: &str| before.snapshot().live_documents().into_iter().find(|(d, _, _)| d.file_name == name).unwrap().2.to_string();
+    let tombstones = vec![id_of("upload-1.txt"), format!("{}/{}", segment_of("upload-2.txt"), id_of("upload-2.txt"))];
+    let replaced: String = passages[8..12].iter().map(|p| format!("{} Revised.\n\n", p["text"].as_str().unwrap())).collect();
+    let manifest = publish_upload(out, "upload-2.txt", &replaced, tombstones).await;
+    assert_eq!(manifest.segments.len(), 7);
+    let before = searcher(out).await;
+    let queries = ["what is the weather like", "how to cook rice", "definition of a contract", "Revised"];
+    let answers = |searcher: &Searcher| -> Vec<Vec<(String, String)>> {
+        let mut all = Vec::new();
+        for query in queries {
+            for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+                let request = SearchRequest { query: query.into(), mode, top_k: 8, ..Default::default() };
+                let result = searcher.search(&request).unwrap().result;
+                all.push(result.chunks.iter().map(|c| (c.file_name.clone(), c.content.clone())).collect());
+            }
+        }
+        all
+    };
+    let expected = answers(&before);
+    assert!(expected.iter().flatten().all(|(file, _)| file != "upload-1.txt"));
+
+    // Small segments are merged only once there are more than max_small_segments.
+    let policy = CompactOptions { max_small_segments: 7, ..Default::default() };
+    assert!(segments_to_merge(&manifest, &policy).is_empty());
+    let merge = segments_to_merge(&manifest, &CompactOptions { max_small_segments: 6, ..policy });
+    assert_eq!(merge.len(), 7);
+    let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
+    let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
+    let (report, compacted) = compact(&reader, &writer, &merge, &Default::default()).await.unwrap();
+    assert_eq!(report.merged_segments, merge);
+    assert_eq!((report.chunks_kept + report.chunks_dropped, report.documents_dropped), (manifest.counts.chunks, 2));
+    assert_eq!((report.tombstones_before, report.tombstones_after), (2, 0));
+    assert_eq!(compacted.segments.len(), 1);
+    assert_eq!(compacted.counts.chunks, report.chunks_kept);
+    assert_eq!(compacted.counts.documents, 5, "six uploads, one deleted, one replaced");
+    assert!(SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().verify().await.unwrap().ok());
+
+    let after = searcher(out).await;
+    assert_eq!(after.snapshot().segments.len(), 1);
+    assert_eq!(after.snapshot().chunks.len(), before.snapshot().live_rows());
+    assert_eq!(after.snapshot().live_documents().len(), before.snapshot().live_documents().len());
+    assert_eq!(answers(&after), expected, "one merged segment answers as the seven did");
 }

@@ -13,7 +13,10 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rag_contract_exactly() {
     let data = tempfile::tempdir().unwrap();
-    let server = TestServer::start(options(data.path())).await;
+    // Every second small segment triggers a merge: updates must hold across compactions.
+    let mut serve_options = options(data.path());
+    serve_options.compact.max_small_segments = 1;
+    let server = TestServer::start(serve_options).await;
     let doc = json!({ "source": "confluence", "path": "/wiki/gpus", "title": "GPUs", "text": "GPUs run thousands of threads in parallel.", "tags": ["hardware"], "metadata": { "owner": "ops" } });
     let (status, created) = server.post("/api/rag/ingest", doc.clone()).await;
     assert_eq!(status, 200, "{created}");
@@ -54,6 +57,11 @@ async fn rag_contract_exactly() {
     assert_eq!(strict["resultCount"], 0);
     let (_, few) = server.post("/api/rag/search", json!({ "query": "install", "topK": 1 })).await;
     assert_eq!(few["resultCount"], 1);
+    let latest = std::fs::read_to_string(data.path().join("collections/rag/LATEST")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(data.path().join(format!("collections/rag/manifests/{}.json", latest.trim()))).unwrap()).unwrap();
+    assert_eq!(manifest["segments"].as_array().unwrap().len(), 1, "four ingests, compacted as they came");
+    assert_eq!(manifest["counts"]["documents"], 2, "the replaced copies are gone, not just hidden");
+    assert_eq!(manifest["tombstones"], json!([]));
 
     // Validation errors, exactly as written.
     let error = |field: &str, message: &str| json!({ "error": "Validation error", "details": { "field": field, "message": message } });

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_embed;
 pub mod bench_kernels;
+pub mod compact;
 pub mod embed;
 pub mod eval;
 pub mod gc;

@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// Searches run at once (default: the number of CPU cores).
     #[arg(long, env = "QUARRY_SEARCH_WORKERS")]
     pub search_workers: Option<usize>,
+    /// Merge a collection's small segments (under 50,000 chunks; one per upload) into one once
+    /// it has more than this many.
+    #[arg(long, env = "QUARRY_COMPACT_AFTER", default_value_t = 8)]
+    pub compact_after: usize,
     /// Searches allowed to wait for a worker; beyond that the server answers 503 at once.
     #[arg(long, env = "QUARRY_SEARCH_QUEUE", default_value_t = 64)]
     pub search_queue: usize,
@@ -81,6 +85,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
     options.request_timeout = Duration::from_secs(args.request_timeout);
+    options.compact.max_small_segments = args.compact_after;
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     tracing::info!("model {} on {}", quarry_indexer::embed::Embedder::info(embedder.as_ref()).name, quarry_indexer::embed::Embedder::device_name(embedder.as_ref()));
     runtime()?.block_on(async {

@@ -2,6 +2,7 @@
 //! embed (token-budget batches) -> FAISS + BM25 -> publish. Stages are joined by bounded
 //! channels so parsing and chunking overlap embedding; one bad document fails alone.
 
+mod compact;
 mod online;
 mod progress;
 mod report;
@@ -30,6 +31,7 @@ use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
 use stages::{embed_stage, parse_stage, StageContext};
+pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
 pub use online::{publish_next_version, VersionChange};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
 pub use stages::{embed_documents, parse_and_chunk, ChunkSettings, ChunkedDoc, EmbeddedDoc};
@@ -209,12 +211,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let spec = options.index.resolve(rows.chunks.len(), rows.embeddings.dim)?;
     report.index = spec.factory();
     let build_started = Instant::now();
-    let (built, rows) = {
-        let spec = spec.clone();
-        tokio::task::spawn_blocking(move || build_indexes(&spec, &rows).map(|built| (built, rows)))
-            .await
-            .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })??
-    };
+    let (built, rows) = segment::build_indexes_blocking(spec.clone(), rows).await?;
     tracing::info!("indexes built in {:.2} s", build_started.elapsed().as_secs_f64());
     let (vector_index, recall_check) = check_recall(built.vectors, &rows.embeddings, &options, embedder.as_ref()).await?;
     report.recall_at_10 = Some(recall_check.recall);

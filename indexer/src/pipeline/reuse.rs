@@ -3,7 +3,7 @@
 //! only what changed. Anything doubtful (another model or chunker, a segment whose bytes do
 //! not match the manifest, a tombstoned document, other chunk texts) is embedded afresh.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::stages::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
-use crate::snapshot::{chunks_from_parquet, documents_from_parquet, layout, sha256_hex, Manifest, SnapshotReader};
+use crate::snapshot::{SnapshotReader, Tombstones};
 use crate::store::StoreOptions;
 
 /// What a run reused from the previous version (in the run report).
@@ -75,29 +75,17 @@ impl StoredEmbeddings {
             return None;
         }
         let mut stored = Self { version: manifest.version.clone(), dim: manifest.model.dim, documents: HashMap::new() };
-        let tombstones: HashSet<&str> = manifest.tombstones.iter().map(String::as_str).collect();
+        let tombstones = manifest.tombstone_set();
         for segment in &manifest.segments {
-            if let Err(e) = stored.add_segment(&reader, manifest, &segment.id, &tombstones).await {
+            if let Err(e) = stored.add_segment(&reader, &segment.id, &tombstones).await {
                 report.notes.push(format!("segment {} not reused: {e}", segment.id));
             }
         }
         Some(stored)
     }
 
-    async fn add_segment(&mut self, reader: &SnapshotReader, manifest: &Manifest, segment: &str, tombstones: &HashSet<&str>) -> Result<()> {
-        let verified = |path: String| async move {
-            let bytes = reader.get(&path).await?;
-            match manifest.checksums.get(&path) {
-                Some(expected) if expected.sha256 == sha256_hex(&bytes) => Ok(bytes),
-                Some(_) => Err(IndexerError::snapshot(&path, "bytes differ from the manifest's checksum")),
-                None => Err(IndexerError::snapshot(&path, "the manifest lists no checksum for it")),
-            }
-        };
-        let records = documents_from_parquet(verified(layout::segment_file(segment, layout::DOCUMENTS)).await?)?;
-        let (chunks, embeddings) = chunks_from_parquet(verified(layout::segment_file(segment, layout::CHUNKS)).await?)?;
-        if embeddings.dim != self.dim || embeddings.data.len() != chunks.len() * self.dim {
-            return Err(IndexerError::snapshot(segment, format!("{} chunks with {} values of dimension {}", chunks.len(), embeddings.data.len(), embeddings.dim)));
-        }
+    async fn add_segment(&mut self, reader: &SnapshotReader, segment: &str, tombstones: &Tombstones<'_>) -> Result<()> {
+        let (records, chunks, embeddings) = reader.read_segment(segment).await?;
         let mut rows_of: HashMap<&str, Vec<(u32, usize)>> = HashMap::new();
         for (row, chunk) in chunks.iter().enumerate() {
             rows_of.entry(chunk.doc_id.as_str()).or_default().push((chunk.index, row));
@@ -106,10 +94,7 @@ impl StoredEmbeddings {
             let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else { continue };
             rows.sort_unstable();
             let whole = rows.len() == record.chunk_count as usize && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
-            // A tombstone names a document, one segment's copy of it (`<segment>/<document>`), or a chunk.
-            let hidden = tombstones.contains(record.doc_id.as_str())
-                || tombstones.contains(format!("{segment}/{}", record.doc_id).as_str())
-                || rows.iter().any(|&(_, row)| tombstones.contains(chunks[row].chunk_id.as_str()));
+            let hidden = rows.iter().any(|&(_, row)| tombstones.hides(segment, &record.doc_id, &chunks[row].chunk_id));
             if !whole || hidden {
                 self.documents.remove(&record.doc_id);
                 continue;

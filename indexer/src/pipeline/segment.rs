@@ -43,6 +43,13 @@ pub struct BuiltIndexes {
     pub keyword_secs: f64,
 }
 
+/// [`build_indexes`] on the blocking pool, handing `rows` back with the indexes.
+pub async fn build_indexes_blocking(spec: IndexSpec, rows: SegmentRows) -> Result<(BuiltIndexes, SegmentRows)> {
+    tokio::task::spawn_blocking(move || build_indexes(&spec, &rows).map(|built| (built, rows)))
+        .await
+        .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })?
+}
+
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async runtime).
 pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;

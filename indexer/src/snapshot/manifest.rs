@@ -1,6 +1,6 @@
 //! The manifest: everything a reader needs to trust and use one snapshot version.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +107,26 @@ impl Manifest {
     /// The vector index spec of one segment.
     pub fn segment_index(&self, segment: &SegmentManifest) -> IndexSpec {
         segment.index.clone().unwrap_or_else(|| self.index.params.clone())
+    }
+
+    /// The tombstones, for matching rows against them.
+    pub fn tombstone_set(&self) -> Tombstones<'_> {
+        Tombstones(self.tombstones.iter().map(String::as_str).collect())
+    }
+}
+
+/// A manifest's tombstones. One names a chunk id, a document id, or `<segment id>/<document
+/// id>` (one segment's copy of a document that a later segment replaced).
+pub struct Tombstones<'a>(HashSet<&'a str>);
+
+impl Tombstones<'_> {
+    /// Whether the chunk `chunk_id` of document `doc_id`, stored in `segment`, is hidden.
+    pub fn hides(&self, segment: &str, doc_id: &str, chunk_id: &str) -> bool {
+        !self.0.is_empty() && (self.0.contains(chunk_id) || self.0.contains(doc_id) || self.0.contains(format!("{segment}/{doc_id}").as_str()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 

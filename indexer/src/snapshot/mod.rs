@@ -13,7 +13,7 @@ mod writer;
 pub use cache::local_copy;
 pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use manifest::{
-    ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, FORMAT_VERSION,
+    ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };
 pub use parquet_io::{chunks_from_parquet, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentRecord};
 pub use reader::{SnapshotReader, Verification};

@@ -77,6 +77,27 @@ impl SnapshotReader {
         get(&self.root, relative).await
     }
 
+    /// Reads a file the manifest lists, refusing it unless its sha256 is the manifest's.
+    pub async fn get_verified(&self, relative: &str) -> Result<Bytes> {
+        let bytes = self.get(relative).await?;
+        match self.manifest.checksums.get(relative) {
+            Some(expected) if expected.sha256 == super::sha256_hex(&bytes) => Ok(bytes),
+            Some(_) => Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum")),
+            None => Err(IndexerError::snapshot(relative, "the manifest lists no checksum for it")),
+        }
+    }
+
+    /// One segment's documents, chunks and embeddings, each file checked against the manifest.
+    pub async fn read_segment(&self, segment: &str) -> Result<(Vec<DocumentRecord>, Vec<Chunk>, Embeddings)> {
+        let records = documents_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)?;
+        let (chunks, embeddings) = chunks_from_parquet(self.get_verified(&layout::segment_file(segment, layout::CHUNKS)).await?)?;
+        if embeddings.dim != self.manifest.model.dim || embeddings.data.len() != chunks.len() * self.manifest.model.dim {
+            let reason = format!("{} chunks with {} values of dimension {} (the model has {})", chunks.len(), embeddings.data.len(), embeddings.dim, self.manifest.model.dim);
+            return Err(IndexerError::snapshot(layout::segment_file(segment, layout::CHUNKS), reason));
+        }
+        Ok((records, chunks, embeddings))
+    }
+
     /// Reads every file the manifest lists and compares size and sha256.
     pub async fn verify(&self) -> Result<Verification> {
         let mut verification = Verification::default();
