@@ -100,7 +100,9 @@ impl Collection {
             return Ok(false);
         }
         let options = LoadOptions { version: Some(latest), ..load.clone() };
-        let loaded = LoadedSnapshot::load(&self.record.uri, &options).await.map_err(|e| e.to_string())?;
+        let previous = self.searcher().map(|s| s.snapshot().clone());
+        let loaded = LoadedSnapshot::load_after(&self.record.uri, &options, previous).await.map_err(|e| e.to_string())?;
+        tracing::info!("{}: version {} loaded, {} of {} segments kept from the previous one", self.name(), loaded.manifest.version, loaded.reused_segments, loaded.segments.len());
         let searcher = Searcher::new(Arc::new(loaded), embedder.clone()).map_err(|e| e.to_string())?;
         *self.searcher.write().expect("searcher lock") = Some(Arc::new(searcher));
         *self.updated_at.write().expect("updated lock") = Utc::now();

@@ -181,7 +181,7 @@ impl Searcher {
         let mut hits = Vec::new();
         let dim = self.snapshot.embeddings.dim;
         for segment in &self.snapshot.segments {
-            let mut index = segment.vectors.lock().map_err(|_| ServerError::InvalidRequest("vector index lock poisoned".into()))?;
+            let mut index = segment.indexes.vectors.lock().map_err(|_| ServerError::InvalidRequest("vector index lock poisoned".into()))?;
             match allowed.map(|a| segment_rows(a, segment)) {
                 None => hits.extend(index.search(query, k)?.remove(0).into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
                 Some(local) if local.is_empty() => {}
@@ -209,9 +209,9 @@ impl Searcher {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
-                None => segment.keyword.search(query, k)?,
+                None => segment.indexes.keyword.search(query, k)?,
                 Some(local) if local.is_empty() => Vec::new(),
-                Some(local) => segment.keyword.search_in(query, k, &local)?,
+                Some(local) => segment.indexes.keyword.search_in(query, k, &local)?,
             };
             hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
         }
