@@ -49,6 +49,8 @@ pub struct ModelDir {
     pub hidden_size: usize,
     pub intermediate_size: usize,
     pub attention_heads: usize,
+    /// sha256 of the weights, computed on first use (replicas share one hash).
+    weights_sha256: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
@@ -94,7 +96,7 @@ impl ModelDir {
         }
         .min(max_positions);
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
-        Ok(Self { path: path.to_path_buf(), name, pooling, max_tokens, bert_config, hidden_size, intermediate_size, attention_heads })
+        Ok(Self { path: path.to_path_buf(), name, pooling, max_tokens, bert_config, hidden_size, intermediate_size, attention_heads, weights_sha256: Default::default() })
     }
 
     pub fn weights(&self) -> PathBuf {
@@ -110,8 +112,16 @@ impl ModelDir {
         Ok(super::ModelInfo { name: self.name.clone(), sha256: self.weights_sha256()?, dim: self.hidden_size, max_tokens: self.max_tokens, pooling: self.pooling })
     }
 
-    /// sha256 of model.safetensors, hex.
+    /// sha256 of model.safetensors, hex (read once per opened folder).
     pub fn weights_sha256(&self) -> Result<String> {
+        if let Some(hash) = self.weights_sha256.get() {
+            return Ok(hash.clone());
+        }
+        let hash = self.hash_weights()?;
+        Ok(self.weights_sha256.get_or_init(|| hash).clone())
+    }
+
+    fn hash_weights(&self) -> Result<String> {
         let path = self.weights();
         let mut file = std::fs::File::open(&path).map_err(|e| IndexerError::io(&path, e))?;
         let mut hasher = Sha256::new();
