@@ -1,0 +1,78 @@
+//! `bench-reload --synthetic N --out DIR [--uploads U]`: how long an online upload takes to
+//! become searchable. Builds a seeded synthetic snapshot of N chunks, then publishes U
+//! one-document uploads (parsed, chunked and embedded by the real pipeline, as the server
+//! does) and times, for each new version, a full load against a reload that keeps the
+//! previous version's segments (`LoadedSnapshot::load_after`). Prints JSON and a table.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use quarry_indexer::chunk::{Chunker, TokenChunker};
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::index::IndexOptions;
+use quarry_indexer::parse::AutoParser;
+use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, ChunkSettings, VersionChange};
+use quarry_indexer::snapshot::{ChunkerManifest, SnapshotReader, SnapshotWriter};
+use quarry_indexer::source::RawDocument;
+use quarry_indexer::store::StoreOptions;
+use quarry_server::{LoadOptions, LoadedSnapshot};
+
+fn value(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    let chunks: usize = value("--synthetic").context("--synthetic N is required")?.parse()?;
+    let out = value("--out").context("--out DIR is required")?;
+    let uploads: usize = value("--uploads").and_then(|v| v.parse().ok()).unwrap_or(5);
+    let started = Instant::now();
+    let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(out.as_ref(), chunks, 42, &model, &IndexOptions::default()).await?;
+    eprintln!("synthetic snapshot: {} chunks, index {}, built in {:.1} s", manifest.counts.chunks, manifest.index.params.factory(), started.elapsed().as_secs_f64());
+
+    let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
+    let chunker = Arc::new(TokenChunker::new(manifest.chunker.config, embedder.tokenizer().clone(), &embedder.info().sha256)?);
+    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let writer = SnapshotWriter::open(&out, &StoreOptions::default())?;
+    let options = LoadOptions::default();
+    let started = Instant::now();
+    let mut previous = Arc::new(LoadedSnapshot::load(&out, &options).await?);
+    let first_load = started.elapsed().as_secs_f64();
+    let (mut full, mut kept) = (Vec::new(), Vec::new());
+    for upload in 0..uploads {
+        let text = format!("Upload {upload}: a short note about reloading snapshots after an online upload, number {upload}.");
+        let raw = RawDocument { uri: format!("upload://bench/{upload}.txt"), relative_path: format!("{upload}.txt"), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: "upload".into() };
+        let (documents, failures) = parse_and_chunk(&raw, &settings);
+        anyhow::ensure!(failures.is_empty(), "{failures:?}");
+        let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {})?;
+        let base = SnapshotReader::open(&out, &StoreOptions::default()).await?.manifest().clone();
+        let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
+        publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones: Vec::new() }, embedder.as_ref(), chunker_manifest, &IndexOptions::default()).await?;
+
+        let started = Instant::now();
+        let fresh = LoadedSnapshot::load(&out, &options).await?;
+        full.push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let reloaded = LoadedSnapshot::load_after(&out, &options, Some(previous.clone())).await?;
+        kept.push(started.elapsed().as_secs_f64());
+        anyhow::ensure!(reloaded.chunks.len() == fresh.chunks.len() && reloaded.reused_segments == reloaded.segments.len() - 1, "the reload kept the wrong segments");
+        previous = Arc::new(reloaded);
+    }
+    let (full_median, kept_median) = (median(full.clone()), median(kept.clone()));
+    let report = serde_json::json!({
+        "chunks": chunks, "index": manifest.index.params.factory(), "uploads": uploads, "first_load_secs": first_load,
+        "full_load_secs": full, "reload_keeping_segments_secs": kept, "full_median_secs": full_median, "kept_median_secs": kept_median,
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    println!("\n| {chunks} chunks + one upload | median s |\n|---|---:|\n| full load of the new version | {full_median:.3} |\n| reload keeping the previous segments | {kept_median:.4} |");
+    println!("\nratio: {:.0}x", full_median / kept_median.max(1e-9));
+    Ok(())
+}
