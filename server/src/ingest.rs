@@ -8,7 +8,7 @@ use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk, publish_next_version, segments_to_merge, ChunkSettings, EmbeddedDoc, VersionChange};
-use quarry_indexer::snapshot::{ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
+use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 
 use crate::app::AppState;
@@ -35,8 +35,9 @@ pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocum
 }
 
 /// Publishes `change` as the collection's next version and serves it before returning;
-/// once small segments pile up, they are merged into one first (a failed merge is logged,
-/// and the change stays published). The caller holds the collection's publish lock.
+/// once small segments pile up, they are merged into one first, and a collection the server
+/// created drops the versions before the last two (a failed merge is logged, and the change
+/// stays published). The caller holds the collection's publish lock.
 pub async fn publish(state: &AppState, collection: &Collection, change: VersionChange) -> Result<Manifest, String> {
     let base = collection.manifest();
     let chunker = chunker_for(state, base.as_ref())?;
@@ -68,5 +69,14 @@ async fn compact_latest(state: &AppState, collection: &Collection, writer: &Snap
         report.chunks_kept,
         report.chunks_dropped
     );
+    if collection.record.managed {
+        // The server is the only writer and reader of a collection it created, and every
+        // reload holds the publish lock this runs under: the merged segments can go now.
+        let options = GcOptions { keep: 2, min_age: std::time::Duration::ZERO, dry_run: false };
+        match collect_garbage(&collection.record.uri, &state.options.store, &options).await {
+            Ok(gc) => tracing::info!("{}: removed {} old versions, {} segments ({} bytes)", collection.name(), gc.versions_removed.len(), gc.segments_removed.len(), gc.bytes_removed),
+            Err(e) => tracing::warn!("{}: removing old versions failed (they stay on disk): {e}", collection.name()),
+        }
+    }
     Ok(manifest)
 }

@@ -62,6 +62,9 @@ async fn rag_contract_exactly() {
     assert_eq!(manifest["segments"].as_array().unwrap().len(), 1, "four ingests, compacted as they came");
     assert_eq!(manifest["counts"]["documents"], 2, "the replaced copies are gone, not just hidden");
     assert_eq!(manifest["tombstones"], json!([]));
+    let on_disk = |folder: &str| std::fs::read_dir(data.path().join("collections/rag").join(folder)).unwrap().count();
+    // Kept: the merged version (one segment) and the one before it (the previous merge plus the last upload).
+    assert_eq!((on_disk("manifests"), on_disk("segments")), (2, 3), "the server removes what the last two versions do not use");
 
     // Validation errors, exactly as written.
     let error = |field: &str, message: &str| json!({ "error": "Validation error", "details": { "field": field, "message": message } });
