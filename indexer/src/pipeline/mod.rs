@@ -239,7 +239,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     report.stages = vec![
         StageReport::new("fetch", fetch_secs, files_listed as u64, "files"),
         StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
-        StageReport::new("embed", embed_busy, report.tokens - report.reuse.tokens, "tokens"),
+        StageReport::new("embed", embed_busy, report.tokens.saturating_sub(report.reuse.tokens), "tokens"),
         StageReport::new("vector index", vector_secs, chunks.len() as u64, "vectors"),
         StageReport::new("keyword index", keyword_secs, chunks.len() as u64, "chunks"),
     ];
