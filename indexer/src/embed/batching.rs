@@ -1,6 +1,7 @@
 //! Batch planning. Padding makes every text in a batch cost as much as the longest, so
 //! quarry sorts texts by length and fills each batch up to a token budget
-//! (`batch size × longest length`), instead of a fixed count in input order.
+//! (`batch size × longest length`), instead of a fixed count in input order; a batch also
+//! ends where the next text would be padded by more than a fifth of the batch's longest.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,13 @@ pub fn gpu_token_budget(free_bytes: usize, per_token: usize, fraction: f64) -> u
     ((free_bytes as f64 * fraction) as usize / per_token.max(1)).max(CPU_TOKEN_BUDGET)
 }
 
+/// A batch of at least [`MIN_ROWS_PER_LENGTH_BAND`] texts ends before a text shorter than
+/// this fraction of its longest: short texts span many lengths, and a 16k-token batch of
+/// them would otherwise pad most rows to several times their length.
+pub const LENGTH_BAND: f64 = 0.8;
+/// Texts a batch holds before [`LENGTH_BAND`] may end it (no batches of one or two).
+pub const MIN_ROWS_PER_LENGTH_BAND: usize = 8;
+
 /// Groups text indices into batches; `lengths[i]` is text i's token count.
 pub fn plan_batches(lengths: &[usize], policy: BatchPolicy) -> Vec<Vec<usize>> {
     match policy {
@@ -51,7 +59,9 @@ pub fn plan_batches(lengths: &[usize], policy: BatchPolicy) -> Vec<Vec<usize>> {
             for i in order {
                 let len = lengths[i].max(1);
                 let new_longest = longest.max(len);
-                if !current.is_empty() && new_longest * (current.len() + 1) > max_tokens {
+                let over_budget = new_longest * (current.len() + 1) > max_tokens;
+                let out_of_band = current.len() >= MIN_ROWS_PER_LENGTH_BAND && (len as f64) < longest as f64 * LENGTH_BAND;
+                if !current.is_empty() && (over_budget || out_of_band) {
                     batches.push(std::mem::take(&mut current));
                     longest = 0;
                 }
@@ -83,6 +93,19 @@ mod tests {
         }
         assert_eq!(batches[0], [1, 4]);
         assert_eq!(batches[1], [2, 3, 0, 5]);
+    }
+
+    #[test]
+    fn short_texts_of_many_lengths_are_not_padded_to_the_longest() {
+        // 400 texts of 10..=209 tokens fit one 84k-token budget, but a single batch would pad
+        // them by about half; length bands keep the padding under a fifth.
+        let lengths: Vec<usize> = (0..400).map(|i| 10 + i % 200).collect();
+        let batches = plan_batches(&lengths, BatchPolicy::TokenBudget { max_tokens: 84_000 });
+        let real: usize = lengths.iter().sum();
+        let padded: usize = batches.iter().map(|b| b.iter().map(|&i| lengths[i]).max().unwrap() * b.len()).sum();
+        assert!(padded as f64 <= real as f64 * 1.2, "padded {padded} for {real} real tokens in {} batches", batches.len());
+        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        assert!(sizes[..sizes.len() - 1].iter().all(|&n| n >= MIN_ROWS_PER_LENGTH_BAND), "no tiny batches but the last: {sizes:?}");
     }
 
     #[test]
