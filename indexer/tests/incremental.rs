@@ -149,3 +149,40 @@ async fn tombstones_and_damaged_segments_are_embedded_afresh() {
     assert_eq!(after_damage.documents_indexed, 3);
     assert_eq!(embed_stage_tokens(&after_damage), after_damage.tokens);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_fails_keeps_its_last_good_version() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    std::fs::write(src.path().join("a.md"), paragraph("meadows", 6)).unwrap();
+    std::fs::write(src.path().join("b.md"), paragraph("canyons", 6)).unwrap();
+    let lines: String = ["rivers", "deltas"].iter().map(|t| format!("{}\n", serde_json::json!({ "_id": t, "text": paragraph(t, 3) }))).collect();
+    std::fs::write(src.path().join("c.jsonl"), lines).unwrap();
+    run(src.path(), out, |_| {}).await;
+    let before = vectors_by_file(out).await;
+
+    // b.md now fails to fetch (over the size limit) and c.jsonl no longer parses; a.md changes.
+    std::fs::write(src.path().join("a.md"), paragraph("meadows and hedgerows", 6)).unwrap();
+    std::fs::write(src.path().join("b.md"), paragraph("canyons", 60)).unwrap();
+    std::fs::write(src.path().join("c.jsonl"), b"\xff\xfe not json at all").unwrap();
+    let report = run(src.path(), out, |o| o.source_options.max_file_bytes = 4_000).await;
+    assert_eq!(report.documents_failed, 2, "{:?}", report.failures);
+    let mut kept = report.reuse.kept_after_failure.clone();
+    kept.sort();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert!(kept[0].ends_with("b.md") && kept[1].ends_with("c.jsonl#deltas") && kept[2].ends_with("c.jsonl#rivers"), "{kept:?}");
+    let after = vectors_by_file(out).await;
+    assert_eq!(after["b.md"], before["b.md"], "b.md's last good version, bit for bit");
+    assert_eq!(after["c.jsonl"], before["c.jsonl"]);
+    assert_ne!(after["a.md"], before["a.md"], "a.md itself was indexed afresh");
+
+    // Asked for a full run, nothing is carried over: failures drop their documents.
+    let full = run(src.path(), out, |o| {
+        o.source_options.max_file_bytes = 4_000;
+        o.reuse = false;
+    })
+    .await;
+    assert!(full.reuse.kept_after_failure.is_empty());
+    assert_eq!(full.documents_indexed, 1);
+}

@@ -175,6 +175,16 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
     reuse.tokens = reused.iter().flat_map(|d| &d.chunks).map(|c| c.token_count as u64).sum();
     documents.extend(reused);
+    if let Some(version) = reuse.from_version.clone() {
+        let kept = keep_last_good_versions(&options, &version, &failures, &documents).await;
+        match kept {
+            Ok(kept) => {
+                reuse.kept_after_failure = kept.iter().map(|d| d.record.uri.clone()).collect();
+                documents.extend(kept);
+            }
+            Err(e) => reuse.notes.push(format!("the last good versions of failed files could not be kept: {e}")),
+        }
+    }
 
     documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
     documents.dedup_by(|later, earlier| {
@@ -191,7 +201,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         out: writer.uri().to_string(),
         device: embedder.device_name(),
         files_listed,
-        documents_seen: documents.len() + failures.len(),
+        // A document kept after its file failed is counted once, as failed.
+        documents_seen: documents.len() - reuse.kept_after_failure.len() + failures.len(),
         documents_indexed: documents.len(),
         documents_failed: failures.len(),
         failures,
@@ -253,6 +264,24 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()).map_err(|e| IndexerError::io(path, e))?;
     }
     Ok(report)
+}
+
+/// The previous version's documents from files that failed as a whole in this run (a fetch
+/// error, a file that no longer parses, every item of it failing).
+async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, documents: &[EmbeddedDoc]) -> Result<Vec<EmbeddedDoc>> {
+    let file_of = |uri: &str| uri.split_once('#').map_or(uri, |(file, _)| file).to_string();
+    let indexed_files: std::collections::HashSet<String> = documents.iter().map(|d| file_of(&d.record.uri)).collect();
+    let mut failed: Vec<String> = failures.lock().expect("failures lock").iter().map(|f| file_of(&f.uri)).filter(|file| !indexed_files.contains(file)).collect();
+    failed.sort();
+    failed.dedup();
+    if failed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let failed: Vec<&str> = failed.iter().map(String::as_str).collect();
+    let present: std::collections::HashSet<&str> = documents.iter().map(|d| d.record.doc_id.as_str()).collect();
+    let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &failed, &present).await?;
+    kept.iter().for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));
+    Ok(kept)
 }
 
 /// Waits for a stage thread without blocking the async runtime.

@@ -78,6 +78,9 @@ impl RunReport {
             None => "none (full run)".to_string(),
         };
         line(&mut out, "reused embeddings", reused);
+        if !self.reuse.kept_after_failure.is_empty() {
+            line(&mut out, "kept after failure", format!("{} documents (their files failed; last good version kept)", self.reuse.kept_after_failure.len()));
+        }
         if let Some(recall) = self.recall_at_10 {
             line(&mut out, "ANN recall@10", format!("{recall:.4}"));
         }

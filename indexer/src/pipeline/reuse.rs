@@ -3,7 +3,7 @@
 //! only what changed. Anything doubtful (another model or chunker, a segment whose bytes do
 //! not match the manifest, a tombstoned document, other chunk texts) is embedded afresh.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
@@ -24,6 +24,9 @@ pub struct ReuseReport {
     pub tokens: u64,
     /// Why the previous version's embeddings were not usable, or a part of them was skipped.
     pub notes: Vec<String>,
+    /// Documents whose file failed in this run (fetch, parse or chunk) and whose last good
+    /// version was carried over from `from_version` (the failure is still reported).
+    pub kept_after_failure: Vec<String>,
 }
 
 /// One stored document's embeddings and what they were computed from.
@@ -145,6 +148,46 @@ impl StoredEmbeddings {
         *documents = remaining;
         reused
     }
+}
+
+/// The documents of `version` at `uri` that came from a file in `failed` (the file itself or
+/// an item of it, `<file>#...`), minus the ids in `present`: their stored rows, so a bad
+/// night (an S3 error, a file that no longer parses) loses nothing.
+pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed: &[&str], present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
+    let covered = |doc_uri: &str| failed.iter().any(|f| doc_uri == *f || doc_uri.strip_prefix(*f).is_some_and(|rest| rest.starts_with('#')));
+    let reader = SnapshotReader::open_version(uri, version, store).await?;
+    let tombstones = reader.manifest().tombstone_set();
+    let dim = reader.manifest().model.dim;
+    let mut kept: HashMap<String, EmbeddedDoc> = HashMap::new();
+    for segment in &reader.manifest().segments {
+        let (records, chunks, embeddings) = reader.read_segment(&segment.id).await?;
+        let wanted: HashMap<&str, &crate::snapshot::DocumentRecord> =
+            records.iter().filter(|r| covered(&r.uri) && !present.contains(r.doc_id.as_str())).map(|r| (r.doc_id.as_str(), r)).collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let mut found: HashMap<&str, EmbeddedDoc> = HashMap::new();
+        for (row, chunk) in chunks.iter().enumerate() {
+            let Some(record) = wanted.get(chunk.doc_id.as_str()) else { continue };
+            if tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
+                continue;
+            }
+            let doc = found.entry(chunk.doc_id.as_str()).or_insert_with(|| EmbeddedDoc { record: (*record).clone(), chunks: Vec::new(), vectors: Vec::new() });
+            doc.chunks.push(chunk.clone());
+            doc.vectors.extend_from_slice(&embeddings.data[row * dim..(row + 1) * dim]);
+        }
+        // A later segment's copy replaces an earlier one; only whole documents are kept.
+        for (id, doc) in found {
+            if doc.chunks.len() == doc.record.chunk_count as usize {
+                kept.insert(id.to_string(), doc);
+            } else {
+                kept.remove(id);
+            }
+        }
+    }
+    let mut kept: Vec<EmbeddedDoc> = kept.into_values().collect();
+    kept.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    Ok(kept)
 }
 
 #[cfg(test)]
