@@ -210,6 +210,18 @@ async fn s3_snapshot_loads_through_the_version_cache() {
     let searcher = Searcher::new(Arc::new(again), common::embedder()).unwrap();
     let result = searcher.search(&SearchRequest::new("immutable snapshots and the LATEST pointer")).unwrap().result;
     assert_eq!(result.chunks[0].file_name, "snapshots.html");
+
+    // A new version that keeps that segment and adds one: the kept segment's files come from
+    // the earlier cached version (the one deleted from S3 could not be downloaded), only the
+    // new segment's are fetched.
+    publish_upload_to(&snap_uri, &store, "note.txt", "Glaciers carve fjords over thousands of years.", Vec::new()).await;
+    let third = LoadedSnapshot::load(&snap_uri, &load_options).await.unwrap();
+    assert_eq!(third.segments.len(), 2);
+    let searcher = Searcher::new(Arc::new(third), common::embedder()).unwrap();
+    let result = searcher.search(&SearchRequest::new("how do glaciers shape fjords")).unwrap().result;
+    assert_eq!(result.chunks[0].file_name, "note.txt");
+    let result = searcher.search(&SearchRequest::new("immutable snapshots and the LATEST pointer")).unwrap().result;
+    assert_eq!(result.chunks[0].file_name, "snapshots.html");
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -227,15 +239,19 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 
 /// One small segment per call, as online uploads make them.
 async fn publish_upload(out: &str, name: &str, text: &str, tombstones: Vec<String>) -> Manifest {
+    publish_upload_to(out, &StoreOptions::default(), name, text, tombstones).await
+}
+
+async fn publish_upload_to(out: &str, store: &StoreOptions, name: &str, text: &str, tombstones: Vec<String>) -> Manifest {
     let embedder = common::embedder();
-    let base = SnapshotReader::open(out, &StoreOptions::default()).await.ok().map(|r| r.manifest().clone());
+    let base = SnapshotReader::open(out, store).await.ok().map(|r| r.manifest().clone());
     let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
     let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
     let raw = RawDocument { uri: format!("upload://c/{name}"), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
     let (documents, failures) = parse_and_chunk(&raw, &settings);
     assert!(failures.is_empty(), "{failures:?}");
     let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {}).unwrap();
-    let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
+    let writer = SnapshotWriter::open(out, store).unwrap();
     let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
     publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
 }
