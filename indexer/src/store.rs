@@ -58,6 +58,11 @@ impl Location {
         (self.scheme == "file").then(|| std::path::PathBuf::from(format!("/{}", self.prefix.as_ref())))
     }
 
+    /// `key`'s path below this location's prefix (`a/b.txt`), None when it is not below it.
+    pub fn relative(&self, key: &StorePath) -> Option<String> {
+        key.prefix_match(&self.prefix).map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
+    }
+
     /// A key below this location's prefix.
     pub fn child(&self, relative: &str) -> StorePath {
         let mut path = self.prefix.clone();

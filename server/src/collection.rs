@@ -155,7 +155,7 @@ impl Collection {
                 if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
                     continue;
                 }
-                let file_uri = document.uri.split_once('#').map(|(file, _)| file).unwrap_or(&document.uri).to_string();
+                let file_uri = quarry_indexer::parse::file_uri_of(&document.uri).to_string();
                 let entry = by_file.entry(file_uri.clone()).or_insert_with(|| FileInfo {
                     file_id: quarry_indexer::parse::doc_id_for(&file_uri),
                     file_name: document.file_name.clone(),

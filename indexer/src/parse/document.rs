@@ -70,6 +70,12 @@ pub fn doc_id_for(uri: &str) -> String {
     hex::encode(&Sha256::digest(uri.as_bytes())[..16])
 }
 
+/// The URI of the file a document (or failed item) came from: a part of a file (one JSONL
+/// line) has the URI `<file>#<item>`.
+pub fn file_uri_of(uri: &str) -> &str {
+    uri.split_once('#').map_or(uri, |(file, _)| file)
+}
+
 
 impl Document {
     /// A document for a whole raw file.

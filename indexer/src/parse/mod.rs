@@ -14,7 +14,7 @@ mod pdf;
 mod text;
 
 pub use detect::{detect_format, Format};
-pub use document::{doc_id_for, Block, ContentType, Document, ItemFailure, Parsed};
+pub use document::{doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed};
 pub use error::ParseError;
 
 use crate::source::RawDocument;

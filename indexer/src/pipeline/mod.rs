@@ -25,7 +25,7 @@ use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{load_embedder, EmbedOptions, Embedder, Embeddings, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex};
-use crate::parse::AutoParser;
+use crate::parse::{file_uri_of, AutoParser};
 use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, Manifest, SnapshotWriter};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
@@ -269,15 +269,12 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
 /// The previous version's documents from files that failed as a whole in this run (a fetch
 /// error, a file that no longer parses, every item of it failing).
 async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, documents: &[EmbeddedDoc]) -> Result<Vec<EmbeddedDoc>> {
-    let file_of = |uri: &str| uri.split_once('#').map_or(uri, |(file, _)| file).to_string();
-    let indexed_files: std::collections::HashSet<String> = documents.iter().map(|d| file_of(&d.record.uri)).collect();
-    let mut failed: Vec<String> = failures.lock().expect("failures lock").iter().map(|f| file_of(&f.uri)).filter(|file| !indexed_files.contains(file)).collect();
-    failed.sort();
-    failed.dedup();
+    let indexed_files: std::collections::HashSet<&str> = documents.iter().map(|d| file_uri_of(&d.record.uri)).collect();
+    let failed_uris: Vec<String> = failures.lock().expect("failures lock").iter().map(|f| f.uri.clone()).collect();
+    let failed: std::collections::HashSet<&str> = failed_uris.iter().map(|uri| file_uri_of(uri)).filter(|file| !indexed_files.contains(file)).collect();
     if failed.is_empty() {
         return Ok(Vec::new());
     }
-    let failed: Vec<&str> = failed.iter().map(String::as_str).collect();
     let present: std::collections::HashSet<&str> = documents.iter().map(|d| d.record.doc_id.as_str()).collect();
     let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &failed, &present).await?;
     kept.iter().for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::stages::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
+use crate::parse::file_uri_of;
 use crate::snapshot::{SnapshotReader, Tombstones};
 use crate::store::StoreOptions;
 
@@ -150,11 +151,11 @@ impl StoredEmbeddings {
     }
 }
 
-/// The documents of `version` at `uri` that came from a file in `failed` (the file itself or
-/// an item of it, `<file>#...`), minus the ids in `present`: their stored rows, so a bad
-/// night (an S3 error, a file that no longer parses) loses nothing.
-pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed: &[&str], present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
-    let covered = |doc_uri: &str| failed.iter().any(|f| doc_uri == *f || doc_uri.strip_prefix(*f).is_some_and(|rest| rest.starts_with('#')));
+/// The documents of `version` at `uri` that came from a file in `failed_files`, minus the ids
+/// in `present`: their stored rows, so a bad night (an S3 error, a file that no longer
+/// parses) loses nothing.
+pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed_files: &HashSet<&str>, present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
+    let covered = |doc_uri: &str| failed_files.contains(file_uri_of(doc_uri));
     let reader = SnapshotReader::open_version(uri, version, store).await?;
     let tombstones = reader.manifest().tombstone_set();
     let dim = reader.manifest().model.dim;

@@ -53,12 +53,7 @@ pub struct GcReport {
 async fn list(root: &Location, relative: &str) -> Result<BTreeMap<String, ObjectMeta>> {
     let prefix = root.child(relative);
     let metas: Vec<ObjectMeta> = root.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&root.uri, e))?;
-    let mut out = BTreeMap::new();
-    for meta in metas {
-        let parts: Vec<String> = meta.location.prefix_match(&root.prefix).map(|p| p.map(|part| part.as_ref().to_string()).collect()).unwrap_or_default();
-        out.insert(parts.join("/"), meta);
-    }
-    Ok(out)
+    Ok(metas.into_iter().map(|meta| (root.relative(&meta.location).unwrap_or_default(), meta)).collect())
 }
 
 /// Removes old versions and unreferenced segments from the snapshot root at `uri`.

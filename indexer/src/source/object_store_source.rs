@@ -70,11 +70,7 @@ impl Source for ObjectStoreSource {
                 .map_err(|e| IndexerError::store(&self.location.uri, e))?;
             let mut listing = Listing::default();
             for meta in metas {
-                let relative = meta
-                    .location
-                    .prefix_match(prefix)
-                    .map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
-                    .unwrap_or_else(|| meta.location.to_string());
+                let relative = self.location.relative(&meta.location).unwrap_or_else(|| meta.location.to_string());
                 let uri = self.location.uri_of(&meta.location);
                 if let Some(reason) = self.skip_reason(&relative) {
                     listing.skipped.push(Skipped { uri, reason });
