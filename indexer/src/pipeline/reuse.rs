@@ -12,7 +12,8 @@ use super::stages::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
-use crate::snapshot::{SnapshotReader, Tombstones};
+use crate::embed::Embeddings;
+use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones};
 use crate::store::StoreOptions;
 
 /// What a run reused from the previous version (in the run report).
@@ -40,7 +41,6 @@ struct StoredDoc {
 /// The previous version's embeddings by document id.
 pub struct StoredEmbeddings {
     version: String,
-    dim: usize,
     documents: HashMap<String, StoredDoc>,
 }
 
@@ -78,7 +78,7 @@ impl StoredEmbeddings {
             report.notes.push(format!("version {} was chunked with other settings ({}): embedding everything", manifest.version, manifest.chunker.sig));
             return None;
         }
-        let mut stored = Self { version: manifest.version.clone(), dim: manifest.model.dim, documents: HashMap::new() };
+        let mut stored = Self { version: manifest.version.clone(), documents: HashMap::new() };
         let tombstones = manifest.tombstone_set();
         for segment in &manifest.segments {
             if let Err(e) = stored.add_segment(&reader, &segment.id, &tombstones).await {
@@ -90,26 +90,17 @@ impl StoredEmbeddings {
 
     async fn add_segment(&mut self, reader: &SnapshotReader, segment: &str, tombstones: &Tombstones<'_>) -> Result<()> {
         let (records, chunks, embeddings) = reader.read_segment(segment).await?;
-        let mut rows_of: HashMap<&str, Vec<(u32, usize)>> = HashMap::new();
-        for (row, chunk) in chunks.iter().enumerate() {
-            rows_of.entry(chunk.doc_id.as_str()).or_default().push((chunk.index, row));
-        }
-        for record in records {
-            let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else { continue };
-            rows.sort_unstable();
-            let whole = rows.len() == record.chunk_count as usize && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
-            let hidden = rows.iter().any(|&(_, row)| tombstones.hides(segment, &record.doc_id, &chunks[row].chunk_id));
-            if !whole || hidden {
-                self.documents.remove(&record.doc_id);
-                continue;
+        for (record, rows) in segment_documents(segment, records, &chunks, tombstones) {
+            match rows {
+                Some(rows) => {
+                    let texts = texts_fingerprint(rows.iter().map(|&row| chunks[row].text.as_str()));
+                    let stored = StoredDoc { content_hash: record.content_hash, texts, vectors: gather_rows(&embeddings, &rows) };
+                    self.documents.insert(record.doc_id, stored);
+                }
+                None => {
+                    self.documents.remove(&record.doc_id);
+                }
             }
-            let texts = texts_fingerprint(rows.iter().map(|&(_, row)| chunks[row].text.as_str()));
-            let mut vectors = Vec::with_capacity(rows.len() * self.dim);
-            for &(_, row) in &rows {
-                vectors.extend_from_slice(&embeddings.data[row * self.dim..(row + 1) * self.dim]);
-            }
-            // A later segment's copy of a document replaces an earlier one.
-            self.documents.insert(record.doc_id, StoredDoc { content_hash: record.content_hash, texts, vectors });
         }
         Ok(())
     }
@@ -151,38 +142,53 @@ impl StoredEmbeddings {
     }
 }
 
+/// Each document of one segment that has rows there, with its rows in chunk order, or None
+/// when that copy cannot be used (rows missing, or a tombstone hides any of them). A later
+/// segment's copy of a document replaces an earlier one: apply the segments in order.
+fn segment_documents(segment: &str, records: Vec<DocumentRecord>, chunks: &[Chunk], tombstones: &Tombstones<'_>) -> Vec<(DocumentRecord, Option<Vec<usize>>)> {
+    let mut rows_of: HashMap<&str, Vec<(u32, usize)>> = HashMap::new();
+    for (row, chunk) in chunks.iter().enumerate() {
+        rows_of.entry(chunk.doc_id.as_str()).or_default().push((chunk.index, row));
+    }
+    let mut out = Vec::new();
+    for record in records {
+        let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else { continue };
+        rows.sort_unstable();
+        let whole = rows.len() == record.chunk_count as usize && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
+        let hidden = rows.iter().any(|&(_, row)| tombstones.hides(segment, &record.doc_id, &chunks[row].chunk_id));
+        let usable = (whole && !hidden).then(|| rows.into_iter().map(|(_, row)| row).collect());
+        out.push((record, usable));
+    }
+    out
+}
+
+/// The embedding rows `rows`, one after another.
+fn gather_rows(embeddings: &Embeddings, rows: &[usize]) -> Vec<f32> {
+    rows.iter().flat_map(|&row| embeddings.row(row)).copied().collect()
+}
+
 /// The documents of `version` at `uri` that came from a file in `failed_files`, minus the ids
 /// in `present`: their stored rows, so a bad night (an S3 error, a file that no longer
 /// parses) loses nothing.
 pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed_files: &HashSet<&str>, present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
-    let covered = |doc_uri: &str| failed_files.contains(file_uri_of(doc_uri));
     let reader = SnapshotReader::open_version(uri, version, store).await?;
     let tombstones = reader.manifest().tombstone_set();
-    let dim = reader.manifest().model.dim;
     let mut kept: HashMap<String, EmbeddedDoc> = HashMap::new();
     for segment in &reader.manifest().segments {
-        let (records, chunks, embeddings) = reader.read_segment(&segment.id).await?;
-        let wanted: HashMap<&str, &crate::snapshot::DocumentRecord> =
-            records.iter().filter(|r| covered(&r.uri) && !present.contains(r.doc_id.as_str())).map(|r| (r.doc_id.as_str(), r)).collect();
-        if wanted.is_empty() {
+        let (mut records, chunks, embeddings) = reader.read_segment(&segment.id).await?;
+        records.retain(|r| failed_files.contains(file_uri_of(&r.uri)) && !present.contains(r.doc_id.as_str()));
+        if records.is_empty() {
             continue;
         }
-        let mut found: HashMap<&str, EmbeddedDoc> = HashMap::new();
-        for (row, chunk) in chunks.iter().enumerate() {
-            let Some(record) = wanted.get(chunk.doc_id.as_str()) else { continue };
-            if tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
-                continue;
-            }
-            let doc = found.entry(chunk.doc_id.as_str()).or_insert_with(|| EmbeddedDoc { record: (*record).clone(), chunks: Vec::new(), vectors: Vec::new() });
-            doc.chunks.push(chunk.clone());
-            doc.vectors.extend_from_slice(&embeddings.data[row * dim..(row + 1) * dim]);
-        }
-        // A later segment's copy replaces an earlier one; only whole documents are kept.
-        for (id, doc) in found {
-            if doc.chunks.len() == doc.record.chunk_count as usize {
-                kept.insert(id.to_string(), doc);
-            } else {
-                kept.remove(id);
+        for (record, rows) in segment_documents(&segment.id, records, &chunks, &tombstones) {
+            match rows {
+                Some(rows) => {
+                    let doc = EmbeddedDoc { vectors: gather_rows(&embeddings, &rows), chunks: rows.iter().map(|&row| chunks[row].clone()).collect(), record };
+                    kept.insert(doc.record.doc_id.clone(), doc);
+                }
+                None => {
+                    kept.remove(&record.doc_id);
+                }
             }
         }
     }
