@@ -200,6 +200,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     crate::routes::routes()
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::track))
         .layer(DefaultBodyLimit::max(state.options.upload_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::refuse_oversized))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, state.options.request_timeout))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)

@@ -1,4 +1,5 @@
-//! Liveness, readiness, Prometheus metrics, and the request-tracking middleware.
+//! Liveness, readiness, Prometheus metrics, the request-tracking middleware, and the early
+//! answer to bodies declared larger than the limit.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -37,4 +38,32 @@ pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: N
     state.metrics.request_seconds.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
     state.metrics.requests.with_label_values(&[&route, &method, response.status().as_str()]).inc();
     response
+}
+
+/// Bytes of a refused body still read (and dropped) after the 413, and for how long.
+const DRAIN_BYTES: usize = 64 << 20;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A request whose Content-Length is over the body limit gets its 413 at once, while its body
+/// is read and dropped in the background (up to DRAIN_BYTES / DRAIN_TIME): closing the
+/// connection on unread bytes resets it, and the client would see the reset instead of the 413.
+pub async fn refuse_oversized(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let limit = state.options.upload_limit;
+    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let Some(declared) = declared.filter(|&n| n > limit as u64) else { return next.run(request).await };
+    let mut body = request.into_body().into_data_stream();
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        let mut read = 0usize;
+        let _ = tokio::time::timeout(DRAIN_TIME, async {
+            while let Some(Ok(bytes)) = body.next().await {
+                read += bytes.len();
+                if read > DRAIN_BYTES {
+                    break;
+                }
+            }
+        })
+        .await;
+    });
+    crate::api_error::ApiError::PayloadTooLarge(format!("request body of {declared} bytes exceeds the limit of {limit} bytes")).into_response()
 }
