@@ -54,14 +54,21 @@ fn index_then_inspect_the_sample_corpus() {
 }
 
 #[test]
-fn a_nightly_rerun_reuses_embeddings_and_gc_keeps_latest() {
+fn a_nightly_rerun_builds_on_the_last_version_and_gc_keeps_latest() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sample");
     let first = index_sample(&out);
     assert!(first["reuse"]["from_version"].is_null(), "{first:#}");
+    // Nothing changed: a delta that fetches nothing and keeps the first segment.
     let second = index_sample(&out);
     assert_eq!(second["reuse"]["from_version"], first["version"]);
-    assert_eq!(second["reuse"]["documents"], 8, "{second:#}");
+    assert_eq!(second["delta"]["files_unchanged"], first["files_listed"], "{second:#}");
+    assert_eq!(second["delta"]["documents_written"], 0, "{second:#}");
+    assert_eq!(second["documents_indexed"], 8, "{second:#}");
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--publish", "full"]);
+    let full: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(full["delta"].is_null(), "{full:#}");
+    assert_eq!(full["reuse"]["documents"], 8, "{full:#}");
     let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--reuse", "off"]);
     let third: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(third["reuse"]["from_version"].is_null(), "{third:#}");
@@ -69,7 +76,7 @@ fn a_nightly_rerun_reuses_embeddings_and_gc_keeps_latest() {
     let output = quarry(&["gc", out.to_str().unwrap(), "--keep", "1", "--min-age", "0", "--json"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["versions_removed"].as_array().unwrap().len(), 2, "{report:#}");
+    assert_eq!(report["versions_removed"].as_array().unwrap().len(), 3, "{report:#}");
     assert_eq!(report["versions_kept"], serde_json::json!([third["version"]]));
     assert_eq!(std::fs::read_dir(out.join("segments")).unwrap().count(), 1);
     let output = quarry(&["inspect", out.to_str().unwrap()]);
@@ -161,7 +168,7 @@ fn a_run_killed_before_publishing_leaves_latest_untouched() {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut line = String::new();
-    while !line.contains("files to index") {
+    while !line.contains(" to fetch (") {
         line.clear();
         assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline, "the run never started");
     }

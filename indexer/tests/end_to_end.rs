@@ -147,6 +147,24 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     let documents = reader.read_documents().await.unwrap();
     assert!(documents.iter().all(|d| d.source == "s3" && d.uri.starts_with("s3://quarry-e2e/incoming/docs/2024/")));
     assert!(documents.iter().all(|d| d.etag.is_some()), "S3 etags are kept");
+
+    // The next night: readme.md changes, corpus.jsonl does not. Only the readme is fetched
+    // (the corpus's ETag is the stored one) and only it is written, into a second segment.
+    docs.store.put(&docs.child("2024/readme.md"), PutPayload::from_static(b"# Readme\n\nS3 documents are indexed incrementally.")).await.unwrap();
+    let mut again = options(&docs_uri, &snap_uri);
+    again.source_options.store = store.clone();
+    again.source_options.exclude = vec!["**/*.log".into()];
+    again.out_store = store.clone();
+    let second = run_with_embedder(again, common::embedder()).await.unwrap();
+    let delta = second.delta.as_ref().expect("a delta over the first version");
+    assert_eq!((delta.files_unchanged, delta.documents_written, delta.documents_removed), (1, 1, 0), "{delta:?}");
+    assert_eq!(second.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
+    assert_eq!(second.documents_indexed, 41);
+    let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
+    assert!(reader.verify().await.unwrap().ok());
+    assert_eq!(reader.manifest().segments.len(), 2);
+    let readme: Vec<String> = reader.read_chunks().await.unwrap().0.into_iter().filter(|c| c.text.contains("S3 documents are indexed")).map(|c| c.text).collect();
+    assert!(readme.len() == 1 && readme[0].contains("incrementally"), "only the new readme is live: {readme:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
-//! Incremental runs: a second run into the same snapshot root embeds only what changed and
-//! reuses the stored embeddings of the rest; another chunker, `reuse = false`, a tombstone or
-//! a damaged segment make it embed afresh, and none of them stops the run.
+//! Incremental runs: a second run into the same snapshot root fetches only files whose ETag
+//! changed, embeds only documents whose content changed, and publishes a delta (a new segment
+//! plus tombstones) over the previous version; compaction merges what piles up. Another
+//! chunker, `reuse = false`, `--publish full`, a tombstone or a damaged segment change what is
+//! reused, and none of them stops the run.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::path::Path;
 
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::index::IndexOptions;
-use quarry_indexer::pipeline::{publish_next_version, run_with_embedder, ProgressMode, RunOptions, RunReport, VersionChange};
+use quarry_indexer::pipeline::{publish_next_version, run_with_embedder, DeltaReport, ProgressMode, PublishMode, RunOptions, RunReport, VersionChange};
 use quarry_indexer::snapshot::{SnapshotReader, SnapshotWriter};
 use quarry_indexer::store::StoreOptions;
 
@@ -20,31 +22,63 @@ fn paragraph(topic: &str, n: usize) -> String {
 async fn run(src: &Path, out: &str, tweak: impl FnOnce(&mut RunOptions)) -> RunReport {
     let mut options = RunOptions::new(src.to_str().unwrap(), out, common::model_dir());
     options.progress = ProgressMode::Quiet;
+    options.compact.max_hidden_fraction = 1.0; // compaction has its own test
     tweak(&mut options);
     run_with_embedder(options, common::embedder()).await.unwrap()
 }
 
-/// Each document's vectors in the latest version, by file name.
+/// Each file's chunk texts and vectors in the latest version (live rows only), in chunk-id
+/// order, so the same rows compare equal whichever segments hold them.
 async fn vectors_by_file(out: &str) -> HashMap<String, (Vec<String>, Vec<f32>)> {
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     assert!(reader.verify().await.unwrap().ok());
     let names: HashMap<String, String> = reader.read_documents().await.unwrap().into_iter().map(|d| (d.doc_id, d.file_name)).collect();
     let (chunks, embeddings) = reader.read_chunks().await.unwrap();
-    let mut by_file: HashMap<String, (Vec<String>, Vec<f32>)> = HashMap::new();
+    let mut rows_by_file: HashMap<String, Vec<usize>> = HashMap::new();
     for (row, chunk) in chunks.iter().enumerate() {
-        let entry = by_file.entry(names[&chunk.doc_id].clone()).or_default();
-        entry.0.push(chunk.text.clone());
-        entry.1.extend_from_slice(embeddings.row(row));
+        rows_by_file.entry(names[&chunk.doc_id].clone()).or_default().push(row);
     }
-    by_file
+    rows_by_file
+        .into_iter()
+        .map(|(name, mut rows)| {
+            rows.sort_by(|&a, &b| chunks[a].chunk_id.cmp(&chunks[b].chunk_id));
+            let texts = rows.iter().map(|&row| chunks[row].text.clone()).collect();
+            let vectors = rows.iter().flat_map(|&row| embeddings.row(row).to_vec()).collect();
+            (name, (texts, vectors))
+        })
+        .collect()
+}
+
+fn stage_items(report: &RunReport, stage: &str) -> u64 {
+    report.stages.iter().find(|s| s.stage == stage).unwrap().items
 }
 
 fn embed_stage_tokens(report: &RunReport) -> u64 {
-    report.stages.iter().find(|s| s.stage == "embed").unwrap().items
+    stage_items(report, "embed")
+}
+
+fn delta(report: &RunReport) -> &DeltaReport {
+    report.delta.as_ref().expect("a delta over the previous version")
+}
+
+async fn latest(out: &str) -> quarry_indexer::snapshot::Manifest {
+    SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().manifest().clone()
+}
+
+/// Asserts each of `names` holds the embeddings of its own stored texts (not stale ones).
+fn assert_fresh(by_file: &HashMap<String, (Vec<String>, Vec<f32>)>, names: &[&str]) {
+    for name in names {
+        let (texts, vectors) = &by_file[*name];
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let fresh = common::embedder().embed(&texts).unwrap();
+        for (row, stored) in vectors.chunks(fresh.dim).enumerate() {
+            assert!(common::cosine(stored, fresh.row(row)) > 0.99999, "{name} row {row}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn second_run_embeds_only_what_changed() {
+async fn second_run_publishes_only_what_changed() {
     let src = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().to_str().unwrap();
@@ -54,48 +88,84 @@ async fn second_run_embeds_only_what_changed() {
 
     let first = run(src.path(), out, |_| {}).await;
     assert_eq!(first.reuse.from_version, None);
-    assert_eq!(first.reuse.documents, 0);
+    assert!(first.delta.is_none(), "a first run is a full version");
     assert_eq!(embed_stage_tokens(&first), first.tokens);
     let v1 = vectors_by_file(out).await;
     let a_chunks = v1["a.md"].0.len();
     assert!(a_chunks > 1, "a.md should span several chunks");
+    let first_segment = latest(out).await.segments[0].id.clone();
 
-    // b changes, c goes away, d arrives; a is untouched.
+    // b changes, c goes away, d arrives; a is untouched (not even fetched).
     std::fs::write(src.path().join("b.md"), format!("# Glaciers\n\n{}", paragraph("glaciers and ice sheets", 8))).unwrap();
     std::fs::remove_file(src.path().join("c.txt")).unwrap();
     std::fs::write(src.path().join("d.md"), paragraph("deserts", 4)).unwrap();
     let second = run(src.path(), out, |_| {}).await;
     assert_eq!(second.reuse.from_version, first.version);
-    assert_eq!(second.reuse.documents, 1);
-    assert_eq!(second.reuse.chunks, a_chunks);
     assert!(second.reuse.notes.is_empty(), "{:?}", second.reuse.notes);
+    let d = delta(&second);
+    assert_eq!(d.base_version, first.version.clone().unwrap());
+    assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.documents_removed, d.tombstones_added), (1, 0, 2, 1, 2), "{d:?}");
+    assert_eq!(stage_items(&second, "fetch"), 2, "a.md is not fetched");
     assert_eq!(second.documents_indexed, 3);
-    assert_eq!(embed_stage_tokens(&second), second.tokens - second.reuse.tokens);
-    assert!(embed_stage_tokens(&second) < second.tokens);
+    assert!(embed_stage_tokens(&second) > 0 && embed_stage_tokens(&second) < second.tokens, "only b.md and d.md are embedded");
+    let manifest = latest(out).await;
+    assert_eq!(manifest.segments.len(), 2);
+    assert_eq!(manifest.segments[0].id, first_segment, "the first segment is kept, not rewritten");
+    assert_eq!(manifest.tombstones.len(), 2);
+    assert!(manifest.tombstones.iter().all(|t| t.starts_with(&format!("{first_segment}/"))), "{:?}", manifest.tombstones);
 
     let v2 = vectors_by_file(out).await;
-    assert_eq!(v2["a.md"], v1["a.md"], "a.md's stored rows are carried over bit for bit");
+    assert_eq!(v2.len(), 3);
+    assert_eq!(v2["a.md"], v1["a.md"], "a.md's stored rows stay bit for bit");
     assert!(!v2.contains_key("c.txt"));
-    // The changed and the new document carry embeddings of their new texts, not stale ones.
-    for name in ["b.md", "d.md"] {
-        let (texts, vectors) = &v2[name];
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let fresh = common::embedder().embed(&texts).unwrap();
-        for (row, stored) in vectors.chunks(fresh.dim).enumerate() {
-            assert!(common::cosine(stored, fresh.row(row)) > 0.99999, "{name} row {row}");
-        }
-    }
+    assert_fresh(&v2, &["b.md", "d.md"]);
     assert_ne!(v2["b.md"].1, v1["b.md"].1);
 
-    // Nothing changed: nothing is embedded.
+    // Nothing changed: nothing is fetched or embedded, and the version keeps its segments.
     let third = run(src.path(), out, |_| {}).await;
-    assert_eq!(third.reuse.documents, 3);
+    assert_eq!((delta(&third).files_unchanged, delta(&third).documents_written), (3, 0));
+    assert_eq!(stage_items(&third, "fetch"), 0);
     assert_eq!(embed_stage_tokens(&third), 0);
+    assert_eq!(third.documents_indexed, 3);
+    assert_eq!(latest(out).await.segments, manifest.segments);
+    assert_eq!(vectors_by_file(out).await, v2);
+
+    // A touched file (same bytes, new modification time, so a new ETag) is fetched, found
+    // unchanged and left where it is.
+    let file = std::fs::File::options().write(true).open(src.path().join("a.md")).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    drop(file);
+    let touched = run(src.path(), out, |_| {}).await;
+    assert_eq!((delta(&touched).files_unchanged, delta(&touched).documents_unchanged, delta(&touched).documents_written), (2, 0, 1), "{:?}", touched.delta);
+    assert_eq!(embed_stage_tokens(&touched), 0, "the touched document's embeddings are reused");
+    assert_eq!(touched.reuse.documents, 1);
+    assert_eq!(vectors_by_file(out).await, v2);
+
+    // Other tags change every record: every file is fetched, no embedding is computed again.
+    let tagged = run(src.path(), out, |o| o.tags = vec!["nightly".into()]).await;
+    assert!(tagged.reuse.notes.iter().any(|n| n.contains("every file is fetched")), "{:?}", tagged.reuse.notes);
+    assert_eq!((delta(&tagged).files_unchanged, delta(&tagged).documents_written), (0, 3));
+    assert_eq!(embed_stage_tokens(&tagged), 0);
+    let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
+    assert!(reader.read_documents().await.unwrap().iter().all(|d| d.tags == vec!["nightly".to_string()]));
+    assert_eq!(vectors_by_file(out).await, v2);
+
+    // Asked for a full version: one segment with every document, embeddings reused.
+    let full = run(src.path(), out, |o| {
+        o.tags = vec!["nightly".into()];
+        o.publish = PublishMode::Full;
+    })
+    .await;
+    assert!(full.delta.is_none());
+    assert_eq!((full.reuse.documents, embed_stage_tokens(&full)), (3, 0));
+    assert_eq!(latest(out).await.segments.len(), 1);
+    assert!(latest(out).await.tombstones.is_empty());
     assert_eq!(vectors_by_file(out).await, v2);
 
     // Other chunk sizes: the stored chunks do not apply.
     let rechunked = run(src.path(), out, |o| o.chunker = ChunkerConfig { max_tokens: 128, overlap_tokens: 16 }).await;
     assert_eq!(rechunked.reuse.from_version, None);
+    assert!(rechunked.delta.is_none());
     assert!(rechunked.reuse.notes.iter().any(|n| n.contains("chunked with other settings")), "{:?}", rechunked.reuse.notes);
     assert_eq!(embed_stage_tokens(&rechunked), rechunked.tokens);
 
@@ -106,12 +176,13 @@ async fn second_run_embeds_only_what_changed() {
     })
     .await;
     assert_eq!(full.reuse.from_version, None);
+    assert!(full.delta.is_none());
     assert!(full.reuse.notes.is_empty());
     assert_eq!(embed_stage_tokens(&full), full.tokens);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tombstones_and_damaged_segments_are_embedded_afresh() {
+async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version() {
     let src = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().to_str().unwrap();
@@ -119,35 +190,107 @@ async fn tombstones_and_damaged_segments_are_embedded_afresh() {
     std::fs::write(src.path().join("b.md"), paragraph("harbours", 6)).unwrap();
     std::fs::write(src.path().join("c.md"), paragraph("lighthouses", 6)).unwrap();
     run(src.path(), out, |_| {}).await;
+    let before = vectors_by_file(out).await;
 
     // Online deletes of a.md's document (by id) and of b.md's (that segment's copy): the next
-    // batch run brings both back, embedded afresh.
+    // batch run brings both back, embedded afresh, and lifts the delete by id.
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     let manifest = reader.manifest().clone();
     let documents = reader.read_documents().await.unwrap();
     let id_of = |name: &str| documents.iter().find(|d| d.file_name == name).unwrap().doc_id.clone();
     let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
-    let scoped = format!("{}/{}", manifest.segments[0].id, id_of("b.md"));
-    let change = VersionChange { documents: Vec::new(), tombstones: vec![id_of("a.md"), scoped] };
+    let first_segment = manifest.segments[0].id.clone();
+    let scoped_b = format!("{first_segment}/{}", id_of("b.md"));
+    let change = VersionChange { documents: Vec::new(), tombstones: vec![id_of("a.md"), scoped_b.clone()] };
     publish_next_version(&writer, Some(&manifest), change, common::embedder().as_ref(), manifest.chunker.clone(), &IndexOptions::default()).await.unwrap();
-    let after_delete = run(src.path(), out, |_| {}).await;
-    assert_eq!(after_delete.reuse.documents, 1, "only c.md is reused");
-    assert_eq!(after_delete.documents_indexed, 3);
-    let published = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
-    assert!(published.manifest().tombstones.is_empty(), "a batch run starts without tombstones");
+    assert_eq!(vectors_by_file(out).await.len(), 1, "only c.md is served after the deletes");
 
-    // A damaged segment is not trusted: everything is embedded again and the run publishes.
-    let segment = &published.manifest().segments[0].id;
-    let chunks_file = out_dir.path().join(format!("segments/{segment}/chunks.parquet"));
+    let after_delete = run(src.path(), out, |_| {}).await;
+    assert!(after_delete.reuse.notes.iter().any(|n| n.contains("no run report")), "{:?}", after_delete.reuse.notes);
+    let d = delta(&after_delete);
+    assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.tombstones_lifted), (0, 1, 2, 1), "{d:?}");
+    assert_eq!(after_delete.documents_indexed, 3);
+    let mut tombstones = latest(out).await.tombstones;
+    tombstones.sort();
+    let mut expected = vec![format!("{first_segment}/{}", id_of("a.md")), scoped_b];
+    expected.sort();
+    assert_eq!(tombstones, expected, "the delete by id is lifted; the old copies stay hidden");
+    let served = vectors_by_file(out).await;
+    assert_eq!(served.len(), 3);
+    assert_eq!(served["c.md"], before["c.md"]);
+    assert_fresh(&served, &["a.md", "b.md"]);
+
+    // A damaged segment is not built on: a full version, with the readable segment's
+    // embeddings reused and the damaged one's documents embedded again.
+    let chunks_file = out_dir.path().join(format!("segments/{first_segment}/chunks.parquet"));
     let mut bytes = std::fs::read(&chunks_file).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     std::fs::write(&chunks_file, bytes).unwrap();
     let after_damage = run(src.path(), out, |_| {}).await;
-    assert_eq!(after_damage.reuse.documents, 0);
-    assert!(after_damage.reuse.notes.iter().any(|n| n.contains(segment.as_str()) && n.contains("checksum")), "{:?}", after_damage.reuse.notes);
+    assert!(after_damage.delta.is_none());
+    assert!(after_damage.reuse.notes.iter().any(|n| n.contains(first_segment.as_str()) && n.contains("checksum")), "{:?}", after_damage.reuse.notes);
+    assert!(after_damage.reuse.notes.iter().any(|n| n.contains("unreadable: publishing a full version")), "{:?}", after_damage.reuse.notes);
+    assert_eq!(after_damage.reuse.documents, 2, "a.md and b.md come from the readable segment");
     assert_eq!(after_damage.documents_indexed, 3);
-    assert_eq!(embed_stage_tokens(&after_damage), after_damage.tokens);
+    assert_eq!(latest(out).await.segments.len(), 1);
+    assert!(embed_stage_tokens(&after_damage) > 0 && embed_stage_tokens(&after_damage) < after_damage.tokens);
+    assert_fresh(&vectors_by_file(out).await, &["a.md", "b.md", "c.md"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deltas_are_compacted_once_they_pile_up() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    for name in ["a", "b", "c", "d"] {
+        std::fs::write(src.path().join(format!("{name}.md")), paragraph(name, 4)).unwrap();
+    }
+    let at_most_two_small = |o: &mut RunOptions| o.compact.max_small_segments = 2;
+    run(src.path(), out, at_most_two_small).await;
+    std::fs::write(src.path().join("a.md"), paragraph("apples", 4)).unwrap();
+    let second = run(src.path(), out, at_most_two_small).await;
+    assert!(delta(&second).compaction.is_none());
+    assert_eq!(latest(out).await.segments.len(), 2);
+
+    // A third segment is one small segment too many: all three are merged into one.
+    std::fs::write(src.path().join("b.md"), paragraph("bananas", 4)).unwrap();
+    let before_merge = {
+        let third = run(src.path(), out, |o| {
+            o.compact.max_small_segments = 3;
+        })
+        .await;
+        assert!(delta(&third).compaction.is_none());
+        vectors_by_file(out).await
+    };
+    std::fs::write(src.path().join("c.md"), paragraph("cherries", 4)).unwrap();
+    let fourth = run(src.path(), out, at_most_two_small).await;
+    let compaction = delta(&fourth).compaction.as_ref().expect("compacted");
+    assert_eq!(compaction.merged_segments.len(), 4);
+    assert_eq!(delta(&fourth).segments, 1);
+    let manifest = latest(out).await;
+    assert_eq!(Some(manifest.version.clone()), fourth.version, "the report names the compacted version");
+    assert_eq!((manifest.segments.len(), manifest.tombstones.len()), (1, 0));
+    assert_eq!((manifest.counts.documents, manifest.counts.chunks as u64 > 0), (4, true));
+    let served = vectors_by_file(out).await;
+    assert_eq!(served["a.md"], before_merge["a.md"]);
+    assert_eq!(served["d.md"], before_merge["d.md"]);
+    assert_fresh(&served, &["c.md"]);
+    assert!(served["c.md"].0.iter().all(|t| t.contains("cherries")));
+
+    // Most rows hidden (three of four documents deleted): every segment is merged at once.
+    for name in ["a", "b", "c"] {
+        std::fs::remove_file(src.path().join(format!("{name}.md"))).unwrap();
+    }
+    let pruned = run(src.path(), out, |o| o.compact.max_hidden_fraction = 0.3).await;
+    assert_eq!(delta(&pruned).documents_removed, 3);
+    assert!(delta(&pruned).compaction.is_some());
+    let manifest = latest(out).await;
+    assert_eq!((manifest.segments.len(), manifest.tombstones.len(), manifest.counts.documents), (1, 0, 1));
+    assert_eq!(vectors_by_file(out).await["d.md"], before_merge["d.md"]);
+    // The next run builds on the compacted version (its report is there) and fetches nothing.
+    let quiet = run(src.path(), out, |_| {}).await;
+    assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch")), (1, 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,27 +300,49 @@ async fn a_file_that_fails_keeps_its_last_good_version() {
     let out = out_dir.path().to_str().unwrap();
     std::fs::write(src.path().join("a.md"), paragraph("meadows", 6)).unwrap();
     std::fs::write(src.path().join("b.md"), paragraph("canyons", 6)).unwrap();
-    let lines: String = ["rivers", "deltas"].iter().map(|t| format!("{}\n", serde_json::json!({ "_id": t, "text": paragraph(t, 3) }))).collect();
-    std::fs::write(src.path().join("c.jsonl"), lines).unwrap();
+    let jsonl = |rivers: &str, deltas: &str| format!("{rivers}\n{}\n", serde_json::json!({ "_id": "deltas", "text": deltas }));
+    let rivers = serde_json::json!({ "_id": "rivers", "text": paragraph("rivers", 3) }).to_string();
+    std::fs::write(src.path().join("c.jsonl"), jsonl(&rivers, &paragraph("deltas", 3))).unwrap();
     run(src.path(), out, |_| {}).await;
-    let before = vectors_by_file(out).await;
 
-    // b.md now fails to fetch (over the size limit) and c.jsonl no longer parses; a.md changes.
-    std::fs::write(src.path().join("a.md"), paragraph("meadows and hedgerows", 6)).unwrap();
-    std::fs::write(src.path().join("b.md"), paragraph("canyons", 60)).unwrap();
-    std::fs::write(src.path().join("c.jsonl"), b"\xff\xfe not json at all").unwrap();
-    let report = run(src.path(), out, |o| o.source_options.max_file_bytes = 4_000).await;
-    assert_eq!(report.documents_failed, 2, "{:?}", report.failures);
-    let mut kept = report.reuse.kept_after_failure.clone();
-    kept.sort();
-    assert_eq!(kept.len(), 3, "{kept:?}");
-    assert!(kept[0].ends_with("b.md") && kept[1].ends_with("c.jsonl#deltas") && kept[2].ends_with("c.jsonl#rivers"), "{kept:?}");
-    let after = vectors_by_file(out).await;
-    assert_eq!(after["b.md"], before["b.md"], "b.md's last good version, bit for bit");
-    assert_eq!(after["c.jsonl"], before["c.jsonl"]);
-    assert_ne!(after["a.md"], before["a.md"], "a.md itself was indexed afresh");
+    for publish in [PublishMode::Delta, PublishMode::Full] {
+        let before = vectors_by_file(out).await;
+        // b.md now fails to fetch (over the size limit) and c.jsonl no longer parses; a.md changes.
+        std::fs::write(src.path().join("a.md"), paragraph(&format!("meadows and hedgerows ({publish:?})"), 6)).unwrap();
+        std::fs::write(src.path().join("b.md"), paragraph("canyons", 60)).unwrap();
+        std::fs::write(src.path().join("c.jsonl"), b"\xff\xfe not json at all").unwrap();
+        let report = run(src.path(), out, |o| {
+            o.source_options.max_file_bytes = 4_000;
+            o.publish = publish;
+        })
+        .await;
+        assert_eq!(report.documents_failed, 2, "{:?}", report.failures);
+        let mut kept = report.reuse.kept_after_failure.clone();
+        kept.sort();
+        assert_eq!(kept.len(), 3, "{publish:?}: {kept:?}");
+        assert!(kept[0].ends_with("b.md") && kept[1].ends_with("c.jsonl#deltas") && kept[2].ends_with("c.jsonl#rivers"), "{kept:?}");
+        let after = vectors_by_file(out).await;
+        assert_eq!(after["b.md"], before["b.md"], "{publish:?}: b.md's last good version, bit for bit");
+        assert_eq!(after["c.jsonl"], before["c.jsonl"]);
+        assert_ne!(after["a.md"], before["a.md"], "a.md itself was indexed afresh");
+
+        // One bad line: its document cannot be told from a deleted one, so it keeps its last
+        // good version; the good line's change is indexed.
+        std::fs::write(src.path().join("c.jsonl"), jsonl("{ broken", &paragraph("deltas and estuaries", 3))).unwrap();
+        let report = run(src.path(), out, |o| {
+            o.source_options.max_file_bytes = 4_000;
+            o.publish = publish;
+        })
+        .await;
+        assert!(report.failures.iter().any(|f| f.uri.ends_with("c.jsonl#L1")), "{:?}", report.failures);
+        assert!(report.reuse.kept_after_failure.iter().any(|uri| uri.ends_with("c.jsonl#rivers")), "{publish:?}: {:?}", report.reuse.kept_after_failure);
+        let texts = &vectors_by_file(out).await["c.jsonl"].0;
+        assert!(texts.iter().any(|t| t.contains("rivers")) && texts.iter().any(|t| t.contains("estuaries")), "{publish:?}: {texts:?}");
+        std::fs::write(src.path().join("c.jsonl"), jsonl(&rivers, &paragraph("deltas", 3))).unwrap();
+    }
 
     // Asked for a full run, nothing is carried over: failures drop their documents.
+    std::fs::write(src.path().join("c.jsonl"), b"\xff\xfe not json at all").unwrap();
     let full = run(src.path(), out, |o| {
         o.source_options.max_file_bytes = 4_000;
         o.reuse = false;

@@ -7,7 +7,7 @@ use quarry_indexer::chunk::Chunk;
 use quarry_indexer::embed::Embeddings;
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::ContentType;
-use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
+use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, PublishMode, RunOptions};
 use quarry_indexer::snapshot::{collect_garbage, layout, GcOptions, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::IndexerError;
@@ -118,6 +118,7 @@ async fn gc_removes_only_what_no_kept_version_needs() {
         std::fs::write(src.path().join("a.md"), format!("# A\n\n{text}")).unwrap();
         let mut options = RunOptions::new(src.path().to_str().unwrap(), out, common::model_dir());
         options.progress = ProgressMode::Quiet;
+        options.publish = PublishMode::Full; // one segment per version
         versions.push(run_with_embedder(options, common::embedder()).await.unwrap().version.unwrap());
     }
     let segment_of = |version: &str| format!("seg-{version}");

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::index::{IndexKind, IndexOptions};
-use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, RunOptions};
+use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions};
 use quarry_indexer::source::SourceOptions;
 
 use super::{runtime, ModelArgs, StoreArgs};
@@ -80,6 +80,11 @@ pub struct IndexArgs {
     /// model are unchanged (an incremental run); off: embed every document again.
     #[arg(long, env = "QUARRY_REUSE", default_value = "on", value_parser = parse_switch, action = clap::ArgAction::Set)]
     pub reuse: bool,
+    /// delta: build on the previous version (a new segment for the changed documents,
+    /// tombstones for replaced and deleted ones, unchanged files not fetched; segments are
+    /// merged once they pile up); full: write every document into one new segment.
+    #[arg(long, env = "QUARRY_PUBLISH", default_value = "delta")]
+    pub publish: PublishMode,
     /// Print the run report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -151,6 +156,7 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     options.progress = args.progress;
     options.report_path = args.report;
     options.reuse = args.reuse;
+    options.publish = args.publish;
     if let Some(min) = args.min_recall {
         anyhow::ensure!((0.0..=1.0).contains(&min), "--min-recall must be between 0 and 1, got {min}");
     }

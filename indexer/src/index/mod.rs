@@ -14,7 +14,7 @@ pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{build_keyword_index, KeywordIndex, TantivyKeywordIndex, KEYWORD_ANALYZER};
 pub use recall::{ann_recall, sample_rows, RecallCheck};
 pub use row_set::RowSet;
-pub use spec::{IndexKind, IndexOptions, IndexSpec, IvfTrainer};
+pub use spec::{IndexKind, IndexOptions, IndexSpec, IvfTrainer, FLAT_MAX_ROWS};
 
 use crate::error::Result;
 

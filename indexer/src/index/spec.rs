@@ -79,6 +79,19 @@ pub enum IndexKind {
     IvfPq,
 }
 
+impl IndexKind {
+    /// The name an index of this kind has in a manifest; None for `auto` (chosen by size).
+    pub fn name(&self) -> Option<&'static str> {
+        match self {
+            Self::Auto => None,
+            Self::Flat => Some("flat"),
+            Self::Hnsw => Some("hnsw"),
+            Self::IvfFlat => Some("ivf-flat"),
+            Self::IvfPq => Some("ivf-pq"),
+        }
+    }
+}
+
 impl FromStr for IndexKind {
     type Err = IndexerError;
     fn from_str(s: &str) -> Result<Self> {

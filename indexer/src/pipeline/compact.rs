@@ -18,13 +18,15 @@ pub struct CompactOptions {
     pub small_segment_chunks: usize,
     /// Compact once there are more small segments than this.
     pub max_small_segments: usize,
+    /// A batch run merges every segment once tombstones hide more than this fraction of the rows.
+    pub max_hidden_fraction: f64,
     /// The merged segment's vector index (auto: flat when small, HNSW above).
     pub index: IndexOptions,
 }
 
 impl Default for CompactOptions {
     fn default() -> Self {
-        Self { small_segment_chunks: 50_000, max_small_segments: 8, index: IndexOptions::default() }
+        Self { small_segment_chunks: 50_000, max_small_segments: 8, max_hidden_fraction: 0.3, index: IndexOptions::default() }
     }
 }
 

@@ -1,10 +1,13 @@
 //! The batch run: list -> fetch (async, bounded concurrency) -> parse + chunk (rayon) ->
-//! embed (token-budget batches) -> FAISS + BM25 -> publish. Stages are joined by bounded
-//! channels so parsing and chunking overlap embedding; one bad document fails alone.
+//! embed (token-budget batches) -> FAISS + BM25 -> publish (a full version, or a delta over
+//! the previous one). Stages are joined by bounded channels so parsing and chunking overlap
+//! embedding; one bad document fails alone.
 
 mod compact;
+mod delta;
 mod online;
 mod progress;
+mod publish;
 mod report;
 mod reuse;
 mod segment;
@@ -12,6 +15,7 @@ mod stages;
 
 pub use progress::ProgressMode;
 pub use report::{Failure, RunReport, StageReport};
+pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use reuse::{ReuseReport, StoredEmbeddings};
 
 use std::path::PathBuf;
@@ -22,14 +26,15 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
-use crate::embed::{load_embedder, EmbedOptions, Embedder, Embeddings, ModelDir};
+use crate::embed::{load_embedder, EmbedOptions, Embedder, ModelDir};
 use crate::error::{IndexerError, Result};
-use crate::index::{ann_recall, sample_rows, FaissIndex, IndexOptions, RecallCheck, VectorIndex};
+use crate::index::IndexOptions;
 use crate::parse::{file_uri_of, AutoParser};
-use crate::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, Manifest, SnapshotWriter};
+use crate::snapshot::{layout, ChunkerManifest, SnapshotWriter};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
+use publish::Publisher;
 use stages::{embed_stage, parse_stage, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
 pub use online::{publish_next_version, VersionChange};
@@ -63,6 +68,10 @@ pub struct RunOptions {
     pub min_recall: Option<f64>,
     /// Reuse the previous version's embeddings of unchanged documents (incremental run).
     pub reuse: bool,
+    /// Delta (build on the previous version; the default) or full (one new segment).
+    pub publish: PublishMode,
+    /// When a delta run merges segments afterwards (its merged segment uses `index`).
+    pub compact: CompactOptions,
 }
 
 impl RunOptions {
@@ -85,6 +94,8 @@ impl RunOptions {
             recall_queries: Vec::new(),
             min_recall: None,
             reuse: true,
+            publish: PublishMode::Delta,
+            compact: CompactOptions::default(),
         }
     }
 }
@@ -109,28 +120,50 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let source: Arc<dyn Source> = Arc::new(ObjectStoreSource::open(&options.source, &options.source_options)?);
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
+    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
+    let parse_sig = settings.signature();
     let mut reuse = ReuseReport::default();
-    let (listing, stored) = tokio::join!(source.list(), async {
+    let (listing, previous) = tokio::join!(source.list(), async {
         if !options.reuse {
             return None;
         }
         StoredEmbeddings::load(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await
     });
-    let listing = listing?;
+    let mut listing = listing?;
+    let (mut stored, previous) = previous.map_or((None, None), |(stored, previous)| (Some(stored), Some(previous)));
     if let Some(stored) = &stored {
         tracing::info!("reusing embeddings of unchanged documents from version {} ({} documents stored)", stored.version(), stored.len());
         reuse.from_version = Some(stored.version().to_string());
     }
+    // A delta builds on the previous version; files whose ETag is the stored one are not fetched.
+    let base = previous.filter(|_| options.publish == PublishMode::Delta).and_then(|previous| match previous.delta_refusal(&options.index) {
+        Some(reason) => {
+            reuse.notes.push(reason);
+            None
+        }
+        None => Some(previous),
+    });
+    let unchanged_files = base.as_ref().map(|base| base.unchanged_files(&listing.entries, &parse_sig, &mut reuse.notes)).unwrap_or_default();
+    let files_listed = listing.entries.len();
+    listing.entries.retain(|entry| !unchanged_files.contains(&entry.uri));
+    if let Some(stored) = stored.as_mut() {
+        stored.forget_files(&unchanged_files);
+    }
     reuse.notes.iter().for_each(|note| tracing::warn!("{note}"));
-    tracing::info!("{}: {} files to index, {} skipped; model {} on {}", source.uri(), listing.entries.len(), listing.skipped.len(), embedder.info().name, embedder.device_name());
+    tracing::info!(
+        "{}: {} files listed, {} to fetch ({} unchanged), {} skipped; model {} on {}",
+        source.uri(),
+        files_listed,
+        listing.entries.len(),
+        unchanged_files.len(),
+        listing.skipped.len(),
+        embedder.info().name,
+        embedder.device_name()
+    );
 
     let progress = Progress::start(options.progress, listing.entries.len() as u64);
     let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
-    let context = Arc::new(StageContext {
-        settings: ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at },
-        counters: progress.counters.clone(),
-        failures: failures.clone(),
-    });
+    let context = Arc::new(StageContext { settings, counters: progress.counters.clone(), failures: failures.clone() });
 
     // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed
     let (raw_tx, raw_rx) = tokio::sync::mpsc::channel(64);
@@ -143,7 +176,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
         std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context))
     };
-    let files_listed = listing.entries.len();
+    let files_fetched = listing.entries.len();
     let fetch_started = Instant::now();
     let concurrency = options.source_options.concurrency.max(1);
     let mut fetched = futures::stream::iter(listing.entries.into_iter())
@@ -168,16 +201,17 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     }
     drop(raw_tx);
     let fetch_secs = fetch_started.elapsed().as_secs_f64();
-    let (parse_busy, reused) = join_stage(parse_thread, "parse").await?;
+    let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
     let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
     progress.finish();
+    let embedded_tokens: u64 = documents.iter().flat_map(|d| &d.chunks).map(|c| c.token_count as u64).sum();
     reuse.documents = reused.len();
     reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
     reuse.tokens = reused.iter().flat_map(|d| &d.chunks).map(|c| c.token_count as u64).sum();
     documents.extend(reused);
-    if let Some(version) = reuse.from_version.clone() {
-        let kept = keep_last_good_versions(&options, &version, &failures, &documents).await;
-        match kept {
+    let unchanged_documents = stored.map(StoredEmbeddings::into_unchanged).unwrap_or_default();
+    if let (None, Some(version)) = (&base, reuse.from_version.clone()) {
+        match keep_last_good_versions(&options, &version, &failures, &documents).await {
             Ok(kept) => {
                 reuse.kept_after_failure = kept.iter().map(|d| d.record.uri.clone()).collect();
                 documents.extend(kept);
@@ -203,75 +237,55 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         files_listed,
         // A document kept after its file failed is counted once, as failed.
         documents_seen: documents.len() - reuse.kept_after_failure.len() + failures.len(),
-        documents_indexed: documents.len(),
         documents_failed: failures.len(),
         failures,
         skipped: listing.skipped,
         reuse,
         ..Default::default()
     };
-    if documents.is_empty() {
-        let first = report.failures.first().map(|f| format!("; first failure: {} — {}", f.uri, f.reason)).unwrap_or_default();
-        return Err(IndexerError::NothingToPublish(format!("no document could be indexed ({} failed{first})", report.documents_failed)));
+    if documents.is_empty() && base.is_none() {
+        return Err(nothing_to_publish(&report));
     }
-
-    // Rows in a deterministic order: documents by URI, chunks by index.
-    let rows = assemble(documents, embedder.info().dim);
-    report.chunks = rows.chunks.len();
-    report.tokens = rows.tokens();
-    let spec = options.index.resolve(rows.chunks.len(), rows.embeddings.dim)?;
-    report.index = spec.factory();
-    let build_started = Instant::now();
-    let (built, rows) = segment::build_indexes_blocking(spec.clone(), rows).await?;
-    tracing::info!("indexes built in {:.2} s", build_started.elapsed().as_secs_f64());
-    let (vector_index, recall_check) = check_recall(built.vectors, &rows.embeddings, &options, embedder.as_ref()).await?;
-    report.recall_at_10 = Some(recall_check.recall);
-    let SegmentRows { chunks, embeddings, records } = rows;
-    let (vector_secs, keyword_secs, keyword_dir) = (built.vector_secs, built.keyword_secs, built.keyword_dir);
-
-    let publish_started = Instant::now();
-    let version = new_version_id();
-    let segment_id = format!("seg-{version}");
-    let segment = writer.write_segment(&segment_id, &chunks, &embeddings, &records, &vector_index, keyword_dir.path()).await?;
-    let manifest = Manifest {
-        recall_check: Some(recall_check),
-        segments: vec![segment.manifest],
-        counts: Counts { documents: records.len(), chunks: chunks.len(), tokens: report.tokens },
-        checksums: segment.checksums,
-        ..Manifest::new(
-            version.clone(),
-            report.source.clone(),
-            embedder.info().clone(),
-            ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
-            IndexManifest::new(spec, embedder.device_name()),
-        )
-    };
     let counters = &context.counters;
     report.stages = vec![
-        StageReport::new("fetch", fetch_secs, files_listed as u64, "files"),
+        StageReport::new("fetch", fetch_secs, files_fetched as u64, "files"),
         StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
-        StageReport::new("embed", embed_busy, report.tokens.saturating_sub(report.reuse.tokens), "tokens"),
-        StageReport::new("vector index", vector_secs, chunks.len() as u64, "vectors"),
-        StageReport::new("keyword index", keyword_secs, chunks.len() as u64, "chunks"),
+        StageReport::new("embed", embed_busy, embedded_tokens, "tokens"),
     ];
-    report.version = Some(version.clone());
-    writer.publish(&manifest).await?;
-    report.stages.push(StageReport::new("publish", publish_started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
+    let publisher = Publisher {
+        options: &options,
+        writer: &writer,
+        embedder: embedder.as_ref(),
+        chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
+        parse_sig,
+    };
+    let manifest = match base {
+        Some(base) => publisher.delta(base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
+        None => publisher.full(documents, &mut report).await?,
+    };
+    report.version = Some(manifest.version.clone());
     report.wall_secs = started.elapsed().as_secs_f64();
     let report_json = serde_json::to_value(&report).map_err(|e| IndexerError::snapshot("report", e))?;
-    writer.put_json(&layout::report(&version), &report_json).await?;
+    writer.put_json(&layout::report(&manifest.version), &report_json).await?;
     if let Some(path) = &options.report_path {
         std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()).map_err(|e| IndexerError::io(path, e))?;
     }
     Ok(report)
 }
 
-/// The previous version's documents from files that failed as a whole in this run (a fetch
-/// error, a file that no longer parses, every item of it failing).
+/// The refusal to publish a version without documents (an empty or unreachable listing, every
+/// document failing): the previous version stays.
+fn nothing_to_publish(report: &RunReport) -> IndexerError {
+    let first = report.failures.first().map(|f| format!("; first failure: {} — {}", f.uri, f.reason)).unwrap_or_default();
+    IndexerError::NothingToPublish(format!("no document could be indexed ({} failed{first})", report.documents_failed))
+}
+
+/// The previous version's documents from files that failed in this run (a fetch error, a file
+/// that no longer parses, some or all of its items failing) that this run did not index: a
+/// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
 async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, documents: &[EmbeddedDoc]) -> Result<Vec<EmbeddedDoc>> {
-    let indexed_files: std::collections::HashSet<&str> = documents.iter().map(|d| file_uri_of(&d.record.uri)).collect();
     let failed_uris: Vec<String> = failures.lock().expect("failures lock").iter().map(|f| f.uri.clone()).collect();
-    let failed: std::collections::HashSet<&str> = failed_uris.iter().map(|uri| file_uri_of(uri)).filter(|file| !indexed_files.contains(file)).collect();
+    let failed: std::collections::HashSet<&str> = failed_uris.iter().map(|uri| file_uri_of(uri)).collect();
     if failed.is_empty() {
         return Ok(Vec::new());
     }
@@ -287,34 +301,4 @@ async fn join_stage<T: Send + 'static>(handle: std::thread::JoinHandle<T>, stage
         .await
         .map_err(|e| IndexerError::Embed(format!("{stage} stage: {e}")))?
         .map_err(|_| IndexerError::Embed(format!("{stage} stage panicked")))
-}
-
-/// Queries sampled from the chunks when the user gives none.
-const RECALL_SAMPLE: usize = 200;
-
-/// Measures ANN recall@10 against exact search and enforces `min_recall`, before anything is written.
-async fn check_recall(index: FaissIndex, embeddings: &Embeddings, options: &RunOptions, embedder: &dyn Embedder) -> Result<(FaissIndex, RecallCheck)> {
-    let (queries, query_source) = if options.recall_queries.is_empty() {
-        (sample_rows(&embeddings.data, embeddings.dim, RECALL_SAMPLE), "chunks")
-    } else {
-        let texts: Vec<&str> = options.recall_queries.iter().map(String::as_str).collect();
-        (embedder.embed(&texts)?.data, "given")
-    };
-    let base = embeddings.data.clone();
-    let dim = embeddings.dim;
-    let (index, recall) = tokio::task::spawn_blocking(move || {
-        let mut index = index;
-        let recall = ann_recall(&mut index, &base, dim, &queries, 10);
-        (index, recall.map(|r| (r, queries.len() / dim.max(1))))
-    })
-    .await
-    .map_err(|e| IndexerError::VectorIndex { stage: "recall check", reason: e.to_string() })?;
-    let (recall, queries) = recall?;
-    tracing::info!("ANN recall@10 = {recall:.4} over {queries} {query_source} queries");
-    if let Some(min) = options.min_recall {
-        if recall < min {
-            return Err(IndexerError::RecallBelowMinimum { index: index.spec().factory(), recall, min });
-        }
-    }
-    Ok((index, RecallCheck { k: 10, queries, query_source: query_source.into(), recall }))
 }

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::delta::DeltaReport;
 use super::reuse::ReuseReport;
 use crate::source::Skipped;
 
@@ -50,6 +51,9 @@ pub struct RunReport {
     pub tokens: u64,
     /// Embeddings taken from the previous version (the embed stage's tokens exclude them).
     pub reuse: ReuseReport,
+    /// Set when the run published a delta over the previous version (then `documents_indexed`,
+    /// `chunks` and `tokens` count what the whole version serves, not only the new segment).
+    pub delta: Option<DeltaReport>,
     /// ANN recall@10 against exact search (publish-time check).
     pub recall_at_10: Option<f64>,
     pub wall_secs: f64,
@@ -80,6 +84,15 @@ impl RunReport {
         line(&mut out, "reused embeddings", reused);
         if !self.reuse.kept_after_failure.is_empty() {
             line(&mut out, "kept after failure", format!("{} documents (their files failed; last good version kept)", self.reuse.kept_after_failure.len()));
+        }
+        if let Some(delta) = &self.delta {
+            line(&mut out, "published as", format!("delta over {} ({} segments)", delta.base_version, delta.segments));
+            line(&mut out, "files unchanged", format!("{} (not fetched)", delta.files_unchanged));
+            line(&mut out, "documents", format!("{} unchanged, {} written ({} chunks), {} removed", delta.documents_unchanged, delta.documents_written, delta.chunks_written, delta.documents_removed));
+            line(&mut out, "tombstones", format!("{} added, {} lifted", delta.tombstones_added, delta.tombstones_lifted));
+            if let Some(compaction) = &delta.compaction {
+                line(&mut out, "compacted", format!("{} segments into one ({} chunks kept, {} dropped)", compaction.merged_segments.len(), compaction.chunks_kept, compaction.chunks_dropped));
+            }
         }
         if let Some(recall) = self.recall_at_10 {
             line(&mut out, "ANN recall@10", format!("{recall:.4}"));

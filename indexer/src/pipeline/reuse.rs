@@ -8,12 +8,13 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
+use super::delta::PreviousVersion;
 use super::stages::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
 use crate::embed::Embeddings;
-use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones};
+use crate::snapshot::{layout, DocumentRecord, SnapshotReader, Tombstones};
 use crate::store::StoreOptions;
 
 /// What a run reused from the previous version (in the run report).
@@ -33,7 +34,7 @@ pub struct ReuseReport {
 
 /// One stored document's embeddings and what they were computed from.
 struct StoredDoc {
-    content_hash: String,
+    record: DocumentRecord,
     texts: u64,
     vectors: Vec<f32>,
 }
@@ -42,6 +43,8 @@ struct StoredDoc {
 pub struct StoredEmbeddings {
     version: String,
     documents: HashMap<String, StoredDoc>,
+    /// Documents handed out whose record is the stored one too: nothing about them changed.
+    unchanged: HashSet<String>,
 }
 
 /// A fingerprint of a document's chunk texts, in order (equal texts, equal fingerprint).
@@ -56,11 +59,17 @@ fn texts_fingerprint<'a>(texts: impl Iterator<Item = &'a str>) -> u64 {
     hasher.finish()
 }
 
+/// Whether two records differ in nothing but the time they were ingested.
+fn same_record(stored: &DocumentRecord, fresh: &DocumentRecord) -> bool {
+    DocumentRecord { ingested_at: fresh.ingested_at, ..stored.clone() } == *fresh
+}
+
 impl StoredEmbeddings {
     /// Reads the version LATEST names at `uri`, if it was embedded by `model_sha256` with
-    /// chunker signature `chunker_sig`. None (with the reason in `report.notes`) when there is
-    /// no previous version or it cannot be reused; a run then embeds everything.
-    pub async fn load(uri: &str, store: &StoreOptions, model_sha256: &str, chunker_sig: &str, report: &mut ReuseReport) -> Option<Self> {
+    /// chunker signature `chunker_sig`: its embeddings, and what a delta publish needs to know
+    /// about it. None (with the reason in `report.notes`) when there is no previous version or
+    /// it cannot be reused; a run then embeds everything.
+    pub async fn load(uri: &str, store: &StoreOptions, model_sha256: &str, chunker_sig: &str, report: &mut ReuseReport) -> Option<(Self, PreviousVersion)> {
         let reader = match SnapshotReader::open(uri, store).await {
             Ok(reader) => reader,
             Err(IndexerError::NoSnapshot { .. }) => return None,
@@ -78,31 +87,49 @@ impl StoredEmbeddings {
             report.notes.push(format!("version {} was chunked with other settings ({}): embedding everything", manifest.version, manifest.chunker.sig));
             return None;
         }
-        let mut stored = Self { version: manifest.version.clone(), documents: HashMap::new() };
+        let mut stored = Self { version: manifest.version.clone(), documents: HashMap::new(), unchanged: HashSet::new() };
+        let mut previous = PreviousVersion::new(manifest.clone(), failed_files_of(&reader).await);
         let tombstones = manifest.tombstone_set();
         for segment in &manifest.segments {
-            if let Err(e) = stored.add_segment(&reader, &segment.id, &tombstones).await {
+            if let Err(e) = stored.add_segment(&reader, &segment.id, &tombstones, &mut previous).await {
                 report.notes.push(format!("segment {} not reused: {e}", segment.id));
+                previous.mark_incomplete(&segment.id);
             }
         }
-        Some(stored)
+        previous.finish();
+        Some((stored, previous))
     }
 
-    async fn add_segment(&mut self, reader: &SnapshotReader, segment: &str, tombstones: &Tombstones<'_>) -> Result<()> {
+    async fn add_segment(&mut self, reader: &SnapshotReader, segment: &str, tombstones: &Tombstones<'_>, previous: &mut PreviousVersion) -> Result<()> {
         let (records, chunks, embeddings) = reader.read_segment(segment).await?;
         for (record, rows) in segment_documents(segment, records, &chunks, tombstones) {
             match rows {
                 Some(rows) => {
                     let texts = texts_fingerprint(rows.iter().map(|&row| chunks[row].text.as_str()));
-                    let stored = StoredDoc { content_hash: record.content_hash, texts, vectors: gather_rows(&embeddings, &rows) };
-                    self.documents.insert(record.doc_id, stored);
+                    let tokens = rows.iter().map(|&row| chunks[row].token_count as u64).sum();
+                    previous.live(segment, &record, tokens);
+                    let stored = StoredDoc { record, texts, vectors: gather_rows(&embeddings, &rows) };
+                    self.documents.insert(stored.record.doc_id.clone(), stored);
                 }
                 None => {
+                    previous.hidden(segment, &record);
                     self.documents.remove(&record.doc_id);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Drops the stored documents of `files` (files a delta run does not fetch).
+    pub fn forget_files(&mut self, files: &HashSet<String>) {
+        if !files.is_empty() {
+            self.documents.retain(|_, doc| !files.contains(file_uri_of(&doc.record.uri)));
+        }
+    }
+
+    /// The documents handed out that changed in nothing but their ingestion time.
+    pub fn into_unchanged(self) -> HashSet<String> {
+        self.unchanged
     }
 
     pub fn version(&self) -> &str {
@@ -119,11 +146,20 @@ impl StoredEmbeddings {
     }
 
     /// The stored vectors of `document` when its content hash and chunk texts are the
-    /// stored ones (each stored document is handed out once).
-    fn take(&mut self, document: &ChunkedDoc) -> Option<Vec<f32>> {
+    /// stored ones (each stored document is handed out once). A document whose record is the
+    /// stored one too keeps its first ingestion time and is counted as unchanged.
+    fn take(&mut self, document: &mut ChunkedDoc) -> Option<Vec<f32>> {
         let stored = self.documents.get(&document.record.doc_id)?;
-        let same = stored.content_hash == document.record.content_hash && stored.texts == texts_fingerprint(document.chunks.iter().map(|c: &Chunk| c.text.as_str()));
-        same.then(|| self.documents.remove(&document.record.doc_id).map(|d| d.vectors)).flatten()
+        let same = stored.record.content_hash == document.record.content_hash && stored.texts == texts_fingerprint(document.chunks.iter().map(|c: &Chunk| c.text.as_str()));
+        if !same {
+            return None;
+        }
+        let stored = self.documents.remove(&document.record.doc_id)?;
+        if same_record(&stored.record, &document.record) {
+            document.record.ingested_at = stored.record.ingested_at;
+            self.unchanged.insert(stored.record.doc_id);
+        }
+        Some(stored.vectors)
     }
 
     /// Splits `documents` into those whose embeddings are reused (returned with their
@@ -131,8 +167,8 @@ impl StoredEmbeddings {
     pub fn reuse(&mut self, documents: &mut Vec<ChunkedDoc>) -> Vec<EmbeddedDoc> {
         let mut reused = Vec::new();
         let mut remaining = Vec::with_capacity(documents.len());
-        for document in documents.drain(..) {
-            match self.take(&document) {
+        for mut document in documents.drain(..) {
+            match self.take(&mut document) {
                 Some(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors }),
                 None => remaining.push(document),
             }
@@ -160,6 +196,15 @@ fn segment_documents(segment: &str, records: Vec<DocumentRecord>, chunks: &[Chun
         out.push((record, usable));
     }
     out
+}
+
+/// The files that failed (wholly or in part) in the run that wrote the version `reader`
+/// holds, from its run report; None when it has none (a version the server published).
+async fn failed_files_of(reader: &SnapshotReader) -> Option<HashSet<String>> {
+    let bytes = reader.get(&layout::report(&reader.manifest().version)).await.ok()?;
+    let report: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let failures = report.get("failures")?.as_array()?;
+    failures.iter().map(|f| f.get("uri").and_then(|u| u.as_str()).map(|uri| file_uri_of(uri).to_string())).collect()
 }
 
 /// The embedding rows `rows`, one after another.

@@ -27,6 +27,16 @@ pub struct ChunkSettings {
     pub ingested_at: chrono::DateTime<chrono::Utc>,
 }
 
+impl ChunkSettings {
+    /// What shapes a document record besides the file itself: this indexer build (its
+    /// parsers), the tags added and the size limit. Recorded in the manifest; a later run
+    /// skips unchanged files only under the same signature.
+    pub fn signature(&self) -> String {
+        let settings = format!("quarry-indexer {}; tags {:?}; max_document_tokens {}", env!("CARGO_PKG_VERSION"), self.tags, self.max_document_tokens);
+        crate::snapshot::sha256_hex(settings.as_bytes())[..16].to_string()
+    }
+}
+
 /// Shared, read-only state of the worker stages, plus the failure list.
 pub(super) struct StageContext {
     pub settings: ChunkSettings,
@@ -120,13 +130,14 @@ pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<Chun
 
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
 /// documents whose embeddings `stored` holds skip the embed stage. Returns the seconds spent
-/// working and the documents with reused embeddings.
+/// working, the documents with reused embeddings, and `stored` (which knows which of them
+/// did not change at all).
 pub(super) fn parse_stage(
     mut raw_rx: tokio::sync::mpsc::Receiver<RawDocument>,
     doc_tx: crossbeam_channel::Sender<Vec<ChunkedDoc>>,
     context: &StageContext,
     mut stored: Option<StoredEmbeddings>,
-) -> (f64, Vec<EmbeddedDoc>) {
+) -> (f64, Vec<EmbeddedDoc>, Option<StoredEmbeddings>) {
     let mut busy = 0.0;
     let mut reused = Vec::new();
     while let Some(first) = raw_rx.blocking_recv() {
@@ -158,7 +169,7 @@ pub(super) fn parse_stage(
             break; // the embed stage stopped
         }
     }
-    (busy, reused)
+    (busy, reused, stored)
 }
 
 /// Embeds chunked documents as they arrive, in groups of at least `group` chunks. Returns

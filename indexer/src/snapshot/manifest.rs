@@ -23,6 +23,11 @@ pub struct Manifest {
     pub chunker: ChunkerManifest,
     pub index: IndexManifest,
     pub keyword: KeywordManifest,
+    /// What turned files into documents in the batch run that wrote this version (the
+    /// indexer's version and the settings that shape document records); a later run skips
+    /// fetching unchanged files only when its own signature is the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parse_sig: Option<String>,
     /// ANN recall@k against exact search, measured before publishing.
     #[serde(default)]
     pub recall_check: Option<RecallCheck>,
@@ -47,6 +52,7 @@ impl Manifest {
             chunker,
             index,
             keyword: KeywordManifest::tantivy(),
+            parse_sig: None,
             recall_check: None,
             segments: Vec::new(),
             tombstones: Vec::new(),
@@ -123,6 +129,11 @@ impl Tombstones<'_> {
     /// Whether the chunk `chunk_id` of document `doc_id`, stored in `segment`, is hidden.
     pub fn hides(&self, segment: &str, doc_id: &str, chunk_id: &str) -> bool {
         !self.0.is_empty() && (self.0.contains(chunk_id) || self.0.contains(doc_id) || self.0.contains(format!("{segment}/{doc_id}").as_str()))
+    }
+
+    /// Whether the copy of document `doc_id` stored in `segment` is hidden as a whole.
+    pub fn hides_document(&self, segment: &str, doc_id: &str) -> bool {
+        !self.0.is_empty() && (self.0.contains(doc_id) || self.0.contains(format!("{segment}/{doc_id}").as_str()))
     }
 
     pub fn is_empty(&self) -> bool {

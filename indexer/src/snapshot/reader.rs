@@ -120,23 +120,31 @@ impl SnapshotReader {
         Ok(verification)
     }
 
-    /// All chunks and embeddings, segment after segment.
+    /// The live chunks and their embeddings, segment after segment (rows tombstones hide left out).
     pub async fn read_chunks(&self) -> Result<(Vec<Chunk>, Embeddings)> {
+        let dim = self.manifest.model.dim;
+        let tombstones = self.manifest.tombstone_set();
         let mut chunks = Vec::new();
-        let mut embeddings = Embeddings { dim: self.manifest.model.dim, data: Vec::new() };
+        let mut embeddings = Embeddings { dim, data: Vec::new() };
         for segment in &self.manifest.segments {
-            let (mut seg_chunks, seg_vectors) = chunks_from_parquet(self.get(&layout::segment_file(&segment.id, layout::CHUNKS)).await?)?;
-            chunks.append(&mut seg_chunks);
-            embeddings.data.extend_from_slice(&seg_vectors.data);
+            let (seg_chunks, seg_vectors) = chunks_from_parquet(self.get(&layout::segment_file(&segment.id, layout::CHUNKS)).await?)?;
+            for (row, chunk) in seg_chunks.into_iter().enumerate() {
+                if !tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
+                    embeddings.data.extend_from_slice(&seg_vectors.data[row * dim..(row + 1) * dim]);
+                    chunks.push(chunk);
+                }
+            }
         }
         Ok((chunks, embeddings))
     }
 
-    /// All document records.
+    /// The live document records (those tombstones hide as a whole left out).
     pub async fn read_documents(&self) -> Result<Vec<DocumentRecord>> {
+        let tombstones = self.manifest.tombstone_set();
         let mut documents = Vec::new();
         for segment in &self.manifest.segments {
-            documents.extend(documents_from_parquet(self.get(&layout::segment_file(&segment.id, layout::DOCUMENTS)).await?)?);
+            let records = documents_from_parquet(self.get(&layout::segment_file(&segment.id, layout::DOCUMENTS)).await?)?;
+            documents.extend(records.into_iter().filter(|r| !tombstones.hides_document(&segment.id, &r.doc_id)));
         }
         Ok(documents)
     }

@@ -1,0 +1,211 @@
+//! The end of a batch run: documents become a new segment (indexes built, recall checked
+//! before anything is written), then either a full version (that segment alone) or a delta
+//! version (the previous version's segments plus it, with tombstones), then LATEST.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::compact::{compact, segments_to_merge, CompactOptions};
+use super::delta::{DeltaReport, PreviousVersion};
+use super::report::{RunReport, StageReport};
+use super::segment::{assemble, build_indexes_blocking, SegmentRows};
+use super::stages::EmbeddedDoc;
+use super::RunOptions;
+use crate::embed::{Embedder, Embeddings};
+use crate::error::{IndexerError, Result};
+use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex, FLAT_MAX_ROWS};
+use crate::parse::file_uri_of;
+use crate::snapshot::{new_version_id, ChunkerManifest, Counts, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+
+/// What publishing needs from the run.
+pub(super) struct Publisher<'a> {
+    pub options: &'a RunOptions,
+    pub writer: &'a SnapshotWriter,
+    pub embedder: &'a dyn Embedder,
+    pub chunker: ChunkerManifest,
+    /// The run's parse signature, recorded so the next run can skip unchanged files.
+    pub parse_sig: String,
+}
+
+/// A segment written from this run's documents.
+struct NewSegment {
+    written: WrittenSegment,
+    spec: IndexSpec,
+    recall: RecallCheck,
+    documents: usize,
+    chunks: usize,
+    tokens: u64,
+}
+
+impl Publisher<'_> {
+    /// Publishes `documents` alone as the next version.
+    pub async fn full(&self, documents: Vec<EmbeddedDoc>, report: &mut RunReport) -> Result<Manifest> {
+        let version = new_version_id();
+        let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve(rows, dim), report).await?;
+        let manifest = Manifest {
+            recall_check: Some(segment.recall.clone()),
+            counts: Counts { documents: segment.documents, chunks: segment.chunks, tokens: segment.tokens },
+            checksums: segment.written.checksums,
+            segments: vec![segment.written.manifest],
+            parse_sig: Some(self.parse_sig.clone()),
+            ..Manifest::new(version, report.source.clone(), self.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(segment.spec, self.embedder.device_name()))
+        };
+        (report.documents_indexed, report.chunks, report.tokens) = (manifest.counts.documents, manifest.counts.chunks, manifest.counts.tokens);
+        report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
+        let started = Instant::now();
+        self.writer.publish(&manifest).await?;
+        report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
+        Ok(manifest)
+    }
+
+    /// Publishes `base` plus the documents that changed (`documents`, minus those in
+    /// `unchanged_documents`), hiding replaced and deleted copies; then compacts when small
+    /// segments or hidden rows have piled up.
+    pub async fn delta(
+        &self,
+        base: PreviousVersion,
+        mut documents: Vec<EmbeddedDoc>,
+        unchanged_documents: &HashSet<String>,
+        unchanged_files: &HashSet<String>,
+        report: &mut RunReport,
+    ) -> Result<Manifest> {
+        let failed_files: HashSet<&str> = report.failures.iter().map(|f| file_uri_of(&f.uri)).collect();
+        let documents_seen = documents.len();
+        documents.retain(|d| !unchanged_documents.contains(&d.record.doc_id));
+        let changes = base.changes(&documents, unchanged_documents, unchanged_files, &failed_files);
+        if changes.live_documents == 0 {
+            return Err(super::nothing_to_publish(report));
+        }
+        let mut delta = DeltaReport {
+            base_version: base.version().to_string(),
+            files_unchanged: unchanged_files.len(),
+            documents_unchanged: documents_seen - documents.len(),
+            documents_written: documents.len(),
+            chunks_written: documents.iter().map(|d| d.chunks.len()).sum(),
+            documents_removed: changes.removed_documents,
+            tombstones_added: changes.add_tombstones.len(),
+            tombstones_lifted: changes.lift_tombstones.len(),
+            ..Default::default()
+        };
+        let version = new_version_id();
+        let mut manifest = base.manifest;
+        manifest.version = version.clone();
+        manifest.created_at = chrono::Utc::now();
+        manifest.source = report.source.clone();
+        manifest.parse_sig = Some(self.parse_sig.clone());
+        manifest.tombstones.retain(|t| !changes.lift_tombstones.contains(t));
+        manifest.tombstones.extend(changes.add_tombstones);
+        if !documents.is_empty() {
+            let segment = self.write_segment(documents, &version, |rows, dim| self.delta_spec(rows, dim), report).await?;
+            manifest.counts.documents += segment.documents;
+            manifest.counts.chunks += segment.chunks;
+            manifest.counts.tokens += segment.tokens;
+            manifest.checksums.extend(segment.written.checksums);
+            manifest.segments.push(segment.written.manifest);
+            let base_recall = manifest.recall_check.take();
+            manifest.recall_check = Some(match base_recall {
+                Some(base) if base.recall < segment.recall.recall => base,
+                _ => segment.recall,
+            });
+        } else {
+            report.stages.push(StageReport::new("vector index", 0.0, 0, "vectors"));
+            report.stages.push(StageReport::new("keyword index", 0.0, 0, "chunks"));
+        }
+        report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
+        (report.documents_indexed, report.chunks, report.tokens) = (changes.live_documents, changes.live_chunks, changes.live_tokens);
+        report.reuse.kept_after_failure = changes.kept_after_failure;
+        let started = Instant::now();
+        self.writer.publish(&manifest).await?;
+        report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
+
+        let merge = merge_plan(&manifest, changes.live_chunks, &self.options.compact);
+        if !merge.is_empty() {
+            let started = Instant::now();
+            match self.compact(&manifest, &merge).await {
+                Ok((compaction, compacted)) => {
+                    tracing::info!("compacted {} segments into {:?}", compaction.merged_segments.len(), compaction.new_segment);
+                    report.stages.push(StageReport::new("compact", started.elapsed().as_secs_f64(), compaction.chunks_kept as u64, "chunks"));
+                    delta.compaction = Some(compaction);
+                    manifest = compacted;
+                }
+                Err(e) => report.reuse.notes.push(format!("compaction after version {version} failed (that version stays published): {e}")),
+            }
+        }
+        delta.segments = manifest.segments.len();
+        report.delta = Some(delta);
+        Ok(manifest)
+    }
+
+    async fn compact(&self, manifest: &Manifest, merge: &[String]) -> Result<(super::CompactReport, Manifest)> {
+        let reader = SnapshotReader::open_version(self.writer.uri(), &manifest.version, &self.options.out_store).await?;
+        compact(&reader, self.writer, merge, &self.options.index).await
+    }
+
+    /// A delta segment's index: exact search while it is small (whatever the snapshot's
+    /// kind), the run's choice above that.
+    fn delta_spec(&self, rows: usize, dim: usize) -> Result<IndexSpec> {
+        if rows < FLAT_MAX_ROWS {
+            Ok(IndexSpec::Flat)
+        } else {
+            self.options.index.resolve(rows, dim)
+        }
+    }
+
+    /// Lays out `documents`, builds both indexes, checks recall (refusing below the minimum)
+    /// and writes the segment `seg-<version>`; the index stages go into `report`.
+    async fn write_segment(&self, documents: Vec<EmbeddedDoc>, version: &str, spec: impl FnOnce(usize, usize) -> Result<IndexSpec>, report: &mut RunReport) -> Result<NewSegment> {
+        let rows = assemble(documents, self.embedder.info().dim);
+        let spec = spec(rows.chunks.len(), rows.embeddings.dim)?;
+        report.index = spec.factory();
+        let started = Instant::now();
+        let (built, rows) = build_indexes_blocking(spec.clone(), rows).await?;
+        tracing::info!("indexes built in {:.2} s", started.elapsed().as_secs_f64());
+        let (vector_index, recall) = check_recall(built.vectors, &rows.embeddings, self.options, self.embedder).await?;
+        let SegmentRows { chunks, embeddings, records } = &rows;
+        report.stages.push(StageReport::new("vector index", built.vector_secs, chunks.len() as u64, "vectors"));
+        report.stages.push(StageReport::new("keyword index", built.keyword_secs, chunks.len() as u64, "chunks"));
+        let written = self.writer.write_segment(&format!("seg-{version}"), chunks, embeddings, records, &vector_index, built.keyword_dir.path()).await?;
+        Ok(NewSegment { written, spec, recall, documents: records.len(), chunks: chunks.len(), tokens: rows.tokens() })
+    }
+}
+
+/// The segments to merge after a delta: the small ones once too many have piled up, or all
+/// of them once tombstones hide more than the allowed fraction of the rows.
+fn merge_plan(manifest: &Manifest, live_chunks: usize, options: &CompactOptions) -> Vec<String> {
+    let rows = manifest.segments.iter().map(|s| s.chunks).sum::<usize>();
+    let hidden = rows.saturating_sub(live_chunks);
+    if rows > 0 && hidden as f64 > options.max_hidden_fraction * rows as f64 {
+        return manifest.segments.iter().map(|s| s.id.clone()).collect();
+    }
+    segments_to_merge(manifest, options)
+}
+
+/// Queries sampled from the chunks when the user gives none.
+const RECALL_SAMPLE: usize = 200;
+
+/// Measures ANN recall@10 against exact search and enforces `min_recall`, before anything is written.
+async fn check_recall(index: FaissIndex, embeddings: &Embeddings, options: &RunOptions, embedder: &dyn Embedder) -> Result<(FaissIndex, RecallCheck)> {
+    let (queries, query_source) = if options.recall_queries.is_empty() {
+        (sample_rows(&embeddings.data, embeddings.dim, RECALL_SAMPLE), "chunks")
+    } else {
+        let texts: Vec<&str> = options.recall_queries.iter().map(String::as_str).collect();
+        (embedder.embed(&texts)?.data, "given")
+    };
+    let base = embeddings.data.clone();
+    let dim = embeddings.dim;
+    let (index, recall) = tokio::task::spawn_blocking(move || {
+        let mut index = index;
+        let recall = ann_recall(&mut index, &base, dim, &queries, 10);
+        (index, recall.map(|r| (r, queries.len() / dim.max(1))))
+    })
+    .await
+    .map_err(|e| IndexerError::VectorIndex { stage: "recall check", reason: e.to_string() })?;
+    let (recall, queries) = recall?;
+    tracing::info!("ANN recall@10 = {recall:.4} over {queries} {query_source} queries");
+    if let Some(min) = options.min_recall {
+        if recall < min {
+            return Err(IndexerError::RecallBelowMinimum { index: index.spec().factory(), recall, min });
+        }
+    }
+    Ok((index, RecallCheck { k: 10, queries, query_source: query_source.into(), recall }))
+}
