@@ -351,3 +351,28 @@ async fn a_file_that_fails_keeps_its_last_good_version() {
     assert!(full.reuse.kept_after_failure.is_empty());
     assert_eq!(full.documents_indexed, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_changed_line_rewrites_only_its_document() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let lines = |third: &str| -> String {
+        [("rivers", paragraph("rivers", 3)), ("lakes", paragraph("lakes", 3)), ("springs", paragraph(third, 3))]
+            .iter()
+            .map(|(id, text)| format!("{}\n", serde_json::json!({ "_id": id, "text": text })))
+            .collect()
+    };
+    std::fs::write(src.path().join("corpus.jsonl"), lines("springs")).unwrap();
+    run(src.path(), out, |_| {}).await;
+    let before = latest(out).await;
+
+    // The file's ETag changes with the one line; the other two lines stay where they are.
+    std::fs::write(src.path().join("corpus.jsonl"), lines("hot springs")).unwrap();
+    let report = run(src.path(), out, |_| {}).await;
+    let d = delta(&report);
+    assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.tombstones_added), (0, 2, 1, 1), "{d:?}");
+    let manifest = latest(out).await;
+    assert_eq!(manifest.segments[0], before.segments[0]);
+    assert_eq!(manifest.segments[1].documents, 1);
+}

@@ -112,6 +112,8 @@ impl Publisher<'_> {
             report.stages.push(StageReport::new("keyword index", 0.0, 0, "chunks"));
         }
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
+        // The snapshot's index; a small delta segment is exact search whatever it is.
+        report.index = manifest.index.params.factory();
         (report.documents_indexed, report.chunks, report.tokens) = (changes.live_documents, changes.live_chunks, changes.live_tokens);
         report.reuse.kept_after_failure = changes.kept_after_failure;
         let started = Instant::now();

@@ -59,9 +59,13 @@ fn texts_fingerprint<'a>(texts: impl Iterator<Item = &'a str>) -> u64 {
     hasher.finish()
 }
 
-/// Whether two records differ in nothing but the time they were ingested.
+/// Whether two records differ in nothing but the time they were ingested (and, for a part
+/// of a file such as a JSONL line, the file's ETag: one changed line must not rewrite the
+/// records of every other line).
 fn same_record(stored: &DocumentRecord, fresh: &DocumentRecord) -> bool {
-    DocumentRecord { ingested_at: fresh.ingested_at, ..stored.clone() } == *fresh
+    let part_of_a_file = file_uri_of(&fresh.uri) != fresh.uri;
+    let etag = if part_of_a_file { fresh.etag.clone() } else { stored.etag.clone() };
+    DocumentRecord { ingested_at: fresh.ingested_at, etag, ..stored.clone() } == *fresh
 }
 
 impl StoredEmbeddings {
