@@ -43,9 +43,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             println!("chunker    {} tokens, overlap {}, signature {}", m.chunker.config.max_tokens, m.chunker.config.overlap_tokens, m.chunker.sig);
             println!("index      {} ({}), {} metric, built on {}", m.index.kind, serde_json::to_string(&m.index.params)?, m.index.metric, m.index.built_on);
             println!("keyword    {} ({})", m.keyword.engine, m.keyword.analyzer);
-            println!("counts     {} documents, {} chunks, {} tokens, {} tombstones", m.counts.documents, m.counts.chunks, m.counts.tokens, m.tombstones.len());
+            let hidden = if m.tombstones.is_empty() { String::new() } else { format!(" (stored rows; {} tombstones hide replaced or deleted ones)", m.tombstones.len()) };
+            println!("counts     {} documents, {} chunks, {} tokens{hidden}", m.counts.documents, m.counts.chunks, m.counts.tokens);
             for segment in &m.segments {
-                println!("segment    {}: {} documents, {} chunks, {} files", segment.id, segment.documents, segment.chunks, segment.files.len());
+                let index = m.segment_index(segment).factory();
+                println!("segment    {}: {} documents, {} chunks, {index}, {} files", segment.id, segment.documents, segment.chunks, segment.files.len());
             }
             match &verification {
                 None => println!("checksums  not verified (--no-verify)"),

@@ -86,7 +86,8 @@ impl RunReport {
             line(&mut out, "kept after failure", format!("{} documents (their files failed; last good version kept)", self.reuse.kept_after_failure.len()));
         }
         if let Some(delta) = &self.delta {
-            line(&mut out, "published as", format!("delta over {} ({} segments)", delta.base_version, delta.segments));
+            let plural = if delta.segments == 1 { "" } else { "s" };
+            line(&mut out, "published as", format!("delta over {} ({} segment{plural} in all)", delta.base_version, delta.segments));
             line(&mut out, "files unchanged", format!("{} (not fetched)", delta.files_unchanged));
             line(&mut out, "documents", format!("{} unchanged, {} written ({} chunks), {} removed", delta.documents_unchanged, delta.documents_written, delta.chunks_written, delta.documents_removed));
             line(&mut out, "tombstones", format!("{} added, {} lifted", delta.tombstones_added, delta.tombstones_lifted));

@@ -95,37 +95,43 @@ fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<usiz
 }
 
 /// Parses and chunks one file: its documents, and every failure with its URI and reason.
+/// The documents of a file with many (a JSONL corpus) are chunked in parallel.
 pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<ChunkedDoc>, Vec<Failure>) {
-    let fail = |uri: &str, stage: &'static str, reason: String| Failure { uri: uri.to_string(), stage, reason };
     let parsed = match settings.parser.parse(raw) {
         Ok(parsed) => parsed,
-        Err(e) => return (Vec::new(), vec![fail(&raw.uri, "parse", e.to_string())]),
+        Err(e) => return (Vec::new(), vec![failure(&raw.uri, "parse", e.to_string())]),
     };
-    let mut failures: Vec<Failure> = parsed.failures.into_iter().map(|item| fail(&item.uri, "parse", item.reason)).collect();
-    let mut out = Vec::new();
-    for document in parsed.documents {
-        match document_tokens(&document, settings) {
-            Ok(tokens) if tokens > settings.max_document_tokens => {
-                let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", settings.max_document_tokens);
-                failures.push(fail(&document.uri, "chunk", ParseError::TooLarge(reason).to_string()));
-                continue;
-            }
-            Ok(_) => {}
-            Err(e) => {
-                failures.push(fail(&document.uri, "chunk", e.to_string()));
-                continue;
-            }
-        }
-        match settings.chunker.chunk(&document) {
-            Ok(chunks) if chunks.is_empty() => failures.push(fail(&document.uri, "chunk", ParseError::NoText.to_string())),
-            Ok(chunks) => {
-                let record = record_of(document, chunks.len(), settings);
-                out.push(ChunkedDoc { record, chunks });
-            }
-            Err(e) => failures.push(fail(&document.uri, "chunk", e.to_string())),
+    let mut failures: Vec<Failure> = parsed.failures.into_iter().map(|item| failure(&item.uri, "parse", item.reason)).collect();
+    let chunked: Vec<std::result::Result<ChunkedDoc, Failure>> = parsed.documents.into_par_iter().map(|document| chunk_document(document, settings)).collect();
+    let mut out = Vec::with_capacity(chunked.len());
+    for result in chunked {
+        match result {
+            Ok(document) => out.push(document),
+            Err(failed) => failures.push(failed),
         }
     }
     (out, failures)
+}
+
+fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
+    Failure { uri: uri.to_string(), stage, reason }
+}
+
+/// Checks one parsed document's size and chunks it.
+fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
+    match document_tokens(&document, settings) {
+        Ok(tokens) if tokens > settings.max_document_tokens => {
+            let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", settings.max_document_tokens);
+            return Err(failure(&document.uri, "chunk", ParseError::TooLarge(reason).to_string()));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(failure(&document.uri, "chunk", e.to_string())),
+    }
+    match settings.chunker.chunk(&document) {
+        Ok(chunks) if chunks.is_empty() => Err(failure(&document.uri, "chunk", ParseError::NoText.to_string())),
+        Ok(chunks) => Ok(ChunkedDoc { record: record_of(document, chunks.len(), settings), chunks }),
+        Err(e) => Err(failure(&document.uri, "chunk", e.to_string())),
+    }
 }
 
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
