@@ -129,16 +129,17 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
 
     // The ANN curve against exact search, and the lanes' own QPS.
     let snapshot = searcher.snapshot().clone();
-    let dim = snapshot.embeddings.dim;
+    let dim = snapshot.dim();
+    let base = snapshot.all_embeddings();
     let query_vectors = match &workload.dataset {
         // Synthetic vectors have no text: queries come from the data's own distribution.
-        crate::workload::Dataset::SyntheticVectors { seed, .. } => perturbed_rows(&snapshot.embeddings.data, dim, prepared.queries.len(), *seed),
+        crate::workload::Dataset::SyntheticVectors { seed, .. } => perturbed_rows(&base, dim, prepared.queries.len(), *seed),
         _ => {
             let query_texts: Vec<&str> = prepared.queries.iter().map(|q| q.text.as_str()).collect();
             embedder.embed(&query_texts)?.data
         }
     };
-    let truth = ground_truth(&snapshot.embeddings.data, &query_vectors, dim);
+    let truth = ground_truth(&base, &query_vectors, dim);
     let segment = &snapshot.manifest.segments[0];
     let index_file = Path::new(&prepared.snapshot).join(layout::segment_file(&segment.id, layout::VECTORS));
     let spec = snapshot.manifest.segment_index(segment);
@@ -157,8 +158,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         let python = workload.peers.python.clone().unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-bench/bin/python"));
         let texts = prepared.dataset.as_ref().map(|_| {
             let chunks: Vec<(String, String)> = snapshot
-                .chunks
-                .iter()
+                .chunks()
                 .enumerate()
                 .map(|(row, c)| {
                     let uri = &snapshot.document_of(row).uri;
@@ -171,7 +171,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         Some(crate::peers::run(crate::peers::PeerInput {
             python,
             work: work.path(),
-            base: &snapshot.embeddings.data,
+            base: &base,
             queries: &query_vectors,
             dim,
             truth: &truth,

@@ -63,7 +63,7 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
         return Err(ServerError::InvalidRequest("the dataset has no judged queries".into()));
     }
     let snapshot = searcher.snapshot();
-    let row_of: HashMap<&str, usize> = snapshot.chunks.iter().enumerate().map(|(row, c)| (c.chunk_id.as_str(), row)).collect();
+    let row_of: HashMap<&str, usize> = snapshot.chunks().enumerate().map(|(row, c)| (c.chunk_id.as_str(), row)).collect();
     let mut runs: HashMap<String, HashMap<String, Vec<String>>> = HashMap::new();
     let mut ann_recall = 0.0;
     let mut embed_secs = 0.0;

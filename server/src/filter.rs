@@ -91,11 +91,14 @@ impl Filters {
         if self.is_empty() && snapshot.tombstoned.is_empty() {
             return None;
         }
-        let matching: Vec<bool> = snapshot.documents.iter().map(|d| self.matches(d)).collect();
-        let mut allowed = RowSet::empty(snapshot.chunks.len());
-        for (row, &doc) in snapshot.doc_of_row.iter().enumerate() {
-            if matching[doc as usize] && !snapshot.tombstoned.contains(row) {
-                allowed.insert(row);
+        let mut allowed = RowSet::empty(snapshot.row_count());
+        for segment in &snapshot.segments {
+            let matching: Vec<bool> = segment.data.documents.iter().map(|d| self.matches(d)).collect();
+            for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
+                let row = segment.offset + local;
+                if matching[doc as usize] && !snapshot.tombstoned.contains(row) {
+                    allowed.insert(row);
+                }
             }
         }
         Some(allowed)

@@ -33,9 +33,14 @@ impl Default for LoadOptions {
     }
 }
 
-/// One segment's indexes, shared by every loaded version that holds the segment (segments
-/// are immutable, so a reload keeps them instead of reading them again).
-pub struct SegmentIndexes {
+/// One segment's rows and indexes, shared by every loaded version that holds the segment
+/// (segments are immutable, so a reload keeps them instead of reading or copying them again).
+pub struct SegmentData {
+    pub chunks: Vec<Chunk>,
+    pub embeddings: Embeddings,
+    pub documents: Vec<DocumentRecord>,
+    /// `documents[doc_of_row[row]]` is the document of chunk `row` (both local to the segment).
+    pub doc_of_row: Vec<u32>,
     /// FAISS searches take `&mut`; the lock serializes searches on one segment.
     pub vectors: Mutex<FaissIndex>,
     pub keyword: TantivyKeywordIndex,
@@ -49,36 +54,24 @@ pub struct LoadedSegment {
     pub rows: usize,
     pub doc_offset: usize,
     pub doc_count: usize,
-    pub indexes: Arc<SegmentIndexes>,
+    pub data: Arc<SegmentData>,
 }
 
-/// Everything a search needs, in memory.
+/// Everything a search needs, in memory. Rows are numbered across segments, in manifest order.
 pub struct LoadedSnapshot {
     pub uri: String,
     pub manifest: Manifest,
-    pub chunks: Vec<Chunk>,
-    pub embeddings: Embeddings,
-    pub documents: Vec<DocumentRecord>,
-    /// `documents[doc_of_row[row]]` is the document of chunk `row`.
-    pub doc_of_row: Vec<u32>,
     pub segments: Vec<LoadedSegment>,
     /// Rows hidden by tombstones.
     pub tombstoned: RowSet,
     /// Segments taken from the previous version instead of being read again.
     pub reused_segments: usize,
+    rows: usize,
+    dim: usize,
 }
 
 fn read_file(path: &std::path::Path) -> Result<Vec<u8>, IndexerError> {
     std::fs::read(path).map_err(|cause| IndexerError::Io { path: path.to_path_buf(), cause })
-}
-
-/// The rows being gathered for a version, segment after segment.
-#[derive(Default)]
-struct Rows {
-    chunks: Vec<Chunk>,
-    data: Vec<f32>,
-    documents: Vec<DocumentRecord>,
-    doc_of_row: Vec<u32>,
 }
 
 impl LoadedSnapshot {
@@ -88,7 +81,8 @@ impl LoadedSnapshot {
     }
 
     /// Loads like [`LoadedSnapshot::load`], taking every segment that `previous` already holds
-    /// (same id, same file checksums) from it: a reload after an upload reads only the new segment.
+    /// (same id, same file checksums) from it: a reload after an upload or a nightly delta
+    /// reads only the new segments and shares the rest (rows, vectors and indexes).
     pub async fn load_after(uri: &str, options: &LoadOptions, previous: Option<Arc<LoadedSnapshot>>) -> Result<Self, ServerError> {
         let reader = match &options.version {
             Some(version) => SnapshotReader::open_version(uri, version, &options.store).await?,
@@ -132,90 +126,126 @@ impl LoadedSnapshot {
                 return Err(ServerError::Corrupt { uri, problems: problems.join("; ") });
             }
         }
-        let mut rows = Rows::default();
+        let (mut offset, mut doc_offset) = (0, 0);
         let mut segments = Vec::new();
         for (segment, reuse) in manifest.segments.iter().zip(&reused) {
-            let (offset, doc_offset) = (rows.chunks.len(), rows.documents.len());
-            let indexes = match (reuse, previous) {
-                (Some(old), Some(previous)) => {
-                    let dim = previous.embeddings.dim;
-                    rows.chunks.extend_from_slice(&previous.chunks[old.offset..old.offset + old.rows]);
-                    rows.data.extend_from_slice(&previous.embeddings.data[old.offset * dim..(old.offset + old.rows) * dim]);
-                    rows.documents.extend_from_slice(&previous.documents[old.doc_offset..old.doc_offset + old.doc_count]);
-                    let shift = |doc: &u32| (*doc as usize - old.doc_offset + doc_offset) as u32;
-                    rows.doc_of_row.extend(previous.doc_of_row[old.offset..old.offset + old.rows].iter().map(shift));
-                    old.indexes.clone()
-                }
-                _ => Arc::new(Self::read_segment(&uri, &root, &manifest, segment, &mut rows)?),
+            let data = match reuse {
+                Some(old) => old.data.clone(),
+                None => Arc::new(Self::read_segment(&uri, &root, &manifest, segment)?),
             };
-            let (count, doc_count) = (rows.chunks.len() - offset, rows.documents.len() - doc_offset);
-            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows: count, doc_offset, doc_count, indexes });
+            let (rows, doc_count) = (data.chunks.len(), data.documents.len());
+            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, doc_offset, doc_count, data });
+            offset += rows;
+            doc_offset += doc_count;
         }
         let dead = manifest.tombstone_set();
-        let mut tombstoned = RowSet::empty(rows.chunks.len());
+        let mut tombstoned = RowSet::empty(offset);
         for segment in &segments {
-            for row in segment.offset..segment.offset + segment.rows {
-                if dead.hides(&segment.id, &rows.chunks[row].doc_id, &rows.chunks[row].chunk_id) {
-                    tombstoned.insert(row);
+            for (local, chunk) in segment.data.chunks.iter().enumerate() {
+                if dead.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
+                    tombstoned.insert(segment.offset + local);
                 }
             }
         }
         let reused_segments = reused.iter().filter(|r| r.is_some()).count();
-        let embeddings = Embeddings { dim: manifest.model.dim, data: rows.data };
-        Ok(Self { uri, manifest, chunks: rows.chunks, embeddings, documents: rows.documents, doc_of_row: rows.doc_of_row, segments, tombstoned, reused_segments })
+        let dim = manifest.model.dim;
+        Ok(Self { uri, manifest, segments, tombstoned, reused_segments, rows: offset, dim })
     }
 
-    /// Reads one segment's rows into `rows` and opens its indexes.
-    fn read_segment(uri: &str, root: &std::path::Path, manifest: &Manifest, segment: &SegmentManifest, rows: &mut Rows) -> Result<SegmentIndexes, ServerError> {
-        let offset = rows.chunks.len();
+    /// Reads one segment's rows and opens its indexes.
+    fn read_segment(uri: &str, root: &std::path::Path, manifest: &Manifest, segment: &SegmentManifest) -> Result<SegmentData, ServerError> {
         let chunk_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
-        let (mut seg_chunks, seg_vectors) = chunks_from_parquet(chunk_bytes.into())?;
-        rows.chunks.append(&mut seg_chunks);
-        rows.data.extend_from_slice(&seg_vectors.data);
+        let (chunks, embeddings) = chunks_from_parquet(chunk_bytes.into())?;
+        if embeddings.dim != manifest.model.dim || embeddings.data.len() != chunks.len() * manifest.model.dim {
+            let problems = format!("segment {}: {} chunks with {} values of dimension {} (the model has {})", segment.id, chunks.len(), embeddings.data.len(), embeddings.dim, manifest.model.dim);
+            return Err(ServerError::Corrupt { uri: uri.to_string(), problems });
+        }
         let doc_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
         // Rows map to documents of their own segment: a replaced document has one record per segment.
-        let doc_base = rows.documents.len();
-        rows.documents.extend(documents_from_parquet(doc_bytes.into())?);
-        let doc_index: std::collections::HashMap<&str, u32> =
-            rows.documents[doc_base..].iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), (doc_base + i) as u32)).collect();
-        for chunk in &rows.chunks[offset..] {
+        let documents = documents_from_parquet(doc_bytes.into())?;
+        let doc_index: std::collections::HashMap<&str, u32> = documents.iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), i as u32)).collect();
+        let mut doc_of_row = Vec::with_capacity(chunks.len());
+        for chunk in &chunks {
             let doc = doc_index.get(chunk.doc_id.as_str()).copied().ok_or_else(|| ServerError::Corrupt {
                 uri: uri.to_string(),
                 problems: format!("chunk {} names document {} that segment {} does not hold", chunk.chunk_id, chunk.doc_id, segment.id),
             })?;
-            rows.doc_of_row.push(doc);
+            doc_of_row.push(doc);
         }
+        drop(doc_index);
         let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
-        Ok(SegmentIndexes { vectors: Mutex::new(vectors), keyword })
+        Ok(SegmentData { chunks, embeddings, documents, doc_of_row, vectors: Mutex::new(vectors), keyword })
     }
 
-    /// The document of a chunk row.
-    pub fn document_of(&self, row: usize) -> &DocumentRecord {
-        &self.documents[self.doc_of_row[row] as usize]
+    /// Rows across all segments (tombstoned ones included).
+    pub fn row_count(&self) -> usize {
+        self.rows
+    }
+
+    /// The embedding dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
     }
 
     /// The segment holding a row.
     pub fn segment_of(&self, row: usize) -> &LoadedSegment {
-        self.segments.iter().find(|s| row >= s.offset && row < s.offset + s.rows).expect("row inside a segment")
+        let index = self.segments.partition_point(|s| s.offset + s.rows <= row);
+        self.segments.get(index).filter(|s| row >= s.offset).expect("row inside a segment")
+    }
+
+    /// Chunk `row`.
+    pub fn chunk(&self, row: usize) -> &Chunk {
+        let segment = self.segment_of(row);
+        &segment.data.chunks[row - segment.offset]
+    }
+
+    /// The embedding of chunk `row`.
+    pub fn embedding(&self, row: usize) -> &[f32] {
+        let segment = self.segment_of(row);
+        segment.data.embeddings.row(row - segment.offset)
+    }
+
+    /// The document of chunk `row`.
+    pub fn document_of(&self, row: usize) -> &DocumentRecord {
+        let segment = self.segment_of(row);
+        let data = &segment.data;
+        &data.documents[data.doc_of_row[row - segment.offset] as usize]
+    }
+
+    /// Every document record, segment after segment (a replaced document once per segment).
+    pub fn documents(&self) -> impl Iterator<Item = &DocumentRecord> {
+        self.segments.iter().flat_map(|s| s.data.documents.iter())
+    }
+
+    /// Every row's chunk, in row order.
+    pub fn chunks(&self) -> impl Iterator<Item = &Chunk> {
+        self.segments.iter().flat_map(|s| s.data.chunks.iter())
+    }
+
+    /// Every row's embedding, one after another (a copy: for benchmarks and checks).
+    pub fn all_embeddings(&self) -> Vec<f32> {
+        self.segments.iter().flat_map(|s| s.data.embeddings.data.iter().copied()).collect()
     }
 
     /// Live (not tombstoned) documents: (document, its live chunk count, the segment holding it).
     pub fn live_documents(&self) -> Vec<(&DocumentRecord, usize, &str)> {
-        let mut counts: std::collections::HashMap<(u32, usize), usize> = std::collections::HashMap::new();
-        for (row, &doc) in self.doc_of_row.iter().enumerate() {
-            if !self.tombstoned.contains(row) {
-                let segment = self.segments.iter().position(|s| row >= s.offset && row < s.offset + s.rows).unwrap_or(0);
-                *counts.entry((doc, segment)).or_default() += 1;
+        let mut live = Vec::new();
+        for segment in &self.segments {
+            let mut counts = vec![0usize; segment.doc_count];
+            for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
+                if !self.tombstoned.contains(segment.offset + local) {
+                    counts[doc as usize] += 1;
+                }
             }
+            live.extend(segment.data.documents.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(d, n)| (d, n, segment.id.as_str())));
         }
-        let mut live: Vec<_> = counts.into_iter().map(|((doc, seg), n)| (&self.documents[doc as usize], n, self.segments[seg].id.as_str())).collect();
         live.sort_by(|a, b| a.0.uri.cmp(&b.0.uri));
         live
     }
 
     /// Rows that can appear in results (all but tombstoned).
     pub fn live_rows(&self) -> usize {
-        self.chunks.len() - self.tombstoned.count()
+        self.rows - self.tombstoned.count()
     }
 }

@@ -58,7 +58,7 @@ pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>) -> String
 
 /// Builds the golden record of chunk `row` with its final score and lane details.
 pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
-    let chunk = &snapshot.chunks[row];
+    let chunk = snapshot.chunk(row);
     let document = snapshot.document_of(row);
     let mut metadata = serde_json::Map::new();
     metadata.insert("doc_id".into(), document.doc_id.clone().into());

@@ -179,16 +179,15 @@ impl Searcher {
     /// Approximate (or, for selective filters, exact) nearest rows; scores are inner products.
     pub fn vector_lane(&self, query: &[f32], k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
-        let dim = self.snapshot.embeddings.dim;
+        let dim = self.snapshot.dim();
         for segment in &self.snapshot.segments {
-            let mut index = segment.indexes.vectors.lock().map_err(|_| ServerError::InvalidRequest("vector index lock poisoned".into()))?;
+            let mut index = segment.data.vectors.lock().map_err(|_| ServerError::InvalidRequest("vector index lock poisoned".into()))?;
             match allowed.map(|a| segment_rows(a, segment)) {
                 None => hits.extend(index.search(query, k)?.remove(0).into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
                 Some(local) if local.is_empty() => {}
                 Some(local) if local.count() <= self.exact_scan_max_rows => {
-                    let rows: Vec<u64> = local.rows().into_iter().map(|r| r + segment.offset as u64).collect();
-                    let found = quarry_kernels::exact_top_k_in(query, &self.snapshot.embeddings.data, dim, &rows, k);
-                    hits.extend(found.into_iter().map(|h| (h.row as usize, h.score)));
+                    let found = quarry_kernels::exact_top_k_in(query, &segment.data.embeddings.data, dim, &local.rows(), k);
+                    hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
                 }
                 Some(local) => hits.extend(index.search_in(query, k, &local)?.into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
             }
@@ -199,9 +198,15 @@ impl Searcher {
 
     /// Exact nearest rows over every live row: the ground truth for ANN recall.
     pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
-        let dim = self.snapshot.embeddings.dim;
-        let rows: Vec<u64> = (0..self.snapshot.chunks.len()).filter(|r| !self.snapshot.tombstoned.contains(*r)).map(|r| r as u64).collect();
-        quarry_kernels::exact_top_k_in(query, &self.snapshot.embeddings.data, dim, &rows, k).into_iter().map(|h| (h.row as usize, h.score)).collect()
+        let dim = self.snapshot.dim();
+        let mut hits = Vec::new();
+        for segment in &self.snapshot.segments {
+            let rows: Vec<u64> = (0..segment.rows).filter(|r| !self.snapshot.tombstoned.contains(segment.offset + r)).map(|r| r as u64).collect();
+            let found = quarry_kernels::exact_top_k_in(query, &segment.data.embeddings.data, dim, &rows, k);
+            hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
+        }
+        best_first(&mut hits, k);
+        hits
     }
 
     /// BM25 rows; scores are raw BM25.
@@ -209,9 +214,9 @@ impl Searcher {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
-                None => segment.indexes.keyword.search(query, k)?,
+                None => segment.data.keyword.search(query, k)?,
                 Some(local) if local.is_empty() => Vec::new(),
-                Some(local) => segment.indexes.keyword.search_in(query, k, &local)?,
+                Some(local) => segment.data.keyword.search_in(query, k, &local)?,
             };
             hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
         }

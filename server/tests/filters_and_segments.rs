@@ -50,12 +50,12 @@ async fn searcher(uri: &str) -> Searcher {
 /// The exact answer: every allowed chunk scored by brute force.
 fn exact_filtered(searcher: &Searcher, query: &[f32], filters: &Filters, k: usize) -> Vec<String> {
     let snapshot = searcher.snapshot();
-    let mut scored: Vec<(f32, usize)> = (0..snapshot.chunks.len())
+    let mut scored: Vec<(f32, usize)> = (0..snapshot.row_count())
         .filter(|&row| filters.matches(snapshot.document_of(row)))
-        .map(|row| (snapshot.embeddings.row(row).iter().zip(query).map(|(a, b)| a * b).sum(), row))
+        .map(|row| (snapshot.embedding(row).iter().zip(query).map(|(a, b)| a * b).sum(), row))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(k).map(|(_, row)| snapshot.chunks[row].chunk_id.clone()).collect()
+    scored.into_iter().take(k).map(|(_, row)| snapshot.chunk(row).chunk_id.clone()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,7 +83,7 @@ async fn filters_apply_inside_every_lane() {
                     let result = searcher.search(&request).unwrap().result;
                     let snapshot = searcher.snapshot();
                     for chunk in &result.chunks {
-                        let row = snapshot.chunks.iter().position(|c| c.chunk_id == chunk.chunk_id).unwrap();
+                        let row = snapshot.chunks().position(|c| c.chunk_id == chunk.chunk_id).unwrap();
                         assert!(filters.matches(snapshot.document_of(row)), "{name} {mode:?} {spec:?}: {} does not match", chunk.chunk_id);
                         assert!((0.0..=1.0).contains(&chunk.score));
                     }
@@ -107,10 +107,10 @@ async fn filters_apply_inside_every_lane() {
     let request = SearchRequest { query: "rice".into(), mode: Mode::Hybrid, filters: none, ..Default::default() };
     let result = exact_path.search(&request).unwrap().result;
     assert!(result.chunks.is_empty() && result.underfilled);
-    let first_doc = exact_path.snapshot().documents[0].doc_id.clone();
+    let first_doc = exact_path.snapshot().documents().next().unwrap().doc_id.clone();
     let request = SearchRequest { query: "anything at all".into(), mode: Mode::Vector, filters: Filters { doc_id: vec![first_doc], ..Default::default() }, ..Default::default() };
     let result = exact_path.search(&request).unwrap().result;
-    assert_eq!(result.chunks.len(), exact_path.snapshot().documents[0].chunk_count as usize);
+    assert_eq!(result.chunks.len(), exact_path.snapshot().documents().next().unwrap().chunk_count as usize);
     assert!(result.underfilled);
     assert_eq!(result.backend, "quarry");
     assert!(result.total_tokens > 0);
@@ -196,7 +196,7 @@ async fn s3_snapshot_loads_through_the_version_cache() {
     let cache = tempfile::tempdir().unwrap();
     let load_options = LoadOptions { store: store.clone(), cache_dir: cache.path().to_path_buf(), ..Default::default() };
     let loaded = LoadedSnapshot::load(&snap_uri, &load_options).await.unwrap();
-    assert_eq!(loaded.chunks.len(), report.chunks);
+    assert_eq!(loaded.row_count(), report.chunks);
     let version = report.version.unwrap();
     let cached: Vec<_> = walk(cache.path()).into_iter().filter(|p| p.ends_with(".complete")).collect();
     assert_eq!(cached.len(), 1);
@@ -267,7 +267,7 @@ async fn compaction_serves_the_same_answers_from_one_segment() {
     }
     // Delete upload-1 by document id; replace upload-2 (its old copy tombstoned by segment).
     let before = searcher(out).await;
-    let id_of = |name: &str| before.snapshot().documents.iter().find(|d| d.file_name == name).unwrap().doc_id.clone();
+    let id_of = |name: &str| before.snapshot().documents().find(|d| d.file_name == name).unwrap().doc_id.clone();
     let segment_of = |name: &str| before.snapshot().live_documents().into_iter().find(|(d, _, _)| d.file_name == name).unwrap().2.to_string();
     let tombstones = vec![id_of("upload-1.txt"), format!("{}/{}", segment_of("upload-2.txt"), id_of("upload-2.txt"))];
     let replaced: String = passages[8..12].iter().map(|p| format!("{} Revised.\n\n", p["text"].as_str().unwrap())).collect();
@@ -307,7 +307,7 @@ async fn compaction_serves_the_same_answers_from_one_segment() {
 
     let after = searcher(out).await;
     assert_eq!(after.snapshot().segments.len(), 1);
-    assert_eq!(after.snapshot().chunks.len(), before.snapshot().live_rows());
+    assert_eq!(after.snapshot().row_count(), before.snapshot().live_rows());
     assert_eq!(after.snapshot().live_documents().len(), before.snapshot().live_documents().len());
     assert_eq!(answers(&after), expected, "one merged segment answers as the seven did");
 }
@@ -324,7 +324,7 @@ async fn a_reload_reads_only_the_new_segments() {
     assert_eq!((first.segments.len(), first.reused_segments), (3, 0));
 
     // One more upload and a delete of a document in an old segment.
-    let deleted = first.documents.iter().find(|d| d.file_name == "upload-0.txt").unwrap().doc_id.clone();
+    let deleted = first.documents().find(|d| d.file_name == "upload-0.txt").unwrap().doc_id.clone();
     publish_upload(out, "upload-3.txt", &passages[12..].join("\n\n"), vec![deleted.clone()]).await;
     // Damage an old segment on disk: a reload that reads it again would refuse the version.
     let victim = out_dir.path().join(format!("segments/{}/chunks.parquet", first.segments[1].id));
@@ -336,7 +336,7 @@ async fn a_reload_reads_only_the_new_segments() {
     let second = LoadedSnapshot::load_after(out, &LoadOptions::default(), Some(first.clone())).await.unwrap();
     assert_eq!((second.segments.len(), second.reused_segments), (4, 3));
     for (old, new) in first.segments.iter().zip(&second.segments) {
-        assert!(Arc::ptr_eq(&old.indexes, &new.indexes), "segment {} is shared, not read again", old.id);
+        assert!(Arc::ptr_eq(&old.data, &new.data), "segment {} is shared (rows and indexes), not read or copied again", old.id);
     }
 
     // The reused version answers exactly as a fresh load of the same files does.
@@ -344,7 +344,8 @@ async fn a_reload_reads_only_the_new_segments() {
     std::fs::write(&victim, &bytes).unwrap();
     let fresh = Searcher::new(Arc::new(LoadedSnapshot::load(out, &LoadOptions::default()).await.unwrap()), common::embedder()).unwrap();
     let reloaded = Searcher::new(Arc::new(second), common::embedder()).unwrap();
-    assert_eq!(reloaded.snapshot().doc_of_row, fresh.snapshot().doc_of_row);
+    let documents_of_rows = |s: &LoadedSnapshot| (0..s.row_count()).map(|row| s.document_of(row).doc_id.clone()).collect::<Vec<_>>();
+    assert_eq!(documents_of_rows(reloaded.snapshot()), documents_of_rows(fresh.snapshot()));
     assert_eq!(reloaded.snapshot().live_rows(), fresh.snapshot().live_rows());
     for query in ["what is the weather like", "how to cook rice", passages[13].as_str()] {
         for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {

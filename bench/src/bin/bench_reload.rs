@@ -63,7 +63,7 @@ async fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         let reloaded = LoadedSnapshot::load_after(&out, &options, Some(previous.clone())).await?;
         kept.push(started.elapsed().as_secs_f64());
-        anyhow::ensure!(reloaded.chunks.len() == fresh.chunks.len() && reloaded.reused_segments == reloaded.segments.len() - 1, "the reload kept the wrong segments");
+        anyhow::ensure!(reloaded.row_count() == fresh.row_count() && reloaded.reused_segments == reloaded.segments.len() - 1, "the reload kept the wrong segments");
         previous = Arc::new(reloaded);
     }
     let (full_median, kept_median) = (median(full.clone()), median(kept.clone()));

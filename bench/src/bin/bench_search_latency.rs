@@ -35,7 +35,7 @@ async fn main() -> anyhow::Result<()> {
         None => value("--snapshot").context("--snapshot URI or --synthetic N is required")?,
     };
     let loaded = LoadedSnapshot::load(&snapshot, &LoadOptions::default()).await?;
-    let chunks = loaded.chunks.len();
+    let chunks = loaded.row_count();
     let index = loaded.manifest.index.params.factory();
     let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
     let searcher = Searcher::new(Arc::new(loaded), embedder)?;
