@@ -146,10 +146,16 @@ impl PreviousVersion {
         &self.manifest.version
     }
 
-    /// Whether a delta may build on this version with `index`; the reason when not.
-    pub fn delta_refusal(&self, index: &IndexOptions) -> Option<String> {
+    /// Whether a delta may build on this version with `index` and `min_recall`; the reason when not.
+    pub fn delta_refusal(&self, index: &IndexOptions, min_recall: Option<f64>) -> Option<String> {
         if !self.unreadable.is_empty() {
             return Some(format!("segment {} of version {} is unreadable: publishing a full version", self.unreadable.join(", "), self.version()));
+        }
+        let recall = self.manifest.recall_check.as_ref().map(|check| check.recall);
+        if let (Some(min), Some(recall)) = (min_recall, recall) {
+            if recall < min {
+                return Some(format!("version {} has ANN recall@10 {recall:.4}, below --min-recall {min}: publishing a full version", self.version()));
+            }
         }
         match index.kind.name() {
             Some(asked) if asked != self.manifest.index.kind => {
@@ -235,5 +241,37 @@ impl PreviousVersion {
         }
         changes.kept_after_failure.sort();
         changes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::ChunkerConfig;
+    use crate::embed::{ModelInfo, Pooling};
+    use crate::index::{IndexKind, IndexSpec, RecallCheck};
+    use crate::snapshot::{ChunkerManifest, IndexManifest};
+
+    fn previous(kind: IndexSpec, recall: f64) -> PreviousVersion {
+        let model = ModelInfo { name: "m".into(), sha256: "s".into(), dim: 4, max_tokens: 256, pooling: Pooling::Mean };
+        let chunker = ChunkerManifest { config: ChunkerConfig::default(), sig: "c".into() };
+        let mut manifest = Manifest::new("v1".into(), "src".into(), model, chunker, IndexManifest::new(kind, "cpu".into()));
+        manifest.recall_check = Some(RecallCheck { k: 10, queries: 200, query_source: "chunks".into(), recall });
+        PreviousVersion::new(manifest, Some(HashSet::new()))
+    }
+
+    #[test]
+    fn a_delta_builds_only_on_what_the_run_would_publish() {
+        let hnsw = IndexSpec::Hnsw { m: 32, ef_construction: 200, ef_search: 128 };
+        let auto = IndexOptions::default();
+        assert_eq!(previous(hnsw.clone(), 0.97).delta_refusal(&auto, None), None);
+        assert_eq!(previous(hnsw.clone(), 0.97).delta_refusal(&IndexOptions { kind: IndexKind::Hnsw, ..auto.clone() }, Some(0.95)), None);
+        let other_kind = previous(hnsw.clone(), 0.97).delta_refusal(&IndexOptions { kind: IndexKind::IvfFlat, ..auto.clone() }, None).unwrap();
+        assert!(other_kind.contains("has a hnsw index and ivf-flat was asked for"), "{other_kind}");
+        let low_recall = previous(hnsw, 0.9).delta_refusal(&auto, Some(0.95)).unwrap();
+        assert!(low_recall.contains("below --min-recall 0.95"), "{low_recall}");
+        let mut unreadable = previous(IndexSpec::Flat, 1.0);
+        unreadable.mark_incomplete("seg-1");
+        assert!(unreadable.delta_refusal(&auto, None).unwrap().contains("segment seg-1 of version v1 is unreadable"));
     }
 }

@@ -136,7 +136,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         reuse.from_version = Some(stored.version().to_string());
     }
     // A delta builds on the previous version; files whose ETag is the stored one are not fetched.
-    let base = previous.filter(|_| options.publish == PublishMode::Delta).and_then(|previous| match previous.delta_refusal(&options.index) {
+    let base = previous.filter(|_| options.publish == PublishMode::Delta).and_then(|previous| match previous.delta_refusal(&options.index, options.min_recall) {
         Some(reason) => {
             reuse.notes.push(reason);
             None
