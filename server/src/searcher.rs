@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use quarry_indexer::embed::Embedder;
-use quarry_indexer::index::{KeywordIndex, RowSet, VectorIndex};
+use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
@@ -209,14 +209,19 @@ impl Searcher {
         hits
     }
 
-    /// BM25 rows; scores are raw BM25.
+    /// BM25 rows; scores are raw BM25 with the statistics of every segment together, so a
+    /// small segment's rows are scored as if one index held the whole snapshot.
     pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
+        let mut stats = KeywordStats::default();
+        for segment in &self.snapshot.segments {
+            stats.add(&segment.data.keyword.stats(query)?);
+        }
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
-                None => segment.data.keyword.search(query, k)?,
+                None => segment.data.keyword.search_with_stats(query, k, None, &stats)?,
                 Some(local) if local.is_empty() => Vec::new(),
-                Some(local) => segment.data.keyword.search_in(query, k, &local)?,
+                Some(local) => segment.data.keyword.search_with_stats(query, k, Some(&local), &stats)?,
             };
             hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
         }

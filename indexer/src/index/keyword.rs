@@ -1,16 +1,17 @@
 //! [`KeywordIndex`] on tantivy: BM25 over the chunk texts, English analyzer
 //! (lowercase, ASCII folding, stop words, Snowball stemming). User text is never parsed as
-//! query syntax: it is tokenized by the same analyzer and searched as plain terms.
+//! query syntax: it is tokenized by the same analyzer and searched as plain terms. Segments
+//! are separate indexes; [`KeywordStats`] summed over them make their scores comparable.
 
+use std::collections::HashMap;
 use std::path::Path;
-
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, Bm25StatisticsProvider, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED};
 use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
-use tantivy::{doc, Index, IndexReader, TantivyDocument, Term};
+use tantivy::{doc, Index, IndexReader, Searcher, TantivyDocument, Term};
 
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
@@ -40,6 +41,43 @@ fn schema() -> Schema {
     builder.build()
 }
 
+/// The corpus statistics BM25 scores one query with: documents, tokens, and how many
+/// documents hold each query term. Summed over every segment of a snapshot they score each
+/// segment as if one index held every row, so a small segment's rare terms are not
+/// under-weighted (its own IDF would be far lower) and scores compare across segments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeywordStats {
+    pub docs: u64,
+    pub tokens: u64,
+    /// Documents holding each analyzed query term.
+    pub doc_freq: HashMap<String, u64>,
+}
+
+impl KeywordStats {
+    /// Adds another segment's statistics.
+    pub fn add(&mut self, other: &KeywordStats) {
+        self.docs += other.docs;
+        self.tokens += other.tokens;
+        for (term, count) in &other.doc_freq {
+            *self.doc_freq.entry(term.clone()).or_default() += count;
+        }
+    }
+}
+
+impl Bm25StatisticsProvider for KeywordStats {
+    fn total_num_tokens(&self, _field: tantivy::schema::Field) -> tantivy::Result<u64> {
+        Ok(self.tokens)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.docs)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        Ok(term.value().as_str().and_then(|text| self.doc_freq.get(text)).copied().unwrap_or(0))
+    }
+}
+
 /// Keyword search over chunk rows.
 pub trait KeywordIndex: Send + Sync {
     fn len(&self) -> usize;
@@ -50,6 +88,10 @@ pub trait KeywordIndex: Send + Sync {
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>>;
     /// The same among the `allowed` rows only (filtered inside the collector, before the cut).
     fn search_in(&self, query: &str, k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
+    /// This index's statistics for the terms of `query` (to sum over segments).
+    fn stats(&self, query: &str) -> Result<KeywordStats>;
+    /// Top-`k` rows (among `allowed` when given) scored with `stats` instead of this index's own.
+    fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>>;
 }
 
 /// Builds a tantivy index in `dir` over `texts` (row `i` = `texts[i]`).
@@ -103,16 +145,32 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
-        self.run(query, k, None)
+        self.run(query, k, None, None)
     }
 
     fn search_in(&self, query: &str, k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
-        self.run(query, k, Some(allowed))
+        self.run(query, k, Some(allowed), None)
+    }
+
+    fn stats(&self, query: &str) -> Result<KeywordStats> {
+        let searcher = self.reader.searcher();
+        let field = self.index.schema().get_field("text").map_err(err("schema"))?;
+        let own: &dyn Bm25StatisticsProvider = &searcher;
+        let mut stats = KeywordStats { docs: own.total_num_docs().map_err(err("stats"))?, tokens: own.total_num_tokens(field).map_err(err("stats"))?, doc_freq: HashMap::new() };
+        for term in self.terms(query)? {
+            let count = Searcher::doc_freq(&searcher, &term).map_err(err("stats"))?;
+            stats.doc_freq.insert(term.value().as_str().unwrap_or_default().to_string(), count);
+        }
+        Ok(stats)
+    }
+
+    fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>> {
+        self.run(query, k, allowed, Some(stats))
     }
 }
 
 impl TantivyKeywordIndex {
-    fn run(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<Hit>> {
+    fn run(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: Option<&KeywordStats>) -> Result<Vec<Hit>> {
         let terms = self.terms(query)?;
         if terms.is_empty() || k == 0 || allowed.is_some_and(RowSet::is_empty) {
             return Ok(Vec::new());
@@ -124,12 +182,16 @@ impl TantivyKeywordIndex {
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
         let row_field = self.index.schema().get_field("row").map_err(err("schema"))?;
+        let provider: &dyn Bm25StatisticsProvider = match stats {
+            Some(stats) => stats,
+            None => &searcher,
+        };
         let top = match allowed {
-            None => searcher.search(&query, &TopDocs::with_limit(k)),
+            None => searcher.search_with_statistics_provider(&query, &TopDocs::with_limit(k), provider),
             Some(allowed) => {
                 let allowed = Arc::new(allowed.clone());
                 let filter = FilterCollector::new("row".to_string(), move |row: u64| allowed.contains(row as usize), TopDocs::with_limit(k));
-                searcher.search(&query, &filter)
+                searcher.search_with_statistics_provider(&query, &filter, provider)
             }
         }
         .map_err(err("search"))?;
@@ -165,5 +227,39 @@ mod tests {
         allowed.insert(2);
         let hits = index.search_in("vector search", 1, &allowed).unwrap();
         assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [2]);
+    }
+
+    #[test]
+    fn summed_statistics_score_segments_as_one_index() {
+        let texts: Vec<String> = (0..40)
+            .map(|i| match i {
+                38 | 39 => format!("note {i}: the rare glacier drifts while the common harbour waits"),
+                _ => format!("note {i}: the common harbour waits for ships and tides number {}", i % 7),
+            })
+            .collect();
+        let open = |rows: &[String]| {
+            let dir = tempfile::tempdir().unwrap();
+            build_keyword_index(dir.path(), rows.iter().map(String::as_str)).unwrap();
+            (TantivyKeywordIndex::open(dir.path()).unwrap(), dir)
+        };
+        let (whole, _w) = open(&texts);
+        let (big, _b) = open(&texts[..36]);
+        let (small, _s) = open(&texts[36..]);
+        let query = "rare glacier harbour";
+        let expected: HashMap<u64, f32> = whole.search(query, 40).unwrap().into_iter().map(|h| (h.row, h.score)).collect();
+
+        let mut stats = big.stats(query).unwrap();
+        stats.add(&small.stats(query).unwrap());
+        assert_eq!((stats.docs, stats.doc_freq["glacier"]), (40, 2));
+        let mut scored: Vec<(u64, f32)> = big.search_with_stats(query, 40, None, &stats).unwrap().into_iter().map(|h| (h.row, h.score)).collect();
+        scored.extend(small.search_with_stats(query, 40, None, &stats).unwrap().into_iter().map(|h| (h.row + 36, h.score)));
+        assert_eq!(scored.len(), expected.len());
+        for (row, score) in scored {
+            assert!((score - expected[&row]).abs() < 1e-4, "row {row}: {score} vs {} in one index", expected[&row]);
+        }
+        // The small segment's own statistics score its rare term far lower than the whole corpus does.
+        let alone: Vec<Hit> = small.search(query, 4).unwrap().into_iter().filter(|h| h.row >= 2).collect();
+        assert_eq!(alone.len(), 2);
+        assert!(alone.iter().all(|h| h.score < expected[&(h.row + 36)] - 1.0), "{alone:?} vs {expected:?}");
     }
 }

@@ -123,16 +123,19 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
     let parse_sig = settings.signature();
     let mut reuse = ReuseReport::default();
-    let (listing, previous) = tokio::join!(source.list(), async {
+    let (listing, (previous, previous_secs)) = tokio::join!(source.list(), async {
         if !options.reuse {
-            return None;
+            return (None, 0.0);
         }
-        StoredEmbeddings::load(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await
+        let started = Instant::now();
+        let loaded = StoredEmbeddings::load(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await;
+        (loaded, started.elapsed().as_secs_f64())
     });
     let mut listing = listing?;
     let (mut stored, previous) = previous.map_or((None, None), |(stored, previous)| (Some(stored), Some(previous)));
+    let documents_stored = stored.as_ref().map_or(0, StoredEmbeddings::len);
     if let Some(stored) = &stored {
-        tracing::info!("reusing embeddings of unchanged documents from version {} ({} documents stored)", stored.version(), stored.len());
+        tracing::info!("reusing embeddings of unchanged documents from version {} ({} documents stored, read in {previous_secs:.2} s)", stored.version(), stored.len());
         reuse.from_version = Some(stored.version().to_string());
     }
     // A delta builds on the previous version; files whose ETag is the stored one are not fetched.
@@ -248,6 +251,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     }
     let counters = &context.counters;
     report.stages = vec![
+        // Overlaps listing: the previous version's documents and embeddings, read and verified.
+        StageReport::new("read previous", previous_secs, documents_stored as u64, "documents"),
         StageReport::new("fetch", fetch_secs, files_fetched as u64, "files"),
         StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
         StageReport::new("embed", embed_busy, embedded_tokens, "tokens"),
