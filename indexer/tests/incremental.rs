@@ -375,4 +375,13 @@ async fn one_changed_line_rewrites_only_its_document() {
     let manifest = latest(out).await;
     assert_eq!(manifest.segments[0], before.segments[0]);
     assert_eq!(manifest.segments[1].documents, 1);
+
+    // The file's records now hold two ETags; the newest is the file's, so it is not fetched again.
+    let quiet = run(src.path(), out, |_| {}).await;
+    assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch")), (1, 0));
+    // A removed line is not a write: the next run still sees the file as changed and hides it.
+    std::fs::write(src.path().join("corpus.jsonl"), lines("hot springs").lines().take(2).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let removed = run(src.path(), out, |_| {}).await;
+    assert_eq!((delta(&removed).files_unchanged, delta(&removed).documents_removed, delta(&removed).documents_unchanged), (0, 1, 2), "{:?}", removed.delta);
+    assert_eq!(removed.documents_indexed, 2);
 }

@@ -64,6 +64,7 @@ pub struct DeltaReport {
 struct LiveDoc {
     uri: String,
     etag: Option<String>,
+    ingested_at: chrono::DateTime<chrono::Utc>,
     chunks: usize,
     tokens: u64,
 }
@@ -122,7 +123,7 @@ impl PreviousVersion {
     /// `record`'s copy in `segment` is whole and visible (a later segment's copy replaces it).
     pub(super) fn live(&mut self, segment: &str, record: &DocumentRecord, tokens: u64) {
         self.seen(segment, record);
-        let doc = LiveDoc { uri: record.uri.clone(), etag: record.etag.clone(), chunks: record.chunk_count as usize, tokens };
+        let doc = LiveDoc { uri: record.uri.clone(), etag: record.etag.clone(), ingested_at: record.ingested_at, chunks: record.chunk_count as usize, tokens };
         self.documents.insert(record.doc_id.clone(), doc);
     }
 
@@ -165,9 +166,12 @@ impl PreviousVersion {
         }
     }
 
-    /// The listed files that need not be fetched: the ETag is the stored one, every document
-    /// of the file is live, none of it failed in the run that wrote the version, and that run
-    /// parsed with the same signature. Says in `notes` why nothing could be skipped.
+    /// The listed files that need not be fetched: the ETag is the one the file had when a
+    /// document of it was last written (documents left in place keep older ETags; a run
+    /// writes every changed document of a file it reads, and removals leave hidden rows, which
+    /// make the file dirty), every document of the file is live, none of it failed in the run
+    /// that wrote the version, and that run parsed with the same signature. Says in `notes` why
+    /// nothing could be skipped.
     pub fn unchanged_files(&self, entries: &[SourceEntry], parse_sig: &str, notes: &mut Vec<String>) -> HashSet<String> {
         if self.manifest.parse_sig.as_deref() != Some(parse_sig) {
             notes.push(format!("version {} was parsed by another indexer build or with other tags or limits: every file is fetched", self.version()));
@@ -177,18 +181,18 @@ impl PreviousVersion {
             notes.push(format!("version {} has no run report (published online?): every file is fetched", self.version()));
             return HashSet::new();
         };
-        let mut etags: HashMap<&str, Option<&str>> = HashMap::new();
+        // Per file, the ETag of its most recently written documents (one run, one fetch).
+        let mut etags: HashMap<&str, (chrono::DateTime<chrono::Utc>, Option<&str>)> = HashMap::new();
         for doc in self.documents.values() {
-            let etag = doc.etag.as_deref();
-            let entry = etags.entry(file_uri_of(&doc.uri)).or_insert(etag);
-            if *entry != etag {
-                *entry = None; // documents of one file from different fetches
+            let latest = etags.entry(file_uri_of(&doc.uri)).or_insert((doc.ingested_at, doc.etag.as_deref()));
+            if doc.ingested_at > latest.0 {
+                *latest = (doc.ingested_at, doc.etag.as_deref());
             }
         }
         entries
             .iter()
             .filter(|entry| {
-                let stored = etags.get(entry.uri.as_str()).copied().flatten();
+                let stored = etags.get(entry.uri.as_str()).and_then(|(_, etag)| *etag);
                 stored.is_some() && stored == entry.etag.as_deref() && !self.dirty_files.contains(&entry.uri) && !failed.contains(&entry.uri)
             })
             .map(|entry| entry.uri.clone())
