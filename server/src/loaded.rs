@@ -156,9 +156,8 @@ impl LoadedSnapshot {
     fn read_segment(uri: &str, root: &std::path::Path, manifest: &Manifest, segment: &SegmentManifest) -> Result<SegmentData, ServerError> {
         let chunk_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
         let (chunks, embeddings) = chunks_from_parquet(chunk_bytes.into())?;
-        if embeddings.dim != manifest.model.dim || embeddings.data.len() != chunks.len() * manifest.model.dim {
-            let problems = format!("segment {}: {} chunks with {} values of dimension {} (the model has {})", segment.id, chunks.len(), embeddings.data.len(), embeddings.dim, manifest.model.dim);
-            return Err(ServerError::Corrupt { uri: uri.to_string(), problems });
+        if let Some(reason) = manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+            return Err(ServerError::Corrupt { uri: uri.to_string(), problems: format!("segment {}: {reason}", segment.id) });
         }
         let doc_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
         // Rows map to documents of their own segment: a replaced document has one record per segment.

@@ -241,7 +241,7 @@ impl PreviousVersion {
             changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| t.as_str() == id || t.starts_with(&chunk_prefix)).cloned());
             changes.live_documents += 1;
             changes.live_chunks += doc.chunks.len();
-            changes.live_tokens += doc.chunks.iter().map(|c| c.token_count as u64).sum::<u64>();
+            changes.live_tokens += doc.tokens();
         }
         changes.kept_after_failure.sort();
         changes

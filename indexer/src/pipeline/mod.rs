@@ -207,10 +207,10 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
     let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
     progress.finish();
-    let embedded_tokens: u64 = documents.iter().flat_map(|d| &d.chunks).map(|c| c.token_count as u64).sum();
+    let embedded_tokens: u64 = documents.iter().map(EmbeddedDoc::tokens).sum();
     reuse.documents = reused.len();
     reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
-    reuse.tokens = reused.iter().flat_map(|d| &d.chunks).map(|c| c.token_count as u64).sum();
+    reuse.tokens = reused.iter().map(EmbeddedDoc::tokens).sum();
     documents.extend(reused);
     let unchanged_documents = stored.map(StoredEmbeddings::into_unchanged).unwrap_or_default();
     if let (None, Some(version)) = (&base, reuse.from_version.clone()) {

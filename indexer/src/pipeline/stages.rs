@@ -65,6 +65,13 @@ pub struct EmbeddedDoc {
     pub vectors: Vec<f32>,
 }
 
+impl EmbeddedDoc {
+    /// Model tokens of its chunks.
+    pub fn tokens(&self) -> u64 {
+        self.chunks.iter().map(|c| c.token_count as u64).sum()
+    }
+}
+
 fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -> DocumentRecord {
     let mut tags = document.tags;
     for tag in &settings.tags {

@@ -115,6 +115,13 @@ impl Manifest {
         segment.index.clone().unwrap_or_else(|| self.index.params.clone())
     }
 
+    /// Why a segment's `chunks` rows and `embeddings` do not fit this manifest's model (None
+    /// when they do): one vector of the model's dimension per chunk.
+    pub fn embeddings_mismatch(&self, chunks: usize, embeddings: &crate::embed::Embeddings) -> Option<String> {
+        let fits = embeddings.dim == self.model.dim && embeddings.data.len() == chunks * self.model.dim;
+        (!fits).then(|| format!("{chunks} chunks with {} values of dimension {} (the model has {})", embeddings.data.len(), embeddings.dim, self.model.dim))
+    }
+
     /// The tombstones, for matching rows against them.
     pub fn tombstone_set(&self) -> Tombstones<'_> {
         Tombstones(self.tombstones.iter().map(String::as_str).collect())

@@ -91,8 +91,7 @@ impl SnapshotReader {
     pub async fn read_segment(&self, segment: &str) -> Result<(Vec<DocumentRecord>, Vec<Chunk>, Embeddings)> {
         let records = documents_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)?;
         let (chunks, embeddings) = chunks_from_parquet(self.get_verified(&layout::segment_file(segment, layout::CHUNKS)).await?)?;
-        if embeddings.dim != self.manifest.model.dim || embeddings.data.len() != chunks.len() * self.manifest.model.dim {
-            let reason = format!("{} chunks with {} values of dimension {} (the model has {})", chunks.len(), embeddings.data.len(), embeddings.dim, self.manifest.model.dim);
+        if let Some(reason) = self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
             return Err(IndexerError::snapshot(layout::segment_file(segment, layout::CHUNKS), reason));
         }
         Ok((records, chunks, embeddings))
@@ -130,7 +129,7 @@ impl SnapshotReader {
             let (seg_chunks, seg_vectors) = chunks_from_parquet(self.get(&layout::segment_file(&segment.id, layout::CHUNKS)).await?)?;
             for (row, chunk) in seg_chunks.into_iter().enumerate() {
                 if !tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
-                    embeddings.data.extend_from_slice(&seg_vectors.data[row * dim..(row + 1) * dim]);
+                    embeddings.data.extend_from_slice(seg_vectors.row(row));
                     chunks.push(chunk);
                 }
             }
