@@ -106,6 +106,7 @@ async fn second_run_publishes_only_what_changed() {
     assert_eq!(d.base_version, first.version.clone().unwrap());
     assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.documents_removed, d.tombstones_added), (1, 0, 2, 1, 2), "{d:?}");
     assert_eq!(stage_items(&second, "fetch"), 2, "a.md is not fetched");
+    assert_eq!((second.reuse.segments_read, second.reuse.documents), (1, 0), "b.md's segment is read; a.md's rows stay unread");
     assert_eq!(second.documents_indexed, 3);
     assert!(embed_stage_tokens(&second) > 0 && embed_stage_tokens(&second) < second.tokens, "only b.md and d.md are embedded");
     let manifest = latest(out).await;
@@ -126,7 +127,7 @@ async fn second_run_publishes_only_what_changed() {
     assert_eq!((delta(&third).files_unchanged, delta(&third).documents_written), (3, 0));
     assert_eq!(stage_items(&third, "fetch"), 0);
     assert_eq!(embed_stage_tokens(&third), 0);
-    assert_eq!(third.documents_indexed, 3);
+    assert_eq!((third.documents_indexed, third.chunks, third.tokens, third.reuse.segments_read), (3, second.chunks, second.tokens, 0));
     assert_eq!(latest(out).await.segments, manifest.segments);
     assert_eq!(vectors_by_file(out).await, v2);
 
@@ -206,7 +207,7 @@ async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version()
     assert_eq!(vectors_by_file(out).await.len(), 1, "only c.md is served after the deletes");
 
     let after_delete = run(src.path(), out, |_| {}).await;
-    assert!(after_delete.reuse.notes.iter().any(|n| n.contains("no run report")), "{:?}", after_delete.reuse.notes);
+    assert!(after_delete.reuse.notes.iter().any(|n| n.contains("no file table")), "{:?}", after_delete.reuse.notes);
     let d = delta(&after_delete);
     assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.tombstones_lifted), (0, 1, 2, 1), "{d:?}");
     assert_eq!(after_delete.documents_indexed, 3);
@@ -220,21 +221,36 @@ async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version()
     assert_eq!(served["c.md"], before["c.md"]);
     assert_fresh(&served, &["a.md", "b.md"]);
 
-    // A damaged segment is not built on: a full version, with the readable segment's
-    // embeddings reused and the damaged one's documents embedded again.
+    // Damage a delta run does not need to read (c.md's segment; c.md is unchanged) goes
+    // unseen: its rows are not read. A full run reads them: the damaged segment's documents
+    // are embedded again, the readable segment's embeddings reused.
     let chunks_file = out_dir.path().join(format!("segments/{first_segment}/chunks.parquet"));
     let mut bytes = std::fs::read(&chunks_file).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     std::fs::write(&chunks_file, bytes).unwrap();
-    let after_damage = run(src.path(), out, |_| {}).await;
+    let quiet = run(src.path(), out, |_| {}).await;
+    assert_eq!((delta(&quiet).files_unchanged, quiet.reuse.segments_read), (3, 0), "{:?}", quiet.reuse);
+    let after_damage = run(src.path(), out, |o| o.publish = PublishMode::Full).await;
     assert!(after_damage.delta.is_none());
     assert!(after_damage.reuse.notes.iter().any(|n| n.contains(first_segment.as_str()) && n.contains("checksum")), "{:?}", after_damage.reuse.notes);
-    assert!(after_damage.reuse.notes.iter().any(|n| n.contains("unreadable: publishing a full version")), "{:?}", after_damage.reuse.notes);
     assert_eq!(after_damage.reuse.documents, 2, "a.md and b.md come from the readable segment");
     assert_eq!(after_damage.documents_indexed, 3);
     assert_eq!(latest(out).await.segments.len(), 1);
     assert!(embed_stage_tokens(&after_damage) > 0 && embed_stage_tokens(&after_damage) < after_damage.tokens);
+
+    // A segment file of another size than the manifest says is seen without reading it: no
+    // delta builds on it; a full version is published.
+    let only_segment = latest(out).await.segments[0].id.clone();
+    let chunks_file = out_dir.path().join(format!("segments/{only_segment}/chunks.parquet"));
+    let bytes = std::fs::read(&chunks_file).unwrap();
+    std::fs::write(&chunks_file, &bytes[..bytes.len() - 1]).unwrap();
+    let after_truncation = run(src.path(), out, |_| {}).await;
+    assert!(after_truncation.delta.is_none());
+    assert!(after_truncation.reuse.notes.iter().any(|n| n.contains(only_segment.as_str()) && n.contains("the manifest says")), "{:?}", after_truncation.reuse.notes);
+    assert!(after_truncation.reuse.notes.iter().any(|n| n.contains("unreadable: publishing a full version")), "{:?}", after_truncation.reuse.notes);
+    assert_eq!((after_truncation.reuse.documents, after_truncation.documents_indexed), (0, 3));
+    assert_eq!(embed_stage_tokens(&after_truncation), after_truncation.tokens);
     assert_fresh(&vectors_by_file(out).await, &["a.md", "b.md", "c.md"]);
 }
 
@@ -288,7 +304,7 @@ async fn deltas_are_compacted_once_they_pile_up() {
     let manifest = latest(out).await;
     assert_eq!((manifest.segments.len(), manifest.tombstones.len(), manifest.counts.documents), (1, 0, 1));
     assert_eq!(vectors_by_file(out).await["d.md"], before_merge["d.md"]);
-    // The next run builds on the compacted version (its report is there) and fetches nothing.
+    // The next run builds on the compacted version (the file table is carried over) and fetches nothing.
     let quiet = run(src.path(), out, |_| {}).await;
     assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch")), (1, 0));
 }
@@ -376,12 +392,16 @@ async fn one_changed_line_rewrites_only_its_document() {
     assert_eq!(manifest.segments[0], before.segments[0]);
     assert_eq!(manifest.segments[1].documents, 1);
 
-    // The file's records now hold two ETags; the newest is the file's, so it is not fetched again.
+    // The file table holds the file's new ETag: it is not fetched again, and no segment's rows are read.
     let quiet = run(src.path(), out, |_| {}).await;
-    assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch")), (1, 0));
-    // A removed line is not a write: the next run still sees the file as changed and hides it.
+    assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch"), quiet.reuse.segments_read), (1, 0, 0));
+    assert_eq!((quiet.documents_indexed, quiet.chunks, quiet.tokens), (report.documents_indexed, report.chunks, report.tokens));
+    // A removed line hides its document and writes nothing; the night after, the file is not fetched.
     std::fs::write(src.path().join("corpus.jsonl"), lines("hot springs").lines().take(2).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
     let removed = run(src.path(), out, |_| {}).await;
     assert_eq!((delta(&removed).files_unchanged, delta(&removed).documents_removed, delta(&removed).documents_unchanged), (0, 1, 2), "{:?}", removed.delta);
     assert_eq!(removed.documents_indexed, 2);
+    let after_removal = run(src.path(), out, |_| {}).await;
+    assert_eq!((delta(&after_removal).files_unchanged, stage_items(&after_removal, "fetch"), after_removal.reuse.segments_read), (1, 0, 0));
+    assert_eq!((after_removal.documents_indexed, after_removal.chunks, after_removal.tokens), (2, removed.chunks, removed.tokens));
 }

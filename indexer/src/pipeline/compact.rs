@@ -127,6 +127,10 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     let every_segment = manifest.segments.len() == usize::from(report.new_segment.is_some());
     manifest.tombstones.retain(|t| !every_segment && !merge.iter().any(|id| t.starts_with(&format!("{id}/"))));
     report.tombstones_after = manifest.tombstones.len();
+    // Compaction serves the same documents: a batch run's file table holds for the new version too.
+    if let Ok(Some(files)) = reader.read_file_table().await {
+        writer.put_file_table(&version, &files).await?;
+    }
     writer.publish(&manifest).await?;
     report.version = Some(version);
     Ok((report, manifest))

@@ -1,9 +1,9 @@
 //! Delta publishing: a nightly run over a snapshot that already holds most of the corpus
 //! keeps the previous version's segments, writes one new segment with the documents that
 //! changed or arrived, and hides the replaced and deleted copies with segment-scoped
-//! tombstones (`<segment>/<document>`). Files whose ETag is the stored one are not even
-//! fetched. The server's reload then reads only the new segment; compaction merges what
-//! piles up.
+//! tombstones (`<segment>/<document>`). Files whose ETag is the one in the version's file
+//! table are not even fetched, and the segments holding only their documents are not read.
+//! The server's reload then reads only the new segment; compaction merges what piles up.
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,7 +13,8 @@ use super::compact::CompactReport;
 use super::stages::EmbeddedDoc;
 use crate::index::IndexOptions;
 use crate::parse::file_uri_of;
-use crate::snapshot::{DocumentRecord, Manifest};
+use crate::error::IndexerError;
+use crate::snapshot::{DocumentRecord, FileTable, Manifest, SnapshotReader};
 use crate::source::SourceEntry;
 
 /// `--publish delta|full`.
@@ -63,26 +64,27 @@ pub struct DeltaReport {
 /// One live document of the previous version.
 struct LiveDoc {
     uri: String,
-    etag: Option<String>,
-    ingested_at: chrono::DateTime<chrono::Utc>,
-    chunks: usize,
-    tokens: u64,
+    chunks: u32,
+    /// The segment (index in the manifest) holding the live copy.
+    segment: usize,
+    /// Known once that segment's rows are read.
+    tokens: Option<u64>,
 }
 
-/// What a run knows about the version it builds on.
+/// What a run knows about the version it builds on. Reading it costs the manifest, the file
+/// table and every segment's documents.parquet; a segment's rows and embeddings are read
+/// (`StoredEmbeddings::read_segments`) only when it holds a document of a file the run fetches.
 pub struct PreviousVersion {
     pub manifest: Manifest,
     /// Segments that could not be read or did not match the manifest: nothing may build on them.
     unreadable: Vec<String>,
     documents: HashMap<String, LiveDoc>,
-    /// Every document with rows in some segment, by id: its file.
-    files_of: HashMap<String, String>,
-    /// Files with a document no segment serves whole (deleted online, partly hidden): fetched.
-    dirty_files: HashSet<String>,
-    /// The segments holding any row of a document (live or hidden), in manifest order.
-    segments_of: HashMap<String, Vec<String>>,
-    /// Files that failed, wholly or in part, in the run that wrote the version (None: no report).
-    failed_files: Option<HashSet<String>>,
+    /// The segments holding any row of a document (live or hidden), as manifest indexes, in order.
+    segments_of: HashMap<String, Vec<usize>>,
+    /// The file table of the run that wrote the version (None: published online or by an older build).
+    files: Option<FileTable>,
+    /// Segments whose rows were read.
+    rows_read: HashSet<usize>,
 }
 
 /// What the new version changes against the previous one.
@@ -93,58 +95,97 @@ pub struct Changes {
     pub removed_documents: usize,
     /// URIs of documents whose file failed in this run and that stay as they were.
     pub kept_after_failure: Vec<String>,
-    /// Live documents, chunks and tokens of the new version.
-    pub live_documents: usize,
-    pub live_chunks: usize,
-    pub live_tokens: u64,
+    /// What the new version serves of each file (ETags and failures are the run's to fill in).
+    pub files: FileTable,
 }
 
 impl PreviousVersion {
-    pub(super) fn new(manifest: Manifest, failed_files: Option<HashSet<String>>) -> Self {
-        Self {
-            manifest,
-            unreadable: Vec::new(),
-            documents: HashMap::new(),
-            files_of: HashMap::new(),
-            dirty_files: HashSet::new(),
-            segments_of: HashMap::new(),
-            failed_files,
+    /// Reads what `reader`'s version holds, document by document, without reading any rows:
+    /// a segment whose files are missing or have another size than the manifest says, or
+    /// whose documents.parquet fails its checksum, is unreadable (and said so in `notes`).
+    pub(super) async fn read(reader: &SnapshotReader, notes: &mut Vec<String>) -> Self {
+        let manifest = reader.manifest().clone();
+        let files = reader.read_file_table().await.unwrap_or_else(|e| {
+            notes.push(format!("the file table of version {} is unreadable, every file is fetched: {e}", manifest.version));
+            None
+        });
+        let mut previous = Self { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), files, rows_read: HashSet::new() };
+        for (index, segment) in reader.manifest().segments.iter().enumerate() {
+            let records = match reader.segment_files_problem(&segment.id).await {
+                Ok(None) => reader.read_segment_documents(&segment.id).await,
+                Ok(Some(problem)) => Err(IndexerError::snapshot(&segment.id, problem)),
+                Err(e) => Err(e),
+            };
+            match records {
+                Ok(records) => previous.add_segment(index, records),
+                Err(e) => {
+                    notes.push(format!("segment {} not reused: {e}", segment.id));
+                    previous.mark_incomplete(&segment.id);
+                }
+            }
         }
+        previous
     }
 
-    fn seen(&mut self, segment: &str, record: &DocumentRecord) {
-        self.files_of.insert(record.doc_id.clone(), file_uri_of(&record.uri).to_string());
-        let segments = self.segments_of.entry(record.doc_id.clone()).or_default();
-        if segments.last().map(String::as_str) != Some(segment) {
-            segments.push(segment.to_string());
+    /// The records of segment `index`, in manifest order: a later segment's copy of a
+    /// document replaces an earlier one, and a copy any tombstone touches is not live.
+    fn add_segment(&mut self, index: usize, records: Vec<DocumentRecord>) {
+        let tombstones = self.manifest.tombstone_set();
+        let segment = &self.manifest.segments[index].id;
+        for record in records {
+            let segments = self.segments_of.entry(record.doc_id.clone()).or_default();
+            if segments.last() != Some(&index) {
+                segments.push(index);
+            }
+            if tombstones.hides_any_row(segment, &record.doc_id, record.chunk_count) {
+                self.documents.remove(&record.doc_id);
+            } else {
+                self.documents.insert(record.doc_id, LiveDoc { uri: record.uri, chunks: record.chunk_count, segment: index, tokens: None });
+            }
         }
-    }
-
-    /// `record`'s copy in `segment` is whole and visible (a later segment's copy replaces it).
-    pub(super) fn live(&mut self, segment: &str, record: &DocumentRecord, tokens: u64) {
-        self.seen(segment, record);
-        let doc = LiveDoc { uri: record.uri.clone(), etag: record.etag.clone(), ingested_at: record.ingested_at, chunks: record.chunk_count as usize, tokens };
-        self.documents.insert(record.doc_id.clone(), doc);
-    }
-
-    /// `record`'s copy in `segment` is hidden, or some of its rows are.
-    pub(super) fn hidden(&mut self, segment: &str, record: &DocumentRecord) {
-        self.seen(segment, record);
-        self.documents.remove(&record.doc_id);
     }
 
     pub(super) fn mark_incomplete(&mut self, segment: &str) {
         self.unreadable.push(segment.to_string());
     }
 
-    /// After the last segment: files with a document that is not live are dirty.
-    pub(super) fn finish(&mut self) {
-        let dirty: HashSet<String> = self.files_of.iter().filter(|(id, _)| !self.documents.contains_key(*id)).map(|(_, file)| file.clone()).collect();
-        self.dirty_files = dirty;
-    }
-
     pub fn version(&self) -> &str {
         &self.manifest.version
+    }
+
+    /// The segments (manifest indexes) not yet read that hold the live copy of a document
+    /// from a file outside `skip`; marked as read.
+    pub(super) fn segments_to_read(&mut self, skip: &HashSet<String>) -> Vec<usize> {
+        let unreadable: HashSet<usize> = self.manifest.segments.iter().enumerate().filter(|(_, s)| self.unreadable.contains(&s.id)).map(|(i, _)| i).collect();
+        let mut wanted: Vec<usize> = self
+            .documents
+            .values()
+            .filter(|doc| !skip.contains(file_uri_of(&doc.uri)))
+            .map(|doc| doc.segment)
+            .filter(|index| !self.rows_read.contains(index) && !unreadable.contains(index))
+            .collect::<HashSet<usize>>()
+            .into_iter()
+            .collect();
+        wanted.sort_unstable();
+        self.rows_read.extend(wanted.iter().copied());
+        wanted
+    }
+
+    /// Whether segment `index` holds the live copy of `doc_id`.
+    pub(super) fn is_live_in(&self, doc_id: &str, index: usize) -> bool {
+        self.documents.get(doc_id).is_some_and(|doc| doc.segment == index)
+    }
+
+    /// The live copy of `doc_id`, now read: its tokens.
+    pub(super) fn rows_read(&mut self, doc_id: &str, tokens: u64) {
+        if let Some(doc) = self.documents.get_mut(doc_id) {
+            doc.tokens = Some(tokens);
+        }
+    }
+
+    /// The copy of `doc_id` thought live lacks rows: it is not live.
+    pub(super) fn rows_missing(&mut self, doc_id: &str) {
+        self.documents.remove(doc_id);
     }
 
     /// Whether a delta may build on this version with `index` and `min_recall`; the reason when not.
@@ -166,48 +207,43 @@ impl PreviousVersion {
         }
     }
 
-    /// The listed files that need not be fetched: the ETag is the one the file had when a
-    /// document of it was last written (documents left in place keep older ETags; a run
-    /// writes every changed document of a file it reads, and removals leave hidden rows, which
-    /// make the file dirty), every document of the file is live, none of it failed in the run
-    /// that wrote the version, and that run parsed with the same signature. Says in `notes` why
-    /// nothing could be skipped.
+    /// The listed files that need not be fetched: the version's file table has the file with
+    /// the listed ETag, nothing of it failed, the version serves every document the table
+    /// counts for it, and the run that wrote it parsed with the same signature. Says in
+    /// `notes` why nothing could be skipped.
     pub fn unchanged_files(&self, entries: &[SourceEntry], parse_sig: &str, notes: &mut Vec<String>) -> HashSet<String> {
         if self.manifest.parse_sig.as_deref() != Some(parse_sig) {
             notes.push(format!("version {} was parsed by another indexer build or with other tags or limits: every file is fetched", self.version()));
             return HashSet::new();
         }
-        let Some(failed) = &self.failed_files else {
-            notes.push(format!("version {} has no run report (published online?): every file is fetched", self.version()));
+        let Some(table) = &self.files else {
+            notes.push(format!("version {} has no file table (published online, or by an older build): every file is fetched", self.version()));
             return HashSet::new();
         };
-        // Per file, the ETag of its most recently written documents (one run, one fetch).
-        let mut etags: HashMap<&str, (chrono::DateTime<chrono::Utc>, Option<&str>)> = HashMap::new();
+        let mut live: HashMap<&str, u64> = HashMap::new();
         for doc in self.documents.values() {
-            let latest = etags.entry(file_uri_of(&doc.uri)).or_insert((doc.ingested_at, doc.etag.as_deref()));
-            if doc.ingested_at > latest.0 {
-                *latest = (doc.ingested_at, doc.etag.as_deref());
-            }
+            *live.entry(file_uri_of(&doc.uri)).or_default() += 1;
         }
         entries
             .iter()
             .filter(|entry| {
-                let stored = etags.get(entry.uri.as_str()).and_then(|(_, etag)| *etag);
-                stored.is_some() && stored == entry.etag.as_deref() && !self.dirty_files.contains(&entry.uri) && !failed.contains(&entry.uri)
+                table.get(&entry.uri).is_some_and(|file| {
+                    file.etag.is_some() && file.etag == entry.etag && !file.failed && live.get(entry.uri.as_str()).copied().unwrap_or(0) == file.documents
+                })
             })
             .map(|entry| entry.uri.clone())
             .collect()
     }
 
-    /// The tombstones and counts of the version that keeps everything of this one but
-    /// `written` (documents in the new segment) and what the source no longer has.
+    /// The tombstones and per-file contents of the version that keeps everything of this one
+    /// but `written` (documents in the new segment) and what the source no longer has.
     pub fn changes(&self, written: &[EmbeddedDoc], unchanged_documents: &HashSet<String>, unchanged_files: &HashSet<String>, failed_files: &HashSet<&str>) -> Changes {
         let mut changes = Changes::default();
         let written_ids: HashSet<&str> = written.iter().map(|d| d.record.doc_id.as_str()).collect();
         let existing: HashSet<&str> = self.manifest.tombstones.iter().map(String::as_str).collect();
         let hide = |changes: &mut Changes, doc_id: &str| {
-            for segment in self.segments_of.get(doc_id).into_iter().flatten() {
-                let tombstone = format!("{segment}/{doc_id}");
+            for &index in self.segments_of.get(doc_id).into_iter().flatten() {
+                let tombstone = format!("{}/{doc_id}", self.manifest.segments[index].id);
                 if !existing.contains(tombstone.as_str()) {
                     changes.add_tombstones.push(tombstone);
                 }
@@ -216,22 +252,27 @@ impl PreviousVersion {
         let mut ids: Vec<&String> = self.documents.keys().collect();
         ids.sort();
         for id in ids {
-            if written_ids.contains(id.as_str()) {
-                continue;
-            }
             let doc = &self.documents[id];
             let file = file_uri_of(&doc.uri);
-            let stays = unchanged_documents.contains(id) || unchanged_files.contains(file);
+            if written_ids.contains(id.as_str()) || unchanged_files.contains(file) {
+                continue; // counted below
+            }
+            let stays = unchanged_documents.contains(id);
             if stays || failed_files.contains(file) {
                 if !stays {
                     changes.kept_after_failure.push(doc.uri.clone());
                 }
-                changes.live_documents += 1;
-                changes.live_chunks += doc.chunks;
-                changes.live_tokens += doc.tokens;
+                changes.files.files.entry(file.to_string()).or_default().add_document(doc.chunks as u64, doc.tokens.unwrap_or(0));
             } else {
                 changes.removed_documents += 1;
                 hide(&mut changes, id);
+            }
+        }
+        if let Some(table) = &self.files {
+            for file in unchanged_files {
+                if let Some(entry) = table.get(file) {
+                    changes.files.files.insert(file.clone(), entry.clone());
+                }
             }
         }
         for doc in written {
@@ -239,9 +280,7 @@ impl PreviousVersion {
             hide(&mut changes, id);
             let chunk_prefix = format!("{id}-");
             changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| t.as_str() == id || t.starts_with(&chunk_prefix)).cloned());
-            changes.live_documents += 1;
-            changes.live_chunks += doc.chunks.len();
-            changes.live_tokens += doc.tokens();
+            changes.files.files.entry(file_uri_of(&doc.record.uri).to_string()).or_default().add_document(doc.chunks.len() as u64, doc.tokens());
         }
         changes.kept_after_failure.sort();
         changes
@@ -261,7 +300,7 @@ mod tests {
         let chunker = ChunkerManifest { config: ChunkerConfig::default(), sig: "c".into() };
         let mut manifest = Manifest::new("v1".into(), "src".into(), model, chunker, IndexManifest::new(kind, "cpu".into()));
         manifest.recall_check = Some(RecallCheck { k: 10, queries: 200, query_source: "chunks".into(), recall });
-        PreviousVersion::new(manifest, Some(HashSet::new()))
+        PreviousVersion { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), files: None, rows_read: HashSet::new() }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub use report::{Failure, RunReport, StageReport};
 pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use reuse::{ReuseReport, StoredEmbeddings};
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -123,35 +124,49 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
     let parse_sig = settings.signature();
     let mut reuse = ReuseReport::default();
-    let (listing, (previous, previous_secs)) = tokio::join!(source.list(), async {
+    // The previous version's documents (not its rows) are read while the source is listed.
+    let (listing, (previous, mut previous_secs)) = tokio::join!(source.list(), async {
         if !options.reuse {
             return (None, 0.0);
         }
         let started = Instant::now();
-        let loaded = StoredEmbeddings::load(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await;
-        (loaded, started.elapsed().as_secs_f64())
+        let opened = StoredEmbeddings::open_previous(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await;
+        (opened, started.elapsed().as_secs_f64())
     });
     let mut listing = listing?;
-    let (mut stored, previous) = previous.map_or((None, None), |(stored, previous)| (Some(stored), Some(previous)));
-    let documents_stored = stored.as_ref().map_or(0, StoredEmbeddings::len);
-    if let Some(stored) = &stored {
-        tracing::info!("reusing embeddings of unchanged documents from version {} ({} documents stored, read in {previous_secs:.2} s)", stored.version(), stored.len());
-        reuse.from_version = Some(stored.version().to_string());
-    }
-    // A delta builds on the previous version; files whose ETag is the stored one are not fetched.
-    let base = previous.filter(|_| options.publish == PublishMode::Delta).and_then(|previous| match previous.delta_refusal(&options.index, options.min_recall) {
-        Some(reason) => {
-            reuse.notes.push(reason);
-            None
+    let listed: HashMap<String, Option<String>> = listing.entries.iter().map(|entry| (entry.uri.clone(), entry.etag.clone())).collect();
+    let mut unchanged_files = HashSet::new();
+    let (mut stored, mut base) = (None, None);
+    if let Some((reader, mut previous)) = previous {
+        let started = Instant::now();
+        reuse.from_version = Some(previous.version().to_string());
+        // A delta builds on the previous version; files whose ETag is the stored one are not
+        // fetched, and segments holding only their documents are not read.
+        let mut delta = options.publish == PublishMode::Delta && delta_allowed(&previous, &options, &mut reuse.notes);
+        if delta {
+            unchanged_files = previous.unchanged_files(&listing.entries, &parse_sig, &mut reuse.notes);
         }
-        None => Some(previous),
-    });
-    let unchanged_files = base.as_ref().map(|base| base.unchanged_files(&listing.entries, &parse_sig, &mut reuse.notes)).unwrap_or_default();
+        let mut embeddings = StoredEmbeddings::new(previous.version());
+        embeddings.read_segments(&reader, &mut previous, &unchanged_files, &mut reuse).await;
+        if delta && !delta_allowed(&previous, &options, &mut reuse.notes) {
+            // A segment failed its checksum: everything is fetched, and every readable segment read.
+            delta = false;
+            unchanged_files.clear();
+            embeddings.read_segments(&reader, &mut previous, &unchanged_files, &mut reuse).await;
+        }
+        previous_secs += started.elapsed().as_secs_f64();
+        tracing::info!(
+            "reusing embeddings of unchanged documents from version {} ({} documents from {} segments read in {previous_secs:.2} s)",
+            previous.version(),
+            embeddings.len(),
+            reuse.segments_read
+        );
+        stored = Some(embeddings);
+        base = delta.then_some(previous);
+    }
+    let documents_stored = stored.as_ref().map_or(0, StoredEmbeddings::len);
     let files_listed = listing.entries.len();
     listing.entries.retain(|entry| !unchanged_files.contains(&entry.uri));
-    if let Some(stored) = stored.as_mut() {
-        stored.forget_files(&unchanged_files);
-    }
     reuse.notes.iter().for_each(|note| tracing::warn!("{note}"));
     tracing::info!(
         "{}: {} files listed, {} to fetch ({} unchanged), {} skipped; model {} on {}",
@@ -251,7 +266,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     }
     let counters = &context.counters;
     report.stages = vec![
-        // Overlaps listing: the previous version's documents and embeddings, read and verified.
+        // The previous version: its documents (overlapping listing), then the rows of the segments the run needs.
         StageReport::new("read previous", previous_secs, documents_stored as u64, "documents"),
         StageReport::new("fetch", fetch_secs, files_fetched as u64, "files"),
         StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
@@ -263,6 +278,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         embedder: embedder.as_ref(),
         chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
         parse_sig,
+        listed,
     };
     let manifest = match base {
         Some(base) => publisher.delta(base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
@@ -278,6 +294,17 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     Ok(report)
 }
 
+/// Whether a delta may build on `previous` (else the reason goes into `notes`).
+fn delta_allowed(previous: &PreviousVersion, options: &RunOptions, notes: &mut Vec<String>) -> bool {
+    match previous.delta_refusal(&options.index, options.min_recall) {
+        Some(reason) => {
+            notes.push(reason);
+            false
+        }
+        None => true,
+    }
+}
+
 /// The refusal to publish a version without documents (an empty or unreachable listing, every
 /// document failing): the previous version stays.
 fn nothing_to_publish(report: &RunReport) -> IndexerError {
@@ -290,11 +317,11 @@ fn nothing_to_publish(report: &RunReport) -> IndexerError {
 /// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
 async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, documents: &[EmbeddedDoc]) -> Result<Vec<EmbeddedDoc>> {
     let failed_uris: Vec<String> = failures.lock().expect("failures lock").iter().map(|f| f.uri.clone()).collect();
-    let failed: std::collections::HashSet<&str> = failed_uris.iter().map(|uri| file_uri_of(uri)).collect();
+    let failed: HashSet<&str> = failed_uris.iter().map(|uri| file_uri_of(uri)).collect();
     if failed.is_empty() {
         return Ok(Vec::new());
     }
-    let present: std::collections::HashSet<&str> = documents.iter().map(|d| d.record.doc_id.as_str()).collect();
+    let present: HashSet<&str> = documents.iter().map(|d| d.record.doc_id.as_str()).collect();
     let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &failed, &present).await?;
     kept.iter().for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));
     Ok(kept)

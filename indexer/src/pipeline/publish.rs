@@ -2,7 +2,7 @@
 //! before anything is written), then either a full version (that segment alone) or a delta
 //! version (the previous version's segments plus it, with tombstones), then LATEST.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
@@ -15,7 +15,7 @@ use crate::embed::{Embedder, Embeddings};
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex, FLAT_MAX_ROWS};
 use crate::parse::file_uri_of;
-use crate::snapshot::{new_version_id, ChunkerManifest, Counts, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+use crate::snapshot::{new_version_id, ChunkerManifest, Counts, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
 pub(super) struct Publisher<'a> {
@@ -25,6 +25,8 @@ pub(super) struct Publisher<'a> {
     pub chunker: ChunkerManifest,
     /// The run's parse signature, recorded so the next run can skip unchanged files.
     pub parse_sig: String,
+    /// Every file the source listed, with its ETag (skipped files included).
+    pub listed: HashMap<String, Option<String>>,
 }
 
 /// A segment written from this run's documents.
@@ -40,6 +42,11 @@ struct NewSegment {
 impl Publisher<'_> {
     /// Publishes `documents` alone as the next version.
     pub async fn full(&self, documents: Vec<EmbeddedDoc>, report: &mut RunReport) -> Result<Manifest> {
+        let mut live = FileTable::default();
+        for doc in &documents {
+            live.files.entry(file_uri_of(&doc.record.uri).to_string()).or_default().add_document(doc.chunks.len() as u64, doc.tokens());
+        }
+        let files = self.file_table(live, report);
         let version = new_version_id();
         let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve(rows, dim), report).await?;
         let manifest = Manifest {
@@ -53,9 +60,22 @@ impl Publisher<'_> {
         (report.documents_indexed, report.chunks, report.tokens) = (manifest.counts.documents, manifest.counts.chunks, manifest.counts.tokens);
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         let started = Instant::now();
+        self.writer.put_file_table(&manifest.version, &files).await?;
         self.writer.publish(&manifest).await?;
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
         Ok(manifest)
+    }
+
+    /// The file table of the new version: what it serves of each file (`live`), with the
+    /// ETag every listed file had and whether any of it failed in this run.
+    fn file_table(&self, mut live: FileTable, report: &RunReport) -> FileTable {
+        let failed: HashSet<&str> = report.failures.iter().map(|f| file_uri_of(&f.uri)).collect();
+        for (uri, etag) in &self.listed {
+            let entry = live.files.entry(uri.clone()).or_default();
+            entry.etag = etag.clone();
+            entry.failed = failed.contains(uri.as_str());
+        }
+        live
     }
 
     /// Publishes `base` plus the documents that changed (`documents`, minus those in
@@ -73,7 +93,8 @@ impl Publisher<'_> {
         let documents_seen = documents.len();
         documents.retain(|d| !unchanged_documents.contains(&d.record.doc_id));
         let changes = base.changes(&documents, unchanged_documents, unchanged_files, &failed_files);
-        if changes.live_documents == 0 {
+        let live = changes.files.totals();
+        if live.documents == 0 {
             return Err(super::nothing_to_publish(report));
         }
         let mut delta = DeltaReport {
@@ -114,13 +135,15 @@ impl Publisher<'_> {
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         // The snapshot's index; a small delta segment is exact search whatever it is.
         report.index = manifest.index.params.factory();
-        (report.documents_indexed, report.chunks, report.tokens) = (changes.live_documents, changes.live_chunks, changes.live_tokens);
+        (report.documents_indexed, report.chunks, report.tokens) = (live.documents as usize, live.chunks as usize, live.tokens);
         report.reuse.kept_after_failure = changes.kept_after_failure;
+        let files = self.file_table(changes.files, report);
         let started = Instant::now();
+        self.writer.put_file_table(&version, &files).await?;
         self.writer.publish(&manifest).await?;
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
 
-        let merge = merge_plan(&manifest, changes.live_chunks, &self.options.compact);
+        let merge = merge_plan(&manifest, live.chunks as usize, &self.options.compact);
         if !merge.is_empty() {
             let started = Instant::now();
             match self.compact(&manifest, &merge).await {

@@ -14,7 +14,7 @@ use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
 use crate::embed::Embeddings;
-use crate::snapshot::{layout, DocumentRecord, SnapshotReader, Tombstones};
+use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones};
 use crate::store::StoreOptions;
 
 /// What a run reused from the previous version (in the run report).
@@ -25,6 +25,8 @@ pub struct ReuseReport {
     pub documents: usize,
     pub chunks: usize,
     pub tokens: u64,
+    /// Segments of the previous version whose rows (chunks and embeddings) were read.
+    pub segments_read: usize,
     /// Why the previous version's embeddings were not usable, or a part of them was skipped.
     pub notes: Vec<String>,
     /// Documents whose file failed in this run (fetch, parse or chunk) and whose last good
@@ -69,11 +71,11 @@ fn same_record(stored: &DocumentRecord, fresh: &DocumentRecord) -> bool {
 }
 
 impl StoredEmbeddings {
-    /// Reads the version LATEST names at `uri`, if it was embedded by `model_sha256` with
-    /// chunker signature `chunker_sig`: its embeddings, and what a delta publish needs to know
-    /// about it. None (with the reason in `report.notes`) when there is no previous version or
-    /// it cannot be reused; a run then embeds everything.
-    pub async fn load(uri: &str, store: &StoreOptions, model_sha256: &str, chunker_sig: &str, report: &mut ReuseReport) -> Option<(Self, PreviousVersion)> {
+    /// Opens the version LATEST names at `uri` and reads what it holds (no rows yet), if it was
+    /// embedded by `model_sha256` with chunker signature `chunker_sig`. None (with the reason in
+    /// `report.notes`) when there is no previous version or it cannot be reused; a run then
+    /// embeds everything.
+    pub async fn open_previous(uri: &str, store: &StoreOptions, model_sha256: &str, chunker_sig: &str, report: &mut ReuseReport) -> Option<(SnapshotReader, PreviousVersion)> {
         let reader = match SnapshotReader::open(uri, store).await {
             Ok(reader) => reader,
             Err(IndexerError::NoSnapshot { .. }) => return None,
@@ -91,43 +93,42 @@ impl StoredEmbeddings {
             report.notes.push(format!("version {} was chunked with other settings ({}): embedding everything", manifest.version, manifest.chunker.sig));
             return None;
         }
-        let mut stored = Self { version: manifest.version.clone(), documents: HashMap::new(), unchanged: HashSet::new() };
-        let mut previous = PreviousVersion::new(manifest.clone(), failed_files_of(&reader).await);
-        let tombstones = manifest.tombstone_set();
-        for segment in &manifest.segments {
-            if let Err(e) = stored.add_segment(&reader, &segment.id, &tombstones, &mut previous).await {
-                report.notes.push(format!("segment {} not reused: {e}", segment.id));
-                previous.mark_incomplete(&segment.id);
-            }
-        }
-        previous.finish();
-        Some((stored, previous))
+        let previous = PreviousVersion::read(&reader, &mut report.notes).await;
+        Some((reader, previous))
     }
 
-    async fn add_segment(&mut self, reader: &SnapshotReader, segment: &str, tombstones: &Tombstones<'_>, previous: &mut PreviousVersion) -> Result<()> {
-        let (records, chunks, embeddings) = reader.read_segment(segment).await?;
-        for (record, rows) in segment_documents(segment, records, &chunks, tombstones) {
-            match rows {
-                Some(rows) => {
-                    let texts = texts_fingerprint(rows.iter().map(|&row| chunks[row].text.as_str()));
-                    let tokens = rows.iter().map(|&row| chunks[row].token_count as u64).sum();
-                    previous.live(segment, &record, tokens);
-                    let stored = StoredDoc { record, texts, vectors: gather_rows(&embeddings, &rows) };
-                    self.documents.insert(stored.record.doc_id.clone(), stored);
-                }
-                None => {
-                    previous.hidden(segment, &record);
-                    self.documents.remove(&record.doc_id);
-                }
-            }
-        }
-        Ok(())
+    /// Nothing stored yet, from `version`.
+    pub fn new(version: &str) -> Self {
+        Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new() }
     }
 
-    /// Drops the stored documents of `files` (files a delta run does not fetch).
-    pub fn forget_files(&mut self, files: &HashSet<String>) {
-        if !files.is_empty() {
-            self.documents.retain(|_, doc| !files.contains(file_uri_of(&doc.record.uri)));
+    /// Reads the rows of every segment of `previous` not read yet that holds the live copy of
+    /// a document from a file outside `skip` (files a delta run does not fetch), keeping those
+    /// documents' embeddings. A segment whose rows fail their checksum is unreadable.
+    pub async fn read_segments(&mut self, reader: &SnapshotReader, previous: &mut PreviousVersion, skip: &HashSet<String>, report: &mut ReuseReport) {
+        let tombstones = reader.manifest().tombstone_set();
+        for index in previous.segments_to_read(skip) {
+            let segment = &reader.manifest().segments[index].id;
+            let (records, chunks, embeddings) = match reader.read_segment(segment).await {
+                Ok(rows) => rows,
+                Err(e) => {
+                    report.notes.push(format!("segment {segment} not reused: {e}"));
+                    previous.mark_incomplete(segment);
+                    continue;
+                }
+            };
+            report.segments_read += 1;
+            let records = records.into_iter().filter(|r| previous.is_live_in(&r.doc_id, index) && !skip.contains(file_uri_of(&r.uri))).collect();
+            for (record, rows) in segment_documents(segment, records, &chunks, &tombstones) {
+                let Some(rows) = rows else {
+                    previous.rows_missing(&record.doc_id);
+                    continue;
+                };
+                let texts = texts_fingerprint(rows.iter().map(|&row| chunks[row].text.as_str()));
+                previous.rows_read(&record.doc_id, rows.iter().map(|&row| chunks[row].token_count as u64).sum());
+                let stored = StoredDoc { record, texts, vectors: gather_rows(&embeddings, &rows) };
+                self.documents.insert(stored.record.doc_id.clone(), stored);
+            }
         }
     }
 
@@ -200,15 +201,6 @@ fn segment_documents(segment: &str, records: Vec<DocumentRecord>, chunks: &[Chun
         out.push((record, usable));
     }
     out
-}
-
-/// The files that failed (wholly or in part) in the run that wrote the version `reader`
-/// holds, from its run report; None when it has none (a version the server published).
-async fn failed_files_of(reader: &SnapshotReader) -> Option<HashSet<String>> {
-    let bytes = reader.get(&layout::report(&reader.manifest().version)).await.ok()?;
-    let report: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let failures = report.get("failures")?.as_array()?;
-    failures.iter().map(|f| f.get("uri").and_then(|u| u.as_str()).map(|uri| file_uri_of(uri).to_string())).collect()
 }
 
 /// The embedding rows `rows`, one after another.

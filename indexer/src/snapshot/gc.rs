@@ -1,5 +1,5 @@
 //! Garbage collection of a snapshot root: every nightly run writes a whole new segment, so
-//! old versions pile up. Removes the manifests (and reports) of versions older than the
+//! old versions pile up. Removes the manifests (and reports and file tables) of versions older than the
 //! newest `keep` up to LATEST, then every segment no kept manifest names. Never touches
 //! LATEST's version, versions newer than LATEST (a run between its manifest and LATEST), or
 //! anything younger than `min_age` (a run still writing its segment).
@@ -91,10 +91,12 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
         kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
         report.versions_kept.push(version.clone());
     }
-    let reports = list(&root, "reports").await?;
+    let (reports, file_tables) = (list(&root, "reports").await?, list(&root, "files").await?);
     for version in &report.versions_removed {
-        if let Some(meta) = reports.get(&layout::report(version)) {
-            doomed_files.push((layout::report(version), meta.size));
+        for (listed, path) in [(&reports, layout::report(version)), (&file_tables, layout::files(version))] {
+            if let Some(meta) = listed.get(&path) {
+                doomed_files.push((path, meta.size));
+            }
         }
     }
 

@@ -124,13 +124,20 @@ impl Manifest {
 
     /// The tombstones, for matching rows against them.
     pub fn tombstone_set(&self) -> Tombstones<'_> {
-        Tombstones(self.tombstones.iter().map(String::as_str).collect())
+        let set: HashSet<&str> = self.tombstones.iter().map(String::as_str).collect();
+        // Chunk ids are `<document id>-<index>`: the documents a tombstone may hide a chunk of.
+        let chunk_documents = set
+            .iter()
+            .filter(|t| !t.contains('/'))
+            .filter_map(|t| t.rsplit_once('-').filter(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).map(|(doc, _)| doc))
+            .collect();
+        Tombstones(set, chunk_documents)
     }
 }
 
 /// A manifest's tombstones. One names a chunk id, a document id, or `<segment id>/<document
 /// id>` (one segment's copy of a document that a later segment replaced).
-pub struct Tombstones<'a>(HashSet<&'a str>);
+pub struct Tombstones<'a>(HashSet<&'a str>, HashSet<&'a str>);
 
 impl Tombstones<'_> {
     /// Whether the chunk `chunk_id` of document `doc_id`, stored in `segment`, is hidden.
@@ -141,6 +148,12 @@ impl Tombstones<'_> {
     /// Whether the copy of document `doc_id` stored in `segment` is hidden as a whole.
     pub fn hides_document(&self, segment: &str, doc_id: &str) -> bool {
         !self.0.is_empty() && (self.0.contains(doc_id) || self.0.contains(format!("{segment}/{doc_id}").as_str()))
+    }
+
+    /// Whether any row of the copy of `doc_id` (with `chunk_count` chunks) stored in
+    /// `segment` is hidden, without reading its rows.
+    pub fn hides_any_row(&self, segment: &str, doc_id: &str, chunk_count: u32) -> bool {
+        self.hides_document(segment, doc_id) || (self.1.contains(doc_id) && (0..chunk_count).any(|index| self.0.contains(format!("{doc_id}-{index}").as_str())))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -3,6 +3,7 @@
 //! data first, manifest next, LATEST last, so a reader never sees a half-written snapshot.
 
 mod cache;
+mod file_table;
 mod gc;
 mod manifest;
 mod parquet_io;
@@ -11,6 +12,7 @@ mod upload;
 mod writer;
 
 pub use cache::local_copy;
+pub use file_table::{FileEntry, FileTable};
 pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
@@ -43,5 +45,10 @@ pub mod layout {
 
     pub fn report(version: &str) -> String {
         format!("reports/{version}.json")
+    }
+
+    /// The file table of a version a batch run wrote.
+    pub fn files(version: &str) -> String {
+        format!("files/{version}.parquet")
     }
 }

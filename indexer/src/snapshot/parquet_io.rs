@@ -45,7 +45,7 @@ fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> 
     move |e| IndexerError::snapshot(file, e)
 }
 
-fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
+pub(super) fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(parquet_err(file))?))
         .set_max_row_group_size(65_536)
@@ -57,7 +57,7 @@ fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
+pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(parquet_err(file))?.build().map_err(parquet_err(file))?;
     reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
 }
@@ -73,7 +73,7 @@ fn string_list(values: impl Iterator<Item = Vec<String>>) -> ListArray {
     builder.finish()
 }
 
-fn column<'a, T: 'static>(batch: &'a RecordBatch, file: &'static str, name: &str) -> Result<&'a T> {
+pub(super) fn column<'a, T: 'static>(batch: &'a RecordBatch, file: &'static str, name: &str) -> Result<&'a T> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<T>())

@@ -1,9 +1,11 @@
 //! Reads a published snapshot: LATEST, the manifest, segment data, checksum verification.
 
 use bytes::Bytes;
-use object_store::ObjectStoreExt;
+use futures::TryStreamExt;
+use object_store::{ObjectStore, ObjectStoreExt};
 use serde::Serialize;
 
+use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{Manifest, FORMAT_VERSION};
 use super::parquet_io::{chunks_from_parquet, documents_from_parquet, DocumentRecord};
@@ -95,6 +97,42 @@ impl SnapshotReader {
             return Err(IndexerError::snapshot(layout::segment_file(segment, layout::CHUNKS), reason));
         }
         Ok((records, chunks, embeddings))
+    }
+
+    /// One segment's document records, checked against the manifest.
+    pub async fn read_segment_documents(&self, segment: &str) -> Result<Vec<DocumentRecord>> {
+        documents_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)
+    }
+
+    /// What is wrong with a segment's files without reading them (one listing): a file the
+    /// manifest names that is missing or has another size. None when all are there.
+    pub async fn segment_files_problem(&self, segment: &str) -> Result<Option<String>> {
+        let prefix = self.root.child(&layout::segment_file(segment, ""));
+        let metas: Vec<object_store::ObjectMeta> = self.root.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&self.root.uri, e))?;
+        let sizes: std::collections::HashMap<String, u64> = metas.into_iter().map(|m| (self.root.relative(&m.location).unwrap_or_default(), m.size)).collect();
+        let Some(files) = self.manifest.segments.iter().find(|s| s.id == segment).map(|s| &s.files) else {
+            return Ok(Some(format!("version {} has no segment {segment}", self.manifest.version)));
+        };
+        for file in files {
+            let expected = self.manifest.checksums.get(file).map(|c| c.bytes);
+            match (sizes.get(file), expected) {
+                (None, _) => return Ok(Some(format!("{file} is missing"))),
+                (Some(&size), Some(bytes)) if size != bytes => return Ok(Some(format!("{file} has {size} bytes, the manifest says {bytes}"))),
+                (Some(_), None) => return Ok(Some(format!("{file}: the manifest lists no checksum for it"))),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The file table the batch run that wrote this version left; None when it has none
+    /// (published online, or by an older build).
+    pub async fn read_file_table(&self) -> Result<Option<FileTable>> {
+        match self.get(&layout::files(&self.manifest.version)).await {
+            Ok(bytes) => FileTable::from_parquet(bytes).map(Some),
+            Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => Ok(None),
+            Err(other) => Err(other),
+        }
     }
 
     /// Reads every file the manifest lists and compares size and sha256.

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use rand::Rng;
 
+use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
 use super::parquet_io::{chunks_to_parquet, documents_to_parquet, DocumentRecord};
@@ -91,6 +92,12 @@ impl SnapshotWriter {
     pub async fn put_json(&self, relative: &str, value: &serde_json::Value) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(value).map_err(|e| IndexerError::snapshot(relative, e))?;
         put_bytes(&self.root, relative, bytes).await.map(|_| ())
+    }
+
+    /// Writes the file table of `version` (before its manifest: a table is never missing
+    /// from a version a run published, and a stray one without a manifest is harmless).
+    pub async fn put_file_table(&self, version: &str, table: &FileTable) -> Result<()> {
+        put_bytes(&self.root, &layout::files(version), table.to_parquet()?).await.map(|_| ())
     }
 
     /// Publishes a version: its manifest first, then LATEST. Until LATEST is written,
