@@ -149,6 +149,8 @@ async fn gc_removes_only_what_no_kept_version_needs() {
     assert_eq!(report.versions_kept, vec![versions[1].clone(), versions[2].clone(), pending.version.clone()]);
     assert!(!root.join(layout::manifest(&versions[0])).exists());
     assert!(!root.join(layout::report(&versions[0])).exists());
+    assert!(!root.join(layout::files(&versions[0])).exists(), "the file table goes with its version");
+    assert!(root.join(layout::files(&versions[1])).is_file());
     assert!(!root.join("segments").join(segment_of(&versions[0])).exists(), "the folder goes with its files");
     assert!(!root.join("segments/seg-orphan").exists());
     assert!(root.join("segments/seg-pending/chunks.parquet").is_file(), "the pending version's segment stays");
