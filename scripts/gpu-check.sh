@@ -6,11 +6,13 @@
 #   tests     kernel parity (CUDA vs CPU twins) and golden embeddings at f32/f16/bf16
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
+#   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
+#             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
-#   device tool: command "scripts/gpu-check.sh tests embed kernels e2e", carry: see package-device.sh
+#   device tool: command "scripts/gpu-check.sh tests embed kernels cpu e2e", carry: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
@@ -37,7 +39,7 @@ case "$gpu" in
 esac
 quarry="$dev/bin/quarry"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(tests embed kernels e2e)
+[ ${#steps[@]} -gt 0 ] || steps=(tests embed kernels cpu e2e)
 [ -f "$QUARRY_MODEL/model.safetensors" ] || { echo "error: no model at $QUARRY_MODEL: carry target/device/model (scripts/package-device.sh)" >&2; exit 1; }
 for step in "${steps[@]}"; do
   echo "== $step ($(date -u +%FT%TZ))"
@@ -55,6 +57,10 @@ for step in "${steps[@]}"; do
       "$quarry" bench-kernels --device "$device" --rows "${KERNEL_ROWS:-1000000}" --dim 384 --batches 1,16,256,1024 --nlist 4096 \
         --train-sample 262144 --bandwidth-gbs "$bandwidth" --json "$out/kernels.json" 2>&1 | tee "$out/kernels.txt"
       ;;
+    cpu)
+      [ -d "$work/cpu-corpus" ] || "$quarry" gen-corpus --documents "${CPU_DOCUMENTS:-100000}" --out "$work/cpu-corpus"
+      "$quarry" bench-cpu-stages --corpus "$work/cpu-corpus" --threads "${CPU_THREADS:-1,4,16}" --json "$out/cpu-stages.json" 2>&1 | tee "$out/cpu-stages.txt"
+      ;;
     e2e)
       [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
       rm -rf "$work/snapshot"
@@ -69,6 +75,6 @@ for step in "${steps[@]}"; do
         "$cpu" search "$work/snapshot" "river climate drought" --device cpu --top-k 5
         "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
       ;;
-    *) echo "unknown step $step (tests, embed, kernels, e2e, serve-cpu)" >&2; exit 2 ;;
+    *) echo "unknown step $step (tests, embed, kernels, cpu, e2e, serve-cpu)" >&2; exit 2 ;;
   esac
 done

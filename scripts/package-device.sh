@@ -15,7 +15,7 @@
 # the machine stays warm (files written there in one call stay for the next):
 #   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
 #      target/device/bin/cuda_parity.xz, target/device/bin/golden_embeddings.xz;
-#      command "scripts/gpu-check.sh tests embed kernels e2e"
+#      command "scripts/gpu-check.sh tests embed kernels cpu e2e"
 #   2. carry target/device/bin/quarry-cpu.xz; command "scripts/gpu-check.sh serve-cpu"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -31,6 +31,8 @@ enum Command {
     BenchEmbed(commands::bench_embed::BenchEmbedArgs),
     /// Vector kernels at scale: flat top-k QPS against the bandwidth roof, IVF build times.
     BenchKernels(commands::bench_kernels::BenchKernelsArgs),
+    /// Parse + chunk and model tokenization throughput on the CPU (what feeds the embedding device).
+    BenchCpuStages(commands::bench_cpu_stages::BenchCpuStagesArgs),
     /// Merge a snapshot's segments into one (stored embeddings, tombstoned rows dropped).
     Compact(commands::compact::CompactArgs),
     /// Remove old versions of a snapshot and the segments only they name.
@@ -49,6 +51,7 @@ fn main() -> std::process::ExitCode {
         Command::Index(args) => commands::index::run(args),
         Command::BenchEmbed(args) => commands::bench_embed::run(args),
         Command::BenchKernels(args) => commands::bench_kernels::run(args),
+        Command::BenchCpuStages(args) => commands::bench_cpu_stages::run(args),
         Command::GenCorpus(args) => commands::gen_corpus::run(args),
         Command::Gc(args) => commands::gc::run(args),
         Command::Compact(args) => commands::compact::run(args),

@@ -310,4 +310,17 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["documents_indexed"], 30, "{report}");
     assert_eq!(report["documents_failed"], 0, "{report}");
+
+    // The CPU-stage benchmark parses and chunks what the run did: the same chunks and tokens.
+    let json = dir.path().join("cpu-stages.json");
+    let output = quarry(&["bench-cpu-stages", "--corpus", corpus.to_str().unwrap(), "--threads", "1,2", "--json", json.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stages: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let stages = stages.as_array().unwrap();
+    assert_eq!(stages.iter().map(|s| s["threads"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+    for measured in stages {
+        assert_eq!((&measured["documents"], &measured["chunks"], &measured["chunk_tokens"]), (&report["documents_indexed"], &report["chunks"], &report["tokens"]), "{measured}");
+        assert!(measured["parse_chunk_secs"].as_f64().unwrap() > 0.0 && measured["tokenize_tokens_per_sec"].as_f64().unwrap() > 0.0, "{measured}");
+    }
+    assert!(text(&output.stdout).contains("| threads |"));
 }

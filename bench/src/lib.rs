@@ -4,10 +4,11 @@
 //! on the same data ([`peers`]), Markdown ([`report`]) and SVG plots ([`plots`]). Also the
 //! focused benchmarks: batch policies ([`embed_batching`]), search latency
 //! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]), embedding
-//! throughput at full windows ([`embed_throughput`]), the vector kernels and the IVF build
+//! throughput at full windows ([`embed_throughput`]), the CPU stages that feed it ([`cpu_stages`]), the vector kernels and the IVF build
 //! ([`kernels_bench`]).
 
 pub mod ann_sweep;
+pub mod cpu_stages;
 pub mod embed_batching;
 pub mod embed_throughput;
 pub mod harness;

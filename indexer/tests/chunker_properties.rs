@@ -161,3 +161,20 @@ fn signature_changes_with_the_config() {
     assert_ne!(a.signature(), c.signature());
 }
 
+
+/// The run skips counting a document's tokens when its text has no more bytes than the
+/// limit: no text may have more tokens than bytes.
+#[test]
+fn no_text_has_more_tokens_than_bytes() {
+    let tokenizer = tokenizer();
+    let tricky = [
+        "a", "İİİ", "ǖǖǖ", "a\u{0308}\u{0304}a\u{0308}\u{0304}", "가나다라마바사", "한국어 텍스트", "\u{FDFA}", "ﬁﬂ", "東京東京", "。。。",
+        "🚀🔥👍", "x,y;z.!?", "\u{00AD}\u{200B}\u{FEFF}", "ℌℍℎ", "①②③", "Ⅻ", "ß", "ǅǆ", "\u{1F469}\u{200D}\u{1F4BB}",
+    ];
+    let mut rng = Rng(0xB17E5);
+    let random: Vec<String> = (0..50).map(|_| random_text(&mut rng, 300)).collect();
+    for text in tricky.iter().copied().chain(random.iter().map(String::as_str)) {
+        let tokens = tokenizer.count(text).unwrap();
+        assert!(tokens <= text.len(), "{text:?}: {tokens} tokens in {} bytes", text.len());
+    }
+}

@@ -1,6 +1,7 @@
 //! One module per subcommand, plus the options they share.
 
 pub mod bench;
+pub mod bench_cpu_stages;
 pub mod bench_embed;
 pub mod bench_kernels;
 pub mod compact;

@@ -128,12 +128,16 @@ impl Chunker for TokenChunker {
                 )));
             }
             let overlap = self.config.overlap_tokens.min(budget / 2);
-            for piece in splitter::split(&text, budget, overlap, &self.tokenizer)? {
-                let text = match header {
-                    Some(h) => format!("{h}\n{piece}"),
-                    None => piece,
+            for (piece, piece_tokens) in splitter::split(&text, budget, overlap, &self.tokenizer)? {
+                let (text, token_count) = match header {
+                    Some(h) => {
+                        let text = format!("{h}\n{piece}");
+                        let tokens = self.tokenizer.count(&text)?;
+                        (text, tokens)
+                    }
+                    None => (piece, piece_tokens),
                 };
-                let token_count = self.tokenizer.count(&text)? as u32;
+                let token_count = token_count as u32;
                 let index = chunks.len() as u32;
                 chunks.push(Chunk {
                     chunk_id: format!("{}-{index}", document.doc_id),

@@ -64,14 +64,18 @@ fn token_at(spans: &[(usize, usize)], pos: usize) -> usize {
     spans.partition_point(|s| s.0 < pos)
 }
 
-/// Splits `text` into trimmed, non-empty pieces of at most `budget` tokens each.
-pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<String>> {
+/// Splits `text` into trimmed, non-empty pieces of at most `budget` tokens each, each with
+/// its token count (the tokenizer's count of the piece, measured while cutting).
+pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<(String, usize)>> {
     let spans = tokenizer.token_spans(text)?;
     if spans.is_empty() {
         return Ok(Vec::new());
     }
     if spans.len() <= budget {
-        return Ok(vec![text.trim().to_string()]);
+        let piece = text.trim();
+        // The spans are the tokens of `text`; a section's text is trimmed already.
+        let tokens = if piece.len() == text.len() { spans.len() } else { tokenizer.count(piece)? };
+        return Ok(vec![(piece.to_string(), tokens)]);
     }
     let cuts = boundaries(text);
     let mut pieces = Vec::new();
@@ -80,24 +84,23 @@ pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &Model
     loop {
         let first = token_at(&spans, start);
         if spans.len() - first <= budget {
-            push_piece(&mut pieces, &text[start..]);
+            let piece = text[start..].trim();
+            if !piece.is_empty() {
+                pieces.push((piece.to_string(), tokenizer.count(piece)?));
+            }
             break;
         }
         let limit = spans[first + budget].0; // start of the first token that no longer fits
         let cut = best_cut(&cuts, &spans, start.max(previous_cut), first, limit, budget);
-        let cut = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
-        push_piece(&mut pieces, &text[start..cut]);
+        let (cut, tokens) = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
+        let piece = text[start..cut].trim();
+        if !piece.is_empty() {
+            pieces.push((piece.to_string(), tokens));
+        }
         previous_cut = cut;
         start = next_start(&cuts, &spans, start, cut, overlap);
     }
     Ok(pieces)
-}
-
-fn push_piece(pieces: &mut Vec<String>, piece: &str) {
-    let piece = piece.trim();
-    if !piece.is_empty() {
-        pieces.push(piece.to_string());
-    }
 }
 
 /// The cut for a window starting at token `first` whose tokens must end before `limit`.
@@ -116,16 +119,17 @@ fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], floor: usize, fir
 }
 
 /// Re-tokenizing a piece cut inside a word can cost a token more than its span count;
-/// move the cut back a token at a time until the piece really fits.
-fn shrink_to_fit(text: &str, spans: &[(usize, usize)], start: usize, mut cut: usize, budget: usize, tokenizer: &ModelTokenizer) -> Result<usize> {
-    while tokenizer.count(&text[start..cut])? > budget {
+/// move the cut back a token at a time until the piece really fits. Returns the cut and
+/// the token count of the (trimmed) piece before it.
+fn shrink_to_fit(text: &str, spans: &[(usize, usize)], start: usize, mut cut: usize, budget: usize, tokenizer: &ModelTokenizer) -> Result<(usize, usize)> {
+    loop {
+        let tokens = tokenizer.count(text[start..cut].trim())?;
         let index = token_at(spans, cut);
-        if index == 0 || spans[index - 1].0 <= start {
-            break;
+        if tokens <= budget || index == 0 || spans[index - 1].0 <= start {
+            return Ok((cut, tokens));
         }
         cut = spans[index - 1].0;
     }
-    Ok(cut)
 }
 
 /// Where the piece after a cut starts: at most `overlap` tokens back, at a word boundary

@@ -1,0 +1,125 @@
+//! `quarry bench-cpu-stages`: can the CPU feed the GPU? The stages of a run that stay on the
+//! CPU whatever the device — parse + chunk (the parse stage's work, files and the documents
+//! of a file in parallel) and the model's tokenization of every chunk (the embed stage's CPU
+//! part) — timed apart over a folder of files, on rayon pools of the sizes asked for, in
+//! model tokens per second, to compare with the embedding throughput of `bench-embed`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use quarry_indexer::chunk::{ChunkerConfig, TokenChunker};
+use quarry_indexer::embed::{ModelDir, ModelTokenizer};
+use quarry_indexer::parse::AutoParser;
+use quarry_indexer::pipeline::{parse_and_chunk, ChunkSettings};
+use quarry_indexer::source::RawDocument;
+
+/// One pool size's measurement.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CpuStages {
+    pub threads: usize,
+    pub files: usize,
+    pub documents: usize,
+    pub chunks: usize,
+    /// Model tokens of the chunks (specials excluded), as the chunker counts them.
+    pub chunk_tokens: u64,
+    pub parse_chunk_secs: f64,
+    /// Tokenizing every chunk text for the model, in groups of `TOKENIZE_GROUP`.
+    pub tokenize_secs: f64,
+    pub parse_chunk_tokens_per_sec: f64,
+    pub tokenize_tokens_per_sec: f64,
+    /// Both stages on one pool, one after the other (they overlap in a run, sharing the cores).
+    pub cpu_tokens_per_sec: f64,
+}
+
+/// Chunk texts per tokenization call, as the embed stage groups them.
+pub const TOKENIZE_GROUP: usize = 2048;
+
+/// What `quarry index` parses and chunks with by default, for `model`, and the model's tokenizer.
+pub fn default_settings(model: &ModelDir) -> anyhow::Result<(ChunkSettings, Arc<ModelTokenizer>)> {
+    let info = model.info()?;
+    let tokenizer = Arc::new(ModelTokenizer::from_file(&model.tokenizer_file(), info.max_tokens)?);
+    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), &info.sha256)?);
+    let settings = ChunkSettings { parser: AutoParser, chunker, tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    Ok((settings, tokenizer))
+}
+
+/// Every regular file below `folder`, read into memory, in path order.
+pub fn read_folder(folder: &Path) -> anyhow::Result<Vec<RawDocument>> {
+    let mut paths = Vec::new();
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path)?;
+            let relative = path.strip_prefix(folder).unwrap_or(&path).to_string_lossy().into_owned();
+            Ok(RawDocument { uri: format!("file://{}", path.display()), relative_path: relative, size: bytes.len() as u64, bytes: bytes.into(), etag: None, source: "file".into() })
+        })
+        .collect()
+}
+
+/// Parses, chunks and tokenizes `files` on a pool of `threads` threads.
+pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &ModelTokenizer, threads: usize) -> anyhow::Result<CpuStages> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    pool.install(|| {
+        let started = Instant::now();
+        let parsed: Vec<_> = files.par_iter().map(|raw| parse_and_chunk(raw, settings)).collect();
+        let parse_chunk_secs = started.elapsed().as_secs_f64();
+        let failures: usize = parsed.iter().map(|(_, failures)| failures.len()).sum();
+        anyhow::ensure!(failures == 0, "{failures} documents failed to parse or chunk");
+        let documents: Vec<_> = parsed.into_iter().flat_map(|(documents, _)| documents).collect();
+        let texts: Vec<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+        let chunk_tokens: u64 = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.token_count as u64)).sum();
+        let started = Instant::now();
+        for group in texts.chunks(TOKENIZE_GROUP) {
+            tokenizer.encode_for_model(group)?;
+        }
+        let tokenize_secs = started.elapsed().as_secs_f64();
+        let rate = |secs: f64| if secs > 0.0 { chunk_tokens as f64 / secs } else { 0.0 };
+        Ok(CpuStages {
+            threads,
+            files: files.len(),
+            documents: documents.len(),
+            chunks: texts.len(),
+            chunk_tokens,
+            parse_chunk_secs,
+            tokenize_secs,
+            parse_chunk_tokens_per_sec: rate(parse_chunk_secs),
+            tokenize_tokens_per_sec: rate(tokenize_secs),
+            cpu_tokens_per_sec: rate(parse_chunk_secs + tokenize_secs),
+        })
+    })
+}
+
+/// A Markdown table of the measurements.
+pub fn markdown(results: &[CpuStages]) -> String {
+    let mut out = String::from("| threads | documents | chunks | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | tokenize M tok/s | both M tok/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in results {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            r.threads,
+            r.documents,
+            r.chunks,
+            r.chunk_tokens,
+            r.parse_chunk_secs,
+            r.tokenize_secs,
+            r.parse_chunk_tokens_per_sec / 1e6,
+            r.tokenize_tokens_per_sec / 1e6,
+            r.cpu_tokens_per_sec / 1e6
+        ));
+    }
+    out
+}
