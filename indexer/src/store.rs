@@ -1,7 +1,7 @@
 //! Opens an object store for a location: plain paths and `file://`, `s3://bucket/prefix`
 //! (AWS_* credentials, optional S3-compatible endpoint), and `memory://name` for tests.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -9,7 +9,8 @@ use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as StorePath;
-use object_store::{BackoffConfig, ObjectStore, RetryConfig};
+use futures::TryStreamExt;
+use object_store::{BackoffConfig, ObjectMeta, ObjectStore, RetryConfig};
 
 use crate::error::{IndexerError, Result};
 
@@ -70,6 +71,13 @@ impl Location {
             path = path.join(part);
         }
         path
+    }
+
+    /// Every object below `relative`, keyed by its path relative to this location.
+    pub async fn list_below(&self, relative: &str) -> Result<BTreeMap<String, ObjectMeta>> {
+        let prefix = self.child(relative);
+        let metas: Vec<ObjectMeta> = self.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&self.uri, e))?;
+        Ok(metas.into_iter().map(|meta| (self.relative(&meta.location).unwrap_or_default(), meta)).collect())
     }
 }
 

@@ -46,14 +46,11 @@ pub struct SegmentData {
     pub keyword: TantivyKeywordIndex,
 }
 
-/// One segment of a loaded version: its rows are `offset..offset + rows` of the snapshot,
-/// its documents `doc_offset..doc_offset + doc_count`.
+/// One segment of a loaded version: its rows are `offset..offset + rows` of the snapshot.
 pub struct LoadedSegment {
     pub id: String,
     pub offset: usize,
     pub rows: usize,
-    pub doc_offset: usize,
-    pub doc_count: usize,
     pub data: Arc<SegmentData>,
 }
 
@@ -126,17 +123,16 @@ impl LoadedSnapshot {
                 return Err(ServerError::Corrupt { uri, problems: problems.join("; ") });
             }
         }
-        let (mut offset, mut doc_offset) = (0, 0);
+        let mut offset = 0;
         let mut segments = Vec::new();
         for (segment, reuse) in manifest.segments.iter().zip(&reused) {
             let data = match reuse {
                 Some(old) => old.data.clone(),
                 None => Arc::new(Self::read_segment(&uri, &root, &manifest, segment)?),
             };
-            let (rows, doc_count) = (data.chunks.len(), data.documents.len());
-            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, doc_offset, doc_count, data });
+            let rows = data.chunks.len();
+            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, data });
             offset += rows;
-            doc_offset += doc_count;
         }
         let dead = manifest.tombstone_set();
         let mut tombstoned = RowSet::empty(offset);
@@ -231,7 +227,7 @@ impl LoadedSnapshot {
     pub fn live_documents(&self) -> Vec<(&DocumentRecord, usize, &str)> {
         let mut live = Vec::new();
         for segment in &self.segments {
-            let mut counts = vec![0usize; segment.doc_count];
+            let mut counts = vec![0usize; segment.data.documents.len()];
             for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
                 if !self.tombstoned.contains(segment.offset + local) {
                     counts[doc as usize] += 1;

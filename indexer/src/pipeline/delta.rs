@@ -14,7 +14,7 @@ use super::stages::EmbeddedDoc;
 use crate::index::IndexOptions;
 use crate::parse::file_uri_of;
 use crate::error::IndexerError;
-use crate::snapshot::{DocumentRecord, FileTable, Manifest, SnapshotReader};
+use crate::snapshot::{DocumentRecord, FileTable, Manifest, SnapshotReader, Tombstones};
 use crate::source::SourceEntry;
 
 /// `--publish delta|full`.
@@ -43,7 +43,7 @@ impl std::str::FromStr for PublishMode {
 pub struct DeltaReport {
     /// The version this one builds on.
     pub base_version: String,
-    /// Files not fetched: their ETag is the one stored and nothing of them is hidden or failed.
+    /// Files not fetched: their ETag is the one in the previous version's file table and nothing of them failed.
     pub files_unchanged: usize,
     /// Documents fetched and found unchanged (record and chunks): left where they are.
     pub documents_unchanged: usize,
@@ -110,6 +110,7 @@ impl PreviousVersion {
             None
         });
         let mut previous = Self { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), files, rows_read: HashSet::new() };
+        let tombstones = reader.manifest().tombstone_set();
         for (index, segment) in reader.manifest().segments.iter().enumerate() {
             let records = match reader.segment_files_problem(&segment.id).await {
                 Ok(None) => reader.read_segment_documents(&segment.id).await,
@@ -117,7 +118,7 @@ impl PreviousVersion {
                 Err(e) => Err(e),
             };
             match records {
-                Ok(records) => previous.add_segment(index, records),
+                Ok(records) => previous.add_segment(index, &segment.id, records, &tombstones),
                 Err(e) => {
                     notes.push(format!("segment {} not reused: {e}", segment.id));
                     previous.mark_incomplete(&segment.id);
@@ -129,9 +130,7 @@ impl PreviousVersion {
 
     /// The records of segment `index`, in manifest order: a later segment's copy of a
     /// document replaces an earlier one, and a copy any tombstone touches is not live.
-    fn add_segment(&mut self, index: usize, records: Vec<DocumentRecord>) {
-        let tombstones = self.manifest.tombstone_set();
-        let segment = &self.manifest.segments[index].id;
+    fn add_segment(&mut self, index: usize, segment: &str, records: Vec<DocumentRecord>, tombstones: &Tombstones<'_>) {
         for record in records {
             let segments = self.segments_of.entry(record.doc_id.clone()).or_default();
             if segments.last() != Some(&index) {
@@ -237,7 +236,7 @@ impl PreviousVersion {
 
     /// The tombstones and per-file contents of the version that keeps everything of this one
     /// but `written` (documents in the new segment) and what the source no longer has.
-    pub fn changes(&self, written: &[EmbeddedDoc], unchanged_documents: &HashSet<String>, unchanged_files: &HashSet<String>, failed_files: &HashSet<&str>) -> Changes {
+    pub fn changes(&self, written: &[EmbeddedDoc], unchanged_documents: &HashSet<String>, unchanged_files: &HashSet<String>, failed_files: &HashSet<String>) -> Changes {
         let mut changes = Changes::default();
         let written_ids: HashSet<&str> = written.iter().map(|d| d.record.doc_id.as_str()).collect();
         let existing: HashSet<&str> = self.manifest.tombstones.iter().map(String::as_str).collect();
@@ -262,7 +261,7 @@ impl PreviousVersion {
                 if !stays {
                     changes.kept_after_failure.push(doc.uri.clone());
                 }
-                changes.files.files.entry(file.to_string()).or_default().add_document(doc.chunks as u64, doc.tokens.unwrap_or(0));
+                changes.files.add_document(&doc.uri, doc.chunks as u64, doc.tokens.unwrap_or(0));
             } else {
                 changes.removed_documents += 1;
                 hide(&mut changes, id);
@@ -280,7 +279,7 @@ impl PreviousVersion {
             hide(&mut changes, id);
             let chunk_prefix = format!("{id}-");
             changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| t.as_str() == id || t.starts_with(&chunk_prefix)).cloned());
-            changes.files.files.entry(file_uri_of(&doc.record.uri).to_string()).or_default().add_document(doc.chunks.len() as u64, doc.tokens());
+            changes.files.add_document(&doc.record.uri, doc.chunks.len() as u64, doc.tokens());
         }
         changes.kept_after_failure.sort();
         changes

@@ -44,9 +44,9 @@ impl Publisher<'_> {
     pub async fn full(&self, documents: Vec<EmbeddedDoc>, report: &mut RunReport) -> Result<Manifest> {
         let mut live = FileTable::default();
         for doc in &documents {
-            live.files.entry(file_uri_of(&doc.record.uri).to_string()).or_default().add_document(doc.chunks.len() as u64, doc.tokens());
+            live.add_document(&doc.record.uri, doc.chunks.len() as u64, doc.tokens());
         }
-        let files = self.file_table(live, report);
+        let files = self.file_table(live, &failed_files(report));
         let version = new_version_id();
         let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve(rows, dim), report).await?;
         let manifest = Manifest {
@@ -68,8 +68,7 @@ impl Publisher<'_> {
 
     /// The file table of the new version: what it serves of each file (`live`), with the
     /// ETag every listed file had and whether any of it failed in this run.
-    fn file_table(&self, mut live: FileTable, report: &RunReport) -> FileTable {
-        let failed: HashSet<&str> = report.failures.iter().map(|f| file_uri_of(&f.uri)).collect();
+    fn file_table(&self, mut live: FileTable, failed: &HashSet<String>) -> FileTable {
         for (uri, etag) in &self.listed {
             let entry = live.files.entry(uri.clone()).or_default();
             entry.etag = etag.clone();
@@ -89,10 +88,10 @@ impl Publisher<'_> {
         unchanged_files: &HashSet<String>,
         report: &mut RunReport,
     ) -> Result<Manifest> {
-        let failed_files: HashSet<&str> = report.failures.iter().map(|f| file_uri_of(&f.uri)).collect();
+        let failed = failed_files(report);
         let documents_seen = documents.len();
         documents.retain(|d| !unchanged_documents.contains(&d.record.doc_id));
-        let changes = base.changes(&documents, unchanged_documents, unchanged_files, &failed_files);
+        let changes = base.changes(&documents, unchanged_documents, unchanged_files, &failed);
         let live = changes.files.totals();
         if live.documents == 0 {
             return Err(super::nothing_to_publish(report));
@@ -136,8 +135,8 @@ impl Publisher<'_> {
         // The snapshot's index; a small delta segment is exact search whatever it is.
         report.index = manifest.index.params.factory();
         (report.documents_indexed, report.chunks, report.tokens) = (live.documents as usize, live.chunks as usize, live.tokens);
+        let files = self.file_table(changes.files, &failed);
         report.reuse.kept_after_failure = changes.kept_after_failure;
-        let files = self.file_table(changes.files, report);
         let started = Instant::now();
         self.writer.put_file_table(&version, &files).await?;
         self.writer.publish(&manifest).await?;
@@ -192,6 +191,11 @@ impl Publisher<'_> {
         let written = self.writer.write_segment(&format!("seg-{version}"), chunks, embeddings, records, &vector_index, built.keyword_dir.path()).await?;
         Ok(NewSegment { written, spec, recall, documents: records.len(), chunks: chunks.len(), tokens: rows.tokens() })
     }
+}
+
+/// The files with a failure in this run (a failure names a file, or an item inside one).
+fn failed_files(report: &RunReport) -> HashSet<String> {
+    report.failures.iter().map(|f| file_uri_of(&f.uri).to_string()).collect()
 }
 
 /// The segments to merge after a delta: the small ones once too many have piled up, or all

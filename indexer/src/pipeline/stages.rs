@@ -96,12 +96,12 @@ fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -
 }
 
 /// The document's own tokens (before chunk overlap), counted block by block, when they may
-/// exceed `max`. A token always covers at least one byte of the text (a word piece is a
+/// exceed the limit. A token always covers at least one byte of the text (a word piece is a
 /// non-empty part of a word; NFD expands a character only into marks, which are stripped,
-/// or into at most as many jamo as it has bytes), so text of at most `max` bytes is not
-/// tokenized for the count.
-fn document_tokens(document: &Document, settings: &ChunkSettings, max: usize) -> Result<Option<usize>> {
-    if document.blocks.iter().map(|b| b.text.len()).sum::<usize>() <= max {
+/// or into at most as many jamo as it has bytes), so text of at most `max_document_tokens`
+/// bytes is not tokenized for the count.
+fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<Option<usize>> {
+    if document.blocks.iter().map(|b| b.text.len()).sum::<usize>() <= settings.max_document_tokens {
         return Ok(None);
     }
     let tokenizer = settings.chunker.tokenizer();
@@ -133,7 +133,7 @@ fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
 
 /// Checks one parsed document's size and chunks it.
 fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
-    match document_tokens(&document, settings, settings.max_document_tokens) {
+    match document_tokens(&document, settings) {
         Ok(Some(tokens)) if tokens > settings.max_document_tokens => {
             let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", settings.max_document_tokens);
             return Err(failure(&document.uri, "chunk", ParseError::TooLarge(reason).to_string()));

@@ -14,6 +14,7 @@ use bytes::Bytes;
 
 use super::parquet_io::{column, read_batches, write_batch};
 use crate::error::{IndexerError, Result};
+use crate::parse::file_uri_of;
 
 const FILE: &str = "files.parquet";
 
@@ -46,6 +47,11 @@ pub struct FileTable {
 }
 
 impl FileTable {
+    /// Adds a live document (`document_uri`, which may name a part of a file) to its file's entry.
+    pub fn add_document(&mut self, document_uri: &str, chunks: u64, tokens: u64) {
+        self.files.entry(file_uri_of(document_uri).to_string()).or_default().add_document(chunks, tokens);
+    }
+
     pub fn get(&self, uri: &str) -> Option<&FileEntry> {
         self.files.get(uri)
     }

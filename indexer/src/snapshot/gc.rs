@@ -7,15 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use futures::TryStreamExt;
-use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use object_store::{ObjectMeta, ObjectStoreExt};
 use serde::Serialize;
 
 use super::layout;
 use super::manifest::Manifest;
 use super::reader::SnapshotReader;
 use crate::error::{IndexerError, Result};
-use crate::store::{open_location, Location, StoreOptions};
+use crate::store::{open_location, StoreOptions};
 
 /// What to keep.
 #[derive(Debug, Clone)]
@@ -49,12 +48,6 @@ pub struct GcReport {
     pub dry_run: bool,
 }
 
-/// Every object below `relative`, keyed by its path relative to the root.
-async fn list(root: &Location, relative: &str) -> Result<BTreeMap<String, ObjectMeta>> {
-    let prefix = root.child(relative);
-    let metas: Vec<ObjectMeta> = root.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&root.uri, e))?;
-    Ok(metas.into_iter().map(|meta| (root.relative(&meta.location).unwrap_or_default(), meta)).collect())
-}
 
 /// Removes old versions and unreferenced segments from the snapshot root at `uri`.
 pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOptions) -> Result<GcReport> {
@@ -67,7 +60,7 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
     let now = chrono::Utc::now();
     let old_enough = |meta: &ObjectMeta| (now - meta.last_modified).to_std().map(|age| age >= options.min_age).unwrap_or(false);
 
-    let manifests = list(&root, "manifests").await?;
+    let manifests = root.list_below("manifests").await?;
     let versions: BTreeSet<String> = manifests.keys().filter_map(|k| k.strip_prefix("manifests/")?.strip_suffix(".json").map(str::to_string)).collect();
     let mut report = GcReport { latest: latest_version.clone(), dry_run: options.dry_run, ..Default::default() };
     // Versions ids sort by time: keep LATEST, everything after it, and the keep-1 before it.
@@ -91,7 +84,7 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
         kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
         report.versions_kept.push(version.clone());
     }
-    let (reports, file_tables) = (list(&root, "reports").await?, list(&root, "files").await?);
+    let (reports, file_tables) = (root.list_below("reports").await?, root.list_below("files").await?);
     for version in &report.versions_removed {
         for (listed, path) in [(&reports, layout::report(version)), (&file_tables, layout::files(version))] {
             if let Some(meta) = listed.get(&path) {
@@ -102,7 +95,7 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
 
     let referenced: BTreeSet<&str> = kept_manifests.iter().flat_map(|m| m.segments.iter().map(|s| s.id.as_str())).collect();
     let mut segments: BTreeMap<String, Vec<(String, &ObjectMeta)>> = BTreeMap::new();
-    let segment_files = list(&root, "segments").await?;
+    let segment_files = root.list_below("segments").await?;
     for (path, meta) in &segment_files {
         if let Some(id) = path.strip_prefix("segments/").and_then(|rest| rest.split('/').next()) {
             segments.entry(id.to_string()).or_default().push((path.clone(), meta));

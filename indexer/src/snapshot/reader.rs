@@ -1,8 +1,7 @@
 //! Reads a published snapshot: LATEST, the manifest, segment data, checksum verification.
 
 use bytes::Bytes;
-use futures::TryStreamExt;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStoreExt;
 use serde::Serialize;
 
 use super::file_table::FileTable;
@@ -91,7 +90,7 @@ impl SnapshotReader {
 
     /// One segment's documents, chunks and embeddings, each file checked against the manifest.
     pub async fn read_segment(&self, segment: &str) -> Result<(Vec<DocumentRecord>, Vec<Chunk>, Embeddings)> {
-        let records = documents_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)?;
+        let records = self.read_segment_documents(segment).await?;
         let (chunks, embeddings) = chunks_from_parquet(self.get_verified(&layout::segment_file(segment, layout::CHUNKS)).await?)?;
         if let Some(reason) = self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
             return Err(IndexerError::snapshot(layout::segment_file(segment, layout::CHUNKS), reason));
@@ -107,17 +106,15 @@ impl SnapshotReader {
     /// What is wrong with a segment's files without reading them (one listing): a file the
     /// manifest names that is missing or has another size. None when all are there.
     pub async fn segment_files_problem(&self, segment: &str) -> Result<Option<String>> {
-        let prefix = self.root.child(&layout::segment_file(segment, ""));
-        let metas: Vec<object_store::ObjectMeta> = self.root.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&self.root.uri, e))?;
-        let sizes: std::collections::HashMap<String, u64> = metas.into_iter().map(|m| (self.root.relative(&m.location).unwrap_or_default(), m.size)).collect();
+        let sizes = self.root.list_below(&layout::segment_file(segment, "")).await?;
         let Some(files) = self.manifest.segments.iter().find(|s| s.id == segment).map(|s| &s.files) else {
             return Ok(Some(format!("version {} has no segment {segment}", self.manifest.version)));
         };
         for file in files {
             let expected = self.manifest.checksums.get(file).map(|c| c.bytes);
-            match (sizes.get(file), expected) {
+            match (sizes.get(file).map(|meta| meta.size), expected) {
                 (None, _) => return Ok(Some(format!("{file} is missing"))),
-                (Some(&size), Some(bytes)) if size != bytes => return Ok(Some(format!("{file} has {size} bytes, the manifest says {bytes}"))),
+                (Some(size), Some(bytes)) if size != bytes => return Ok(Some(format!("{file} has {size} bytes, the manifest says {bytes}"))),
                 (Some(_), None) => return Ok(Some(format!("{file}: the manifest lists no checksum for it"))),
                 _ => {}
             }
