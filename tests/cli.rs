@@ -320,7 +320,8 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
     assert_eq!(stages.iter().map(|s| s["threads"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
     for measured in stages {
         assert_eq!((&measured["documents"], &measured["chunks"], &measured["chunk_tokens"]), (&report["documents_indexed"], &report["chunks"], &report["tokens"]), "{measured}");
-        assert!(measured["parse_chunk_secs"].as_f64().unwrap() > 0.0 && measured["tokenize_tokens_per_sec"].as_f64().unwrap() > 0.0, "{measured}");
+        assert!(measured["parse_chunk_secs"].as_f64().unwrap() > 0.0 && measured["cpu_tokens_per_sec"].as_f64().unwrap() > 0.0, "{measured}");
+        assert_eq!(measured["untokenized_chunks"], 0, "the chunker hands every chunk's model ids on: {measured}");
     }
     assert!(text(&output.stdout).contains("| threads |"));
 }

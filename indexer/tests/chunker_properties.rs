@@ -105,6 +105,7 @@ fn random_documents_keep_every_property() {
             let doc = document(&text, vec![Block::text(text.clone(), &[])]);
             let chunks = chunker.chunk(&doc).unwrap();
             assert_eq!(chunks, chunker.chunk(&doc).unwrap(), "deterministic (seed {seed} round {round})");
+            assert_model_ids_are_the_embedders(&chunker, &doc);
             assert!(!chunks.is_empty());
             let section = text.trim();
             let ranges = locate(section, &chunks, config.overlap_tokens > 0);
@@ -130,6 +131,35 @@ fn random_documents_keep_every_property() {
             }
         }
     }
+}
+
+/// Every chunk comes with model ids, and they are exactly what the embedder's own
+/// tokenization of the chunk text gives (specials added, window applied).
+fn assert_model_ids_are_the_embedders(chunker: &TokenChunker, doc: &Document) {
+    let measured = chunker.chunk_for_model(doc).unwrap();
+    assert_eq!(measured.chunks, chunker.chunk(doc).unwrap());
+    assert_eq!(measured.model_ids.len(), measured.chunks.len());
+    let texts: Vec<&str> = measured.chunks.iter().map(|c| c.text.as_str()).collect();
+    let expected = chunker.tokenizer().encode_for_model(&texts).unwrap();
+    for ((chunk, ids), expected) in measured.chunks.iter().zip(measured.model_ids).zip(expected) {
+        assert_eq!(ids.as_ref(), Some(&expected), "chunk {} {:?}", chunk.index, chunk.text);
+        assert_eq!(chunk.token_count as usize + 2, expected.len());
+    }
+}
+
+#[test]
+fn model_ids_of_headers_specials_and_untrimmed_sections() {
+    let tokenizer = tokenizer();
+    let chunker = TokenChunker::new(ChunkerConfig { max_tokens: 64, overlap_tokens: 8 }, tokenizer.clone(), "test").unwrap();
+    let rows: Vec<Block> = (0..40)
+        .map(|i| Block { text: format!("row {i}, vector {}, [SEP] literal [CLS]", i * 7), kind: quarry_indexer::parse::ContentType::Table, header: Some("id, name, note".into()), ..Default::default() })
+        .collect();
+    let mut blocks = vec![Block::text("  leading and trailing blanks [SEP]  \n", &[]), Block::text("[CLS]", &["h".into()])];
+    blocks.extend(rows);
+    blocks.push(Block::text(random_text(&mut Rng(7), 300), &[]));
+    let doc = document("", blocks);
+    assert!(chunker.chunk(&doc).unwrap().len() > 5);
+    assert_model_ids_are_the_embedders(&chunker, &doc);
 }
 
 #[test]

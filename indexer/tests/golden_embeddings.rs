@@ -82,6 +82,67 @@ fn replicas_share_the_batches_and_match_one_model() {
     assert_eq!(replicated.embed(&texts).unwrap(), single, "the same rows in the same order as one model");
 }
 
+/// The run embeds chunks with the model ids the chunker measured them by: the vectors equal
+/// those of a fresh tokenization (a chunker with its own copy of the tokenizer, whose ids the
+/// embed stage does not take), and match the golden ones.
+#[test]
+fn chunker_ids_embed_like_a_fresh_tokenization() {
+    use std::sync::Arc;
+
+    use quarry_indexer::chunk::{ChunkerConfig, TokenChunker};
+    use quarry_indexer::embed::{ModelDir, ModelTokenizer};
+    use quarry_indexer::parse::AutoParser;
+    use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, ChunkSettings};
+    use quarry_indexer::source::RawDocument;
+
+    let golden: Vec<_> = golden().into_iter().filter(|(text, _)| !text.trim().is_empty()).collect(); // a file of blanks fails to parse
+    let embedder = common::embedder();
+    let settings = |tokenizer: Arc<ModelTokenizer>| ChunkSettings {
+        parser: AutoParser,
+        chunker: Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer, "test").unwrap()),
+        tags: Vec::new(),
+        max_document_tokens: 100_000,
+        ingested_at: chrono::Utc::now(),
+    };
+    let model = ModelDir::open(&common::model_dir()).unwrap();
+    let own_copy = Arc::new(ModelTokenizer::from_file(&model.tokenizer_file(), embedder.info().max_tokens).unwrap());
+    let chunk_all = |settings: &ChunkSettings| -> Vec<_> {
+        golden
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (text, _))| {
+                let raw = RawDocument { uri: format!("memory://golden/{i}.txt"), relative_path: format!("{i}.txt"), size: text.len() as u64, bytes: text.clone().into_bytes().into(), etag: None, source: "memory".into() };
+                let (documents, failures) = parse_and_chunk(&raw, settings);
+                assert!(failures.is_empty(), "{failures:?}");
+                documents
+            })
+            .collect()
+    };
+    let with_ids = chunk_all(&settings(embedder.tokenizer().clone()));
+    assert!(with_ids.iter().all(|d| d.model_ids.iter().all(Option::is_some)), "every chunk comes with its ids");
+    let mut swapped = chunk_all(&settings(embedder.tokenizer().clone()));
+    let (first, second) = swapped.split_at_mut(1);
+    std::mem::swap(&mut first[0].model_ids, &mut second[0].model_ids);
+    let with_ids = embed_documents(with_ids, embedder.as_ref(), 64, |_| {}).unwrap();
+    let fresh = embed_documents(chunk_all(&settings(own_copy)), embedder.as_ref(), 64, |_| {}).unwrap();
+    let swapped = embed_documents(swapped, embedder.as_ref(), 64, |_| {}).unwrap();
+    assert_eq!(with_ids.len(), golden.len());
+    assert_eq!(with_ids[0].chunks.len(), 1);
+    assert_eq!(with_ids[1].chunks.len(), 1);
+    assert_eq!((&swapped[0].vectors, &swapped[1].vectors), (&with_ids[1].vectors, &with_ids[0].vectors), "the embed stage embeds the ids it is handed");
+    let mut compared = 0;
+    for ((document, again), (text, want)) in with_ids.iter().zip(&fresh).zip(&golden) {
+        assert_eq!(document.chunks, again.chunks);
+        assert_eq!(document.vectors, again.vectors, "{text:?}");
+        if document.chunks.len() == 1 && document.chunks[0].text == *text {
+            let cosine = common::cosine(&document.vectors, want);
+            assert!(cosine >= 0.9999, "{text:?} has cosine {cosine}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= golden.len() / 2, "only {compared} golden texts chunked to themselves");
+}
+
 /// On a GPU (`--features cuda`, run on a GPU machine): f32 at cosine >= 0.9999, f16 and bf16
 /// at >= 0.999, in mixed-length batches.
 #[cfg(feature = "cuda")]

@@ -45,9 +45,24 @@ impl Default for ChunkerConfig {
     }
 }
 
+/// A document's chunks, and for each the model's input ids of its text (specials added)
+/// where the chunker tokenized exactly that text and the ids fit the model window: the
+/// embed stage then uses them instead of tokenizing the text a second time.
+#[derive(Debug, Clone, Default)]
+pub struct DocumentChunks {
+    pub chunks: Vec<Chunk>,
+    /// One entry per chunk.
+    pub model_ids: Vec<Option<Vec<u32>>>,
+}
+
 /// Splits documents into chunks.
 pub trait Chunker: Send + Sync {
-    fn chunk(&self, document: &Document) -> Result<Vec<Chunk>>;
+    /// The chunks of `document`, with the model ids the chunker measured them by.
+    fn chunk_for_model(&self, document: &Document) -> Result<DocumentChunks>;
+    /// The chunks of `document`.
+    fn chunk(&self, document: &Document) -> Result<Vec<Chunk>> {
+        Ok(self.chunk_for_model(document)?.chunks)
+    }
     /// A stable signature of the rules and settings; equal signatures mean equal chunks.
     fn signature(&self) -> String;
     fn config(&self) -> ChunkerConfig;
@@ -83,7 +98,7 @@ impl TokenChunker {
         Ok(Self { config, tokenizer, tokenizer_id: tokenizer_id.to_string() })
     }
 
-    /// The tokenizer chunks are measured with.
+    /// The tokenizer chunks are measured with, whose ids [`Chunker::chunk_for_model`] returns.
     pub fn tokenizer(&self) -> &Arc<ModelTokenizer> {
         &self.tokenizer
     }
@@ -111,9 +126,10 @@ fn sections(blocks: &[Block]) -> Vec<(&Block, String)> {
 }
 
 impl Chunker for TokenChunker {
-    fn chunk(&self, document: &Document) -> Result<Vec<Chunk>> {
+    fn chunk_for_model(&self, document: &Document) -> Result<DocumentChunks> {
         let specials = self.tokenizer.special_tokens();
-        let mut chunks = Vec::new();
+        let window = self.tokenizer.max_tokens();
+        let mut out = DocumentChunks::default();
         for (first, text) in sections(&document.blocks) {
             let header = first.header.as_deref().map(str::trim).filter(|h| !h.is_empty());
             let header_tokens = match header {
@@ -128,18 +144,19 @@ impl Chunker for TokenChunker {
                 )));
             }
             let overlap = self.config.overlap_tokens.min(budget / 2);
-            for (piece, piece_tokens) in splitter::split(&text, budget, overlap, &self.tokenizer)? {
-                let (text, token_count) = match header {
+            for (piece, piece_ids) in splitter::split(&text, budget, overlap, &self.tokenizer)? {
+                let (text, ids) = match header {
                     Some(h) => {
                         let text = format!("{h}\n{piece}");
-                        let tokens = self.tokenizer.count(&text)?;
-                        (text, tokens)
+                        let ids = self.tokenizer.model_ids(&text)?;
+                        (text, ids)
                     }
-                    None => (piece, piece_tokens),
+                    None => (piece, piece_ids),
                 };
-                let token_count = token_count as u32;
-                let index = chunks.len() as u32;
-                chunks.push(Chunk {
+                let token_count = ids.text_tokens() as u32;
+                let index = out.chunks.len() as u32;
+                out.model_ids.push(ids.into_window(window));
+                out.chunks.push(Chunk {
                     chunk_id: format!("{}-{index}", document.doc_id),
                     doc_id: document.doc_id.clone(),
                     index,
@@ -151,7 +168,7 @@ impl Chunker for TokenChunker {
                 });
             }
         }
-        Ok(chunks)
+        Ok(out)
     }
 
     fn signature(&self) -> String {

@@ -6,7 +6,7 @@
 //! token boundary. Every cut is a token boundary, so every cut is a UTF-8 char boundary.
 //! The next piece starts up to `overlap` tokens before the cut, at a word boundary.
 
-use crate::embed::ModelTokenizer;
+use crate::embed::{ModelIds, ModelTokenizer};
 use crate::error::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -65,17 +65,17 @@ fn token_at(spans: &[(usize, usize)], pos: usize) -> usize {
 }
 
 /// Splits `text` into trimmed, non-empty pieces of at most `budget` tokens each, each with
-/// its token count (the tokenizer's count of the piece, measured while cutting).
-pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<(String, usize)>> {
-    let spans = tokenizer.token_spans(text)?;
+/// its model ids (the tokenizer's encoding of the piece, measured while cutting).
+pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<(String, ModelIds)>> {
+    let (spans, ids) = tokenizer.spans_and_ids(text)?;
     if spans.is_empty() {
         return Ok(Vec::new());
     }
     if spans.len() <= budget {
         let piece = text.trim();
-        // The spans are the tokens of `text`; a section's text is trimmed already.
-        let tokens = if piece.len() == text.len() { spans.len() } else { tokenizer.count(piece)? };
-        return Ok(vec![(piece.to_string(), tokens)]);
+        // The ids are those of `text`; a section's text is trimmed already.
+        let ids = if piece.len() == text.len() { ids } else { tokenizer.model_ids(piece)? };
+        return Ok(vec![(piece.to_string(), ids)]);
     }
     let cuts = boundaries(text);
     let mut pieces = Vec::new();
@@ -86,16 +86,16 @@ pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &Model
         if spans.len() - first <= budget {
             let piece = text[start..].trim();
             if !piece.is_empty() {
-                pieces.push((piece.to_string(), tokenizer.count(piece)?));
+                pieces.push((piece.to_string(), tokenizer.model_ids(piece)?));
             }
             break;
         }
         let limit = spans[first + budget].0; // start of the first token that no longer fits
         let cut = best_cut(&cuts, &spans, start.max(previous_cut), first, limit, budget);
-        let (cut, tokens) = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
+        let (cut, ids) = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
         let piece = text[start..cut].trim();
         if !piece.is_empty() {
-            pieces.push((piece.to_string(), tokens));
+            pieces.push((piece.to_string(), ids));
         }
         previous_cut = cut;
         start = next_start(&cuts, &spans, start, cut, overlap);
@@ -120,13 +120,13 @@ fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], floor: usize, fir
 
 /// Re-tokenizing a piece cut inside a word can cost a token more than its span count;
 /// move the cut back a token at a time until the piece really fits. Returns the cut and
-/// the token count of the (trimmed) piece before it.
-fn shrink_to_fit(text: &str, spans: &[(usize, usize)], start: usize, mut cut: usize, budget: usize, tokenizer: &ModelTokenizer) -> Result<(usize, usize)> {
+/// the model ids of the (trimmed) piece before it.
+fn shrink_to_fit(text: &str, spans: &[(usize, usize)], start: usize, mut cut: usize, budget: usize, tokenizer: &ModelTokenizer) -> Result<(usize, ModelIds)> {
     loop {
-        let tokens = tokenizer.count(text[start..cut].trim())?;
+        let ids = tokenizer.model_ids(text[start..cut].trim())?;
         let index = token_at(spans, cut);
-        if tokens <= budget || index == 0 || spans[index - 1].0 <= start {
-            return Ok((cut, tokens));
+        if ids.text_tokens() <= budget || index == 0 || spans[index - 1].0 <= start {
+            return Ok((cut, ids));
         }
         cut = spans[index - 1].0;
     }

@@ -14,7 +14,7 @@ pub use bert::{BertEmbedder, EmbedOptions, Precision};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
-pub use tokenizer::ModelTokenizer;
+pub use tokenizer::{ModelIds, ModelTokenizer};
 
 use std::sync::Arc;
 

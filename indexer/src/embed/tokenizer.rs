@@ -46,10 +46,27 @@ impl ModelTokenizer {
         self.max_tokens
     }
 
-    /// Byte spans of the tokens of `text`, specials excluded.
-    pub fn token_spans(&self, text: &str) -> Result<Vec<(usize, usize)>> {
-        let encoding = self.plain.encode(text, false).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
-        Ok(encoding.get_offsets().to_vec())
+    /// Byte spans of the tokens of `text` (specials excluded), and the model's input ids
+    /// for the whole of `text`: see [`ModelTokenizer::model_ids`].
+    pub fn spans_and_ids(&self, text: &str) -> Result<(Vec<(usize, usize)>, ModelIds)> {
+        let encoding = self.plain.encode(text, true).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
+        // Tokens the post-processor added ([CLS], [SEP]) belong to no sequence; a literal
+        // "[SEP]" in the text is a token of sequence 0 like any other.
+        let spans = encoding
+            .get_sequence_ids()
+            .into_iter()
+            .zip(encoding.get_offsets())
+            .filter_map(|(sequence, span)| sequence.map(|_| *span))
+            .collect();
+        Ok((spans, ModelIds::new(encoding.get_ids().to_vec(), self.specials)))
+    }
+
+    /// The model's input ids for `text`: specials added, not truncated. Where they fit the
+    /// window they equal [`ModelTokenizer::encode_for_model`]'s, so a chunker that measured
+    /// a chunk this way hands the embed stage its ids instead of a second tokenization.
+    pub fn model_ids(&self, text: &str) -> Result<ModelIds> {
+        let encoding = self.plain.encode(text, true).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
+        Ok(ModelIds::new(encoding.get_ids().to_vec(), self.specials))
     }
 
     /// Number of tokens of `text`, specials excluded, without truncation.
@@ -65,5 +82,29 @@ impl ModelTokenizer {
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
         Ok(encodings.into_iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+}
+
+/// A text's model input ids, specials added and not truncated, as one tokenizer made them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelIds {
+    ids: Vec<u32>,
+    specials: usize,
+}
+
+impl ModelIds {
+    fn new(ids: Vec<u32>, specials: usize) -> Self {
+        Self { ids, specials }
+    }
+
+    /// Tokens of the text, specials excluded.
+    pub fn text_tokens(&self) -> usize {
+        self.ids.len().saturating_sub(self.specials)
+    }
+
+    /// The ids, when they fit a `window`-token model window (specials included); `None`
+    /// when the model would truncate them.
+    pub fn into_window(self, window: usize) -> Option<Vec<u32>> {
+        (self.ids.len() <= window).then_some(self.ids)
     }
 }

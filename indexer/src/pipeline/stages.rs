@@ -1,5 +1,7 @@
 //! The two worker stages of a run: parse + chunk (rayon over small groups of files) and
-//! embed (groups of chunks tokenized one group ahead, token-budget batches inside the embedder).
+//! embed (token-budget batches inside the embedder). The model's input ids come from the
+//! chunker, which tokenized each chunk while cutting it; the few it could not hand over are
+//! tokenized one group ahead of the model.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -10,8 +12,8 @@ use rayon::prelude::*;
 use super::progress::Counters;
 use super::report::Failure;
 use super::reuse::StoredEmbeddings;
-use crate::chunk::{Chunk, Chunker, TokenChunker};
-use crate::embed::Embedder;
+use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
+use crate::embed::{Embedder, ModelTokenizer};
 use crate::error::Result;
 use crate::parse::{AutoParser, Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
@@ -56,6 +58,10 @@ impl StageContext {
 pub struct ChunkedDoc {
     pub record: DocumentRecord,
     pub chunks: Vec<Chunk>,
+    /// Per chunk, the model's input ids the chunker measured it by (see [`DocumentChunks`]).
+    pub model_ids: Vec<Option<Vec<u32>>>,
+    /// The tokenizer that made `model_ids`: an embedder with another one tokenizes anew.
+    pub tokenized_by: Arc<ModelTokenizer>,
 }
 
 /// A document with one embedding row per chunk.
@@ -141,9 +147,14 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
         Ok(_) => {}
         Err(e) => return Err(failure(&document.uri, "chunk", e.to_string())),
     }
-    match settings.chunker.chunk(&document) {
-        Ok(chunks) if chunks.is_empty() => Err(failure(&document.uri, "chunk", ParseError::NoText.to_string())),
-        Ok(chunks) => Ok(ChunkedDoc { record: record_of(document, chunks.len(), settings), chunks }),
+    match settings.chunker.chunk_for_model(&document) {
+        Ok(DocumentChunks { chunks, .. }) if chunks.is_empty() => Err(failure(&document.uri, "chunk", ParseError::NoText.to_string())),
+        Ok(DocumentChunks { chunks, model_ids }) => Ok(ChunkedDoc {
+            record: record_of(document, chunks.len(), settings),
+            chunks,
+            model_ids,
+            tokenized_by: settings.chunker.tokenizer().clone(),
+        }),
         Err(e) => Err(failure(&document.uri, "chunk", e.to_string())),
     }
 }
@@ -243,18 +254,17 @@ fn grouped(arrivals: impl Iterator<Item = Vec<ChunkedDoc>>, group: usize) -> imp
     })
 }
 
-/// Embeds each group of documents: a second thread tokenizes the next group while the model
-/// embeds the current one. `on_group` gets each group's documents with their vectors, in
-/// order, and the seconds the model took.
+/// Embeds each group of documents: a second thread gathers the next group's model ids
+/// (tokenizing the chunks that came without) while the model embeds the current one.
+/// `on_group` gets each group's documents with their vectors, in order, and the seconds the
+/// model took.
 fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: &dyn Embedder, mut on_group: impl FnMut(Vec<EmbeddedDoc>, f64)) -> Result<()> {
     let dim = embedder.info().dim;
     std::thread::scope(|scope| {
         let (tokenized_tx, tokenized_rx) = crossbeam_channel::bounded::<Result<(Vec<ChunkedDoc>, Vec<Vec<u32>>)>>(1);
         scope.spawn(move || {
-            for documents in groups {
-                let texts: Vec<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
-                let ids = embedder.tokenize(&texts);
-                drop(texts);
+            for mut documents in groups {
+                let ids = model_input_ids(&mut documents, embedder);
                 if tokenized_tx.send(ids.map(|ids| (documents, ids))).is_err() {
                     break; // the model side stopped
                 }
@@ -270,12 +280,30 @@ fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: 
     })
 }
 
+/// The model's input ids of every chunk of `documents`, in order: those the chunker measured
+/// (moved out of the documents) where its tokenizer is the embedder's, the rest tokenized now.
+fn model_input_ids(documents: &mut [ChunkedDoc], embedder: &dyn Embedder) -> Result<Vec<Vec<u32>>> {
+    let mut ids: Vec<Option<Vec<u32>>> = Vec::with_capacity(documents.iter().map(|d| d.chunks.len()).sum());
+    for document in documents.iter_mut() {
+        let measured = std::mem::take(&mut document.model_ids);
+        if Arc::ptr_eq(&document.tokenized_by, embedder.tokenizer()) && measured.len() == document.chunks.len() {
+            ids.extend(measured);
+        } else {
+            ids.extend(std::iter::repeat_with(|| None).take(document.chunks.len()));
+        }
+    }
+    let chunks = documents.iter().flat_map(|d| d.chunks.iter());
+    let texts: Vec<&str> = chunks.zip(&ids).filter(|(_, ids)| ids.is_none()).map(|(c, _)| c.text.as_str()).collect();
+    let mut tokenized = embedder.tokenize(&texts)?.into_iter();
+    Ok(ids.into_iter().map(|ids| ids.or_else(|| tokenized.next()).expect("one tokenization per chunk without ids")).collect())
+}
+
 /// Hands each document its rows of `data` (its chunks' vectors, in order).
 fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<EmbeddedDoc> {
     let mut offset = 0;
     documents
         .into_iter()
-        .map(|ChunkedDoc { record, chunks }| {
+        .map(|ChunkedDoc { record, chunks, .. }| {
             let rows = chunks.len();
             let vectors = data[offset * dim..(offset + rows) * dim].to_vec();
             offset += rows;
