@@ -5,6 +5,10 @@
 use anyhow::Context;
 use quarry_indexer::embed::{default_model_dir, BatchPolicy, ModelDir};
 
+/// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)

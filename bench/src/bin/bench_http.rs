@@ -12,6 +12,10 @@ use quarry_bench::load::{http, BenchServer};
 use quarry_datasets::beir::Query;
 use quarry_server::Mode;
 
+/// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn value(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()

@@ -18,6 +18,10 @@ use quarry_indexer::source::RawDocument;
 use quarry_indexer::store::StoreOptions;
 use quarry_server::{LoadOptions, LoadedSnapshot};
 
+/// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn value(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()

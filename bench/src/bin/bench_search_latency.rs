@@ -9,6 +9,10 @@ use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Model
 use quarry_indexer::index::IndexOptions;
 use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
 
+/// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn value(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
