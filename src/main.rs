@@ -53,6 +53,9 @@ fn main() -> std::process::ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()))
         .init();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_) | Command::Bench(_)) {
+        end_quietly_when_stdout_closes();
+    }
     let result = match cli.command {
         Command::Index(args) => commands::index::run(args),
         Command::BenchEmbed(args) => commands::bench_embed::run(args),
@@ -74,5 +77,16 @@ fn main() -> std::process::ExitCode {
             eprintln!("error: {error:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// A command piped into a reader that stops early (`quarry inspect DIR | head -1`) ends as
+/// Unix tools do, on SIGPIPE, instead of panicking on the failed write to stdout. Servers
+/// keep ignoring SIGPIPE (sockets write with MSG_NOSIGNAL either way).
+fn end_quietly_when_stdout_closes() {
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

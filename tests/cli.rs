@@ -40,6 +40,18 @@ fn index_then_inspect_the_sample_corpus() {
     assert!(stdout.contains("sha256 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"), "{stdout}");
     assert!(stdout.contains("checksums  OK"), "{stdout}");
 
+    // Piped into a reader that goes away (`quarry inspect DIR | head -1`): no panic.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["inspect", out.to_str().unwrap()])
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(!text(&output.stderr).contains("panicked") && output.status.code() != Some(101), "{:?}: {}", output.status, text(&output.stderr));
+
     // Flip one byte of the keyword index: inspect names the file and fails.
     let keyword = std::fs::read_dir(out.join("segments")).unwrap().next().unwrap().unwrap().path().join("keyword");
     let victim = std::fs::read_dir(&keyword).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "idx")).unwrap();
