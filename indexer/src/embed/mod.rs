@@ -4,6 +4,7 @@
 
 mod batching;
 mod bert;
+mod coalescing;
 mod device;
 mod model_dir;
 mod replicas;
@@ -11,6 +12,7 @@ mod tokenizer;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
+pub use coalescing::{CoalescingEmbedder, CoalescingStats, MAX_COALESCED_CALL, MAX_COALESCED_TEXTS};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
