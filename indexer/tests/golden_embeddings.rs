@@ -143,39 +143,6 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
     assert!(compared >= golden.len() / 2, "only {compared} golden texts chunked to themselves");
 }
 
-/// Concurrent one-text calls through the coalescing embedder (a server's searches) share
-/// forward passes, and each caller gets its own text's vector.
-#[test]
-fn coalesced_concurrent_queries_get_their_own_vectors() {
-    use std::sync::atomic::Ordering;
-    use quarry_indexer::embed::CoalescingEmbedder;
-
-    let golden: Vec<_> = golden().into_iter().filter(|(text, _)| !text.trim().is_empty()).collect();
-    let coalescing = CoalescingEmbedder::new(common::embedder());
-    let start = std::sync::Barrier::new(golden.len());
-    std::thread::scope(|scope| {
-        for (text, want) in &golden {
-            let (coalescing, start) = (&coalescing, &start);
-            scope.spawn(move || {
-                start.wait();
-                for _ in 0..3 {
-                    assert_matches(coalescing, &[text.as_str()], &[want], "coalesced");
-                }
-            });
-        }
-    });
-    let calls = coalescing.stats().calls.load(Ordering::Relaxed);
-    let passes = coalescing.stats().passes.load(Ordering::Relaxed);
-    assert_eq!(calls, 3 * golden.len() as u64);
-    assert!(passes < calls, "{calls} calls took {passes} passes: none shared");
-    // A call of more than MAX_COALESCED_CALL texts goes straight to the model.
-    let many: Vec<&str> = golden.iter().map(|(text, _)| text.as_str()).collect();
-    assert!(many.len() > quarry_indexer::embed::MAX_COALESCED_CALL);
-    let expected: Vec<&Vec<f32>> = golden.iter().map(|(_, want)| want).collect();
-    assert_matches(&coalescing, &many, &expected, "one large call");
-    assert_eq!(coalescing.stats().passes.load(Ordering::Relaxed), passes);
-}
-
 /// On a GPU (`--features cuda`, run on a GPU machine): f32 at cosine >= 0.9999, f16 and bf16
 /// at >= 0.999, in mixed-length batches.
 #[cfg(feature = "cuda")]

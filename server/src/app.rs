@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
-use quarry_indexer::embed::{CoalescingEmbedder, Embedder};
+use quarry_indexer::embed::Embedder;
 use quarry_indexer::store::StoreOptions;
 use tokio::sync::Semaphore;
 
@@ -146,8 +146,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         ready: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),
         load,
-        // Concurrent searches share forward passes for their query embeddings.
-        embedder: Arc::new(CoalescingEmbedder::new(embedder)),
+        embedder,
         options,
     });
     let saved: Vec<CollectionRecord> = read_json(&state.registry_path()).map_err(|e| e.to_string())?.unwrap_or_default();

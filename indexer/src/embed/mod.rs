@@ -4,7 +4,6 @@
 
 mod batching;
 mod bert;
-mod coalescing;
 mod device;
 mod model_dir;
 mod replicas;
@@ -12,7 +11,6 @@ mod tokenizer;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
-pub use coalescing::{CoalescingEmbedder, CoalescingStats, MAX_COALESCED_CALL, MAX_COALESCED_TEXTS};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
