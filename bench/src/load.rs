@@ -120,7 +120,9 @@ pub async fn http(base: &str, collection: &str, queries: &[Query], mode: Mode, c
     point("http", mode.as_str(), concurrency, latencies, failed, started.elapsed().as_secs_f64())
 }
 
-/// A quarry server on a free loopback port serving one snapshot as collection `bench`.
+/// A quarry server on a free loopback port serving one snapshot as collection `bench`, with
+/// `query_cache` recent query embeddings kept (0: every search embeds its query, as a stream
+/// of distinct queries would; benchmark queries repeat, so a cache would mostly answer them).
 pub struct BenchServer {
     pub base: String,
     stop: tokio::sync::oneshot::Sender<()>,
@@ -128,12 +130,13 @@ pub struct BenchServer {
 }
 
 impl BenchServer {
-    pub async fn start(snapshot: &str, embedder: Arc<dyn quarry_indexer::embed::Embedder>, data_dir: &std::path::Path) -> anyhow::Result<Self> {
+    pub async fn start(snapshot: &str, embedder: Arc<dyn quarry_indexer::embed::Embedder>, data_dir: &std::path::Path, query_cache: usize) -> anyhow::Result<Self> {
         let mut options = quarry_server::app::ServeOptions::new("127.0.0.1:0".parse()?, data_dir.to_path_buf());
         options.collections = vec![("bench".into(), snapshot.to_string())];
         options.poll_interval = None;
         options.search_workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         options.search_queue = 4096;
+        options.query_cache = query_cache;
         let state = quarry_server::app::start(options, embedder).await.map_err(anyhow::Error::msg)?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);

@@ -21,6 +21,7 @@ use crate::metrics::Metrics;
 use quarry_indexer::pipeline::CompactOptions;
 use crate::persist::{read_json, write_json};
 use crate::records::FileInfo;
+use crate::query_cache::CachingEmbedder;
 use crate::search_queue::SearchQueue;
 
 /// Everything `quarry serve` is told.
@@ -37,6 +38,8 @@ pub struct ServeOptions {
     pub ingest_workers: usize,
     pub search_workers: usize,
     pub search_queue: usize,
+    /// Recent query embeddings kept so a repeated query skips the model (0: none kept).
+    pub query_cache: usize,
     /// How often each collection checks its LATEST; `None` disables polling.
     pub poll_interval: Option<Duration>,
     /// The collection behind /api/rag.
@@ -57,6 +60,7 @@ impl ServeOptions {
             ingest_workers: 2,
             search_workers: 2,
             search_queue: 64,
+            query_cache: 4096,
             poll_interval: Some(Duration::from_secs(30)),
             rag_collection: "rag".into(),
             request_timeout: Duration::from_secs(60),
@@ -137,11 +141,16 @@ impl AppState {
 pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result<Arc<AppState>, String> {
     std::fs::create_dir_all(&options.data_dir).map_err(|e| format!("{}: {e}", options.data_dir.display()))?;
     let load = LoadOptions { store: options.store.clone(), cache_dir: options.data_dir.join("cache"), verify: true, version: None };
+    let metrics = Metrics::new();
+    let embedder: Arc<dyn Embedder> = match options.query_cache {
+        0 => embedder,
+        capacity => Arc::new(CachingEmbedder::new(embedder, capacity, metrics.query_cache.clone())),
+    };
     let state = Arc::new(AppState {
         jobs: JobBook::open(options.data_dir.join("jobs")).map_err(|e| e.to_string())?,
         ingest_slots: Arc::new(Semaphore::new(options.ingest_workers.max(1))),
         search: SearchQueue::new(options.search_workers, options.search_queue),
-        metrics: Metrics::new(),
+        metrics,
         collections: RwLock::new(BTreeMap::new()),
         ready: AtomicBool::new(false),
         shutting_down: AtomicBool::new(false),

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod loaded;
 pub mod metrics;
 pub mod persist;
+pub mod query_cache;
 pub mod records;
 pub mod result;
 pub mod routes;

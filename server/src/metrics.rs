@@ -1,5 +1,6 @@
 //! Prometheus metrics: requests and latency per route, per-lane search latency, search
-//! queue depth, jobs by state, and the snapshot version each collection serves.
+//! queue depth, jobs by state, the snapshot version each collection serves, and query
+//! embeddings answered from the recent-query cache.
 
 use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
 
@@ -11,6 +12,7 @@ pub struct Metrics {
     pub queue_depth: IntGauge,
     pub jobs: IntGaugeVec,
     pub snapshot: IntGaugeVec,
+    pub query_cache: IntCounterVec,
 }
 
 const LATENCY_BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -32,6 +34,7 @@ impl Metrics {
         let queue_depth = IntGauge::new("quarry_search_queue_depth", "Searches waiting for or holding a search worker").expect("metric");
         let jobs = IntGaugeVec::new(Opts::new("quarry_ingestion_jobs", "Ingestion jobs by state"), &["state"]).expect("metric");
         let snapshot = IntGaugeVec::new(Opts::new("quarry_collection_snapshot_info", "1 for the snapshot version each collection serves"), &["collection", "version"]).expect("metric");
+        let query_cache = IntCounterVec::new(Opts::new("quarry_query_cache_total", "Query embeddings answered from the recent-query cache (hit) or by the model (miss)"), &["result"]).expect("metric");
         for metric in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(request_seconds.clone()),
@@ -39,10 +42,11 @@ impl Metrics {
             Box::new(queue_depth.clone()),
             Box::new(jobs.clone()),
             Box::new(snapshot.clone()),
+            Box::new(query_cache.clone()),
         ] {
             registry.register(metric).expect("unique metric names");
         }
-        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot }
+        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot, query_cache }
     }
 
     /// The text exposition format.

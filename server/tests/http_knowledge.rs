@@ -109,6 +109,13 @@ async fn knowledge_layer_end_to_end() {
     assert_eq!((top["file_name"].clone(), top["page_number"].clone(), top["display_citation"].clone()), (json!("q3.pdf"), json!(1), json!("q3.pdf, p.1")));
     let (_, info) = server.get("/v1/collections/reports").await;
     assert_eq!(info["file_count"], 2);
+    // The same query again: its embedding comes from the recent-query cache, same answer.
+    let cache_hits = |metrics: &str| metrics.lines().find(|l| l.starts_with("quarry_query_cache_total{result=\"hit\"}")).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0);
+    let before = cache_hits(&server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap());
+    let (status, again) = server.post("/v1/collections/reports/search", json!({ "query": "how much did revenue grow", "top_k": 3 })).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["chunks"], result["chunks"]);
+    assert_eq!(cache_hits(&server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap()), before + 1);
 
     // Delete by original file name and by file id; a missing id fails alone.
     let plan_id = &file_ids[0];

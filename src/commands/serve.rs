@@ -37,6 +37,9 @@ pub struct ServeArgs {
     /// Searches allowed to wait for a worker; beyond that the server answers 503 at once.
     #[arg(long, env = "QUARRY_SEARCH_QUEUE", default_value_t = 64)]
     pub search_queue: usize,
+    /// Recent query embeddings kept, so a repeated query skips the model (0 keeps none).
+    #[arg(long, env = "QUARRY_QUERY_CACHE", default_value_t = 4096)]
+    pub query_cache: usize,
     /// Seconds between checks of each collection's LATEST (0 disables hot reload by polling).
     #[arg(long, env = "QUARRY_POLL_INTERVAL", default_value_t = 30)]
     pub poll_interval: u64,
@@ -82,6 +85,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.ingest_workers = args.ingest_workers;
     options.search_workers = args.search_workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
     options.search_queue = args.search_queue;
+    options.query_cache = args.query_cache;
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
     options.request_timeout = Duration::from_secs(args.request_timeout);
