@@ -5,7 +5,7 @@ mod commands;
 use clap::{Parser, Subcommand};
 
 /// mimalloc, not glibc's malloc: tokenization allocates small vectors per token, candle a
-/// tensor per operation (glibc maps and unmaps the large ones each time). Parse + chunk 1.2x
+/// tensor per operation (glibc likely maps and unmaps the large ones). Parse + chunk 1.2x
 /// and CPU embedding 1.4x faster with it; measured in bench/RESULTS.md.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
