@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use tokenizers::{PostProcessor, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use crate::error::{IndexerError, Result};
 
@@ -49,7 +49,7 @@ impl ModelTokenizer {
     /// Byte spans of the tokens of `text` (specials excluded), and the model's input ids
     /// for the whole of `text`: see [`ModelTokenizer::model_ids`].
     pub fn spans_and_ids(&self, text: &str) -> Result<(Vec<(usize, usize)>, ModelIds)> {
-        let encoding = self.plain.encode(text, true).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
+        let encoding = self.encode(text, true)?;
         // Tokens the post-processor added ([CLS], [SEP]) belong to no sequence; a literal
         // "[SEP]" in the text is a token of sequence 0 like any other.
         let spans = encoding
@@ -65,14 +65,17 @@ impl ModelTokenizer {
     /// window they equal [`ModelTokenizer::encode_for_model`]'s, so a chunker that measured
     /// a chunk this way hands the embed stage its ids instead of a second tokenization.
     pub fn model_ids(&self, text: &str) -> Result<ModelIds> {
-        let encoding = self.plain.encode(text, true).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
-        Ok(ModelIds::new(encoding.get_ids().to_vec(), self.specials))
+        Ok(ModelIds::new(self.encode(text, true)?.get_ids().to_vec(), self.specials))
     }
 
     /// Number of tokens of `text`, specials excluded, without truncation.
     pub fn count(&self, text: &str) -> Result<usize> {
-        let encoding = self.plain.encode(text, false).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
-        Ok(encoding.len())
+        Ok(self.encode(text, false)?.len())
+    }
+
+    /// `text` through the tokenizer that never truncates, with or without the specials.
+    fn encode(&self, text: &str, with_specials: bool) -> Result<Encoding> {
+        self.plain.encode(text, with_specials).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))
     }
 
     /// Ids for the model, specials included, truncated to the window.

@@ -30,7 +30,7 @@ use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{load_embedder, EmbedOptions, Embedder, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::parse::{file_uri_of, AutoParser};
+use crate::parse::AutoParser;
 use crate::snapshot::{layout, ChunkerManifest, SnapshotWriter};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
@@ -316,8 +316,7 @@ fn nothing_to_publish(report: &RunReport) -> IndexerError {
 /// that no longer parses, some or all of its items failing) that this run did not index: a
 /// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
 async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, documents: &[EmbeddedDoc]) -> Result<Vec<EmbeddedDoc>> {
-    let failed_uris: Vec<String> = failures.lock().expect("failures lock").iter().map(|f| f.uri.clone()).collect();
-    let failed: HashSet<&str> = failed_uris.iter().map(|uri| file_uri_of(uri)).collect();
+    let failed = report::failed_files(&failures.lock().expect("failures lock"));
     if failed.is_empty() {
         return Ok(Vec::new());
     }

@@ -7,14 +7,13 @@ use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
-use super::report::{RunReport, StageReport};
+use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_indexes_blocking, SegmentRows};
 use super::stages::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::{Embedder, Embeddings};
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex, FLAT_MAX_ROWS};
-use crate::parse::file_uri_of;
 use crate::snapshot::{new_version_id, ChunkerManifest, Counts, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
@@ -46,7 +45,7 @@ impl Publisher<'_> {
         for doc in &documents {
             live.add_document(&doc.record.uri, doc.chunks.len() as u64, doc.tokens());
         }
-        let files = self.file_table(live, &failed_files(report));
+        let files = self.file_table(live, &failed_files(&report.failures));
         let version = new_version_id();
         let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve(rows, dim), report).await?;
         let manifest = Manifest {
@@ -88,7 +87,7 @@ impl Publisher<'_> {
         unchanged_files: &HashSet<String>,
         report: &mut RunReport,
     ) -> Result<Manifest> {
-        let failed = failed_files(report);
+        let failed = failed_files(&report.failures);
         let documents_seen = documents.len();
         documents.retain(|d| !unchanged_documents.contains(&d.record.doc_id));
         let changes = base.changes(&documents, unchanged_documents, unchanged_files, &failed);
@@ -191,11 +190,6 @@ impl Publisher<'_> {
         let written = self.writer.write_segment(&format!("seg-{version}"), chunks, embeddings, records, &vector_index, built.keyword_dir.path()).await?;
         Ok(NewSegment { written, spec, recall, documents: records.len(), chunks: chunks.len(), tokens: rows.tokens() })
     }
-}
-
-/// The files with a failure in this run (a failure names a file, or an item inside one).
-fn failed_files(report: &RunReport) -> HashSet<String> {
-    report.failures.iter().map(|f| file_uri_of(&f.uri).to_string()).collect()
 }
 
 /// The segments to merge after a delta: the small ones once too many have piled up, or all

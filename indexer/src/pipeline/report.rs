@@ -1,11 +1,19 @@
 //! The run report: what was seen, indexed, failed (with reasons) and skipped, and how
 //! fast each stage went. Printed as a table and written as JSON.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use super::delta::DeltaReport;
 use super::reuse::ReuseReport;
+use crate::parse::file_uri_of;
 use crate::source::Skipped;
+
+/// The files with a failure (a failure names a file, or an item inside one).
+pub fn failed_files(failures: &[Failure]) -> HashSet<String> {
+    failures.iter().map(|f| file_uri_of(&f.uri).to_string()).collect()
+}
 
 /// A document (or file) that failed, at which stage, and why.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -211,7 +211,7 @@ fn gather_rows(embeddings: &Embeddings, rows: &[usize]) -> Vec<f32> {
 /// The documents of `version` at `uri` that came from a file in `failed_files`, minus the ids
 /// in `present`: their stored rows, so a bad night (an S3 error, a file that no longer
 /// parses) loses nothing.
-pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed_files: &HashSet<&str>, present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
+pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed_files: &HashSet<String>, present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
     let reader = SnapshotReader::open_version(uri, version, store).await?;
     let tombstones = reader.manifest().tombstone_set();
     let mut kept: HashMap<String, EmbeddedDoc> = HashMap::new();
