@@ -1,9 +1,10 @@
 //! `quarry bench-cpu-stages`: can the CPU feed the GPU? The stages of a run that stay on the
 //! CPU whatever the device — parse + chunk (the parse stage's work, files and the documents
-//! of a file in parallel; the chunker also yields each chunk's model ids) and the model's
-//! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part) — timed
-//! apart over a folder of files, on rayon pools of the sizes asked for, in model tokens per
-//! second, to compare with the embedding throughput of `bench-embed`.
+//! of a file in parallel; the chunker also yields each chunk's model ids), the model's
+//! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part), and the
+//! BM25 keyword index over the chunk texts (built beside the vector index after embedding) —
+//! timed apart over a folder of files, on rayon pools of the sizes asked for, in model tokens
+//! per second, to compare with the embedding throughput of `bench-embed`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use rayon::prelude::*;
 
 use quarry_indexer::chunk::{ChunkerConfig, TokenChunker};
 use quarry_indexer::embed::{ModelDir, ModelTokenizer};
+use quarry_indexer::index::build_keyword_index;
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{parse_and_chunk, ChunkSettings};
 use quarry_indexer::source::RawDocument;
@@ -32,7 +34,10 @@ pub struct CpuStages {
     pub parse_chunk_secs: f64,
     /// Tokenizing the untokenized chunks for the model, in groups of `TOKENIZE_GROUP`.
     pub tokenize_secs: f64,
+    /// Building the keyword index over every chunk text, in row order, on the pool.
+    pub keyword_index_secs: f64,
     pub parse_chunk_tokens_per_sec: f64,
+    pub keyword_index_tokens_per_sec: f64,
     /// Both stages on one pool, one after the other (they overlap in a run, sharing the cores).
     pub cpu_tokens_per_sec: f64,
 }
@@ -93,6 +98,10 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
             tokenizer.encode_for_model(group)?;
         }
         let tokenize_secs = started.elapsed().as_secs_f64();
+        let keyword_dir = tempfile::tempdir()?;
+        let started = Instant::now();
+        build_keyword_index(keyword_dir.path(), documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())))?;
+        let keyword_index_secs = started.elapsed().as_secs_f64();
         let rate = |secs: f64| if secs > 0.0 { chunk_tokens as f64 / secs } else { 0.0 };
         Ok(CpuStages {
             threads,
@@ -103,7 +112,9 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
             chunk_tokens,
             parse_chunk_secs,
             tokenize_secs,
+            keyword_index_secs,
             parse_chunk_tokens_per_sec: rate(parse_chunk_secs),
+            keyword_index_tokens_per_sec: rate(keyword_index_secs),
             cpu_tokens_per_sec: rate(parse_chunk_secs + tokenize_secs),
         })
     })
@@ -111,10 +122,12 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
 
 /// A Markdown table of the measurements.
 pub fn markdown(results: &[CpuStages]) -> String {
-    let mut out = String::from("| threads | documents | chunks | untokenized | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | both M tok/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let mut out = String::from(
+        "| threads | documents | chunks | untokenized | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | both M tok/s | keyword index s | keyword index M tok/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
     for r in results {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
             r.threads,
             r.documents,
             r.chunks,
@@ -123,7 +136,9 @@ pub fn markdown(results: &[CpuStages]) -> String {
             r.parse_chunk_secs,
             r.tokenize_secs,
             r.parse_chunk_tokens_per_sec / 1e6,
-            r.cpu_tokens_per_sec / 1e6
+            r.cpu_tokens_per_sec / 1e6,
+            r.keyword_index_secs,
+            r.keyword_index_tokens_per_sec / 1e6
         ));
     }
     out

@@ -1,5 +1,5 @@
-//! `quarry bench-cpu-stages`: parse + chunk and the model's tokenization over a folder of
-//! files, on rayon pools of the sizes asked for, in model tokens per second (what the CPU can
+//! `quarry bench-cpu-stages`: parse + chunk, the model's tokenization and the keyword index
+//! over a folder of files, on rayon pools of the sizes asked for, in model tokens per second (what the CPU can
 //! feed the embedding device).
 
 use std::path::PathBuf;
@@ -35,7 +35,7 @@ pub fn run(args: BenchCpuStagesArgs) -> anyhow::Result<ExitCode> {
     let mut results = Vec::new();
     for &count in threads.iter().filter(|&&t| t > 0) {
         let result = measure(&files, &settings, &tokenizer, count)?;
-        eprintln!("{count} threads: parse+chunk {:.2} s, tokenize {:.2} s", result.parse_chunk_secs, result.tokenize_secs);
+        eprintln!("{count} threads: parse+chunk {:.2} s, tokenize {:.2} s, keyword index {:.2} s", result.parse_chunk_secs, result.tokenize_secs, result.keyword_index_secs);
         results.push(result);
     }
     if let Some(path) = &args.json {

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, Bm25StatisticsProvider, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, FAST, INDEXED, STORED};
+use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED};
 use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
-use tantivy::{doc, Index, IndexReader, Searcher, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
@@ -19,11 +19,11 @@ use crate::error::{IndexerError, Result};
 /// Name (and version) of the analyzer; recorded in the manifest.
 pub const KEYWORD_ANALYZER: &str = "quarry_en_v1";
 
-fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
+pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex { stage, reason: e.to_string() }
 }
 
-fn analyzer() -> TextAnalyzer {
+pub(super) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
@@ -33,10 +33,12 @@ fn analyzer() -> TextAnalyzer {
         .build()
 }
 
-fn schema() -> Schema {
+pub(super) fn schema() -> Schema {
     let mut builder = Schema::builder();
     builder.add_u64_field("row", INDEXED | STORED | FAST);
-    let indexing = TextFieldIndexing::default().set_tokenizer(KEYWORD_ANALYZER).set_index_option(IndexRecordOption::WithFreqsAndPositions);
+    // Term frequencies, no positions: queries are plain terms (never phrases), and positions
+    // cost about 5-10% of the build. Indexes built with positions still open and search alike.
+    let indexing = TextFieldIndexing::default().set_tokenizer(KEYWORD_ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
     builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
     builder.build()
 }
@@ -94,22 +96,6 @@ pub trait KeywordIndex: Send + Sync {
     fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>>;
 }
 
-/// Builds a tantivy index in `dir` over `texts` (row `i` = `texts[i]`).
-pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<()> {
-    let index = Index::create_in_dir(dir, schema()).map_err(err("create"))?;
-    index.tokenizers().register(KEYWORD_ANALYZER, analyzer());
-    let schema = index.schema();
-    let row_field = schema.get_field("row").map_err(err("schema"))?;
-    let text_field = schema.get_field("text").map_err(err("schema"))?;
-    let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 200_000_000).map_err(err("writer"))?;
-    for (row, text) in texts.enumerate() {
-        writer.add_document(doc!(row_field => row as u64, text_field => text)).map_err(err("add"))?;
-    }
-    writer.commit().map_err(err("commit"))?;
-    writer.wait_merging_threads().map_err(err("merge"))?;
-    Ok(())
-}
-
 /// A tantivy index opened from a folder.
 pub struct TantivyKeywordIndex {
     index: Index,
@@ -122,6 +108,11 @@ impl TantivyKeywordIndex {
         index.tokenizers().register(KEYWORD_ANALYZER, analyzer());
         let reader = index.reader().map_err(err("reader"))?;
         Ok(Self { index, reader })
+    }
+
+    /// Tantivy segments in the index (one for an index built by [`super::build_keyword_index`]).
+    pub fn segment_count(&self) -> usize {
+        self.reader.searcher().segment_readers().len()
     }
 
     fn terms(&self, query: &str) -> Result<Vec<Term>> {
@@ -181,7 +172,6 @@ impl TantivyKeywordIndex {
             .collect();
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let row_field = self.index.schema().get_field("row").map_err(err("schema"))?;
         let provider: &dyn Bm25StatisticsProvider = match stats {
             Some(stats) => stats,
             None => &searcher,
@@ -195,10 +185,15 @@ impl TantivyKeywordIndex {
             }
         }
         .map_err(err("search"))?;
+        // Rows from the fast field (a column read), not the stored document (a block to decompress).
+        let mut rows: HashMap<u32, tantivy::columnar::Column<u64>> = HashMap::new();
         top.into_iter()
             .map(|(score, address)| {
-                let doc: TantivyDocument = searcher.doc(address).map_err(err("fetch"))?;
-                let row = doc.get_first(row_field).and_then(|v| v.as_u64()).unwrap_or(u64::MAX);
+                let column = match rows.entry(address.segment_ord) {
+                    std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(entry) => entry.insert(searcher.segment_reader(address.segment_ord).fast_fields().u64("row").map_err(err("fetch"))?),
+                };
+                let row = column.first(address.doc_id).ok_or_else(|| IndexerError::KeywordIndex { stage: "fetch", reason: format!("document {address:?} has no row") })?;
                 Ok(Hit { row, score })
             })
             .collect()
@@ -207,6 +202,7 @@ impl TantivyKeywordIndex {
 
 #[cfg(test)]
 mod tests {
+    use super::super::build_keyword_index;
     use super::*;
 
     #[test]

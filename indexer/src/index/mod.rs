@@ -4,14 +4,16 @@
 
 mod faiss_index;
 mod keyword;
+mod keyword_build;
 mod kernels;
 mod recall;
 mod row_set;
 mod spec;
 
 pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
+pub use keyword_build::build_keyword_index;
 pub use kernels::{init_vector_kernels, vector_kernels};
-pub use keyword::{build_keyword_index, KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALYZER};
+pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALYZER};
 pub use recall::{ann_recall, sample_rows, RecallCheck};
 pub use row_set::RowSet;
 pub use spec::{IndexKind, IndexOptions, IndexSpec, IvfTrainer, FLAT_MAX_ROWS};

@@ -1,0 +1,169 @@
+//! Building a keyword index on every thread of the current rayon pool, with a result that
+//! does not depend on the thread count: the rows are cut into contiguous parts, each part is
+//! indexed by a writer of its own (in parallel), and the parts' tantivy segments are merged
+//! in row order into one segment, so tantivy doc `i` is row `i`. That keeps ties between equal
+//! BM25 scores in row order (tantivy breaks them by doc address) and gives the searcher one
+//! segment to walk. One writer with several indexing threads would hand rows to threads as
+//! they come, and a writer lists its flushed segments in hash order.
+
+use std::ops::Range;
+use std::path::Path;
+
+use rayon::prelude::*;
+use tantivy::directory::MmapDirectory;
+use tantivy::indexer::merge_filtered_segments;
+use tantivy::{doc, Index, Segment, TantivyDocument};
+
+use super::keyword::{analyzer, err, schema, KEYWORD_ANALYZER};
+use crate::error::{IndexerError, Result};
+
+/// Rows below which another part is not worth its writer and its share of the merge.
+const MIN_PART_ROWS: usize = 20_000;
+
+/// Indexing memory of one part's writer before it flushes a segment (tantivy's budget).
+const PART_WRITER_BYTES: usize = 128_000_000;
+
+/// Builds a tantivy index in the empty folder `dir` over `texts` (row `i` = `texts[i]`), on
+/// the threads of the current rayon pool.
+pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<()> {
+    let texts: Vec<&str> = texts.collect();
+    build_in_parts(dir, &texts, part_ranges(texts.len(), rayon::current_num_threads()))
+}
+
+/// Builds each range of rows as an index of its own (in parallel), then merges them in row order into `dir`.
+fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Result<()> {
+    let started = std::time::Instant::now();
+    let part_count = parts.len();
+    let built: Vec<(tempfile::TempDir, Index)> = parts.into_par_iter().map(|range| build_part(&texts[range.clone()], range.start)).collect::<Result<_>>()?;
+    let mut segments = Vec::new();
+    for (_, index) in &built {
+        segments.extend(index.searchable_segments().map_err(err("merge"))?);
+    }
+    let segments = in_row_order(segments)?;
+    tracing::debug!("keyword index: {} rows in {part_count} parts ({} segments) in {:.2} s", texts.len(), segments.len(), started.elapsed().as_secs_f64());
+    match segments.len() {
+        // One part that never flushed: its folder already is the index.
+        1 if built.len() == 1 => move_index(built[0].0.path(), dir),
+        0 => Index::create_in_dir(dir, schema()).map(drop).map_err(err("create")),
+        _ => {
+            let output = MmapDirectory::open(dir).map_err(|e| IndexerError::KeywordIndex { stage: "merge", reason: format!("{}: {e}", dir.display()) })?;
+            let alive = vec![None; segments.len()];
+            merge_filtered_segments(&segments, built[0].1.settings().clone(), alive, output).map(drop).map_err(err("merge"))
+        }
+    }
+}
+
+/// `rows` cut into at most `threads` contiguous ranges of at least [`MIN_PART_ROWS`] (one
+/// range when there are fewer rows; none when there are none).
+fn part_ranges(rows: usize, threads: usize) -> Vec<Range<usize>> {
+    if rows == 0 {
+        return Vec::new();
+    }
+    let parts = threads.clamp(1, rows.div_ceil(MIN_PART_ROWS));
+    let size = rows.div_ceil(parts);
+    (0..rows).step_by(size).map(|start| start..(start + size).min(rows)).collect()
+}
+
+/// Indexes `texts` as rows `first_row..` in a temporary folder, with one writer thread.
+fn build_part(texts: &[&str], first_row: usize) -> Result<(tempfile::TempDir, Index)> {
+    let dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
+    let index = Index::create_in_dir(dir.path(), schema()).map_err(err("create"))?;
+    index.tokenizers().register(KEYWORD_ANALYZER, analyzer());
+    let schema = index.schema();
+    let row_field = schema.get_field("row").map_err(err("schema"))?;
+    let text_field = schema.get_field("text").map_err(err("schema"))?;
+    // No background merges: the segments are merged once, in row order, at the end.
+    let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, PART_WRITER_BYTES).map_err(err("writer"))?;
+    writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
+    for (offset, text) in texts.iter().enumerate() {
+        writer.add_document(doc!(row_field => (first_row + offset) as u64, text_field => *text)).map_err(err("add"))?;
+    }
+    writer.commit().map_err(err("commit"))?;
+    writer.wait_merging_threads().map_err(err("merge"))?;
+    Ok((dir, index))
+}
+
+/// Moves the files of the index in `from` (a flat folder) into the empty folder `to`, leaving
+/// tantivy's lock files behind.
+fn move_index(from: &Path, to: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(from).map_err(|e| IndexerError::io(from, e))?;
+    for entry in entries {
+        let path = entry.map_err(|e| IndexerError::io(from, e))?.path();
+        let name = path.file_name().unwrap_or_default();
+        if name.to_string_lossy().ends_with(".lock") {
+            continue;
+        }
+        let target = to.join(name);
+        if std::fs::rename(&path, &target).is_err() {
+            // Another file system: copy instead.
+            std::fs::copy(&path, &target).map_err(|e| IndexerError::io(&target, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// `segments` ordered by the first row they hold (each holds a contiguous run of rows, in order).
+fn in_row_order(segments: Vec<Segment>) -> Result<Vec<Segment>> {
+    let mut keyed = Vec::with_capacity(segments.len());
+    for segment in segments {
+        let reader = tantivy::SegmentReader::open(&segment).map_err(err("merge"))?;
+        let rows = reader.fast_fields().u64("row").map_err(err("merge"))?;
+        let first = rows.first(0).unwrap_or(u64::MAX);
+        keyed.push((first, segment));
+    }
+    keyed.sort_by_key(|(first, _)| *first);
+    Ok(keyed.into_iter().map(|(_, segment)| segment).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{KeywordIndex, TantivyKeywordIndex};
+    use super::*;
+
+    /// 300 rows: every third one the same text (tied BM25 scores), the others unique.
+    fn tied_texts() -> Vec<String> {
+        (0..300).map(|row| if row % 3 == 0 { "identical harbour report".to_string() } else { format!("unique entry{row} about tides") }).collect()
+    }
+
+    fn built(texts: &[&str], parts: Vec<Range<usize>>) -> (tempfile::TempDir, TantivyKeywordIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        build_in_parts(dir.path(), texts, parts).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        (dir, index)
+    }
+
+    #[test]
+    fn any_parts_give_one_segment_in_row_order() {
+        let owned = tied_texts();
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let (_one_dir, one) = built(&texts, vec![0..300]);
+        let (_many_dir, many) = built(&texts, vec![0..1, 1..50, 50..51, 51..170, 170..300]);
+        for index in [&one, &many] {
+            assert_eq!((index.len(), index.segment_count()), (300, 1));
+            // Ties come back in row order, whatever the parts were.
+            let rows: Vec<u64> = index.search("identical harbour", 7).unwrap().iter().map(|h| h.row).collect();
+            assert_eq!(rows, [0, 3, 6, 9, 12, 15, 18]);
+            // Every row's own term finds that row.
+            for row in [1, 2, 50, 52, 169, 170, 299] {
+                assert_eq!(index.search(&format!("entry{row}"), 1).unwrap()[0].row, row, "row {row}");
+            }
+        }
+        let (_empty_dir, empty) = built(&[], Vec::new());
+        assert_eq!(empty.len(), 0);
+        assert!(empty.search("harbour", 3).unwrap().is_empty());
+    }
+
+    #[test]
+    fn parts_cover_the_rows_in_order() {
+        assert!(part_ranges(0, 8).is_empty());
+        assert_eq!(part_ranges(5, 8), [0..5]);
+        assert_eq!(part_ranges(MIN_PART_ROWS * 2, 8), [0..MIN_PART_ROWS, MIN_PART_ROWS..MIN_PART_ROWS * 2]);
+        for (rows, threads) in [(1, 1), (99_999, 3), (1_000_003, 16), (45_000, 16), (200_000, 1)] {
+            let ranges = part_ranges(rows, threads);
+            assert!(ranges.len() <= threads && !ranges.is_empty(), "{rows} rows, {threads} threads: {ranges:?}");
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges.last().unwrap().end, rows);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()), "{ranges:?}");
+        }
+    }
+}
