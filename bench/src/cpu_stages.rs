@@ -1,10 +1,13 @@
 //! `quarry bench-cpu-stages`: can the CPU feed the GPU? The stages of a run that stay on the
 //! CPU whatever the device — parse + chunk (the parse stage's work, files and the documents
 //! of a file in parallel; the chunker also yields each chunk's model ids), the model's
-//! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part), and the
-//! BM25 keyword index over the chunk texts (built beside the vector index after embedding) —
-//! timed apart over a folder of files, on rayon pools of the sizes asked for, in model tokens
-//! per second, to compare with the embedding throughput of `bench-embed`.
+//! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part), the
+//! BM25 keyword index over the chunk texts (built beside the vector index after embedding),
+//! and writing the segment into a local folder (chunks.parquet with the embeddings,
+//! documents.parquet, a flat vectors.faiss, the keyword files, their checksums; seeded unit
+//! vectors stand in for the embeddings, of which only the size matters here) — timed apart
+//! over a folder of files, on rayon pools of the sizes asked for, in model tokens per second,
+//! to compare with the embedding throughput of `bench-embed`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -12,12 +15,15 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use quarry_indexer::chunk::{ChunkerConfig, TokenChunker};
-use quarry_indexer::embed::{ModelDir, ModelTokenizer};
-use quarry_indexer::index::build_keyword_index;
+use quarry_datasets::synthetic::clustered_unit_vectors;
+use quarry_indexer::chunk::{Chunk, ChunkerConfig, TokenChunker};
+use quarry_indexer::embed::{Embeddings, ModelDir, ModelTokenizer};
+use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{parse_and_chunk, ChunkSettings};
+use quarry_indexer::pipeline::{parse_and_chunk, ChunkSettings, ChunkedDoc};
+use quarry_indexer::snapshot::{DocumentRecord, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
+use quarry_indexer::store::StoreOptions;
 
 /// One pool size's measurement.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -36,6 +42,8 @@ pub struct CpuStages {
     pub tokenize_secs: f64,
     /// Building the keyword index over every chunk text, in row order, on the pool.
     pub keyword_index_secs: f64,
+    /// Writing the segment's files into a local folder.
+    pub write_segment_secs: f64,
     pub parse_chunk_tokens_per_sec: f64,
     pub keyword_index_tokens_per_sec: f64,
     /// Both stages on one pool, one after the other (they overlap in a run, sharing the cores).
@@ -79,8 +87,9 @@ pub fn read_folder(folder: &Path) -> anyhow::Result<Vec<RawDocument>> {
         .collect()
 }
 
-/// Parses, chunks and tokenizes `files` on a pool of `threads` threads.
-pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &ModelTokenizer, threads: usize) -> anyhow::Result<CpuStages> {
+/// Parses, chunks and tokenizes `files`, builds their keyword index and writes their segment
+/// (`dim`-wide vectors), on a pool of `threads` threads.
+pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &ModelTokenizer, dim: usize, threads: usize) -> anyhow::Result<CpuStages> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     pool.install(|| {
         let started = Instant::now();
@@ -102,6 +111,7 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
         let started = Instant::now();
         build_keyword_index(keyword_dir.path(), documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())))?;
         let keyword_index_secs = started.elapsed().as_secs_f64();
+        let write_segment_secs = write_segment(&documents, keyword_dir.path(), dim)?;
         let rate = |secs: f64| if secs > 0.0 { chunk_tokens as f64 / secs } else { 0.0 };
         Ok(CpuStages {
             threads,
@@ -113,6 +123,7 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
             parse_chunk_secs,
             tokenize_secs,
             keyword_index_secs,
+            write_segment_secs,
             parse_chunk_tokens_per_sec: rate(parse_chunk_secs),
             keyword_index_tokens_per_sec: rate(keyword_index_secs),
             cpu_tokens_per_sec: rate(parse_chunk_secs + tokenize_secs),
@@ -120,14 +131,29 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
     })
 }
 
+/// Writes `documents` (with seeded `dim`-wide unit vectors) as a segment into a temporary
+/// local folder, as a run writes its new segment; returns the seconds it took.
+fn write_segment(documents: &[ChunkedDoc], keyword_dir: &Path, dim: usize) -> anyhow::Result<f64> {
+    let chunks: Vec<Chunk> = documents.iter().flat_map(|d| d.chunks.iter().cloned()).collect();
+    let records: Vec<DocumentRecord> = documents.iter().map(|d| d.record.clone()).collect();
+    let embeddings = Embeddings { dim, data: clustered_unit_vectors(chunks.len(), dim, 256, 7) };
+    let vectors = build_vector_index(&IndexSpec::Flat, dim, &embeddings.data)?;
+    let out = tempfile::tempdir()?;
+    let writer = SnapshotWriter::open(&out.path().to_string_lossy(), &StoreOptions::default())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let started = Instant::now();
+    runtime.block_on(writer.write_segment("seg-bench", &chunks, &embeddings, &records, &vectors, keyword_dir))?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
 /// A Markdown table of the measurements.
 pub fn markdown(results: &[CpuStages]) -> String {
     let mut out = String::from(
-        "| threads | documents | chunks | untokenized | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | both M tok/s | keyword index s | keyword index M tok/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| threads | documents | chunks | untokenized | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | both M tok/s | keyword index s | keyword index M tok/s | write segment s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
             r.threads,
             r.documents,
             r.chunks,
@@ -138,7 +164,8 @@ pub fn markdown(results: &[CpuStages]) -> String {
             r.parse_chunk_tokens_per_sec / 1e6,
             r.cpu_tokens_per_sec / 1e6,
             r.keyword_index_secs,
-            r.keyword_index_tokens_per_sec / 1e6
+            r.keyword_index_tokens_per_sec / 1e6,
+            r.write_segment_secs
         ));
     }
     out

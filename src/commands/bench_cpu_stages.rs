@@ -1,6 +1,6 @@
-//! `quarry bench-cpu-stages`: parse + chunk, the model's tokenization and the keyword index
-//! over a folder of files, on rayon pools of the sizes asked for, in model tokens per second (what the CPU can
-//! feed the embedding device).
+//! `quarry bench-cpu-stages`: parse + chunk, the model's tokenization, the keyword index and
+//! the segment write over a folder of files, on rayon pools of the sizes asked for, in model
+//! tokens per second (what the CPU can feed the embedding device).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,8 +34,11 @@ pub fn run(args: BenchCpuStagesArgs) -> anyhow::Result<ExitCode> {
     let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
     let mut results = Vec::new();
     for &count in threads.iter().filter(|&&t| t > 0) {
-        let result = measure(&files, &settings, &tokenizer, count)?;
-        eprintln!("{count} threads: parse+chunk {:.2} s, tokenize {:.2} s, keyword index {:.2} s", result.parse_chunk_secs, result.tokenize_secs, result.keyword_index_secs);
+        let result = measure(&files, &settings, &tokenizer, model.hidden_size, count)?;
+        eprintln!(
+            "{count} threads: parse+chunk {:.2} s, tokenize {:.2} s, keyword index {:.2} s, write segment {:.2} s",
+            result.parse_chunk_secs, result.tokenize_secs, result.keyword_index_secs, result.write_segment_secs
+        );
         results.push(result);
     }
     if let Some(path) = &args.json {

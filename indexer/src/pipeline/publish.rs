@@ -183,11 +183,16 @@ impl Publisher<'_> {
         let started = Instant::now();
         let (built, rows) = build_indexes_blocking(spec.clone(), rows).await?;
         tracing::info!("indexes built in {:.2} s", started.elapsed().as_secs_f64());
+        let started = Instant::now();
         let (vector_index, recall) = check_recall(built.vectors, &rows.embeddings, self.options, self.embedder).await?;
+        let recall_secs = started.elapsed().as_secs_f64();
         let SegmentRows { chunks, embeddings, records } = &rows;
         report.stages.push(StageReport::new("vector index", built.vector_secs, chunks.len() as u64, "vectors"));
         report.stages.push(StageReport::new("keyword index", built.keyword_secs, chunks.len() as u64, "chunks"));
+        report.stages.push(StageReport::new("recall check", recall_secs, recall.queries as u64, "queries"));
+        let started = Instant::now();
         let written = self.writer.write_segment(&format!("seg-{version}"), chunks, embeddings, records, &vector_index, built.keyword_dir.path()).await?;
+        report.stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks.len() as u64, "chunks"));
         Ok(NewSegment { written, spec, recall, documents: records.len(), chunks: chunks.len(), tokens: rows.tokens() })
     }
 }

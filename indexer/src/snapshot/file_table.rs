@@ -12,7 +12,8 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt6
 use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 
-use super::parquet_io::{column, read_batches, write_batch};
+use super::parquet_encode::write_batch;
+use super::parquet_io::{column, read_batches};
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
 

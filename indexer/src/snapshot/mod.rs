@@ -6,6 +6,7 @@ mod cache;
 mod file_table;
 mod gc;
 mod manifest;
+mod parquet_encode;
 mod parquet_io;
 mod reader;
 mod upload;

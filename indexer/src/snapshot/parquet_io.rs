@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{FixedSizeListBuilder, Float32Builder, ListBuilder, StringBuilder};
+use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
     Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
     UInt64Array,
@@ -10,10 +10,8 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
+use super::parquet_encode::write_batch;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -45,24 +43,12 @@ fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> 
     move |e| IndexerError::snapshot(file, e)
 }
 
-pub(super) fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(parquet_err(file))?))
-        .set_max_row_group_size(65_536)
-        .build();
-    let mut out = Vec::new();
-    let mut writer = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).map_err(parquet_err(file))?;
-    writer.write(&batch).map_err(parquet_err(file))?;
-    writer.close().map_err(parquet_err(file))?;
-    Ok(out)
-}
-
 pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(parquet_err(file))?.build().map_err(parquet_err(file))?;
     reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
 }
 
-fn string_list(values: impl Iterator<Item = Vec<String>>) -> ListArray {
+fn string_list<'a>(values: impl Iterator<Item = &'a [String]>) -> ListArray {
     let mut builder = ListBuilder::new(StringBuilder::new());
     for list in values {
         for value in list {
@@ -93,23 +79,24 @@ pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Ve
         return Err(IndexerError::snapshot(FILE, format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows())));
     }
     let dim = embeddings.dim as i32;
-    let mut vectors = FixedSizeListBuilder::with_capacity(Float32Builder::with_capacity(embeddings.data.len()), dim, chunks.len())
-        .with_field(Arc::new(Field::new("item", DataType::Float32, false)));
-    for i in 0..chunks.len() {
-        vectors.values().append_slice(embeddings.row(i));
-        vectors.append(true);
-    }
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.chunk_id.as_str()))),
-        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
-        Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
-        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
-        Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
-        Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
-        Arc::new(string_list(chunks.iter().map(|c| c.heading_path.clone()))),
-        Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.content_type.as_str()))),
-        Arc::new(vectors.finish()),
-    ];
+    // The vectors (one copy into the list's values, no per-row appends) beside the other columns.
+    let item = Arc::new(Field::new("item", DataType::Float32, false));
+    let (vectors, mut columns) = rayon::join(
+        || FixedSizeListArray::try_new(item, dim, Arc::new(Float32Array::from(embeddings.data.clone())), None),
+        || -> Vec<ArrayRef> {
+            vec![
+                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.chunk_id.as_str()))),
+                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
+                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
+                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
+                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
+                Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
+                Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
+                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.content_type.as_str()))),
+            ]
+        },
+    );
+    columns.push(Arc::new(vectors.map_err(arrow_err(FILE))?));
     let schema = Schema::new(vec![
         Field::new("chunk_id", DataType::Utf8, false),
         Field::new("doc_id", DataType::Utf8, false),
@@ -175,7 +162,7 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
         strings(|d| &d.file_name),
         strings(|d| &d.title),
         strings(|d| &d.source),
-        Arc::new(string_list(documents.iter().map(|d| d.tags.clone()))),
+        Arc::new(string_list(documents.iter().map(|d| d.tags.as_slice()))),
         strings(|d| &d.content_hash),
         Arc::new(UInt64Array::from_iter_values(documents.iter().map(|d| d.size))),
         Arc::new(StringArray::from(documents.iter().map(|d| d.etag.clone()).collect::<Vec<_>>())),

@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use bytes::Bytes;
 use object_store::{ObjectStoreExt, PutPayload, WriteMultipart};
 use sha2::{Digest, Sha256};
 
@@ -14,12 +15,19 @@ use crate::store::Location;
 const MULTIPART_THRESHOLD: u64 = 64 * 1024 * 1024;
 const PART_SIZE: usize = 16 * 1024 * 1024;
 
-/// Writes `bytes` at `relative` below the root.
+/// Writes `bytes` at `relative` below the root; the checksum is computed on a blocking
+/// thread while the store writes.
 pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -> Result<FileChecksum> {
-    let checksum = FileChecksum { sha256: super::sha256_hex(&bytes), bytes: bytes.len() as u64 };
+    let bytes = Bytes::from(bytes);
+    let size = bytes.len() as u64;
+    let hashing = tokio::task::spawn_blocking({
+        let bytes = bytes.clone();
+        move || super::sha256_hex(&bytes)
+    });
     let key = root.child(relative);
     root.store.put(&key, PutPayload::from(bytes)).await.map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
-    Ok(checksum)
+    let sha256 = hashing.await.map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))?;
+    Ok(FileChecksum { sha256, bytes: size })
 }
 
 /// Uploads a local file to `relative` below the root.

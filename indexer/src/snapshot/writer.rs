@@ -54,18 +54,13 @@ impl SnapshotWriter {
         vectors: &dyn VectorIndex,
         keyword_dir: &Path,
     ) -> Result<WrittenSegment> {
-        let mut checksums = BTreeMap::new();
-        let chunks_path = layout::segment_file(segment_id, layout::CHUNKS);
-        checksums.insert(chunks_path.clone(), put_bytes(&self.root, &chunks_path, chunks_to_parquet(chunks, embeddings)?).await?);
-        let documents_path = layout::segment_file(segment_id, layout::DOCUMENTS);
-        checksums.insert(documents_path.clone(), put_bytes(&self.root, &documents_path, documents_to_parquet(documents)?).await?);
-
+        // The CPU work side by side: the Parquet files (row groups encoded in parallel) and the
+        // vector index serialized into a scratch file.
         let scratch = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
         let local_vectors = scratch.path().join(layout::VECTORS);
-        vectors.save(&local_vectors)?;
-        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
-        checksums.insert(vectors_path.clone(), put_file(&self.root, &vectors_path, &local_vectors).await?);
-
+        let (parquet, saved) = rayon::join(|| Ok::<_, IndexerError>((chunks_to_parquet(chunks, embeddings)?, documents_to_parquet(documents)?)), || vectors.save(&local_vectors));
+        let (chunk_bytes, document_bytes) = parquet?;
+        saved?;
         let mut keyword_files: Vec<_> = std::fs::read_dir(keyword_dir)
             .map_err(|e| IndexerError::io(keyword_dir, e))?
             .filter_map(|entry| entry.ok())
@@ -73,11 +68,26 @@ impl SnapshotWriter {
             .map(|entry| entry.path())
             .collect();
         keyword_files.sort();
-        for path in keyword_files {
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let relative = layout::segment_file(segment_id, &format!("{}/{name}", layout::KEYWORD_DIR));
-            checksums.insert(relative.clone(), put_file(&self.root, &relative, &path).await?);
-        }
+
+        // Then every file goes up at once.
+        let chunks_path = layout::segment_file(segment_id, layout::CHUNKS);
+        let documents_path = layout::segment_file(segment_id, layout::DOCUMENTS);
+        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
+        let keyword_paths: Vec<String> = keyword_files
+            .iter()
+            .map(|path| {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                layout::segment_file(segment_id, &format!("{}/{name}", layout::KEYWORD_DIR))
+            })
+            .collect();
+        let (chunks_sum, documents_sum, vectors_sum, keyword_sums) = futures::try_join!(
+            put_bytes(&self.root, &chunks_path, chunk_bytes),
+            put_bytes(&self.root, &documents_path, document_bytes),
+            put_file(&self.root, &vectors_path, &local_vectors),
+            futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path))),
+        )?;
+        let mut checksums = BTreeMap::from([(chunks_path, chunks_sum), (documents_path, documents_sum), (vectors_path, vectors_sum)]);
+        checksums.extend(keyword_paths.into_iter().zip(keyword_sums));
         let manifest = SegmentManifest {
             id: segment_id.to_string(),
             index: Some(vectors.spec().clone()),

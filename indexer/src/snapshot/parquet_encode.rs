@@ -1,0 +1,129 @@
+//! Encoding one record batch as a Parquet file, its row groups on every thread of the current
+//! rayon pool. Each row group's columns are encoded by writers of their own (in parallel
+//! across row groups, a wave of one group per thread at a time) and the encoded groups are
+//! appended in order, so the file is the one a single `ArrowWriter` would write: the same
+//! row groups, pages, statistics and Arrow schema.
+
+use arrow_array::RecordBatch;
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
+
+use crate::error::{IndexerError, Result};
+
+/// Rows per row group (the unit a reader skips by, and the unit encoded in parallel).
+pub(super) const ROW_GROUP_ROWS: usize = 16_384;
+
+/// `batch` as the bytes of a Parquet file (zstd level 3) named `file` in errors.
+pub(super) fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
+    let fail = |e: ParquetError| IndexerError::snapshot(file, e);
+    let props = properties().map_err(fail)?;
+    let mut out = Vec::new();
+    // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
+    // take the row groups encoded apart.
+    let (mut file_writer, factory) = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).and_then(ArrowWriter::into_serialized_writer).map_err(fail)?;
+    let groups: Vec<RecordBatch> = (0..batch.num_rows()).step_by(ROW_GROUP_ROWS).map(|start| batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start))).collect();
+    // In waves of one group per thread, so at most a wave of encoded groups waits in memory.
+    let wave = rayon::current_num_threads().max(1);
+    for (first, groups) in groups.chunks(wave).enumerate().map(|(n, groups)| (n * wave, groups)) {
+        let encoded: Vec<Vec<ArrowColumnChunk>> =
+            groups.par_iter().enumerate().map(|(offset, group)| encode_row_group(&factory, first + offset, group)).collect::<std::result::Result<_, _>>().map_err(fail)?;
+        for chunks in encoded {
+            let mut row_group = file_writer.next_row_group().map_err(fail)?;
+            for chunk in chunks {
+                chunk.append_to_row_group(&mut row_group).map_err(fail)?;
+            }
+            row_group.close().map_err(fail)?;
+        }
+    }
+    file_writer.close().map_err(fail)?;
+    Ok(out)
+}
+
+fn properties() -> std::result::Result<WriterProperties, ParquetError> {
+    Ok(WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?)).set_max_row_group_size(ROW_GROUP_ROWS).build())
+}
+
+/// Every column of `group` (row group number `index`), encoded and compressed.
+fn encode_row_group(factory: &ArrowRowGroupWriterFactory, index: usize, group: &RecordBatch) -> std::result::Result<Vec<ArrowColumnChunk>, ParquetError> {
+    let mut writers = factory.create_column_writers(index)?;
+    let mut leaves = writers.iter_mut();
+    for (field, column) in group.schema().fields().iter().zip(group.columns()) {
+        for leaf in compute_leaves(field, column)? {
+            let writer = leaves.next().ok_or_else(|| ParquetError::General(format!("no column writer left for `{}`", field.name())))?;
+            writer.write(&leaf)?;
+        }
+    }
+    writers.into_iter().map(|writer| writer.close()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::builder::{ListBuilder, StringBuilder};
+    use arrow_array::{ArrayRef, FixedSizeListArray, Float32Array, StringArray, UInt32Array};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    /// Rows of every column kind the snapshot files use, over several row groups.
+    fn batch(rows: usize) -> RecordBatch {
+        let mut headings = ListBuilder::new(StringBuilder::new());
+        for row in 0..rows {
+            for part in 0..row % 3 {
+                headings.values().append_value(format!("heading {part} of {row}"));
+            }
+            headings.append(true);
+        }
+        let item = Arc::new(Field::new("item", DataType::Float32, false));
+        let vectors = Float32Array::from_iter_values((0..rows * 4).map(|i| ((i * 7919) % 1000) as f32 / 1000.0));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values((0..rows).map(|row| format!("text of row {row} {}", "x".repeat(row % 17))))),
+            Arc::new(UInt32Array::from((0..rows).map(|row| (row % 5 != 0).then_some(row as u32)).collect::<Vec<_>>())),
+            Arc::new(headings.finish()),
+            Arc::new(FixedSizeListArray::try_new(item.clone(), 4, Arc::new(vectors), None).unwrap()),
+        ];
+        let schema = Schema::new(vec![
+            Field::new("text", DataType::Utf8, false),
+            Field::new("page", DataType::UInt32, true),
+            Field::new("heading_path", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
+            Field::new("embedding", DataType::FixedSizeList(item, 4), false),
+        ]);
+        RecordBatch::try_new(Arc::new(schema), columns).unwrap()
+    }
+
+    #[test]
+    fn parallel_row_groups_write_the_file_one_writer_would() {
+        let rows = ROW_GROUP_ROWS * 2 + 1_234;
+        let batch = batch(rows);
+        // Three row groups on two threads: two waves.
+        let parallel = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| write_batch("test.parquet", batch.clone())).unwrap();
+
+        let mut single = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut single, batch.schema(), Some(properties().unwrap())).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        assert!(parallel == single, "{} bytes against one ArrowWriter's {}", parallel.len(), single.len());
+
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(parallel)).unwrap();
+        assert_eq!(reader.metadata().num_row_groups(), 3);
+        let read: Vec<RecordBatch> = reader.build().unwrap().collect::<std::result::Result<_, _>>().unwrap();
+        let mut offset = 0;
+        for part in &read {
+            assert_eq!(part, &batch.slice(offset, part.num_rows()), "rows from {offset}");
+            offset += part.num_rows();
+        }
+        assert_eq!(offset, rows);
+    }
+
+    #[test]
+    fn an_empty_batch_is_a_readable_file() {
+        let bytes = write_batch("empty.parquet", batch(0)).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
+    }
+}
