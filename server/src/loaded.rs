@@ -12,6 +12,7 @@ use quarry_indexer::index::{load_vector_index, FaissIndex, RowSet, TantivyKeywor
 use quarry_indexer::snapshot::{chunks_from_parquet, documents_from_parquet, layout, local_copy, DocumentRecord, Manifest, SegmentManifest, SnapshotReader};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::IndexerError;
+use rayon::prelude::*;
 
 use crate::error::ServerError;
 
@@ -107,18 +108,18 @@ impl LoadedSnapshot {
         if verify {
             let trusted: std::collections::HashSet<&str> =
                 manifest.segments.iter().zip(&reused).filter(|(_, r)| r.is_some()).flat_map(|(s, _)| s.files.iter().map(String::as_str)).collect();
-            let mut problems = Vec::new();
-            for (relative, expected) in manifest.checksums.iter().filter(|(path, _)| !trusted.contains(path.as_str())) {
-                match std::fs::read(root.join(relative)) {
+            // Files hashed in parallel; problems listed in manifest order.
+            let to_check: Vec<_> = manifest.checksums.iter().filter(|(path, _)| !trusted.contains(path.as_str())).collect();
+            let problems: Vec<String> = to_check
+                .into_par_iter()
+                .filter_map(|(relative, expected)| match std::fs::read(root.join(relative)) {
                     Ok(bytes) => {
                         let actual = quarry_indexer::snapshot::sha256_hex(&bytes);
-                        if actual != expected.sha256 {
-                            problems.push(format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256));
-                        }
+                        (actual != expected.sha256).then(|| format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256))
                     }
-                    Err(e) => problems.push(format!("{relative}: {e}")),
-                }
-            }
+                    Err(e) => Some(format!("{relative}: {e}")),
+                })
+                .collect();
             if !problems.is_empty() {
                 return Err(ServerError::Corrupt { uri, problems: problems.join("; ") });
             }

@@ -9,9 +9,10 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use rayon::prelude::*;
 
-use super::parquet_encode::write_batch;
+use super::parquet_encode::{write_batch, ROW_GROUP_ROWS};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -43,9 +44,23 @@ fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> 
     move |e| IndexerError::snapshot(file, e)
 }
 
+/// Every row of the Parquet file in `bytes`, in order: a batch per row group, the row groups
+/// decoded on every thread of the current rayon pool.
 pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(parquet_err(file))?.build().map_err(parquet_err(file))?;
-    reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
+    let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::default()).map_err(parquet_err(file))?;
+    let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
+    let decoded: Vec<Vec<RecordBatch>> = groups
+        .into_par_iter()
+        .map(|group| {
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
+                .with_row_groups(vec![group])
+                .with_batch_size(ROW_GROUP_ROWS.max(1))
+                .build()
+                .map_err(parquet_err(file))?;
+            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
+        })
+        .collect::<Result<_>>()?;
+    Ok(decoded.into_iter().flatten().collect())
 }
 
 fn string_list<'a>(values: impl Iterator<Item = &'a [String]>) -> ListArray {
@@ -119,25 +134,38 @@ fn content_type_of(value: &str) -> Result<ContentType> {
 
 /// Decodes chunks.parquet back into chunks and embeddings.
 pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
-    const FILE: &str = "chunks.parquet";
-    let mut chunks = Vec::new();
-    let mut embeddings = Embeddings::default();
-    for batch in read_batches(FILE, bytes)? {
-        let ids = column::<StringArray>(&batch, FILE, "chunk_id")?;
-        let doc_ids = column::<StringArray>(&batch, FILE, "doc_id")?;
-        let indexes = column::<UInt32Array>(&batch, FILE, "chunk_index")?;
-        let texts = column::<StringArray>(&batch, FILE, "text")?;
-        let tokens = column::<UInt32Array>(&batch, FILE, "token_count")?;
-        let pages = column::<UInt32Array>(&batch, FILE, "page")?;
-        let headings = column::<ListArray>(&batch, FILE, "heading_path")?;
-        let kinds = column::<StringArray>(&batch, FILE, "content_type")?;
-        let vectors = column::<FixedSizeListArray>(&batch, FILE, "embedding")?;
-        embeddings.dim = vectors.value_length() as usize;
-        let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(FILE, "embedding values are not f32"))?;
-        let start = vectors.offset() * embeddings.dim;
-        embeddings.data.extend_from_slice(&values.values()[start..start + batch.num_rows() * embeddings.dim]);
-        for row in 0..batch.num_rows() {
-            chunks.push(Chunk {
+    let batches = read_batches(CHUNKS_FILE, bytes)?;
+    let decoded: Vec<(Vec<Chunk>, usize, &[f32])> = batches.par_iter().map(chunks_of_batch).collect::<Result<_>>()?;
+    let mut chunks = Vec::with_capacity(decoded.iter().map(|(c, _, _)| c.len()).sum());
+    let mut embeddings = Embeddings { dim: decoded.first().map_or(0, |(_, dim, _)| *dim), data: Vec::with_capacity(decoded.iter().map(|(_, _, v)| v.len()).sum()) };
+    for (batch_chunks, _, vectors) in decoded {
+        chunks.extend(batch_chunks);
+        embeddings.data.extend_from_slice(vectors);
+    }
+    Ok((chunks, embeddings))
+}
+
+const CHUNKS_FILE: &str = "chunks.parquet";
+
+/// The chunks of one batch of chunks.parquet, the embedding width, and the batch's embedding rows.
+fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
+    const FILE: &str = CHUNKS_FILE;
+    let ids = column::<StringArray>(batch, FILE, "chunk_id")?;
+    let doc_ids = column::<StringArray>(batch, FILE, "doc_id")?;
+    let indexes = column::<UInt32Array>(batch, FILE, "chunk_index")?;
+    let texts = column::<StringArray>(batch, FILE, "text")?;
+    let tokens = column::<UInt32Array>(batch, FILE, "token_count")?;
+    let pages = column::<UInt32Array>(batch, FILE, "page")?;
+    let headings = column::<ListArray>(batch, FILE, "heading_path")?;
+    let kinds = column::<StringArray>(batch, FILE, "content_type")?;
+    let vectors = column::<FixedSizeListArray>(batch, FILE, "embedding")?;
+    let dim = vectors.value_length() as usize;
+    let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(FILE, "embedding values are not f32"))?;
+    let start = vectors.offset() * dim;
+    let vectors = &values.values()[start..start + batch.num_rows() * dim];
+    let chunks = (0..batch.num_rows())
+        .map(|row| {
+            Ok(Chunk {
                 chunk_id: ids.value(row).to_string(),
                 doc_id: doc_ids.value(row).to_string(),
                 index: indexes.value(row),
@@ -146,10 +174,10 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
                 heading_path: list_strings(headings, row),
                 content_type: content_type_of(kinds.value(row))?,
                 token_count: tokens.value(row),
-            });
-        }
-    }
-    Ok((chunks, embeddings))
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok((chunks, dim, vectors))
 }
 
 /// Encodes documents.parquet.
@@ -225,9 +253,8 @@ pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn chunks_and_documents_round_trip() {
-        let chunks: Vec<Chunk> = (0..3)
+    fn test_chunks(count: u32) -> Vec<Chunk> {
+        (0..count)
             .map(|i| Chunk {
                 chunk_id: format!("d-{i}"),
                 doc_id: "d".into(),
@@ -238,7 +265,12 @@ mod tests {
                 content_type: if i == 2 { ContentType::Table } else { ContentType::Text },
                 token_count: 3 + i,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn chunks_and_documents_round_trip() {
+        let chunks = test_chunks(3);
         let embeddings = Embeddings { dim: 4, data: (0..12).map(|x| x as f32 * 0.5).collect() };
         let (back, vectors) = chunks_from_parquet(chunks_to_parquet(&chunks, &embeddings).unwrap().into()).unwrap();
         assert_eq!(back, chunks);
@@ -260,6 +292,18 @@ mod tests {
         };
         let back = documents_from_parquet(documents_to_parquet(std::slice::from_ref(&record)).unwrap().into()).unwrap();
         assert_eq!(back, [record]);
+    }
+
+    #[test]
+    fn rows_keep_their_order_across_row_groups_decoded_in_parallel() {
+        let count = ROW_GROUP_ROWS * 3 + 17;
+        let chunks = test_chunks(count as u32);
+        let embeddings = Embeddings { dim: 2, data: (0..count * 2).map(|x| x as f32).collect() };
+        let bytes = chunks_to_parquet(&chunks, &embeddings).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let (back, vectors) = pool.install(|| chunks_from_parquet(bytes.into())).unwrap();
+        assert!(back == chunks, "chunks differ after the round trip");
+        assert_eq!(vectors, embeddings);
     }
 
     #[test]
