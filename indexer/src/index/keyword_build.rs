@@ -47,6 +47,8 @@ fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Resul
         0 => Index::create_in_dir(dir, schema()).map(drop).map_err(err("create")),
         _ => {
             let output = MmapDirectory::open(dir).map_err(|e| IndexerError::KeywordIndex { stage: "merge", reason: format!("{}: {e}", dir.display()) })?;
+            // tantivy's merge of segments from other indexes, in the order given (public but
+            // doc-hidden in 0.25; Cargo.lock pins the version, and the tests here check the order).
             let alive = vec![None; segments.len()];
             merge_filtered_segments(&segments, built[0].1.settings().clone(), alive, output).map(drop).map_err(err("merge"))
         }
