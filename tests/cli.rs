@@ -322,6 +322,12 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["documents_indexed"], 30, "{report}");
     assert_eq!(report["documents_failed"], 0, "{report}");
+    // Every stage after embedding is in the report, over every chunk.
+    let stage = |name: &str| report["stages"].as_array().unwrap().iter().find(|s| s["stage"] == name).cloned().unwrap_or_else(|| panic!("no `{name}` stage: {report}"));
+    for name in ["keyword index", "vector index", "write segment"] {
+        assert_eq!(stage(name)["items"], report["chunks"], "{name}: {report}");
+    }
+    assert!(stage("recall check")["items"].as_u64().unwrap() > 0, "{report}");
 
     // The CPU-stage benchmark parses and chunks what the run did: the same chunks and tokens.
     let json = dir.path().join("cpu-stages.json");
@@ -334,6 +340,7 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
         assert_eq!((&measured["documents"], &measured["chunks"], &measured["chunk_tokens"]), (&report["documents_indexed"], &report["chunks"], &report["tokens"]), "{measured}");
         assert!(measured["parse_chunk_secs"].as_f64().unwrap() > 0.0 && measured["cpu_tokens_per_sec"].as_f64().unwrap() > 0.0, "{measured}");
         assert_eq!(measured["untokenized_chunks"], 0, "the chunker hands every chunk's model ids on: {measured}");
+        assert!(measured["keyword_index_secs"].as_f64().unwrap() > 0.0 && measured["write_segment_secs"].as_f64().unwrap() > 0.0, "{measured}");
     }
     assert!(text(&output.stdout).contains("| threads |"));
 }

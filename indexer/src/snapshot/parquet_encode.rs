@@ -4,7 +4,10 @@
 //! appended in order, so the file is the one a single `ArrowWriter` would write: the same
 //! row groups, pages, statistics and Arrow schema.
 
+use std::ops::Range;
+
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -19,18 +22,28 @@ pub(super) const ROW_GROUP_ROWS: usize = 16_384;
 
 /// `batch` as the bytes of a Parquet file (zstd level 3) named `file` in errors.
 pub(super) fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
+    write_row_groups(file, batch.schema(), batch.num_rows(), |rows| Ok(batch.slice(rows.start, rows.len())))
+}
+
+/// `rows` rows of `schema` as the bytes of a Parquet file, each row group's batch made by
+/// `batch_of(rows of the group)` inside the task that encodes it (so no batch of every row
+/// is ever built).
+pub(super) fn write_row_groups(file: &'static str, schema: SchemaRef, rows: usize, batch_of: impl Fn(Range<usize>) -> Result<RecordBatch> + Sync) -> Result<Vec<u8>> {
     let fail = |e: ParquetError| IndexerError::snapshot(file, e);
     let props = properties().map_err(fail)?;
     let mut out = Vec::new();
     // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
     // take the row groups encoded apart.
-    let (mut file_writer, factory) = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).and_then(ArrowWriter::into_serialized_writer).map_err(fail)?;
-    let groups: Vec<RecordBatch> = (0..batch.num_rows()).step_by(ROW_GROUP_ROWS).map(|start| batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start))).collect();
+    let (mut file_writer, factory) = ArrowWriter::try_new(&mut out, schema, Some(props)).and_then(ArrowWriter::into_serialized_writer).map_err(fail)?;
+    let groups: Vec<Range<usize>> = (0..rows).step_by(ROW_GROUP_ROWS).map(|start| start..(start + ROW_GROUP_ROWS).min(rows)).collect();
     // In waves of one group per thread, so at most a wave of encoded groups waits in memory.
     let wave = rayon::current_num_threads().max(1);
     for (first, groups) in groups.chunks(wave).enumerate().map(|(n, groups)| (n * wave, groups)) {
-        let encoded: Vec<Vec<ArrowColumnChunk>> =
-            groups.par_iter().enumerate().map(|(offset, group)| encode_row_group(&factory, first + offset, group)).collect::<std::result::Result<_, _>>().map_err(fail)?;
+        let encoded: Vec<Vec<ArrowColumnChunk>> = groups
+            .par_iter()
+            .enumerate()
+            .map(|(offset, rows)| encode_row_group(&factory, first + offset, &batch_of(rows.clone())?).map_err(fail))
+            .collect::<Result<_>>()?;
         for chunks in encoded {
             let mut row_group = file_writer.next_row_group().map_err(fail)?;
             for chunk in chunks {

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use rayon::prelude::*;
 
-use super::parquet_encode::{write_batch, ROW_GROUP_ROWS};
+use super::parquet_encode::{write_batch, write_row_groups, ROW_GROUP_ROWS};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -87,32 +87,16 @@ fn list_strings(list: &ListArray, row: usize) -> Vec<String> {
     (0..strings.len()).map(|i| strings.value(i).to_string()).collect()
 }
 
+const CHUNKS_FILE: &str = "chunks.parquet";
+
 /// Encodes chunks and their embeddings (row `i` of `embeddings` belongs to `chunks[i]`).
 pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Vec<u8>> {
-    const FILE: &str = "chunks.parquet";
     if embeddings.rows() != chunks.len() {
-        return Err(IndexerError::snapshot(FILE, format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows())));
+        return Err(IndexerError::snapshot(CHUNKS_FILE, format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows())));
     }
     let dim = embeddings.dim as i32;
-    // The vectors (one copy into the list's values, no per-row appends) beside the other columns.
     let item = Arc::new(Field::new("item", DataType::Float32, false));
-    let (vectors, mut columns) = rayon::join(
-        || FixedSizeListArray::try_new(item, dim, Arc::new(Float32Array::from(embeddings.data.clone())), None),
-        || -> Vec<ArrayRef> {
-            vec![
-                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.chunk_id.as_str()))),
-                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
-                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
-                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
-                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
-                Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
-                Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
-                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.content_type.as_str()))),
-            ]
-        },
-    );
-    columns.push(Arc::new(vectors.map_err(arrow_err(FILE))?));
-    let schema = Schema::new(vec![
+    let schema = Arc::new(Schema::new(vec![
         Field::new("chunk_id", DataType::Utf8, false),
         Field::new("doc_id", DataType::Utf8, false),
         Field::new("chunk_index", DataType::UInt32, false),
@@ -121,10 +105,25 @@ pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Ve
         Field::new("page", DataType::UInt32, true),
         Field::new("heading_path", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
         Field::new("content_type", DataType::Utf8, false),
-        Field::new("embedding", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, false)), dim), false),
-    ]);
-    let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
-    write_batch(FILE, batch)
+        Field::new("embedding", DataType::FixedSizeList(item.clone(), dim), false),
+    ]));
+    // Each row group's arrays are built by the task that encodes it.
+    write_row_groups(CHUNKS_FILE, schema.clone(), chunks.len(), |rows| {
+        let vectors = embeddings.data[rows.start * embeddings.dim..rows.end * embeddings.dim].to_vec();
+        let chunks = &chunks[rows];
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.chunk_id.as_str()))),
+            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
+            Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
+            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
+            Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
+            Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
+            Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
+            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.content_type.as_str()))),
+            Arc::new(FixedSizeListArray::try_new(item.clone(), dim, Arc::new(Float32Array::from(vectors)), None).map_err(arrow_err(CHUNKS_FILE))?),
+        ];
+        RecordBatch::try_new(schema.clone(), columns).map_err(arrow_err(CHUNKS_FILE))
+    })
 }
 
 fn content_type_of(value: &str) -> Result<ContentType> {
@@ -144,8 +143,6 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
     }
     Ok((chunks, embeddings))
 }
-
-const CHUNKS_FILE: &str = "chunks.parquet";
 
 /// The chunks of one batch of chunks.parquet, the embedding width, and the batch's embedding rows.
 fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
