@@ -1,8 +1,8 @@
-//! Encoding one record batch as a Parquet file, its row groups on every thread of the current
-//! rayon pool. Each row group's columns are encoded by writers of their own (in parallel
+//! Encoding rows as a Parquet file, its row groups on every thread of the current rayon pool.
+//! Each row group's batch is made and its columns encoded by the task of its own (in parallel
 //! across row groups, a wave of one group per thread at a time) and the encoded groups are
-//! appended in order, so the file is the one a single `ArrowWriter` would write: the same
-//! row groups, pages, statistics and Arrow schema.
+//! appended in order, so the file is the one a single `ArrowWriter` would write from one
+//! batch of every row: the same row groups, pages, statistics and Arrow schema.
 
 use std::ops::Range;
 
