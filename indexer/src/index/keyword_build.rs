@@ -7,7 +7,7 @@
 //! they come, and a writer lists its flushed segments in hash order.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use tantivy::directory::MmapDirectory;
@@ -85,17 +85,24 @@ fn build_part(texts: &[&str], first_row: usize) -> Result<(tempfile::TempDir, In
     Ok((dir, index))
 }
 
-/// Moves the files of the index in `from` (a flat folder) into the empty folder `to`, leaving
-/// tantivy's lock files behind.
-fn move_index(from: &Path, to: &Path) -> Result<()> {
-    let entries = std::fs::read_dir(from).map_err(|e| IndexerError::io(from, e))?;
-    for entry in entries {
-        let path = entry.map_err(|e| IndexerError::io(from, e))?.path();
-        let name = path.file_name().unwrap_or_default();
-        if name.to_string_lossy().ends_with(".lock") {
-            continue;
+/// The files of the tantivy index in the flat folder `dir`, in name order, leaving tantivy's
+/// lock files out: what a snapshot stores of a keyword index.
+pub fn keyword_index_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| IndexerError::io(dir, e))? {
+        let path = entry.map_err(|e| IndexerError::io(dir, e))?.path();
+        if path.is_file() && !path.file_name().unwrap_or_default().to_string_lossy().ends_with(".lock") {
+            files.push(path);
         }
-        let target = to.join(name);
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Moves the index in `from` (see [`keyword_index_files`]) into the empty folder `to`.
+fn move_index(from: &Path, to: &Path) -> Result<()> {
+    for path in keyword_index_files(from)? {
+        let target = to.join(path.file_name().unwrap_or_default());
         if std::fs::rename(&path, &target).is_err() {
             // Another file system: copy instead.
             std::fs::copy(&path, &target).map_err(|e| IndexerError::io(&target, e))?;

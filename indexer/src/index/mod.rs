@@ -11,7 +11,7 @@ mod row_set;
 mod spec;
 
 pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
-pub use keyword_build::build_keyword_index;
+pub use keyword_build::{build_keyword_index, keyword_index_files};
 pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALYZER};
 pub use recall::{ann_recall, sample_rows, RecallCheck};

@@ -54,7 +54,7 @@ pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<Recor
         .map(|group| {
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
                 .with_row_groups(vec![group])
-                .with_batch_size(ROW_GROUP_ROWS.max(1))
+                .with_batch_size(ROW_GROUP_ROWS)
                 .build()
                 .map_err(parquet_err(file))?;
             reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
@@ -128,7 +128,7 @@ pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Ve
 
 fn content_type_of(value: &str) -> Result<ContentType> {
     serde_json::from_value(serde_json::Value::String(value.to_string()))
-        .map_err(|_| IndexerError::snapshot("chunks.parquet", format!("unknown content_type `{value}`")))
+        .map_err(|_| IndexerError::snapshot(CHUNKS_FILE, format!("unknown content_type `{value}`")))
 }
 
 /// Decodes chunks.parquet back into chunks and embeddings.
@@ -146,18 +146,17 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
 
 /// The chunks of one batch of chunks.parquet, the embedding width, and the batch's embedding rows.
 fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
-    const FILE: &str = CHUNKS_FILE;
-    let ids = column::<StringArray>(batch, FILE, "chunk_id")?;
-    let doc_ids = column::<StringArray>(batch, FILE, "doc_id")?;
-    let indexes = column::<UInt32Array>(batch, FILE, "chunk_index")?;
-    let texts = column::<StringArray>(batch, FILE, "text")?;
-    let tokens = column::<UInt32Array>(batch, FILE, "token_count")?;
-    let pages = column::<UInt32Array>(batch, FILE, "page")?;
-    let headings = column::<ListArray>(batch, FILE, "heading_path")?;
-    let kinds = column::<StringArray>(batch, FILE, "content_type")?;
-    let vectors = column::<FixedSizeListArray>(batch, FILE, "embedding")?;
+    let ids = column::<StringArray>(batch, CHUNKS_FILE, "chunk_id")?;
+    let doc_ids = column::<StringArray>(batch, CHUNKS_FILE, "doc_id")?;
+    let indexes = column::<UInt32Array>(batch, CHUNKS_FILE, "chunk_index")?;
+    let texts = column::<StringArray>(batch, CHUNKS_FILE, "text")?;
+    let tokens = column::<UInt32Array>(batch, CHUNKS_FILE, "token_count")?;
+    let pages = column::<UInt32Array>(batch, CHUNKS_FILE, "page")?;
+    let headings = column::<ListArray>(batch, CHUNKS_FILE, "heading_path")?;
+    let kinds = column::<StringArray>(batch, CHUNKS_FILE, "content_type")?;
+    let vectors = column::<FixedSizeListArray>(batch, CHUNKS_FILE, "embedding")?;
     let dim = vectors.value_length() as usize;
-    let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(FILE, "embedding values are not f32"))?;
+    let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(CHUNKS_FILE, "embedding values are not f32"))?;
     let start = vectors.offset() * dim;
     let vectors = &values.values()[start..start + batch.num_rows() * dim];
     let chunks = (0..batch.num_rows())

@@ -13,7 +13,7 @@ use super::upload::{put_bytes, put_file};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
-use crate::index::VectorIndex;
+use crate::index::{keyword_index_files, VectorIndex};
 use crate::store::{open_location, Location, StoreOptions};
 
 /// A new, sortable version id: UTC time to the millisecond plus a random suffix.
@@ -61,13 +61,7 @@ impl SnapshotWriter {
         let (parquet, saved) = rayon::join(|| Ok::<_, IndexerError>((chunks_to_parquet(chunks, embeddings)?, documents_to_parquet(documents)?)), || vectors.save(&local_vectors));
         let (chunk_bytes, document_bytes) = parquet?;
         saved?;
-        let mut keyword_files: Vec<_> = std::fs::read_dir(keyword_dir)
-            .map_err(|e| IndexerError::io(keyword_dir, e))?
-            .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.path().is_file() && !entry.file_name().to_string_lossy().ends_with(".lock"))
-            .map(|entry| entry.path())
-            .collect();
-        keyword_files.sort();
+        let keyword_files = keyword_index_files(keyword_dir)?;
 
         // Then every file goes up at once.
         let chunks_path = layout::segment_file(segment_id, layout::CHUNKS);
