@@ -1,20 +1,25 @@
 //! Numeric primitives with a CPU reference that is always compiled, and CUDA twins behind
 //! the `cuda` feature that are tested against them: exact top-k inner-product search,
-//! spherical k-means for IVF, mean pooling and L2 normalization. [`VectorKernels`] is the
+//! spherical k-means for IVF, mean pooling and L2 normalization; and the CPU-only erf GELU of
+//! the embedding model and its masked attention softmax. [`VectorKernels`] is the
 //! swappable part; [`best_available`] picks the device.
 
+mod activation;
 mod backend;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod error;
 mod kmeans;
 mod pool;
+mod softmax;
 mod topk;
 
+pub use activation::{erf, gelu_erf_in_place};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, GPU_MAX_K};
 pub use error::{KernelError, Result};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use pool::{l2_normalize, mean_pool};
+pub use softmax::{exp, masked_softmax_rows};
 pub use topk::{exact_top_k, exact_top_k_in, Scored};

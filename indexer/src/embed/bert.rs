@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::BertModel;
 
+use super::bert_encoder::BertEncoder;
 use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 use super::device::{device_name, DeviceSpec};
 use super::model_dir::{ModelDir, Pooling};
@@ -55,7 +55,7 @@ pub struct EmbedOptions {
 
 /// A sentence-transformers BERT model on a candle device.
 pub struct BertEmbedder {
-    model: BertModel,
+    model: BertEncoder,
     device: Device,
     tokenizer: Arc<ModelTokenizer>,
     info: ModelInfo,
@@ -79,7 +79,7 @@ impl BertEmbedder {
         // SAFETY: the weights file is memory-mapped read-only and not modified while loaded.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], options.precision.dtype(), &device) }
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: e.to_string() })?;
-        let model = BertModel::load(vb, &dir.bert_config)
+        let model = BertEncoder::load(vb, &dir.bert_config)
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
         let info = dir.info()?;
@@ -103,9 +103,9 @@ impl BertEmbedder {
         let shape = (ids.len(), longest);
         let input = Tensor::from_vec(flat_ids, shape, &self.device).map_err(candle_err)?;
         let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
-        let types = input.zeros_like().map_err(candle_err)?;
+        let lengths: Vec<usize> = ids.iter().map(|row| row.len()).collect();
         // Pool and normalize in f32 whatever the model's precision.
-        let hidden = self.model.forward(&input, &types, Some(&mask)).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
+        let hidden = self.model.forward(&input, &lengths).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
         let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
         let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
         pooled.broadcast_div(&norm).map_err(candle_err)

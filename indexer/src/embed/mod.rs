@@ -4,6 +4,7 @@
 
 mod batching;
 mod bert;
+mod bert_encoder;
 mod device;
 mod model_dir;
 mod replicas;
@@ -11,6 +12,7 @@ mod tokenizer;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
+pub use bert_encoder::BertEncoder;
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;

@@ -1,0 +1,209 @@
+//! BERT's encoder for inference, on candle: the weights and config that candle-transformers'
+//! `BertModel` reads, the same arithmetic (tested against it), laid out for throughput:
+//! - query, key and value are one matrix product, the attention scale folded into the query
+//!   weights, and one copy lays the three out by head;
+//! - on the CPU the attention softmax is one vectorized pass per row over the row's real
+//!   tokens (`quarry_kernels::masked_softmax_rows`, in place, no mask tensor); elsewhere a mask
+//!   is added (only when a row is padded) and candle's fused last-dimension softmax runs;
+//! - on the CPU the erf GELU is a vectorized kernel (`quarry_kernels::gelu_erf_in_place`)
+//!   applied in place; other devices use candle's `gelu_erf`.
+//!
+//! Token type ids are always 0 (one-segment inputs), so the token-type row is added to the
+//! position table once at load.
+
+use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Module, Tensor};
+use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
+use candle_transformers::models::bert::{Config, HiddenAct};
+
+/// The encoder: embeddings, then `num_hidden_layers` transformer layers.
+pub struct BertEncoder {
+    word_embeddings: Tensor,
+    /// Position embeddings with the token-type-0 row added: `[max_positions, hidden]`.
+    positions: Tensor,
+    embedding_norm: LayerNorm,
+    layers: Vec<EncoderLayer>,
+    heads: usize,
+    activation: HiddenAct,
+}
+
+struct EncoderLayer {
+    /// `[3 * hidden, hidden]`: query (pre-scaled by 1/sqrt(head size)), key, value.
+    query_key_value: Linear,
+    attention_output: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+impl BertEncoder {
+    /// Loads from the tensor names of a BERT checkpoint, at the root or under the
+    /// model type's prefix (`bert.`), as candle-transformers does.
+    pub fn load(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
+        match Self::load_at(vb.clone(), config) {
+            Ok(encoder) => Ok(encoder),
+            Err(error) => match &config.model_type {
+                Some(prefix) => Self::load_at(vb.pp(prefix), config).map_err(|_| error),
+                None => Err(error),
+            },
+        }
+    }
+
+    fn load_at(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
+        let hidden = config.hidden_size;
+        let embeddings = vb.pp("embeddings");
+        let word_embeddings = embeddings.pp("word_embeddings").get((config.vocab_size, hidden), "weight")?;
+        let position_table = embeddings.pp("position_embeddings").get((config.max_position_embeddings, hidden), "weight")?;
+        let token_types = embeddings.pp("token_type_embeddings").get((config.type_vocab_size, hidden), "weight")?;
+        let positions = position_table.broadcast_add(&token_types.narrow(0, 0, 1)?)?;
+        let embedding_norm = layer_norm(hidden, config.layer_norm_eps, embeddings.pp("LayerNorm"))?;
+        let layers = (0..config.num_hidden_layers).map(|i| EncoderLayer::load(vb.pp(format!("encoder.layer.{i}")), config)).collect::<candle_core::Result<_>>()?;
+        Ok(Self { word_embeddings, positions, embedding_norm, layers, heads: config.num_attention_heads, activation: config.hidden_act })
+    }
+
+    /// Token vectors `[batch, tokens, hidden]` for `ids` `[batch, tokens]`; `lengths` are the
+    /// rows' real token counts (the rest is padding, masked out of attention).
+    pub fn forward(&self, ids: &Tensor, lengths: &[usize]) -> candle_core::Result<Tensor> {
+        let (batch, tokens) = ids.dims2()?;
+        let hidden = self.word_embeddings.dim(1)?;
+        let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?.reshape((batch, tokens, hidden))?;
+        let embedded = words.broadcast_add(&self.positions.narrow(0, 0, tokens)?)?.reshape((batch * tokens, hidden))?;
+        let mut states = self.embedding_norm.forward(&embedded)?;
+        let padding = if on_cpu_f32(&states) { Padding::Lengths(lengths) } else { Padding::Mask(attention_mask(lengths, tokens, states.dtype(), ids.device())?) };
+        let shape = AttentionShape { batch, tokens, heads: self.heads, head_size: hidden / self.heads };
+        for layer in &self.layers {
+            states = layer.forward(&states, &padding, shape, self.activation)?;
+        }
+        states.reshape((batch, tokens, hidden))
+    }
+}
+
+/// How attention leaves out the padding.
+enum Padding<'a> {
+    /// Each sequence's real token count (the CPU softmax kernel reads only those columns).
+    Lengths(&'a [usize]),
+    /// An additive mask for the device's softmax; `None` when no row is padded.
+    Mask(Option<Tensor>),
+}
+
+#[derive(Clone, Copy)]
+struct AttentionShape {
+    batch: usize,
+    tokens: usize,
+    heads: usize,
+    head_size: usize,
+}
+
+impl EncoderLayer {
+    fn load(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
+        let hidden = config.hidden_size;
+        let scale = 1.0 / ((hidden / config.num_attention_heads) as f64).sqrt();
+        let attention = vb.pp("attention.self");
+        let part = |name: &str, factor: f64| -> candle_core::Result<(Tensor, Tensor)> {
+            let vb = attention.pp(name);
+            Ok(((vb.get((hidden, hidden), "weight")? * factor)?, (vb.get(hidden, "bias")? * factor)?))
+        };
+        let (query, key, value) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);
+        let query_key_value = Linear::new(Tensor::cat(&[&query.0, &key.0, &value.0], 0)?, Some(Tensor::cat(&[&query.1, &key.1, &value.1], 0)?));
+        Ok(Self {
+            query_key_value,
+            attention_output: dense(vb.pp("attention.output.dense"), hidden, hidden)?,
+            attention_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("attention.output.LayerNorm"))?,
+            intermediate: dense(vb.pp("intermediate.dense"), hidden, config.intermediate_size)?,
+            output: dense(vb.pp("output.dense"), config.intermediate_size, hidden)?,
+            output_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("output.LayerNorm"))?,
+        })
+    }
+
+    /// `states` is `[batch * tokens, hidden]`.
+    fn forward(&self, states: &Tensor, padding: &Padding, shape: AttentionShape, activation: HiddenAct) -> candle_core::Result<Tensor> {
+        let AttentionShape { batch, tokens, heads, head_size } = shape;
+        // [rows, 3 * hidden] -> [3, batch, heads, tokens, head_size], one copy.
+        let by_head = self.query_key_value.forward(states)?.reshape((batch, tokens, 3, heads, head_size))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
+        let (query, key, value) = (by_head.get(0)?, by_head.get(1)?, by_head.get(2)?);
+        let scores = query.matmul(&key.t()?)?;
+        let weights = match padding {
+            Padding::Lengths(lengths) => {
+                // `scores` is the fresh output of the product: nothing else holds it.
+                scores.inplace_op1(&CpuMaskedSoftmax { lengths, rows_per_sequence: heads * tokens })?;
+                scores
+            }
+            Padding::Mask(Some(mask)) => candle_nn::ops::softmax_last_dim(&scores.broadcast_add(mask)?)?,
+            Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
+        };
+        let context = weights.matmul(&value)?.transpose(1, 2)?.reshape((batch * tokens, heads * head_size))?;
+        let attended = self.attention_norm.forward(&(self.attention_output.forward(&context)? + states)?)?;
+        let inner = activate(self.intermediate.forward(&attended)?, activation)?;
+        self.output_norm.forward(&(self.output.forward(&inner)? + attended)?)
+    }
+}
+
+fn dense(vb: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {
+    Ok(Linear::new(vb.get((outputs, inputs), "weight")?, Some(vb.get(outputs, "bias")?)))
+}
+
+/// The additive attention mask `[batch, 1, 1, tokens]`: 0 on real tokens, the dtype's lowest
+/// value on padding; `None` when no row is padded.
+fn attention_mask(lengths: &[usize], tokens: usize, dtype: DType, device: &candle_core::Device) -> candle_core::Result<Option<Tensor>> {
+    if lengths.iter().all(|&length| length >= tokens) {
+        return Ok(None);
+    }
+    let values: Vec<f32> = lengths.iter().flat_map(|&length| (0..tokens).map(move |t| if t < length { 0.0 } else { f32::MIN })).collect();
+    Tensor::from_vec(values, (lengths.len(), 1, 1, tokens), device)?.to_dtype(dtype).map(Some)
+}
+
+fn activate(xs: Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
+    match activation {
+        HiddenAct::Gelu if on_cpu_f32(&xs) && xs.is_contiguous() => {
+            // `xs` is the fresh output of the layer's matrix product: nothing else holds it.
+            xs.inplace_op1(&CpuGeluErf)?;
+            Ok(xs)
+        }
+        HiddenAct::Gelu => xs.gelu_erf(),
+        HiddenAct::GeluApproximate => xs.gelu(),
+        HiddenAct::Relu => xs.relu(),
+    }
+}
+
+fn on_cpu_f32(xs: &Tensor) -> bool {
+    xs.device().is_cpu() && xs.dtype() == DType::F32
+}
+
+/// Softmax of attention scores `[batch, heads, tokens, tokens]` in place, each row over its
+/// sequence's real tokens.
+struct CpuMaskedSoftmax<'a> {
+    lengths: &'a [usize],
+    rows_per_sequence: usize,
+}
+
+impl InplaceOp1 for CpuMaskedSoftmax<'_> {
+    fn name(&self) -> &'static str {
+        "cpu-masked-softmax"
+    }
+
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
+        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
+            candle_core::bail!("cpu-masked-softmax needs a contiguous f32 tensor");
+        };
+        let columns = layout.dims().last().copied().unwrap_or(1);
+        quarry_kernels::masked_softmax_rows(&mut values[start..end], columns, |row| self.lengths[row / self.rows_per_sequence]);
+        Ok(())
+    }
+}
+
+/// The erf GELU in place on a contiguous f32 CPU tensor.
+struct CpuGeluErf;
+
+impl InplaceOp1 for CpuGeluErf {
+    fn name(&self) -> &'static str {
+        "cpu-gelu-erf"
+    }
+
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
+        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
+            candle_core::bail!("cpu-gelu-erf needs a contiguous f32 tensor");
+        };
+        quarry_kernels::gelu_erf_in_place(&mut values[start..end]);
+        Ok(())
+    }
+}
