@@ -89,8 +89,9 @@ impl LoadedSnapshot {
         let local = local_copy(&reader, &options.cache_dir).await?;
         let manifest = reader.manifest().clone();
         let uri = reader.uri().to_string();
-        let verify = options.verify;
-        tokio::task::spawn_blocking(move || Self::load_local(uri, manifest, local, verify, previous.as_deref()))
+        // Files just downloaded were hashed as they arrived.
+        let verify = options.verify && !local.checked_now;
+        tokio::task::spawn_blocking(move || Self::load_local(uri, manifest, local.dir, verify, previous.as_deref()))
             .await
             .map_err(|e| ServerError::InvalidRequest(format!("snapshot loader panicked: {e}")))?
     }
@@ -108,15 +109,13 @@ impl LoadedSnapshot {
         if verify {
             let trusted: std::collections::HashSet<&str> =
                 manifest.segments.iter().zip(&reused).filter(|(_, r)| r.is_some()).flat_map(|(s, _)| s.files.iter().map(String::as_str)).collect();
-            // Files hashed in parallel; problems listed in manifest order.
+            // Files hashed in parallel, each streamed in blocks (never a whole file in memory);
+            // problems listed in manifest order.
             let to_check: Vec<_> = manifest.checksums.iter().filter(|(path, _)| !trusted.contains(path.as_str())).collect();
             let problems: Vec<String> = to_check
                 .into_par_iter()
-                .filter_map(|(relative, expected)| match std::fs::read(root.join(relative)) {
-                    Ok(bytes) => {
-                        let actual = quarry_indexer::snapshot::sha256_hex(&bytes);
-                        (actual != expected.sha256).then(|| format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256))
-                    }
+                .filter_map(|(relative, expected)| match quarry_indexer::snapshot::sha256_file(&root.join(relative)) {
+                    Ok(actual) => (actual != expected.sha256).then(|| format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256)),
                     Err(e) => Some(format!("{relative}: {e}")),
                 })
                 .collect();

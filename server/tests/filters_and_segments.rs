@@ -222,6 +222,20 @@ async fn s3_snapshot_loads_through_the_version_cache() {
     assert_eq!(result.chunks[0].file_name, "note.txt");
     let result = searcher.search(&SearchRequest::new("immutable snapshots and the LATEST pointer")).unwrap().result;
     assert_eq!(result.chunks[0].file_name, "snapshots.html");
+
+    // A load from a cached copy hashes its files again (only a download checks them as they
+    // arrive): a file damaged in the cache is named.
+    let third_version = searcher.snapshot().manifest.version.clone();
+    let victim = searcher.snapshot().manifest.segments[1].files.iter().find(|f| f.ends_with("documents.parquet")).unwrap().clone();
+    let cached_dir = walk(cache.path()).into_iter().find(|p| p.ends_with(".complete") && p.parent().unwrap().ends_with(&third_version)).unwrap();
+    let damaged = cached_dir.parent().unwrap().join(&victim);
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[10] ^= 0xff;
+    std::fs::write(&damaged, bytes).unwrap();
+    match LoadedSnapshot::load(&snap_uri, &load_options).await {
+        Err(ServerError::Corrupt { problems, .. }) => assert!(problems.contains(&victim), "{problems}"),
+        other => panic!("expected a corrupt cached copy, got {:?}", other.map(|_| ())),
+    }
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -14,16 +14,25 @@ use crate::error::{IndexerError, Result};
 /// Marker written after every file of a version has been downloaded and checked.
 const COMPLETE: &str = ".complete";
 
+/// A local folder holding a snapshot version.
+#[derive(Debug, Clone)]
+pub struct LocalCopy {
+    pub dir: PathBuf,
+    /// Every file in it was checked against the manifest's sha256 by the call that returned
+    /// it (downloaded or linked just now), so a loader need not hash them again.
+    pub checked_now: bool,
+}
+
 /// The local folder holding `reader`'s version (downloading it if needed).
-pub async fn local_copy(reader: &SnapshotReader, cache_dir: &Path) -> Result<PathBuf> {
-    if let Some(path) = reader.location().local_path() {
-        return Ok(path);
+pub async fn local_copy(reader: &SnapshotReader, cache_dir: &Path) -> Result<LocalCopy> {
+    if let Some(dir) = reader.location().local_path() {
+        return Ok(LocalCopy { dir, checked_now: false });
     }
     let key = hex::encode(&Sha256::digest(reader.uri().as_bytes())[..8]);
     let dir = cache_dir.join(key).join(&reader.manifest().version);
     if dir.join(COMPLETE).is_file() {
         tracing::info!("{}: using cached copy {}", reader.uri(), dir.display());
-        return Ok(dir);
+        return Ok(LocalCopy { dir, checked_now: false });
     }
     tracing::info!("{}: downloading version {} into {}", reader.uri(), reader.manifest().version, dir.display());
     let earlier = cached_versions(dir.parent().unwrap_or(cache_dir), &reader.manifest().version);
@@ -47,7 +56,7 @@ pub async fn local_copy(reader: &SnapshotReader, cache_dir: &Path) -> Result<Pat
         tracing::info!("{}: {linked} of {} files taken from earlier cached versions", reader.uri(), reader.manifest().checksums.len());
     }
     std::fs::write(dir.join(COMPLETE), reader.manifest().version.as_bytes()).map_err(|e| IndexerError::io(&dir, e))?;
-    Ok(dir)
+    Ok(LocalCopy { dir, checked_now: true })
 }
 
 /// Complete cached versions of the same snapshot other than `version`, newest first.
@@ -62,6 +71,6 @@ fn cached_versions(snapshot_dir: &Path, version: &str) -> Vec<PathBuf> {
 
 /// Links (or copies) `from` to `to` when `from` exists and its sha256 is `sha256`.
 fn link_if_same(from: &Path, to: &Path, sha256: &str) -> bool {
-    let same = std::fs::read(from).map(|bytes| super::sha256_hex(&bytes) == sha256).unwrap_or(false);
+    let same = super::sha256_file(from).is_ok_and(|actual| actual == sha256);
     same && (std::fs::hard_link(from, to).is_ok() || std::fs::copy(from, to).is_ok())
 }

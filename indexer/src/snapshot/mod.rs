@@ -12,7 +12,7 @@ mod reader;
 mod upload;
 mod writer;
 
-pub use cache::local_copy;
+pub use cache::{local_copy, LocalCopy};
 pub use file_table::{FileEntry, FileTable};
 pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use manifest::{
@@ -26,6 +26,22 @@ pub use writer::{new_version_id, SnapshotWriter, WrittenSegment};
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// sha256 of a file's contents, as lowercase hex, read in blocks (a file of any size costs
+/// one block of memory).
+pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = sha2::Sha256::new();
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut block)? {
+            0 => return Ok(hex::encode(hasher.finalize())),
+            n => hasher.update(&block[..n]),
+        }
+    }
 }
 
 /// Object names inside a snapshot root.
