@@ -52,6 +52,15 @@ async fn segment_written_but_never_published_is_invisible() {
     let segment = writer.write_segment("seg-orphan", &[chunk], &embeddings, &[], &vectors, keyword.path()).await.unwrap();
     assert!(out_dir.path().join("segments/seg-orphan/chunks.parquet").is_file());
     assert!(!segment.checksums.is_empty());
+    // On a local root the vector index is serialized beside its place and renamed into it:
+    // no `.partial` stays, and the checksum is the file's.
+    let segment_dir = out_dir.path().join("segments/seg-orphan");
+    let names: Vec<String> = std::fs::read_dir(&segment_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(!names.iter().any(|n| n.ends_with(".partial")), "{names:?}");
+    let vectors_file = segment_dir.join("vectors.faiss");
+    let recorded = &segment.checksums["segments/seg-orphan/vectors.faiss"];
+    assert_eq!(recorded.sha256, quarry_indexer::snapshot::sha256_hex(&std::fs::read(&vectors_file).unwrap()));
+    assert_eq!(recorded.bytes, std::fs::metadata(&vectors_file).unwrap().len());
     drop(writer);
 
     assert_latest_is(out, &v1).await;

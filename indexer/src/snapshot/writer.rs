@@ -9,7 +9,7 @@ use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
 use super::parquet_io::{chunks_to_parquet, documents_to_parquet, DocumentRecord};
-use super::upload::{put_bytes, put_file};
+use super::upload::{put_bytes, put_file, StagedFile};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -55,10 +55,10 @@ impl SnapshotWriter {
         keyword_dir: &Path,
     ) -> Result<WrittenSegment> {
         // The CPU work side by side: the Parquet files (row groups encoded in parallel) and the
-        // vector index serialized into a scratch file.
-        let scratch = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
-        let local_vectors = scratch.path().join(layout::VECTORS);
-        let (parquet, saved) = rayon::join(|| Ok::<_, IndexerError>((chunks_to_parquet(chunks, embeddings)?, documents_to_parquet(documents)?)), || vectors.save(&local_vectors));
+        // vector index serialized (in its final folder on a local root, so no copy follows).
+        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
+        let staged_vectors = StagedFile::new(&self.root, &vectors_path)?;
+        let (parquet, saved) = rayon::join(|| Ok::<_, IndexerError>((chunks_to_parquet(chunks, embeddings)?, documents_to_parquet(documents)?)), || vectors.save(staged_vectors.path()));
         let (chunk_bytes, document_bytes) = parquet?;
         saved?;
         let keyword_files = keyword_index_files(keyword_dir)?;
@@ -66,7 +66,6 @@ impl SnapshotWriter {
         // Then every file goes up at once.
         let chunks_path = layout::segment_file(segment_id, layout::CHUNKS);
         let documents_path = layout::segment_file(segment_id, layout::DOCUMENTS);
-        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
         let keyword_paths: Vec<String> = keyword_files
             .iter()
             .map(|path| {
@@ -77,7 +76,7 @@ impl SnapshotWriter {
         let (chunks_sum, documents_sum, vectors_sum, keyword_sums) = futures::try_join!(
             put_bytes(&self.root, &chunks_path, chunk_bytes),
             put_bytes(&self.root, &documents_path, document_bytes),
-            put_file(&self.root, &vectors_path, &local_vectors),
+            staged_vectors.put(&self.root, &vectors_path),
             futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path))),
         )?;
         let mut checksums = BTreeMap::from([(chunks_path, chunks_sum), (documents_path, documents_sum), (vectors_path, vectors_sum)]);
