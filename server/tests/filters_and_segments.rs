@@ -236,6 +236,20 @@ async fn s3_snapshot_loads_through_the_version_cache() {
         Err(ServerError::Corrupt { problems, .. }) => assert!(problems.contains(&victim), "{problems}"),
         other => panic!("expected a corrupt cached copy, got {:?}", other.map(|_| ())),
     }
+
+    // A version whose new file is damaged in S3: the download names it, and the cache keeps
+    // no part of it (no `.partial`, no file at its place, the version not marked complete).
+    publish_upload_to(&snap_uri, &store, "tides.txt", "Tides follow the moon's pull on the oceans.", Vec::new()).await;
+    let fourth = SnapshotReader::open(&snap_uri, &store).await.unwrap().manifest().clone();
+    let victim = fourth.segments.last().unwrap().files.iter().find(|f| f.ends_with("chunks.parquet")).unwrap().clone();
+    let key = root.child(&victim);
+    let mut bytes = root.store.get(&key).await.unwrap().bytes().await.unwrap().to_vec();
+    bytes[100] ^= 0xff;
+    root.store.put(&key, bytes.into()).await.unwrap();
+    let error = LoadedSnapshot::load(&snap_uri, &load_options).await.err().expect("a damaged download must not load").to_string();
+    assert!(error.contains(&victim) && error.contains("checksum"), "{error}");
+    let leftovers: Vec<_> = walk(cache.path()).into_iter().filter(|p| p.to_string_lossy().contains(&fourth.version)).collect();
+    assert!(leftovers.iter().all(|p| !p.ends_with(".complete") && !p.to_string_lossy().ends_with(".partial") && !p.ends_with(&victim)), "{leftovers:?}");
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

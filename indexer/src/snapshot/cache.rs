@@ -6,13 +6,19 @@
 
 use std::path::{Path, PathBuf};
 
+use futures::{StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
 
+use super::manifest::FileChecksum;
+use super::partial_file::PartialFile;
 use super::reader::SnapshotReader;
 use crate::error::{IndexerError, Result};
 
 /// Marker written after every file of a version has been downloaded and checked.
 const COMPLETE: &str = ".complete";
+
+/// Files downloaded at once (each streams block by block, so memory stays small).
+const CONCURRENT_FILES: usize = 4;
 
 /// A local folder holding a snapshot version.
 #[derive(Debug, Clone)]
@@ -36,27 +42,43 @@ pub async fn local_copy(reader: &SnapshotReader, cache_dir: &Path) -> Result<Loc
     }
     tracing::info!("{}: downloading version {} into {}", reader.uri(), reader.manifest().version, dir.display());
     let earlier = cached_versions(dir.parent().unwrap_or(cache_dir), &reader.manifest().version);
-    let mut linked = 0;
+    // The futures are listed first (a closure inside the stream would make the caller's
+    // future not `Send` for every lifetime, which tokio::spawn needs).
+    let mut fetches = Vec::with_capacity(reader.manifest().checksums.len());
     for (relative, expected) in &reader.manifest().checksums {
-        let path = dir.join(relative);
-        let parent = path.parent().unwrap_or(&dir);
-        std::fs::create_dir_all(parent).map_err(|e| IndexerError::io(parent, e))?;
-        if earlier.iter().any(|version| link_if_same(&version.join(relative), &path, &expected.sha256)) {
-            linked += 1;
-            continue;
-        }
-        let bytes = reader.get(relative).await?;
-        let actual = super::sha256_hex(&bytes);
-        if actual != expected.sha256 {
-            return Err(IndexerError::Checksum { path: format!("{}/{relative}", reader.uri()), expected: expected.sha256.clone(), actual });
-        }
-        std::fs::write(&path, &bytes).map_err(|e| IndexerError::io(&path, e))?;
+        fetches.push(fetch_file(reader, &earlier, relative, expected, &dir));
     }
+    let fetched: Vec<bool> = futures::stream::iter(fetches).buffer_unordered(CONCURRENT_FILES).try_collect().await?;
+    let linked = fetched.iter().filter(|&&downloaded| !downloaded).count();
     if linked > 0 {
         tracing::info!("{}: {linked} of {} files taken from earlier cached versions", reader.uri(), reader.manifest().checksums.len());
     }
     std::fs::write(dir.join(COMPLETE), reader.manifest().version.as_bytes()).map_err(|e| IndexerError::io(&dir, e))?;
     Ok(LocalCopy { dir, checked_now: true })
+}
+
+/// Puts one file of the version at `relative` below `dir`: linked from an earlier cached
+/// version that holds the same bytes (false), else downloaded block by block into
+/// `<name>.partial`, checked and renamed into place (true). A failed download leaves nothing.
+async fn fetch_file(reader: &SnapshotReader, earlier: &[PathBuf], relative: &str, expected: &FileChecksum, dir: &Path) -> Result<bool> {
+    let path = dir.join(relative);
+    let parent = path.parent().unwrap_or(dir);
+    std::fs::create_dir_all(parent).map_err(|e| IndexerError::io(parent, e))?;
+    let (candidates, target, sha256) = (earlier.iter().map(|version| version.join(relative)).collect::<Vec<_>>(), path.clone(), expected.sha256.clone());
+    let linked = tokio::task::spawn_blocking(move || candidates.iter().any(|from| link_if_same(from, &target, &sha256)))
+        .await
+        .map_err(|e| IndexerError::snapshot(relative, format!("linking from the cache: {e}")))?;
+    if linked {
+        return Ok(false);
+    }
+    // Removed if the download fails or this future is dropped (another file failed).
+    let partial = PartialFile::beside(path.clone());
+    let actual = reader.download(relative, partial.path()).await?;
+    if actual != *expected {
+        return Err(IndexerError::Checksum { path: format!("{}/{relative}", reader.uri()), expected: format!("{} ({} bytes)", expected.sha256, expected.bytes), actual: format!("{} ({} bytes)", actual.sha256, actual.bytes) });
+    }
+    partial.finish().map_err(|e| IndexerError::io(&path, e))?;
+    Ok(true)
 }
 
 /// Complete cached versions of the same snapshot other than `version`, newest first.

@@ -8,6 +8,7 @@ mod gc;
 mod manifest;
 mod parquet_encode;
 mod parquet_io;
+mod partial_file;
 mod reader;
 mod upload;
 mod writer;

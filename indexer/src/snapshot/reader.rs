@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::file_table::FileTable;
 use super::layout;
-use super::manifest::{Manifest, FORMAT_VERSION};
+use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
 use super::parquet_io::{chunks_from_parquet, documents_from_parquet, DocumentRecord};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
@@ -132,26 +132,67 @@ impl SnapshotReader {
         }
     }
 
-    /// Reads every file the manifest lists and compares size and sha256.
+    /// Hashes every file the manifest lists, block by block, and compares size and sha256.
     pub async fn verify(&self) -> Result<Verification> {
         let mut verification = Verification::default();
         for (path, expected) in &self.manifest.checksums {
             verification.files_checked += 1;
-            let bytes = match self.get(path).await {
-                Ok(bytes) => bytes,
-                Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => {
-                    verification.problems.push((path.clone(), "missing".into()));
-                    continue;
-                }
-                Err(other) => return Err(other),
+            let Some(actual) = self.checksum(path).await? else {
+                verification.problems.push((path.clone(), "missing".into()));
+                continue;
             };
-            verification.bytes_checked += bytes.len() as u64;
-            let actual = super::sha256_hex(&bytes);
-            if actual != expected.sha256 || bytes.len() as u64 != expected.bytes {
-                verification.problems.push((path.clone(), format!("sha256 {actual} ({} bytes), manifest says {} ({} bytes)", bytes.len(), expected.sha256, expected.bytes)));
+            verification.bytes_checked += actual.bytes;
+            if actual != *expected {
+                verification.problems.push((path.clone(), format!("sha256 {} ({} bytes), manifest says {} ({} bytes)", actual.sha256, actual.bytes, expected.sha256, expected.bytes)));
             }
         }
         Ok(verification)
+    }
+
+    /// A file's sha256 and size, read block by block (a file of any size costs one block of
+    /// memory; a local one is hashed on a blocking thread); `None` when it is missing.
+    pub async fn checksum(&self, relative: &str) -> Result<Option<FileChecksum>> {
+        let Some(dir) = self.root.local_path() else { return self.stream_blocks(relative, |_| Ok(())).await };
+        let path = dir.join(relative);
+        tokio::task::spawn_blocking(move || match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(IndexerError::io(&path, e)),
+            Ok(meta) => Ok(Some(FileChecksum { sha256: super::sha256_file(&path).map_err(|e| IndexerError::io(&path, e))?, bytes: meta.len() })),
+        })
+        .await
+        .map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))?
+    }
+
+    /// Copies a file below the root to `to`, block by block as it arrives, and returns its
+    /// sha256 and size (the caller compares them with the manifest's).
+    pub async fn download(&self, relative: &str, to: &std::path::Path) -> Result<FileChecksum> {
+        use std::io::Write;
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(to).map_err(|e| IndexerError::io(to, e))?);
+        let checksum = self.stream_blocks(relative, |block| file.write_all(block).map_err(|e| IndexerError::io(to, e))).await?;
+        file.flush().map_err(|e| IndexerError::io(to, e))?;
+        checksum.ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists it, but it is missing from the store"))
+    }
+
+    /// Reads a file from the store block by block, hashing each block and handing it to
+    /// `sink`; `None` when the file is missing.
+    async fn stream_blocks(&self, relative: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<Option<FileChecksum>> {
+        use futures::TryStreamExt;
+        use sha2::Digest;
+        let key = self.root.child(relative);
+        let uri = self.root.uri_of(&key);
+        let mut blocks = match self.root.store.get(&key).await {
+            Ok(result) => result.into_stream(),
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(IndexerError::store(&uri, e)),
+        };
+        let mut hasher = sha2::Sha256::new();
+        let mut bytes = 0u64;
+        while let Some(block) = blocks.try_next().await.map_err(|e| IndexerError::store(&uri, e))? {
+            hasher.update(&block);
+            bytes += block.len() as u64;
+            sink(&block)?;
+        }
+        Ok(Some(FileChecksum { sha256: hex::encode(hasher.finalize()), bytes }))
     }
 
     /// The live chunks and their embeddings, segment after segment (rows tombstones hide left out).

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use object_store::{ObjectStoreExt, PutPayload, WriteMultipart};
 use sha2::{Digest, Sha256};
 
+use super::partial_file::PartialFile;
 use super::FileChecksum;
 use crate::error::{IndexerError, Result};
 use crate::store::Location;
@@ -33,57 +34,50 @@ pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -
 /// Where a file that is made on local disk before it is put (FAISS serializes its index to a
 /// path) is best written: beside its final place on a local root, so that putting it is a
 /// rename, else in a scratch folder, from which it is uploaded.
-pub(super) struct StagedFile {
-    path: std::path::PathBuf,
-    /// The final path on a local root; None for a remote one.
-    target: Option<std::path::PathBuf>,
-    _scratch: Option<tempfile::TempDir>,
+pub(super) enum StagedFile {
+    /// `<final name>.partial` in the final folder (a crashed run leaves it inside a segment no
+    /// manifest names, which garbage collection removes).
+    Local(PartialFile),
+    Scratch { path: std::path::PathBuf, _folder: tempfile::TempDir },
 }
 
 impl StagedFile {
-    /// A place to write the file that will be `relative` below `root`. On a local root it is
-    /// `<final name>.partial` in the final folder (a crashed run leaves it inside a segment no
-    /// manifest names, which garbage collection removes).
+    /// A place to write the file that will be `relative` below `root`.
     pub(super) fn new(root: &Location, relative: &str) -> Result<Self> {
         if let Some(dir) = root.local_path() {
             let target = dir.join(relative);
             let folder = target.parent().unwrap_or(&dir);
             std::fs::create_dir_all(folder).map_err(|e| IndexerError::io(folder, e))?;
-            let mut partial = target.clone().into_os_string();
-            partial.push(".partial");
-            return Ok(Self { path: partial.into(), target: Some(target), _scratch: None });
+            return Ok(Self::Local(PartialFile::beside(target)));
         }
-        let scratch = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
+        let folder = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
         let name = relative.rsplit('/').next().unwrap_or(relative);
-        Ok(Self { path: scratch.path().join(name), target: None, _scratch: Some(scratch) })
+        Ok(Self::Scratch { path: folder.path().join(name), _folder: folder })
     }
 
     pub(super) fn path(&self) -> &Path {
-        &self.path
+        match self {
+            Self::Local(partial) => partial.path(),
+            Self::Scratch { path, .. } => path,
+        }
     }
 
     /// Puts the written file at `relative` below `root`: renamed into place on a local root
     /// (hashed in blocks on a blocking thread first), uploaded otherwise.
     pub(super) async fn put(self, root: &Location, relative: &str) -> Result<FileChecksum> {
-        let Some(target) = self.target.clone() else { return put_file(root, relative, &self.path).await };
-        let path = self.path.clone();
+        let partial = match self {
+            Self::Scratch { path, _folder } => return put_file(root, relative, &path).await,
+            Self::Local(partial) => partial,
+        };
         tokio::task::spawn_blocking(move || {
+            let path = partial.path().to_path_buf();
             let sha256 = super::sha256_file(&path).map_err(|e| IndexerError::io(&path, e))?;
             let bytes = std::fs::metadata(&path).map_err(|e| IndexerError::io(&path, e))?.len();
-            std::fs::rename(&path, &target).map_err(|e| IndexerError::io(&target, e))?;
+            partial.finish().map_err(|e| IndexerError::io(&path, e))?;
             Ok(FileChecksum { sha256, bytes })
         })
         .await
         .map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))?
-    }
-}
-
-impl Drop for StagedFile {
-    /// A file never put (the run failed before) does not stay behind as `.partial`.
-    fn drop(&mut self) {
-        if self.target.is_some() {
-            let _ = std::fs::remove_file(&self.path);
-        }
     }
 }
 
