@@ -80,11 +80,12 @@ fn same_token_vectors_as_candle_transformers() {
 
 /// Half precision takes the path a GPU takes (an additive mask that is -inf in f16, candle's
 /// softmax and GELU); run here on the CPU, its token vectors stay close to the f32 reference
-/// (measured on the dev box: lowest token cosine 0.99988 in f16, 0.988 in bf16 at 256 tokens;
-/// a mask left out gives 0.2). candle-transformers' own model gives NaN in f16 on padded rows.
+/// (measured on the dev box: lowest token cosine 0.99988 in f16, 0.99968 in bf16 with its
+/// scores in f32 — 0.988 with them in bf16; a mask left out gives 0.2).
+/// candle-transformers' own model gives NaN in f16 on padded rows.
 #[test]
 fn the_device_path_gives_the_same_token_vectors_in_half_precision() {
-    for (dtype, min_cosine) in [(DType::F16, 0.9995), (DType::BF16, 0.95)] {
+    for (dtype, min_cosine) in [(DType::F16, 0.9995), (DType::BF16, 0.999)] {
         for (lengths, worst, lowest_cosine) in differences(dtype) {
             assert!(lowest_cosine >= min_cosine, "{dtype:?} lengths {lengths:?}: a token vector at cosine {lowest_cosine} (largest difference {worst})");
         }

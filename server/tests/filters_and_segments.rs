@@ -250,6 +250,23 @@ async fn s3_snapshot_loads_through_the_version_cache() {
     assert!(error.contains(&victim) && error.contains("checksum"), "{error}");
     let leftovers: Vec<_> = walk(cache.path()).into_iter().filter(|p| p.to_string_lossy().contains(&fourth.version)).collect();
     assert!(leftovers.iter().all(|p| !p.ends_with(".complete") && !p.to_string_lossy().ends_with(".partial") && !p.ends_with(&victim)), "{leftovers:?}");
+
+    // The next load resumes: a file already in place (put there as an interrupted download
+    // would have left it; gone from S3, so it cannot be fetched again) is kept after its
+    // hash is checked, and the version loads once the damaged file is mended in S3.
+    let version_dir = cached_dir.parent().unwrap().parent().unwrap().join(&fourth.version);
+    let kept = fourth.segments.last().unwrap().files.iter().find(|f| f.ends_with("documents.parquet")).unwrap().clone();
+    let kept_bytes = root.store.get(&root.child(&kept)).await.unwrap().bytes().await.unwrap();
+    std::fs::create_dir_all(version_dir.join(&kept).parent().unwrap()).unwrap();
+    std::fs::write(version_dir.join(&kept), &kept_bytes).unwrap();
+    root.store.delete(&root.child(&kept)).await.unwrap();
+    let mut mended = root.store.get(&key).await.unwrap().bytes().await.unwrap().to_vec();
+    mended[100] ^= 0xff;
+    root.store.put(&key, mended.into()).await.unwrap();
+    let resumed = LoadedSnapshot::load(&snap_uri, &load_options).await.unwrap();
+    let searcher = Searcher::new(Arc::new(resumed), common::embedder()).unwrap();
+    let result = searcher.search(&SearchRequest::new("what makes the tides")).unwrap().result;
+    assert_eq!(result.chunks[0].file_name, "tides.txt");
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

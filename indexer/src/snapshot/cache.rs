@@ -2,7 +2,8 @@
 //! downloaded once into `<cache>/<uri hash>/<version>/`, each file checked against the
 //! manifest's sha256 as it arrives, and reused by later loads of the same version. A file
 //! that an earlier cached version of the same snapshot already holds (a segment both versions
-//! share) is linked from there, checked the same way, instead of downloaded again.
+//! share) is linked from there, checked the same way, instead of downloaded again; so is a
+//! file an interrupted download of this version already put in place (the download resumes).
 
 use std::path::{Path, PathBuf};
 
@@ -49,26 +50,31 @@ pub async fn local_copy(reader: &SnapshotReader, cache_dir: &Path) -> Result<Loc
         fetches.push(fetch_file(reader, &earlier, relative, expected, &dir));
     }
     let fetched: Vec<bool> = futures::stream::iter(fetches).buffer_unordered(CONCURRENT_FILES).try_collect().await?;
-    let linked = fetched.iter().filter(|&&downloaded| !downloaded).count();
-    if linked > 0 {
-        tracing::info!("{}: {linked} of {} files taken from earlier cached versions", reader.uri(), reader.manifest().checksums.len());
+    let reused = fetched.iter().filter(|&&downloaded| !downloaded).count();
+    if reused > 0 {
+        tracing::info!("{}: {reused} of {} files already in the cache (from earlier versions or an interrupted download)", reader.uri(), reader.manifest().checksums.len());
     }
     std::fs::write(dir.join(COMPLETE), reader.manifest().version.as_bytes()).map_err(|e| IndexerError::io(&dir, e))?;
     Ok(LocalCopy { dir, checked_now: true })
 }
 
-/// Puts one file of the version at `relative` below `dir`: linked from an earlier cached
-/// version that holds the same bytes (false), else downloaded block by block into
+/// Puts one file of the version at `relative` below `dir`: kept when an interrupted download
+/// already put the same bytes there, or linked from an earlier cached version that holds them
+/// (false), else downloaded block by block into
 /// `<name>.partial`, checked and renamed into place (true). A failed download leaves nothing.
 async fn fetch_file(reader: &SnapshotReader, earlier: &[PathBuf], relative: &str, expected: &FileChecksum, dir: &Path) -> Result<bool> {
     let path = dir.join(relative);
     let parent = path.parent().unwrap_or(dir);
     std::fs::create_dir_all(parent).map_err(|e| IndexerError::io(parent, e))?;
     let (candidates, target, sha256) = (earlier.iter().map(|version| version.join(relative)).collect::<Vec<_>>(), path.clone(), expected.sha256.clone());
-    let linked = tokio::task::spawn_blocking(move || candidates.iter().any(|from| link_if_same(from, &target, &sha256)))
+    let in_place = move || {
+        let already_there = super::sha256_file(&target).is_ok_and(|actual| actual == sha256);
+        already_there || candidates.iter().any(|from| link_if_same(from, &target, &sha256))
+    };
+    let reused = tokio::task::spawn_blocking(in_place)
         .await
         .map_err(|e| IndexerError::snapshot(relative, format!("linking from the cache: {e}")))?;
-    if linked {
+    if reused {
         return Ok(false);
     }
     // Removed if the download fails or this future is dropped (another file failed).
