@@ -25,10 +25,11 @@ impl Default for BatchPolicy {
 }
 
 /// Activation bytes one padded token costs in a BERT forward pass at the widest point:
-/// hidden states and their residual copies, the feed-forward block, and one row of
-/// attention scores per head over a `window`-token sequence.
-pub fn bytes_per_token(hidden: usize, intermediate: usize, heads: usize, window: usize, dtype_bytes: usize) -> usize {
-    (6 * hidden + 2 * intermediate + 2 * heads * window) * dtype_bytes
+/// hidden states and their residual copies and the feed-forward block (`value_bytes` each),
+/// and one row of attention scores and one of their softmax per head over a `window`-token
+/// sequence (`score_bytes` each: bf16 models score in f32).
+pub fn bytes_per_token(hidden: usize, intermediate: usize, heads: usize, window: usize, value_bytes: usize, score_bytes: usize) -> usize {
+    (6 * hidden + 2 * intermediate) * value_bytes + 2 * heads * window * score_bytes
 }
 
 /// A token budget that uses `fraction` of `free_bytes` of GPU memory.
@@ -116,9 +117,11 @@ mod tests {
 
     #[test]
     fn gpu_budget_from_free_memory() {
-        // all-MiniLM-L6-v2 in f16 at a 256-token window: (6*384 + 2*1536 + 2*12*256) * 2 bytes.
-        let per_token = bytes_per_token(384, 1536, 12, 256, 2);
+        // all-MiniLM-L6-v2 in f16 at a 256-token window: (6*384 + 2*1536 + 2*12*256) * 2 bytes;
+        // in bf16 the scores take 4 bytes.
+        let per_token = bytes_per_token(384, 1536, 12, 256, 2, 2);
         assert_eq!(per_token, 23_040);
+        assert_eq!(bytes_per_token(384, 1536, 12, 256, 2, 4), 35_328);
         assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5), 1_864_135);
         assert_eq!(gpu_token_budget(1 << 20, per_token, 0.5), CPU_TOKEN_BUDGET, "never below the CPU budget");
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 
-use super::bert_encoder::BertEncoder;
+use super::bert_encoder::{score_dtype, BertEncoder};
 use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 use super::device::{device_name, DeviceSpec};
 use super::model_dir::{ModelDir, Pooling};
@@ -144,8 +144,8 @@ impl BertEmbedder {
 /// model's shape and logged); an explicit budget is kept.
 fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
     let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
-    let dtype_bytes = if precision == Precision::F32 { 4 } else { 2 };
-    let per_token = bytes_per_token(dir.hidden_size, dir.intermediate_size, dir.attention_heads, dir.max_tokens, dtype_bytes);
+    let dtype = precision.dtype();
+    let per_token = bytes_per_token(dir.hidden_size, dir.intermediate_size, dir.attention_heads, dir.max_tokens, dtype.size_in_bytes(), score_dtype(dtype).size_in_bytes());
     let budget = gpu_token_budget(free, per_token, 0.5);
     tracing::info!(
         "{}: {:.1} GiB free of {:.1} GiB; about {per_token} activation bytes per token; token budget per batch {budget}",

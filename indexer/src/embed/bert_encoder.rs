@@ -143,7 +143,7 @@ impl EncoderLayer {
 /// rounds a logit of 20 by up to 0.06, which moves the softmax by several percent (golden
 /// embeddings at cosine 0.9938 with bf16 scores, 0.99985 with f32 ones, measured on the CPU),
 /// so bf16 models take their scores in f32; f16 (0.99998) and f32 keep their own.
-fn score_dtype(dtype: DType) -> DType {
+pub(super) fn score_dtype(dtype: DType) -> DType {
     match dtype {
         DType::BF16 => DType::F32,
         other => other,
