@@ -12,14 +12,12 @@ use sha2::{Digest, Sha256};
 
 use super::manifest::FileChecksum;
 use super::partial_file::PartialFile;
-use super::reader::SnapshotReader;
+use super::reader::{SnapshotReader, FILES_AT_ONCE};
 use crate::error::{IndexerError, Result};
 
 /// Marker written after every file of a version has been downloaded and checked.
 const COMPLETE: &str = ".complete";
 
-/// Files downloaded at once (each streams block by block, so memory stays small).
-const CONCURRENT_FILES: usize = 4;
 
 /// A local folder holding a snapshot version.
 #[derive(Debug, Clone)]
@@ -49,7 +47,7 @@ pub async fn local_copy(reader: &SnapshotReader, cache_dir: &Path) -> Result<Loc
     for (relative, expected) in &reader.manifest().checksums {
         fetches.push(fetch_file(reader, &earlier, relative, expected, &dir));
     }
-    let fetched: Vec<bool> = futures::stream::iter(fetches).buffer_unordered(CONCURRENT_FILES).try_collect().await?;
+    let fetched: Vec<bool> = futures::stream::iter(fetches).buffer_unordered(FILES_AT_ONCE).try_collect().await?;
     let reused = fetched.iter().filter(|&&downloaded| !downloaded).count();
     if reused > 0 {
         tracing::info!("{}: {reused} of {} files already in the cache (from earlier versions or an interrupted download)", reader.uri(), reader.manifest().checksums.len());

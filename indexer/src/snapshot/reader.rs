@@ -13,6 +13,9 @@ use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, Location, StoreOptions};
 
+/// Files hashed or downloaded at once (each read block by block, so memory stays small).
+pub(super) const FILES_AT_ONCE: usize = 4;
+
 /// One published version of a snapshot.
 pub struct SnapshotReader {
     root: Location,
@@ -132,12 +135,22 @@ impl SnapshotReader {
         }
     }
 
-    /// Hashes every file the manifest lists, block by block, and compares size and sha256.
+    /// Hashes every file the manifest lists, block by block and several at once, and compares
+    /// size and sha256.
     pub async fn verify(&self) -> Result<Verification> {
-        let mut verification = Verification::default();
+        use futures::{StreamExt, TryStreamExt};
+        // Listed first: a closure inside the stream would keep the future from being `Send`.
+        // Unordered, so a big file does not hold back the files after it.
+        let mut checks = Vec::with_capacity(self.manifest.checksums.len());
         for (path, expected) in &self.manifest.checksums {
+            checks.push(async move { self.checksum(path).await.map(|actual| (path, expected, actual)) });
+        }
+        let mut results: Vec<_> = futures::stream::iter(checks).buffer_unordered(FILES_AT_ONCE).try_collect().await?;
+        results.sort_by(|a, b| a.0.cmp(b.0));
+        let mut verification = Verification::default();
+        for (path, expected, actual) in results {
             verification.files_checked += 1;
-            let Some(actual) = self.checksum(path).await? else {
+            let Some(actual) = actual else {
                 verification.problems.push((path.clone(), "missing".into()));
                 continue;
             };
