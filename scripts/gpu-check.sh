@@ -3,7 +3,9 @@
 # scripts/package-device.sh put in target/device/. Each step writes its output under
 # $OUT (the device tool brings it back) or /tmp/quarry-gpu:
 #
-#   tests     kernel parity (CUDA vs CPU twins) and golden embeddings at f32/f16/bf16
+#   parity    kernel parity: each CUDA kernel against its CPU twin
+#   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried)
+#   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
@@ -12,7 +14,8 @@
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
-#   device tool: command "scripts/gpu-check.sh tests embed kernels cpu e2e", carry: see package-device.sh
+#   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e" then
+#   "scripts/gpu-check.sh golden serve-cpu"; what each carries: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
@@ -44,9 +47,9 @@ steps=("$@")
 for step in "${steps[@]}"; do
   echo "== $step ($(date -u +%FT%TZ))"
   case "$step" in
-    tests)
-      "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
-      "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings.txt"
+    parity|golden|tests)
+      [ "$step" = golden ] || "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
+      [ "$step" = parity ] || "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings.txt"
       ;;
     embed)
       for precision in ${PRECISIONS:-f32 f16 bf16}; do
@@ -75,6 +78,6 @@ for step in "${steps[@]}"; do
         "$cpu" search "$work/snapshot" "river climate drought" --device cpu --top-k 5
         "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
       ;;
-    *) echo "unknown step $step (tests, embed, kernels, cpu, e2e, serve-cpu)" >&2; exit 2 ;;
+    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu)" >&2; exit 2 ;;
   esac
 done

@@ -10,13 +10,16 @@
 #   cargo build --release                      # the CPU build, for --with-cpu
 #   scripts/package-device.sh [--with-cpu] [--no-model]
 #
-# A device call carries at most 64 MiB (measured 2026-11-22: quarry.xz 15 MB, the test
-# binaries 7 MB, the model 41 MB xz'd, quarry-cpu.xz 11 MB), so carry it in two calls while
-# the machine stays warm (files written there in one call stay for the next):
+# A device call carries at most 64 MiB, the working tree included (measured 2026-11-22:
+# quarry.xz 15.6 MB, cuda_parity.xz 0.4 MB, golden_embeddings.xz 7.7 MB, the model 40.8 MB
+# xz'd, quarry-cpu.xz 11.4 MB, the tree 1.2 MB), so it goes in two calls while the machine
+# stays warm (files carried or written in one call stay for the next); the script prints
+# each call's total against the limit:
 #   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
-#      target/device/bin/cuda_parity.xz, target/device/bin/golden_embeddings.xz;
-#      command "scripts/gpu-check.sh tests embed kernels cpu e2e"
-#   2. carry target/device/bin/quarry-cpu.xz; command "scripts/gpu-check.sh serve-cpu"
+#      target/device/bin/cuda_parity.xz;
+#      command "scripts/gpu-check.sh parity embed kernels cpu e2e"
+#   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/quarry-cpu.xz;
+#      command "scripts/gpu-check.sh golden serve-cpu"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -49,3 +52,19 @@ fi
 mkdir -p "$out/shared/reference"
 cp ../shared/reference/minilm-golden.jsonl "$out/shared/reference/"
 du -sh "$out" "$out"/bin/* "$out"/model 2>/dev/null
+# What each call carries, with the working tree (tracked files) that always travels.
+tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
+limit=$((64 * 1024 * 1024))
+check_call() { # check_call NAME PATH...
+  local name="$1"; shift
+  local bytes
+  bytes=$(( $(du -cb "$@" 2>/dev/null | tail -1 | cut -f1) + tree ))
+  awk -v name="$name" -v bytes="$bytes" 'BEGIN { printf "%s: %.1f MiB of 64 MiB (tree included)\n", name, bytes / 1048576 }'
+  [ "$bytes" -le "$limit" ] || echo "warning: $name carries more than a device call takes: move a file to the other call" >&2
+}
+call1=("$out/shared" "$out/bin/quarry.xz" "$out/bin/cuda_parity.xz")
+[ "$with_model" = 1 ] && call1+=("$out/model")
+check_call "call 1 (model, shared, quarry, cuda_parity)" "${call1[@]}"
+call2=("$out/bin/golden_embeddings.xz")
+[ "$with_cpu" = 1 ] && call2+=("$out/bin/quarry-cpu.xz")
+check_call "call 2 (golden_embeddings, quarry-cpu)" "${call2[@]}"
