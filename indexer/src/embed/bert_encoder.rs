@@ -120,7 +120,7 @@ impl EncoderLayer {
     fn forward(&self, states: &Tensor, padding: &Padding, shape: AttentionShape, activation: HiddenAct) -> candle_core::Result<Tensor> {
         let AttentionShape { batch, tokens, heads, head_size } = shape;
         // [rows, 3 * hidden] -> [3, batch, heads, tokens, head_size], one copy.
-        let by_head = self.query_key_value.forward(states)?.reshape((batch, tokens, 3, heads, head_size))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
+        let by_head = dense_forward(&self.query_key_value, states)?.reshape((batch, tokens, 3, heads, head_size))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
         let (query, key, value) = (by_head.get(0)?, by_head.get(1)?, by_head.get(2)?);
         let scores = attention_scores(&query, &key)?;
         let weights = match padding {
@@ -133,9 +133,9 @@ impl EncoderLayer {
             Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
         };
         let context = weights.to_dtype(value.dtype())?.matmul(&value)?.transpose(1, 2)?.reshape((batch * tokens, heads * head_size))?;
-        let attended = self.attention_norm.forward(&(self.attention_output.forward(&context)? + states)?)?;
-        let inner = activate(self.intermediate.forward(&attended)?, activation)?;
-        self.output_norm.forward(&(self.output.forward(&inner)? + attended)?)
+        let attended = self.attention_norm.forward(&(dense_forward(&self.attention_output, &context)? + states)?)?;
+        let inner = activate(dense_forward(&self.intermediate, &attended)?, activation)?;
+        self.output_norm.forward(&(dense_forward(&self.output, &inner)? + attended)?)
     }
 }
 
@@ -155,6 +155,25 @@ pub(super) fn score_dtype(dtype: DType) -> DType {
 fn attention_scores(query: &Tensor, key: &Tensor) -> candle_core::Result<Tensor> {
     let dtype = score_dtype(query.dtype());
     query.to_dtype(dtype)?.matmul(&key.to_dtype(dtype)?.t()?)
+}
+
+/// Below this many rows a dense layer on the CPU computes `W · xᵀ` (see [`dense_forward`]).
+const FEW_ROWS: usize = 64;
+
+/// `x · Wᵀ + b` for `x` `[rows, inputs]`. On the CPU, few rows (a query's tokens) go through
+/// `W · xᵀ` instead: the CPU matmul kernels tile the output's rows (24 at a time with AVX2,
+/// 64 with AVX-512), so ten tokens would fill a fraction of each tile, where the weights'
+/// hundreds of rows fill them all. The transposed result is small to copy back.
+fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
+    let rows = x.dim(0)?;
+    if !x.device().is_cpu() || rows >= FEW_ROWS {
+        return layer.forward(x);
+    }
+    let product = layer.weight().matmul(&x.t()?)?.t()?.contiguous()?;
+    match layer.bias() {
+        Some(bias) => product.broadcast_add(bias),
+        None => Ok(product),
+    }
 }
 
 fn dense(vb: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {
