@@ -7,6 +7,7 @@
 #   cargo build --release --features cuda --target-dir target/cuda
 #   mkdir -p target/device && cp target/cuda/release/quarry target/device/ && strip target/device/quarry
 #   xz -T2 target/device/quarry          # 91 MB stripped -> 16 MB (measured 2026-11-22); unpacked on the device
+#   # (or scripts/package-device.sh, which also packs bin/libs.tar.xz: FAISS's BLAS/LAPACK/OpenMP)
 #   .venv-bench/bin/python scripts/fp16-model.py models/all-MiniLM-L6-v2 target/device/model   # 45 MB: both fit a 64 MiB call
 #   # device tool: command "scripts/device-run.sh embed --model target/device/model --device cuda < texts.jsonl",
 #   #              carry ["target/device"]

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The GPU acceptance run, on a lent GPU machine (no Rust there), over what
 # scripts/package-device.sh put in target/device/. Each step writes its output under
-# $OUT (the device tool brings it back) or /tmp/quarry-gpu:
+# /tmp/quarry-gpu/results, packed into $OUT/results.tar.gz after each step:
 #
 #   parity    kernel parity: each CUDA kernel against its CPU twin
 #   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried)
 #   tests     parity and golden
-#   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16
+#   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
@@ -19,9 +19,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
-out="${OUT:-/tmp/quarry-gpu}"
 work=/tmp/quarry-gpu
-mkdir -p "$out" "$work"
+# Every step's logs and reports go to $work/results; after each step that folder is packed
+# into $OUT/results.tar.gz (the device tool brings back 8 files at most, and what $OUT
+# holds when a call runs out of time).
+out="$work/results"
+mkdir -p "$out"
 for packed in "$dev"/bin/*.xz; do
   [ -e "$packed" ] || continue
   [ -x "${packed%.xz}" ] || { xz -dkf "$packed" && chmod +x "${packed%.xz}"; }
@@ -29,7 +32,12 @@ done
 if [ -f "$dev/model/model.safetensors.xz" ] && [ ! -f "$dev/model/model.safetensors" ]; then
   xz -dk "$dev/model/model.safetensors.xz"
 fi
-source "$root/scripts/device-libs.sh"
+DEVICE_DIR="$dev" source "$root/scripts/device-libs.sh"
+for binary in "$dev"/bin/*; do
+  case "$binary" in *.xz) continue ;; esac
+  missing="$(ldd "$binary" 2>/dev/null | grep 'not found' || true)"
+  [ -z "$missing" ] || echo "warning: $(basename "$binary") misses shared libraries: $missing" >&2
+done
 export QUARRY_MODEL="$dev/model" QUARRY_SHARED_DIR="$dev/shared" OMP_WAIT_POLICY=PASSIVE
 # CHECK_DEVICE=cpu PRECISIONS=f32 E2E_PRECISION=f32 dry-runs the script on a machine without a GPU.
 device="${CHECK_DEVICE:-cuda}"
@@ -44,16 +52,23 @@ quarry="$dev/bin/quarry"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests embed kernels cpu e2e)
 [ -f "$QUARRY_MODEL/model.safetensors" ] || { echo "error: no model at $QUARRY_MODEL: carry target/device/model (scripts/package-device.sh)" >&2; exit 1; }
-for step in "${steps[@]}"; do
-  echo "== $step ($(date -u +%FT%TZ))"
+# Each step runs on when the one before it failed (a lease is short: one call should say
+# everything it can); the summary at the end lists each step's exit status.
+run_step() {
+  local step="$1"
   case "$step" in
     parity|golden|tests)
       [ "$step" = golden ] || "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
       [ "$step" = parity ] || "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings.txt"
       ;;
     embed)
+      # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).
       for precision in ${PRECISIONS:-f32 f16 bf16}; do
-        "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-$precision.json"
+        for budget in ${BATCH_TOKENS:-gpu}; do
+          if [ "$budget" = gpu ]; then unset QUARRY_BATCH_TOKENS; else export QUARRY_BATCH_TOKENS="$budget"; fi
+          echo "-- $precision, token budget $budget"
+          "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-$precision-$budget.json"
+        done
       done 2>&1 | tee "$out/embed.txt"
       ;;
     kernels)
@@ -68,7 +83,7 @@ for step in "${steps[@]}"; do
       [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
       rm -rf "$work/snapshot"
       "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
-        --index ivf-flat --ivf-trainer kernels --reuse off --progress quiet --report "$out/e2e-report.json" 2>&1 | tee "$out/e2e.txt"
+        --index ivf-flat --ivf-trainer kernels --reuse off --progress log --report "$out/e2e-report.json" 2>&1 | tee "$out/e2e.txt"
       ;;
     serve-cpu)
       cpu="$dev/bin/quarry-cpu"
@@ -78,6 +93,22 @@ for step in "${steps[@]}"; do
         "$cpu" search "$work/snapshot" "river climate drought" --device cpu --top-k 5
         "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu)" >&2; exit 2 ;;
+    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu)" >&2; return 2 ;;
   esac
+}
+summary=()
+failed=0
+for step in "${steps[@]}"; do
+  echo "== $step ($(date -u +%FT%TZ))"
+  start=$(date +%s)
+  status=0
+  # In the background so that set -e holds inside (a subshell tested with || ignores it).
+  ( set -euo pipefail; run_step "$step" ) &
+  wait $! || status=$?
+  summary+=("$step: exit $status, $(( $(date +%s) - start )) s")
+  [ "$status" = 0 ] || failed=1
+  [ -z "${OUT:-}" ] || tar -C "$work" -czf "$OUT/results.tar.gz" results
 done
+printf '%s\n' "== summary" "${summary[@]}" | tee "$out/summary.txt"
+[ -z "${OUT:-}" ] || tar -C "$work" -czf "$OUT/results.tar.gz" results
+exit "$failed"

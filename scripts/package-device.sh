@@ -12,11 +12,11 @@
 #
 # A device call carries at most 64 MiB, the working tree included (measured 2026-11-22:
 # quarry.xz 15.6 MB, cuda_parity.xz 0.4 MB, golden_embeddings.xz 7.7 MB, the model 40.8 MB
-# xz'd, quarry-cpu.xz 11.4 MB, the tree 1.2 MB), so it goes in two calls while the machine
+# xz'd, quarry-cpu.xz 11.4 MB, libs.tar.xz 5.6 MB, the tree 1.2 MB), so it goes in two calls while the machine
 # stays warm (files carried or written in one call stay for the next); the script prints
 # each call's total against the limit:
 #   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
-#      target/device/bin/cuda_parity.xz;
+#      target/device/bin/cuda_parity.xz, target/device/bin/libs.tar.xz;
 #      command "scripts/gpu-check.sh parity embed kernels cpu e2e"
 #   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/quarry-cpu.xz;
 #      command "scripts/gpu-check.sh golden serve-cpu"
@@ -43,6 +43,17 @@ pack target/cuda/release/quarry quarry
 pack "$(newest_test cuda_parity)" cuda_parity
 pack "$(newest_test golden_embeddings)" golden_embeddings
 [ "$with_cpu" = 1 ] && pack target/release/quarry quarry-cpu
+# The shared libraries both builds link that a CUDA image need not have (FAISS's BLAS and
+# LAPACK through OpenBLAS, its Fortran runtime, OpenMP): gpu-check.sh puts them on
+# LD_LIBRARY_PATH. The CUDA libraries are that machine's own (scripts/device-libs.sh).
+mkdir -p "$out/lib"
+for lib in $(ldd target/cuda/release/quarry | awk '/=> \// { print $1 }'); do
+  case "$lib" in
+    libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|ld-linux*|libcuda.so*|libcu*|libnvrtc*) ;;
+    *) cp -L "$(ldd target/cuda/release/quarry | awk -v l="$lib" '$1 == l { print $3 }')" "$out/lib/$lib" ;;
+  esac
+done
+tar -C "$out/lib" -cf - . | xz -T2 -9 > "$out/bin/libs.tar.xz" && rm -rf "$out/lib"
 if [ "$with_model" = 1 ]; then
   python="${PYTHON:-.venv-bench/bin/python}"
   [ -x "$python" ] || python=python3
@@ -62,7 +73,7 @@ check_call() { # check_call NAME PATH...
   awk -v name="$name" -v bytes="$bytes" 'BEGIN { printf "%s: %.1f MiB of 64 MiB (tree included)\n", name, bytes / 1048576 }'
   [ "$bytes" -le "$limit" ] || echo "warning: $name carries more than a device call takes: move a file to the other call" >&2
 }
-call1=("$out/shared" "$out/bin/quarry.xz" "$out/bin/cuda_parity.xz")
+call1=("$out/shared" "$out/bin/quarry.xz" "$out/bin/cuda_parity.xz" "$out/bin/libs.tar.xz")
 [ "$with_model" = 1 ] && call1+=("$out/model")
 check_call "call 1 (model, shared, quarry, cuda_parity)" "${call1[@]}"
 call2=("$out/bin/golden_embeddings.xz")

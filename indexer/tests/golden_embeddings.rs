@@ -76,9 +76,11 @@ fn replicas_share_the_batches_and_match_one_model() {
     // A small budget makes many batches, so both replicas take some.
     let policy = BatchPolicy::TokenBudget { max_tokens: 300 };
     let replicated = ReplicatedEmbedder::new(vec![common::load_embedder(policy), common::load_embedder(policy)]).unwrap();
-    assert_eq!(replicated.device_name(), "cpu,cpu");
+    let one = common::load_embedder(policy);
+    // Both replicas on the device `auto` picks: "cpu,cpu" here, "cuda:0,cuda:0" on a GPU.
+    assert_eq!(replicated.device_name(), format!("{0},{0}", one.device_name()));
     assert_matches(&replicated, &texts, &expected, "two replicas");
-    let single = common::load_embedder(policy).embed(&texts).unwrap();
+    let single = one.embed(&texts).unwrap();
     assert_eq!(replicated.embed(&texts).unwrap(), single, "the same rows in the same order as one model");
 }
 

@@ -37,12 +37,19 @@ pub fn kmeans_assign(data: &[f32], centroids: &[f32], dim: usize) -> Vec<(u32, f
         .collect()
 }
 
-/// k-means++ seeding over a seeded sample of at most 16·k rows: each next centroid is a row
-/// drawn with probability proportional to its distance (1 - inner product) from the
-/// centroids so far, so the first centroids spread over the clusters.
+/// Row-to-centroid distances k-means++ may compute (sample size × k). Seeding is serial in
+/// k, so its cost grows with k²: at k = 4096 over 16·k rows it took 127 s, where the 20
+/// Lloyd steps it seeds took well under one on an H100.
+const SEEDING_PAIRS: usize = 1 << 24;
+
+/// k-means++ seeding over a seeded sample of at most 16·k rows (fewer for large k, so that
+/// sample × k stays within [`SEEDING_PAIRS`]): each next centroid is a row drawn with
+/// probability proportional to its distance (1 - inner product) from the centroids so far,
+/// so the first centroids spread over the clusters. Where the sample is only k rows (k of
+/// 4096 and more) every sampled row is a centroid: FAISS's own random seeding.
 fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) -> Vec<f32> {
     let mut state = seed;
-    let sample_size = rows.min(16 * k);
+    let sample_size = rows.min(16 * k).min((SEEDING_PAIRS / k.max(1)).max(k));
     let mut ids: Vec<usize> = (0..rows).collect();
     for i in 0..sample_size {
         let j = i + (next(&mut state) % (rows - i) as u64) as usize;
@@ -50,6 +57,9 @@ fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) 
     }
     let sample = &ids[..sample_size];
     let row = |r: usize| &data[r * dim..(r + 1) * dim];
+    if sample_size <= k {
+        return sample.iter().flat_map(|&r| row(r).iter().copied()).collect();
+    }
     let mut chosen = vec![sample[0]];
     let mut distance: Vec<f64> = sample.iter().map(|&r| (1.0 - dot(row(r), row(sample[0])) as f64).max(0.0)).collect();
     while chosen.len() < k {
@@ -65,9 +75,9 @@ fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) 
         };
         let new = sample[pick];
         chosen.push(new);
-        for (d, &r) in distance.iter_mut().zip(sample) {
+        distance.par_iter_mut().zip(sample.par_iter()).with_min_len(1024).for_each(|(d, &r)| {
             *d = d.min((1.0 - dot(row(r), row(new)) as f64).max(0.0));
-        }
+        });
     }
     chosen.iter().flat_map(|&r| row(r).iter().copied()).collect()
 }
@@ -188,6 +198,21 @@ mod tests {
         for cluster in assignment.chunks(50) {
             assert!(cluster.iter().all(|a| a.0 == cluster[0].0));
         }
+    }
+
+    #[test]
+    fn large_k_seeds_with_distinct_sampled_rows() {
+        let (dim, rows, k) = (4, 6000, 4096);
+        let mut state = 5;
+        let data: Vec<f32> = (0..rows * dim).map(|_| (next(&mut state) % 10_000) as f32).collect();
+        let seeds = kmeans_plus_plus(&data, dim, rows, k, 11);
+        let mut picked: Vec<&[f32]> = seeds.chunks(dim).collect();
+        assert_eq!(picked.len(), k);
+        assert!(picked.iter().all(|seed| data.chunks(dim).any(|row| row == *seed)), "every seed is a data row");
+        picked.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        picked.dedup();
+        assert_eq!(picked.len(), k, "no row seeds twice");
+        assert_eq!(seeds, kmeans_plus_plus(&data, dim, rows, k, 11), "seeded");
     }
 
     #[test]

@@ -32,9 +32,18 @@ pub fn bytes_per_token(hidden: usize, intermediate: usize, heads: usize, window:
     (6 * hidden + 2 * intermediate) * value_bytes + 2 * heads * window * score_bytes
 }
 
-/// A token budget that uses `fraction` of `free_bytes` of GPU memory.
-pub fn gpu_token_budget(free_bytes: usize, per_token: usize, fraction: f64) -> usize {
-    ((free_bytes as f64 * fraction) as usize / per_token.max(1)).max(CPU_TOKEN_BUDGET)
+/// The most elements one tensor of a forward pass may hold. candle's CUDA kernels index
+/// with 32-bit integers: a batch of 914,638 tokens (attention scores of 2.8 billion
+/// elements, f32 on an 80 GB H100) failed with an illegal memory access. Half of 2^31
+/// leaves a margin; batches that large are far past what fills a GPU anyway.
+pub const MAX_TENSOR_ELEMENTS: usize = 1 << 30;
+
+/// A token budget that uses `fraction` of `free_bytes` of GPU memory, with the attention
+/// scores (`heads × window` per token) kept under [`MAX_TENSOR_ELEMENTS`].
+pub fn gpu_token_budget(free_bytes: usize, per_token: usize, fraction: f64, heads: usize, window: usize) -> usize {
+    let by_memory = (free_bytes as f64 * fraction) as usize / per_token.max(1);
+    let by_indexing = MAX_TENSOR_ELEMENTS / (heads * window).max(1);
+    by_memory.min(by_indexing).max(CPU_TOKEN_BUDGET)
 }
 
 /// A batch of at least [`MIN_ROWS_PER_LENGTH_BAND`] texts ends before a text shorter than
@@ -122,8 +131,9 @@ mod tests {
         let per_token = bytes_per_token(384, 1536, 12, 256, 2, 2);
         assert_eq!(per_token, 23_040);
         assert_eq!(bytes_per_token(384, 1536, 12, 256, 2, 4), 35_328);
-        assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5), 1_864_135);
-        assert_eq!(gpu_token_budget(1 << 20, per_token, 0.5), CPU_TOKEN_BUDGET, "never below the CPU budget");
+        assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5, 1, 1), 1_864_135);
+        assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5, 12, 256), 349_525, "scores under 2^30 elements");
+        assert_eq!(gpu_token_budget(1 << 20, per_token, 0.5, 12, 256), CPU_TOKEN_BUDGET, "never below the CPU budget");
     }
 
     #[test]

@@ -141,12 +141,13 @@ impl BertEmbedder {
 }
 
 /// On a GPU, a default-sized token budget grows to half the free memory (estimated from the
-/// model's shape and logged); an explicit budget is kept.
+/// model's shape and logged) within what candle's kernels can index; an explicit budget is
+/// kept up to that size.
 fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
     let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
     let dtype = precision.dtype();
     let per_token = bytes_per_token(dir.hidden_size, dir.intermediate_size, dir.attention_heads, dir.max_tokens, dtype.size_in_bytes(), score_dtype(dtype).size_in_bytes());
-    let budget = gpu_token_budget(free, per_token, 0.5);
+    let budget = gpu_token_budget(free, per_token, 0.5, dir.attention_heads, dir.max_tokens);
     tracing::info!(
         "{}: {:.1} GiB free of {:.1} GiB; about {per_token} activation bytes per token; token budget per batch {budget}",
         device_name(device),
@@ -155,6 +156,10 @@ fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, b
     );
     match batch {
         BatchPolicy::TokenBudget { max_tokens } if max_tokens == CPU_TOKEN_BUDGET => BatchPolicy::TokenBudget { max_tokens: budget },
+        BatchPolicy::TokenBudget { max_tokens } if max_tokens > budget => {
+            tracing::warn!("a token budget of {max_tokens} per batch is more than the GPU takes (see above): {budget} used");
+            BatchPolicy::TokenBudget { max_tokens: budget }
+        }
         other => other,
     }
 }
