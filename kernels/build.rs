@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const KERNELS: [&str; 3] = ["topk", "kmeans", "pool"];
+const KERNELS: [&str; 4] = ["topk", "kmeans", "pool", "encoder"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

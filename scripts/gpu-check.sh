@@ -11,6 +11,8 @@
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
+#   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16),
+#             summed by kernel name (scripts/ncu-summary.py)
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
@@ -93,7 +95,14 @@ run_step() {
         "$cpu" search "$work/snapshot" "river climate drought" --device cpu --top-k 5
         "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu)" >&2; return 2 ;;
+    profile)
+      ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+      [ -n "$ncu" ] || { echo "error: no ncu on this machine" >&2; return 1; }
+      QUARRY_BATCH_TOKENS="${PROFILE_BATCH_TOKENS:-65536}" "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
+        "$quarry" bench-embed --device "$device" --precision "${PROFILE_PRECISION:-f16}" --chunks 1000 --repetitions 1 > "$out/profile-ncu.txt" 2>&1
+      python3 "$root/scripts/ncu-summary.py" "$out/profile-ncu.txt" | tee "$out/profile.txt"
+      ;;
+    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu, profile)" >&2; return 2 ;;
   esac
 }
 summary=()

@@ -1,7 +1,8 @@
 //! Numeric primitives with a CPU reference that is always compiled, and CUDA twins behind
 //! the `cuda` feature that are tested against them: exact top-k inner-product search,
 //! spherical k-means for IVF, mean pooling and L2 normalization; and the CPU-only erf GELU of
-//! the embedding model and its masked attention softmax. [`VectorKernels`] is the
+//! the embedding model and its masked attention softmax (on a GPU: the PTX of fused encoder
+//! steps, `ENCODER_PTX`, launched by the embedder). [`VectorKernels`] is the
 //! swappable part; [`best_available`] picks the device.
 
 mod activation;
@@ -17,7 +18,7 @@ mod topk;
 pub use activation::{erf, gelu_erf_in_place};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]
-pub use cuda::{CudaKernels, DeviceMatrix, GPU_MAX_K};
+pub use cuda::{CudaKernels, DeviceMatrix, ENCODER_PTX, GPU_MAX_K};
 pub use error::{KernelError, Result};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use pool::{l2_normalize, mean_pool};

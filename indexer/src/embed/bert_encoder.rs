@@ -3,8 +3,11 @@
 //! - query, key and value are one matrix product, the attention scale folded into the query
 //!   weights, and one copy lays the three out by head;
 //! - on the CPU the attention softmax is one vectorized pass per row over the row's real
-//!   tokens (`quarry_kernels::masked_softmax_rows`, in place, no mask tensor); elsewhere a mask
-//!   is added (only when a row is padded) and candle's fused last-dimension softmax runs;
+//!   tokens (`quarry_kernels::masked_softmax_rows`, in place, no mask tensor); on a CUDA GPU
+//!   quarry's own kernel does the same (`cuda_encoder_ops`); elsewhere (half precision on the
+//!   CPU) a mask is added (only when a row is padded) and candle's softmax runs;
+//! - on a CUDA GPU each dense layer's bias add is one fused pass after cuBLAS's product, with
+//!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower);
 //! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]);
 //! - on the CPU the erf GELU is a vectorized kernel (`quarry_kernels::gelu_erf_in_place`)
 //!   applied in place; other devices use candle's `gelu_erf`.
@@ -70,7 +73,14 @@ impl BertEncoder {
         let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?.reshape((batch, tokens, hidden))?;
         let embedded = words.broadcast_add(&self.positions.narrow(0, 0, tokens)?)?.reshape((batch * tokens, hidden))?;
         let mut states = self.embedding_norm.forward(&embedded)?;
-        let padding = if on_cpu_f32(&states) { Padding::Lengths(lengths) } else { Padding::Mask(attention_mask(lengths, tokens, score_dtype(states.dtype()), ids.device())?) };
+        let padding = if on_cpu_f32(&states) {
+            Padding::Lengths(lengths)
+        } else if ids.device().is_cuda() {
+            let lengths: Vec<u32> = lengths.iter().map(|&length| length.min(tokens) as u32).collect();
+            Padding::DeviceLengths(Tensor::from_vec(lengths, batch, ids.device())?)
+        } else {
+            Padding::Mask(attention_mask(lengths, tokens, score_dtype(states.dtype()), ids.device())?)
+        };
         let shape = AttentionShape { batch, tokens, heads: self.heads, head_size: hidden / self.heads };
         for layer in &self.layers {
             states = layer.forward(&states, &padding, shape, self.activation)?;
@@ -83,6 +93,8 @@ impl BertEncoder {
 enum Padding<'a> {
     /// Each sequence's real token count (the CPU softmax kernel reads only those columns).
     Lengths(&'a [usize]),
+    /// The same counts as a u32 tensor `[batch]` on the GPU, for quarry's CUDA softmax.
+    DeviceLengths(Tensor),
     /// An additive mask for the device's softmax; `None` when no row is padded.
     Mask(Option<Tensor>),
 }
@@ -129,12 +141,17 @@ impl EncoderLayer {
                 scores.inplace_op1(&CpuMaskedSoftmax { lengths, rows_per_sequence: heads * tokens })?;
                 scores
             }
+            Padding::DeviceLengths(lengths) => {
+                // `scores` is the fresh output of the product: nothing else holds it.
+                masked_softmax_on_gpu(&scores, lengths)?;
+                scores
+            }
             Padding::Mask(Some(mask)) => candle_nn::ops::softmax_last_dim(&scores.broadcast_add(mask)?)?,
             Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
         };
         let context = weights.to_dtype(value.dtype())?.matmul(&value)?.transpose(1, 2)?.reshape((batch * tokens, heads * head_size))?;
         let attended = self.attention_norm.forward(&(dense_forward(&self.attention_output, &context)? + states)?)?;
-        let inner = activate(dense_forward(&self.intermediate, &attended)?, activation)?;
+        let inner = intermediate_forward(&self.intermediate, &attended, activation)?;
         self.output_norm.forward(&(dense_forward(&self.output, &inner)? + attended)?)
     }
 }
@@ -165,6 +182,10 @@ const FEW_ROWS: usize = 64;
 /// 64 with AVX-512), so ten tokens would fill a fraction of each tile, where the weights'
 /// hundreds of rows fill them all. The transposed result is small to copy back.
 fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
+    #[cfg(feature = "cuda")]
+    if x.device().is_cuda() {
+        return cuda_dense(layer, x, false);
+    }
     let rows = x.dim(0)?;
     if !x.device().is_cpu() || rows >= FEW_ROWS {
         return layer.forward(x);
@@ -174,6 +195,40 @@ fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
         Some(bias) => product.broadcast_add(bias),
         None => Ok(product),
     }
+}
+
+/// The feed-forward layer's product and activation; on a GPU the bias add and the erf GELU
+/// are one fused pass over the product.
+fn intermediate_forward(layer: &Linear, x: &Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
+    #[cfg(feature = "cuda")]
+    if x.device().is_cuda() && matches!(activation, HiddenAct::Gelu) {
+        return cuda_dense(layer, x, true);
+    }
+    activate(dense_forward(layer, x)?, activation)
+}
+
+/// `x · Wᵀ` by cuBLAS, then the bias (and the erf GELU with `gelu`) in place, one pass.
+#[cfg(feature = "cuda")]
+fn cuda_dense(layer: &Linear, x: &Tensor, gelu: bool) -> candle_core::Result<Tensor> {
+    let product = x.matmul(&layer.weight().t()?)?;
+    match layer.bias() {
+        // `product` is fresh: nothing else holds it.
+        Some(bias) => super::cuda_encoder_ops::bias_activation(&product, bias, gelu)?,
+        None if gelu => return product.gelu_erf(),
+        None => {}
+    }
+    Ok(product)
+}
+
+#[cfg(feature = "cuda")]
+fn masked_softmax_on_gpu(scores: &Tensor, lengths: &Tensor) -> candle_core::Result<()> {
+    super::cuda_encoder_ops::masked_softmax(scores, lengths)
+}
+
+/// Without the `cuda` feature no tensor is on a CUDA device, so this is never reached.
+#[cfg(not(feature = "cuda"))]
+fn masked_softmax_on_gpu(_: &Tensor, _: &Tensor) -> candle_core::Result<()> {
+    candle_core::bail!("a CUDA tensor in a build without the cuda feature")
 }
 
 fn dense(vb: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {

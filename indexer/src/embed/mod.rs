@@ -5,6 +5,8 @@
 mod batching;
 mod bert;
 mod bert_encoder;
+#[cfg(feature = "cuda")]
+mod cuda_encoder_ops;
 mod device;
 mod model_dir;
 mod replicas;

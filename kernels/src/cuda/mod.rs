@@ -19,6 +19,10 @@ use crate::backend::{FlatSearch, VectorKernels};
 use crate::error::{rows_of, KernelError, Result};
 use crate::{KMeansConfig, Scored};
 
+/// PTX of kernels/cuda/encoder.cu: the embedding model's fused steps (bias + activation,
+/// masked softmax), which the embedder loads into candle's own CUDA device.
+pub const ENCODER_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/encoder.ptx"));
+
 /// Bytes of GEMM output one step may hold: larger inputs are scored in row chunks.
 const SCORE_BYTES: usize = 1 << 30;
 
