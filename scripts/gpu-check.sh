@@ -4,7 +4,8 @@
 # /tmp/quarry-gpu/results, packed into $OUT/results.tar.gz after each step:
 #
 #   parity    kernel parity: each CUDA kernel against its CPU twin
-#   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried)
+#   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried),
+#             and the encoder kernels' parity with their CPU twins (cuda_encoder_parity)
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
@@ -62,6 +63,9 @@ run_step() {
     parity|golden|tests)
       [ "$step" = golden ] || "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
       [ "$step" = parity ] || "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings.txt"
+      if [ "$step" != parity ] && [ -x "$dev/bin/cuda_encoder_parity" ]; then
+        "$dev/bin/cuda_encoder_parity" --test-threads 1 2>&1 | tee "$out/cuda_encoder_parity.txt"
+      fi
       ;;
     embed)
       # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).

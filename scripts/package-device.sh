@@ -18,7 +18,8 @@
 #   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
 #      target/device/bin/cuda_parity.xz, target/device/bin/libs.tar.xz;
 #      command "scripts/gpu-check.sh parity embed kernels cpu e2e"
-#   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/quarry-cpu.xz;
+#   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/cuda_encoder_parity.xz,
+#      target/device/bin/quarry-cpu.xz;
 #      command "scripts/gpu-check.sh golden serve-cpu"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -42,6 +43,7 @@ pack() { # pack SRC NAME
 pack target/cuda/release/quarry quarry
 pack "$(newest_test cuda_parity)" cuda_parity
 pack "$(newest_test golden_embeddings)" golden_embeddings
+pack "$(newest_test cuda_encoder_parity)" cuda_encoder_parity
 [ "$with_cpu" = 1 ] && pack target/release/quarry quarry-cpu
 # The shared libraries both builds link that a CUDA image need not have (FAISS's BLAS and
 # LAPACK through OpenBLAS, its Fortran runtime, OpenMP): gpu-check.sh puts them on
@@ -75,7 +77,7 @@ check_call() { # check_call NAME PATH...
 }
 call1=("$out/shared" "$out/bin/quarry.xz" "$out/bin/cuda_parity.xz" "$out/bin/libs.tar.xz")
 [ "$with_model" = 1 ] && call1+=("$out/model")
-check_call "call 1 (model, shared, quarry, cuda_parity)" "${call1[@]}"
-call2=("$out/bin/golden_embeddings.xz")
+check_call "call 1 (model, shared, quarry, cuda_parity, libs)" "${call1[@]}"
+call2=("$out/bin/golden_embeddings.xz" "$out/bin/cuda_encoder_parity.xz")
 [ "$with_cpu" = 1 ] && call2+=("$out/bin/quarry-cpu.xz")
-check_call "call 2 (golden_embeddings, quarry-cpu)" "${call2[@]}"
+check_call "call 2 (golden_embeddings, cuda_encoder_parity, quarry-cpu)" "${call2[@]}"

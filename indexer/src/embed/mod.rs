@@ -5,8 +5,9 @@
 mod batching;
 mod bert;
 mod bert_encoder;
+/// The encoder's fused CUDA steps (public for their parity test against the CPU twins).
 #[cfg(feature = "cuda")]
-mod cuda_encoder_ops;
+pub mod cuda_encoder_ops;
 mod device;
 mod model_dir;
 mod replicas;
