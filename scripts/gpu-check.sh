@@ -17,7 +17,7 @@
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
-#   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e" then
+#   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
 #   "scripts/gpu-check.sh golden serve-cpu"; what each carries: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -17,7 +17,7 @@
 # each call's total against the limit:
 #   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
 #      target/device/bin/cuda_parity.xz, target/device/bin/libs.tar.xz;
-#      command "scripts/gpu-check.sh parity embed kernels cpu e2e"
+#      command "scripts/gpu-check.sh parity embed kernels cpu e2e profile"
 #   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/cuda_encoder_parity.xz,
 #      target/device/bin/quarry-cpu.xz;
 #      command "scripts/gpu-check.sh golden serve-cpu"
