@@ -18,7 +18,6 @@ use crate::error::{IndexerError, Result};
 /// Marker written after every file of a version has been downloaded and checked.
 const COMPLETE: &str = ".complete";
 
-
 /// A local folder holding a snapshot version.
 #[derive(Debug, Clone)]
 pub struct LocalCopy {

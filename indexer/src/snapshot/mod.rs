@@ -32,15 +32,24 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// sha256 of a file's contents, as lowercase hex, read in blocks (a file of any size costs
 /// one block of memory).
 pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
+    file_checksum(path).map(|checksum| checksum.sha256)
+}
+
+/// A local file's sha256 and size, read in blocks (one block of memory whatever the size).
+pub(crate) fn file_checksum(path: &std::path::Path) -> std::io::Result<FileChecksum> {
     use sha2::Digest;
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;
     let mut hasher = sha2::Sha256::new();
     let mut block = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
     loop {
         match file.read(&mut block)? {
-            0 => return Ok(hex::encode(hasher.finalize())),
-            n => hasher.update(&block[..n]),
+            0 => return Ok(FileChecksum { sha256: hex::encode(hasher.finalize()), bytes }),
+            n => {
+                hasher.update(&block[..n]);
+                bytes += n as u64;
+            }
         }
     }
 }

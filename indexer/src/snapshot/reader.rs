@@ -167,10 +167,10 @@ impl SnapshotReader {
     pub async fn checksum(&self, relative: &str) -> Result<Option<FileChecksum>> {
         let Some(dir) = self.root.local_path() else { return self.stream_blocks(relative, |_| Ok(())).await };
         let path = dir.join(relative);
-        tokio::task::spawn_blocking(move || match std::fs::metadata(&path) {
+        tokio::task::spawn_blocking(move || match super::file_checksum(&path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(IndexerError::io(&path, e)),
-            Ok(meta) => Ok(Some(FileChecksum { sha256: super::sha256_file(&path).map_err(|e| IndexerError::io(&path, e))?, bytes: meta.len() })),
+            Ok(checksum) => Ok(Some(checksum)),
         })
         .await
         .map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))?

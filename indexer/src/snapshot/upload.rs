@@ -71,10 +71,9 @@ impl StagedFile {
         };
         tokio::task::spawn_blocking(move || {
             let path = partial.path().to_path_buf();
-            let sha256 = super::sha256_file(&path).map_err(|e| IndexerError::io(&path, e))?;
-            let bytes = std::fs::metadata(&path).map_err(|e| IndexerError::io(&path, e))?.len();
+            let checksum = super::file_checksum(&path).map_err(|e| IndexerError::io(&path, e))?;
             partial.finish().map_err(|e| IndexerError::io(&path, e))?;
-            Ok(FileChecksum { sha256, bytes })
+            Ok(checksum)
         })
         .await
         .map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))?
