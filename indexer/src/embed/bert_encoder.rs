@@ -10,7 +10,8 @@
 //!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower);
 //! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]);
 //! - on the CPU the erf GELU is a vectorized kernel (`quarry_kernels::gelu_erf_in_place`)
-//!   applied in place; other devices use candle's `gelu_erf`.
+//!   applied in place (candle's `gelu_erf` in half precision); on a CUDA GPU it is fused
+//!   with the bias add (above).
 //!
 //! Token type ids are always 0 (one-segment inputs), so the token-type row is added to the
 //! position table once at load.

@@ -5,6 +5,7 @@
 
 use candle_core::cuda::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda::{CudaDType, WrapErr};
+use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CudaStorage, DType, InplaceOp2, Layout, Tensor};
 
 /// Name under which candle's device caches the module.
@@ -15,14 +16,14 @@ const MAX_GRID_Y: usize = 65_535;
 
 /// `x [rows, cols] += bias [cols]` in place, then GELU (erf) when `gelu`.
 pub fn bias_activation(x: &Tensor, bias: &Tensor, gelu: bool) -> candle_core::Result<()> {
-    x.inplace_op2(bias, &BiasActivation { gelu, dtype: x.dtype() })
+    x.inplace_op2(bias, &BiasActivation { gelu })
 }
 
 /// Softmax in place of `scores [batch, heads, tokens, tokens]` (contiguous), each row over
 /// the first `lengths[b]` columns of its sequence `b`, zeros after; `lengths` is `[batch]` u32.
 pub fn masked_softmax(scores: &Tensor, lengths: &Tensor) -> candle_core::Result<()> {
     let (_, heads, tokens, _) = scores.dims4()?;
-    scores.inplace_op2(lengths, &MaskedSoftmax { rows_per_sequence: heads * tokens, dtype: scores.dtype() })
+    scores.inplace_op2(lengths, &MaskedSoftmax { rows_per_sequence: heads * tokens })
 }
 
 fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
@@ -47,7 +48,6 @@ fn as_u32(value: usize, what: &str) -> candle_core::Result<u32> {
 
 struct BiasActivation {
     gelu: bool,
-    dtype: DType,
 }
 
 impl BiasActivation {
@@ -57,7 +57,7 @@ impl BiasActivation {
             candle_core::bail!("bias of {cols} values does not divide a tensor of {} values", x_range.len());
         }
         let rows = x_range.len() / cols;
-        let function = x.device.get_or_load_custom_func(&format!("bias_activation_{}", suffix(self.dtype)?), MODULE, quarry_kernels::ENCODER_PTX)?;
+        let function = x.device.get_or_load_custom_func(&format!("bias_activation_{}", suffix(x.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
         let config = LaunchConfig { grid_dim: (as_u32(cols, "columns")?.div_ceil(THREADS), rows.clamp(1, MAX_GRID_Y) as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
         let (rows, cols, gelu) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?, i32::from(self.gelu));
         let bias = bias.as_cuda_slice::<T>()?.slice(bias_range);
@@ -81,7 +81,7 @@ impl InplaceOp2 for BiasActivation {
 
     fn cuda_fwd(&self, x: &mut CudaStorage, x_layout: &Layout, bias: &CudaStorage, bias_layout: &Layout) -> candle_core::Result<()> {
         let (x_range, bias_range) = (contiguous(x_layout, "the layer output")?, contiguous(bias_layout, "the bias")?);
-        match self.dtype {
+        match x.dtype() {
             DType::F32 => self.launch::<f32>(x, x_range, bias, bias_range),
             DType::F16 => self.launch::<half::f16>(x, x_range, bias, bias_range),
             DType::BF16 => self.launch::<half::bf16>(x, x_range, bias, bias_range),
@@ -92,7 +92,6 @@ impl InplaceOp2 for BiasActivation {
 
 struct MaskedSoftmax {
     rows_per_sequence: usize,
-    dtype: DType,
 }
 
 impl MaskedSoftmax {
@@ -101,7 +100,7 @@ impl MaskedSoftmax {
         if rows.div_ceil(self.rows_per_sequence.max(1)) > lengths_range.len() {
             candle_core::bail!("{rows} score rows need more than the {} sequence lengths given", lengths_range.len());
         }
-        let function = scores.device.get_or_load_custom_func(&format!("masked_softmax_{}", suffix(self.dtype)?), MODULE, quarry_kernels::ENCODER_PTX)?;
+        let function = scores.device.get_or_load_custom_func(&format!("masked_softmax_{}", suffix(scores.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
         let warps_per_block = THREADS / 32;
         let blocks = as_u32(rows.div_ceil(warps_per_block as usize).max(1), "blocks")?;
         let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -128,7 +127,7 @@ impl InplaceOp2 for MaskedSoftmax {
     fn cuda_fwd(&self, scores: &mut CudaStorage, layout: &Layout, lengths: &CudaStorage, lengths_layout: &Layout) -> candle_core::Result<()> {
         let (range, lengths_range) = (contiguous(layout, "the attention scores")?, contiguous(lengths_layout, "the sequence lengths")?);
         let columns = layout.dims().last().copied().unwrap_or(1);
-        match self.dtype {
+        match scores.dtype() {
             DType::F32 => self.launch::<f32>(scores, range, columns, lengths, lengths_range),
             DType::F16 => self.launch::<half::f16>(scores, range, columns, lengths, lengths_range),
             DType::BF16 => self.launch::<half::bf16>(scores, range, columns, lengths, lengths_range),
