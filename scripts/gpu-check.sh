@@ -5,15 +5,17 @@
 #
 #   parity    kernel parity: each CUDA kernel against its CPU twin
 #   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried),
-#             and the encoder kernels' parity with their CPU twins (cuda_encoder_parity)
+#             without and with the fused steps (QUARRY_FUSED_STEPS=0/1, FUSED_MODES), and the
+#             encoder kernels' parity with their CPU twins (cuda_encoder_parity)
 #   tests     parity and golden
-#   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS)
+#   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
+#             without and with the fused steps (FUSED_MODES, default "0 1")
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
-#   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16),
-#             summed by kernel name (scripts/ncu-summary.py)
+#   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16;
+#             PROFILE_FUSED, default 1), summed by kernel name (scripts/ncu-summary.py)
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
@@ -62,18 +64,25 @@ run_step() {
   case "$step" in
     parity|golden|tests)
       [ "$step" = golden ] || "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
-      [ "$step" = parity ] || "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings.txt"
+      if [ "$step" != parity ]; then
+        for fused in ${FUSED_MODES:-0 1}; do
+          QUARRY_FUSED_STEPS="$fused" "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings-fused$fused.txt"
+        done
+      fi
       if [ "$step" != parity ] && [ -x "$dev/bin/cuda_encoder_parity" ]; then
         "$dev/bin/cuda_encoder_parity" --test-threads 1 2>&1 | tee "$out/cuda_encoder_parity.txt"
       fi
       ;;
     embed)
       # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).
-      for precision in ${PRECISIONS:-f32 f16 bf16}; do
-        for budget in ${BATCH_TOKENS:-gpu}; do
-          if [ "$budget" = gpu ]; then unset QUARRY_BATCH_TOKENS; else export QUARRY_BATCH_TOKENS="$budget"; fi
-          echo "-- $precision, token budget $budget"
-          "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-$precision-$budget.json"
+      for fused in ${FUSED_MODES:-0 1}; do
+        export QUARRY_FUSED_STEPS="$fused"
+        for precision in ${PRECISIONS:-f32 f16 bf16}; do
+          for budget in ${BATCH_TOKENS:-gpu}; do
+            if [ "$budget" = gpu ]; then unset QUARRY_BATCH_TOKENS; else export QUARRY_BATCH_TOKENS="$budget"; fi
+            echo "-- fused steps $fused, $precision, token budget $budget"
+            "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-fused$fused-$precision-$budget.json"
+          done
         done
       done 2>&1 | tee "$out/embed.txt"
       ;;
@@ -102,7 +111,7 @@ run_step() {
     profile)
       ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
       [ -n "$ncu" ] || { echo "error: no ncu on this machine" >&2; return 1; }
-      QUARRY_BATCH_TOKENS="${PROFILE_BATCH_TOKENS:-65536}" "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
+      QUARRY_FUSED_STEPS="${PROFILE_FUSED:-1}" QUARRY_BATCH_TOKENS="${PROFILE_BATCH_TOKENS:-65536}" "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
         "$quarry" bench-embed --device "$device" --precision "${PROFILE_PRECISION:-f16}" --chunks 1000 --repetitions 1 > "$out/profile-ncu.txt" 2>&1
       python3 "$root/scripts/ncu-summary.py" "$out/profile-ncu.txt" | tee "$out/profile.txt"
       ;;

@@ -7,7 +7,7 @@ mod common;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::BertModel;
-use quarry_indexer::embed::{BertEncoder, ModelDir};
+use quarry_indexer::embed::{BertEncoder, EncoderSteps, ModelDir};
 
 /// Deterministic pseudo-random ids in the vocabulary (not special tokens), with [CLS] first
 /// and [SEP] last on each row's real tokens and [PAD] after.
@@ -37,6 +37,11 @@ fn batch(lengths: &[usize], tokens: usize, seed: u64) -> (Vec<u32>, Vec<u32>) {
 /// the rows' real tokens (largest absolute difference, lowest cosine), for padded rows of odd
 /// lengths (the mask path), rows of one length (no mask) and one row of 256.
 fn differences(dtype: DType) -> Vec<(Vec<usize>, f64, f64)> {
+    differences_with(dtype, None)
+}
+
+/// [`differences`] with the encoder's fused steps chosen by `steps` (`None`: the default).
+fn differences_with(dtype: DType, steps: Option<EncoderSteps>) -> Vec<(Vec<usize>, f64, f64)> {
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     let device = Device::Cpu;
     // SAFETY: the weights file is only read, and not modified during the test.
@@ -52,7 +57,7 @@ fn differences(dtype: DType) -> Vec<(Vec<usize>, f64, f64)> {
         let mask = Tensor::from_vec(mask, shape, &device).unwrap();
         let as_f64 = |t: Tensor| t.to_dtype(DType::F64).unwrap().to_vec3::<f64>().unwrap();
         let want = as_f64(reference.forward(&ids, &ids.zeros_like().unwrap(), Some(&mask)).unwrap());
-        let got = as_f64(ours.forward(&ids, &lengths).unwrap());
+        let got = as_f64(ours.forward_with(&ids, &lengths, steps).unwrap());
         let (mut worst, mut lowest_cosine) = (0f64, 1f64);
         for (row, &length) in lengths.iter().enumerate() {
             for t in 0..length {
@@ -70,11 +75,23 @@ fn differences(dtype: DType) -> Vec<(Vec<usize>, f64, f64)> {
     out
 }
 
-/// f32 on the CPU: quarry's in-place masked softmax and vectorized GELU.
+/// f32 on the CPU, the default path: quarry's in-place masked softmax, vectorized GELU and
+/// fused sub-layer ends.
 #[test]
 fn same_token_vectors_as_candle_transformers() {
     for (lengths, worst, _) in differences(DType::F32) {
         assert!(worst < 2e-5, "lengths {lengths:?}: largest difference {worst}");
+    }
+}
+
+/// f32 on the CPU with each choice of fused steps: the packed attention (the twin of the GPU
+/// kernel; not the CPU default) and the fused bias + residual + layer norm, alone and together.
+#[test]
+fn every_choice_of_fused_steps_gives_the_same_token_vectors() {
+    for (packed_attention, fused_ends) in [(false, false), (true, false), (false, true), (true, true)] {
+        for (lengths, worst, _) in differences_with(DType::F32, Some(EncoderSteps { packed_attention, fused_ends })) {
+            assert!(worst < 2e-5, "packed attention {packed_attention}, fused ends {fused_ends}, lengths {lengths:?}: largest difference {worst}");
+        }
     }
 }
 

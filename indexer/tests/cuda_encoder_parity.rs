@@ -1,11 +1,14 @@
 //! The encoder's fused CUDA kernels (kernels/cuda/encoder.cu) against their CPU twins on
 //! fresh random inputs, odd sizes included, at every precision: the bias add (+ erf GELU)
 //! against candle's broadcast add and `gelu_erf` in f32, the length-masked softmax against
-//! `quarry_kernels::masked_softmax_rows`. Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
+//! `quarry_kernels::masked_softmax_rows`, the packed attention and the bias + residual + layer
+//! norm against the same `encoder_ops` on the CPU (`quarry_kernels::packed_attention`,
+//! `bias_residual_layer_norm_rows`). Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
 #![cfg(feature = "cuda")]
 
 use candle_core::{DType, Device, Tensor};
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
+use quarry_indexer::embed::encoder_ops::{bias_residual_layer_norm, packed_attention};
 
 const PRECISIONS: [(DType, f32); 3] = [(DType::F32, 1e-5), (DType::F16, 2e-3), (DType::BF16, 1.5e-2)];
 
@@ -69,6 +72,57 @@ fn masked_softmax_matches_the_cpu_twin() {
                 let total: f32 = values[..length].iter().sum();
                 assert!((total - 1.0).abs() < 10.0 * bound.max(1e-4), "row {row}: sums to {total}");
             }
+        }
+    }
+}
+
+/// Lengths from 1 to `tokens` (the first sequence full, one of 0: clamped to 1), a fresh draw.
+fn random_lengths(batch: usize, tokens: usize) -> Vec<u32> {
+    let draws = host_f32(&Tensor::rand(0f32, 1.0, batch, &Device::Cpu).unwrap());
+    draws.iter().enumerate().map(|(b, d)| match b {
+        0 => tokens as u32,
+        1 => 0,
+        _ => 1 + (d * tokens as f32) as u32 % tokens as u32,
+    }).collect()
+}
+
+#[test]
+fn packed_attention_matches_the_cpu_twin_at_every_precision() {
+    let gpu = gpu();
+    // (sequences, tokens, heads, head size): one token; 33 tokens (a second warp, two key
+    // tiles); 70 (two query blocks, three tiles); 256 x 12 heads (MiniLM's widest batch rows);
+    // head size 64 (BERT-base).
+    for (batch, tokens, heads, head_size) in [(1, 1, 1, 32), (3, 33, 2, 32), (4, 70, 3, 32), (9, 256, 12, 32), (3, 41, 2, 64)] {
+        let lengths = random_lengths(batch, tokens);
+        let qkv = Tensor::randn(0f32, 0.6, (batch * tokens, 3 * heads * head_size), &Device::Cpu).unwrap();
+        for (dtype, bound) in PRECISIONS {
+            let input = qkv.to_dtype(dtype).unwrap();
+            let want = packed_attention(&input.to_dtype(DType::F32).unwrap(), &Tensor::new(lengths.as_slice(), &Device::Cpu).unwrap(), heads).unwrap();
+            let got = packed_attention(&input.to_device(&gpu).unwrap(), &Tensor::new(lengths.as_slice(), &gpu).unwrap(), heads).unwrap();
+            assert_eq!(got.dims(), want.dims());
+            let error = relative_error(&host_f32(&got), &host_f32(&want));
+            assert!(error < bound, "{batch}x{tokens}x{heads}x{head_size} {dtype:?}: relative error {error}");
+        }
+    }
+}
+
+#[test]
+fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
+    let gpu = gpu();
+    // 1000 columns: 32 values per lane, the last lane's last one past the row.
+    for (rows, cols) in [(1, 1), (5, 384), (70_001, 384), (3, 1000), (17, 37)] {
+        let x = (Tensor::randn(0f32, 2.0, (rows, cols), &Device::Cpu).unwrap() + 5.0).unwrap();
+        let residual = Tensor::randn(0f32, 1.0, (rows, cols), &Device::Cpu).unwrap();
+        let parameters = Tensor::randn(0f32, 1.0, (3, cols), &Device::Cpu).unwrap();
+        for (dtype, bound) in PRECISIONS {
+            let (x, residual, parameters) = (x.to_dtype(dtype).unwrap(), residual.to_dtype(dtype).unwrap(), parameters.to_dtype(dtype).unwrap());
+            let f32 = |t: &Tensor| t.to_dtype(DType::F32).unwrap();
+            let want = f32(&x);
+            bias_residual_layer_norm(&want, &f32(&residual), &f32(&parameters), 1e-12).unwrap();
+            let got = x.to_device(&gpu).unwrap();
+            bias_residual_layer_norm(&got, &residual.to_device(&gpu).unwrap(), &parameters.to_device(&gpu).unwrap(), 1e-12).unwrap();
+            let error = relative_error(&host_f32(&got), &host_f32(&want));
+            assert!(error < bound, "{rows}x{cols} {dtype:?}: relative error {error}");
         }
     }
 }

@@ -2,8 +2,11 @@
 // against every row. `scores` holds one contiguous row of `rows` scores per query (blockIdx.x).
 // Order: higher score first, the lower row on ties — the CPU twin's order (kernels/src/topk.rs).
 //
-// Each of the block's threads keeps a sorted list of its k best over a strided share of the
-// rows; the lists go to `scratch` and are merged pairwise in log2(THREADS) rounds.
+// A query's rows are split into gridDim.y contiguous slices, one block each (so that a few
+// queries still fill the GPU; the host merges the slices' lists). Each of the block's threads
+// keeps a sorted list of its k best over a strided share of the slice; the lists go to
+// `scratch` and are merged pairwise in log2(THREADS) rounds. List j of the launch, j = query *
+// gridDim.y + slice, lands at out[j * k..].
 
 #define TOPK_THREADS 256
 #define TOPK_MAX_K 128
@@ -19,12 +22,16 @@ extern "C" __global__ void select_top_k(
 {
     const int query = blockIdx.x;
     const int tid = threadIdx.x;
+    const size_t list = (size_t)query * gridDim.y + blockIdx.y;
     const float* row_scores = scores + (size_t)query * rows;
+    const int per_slice = (rows + gridDim.y - 1) / gridDim.y;
+    const int first = blockIdx.y * per_slice;
+    const int end = min(rows, first + per_slice);
 
     float best[TOPK_MAX_K];
     unsigned long long best_rows[TOPK_MAX_K];
     int count = 0;
-    for (int i = tid; i < rows; i += TOPK_THREADS) {
+    for (int i = first + tid; i < end; i += TOPK_THREADS) {
         float s = row_scores[i];
         unsigned long long r = row_offset + (unsigned long long)i;
         if (s != s) continue;  // NaN never ranks
@@ -44,8 +51,8 @@ extern "C" __global__ void select_top_k(
         best_rows[j] = ~0ull;
     }
 
-    float* my_scores = scratch_scores + ((size_t)query * TOPK_THREADS + tid) * k;
-    unsigned long long* my_rows = scratch_rows + ((size_t)query * TOPK_THREADS + tid) * k;
+    float* my_scores = scratch_scores + (list * TOPK_THREADS + tid) * k;
+    unsigned long long* my_rows = scratch_rows + (list * TOPK_THREADS + tid) * k;
     for (int j = 0; j < k; ++j) {
         my_scores[j] = best[j];
         my_rows[j] = best_rows[j];
@@ -78,8 +85,8 @@ extern "C" __global__ void select_top_k(
 
     if (tid == 0) {
         for (int j = 0; j < k; ++j) {
-            out_scores[(size_t)query * k + j] = my_scores[j];
-            out_rows[(size_t)query * k + j] = my_rows[j];
+            out_scores[list * k + j] = my_scores[j];
+            out_rows[list * k + j] = my_rows[j];
         }
     }
 }

@@ -1,25 +1,30 @@
 //! Numeric primitives with a CPU reference that is always compiled, and CUDA twins behind
 //! the `cuda` feature that are tested against them: exact top-k inner-product search,
-//! spherical k-means for IVF, mean pooling and L2 normalization; and the CPU-only erf GELU of
-//! the embedding model and its masked attention softmax (on a GPU: the PTX of fused encoder
-//! steps, `ENCODER_PTX`, launched by the embedder). [`VectorKernels`] is the
+//! spherical k-means for IVF, mean pooling and L2 normalization; and the embedding model's
+//! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
+//! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
+//! `ENCODER_PTX`, launched by the embedder). [`VectorKernels`] is the
 //! swappable part; [`best_available`] picks the device.
 
 mod activation;
+mod attention;
 mod backend;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod error;
 mod kmeans;
+mod layer_norm;
 mod pool;
 mod softmax;
 mod topk;
 
 pub use activation::{erf, gelu_erf_in_place};
+pub use attention::{packed_attention, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, ENCODER_PTX, GPU_MAX_K};
 pub use error::{KernelError, Result};
+pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use pool::{l2_normalize, mean_pool};
 pub use softmax::{exp, masked_softmax_rows};

@@ -46,15 +46,24 @@ fn softmax_row_portable(row: &mut [f32], valid: usize) {
 }
 
 /// Folds `values` in eight lanes, then the lanes: a single float accumulator does not
-/// vectorize (the compiler may not reorder float operations).
+/// vectorize (the compiler may not reorder float operations). `fold` must also combine two
+/// partial results (a sum or a maximum; see [`reduce_in_lanes_by`] otherwise).
 #[inline(always)]
-fn reduce_in_lanes(values: &[f32], start: f32, fold: impl Fn(f32, f32) -> f32) -> f32 {
+pub(crate) fn reduce_in_lanes(values: &[f32], start: f32, fold: impl Fn(f32, f32) -> f32) -> f32 {
+    reduce_in_lanes_by(values, start, &fold, &fold)
+}
+
+/// [`reduce_in_lanes`] with the lanes' partial results combined by `combine` (a sum of
+/// squares folds `sum + v * v` but combines `a + b`).
+#[inline(always)]
+pub(crate) fn reduce_in_lanes_by(values: &[f32], start: f32, fold: impl Fn(f32, f32) -> f32, combine: impl Fn(f32, f32) -> f32) -> f32 {
     let mut lanes = [start; 8];
     let mut blocks = values.chunks_exact(8);
     for block in &mut blocks {
         lanes.iter_mut().zip(block).for_each(|(lane, &v)| *lane = fold(*lane, v));
     }
-    lanes.into_iter().chain(blocks.remainder().iter().copied()).fold(start, &fold)
+    let partial = blocks.remainder().iter().fold(start, |acc, &v| fold(acc, v));
+    lanes.into_iter().fold(partial, combine)
 }
 
 /// e^x in single precision (Cephes' expf: x = n ln 2 + r, a degree-6 polynomial in r, then

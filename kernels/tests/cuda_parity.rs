@@ -58,7 +58,7 @@ fn assert_same_top_k(gpu: &[Vec<Scored>], cpu: &[Vec<Scored>], queries: &[f32], 
 fn top_k_matches_the_cpu_twin_at_odd_sizes() {
     let gpu = gpu();
     let mut state = seed();
-    for (rows, dim, queries, k) in [(1, 3, 1, 1), (7, 5, 3, 10), (1_001, 33, 17, 10), (20_011, 384, 65, 100), (4_099, 64, 9, GPU_MAX_K), (3_000, 16, 2, 200)] {
+    for (rows, dim, queries, k) in [(1, 3, 1, 1), (7, 5, 3, 10), (1_001, 33, 17, 10), (20_011, 384, 65, 100), (4_099, 64, 9, GPU_MAX_K), (3_000, 16, 2, 200), (200_003, 64, 1, 10), (65_537, 24, 3, 1)] {
         let base = random_unit_rows(rows, dim, &mut state);
         let query_rows = random_unit_rows(queries, dim, &mut state);
         let cpu = exact_top_k(&query_rows, &base, dim, k);

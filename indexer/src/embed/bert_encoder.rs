@@ -1,14 +1,18 @@
 //! BERT's encoder for inference, on candle: the weights and config that candle-transformers'
 //! `BertModel` reads, the same arithmetic (tested against it), laid out for throughput:
 //! - query, key and value are one matrix product, the attention scale folded into the query
-//!   weights, and one copy lays the three out by head;
-//! - on the CPU the attention softmax is one vectorized pass per row over the row's real
-//!   tokens (`quarry_kernels::masked_softmax_rows`, in place, no mask tensor); on a CUDA GPU
-//!   quarry's own kernel does the same (`cuda_encoder_ops`); elsewhere (half precision on the
-//!   CPU) a mask is added (only when a row is padded) and candle's softmax runs;
+//!   weights;
+//! - with the fused steps (`encoder_ops`; by default on the CPU in f32, on a CUDA GPU with
+//!   `QUARRY_FUSED_STEPS=1`), attention reads that product as it is, each sequence over its real
+//!   tokens only, and writes the context in the layout the next product reads; and each
+//!   sub-layer ends in one pass: bias + residual + layer norm;
+//! - otherwise one copy lays query, key and value out by head, candle's batched products
+//!   compute scores and context, and the softmax runs over each row's real tokens in quarry's
+//!   CUDA kernel (`cuda_encoder_ops`), or after an additive mask (half precision on the CPU);
 //! - on a CUDA GPU each dense layer's bias add is one fused pass after cuBLAS's product, with
 //!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower);
-//! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]);
+//! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]; the
+//!   fused attention always does);
 //! - on the CPU the erf GELU is a vectorized kernel (`quarry_kernels::gelu_erf_in_place`)
 //!   applied in place (candle's `gelu_erf` in half precision); on a CUDA GPU it is fused
 //!   with the bias add (above).
@@ -19,6 +23,8 @@
 use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Module, Tensor};
 use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
+
+use super::encoder_ops;
 
 /// The encoder: embeddings, then `num_hidden_layers` transformer layers.
 pub struct BertEncoder {
@@ -39,6 +45,12 @@ struct EncoderLayer {
     intermediate: Linear,
     output: Linear,
     output_norm: LayerNorm,
+    /// `[3, hidden]`: the attention output's bias, then its layer norm's weight and shift, for
+    /// the fused sub-layer end (`encoder_ops::bias_residual_layer_norm`).
+    attention_end: Tensor,
+    /// The same for the feed-forward output.
+    output_end: Tensor,
+    epsilon: f32,
 }
 
 impl BertEncoder {
@@ -69,12 +81,23 @@ impl BertEncoder {
     /// Token vectors `[batch, tokens, hidden]` for `ids` `[batch, tokens]`; `lengths` are the
     /// rows' real token counts (the rest is padding, masked out of attention).
     pub fn forward(&self, ids: &Tensor, lengths: &[usize]) -> candle_core::Result<Tensor> {
+        self.forward_with(ids, lengths, None)
+    }
+
+    /// [`forward`](Self::forward) with the fused steps chosen by `steps` (where they can run on
+    /// the device and dtype) instead of by the default (`QUARRY_FUSED_STEPS`, else per device).
+    pub fn forward_with(&self, ids: &Tensor, lengths: &[usize], steps: Option<EncoderSteps>) -> candle_core::Result<Tensor> {
         let (batch, tokens) = ids.dims2()?;
         let hidden = self.word_embeddings.dim(1)?;
         let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?.reshape((batch, tokens, hidden))?;
         let embedded = words.broadcast_add(&self.positions.narrow(0, 0, tokens)?)?.reshape((batch * tokens, hidden))?;
         let mut states = self.embedding_norm.forward(&embedded)?;
-        let padding = if on_cpu_f32(&states) {
+        let head_size = hidden / self.heads;
+        let steps = EncoderSteps::for_run(&states, head_size, steps);
+        let padding = if steps.packed_attention {
+            let lengths: Vec<u32> = lengths.iter().map(|&length| length.min(tokens) as u32).collect();
+            Padding::Packed(Tensor::from_vec(lengths, batch, ids.device())?)
+        } else if on_cpu_f32(&states) {
             Padding::Lengths(lengths)
         } else if ids.device().is_cuda() {
             let lengths: Vec<u32> = lengths.iter().map(|&length| length.min(tokens) as u32).collect();
@@ -82,9 +105,9 @@ impl BertEncoder {
         } else {
             Padding::Mask(attention_mask(lengths, tokens, score_dtype(states.dtype()), ids.device())?)
         };
-        let shape = AttentionShape { batch, tokens, heads: self.heads, head_size: hidden / self.heads };
+        let shape = AttentionShape { batch, tokens, heads: self.heads, head_size };
         for layer in &self.layers {
-            states = layer.forward(&states, &padding, shape, self.activation)?;
+            states = layer.forward(&states, &padding, shape, steps, self.activation)?;
         }
         states.reshape((batch, tokens, hidden))
     }
@@ -92,6 +115,9 @@ impl BertEncoder {
 
 /// How attention leaves out the padding.
 enum Padding<'a> {
+    /// The fused steps (`encoder_ops`), with each sequence's real token count as a u32 tensor
+    /// `[batch]` on the model's device.
+    Packed(Tensor),
     /// Each sequence's real token count (the CPU softmax kernel reads only those columns).
     Lengths(&'a [usize]),
     /// The same counts as a u32 tensor `[batch]` on the GPU, for quarry's CUDA softmax.
@@ -119,42 +145,73 @@ impl EncoderLayer {
         };
         let (query, key, value) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);
         let query_key_value = Linear::new(Tensor::cat(&[&query.0, &key.0, &value.0], 0)?, Some(Tensor::cat(&[&query.1, &key.1, &value.1], 0)?));
+        let attention_output = dense(vb.pp("attention.output.dense"), hidden, hidden)?;
+        let attention_norm = layer_norm(hidden, config.layer_norm_eps, vb.pp("attention.output.LayerNorm"))?;
+        let output = dense(vb.pp("output.dense"), config.intermediate_size, hidden)?;
+        let output_norm = layer_norm(hidden, config.layer_norm_eps, vb.pp("output.LayerNorm"))?;
         Ok(Self {
             query_key_value,
-            attention_output: dense(vb.pp("attention.output.dense"), hidden, hidden)?,
-            attention_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("attention.output.LayerNorm"))?,
+            attention_end: sub_layer_end(&attention_output, &attention_norm)?,
+            output_end: sub_layer_end(&output, &output_norm)?,
+            attention_output,
+            attention_norm,
             intermediate: dense(vb.pp("intermediate.dense"), hidden, config.intermediate_size)?,
-            output: dense(vb.pp("output.dense"), config.intermediate_size, hidden)?,
-            output_norm: layer_norm(hidden, config.layer_norm_eps, vb.pp("output.LayerNorm"))?,
+            output,
+            output_norm,
+            epsilon: config.layer_norm_eps as f32,
         })
     }
 
     /// `states` is `[batch * tokens, hidden]`.
-    fn forward(&self, states: &Tensor, padding: &Padding, shape: AttentionShape, activation: HiddenAct) -> candle_core::Result<Tensor> {
-        let AttentionShape { batch, tokens, heads, head_size } = shape;
-        // [rows, 3 * hidden] -> [3, batch, heads, tokens, head_size], one copy.
-        let by_head = dense_forward(&self.query_key_value, states)?.reshape((batch, tokens, 3, heads, head_size))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
-        let (query, key, value) = (by_head.get(0)?, by_head.get(1)?, by_head.get(2)?);
-        let scores = attention_scores(&query, &key)?;
-        let weights = match padding {
-            Padding::Lengths(lengths) => {
-                // `scores` is the fresh output of the product: nothing else holds it.
-                scores.inplace_op1(&CpuMaskedSoftmax { lengths, rows_per_sequence: heads * tokens })?;
-                scores
-            }
-            Padding::DeviceLengths(lengths) => {
-                // `scores` is the fresh output of the product: nothing else holds it.
-                masked_softmax_on_gpu(&scores, lengths)?;
-                scores
-            }
-            Padding::Mask(Some(mask)) => candle_nn::ops::softmax_last_dim(&scores.broadcast_add(mask)?)?,
-            Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
+    fn forward(&self, states: &Tensor, padding: &Padding, shape: AttentionShape, steps: EncoderSteps, activation: HiddenAct) -> candle_core::Result<Tensor> {
+        let qkv = dense_forward(&self.query_key_value, states)?;
+        let context = match padding {
+            // Straight from the packed product, in the layout the next product reads.
+            Padding::Packed(lengths) => encoder_ops::packed_attention(&qkv, lengths, shape.heads)?,
+            _ => attention_by_head(&qkv, padding, shape)?,
         };
-        let context = weights.to_dtype(value.dtype())?.matmul(&value)?.transpose(1, 2)?.reshape((batch * tokens, heads * head_size))?;
-        let attended = self.attention_norm.forward(&(dense_forward(&self.attention_output, &context)? + states)?)?;
+        let attended = self.sub_layer_end(&self.attention_output, &self.attention_norm, &self.attention_end, &context, states, steps)?;
         let inner = intermediate_forward(&self.intermediate, &attended, activation)?;
-        self.output_norm.forward(&(dense_forward(&self.output, &inner)? + attended)?)
+        self.sub_layer_end(&self.output, &self.output_norm, &self.output_end, &inner, &attended, steps)
     }
+
+    /// LayerNorm(x · Wᵀ + bias + residual): with `steps.fused_ends` one pass after the product
+    /// (`encoder_ops::bias_residual_layer_norm`), else candle's adds and layer norm.
+    fn sub_layer_end(&self, dense: &Linear, norm: &LayerNorm, end: &Tensor, x: &Tensor, residual: &Tensor, steps: EncoderSteps) -> candle_core::Result<Tensor> {
+        if !steps.fused_ends {
+            return norm.forward(&(dense_forward(dense, x)? + residual)?);
+        }
+        let product = dense_product(dense, x)?;
+        // `product` is fresh: nothing else holds it.
+        encoder_ops::bias_residual_layer_norm(&product, residual, end, self.epsilon)?;
+        Ok(product)
+    }
+}
+
+/// Attention by candle's batched products: one copy lays the packed `qkv` `[rows, 3 * hidden]`
+/// out by head `[3, batch, heads, tokens, head_size]`, the softmax leaves out the padding as
+/// `padding` says, and the context is copied back to `[rows, hidden]`.
+fn attention_by_head(qkv: &Tensor, padding: &Padding, shape: AttentionShape) -> candle_core::Result<Tensor> {
+    let AttentionShape { batch, tokens, heads, head_size } = shape;
+    let by_head = qkv.reshape((batch, tokens, 3, heads, head_size))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
+    let (query, key, value) = (by_head.get(0)?, by_head.get(1)?, by_head.get(2)?);
+    let scores = attention_scores(&query, &key)?;
+    let weights = match padding {
+        Padding::Lengths(lengths) => {
+            // `scores` is the fresh output of the product: nothing else holds it.
+            scores.inplace_op1(&CpuMaskedSoftmax { lengths, rows_per_sequence: heads * tokens })?;
+            scores
+        }
+        Padding::DeviceLengths(lengths) => {
+            // `scores` is the fresh output of the product: nothing else holds it.
+            masked_softmax_on_gpu(&scores, lengths)?;
+            scores
+        }
+        Padding::Packed(_) => candle_core::bail!("packed lengths are for the packed attention"),
+        Padding::Mask(Some(mask)) => candle_nn::ops::softmax_last_dim(&scores.broadcast_add(mask)?)?,
+        Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
+    };
+    weights.to_dtype(value.dtype())?.matmul(&value)?.transpose(1, 2)?.reshape((batch * tokens, heads * head_size))
 }
 
 /// The dtype attention scores and their softmax are computed in: bf16's 8-bit mantissa
@@ -191,11 +248,82 @@ fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
     if !x.device().is_cpu() || rows >= FEW_ROWS {
         return layer.forward(x);
     }
-    let product = layer.weight().matmul(&x.t()?)?.t()?.contiguous()?;
+    let product = dense_product(layer, x)?;
     match layer.bias() {
         Some(bias) => product.broadcast_add(bias),
         None => Ok(product),
     }
+}
+
+/// `x · Wᵀ` without the bias, a fresh contiguous tensor (few rows on the CPU: see
+/// [`dense_forward`]).
+fn dense_product(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
+    if x.device().is_cpu() && x.dim(0)? < FEW_ROWS {
+        return layer.weight().matmul(&x.t()?)?.t()?.contiguous();
+    }
+    x.matmul(&layer.weight().t()?)
+}
+
+/// `[3, hidden]`: the dense layer's bias, then the layer norm's weight and shift.
+fn sub_layer_end(dense: &Linear, norm: &LayerNorm) -> candle_core::Result<Tensor> {
+    match (dense.bias(), norm.bias()) {
+        (Some(bias), Some(shift)) => Tensor::stack(&[bias, norm.weight(), shift], 0),
+        _ => candle_core::bail!("a BERT sub-layer without its dense bias or layer norm shift"),
+    }
+}
+
+/// Which of the fused steps (`encoder_ops`) the layers run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncoderSteps {
+    /// Attention straight from the packed query-key-value product.
+    pub packed_attention: bool,
+    /// Each sub-layer's bias + residual + layer norm in one pass.
+    pub fused_ends: bool,
+}
+
+impl EncoderSteps {
+    /// `QUARRY_FUSED_STEPS=1` or `=0` turns both on or off where they can run. By default, on
+    /// the CPU (f32) the fused sub-layer ends run and attention stays on candle's batched
+    /// products (the measured faster pair, bench/RESULTS.md); on a CUDA GPU neither runs until
+    /// a GPU run has checked them (kernels/tests/cuda_source_emulated.rs checks the kernels'
+    /// source on the CPU, indexer/tests/cuda_encoder_parity.rs the kernels on a GPU).
+    /// `wanted` (or the default above) narrowed to what runs on `states`' device and dtype.
+    fn for_run(states: &Tensor, head_size: usize, wanted: Option<Self>) -> Self {
+        let requested = fused_steps_requested();
+        let (attention_supported, ends_supported) = Self::supported(states, head_size);
+        let wanted = wanted.unwrap_or(match (requested, states.device().is_cpu()) {
+            (Some(on), _) => Self { packed_attention: on, fused_ends: on },
+            (None, true) => Self { packed_attention: false, fused_ends: true },
+            (None, false) => Self { packed_attention: false, fused_ends: false },
+        });
+        Self { packed_attention: wanted.packed_attention && attention_supported, fused_ends: wanted.fused_ends && ends_supported }
+    }
+
+    /// Whether the packed attention and the fused ends can run on `states`' device and dtype.
+    fn supported(states: &Tensor, head_size: usize) -> (bool, bool) {
+        if states.device().is_cpu() {
+            let supported = encoder_ops::cpu_supports(states.dtype());
+            return (supported, supported);
+        }
+        #[cfg(feature = "cuda")]
+        if states.device().is_cuda() {
+            use super::cuda_encoder_ops::{MAX_NORM_COLUMNS, PACKED_HEAD_SIZES};
+            let width = states.dim(1).unwrap_or(usize::MAX);
+            return (PACKED_HEAD_SIZES.contains(&head_size), width <= MAX_NORM_COLUMNS);
+        }
+        let _ = head_size;
+        (false, false)
+    }
+}
+
+/// `QUARRY_FUSED_STEPS`: `Some(true)` for 1, `Some(false)` for 0, else `None` (the default).
+fn fused_steps_requested() -> Option<bool> {
+    static REQUESTED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    *REQUESTED.get_or_init(|| match std::env::var("QUARRY_FUSED_STEPS").as_deref() {
+        Ok("1") => Some(true),
+        Ok("0") => Some(false),
+        _ => None,
+    })
 }
 
 /// The feed-forward layer's product and activation; on a GPU the bias add and the erf GELU
@@ -211,7 +339,7 @@ fn intermediate_forward(layer: &Linear, x: &Tensor, activation: HiddenAct) -> ca
 /// `x · Wᵀ` by cuBLAS, then the bias (and the erf GELU with `gelu`) in place, one pass.
 #[cfg(feature = "cuda")]
 fn cuda_dense(layer: &Linear, x: &Tensor, gelu: bool) -> candle_core::Result<Tensor> {
-    let product = x.matmul(&layer.weight().t()?)?;
+    let product = dense_product(layer, x)?;
     match layer.bias() {
         // `product` is fresh: nothing else holds it.
         Some(bias) => super::cuda_encoder_ops::bias_activation(&product, bias, gelu)?,

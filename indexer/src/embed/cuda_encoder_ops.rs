@@ -1,12 +1,16 @@
-//! The encoder's fused GPU steps (kernels/cuda/encoder.cu), applied in place to candle's CUDA
-//! tensors: a dense layer's bias add (with the erf GELU for the feed-forward layer) and the
-//! attention softmax over each sequence's real tokens. candle's own broadcast add and its
-//! mask add + softmax were two thirds of the encoder's GPU time (bench/RESULTS.md).
+//! The encoder's fused GPU steps (kernels/cuda/encoder.cu) on candle's CUDA tensors: a dense
+//! layer's bias add (with the erf GELU for the feed-forward layer) and the attention softmax
+//! over each sequence's real tokens, in place; and the launches behind `encoder_ops`' packed
+//! attention and bias + residual + layer norm. candle's own broadcast add and its mask add +
+//! softmax were two thirds of the encoder's GPU time (bench/RESULTS.md).
 
 use candle_core::cuda::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda::{CudaDType, WrapErr};
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CudaStorage, DType, InplaceOp2, Layout, Tensor};
+use quarry_kernels::PackedHeads;
+
+use super::encoder_ops::contiguous;
 
 /// Name under which candle's device caches the module.
 const MODULE: &str = "quarry_encoder";
@@ -33,13 +37,6 @@ fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
         DType::BF16 => "bf16",
         other => candle_core::bail!("no fused encoder kernel for {other:?}"),
     })
-}
-
-fn contiguous(layout: &Layout, what: &str) -> candle_core::Result<std::ops::Range<usize>> {
-    match layout.contiguous_offsets() {
-        Some((start, end)) => Ok(start..end),
-        None => candle_core::bail!("{what} must be contiguous for the fused encoder kernels"),
-    }
 }
 
 fn as_u32(value: usize, what: &str) -> candle_core::Result<u32> {
@@ -134,4 +131,84 @@ impl InplaceOp2 for MaskedSoftmax {
             other => candle_core::bail!("no fused encoder kernel for {other:?}"),
         }
     }
+}
+
+/// Head sizes the packed attention kernel is compiled for.
+pub const PACKED_HEAD_SIZES: [usize; 2] = [32, 64];
+/// The widest row the layer norm kernel holds in registers (32 values per lane).
+pub const MAX_NORM_COLUMNS: usize = 1024;
+/// Queries (threads) per block of the packed attention kernel.
+const ATTENTION_QUERIES: usize = 64;
+
+/// Launches `packed_attention_{head}_{dtype}` into a fresh context tensor (see
+/// `encoder_ops::packed_attention`); every element of it is written.
+pub(super) fn packed_attention(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads) -> candle_core::Result<CudaStorage> {
+    match qkv.dtype() {
+        DType::F32 => launch_packed_attention::<f32>(qkv, qkv_range, lengths, lengths_range, shape),
+        DType::F16 => launch_packed_attention::<half::f16>(qkv, qkv_range, lengths, lengths_range, shape),
+        DType::BF16 => launch_packed_attention::<half::bf16>(qkv, qkv_range, lengths, lengths_range, shape),
+        other => candle_core::bail!("no fused encoder kernel for {other:?}"),
+    }
+}
+
+fn launch_packed_attention<T: CudaDType + DeviceRepr>(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads) -> candle_core::Result<CudaStorage> {
+    let PackedHeads { tokens, heads, head_size } = shape;
+    let batch = lengths_range.len();
+    if !PACKED_HEAD_SIZES.contains(&head_size) {
+        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
+    }
+    if qkv_range.len() != batch * tokens * 3 * shape.hidden() || batch == 0 || tokens == 0 {
+        candle_core::bail!("packed attention: {} values are not {batch} sequences of {tokens} tokens x 3 x {}", qkv_range.len(), shape.hidden());
+    }
+    let device = qkv.device.clone();
+    let function = device.get_or_load_custom_func(&format!("packed_attention_{head_size}_{}", suffix(qkv.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
+    // A warp's worth of threads at least; fewer than 64 when the sequences are short.
+    let threads = tokens.next_multiple_of(32).min(ATTENTION_QUERIES);
+    let config = LaunchConfig { grid_dim: (as_u32(batch, "sequences")?, as_u32(heads, "heads")?, as_u32(tokens.div_ceil(threads), "query blocks")?), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+    if config.grid_dim.1 as usize > MAX_GRID_Y || config.grid_dim.2 as usize > MAX_GRID_Y {
+        candle_core::bail!("packed attention: {heads} heads or {tokens} tokens are past the grid's limits");
+    }
+    // SAFETY: the kernel writes every one of the context's values before anything reads them.
+    let mut context = unsafe { device.alloc::<T>(batch * tokens * shape.hidden()) }?;
+    let (tokens, heads) = (as_u32(tokens, "tokens")?, as_u32(heads, "heads")?);
+    let qkv_slice = qkv.as_cuda_slice::<T>()?.slice(qkv_range);
+    let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
+    let mut launch = function.builder();
+    launch.arg(&qkv_slice).arg(&lengths).arg(&mut context).arg(&tokens).arg(&heads);
+    // SAFETY: qkv holds batch·tokens rows of 3·hidden values, lengths one per sequence, the
+    // context batch·tokens rows of hidden values (all checked above), of the kernel's types.
+    unsafe { launch.launch(config) }.w()?;
+    Ok(CudaStorage::wrap_cuda_slice(context, device))
+}
+
+/// Launches `bias_residual_layer_norm_{dtype}` (see `encoder_ops::bias_residual_layer_norm`);
+/// `ranges`: x's, the residual's and the parameters'.
+pub(super) fn bias_residual_layer_norm(x: &mut CudaStorage, residual: &CudaStorage, parameters: &CudaStorage, ranges: [std::ops::Range<usize>; 3], epsilon: f32) -> candle_core::Result<()> {
+    match x.dtype() {
+        DType::F32 => launch_bias_residual_layer_norm::<f32>(x, residual, parameters, ranges, epsilon),
+        DType::F16 => launch_bias_residual_layer_norm::<half::f16>(x, residual, parameters, ranges, epsilon),
+        DType::BF16 => launch_bias_residual_layer_norm::<half::bf16>(x, residual, parameters, ranges, epsilon),
+        other => candle_core::bail!("no fused encoder kernel for {other:?}"),
+    }
+}
+
+fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(x: &mut CudaStorage, residual: &CudaStorage, parameters: &CudaStorage, [x_range, residual_range, parameters_range]: [std::ops::Range<usize>; 3], epsilon: f32) -> candle_core::Result<()> {
+    let cols = parameters_range.len() / 3;
+    if cols == 0 || cols > MAX_NORM_COLUMNS || parameters_range.len() != 3 * cols || x_range.len() % cols != 0 || residual_range.len() != x_range.len() {
+        candle_core::bail!("layer norm: {} values, {} residual values and {} parameters (rows of at most {MAX_NORM_COLUMNS})", x_range.len(), residual_range.len(), parameters_range.len());
+    }
+    let rows = x_range.len() / cols;
+    let function = x.device.get_or_load_custom_func(&format!("bias_residual_layer_norm_{}", suffix(x.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
+    let warps_per_block = THREADS / 32;
+    let config = LaunchConfig { grid_dim: (as_u32(rows.div_ceil(warps_per_block as usize).max(1), "blocks")?, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let (rows, cols) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?);
+    let residual = residual.as_cuda_slice::<T>()?.slice(residual_range);
+    let parameters = parameters.as_cuda_slice::<T>()?.slice(parameters_range);
+    let mut x = x.as_cuda_slice_mut::<T>()?.slice_mut(x_range);
+    let mut launch = function.builder();
+    launch.arg(&mut x).arg(&residual).arg(&parameters).arg(&rows).arg(&cols).arg(&epsilon);
+    // SAFETY: x and the residual hold rows·cols values, the parameters 3·cols (checked
+    // above), of the kernel's element type.
+    unsafe { launch.launch(config) }.w()?;
+    Ok(())
 }

@@ -9,13 +9,14 @@ mod bert_encoder;
 #[cfg(feature = "cuda")]
 pub mod cuda_encoder_ops;
 mod device;
+pub mod encoder_ops;
 mod model_dir;
 mod replicas;
 mod tokenizer;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
-pub use bert_encoder::BertEncoder;
+pub use bert_encoder::{BertEncoder, EncoderSteps};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;

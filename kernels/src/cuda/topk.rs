@@ -1,5 +1,6 @@
 //! Exact top-k on the GPU: SGEMM scores a group of queries against a chunk of base rows,
-//! `select_top_k` keeps each query's k best per chunk, the host merges the chunks.
+//! `select_top_k` keeps each query's k best per slice of the chunk (several slices per query
+//! when the queries are few, so that the blocks fill the GPU), the host merges the lists.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -14,6 +15,10 @@ pub const GPU_MAX_K: usize = 128;
 const THREADS: usize = 256;
 /// Bytes of per-thread candidate lists one launch may use.
 const SCRATCH_BYTES: usize = 256 << 20;
+/// Selection blocks a launch aims for: several per SM of an H100 (132 SMs).
+const TARGET_BLOCKS: usize = 1024;
+/// Rows each selection thread scans at least before a query's rows are split further.
+const MIN_ROWS_PER_THREAD: usize = 16;
 
 impl CudaKernels {
     /// Top-`k` rows of the resident `base` for each query, best first (higher score, then
@@ -28,15 +33,18 @@ impl CudaKernels {
             let host = self.stream.clone_dtoh(&base.data).map_err(cuda_err)?;
             return Ok(topk::exact_top_k(queries, &host, dim, k));
         }
-        let per_query_scratch = THREADS * k * (4 + 8);
-        let group = (SCRATCH_BYTES / per_query_scratch).clamp(1, query_count);
+        let per_block_scratch = THREADS * k * (4 + 8);
+        let block_budget = (SCRATCH_BYTES / per_block_scratch).max(1);
+        let group = block_budget.clamp(1, query_count);
+        let max_slices = (block_budget.min(TARGET_BLOCKS) / group).max(1);
         let chunk_rows = (SCORE_BYTES / (4 * group)).clamp(1, base.rows);
         let device_queries = self.stream.clone_htod(queries).map_err(cuda_err)?;
         let mut scores = self.stream.alloc_zeros::<f32>(chunk_rows * group).map_err(cuda_err)?;
-        let mut scratch_scores = self.stream.alloc_zeros::<f32>(group * THREADS * k).map_err(cuda_err)?;
-        let mut scratch_rows = self.stream.alloc_zeros::<u64>(group * THREADS * k).map_err(cuda_err)?;
-        let mut out_scores = self.stream.alloc_zeros::<f32>(group * k).map_err(cuda_err)?;
-        let mut out_rows = self.stream.alloc_zeros::<u64>(group * k).map_err(cuda_err)?;
+        let lists = group * max_slices;
+        let mut scratch_scores = self.stream.alloc_zeros::<f32>(lists * THREADS * k).map_err(cuda_err)?;
+        let mut scratch_rows = self.stream.alloc_zeros::<u64>(lists * THREADS * k).map_err(cuda_err)?;
+        let mut out_scores = self.stream.alloc_zeros::<f32>(lists * k).map_err(cuda_err)?;
+        let mut out_rows = self.stream.alloc_zeros::<u64>(lists * k).map_err(cuda_err)?;
 
         let mut results: Vec<Vec<Scored>> = Vec::with_capacity(query_count);
         for first_query in (0..query_count).step_by(group) {
@@ -45,6 +53,7 @@ impl CudaKernels {
             let mut candidates: Vec<Vec<Scored>> = vec![Vec::new(); queries_here];
             for first_row in (0..base.rows).step_by(chunk_rows) {
                 let rows_here = chunk_rows.min(base.rows - first_row);
+                let slices = max_slices.min(rows_here.div_ceil(THREADS * MIN_ROWS_PER_THREAD)).max(1);
                 let mut score_view = scores.slice_mut(..rows_here * queries_here);
                 self.inner_products(&base.rows_view(first_row, rows_here), rows_here, &query_view, queries_here, dim, &mut score_view)?;
                 let (rows_arg, k_arg, offset_arg) = (rows_here as i32, k as i32, first_row as u64);
@@ -58,13 +67,15 @@ impl CudaKernels {
                     .arg(&mut scratch_rows)
                     .arg(&mut out_scores)
                     .arg(&mut out_rows);
-                let config = LaunchConfig { grid_dim: (queries_here as u32, 1, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
-                // SAFETY: the buffers hold the sizes topk.cu indexes for this grid.
+                let config = LaunchConfig { grid_dim: (queries_here as u32, slices as u32, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: the buffers hold the sizes topk.cu indexes for this grid: queries_here
+                // · slices ≤ group · max_slices lists of THREADS · k scratch and k out entries.
                 unsafe { launch.launch(config) }.map_err(cuda_err)?;
-                let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..queries_here * k)).map_err(cuda_err)?;
-                let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..queries_here * k)).map_err(cuda_err)?;
+                let found = queries_here * slices * k;
+                let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..found)).map_err(cuda_err)?;
+                let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..found)).map_err(cuda_err)?;
                 for (query, list) in candidates.iter_mut().enumerate() {
-                    let hits = (0..k).map(|j| query * k + j).filter(|&i| chunk_rows_found[i] != u64::MAX);
+                    let hits = (query * slices * k..(query + 1) * slices * k).filter(|&i| chunk_rows_found[i] != u64::MAX);
                     list.extend(hits.map(|i| Scored { row: chunk_rows_found[i], score: chunk_scores[i] }));
                 }
             }

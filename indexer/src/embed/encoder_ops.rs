@@ -1,0 +1,128 @@
+//! Two fused steps of the encoder as candle ops, on the CPU (f32, quarry-kernels' twins) and
+//! on a CUDA GPU (kernels/cuda/encoder.cu, launched by `cuda_encoder_ops`):
+//! - attention read straight from the packed query-key-value product, each sequence over its
+//!   real tokens, written in the layout the next dense layer reads (no copies by head);
+//! - a dense product's bias + the residual + layer norm, in place, one pass per row.
+
+use candle_core::backend::BackendStorage;
+use candle_core::{CpuStorage, CustomOp2, DType, InplaceOp3, Layout, Shape, Tensor};
+use quarry_kernels::{NormParameters, PackedHeads};
+
+/// Attention of `qkv` `[batch * tokens, 3 * heads * head_size]` (each row the token's query,
+/// pre-scaled, key and value) over each sequence's first `lengths[b]` tokens (`lengths`: u32
+/// `[batch]`, on `qkv`'s device): the context `[batch * tokens, heads * head_size]`.
+pub fn packed_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_core::Result<Tensor> {
+    let (rows, width) = qkv.dims2()?;
+    let batch = lengths.dims1()?;
+    if batch == 0 || rows % batch != 0 || width % (3 * heads) != 0 {
+        candle_core::bail!("packed attention: {rows} rows of {width} are not {batch} sequences of {heads} heads x 3");
+    }
+    let shape = PackedHeads { tokens: rows / batch, heads, head_size: width / (3 * heads) };
+    qkv.apply_op2_no_bwd(lengths, &PackedAttention { shape })
+}
+
+/// `x` `[rows, hidden]` (a dense layer's product, fresh: nothing else holds it) becomes, in
+/// place, LayerNorm(x + bias + residual) with `parameters` `[3, hidden]` = bias, weight, shift.
+pub fn bias_residual_layer_norm(x: &Tensor, residual: &Tensor, parameters: &Tensor, epsilon: f32) -> candle_core::Result<()> {
+    if x.dims() != residual.dims() || parameters.dims() != [3, x.dim(1)?] {
+        candle_core::bail!("layer norm of {:?} with a residual of {:?} and parameters of {:?}", x.dims(), residual.dims(), parameters.dims());
+    }
+    x.inplace_op3(residual, parameters, &BiasResidualLayerNorm { epsilon })
+}
+
+pub(super) fn contiguous(layout: &Layout, what: &str) -> candle_core::Result<std::ops::Range<usize>> {
+    match layout.contiguous_offsets() {
+        Some((start, end)) => Ok(start..end),
+        None => candle_core::bail!("{what} must be contiguous for the fused encoder steps"),
+    }
+}
+
+fn cpu_f32<'a>(storage: &'a CpuStorage, layout: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
+    match storage {
+        CpuStorage::F32(values) => Ok(&values[contiguous(layout, what)?]),
+        other => candle_core::bail!("{what}: the fused encoder steps take f32 on the CPU, not {:?}", other.dtype()),
+    }
+}
+
+struct PackedAttention {
+    shape: PackedHeads,
+}
+
+impl CustomOp2 for PackedAttention {
+    fn name(&self) -> &'static str {
+        "quarry-packed-attention"
+    }
+
+    fn cpu_fwd(&self, qkv: &CpuStorage, qkv_layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let values = cpu_f32(qkv, qkv_layout, "the query-key-value product")?;
+        let CpuStorage::U32(lengths) = lengths else { candle_core::bail!("sequence lengths must be u32") };
+        let lengths: Vec<usize> = lengths[contiguous(lengths_layout, "the sequence lengths")?].iter().map(|&l| l as usize).collect();
+        let context = quarry_kernels::packed_attention(values, &lengths, self.shape);
+        Ok((CpuStorage::F32(context), Shape::from((lengths.len() * self.shape.tokens, self.shape.hidden()))))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(&self, qkv: &candle_core::CudaStorage, qkv_layout: &Layout, lengths: &candle_core::CudaStorage, lengths_layout: &Layout) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        let (qkv_range, lengths_range) = (contiguous(qkv_layout, "the query-key-value product")?, contiguous(lengths_layout, "the sequence lengths")?);
+        let context = super::cuda_encoder_ops::packed_attention(qkv, qkv_range, lengths, lengths_range, self.shape)?;
+        Ok((context, Shape::from((lengths_layout.shape().elem_count() * self.shape.tokens, self.shape.hidden()))))
+    }
+}
+
+struct BiasResidualLayerNorm {
+    epsilon: f32,
+}
+
+impl InplaceOp3 for BiasResidualLayerNorm {
+    fn name(&self) -> &'static str {
+        "quarry-bias-residual-layer-norm"
+    }
+
+    fn cpu_fwd(&self, x: &mut CpuStorage, x_layout: &Layout, residual: &CpuStorage, residual_layout: &Layout, parameters: &CpuStorage, parameters_layout: &Layout) -> candle_core::Result<()> {
+        let residual = cpu_f32(residual, residual_layout, "the residual")?;
+        let parameters = cpu_f32(parameters, parameters_layout, "the layer norm parameters")?;
+        let x_range = contiguous(x_layout, "the layer output")?;
+        let CpuStorage::F32(values) = x else { candle_core::bail!("the fused encoder steps take f32 on the CPU, not {:?}", x.dtype()) };
+        let hidden = parameters.len() / 3;
+        let (bias, rest) = parameters.split_at(hidden);
+        let (weight, shift) = rest.split_at(hidden);
+        quarry_kernels::bias_residual_layer_norm_rows(&mut values[x_range], residual, NormParameters { bias, weight, shift, epsilon: self.epsilon });
+        Ok(())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(&self, x: &mut candle_core::CudaStorage, x_layout: &Layout, residual: &candle_core::CudaStorage, residual_layout: &Layout, parameters: &candle_core::CudaStorage, parameters_layout: &Layout) -> candle_core::Result<()> {
+        let ranges = [contiguous(x_layout, "the layer output")?, contiguous(residual_layout, "the residual")?, contiguous(parameters_layout, "the layer norm parameters")?];
+        super::cuda_encoder_ops::bias_residual_layer_norm(x, residual, parameters, ranges, self.epsilon)
+    }
+}
+
+/// Whether the fused steps can run on tensors of `dtype` on the CPU (f32 only: the twins).
+pub(super) fn cpu_supports(dtype: DType) -> bool {
+    dtype == DType::F32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{Device, Module};
+
+    fn max_difference(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap()
+    }
+
+    #[test]
+    fn the_fused_sub_layer_end_is_candles_adds_and_layer_norm() {
+        let device = Device::Cpu;
+        for (rows, hidden) in [(1, 1), (70, 384), (130, 37)] {
+            let x = (Tensor::randn(0f32, 2.0, (rows, hidden), &device).unwrap() + 3.0).unwrap();
+            let residual = Tensor::randn(0f32, 1.0, (rows, hidden), &device).unwrap();
+            let parameters = Tensor::randn(0f32, 1.0, (3, hidden), &device).unwrap();
+            let norm = candle_nn::LayerNorm::new(parameters.get(1).unwrap(), parameters.get(2).unwrap(), 1e-12);
+            let want = norm.forward(&x.broadcast_add(&parameters.get(0).unwrap()).unwrap().add(&residual).unwrap()).unwrap();
+            let got = x.copy().unwrap();
+            bias_residual_layer_norm(&got, &residual, &parameters, 1e-12).unwrap();
+            assert!(max_difference(&got, &want) < 1e-4, "{rows}x{hidden}: {}", max_difference(&got, &want));
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Self-attention read straight from the packed output of BERT's query-key-value product,
+//! for the CPU: each query row attends over its sequence's real tokens only and the context
+//! comes out in the `[tokens, heads * head_size]` layout the next dense layer reads. It is
+//! the twin of kernels/cuda/encoder.cu `packed_attention`, and on the CPU replaces the copy
+//! that lays query, key and value out by head, two batched products, the masked softmax and
+//! the copy of the context back.
+
+use rayon::prelude::*;
+
+use crate::softmax::{exp, reduce_in_lanes};
+
+/// The shape of a packed query-key-value tensor `[batch * tokens, 3 * heads * head_size]`:
+/// each row holds the token's query (already scaled by 1/sqrt(head_size)), key and value,
+/// each `heads * head_size` wide, head `h` at columns `h * head_size..`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedHeads {
+    pub tokens: usize,
+    pub heads: usize,
+    pub head_size: usize,
+}
+
+impl PackedHeads {
+    pub fn hidden(&self) -> usize {
+        self.heads * self.head_size
+    }
+}
+
+/// Output rows per parallel task.
+const ROWS_PER_TASK: usize = 8;
+
+/// The attention context `[batch * tokens, heads * head_size]` of `qkv` (see [`PackedHeads`]):
+/// row `t` of sequence `b`, head `h`, is the softmax over keys `0..lengths[b]` (clamped to
+/// `1..=tokens`) of `query · key`, applied to the values. Padding rows (`t >= lengths[b]`)
+/// attend the same way, as BERT's additive mask has them do.
+pub fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
+    let PackedHeads { tokens, heads, head_size } = shape;
+    let hidden = shape.hidden();
+    assert!(tokens > 0 && hidden > 0 && qkv.len() == lengths.len() * tokens * 3 * hidden, "qkv of {} values is not {} sequences of {tokens} tokens x 3 x {hidden}", qkv.len(), lengths.len());
+    let mut context = vec![0f32; lengths.len() * tokens * hidden];
+    context.par_chunks_mut(hidden * ROWS_PER_TASK).enumerate().for_each_init(
+        || vec![0f32; tokens],
+        |scores, (task, rows)| {
+            for (i, out) in rows.chunks_exact_mut(hidden).enumerate() {
+                let row = task * ROWS_PER_TASK + i;
+                let sequence = row / tokens;
+                let keys = &qkv[sequence * tokens * 3 * hidden..(sequence + 1) * tokens * 3 * hidden];
+                let query = &qkv[row * 3 * hidden..row * 3 * hidden + hidden];
+                let length = lengths[sequence].clamp(1, tokens);
+                for head in 0..heads {
+                    let columns = head * head_size..(head + 1) * head_size;
+                    attend(&query[columns.clone()], keys, 3 * hidden, hidden + columns.start, 2 * hidden + columns.start, &mut scores[..length], &mut out[columns]);
+                }
+            }
+        },
+    );
+    context
+}
+
+/// One query row of one head: `keys` holds the sequence's packed rows (`stride` apart), the
+/// head's key at column `key_at` and value at `value_at`; `scores` has one slot per real key.
+fn attend(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: usize, scores: &mut [f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the function is compiled for (checked above).
+        return unsafe { attend_avx2_fma(query, keys, stride, key_at, value_at, scores, out) };
+    }
+    attend_portable(query, keys, stride, key_at, value_at, scores, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn attend_avx2_fma(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: usize, scores: &mut [f32], out: &mut [f32]) {
+    attend_portable(query, keys, stride, key_at, value_at, scores, out);
+}
+
+#[inline(always)]
+fn attend_portable(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: usize, scores: &mut [f32], out: &mut [f32]) {
+    let size = query.len();
+    for (j, score) in scores.iter_mut().enumerate() {
+        *score = dot(query, &keys[j * stride + key_at..j * stride + key_at + size]);
+    }
+    let max = reduce_in_lanes(scores, f32::NEG_INFINITY, |m, v| if v > m { v } else { m });
+    scores.iter_mut().for_each(|s| *s = exp(*s - max));
+    let scale = 1.0 / reduce_in_lanes(scores, 0.0, |sum, v| sum + v);
+    out.fill(0.0);
+    for (j, &weight) in scores.iter().enumerate() {
+        let value = &keys[j * stride + value_at..j * stride + value_at + size];
+        out.iter_mut().zip(value).for_each(|(o, v)| *o += weight * v);
+    }
+    out.iter_mut().for_each(|o| *o *= scale);
+}
+
+/// `a · b` in eight lanes (a single float accumulator does not vectorize).
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (blocks_a, blocks_b) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = blocks_a.remainder().iter().zip(blocks_b.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in blocks_a.zip(blocks_b) {
+        lanes.iter_mut().zip(x.iter().zip(y)).for_each(|(lane, (x, y))| *lane += x * y);
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The textbook definition in f64: per sequence and head, gather the head's query, key and
+    /// value matrices, then softmax(Q Kᵀ) V over the real keys.
+    fn reference(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f64> {
+        let PackedHeads { tokens, heads, head_size } = shape;
+        let hidden = shape.hidden();
+        let at = |b: usize, t: usize, part: usize, h: usize, d: usize| qkv[(b * tokens + t) * 3 * hidden + part * hidden + h * head_size + d] as f64;
+        let mut out = vec![0f64; lengths.len() * tokens * hidden];
+        for (b, &length) in lengths.iter().enumerate() {
+            let length = length.clamp(1, tokens);
+            for h in 0..heads {
+                for t in 0..tokens {
+                    let scores: Vec<f64> = (0..length).map(|j| (0..head_size).map(|d| at(b, t, 0, h, d) * at(b, j, 1, h, d)).sum()).collect();
+                    let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let weights: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+                    let total: f64 = weights.iter().sum();
+                    for d in 0..head_size {
+                        out[(b * tokens + t) * hidden + h * head_size + d] = (0..length).map(|j| weights[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn matches_the_textbook_attention_over_the_real_keys() {
+        // Odd head sizes (a tail past the 8 lanes), one-token and full-length sequences, more
+        // rows than one task, logits up to about 50.
+        for (shape, lengths) in [
+            (PackedHeads { tokens: 1, heads: 1, head_size: 1 }, vec![1]),
+            (PackedHeads { tokens: 7, heads: 3, head_size: 13 }, vec![7, 1, 4, 0]),
+            (PackedHeads { tokens: 37, heads: 2, head_size: 32 }, vec![37, 20, 9]),
+        ] {
+            let count = lengths.len() * shape.tokens * 3 * shape.hidden();
+            let qkv: Vec<f32> = (0..count).map(|i| ((i * 7919 + 13) % 1009) as f32 / 404.0 - 1.25).collect();
+            let got = packed_attention(&qkv, &lengths, shape);
+            let want = reference(&qkv, &lengths, shape);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!((*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()), "{shape:?} value {i}: {g} vs {w}");
+            }
+        }
+    }
+}
