@@ -59,6 +59,12 @@ tar -C "$out/lib" -cf - . | xz -T2 -9 > "$out/bin/libs.tar.xz" && rm -rf "$out/l
 if [ "$with_model" = 1 ]; then
   python="${PYTHON:-.venv-bench/bin/python}"
   [ -x "$python" ] || python=python3
+  if ! "$python" -c "import numpy" 2>/dev/null; then
+    # A fresh machine's python3 has no numpy: a venv of its own (git-ignored) for the conversion.
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/python -c "import numpy" 2>/dev/null || .venv/bin/pip install -q numpy
+    python=.venv/bin/python
+  fi
   "$python" scripts/fp16-model.py models/all-MiniLM-L6-v2 "$out/model"
   xz -T2 -6 "$out/model/model.safetensors"   # 45 MB -> 41 MB; gpu-check.sh unpacks it
 fi
