@@ -2,11 +2,12 @@
 //! `BertModel` reads, the same arithmetic (tested against it), laid out for throughput:
 //! - query, key and value are one matrix product, the attention scale folded into the query
 //!   weights;
-//! - with the fused steps (`encoder_ops`; by default on the CPU in f32, on a CUDA GPU with
-//!   `QUARRY_FUSED_STEPS=1`), attention reads that product as it is, each sequence over its real
-//!   tokens only, and writes the context in the layout the next product reads; and each
-//!   sub-layer ends in one pass: bias + residual + layer norm;
-//! - otherwise one copy lays query, key and value out by head, candle's batched products
+//! - two fused steps (`encoder_ops`, chosen by [`EncoderSteps`]): the packed attention reads
+//!   that product as it is, each sequence over its real tokens only, and writes the context in
+//!   the layout the next product reads; the fused end does each sub-layer's bias + residual +
+//!   layer norm in one pass. By default the CPU (f32) runs the fused ends only, a CUDA GPU
+//!   neither until a GPU run has checked them (`QUARRY_FUSED_STEPS=1` turns both on);
+//! - without the packed attention one copy lays query, key and value out by head, candle's batched products
 //!   compute scores and context, and the softmax runs over each row's real tokens in quarry's
 //!   CUDA kernel (`cuda_encoder_ops`), or after an additive mask (half precision on the CPU);
 //! - on a CUDA GPU each dense layer's bias add is one fused pass after cuBLAS's product, with
@@ -115,8 +116,8 @@ impl BertEncoder {
 
 /// How attention leaves out the padding.
 enum Padding<'a> {
-    /// The fused steps (`encoder_ops`), with each sequence's real token count as a u32 tensor
-    /// `[batch]` on the model's device.
+    /// For the packed attention (`encoder_ops`): each sequence's real token count as a u32
+    /// tensor `[batch]` on the model's device.
     Packed(Tensor),
     /// Each sequence's real token count (the CPU softmax kernel reads only those columns).
     Lengths(&'a [usize]),
