@@ -1,4 +1,4 @@
-//! CUDA kernels' source (kernels/cuda/encoder.cu, topk.cu), compiled by g++ against a small
+//! CUDA kernels' source (kernels/cuda/*.cu), compiled by g++ against a small
 //! emulation of CUDA's threads, barriers and warp shuffles (tests/emulated/), run on the CPU
 //! against references. It checks the kernels' logic on a machine without a GPU, in every
 //! build; the GPU parity tests check the kernels nvcc builds.
@@ -26,4 +26,9 @@ fn encoder_kernels_compute_what_their_references_do_under_emulation() {
 #[test]
 fn top_k_selection_keeps_what_a_sort_keeps_under_emulation() {
     compile_and_run("topk_kernel", "all lists match");
+}
+
+#[test]
+fn pooling_and_k_means_steps_compute_what_their_references_do_under_emulation() {
+    compile_and_run("vector_kernels", "all values match");
 }

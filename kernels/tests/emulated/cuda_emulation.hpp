@@ -1,15 +1,19 @@
 // Just enough of CUDA's execution model to run a kernel's source on the CPU: every thread of
 // a block is an OS thread, blocks run one after another (so a `__shared__` variable, made a
 // function-local static here, is the block's own), `__syncthreads` is a barrier of the
-// block's threads and `__shfl_xor_sync` swaps through a per-warp array between two barriers
-// of the warp. It checks a kernel's logic — indexing, tiling, edges, barriers placed where
-// every thread reaches them — compiled by g++, not nvcc, and says nothing of its speed; the
+// block's threads, `__shfl_xor_sync` / `__shfl_down_sync` swap through a per-warp array
+// between two barriers of the warp, and `atomicAdd` is a std::atomic_ref add. It checks a
+// kernel's logic — indexing, tiling, edges, barriers placed where every thread reaches
+// them — compiled by g++, not nvcc, and says nothing of its speed; the
 // GPU parity tests (kernels/tests/cuda_parity.rs, indexer/tests/cuda_encoder_parity.rs) are
 // what check the real thing.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <cstddef>
 #include <functional>
@@ -34,24 +38,39 @@ inline dim3 blockDim, gridDim;
 namespace emulation {
 inline std::unique_ptr<std::barrier<>> block_barrier;
 inline std::vector<std::unique_ptr<std::barrier<>>> warp_barriers;
-inline std::vector<float> exchange;
+inline std::vector<std::uint64_t> exchange;
 
 inline unsigned int thread_in_block() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 }  // namespace emulation
 
 inline void __syncthreads() { emulation::block_barrier->arrive_and_wait(); }
 
-// Every lane of the warp must call it (full mask), as the kernels here do.
-inline float __shfl_xor_sync(unsigned int, float value, int offset)
+namespace emulation {
+// `value` of the warp's lane `source(lane)` (its own when that is past the warp). Every lane
+// of the warp must call it (full mask), as the kernels here do.
+template <typename T, typename Source>
+T shuffle(T value, Source source)
 {
-    const unsigned int me = emulation::thread_in_block();
-    auto& warp = *emulation::warp_barriers[me / 32];
-    emulation::exchange[me] = value;
+    static_assert(sizeof(T) <= sizeof(std::uint64_t));
+    const unsigned int me = thread_in_block();
+    auto& warp = *warp_barriers[me / 32];
+    std::memcpy(&exchange[me], &value, sizeof(T));
     warp.arrive_and_wait();
-    const float other = emulation::exchange[(me & ~31u) | ((me % 32) ^ (unsigned int)offset)];
+    const unsigned int lane = source(me % 32);
+    T other = value;
+    if (lane < 32) std::memcpy(&other, &exchange[(me & ~31u) | lane], sizeof(T));
     warp.arrive_and_wait();
     return other;
 }
+}  // namespace emulation
+
+template <typename T>
+T __shfl_xor_sync(unsigned int, T value, int offset) { return emulation::shuffle(value, [=](unsigned int lane) { return lane ^ (unsigned int)offset; }); }
+template <typename T>
+T __shfl_down_sync(unsigned int, T value, unsigned int delta) { return emulation::shuffle(value, [=](unsigned int lane) { return lane + delta; }); }
+
+template <typename T>
+T atomicAdd(T* address, T value) { return std::atomic_ref<T>(*address).fetch_add(value); }
 
 using std::max;
 using std::min;
@@ -72,7 +91,7 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& kernel)
                 emulation::warp_barriers.clear();
                 for (unsigned int w = 0; w < (threads + 31) / 32; ++w)
                     emulation::warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - 32 * w)));
-                emulation::exchange.assign(threads, 0.0f);
+                emulation::exchange.assign(threads, 0);
                 std::vector<std::thread> pool;
                 for (unsigned int i = 0; i < threads; ++i) {
                     pool.emplace_back([=, &kernel] {

@@ -1,0 +1,95 @@
+// Runs kernels/cuda/pool.cu and kmeans.cu on the CPU (cuda_emulation.hpp) against references:
+// mean pooling + L2 normalization (masked tokens, an all-masked row), the nearest centroid
+// per row (ties to the lower centroid, more centroids than a warp, rows not filling the last
+// block) and the per-centroid sums and counts (atomics). Built and run by
+// kernels/tests/cuda_source_emulated.rs.
+#include "cuda_emulation.hpp"
+#include "../../cuda/pool.cu"
+#include "../../cuda/kmeans.cu"
+
+#include <cstdio>
+#include <random>
+
+static std::mt19937 rng(std::random_device{}());
+static int failures = 0;
+
+static void expect(bool ok, const char* what, size_t index)
+{
+    if (!ok && failures++ < 20) std::printf("%s: value %zu differs\n", what, index);
+}
+
+static void check_pool(int rows, int tokens, int dim)
+{
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> hidden((size_t)rows * tokens * dim);
+    for (auto& v : hidden) v = normal(rng);
+    std::vector<unsigned int> mask((size_t)rows * tokens);
+    for (int r = 0; r < rows; ++r)
+        for (int t = 0; t < tokens; ++t) mask[(size_t)r * tokens + t] = r == 1 ? 0 : t < 1 + (r * 7 + 3) % tokens;
+    std::vector<float> out((size_t)rows * dim, NAN);
+    launch({(unsigned int)rows, 1, 1}, {POOL_THREADS, 1, 1}, [&] { mean_pool_normalize(hidden.data(), mask.data(), tokens, dim, out.data()); });
+    for (int r = 0; r < rows; ++r) {
+        std::vector<double> mean(dim);
+        int count = 0;
+        for (int t = 0; t < tokens; ++t) {
+            if (!mask[(size_t)r * tokens + t]) continue;
+            ++count;
+            for (int j = 0; j < dim; ++j) mean[j] += hidden[((size_t)r * tokens + t) * dim + j];
+        }
+        double norm = 0;
+        for (auto& m : mean) {
+            m /= std::max(count, 1);
+            norm += m * m;
+        }
+        norm = std::sqrt(norm);
+        for (int j = 0; j < dim; ++j) {
+            const double want = norm > 1e-12 ? mean[j] / norm : mean[j];
+            expect(std::fabs(out[(size_t)r * dim + j] - want) <= 1e-5 * (1 + std::fabs(want)), "mean_pool_normalize", (size_t)r * dim + j);
+        }
+    }
+}
+
+static void check_kmeans(int rows, int k, int dim)
+{
+    std::uniform_int_distribution<int> level(0, 9);  // few distinct scores: ties
+    std::vector<float> scores((size_t)rows * k);
+    for (auto& s : scores) s = level(rng);
+    std::vector<unsigned int> assignment(rows, 7777);
+    std::vector<float> best(rows);
+    const unsigned int threads = 128, warps = threads / 32;
+    launch({(rows + warps - 1) / warps, 1, 1}, {threads, 1, 1}, [&] { nearest_centroid(scores.data(), rows, k, assignment.data(), best.data()); });
+    for (int r = 0; r < rows; ++r) {
+        const float* row = scores.data() + (size_t)r * k;
+        const unsigned int want = std::max_element(row, row + k) - row;  // the first maximum
+        expect(assignment[r] == want && best[r] == row[want], "nearest_centroid", r);
+    }
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> data((size_t)rows * dim);
+    for (auto& v : data) v = normal(rng);
+    std::vector<float> sums((size_t)k * dim, 0.0f);
+    std::vector<unsigned int> counts(k, 0);
+    const size_t total = (size_t)rows * dim;
+    launch({(unsigned int)((total + 255) / 256), 1, 1}, {256, 1, 1}, [&] { accumulate_clusters(data.data(), assignment.data(), rows, dim, sums.data(), counts.data()); });
+    std::vector<double> want_sums((size_t)k * dim, 0.0);
+    std::vector<unsigned int> want_counts(k, 0);
+    for (int r = 0; r < rows; ++r) {
+        ++want_counts[assignment[r]];
+        for (int j = 0; j < dim; ++j) want_sums[(size_t)assignment[r] * dim + j] += data[(size_t)r * dim + j];
+    }
+    for (int c = 0; c < k; ++c) expect(counts[c] == want_counts[c], "accumulate_clusters counts", c);
+    for (size_t i = 0; i < want_sums.size(); ++i) expect(std::fabs(sums[i] - want_sums[i]) <= 1e-4 * (1 + std::fabs(want_sums[i])), "accumulate_clusters sums", i);
+}
+
+int main()
+{
+    check_pool(3, 7, 384);   // row 1 all masked: zeros, not NaN
+    check_pool(2, 5, 300);   // dim past one pass of the block's threads
+    check_kmeans(1, 1, 3);
+    check_kmeans(37, 45, 17);  // 45 centroids: two per lane for some; 37 rows: the last block part idle
+    if (failures) {
+        std::printf("%d values off\n", failures);
+        return 1;
+    }
+    std::printf("vector kernels: all values match\n");
+    return 0;
+}
