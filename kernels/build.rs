@@ -8,7 +8,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const KERNELS: [&str; 4] = ["topk", "kmeans", "pool", "encoder"];
+const KERNELS: [&str; 5] = ["topk", "kmeans", "pool", "encoder", "attention"];
+/// Headers the kernels include.
+const HEADERS: [&str; 1] = ["element.cuh"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -16,6 +18,9 @@ fn main() {
     println!("cargo:rerun-if-env-changed=NVCC");
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
+    }
+    for header in HEADERS {
+        println!("cargo:rerun-if-changed=cuda/{header}");
     }
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let nvcc = std::env::var("NVCC").ok().or_else(|| {

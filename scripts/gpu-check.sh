@@ -5,17 +5,18 @@
 #
 #   parity    kernel parity: each CUDA kernel against its CPU twin
 #   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried),
-#             without and with the fused steps (QUARRY_FUSED_STEPS=0/1, FUSED_MODES), and the
-#             encoder kernels' parity with their CPU twins (cuda_encoder_parity)
+#             in each of FUSED_MODES (default "0 1 1cc": 0 without the fused steps, 1 with them
+#             (attention on tensor cores for f16/bf16), 1cc with them and attention on CUDA
+#             cores), and the encoder kernels' parity with their CPU twins (cuda_encoder_parity)
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
-#             without and with the fused steps (FUSED_MODES, default "0 1")
+#             in each of FUSED_MODES (as golden)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
 #   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16;
-#             PROFILE_FUSED, default 1), summed by kernel name (scripts/ncu-summary.py)
+#             PROFILE_FUSED, a mode as above, default 1), summed by kernel name (scripts/ncu-summary.py)
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
@@ -57,6 +58,14 @@ quarry="$dev/bin/quarry"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests embed kernels cpu e2e)
 [ -f "$QUARRY_MODEL/model.safetensors" ] || { echo "error: no model at $QUARRY_MODEL: carry target/device/model (scripts/package-device.sh)" >&2; exit 1; }
+# The fused encoder steps of `mode` (see golden above) in the environment.
+use_fused_mode() {
+  case "$1" in
+    0|1) export QUARRY_FUSED_STEPS="$1"; unset QUARRY_ATTENTION_KERNEL ;;
+    1cc) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=cuda-cores ;;
+    *) echo "unknown fused mode $1 (0, 1, 1cc)" >&2; return 2 ;;
+  esac
+}
 # Each step runs on when the one before it failed (a lease is short: one call should say
 # everything it can); the summary at the end lists each step's exit status.
 run_step() {
@@ -65,8 +74,8 @@ run_step() {
     parity|golden|tests)
       [ "$step" = golden ] || "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt"
       if [ "$step" != parity ]; then
-        for fused in ${FUSED_MODES:-0 1}; do
-          QUARRY_FUSED_STEPS="$fused" "$dev/bin/golden_embeddings" --test-threads 1 2>&1 | tee "$out/golden_embeddings-fused$fused.txt"
+        for fused in ${FUSED_MODES:-0 1 1cc}; do
+          (use_fused_mode "$fused" && "$dev/bin/golden_embeddings" --test-threads 1) 2>&1 | tee "$out/golden_embeddings-fused$fused.txt"
         done
       fi
       if [ "$step" != parity ] && [ -x "$dev/bin/cuda_encoder_parity" ]; then
@@ -75,8 +84,8 @@ run_step() {
       ;;
     embed)
       # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).
-      for fused in ${FUSED_MODES:-0 1}; do
-        export QUARRY_FUSED_STEPS="$fused"
+      for fused in ${FUSED_MODES:-0 1 1cc}; do
+        use_fused_mode "$fused"
         for precision in ${PRECISIONS:-f32 f16 bf16}; do
           for budget in ${BATCH_TOKENS:-gpu}; do
             if [ "$budget" = gpu ]; then unset QUARRY_BATCH_TOKENS; else export QUARRY_BATCH_TOKENS="$budget"; fi
@@ -111,7 +120,8 @@ run_step() {
     profile)
       ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
       [ -n "$ncu" ] || { echo "error: no ncu on this machine" >&2; return 1; }
-      QUARRY_FUSED_STEPS="${PROFILE_FUSED:-1}" QUARRY_BATCH_TOKENS="${PROFILE_BATCH_TOKENS:-65536}" "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
+      use_fused_mode "${PROFILE_FUSED:-1}"
+      QUARRY_BATCH_TOKENS="${PROFILE_BATCH_TOKENS:-65536}" "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
         "$quarry" bench-embed --device "$device" --precision "${PROFILE_PRECISION:-f16}" --chunks 1000 --repetitions 1 > "$out/profile-ncu.txt" 2>&1
       python3 "$root/scripts/ncu-summary.py" "$out/profile-ncu.txt" | tee "$out/profile.txt"
       ;;

@@ -1,14 +1,15 @@
 //! The encoder's fused CUDA kernels (kernels/cuda/encoder.cu) against their CPU twins on
 //! fresh random inputs, odd sizes included, at every precision: the bias add (+ erf GELU)
 //! against candle's broadcast add and `gelu_erf` in f32, the length-masked softmax against
-//! `quarry_kernels::masked_softmax_rows`, the packed attention and the bias + residual + layer
-//! norm against the same `encoder_ops` on the CPU (`quarry_kernels::packed_attention`,
+//! `quarry_kernels::masked_softmax_rows`, the packed attention (both GPU kernels: CUDA cores
+//! and tensor cores) and the bias + residual + layer norm against the same `encoder_ops` on
+//! the CPU (`quarry_kernels::packed_attention`,
 //! `bias_residual_layer_norm_rows`). Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
 #![cfg(feature = "cuda")]
 
 use candle_core::{DType, Device, Tensor};
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
-use quarry_indexer::embed::encoder_ops::{bias_residual_layer_norm, packed_attention};
+use quarry_indexer::embed::encoder_ops::{bias_residual_layer_norm, packed_attention, packed_attention_by, AttentionKernel};
 
 const PRECISIONS: [(DType, f32); 3] = [(DType::F32, 1e-5), (DType::F16, 2e-3), (DType::BF16, 1.5e-2)];
 
@@ -32,18 +33,22 @@ fn relative_error(got: &[f32], want: &[f32]) -> f32 {
 #[test]
 fn bias_activation_matches_candle_at_every_precision() {
     let gpu = gpu();
-    // 70,000 rows pass the grid's 65,535 row blocks, so blocks stride over rows.
-    for (rows, cols) in [(1, 1), (7, 383), (1000, 1536), (70_000, 3)] {
+    // 70,000 rows pass the grid's 65,535 row blocks, so blocks stride over rows. Widths that
+    // are a multiple of 8 take the vectorized kernel (16 bytes a load), the others the one
+    // value per thread; `offset` puts x one value into its buffer, off the 16 bytes the
+    // vectorized kernel needs, so 384 columns go the scalar way there.
+    for (rows, cols, offset) in [(1, 1, 0), (7, 383, 0), (1000, 1536, 0), (70_000, 3, 0), (70_000, 8, 0), (5, 384, 1)] {
         for (dtype, bound) in PRECISIONS {
             let x = Tensor::randn(0f32, 2.0, (rows, cols), &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
             let bias = Tensor::randn(0f32, 1.0, cols, &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
             let sum = x.to_dtype(DType::F32).unwrap().broadcast_add(&bias.to_dtype(DType::F32).unwrap()).unwrap();
             for gelu in [false, true] {
                 let want = if gelu { sum.gelu_erf().unwrap() } else { sum.clone() };
-                let on_gpu = x.to_device(&gpu).unwrap();
+                let padded = Tensor::cat(&[&Tensor::zeros(offset, dtype, &Device::Cpu).unwrap(), &x.flatten_all().unwrap()], 0).unwrap();
+                let on_gpu = padded.to_device(&gpu).unwrap().narrow(0, offset, rows * cols).unwrap().reshape((rows, cols)).unwrap();
                 bias_activation(&on_gpu, &bias.to_device(&gpu).unwrap(), gelu).unwrap();
                 let error = relative_error(&host_f32(&on_gpu), &host_f32(&want));
-                assert!(error < bound, "{rows}x{cols} {dtype:?} gelu {gelu}: relative error {error}");
+                assert!(error < bound, "{rows}x{cols} at offset {offset} {dtype:?} gelu {gelu}: relative error {error}");
             }
         }
     }
@@ -87,23 +92,41 @@ fn random_lengths(batch: usize, tokens: usize) -> Vec<u32> {
 }
 
 #[test]
-fn packed_attention_matches_the_cpu_twin_at_every_precision() {
+fn both_attention_kernels_match_the_cpu_twin_at_every_precision() {
     let gpu = gpu();
     // (sequences, tokens, heads, head size): one token; 33 tokens (a second warp, two key
-    // tiles); 70 (two query blocks, three tiles); 256 x 12 heads (MiniLM's widest batch rows);
-    // head size 64 (BERT-base).
+    // tiles of the CUDA-core kernel); 70 (two query blocks, the tensor-core kernel's second
+    // tile partial); 256 x 12 heads (MiniLM's widest batch rows); head size 64 (BERT-base).
     for (batch, tokens, heads, head_size) in [(1, 1, 1, 32), (3, 33, 2, 32), (4, 70, 3, 32), (9, 256, 12, 32), (3, 41, 2, 64)] {
         let lengths = random_lengths(batch, tokens);
         let qkv = Tensor::randn(0f32, 0.6, (batch * tokens, 3 * heads * head_size), &Device::Cpu).unwrap();
         for (dtype, bound) in PRECISIONS {
             let input = qkv.to_dtype(dtype).unwrap();
             let want = packed_attention(&input.to_dtype(DType::F32).unwrap(), &Tensor::new(lengths.as_slice(), &Device::Cpu).unwrap(), heads).unwrap();
-            let got = packed_attention(&input.to_device(&gpu).unwrap(), &Tensor::new(lengths.as_slice(), &gpu).unwrap(), heads).unwrap();
-            assert_eq!(got.dims(), want.dims());
-            let error = relative_error(&host_f32(&got), &host_f32(&want));
-            assert!(error < bound, "{batch}x{tokens}x{heads}x{head_size} {dtype:?}: relative error {error}");
+            let kernels: &[AttentionKernel] = if dtype == DType::F32 { &[AttentionKernel::CudaCores] } else { &[AttentionKernel::CudaCores, AttentionKernel::TensorCores] };
+            for &kernel in kernels {
+                let got = packed_attention_by(&input.to_device(&gpu).unwrap(), &Tensor::new(lengths.as_slice(), &gpu).unwrap(), heads, kernel).unwrap();
+                assert_eq!(got.dims(), want.dims());
+                let error = relative_error(&host_f32(&got), &host_f32(&want));
+                assert!(error < bound, "{batch}x{tokens}x{heads}x{head_size} {dtype:?} {kernel:?}: relative error {error}");
+            }
         }
     }
+}
+
+#[test]
+fn tensor_core_attention_refuses_f32_and_an_unaligned_product() {
+    let gpu = gpu();
+    let lengths = Tensor::new(&[5u32], &gpu).unwrap();
+    let f32_product = Tensor::zeros((5, 3 * 64), DType::F32, &gpu).unwrap();
+    let error = packed_attention_by(&f32_product, &lengths, 2, AttentionKernel::TensorCores).unwrap_err().to_string();
+    assert!(error.contains("f16 or bf16"), "{error}");
+    // A view one element into its buffer: 2 bytes off the 16 the kernel loads at a time.
+    let shifted = Tensor::zeros(5 * 3 * 64 + 1, DType::F16, &gpu).unwrap().narrow(0, 1, 5 * 3 * 64).unwrap().reshape((5, 3 * 64)).unwrap();
+    let error = packed_attention_by(&shifted, &lengths, 2, AttentionKernel::TensorCores).unwrap_err().to_string();
+    assert!(error.contains("aligned"), "{error}");
+    // Auto takes the CUDA cores there instead.
+    assert_eq!(packed_attention_by(&shifted, &lengths, 2, AttentionKernel::Auto).unwrap().dims(), [5, 64]);
 }
 
 #[test]

@@ -1,32 +1,18 @@
 // Fused steps of the BERT encoder on the GPU, applied to tensors candle owns
-// (indexer/src/embed/cuda_encoder_ops.rs launches them). They replace candle's broadcast
-// adds (a 64-bit division and modulo per dimension per element), its separate mask add +
-// softmax, the strided copies that lay attention out by head and back, and its residual add
-// + layer norm. CPU twins: candle's broadcast_add + gelu_erf, and kernels/src/softmax.rs
-// masked_softmax_rows, attention.rs packed_attention, layer_norm.rs
-// bias_residual_layer_norm_rows. kernels/tests/emulated/ also runs this file's f32 kernels
-// on the CPU (emulated threads) against references, where no GPU is at hand.
+// (indexer/src/embed/cuda_encoder_ops.rs launches them; attention itself is attention.cu).
+// They replace candle's broadcast adds (a 64-bit division and modulo per dimension per
+// element), its separate mask add + softmax, and its residual add + layer norm. CPU twins:
+// candle's broadcast_add + gelu_erf, and kernels/src/softmax.rs masked_softmax_rows,
+// layer_norm.rs bias_residual_layer_norm_rows. kernels/tests/emulated/ also runs this file's
+// kernels on the CPU (emulated threads) against references, where no GPU is at hand.
 
-#ifndef QUARRY_CUDA_EMULATION
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#endif
+#include "element.cuh"
 
-template <typename T> __device__ __forceinline__ float to_float(T x);
-template <> __device__ __forceinline__ float to_float<float>(float x) { return x; }
-template <typename T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-#ifndef QUARRY_CUDA_EMULATION
-template <> __device__ __forceinline__ float to_float<__half>(__half x) { return __half2float(x); }
-template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-#endif
-
-__device__ __forceinline__ float warp_sum(float value)
+// value + bias, then the erf GELU when `gelu` is non-zero.
+__device__ __forceinline__ float add_bias(float value, float bias, int gelu)
 {
-    for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
-    return value;
+    const float v = value + bias;
+    return gelu ? 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)) : v;
 }
 
 // x [rows][cols] += bias [cols], then the erf GELU when `gelu` is non-zero. Threads run
@@ -39,9 +25,30 @@ __device__ void bias_activation(T* __restrict__ x, const T* __restrict__ bias, u
     const float b = to_float(bias[col]);
     for (unsigned int row = blockIdx.y; row < rows; row += gridDim.y) {
         const size_t i = (size_t)row * cols + col;
-        float v = to_float(x[i]) + b;
-        if (gelu) v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        x[i] = from_float<T>(v);
+        x[i] = from_float<T>(add_bias(to_float(x[i]), b, gelu));
+    }
+}
+
+// bias_activation moving 16 bytes per load and store (8 f16/bf16 values, 4 f32): thread v of
+// the grid's x holds bias values v * VECTOR.. in registers and runs down the rows. Needs cols
+// a multiple of VECTOR and x and bias 16-byte aligned (the host checks, else the kernel above).
+template <typename T>
+__device__ void bias_activation_vectorized(T* __restrict__ x, const T* __restrict__ bias, unsigned int rows, unsigned int cols, int gelu)
+{
+    constexpr int VECTOR = sizeof(Bits128) / sizeof(T);
+    const unsigned int vector = blockIdx.x * blockDim.x + threadIdx.x;
+    if (vector >= cols / VECTOR) return;
+    Bits128 bias_bits = *reinterpret_cast<const Bits128*>(bias + (size_t)vector * VECTOR);
+    float shift[VECTOR];
+#pragma unroll
+    for (int i = 0; i < VECTOR; ++i) shift[i] = to_float(reinterpret_cast<const T*>(&bias_bits)[i]);
+    for (unsigned int row = blockIdx.y; row < rows; row += gridDim.y) {
+        Bits128* at = reinterpret_cast<Bits128*>(x + (size_t)row * cols + (size_t)vector * VECTOR);
+        Bits128 bits = *at;
+        T* values = reinterpret_cast<T*>(&bits);
+#pragma unroll
+        for (int i = 0; i < VECTOR; ++i) values[i] = from_float<T>(add_bias(to_float(values[i]), shift[i], gelu));
+        *at = bits;
     }
 }
 
@@ -103,90 +110,16 @@ __device__ void bias_residual_layer_norm(T* __restrict__ x, const T* __restrict_
     }
 }
 
-// Keys (and values) staged in shared memory per step of packed_attention.
-#define ATTENTION_KEYS 32
-
-// Self-attention straight from the query-key-value product qkv [batch * tokens][3 * hidden]
-// (each row: the token's query, pre-scaled by 1/sqrt(HEAD), key and value, head h at columns
-// h * HEAD of each part; hidden = heads * HEAD) into context [batch * tokens][hidden]. Block
-// (b, h, z) computes queries z * blockDim.x + threadIdx.x of sequence b, head h: one query per
-// thread, its HEAD-wide query and output in registers; the sequence's first lengths[b]
-// (clamped to 1..tokens) keys and values go through shared memory ATTENTION_KEYS at a time,
-// with the online softmax (running maximum and sum, the output rescaled when the maximum
-// grows). Scores and sums in f32. Padding rows attend like the others (as BERT's additive mask).
-template <typename T, int HEAD>
-__device__ void packed_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, T* __restrict__ context, unsigned int tokens, unsigned int heads)
-{
-    __shared__ float key_tile[ATTENTION_KEYS][HEAD];
-    __shared__ float value_tile[ATTENTION_KEYS][HEAD];
-    const unsigned int b = blockIdx.x, h = blockIdx.y;
-    const unsigned int t = blockIdx.z * blockDim.x + threadIdx.x;
-    const bool active = t < tokens;
-    const unsigned int length = max(1u, min(lengths[b], tokens));
-    const size_t hidden = (size_t)heads * HEAD, stride = 3 * hidden;
-    const T* sequence = qkv + (size_t)b * tokens * stride + (size_t)h * HEAD;
-    float query[HEAD], output[HEAD];
-#pragma unroll
-    for (int d = 0; d < HEAD; ++d) {
-        query[d] = active ? to_float(sequence[(size_t)t * stride + d]) : 0.0f;
-        output[d] = 0.0f;
-    }
-    float maximum = -INFINITY, total = 0.0f;
-    for (unsigned int start = 0; start < length; start += ATTENTION_KEYS) {
-        const unsigned int count = min((unsigned int)ATTENTION_KEYS, length - start);
-        __syncthreads();  // every thread is done with the previous tile
-        for (unsigned int i = threadIdx.x; i < ATTENTION_KEYS * HEAD; i += blockDim.x) {
-            const unsigned int j = i / HEAD, d = i % HEAD;
-            const T* row = sequence + (size_t)(start + j) * stride;
-            key_tile[j][d] = j < count ? to_float(row[hidden + d]) : 0.0f;
-            value_tile[j][d] = j < count ? to_float(row[2 * hidden + d]) : 0.0f;
-        }
-        __syncthreads();
-        float scores[ATTENTION_KEYS];
-        float tile_maximum = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < ATTENTION_KEYS; ++j) {
-            float dot = 0.0f;
-#pragma unroll
-            for (int d = 0; d < HEAD; ++d) dot += query[d] * key_tile[j][d];
-            scores[j] = (unsigned int)j < count ? dot : -INFINITY;
-            tile_maximum = fmaxf(tile_maximum, scores[j]);
-        }
-        const float next = fmaxf(maximum, tile_maximum);  // finite: count >= 1
-        const float rescale = expf(maximum - next);       // 0 on the first tile
-        total *= rescale;
-#pragma unroll
-        for (int d = 0; d < HEAD; ++d) output[d] *= rescale;
-#pragma unroll
-        for (int j = 0; j < ATTENTION_KEYS; ++j) {
-            const float weight = expf(scores[j] - next);  // 0 past count
-            total += weight;
-#pragma unroll
-            for (int d = 0; d < HEAD; ++d) output[d] += weight * value_tile[j][d];
-        }
-        maximum = next;
-    }
-    if (!active) return;
-    const float inverse = 1.0f / total;  // total >= 1: the maximum's own weight
-    T* out = context + ((size_t)b * tokens + t) * hidden + (size_t)h * HEAD;
-#pragma unroll
-    for (int d = 0; d < HEAD; ++d) out[d] = from_float<T>(output[d] * inverse);
-}
-
 #define ENCODER_KERNELS(SUFFIX, T) \
 extern "C" __global__ void bias_activation_##SUFFIX(T* x, const T* bias, unsigned int rows, unsigned int cols, int gelu) \
 { bias_activation<T>(x, bias, rows, cols, gelu); } \
+extern "C" __global__ void bias_activation_vectorized_##SUFFIX(T* x, const T* bias, unsigned int rows, unsigned int cols, int gelu) \
+{ bias_activation_vectorized<T>(x, bias, rows, cols, gelu); } \
 extern "C" __global__ void masked_softmax_##SUFFIX(T* scores, const unsigned int* lengths, unsigned int rows, unsigned int rows_per_sequence, unsigned int columns) \
 { masked_softmax<T>(scores, lengths, rows, rows_per_sequence, columns); } \
 extern "C" __global__ void bias_residual_layer_norm_##SUFFIX(T* x, const T* residual, const T* params, unsigned int rows, unsigned int cols, float epsilon) \
-{ bias_residual_layer_norm<T, 32>(x, residual, params, rows, cols, epsilon); } \
-extern "C" __global__ void packed_attention_32_##SUFFIX(const T* qkv, const unsigned int* lengths, T* context, unsigned int tokens, unsigned int heads) \
-{ packed_attention<T, 32>(qkv, lengths, context, tokens, heads); } \
-extern "C" __global__ void packed_attention_64_##SUFFIX(const T* qkv, const unsigned int* lengths, T* context, unsigned int tokens, unsigned int heads) \
-{ packed_attention<T, 64>(qkv, lengths, context, tokens, heads); }
+{ bias_residual_layer_norm<T, 32>(x, residual, params, rows, cols, epsilon); }
 
 ENCODER_KERNELS(f32, float)
-#ifndef QUARRY_CUDA_EMULATION
 ENCODER_KERNELS(f16, __half)
 ENCODER_KERNELS(bf16, __nv_bfloat16)
-#endif

@@ -3,7 +3,7 @@
 //! spherical k-means for IVF, mean pooling and L2 normalization; and the embedding model's
 //! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
 //! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
-//! `ENCODER_PTX`, launched by the embedder). [`VectorKernels`] is the
+//! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder). [`VectorKernels`] is the
 //! swappable part; [`best_available`] picks the device.
 
 mod activation;
@@ -22,7 +22,7 @@ pub use activation::{erf, gelu_erf_in_place};
 pub use attention::{packed_attention, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]
-pub use cuda::{CudaKernels, DeviceMatrix, ENCODER_PTX, GPU_MAX_K};
+pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K};
 pub use error::{KernelError, Result};
 pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};

@@ -1,6 +1,6 @@
 //! CUDA kernels' source (kernels/cuda/*.cu), compiled by g++ against a small
-//! emulation of CUDA's threads, barriers and warp shuffles (tests/emulated/), run on the CPU
-//! against references. It checks the kernels' logic on a machine without a GPU, in every
+//! emulation of CUDA's threads, barriers, warp shuffles and WMMA tiles (tests/emulated/), with
+//! AddressSanitizer, run on the CPU against references. It checks the kernels' logic on a machine without a GPU, in every
 //! build; the GPU parity tests check the kernels nvcc builds.
 
 use std::path::Path;
@@ -10,7 +10,11 @@ use std::process::Command;
 fn compile_and_run(name: &str, verdict: &str) {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/emulated/{name}.cpp"));
     let binary = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}_emulated"));
-    let compile = Command::new("g++").args(["-std=c++20", "-O1", "-pthread", "-Wall", "-Wno-unknown-pragmas", "-o"]).arg(&binary).arg(&source).output().expect("g++ (scripts/setup.sh installs it)");
+    // AddressSanitizer reports a read or write past a buffer (on a GPU: a fault, or silently
+    // another tensor's memory); the kernels reinterpret 16-bit values as 16-byte vectors, as
+    // CUDA code does, so no strict aliasing.
+    let flags = ["-std=c++20", "-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pthread", "-Wall", "-Wno-unknown-pragmas", "-o"];
+    let compile = Command::new("g++").args(flags).arg(&binary).arg(&source).output().expect("g++ (scripts/setup.sh installs it)");
     assert!(compile.status.success(), "g++ failed on {}:\n{}", source.display(), String::from_utf8_lossy(&compile.stderr));
     let run = Command::new(&binary).output().unwrap_or_else(|e| panic!("run {}: {e}", binary.display()));
     let report = String::from_utf8_lossy(&run.stdout);
@@ -21,6 +25,11 @@ fn compile_and_run(name: &str, verdict: &str) {
 #[test]
 fn encoder_kernels_compute_what_their_references_do_under_emulation() {
     compile_and_run("encoder_kernels", "all values match");
+}
+
+#[test]
+fn both_attention_kernels_compute_what_the_reference_does_under_emulation() {
+    compile_and_run("attention_kernels", "all values match");
 }
 
 #[test]

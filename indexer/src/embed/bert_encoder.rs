@@ -297,7 +297,10 @@ impl EncoderSteps {
             (None, true) => Self { packed_attention: false, fused_ends: true },
             (None, false) => Self { packed_attention: false, fused_ends: false },
         });
-        Self { packed_attention: wanted.packed_attention && attention_supported, fused_ends: wanted.fused_ends && ends_supported }
+        let steps = Self { packed_attention: wanted.packed_attention && attention_supported, fused_ends: wanted.fused_ends && ends_supported };
+        static LOGGED: std::sync::Once = std::sync::Once::new();
+        LOGGED.call_once(|| tracing::info!("encoder steps ({:?}, {:?}): packed attention {}, fused sub-layer ends {}", states.device().location(), states.dtype(), steps.packed_attention, steps.fused_ends));
+        steps
     }
 
     /// Whether the packed attention and the fused ends can run on `states`' device and dtype.
@@ -308,7 +311,8 @@ impl EncoderSteps {
         }
         #[cfg(feature = "cuda")]
         if states.device().is_cuda() {
-            use super::cuda_encoder_ops::{MAX_NORM_COLUMNS, PACKED_HEAD_SIZES};
+            use super::cuda_attention::PACKED_HEAD_SIZES;
+            use super::cuda_encoder_ops::MAX_NORM_COLUMNS;
             let width = states.dim(1).unwrap_or(usize::MAX);
             return (PACKED_HEAD_SIZES.contains(&head_size), width <= MAX_NORM_COLUMNS);
         }

@@ -1,14 +1,13 @@
 //! The encoder's fused GPU steps (kernels/cuda/encoder.cu) on candle's CUDA tensors: a dense
 //! layer's bias add (with the erf GELU for the feed-forward layer) and the attention softmax
-//! over each sequence's real tokens, in place; and the launches behind `encoder_ops`' packed
-//! attention and bias + residual + layer norm. candle's own broadcast add and its mask add +
+//! over each sequence's real tokens, in place; and the launch behind `encoder_ops`' bias +
+//! residual + layer norm (the packed attention's are `cuda_attention`'s). candle's own broadcast add and its mask add +
 //! softmax were two thirds of the encoder's GPU time (bench/RESULTS.md).
 
-use candle_core::cuda::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda::{CudaDType, WrapErr};
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CudaStorage, DType, InplaceOp2, Layout, Tensor};
-use quarry_kernels::PackedHeads;
 
 use super::encoder_ops::contiguous;
 
@@ -17,6 +16,8 @@ const MODULE: &str = "quarry_encoder";
 const THREADS: u32 = 256;
 /// CUDA's limit on a grid's second dimension.
 const MAX_GRID_Y: usize = 65_535;
+/// What the vectorized bias kernel moves per load and store (encoder.cu's Bits128).
+const VECTOR_BYTES: usize = 16;
 
 /// `x [rows, cols] += bias [cols]` in place, then GELU (erf) when `gelu`.
 pub fn bias_activation(x: &Tensor, bias: &Tensor, gelu: bool) -> candle_core::Result<()> {
@@ -30,7 +31,7 @@ pub fn masked_softmax(scores: &Tensor, lengths: &Tensor) -> candle_core::Result<
     scores.inplace_op2(lengths, &MaskedSoftmax { rows_per_sequence: heads * tokens })
 }
 
-fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
+pub(super) fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
     Ok(match dtype {
         DType::F32 => "f32",
         DType::F16 => "f16",
@@ -39,7 +40,7 @@ fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
     })
 }
 
-fn as_u32(value: usize, what: &str) -> candle_core::Result<u32> {
+pub(super) fn as_u32(value: usize, what: &str) -> candle_core::Result<u32> {
     u32::try_from(value).map_err(|_| candle_core::Error::Msg(format!("{what} {value} is over u32 for the fused encoder kernels")))
 }
 
@@ -54,14 +55,22 @@ impl BiasActivation {
             candle_core::bail!("bias of {cols} values does not divide a tensor of {} values", x_range.len());
         }
         let rows = x_range.len() / cols;
-        let function = x.device.get_or_load_custom_func(&format!("bias_activation_{}", suffix(x.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
-        let config = LaunchConfig { grid_dim: (as_u32(cols, "columns")?.div_ceil(THREADS), rows.clamp(1, MAX_GRID_Y) as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
-        let (rows, cols, gelu) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?, i32::from(self.gelu));
+        let stream = x.device.cuda_stream();
+        let device = x.device.clone();
+        let dtype = x.dtype();
         let bias = bias.as_cuda_slice::<T>()?.slice(bias_range);
         let mut x = x.as_cuda_slice_mut::<T>()?.slice_mut(x_range);
+        // 16 bytes per load where the rows and both pointers allow it (8 f16/bf16 values, 4 f32).
+        let vector = VECTOR_BYTES / std::mem::size_of::<T>();
+        let vectorized = cols % vector == 0 && x.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0 && bias.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0;
+        let (name, threads_per_row) = if vectorized { ("bias_activation_vectorized", cols / vector) } else { ("bias_activation", cols) };
+        let function = device.get_or_load_custom_func(&format!("{name}_{}", suffix(dtype)?), MODULE, quarry_kernels::ENCODER_PTX)?;
+        let config = LaunchConfig { grid_dim: (as_u32(threads_per_row, "columns")?.div_ceil(THREADS), rows.clamp(1, MAX_GRID_Y) as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let (rows, cols, gelu) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?, i32::from(self.gelu));
         let mut launch = function.builder();
         launch.arg(&mut x).arg(&bias).arg(&rows).arg(&cols).arg(&gelu);
-        // SAFETY: x holds rows·cols values and bias cols, of the kernel's element type.
+        // SAFETY: x holds rows·cols values and bias cols, of the kernel's element type (for the
+        // vectorized kernel: cols a multiple of its vector, both 16-byte aligned, checked above).
         unsafe { launch.launch(config) }.w()?;
         Ok(())
     }
@@ -133,53 +142,8 @@ impl InplaceOp2 for MaskedSoftmax {
     }
 }
 
-/// Head sizes the packed attention kernel is compiled for.
-pub const PACKED_HEAD_SIZES: [usize; 2] = [32, 64];
 /// The widest row the layer norm kernel holds in registers (32 values per lane).
 pub const MAX_NORM_COLUMNS: usize = 1024;
-/// Queries (threads) per block of the packed attention kernel.
-const ATTENTION_QUERIES: usize = 64;
-
-/// Launches `packed_attention_{head}_{dtype}` into a fresh context tensor (see
-/// `encoder_ops::packed_attention`); every element of it is written.
-pub(super) fn packed_attention(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads) -> candle_core::Result<CudaStorage> {
-    match qkv.dtype() {
-        DType::F32 => launch_packed_attention::<f32>(qkv, qkv_range, lengths, lengths_range, shape),
-        DType::F16 => launch_packed_attention::<half::f16>(qkv, qkv_range, lengths, lengths_range, shape),
-        DType::BF16 => launch_packed_attention::<half::bf16>(qkv, qkv_range, lengths, lengths_range, shape),
-        other => candle_core::bail!("no fused encoder kernel for {other:?}"),
-    }
-}
-
-fn launch_packed_attention<T: CudaDType + DeviceRepr>(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads) -> candle_core::Result<CudaStorage> {
-    let PackedHeads { tokens, heads, head_size } = shape;
-    let batch = lengths_range.len();
-    if !PACKED_HEAD_SIZES.contains(&head_size) {
-        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
-    }
-    if qkv_range.len() != batch * tokens * 3 * shape.hidden() || batch == 0 || tokens == 0 {
-        candle_core::bail!("packed attention: {} values are not {batch} sequences of {tokens} tokens x 3 x {}", qkv_range.len(), shape.hidden());
-    }
-    let device = qkv.device.clone();
-    let function = device.get_or_load_custom_func(&format!("packed_attention_{head_size}_{}", suffix(qkv.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
-    // A warp's worth of threads at least; fewer than 64 when the sequences are short.
-    let threads = tokens.next_multiple_of(32).min(ATTENTION_QUERIES);
-    let config = LaunchConfig { grid_dim: (as_u32(batch, "sequences")?, as_u32(heads, "heads")?, as_u32(tokens.div_ceil(threads), "query blocks")?), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
-    if config.grid_dim.1 as usize > MAX_GRID_Y || config.grid_dim.2 as usize > MAX_GRID_Y {
-        candle_core::bail!("packed attention: {heads} heads or {tokens} tokens are past the grid's limits");
-    }
-    // SAFETY: the kernel writes every one of the context's values before anything reads them.
-    let mut context = unsafe { device.alloc::<T>(batch * tokens * shape.hidden()) }?;
-    let (tokens, heads) = (as_u32(tokens, "tokens")?, as_u32(heads, "heads")?);
-    let qkv_slice = qkv.as_cuda_slice::<T>()?.slice(qkv_range);
-    let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
-    let mut launch = function.builder();
-    launch.arg(&qkv_slice).arg(&lengths).arg(&mut context).arg(&tokens).arg(&heads);
-    // SAFETY: qkv holds batch·tokens rows of 3·hidden values, lengths one per sequence, the
-    // context batch·tokens rows of hidden values (all checked above), of the kernel's types.
-    unsafe { launch.launch(config) }.w()?;
-    Ok(CudaStorage::wrap_cuda_slice(context, device))
-}
 
 /// Launches `bias_residual_layer_norm_{dtype}` (see `encoder_ops::bias_residual_layer_norm`);
 /// `ranges`: x's, the residual's and the parameters'.

@@ -1,5 +1,6 @@
 //! Two fused steps of the encoder as candle ops, on the CPU (f32, quarry-kernels' twins) and
-//! on a CUDA GPU (kernels/cuda/encoder.cu, launched by `cuda_encoder_ops`):
+//! on a CUDA GPU (kernels/cuda/attention.cu and encoder.cu, launched by `cuda_attention` and
+//! `cuda_encoder_ops`):
 //! - attention read straight from the packed query-key-value product, each sequence over its
 //!   real tokens, written in the layout the next dense layer reads (no copies by head);
 //! - a dense product's bias + the residual + layer norm, in place, one pass per row.
@@ -12,13 +13,30 @@ use quarry_kernels::{NormParameters, PackedHeads};
 /// pre-scaled, key and value) over each sequence's first `lengths[b]` tokens (`lengths`: u32
 /// `[batch]`, on `qkv`'s device): the context `[batch * tokens, heads * head_size]`.
 pub fn packed_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_core::Result<Tensor> {
+    packed_attention_by(qkv, lengths, heads, AttentionKernel::Auto)
+}
+
+/// Which GPU kernel runs the packed attention (the CPU has one: the twin).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttentionKernel {
+    /// `QUARRY_ATTENTION_KERNEL` (`cuda-cores`, `tensor-cores`) when set, else tensor cores
+    /// for f16/bf16 (16-byte aligned), CUDA cores for f32.
+    Auto,
+    /// One query per thread, in f32 (kernels/cuda/attention.cu `packed_attention`).
+    CudaCores,
+    /// f16/bf16 products on tensor cores, 16 queries per warp (`tensor_core_attention`).
+    TensorCores,
+}
+
+/// [`packed_attention`] by the GPU kernel `kernel` (ignored on the CPU).
+pub fn packed_attention_by(qkv: &Tensor, lengths: &Tensor, heads: usize, kernel: AttentionKernel) -> candle_core::Result<Tensor> {
     let (rows, width) = qkv.dims2()?;
     let batch = lengths.dims1()?;
     if batch == 0 || rows % batch != 0 || width % (3 * heads) != 0 {
         candle_core::bail!("packed attention: {rows} rows of {width} are not {batch} sequences of {heads} heads x 3");
     }
     let shape = PackedHeads { tokens: rows / batch, heads, head_size: width / (3 * heads) };
-    qkv.apply_op2_no_bwd(lengths, &PackedAttention { shape })
+    qkv.apply_op2_no_bwd(lengths, &PackedAttention { shape, kernel })
 }
 
 /// `x` `[rows, hidden]` (a dense layer's product, fresh: nothing else holds it) becomes, in
@@ -46,6 +64,8 @@ fn cpu_f32<'a>(storage: &'a CpuStorage, layout: &Layout, what: &str) -> candle_c
 
 struct PackedAttention {
     shape: PackedHeads,
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    kernel: AttentionKernel,
 }
 
 impl CustomOp2 for PackedAttention {
@@ -64,7 +84,7 @@ impl CustomOp2 for PackedAttention {
     #[cfg(feature = "cuda")]
     fn cuda_fwd(&self, qkv: &candle_core::CudaStorage, qkv_layout: &Layout, lengths: &candle_core::CudaStorage, lengths_layout: &Layout) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
         let (qkv_range, lengths_range) = (contiguous(qkv_layout, "the query-key-value product")?, contiguous(lengths_layout, "the sequence lengths")?);
-        let context = super::cuda_encoder_ops::packed_attention(qkv, qkv_range, lengths, lengths_range, self.shape)?;
+        let context = super::cuda_attention::packed_attention(qkv, qkv_range, lengths, lengths_range, self.shape, self.kernel)?;
         Ok((context, Shape::from((lengths_layout.shape().elem_count() * self.shape.tokens, self.shape.hidden()))))
     }
 }

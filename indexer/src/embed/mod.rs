@@ -5,6 +5,8 @@
 mod batching;
 mod bert;
 mod bert_encoder;
+#[cfg(feature = "cuda")]
+mod cuda_attention;
 /// The encoder's fused CUDA steps (public for their parity test against the CPU twins).
 #[cfg(feature = "cuda")]
 pub mod cuda_encoder_ops;

@@ -20,8 +20,12 @@ use crate::error::{rows_of, KernelError, Result};
 use crate::{KMeansConfig, Scored};
 
 /// PTX of kernels/cuda/encoder.cu: the embedding model's fused steps (bias + activation,
-/// masked softmax), which the embedder loads into candle's own CUDA device.
+/// masked softmax, bias + residual + layer norm), which the embedder loads into candle's own
+/// CUDA device.
 pub const ENCODER_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/encoder.ptx"));
+/// PTX of kernels/cuda/attention.cu: the packed attention on CUDA cores and on tensor cores,
+/// loaded the same way.
+pub const ATTENTION_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/attention.ptx"));
 
 /// Bytes of GEMM output one step may hold: larger inputs are scored in row chunks.
 const SCORE_BYTES: usize = 1 << 30;

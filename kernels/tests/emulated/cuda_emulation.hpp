@@ -2,7 +2,13 @@
 // a block is an OS thread, blocks run one after another (so a `__shared__` variable, made a
 // function-local static here, is the block's own), `__syncthreads` is a barrier of the
 // block's threads, `__shfl_xor_sync` / `__shfl_down_sync` swap through a per-warp array
-// between two barriers of the warp, and `atomicAdd` is a std::atomic_ref add. It checks a
+// between two barriers of the warp, `__syncwarp` is a barrier of the warp's threads,
+// `atomicAdd` is a std::atomic_ref add, `__half` is g++'s _Float16 and `__nv_bfloat16` its
+// bits with round-to-nearest-even conversions, and WMMA (nvcuda::wmma) keeps a whole tile in
+// every lane's fragment (the API hides which lane holds what, so a kernel that only goes
+// through it cannot tell), checking each pointer's 32-byte alignment and each stride's
+// 16-byte multiple as CUDA requires; each lane stores every 32nd element, so a store that
+// not all 32 lanes make leaves holes. It checks a
 // kernel's logic — indexing, tiling, edges, barriers placed where every thread reaches
 // them — compiled by g++, not nvcc, and says nothing of its speed; the
 // GPU parity tests (kernels/tests/cuda_parity.rs, indexer/tests/cuda_encoder_parity.rs) are
@@ -16,6 +22,10 @@
 #include <cstring>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <type_traits>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -27,6 +37,7 @@
 #define __forceinline__ inline
 #define __restrict__ __restrict
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
     unsigned int x = 1, y = 1, z = 1;
@@ -44,6 +55,7 @@ inline unsigned int thread_in_block() { return threadIdx.x + blockDim.x * (threa
 }  // namespace emulation
 
 inline void __syncthreads() { emulation::block_barrier->arrive_and_wait(); }
+inline void __syncwarp(unsigned int = 0xffffffffu) { emulation::warp_barriers[emulation::thread_in_block() / 32]->arrive_and_wait(); }
 
 namespace emulation {
 // `value` of the warp's lane `source(lane)` (its own when that is past the warp). Every lane
@@ -76,6 +88,94 @@ using std::max;
 using std::min;
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
+using __half = _Float16;
+inline float __half2float(__half x) { return (float)x; }
+inline __half __float2half_rn(float x) { return (__half)x; }
+
+struct __nv_bfloat16 {
+    std::uint16_t bits;
+};
+inline float __bfloat162float(__nv_bfloat16 x)
+{
+    const std::uint32_t word = (std::uint32_t)x.bits << 16;
+    float value;
+    std::memcpy(&value, &word, sizeof value);
+    return value;
+}
+inline __nv_bfloat16 __float2bfloat16_rn(float x)
+{
+    std::uint32_t word;
+    std::memcpy(&word, &x, sizeof word);
+    if (std::isnan(x)) return {0x7fc0};
+    return {(std::uint16_t)((word + 0x7fffu + ((word >> 16) & 1u)) >> 16)};
+}
+
+namespace nvcuda::wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+inline float element_value(float x) { return x; }
+inline float element_value(__half x) { return __half2float(x); }
+inline float element_value(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// The whole ROWS x COLS tile, row-major, in every lane.
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+    static constexpr int ROWS = std::is_same_v<Use, matrix_b> ? K : M;
+    static constexpr int COLS = std::is_same_v<Use, matrix_a> ? K : N;
+    float tile[ROWS * COLS];
+};
+
+template <typename T>
+void check_operand(const T* pointer, unsigned int ldm)
+{
+    if ((std::uintptr_t)pointer % 32 != 0 || (ldm * sizeof(T)) % 16 != 0) {
+        std::fprintf(stderr, "wmma: pointer %p or stride %u elements breaks CUDA's alignment rules\n", (const void*)pointer, ldm);
+        std::abort();
+    }
+}
+
+template <typename Use, int M, int N, int K, typename T, typename Layout>
+void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& into, const T* pointer, unsigned int ldm)
+{
+    check_operand(pointer, ldm);
+    using F = fragment<Use, M, N, K, T, Layout>;
+    for (int r = 0; r < F::ROWS; ++r)
+        for (int c = 0; c < F::COLS; ++c)
+            into.tile[r * F::COLS + c] = element_value(std::is_same_v<Layout, col_major> ? pointer[(size_t)c * ldm + r] : pointer[(size_t)r * ldm + c]);
+}
+
+template <int M, int N, int K>
+void fill_fragment(fragment<accumulator, M, N, K, float>& into, float value) { std::fill(std::begin(into.tile), std::end(into.tile), value); }
+
+template <int M, int N, int K, typename T, typename LA, typename LB>
+void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a, M, N, K, T, LA>& a, const fragment<matrix_b, M, N, K, T, LB>& b, const fragment<accumulator, M, N, K, float>& c)
+{
+    float result[M * N];
+    for (int r = 0; r < M; ++r)
+        for (int n = 0; n < N; ++n) {
+            float sum = c.tile[r * N + n];
+            for (int k = 0; k < K; ++k) sum += a.tile[r * K + k] * b.tile[k * N + n];
+            result[r * N + n] = sum;
+        }
+    std::copy(std::begin(result), std::end(result), d.tile);
+}
+
+template <int M, int N, int K>
+void store_matrix_sync(float* pointer, const fragment<accumulator, M, N, K, float>& from, unsigned int ldm, layout_t layout)
+{
+    check_operand(pointer, ldm);
+    for (int i = emulation::thread_in_block() % 32; i < M * N; i += 32) {
+        const int r = i / N, c = i % N;
+        pointer[layout == mem_row_major ? (size_t)r * ldm + c : (size_t)c * ldm + r] = from.tile[i];
+    }
+}
+}  // namespace nvcuda::wmma
 
 // Runs `kernel` over the grid; blockDim's thread count must be a multiple of 32 whenever the
 // kernel uses warp shuffles (the kernels assume it too).

@@ -1,0 +1,101 @@
+//! The packed attention's launches on candle's CUDA tensors (kernels/cuda/attention.cu): the
+//! CUDA-core kernel (one query per thread, any dtype) and the tensor-core kernel (f16/bf16,
+//! 16 queries per warp on WMMA). [`AttentionKernel`] says which; `Auto` takes tensor cores
+//! where they can run.
+
+use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use candle_core::cuda::{CudaDType, WrapErr};
+use candle_core::backend::BackendStorage;
+use candle_core::{CudaStorage, DType};
+use quarry_kernels::PackedHeads;
+
+use super::cuda_encoder_ops::{as_u32, suffix};
+use super::encoder_ops::AttentionKernel;
+
+/// Name under which candle's device caches the module.
+const MODULE: &str = "quarry_attention";
+/// Head sizes both kernels are compiled for.
+pub const PACKED_HEAD_SIZES: [usize; 2] = [32, 64];
+/// Queries (threads) per block of the CUDA-core kernel.
+const CUDA_CORE_QUERIES: usize = 64;
+/// Queries per warp, and warps per block at most, of the tensor-core kernel (attention.cu's
+/// TENSOR_QUERIES and TENSOR_WARPS).
+const TENSOR_QUERIES: usize = 16;
+const TENSOR_WARPS: usize = 4;
+/// CUDA's limit on a grid's second and third dimensions.
+const MAX_GRID_YZ: usize = 65_535;
+
+/// Launches the packed attention chosen by `kernel` into a fresh context tensor (see
+/// `encoder_ops::packed_attention`); every element of it is written.
+pub(super) fn packed_attention(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads, kernel: AttentionKernel) -> candle_core::Result<CudaStorage> {
+    match qkv.dtype() {
+        DType::F32 => launch::<f32>(qkv, qkv_range, lengths, lengths_range, shape, kernel),
+        DType::F16 => launch::<half::f16>(qkv, qkv_range, lengths, lengths_range, shape, kernel),
+        DType::BF16 => launch::<half::bf16>(qkv, qkv_range, lengths, lengths_range, shape, kernel),
+        other => candle_core::bail!("no fused encoder kernel for {other:?}"),
+    }
+}
+
+/// Which kernel runs: `Auto` is `QUARRY_ATTENTION_KERNEL` (`cuda-cores`, `tensor-cores`) when
+/// set, else tensor cores for 16-bit types whose product is 16-byte aligned, else CUDA cores.
+fn resolve(kernel: AttentionKernel, dtype: DType, aligned: bool) -> candle_core::Result<AttentionKernel> {
+    let kernel = match kernel {
+        AttentionKernel::Auto => match std::env::var("QUARRY_ATTENTION_KERNEL").as_deref() {
+            Ok("cuda-cores") => AttentionKernel::CudaCores,
+            Ok("tensor-cores") => AttentionKernel::TensorCores,
+            Ok(other) => candle_core::bail!("QUARRY_ATTENTION_KERNEL={other}: expected cuda-cores or tensor-cores"),
+            Err(_) if dtype != DType::F32 && aligned => AttentionKernel::TensorCores,
+            Err(_) => AttentionKernel::CudaCores,
+        },
+        chosen => chosen,
+    };
+    if kernel == AttentionKernel::TensorCores && (dtype == DType::F32 || !aligned) {
+        candle_core::bail!("tensor-core attention takes f16 or bf16 with a 16-byte aligned query-key-value product, not {dtype:?} (aligned: {aligned})");
+    }
+    static LOGGED: std::sync::Once = std::sync::Once::new();
+    LOGGED.call_once(|| tracing::info!("packed attention on {kernel:?} ({dtype:?})"));
+    Ok(kernel)
+}
+
+fn launch<T: CudaDType + DeviceRepr>(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads, kernel: AttentionKernel) -> candle_core::Result<CudaStorage> {
+    let PackedHeads { tokens, heads, head_size } = shape;
+    let batch = lengths_range.len();
+    if !PACKED_HEAD_SIZES.contains(&head_size) {
+        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
+    }
+    if qkv_range.len() != batch * tokens * 3 * shape.hidden() || batch == 0 || tokens == 0 {
+        candle_core::bail!("packed attention: {} values are not {batch} sequences of {tokens} tokens x 3 x {}", qkv_range.len(), shape.hidden());
+    }
+    let device = qkv.device.clone();
+    let stream = device.cuda_stream();
+    let qkv_slice = qkv.as_cuda_slice::<T>()?.slice(qkv_range);
+    let aligned = qkv_slice.device_ptr(&stream).0 % 16 == 0;
+    let (name, queries_per_block, threads) = match resolve(kernel, qkv.dtype(), aligned)? {
+        AttentionKernel::TensorCores => {
+            let warps = tokens.div_ceil(TENSOR_QUERIES).min(TENSOR_WARPS);
+            ("tensor_core_attention", warps * TENSOR_QUERIES, 32 * warps)
+        }
+        _ => {
+            // A warp's worth of threads at least; fewer than 64 when the sequences are short.
+            let threads = tokens.next_multiple_of(32).min(CUDA_CORE_QUERIES);
+            ("packed_attention", threads, threads)
+        }
+    };
+    let function = device.get_or_load_custom_func(&format!("{name}_{head_size}_{}", suffix(qkv.dtype())?), MODULE, quarry_kernels::ATTENTION_PTX)?;
+    let query_blocks = tokens.div_ceil(queries_per_block);
+    if heads > MAX_GRID_YZ || query_blocks > MAX_GRID_YZ {
+        candle_core::bail!("packed attention: {heads} heads or {tokens} tokens are past the grid's limits");
+    }
+    let config = LaunchConfig { grid_dim: (as_u32(batch, "sequences")?, heads as u32, query_blocks as u32), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: the kernel writes every one of the context's values before anything reads them.
+    let mut context = unsafe { device.alloc::<T>(batch * tokens * shape.hidden()) }?;
+    let (tokens, heads) = (as_u32(tokens, "tokens")?, heads as u32);
+    let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
+    let mut launch = function.builder();
+    launch.arg(&qkv_slice).arg(&lengths).arg(&mut context).arg(&tokens).arg(&heads);
+    // SAFETY: qkv holds batch·tokens rows of 3·hidden values (16-byte aligned for the tensor
+    // cores), lengths one per sequence, the context batch·tokens rows of hidden values (all
+    // checked above), of the kernel's types.
+    unsafe { launch.launch(config) }.w()?;
+    Ok(CudaStorage::wrap_cuda_slice(context, device))
+}

@@ -1,0 +1,232 @@
+// Self-attention of the BERT encoder on the GPU, read straight from the query-key-value
+// product qkv [batch * tokens][3 * hidden] (each row: the token's query, pre-scaled by
+// 1/sqrt(HEAD), key and value; head h at columns h * HEAD of each part; hidden = heads * HEAD)
+// into the context [batch * tokens][hidden], each sequence b over its first lengths[b] keys
+// (clamped to 1..tokens; padding rows attend like the others, as BERT's additive mask lets
+// them). No copy lays the heads out and no score matrix goes through memory. Two kernels
+// (indexer/src/embed/cuda_attention.rs picks one):
+// - packed_attention: CUDA cores, one query per thread, any element type;
+// - tensor_core_attention: f16/bf16 on tensor cores (WMMA), 16 queries per warp.
+// CPU twin: kernels/src/attention.rs packed_attention. kernels/tests/emulated/ runs both
+// kernels on the CPU (emulated threads and WMMA) against an f64 reference.
+
+#include "element.cuh"
+#ifndef QUARRY_CUDA_EMULATION
+#include <mma.h>
+#endif
+
+// Keys (and values) staged in shared memory per step of packed_attention.
+#define ATTENTION_KEYS 32
+
+// CUDA cores. Block (b, h, z) computes queries z * blockDim.x + threadIdx.x of sequence b,
+// head h: one query per thread, its HEAD-wide query and output in registers; the sequence's
+// keys and values go through shared memory ATTENTION_KEYS at a time, with the online softmax
+// (running maximum and sum, the output rescaled when the maximum grows). All in f32.
+template <typename T, int HEAD>
+__device__ void packed_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, T* __restrict__ context, unsigned int tokens, unsigned int heads)
+{
+    __shared__ float key_tile[ATTENTION_KEYS][HEAD];
+    __shared__ float value_tile[ATTENTION_KEYS][HEAD];
+    const unsigned int b = blockIdx.x, h = blockIdx.y;
+    const unsigned int t = blockIdx.z * blockDim.x + threadIdx.x;
+    const bool active = t < tokens;
+    const unsigned int length = max(1u, min(lengths[b], tokens));
+    const size_t hidden = (size_t)heads * HEAD, stride = 3 * hidden;
+    const T* sequence = qkv + (size_t)b * tokens * stride + (size_t)h * HEAD;
+    float query[HEAD], output[HEAD];
+#pragma unroll
+    for (int d = 0; d < HEAD; ++d) {
+        query[d] = active ? to_float(sequence[(size_t)t * stride + d]) : 0.0f;
+        output[d] = 0.0f;
+    }
+    float maximum = -INFINITY, total = 0.0f;
+    for (unsigned int start = 0; start < length; start += ATTENTION_KEYS) {
+        const unsigned int count = min((unsigned int)ATTENTION_KEYS, length - start);
+        __syncthreads();  // every thread is done with the previous tile
+        for (unsigned int i = threadIdx.x; i < ATTENTION_KEYS * HEAD; i += blockDim.x) {
+            const unsigned int j = i / HEAD, d = i % HEAD;
+            const T* row = sequence + (size_t)(start + j) * stride;
+            key_tile[j][d] = j < count ? to_float(row[hidden + d]) : 0.0f;
+            value_tile[j][d] = j < count ? to_float(row[2 * hidden + d]) : 0.0f;
+        }
+        __syncthreads();
+        float scores[ATTENTION_KEYS];
+        float tile_maximum = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < ATTENTION_KEYS; ++j) {
+            float dot = 0.0f;
+#pragma unroll
+            for (int d = 0; d < HEAD; ++d) dot += query[d] * key_tile[j][d];
+            scores[j] = (unsigned int)j < count ? dot : -INFINITY;
+            tile_maximum = fmaxf(tile_maximum, scores[j]);
+        }
+        const float next = fmaxf(maximum, tile_maximum);  // finite: count >= 1
+        const float rescale = expf(maximum - next);       // 0 on the first tile
+        total *= rescale;
+#pragma unroll
+        for (int d = 0; d < HEAD; ++d) output[d] *= rescale;
+#pragma unroll
+        for (int j = 0; j < ATTENTION_KEYS; ++j) {
+            const float weight = expf(scores[j] - next);  // 0 past count
+            total += weight;
+#pragma unroll
+            for (int d = 0; d < HEAD; ++d) output[d] += weight * value_tile[j][d];
+        }
+        maximum = next;
+    }
+    if (!active) return;
+    const float inverse = 1.0f / total;  // total >= 1: the maximum's own weight
+    T* out = context + ((size_t)b * tokens + t) * hidden + (size_t)h * HEAD;
+#pragma unroll
+    for (int d = 0; d < HEAD; ++d) out[d] = from_float<T>(output[d] * inverse);
+}
+
+// Tensor cores. A warp computes 16 queries (TENSOR_QUERIES), a block of blockDim.x / 32 <=
+// TENSOR_WARPS warps the next ones: block (b, h, z) starts at query z * 16 * warps of
+// sequence b, head h. Per tile of TENSOR_KEYS keys (the block stages keys and values in shared
+// memory, 16 bytes a load): scores = queries · keysᵀ on tensor cores (f32 accumulators) into
+// the warp's scratch; the online softmax in f32, each row by two lanes (lane = row + 16 *
+// half, half the tile's keys each), weights rounded to T; the weights · values product on
+// tensor cores into the scratch; each lane folds its half row into the output it holds
+// (rescaled when the maximum grows). Strides padded (+8 elements, +4 floats) so the row
+// starts fall on different banks; every WMMA pointer sits on 32 bytes (the API's rule).
+// Needs qkv 16-byte aligned (the host checks it).
+#define TENSOR_QUERIES 16
+#define TENSOR_WARPS 4
+#define TENSOR_KEYS 64
+#define SCRATCH_STRIDE (TENSOR_KEYS + 4)
+#define WEIGHT_STRIDE (TENSOR_KEYS + 8)
+
+// out [16][16 * BLOCKS] (row-major, SCRATCH_STRIDE apart) = A [16][16 * DEPTH] · B by one
+// warp on tensor cores, f32 sums: a(k) gives A's k-th 16x16 fragment, b(n, k) B's for output
+// block n.
+template <int BLOCKS, int DEPTH, typename A, typename B>
+__device__ __forceinline__ void warp_product(float* out, A a, B b)
+{
+    using namespace nvcuda;
+#pragma unroll
+    for (int n = 0; n < BLOCKS; ++n) {
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> sum;
+        wmma::fill_fragment(sum, 0.0f);
+#pragma unroll
+        for (int k = 0; k < DEPTH; ++k) wmma::mma_sync(sum, a(k), b(n, k), sum);
+        wmma::store_matrix_sync(out + n * 16, sum, SCRATCH_STRIDE, wmma::mem_row_major);
+    }
+}
+
+template <typename T, int HEAD>
+__device__ void tensor_core_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, T* __restrict__ context, unsigned int tokens, unsigned int heads)
+{
+    using namespace nvcuda;
+    constexpr int TILE_STRIDE = HEAD + 8, VECTOR = 8, VECTORS_PER_ROW = HEAD / VECTOR, HALF = HEAD / 2, KEY_HALF = TENSOR_KEYS / 2;
+    static_assert(sizeof(T) == 2 && HEAD % 16 == 0 && HEAD <= TENSOR_KEYS, "16-bit types, head a multiple of 16 and at most a tile");
+    __shared__ __align__(32) T key_tile[TENSOR_KEYS * TILE_STRIDE];
+    __shared__ __align__(32) T value_tile[TENSOR_KEYS * TILE_STRIDE];
+    __shared__ __align__(32) float scratch[TENSOR_WARPS][TENSOR_QUERIES * SCRATCH_STRIDE];
+    __shared__ __align__(32) T weights[TENSOR_WARPS][TENSOR_QUERIES * WEIGHT_STRIDE];
+    const unsigned int warp = threadIdx.x / 32, lane = threadIdx.x % 32, threads = blockDim.x;
+    const unsigned int b = blockIdx.x, h = blockIdx.y;
+    const unsigned int first = (blockIdx.z * (threads / 32) + warp) * TENSOR_QUERIES;
+    const unsigned int length = max(1u, min(lengths[b], tokens));
+    const size_t hidden = (size_t)heads * HEAD, stride = 3 * hidden;
+    const T* sequence = qkv + (size_t)b * tokens * stride + (size_t)h * HEAD;
+    float* own_scratch = scratch[warp];
+    T* own_weights = weights[warp];
+
+    // The warp's queries (zeros past the sequence) into fragments, through the scratch.
+    T* staged = reinterpret_cast<T*>(own_scratch);
+    for (unsigned int i = lane; i < TENSOR_QUERIES * VECTORS_PER_ROW; i += 32) {
+        const unsigned int r = i / VECTORS_PER_ROW, v = i % VECTORS_PER_ROW;
+        Bits128 bits = {0, 0, 0, 0};
+        if (first + r < tokens) bits = *reinterpret_cast<const Bits128*>(sequence + (size_t)(first + r) * stride + v * VECTOR);
+        *reinterpret_cast<Bits128*>(staged + r * HEAD + v * VECTOR) = bits;
+    }
+    __syncwarp();
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> query[HEAD / 16];
+#pragma unroll
+    for (int k = 0; k < HEAD / 16; ++k) wmma::load_matrix_sync(query[k], staged + k * 16, HEAD);
+    __syncwarp();  // the scratch is the scores' next
+
+    const unsigned int row = lane % TENSOR_QUERIES, half = lane / TENSOR_QUERIES;
+    float output[HALF];
+#pragma unroll
+    for (int d = 0; d < HALF; ++d) output[d] = 0.0f;
+    float maximum = -INFINITY, total = 0.0f;
+    for (unsigned int start = 0; start < length; start += TENSOR_KEYS) {
+        const unsigned int count = min((unsigned int)TENSOR_KEYS, length - start);
+        __syncthreads();  // every warp is done with the previous tile
+        for (unsigned int i = threadIdx.x; i < TENSOR_KEYS * VECTORS_PER_ROW; i += threads) {
+            const unsigned int j = i / VECTORS_PER_ROW, v = i % VECTORS_PER_ROW;
+            Bits128 key = {0, 0, 0, 0}, value = {0, 0, 0, 0};
+            if (j < count) {
+                const T* source = sequence + (size_t)(start + j) * stride + v * VECTOR;
+                key = *reinterpret_cast<const Bits128*>(source + hidden);
+                value = *reinterpret_cast<const Bits128*>(source + 2 * hidden);
+            }
+            *reinterpret_cast<Bits128*>(key_tile + j * TILE_STRIDE + v * VECTOR) = key;
+            *reinterpret_cast<Bits128*>(value_tile + j * TILE_STRIDE + v * VECTOR) = value;
+        }
+        __syncthreads();
+
+        // scores [16][TENSOR_KEYS] = queries · keysᵀ (keysᵀ: the key tile read column-major).
+        warp_product<TENSOR_KEYS / 16, HEAD / 16>(own_scratch, [&](int k) { return query[k]; }, [&](int n, int k) {
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> keys;
+            wmma::load_matrix_sync(keys, key_tile + n * 16 * TILE_STRIDE + k * 16, TILE_STRIDE);
+            return keys;
+        });
+        __syncwarp();
+
+        const float* scores = own_scratch + row * SCRATCH_STRIDE + half * KEY_HALF;
+        const unsigned int keys_here = count > half * KEY_HALF ? min((unsigned int)KEY_HALF, count - half * KEY_HALF) : 0;
+        float tile_maximum = -INFINITY;
+        for (unsigned int c = 0; c < keys_here; ++c) tile_maximum = fmaxf(tile_maximum, scores[c]);
+        tile_maximum = fmaxf(tile_maximum, __shfl_xor_sync(0xffffffffu, tile_maximum, TENSOR_QUERIES));
+        const float next = fmaxf(maximum, tile_maximum);  // finite: count >= 1
+        const float rescale = expf(maximum - next);       // 0 on the first tile
+        float sum = 0.0f;
+        T* row_weights = own_weights + row * WEIGHT_STRIDE + half * KEY_HALF;
+#pragma unroll
+        for (int c = 0; c < KEY_HALF; ++c) {
+            const float weight = (unsigned int)c < keys_here ? expf(scores[c] - next) : 0.0f;
+            sum += weight;
+            row_weights[c] = from_float<T>(weight);
+        }
+        total = total * rescale + sum + __shfl_xor_sync(0xffffffffu, sum, TENSOR_QUERIES);
+        maximum = next;
+        __syncwarp();  // weights written, scores read: the scratch takes the product
+
+        // product [16][HEAD] = weights · values, into the scratch.
+        warp_product<HEAD / 16, TENSOR_KEYS / 16>(own_scratch, [&](int k) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> weight;
+            wmma::load_matrix_sync(weight, own_weights + k * 16, WEIGHT_STRIDE);
+            return weight;
+        }, [&](int n, int k) {
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> values;
+            wmma::load_matrix_sync(values, value_tile + k * 16 * TILE_STRIDE + n * 16, TILE_STRIDE);
+            return values;
+        });
+        __syncwarp();
+        const float* product = own_scratch + row * SCRATCH_STRIDE + half * HALF;
+#pragma unroll
+        for (int d = 0; d < HALF; ++d) output[d] = output[d] * rescale + product[d];
+        __syncwarp();  // the product read before the next tile's scores
+    }
+    if (first + row >= tokens) return;
+    const float inverse = 1.0f / total;  // total >= 1: the maximum's own weight
+    T* out = context + ((size_t)b * tokens + first + row) * hidden + (size_t)h * HEAD + half * HALF;
+#pragma unroll
+    for (int d = 0; d < HALF; ++d) out[d] = from_float<T>(output[d] * inverse);
+}
+
+// Entry points KERNEL_{32,64}_SUFFIX for the head sizes quarry launches.
+#define ATTENTION_ENTRY_POINTS(KERNEL, SUFFIX, T) \
+extern "C" __global__ void KERNEL##_32_##SUFFIX(const T* qkv, const unsigned int* lengths, T* context, unsigned int tokens, unsigned int heads) \
+{ KERNEL<T, 32>(qkv, lengths, context, tokens, heads); } \
+extern "C" __global__ void KERNEL##_64_##SUFFIX(const T* qkv, const unsigned int* lengths, T* context, unsigned int tokens, unsigned int heads) \
+{ KERNEL<T, 64>(qkv, lengths, context, tokens, heads); }
+
+ATTENTION_ENTRY_POINTS(packed_attention, f32, float)
+ATTENTION_ENTRY_POINTS(packed_attention, f16, __half)
+ATTENTION_ENTRY_POINTS(packed_attention, bf16, __nv_bfloat16)
+ATTENTION_ENTRY_POINTS(tensor_core_attention, f16, __half)
+ATTENTION_ENTRY_POINTS(tensor_core_attention, bf16, __nv_bfloat16)
