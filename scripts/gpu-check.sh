@@ -11,7 +11,7 @@
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
 #             in each of FUSED_MODES (as golden)
-#   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth roof, IVF build
+#   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth and FP32 roofs, IVF build
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
@@ -49,10 +49,11 @@ export QUARRY_MODEL="$dev/model" QUARRY_SHARED_DIR="$dev/shared" OMP_WAIT_POLICY
 device="${CHECK_DEVICE:-cuda}"
 gpu="$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)"
 echo "GPU: $gpu" | tee "$out/device.txt"
+# Datasheet figures (SXM): HBM bandwidth in GB/s, FP32 (no tensor cores) in TFLOP/s.
 case "$gpu" in
-  *H200*) bandwidth=4800 ;;
-  *H100*) bandwidth=3350 ;;
-  *) bandwidth=0 ;;
+  *H200*) bandwidth=4800 fp32_tflops=67 ;;
+  *H100*) bandwidth=3350 fp32_tflops=67 ;;
+  *) bandwidth=0 fp32_tflops=0 ;;
 esac
 quarry="$dev/bin/quarry"
 steps=("$@")
@@ -97,7 +98,7 @@ run_step() {
       ;;
     kernels)
       "$quarry" bench-kernels --device "$device" --rows "${KERNEL_ROWS:-1000000}" --dim 384 --batches 1,16,256,1024 --nlist 4096 \
-        --train-sample 262144 --bandwidth-gbs "$bandwidth" --json "$out/kernels.json" 2>&1 | tee "$out/kernels.txt"
+        --train-sample 262144 --bandwidth-gbs "$bandwidth" --fp32-tflops "$fp32_tflops" --json "$out/kernels.json" 2>&1 | tee "$out/kernels.txt"
       ;;
     cpu)
       [ -d "$work/cpu-corpus" ] || "$quarry" gen-corpus --documents "${CPU_DOCUMENTS:-100000}" --out "$work/cpu-corpus"

@@ -35,7 +35,7 @@ enum Command {
     Bench(commands::bench::BenchArgs),
     /// Embedding tokens/s at full 256-token windows on a device and precision, against a roof.
     BenchEmbed(commands::bench_embed::BenchEmbedArgs),
-    /// Vector kernels at scale: flat top-k QPS against the bandwidth roof, IVF build times.
+    /// Vector kernels at scale: flat top-k QPS against the bandwidth and FP32 roofs, IVF build times.
     BenchKernels(commands::bench_kernels::BenchKernelsArgs),
     /// Parse + chunk and model tokenization throughput on the CPU (what feeds the embedding device).
     BenchCpuStages(commands::bench_cpu_stages::BenchCpuStagesArgs),

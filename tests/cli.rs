@@ -285,7 +285,7 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     let kernels_json = out.path().join("kernels.json");
     let output = quarry(&[
         "bench-kernels", "--rows", "3000", "--dim", "32", "--batches", "1,8", "--nlist", "16", "--train-sample", "2000",
-        "--bandwidth-gbs", "10", "--device", "cpu", "--json", kernels_json.to_str().unwrap(),
+        "--bandwidth-gbs", "10", "--fp32-tflops", "1", "--device", "cpu", "--json", kernels_json.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&kernels_json).unwrap()).unwrap();
@@ -294,10 +294,14 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     assert_eq!(top_k.iter().map(|t| t["batch"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 8]);
     // 3000 × 32 × 4 bytes at 10 GB/s: one query batch per 38.4 µs.
     assert!((top_k[0]["roof_qps"].as_f64().unwrap() - 10e9 / (3000.0 * 32.0 * 4.0)).abs() < 1e-6);
+    // 2 × 3000 × 32 operations a query at 1 TFLOP/s, whatever the batch.
+    let compute_roof = 1e12 / (2.0 * 3000.0 * 32.0);
+    assert!(top_k.iter().all(|t| (t["compute_roof_qps"].as_f64().unwrap() - compute_roof).abs() < 1e-6), "{top_k:?}");
     let ivf = report["ivf"].as_array().unwrap();
     assert_eq!(ivf.len(), 2, "kernels build and the FAISS baseline");
     assert!(ivf.iter().all(|b| b["recall_at_10"].as_f64().unwrap() > 0.5 && b["total_secs"].as_f64().unwrap() > 0.0), "{ivf:?}");
     assert!(text(&output.stdout).contains("| quarry kernels on cpu + FAISS add_core |"));
+    assert!(text(&output.stdout).contains("| fraction of the lower roof |"));
 
     let embed_json = out.path().join("embed.json");
     let output = quarry(&["bench-embed", "--device", "cpu", "--chunks", "8", "--repetitions", "1", "--json", embed_json.to_str().unwrap()]);

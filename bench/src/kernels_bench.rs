@@ -1,5 +1,7 @@
 //! `quarry bench-kernels`: the vector kernels at scale on the device they run on — exact
-//! flat top-k QPS per query batch size against the memory-bandwidth roof, and the IVF build
+//! flat top-k QPS per query batch size against its roofs (one read of the base per batch at
+//! the memory bandwidth; 2 · rows · dim FP32 operations per query at the device's peak: the
+//! lower of the two is what a batch can reach), and the IVF build
 //! (kernel k-means on a training sample, every row assigned to its list, FAISS add_core)
 //! against FAISS's own CPU build of the same index. Seeded clustered unit vectors.
 
@@ -22,6 +24,9 @@ pub struct KernelBenchConfig {
     pub train_sample: usize,
     /// Device memory bandwidth in GB/s, for the flat top-k roof (0: not reported).
     pub bandwidth_gbs: f64,
+    /// Device FP32 peak in TFLOP/s (fused multiply-adds, no tensor cores: the scores are an
+    /// SGEMM), for the flat top-k compute roof (0: not reported).
+    pub fp32_tflops: f64,
     /// Also build the IVF index with FAISS's own CPU training and assignment.
     pub faiss_baseline: bool,
     pub seed: u64,
@@ -35,6 +40,19 @@ pub struct TopKResult {
     pub qps: f64,
     /// QPS if every batch read the base matrix once at the full bandwidth.
     pub roof_qps: Option<f64>,
+    /// QPS if every query's 2 · rows · dim operations ran at the FP32 peak.
+    pub compute_roof_qps: Option<f64>,
+}
+
+impl TopKResult {
+    /// QPS as a fraction of the lower of the roofs that were given.
+    pub fn fraction_of_roof(&self) -> Option<f64> {
+        let roof = match (self.roof_qps, self.compute_roof_qps) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some(self.qps / roof)
+    }
 }
 
 /// One IVF build, by stage.
@@ -83,7 +101,8 @@ fn measure_batches(config: &KernelBenchConfig, base: &[f32], mut search: impl Fn
         let seconds = started.elapsed().as_secs_f64() / runs as f64;
         let base_bytes = (config.rows * dim * 4) as f64;
         let roof_qps = (config.bandwidth_gbs > 0.0).then(|| config.bandwidth_gbs * 1e9 / base_bytes * batch as f64);
-        results.push(TopKResult { batch, seconds, qps: batch as f64 / seconds, roof_qps });
+        let compute_roof_qps = (config.fp32_tflops > 0.0).then(|| config.fp32_tflops * 1e12 / (2.0 * (config.rows * dim) as f64));
+        results.push(TopKResult { batch, seconds, qps: batch as f64 / seconds, roof_qps, compute_roof_qps });
     }
     Ok(results)
 }
@@ -124,10 +143,10 @@ pub fn markdown(report: &KernelBenchReport) -> String {
     use std::fmt::Write;
     let c = &report.config;
     let mut md = format!("## Vector kernels on {}: {} × {} vectors, k = {}\n\n", report.device, c.rows, c.dim, c.k);
-    md.push_str("| query batch | s per batch | QPS | bandwidth roof QPS | fraction of roof |\n|---:|---:|---:|---:|---:|\n");
+    md.push_str("| query batch | s per batch | QPS | bandwidth roof QPS | FP32 compute roof QPS | fraction of the lower roof |\n|---:|---:|---:|---:|---:|---:|\n");
+    let or_dash = |value: Option<f64>, digits: usize| value.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     for t in &report.top_k {
-        let (roof, fraction) = t.roof_qps.map_or(("-".into(), "-".into()), |r| (format!("{r:.0}"), format!("{:.2}", t.qps / r)));
-        let _ = writeln!(md, "| {} | {:.5} | {:.1} | {roof} | {fraction} |", t.batch, t.seconds, t.qps);
+        let _ = writeln!(md, "| {} | {:.5} | {:.1} | {} | {} | {} |", t.batch, t.seconds, t.qps, or_dash(t.roof_qps, 0), or_dash(t.compute_roof_qps, 0), or_dash(t.fraction_of_roof(), 2));
     }
     let _ = writeln!(md, "\nIVF-Flat build, nlist {}, training sample {}, {KERNEL_KMEANS_ITERATIONS} k-means iterations:\n", c.nlist, c.train_sample);
     md.push_str("| builder | train s | assign s | whole build s | recall@10 (nprobe 32) |\n|---|---:|---:|---:|---:|\n");

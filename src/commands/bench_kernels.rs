@@ -1,4 +1,4 @@
-//! `quarry bench-kernels`: exact flat top-k QPS against the bandwidth roof, and the IVF
+//! `quarry bench-kernels`: exact flat top-k QPS against the bandwidth and compute roofs, and the IVF
 //! build through quarry's kernels against FAISS's own, on seeded clustered vectors.
 
 use std::path::PathBuf;
@@ -25,6 +25,10 @@ pub struct BenchKernelsArgs {
     /// Device memory bandwidth in GB/s for the flat top-k roof (H100 SXM: 3350, H200: 4800; 0: none).
     #[arg(long, default_value_t = 0.0)]
     pub bandwidth_gbs: f64,
+    /// Device FP32 peak in TFLOP/s for the flat top-k compute roof (H100/H200 SXM: 67, the
+    /// datasheet's; 0: none).
+    #[arg(long, default_value_t = 0.0)]
+    pub fp32_tflops: f64,
     /// Skip the FAISS CPU build of the same IVF index.
     #[arg(long)]
     pub no_faiss_baseline: bool,
@@ -46,6 +50,7 @@ pub fn run(args: BenchKernelsArgs) -> anyhow::Result<ExitCode> {
         nlist: args.nlist,
         train_sample: args.train_sample,
         bandwidth_gbs: args.bandwidth_gbs,
+        fp32_tflops: args.fp32_tflops,
         faiss_baseline: !args.no_faiss_baseline,
         seed: 0x6b65726e,
     };
