@@ -58,7 +58,7 @@ pub fn sweep(index_file: &Path, spec: &IndexSpec, queries: &[f32], dim: usize, t
             IndexSpec::IvfPq { nlist, pq_m, nbits, train_sample, .. } => ("nprobe", IndexSpec::IvfPq { nlist: *nlist, nprobe: value, pq_m: *pq_m, nbits: *nbits, train_sample: *train_sample }),
             IndexSpec::Flat => return Ok(points),
         };
-        let mut index = load_vector_index(index_file, &variant)?;
+        let index = load_vector_index(index_file, &variant)?;
         let found: Vec<Vec<u64>> = queries.chunks(dim).map(|q| index.search(q, 10).map(|mut hits| hits.remove(0).into_iter().map(|h| h.row).collect())).collect::<Result<_, _>>()?;
         let qps = timed_qps(queries.len() / dim, repetitions, |i| index.search(&queries[i * dim..(i + 1) * dim], 10).map(|_| ()).map_err(Into::into))?;
         points.push(SweepPoint { engine: "quarry".into(), parameter: parameter.into(), value, recall_at_10: recall(truth, &found), qps });

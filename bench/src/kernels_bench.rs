@@ -127,8 +127,8 @@ pub fn run(kernels: Arc<dyn VectorKernels>, config: KernelBenchConfig) -> anyhow
             continue;
         }
         let spec = IndexSpec::IvfFlat { nlist: config.nlist, nprobe, train_sample: config.train_sample, trainer };
-        let (mut index, total_secs) = timed(|| Ok(build_vector_index(&spec, dim, &base)?))?;
-        let recall = ann_recall(&mut index, &base, dim, &recall_queries, 10)?;
+        let (index, total_secs) = timed(|| Ok(build_vector_index(&spec, dim, &base)?))?;
+        let recall = ann_recall(&index, &base, dim, &recall_queries, 10)?;
         let (builder, train, assign) = match trainer {
             IvfTrainer::Kernels => (format!("quarry kernels on {} + FAISS add_core", kernels.device()), Some(train_secs), Some(assign_secs)),
             IvfTrainer::Faiss => ("FAISS train + add (CPU)".to_string(), None, None),

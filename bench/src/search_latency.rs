@@ -48,3 +48,42 @@ pub fn measure(searcher: &Searcher, queries: &[String], reps: usize) -> anyhow::
     }
     Ok(out)
 }
+
+/// Vector searches per second with `threads` threads searching at once, every query embedded
+/// beforehand (the index and result assembly only: what the search workers share).
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchThroughput {
+    pub threads: usize,
+    pub searches: usize,
+    pub qps: f64,
+}
+
+/// Vector-mode searches (top_k = 10) over `queries`, by 1..=max threads at once: each thread
+/// runs through the queries from its own starting point until half a second has passed.
+pub fn vector_throughput(searcher: &Searcher, queries: &[String], thread_counts: &[usize]) -> anyhow::Result<Vec<SearchThroughput>> {
+    let vectors = queries.iter().map(|q| searcher.embed_query(q)).collect::<Result<Vec<_>, _>>()?;
+    let requests: Vec<SearchRequest> = queries.iter().map(|q| SearchRequest { query: q.clone(), mode: Mode::Vector, top_k: 10, ..Default::default() }).collect();
+    let mut out = Vec::new();
+    for &threads in thread_counts {
+        let started = Instant::now();
+        let searches = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads.max(1))
+                .map(|thread| {
+                    let (vectors, requests) = (&vectors, &requests);
+                    scope.spawn(move || -> anyhow::Result<usize> {
+                        let mut done = 0;
+                        while started.elapsed().as_secs_f64() < crate::ann_sweep::MIN_WINDOW_SECS {
+                            let i = (thread * 7 + done) % vectors.len().max(1);
+                            searcher.search_with_vector(&requests[i], Some(&vectors[i]))?;
+                            done += 1;
+                        }
+                        Ok(done)
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().expect("search thread")).sum::<anyhow::Result<usize>>()
+        })?;
+        out.push(SearchThroughput { threads, searches, qps: searches as f64 / started.elapsed().as_secs_f64() });
+    }
+    Ok(out)
+}

@@ -59,7 +59,7 @@ async fn check_snapshot(uri: &str, store: &StoreOptions, report: &RunReport, exp
     let segment = &manifest.segments[0].id;
     let vectors_path = scratch.path().join("vectors.faiss");
     std::fs::write(&vectors_path, reader.get(&layout::segment_file(segment, layout::VECTORS)).await.unwrap()).unwrap();
-    let mut index = load_vector_index(&vectors_path, &manifest.index.params).unwrap();
+    let index = load_vector_index(&vectors_path, &manifest.index.params).unwrap();
     assert_eq!(index.len(), chunks.len());
     let hits = index.search(embeddings.row(7), 1).unwrap();
     assert_eq!(hits[0][0].row, 7);

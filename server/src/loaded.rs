@@ -4,7 +4,7 @@
 //! reload keeps the segments the previous version already held and reads only new ones.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use quarry_indexer::chunk::Chunk;
 use quarry_indexer::embed::Embeddings;
@@ -42,8 +42,8 @@ pub struct SegmentData {
     pub documents: Vec<DocumentRecord>,
     /// `documents[doc_of_row[row]]` is the document of chunk `row` (both local to the segment).
     pub doc_of_row: Vec<u32>,
-    /// FAISS searches take `&mut`; the lock serializes searches on one segment.
-    pub vectors: Mutex<FaissIndex>,
+    /// Searched by many threads at once (FAISS's searches only read the index).
+    pub vectors: FaissIndex,
     pub keyword: TantivyKeywordIndex,
 }
 
@@ -170,7 +170,7 @@ impl LoadedSnapshot {
         drop(doc_index);
         let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
-        Ok(SegmentData { chunks, embeddings, documents, doc_of_row, vectors: Mutex::new(vectors), keyword })
+        Ok(SegmentData { chunks, embeddings, documents, doc_of_row, vectors, keyword })
     }
 
     /// Rows across all segments (tombstoned ones included).

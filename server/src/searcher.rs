@@ -181,7 +181,7 @@ impl Searcher {
         let mut hits = Vec::new();
         let dim = self.snapshot.dim();
         for segment in &self.snapshot.segments {
-            let mut index = segment.data.vectors.lock().map_err(|_| ServerError::InvalidRequest("vector index lock poisoned".into()))?;
+            let index = &segment.data.vectors;
             match allowed.map(|a| segment_rows(a, segment)) {
                 None => hits.extend(index.search(query, k)?.remove(0).into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
                 Some(local) if local.is_empty() => {}

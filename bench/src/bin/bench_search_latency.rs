@@ -1,6 +1,8 @@
 //! `bench-search-latency --snapshot URI --queries queries.jsonl [--reps N]`, or
 //! `bench-search-latency --synthetic N --out DIR --queries ...` to build a seeded synthetic
-//! snapshot of N chunks first. Prints JSON and a Markdown table of p50/p99 per mode.
+//! snapshot of N chunks first. Prints JSON and a Markdown table of p50/p99 per mode, then
+//! vector searches per second with `--threads 1,2,...` threads at once (queries embedded
+//! beforehand: the index's share of a search worker).
 
 use std::sync::Arc;
 
@@ -44,10 +46,16 @@ async fn main() -> anyhow::Result<()> {
     let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
     let searcher = Searcher::new(Arc::new(loaded), embedder)?;
     let results = quarry_bench::search_latency::measure(&searcher, &queries, reps)?;
-    println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "snapshot": snapshot, "chunks": chunks, "index": index, "queries": queries.len(), "reps": reps, "modes": results }))?);
+    let thread_counts: Vec<usize> = value("--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>().context("--threads: comma-separated counts")?;
+    let throughput = quarry_bench::search_latency::vector_throughput(&searcher, &queries, &thread_counts)?;
+    println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "snapshot": snapshot, "chunks": chunks, "index": index, "queries": queries.len(), "reps": reps, "modes": results, "vector_throughput": throughput }))?);
     println!("\n{chunks} chunks, index {index}, {} queries x {reps}\n\n| mode | embed p50 ms | embed p99 ms | search p50 ms | search p99 ms |\n|---|---:|---:|---:|---:|", queries.len());
     for r in &results {
         println!("| {} | {:.2} | {:.2} | {:.3} | {:.3} |", r.mode, r.embed.p50_ms, r.embed.p99_ms, r.search.p50_ms, r.search.p99_ms);
+    }
+    println!("\n| threads | vector searches | searches/s (query embedded beforehand) |\n|---:|---:|---:|");
+    for t in &throughput {
+        println!("| {} | {} | {:.0} |", t.threads, t.searches, t.qps);
     }
     Ok(())
 }

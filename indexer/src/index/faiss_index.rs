@@ -4,7 +4,7 @@ use std::path::Path;
 
 use faiss::index::flat::FlatIndex;
 use faiss::index::ivf_flat::IVFFlatIndexImpl;
-use faiss::index::{autotune::ParameterSpace, IndexImpl, NativeIndex, SearchWithParamsMut, UpcastIndex};
+use faiss::index::{autotune::ParameterSpace, IndexImpl, NativeIndex, UpcastIndex};
 use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
@@ -58,9 +58,7 @@ fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32]) ->
     // sequential ids from ntotal, as `add` gives.
     let code = unsafe { faiss_sys::faiss_IndexIVFFlat_add_core(ivf.inner_ptr(), lists.len() as i64, data.as_ptr(), std::ptr::null(), lists.as_ptr()) };
     if code != 0 {
-        // SAFETY: FAISS keeps the last error message of this thread alive until the next call.
-        let message = unsafe { std::ffi::CStr::from_ptr(faiss_sys::faiss_get_last_error()) }.to_string_lossy().into_owned();
-        return Err(IndexerError::VectorIndex { stage: "add", reason: message });
+        return Err(IndexerError::VectorIndex { stage: "add", reason: last_faiss_error() });
     }
     Ok(ivf.upcast())
 }
@@ -97,6 +95,51 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
 }
 
 /// Loads an index file written by [`VectorIndex::save`].
+impl FaissIndex {
+    /// FAISS's search of `queries` (row-major) for `k` each, through its C API on a shared
+    /// reference: labels (-1 where fewer than k were found) and scores, k per query. FAISS
+    /// documents searches of a CPU index as safe to run concurrently (they only read it);
+    /// nothing changes this index once built — its search-time parameters are set before it
+    /// is shared, a filter travels in the call's own `params`.
+    fn search_raw(&self, queries: &[f32], k: usize, params: Option<&SearchParametersImpl>) -> Result<(Vec<i64>, Vec<f32>)> {
+        let dim = self.inner.d() as usize;
+        if dim == 0 || queries.len() % dim != 0 {
+            return Err(IndexerError::VectorIndex { stage: "search", reason: format!("{} query values are not rows of {dim}", queries.len()) });
+        }
+        let n = queries.len() / dim;
+        let (mut labels, mut scores) = (vec![-1i64; n * k], vec![0f32; n * k]);
+        let index = self.inner.inner_ptr() as *const faiss_sys::FaissIndex;
+        // SAFETY: `index` is this live index, read only; `queries` holds n rows of its dimension;
+        // `labels` and `scores` hold n·k entries each; `params` (when given) lives through the call.
+        let code = unsafe {
+            match params {
+                None => faiss_sys::faiss_Index_search(index, n as i64, queries.as_ptr(), k as i64, scores.as_mut_ptr(), labels.as_mut_ptr()),
+                Some(params) => faiss_sys::faiss_Index_search_with_params(index, n as i64, queries.as_ptr(), k as i64, params.inner_ptr(), scores.as_mut_ptr(), labels.as_mut_ptr()),
+            }
+        };
+        if code != 0 {
+            return Err(IndexerError::VectorIndex { stage: "search", reason: last_faiss_error() });
+        }
+        Ok((labels, scores))
+    }
+}
+
+/// The hits among FAISS's labels (those that are not -1) with their scores.
+fn hits(labels: &[i64], scores: &[f32]) -> Vec<Hit> {
+    labels.iter().zip(scores).filter(|(label, _)| **label >= 0).map(|(&label, &score)| Hit { row: label as u64, score }).collect()
+}
+
+/// FAISS's message for the last failed call on this thread (its C API keeps one per thread).
+fn last_faiss_error() -> String {
+    // SAFETY: FAISS returns a null-terminated message owned by the thread's last error, or null.
+    let message = unsafe { faiss_sys::faiss_get_last_error() };
+    if message.is_null() {
+        return "FAISS reported an error without a message".to_string();
+    }
+    // SAFETY: non-null, null-terminated (above).
+    unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy().into_owned()
+}
+
 pub fn load_vector_index(path: &Path, spec: &IndexSpec) -> Result<FaissIndex> {
     let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
     let inner = faiss::read_index(path_str).map_err(err("read"))?;
@@ -113,24 +156,13 @@ impl VectorIndex for FaissIndex {
         self.inner.ntotal() as usize
     }
 
-    fn search(&mut self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>> {
+    fn search(&self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>> {
         let k = k.min(self.len()).max(1);
-        let result = self.inner.search(queries, k).map_err(err("search"))?;
-        Ok(result
-            .labels
-            .chunks(k)
-            .zip(result.distances.chunks(k))
-            .map(|(labels, scores)| {
-                labels
-                    .iter()
-                    .zip(scores)
-                    .filter_map(|(label, score)| label.get().map(|row| Hit { row, score: *score }))
-                    .collect()
-            })
-            .collect())
+        let (labels, scores) = self.search_raw(queries, k, None)?;
+        Ok(labels.chunks(k).zip(scores.chunks(k)).map(|(labels, scores)| hits(labels, scores)).collect())
     }
 
-    fn search_in(&mut self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
+    fn search_in(&self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
         if allowed.is_empty() {
             return Ok(Vec::new());
         }
@@ -143,13 +175,8 @@ impl VectorIndex for FaissIndex {
             }
             _ => SearchParametersImpl::new(selector).map_err(err("filter"))?,
         };
-        let result = self.inner.search_with_params(query, k, &params).map_err(err("search"))?;
-        Ok(result
-            .labels
-            .iter()
-            .zip(&result.distances)
-            .filter_map(|(label, score)| label.get().map(|row| Hit { row, score: *score }))
-            .collect())
+        let (labels, scores) = self.search_raw(query, k, Some(&params))?;
+        Ok(hits(&labels, &scores))
     }
 
     fn save(&self, path: &Path) -> Result<()> {
@@ -170,13 +197,13 @@ mod tests {
         let queries = crate::index::sample_rows(&data, dim, 100);
         let recall_of = |trainer| {
             let spec = IndexSpec::IvfFlat { nlist: 32, nprobe: 4, train_sample: 4000, trainer };
-            let mut index = build_vector_index(&spec, dim, &data).unwrap();
+            let index = build_vector_index(&spec, dim, &data).unwrap();
             assert_eq!(index.len(), 4000);
             let dir = tempfile::tempdir().unwrap();
             index.save(&dir.path().join("ivf.faiss")).unwrap();
-            let mut reloaded = load_vector_index(&dir.path().join("ivf.faiss"), &spec).unwrap();
-            let recall = crate::index::ann_recall(&mut reloaded, &data, dim, &queries, 10).unwrap();
-            assert_eq!(recall, crate::index::ann_recall(&mut index, &data, dim, &queries, 10).unwrap(), "the saved index is the same index");
+            let reloaded = load_vector_index(&dir.path().join("ivf.faiss"), &spec).unwrap();
+            let recall = crate::index::ann_recall(&reloaded, &data, dim, &queries, 10).unwrap();
+            assert_eq!(recall, crate::index::ann_recall(&index, &data, dim, &queries, 10).unwrap(), "the saved index is the same index");
             recall
         };
         let faiss = recall_of(IvfTrainer::Faiss);
@@ -193,7 +220,7 @@ mod tests {
         for kind in [IndexKind::Flat, IndexKind::Hnsw, IndexKind::IvfFlat, IndexKind::IvfPq] {
             let options = IndexOptions { kind, nlist: Some(16), nprobe: Some(16), pq_m: Some(8), ..Default::default() };
             let spec = options.resolve(3000, dim).unwrap();
-            let mut index = build_vector_index(&spec, dim, &data).unwrap();
+            let index = build_vector_index(&spec, dim, &data).unwrap();
             assert_eq!(index.len(), 3000);
             let query = &data[123 * dim..124 * dim];
             let hits = index.search(query, 5).unwrap();
@@ -203,7 +230,7 @@ mod tests {
             }
             let path = dir.path().join(format!("{}.faiss", spec.name()));
             index.save(&path).unwrap();
-            let mut loaded = load_vector_index(&path, &spec).unwrap();
+            let loaded = load_vector_index(&path, &spec).unwrap();
             assert_eq!(loaded.search(query, 5).unwrap(), hits, "{kind:?} after reload");
             // Filtered search returns only allowed rows, as many as asked for.
             let mut allowed = crate::index::RowSet::empty(3000);
@@ -212,5 +239,41 @@ mod tests {
             assert_eq!(filtered.len(), 10, "{kind:?}");
             assert!(filtered.iter().all(|h| h.row % 3 == 1), "{kind:?}: {filtered:?}");
         }
+    }
+
+    #[test]
+    fn threads_searching_one_index_at_once_get_the_serial_answers() {
+        let (dim, rows) = (32, 3000);
+        let data = crate::index::test_unit_vectors(rows, dim);
+        let mut allowed = crate::index::RowSet::empty(rows);
+        (0..rows).filter(|r| r % 5 == 2).for_each(|r| allowed.insert(r));
+        for kind in [IndexKind::Flat, IndexKind::Hnsw, IndexKind::IvfFlat, IndexKind::IvfPq] {
+            let options = IndexOptions { kind, nlist: Some(16), nprobe: Some(4), pq_m: Some(8), ..Default::default() };
+            let index = build_vector_index(&options.resolve(rows, dim).unwrap(), dim, &data).unwrap();
+            let queries: Vec<&[f32]> = (0..64).map(|i| &data[i * 37 * dim..(i * 37 + 1) * dim]).collect();
+            let serial: Vec<_> = queries.iter().map(|q| (index.search(q, 10).unwrap(), index.search_in(q, 10, &allowed).unwrap())).collect();
+            // Eight threads, each through every query several times, all on the one index.
+            std::thread::scope(|scope| {
+                for thread in 0..8 {
+                    let (index, queries, serial, allowed) = (&index, &queries, &serial, &allowed);
+                    scope.spawn(move || {
+                        for round in 0..5 {
+                            for (i, query) in queries.iter().enumerate().skip((thread + round) % 3) {
+                                assert_eq!(index.search(query, 10).unwrap(), serial[i].0, "{kind:?} query {i}");
+                                assert_eq!(index.search_in(query, 10, allowed).unwrap(), serial[i].1, "{kind:?} filtered query {i}");
+                            }
+                        }
+                    });
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn a_query_of_the_wrong_width_is_refused_with_the_widths() {
+        let data = crate::index::test_unit_vectors(100, 8);
+        let index = build_vector_index(&IndexSpec::Flat, 8, &data).unwrap();
+        let error = index.search(&data[..12], 3).unwrap_err().to_string();
+        assert!(error.contains("12 query values are not rows of 8"), "{error}");
     }
 }

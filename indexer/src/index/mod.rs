@@ -34,11 +34,12 @@ pub trait VectorIndex: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Top-`k` rows for each query (row-major `queries`, `dim` columns).
-    fn search(&mut self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>>;
+    /// Top-`k` rows for each query (row-major `queries`, `dim` columns). Searches only read
+    /// the index: several threads may search one index at once.
+    fn search(&self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>>;
     /// Top-`k` rows for one query among the `allowed` rows only (the filter applies
     /// inside the search, not to its result).
-    fn search_in(&mut self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
+    fn search_in(&self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
     /// Serializes the index to a local file.
     fn save(&self, path: &std::path::Path) -> Result<()>;
 }

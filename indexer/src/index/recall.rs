@@ -20,7 +20,7 @@ pub struct RecallCheck {
 }
 
 /// Mean recall@k of `index` against exact search over `base` for `queries` (row-major).
-pub fn ann_recall(index: &mut dyn VectorIndex, base: &[f32], dim: usize, queries: &[f32], k: usize) -> Result<f64> {
+pub fn ann_recall(index: &dyn VectorIndex, base: &[f32], dim: usize, queries: &[f32], k: usize) -> Result<f64> {
     let n = queries.len() / dim.max(1);
     if n == 0 || base.is_empty() {
         return Ok(1.0);
@@ -58,11 +58,11 @@ mod tests {
         let dim = 16;
         let base = crate::index::test_unit_vectors(2000, dim);
         let queries = sample_rows(&base, dim, 50);
-        let mut flat = build_vector_index(&IndexSpec::Flat, dim, &base).unwrap();
-        assert_eq!(ann_recall(&mut flat, &base, dim, &queries, 10).unwrap(), 1.0);
+        let flat = build_vector_index(&IndexSpec::Flat, dim, &base).unwrap();
+        assert_eq!(ann_recall(&flat, &base, dim, &queries, 10).unwrap(), 1.0);
         let spec = IndexSpec::IvfFlat { nlist: 64, nprobe: 1, train_sample: 2000, trainer: Default::default() };
-        let mut ivf = build_vector_index(&spec, dim, &base).unwrap();
-        let recall = ann_recall(&mut ivf, &base, dim, &queries, 10).unwrap();
+        let ivf = build_vector_index(&spec, dim, &base).unwrap();
+        let recall = ann_recall(&ivf, &base, dim, &queries, 10).unwrap();
         assert!(recall < 0.9, "nprobe=1 of 64 lists should miss neighbours, got {recall}");
     }
 

@@ -222,8 +222,7 @@ async fn check_recall(index: FaissIndex, embeddings: &Embeddings, options: &RunO
     let base = embeddings.data.clone();
     let dim = embeddings.dim;
     let (index, recall) = tokio::task::spawn_blocking(move || {
-        let mut index = index;
-        let recall = ann_recall(&mut index, &base, dim, &queries, 10);
+        let recall = ann_recall(&index, &base, dim, &queries, 10);
         (index, recall.map(|r| (r, queries.len() / dim.max(1))))
     })
     .await
