@@ -1,8 +1,9 @@
 //! The encoder's fused GPU steps (kernels/cuda/encoder.cu) on candle's CUDA tensors: a dense
 //! layer's bias add (with the erf GELU for the feed-forward layer) and the attention softmax
 //! over each sequence's real tokens, in place; and the launch behind `encoder_ops`' bias +
-//! residual + layer norm (the packed attention's are `cuda_attention`'s). candle's own broadcast add and its mask add +
-//! softmax were two thirds of the encoder's GPU time (bench/RESULTS.md).
+//! residual + layer norm (the packed attention's are `cuda_attention`'s). candle's own
+//! broadcast add and its mask add + softmax were two thirds of the encoder's GPU time
+//! (bench/RESULTS.md).
 
 use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda::{CudaDType, WrapErr};
