@@ -58,8 +58,9 @@ pub struct SearchThroughput {
     pub qps: f64,
 }
 
-/// Vector-mode searches (top_k = 10) over `queries`, by 1..=max threads at once: each thread
-/// runs through the queries from its own starting point until half a second has passed.
+/// Vector-mode searches (top_k = 10) over `queries`, once for each count in `thread_counts`
+/// of threads searching at once: each thread runs through the queries from its own starting
+/// point until half a second has passed.
 pub fn vector_throughput(searcher: &Searcher, queries: &[String], thread_counts: &[usize]) -> anyhow::Result<Vec<SearchThroughput>> {
     let vectors = queries.iter().map(|q| searcher.embed_query(q)).collect::<Result<Vec<_>, _>>()?;
     let requests: Vec<SearchRequest> = queries.iter().map(|q| SearchRequest { query: q.clone(), mode: Mode::Vector, top_k: 10, ..Default::default() }).collect();

@@ -1,7 +1,8 @@
 //! Self-attention read straight from the packed output of BERT's query-key-value product,
 //! for the CPU: each query row attends over its sequence's real tokens only and the context
 //! comes out in the `[tokens, heads * head_size]` layout the next dense layer reads. It is
-//! the twin of kernels/cuda/encoder.cu `packed_attention`, and on the CPU replaces the copy
+//! the twin of both kernels of kernels/cuda/attention.cu (`packed_attention` on CUDA cores,
+//! `tensor_core_attention`), and on the CPU replaces the copy
 //! that lays query, key and value out by head, two batched products, the masked softmax and
 //! the copy of the context back.
 

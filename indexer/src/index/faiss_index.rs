@@ -94,7 +94,6 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
     Ok(FaissIndex { inner, spec: spec.clone() })
 }
 
-/// Loads an index file written by [`VectorIndex::save`].
 impl FaissIndex {
     /// FAISS's search of `queries` (row-major) for `k` each, through its C API on a shared
     /// reference: labels (-1 where fewer than k were found) and scores, k per query. FAISS
@@ -140,6 +139,7 @@ fn last_faiss_error() -> String {
     unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy().into_owned()
 }
 
+/// Loads an index file written by [`VectorIndex::save`].
 pub fn load_vector_index(path: &Path, spec: &IndexSpec) -> Result<FaissIndex> {
     let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
     let inner = faiss::read_index(path_str).map_err(err("read"))?;
