@@ -15,6 +15,7 @@ pub mod encoder_ops;
 mod model_dir;
 mod replicas;
 mod tokenizer;
+mod wordpiece;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
@@ -22,7 +23,7 @@ pub use bert_encoder::{BertEncoder, EncoderSteps};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
-pub use tokenizer::{ModelIds, ModelTokenizer};
+pub use tokenizer::{ModelIds, ModelTokenizer, TokenizerPath};
 
 use std::sync::Arc;
 
