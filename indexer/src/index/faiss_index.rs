@@ -1,6 +1,7 @@
 //! [`VectorIndex`] on FAISS: builds (training IVF on a seeded sample), searches, saves and loads.
 
 use std::path::Path;
+use std::time::Instant;
 
 use faiss::index::flat::FlatIndex;
 use faiss::index::ivf_flat::IVFFlatIndexImpl;
@@ -46,13 +47,18 @@ pub const KERNEL_KMEANS_SEED: u64 = 0x1f1f;
 /// CPU twins): they train the centroids on the sample and assign every row to its list;
 /// FAISS takes the centroids as its coarse quantizer and the rows with their precomputed
 /// lists (`add_core`), so it never scores rows against centroids itself.
-fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32]) -> Result<IndexImpl> {
+fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32], times: &mut BuildTimes) -> Result<IndexImpl> {
     let kernels = super::vector_kernels();
+    let started = Instant::now();
     let centroids = kernels.kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: KERNEL_KMEANS_ITERATIONS, seed: KERNEL_KMEANS_SEED })?;
+    times.train = started.elapsed().as_secs_f64();
     let mut quantizer = FlatIndex::new_ip(dim as u32).map_err(err("quantizer"))?;
     quantizer.add(&centroids).map_err(err("quantizer"))?;
     let ivf = IVFFlatIndexImpl::new(quantizer, dim as u32, (centroids.len() / dim) as u32, MetricType::InnerProduct).map_err(err("create"))?;
+    let started = Instant::now();
     let lists: Vec<i64> = kernels.kmeans_assign(data, &centroids, dim)?.into_iter().map(|(list, _)| i64::from(list)).collect();
+    times.assign = Some(started.elapsed().as_secs_f64());
+    let started = Instant::now();
     // SAFETY: `ivf` is a live IndexIVFFlat of dimension `dim`; `data` holds lists.len() rows
     // of `dim` floats and `lists` one list number below nlist per row; null ids mean
     // sequential ids from ntotal, as `add` gives.
@@ -60,7 +66,44 @@ fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32]) ->
     if code != 0 {
         return Err(IndexerError::VectorIndex { stage: "add", reason: last_faiss_error() });
     }
+    times.add = started.elapsed().as_secs_f64();
     Ok(ivf.upcast())
+}
+
+/// Seconds spent in each step of one build, logged so that a slow build says where its
+/// time went.
+#[derive(Debug, Default)]
+struct BuildTimes {
+    sample: f64,
+    train: f64,
+    /// Lists computed apart from FAISS (quarry's kernels); FAISS's own add assigns inside `add`.
+    assign: Option<f64>,
+    add: f64,
+}
+
+impl BuildTimes {
+    fn log(&self, spec: &IndexSpec, rows: usize, training_rows: usize, trainer: &str) {
+        let factory = spec.factory();
+        if training_rows == 0 {
+            tracing::info!("vector index {factory} over {rows} rows: add {:.2} s", self.add);
+            return;
+        }
+        let assign = self.assign.map(|secs| format!(", assign {secs:.2} s")).unwrap_or_default();
+        tracing::info!(
+            "vector index {factory} over {rows} rows: training sample of {training_rows} rows {:.2} s, train ({trainer}) {:.2} s{assign}, add {:.2} s",
+            self.sample,
+            self.train,
+            self.add
+        );
+    }
+}
+
+/// [`training_sample`], timed into `times`.
+fn timed_sample(data: &[f32], dim: usize, count: usize, times: &mut BuildTimes) -> Vec<f32> {
+    let started = Instant::now();
+    let sample = training_sample(data, dim, count);
+    times.sample = started.elapsed().as_secs_f64();
+    sample
 }
 
 /// A seeded sample of rows, for training.
@@ -74,8 +117,12 @@ fn training_sample(data: &[f32], dim: usize, count: usize) -> Vec<f32> {
 
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).
 pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
+    let rows = data.len() / dim.max(1);
+    let mut times = BuildTimes::default();
     if let IndexSpec::IvfFlat { nlist, train_sample, trainer: IvfTrainer::Kernels, .. } = spec {
-        let inner = ivf_from_kernels(dim, *nlist, &training_sample(data, dim, *train_sample), data)?;
+        let training = timed_sample(data, dim, *train_sample, &mut times);
+        let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
+        times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
         apply_search_params(&inner, spec)?;
         return Ok(FaissIndex { inner, spec: spec.clone() });
     }
@@ -85,11 +132,19 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
             .and_then(|space| space.set_index_parameter(&inner, "efConstruction", *ef_construction as f64))
             .map_err(err("parameters"))?;
     }
+    let mut training_rows = 0;
     if let IndexSpec::IvfFlat { train_sample, .. } | IndexSpec::IvfPq { train_sample, .. } = spec {
         // A seeded sample keeps the build reproducible.
-        inner.train(&training_sample(data, dim, *train_sample)).map_err(err("train"))?;
+        let training = timed_sample(data, dim, *train_sample, &mut times);
+        training_rows = training.len() / dim.max(1);
+        let started = Instant::now();
+        inner.train(&training).map_err(err("train"))?;
+        times.train = started.elapsed().as_secs_f64();
     }
+    let started = Instant::now();
     inner.add(data).map_err(err("add"))?;
+    times.add = started.elapsed().as_secs_f64();
+    times.log(spec, rows, training_rows, "FAISS");
     apply_search_params(&inner, spec)?;
     Ok(FaissIndex { inner, spec: spec.clone() })
 }
