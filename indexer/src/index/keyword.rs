@@ -10,9 +10,10 @@ use std::sync::Arc;
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{BooleanQuery, Bm25StatisticsProvider, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED};
-use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
 use tantivy::{Index, IndexReader, Searcher, Term};
 
+use super::stem_cache::CachedEnglishStemmer;
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
@@ -29,7 +30,8 @@ pub(super) fn analyzer() -> TextAnalyzer {
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .filter(StopWordFilter::new(Language::English).expect("tantivy ships English stop words"))
-        .filter(Stemmer::new(Language::English))
+        // tantivy's English Snowball stemmer, with a cache of the words seen (same tokens).
+        .filter(CachedEnglishStemmer::new())
         .build()
 }
 
