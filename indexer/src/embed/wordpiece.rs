@@ -36,6 +36,8 @@ pub(super) struct BertWordPiece {
     lowercase: bool,
     /// Added tokens' contents, lowercased, for [`BertWordPiece::holds_added_token`].
     added_tokens: Vec<Vec<u8>>,
+    /// The bytes an added token starts with, in either case.
+    added_starts: [bool; 256],
 }
 
 /// Space, tab, line feed, carriage return: the characters that end a run.
@@ -77,7 +79,15 @@ impl BertWordPiece {
             .as_array()?
             .iter()
             .map(|token| Some(token.get("content")?.as_str()?.to_ascii_lowercase().into_bytes()))
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Vec<Vec<u8>>>>()?
+            .into_iter()
+            .filter(|token| !token.is_empty())
+            .collect::<Vec<_>>();
+        let mut added_starts = [false; 256];
+        for token in &added_tokens {
+            added_starts[usize::from(token[0])] = true;
+            added_starts[usize::from(token[0].to_ascii_uppercase())] = true;
+        }
         Some(Self {
             longest_start: longest(&word_starts),
             longest_continuation: longest(&continuations),
@@ -87,15 +97,17 @@ impl BertWordPiece {
             max_chars_per_word,
             lowercase,
             added_tokens,
+            added_starts,
         })
     }
 
-    /// Whether `text` holds an added token's content (any case, to be safe).
+    /// Whether `text` holds an added token's content (any case, to be safe): one pass over
+    /// the bytes, a token compared only where one could start.
     pub(super) fn holds_added_token(&self, text: &str) -> bool {
         let text = text.as_bytes();
-        self.added_tokens.iter().filter(|token| !token.is_empty()).any(|token| {
-            let first = token[0];
-            text.windows(token.len()).any(|window| window[0].to_ascii_lowercase() == first && window.eq_ignore_ascii_case(token))
+        (0..text.len()).any(|at| {
+            self.added_starts[usize::from(text[at])]
+                && self.added_tokens.iter().any(|token| text.len() - at >= token.len() && text[at..at + token.len()].eq_ignore_ascii_case(token))
         })
     }
 
