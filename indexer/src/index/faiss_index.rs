@@ -1,5 +1,6 @@
 //! [`VectorIndex`] on FAISS: builds (training IVF on a seeded sample), searches, saves and loads.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -99,20 +100,24 @@ impl BuildTimes {
 }
 
 /// [`training_sample`], timed into `times`.
-fn timed_sample(data: &[f32], dim: usize, count: usize, times: &mut BuildTimes) -> Vec<f32> {
+fn timed_sample<'a>(data: &'a [f32], dim: usize, count: usize, times: &mut BuildTimes) -> Cow<'a, [f32]> {
     let started = Instant::now();
     let sample = training_sample(data, dim, count);
     times.sample = started.elapsed().as_secs_f64();
     sample
 }
 
-/// A seeded sample of rows, for training.
-fn training_sample(data: &[f32], dim: usize, count: usize) -> Vec<f32> {
+/// A seeded sample of rows, for training, in row order; every row (no copy) when the
+/// sample would take them all.
+fn training_sample(data: &[f32], dim: usize, count: usize) -> Cow<'_, [f32]> {
     let rows = data.len() / dim.max(1);
+    if count >= rows {
+        return Cow::Borrowed(data);
+    }
     let mut rng = StdRng::seed_from_u64(0x9e37_79b9);
-    let mut picked = sample(&mut rng, rows, count.min(rows)).into_vec();
+    let mut picked = sample(&mut rng, rows, count).into_vec();
     picked.sort_unstable();
-    picked.iter().flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied()).collect()
+    Cow::Owned(picked.iter().flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied()).collect())
 }
 
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).
