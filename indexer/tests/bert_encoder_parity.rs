@@ -85,12 +85,15 @@ fn same_token_vectors_as_candle_transformers() {
 }
 
 /// f32 on the CPU with each choice of fused steps: the packed attention (the twin of the GPU
-/// kernel; not the CPU default) and the fused bias + residual + layer norm, alone and together.
+/// kernel; not the CPU default) and the fused bias + residual + layer norm, alone and together,
+/// each with the row-wise steps over every padded row and over the real rows only.
 #[test]
 fn every_choice_of_fused_steps_gives_the_same_token_vectors() {
     for (packed_attention, fused_ends) in [(false, false), (true, false), (false, true), (true, true)] {
-        for (lengths, worst, _) in differences_with(DType::F32, Some(EncoderSteps { packed_attention, fused_ends })) {
-            assert!(worst < 2e-5, "packed attention {packed_attention}, fused ends {fused_ends}, lengths {lengths:?}: largest difference {worst}");
+        for unpadded_rows in [false, true] {
+            for (lengths, worst, _) in differences_with(DType::F32, Some(EncoderSteps { packed_attention, fused_ends, unpadded_rows })) {
+                assert!(worst < 2e-5, "packed attention {packed_attention}, fused ends {fused_ends}, unpadded rows {unpadded_rows}, lengths {lengths:?}: largest difference {worst}");
+            }
         }
     }
 }
