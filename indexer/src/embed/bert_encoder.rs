@@ -348,8 +348,10 @@ impl EncoderSteps {
     /// the CPU (f32) the fused sub-layer ends run and attention stays on candle's batched
     /// products (the measured faster pair, bench/RESULTS.md); on a CUDA GPU neither runs until
     /// a GPU run has checked them (kernels/tests/cuda_source_emulated.rs checks the kernels'
-    /// source on the CPU, indexer/tests/cuda_encoder_parity.rs the kernels on a GPU).
-    /// `wanted` (or the default above) narrowed to what runs on `states`' device and dtype.
+    /// source on the CPU, indexer/tests/cuda_encoder_parity.rs the kernels on a GPU). The
+    /// row-wise steps skip the padding on the CPU whatever `QUARRY_FUSED_STEPS` says, and
+    /// never on a GPU yet. `wanted` (or the default above) narrowed to what runs on `states`'
+    /// device and dtype.
     fn for_run(states: &Tensor, head_size: usize, wanted: Option<Self>) -> Self {
         let requested = fused_steps_requested();
         let (attention_supported, ends_supported) = Self::supported(states, head_size);
