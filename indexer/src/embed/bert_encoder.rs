@@ -129,8 +129,8 @@ impl BertEncoder {
 /// Where a batch's real tokens sit among its `batch × tokens` padded rows, so that the
 /// row-wise steps (embeddings' layer norm, every dense layer, the sub-layer ends: nearly all
 /// of the arithmetic) run on the real tokens only and attention alone on the padded layout.
-/// A batch of texts of mixed lengths (a request's ten passages: 38% padding on msmarco-5k)
-/// then costs its real tokens, not ten times its longest.
+/// A batch of texts of mixed lengths (a request's ten msmarco-5k passages: 30% of the rows
+/// of their batches are padding) then costs its real tokens, not its size times its longest.
 struct RealRows {
     /// `[real]` u32: the padded row of each real token.
     gather: Tensor,
