@@ -49,7 +49,8 @@ impl ModelTokenizer {
     /// [`ModelTokenizer::from_file`] choosing whether the fast path may be used.
     pub fn from_file_with(path: &Path, max_tokens: usize, path_wanted: TokenizerPath) -> Result<Self> {
         let model_err = |reason: String| IndexerError::Model { path: path.to_path_buf(), reason };
-        let mut plain = Tokenizer::from_file(path).map_err(|e| model_err(format!("cannot load tokenizer: {e}")))?;
+        let bytes = std::fs::read(path).map_err(|e| model_err(format!("cannot load tokenizer: {e}")))?;
+        let mut plain = Tokenizer::from_bytes(&bytes).map_err(|e| model_err(format!("cannot load tokenizer: {e}")))?;
         plain.with_padding(None);
         plain.with_truncation(None).map_err(|e| model_err(e.to_string()))?;
         let mut windowed = plain.clone();
@@ -64,10 +65,7 @@ impl ModelTokenizer {
         let (prefix, suffix) = special_ids(&plain).map_err(|e| model_err(format!("cannot find the special tokens: {e}")))?;
         let mut tokenizer = Self { plain, windowed, fast: None, prefix, suffix, max_tokens };
         if path_wanted == TokenizerPath::Fast {
-            let json: serde_json::Value = std::fs::read(path)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
-                .map_err(|e| model_err(format!("cannot read tokenizer: {e}")))?;
+            let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| model_err(format!("cannot read tokenizer: {e}")))?;
             tokenizer.fast = BertWordPiece::from_json(&json);
             if tokenizer.fast.is_some() && !tokenizer.fast_path_agrees()? {
                 tracing::warn!(path = %path.display(), "the fast WordPiece path disagrees with the general tokenizer on its self-check; using the general one");
