@@ -10,22 +10,10 @@ use quarry_indexer::chunk::{Chunk, Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::embed::ModelTokenizer;
 use quarry_indexer::parse::{Block, Document};
 
+use common::Rng;
+
 fn tokenizer() -> Arc<ModelTokenizer> {
     Arc::new(ModelTokenizer::from_file(&common::model_dir().join("tokenizer.json"), 256).unwrap())
-}
-
-/// xorshift64*: a tiny seeded generator, so the corpus is the same on every run.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 const WORDS: &[&str] = &[

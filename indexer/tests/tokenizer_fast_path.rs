@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::Rng;
 use quarry_indexer::embed::{ModelTokenizer, TokenizerPath};
 
 fn tokenizers(window: usize) -> (ModelTokenizer, ModelTokenizer) {
@@ -49,17 +50,6 @@ fn msmarco_texts_tokenize_as_the_general_tokenizer_does() {
     assert!(truncated > 100 && non_ascii > 100, "{truncated} truncated, {non_ascii} non-ASCII texts");
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     assert_eq!(fast.encode_for_model(&refs).unwrap(), general.encode_for_model(&refs).unwrap(), "batch model input");
-}
-
-/// xorshift64*: seeded, so every run builds the same texts.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
-    }
 }
 
 const FRAGMENTS: &[&str] = &[
