@@ -130,7 +130,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     // The ANN curve against exact search, and the lanes' own QPS.
     let snapshot = searcher.snapshot().clone();
     let dim = snapshot.dim();
-    let base = snapshot.all_embeddings();
+    let base = snapshot.all_embeddings()?;
     let query_vectors = match &workload.dataset {
         // Synthetic vectors have no text: queries come from the data's own distribution.
         crate::workload::Dataset::SyntheticVectors { seed, .. } => perturbed_rows(&base, dim, prepared.queries.len(), *seed),

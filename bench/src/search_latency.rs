@@ -2,6 +2,8 @@
 
 use std::time::Instant;
 
+use quarry_indexer::index::RowSet;
+use quarry_server::searcher::EXACT_SCAN_MAX_ROWS;
 use quarry_server::{Mode, SearchRequest, Searcher};
 use serde::Serialize;
 
@@ -47,6 +49,32 @@ pub fn measure(searcher: &Searcher, queries: &[String], reps: usize) -> anyhow::
         out.push(ModeLatency { mode: mode.as_str().into(), embed: percentiles(embed), search: percentiles(search) });
     }
     Ok(out)
+}
+
+/// A filtered vector search that takes the exact-scan path at its largest: an evenly spread
+/// filter allowing `EXACT_SCAN_MAX_ROWS` rows (every row of a smaller snapshot), each query
+/// embedded beforehand; the scan time per query (top_k = 10).
+#[derive(Debug, Clone, Serialize)]
+pub struct FilteredScan {
+    pub allowed_rows: usize,
+    pub scan: Percentiles,
+}
+
+pub fn filtered_exact_scan(searcher: &Searcher, queries: &[String], reps: usize) -> anyhow::Result<FilteredScan> {
+    let rows = searcher.snapshot().row_count();
+    let step = rows.div_ceil(EXACT_SCAN_MAX_ROWS).max(1);
+    let mut allowed = RowSet::empty(rows);
+    (0..rows).step_by(step).for_each(|row| allowed.insert(row));
+    let vectors = queries.iter().map(|q| searcher.embed_query(q)).collect::<Result<Vec<_>, _>>()?;
+    let mut samples = Vec::new();
+    for _ in 0..reps.max(1) {
+        for vector in &vectors {
+            let started = Instant::now();
+            searcher.vector_lane(vector, 10, Some(&allowed))?;
+            samples.push(started.elapsed().as_secs_f64());
+        }
+    }
+    Ok(FilteredScan { allowed_rows: allowed.count(), scan: percentiles(samples) })
 }
 
 /// Vector searches per second with `threads` threads searching at once, every query embedded

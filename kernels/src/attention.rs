@@ -8,6 +8,7 @@
 
 use rayon::prelude::*;
 
+use crate::dot::dot;
 use crate::softmax::{exp, reduce_in_lanes};
 
 /// The shape of a packed query-key-value tensor `[batch * tokens, 3 * heads * head_size]`:
@@ -89,18 +90,6 @@ fn attend_portable(query: &[f32], keys: &[f32], stride: usize, key_at: usize, va
         out.iter_mut().zip(value).for_each(|(o, v)| *o += weight * v);
     }
     out.iter_mut().for_each(|o| *o *= scale);
-}
-
-/// `a · b` in eight lanes (a single float accumulator does not vectorize).
-#[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0f32; 8];
-    let (blocks_a, blocks_b) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = blocks_a.remainder().iter().zip(blocks_b.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in blocks_a.zip(blocks_b) {
-        lanes.iter_mut().zip(x.iter().zip(y)).for_each(|(lane, (x, y))| *lane += x * y);
-    }
-    lanes.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]

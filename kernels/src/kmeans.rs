@@ -4,6 +4,8 @@
 
 use rayon::prelude::*;
 
+use crate::dot::dot;
+
 /// Settings of one training run.
 #[derive(Debug, Clone, Copy)]
 pub struct KMeansConfig {
@@ -19,10 +21,6 @@ fn next(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The nearest centroid (highest inner product) of every row, with that inner product.

@@ -11,6 +11,7 @@ mod attention;
 mod backend;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod dot;
 mod error;
 mod kmeans;
 mod layer_norm;
@@ -23,9 +24,10 @@ pub use attention::{packed_attention, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K};
+pub use dot::dot;
 pub use error::{KernelError, Result};
 pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use pool::{l2_normalize, mean_pool};
 pub use softmax::{exp, masked_softmax_rows};
-pub use topk::{exact_top_k, exact_top_k_in, Scored};
+pub use topk::{exact_top_k, exact_top_k_in, top_k_of_scores, Scored};

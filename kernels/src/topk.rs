@@ -6,6 +6,8 @@ use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 
+use crate::dot::dot;
+
 /// A row and its inner product with the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored {
@@ -33,11 +35,9 @@ impl Ord for Entry {
     }
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn top_k_of(rows: impl Iterator<Item = (u64, f32)>, k: usize) -> Vec<Scored> {
+/// The `k` best of already scored rows, best first (ties keep the lower row): the selection
+/// every exact search here ends with, for callers that score rows themselves.
+pub fn top_k_of_scores(rows: impl Iterator<Item = (u64, f32)>, k: usize) -> Vec<Scored> {
     let mut heap = BinaryHeap::with_capacity(k + 1);
     for (row, score) in rows {
         heap.push(Entry(Scored { row, score }));
@@ -54,13 +54,13 @@ fn top_k_of(rows: impl Iterator<Item = (u64, f32)>, k: usize) -> Vec<Scored> {
 pub fn exact_top_k(queries: &[f32], base: &[f32], dim: usize, k: usize) -> Vec<Vec<Scored>> {
     queries
         .par_chunks(dim)
-        .map(|q| top_k_of(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k))
+        .map(|q| top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k))
         .collect()
 }
 
 /// Top-`k` among the listed `rows` of `base` for one query, best first.
 pub fn exact_top_k_in(query: &[f32], base: &[f32], dim: usize, rows: &[u64], k: usize) -> Vec<Scored> {
-    top_k_of(rows.iter().map(|&row| (row, dot(query, &base[row as usize * dim..(row as usize + 1) * dim]))), k)
+    top_k_of_scores(rows.iter().map(|&row| (row, dot(query, &base[row as usize * dim..(row as usize + 1) * dim]))), k)
 }
 
 #[cfg(test)]

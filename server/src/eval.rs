@@ -77,7 +77,7 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
             let rows = result.chunks.iter().filter_map(|c| row_of.get(c.chunk_id.as_str()).copied());
             runs.entry(mode.as_str().to_string()).or_default().insert(query.id.clone(), documents_of(searcher, rows, 100));
         }
-        let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH);
+        let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH)?;
         runs.entry("vector (exact)".into()).or_default().insert(query.id.clone(), documents_of(searcher, exact.iter().map(|h| h.0), 100));
         let approximate: Vec<usize> = searcher.vector_lane(&vector, 10, None)?.into_iter().map(|h| h.0).collect();
         let truth = &exact[..exact.len().min(10)];

@@ -1,15 +1,17 @@
-//! A snapshot version loaded for search: chunk rows and embeddings in memory, one FAISS and
-//! one tantivy index per segment, tombstoned rows excluded. Remote snapshots are copied to a
+//! A snapshot version loaded for search: chunk rows in memory, one FAISS index (holding the
+//! vectors) and one tantivy index per segment, tombstoned rows excluded. Remote snapshots are copied to a
 //! local cache keyed by version; every file is checked against the manifest on load. A
 //! reload keeps the segments the previous version already held and reads only new ones.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use quarry_indexer::chunk::Chunk;
 use quarry_indexer::embed::Embeddings;
-use quarry_indexer::index::{load_vector_index, FaissIndex, RowSet, TantivyKeywordIndex};
-use quarry_indexer::snapshot::{chunks_from_parquet, documents_from_parquet, layout, local_copy, DocumentRecord, Manifest, SegmentManifest, SnapshotReader};
+use quarry_indexer::index::{load_vector_index, FaissIndex, Hit, RowSet, TantivyKeywordIndex, VectorIndex};
+use quarry_indexer::snapshot::{chunks_from_parquet, chunks_from_parquet_without_embeddings, documents_from_parquet, layout, local_copy, DocumentRecord, Manifest, SegmentManifest, SnapshotReader};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::IndexerError;
 use rayon::prelude::*;
@@ -38,13 +40,50 @@ impl Default for LoadOptions {
 /// (segments are immutable, so a reload keeps them instead of reading or copying them again).
 pub struct SegmentData {
     pub chunks: Vec<Chunk>,
-    pub embeddings: Embeddings,
     pub documents: Vec<DocumentRecord>,
     /// `documents[doc_of_row[row]]` is the document of chunk `row` (both local to the segment).
     pub doc_of_row: Vec<u32>,
-    /// Searched by many threads at once (FAISS's searches only read the index).
+    /// Searched by many threads at once (FAISS's searches only read the index). Holds the
+    /// segment's vectors too, which exact scans read back, except for IVF-PQ.
     pub vectors: FaissIndex,
+    /// chunks.parquet's vectors, kept only when the index stores lossy codes instead (IVF-PQ):
+    /// every other index holds the vectors once, in the index.
+    parquet_vectors: Option<Embeddings>,
     pub keyword: TantivyKeywordIndex,
+}
+
+impl SegmentData {
+    /// Exact top-`k` among the segment's `rows` (local numbers), best first, scored against
+    /// the vectors as indexed.
+    pub fn exact_top_k_in(&self, query: &[f32], rows: &[u64], k: usize) -> Result<Vec<Hit>, ServerError> {
+        let Some(copy) = &self.parquet_vectors else {
+            return Ok(self.vectors.exact_top_k_in(query, rows, k)?);
+        };
+        if query.len() != copy.dim {
+            return Err(ServerError::InvalidRequest(format!("a query of {} values for vectors of dimension {}", query.len(), copy.dim)));
+        }
+        if let Some(row) = rows.iter().find(|&&row| row as usize >= self.chunks.len()) {
+            return Err(ServerError::InvalidRequest(format!("row {row} of a segment of {} rows", self.chunks.len())));
+        }
+        Ok(quarry_kernels::exact_top_k_in(query, &copy.data, copy.dim, rows, k).into_iter().map(|s| Hit { row: s.row, score: s.score }).collect())
+    }
+
+    /// Whether the segment keeps chunks.parquet's copy of its vectors (only when its index
+    /// stores lossy codes: IVF-PQ).
+    pub fn keeps_parquet_vectors(&self) -> bool {
+        self.parquet_vectors.is_some()
+    }
+
+    /// The vectors of local rows `start..start + count`, row-major (a copy).
+    pub fn vectors_of(&self, start: usize, count: usize) -> Result<Vec<f32>, ServerError> {
+        match &self.parquet_vectors {
+            Some(copy) => {
+                let rows = copy.data.get(start * copy.dim..(start + count) * copy.dim);
+                rows.map(<[f32]>::to_vec).ok_or_else(|| ServerError::InvalidRequest(format!("rows {start}..{} of a segment of {}", start + count, self.chunks.len())))
+            }
+            None => Ok(self.vectors.stored_vectors(start, count)?),
+        }
+    }
 }
 
 /// One segment of a loaded version: its rows are `offset..offset + rows` of the snapshot.
@@ -68,8 +107,15 @@ pub struct LoadedSnapshot {
     dim: usize,
 }
 
-fn read_file(path: &std::path::Path) -> Result<Vec<u8>, IndexerError> {
-    std::fs::read(path).map_err(|cause| IndexerError::Io { path: path.to_path_buf(), cause })
+/// A segment's Parquet file, memory-mapped: the reader touches only the pages of the columns
+/// it decodes (never the vectors, which the vector index holds).
+fn map_file(path: &std::path::Path) -> Result<Bytes, IndexerError> {
+    let io = |cause| IndexerError::Io { path: path.to_path_buf(), cause };
+    let file = std::fs::File::open(path).map_err(io)?;
+    // SAFETY: published segment files are never changed in place (quarry writes new files and
+    // renames them in; removing a mapped file leaves the mapping valid).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+    Ok(Bytes::from_owner(map))
 }
 
 impl LoadedSnapshot {
@@ -150,14 +196,31 @@ impl LoadedSnapshot {
 
     /// Reads one segment's rows and opens its indexes.
     fn read_segment(uri: &str, root: &std::path::Path, manifest: &Manifest, segment: &SegmentManifest) -> Result<SegmentData, ServerError> {
-        let chunk_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
-        let (chunks, embeddings) = chunks_from_parquet(chunk_bytes.into())?;
-        if let Some(reason) = manifest.embeddings_mismatch(chunks.len(), &embeddings) {
-            return Err(ServerError::Corrupt { uri: uri.to_string(), problems: format!("segment {}: {reason}", segment.id) });
+        let corrupt = |problem: String| ServerError::Corrupt { uri: uri.to_string(), problems: format!("segment {}: {problem}", segment.id) };
+        let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
+        let chunk_bytes = map_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
+        // The index holds the vectors (and exact scans read them there), except IVF-PQ's codes.
+        let (chunks, parquet_vectors) = if vectors.stores_vectors() {
+            (chunks_from_parquet_without_embeddings(chunk_bytes)?, None)
+        } else {
+            let (chunks, embeddings) = chunks_from_parquet(chunk_bytes)?;
+            if let Some(reason) = manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+                return Err(corrupt(reason));
+            }
+            (chunks, Some(embeddings))
+        };
+        if vectors.len() != chunks.len() || vectors.dim() != manifest.model.dim {
+            return Err(corrupt(format!(
+                "its vector index holds {} vectors of dimension {} for {} chunks of a model of dimension {}",
+                vectors.len(),
+                vectors.dim(),
+                chunks.len(),
+                manifest.model.dim
+            )));
         }
-        let doc_bytes = read_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
+        let doc_bytes = map_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
         // Rows map to documents of their own segment: a replaced document has one record per segment.
-        let documents = documents_from_parquet(doc_bytes.into())?;
+        let documents = documents_from_parquet(doc_bytes)?;
         let doc_index: std::collections::HashMap<&str, u32> = documents.iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), i as u32)).collect();
         let mut doc_of_row = Vec::with_capacity(chunks.len());
         for chunk in &chunks {
@@ -168,9 +231,8 @@ impl LoadedSnapshot {
             doc_of_row.push(doc);
         }
         drop(doc_index);
-        let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
-        Ok(SegmentData { chunks, embeddings, documents, doc_of_row, vectors, keyword })
+        Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword })
     }
 
     /// Rows across all segments (tombstoned ones included).
@@ -195,10 +257,10 @@ impl LoadedSnapshot {
         &segment.data.chunks[row - segment.offset]
     }
 
-    /// The embedding of chunk `row`.
-    pub fn embedding(&self, row: usize) -> &[f32] {
+    /// The embedding of chunk `row` (a copy, read from the segment's vector index).
+    pub fn embedding(&self, row: usize) -> Result<Vec<f32>, ServerError> {
         let segment = self.segment_of(row);
-        segment.data.embeddings.row(row - segment.offset)
+        segment.data.vectors_of(row - segment.offset, 1)
     }
 
     /// The document of chunk `row`.
@@ -219,8 +281,12 @@ impl LoadedSnapshot {
     }
 
     /// Every row's embedding, one after another (a copy: for benchmarks and checks).
-    pub fn all_embeddings(&self) -> Vec<f32> {
-        self.segments.iter().flat_map(|s| s.data.embeddings.data.iter().copied()).collect()
+    pub fn all_embeddings(&self) -> Result<Vec<f32>, ServerError> {
+        let mut all = Vec::with_capacity(self.rows * self.dim);
+        for segment in &self.segments {
+            all.extend(segment.data.vectors_of(0, segment.rows)?);
+        }
+        Ok(all)
     }
 
     /// Live (not tombstoned) documents: (document, its live chunk count, the segment holding it).

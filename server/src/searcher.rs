@@ -179,14 +179,13 @@ impl Searcher {
     /// Approximate (or, for selective filters, exact) nearest rows; scores are inner products.
     pub fn vector_lane(&self, query: &[f32], k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
-        let dim = self.snapshot.dim();
         for segment in &self.snapshot.segments {
             let index = &segment.data.vectors;
             match allowed.map(|a| segment_rows(a, segment)) {
                 None => hits.extend(index.search(query, k)?.remove(0).into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
                 Some(local) if local.is_empty() => {}
                 Some(local) if local.count() <= self.exact_scan_max_rows => {
-                    let found = quarry_kernels::exact_top_k_in(query, &segment.data.embeddings.data, dim, &local.rows(), k);
+                    let found = segment.data.exact_top_k_in(query, &local.rows(), k)?;
                     hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
                 }
                 Some(local) => hits.extend(index.search_in(query, k, &local)?.into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
@@ -197,16 +196,15 @@ impl Searcher {
     }
 
     /// Exact nearest rows over every live row: the ground truth for ANN recall.
-    pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
-        let dim = self.snapshot.dim();
+    pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let rows: Vec<u64> = (0..segment.rows).filter(|r| !self.snapshot.tombstoned.contains(segment.offset + r)).map(|r| r as u64).collect();
-            let found = quarry_kernels::exact_top_k_in(query, &segment.data.embeddings.data, dim, &rows, k);
+            let found = segment.data.exact_top_k_in(query, &rows, k)?;
             hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
         }
         best_first(&mut hits, k);
-        hits
+        Ok(hits)
     }
 
     /// BM25 rows; scores are raw BM25 with the statistics of every segment together, so a

@@ -52,7 +52,7 @@ fn exact_filtered(searcher: &Searcher, query: &[f32], filters: &Filters, k: usiz
     let snapshot = searcher.snapshot();
     let mut scored: Vec<(f32, usize)> = (0..snapshot.row_count())
         .filter(|&row| filters.matches(snapshot.document_of(row)))
-        .map(|row| (snapshot.embedding(row).iter().zip(query).map(|(a, b)| a * b).sum(), row))
+        .map(|row| (snapshot.embedding(row).unwrap().iter().zip(query).map(|(a, b)| a * b).sum(), row))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.into_iter().take(k).map(|(_, row)| snapshot.chunk(row).chunk_id.clone()).collect()

@@ -40,7 +40,9 @@ async fn main() -> anyhow::Result<()> {
         }
         None => value("--snapshot").context("--snapshot URI or --synthetic N is required")?,
     };
+    let started = std::time::Instant::now();
     let loaded = LoadedSnapshot::load(&snapshot, &LoadOptions::default()).await?;
+    let (load_secs, rss_mb, anon_mb) = (started.elapsed().as_secs_f64(), resident_mb("VmRSS:"), resident_mb("RssAnon:"));
     let chunks = loaded.row_count();
     let index = loaded.manifest.index.params.factory();
     let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
@@ -48,14 +50,34 @@ async fn main() -> anyhow::Result<()> {
     let results = quarry_bench::search_latency::measure(&searcher, &queries, reps)?;
     let thread_counts: Vec<usize> = value("--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>().context("--threads: comma-separated counts")?;
     let throughput = quarry_bench::search_latency::vector_throughput(&searcher, &queries, &thread_counts)?;
-    println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "snapshot": snapshot, "chunks": chunks, "index": index, "queries": queries.len(), "reps": reps, "modes": results, "vector_throughput": throughput }))?);
+    let filtered = quarry_bench::search_latency::filtered_exact_scan(&searcher, &queries, reps)?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&serde_json::json!({
+            "snapshot": snapshot, "chunks": chunks, "index": index, "queries": queries.len(), "reps": reps, "load_secs": load_secs, "rss_mb_after_load": rss_mb, "anonymous_rss_mb_after_load": anon_mb,
+            "modes": results, "filtered_exact_scan": filtered, "vector_throughput": throughput
+        }))?
+    );
+    println!("\nloaded in {load_secs:.2} s; resident memory after loading {rss_mb:.0} MB, of which anonymous (not file pages) {anon_mb:.0} MB");
     println!("\n{chunks} chunks, index {index}, {} queries x {reps}\n\n| mode | embed p50 ms | embed p99 ms | search p50 ms | search p99 ms |\n|---|---:|---:|---:|---:|", queries.len());
     for r in &results {
         println!("| {} | {:.2} | {:.2} | {:.3} | {:.3} |", r.mode, r.embed.p50_ms, r.embed.p99_ms, r.search.p50_ms, r.search.p99_ms);
     }
+    println!(
+        "\nfiltered vector search, exact scan of {} allowed rows: p50 {:.3} ms, p99 {:.3} ms",
+        filtered.allowed_rows, filtered.scan.p50_ms, filtered.scan.p99_ms
+    );
     println!("\n| threads | vector searches | searches/s (query embedded beforehand) |\n|---:|---:|---:|");
     for t in &throughput {
         println!("| {} | {} | {:.0} |", t.threads, t.searches, t.qps);
     }
     Ok(())
+}
+
+/// One of this process's resident-memory lines of /proc/self/status (`VmRSS:` all of it,
+/// `RssAnon:` the heap and other anonymous pages), in MB; 0 where /proc is missing.
+fn resident_mb(line: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = status.lines().find_map(|l| l.strip_prefix(line)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+    kb.unwrap_or(0.0) / 1024.0
 }

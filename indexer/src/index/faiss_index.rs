@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use faiss::index::flat::FlatIndex;
 use faiss::index::ivf_flat::IVFFlatIndexImpl;
+use faiss::index::io_flags::IoFlags;
 use faiss::index::{autotune::ParameterSpace, IndexImpl, NativeIndex, UpcastIndex};
 use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
@@ -20,8 +21,8 @@ use crate::error::{IndexerError, Result};
 
 /// A FAISS index with the spec it was built from.
 pub struct FaissIndex {
-    inner: IndexImpl,
-    spec: IndexSpec,
+    pub(super) inner: IndexImpl,
+    pub(super) spec: IndexSpec,
 }
 
 fn err(stage: &'static str) -> impl Fn(faiss::error::Error) -> IndexerError {
@@ -128,8 +129,7 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
         let training = timed_sample(data, dim, *train_sample, &mut times);
         let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
         times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
-        apply_search_params(&inner, spec)?;
-        return Ok(FaissIndex { inner, spec: spec.clone() });
+        return FaissIndex::ready(inner, spec);
     }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
     if let IndexSpec::Hnsw { ef_construction, .. } = spec {
@@ -150,11 +150,19 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
     inner.add(data).map_err(err("add"))?;
     times.add = started.elapsed().as_secs_f64();
     times.log(spec, rows, training_rows, "FAISS");
-    apply_search_params(&inner, spec)?;
-    Ok(FaissIndex { inner, spec: spec.clone() })
+    FaissIndex::ready(inner, spec)
 }
 
 impl FaissIndex {
+    /// A built or loaded index, made ready to be shared: its search-time parameters set and
+    /// its stored vectors made readable.
+    fn ready(inner: IndexImpl, spec: &IndexSpec) -> Result<Self> {
+        apply_search_params(&inner, spec)?;
+        let mut index = FaissIndex { inner, spec: spec.clone() };
+        index.prepare_stored_vectors()?;
+        Ok(index)
+    }
+
     /// FAISS's search of `queries` (row-major) for `k` each, through its C API on a shared
     /// reference: labels (-1 where fewer than k were found) and scores, k per query. FAISS
     /// documents searches of a CPU index as safe to run concurrently (they only read it);
@@ -189,7 +197,7 @@ fn hits(labels: &[i64], scores: &[f32]) -> Vec<Hit> {
 }
 
 /// FAISS's message for the last failed call on this thread (its C API keeps one per thread).
-fn last_faiss_error() -> String {
+pub(super) fn last_faiss_error() -> String {
     // SAFETY: FAISS returns a null-terminated message owned by the thread's last error, or null.
     let message = unsafe { faiss_sys::faiss_get_last_error() };
     if message.is_null() {
@@ -199,12 +207,20 @@ fn last_faiss_error() -> String {
     unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy().into_owned()
 }
 
+/// FAISS's `IO_FLAG_MMAP_IFC` (faiss/index_io.h): flat vectors and HNSW links read as views
+/// of a memory-mapped file.
+const IO_FLAG_MMAP_IFC: i32 = 1 << 9;
+
 /// Loads an index file written by [`VectorIndex::save`].
 pub fn load_vector_index(path: &Path, spec: &IndexSpec) -> Result<FaissIndex> {
     let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
-    let inner = faiss::read_index(path_str).map_err(err("read"))?;
-    apply_search_params(&inner, spec)?;
-    Ok(FaissIndex { inner, spec: spec.clone() })
+    let inner = match spec {
+        // Their vectors (and HNSW's graph) are mapped from the file, not copied into memory.
+        IndexSpec::Flat | IndexSpec::Hnsw { .. } => faiss::index::io::read_index_with_flags(path_str, IoFlags::from(IO_FLAG_MMAP_IFC)),
+        IndexSpec::IvfFlat { .. } | IndexSpec::IvfPq { .. } => faiss::read_index(path_str),
+    }
+    .map_err(err("read"))?;
+    FaissIndex::ready(inner, spec)
 }
 
 impl VectorIndex for FaissIndex {
@@ -298,6 +314,15 @@ mod tests {
             let filtered = loaded.search_in(query, 10, &allowed).unwrap();
             assert_eq!(filtered.len(), 10, "{kind:?}");
             assert!(filtered.iter().all(|h| h.row % 3 == 1), "{kind:?}: {filtered:?}");
+            // The vectors as added, read back from the built and from the loaded index (not
+            // from IVF-PQ, whose codes are lossy).
+            for (when, index) in [("built", &index), ("loaded", &loaded)] {
+                assert_eq!(index.stores_vectors(), kind != IndexKind::IvfPq, "{kind:?}");
+                match index.stored_vectors(2990, 10) {
+                    Ok(rows) => assert!(rows == data[2990 * dim..], "{kind:?} {when}: stored rows differ"),
+                    Err(e) => assert!(kind == IndexKind::IvfPq && e.to_string().contains("lossy codes"), "{kind:?} {when}: {e}"),
+                }
+            }
         }
     }
 

@@ -10,6 +10,7 @@ mod recall;
 mod row_set;
 mod spec;
 mod stem_cache;
+mod stored_vectors;
 
 pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
 pub use keyword_build::{build_keyword_index, keyword_index_files};

@@ -10,6 +10,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 
 use super::parquet_encode::{write_batch, write_row_groups, ROW_GROUP_ROWS};
@@ -47,12 +48,21 @@ fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> 
 /// Every row of the Parquet file in `bytes`, in order: a batch per row group, the row groups
 /// decoded on every thread of the current rayon pool.
 pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
+    read_batches_without(file, bytes, &[])
+}
+
+/// [`read_batches`] without the top-level columns named in `skip` (never decoded).
+fn read_batches_without(file: &'static str, bytes: Bytes, skip: &[&str]) -> Result<Vec<RecordBatch>> {
     let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::default()).map_err(parquet_err(file))?;
+    let schema = metadata.metadata().file_metadata().schema_descr();
+    let kept = schema.root_schema().get_fields().iter().enumerate().filter(|(_, field)| !skip.contains(&field.name())).map(|(i, _)| i);
+    let projection = ProjectionMask::roots(schema, kept);
     let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
     let decoded: Vec<Vec<RecordBatch>> = groups
         .into_par_iter()
         .map(|group| {
             let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
+                .with_projection(projection.clone())
                 .with_row_groups(vec![group])
                 .with_batch_size(ROW_GROUP_ROWS)
                 .build()
@@ -144,8 +154,27 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
     Ok((chunks, embeddings))
 }
 
+/// Decodes chunks.parquet's chunks alone: the embedding column is neither read nor decoded
+/// (a reader whose vectors live in the vector index).
+pub fn chunks_from_parquet_without_embeddings(bytes: Bytes) -> Result<Vec<Chunk>> {
+    let batches = read_batches_without(CHUNKS_FILE, bytes, &["embedding"])?;
+    let decoded: Vec<Vec<Chunk>> = batches.par_iter().map(chunk_rows_of_batch).collect::<Result<_>>()?;
+    Ok(decoded.into_iter().flatten().collect())
+}
+
 /// The chunks of one batch of chunks.parquet, the embedding width, and the batch's embedding rows.
 fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
+    let chunks = chunk_rows_of_batch(batch)?;
+    let vectors = column::<FixedSizeListArray>(batch, CHUNKS_FILE, "embedding")?;
+    let dim = vectors.value_length() as usize;
+    let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(CHUNKS_FILE, "embedding values are not f32"))?;
+    let start = vectors.offset() * dim;
+    let vectors = &values.values()[start..start + batch.num_rows() * dim];
+    Ok((chunks, dim, vectors))
+}
+
+/// The chunks of one batch of chunks.parquet (any embedding column is not looked at).
+fn chunk_rows_of_batch(batch: &RecordBatch) -> Result<Vec<Chunk>> {
     let ids = column::<StringArray>(batch, CHUNKS_FILE, "chunk_id")?;
     let doc_ids = column::<StringArray>(batch, CHUNKS_FILE, "doc_id")?;
     let indexes = column::<UInt32Array>(batch, CHUNKS_FILE, "chunk_index")?;
@@ -154,12 +183,7 @@ fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
     let pages = column::<UInt32Array>(batch, CHUNKS_FILE, "page")?;
     let headings = column::<ListArray>(batch, CHUNKS_FILE, "heading_path")?;
     let kinds = column::<StringArray>(batch, CHUNKS_FILE, "content_type")?;
-    let vectors = column::<FixedSizeListArray>(batch, CHUNKS_FILE, "embedding")?;
-    let dim = vectors.value_length() as usize;
-    let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(CHUNKS_FILE, "embedding values are not f32"))?;
-    let start = vectors.offset() * dim;
-    let vectors = &values.values()[start..start + batch.num_rows() * dim];
-    let chunks = (0..batch.num_rows())
+    (0..batch.num_rows())
         .map(|row| {
             Ok(Chunk {
                 chunk_id: ids.value(row).to_string(),
@@ -172,8 +196,7 @@ fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
                 token_count: tokens.value(row),
             })
         })
-        .collect::<Result<_>>()?;
-    Ok((chunks, dim, vectors))
+        .collect()
 }
 
 /// Encodes documents.parquet.
@@ -268,9 +291,11 @@ mod tests {
     fn chunks_and_documents_round_trip() {
         let chunks = test_chunks(3);
         let embeddings = Embeddings { dim: 4, data: (0..12).map(|x| x as f32 * 0.5).collect() };
-        let (back, vectors) = chunks_from_parquet(chunks_to_parquet(&chunks, &embeddings).unwrap().into()).unwrap();
+        let bytes: Bytes = chunks_to_parquet(&chunks, &embeddings).unwrap().into();
+        let (back, vectors) = chunks_from_parquet(bytes.clone()).unwrap();
         assert_eq!(back, chunks);
         assert_eq!(vectors, embeddings);
+        assert_eq!(chunks_from_parquet_without_embeddings(bytes).unwrap(), chunks);
 
         let record = DocumentRecord {
             doc_id: "d".into(),
@@ -297,9 +322,12 @@ mod tests {
         let embeddings = Embeddings { dim: 2, data: (0..count * 2).map(|x| x as f32).collect() };
         let bytes = chunks_to_parquet(&chunks, &embeddings).unwrap();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        let (back, vectors) = pool.install(|| chunks_from_parquet(bytes.into())).unwrap();
+        let bytes: Bytes = bytes.into();
+        let (back, vectors) = pool.install(|| chunks_from_parquet(bytes.clone())).unwrap();
         assert!(back == chunks, "chunks differ after the round trip");
         assert_eq!(vectors, embeddings);
+        let back = pool.install(|| chunks_from_parquet_without_embeddings(bytes)).unwrap();
+        assert!(back == chunks, "chunks differ when read without their embeddings");
     }
 
     #[test]
