@@ -11,7 +11,7 @@ use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_indexes_blocking, SegmentRows};
 use super::stages::EmbeddedDoc;
 use super::RunOptions;
-use crate::embed::{Embedder, Embeddings};
+use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex, FLAT_MAX_ROWS};
 use crate::snapshot::{new_version_id, ChunkerManifest, Counts, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
@@ -184,7 +184,7 @@ impl Publisher<'_> {
         let (built, rows) = build_indexes_blocking(spec.clone(), rows).await?;
         tracing::info!("indexes built in {:.2} s", started.elapsed().as_secs_f64());
         let started = Instant::now();
-        let (vector_index, recall) = check_recall(built.vectors, &rows.embeddings, self.options, self.embedder).await?;
+        let (vector_index, recall, rows) = check_recall(built.vectors, rows, self.options, self.embedder).await?;
         let recall_secs = started.elapsed().as_secs_f64();
         let SegmentRows { chunks, embeddings, records } = &rows;
         report.stages.push(StageReport::new("vector index", built.vector_secs, chunks.len() as u64, "vectors"));
@@ -212,18 +212,18 @@ fn merge_plan(manifest: &Manifest, live_chunks: usize, options: &CompactOptions)
 const RECALL_SAMPLE: usize = 200;
 
 /// Measures ANN recall@10 against exact search and enforces `min_recall`, before anything is written.
-async fn check_recall(index: FaissIndex, embeddings: &Embeddings, options: &RunOptions, embedder: &dyn Embedder) -> Result<(FaissIndex, RecallCheck)> {
+/// `rows` travel to the blocking pool and back with the index (no copy of the vectors).
+async fn check_recall(index: FaissIndex, rows: SegmentRows, options: &RunOptions, embedder: &dyn Embedder) -> Result<(FaissIndex, RecallCheck, SegmentRows)> {
+    let dim = rows.embeddings.dim;
     let (queries, query_source) = if options.recall_queries.is_empty() {
-        (sample_rows(&embeddings.data, embeddings.dim, RECALL_SAMPLE), "chunks")
+        (sample_rows(&rows.embeddings.data, dim, RECALL_SAMPLE), "chunks")
     } else {
         let texts: Vec<&str> = options.recall_queries.iter().map(String::as_str).collect();
         (embedder.embed(&texts)?.data, "given")
     };
-    let base = embeddings.data.clone();
-    let dim = embeddings.dim;
-    let (index, recall) = tokio::task::spawn_blocking(move || {
-        let recall = ann_recall(&index, &base, dim, &queries, 10);
-        (index, recall.map(|r| (r, queries.len() / dim.max(1))))
+    let (index, rows, recall) = tokio::task::spawn_blocking(move || {
+        let recall = ann_recall(&index, &rows.embeddings.data, dim, &queries, 10);
+        (index, rows, recall.map(|r| (r, queries.len() / dim.max(1))))
     })
     .await
     .map_err(|e| IndexerError::VectorIndex { stage: "recall check", reason: e.to_string() })?;
@@ -234,5 +234,5 @@ async fn check_recall(index: FaissIndex, embeddings: &Embeddings, options: &RunO
             return Err(IndexerError::RecallBelowMinimum { index: index.spec().factory(), recall, min });
         }
     }
-    Ok((index, RecallCheck { k: 10, queries, query_source: query_source.into(), recall }))
+    Ok((index, RecallCheck { k: 10, queries, query_source: query_source.into(), recall }, rows))
 }
