@@ -1,8 +1,11 @@
 //! `bench-search-latency --snapshot URI --queries queries.jsonl [--reps N]`, or
 //! `bench-search-latency --synthetic N --out DIR --queries ...` to build a seeded synthetic
-//! snapshot of N chunks first. Prints JSON and a Markdown table of p50/p99 per mode, then
-//! vector searches per second with `--threads 1,2,...` threads at once (queries embedded
-//! beforehand: the index's share of a search worker).
+//! snapshot of N chunks first. Prints the load time and resident memory after loading, JSON
+//! and a Markdown table of p50/p99 per mode, a filtered search on the exact-scan path at its
+//! largest (20,000 allowed rows), then vector searches per second with `--threads 1,2,...`
+//! threads at once (queries embedded beforehand: the index's share of a search worker).
+//! Load a snapshot built by an earlier run (`--snapshot`) for the memory figure: right after
+//! `--synthetic` the process still holds what building it allocated.
 
 use std::sync::Arc;
 
