@@ -19,6 +19,13 @@ async fn publish_first_version(src: &std::path::Path, out: &str) -> String {
     run_with_embedder(options, common::embedder()).await.unwrap().version.unwrap()
 }
 
+/// The names in `folder`, sorted.
+fn folder_entries(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
 async fn assert_latest_is(out: &str, version: &str) {
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     assert_eq!(reader.manifest().version, version);
@@ -91,6 +98,7 @@ async fn an_index_below_min_recall_is_not_published() {
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().to_str().unwrap();
     let v1 = publish_first_version(src.path(), out).await;
+    let segments_of_v1 = folder_entries(&out_dir.path().join("segments"));
 
     // IVF probing 1 of 16 lists misses neighbours; --min-recall 0.99 must refuse it.
     let corpus = tempfile::tempdir().unwrap();
@@ -104,6 +112,9 @@ async fn an_index_below_min_recall_is_not_published() {
         other => panic!("expected a refusal, got {:?}", other.map(|r| r.recall_at_10)),
     }
     assert_latest_is(out, &v1).await;
+    // The refused segment's row files, written while its indexes were built, are gone, and
+    // so is its folder.
+    assert_eq!(folder_entries(&out_dir.path().join("segments")), segments_of_v1);
 
     // Probing every list is exact: the same run publishes, with the measured recall in the manifest.
     options.index.nprobe = Some(16);

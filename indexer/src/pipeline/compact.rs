@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::segment::{build_indexes_blocking, SegmentRows};
+use super::segment::{build_segment_blocking, SegmentRows};
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
@@ -116,9 +116,9 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     manifest.counts.tokens = manifest.counts.tokens.saturating_sub(dropped_tokens);
     if !rows.chunks.is_empty() {
         let spec = index.resolve(rows.chunks.len(), dim)?;
-        let (built, rows) = build_indexes_blocking(spec, rows).await?;
         let segment_id = format!("seg-{version}");
-        let segment = writer.write_segment(&segment_id, &rows.chunks, &rows.embeddings, &rows.records, &built.vectors, built.keyword_dir.path()).await?;
+        let (built, row_files, _) = build_segment_blocking(spec, rows, writer, &segment_id).await?;
+        let segment = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
         manifest.checksums.extend(segment.checksums);
         manifest.segments.insert(kept_before, segment.manifest);
         report.new_segment = Some(segment_id);

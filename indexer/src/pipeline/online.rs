@@ -2,7 +2,7 @@
 //! segment, deletes become tombstones, and each change is published as the next manifest
 //! version (segment first, manifest next, LATEST last), exactly like a batch run.
 
-use super::segment::{assemble, build_indexes_blocking, SegmentRows};
+use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::stages::EmbeddedDoc;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
@@ -50,11 +50,9 @@ pub async fn publish_next_version(
     if !change.documents.is_empty() {
         let rows = assemble(change.documents, model.dim);
         let spec = index.resolve(rows.chunks.len(), model.dim)?;
-        let (built, rows) = build_indexes_blocking(spec, rows).await?;
-        let SegmentRows { chunks, embeddings, records } = &rows;
-        let segment = writer
-            .write_segment(&format!("seg-{version}"), chunks, embeddings, records, &built.vectors, built.keyword_dir.path())
-            .await?;
+        let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{version}")).await?;
+        let SegmentRows { chunks, records, .. } = &rows;
+        let segment = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
         manifest.counts.documents += records.len();
         manifest.counts.chunks += chunks.len();
         manifest.counts.tokens += rows.tokens();

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
 use super::report::{failed_files, RunReport, StageReport};
-use super::segment::{assemble, build_indexes_blocking, SegmentRows};
+use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::stages::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
@@ -174,26 +174,28 @@ impl Publisher<'_> {
         }
     }
 
-    /// Lays out `documents`, builds both indexes, checks recall (refusing below the minimum)
-    /// and writes the segment `seg-<version>`; the index stages go into `report`.
+    /// Lays out `documents`, builds both indexes (the row files written beside them), checks
+    /// recall (refusing below the minimum) and writes the segment `seg-<version>`; the index
+    /// stages go into `report`.
     async fn write_segment(&self, documents: Vec<EmbeddedDoc>, version: &str, spec: impl FnOnce(usize, usize) -> Result<IndexSpec>, report: &mut RunReport) -> Result<NewSegment> {
         let rows = assemble(documents, self.embedder.info().dim);
         let spec = spec(rows.chunks.len(), rows.embeddings.dim)?;
         report.index = spec.factory();
         let started = Instant::now();
-        let (built, rows) = build_indexes_blocking(spec.clone(), rows).await?;
-        tracing::info!("indexes built in {:.2} s", started.elapsed().as_secs_f64());
+        let (built, row_files, rows) = build_segment_blocking(spec.clone(), rows, self.writer, &format!("seg-{version}")).await?;
+        tracing::info!("indexes built and row files written in {:.2} s", started.elapsed().as_secs_f64());
         let started = Instant::now();
         let (vector_index, recall, rows) = check_recall(built.vectors, rows, self.options, self.embedder).await?;
         let recall_secs = started.elapsed().as_secs_f64();
-        let SegmentRows { chunks, embeddings, records } = &rows;
-        report.stages.push(StageReport::new("vector index", built.vector_secs, chunks.len() as u64, "vectors"));
-        report.stages.push(StageReport::new("keyword index", built.keyword_secs, chunks.len() as u64, "chunks"));
+        let chunks = rows.chunks.len();
+        report.stages.push(StageReport::new("vector index", built.vector_secs, chunks as u64, "vectors"));
+        report.stages.push(StageReport::new("keyword index", built.keyword_secs, chunks as u64, "chunks"));
+        report.stages.push(StageReport::new("row files", row_files.secs, chunks as u64, "chunks"));
         report.stages.push(StageReport::new("recall check", recall_secs, recall.queries as u64, "queries"));
         let started = Instant::now();
-        let written = self.writer.write_segment(&format!("seg-{version}"), chunks, embeddings, records, &vector_index, built.keyword_dir.path()).await?;
-        report.stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks.len() as u64, "chunks"));
-        Ok(NewSegment { written, spec, recall, documents: records.len(), chunks: chunks.len(), tokens: rows.tokens() })
+        let written = self.writer.finish_segment(row_files, &vector_index, built.keyword_dir.path()).await?;
+        report.stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks as u64, "chunks"));
+        Ok(NewSegment { written, spec, recall, documents: rows.records.len(), chunks, tokens: rows.tokens() })
     }
 }
 

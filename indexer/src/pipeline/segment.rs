@@ -8,7 +8,7 @@ use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::{build_keyword_index, build_vector_index, FaissIndex, IndexSpec};
-use crate::snapshot::DocumentRecord;
+use crate::snapshot::{DocumentRecord, SegmentRowFiles, SnapshotWriter};
 
 /// A segment's rows: chunk `i` has embedding row `i`.
 pub struct SegmentRows {
@@ -43,11 +43,16 @@ pub struct BuiltIndexes {
     pub keyword_secs: f64,
 }
 
-/// [`build_indexes`] on the blocking pool, handing `rows` back with the indexes.
-pub async fn build_indexes_blocking(spec: IndexSpec, rows: SegmentRows) -> Result<(BuiltIndexes, SegmentRows)> {
-    tokio::task::spawn_blocking(move || build_indexes(&spec, &rows).map(|built| (built, rows)))
-        .await
-        .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })?
+/// [`build_indexes`] on the blocking pool with the segment's row files written beside them
+/// (chunks.parquet needs no index), handing `rows` back with both.
+pub async fn build_segment_blocking(spec: IndexSpec, rows: SegmentRows, writer: &SnapshotWriter, segment_id: &str) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
+    let (writer, segment_id) = (writer.clone(), segment_id.to_string());
+    tokio::task::spawn_blocking(move || {
+        let (built, row_files) = rayon::join(|| build_indexes(&spec, &rows), || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records));
+        Ok((built?, row_files?, rows))
+    })
+    .await
+    .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })?
 }
 
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async runtime).

@@ -21,7 +21,7 @@ pub use manifest::{
 };
 pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentRecord};
 pub use reader::{SnapshotReader, Verification};
-pub use writer::{new_version_id, SnapshotWriter, WrittenSegment};
+pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).
 pub fn sha256_hex(bytes: &[u8]) -> String {

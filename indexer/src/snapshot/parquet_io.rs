@@ -1,5 +1,7 @@
 //! chunks.parquet and documents.parquet: Arrow schemas, encoding and decoding.
 
+use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
@@ -101,9 +103,28 @@ const CHUNKS_FILE: &str = "chunks.parquet";
 
 /// Encodes chunks and their embeddings (row `i` of `embeddings` belongs to `chunks[i]`).
 pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Vec<u8>> {
+    write_chunks(chunks, embeddings, Vec::new())
+}
+
+/// chunks.parquet written to the file at `path` (created or replaced), never whole in memory.
+/// Rows that do not match their embeddings are refused before the file is touched.
+pub fn chunks_to_parquet_file(chunks: &[Chunk], embeddings: &Embeddings, path: &Path) -> Result<()> {
+    rows_match(chunks, embeddings)?;
+    let file = std::fs::File::create(path).map_err(|e| IndexerError::io(path, e))?;
+    write_chunks(chunks, embeddings, file).map(drop)
+}
+
+/// One embedding per chunk.
+fn rows_match(chunks: &[Chunk], embeddings: &Embeddings) -> Result<()> {
     if embeddings.rows() != chunks.len() {
         return Err(IndexerError::snapshot(CHUNKS_FILE, format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows())));
     }
+    Ok(())
+}
+
+/// chunks.parquet written to `out`.
+fn write_chunks<W: Write + Send>(chunks: &[Chunk], embeddings: &Embeddings, out: W) -> Result<W> {
+    rows_match(chunks, embeddings)?;
     let dim = embeddings.dim as i32;
     let item = Arc::new(Field::new("item", DataType::Float32, false));
     let schema = Arc::new(Schema::new(vec![
@@ -133,7 +154,7 @@ pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Ve
             Arc::new(FixedSizeListArray::try_new(item.clone(), dim, Arc::new(Float32Array::from(vectors)), None).map_err(arrow_err(CHUNKS_FILE))?),
         ];
         RecordBatch::try_new(schema.clone(), columns).map_err(arrow_err(CHUNKS_FILE))
-    })
+    }, out)
 }
 
 fn content_type_of(value: &str) -> Result<ContentType> {
@@ -328,6 +349,32 @@ mod tests {
         assert_eq!(vectors, embeddings);
         let back = pool.install(|| chunks_from_parquet_without_embeddings(bytes)).unwrap();
         assert!(back == chunks, "chunks differ when read without their embeddings");
+    }
+
+    #[test]
+    fn a_chunks_file_holds_the_bytes_chunks_to_parquet_makes() {
+        let count = ROW_GROUP_ROWS * 2 + 7;
+        let chunks = test_chunks(count as u32);
+        let embeddings = Embeddings { dim: 3, data: (0..count * 3).map(|x| (x as f32).sin()).collect() };
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("chunks.parquet");
+        std::fs::write(&path, b"an older, longer file that must not leave a tail behind".repeat(100_000)).unwrap();
+        // Three row groups on two threads: two waves written to the file.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        pool.install(|| chunks_to_parquet_file(&chunks, &embeddings, &path)).unwrap();
+        let written = std::fs::read(&path).unwrap();
+        assert!(written == chunks_to_parquet(&chunks, &embeddings).unwrap(), "the file differs from the in-memory encoding");
+        let (back, vectors) = chunks_from_parquet(written.into()).unwrap();
+        assert!(back == chunks, "chunks differ after the round trip through the file");
+        assert_eq!(vectors, embeddings);
+
+        let missing = folder.path().join("no such folder").join("chunks.parquet");
+        let err = chunks_to_parquet_file(&chunks, &embeddings, &missing).unwrap_err();
+        assert!(matches!(&err, IndexerError::Io { path, .. } if path == &missing), "{err}");
+        let mismatched = Embeddings { dim: 3, data: vec![0.0; 3] };
+        let err = chunks_to_parquet_file(&chunks, &mismatched, &path).unwrap_err();
+        assert!(err.to_string().contains(&format!("{count} chunks but 1 embeddings")), "{err}");
+        assert!(std::fs::read(&path).unwrap() == chunks_to_parquet(&chunks, &embeddings).unwrap(), "a refused write touched the file");
     }
 
     #[test]

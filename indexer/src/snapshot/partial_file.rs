@@ -7,6 +7,8 @@ pub(super) struct PartialFile {
     partial: PathBuf,
     target: PathBuf,
     finished: bool,
+    /// Whether dropping it unfinished also removes its folder, if that is then empty.
+    owns_folder: bool,
 }
 
 impl PartialFile {
@@ -14,7 +16,15 @@ impl PartialFile {
     pub(super) fn beside(target: PathBuf) -> Self {
         let mut partial = target.clone().into_os_string();
         partial.push(".partial");
-        Self { partial: partial.into(), target, finished: false }
+        Self { partial: partial.into(), target, finished: false, owns_folder: false }
+    }
+
+    /// The same, for a file whose folder exists only for it and its siblings (a new
+    /// segment's): dropped unfinished, it removes the folder too once nothing is left in it.
+    pub(super) fn in_own_folder(target: PathBuf) -> Self {
+        let mut file = Self::beside(target);
+        file.owns_folder = true;
+        file
     }
 
     /// Where to write the file.
@@ -35,6 +45,10 @@ impl Drop for PartialFile {
     fn drop(&mut self) {
         if !self.finished {
             let _ = std::fs::remove_file(&self.partial);
+            if let Some(folder) = self.owns_folder.then(|| self.partial.parent()).flatten() {
+                // Fails, as it should, while anything is left in the folder.
+                let _ = std::fs::remove_dir(folder);
+            }
         }
     }
 }

@@ -35,8 +35,9 @@ pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -
 /// path) is best written: beside its final place on a local root, so that putting it is a
 /// rename, else in a scratch folder, from which it is uploaded.
 pub(super) enum StagedFile {
-    /// `<final name>.partial` in the final folder (a crashed run leaves it inside a segment no
-    /// manifest names, which garbage collection removes).
+    /// `<final name>.partial` in the final folder, a new segment's (a crashed run leaves it
+    /// inside a segment no manifest names, which garbage collection removes; a failed one
+    /// removes it, and the folder once it is empty).
     Local(PartialFile),
     Scratch { path: std::path::PathBuf, _folder: tempfile::TempDir },
 }
@@ -48,7 +49,7 @@ impl StagedFile {
             let target = dir.join(relative);
             let folder = target.parent().unwrap_or(&dir);
             std::fs::create_dir_all(folder).map_err(|e| IndexerError::io(folder, e))?;
-            return Ok(Self::Local(PartialFile::beside(target)));
+            return Ok(Self::Local(PartialFile::in_own_folder(target)));
         }
         let folder = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
         let name = relative.rsplit('/').next().unwrap_or(relative);

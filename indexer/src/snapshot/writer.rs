@@ -2,18 +2,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Instant;
 
 use rand::Rng;
 
 use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
-use super::parquet_io::{chunks_to_parquet, documents_to_parquet, DocumentRecord};
+use super::parquet_io::{chunks_to_parquet_file, documents_to_parquet, DocumentRecord};
 use super::upload::{put_bytes, put_file, StagedFile};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
-use crate::index::{keyword_index_files, VectorIndex};
+use crate::index::{keyword_index_files, IndexSpec, VectorIndex};
 use crate::store::{open_location, Location, StoreOptions};
 
 /// A new, sortable version id: UTC time to the millisecond plus a random suffix.
@@ -29,7 +30,27 @@ pub struct WrittenSegment {
     pub checksums: BTreeMap<String, FileChecksum>,
 }
 
+/// A segment's chunks.parquet (staged) and documents.parquet (in memory), written but not
+/// yet put: see [`SnapshotWriter::write_row_files`].
+pub struct SegmentRowFiles {
+    segment_id: String,
+    chunks_file: StagedFile,
+    documents_bytes: Vec<u8>,
+    documents: usize,
+    chunks: usize,
+    /// Seconds the row files took to write.
+    pub secs: f64,
+}
+
+/// A segment's vectors.faiss, staged.
+struct SavedVectors {
+    file: StagedFile,
+    spec: IndexSpec,
+    secs: f64,
+}
+
 /// Writes into one snapshot root.
+#[derive(Clone)]
 pub struct SnapshotWriter {
     root: Location,
 }
@@ -45,6 +66,7 @@ impl SnapshotWriter {
     }
 
     /// Writes one immutable segment: chunks.parquet, documents.parquet, vectors.faiss, keyword/.
+    /// The row files are written while FAISS serializes the vector index.
     pub async fn write_segment(
         &self,
         segment_id: &str,
@@ -54,18 +76,51 @@ impl SnapshotWriter {
         vectors: &dyn VectorIndex,
         keyword_dir: &Path,
     ) -> Result<WrittenSegment> {
-        // The CPU work side by side: the Parquet files (row groups encoded in parallel) and the
-        // vector index serialized (in its final folder on a local root, so no copy follows).
-        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
-        let staged_vectors = StagedFile::new(&self.root, &vectors_path)?;
-        let (parquet, saved) = rayon::join(|| Ok::<_, IndexerError>((chunks_to_parquet(chunks, embeddings)?, documents_to_parquet(documents)?)), || vectors.save(staged_vectors.path()));
-        let (chunk_bytes, document_bytes) = parquet?;
-        saved?;
-        let keyword_files = keyword_index_files(keyword_dir)?;
+        let (rows, saved) = rayon::join(|| self.write_row_files(segment_id, chunks, embeddings, documents), || self.save_vectors(segment_id, vectors));
+        self.put_segment(rows?, saved?, keyword_dir).await
+    }
 
-        // Then every file goes up at once.
+    /// Writes a segment's row files (blocking: CPU work), chunks.parquet in its final folder
+    /// on a local root (so no copy follows) and documents.parquet in memory. Nothing is put
+    /// until [`Self::finish_segment`]; dropped before that, they leave nothing behind. A run
+    /// writes them while its indexes are built.
+    pub fn write_row_files(&self, segment_id: &str, chunks: &[Chunk], embeddings: &Embeddings, documents: &[DocumentRecord]) -> Result<SegmentRowFiles> {
+        let started = Instant::now();
+        let chunks_file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::CHUNKS))?;
+        chunks_to_parquet_file(chunks, embeddings, chunks_file.path())?;
+        let documents_bytes = documents_to_parquet(documents)?;
+        Ok(SegmentRowFiles {
+            segment_id: segment_id.to_string(),
+            chunks_file,
+            documents_bytes,
+            documents: documents.len(),
+            chunks: chunks.len(),
+            secs: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// Saves the vector index beside the row files, then puts every file of the segment.
+    pub async fn finish_segment(&self, rows: SegmentRowFiles, vectors: &dyn VectorIndex, keyword_dir: &Path) -> Result<WrittenSegment> {
+        let saved = self.save_vectors(&rows.segment_id, vectors)?;
+        self.put_segment(rows, saved, keyword_dir).await
+    }
+
+    /// The vector index serialized (in its final folder on a local root).
+    fn save_vectors(&self, segment_id: &str, vectors: &dyn VectorIndex) -> Result<SavedVectors> {
+        let started = Instant::now();
+        let file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::VECTORS))?;
+        vectors.save(file.path())?;
+        Ok(SavedVectors { file, spec: vectors.spec().clone(), secs: started.elapsed().as_secs_f64() })
+    }
+
+    /// Every file of the segment goes up at once, each hashed as it goes.
+    async fn put_segment(&self, rows: SegmentRowFiles, vectors: SavedVectors, keyword_dir: &Path) -> Result<WrittenSegment> {
+        let started = Instant::now();
+        let segment_id = rows.segment_id.as_str();
+        let keyword_files = keyword_index_files(keyword_dir)?;
         let chunks_path = layout::segment_file(segment_id, layout::CHUNKS);
         let documents_path = layout::segment_file(segment_id, layout::DOCUMENTS);
+        let vectors_path = layout::segment_file(segment_id, layout::VECTORS);
         let keyword_paths: Vec<String> = keyword_files
             .iter()
             .map(|path| {
@@ -74,20 +129,20 @@ impl SnapshotWriter {
             })
             .collect();
         let (chunks_sum, documents_sum, vectors_sum, keyword_sums) = futures::try_join!(
-            put_bytes(&self.root, &chunks_path, chunk_bytes),
-            put_bytes(&self.root, &documents_path, document_bytes),
-            staged_vectors.put(&self.root, &vectors_path),
+            rows.chunks_file.put(&self.root, &chunks_path),
+            put_bytes(&self.root, &documents_path, rows.documents_bytes),
+            vectors.file.put(&self.root, &vectors_path),
             futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path))),
         )?;
         let mut checksums = BTreeMap::from([(chunks_path, chunks_sum), (documents_path, documents_sum), (vectors_path, vectors_sum)]);
         checksums.extend(keyword_paths.into_iter().zip(keyword_sums));
-        let manifest = SegmentManifest {
-            id: segment_id.to_string(),
-            index: Some(vectors.spec().clone()),
-            documents: documents.len(),
-            chunks: chunks.len(),
-            files: checksums.keys().cloned().collect(),
-        };
+        tracing::info!(
+            "segment {segment_id}: row files written in {:.2} s, vector index saved in {:.2} s, every file put in {:.2} s",
+            rows.secs,
+            vectors.secs,
+            started.elapsed().as_secs_f64()
+        );
+        let manifest = SegmentManifest { id: rows.segment_id, index: Some(vectors.spec), documents: rows.documents, chunks: rows.chunks, files: checksums.keys().cloned().collect() };
         Ok(WrittenSegment { manifest, checksums })
     }
 
