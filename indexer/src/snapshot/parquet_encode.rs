@@ -22,7 +22,7 @@ use crate::error::{IndexerError, Result};
 /// Rows per row group (the unit a reader skips by, and the unit encoded in parallel).
 pub(super) const ROW_GROUP_ROWS: usize = 16_384;
 
-/// `batch` as the bytes of a Parquet file (zstd level 3) named `file` in errors.
+/// `batch` as the bytes of a Parquet file (zstd, see [`properties`]) named `file` in errors.
 pub(super) fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
     write_row_groups(file, batch.schema(), batch.num_rows(), |rows| Ok(batch.slice(rows.start, rows.len())), Vec::new())
 }
