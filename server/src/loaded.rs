@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use quarry_indexer::chunk::Chunk;
 use quarry_indexer::embed::Embeddings;
-use quarry_indexer::index::{load_vector_index, FaissIndex, Hit, RowSet, TantivyKeywordIndex, VectorIndex};
+use quarry_indexer::index::{load_vector_index, FaissIndex, Hit, KeywordStats, RowSet, TantivyKeywordIndex, VectorIndex};
 use quarry_indexer::snapshot::{chunks_from_parquet, chunks_from_parquet_without_embeddings, documents_from_parquet, layout, local_copy, DocumentRecord, Manifest, SegmentManifest, SnapshotReader};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::IndexerError;
@@ -101,6 +101,9 @@ pub struct LoadedSnapshot {
     pub segments: Vec<LoadedSegment>,
     /// Rows hidden by tombstones.
     pub tombstoned: RowSet,
+    /// What the tombstoned rows add to the keyword indexes' statistics (they stay in their
+    /// segments' indexes until compaction); the keyword lane takes it away.
+    pub tombstoned_keyword_stats: KeywordStats,
     /// Segments taken from the previous version instead of being read again.
     pub reused_segments: usize,
     rows: usize,
@@ -189,9 +192,14 @@ impl LoadedSnapshot {
                 }
             }
         }
+        let hidden_texts: Vec<&str> = segments
+            .iter()
+            .flat_map(|segment| segment.data.chunks.iter().enumerate().filter(|(local, _)| tombstoned.contains(segment.offset + local)).map(|(_, chunk)| chunk.text.as_str()))
+            .collect();
+        let tombstoned_keyword_stats = KeywordStats::of_texts(hidden_texts);
         let reused_segments = reused.iter().filter(|r| r.is_some()).count();
         let dim = manifest.model.dim;
-        Ok(Self { uri, manifest, segments, tombstoned, reused_segments, rows: offset, dim })
+        Ok(Self { uri, manifest, segments, tombstoned, tombstoned_keyword_stats, reused_segments, rows: offset, dim })
     }
 
     /// Reads one segment's rows and opens its indexes.

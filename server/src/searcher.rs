@@ -207,13 +207,15 @@ impl Searcher {
         Ok(hits)
     }
 
-    /// BM25 rows; scores are raw BM25 with the statistics of every segment together, so a
-    /// small segment's rows are scored as if one index held the whole snapshot.
+    /// BM25 rows; scores are raw BM25 with the statistics of every segment together, less the
+    /// tombstoned rows', so each row is scored as if one index held the live rows only (as
+    /// after compaction).
     pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut stats = KeywordStats::default();
         for segment in &self.snapshot.segments {
             stats.add(&segment.data.keyword.stats(query)?);
         }
+        stats.remove(&self.snapshot.tombstoned_keyword_stats);
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {

@@ -333,6 +333,17 @@ async fn compaction_serves_the_same_answers_from_one_segment() {
     };
     let expected = answers(&before);
     assert!(expected.iter().flatten().all(|(file, _)| file != "upload-1.txt"));
+    // Raw BM25 scores too: the tombstoned rows' words weigh on nothing, before compaction as after.
+    let keyword_scores = |searcher: &Searcher| -> Vec<(String, f64)> {
+        let mut all = Vec::new();
+        for query in queries {
+            let request = SearchRequest { query: query.into(), mode: Mode::Keyword, top_k: 8, ..Default::default() };
+            let result = searcher.search(&request).unwrap().result;
+            all.extend(result.chunks.iter().map(|c| (c.content.clone(), c.metadata["keyword_score"].as_f64().unwrap())));
+        }
+        all
+    };
+    let expected_scores = keyword_scores(&before);
 
     // Small segments are merged only once there are more than max_small_segments.
     let policy = CompactOptions { max_small_segments: 7, ..Default::default() };
@@ -355,6 +366,12 @@ async fn compaction_serves_the_same_answers_from_one_segment() {
     assert_eq!(after.snapshot().row_count(), before.snapshot().live_rows());
     assert_eq!(after.snapshot().live_documents().len(), before.snapshot().live_documents().len());
     assert_eq!(answers(&after), expected, "one merged segment answers as the seven did");
+    let scores = keyword_scores(&after);
+    assert_eq!(scores.len(), expected_scores.len());
+    for ((content, score), (expected_content, expected_score)) in scores.iter().zip(&expected_scores) {
+        assert_eq!(content, expected_content);
+        assert!((score - expected_score).abs() < 1e-4 * expected_score.max(1.0), "BM25 {score} after compaction, {expected_score} before: {content}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -66,6 +66,50 @@ impl KeywordStats {
             *self.doc_freq.entry(term.clone()).or_default() += count;
         }
     }
+
+    /// The statistics rows holding `texts` add to an index, for every term they hold, counted
+    /// as the index counts them (the same analyzer; a document is one row). Rows hidden by
+    /// tombstones stay in their segment's index until compaction: subtracting these keeps
+    /// their words from weighing on the live rows' scores.
+    pub fn of_texts<'a>(texts: impl rayon::iter::IntoParallelIterator<Item = &'a str>) -> Self {
+        use rayon::iter::ParallelIterator;
+        texts
+            .into_par_iter()
+            .fold(
+                || (analyzer(), KeywordStats::default()),
+                |(mut analyzer, mut stats), text| {
+                    let mut stream = analyzer.token_stream(text);
+                    let mut terms: Vec<String> = Vec::new();
+                    while let Some(token) = stream.next() {
+                        terms.push(token.text.clone());
+                    }
+                    drop(stream);
+                    stats.docs += 1;
+                    stats.tokens += terms.len() as u64;
+                    terms.sort_unstable();
+                    terms.dedup();
+                    for term in terms {
+                        *stats.doc_freq.entry(term).or_default() += 1;
+                    }
+                    (analyzer, stats)
+                },
+            )
+            .map(|(_, stats)| stats)
+            .reduce(KeywordStats::default, |mut all, part| {
+                all.add(&part);
+                all
+            })
+    }
+
+    /// Takes away the rows `hidden` counts: their documents, their tokens, and their document
+    /// frequency of each term this one holds.
+    pub fn remove(&mut self, hidden: &KeywordStats) {
+        self.docs = self.docs.saturating_sub(hidden.docs);
+        self.tokens = self.tokens.saturating_sub(hidden.tokens);
+        for (term, count) in &mut self.doc_freq {
+            *count = count.saturating_sub(hidden.doc_freq.get(term).copied().unwrap_or(0));
+        }
+    }
 }
 
 impl Bm25StatisticsProvider for KeywordStats {
@@ -259,5 +303,44 @@ mod tests {
         let alone: Vec<Hit> = small.search(query, 4).unwrap().into_iter().filter(|h| h.row >= 2).collect();
         assert_eq!(alone.len(), 2);
         assert!(alone.iter().all(|h| h.score < expected[&(h.row + 36)] - 1.0), "{alone:?} vs {expected:?}");
+    }
+
+    #[test]
+    fn hidden_rows_leave_the_statistics_of_an_index_without_them() {
+        // Hidden rows repeat the query's rare term, add words and stop words, and one of them
+        // holds a term twice (counted once in its document frequency, twice in its tokens).
+        let texts: Vec<String> = (0..30)
+            .map(|i| match i {
+                3 | 11 | 12 => format!("Glaciers, glacier and the rare glacier {i} melting into the harbour"),
+                20 => "The cat and a cat; nothing about harbours".to_string(),
+                _ => format!("note {i}: the common harbour waits for ships and tides {}", i % 4),
+            })
+            .collect();
+        let hidden = [3usize, 12, 20, 27];
+        let live: Vec<usize> = (0..texts.len()).filter(|i| !hidden.contains(i)).collect();
+        let open = |rows: Vec<&str>| {
+            let dir = tempfile::tempdir().unwrap();
+            build_keyword_index(dir.path(), rows.into_iter()).unwrap();
+            (TantivyKeywordIndex::open(dir.path()).unwrap(), dir)
+        };
+        let (all, _a) = open(texts.iter().map(String::as_str).collect());
+        let (without, _w) = open(live.iter().map(|&i| texts[i].as_str()).collect());
+        let hidden_stats = KeywordStats::of_texts(hidden.iter().map(|&i| texts[i].as_str()).collect::<Vec<_>>());
+        assert_eq!((hidden_stats.docs, hidden_stats.doc_freq["glacier"], hidden_stats.doc_freq["cat"]), (4, 2, 1));
+
+        for query in ["rare glacier harbour", "cat tides", "ships"] {
+            let mut stats = all.stats(query).unwrap();
+            stats.remove(&hidden_stats);
+            assert_eq!(stats, without.stats(query).unwrap(), "{query}");
+            let mut allowed = RowSet::empty(texts.len());
+            live.iter().for_each(|&row| allowed.insert(row));
+            let scored = all.search_with_stats(query, 30, Some(&allowed), &stats).unwrap();
+            let expected = without.search(query, 30).unwrap();
+            assert_eq!(scored.len(), expected.len(), "{query}");
+            for (got, want) in scored.iter().zip(&expected) {
+                assert_eq!(got.row as usize, live[want.row as usize], "{query}");
+                assert!((got.score - want.score).abs() < 1e-5, "{query}, row {}: {} vs {}", got.row, got.score, want.score);
+            }
+        }
     }
 }
