@@ -17,11 +17,14 @@
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
 #   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16;
 #             PROFILE_FUSED, a mode as above, default 1), summed by kernel name (scripts/ncu-summary.py)
+#   profile-kernels  ncu's time per kernel of bench-kernels' flat top-k over 1M x 384 rows, at 1
+#             query and at 1,024 queries apart (how much of each batch is the SGEMM, how much the
+#             selection and the copies)
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
 #   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
-#   "scripts/gpu-check.sh golden serve-cpu"; what each carries: see package-device.sh
+#   "scripts/gpu-check.sh golden serve-cpu profile-kernels"; what each carries: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
@@ -66,6 +69,13 @@ use_fused_mode() {
     1cc) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=cuda-cores ;;
     *) echo "unknown fused mode $1 (0, 1, 1cc)" >&2; return 2 ;;
   esac
+}
+# Nsight Compute's command line, from PATH or its usual install folder.
+find_ncu() {
+  local ncu
+  ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+  [ -n "$ncu" ] || { echo "error: no ncu on this machine" >&2; return 1; }
+  echo "$ncu"
 }
 # Each step runs on when the one before it failed (a lease is short: one call should say
 # everything it can); the summary at the end lists each step's exit status.
@@ -119,14 +129,24 @@ run_step() {
         "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
       ;;
     profile)
-      ncu="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
-      [ -n "$ncu" ] || { echo "error: no ncu on this machine" >&2; return 1; }
+      ncu="$(find_ncu)"
       use_fused_mode "${PROFILE_FUSED:-1}"
       QUARRY_BATCH_TOKENS="${PROFILE_BATCH_TOKENS:-65536}" "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel \
         "$quarry" bench-embed --device "$device" --precision "${PROFILE_PRECISION:-f16}" --chunks 1000 --repetitions 1 > "$out/profile-ncu.txt" 2>&1
       python3 "$root/scripts/ncu-summary.py" "$out/profile-ncu.txt" | tee "$out/profile.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu, profile)" >&2; return 2 ;;
+    profile-kernels)
+      ncu="$(find_ncu)"
+      for batch in 1 1024; do
+        # A small IVF part (nlist 64), no FAISS CPU baseline: the top-k kernels are the subject.
+        "$ncu" --metrics gpu__time_duration.sum --print-summary per-kernel "$quarry" bench-kernels --device "$device" \
+          --rows "${KERNEL_ROWS:-1000000}" --dim 384 --batches "$batch" --nlist 64 --train-sample 4096 --no-faiss-baseline \
+          > "$out/profile-kernels-$batch-ncu.txt" 2>&1
+        echo "-- flat top-k, batches of $batch queries"
+        python3 "$root/scripts/ncu-summary.py" "$out/profile-kernels-$batch-ncu.txt"
+      done 2>&1 | tee "$out/profile-kernels.txt"
+      ;;
+    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu, profile, profile-kernels)" >&2; return 2 ;;
   esac
 }
 summary=()
