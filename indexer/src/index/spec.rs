@@ -126,6 +126,19 @@ pub const FLAT_MAX_ROWS: usize = 20_000;
 pub const HNSW_MAX_ROWS: usize = 2_000_000;
 
 impl IndexOptions {
+    /// The index of a segment added beside a snapshot's others (a nightly delta, a merge of
+    /// small segments): exact search while it is small, whatever the kind; above that the
+    /// choice resolved for its rows, an explicit `nlist` larger than its rows left to the
+    /// default for them (the snapshot's big segment keeps the one asked for), so that a
+    /// small merge never fails on options sized for the whole corpus.
+    pub fn resolve_segment(&self, rows: usize, dim: usize) -> Result<IndexSpec> {
+        if rows < FLAT_MAX_ROWS {
+            return Ok(IndexSpec::Flat);
+        }
+        let fitting = IndexOptions { nlist: self.nlist.filter(|&nlist| nlist <= rows), ..self.clone() };
+        fitting.resolve(rows, dim)
+    }
+
     /// Resolves the choice for `rows` vectors of `dim` dimensions, checking the parameters fit.
     pub fn resolve(&self, rows: usize, dim: usize) -> Result<IndexSpec> {
         let kind = match self.kind {
@@ -177,6 +190,19 @@ mod tests {
             IndexSpec::IvfFlat { nlist, nprobe, .. } => assert_eq!((nlist, nprobe), (8000, 256)),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_added_segment_is_exact_while_small_and_never_fails_on_corpus_sized_lists() {
+        let ivf = IndexOptions { kind: IndexKind::IvfFlat, nlist: Some(4096), ..Default::default() };
+        assert!(ivf.resolve(500, 384).is_err(), "the whole-corpus rule refuses 500 rows for 4096 lists");
+        assert_eq!(ivf.resolve_segment(500, 384).unwrap(), IndexSpec::Flat);
+        assert!(matches!(ivf.resolve_segment(100_000, 384).unwrap(), IndexSpec::IvfFlat { nlist: 4096, .. }));
+        let too_many = IndexOptions { nlist: Some(65_536), ..ivf.clone() };
+        assert!(matches!(too_many.resolve_segment(30_000, 384).unwrap(), IndexSpec::IvfFlat { nlist: 692, .. }));
+        let hnsw = IndexOptions { kind: IndexKind::Hnsw, ..Default::default() };
+        assert_eq!(hnsw.resolve_segment(FLAT_MAX_ROWS - 1, 384).unwrap(), IndexSpec::Flat);
+        assert!(matches!(hnsw.resolve_segment(FLAT_MAX_ROWS, 384).unwrap(), IndexSpec::Hnsw { .. }));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub struct CompactOptions {
     pub max_small_segments: usize,
     /// A batch run merges every segment once tombstones hide more than this fraction of the rows.
     pub max_hidden_fraction: f64,
-    /// The merged segment's vector index (auto: flat when small, HNSW above).
+    /// The merged segment's vector index, sized to its rows (`IndexOptions::resolve_segment`: flat when small).
     pub index: IndexOptions,
 }
 
@@ -115,7 +115,7 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     manifest.counts.chunks = manifest.counts.chunks.saturating_sub(report.chunks_dropped);
     manifest.counts.tokens = manifest.counts.tokens.saturating_sub(dropped_tokens);
     if !rows.chunks.is_empty() {
-        let spec = index.resolve(rows.chunks.len(), dim)?;
+        let spec = index.resolve_segment(rows.chunks.len(), dim)?;
         let segment_id = format!("seg-{version}");
         let (built, row_files, _) = build_segment_blocking(spec, rows, writer, &segment_id).await?;
         let segment = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;

@@ -13,7 +13,7 @@ use super::stages::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
-use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex, FLAT_MAX_ROWS};
+use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
 use crate::snapshot::{new_version_id, ChunkerManifest, Counts, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
@@ -115,7 +115,7 @@ impl Publisher<'_> {
         manifest.tombstones.retain(|t| !changes.lift_tombstones.contains(t));
         manifest.tombstones.extend(changes.add_tombstones);
         if !documents.is_empty() {
-            let segment = self.write_segment(documents, &version, |rows, dim| self.delta_spec(rows, dim), report).await?;
+            let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve_segment(rows, dim), report).await?;
             manifest.counts.documents += segment.documents;
             manifest.counts.chunks += segment.chunks;
             manifest.counts.tokens += segment.tokens;
@@ -162,16 +162,6 @@ impl Publisher<'_> {
     async fn compact(&self, manifest: &Manifest, merge: &[String]) -> Result<(super::CompactReport, Manifest)> {
         let reader = SnapshotReader::open_version(self.writer.uri(), &manifest.version, &self.options.out_store).await?;
         compact(&reader, self.writer, merge, &self.options.index).await
-    }
-
-    /// A delta segment's index: exact search while it is small (whatever the snapshot's
-    /// kind), the run's choice above that.
-    fn delta_spec(&self, rows: usize, dim: usize) -> Result<IndexSpec> {
-        if rows < FLAT_MAX_ROWS {
-            Ok(IndexSpec::Flat)
-        } else {
-            self.options.index.resolve(rows, dim)
-        }
     }
 
     /// Lays out `documents`, builds both indexes (the row files written beside them), checks
