@@ -183,6 +183,46 @@ async fn second_run_publishes_only_what_changed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_section_embeds_only_its_own_chunks() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    // Chunks never cross a heading, so an edit touches only its section's chunks; the edit
+    // below grows the section by a chunk, which moves every later chunk to a new index.
+    let note = |glaciers: String| format!("# Tides\n\n{}\n\n# Glaciers\n\n{glaciers}\n\n# Deserts\n\n{}\n\n# Rivers\n\n{}", paragraph("tides", 30), paragraph("deserts", 30), paragraph("rivers", 5));
+    std::fs::write(src.path().join("a.md"), note(paragraph("glaciers", 8))).unwrap();
+    std::fs::write(src.path().join("b.md"), paragraph("volcanoes", 5)).unwrap();
+    let first = run(src.path(), out, |_| {}).await;
+    assert_eq!(first.reuse.changed_documents, Default::default());
+    let v1 = vectors_by_file(out).await;
+
+    std::fs::write(src.path().join("a.md"), note(paragraph("glaciers and the ice sheets they feed", 25))).unwrap();
+    let second = run(src.path(), out, |_| {}).await;
+    let v2 = vectors_by_file(out).await;
+    let (old_texts, old_vectors) = &v1["a.md"];
+    let (texts, vectors) = &v2["a.md"];
+    assert!(texts.len() > old_texts.len(), "the edited section should take more chunks");
+    let dim = vectors.len() / texts.len();
+    let kept: Vec<usize> = (0..texts.len()).filter(|&i| old_texts.contains(&texts[i])).collect();
+    assert!(kept.len() >= 4 && kept.len() < texts.len(), "{} of {} chunk texts unchanged", kept.len(), texts.len());
+    let changed = second.reuse.changed_documents;
+    assert_eq!((changed.documents, changed.chunks), (1, kept.len()), "{:?}", second.reuse);
+    assert_eq!(second.reuse.documents, 0, "a.md changed: it is not reused whole");
+    // The model embedded the edited section only: fewer tokens than the chunks kept.
+    let embedded = embed_stage_tokens(&second);
+    assert!(embedded > 0 && embedded < changed.tokens, "embedded {embedded} tokens, kept {}", changed.tokens);
+    // Each kept chunk holds its stored vector bit for bit, wherever it moved; every row
+    // (kept or embedded) is its own text's embedding.
+    for &i in &kept {
+        let old = old_texts.iter().position(|t| *t == texts[i]).unwrap();
+        assert_eq!(vectors[i * dim..(i + 1) * dim], old_vectors[old * dim..(old + 1) * dim], "chunk {i}");
+    }
+    assert_fresh(&v2, &["a.md"]);
+    assert_eq!(v2["b.md"], v1["b.md"]);
+    assert!(second.render_table().contains("1 kept the stored vectors of"), "{}", second.render_table());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version() {
     let src = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();

@@ -222,12 +222,14 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
     let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
     progress.finish();
-    let embedded_tokens: u64 = documents.iter().map(EmbeddedDoc::tokens).sum();
+    let (unchanged_documents, changed_documents) = stored.map(StoredEmbeddings::into_outcome).unwrap_or_default();
+    reuse.changed_documents = changed_documents;
+    // What the model embedded: the embed stage's documents less their chunks that kept a stored vector.
+    let embedded_tokens: u64 = documents.iter().map(EmbeddedDoc::tokens).sum::<u64>() - changed_documents.tokens;
     reuse.documents = reused.len();
     reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
     reuse.tokens = reused.iter().map(EmbeddedDoc::tokens).sum();
     documents.extend(reused);
-    let unchanged_documents = stored.map(StoredEmbeddings::into_unchanged).unwrap_or_default();
     if let (None, Some(version)) = (&base, reuse.from_version.clone()) {
         match keep_last_good_versions(&options, &version, &failures, &documents).await {
             Ok(kept) => {

@@ -90,6 +90,10 @@ impl RunReport {
             None => "none (full run)".to_string(),
         };
         line(&mut out, "reused embeddings", reused);
+        let changed = &self.reuse.changed_documents;
+        if changed.documents > 0 {
+            line(&mut out, "changed documents", format!("{} kept the stored vectors of {} unchanged chunks", changed.documents, changed.chunks));
+        }
         if !self.reuse.kept_after_failure.is_empty() {
             line(&mut out, "kept after failure", format!("{} documents (their files failed; last good version kept)", self.reuse.kept_after_failure.len()));
         }

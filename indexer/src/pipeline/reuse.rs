@@ -1,10 +1,12 @@
 //! Incremental runs: the embeddings the previous version stored, reused for every document
 //! whose content hash, chunker signature and model are unchanged, so a nightly run embeds
-//! only what changed. Anything doubtful (another model or chunker, a segment whose bytes do
-//! not match the manifest, a tombstoned document, other chunk texts) is embedded afresh.
+//! only what changed. A changed document keeps the stored vectors of its chunks whose text
+//! is unchanged (chunks never cross a page or section, so an edit touches only its own) and
+//! embeds the rest. Anything doubtful (another model or chunker, a segment whose bytes do
+//! not match the manifest, a tombstoned document) is embedded afresh.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 
 use serde::Serialize;
 
@@ -32,13 +34,36 @@ pub struct ReuseReport {
     /// Documents whose file failed in this run (fetch, parse or chunk) and whose last good
     /// version was carried over from `from_version` (the failure is still reported).
     pub kept_after_failure: Vec<String>,
+    /// Changed documents that kept the stored vectors of their unchanged chunk texts (their
+    /// other chunks were embedded); not counted in `documents`, `chunks`, `tokens`.
+    pub changed_documents: ChunkReuse,
+}
+
+/// Chunks of changed documents whose text, and so whose vector, was already stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ChunkReuse {
+    /// Changed documents with at least one chunk reused.
+    pub documents: usize,
+    pub chunks: usize,
+    pub tokens: u64,
 }
 
 /// One stored document's embeddings and what they were computed from.
 struct StoredDoc {
     record: DocumentRecord,
     texts: u64,
+    /// Per chunk, in order, its text's key ([`StoredEmbeddings::text_key`]).
+    text_keys: Vec<u64>,
     vectors: Vec<f32>,
+}
+
+/// What [`StoredEmbeddings::take`] found for a document.
+enum Stored {
+    /// Every chunk's vector, in order.
+    Whole(Vec<f32>),
+    /// Per chunk, the stored vector of the same text, if any (at least one is).
+    Chunks(Vec<Option<Vec<f32>>>),
+    Nothing,
 }
 
 /// The previous version's embeddings by document id.
@@ -47,6 +72,11 @@ pub struct StoredEmbeddings {
     documents: HashMap<String, StoredDoc>,
     /// Documents handed out whose record is the stored one too: nothing about them changed.
     unchanged: HashSet<String>,
+    /// Chunks of changed documents handed out with their stored vectors.
+    changed: ChunkReuse,
+    /// Keys chunk texts (a random key per run: stored and fresh texts are keyed alike, and
+    /// only ever compared within one document).
+    text_keyer: RandomState,
 }
 
 /// A fingerprint of a document's chunk texts, in order (equal texts, equal fingerprint).
@@ -99,7 +129,7 @@ impl StoredEmbeddings {
 
     /// Nothing stored yet, from `version`.
     pub fn new(version: &str) -> Self {
-        Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new() }
+        Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new(), changed: ChunkReuse::default(), text_keyer: RandomState::new() }
     }
 
     /// Reads the rows of every segment of `previous` not read yet that holds the live copy of
@@ -125,16 +155,22 @@ impl StoredEmbeddings {
                     continue;
                 };
                 let texts = texts_fingerprint(rows.iter().map(|&row| chunks[row].text.as_str()));
+                let text_keys = rows.iter().map(|&row| self.text_key(&chunks[row].text)).collect();
                 previous.rows_read(&record.doc_id, rows.iter().map(|&row| chunks[row].token_count as u64).sum());
-                let stored = StoredDoc { record, texts, vectors: gather_rows(&embeddings, &rows) };
+                let stored = StoredDoc { record, texts, text_keys, vectors: gather_rows(&embeddings, &rows) };
                 self.documents.insert(stored.record.doc_id.clone(), stored);
             }
         }
     }
 
-    /// The documents handed out that changed in nothing but their ingestion time.
-    pub fn into_unchanged(self) -> HashSet<String> {
-        self.unchanged
+    /// The documents handed out that changed in nothing but their ingestion time, and the
+    /// chunks of changed documents handed out with their stored vectors.
+    pub fn into_outcome(self) -> (HashSet<String>, ChunkReuse) {
+        (self.unchanged, self.changed)
+    }
+
+    fn text_key(&self, text: &str) -> u64 {
+        self.text_keyer.hash_one(text)
     }
 
     pub fn version(&self) -> &str {
@@ -150,32 +186,57 @@ impl StoredEmbeddings {
         self.documents.is_empty()
     }
 
-    /// The stored vectors of `document` when its content hash and chunk texts are the
-    /// stored ones (each stored document is handed out once). A document whose record is the
-    /// stored one too keeps its first ingestion time and is counted as unchanged.
-    fn take(&mut self, document: &mut ChunkedDoc) -> Option<Vec<f32>> {
-        let stored = self.documents.get(&document.record.doc_id)?;
+    /// The stored vectors of `document` (each stored document is handed out once): all of
+    /// them when its content hash and chunk texts are the stored ones — a document whose
+    /// record is the stored one too keeps its first ingestion time and is counted as
+    /// unchanged — else those of its chunks whose text the stored copy holds.
+    fn take(&mut self, document: &mut ChunkedDoc) -> Stored {
+        let Some(stored) = self.documents.remove(&document.record.doc_id) else { return Stored::Nothing };
         let same = stored.record.content_hash == document.record.content_hash && stored.texts == texts_fingerprint(document.chunks.iter().map(|c: &Chunk| c.text.as_str()));
-        if !same {
-            return None;
+        if same {
+            if same_record(&stored.record, &document.record) {
+                document.record.ingested_at = stored.record.ingested_at;
+                self.unchanged.insert(stored.record.doc_id);
+            }
+            return Stored::Whole(stored.vectors);
         }
-        let stored = self.documents.remove(&document.record.doc_id)?;
-        if same_record(&stored.record, &document.record) {
-            document.record.ingested_at = stored.record.ingested_at;
-            self.unchanged.insert(stored.record.doc_id);
+        let dim = stored.vectors.len() / stored.text_keys.len().max(1);
+        let by_text: HashMap<u64, usize> = stored.text_keys.iter().enumerate().map(|(row, &key)| (key, row)).collect();
+        let found: Vec<Option<Vec<f32>>> = document
+            .chunks
+            .iter()
+            .map(|chunk| by_text.get(&self.text_key(&chunk.text)).map(|&row| stored.vectors[row * dim..(row + 1) * dim].to_vec()))
+            .collect();
+        if found.iter().all(Option::is_none) {
+            return Stored::Nothing;
         }
-        Some(stored.vectors)
+        Stored::Chunks(found)
     }
 
-    /// Splits `documents` into those whose embeddings are reused (returned with their
-    /// vectors) and those left to embed (kept in `documents`).
+    /// Splits `documents` into those whose embeddings are all reused (returned with their
+    /// vectors) and those left to embed (kept in `documents`, with the stored vectors of
+    /// their unchanged chunk texts in `stored_vectors`).
     pub fn reuse(&mut self, documents: &mut Vec<ChunkedDoc>) -> Vec<EmbeddedDoc> {
         let mut reused = Vec::new();
         let mut remaining = Vec::with_capacity(documents.len());
         for mut document in documents.drain(..) {
             match self.take(&mut document) {
-                Some(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors }),
-                None => remaining.push(document),
+                Stored::Whole(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors }),
+                Stored::Chunks(found) if found.iter().all(Option::is_some) => {
+                    let vectors = found.into_iter().flatten().flatten().collect();
+                    reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors });
+                }
+                Stored::Chunks(found) => {
+                    let reused_chunks = document.chunks.iter().zip(&found).filter(|(_, vector)| vector.is_some()).map(|(chunk, _)| chunk);
+                    self.changed.documents += 1;
+                    for chunk in reused_chunks {
+                        self.changed.chunks += 1;
+                        self.changed.tokens += chunk.token_count as u64;
+                    }
+                    document.stored_vectors = found;
+                    remaining.push(document);
+                }
+                Stored::Nothing => remaining.push(document),
             }
         }
         *documents = remaining;

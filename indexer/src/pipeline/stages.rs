@@ -62,6 +62,22 @@ pub struct ChunkedDoc {
     pub model_ids: Vec<Option<Vec<u32>>>,
     /// The tokenizer that made `model_ids`: an embedder with another one tokenizes anew.
     pub tokenized_by: Arc<ModelTokenizer>,
+    /// Per chunk, the vector a previous version stored for the same text, which the embed
+    /// stage takes instead of embedding the chunk; empty when there is none (see
+    /// [`StoredEmbeddings::reuse`]).
+    pub stored_vectors: Vec<Option<Vec<f32>>>,
+}
+
+impl ChunkedDoc {
+    /// Whether chunk `index` comes with a stored vector.
+    fn has_stored_vector(&self, index: usize) -> bool {
+        self.stored_vectors.get(index).is_some_and(Option::is_some)
+    }
+
+    /// Chunks the model has to embed (those without a stored vector).
+    fn chunks_to_embed(&self) -> usize {
+        (0..self.chunks.len()).filter(|&i| !self.has_stored_vector(i)).count()
+    }
 }
 
 /// A document with one embedding row per chunk.
@@ -154,6 +170,7 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
             chunks,
             model_ids,
             tokenized_by: settings.chunker.tokenizer().clone(),
+            stored_vectors: Vec::new(),
         }),
         Err(e) => Err(failure(&document.uri, "chunk", e.to_string())),
     }
@@ -243,7 +260,7 @@ fn grouped(arrivals: impl Iterator<Item = Vec<ChunkedDoc>>, group: usize) -> imp
     let mut pending_chunks = 0;
     std::iter::from_fn(move || {
         for documents in arrivals.by_ref() {
-            pending_chunks += documents.iter().map(|d| d.chunks.len()).sum::<usize>();
+            pending_chunks += documents.iter().map(ChunkedDoc::chunks_to_embed).sum::<usize>();
             pending.extend(documents);
             if pending_chunks >= group.max(1) {
                 pending_chunks = 0;
@@ -280,33 +297,38 @@ fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: 
     })
 }
 
-/// The model's input ids of every chunk of `documents`, in order: those the chunker measured
-/// (moved out of the documents) where its tokenizer is the embedder's, the rest tokenized now.
+/// The model's input ids of every chunk of `documents` to embed (those without a stored
+/// vector), in order: those the chunker measured (moved out of the documents) where its
+/// tokenizer is the embedder's, the rest tokenized now.
 fn model_input_ids(documents: &mut [ChunkedDoc], embedder: &dyn Embedder) -> Result<Vec<Vec<u32>>> {
-    let mut ids: Vec<Option<Vec<u32>>> = Vec::with_capacity(documents.iter().map(|d| d.chunks.len()).sum());
+    let mut ids: Vec<Option<Vec<u32>>> = Vec::with_capacity(documents.iter().map(ChunkedDoc::chunks_to_embed).sum());
     for document in documents.iter_mut() {
-        let measured = std::mem::take(&mut document.model_ids);
-        if Arc::ptr_eq(&document.tokenized_by, embedder.tokenizer()) && measured.len() == document.chunks.len() {
-            ids.extend(measured);
-        } else {
-            ids.extend(std::iter::repeat_with(|| None).take(document.chunks.len()));
+        let mut measured = std::mem::take(&mut document.model_ids);
+        if !Arc::ptr_eq(&document.tokenized_by, embedder.tokenizer()) || measured.len() != document.chunks.len() {
+            measured = vec![None; document.chunks.len()];
         }
+        ids.extend(measured.into_iter().enumerate().filter(|(index, _)| !document.has_stored_vector(*index)).map(|(_, ids)| ids));
     }
-    let chunks = documents.iter().flat_map(|d| d.chunks.iter());
-    let texts: Vec<&str> = chunks.zip(&ids).filter(|(_, ids)| ids.is_none()).map(|(c, _)| c.text.as_str()).collect();
+    let to_embed = documents.iter().flat_map(|d| d.chunks.iter().enumerate().filter(|(index, _)| !d.has_stored_vector(*index)).map(|(_, chunk)| chunk));
+    let texts: Vec<&str> = to_embed.zip(&ids).filter(|(_, ids)| ids.is_none()).map(|(chunk, _)| chunk.text.as_str()).collect();
     let mut tokenized = embedder.tokenize(&texts)?.into_iter();
     Ok(ids.into_iter().map(|ids| ids.or_else(|| tokenized.next()).expect("one tokenization per chunk without ids")).collect())
 }
 
-/// Hands each document its rows of `data` (its chunks' vectors, in order).
+/// Hands each document its vectors, in chunk order: its stored ones, and the next rows of
+/// `data` (what the model embedded) for the others.
 fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<EmbeddedDoc> {
-    let mut offset = 0;
+    let mut embedded = data.chunks_exact(dim.max(1));
     documents
         .into_iter()
-        .map(|ChunkedDoc { record, chunks, .. }| {
-            let rows = chunks.len();
-            let vectors = data[offset * dim..(offset + rows) * dim].to_vec();
-            offset += rows;
+        .map(|ChunkedDoc { record, chunks, stored_vectors, .. }| {
+            let mut vectors = Vec::with_capacity(chunks.len() * dim);
+            for index in 0..chunks.len() {
+                match stored_vectors.get(index).and_then(Option::as_ref) {
+                    Some(stored) => vectors.extend_from_slice(stored),
+                    None => vectors.extend_from_slice(embedded.next().expect("one embedded row per chunk without a stored vector")),
+                }
+            }
             EmbeddedDoc { record, chunks, vectors }
         })
         .collect()
