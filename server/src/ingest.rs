@@ -2,6 +2,7 @@
 //! chunker settings) and embed files, then publish them as the collection's next version
 //! and swap the Searcher to it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
@@ -23,15 +24,27 @@ pub fn chunker_for(state: &AppState, manifest: Option<&Manifest>) -> Result<Arc<
     TokenChunker::new(config, state.embedder.tokenizer().clone(), &state.embedder.info().sha256).map(Arc::new).map_err(|e| e.to_string())
 }
 
-/// Parses, chunks and embeds one file (blocking). A file fails with the reason of its
-/// first failure; a JSONL file with some good lines succeeds with those.
-pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument) -> Result<Vec<EmbeddedDoc>, String> {
+/// Parses, chunks and embeds one file (blocking). A chunk whose text is a key of
+/// `stored_by_text` (the live chunks of the copy it replaces) takes that vector instead of
+/// being embedded again. A file fails with the reason of its first failure; a JSONL file
+/// with some good lines succeeds with those.
+pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored_by_text: &HashMap<String, Vec<f32>>) -> Result<Vec<EmbeddedDoc>, String> {
     let settings = ChunkSettings { parser: AutoParser, chunker, tags: Vec::new(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
-    let (documents, failures) = parse_and_chunk(raw, &settings);
+    let (mut documents, failures) = parse_and_chunk(raw, &settings);
     if documents.is_empty() {
         return Err(failures.into_iter().next().map(|f| f.reason).unwrap_or_else(|| "no text content found".into()));
     }
-    embed_documents(documents, state.embedder.as_ref(), 256, |_| {}).map_err(|e| format!("Embedding failed: {e}"))
+    if !stored_by_text.is_empty() {
+        for document in &mut documents {
+            document.stored_vectors = document.chunks.iter().map(|chunk| stored_by_text.get(&chunk.text).cloned()).collect();
+        }
+    }
+    let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
+    let reused: usize = documents.iter().map(|d| d.stored_vectors.iter().flatten().count()).sum();
+    let embedded = embed_documents(documents, state.embedder.as_ref(), 256, |_| {}).map_err(|e| format!("Embedding failed: {e}"))?;
+    state.metrics.ingested_chunks.with_label_values(&["reused"]).inc_by(reused as u64);
+    state.metrics.ingested_chunks.with_label_values(&["embedded"]).inc_by((chunks - reused) as u64);
+    Ok(embedded)
 }
 
 /// Publishes `change` as the collection's next version and serves it before returning;

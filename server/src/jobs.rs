@@ -204,7 +204,7 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
             source: "upload".into(),
         };
         let (worker_state, worker_chunker) = (state.clone(), chunker.clone());
-        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &Default::default())).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
         match outcome {
             Ok(docs) => {
                 let doc_ids = docs.iter().map(|d| d.record.doc_id.clone()).collect();

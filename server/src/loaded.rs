@@ -3,6 +3,7 @@
 //! local cache keyed by version; every file is checked against the manifest on load. A
 //! reload keeps the segments the previous version already held and reads only new ones.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -295,6 +296,20 @@ impl LoadedSnapshot {
             all.extend(segment.data.vectors_of(0, segment.rows)?);
         }
         Ok(all)
+    }
+
+    /// The vectors of document `doc_id`'s live chunks, by chunk text: what a new copy of the
+    /// document reuses for its unchanged chunks instead of embedding them again.
+    pub fn live_vectors_by_text(&self, doc_id: &str) -> Result<HashMap<String, Vec<f32>>, ServerError> {
+        let mut by_text = HashMap::new();
+        for segment in &self.segments {
+            for (local, chunk) in segment.data.chunks.iter().enumerate() {
+                if chunk.doc_id == doc_id && !self.tombstoned.contains(segment.offset + local) {
+                    by_text.insert(chunk.text.clone(), segment.data.vectors_of(local, 1)?);
+                }
+            }
+        }
+        Ok(by_text)
     }
 
     /// Live (not tombstoned) documents: (document, its live chunk count, the segment holding it).

@@ -1,6 +1,7 @@
 //! Prometheus metrics: requests and latency per route, per-lane search latency, search
-//! queue depth, jobs by state, the snapshot version each collection serves, and query
-//! embeddings answered from the recent-query cache.
+//! queue depth, jobs by state, the snapshot version each collection serves, query
+//! embeddings answered from the recent-query cache, and uploaded chunks by where their
+//! vector came from.
 
 use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
 
@@ -13,6 +14,7 @@ pub struct Metrics {
     pub jobs: IntGaugeVec,
     pub snapshot: IntGaugeVec,
     pub query_cache: IntCounterVec,
+    pub ingested_chunks: IntCounterVec,
 }
 
 const LATENCY_BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -35,6 +37,11 @@ impl Metrics {
         let jobs = IntGaugeVec::new(Opts::new("quarry_ingestion_jobs", "Ingestion jobs by state"), &["state"]).expect("metric");
         let snapshot = IntGaugeVec::new(Opts::new("quarry_collection_snapshot_info", "1 for the snapshot version each collection serves"), &["collection", "version"]).expect("metric");
         let query_cache = IntCounterVec::new(Opts::new("quarry_query_cache_total", "Query embeddings answered from the recent-query cache (hit) or by the model (miss)"), &["result"]).expect("metric");
+        let ingested_chunks = IntCounterVec::new(
+            Opts::new("quarry_ingested_chunks_total", "Chunks of uploaded documents by where their vector came from: embedded by the model, or reused from the copy they replace (same text)"),
+            &["vector"],
+        )
+        .expect("metric");
         for metric in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(request_seconds.clone()),
@@ -43,10 +50,11 @@ impl Metrics {
             Box::new(jobs.clone()),
             Box::new(snapshot.clone()),
             Box::new(query_cache.clone()),
+            Box::new(ingested_chunks.clone()),
         ] {
             registry.register(metric).expect("unique metric names");
         }
-        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot, query_cache }
+        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot, query_cache, ingested_chunks }
     }
 
     /// The text exposition format.

@@ -13,7 +13,7 @@ use super::progress::Counters;
 use super::report::Failure;
 use super::reuse::StoredEmbeddings;
 use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
-use crate::embed::{Embedder, ModelTokenizer};
+use crate::embed::{Embedder, Embeddings, ModelTokenizer};
 use crate::error::Result;
 use crate::parse::{AutoParser, Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
@@ -290,7 +290,7 @@ fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: 
         for tokenized in tokenized_rx {
             let (documents, ids) = tokenized?;
             let started = Instant::now();
-            let embeddings = embedder.embed_tokens(&ids)?;
+            let embeddings = if ids.is_empty() { Embeddings { dim, data: Vec::new() } } else { embedder.embed_tokens(&ids)? };
             on_group(attach_vectors(documents, &embeddings.data, dim), started.elapsed().as_secs_f64());
         }
         Ok(())
@@ -311,7 +311,7 @@ fn model_input_ids(documents: &mut [ChunkedDoc], embedder: &dyn Embedder) -> Res
     }
     let to_embed = documents.iter().flat_map(|d| d.chunks.iter().enumerate().filter(|(index, _)| !d.has_stored_vector(*index)).map(|(_, chunk)| chunk));
     let texts: Vec<&str> = to_embed.zip(&ids).filter(|(_, ids)| ids.is_none()).map(|(chunk, _)| chunk.text.as_str()).collect();
-    let mut tokenized = embedder.tokenize(&texts)?.into_iter();
+    let mut tokenized = if texts.is_empty() { Vec::new() } else { embedder.tokenize(&texts)? }.into_iter();
     Ok(ids.into_iter().map(|ids| ids.or_else(|| tokenized.next()).expect("one tokenization per chunk without ids")).collect())
 }
 

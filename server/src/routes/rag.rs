@@ -80,7 +80,8 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
     let content_hash = hash.unwrap_or_else(|| quarry_indexer::snapshot::sha256_hex(text.as_bytes()));
 
     let _guard = collection.publish_lock.lock().await;
-    let existing = collection.searcher().and_then(|searcher| {
+    let searcher = collection.searcher();
+    let existing = searcher.as_ref().and_then(|searcher| {
         searcher.snapshot().live_documents().into_iter().find(|(d, _, _)| d.doc_id == document_id).map(|(d, chunks, segment)| (d.content_hash.clone(), chunks, segment.to_string()))
     });
     if let Some((stored_hash, chunks, _)) = &existing {
@@ -88,10 +89,15 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
             return Ok(Json(json!({ "status": "unchanged", "documentId": document_id, "chunkCount": chunks })));
         }
     }
+    // An update embeds only the chunks whose text the stored copy does not hold.
+    let stored_by_text = match (&existing, &searcher) {
+        (Some(_), Some(searcher)) => searcher.snapshot().live_vectors_by_text(&document_id).map_err(|e| ApiError::RagInternal(e.to_string()))?,
+        _ => Default::default(),
+    };
     let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::RagInternal)?;
     let raw = RawDocument { uri, relative_path: "document.txt".into(), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: source.clone() };
     let worker = state.clone();
-    let mut documents = tokio::task::spawn_blocking(move || process_file(&worker, chunker, &raw))
+    let mut documents = tokio::task::spawn_blocking(move || process_file(&worker, chunker, &raw, &stored_by_text))
         .await
         .map_err(|e| ApiError::RagInternal(e.to_string()))?
         .map_err(|reason| ApiError::rag_field("text", reason))?;
