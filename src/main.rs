@@ -1,14 +1,9 @@
 //! The `quarry` command line: wires subcommands to the library crates, nothing more.
 
+mod allocator;
 mod commands;
 
 use clap::{Parser, Subcommand};
-
-/// mimalloc, not glibc's malloc: tokenization allocates small vectors per token, candle a
-/// tensor per operation (glibc likely maps and unmaps the large ones). Parse + chunk 1.2x
-/// and CPU embedding 1.4x faster with it; measured in bench/RESULTS.md.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "quarry", version, about = "GPU-accelerated batch indexer and search appliance")]
@@ -53,8 +48,10 @@ fn main() -> std::process::ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()))
         .init();
     let cli = Cli::parse();
+    // Commands that run to their end; the server (and `bench`, which runs one) does not.
     if !matches!(cli.command, Command::Serve(_) | Command::Bench(_)) {
         end_quietly_when_stdout_closes();
+        allocator::keep_freed_memory();
     }
     let result = match cli.command {
         Command::Index(args) => commands::index::run(args),
