@@ -117,7 +117,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         }
     }
     if s.http {
-        let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server"), 0).await?;
+        let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server"), |options| options.query_cache = 0).await?;
         for mode in &s.modes {
             let mode: Mode = mode.parse()?;
             for &c in &s.concurrency {

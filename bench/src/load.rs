@@ -130,13 +130,13 @@ pub struct BenchServer {
 }
 
 impl BenchServer {
-    pub async fn start(snapshot: &str, embedder: Arc<dyn quarry_indexer::embed::Embedder>, data_dir: &std::path::Path, query_cache: usize) -> anyhow::Result<Self> {
+    /// `tune` adjusts `quarry serve`'s defaults (the recent-query cache, workers).
+    pub async fn start(snapshot: &str, embedder: Arc<dyn quarry_indexer::embed::Embedder>, data_dir: &std::path::Path, tune: impl FnOnce(&mut quarry_server::app::ServeOptions)) -> anyhow::Result<Self> {
         let mut options = quarry_server::app::ServeOptions::new("127.0.0.1:0".parse()?, data_dir.to_path_buf());
         options.collections = vec![("bench".into(), snapshot.to_string())];
         options.poll_interval = None;
-        options.search_workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         options.search_queue = 4096;
-        options.query_cache = query_cache;
+        tune(&mut options);
         let state = quarry_server::app::start(options, embedder).await.map_err(anyhow::Error::msg)?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);

@@ -22,6 +22,7 @@ use quarry_indexer::pipeline::CompactOptions;
 use crate::persist::{read_json, write_json};
 use crate::records::FileInfo;
 use crate::query_cache::CachingEmbedder;
+use crate::query_batcher::BatchingEmbedder;
 use crate::search_queue::SearchQueue;
 
 /// Everything `quarry serve` is told.
@@ -36,7 +37,12 @@ pub struct ServeOptions {
     /// Largest request body (uploads included); beyond it, 413.
     pub upload_limit: usize,
     pub ingest_workers: usize,
+    /// Searches run at once; they mostly wait for their query's embedding, so several per
+    /// model thread let those threads embed queries together.
     pub search_workers: usize,
+    /// Model threads embedding the queries of concurrent searches together, a pass of up to
+    /// `query_batcher::QUERIES_PER_PASS` at a time (0: each search embeds its own query).
+    pub query_embed_threads: usize,
     pub search_queue: usize,
     /// Recent query embeddings kept so a repeated query skips the model (0: none kept).
     pub query_cache: usize,
@@ -49,6 +55,11 @@ pub struct ServeOptions {
     pub compact: CompactOptions,
 }
 
+/// CPU cores available to the process.
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+
 impl ServeOptions {
     pub fn new(addr: SocketAddr, data_dir: PathBuf) -> Self {
         Self {
@@ -58,7 +69,8 @@ impl ServeOptions {
             store: StoreOptions::default(),
             upload_limit: 100 * 1024 * 1024,
             ingest_workers: 2,
-            search_workers: 2,
+            search_workers: 4 * cores(),
+            query_embed_threads: cores(),
             search_queue: 64,
             query_cache: 4096,
             poll_interval: Some(Duration::from_secs(30)),
@@ -142,6 +154,10 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
     std::fs::create_dir_all(&options.data_dir).map_err(|e| format!("{}: {e}", options.data_dir.display()))?;
     let load = LoadOptions { store: options.store.clone(), cache_dir: options.data_dir.join("cache"), verify: true, version: None };
     let metrics = Metrics::new();
+    let embedder: Arc<dyn Embedder> = match options.query_embed_threads {
+        0 => embedder,
+        threads => Arc::new(BatchingEmbedder::new(embedder, threads, metrics.query_embed_pass.clone())),
+    };
     let embedder: Arc<dyn Embedder> = match options.query_cache {
         0 => embedder,
         capacity => Arc::new(CachingEmbedder::new(embedder, capacity, metrics.query_cache.clone())),

@@ -3,7 +3,9 @@
 //! [`fusion`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
 //! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
 //! ingestion jobs ([`jobs`], [`ingest`]), the HTTP routes ([`routes`]), errors mapped to
-//! status codes in one place ([`api_error`]), metrics ([`metrics`]).
+//! status codes in one place ([`api_error`]), metrics ([`metrics`]); concurrent searches
+//! embed their queries in shared passes ([`query_batcher`]), repeated ones from a cache
+//! ([`query_cache`]).
 
 pub mod api_error;
 pub mod app;
@@ -17,6 +19,7 @@ pub mod jobs;
 pub mod loaded;
 pub mod metrics;
 pub mod persist;
+pub mod query_batcher;
 pub mod query_cache;
 pub mod records;
 pub mod result;

@@ -1,9 +1,9 @@
 //! Prometheus metrics: requests and latency per route, per-lane search latency, search
 //! queue depth, jobs by state, the snapshot version each collection serves, query
-//! embeddings answered from the recent-query cache, and uploaded chunks by where their
-//! vector came from.
+//! embeddings answered from the recent-query cache, queries per shared query-embedding
+//! pass, and uploaded chunks by where their vector came from.
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
+use prometheus::{Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
 
 pub struct Metrics {
     registry: Registry,
@@ -14,6 +14,7 @@ pub struct Metrics {
     pub jobs: IntGaugeVec,
     pub snapshot: IntGaugeVec,
     pub query_cache: IntCounterVec,
+    pub query_embed_pass: Histogram,
     pub ingested_chunks: IntCounterVec,
 }
 
@@ -37,6 +38,10 @@ impl Metrics {
         let jobs = IntGaugeVec::new(Opts::new("quarry_ingestion_jobs", "Ingestion jobs by state"), &["state"]).expect("metric");
         let snapshot = IntGaugeVec::new(Opts::new("quarry_collection_snapshot_info", "1 for the snapshot version each collection serves"), &["collection", "version"]).expect("metric");
         let query_cache = IntCounterVec::new(Opts::new("quarry_query_cache_total", "Query embeddings answered from the recent-query cache (hit) or by the model (miss)"), &["result"]).expect("metric");
+        let query_embed_pass = Histogram::with_opts(
+            HistogramOpts::new("quarry_query_embed_pass_queries", "Queries embedded together in one forward pass (concurrent searches share passes)").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0]),
+        )
+        .expect("metric");
         let ingested_chunks = IntCounterVec::new(
             Opts::new("quarry_ingested_chunks_total", "Chunks of uploaded documents by where their vector came from: embedded by the model, or reused from the copy they replace (same text)"),
             &["vector"],
@@ -50,11 +55,12 @@ impl Metrics {
             Box::new(jobs.clone()),
             Box::new(snapshot.clone()),
             Box::new(query_cache.clone()),
+            Box::new(query_embed_pass.clone()),
             Box::new(ingested_chunks.clone()),
         ] {
             registry.register(metric).expect("unique metric names");
         }
-        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot, query_cache, ingested_chunks }
+        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot, query_cache, query_embed_pass, ingested_chunks }
     }
 
     /// The text exposition format.

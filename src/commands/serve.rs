@@ -27,9 +27,14 @@ pub struct ServeArgs {
     /// Ingestion jobs processed at once.
     #[arg(long, env = "QUARRY_INGEST_WORKERS", default_value_t = 2)]
     pub ingest_workers: usize,
-    /// Searches run at once (default: the number of CPU cores).
+    /// Searches run at once (default: 4 per CPU core; they mostly wait for their query's
+    /// embedding, which the query embedding threads share between them).
     #[arg(long, env = "QUARRY_SEARCH_WORKERS")]
     pub search_workers: Option<usize>,
+    /// Threads embedding the queries of concurrent searches, several per forward pass
+    /// (default: one per CPU core; 0: each search embeds its own query).
+    #[arg(long, env = "QUARRY_QUERY_EMBED_THREADS")]
+    pub query_embed_threads: Option<usize>,
     /// Merge a collection's small segments (under 50,000 chunks; one per upload) into one once
     /// it has more than this many.
     #[arg(long, env = "QUARRY_COMPACT_AFTER", default_value_t = 8)]
@@ -83,7 +88,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.store = args.store.options();
     options.upload_limit = args.upload_limit_mb * 1024 * 1024;
     options.ingest_workers = args.ingest_workers;
-    options.search_workers = args.search_workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+    if let Some(workers) = args.search_workers {
+        options.search_workers = workers;
+    }
+    if let Some(threads) = args.query_embed_threads {
+        options.query_embed_threads = threads;
+    }
     options.search_queue = args.search_queue;
     options.query_cache = args.query_cache;
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));

@@ -2,7 +2,8 @@
 //! targets through real HTTP on loopback — ingest of a 10 KB document (POST /api/rag/ingest),
 //! search (POST /v1/collections/{name}/search), embedding of a batch of 10 texts — as p50/p99,
 //! and search QPS at concurrency 1, 8 and 32, without and with the recent-query cache.
-//! Starts the server in-process on a free port.
+//! Starts the server in-process on a free port, with `quarry serve`'s defaults unless
+//! `--search-workers N` or `--query-embed-threads N` (0: each search embeds its own query) say.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,8 +56,23 @@ async fn main() -> anyhow::Result<()> {
         embed_ms.push(started.elapsed().as_secs_f64());
     }
 
+    // `quarry serve`'s defaults unless given: search workers, query embedding threads.
+    let search_workers: Option<usize> = value("--search-workers").map(|v| v.parse()).transpose().context("--search-workers N")?;
+    let query_embed_threads: Option<usize> = value("--query-embed-threads").map(|v| v.parse()).transpose().context("--query-embed-threads N")?;
+    let tune = |query_cache: usize| {
+        move |options: &mut quarry_server::app::ServeOptions| {
+            options.query_cache = query_cache;
+            if let Some(workers) = search_workers {
+                options.search_workers = workers;
+            }
+            if let Some(threads) = query_embed_threads {
+                options.query_embed_threads = threads;
+            }
+        }
+    };
+
     let data = tempfile::tempdir()?;
-    let server = BenchServer::start(&snapshot, embedder.clone(), data.path(), 0).await?;
+    let server = BenchServer::start(&snapshot, embedder.clone(), data.path(), tune(0)).await?;
     let client = reqwest::Client::new();
 
     // Ingest of ~10 KB documents.
@@ -85,7 +101,7 @@ async fn main() -> anyhow::Result<()> {
     // The same load with the recent-query cache `quarry serve` keeps by default: the 50 queries
     // repeat, so after the first round every search skips the model.
     let cached_data = tempfile::tempdir()?;
-    let server = BenchServer::start(&snapshot, embedder.clone(), cached_data.path(), 4096).await?;
+    let server = BenchServer::start(&snapshot, embedder.clone(), cached_data.path(), tune(4096)).await?;
     let mut cached_rows = Vec::new();
     for concurrency in [1usize, 8, 32] {
         cached_rows.push(http(&server.base, "bench", &queries, Mode::Vector, concurrency, requests, Duration::from_secs(120), 10).await);

@@ -1,0 +1,137 @@
+//! Query embeddings of concurrent searches share forward passes. A one-text `embed` call (a
+//! search's query) is tokenized on its caller's thread and queued; a few model threads each
+//! take whatever has queued, up to [`QUERIES_PER_PASS`], and embed it in one pass. A query
+//! alone is embedded at once (nothing waits for company), so a lone search costs what it
+//! did; under load each pass reads the model's weights once for several queries, which on
+//! a CPU is what a short query's pass mostly costs (bench/RESULTS.md). Other calls (an
+//! upload's chunks) go straight to the model.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
+
+use prometheus::Histogram;
+use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
+use quarry_indexer::{IndexerError, Result};
+
+/// The most queries one pass embeds. Measured on 2 cores (msmarco-5k queries, two model
+/// threads): 4 per pass gave the most queries/s, 8 fewer (padding to the longest, and rows
+/// past what the matmul tiles take at once).
+pub const QUERIES_PER_PASS: usize = 4;
+
+type Reply = std::result::Result<Vec<f32>, String>;
+
+struct Waiting {
+    ids: Vec<u32>,
+    reply: SyncSender<Reply>,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<Waiting>,
+    closed: bool,
+}
+
+struct Shared {
+    inner: Arc<dyn Embedder>,
+    queue: Mutex<Queue>,
+    queued: Condvar,
+    /// Queries per pass (`quarry_query_embed_pass_queries`).
+    pass_sizes: Histogram,
+}
+
+/// An embedder whose one-text calls are embedded together with whatever other one-text
+/// calls are waiting, by `threads` model threads.
+pub struct BatchingEmbedder {
+    shared: Arc<Shared>,
+}
+
+impl BatchingEmbedder {
+    pub fn new(inner: Arc<dyn Embedder>, threads: usize, pass_sizes: Histogram) -> Self {
+        let shared = Arc::new(Shared { inner, queue: Mutex::new(Queue::default()), queued: Condvar::new(), pass_sizes });
+        for i in 0..threads.max(1) {
+            let shared = shared.clone();
+            std::thread::Builder::new().name(format!("query-embed-{i}")).spawn(move || embed_passes(&shared)).expect("spawn a query embedding thread");
+        }
+        Self { shared }
+    }
+}
+
+impl Drop for BatchingEmbedder {
+    /// The model threads embed what is still queued, then end.
+    fn drop(&mut self) {
+        self.shared.queue.lock().expect("query queue lock").closed = true;
+        self.shared.queued.notify_all();
+    }
+}
+
+/// One model thread: a pass over the queries waiting (at most [`QUERIES_PER_PASS`]) at a time.
+fn embed_passes(shared: &Shared) {
+    loop {
+        let pass: Vec<Waiting> = {
+            let mut queue = shared.queue.lock().expect("query queue lock");
+            while queue.waiting.is_empty() && !queue.closed {
+                queue = shared.queued.wait(queue).expect("query queue lock");
+            }
+            if queue.waiting.is_empty() {
+                return;
+            }
+            let take = queue.waiting.len().min(QUERIES_PER_PASS);
+            queue.waiting.drain(..take).collect()
+        };
+        shared.pass_sizes.observe(pass.len() as f64);
+        let ids: Vec<Vec<u32>> = pass.iter().map(|waiting| waiting.ids.clone()).collect();
+        let embedded = catch_unwind(AssertUnwindSafe(|| shared.inner.embed_tokens(&ids)));
+        let rows: std::result::Result<Vec<Vec<f32>>, String> = match embedded {
+            Ok(Ok(embeddings)) if embeddings.data.len() == embeddings.dim * pass.len() => Ok(embeddings.data.chunks(embeddings.dim.max(1)).map(<[f32]>::to_vec).collect()),
+            Ok(Ok(embeddings)) => Err(format!("the model returned {} values for {} queries of {} dimensions", embeddings.data.len(), pass.len(), embeddings.dim)),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err("the model panicked while embedding the query".to_string()),
+        };
+        match rows {
+            Ok(rows) => pass.into_iter().zip(rows).for_each(|(waiting, row)| {
+                let _ = waiting.reply.send(Ok(row));
+            }),
+            Err(reason) => pass.into_iter().for_each(|waiting| {
+                let _ = waiting.reply.send(Err(reason.clone()));
+            }),
+        }
+    }
+}
+
+impl Embedder for BatchingEmbedder {
+    fn info(&self) -> &ModelInfo {
+        self.shared.inner.info()
+    }
+
+    fn tokenizer(&self) -> &Arc<ModelTokenizer> {
+        self.shared.inner.tokenizer()
+    }
+
+    fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings> {
+        self.shared.inner.embed_tokens(ids)
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
+        if texts.len() != 1 {
+            return self.shared.inner.embed(texts);
+        }
+        let ids = self.tokenize(texts)?.pop().unwrap_or_default();
+        let (reply, answer) = sync_channel(1);
+        {
+            let mut queue = self.shared.queue.lock().expect("query queue lock");
+            queue.waiting.push_back(Waiting { ids, reply });
+        }
+        self.shared.queued.notify_one();
+        match answer.recv() {
+            Ok(Ok(data)) => Ok(Embeddings { dim: self.info().dim, data }),
+            Ok(Err(reason)) => Err(IndexerError::Embed(reason)),
+            Err(_) => Err(IndexerError::Embed("the query embedding thread ended".into())),
+        }
+    }
+
+    fn device_name(&self) -> String {
+        self.shared.inner.device_name()
+    }
+}

@@ -1,0 +1,126 @@
+//! Concurrent searches' queries embedded in shared passes (`query_batcher`): each caller gets
+//! its own query's embedding, waiting queries are taken together, and a failed or panicking
+//! pass fails only its own queries.
+
+#[path = "../../indexer/tests/common/mod.rs"]
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use prometheus::{Histogram, HistogramOpts};
+use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
+use quarry_server::query_batcher::{BatchingEmbedder, QUERIES_PER_PASS};
+
+fn pass_sizes() -> Histogram {
+    Histogram::with_opts(HistogramOpts::new("passes", "queries per pass").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0])).unwrap()
+}
+
+/// The real model, with its first pass held back (so the other callers queue up behind it),
+/// and an optional panic or error in a chosen pass.
+struct Gated {
+    model: Arc<dyn Embedder>,
+    passes: AtomicUsize,
+    first_pass_delay: Duration,
+    panic_in_pass: Option<usize>,
+    fail_in_pass: Option<usize>,
+}
+
+impl Gated {
+    fn new(first_pass_delay: Duration) -> Self {
+        Self { model: common::embedder(), passes: AtomicUsize::new(0), first_pass_delay, panic_in_pass: None, fail_in_pass: None }
+    }
+}
+
+impl Embedder for Gated {
+    fn info(&self) -> &ModelInfo {
+        self.model.info()
+    }
+
+    fn tokenizer(&self) -> &Arc<ModelTokenizer> {
+        self.model.tokenizer()
+    }
+
+    fn embed_tokens(&self, ids: &[Vec<u32>]) -> quarry_indexer::Result<Embeddings> {
+        let pass = self.passes.fetch_add(1, Ordering::SeqCst);
+        if pass == 0 {
+            std::thread::sleep(self.first_pass_delay);
+        }
+        if self.panic_in_pass == Some(pass) {
+            panic!("planted panic");
+        }
+        if self.fail_in_pass == Some(pass) {
+            return Err(quarry_indexer::IndexerError::Embed("planted failure".into()));
+        }
+        self.model.embed_tokens(ids)
+    }
+
+    fn device_name(&self) -> String {
+        self.model.device_name()
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn concurrent_queries_share_passes_and_each_gets_its_own_embedding() {
+    let queries: Vec<String> = (0..9).map(|i| format!("query number {i} about {} things", ["red", "green", "blue"][i % 3]).repeat(1 + i % 3)).collect();
+    let histogram = pass_sizes();
+    let gated = Arc::new(Gated::new(Duration::from_millis(300)));
+    let batching = Arc::new(BatchingEmbedder::new(gated.clone(), 1, histogram.clone()));
+    let start = Arc::new(Barrier::new(queries.len()));
+    let answers: Vec<(String, Vec<f32>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = queries
+            .iter()
+            .enumerate()
+            .map(|(i, query)| {
+                let (batching, start) = (batching.clone(), start.clone());
+                scope.spawn(move || {
+                    start.wait();
+                    // The first caller's pass is held back; the others queue behind it.
+                    if i > 0 {
+                        std::thread::sleep(Duration::from_millis(30));
+                    }
+                    (query.clone(), batching.embed(&[query.as_str()]).unwrap().data)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let model = common::embedder();
+    for (query, vector) in &answers {
+        let alone = model.embed(&[query.as_str()]).unwrap().data;
+        assert_eq!(vector.len(), alone.len());
+        assert!(cosine(vector, &alone) > 0.99999, "{query}: cosine {} to its own embedding", cosine(vector, &alone));
+    }
+    // Every query in exactly one pass; the eight that queued behind the first pass shared
+    // passes (one pass each would be nine), none of more than QUERIES_PER_PASS. Expected: 1, 4, 4.
+    let passes = histogram.get_sample_count() as usize;
+    assert_eq!(histogram.get_sample_sum() as usize, queries.len());
+    assert!(passes < queries.len() && passes >= queries.len().div_ceil(QUERIES_PER_PASS), "{passes} passes");
+    use prometheus::core::Metric;
+    let metric = histogram.metric();
+    let at_most_cap = metric.get_histogram().get_bucket().iter().find(|b| b.upper_bound() == QUERIES_PER_PASS as f64).unwrap().cumulative_count();
+    assert_eq!(at_most_cap as usize, passes, "a pass larger than {QUERIES_PER_PASS}");
+    assert_eq!(gated.passes.load(Ordering::SeqCst), passes);
+}
+
+#[test]
+fn a_failed_or_panicking_pass_fails_only_its_queries_and_the_thread_goes_on() {
+    let mut gated = Gated::new(Duration::ZERO);
+    gated.panic_in_pass = Some(0);
+    gated.fail_in_pass = Some(1);
+    let batching = BatchingEmbedder::new(Arc::new(gated), 1, pass_sizes());
+    let panicked = batching.embed(&["first"]).unwrap_err().to_string();
+    assert!(panicked.contains("panicked"), "{panicked}");
+    let failed = batching.embed(&["second"]).unwrap_err().to_string();
+    assert!(failed.contains("planted failure"), "{failed}");
+    let fine = batching.embed(&["third"]).unwrap();
+    assert_eq!(fine.data.len(), fine.dim);
+    // Several texts at once (an upload's chunks) go straight to the model.
+    let chunks = batching.embed(&["one chunk", "another chunk"]).unwrap();
+    assert_eq!(chunks.data.len(), 2 * chunks.dim);
+}
