@@ -104,15 +104,28 @@ pub fn cluster_sums(data: &[f32], centroids: &[f32], dim: usize) -> ClusterSums 
     ClusterSums { sums, counts, best: assignment.into_iter().map(|a| a.1).collect() }
 }
 
+/// The `count` rows whose best inner product is lowest, worst first (the lower row on ties):
+/// a selection, then a sort of those only, not of every row (a million at IVF scale).
+fn worst_fitting_rows(best: &[f32], count: usize) -> Vec<usize> {
+    let count = count.min(best.len());
+    if count == 0 {
+        return Vec::new();
+    }
+    let order = |a: &usize, b: &usize| best[*a].total_cmp(&best[*b]).then(a.cmp(b));
+    let mut rows: Vec<usize> = (0..best.len()).collect();
+    if count < rows.len() {
+        rows.select_nth_unstable_by(count - 1, order);
+        rows.truncate(count);
+    }
+    rows.sort_by(order);
+    rows
+}
+
 /// Moves every centroid to the normalized mean of its rows; an empty cluster takes the row
 /// that fits its own centroid worst (each such row used once).
 fn update_centroids(centroids: &mut [f32], step: &ClusterSums, data: &[f32], dim: usize) {
-    let mut spare = Vec::new().into_iter();
-    if step.counts.contains(&0) {
-        let mut worst: Vec<usize> = (0..step.best.len()).collect();
-        worst.sort_by(|a, b| step.best[*a].total_cmp(&step.best[*b]).then(a.cmp(b)));
-        spare = worst.into_iter();
-    }
+    let empty = step.counts.iter().filter(|&&count| count == 0).count();
+    let mut spare = worst_fitting_rows(&step.best, empty).into_iter();
     for (c, centroid) in centroids.chunks_mut(dim).enumerate() {
         if step.counts[c] == 0 {
             if let Some(row) = spare.next() {
@@ -211,6 +224,27 @@ mod tests {
         picked.dedup();
         assert_eq!(picked.len(), k, "no row seeds twice");
         assert_eq!(seeds, kmeans_plus_plus(&data, dim, rows, k, 11), "seeded");
+    }
+
+    #[test]
+    fn empty_clusters_take_the_worst_fitting_rows_in_order() {
+        let best: [f32; 7] = [0.9, 0.1, 0.5, 0.1, -0.2, 0.7, 0.3];
+        let sorted = |count: usize| {
+            let mut all: Vec<usize> = (0..best.len()).collect();
+            all.sort_by(|a, b| best[*a].total_cmp(&best[*b]).then(a.cmp(b)));
+            all.truncate(count);
+            all
+        };
+        for count in 0..=best.len() + 1 {
+            assert_eq!(worst_fitting_rows(&best, count), sorted(count), "{count} empty clusters");
+        }
+        assert_eq!(worst_fitting_rows(&best, 3), vec![4, 1, 3], "ties go to the lower row");
+        // Two clusters left empty take the two worst rows, worst first.
+        let data = [1.0, 0.0, 0.0, 1.0, 0.6, 0.8];
+        let mut centroids = vec![1.0, 0.0, 0.0, -1.0, -1.0, 0.0];
+        let step = ClusterSums { sums: vec![1.6, 1.8, 0.0, 0.0, 0.0, 0.0], counts: vec![3, 0, 0], best: vec![1.0, 0.0, 0.6] };
+        update_centroids(&mut centroids, &step, &data, 2);
+        assert_eq!(&centroids[2..], &[0.0, 1.0, 0.6, 0.8]);
     }
 
     #[test]
