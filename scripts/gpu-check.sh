@@ -15,6 +15,7 @@
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
+#             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16;
 #             PROFILE_FUSED, a mode as above, default 1), summed by kernel name (scripts/ncu-summary.py)
 #   profile-kernels  ncu's time per kernel of bench-kernels' flat top-k over 1M x 384 rows, at 1
@@ -24,7 +25,8 @@
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #
 #   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
-#   "scripts/gpu-check.sh golden serve-cpu profile-kernels"; what each carries: see package-device.sh
+#   "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e" (serve-cpu reads the
+#   first call's snapshot, then e2e runs again with the fused steps); what each carries: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
@@ -117,8 +119,11 @@ run_step() {
     e2e)
       [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
       rm -rf "$work/snapshot"
+      # E2E_FUSED (a mode as for golden) runs it with those fused steps, its files named so.
+      suffix=""
+      if [ -n "${E2E_FUSED:-}" ]; then use_fused_mode "$E2E_FUSED"; suffix="-fused$E2E_FUSED"; fi
       "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
-        --index ivf-flat --ivf-trainer kernels --reuse off --progress log --report "$out/e2e-report.json" 2>&1 | tee "$out/e2e.txt"
+        --index ivf-flat --ivf-trainer kernels --reuse off --progress log --report "$out/e2e$suffix-report.json" 2>&1 | tee "$out/e2e$suffix.txt"
       ;;
     serve-cpu)
       cpu="$dev/bin/quarry-cpu"

@@ -20,7 +20,7 @@
 #      command "scripts/gpu-check.sh parity embed kernels cpu e2e profile"
 #   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/cuda_encoder_parity.xz,
 #      target/device/bin/quarry-cpu.xz;
-#      command "scripts/gpu-check.sh golden serve-cpu profile-kernels"
+#      command "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e"
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
