@@ -23,10 +23,13 @@
 #             selection and the copies)
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
+#   search    `quarry bench bench/workloads/gpu-search.toml`: vector search QPS through HTTP at
+#             concurrency 1, 16 and 64 with the query embedding on the GPU, then with quarry-cpu
 #
 #   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
 #   "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e" (serve-cpu reads the
-#   first call's snapshot, then e2e runs again with the fused steps); what each carries: see package-device.sh
+#   first call's snapshot, then e2e runs again with the fused steps), and a third call carrying
+#   nothing, "scripts/gpu-check.sh search"; what each carries: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
@@ -133,6 +136,14 @@ run_step() {
         "$cpu" search "$work/snapshot" "river climate drought" --device cpu --top-k 5
         "$cpu" search "$work/snapshot" "contract liability appeal" --device cpu --mode hybrid --top-k 5; } 2>&1 | tee "$out/serve-cpu.txt"
       ;;
+    search)
+      # Search load through HTTP, query embeddings on the GPU (concurrent searches share passes),
+      # then the same workload with the CPU-only build when it was carried.
+      "$quarry" bench "${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}" --out "$out/search-cuda" 2>&1 | tail -40
+      if [ -x "$dev/bin/quarry-cpu" ]; then
+        "$dev/bin/quarry-cpu" bench "${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}" --out "$out/search-cpu" 2>&1 | tail -40
+      fi
+      ;;
     profile)
       ncu="$(find_ncu)"
       use_fused_mode "${PROFILE_FUSED:-1}"
@@ -151,7 +162,7 @@ run_step() {
         python3 "$root/scripts/ncu-summary.py" "$out/profile-kernels-$batch-ncu.txt"
       done 2>&1 | tee "$out/profile-kernels.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu, profile, profile-kernels)" >&2; return 2 ;;
+    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
   esac
 }
 summary=()

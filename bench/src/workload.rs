@@ -135,3 +135,32 @@ impl Workload {
         Ok(workload)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_workload_loads() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                names.push(Workload::load(&path).unwrap_or_else(|e| panic!("{e:#}")).name);
+            }
+        }
+        names.sort();
+        assert!(names.contains(&"gpu-search".to_string()) && names.contains(&"smoke".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn a_typo_in_a_workload_is_refused_with_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("typo.toml");
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/smoke.toml")).unwrap();
+        std::fs::write(&path, text.replace("top_k", "topk")).unwrap();
+        let error = format!("{:#}", Workload::load(&path).unwrap_err());
+        assert!(error.contains("typo.toml") && error.contains("topk"), "{error}");
+    }
+}
