@@ -139,9 +139,10 @@ run_step() {
     search)
       # Search load through HTTP, query embeddings on the GPU (concurrent searches share passes),
       # then the same workload with the CPU-only build when it was carried.
-      "$quarry" bench "${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}" --out "$out/search-cuda" 2>&1 | tail -40
+      workload="${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}"
+      "$quarry" bench "$workload" --out "$out/search-cuda" 2>&1 | tail -40
       if [ -x "$dev/bin/quarry-cpu" ]; then
-        "$dev/bin/quarry-cpu" bench "${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}" --out "$out/search-cpu" 2>&1 | tail -40
+        "$dev/bin/quarry-cpu" bench "$workload" --out "$out/search-cpu" 2>&1 | tail -40
       fi
       ;;
     profile)

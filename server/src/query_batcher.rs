@@ -81,20 +81,20 @@ fn embed_passes(shared: &Shared) {
             queue.waiting.drain(..take).collect()
         };
         shared.pass_sizes.observe(pass.len() as f64);
-        let ids: Vec<Vec<u32>> = pass.iter().map(|waiting| waiting.ids.clone()).collect();
+        let (ids, replies): (Vec<Vec<u32>>, Vec<SyncSender<Reply>>) = pass.into_iter().map(|waiting| (waiting.ids, waiting.reply)).unzip();
         let embedded = catch_unwind(AssertUnwindSafe(|| shared.inner.embed_tokens(&ids)));
         let rows: std::result::Result<Vec<Vec<f32>>, String> = match embedded {
-            Ok(Ok(embeddings)) if embeddings.data.len() == embeddings.dim * pass.len() => Ok(embeddings.data.chunks(embeddings.dim.max(1)).map(<[f32]>::to_vec).collect()),
-            Ok(Ok(embeddings)) => Err(format!("the model returned {} values for {} queries of {} dimensions", embeddings.data.len(), pass.len(), embeddings.dim)),
+            Ok(Ok(embeddings)) if embeddings.data.len() == embeddings.dim * ids.len() => Ok(embeddings.data.chunks(embeddings.dim.max(1)).map(<[f32]>::to_vec).collect()),
+            Ok(Ok(embeddings)) => Err(format!("the model returned {} values for {} queries of {} dimensions", embeddings.data.len(), ids.len(), embeddings.dim)),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err("the model panicked while embedding the query".to_string()),
         };
         match rows {
-            Ok(rows) => pass.into_iter().zip(rows).for_each(|(waiting, row)| {
-                let _ = waiting.reply.send(Ok(row));
+            Ok(rows) => replies.into_iter().zip(rows).for_each(|(reply, row)| {
+                let _ = reply.send(Ok(row));
             }),
-            Err(reason) => pass.into_iter().for_each(|waiting| {
-                let _ = waiting.reply.send(Err(reason.clone()));
+            Err(reason) => replies.into_iter().for_each(|reply| {
+                let _ = reply.send(Err(reason.clone()));
             }),
         }
     }
