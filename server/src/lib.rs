@@ -14,6 +14,7 @@ pub mod error;
 pub mod eval;
 pub mod filter;
 pub mod fusion;
+pub mod hidden_rows;
 pub mod ingest;
 pub mod jobs;
 pub mod loaded;

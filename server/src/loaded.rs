@@ -18,6 +18,7 @@ use quarry_indexer::IndexerError;
 use rayon::prelude::*;
 
 use crate::error::ServerError;
+use crate::hidden_rows::HiddenRows;
 
 /// How to load a snapshot.
 #[derive(Debug, Clone)]
@@ -93,6 +94,8 @@ pub struct LoadedSegment {
     pub offset: usize,
     pub rows: usize,
     pub data: Arc<SegmentData>,
+    /// Its rows that this version's tombstones hide.
+    pub hidden: Arc<HiddenRows>,
 }
 
 /// Everything a search needs, in memory. Rows are numbered across segments, in manifest order.
@@ -100,11 +103,8 @@ pub struct LoadedSnapshot {
     pub uri: String,
     pub manifest: Manifest,
     pub segments: Vec<LoadedSegment>,
-    /// Rows hidden by tombstones.
+    /// Rows hidden by tombstones (each segment's `hidden` rows, numbered across segments).
     pub tombstoned: RowSet,
-    /// What the tombstoned rows add to the keyword indexes' statistics (they stay in their
-    /// segments' indexes until compaction); the keyword lane takes it away.
-    pub tombstoned_keyword_stats: KeywordStats,
     /// Segments taken from the previous version instead of being read again.
     pub reused_segments: usize,
     rows: usize,
@@ -173,6 +173,9 @@ impl LoadedSnapshot {
                 return Err(ServerError::Corrupt { uri, problems: problems.join("; ") });
             }
         }
+        let dead = manifest.tombstone_set();
+        // A kept segment hides the same rows as before when the tombstones did not change.
+        let same_tombstones = previous.is_some_and(|p| p.manifest.tombstones == manifest.tombstones);
         let mut offset = 0;
         let mut segments = Vec::new();
         for (segment, reuse) in manifest.segments.iter().zip(&reused) {
@@ -180,27 +183,21 @@ impl LoadedSnapshot {
                 Some(old) => old.data.clone(),
                 None => Arc::new(Self::read_segment(&uri, &root, &manifest, segment)?),
             };
+            let hidden = match reuse {
+                Some(old) if same_tombstones => old.hidden.clone(),
+                _ => HiddenRows::of_segment(&segment.id, &data.chunks, &dead, reuse.map(|old| &old.hidden)),
+            };
             let rows = data.chunks.len();
-            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, data });
+            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, data, hidden });
             offset += rows;
         }
-        let dead = manifest.tombstone_set();
         let mut tombstoned = RowSet::empty(offset);
         for segment in &segments {
-            for (local, chunk) in segment.data.chunks.iter().enumerate() {
-                if dead.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
-                    tombstoned.insert(segment.offset + local);
-                }
-            }
+            segment.hidden.rows.iter().for_each(|&local| tombstoned.insert(segment.offset + local as usize));
         }
-        let hidden_texts: Vec<&str> = segments
-            .iter()
-            .flat_map(|segment| segment.data.chunks.iter().enumerate().filter(|(local, _)| tombstoned.contains(segment.offset + local)).map(|(_, chunk)| chunk.text.as_str()))
-            .collect();
-        let tombstoned_keyword_stats = KeywordStats::of_texts(hidden_texts);
         let reused_segments = reused.iter().filter(|r| r.is_some()).count();
         let dim = manifest.model.dim;
-        Ok(Self { uri, manifest, segments, tombstoned, tombstoned_keyword_stats, reused_segments, rows: offset, dim })
+        Ok(Self { uri, manifest, segments, tombstoned, reused_segments, rows: offset, dim })
     }
 
     /// Reads one segment's rows and opens its indexes.
@@ -242,6 +239,13 @@ impl LoadedSnapshot {
         drop(doc_index);
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
         Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword })
+    }
+
+    /// What the tombstoned rows of every segment add to the keyword indexes' statistics.
+    pub fn hidden_keyword_stats(&self) -> KeywordStats {
+        let mut all = KeywordStats::default();
+        self.segments.iter().for_each(|segment| all.add(&segment.hidden.keyword_stats));
+        all
     }
 
     /// Rows across all segments (tombstoned ones included).

@@ -215,7 +215,9 @@ impl Searcher {
         for segment in &self.snapshot.segments {
             stats.add(&segment.data.keyword.stats(query)?);
         }
-        stats.remove(&self.snapshot.tombstoned_keyword_stats);
+        for segment in &self.snapshot.segments {
+            stats.remove(&segment.hidden.keyword_stats);
+        }
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {

@@ -423,3 +423,50 @@ async fn a_reload_reads_only_the_new_segments() {
         }
     }
 }
+
+/// A reload works out a kept segment's hidden rows from the previous version's: more
+/// tombstones on it, and then a version that hides fewer of its rows, give the same hidden
+/// rows, keyword statistics and keyword answers as a fresh load of each version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_updates_the_hidden_rows_of_kept_segments() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let slice = common::msmarco_slice(14);
+    let lines: Vec<&str> = slice.lines().collect();
+    let text_of = |line: &str| serde_json::from_str::<serde_json::Value>(line).unwrap()["text"].as_str().unwrap().to_string();
+    publish_upload(out, "batch.jsonl", &lines[..12].join("\n"), Vec::new()).await;
+    let first = Arc::new(LoadedSnapshot::load(out, &LoadOptions::default()).await.unwrap());
+    let ids: Vec<String> = first.documents().map(|d| d.doc_id.clone()).collect();
+    assert_eq!(ids.len(), 12);
+
+    // Two documents of the first segment hidden, then one more; each version adds an upload.
+    let two_hidden = publish_upload(out, "a.txt", &text_of(lines[12]), ids[..2].to_vec()).await;
+    let second = Arc::new(LoadedSnapshot::load_after(out, &LoadOptions::default(), Some(first)).await.unwrap());
+    publish_upload(out, "b.txt", &text_of(lines[13]), vec![ids[5].clone()]).await;
+    let third = Arc::new(LoadedSnapshot::load_after(out, &LoadOptions::default(), Some(second.clone())).await.unwrap());
+    // Back to the version hiding two: a row of a kept segment shown again.
+    let at_two_hidden = LoadOptions { version: Some(two_hidden.version.clone()), ..Default::default() };
+    let back = Arc::new(LoadedSnapshot::load_after(out, &at_two_hidden, Some(third.clone())).await.unwrap());
+    assert_eq!((third.reused_segments, back.reused_segments), (2, 2));
+    assert!(back.segments[0].hidden.rows.len() == second.segments[0].hidden.rows.len() && third.segments[0].hidden.rows.len() > back.segments[0].hidden.rows.len());
+
+    let query = text_of(lines[5]);
+    for (reloaded, options) in [(third, LoadOptions::default()), (back, at_two_hidden)] {
+        let fresh = Arc::new(LoadedSnapshot::load(out, &options).await.unwrap());
+        assert_eq!(reloaded.tombstoned, fresh.tombstoned);
+        for (kept, read) in reloaded.segments.iter().zip(&fresh.segments) {
+            assert_eq!(kept.hidden, read.hidden, "segment {}", kept.id);
+        }
+        assert!(reloaded.hidden_keyword_stats().docs > 0);
+        assert_eq!(reloaded.hidden_keyword_stats(), fresh.hidden_keyword_stats());
+        let (reloaded_hits, fresh_hits) = (keyword_hits(reloaded, &query), keyword_hits(fresh, &query));
+        assert!(!reloaded_hits.is_empty());
+        assert_eq!(reloaded_hits, fresh_hits);
+    }
+}
+
+/// Rows and raw BM25 scores (before any normalization) of a keyword search.
+fn keyword_hits(snapshot: Arc<LoadedSnapshot>, query: &str) -> Vec<(usize, String)> {
+    let searcher = Searcher::new(snapshot, common::embedder()).unwrap();
+    searcher.keyword_lane(query, 10, None).unwrap().into_iter().map(|(row, score)| (row, format!("{score:.6}"))).collect()
+}

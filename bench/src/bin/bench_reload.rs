@@ -1,8 +1,11 @@
-//! `bench-reload --synthetic N --out DIR [--uploads U]`: how long an online upload takes to
-//! become searchable. Builds a seeded synthetic snapshot of N chunks, then publishes U
-//! one-document uploads (parsed, chunked and embedded by the real pipeline, as the server
-//! does) and times, for each new version, a full load against a reload that keeps the
-//! previous version's segments (`LoadedSnapshot::load_after`). Prints JSON and a table.
+//! `bench-reload --synthetic N --out DIR [--uploads U] [--deleted-fraction F] [--replace]`:
+//! how long an online upload takes to become searchable. Builds a seeded synthetic snapshot
+//! of N chunks (with `--deleted-fraction`, a version hiding that fraction of its documents
+//! behind tombstones, as deletes and replaced documents leave them until compaction), then
+//! publishes U one-document uploads (parsed, chunked and embedded by the real pipeline, as
+//! the server does; with `--replace` each one also hides a synthetic document, as an update
+//! of a document hides its previous copy) and times, for each new version, a full load against a reload that keeps
+//! the previous version's segments (`LoadedSnapshot::load_after`). Prints JSON and a table.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -38,6 +41,9 @@ async fn main() -> anyhow::Result<()> {
     let chunks: usize = value("--synthetic").context("--synthetic N is required")?.parse()?;
     let out = value("--out").context("--out DIR is required")?;
     let uploads: usize = value("--uploads").and_then(|v| v.parse().ok()).unwrap_or(5);
+    let deleted_fraction: f64 = value("--deleted-fraction").map(|v| v.parse()).transpose()?.unwrap_or(0.0);
+    anyhow::ensure!((0.0..1.0).contains(&deleted_fraction), "--deleted-fraction must be in [0, 1)");
+    let replace = std::env::args().any(|a| a == "--replace");
     let started = Instant::now();
     let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(out.as_ref(), chunks, 42, &model, &IndexOptions::default()).await?;
     eprintln!("synthetic snapshot: {} chunks, index {}, built in {:.1} s", manifest.counts.chunks, manifest.index.params.factory(), started.elapsed().as_secs_f64());
@@ -46,9 +52,22 @@ async fn main() -> anyhow::Result<()> {
     let chunker = Arc::new(TokenChunker::new(manifest.chunker.config, embedder.tokenizer().clone(), &embedder.info().sha256)?);
     let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
     let writer = SnapshotWriter::open(&out, &StoreOptions::default())?;
+    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
+    if deleted_fraction > 0.0 {
+        // Every k-th document hidden, spread over the segment.
+        let reader = SnapshotReader::open(&out, &StoreOptions::default()).await?;
+        let loaded = LoadedSnapshot::load(&out, &LoadOptions::default()).await?;
+        let every = (1.0 / deleted_fraction).round().max(1.0) as usize;
+        let tombstones: Vec<String> = loaded.documents().step_by(every).map(|d| d.doc_id.clone()).collect();
+        eprintln!("hiding {} of {} documents behind tombstones", tombstones.len(), loaded.documents().count());
+        publish_next_version(&writer, Some(reader.manifest()), VersionChange { documents: Vec::new(), tombstones }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
+    }
     let options = LoadOptions::default();
     let started = Instant::now();
     let mut previous = Arc::new(LoadedSnapshot::load(&out, &options).await?);
+    // Documents an upload hides with --replace: ones the deletes above left visible.
+    let hidden: std::collections::HashSet<&String> = previous.manifest.tombstones.iter().collect();
+    let mut replaced = previous.documents().map(|d| d.doc_id.clone()).filter(|id| !hidden.contains(id)).take(uploads).collect::<Vec<_>>().into_iter();
     let first_load = started.elapsed().as_secs_f64();
     let (mut full, mut kept) = (Vec::new(), Vec::new());
     for upload in 0..uploads {
@@ -58,8 +77,8 @@ async fn main() -> anyhow::Result<()> {
         anyhow::ensure!(failures.is_empty(), "{failures:?}");
         let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {})?;
         let base = SnapshotReader::open(&out, &StoreOptions::default()).await?.manifest().clone();
-        let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-        publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones: Vec::new() }, embedder.as_ref(), chunker_manifest, &IndexOptions::default()).await?;
+        let tombstones = if replace { replaced.next().into_iter().collect() } else { Vec::new() };
+        publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
 
         let started = Instant::now();
         let fresh = LoadedSnapshot::load(&out, &options).await?;
@@ -68,11 +87,12 @@ async fn main() -> anyhow::Result<()> {
         let reloaded = LoadedSnapshot::load_after(&out, &options, Some(previous.clone())).await?;
         kept.push(started.elapsed().as_secs_f64());
         anyhow::ensure!(reloaded.row_count() == fresh.row_count() && reloaded.reused_segments == reloaded.segments.len() - 1, "the reload kept the wrong segments");
+        anyhow::ensure!(reloaded.tombstoned == fresh.tombstoned && reloaded.hidden_keyword_stats() == fresh.hidden_keyword_stats(), "the reload hides other rows than a full load");
         previous = Arc::new(reloaded);
     }
     let (full_median, kept_median) = (median(full.clone()), median(kept.clone()));
     let report = serde_json::json!({
-        "chunks": chunks, "index": manifest.index.params.factory(), "uploads": uploads, "first_load_secs": first_load,
+        "chunks": chunks, "deleted_fraction": deleted_fraction, "replace": replace, "index": manifest.index.params.factory(), "uploads": uploads, "first_load_secs": first_load,
         "full_load_secs": full, "reload_keeping_segments_secs": kept, "full_median_secs": full_median, "kept_median_secs": kept_median,
     });
     println!("{}", serde_json::to_string_pretty(&report)?);

@@ -1,6 +1,6 @@
 //! The manifest: everything a reader needs to trust and use one snapshot version.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -124,30 +124,40 @@ impl Manifest {
 
     /// The tombstones, for matching rows against them.
     pub fn tombstone_set(&self) -> Tombstones<'_> {
-        let set: HashSet<&str> = self.tombstones.iter().map(String::as_str).collect();
+        Tombstones::of(&self.tombstones)
+    }
+}
+
+/// A manifest's tombstones. One names a chunk id, a document id, or `<segment id>/<document
+/// id>` (one segment's copy of a document that a later segment replaced).
+pub struct Tombstones<'a>(HashSet<&'a str>, HashSet<&'a str>, HashMap<&'a str, HashSet<&'a str>>);
+
+impl<'a> Tombstones<'a> {
+    /// Matches rows against `tombstones`.
+    pub fn of(tombstones: &'a [String]) -> Self {
+        let set: HashSet<&str> = tombstones.iter().map(String::as_str).collect();
         // Chunk ids are `<document id>-<index>`: the documents a tombstone may hide a chunk of.
         let chunk_documents = set
             .iter()
             .filter(|t| !t.contains('/'))
             .filter_map(|t| t.rsplit_once('-').filter(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).map(|(doc, _)| doc))
             .collect();
-        Tombstones(set, chunk_documents)
+        // Segment ids hold no '/': the first one ends the segment's part.
+        let mut by_segment: HashMap<&str, HashSet<&str>> = HashMap::new();
+        for (segment, doc_id) in set.iter().filter_map(|t| t.split_once('/')) {
+            by_segment.entry(segment).or_default().insert(doc_id);
+        }
+        Tombstones(set, chunk_documents, by_segment)
     }
-}
 
-/// A manifest's tombstones. One names a chunk id, a document id, or `<segment id>/<document
-/// id>` (one segment's copy of a document that a later segment replaced).
-pub struct Tombstones<'a>(HashSet<&'a str>, HashSet<&'a str>);
-
-impl Tombstones<'_> {
     /// Whether the chunk `chunk_id` of document `doc_id`, stored in `segment`, is hidden.
     pub fn hides(&self, segment: &str, doc_id: &str, chunk_id: &str) -> bool {
-        !self.0.is_empty() && (self.0.contains(chunk_id) || self.0.contains(doc_id) || self.0.contains(format!("{segment}/{doc_id}").as_str()))
+        !self.0.is_empty() && (self.0.contains(chunk_id) || self.hides_document(segment, doc_id))
     }
 
     /// Whether the copy of document `doc_id` stored in `segment` is hidden as a whole.
     pub fn hides_document(&self, segment: &str, doc_id: &str) -> bool {
-        !self.0.is_empty() && (self.0.contains(doc_id) || self.0.contains(format!("{segment}/{doc_id}").as_str()))
+        !self.0.is_empty() && (self.0.contains(doc_id) || self.2.get(segment).is_some_and(|documents| documents.contains(doc_id)))
     }
 
     /// Whether any row of the copy of `doc_id` (with `chunk_count` chunks) stored in
@@ -172,4 +182,21 @@ pub struct Counts {
 pub struct FileChecksum {
     pub sha256: String,
     pub bytes: u64,
+}
+
+#[cfg(test)]
+mod tombstone_tests {
+    use super::*;
+
+    #[test]
+    fn tombstones_hide_a_chunk_a_document_or_one_segments_copy() {
+        let tombstones = ["d1-2".to_string(), "d2".into(), "seg-a/d3".into()];
+        let dead = Tombstones::of(&tombstones);
+        assert!(dead.hides("seg-a", "d1", "d1-2") && !dead.hides("seg-a", "d1", "d1-1"), "a chunk id hides that chunk only");
+        assert!(dead.hides("seg-b", "d2", "d2-0") && dead.hides_document("seg-a", "d2"), "a document id hides its every copy");
+        assert!(dead.hides("seg-a", "d3", "d3-0") && dead.hides_document("seg-a", "d3"), "a segment's copy is hidden");
+        assert!(!dead.hides("seg-b", "d3", "d3-0") && !dead.hides_document("seg-b", "d3"), "the copy in another segment is not");
+        assert!(!dead.hides_document("seg-a", "d1") && dead.hides_any_row("seg-a", "d1", 3) && !dead.hides_any_row("seg-a", "d1", 2));
+        assert!(!Tombstones::of(&[]).hides("seg-a", "d2", "d2-0"));
+    }
 }
