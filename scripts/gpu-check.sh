@@ -24,7 +24,9 @@
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #   search    `quarry bench bench/workloads/gpu-search.toml`: vector search QPS through HTTP at
-#             concurrency 1, 16 and 64 with the query embedding on the GPU, then with quarry-cpu
+#             concurrency 1, 16 and 64 with the query embedding on the GPU, then the same with 2
+#             query embedding threads of up to 64 queries a pass (gpu-search-wide-passes.toml),
+#             then gpu-search.toml with quarry-cpu
 #
 #   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
 #   "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e" (serve-cpu reads the
@@ -138,9 +140,14 @@ run_step() {
       ;;
     search)
       # Search load through HTTP, query embeddings on the GPU (concurrent searches share passes),
-      # then the same workload with the CPU-only build when it was carried.
+      # then with fewer, wider passes (SEARCH_WIDE_WORKLOAD; empty skips it), then the first
+      # workload with the CPU-only build when it was carried.
       workload="${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}"
+      wide="${SEARCH_WIDE_WORKLOAD-$root/bench/workloads/gpu-search-wide-passes.toml}"
       "$quarry" bench "$workload" --out "$out/search-cuda" 2>&1 | tail -40
+      if [ -n "$wide" ]; then
+        "$quarry" bench "$wide" --out "$out/search-cuda-wide" 2>&1 | tail -40
+      fi
       if [ -x "$dev/bin/quarry-cpu" ]; then
         "$dev/bin/quarry-cpu" bench "$workload" --out "$out/search-cpu" 2>&1 | tail -40
       fi

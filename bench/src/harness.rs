@@ -117,7 +117,13 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         }
     }
     if s.http {
-        let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server"), |options| options.query_cache = 0).await?;
+        let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server"), |options| {
+            options.query_cache = 0;
+            options.search_workers = s.search_workers.unwrap_or(options.search_workers);
+            options.query_embed_threads = s.query_embed_threads.unwrap_or(options.query_embed_threads);
+            options.query_pass_queries = s.query_pass_queries.unwrap_or(options.query_pass_queries);
+        })
+        .await?;
         for mode in &s.modes {
             let mode: Mode = mode.parse()?;
             for &c in &s.concurrency {

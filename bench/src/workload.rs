@@ -95,11 +95,19 @@ pub struct SearchSettings {
     pub top_k: usize,
     /// Also measure through the HTTP server on loopback.
     pub http: bool,
+    /// The HTTP server's settings, `quarry serve`'s defaults when not given: searches at once,
+    /// query embedding threads, and the most queries one of their passes embeds.
+    #[serde(default)]
+    pub search_workers: Option<usize>,
+    #[serde(default)]
+    pub query_embed_threads: Option<usize>,
+    #[serde(default)]
+    pub query_pass_queries: Option<usize>,
 }
 
 impl Default for SearchSettings {
     fn default() -> Self {
-        Self { modes: vec!["vector".into(), "keyword".into(), "hybrid".into()], concurrency: vec![1, 8, 32], requests: 200, max_seconds: 30.0, top_k: 10, http: true }
+        Self { modes: vec!["vector".into(), "keyword".into(), "hybrid".into()], concurrency: vec![1, 8, 32], requests: 200, max_seconds: 30.0, top_k: 10, http: true, search_workers: None, query_embed_threads: None, query_pass_queries: None }
     }
 }
 

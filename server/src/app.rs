@@ -41,8 +41,10 @@ pub struct ServeOptions {
     /// model thread let those threads embed queries together.
     pub search_workers: usize,
     /// Model threads embedding the queries of concurrent searches together, a pass of up to
-    /// `query_batcher::QUERIES_PER_PASS` at a time (0: each search embeds its own query).
+    /// `query_pass_queries` at a time (0: each search embeds its own query).
     pub query_embed_threads: usize,
+    /// The most queries one of those passes embeds.
+    pub query_pass_queries: usize,
     pub search_queue: usize,
     /// Recent query embeddings kept so a repeated query skips the model (0: none kept).
     pub query_cache: usize,
@@ -71,6 +73,7 @@ impl ServeOptions {
             ingest_workers: 2,
             search_workers: 4 * cores(),
             query_embed_threads: cores(),
+            query_pass_queries: crate::query_batcher::QUERIES_PER_PASS,
             search_queue: 64,
             query_cache: 4096,
             poll_interval: Some(Duration::from_secs(30)),
@@ -156,7 +159,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
     let metrics = Metrics::new();
     let embedder: Arc<dyn Embedder> = match options.query_embed_threads {
         0 => embedder,
-        threads => Arc::new(BatchingEmbedder::new(embedder, threads, metrics.query_embed_pass.clone())),
+        threads => Arc::new(BatchingEmbedder::new(embedder, threads, options.query_pass_queries, metrics.query_embed_pass.clone())),
     };
     let embedder: Arc<dyn Embedder> = match options.query_cache {
         0 => embedder,

@@ -39,7 +39,7 @@ impl Metrics {
         let snapshot = IntGaugeVec::new(Opts::new("quarry_collection_snapshot_info", "1 for the snapshot version each collection serves"), &["collection", "version"]).expect("metric");
         let query_cache = IntCounterVec::new(Opts::new("quarry_query_cache_total", "Query embeddings answered from the recent-query cache (hit) or by the model (miss)"), &["result"]).expect("metric");
         let query_embed_pass = Histogram::with_opts(
-            HistogramOpts::new("quarry_query_embed_pass_queries", "Queries embedded together in one forward pass (concurrent searches share passes)").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0]),
+            HistogramOpts::new("quarry_query_embed_pass_queries", "Queries embedded together in one forward pass (concurrent searches share passes)").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0]),
         )
         .expect("metric");
         let ingested_chunks = IntCounterVec::new(

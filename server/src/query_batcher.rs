@@ -1,6 +1,7 @@
 //! Query embeddings of concurrent searches share forward passes. A one-text `embed` call (a
 //! search's query) is tokenized on its caller's thread and queued; a few model threads each
-//! take whatever has queued, up to [`QUERIES_PER_PASS`], and embed it in one pass. A query
+//! take whatever has queued, up to a pass size ([`QUERIES_PER_PASS`] unless set), and embed
+//! it in one pass. A query
 //! alone is embedded at once (nothing waits for company), so a lone search costs what it
 //! did; under load each pass reads the model's weights once for several queries, which on
 //! a CPU is what a short query's pass mostly costs (bench/RESULTS.md). Other calls (an
@@ -15,7 +16,7 @@ use prometheus::Histogram;
 use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
 use quarry_indexer::{IndexerError, Result};
 
-/// The most queries one pass embeds. Measured on 2 cores (msmarco-5k queries, two model
+/// The most queries one pass embeds by default. Measured on 2 cores (msmarco-5k queries, two model
 /// threads): 4 per pass gave the most queries/s, 8 fewer (padding to the longest, and rows
 /// past what the matmul tiles take at once).
 pub const QUERIES_PER_PASS: usize = 4;
@@ -35,6 +36,8 @@ struct Queue {
 
 struct Shared {
     inner: Arc<dyn Embedder>,
+    /// The most queries one pass embeds.
+    per_pass: usize,
     queue: Mutex<Queue>,
     queued: Condvar,
     /// Queries per pass (`quarry_query_embed_pass_queries`).
@@ -42,14 +45,14 @@ struct Shared {
 }
 
 /// An embedder whose one-text calls are embedded together with whatever other one-text
-/// calls are waiting, by `threads` model threads.
+/// calls are waiting (up to `per_pass` at a time), by `threads` model threads.
 pub struct BatchingEmbedder {
     shared: Arc<Shared>,
 }
 
 impl BatchingEmbedder {
-    pub fn new(inner: Arc<dyn Embedder>, threads: usize, pass_sizes: Histogram) -> Self {
-        let shared = Arc::new(Shared { inner, queue: Mutex::new(Queue::default()), queued: Condvar::new(), pass_sizes });
+    pub fn new(inner: Arc<dyn Embedder>, threads: usize, per_pass: usize, pass_sizes: Histogram) -> Self {
+        let shared = Arc::new(Shared { inner, per_pass: per_pass.max(1), queue: Mutex::new(Queue::default()), queued: Condvar::new(), pass_sizes });
         for i in 0..threads.max(1) {
             let shared = shared.clone();
             std::thread::Builder::new().name(format!("query-embed-{i}")).spawn(move || embed_passes(&shared)).expect("spawn a query embedding thread");
@@ -66,7 +69,7 @@ impl Drop for BatchingEmbedder {
     }
 }
 
-/// One model thread: a pass over the queries waiting (at most [`QUERIES_PER_PASS`]) at a time.
+/// One model thread: a pass over the queries waiting (at most `per_pass`) at a time.
 fn embed_passes(shared: &Shared) {
     loop {
         let pass: Vec<Waiting> = {
@@ -77,7 +80,7 @@ fn embed_passes(shared: &Shared) {
             if queue.waiting.is_empty() {
                 return;
             }
-            let take = queue.waiting.len().min(QUERIES_PER_PASS);
+            let take = queue.waiting.len().min(shared.per_pass);
             queue.waiting.drain(..take).collect()
         };
         shared.pass_sizes.observe(pass.len() as f64);

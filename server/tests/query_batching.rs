@@ -67,10 +67,20 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn concurrent_queries_share_passes_and_each_gets_its_own_embedding() {
+    queries_share_passes_of_at_most(QUERIES_PER_PASS);
+}
+
+#[test]
+fn a_smaller_pass_size_caps_the_passes() {
+    queries_share_passes_of_at_most(2);
+}
+
+/// Nine concurrent queries through one model thread whose passes hold at most `per_pass`.
+fn queries_share_passes_of_at_most(per_pass: usize) {
     let queries: Vec<String> = (0..9).map(|i| format!("query number {i} about {} things", ["red", "green", "blue"][i % 3]).repeat(1 + i % 3)).collect();
     let histogram = pass_sizes();
     let gated = Arc::new(Gated::new(Duration::from_millis(300)));
-    let batching = Arc::new(BatchingEmbedder::new(gated.clone(), 1, histogram.clone()));
+    let batching = Arc::new(BatchingEmbedder::new(gated.clone(), 1, per_pass, histogram.clone()));
     let start = Arc::new(Barrier::new(queries.len()));
     let answers: Vec<(String, Vec<f32>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = queries
@@ -97,14 +107,14 @@ fn concurrent_queries_share_passes_and_each_gets_its_own_embedding() {
         assert!(cosine(vector, &alone) > 0.99999, "{query}: cosine {} to its own embedding", cosine(vector, &alone));
     }
     // Every query in exactly one pass; the eight that queued behind the first pass shared
-    // passes (one pass each would be nine), none of more than QUERIES_PER_PASS. Expected: 1, 4, 4.
+    // passes (one pass each would be nine), none of more than `per_pass`. Expected with 4: 1, 4, 4.
     let passes = histogram.get_sample_count() as usize;
     assert_eq!(histogram.get_sample_sum() as usize, queries.len());
-    assert!(passes < queries.len() && passes >= queries.len().div_ceil(QUERIES_PER_PASS), "{passes} passes");
+    assert!(passes < queries.len() && passes >= queries.len().div_ceil(per_pass), "{passes} passes");
     use prometheus::core::Metric;
     let metric = histogram.metric();
-    let at_most_cap = metric.get_histogram().get_bucket().iter().find(|b| b.upper_bound() == QUERIES_PER_PASS as f64).unwrap().cumulative_count();
-    assert_eq!(at_most_cap as usize, passes, "a pass larger than {QUERIES_PER_PASS}");
+    let at_most_cap = metric.get_histogram().get_bucket().iter().find(|b| b.upper_bound() == per_pass as f64).unwrap().cumulative_count();
+    assert_eq!(at_most_cap as usize, passes, "a pass larger than {per_pass}");
     assert_eq!(gated.passes.load(Ordering::SeqCst), passes);
 }
 
@@ -113,7 +123,7 @@ fn a_failed_or_panicking_pass_fails_only_its_queries_and_the_thread_goes_on() {
     let mut gated = Gated::new(Duration::ZERO);
     gated.panic_in_pass = Some(0);
     gated.fail_in_pass = Some(1);
-    let batching = BatchingEmbedder::new(Arc::new(gated), 1, pass_sizes());
+    let batching = BatchingEmbedder::new(Arc::new(gated), 1, QUERIES_PER_PASS, pass_sizes());
     let panicked = batching.embed(&["first"]).unwrap_err().to_string();
     assert!(panicked.contains("panicked"), "{panicked}");
     let failed = batching.embed(&["second"]).unwrap_err().to_string();

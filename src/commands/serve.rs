@@ -35,6 +35,9 @@ pub struct ServeArgs {
     /// (default: one per CPU core; 0: each search embeds its own query).
     #[arg(long, env = "QUARRY_QUERY_EMBED_THREADS")]
     pub query_embed_threads: Option<usize>,
+    /// The most queries one of those threads embeds in one forward pass.
+    #[arg(long, env = "QUARRY_QUERY_PASS_QUERIES", default_value_t = quarry_server::query_batcher::QUERIES_PER_PASS)]
+    pub query_pass_queries: usize,
     /// Merge a collection's small segments (under 50,000 chunks; one per upload) into one once
     /// it has more than this many.
     #[arg(long, env = "QUARRY_COMPACT_AFTER", default_value_t = 8)]
@@ -94,6 +97,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(threads) = args.query_embed_threads {
         options.query_embed_threads = threads;
     }
+    options.query_pass_queries = args.query_pass_queries;
     options.search_queue = args.search_queue;
     options.query_cache = args.query_cache;
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));

@@ -3,7 +3,8 @@
 //! search (POST /v1/collections/{name}/search), embedding of a batch of 10 texts — as p50/p99,
 //! and search QPS at concurrency 1, 8 and 32, without and with the recent-query cache.
 //! Starts the server in-process on a free port, with `quarry serve`'s defaults unless
-//! `--search-workers N` or `--query-embed-threads N` (0: each search embeds its own query) say.
+//! `--search-workers N`, `--query-embed-threads N` (0: each search embeds its own query) or
+//! `--query-pass-queries N` say.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,9 +57,10 @@ async fn main() -> anyhow::Result<()> {
         embed_ms.push(started.elapsed().as_secs_f64());
     }
 
-    // `quarry serve`'s defaults unless given: search workers, query embedding threads.
+    // `quarry serve`'s defaults unless given: search workers, query embedding threads and pass size.
     let search_workers: Option<usize> = value("--search-workers").map(|v| v.parse()).transpose().context("--search-workers N")?;
     let query_embed_threads: Option<usize> = value("--query-embed-threads").map(|v| v.parse()).transpose().context("--query-embed-threads N")?;
+    let query_pass_queries: Option<usize> = value("--query-pass-queries").map(|v| v.parse()).transpose().context("--query-pass-queries N")?;
     let tune = |query_cache: usize| {
         move |options: &mut quarry_server::app::ServeOptions| {
             options.query_cache = query_cache;
@@ -67,6 +69,9 @@ async fn main() -> anyhow::Result<()> {
             }
             if let Some(threads) = query_embed_threads {
                 options.query_embed_threads = threads;
+            }
+            if let Some(queries) = query_pass_queries {
+                options.query_pass_queries = queries;
             }
         }
     };
