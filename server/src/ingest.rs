@@ -2,18 +2,20 @@
 //! chunker settings) and embed files, then publish them as the collection's next version
 //! and swap the Searcher to it.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk, publish_next_version, segments_to_merge, ChunkSettings, EmbeddedDoc, VersionChange};
+use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk, publish_next_version, segments_to_merge, ChunkSettings, ChunkedDoc, EmbeddedDoc, VersionChange};
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 
 use crate::app::AppState;
 use crate::collection::Collection;
+use crate::loaded::LoadedSnapshot;
 
 /// Documents larger than this fail with the seed-004 message.
 pub const MAX_DOCUMENT_TOKENS: usize = 500_000;
@@ -24,16 +26,43 @@ pub fn chunker_for(state: &AppState, manifest: Option<&Manifest>) -> Result<Arc<
     TokenChunker::new(config, state.embedder.tokenizer().clone(), &state.embedder.info().sha256).map(Arc::new).map_err(|e| e.to_string())
 }
 
-/// Parses, chunks and embeds one file (blocking). A chunk whose text is a key of
-/// `stored_by_text` (the live chunks of the copy it replaces) takes that vector instead of
-/// being embedded again. A file fails with the reason of its first failure; a JSONL file
-/// with some good lines succeeds with those.
-pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored_by_text: &HashMap<String, Vec<f32>>) -> Result<Vec<EmbeddedDoc>, String> {
+/// Where an upload's chunks find vectors they need not embed again (same model, same text).
+pub enum StoredVectors {
+    None,
+    /// The live chunks of the copy an update replaces, by text.
+    ByText(HashMap<String, Vec<f32>>),
+    /// Any live row of a loaded version of the collection.
+    Collection(Arc<LoadedSnapshot>),
+}
+
+impl StoredVectors {
+    /// The stored vectors of the chunks of `documents` (from `uri`) held here, by text. A
+    /// failed read of the collection's vectors is logged, and the chunks are embedded.
+    fn of_chunks(&self, documents: &[ChunkedDoc], uri: &str) -> Cow<'_, HashMap<String, Vec<f32>>> {
+        match self {
+            StoredVectors::None => Cow::Owned(HashMap::new()),
+            StoredVectors::ByText(by_text) => Cow::Borrowed(by_text),
+            StoredVectors::Collection(snapshot) => {
+                let texts: HashSet<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+                Cow::Owned(snapshot.live_vectors_of_texts(&texts).unwrap_or_else(|e| {
+                    tracing::warn!("{uri}: the collection's stored vectors could not be read, every chunk is embedded: {e}");
+                    HashMap::new()
+                }))
+            }
+        }
+    }
+}
+
+/// Parses, chunks and embeds one file (blocking). A chunk whose text `stored` holds takes
+/// that vector instead of being embedded again. A file fails with the reason of its first
+/// failure; a JSONL file with some good lines succeeds with those.
+pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored: &StoredVectors) -> Result<Vec<EmbeddedDoc>, String> {
     let settings = ChunkSettings { parser: AutoParser, chunker, tags: Vec::new(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
     let (mut documents, failures) = parse_and_chunk(raw, &settings);
     if documents.is_empty() {
         return Err(failures.into_iter().next().map(|f| f.reason).unwrap_or_else(|| "no text content found".into()));
     }
+    let stored_by_text = stored.of_chunks(&documents, &raw.uri);
     if !stored_by_text.is_empty() {
         for document in &mut documents {
             document.stored_vectors = document.chunks.iter().map(|chunk| stored_by_text.get(&chunk.text).cloned()).collect();

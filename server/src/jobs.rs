@@ -13,7 +13,7 @@ use quarry_indexer::source::RawDocument;
 
 use crate::app::AppState;
 use crate::collection::Collection;
-use crate::ingest::{chunker_for, process_file, publish};
+use crate::ingest::{chunker_for, process_file, publish, StoredVectors};
 use crate::persist::{read_json, write_json};
 use crate::records::{FileInfo, FileProgress, FileStatus, IngestionJobStatus, JobState};
 
@@ -180,6 +180,8 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
         Ok(chunker) => chunker,
         Err(e) => return finish(&state, &collection, &job_id, &uploads, Some(e)),
     };
+    // Chunks whose text the collection already serves take the stored vector.
+    let stored = Arc::new(collection.searcher().map_or(StoredVectors::None, |searcher| StoredVectors::Collection(searcher.snapshot().clone())));
     let mut documents = Vec::new();
     let mut succeeded: Vec<(Upload, Vec<String>, usize)> = Vec::new();
     for upload in &uploads {
@@ -203,8 +205,8 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
             etag: None,
             source: "upload".into(),
         };
-        let (worker_state, worker_chunker) = (state.clone(), chunker.clone());
-        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &Default::default())).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        let (worker_state, worker_chunker, worker_stored) = (state.clone(), chunker.clone(), stored.clone());
+        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &worker_stored)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
         match outcome {
             Ok(docs) => {
                 let doc_ids = docs.iter().map(|d| d.record.doc_id.clone()).collect();

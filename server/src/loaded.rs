@@ -3,7 +3,7 @@
 //! local cache keyed by version; every file is checked against the manifest on load. A
 //! reload keeps the segments the previous version already held and reads only new ones.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -305,10 +305,22 @@ impl LoadedSnapshot {
     /// The vectors of document `doc_id`'s live chunks, by chunk text: what a new copy of the
     /// document reuses for its unchanged chunks instead of embedding them again.
     pub fn live_vectors_by_text(&self, doc_id: &str) -> Result<HashMap<String, Vec<f32>>, ServerError> {
+        self.live_vectors_where(|chunk| chunk.doc_id == doc_id)
+    }
+
+    /// The vectors of live chunks whose text is one of `texts`, by text: what an uploaded
+    /// file's chunks reuse when the collection already holds their text.
+    pub fn live_vectors_of_texts(&self, texts: &HashSet<&str>) -> Result<HashMap<String, Vec<f32>>, ServerError> {
+        // Most rows differ in length from every wanted text: compared without hashing the text.
+        let lengths: HashSet<usize> = texts.iter().map(|text| text.len()).collect();
+        self.live_vectors_where(|chunk| lengths.contains(&chunk.text.len()) && texts.contains(chunk.text.as_str()))
+    }
+
+    fn live_vectors_where(&self, wanted: impl Fn(&Chunk) -> bool) -> Result<HashMap<String, Vec<f32>>, ServerError> {
         let mut by_text = HashMap::new();
         for segment in &self.segments {
             for (local, chunk) in segment.data.chunks.iter().enumerate() {
-                if chunk.doc_id == doc_id && !self.tombstoned.contains(segment.offset + local) {
+                if wanted(chunk) && !self.tombstoned.contains(segment.offset + local) {
                     by_text.insert(chunk.text.clone(), segment.data.vectors_of(local, 1)?);
                 }
             }

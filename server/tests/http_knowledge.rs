@@ -268,3 +268,53 @@ async fn a_batch_snapshot_lists_its_source_files_and_deletes_them_whole() {
     assert_eq!(names, ["notes.md"], "every document of the deleted file is hidden");
     server.stop().await;
 }
+
+/// Chunks of an uploaded file whose text the collection already serves take the stored
+/// vector (a revised file uploaded beside the old one embeds only its new chunks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.post("/v1/collections", json!({ "name": "c" })).await;
+    let paragraph = |topic: &str| (0..6).map(|i| format!("Sentence {i} of the paragraph on {topic} holds facts no other paragraph has. ")).collect::<String>();
+    let text: String = ["tides", "glaciers", "deserts", "rivers", "volcanoes", "forests", "reefs", "caves"].iter().map(|t| paragraph(t) + "\n\n").collect();
+    let counter = |metrics: &str, vector: &str| {
+        let prefix = format!("quarry_ingested_chunks_total{{vector=\"{vector}\"}}");
+        metrics.lines().find(|l| l.starts_with(&prefix)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0)
+    };
+    let counters = || async {
+        let metrics = server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        (counter(&metrics, "embedded"), counter(&metrics, "reused"))
+    };
+    let upload = |name: &'static str, text: String| {
+        let server = &server;
+        async move {
+            let (status, submitted) = server.upload("c", &[(name, text.into_bytes())]).await;
+            assert_eq!(status, 202, "{submitted}");
+            let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
+            assert_eq!(job["status"], "completed", "{job}");
+            job["file_details"][0]["chunks_created"].as_u64().unwrap()
+        }
+    };
+
+    let first = upload("earth.txt", text.clone()).await;
+    assert!(first >= 4);
+    assert_eq!(counters().await, (first, 0), "an empty collection has nothing to reuse");
+    let revised = upload("earth-v2.txt", format!("{text}{}", paragraph("auroras"))).await;
+    let (embedded, reused) = counters().await;
+    let embedded = embedded - first;
+    assert_eq!(embedded + reused, revised);
+    assert!(reused >= 2 && embedded >= 1 && embedded < reused, "embedded {embedded}, reused {reused}");
+
+    // Every chunk of the revised file, reused or embedded, is found by its own text at cosine ~1.
+    let (_, listing) = server.post("/v1/collections/c/search", json!({ "query": "paragraph", "top_k": 50, "mode": "keyword", "filters": { "file_name": "earth-v2.txt" } })).await;
+    let chunks: Vec<String> = listing["chunks"].as_array().unwrap().iter().map(|c| c["content"].as_str().unwrap().to_string()).collect();
+    assert_eq!(chunks.len() as u64, revised, "{listing}");
+    for chunk in &chunks {
+        let (_, found) = server.post("/v1/collections/c/search", json!({ "query": chunk, "top_k": 1, "mode": "vector", "filters": { "file_name": "earth-v2.txt" } })).await;
+        let top = &found["chunks"][0];
+        assert_eq!(top["content"].as_str().unwrap(), chunk);
+        assert!(top["score"].as_f64().unwrap() > 0.999, "{top}");
+    }
+    server.stop().await;
+}

@@ -17,7 +17,7 @@ use super::search::run_search;
 use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::filter::Filters;
-use crate::ingest::{chunker_for, process_file, publish};
+use crate::ingest::{chunker_for, process_file, publish, StoredVectors};
 use crate::searcher::SearchRequest;
 
 fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
@@ -90,14 +90,14 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         }
     }
     // An update embeds only the chunks whose text the stored copy does not hold.
-    let stored_by_text = match (&existing, &searcher) {
-        (Some(_), Some(searcher)) => searcher.snapshot().live_vectors_by_text(&document_id).map_err(|e| ApiError::RagInternal(e.to_string()))?,
-        _ => Default::default(),
+    let stored = match (&existing, &searcher) {
+        (Some(_), Some(searcher)) => StoredVectors::ByText(searcher.snapshot().live_vectors_by_text(&document_id).map_err(|e| ApiError::RagInternal(e.to_string()))?),
+        _ => StoredVectors::None,
     };
     let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::RagInternal)?;
     let raw = RawDocument { uri, relative_path: "document.txt".into(), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: source.clone() };
     let worker = state.clone();
-    let mut documents = tokio::task::spawn_blocking(move || process_file(&worker, chunker, &raw, &stored_by_text))
+    let mut documents = tokio::task::spawn_blocking(move || process_file(&worker, chunker, &raw, &stored))
         .await
         .map_err(|e| ApiError::RagInternal(e.to_string()))?
         .map_err(|reason| ApiError::rag_field("text", reason))?;
