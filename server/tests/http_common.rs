@@ -97,6 +97,44 @@ impl TestServer {
         }
         panic!("job {job_id} never finished");
     }
+
+    /// `quarry_ingested_chunks_total` from /metrics: (chunks embedded, chunks that reused a stored vector).
+    pub async fn ingested_chunks(&self) -> (u64, u64) {
+        let metrics = self.client.get(self.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        let counter = |vector: &str| {
+            let prefix = format!("quarry_ingested_chunks_total{{vector=\"{vector}\"}}");
+            metrics.lines().find(|l| l.starts_with(&prefix)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0)
+        };
+        (counter("embedded"), counter("reused"))
+    }
+
+    /// The chunks of `collection` that a keyword search for `query` lists (up to 50, within
+    /// `filters` when not null), each of which a vector search for its own text must find
+    /// first, at cosine ~1.
+    pub async fn assert_each_chunk_finds_itself(&self, collection: &str, query: &str, filters: serde_json::Value) -> Vec<String> {
+        let search = |query: &str, top_k: usize, mode: &str| {
+            let mut body = serde_json::json!({ "query": query, "top_k": top_k, "mode": mode });
+            if !filters.is_null() {
+                body["filters"] = filters.clone();
+            }
+            body
+        };
+        let path = format!("/v1/collections/{collection}/search");
+        let (_, listing) = self.post(&path, search(query, 50, "keyword")).await;
+        let chunks: Vec<String> = listing["chunks"].as_array().unwrap().iter().map(|c| c["content"].as_str().unwrap().to_string()).collect();
+        for chunk in &chunks {
+            let (_, found) = self.post(&path, search(chunk, 1, "vector")).await;
+            let top = &found["chunks"][0];
+            assert_eq!(top["content"].as_str().unwrap(), chunk);
+            assert!(top["score"].as_f64().unwrap() > 0.999, "{top}");
+        }
+        chunks
+    }
+}
+
+/// A paragraph of six sentences on `topic` that no other topic's paragraph shares.
+pub fn paragraph(topic: &str) -> String {
+    (0..6).map(|i| format!("Sentence {i} of the paragraph on {topic} holds facts no other paragraph has. ")).collect()
 }
 
 /// Indexes a folder into a snapshot root with the batch pipeline.

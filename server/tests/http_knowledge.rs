@@ -3,7 +3,7 @@
 
 mod http_common;
 
-use http_common::{options, TestServer};
+use http_common::{options, paragraph, TestServer};
 use quarry_server::records::{FileProgress, FileStatus, IngestionJobStatus, JobState};
 use serde_json::json;
 
@@ -276,16 +276,7 @@ async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
     server.post("/v1/collections", json!({ "name": "c" })).await;
-    let paragraph = |topic: &str| (0..6).map(|i| format!("Sentence {i} of the paragraph on {topic} holds facts no other paragraph has. ")).collect::<String>();
     let text: String = ["tides", "glaciers", "deserts", "rivers", "volcanoes", "forests", "reefs", "caves"].iter().map(|t| paragraph(t) + "\n\n").collect();
-    let counter = |metrics: &str, vector: &str| {
-        let prefix = format!("quarry_ingested_chunks_total{{vector=\"{vector}\"}}");
-        metrics.lines().find(|l| l.starts_with(&prefix)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0)
-    };
-    let counters = || async {
-        let metrics = server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
-        (counter(&metrics, "embedded"), counter(&metrics, "reused"))
-    };
     let upload = |name: &'static str, text: String| {
         let server = &server;
         async move {
@@ -299,22 +290,15 @@ async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
 
     let first = upload("earth.txt", text.clone()).await;
     assert!(first >= 4);
-    assert_eq!(counters().await, (first, 0), "an empty collection has nothing to reuse");
+    assert_eq!(server.ingested_chunks().await, (first, 0), "an empty collection has nothing to reuse");
     let revised = upload("earth-v2.txt", format!("{text}{}", paragraph("auroras"))).await;
-    let (embedded, reused) = counters().await;
+    let (embedded, reused) = server.ingested_chunks().await;
     let embedded = embedded - first;
     assert_eq!(embedded + reused, revised);
     assert!(reused >= 2 && embedded >= 1 && embedded < reused, "embedded {embedded}, reused {reused}");
 
     // Every chunk of the revised file, reused or embedded, is found by its own text at cosine ~1.
-    let (_, listing) = server.post("/v1/collections/c/search", json!({ "query": "paragraph", "top_k": 50, "mode": "keyword", "filters": { "file_name": "earth-v2.txt" } })).await;
-    let chunks: Vec<String> = listing["chunks"].as_array().unwrap().iter().map(|c| c["content"].as_str().unwrap().to_string()).collect();
-    assert_eq!(chunks.len() as u64, revised, "{listing}");
-    for chunk in &chunks {
-        let (_, found) = server.post("/v1/collections/c/search", json!({ "query": chunk, "top_k": 1, "mode": "vector", "filters": { "file_name": "earth-v2.txt" } })).await;
-        let top = &found["chunks"][0];
-        assert_eq!(top["content"].as_str().unwrap(), chunk);
-        assert!(top["score"].as_f64().unwrap() > 0.999, "{top}");
-    }
+    let chunks = server.assert_each_chunk_finds_itself("c", "paragraph", json!({ "file_name": "earth-v2.txt" })).await;
+    assert_eq!(chunks.len() as u64, revised, "{chunks:?}");
     server.stop().await;
 }

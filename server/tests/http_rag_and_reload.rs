@@ -7,7 +7,7 @@ mod http_common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use http_common::{batch_index, options, TestServer};
+use http_common::{batch_index, options, paragraph, TestServer};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -99,42 +99,29 @@ async fn rag_contract_exactly() {
 async fn an_updated_document_embeds_only_its_new_chunks() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
-    let paragraph = |topic: &str| (0..6).map(|i| format!("Sentence {i} of the paragraph on {topic} holds facts no other paragraph has. ")).collect::<String>();
     let topics = ["tides", "glaciers", "deserts", "rivers", "volcanoes", "forests", "reefs", "caves"];
     let text: String = topics.iter().map(|t| paragraph(t) + "\n\n").collect();
-    let chunk_counter = |metrics: &str, vector: &str| {
-        let prefix = format!("quarry_ingested_chunks_total{{vector=\"{vector}\"}}");
-        metrics.lines().find(|l| l.starts_with(&prefix)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0)
-    };
-    let counters = || async { let m = server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap(); (chunk_counter(&m, "embedded"), chunk_counter(&m, "reused")) };
 
     let doc = json!({ "source": "wiki", "path": "/notes/earth", "title": "Earth", "text": text });
     let (status, created) = server.post("/api/rag/ingest", doc.clone()).await;
     assert_eq!(status, 200, "{created}");
     let first_chunks = created["chunkCount"].as_u64().unwrap();
     assert!(first_chunks >= 4, "{created}");
-    assert_eq!(counters().await, (first_chunks, 0));
+    assert_eq!(server.ingested_chunks().await, (first_chunks, 0));
 
     // A paragraph appended: the chunks before it keep their text, and their vectors.
     let mut appended = doc.clone();
     appended["text"] = json!(format!("{text}{}", paragraph("auroras")));
     let (_, updated) = server.post("/api/rag/ingest", appended).await;
     assert_eq!(updated["status"], "updated", "{updated}");
-    let (embedded, reused) = counters().await;
+    let (embedded, reused) = server.ingested_chunks().await;
     let (embedded, reused) = (embedded - first_chunks, reused);
     assert_eq!(embedded + reused, updated["chunkCount"].as_u64().unwrap());
     assert!(reused >= 2 && embedded >= 1 && embedded < reused, "embedded {embedded}, reused {reused}");
 
     // Every chunk, reused or embedded, is found by its own text at cosine ~1.
-    let (_, listing) = server.post("/v1/collections/rag/search", json!({ "query": "paragraph", "top_k": 50, "mode": "keyword" })).await;
-    let chunks: Vec<String> = listing["chunks"].as_array().unwrap().iter().map(|c| c["content"].as_str().unwrap().to_string()).collect();
-    assert_eq!(chunks.len() as u64, embedded + reused, "{listing}");
-    for chunk in &chunks {
-        let (_, found) = server.post("/v1/collections/rag/search", json!({ "query": chunk, "top_k": 1, "mode": "vector" })).await;
-        let top = &found["chunks"][0];
-        assert_eq!(top["content"].as_str().unwrap(), chunk);
-        assert!(top["score"].as_f64().unwrap() > 0.999, "{top}");
-    }
+    let chunks = server.assert_each_chunk_finds_itself("rag", "paragraph", serde_json::Value::Null).await;
+    assert_eq!(chunks.len() as u64, embedded + reused, "{chunks:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

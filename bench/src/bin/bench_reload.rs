@@ -4,8 +4,9 @@
 //! behind tombstones, as deletes and replaced documents leave them until compaction), then
 //! publishes U one-document uploads (parsed, chunked and embedded by the real pipeline, as
 //! the server does; with `--replace` each one also hides a synthetic document, as an update
-//! of a document hides its previous copy) and times, for each new version, a full load against a reload that keeps
-//! the previous version's segments (`LoadedSnapshot::load_after`). Prints JSON and a table.
+//! of a document hides its previous copy) and times, for each new version, a full load
+//! against a reload that keeps the previous version's segments (`LoadedSnapshot::load_after`).
+//! Prints JSON and a table.
 
 use std::sync::Arc;
 use std::time::Instant;
