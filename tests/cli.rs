@@ -158,6 +158,16 @@ fn clear_errors_for_bad_options() {
     assert!(text(&output.stderr).contains("(LATEST is missing)") && text(&output.stderr).contains("no published snapshot at"), "{}", text(&output.stderr));
     let output = quarry(&["index", "datasets/sample", "--out", out, "--model", "/nonexistent"]);
     assert!(text(&output.stderr).contains("missing config.json"), "{}", text(&output.stderr));
+    // FAISS crashed on an HNSW graph without links, and failed its first search on zero lists.
+    for (option, message) in [("--hnsw-m", "--hnsw-m 0: must be at least 2"), ("--nlist", "--nlist 0: must be at least 1")] {
+        let output = quarry(&["index", "datasets/sample", "--out", out, "--index", if option == "--nlist" { "ivf-flat" } else { "hnsw" }, option, "0"]);
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+        assert!(text(&output.stderr).contains(message), "{}", text(&output.stderr));
+    }
+    let output = quarry(&["serve", "--query-pass-queries", "0"]);
+    assert_eq!(output.status.code(), Some(2), "refused while parsing, before any model or port: {}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("'--query-pass-queries <QUERY_PASS_QUERIES>': must be at least 1"), "{}", text(&output.stderr));
+    assert!(!dir.path().join("LATEST").exists(), "nothing was published");
 }
 
 #[test]

@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use quarry_indexer::embed::{load_embedder, ModelDir};
 
-use super::ModelArgs;
+use super::{at_least_one, ModelArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct EmbedArgs {
     /// Lines embedded per group.
-    #[arg(long, env = "QUARRY_EMBED_GROUP", default_value_t = 512)]
+    #[arg(long, env = "QUARRY_EMBED_GROUP", default_value_t = 512, value_parser = at_least_one::<usize>)]
     pub group: usize,
     #[command(flatten)]
     pub model: ModelArgs,

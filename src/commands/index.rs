@@ -7,7 +7,7 @@ use quarry_indexer::index::{IndexKind, IndexOptions};
 use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions};
 use quarry_indexer::source::SourceOptions;
 
-use super::{runtime, ModelArgs, StoreArgs};
+use super::{at_least_one, runtime, ModelArgs, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct IndexArgs {
@@ -55,13 +55,13 @@ pub struct IndexArgs {
     #[arg(long, env = "QUARRY_CHUNK_OVERLAP", default_value_t = 32)]
     pub chunk_overlap: usize,
     /// Fetches in flight.
-    #[arg(long, env = "QUARRY_CONCURRENCY", default_value_t = 16)]
+    #[arg(long, env = "QUARRY_CONCURRENCY", default_value_t = 16, value_parser = at_least_one::<usize>)]
     pub concurrency: usize,
     /// Files larger than this many MiB fail with "file too large".
-    #[arg(long, env = "QUARRY_MAX_FILE_MB", default_value_t = 256)]
+    #[arg(long, env = "QUARRY_MAX_FILE_MB", default_value_t = 256, value_parser = at_least_one::<u64>)]
     pub max_file_mb: u64,
     /// Documents with more tokens fail with "Document too large".
-    #[arg(long, env = "QUARRY_MAX_DOCUMENT_TOKENS", default_value_t = 500_000)]
+    #[arg(long, env = "QUARRY_MAX_DOCUMENT_TOKENS", default_value_t = 500_000, value_parser = at_least_one::<usize>)]
     pub max_document_tokens: usize,
     /// auto | bars | log | quiet
     #[arg(long, env = "QUARRY_PROGRESS", default_value = "auto", value_parser = parse_progress)]

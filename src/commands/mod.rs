@@ -28,7 +28,7 @@ pub struct ModelArgs {
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
     /// Padded tokens per embedding batch (batches are length-sorted).
-    #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = 16_384)]
+    #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = 16_384, value_parser = at_least_one::<usize>)]
     pub batch_tokens: usize,
     /// f32 | f16 | bf16 (half precision needs a CUDA device).
     #[arg(long, env = "QUARRY_PRECISION", default_value = "f32")]
@@ -64,6 +64,17 @@ impl StoreArgs {
     pub fn options(&self) -> quarry_indexer::store::StoreOptions {
         quarry_indexer::store::StoreOptions { s3_endpoint: self.endpoint.clone() }
     }
+}
+
+/// Parses a count, size or duration for which 0 means nothing (no workers, no time, nothing
+/// per batch), so that 0 is refused with the argument's name rather than quietly taken as 1
+/// or as a request that always times out.
+pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(value: &str) -> Result<T, String> {
+    let parsed: T = value.trim().parse().map_err(|_| format!("`{value}` is not a whole number"))?;
+    if parsed < T::from(1) {
+        return Err("must be at least 1".into());
+    }
+    Ok(parsed)
 }
 
 /// A multi-threaded runtime for the async parts (object store I/O).

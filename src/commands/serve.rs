@@ -9,7 +9,7 @@ use anyhow::Context;
 use quarry_indexer::embed::{load_embedder, ModelDir};
 use quarry_server::app::{serve, start, ServeOptions};
 
-use super::{runtime, ModelArgs, StoreArgs};
+use super::{at_least_one, runtime, ModelArgs, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -22,21 +22,21 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
     /// Largest request body in MiB (uploads included); larger ones get 413.
-    #[arg(long, env = "QUARRY_UPLOAD_LIMIT_MB", default_value_t = 100)]
+    #[arg(long, env = "QUARRY_UPLOAD_LIMIT_MB", default_value_t = 100, value_parser = at_least_one::<usize>)]
     pub upload_limit_mb: usize,
     /// Ingestion jobs processed at once.
-    #[arg(long, env = "QUARRY_INGEST_WORKERS", default_value_t = 2)]
+    #[arg(long, env = "QUARRY_INGEST_WORKERS", default_value_t = 2, value_parser = at_least_one::<usize>)]
     pub ingest_workers: usize,
     /// Searches run at once (default: 4 per CPU core; they mostly wait for their query's
     /// embedding, which the query embedding threads share between them).
-    #[arg(long, env = "QUARRY_SEARCH_WORKERS")]
+    #[arg(long, env = "QUARRY_SEARCH_WORKERS", value_parser = at_least_one::<usize>)]
     pub search_workers: Option<usize>,
     /// Threads embedding the queries of concurrent searches, several per forward pass
     /// (default: one per CPU core; 0: each search embeds its own query).
     #[arg(long, env = "QUARRY_QUERY_EMBED_THREADS")]
     pub query_embed_threads: Option<usize>,
     /// The most queries one of those threads embeds in one forward pass.
-    #[arg(long, env = "QUARRY_QUERY_PASS_QUERIES", default_value_t = quarry_server::query_batcher::QUERIES_PER_PASS)]
+    #[arg(long, env = "QUARRY_QUERY_PASS_QUERIES", default_value_t = quarry_server::query_batcher::QUERIES_PER_PASS, value_parser = at_least_one::<usize>)]
     pub query_pass_queries: usize,
     /// Merge a collection's small segments (under 50,000 chunks; one per upload) into one once
     /// it has more than this many.
@@ -55,7 +55,7 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_RAG_COLLECTION", default_value = "rag")]
     pub rag_collection: String,
     /// Request timeout in seconds.
-    #[arg(long, env = "QUARRY_REQUEST_TIMEOUT", default_value_t = 60)]
+    #[arg(long, env = "QUARRY_REQUEST_TIMEOUT", default_value_t = 60, value_parser = at_least_one::<u64>)]
     pub request_timeout: u64,
     /// On shutdown, seconds to wait for running ingestion jobs (unfinished ones resume at the next start).
     #[arg(long, env = "QUARRY_DRAIN_SECS", default_value_t = 30)]

@@ -139,8 +139,20 @@ impl IndexOptions {
         fitting.resolve(rows, dim)
     }
 
+    /// Refuses parameters no index can be built or searched with, naming the option (FAISS
+    /// would crash on an HNSW graph without links, or fail its first search on zero lists).
+    /// Checked before a run embeds anything, and again by every [`IndexOptions::resolve`].
+    pub fn validate(&self) -> Result<()> {
+        let least = [("--hnsw-m", self.hnsw_m, 2), ("--ef-construction", self.ef_construction, 1), ("--ef-search", self.ef_search, 1), ("--nlist", self.nlist, 1), ("--nprobe", self.nprobe, 1), ("--pq-m", self.pq_m, 1), ("--train-sample", self.train_sample, 1)];
+        match least.into_iter().find(|&(_, value, min)| value.is_some_and(|value| value < min)) {
+            Some((option, Some(value), min)) => Err(IndexerError::Config(format!("{option} {value}: must be at least {min}"))),
+            _ => Ok(()),
+        }
+    }
+
     /// Resolves the choice for `rows` vectors of `dim` dimensions, checking the parameters fit.
     pub fn resolve(&self, rows: usize, dim: usize) -> Result<IndexSpec> {
+        self.validate()?;
         let kind = match self.kind {
             IndexKind::Auto if rows < FLAT_MAX_ROWS => IndexKind::Flat,
             IndexKind::Auto if rows < HNSW_MAX_ROWS => IndexKind::Hnsw,
@@ -212,5 +224,28 @@ mod tests {
         let pq = IndexOptions { kind: IndexKind::IvfPq, pq_m: Some(7), ..Default::default() };
         assert!(pq.resolve(10_000, 384).unwrap_err().to_string().contains("must divide"));
         assert_eq!(IndexSpec::IvfPq { nlist: 64, nprobe: 8, pq_m: 48, nbits: 8, train_sample: 1 }.factory(), "IVF64,PQ48x8np");
+    }
+
+    #[test]
+    fn parameters_no_index_can_use_are_refused_by_name() {
+        let refused = |options: IndexOptions, message: &str| {
+            let error = options.resolve(100_000, 384).unwrap_err().to_string();
+            assert!(error.contains(message), "{error}");
+            assert_eq!(options.validate().unwrap_err().to_string(), error);
+        };
+        let hnsw = IndexOptions { kind: IndexKind::Hnsw, ..Default::default() };
+        refused(IndexOptions { hnsw_m: Some(1), ..hnsw.clone() }, "--hnsw-m 1: must be at least 2");
+        refused(IndexOptions { ef_construction: Some(0), ..hnsw.clone() }, "--ef-construction 0: must be at least 1");
+        refused(IndexOptions { ef_search: Some(0), ..hnsw.clone() }, "--ef-search 0: must be at least 1");
+        let ivf = IndexOptions { kind: IndexKind::IvfFlat, ..Default::default() };
+        refused(IndexOptions { nlist: Some(0), ..ivf.clone() }, "--nlist 0: must be at least 1");
+        refused(IndexOptions { nprobe: Some(0), ..ivf.clone() }, "--nprobe 0: must be at least 1");
+        refused(IndexOptions { train_sample: Some(0), ..ivf.clone() }, "--train-sample 0: must be at least 1");
+        refused(IndexOptions { kind: IndexKind::IvfPq, pq_m: Some(0), ..ivf.clone() }, "--pq-m 0: must be at least 1");
+        // The least values that make sense are accepted, whatever the kind.
+        let least = IndexOptions { hnsw_m: Some(2), ef_construction: Some(1), ef_search: Some(1), nlist: Some(1), nprobe: Some(1), train_sample: Some(1), pq_m: Some(1), ..Default::default() };
+        assert!(least.validate().is_ok());
+        assert!(matches!(IndexOptions { kind: IndexKind::Hnsw, ..least.clone() }.resolve(100_000, 384).unwrap(), IndexSpec::Hnsw { m: 2, .. }));
+        assert!(matches!(IndexOptions { kind: IndexKind::IvfFlat, ..least }.resolve(100_000, 384).unwrap(), IndexSpec::IvfFlat { nlist: 1, nprobe: 1, .. }));
     }
 }

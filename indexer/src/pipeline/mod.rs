@@ -103,6 +103,7 @@ impl RunOptions {
 
 /// Loads the model from `options.model_dir` and runs.
 pub async fn run(options: RunOptions) -> Result<RunReport> {
+    options.index.validate()?;
     let model_dir = options.model_dir.clone();
     let embed_options = options.embed;
     let embedder = tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> {
@@ -115,6 +116,7 @@ pub async fn run(options: RunOptions) -> Result<RunReport> {
 
 /// Runs with an already loaded embedder (tests and benchmarks load it once).
 pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>) -> Result<RunReport> {
+    options.index.validate()?;
     let started = Instant::now();
     let ingested_at = chrono::Utc::now();
     crate::index::init_vector_kernels(&options.embed.device);
