@@ -131,7 +131,7 @@ pub fn run(kernels: Arc<dyn VectorKernels>, config: KernelBenchConfig) -> anyhow
         let recall = ann_recall(&index, &base, dim, &recall_queries, 10)?;
         let (builder, train, assign) = match trainer {
             IvfTrainer::Kernels => (format!("quarry kernels on {} + FAISS add_core", kernels.device()), Some(train_secs), Some(assign_secs)),
-            IvfTrainer::Faiss => ("FAISS train + add (CPU)".to_string(), None, None),
+            IvfTrainer::Faiss | IvfTrainer::Auto => ("FAISS train + add (CPU)".to_string(), None, None),
         };
         ivf.push(IvfBuildResult { builder, train_secs: train, assign_secs: assign, total_secs, recall_at_10: recall });
     }

@@ -18,6 +18,10 @@ pub trait FlatSearch: Send + Sync {
 pub trait VectorKernels: Send + Sync {
     /// Where the kernels run, for logs and reports (`cpu`, `cuda:0 (NVIDIA H100 ...)`).
     fn device(&self) -> String;
+    /// Whether they run on a GPU (where they build IVF far faster than FAISS on the CPU).
+    fn is_gpu(&self) -> bool {
+        false
+    }
     /// Prepares `base` (row-major, `dim` columns) for repeated exact searches.
     fn prepare_flat<'a>(&'a self, base: &'a [f32], dim: usize) -> Result<Box<dyn FlatSearch + 'a>>;
     /// Top-`k` rows of `base` for each query, best first (higher score, then lower row).

@@ -45,8 +45,9 @@ pub struct IndexArgs {
     /// Vectors sampled to train IVF.
     #[arg(long, env = "QUARRY_TRAIN_SAMPLE")]
     pub train_sample: Option<usize>,
-    /// Who trains ivf-flat centroids: faiss, or kernels (quarry's k-means; on the GPU in a cuda build).
-    #[arg(long, env = "QUARRY_IVF_TRAINER", default_value = "faiss")]
+    /// Who trains ivf-flat centroids and assigns the rows to lists: faiss, kernels (quarry's
+    /// k-means; on the GPU in a cuda build), or auto: kernels when they run on a GPU, else faiss.
+    #[arg(long, env = "QUARRY_IVF_TRAINER", default_value = "auto")]
     pub ivf_trainer: quarry_indexer::index::IvfTrainer,
     /// Chunk window in model tokens, special tokens included.
     #[arg(long, env = "QUARRY_CHUNK_TOKENS", default_value_t = 256)]

@@ -125,11 +125,13 @@ fn training_sample(data: &[f32], dim: usize, count: usize) -> Cow<'_, [f32]> {
 pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
     let rows = data.len() / dim.max(1);
     let mut times = BuildTimes::default();
-    if let IndexSpec::IvfFlat { nlist, train_sample, trainer: IvfTrainer::Kernels, .. } = spec {
-        let training = timed_sample(data, dim, *train_sample, &mut times);
-        let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
-        times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
-        return FaissIndex::ready(inner, spec);
+    if let IndexSpec::IvfFlat { nlist, train_sample, trainer, .. } = spec {
+        if trainer.resolved() == IvfTrainer::Kernels {
+            let training = timed_sample(data, dim, *train_sample, &mut times);
+            let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
+            times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
+            return FaissIndex::ready(inner, spec);
+        }
     }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
     if let IndexSpec::Hnsw { ef_construction, .. } = spec {

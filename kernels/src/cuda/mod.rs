@@ -140,6 +140,10 @@ impl VectorKernels for CudaKernels {
         format!("cuda:{} ({})", self.ordinal, self.name)
     }
 
+    fn is_gpu(&self) -> bool {
+        true
+    }
+
     fn prepare_flat<'a>(&'a self, base: &'a [f32], dim: usize) -> Result<Box<dyn FlatSearch + 'a>> {
         Ok(Box::new(GpuFlat { kernels: self, base: self.upload(base, dim)? }))
     }
