@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use crate::dot::dot;
+use crate::gemm_scores::block_scores;
 
 /// Settings of one training run.
 #[derive(Debug, Clone, Copy)]
@@ -23,14 +24,26 @@ fn next(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The nearest centroid (highest inner product) of every row, with that inner product.
+/// Scores per matrix product in [`kmeans_assign`] (rows × centroids): 2 MiB of them.
+const ASSIGN_SCORES: usize = 1 << 19;
+
+/// The nearest centroid (highest inner product; the lower centroid on ties) of every row,
+/// with that inner product: blocks of rows scored against every centroid by one matrix
+/// product each, in parallel.
 pub fn kmeans_assign(data: &[f32], centroids: &[f32], dim: usize) -> Vec<(u32, f32)> {
-    data.par_chunks(dim)
-        .map(|row| {
-            centroids.chunks(dim).enumerate().fold((0u32, f32::NEG_INFINITY), |best, (c, centroid)| {
-                let score = dot(row, centroid);
-                if score > best.1 { (c as u32, score) } else { best }
-            })
+    let k = centroids.len() / dim.max(1);
+    if k == 0 {
+        return vec![(0, f32::NEG_INFINITY); data.len() / dim.max(1)];
+    }
+    let block_rows = (ASSIGN_SCORES / k).clamp(1, 256);
+    data.par_chunks(block_rows * dim)
+        .flat_map_iter(|rows| {
+            let mut scores = Vec::new();
+            block_scores(rows, centroids, dim, &mut scores);
+            scores
+                .chunks(k)
+                .map(|row| row.iter().enumerate().fold((0u32, f32::NEG_INFINITY), |best, (c, &score)| if score > best.1 { (c as u32, score) } else { best }))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -245,6 +258,24 @@ mod tests {
         let step = ClusterSums { sums: vec![1.6, 1.8, 0.0, 0.0, 0.0, 0.0], counts: vec![3, 0, 0], best: vec![1.0, 0.0, 0.6] };
         update_centroids(&mut centroids, &step, &data, 2);
         assert_eq!(&centroids[2..], &[0.0, 1.0, 0.6, 0.8]);
+    }
+
+    #[test]
+    fn blocked_assignment_finds_the_nearest_centroid_at_odd_sizes() {
+        let mut state = 21;
+        let mut value = || (next(&mut state) % 20_001) as f32 / 10_000.0 - 1.0;
+        for (rows, k, dim) in [(1, 1, 3), (517, 300, 24), (300, 3000, 7)] {
+            let data: Vec<f32> = (0..rows * dim).map(|_| value()).collect();
+            let centroids: Vec<f32> = (0..k * dim).map(|_| value()).collect();
+            let assigned = kmeans_assign(&data, &centroids, dim);
+            assert_eq!(assigned.len(), rows);
+            for (row, &(c, score)) in data.chunks(dim).zip(&assigned) {
+                let scores: Vec<f32> = centroids.chunks(dim).map(|centroid| dot(row, centroid)).collect();
+                let best = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                assert!((scores[c as usize] - best).abs() < 1e-5 && (score - scores[c as usize]).abs() < 1e-5, "{rows}×{k}×{dim}: centroid {c} scores {score}, the best {best}");
+            }
+        }
+        assert_eq!(kmeans_assign(&[1.0, 0.0, 0.0, 1.0], &[], 2), vec![(0, f32::NEG_INFINITY); 2], "no centroids");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
 //! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
 //! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder). [`VectorKernels`] is the
-//! swappable part; [`best_available`] picks the device.
+//! swappable part; [`best_available`] picks the device. On the CPU, many queries (or rows to
+//! assign) are scored against a base by blocked matrix products (`gemm_scores.rs`).
 
 mod activation;
 mod attention;
@@ -13,6 +14,7 @@ mod backend;
 mod cuda;
 mod dot;
 mod error;
+mod gemm_scores;
 mod kmeans;
 mod layer_norm;
 mod pool;

@@ -1,5 +1,7 @@
 //! Exact top-k inner-product search: every query against every (or every allowed) row.
-//! The ground truth for ANN recall checks and the search path for selective filters.
+//! The ground truth for ANN recall checks and the search path for selective filters. A few
+//! queries scan the base with dot products; more go through blocked matrix products
+//! ([`crate::gemm_scores`]), a block of queries against a part of the base per task.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -7,6 +9,7 @@ use std::collections::BinaryHeap;
 use rayon::prelude::*;
 
 use crate::dot::dot;
+use crate::gemm_scores::block_scores;
 
 /// A row and its inner product with the query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,32 +38,106 @@ impl Ord for Entry {
     }
 }
 
+/// The `k` best rows offered so far: a row no better than the worst kept one, once `k` are
+/// kept, costs one comparison.
+struct Best {
+    k: usize,
+    heap: BinaryHeap<Entry>,
+}
+
+impl Best {
+    fn new(k: usize) -> Self {
+        Self { k, heap: BinaryHeap::with_capacity(k + 1) }
+    }
+
+    fn offer(&mut self, row: u64, score: f32) {
+        let entry = Entry(Scored { row, score });
+        if self.heap.len() == self.k {
+            match self.heap.peek() {
+                Some(worst) if entry < *worst => {}
+                _ => return,
+            }
+        }
+        self.heap.push(entry);
+        if self.heap.len() > self.k {
+            self.heap.pop();
+        }
+    }
+
+    /// Best first (ties keep the lower row).
+    fn into_sorted(self) -> Vec<Scored> {
+        let mut hits: Vec<Scored> = self.heap.into_iter().map(|e| e.0).collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
+        hits
+    }
+}
+
 /// The `k` best of already scored rows, best first (ties keep the lower row): the selection
 /// every exact search here ends with, for callers that score rows themselves.
 pub fn top_k_of_scores(rows: impl Iterator<Item = (u64, f32)>, k: usize) -> Vec<Scored> {
-    let mut heap = BinaryHeap::with_capacity(k + 1);
-    for (row, score) in rows {
-        heap.push(Entry(Scored { row, score }));
-        if heap.len() > k {
-            heap.pop();
-        }
-    }
-    let mut hits: Vec<Scored> = heap.into_iter().map(|e| e.0).collect();
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
-    hits
+    let mut best = Best::new(k);
+    rows.for_each(|(row, score)| best.offer(row, score));
+    best.into_sorted()
 }
+
+/// From this many queries on, [`exact_top_k`] scores by blocked matrix products: below it
+/// each query reads the base once, which is all a dot product per row costs too.
+pub const BLOCKED_MIN_QUERIES: usize = 4;
+/// Queries per matrix product.
+const QUERY_BLOCK: usize = 64;
+/// Base rows per matrix product: 64 × 256 scores (64 KiB) stay in cache for the selection.
+const BASE_BLOCK: usize = 256;
+/// Base rows per task (a whole number of blocks, so block shapes, and with them the bits of
+/// every score, do not depend on the thread count).
+const PART_ROWS: usize = BASE_BLOCK * 256;
 
 /// Top-`k` rows of `base` (row-major, `dim` columns) for each query, best first.
 pub fn exact_top_k(queries: &[f32], base: &[f32], dim: usize, k: usize) -> Vec<Vec<Scored>> {
-    queries
-        .par_chunks(dim)
-        .map(|q| top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k))
+    let count = queries.len() / dim.max(1);
+    if count < BLOCKED_MIN_QUERIES || k == 0 {
+        return queries.par_chunks(dim.max(1)).map(|q| top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k)).collect();
+    }
+    let rows = base.len() / dim;
+    let tasks: Vec<(usize, usize)> = (0..count.div_ceil(QUERY_BLOCK)).flat_map(|block| (0..rows.div_ceil(PART_ROWS)).map(move |part| (block, part))).collect();
+    let found: Vec<Vec<Vec<Scored>>> = tasks
+        .par_iter()
+        .map(|&(block, part)| {
+            let block_queries = &queries[block * QUERY_BLOCK * dim..((block + 1) * QUERY_BLOCK).min(count) * dim];
+            let first_row = part * PART_ROWS;
+            blocked_top_k(block_queries, &base[first_row * dim..(first_row + PART_ROWS).min(rows) * dim], first_row, dim, k)
+        })
+        .collect();
+    // Each query's lists from every part of the base, merged.
+    let parts = rows.div_ceil(PART_ROWS).max(1);
+    (0..count)
+        .map(|query| {
+            let (block, within) = (query / QUERY_BLOCK, query % QUERY_BLOCK);
+            let lists = found.get(block * parts..(block + 1) * parts).unwrap_or_default();
+            top_k_of_scores(lists.iter().filter_map(|lists| lists.get(within)).flatten().map(|hit| (hit.row, hit.score)), k)
+        })
         .collect()
 }
 
 /// Top-`k` among the listed `rows` of `base` for one query, best first.
 pub fn exact_top_k_in(query: &[f32], base: &[f32], dim: usize, rows: &[u64], k: usize) -> Vec<Scored> {
     top_k_of_scores(rows.iter().map(|&row| (row, dot(query, &base[row as usize * dim..(row as usize + 1) * dim]))), k)
+}
+
+/// Top-`k` of one part of the base (its rows numbered from `first_row`) for each query of a
+/// block, scored `BASE_BLOCK` rows at a time.
+fn blocked_top_k(queries: &[f32], part: &[f32], first_row: usize, dim: usize, k: usize) -> Vec<Vec<Scored>> {
+    let mut best: Vec<Best> = (0..queries.len() / dim).map(|_| Best::new(k)).collect();
+    let mut scores = Vec::new();
+    for (block, rows) in part.chunks(BASE_BLOCK * dim).enumerate() {
+        block_scores(queries, rows, dim, &mut scores);
+        let (row0, width) = (first_row + block * BASE_BLOCK, rows.len() / dim);
+        for (best, row_scores) in best.iter_mut().zip(scores.chunks(width)) {
+            for (offset, &score) in row_scores.iter().enumerate() {
+                best.offer((row0 + offset) as u64, score);
+            }
+        }
+    }
+    best.into_iter().map(Best::into_sorted).collect()
 }
 
 #[cfg(test)]
@@ -83,5 +160,49 @@ mod tests {
         let base = [1.0, 1.0, 1.0, 1.0];
         let hits = exact_top_k(&[1.0], &base, 1, 2);
         assert_eq!(hits[0].iter().map(|h| h.row).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    /// Seeded unit vectors.
+    fn unit_rows(rows: usize, dim: usize, seed: u64) -> Vec<f32> {
+        let mut state = seed;
+        let mut data: Vec<f32> = (0..rows * dim)
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+            })
+            .collect();
+        for row in data.chunks_mut(dim) {
+            let norm = dot(row, row).sqrt().max(1e-6);
+            row.iter_mut().for_each(|x| *x /= norm);
+        }
+        data
+    }
+
+    #[test]
+    fn blocked_products_find_what_a_scan_finds_across_parts_and_ties() {
+        let (dim, rows, k) = (8, PART_ROWS + 1000, 7);
+        let mut base = unit_rows(rows, dim, 3);
+        // Row PART_ROWS + 7, in the second part, is row 7 again: an exact tie across parts.
+        base.copy_within(7 * dim..8 * dim, (PART_ROWS + 7) * dim);
+        let mut queries = unit_rows(QUERY_BLOCK + 5, dim, 4);
+        queries[..dim].copy_from_slice(&base[7 * dim..8 * dim]);
+        let blocked = exact_top_k(&queries, &base, dim, k);
+        assert_eq!(blocked.len(), QUERY_BLOCK + 5);
+        for (query, found) in queries.chunks(dim).zip(&blocked) {
+            let scanned = top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(query, v))), k);
+            assert_eq!(found.len(), k);
+            for (hit, truth) in found.iter().zip(&scanned) {
+                assert!((hit.score - truth.score).abs() < 1e-5, "{hit:?} vs {truth:?}");
+                let own = dot(query, &base[hit.row as usize * dim..(hit.row as usize + 1) * dim]);
+                assert!((own - hit.score).abs() < 1e-5 && own >= scanned[k - 1].score - 1e-5, "row {} does not belong in the top {k}", hit.row);
+            }
+            assert!(found.windows(2).all(|w| w[0].score > w[1].score || (w[0].score == w[1].score && w[0].row < w[1].row)), "best first");
+        }
+        let tied: Vec<u64> = blocked[0][..2].iter().map(|h| h.row).collect();
+        assert_eq!(tied, [7, PART_ROWS as u64 + 7], "the tie keeps the lower row first: {:?}", blocked[0]);
+        // Fewer queries than the blocked path takes, k of zero, and an empty base.
+        assert_eq!(exact_top_k(&queries[..dim], &base, dim, k)[0].iter().map(|h| h.row).collect::<Vec<_>>()[..2], [7, PART_ROWS as u64 + 7]);
+        assert!(exact_top_k(&queries, &base, dim, 0).iter().all(Vec::is_empty));
+        assert!(exact_top_k(&queries, &[], dim, k).iter().all(Vec::is_empty));
     }
 }
