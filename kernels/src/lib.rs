@@ -3,7 +3,8 @@
 //! spherical k-means for IVF, mean pooling and L2 normalization; and the embedding model's
 //! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
 //! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
-//! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder). [`VectorKernels`] is the
+//! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder), and a dense layer's product
+//! over a query's few rows (the CPU only; a GPU has cuBLAS). [`VectorKernels`] is the
 //! swappable part; [`best_available`] picks the device. On the CPU, many queries (or rows to
 //! assign) are scored against a base by blocked matrix products (`gemm_scores.rs`).
 
@@ -14,6 +15,7 @@ mod backend;
 mod cuda;
 mod dot;
 mod error;
+mod few_rows;
 mod gemm_scores;
 mod kmeans;
 mod layer_norm;
@@ -28,6 +30,7 @@ pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K};
 pub use dot::dot;
 pub use error::{KernelError, Result};
+pub use few_rows::few_rows_product;
 pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use pool::{l2_normalize, mean_pool};

@@ -296,9 +296,9 @@ fn attention_scores(query: &Tensor, key: &Tensor) -> candle_core::Result<Tensor>
 const FEW_ROWS: usize = 64;
 
 /// `x · Wᵀ + b` for `x` `[rows, inputs]`. On the CPU, few rows (a query's tokens) go through
-/// `W · xᵀ` instead: the CPU matmul kernels tile the output's rows (24 at a time with AVX2,
-/// 64 with AVX-512), so ten tokens would fill a fraction of each tile, where the weights'
-/// hundreds of rows fill them all. The transposed result is small to copy back.
+/// [`dense_product`] instead: the CPU matmul kernels tile the output's rows (24 at a time with
+/// AVX2, 64 with AVX-512), so ten tokens would fill a fraction of each tile, and they pack
+/// the weights into tiles first, which for ten rows costs as much as the product.
 fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
     #[cfg(feature = "cuda")]
     if x.device().is_cuda() {
@@ -315,10 +315,14 @@ fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
     }
 }
 
-/// `x · Wᵀ` without the bias, a fresh contiguous tensor (few rows on the CPU: see
-/// [`dense_forward`]).
+/// `x · Wᵀ` without the bias, a fresh contiguous tensor. Few f32 rows on the CPU (a query's
+/// tokens) go through quarry's own product, which reads each weight row once without packing
+/// it; other few rows through `W · xᵀ` (see [`dense_forward`]).
 fn dense_product(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
     if x.device().is_cpu() && x.dim(0)? < FEW_ROWS {
+        if x.dtype() == DType::F32 && layer.weight().dtype() == DType::F32 {
+            return super::encoder_ops::few_rows_product(x, layer.weight());
+        }
         return layer.weight().matmul(&x.t()?)?.t()?.contiguous();
     }
     x.matmul(&layer.weight().t()?)

@@ -117,6 +117,31 @@ impl InplaceOp3 for BiasResidualLayerNorm {
     }
 }
 
+/// `x · weightᵀ` for `x` `[rows, inputs]` of a few rows (a query's tokens) on the CPU, f32:
+/// each weight row read once, no packing (see `quarry_kernels::few_rows_product`).
+pub fn few_rows_product(x: &Tensor, weight: &Tensor) -> candle_core::Result<Tensor> {
+    let ((_, inputs), (_, weight_inputs)) = (x.dims2()?, weight.dims2()?);
+    if inputs != weight_inputs {
+        candle_core::bail!("a product of {:?} with the transpose of {:?}", x.dims(), weight.dims());
+    }
+    x.contiguous()?.apply_op2_no_bwd(&weight.contiguous()?, &FewRowsProduct)
+}
+
+struct FewRowsProduct;
+
+impl CustomOp2 for FewRowsProduct {
+    fn name(&self) -> &'static str {
+        "quarry-few-rows-product"
+    }
+
+    fn cpu_fwd(&self, x: &CpuStorage, x_layout: &Layout, weight: &CpuStorage, weight_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (rows, inputs) = x_layout.shape().dims2()?;
+        let outputs = weight_layout.shape().dims2()?.0;
+        let product = quarry_kernels::few_rows_product(cpu_f32(x, x_layout, "the dense layer's input")?, cpu_f32(weight, weight_layout, "the dense layer's weights")?, inputs);
+        Ok((CpuStorage::F32(product), Shape::from((rows, outputs))))
+    }
+}
+
 /// Whether the fused steps can run on tensors of `dtype` on the CPU (f32 only: the twins).
 pub(super) fn cpu_supports(dtype: DType) -> bool {
     dtype == DType::F32
@@ -129,6 +154,24 @@ mod tests {
 
     fn max_difference(a: &Tensor, b: &Tensor) -> f32 {
         (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap()
+    }
+
+    #[test]
+    fn the_few_rows_product_is_candles_matmul() {
+        let device = Device::Cpu;
+        for (rows, inputs, outputs) in [(1, 384, 1152), (10, 384, 1536), (63, 1536, 384), (3, 37, 5)] {
+            let x = Tensor::randn(0f32, 1.0, (rows, inputs), &device).unwrap();
+            let weight = Tensor::randn(0f32, 0.1, (outputs, inputs), &device).unwrap();
+            let want = x.matmul(&weight.t().unwrap()).unwrap();
+            let got = few_rows_product(&x, &weight).unwrap();
+            assert_eq!(got.dims(), [rows, outputs]);
+            assert!(max_difference(&got, &want) < 1e-4, "{rows}x{inputs}x{outputs}: {}", max_difference(&got, &want));
+        }
+        // A transposed (strided) input is made contiguous first.
+        let x = Tensor::randn(0f32, 1.0, (8, 2), &device).unwrap().t().unwrap();
+        let weight = Tensor::randn(0f32, 1.0, (3, 8), &device).unwrap();
+        assert!(max_difference(&few_rows_product(&x, &weight).unwrap(), &x.matmul(&weight.t().unwrap()).unwrap()) < 1e-5);
+        assert!(few_rows_product(&x, &Tensor::zeros((3, 7), DType::F32, &device).unwrap()).is_err(), "widths that do not match");
     }
 
     #[test]
