@@ -15,9 +15,9 @@
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds?
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
+#             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #             (ivf-flat with the default trainer, which must be quarry's kernels on the GPU;
 #             E2E_INDEX=auto measures the default index instead: HNSW, built by FAISS on the CPU, at 1M)
-#             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16;
 #             PROFILE_FUSED, a mode as above, default 1), summed by kernel name (scripts/ncu-summary.py)
 #   profile-kernels  ncu's time per kernel of bench-kernels' flat top-k over 1M x 384 rows, at 1
