@@ -159,8 +159,8 @@ fn clear_errors_for_bad_options() {
     let output = quarry(&["index", "datasets/sample", "--out", out, "--model", "/nonexistent"]);
     assert!(text(&output.stderr).contains("missing config.json"), "{}", text(&output.stderr));
     // FAISS crashed on an HNSW graph without links, and failed its first search on zero lists.
-    for (option, message) in [("--hnsw-m", "--hnsw-m 0: must be at least 2"), ("--nlist", "--nlist 0: must be at least 1")] {
-        let output = quarry(&["index", "datasets/sample", "--out", out, "--index", if option == "--nlist" { "ivf-flat" } else { "hnsw" }, option, "0"]);
+    for (kind, option, message) in [("hnsw", "--hnsw-m", "--hnsw-m 0: must be at least 2"), ("ivf-flat", "--nlist", "--nlist 0: must be at least 1")] {
+        let output = quarry(&["index", "datasets/sample", "--out", out, "--index", kind, option, "0"]);
         assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
         assert!(text(&output.stderr).contains(message), "{}", text(&output.stderr));
     }

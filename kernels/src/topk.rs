@@ -82,7 +82,7 @@ pub fn top_k_of_scores(rows: impl Iterator<Item = (u64, f32)>, k: usize) -> Vec<
 
 /// From this many queries on, [`exact_top_k`] scores by blocked matrix products: below it
 /// each query reads the base once, which is all a dot product per row costs too.
-pub const BLOCKED_MIN_QUERIES: usize = 4;
+const BLOCKED_MIN_QUERIES: usize = 4;
 /// Queries per matrix product.
 const QUERY_BLOCK: usize = 64;
 /// Base rows per matrix product: 64 × 256 scores (64 KiB) stay in cache for the selection.
@@ -98,7 +98,8 @@ pub fn exact_top_k(queries: &[f32], base: &[f32], dim: usize, k: usize) -> Vec<V
         return queries.par_chunks(dim.max(1)).map(|q| top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k)).collect();
     }
     let rows = base.len() / dim;
-    let tasks: Vec<(usize, usize)> = (0..count.div_ceil(QUERY_BLOCK)).flat_map(|block| (0..rows.div_ceil(PART_ROWS)).map(move |part| (block, part))).collect();
+    let parts = rows.div_ceil(PART_ROWS);
+    let tasks: Vec<(usize, usize)> = (0..count.div_ceil(QUERY_BLOCK)).flat_map(|block| (0..parts).map(move |part| (block, part))).collect();
     let found: Vec<Vec<Vec<Scored>>> = tasks
         .par_iter()
         .map(|&(block, part)| {
@@ -107,12 +108,11 @@ pub fn exact_top_k(queries: &[f32], base: &[f32], dim: usize, k: usize) -> Vec<V
             blocked_top_k(block_queries, &base[first_row * dim..(first_row + PART_ROWS).min(rows) * dim], first_row, dim, k)
         })
         .collect();
-    // Each query's lists from every part of the base, merged.
-    let parts = rows.div_ceil(PART_ROWS).max(1);
+    // Each query's lists from every part of the base, merged (none for an empty base).
     (0..count)
         .map(|query| {
             let (block, within) = (query / QUERY_BLOCK, query % QUERY_BLOCK);
-            let lists = found.get(block * parts..(block + 1) * parts).unwrap_or_default();
+            let lists = &found[block * parts..(block + 1) * parts];
             top_k_of_scores(lists.iter().filter_map(|lists| lists.get(within)).flatten().map(|hit| (hit.row, hit.score)), k)
         })
         .collect()
