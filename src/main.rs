@@ -34,6 +34,8 @@ enum Command {
     BenchKernels(commands::bench_kernels::BenchKernelsArgs),
     /// Parse + chunk and model tokenization throughput on the CPU (what feeds the embedding device).
     BenchCpuStages(commands::bench_cpu_stages::BenchCpuStagesArgs),
+    /// `quarry index` with seeded vectors in place of the model: every other stage's time and the run's peak memory at scale.
+    BenchPipeline(commands::index::IndexArgs),
     /// Merge a snapshot's segments into one (stored embeddings, tombstoned rows dropped).
     Compact(commands::compact::CompactArgs),
     /// Remove old versions of a snapshot and the segments only they name.
@@ -58,6 +60,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchEmbed(args) => commands::bench_embed::run(args),
         Command::BenchKernels(args) => commands::bench_kernels::run(args),
         Command::BenchCpuStages(args) => commands::bench_cpu_stages::run(args),
+        Command::BenchPipeline(args) => commands::bench_pipeline::run(args),
         Command::GenCorpus(args) => commands::gen_corpus::run(args),
         Command::Gc(args) => commands::gc::run(args),
         Command::Compact(args) => commands::compact::run(args),

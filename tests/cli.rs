@@ -342,6 +342,22 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
         assert_eq!(stage(name)["items"], report["chunks"], "{name}: {report}");
     }
     assert!(stage("recall check")["items"].as_u64().unwrap() > 0, "{report}");
+    // The run's peak memory: at least the model's 90 MB of weights when embedding ended, and
+    // never less over the whole run.
+    let (embed_peak, peak) = (report["embed_peak_rss_mib"].as_f64().unwrap(), report["peak_rss_mib"].as_f64().unwrap());
+    assert!(embed_peak > 90.0 && peak >= embed_peak, "{report}");
+
+    // The same run with seeded vectors in place of the model: the same documents, chunks and
+    // tokens through every other stage, and the vectors' indexes built and checked.
+    let seeded = dir.path().join("seeded");
+    let output = quarry(&["bench-pipeline", corpus.to_str().unwrap(), "--out", seeded.to_str().unwrap(), "--json", "--progress", "quiet", "--index", "hnsw"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let bench: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for field in ["documents_indexed", "chunks", "tokens", "documents_failed"] {
+        assert_eq!(bench[field], report[field], "{field}: {bench}");
+    }
+    assert_eq!((bench["device"].as_str().unwrap(), bench["index"].as_str().unwrap()), ("seeded vectors (no model)", "HNSW32,Flat"), "{bench}");
+    assert!(bench["recall_at_10"].as_f64().unwrap() > 0.9 && bench["peak_rss_mib"].as_f64().unwrap() > 0.0, "{bench}");
 
     // The CPU-stage benchmark parses and chunks what the run did: the same chunks and tokens.
     let json = dir.path().join("cpu-stages.json");

@@ -5,7 +5,7 @@
 //! focused benchmarks: batch policies ([`embed_batching`]), search latency
 //! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]), embedding
 //! throughput at full windows ([`embed_throughput`]), the CPU stages that feed it ([`cpu_stages`]), the vector kernels and the IVF build
-//! ([`kernels_bench`]).
+//! ([`kernels_bench`]), and the batch run with seeded vectors in place of the model ([`seeded_embedder`]).
 
 pub mod ann_sweep;
 pub mod cpu_stages;
@@ -19,5 +19,6 @@ pub mod plots;
 pub mod prepare;
 pub mod report;
 pub mod search_latency;
+pub mod seeded_embedder;
 pub mod synthetic_snapshot;
 pub mod workload;

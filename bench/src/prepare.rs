@@ -39,11 +39,7 @@ pub struct Prepared {
 
 /// Peak resident set size of this process, MiB (Linux; 0 elsewhere).
 pub fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()))
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
+    quarry_indexer::process_memory::peak_rss_mib().unwrap_or(0.0)
 }
 
 pub fn index_options(workload: &Workload) -> anyhow::Result<IndexOptions> {

@@ -12,6 +12,7 @@ pub mod error;
 pub mod index;
 pub mod parse;
 pub mod pipeline;
+pub mod process_memory;
 pub mod snapshot;
 pub mod source;
 pub mod store;

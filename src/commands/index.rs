@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::index::{IndexKind, IndexOptions};
-use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions};
+use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions, RunReport};
 use quarry_indexer::source::SourceOptions;
 
 use super::{at_least_one, runtime, ModelArgs, StoreArgs};
@@ -129,7 +129,8 @@ fn read_queries(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
     Ok(queries)
 }
 
-pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
+/// The run `args` ask for.
+pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     let mut options = RunOptions::new(&args.source, &args.out, args.model.model_dir()?);
     options.source_options = SourceOptions {
         include: args.include,
@@ -165,11 +166,22 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.recall_queries {
         options.recall_queries = read_queries(path)?;
     }
-    let report = runtime()?.block_on(run_pipeline(options))?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(options)
+}
+
+/// The run report on stdout: JSON, or the table.
+pub fn print_report(report: &RunReport, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
     } else {
         print!("{}", report.render_table());
     }
+    Ok(())
+}
+
+pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
+    let json = args.json;
+    let report = runtime()?.block_on(run_pipeline(run_options(args)?))?;
+    print_report(&report, json)?;
     Ok(ExitCode::SUCCESS)
 }

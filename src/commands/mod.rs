@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_cpu_stages;
+pub mod bench_pipeline;
 pub mod bench_embed;
 pub mod bench_kernels;
 pub mod compact;

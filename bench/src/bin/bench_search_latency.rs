@@ -79,8 +79,6 @@ async fn main() -> anyhow::Result<()> {
 
 /// One of this process's resident-memory lines of /proc/self/status (`VmRSS:` all of it,
 /// `RssAnon:` the heap and other anonymous pages), in MB; 0 where /proc is missing.
-fn resident_mb(line: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kb = status.lines().find_map(|l| l.strip_prefix(line)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
-    kb.unwrap_or(0.0) / 1024.0
+fn resident_mb(field: &str) -> f64 {
+    quarry_indexer::process_memory::status_mib(field).unwrap_or(0.0)
 }

@@ -223,6 +223,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let fetch_secs = fetch_started.elapsed().as_secs_f64();
     let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
     let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
+    let embed_peak_rss_mib = crate::process_memory::peak_rss_mib();
     progress.finish();
     let (unchanged_documents, changed_documents) = stored.map(StoredEmbeddings::into_outcome).unwrap_or_default();
     reuse.changed_documents = changed_documents;
@@ -263,6 +264,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         failures,
         skipped: listing.skipped,
         reuse,
+        embed_peak_rss_mib,
         ..Default::default()
     };
     if documents.is_empty() && base.is_none() {
@@ -290,6 +292,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     };
     report.version = Some(manifest.version.clone());
     report.wall_secs = started.elapsed().as_secs_f64();
+    report.peak_rss_mib = crate::process_memory::peak_rss_mib();
     let report_json = serde_json::to_value(&report).map_err(|e| IndexerError::snapshot("report", e))?;
     writer.put_json(&layout::report(&manifest.version), &report_json).await?;
     if let Some(path) = &options.report_path {

@@ -66,6 +66,11 @@ pub struct RunReport {
     pub recall_at_10: Option<f64>,
     pub wall_secs: f64,
     pub stages: Vec<StageReport>,
+    /// Peak resident memory of the process when the last chunk was embedded, MiB (Linux).
+    pub embed_peak_rss_mib: Option<f64>,
+    /// Peak resident memory of the process over the whole run, publishing included, MiB
+    /// (Linux): what a machine running this corpus needs.
+    pub peak_rss_mib: Option<f64>,
 }
 
 impl RunReport {
@@ -111,6 +116,10 @@ impl RunReport {
             line(&mut out, "ANN recall@10", format!("{recall:.4}"));
         }
         line(&mut out, "wall time", format!("{:.2} s", self.wall_secs));
+        if let Some(peak) = self.peak_rss_mib {
+            let embedded = self.embed_peak_rss_mib.map(|mib| format!(" ({mib:.0} MiB when embedding ended)")).unwrap_or_default();
+            line(&mut out, "peak memory", format!("{peak:.0} MiB{embedded}"));
+        }
         out.push_str(&format!("\n  {:<14} {:>10} {:>12} {:>16}\n", "stage", "busy s", "items", "throughput"));
         for stage in &self.stages {
             out.push_str(&format!(
