@@ -18,6 +18,10 @@
 #             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #             (ivf-flat with the default trainer, which must be quarry's kernels on the GPU;
 #             E2E_INDEX=auto measures the default index instead: HNSW, built by FAISS on the CPU, at 1M)
+#   pipeline  `quarry bench-pipeline` over the same 1M-document corpus, seeded vectors in place of
+#             the model: fetch, parse + chunk, the indexes, recall check and segment write on the
+#             machine's CPU with no GPU embedding beside them, and the run's peak memory
+#             (PIPELINE_INDEX, default ivf-flat: FAISS trains, the kernels being on the CPU here)
 #   profile   ncu's time per kernel of a 1,000-chunk bench-embed (PROFILE_PRECISION, default f16;
 #             PROFILE_FUSED, a mode as above, default 1), summed by kernel name (scripts/ncu-summary.py)
 #   profile-kernels  ncu's time per kernel of bench-kernels' flat top-k over 1M x 384 rows, at 1
@@ -132,6 +136,13 @@ run_step() {
       "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
         --index "${E2E_INDEX:-ivf-flat}" --reuse off --progress log --report "$out/e2e$suffix-report.json" 2>&1 | tee "$out/e2e$suffix.txt"
       [ "${E2E_INDEX:-ivf-flat}" != ivf-flat ] || grep -q "train (quarry kernels)" "$out/e2e$suffix.txt" || echo "warning: the default IVF trainer was not quarry's kernels on the GPU" >&2
+      ;;
+    pipeline)
+      [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
+      rm -rf "$work/seeded"
+      "$quarry" bench-pipeline "$work/corpus" --out "$work/seeded" --index "${PIPELINE_INDEX:-ivf-flat}" --reuse off --progress log \
+        --report "$out/pipeline-report.json" 2>&1 | tee "$out/pipeline.txt"
+      rm -rf "$work/seeded"
       ;;
     serve-cpu)
       cpu="$dev/bin/quarry-cpu"

@@ -166,6 +166,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     if let Some(path) = &args.recall_queries {
         options.recall_queries = read_queries(path)?;
     }
+    options.after_embedding = Some(crate::allocator::hand_back_freed_memory);
     Ok(options)
 }
 

@@ -168,6 +168,9 @@ impl Chunker for TokenChunker {
                 });
             }
         }
+        // A run keeps every document's chunks until it publishes: no spare capacity (a
+        // one-chunk document's list would hold room for four).
+        out.chunks.shrink_to_fit();
         Ok(out)
     }
 

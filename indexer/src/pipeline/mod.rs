@@ -73,6 +73,9 @@ pub struct RunOptions {
     pub publish: PublishMode,
     /// When a delta run merges segments afterwards (its merged segment uses `index`).
     pub compact: CompactOptions,
+    /// Called once the embed stage has ended, before the publishing stages (the `quarry`
+    /// binary hands the memory its allocator kept for the embedding batches back).
+    pub after_embedding: Option<fn()>,
 }
 
 impl RunOptions {
@@ -97,6 +100,7 @@ impl RunOptions {
             reuse: true,
             publish: PublishMode::Delta,
             compact: CompactOptions::default(),
+            after_embedding: None,
         }
     }
 }
@@ -187,7 +191,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
 
     // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed
     let (raw_tx, raw_rx) = tokio::sync::mpsc::channel(64);
-    let (doc_tx, doc_rx) = crossbeam_channel::bounded(16);
+    let fetched_budget = Arc::new(tokio::sync::Semaphore::new(stages::FETCHED_BUDGET_KIB));
+    let (doc_tx, doc_rx) = crossbeam_channel::bounded(stages::WAITING_MESSAGES);
     let parse_thread = {
         let context = context.clone();
         std::thread::spawn(move || parse_stage(raw_rx, doc_tx, &context, stored))
@@ -212,7 +217,10 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         context.counters.fetched.fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(raw) => {
-                if raw_tx.send(raw).await.is_err() {
+                // Waits while the fetched files not yet parsed hold the whole budget.
+                let kib = (raw.bytes.len() / 1024).clamp(1, stages::FETCHED_BUDGET_KIB) as u32;
+                let Ok(held) = fetched_budget.clone().acquire_many_owned(kib).await else { break };
+                if raw_tx.send((raw, held)).await.is_err() {
                     break; // a later stage stopped; its error is reported below
                 }
             }
@@ -224,6 +232,9 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
     let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
     let embed_peak_rss_mib = crate::process_memory::peak_rss_mib();
+    if let Some(after_embedding) = options.after_embedding {
+        after_embedding();
+    }
     progress.finish();
     let (unchanged_documents, changed_documents) = stored.map(StoredEmbeddings::into_outcome).unwrap_or_default();
     reuse.changed_documents = changed_documents;

@@ -176,28 +176,62 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
     }
 }
 
+/// KiB of fetched files waiting to be parsed at most (a larger file takes the whole budget).
+pub(super) const FETCHED_BUDGET_KIB: usize = 128 << 10;
+/// Files the parse stage parses together (in parallel) at most...
+const PARSE_GROUP_FILES: usize = 32;
+/// ...and bytes: their documents and chunks are in memory at once, so a group of large
+/// JSONL files is cut short (its first file always goes in).
+const PARSE_GROUP_BYTES: usize = 16 << 20;
+/// Chunks per message to the embed stage at most...
+const MESSAGE_CHUNKS: usize = 1024;
+/// ...and messages waiting for it: together they bound the parsed chunks waiting for the
+/// model (64k, several seconds of GPU embedding), where whole groups used to pile up.
+pub(super) const WAITING_MESSAGES: usize = 64;
+
+/// `documents` cut into messages of whole documents and at most `most` chunks (a larger
+/// document alone), in order.
+fn messages<T>(documents: Vec<T>, chunks_of: impl Fn(&T) -> usize, most: usize) -> impl Iterator<Item = Vec<T>> {
+    let mut documents = documents.into_iter().peekable();
+    std::iter::from_fn(move || {
+        let first = documents.next()?;
+        let mut chunks = chunks_of(&first);
+        let mut message = vec![first];
+        while let Some(next) = documents.next_if(|d| chunks + chunks_of(d) <= most) {
+            chunks += chunks_of(&next);
+            message.push(next);
+        }
+        Some(message)
+    })
+}
+
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
 /// documents whose embeddings `stored` holds skip the embed stage. Returns the seconds spent
 /// working, the documents with reused embeddings, and `stored` (which knows which of them
 /// did not change at all).
 pub(super) fn parse_stage(
-    mut raw_rx: tokio::sync::mpsc::Receiver<RawDocument>,
+    mut raw_rx: tokio::sync::mpsc::Receiver<(RawDocument, tokio::sync::OwnedSemaphorePermit)>,
     doc_tx: crossbeam_channel::Sender<Vec<ChunkedDoc>>,
     context: &StageContext,
     mut stored: Option<StoredEmbeddings>,
 ) -> (f64, Vec<EmbeddedDoc>, Option<StoredEmbeddings>) {
     let mut busy = 0.0;
     let mut reused = Vec::new();
+    // Each file comes with its share of the fetched-file budget, given back with the file.
     while let Some(first) = raw_rx.blocking_recv() {
+        let mut group_bytes = first.0.bytes.len();
         let mut group = vec![first];
-        while group.len() < 32 {
+        while group.len() < PARSE_GROUP_FILES && group_bytes < PARSE_GROUP_BYTES {
             match raw_rx.try_recv() {
-                Ok(raw) => group.push(raw),
+                Ok(fetched) => {
+                    group_bytes += fetched.0.bytes.len();
+                    group.push(fetched);
+                }
                 Err(_) => break,
             }
         }
         let started = Instant::now();
-        let results: Vec<(Vec<ChunkedDoc>, Vec<Failure>)> = group.par_iter().map(|raw| parse_and_chunk(raw, &context.settings)).collect();
+        let results: Vec<(Vec<ChunkedDoc>, Vec<Failure>)> = group.par_iter().map(|(raw, _)| parse_and_chunk(raw, &context.settings)).collect();
         let mut documents = Vec::new();
         for (docs, failures) in results {
             documents.extend(docs);
@@ -213,7 +247,8 @@ pub(super) fn parse_stage(
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
         context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);
-        if !documents.is_empty() && doc_tx.send(documents).is_err() {
+        drop(group);
+        if messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS).try_for_each(|message| doc_tx.send(message)).is_err() {
             break; // the embed stage stopped
         }
     }
@@ -332,4 +367,19 @@ fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<E
             EmbeddedDoc { record, chunks, vectors }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_keep_documents_whole_in_order_and_under_the_bound() {
+        // Documents given by their chunk counts.
+        let sizes = vec![1, 1023, 1, 2000, 5, 5, 1024, 0, 3];
+        let sent: Vec<Vec<usize>> = messages(sizes.clone(), |&n| n, 1024).collect();
+        assert_eq!(sent, [vec![1, 1023], vec![1], vec![2000], vec![5, 5], vec![1024, 0], vec![3]]);
+        assert_eq!(sent.concat(), sizes);
+        assert_eq!(messages(Vec::<usize>::new(), |&n| n, 1024).count(), 0);
+    }
 }
