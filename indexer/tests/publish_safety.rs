@@ -141,7 +141,9 @@ async fn gc_removes_only_what_no_kept_version_needs() {
         options.publish = PublishMode::Full; // one segment per version
         versions.push(run_with_embedder(options, common::embedder()).await.unwrap().version.unwrap());
     }
-    let segment_of = |version: &str| format!("seg-{version}");
+    // The first version's one segment, as its manifest names it (read before gc removes it).
+    let first: Manifest = serde_json::from_slice(&std::fs::read(root.join(layout::manifest(&versions[0]))).unwrap()).unwrap();
+    let first_segment = first.segments[0].id.clone();
     // A run that has written its manifest but not yet LATEST names a segment of its own.
     let latest = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().manifest().clone();
     let pending = Manifest { version: format!("{}z", versions[2]), segments: vec![SegmentManifest { id: "seg-pending".into(), ..latest.segments[0].clone() }], ..latest };
@@ -161,7 +163,7 @@ async fn gc_removes_only_what_no_kept_version_needs() {
     let now = GcOptions { keep: 2, min_age: std::time::Duration::ZERO, dry_run: true };
     let report = collect_garbage(out, &StoreOptions::default(), &now).await.unwrap();
     assert_eq!(report.versions_removed, vec![versions[0].clone()]);
-    assert_eq!(report.segments_removed, vec![segment_of(&versions[0]), "seg-orphan".to_string()]);
+    assert_eq!(report.segments_removed, vec![first_segment.clone(), "seg-orphan".to_string()]);
     assert!(root.join(layout::manifest(&versions[0])).is_file());
 
     let report = collect_garbage(out, &StoreOptions::default(), &GcOptions { dry_run: false, ..now }).await.unwrap();
@@ -171,7 +173,7 @@ async fn gc_removes_only_what_no_kept_version_needs() {
     assert!(!root.join(layout::report(&versions[0])).exists());
     assert!(!root.join(layout::files(&versions[0])).exists(), "the file table goes with its version");
     assert!(root.join(layout::files(&versions[1])).is_file());
-    assert!(!root.join("segments").join(segment_of(&versions[0])).exists(), "the folder goes with its files");
+    assert!(!root.join("segments").join(&first_segment).exists(), "the folder goes with its files");
     assert!(!root.join("segments/seg-orphan").exists());
     assert!(root.join("segments/seg-pending/chunks.parquet").is_file(), "the pending version's segment stays");
     assert_latest_is(out, &versions[2]).await;

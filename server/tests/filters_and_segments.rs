@@ -470,3 +470,70 @@ fn keyword_hits(snapshot: Arc<LoadedSnapshot>, query: &str) -> Vec<(usize, Strin
     let searcher = Searcher::new(snapshot, common::embedder()).unwrap();
     searcher.keyword_lane(query, 10, None).unwrap().into_iter().map(|(row, score)| (row, format!("{score:.6}"))).collect()
 }
+
+/// A full run cut into segments as it embeds (`segment_chunks`) serves what one segment does:
+/// every document once, the same answers in every mode and filter, the same BM25 scores, a
+/// duplicate failed alone; a nightly rerun builds on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cut_into_segments_answers_as_one_segment() {
+    let src = tempfile::tempdir().unwrap();
+    tagged_corpus(src.path(), 60);
+    // A second copy of the first passage: the same URI, so a duplicate that must fail alone.
+    let first_line = std::fs::read_to_string(src.path().join("corpus.jsonl")).unwrap().lines().next().unwrap().to_string();
+    let mut corpus = std::fs::OpenOptions::new().append(true).open(src.path().join("corpus.jsonl")).unwrap();
+    std::io::Write::write_all(&mut corpus, format!("{first_line}\n").as_bytes()).unwrap();
+    let (one_dir, cut_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let run = |out: &Path, segment_chunks: usize| {
+        let mut options = RunOptions::new(src.path().to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
+        options.progress = ProgressMode::Quiet;
+        // Embedded in groups of 8 chunks; cut at 20, several segments.
+        (options.embed_group, options.segment_chunks) = (8, segment_chunks);
+        run_with_embedder(options, common::embedder())
+    };
+    let one = run(one_dir.path(), quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS).await.unwrap();
+    let cut = run(cut_dir.path(), 20).await.unwrap();
+    for report in [&one, &cut] {
+        assert_eq!((report.documents_indexed, report.documents_failed), (60, 1), "{report:?}");
+        assert!(report.failures[0].reason.contains("duplicate document"), "{:?}", report.failures);
+    }
+    assert_eq!((cut.chunks, cut.tokens), (one.chunks, one.tokens));
+
+    let (one, cut) = (searcher(one_dir.path().to_str().unwrap()).await, searcher(cut_dir.path().to_str().unwrap()).await);
+    assert_eq!(one.snapshot().segments.len(), 1);
+    let segments = cut.snapshot().segments.len();
+    assert!(segments >= 3, "{segments} segments");
+    // Every document is in exactly one segment.
+    let mut documents: Vec<String> = cut.snapshot().documents().map(|d| d.doc_id.clone()).collect();
+    documents.sort();
+    let before = documents.len();
+    documents.dedup();
+    assert_eq!((before, documents.len()), (60, 60));
+
+    let queries = ["what is the weather like", "how to cook rice", "definition of a contract", "symptoms of a cold"];
+    let answers = |searcher: &Searcher| -> Vec<Vec<(String, String, String)>> {
+        let mut all = Vec::new();
+        for query in queries {
+            for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+                for filters in [Filters::default(), Filters { tags: vec!["t1".into(), "t3".into()], ..Default::default() }] {
+                    let request = SearchRequest { query: query.into(), mode, top_k: 8, filters, ..Default::default() };
+                    let result = searcher.search(&request).unwrap().result;
+                    all.push(result.chunks.iter().map(|c| (c.chunk_id.clone(), format!("{:.5}", c.score), format!("{:.4}", c.metadata.get("keyword_score").and_then(|v| v.as_f64()).unwrap_or(0.0)))).collect());
+                }
+            }
+        }
+        all
+    };
+    let expected = answers(&one);
+    // Vector searches always answer (the first two of each query's six), keyword ones where words match.
+    assert!(expected.chunks(6).all(|per_query| !per_query[0].is_empty() && !per_query[1].is_empty()));
+    assert!(expected.iter().filter(|hits| !hits.is_empty()).count() >= 18, "{expected:?}");
+    assert_eq!(answers(&cut), expected, "{segments} segments answer as one");
+
+    // A nightly rerun over the cut version: nothing changed, nothing embedded, its segments kept.
+    let mut options = RunOptions::new(src.path().to_str().unwrap(), cut_dir.path().to_str().unwrap(), common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    let rerun = run_with_embedder(options, common::embedder()).await.unwrap();
+    let delta = rerun.delta.as_ref().expect("a delta over the cut version");
+    assert_eq!((delta.documents_written, delta.segments), (0, segments), "{rerun:?}");
+    assert_eq!(rerun.documents_indexed, 60);
+}

@@ -86,6 +86,10 @@ pub struct IndexArgs {
     /// merged once they pile up); full: write every document into one new segment.
     #[arg(long, env = "QUARRY_PUBLISH", default_value = "delta")]
     pub publish: PublishMode,
+    /// A full run writes a segment each time its embedded documents reach this many chunks
+    /// (while embedding the next), which bounds its memory; a corpus under it gives one segment.
+    #[arg(long, env = "QUARRY_SEGMENT_CHUNKS", default_value_t = quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS, value_parser = at_least_one::<usize>)]
+    pub segment_chunks: usize,
     /// Print the run report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -159,6 +163,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     options.report_path = args.report;
     options.reuse = args.reuse;
     options.publish = args.publish;
+    options.segment_chunks = args.segment_chunks;
     if let Some(min) = args.min_recall {
         anyhow::ensure!((0.0..=1.0).contains(&min), "--min-recall must be between 0 and 1, got {min}");
     }

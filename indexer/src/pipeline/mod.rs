@@ -1,7 +1,7 @@
 //! The batch run: list -> fetch (async, bounded concurrency) -> parse + chunk (rayon) ->
-//! embed (token-budget batches) -> FAISS + BM25 -> publish (a full version, or a delta over
-//! the previous one). Stages are joined by bounded channels so parsing and chunking overlap
-//! embedding; one bad document fails alone.
+//! embed (token-budget batches) -> FAISS + BM25 -> publish (a full version, its segments cut
+//! and written as the run embeds, or a delta over the previous one). Stages are joined by
+//! bounded channels so parsing and chunking overlap embedding; one bad document fails alone.
 
 mod compact;
 mod delta;
@@ -11,6 +11,7 @@ mod publish;
 mod report;
 mod reuse;
 mod segment;
+mod segmenter;
 mod stages;
 
 pub use progress::ProgressMode;
@@ -31,16 +32,21 @@ use crate::embed::{load_embedder, EmbedOptions, Embedder, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
 use crate::parse::AutoParser;
-use crate::snapshot::{layout, ChunkerManifest, SnapshotWriter};
+use crate::snapshot::{layout, new_version_id, ChunkerManifest, SnapshotWriter};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
-use publish::Publisher;
+use publish::{Publisher, SegmentBuilder};
+use segmenter::Segmenter;
 use stages::{embed_stage, parse_stage, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
 pub use online::{publish_next_version, VersionChange};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
 pub use stages::{embed_documents, parse_and_chunk, ChunkSettings, ChunkedDoc, EmbeddedDoc};
+
+/// Chunks per segment of a full run: larger than a 1M-chunk corpus, and the size from which
+/// `--index auto` builds IVF.
+pub const DEFAULT_SEGMENT_CHUNKS: usize = 2_000_000;
 
 /// Everything one `quarry index` run needs.
 #[derive(Debug, Clone)]
@@ -76,6 +82,10 @@ pub struct RunOptions {
     /// Called once the embed stage has ended, before the publishing stages (the `quarry`
     /// binary hands the memory its allocator kept for the embedding batches back).
     pub after_embedding: Option<fn()>,
+    /// A full run writes a segment each time its embedded documents reach this many chunks
+    /// (while it embeds the next ones), so that it holds about two segments' documents at
+    /// most; a delta writes its changed documents as one segment.
+    pub segment_chunks: usize,
 }
 
 impl RunOptions {
@@ -101,6 +111,7 @@ impl RunOptions {
             publish: PublishMode::Delta,
             compact: CompactOptions::default(),
             after_embedding: None,
+            segment_chunks: DEFAULT_SEGMENT_CHUNKS,
         }
     }
 }
@@ -189,48 +200,66 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
     let context = Arc::new(StageContext { settings, counters: progress.counters.clone(), failures: failures.clone() });
 
-    // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed
+    // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed -> (embedded channel)
+    // -> segments of a full version (built while the run embeds on), or a delta's documents
     let (raw_tx, raw_rx) = tokio::sync::mpsc::channel(64);
     let fetched_budget = Arc::new(tokio::sync::Semaphore::new(stages::FETCHED_BUDGET_KIB));
     let (doc_tx, doc_rx) = crossbeam_channel::bounded(stages::WAITING_MESSAGES);
+    let (embedded_tx, mut embedded_rx) = tokio::sync::mpsc::channel(4);
     let parse_thread = {
         let context = context.clone();
         std::thread::spawn(move || parse_stage(raw_rx, doc_tx, &context, stored))
     };
     let embed_thread = {
         let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
-        std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context))
+        std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context, embedded_tx))
+    };
+    let builder = SegmentBuilder { writer: writer.clone(), options: Arc::new(options.clone()), embedder: embedder.clone() };
+    let mut destination = match base {
+        // Segments are named after the run (the version id, taken when it publishes, sorts after any published meanwhile).
+        None => Destination::Segments(Segmenter::new(builder.clone(), new_version_id(), options.segment_chunks)),
+        Some(_) => Destination::Collected(Vec::new()),
     };
     let files_fetched = listing.entries.len();
-    let fetch_started = Instant::now();
-    let concurrency = options.source_options.concurrency.max(1);
-    let mut fetched = futures::stream::iter(listing.entries.into_iter())
-        .map(|entry| {
-            let source = source.clone();
-            async move {
-                let result = source.fetch(&entry).await;
-                (entry, result)
-            }
-        })
-        .buffer_unordered(concurrency);
-    while let Some((entry, result)) = fetched.next().await {
-        context.counters.fetched.fetch_add(1, Ordering::Relaxed);
-        match result {
-            Ok(raw) => {
-                // Waits while the fetched files not yet parsed hold the whole budget.
-                let kib = (raw.bytes.len() / 1024).clamp(1, stages::FETCHED_BUDGET_KIB) as u32;
-                let Ok(held) = fetched_budget.clone().acquire_many_owned(kib).await else { break };
-                if raw_tx.send((raw, held)).await.is_err() {
-                    break; // a later stage stopped; its error is reported below
+    let fetch = async {
+        let fetch_started = Instant::now();
+        let concurrency = options.source_options.concurrency.max(1);
+        let mut fetched = futures::stream::iter(listing.entries.into_iter())
+            .map(|entry| {
+                let source = source.clone();
+                async move {
+                    let result = source.fetch(&entry).await;
+                    (entry, result)
                 }
+            })
+            .buffer_unordered(concurrency);
+        while let Some((entry, result)) = fetched.next().await {
+            context.counters.fetched.fetch_add(1, Ordering::Relaxed);
+            match result {
+                Ok(raw) => {
+                    // Waits while the fetched files not yet parsed hold the whole budget.
+                    let kib = (raw.bytes.len() / 1024).clamp(1, stages::FETCHED_BUDGET_KIB) as u32;
+                    let Ok(held) = fetched_budget.clone().acquire_many_owned(kib).await else { break };
+                    if raw_tx.send((raw, held)).await.is_err() {
+                        break; // a later stage stopped; its error is reported below
+                    }
+                }
+                Err(e) => context.fail(&entry.uri, "fetch", e.to_string()),
             }
-            Err(e) => context.fail(&entry.uri, "fetch", e.to_string()),
         }
-    }
-    drop(raw_tx);
-    let fetch_secs = fetch_started.elapsed().as_secs_f64();
+        drop(raw_tx);
+        fetch_started.elapsed().as_secs_f64()
+    };
+    let receive = async {
+        while let Some(documents) = embedded_rx.recv().await {
+            destination.push(documents, &context).await?;
+        }
+        Ok::<(), IndexerError>(())
+    };
+    let (fetch_secs, received) = tokio::join!(fetch, receive);
     let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
-    let (mut documents, embed_busy) = join_stage(embed_thread, "embed").await??;
+    let (embed_busy, embed_tokens) = join_stage(embed_thread, "embed").await??;
+    received?;
     let embed_peak_rss_mib = crate::process_memory::peak_rss_mib();
     if let Some(after_embedding) = options.after_embedding {
         after_embedding();
@@ -239,29 +268,31 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let (unchanged_documents, changed_documents) = stored.map(StoredEmbeddings::into_outcome).unwrap_or_default();
     reuse.changed_documents = changed_documents;
     // What the model embedded: the embed stage's documents less their chunks that kept a stored vector.
-    let embedded_tokens: u64 = documents.iter().map(EmbeddedDoc::tokens).sum::<u64>() - changed_documents.tokens;
+    let embedded_tokens = embed_tokens - changed_documents.tokens;
     reuse.documents = reused.len();
     reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
     reuse.tokens = reused.iter().map(EmbeddedDoc::tokens).sum();
-    documents.extend(reused);
-    if let (None, Some(version)) = (&base, reuse.from_version.clone()) {
-        match keep_last_good_versions(&options, &version, &failures, &documents).await {
+    destination.push(reused, &context).await?;
+    if let (Destination::Segments(segmenter), Some(from)) = (&mut destination, reuse.from_version.clone()) {
+        match keep_last_good_versions(&options, &from, &failures, segmenter.seen()).await {
             Ok(kept) => {
                 reuse.kept_after_failure = kept.iter().map(|d| d.record.uri.clone()).collect();
-                documents.extend(kept);
+                segmenter.push(kept, &context).await?;
             }
             Err(e) => reuse.notes.push(format!("the last good versions of failed files could not be kept: {e}")),
         }
     }
-
-    documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
-    documents.dedup_by(|later, earlier| {
-        let duplicate = later.record.doc_id == earlier.record.doc_id;
-        if duplicate {
-            context.fail(&later.record.uri, "parse", "duplicate document: an earlier document has the same URI".into());
-        }
-        duplicate
-    });
+    if let Destination::Collected(documents) = &mut destination {
+        documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+        documents.dedup_by(|later, earlier| {
+            let duplicate = later.record.doc_id == earlier.record.doc_id;
+            if duplicate {
+                context.fail(&later.record.uri, "parse", "duplicate document: an earlier document has the same URI".into());
+            }
+            duplicate
+        });
+    }
+    let taken = destination.documents();
     let mut failures = std::mem::take(&mut *failures.lock().expect("failures lock"));
     failures.sort_by(|a, b| a.uri.cmp(&b.uri));
     let mut report = RunReport {
@@ -270,7 +301,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         device: embedder.device_name(),
         files_listed,
         // A document kept after its file failed is counted once, as failed.
-        documents_seen: documents.len() - reuse.kept_after_failure.len() + failures.len(),
+        documents_seen: taken - reuse.kept_after_failure.len() + failures.len(),
         documents_failed: failures.len(),
         failures,
         skipped: listing.skipped,
@@ -278,7 +309,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         embed_peak_rss_mib,
         ..Default::default()
     };
-    if documents.is_empty() && base.is_none() {
+    if taken == 0 && base.is_none() {
         return Err(nothing_to_publish(&report));
     }
     let counters = &context.counters;
@@ -297,9 +328,13 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         parse_sig,
         listed,
     };
-    let manifest = match base {
-        Some(base) => publisher.delta(base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
-        None => publisher.full(documents, &mut report).await?,
+    let manifest = match (base, destination) {
+        (Some(base), Destination::Collected(documents)) => publisher.delta(&builder, base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
+        (_, Destination::Segments(segmenter)) => {
+            let (segments, live) = segmenter.finish().await?;
+            publisher.full(segments, live, &mut report).await?
+        }
+        (None, Destination::Collected(_)) => unreachable!("a run without a base cuts segments"),
     };
     report.version = Some(manifest.version.clone());
     report.wall_secs = started.elapsed().as_secs_f64();
@@ -310,6 +345,33 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()).map_err(|e| IndexerError::io(path, e))?;
     }
     Ok(report)
+}
+
+/// Where embedded documents go: a full run cuts them into segments as they arrive; a delta
+/// collects its changed documents for its one new segment.
+enum Destination {
+    Segments(Segmenter),
+    Collected(Vec<EmbeddedDoc>),
+}
+
+impl Destination {
+    async fn push(&mut self, documents: Vec<EmbeddedDoc>, context: &StageContext) -> Result<()> {
+        match self {
+            Self::Segments(segmenter) => segmenter.push(documents, context).await,
+            Self::Collected(collected) => {
+                collected.extend(documents);
+                Ok(())
+            }
+        }
+    }
+
+    /// Documents taken (a delta's before its duplicates are dropped).
+    fn documents(&self) -> usize {
+        match self {
+            Self::Segments(segmenter) => segmenter.documents(),
+            Self::Collected(collected) => collected.len(),
+        }
+    }
 }
 
 /// Whether a delta may build on `previous` (else the reason goes into `notes`).
@@ -333,12 +395,12 @@ fn nothing_to_publish(report: &RunReport) -> IndexerError {
 /// The previous version's documents from files that failed in this run (a fetch error, a file
 /// that no longer parses, some or all of its items failing) that this run did not index: a
 /// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
-async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, documents: &[EmbeddedDoc]) -> Result<Vec<EmbeddedDoc>> {
+async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, present: &HashSet<String>) -> Result<Vec<EmbeddedDoc>> {
     let failed = report::failed_files(&failures.lock().expect("failures lock"));
     if failed.is_empty() {
         return Ok(Vec::new());
     }
-    let present: HashSet<&str> = documents.iter().map(|d| d.record.doc_id.as_str()).collect();
+    let present: HashSet<&str> = present.iter().map(String::as_str).collect();
     let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &failed, &present).await?;
     kept.iter().for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));
     Ok(kept)

@@ -1,8 +1,9 @@
-//! The end of a batch run: documents become a new segment (indexes built, recall checked
-//! before anything is written), then either a full version (that segment alone) or a delta
-//! version (the previous version's segments plus it, with tombstones), then LATEST.
+//! The end of a batch run: documents become segments (indexes built, recall checked before
+//! anything is written), then either a full version (this run's segments alone) or a delta
+//! version (the previous version's segments plus a new one, with tombstones), then LATEST.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
@@ -14,7 +15,7 @@ use super::RunOptions;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
-use crate::snapshot::{new_version_id, ChunkerManifest, Counts, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
 pub(super) struct Publisher<'a> {
@@ -28,34 +29,80 @@ pub(super) struct Publisher<'a> {
     pub listed: HashMap<String, Option<String>>,
 }
 
-/// A segment written from this run's documents.
-struct NewSegment {
-    written: WrittenSegment,
-    spec: IndexSpec,
-    recall: RecallCheck,
-    documents: usize,
-    chunks: usize,
-    tokens: u64,
+/// A segment written from this run's documents (not yet named by any version).
+pub(super) struct NewSegment {
+    pub written: WrittenSegment,
+    pub spec: IndexSpec,
+    pub recall: RecallCheck,
+    pub documents: usize,
+    pub chunks: usize,
+    pub tokens: u64,
+    /// Its index stages: vector index, keyword index, row files, recall check, write segment.
+    pub stages: Vec<StageReport>,
+}
+
+/// Builds, checks and writes a run's segments. It owns what it needs, so that a segment can be
+/// built as a task of its own while the run embeds the next one.
+#[derive(Clone)]
+pub(super) struct SegmentBuilder {
+    pub writer: SnapshotWriter,
+    pub options: Arc<RunOptions>,
+    pub embedder: Arc<dyn Embedder>,
+}
+
+/// How a segment's vector index is sized: the whole run's rules for the first segment of a
+/// full run, [`IndexOptions::resolve_segment`] (flat when small, lists that fit) for the others.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Sizing {
+    Run,
+    Segment,
+}
+
+impl SegmentBuilder {
+    /// Lays out `documents`, builds both indexes (the row files written beside them), checks
+    /// recall (refusing below the minimum) and writes the segment `segment_id`.
+    pub async fn write(&self, documents: Vec<EmbeddedDoc>, segment_id: String, sizing: Sizing) -> Result<NewSegment> {
+        let rows = assemble(documents, self.embedder.info().dim);
+        let (row_count, dim) = (rows.chunks.len(), rows.embeddings.dim);
+        let spec = match sizing {
+            Sizing::Run => self.options.index.resolve(row_count, dim)?,
+            Sizing::Segment => self.options.index.resolve_segment(row_count, dim)?,
+        };
+        let started = Instant::now();
+        let (built, row_files, rows) = build_segment_blocking(spec.clone(), rows, &self.writer, &segment_id).await?;
+        tracing::info!("{segment_id}: indexes built and row files written in {:.2} s", started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let (vector_index, recall, rows) = check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
+        let recall_secs = started.elapsed().as_secs_f64();
+        let chunks = rows.chunks.len();
+        let mut stages = vec![
+            StageReport::new("vector index", built.vector_secs, chunks as u64, "vectors"),
+            StageReport::new("keyword index", built.keyword_secs, chunks as u64, "chunks"),
+            StageReport::new("row files", row_files.secs, chunks as u64, "chunks"),
+            StageReport::new("recall check", recall_secs, recall.queries as u64, "queries"),
+        ];
+        let started = Instant::now();
+        let written = self.writer.finish_segment(row_files, &vector_index, built.keyword_dir.path()).await?;
+        stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks as u64, "chunks"));
+        Ok(NewSegment { written, spec, recall, documents: rows.records.len(), chunks, tokens: rows.tokens(), stages })
+    }
 }
 
 impl Publisher<'_> {
-    /// Publishes `documents` alone as the next version.
-    pub async fn full(&self, documents: Vec<EmbeddedDoc>, report: &mut RunReport) -> Result<Manifest> {
-        let mut live = FileTable::default();
-        for doc in &documents {
-            live.add_document(&doc.record.uri, doc.chunks.len() as u64, doc.tokens());
-        }
-        let files = self.file_table(live, &failed_files(&report.failures));
+    /// Publishes `segments` (written from this run's documents, whose files `live` lists) alone
+    /// as the next version.
+    pub async fn full(&self, segments: Vec<NewSegment>, live: FileTable, report: &mut RunReport) -> Result<Manifest> {
         let version = new_version_id();
-        let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve(rows, dim), report).await?;
-        let manifest = Manifest {
-            recall_check: Some(segment.recall.clone()),
-            counts: Counts { documents: segment.documents, chunks: segment.chunks, tokens: segment.tokens },
-            checksums: segment.written.checksums,
-            segments: vec![segment.written.manifest],
+        let files = self.file_table(live, &failed_files(&report.failures));
+        let first = segments.first().ok_or_else(|| IndexerError::Config("a full version needs a segment".into()))?;
+        report.index = first.spec.factory();
+        let mut manifest = Manifest {
             parse_sig: Some(self.parse_sig.clone()),
-            ..Manifest::new(version, report.source.clone(), self.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(segment.spec, self.embedder.device_name()))
+            ..Manifest::new(version, report.source.clone(), self.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(first.spec.clone(), self.embedder.device_name()))
         };
+        for segment in segments {
+            add_segment(&mut manifest, segment, report);
+        }
         (report.documents_indexed, report.chunks, report.tokens) = (manifest.counts.documents, manifest.counts.chunks, manifest.counts.tokens);
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         let started = Instant::now();
@@ -81,6 +128,7 @@ impl Publisher<'_> {
     /// segments or hidden rows have piled up.
     pub async fn delta(
         &self,
+        builder: &SegmentBuilder,
         base: PreviousVersion,
         mut documents: Vec<EmbeddedDoc>,
         unchanged_documents: &HashSet<String>,
@@ -115,17 +163,8 @@ impl Publisher<'_> {
         manifest.tombstones.retain(|t| !changes.lift_tombstones.contains(t));
         manifest.tombstones.extend(changes.add_tombstones);
         if !documents.is_empty() {
-            let segment = self.write_segment(documents, &version, |rows, dim| self.options.index.resolve_segment(rows, dim), report).await?;
-            manifest.counts.documents += segment.documents;
-            manifest.counts.chunks += segment.chunks;
-            manifest.counts.tokens += segment.tokens;
-            manifest.checksums.extend(segment.written.checksums);
-            manifest.segments.push(segment.written.manifest);
-            let base_recall = manifest.recall_check.take();
-            manifest.recall_check = Some(match base_recall {
-                Some(base) if base.recall < segment.recall.recall => base,
-                _ => segment.recall,
-            });
+            let segment = builder.write(documents, format!("seg-{version}"), Sizing::Segment).await?;
+            add_segment(&mut manifest, segment, report);
         } else {
             report.stages.push(StageReport::new("vector index", 0.0, 0, "vectors"));
             report.stages.push(StageReport::new("keyword index", 0.0, 0, "chunks"));
@@ -163,30 +202,22 @@ impl Publisher<'_> {
         let reader = SnapshotReader::open_version(self.writer.uri(), &manifest.version, &self.options.out_store).await?;
         compact(&reader, self.writer, merge, &self.options.index).await
     }
+}
 
-    /// Lays out `documents`, builds both indexes (the row files written beside them), checks
-    /// recall (refusing below the minimum) and writes the segment `seg-<version>`; the index
-    /// stages go into `report`.
-    async fn write_segment(&self, documents: Vec<EmbeddedDoc>, version: &str, spec: impl FnOnce(usize, usize) -> Result<IndexSpec>, report: &mut RunReport) -> Result<NewSegment> {
-        let rows = assemble(documents, self.embedder.info().dim);
-        let spec = spec(rows.chunks.len(), rows.embeddings.dim)?;
-        report.index = spec.factory();
-        let started = Instant::now();
-        let (built, row_files, rows) = build_segment_blocking(spec.clone(), rows, self.writer, &format!("seg-{version}")).await?;
-        tracing::info!("indexes built and row files written in {:.2} s", started.elapsed().as_secs_f64());
-        let started = Instant::now();
-        let (vector_index, recall, rows) = check_recall(built.vectors, rows, self.options, self.embedder).await?;
-        let recall_secs = started.elapsed().as_secs_f64();
-        let chunks = rows.chunks.len();
-        report.stages.push(StageReport::new("vector index", built.vector_secs, chunks as u64, "vectors"));
-        report.stages.push(StageReport::new("keyword index", built.keyword_secs, chunks as u64, "chunks"));
-        report.stages.push(StageReport::new("row files", row_files.secs, chunks as u64, "chunks"));
-        report.stages.push(StageReport::new("recall check", recall_secs, recall.queries as u64, "queries"));
-        let started = Instant::now();
-        let written = self.writer.finish_segment(row_files, &vector_index, built.keyword_dir.path()).await?;
-        report.stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks as u64, "chunks"));
-        Ok(NewSegment { written, spec, recall, documents: rows.records.len(), chunks, tokens: rows.tokens() })
-    }
+/// Adds a written segment to `manifest`: its counts, files and index stages; the version's
+/// recall is its worst segment's.
+fn add_segment(manifest: &mut Manifest, segment: NewSegment, report: &mut RunReport) {
+    manifest.counts.documents += segment.documents;
+    manifest.counts.chunks += segment.chunks;
+    manifest.counts.tokens += segment.tokens;
+    manifest.checksums.extend(segment.written.checksums);
+    manifest.segments.push(segment.written.manifest);
+    let recall = match manifest.recall_check.take() {
+        Some(kept) if kept.recall < segment.recall.recall => kept,
+        _ => segment.recall,
+    };
+    manifest.recall_check = Some(recall);
+    report.add_stages(segment.stages);
 }
 
 /// The segments to merge after a delta: the small ones once too many have piled up, or all

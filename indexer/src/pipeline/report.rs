@@ -74,6 +74,16 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// Adds stages measured once per segment: a stage already reported adds its time and items.
+    pub(super) fn add_stages(&mut self, stages: Vec<StageReport>) {
+        for stage in stages {
+            match self.stages.iter_mut().find(|s| s.stage == stage.stage) {
+                Some(known) => *known = StageReport::new(stage.stage, known.busy_secs + stage.busy_secs, known.items + stage.items, stage.unit),
+                None => self.stages.push(stage),
+            }
+        }
+    }
+
     /// A human-readable summary table.
     pub fn render_table(&self) -> String {
         let mut out = String::new();

@@ -255,24 +255,28 @@ pub(super) fn parse_stage(
     (busy, reused, stored)
 }
 
-/// Embeds chunked documents as they arrive, in groups of at least `group` chunks. Returns
-/// the documents with their vectors and the seconds the model spent (tokenization runs on a
-/// second thread, one group ahead).
+/// Embeds chunked documents as they arrive, in groups of at least `group` chunks, and sends
+/// each group's documents with their vectors on to `embedded` (stopping quietly once nobody
+/// listens: the receiver's error is the run's). Returns the seconds the model spent
+/// (tokenization runs on a second thread, one group ahead) and the tokens of the documents sent.
 pub(super) fn embed_stage(
     doc_rx: crossbeam_channel::Receiver<Vec<ChunkedDoc>>,
     embedder: &dyn Embedder,
     group: usize,
     context: &StageContext,
-) -> Result<(Vec<EmbeddedDoc>, f64)> {
-    let mut done: Vec<EmbeddedDoc> = Vec::new();
-    let mut busy = 0.0;
+    embedded: tokio::sync::mpsc::Sender<Vec<EmbeddedDoc>>,
+) -> Result<(f64, u64)> {
+    let (mut busy, mut tokens) = (0.0, 0);
+    let mut listening = true;
     embed_groups(grouped(doc_rx.into_iter(), group), embedder, |documents, seconds| {
         let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
         context.counters.embedded.fetch_add(chunks as u64, Ordering::Relaxed);
         busy += seconds;
-        done.extend(documents);
+        tokens += documents.iter().map(EmbeddedDoc::tokens).sum::<u64>();
+        listening = listening && embedded.blocking_send(documents).is_ok();
+        listening
     })?;
-    Ok((done, busy))
+    Ok((busy, tokens))
 }
 
 /// Embeds the chunks of `documents` in groups of about `group` chunks (whole documents);
@@ -283,6 +287,7 @@ pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, grou
     embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, |embedded, _| {
         progress(embedded.iter().map(|d| d.chunks.len()).sum());
         done.extend(embedded);
+        true
     })?;
     Ok(done)
 }
@@ -309,8 +314,8 @@ fn grouped(arrivals: impl Iterator<Item = Vec<ChunkedDoc>>, group: usize) -> imp
 /// Embeds each group of documents: a second thread gathers the next group's model ids
 /// (tokenizing the chunks that came without) while the model embeds the current one.
 /// `on_group` gets each group's documents with their vectors, in order, and the seconds the
-/// model took.
-fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: &dyn Embedder, mut on_group: impl FnMut(Vec<EmbeddedDoc>, f64)) -> Result<()> {
+/// model took, and says whether to go on.
+fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: &dyn Embedder, mut on_group: impl FnMut(Vec<EmbeddedDoc>, f64) -> bool) -> Result<()> {
     let dim = embedder.info().dim;
     std::thread::scope(|scope| {
         let (tokenized_tx, tokenized_rx) = crossbeam_channel::bounded::<Result<(Vec<ChunkedDoc>, Vec<Vec<u32>>)>>(1);
@@ -326,7 +331,9 @@ fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: 
             let (documents, ids) = tokenized?;
             let started = Instant::now();
             let embeddings = if ids.is_empty() { Embeddings { dim, data: Vec::new() } } else { embedder.embed_tokens(&ids)? };
-            on_group(attach_vectors(documents, &embeddings.data, dim), started.elapsed().as_secs_f64());
+            if !on_group(attach_vectors(documents, &embeddings.data, dim), started.elapsed().as_secs_f64()) {
+                break;
+            }
         }
         Ok(())
     })
