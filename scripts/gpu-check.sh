@@ -37,7 +37,7 @@
 #   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
 #   "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e" (serve-cpu reads the
 #   first call's snapshot, then e2e runs again with the fused steps), and a third call carrying
-#   nothing, "scripts/gpu-check.sh search"; what each carries: see package-device.sh
+#   nothing, "scripts/gpu-check.sh search pipeline"; what each carries: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"

@@ -21,7 +21,7 @@
 #   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/cuda_encoder_parity.xz,
 #      target/device/bin/quarry-cpu.xz;
 #      command "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e"
-#   3. carry nothing; command "scripts/gpu-check.sh search" (the binaries are still there)
+#   3. carry nothing; command "scripts/gpu-check.sh search pipeline" (the binaries are still there)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

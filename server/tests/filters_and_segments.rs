@@ -537,3 +537,24 @@ async fn a_run_cut_into_segments_answers_as_one_segment() {
     assert_eq!((delta.documents_written, delta.segments), (0, segments), "{rerun:?}");
     assert_eq!(rerun.documents_indexed, 60);
 }
+
+/// A segment that fails while the run embeds on (here its recall check, against a minimum
+/// no index meets) fails the run at once, with that error, and publishes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_segment_failing_mid_run_fails_the_run() {
+    // 300 files of one passage each: they reach the embed stage in many small groups.
+    let src = tempfile::tempdir().unwrap();
+    for (i, line) in common::msmarco_slice(300).lines().enumerate() {
+        std::fs::write(src.path().join(format!("passage-{i:03}.jsonl")), format!("{line}\n")).unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut options = RunOptions::new(src.path().to_str().unwrap(), out.path().to_str().unwrap(), common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    // Segments of four chunks: the first is refused with most of the corpus still to embed
+    // and send.
+    (options.embed_group, options.segment_chunks, options.min_recall) = (1, 4, Some(1.5));
+    let run = tokio::time::timeout(std::time::Duration::from_secs(60), run_with_embedder(options, common::embedder()));
+    let error = run.await.expect("the run ends instead of waiting on its stages").unwrap_err();
+    assert!(error.to_string().contains("recall"), "{error}");
+    assert!(!out.path().join("LATEST").exists());
+}

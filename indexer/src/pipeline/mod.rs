@@ -252,7 +252,12 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     };
     let receive = async {
         while let Some(documents) = embedded_rx.recv().await {
-            destination.push(documents, &context).await?;
+            if let Err(e) = destination.push(documents, &context).await {
+                // The stages before stop once nothing listens: the embed stage's next send
+                // fails, then the parse stage's, then the fetch loop's.
+                embedded_rx.close();
+                return Err(e);
+            }
         }
         Ok::<(), IndexerError>(())
     };
