@@ -9,19 +9,16 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use quarry_datasets::synthetic::SeededRng;
+use quarry_datasets::synthetic::{ClusterCentres, SeededRng};
 use quarry_indexer::embed::{Embedder, Embeddings, ModelDir, ModelInfo, ModelTokenizer};
 
 /// Clusters the vectors are drawn around.
 pub const CLUSTERS: usize = 256;
-/// Spread of a vector around its cluster's centre, per dimension (before normalizing).
-const SPREAD: f64 = 0.35;
 
 pub struct SeededEmbedder {
     info: ModelInfo,
     tokenizer: Arc<ModelTokenizer>,
-    /// `CLUSTERS` rows of `info.dim` coordinates.
-    centres: Vec<f64>,
+    centres: ClusterCentres,
 }
 
 impl SeededEmbedder {
@@ -29,21 +26,15 @@ impl SeededEmbedder {
     pub fn new(model: &ModelDir) -> quarry_indexer::Result<Self> {
         let info = model.info()?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&model.tokenizer_file(), info.max_tokens)?);
-        let mut rng = SeededRng::new(0x5EED);
-        let centres = (0..CLUSTERS * info.dim).map(|_| rng.normal()).collect();
+        let centres = ClusterCentres::draw(CLUSTERS, info.dim, &mut SeededRng::new(0x5EED));
         Ok(Self { info, tokenizer, centres })
     }
 
-    /// The unit vector of one text's model ids.
-    fn vector(&self, ids: &[u32]) -> impl Iterator<Item = f32> {
-        let dim = self.info.dim;
+    /// The unit vector of one text's model ids, appended to `out`.
+    fn push_vector(&self, ids: &[u32], out: &mut Vec<f32>) {
         // FNV-1a over the ids: the text's seed.
         let seed = ids.iter().fold(0xCBF2_9CE4_8422_2325u64, |hash, &id| (hash ^ id as u64).wrapping_mul(0x0100_0000_01B3));
-        let mut rng = SeededRng::new(seed);
-        let centre = &self.centres[rng.below(CLUSTERS) * dim..][..dim];
-        let row: Vec<f64> = centre.iter().map(|c| c + SPREAD * rng.normal()).collect();
-        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
-        row.into_iter().map(move |x| (x / norm) as f32)
+        self.centres.push_vector(&mut SeededRng::new(seed), out);
     }
 }
 
@@ -57,8 +48,16 @@ impl Embedder for SeededEmbedder {
     }
 
     fn embed_tokens(&self, ids: &[Vec<u32>]) -> quarry_indexer::Result<Embeddings> {
-        let rows: Vec<Vec<f32>> = ids.par_iter().map(|ids| self.vector(ids).collect()).collect();
-        Ok(Embeddings { dim: self.info.dim, data: rows.concat() })
+        let dim = self.info.dim;
+        let data = ids
+            .par_iter()
+            .flat_map_iter(|ids| {
+                let mut row = Vec::with_capacity(dim);
+                self.push_vector(ids, &mut row);
+                row
+            })
+            .collect();
+        Ok(Embeddings { dim, data })
     }
 
     fn device_name(&self) -> String {

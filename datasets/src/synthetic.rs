@@ -98,15 +98,38 @@ pub fn write_synthetic_corpus(dir: &std::path::Path, documents: usize, per_file:
 /// `n` unit vectors of `dim` dimensions around `clusters` random centres (row-major).
 pub fn clustered_unit_vectors(n: usize, dim: usize, clusters: usize, seed: u64) -> Vec<f32> {
     let mut rng = SeededRng::new(seed);
-    let centres: Vec<f64> = (0..clusters.max(1) * dim).map(|_| rng.normal()).collect();
+    let centres = ClusterCentres::draw(clusters, dim, &mut rng);
     let mut data = Vec::with_capacity(n * dim);
     for _ in 0..n {
-        let c = rng.below(clusters.max(1));
-        let row: Vec<f64> = (0..dim).map(|d| centres[c * dim + d] + 0.35 * rng.normal()).collect();
-        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
-        data.extend(row.iter().map(|x| (x / norm) as f32));
+        centres.push_vector(&mut rng, &mut data);
     }
     data
+}
+
+/// Random centres that unit vectors are drawn around.
+pub struct ClusterCentres {
+    dim: usize,
+    /// One row of `dim` coordinates per cluster.
+    centres: Vec<f64>,
+}
+
+impl ClusterCentres {
+    /// Spread of a vector around its centre, per dimension (before normalizing).
+    const SPREAD: f64 = 0.35;
+
+    /// `clusters` (at least one) standard normal centres of `dim` dimensions.
+    pub fn draw(clusters: usize, dim: usize, rng: &mut SeededRng) -> Self {
+        Self { dim, centres: (0..clusters.max(1) * dim).map(|_| rng.normal()).collect() }
+    }
+
+    /// Appends to `out` a unit vector near a centre `rng` picks.
+    pub fn push_vector(&self, rng: &mut SeededRng, out: &mut Vec<f32>) {
+        let dim = self.dim;
+        let centre = &self.centres[rng.below(self.centres.len() / dim.max(1)) * dim..][..dim];
+        let row: Vec<f64> = centre.iter().map(|c| c + Self::SPREAD * rng.normal()).collect();
+        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+        out.extend(row.iter().map(|x| (x / norm) as f32));
+    }
 }
 
 #[cfg(test)]

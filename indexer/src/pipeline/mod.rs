@@ -326,15 +326,13 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         StageReport::new("embed", embed_busy, embedded_tokens, "tokens"),
     ];
     let publisher = Publisher {
-        options: &options,
-        writer: &writer,
-        embedder: embedder.as_ref(),
+        builder,
         chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
         parse_sig,
         listed,
     };
     let manifest = match (base, destination) {
-        (Some(base), Destination::Collected(documents)) => publisher.delta(&builder, base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
+        (Some(base), Destination::Collected(documents)) => publisher.delta(base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
         (_, Destination::Segments(segmenter)) => {
             let (segments, live) = segmenter.finish().await?;
             publisher.full(segments, live, &mut report).await?
@@ -370,7 +368,7 @@ impl Destination {
         }
     }
 
-    /// Documents taken (a delta's before its duplicates are dropped).
+    /// Documents taken (a delta's counted once its duplicates are dropped).
     fn documents(&self) -> usize {
         match self {
             Self::Segments(segmenter) => segmenter.documents(),

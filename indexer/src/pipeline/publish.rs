@@ -18,10 +18,9 @@ use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, 
 use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
-pub(super) struct Publisher<'a> {
-    pub options: &'a RunOptions,
-    pub writer: &'a SnapshotWriter,
-    pub embedder: &'a dyn Embedder,
+pub(super) struct Publisher {
+    /// The run's options, destination and embedder, which also write the delta's segment.
+    pub builder: SegmentBuilder,
     pub chunker: ChunkerManifest,
     /// The run's parse signature, recorded so the next run can skip unchanged files.
     pub parse_sig: String,
@@ -88,7 +87,7 @@ impl SegmentBuilder {
     }
 }
 
-impl Publisher<'_> {
+impl Publisher {
     /// Publishes `segments` (written from this run's documents, whose files `live` lists) alone
     /// as the next version.
     pub async fn full(&self, segments: Vec<NewSegment>, live: FileTable, report: &mut RunReport) -> Result<Manifest> {
@@ -98,7 +97,7 @@ impl Publisher<'_> {
         report.index = first.spec.factory();
         let mut manifest = Manifest {
             parse_sig: Some(self.parse_sig.clone()),
-            ..Manifest::new(version, report.source.clone(), self.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(first.spec.clone(), self.embedder.device_name()))
+            ..Manifest::new(version, report.source.clone(), self.builder.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(first.spec.clone(), self.builder.embedder.device_name()))
         };
         for segment in segments {
             add_segment(&mut manifest, segment, report);
@@ -106,8 +105,8 @@ impl Publisher<'_> {
         (report.documents_indexed, report.chunks, report.tokens) = (manifest.counts.documents, manifest.counts.chunks, manifest.counts.tokens);
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         let started = Instant::now();
-        self.writer.put_file_table(&manifest.version, &files).await?;
-        self.writer.publish(&manifest).await?;
+        self.builder.writer.put_file_table(&manifest.version, &files).await?;
+        self.builder.writer.publish(&manifest).await?;
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
         Ok(manifest)
     }
@@ -128,7 +127,6 @@ impl Publisher<'_> {
     /// segments or hidden rows have piled up.
     pub async fn delta(
         &self,
-        builder: &SegmentBuilder,
         base: PreviousVersion,
         mut documents: Vec<EmbeddedDoc>,
         unchanged_documents: &HashSet<String>,
@@ -163,7 +161,7 @@ impl Publisher<'_> {
         manifest.tombstones.retain(|t| !changes.lift_tombstones.contains(t));
         manifest.tombstones.extend(changes.add_tombstones);
         if !documents.is_empty() {
-            let segment = builder.write(documents, format!("seg-{version}"), Sizing::Segment).await?;
+            let segment = self.builder.write(documents, format!("seg-{version}"), Sizing::Segment).await?;
             add_segment(&mut manifest, segment, report);
         } else {
             report.stages.push(StageReport::new("vector index", 0.0, 0, "vectors"));
@@ -176,11 +174,11 @@ impl Publisher<'_> {
         let files = self.file_table(changes.files, &failed);
         report.reuse.kept_after_failure = changes.kept_after_failure;
         let started = Instant::now();
-        self.writer.put_file_table(&version, &files).await?;
-        self.writer.publish(&manifest).await?;
+        self.builder.writer.put_file_table(&version, &files).await?;
+        self.builder.writer.publish(&manifest).await?;
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
 
-        let merge = merge_plan(&manifest, live.chunks as usize, &self.options.compact);
+        let merge = merge_plan(&manifest, live.chunks as usize, &self.builder.options.compact);
         if !merge.is_empty() {
             let started = Instant::now();
             match self.compact(&manifest, &merge).await {
@@ -199,8 +197,8 @@ impl Publisher<'_> {
     }
 
     async fn compact(&self, manifest: &Manifest, merge: &[String]) -> Result<(super::CompactReport, Manifest)> {
-        let reader = SnapshotReader::open_version(self.writer.uri(), &manifest.version, &self.options.out_store).await?;
-        compact(&reader, self.writer, merge, &self.options.index).await
+        let reader = SnapshotReader::open_version(self.builder.writer.uri(), &manifest.version, &self.builder.options.out_store).await?;
+        compact(&reader, &self.builder.writer, merge, &self.builder.options.index).await
     }
 }
 
