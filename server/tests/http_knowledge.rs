@@ -91,7 +91,14 @@ async fn knowledge_layer_end_to_end() {
     assert!(detail("broken.pdf").error_message.as_deref().unwrap().starts_with("File appears corrupted"));
     assert_eq!(detail("empty.txt").error_message.as_deref(), Some("file is empty"));
     assert_eq!(detail("photo.png").error_message.as_deref(), Some("binary file: not a supported document format (PNG image)"));
-    assert!(std::fs::read_dir(data.path().join("uploads")).map(|d| d.count()).unwrap_or(0) == 0, "temporary files are removed");
+    // The job records its terminal state first and removes its uploads right after (a crash
+    // in between must not leave a job to resume without its files): they go within moments.
+    let uploads_left = || std::fs::read_dir(data.path().join("uploads")).map(|d| d.count()).unwrap_or(0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while uploads_left() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(uploads_left(), 0, "temporary files are removed");
 
     let (status, listed) = server.get("/v1/collections/reports/documents").await;
     assert_eq!(status, 200);
