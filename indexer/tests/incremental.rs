@@ -349,6 +349,44 @@ async fn deltas_are_compacted_once_they_pile_up() {
     assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch")), (1, 0));
 }
 
+/// Compaction after a delta rewrites only the segments that tombstones mostly hide; the
+/// others stay as they are, however many rows are hidden across the version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_mostly_hidden_segments_are_rewritten() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    for name in ["a", "b", "c", "d", "e"] {
+        std::fs::write(src.path().join(format!("{name}.md")), paragraph(name, 4)).unwrap();
+    }
+    let above_40_percent = |o: &mut RunOptions| o.compact.max_hidden_fraction = 0.4;
+    run(src.path(), out, above_40_percent).await;
+    let first = latest(out).await.segments[0].id.clone();
+    assert_eq!(latest(out).await.counts.chunks, 5, "one chunk per file");
+    // One of the first segment's five rows hidden: nothing is merged.
+    std::fs::write(src.path().join("a.md"), paragraph("apples", 4)).unwrap();
+    let second = run(src.path(), out, above_40_percent).await;
+    assert!(delta(&second).compaction.is_none());
+    let apples_segment = latest(out).await.segments[1].id.clone();
+    // Three of its five hidden (three of eight rows in the version): that segment alone is
+    // rewritten with its two live documents; the delta segments stay.
+    std::fs::write(src.path().join("b.md"), paragraph("bananas", 4)).unwrap();
+    std::fs::write(src.path().join("c.md"), paragraph("cherries", 4)).unwrap();
+    let third = run(src.path(), out, above_40_percent).await;
+    let compaction = delta(&third).compaction.as_ref().expect("compacted");
+    assert_eq!(compaction.merged_segments, vec![first.clone()]);
+    assert_eq!((compaction.documents_kept, compaction.documents_dropped, compaction.new_segments.len()), (2, 3, 1));
+    let manifest = latest(out).await;
+    let ids: Vec<&str> = manifest.segments.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!((ids.len(), ids[0], ids[1]), (3, compaction.new_segments[0].as_str(), apples_segment.as_str()), "the rewritten segment keeps its place");
+    assert!(manifest.tombstones.is_empty(), "{:?}", manifest.tombstones);
+    assert_eq!((manifest.counts.documents, manifest.counts.chunks), (5, 5));
+    let served = vectors_by_file(out).await;
+    assert_eq!(served.len(), 5);
+    assert_fresh(&served, &["a.md", "b.md", "c.md", "d.md"]);
+    assert!(served["c.md"].0.iter().all(|t| t.contains("cherries")));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_that_fails_keeps_its_last_good_version() {
     let src = tempfile::tempdir().unwrap();

@@ -102,12 +102,12 @@ pub async fn publish(state: &AppState, collection: &Collection, change: VersionC
 
 async fn compact_latest(state: &AppState, collection: &Collection, writer: &SnapshotWriter, merge: &[String]) -> Result<Manifest, String> {
     let reader = SnapshotReader::open(&collection.record.uri, &state.options.store).await.map_err(|e| e.to_string())?;
-    let (report, manifest) = compact(&reader, writer, merge, &state.options.compact.index).await.map_err(|e| e.to_string())?;
+    let (report, manifest) = compact(&reader, writer, merge, &state.options.compact).await.map_err(|e| e.to_string())?;
     tracing::info!(
         "{}: merged {} segments into {:?} ({} chunks kept, {} dropped)",
         collection.name(),
         report.merged_segments.len(),
-        report.new_segment,
+        report.new_segments,
         report.chunks_kept,
         report.chunks_dropped
     );

@@ -1,6 +1,7 @@
 //! Filters inside both lanes (against an exact filtered scan), underfilled results,
-//! several segments with tombstones, compaction of small segments into one, model mismatch,
-//! corruption on load, and a snapshot loaded from S3 through the local cache.
+//! several segments with tombstones, compaction of small segments into fewer, runs and deltas
+//! cut into segments, model mismatch, corruption on load, and a snapshot loaded from S3
+//! through the local cache.
 
 #[path = "../../indexer/tests/common/mod.rs"]
 mod common;
@@ -13,8 +14,8 @@ use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::{IndexKind, IndexOptions, IndexSpec};
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{
-    compact, embed_documents, parse_and_chunk, publish_next_version, run_with_embedder, segments_to_merge, ChunkSettings, CompactOptions, ProgressMode, RunOptions,
-    VersionChange,
+    compact, embed_documents, parse_and_chunk, publish_next_version, run_with_embedder, segments_to_merge, ChunkSettings, CompactOptions, ProgressMode, PublishMode,
+    RunOptions, VersionChange,
 };
 use quarry_indexer::snapshot::{layout, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
@@ -302,7 +303,7 @@ async fn publish_upload_to(out: &str, store: &StoreOptions, name: &str, text: &s
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compaction_serves_the_same_answers_from_one_segment() {
+async fn compaction_serves_the_same_answers_from_fewer_segments() {
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().to_str().unwrap();
     let passages: Vec<serde_json::Value> = common::msmarco_slice(24).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -350,12 +351,14 @@ async fn compaction_serves_the_same_answers_from_one_segment() {
     assert!(segments_to_merge(&manifest, &policy).is_empty());
     let merge = segments_to_merge(&manifest, &CompactOptions { max_small_segments: 6, ..policy });
     assert_eq!(merge.len(), 7);
+    let capped_dir = tempfile::tempdir().unwrap();
+    copy_tree(out_dir.path(), capped_dir.path());
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
     // Index options sized for a whole corpus (as a nightly run passes its own) do not fail a
     // small merge: it gets exact search.
     let corpus_sized = IndexOptions { kind: IndexKind::IvfFlat, nlist: Some(1024), ..Default::default() };
-    let (report, compacted) = compact(&reader, &writer, &merge, &corpus_sized).await.unwrap();
+    let (report, compacted) = compact(&reader, &writer, &merge, &CompactOptions { index: corpus_sized, ..Default::default() }).await.unwrap();
     assert_eq!(report.merged_segments, merge);
     assert_eq!((report.chunks_kept + report.chunks_dropped, report.documents_dropped), (manifest.counts.chunks, 2));
     assert_eq!((report.tombstones_before, report.tombstones_after), (2, 0));
@@ -370,11 +373,44 @@ async fn compaction_serves_the_same_answers_from_one_segment() {
     assert_eq!(after.snapshot().row_count(), before.snapshot().live_rows());
     assert_eq!(after.snapshot().live_documents().len(), before.snapshot().live_documents().len());
     assert_eq!(answers(&after), expected, "one merged segment answers as the seven did");
-    let scores = keyword_scores(&after);
-    assert_eq!(scores.len(), expected_scores.len());
-    for ((content, score), (expected_content, expected_score)) in scores.iter().zip(&expected_scores) {
-        assert_eq!(content, expected_content);
-        assert!((score - expected_score).abs() < 1e-4 * expected_score.max(1.0), "BM25 {score} after compaction, {expected_score} before: {content}");
+    let same_scores = |searcher: &Searcher| {
+        let scores = keyword_scores(searcher);
+        assert_eq!(scores.len(), expected_scores.len());
+        for ((content, score), (expected_content, expected_score)) in scores.iter().zip(&expected_scores) {
+            assert_eq!(content, expected_content);
+            assert!((score - expected_score).abs() < 1e-4 * expected_score.max(1.0), "BM25 {score} after compaction, {expected_score} before: {content}");
+        }
+    };
+    same_scores(&after);
+
+    // With a segment size, consecutive segments merge until the next would take one past it:
+    // every segment merged, none larger than the size unless it came so, the same answers.
+    let capped_out = capped_dir.path().to_str().unwrap();
+    let reader = SnapshotReader::open(capped_out, &StoreOptions::default()).await.unwrap();
+    let all: Vec<String> = manifest.segments.iter().map(|s| s.id.clone()).collect();
+    let capped = CompactOptions { max_segment_chunks: 9, ..Default::default() };
+    let (report, compacted) = compact(&reader, &SnapshotWriter::open(capped_out, &StoreOptions::default()).unwrap(), &all, &capped).await.unwrap();
+    assert_eq!((report.merged_segments.len(), report.tombstones_after), (7, 0));
+    let new_segments: Vec<String> = compacted.segments.iter().map(|s| s.id.clone()).collect();
+    assert_eq!(report.new_segments, new_segments);
+    assert!((2..7).contains(&new_segments.len()), "{new_segments:?}");
+    let largest_before = manifest.segments.iter().map(|s| s.chunks).max().unwrap();
+    assert!(compacted.segments.iter().all(|s| s.chunks <= 9.max(largest_before)), "{:?}", compacted.segments);
+    assert!(compacted.segments.windows(2).all(|pair| pair[0].chunks + pair[1].chunks > 9), "a segment that fit into the one before was not merged into it: {:?}", compacted.segments);
+    assert_eq!(compacted.segments.iter().map(|s| s.chunks).sum::<usize>(), report.chunks_kept);
+    assert!(SnapshotReader::open(capped_out, &StoreOptions::default()).await.unwrap().verify().await.unwrap().ok());
+    let after = searcher(capped_out).await;
+    assert_eq!(after.snapshot().row_count(), before.snapshot().live_rows());
+    assert_eq!(answers(&after), expected, "{} merged segments answer as the seven did", new_segments.len());
+    same_scores(&after);
+}
+
+/// A copy of the folder `from` in `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for file in walk(from) {
+        let target = to.join(file.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&file, &target).unwrap();
     }
 }
 
@@ -535,7 +571,51 @@ async fn a_run_cut_into_segments_answers_as_one_segment() {
     let rerun = run_with_embedder(options, common::embedder()).await.unwrap();
     let delta = rerun.delta.as_ref().expect("a delta over the cut version");
     assert_eq!((delta.documents_written, delta.segments), (0, segments), "{rerun:?}");
-    assert_eq!(rerun.documents_indexed, 60);
+    assert_eq!((rerun.documents_indexed, rerun.documents_failed), (60, 1), "the duplicate fails again: {rerun:?}");
+
+    let cut_segments: Vec<String> = cut.snapshot().segments.iter().map(|s| s.id.clone()).collect();
+    // Every passage edited: a delta cut into segments as it embeds answers as one new segment.
+    let edited: String = std::fs::read_to_string(src.path().join("corpus.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            value["text"] = format!("{} Revised.", value["text"].as_str().unwrap()).into();
+            format!("{value}\n")
+        })
+        .collect();
+    std::fs::write(src.path().join("corpus.jsonl"), edited).unwrap();
+    let rerun = |out: &Path, segment_chunks: usize, publish: PublishMode| {
+        let mut options = RunOptions::new(src.path().to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
+        (options.progress, options.publish, options.embed_group, options.segment_chunks) = (ProgressMode::Quiet, publish, 8, segment_chunks);
+        options.compact.max_hidden_fraction = 1.0; // the replaced copies stay, hidden
+        run_with_embedder(options, common::embedder())
+    };
+    let one_delta = rerun(one_dir.path(), quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS, PublishMode::Delta).await.unwrap();
+    let cut_delta = rerun(cut_dir.path(), 20, PublishMode::Delta).await.unwrap();
+    let (one_d, cut_d) = (one_delta.delta.as_ref().unwrap(), cut_delta.delta.as_ref().unwrap());
+    for (report, d) in [(&one_delta, one_d), (&cut_delta, cut_d)] {
+        assert_eq!((d.documents_written, d.documents_unchanged, d.tombstones_added, report.documents_failed), (60, 0, 60, 1), "{report:?}");
+    }
+    assert_eq!((cut_d.chunks_written, cut_delta.tokens), (one_d.chunks_written, one_delta.tokens));
+    assert_eq!(one_d.segments, 2);
+    assert!(cut_d.segments >= segments + 3, "{} segments after the delta over {segments}", cut_d.segments);
+    let (one, cut) = (searcher(one_dir.path().to_str().unwrap()).await, searcher(cut_dir.path().to_str().unwrap()).await);
+    assert_eq!(cut.snapshot().live_documents().len(), 60);
+    let expected = answers(&one);
+    assert!(cut.snapshot().live_documents().iter().all(|(_, _, segment)| !cut_segments.iter().any(|old| old == segment)), "every live copy is the delta's");
+    assert_eq!(answers(&cut), expected, "a delta in {} segments answers as one", cut_d.segments - segments);
+
+    // A full version with every vector reused: the stored documents flow into segments as they
+    // are found, cut like embedded ones.
+    let full = rerun(cut_dir.path(), 20, PublishMode::Full).await.unwrap();
+    assert!(full.delta.is_none());
+    assert_eq!((full.reuse.documents, full.documents_indexed, full.documents_failed, full.chunks), (60, 60, 1, one_delta.chunks), "{full:?}");
+    let embedded = full.stages.iter().find(|s| s.stage == "embed").unwrap().items;
+    assert!(embedded < 100 && embedded * 20 < full.tokens, "nothing embedded but the duplicate: {full:?}");
+    let cut = searcher(cut_dir.path().to_str().unwrap()).await;
+    assert!(cut.snapshot().segments.len() >= 3, "{} segments", cut.snapshot().segments.len());
+    assert_eq!(answers(&cut), expected, "a reused full version answers as the delta did");
 }
 
 /// A segment that fails while the run embeds on (here its recall check, against a minimum

@@ -81,13 +81,15 @@ pub struct IndexArgs {
     /// model are unchanged (an incremental run); off: embed every document again.
     #[arg(long, env = "QUARRY_REUSE", default_value = "on", value_parser = parse_switch, action = clap::ArgAction::Set)]
     pub reuse: bool,
-    /// delta: build on the previous version (a new segment for the changed documents,
+    /// delta: build on the previous version (new segments for the changed documents,
     /// tombstones for replaced and deleted ones, unchanged files not fetched; segments are
-    /// merged once they pile up); full: write every document into one new segment.
+    /// merged once they pile up); full: write every document into new segments (stored
+    /// embeddings still reused unless --reuse off).
     #[arg(long, env = "QUARRY_PUBLISH", default_value = "delta")]
     pub publish: PublishMode,
-    /// A full run writes a segment each time its embedded documents reach this many chunks
-    /// (while embedding the next), which bounds its memory; a corpus under it gives one segment.
+    /// A run writes a segment each time its embedded documents (a delta's: those that changed
+    /// or arrived) reach this many chunks, while embedding the next, which bounds its memory;
+    /// fewer give one segment. A compaction after a delta merges into segments of this size.
     #[arg(long, env = "QUARRY_SEGMENT_CHUNKS", default_value_t = quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS, value_parser = at_least_one::<usize>)]
     pub segment_chunks: usize,
     /// Print the run report as JSON on stdout instead of a table.

@@ -1,7 +1,7 @@
 //! Compaction: online uploads add one small segment each, and every search and every load
-//! pays per segment. Merges segments into one from their stored rows and embeddings
-//! (nothing is embedded again), drops the rows tombstones hide, and publishes the result as
-//! the next version (segment first, manifest next, LATEST last).
+//! pays per segment. Merges segments from their stored rows and embeddings (nothing is
+//! embedded again) into as few as a segment's size allows, drops the rows tombstones hide,
+//! and publishes the result as the next version (segments first, manifest next, LATEST last).
 
 use serde::Serialize;
 
@@ -9,7 +9,7 @@ use super::segment::{build_segment_blocking, SegmentRows};
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::snapshot::{new_version_id, Manifest, SnapshotReader, SnapshotWriter};
+use crate::snapshot::{new_version_id, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -18,15 +18,18 @@ pub struct CompactOptions {
     pub small_segment_chunks: usize,
     /// Compact once there are more small segments than this.
     pub max_small_segments: usize,
-    /// A batch run merges every segment once tombstones hide more than this fraction of the rows.
+    /// A batch run rewrites each segment whose rows tombstones hide more than this fraction of
+    /// (with the small ones, when those are due).
     pub max_hidden_fraction: f64,
-    /// The merged segment's vector index, sized to its rows (`IndexOptions::resolve_segment`: flat when small).
+    /// The merged segments' vector index, sized to their rows (`IndexOptions::resolve_segment`: flat when small).
     pub index: IndexOptions,
+    /// Live chunks per merged segment at most (a merged segment larger than this alone stays whole).
+    pub max_segment_chunks: usize,
 }
 
 impl Default for CompactOptions {
     fn default() -> Self {
-        Self { small_segment_chunks: 50_000, max_small_segments: 8, max_hidden_fraction: 0.3, index: IndexOptions::default() }
+        Self { small_segment_chunks: 50_000, max_small_segments: 8, max_hidden_fraction: 0.3, index: IndexOptions::default(), max_segment_chunks: super::DEFAULT_SEGMENT_CHUNKS }
     }
 }
 
@@ -36,7 +39,8 @@ pub struct CompactReport {
     /// The version published; None when there was nothing to merge.
     pub version: Option<String>,
     pub merged_segments: Vec<String>,
-    pub new_segment: Option<String>,
+    /// The segments written in their place (none when every row was hidden).
+    pub new_segments: Vec<String>,
     pub chunks_kept: usize,
     pub chunks_dropped: usize,
     pub documents_kept: usize,
@@ -56,10 +60,13 @@ pub fn segments_to_merge(manifest: &Manifest, options: &CompactOptions) -> Vec<S
     }
 }
 
-/// Merges `merge` (segment ids of the version `reader` holds) into one new segment and
-/// publishes the next version through `writer`; returns what it did and the manifest now
-/// current. Fewer than two segments to merge is a no-op unless tombstones hide rows in the one named.
-pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[String], index: &IndexOptions) -> Result<(CompactReport, Manifest)> {
+/// Merges `merge` (segment ids of the version `reader` holds) into new segments and publishes
+/// the next version through `writer`; returns what it did and the manifest now current.
+/// Consecutive merged segments go into one new segment (in the place of the last of them)
+/// until it would hold more than `options.max_segment_chunks` live chunks, so a compaction
+/// holds about one new segment's rows, however large the version. Fewer than two segments to
+/// merge is a no-op unless tombstones hide rows in the one named.
+pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[String], options: &CompactOptions) -> Result<(CompactReport, Manifest)> {
     let base = reader.manifest();
     let mut report = CompactReport { tombstones_before: base.tombstones.len(), tombstones_after: base.tombstones.len(), ..Default::default() };
     if let Some(unknown) = merge.iter().find(|id| !base.segments.iter().any(|s| &s.id == *id)) {
@@ -68,15 +75,17 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     if merge.is_empty() || (merge.len() == 1 && base.tombstones.is_empty()) {
         return Ok((report, base.clone()));
     }
+    let version = new_version_id();
     let tombstones = base.tombstone_set();
     let dim = base.model.dim;
-    let mut rows = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
+    let mut merged = MergedSegments::new(writer, &version, options, dim);
     let mut dropped_tokens = 0u64;
     let mut merged_documents = 0usize;
     // In manifest order, so a later copy of a document keeps its place after an earlier one.
-    for segment in base.segments.iter().filter(|s| merge.contains(&s.id)) {
+    for (position, segment) in base.segments.iter().enumerate().filter(|(_, s)| merge.contains(&s.id)) {
         let (records, chunks, embeddings) = reader.read_segment(&segment.id).await?;
         merged_documents += records.len();
+        let mut live = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
         let mut live_chunks: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         for (row, chunk) in chunks.into_iter().enumerate() {
             if tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
@@ -85,46 +94,48 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
                 continue;
             }
             *live_chunks.entry(chunk.doc_id.clone()).or_default() += 1;
-            rows.embeddings.data.extend_from_slice(&embeddings.data[row * dim..(row + 1) * dim]);
-            rows.chunks.push(chunk);
+            live.embeddings.data.extend_from_slice(&embeddings.data[row * dim..(row + 1) * dim]);
+            live.chunks.push(chunk);
         }
+        drop(embeddings);
         for mut record in records {
             match live_chunks.get(&record.doc_id) {
                 Some(&count) => {
                     record.chunk_count = count;
-                    rows.records.push(record);
+                    live.records.push(record);
                 }
                 None => report.documents_dropped += 1,
             }
         }
+        report.chunks_kept += live.chunks.len();
+        report.documents_kept += live.records.len();
+        merged.add(live, position).await?;
         report.merged_segments.push(segment.id.clone());
     }
-    report.chunks_kept = rows.chunks.len();
-    report.documents_kept = rows.records.len();
+    let written = merged.finish().await?;
 
-    let version = new_version_id();
     let mut manifest = base.clone();
     manifest.version = version.clone();
     manifest.created_at = chrono::Utc::now();
     let merged_files: Vec<String> = base.segments.iter().filter(|s| merge.contains(&s.id)).flat_map(|s| s.files.clone()).collect();
     manifest.checksums.retain(|path, _| !merged_files.contains(path));
-    let position = base.segments.iter().rposition(|s| merge.contains(&s.id)).unwrap_or(base.segments.len());
-    let kept_before = base.segments[..position].iter().filter(|s| !merge.contains(&s.id)).count();
-    manifest.segments.retain(|s| !merge.contains(&s.id));
-    manifest.counts.documents = manifest.counts.documents.saturating_sub(merged_documents) + rows.records.len();
+    manifest.counts.documents = manifest.counts.documents.saturating_sub(merged_documents) + report.documents_kept;
     manifest.counts.chunks = manifest.counts.chunks.saturating_sub(report.chunks_dropped);
     manifest.counts.tokens = manifest.counts.tokens.saturating_sub(dropped_tokens);
-    if !rows.chunks.is_empty() {
-        let spec = index.resolve_segment(rows.chunks.len(), dim)?;
-        let segment_id = format!("seg-{version}");
-        let (built, row_files, _) = build_segment_blocking(spec, rows, writer, &segment_id).await?;
-        let segment = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
-        manifest.checksums.extend(segment.checksums);
-        manifest.segments.insert(kept_before, segment.manifest);
-        report.new_segment = Some(segment_id);
+    let mut placed = written.into_iter().peekable();
+    manifest.segments.clear();
+    for (position, segment) in base.segments.iter().enumerate() {
+        if !merge.contains(&segment.id) {
+            manifest.segments.push(segment.clone());
+        }
+        while let Some((_, new)) = placed.next_if(|(at, _)| *at == position) {
+            report.new_segments.push(new.manifest.id.clone());
+            manifest.checksums.extend(new.checksums);
+            manifest.segments.push(new.manifest);
+        }
     }
     // Tombstones scoped to a merged segment are spent; with every segment merged, all are.
-    let every_segment = manifest.segments.len() == usize::from(report.new_segment.is_some());
+    let every_segment = base.segments.iter().all(|s| merge.contains(&s.id));
     manifest.tombstones.retain(|t| !every_segment && !merge.iter().any(|id| t.starts_with(&format!("{id}/"))));
     report.tombstones_after = manifest.tombstones.len();
     // Compaction serves the same documents: a batch run's file table holds for the new version too.
@@ -134,4 +145,63 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     writer.publish(&manifest).await?;
     report.version = Some(version);
     Ok((report, manifest))
+}
+
+/// The new segments of a compaction, filled one at a time with the live rows of consecutive
+/// merged segments: once the next segment's rows would take the one being filled past its
+/// size, it is built and written (named `seg-<version>`, then `seg-<version>-<n>`).
+struct MergedSegments<'a> {
+    writer: &'a SnapshotWriter,
+    version: &'a str,
+    options: &'a CompactOptions,
+    filling: SegmentRows,
+    /// Where the segment being filled goes: the manifest position of its last merged segment.
+    position: usize,
+    /// Written segments with their positions, in order.
+    written: Vec<(usize, WrittenSegment)>,
+    started: usize,
+}
+
+impl<'a> MergedSegments<'a> {
+    fn new(writer: &'a SnapshotWriter, version: &'a str, options: &'a CompactOptions, dim: usize) -> Self {
+        let filling = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
+        Self { writer, version, options, filling, position: 0, written: Vec::new(), started: 0 }
+    }
+
+    /// Adds the live rows of the merged segment at manifest position `position`.
+    async fn add(&mut self, rows: SegmentRows, position: usize) -> Result<()> {
+        if !self.filling.chunks.is_empty() && self.filling.chunks.len() + rows.chunks.len() > self.options.max_segment_chunks {
+            self.write().await?;
+        }
+        self.filling.chunks.extend(rows.chunks);
+        self.filling.embeddings.data.extend(rows.embeddings.data);
+        self.filling.records.extend(rows.records);
+        self.position = position;
+        Ok(())
+    }
+
+    /// Builds and writes the segment being filled, if it holds any row.
+    async fn write(&mut self) -> Result<()> {
+        if self.filling.chunks.is_empty() {
+            return Ok(());
+        }
+        let dim = self.filling.embeddings.dim;
+        let rows = std::mem::replace(&mut self.filling, SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() });
+        self.started += 1;
+        let segment_id = match self.started {
+            1 => format!("seg-{}", self.version),
+            n => format!("seg-{}-{n}", self.version),
+        };
+        let spec = self.options.index.resolve_segment(rows.chunks.len(), dim)?;
+        let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id).await?;
+        let segment = self.writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
+        self.written.push((self.position, segment));
+        Ok(())
+    }
+
+    /// Writes the last segment; every segment written, with its manifest position, in order.
+    async fn finish(mut self) -> Result<Vec<(usize, WrittenSegment)>> {
+        self.write().await?;
+        Ok(self.written)
+    }
 }

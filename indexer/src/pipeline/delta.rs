@@ -1,6 +1,6 @@
 //! Delta publishing: a nightly run over a snapshot that already holds most of the corpus
-//! keeps the previous version's segments, writes one new segment with the documents that
-//! changed or arrived, and hides the replaced and deleted copies with segment-scoped
+//! keeps the previous version's segments, writes new segments with the documents that
+//! changed or arrived (one, unless they hold more than a run's segment), and hides the replaced and deleted copies with segment-scoped
 //! tombstones (`<segment>/<document>`). Files whose ETag is the one in the version's file
 //! table are not even fetched, and the segments holding only their documents are not read.
 //! The server's reload then reads only the new segment; compaction merges what piles up.
@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::compact::CompactReport;
-use super::stages::EmbeddedDoc;
 use crate::index::IndexOptions;
 use crate::parse::file_uri_of;
 use crate::error::IndexerError;
@@ -20,10 +19,10 @@ use crate::source::SourceEntry;
 /// `--publish delta|full`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PublishMode {
-    /// Build on the previous version when it can: a new segment for what changed.
+    /// Build on the previous version when it can: new segments for what changed.
     #[default]
     Delta,
-    /// Write every document into one new segment (what a first run does).
+    /// Write every document into new segments (what a first run does).
     Full,
 }
 
@@ -79,8 +78,11 @@ pub struct PreviousVersion {
     /// Segments that could not be read or did not match the manifest: nothing may build on them.
     unreadable: Vec<String>,
     documents: HashMap<String, LiveDoc>,
-    /// The segments holding any row of a document (live or hidden), as manifest indexes, in order.
-    segments_of: HashMap<String, Vec<usize>>,
+    /// The segments holding any row of a document (live or hidden), as manifest indexes, in
+    /// order, each with the rows of that copy no tombstone hides yet.
+    segments_of: HashMap<String, Vec<(usize, u32)>>,
+    /// Per segment (manifest index), the rows tombstones hide.
+    hidden_rows: Vec<u64>,
     /// The file table of the run that wrote the version (None: published online or by an older build).
     files: Option<FileTable>,
     /// Segments whose rows were read.
@@ -97,6 +99,9 @@ pub struct Changes {
     pub kept_after_failure: Vec<String>,
     /// What the new version serves of each file (ETags and failures are the run's to fill in).
     pub files: FileTable,
+    /// Rows tombstones hide in each segment of the previous version, once the new ones are added
+    /// (lifted ones left counted: the documents they hid are written again and their old copies hidden).
+    pub hidden_rows: HashMap<String, u64>,
 }
 
 impl PreviousVersion {
@@ -105,11 +110,12 @@ impl PreviousVersion {
     /// whose documents.parquet fails its checksum, is unreadable (and said so in `notes`).
     pub(super) async fn read(reader: &SnapshotReader, notes: &mut Vec<String>) -> Self {
         let manifest = reader.manifest().clone();
+        let manifest_segments = manifest.segments.len();
         let files = reader.read_file_table().await.unwrap_or_else(|e| {
             notes.push(format!("the file table of version {} is unreadable, every file is fetched: {e}", manifest.version));
             None
         });
-        let mut previous = Self { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), files, rows_read: HashSet::new() };
+        let mut previous = Self { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), hidden_rows: vec![0; manifest_segments], files, rows_read: HashSet::new() };
         let tombstones = reader.manifest().tombstone_set();
         for (index, segment) in reader.manifest().segments.iter().enumerate() {
             let records = match reader.segment_files_problem(&segment.id).await {
@@ -132,9 +138,11 @@ impl PreviousVersion {
     /// document replaces an earlier one, and a copy any tombstone touches is not live.
     fn add_segment(&mut self, index: usize, segment: &str, records: Vec<DocumentRecord>, tombstones: &Tombstones<'_>) {
         for record in records {
+            let hidden = tombstones.hidden_rows(segment, &record.doc_id, record.chunk_count);
+            self.hidden_rows[index] += u64::from(hidden);
             let segments = self.segments_of.entry(record.doc_id.clone()).or_default();
-            if segments.last() != Some(&index) {
-                segments.push(index);
+            if segments.last().map(|&(last, _)| last) != Some(index) {
+                segments.push((index, record.chunk_count - hidden));
             }
             if tombstones.hides_any_row(segment, &record.doc_id, record.chunk_count) {
                 self.documents.remove(&record.doc_id);
@@ -235,16 +243,17 @@ impl PreviousVersion {
     }
 
     /// The tombstones and per-file contents of the version that keeps everything of this one
-    /// but `written` (documents in the new segment) and what the source no longer has.
-    pub fn changes(&self, written: &[EmbeddedDoc], unchanged_documents: &HashSet<String>, unchanged_files: &HashSet<String>, failed_files: &HashSet<String>) -> Changes {
-        let mut changes = Changes::default();
-        let written_ids: HashSet<&str> = written.iter().map(|d| d.record.doc_id.as_str()).collect();
+    /// but the documents `written_ids` (in the new segments, which hold `written_files` of
+    /// each file) and what the source no longer has.
+    pub(super) fn changes(&self, written_ids: &HashSet<String>, written_files: FileTable, unchanged_documents: &HashSet<String>, unchanged_files: &HashSet<String>, failed_files: &HashSet<String>) -> Changes {
+        let mut changes = Changes { hidden_rows: self.manifest.segments.iter().zip(&self.hidden_rows).map(|(s, &rows)| (s.id.clone(), rows)).collect(), ..Default::default() };
         let existing: HashSet<&str> = self.manifest.tombstones.iter().map(String::as_str).collect();
         let hide = |changes: &mut Changes, doc_id: &str| {
-            for &index in self.segments_of.get(doc_id).into_iter().flatten() {
+            for &(index, visible_rows) in self.segments_of.get(doc_id).into_iter().flatten() {
                 let tombstone = format!("{}/{doc_id}", self.manifest.segments[index].id);
                 if !existing.contains(tombstone.as_str()) {
                     changes.add_tombstones.push(tombstone);
+                    *changes.hidden_rows.entry(self.manifest.segments[index].id.clone()).or_default() += u64::from(visible_rows);
                 }
             }
         };
@@ -274,13 +283,14 @@ impl PreviousVersion {
                 }
             }
         }
-        for doc in written {
-            let id = doc.record.doc_id.as_str();
+        let mut written: Vec<&String> = written_ids.iter().collect();
+        written.sort();
+        for id in written {
             hide(&mut changes, id);
             let chunk_prefix = format!("{id}-");
-            changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| t.as_str() == id || t.starts_with(&chunk_prefix)).cloned());
-            changes.files.add_document(&doc.record.uri, doc.chunks.len() as u64, doc.tokens());
+            changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| *t == id || t.starts_with(&chunk_prefix)).cloned());
         }
+        changes.files.add_table(written_files);
         changes.kept_after_failure.sort();
         changes
     }
@@ -299,7 +309,7 @@ mod tests {
         let chunker = ChunkerManifest { config: ChunkerConfig::default(), sig: "c".into() };
         let mut manifest = Manifest::new("v1".into(), "src".into(), model, chunker, IndexManifest::new(kind, "cpu".into()));
         manifest.recall_check = Some(RecallCheck { k: 10, queries: 200, query_source: "chunks".into(), recall });
-        PreviousVersion { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), files: None, rows_read: HashSet::new() }
+        PreviousVersion { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), hidden_rows: Vec::new(), files: None, rows_read: HashSet::new() }
     }
 
     #[test]

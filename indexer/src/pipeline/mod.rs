@@ -1,7 +1,8 @@
 //! The batch run: list -> fetch (async, bounded concurrency) -> parse + chunk (rayon) ->
-//! embed (token-budget batches) -> FAISS + BM25 -> publish (a full version, its segments cut
-//! and written as the run embeds, or a delta over the previous one). Stages are joined by
-//! bounded channels so parsing and chunking overlap embedding; one bad document fails alone.
+//! embed (token-budget batches) -> FAISS + BM25 -> publish (a full version, or a delta over
+//! the previous one; either way the segments are cut and written as the run embeds). Stages
+//! are joined by bounded channels so parsing and chunking overlap embedding; one bad document
+//! fails alone.
 
 mod compact;
 mod delta;
@@ -36,9 +37,9 @@ use crate::snapshot::{layout, new_version_id, ChunkerManifest, SnapshotWriter};
 use crate::source::{ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
-use publish::{Publisher, SegmentBuilder};
+use publish::{Publisher, SegmentBuilder, Sizing};
 use segmenter::Segmenter;
-use stages::{embed_stage, parse_stage, StageContext};
+use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
 pub use online::{publish_next_version, VersionChange};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
@@ -82,9 +83,9 @@ pub struct RunOptions {
     /// Called once the embed stage has ended, before the publishing stages (the `quarry`
     /// binary hands the memory its allocator kept for the embedding batches back).
     pub after_embedding: Option<fn()>,
-    /// A full run writes a segment each time its embedded documents reach this many chunks
-    /// (while it embeds the next ones), so that it holds about two segments' documents at
-    /// most; a delta writes its changed documents as one segment.
+    /// A run writes a segment each time its embedded documents (a delta's: those that changed
+    /// or arrived) reach this many chunks, while it embeds the next ones, so that it holds
+    /// about two segments' documents at most.
     pub segment_chunks: usize,
 }
 
@@ -208,18 +209,20 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let (embedded_tx, mut embedded_rx) = tokio::sync::mpsc::channel(4);
     let parse_thread = {
         let context = context.clone();
-        std::thread::spawn(move || parse_stage(raw_rx, doc_tx, &context, stored))
+        // Documents with stored embeddings go straight to the segments; a delta leaves those that did not change where they are.
+        let outputs = ParseOutputs { to_embed: doc_tx, reused: embedded_tx.clone(), drop_unchanged: base.is_some() };
+        std::thread::spawn(move || parse_stage(raw_rx, outputs, &context, stored))
     };
     let embed_thread = {
         let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
         std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context, embedded_tx))
     };
     let builder = SegmentBuilder { writer: writer.clone(), options: Arc::new(options.clone()), embedder: embedder.clone() };
-    let mut destination = match base {
-        // Segments are named after the run (the version id, taken when it publishes, sorts after any published meanwhile).
-        None => Destination::Segments(Segmenter::new(builder.clone(), new_version_id(), options.segment_chunks)),
-        Some(_) => Destination::Collected(Vec::new()),
-    };
+    // Segments are named after the run (the version id, taken when it publishes, sorts after
+    // any published meanwhile). A full version's first segment takes the run's index rules; a
+    // delta's segments are sized to their rows.
+    let first_sizing = if base.is_some() { Sizing::Segment } else { Sizing::Run };
+    let mut segmenter = Segmenter::new(builder.clone(), new_version_id(), options.segment_chunks, first_sizing);
     let files_fetched = listing.entries.len();
     let fetch = async {
         let fetch_started = Instant::now();
@@ -251,8 +254,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         fetch_started.elapsed().as_secs_f64()
     };
     let receive = async {
-        while let Some(documents) = embedded_rx.recv().await {
-            if let Err(e) = destination.push(documents, &context).await {
+        while let Some(arrival) = embedded_rx.recv().await {
+            if let Err(e) = segmenter.take(arrival, &context).await {
                 // The stages before stop once nothing listens: the embed stage's next send
                 // fails, then the parse stage's, then the fetch loop's.
                 embedded_rx.close();
@@ -274,11 +277,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     reuse.changed_documents = changed_documents;
     // What the model embedded: the embed stage's documents less their chunks that kept a stored vector.
     let embedded_tokens = embed_tokens - changed_documents.tokens;
-    reuse.documents = reused.len();
-    reuse.chunks = reused.iter().map(|d| d.chunks.len()).sum();
-    reuse.tokens = reused.iter().map(EmbeddedDoc::tokens).sum();
-    destination.push(reused, &context).await?;
-    if let (Destination::Segments(segmenter), Some(from)) = (&mut destination, reuse.from_version.clone()) {
+    (reuse.documents, reuse.chunks, reuse.tokens) = (reused.documents, reused.chunks, reused.tokens);
+    if let (None, Some(from)) = (&base, reuse.from_version.clone()) {
         match keep_last_good_versions(&options, &from, &failures, segmenter.seen()).await {
             Ok(kept) => {
                 reuse.kept_after_failure = kept.iter().map(|d| d.record.uri.clone()).collect();
@@ -287,17 +287,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
             Err(e) => reuse.notes.push(format!("the last good versions of failed files could not be kept: {e}")),
         }
     }
-    if let Destination::Collected(documents) = &mut destination {
-        documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
-        documents.dedup_by(|later, earlier| {
-            let duplicate = later.record.doc_id == earlier.record.doc_id;
-            if duplicate {
-                context.fail(&later.record.uri, "parse", "duplicate document: an earlier document has the same URI".into());
-            }
-            duplicate
-        });
-    }
-    let taken = destination.documents();
+    let taken = segmenter.documents();
     let mut failures = std::mem::take(&mut *failures.lock().expect("failures lock"));
     failures.sort_by(|a, b| a.uri.cmp(&b.uri));
     let mut report = RunReport {
@@ -331,13 +321,10 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         parse_sig,
         listed,
     };
-    let manifest = match (base, destination) {
-        (Some(base), Destination::Collected(documents)) => publisher.delta(base, documents, &unchanged_documents, &unchanged_files, &mut report).await?,
-        (_, Destination::Segments(segmenter)) => {
-            let (segments, live) = segmenter.finish().await?;
-            publisher.full(segments, live, &mut report).await?
-        }
-        (None, Destination::Collected(_)) => unreachable!("a run without a base cuts segments"),
+    let cut = segmenter.finish().await?;
+    let manifest = match base {
+        Some(base) => publisher.delta(base, cut, &unchanged_documents, &unchanged_files, &mut report).await?,
+        None => publisher.full(cut, &mut report).await?,
     };
     report.version = Some(manifest.version.clone());
     report.wall_secs = started.elapsed().as_secs_f64();
@@ -348,33 +335,6 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()).map_err(|e| IndexerError::io(path, e))?;
     }
     Ok(report)
-}
-
-/// Where embedded documents go: a full run cuts them into segments as they arrive; a delta
-/// collects its changed documents for its one new segment.
-enum Destination {
-    Segments(Segmenter),
-    Collected(Vec<EmbeddedDoc>),
-}
-
-impl Destination {
-    async fn push(&mut self, documents: Vec<EmbeddedDoc>, context: &StageContext) -> Result<()> {
-        match self {
-            Self::Segments(segmenter) => segmenter.push(documents, context).await,
-            Self::Collected(collected) => {
-                collected.extend(documents);
-                Ok(())
-            }
-        }
-    }
-
-    /// Documents taken (a delta's counted once its duplicates are dropped).
-    fn documents(&self) -> usize {
-        match self {
-            Self::Segments(segmenter) => segmenter.documents(),
-            Self::Collected(collected) => collected.len(),
-        }
-    }
 }
 
 /// Whether a delta may build on `previous` (else the reason goes into `notes`).

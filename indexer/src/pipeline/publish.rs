@@ -1,6 +1,6 @@
 //! The end of a batch run: documents become segments (indexes built, recall checked before
 //! anything is written), then either a full version (this run's segments alone) or a delta
-//! version (the previous version's segments plus a new one, with tombstones), then LATEST.
+//! version (the previous version's segments plus this run's, with tombstones), then LATEST.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -10,12 +10,13 @@ use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
+use super::segmenter::CutSegments;
 use super::stages::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
-use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
 pub(super) struct Publisher {
@@ -88,9 +89,9 @@ impl SegmentBuilder {
 }
 
 impl Publisher {
-    /// Publishes `segments` (written from this run's documents, whose files `live` lists) alone
-    /// as the next version.
-    pub async fn full(&self, segments: Vec<NewSegment>, live: FileTable, report: &mut RunReport) -> Result<Manifest> {
+    /// Publishes `cut` (the segments written from this run's documents) alone as the next version.
+    pub async fn full(&self, cut: CutSegments, report: &mut RunReport) -> Result<Manifest> {
+        let CutSegments { segments, files: live, .. } = cut;
         let version = new_version_id();
         let files = self.file_table(live, &failed_files(&report.failures));
         let first = segments.first().ok_or_else(|| IndexerError::Config("a full version needs a segment".into()))?;
@@ -122,21 +123,20 @@ impl Publisher {
         live
     }
 
-    /// Publishes `base` plus the documents that changed (`documents`, minus those in
-    /// `unchanged_documents`), hiding replaced and deleted copies; then compacts when small
-    /// segments or hidden rows have piled up.
+    /// Publishes `base` plus the segments `cut` wrote (the documents that changed or arrived;
+    /// those in `unchanged_documents` stay where they are), hiding replaced and deleted copies;
+    /// then compacts when small segments or hidden rows have piled up.
     pub async fn delta(
         &self,
         base: PreviousVersion,
-        mut documents: Vec<EmbeddedDoc>,
+        cut: CutSegments,
         unchanged_documents: &HashSet<String>,
         unchanged_files: &HashSet<String>,
         report: &mut RunReport,
     ) -> Result<Manifest> {
         let failed = failed_files(&report.failures);
-        let documents_seen = documents.len();
-        documents.retain(|d| !unchanged_documents.contains(&d.record.doc_id));
-        let changes = base.changes(&documents, unchanged_documents, unchanged_files, &failed);
+        let CutSegments { segments, files: written_files, doc_ids: written } = cut;
+        let changes = base.changes(&written, written_files, unchanged_documents, unchanged_files, &failed);
         let live = changes.files.totals();
         if live.documents == 0 {
             return Err(super::nothing_to_publish(report));
@@ -144,9 +144,9 @@ impl Publisher {
         let mut delta = DeltaReport {
             base_version: base.version().to_string(),
             files_unchanged: unchanged_files.len(),
-            documents_unchanged: documents_seen - documents.len(),
-            documents_written: documents.len(),
-            chunks_written: documents.iter().map(|d| d.chunks.len()).sum(),
+            documents_unchanged: unchanged_documents.len(),
+            documents_written: written.len(),
+            chunks_written: segments.iter().map(|s| s.chunks).sum(),
             documents_removed: changes.removed_documents,
             tombstones_added: changes.add_tombstones.len(),
             tombstones_lifted: changes.lift_tombstones.len(),
@@ -160,12 +160,12 @@ impl Publisher {
         manifest.parse_sig = Some(self.parse_sig.clone());
         manifest.tombstones.retain(|t| !changes.lift_tombstones.contains(t));
         manifest.tombstones.extend(changes.add_tombstones);
-        if !documents.is_empty() {
-            let segment = self.builder.write(documents, format!("seg-{version}"), Sizing::Segment).await?;
-            add_segment(&mut manifest, segment, report);
-        } else {
+        if segments.is_empty() {
             report.stages.push(StageReport::new("vector index", 0.0, 0, "vectors"));
             report.stages.push(StageReport::new("keyword index", 0.0, 0, "chunks"));
+        }
+        for segment in segments {
+            add_segment(&mut manifest, segment, report);
         }
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         // The snapshot's index; a small delta segment is exact search whatever it is.
@@ -178,12 +178,12 @@ impl Publisher {
         self.builder.writer.publish(&manifest).await?;
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
 
-        let merge = merge_plan(&manifest, live.chunks as usize, &self.builder.options.compact);
+        let merge = merge_plan(&manifest, &changes.hidden_rows, &self.builder.options.compact);
         if !merge.is_empty() {
             let started = Instant::now();
             match self.compact(&manifest, &merge).await {
                 Ok((compaction, compacted)) => {
-                    tracing::info!("compacted {} segments into {:?}", compaction.merged_segments.len(), compaction.new_segment);
+                    tracing::info!("compacted {} segments into {:?}", compaction.merged_segments.len(), compaction.new_segments);
                     report.stages.push(StageReport::new("compact", started.elapsed().as_secs_f64(), compaction.chunks_kept as u64, "chunks"));
                     delta.compaction = Some(compaction);
                     manifest = compacted;
@@ -198,7 +198,9 @@ impl Publisher {
 
     async fn compact(&self, manifest: &Manifest, merge: &[String]) -> Result<(super::CompactReport, Manifest)> {
         let reader = SnapshotReader::open_version(self.builder.writer.uri(), &manifest.version, &self.builder.options.out_store).await?;
-        compact(&reader, &self.builder.writer, merge, &self.builder.options.index).await
+        // The merged segments take the run's index rules and segment size.
+        let options = &self.builder.options;
+        compact(&reader, &self.builder.writer, merge, &CompactOptions { index: options.index.clone(), max_segment_chunks: options.segment_chunks, ..options.compact.clone() }).await
     }
 }
 
@@ -218,15 +220,16 @@ fn add_segment(manifest: &mut Manifest, segment: NewSegment, report: &mut RunRep
     report.add_stages(segment.stages);
 }
 
-/// The segments to merge after a delta: the small ones once too many have piled up, or all
-/// of them once tombstones hide more than the allowed fraction of the rows.
-fn merge_plan(manifest: &Manifest, live_chunks: usize, options: &CompactOptions) -> Vec<String> {
-    let rows = manifest.segments.iter().map(|s| s.chunks).sum::<usize>();
-    let hidden = rows.saturating_sub(live_chunks);
-    if rows > 0 && hidden as f64 > options.max_hidden_fraction * rows as f64 {
-        return manifest.segments.iter().map(|s| s.id.clone()).collect();
-    }
-    segments_to_merge(manifest, options)
+/// The segments to merge after a delta, in manifest order: each one whose rows tombstones
+/// (`hidden_rows`, by segment) hide more than the allowed fraction of, and the small ones
+/// once too many have piled up. A segment with few hidden rows is not rewritten.
+fn merge_plan(manifest: &Manifest, hidden_rows: &HashMap<String, u64>, options: &CompactOptions) -> Vec<String> {
+    let small = segments_to_merge(manifest, options);
+    let mostly_hidden = |segment: &SegmentManifest| {
+        let hidden = hidden_rows.get(&segment.id).copied().unwrap_or(0);
+        segment.chunks > 0 && hidden as f64 > options.max_hidden_fraction * segment.chunks as f64
+    };
+    manifest.segments.iter().filter(|s| mostly_hidden(s) || small.contains(&s.id)).map(|s| s.id.clone()).collect()
 }
 
 /// Queries sampled from the chunks when the user gives none.

@@ -119,7 +119,7 @@ impl RunReport {
             line(&mut out, "documents", format!("{} unchanged, {} written ({} chunks), {} removed", delta.documents_unchanged, delta.documents_written, delta.chunks_written, delta.documents_removed));
             line(&mut out, "tombstones", format!("{} added, {} lifted", delta.tombstones_added, delta.tombstones_lifted));
             if let Some(compaction) = &delta.compaction {
-                line(&mut out, "compacted", format!("{} segments into one ({} chunks kept, {} dropped)", compaction.merged_segments.len(), compaction.chunks_kept, compaction.chunks_dropped));
+                line(&mut out, "compacted", format!("{} segments into {} ({} chunks kept, {} dropped)", compaction.merged_segments.len(), compaction.new_segments.len(), compaction.chunks_kept, compaction.chunks_dropped));
             }
         }
         if let Some(recall) = self.recall_at_10 {

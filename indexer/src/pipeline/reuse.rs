@@ -127,6 +127,11 @@ impl StoredEmbeddings {
         Some((reader, previous))
     }
 
+    /// Whether `doc_id` was handed out unchanged (record and chunks as stored).
+    pub fn is_unchanged(&self, doc_id: &str) -> bool {
+        self.unchanged.contains(doc_id)
+    }
+
     /// Nothing stored yet, from `version`.
     pub fn new(version: &str) -> Self {
         Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new(), changed: ChunkReuse::default(), text_keyer: RandomState::new() }

@@ -205,18 +205,45 @@ fn messages<T>(documents: Vec<T>, chunks_of: impl Fn(&T) -> usize, most: usize) 
     })
 }
 
+/// Documents the parse stage found stored embeddings for (all of their chunks).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct ReusedCount {
+    pub documents: usize,
+    pub chunks: usize,
+    pub tokens: u64,
+}
+
+/// What reaches the run's segments, from the embed stage or (documents with stored
+/// embeddings) straight from the parse stage.
+pub(super) enum Arrival {
+    Documents(Vec<EmbeddedDoc>),
+    /// Ids of documents that did not change at all, which a delta leaves where they are
+    /// (taken all the same: a later document with one of these ids is a duplicate).
+    Unchanged(Vec<String>),
+}
+
+/// Where the parse stage sends its documents: those left to embed to the embed stage, those
+/// whose embeddings `stored` holds straight on to the run (the embed stage's destination).
+pub(super) struct ParseOutputs {
+    pub to_embed: crossbeam_channel::Sender<Vec<ChunkedDoc>>,
+    pub reused: tokio::sync::mpsc::Sender<Arrival>,
+    /// A delta leaves the documents that did not change at all where they are: only their
+    /// ids are sent.
+    pub drop_unchanged: bool,
+}
+
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
-/// documents whose embeddings `stored` holds skip the embed stage. Returns the seconds spent
-/// working, the documents with reused embeddings, and `stored` (which knows which of them
-/// did not change at all).
+/// documents whose embeddings `stored` holds skip the embed stage (as they are found, so a
+/// run that reuses most of its corpus does not hold it). Returns the seconds spent working,
+/// what was reused, and `stored` (which knows which documents did not change at all).
 pub(super) fn parse_stage(
     mut raw_rx: tokio::sync::mpsc::Receiver<(RawDocument, tokio::sync::OwnedSemaphorePermit)>,
-    doc_tx: crossbeam_channel::Sender<Vec<ChunkedDoc>>,
+    outputs: ParseOutputs,
     context: &StageContext,
     mut stored: Option<StoredEmbeddings>,
-) -> (f64, Vec<EmbeddedDoc>, Option<StoredEmbeddings>) {
+) -> (f64, ReusedCount, Option<StoredEmbeddings>) {
     let mut busy = 0.0;
-    let mut reused = Vec::new();
+    let mut reused = ReusedCount::default();
     // Each file comes with its share of the fetched-file budget, given back with the file.
     while let Some(first) = raw_rx.blocking_recv() {
         let mut group_bytes = first.0.bytes.len();
@@ -238,18 +265,34 @@ pub(super) fn parse_stage(
             failures.into_iter().for_each(|f| context.fail(&f.uri, f.stage, f.reason));
         }
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
+        let (mut found, mut unchanged) = (Vec::new(), Vec::new());
         if let Some(stored) = stored.as_mut() {
-            let found = stored.reuse(&mut documents);
-            let reused_chunks: usize = found.iter().map(|d| d.chunks.len()).sum();
-            context.counters.embedded.fetch_add(reused_chunks as u64, Ordering::Relaxed);
-            reused.extend(found);
+            found = stored.reuse(&mut documents);
+            for document in &found {
+                reused.documents += 1;
+                reused.chunks += document.chunks.len();
+                reused.tokens += document.tokens();
+            }
+            context.counters.embedded.fetch_add(found.iter().map(|d| d.chunks.len() as u64).sum(), Ordering::Relaxed);
+            if outputs.drop_unchanged {
+                let (same, changed): (Vec<EmbeddedDoc>, _) = found.into_iter().partition(|d| stored.is_unchanged(&d.record.doc_id));
+                unchanged = same.into_iter().map(|d| d.record.doc_id).collect();
+                found = changed;
+            }
         }
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
         context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);
         drop(group);
-        if messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS).try_for_each(|message| doc_tx.send(message)).is_err() {
-            break; // the embed stage stopped
+        // A send fails once the run stopped listening (its error is the run's). What this group
+        // reused is sent before the rest is embedded, so a later copy of a document arrives after it.
+        let unchanged = (!unchanged.is_empty()).then_some(Arrival::Unchanged(unchanged));
+        let reused_messages = unchanged.into_iter().chain(messages(found, |d| d.chunks.len(), MESSAGE_CHUNKS).map(Arrival::Documents));
+        if reused_messages.into_iter().try_for_each(|message| outputs.reused.blocking_send(message).map_err(drop)).is_err() {
+            break;
+        }
+        if messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS).try_for_each(|message| outputs.to_embed.send(message).map_err(drop)).is_err() {
+            break;
         }
     }
     (busy, reused, stored)
@@ -264,7 +307,7 @@ pub(super) fn embed_stage(
     embedder: &dyn Embedder,
     group: usize,
     context: &StageContext,
-    embedded: tokio::sync::mpsc::Sender<Vec<EmbeddedDoc>>,
+    embedded: tokio::sync::mpsc::Sender<Arrival>,
 ) -> Result<(f64, u64)> {
     let (mut busy, mut tokens) = (0.0, 0);
     let mut listening = true;
@@ -273,7 +316,7 @@ pub(super) fn embed_stage(
         context.counters.embedded.fetch_add(chunks as u64, Ordering::Relaxed);
         busy += seconds;
         tokens += documents.iter().map(EmbeddedDoc::tokens).sum::<u64>();
-        listening = listening && embedded.blocking_send(documents).is_ok();
+        listening = listening && embedded.blocking_send(Arrival::Documents(documents)).is_ok();
         listening
     })?;
     Ok((busy, tokens))

@@ -53,6 +53,16 @@ impl FileTable {
         self.files.entry(file_uri_of(document_uri).to_string()).or_default().add_document(chunks, tokens);
     }
 
+    /// Adds what `other` holds of each file (its documents, chunks and tokens) to this table.
+    pub fn add_table(&mut self, other: FileTable) {
+        for (uri, entry) in other.files {
+            let mine = self.files.entry(uri).or_default();
+            mine.documents += entry.documents;
+            mine.chunks += entry.chunks;
+            mine.tokens += entry.tokens;
+        }
+    }
+
     pub fn get(&self, uri: &str) -> Option<&FileEntry> {
         self.files.get(uri)
     }

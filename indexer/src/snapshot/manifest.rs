@@ -166,6 +166,18 @@ impl<'a> Tombstones<'a> {
         self.hides_document(segment, doc_id) || (self.1.contains(doc_id) && (0..chunk_count).any(|index| self.0.contains(format!("{doc_id}-{index}").as_str())))
     }
 
+    /// How many rows of the copy of `doc_id` (with `chunk_count` chunks) stored in `segment`
+    /// are hidden, without reading its rows.
+    pub fn hidden_rows(&self, segment: &str, doc_id: &str, chunk_count: u32) -> u32 {
+        if self.hides_document(segment, doc_id) {
+            chunk_count
+        } else if self.1.contains(doc_id) {
+            (0..chunk_count).filter(|index| self.0.contains(format!("{doc_id}-{index}").as_str())).count() as u32
+        } else {
+            0
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
