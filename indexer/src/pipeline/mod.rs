@@ -13,6 +13,7 @@ mod report;
 mod reuse;
 mod segment;
 mod segmenter;
+mod spilled_vectors;
 mod stages;
 
 pub use progress::ProgressMode;
@@ -174,10 +175,11 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         }
         previous_secs += started.elapsed().as_secs_f64();
         tracing::info!(
-            "reusing embeddings of unchanged documents from version {} ({} documents from {} segments read in {previous_secs:.2} s)",
+            "reusing embeddings of unchanged documents from version {} ({} documents from {} segments read in {previous_secs:.2} s; resident memory {:.0} MiB)",
             previous.version(),
             embeddings.len(),
-            reuse.segments_read
+            reuse.segments_read,
+            crate::process_memory::rss_mib().unwrap_or(0.0)
         );
         stored = Some(embeddings);
         base = delta.then_some(previous);

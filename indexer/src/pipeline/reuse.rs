@@ -11,6 +11,7 @@ use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use serde::Serialize;
 
 use super::delta::PreviousVersion;
+use super::spilled_vectors::SpilledVectors;
 use super::stages::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
@@ -48,13 +49,52 @@ pub struct ChunkReuse {
     pub tokens: u64,
 }
 
-/// One stored document's embeddings and what they were computed from.
+/// What a stored document's embeddings were computed from, and where they wait.
 struct StoredDoc {
-    record: DocumentRecord,
-    texts: u64,
+    /// [`record_key`] of its record.
+    record_key: u64,
+    content_hash: String,
+    ingested_at: chrono::DateTime<chrono::Utc>,
     /// Per chunk, in order, its text's key ([`StoredEmbeddings::text_key`]).
     text_keys: Vec<u64>,
-    vectors: Vec<f32>,
+    /// Per chunk, in order, the position of its row in the spilled vectors.
+    positions: Vec<u64>,
+}
+
+/// One row of a stored document, as its segment is read.
+struct StoredRow {
+    index: u32,
+    position: u64,
+    text_key: u64,
+    tokens: u32,
+}
+
+/// A stored document's rows, gathered as its segment is read (in any order).
+struct RowsRead {
+    record: DocumentRecord,
+    rows: Vec<StoredRow>,
+    /// A tombstone hides one of them.
+    hidden: bool,
+}
+
+impl RowsRead {
+    /// The document, with its tokens, when its rows are whole (every chunk once) and none is hidden.
+    fn into_stored(mut self) -> Option<(StoredDoc, u64)> {
+        self.rows.sort_unstable_by_key(|row| row.index);
+        let whole = self.rows.len() == self.record.chunk_count as usize && self.rows.iter().enumerate().all(|(i, row)| row.index as usize == i);
+        if !whole || self.hidden {
+            return None;
+        }
+        let tokens = self.rows.iter().map(|row| u64::from(row.tokens)).sum();
+        let stored = StoredDoc {
+            record_key: record_key(&self.record),
+            content_hash: self.record.content_hash,
+            ingested_at: self.record.ingested_at,
+            text_keys: self.rows.iter().map(|row| row.text_key).collect(),
+            positions: self.rows.iter().map(|row| row.position).collect(),
+        };
+        Some((stored, tokens))
+    }
 }
 
 /// What [`StoredEmbeddings::take`] found for a document.
@@ -77,27 +117,20 @@ pub struct StoredEmbeddings {
     /// Keys chunk texts (a random key per run: stored and fresh texts are keyed alike, and
     /// only ever compared within one document).
     text_keyer: RandomState,
+    /// The stored documents' vectors, out of memory (created with the first segment read).
+    spilled: Option<SpilledVectors>,
 }
 
-/// A fingerprint of a document's chunk texts, in order (equal texts, equal fingerprint).
-fn texts_fingerprint<'a>(texts: impl Iterator<Item = &'a str>) -> u64 {
+/// A fingerprint of a record less the time it was ingested (and, for a part of a file such
+/// as a JSONL line, the file's ETag: one changed line must not rewrite the records of every
+/// other line). Records that differ in nothing else have the same key.
+fn record_key(record: &DocumentRecord) -> u64 {
+    let part_of_a_file = file_uri_of(&record.uri) != record.uri;
+    let etag = if part_of_a_file { None } else { record.etag.clone() };
+    let comparable = DocumentRecord { ingested_at: chrono::DateTime::UNIX_EPOCH, etag, ..record.clone() };
     let mut hasher = std::hash::DefaultHasher::new();
-    let mut count = 0usize;
-    for text in texts {
-        text.hash(&mut hasher);
-        count += 1;
-    }
-    count.hash(&mut hasher);
+    comparable.hash(&mut hasher);
     hasher.finish()
-}
-
-/// Whether two records differ in nothing but the time they were ingested (and, for a part
-/// of a file such as a JSONL line, the file's ETag: one changed line must not rewrite the
-/// records of every other line).
-fn same_record(stored: &DocumentRecord, fresh: &DocumentRecord) -> bool {
-    let part_of_a_file = file_uri_of(&fresh.uri) != fresh.uri;
-    let etag = if part_of_a_file { fresh.etag.clone() } else { stored.etag.clone() };
-    DocumentRecord { ingested_at: fresh.ingested_at, etag, ..stored.clone() } == *fresh
 }
 
 impl StoredEmbeddings {
@@ -134,36 +167,87 @@ impl StoredEmbeddings {
 
     /// Nothing stored yet, from `version`.
     pub fn new(version: &str) -> Self {
-        Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new(), changed: ChunkReuse::default(), text_keyer: RandomState::new() }
+        Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new(), changed: ChunkReuse::default(), text_keyer: RandomState::new(), spilled: None }
     }
 
     /// Reads the rows of every segment of `previous` not read yet that holds the live copy of
     /// a document from a file outside `skip` (files a delta run does not fetch), keeping those
-    /// documents' embeddings. A segment whose rows fail their checksum is unreadable.
+    /// documents' embeddings (spilled to a temporary file) and what they were computed from.
+    /// A segment is decoded a row group at a time. A segment whose rows fail their checksum
+    /// or do not decode is unreadable.
     pub async fn read_segments(&mut self, reader: &SnapshotReader, previous: &mut PreviousVersion, skip: &HashSet<String>, report: &mut ReuseReport) {
+        let wanted_segments = previous.segments_to_read(skip);
+        if wanted_segments.is_empty() {
+            return;
+        }
+        if self.spilled.is_none() {
+            match SpilledVectors::new(reader.manifest().model.dim) {
+                Ok(spilled) => self.spilled = Some(spilled),
+                Err(e) => {
+                    // Reuse is an optimisation: the documents are embedded again.
+                    report.notes.push(format!("stored embeddings are not reused: {e}"));
+                    return;
+                }
+            }
+        }
         let tombstones = reader.manifest().tombstone_set();
-        for index in previous.segments_to_read(skip) {
+        for index in wanted_segments {
             let segment = &reader.manifest().segments[index].id;
-            let (records, chunks, embeddings) = match reader.read_segment(segment).await {
-                Ok(rows) => rows,
+            let records = match reader.read_segment_documents(segment).await {
+                Ok(records) => records,
                 Err(e) => {
                     report.notes.push(format!("segment {segment} not reused: {e}"));
                     previous.mark_incomplete(segment);
                     continue;
                 }
             };
+            let mut wanted: HashMap<String, RowsRead> = records
+                .into_iter()
+                .filter(|r| previous.is_live_in(&r.doc_id, index) && !skip.contains(file_uri_of(&r.uri)))
+                .map(|record| (record.doc_id.clone(), RowsRead { record, rows: Vec::new(), hidden: false }))
+                .collect();
+            let (spilled, keyer) = (self.spilled.as_mut().expect("created above"), &self.text_keyer);
+            let mut spill_failed = None;
+            let read = reader
+                .read_segment_rows_in_parts(segment, |chunks, embeddings| {
+                    for (row, chunk) in chunks.into_iter().enumerate() {
+                        let Some(document) = wanted.get_mut(&chunk.doc_id) else { continue };
+                        document.hidden |= tombstones.hides(segment, &chunk.doc_id, &chunk.chunk_id);
+                        match spilled.append(&embeddings, &[row]) {
+                            Ok(position) => document.rows.push(StoredRow { index: chunk.index, position, text_key: keyer.hash_one(&chunk.text), tokens: chunk.token_count }),
+                            Err(e) => {
+                                // Stops the read; told apart from a damaged segment below.
+                                let stop = IndexerError::Config(e.to_string());
+                                spill_failed = Some(e);
+                                return Err(stop);
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+                .await;
+            if let Some(e) = spill_failed {
+                report.notes.push(format!("stored embeddings from segment {segment} on are not reused: {e}"));
+                return;
+            }
+            if let Err(e) = read {
+                report.notes.push(format!("segment {segment} not reused: {e}"));
+                previous.mark_incomplete(segment);
+                continue;
+            }
             report.segments_read += 1;
-            let records = records.into_iter().filter(|r| previous.is_live_in(&r.doc_id, index) && !skip.contains(file_uri_of(&r.uri))).collect();
-            for (record, rows) in segment_documents(segment, records, &chunks, &tombstones) {
-                let Some(rows) = rows else {
-                    previous.rows_missing(&record.doc_id);
+            for (doc_id, document) in wanted {
+                if document.rows.is_empty() {
                     continue;
-                };
-                let texts = texts_fingerprint(rows.iter().map(|&row| chunks[row].text.as_str()));
-                let text_keys = rows.iter().map(|&row| self.text_key(&chunks[row].text)).collect();
-                previous.rows_read(&record.doc_id, rows.iter().map(|&row| chunks[row].token_count as u64).sum());
-                let stored = StoredDoc { record, texts, text_keys, vectors: gather_rows(&embeddings, &rows) };
-                self.documents.insert(stored.record.doc_id.clone(), stored);
+                }
+                match document.into_stored() {
+                    Some((stored, tokens)) => {
+                        previous.rows_read(&doc_id, tokens);
+                        self.documents.insert(doc_id, stored);
+                    }
+                    // Rows missing, or a tombstone hides some of them: that copy cannot be used.
+                    None => previous.rows_missing(&doc_id),
+                }
             }
         }
     }
@@ -197,21 +281,26 @@ impl StoredEmbeddings {
     /// unchanged — else those of its chunks whose text the stored copy holds.
     fn take(&mut self, document: &mut ChunkedDoc) -> Stored {
         let Some(stored) = self.documents.remove(&document.record.doc_id) else { return Stored::Nothing };
-        let same = stored.record.content_hash == document.record.content_hash && stored.texts == texts_fingerprint(document.chunks.iter().map(|c: &Chunk| c.text.as_str()));
-        if same {
-            if same_record(&stored.record, &document.record) {
-                document.record.ingested_at = stored.record.ingested_at;
-                self.unchanged.insert(stored.record.doc_id);
+        let fresh_keys: Vec<u64> = document.chunks.iter().map(|chunk: &Chunk| self.text_key(&chunk.text)).collect();
+        let same = stored.content_hash == document.record.content_hash && stored.text_keys == fresh_keys;
+        let vectors = match self.spilled.as_mut().map(|spilled| spilled.read_rows(&stored.positions)) {
+            Some(Ok(vectors)) => vectors,
+            Some(Err(e)) => {
+                tracing::warn!("{}: stored embeddings unreadable, embedding it again: {e}", document.record.uri);
+                return Stored::Nothing;
             }
-            return Stored::Whole(stored.vectors);
+            None => return Stored::Nothing,
+        };
+        if same {
+            if stored.record_key == record_key(&document.record) {
+                document.record.ingested_at = stored.ingested_at;
+                self.unchanged.insert(document.record.doc_id.clone());
+            }
+            return Stored::Whole(vectors);
         }
-        let dim = stored.vectors.len() / stored.text_keys.len().max(1);
+        let dim = vectors.len() / stored.text_keys.len().max(1);
         let by_text: HashMap<u64, usize> = stored.text_keys.iter().enumerate().map(|(row, &key)| (key, row)).collect();
-        let found: Vec<Option<Vec<f32>>> = document
-            .chunks
-            .iter()
-            .map(|chunk| by_text.get(&self.text_key(&chunk.text)).map(|&row| stored.vectors[row * dim..(row + 1) * dim].to_vec()))
-            .collect();
+        let found: Vec<Option<Vec<f32>>> = fresh_keys.iter().map(|key| by_text.get(key).map(|&row| vectors[row * dim..(row + 1) * dim].to_vec())).collect();
         if found.iter().all(Option::is_none) {
             return Stored::Nothing;
         }
@@ -302,18 +391,4 @@ pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, 
     let mut kept: Vec<EmbeddedDoc> = kept.into_values().collect();
     kept.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
     Ok(kept)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::texts_fingerprint;
-
-    #[test]
-    fn fingerprint_sees_text_order_and_count() {
-        let one = texts_fingerprint(["a", "b"].into_iter());
-        assert_eq!(one, texts_fingerprint(["a", "b"].into_iter()));
-        assert_ne!(one, texts_fingerprint(["b", "a"].into_iter()));
-        assert_ne!(one, texts_fingerprint(["ab"].into_iter()));
-        assert_ne!(one, texts_fingerprint(["a", "b", ""].into_iter()));
-    }
 }

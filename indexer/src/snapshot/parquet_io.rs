@@ -22,7 +22,7 @@ use crate::error::{IndexerError, Result};
 use crate::parse::ContentType;
 
 /// One row of documents.parquet.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DocumentRecord {
     pub doc_id: String,
     pub uri: String,
@@ -173,6 +173,37 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
         embeddings.data.extend_from_slice(vectors);
     }
     Ok((chunks, embeddings))
+}
+
+/// Decodes chunks.parquet a few row groups at a time (one per thread, in parallel), handing
+/// each group's chunks and embeddings to `part` in row order: a reader that keeps little of
+/// each row needs a few groups' rows in memory besides the file, not the whole segment decoded.
+pub fn chunks_from_parquet_in_parts(bytes: Bytes, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
+    let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::default()).map_err(parquet_err(CHUNKS_FILE))?;
+    let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
+    for window in groups.chunks(rayon::current_num_threads().max(1)) {
+        let decoded: Vec<Vec<(Vec<Chunk>, Embeddings)>> = window
+            .par_iter()
+            .map(|&group| {
+                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
+                    .with_row_groups(vec![group])
+                    .with_batch_size(ROW_GROUP_ROWS)
+                    .build()
+                    .map_err(parquet_err(CHUNKS_FILE))?;
+                reader
+                    .map(|batch| {
+                        let batch = batch.map_err(arrow_err(CHUNKS_FILE))?;
+                        let (chunks, dim, vectors) = chunks_of_batch(&batch)?;
+                        Ok((chunks, Embeddings { dim, data: vectors.to_vec() }))
+                    })
+                    .collect()
+            })
+            .collect::<Result<_>>()?;
+        for (chunks, embeddings) in decoded.into_iter().flatten() {
+            part(chunks, embeddings)?;
+        }
+    }
+    Ok(())
 }
 
 /// Decodes chunks.parquet's chunks alone: the embedding column is neither read nor decoded

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
-use super::parquet_io::{chunks_from_parquet, documents_from_parquet, DocumentRecord};
+use super::parquet_io::{chunks_from_parquet, chunks_from_parquet_in_parts, documents_from_parquet, DocumentRecord};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -99,6 +99,17 @@ impl SnapshotReader {
             return Err(IndexerError::snapshot(layout::segment_file(segment, layout::CHUNKS), reason));
         }
         Ok((records, chunks, embeddings))
+    }
+
+    /// One segment's chunks and embeddings (its file checked against the manifest), handed to
+    /// `part` a row group at a time, in row order ([`chunks_from_parquet_in_parts`]).
+    pub async fn read_segment_rows_in_parts(&self, segment: &str, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
+        let file = layout::segment_file(segment, layout::CHUNKS);
+        let bytes = self.get_verified(&file).await?;
+        chunks_from_parquet_in_parts(bytes, |chunks, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+            Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
+            None => part(chunks, embeddings),
+        })
     }
 
     /// One segment's document records, checked against the manifest.
