@@ -159,6 +159,8 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     let delta = second.delta.as_ref().expect("a delta over the first version");
     assert_eq!((delta.files_unchanged, delta.documents_written, delta.documents_removed), (1, 1, 0), "{delta:?}");
     assert_eq!(second.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
+    // The readme's segment is read from S3 (streamed into a temporary copy while its checksum is checked).
+    assert_eq!((second.reuse.segments_read, second.reuse.notes.len()), (1, 0), "{:?}", second.reuse);
     assert_eq!(second.documents_indexed, 41);
     let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
     assert!(reader.verify().await.unwrap().ok());

@@ -9,6 +9,7 @@ mod manifest;
 mod parquet_encode;
 mod parquet_io;
 mod partial_file;
+mod positioned_file;
 mod reader;
 mod upload;
 mod writer;

@@ -13,6 +13,7 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
+use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::parquet_encode::{write_batch, write_row_groups, ROW_GROUP_ROWS};
@@ -175,17 +176,18 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
     Ok((chunks, embeddings))
 }
 
-/// Decodes chunks.parquet a few row groups at a time (one per thread, in parallel), handing
-/// each group's chunks and embeddings to `part` in row order: a reader that keeps little of
-/// each row needs a few groups' rows in memory besides the file, not the whole segment decoded.
-pub fn chunks_from_parquet_in_parts(bytes: Bytes, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
-    let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::default()).map_err(parquet_err(CHUNKS_FILE))?;
+/// Decodes chunks.parquet (in memory, or a [`super::positioned_file::PositionedFile`]) a few
+/// row groups at a time (one per thread, in parallel), handing each group's chunks and
+/// embeddings to `part` in row order: a reader that keeps little of each row needs a few
+/// groups' rows in memory, not the whole segment decoded.
+pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
+    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::default()).map_err(parquet_err(CHUNKS_FILE))?;
     let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
     for window in groups.chunks(rayon::current_num_threads().max(1)) {
         let decoded: Vec<Vec<(Vec<Chunk>, Embeddings)>> = window
             .par_iter()
             .map(|&group| {
-                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
+                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
                     .with_row_groups(vec![group])
                     .with_batch_size(ROW_GROUP_ROWS)
                     .build()
@@ -378,8 +380,33 @@ mod tests {
         let (back, vectors) = pool.install(|| chunks_from_parquet(bytes.clone())).unwrap();
         assert!(back == chunks, "chunks differ after the round trip");
         assert_eq!(vectors, embeddings);
-        let back = pool.install(|| chunks_from_parquet_without_embeddings(bytes)).unwrap();
+        let back = pool.install(|| chunks_from_parquet_without_embeddings(bytes.clone())).unwrap();
         assert!(back == chunks, "chunks differ when read without their embeddings");
+
+        // In parts, from memory and from a file read by position (row groups decoded three at once).
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &bytes).unwrap();
+        let positioned = super::super::positioned_file::PositionedFile::new(file).unwrap();
+        for (back, vectors, parts) in [read_in_parts(&pool, bytes), read_in_parts(&pool, positioned)] {
+            assert!(back == chunks, "chunks differ when read in parts");
+            assert_eq!((vectors, parts), (embeddings.data.clone(), 4));
+        }
+    }
+
+    /// Every part [`chunks_from_parquet_in_parts`] hands over, one after another, and how many parts.
+    fn read_in_parts<R: ChunkReader + Clone + 'static>(pool: &rayon::ThreadPool, source: R) -> (Vec<Chunk>, Vec<f32>, usize) {
+        let (mut back, mut vectors, mut parts) = (Vec::new(), Vec::new(), 0);
+        pool.install(|| {
+            chunks_from_parquet_in_parts(source, |part_chunks, part_vectors| {
+                assert!(part_chunks.len() <= ROW_GROUP_ROWS && part_vectors.data.len() == part_chunks.len() * 2);
+                back.extend(part_chunks);
+                vectors.extend(part_vectors.data);
+                parts += 1;
+                Ok(())
+            })
+        })
+        .unwrap();
+        (back, vectors, parts)
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
 use super::parquet_io::{chunks_from_parquet, chunks_from_parquet_in_parts, documents_from_parquet, DocumentRecord};
+use super::positioned_file::PositionedFile;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -91,6 +92,45 @@ impl SnapshotReader {
         }
     }
 
+    /// A file the manifest lists, read by position, once its sha256 is the manifest's: in a
+    /// local root the file itself, else a copy streamed into an unnamed temporary file (in
+    /// `TMPDIR`) while it is checked. However large, none of it is held in memory.
+    async fn get_verified_by_position(&self, relative: &str) -> Result<PositionedFile> {
+        use futures::StreamExt;
+        use sha2::Digest;
+        use std::io::Write;
+        let expected = self.manifest.checksums.get(relative).ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists no checksum for it"))?;
+        if let Some(root) = self.root.local_path() {
+            let path = root.join(relative);
+            let checked = path.clone();
+            let checksum = tokio::task::spawn_blocking(move || super::file_checksum(&checked))
+                .await
+                .map_err(|e| IndexerError::snapshot(relative, format!("checksum task: {e}")))?
+                .map_err(|e| IndexerError::io(&path, e))?;
+            if checksum.sha256 != expected.sha256 {
+                return Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum"));
+            }
+            let file = std::fs::File::open(&path).map_err(|e| IndexerError::io(&path, e))?;
+            return PositionedFile::new(file).map_err(|e| IndexerError::io(&path, e));
+        }
+        let key = self.root.child(relative);
+        let uri = self.root.uri_of(&key);
+        let copy_error = |e| IndexerError::io(format!("(temporary copy of {uri})"), e);
+        let mut stream = self.root.store.get(&key).await.map_err(|e| IndexerError::store(&uri, e))?.into_stream();
+        let mut copy = std::io::BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(copy_error)?);
+        let mut hasher = sha2::Sha256::new();
+        while let Some(bytes) = stream.next().await {
+            let bytes = bytes.map_err(|e| IndexerError::store(&uri, e))?;
+            hasher.update(&bytes);
+            copy.write_all(&bytes).map_err(copy_error)?;
+        }
+        if hex::encode(hasher.finalize()) != expected.sha256 {
+            return Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum"));
+        }
+        let file = copy.into_inner().map_err(|e| copy_error(e.into_error()))?;
+        PositionedFile::new(file).map_err(copy_error)
+    }
+
     /// One segment's documents, chunks and embeddings, each file checked against the manifest.
     pub async fn read_segment(&self, segment: &str) -> Result<(Vec<DocumentRecord>, Vec<Chunk>, Embeddings)> {
         let records = self.read_segment_documents(segment).await?;
@@ -101,12 +141,13 @@ impl SnapshotReader {
         Ok((records, chunks, embeddings))
     }
 
-    /// One segment's chunks and embeddings (its file checked against the manifest), handed to
-    /// `part` a row group at a time, in row order ([`chunks_from_parquet_in_parts`]).
+    /// One segment's chunks and embeddings (its file checked against the manifest and read by
+    /// position), handed to `part` a row group at a time, in row order
+    /// ([`chunks_from_parquet_in_parts`]): about a row group per thread is in memory at once.
     pub async fn read_segment_rows_in_parts(&self, segment: &str, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
         let file = layout::segment_file(segment, layout::CHUNKS);
-        let bytes = self.get_verified(&file).await?;
-        chunks_from_parquet_in_parts(bytes, |chunks, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+        let copy = self.get_verified_by_position(&file).await?;
+        chunks_from_parquet_in_parts(copy, |chunks, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
             Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
             None => part(chunks, embeddings),
         })
