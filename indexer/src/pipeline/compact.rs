@@ -83,21 +83,26 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     let mut merged_documents = 0usize;
     // In manifest order, so a later copy of a document keeps its place after an earlier one.
     for (position, segment) in base.segments.iter().enumerate().filter(|(_, s)| merge.contains(&s.id)) {
-        let (records, chunks, embeddings) = reader.read_segment(&segment.id).await?;
+        let records = reader.read_segment_documents(&segment.id).await?;
         merged_documents += records.len();
         let mut live = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
         let mut live_chunks: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
-        for (row, chunk) in chunks.into_iter().enumerate() {
-            if tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
-                report.chunks_dropped += 1;
-                dropped_tokens += chunk.token_count as u64;
-                continue;
-            }
-            *live_chunks.entry(chunk.doc_id.clone()).or_default() += 1;
-            live.embeddings.data.extend_from_slice(&embeddings.data[row * dim..(row + 1) * dim]);
-            live.chunks.push(chunk);
-        }
-        drop(embeddings);
+        // A row group at a time: only the live rows are kept.
+        reader
+            .read_segment_rows_in_parts(&segment.id, |chunks, embeddings| {
+                for (row, chunk) in chunks.into_iter().enumerate() {
+                    if tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
+                        report.chunks_dropped += 1;
+                        dropped_tokens += chunk.token_count as u64;
+                        continue;
+                    }
+                    *live_chunks.entry(chunk.doc_id.clone()).or_default() += 1;
+                    live.embeddings.data.extend_from_slice(embeddings.row(row));
+                    live.chunks.push(chunk);
+                }
+                Ok(())
+            })
+            .await?;
         for mut record in records {
             match live_chunks.get(&record.doc_id) {
                 Some(&count) => {
