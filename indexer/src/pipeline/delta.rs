@@ -1,9 +1,10 @@
 //! Delta publishing: a nightly run over a snapshot that already holds most of the corpus
 //! keeps the previous version's segments, writes new segments with the documents that
-//! changed or arrived (one, unless they hold more than a run's segment), and hides the replaced and deleted copies with segment-scoped
-//! tombstones (`<segment>/<document>`). Files whose ETag is the one in the version's file
-//! table are not even fetched, and the segments holding only their documents are not read.
-//! The server's reload then reads only the new segment; compaction merges what piles up.
+//! changed or arrived (one, unless they hold more than a run's segment), and hides the
+//! replaced and deleted copies with segment-scoped tombstones (`<segment>/<document>`).
+//! Files whose ETag is the one in the version's file table are not even fetched, and the
+//! segments holding only their documents are not read. The server's reload then reads only
+//! the new segments; compaction merges what piles up.
 
 use std::collections::{HashMap, HashSet};
 
