@@ -148,6 +148,10 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     assert!(documents.iter().all(|d| d.source == "s3" && d.uri.starts_with("s3://quarry-e2e/incoming/docs/2024/")));
     assert!(documents.iter().all(|d| d.etag.is_some()), "S3 etags are kept");
 
+    let readme = documents.iter().find(|d| d.uri.ends_with("2024/readme.md")).unwrap().doc_id.clone();
+    let readme_rows = reader.read_chunks().await.unwrap().0.iter().filter(|c| c.doc_id == readme).count() as u64;
+    assert!(readme_rows >= 1 && readme_rows < report.chunks as u64);
+
     // The next night: readme.md changes, corpus.jsonl does not. Only the readme is fetched
     // (the corpus's ETag is the stored one) and only it is written, into a second segment.
     docs.store.put(&docs.child("2024/readme.md"), PutPayload::from_static(b"# Readme\n\nS3 documents are indexed incrementally.")).await.unwrap();
@@ -160,7 +164,8 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     assert_eq!((delta.files_unchanged, delta.documents_written, delta.documents_removed), (1, 1, 0), "{delta:?}");
     assert_eq!(second.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
     // The readme's segment is read from S3 (streamed into a temporary copy while its checksum is checked).
-    assert_eq!((second.reuse.segments_read, second.reuse.notes.len()), (1, 0), "{:?}", second.reuse);
+    // Of it, only the readme's rows are decoded.
+    assert_eq!((second.reuse.segments_read, second.reuse.rows_read, second.reuse.notes.len()), (1, readme_rows, 0), "{:?}", second.reuse);
     assert_eq!(second.documents_indexed, 41);
     let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
     assert!(reader.verify().await.unwrap().ok());

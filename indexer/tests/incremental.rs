@@ -107,6 +107,7 @@ async fn second_run_publishes_only_what_changed() {
     assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.documents_removed, d.tombstones_added), (1, 0, 2, 1, 2), "{d:?}");
     assert_eq!(stage_items(&second, "fetch"), 2, "a.md is not fetched");
     assert_eq!((second.reuse.segments_read, second.reuse.documents), (1, 0), "b.md's segment is read; a.md's rows stay unread");
+    assert_eq!(second.reuse.rows_read, v1["b.md"].0.len() as u64, "of that segment, b.md's rows alone are decoded");
     assert_eq!(second.documents_indexed, 3);
     assert!(embed_stage_tokens(&second) > 0 && embed_stage_tokens(&second) < second.tokens, "only b.md and d.md are embedded");
     let manifest = latest(out).await;

@@ -9,7 +9,7 @@ use super::segment::{build_segment_blocking, SegmentRows};
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::snapshot::{new_version_id, Manifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+use crate::snapshot::{new_version_id, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
         let mut live_chunks: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         // A row group at a time: only the live rows are kept.
         reader
-            .read_segment_rows_in_parts(&segment.id, |chunks, embeddings| {
+            .read_segment_rows_in_parts(&segment.id, WantedRows::All, |chunks, embeddings| {
                 for (row, chunk) in chunks.into_iter().enumerate() {
                     if tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
                         report.chunks_dropped += 1;

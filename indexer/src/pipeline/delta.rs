@@ -14,7 +14,7 @@ use super::compact::CompactReport;
 use crate::index::IndexOptions;
 use crate::parse::file_uri_of;
 use crate::error::IndexerError;
-use crate::snapshot::{DocumentRecord, FileTable, Manifest, SnapshotReader, Tombstones};
+use crate::snapshot::{DocumentOutline, FileTable, Manifest, SnapshotReader, Tombstones};
 use crate::source::SourceEntry;
 
 /// `--publish delta|full`.
@@ -106,7 +106,8 @@ pub struct Changes {
 }
 
 impl PreviousVersion {
-    /// Reads what `reader`'s version holds, document by document, without reading any rows:
+    /// Reads what `reader`'s version holds, document by document (where each is, not its
+    /// record), without reading any rows:
     /// a segment whose files are missing or have another size than the manifest says, or
     /// whose documents.parquet fails its checksum, is unreadable (and said so in `notes`).
     pub(super) async fn read(reader: &SnapshotReader, notes: &mut Vec<String>) -> Self {
@@ -120,7 +121,7 @@ impl PreviousVersion {
         let tombstones = reader.manifest().tombstone_set();
         for (index, segment) in reader.manifest().segments.iter().enumerate() {
             let records = match reader.segment_files_problem(&segment.id).await {
-                Ok(None) => reader.read_segment_documents(&segment.id).await,
+                Ok(None) => reader.read_segment_outlines(&segment.id).await,
                 Ok(Some(problem)) => Err(IndexerError::snapshot(&segment.id, problem)),
                 Err(e) => Err(e),
             };
@@ -137,7 +138,7 @@ impl PreviousVersion {
 
     /// The records of segment `index`, in manifest order: a later segment's copy of a
     /// document replaces an earlier one, and a copy any tombstone touches is not live.
-    fn add_segment(&mut self, index: usize, segment: &str, records: Vec<DocumentRecord>, tombstones: &Tombstones<'_>) {
+    fn add_segment(&mut self, index: usize, segment: &str, records: Vec<DocumentOutline>, tombstones: &Tombstones<'_>) {
         for record in records {
             let hidden = tombstones.hidden_rows(segment, &record.doc_id, record.chunk_count);
             self.hidden_rows[index] += u64::from(hidden);
@@ -162,13 +163,13 @@ impl PreviousVersion {
     }
 
     /// The segments (manifest indexes) not yet read that hold the live copy of a document
-    /// from a file outside `skip`; marked as read.
-    pub(super) fn segments_to_read(&mut self, skip: &HashSet<String>) -> Vec<usize> {
+    /// from a file `fetched` accepts; marked as read.
+    pub(super) fn segments_to_read(&mut self, fetched: impl Fn(&str) -> bool) -> Vec<usize> {
         let unreadable: HashSet<usize> = self.manifest.segments.iter().enumerate().filter(|(_, s)| self.unreadable.contains(&s.id)).map(|(i, _)| i).collect();
         let mut wanted: Vec<usize> = self
             .documents
             .values()
-            .filter(|doc| !skip.contains(file_uri_of(&doc.uri)))
+            .filter(|doc| fetched(file_uri_of(&doc.uri)))
             .map(|doc| doc.segment)
             .filter(|index| !self.rows_read.contains(index) && !unreadable.contains(index))
             .collect::<HashSet<usize>>()

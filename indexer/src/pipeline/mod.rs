@@ -166,18 +166,21 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
             unchanged_files = previous.unchanged_files(&listing.entries, &parse_sig, &mut reuse.notes);
         }
         let mut embeddings = StoredEmbeddings::new(previous.version());
-        embeddings.read_segments(&reader, &mut previous, &unchanged_files, &mut reuse).await;
+        // Only the documents of the files this run fetches can be handed stored embeddings.
+        let fetched = |unchanged: &HashSet<String>, uri: &str| listed.contains_key(uri) && !unchanged.contains(uri);
+        embeddings.read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse).await;
         if delta && !delta_allowed(&previous, &options, &mut reuse.notes) {
             // A segment failed its checksum: everything is fetched, and every readable segment read.
             delta = false;
             unchanged_files.clear();
-            embeddings.read_segments(&reader, &mut previous, &unchanged_files, &mut reuse).await;
+            embeddings.read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse).await;
         }
         previous_secs += started.elapsed().as_secs_f64();
         tracing::info!(
-            "reusing embeddings of unchanged documents from version {} ({} documents from {} segments read in {previous_secs:.2} s; resident memory {:.0} MiB)",
+            "reusing embeddings of unchanged documents from version {} ({} documents from {} rows of {} segments read in {previous_secs:.2} s; resident memory {:.0} MiB)",
             previous.version(),
             embeddings.len(),
+            reuse.rows_read,
             reuse.segments_read,
             crate::process_memory::rss_mib().unwrap_or(0.0)
         );

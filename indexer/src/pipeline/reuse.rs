@@ -17,7 +17,7 @@ use crate::chunk::Chunk;
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
 use crate::embed::Embeddings;
-use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones};
+use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones, WantedRows};
 use crate::store::StoreOptions;
 
 /// What a run reused from the previous version (in the run report).
@@ -30,6 +30,9 @@ pub struct ReuseReport {
     pub tokens: u64,
     /// Segments of the previous version whose rows (chunks and embeddings) were read.
     pub segments_read: usize,
+    /// Rows of those segments decoded: the rows of the documents looked for (the files this
+    /// run fetched), not every row of the segments.
+    pub rows_read: u64,
     /// Why the previous version's embeddings were not usable, or a part of them was skipped.
     pub notes: Vec<String>,
     /// Documents whose file failed in this run (fetch, parse or chunk) and whose last good
@@ -171,12 +174,12 @@ impl StoredEmbeddings {
     }
 
     /// Reads the rows of every segment of `previous` not read yet that holds the live copy of
-    /// a document from a file outside `skip` (files a delta run does not fetch), keeping those
+    /// a document from a file `fetched` accepts (the files this run fetches), keeping those
     /// documents' embeddings (spilled to a temporary file) and what they were computed from.
     /// A segment is decoded a row group at a time. A segment whose rows fail their checksum
     /// or do not decode is unreadable.
-    pub async fn read_segments(&mut self, reader: &SnapshotReader, previous: &mut PreviousVersion, skip: &HashSet<String>, report: &mut ReuseReport) {
-        let wanted_segments = previous.segments_to_read(skip);
+    pub async fn read_segments(&mut self, reader: &SnapshotReader, previous: &mut PreviousVersion, fetched: impl Fn(&str) -> bool + Sync, report: &mut ReuseReport) {
+        let wanted_segments = previous.segments_to_read(&fetched);
         if wanted_segments.is_empty() {
             return;
         }
@@ -193,7 +196,8 @@ impl StoredEmbeddings {
         let tombstones = reader.manifest().tombstone_set();
         for index in wanted_segments {
             let segment = &reader.manifest().segments[index].id;
-            let records = match reader.read_segment_documents(segment).await {
+            let of_fetched_file = |uri: &str| fetched(file_uri_of(uri));
+            let records = match reader.read_segment_documents_where(segment, WantedRows::Where("uri", &of_fetched_file)).await {
                 Ok(records) => records,
                 Err(e) => {
                     report.notes.push(format!("segment {segment} not reused: {e}"));
@@ -203,13 +207,14 @@ impl StoredEmbeddings {
             };
             let mut wanted: HashMap<String, RowsRead> = records
                 .into_iter()
-                .filter(|r| previous.is_live_in(&r.doc_id, index) && !skip.contains(file_uri_of(&r.uri)))
+                .filter(|r| previous.is_live_in(&r.doc_id, index))
                 .map(|record| (record.doc_id.clone(), RowsRead { record, rows: Vec::new(), hidden: false }))
                 .collect();
+            let wanted_ids: HashSet<String> = wanted.keys().cloned().collect();
             let (spilled, keyer) = (self.spilled.as_mut().expect("created above"), &self.text_keyer);
             let mut spill_failed = None;
             let read = reader
-                .read_segment_rows_in_parts(segment, |chunks, embeddings| {
+                .read_segment_rows_in_parts(segment, WantedRows::Where("doc_id", &|doc_id| wanted_ids.contains(doc_id)), |chunks, embeddings| {
                     for (row, chunk) in chunks.into_iter().enumerate() {
                         let Some(document) = wanted.get_mut(&chunk.doc_id) else { continue };
                         document.hidden |= tombstones.hides(segment, &chunk.doc_id, &chunk.chunk_id);
@@ -230,10 +235,13 @@ impl StoredEmbeddings {
                 report.notes.push(format!("stored embeddings from segment {segment} on are not reused: {e}"));
                 return;
             }
-            if let Err(e) = read {
-                report.notes.push(format!("segment {segment} not reused: {e}"));
-                previous.mark_incomplete(segment);
-                continue;
+            match read {
+                Ok(rows) => report.rows_read += rows,
+                Err(e) => {
+                    report.notes.push(format!("segment {segment} not reused: {e}"));
+                    previous.mark_incomplete(segment);
+                    continue;
+                }
             }
             report.segments_read += 1;
             for (doc_id, document) in wanted {
@@ -365,17 +373,28 @@ fn gather_rows(embeddings: &Embeddings, rows: &[usize]) -> Vec<f32> {
 
 /// The documents of `version` at `uri` that came from a file in `failed_files`, minus the ids
 /// in `present`: their stored rows, so a bad night (an S3 error, a file that no longer
-/// parses) loses nothing.
+/// parses) loses nothing. Of each segment only those documents' records and rows are decoded,
+/// and a segment holding none of them has no row read.
 pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed_files: &HashSet<String>, present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
     let reader = SnapshotReader::open_version(uri, version, store).await?;
     let tombstones = reader.manifest().tombstone_set();
+    let of_failed_file = |uri: &str| failed_files.contains(file_uri_of(uri));
     let mut kept: HashMap<String, EmbeddedDoc> = HashMap::new();
     for segment in &reader.manifest().segments {
-        let (mut records, chunks, embeddings) = reader.read_segment(&segment.id).await?;
-        records.retain(|r| failed_files.contains(file_uri_of(&r.uri)) && !present.contains(r.doc_id.as_str()));
+        let mut records = reader.read_segment_documents_where(&segment.id, WantedRows::Where("uri", &of_failed_file)).await?;
+        records.retain(|r| !present.contains(r.doc_id.as_str()));
         if records.is_empty() {
             continue;
         }
+        let wanted: HashSet<&str> = records.iter().map(|r| r.doc_id.as_str()).collect();
+        let (mut chunks, mut embeddings) = (Vec::new(), Embeddings { dim: reader.manifest().model.dim, data: Vec::new() });
+        reader
+            .read_segment_rows_in_parts(&segment.id, WantedRows::Where("doc_id", &|doc_id| wanted.contains(doc_id)), |part_chunks, part_embeddings| {
+                chunks.extend(part_chunks);
+                embeddings.data.extend(part_embeddings.data);
+                Ok(())
+            })
+            .await?;
         for (record, rows) in segment_documents(&segment.id, records, &chunks, &tombstones) {
             match rows {
                 Some(rows) => {

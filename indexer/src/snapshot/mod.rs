@@ -20,7 +20,7 @@ pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };
-pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentRecord};
+pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
 pub use reader::{SnapshotReader, Verification};
 pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
+    Array, ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
     UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection};
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
@@ -51,26 +51,38 @@ fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> 
 /// Every row of the Parquet file in `bytes`, in order: a batch per row group, the row groups
 /// decoded on every thread of the current rayon pool.
 pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
-    read_batches_without(file, bytes, &[])
+    read_batches_of(file, bytes, Columns::AllBut(&[]), WantedRows::All)
 }
 
-/// [`read_batches`] without the top-level columns named in `skip` (never decoded).
-fn read_batches_without(file: &'static str, bytes: Bytes, skip: &[&str]) -> Result<Vec<RecordBatch>> {
-    let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::default()).map_err(parquet_err(file))?;
+/// The top-level columns a reader decodes (the others are never decoded).
+#[derive(Clone, Copy)]
+enum Columns<'a> {
+    AllBut(&'a [&'a str]),
+    Only(&'a [&'a str]),
+}
+
+/// [`read_batches`] of the rows `wanted` names and the columns `columns` names.
+fn read_batches_of(file: &'static str, bytes: Bytes, columns: Columns, wanted: WantedRows) -> Result<Vec<RecordBatch>> {
+    let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::new().with_page_index(matches!(wanted, WantedRows::Where(..)))).map_err(parquet_err(file))?;
     let schema = metadata.metadata().file_metadata().schema_descr();
-    let kept = schema.root_schema().get_fields().iter().enumerate().filter(|(_, field)| !skip.contains(&field.name())).map(|(i, _)| i);
+    let decoded = |name: &str| match columns {
+        Columns::AllBut(skip) => !skip.contains(&name),
+        Columns::Only(names) => names.contains(&name),
+    };
+    let kept = schema.root_schema().get_fields().iter().enumerate().filter(|(_, field)| decoded(field.name())).map(|(i, _)| i);
     let projection = ProjectionMask::roots(schema, kept);
-    let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
+    let groups = selected_row_groups(file, &bytes, &metadata, wanted)?;
     let decoded: Vec<Vec<RecordBatch>> = groups
         .into_par_iter()
-        .map(|group| {
-            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
+        .map(|(group, selection)| {
+            let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
                 .with_projection(projection.clone())
                 .with_row_groups(vec![group])
-                .with_batch_size(ROW_GROUP_ROWS)
-                .build()
-                .map_err(parquet_err(file))?;
-            reader.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
+                .with_batch_size(ROW_GROUP_ROWS);
+            if let Some(selection) = selection {
+                builder = builder.with_row_selection(selection);
+            }
+            builder.build().map_err(parquet_err(file))?.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
         })
         .collect::<Result<_>>()?;
     Ok(decoded.into_iter().flatten().collect())
@@ -101,6 +113,7 @@ fn list_strings(list: &ListArray, row: usize) -> Vec<String> {
 }
 
 const CHUNKS_FILE: &str = "chunks.parquet";
+const DOCUMENTS_FILE: &str = "documents.parquet";
 
 /// Encodes chunks and their embeddings (row `i` of `embeddings` belongs to `chunks[i]`).
 pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Vec<u8>> {
@@ -176,23 +189,35 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
     Ok((chunks, embeddings))
 }
 
+/// The rows of a Parquet file a reader wants.
+#[derive(Clone, Copy)]
+pub enum WantedRows<'a> {
+    All,
+    /// The rows whose string column (named first) holds a value the function accepts.
+    Where(&'static str, &'a (dyn Fn(&str) -> bool + Sync)),
+}
+
 /// Decodes chunks.parquet (in memory, or a [`super::positioned_file::PositionedFile`]) a few
 /// row groups at a time (one per thread, in parallel), handing each group's chunks and
 /// embeddings to `part` in row order: a reader that keeps little of each row needs a few
-/// groups' rows in memory, not the whole segment decoded.
-pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
-    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::default()).map_err(parquet_err(CHUNKS_FILE))?;
-    let groups: Vec<usize> = (0..metadata.metadata().num_row_groups()).collect();
+/// groups' rows in memory, not the whole segment decoded. With [`WantedRows::Where`] only
+/// the wanted rows are decoded and handed to `part`, their pages alone read
+/// ([`selected_row_groups`]). Returns the rows handed to `part`.
+pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::new().with_page_index(matches!(wanted, WantedRows::Where(..)))).map_err(parquet_err(CHUNKS_FILE))?;
+    let groups = selected_row_groups(CHUNKS_FILE, &source, &metadata, wanted)?;
+    let mut handed = 0u64;
     for window in groups.chunks(rayon::current_num_threads().max(1)) {
         let decoded: Vec<Vec<(Vec<Chunk>, Embeddings)>> = window
             .par_iter()
-            .map(|&group| {
-                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
-                    .with_row_groups(vec![group])
-                    .with_batch_size(ROW_GROUP_ROWS)
+            .map(|(group, selection)| {
+                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone()).with_row_groups(vec![*group]).with_batch_size(ROW_GROUP_ROWS);
+                if let Some(selection) = selection {
+                    builder = builder.with_row_selection(selection.clone());
+                }
+                builder
                     .build()
-                    .map_err(parquet_err(CHUNKS_FILE))?;
-                reader
+                    .map_err(parquet_err(CHUNKS_FILE))?
                     .map(|batch| {
                         let batch = batch.map_err(arrow_err(CHUNKS_FILE))?;
                         let (chunks, dim, vectors) = chunks_of_batch(&batch)?;
@@ -202,16 +227,56 @@ pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R,
             })
             .collect::<Result<_>>()?;
         for (chunks, embeddings) in decoded.into_iter().flatten() {
+            handed += chunks.len() as u64;
             part(chunks, embeddings)?;
         }
     }
-    Ok(())
+    Ok(handed)
+}
+
+/// The row groups of `file` holding a row `wanted` names, each with the selection of those
+/// rows (None: every row of the group). For [`WantedRows::Where`] the one column is decoded
+/// first; a reader given the selection then reads and decompresses only the pages holding a
+/// selected row (the page index the writer stores says where each page starts).
+fn selected_row_groups<R: ChunkReader + Clone + 'static>(file: &'static str, source: &R, metadata: &ArrowReaderMetadata, wanted: WantedRows) -> Result<Vec<(usize, Option<RowSelection>)>> {
+    let groups = 0..metadata.metadata().num_row_groups();
+    let WantedRows::Where(name, keep) = wanted else {
+        return Ok(groups.map(|group| (group, None)).collect());
+    };
+    let schema = metadata.metadata().file_metadata().schema_descr();
+    let index = schema.root_schema().get_fields().iter().position(|field| field.name() == name).ok_or_else(|| IndexerError::snapshot(file, format!("no {name} column")))?;
+    let projection = ProjectionMask::roots(schema, [index]);
+    let groups: Vec<Option<(usize, Option<RowSelection>)>> = groups
+        .into_par_iter()
+        .map(|group| {
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
+                .with_projection(projection.clone())
+                .with_row_groups(vec![group])
+                .with_batch_size(ROW_GROUP_ROWS)
+                .build()
+                .map_err(parquet_err(file))?;
+            let mut filters = Vec::new();
+            for batch in reader {
+                let batch = batch.map_err(arrow_err(file))?;
+                let values = column::<StringArray>(&batch, file, name)?;
+                filters.push(values.iter().map(|value| Some(value.is_some_and(keep))).collect::<BooleanArray>());
+            }
+            let kept: usize = filters.iter().map(BooleanArray::true_count).sum();
+            let rows: usize = filters.iter().map(BooleanArray::len).sum();
+            Ok(match kept {
+                0 => None,
+                _ if kept == rows => Some((group, None)),
+                _ => Some((group, Some(RowSelection::from_filters(&filters)))),
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(groups.into_iter().flatten().collect())
 }
 
 /// Decodes chunks.parquet's chunks alone: the embedding column is neither read nor decoded
 /// (a reader whose vectors live in the vector index).
 pub fn chunks_from_parquet_without_embeddings(bytes: Bytes) -> Result<Vec<Chunk>> {
-    let batches = read_batches_without(CHUNKS_FILE, bytes, &["embedding"])?;
+    let batches = read_batches_of(CHUNKS_FILE, bytes, Columns::AllBut(&["embedding"]), WantedRows::All)?;
     let decoded: Vec<Vec<Chunk>> = batches.par_iter().map(chunk_rows_of_batch).collect::<Result<_>>()?;
     Ok(decoded.into_iter().flatten().collect())
 }
@@ -255,7 +320,7 @@ fn chunk_rows_of_batch(batch: &RecordBatch) -> Result<Vec<Chunk>> {
 
 /// Encodes documents.parquet.
 pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
-    const FILE: &str = "documents.parquet";
+    const FILE: &str = DOCUMENTS_FILE;
     let strings = |f: fn(&DocumentRecord) -> &str| Arc::new(StringArray::from_iter_values(documents.iter().map(f))) as ArrayRef;
     let columns: Vec<ArrayRef> = vec![
         strings(|d| &d.doc_id),
@@ -292,16 +357,20 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
 
 /// Decodes documents.parquet.
 pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
-    const FILE: &str = "documents.parquet";
+    documents_from_parquet_where(bytes, WantedRows::All)
+}
+
+/// Decodes the rows of documents.parquet `wanted` names (the others are not decoded).
+pub fn documents_from_parquet_where(bytes: Bytes, wanted: WantedRows) -> Result<Vec<DocumentRecord>> {
     let mut documents = Vec::new();
-    for batch in read_batches(FILE, bytes)? {
-        let s = |name: &str| column::<StringArray>(&batch, FILE, name);
+    for batch in read_batches_of(DOCUMENTS_FILE, bytes, Columns::AllBut(&[]), wanted)? {
+        let s = |name: &str| column::<StringArray>(&batch, DOCUMENTS_FILE, name);
         let (doc_id, uri, file_name, title, source, hash, etag, metadata) =
             (s("doc_id")?, s("uri")?, s("file_name")?, s("title")?, s("source")?, s("content_hash")?, s("etag")?, s("metadata")?);
-        let tags = column::<ListArray>(&batch, FILE, "tags")?;
-        let size = column::<UInt64Array>(&batch, FILE, "size")?;
-        let chunk_count = column::<UInt32Array>(&batch, FILE, "chunk_count")?;
-        let ingested = column::<TimestampMillisecondArray>(&batch, FILE, "ingested_at")?;
+        let tags = column::<ListArray>(&batch, DOCUMENTS_FILE, "tags")?;
+        let size = column::<UInt64Array>(&batch, DOCUMENTS_FILE, "size")?;
+        let chunk_count = column::<UInt32Array>(&batch, DOCUMENTS_FILE, "chunk_count")?;
+        let ingested = column::<TimestampMillisecondArray>(&batch, DOCUMENTS_FILE, "ingested_at")?;
         for row in 0..batch.num_rows() {
             documents.push(DocumentRecord {
                 doc_id: doc_id.value(row).to_string(),
@@ -322,8 +391,29 @@ pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
     Ok(documents)
 }
 
+/// Where a document's rows are, without the rest of its record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentOutline {
+    pub doc_id: String,
+    pub uri: String,
+    pub chunk_count: u32,
+}
+
+/// Decodes documents.parquet's doc_id, uri and chunk_count columns alone.
+pub fn document_outlines_from_parquet(bytes: Bytes) -> Result<Vec<DocumentOutline>> {
+    let mut outlines = Vec::new();
+    for batch in read_batches_of(DOCUMENTS_FILE, bytes, Columns::Only(&["doc_id", "uri", "chunk_count"]), WantedRows::All)? {
+        let (doc_id, uri) = (column::<StringArray>(&batch, DOCUMENTS_FILE, "doc_id")?, column::<StringArray>(&batch, DOCUMENTS_FILE, "uri")?);
+        let chunk_count = column::<UInt32Array>(&batch, DOCUMENTS_FILE, "chunk_count")?;
+        outlines.extend((0..batch.num_rows()).map(|row| DocumentOutline { doc_id: doc_id.value(row).to_string(), uri: uri.value(row).to_string(), chunk_count: chunk_count.value(row) }));
+    }
+    Ok(outlines)
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
     fn test_chunks(count: u32) -> Vec<Chunk> {
@@ -366,7 +456,16 @@ mod tests {
             ingested_at: chrono::DateTime::from_timestamp_millis(1_700_000_000_123).unwrap(),
         };
         let back = documents_from_parquet(documents_to_parquet(std::slice::from_ref(&record)).unwrap().into()).unwrap();
-        assert_eq!(back, [record]);
+        assert_eq!(back, [record.clone()]);
+
+        // Outlines, and the records of some files only.
+        let records: Vec<DocumentRecord> = (0..5).map(|i| DocumentRecord { doc_id: format!("d{i}"), uri: format!("file:///x/{}.jsonl#{i}", i % 2), chunk_count: i, ..record.clone() }).collect();
+        let bytes: Bytes = documents_to_parquet(&records).unwrap().into();
+        let outlines = document_outlines_from_parquet(bytes.clone()).unwrap();
+        assert!(outlines.iter().map(|o| (&o.doc_id, &o.uri, o.chunk_count)).eq(records.iter().map(|r| (&r.doc_id, &r.uri, r.chunk_count))));
+        let of_file_one = |uri: &str| uri.starts_with("file:///x/1.jsonl");
+        let back = documents_from_parquet_where(bytes, WantedRows::Where("uri", &of_file_one)).unwrap();
+        assert_eq!(back, [records[1].clone(), records[3].clone()]);
     }
 
     #[test]
@@ -393,11 +492,75 @@ mod tests {
         }
     }
 
+    #[test]
+    fn wanted_documents_are_read_from_their_pages_alone() {
+        // Documents of 100 rows over four row groups, vectors wide enough for several pages a group.
+        let (count, dim) = (ROW_GROUP_ROWS * 3 + 17, 128);
+        let mut chunks = test_chunks(count as u32);
+        chunks.iter_mut().enumerate().for_each(|(row, chunk)| chunk.doc_id = format!("doc-{}", row / 100));
+        let embeddings = Embeddings { dim, data: (0..count * dim).map(|x| (x as f32 * 0.37).sin()).collect() };
+        let bytes: Bytes = chunks_to_parquet(&chunks, &embeddings).unwrap().into();
+        // One document inside the second row group, one at the end of the last, one that is not there.
+        let documents: HashSet<String> = ["doc-200", "doc-491", "doc-9999"].map(String::from).into();
+        let expected: Vec<usize> = (0..count).filter(|&row| documents.contains(&chunks[row].doc_id)).collect();
+        assert_eq!(expected.len(), 100 + 69);
+
+        let counted = CountedBytes { bytes: bytes.clone(), read: Arc::default() };
+        let (mut back, mut vectors) = (Vec::new(), Vec::new());
+        let keep = |doc_id: &str| documents.contains(doc_id);
+        let handed = chunks_from_parquet_in_parts(counted.clone(), WantedRows::Where("doc_id", &keep), |part_chunks, part_vectors| {
+            back.extend(part_chunks);
+            vectors.extend(part_vectors.data);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(handed, expected.len() as u64);
+        assert!(back.iter().eq(expected.iter().map(|&row| &chunks[row])), "the wanted rows, in row order");
+        assert!(vectors.iter().eq(expected.iter().flat_map(|&row| embeddings.row(row))), "their own vectors");
+        let read = counted.read.load(std::sync::atomic::Ordering::Relaxed);
+        // The three row groups they touch are about two thirds of the file; their pages, a tenth.
+        assert!(read * 5 < bytes.len() as u64, "{read} of {} bytes read for 169 of {count} rows", bytes.len());
+
+        // Every row: every byte is read (the counter counts what it should).
+        let all = CountedBytes { bytes: bytes.clone(), read: Arc::default() };
+        let handed = chunks_from_parquet_in_parts(all.clone(), WantedRows::All, |_, _| Ok(())).unwrap();
+        assert_eq!(handed, count as u64);
+        assert!(all.read.load(std::sync::atomic::Ordering::Relaxed) * 10 > bytes.len() as u64 * 9);
+    }
+
+    /// A Parquet source in memory that counts the bytes read from it.
+    #[derive(Clone)]
+    struct CountedBytes {
+        bytes: Bytes,
+        read: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl parquet::file::reader::Length for CountedBytes {
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+    }
+
+    impl ChunkReader for CountedBytes {
+        type T = std::io::Cursor<Bytes>;
+
+        fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+            let rest = self.bytes.slice(start as usize..);
+            self.read.fetch_add(rest.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(std::io::Cursor::new(rest))
+        }
+
+        fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+            self.read.fetch_add(length as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(self.bytes.slice(start as usize..start as usize + length))
+        }
+    }
+
     /// Every part [`chunks_from_parquet_in_parts`] hands over, one after another, and how many parts.
     fn read_in_parts<R: ChunkReader + Clone + 'static>(pool: &rayon::ThreadPool, source: R) -> (Vec<Chunk>, Vec<f32>, usize) {
         let (mut back, mut vectors, mut parts) = (Vec::new(), Vec::new(), 0);
         pool.install(|| {
-            chunks_from_parquet_in_parts(source, |part_chunks, part_vectors| {
+            chunks_from_parquet_in_parts(source, WantedRows::All, |part_chunks, part_vectors| {
                 assert!(part_chunks.len() <= ROW_GROUP_ROWS && part_vectors.data.len() == part_chunks.len() * 2);
                 back.extend(part_chunks);
                 vectors.extend(part_vectors.data);

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
-use super::parquet_io::{chunks_from_parquet, chunks_from_parquet_in_parts, documents_from_parquet, DocumentRecord};
+use super::parquet_io::{chunks_from_parquet, chunks_from_parquet_in_parts, document_outlines_from_parquet, documents_from_parquet, documents_from_parquet_where, DocumentOutline, DocumentRecord, WantedRows};
 use super::positioned_file::PositionedFile;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
@@ -131,23 +131,15 @@ impl SnapshotReader {
         PositionedFile::new(file).map_err(copy_error)
     }
 
-    /// One segment's documents, chunks and embeddings, each file checked against the manifest.
-    pub async fn read_segment(&self, segment: &str) -> Result<(Vec<DocumentRecord>, Vec<Chunk>, Embeddings)> {
-        let records = self.read_segment_documents(segment).await?;
-        let (chunks, embeddings) = chunks_from_parquet(self.get_verified(&layout::segment_file(segment, layout::CHUNKS)).await?)?;
-        if let Some(reason) = self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
-            return Err(IndexerError::snapshot(layout::segment_file(segment, layout::CHUNKS), reason));
-        }
-        Ok((records, chunks, embeddings))
-    }
-
     /// One segment's chunks and embeddings (its file checked against the manifest and read by
-    /// position), handed to `part` a row group at a time, in row order
-    /// ([`chunks_from_parquet_in_parts`]): about a row group per thread is in memory at once.
-    pub async fn read_segment_rows_in_parts(&self, segment: &str, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<()> {
+    /// position), the rows `wanted` names, handed to `part` a row group at a time, in row order
+    /// ([`chunks_from_parquet_in_parts`]): about a row group per thread is in memory at once,
+    /// and of a row group only the pages holding wanted rows are decoded. Returns the rows
+    /// handed to `part`.
+    pub async fn read_segment_rows_in_parts(&self, segment: &str, wanted: WantedRows<'_>, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
         let file = layout::segment_file(segment, layout::CHUNKS);
         let copy = self.get_verified_by_position(&file).await?;
-        chunks_from_parquet_in_parts(copy, |chunks, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+        chunks_from_parquet_in_parts(copy, wanted, |chunks, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
             Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
             None => part(chunks, embeddings),
         })
@@ -155,7 +147,19 @@ impl SnapshotReader {
 
     /// One segment's document records, checked against the manifest.
     pub async fn read_segment_documents(&self, segment: &str) -> Result<Vec<DocumentRecord>> {
-        documents_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)
+        self.read_segment_documents_where(segment, WantedRows::All).await
+    }
+
+    /// Where each of one segment's documents is (doc_id, uri, chunk count; the rest of the
+    /// records not decoded), the file checked against the manifest.
+    pub async fn read_segment_outlines(&self, segment: &str) -> Result<Vec<DocumentOutline>> {
+        document_outlines_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)
+    }
+
+    /// The records of one segment's documents that `wanted` names (the file checked against
+    /// the manifest; the other rows not decoded).
+    pub async fn read_segment_documents_where(&self, segment: &str, wanted: WantedRows<'_>) -> Result<Vec<DocumentRecord>> {
+        documents_from_parquet_where(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?, wanted)
     }
 
     /// What is wrong with a segment's files without reading them (one listing): a file the
