@@ -12,6 +12,46 @@ pub fn gelu_erf_in_place(values: &mut [f32]) {
     values.par_chunks_mut(ELEMENTS_PER_TASK).for_each(gelu_erf_chunk);
 }
 
+/// Each row `x` of `values` (rows as wide as `bias`) becomes `x + bias`, then its erf GELU
+/// when `gelu`, in place, in one pass, rows split across the rayon pool: a dense layer's end on
+/// the CPU, the twin of kernels/cuda/encoder.cu `bias_activation` (where candle's broadcast
+/// add would allocate a second copy of the product and pass over it on its own).
+pub fn bias_activation_in_place(values: &mut [f32], bias: &[f32], gelu: bool) {
+    let columns = bias.len();
+    assert!(columns > 0 && values.len().is_multiple_of(columns), "{} values are not rows of {columns}", values.len());
+    let rows_per_task = (ELEMENTS_PER_TASK / columns).max(1);
+    values.par_chunks_mut(rows_per_task * columns).for_each(|rows| bias_activation_rows(rows, bias, gelu));
+}
+
+fn bias_activation_rows(rows: &mut [f32], bias: &[f32], gelu: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the function is compiled for (checked above).
+        return unsafe { bias_activation_avx2_fma(rows, bias, gelu) };
+    }
+    bias_activation_portable(rows, bias, gelu);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn bias_activation_avx2_fma(rows: &mut [f32], bias: &[f32], gelu: bool) {
+    bias_activation_portable(rows, bias, gelu);
+}
+
+#[inline(always)]
+fn bias_activation_portable(rows: &mut [f32], bias: &[f32], gelu: bool) {
+    for row in rows.chunks_exact_mut(bias.len()) {
+        if gelu {
+            row.iter_mut().zip(bias).for_each(|(value, b)| {
+                let x = *value + b;
+                *value = 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+            });
+        } else {
+            row.iter_mut().zip(bias).for_each(|(value, b)| *value += b);
+        }
+    }
+}
+
 fn gelu_erf_chunk(values: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
@@ -80,6 +120,24 @@ mod tests {
         assert!(worst < 5e-7, "worst absolute error {worst}");
         assert_eq!(erf(0.0), 0.0);
         assert_eq!((erf(-4.0), erf(4.0), erf(-1e6), erf(1e6)), (-1.0, 1.0, -1.0, 1.0));
+    }
+
+    #[test]
+    fn bias_and_gelu_in_one_pass_match_the_f64_formula() {
+        // Odd width, and more rows than one task holds, so several tasks split the rows.
+        let columns = 37;
+        let rows = 3 * ELEMENTS_PER_TASK / columns + 5;
+        let bias: Vec<f32> = (0..columns).map(|c| c as f32 / 7.0 - 2.5).collect();
+        let xs: Vec<f32> = (0..rows * columns).map(|i| (i % 2003) as f32 / 150.0 - 6.5).collect();
+        for gelu in [false, true] {
+            let mut ys = xs.clone();
+            bias_activation_in_place(&mut ys, &bias, gelu);
+            for (i, (x, y)) in xs.iter().zip(&ys).enumerate() {
+                let v = (*x + bias[i % columns]) as f64;
+                let want = if gelu { gelu_f64(v) } else { v };
+                assert!(close(*y, want), "gelu {gelu}, element {i}: {y} vs {want}");
+            }
+        }
     }
 
     #[test]

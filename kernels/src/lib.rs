@@ -23,7 +23,7 @@ mod pool;
 mod softmax;
 mod topk;
 
-pub use activation::{erf, gelu_erf_in_place};
+pub use activation::{bias_activation_in_place, erf, gelu_erf_in_place};
 pub use attention::{packed_attention, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 #[cfg(feature = "cuda")]

@@ -17,14 +17,15 @@
 //!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower);
 //! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]; the
 //!   fused attention always does);
-//! - on the CPU the erf GELU is a vectorized kernel (`quarry_kernels::gelu_erf_in_place`)
-//!   applied in place (candle's `gelu_erf` in half precision); on a CUDA GPU it is fused
-//!   with the bias add (above).
+//! - on the CPU (f32) each dense layer's bias add, with the erf GELU for the feed-forward
+//!   layer, is one vectorized pass in place after the product
+//!   (`quarry_kernels::bias_activation_in_place`; candle's broadcast add and `gelu_erf` in half
+//!   precision); on a CUDA GPU the same step is a kernel (above).
 //!
 //! Token type ids are always 0 (one-segment inputs), so the token-type row is added to the
 //! position table once at load.
 
-use candle_core::{CpuStorage, DType, InplaceOp1, Layout, Module, Tensor};
+use candle_core::{CpuStorage, DType, InplaceOp1, InplaceOp2, Layout, Module, Tensor};
 use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
@@ -304,6 +305,9 @@ fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
     if x.device().is_cuda() {
         return cuda_dense(layer, x, false);
     }
+    if let Some(dense) = cpu_dense(layer, x, false) {
+        return dense;
+    }
     let rows = x.dim(0)?;
     if !x.device().is_cpu() || rows >= FEW_ROWS {
         return layer.forward(x);
@@ -421,7 +425,24 @@ fn intermediate_forward(layer: &Linear, x: &Tensor, activation: HiddenAct) -> ca
     if x.device().is_cuda() && matches!(activation, HiddenAct::Gelu) {
         return cuda_dense(layer, x, true);
     }
+    if matches!(activation, HiddenAct::Gelu) {
+        if let Some(dense) = cpu_dense(layer, x, true) {
+            return dense;
+        }
+    }
     activate(dense_forward(layer, x)?, activation)
+}
+
+/// On the CPU in f32, `x · Wᵀ` ([`dense_product`]), then the bias (and the erf GELU with
+/// `gelu`) in place in one pass (`quarry_kernels::bias_activation_in_place`), where candle's
+/// broadcast add would make a second copy; None elsewhere (or without a bias).
+fn cpu_dense(layer: &Linear, x: &Tensor, gelu: bool) -> Option<candle_core::Result<Tensor>> {
+    let bias = layer.bias().filter(|bias| on_cpu_f32(x) && on_cpu_f32(bias) && layer.weight().dtype() == DType::F32)?;
+    Some(dense_product(layer, x).and_then(|product| {
+        // `product` is fresh: nothing else holds it.
+        product.inplace_op2(bias, &CpuBiasActivation { gelu })?;
+        Ok(product)
+    }))
 }
 
 /// `x · Wᵀ` by cuBLAS, then the bias (and the erf GELU with `gelu`) in place, one pass.
@@ -497,6 +518,32 @@ impl InplaceOp1 for CpuMaskedSoftmax<'_> {
         };
         let columns = layout.dims().last().copied().unwrap_or(1);
         quarry_kernels::masked_softmax_rows(&mut values[start..end], columns, |row| self.lengths[row / self.rows_per_sequence]);
+        Ok(())
+    }
+}
+
+/// `x [rows, cols] += bias [cols]` in place on contiguous f32 CPU tensors, then the erf GELU
+/// when `gelu`.
+struct CpuBiasActivation {
+    gelu: bool,
+}
+
+impl InplaceOp2 for CpuBiasActivation {
+    fn name(&self) -> &'static str {
+        "cpu-bias-activation"
+    }
+
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout, bias: &CpuStorage, bias_layout: &Layout) -> candle_core::Result<()> {
+        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
+            candle_core::bail!("cpu-bias-activation needs a contiguous f32 tensor");
+        };
+        let (CpuStorage::F32(bias), Some((bias_start, bias_end))) = (bias, bias_layout.contiguous_offsets()) else {
+            candle_core::bail!("cpu-bias-activation needs a contiguous f32 bias");
+        };
+        if layout.dims().last() != Some(&(bias_end - bias_start)) {
+            candle_core::bail!("cpu-bias-activation: a bias of {} for rows of {:?}", bias_end - bias_start, layout.dims());
+        }
+        quarry_kernels::bias_activation_in_place(&mut values[start..end], &bias[bias_start..bias_end], self.gelu);
         Ok(())
     }
 }
