@@ -42,10 +42,7 @@ unsafe fn bias_activation_avx2_fma(rows: &mut [f32], bias: &[f32], gelu: bool) {
 fn bias_activation_portable(rows: &mut [f32], bias: &[f32], gelu: bool) {
     for row in rows.chunks_exact_mut(bias.len()) {
         if gelu {
-            row.iter_mut().zip(bias).for_each(|(value, b)| {
-                let x = *value + b;
-                *value = 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-            });
+            row.iter_mut().zip(bias).for_each(|(value, b)| *value = gelu_erf_of(*value + b));
         } else {
             row.iter_mut().zip(bias).for_each(|(value, b)| *value += b);
         }
@@ -69,10 +66,13 @@ unsafe fn gelu_erf_avx2_fma(values: &mut [f32]) {
 
 #[inline(always)]
 fn gelu_erf_portable(values: &mut [f32]) {
-    for value in values.iter_mut() {
-        let x = *value;
-        *value = 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-    }
+    values.iter_mut().for_each(|value| *value = gelu_erf_of(*value));
+}
+
+/// `x * (1 + erf(x / sqrt 2)) / 2`.
+#[inline(always)]
+fn gelu_erf_of(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// erf in single precision: a rational minimax approximation on [-4, 4] (the one XLA and

@@ -194,9 +194,9 @@ impl StoredEmbeddings {
             }
         }
         let tombstones = reader.manifest().tombstone_set();
+        let of_fetched_file = |uri: &str| fetched(file_uri_of(uri));
         for index in wanted_segments {
             let segment = &reader.manifest().segments[index].id;
-            let of_fetched_file = |uri: &str| fetched(file_uri_of(uri));
             let records = match reader.read_segment_documents_where(segment, WantedRows::Where("uri", &of_fetched_file)).await {
                 Ok(records) => records,
                 Err(e) => {

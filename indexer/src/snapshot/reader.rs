@@ -96,37 +96,23 @@ impl SnapshotReader {
     /// local root the file itself, else a copy streamed into an unnamed temporary file (in
     /// `TMPDIR`) while it is checked. However large, none of it is held in memory.
     async fn get_verified_by_position(&self, relative: &str) -> Result<PositionedFile> {
-        use futures::StreamExt;
-        use sha2::Digest;
         use std::io::Write;
         let expected = self.manifest.checksums.get(relative).ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists no checksum for it"))?;
+        let verify = |checksum: Option<FileChecksum>| match checksum {
+            Some(checksum) if checksum.sha256 == expected.sha256 => Ok(()),
+            Some(_) => Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum")),
+            None => Err(IndexerError::snapshot(relative, "the manifest lists it, but it is missing from the store")),
+        };
         if let Some(root) = self.root.local_path() {
+            verify(self.checksum(relative).await?)?;
             let path = root.join(relative);
-            let checked = path.clone();
-            let checksum = tokio::task::spawn_blocking(move || super::file_checksum(&checked))
-                .await
-                .map_err(|e| IndexerError::snapshot(relative, format!("checksum task: {e}")))?
-                .map_err(|e| IndexerError::io(&path, e))?;
-            if checksum.sha256 != expected.sha256 {
-                return Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum"));
-            }
             let file = std::fs::File::open(&path).map_err(|e| IndexerError::io(&path, e))?;
             return PositionedFile::new(file).map_err(|e| IndexerError::io(&path, e));
         }
-        let key = self.root.child(relative);
-        let uri = self.root.uri_of(&key);
+        let uri = self.root.uri_of(&self.root.child(relative));
         let copy_error = |e| IndexerError::io(format!("(temporary copy of {uri})"), e);
-        let mut stream = self.root.store.get(&key).await.map_err(|e| IndexerError::store(&uri, e))?.into_stream();
         let mut copy = std::io::BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(copy_error)?);
-        let mut hasher = sha2::Sha256::new();
-        while let Some(bytes) = stream.next().await {
-            let bytes = bytes.map_err(|e| IndexerError::store(&uri, e))?;
-            hasher.update(&bytes);
-            copy.write_all(&bytes).map_err(copy_error)?;
-        }
-        if hex::encode(hasher.finalize()) != expected.sha256 {
-            return Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum"));
-        }
+        verify(self.stream_blocks(relative, |block| copy.write_all(block).map_err(copy_error)).await?)?;
         let file = copy.into_inner().map_err(|e| copy_error(e.into_error()))?;
         PositionedFile::new(file).map_err(copy_error)
     }
