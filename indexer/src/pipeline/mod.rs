@@ -177,11 +177,12 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         }
         previous_secs += started.elapsed().as_secs_f64();
         tracing::info!(
-            "reusing embeddings of unchanged documents from version {} ({} documents from {} rows of {} segments read in {previous_secs:.2} s; resident memory {:.0} MiB)",
+            "reusing embeddings of unchanged documents from version {} ({} documents from {} rows of {} segments, {:.1} MiB of their files, read in {previous_secs:.2} s; resident memory {:.0} MiB)",
             previous.version(),
             embeddings.len(),
             reuse.rows_read,
             reuse.segments_read,
+            reuse.bytes_read as f64 / (1 << 20) as f64,
             crate::process_memory::rss_mib().unwrap_or(0.0)
         );
         stored = Some(embeddings);

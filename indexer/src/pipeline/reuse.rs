@@ -33,6 +33,9 @@ pub struct ReuseReport {
     /// Rows of those segments decoded: the rows of the documents looked for (the files this
     /// run fetched), not every row of the segments.
     pub rows_read: u64,
+    /// Bytes of those segments' chunks.parquet read from the store (and checked): the blocks
+    /// holding the rows looked for, or whole files where the manifest has no block sums.
+    pub bytes_read: u64,
     /// Why the previous version's embeddings were not usable, or a part of them was skipped.
     pub notes: Vec<String>,
     /// Documents whose file failed in this run (fetch, parse or chunk) and whose last good
@@ -236,7 +239,10 @@ impl StoredEmbeddings {
                 return;
             }
             match read {
-                Ok(rows) => report.rows_read += rows,
+                Ok(read) => {
+                    report.rows_read += read.rows;
+                    report.bytes_read += read.bytes_read;
+                }
                 Err(e) => {
                     report.notes.push(format!("segment {segment} not reused: {e}"));
                     previous.mark_incomplete(segment);

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::block_sums::BlockSums;
 use crate::chunk::ChunkerConfig;
 use crate::embed::ModelInfo;
 use crate::index::{IndexSpec, RecallCheck};
@@ -194,6 +195,18 @@ pub struct Counts {
 pub struct FileChecksum {
     pub sha256: String,
     pub bytes: u64,
+    /// Checksums of the file's blocks, for files read by range (chunks.parquet); absent in
+    /// files written without them (other files, older builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<BlockSums>,
+}
+
+impl FileChecksum {
+    /// The block size of its block sums, if it has them (a checker of the file hashes blocks
+    /// of that size too).
+    pub fn block_bytes(&self) -> Option<u64> {
+        self.blocks.as_ref().map(|blocks| blocks.block_bytes)
+    }
 }
 
 #[cfg(test)]

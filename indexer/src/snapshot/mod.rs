@@ -2,7 +2,9 @@
 //! vectors.faiss, keyword/) plus a manifest per version and a LATEST pointer, written
 //! data first, manifest next, LATEST last, so a reader never sees a half-written snapshot.
 
+mod block_sums;
 mod cache;
+mod checked_blocks;
 mod file_table;
 mod gc;
 mod manifest;
@@ -14,6 +16,7 @@ mod reader;
 mod upload;
 mod writer;
 
+pub use block_sums::{BlockSums, FileHasher, BLOCK_BYTES};
 pub use cache::{local_copy, LocalCopy};
 pub use file_table::{FileEntry, FileTable};
 pub use gc::{collect_garbage, GcOptions, GcReport};
@@ -21,7 +24,7 @@ pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };
 pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
-pub use reader::{SnapshotReader, Verification};
+pub use reader::{SegmentRowsRead, SnapshotReader, Verification};
 pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).
@@ -33,24 +36,20 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// sha256 of a file's contents, as lowercase hex, read in blocks (a file of any size costs
 /// one block of memory).
 pub fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
-    file_checksum(path).map(|checksum| checksum.sha256)
+    file_checksum(path, None).map(|checksum| checksum.sha256)
 }
 
-/// A local file's sha256 and size, read in blocks (one block of memory whatever the size).
-pub(crate) fn file_checksum(path: &std::path::Path) -> std::io::Result<FileChecksum> {
-    use sha2::Digest;
+/// A local file's sha256 and size (and block sums of `block_bytes` blocks when asked), read in
+/// blocks (one block of memory whatever the size).
+pub(crate) fn file_checksum(path: &std::path::Path, block_bytes: Option<u64>) -> std::io::Result<FileChecksum> {
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;
-    let mut hasher = sha2::Sha256::new();
+    let mut hasher = FileHasher::new(block_bytes);
     let mut block = vec![0u8; 1 << 20];
-    let mut bytes = 0u64;
     loop {
         match file.read(&mut block)? {
-            0 => return Ok(FileChecksum { sha256: hex::encode(hasher.finalize()), bytes }),
-            n => {
-                hasher.update(&block[..n]);
-                bytes += n as u64;
-            }
+            0 => return Ok(hasher.finish()),
+            n => hasher.update(&block[..n]),
         }
     }
 }

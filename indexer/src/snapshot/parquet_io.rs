@@ -1,6 +1,7 @@
 //! chunks.parquet and documents.parquet: Arrow schemas, encoding and decoding.
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelectionPolicy};
 use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
@@ -80,7 +81,7 @@ fn read_batches_of(file: &'static str, bytes: Bytes, columns: Columns, wanted: W
                 .with_row_groups(vec![group])
                 .with_batch_size(ROW_GROUP_ROWS);
             if let Some(selection) = selection {
-                builder = builder.with_row_selection(selection);
+                builder = builder.with_row_selection(selection).with_row_selection_policy(RowSelectionPolicy::Selectors);
             }
             builder.build().map_err(parquet_err(file))?.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
         })
@@ -197,15 +198,97 @@ pub enum WantedRows<'a> {
     Where(&'static str, &'a (dyn Fn(&str) -> bool + Sync)),
 }
 
-/// Decodes chunks.parquet (in memory, or a [`super::positioned_file::PositionedFile`]) a few
-/// row groups at a time (one per thread, in parallel), handing each group's chunks and
-/// embeddings to `part` in row order: a reader that keeps little of each row needs a few
-/// groups' rows in memory, not the whole segment decoded. With [`WantedRows::Where`] only
-/// the wanted rows are decoded and handed to `part`, their pages alone read
-/// ([`selected_row_groups`]). Returns the rows handed to `part`.
-pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
-    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::new().with_page_index(matches!(wanted, WantedRows::Where(..)))).map_err(parquet_err(CHUNKS_FILE))?;
-    let groups = selected_row_groups(CHUNKS_FILE, &source, &metadata, wanted)?;
+/// Decodes chunks.parquet (in memory, a [`super::positioned_file::PositionedFile`] or
+/// [`super::checked_blocks::CheckedBlocks`]) a few row groups at a time (one per thread, in
+/// parallel), handing each group's chunks and embeddings to `part` in row order: a reader
+/// that keeps little of each row needs a few groups' rows in memory, not the whole segment
+/// decoded. With [`WantedRows::Where`] only the wanted rows are decoded and handed to
+/// `part`, their pages alone read ([`selected_row_groups`]). Returns the rows handed to `part`.
+pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    let metadata = chunk_file_metadata(&source, wanted)?;
+    let plan = plan_rows(&source, metadata, wanted)?;
+    decode_planned_rows(source, plan, part)
+}
+
+/// chunks.parquet's metadata, with the page index when only some rows are wanted.
+pub(super) fn chunk_file_metadata<R: ChunkReader>(source: &R, wanted: WantedRows) -> Result<ArrowReaderMetadata> {
+    ArrowReaderMetadata::load(source, ArrowReaderOptions::new().with_page_index(matches!(wanted, WantedRows::Where(..)))).map_err(parquet_err(CHUNKS_FILE))
+}
+
+/// How many bytes from the end of a Parquet file of `file_bytes` bytes hold its metadata and
+/// page index, given its last `tail.len()` bytes: None when they are all in `tail`, else the
+/// number of bytes from the end needed.
+pub(super) fn metadata_bytes_needed(tail: &Bytes, file_bytes: u64) -> Result<Option<u64>> {
+    use parquet::errors::ParquetError;
+    match parquet::file::metadata::ParquetMetaDataReader::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional).try_parse_sized(tail, file_bytes) {
+        Ok(()) => Ok(None),
+        Err(ParquetError::NeedMoreData(needed)) => Ok(Some(needed as u64)),
+        Err(e) => Err(parquet_err(CHUNKS_FILE)(e)),
+    }
+}
+
+/// The byte ranges of one top-level column's chunks in every row group (what
+/// [`plan_rows`] reads of the column that [`WantedRows::Where`] names).
+pub(super) fn column_byte_ranges(metadata: &ArrowReaderMetadata, name: &str) -> Result<Vec<Range<u64>>> {
+    let parquet = metadata.metadata();
+    let leaves: Vec<usize> = (0..parquet.file_metadata().schema_descr().num_columns())
+        .filter(|&leaf| parquet.file_metadata().schema_descr().column(leaf).path().parts().first().is_some_and(|root| root == name))
+        .collect();
+    if leaves.is_empty() {
+        return Err(IndexerError::snapshot(CHUNKS_FILE, format!("no {name} column")));
+    }
+    Ok(parquet.row_groups().iter().flat_map(|group| leaves.iter().map(move |&leaf| chunk_range(group.column(leaf)))).collect())
+}
+
+fn chunk_range(column: &parquet::file::metadata::ColumnChunkMetaData) -> Range<u64> {
+    let (start, length) = column.byte_range();
+    start..start + length
+}
+
+/// What a reader of chunks.parquet decodes: the row groups holding wanted rows, each with
+/// the selection of those rows (None: every row of the group).
+pub(super) struct RowPlan {
+    metadata: ArrowReaderMetadata,
+    groups: Vec<(usize, Option<RowSelection>)>,
+}
+
+/// The row groups and rows of chunks.parquet that `wanted` names (for [`WantedRows::Where`],
+/// its column read and decoded here).
+pub(super) fn plan_rows<R: ChunkReader + Clone + 'static>(source: &R, metadata: ArrowReaderMetadata, wanted: WantedRows) -> Result<RowPlan> {
+    let groups = selected_row_groups(CHUNKS_FILE, source, &metadata, wanted)?;
+    Ok(RowPlan { metadata, groups })
+}
+
+impl RowPlan {
+    /// The bytes [`decode_planned_rows`] reads: of each planned row group, every column's
+    /// chunk when all its rows are wanted, else each column's dictionary page and the data
+    /// pages holding a selected row (the ranges Parquet's own async reader fetches).
+    pub fn byte_ranges(&self) -> Vec<Range<u64>> {
+        let parquet = self.metadata.metadata();
+        let mut ranges = Vec::new();
+        for (group, selection) in &self.groups {
+            let columns = parquet.row_group(*group).columns();
+            let pages = parquet.offset_index().map(|index| &index[*group]);
+            for (leaf, column) in columns.iter().enumerate() {
+                let chunk = chunk_range(column);
+                match (selection, pages.and_then(|pages| pages.get(leaf))) {
+                    (Some(selection), Some(pages)) => {
+                        if let Some(first) = pages.page_locations().first().filter(|first| first.offset as u64 != chunk.start) {
+                            ranges.push(chunk.start..first.offset as u64);
+                        }
+                        ranges.extend(selection.scan_ranges(pages.page_locations()));
+                    }
+                    _ => ranges.push(chunk),
+                }
+            }
+        }
+        ranges
+    }
+}
+
+/// Decodes the planned rows a few row groups at a time (see [`chunks_from_parquet_in_parts`]).
+pub(super) fn decode_planned_rows<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    let RowPlan { metadata, groups } = plan;
     let mut handed = 0u64;
     for window in groups.chunks(rayon::current_num_threads().max(1)) {
         let decoded: Vec<Vec<(Vec<Chunk>, Embeddings)>> = window
@@ -213,7 +296,9 @@ pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R,
             .map(|(group, selection)| {
                 let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone()).with_row_groups(vec![*group]).with_batch_size(ROW_GROUP_ROWS);
                 if let Some(selection) = selection {
-                    builder = builder.with_row_selection(selection.clone());
+                    // Selectors (not a mask over every row): the pages without a selected row
+                    // are skipped, never read.
+                    builder = builder.with_row_selection(selection.clone()).with_row_selection_policy(RowSelectionPolicy::Selectors);
                 }
                 builder
                     .build()

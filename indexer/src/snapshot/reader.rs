@@ -4,10 +4,14 @@ use bytes::Bytes;
 use object_store::ObjectStoreExt;
 use serde::Serialize;
 
+use super::checked_blocks::CheckedBlocks;
 use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
-use super::parquet_io::{chunks_from_parquet, chunks_from_parquet_in_parts, document_outlines_from_parquet, documents_from_parquet, documents_from_parquet_where, DocumentOutline, DocumentRecord, WantedRows};
+use super::parquet_io::{
+    chunk_file_metadata, chunks_from_parquet, chunks_from_parquet_in_parts, column_byte_ranges, decode_planned_rows, document_outlines_from_parquet, documents_from_parquet,
+    documents_from_parquet_where, metadata_bytes_needed, plan_rows, DocumentOutline, DocumentRecord, RowPlan, WantedRows,
+};
 use super::positioned_file::PositionedFile;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
@@ -16,6 +20,25 @@ use crate::store::{open_location, Location, StoreOptions};
 
 /// Files hashed or downloaded at once (each read block by block, so memory stays small).
 pub(super) const FILES_AT_ONCE: usize = 4;
+
+/// Range requests in flight at once when fetching blocks of one file.
+const FETCHES_AT_ONCE: usize = 8;
+
+/// The longest range one request fetches (neighbouring blocks are fetched together up to it).
+const FETCH_RUN_BYTES: u64 = 8 << 20;
+
+/// Bytes fetched from a remote Parquet file's end at first, to find its metadata.
+const METADATA_GUESS_BYTES: u64 = 256 << 10;
+
+/// What reading one segment's rows took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SegmentRowsRead {
+    /// Rows handed on.
+    pub rows: u64,
+    /// Bytes of its chunks.parquet read from the store and checked: the blocks holding the
+    /// pages decoded, or the whole file where the manifest has no block sums.
+    pub bytes_read: u64,
+}
 
 /// One published version of a snapshot.
 pub struct SnapshotReader {
@@ -120,15 +143,74 @@ impl SnapshotReader {
     /// One segment's chunks and embeddings (its file checked against the manifest and read by
     /// position), the rows `wanted` names, handed to `part` a row group at a time, in row order
     /// ([`chunks_from_parquet_in_parts`]): about a row group per thread is in memory at once,
-    /// and of a row group only the pages holding wanted rows are decoded. Returns the rows
-    /// handed to `part`.
-    pub async fn read_segment_rows_in_parts(&self, segment: &str, wanted: WantedRows<'_>, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    /// and of a row group only the pages holding wanted rows are decoded. A file with block sums
+    /// in the manifest is checked block by block as it is read, and from a remote root only
+    /// the blocks holding the pages read are fetched ([`Self::fetch_planned_rows`]); one
+    /// without is checked whole first (a remote one downloaded whole).
+    pub async fn read_segment_rows_in_parts(&self, segment: &str, wanted: WantedRows<'_>, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<SegmentRowsRead> {
         let file = layout::segment_file(segment, layout::CHUNKS);
-        let copy = self.get_verified_by_position(&file).await?;
-        chunks_from_parquet_in_parts(copy, wanted, |chunks, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+        let part = |chunks: Vec<Chunk>, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
             Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
             None => part(chunks, embeddings),
-        })
+        };
+        let expected = self.manifest.checksums.get(&file).ok_or_else(|| IndexerError::snapshot(&file, "the manifest lists no checksum for it"))?;
+        let blocks = match self.root.local_path() {
+            Some(root) => CheckedBlocks::local(&root.join(&file), &file, expected)?,
+            None if matches!(wanted, WantedRows::Where(..)) => CheckedBlocks::remote_copy(&file, expected)?,
+            None => None,
+        };
+        let Some(blocks) = blocks else {
+            let copy = self.get_verified_by_position(&file).await?;
+            let rows = chunks_from_parquet_in_parts(copy, wanted, part)?;
+            return Ok(SegmentRowsRead { rows, bytes_read: expected.bytes });
+        };
+        let plan = match self.root.local_path() {
+            Some(_) => plan_rows(&blocks, chunk_file_metadata(&blocks, wanted)?, wanted)?,
+            None => self.fetch_planned_rows(&file, &blocks, wanted).await?,
+        };
+        let rows = decode_planned_rows(blocks.clone(), plan, part)?;
+        Ok(SegmentRowsRead { rows, bytes_read: blocks.bytes_read() })
+    }
+
+    /// Fetches into `copy` what a read of the rows `wanted` names needs, in three rounds of
+    /// concurrent range requests: the metadata and page index at the file's end, the column
+    /// that says which rows are wanted, then the pages holding them. Returns the plan.
+    async fn fetch_planned_rows(&self, file: &str, copy: &CheckedBlocks, wanted: WantedRows<'_>) -> Result<RowPlan> {
+        let length = copy.bytes();
+        let mut tail = length.min(METADATA_GUESS_BYTES);
+        loop {
+            self.fetch_blocks(file, copy, &[length - tail..length]).await?;
+            let bytes = copy.read_range(length - tail..length).map_err(|e| IndexerError::snapshot(file, e))?;
+            match metadata_bytes_needed(&bytes, length)? {
+                None => break,
+                Some(needed) if needed > tail && needed <= length => tail = needed,
+                Some(needed) => return Err(IndexerError::snapshot(file, format!("its metadata needs {needed} bytes of a {length}-byte file"))),
+            }
+        }
+        let metadata = chunk_file_metadata(copy, wanted)?;
+        if let WantedRows::Where(column, _) = wanted {
+            self.fetch_blocks(file, copy, &column_byte_ranges(&metadata, column)?).await?;
+        }
+        let plan = plan_rows(copy, metadata, wanted)?;
+        self.fetch_blocks(file, copy, &plan.byte_ranges()).await?;
+        Ok(plan)
+    }
+
+    /// Fetches the blocks of `file` holding `ranges` that `copy` lacks, several requests at
+    /// once, each block checked as it arrives.
+    async fn fetch_blocks(&self, file: &str, copy: &CheckedBlocks, ranges: &[std::ops::Range<u64>]) -> Result<()> {
+        use futures::{StreamExt, TryStreamExt};
+        let key = self.root.child(file);
+        let uri = self.root.uri_of(&key);
+        let (key, uri) = (&key, &uri);
+        futures::stream::iter(copy.missing(ranges, FETCH_RUN_BYTES))
+            .map(|range| async move {
+                let bytes = self.root.store.get_range(key, range.clone()).await.map_err(|e| IndexerError::store(uri, e))?;
+                copy.fill(range.start, &bytes)
+            })
+            .buffer_unordered(FETCHES_AT_ONCE)
+            .try_collect::<()>()
+            .await
     }
 
     /// One segment's document records, checked against the manifest.
@@ -206,10 +288,12 @@ impl SnapshotReader {
 
     /// A file's sha256 and size, read block by block (a file of any size costs one block of
     /// memory; a local one is hashed on a blocking thread); `None` when it is missing.
+    /// Block sums are computed where the manifest lists them for the file.
     pub async fn checksum(&self, relative: &str) -> Result<Option<FileChecksum>> {
         let Some(dir) = self.root.local_path() else { return self.stream_blocks(relative, |_| Ok(())).await };
         let path = dir.join(relative);
-        tokio::task::spawn_blocking(move || match super::file_checksum(&path) {
+        let block_bytes = self.block_bytes_of(relative);
+        tokio::task::spawn_blocking(move || match super::file_checksum(&path, block_bytes) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(IndexerError::io(&path, e)),
             Ok(checksum) => Ok(Some(checksum)),
@@ -228,11 +312,16 @@ impl SnapshotReader {
         checksum.ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists it, but it is missing from the store"))
     }
 
+    /// The block size of the block sums the manifest lists for a file, if any.
+    fn block_bytes_of(&self, relative: &str) -> Option<u64> {
+        self.manifest.checksums.get(relative).and_then(FileChecksum::block_bytes)
+    }
+
     /// Reads a file from the store block by block, hashing each block and handing it to
-    /// `sink`; `None` when the file is missing.
+    /// `sink` (block sums computed where the manifest lists them); `None` when the file is
+    /// missing.
     async fn stream_blocks(&self, relative: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<Option<FileChecksum>> {
         use futures::TryStreamExt;
-        use sha2::Digest;
         let key = self.root.child(relative);
         let uri = self.root.uri_of(&key);
         let mut blocks = match self.root.store.get(&key).await {
@@ -240,14 +329,12 @@ impl SnapshotReader {
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(IndexerError::store(&uri, e)),
         };
-        let mut hasher = sha2::Sha256::new();
-        let mut bytes = 0u64;
+        let mut hasher = super::FileHasher::new(self.block_bytes_of(relative));
         while let Some(block) = blocks.try_next().await.map_err(|e| IndexerError::store(&uri, e))? {
             hasher.update(&block);
-            bytes += block.len() as u64;
             sink(&block)?;
         }
-        Ok(Some(FileChecksum { sha256: hex::encode(hasher.finalize()), bytes }))
+        Ok(Some(hasher.finish()))
     }
 
     /// The live chunks and their embeddings, segment after segment (rows tombstones hide left out).

@@ -5,10 +5,9 @@ use std::path::Path;
 
 use bytes::Bytes;
 use object_store::{ObjectStoreExt, PutPayload, WriteMultipart};
-use sha2::{Digest, Sha256};
 
 use super::partial_file::PartialFile;
-use super::FileChecksum;
+use super::{FileChecksum, FileHasher};
 use crate::error::{IndexerError, Result};
 use crate::store::Location;
 
@@ -19,16 +18,23 @@ const PART_SIZE: usize = 16 * 1024 * 1024;
 /// Writes `bytes` at `relative` below the root; the checksum is computed on a blocking
 /// thread while the store writes.
 pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -> Result<FileChecksum> {
+    put_bytes_summed(root, relative, bytes, None).await
+}
+
+/// [`put_bytes`], with block sums of `block_bytes` blocks when asked.
+async fn put_bytes_summed(root: &Location, relative: &str, bytes: Vec<u8>, block_bytes: Option<u64>) -> Result<FileChecksum> {
     let bytes = Bytes::from(bytes);
-    let size = bytes.len() as u64;
     let hashing = tokio::task::spawn_blocking({
         let bytes = bytes.clone();
-        move || super::sha256_hex(&bytes)
+        move || {
+            let mut hasher = FileHasher::new(block_bytes);
+            hasher.update(&bytes);
+            hasher.finish()
+        }
     });
     let key = root.child(relative);
     root.store.put(&key, PutPayload::from(bytes)).await.map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
-    let sha256 = hashing.await.map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))?;
-    Ok(FileChecksum { sha256, bytes: size })
+    hashing.await.map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))
 }
 
 /// Where a file that is made on local disk before it is put (FAISS serializes its index to a
@@ -64,15 +70,16 @@ impl StagedFile {
     }
 
     /// Puts the written file at `relative` below `root`: renamed into place on a local root
-    /// (hashed in blocks on a blocking thread first), uploaded otherwise.
-    pub(super) async fn put(self, root: &Location, relative: &str) -> Result<FileChecksum> {
+    /// (hashed in blocks on a blocking thread first), uploaded otherwise. With `block_bytes`,
+    /// its checksum has block sums of that size.
+    pub(super) async fn put(self, root: &Location, relative: &str, block_bytes: Option<u64>) -> Result<FileChecksum> {
         let partial = match self {
-            Self::Scratch { path, _folder } => return put_file(root, relative, &path).await,
+            Self::Scratch { path, _folder } => return put_file(root, relative, &path, block_bytes).await,
             Self::Local(partial) => partial,
         };
         tokio::task::spawn_blocking(move || {
             let path = partial.path().to_path_buf();
-            let checksum = super::file_checksum(&path).map_err(|e| IndexerError::io(&path, e))?;
+            let checksum = super::file_checksum(&path, block_bytes).map_err(|e| IndexerError::io(&path, e))?;
             partial.finish().map_err(|e| IndexerError::io(&path, e))?;
             Ok(checksum)
         })
@@ -81,19 +88,20 @@ impl StagedFile {
     }
 }
 
-/// Uploads a local file to `relative` below the root.
-pub(super) async fn put_file(root: &Location, relative: &str, path: &Path) -> Result<FileChecksum> {
+/// Uploads a local file to `relative` below the root (its checksum with block sums of
+/// `block_bytes` blocks when asked).
+pub(super) async fn put_file(root: &Location, relative: &str, path: &Path, block_bytes: Option<u64>) -> Result<FileChecksum> {
     let size = std::fs::metadata(path).map_err(|e| IndexerError::io(path, e))?.len();
     if size <= MULTIPART_THRESHOLD {
         let bytes = std::fs::read(path).map_err(|e| IndexerError::io(path, e))?;
-        return put_bytes(root, relative, bytes).await;
+        return put_bytes_summed(root, relative, bytes, block_bytes).await;
     }
     let key = root.child(relative);
     let uri = root.uri_of(&key);
     let upload = root.store.put_multipart(&key).await.map_err(|e| IndexerError::store(&uri, e))?;
     let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
     let mut file = std::fs::File::open(path).map_err(|e| IndexerError::io(path, e))?;
-    let mut hasher = Sha256::new();
+    let mut hasher = FileHasher::new(block_bytes);
     let mut buffer = vec![0u8; PART_SIZE];
     loop {
         let n = file.read(&mut buffer).map_err(|e| IndexerError::io(path, e))?;
@@ -105,5 +113,5 @@ pub(super) async fn put_file(root: &Location, relative: &str, path: &Path) -> Re
         writer.write(&buffer[..n]);
     }
     writer.finish().await.map_err(|e| IndexerError::store(&uri, e))?;
-    Ok(FileChecksum { sha256: hex::encode(hasher.finalize()), bytes: size })
+    Ok(hasher.finish())
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use rand::Rng;
 
+use super::block_sums::BLOCK_BYTES;
 use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
@@ -129,10 +130,10 @@ impl SnapshotWriter {
             })
             .collect();
         let (chunks_sum, documents_sum, vectors_sum, keyword_sums) = futures::try_join!(
-            rows.chunks_file.put(&self.root, &chunks_path),
+            rows.chunks_file.put(&self.root, &chunks_path, Some(BLOCK_BYTES)),
             put_bytes(&self.root, &documents_path, rows.documents_bytes),
-            vectors.file.put(&self.root, &vectors_path),
-            futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path))),
+            vectors.file.put(&self.root, &vectors_path, None),
+            futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path, None))),
         )?;
         let mut checksums = BTreeMap::from([(chunks_path, chunks_sum), (documents_path, documents_sum), (vectors_path, vectors_sum)]);
         checksums.extend(keyword_paths.into_iter().zip(keyword_sums));
