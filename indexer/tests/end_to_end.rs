@@ -163,12 +163,15 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     let delta = second.delta.as_ref().expect("a delta over the first version");
     assert_eq!((delta.files_unchanged, delta.documents_written, delta.documents_removed), (1, 1, 0), "{delta:?}");
     assert_eq!(second.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
-    // The readme's segment is read from S3: the blocks of chunks.parquet holding its metadata,
-    // doc_id column and the readme's pages, fetched by range requests and each checked against
-    // the manifest's block sums. Of it, only the readme's rows are decoded.
+    // The readme's segment is read from S3: of its files the blocks holding their metadata,
+    // the column naming each row's document and the readme's pages, fetched by range requests
+    // and each checked against the manifest's block sums. Of it, only the readme's rows are
+    // decoded.
     assert_eq!((second.reuse.segments_read, second.reuse.rows_read, second.reuse.notes.len()), (1, readme_rows, 0), "{:?}", second.reuse);
-    let chunks_file = &reader.manifest().checksums[&layout::segment_file(&reader.manifest().segments[0].id, layout::CHUNKS)];
-    assert!(chunks_file.blocks.is_some() && second.reuse.bytes_read > 0 && second.reuse.bytes_read <= chunks_file.bytes, "{:?}", second.reuse);
+    let file = |name: &str| &reader.manifest().checksums[&layout::segment_file(&reader.manifest().segments[0].id, name)];
+    let (chunks_file, documents_file) = (file(layout::CHUNKS), file(layout::DOCUMENTS));
+    assert!(chunks_file.blocks.is_some() && documents_file.blocks.is_some());
+    assert!(second.reuse.bytes_read > 0 && second.reuse.bytes_read <= chunks_file.bytes + 2 * documents_file.bytes, "{:?}", second.reuse);
     assert_eq!(second.documents_indexed, 41);
     let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
     assert!(reader.verify().await.unwrap().ok());

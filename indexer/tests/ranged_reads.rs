@@ -11,13 +11,33 @@ use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelInfo, Pooling};
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::ContentType;
-use quarry_indexer::snapshot::{layout, new_version_id, ChunkerManifest, Counts, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WantedRows, BLOCK_BYTES};
+use quarry_indexer::snapshot::{layout, new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WantedRows, BLOCK_BYTES};
 use quarry_indexer::store::{open_location, StoreOptions};
 
 const DIM: usize = 128;
 /// Four row groups (16,384 rows each) of documents of 100 rows.
 const ROWS: usize = 16_384 * 3 + 17;
 const SEGMENT: &str = "seg-ranged";
+
+/// One record per document of [`rows`].
+fn records() -> Vec<DocumentRecord> {
+    (0..ROWS.div_ceil(100))
+        .map(|doc| DocumentRecord {
+            doc_id: format!("doc-{doc}"),
+            uri: format!("s3://corpus/part-{}.jsonl#{doc}", doc / 10),
+            file_name: format!("part-{}.jsonl", doc / 10),
+            title: format!("Document {doc}"),
+            source: "s3".into(),
+            tags: vec!["ranged".into()],
+            content_hash: format!("{doc:064x}"),
+            size: 1_000 + doc as u64,
+            etag: Some(format!("etag-{}", doc / 10)),
+            chunk_count: if doc == ROWS / 100 { (ROWS % 100) as u32 } else { 100 },
+            metadata: "{}".into(),
+            ingested_at: chrono::DateTime::from_timestamp_millis(1_700_000_000_000).unwrap(),
+        })
+        .collect()
+}
 
 fn rows() -> (Vec<Chunk>, Embeddings) {
     let chunks = (0..ROWS)
@@ -41,7 +61,7 @@ async fn publish(root: &str, chunks: &[Chunk], embeddings: &Embeddings) -> Manif
     let keyword = tempfile::tempdir().unwrap();
     build_keyword_index(keyword.path(), chunks.iter().map(|c| c.text.as_str())).unwrap();
     let writer = SnapshotWriter::open(root, &StoreOptions::default()).unwrap();
-    let segment = writer.write_segment(SEGMENT, chunks, embeddings, &[], &vectors, keyword.path()).await.unwrap();
+    let segment = writer.write_segment(SEGMENT, chunks, embeddings, &records(), &vectors, keyword.path()).await.unwrap();
     let model = ModelInfo { name: "test".into(), sha256: "test".into(), dim: DIM, max_tokens: 256, pooling: Pooling::Mean };
     let manifest = Manifest {
         segments: vec![segment.manifest],
@@ -63,15 +83,15 @@ async fn read(root: &str, documents: Option<&HashSet<String>>) -> quarry_indexer
         Some(_) => WantedRows::Where("doc_id", &keep),
         None => WantedRows::All,
     };
-    let read = reader
+    let rows = reader
         .read_segment_rows_in_parts(SEGMENT, wanted, |part, part_vectors| {
             chunks.extend(part);
             vectors.extend(part_vectors.data);
             Ok(())
         })
         .await?;
-    assert_eq!(read.rows, chunks.len() as u64);
-    Ok((chunks, vectors, read.bytes_read))
+    assert_eq!(rows, chunks.len() as u64);
+    Ok((chunks, vectors, reader.rows_bytes_read()))
 }
 
 /// Replaces chunks.parquet at `root` with `bytes`.
@@ -111,6 +131,16 @@ async fn a_few_documents_rows_are_read_from_their_blocks_alone() {
         assert!(back.iter().eq(expected.iter().map(|&row| &chunks[row])), "{root}: the wanted rows, in row order");
         assert!(vectors.iter().eq(expected.iter().flat_map(|&row| embeddings.row(row))), "{root}: their own vectors");
         assert!(bytes_read > 0 && bytes_read * 4 < file.bytes, "{root}: {bytes_read} of {} bytes read for {} of {ROWS} rows", file.bytes, expected.len());
+
+        // The records, from documents.parquet read the same way.
+        let reader = SnapshotReader::open(root, &StoreOptions::default()).await.unwrap();
+        let records = records();
+        let outlines = reader.read_segment_outlines(SEGMENT).await.unwrap();
+        assert!(outlines.iter().map(|o| (&o.doc_id, &o.uri, o.chunk_count)).eq(records.iter().map(|r| (&r.doc_id, &r.uri, r.chunk_count))), "{root}");
+        let keep = |doc_id: &str| documents.contains(doc_id);
+        let wanted = reader.read_segment_documents_where(SEGMENT, WantedRows::Where("doc_id", &keep)).await.unwrap();
+        assert_eq!(wanted, [records[200].clone(), records[491].clone()], "{root}");
+        assert!(reader.rows_bytes_read() > 0);
 
         let (back, vectors, bytes_read) = read(root, None).await.unwrap();
         assert!(back == chunks && vectors == embeddings.data, "{root}: every row");

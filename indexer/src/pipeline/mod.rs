@@ -176,6 +176,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
             embeddings.read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse).await;
         }
         previous_secs += started.elapsed().as_secs_f64();
+        reuse.bytes_read = reader.rows_bytes_read();
         tracing::info!(
             "reusing embeddings of unchanged documents from version {} ({} documents from {} rows of {} segments, {:.1} MiB of their files, read in {previous_secs:.2} s; resident memory {:.0} MiB)",
             previous.version(),

@@ -33,8 +33,10 @@ pub struct ReuseReport {
     /// Rows of those segments decoded: the rows of the documents looked for (the files this
     /// run fetched), not every row of the segments.
     pub rows_read: u64,
-    /// Bytes of those segments' chunks.parquet read from the store (and checked): the blocks
-    /// holding the rows looked for, or whole files where the manifest has no block sums.
+    /// Bytes of the previous version's segment files read from the store (and checked) to
+    /// find and reuse them: of documents.parquet the columns saying where each document is
+    /// and the records of the documents looked for, of chunks.parquet their rows; the blocks
+    /// holding those pages where the manifest has block sums, else whole files.
     pub bytes_read: u64,
     /// Why the previous version's embeddings were not usable, or a part of them was skipped.
     pub notes: Vec<String>,
@@ -239,10 +241,7 @@ impl StoredEmbeddings {
                 return;
             }
             match read {
-                Ok(read) => {
-                    report.rows_read += read.rows;
-                    report.bytes_read += read.bytes_read;
-                }
+                Ok(rows) => report.rows_read += rows,
                 Err(e) => {
                     report.notes.push(format!("segment {segment} not reused: {e}"));
                     previous.mark_incomplete(segment);

@@ -49,7 +49,16 @@ impl CheckedBlocks {
         if bytes != expected.bytes {
             return Err(IndexerError::snapshot(name, format!("{bytes} bytes, the manifest says {}", expected.bytes)));
         }
-        Self::new(name, file, expected, sums, UNCHECKED).map(Some)
+        Self::new(name, file, expected.bytes, sums, UNCHECKED).map(Some)
+    }
+
+    /// A file already checked whole against `expected` (a local one, or a temporary copy of a
+    /// remote one): one block, checked.
+    pub fn verified_whole(name: &str, file: File, expected: &FileChecksum) -> Result<Self> {
+        let sums = BlockSums { block_bytes: expected.bytes.max(1), sha256: (expected.bytes > 0).then(|| expected.sha256.clone()).into_iter().collect() };
+        let whole = Self::new(name, file, expected.bytes, &sums, CHECKED)?;
+        whole.inner.bytes_read.store(expected.bytes, Ordering::Relaxed);
+        Ok(whole)
     }
 
     /// An empty temporary copy (in `TMPDIR`) of the remote file `name`, to be filled by
@@ -59,16 +68,16 @@ impl CheckedBlocks {
         let copy_error = |e| IndexerError::io(format!("(temporary copy of {name})"), e);
         let file = tempfile::tempfile().map_err(copy_error)?;
         file.set_len(expected.bytes).map_err(copy_error)?;
-        Self::new(name, file, expected, sums, ABSENT).map(Some)
+        Self::new(name, file, expected.bytes, sums, ABSENT).map(Some)
     }
 
-    fn new(name: &str, file: File, expected: &FileChecksum, sums: &BlockSums, state: u8) -> Result<Self> {
-        let blocks = expected.bytes.div_ceil(sums.block_bytes.max(1)) as usize;
+    fn new(name: &str, file: File, bytes: u64, sums: &BlockSums, state: u8) -> Result<Self> {
+        let blocks = bytes.div_ceil(sums.block_bytes.max(1)) as usize;
         if sums.block_bytes == 0 || sums.sha256.len() != blocks {
-            return Err(IndexerError::snapshot(name, format!("the manifest lists {} block sums of {} bytes for {} bytes", sums.sha256.len(), sums.block_bytes, expected.bytes)));
+            return Err(IndexerError::snapshot(name, format!("the manifest lists {} block sums of {} bytes for {bytes} bytes", sums.sha256.len(), sums.block_bytes)));
         }
         let state = (0..blocks).map(|_| AtomicU8::new(state)).collect();
-        Ok(Self { inner: Arc::new(Inner { name: name.to_string(), file, bytes: expected.bytes, sums: sums.clone(), state, bytes_read: AtomicU64::new(0) }) })
+        Ok(Self { inner: Arc::new(Inner { name: name.to_string(), file, bytes, sums: sums.clone(), state, bytes_read: AtomicU64::new(0) }) })
     }
 
     pub fn bytes(&self) -> u64 {
@@ -80,18 +89,17 @@ impl CheckedBlocks {
         self.inner.bytes_read.load(Ordering::Relaxed)
     }
 
-    /// The byte ranges to fetch so that every byte of `ranges` is in the copy: runs of absent
-    /// blocks, each at most `max_run_bytes` long (and at least a block).
-    pub fn missing(&self, ranges: &[Range<u64>], max_run_bytes: u64) -> Vec<Range<u64>> {
+    /// The byte ranges to fetch so that every byte of `ranges` is in the copy: runs of
+    /// neighbouring absent blocks.
+    pub fn missing(&self, ranges: &[Range<u64>]) -> Vec<Range<u64>> {
         let inner = &self.inner;
         let mut wanted: Vec<usize> = ranges.iter().flat_map(|range| inner.sums.blocks_of(range.start.min(inner.bytes)..range.end.min(inner.bytes))).collect();
         wanted.sort_unstable();
         wanted.dedup();
-        let per_run = (max_run_bytes / inner.sums.block_bytes).max(1) as usize;
         let mut runs: Vec<Range<usize>> = Vec::new();
         for block in wanted.into_iter().filter(|&block| inner.state[block].load(Ordering::Acquire) == ABSENT) {
             match runs.last_mut() {
-                Some(run) if run.end == block && run.len() < per_run => run.end += 1,
+                Some(run) if run.end == block => run.end += 1,
                 _ => runs.push(block..block + 1),
             }
         }
@@ -115,12 +123,56 @@ impl CheckedBlocks {
         Ok(())
     }
 
+    /// Takes the bytes of a fetched range starting at `start` (a block's first byte) as they
+    /// arrive, putting each block into the copy ([`Self::fill`]) once it is whole.
+    pub fn block_filler(&self, start: u64) -> BlockFiller<'_> {
+        BlockFiller { blocks: self, start, pending: Vec::new() }
+    }
+
     /// `range`'s bytes, every block holding them checked.
     pub fn read_range(&self, range: Range<u64>) -> std::io::Result<Bytes> {
         self.inner.check(range.clone())?;
         let mut buffer = vec![0u8; (range.end - range.start) as usize];
         self.inner.file.read_exact_at(&mut buffer, range.start)?;
         Ok(buffer.into())
+    }
+}
+
+/// See [`CheckedBlocks::block_filler`].
+pub(super) struct BlockFiller<'a> {
+    blocks: &'a CheckedBlocks,
+    /// Where the pending bytes start: the first byte of a block.
+    start: u64,
+    pending: Vec<u8>,
+}
+
+impl BlockFiller<'_> {
+    pub fn push(&mut self, mut bytes: &[u8]) -> Result<()> {
+        let inner = &self.blocks.inner;
+        while !bytes.is_empty() {
+            let block = inner.sums.range_of((self.start / inner.sums.block_bytes) as usize, inner.bytes);
+            let wanted = (block.end - block.start) as usize - self.pending.len();
+            let (now, rest) = bytes.split_at(wanted.min(bytes.len()));
+            self.pending.extend_from_slice(now);
+            bytes = rest;
+            if self.pending.len() as u64 == block.end - block.start {
+                if block.is_empty() {
+                    return Err(IndexerError::snapshot(&inner.name, format!("the store sent bytes past its end ({} bytes)", inner.bytes)));
+                }
+                self.blocks.fill(block.start, &self.pending)?;
+                self.pending.clear();
+                self.start = block.end;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that the bytes up to `end` all came.
+    pub fn finish(self, end: u64) -> Result<()> {
+        match self.pending.is_empty() && self.start == end {
+            true => Ok(()),
+            false => Err(IndexerError::snapshot(&self.blocks.inner.name, format!("the store sent bytes up to {} of a range ending at {end}", self.start + self.pending.len() as u64))),
+        }
     }
 }
 
@@ -240,14 +292,18 @@ mod tests {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let (_file, expected) = file_of(&data, 1_000);
         let copy = CheckedBlocks::remote_copy("seg/chunks.parquet", &expected).unwrap().unwrap();
-        let missing = copy.missing(&[2_500..2_600, 3_100..4_200, 9_990..10_000], 2_000);
-        assert_eq!(missing, vec![2_000..4_000, 4_000..5_000, 9_000..10_000], "runs of absent blocks, at most two blocks each");
+        let missing = copy.missing(&[2_500..2_600, 3_100..4_200, 9_990..10_000]);
+        assert_eq!(missing, vec![2_000..5_000, 9_000..10_000], "runs of absent blocks");
         for range in &missing {
-            copy.fill(range.start, &data[range.start as usize..range.end as usize]).unwrap();
+            // In pieces that do not line up with the blocks, as a body arrives.
+            let mut filler = copy.block_filler(range.start);
+            data[range.start as usize..range.end as usize].chunks(333).for_each(|piece| filler.push(piece).unwrap());
+            filler.finish(range.end).unwrap();
         }
         assert_eq!(copy.bytes_read(), 4_000);
         assert_eq!(&copy.read_range(2_500..4_200).unwrap()[..], &data[2_500..4_200]);
-        assert!(copy.missing(&[2_000..5_000], 2_000).is_empty());
+        assert!(copy.missing(&[2_000..5_000]).is_empty());
+        assert_eq!(copy.missing(&[1_500..5_500]), vec![1_000..2_000, 5_000..6_000], "only the absent blocks");
         let err = copy.get_bytes(1_990, 20).unwrap_err().to_string();
         assert!(err.contains("bytes 1000..2000 were not fetched"), "{err}");
         // A reader going on past what was fetched stops there with that error.
@@ -261,5 +317,11 @@ mod tests {
         let err = copy.fill(0, &wrong).unwrap_err().to_string();
         assert!(err.contains("bytes 0..1000 differ"), "{err}");
         assert!(copy.get_bytes(0, 1).is_err());
+        // A body that ends early: its whole blocks are kept, the rest is an error.
+        let mut short = copy.block_filler(0);
+        short.push(&data[..1_500]).unwrap();
+        let err = short.finish(2_000).unwrap_err().to_string();
+        assert!(err.contains("bytes up to 1500 of a range ending at 2000"), "{err}");
+        assert_eq!(&copy.get_bytes(0, 1_000).unwrap()[..], &data[..1_000]);
     }
 }

@@ -13,7 +13,8 @@ use arrow_schema::{DataType, Field, Schema};
 use bytes::Bytes;
 
 use super::parquet_encode::write_batch;
-use super::parquet_io::{column, read_batches};
+use super::parquet_io::read_batches;
+use super::parquet_plan::column;
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
 
@@ -108,7 +109,7 @@ impl FileTable {
             count("tokens"),
         ]);
         let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(|e| IndexerError::snapshot(FILE, e))?;
-        write_batch(FILE, batch)
+        write_batch(FILE, batch, &[])
     }
 
     /// Decodes a table written by `to_parquet`.

@@ -10,8 +10,8 @@ mod gc;
 mod manifest;
 mod parquet_encode;
 mod parquet_io;
+mod parquet_plan;
 mod partial_file;
-mod positioned_file;
 mod reader;
 mod upload;
 mod writer;
@@ -24,7 +24,7 @@ pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };
 pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
-pub use reader::{SegmentRowsRead, SnapshotReader, Verification};
+pub use reader::{SnapshotReader, Verification};
 pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).

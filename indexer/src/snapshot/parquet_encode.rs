@@ -22,24 +22,27 @@ use crate::error::{IndexerError, Result};
 /// Rows per row group (the unit a reader skips by, and the unit encoded in parallel).
 pub(super) const ROW_GROUP_ROWS: usize = 16_384;
 
-/// `batch` as the bytes of a Parquet file (zstd, see [`properties`]) named `file` in errors.
-pub(super) fn write_batch(file: &'static str, batch: RecordBatch) -> Result<Vec<u8>> {
-    write_row_groups(file, batch.schema(), batch.num_rows(), |rows| Ok(batch.slice(rows.start, rows.len())), Vec::new())
+/// `batch` as the bytes of a Parquet file (zstd, see [`properties`]) named `file` in errors,
+/// the columns named in `distinct` without a dictionary.
+pub(super) fn write_batch(file: &'static str, batch: RecordBatch, distinct: &[&str]) -> Result<Vec<u8>> {
+    write_row_groups(file, batch.schema(), distinct, batch.num_rows(), |rows| Ok(batch.slice(rows.start, rows.len())), Vec::new())
 }
 
 /// `rows` rows of `schema` as a Parquet file written to `out` (returned once the footer is
 /// written), each row group's batch made by `batch_of(rows of the group)` inside the task that
 /// encodes it (so no batch of every row is ever built). Encoded groups go to `out` a wave at a
-/// time: written to a file, the encoded file is never whole in memory.
+/// time: written to a file, the encoded file is never whole in memory. `distinct` names the
+/// top-level columns whose values hardly repeat (ids, texts): they get no dictionary.
 pub(super) fn write_row_groups<W: Write + Send>(
     file: &'static str,
     schema: SchemaRef,
+    distinct: &[&str],
     rows: usize,
     batch_of: impl Fn(Range<usize>) -> Result<RecordBatch> + Sync,
     out: W,
 ) -> Result<W> {
     let fail = |e: ParquetError| IndexerError::snapshot(file, e);
-    let props = properties(&schema).map_err(fail)?;
+    let props = properties(&schema, distinct).map_err(fail)?;
     // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
     // take the row groups encoded apart.
     let (mut file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props)).and_then(ArrowWriter::into_serialized_writer).map_err(fail)?;
@@ -72,14 +75,22 @@ const ZSTD_LEVEL: i32 = 3;
 /// (bench/RESULTS.md, "Writing the segment") level 1 wrote a 1% smaller file, 12% faster.
 const VECTOR_ZSTD_LEVEL: i32 = 1;
 
-/// zstd ([`ZSTD_LEVEL`]) for every column. A vector column (a fixed-size list of f32) gets
-/// no dictionary (its floats hardly repeat: building one only to drop it costs time), no
+/// zstd ([`ZSTD_LEVEL`]) for every column. A column named in
+/// `distinct` gets no dictionary: its values hardly repeat, so the dictionary would fill up
+/// and be dropped for plain pages, and stay in the file as one more page that a reader of a
+/// few rows must read whole. A vector column (a fixed-size list of f32) gets no dictionary
+/// either (its floats hardly repeat: building one only to drop it costs time), no
 /// min/max statistics (no reader prunes by a vector's components), BYTE_STREAM_SPLIT
 /// encoding, which puts each byte position of the floats together so zstd finds the
 /// repetition in the sign and exponent bytes (a smaller file, at the same speed), and
 /// [`VECTOR_ZSTD_LEVEL`].
-fn properties(schema: &Schema) -> std::result::Result<WriterProperties, ParquetError> {
-    let mut builder = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?)).set_max_row_group_size(ROW_GROUP_ROWS);
+fn properties(schema: &Schema, distinct: &[&str]) -> std::result::Result<WriterProperties, ParquetError> {
+    let mut builder = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_max_row_group_size(ROW_GROUP_ROWS);
+    for name in distinct {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::new(vec![name.to_string()]), false);
+    }
     for field in schema.fields() {
         if let DataType::FixedSizeList(item, _) = field.data_type() {
             if item.data_type() == &DataType::Float32 {
@@ -150,10 +161,10 @@ mod tests {
         let rows = ROW_GROUP_ROWS * 2 + 1_234;
         let batch = batch(rows);
         // Three row groups on two threads: two waves.
-        let parallel = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| write_batch("test.parquet", batch.clone())).unwrap();
+        let parallel = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| write_batch("test.parquet", batch.clone(), &[])).unwrap();
 
         let mut single = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut single, batch.schema(), Some(properties(&batch.schema()).unwrap())).unwrap();
+        let mut writer = ArrowWriter::try_new(&mut single, batch.schema(), Some(properties(&batch.schema(), &[]).unwrap())).unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
         assert!(parallel == single, "{} bytes against one ArrowWriter's {}", parallel.len(), single.len());
@@ -171,7 +182,7 @@ mod tests {
 
     #[test]
     fn vector_columns_are_split_by_byte_without_dictionary_or_statistics() {
-        let bytes = write_batch("test.parquet", batch(1_000)).unwrap();
+        let bytes = write_batch("test.parquet", batch(1_000), &[]).unwrap();
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
         let group = reader.metadata().row_group(0);
         let column = |path: &str| group.columns().iter().find(|c| c.column_path().string() == path).unwrap_or_else(|| panic!("no column {path}"));
@@ -187,7 +198,7 @@ mod tests {
 
     #[test]
     fn an_empty_batch_is_a_readable_file() {
-        let bytes = write_batch("empty.parquet", batch(0)).unwrap();
+        let bytes = write_batch("empty.parquet", batch(0), &[]).unwrap();
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
     }

@@ -1,23 +1,22 @@
 //! chunks.parquet and documents.parquet: Arrow schemas, encoding and decoding.
 
 use std::io::Write;
-use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
+    Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
     UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelectionPolicy};
-use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
-use super::parquet_encode::{write_batch, write_row_groups, ROW_GROUP_ROWS};
+use super::parquet_encode::{write_batch, write_row_groups};
+use super::parquet_plan::{arrow_err, column, file_metadata, plan_rows, read_batches_of, Columns, RowPlan};
+pub use super::parquet_plan::WantedRows;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -41,52 +40,10 @@ pub struct DocumentRecord {
     pub ingested_at: chrono::DateTime<chrono::Utc>,
 }
 
-fn arrow_err(file: &'static str) -> impl Fn(arrow_schema::ArrowError) -> IndexerError {
-    move |e| IndexerError::snapshot(file, e)
-}
-
-fn parquet_err(file: &'static str) -> impl Fn(parquet::errors::ParquetError) -> IndexerError {
-    move |e| IndexerError::snapshot(file, e)
-}
-
 /// Every row of the Parquet file in `bytes`, in order: a batch per row group, the row groups
 /// decoded on every thread of the current rayon pool.
 pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<RecordBatch>> {
-    read_batches_of(file, bytes, Columns::AllBut(&[]), WantedRows::All)
-}
-
-/// The top-level columns a reader decodes (the others are never decoded).
-#[derive(Clone, Copy)]
-enum Columns<'a> {
-    AllBut(&'a [&'a str]),
-    Only(&'a [&'a str]),
-}
-
-/// [`read_batches`] of the rows `wanted` names and the columns `columns` names.
-fn read_batches_of(file: &'static str, bytes: Bytes, columns: Columns, wanted: WantedRows) -> Result<Vec<RecordBatch>> {
-    let metadata = ArrowReaderMetadata::load(&bytes, ArrowReaderOptions::new().with_page_index(matches!(wanted, WantedRows::Where(..)))).map_err(parquet_err(file))?;
-    let schema = metadata.metadata().file_metadata().schema_descr();
-    let decoded = |name: &str| match columns {
-        Columns::AllBut(skip) => !skip.contains(&name),
-        Columns::Only(names) => names.contains(&name),
-    };
-    let kept = schema.root_schema().get_fields().iter().enumerate().filter(|(_, field)| decoded(field.name())).map(|(i, _)| i);
-    let projection = ProjectionMask::roots(schema, kept);
-    let groups = selected_row_groups(file, &bytes, &metadata, wanted)?;
-    let decoded: Vec<Vec<RecordBatch>> = groups
-        .into_par_iter()
-        .map(|(group, selection)| {
-            let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), metadata.clone())
-                .with_projection(projection.clone())
-                .with_row_groups(vec![group])
-                .with_batch_size(ROW_GROUP_ROWS);
-            if let Some(selection) = selection {
-                builder = builder.with_row_selection(selection).with_row_selection_policy(RowSelectionPolicy::Selectors);
-            }
-            builder.build().map_err(parquet_err(file))?.collect::<std::result::Result<Vec<_>, _>>().map_err(arrow_err(file))
-        })
-        .collect::<Result<_>>()?;
-    Ok(decoded.into_iter().flatten().collect())
+    read_batches_of(file, bytes, Columns::ALL, WantedRows::All)
 }
 
 fn string_list<'a>(values: impl Iterator<Item = &'a [String]>) -> ListArray {
@@ -100,21 +57,17 @@ fn string_list<'a>(values: impl Iterator<Item = &'a [String]>) -> ListArray {
     builder.finish()
 }
 
-pub(super) fn column<'a, T: 'static>(batch: &'a RecordBatch, file: &'static str, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<T>())
-        .ok_or_else(|| IndexerError::snapshot(file, format!("column `{name}` is missing or has the wrong type")))
-}
-
 fn list_strings(list: &ListArray, row: usize) -> Vec<String> {
     let values = list.value(row);
     let strings = values.as_any().downcast_ref::<StringArray>().expect("list of strings");
     (0..strings.len()).map(|i| strings.value(i).to_string()).collect()
 }
 
-const CHUNKS_FILE: &str = "chunks.parquet";
-const DOCUMENTS_FILE: &str = "documents.parquet";
+pub(super) const CHUNKS_FILE: &str = "chunks.parquet";
+pub(super) const DOCUMENTS_FILE: &str = "documents.parquet";
+
+/// The columns of documents.parquet that say where each document's rows are.
+pub(super) const OUTLINE_COLUMNS: Columns<'static> = Columns::Only(&["doc_id", "uri", "chunk_count"]);
 
 /// Encodes chunks and their embeddings (row `i` of `embeddings` belongs to `chunks[i]`).
 pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Vec<u8>> {
@@ -154,7 +107,7 @@ fn write_chunks<W: Write + Send>(chunks: &[Chunk], embeddings: &Embeddings, out:
         Field::new("embedding", DataType::FixedSizeList(item.clone(), dim), false),
     ]));
     // Each row group's arrays are built by the task that encodes it.
-    write_row_groups(CHUNKS_FILE, schema.clone(), chunks.len(), |rows| {
+    write_row_groups(CHUNKS_FILE, schema.clone(), &["chunk_id", "doc_id", "text"], chunks.len(), |rows| {
         let vectors = embeddings.data[rows.start * embeddings.dim..rows.end * embeddings.dim].to_vec();
         let chunks = &chunks[rows];
         let columns: Vec<ArrayRef> = vec![
@@ -190,172 +143,17 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
     Ok((chunks, embeddings))
 }
 
-/// The rows of a Parquet file a reader wants.
-#[derive(Clone, Copy)]
-pub enum WantedRows<'a> {
-    All,
-    /// The rows whose string column (named first) holds a value the function accepts.
-    Where(&'static str, &'a (dyn Fn(&str) -> bool + Sync)),
-}
-
-/// Decodes chunks.parquet (in memory, a [`super::positioned_file::PositionedFile`] or
-/// [`super::checked_blocks::CheckedBlocks`]) a few row groups at a time (one per thread, in
-/// parallel), handing each group's chunks and embeddings to `part` in row order: a reader
-/// that keeps little of each row needs a few groups' rows in memory, not the whole segment
-/// decoded. With [`WantedRows::Where`] only the wanted rows are decoded and handed to
-/// `part`, their pages alone read ([`selected_row_groups`]). Returns the rows handed to `part`.
-pub fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
-    let metadata = chunk_file_metadata(&source, wanted)?;
-    let plan = plan_rows(&source, metadata, wanted)?;
-    decode_planned_rows(source, plan, part)
-}
-
-/// chunks.parquet's metadata, with the page index when only some rows are wanted.
-pub(super) fn chunk_file_metadata<R: ChunkReader>(source: &R, wanted: WantedRows) -> Result<ArrowReaderMetadata> {
-    ArrowReaderMetadata::load(source, ArrowReaderOptions::new().with_page_index(matches!(wanted, WantedRows::Where(..)))).map_err(parquet_err(CHUNKS_FILE))
-}
-
-/// How many bytes from the end of a Parquet file of `file_bytes` bytes hold its metadata and
-/// page index, given its last `tail.len()` bytes: None when they are all in `tail`, else the
-/// number of bytes from the end needed.
-pub(super) fn metadata_bytes_needed(tail: &Bytes, file_bytes: u64) -> Result<Option<u64>> {
-    use parquet::errors::ParquetError;
-    match parquet::file::metadata::ParquetMetaDataReader::new().with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Optional).try_parse_sized(tail, file_bytes) {
-        Ok(()) => Ok(None),
-        Err(ParquetError::NeedMoreData(needed)) => Ok(Some(needed as u64)),
-        Err(e) => Err(parquet_err(CHUNKS_FILE)(e)),
-    }
-}
-
-/// The byte ranges of one top-level column's chunks in every row group (what
-/// [`plan_rows`] reads of the column that [`WantedRows::Where`] names).
-pub(super) fn column_byte_ranges(metadata: &ArrowReaderMetadata, name: &str) -> Result<Vec<Range<u64>>> {
-    let parquet = metadata.metadata();
-    let leaves: Vec<usize> = (0..parquet.file_metadata().schema_descr().num_columns())
-        .filter(|&leaf| parquet.file_metadata().schema_descr().column(leaf).path().parts().first().is_some_and(|root| root == name))
-        .collect();
-    if leaves.is_empty() {
-        return Err(IndexerError::snapshot(CHUNKS_FILE, format!("no {name} column")));
-    }
-    Ok(parquet.row_groups().iter().flat_map(|group| leaves.iter().map(move |&leaf| chunk_range(group.column(leaf)))).collect())
-}
-
-fn chunk_range(column: &parquet::file::metadata::ColumnChunkMetaData) -> Range<u64> {
-    let (start, length) = column.byte_range();
-    start..start + length
-}
-
-/// What a reader of chunks.parquet decodes: the row groups holding wanted rows, each with
-/// the selection of those rows (None: every row of the group).
-pub(super) struct RowPlan {
-    metadata: ArrowReaderMetadata,
-    groups: Vec<(usize, Option<RowSelection>)>,
-}
-
-/// The row groups and rows of chunks.parquet that `wanted` names (for [`WantedRows::Where`],
-/// its column read and decoded here).
-pub(super) fn plan_rows<R: ChunkReader + Clone + 'static>(source: &R, metadata: ArrowReaderMetadata, wanted: WantedRows) -> Result<RowPlan> {
-    let groups = selected_row_groups(CHUNKS_FILE, source, &metadata, wanted)?;
-    Ok(RowPlan { metadata, groups })
-}
-
-impl RowPlan {
-    /// The bytes [`decode_planned_rows`] reads: of each planned row group, every column's
-    /// chunk when all its rows are wanted, else each column's dictionary page and the data
-    /// pages holding a selected row (the ranges Parquet's own async reader fetches).
-    pub fn byte_ranges(&self) -> Vec<Range<u64>> {
-        let parquet = self.metadata.metadata();
-        let mut ranges = Vec::new();
-        for (group, selection) in &self.groups {
-            let columns = parquet.row_group(*group).columns();
-            let pages = parquet.offset_index().map(|index| &index[*group]);
-            for (leaf, column) in columns.iter().enumerate() {
-                let chunk = chunk_range(column);
-                match (selection, pages.and_then(|pages| pages.get(leaf))) {
-                    (Some(selection), Some(pages)) => {
-                        if let Some(first) = pages.page_locations().first().filter(|first| first.offset as u64 != chunk.start) {
-                            ranges.push(chunk.start..first.offset as u64);
-                        }
-                        ranges.extend(selection.scan_ranges(pages.page_locations()));
-                    }
-                    _ => ranges.push(chunk),
-                }
-            }
-        }
-        ranges
-    }
-}
-
-/// Decodes the planned rows a few row groups at a time (see [`chunks_from_parquet_in_parts`]).
-pub(super) fn decode_planned_rows<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
-    let RowPlan { metadata, groups } = plan;
-    let mut handed = 0u64;
-    for window in groups.chunks(rayon::current_num_threads().max(1)) {
-        let decoded: Vec<Vec<(Vec<Chunk>, Embeddings)>> = window
-            .par_iter()
-            .map(|(group, selection)| {
-                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone()).with_row_groups(vec![*group]).with_batch_size(ROW_GROUP_ROWS);
-                if let Some(selection) = selection {
-                    // Selectors (not a mask over every row): the pages without a selected row
-                    // are skipped, never read.
-                    builder = builder.with_row_selection(selection.clone()).with_row_selection_policy(RowSelectionPolicy::Selectors);
-                }
-                builder
-                    .build()
-                    .map_err(parquet_err(CHUNKS_FILE))?
-                    .map(|batch| {
-                        let batch = batch.map_err(arrow_err(CHUNKS_FILE))?;
-                        let (chunks, dim, vectors) = chunks_of_batch(&batch)?;
-                        Ok((chunks, Embeddings { dim, data: vectors.to_vec() }))
-                    })
-                    .collect()
-            })
-            .collect::<Result<_>>()?;
-        for (chunks, embeddings) in decoded.into_iter().flatten() {
-            handed += chunks.len() as u64;
-            part(chunks, embeddings)?;
-        }
-    }
-    Ok(handed)
-}
-
-/// The row groups of `file` holding a row `wanted` names, each with the selection of those
-/// rows (None: every row of the group). For [`WantedRows::Where`] the one column is decoded
-/// first; a reader given the selection then reads and decompresses only the pages holding a
-/// selected row (the page index the writer stores says where each page starts).
-fn selected_row_groups<R: ChunkReader + Clone + 'static>(file: &'static str, source: &R, metadata: &ArrowReaderMetadata, wanted: WantedRows) -> Result<Vec<(usize, Option<RowSelection>)>> {
-    let groups = 0..metadata.metadata().num_row_groups();
-    let WantedRows::Where(name, keep) = wanted else {
-        return Ok(groups.map(|group| (group, None)).collect());
-    };
-    let schema = metadata.metadata().file_metadata().schema_descr();
-    let index = schema.root_schema().get_fields().iter().position(|field| field.name() == name).ok_or_else(|| IndexerError::snapshot(file, format!("no {name} column")))?;
-    let projection = ProjectionMask::roots(schema, [index]);
-    let groups: Vec<Option<(usize, Option<RowSelection>)>> = groups
-        .into_par_iter()
-        .map(|group| {
-            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(source.clone(), metadata.clone())
-                .with_projection(projection.clone())
-                .with_row_groups(vec![group])
-                .with_batch_size(ROW_GROUP_ROWS)
-                .build()
-                .map_err(parquet_err(file))?;
-            let mut filters = Vec::new();
-            for batch in reader {
-                let batch = batch.map_err(arrow_err(file))?;
-                let values = column::<StringArray>(&batch, file, name)?;
-                filters.push(values.iter().map(|value| Some(value.is_some_and(keep))).collect::<BooleanArray>());
-            }
-            let kept: usize = filters.iter().map(BooleanArray::true_count).sum();
-            let rows: usize = filters.iter().map(BooleanArray::len).sum();
-            Ok(match kept {
-                0 => None,
-                _ if kept == rows => Some((group, None)),
-                _ => Some((group, Some(RowSelection::from_filters(&filters)))),
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok(groups.into_iter().flatten().collect())
+/// The chunks and embeddings of a plan's rows of chunks.parquet, handed to `part` a batch at
+/// a time in row order ([`RowPlan::decode`]). Returns the rows handed on.
+pub(super) fn decode_chunk_rows<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    plan.decode(
+        source,
+        |batch| {
+            let (chunks, dim, vectors) = chunks_of_batch(batch)?;
+            Ok((chunks, Embeddings { dim, data: vectors.to_vec() }))
+        },
+        |(chunks, embeddings)| part(chunks, embeddings),
+    )
 }
 
 /// Decodes chunks.parquet's chunks alone: the embedding column is neither read nor decoded
@@ -437,7 +235,7 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
         Field::new("ingested_at", DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())), false),
     ]);
     let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
-    write_batch(FILE, batch)
+    write_batch(FILE, batch, &["doc_id", "uri", "content_hash"])
 }
 
 /// Decodes documents.parquet.
@@ -446,32 +244,46 @@ pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
 }
 
 /// Decodes the rows of documents.parquet `wanted` names (the others are not decoded).
-pub fn documents_from_parquet_where(bytes: Bytes, wanted: WantedRows) -> Result<Vec<DocumentRecord>> {
+pub fn documents_from_parquet_where<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows) -> Result<Vec<DocumentRecord>> {
+    let plan = plan_rows(DOCUMENTS_FILE, &source, file_metadata(DOCUMENTS_FILE, &source, wanted)?, Columns::ALL, wanted)?;
+    decode_documents(source, plan)
+}
+
+/// The document records of a plan's rows of documents.parquet, in row order.
+pub(super) fn decode_documents<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan) -> Result<Vec<DocumentRecord>> {
     let mut documents = Vec::new();
-    for batch in read_batches_of(DOCUMENTS_FILE, bytes, Columns::AllBut(&[]), wanted)? {
-        let s = |name: &str| column::<StringArray>(&batch, DOCUMENTS_FILE, name);
-        let (doc_id, uri, file_name, title, source, hash, etag, metadata) =
-            (s("doc_id")?, s("uri")?, s("file_name")?, s("title")?, s("source")?, s("content_hash")?, s("etag")?, s("metadata")?);
-        let tags = column::<ListArray>(&batch, DOCUMENTS_FILE, "tags")?;
-        let size = column::<UInt64Array>(&batch, DOCUMENTS_FILE, "size")?;
-        let chunk_count = column::<UInt32Array>(&batch, DOCUMENTS_FILE, "chunk_count")?;
-        let ingested = column::<TimestampMillisecondArray>(&batch, DOCUMENTS_FILE, "ingested_at")?;
-        for row in 0..batch.num_rows() {
-            documents.push(DocumentRecord {
-                doc_id: doc_id.value(row).to_string(),
-                uri: uri.value(row).to_string(),
-                file_name: file_name.value(row).to_string(),
-                title: title.value(row).to_string(),
-                source: source.value(row).to_string(),
-                tags: list_strings(tags, row),
-                content_hash: hash.value(row).to_string(),
-                size: size.value(row),
-                etag: etag.is_valid(row).then(|| etag.value(row).to_string()),
-                chunk_count: chunk_count.value(row),
-                metadata: metadata.value(row).to_string(),
-                ingested_at: chrono::DateTime::from_timestamp_millis(ingested.value(row)).unwrap_or_default(),
-            });
-        }
+    plan.decode(source, documents_of_batch, |batch| {
+        documents.extend(batch);
+        Ok(())
+    })?;
+    Ok(documents)
+}
+
+/// The document records of one batch of documents.parquet.
+fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
+    let s = |name: &str| column::<StringArray>(batch, DOCUMENTS_FILE, name);
+    let (doc_id, uri, file_name, title, source, hash, etag, metadata) =
+        (s("doc_id")?, s("uri")?, s("file_name")?, s("title")?, s("source")?, s("content_hash")?, s("etag")?, s("metadata")?);
+    let tags = column::<ListArray>(batch, DOCUMENTS_FILE, "tags")?;
+    let size = column::<UInt64Array>(batch, DOCUMENTS_FILE, "size")?;
+    let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
+    let ingested = column::<TimestampMillisecondArray>(batch, DOCUMENTS_FILE, "ingested_at")?;
+    let mut documents = Vec::with_capacity(batch.num_rows());
+    for row in 0..batch.num_rows() {
+        documents.push(DocumentRecord {
+            doc_id: doc_id.value(row).to_string(),
+            uri: uri.value(row).to_string(),
+            file_name: file_name.value(row).to_string(),
+            title: title.value(row).to_string(),
+            source: source.value(row).to_string(),
+            tags: list_strings(tags, row),
+            content_hash: hash.value(row).to_string(),
+            size: size.value(row),
+            etag: etag.is_valid(row).then(|| etag.value(row).to_string()),
+            chunk_count: chunk_count.value(row),
+            metadata: metadata.value(row).to_string(),
+            ingested_at: chrono::DateTime::from_timestamp_millis(ingested.value(row)).unwrap_or_default(),
+        });
     }
     Ok(documents)
 }
@@ -484,14 +296,18 @@ pub struct DocumentOutline {
     pub chunk_count: u32,
 }
 
-/// Decodes documents.parquet's doc_id, uri and chunk_count columns alone.
-pub fn document_outlines_from_parquet(bytes: Bytes) -> Result<Vec<DocumentOutline>> {
+/// The outlines of a plan's rows of documents.parquet (a plan of [`OUTLINE_COLUMNS`] at least).
+pub(super) fn decode_outlines<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan) -> Result<Vec<DocumentOutline>> {
     let mut outlines = Vec::new();
-    for batch in read_batches_of(DOCUMENTS_FILE, bytes, Columns::Only(&["doc_id", "uri", "chunk_count"]), WantedRows::All)? {
-        let (doc_id, uri) = (column::<StringArray>(&batch, DOCUMENTS_FILE, "doc_id")?, column::<StringArray>(&batch, DOCUMENTS_FILE, "uri")?);
-        let chunk_count = column::<UInt32Array>(&batch, DOCUMENTS_FILE, "chunk_count")?;
-        outlines.extend((0..batch.num_rows()).map(|row| DocumentOutline { doc_id: doc_id.value(row).to_string(), uri: uri.value(row).to_string(), chunk_count: chunk_count.value(row) }));
-    }
+    let of_batch = |batch: &RecordBatch| -> Result<Vec<DocumentOutline>> {
+        let (doc_id, uri) = (column::<StringArray>(batch, DOCUMENTS_FILE, "doc_id")?, column::<StringArray>(batch, DOCUMENTS_FILE, "uri")?);
+        let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
+        Ok((0..batch.num_rows()).map(|row| DocumentOutline { doc_id: doc_id.value(row).to_string(), uri: uri.value(row).to_string(), chunk_count: chunk_count.value(row) }).collect())
+    };
+    plan.decode(source, of_batch, |batch| {
+        outlines.extend(batch);
+        Ok(())
+    })?;
     Ok(outlines)
 }
 
@@ -499,7 +315,19 @@ pub fn document_outlines_from_parquet(bytes: Bytes) -> Result<Vec<DocumentOutlin
 mod tests {
     use std::collections::HashSet;
 
+    use super::super::parquet_encode::ROW_GROUP_ROWS;
     use super::*;
+
+    /// Decodes chunks.parquet a few row groups at a time, as a segment read does.
+    fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+        let plan = plan_rows(CHUNKS_FILE, &source, file_metadata(CHUNKS_FILE, &source, wanted)?, Columns::ALL, wanted)?;
+        decode_chunk_rows(source, plan, part)
+    }
+
+    fn document_outlines_from_parquet(bytes: Bytes) -> Result<Vec<DocumentOutline>> {
+        let plan = plan_rows(DOCUMENTS_FILE, &bytes, file_metadata(DOCUMENTS_FILE, &bytes, WantedRows::All)?, OUTLINE_COLUMNS, WantedRows::All)?;
+        decode_outlines(bytes, plan)
+    }
 
     fn test_chunks(count: u32) -> Vec<Chunk> {
         (0..count)
@@ -567,11 +395,14 @@ mod tests {
         let back = pool.install(|| chunks_from_parquet_without_embeddings(bytes.clone())).unwrap();
         assert!(back == chunks, "chunks differ when read without their embeddings");
 
-        // In parts, from memory and from a file read by position (row groups decoded three at once).
-        let mut file = tempfile::tempfile().unwrap();
+        // In parts, from memory and from a file read by position, its blocks checked as they
+        // are read (row groups decoded three at once).
+        let mut file = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut file, &bytes).unwrap();
-        let positioned = super::super::positioned_file::PositionedFile::new(file).unwrap();
-        for (back, vectors, parts) in [read_in_parts(&pool, bytes), read_in_parts(&pool, positioned)] {
+        let mut hasher = super::super::FileHasher::new(Some(64 * 1024));
+        hasher.update(&bytes);
+        let checked = super::super::checked_blocks::CheckedBlocks::local(file.path(), "chunks.parquet", &hasher.finish()).unwrap().unwrap();
+        for (back, vectors, parts) in [read_in_parts(&pool, bytes.clone()), read_in_parts(&pool, checked.clone())] {
             assert!(back == chunks, "chunks differ when read in parts");
             assert_eq!((vectors, parts), (embeddings.data.clone(), 4));
         }

@@ -1,5 +1,7 @@
 //! Reads a published snapshot: LATEST, the manifest, segment data, checksum verification.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use bytes::Bytes;
 use object_store::ObjectStoreExt;
 use serde::Serialize;
@@ -9,10 +11,10 @@ use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
 use super::parquet_io::{
-    chunk_file_metadata, chunks_from_parquet, chunks_from_parquet_in_parts, column_byte_ranges, decode_planned_rows, document_outlines_from_parquet, documents_from_parquet,
-    documents_from_parquet_where, metadata_bytes_needed, plan_rows, DocumentOutline, DocumentRecord, RowPlan, WantedRows,
+    chunks_from_parquet, decode_chunk_rows, decode_documents, decode_outlines, documents_from_parquet, DocumentOutline, DocumentRecord, CHUNKS_FILE, DOCUMENTS_FILE,
+    OUTLINE_COLUMNS,
 };
-use super::positioned_file::PositionedFile;
+use super::parquet_plan::{column_byte_ranges, file_metadata, metadata_bytes_needed, plan_rows, Columns, RowPlan, WantedRows};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -24,26 +26,15 @@ pub(super) const FILES_AT_ONCE: usize = 4;
 /// Range requests in flight at once when fetching blocks of one file.
 const FETCHES_AT_ONCE: usize = 8;
 
-/// The longest range one request fetches (neighbouring blocks are fetched together up to it).
-const FETCH_RUN_BYTES: u64 = 8 << 20;
-
 /// Bytes fetched from a remote Parquet file's end at first, to find its metadata.
 const METADATA_GUESS_BYTES: u64 = 256 << 10;
-
-/// What reading one segment's rows took.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SegmentRowsRead {
-    /// Rows handed on.
-    pub rows: u64,
-    /// Bytes of its chunks.parquet read from the store and checked: the blocks holding the
-    /// pages decoded, or the whole file where the manifest has no block sums.
-    pub bytes_read: u64,
-}
 
 /// One published version of a snapshot.
 pub struct SnapshotReader {
     root: Location,
     manifest: Manifest,
+    /// Bytes of segment Parquet files read (and checked) by the row reads so far.
+    rows_bytes_read: AtomicU64,
 }
 
 /// The outcome of checking every file against the manifest.
@@ -85,11 +76,23 @@ impl SnapshotReader {
         if manifest.format_version != FORMAT_VERSION {
             return Err(IndexerError::snapshot(&path, format!("format version {} is not supported (this build reads {FORMAT_VERSION})", manifest.format_version)));
         }
-        Ok(Self { root, manifest })
+        Ok(Self { root, manifest, rows_bytes_read: AtomicU64::new(0) })
     }
 
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    /// Bytes of segment Parquet files the row reads of this reader have read from the store
+    /// and checked so far: the blocks holding the pages decoded where the manifest has block
+    /// sums, else whole files.
+    pub fn rows_bytes_read(&self) -> u64 {
+        self.rows_bytes_read.load(Ordering::Relaxed)
+    }
+
+    /// Counts what a row read read.
+    fn count_read(&self, source: &CheckedBlocks) {
+        self.rows_bytes_read.fetch_add(source.bytes_read(), Ordering::Relaxed);
     }
 
     pub fn uri(&self) -> &str {
@@ -115,12 +118,17 @@ impl SnapshotReader {
         }
     }
 
+    /// The manifest's checksum of a file.
+    fn expected(&self, relative: &str) -> Result<&FileChecksum> {
+        self.manifest.checksums.get(relative).ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists no checksum for it"))
+    }
+
     /// A file the manifest lists, read by position, once its sha256 is the manifest's: in a
     /// local root the file itself, else a copy streamed into an unnamed temporary file (in
     /// `TMPDIR`) while it is checked. However large, none of it is held in memory.
-    async fn get_verified_by_position(&self, relative: &str) -> Result<PositionedFile> {
+    async fn get_verified_by_position(&self, relative: &str) -> Result<CheckedBlocks> {
         use std::io::Write;
-        let expected = self.manifest.checksums.get(relative).ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists no checksum for it"))?;
+        let expected = self.expected(relative)?;
         let verify = |checksum: Option<FileChecksum>| match checksum {
             Some(checksum) if checksum.sha256 == expected.sha256 => Ok(()),
             Some(_) => Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum")),
@@ -130,87 +138,105 @@ impl SnapshotReader {
             verify(self.checksum(relative).await?)?;
             let path = root.join(relative);
             let file = std::fs::File::open(&path).map_err(|e| IndexerError::io(&path, e))?;
-            return PositionedFile::new(file).map_err(|e| IndexerError::io(&path, e));
+            return CheckedBlocks::verified_whole(relative, file, expected);
         }
         let uri = self.root.uri_of(&self.root.child(relative));
         let copy_error = |e| IndexerError::io(format!("(temporary copy of {uri})"), e);
         let mut copy = std::io::BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(copy_error)?);
         verify(self.stream_blocks(relative, |block| copy.write_all(block).map_err(copy_error)).await?)?;
         let file = copy.into_inner().map_err(|e| copy_error(e.into_error()))?;
-        PositionedFile::new(file).map_err(copy_error)
+        CheckedBlocks::verified_whole(relative, file, expected)
     }
 
-    /// One segment's chunks and embeddings (its file checked against the manifest and read by
-    /// position), the rows `wanted` names, handed to `part` a row group at a time, in row order
-    /// ([`chunks_from_parquet_in_parts`]): about a row group per thread is in memory at once,
-    /// and of a row group only the pages holding wanted rows are decoded. A file with block sums
-    /// in the manifest is checked block by block as it is read, and from a remote root only
-    /// the blocks holding the pages read are fetched ([`Self::fetch_planned_rows`]); one
-    /// without is checked whole first (a remote one downloaded whole).
-    pub async fn read_segment_rows_in_parts(&self, segment: &str, wanted: WantedRows<'_>, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<SegmentRowsRead> {
-        let file = layout::segment_file(segment, layout::CHUNKS);
-        let part = |chunks: Vec<Chunk>, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
-            Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
-            None => part(chunks, embeddings),
+    /// A segment file (a Parquet file of `kind`) opened for a read of the rows `wanted` names
+    /// and the columns `columns` names, with the plan of that read. A file with block sums in
+    /// the manifest is checked block by block as it is read, and from a remote root only the
+    /// blocks the read needs are fetched ([`Self::fetch_planned`]) unless it reads every row
+    /// and column; a file without them is checked whole first (a remote one downloaded whole).
+    async fn open_planned(&self, file: &str, kind: &'static str, columns: Columns<'_>, wanted: WantedRows<'_>) -> Result<(CheckedBlocks, RowPlan)> {
+        let expected = self.expected(file)?;
+        let every_byte = matches!(wanted, WantedRows::All) && columns.is_all();
+        let source = match self.root.local_path() {
+            Some(root) => CheckedBlocks::local(&root.join(file), file, expected)?,
+            None if every_byte => None,
+            None => match CheckedBlocks::remote_copy(file, expected)? {
+                Some(copy) => {
+                    let plan = self.fetch_planned(file, kind, &copy, columns, wanted).await?;
+                    return Ok((copy, plan));
+                }
+                None => None,
+            },
         };
-        let expected = self.manifest.checksums.get(&file).ok_or_else(|| IndexerError::snapshot(&file, "the manifest lists no checksum for it"))?;
-        let blocks = match self.root.local_path() {
-            Some(root) => CheckedBlocks::local(&root.join(&file), &file, expected)?,
-            None if matches!(wanted, WantedRows::Where(..)) => CheckedBlocks::remote_copy(&file, expected)?,
-            None => None,
+        let source = match source {
+            Some(source) => source,
+            None => self.get_verified_by_position(file).await?,
         };
-        let Some(blocks) = blocks else {
-            let copy = self.get_verified_by_position(&file).await?;
-            let rows = chunks_from_parquet_in_parts(copy, wanted, part)?;
-            return Ok(SegmentRowsRead { rows, bytes_read: expected.bytes });
-        };
-        let plan = match self.root.local_path() {
-            Some(_) => plan_rows(&blocks, chunk_file_metadata(&blocks, wanted)?, wanted)?,
-            None => self.fetch_planned_rows(&file, &blocks, wanted).await?,
-        };
-        let rows = decode_planned_rows(blocks.clone(), plan, part)?;
-        Ok(SegmentRowsRead { rows, bytes_read: blocks.bytes_read() })
+        let plan = plan_rows(kind, &source, file_metadata(kind, &source, wanted)?, columns, wanted)?;
+        Ok((source, plan))
     }
 
-    /// Fetches into `copy` what a read of the rows `wanted` names needs, in three rounds of
-    /// concurrent range requests: the metadata and page index at the file's end, the column
+    /// Fetches into `copy` what a read of `wanted` rows and `columns` needs, in three rounds
+    /// of concurrent range requests: the metadata and page index at the file's end, the column
     /// that says which rows are wanted, then the pages holding them. Returns the plan.
-    async fn fetch_planned_rows(&self, file: &str, copy: &CheckedBlocks, wanted: WantedRows<'_>) -> Result<RowPlan> {
+    async fn fetch_planned(&self, file: &str, kind: &'static str, copy: &CheckedBlocks, columns: Columns<'_>, wanted: WantedRows<'_>) -> Result<RowPlan> {
         let length = copy.bytes();
         let mut tail = length.min(METADATA_GUESS_BYTES);
         loop {
             self.fetch_blocks(file, copy, &[length - tail..length]).await?;
             let bytes = copy.read_range(length - tail..length).map_err(|e| IndexerError::snapshot(file, e))?;
-            match metadata_bytes_needed(&bytes, length)? {
+            match metadata_bytes_needed(kind, &bytes, length)? {
                 None => break,
                 Some(needed) if needed > tail && needed <= length => tail = needed,
                 Some(needed) => return Err(IndexerError::snapshot(file, format!("its metadata needs {needed} bytes of a {length}-byte file"))),
             }
         }
-        let metadata = chunk_file_metadata(copy, wanted)?;
+        let metadata = file_metadata(kind, copy, wanted)?;
         if let WantedRows::Where(column, _) = wanted {
-            self.fetch_blocks(file, copy, &column_byte_ranges(&metadata, column)?).await?;
+            self.fetch_blocks(file, copy, &column_byte_ranges(kind, &metadata, column)?).await?;
         }
-        let plan = plan_rows(copy, metadata, wanted)?;
+        let plan = plan_rows(kind, copy, metadata, columns, wanted)?;
         self.fetch_blocks(file, copy, &plan.byte_ranges()).await?;
         Ok(plan)
     }
 
-    /// Fetches the blocks of `file` holding `ranges` that `copy` lacks, several requests at
-    /// once, each block checked as it arrives.
+    /// Fetches the blocks of `file` holding `ranges` that `copy` lacks: one range request per
+    /// run of neighbouring absent blocks, several at once, each streamed into the copy block by
+    /// block and every block checked as it completes (a request costs a block of memory).
     async fn fetch_blocks(&self, file: &str, copy: &CheckedBlocks, ranges: &[std::ops::Range<u64>]) -> Result<()> {
         use futures::{StreamExt, TryStreamExt};
         let key = self.root.child(file);
         let uri = self.root.uri_of(&key);
         let (key, uri) = (&key, &uri);
-        futures::stream::iter(copy.missing(ranges, FETCH_RUN_BYTES))
+        futures::stream::iter(copy.missing(ranges))
             .map(|range| async move {
-                let bytes = self.root.store.get_range(key, range.clone()).await.map_err(|e| IndexerError::store(uri, e))?;
-                copy.fill(range.start, &bytes)
+                let options = object_store::GetOptions { range: Some(range.clone().into()), ..Default::default() };
+                let mut body = self.root.store.get_opts(key, options).await.map_err(|e| IndexerError::store(uri, e))?.into_stream();
+                let mut block = copy.block_filler(range.start);
+                while let Some(bytes) = body.try_next().await.map_err(|e| IndexerError::store(uri, e))? {
+                    block.push(&bytes)?;
+                }
+                block.finish(range.end)
             })
             .buffer_unordered(FETCHES_AT_ONCE)
             .try_collect::<()>()
             .await
+    }
+
+    /// One segment's chunks and embeddings (its file checked against the manifest and read by
+    /// position: [`Self::open_planned`]), the rows `wanted` names, handed to `part` a row
+    /// group at a time, in row order ([`chunks_from_parquet_in_parts`]): about a row group per
+    /// thread is in memory at once, and of a row group only the pages holding wanted rows are
+    /// decoded.
+    pub async fn read_segment_rows_in_parts(&self, segment: &str, wanted: WantedRows<'_>, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+        let file = layout::segment_file(segment, layout::CHUNKS);
+        let part = |chunks: Vec<Chunk>, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
+            Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
+            None => part(chunks, embeddings),
+        };
+        let (source, plan) = self.open_planned(&file, CHUNKS_FILE, Columns::ALL, wanted).await?;
+        let rows = decode_chunk_rows(source.clone(), plan, part);
+        self.count_read(&source);
+        rows
     }
 
     /// One segment's document records, checked against the manifest.
@@ -219,15 +245,21 @@ impl SnapshotReader {
     }
 
     /// Where each of one segment's documents is (doc_id, uri, chunk count; the rest of the
-    /// records not decoded), the file checked against the manifest.
+    /// records not read), the file checked against the manifest.
     pub async fn read_segment_outlines(&self, segment: &str) -> Result<Vec<DocumentOutline>> {
-        document_outlines_from_parquet(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?)
+        let (source, plan) = self.open_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, OUTLINE_COLUMNS, WantedRows::All).await?;
+        let outlines = decode_outlines(source.clone(), plan);
+        self.count_read(&source);
+        outlines
     }
 
     /// The records of one segment's documents that `wanted` names (the file checked against
     /// the manifest; the other rows not decoded).
     pub async fn read_segment_documents_where(&self, segment: &str, wanted: WantedRows<'_>) -> Result<Vec<DocumentRecord>> {
-        documents_from_parquet_where(self.get_verified(&layout::segment_file(segment, layout::DOCUMENTS)).await?, wanted)
+        let (source, plan) = self.open_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, Columns::ALL, wanted).await?;
+        let documents = decode_documents(source.clone(), plan);
+        self.count_read(&source);
+        documents
     }
 
     /// What is wrong with a segment's files without reading them (one listing): a file the

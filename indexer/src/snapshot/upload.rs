@@ -22,7 +22,7 @@ pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -
 }
 
 /// [`put_bytes`], with block sums of `block_bytes` blocks when asked.
-async fn put_bytes_summed(root: &Location, relative: &str, bytes: Vec<u8>, block_bytes: Option<u64>) -> Result<FileChecksum> {
+pub(super) async fn put_bytes_summed(root: &Location, relative: &str, bytes: Vec<u8>, block_bytes: Option<u64>) -> Result<FileChecksum> {
     let bytes = Bytes::from(bytes);
     let hashing = tokio::task::spawn_blocking({
         let bytes = bytes.clone();

@@ -11,7 +11,7 @@ use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
 use super::parquet_io::{chunks_to_parquet_file, documents_to_parquet, DocumentRecord};
-use super::upload::{put_bytes, put_file, StagedFile};
+use super::upload::{put_bytes, put_bytes_summed, put_file, StagedFile};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -131,7 +131,7 @@ impl SnapshotWriter {
             .collect();
         let (chunks_sum, documents_sum, vectors_sum, keyword_sums) = futures::try_join!(
             rows.chunks_file.put(&self.root, &chunks_path, Some(BLOCK_BYTES)),
-            put_bytes(&self.root, &documents_path, rows.documents_bytes),
+            put_bytes_summed(&self.root, &documents_path, rows.documents_bytes, Some(BLOCK_BYTES)),
             vectors.file.put(&self.root, &vectors_path, None),
             futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path, None))),
         )?;
