@@ -71,6 +71,12 @@ impl FileHasher {
         self.bytes += data.len() as u64;
         match &mut self.blocks {
             None => self.whole.update(data),
+            // Pieces smaller than two blocks (a network body arrives in pieces of a few KiB)
+            // are not worth a task each.
+            Some(blocks) if (data.len() as u64) < 2 * blocks.block_bytes => {
+                self.whole.update(data);
+                blocks.update(data);
+            }
             Some(blocks) => {
                 let whole = &mut self.whole;
                 rayon::join(|| whole.update(data), || blocks.update(data));
@@ -99,7 +105,11 @@ impl BlockHasher {
         }
         let whole_blocks = data.len() / size * size;
         let (full, rest) = data.split_at(whole_blocks);
-        self.sums.par_extend(full.par_chunks(size).map(|block| hex::encode(Sha256::digest(block))).collect::<Vec<_>>());
+        let sum = |block: &[u8]| hex::encode(Sha256::digest(block));
+        match full.len() > size {
+            true => self.sums.extend(full.par_chunks(size).map(sum).collect::<Vec<_>>()),
+            false => self.sums.extend(full.chunks(size).map(sum)),
+        }
         if !rest.is_empty() {
             self.current.update(rest);
             self.filled = rest.len() as u64;

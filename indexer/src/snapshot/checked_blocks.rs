@@ -117,8 +117,7 @@ impl CheckedBlocks {
                 return Err(IndexerError::snapshot(&inner.name, format!("bytes {}..{} differ from the manifest's block checksum", range.start, range.end)));
             }
             inner.file.write_all_at(data, range.start).map_err(|e| IndexerError::io(format!("(temporary copy of {})", inner.name), e))?;
-            inner.bytes_read.fetch_add(data.len() as u64, Ordering::Relaxed);
-            inner.state[block].store(CHECKED, Ordering::Release);
+            inner.mark_checked(block, ABSENT, data.len());
         }
         Ok(())
     }
@@ -197,12 +196,18 @@ impl Inner {
                     if !self.sums.holds(block, &data) {
                         return Err(self.error(format!("bytes {}..{} differ from the manifest's block checksum", bytes.start, bytes.end)));
                     }
-                    self.bytes_read.fetch_add(data.len() as u64, Ordering::Relaxed);
-                    self.state[block].store(CHECKED, Ordering::Release);
+                    self.mark_checked(block, UNCHECKED, data.len());
                 }
             }
         }
         Ok(())
+    }
+
+    /// Marks a block checked, counting its bytes once (two threads may check one block).
+    fn mark_checked(&self, block: usize, was: u8, bytes: usize) {
+        if self.state[block].compare_exchange(was, CHECKED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            self.bytes_read.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
     }
 
     fn error(&self, reason: String) -> std::io::Error {

@@ -406,6 +406,8 @@ mod tests {
             assert!(back == chunks, "chunks differ when read in parts");
             assert_eq!((vectors, parts), (embeddings.data.clone(), 4));
         }
+        // Each block is counted once, however many threads read it.
+        assert!(checked.bytes_read() <= bytes.len() as u64 && checked.bytes_read() * 10 > bytes.len() as u64 * 9, "{} of {}", checked.bytes_read(), bytes.len());
     }
 
     #[test]
