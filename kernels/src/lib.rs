@@ -3,14 +3,16 @@
 //! spherical k-means for IVF, mean pooling and L2 normalization; and the embedding model's
 //! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
 //! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
-//! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder), and a dense layer's product
-//! over a query's few rows (the CPU only; a GPU has cuBLAS). [`VectorKernels`] is the
+//! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder), a dense layer's product
+//! over a query's few rows and a dense layer's product in bf16 with f32 sums (AVX512-BF16;
+//! the CPU only: a GPU has cuBLAS). [`VectorKernels`] is the
 //! swappable part; [`best_available`] picks the device. On the CPU, many queries (or rows to
 //! assign) are scored against a base by blocked matrix products (`gemm_scores.rs`).
 
 mod activation;
 mod attention;
 mod backend;
+mod bf16_product;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod dot;
@@ -26,6 +28,7 @@ mod topk;
 pub use activation::{bias_activation_in_place, erf, gelu_erf_in_place};
 pub use attention::{packed_attention, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
+pub use bf16_product::{bf16_products_native, from_bf16_bits, to_bf16_bits, Bf16Weights};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K};
 pub use dot::dot;

@@ -4,7 +4,7 @@
 //! and search QPS at concurrency 1, 8 and 32, without and with the recent-query cache.
 //! Starts the server in-process on a free port, with `quarry serve`'s defaults unless
 //! `--search-workers N`, `--query-embed-threads N` (0: each search embeds its own query) or
-//! `--query-pass-queries N` say.
+//! `--query-pass-queries N` say. The model's precision is `QUARRY_PRECISION`'s (default f32).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -46,7 +46,8 @@ async fn main() -> anyhow::Result<()> {
     let passages = texts(&value("--corpus").context("--corpus FILE is required")?, "text")?;
     let requests: usize = value("--requests").and_then(|v| v.parse().ok()).unwrap_or(300);
     let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
-    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
+    let precision = std::env::var("QUARRY_PRECISION").ok().map(|p| p.parse()).transpose()?.unwrap_or_default();
+    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision, ..Default::default() })?);
 
     // Embedding a batch of 10 texts, in process.
     let mut embed_ms = Vec::new();

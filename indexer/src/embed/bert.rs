@@ -19,7 +19,8 @@ pub enum Precision {
     F32,
     /// Half precision: CUDA only.
     F16,
-    /// bfloat16: CUDA only.
+    /// bfloat16. On the CPU: the dense layers' products in bf16 with f32 sums where the CPU
+    /// has AVX512-BF16, everything else in f32 (f32 throughout on a CPU without it).
     Bf16,
 }
 
@@ -72,14 +73,18 @@ impl BertEmbedder {
     pub fn load(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
         let device = options.device.resolve()?;
         let batch = options.batch;
-        if options.precision != Precision::F32 && device.is_cpu() {
-            return Err(IndexerError::Config(format!("{:?} precision needs a CUDA device; the CPU runs f32", options.precision)));
+        let cpu_bf16 = device.is_cpu() && options.precision == Precision::Bf16 && cpu_runs_bf16_products();
+        if device.is_cpu() && options.precision == Precision::F16 {
+            return Err(IndexerError::Config("f16 precision needs a CUDA device; the CPU runs f32 or bf16".into()));
         }
+        // The CPU keeps its weights and activations in f32, bf16 or not.
+        let dtype = if device.is_cpu() { DType::F32 } else { options.precision.dtype() };
         let weights = dir.weights();
         // SAFETY: the weights file is memory-mapped read-only and not modified while loaded.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], options.precision.dtype(), &device) }
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], dtype, &device) }
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: e.to_string() })?;
         let model = BertEncoder::load(vb, &dir.bert_config)
+            .and_then(|model| if cpu_bf16 { model.with_bf16_products() } else { Ok(model) })
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
         let info = dir.info()?;
@@ -143,6 +148,18 @@ impl BertEmbedder {
 /// On a GPU, a default-sized token budget grows to half the free memory (estimated from the
 /// model's shape and logged) within what candle's kernels can index; an explicit budget is
 /// kept up to that size.
+/// Whether `--precision bf16` on this CPU runs bf16 products (logged once either way): without
+/// AVX512-BF16 the portable bf16 product is slower than f32, so the model stays f32.
+fn cpu_runs_bf16_products() -> bool {
+    let native = quarry_kernels::bf16_products_native();
+    static LOGGED: std::sync::Once = std::sync::Once::new();
+    LOGGED.call_once(|| match native {
+        true => tracing::info!("bf16 precision on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32"),
+        false => tracing::warn!("bf16 precision asked for, but this CPU has no AVX512-BF16: the model runs in f32"),
+    });
+    native
+}
+
 fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
     let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
     let dtype = precision.dtype();

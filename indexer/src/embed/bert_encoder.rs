@@ -28,6 +28,7 @@
 use candle_core::{CpuStorage, DType, InplaceOp1, InplaceOp2, Layout, Module, Tensor};
 use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
+use quarry_kernels::Bf16Weights;
 
 use super::encoder_ops;
 
@@ -42,13 +43,33 @@ pub struct BertEncoder {
     activation: HiddenAct,
 }
 
+/// A dense layer: candle's `Linear`, and its weights packed for bf16 products where the CPU
+/// runs them (`--precision bf16` on a CPU with AVX512-BF16: [`BertEncoder::with_bf16_products`]).
+struct Dense {
+    linear: Linear,
+    bf16: Option<Bf16Weights>,
+}
+
+impl Dense {
+    fn new(linear: Linear) -> Self {
+        Self { linear, bf16: None }
+    }
+
+    fn pack_bf16(&mut self) -> candle_core::Result<()> {
+        let weight = self.linear.weight();
+        let inputs = weight.dims2()?.1;
+        self.bf16 = Some(Bf16Weights::pack(&weight.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?, inputs));
+        Ok(())
+    }
+}
+
 struct EncoderLayer {
     /// `[3 * hidden, hidden]`: query (pre-scaled by 1/sqrt(head size)), key, value.
-    query_key_value: Linear,
-    attention_output: Linear,
+    query_key_value: Dense,
+    attention_output: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
     /// `[3, hidden]`: the attention output's bias, then its layer norm's weight and shift, for
     /// the fused sub-layer end (`encoder_ops::bias_residual_layer_norm`).
@@ -81,6 +102,19 @@ impl BertEncoder {
         let embedding_norm = layer_norm(hidden, config.layer_norm_eps, embeddings.pp("LayerNorm"))?;
         let layers = (0..config.num_hidden_layers).map(|i| EncoderLayer::load(vb.pp(format!("encoder.layer.{i}")), config)).collect::<candle_core::Result<_>>()?;
         Ok(Self { word_embeddings, positions, embedding_norm, layers, heads: config.num_attention_heads, activation: config.hidden_act })
+    }
+
+    /// Packs every dense layer's weights for bf16 products: on the CPU (f32 tensors), each
+    /// product of [`FEW_ROWS`] rows or more then rounds both sides to bf16 and sums in f32
+    /// (`quarry_kernels::Bf16Weights`, AVX512-BF16); everything else stays f32. Callers check
+    /// `quarry_kernels::bf16_products_native` first: the portable path is slower than f32.
+    pub fn with_bf16_products(mut self) -> candle_core::Result<Self> {
+        for layer in &mut self.layers {
+            for dense in [&mut layer.query_key_value, &mut layer.attention_output, &mut layer.intermediate, &mut layer.output] {
+                dense.pack_bf16()?;
+            }
+        }
+        Ok(self)
     }
 
     /// Token vectors `[batch, tokens, hidden]` for `ids` `[batch, tokens]`; `lengths` are the
@@ -199,7 +233,7 @@ impl EncoderLayer {
             Ok(((vb.get((hidden, hidden), "weight")? * factor)?, (vb.get(hidden, "bias")? * factor)?))
         };
         let (query, key, value) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);
-        let query_key_value = Linear::new(Tensor::cat(&[&query.0, &key.0, &value.0], 0)?, Some(Tensor::cat(&[&query.1, &key.1, &value.1], 0)?));
+        let query_key_value = Dense::new(Linear::new(Tensor::cat(&[&query.0, &key.0, &value.0], 0)?, Some(Tensor::cat(&[&query.1, &key.1, &value.1], 0)?)));
         let attention_output = dense(vb.pp("attention.output.dense"), hidden, hidden)?;
         let attention_norm = layer_norm(hidden, config.layer_norm_eps, vb.pp("attention.output.LayerNorm"))?;
         let output = dense(vb.pp("output.dense"), config.intermediate_size, hidden)?;
@@ -208,10 +242,10 @@ impl EncoderLayer {
             query_key_value,
             attention_end: sub_layer_end(&attention_output, &attention_norm)?,
             output_end: sub_layer_end(&output, &output_norm)?,
-            attention_output,
+            attention_output: Dense::new(attention_output),
             attention_norm,
-            intermediate: dense(vb.pp("intermediate.dense"), hidden, config.intermediate_size)?,
-            output,
+            intermediate: Dense::new(dense(vb.pp("intermediate.dense"), hidden, config.intermediate_size)?),
+            output: Dense::new(output),
             output_norm,
             epsilon: config.layer_norm_eps as f32,
         })
@@ -238,7 +272,7 @@ impl EncoderLayer {
 
     /// LayerNorm(x · Wᵀ + bias + residual): with `steps.fused_ends` one pass after the product
     /// (`encoder_ops::bias_residual_layer_norm`), else candle's adds and layer norm.
-    fn sub_layer_end(&self, dense: &Linear, norm: &LayerNorm, end: &Tensor, x: &Tensor, residual: &Tensor, steps: EncoderSteps) -> candle_core::Result<Tensor> {
+    fn sub_layer_end(&self, dense: &Dense, norm: &LayerNorm, end: &Tensor, x: &Tensor, residual: &Tensor, steps: EncoderSteps) -> candle_core::Result<Tensor> {
         if !steps.fused_ends {
             return norm.forward(&(dense_forward(dense, x)? + residual)?);
         }
@@ -300,7 +334,7 @@ const FEW_ROWS: usize = 64;
 /// [`dense_product`] instead: the CPU matmul kernels tile the output's rows (24 at a time with
 /// AVX2, 64 with AVX-512), so ten tokens would fill a fraction of each tile, and they pack
 /// the weights into tiles first, which for ten rows costs as much as the product.
-fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
+fn dense_forward(layer: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
     #[cfg(feature = "cuda")]
     if x.device().is_cuda() {
         return cuda_dense(layer, x, false);
@@ -310,10 +344,10 @@ fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
     }
     let rows = x.dim(0)?;
     if !x.device().is_cpu() || rows >= FEW_ROWS {
-        return layer.forward(x);
+        return layer.linear.forward(x);
     }
     let product = dense_product(layer, x)?;
-    match layer.bias() {
+    match layer.linear.bias() {
         Some(bias) => product.broadcast_add(bias),
         None => Ok(product),
     }
@@ -321,8 +355,15 @@ fn dense_forward(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
 
 /// `x · Wᵀ` without the bias, a fresh contiguous tensor. Few f32 rows on the CPU (a query's
 /// tokens) go through quarry's own product, which reads each weight row once without packing
-/// it; other few rows through `W · xᵀ` (see [`dense_forward`]).
-fn dense_product(layer: &Linear, x: &Tensor) -> candle_core::Result<Tensor> {
+/// it; other few rows through `W · xᵀ` (see [`dense_forward`]); more f32 rows on the CPU
+/// through the bf16 product where the layer has packed weights for it.
+fn dense_product(dense: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
+    let layer = &dense.linear;
+    if let Some(packed) = dense.bf16.as_ref().filter(|_| on_cpu_f32(x)) {
+        if x.dim(0)? >= FEW_ROWS {
+            return encoder_ops::bf16_product(x, packed);
+        }
+    }
     if x.device().is_cpu() && x.dim(0)? < FEW_ROWS {
         if x.dtype() == DType::F32 && layer.weight().dtype() == DType::F32 {
             return super::encoder_ops::few_rows_product(x, layer.weight());
@@ -420,7 +461,7 @@ fn fused_steps_requested() -> Option<bool> {
 
 /// The feed-forward layer's product and activation; on a GPU the bias add and the erf GELU
 /// are one fused pass over the product.
-fn intermediate_forward(layer: &Linear, x: &Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
+fn intermediate_forward(layer: &Dense, x: &Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
     #[cfg(feature = "cuda")]
     if x.device().is_cuda() && matches!(activation, HiddenAct::Gelu) {
         return cuda_dense(layer, x, true);
@@ -436,8 +477,8 @@ fn intermediate_forward(layer: &Linear, x: &Tensor, activation: HiddenAct) -> ca
 /// On the CPU in f32, `x · Wᵀ` ([`dense_product`]), then the bias (and the erf GELU with
 /// `gelu`) in place in one pass (`quarry_kernels::bias_activation_in_place`), where candle's
 /// broadcast add would make a second copy; None elsewhere (or without a bias).
-fn cpu_dense(layer: &Linear, x: &Tensor, gelu: bool) -> Option<candle_core::Result<Tensor>> {
-    let bias = layer.bias().filter(|bias| on_cpu_f32(x) && on_cpu_f32(bias) && layer.weight().dtype() == DType::F32)?;
+fn cpu_dense(layer: &Dense, x: &Tensor, gelu: bool) -> Option<candle_core::Result<Tensor>> {
+    let bias = layer.linear.bias().filter(|bias| on_cpu_f32(x) && on_cpu_f32(bias) && layer.linear.weight().dtype() == DType::F32)?;
     Some(dense_product(layer, x).and_then(|product| {
         // `product` is fresh: nothing else holds it.
         product.inplace_op2(bias, &CpuBiasActivation { gelu })?;
@@ -447,9 +488,9 @@ fn cpu_dense(layer: &Linear, x: &Tensor, gelu: bool) -> Option<candle_core::Resu
 
 /// `x · Wᵀ` by cuBLAS, then the bias (and the erf GELU with `gelu`) in place, one pass.
 #[cfg(feature = "cuda")]
-fn cuda_dense(layer: &Linear, x: &Tensor, gelu: bool) -> candle_core::Result<Tensor> {
+fn cuda_dense(layer: &Dense, x: &Tensor, gelu: bool) -> candle_core::Result<Tensor> {
     let product = dense_product(layer, x)?;
-    match layer.bias() {
+    match layer.linear.bias() {
         // `product` is fresh: nothing else holds it.
         Some(bias) => super::cuda_encoder_ops::bias_activation(&product, bias, gelu)?,
         None if gelu => return product.gelu_erf(),

@@ -6,8 +6,8 @@
 //! - a dense product's bias + the residual + layer norm, in place, one pass per row.
 
 use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp2, DType, InplaceOp3, Layout, Shape, Tensor};
-use quarry_kernels::{NormParameters, PackedHeads};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, InplaceOp3, Layout, Shape, Tensor};
+use quarry_kernels::{Bf16Weights, NormParameters, PackedHeads};
 
 /// Attention of `qkv` `[batch * tokens, 3 * heads * head_size]` (each row the token's query,
 /// pre-scaled, key and value) over each sequence's first `lengths[b]` tokens (`lengths`: u32
@@ -139,6 +139,30 @@ impl CustomOp2 for FewRowsProduct {
         let outputs = weight_layout.shape().dims2()?.0;
         let product = quarry_kernels::few_rows_product(cpu_f32(x, x_layout, "the dense layer's input")?, cpu_f32(weight, weight_layout, "the dense layer's weights")?, inputs);
         Ok((CpuStorage::F32(product), Shape::from((rows, outputs))))
+    }
+}
+
+/// `x · Wᵀ` for f32 `x` `[rows, inputs]` on the CPU with both sides rounded to bf16 and the
+/// sums in f32, `W` packed at load (`quarry_kernels::Bf16Weights`): the CPU's `--precision bf16`.
+pub fn bf16_product(x: &Tensor, weights: &Bf16Weights) -> candle_core::Result<Tensor> {
+    let inputs = x.dims2()?.1;
+    if inputs != weights.inputs() {
+        candle_core::bail!("a product of {:?} with packed weights of {} inputs", x.dims(), weights.inputs());
+    }
+    x.contiguous()?.apply_op1_no_bwd(&Bf16Product(weights))
+}
+
+struct Bf16Product<'a>(&'a Bf16Weights);
+
+impl CustomOp1 for Bf16Product<'_> {
+    fn name(&self) -> &'static str {
+        "quarry-bf16-product"
+    }
+
+    fn cpu_fwd(&self, x: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let rows = layout.shape().dims2()?.0;
+        let product = self.0.product(cpu_f32(x, layout, "the dense layer's input")?);
+        Ok((CpuStorage::F32(product), Shape::from((rows, self.0.outputs()))))
     }
 }
 
