@@ -145,9 +145,9 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
     assert!(compared >= golden.len() / 2, "only {compared} golden texts chunked to themselves");
 }
 
-/// `--precision bf16` on the CPU: with AVX512-BF16 the dense layers' products of a batch
-/// (64 rows or more) round both sides to bf16 and sum in f32, and the golden texts in
-/// mixed-length batches still meet f32's bar, cosine >= 0.9999 (half precision's is 0.999;
+/// `--precision bf16` on the CPU: with AVX512-BF16 the dense layers' products round both
+/// sides to bf16 and sum in f32, and the golden texts, in mixed-length batches and each alone
+/// (a query's few rows), still meet f32's bar, cosine >= 0.9999 (half precision's is 0.999;
 /// the lowest measured was 0.99997), while they differ from f32's embeddings (the bf16
 /// products ran). Without AVX512-BF16 the model runs in f32.
 #[test]
@@ -169,6 +169,14 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
             false => eprintln!("this CPU has no AVX512-BF16: bf16 runs in f32 (largest difference from f32 {largest_difference})"),
         }
     }
+    let embedder = BertEmbedder::load(&dir, EmbedOptions { precision: Precision::Bf16, ..Default::default() }).unwrap();
+    let mut largest_difference = 0f32;
+    for (text, want) in &golden {
+        assert_matches_within(&embedder, &[text.as_str()], &[want], "bf16 on the CPU, alone", 0.9999);
+        let (bf16, f32) = (embedder.embed(&[text.as_str()]).unwrap(), common::embedder().embed(&[text.as_str()]).unwrap());
+        largest_difference = bf16.data.iter().zip(&f32.data).map(|(a, b)| (a - b).abs()).fold(largest_difference, f32::max);
+    }
+    assert!(!native || largest_difference > 1e-4, "bf16 alone: the embeddings are f32's (largest difference {largest_difference})");
 }
 
 /// On a GPU (`--features cuda`, run on a GPU machine): f32 at cosine >= 0.9999, f16 and bf16

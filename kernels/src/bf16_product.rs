@@ -109,19 +109,36 @@ impl Bf16Weights {
         }
         let rounded = self.round_rows(x);
         let pairs = self.pairs();
-        // Enough tasks for every thread several times over, whole tiles each.
-        let per_task = rows.div_ceil(4 * rayon::current_num_threads()).next_multiple_of(TILE_ROWS).clamp(TILE_ROWS, ROWS_PER_TASK);
-        let native = bf16_products_native();
-        out.par_chunks_mut(per_task * self.outputs).zip(rounded.par_chunks(per_task * pairs)).for_each(|(out, rows)| {
-            #[cfg(target_arch = "x86_64")]
-            if native {
-                // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above); the slices
-                // hold whole rows of `pairs` words and of `outputs` values.
-                return unsafe { native::rows_times_panels(rows, pairs, &self.packed, self.outputs, out) };
+        let threads = rayon::current_num_threads();
+        if rows.div_ceil(TILE_ROWS) >= 2 * threads {
+            // Enough tasks for every thread several times over, whole tiles each.
+            let per_task = rows.div_ceil(4 * threads).next_multiple_of(TILE_ROWS).clamp(TILE_ROWS, ROWS_PER_TASK);
+            out.par_chunks_mut(per_task * self.outputs).zip(rounded.par_chunks(per_task * pairs)).for_each(|(out, rows)| {
+                rows_times_panels(rows, pairs, &self.packed, self.outputs, out);
+            });
+            return out;
+        }
+        // Few rows (a query's tokens): the tasks split the outputs instead, each filling a part
+        // of its own columns, placed afterwards.
+        let panels_per_task = self.outputs.div_ceil(PANEL).div_ceil(4 * threads).max(1);
+        let columns_per_task = panels_per_task * PANEL;
+        let parts: Vec<Vec<f32>> = self
+            .packed
+            .par_chunks(panels_per_task * pairs * PANEL)
+            .enumerate()
+            .map(|(task, panels)| {
+                let columns = (self.outputs - task * columns_per_task).min(columns_per_task);
+                let mut part = vec![0f32; rows * columns];
+                rows_times_panels(&rounded, pairs, panels, columns, &mut part);
+                part
+            })
+            .collect();
+        for (task, part) in parts.iter().enumerate() {
+            let columns = part.len() / rows;
+            for (out, part) in out.chunks_exact_mut(self.outputs).zip(part.chunks_exact(columns)) {
+                out[task * columns_per_task..][..columns].copy_from_slice(part);
             }
-            let _ = native;
-            self.rows_times_panels_portable(rows, out);
-        });
+        }
         out
     }
 
@@ -145,19 +162,31 @@ impl Bf16Weights {
         rounded
     }
 
-    /// The same sums in portable code, one output at a time.
-    fn rows_times_panels_portable(&self, rows: &[u32], out: &mut [f32]) {
-        let pairs = self.pairs();
-        for (row, out) in rows.chunks_exact(pairs).zip(out.chunks_exact_mut(self.outputs)) {
-            for (o, value) in out.iter_mut().enumerate() {
-                let panel = &self.packed[o / PANEL * pairs * PANEL..][..pairs * PANEL];
-                let mut sum = 0f32;
-                for (i, &a) in row.iter().enumerate() {
-                    let w = panel[i * PANEL + o % PANEL];
-                    sum += from_bf16_bits(a as u16) * from_bf16_bits(w as u16) + from_bf16_bits((a >> 16) as u16) * from_bf16_bits((w >> 16) as u16);
-                }
-                *value = sum;
+}
+
+/// `out` `[rows, outputs]` = `rows` (words of bf16 pairs, `pairs` per row) times the packed
+/// `panels` (holding `outputs` outputs), natively where the CPU can.
+fn rows_times_panels(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if bf16_products_native() {
+        // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above); the slices hold whole
+        // rows of `pairs` words and of `outputs` values, and the panels `outputs` outputs.
+        return unsafe { native::rows_times_panels(rows, pairs, panels, outputs, out) };
+    }
+    rows_times_panels_portable(rows, pairs, panels, outputs, out);
+}
+
+/// [`rows_times_panels`] in portable code, one output at a time.
+fn rows_times_panels_portable(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [f32]) {
+    for (row, out) in rows.chunks_exact(pairs).zip(out.chunks_exact_mut(outputs)) {
+        for (o, value) in out.iter_mut().enumerate() {
+            let panel = &panels[o / PANEL * pairs * PANEL..][..pairs * PANEL];
+            let mut sum = 0f32;
+            for (i, &a) in row.iter().enumerate() {
+                let w = panel[i * PANEL + o % PANEL];
+                sum += from_bf16_bits(a as u16) * from_bf16_bits(w as u16) + from_bf16_bits((a >> 16) as u16) * from_bf16_bits((w >> 16) as u16);
             }
+            *value = sum;
         }
     }
 }
@@ -295,8 +324,9 @@ mod tests {
 
     #[test]
     fn every_entry_is_the_sum_of_rounded_products_at_odd_sizes() {
-        // Rows around the tiles and the tasks, outputs around the panels, odd input counts.
-        for (rows, outputs, inputs) in [(1, 1, 1), (5, 31, 7), (12, 32, 8), (13, 33, 383), (64, 70, 384), (100, 96, 1536), (200, 1, 3)] {
+        // Rows around the tiles and the tasks (a few rows split the outputs between the tasks
+        // instead of the rows), outputs around the panels, odd input counts.
+        for (rows, outputs, inputs) in [(1, 1, 1), (5, 31, 7), (12, 32, 8), (13, 33, 383), (10, 1000, 65), (3, 1536, 384), (64, 70, 384), (100, 96, 1536), (200, 1, 3)] {
             let x: Vec<f32> = (0..rows * inputs).map(|i| draw(1, i)).collect();
             let weights: Vec<f32> = (0..outputs * inputs).map(|i| draw(2, i)).collect();
             let packed = Bf16Weights::pack(&weights, inputs);
@@ -319,7 +349,7 @@ mod tests {
         let packed = Bf16Weights::pack(&(0..outputs * inputs).map(|i| draw(4, i)).collect::<Vec<_>>(), inputs);
         let rounded = packed.round_rows(&x);
         let mut portable = vec![0f32; rows * outputs];
-        packed.rows_times_panels_portable(&rounded, &mut portable);
+        rows_times_panels_portable(&rounded, packed.pairs(), &packed.packed, outputs, &mut portable);
         let native = packed.product(&x);
         if !bf16_products_native() {
             eprintln!("this CPU has no AVX512-BF16: product() took the portable path itself");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
 use quarry_bench::load::{http, BenchServer};
 use quarry_datasets::beir::Query;
 use quarry_server::Mode;
@@ -46,8 +46,7 @@ async fn main() -> anyhow::Result<()> {
     let passages = texts(&value("--corpus").context("--corpus FILE is required")?, "text")?;
     let requests: usize = value("--requests").and_then(|v| v.parse().ok()).unwrap_or(300);
     let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
-    let precision = std::env::var("QUARRY_PRECISION").ok().map(|p| p.parse()).transpose()?.unwrap_or_default();
-    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision, ..Default::default() })?);
+    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision: Precision::from_env()?, ..Default::default() })?);
 
     // Embedding a batch of 10 texts, in process.
     let mut embed_ms = Vec::new();

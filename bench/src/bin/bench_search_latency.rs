@@ -5,12 +5,13 @@
 //! largest (20,000 allowed rows), then vector searches per second with `--threads 1,2,...`
 //! threads at once (queries embedded beforehand: the index's share of a search worker).
 //! Load a snapshot built by an earlier run (`--snapshot`) for the memory figure: right after
-//! `--synthetic` the process still holds what building it allocated.
+//! `--synthetic` the process still holds what building it allocated. The model's precision is
+//! `QUARRY_PRECISION`'s (default f32).
 
 use std::sync::Arc;
 
 use anyhow::Context;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir, Precision};
 use quarry_indexer::index::IndexOptions;
 use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
 
@@ -48,7 +49,7 @@ async fn main() -> anyhow::Result<()> {
     let (load_secs, rss_mb, anon_mb) = (started.elapsed().as_secs_f64(), resident_mb("VmRSS:"), resident_mb("RssAnon:"));
     let chunks = loaded.row_count();
     let index = loaded.manifest.index.params.factory();
-    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
+    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision: Precision::from_env()?, ..Default::default() })?);
     let searcher = Searcher::new(Arc::new(loaded), embedder)?;
     let results = quarry_bench::search_latency::measure(&searcher, &queries, reps)?;
     let thread_counts: Vec<usize> = value("--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>().context("--threads: comma-separated counts")?;

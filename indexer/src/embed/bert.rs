@@ -37,6 +37,11 @@ impl std::str::FromStr for Precision {
 }
 
 impl Precision {
+    /// `QUARRY_PRECISION` when set, else f32: for tools without a `--precision` option.
+    pub fn from_env() -> Result<Self> {
+        std::env::var("QUARRY_PRECISION").ok().map(|p| p.parse()).transpose().map(Option::unwrap_or_default)
+    }
+
     fn dtype(self) -> DType {
         match self {
             Self::F32 => DType::F32,

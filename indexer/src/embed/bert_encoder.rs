@@ -105,7 +105,7 @@ impl BertEncoder {
     }
 
     /// Packs every dense layer's weights for bf16 products: on the CPU (f32 tensors), each
-    /// product of [`FEW_ROWS`] rows or more then rounds both sides to bf16 and sums in f32
+    /// product then rounds both sides to bf16 and sums in f32
     /// (`quarry_kernels::Bf16Weights`, AVX512-BF16); everything else stays f32. Callers check
     /// `quarry_kernels::bf16_products_native` first: the portable path is slower than f32.
     pub fn with_bf16_products(mut self) -> candle_core::Result<Self> {
@@ -355,14 +355,12 @@ fn dense_forward(layer: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
 
 /// `x · Wᵀ` without the bias, a fresh contiguous tensor. Few f32 rows on the CPU (a query's
 /// tokens) go through quarry's own product, which reads each weight row once without packing
-/// it; other few rows through `W · xᵀ` (see [`dense_forward`]); more f32 rows on the CPU
-/// through the bf16 product where the layer has packed weights for it.
+/// it; other few rows through `W · xᵀ` (see [`dense_forward`]). Where the layer has weights
+/// packed for bf16 products, f32 rows on the CPU, few or many, go through those instead.
 fn dense_product(dense: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
     let layer = &dense.linear;
     if let Some(packed) = dense.bf16.as_ref().filter(|_| on_cpu_f32(x)) {
-        if x.dim(0)? >= FEW_ROWS {
-            return encoder_ops::bf16_product(x, packed);
-        }
+        return encoder_ops::bf16_product(x, packed);
     }
     if x.device().is_cpu() && x.dim(0)? < FEW_ROWS {
         if x.dtype() == DType::F32 && layer.weight().dtype() == DType::F32 {
