@@ -25,6 +25,11 @@ pub fn bias_activation_in_place(values: &mut [f32], bias: &[f32], gelu: bool) {
 
 fn bias_activation_rows(rows: &mut [f32], bias: &[f32], gelu: bool) {
     #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has the features the function is compiled for (checked above).
+        return unsafe { bias_activation_avx512(rows, bias, gelu) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has the features the function is compiled for (checked above).
         return unsafe { bias_activation_avx2_fma(rows, bias, gelu) };
@@ -35,6 +40,13 @@ fn bias_activation_rows(rows: &mut [f32], bias: &[f32], gelu: bool) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn bias_activation_avx2_fma(rows: &mut [f32], bias: &[f32], gelu: bool) {
+    bias_activation_portable(rows, bias, gelu);
+}
+
+/// The same loop compiled for 16-lane vectors.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn bias_activation_avx512(rows: &mut [f32], bias: &[f32], gelu: bool) {
     bias_activation_portable(rows, bias, gelu);
 }
 

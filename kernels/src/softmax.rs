@@ -20,7 +20,13 @@ pub fn masked_softmax_rows(values: &mut [f32], columns: usize, valid: impl Fn(us
     });
 }
 
-fn softmax_row(row: &mut [f32], valid: usize) {
+/// Softmax of `row` over its first `valid` values, in place; the rest become 0.
+pub(crate) fn softmax_row(row: &mut [f32], valid: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has the features the function is compiled for (checked above).
+        return unsafe { softmax_row_avx512(row, valid) };
+    }
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has the features the function is compiled for (checked above).
@@ -32,6 +38,13 @@ fn softmax_row(row: &mut [f32], valid: usize) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn softmax_row_avx2_fma(row: &mut [f32], valid: usize) {
+    softmax_row_portable(row, valid);
+}
+
+/// The same loops compiled for 16-lane vectors.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn softmax_row_avx512(row: &mut [f32], valid: usize) {
     softmax_row_portable(row, valid);
 }
 
