@@ -27,6 +27,21 @@ impl PackedHeads {
     }
 }
 
+/// Whether [`packed_attention`] runs on AVX-512 register tiles for heads of `head_size` here
+/// (heads of 32 or 64 values, a CPU with AVX-512F); elsewhere it takes a dot product per query
+/// and key, slower than a blocked matrix product.
+pub fn packed_attention_tiled(head_size: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        tiled::runs(head_size)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = head_size;
+        false
+    }
+}
+
 /// Output rows per parallel task.
 const ROWS_PER_TASK: usize = 8;
 
@@ -38,6 +53,10 @@ pub fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> V
     let PackedHeads { tokens, heads, head_size } = shape;
     let hidden = shape.hidden();
     assert!(tokens > 0 && hidden > 0 && qkv.len() == lengths.len() * tokens * 3 * hidden, "qkv of {} values is not {} sequences of {tokens} tokens x 3 x {hidden}", qkv.len(), lengths.len());
+    #[cfg(target_arch = "x86_64")]
+    if tiled::runs(head_size) {
+        return tiled::packed_attention(qkv, lengths, shape);
+    }
     let mut context = vec![0f32; lengths.len() * tokens * hidden];
     context.par_chunks_mut(hidden * ROWS_PER_TASK).enumerate().for_each_init(
         || vec![0f32; tokens],
@@ -92,6 +111,145 @@ fn attend_portable(query: &[f32], keys: &[f32], stride: usize, key_at: usize, va
     out.iter_mut().for_each(|o| *o *= scale);
 }
 
+/// The same attention with AVX-512 for heads of 32 or 64 values: one task per sequence and
+/// head computes every query's scores against the head's keys in register tiles (12 queries ×
+/// 32 keys), the softmax of each row in place, then the context in tiles of queries × the
+/// head's values, reading queries, keys and values where the product wrote them.
+#[cfg(target_arch = "x86_64")]
+mod tiled {
+    use std::arch::x86_64::*;
+
+    use rayon::prelude::*;
+
+    use super::PackedHeads;
+    use crate::softmax::softmax_row;
+
+    /// Queries per score tile (12 × 2 vectors of keys: 24 of the 32 vector registers).
+    const SCORE_ROWS: usize = 12;
+    /// Keys per score tile.
+    const KEYS: usize = 32;
+
+    /// Whether this path runs for heads of `head_size` on this CPU.
+    pub(crate) fn runs(head_size: usize) -> bool {
+        matches!(head_size, 32 | 64) && std::is_x86_feature_detected!("avx512f")
+    }
+
+    /// Where a task writes: the context's first value (each task writes only its own
+    /// sequence's rows and its head's columns).
+    #[derive(Clone, Copy)]
+    struct ContextPtr(*mut f32);
+    // SAFETY: tasks write disjoint parts of one buffer that outlives them (see `packed_attention`).
+    unsafe impl Send for ContextPtr {}
+    unsafe impl Sync for ContextPtr {}
+
+    impl ContextPtr {
+        fn at(&self, offset: usize) -> *mut f32 {
+            self.0.wrapping_add(offset)
+        }
+    }
+
+    pub(super) fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
+        let PackedHeads { tokens, heads, head_size } = shape;
+        let hidden = shape.hidden();
+        let mut context = vec![0f32; lengths.len() * tokens * hidden];
+        let out = ContextPtr(context.as_mut_ptr());
+        let padded_keys = tokens.next_multiple_of(KEYS);
+        (0..lengths.len() * heads).into_par_iter().for_each_init(
+            || (vec![0f32; head_size * padded_keys], vec![0f32; tokens * padded_keys]),
+            |(keys_by_dim, scores), task| {
+                let (sequence, head) = (task / heads, task % heads);
+                let rows = &qkv[sequence * tokens * 3 * hidden..][..tokens * 3 * hidden];
+                let length = lengths[sequence].clamp(1, tokens);
+                // SAFETY: the CPU has AVX-512F (`runs`); `rows` holds the sequence's `tokens`
+                // packed rows; the task writes rows `sequence * tokens..` of the context, columns
+                // `head * head_size..` only, which no other task writes, and `context` lives
+                // until every task has ended.
+                unsafe {
+                    let out = out.at(sequence * tokens * hidden + head * head_size);
+                    match head_size {
+                        32 => attend_head::<2, 12>(rows, hidden, head, length, keys_by_dim, scores, out),
+                        _ => attend_head::<4, 6>(rows, hidden, head, length, keys_by_dim, scores, out),
+                    }
+                }
+            },
+        );
+        context
+    }
+
+    /// One sequence and head: `rows` are the sequence's packed rows (`3 * hidden` wide), the
+    /// head's `VECS * 16` values at `head * VECS * 16` of each part; `out` points at the
+    /// head's columns of the sequence's first context row (rows `hidden` apart).
+    #[target_feature(enable = "avx512f")]
+    unsafe fn attend_head<const VECS: usize, const VALUE_ROWS: usize>(rows: &[f32], hidden: usize, head: usize, length: usize, keys_by_dim: &mut [f32], scores: &mut [f32], out: *mut f32) {
+        let head_size = VECS * 16;
+        let stride = 3 * hidden;
+        let tokens = rows.len() / stride;
+        let padded = length.next_multiple_of(KEYS);
+        let (query_at, key_at, value_at) = (head * head_size, hidden + head * head_size, 2 * hidden + head * head_size);
+        // The real keys by dimension, `padded` wide (zeros past the last key).
+        for d in 0..head_size {
+            let line = &mut keys_by_dim[d * padded..][..padded];
+            for (k, value) in line.iter_mut().enumerate() {
+                *value = if k < length { rows[k * stride + key_at + d] } else { 0.0 };
+            }
+        }
+        // Scores: each query against every real key (the scale is in the query weights).
+        let mut first = 0;
+        while first < tokens {
+            let count = (tokens - first).min(SCORE_ROWS);
+            for panel in (0..padded).step_by(KEYS) {
+                let mut low = [_mm512_setzero_ps(); SCORE_ROWS];
+                let mut high = [_mm512_setzero_ps(); SCORE_ROWS];
+                for d in 0..head_size {
+                    let keys = keys_by_dim.as_ptr().add(d * padded + panel);
+                    let (k_low, k_high) = (_mm512_loadu_ps(keys), _mm512_loadu_ps(keys.add(16)));
+                    for r in 0..SCORE_ROWS {
+                        // A short last tile repeats its last query; those sums are not stored.
+                        let q = _mm512_set1_ps(*rows.get_unchecked((first + r.min(count - 1)) * stride + query_at + d));
+                        low[r] = _mm512_fmadd_ps(q, k_low, low[r]);
+                        high[r] = _mm512_fmadd_ps(q, k_high, high[r]);
+                    }
+                }
+                for r in 0..count {
+                    let line = scores.as_mut_ptr().add((first + r) * padded + panel);
+                    _mm512_storeu_ps(line, low[r]);
+                    _mm512_storeu_ps(line.add(16), high[r]);
+                }
+            }
+            first += count;
+        }
+        for t in 0..tokens {
+            softmax_row(&mut scores[t * padded..][..padded], length);
+        }
+        // Context: each query's weights times the real keys' values.
+        let mut first = 0;
+        while first < tokens {
+            let count = (tokens - first).min(VALUE_ROWS);
+            let mut sums = [[_mm512_setzero_ps(); VECS]; VALUE_ROWS];
+            for k in 0..length {
+                let value = rows.as_ptr().add(k * stride + value_at);
+                let mut values = [_mm512_setzero_ps(); VECS];
+                for (v, vector) in values.iter_mut().enumerate() {
+                    *vector = _mm512_loadu_ps(value.add(v * 16));
+                }
+                for (r, row_sums) in sums.iter_mut().enumerate() {
+                    let weight = _mm512_set1_ps(*scores.get_unchecked((first + r.min(count - 1)) * padded + k));
+                    for (sum, vector) in row_sums.iter_mut().zip(&values) {
+                        *sum = _mm512_fmadd_ps(weight, *vector, *sum);
+                    }
+                }
+            }
+            for (r, row_sums) in sums.iter().enumerate().take(count) {
+                let line = out.add((first + r) * hidden);
+                for (v, sum) in row_sums.iter().enumerate() {
+                    _mm512_storeu_ps(line.add(v * 16), *sum);
+                }
+            }
+            first += count;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +286,10 @@ mod tests {
             (PackedHeads { tokens: 1, heads: 1, head_size: 1 }, vec![1]),
             (PackedHeads { tokens: 7, heads: 3, head_size: 13 }, vec![7, 1, 4, 0]),
             (PackedHeads { tokens: 37, heads: 2, head_size: 32 }, vec![37, 20, 9]),
+            // Heads of 32 and 64 (the AVX-512 tiles where the CPU has them): sequences shorter
+            // and longer than a tile of keys, lengths past the tokens, a short last tile.
+            (PackedHeads { tokens: 45, heads: 3, head_size: 32 }, vec![45, 33, 1, 90]),
+            (PackedHeads { tokens: 70, heads: 2, head_size: 64 }, vec![70, 31, 64]),
         ] {
             let count = lengths.len() * shape.tokens * 3 * shape.hidden();
             let qkv: Vec<f32> = (0..count).map(|i| ((i * 7919 + 13) % 1009) as f32 / 404.0 - 1.25).collect();

@@ -8,8 +8,9 @@
 //! - two fused steps (`encoder_ops`, chosen by [`EncoderSteps`]): the packed attention reads
 //!   that product as it is, each sequence over its real tokens only, and writes the context in
 //!   the layout the next product reads; the fused end does each sub-layer's bias + residual +
-//!   layer norm in one pass. By default the CPU (f32) runs the fused ends only, a CUDA GPU
-//!   neither until a GPU run has checked them (`QUARRY_FUSED_STEPS=1` turns both on);
+//!   layer norm in one pass. By default the CPU (f32) runs the fused ends, and the packed
+//!   attention where it runs on AVX-512 tiles (heads of 32 or 64), a CUDA GPU neither until a
+//!   GPU run has checked them (`QUARRY_FUSED_STEPS=1` turns both on);
 //! - without the packed attention one copy lays query, key and value out by head, candle's batched products
 //!   compute scores and context, and the softmax runs over each row's real tokens in quarry's
 //!   CUDA kernel (`cuda_encoder_ops`), or after an additive mask (half precision on the CPU);
@@ -392,8 +393,9 @@ pub struct EncoderSteps {
 
 impl EncoderSteps {
     /// `QUARRY_FUSED_STEPS=1` or `=0` turns both on or off where they can run. By default, on
-    /// the CPU (f32) the fused sub-layer ends run and attention stays on candle's batched
-    /// products (the measured faster pair, bench/RESULTS.md); on a CUDA GPU neither runs until
+    /// the CPU (f32) the fused sub-layer ends run, and the packed attention where it runs on
+    /// AVX-512 tiles (`quarry_kernels::packed_attention_tiled`; elsewhere candle's batched
+    /// products are faster, bench/RESULTS.md); on a CUDA GPU neither runs until
     /// a GPU run has checked them (kernels/tests/cuda_source_emulated.rs checks the kernels'
     /// source on the CPU, indexer/tests/cuda_encoder_parity.rs the kernels on a GPU). The
     /// row-wise steps skip the padding on the CPU whatever `QUARRY_FUSED_STEPS` says, and
@@ -405,7 +407,7 @@ impl EncoderSteps {
         let cpu = states.device().is_cpu();
         let wanted = wanted.unwrap_or(match (requested, cpu) {
             (Some(on), _) => Self { packed_attention: on, fused_ends: on, unpadded_rows: cpu },
-            (None, true) => Self { packed_attention: false, fused_ends: true, unpadded_rows: true },
+            (None, true) => Self { packed_attention: quarry_kernels::packed_attention_tiled(head_size), fused_ends: true, unpadded_rows: true },
             (None, false) => Self { packed_attention: false, fused_ends: false, unpadded_rows: false },
         });
         let steps = Self {
