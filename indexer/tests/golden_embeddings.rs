@@ -1,9 +1,10 @@
 //! The embedder against ../shared/reference/minilm-golden.jsonl (an independent float64
-//! implementation): cosine >= 0.9999 for every text, alone and inside mixed-length batches.
+//! implementation): cosine >= 0.9999 for every text, alone and inside mixed-length batches,
+//! in f32 and at the default precision (auto: bf16 products on a CPU with AVX512-BF16).
 
 mod common;
 
-use quarry_indexer::embed::{BatchPolicy, Embedder, ReplicatedEmbedder};
+use quarry_indexer::embed::{BatchPolicy, Embedder, Precision, ReplicatedEmbedder};
 
 fn golden() -> Vec<(String, Vec<f32>)> {
     let text = std::fs::read_to_string(common::shared_dir().join("reference/minilm-golden.jsonl")).unwrap();
@@ -36,10 +37,12 @@ fn assert_matches_within(embedder: &dyn Embedder, texts: &[&str], expected: &[&V
 fn every_golden_text_alone() {
     let golden = golden();
     assert_eq!(golden.len(), 22);
-    let embedder = common::embedder();
-    assert_eq!(embedder.info().dim, 384);
-    for (text, want) in &golden {
-        assert_matches(embedder.as_ref(), &[text.as_str()], &[want], "alone");
+    let f32 = common::load_embedder_at(BatchPolicy::default(), Precision::F32);
+    for (embedder, how) in [(common::embedder().as_ref(), "alone, auto"), (&f32 as &dyn Embedder, "alone, f32")] {
+        assert_eq!(embedder.info().dim, 384);
+        for (text, want) in &golden {
+            assert_matches(embedder, &[text.as_str()], &[want], how);
+        }
     }
 }
 
@@ -57,8 +60,10 @@ fn golden_texts_inside_mixed_length_batches() {
         BatchPolicy::Fixed { size: 5 },
         BatchPolicy::Fixed { size: 64 },
     ] {
-        let embedder = common::load_embedder(policy);
-        assert_matches(&embedder, &texts, &expected, &format!("{policy:?}"));
+        for precision in [Precision::F32, Precision::Auto] {
+            let embedder = common::load_embedder_at(policy, precision);
+            assert_matches(&embedder, &texts, &expected, &format!("{policy:?} {precision:?}"));
+        }
     }
 }
 
@@ -152,12 +157,13 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
 /// products ran). Without AVX512-BF16 the model runs in f32.
 #[test]
 fn bf16_products_on_the_cpu_meet_the_golden_bar() {
-    use quarry_indexer::embed::{BertEmbedder, EmbedOptions, ModelDir, Precision};
+    use quarry_indexer::embed::{BertEmbedder, EmbedOptions, ModelDir};
     let golden = golden();
     let (texts, expected) = mixed_order(&golden);
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     let native = quarry_kernels::bf16_products_native();
-    let f32_rows = common::embedder().embed(&texts).unwrap();
+    let f32_embedder = common::load_embedder_at(BatchPolicy::default(), Precision::F32);
+    let f32_rows = f32_embedder.embed(&texts).unwrap();
     for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
         let embedder = BertEmbedder::load(&dir, EmbedOptions { batch, precision: Precision::Bf16, ..Default::default() }).unwrap();
         let how = format!("bf16 on the CPU, {batch:?}");
@@ -173,7 +179,7 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
     let mut largest_difference = 0f32;
     for (text, want) in &golden {
         assert_matches_within(&embedder, &[text.as_str()], &[want], "bf16 on the CPU, alone", 0.9999);
-        let (bf16, f32) = (embedder.embed(&[text.as_str()]).unwrap(), common::embedder().embed(&[text.as_str()]).unwrap());
+        let (bf16, f32) = (embedder.embed(&[text.as_str()]).unwrap(), f32_embedder.embed(&[text.as_str()]).unwrap());
         largest_difference = bf16.data.iter().zip(&f32.data).map(|(a, b)| (a - b).abs()).fold(largest_difference, f32::max);
     }
     assert!(!native || largest_difference > 1e-4, "bf16 alone: the embeddings are f32's (largest difference {largest_difference})");

@@ -33,6 +33,7 @@ pub fn run(args: BenchEmbedArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_vec_pretty(&result)?)?;
     }
-    print!("{}", markdown(&result, &format!("{:?}", args.model.precision).to_lowercase()));
+    let precision = args.model.precision.resolved(embedder.device_name().starts_with("cpu"));
+    print!("{}", markdown(&result, &format!("{precision:?}").to_lowercase()));
     Ok(ExitCode::SUCCESS)
 }

@@ -31,9 +31,10 @@ pub struct ModelArgs {
     /// Padded tokens per embedding batch (batches are length-sorted).
     #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = 16_384, value_parser = at_least_one::<usize>)]
     pub batch_tokens: usize,
-    /// f32 | f16 | bf16 (f16 needs a CUDA device; bf16 on a CPU with AVX512-BF16 computes the
-    /// dense layers' products in bf16, elsewhere the CPU runs f32).
-    #[arg(long, env = "QUARRY_PRECISION", default_value = "f32")]
+    /// auto | f32 | f16 | bf16. bf16 on a CPU with AVX512-BF16 computes the dense layers'
+    /// products in bf16 with f32 sums (f32 on a CPU without it); f16 needs a CUDA device; auto
+    /// is bf16 on a CPU with AVX512-BF16 (it meets f32's golden bar), f32 elsewhere.
+    #[arg(long, env = "QUARRY_PRECISION", default_value = "auto")]
     pub precision: quarry_indexer::embed::Precision,
 }
 

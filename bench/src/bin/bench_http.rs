@@ -4,7 +4,7 @@
 //! and search QPS at concurrency 1, 8 and 32, without and with the recent-query cache.
 //! Starts the server in-process on a free port, with `quarry serve`'s defaults unless
 //! `--search-workers N`, `--query-embed-threads N` (0: each search embeds its own query) or
-//! `--query-pass-queries N` say. The model's precision is `QUARRY_PRECISION`'s (default f32).
+//! `--query-pass-queries N` say. The model's precision is `QUARRY_PRECISION`'s (default auto).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

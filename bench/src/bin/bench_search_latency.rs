@@ -6,7 +6,7 @@
 //! threads at once (queries embedded beforehand: the index's share of a search worker).
 //! Load a snapshot built by an earlier run (`--snapshot`) for the memory figure: right after
 //! `--synthetic` the process still holds what building it allocated. The model's precision is
-//! `QUARRY_PRECISION`'s (default f32).
+//! `QUARRY_PRECISION`'s (default auto).
 
 use std::sync::Arc;
 

@@ -15,7 +15,10 @@ use crate::error::{IndexerError, Result};
 /// Floating-point precision of the model weights and activations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Precision {
+    /// The fastest precision that meets f32's bar on the golden embeddings (cosine >= 0.9999):
+    /// bf16 on a CPU with AVX512-BF16, f32 elsewhere (a GPU's f16 and bf16 meet 0.999 only).
     #[default]
+    Auto,
     F32,
     /// Half precision: CUDA only.
     F16,
@@ -28,23 +31,33 @@ impl std::str::FromStr for Precision {
     type Err = IndexerError;
     fn from_str(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
             "f32" | "fp32" => Ok(Self::F32),
             "f16" | "fp16" => Ok(Self::F16),
             "bf16" => Ok(Self::Bf16),
-            other => Err(IndexerError::Config(format!("unknown precision `{other}` (f32, f16, bf16)"))),
+            other => Err(IndexerError::Config(format!("unknown precision `{other}` (auto, f32, f16, bf16)"))),
         }
     }
 }
 
 impl Precision {
-    /// `QUARRY_PRECISION` when set, else f32: for tools without a `--precision` option.
+    /// `QUARRY_PRECISION` when set, else auto: for tools without a `--precision` option.
     pub fn from_env() -> Result<Self> {
         std::env::var("QUARRY_PRECISION").ok().map(|p| p.parse()).transpose().map(Option::unwrap_or_default)
     }
 
+    /// The precision that runs on a CPU (`on_cpu`) or a GPU: `Auto` decided, the others as they are.
+    pub fn resolved(self, on_cpu: bool) -> Self {
+        match self {
+            Self::Auto if on_cpu && quarry_kernels::bf16_products_native() => Self::Bf16,
+            Self::Auto => Self::F32,
+            chosen => chosen,
+        }
+    }
+
     fn dtype(self) -> DType {
         match self {
-            Self::F32 => DType::F32,
+            Self::Auto | Self::F32 => DType::F32,
             Self::F16 => DType::F16,
             Self::Bf16 => DType::BF16,
         }
@@ -78,12 +91,20 @@ impl BertEmbedder {
     pub fn load(dir: &ModelDir, options: EmbedOptions) -> Result<Self> {
         let device = options.device.resolve()?;
         let batch = options.batch;
-        let cpu_bf16 = device.is_cpu() && options.precision == Precision::Bf16 && cpu_runs_bf16_products();
-        if device.is_cpu() && options.precision == Precision::F16 {
+        let precision = options.precision.resolved(device.is_cpu());
+        if options.precision == Precision::Auto && precision == Precision::F32 {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| match device.is_cpu() {
+                true => tracing::info!("precision auto: f32 (bf16 products need a CPU with AVX512-BF16)"),
+                false => tracing::info!("precision auto: f32 on the GPU (--precision f16 or bf16 for half precision)"),
+            });
+        }
+        let cpu_bf16 = device.is_cpu() && precision == Precision::Bf16 && cpu_runs_bf16_products(options.precision);
+        if device.is_cpu() && precision == Precision::F16 {
             return Err(IndexerError::Config("f16 precision needs a CUDA device; the CPU runs f32 or bf16".into()));
         }
         // The CPU keeps its weights and activations in f32, bf16 or not.
-        let dtype = if device.is_cpu() { DType::F32 } else { options.precision.dtype() };
+        let dtype = if device.is_cpu() { DType::F32 } else { precision.dtype() };
         let weights = dir.weights();
         // SAFETY: the weights file is memory-mapped read-only and not modified while loaded.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], dtype, &device) }
@@ -94,7 +115,7 @@ impl BertEmbedder {
         let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
         let info = dir.info()?;
         let pad_id = dir.bert_config.pad_token_id as u32;
-        let batch = size_batches_for_gpu(&device, dir, options.precision, batch);
+        let batch = size_batches_for_gpu(&device, dir, precision, batch);
         Ok(Self { model, device, tokenizer, info, batch, pad_id })
     }
 
@@ -153,13 +174,14 @@ impl BertEmbedder {
 /// On a GPU, a default-sized token budget grows to half the free memory (estimated from the
 /// model's shape and logged) within what candle's kernels can index; an explicit budget is
 /// kept up to that size.
-/// Whether `--precision bf16` on this CPU runs bf16 products (logged once either way): without
-/// AVX512-BF16 the portable bf16 product is slower than f32, so the model stays f32.
-fn cpu_runs_bf16_products() -> bool {
+/// Whether bf16 (`asked`: bf16, or auto resolved to it) runs bf16 products on this CPU, logged
+/// once either way: without AVX512-BF16 the portable bf16 product is slower than f32, so the
+/// model stays f32.
+fn cpu_runs_bf16_products(asked: Precision) -> bool {
     let native = quarry_kernels::bf16_products_native();
     static LOGGED: std::sync::Once = std::sync::Once::new();
     LOGGED.call_once(|| match native {
-        true => tracing::info!("bf16 precision on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32"),
+        true => tracing::info!("precision {} on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32", format!("{asked:?}").to_lowercase()),
         false => tracing::warn!("bf16 precision asked for, but this CPU has no AVX512-BF16: the model runs in f32"),
     });
     native

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
 
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -29,8 +29,13 @@ pub fn model_dir() -> PathBuf {
     dir
 }
 
+/// The CPU embedder at the default precision (auto).
 pub fn load_embedder(batch: BatchPolicy) -> BertEmbedder {
-    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch, ..Default::default() }).unwrap()
+    load_embedder_at(batch, Precision::Auto)
+}
+
+pub fn load_embedder_at(batch: BatchPolicy, precision: Precision) -> BertEmbedder {
+    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch, precision, ..Default::default() }).unwrap()
 }
 
 /// One CPU embedder per test binary.
