@@ -45,7 +45,8 @@ pub struct BertEncoder {
 }
 
 /// A dense layer: candle's `Linear`, and its weights packed for bf16 products where the CPU
-/// runs them (`--precision bf16` on a CPU with AVX512-BF16: [`BertEncoder::with_bf16_products`]).
+/// runs them (bf16, or the default auto, on a CPU with AVX512-BF16:
+/// [`BertEncoder::with_bf16_products`]).
 struct Dense {
     linear: Linear,
     bf16: Option<Bf16Weights>,
