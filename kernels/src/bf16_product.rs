@@ -10,9 +10,9 @@
 use rayon::prelude::*;
 
 /// Outputs per packed panel: two 16-lane vectors.
-pub const PANEL: usize = 32;
+const PANEL: usize = 32;
 /// Rows of `x` per register tile (12 rows × 2 vectors = 24 of the 32 vector registers).
-pub const TILE_ROWS: usize = 12;
+const TILE_ROWS: usize = 12;
 /// Rows of `x` per parallel task at most (a multiple of [`TILE_ROWS`]).
 const ROWS_PER_TASK: usize = 8 * TILE_ROWS;
 
@@ -29,7 +29,7 @@ pub fn bf16_products_native() -> bool {
 }
 
 /// `value` rounded to the nearest bf16 (ties to even), as its 16 bits; NaN stays NaN.
-pub fn to_bf16_bits(value: f32) -> u16 {
+fn to_bf16_bits(value: f32) -> u16 {
     let bits = value.to_bits();
     if value.is_nan() {
         return ((bits >> 16) | 0x40) as u16;
@@ -39,7 +39,7 @@ pub fn to_bf16_bits(value: f32) -> u16 {
 }
 
 /// The f32 a bf16's bits stand for (exact).
-pub fn from_bf16_bits(bits: u16) -> f32 {
+fn from_bf16_bits(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
 

@@ -28,7 +28,7 @@ mod topk;
 pub use activation::{bias_activation_in_place, erf, gelu_erf_in_place};
 pub use attention::{packed_attention, packed_attention_tiled, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
-pub use bf16_product::{bf16_products_native, from_bf16_bits, to_bf16_bits, Bf16Weights};
+pub use bf16_product::{bf16_products_native, Bf16Weights};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K};
 pub use dot::dot;

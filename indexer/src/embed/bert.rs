@@ -46,11 +46,15 @@ impl Precision {
         std::env::var("QUARRY_PRECISION").ok().map(|p| p.parse()).transpose().map(Option::unwrap_or_default)
     }
 
-    /// The precision that runs on a CPU (`on_cpu`) or a GPU: `Auto` decided, the others as they are.
+    /// The precision that runs on a CPU (`on_cpu`) or a GPU: `Auto` decided, and bf16 on a CPU
+    /// without AVX512-BF16 f32 (the portable bf16 product is slower than f32); the others as
+    /// they are.
     pub fn resolved(self, on_cpu: bool) -> Self {
+        let cpu_bf16 = on_cpu && quarry_kernels::bf16_products_native();
         match self {
-            Self::Auto if on_cpu && quarry_kernels::bf16_products_native() => Self::Bf16,
+            Self::Auto | Self::Bf16 if cpu_bf16 => Self::Bf16,
             Self::Auto => Self::F32,
+            Self::Bf16 if on_cpu => Self::F32,
             chosen => chosen,
         }
     }
@@ -92,14 +96,8 @@ impl BertEmbedder {
         let device = options.device.resolve()?;
         let batch = options.batch;
         let precision = options.precision.resolved(device.is_cpu());
-        if options.precision == Precision::Auto && precision == Precision::F32 {
-            static LOGGED: std::sync::Once = std::sync::Once::new();
-            LOGGED.call_once(|| match device.is_cpu() {
-                true => tracing::info!("precision auto: f32 (bf16 products need a CPU with AVX512-BF16)"),
-                false => tracing::info!("precision auto: f32 on the GPU (--precision f16 or bf16 for half precision)"),
-            });
-        }
-        let cpu_bf16 = device.is_cpu() && precision == Precision::Bf16 && cpu_runs_bf16_products(options.precision);
+        log_precision(options.precision, precision, device.is_cpu());
+        let cpu_bf16 = device.is_cpu() && precision == Precision::Bf16;
         if device.is_cpu() && precision == Precision::F16 {
             return Err(IndexerError::Config("f16 precision needs a CUDA device; the CPU runs f32 or bf16".into()));
         }
@@ -171,22 +169,25 @@ impl BertEmbedder {
     }
 }
 
+/// Logs once (the first load that has something to say) the precision that runs where it is
+/// not plainly the one asked for (`asked`: auto decided, bf16 turned f32) or is bf16 on the CPU.
+fn log_precision(asked: Precision, runs: Precision, on_cpu: bool) {
+    static LOGGED: std::sync::Once = std::sync::Once::new();
+    let log = || match (asked, runs, on_cpu) {
+        (_, Precision::Bf16, true) => tracing::info!("precision {} on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32", format!("{asked:?}").to_lowercase()),
+        (Precision::Bf16, _, true) => tracing::warn!("bf16 precision asked for, but this CPU has no AVX512-BF16: the model runs in f32"),
+        (Precision::Auto, _, true) => tracing::info!("precision auto: f32 (bf16 products need a CPU with AVX512-BF16)"),
+        (Precision::Auto, _, false) => tracing::info!("precision auto: f32 on the GPU (--precision f16 or bf16 for half precision)"),
+        _ => {}
+    };
+    if asked != runs || on_cpu && runs == Precision::Bf16 {
+        LOGGED.call_once(log);
+    }
+}
+
 /// On a GPU, a default-sized token budget grows to half the free memory (estimated from the
 /// model's shape and logged) within what candle's kernels can index; an explicit budget is
 /// kept up to that size.
-/// Whether bf16 (`asked`: bf16, or auto resolved to it) runs bf16 products on this CPU, logged
-/// once either way: without AVX512-BF16 the portable bf16 product is slower than f32, so the
-/// model stays f32.
-fn cpu_runs_bf16_products(asked: Precision) -> bool {
-    let native = quarry_kernels::bf16_products_native();
-    static LOGGED: std::sync::Once = std::sync::Once::new();
-    LOGGED.call_once(|| match native {
-        true => tracing::info!("precision {} on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32", format!("{asked:?}").to_lowercase()),
-        false => tracing::warn!("bf16 precision asked for, but this CPU has no AVX512-BF16: the model runs in f32"),
-    });
-    native
-}
-
 fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
     let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
     let dtype = precision.dtype();

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::manifest::FileChecksum;
+use super::sha256_hex;
 
 /// Block size of the files a writer gives block sums (chunks.parquet): about a page of the
 /// vector column. Smaller blocks fetch fewer bytes around each page a reader wants, and cost
@@ -39,7 +40,7 @@ impl BlockSums {
 
     /// Whether `bytes` are block `block` as written.
     pub fn holds(&self, block: usize, bytes: &[u8]) -> bool {
-        self.sha256.get(block).is_some_and(|expected| *expected == hex::encode(Sha256::digest(bytes)))
+        self.sha256.get(block).is_some_and(|expected| *expected == sha256_hex(bytes))
     }
 }
 
@@ -105,10 +106,9 @@ impl BlockHasher {
         }
         let whole_blocks = data.len() / size * size;
         let (full, rest) = data.split_at(whole_blocks);
-        let sum = |block: &[u8]| hex::encode(Sha256::digest(block));
         match full.len() > size {
-            true => self.sums.extend(full.par_chunks(size).map(sum).collect::<Vec<_>>()),
-            false => self.sums.extend(full.chunks(size).map(sum)),
+            true => self.sums.extend(full.par_chunks(size).map(sha256_hex).collect::<Vec<_>>()),
+            false => self.sums.extend(full.chunks(size).map(sha256_hex)),
         }
         if !rest.is_empty() {
             self.current.update(rest);
@@ -131,12 +131,12 @@ mod tests {
     #[test]
     fn block_sums_do_not_depend_on_how_the_bytes_arrive() {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7919 % 251) as u8).collect();
-        let expected: Vec<String> = data.chunks(1_000).map(|block| hex::encode(Sha256::digest(block))).collect();
+        let expected: Vec<String> = data.chunks(1_000).map(sha256_hex).collect();
         for pieces in [1usize, 7, 999, 1_000, 1_001, 4_096, 10_000] {
             let mut hasher = FileHasher::new(Some(1_000));
             data.chunks(pieces).for_each(|piece| hasher.update(piece));
             let checksum = hasher.finish();
-            assert_eq!(checksum.sha256, hex::encode(Sha256::digest(&data)), "pieces of {pieces}");
+            assert_eq!(checksum.sha256, sha256_hex(&data), "pieces of {pieces}");
             assert_eq!(checksum.bytes, 10_000);
             assert_eq!(checksum.blocks.as_ref().unwrap().sha256, expected, "pieces of {pieces}");
         }

@@ -183,14 +183,11 @@ impl Inner {
             return Err(self.error(format!("bytes {}..{} are past its end ({} bytes)", range.start, range.end, self.bytes)));
         }
         for block in self.sums.blocks_of(range) {
+            let bytes = self.sums.range_of(block, self.bytes);
             match self.state[block].load(Ordering::Acquire) {
                 CHECKED => {}
-                ABSENT => {
-                    let bytes = self.sums.range_of(block, self.bytes);
-                    return Err(self.error(format!("bytes {}..{} were not fetched", bytes.start, bytes.end)));
-                }
+                ABSENT => return Err(self.error(format!("bytes {}..{} were not fetched", bytes.start, bytes.end))),
                 _ => {
-                    let bytes = self.sums.range_of(block, self.bytes);
                     let mut data = vec![0u8; (bytes.end - bytes.start) as usize];
                     self.file.read_exact_at(&mut data, bytes.start)?;
                     if !self.sums.holds(block, &data) {

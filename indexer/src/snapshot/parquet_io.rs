@@ -15,7 +15,7 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::parquet_encode::{write_batch, write_row_groups};
-use super::parquet_plan::{arrow_err, column, file_metadata, plan_rows, read_batches_of, Columns, RowPlan};
+use super::parquet_plan::{arrow_err, column, plan, read_batches_of, Columns, RowPlan};
 pub use super::parquet_plan::WantedRows;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
@@ -245,18 +245,12 @@ pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
 
 /// Decodes the rows of documents.parquet `wanted` names (the others are not decoded).
 pub fn documents_from_parquet_where<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows) -> Result<Vec<DocumentRecord>> {
-    let plan = plan_rows(DOCUMENTS_FILE, &source, file_metadata(DOCUMENTS_FILE, &source, wanted)?, Columns::ALL, wanted)?;
-    decode_documents(source, plan)
+    decode_documents(source.clone(), plan(DOCUMENTS_FILE, &source, Columns::ALL, wanted)?)
 }
 
 /// The document records of a plan's rows of documents.parquet, in row order.
 pub(super) fn decode_documents<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan) -> Result<Vec<DocumentRecord>> {
-    let mut documents = Vec::new();
-    plan.decode(source, documents_of_batch, |batch| {
-        documents.extend(batch);
-        Ok(())
-    })?;
-    Ok(documents)
+    plan.decode_all(source, documents_of_batch)
 }
 
 /// The document records of one batch of documents.parquet.
@@ -298,17 +292,11 @@ pub struct DocumentOutline {
 
 /// The outlines of a plan's rows of documents.parquet (a plan of [`OUTLINE_COLUMNS`] at least).
 pub(super) fn decode_outlines<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan) -> Result<Vec<DocumentOutline>> {
-    let mut outlines = Vec::new();
-    let of_batch = |batch: &RecordBatch| -> Result<Vec<DocumentOutline>> {
+    plan.decode_all(source, |batch| {
         let (doc_id, uri) = (column::<StringArray>(batch, DOCUMENTS_FILE, "doc_id")?, column::<StringArray>(batch, DOCUMENTS_FILE, "uri")?);
         let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
         Ok((0..batch.num_rows()).map(|row| DocumentOutline { doc_id: doc_id.value(row).to_string(), uri: uri.value(row).to_string(), chunk_count: chunk_count.value(row) }).collect())
-    };
-    plan.decode(source, of_batch, |batch| {
-        outlines.extend(batch);
-        Ok(())
-    })?;
-    Ok(outlines)
+    })
 }
 
 #[cfg(test)]
@@ -320,13 +308,11 @@ mod tests {
 
     /// Decodes chunks.parquet a few row groups at a time, as a segment read does.
     fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
-        let plan = plan_rows(CHUNKS_FILE, &source, file_metadata(CHUNKS_FILE, &source, wanted)?, Columns::ALL, wanted)?;
-        decode_chunk_rows(source, plan, part)
+        decode_chunk_rows(source.clone(), plan(CHUNKS_FILE, &source, Columns::ALL, wanted)?, part)
     }
 
     fn document_outlines_from_parquet(bytes: Bytes) -> Result<Vec<DocumentOutline>> {
-        let plan = plan_rows(DOCUMENTS_FILE, &bytes, file_metadata(DOCUMENTS_FILE, &bytes, WantedRows::All)?, OUTLINE_COLUMNS, WantedRows::All)?;
-        decode_outlines(bytes, plan)
+        decode_outlines(bytes.clone(), plan(DOCUMENTS_FILE, &bytes, OUTLINE_COLUMNS, WantedRows::All)?)
     }
 
     fn test_chunks(count: u32) -> Vec<Chunk> {

@@ -107,6 +107,11 @@ pub(super) struct RowPlan {
     groups: Vec<(usize, Option<RowSelection>)>,
 }
 
+/// [`plan_rows`] with the file's metadata loaded from `source` first.
+pub(super) fn plan<R: ChunkReader + Clone + 'static>(file: &'static str, source: &R, columns: Columns, wanted: WantedRows) -> Result<RowPlan> {
+    plan_rows(file, source, file_metadata(file, source, wanted)?, columns, wanted)
+}
+
 /// The row groups and rows of `file` that `wanted` names, and the columns `columns` names.
 /// For [`WantedRows::Where`] its column is read and decoded here; a reader given the
 /// selection then reads and decompresses only the pages holding a selected row.
@@ -179,17 +184,21 @@ impl RowPlan {
         }
         Ok(handed)
     }
+
+    /// [`Self::decode`] into one vector: each batch's values by `decode`, in row order.
+    pub fn decode_all<R: ChunkReader + Clone + 'static, T: Send>(self, source: R, decode: impl Fn(&RecordBatch) -> Result<Vec<T>> + Sync) -> Result<Vec<T>> {
+        let mut values = Vec::new();
+        self.decode(source, decode, |batch| {
+            values.extend(batch);
+            Ok(())
+        })?;
+        Ok(values)
+    }
 }
 
 /// Every batch of the rows `wanted` names and the columns `columns` names, in row order.
 pub(super) fn read_batches_of<R: ChunkReader + Clone + 'static>(file: &'static str, source: R, columns: Columns, wanted: WantedRows) -> Result<Vec<RecordBatch>> {
-    let plan = plan_rows(file, &source, file_metadata(file, &source, wanted)?, columns, wanted)?;
-    let mut batches = Vec::new();
-    plan.decode(source, |batch| Ok(batch.clone()), |batch| {
-        batches.push(batch);
-        Ok(())
-    })?;
-    Ok(batches)
+    plan(file, &source, columns, wanted)?.decode_all(source, |batch| Ok(vec![batch.clone()]))
 }
 
 /// The row groups of `file` holding a row `wanted` names, each with the selection of those

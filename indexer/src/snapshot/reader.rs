@@ -14,7 +14,7 @@ use super::parquet_io::{
     chunks_from_parquet, decode_chunk_rows, decode_documents, decode_outlines, documents_from_parquet, DocumentOutline, DocumentRecord, CHUNKS_FILE, DOCUMENTS_FILE,
     OUTLINE_COLUMNS,
 };
-use super::parquet_plan::{column_byte_ranges, file_metadata, metadata_bytes_needed, plan_rows, Columns, RowPlan, WantedRows};
+use super::parquet_plan::{column_byte_ranges, file_metadata, metadata_bytes_needed, plan, plan_rows, Columns, RowPlan, WantedRows};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -88,11 +88,6 @@ impl SnapshotReader {
     /// sums, else whole files.
     pub fn rows_bytes_read(&self) -> u64 {
         self.rows_bytes_read.load(Ordering::Relaxed)
-    }
-
-    /// Counts what a row read read.
-    fn count_read(&self, source: &CheckedBlocks) {
-        self.rows_bytes_read.fetch_add(source.bytes_read(), Ordering::Relaxed);
     }
 
     pub fn uri(&self) -> &str {
@@ -171,8 +166,17 @@ impl SnapshotReader {
             Some(source) => source,
             None => self.get_verified_by_position(file).await?,
         };
-        let plan = plan_rows(kind, &source, file_metadata(kind, &source, wanted)?, columns, wanted)?;
+        let plan = plan(kind, &source, columns, wanted)?;
         Ok((source, plan))
+    }
+
+    /// A row read of `file`: opened and planned ([`Self::open_planned`]), decoded by `decode`,
+    /// and the bytes it read counted ([`Self::rows_bytes_read`]).
+    async fn read_planned<T>(&self, file: &str, kind: &'static str, columns: Columns<'_>, wanted: WantedRows<'_>, decode: impl FnOnce(CheckedBlocks, RowPlan) -> Result<T>) -> Result<T> {
+        let (source, plan) = self.open_planned(file, kind, columns, wanted).await?;
+        let decoded = decode(source.clone(), plan);
+        self.rows_bytes_read.fetch_add(source.bytes_read(), Ordering::Relaxed);
+        decoded
     }
 
     /// Fetches into `copy` what a read of `wanted` rows and `columns` needs, in three rounds
@@ -233,10 +237,7 @@ impl SnapshotReader {
             Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
             None => part(chunks, embeddings),
         };
-        let (source, plan) = self.open_planned(&file, CHUNKS_FILE, Columns::ALL, wanted).await?;
-        let rows = decode_chunk_rows(source.clone(), plan, part);
-        self.count_read(&source);
-        rows
+        self.read_planned(&file, CHUNKS_FILE, Columns::ALL, wanted, |source, plan| decode_chunk_rows(source, plan, part)).await
     }
 
     /// One segment's document records, checked against the manifest.
@@ -247,19 +248,13 @@ impl SnapshotReader {
     /// Where each of one segment's documents is (doc_id, uri, chunk count; the rest of the
     /// records not read), the file checked against the manifest.
     pub async fn read_segment_outlines(&self, segment: &str) -> Result<Vec<DocumentOutline>> {
-        let (source, plan) = self.open_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, OUTLINE_COLUMNS, WantedRows::All).await?;
-        let outlines = decode_outlines(source.clone(), plan);
-        self.count_read(&source);
-        outlines
+        self.read_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, OUTLINE_COLUMNS, WantedRows::All, decode_outlines).await
     }
 
     /// The records of one segment's documents that `wanted` names (the file checked against
     /// the manifest; the other rows not decoded).
     pub async fn read_segment_documents_where(&self, segment: &str, wanted: WantedRows<'_>) -> Result<Vec<DocumentRecord>> {
-        let (source, plan) = self.open_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, Columns::ALL, wanted).await?;
-        let documents = decode_documents(source.clone(), plan);
-        self.count_read(&source);
-        documents
+        self.read_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, Columns::ALL, wanted, decode_documents).await
     }
 
     /// What is wrong with a segment's files without reading them (one listing): a file the
