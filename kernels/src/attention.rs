@@ -45,31 +45,70 @@ pub fn packed_attention_tiled(head_size: usize) -> bool {
 /// Output rows per parallel task.
 const ROWS_PER_TASK: usize = 8;
 
+/// Where one sequence sits in a packed query-key-value tensor: `rows` query rows from row
+/// `start`, attending over the sequence's first `keys` rows.
+#[derive(Clone, Copy, Debug)]
+struct SequenceRows {
+    start: usize,
+    rows: usize,
+    keys: usize,
+}
+
 /// The attention context `[batch * tokens, heads * head_size]` of `qkv` (see [`PackedHeads`]):
 /// row `t` of sequence `b`, head `h`, is the softmax over keys `0..lengths[b]` (clamped to
 /// `1..=tokens`) of `query · key`, applied to the values. Padding rows (`t >= lengths[b]`)
 /// attend the same way, as BERT's additive mask has them do.
 pub fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
-    let PackedHeads { tokens, heads, head_size } = shape;
+    let PackedHeads { tokens, .. } = shape;
     let hidden = shape.hidden();
     assert!(tokens > 0 && hidden > 0 && qkv.len() == lengths.len() * tokens * 3 * hidden, "qkv of {} values is not {} sequences of {tokens} tokens x 3 x {hidden}", qkv.len(), lengths.len());
+    let sequences: Vec<SequenceRows> = (0..lengths.len()).map(|b| SequenceRows { start: b * tokens, rows: tokens, keys: lengths[b].clamp(1, tokens) }).collect();
+    attention_over(qkv, &sequences, shape)
+}
+
+/// [`packed_attention`] over real tokens only: `qkv` holds the sequences back to back,
+/// sequence `b` as its `lengths[b]` rows (no padding), and so does the context
+/// `[sum(lengths), heads * head_size]`. `shape.tokens` is ignored. The CPU encoder runs its
+/// row-wise steps on the real tokens; this reads their product as it is, with no padded copy
+/// to lay out and drop again, and computes no padding queries.
+pub fn ragged_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
+    let hidden = shape.hidden();
+    let real: usize = lengths.iter().sum();
+    assert!(hidden > 0 && qkv.len() == real * 3 * hidden, "qkv of {} values is not {real} real tokens x 3 x {hidden}", qkv.len());
+    let mut start = 0;
+    let sequences: Vec<SequenceRows> = lengths
+        .iter()
+        .map(|&length| {
+            start += length;
+            SequenceRows { start: start - length, rows: length, keys: length }
+        })
+        .collect();
+    attention_over(qkv, &sequences, shape)
+}
+
+/// The context `[rows, hidden]` of every sequence in `sequences` (which cover `qkv`'s rows in
+/// order).
+fn attention_over(qkv: &[f32], sequences: &[SequenceRows], shape: PackedHeads) -> Vec<f32> {
+    let PackedHeads { heads, head_size, .. } = shape;
+    let hidden = shape.hidden();
     #[cfg(target_arch = "x86_64")]
     if tiled::runs(head_size) {
-        return tiled::packed_attention(qkv, lengths, shape);
+        return tiled::attention_over(qkv, sequences, shape);
     }
-    let mut context = vec![0f32; lengths.len() * tokens * hidden];
+    let rows = qkv.len() / (3 * hidden);
+    let longest = sequences.iter().map(|sequence| sequence.keys).max().unwrap_or(0);
+    let mut context = vec![0f32; rows * hidden];
     context.par_chunks_mut(hidden * ROWS_PER_TASK).enumerate().for_each_init(
-        || vec![0f32; tokens],
+        || vec![0f32; longest],
         |scores, (task, rows)| {
             for (i, out) in rows.chunks_exact_mut(hidden).enumerate() {
                 let row = task * ROWS_PER_TASK + i;
-                let sequence = row / tokens;
-                let keys = &qkv[sequence * tokens * 3 * hidden..(sequence + 1) * tokens * 3 * hidden];
+                let sequence = sequences[sequences.partition_point(|sequence| sequence.start + sequence.rows <= row)];
+                let keys = &qkv[sequence.start * 3 * hidden..(sequence.start + sequence.keys) * 3 * hidden];
                 let query = &qkv[row * 3 * hidden..row * 3 * hidden + hidden];
-                let length = lengths[sequence].clamp(1, tokens);
                 for head in 0..heads {
                     let columns = head * head_size..(head + 1) * head_size;
-                    attend(&query[columns.clone()], keys, 3 * hidden, hidden + columns.start, 2 * hidden + columns.start, &mut scores[..length], &mut out[columns]);
+                    attend(&query[columns.clone()], keys, 3 * hidden, hidden + columns.start, 2 * hidden + columns.start, &mut scores[..sequence.keys], &mut out[columns]);
                 }
             }
         },
@@ -121,7 +160,7 @@ mod tiled {
 
     use rayon::prelude::*;
 
-    use super::PackedHeads;
+    use super::{PackedHeads, SequenceRows};
     use crate::softmax::softmax_row;
 
     /// Queries per score tile (12 × 2 vectors of keys: 24 of the 32 vector registers).
@@ -148,27 +187,31 @@ mod tiled {
         }
     }
 
-    pub(super) fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
-        let PackedHeads { tokens, heads, head_size } = shape;
+    pub(super) fn attention_over(qkv: &[f32], sequences: &[SequenceRows], shape: PackedHeads) -> Vec<f32> {
+        let PackedHeads { heads, head_size, .. } = shape;
         let hidden = shape.hidden();
-        let mut context = vec![0f32; lengths.len() * tokens * hidden];
+        let stride = 3 * hidden;
+        let mut context = vec![0f32; qkv.len() / 3];
         let out = ContextPtr(context.as_mut_ptr());
-        let padded_keys = tokens.next_multiple_of(KEYS);
-        (0..lengths.len() * heads).into_par_iter().for_each_init(
-            || (vec![0f32; head_size * padded_keys], vec![0f32; tokens * padded_keys]),
+        let longest = sequences.iter().map(|sequence| sequence.rows).max().unwrap_or(0);
+        let padded_keys = sequences.iter().map(|sequence| sequence.keys).max().unwrap_or(0).next_multiple_of(KEYS);
+        (0..sequences.len() * heads).into_par_iter().for_each_init(
+            || (vec![0f32; head_size * padded_keys], vec![0f32; longest * padded_keys]),
             |(keys_by_dim, scores), task| {
-                let (sequence, head) = (task / heads, task % heads);
-                let rows = &qkv[sequence * tokens * 3 * hidden..][..tokens * 3 * hidden];
-                let length = lengths[sequence].clamp(1, tokens);
-                // SAFETY: the CPU has AVX-512F (`runs`); `rows` holds the sequence's `tokens`
-                // packed rows; the task writes rows `sequence * tokens..` of the context, columns
+                let (sequence, head) = (sequences[task / heads], task % heads);
+                if sequence.rows == 0 {
+                    return;
+                }
+                let rows = &qkv[sequence.start * stride..][..sequence.rows * stride];
+                // SAFETY: the CPU has AVX-512F (`runs`); `rows` holds the sequence's packed rows,
+                // `keys <= rows`; the task writes the sequence's rows of the context, columns
                 // `head * head_size..` only, which no other task writes, and `context` lives
                 // until every task has ended.
                 unsafe {
-                    let out = out.at(sequence * tokens * hidden + head * head_size);
+                    let out = out.at(sequence.start * hidden + head * head_size);
                     match head_size {
-                        32 => attend_head::<2, 12>(rows, hidden, head, length, keys_by_dim, scores, out),
-                        _ => attend_head::<4, 6>(rows, hidden, head, length, keys_by_dim, scores, out),
+                        32 => attend_head::<2, 12>(rows, hidden, head, sequence.keys, keys_by_dim, scores, out),
+                        _ => attend_head::<4, 6>(rows, hidden, head, sequence.keys, keys_by_dim, scores, out),
                     }
                 }
             },
@@ -295,8 +338,21 @@ mod tests {
             let qkv: Vec<f32> = (0..count).map(|i| ((i * 7919 + 13) % 1009) as f32 / 404.0 - 1.25).collect();
             let got = packed_attention(&qkv, &lengths, shape);
             let want = reference(&qkv, &lengths, shape);
+            assert_eq!(got.len(), want.len());
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert!((*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()), "{shape:?} value {i}: {g} vs {w}");
+            }
+            // The same sequences with their padding rows left out: the real rows' context.
+            let hidden = shape.hidden();
+            let real: Vec<usize> = lengths.iter().map(|&length| length.min(shape.tokens)).collect();
+            let rows_of = |values: &[f32], width: usize| -> Vec<f32> {
+                real.iter().enumerate().flat_map(|(b, &length)| values[b * shape.tokens * width..][..length * width].to_vec()).collect()
+            };
+            let got = ragged_attention(&rows_of(&qkv, 3 * hidden), &real, shape);
+            let want: Vec<f64> = real.iter().enumerate().flat_map(|(b, &length)| want[b * shape.tokens * hidden..][..length * hidden].to_vec()).collect();
+            assert_eq!(got.len(), want.len(), "{shape:?} ragged");
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!((*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()), "{shape:?} ragged value {i}: {g} vs {w}");
             }
         }
     }

@@ -26,7 +26,7 @@ mod softmax;
 mod topk;
 
 pub use activation::{bias_activation_in_place, erf, gelu_erf_in_place};
-pub use attention::{packed_attention, packed_attention_tiled, PackedHeads};
+pub use attention::{packed_attention, packed_attention_tiled, ragged_attention, PackedHeads};
 pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 pub use bf16_product::{bf16_products_native, Bf16Weights};
 #[cfg(feature = "cuda")]

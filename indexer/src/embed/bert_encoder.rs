@@ -3,8 +3,9 @@
 //! - query, key and value are one matrix product, the attention scale folded into the query
 //!   weights;
 //! - on the CPU every row-wise step (the embeddings' layer norm, the dense layers, the
-//!   sub-layer ends) runs over the batch's real tokens only, attention alone over the padded
-//!   layout (`RealRows`; [`EncoderSteps::unpadded_rows`]);
+//!   sub-layer ends) runs over the batch's real tokens only (`RealRows`;
+//!   [`EncoderSteps::unpadded_rows`]), and so does the packed attention; candle's attention
+//!   gets the padded layout;
 //! - two fused steps (`encoder_ops`, chosen by [`EncoderSteps`]): the packed attention reads
 //!   that product as it is, each sequence over its real tokens only, and writes the context in
 //!   the layout the next product reads; the fused end does each sub-layer's bias + residual +
@@ -165,7 +166,8 @@ impl BertEncoder {
 
 /// Where a batch's real tokens sit among its `batch × tokens` padded rows, so that the
 /// row-wise steps (embeddings' layer norm, every dense layer, the sub-layer ends: nearly all
-/// of the arithmetic) run on the real tokens only and attention alone on the padded layout.
+/// of the arithmetic) and the packed attention run on the real tokens only; candle's
+/// attention gets a padded copy.
 /// A batch of texts of mixed lengths (a request's ten msmarco-5k passages: 30% of the rows
 /// of their batches are padding) then costs its real tokens, not its size times its longest.
 struct RealRows {
@@ -255,18 +257,15 @@ impl EncoderLayer {
 
     /// `states` is `[batch * tokens, hidden]`, or the real rows only (`real_rows`).
     fn forward(&self, states: &Tensor, padding: &Padding, shape: AttentionShape, steps: EncoderSteps, real_rows: Option<&RealRows>, activation: HiddenAct) -> candle_core::Result<Tensor> {
-        let mut qkv = dense_forward(&self.query_key_value, states)?;
-        if let Some(real_rows) = real_rows {
-            qkv = real_rows.pad(&qkv)?;
-        }
-        let mut context = match padding {
+        let qkv = dense_forward(&self.query_key_value, states)?;
+        let context = match (padding, real_rows) {
+            // The real rows' product as it is, the context in the same rows.
+            (Padding::Packed(lengths), Some(_)) => encoder_ops::ragged_attention(&qkv, lengths, shape.heads)?,
             // Straight from the packed product, in the layout the next product reads.
-            Padding::Packed(lengths) => encoder_ops::packed_attention(&qkv, lengths, shape.heads)?,
-            _ => attention_by_head(&qkv, padding, shape)?,
+            (Padding::Packed(lengths), None) => encoder_ops::packed_attention(&qkv, lengths, shape.heads)?,
+            (_, Some(real_rows)) => real_rows.gather(&attention_by_head(&real_rows.pad(&qkv)?, padding, shape)?)?,
+            (_, None) => attention_by_head(&qkv, padding, shape)?,
         };
-        if let Some(real_rows) = real_rows {
-            context = real_rows.gather(&context)?;
-        }
         let attended = self.sub_layer_end(&self.attention_output, &self.attention_norm, &self.attention_end, &context, states, steps)?;
         let inner = intermediate_forward(&self.intermediate, &attended, activation)?;
         self.sub_layer_end(&self.output, &self.output_norm, &self.output_end, &inner, &attended, steps)

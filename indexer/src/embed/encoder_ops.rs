@@ -39,6 +39,18 @@ pub fn packed_attention_by(qkv: &Tensor, lengths: &Tensor, heads: usize, kernel:
     qkv.apply_op2_no_bwd(lengths, &PackedAttention { shape, kernel })
 }
 
+/// [`packed_attention`] on the CPU over real tokens only: `qkv` `[sum(lengths), 3 * heads *
+/// head_size]` holds the sequences back to back, each as its real rows, and so does the
+/// context (`quarry_kernels::ragged_attention`). No padded copy is made or dropped.
+pub fn ragged_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_core::Result<Tensor> {
+    let (rows, width) = qkv.dims2()?;
+    if heads == 0 || width % (3 * heads) != 0 {
+        candle_core::bail!("ragged attention: rows of {width} values are not {heads} heads x 3");
+    }
+    let shape = PackedHeads { tokens: rows, heads, head_size: width / (3 * heads) };
+    qkv.apply_op2_no_bwd(lengths, &RaggedAttention { shape })
+}
+
 /// `x` `[rows, hidden]` (a dense layer's product, fresh: nothing else holds it) becomes, in
 /// place, LayerNorm(x + bias + residual) with `parameters` `[3, hidden]` = bias, weight, shift.
 pub fn bias_residual_layer_norm(x: &Tensor, residual: &Tensor, parameters: &Tensor, epsilon: f32) -> candle_core::Result<()> {
@@ -62,6 +74,12 @@ fn cpu_f32<'a>(storage: &'a CpuStorage, layout: &Layout, what: &str) -> candle_c
     }
 }
 
+/// The u32 sequence lengths the attention ops take, as `usize`.
+fn sequence_lengths(lengths: &CpuStorage, layout: &Layout) -> candle_core::Result<Vec<usize>> {
+    let CpuStorage::U32(lengths) = lengths else { candle_core::bail!("sequence lengths must be u32") };
+    Ok(lengths[contiguous(layout, "the sequence lengths")?].iter().map(|&l| l as usize).collect())
+}
+
 struct PackedAttention {
     shape: PackedHeads,
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
@@ -75,8 +93,7 @@ impl CustomOp2 for PackedAttention {
 
     fn cpu_fwd(&self, qkv: &CpuStorage, qkv_layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let values = cpu_f32(qkv, qkv_layout, "the query-key-value product")?;
-        let CpuStorage::U32(lengths) = lengths else { candle_core::bail!("sequence lengths must be u32") };
-        let lengths: Vec<usize> = lengths[contiguous(lengths_layout, "the sequence lengths")?].iter().map(|&l| l as usize).collect();
+        let lengths = sequence_lengths(lengths, lengths_layout)?;
         let context = quarry_kernels::packed_attention(values, &lengths, self.shape);
         Ok((CpuStorage::F32(context), Shape::from((lengths.len() * self.shape.tokens, self.shape.hidden()))))
     }
@@ -86,6 +103,28 @@ impl CustomOp2 for PackedAttention {
         let (qkv_range, lengths_range) = (contiguous(qkv_layout, "the query-key-value product")?, contiguous(lengths_layout, "the sequence lengths")?);
         let context = super::cuda_attention::packed_attention(qkv, qkv_range, lengths, lengths_range, self.shape, self.kernel)?;
         Ok((context, Shape::from((lengths_layout.shape().elem_count() * self.shape.tokens, self.shape.hidden()))))
+    }
+}
+
+/// The CPU's [`ragged_attention`] (a GPU keeps the padded layout: `EncoderSteps::unpadded_rows`).
+struct RaggedAttention {
+    shape: PackedHeads,
+}
+
+impl CustomOp2 for RaggedAttention {
+    fn name(&self) -> &'static str {
+        "quarry-ragged-attention"
+    }
+
+    fn cpu_fwd(&self, qkv: &CpuStorage, qkv_layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let values = cpu_f32(qkv, qkv_layout, "the query-key-value product")?;
+        let lengths = sequence_lengths(lengths, lengths_layout)?;
+        let real: usize = lengths.iter().sum();
+        if real != self.shape.tokens {
+            candle_core::bail!("ragged attention: {} rows, but the sequence lengths sum to {real}", self.shape.tokens);
+        }
+        let context = quarry_kernels::ragged_attention(values, &lengths, self.shape);
+        Ok((CpuStorage::F32(context), Shape::from((real, self.shape.hidden()))))
     }
 }
 
