@@ -191,7 +191,10 @@ mod tiled {
         let PackedHeads { heads, head_size, .. } = shape;
         let hidden = shape.hidden();
         let stride = 3 * hidden;
-        let mut context = vec![0f32; qkv.len() / 3];
+        // Every value is stored once below: no zeros written first (on the calling thread,
+        // while the pool's threads wait).
+        let values = qkv.len() / 3;
+        let mut context: Vec<f32> = Vec::with_capacity(values);
         let out = ContextPtr(context.as_mut_ptr());
         let longest = sequences.iter().map(|sequence| sequence.rows).max().unwrap_or(0);
         let padded_keys = sequences.iter().map(|sequence| sequence.keys).max().unwrap_or(0).next_multiple_of(KEYS);
@@ -216,6 +219,9 @@ mod tiled {
                 }
             },
         );
+        // SAFETY: `sequences` cover every row of `qkv` (see `attention_over`), and each
+        // sequence's tasks stored every column of its rows: all `values` values.
+        unsafe { context.set_len(values) };
         context
     }
 

@@ -7,6 +7,8 @@
 //! instruction; without it [`Bf16Weights::product`] computes the same rounded products in
 //! portable code (slow: the embedder then keeps f32 instead, see `indexer/src/embed`).
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 /// Outputs per packed panel: two 16-lane vectors.
@@ -103,11 +105,23 @@ impl Bf16Weights {
     pub fn product(&self, x: &[f32]) -> Vec<f32> {
         assert!(x.len().is_multiple_of(self.inputs), "{} values are not rows of {}", x.len(), self.inputs);
         let rows = x.len() / self.inputs;
-        let mut out = vec![0f32; rows * self.outputs];
-        if rows == 0 || self.outputs == 0 {
+        let values = rows * self.outputs;
+        // Every value is stored once below: no zeros written first (on the calling thread,
+        // while the pool's threads wait).
+        let mut out: Vec<f32> = Vec::with_capacity(values);
+        if values == 0 {
             return out;
         }
         let rounded = self.round_rows(x);
+        self.product_into(&rounded, rows, &mut out.spare_capacity_mut()[..values]);
+        // SAFETY: `product_into` wrote all `values` values (every row, every output).
+        unsafe { out.set_len(values) };
+        out
+    }
+
+    /// `rounded` (`rows` rows from [`Self::round_rows`]) times the weights, every value of
+    /// `out` `[rows, outputs]` written.
+    fn product_into(&self, rounded: &[u32], rows: usize, out: &mut [MaybeUninit<f32>]) {
         let pairs = self.pairs();
         let threads = rayon::current_num_threads();
         if rows.div_ceil(TILE_ROWS) >= 2 * threads {
@@ -116,20 +130,20 @@ impl Bf16Weights {
             out.par_chunks_mut(per_task * self.outputs).zip(rounded.par_chunks(per_task * pairs)).for_each(|(out, rows)| {
                 rows_times_panels(rows, pairs, &self.packed, self.outputs, out);
             });
-            return out;
+            return;
         }
         // Few rows (a query's tokens): the tasks split the outputs instead, each filling a part
         // of its own columns, placed afterwards.
         let panels_per_task = self.outputs.div_ceil(PANEL).div_ceil(4 * threads).max(1);
         let columns_per_task = panels_per_task * PANEL;
-        let parts: Vec<Vec<f32>> = self
+        let parts: Vec<Vec<MaybeUninit<f32>>> = self
             .packed
             .par_chunks(panels_per_task * pairs * PANEL)
             .enumerate()
             .map(|(task, panels)| {
                 let columns = (self.outputs - task * columns_per_task).min(columns_per_task);
-                let mut part = vec![0f32; rows * columns];
-                rows_times_panels(&rounded, pairs, panels, columns, &mut part);
+                let mut part = vec![MaybeUninit::new(0f32); rows * columns];
+                rows_times_panels(rounded, pairs, panels, columns, &mut part);
                 part
             })
             .collect();
@@ -139,7 +153,6 @@ impl Bf16Weights {
                 out[task * columns_per_task..][..columns].copy_from_slice(part);
             }
         }
-        out
     }
 
     /// `x`'s rows as words of bf16 pairs (`pairs` per row, the last padded with a zero).
@@ -166,7 +179,7 @@ impl Bf16Weights {
 
 /// `out` `[rows, outputs]` = `rows` (words of bf16 pairs, `pairs` per row) times the packed
 /// `panels` (holding `outputs` outputs), natively where the CPU can.
-fn rows_times_panels(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [f32]) {
+fn rows_times_panels(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [MaybeUninit<f32>]) {
     #[cfg(target_arch = "x86_64")]
     if bf16_products_native() {
         // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above); the slices hold whole
@@ -177,7 +190,7 @@ fn rows_times_panels(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize,
 }
 
 /// [`rows_times_panels`] in portable code, one output at a time.
-fn rows_times_panels_portable(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [f32]) {
+fn rows_times_panels_portable(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [MaybeUninit<f32>]) {
     for (row, out) in rows.chunks_exact(pairs).zip(out.chunks_exact_mut(outputs)) {
         for (o, value) in out.iter_mut().enumerate() {
             let panel = &panels[o / PANEL * pairs * PANEL..][..pairs * PANEL];
@@ -186,7 +199,7 @@ fn rows_times_panels_portable(rows: &[u32], pairs: usize, panels: &[u32], output
                 let w = panel[i * PANEL + o % PANEL];
                 sum += from_bf16_bits(a as u16) * from_bf16_bits(w as u16) + from_bf16_bits((a >> 16) as u16) * from_bf16_bits((w >> 16) as u16);
             }
-            *value = sum;
+            value.write(sum);
         }
     }
 }
@@ -194,6 +207,8 @@ fn rows_times_panels_portable(rows: &[u32], pairs: usize, panels: &[u32], output
 #[cfg(target_arch = "x86_64")]
 mod native {
     use std::arch::x86_64::*;
+
+    use std::mem::MaybeUninit;
 
     use super::{PANEL, TILE_ROWS};
 
@@ -213,14 +228,14 @@ mod native {
 
     /// Every output of `rows` (words of bf16 pairs, `pairs` per row) against every panel.
     #[target_feature(enable = "avx512f,avx512bf16")]
-    pub(super) unsafe fn rows_times_panels(rows: &[u32], pairs: usize, packed: &[u32], outputs: usize, out: &mut [f32]) {
+    pub(super) unsafe fn rows_times_panels(rows: &[u32], pairs: usize, packed: &[u32], outputs: usize, out: &mut [MaybeUninit<f32>]) {
         let row_count = rows.len() / pairs;
         for (panel, weights) in packed.chunks_exact(pairs * PANEL).enumerate() {
             let columns = (outputs - panel * PANEL).min(PANEL);
             let mut first = 0;
             while first < row_count {
                 let a = rows.as_ptr().add(first * pairs);
-                let c = out.as_mut_ptr().add(first * outputs + panel * PANEL);
+                let c = out.as_mut_ptr().add(first * outputs + panel * PANEL) as *mut f32;
                 // SAFETY (each arm): `a` has the tile's rows of `pairs` words, `weights` the
                 // panel's `pairs` × PANEL words, `c` the tile's rows of `outputs` values from
                 // its first column, `columns` of them in the panel.
@@ -348,8 +363,10 @@ mod tests {
         let x: Vec<f32> = (0..rows * inputs).map(|i| draw(3, i)).collect();
         let packed = Bf16Weights::pack(&(0..outputs * inputs).map(|i| draw(4, i)).collect::<Vec<_>>(), inputs);
         let rounded = packed.round_rows(&x);
-        let mut portable = vec![0f32; rows * outputs];
+        let mut portable = vec![MaybeUninit::new(f32::NAN); rows * outputs];
         rows_times_panels_portable(&rounded, packed.pairs(), &packed.packed, outputs, &mut portable);
+        // SAFETY: initialized above (NaN, where a value was left unwritten).
+        let portable: Vec<f32> = portable.iter().map(|value| unsafe { value.assume_init() }).collect();
         let native = packed.product(&x);
         if !bf16_products_native() {
             eprintln!("this CPU has no AVX512-BF16: product() took the portable path itself");

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 
-use super::bert_encoder::{score_dtype, BertEncoder};
+use super::bert_encoder::{score_dtype, BertEncoder, TokenStates};
+use super::encoder_ops;
 use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 use super::device::{device_name, DeviceSpec};
 use super::model_dir::{ModelDir, Pooling};
@@ -134,7 +135,12 @@ impl BertEmbedder {
         let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
         let lengths: Vec<usize> = ids.iter().map(|row| row.len()).collect();
         // Pool and normalize in f32 whatever the model's precision.
-        let hidden = self.model.forward(&input, &lengths).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
+        let states = self.model.encode(&input, &lengths).map_err(candle_err)?;
+        if let (TokenStates::Real(states), Pooling::Mean) = (&states, self.info.pooling) {
+            // The CPU's real rows, pooled as they are (no padded copy, no mask).
+            return states.to_dtype(DType::F32).and_then(|states| encoder_ops::mean_pool_normalize_sequences(&states, &lengths)).map_err(candle_err);
+        }
+        let hidden = states.padded(&lengths, longest).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
         let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
         let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
         pooled.broadcast_div(&norm).map_err(candle_err)

@@ -129,6 +129,16 @@ impl BertEncoder {
     /// [`forward`](Self::forward) with the fused steps chosen by `steps` (where they can run on
     /// the device and dtype) instead of by the default (`QUARRY_FUSED_STEPS`, else per device).
     pub fn forward_with(&self, ids: &Tensor, lengths: &[usize], steps: Option<EncoderSteps>) -> candle_core::Result<Tensor> {
+        self.encode_with(ids, lengths, steps)?.padded(lengths, ids.dim(1)?)
+    }
+
+    /// The token vectors of [`forward`](Self::forward) in the layout the encoder ends in: on
+    /// the CPU, where a batch has padding, its real tokens only.
+    pub fn encode(&self, ids: &Tensor, lengths: &[usize]) -> candle_core::Result<TokenStates> {
+        self.encode_with(ids, lengths, None)
+    }
+
+    fn encode_with(&self, ids: &Tensor, lengths: &[usize], steps: Option<EncoderSteps>) -> candle_core::Result<TokenStates> {
         let (batch, tokens) = ids.dims2()?;
         let hidden = self.word_embeddings.dim(1)?;
         let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?.reshape((batch, tokens, hidden))?;
@@ -157,10 +167,37 @@ impl BertEncoder {
         for layer in &self.layers {
             states = layer.forward(&states, &padding, shape, steps, real_rows.as_ref(), self.activation)?;
         }
-        if let Some(real_rows) = &real_rows {
-            states = real_rows.pad(&states)?;
+        match real_rows {
+            Some(_) => Ok(TokenStates::Real(states)),
+            None => Ok(TokenStates::Padded(states.reshape((batch, tokens, hidden))?)),
         }
-        states.reshape((batch, tokens, hidden))
+    }
+}
+
+/// The encoder's token vectors.
+pub enum TokenStates {
+    /// `[batch, tokens, hidden]`, padding rows included.
+    Padded(Tensor),
+    /// `[sum(lengths), hidden]`: each sequence's real tokens, back to back (the CPU's
+    /// row-wise steps end in this layout when a batch has padding).
+    Real(Tensor),
+}
+
+impl TokenStates {
+    /// `[batch, tokens, hidden]` for sequences of `lengths` in a batch `tokens` wide, zeros
+    /// on the padding.
+    pub fn padded(self, lengths: &[usize], tokens: usize) -> candle_core::Result<Tensor> {
+        match self {
+            Self::Padded(states) => Ok(states),
+            Self::Real(states) => {
+                let hidden = states.dim(1)?;
+                let states = match RealRows::of(lengths, tokens, states.device())? {
+                    Some(real_rows) => real_rows.pad(&states)?,
+                    None => states,
+                };
+                states.reshape((lengths.len(), tokens, hidden))
+            }
+        }
     }
 }
 

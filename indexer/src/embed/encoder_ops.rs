@@ -205,6 +205,31 @@ impl CustomOp1 for Bf16Product<'_> {
     }
 }
 
+/// Sentence embeddings `[lengths.len(), hidden]` from `states` `[sum(lengths), hidden]` (f32,
+/// on the CPU), each sequence's real token vectors back to back: each sequence's mean, scaled
+/// to unit length (`quarry_kernels::mean_pool_normalize_sequences`, sequences in parallel).
+pub fn mean_pool_normalize_sequences(states: &Tensor, lengths: &[usize]) -> candle_core::Result<Tensor> {
+    let rows = states.dim(0)?;
+    if lengths.iter().sum::<usize>() != rows {
+        candle_core::bail!("mean pooling: {rows} rows, but the sequence lengths sum to {}", lengths.iter().sum::<usize>());
+    }
+    states.contiguous()?.apply_op1_no_bwd(&MeanPoolSequences(lengths))
+}
+
+struct MeanPoolSequences<'a>(&'a [usize]);
+
+impl CustomOp1 for MeanPoolSequences<'_> {
+    fn name(&self) -> &'static str {
+        "quarry-mean-pool-sequences"
+    }
+
+    fn cpu_fwd(&self, states: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let hidden = layout.shape().dims2()?.1;
+        let pooled = quarry_kernels::mean_pool_normalize_sequences(cpu_f32(states, layout, "the token vectors")?, self.0, hidden);
+        Ok((CpuStorage::F32(pooled), Shape::from((self.0.len(), hidden))))
+    }
+}
+
 /// Whether the fused steps can run on tensors of `dtype` on the CPU (f32 only: the twins).
 pub(super) fn cpu_supports(dtype: DType) -> bool {
     dtype == DType::F32

@@ -19,7 +19,7 @@ mod wordpiece;
 
 pub use batching::{plan_batches, BatchPolicy};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
-pub use bert_encoder::{BertEncoder, EncoderSteps};
+pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
