@@ -8,8 +8,10 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use quarry_indexer::chunk::ChunkerConfig;
+use quarry_indexer::embed::{BatchPolicy, Embedder, Precision};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::pipeline::{publish_next_version, run_with_embedder, DeltaReport, ProgressMode, PublishMode, RunOptions, RunReport, VersionChange};
 use quarry_indexer::snapshot::{SnapshotReader, SnapshotWriter};
@@ -181,6 +183,41 @@ async fn second_run_publishes_only_what_changed() {
     assert!(full.delta.is_none());
     assert!(full.reuse.notes.is_empty());
     assert_eq!(embed_stage_tokens(&full), full.tokens);
+}
+
+/// The manifest says how its vectors were computed: a run adds its own precision to those of
+/// the vectors it keeps, and only when it computed any.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_record_how_their_vectors_were_computed() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    std::fs::write(src.path().join("a.md"), paragraph("tides", 6)).unwrap();
+    std::fs::write(src.path().join("b.md"), paragraph("glaciers", 6)).unwrap();
+    let run_at = |embedder: Arc<dyn Embedder>, tweak: fn(&mut RunOptions)| {
+        let mut options = RunOptions::new(src.path().to_str().unwrap(), out, common::model_dir());
+        options.progress = ProgressMode::Quiet;
+        tweak(&mut options);
+        run_with_embedder(options, embedder)
+    };
+    let f32_embedder: Arc<dyn Embedder> = Arc::new(common::load_embedder_at(BatchPolicy::default(), Precision::F32));
+    let first = run_at(f32_embedder.clone(), |_| {}).await.unwrap();
+    assert_eq!(latest(out).await.model.precisions, ["cpu f32"]);
+    assert_eq!(first.precisions, ["cpu f32"]);
+    assert!(first.render_table().contains("vectors computed as  cpu f32"), "{}", first.render_table());
+
+    // The default precision (bf16 products where the CPU has AVX512-BF16, else f32 again).
+    let own = common::embedder().info().precisions.clone();
+    assert_eq!(own.len(), 1);
+    let both: Vec<String> = if own[0] == "cpu f32" { own.clone() } else { vec!["cpu f32".into(), own[0].clone()] };
+    let unchanged = run_at(common::embedder(), |_| {}).await.unwrap();
+    assert_eq!(embed_stage_tokens(&unchanged), 0);
+    assert_eq!(latest(out).await.model.precisions, ["cpu f32"], "nothing computed, nothing added");
+    std::fs::write(src.path().join("a.md"), paragraph("tides and currents", 6)).unwrap();
+    run_at(common::embedder(), |_| {}).await.unwrap();
+    assert_eq!(latest(out).await.model.precisions, both, "b.md's vectors kept, a.md's computed");
+    run_at(common::embedder(), |options| options.reuse = false).await.unwrap();
+    assert_eq!(latest(out).await.model.precisions, own, "everything computed afresh");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -62,7 +62,7 @@ async fn publish(root: &str, chunks: &[Chunk], embeddings: &Embeddings) -> Manif
     build_keyword_index(keyword.path(), chunks.iter().map(|c| c.text.as_str())).unwrap();
     let writer = SnapshotWriter::open(root, &StoreOptions::default()).unwrap();
     let segment = writer.write_segment(SEGMENT, chunks, embeddings, &records(), &vectors, keyword.path()).await.unwrap();
-    let model = ModelInfo { name: "test".into(), sha256: "test".into(), dim: DIM, max_tokens: 256, pooling: Pooling::Mean };
+    let model = ModelInfo { name: "test".into(), sha256: "test".into(), dim: DIM, max_tokens: 256, pooling: Pooling::Mean, precisions: Vec::new() };
     let manifest = Manifest {
         segments: vec![segment.manifest],
         counts: Counts { documents: 0, chunks: ROWS, tokens: 9 * ROWS as u64 },

@@ -40,6 +40,8 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             println!("version    {} (format v{}, created {})", m.version, m.format_version, m.created_at.to_rfc3339());
             println!("source     {}", m.source);
             println!("model      {} ({} dims, {} tokens, {:?} pooling)\n           sha256 {}", m.model.name, m.model.dim, m.model.max_tokens, m.model.pooling, m.model.sha256);
+            let precisions = if m.model.precisions.is_empty() { "not recorded".to_string() } else { m.model.precisions.join(", ") };
+            println!("           vectors computed as {precisions}");
             println!("chunker    {} tokens, overlap {}, signature {}", m.chunker.config.max_tokens, m.chunker.config.overlap_tokens, m.chunker.sig);
             println!("index      {} ({}), {} metric, built on {}", m.index.kind, serde_json::to_string(&m.index.params)?, m.index.metric, m.index.built_on);
             println!("keyword    {} ({})", m.keyword.engine, m.keyword.analyzer);

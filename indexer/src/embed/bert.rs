@@ -60,6 +60,25 @@ impl Precision {
         }
     }
 
+    /// How vectors computed at this (resolved) precision are recorded in a snapshot
+    /// ([`ModelInfo::precisions`]): the device kind, then the precision.
+    pub fn label(self, on_cpu: bool) -> String {
+        match (self, on_cpu) {
+            (Self::Bf16, true) => "cpu bf16 products".into(),
+            (precision, true) => format!("cpu {}", precision.name()),
+            (precision, false) => format!("cuda {}", precision.name()),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+            Self::Bf16 => "bf16",
+        }
+    }
+
     fn dtype(self) -> DType {
         match self {
             Self::Auto | Self::F32 => DType::F32,
@@ -112,7 +131,7 @@ impl BertEmbedder {
             .and_then(|model| if cpu_bf16 { model.with_bf16_products() } else { Ok(model) })
             .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
-        let info = dir.info()?;
+        let info = ModelInfo { precisions: vec![precision.label(device.is_cpu())], ..dir.info()? };
         let pad_id = dir.bert_config.pad_token_id as u32;
         let batch = size_batches_for_gpu(&device, dir, precision, batch);
         Ok(Self { model, device, tokenizer, info, batch, pad_id })
@@ -180,7 +199,7 @@ impl BertEmbedder {
 fn log_precision(asked: Precision, runs: Precision, on_cpu: bool) {
     static LOGGED: std::sync::Once = std::sync::Once::new();
     let log = || match (asked, runs, on_cpu) {
-        (_, Precision::Bf16, true) => tracing::info!("precision {} on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32", format!("{asked:?}").to_lowercase()),
+        (_, Precision::Bf16, true) => tracing::info!("precision {} on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32", asked.name()),
         (Precision::Bf16, _, true) => tracing::warn!("bf16 precision asked for, but this CPU has no AVX512-BF16: the model runs in f32"),
         (Precision::Auto, _, true) => tracing::info!("precision auto: f32 (bf16 products need a CPU with AVX512-BF16)"),
         (Precision::Auto, _, false) => tracing::info!("precision auto: f32 on the GPU (--precision f16 or bf16 for half precision)"),

@@ -52,7 +52,34 @@ pub struct ModelInfo {
     /// Window in tokens, specials included.
     pub max_tokens: usize,
     pub pooling: Pooling,
+    /// How the vectors were computed: device kind and precision (`cpu f32`, `cpu bf16
+    /// products`, `cuda f16`, ...). An embedder lists its own; a version lists every one its
+    /// vectors came from, more than one when a run kept vectors an earlier run computed
+    /// otherwise (`unrecorded`: by a version written before quarry recorded this). All meet the
+    /// golden bar (cosine >= 0.999 against f32), so runs reuse each other's vectors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub precisions: Vec<String>,
 }
+
+/// What a version records of precisions ([`ModelInfo::precisions`]) when a run carries over
+/// vectors of `carried` (a version's list; `None` when it carries none) and adds its own
+/// (`own`, when it computed any).
+pub fn version_precisions(carried: Option<&[String]>, own: Option<&[String]>) -> Vec<String> {
+    let mut precisions: Vec<String> = match carried {
+        Some([]) => vec![UNRECORDED_PRECISION.to_string()],
+        Some(carried) => carried.to_vec(),
+        None => Vec::new(),
+    };
+    for precision in own.unwrap_or_default() {
+        if !precisions.contains(precision) {
+            precisions.push(precision.clone());
+        }
+    }
+    precisions
+}
+
+/// The precision of vectors from a version that did not record it.
+pub const UNRECORDED_PRECISION: &str = "unrecorded";
 
 /// Row-major embeddings: `data.len() == rows * dim`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -88,4 +115,23 @@ pub trait Embedder: Send + Sync {
     }
     /// The device the model runs on, for logs (`cpu`, `cuda:0`).
     fn device_name(&self) -> String;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|name| name.to_string()).collect()
+    }
+
+    #[test]
+    fn a_version_lists_the_precisions_of_the_vectors_it_serves() {
+        let (f32, bf16) = (names(&["cpu f32"]), names(&["cpu bf16 products"]));
+        assert_eq!(version_precisions(None, Some(&bf16)), bf16, "a first run: its own");
+        assert_eq!(version_precisions(Some(&f32), Some(&bf16)), names(&["cpu f32", "cpu bf16 products"]), "carried, then its own");
+        assert_eq!(version_precisions(Some(&f32), Some(&f32)), f32, "listed once");
+        assert_eq!(version_precisions(Some(&f32), None), f32, "a run that computed nothing adds nothing");
+        assert_eq!(version_precisions(Some(&[]), Some(&bf16)), names(&["unrecorded", "cpu bf16 products"]), "an older version's vectors");
+    }
 }

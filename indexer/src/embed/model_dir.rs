@@ -109,7 +109,7 @@ impl ModelDir {
 
     /// What a snapshot records about this model (hashes the weights).
     pub fn info(&self) -> Result<super::ModelInfo> {
-        Ok(super::ModelInfo { name: self.name.clone(), sha256: self.weights_sha256()?, dim: self.hidden_size, max_tokens: self.max_tokens, pooling: self.pooling })
+        Ok(super::ModelInfo { name: self.name.clone(), sha256: self.weights_sha256()?, dim: self.hidden_size, max_tokens: self.max_tokens, pooling: self.pooling, precisions: Vec::new() })
     }
 
     /// sha256 of model.safetensors, hex (read once per opened folder).

@@ -307,7 +307,7 @@ mod tests {
     use crate::snapshot::{ChunkerManifest, IndexManifest};
 
     fn previous(kind: IndexSpec, recall: f64) -> PreviousVersion {
-        let model = ModelInfo { name: "m".into(), sha256: "s".into(), dim: 4, max_tokens: 256, pooling: Pooling::Mean };
+        let model = ModelInfo { name: "m".into(), sha256: "s".into(), dim: 4, max_tokens: 256, pooling: Pooling::Mean, precisions: Vec::new() };
         let chunker = ChunkerManifest { config: ChunkerConfig::default(), sig: "c".into() };
         let mut manifest = Manifest::new("v1".into(), "src".into(), model, chunker, IndexManifest::new(kind, "cpu".into()));
         manifest.recall_check = Some(RecallCheck { k: 10, queries: 200, query_source: "chunks".into(), recall });

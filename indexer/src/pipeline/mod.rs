@@ -30,7 +30,7 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
-use crate::embed::{load_embedder, EmbedOptions, Embedder, ModelDir};
+use crate::embed::{load_embedder, version_precisions, EmbedOptions, Embedder, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
 use crate::parse::AutoParser;
@@ -156,9 +156,12 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let listed: HashMap<String, Option<String>> = listing.entries.iter().map(|entry| (entry.uri.clone(), entry.etag.clone())).collect();
     let mut unchanged_files = HashSet::new();
     let (mut stored, mut base) = (None, None);
+    // How the previous version's vectors were computed (for the new version's record).
+    let mut previous_precisions = None;
     if let Some((reader, mut previous)) = previous {
         let started = Instant::now();
         reuse.from_version = Some(previous.version().to_string());
+        previous_precisions = Some(previous.manifest.model.precisions.clone());
         // A delta builds on the previous version; files whose ETag is the stored one are not
         // fetched, and segments holding only their documents are not read.
         let mut delta = options.publish == PublishMode::Delta && delta_allowed(&previous, &options, &mut reuse.notes);
@@ -322,7 +325,12 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
         StageReport::new("embed", embed_busy, embedded_tokens, "tokens"),
     ];
+    // A delta serves the previous version's vectors; a full version those it reused or kept.
+    let carried = (base.is_some() || report.reuse.chunks > 0 || !report.reuse.kept_after_failure.is_empty()).then_some(previous_precisions).flatten();
+    let precisions = version_precisions(carried.as_deref(), (embedded_tokens > 0).then_some(embedder.info().precisions.as_slice()));
+    report.precisions = precisions.clone();
     let publisher = Publisher {
+        precisions,
         builder,
         chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
         parse_sig,

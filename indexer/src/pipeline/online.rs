@@ -4,7 +4,7 @@
 
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::stages::EmbeddedDoc;
-use crate::embed::Embedder;
+use crate::embed::{version_precisions, Embedder};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
 use crate::snapshot::{new_version_id, ChunkerManifest, IndexManifest, Manifest, SnapshotWriter};
@@ -48,6 +48,7 @@ pub async fn publish_next_version(
     manifest.version = version.clone();
     manifest.created_at = chrono::Utc::now();
     if !change.documents.is_empty() {
+        manifest.model.precisions = version_precisions(base.map(|base| base.model.precisions.as_slice()), Some(&model.precisions));
         let rows = assemble(change.documents, model.dim);
         let spec = index.resolve(rows.chunks.len(), model.dim)?;
         let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{version}")).await?;

@@ -48,6 +48,8 @@ pub struct RunReport {
     /// The published version, if the run published.
     pub version: Option<String>,
     pub device: String,
+    /// How the published version's vectors were computed (the manifest's `model.precisions`).
+    pub precisions: Vec<String>,
     pub index: String,
     pub files_listed: usize,
     pub documents_seen: usize,
@@ -93,6 +95,7 @@ impl RunReport {
         line(&mut out, "snapshot", self.out.clone());
         line(&mut out, "version", self.version.clone().unwrap_or_else(|| "(not published)".into()));
         line(&mut out, "device / index", format!("{} / {}", self.device, self.index));
+        line(&mut out, "vectors computed as", self.precisions.join(", "));
         line(&mut out, "files listed", self.files_listed.to_string());
         line(&mut out, "documents seen", self.documents_seen.to_string());
         line(&mut out, "documents indexed", self.documents_indexed.to_string());
