@@ -53,9 +53,9 @@ fn pair(first: f32, second: f32) -> u32 {
 
 /// One row as words of bf16 pairs (`words`: half the row, rounded up; a last odd value is
 /// paired with a zero).
-fn round_row(row: &[f32], words: &mut [u32]) {
+fn round_row(row: &[f32], words: &mut [MaybeUninit<u32>]) {
     for (i, word) in words.iter_mut().enumerate() {
-        *word = pair(row[2 * i], row.get(2 * i + 1).copied().unwrap_or(0.0));
+        word.write(pair(row[2 * i], row.get(2 * i + 1).copied().unwrap_or(0.0)));
     }
 }
 
@@ -158,9 +158,11 @@ impl Bf16Weights {
     /// `x`'s rows as words of bf16 pairs (`pairs` per row, the last padded with a zero).
     fn round_rows(&self, x: &[f32]) -> Vec<u32> {
         let pairs = self.pairs();
-        let mut rounded = vec![0u32; x.len() / self.inputs * pairs];
+        let words = x.len() / self.inputs * pairs;
+        // Every word is stored once below: no zeros written first (see `product`).
+        let mut rounded: Vec<u32> = Vec::with_capacity(words);
         let native = bf16_products_native();
-        rounded.par_chunks_mut(pairs * 64).zip(x.par_chunks(self.inputs * 64)).for_each(|(words, x)| {
+        rounded.spare_capacity_mut()[..words].par_chunks_mut(pairs * 64).zip(x.par_chunks(self.inputs * 64)).for_each(|(words, x)| {
             for (words, row) in words.chunks_exact_mut(pairs).zip(x.chunks_exact(self.inputs)) {
                 #[cfg(target_arch = "x86_64")]
                 if native {
@@ -172,6 +174,8 @@ impl Bf16Weights {
                 round_row(row, words);
             }
         });
+        // SAFETY: every row's `pairs` words were stored above (the rows cover `x`).
+        unsafe { rounded.set_len(words) };
         rounded
     }
 
@@ -215,7 +219,7 @@ mod native {
     /// [`super::round_row`] sixteen pairs at a time (`vcvtne2ps2bf16`: to nearest, ties to
     /// even, as the portable rounding).
     #[target_feature(enable = "avx512f,avx512bf16")]
-    pub(super) unsafe fn round_row(row: &[f32], words: &mut [u32]) {
+    pub(super) unsafe fn round_row(row: &[f32], words: &mut [MaybeUninit<u32>]) {
         let vectors = row.len() / 32;
         for v in 0..vectors {
             let low = _mm512_loadu_ps(row.as_ptr().add(v * 32));
@@ -323,14 +327,19 @@ mod tests {
         row[4] = -(1.0 + 3.0 / 256.0);
         row[40] = f32::INFINITY;
         row[41] = f32::NEG_INFINITY;
-        let mut portable = vec![0u32; 39];
+        let mut portable = vec![MaybeUninit::new(u32::MAX); 39];
         round_row(&row, &mut portable);
+        // SAFETY: initialized above (all ones, where a word was left unwritten).
+        let portable: Vec<u32> = portable.iter().map(|word| unsafe { word.assume_init() }).collect();
         assert_eq!(portable[38] >> 16, 0, "the odd last value pairs with a zero");
         #[cfg(target_arch = "x86_64")]
         if bf16_products_native() {
-            let mut native = vec![0u32; 39];
-            // SAFETY: the CPU has the features (checked above).
-            unsafe { native::round_row(&row, &mut native) };
+            let mut native = vec![MaybeUninit::new(u32::MAX); 39];
+            // SAFETY: the CPU has the features (checked above); initialized (all ones) before.
+            let native: Vec<u32> = unsafe {
+                native::round_row(&row, &mut native);
+                native.iter().map(|word| word.assume_init()).collect()
+            };
             assert_eq!(native, portable);
             return;
         }
