@@ -133,7 +133,7 @@ impl BertEncoder {
     }
 
     /// The token vectors of [`forward`](Self::forward) in the layout the encoder ends in: on
-    /// the CPU, where a batch has padding, its real tokens only.
+    /// the CPU its real tokens only.
     pub fn encode(&self, ids: &Tensor, lengths: &[usize]) -> candle_core::Result<TokenStates> {
         self.encode_with(ids, lengths, None)
     }
@@ -167,9 +167,11 @@ impl BertEncoder {
         for layer in &self.layers {
             states = layer.forward(&states, &padding, shape, steps, real_rows.as_ref(), self.activation)?;
         }
-        match real_rows {
-            Some(_) => Ok(TokenStates::Real(states)),
-            None => Ok(TokenStates::Padded(states.reshape((batch, tokens, hidden))?)),
+        // Without padding (`real_rows` None) the rows are the real tokens already.
+        if steps.unpadded_rows {
+            Ok(TokenStates::Real(states))
+        } else {
+            Ok(TokenStates::Padded(states.reshape((batch, tokens, hidden))?))
         }
     }
 }
@@ -178,8 +180,8 @@ impl BertEncoder {
 pub enum TokenStates {
     /// `[batch, tokens, hidden]`, padding rows included.
     Padded(Tensor),
-    /// `[sum(lengths), hidden]`: each sequence's real tokens, back to back (the CPU's
-    /// row-wise steps end in this layout when a batch has padding).
+    /// `[sum(lengths), hidden]`: each sequence's real tokens, back to back (the layout the
+    /// CPU's row-wise steps end in).
     Real(Tensor),
 }
 
