@@ -14,8 +14,9 @@
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth and FP32 roofs, IVF build
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds? Then CPU
-#             embedding on all its cores in f32 and bf16 (CPU_EMBED_CHUNKS, default 2,000; bf16
-#             runs in f32 where the CPU has no AVX512-BF16, as the log says)
+#             embedding on all its cores in f32 and bf16, at token budgets of 4,096 (the CPU
+#             default) and 16,384 (CPU_EMBED_CHUNKS, default 2,000; bf16 runs in f32 where the
+#             CPU has no AVX512-BF16, as the log says)
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
 #             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #             (ivf-flat with the default trainer, which must be quarry's kernels on the GPU;
@@ -129,8 +130,13 @@ run_step() {
       [ -d "$work/cpu-corpus" ] || "$quarry" gen-corpus --documents "${CPU_DOCUMENTS:-100000}" --out "$work/cpu-corpus"
       "$quarry" bench-cpu-stages --corpus "$work/cpu-corpus" --threads "${CPU_THREADS:-1,4,16}" --json "$out/cpu-stages.json" 2>&1 | tee "$out/cpu-stages.txt"
       grep -o 'avx512_bf16' /proc/cpuinfo | head -1 > "$out/cpu-embed.txt" || echo "no avx512_bf16" > "$out/cpu-embed.txt"
+      # Each precision at the CPU's default token budget (4096) and at 16384: does the
+      # smaller budget that suits 2 cores leave 16 cores too few rows?
       for precision in f32 bf16; do
-        "$quarry" bench-embed --device cpu --precision "$precision" --chunks "${CPU_EMBED_CHUNKS:-2000}" 2>&1 | tee -a "$out/cpu-embed.txt"
+        for tokens in 4096 16384; do
+          echo "--batch-tokens $tokens" | tee -a "$out/cpu-embed.txt"
+          "$quarry" bench-embed --device cpu --precision "$precision" --batch-tokens "$tokens" --chunks "${CPU_EMBED_CHUNKS:-2000}" 2>&1 | tee -a "$out/cpu-embed.txt"
+        done
       done
       ;;
     e2e)

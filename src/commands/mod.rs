@@ -28,8 +28,9 @@ pub struct ModelArgs {
     /// auto | cpu | cuda | cuda:N | cuda:N,M,... (one model replica per GPU)
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
-    /// Padded tokens per embedding batch (batches are length-sorted).
-    #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = 16_384, value_parser = at_least_one::<usize>)]
+    /// Padded tokens per embedding batch (batches are length-sorted). A GPU left at the
+    /// default sizes its batches from its free memory.
+    #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = quarry_indexer::embed::CPU_TOKEN_BUDGET, value_parser = at_least_one::<usize>)]
     pub batch_tokens: usize,
     /// auto | f32 | f16 | bf16. bf16 on a CPU with AVX512-BF16 computes the dense layers'
     /// products in bf16 with f32 sums (f32 on a CPU without it); f16 needs a CUDA device; auto

@@ -17,7 +17,7 @@ mod replicas;
 mod tokenizer;
 mod wordpiece;
 
-pub use batching::{plan_batches, BatchPolicy};
+pub use batching::{plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
 pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
 pub use device::DeviceSpec;
