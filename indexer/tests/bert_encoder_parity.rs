@@ -85,8 +85,9 @@ fn same_token_vectors_as_candle_transformers() {
 }
 
 /// f32 on the CPU with each choice of fused steps: the packed attention (the twin of the GPU
-/// kernel; not the CPU default) and the fused bias + residual + layer norm, alone and together,
-/// each with the row-wise steps over every padded row and over the real rows only.
+/// kernels; the CPU default where its AVX-512 tiles run) and the fused bias + residual + layer
+/// norm, alone and together, each with the row-wise steps over every padded row and over the
+/// real rows only (with the packed attention: the attention over the real rows too).
 #[test]
 fn every_choice_of_fused_steps_gives_the_same_token_vectors() {
     for (packed_attention, fused_ends) in [(false, false), (true, false), (false, true), (true, true)] {
