@@ -30,7 +30,7 @@ fn padded_tokens(lengths: &[usize], policy: BatchPolicy) -> usize {
 pub fn measure(model: &ModelDir, texts: &[&str], policies: &[BatchPolicy], repetitions: usize) -> anyhow::Result<Vec<PolicyResult>> {
     let mut results = Vec::new();
     for &policy in policies {
-        let embedder = BertEmbedder::load(model, EmbedOptions { batch: policy, ..Default::default() })?;
+        let embedder = BertEmbedder::load(model, EmbedOptions { batch: Some(policy), ..Default::default() })?;
         let lengths: Vec<usize> = embedder.tokenizer().encode_for_model(texts)?.iter().map(Vec::len).collect();
         let mut seconds = Vec::new();
         for _ in 0..repetitions.max(1) {

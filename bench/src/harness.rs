@@ -89,7 +89,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     };
     let model = ModelDir::open(&model_dir)?;
     let device: DeviceSpec = workload.model.device.as_deref().unwrap_or("auto").parse()?;
-    let batch = BatchPolicy::TokenBudget { max_tokens: workload.model.batch_tokens.unwrap_or(quarry_indexer::embed::CPU_TOKEN_BUDGET) };
+    let batch = workload.model.batch_tokens.map(|max_tokens| BatchPolicy::TokenBudget { max_tokens });
     let embedder: Arc<dyn Embedder> = load_embedder(&model, EmbedOptions { device, batch, ..Default::default() })?;
     tracing::info!("bench {}: preparing the snapshot", workload.name);
     let prepared = prepare(&workload, work.path(), &model, embedder.clone()).await?;

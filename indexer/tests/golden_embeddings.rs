@@ -74,6 +74,19 @@ fn mixed_order(golden: &[(String, Vec<f32>)]) -> (Vec<&str>, Vec<&Vec<f32>>) {
     (order.iter().map(|&i| golden[i].0.as_str()).collect(), order.iter().map(|&i| &golden[i].1).collect())
 }
 
+/// On the CPU, no batch policy means the CPU's token budget; one given is kept as it is (a
+/// GPU sizes the default from its free memory instead: `golden_texts_on_the_gpu_at_every_precision`).
+#[test]
+fn the_cpu_keeps_the_batch_policy_it_is_given_else_its_default() {
+    use quarry_indexer::embed::{BertEmbedder, EmbedOptions, ModelDir, CPU_TOKEN_BUDGET};
+    let dir = ModelDir::open(&common::model_dir()).unwrap();
+    let load = |batch| BertEmbedder::load(&dir, EmbedOptions { batch, ..Default::default() }).unwrap().batch_policy();
+    assert_eq!(load(None), BatchPolicy::TokenBudget { max_tokens: CPU_TOKEN_BUDGET });
+    for given in [BatchPolicy::TokenBudget { max_tokens: CPU_TOKEN_BUDGET }, BatchPolicy::TokenBudget { max_tokens: 777 }, BatchPolicy::Fixed { size: 3 }] {
+        assert_eq!(load(Some(given)), given);
+    }
+}
+
 #[test]
 fn replicas_share_the_batches_and_match_one_model() {
     let golden = golden();
@@ -165,7 +178,7 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
     let f32_embedder = common::load_embedder_at(BatchPolicy::default(), Precision::F32);
     let f32_rows = f32_embedder.embed(&texts).unwrap();
     for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-        let embedder = BertEmbedder::load(&dir, EmbedOptions { batch, precision: Precision::Bf16, ..Default::default() }).unwrap();
+        let embedder = BertEmbedder::load(&dir, EmbedOptions { batch: Some(batch), precision: Precision::Bf16, ..Default::default() }).unwrap();
         let how = format!("bf16 on the CPU, {batch:?}");
         assert_matches_within(&embedder, &texts, &expected, &how, 0.9999);
         let rows = embedder.embed(&texts).unwrap();
@@ -196,7 +209,7 @@ fn golden_texts_on_the_gpu_at_every_precision() {
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     for (precision, min_cosine) in [(Precision::F32, 0.9999), (Precision::F16, 0.999), (Precision::Bf16, 0.999)] {
         for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-            let options = EmbedOptions { device: DeviceSpec::Cuda(0), batch, precision };
+            let options = EmbedOptions { device: DeviceSpec::Cuda(0), batch: Some(batch), precision };
             let embedder = BertEmbedder::load(&dir, options).expect("this test needs a CUDA GPU");
             assert_eq!(embedder.device_name(), "cuda:0");
             assert_matches_within(&embedder, &texts, &expected, &format!("{precision:?} {batch:?}"), min_cosine);

@@ -28,10 +28,10 @@ pub struct ModelArgs {
     /// auto | cpu | cuda | cuda:N | cuda:N,M,... (one model replica per GPU)
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
-    /// Padded tokens per embedding batch (batches are length-sorted). A GPU left at the
-    /// default sizes its batches from its free memory.
-    #[arg(long, env = "QUARRY_BATCH_TOKENS", default_value_t = quarry_indexer::embed::CPU_TOKEN_BUDGET, value_parser = at_least_one::<usize>)]
-    pub batch_tokens: usize,
+    /// Padded tokens per embedding batch (batches are length-sorted). Default: 4096 on the
+    /// CPU; on a GPU sized from its free memory.
+    #[arg(long, env = "QUARRY_BATCH_TOKENS", value_parser = at_least_one::<usize>)]
+    pub batch_tokens: Option<usize>,
     /// auto | f32 | f16 | bf16. bf16 on a CPU with AVX512-BF16 computes the dense layers'
     /// products in bf16 with f32 sums (f32 on a CPU without it); f16 needs a CUDA device; auto
     /// is bf16 on a CPU with AVX512-BF16 (it meets f32's golden bar), f32 elsewhere.
@@ -43,7 +43,7 @@ impl ModelArgs {
     pub fn embed_options(&self) -> quarry_indexer::embed::EmbedOptions {
         quarry_indexer::embed::EmbedOptions {
             device: self.device,
-            batch: quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens: self.batch_tokens },
+            batch: self.batch_tokens.map(|max_tokens| quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens }),
             precision: self.precision,
         }
     }

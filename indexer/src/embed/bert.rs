@@ -7,7 +7,7 @@ use candle_nn::VarBuilder;
 
 use super::bert_encoder::{score_dtype, BertEncoder, TokenStates};
 use super::encoder_ops;
-use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
+use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy};
 use super::device::{device_name, DeviceSpec};
 use super::model_dir::{ModelDir, Pooling};
 use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
@@ -92,7 +92,10 @@ impl Precision {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmbedOptions {
     pub device: DeviceSpec,
-    pub batch: BatchPolicy,
+    /// How texts are grouped into batches; None: the device's default (on the CPU
+    /// [`CPU_TOKEN_BUDGET`](super::CPU_TOKEN_BUDGET) tokens, on a GPU a budget sized from its
+    /// free memory).
+    pub batch: Option<BatchPolicy>,
     pub precision: Precision,
 }
 
@@ -210,11 +213,11 @@ fn log_precision(asked: Precision, runs: Precision, on_cpu: bool) {
     }
 }
 
-/// On a GPU, a default-sized token budget grows to half the free memory (estimated from the
-/// model's shape and logged) within what candle's kernels can index; an explicit budget is
-/// kept up to that size.
-fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: BatchPolicy) -> BatchPolicy {
-    let Some((free, total)) = super::device::gpu_memory(device) else { return batch };
+/// The batch policy: `batch` where given; else the CPU's default, or on a GPU a token budget
+/// of half the free memory (estimated from the model's shape and logged) within what
+/// candle's kernels can index. On a GPU an explicit budget is kept up to that size.
+fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: Option<BatchPolicy>) -> BatchPolicy {
+    let Some((free, total)) = super::device::gpu_memory(device) else { return batch.unwrap_or_default() };
     let dtype = precision.dtype();
     let per_token = bytes_per_token(dir.hidden_size, dir.intermediate_size, dir.attention_heads, dir.max_tokens, dtype.size_in_bytes(), score_dtype(dtype).size_in_bytes());
     let budget = gpu_token_budget(free, per_token, 0.5, dir.attention_heads, dir.max_tokens);
@@ -225,12 +228,12 @@ fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, b
         total as f64 / (1u64 << 30) as f64
     );
     match batch {
-        BatchPolicy::TokenBudget { max_tokens } if max_tokens == CPU_TOKEN_BUDGET => BatchPolicy::TokenBudget { max_tokens: budget },
-        BatchPolicy::TokenBudget { max_tokens } if max_tokens > budget => {
+        None => BatchPolicy::TokenBudget { max_tokens: budget },
+        Some(BatchPolicy::TokenBudget { max_tokens }) if max_tokens > budget => {
             tracing::warn!("a token budget of {max_tokens} per batch is more than the GPU takes (see above): {budget} used");
             BatchPolicy::TokenBudget { max_tokens: budget }
         }
-        other => other,
+        Some(other) => other,
     }
 }
 

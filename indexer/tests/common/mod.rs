@@ -35,7 +35,7 @@ pub fn load_embedder(batch: BatchPolicy) -> BertEmbedder {
 }
 
 pub fn load_embedder_at(batch: BatchPolicy, precision: Precision) -> BertEmbedder {
-    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch, precision, ..Default::default() }).unwrap()
+    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch: Some(batch), precision, ..Default::default() }).unwrap()
 }
 
 /// One CPU embedder per test binary.
