@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use crate::dot::dot;
+use crate::sequences::sequence_starts;
 use crate::softmax::{exp, reduce_in_lanes};
 
 /// The shape of a packed query-key-value tensor `[batch * tokens, 3 * heads * head_size]`:
@@ -75,14 +76,7 @@ pub fn ragged_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> V
     let hidden = shape.hidden();
     let real: usize = lengths.iter().sum();
     assert!(hidden > 0 && qkv.len() == real * 3 * hidden, "qkv of {} values is not {real} real tokens x 3 x {hidden}", qkv.len());
-    let mut start = 0;
-    let sequences: Vec<SequenceRows> = lengths
-        .iter()
-        .map(|&length| {
-            start += length;
-            SequenceRows { start: start - length, rows: length, keys: length }
-        })
-        .collect();
+    let sequences: Vec<SequenceRows> = sequence_starts(lengths).into_iter().zip(lengths).map(|(start, &length)| SequenceRows { start, rows: length, keys: length }).collect();
     attention_over(qkv, &sequences, shape)
 }
 

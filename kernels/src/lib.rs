@@ -22,6 +22,7 @@ mod gemm_scores;
 mod kmeans;
 mod layer_norm;
 mod pool;
+mod sequences;
 mod softmax;
 mod topk;
 

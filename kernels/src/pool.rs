@@ -3,6 +3,8 @@
 
 use rayon::prelude::*;
 
+use crate::sequences::sequence_starts;
+
 /// Mean of the token vectors whose mask is 1, per row: `hidden` is `[rows, tokens, dim]`,
 /// `mask` is `[rows, tokens]`.
 pub fn mean_pool(hidden: &[f32], mask: &[u32], rows: usize, tokens: usize, dim: usize) -> Vec<f32> {
@@ -38,14 +40,7 @@ pub fn l2_normalize(data: &mut [f32], dim: usize) {
 pub fn mean_pool_normalize_sequences(rows: &[f32], lengths: &[usize], dim: usize) -> Vec<f32> {
     let real: usize = lengths.iter().sum();
     assert!(dim > 0 && rows.len() == real * dim, "{} values are not {real} rows of {dim}", rows.len());
-    let mut start = 0;
-    let starts: Vec<usize> = lengths
-        .iter()
-        .map(|&length| {
-            start += length;
-            start - length
-        })
-        .collect();
+    let starts = sequence_starts(lengths);
     let mut out = vec![0f32; lengths.len() * dim];
     out.par_chunks_mut(dim).zip(starts.par_iter().zip(lengths)).for_each(|(target, (&start, &length))| {
         for vector in rows[start * dim..(start + length) * dim].chunks_exact(dim) {

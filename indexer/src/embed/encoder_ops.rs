@@ -209,9 +209,9 @@ impl CustomOp1 for Bf16Product<'_> {
 /// on the CPU), each sequence's real token vectors back to back: each sequence's mean, scaled
 /// to unit length (`quarry_kernels::mean_pool_normalize_sequences`, sequences in parallel).
 pub fn mean_pool_normalize_sequences(states: &Tensor, lengths: &[usize]) -> candle_core::Result<Tensor> {
-    let rows = states.dim(0)?;
-    if lengths.iter().sum::<usize>() != rows {
-        candle_core::bail!("mean pooling: {rows} rows, but the sequence lengths sum to {}", lengths.iter().sum::<usize>());
+    let (rows, real) = (states.dim(0)?, lengths.iter().sum::<usize>());
+    if real != rows {
+        candle_core::bail!("mean pooling: {rows} rows, but the sequence lengths sum to {real}");
     }
     states.contiguous()?.apply_op1_no_bwd(&MeanPoolSequences(lengths))
 }

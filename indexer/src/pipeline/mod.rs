@@ -327,10 +327,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     ];
     // A delta serves the previous version's vectors; a full version those it reused or kept.
     let carried = (base.is_some() || report.reuse.chunks > 0 || !report.reuse.kept_after_failure.is_empty()).then_some(previous_precisions).flatten();
-    let precisions = version_precisions(carried.as_deref(), (embedded_tokens > 0).then_some(embedder.info().precisions.as_slice()));
-    report.precisions = precisions.clone();
+    report.precisions = version_precisions(carried.as_deref(), (embedded_tokens > 0).then_some(embedder.info().precisions.as_slice()));
     let publisher = Publisher {
-        precisions,
         builder,
         chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
         parse_sig,

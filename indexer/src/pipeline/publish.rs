@@ -27,8 +27,6 @@ pub(super) struct Publisher {
     pub parse_sig: String,
     /// Every file the source listed, with its ETag (skipped files included).
     pub listed: HashMap<String, Option<String>>,
-    /// How the new version's vectors were computed ([`crate::embed::ModelInfo::precisions`]).
-    pub precisions: Vec<String>,
 }
 
 /// A segment written from this run's documents (not yet named by any version).
@@ -102,7 +100,7 @@ impl Publisher {
             parse_sig: Some(self.parse_sig.clone()),
             ..Manifest::new(version, report.source.clone(), self.builder.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(first.spec.clone(), self.builder.embedder.device_name()))
         };
-        manifest.model.precisions = self.precisions.clone();
+        manifest.model.precisions = report.precisions.clone();
         for segment in segments {
             add_segment(&mut manifest, segment, report);
         }
@@ -161,7 +159,7 @@ impl Publisher {
         manifest.created_at = chrono::Utc::now();
         manifest.source = report.source.clone();
         manifest.parse_sig = Some(self.parse_sig.clone());
-        manifest.model.precisions = self.precisions.clone();
+        manifest.model.precisions = report.precisions.clone();
         manifest.tombstones.retain(|t| !changes.lift_tombstones.contains(t));
         manifest.tombstones.extend(changes.add_tombstones);
         if segments.is_empty() {
