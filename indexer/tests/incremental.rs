@@ -280,7 +280,7 @@ async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version()
     let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
     let first_segment = manifest.segments[0].id.clone();
     let scoped_b = format!("{first_segment}/{}", id_of("b.md"));
-    let change = VersionChange { documents: Vec::new(), tombstones: vec![id_of("a.md"), scoped_b.clone()] };
+    let change = VersionChange { documents: Vec::new(), tombstones: vec![id_of("a.md"), scoped_b.clone()], embedded_chunks: 0 };
     publish_next_version(&writer, Some(&manifest), change, common::embedder().as_ref(), manifest.chunker.clone(), &IndexOptions::default()).await.unwrap();
     assert_eq!(vectors_by_file(out).await.len(), 1, "only c.md is served after the deletes");
 

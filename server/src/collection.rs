@@ -120,6 +120,7 @@ impl Collection {
                 let manifest = &snapshot.manifest;
                 metadata.insert("snapshot_version".into(), manifest.version.clone().into());
                 metadata.insert("embedding_model".into(), manifest.model.name.clone().into());
+                metadata.insert("embedding_precisions".into(), manifest.model.precisions.clone().into());
                 metadata.insert("vector_dimensions".into(), manifest.model.dim.into());
                 metadata.insert("index_type".into(), manifest.index.params.factory().into());
                 metadata.insert("segments".into(), manifest.segments.len().into());

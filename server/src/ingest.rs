@@ -53,10 +53,17 @@ impl StoredVectors {
     }
 }
 
+/// A file's documents, ready to publish.
+pub struct ProcessedFile {
+    pub documents: Vec<EmbeddedDoc>,
+    /// Chunks embedded here; the others took a stored vector.
+    pub embedded_chunks: usize,
+}
+
 /// Parses, chunks and embeds one file (blocking). A chunk whose text `stored` holds takes
 /// that vector instead of being embedded again. A file fails with the reason of its first
 /// failure; a JSONL file with some good lines succeeds with those.
-pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored: &StoredVectors) -> Result<Vec<EmbeddedDoc>, String> {
+pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored: &StoredVectors) -> Result<ProcessedFile, String> {
     let settings = ChunkSettings { parser: AutoParser, chunker, tags: Vec::new(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
     let (mut documents, failures) = parse_and_chunk(raw, &settings);
     if documents.is_empty() {
@@ -70,10 +77,10 @@ pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocum
     }
     let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     let reused: usize = documents.iter().map(|d| d.stored_vectors.iter().flatten().count()).sum();
-    let embedded = embed_documents(documents, state.embedder.as_ref(), 256, |_| {}).map_err(|e| format!("Embedding failed: {e}"))?;
+    let documents = embed_documents(documents, state.embedder.as_ref(), 256, |_| {}).map_err(|e| format!("Embedding failed: {e}"))?;
     state.metrics.ingested_chunks.with_label_values(&["reused"]).inc_by(reused as u64);
     state.metrics.ingested_chunks.with_label_values(&["embedded"]).inc_by((chunks - reused) as u64);
-    Ok(embedded)
+    Ok(ProcessedFile { documents, embedded_chunks: chunks - reused })
 }
 
 /// Publishes `change` as the collection's next version and serves it before returning;

@@ -183,6 +183,7 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
     // Chunks whose text the collection already serves take the stored vector.
     let stored = Arc::new(collection.searcher().map_or(StoredVectors::None, |searcher| StoredVectors::Collection(searcher.snapshot().clone())));
     let mut documents = Vec::new();
+    let mut embedded_chunks = 0;
     let mut succeeded: Vec<(Upload, Vec<String>, usize)> = Vec::new();
     for upload in &uploads {
         set_file(&state, &collection, &job_id, &upload.file_id, |progress, info| {
@@ -208,7 +209,9 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
         let (worker_state, worker_chunker, worker_stored) = (state.clone(), chunker.clone(), stored.clone());
         let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &worker_stored)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
         match outcome {
-            Ok(docs) => {
+            Ok(file) => {
+                let docs = file.documents;
+                embedded_chunks += file.embedded_chunks;
                 let doc_ids = docs.iter().map(|d| d.record.doc_id.clone()).collect();
                 let chunks = docs.iter().map(|d| d.chunks.len()).sum();
                 set_file(&state, &collection, &job_id, &upload.file_id, |progress, _| progress.progress_percent = 80.0);
@@ -221,7 +224,7 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
     let mut job_error = None;
     if !documents.is_empty() {
         let _guard = collection.publish_lock.lock().await;
-        match publish(&state, &collection, VersionChange { documents, tombstones: Vec::new() }).await {
+        match publish(&state, &collection, VersionChange { documents, tombstones: Vec::new(), embedded_chunks }).await {
             Ok(manifest) => {
                 for (upload, doc_ids, chunks) in &succeeded {
                     set_file(&state, &collection, &job_id, &upload.file_id, |progress, info| {

@@ -296,10 +296,11 @@ async fn publish_upload_to(out: &str, store: &StoreOptions, name: &str, text: &s
     let raw = RawDocument { uri: format!("upload://c/{name}"), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
     let (documents, failures) = parse_and_chunk(&raw, &settings);
     assert!(failures.is_empty(), "{failures:?}");
+    let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
     let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {}).unwrap();
     let writer = SnapshotWriter::open(out, store).unwrap();
     let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
+    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

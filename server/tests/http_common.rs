@@ -85,6 +85,15 @@ impl TestServer {
         (status, response.json().await.unwrap_or(serde_json::Value::Null))
     }
 
+    /// Uploads one file to a collection and waits for its job, which must complete.
+    pub async fn upload_completed(&self, collection: &str, name: &str, bytes: Vec<u8>) -> serde_json::Value {
+        let (status, submitted) = self.upload(collection, &[(name, bytes)]).await;
+        assert_eq!(status, 202, "{submitted}");
+        let job = self.wait_job(submitted["job_id"].as_str().unwrap()).await;
+        assert_eq!(job["status"], "completed", "{job}");
+        job
+    }
+
     /// Polls a job until it is terminal.
     pub async fn wait_job(&self, job_id: &str) -> serde_json::Value {
         for _ in 0..600 {

@@ -4,6 +4,11 @@
 mod http_common;
 
 use http_common::{options, paragraph, TestServer};
+use std::sync::Arc;
+
+use quarry_indexer::embed::{BatchPolicy, Precision};
+use quarry_indexer::parse::SUPPORTED_FORMATS;
+use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
 use quarry_server::records::{FileProgress, FileStatus, IngestionJobStatus, JobState};
 use serde_json::json;
 
@@ -90,7 +95,7 @@ async fn knowledge_layer_end_to_end() {
     assert_eq!(detail("q3.pdf").status, FileStatus::Success);
     assert!(detail("broken.pdf").error_message.as_deref().unwrap().starts_with("File appears corrupted"));
     assert_eq!(detail("empty.txt").error_message.as_deref(), Some("file is empty"));
-    assert_eq!(detail("photo.png").error_message.as_deref(), Some("binary file: not a supported document format (PNG image)"));
+    assert_eq!(detail("photo.png").error_message.as_deref(), Some(format!("binary file: not a supported document format (PNG image); {SUPPORTED_FORMATS}").as_str()));
     // The job records its terminal state first and removes its uploads right after (a crash
     // in between must not leave a job to resume without its files): they go within moments.
     let uploads_left = || std::fs::read_dir(data.path().join("uploads")).map(|d| d.count()).unwrap_or(0);
@@ -286,13 +291,7 @@ async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
     let text: String = ["tides", "glaciers", "deserts", "rivers", "volcanoes", "forests", "reefs", "caves"].iter().map(|t| paragraph(t) + "\n\n").collect();
     let upload = |name: &'static str, text: String| {
         let server = &server;
-        async move {
-            let (status, submitted) = server.upload("c", &[(name, text.into_bytes())]).await;
-            assert_eq!(status, 202, "{submitted}");
-            let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
-            assert_eq!(job["status"], "completed", "{job}");
-            job["file_details"][0]["chunks_created"].as_u64().unwrap()
-        }
+        async move { server.upload_completed("c", name, text.into_bytes()).await["file_details"][0]["chunks_created"].as_u64().unwrap() }
     };
 
     let first = upload("earth.txt", text.clone()).await;
@@ -307,5 +306,36 @@ async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
     // Every chunk of the revised file, reused or embedded, is found by its own text at cosine ~1.
     let chunks = server.assert_each_chunk_finds_itself("c", "paragraph", json!({ "file_name": "earth-v2.txt" })).await;
     assert_eq!(chunks.len() as u64, revised, "{chunks:?}");
+    server.stop().await;
+}
+
+/// A collection's version lists how its vectors were computed (CollectionInfo's
+/// `embedding_precisions`): an upload whose every chunk took a stored vector adds nothing,
+/// one that embedded adds the server's precision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_upload_adds_its_precision_only_when_it_embedded() {
+    let (src, root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let text = format!("{}\n\n{}", paragraph("tides"), paragraph("glaciers"));
+    std::fs::write(src.path().join("earth.txt"), &text).unwrap();
+    let mut run = RunOptions::new(src.path().to_str().unwrap(), root.path().to_str().unwrap(), http_common::common::model_dir());
+    run.progress = ProgressMode::Quiet;
+    let f32_embedder = Arc::new(http_common::common::load_embedder_at(BatchPolicy::default(), Precision::F32));
+    run_with_embedder(run, f32_embedder).await.unwrap();
+    let mut opts = options(data.path());
+    opts.collections = vec![("batch".into(), root.path().to_str().unwrap().into())];
+    let server = TestServer::start(opts).await;
+    let precisions = || async { server.get("/v1/collections/batch").await.1["metadata"]["embedding_precisions"].clone() };
+    assert_eq!(precisions().await, json!(["cpu f32"]));
+
+    server.upload_completed("batch", "earth-copy.txt", text.into_bytes()).await;
+    let (embedded, reused) = server.ingested_chunks().await;
+    assert!(embedded == 0 && reused >= 1, "embedded {embedded}, reused {reused}");
+    assert_eq!(precisions().await, json!(["cpu f32"]), "every vector reused: nothing computed, nothing added");
+
+    server.upload_completed("batch", "moon.txt", paragraph("craters").into_bytes()).await;
+    let own = http_common::common::embedder().info().precisions.clone();
+    let mut both = vec!["cpu f32".to_string()];
+    both.extend(own.into_iter().filter(|p| p != "cpu f32"));
+    assert_eq!(precisions().await, json!(both), "moon.txt's vectors computed by the server");
     server.stop().await;
 }

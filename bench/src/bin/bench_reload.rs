@@ -61,7 +61,7 @@ async fn main() -> anyhow::Result<()> {
         let every = (1.0 / deleted_fraction).round().max(1.0) as usize;
         let tombstones: Vec<String> = loaded.documents().step_by(every).map(|d| d.doc_id.clone()).collect();
         eprintln!("hiding {} of {} documents behind tombstones", tombstones.len(), loaded.documents().count());
-        publish_next_version(&writer, Some(reader.manifest()), VersionChange { documents: Vec::new(), tombstones }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
+        publish_next_version(&writer, Some(reader.manifest()), VersionChange { documents: Vec::new(), tombstones, embedded_chunks: 0 }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
     }
     let options = LoadOptions::default();
     let started = Instant::now();
@@ -76,10 +76,11 @@ async fn main() -> anyhow::Result<()> {
         let raw = RawDocument { uri: format!("upload://bench/{upload}.txt"), relative_path: format!("{upload}.txt"), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: "upload".into() };
         let (documents, failures) = parse_and_chunk(&raw, &settings);
         anyhow::ensure!(failures.is_empty(), "{failures:?}");
+        let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
         let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {})?;
         let base = SnapshotReader::open(&out, &StoreOptions::default()).await?.manifest().clone();
         let tombstones = if replace { replaced.next().into_iter().collect() } else { Vec::new() };
-        publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
+        publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
 
         let started = Instant::now();
         let fresh = LoadedSnapshot::load(&out, &options).await?;

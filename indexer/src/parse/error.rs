@@ -1,5 +1,9 @@
 //! Why one file could not be read: messages written for the person who uploaded it.
 
+/// The formats quarry parses, for the messages of the files it cannot.
+pub const SUPPORTED_FORMATS: &str =
+    "supported: PDF, DOCX, HTML, Markdown, CSV, TSV, JSON, JSONL and UTF-8 text (.txt, or any other extension whose bytes are text)";
+
 /// A per-file failure. It fails that file alone; the run goes on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParseError {
@@ -7,9 +11,9 @@ pub enum ParseError {
     Empty,
     #[error("not valid UTF-8 at byte {0}")]
     InvalidUtf8(usize),
-    #[error("binary file: not a supported document format ({0})")]
+    #[error("binary file: not a supported document format ({0}); {SUPPORTED_FORMATS}")]
     Binary(String),
-    #[error("unsupported file type `.{0}`")]
+    #[error("unsupported file type `.{0}`: the bytes are binary, not text; {SUPPORTED_FORMATS}")]
     Unsupported(String),
     #[error("PDF is password-protected. Please upload an unlocked version.")]
     PasswordProtected,

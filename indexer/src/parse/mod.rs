@@ -15,7 +15,7 @@ mod text;
 
 pub use detect::{detect_format, Format};
 pub use document::{doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed};
-pub use error::ParseError;
+pub use error::{ParseError, SUPPORTED_FORMATS};
 
 use crate::source::RawDocument;
 

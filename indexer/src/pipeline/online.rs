@@ -16,6 +16,9 @@ pub struct VersionChange {
     pub documents: Vec<EmbeddedDoc>,
     /// Document or chunk ids to hide from every result.
     pub tombstones: Vec<String>,
+    /// Chunks of `documents` whose vectors the embedder computed for this change (the others
+    /// took stored vectors): the version adds the embedder's precision only when some were.
+    pub embedded_chunks: usize,
 }
 
 /// Publishes `base` plus `change` as the next version (`base = None` starts a snapshot).
@@ -48,7 +51,8 @@ pub async fn publish_next_version(
     manifest.version = version.clone();
     manifest.created_at = chrono::Utc::now();
     if !change.documents.is_empty() {
-        manifest.model.precisions = version_precisions(base.map(|base| base.model.precisions.as_slice()), Some(&model.precisions));
+        let own = (change.embedded_chunks > 0).then_some(model.precisions.as_slice());
+        manifest.model.precisions = version_precisions(base.map(|base| base.model.precisions.as_slice()), own);
         let rows = assemble(change.documents, model.dim);
         let spec = index.resolve(rows.chunks.len(), model.dim)?;
         let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{version}")).await?;

@@ -161,7 +161,7 @@ pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Pa
         successful.push(id.clone());
     }
     if !tombstones.is_empty() {
-        publish(&state, &collection, VersionChange { documents: Vec::new(), tombstones }).await.map_err(ApiError::Internal)?;
+        publish(&state, &collection, VersionChange { documents: Vec::new(), tombstones, embedded_chunks: 0 }).await.map_err(ApiError::Internal)?;
     }
     collection.files.lock().expect("files lock").retain(|f| !removed.contains(&f.file_id));
     state.save_files(&collection).map_err(|e| ApiError::Internal(e.to_string()))?;
