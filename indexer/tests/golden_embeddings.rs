@@ -4,7 +4,7 @@
 
 mod common;
 
-use quarry_indexer::embed::{BatchPolicy, Embedder, Precision, ReplicatedEmbedder};
+use quarry_indexer::embed::{plan_batches, BatchPolicy, Embedder, Precision, ReplicatedEmbedder};
 
 fn golden() -> Vec<(String, Vec<f32>)> {
     let text = std::fs::read_to_string(common::shared_dir().join("reference/minilm-golden.jsonl")).unwrap();
@@ -100,6 +100,27 @@ fn replicas_share_the_batches_and_match_one_model() {
     assert_matches(&replicated, &texts, &expected, "two replicas");
     let single = one.embed(&texts).unwrap();
     assert_eq!(replicated.embed(&texts).unwrap(), single, "the same rows in the same order as one model");
+
+    // Each batch is reported as it finishes (a run's progress), by one model in order and by
+    // the replicas in whatever order they finish.
+    let ids = one.tokenize(&texts).unwrap();
+    let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+    let planned: Vec<usize> = plan_batches(&lengths, policy).iter().map(Vec::len).collect();
+    assert!(planned.len() > 2, "{planned:?}");
+    let reported = |embedder: &dyn Embedder| {
+        let sizes = std::sync::Mutex::new(Vec::new());
+        let embeddings = embedder.embed_tokens_reporting(&ids, &|rows| sizes.lock().unwrap().push(rows)).unwrap();
+        (embeddings, sizes.into_inner().unwrap())
+    };
+    let (embeddings, sizes) = reported(&one);
+    assert_eq!(sizes, planned, "one model, batch by batch");
+    assert!(embeddings == single, "one model reporting: other vectors");
+    let (embeddings, mut sizes) = reported(&replicated);
+    let mut planned = planned;
+    sizes.sort_unstable();
+    planned.sort_unstable();
+    assert_eq!(sizes, planned, "two replicas");
+    assert!(embeddings == single, "two replicas reporting: other vectors");
 }
 
 /// The run embeds chunks with the model ids the chunker measured them by: the vectors equal

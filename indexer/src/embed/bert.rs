@@ -272,11 +272,18 @@ impl Embedder for BertEmbedder {
     }
 
     fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings> {
+        self.embed_tokens_reporting(ids, &|_| {})
+    }
+
+    fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
         let dim = self.info.dim;
         let mut data = vec![0f32; ids.len() * dim];
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         let batches = plan_batches(&lengths, self.batch);
-        self.run_batches(ids, batches.iter(), |batch, vectors| scatter_rows(&mut data, dim, batch, &vectors))?;
+        self.run_batches(ids, batches.iter(), |batch, vectors| {
+            scatter_rows(&mut data, dim, batch, &vectors);
+            done(batch.len());
+        })?;
         Ok(Embeddings { dim, data })
     }
 

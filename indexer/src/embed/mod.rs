@@ -109,6 +109,13 @@ pub trait Embedder: Send + Sync {
     }
     /// Embeds tokenized texts, returning rows in input order.
     fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings>;
+    /// [`Embedder::embed_tokens`], telling `done` how many of the texts each batch finished
+    /// as it finishes (so a long call's progress shows). The default tells it once, at the end.
+    fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
+        let embeddings = self.embed_tokens(ids)?;
+        done(ids.len());
+        Ok(embeddings)
+    }
     /// Embeds `texts`, returning rows in input order.
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
         self.embed_tokens(&self.tokenize(texts)?)

@@ -34,6 +34,10 @@ impl Embedder for ReplicatedEmbedder {
     }
 
     fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings> {
+        self.embed_tokens_reporting(ids, &|_| {})
+    }
+
+    fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
         let dim = self.info().dim;
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         // The smallest budget of the replicas, so every batch fits every GPU.
@@ -50,10 +54,13 @@ impl Embedder for ReplicatedEmbedder {
                 .map(|replica| {
                     let (batches, next) = (&batches, &next);
                     scope.spawn(move || {
-                        let mut done = Vec::new();
                         let claimed = std::iter::from_fn(|| batches.get(next.fetch_add(1, Ordering::Relaxed)));
-                        replica.run_batches(ids, claimed, |batch, vectors| done.push((batch, vectors)))?;
-                        Ok(done)
+                        let mut finished = Vec::new();
+                        replica.run_batches(ids, claimed, |batch, vectors| {
+                            done(batch.len());
+                            finished.push((batch, vectors));
+                        })?;
+                        Ok(finished)
                     })
                 })
                 .collect();

@@ -311,9 +311,13 @@ pub(super) fn embed_stage(
 ) -> Result<(f64, u64)> {
     let (mut busy, mut tokens) = (0.0, 0);
     let mut listening = true;
-    embed_groups(grouped(doc_rx.into_iter(), group), embedder, |documents, seconds| {
+    // Each batch counts as it finishes; a group's chunks that took stored vectors, at its end.
+    let batch_done = |rows: usize| {
+        context.counters.embedded.fetch_add(rows as u64, Ordering::Relaxed);
+    };
+    embed_groups(grouped(doc_rx.into_iter(), group), embedder, &batch_done, |documents, embedded_rows, seconds| {
         let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
-        context.counters.embedded.fetch_add(chunks as u64, Ordering::Relaxed);
+        context.counters.embedded.fetch_add((chunks - embedded_rows) as u64, Ordering::Relaxed);
         busy += seconds;
         tokens += documents.iter().map(EmbeddedDoc::tokens).sum::<u64>();
         listening = listening && embedded.blocking_send(Arrival::Documents(documents)).is_ok();
@@ -327,7 +331,7 @@ pub(super) fn embed_stage(
 /// vectors, in order.
 pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: impl Fn(usize)) -> Result<Vec<EmbeddedDoc>> {
     let mut done = Vec::with_capacity(documents.len());
-    embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, |embedded, _| {
+    embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, &|_| {}, |embedded, _, _| {
         progress(embedded.iter().map(|d| d.chunks.len()).sum());
         done.extend(embedded);
         true
@@ -356,9 +360,16 @@ fn grouped(arrivals: impl Iterator<Item = Vec<ChunkedDoc>>, group: usize) -> imp
 
 /// Embeds each group of documents: a second thread gathers the next group's model ids
 /// (tokenizing the chunks that came without) while the model embeds the current one.
-/// `on_group` gets each group's documents with their vectors, in order, and the seconds the
-/// model took, and says whether to go on.
-fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: &dyn Embedder, mut on_group: impl FnMut(Vec<EmbeddedDoc>, f64) -> bool) -> Result<()> {
+/// `batch_done` hears how many chunks each of the model's batches embedded, as they finish;
+/// `on_group` gets each group's documents with their vectors, in order, how many of their
+/// chunks the model embedded (the others had stored vectors) and the seconds it took, and
+/// says whether to go on.
+fn embed_groups(
+    groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send,
+    embedder: &dyn Embedder,
+    batch_done: &(dyn Fn(usize) + Sync),
+    mut on_group: impl FnMut(Vec<EmbeddedDoc>, usize, f64) -> bool,
+) -> Result<()> {
     let dim = embedder.info().dim;
     std::thread::scope(|scope| {
         let (tokenized_tx, tokenized_rx) = crossbeam_channel::bounded::<Result<(Vec<ChunkedDoc>, Vec<Vec<u32>>)>>(1);
@@ -373,8 +384,8 @@ fn embed_groups(groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send, embedder: 
         for tokenized in tokenized_rx {
             let (documents, ids) = tokenized?;
             let started = Instant::now();
-            let embeddings = if ids.is_empty() { Embeddings { dim, data: Vec::new() } } else { embedder.embed_tokens(&ids)? };
-            if !on_group(attach_vectors(documents, &embeddings.data, dim), started.elapsed().as_secs_f64()) {
+            let embeddings = if ids.is_empty() { Embeddings { dim, data: Vec::new() } } else { embedder.embed_tokens_reporting(&ids, batch_done)? };
+            if !on_group(attach_vectors(documents, &embeddings.data, dim), ids.len(), started.elapsed().as_secs_f64()) {
                 break;
             }
         }
