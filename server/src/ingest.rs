@@ -60,11 +60,11 @@ pub struct ProcessedFile {
     pub embedded_chunks: usize,
 }
 
-/// Parses, chunks and embeds one file (blocking). A chunk whose text `stored` holds takes
+/// Parses, chunks and embeds one file (blocking); its documents get `tags` besides their own. A chunk whose text `stored` holds takes
 /// that vector instead of being embedded again. A file fails with the reason of its first
 /// failure; a JSONL file with some good lines succeeds with those.
-pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored: &StoredVectors) -> Result<ProcessedFile, String> {
-    let settings = ChunkSettings { parser: AutoParser, chunker, tags: Vec::new(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
+pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored: &StoredVectors, tags: &[String]) -> Result<ProcessedFile, String> {
+    let settings = ChunkSettings { parser: AutoParser, chunker, tags: tags.to_vec(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
     let (mut documents, failures) = parse_and_chunk(raw, &settings);
     if documents.is_empty() {
         return Err(failures.into_iter().next().map(|f| f.reason).unwrap_or_else(|| "no text content found".into()));

@@ -71,6 +71,8 @@ pub struct Upload {
     pub file_name: String,
     pub path: PathBuf,
     pub size: u64,
+    /// Tags its documents get (the upload's `tags` field), for search filters.
+    pub tags: Vec<String>,
 }
 
 pub fn uploads_dir(state: &AppState, job_id: &str) -> PathBuf {
@@ -95,7 +97,7 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
         collection_name: collection.name().to_string(),
         backend: "quarry".into(),
         error_message: None,
-        metadata: serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size})).collect::<Vec<_>>() })
+        metadata: serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags})).collect::<Vec<_>>() })
             .as_object()
             .cloned()
             .unwrap_or_default(),
@@ -107,7 +109,7 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
         let mut files = collection.files.lock().expect("files lock");
         let details = state.jobs.get(&job_id).map(|j| j.file_details).unwrap_or_default();
         for (progress, upload) in details.iter().zip(&uploads) {
-            files.push(file_record(collection, &job_id, progress, Some(upload.size)));
+            files.push(file_record(collection, &job_id, progress, upload));
         }
     }
     state.save_files(collection)?;
@@ -117,13 +119,23 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
 }
 
 /// A FileInfo for a file of a job.
-fn file_record(collection: &Collection, job_id: &str, progress: &FileProgress, size: Option<u64>) -> FileInfo {
+fn file_record(collection: &Collection, job_id: &str, progress: &FileProgress, upload: &Upload) -> FileInfo {
+    let mut record = scratch_record(collection, job_id, progress);
+    record.file_size = Some(upload.size);
+    if !upload.tags.is_empty() {
+        record.metadata.insert("tags".into(), upload.tags.clone().into());
+    }
+    record
+}
+
+/// A FileInfo for a file of a job, with what its progress says only.
+fn scratch_record(collection: &Collection, job_id: &str, progress: &FileProgress) -> FileInfo {
     FileInfo {
         file_id: progress.file_id.clone(),
         file_name: progress.file_name.clone(),
         collection_name: collection.name().to_string(),
         status: progress.status,
-        file_size: size,
+        file_size: None,
         chunk_count: 0,
         uploaded_at: Some(Utc::now()),
         ingested_at: None,
@@ -145,7 +157,7 @@ fn set_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &s
         let mut files = collection.files.lock().expect("files lock");
         let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) else { return };
         let info_at = files.iter().position(|f| f.file_id == file_id);
-        let mut scratch = file_record(collection, job_id, progress, None);
+        let mut scratch = scratch_record(collection, job_id, progress);
         let info = match info_at {
             Some(at) => &mut files[at],
             None => &mut scratch,
@@ -206,8 +218,8 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
             etag: None,
             source: "upload".into(),
         };
-        let (worker_state, worker_chunker, worker_stored) = (state.clone(), chunker.clone(), stored.clone());
-        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &worker_stored)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        let (worker_state, worker_chunker, worker_stored, upload_tags) = (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
+        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &worker_stored, &upload_tags)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
         match outcome {
             Ok(file) => {
                 let docs = file.documents;
@@ -284,10 +296,21 @@ pub async fn resume(state: &Arc<AppState>) {
             continue;
         };
         let dir = uploads_dir(state, &job.job_id);
+        let tags_of = |file_id: &str| -> Vec<String> {
+            let uploads = job.metadata.get("uploads").and_then(|u| u.as_array());
+            let upload = uploads.and_then(|uploads| uploads.iter().find(|u| u["file_id"] == file_id));
+            upload.and_then(|u| serde_json::from_value(u["tags"].clone()).ok()).unwrap_or_default()
+        };
         let uploads: Vec<Upload> = job
             .file_details
             .iter()
-            .map(|f| Upload { file_id: f.file_id.clone(), file_name: f.file_name.clone(), path: dir.join(&f.file_id), size: std::fs::metadata(dir.join(&f.file_id)).map(|m| m.len()).unwrap_or(0) })
+            .map(|f| Upload {
+                file_id: f.file_id.clone(),
+                file_name: f.file_name.clone(),
+                path: dir.join(&f.file_id),
+                size: std::fs::metadata(dir.join(&f.file_id)).map(|m| m.len()).unwrap_or(0),
+                tags: tags_of(&f.file_id),
+            })
             .collect();
         tracing::info!("resuming job {} ({} files) for {}", job.job_id, uploads.len(), job.collection_name);
         {
@@ -295,7 +318,7 @@ pub async fn resume(state: &Arc<AppState>) {
             let mut files = collection.files.lock().expect("files lock");
             for (progress, upload) in job.file_details.iter().zip(&uploads) {
                 if !files.iter().any(|f| f.file_id == progress.file_id) {
-                    files.push(file_record(&collection, &job.job_id, progress, Some(upload.size)));
+                    files.push(file_record(&collection, &job.job_id, progress, upload));
                 }
             }
         }

@@ -17,7 +17,7 @@ use crate::app::AppState;
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::ingest::publish;
 use crate::jobs::{submit, uploads_dir, Upload};
-use crate::records::{CollectionInfo, FileInfo, IngestionJobStatus};
+use crate::records::{CollectionInfo, FileInfo, IngestionJobStatus, JobState};
 
 fn not_found(name: &str) -> ApiError {
     ApiError::NotFound(format!("Collection '{name}' not found"))
@@ -84,12 +84,36 @@ fn clean_file_name(name: &str) -> String {
     if name.is_empty() { "upload".into() } else { name.to_string() }
 }
 
+/// The most tags an upload may give its files, and the longest tag.
+const MAX_UPLOAD_TAGS: usize = 32;
+const MAX_TAG_CHARS: usize = 64;
+
+/// Adds the comma-separated tags of an upload's `tags` field to `tags` (trimmed, empty ones
+/// and repeats dropped).
+fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiError> {
+    for tag in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        if tag.chars().count() > MAX_TAG_CHARS {
+            return Err(ApiError::BadRequest(format!("tags: '{tag}' is longer than {MAX_TAG_CHARS} characters")));
+        }
+        if !tags.iter().any(|t| t == tag) {
+            tags.push(tag.to_string());
+        }
+    }
+    if tags.len() > MAX_UPLOAD_TAGS {
+        return Err(ApiError::BadRequest(format!("tags: {} given, at most {MAX_UPLOAD_TAGS}", tags.len())));
+    }
+    Ok(())
+}
+
+/// Files (multipart fields `files`) become one ingestion job; an optional `tags` field
+/// (comma-separated) tags every document of them, for search filters.
 pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>, multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>) -> Result<impl IntoResponse, ApiError> {
     let collection = find(&state, &name)?;
     let mut multipart = multipart.map_err(|e| ApiError::BadRequest(format!("expected multipart/form-data with a 'files' field: {}", e.body_text())))?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let dir = uploads_dir(&state, &job_id);
     let mut uploads = Vec::new();
+    let mut tags: Vec<String> = Vec::new();
     let cleanup = |dir: &std::path::Path| {
         let _ = std::fs::remove_dir_all(dir);
     };
@@ -102,7 +126,19 @@ pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Pa
                 return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE { ApiError::PayloadTooLarge(e.body_text()) } else { ApiError::BadRequest(e.body_text()) });
             }
         };
-        let Some(file_name) = field.file_name().map(clean_file_name) else { continue };
+        let Some(file_name) = field.file_name().map(clean_file_name) else {
+            if field.name() == Some("tags") {
+                let text = field.text().await.map_err(|e| ApiError::BadRequest(format!("tags: {}", e.body_text())));
+                match text.and_then(|text| parse_tags(&text, &mut tags)) {
+                    Ok(()) => {}
+                    Err(e) => {
+                        cleanup(&dir);
+                        return Err(e);
+                    }
+                }
+            }
+            continue;
+        };
         let bytes = match field.bytes().await {
             Ok(bytes) => bytes,
             Err(e) => {
@@ -114,10 +150,13 @@ pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Pa
         std::fs::create_dir_all(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
         let path = dir.join(&file_id);
         std::fs::write(&path, &bytes).map_err(|e| ApiError::Internal(e.to_string()))?;
-        uploads.push(Upload { file_id, file_name, path, size: bytes.len() as u64 });
+        uploads.push(Upload { file_id, file_name, path, size: bytes.len() as u64, tags: Vec::new() });
     }
     if uploads.is_empty() {
         return Err(ApiError::BadRequest("no files uploaded: send one or more multipart fields named 'files' with a filename".into()));
+    }
+    for upload in &mut uploads {
+        upload.tags = tags.clone();
     }
     let file_ids: Vec<String> = uploads.iter().map(|u| u.file_id.clone()).collect();
     let count = uploads.len();
@@ -173,8 +212,20 @@ pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Pa
     })))
 }
 
+/// A job's IngestionJobStatus; a pending one says where it waits in `metadata`
+/// (`queue_position` of `queue_length`: the pending jobs, oldest first).
 pub async fn job_status(State(state): State<Arc<AppState>>, Path(job_id): Path<String>) -> Result<Json<IngestionJobStatus>, ApiError> {
-    state.jobs.get(&job_id).map(Json).ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))
+    let mut job = state.jobs.get(&job_id).ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))?;
+    if job.status == JobState::Pending {
+        let mut pending: Vec<(chrono::DateTime<chrono::Utc>, String)> =
+            state.jobs.all().into_iter().filter(|j| j.status == JobState::Pending).map(|j| (j.submitted_at, j.job_id)).collect();
+        pending.sort();
+        if let Some(at) = pending.iter().position(|(_, id)| *id == job_id) {
+            job.metadata.insert("queue_position".into(), (at + 1).into());
+            job.metadata.insert("queue_length".into(), pending.len().into());
+        }
+    }
+    Ok(Json(job))
 }
 
 pub async fn health(State(state): State<Arc<AppState>>) -> impl IntoResponse {

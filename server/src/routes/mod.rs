@@ -1,5 +1,6 @@
 //! The HTTP routes: one file per surface.
 
+pub mod dashboard;
 pub mod knowledge;
 pub mod ops;
 pub mod rag;
@@ -33,6 +34,8 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))
+        .route("/dashboard", get(dashboard::page))
+        .route("/", get(dashboard::root))
 }
 
 /// A JSON body whose rejections (malformed JSON, wrong types, unknown fields) answer 400
