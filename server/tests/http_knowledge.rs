@@ -228,7 +228,8 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         collection_name: "kept".into(),
         backend: "quarry".into(),
         error_message: None,
-        metadata: Default::default(),
+        // The upload's tags, as `submit` records them.
+        metadata: json!({ "uploads": [{ "file_id": "file-resumed", "file_name": "birds.md", "size": 40, "tags": ["wildlife"] }] }).as_object().cloned().unwrap(),
         progress_percent: 0.0,
         is_terminal: false,
     };
@@ -248,8 +249,8 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
 
     let resumed = server.wait_job(pending_id).await;
     assert_eq!(resumed["status"], "completed", "{resumed}");
-    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "bird migration" })).await;
-    assert_eq!(result["chunks"][0]["file_name"], "birds.md");
+    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "bird migration", "filters": { "tags": ["wildlife"] } })).await;
+    assert_eq!(result["chunks"][0]["file_name"], "birds.md", "resumed with its upload's tags");
     server.stop().await;
 }
 
