@@ -164,9 +164,9 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
     let mut swapped = chunk_all(&settings(embedder.tokenizer().clone()));
     let (first, second) = swapped.split_at_mut(1);
     std::mem::swap(&mut first[0].model_ids, &mut second[0].model_ids);
-    let with_ids = embed_documents(with_ids, embedder.as_ref(), 64, |_| {}).unwrap();
-    let fresh = embed_documents(chunk_all(&settings(own_copy)), embedder.as_ref(), 64, |_| {}).unwrap();
-    let swapped = embed_documents(swapped, embedder.as_ref(), 64, |_| {}).unwrap();
+    let with_ids = embed_documents(with_ids, embedder.as_ref(), 64, &|_| {}).unwrap();
+    let fresh = embed_documents(chunk_all(&settings(own_copy)), embedder.as_ref(), 64, &|_| {}).unwrap();
+    let swapped = embed_documents(swapped, embedder.as_ref(), 64, &|_| {}).unwrap();
     assert_eq!(with_ids.len(), golden.len());
     assert_eq!(with_ids[0].chunks.len(), 1);
     assert_eq!(with_ids[1].chunks.len(), 1);

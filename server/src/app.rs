@@ -15,6 +15,7 @@ use quarry_indexer::store::StoreOptions;
 use tokio::sync::Semaphore;
 
 use crate::collection::{validate_name, Collection, CollectionRecord};
+use crate::events::{EventHub, EVENT_BACKLOG};
 use crate::jobs::JobBook;
 use crate::loaded::LoadOptions;
 use crate::metrics::Metrics;
@@ -89,6 +90,8 @@ pub struct AppState {
     pub embedder: Arc<dyn Embedder>,
     pub collections: RwLock<BTreeMap<String, Arc<Collection>>>,
     pub jobs: JobBook,
+    /// Ingestion events for the collections' event streams.
+    pub events: EventHub,
     pub ingest_slots: Arc<Semaphore>,
     pub search: SearchQueue,
     pub metrics: Metrics,
@@ -167,6 +170,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
     };
     let state = Arc::new(AppState {
         jobs: JobBook::open(options.data_dir.join("jobs")).map_err(|e| e.to_string())?,
+        events: EventHub::new(EVENT_BACKLOG),
         ingest_slots: Arc::new(Semaphore::new(options.ingest_workers.max(1))),
         search: SearchQueue::new(options.search_workers, options.search_queue),
         metrics,
@@ -243,6 +247,8 @@ pub async fn serve(state: Arc<AppState>, listener: tokio::net::TcpListener, shut
         .with_graceful_shutdown(async move {
             shutdown.await;
             flag.shutting_down.store(true, Ordering::SeqCst);
+            // Event streams never end on their own; closing them lets the connections drain.
+            flag.events.close();
         })
         .await?;
     let deadline = tokio::time::Instant::now() + drain;

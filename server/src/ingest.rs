@@ -4,17 +4,19 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk, publish_next_version, segments_to_merge, ChunkSettings, ChunkedDoc, EmbeddedDoc, VersionChange};
+use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings, ChunkedDoc, EmbeddedDoc, VersionChange};
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 
 use crate::app::AppState;
 use crate::collection::Collection;
+use crate::events::StageProgress;
 use crate::loaded::LoadedSnapshot;
 
 /// Documents larger than this fail with the seed-004 message.
@@ -60,24 +62,43 @@ pub struct ProcessedFile {
     pub embedded_chunks: usize,
 }
 
-/// Parses, chunks and embeds one file (blocking); its documents get `tags` besides their own. A chunk whose text `stored` holds takes
-/// that vector instead of being embedded again. A file fails with the reason of its first
-/// failure; a JSONL file with some good lines succeeds with those.
-pub fn process_file(state: &AppState, chunker: Arc<TokenChunker>, raw: &RawDocument, stored: &StoredVectors, tags: &[String]) -> Result<ProcessedFile, String> {
-    let settings = ChunkSettings { parser: AutoParser, chunker, tags: tags.to_vec(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
-    let (mut documents, failures) = parse_and_chunk(raw, &settings);
+/// How one file is processed, besides its bytes.
+pub struct FileSettings<'a> {
+    /// The collection's chunker.
+    pub chunker: Arc<TokenChunker>,
+    /// Where chunks find vectors they need not embed again.
+    pub stored: &'a StoredVectors,
+    /// Tags every document of the file gets besides its own.
+    pub tags: &'a [String],
+    /// Hears the file's progress as it is parsed, chunked, and embedded batch by batch.
+    pub progress: &'a (dyn Fn(StageProgress) + Sync),
+}
+
+/// Parses, chunks and embeds one file (blocking). A chunk whose text `settings.stored` holds
+/// takes that vector instead of being embedded again. A file fails with the reason of its
+/// first failure; a JSONL file with some good lines succeeds with those.
+pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<'_>) -> Result<ProcessedFile, String> {
+    let FileSettings { chunker, stored, tags, progress } = settings;
+    let chunk_settings = ChunkSettings { parser: AutoParser, chunker, tags: tags.to_vec(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
+    let (mut documents, failures) = parse_and_chunk_observed(raw, &chunk_settings, || progress(StageProgress::parsed()));
     if documents.is_empty() {
         return Err(failures.into_iter().next().map(|f| f.reason).unwrap_or_else(|| "no text content found".into()));
     }
+    let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
+    progress(StageProgress::chunked(chunks));
     let stored_by_text = stored.of_chunks(&documents, &raw.uri);
     if !stored_by_text.is_empty() {
         for document in &mut documents {
             document.stored_vectors = document.chunks.iter().map(|chunk| stored_by_text.get(&chunk.text).cloned()).collect();
         }
     }
-    let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     let reused: usize = documents.iter().map(|d| d.stored_vectors.iter().flatten().count()).sum();
-    let documents = embed_documents(documents, state.embedder.as_ref(), 256, |_| {}).map_err(|e| format!("Embedding failed: {e}"))?;
+    let done = AtomicUsize::new(0);
+    let embedding = |finished: usize| {
+        let done = done.fetch_add(finished, Ordering::Relaxed) + finished;
+        progress(StageProgress::embedding(done, chunks));
+    };
+    let documents = embed_documents(documents, state.embedder.as_ref(), 256, &embedding).map_err(|e| format!("Embedding failed: {e}"))?;
     state.metrics.ingested_chunks.with_label_values(&["reused"]).inc_by(reused as u64);
     state.metrics.ingested_chunks.with_label_values(&["embedded"]).inc_by((chunks - reused) as u64);
     Ok(ProcessedFile { documents, embedded_chunks: chunks - reused })

@@ -13,7 +13,8 @@ use quarry_indexer::source::RawDocument;
 
 use crate::app::AppState;
 use crate::collection::Collection;
-use crate::ingest::{chunker_for, process_file, publish, StoredVectors};
+use crate::events::{FileRef, IngestionEvent, StageProgress};
+use crate::ingest::{chunker_for, process_file, publish, FileSettings, StoredVectors};
 use crate::persist::{read_json, write_json};
 use crate::records::{FileInfo, FileProgress, FileStatus, IngestionJobStatus, JobState};
 
@@ -169,8 +170,28 @@ fn set_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &s
     }
 }
 
-fn fail_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &str, reason: &str) {
-    set_file(state, collection, job_id, file_id, |progress, info| {
+/// Changes a file's progress in its job only (not its FileInfo).
+fn set_job_file(state: &AppState, job_id: &str, file_id: &str, change: impl FnOnce(&mut FileProgress)) {
+    state.jobs.update(job_id, |job| {
+        if let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) {
+            change(progress);
+        }
+    });
+}
+
+/// Which file of which job `upload` is, for its events.
+fn file_ref(collection: &Collection, job_id: &str, upload: &Upload) -> FileRef {
+    FileRef { collection_name: collection.name().to_string(), job_id: job_id.to_string(), file_id: upload.file_id.clone(), file_name: upload.file_name.clone() }
+}
+
+/// A file's progress in its job, and the event that says so.
+fn report_progress(state: &AppState, file: &FileRef, at: StageProgress) {
+    set_job_file(state, &file.job_id, &file.file_id, |progress| progress.progress_percent = at.percent.floor());
+    state.events.publish(IngestionEvent::progress(file, at));
+}
+
+fn fail_file(state: &AppState, collection: &Collection, job_id: &str, upload: &Upload, reason: &str) {
+    set_file(state, collection, job_id, &upload.file_id, |progress, info| {
         progress.status = FileStatus::Failed;
         progress.progress_percent = 100.0;
         progress.error_message = Some(reason.to_string());
@@ -178,6 +199,15 @@ fn fail_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &
         info.error_message = Some(reason.to_string());
         info.ingested_at = Some(Utc::now());
     });
+    state.events.publish(IngestionEvent::failed(&file_ref(collection, job_id, upload), reason));
+}
+
+/// A file of a job that parsed, chunked and embedded, waiting for the job's publish.
+struct Succeeded {
+    upload: Upload,
+    doc_ids: Vec<String>,
+    chunks: usize,
+    tokens: u64,
 }
 
 /// Runs one job on a worker slot.
@@ -196,17 +226,19 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
     let stored = Arc::new(collection.searcher().map_or(StoredVectors::None, |searcher| StoredVectors::Collection(searcher.snapshot().clone())));
     let mut documents = Vec::new();
     let mut embedded_chunks = 0;
-    let mut succeeded: Vec<(Upload, Vec<String>, usize)> = Vec::new();
+    let mut succeeded: Vec<Succeeded> = Vec::new();
     for upload in &uploads {
+        let file = file_ref(&collection, &job_id, upload);
         set_file(&state, &collection, &job_id, &upload.file_id, |progress, info| {
             progress.status = FileStatus::Ingesting;
-            progress.progress_percent = 10.0;
             info.status = FileStatus::Ingesting;
         });
+        state.events.publish(IngestionEvent::started(&file));
+        report_progress(&state, &file, StageProgress::started());
         let bytes = match std::fs::read(&upload.path) {
             Ok(bytes) => bytes,
             Err(e) => {
-                fail_file(&state, &collection, &job_id, &upload.file_id, &format!("upload could not be read back: {e}"));
+                fail_file(&state, &collection, &job_id, upload, &format!("upload could not be read back: {e}"));
                 continue;
             }
         };
@@ -219,41 +251,61 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
             source: "upload".into(),
         };
         let (worker_state, worker_chunker, worker_stored, upload_tags) = (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
-        let outcome = tokio::task::spawn_blocking(move || process_file(&worker_state, worker_chunker, &raw, &worker_stored, &upload_tags)).await.unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        let progress_file = file.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            // The job (and its record on disk) changes, and an event goes out, once per whole
+            // percent at most.
+            let shown = Mutex::new(StageProgress::started().percent);
+            let progress = |at: StageProgress| {
+                let mut shown = shown.lock().expect("progress lock");
+                if at.percent.floor() > shown.floor() {
+                    *shown = at.percent;
+                    report_progress(&worker_state, &progress_file, at);
+                }
+            };
+            let settings = FileSettings { chunker: worker_chunker, stored: &worker_stored, tags: &upload_tags, progress: &progress };
+            process_file(&worker_state, &raw, settings)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
         match outcome {
             Ok(file) => {
                 let docs = file.documents;
                 embedded_chunks += file.embedded_chunks;
                 let doc_ids = docs.iter().map(|d| d.record.doc_id.clone()).collect();
                 let chunks = docs.iter().map(|d| d.chunks.len()).sum();
-                set_file(&state, &collection, &job_id, &upload.file_id, |progress, _| progress.progress_percent = 80.0);
+                let tokens = docs.iter().map(|d| d.tokens()).sum();
                 documents.extend(docs);
-                succeeded.push((upload.clone(), doc_ids, chunks));
+                succeeded.push(Succeeded { upload: upload.clone(), doc_ids, chunks, tokens });
             }
-            Err(reason) => fail_file(&state, &collection, &job_id, &upload.file_id, &reason),
+            Err(reason) => fail_file(&state, &collection, &job_id, upload, &reason),
         }
     }
     let mut job_error = None;
     if !documents.is_empty() {
+        for file in &succeeded {
+            report_progress(&state, &file_ref(&collection, &job_id, &file.upload), StageProgress::storing(file.chunks));
+        }
         let _guard = collection.publish_lock.lock().await;
         match publish(&state, &collection, VersionChange { documents, tombstones: Vec::new(), embedded_chunks }).await {
             Ok(manifest) => {
-                for (upload, doc_ids, chunks) in &succeeded {
-                    set_file(&state, &collection, &job_id, &upload.file_id, |progress, info| {
+                for file in &succeeded {
+                    set_file(&state, &collection, &job_id, &file.upload.file_id, |progress, info| {
                         progress.status = FileStatus::Success;
                         progress.progress_percent = 100.0;
-                        progress.chunks_created = *chunks;
+                        progress.chunks_created = file.chunks;
                         info.status = FileStatus::Success;
-                        info.chunk_count = *chunks;
+                        info.chunk_count = file.chunks;
                         info.ingested_at = Some(Utc::now());
-                        info.metadata.insert("doc_ids".into(), doc_ids.clone().into());
+                        info.metadata.insert("doc_ids".into(), file.doc_ids.clone().into());
                         info.metadata.insert("snapshot_version".into(), manifest.version.clone().into());
                     });
+                    state.events.publish(IngestionEvent::completed(&file_ref(&collection, &job_id, &file.upload), file.chunks, file.tokens));
                 }
             }
             Err(e) => {
-                for (upload, _, _) in &succeeded {
-                    fail_file(&state, &collection, &job_id, &upload.file_id, &format!("Publishing failed: {e}"));
+                for file in &succeeded {
+                    fail_file(&state, &collection, &job_id, &file.upload, &format!("Publishing failed: {e}"));
                 }
                 job_error = Some(e);
             }
@@ -268,7 +320,7 @@ fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Up
         for upload in uploads {
             let pending = state.jobs.get(job_id).is_some_and(|j| j.file_details.iter().any(|f| f.file_id == upload.file_id && !matches!(f.status, FileStatus::Success | FileStatus::Failed)));
             if pending {
-                fail_file(state, collection, job_id, &upload.file_id, error);
+                fail_file(state, collection, job_id, upload, error);
             }
         }
     }

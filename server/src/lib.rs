@@ -2,7 +2,7 @@
 //! ([`loaded`]), filters ([`filter`]), the vector / keyword / hybrid lanes ([`searcher`],
 //! [`fusion`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
 //! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
-//! ingestion jobs ([`jobs`], [`ingest`]), the HTTP routes ([`routes`]), errors mapped to
+//! ingestion jobs ([`jobs`], [`ingest`]) and their events ([`events`]), the HTTP routes ([`routes`]), errors mapped to
 //! status codes in one place ([`api_error`]), metrics ([`metrics`]); concurrent searches
 //! embed their queries in shared passes ([`query_batcher`]), repeated ones from a cache
 //! ([`query_cache`]).
@@ -12,6 +12,7 @@ pub mod app;
 pub mod collection;
 pub mod error;
 pub mod eval;
+pub mod events;
 pub mod filter;
 pub mod fusion;
 pub mod hidden_rows;

@@ -116,6 +116,10 @@ impl Embedder for BatchingEmbedder {
         self.shared.inner.embed_tokens(ids)
     }
 
+    fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
+        self.shared.inner.embed_tokens_reporting(ids, done)
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
         if texts.len() != 1 {
             return self.shared.inner.embed(texts);

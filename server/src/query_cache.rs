@@ -77,6 +77,10 @@ impl Embedder for CachingEmbedder {
         self.inner.embed_tokens(ids)
     }
 
+    fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
+        self.inner.embed_tokens_reporting(ids, done)
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
         let [query] = texts else { return self.inner.embed(texts) };
         let dim = self.info().dim;

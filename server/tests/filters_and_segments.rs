@@ -297,7 +297,7 @@ async fn publish_upload_to(out: &str, store: &StoreOptions, name: &str, text: &s
     let (documents, failures) = parse_and_chunk(&raw, &settings);
     assert!(failures.is_empty(), "{failures:?}");
     let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
-    let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {}).unwrap();
+    let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {}).unwrap();
     let writer = SnapshotWriter::open(out, store).unwrap();
     let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
     publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()

@@ -1,10 +1,17 @@
 //! The dashboard and what it shows, over real HTTP: the page and every API call it makes,
-//! upload tags (filters find them), and the queue position of a waiting job.
+//! upload tags (filters find them), the queue position of a waiting job, and a file's
+//! progress through its stages, in its job status and in the collection's event stream.
 
 mod http_common;
 
+use std::sync::Mutex;
+use std::time::Duration;
+
 use http_common::{options, paragraph, TestServer};
-use serde_json::json;
+use quarry_indexer::source::RawDocument;
+use quarry_server::events::{Stage, StageProgress};
+use quarry_server::ingest::{chunker_for, process_file, FileSettings, StoredVectors};
+use serde_json::{json, Value};
 
 /// The (method, path template) of every `api.call(...)` in the dashboard's script.
 fn api_calls(page: &str) -> Vec<(String, String)> {
@@ -63,6 +70,12 @@ async fn the_dashboard_calls_only_routes_the_server_has() {
         let status = request.send().await.unwrap().status().as_u16();
         // A body the route rejects is fine here (400); no route, or not this method, is not.
         assert!(![404, 405].contains(&status), "{method} {path} (from `{template}`) answered {status}");
+    }
+    let streams: Vec<&str> = page.split("new EventSource(`").skip(1).filter_map(|rest| rest.split('`').next()).collect();
+    assert_eq!(streams.len(), 1, "the page listens to its collection's events");
+    for template in streams {
+        let stream = server.client.get(server.url(&filled(template, "kept", job_id))).send().await.unwrap();
+        assert_eq!((stream.status().as_u16(), stream.headers()["content-type"].to_str().unwrap()), (200, "text/event-stream"), "{template}");
     }
     server.stop().await;
 }
@@ -136,4 +149,141 @@ async fn a_waiting_job_says_where_it_is_in_the_queue() {
         assert!(job["metadata"].get("queue_position").is_none(), "{job}");
     }
     server.stop().await;
+}
+
+/// A file long enough for several of the CPU's 4,096-token batches: about 50 chunks.
+fn long_markdown() -> Vec<u8> {
+    (0..150).map(|i| paragraph(&format!("topic {i}")) + "\n\n").collect::<String>().into_bytes()
+}
+
+/// A file's progress rises through its stages: parsed, chunked, then batch by batch as the
+/// model embeds it, up to embedded (the job's storing and success take it on to 100).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_file_reports_its_progress_batch_by_batch() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let bytes = long_markdown();
+    let raw = RawDocument { uri: "upload://c/f/long.md".into(), relative_path: "long.md".into(), size: bytes.len() as u64, bytes: bytes.into(), etag: None, source: "upload".into() };
+    let seen = Mutex::new(Vec::new());
+    let record = |at: StageProgress| seen.lock().unwrap().push(at);
+    let settings = FileSettings { chunker: chunker_for(&server.state, None).unwrap(), stored: &StoredVectors::None, tags: &[], progress: &record };
+    let file = process_file(&server.state, &raw, settings).unwrap();
+    let chunks = file.embedded_chunks;
+    assert!(chunks >= 30, "{chunks} chunks");
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(&seen[..2], &[StageProgress::parsed(), StageProgress::chunked(chunks)], "{seen:?}");
+    assert_eq!(seen.last(), Some(&StageProgress::embedding(chunks, chunks)), "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].percent < w[1].percent), "rising: {seen:?}");
+    let batches = seen.iter().filter(|at| at.stage == Stage::Embedding && at.percent < 90.0).count();
+    assert!(batches >= 2, "batch by batch: {seen:?}");
+    server.stop().await;
+}
+
+/// Reads the next event of a server-sent event stream: (its name, its JSON data).
+async fn next_event(stream: &mut reqwest::Response, buffer: &mut String) -> (String, Value) {
+    loop {
+        if let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let field = |name: &str| block.lines().filter_map(|l| l.strip_prefix(name)).map(str::trim).collect::<Vec<_>>().join("\n");
+            let (name, data) = (field("event:"), field("data:"));
+            if !name.is_empty() {
+                return (name, serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {data}")));
+            }
+            continue; // a keep-alive comment
+        }
+        let chunk = stream.chunk().await.unwrap().expect("the stream goes on while the server runs");
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+/// Subscribes to a collection's event stream (`query` may name a job).
+async fn subscribe(server: &TestServer, collection: &str, query: &str) -> reqwest::Response {
+    let stream = server.client.get(server.url(&format!("/v1/collections/{collection}/events{query}"))).send().await.unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    assert_eq!(stream.headers()["content-type"].to_str().unwrap(), "text/event-stream");
+    stream
+}
+
+/// Events until every file of `files` had its completed or failed one.
+async fn events_until_done(stream: &mut reqwest::Response, files: usize) -> Vec<(String, Value)> {
+    let mut buffer = String::new();
+    let mut events = Vec::new();
+    let finished = |events: &Vec<(String, Value)>| events.iter().filter(|(name, _)| name.ends_with("_completed") || name.ends_with("_failed")).count();
+    while finished(&events) < files {
+        let event = tokio::time::timeout(Duration::from_secs(300), next_event(stream, &mut buffer)).await.expect("an event within 5 minutes");
+        events.push(event);
+    }
+    events
+}
+
+/// The seed-004 events of one job's files over real HTTP: started, progress through the
+/// stages with the chunks embedded of all, then completed with the chunk count or failed with
+/// the error the job status gives; another collection's and another job's events stay out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_event_stream_follows_each_file_through_its_stages() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.post("/v1/collections", json!({ "name": "c" })).await;
+    server.post("/v1/collections", json!({ "name": "other" })).await;
+    let (status, error) = server.get("/v1/collections/nope/events").await;
+    assert_eq!((status, error["detail"].as_str()), (404, Some("Collection 'nope' not found")));
+    let (status, _) = server.get("/v1/collections/c/events?job_id=nope").await;
+    assert_eq!(status, 404);
+
+    // The jobs wait for a slot until every stream is open.
+    let slots = server.state.options.ingest_workers.max(1) as u32;
+    let held = server.state.ingest_slots.clone().acquire_many_owned(slots).await.unwrap();
+    let (_, other) = server.upload("other", &[("tides.md", paragraph("tides").into_bytes())]).await;
+    let (status, submitted) = server.upload("c", &[("long.md", long_markdown()), ("empty.md", Vec::new())]).await;
+    assert_eq!(status, 202, "{submitted}");
+    let job_id = submitted["job_id"].as_str().unwrap().to_string();
+    let (_, later) = server.upload("c", &[("glaciers.md", paragraph("glaciers").into_bytes())]).await;
+    let (status, _) = server.get(&format!("/v1/collections/c/events?job_id={}", other["job_id"].as_str().unwrap())).await;
+    assert_eq!(status, 404, "a job of another collection");
+    let mut all = subscribe(&server, "c", "").await;
+    let mut one_job = subscribe(&server, "c", &format!("?job_id={job_id}")).await;
+    drop(held);
+
+    let events = events_until_done(&mut all, 3).await;
+    assert!(events.iter().all(|(_, e)| e["collection_name"] == "c"), "only c's events: {events:?}");
+    assert!(events.iter().any(|(_, e)| e["job_id"] == later["job_id"]), "the later job's too: {events:?}");
+    let job_events = events_until_done(&mut one_job, 2).await;
+    assert!(job_events.iter().all(|(_, e)| e["job_id"] == job_id.as_str()), "{job_events:?}");
+    let job = server.wait_job(&job_id).await;
+    let detail = |name: &str| job["file_details"].as_array().unwrap().iter().find(|f| f["file_name"] == name).unwrap().clone();
+
+    for events in [&events, &job_events] {
+        let of_file = |name: &str| events.iter().filter(|(_, e)| e["file_name"] == name).cloned().collect::<Vec<_>>();
+        let long = of_file("long.md");
+        let names: Vec<&str> = long.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names.first(), Some(&"document_ingestion_started"), "{names:?}");
+        assert_eq!(names.last(), Some(&"document_ingestion_completed"), "{names:?}");
+        assert!(long.iter().all(|(name, e)| e["event"] == name.as_str() && e["document_id"] == detail("long.md")["file_id"]), "{long:?}");
+        let progress: Vec<&Value> = long.iter().filter(|(name, _)| name == "document_ingestion_progress").map(|(_, e)| e).collect();
+        let stages: Vec<&str> = progress.iter().map(|e| e["stage"].as_str().unwrap()).collect();
+        let mut distinct = stages.clone();
+        distinct.dedup();
+        assert_eq!(distinct, ["parsing", "chunking", "embedding", "storing"], "in order: {stages:?}");
+        let fractions: Vec<f64> = progress.iter().map(|e| e["progress"].as_f64().unwrap()).collect();
+        assert!(fractions.windows(2).all(|w| w[0] < w[1]) && fractions[0] > 0.0 && fractions[fractions.len() - 1] < 1.0, "{fractions:?}");
+        let chunks = detail("long.md")["chunks_created"].as_u64().unwrap();
+        let embedding: Vec<(u64, u64)> = progress.iter().filter(|e| e["stage"] == "embedding").map(|e| (e["chunks_processed"].as_u64().unwrap(), e["total_chunks"].as_u64().unwrap())).collect();
+        assert!(embedding.len() >= 2 && embedding.iter().all(|(_, total)| *total == chunks), "{embedding:?} of {chunks}");
+        assert_eq!(embedding.last(), Some(&(chunks, chunks)));
+        let completed = &long.last().unwrap().1;
+        assert_eq!((completed["status"].as_str(), completed["chunk_count"].as_u64()), (Some("ready"), Some(chunks)), "{completed}");
+        assert!(completed["token_count"].as_u64().unwrap() > chunks, "{completed}");
+
+        let empty = of_file("empty.md");
+        let names: Vec<&str> = empty.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!((names.first(), names.last()), (Some(&"document_ingestion_started"), Some(&"document_ingestion_failed")), "{names:?}");
+        let failed = &empty.last().unwrap().1;
+        assert_eq!((failed["status"].as_str(), &failed["error"]), (Some("failed"), &detail("empty.md")["error_message"]), "{failed}");
+        assert!(failed["error"].as_str().is_some_and(|e| !e.is_empty()), "{failed}");
+    }
+    // Shutting down ends the open streams (after what they were sent) instead of waiting on them.
+    tokio::time::timeout(Duration::from_secs(60), server.stop()).await.expect("open event streams do not hold up a shutdown");
+    for mut stream in [all, one_job] {
+        while stream.chunk().await.expect("the stream ends cleanly").is_some() {}
+    }
 }

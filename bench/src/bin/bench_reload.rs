@@ -77,7 +77,7 @@ async fn main() -> anyhow::Result<()> {
         let (documents, failures) = parse_and_chunk(&raw, &settings);
         anyhow::ensure!(failures.is_empty(), "{failures:?}");
         let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
-        let documents = embed_documents(documents, embedder.as_ref(), 256, |_| {})?;
+        let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {})?;
         let base = SnapshotReader::open(&out, &StoreOptions::default()).await?.manifest().clone();
         let tombstones = if replace { replaced.next().into_iter().collect() } else { Vec::new() };
         publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;

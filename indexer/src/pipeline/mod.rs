@@ -44,7 +44,7 @@ use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
 pub use online::{publish_next_version, VersionChange};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
-pub use stages::{embed_documents, parse_and_chunk, ChunkSettings, ChunkedDoc, EmbeddedDoc};
+pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings, ChunkedDoc, EmbeddedDoc};
 
 /// Chunks per segment of a full run: larger than a 1M-chunk corpus, and the size from which
 /// `--index auto` builds IVF.

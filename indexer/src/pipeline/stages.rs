@@ -133,10 +133,17 @@ fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<Opti
 /// Parses and chunks one file: its documents, and every failure with its URI and reason.
 /// The documents of a file with many (a JSONL corpus) are chunked in parallel.
 pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<ChunkedDoc>, Vec<Failure>) {
+    parse_and_chunk_observed(raw, settings, || {})
+}
+
+/// [`parse_and_chunk`], calling `parsed` between the stages (when the file parsed).
+pub fn parse_and_chunk_observed(raw: &RawDocument, settings: &ChunkSettings, parsed: impl FnOnce()) -> (Vec<ChunkedDoc>, Vec<Failure>) {
+    let on_parsed = parsed;
     let parsed = match settings.parser.parse(raw) {
         Ok(parsed) => parsed,
         Err(e) => return (Vec::new(), vec![failure(&raw.uri, "parse", e.to_string())]),
     };
+    on_parsed();
     let mut failures: Vec<Failure> = parsed.failures.into_iter().map(|item| failure(&item.uri, "parse", item.reason)).collect();
     let chunked: Vec<std::result::Result<ChunkedDoc, Failure>> = parsed.documents.into_par_iter().map(|document| chunk_document(document, settings)).collect();
     let mut out = Vec::with_capacity(chunked.len());
@@ -327,12 +334,16 @@ pub(super) fn embed_stage(
 }
 
 /// Embeds the chunks of `documents` in groups of about `group` chunks (whole documents);
-/// `progress` hears how many chunks each group had. Returns the documents with their
+/// `progress` hears how many chunks are done as each batch of the model finishes (and, at
+/// the end of a group, its chunks that had stored vectors). Returns the documents with their
 /// vectors, in order.
-pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: impl Fn(usize)) -> Result<Vec<EmbeddedDoc>> {
+pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EmbeddedDoc>> {
     let mut done = Vec::with_capacity(documents.len());
-    embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, &|_| {}, |embedded, _, _| {
-        progress(embedded.iter().map(|d| d.chunks.len()).sum());
+    embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, progress, |embedded, embedded_rows, _| {
+        let reused = embedded.iter().map(|d| d.chunks.len()).sum::<usize>() - embedded_rows;
+        if reused > 0 {
+            progress(reused);
+        }
         done.extend(embedded);
         true
     })?;

@@ -1,6 +1,7 @@
 //! The HTTP routes: one file per surface.
 
 pub mod dashboard;
+pub mod events;
 pub mod knowledge;
 pub mod ops;
 pub mod rag;
@@ -26,6 +27,7 @@ pub fn routes() -> Router<Arc<AppState>> {
             post(knowledge::upload_documents).get(knowledge::list_documents).delete(knowledge::delete_documents),
         )
         .route("/v1/collections/{name}/search", post(search::search))
+        .route("/v1/collections/{name}/events", get(events::collection_events))
         .route("/v1/collections/{name}/reload", post(knowledge::reload_collection))
         .route("/v1/documents/{job_id}/status", get(knowledge::job_status))
         .route("/v1/knowledge/health", get(knowledge::health))

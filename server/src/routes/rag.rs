@@ -17,7 +17,7 @@ use super::search::run_search;
 use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::filter::Filters;
-use crate::ingest::{chunker_for, process_file, publish, ProcessedFile, StoredVectors};
+use crate::ingest::{chunker_for, process_file, publish, FileSettings, ProcessedFile, StoredVectors};
 use crate::searcher::SearchRequest;
 
 fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
@@ -97,7 +97,7 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
     let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::RagInternal)?;
     let raw = RawDocument { uri, relative_path: "document.txt".into(), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: source.clone() };
     let worker = state.clone();
-    let ProcessedFile { mut documents, embedded_chunks } = tokio::task::spawn_blocking(move || process_file(&worker, chunker, &raw, &stored, &[]))
+    let ProcessedFile { mut documents, embedded_chunks } = tokio::task::spawn_blocking(move || process_file(&worker, &raw, FileSettings { chunker, stored: &stored, tags: &[], progress: &|_| {} }))
         .await
         .map_err(|e| ApiError::RagInternal(e.to_string()))?
         .map_err(|reason| ApiError::rag_field("text", reason))?;
