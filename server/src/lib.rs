@@ -1,6 +1,6 @@
 //! The quarry search side and the appliance. Search: a snapshot loaded for search
 //! ([`loaded`]), filters ([`filter`]), the vector / keyword / hybrid lanes ([`searcher`],
-//! [`fusion`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
+//! [`fusion`]), several collections searched as one ([`scoped_search`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
 //! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
 //! ingestion jobs ([`jobs`], [`ingest`]) and their events ([`events`]), the HTTP routes ([`routes`]), errors mapped to
 //! status codes in one place ([`api_error`]), metrics ([`metrics`]); concurrent searches
@@ -26,6 +26,7 @@ pub mod query_cache;
 pub mod records;
 pub mod result;
 pub mod routes;
+pub mod scoped_search;
 pub mod search_queue;
 pub mod searcher;
 

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
 use crate::filter::Filters;
-use crate::fusion::{reciprocal_rank_fusion, Lane};
 use crate::loaded::{LoadedSegment, LoadedSnapshot};
-use crate::result::{chunk_result, RetrievalResult};
+use crate::result::RetrievalResult;
+use crate::scoped_search::{search_parts, SearchPart};
 
 /// By default, filters that leave at most this many rows in a segment are served by an exact scan.
 pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
@@ -85,7 +85,7 @@ impl SearchRequest {
         Self { query: query.into(), ..Default::default() }
     }
 
-    fn validate(&self) -> Result<(), ServerError> {
+    pub(crate) fn validate(&self) -> Result<(), ServerError> {
         let bad = |m: String| Err(ServerError::InvalidRequest(m));
         if self.query.trim().is_empty() {
             return bad("query must not be empty".into());
@@ -140,7 +140,7 @@ fn segment_rows(allowed: &RowSet, segment: &LoadedSegment) -> RowSet {
     local
 }
 
-fn best_first(hits: &mut Vec<(usize, f32)>, k: usize) {
+pub(crate) fn best_first(hits: &mut Vec<(usize, f32)>, k: usize) {
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     hits.truncate(k);
 }
@@ -211,6 +211,12 @@ impl Searcher {
     /// tombstoned rows', so each row is scored as if one index held the live rows only (as
     /// after compaction).
     pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
+        self.keyword_lane_with_stats(query, k, allowed, &self.keyword_stats(query)?)
+    }
+
+    /// The BM25 statistics of `query`'s terms over the live rows: every segment's, less the
+    /// tombstoned rows'.
+    pub fn keyword_stats(&self, query: &str) -> Result<KeywordStats, ServerError> {
         let mut stats = KeywordStats::default();
         for segment in &self.snapshot.segments {
             stats.add(&segment.data.keyword.stats(query)?);
@@ -218,12 +224,17 @@ impl Searcher {
         for segment in &self.snapshot.segments {
             stats.remove(&segment.hidden.keyword_stats);
         }
+        Ok(stats)
+    }
+
+    /// BM25 rows scored with `stats` (this snapshot's, or several snapshots' together).
+    pub fn keyword_lane_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
-                None => segment.data.keyword.search_with_stats(query, k, None, &stats)?,
+                None => segment.data.keyword.search_with_stats(query, k, None, stats)?,
                 Some(local) if local.is_empty() => Vec::new(),
-                Some(local) => segment.data.keyword.search_with_stats(query, k, Some(&local), &stats)?,
+                Some(local) => segment.data.keyword.search_with_stats(query, k, Some(&local), stats)?,
             };
             hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
         }
@@ -247,77 +258,6 @@ impl Searcher {
 
     /// Runs a search with an already embedded query (`None` for keyword mode).
     pub fn search_with_vector(&self, request: &SearchRequest, query_vector: Option<&[f32]>) -> Result<SearchOutcome, ServerError> {
-        request.validate()?;
-        let started = Instant::now();
-        let allowed = request.filters.allowed_rows(&self.snapshot);
-        let allowed = allowed.as_ref();
-        let need_vector = || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
-        let top_k = request.top_k;
-        let scored: Vec<(usize, f32, serde_json::Map<String, serde_json::Value>)> = match request.mode {
-            Mode::Vector => self
-                .vector_lane(need_vector()?, top_k, allowed)?
-                .into_iter()
-                .enumerate()
-                .map(|(i, (row, score))| (row, score.clamp(0.0, 1.0), lane_detail("vector", i + 1, score)))
-                .collect(),
-            Mode::Keyword => {
-                let hits = self.keyword_lane(&request.query, top_k, allowed)?;
-                let top = hits.first().map(|h| h.1).unwrap_or(1.0).max(f32::MIN_POSITIVE);
-                hits.into_iter().enumerate().map(|(i, (row, score))| (row, score / top, lane_detail("keyword", i + 1, score))).collect()
-            }
-            Mode::Hybrid => {
-                let fetch = (top_k * 4).max(50);
-                let vector = self.vector_lane(need_vector()?, fetch, allowed)?;
-                let keyword = self.keyword_lane(&request.query, fetch, allowed)?;
-                let vector_rows: Vec<usize> = vector.iter().map(|h| h.0).collect();
-                let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.0).collect();
-                let fused = reciprocal_rank_fusion(
-                    &[Lane { rows: &vector_rows, weight: request.vector_weight }, Lane { rows: &keyword_rows, weight: request.keyword_weight }],
-                    request.rrf_k,
-                );
-                fused
-                    .into_iter()
-                    .take(top_k)
-                    .map(|(row, score)| {
-                        let mut lanes = serde_json::Map::new();
-                        if let Some(rank) = vector_rows.iter().position(|r| *r == row) {
-                            lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
-                        }
-                        if let Some(rank) = keyword_rows.iter().position(|r| *r == row) {
-                            lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
-                        }
-                        (row, score, lanes)
-                    })
-                    .collect()
-            }
-        };
-        let min_score = request.min_score.unwrap_or(0.0);
-        let chunks: Vec<_> = scored
-            .into_iter()
-            .filter(|(_, score, _)| *score >= min_score)
-            .map(|(row, score, lanes)| chunk_result(&self.snapshot, row, score, lanes))
-            .collect();
-        let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
-        let underfilled = chunks.len() < top_k;
-        Ok(SearchOutcome {
-            result: RetrievalResult {
-                chunks,
-                total_tokens,
-                query: request.query.clone(),
-                backend: "quarry".into(),
-                success: true,
-                error_message: None,
-                mode: request.mode.as_str().into(),
-                underfilled,
-            },
-            timings: SearchTimings { embed_secs: 0.0, search_secs: started.elapsed().as_secs_f64() },
-        })
+        search_parts(&[SearchPart { name: None, searcher: self }], request, query_vector)
     }
-}
-
-fn lane_detail(lane: &str, rank: usize, raw_score: f32) -> serde_json::Map<String, serde_json::Value> {
-    let mut map = serde_json::Map::new();
-    map.insert(format!("{lane}_rank"), rank.into());
-    map.insert(format!("{lane}_score"), serde_json::json!(raw_score));
-    map
 }

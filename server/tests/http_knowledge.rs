@@ -340,3 +340,76 @@ async fn an_upload_adds_its_precision_only_when_it_embedded() {
     assert_eq!(precisions().await, json!(both), "moon.txt's vectors computed by the server");
     server.stop().await;
 }
+
+/// A file of one paragraph per topic (each paragraph a chunk or more).
+fn topics_file(topics: &[&str]) -> Vec<u8> {
+    topics.iter().map(|t| paragraph(t) + "\n\n").collect::<String>().into_bytes()
+}
+
+/// (content, score) of a search's chunks, checked best first, sorted for comparing.
+fn scored(result: &serde_json::Value) -> Vec<(String, f64)> {
+    let chunks = result["chunks"].as_array().unwrap_or_else(|| panic!("{result}"));
+    let scores: Vec<f64> = chunks.iter().map(|c| c["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
+    let mut pairs: Vec<(String, f64)> = chunks.iter().map(|c| (c["content"].as_str().unwrap().to_string(), c["score"].as_f64().unwrap())).collect();
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    pairs
+}
+
+/// POST /v1/search ranks several collections' chunks as one collection holding them all
+/// would (every mode: the keyword lane scores with all their BM25 statistics), names each
+/// chunk's collection, searches every collection when none are named, and filters inside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn several_collections_search_as_one() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let (coast, ice) = (["tides", "harbours", "lighthouses"], ["glaciers", "moraines", "ice sheets and tides"]);
+    for name in ["coast", "ice", "both", "empty"] {
+        server.post("/v1/collections", json!({ "name": name })).await;
+    }
+    server.upload_completed("coast", "coast.md", topics_file(&coast)).await;
+    server.upload_completed("ice", "ice.md", topics_file(&ice)).await;
+    let (status, submitted) = server.upload("both", &[("coast.md", topics_file(&coast)), ("ice.md", topics_file(&ice))]).await;
+    assert_eq!(status, 202, "{submitted}");
+    server.wait_job(submitted["job_id"].as_str().unwrap()).await;
+
+    for mode in ["vector", "keyword", "hybrid"] {
+        for query in ["tides", "glaciers and moraines"] {
+            let body = json!({ "query": query, "mode": mode, "top_k": 50 });
+            let (status, together) = server.post("/v1/search", json!({ "query": query, "mode": mode, "top_k": 50, "collections": ["coast", "ice", "empty", "coast"] })).await;
+            assert_eq!(status, 200, "{together}");
+            let (_, one) = server.post("/v1/collections/both/search", body).await;
+            let (together_scored, one_scored) = (scored(&together), scored(&one));
+            assert!(!one_scored.is_empty(), "{mode} {query}: {one}");
+            assert_eq!(together_scored.len(), one_scored.len(), "{mode} {query}");
+            for ((text, score), (one_text, one_score)) in together_scored.iter().zip(&one_scored) {
+                assert_eq!(text, one_text, "{mode} {query}");
+                assert!((score - one_score).abs() < 1e-4, "{mode} {query}: {score} vs {one_score} for {text}");
+            }
+            for chunk in together["chunks"].as_array().unwrap() {
+                let from = if chunk["file_name"] == "coast.md" { "coast" } else { "ice" };
+                assert_eq!(chunk["metadata"]["collection"], from, "{chunk}");
+            }
+        }
+    }
+
+    let (_, top) = server.post("/v1/search", json!({ "query": "moraines", "top_k": 3 })).await;
+    let collections: Vec<&str> = top["chunks"].as_array().unwrap().iter().map(|c| c["metadata"]["collection"].as_str().unwrap()).collect();
+    assert!(collections[0] == "ice" || collections[0] == "both", "every collection searched when none are named: {top}");
+    assert!(collections.contains(&"ice") && collections.contains(&"both"), "{collections:?}");
+    let (_, filtered) = server.post("/v1/search", json!({ "query": "moraines", "top_k": 50, "filters": { "file_name": "coast.md" } })).await;
+    let filtered = filtered["chunks"].as_array().unwrap();
+    assert!(!filtered.is_empty() && filtered.iter().all(|c| c["file_name"] == "coast.md"), "{filtered:?}");
+
+    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": ["coast", "nope"] })).await;
+    assert_eq!((status, error["detail"].as_str()), (404, Some("Collection 'nope' not found")));
+    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": [] })).await;
+    assert_eq!(status, 400, "{error}");
+    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": "coast" })).await;
+    assert_eq!(status, 400, "{error}");
+    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "colections": ["coast"] })).await;
+    assert!(status == 400 && error["detail"].as_str().unwrap().contains("colections"), "{error}");
+    let (status, error) = server.post("/v1/search", json!({ "query": " " })).await;
+    assert_eq!((status, error["detail"].as_str()), (400, Some("query must not be empty")));
+    server.stop().await;
+}

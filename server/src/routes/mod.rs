@@ -27,6 +27,7 @@ pub fn routes() -> Router<Arc<AppState>> {
             post(knowledge::upload_documents).get(knowledge::list_documents).delete(knowledge::delete_documents),
         )
         .route("/v1/collections/{name}/search", post(search::search))
+        .route("/v1/search", post(search::search_all))
         .route("/v1/collections/{name}/events", get(events::collection_events))
         .route("/v1/collections/{name}/reload", post(knowledge::reload_collection))
         .route("/v1/documents/{job_id}/status", get(knowledge::job_status))

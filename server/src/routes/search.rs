@@ -1,4 +1,5 @@
-//! POST /v1/collections/{name}/search: the Searcher behind the bounded search queue.
+//! POST /v1/collections/{name}/search: the Searcher behind the bounded search queue; and
+//! POST /v1/search: several collections (or all) searched as one.
 
 use std::sync::Arc;
 
@@ -10,7 +11,8 @@ use super::ApiJson;
 use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::result::RetrievalResult;
-use crate::searcher::SearchRequest;
+use crate::scoped_search::search_collections;
+use crate::searcher::{Mode, SearchRequest, SearchTimings};
 
 pub async fn search(State(state): State<Arc<AppState>>, Path(name): Path<String>, ApiJson(request): ApiJson<SearchRequest>) -> Result<Json<RetrievalResult>, ApiError> {
     let collection = find(&state, &name)?;
@@ -33,7 +35,45 @@ pub(crate) async fn run_search(state: &AppState, searcher: Option<Arc<crate::sea
     };
     let mode = request.mode;
     let outcome = state.search.run(&state.metrics, move || searcher.search(&request)).await??;
-    state.metrics.lane_seconds.with_label_values(&["embed"]).observe(outcome.timings.embed_secs);
-    state.metrics.lane_seconds.with_label_values(&[mode.as_str()]).observe(outcome.timings.search_secs);
+    record_timings(state, mode, outcome.timings);
     Ok(outcome.result)
+}
+
+fn record_timings(state: &AppState, mode: Mode, timings: SearchTimings) {
+    state.metrics.lane_seconds.with_label_values(&["embed"]).observe(timings.embed_secs);
+    state.metrics.lane_seconds.with_label_values(&[mode.as_str()]).observe(timings.search_secs);
+}
+
+/// `POST /v1/search`: a collection search's body, plus `collections` (names; omitted, every
+/// collection the server has). Results are ranked as if one collection held them all, each
+/// naming its collection in `metadata.collection`.
+pub async fn search_all(State(state): State<Arc<AppState>>, ApiJson(mut body): ApiJson<serde_json::Map<String, serde_json::Value>>) -> Result<Json<RetrievalResult>, ApiError> {
+    let names = match body.remove("collections") {
+        None | Some(serde_json::Value::Null) => state.collections.read().expect("collections lock").keys().cloned().collect(),
+        Some(names) => {
+            let names: Vec<String> = serde_json::from_value(names).map_err(|e| ApiError::BadRequest(format!("collections must be a list of collection names: {e}")))?;
+            if names.is_empty() {
+                return Err(ApiError::BadRequest("collections must name at least one collection (leave it out to search them all)".into()));
+            }
+            let mut unique: Vec<String> = Vec::with_capacity(names.len());
+            for name in names {
+                if !unique.contains(&name) {
+                    unique.push(name);
+                }
+            }
+            unique
+        }
+    };
+    let request: SearchRequest = serde_json::from_value(serde_json::Value::Object(body)).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+    let mut parts = Vec::with_capacity(names.len());
+    for name in names {
+        // An empty collection (or one whose snapshot failed to load) adds nothing.
+        if let Some(searcher) = find(&state, &name)?.searcher() {
+            parts.push((name, searcher));
+        }
+    }
+    let mode = request.mode;
+    let outcome = state.search.run(&state.metrics, move || search_collections(&parts, &request)).await??;
+    record_timings(&state, mode, outcome.timings);
+    Ok(Json(outcome.result))
 }
