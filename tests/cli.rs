@@ -167,6 +167,10 @@ fn clear_errors_for_bad_options() {
     let output = quarry(&["serve", "--query-pass-queries", "0"]);
     assert_eq!(output.status.code(), Some(2), "refused while parsing, before any model or port: {}", text(&output.stderr));
     assert!(text(&output.stderr).contains("'--query-pass-queries <QUERY_PASS_QUERIES>': must be at least 1"), "{}", text(&output.stderr));
+    let output = quarry(&["serve", "--api-key", "hunter2", "--model", "/nonexistent"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("--api-key: a key of 7 characters is too short (at least 16)"), "refused before the model loads: {}", text(&output.stderr));
+    assert!(!text(&output.stderr).contains("hunter2"), "the key is not echoed");
     assert!(!dir.path().join("LATEST").exists(), "nothing was published");
 }
 

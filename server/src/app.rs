@@ -14,6 +14,7 @@ use quarry_indexer::embed::Embedder;
 use quarry_indexer::store::StoreOptions;
 use tokio::sync::Semaphore;
 
+use crate::auth::ApiKeys;
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::events::{EventHub, EVENT_BACKLOG};
 use crate::jobs::JobBook;
@@ -56,6 +57,8 @@ pub struct ServeOptions {
     pub request_timeout: Duration,
     /// When a collection's small online segments are merged into one.
     pub compact: CompactOptions,
+    /// Keys the routes need (none: every route open).
+    pub api_keys: ApiKeys,
 }
 
 /// CPU cores available to the process.
@@ -81,6 +84,7 @@ impl ServeOptions {
             rag_collection: "rag".into(),
             request_timeout: Duration::from_secs(60),
             compact: CompactOptions::default(),
+            api_keys: ApiKeys::default(),
         }
     }
 }
@@ -230,6 +234,7 @@ async fn poll_latest(state: Arc<AppState>, interval: Duration) {
 /// The HTTP surface.
 pub fn router(state: Arc<AppState>) -> Router {
     crate::routes::routes()
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::track))
         .layer(DefaultBodyLimit::max(state.options.upload_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::refuse_oversized))

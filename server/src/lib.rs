@@ -3,12 +3,13 @@
 //! [`fusion`]), several collections searched as one ([`scoped_search`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
 //! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
 //! ingestion jobs ([`jobs`], [`ingest`]) and their events ([`events`]), the HTTP routes ([`routes`]), errors mapped to
-//! status codes in one place ([`api_error`]), metrics ([`metrics`]); concurrent searches
+//! status codes in one place ([`api_error`]), API keys ([`auth`]), metrics ([`metrics`]); concurrent searches
 //! embed their queries in shared passes ([`query_batcher`]), repeated ones from a cache
 //! ([`query_cache`]).
 
 pub mod api_error;
 pub mod app;
+pub mod auth;
 pub mod collection;
 pub mod error;
 pub mod eval;

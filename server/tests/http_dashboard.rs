@@ -71,7 +71,7 @@ async fn the_dashboard_calls_only_routes_the_server_has() {
         // A body the route rejects is fine here (400); no route, or not this method, is not.
         assert!(![404, 405].contains(&status), "{method} {path} (from `{template}`) answered {status}");
     }
-    let streams: Vec<&str> = page.split("new EventSource(`").skip(1).filter_map(|rest| rest.split('`').next()).collect();
+    let streams: Vec<&str> = page.split("readEvents(`").skip(1).filter_map(|rest| rest.split('`').next()).collect();
     assert_eq!(streams.len(), 1, "the page listens to its collection's events");
     for template in streams {
         let stream = server.client.get(server.url(&filled(template, "kept", job_id))).send().await.unwrap();

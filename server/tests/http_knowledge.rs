@@ -413,3 +413,76 @@ async fn several_collections_search_as_one() {
     assert_eq!((status, error["detail"].as_str()), (400, Some("query must not be empty")));
     server.stop().await;
 }
+
+/// With API keys, every API route needs one (a header either way), search keys only read and
+/// search, the probes, metrics and dashboard page stay open, and each surface refuses in its
+/// own error shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn api_keys_guard_the_routes_by_role() {
+    let (admin, search) = ("admin-key-0123456789", "search-key-0123456789");
+    let data = tempfile::tempdir().unwrap();
+    let mut serve = options(data.path());
+    serve.api_keys = quarry_server::auth::ApiKeys::new(&[admin.into()], &[search.into()]).unwrap();
+    let server = TestServer::start(serve).await;
+    let call = |method: &str, path: &str, key: Option<(&str, &str)>, body: serde_json::Value| {
+        let mut request = server.client.request(method.parse().unwrap(), server.url(path));
+        if let Some((header, value)) = key {
+            request = request.header(header, value);
+        }
+        if method != "GET" {
+            request = request.json(&body);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_string());
+            (status, challenge, response.json::<serde_json::Value>().await.unwrap_or(serde_json::Value::Null))
+        }
+    };
+    let (admin_bearer, search_bearer) = (format!("Bearer {admin}"), format!("Bearer {search}"));
+
+    for open in ["/healthz", "/readyz", "/metrics", "/dashboard"] {
+        assert_eq!(call("GET", open, None, json!(null)).await.0, 200, "{open}");
+    }
+    let (status, challenge, error) = call("GET", "/v1/collections", None, json!(null)).await;
+    assert_eq!((status, challenge.as_deref()), (401, Some("Bearer")));
+    assert!(error["detail"].as_str().unwrap().starts_with("missing API key"), "{error}");
+    let (status, _, error) = call("GET", "/v1/collections", Some(("x-api-key", "admin-key-012345678X")), json!(null)).await;
+    assert_eq!((status, error["detail"].as_str()), (401, Some("invalid API key")));
+    let (status, _, error) = call("POST", "/api/rag/search", None, json!({ "query": "tides" })).await;
+    assert_eq!((status, error["error"].as_str()), (401, Some("Unauthorized")), "the RAG surface's shape: {error}");
+
+    let (status, _, created) = call("POST", "/v1/collections", Some(("authorization", admin_bearer.as_str())), json!({ "name": "c" })).await;
+    assert_eq!(status, 201, "{created}");
+    let (status, _, refused) = call("POST", "/v1/collections", Some(("authorization", search_bearer.as_str())), json!({ "name": "d" })).await;
+    assert_eq!(status, 403, "{refused}");
+    assert!(refused["detail"].as_str().unwrap().contains("needs an admin API key"), "{refused}");
+    let (status, _, refused) = call("POST", "/api/rag/ingest", Some(("x-api-key", search)), json!({ "text": "tides", "source": "s" })).await;
+    assert_eq!((status, refused["error"].as_str()), (403, Some("Forbidden")), "{refused}");
+    assert_eq!(call("DELETE", "/v1/collections/c", Some(("x-api-key", search)), json!(null)).await.0, 403);
+
+    let form = || reqwest::multipart::Form::new().part("files", reqwest::multipart::Part::bytes(paragraph("tides").into_bytes()).file_name("tides.md"));
+    let upload = |key: &'static str| server.client.post(server.url("/v1/collections/c/documents")).header("x-api-key", key).multipart(form()).send();
+    assert_eq!(upload(search).await.unwrap().status().as_u16(), 403);
+    let submitted: serde_json::Value = upload(admin).await.unwrap().json().await.unwrap();
+    let job_path = format!("/v1/documents/{}/status", submitted["job_id"].as_str().unwrap());
+    for _ in 0..600 {
+        let (status, _, job) = call("GET", &job_path, Some(("x-api-key", search)), json!(null)).await;
+        assert_eq!(status, 200, "a search key reads job status: {job}");
+        if job["is_terminal"] == true {
+            assert_eq!(job["status"], "completed", "{job}");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    for (method, path, body) in [("POST", "/v1/collections/c/search", json!({ "query": "tides" })), ("POST", "/v1/search", json!({ "query": "tides" })), ("GET", "/v1/collections/c/documents", json!(null))] {
+        let (status, _, answer) = call(method, path, Some(("authorization", search_bearer.as_str())), body).await;
+        assert_eq!(status, 200, "{method} {path}: {answer}");
+    }
+    let (_, _, found) = call("POST", "/v1/collections/c/search", Some(("x-api-key", search)), json!({ "query": "tides" })).await;
+    assert!(!found["chunks"].as_array().unwrap().is_empty(), "{found}");
+    let stream = server.client.get(server.url("/v1/collections/c/events")).header("x-api-key", search).send().await.unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    drop(stream);
+    server.stop().await;
+}

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use quarry_indexer::embed::{load_embedder, ModelDir};
 use quarry_server::app::{serve, start, ServeOptions};
+use quarry_server::auth::ApiKeys;
 
 use super::{at_least_one, runtime, ModelArgs, StoreArgs};
 
@@ -60,6 +61,13 @@ pub struct ServeArgs {
     /// On shutdown, seconds to wait for running ingestion jobs (unfinished ones resume at the next start).
     #[arg(long, env = "QUARRY_DRAIN_SECS", default_value_t = 30)]
     pub drain_secs: u64,
+    /// An admin API key (everything: collections, uploads, deletes, reloads, searches), at
+    /// least 16 characters. Repeatable (rotation). With no keys at all every route is open.
+    #[arg(long = "api-key", env = "QUARRY_API_KEYS", value_delimiter = ',', hide_env_values = true)]
+    pub api_keys: Vec<String>,
+    /// A search API key: reads (collections, documents, jobs, events) and searches only. Repeatable.
+    #[arg(long = "search-api-key", env = "QUARRY_SEARCH_API_KEYS", value_delimiter = ',', hide_env_values = true)]
+    pub search_api_keys: Vec<String>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -104,6 +112,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.rag_collection = args.rag_collection.clone();
     options.request_timeout = Duration::from_secs(args.request_timeout);
     options.compact.max_small_segments = args.compact_after;
+    options.api_keys = ApiKeys::new(&args.api_keys, &args.search_api_keys).map_err(anyhow::Error::msg)?;
+    if !options.api_keys.enabled() && !args.addr.ip().is_loopback() {
+        tracing::warn!("serving {} with no API keys: anyone who can reach it may upload and delete (--api-key)", args.addr);
+    }
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     tracing::info!("model {} on {}", quarry_indexer::embed::Embedder::info(embedder.as_ref()).name, quarry_indexer::embed::Embedder::device_name(embedder.as_ref()));
     runtime()?.block_on(async {
