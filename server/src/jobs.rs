@@ -58,6 +58,18 @@ impl JobBook {
         Some(job.clone())
     }
 
+    /// Applies a change to a job in memory only: for progress within a state, which a restart
+    /// starts over anyway (a job's record holds every file, so writing it at each percent of
+    /// each file would write a large job's record thousands of times). The next
+    /// [`JobBook::update`] persists it with the rest.
+    pub fn update_unsaved(&self, job_id: &str, change: impl FnOnce(&mut IngestionJobStatus)) {
+        let mut jobs = self.jobs.lock().expect("jobs lock");
+        if let Some(job) = jobs.get_mut(job_id) {
+            change(job);
+            job.refresh();
+        }
+    }
+
     pub fn insert(&self, job: IngestionJobStatus) -> std::io::Result<()> {
         write_json(&self.dir.join(format!("{}.json", job.job_id)), &job)?;
         self.jobs.lock().expect("jobs lock").insert(job.job_id.clone(), job);
@@ -170,9 +182,9 @@ fn set_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &s
     }
 }
 
-/// Changes a file's progress in its job only (not its FileInfo).
+/// Changes a file's progress in its job only (not its FileInfo), in memory.
 fn set_job_file(state: &AppState, job_id: &str, file_id: &str, change: impl FnOnce(&mut FileProgress)) {
-    state.jobs.update(job_id, |job| {
+    state.jobs.update_unsaved(job_id, |job| {
         if let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) {
             change(progress);
         }
@@ -388,4 +400,44 @@ pub async fn resume(state: &Arc<AppState>) {
         tokio::spawn(run(state.clone(), collection, job.job_id.clone(), uploads));
     }
     refresh_job_metrics(state);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(job_id: &str) -> IngestionJobStatus {
+        let file = FileProgress { file_id: "f".into(), file_name: "a.md".into(), status: FileStatus::Ingesting, progress_percent: 10.0, error_message: None, chunks_created: 0 };
+        let now = Utc::now();
+        IngestionJobStatus {
+            job_id: job_id.into(),
+            status: JobState::Processing,
+            submitted_at: now,
+            started_at: Some(now),
+            completed_at: None,
+            total_files: 1,
+            processed_files: 0,
+            file_details: vec![file],
+            collection_name: "c".into(),
+            backend: "quarry".into(),
+            error_message: None,
+            metadata: Default::default(),
+            progress_percent: 0.0,
+            is_terminal: false,
+        }
+    }
+
+    #[test]
+    fn progress_stays_in_memory_until_the_next_saved_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = JobBook::open(dir.path().to_path_buf()).unwrap();
+        book.insert(job("j")).unwrap();
+        book.update_unsaved("j", |job| job.file_details[0].progress_percent = 65.0);
+        assert_eq!(book.get("j").unwrap().file_details[0].progress_percent, 65.0);
+        let on_disk = || JobBook::open(dir.path().to_path_buf()).unwrap().get("j").unwrap();
+        assert_eq!(on_disk().file_details[0].progress_percent, 10.0, "not written");
+        book.update("j", |job| job.status = JobState::Completed);
+        assert_eq!((on_disk().file_details[0].progress_percent, on_disk().status), (65.0, JobState::Completed), "written with the next saved change");
+        book.update_unsaved("nope", |_| panic!("no such job"));
+    }
 }
