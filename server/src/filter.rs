@@ -1,7 +1,10 @@
-//! Filters on document fields — source, tags (any of), file_name, doc_id, metadata
-//! key = value — turned into the set of chunk rows both lanes may return.
+//! Filters on document fields — source, tags (any of), file_name, doc_id, when it was
+//! ingested, metadata conditions (a value, or `$gte`-style operators:
+//! [`crate::metadata_condition`]) — turned into the set of chunk rows both lanes may return.
 
 use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 
 use quarry_indexer::index::RowSet;
 use quarry_indexer::snapshot::DocumentRecord;
@@ -9,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
 use crate::loaded::LoadedSnapshot;
+use crate::metadata_condition;
 
 /// What a result's document must match. Within a field any listed value matches; across
 /// fields all must match. An empty filter matches everything.
@@ -23,9 +27,15 @@ pub struct Filters {
     pub file_name: Vec<String>,
     #[serde(default, deserialize_with = "one_or_many")]
     pub doc_id: Vec<String>,
-    /// Document metadata key -> required value.
+    /// Document metadata key -> required value, or an object of operators (`{"$gte": 2020}`).
     #[serde(default)]
     pub metadata: BTreeMap<String, serde_json::Value>,
+    /// Documents ingested at or after this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingested_after: Option<DateTime<Utc>>,
+    /// Documents ingested before this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingested_before: Option<DateTime<Utc>>,
 }
 
 fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
@@ -43,15 +53,35 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<
 
 impl Filters {
     pub fn is_empty(&self) -> bool {
-        self.source.is_empty() && self.tags.is_empty() && self.file_name.is_empty() && self.doc_id.is_empty() && self.metadata.is_empty()
+        self.source.is_empty() && self.tags.is_empty() && self.file_name.is_empty() && self.doc_id.is_empty() && self.metadata.is_empty() && self.ingested_after.is_none() && self.ingested_before.is_none()
+    }
+
+    /// Checks the metadata conditions' operators and operands.
+    pub fn validate(&self) -> Result<(), ServerError> {
+        for (key, wanted) in &self.metadata {
+            metadata_condition::validate(key, wanted).map_err(ServerError::InvalidRequest)?;
+        }
+        Ok(())
     }
 
     /// Adds one `key=value[,value...]` filter (the CLI form); unknown keys are metadata keys
-    /// (`metadata.key=value` also works).
+    /// (`metadata.key=value` also works), which also take `key>=value`, `>`, `<=`, `<` and `!=`.
     pub fn add(&mut self, spec: &str) -> Result<(), ServerError> {
+        if let Some((key, operator, value)) = comparison(spec) {
+            let key = key.trim().strip_prefix("metadata.").unwrap_or(key.trim());
+            if key.is_empty() || ["source", "tags", "tag", "file_name", "doc_id"].contains(&key) {
+                return Err(ServerError::InvalidRequest(format!("filter `{spec}`: {operator} compares a metadata key's value")));
+            }
+            let condition = self.metadata.entry(key.to_string()).or_insert_with(|| serde_json::json!({}));
+            let Some(operators) = condition.as_object_mut() else {
+                return Err(ServerError::InvalidRequest(format!("filter `{spec}`: metadata.{key} already has a value to equal")));
+            };
+            operators.insert(operator.into(), serde_json::Value::String(value.trim().to_string()));
+            return Ok(());
+        }
         let (key, value) = spec
             .split_once('=')
-            .ok_or_else(|| ServerError::InvalidRequest(format!("filter `{spec}` is not key=value")))?;
+            .ok_or_else(|| ServerError::InvalidRequest(format!("filter `{spec}` is not key=value (or key>=value, >, <=, <, !=)")))?;
         let values = || value.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect::<Vec<_>>();
         match key.trim() {
             "source" => self.source.extend(values()),
@@ -78,11 +108,14 @@ impl Filters {
         if !self.tags.is_empty() && !document.tags.iter().any(|t| self.tags.contains(t)) {
             return false;
         }
+        if self.ingested_after.is_some_and(|after| document.ingested_at < after) || self.ingested_before.is_some_and(|before| document.ingested_at >= before) {
+            return false;
+        }
         if self.metadata.is_empty() {
             return true;
         }
         let metadata: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&document.metadata).unwrap_or_default();
-        self.metadata.iter().all(|(key, wanted)| metadata.get(key).is_some_and(|actual| values_equal(actual, wanted)))
+        self.metadata.iter().all(|(key, wanted)| metadata_condition::holds(metadata.get(key), wanted))
     }
 
     /// The rows of `snapshot` a search may return: matching documents, tombstones removed.
@@ -105,15 +138,19 @@ impl Filters {
     }
 }
 
-/// Metadata equality that lets a CLI string match a JSON number or boolean.
-fn values_equal(actual: &serde_json::Value, wanted: &serde_json::Value) -> bool {
-    if actual == wanted {
-        return true;
-    }
-    match (actual, wanted) {
-        (actual, serde_json::Value::String(text)) if !actual.is_string() => actual.to_string() == *text,
-        _ => false,
-    }
+/// A CLI comparison `key>=value` (`>`, `<=`, `<`, `!=`): its key, operator and value.
+fn comparison(spec: &str) -> Option<(&str, &'static str, &str)> {
+    let at = spec.find(['<', '>', '!', '='])?;
+    let (key, rest) = spec.split_at(at);
+    let (operator, length) = match rest.as_bytes() {
+        [b'>', b'=', ..] => ("$gte", 2),
+        [b'<', b'=', ..] => ("$lte", 2),
+        [b'!', b'=', ..] => ("$ne", 2),
+        [b'>', ..] => ("$gt", 1),
+        [b'<', ..] => ("$lt", 1),
+        _ => return None,
+    };
+    Some((key, operator, &rest[length..]))
 }
 
 #[cfg(test)]
@@ -150,6 +187,29 @@ mod tests {
         assert!(!filters.matches(&doc("s3", &["legal"], "{}")), "missing metadata");
         assert!(Filters::default().matches(&doc("x", &[], "{}")));
         assert!(filters.add("oops").is_err());
+    }
+
+    #[test]
+    fn cli_comparisons_and_ingestion_times() {
+        let mut filters = Filters::default();
+        filters.add("year>=2020").unwrap();
+        filters.add("metadata.year<2025").unwrap();
+        filters.add("status!=draft").unwrap();
+        assert_eq!(serde_json::Value::Object(filters.metadata.clone().into_iter().collect()), serde_json::json!({ "year": { "$gte": "2020", "$lt": "2025" }, "status": { "$ne": "draft" } }));
+        assert!(filters.matches(&doc("s3", &[], r#"{"year": 2024}"#)));
+        assert!(!filters.matches(&doc("s3", &[], r#"{"year": 2019}"#)));
+        assert!(!filters.matches(&doc("s3", &[], r#"{"year": 2024, "status": "draft"}"#)));
+        assert!(filters.add("tags>=a").is_err(), "only metadata keys compare");
+        filters.add("kind=memo").unwrap();
+        assert!(filters.add("kind>a").unwrap_err().to_string().contains("already has a value"));
+
+        let mut document = doc("s3", &[], "{}");
+        document.ingested_at = "2026-11-20T12:00:00Z".parse().unwrap();
+        let window: Filters = serde_json::from_str(r#"{"ingested_after": "2026-11-20T12:00:00Z", "ingested_before": "2026-11-21T00:00:00Z"}"#).unwrap();
+        assert!(window.matches(&document), "after is inclusive");
+        document.ingested_at = "2026-11-21T00:00:00Z".parse().unwrap();
+        assert!(!window.matches(&document), "before is exclusive");
+        assert!(serde_json::from_str::<Filters>(r#"{"ingested_after": "yesterday"}"#).is_err());
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl SearchRequest {
         if self.rrf_k < 0.0 {
             return bad(format!("rrf_k must be >= 0, got {}", self.rrf_k));
         }
-        Ok(())
+        self.filters.validate()
     }
 }
 

@@ -72,6 +72,8 @@ async fn filters_apply_inside_every_lane() {
     let queries = ["what is the weather like", "how to cook rice", "definition of a contract"];
     let mut specs: Vec<Vec<&str>> = vec![vec!["tags=t1"], vec!["tags=t2,t3", "year=2021"], vec!["source=file", "year=2022"]];
     specs.push(vec!["tags=t4", "year=2020"]);
+    // Comparisons ($gte, $lt, $ne) on a metadata number.
+    specs.extend([vec!["year>=2021"], vec!["year<2022", "tags=t1,t2"], vec!["year!=2021"]]);
     for query in queries {
         let vector = common::embedder().embed(&[query]).unwrap().data;
         for spec in &specs {

@@ -409,6 +409,13 @@ async fn several_collections_search_as_one() {
     assert_eq!(status, 400, "{error}");
     let (status, error) = server.post("/v1/search", json!({ "query": "tides", "colections": ["coast"] })).await;
     assert!(status == 400 && error["detail"].as_str().unwrap().contains("colections"), "{error}");
+    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "filters": { "metadata": { "year": { "$between": [2020, 2024] } } } })).await;
+    assert_eq!(status, 400, "{error}");
+    assert!(error["detail"].as_str().unwrap().starts_with("metadata.year: unknown operator $between"), "{error}");
+    let (_, before) = server.post("/v1/search", json!({ "query": "tides", "filters": { "ingested_before": "2000-01-01T00:00:00Z" } })).await;
+    assert!(before["chunks"].as_array().unwrap().is_empty() && before["underfilled"] == true, "{before}");
+    let (_, after) = server.post("/v1/search", json!({ "query": "tides", "filters": { "ingested_after": "2000-01-01T00:00:00Z" } })).await;
+    assert!(!after["chunks"].as_array().unwrap().is_empty(), "{after}");
     let (status, error) = server.post("/v1/search", json!({ "query": " " })).await;
     assert_eq!((status, error["detail"].as_str()), (400, Some("query must not be empty")));
     server.stop().await;

@@ -17,7 +17,7 @@ pub struct SearchArgs {
     pub mode: Mode,
     #[arg(long, env = "QUARRY_TOP_K", default_value_t = 10)]
     pub top_k: usize,
-    /// key=value[,value...]: source, tags (any of), file_name, doc_id, or a metadata key. Repeatable.
+    /// key=value[,value...]: source, tags (any of), file_name, doc_id, or a metadata key; a metadata key also takes key>=value, >, <=, < and !=. Repeatable.
     #[arg(long = "filter")]
     pub filters: Vec<String>,
     /// Leave out results scoring below this (0..1).

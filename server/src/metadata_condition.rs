@@ -1,0 +1,122 @@
+//! A metadata filter's condition: a plain value (equality, as before), or an object of
+//! operators in the form RAG stores use — `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`,
+//! `$nin`, `$exists` — all of which must hold. Numbers compare as numbers (a numeric string
+//! on either side too, as front matter and the CLI give them), other strings in byte order
+//! (ISO dates sort right).
+
+use std::cmp::Ordering;
+
+use serde_json::Value;
+
+/// The operators a condition object may hold.
+pub const OPERATORS: [&str; 9] = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists"];
+
+/// Whether `wanted` is an operator object (every key starts with `$`) rather than a value.
+fn operators(wanted: &Value) -> Option<&serde_json::Map<String, Value>> {
+    wanted.as_object().filter(|map| !map.is_empty() && map.keys().all(|k| k.starts_with('$')))
+}
+
+/// Checks a condition's operators and their operands; the error names the key and why.
+pub fn validate(key: &str, wanted: &Value) -> Result<(), String> {
+    let Some(operators) = operators(wanted) else { return Ok(()) };
+    for (operator, operand) in operators {
+        match operator.as_str() {
+            "$eq" | "$ne" => {}
+            "$gt" | "$gte" | "$lt" | "$lte" if operand.is_number() || operand.is_string() => {}
+            "$gt" | "$gte" | "$lt" | "$lte" => return Err(format!("metadata.{key}: {operator} needs a number or a string, got {operand}")),
+            "$in" | "$nin" if operand.is_array() => {}
+            "$in" | "$nin" => return Err(format!("metadata.{key}: {operator} needs a list, got {operand}")),
+            "$exists" if operand.is_boolean() => {}
+            "$exists" => return Err(format!("metadata.{key}: $exists needs true or false, got {operand}")),
+            other => return Err(format!("metadata.{key}: unknown operator {other} (one of {})", OPERATORS.join(", "))),
+        }
+    }
+    Ok(())
+}
+
+/// Does a document's value for the key (`None`: it has none) meet the condition?
+pub fn holds(actual: Option<&Value>, wanted: &Value) -> bool {
+    let Some(operators) = operators(wanted) else { return actual.is_some_and(|actual| equal(actual, wanted)) };
+    operators.iter().all(|(operator, operand)| match (operator.as_str(), actual) {
+        ("$exists", actual) => operand.as_bool() == Some(actual.is_some()),
+        ("$ne", actual) => !actual.is_some_and(|actual| equal(actual, operand)),
+        ("$nin", actual) => !actual.is_some_and(|actual| operand.as_array().is_some_and(|list| list.iter().any(|v| equal(actual, v)))),
+        (_, None) => false,
+        ("$eq", Some(actual)) => equal(actual, operand),
+        ("$in", Some(actual)) => operand.as_array().is_some_and(|list| list.iter().any(|v| equal(actual, v))),
+        ("$gt", Some(actual)) => compare(actual, operand) == Some(Ordering::Greater),
+        ("$gte", Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Greater | Ordering::Equal)),
+        ("$lt", Some(actual)) => compare(actual, operand) == Some(Ordering::Less),
+        ("$lte", Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Less | Ordering::Equal)),
+        _ => false,
+    })
+}
+
+/// Equality that lets a string match a number or boolean written the same way (the CLI's
+/// values are strings).
+fn equal(actual: &Value, wanted: &Value) -> bool {
+    if actual == wanted {
+        return true;
+    }
+    match (actual, wanted) {
+        (actual, Value::String(text)) if !actual.is_string() => actual.to_string() == *text,
+        (Value::String(text), wanted) if !wanted.is_string() => wanted.to_string() == *text,
+        _ => false,
+    }
+}
+
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(text) => text.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Two numbers (or numeric strings) as numbers, two other strings in byte order; else none.
+fn compare(actual: &Value, wanted: &Value) -> Option<Ordering> {
+    if actual.is_number() || wanted.is_number() {
+        return number(actual)?.partial_cmp(&number(wanted)?);
+    }
+    match (actual, wanted) {
+        (Value::String(a), Value::String(b)) => match (number(actual), number(wanted)) {
+            (Some(a), Some(b)) => a.partial_cmp(&b),
+            _ => Some(a.as_str().cmp(b.as_str())),
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn operators_compare_numbers_strings_and_dates() {
+        let year = json!(2024);
+        assert!(holds(Some(&year), &json!({ "$gte": 2020, "$lt": 2025 })));
+        assert!(!holds(Some(&year), &json!({ "$gt": 2024 })));
+        assert!(holds(Some(&year), &json!({ "$gt": "2023" })), "a numeric string compares as a number");
+        assert!(holds(Some(&json!("10")), &json!({ "$gt": "9" })), "numeric strings as numbers, not bytes");
+        assert!(holds(Some(&json!("2024-03-01")), &json!({ "$gte": "2024-01-01", "$lte": "2024-12-31" })));
+        assert!(!holds(Some(&json!("draft")), &json!({ "$gt": 3 })), "no order between a word and a number");
+        assert!(holds(Some(&json!("legal")), &json!({ "$in": ["finance", "legal"] })));
+        assert!(!holds(Some(&json!("hr")), &json!({ "$in": ["finance", "legal"] })));
+        assert!(holds(Some(&json!("hr")), &json!({ "$nin": ["finance", "legal"] })));
+        assert!(holds(None, &json!({ "$nin": ["x"] })) && holds(None, &json!({ "$ne": "x" })), "a missing value is none of them");
+        assert!(!holds(None, &json!({ "$gte": 1 })) && !holds(None, &json!({ "$eq": 1 })));
+        assert!(holds(None, &json!({ "$exists": false })) && !holds(Some(&year), &json!({ "$exists": false })));
+        assert!(holds(Some(&year), &json!("2024")) && holds(Some(&json!("2024")), &json!(2024)), "plain values are equality");
+        assert!(holds(Some(&json!({ "a": 1 })), &json!({ "a": 1 })), "an object without operators is a value");
+    }
+
+    #[test]
+    fn bad_operators_and_operands_are_named() {
+        assert_eq!(validate("year", &json!({ "$gte": 2020, "$lt": "2025" })), Ok(()));
+        assert_eq!(validate("year", &json!({ "$between": [1, 2] })).unwrap_err(), "metadata.year: unknown operator $between (one of $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists)");
+        assert_eq!(validate("tag", &json!({ "$in": "legal" })).unwrap_err(), "metadata.tag: $in needs a list, got \"legal\"");
+        assert!(validate("year", &json!({ "$gt": [1] })).unwrap_err().contains("$gt needs a number or a string"));
+        assert!(validate("x", &json!({ "$exists": "yes" })).is_err());
+    }
+}
