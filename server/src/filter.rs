@@ -101,14 +101,7 @@ impl Filters {
 
     /// Does a document match?
     pub fn matches(&self, document: &DocumentRecord) -> bool {
-        let any = |wanted: &[String], value: &str| wanted.is_empty() || wanted.iter().any(|w| w == value);
-        if !any(&self.source, &document.source) || !any(&self.file_name, &document.file_name) || !any(&self.doc_id, &document.doc_id) {
-            return false;
-        }
-        if !self.tags.is_empty() && !document.tags.iter().any(|t| self.tags.contains(t)) {
-            return false;
-        }
-        if self.ingested_after.is_some_and(|after| document.ingested_at < after) || self.ingested_before.is_some_and(|before| document.ingested_at >= before) {
+        if !self.matches_fields(document) {
             return false;
         }
         if self.metadata.is_empty() {
@@ -116,6 +109,18 @@ impl Filters {
         }
         let metadata: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&document.metadata).unwrap_or_default();
         self.metadata.iter().all(|(key, wanted)| metadata_condition::holds(metadata.get(key), wanted))
+    }
+
+    /// Does a document match every filter but the metadata conditions?
+    fn matches_fields(&self, document: &DocumentRecord) -> bool {
+        let any = |wanted: &[String], value: &str| wanted.is_empty() || wanted.iter().any(|w| w == value);
+        if !any(&self.source, &document.source) || !any(&self.file_name, &document.file_name) || !any(&self.doc_id, &document.doc_id) {
+            return false;
+        }
+        if !self.tags.is_empty() && !document.tags.iter().any(|t| self.tags.contains(t)) {
+            return false;
+        }
+        !(self.ingested_after.is_some_and(|after| document.ingested_at < after) || self.ingested_before.is_some_and(|before| document.ingested_at >= before))
     }
 
     /// The rows of `snapshot` a search may return: matching documents, tombstones removed.
@@ -126,7 +131,14 @@ impl Filters {
         }
         let mut allowed = RowSet::empty(snapshot.row_count());
         for segment in &snapshot.segments {
-            let matching: Vec<bool> = segment.data.documents.iter().map(|d| self.matches(d)).collect();
+            // Metadata values come from the segment's columns, parsed once per key.
+            let documents = &segment.data.documents;
+            let conditions: Vec<_> = self.metadata.iter().map(|(key, wanted)| (segment.data.metadata_columns.column(key, documents), wanted)).collect();
+            let matching: Vec<bool> = documents
+                .iter()
+                .enumerate()
+                .map(|(at, d)| self.matches_fields(d) && conditions.iter().all(|(column, wanted)| metadata_condition::holds(column[at].as_ref(), wanted)))
+                .collect();
             for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
                 let row = segment.offset + local;
                 if matching[doc as usize] && !snapshot.tombstoned.contains(row) {
@@ -154,10 +166,11 @@ fn comparison(spec: &str) -> Option<(&str, &'static str, &str)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn doc(source: &str, tags: &[&str], metadata: &str) -> DocumentRecord {
+    /// A document with these fields (the others plain), for filter tests.
+    pub(crate) fn doc(source: &str, tags: &[&str], metadata: &str) -> DocumentRecord {
         DocumentRecord {
             doc_id: "d1".into(),
             uri: "s3://b/report.pdf".into(),

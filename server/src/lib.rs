@@ -20,6 +20,7 @@ pub mod hidden_rows;
 pub mod ingest;
 pub mod jobs;
 pub mod loaded;
+pub mod metadata_columns;
 pub mod metadata_condition;
 pub mod metrics;
 pub mod persist;

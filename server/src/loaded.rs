@@ -18,6 +18,7 @@ use quarry_indexer::IndexerError;
 use rayon::prelude::*;
 
 use crate::error::ServerError;
+use crate::metadata_columns::MetadataColumns;
 use crate::hidden_rows::HiddenRows;
 
 /// How to load a snapshot.
@@ -52,6 +53,8 @@ pub struct SegmentData {
     /// every other index holds the vectors once, in the index.
     parquet_vectors: Option<Embeddings>,
     pub keyword: TantivyKeywordIndex,
+    /// The documents' metadata values of the keys filters have asked for.
+    pub metadata_columns: MetadataColumns,
 }
 
 impl SegmentData {
@@ -238,7 +241,7 @@ impl LoadedSnapshot {
         }
         drop(doc_index);
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
-        Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword })
+        Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword, metadata_columns: MetadataColumns::default() })
     }
 
     /// What the tombstoned rows of every segment add to the keyword indexes' statistics.
