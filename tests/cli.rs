@@ -378,3 +378,21 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
     }
     assert!(text(&output.stdout).contains("| threads |"));
 }
+
+/// `--progress json` writes JSON lines on stderr, the last one saying the run's stages are
+/// done with the counts the run report gives.
+#[test]
+fn json_progress_ends_with_the_run_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sample");
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stderr = text(&output.stderr);
+    let lines: Vec<serde_json::Value> = stderr.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|v| v["event"] == "progress").collect();
+    let last = lines.last().unwrap_or_else(|| panic!("no progress line in {stderr}"));
+    assert!(lines.iter().rev().skip(1).all(|l| l["done"] == false), "{lines:?}");
+    assert_eq!(last["done"], true, "{last}");
+    assert_eq!((&last["files"], &last["fetched"], &last["parsed"]), (&report["files_listed"], &report["files_listed"], &report["files_listed"]), "{last}");
+    assert_eq!((&last["chunks"], &last["embedded"], &last["failed"]), (&report["chunks"], &report["chunks"], &report["documents_failed"]), "{last}");
+}

@@ -64,7 +64,8 @@ pub struct IndexArgs {
     /// Documents with more tokens fail with "Document too large".
     #[arg(long, env = "QUARRY_MAX_DOCUMENT_TOKENS", default_value_t = 500_000, value_parser = at_least_one::<usize>)]
     pub max_document_tokens: usize,
-    /// auto | bars | log | quiet
+    /// auto | bars | log | json (a JSON object a line on stderr every 5 s, and a last one with
+    /// "done": true) | quiet
     #[arg(long, env = "QUARRY_PROGRESS", default_value = "auto", value_parser = parse_progress)]
     pub progress: ProgressMode,
     /// Also write the run report (JSON) to this file.
@@ -106,8 +107,9 @@ fn parse_progress(value: &str) -> Result<ProgressMode, String> {
         "auto" => ProgressMode::Auto,
         "bars" => ProgressMode::Bars,
         "log" => ProgressMode::Log,
+        "json" => ProgressMode::Json,
         "quiet" => ProgressMode::Quiet,
-        other => return Err(format!("unknown progress mode `{other}` (auto, bars, log, quiet)")),
+        other => return Err(format!("unknown progress mode `{other}` (auto, bars, log, json, quiet)")),
     })
 }
 

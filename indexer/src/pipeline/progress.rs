@@ -1,4 +1,5 @@
-//! Progress of a run: indicatif bars per stage on a terminal, plain log lines otherwise.
+//! Progress of a run: indicatif bars per stage on a terminal, plain log lines otherwise, or
+//! JSON lines for a scheduler to read.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,8 +16,15 @@ pub enum ProgressMode {
     Auto,
     Bars,
     Log,
+    /// One JSON object a line on stderr every [`JSON_INTERVAL`] and a last one (`"done":
+    /// true`) when the run's stages end: `{"event": "progress", "elapsed_secs", "files",
+    /// "fetched", "parsed", "chunks", "embedded", "failed", "done"}`.
+    Json,
     Quiet,
 }
+
+/// How often [`ProgressMode::Json`] writes a line.
+pub const JSON_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Counters the stages bump; a ticker thread renders them.
 #[derive(Default)]
@@ -38,14 +46,18 @@ impl Progress {
     pub fn start(mode: ProgressMode, files: u64) -> Self {
         let counters = Arc::new(Counters::default());
         let done = Arc::new(AtomicBool::new(false));
-        let bars = match mode {
-            ProgressMode::Auto => std::io::stderr().is_terminal(),
-            ProgressMode::Bars => true,
-            ProgressMode::Log | ProgressMode::Quiet => false,
+        let mode = match mode {
+            ProgressMode::Auto if std::io::stderr().is_terminal() => ProgressMode::Bars,
+            ProgressMode::Auto => ProgressMode::Log,
+            other => other,
         };
         let ticker = (mode != ProgressMode::Quiet).then(|| {
             let (counters, done) = (counters.clone(), done.clone());
-            std::thread::spawn(move || if bars { render_bars(&counters, &done, files) } else { render_log(&counters, &done, files) })
+            std::thread::spawn(move || match mode {
+                ProgressMode::Bars => render_bars(&counters, &done, files),
+                ProgressMode::Json => render_json(&counters, &done, files),
+                _ => render_log(&counters, &done, files),
+            })
         });
         Self { counters, done, ticker }
     }
@@ -108,4 +120,31 @@ fn render_log(counters: &Counters, done: &AtomicBool, files: u64) {
             );
         }
     }
+}
+
+fn render_json(counters: &Counters, done: &AtomicBool, files: u64) {
+    let started = std::time::Instant::now();
+    let line = |finished: bool| {
+        let line = serde_json::json!({
+            "event": "progress",
+            "elapsed_secs": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            "files": files,
+            "fetched": load(&counters.fetched),
+            "parsed": load(&counters.parsed),
+            "chunks": load(&counters.chunks),
+            "embedded": load(&counters.embedded),
+            "failed": load(&counters.failed),
+            "done": finished,
+        });
+        eprintln!("{line}");
+    };
+    let mut last = std::time::Instant::now();
+    while !done.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+        if last.elapsed() >= JSON_INTERVAL {
+            last = std::time::Instant::now();
+            line(false);
+        }
+    }
+    line(true);
 }
