@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::ApiKeys;
 use crate::collection::{validate_name, Collection, CollectionRecord};
-use crate::events::{EventHub, EVENT_BACKLOG};
+use crate::events::{EventHub, VersionEvent, EVENT_BACKLOG};
 use crate::jobs::JobBook;
 use crate::loaded::LoadOptions;
 use crate::metrics::Metrics;
@@ -129,11 +129,31 @@ impl AppState {
         write_json(&self.files_path(collection.name()), &files)
     }
 
+    /// Loads `collection`'s LATEST if it changed (see [`Collection::reload`]), telling its
+    /// event stream when it serves a new version.
+    pub async fn reload_collection(&self, collection: &Collection) -> Result<bool, String> {
+        let previous_version = collection.version();
+        let changed = collection.reload(&self.load, &self.embedder).await?;
+        if let (true, Some(searcher)) = (changed, collection.searcher()) {
+            let counts = &searcher.snapshot().manifest.counts;
+            self.events.publish(VersionEvent {
+                event: VersionEvent::NAME,
+                collection_name: collection.name().to_string(),
+                version: searcher.snapshot().manifest.version.clone(),
+                previous_version,
+                documents: counts.documents,
+                chunks: counts.chunks,
+                timestamp: chrono::Utc::now(),
+            });
+        }
+        Ok(changed)
+    }
+
     /// Adds a collection (loading its snapshot) and persists the registry.
     pub async fn add_collection(&self, record: CollectionRecord) -> Result<Arc<Collection>, String> {
         let files: Vec<FileInfo> = read_json(&self.files_path(&record.name)).map_err(|e| e.to_string())?.unwrap_or_default();
         let collection = Arc::new(Collection::new(record, files));
-        if let Err(e) = collection.reload(&self.load, &self.embedder).await {
+        if let Err(e) = self.reload_collection(&collection).await {
             tracing::error!("collection {}: {e}", collection.name());
         }
         self.collections.write().expect("collections lock").insert(collection.name().to_string(), collection.clone());
@@ -221,7 +241,7 @@ async fn poll_latest(state: Arc<AppState>, interval: Duration) {
         let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
         for collection in collections {
             let _guard = collection.publish_lock.lock().await;
-            match collection.reload(&state.load, &state.embedder).await {
+            match state.reload_collection(&collection).await {
                 Ok(true) => tracing::info!("collection {} now serves {}", collection.name(), collection.version().unwrap_or_default()),
                 Ok(false) => {}
                 Err(e) => tracing::error!("collection {}: reload failed, previous version keeps serving: {e}", collection.name()),

@@ -1,6 +1,8 @@
-//! Ingestion events (seed 004's): a file's ingestion started, its progress through the
-//! stages (parsing, chunking, embedding batch by batch, storing), completed or failed —
-//! broadcast to every subscriber of the collection's event stream (Server-Sent Events).
+//! A collection's events, broadcast to every subscriber of its event stream (Server-Sent
+//! Events): ingestion (seed 004's: a file's ingestion started, its progress through the
+//! stages — parsing, chunking, embedding batch by batch, storing —, completed or failed), and
+//! a new version served (an upload's or delete's publish, a reload, a nightly run's snapshot
+//! picked up by polling).
 
 use std::sync::Mutex;
 
@@ -165,9 +167,70 @@ impl IngestionEvent {
     }
 }
 
+/// A collection began serving a new version.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionEvent {
+    pub event: &'static str,
+    pub collection_name: String,
+    pub version: String,
+    pub previous_version: Option<String>,
+    pub documents: usize,
+    pub chunks: usize,
+    pub timestamp: DateTime<Utc>,
+}
+
+impl VersionEvent {
+    pub const NAME: &'static str = "collection_version_loaded";
+}
+
+/// Anything a collection's event stream carries.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum CollectionEvent {
+    Ingestion(IngestionEvent),
+    Version(VersionEvent),
+}
+
+impl CollectionEvent {
+    /// The event's type, the SSE event name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Ingestion(event) => event.event,
+            Self::Version(event) => event.event,
+        }
+    }
+
+    pub fn collection_name(&self) -> &str {
+        match self {
+            Self::Ingestion(event) => &event.collection_name,
+            Self::Version(event) => &event.collection_name,
+        }
+    }
+
+    /// The job an ingestion event belongs to.
+    pub fn job_id(&self) -> Option<&str> {
+        match self {
+            Self::Ingestion(event) => Some(&event.job_id),
+            Self::Version(_) => None,
+        }
+    }
+}
+
+impl From<IngestionEvent> for CollectionEvent {
+    fn from(event: IngestionEvent) -> Self {
+        Self::Ingestion(event)
+    }
+}
+
+impl From<VersionEvent> for CollectionEvent {
+    fn from(event: VersionEvent) -> Self {
+        Self::Version(event)
+    }
+}
+
 /// Hands every event to every subscriber; closed at shutdown, which ends their streams.
 pub struct EventHub {
-    sender: Mutex<Option<broadcast::Sender<IngestionEvent>>>,
+    sender: Mutex<Option<broadcast::Sender<CollectionEvent>>>,
 }
 
 impl EventHub {
@@ -176,14 +239,14 @@ impl EventHub {
     }
 
     /// Sends an event to the subscribers there are (none is fine).
-    pub fn publish(&self, event: IngestionEvent) {
+    pub fn publish(&self, event: impl Into<CollectionEvent>) {
         if let Some(sender) = self.sender.lock().expect("events lock").as_ref() {
-            let _ = sender.send(event);
+            let _ = sender.send(event.into());
         }
     }
 
     /// A receiver of the events from now on; `None` once the hub is closed.
-    pub fn subscribe(&self) -> Option<broadcast::Receiver<IngestionEvent>> {
+    pub fn subscribe(&self) -> Option<broadcast::Receiver<CollectionEvent>> {
         self.sender.lock().expect("events lock").as_ref().map(broadcast::Sender::subscribe)
     }
 
@@ -225,7 +288,7 @@ mod tests {
         let file = FileRef { collection_name: "c".into(), job_id: "j".into(), file_id: "f".into(), file_name: "a.md".into() };
         hub.publish(IngestionEvent::started(&file));
         hub.close();
-        assert_eq!(receiver.recv().await.unwrap().event, "document_ingestion_started");
+        assert_eq!(receiver.recv().await.unwrap().name(), "document_ingestion_started");
         assert!(matches!(receiver.recv().await, Err(broadcast::error::RecvError::Closed)));
         assert!(hub.subscribe().is_none());
         hub.publish(IngestionEvent::started(&file)); // nobody to hear it: no panic

@@ -123,7 +123,7 @@ pub async fn publish(state: &AppState, collection: &Collection, change: VersionC
             Err(e) => tracing::warn!("{}: compaction of {} segments failed, they keep serving: {e}", collection.name(), merge.len()),
         }
     }
-    collection.reload(&state.load, &state.embedder).await?;
+    state.reload_collection(collection).await?;
     state.refresh_snapshot_metric();
     Ok(manifest)
 }

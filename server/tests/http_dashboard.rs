@@ -249,6 +249,12 @@ async fn the_event_stream_follows_each_file_through_its_stages() {
     assert!(events.iter().any(|(_, e)| e["job_id"] == later["job_id"]), "the later job's too: {events:?}");
     let job_events = events_until_done(&mut one_job, 2).await;
     assert!(job_events.iter().all(|(_, e)| e["job_id"] == job_id.as_str()), "{job_events:?}");
+    // Each job's publish put a new version in service; the job's own stream has none of them.
+    let versions: Vec<&Value> = events.iter().filter(|(name, _)| name == "collection_version_loaded").map(|(_, e)| e).collect();
+    assert_eq!(versions.len(), 2, "{events:?}");
+    assert!(versions[0]["previous_version"].is_null() && versions[1]["previous_version"] == versions[0]["version"], "{versions:?}");
+    let (_, info) = server.get("/v1/collections/c").await;
+    assert_eq!((&versions[1]["version"], &versions[1]["chunks"]), (&info["metadata"]["snapshot_version"], &info["chunk_count"]), "{info}");
     let job = server.wait_job(&job_id).await;
     let detail = |name: &str| job["file_details"].as_array().unwrap().iter().find(|f| f["file_name"] == name).unwrap().clone();
 

@@ -1,5 +1,6 @@
-//! A collection's ingestion events as Server-Sent Events: `GET /v1/collections/{name}/events`
-//! (`?job_id=` for one job's), each event named by its seed-004 type with its JSON payload.
+//! A collection's events as Server-Sent Events: `GET /v1/collections/{name}/events`
+//! (`?job_id=` for one job's ingestion events only), each named by its type (seed 004's
+//! `document_ingestion_*`, and `collection_version_loaded`) with its JSON payload.
 //! The stream lasts until the client leaves or the server shuts down; a subscriber that
 //! falls behind gets an `events_missed` event (re-read the job status then).
 
@@ -15,7 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 use super::knowledge::find;
 use crate::api_error::ApiError;
 use crate::app::AppState;
-use crate::events::IngestionEvent;
+use crate::events::CollectionEvent;
 
 #[derive(Deserialize)]
 pub struct EventsQuery {
@@ -37,11 +38,11 @@ pub async fn collection_events(
         }
     }
     let receiver = state.events.subscribe().ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
-    let wanted = move |event: &IngestionEvent| event.collection_name == name && query.job_id.as_ref().is_none_or(|job| *job == event.job_id);
+    let wanted = move |event: &CollectionEvent| event.collection_name() == name && query.job_id.as_ref().is_none_or(|job| event.job_id() == Some(job.as_str()));
     let stream = futures::stream::unfold((receiver, wanted), |(mut receiver, wanted)| async move {
         loop {
             let event = match receiver.recv().await {
-                Ok(event) if wanted(&event) => Event::default().event(event.event).json_data(&event).unwrap_or_else(|e| Event::default().comment(e.to_string())),
+                Ok(event) if wanted(&event) => Event::default().event(event.name()).json_data(&event).unwrap_or_else(|e| Event::default().comment(e.to_string())),
                 Ok(_) => continue,
                 Err(RecvError::Lagged(missed)) => Event::default().event("events_missed").data(serde_json::json!({ "missed": missed }).to_string()),
                 Err(RecvError::Closed) => return None,

@@ -73,7 +73,7 @@ pub async fn delete_collection(State(state): State<Arc<AppState>>, Path(name): P
 pub async fn reload_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<serde_json::Value>, ApiError> {
     let collection = find(&state, &name)?;
     let _guard = collection.publish_lock.lock().await;
-    let changed = collection.reload(&state.load, &state.embedder).await.map_err(|e| ApiError::Internal(format!("reload of '{name}' failed; the previous version keeps serving: {e}")))?;
+    let changed = state.reload_collection(&collection).await.map_err(|e| ApiError::Internal(format!("reload of '{name}' failed; the previous version keeps serving: {e}")))?;
     state.refresh_snapshot_metric();
     Ok(Json(json!({ "reloaded": changed, "collection": collection.info() })))
 }
