@@ -94,7 +94,7 @@ pub struct AppState {
     pub embedder: Arc<dyn Embedder>,
     pub collections: RwLock<BTreeMap<String, Arc<Collection>>>,
     pub jobs: JobBook,
-    /// Ingestion events for the collections' event streams.
+    /// The collections' events (ingestion, new versions) for their event streams.
     pub events: EventHub,
     pub ingest_slots: Arc<Semaphore>,
     pub search: SearchQueue,

@@ -265,7 +265,7 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
         let (worker_state, worker_chunker, worker_stored, upload_tags) = (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
         let progress_file = file.clone();
         let outcome = tokio::task::spawn_blocking(move || {
-            // The job (and its record on disk) changes, and an event goes out, once per whole
+            // The file's percent in its job changes, and an event goes out, once per whole
             // percent at most.
             let shown = Mutex::new(StageProgress::started().percent);
             let progress = |at: StageProgress| {

@@ -1,6 +1,7 @@
 //! The Searcher: vector, keyword and hybrid (RRF) lanes over a loaded snapshot, with
 //! filters applied inside each lane (FAISS ID selectors, an exact scan when a filter is
-//! selective, tantivy's filter collector), and results as seed-000 golden records.
+//! selective, tantivy's filter collector); the modes, fusion and seed-000 golden records are
+//! [`crate::scoped_search`]'s, which a Searcher's search runs over its one snapshot.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -136,9 +136,8 @@ pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<Chun
     parse_and_chunk_observed(raw, settings, || {})
 }
 
-/// [`parse_and_chunk`], calling `parsed` between the stages (when the file parsed).
-pub fn parse_and_chunk_observed(raw: &RawDocument, settings: &ChunkSettings, parsed: impl FnOnce()) -> (Vec<ChunkedDoc>, Vec<Failure>) {
-    let on_parsed = parsed;
+/// [`parse_and_chunk`], calling `on_parsed` between the stages (when the file parsed).
+pub fn parse_and_chunk_observed(raw: &RawDocument, settings: &ChunkSettings, on_parsed: impl FnOnce()) -> (Vec<ChunkedDoc>, Vec<Failure>) {
     let parsed = match settings.parser.parse(raw) {
         Ok(parsed) => parsed,
         Err(e) => return (Vec::new(), vec![failure(&raw.uri, "parse", e.to_string())]),
