@@ -16,7 +16,8 @@ use tokio::sync::Semaphore;
 
 use crate::auth::ApiKeys;
 use crate::collection::{validate_name, Collection, CollectionRecord};
-use crate::events::{EventHub, VersionEvent, EVENT_BACKLOG};
+use crate::event_hub::EventHub;
+use crate::events::VersionEvent;
 use crate::jobs::JobBook;
 use crate::loaded::LoadOptions;
 use crate::metrics::Metrics;
@@ -194,7 +195,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
     };
     let state = Arc::new(AppState {
         jobs: JobBook::open(options.data_dir.join("jobs")).map_err(|e| e.to_string())?,
-        events: EventHub::new(EVENT_BACKLOG),
+        events: EventHub::default(),
         ingest_slots: Arc::new(Semaphore::new(options.ingest_workers.max(1))),
         search: SearchQueue::new(options.search_workers, options.search_queue),
         metrics,

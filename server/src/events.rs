@@ -4,14 +4,8 @@
 //! a new version served (an upload's or delete's publish, a reload, a nightly run's snapshot
 //! picked up by polling).
 
-use std::sync::Mutex;
-
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use tokio::sync::broadcast;
-
-/// Events a slow subscriber may fall behind by before it is told it missed some.
-pub const EVENT_BACKLOG: usize = 1024;
 
 /// A stage of a file's ingestion, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -228,34 +222,6 @@ impl From<VersionEvent> for CollectionEvent {
     }
 }
 
-/// Hands every event to every subscriber; closed at shutdown, which ends their streams.
-pub struct EventHub {
-    sender: Mutex<Option<broadcast::Sender<CollectionEvent>>>,
-}
-
-impl EventHub {
-    pub fn new(backlog: usize) -> Self {
-        Self { sender: Mutex::new(Some(broadcast::channel(backlog.max(1)).0)) }
-    }
-
-    /// Sends an event to the subscribers there are (none is fine).
-    pub fn publish(&self, event: impl Into<CollectionEvent>) {
-        if let Some(sender) = self.sender.lock().expect("events lock").as_ref() {
-            let _ = sender.send(event.into());
-        }
-    }
-
-    /// A receiver of the events from now on; `None` once the hub is closed.
-    pub fn subscribe(&self) -> Option<broadcast::Receiver<CollectionEvent>> {
-        self.sender.lock().expect("events lock").as_ref().map(broadcast::Sender::subscribe)
-    }
-
-    /// Ends every subscription (after the events already sent) and refuses new ones.
-    pub fn close(&self) {
-        self.sender.lock().expect("events lock").take();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,18 +245,5 @@ mod tests {
         let failed = serde_json::to_value(IngestionEvent::failed(&file, "file is empty")).unwrap();
         assert_eq!((failed["status"].as_str(), failed["error"].as_str(), failed["document_id"].as_str()), (Some("failed"), Some("file is empty"), Some("f")));
         assert!(failed.get("stage").is_none(), "{failed}");
-    }
-
-    #[tokio::test]
-    async fn a_closed_hub_ends_its_subscriptions_after_what_was_sent() {
-        let hub = EventHub::new(4);
-        let mut receiver = hub.subscribe().unwrap();
-        let file = FileRef { collection_name: "c".into(), job_id: "j".into(), file_id: "f".into(), file_name: "a.md".into() };
-        hub.publish(IngestionEvent::started(&file));
-        hub.close();
-        assert_eq!(receiver.recv().await.unwrap().name(), "document_ingestion_started");
-        assert!(matches!(receiver.recv().await, Err(broadcast::error::RecvError::Closed)));
-        assert!(hub.subscribe().is_none());
-        hub.publish(IngestionEvent::started(&file)); // nobody to hear it: no panic
     }
 }

@@ -2,7 +2,7 @@
 //! ([`loaded`]), filters ([`filter`]), the vector / keyword / hybrid lanes ([`searcher`],
 //! [`fusion`]), several collections searched as one ([`scoped_search`]), the seed-000 result records ([`result`]), quality evaluation ([`eval`]).
 //! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
-//! ingestion jobs ([`jobs`], [`ingest`]) and their events ([`events`]), the HTTP routes ([`routes`]), errors mapped to
+//! ingestion jobs ([`jobs`], [`ingest`]) and their events ([`events`], through [`event_hub`]), the HTTP routes ([`routes`]), errors mapped to
 //! status codes in one place ([`api_error`]), API keys ([`auth`]), metrics ([`metrics`]); concurrent searches
 //! embed their queries in shared passes ([`query_batcher`]), repeated ones from a cache
 //! ([`query_cache`]).
@@ -13,6 +13,7 @@ pub mod auth;
 pub mod collection;
 pub mod error;
 pub mod eval;
+pub mod event_hub;
 pub mod events;
 pub mod filter;
 pub mod fusion;

@@ -179,15 +179,15 @@ async fn a_file_reports_its_progress_batch_by_batch() {
     server.stop().await;
 }
 
-/// Reads the next event of a server-sent event stream: (its name, its JSON data).
-async fn next_event(stream: &mut reqwest::Response, buffer: &mut String) -> (String, Value) {
+/// Reads the next event of a server-sent event stream: (its name, its JSON data, its id).
+async fn next_event(stream: &mut reqwest::Response, buffer: &mut String) -> (String, Value, Option<u64>) {
     loop {
         if let Some(end) = buffer.find("\n\n") {
             let block: String = buffer.drain(..end + 2).collect();
             let field = |name: &str| block.lines().filter_map(|l| l.strip_prefix(name)).map(str::trim).collect::<Vec<_>>().join("\n");
-            let (name, data) = (field("event:"), field("data:"));
+            let (name, data, id) = (field("event:"), field("data:"), field("id:"));
             if !name.is_empty() {
-                return (name, serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {data}")));
+                return (name, serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {data}")), id.parse().ok());
             }
             continue; // a keep-alive comment
         }
@@ -204,14 +204,18 @@ async fn subscribe(server: &TestServer, collection: &str, query: &str) -> reqwes
     stream
 }
 
-/// Events until every file of `files` had its completed or failed one.
+/// Events until every file of `files` had its completed or failed one; their ids rise.
 async fn events_until_done(stream: &mut reqwest::Response, files: usize) -> Vec<(String, Value)> {
     let mut buffer = String::new();
     let mut events = Vec::new();
+    let mut last_id = 0;
     let finished = |events: &Vec<(String, Value)>| events.iter().filter(|(name, _)| name.ends_with("_completed") || name.ends_with("_failed")).count();
     while finished(&events) < files {
-        let event = tokio::time::timeout(Duration::from_secs(300), next_event(stream, &mut buffer)).await.expect("an event within 5 minutes");
-        events.push(event);
+        let (name, data, id) = tokio::time::timeout(Duration::from_secs(300), next_event(stream, &mut buffer)).await.expect("an event within 5 minutes");
+        let id = id.unwrap_or_else(|| panic!("{name} has no id"));
+        assert!(id > last_id, "ids rise: {id} after {last_id}");
+        last_id = id;
+        events.push((name, data));
     }
     events
 }
@@ -287,6 +291,15 @@ async fn the_event_stream_follows_each_file_through_its_stages() {
         assert_eq!((failed["status"].as_str(), &failed["error"]), (Some("failed"), &detail("empty.md")["error_message"]), "{failed}");
         assert!(failed["error"].as_str().is_some_and(|e| !e.is_empty()), "{failed}");
     }
+    // A client back with the last id it saw gets what it missed, in order; one whose id this
+    // server never gave is told it missed events.
+    let mut back = server.client.get(server.url("/v1/collections/c/events")).header("last-event-id", "0").send().await.unwrap();
+    assert_eq!(events_until_done(&mut back, 3).await, events, "the kept events again");
+    let mut stranger = subscribe(&server, "c", "?last_event_id=999999").await;
+    let (name, _, _) = next_event(&mut stranger, &mut String::new()).await;
+    assert_eq!(name, "events_missed");
+    drop((back, stranger));
+
     // Shutting down ends the open streams (after what they were sent) instead of waiting on them.
     tokio::time::timeout(Duration::from_secs(60), server.stop()).await.expect("open event streams do not hold up a shutdown");
     for mut stream in [all, one_job] {

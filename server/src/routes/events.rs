@@ -1,13 +1,16 @@
 //! A collection's events as Server-Sent Events: `GET /v1/collections/{name}/events`
 //! (`?job_id=` for one job's ingestion events only), each named by its type (seed 004's
-//! `document_ingestion_*`, and `collection_version_loaded`) with its JSON payload.
-//! The stream lasts until the client leaves or the server shuts down; a subscriber that
-//! falls behind gets an `events_missed` event (re-read the job status then).
+//! `document_ingestion_*`, and `collection_version_loaded`) with its JSON payload and its id.
+//! A client that reconnects with `Last-Event-ID` (EventSource does) or `?last_event_id=` gets
+//! the kept events it missed first, or `events_missed` when some are no longer kept; so does
+//! a subscriber that falls behind (re-read the job status then). The stream lasts until the
+//! client leaves or the server shuts down.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures::Stream;
 use serde::Deserialize;
@@ -16,12 +19,23 @@ use tokio::sync::broadcast::error::RecvError;
 use super::knowledge::find;
 use crate::api_error::ApiError;
 use crate::app::AppState;
+use crate::event_hub::NumberedEvent;
 use crate::events::CollectionEvent;
 
 #[derive(Deserialize)]
 pub struct EventsQuery {
     /// Only this job's events.
     job_id: Option<String>,
+    /// The last event id seen, for clients that cannot send `Last-Event-ID`.
+    last_event_id: Option<u64>,
+}
+
+fn sse_event((id, event): &NumberedEvent) -> Event {
+    Event::default().id(id.to_string()).event(event.name()).json_data(event).unwrap_or_else(|e| Event::default().comment(e.to_string()))
+}
+
+fn missed_event(missed: Option<u64>) -> Event {
+    Event::default().event("events_missed").data(serde_json::json!({ "missed": missed }).to_string())
 }
 
 /// Subscribes before answering, so nothing that happens after the response starts is missed.
@@ -29,6 +43,7 @@ pub async fn collection_events(
     State(state): State<Arc<AppState>>,
     Path(name): Path<String>,
     Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     find(&state, &name)?;
     if let Some(job_id) = &query.job_id {
@@ -37,18 +52,30 @@ pub async fn collection_events(
             return Err(ApiError::NotFound(format!("Job '{job_id}' is not a job of collection '{name}'")));
         }
     }
-    let receiver = state.events.subscribe().ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
-    let wanted = move |event: &CollectionEvent| event.collection_name() == name && query.job_id.as_ref().is_none_or(|job| event.job_id() == Some(job.as_str()));
-    let stream = futures::stream::unfold((receiver, wanted), |(mut receiver, wanted)| async move {
+    let header = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let last_seen = match header {
+        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| ApiError::BadRequest(format!("Last-Event-ID must be an event id, got '{text}'")))?),
+        None => query.last_event_id,
+    };
+    let subscription = state.events.subscribe(last_seen).ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
+    let job = query.job_id;
+    let wanted = move |event: &CollectionEvent| event.collection_name() == name && job.as_ref().is_none_or(|job| event.job_id() == Some(job.as_str()));
+    let mut first: Vec<Event> = Vec::new();
+    if subscription.missed {
+        first.push(missed_event(None));
+    }
+    first.extend(subscription.replay.iter().filter(|(_, event)| wanted(event)).map(sse_event));
+    let live = futures::stream::unfold((subscription.live, wanted), |(mut receiver, wanted)| async move {
         loop {
             let event = match receiver.recv().await {
-                Ok(event) if wanted(&event) => Event::default().event(event.name()).json_data(&event).unwrap_or_else(|e| Event::default().comment(e.to_string())),
+                Ok(numbered) if wanted(&numbered.1) => sse_event(&numbered),
                 Ok(_) => continue,
-                Err(RecvError::Lagged(missed)) => Event::default().event("events_missed").data(serde_json::json!({ "missed": missed }).to_string()),
+                Err(RecvError::Lagged(missed)) => missed_event(Some(missed)),
                 Err(RecvError::Closed) => return None,
             };
             return Some((Ok(event), (receiver, wanted)));
         }
     });
+    let stream = futures::StreamExt::chain(futures::stream::iter(first.into_iter().map(Ok)), live);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
