@@ -180,14 +180,14 @@ async fn a_file_reports_its_progress_batch_by_batch() {
 }
 
 /// Reads the next event of a server-sent event stream: (its name, its JSON data, its id).
-async fn next_event(stream: &mut reqwest::Response, buffer: &mut String) -> (String, Value, Option<u64>) {
+async fn next_event(stream: &mut reqwest::Response, buffer: &mut String) -> (String, Value, String) {
     loop {
         if let Some(end) = buffer.find("\n\n") {
             let block: String = buffer.drain(..end + 2).collect();
             let field = |name: &str| block.lines().filter_map(|l| l.strip_prefix(name)).map(str::trim).collect::<Vec<_>>().join("\n");
             let (name, data, id) = (field("event:"), field("data:"), field("id:"));
             if !name.is_empty() {
-                return (name, serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {data}")), id.parse().ok());
+                return (name, serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {data}")), id);
             }
             continue; // a keep-alive comment
         }
@@ -204,20 +204,22 @@ async fn subscribe(server: &TestServer, collection: &str, query: &str) -> reqwes
     stream
 }
 
-/// Events until every file of `files` had its completed or failed one; their ids rise.
-async fn events_until_done(stream: &mut reqwest::Response, files: usize) -> Vec<(String, Value)> {
+/// Events until every file of `files` had its completed or failed one, and their ids
+/// (`<epoch>-<number>`: one epoch, rising numbers).
+async fn events_until_done(stream: &mut reqwest::Response, files: usize) -> (Vec<(String, Value)>, Vec<String>) {
     let mut buffer = String::new();
-    let mut events = Vec::new();
-    let mut last_id = 0;
+    let (mut events, mut ids) = (Vec::new(), Vec::<String>::new());
     let finished = |events: &Vec<(String, Value)>| events.iter().filter(|(name, _)| name.ends_with("_completed") || name.ends_with("_failed")).count();
     while finished(&events) < files {
         let (name, data, id) = tokio::time::timeout(Duration::from_secs(300), next_event(stream, &mut buffer)).await.expect("an event within 5 minutes");
-        let id = id.unwrap_or_else(|| panic!("{name} has no id"));
-        assert!(id > last_id, "ids rise: {id} after {last_id}");
-        last_id = id;
+        let (epoch, number) = id.split_once('-').unwrap_or_else(|| panic!("{name}: id '{id}'"));
+        if let Some((last_epoch, last_number)) = ids.last().and_then(|last| last.split_once('-')) {
+            assert!(epoch == last_epoch && number.parse::<u64>().unwrap() > last_number.parse::<u64>().unwrap(), "{id} after {last_epoch}-{last_number}");
+        }
+        ids.push(id);
         events.push((name, data));
     }
-    events
+    (events, ids)
 }
 
 /// The seed-004 events of one job's files over real HTTP: started, progress through the
@@ -248,10 +250,10 @@ async fn the_event_stream_follows_each_file_through_its_stages() {
     let mut one_job = subscribe(&server, "c", &format!("?job_id={job_id}")).await;
     drop(held);
 
-    let events = events_until_done(&mut all, 3).await;
+    let (events, ids) = events_until_done(&mut all, 3).await;
     assert!(events.iter().all(|(_, e)| e["collection_name"] == "c"), "only c's events: {events:?}");
     assert!(events.iter().any(|(_, e)| e["job_id"] == later["job_id"]), "the later job's too: {events:?}");
-    let job_events = events_until_done(&mut one_job, 2).await;
+    let (job_events, _) = events_until_done(&mut one_job, 2).await;
     assert!(job_events.iter().all(|(_, e)| e["job_id"] == job_id.as_str()), "{job_events:?}");
     // Each job's publish put a new version in service; the job's own stream has none of them.
     let versions: Vec<&Value> = events.iter().filter(|(name, _)| name == "collection_version_loaded").map(|(_, e)| e).collect();
@@ -293,8 +295,8 @@ async fn the_event_stream_follows_each_file_through_its_stages() {
     }
     // A client back with the last id it saw gets what it missed, in order; one whose id this
     // server never gave is told it missed events.
-    let mut back = server.client.get(server.url("/v1/collections/c/events")).header("last-event-id", "0").send().await.unwrap();
-    assert_eq!(events_until_done(&mut back, 3).await, events, "the kept events again");
+    let mut back = server.client.get(server.url("/v1/collections/c/events")).header("last-event-id", &ids[0]).send().await.unwrap();
+    assert_eq!(events_until_done(&mut back, 3).await.0, events[1..], "the kept events after the first again");
     let mut stranger = subscribe(&server, "c", "?last_event_id=999999").await;
     let (name, _, _) = next_event(&mut stranger, &mut String::new()).await;
     assert_eq!(name, "events_missed");

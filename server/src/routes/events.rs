@@ -27,11 +27,11 @@ pub struct EventsQuery {
     /// Only this job's events.
     job_id: Option<String>,
     /// The last event id seen, for clients that cannot send `Last-Event-ID`.
-    last_event_id: Option<u64>,
+    last_event_id: Option<String>,
 }
 
-fn sse_event((id, event): &NumberedEvent) -> Event {
-    Event::default().id(id.to_string()).event(event.name()).json_data(event).unwrap_or_else(|e| Event::default().comment(e.to_string()))
+fn sse_event(state: &AppState, (number, event): &NumberedEvent) -> Event {
+    Event::default().id(state.events.event_id(*number)).event(event.name()).json_data(event).unwrap_or_else(|e| Event::default().comment(e.to_string()))
 }
 
 fn missed_event(missed: Option<u64>) -> Event {
@@ -52,28 +52,25 @@ pub async fn collection_events(
             return Err(ApiError::NotFound(format!("Job '{job_id}' is not a job of collection '{name}'")));
         }
     }
-    let header = headers.get("last-event-id").and_then(|v| v.to_str().ok());
-    let last_seen = match header {
-        Some(text) => Some(text.trim().parse::<u64>().map_err(|_| ApiError::BadRequest(format!("Last-Event-ID must be an event id, got '{text}'")))?),
-        None => query.last_event_id,
-    };
-    let subscription = state.events.subscribe(last_seen).ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
+    let header = headers.get("last-event-id").map(|v| v.to_str().unwrap_or_default().to_string());
+    let last_seen = header.or(query.last_event_id);
+    let subscription = state.events.subscribe(last_seen.as_deref()).ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
     let job = query.job_id;
     let wanted = move |event: &CollectionEvent| event.collection_name() == name && job.as_ref().is_none_or(|job| event.job_id() == Some(job.as_str()));
     let mut first: Vec<Event> = Vec::new();
     if subscription.missed {
         first.push(missed_event(None));
     }
-    first.extend(subscription.replay.iter().filter(|(_, event)| wanted(event)).map(sse_event));
-    let live = futures::stream::unfold((subscription.live, wanted), |(mut receiver, wanted)| async move {
+    first.extend(subscription.replay.iter().filter(|(_, event)| wanted(event)).map(|numbered| sse_event(&state, numbered)));
+    let live = futures::stream::unfold((subscription.live, wanted, state), |(mut receiver, wanted, state)| async move {
         loop {
             let event = match receiver.recv().await {
-                Ok(numbered) if wanted(&numbered.1) => sse_event(&numbered),
+                Ok(numbered) if wanted(&numbered.1) => sse_event(&state, &numbered),
                 Ok(_) => continue,
                 Err(RecvError::Lagged(missed)) => missed_event(Some(missed)),
                 Err(RecvError::Closed) => return None,
             };
-            return Some((Ok(event), (receiver, wanted)));
+            return Some((Ok(event), (receiver, wanted, state)));
         }
     });
     let stream = futures::StreamExt::chain(futures::stream::iter(first.into_iter().map(Ok)), live);
