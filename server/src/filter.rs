@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
 use crate::loaded::LoadedSnapshot;
-use crate::metadata_condition;
+use crate::metadata_condition::Condition;
 
 /// What a result's document must match. Within a field any listed value matches; across
 /// fields all must match. An empty filter matches everything.
@@ -58,10 +58,12 @@ impl Filters {
 
     /// Checks the metadata conditions' operators and operands.
     pub fn validate(&self) -> Result<(), ServerError> {
-        for (key, wanted) in &self.metadata {
-            metadata_condition::validate(key, wanted).map_err(ServerError::InvalidRequest)?;
-        }
-        Ok(())
+        self.conditions().map(|_| ()).map_err(ServerError::InvalidRequest)
+    }
+
+    /// The metadata conditions, each read and checked once.
+    fn conditions(&self) -> Result<Vec<(&str, Condition)>, String> {
+        self.metadata.iter().map(|(key, wanted)| Ok((key.as_str(), Condition::parse(key, wanted)?))).collect()
     }
 
     /// Adds one `key=value[,value...]` filter (the CLI form); unknown keys are metadata keys
@@ -107,8 +109,10 @@ impl Filters {
         if self.metadata.is_empty() {
             return true;
         }
+        // A condition that does not read (validation refuses it first) matches nothing.
+        let Ok(conditions) = self.conditions() else { return false };
         let metadata: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&document.metadata).unwrap_or_default();
-        self.metadata.iter().all(|(key, wanted)| metadata_condition::holds(metadata.get(key), wanted))
+        conditions.iter().all(|(key, condition)| condition.holds(metadata.get(*key)))
     }
 
     /// Does a document match every filter but the metadata conditions?
@@ -130,14 +134,16 @@ impl Filters {
             return None;
         }
         let mut allowed = RowSet::empty(snapshot.row_count());
+        // A condition that does not read (validation refuses it first) matches nothing.
+        let Ok(conditions) = self.conditions() else { return Some(allowed) };
         for segment in &snapshot.segments {
             // Metadata values come from the segment's columns, parsed once per key.
             let documents = &segment.data.documents;
-            let conditions: Vec<_> = self.metadata.iter().map(|(key, wanted)| (segment.data.metadata_columns.column(key, documents), wanted)).collect();
+            let columns: Vec<_> = conditions.iter().map(|(key, condition)| (segment.data.metadata_columns.column(key, documents), condition)).collect();
             let matching: Vec<bool> = documents
                 .iter()
                 .enumerate()
-                .map(|(at, d)| self.matches_fields(d) && conditions.iter().all(|(column, wanted)| metadata_condition::holds(column[at].as_ref(), wanted)))
+                .map(|(at, d)| self.matches_fields(d) && columns.iter().all(|(column, condition)| condition.holds(column[at].as_ref())))
                 .collect();
             for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
                 let row = segment.offset + local;

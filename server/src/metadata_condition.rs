@@ -11,45 +11,79 @@ use serde_json::Value;
 /// The operators a condition object may hold.
 pub const OPERATORS: [&str; 9] = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists"];
 
-/// Whether `wanted` is an operator object (every key starts with `$`) rather than a value.
-fn operators(wanted: &Value) -> Option<&serde_json::Map<String, Value>> {
-    wanted.as_object().filter(|map| !map.is_empty() && map.keys().all(|k| k.starts_with('$')))
+/// A condition's operator (`$eq` ... `$exists`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    Eq,
+    Ne,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    In,
+    Nin,
+    Exists,
 }
 
-/// Checks a condition's operators and their operands; the error names the key and why.
-pub fn validate(key: &str, wanted: &Value) -> Result<(), String> {
-    let Some(operators) = operators(wanted) else { return Ok(()) };
-    for (operator, operand) in operators {
-        match operator.as_str() {
-            "$eq" | "$ne" => {}
-            "$gt" | "$gte" | "$lt" | "$lte" if operand.is_number() || operand.is_string() => {}
-            "$gt" | "$gte" | "$lt" | "$lte" => return Err(format!("metadata.{key}: {operator} needs a number or a string, got {operand}")),
-            "$in" | "$nin" if operand.is_array() => {}
-            "$in" | "$nin" => return Err(format!("metadata.{key}: {operator} needs a list, got {operand}")),
-            "$exists" if operand.is_boolean() => {}
-            "$exists" => return Err(format!("metadata.{key}: $exists needs true or false, got {operand}")),
-            other => return Err(format!("metadata.{key}: unknown operator {other} (one of {})", OPERATORS.join(", "))),
+/// A condition read and checked once per search, then held against every document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// A plain value: the document's must equal it.
+    Equals(Value),
+    /// Operators with their operands, all of which must hold.
+    All(Vec<(Operator, Value)>),
+}
+
+impl Condition {
+    /// Reads a filter's value for `key`: an object whose every key starts with `$` is
+    /// operators (each checked with its operand; the error names the key and why), anything
+    /// else a value to equal.
+    pub fn parse(key: &str, wanted: &Value) -> Result<Self, String> {
+        let Some(operators) = wanted.as_object().filter(|map| !map.is_empty() && map.keys().all(|k| k.starts_with('$'))) else {
+            return Ok(Self::Equals(wanted.clone()));
+        };
+        let mut all = Vec::with_capacity(operators.len());
+        for (name, operand) in operators {
+            let operator = match name.as_str() {
+                "$eq" => Operator::Eq,
+                "$ne" => Operator::Ne,
+                "$gt" | "$gte" | "$lt" | "$lte" if !(operand.is_number() || operand.is_string()) => return Err(format!("metadata.{key}: {name} needs a number or a string, got {operand}")),
+                "$gt" => Operator::Gt,
+                "$gte" => Operator::Gte,
+                "$lt" => Operator::Lt,
+                "$lte" => Operator::Lte,
+                "$in" | "$nin" if !operand.is_array() => return Err(format!("metadata.{key}: {name} needs a list, got {operand}")),
+                "$in" => Operator::In,
+                "$nin" => Operator::Nin,
+                "$exists" if !operand.is_boolean() => return Err(format!("metadata.{key}: $exists needs true or false, got {operand}")),
+                "$exists" => Operator::Exists,
+                other => return Err(format!("metadata.{key}: unknown operator {other} (one of {})", OPERATORS.join(", "))),
+            };
+            all.push((operator, operand.clone()));
         }
+        Ok(Self::All(all))
     }
-    Ok(())
-}
 
-/// Does a document's value for the key (`None`: it has none) meet the condition?
-pub fn holds(actual: Option<&Value>, wanted: &Value) -> bool {
-    let Some(operators) = operators(wanted) else { return actual.is_some_and(|actual| equal(actual, wanted)) };
-    operators.iter().all(|(operator, operand)| match (operator.as_str(), actual) {
-        ("$exists", actual) => operand.as_bool() == Some(actual.is_some()),
-        ("$ne", actual) => !actual.is_some_and(|actual| equal(actual, operand)),
-        ("$nin", actual) => !actual.is_some_and(|actual| operand.as_array().is_some_and(|list| list.iter().any(|v| equal(actual, v)))),
-        (_, None) => false,
-        ("$eq", Some(actual)) => equal(actual, operand),
-        ("$in", Some(actual)) => operand.as_array().is_some_and(|list| list.iter().any(|v| equal(actual, v))),
-        ("$gt", Some(actual)) => compare(actual, operand) == Some(Ordering::Greater),
-        ("$gte", Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Greater | Ordering::Equal)),
-        ("$lt", Some(actual)) => compare(actual, operand) == Some(Ordering::Less),
-        ("$lte", Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Less | Ordering::Equal)),
-        _ => false,
-    })
+    /// Does a document's value for the key (`None`: it has none) meet the condition?
+    pub fn holds(&self, actual: Option<&Value>) -> bool {
+        let operators = match self {
+            Self::Equals(wanted) => return actual.is_some_and(|actual| equal(actual, wanted)),
+            Self::All(operators) => operators,
+        };
+        let in_list = |actual: &Value, list: &Value| list.as_array().is_some_and(|list| list.iter().any(|v| equal(actual, v)));
+        operators.iter().all(|(operator, operand)| match (operator, actual) {
+            (Operator::Exists, actual) => operand.as_bool() == Some(actual.is_some()),
+            (Operator::Ne, actual) => !actual.is_some_and(|actual| equal(actual, operand)),
+            (Operator::Nin, actual) => !actual.is_some_and(|actual| in_list(actual, operand)),
+            (_, None) => false,
+            (Operator::Eq, Some(actual)) => equal(actual, operand),
+            (Operator::In, Some(actual)) => in_list(actual, operand),
+            (Operator::Gt, Some(actual)) => compare(actual, operand) == Some(Ordering::Greater),
+            (Operator::Gte, Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Greater | Ordering::Equal)),
+            (Operator::Lt, Some(actual)) => compare(actual, operand) == Some(Ordering::Less),
+            (Operator::Lte, Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Less | Ordering::Equal)),
+        })
+    }
 }
 
 /// Equality that lets a string match a number or boolean written the same way (the CLI's
@@ -91,6 +125,14 @@ fn compare(actual: &Value, wanted: &Value) -> Option<Ordering> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn holds(actual: Option<&Value>, wanted: &Value) -> bool {
+        Condition::parse("k", wanted).is_ok_and(|condition| condition.holds(actual))
+    }
+
+    fn validate(key: &str, wanted: &Value) -> Result<(), String> {
+        Condition::parse(key, wanted).map(|_| ())
+    }
 
     #[test]
     fn operators_compare_numbers_strings_and_dates() {

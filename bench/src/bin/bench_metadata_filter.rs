@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use quarry_indexer::snapshot::DocumentRecord;
 use quarry_server::metadata_columns::MetadataColumns;
-use quarry_server::metadata_condition::holds;
+use quarry_server::metadata_condition::Condition;
 use quarry_server::Filters;
 
 fn value(name: &str) -> Option<usize> {
@@ -36,7 +36,7 @@ fn main() -> anyhow::Result<()> {
         .collect();
     let mut filters = Filters::default();
     filters.add("year>=2023").map_err(anyhow::Error::msg)?;
-    let wanted = &filters.metadata["year"];
+    let condition = Condition::parse("year", &filters.metadata["year"]).map_err(anyhow::Error::msg)?;
     let timed = |label: &str, pick: &dyn Fn() -> usize| {
         let started = Instant::now();
         let matched = pick();
@@ -48,7 +48,7 @@ fn main() -> anyhow::Result<()> {
     let columns = MetadataColumns::default();
     for rep in 0..reps.max(2) {
         let label = if rep == 0 { "columns, first query (parses the key)" } else { "columns, later query" };
-        timed(label, &|| columns.column("year", &documents).iter().filter(|v| holds(v.as_ref(), wanted)).count());
+        timed(label, &|| columns.column("year", &documents).iter().filter(|v| condition.holds(v.as_ref())).count());
     }
     Ok(())
 }
