@@ -40,6 +40,10 @@ enum Command {
     Compact(commands::compact::CompactArgs),
     /// Remove old versions of a snapshot and the segments only they name.
     Gc(commands::gc::GcArgs),
+    /// List a snapshot's versions: LATEST, earlier, pending, rolled back; files all there or not.
+    Versions(commands::versions::VersionsArgs),
+    /// Make an earlier version of a snapshot LATEST again (checked first; servers pick it up at their next poll).
+    Rollback(commands::rollback::RollbackArgs),
     /// Write a seeded synthetic corpus (JSONL files of documents) for scale runs.
     GenCorpus(commands::gen_corpus::GenCorpusArgs),
 }
@@ -64,6 +68,8 @@ fn main() -> std::process::ExitCode {
         Command::GenCorpus(args) => commands::gen_corpus::run(args),
         Command::Gc(args) => commands::gc::run(args),
         Command::Compact(args) => commands::compact::run(args),
+        Command::Versions(args) => commands::versions::run(args),
+        Command::Rollback(args) => commands::rollback::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Embed(args) => commands::embed::run(args),
         Command::Search(args) => commands::search::run(args),

@@ -104,11 +104,21 @@ pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<
     Ok(ProcessedFile { documents, embedded_chunks: chunks - reused })
 }
 
-/// Publishes `change` as the collection's next version and serves it before returning;
+/// Loads LATEST if the collection serves another version, so that a change is worked out
+/// against and published onto LATEST: a batch run or a rollback may have moved it since the
+/// last poll, and publishing onto the version served would undo that. The caller holds the
+/// collection's publish lock.
+pub async fn serve_latest_before_change(state: &AppState, collection: &Collection) -> Result<(), String> {
+    state.reload_collection(collection).await.map(|_| ()).map_err(|e| format!("the collection's LATEST version does not load, so nothing is published onto it: {e}"))
+}
+
+/// Publishes `change` as the collection's next version (on LATEST, loaded first if the
+/// collection serves another) and serves it before returning;
 /// once small segments pile up, they are merged into one first, and a collection the server
 /// created drops the versions before the last two (a failed merge is logged, and the change
 /// stays published). The caller holds the collection's publish lock.
 pub async fn publish(state: &AppState, collection: &Collection, change: VersionChange) -> Result<Manifest, String> {
+    serve_latest_before_change(state, collection).await?;
     let base = collection.manifest();
     let chunker = chunker_for(state, base.as_ref())?;
     let writer = SnapshotWriter::open(&collection.record.uri, &state.options.store).map_err(|e| e.to_string())?;

@@ -12,8 +12,10 @@ pub mod gc;
 pub mod gen_corpus;
 pub mod index;
 pub mod inspect;
+pub mod rollback;
 pub mod search;
 pub mod serve;
+pub mod versions;
 
 use std::path::PathBuf;
 

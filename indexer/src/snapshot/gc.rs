@@ -1,8 +1,9 @@
 //! Garbage collection of a snapshot root: every nightly run writes a whole new segment, so
 //! old versions pile up. Removes the manifests (and reports and file tables) of versions older than the
-//! newest `keep` up to LATEST, then every segment no kept manifest names. Never touches
-//! LATEST's version, versions newer than LATEST (a run between its manifest and LATEST), or
-//! anything younger than `min_age` (a run still writing its segment).
+//! newest `keep` up to LATEST and of versions a rollback abandoned, then every segment no kept
+//! manifest names. Never touches LATEST's version, versions newer than LATEST that no rollback
+//! abandoned (a run between its manifest and LATEST), or anything younger than `min_age` (a
+//! run still writing its segment).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -13,6 +14,7 @@ use serde::Serialize;
 use super::layout;
 use super::manifest::Manifest;
 use super::reader::SnapshotReader;
+use super::versions::{abandoned_versions, rollback_records, versions_listed, RollbackRecord};
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, StoreOptions};
 
@@ -43,6 +45,8 @@ pub struct GcReport {
     pub segments_removed: Vec<String>,
     /// Unreferenced objects left because they are younger than `min_age`.
     pub too_young: usize,
+    /// Rollback records removed with the last versions they named.
+    pub rollback_records_removed: usize,
     pub files_removed: usize,
     pub bytes_removed: u64,
     pub dry_run: bool,
@@ -61,28 +65,41 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
     let old_enough = |meta: &ObjectMeta| (now - meta.last_modified).to_std().map(|age| age >= options.min_age).unwrap_or(false);
 
     let manifests = root.list_below("manifests").await?;
-    let versions: BTreeSet<String> = manifests.keys().filter_map(|k| k.strip_prefix("manifests/")?.strip_suffix(".json").map(str::to_string)).collect();
+    let versions = versions_listed(&manifests);
+    let records = rollback_records(&root).await?;
+    let mut abandoned = abandoned_versions(records.iter().map(|r| &r.record));
+    abandoned.remove(&latest_version);
     let mut report = GcReport { latest: latest_version.clone(), dry_run: options.dry_run, ..Default::default() };
-    // Versions ids sort by time: keep LATEST, everything after it, and the keep-1 before it.
-    let older: Vec<&String> = versions.iter().filter(|v| v.as_str() < latest_version.as_str()).collect();
-    let cut = older.len().saturating_sub(options.keep - 1);
     let mut doomed_files: Vec<(String, u64)> = Vec::new();
     let mut kept_manifests: Vec<Manifest> = vec![latest.manifest().clone()];
-    for (i, version) in older.iter().enumerate() {
+    // Version ids sort by time: keep LATEST, the keep-1 before it and every version after it
+    // (a run between its manifest and LATEST) that no rollback abandoned. Abandoned versions
+    // do not count and go once old enough.
+    let older: Vec<&String> = versions.iter().filter(|v| v.as_str() < latest_version.as_str() && !abandoned.contains(*v)).collect();
+    let cut = older.len().saturating_sub(options.keep - 1);
+    let keep_older: BTreeSet<&String> = older.iter().enumerate().filter(|(i, _)| *i >= cut).map(|(_, v)| *v).collect();
+    for version in versions.iter().filter(|v| **v != latest_version) {
         let path = layout::manifest(version);
         let meta = &manifests[&path];
-        if i >= cut || !old_enough(meta) {
+        let wanted = if version.as_str() < latest_version.as_str() { keep_older.contains(version) } else { !abandoned.contains(version) };
+        if wanted || !old_enough(meta) {
             kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
-            report.versions_kept.push(version.to_string());
-            continue;
+            report.versions_kept.push(version.clone());
+        } else {
+            report.versions_removed.push(version.clone());
+            doomed_files.push((path, meta.size));
         }
-        report.versions_removed.push(version.to_string());
-        doomed_files.push((path, meta.size));
     }
     report.versions_kept.push(latest_version.clone());
-    for version in versions.iter().filter(|v| v.as_str() > latest_version.as_str()) {
-        kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
-        report.versions_kept.push(version.clone());
+    report.versions_kept.sort();
+    // A rollback record whose versions are all gone tells nothing about the ones left.
+    let remaining: BTreeSet<&String> = report.versions_kept.iter().collect();
+    for stored in &records {
+        let RollbackRecord { to, abandoned, .. } = &stored.record;
+        if !std::iter::once(to).chain(abandoned).any(|v| remaining.contains(v)) {
+            doomed_files.push((stored.path.clone(), stored.bytes));
+            report.rollback_records_removed += 1;
+        }
     }
     let (reports, file_tables) = (root.list_below("reports").await?, root.list_below("files").await?);
     for version in &report.versions_removed {
@@ -116,8 +133,9 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
     report.bytes_removed = doomed_files.iter().map(|(_, size)| size).sum();
     if !options.dry_run {
         // Manifests first, then segments: a crash halfway leaves no manifest naming a missing
-        // segment, only unreferenced segments that the next collection removes.
-        doomed_files.sort_by_key(|(path, _)| path.starts_with("segments/"));
+        // segment, only unreferenced segments that the next collection removes. Rollback
+        // records last: until its abandoned versions are gone, a record keeps them abandoned.
+        doomed_files.sort_by_key(|(path, _)| (path.starts_with("rollbacks/"), path.starts_with("segments/")));
         for (path, _) in &doomed_files {
             let key = root.child(path);
             root.store.delete(&key).await.map_err(|e| IndexerError::store(&root.uri_of(&key), e))?;

@@ -14,6 +14,7 @@ mod parquet_plan;
 mod partial_file;
 mod reader;
 mod upload;
+mod versions;
 mod writer;
 
 pub use block_sums::{BlockSums, FileHasher, BLOCK_BYTES};
@@ -25,6 +26,7 @@ pub use manifest::{
 };
 pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
 pub use reader::{SnapshotReader, Verification};
+pub use versions::{abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport, RollbackTarget, StoredRollback, VersionListing, VersionState, VersionSummary};
 pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).
@@ -77,5 +79,10 @@ pub mod layout {
     /// The file table of a version a batch run wrote.
     pub fn files(version: &str) -> String {
         format!("files/{version}.parquet")
+    }
+
+    /// A rollback's record (see `versions`).
+    pub fn rollback(id: &str) -> String {
+        format!("rollbacks/{id}.json")
     }
 }

@@ -394,7 +394,7 @@ impl SnapshotReader {
     }
 }
 
-async fn get(root: &Location, relative: &str) -> Result<Bytes> {
+pub(super) async fn get(root: &Location, relative: &str) -> Result<Bytes> {
     let key = root.child(relative);
     let uri = root.uri_of(&key);
     let result = root.store.get(&key).await.map_err(|e| IndexerError::store(&uri, e))?;

@@ -17,7 +17,7 @@ use super::search::run_search;
 use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::filter::Filters;
-use crate::ingest::{chunker_for, process_file, publish, FileSettings, ProcessedFile, StoredVectors};
+use crate::ingest::{chunker_for, process_file, publish, serve_latest_before_change, FileSettings, ProcessedFile, StoredVectors};
 use crate::searcher::SearchRequest;
 
 fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
@@ -80,6 +80,7 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
     let content_hash = hash.unwrap_or_else(|| quarry_indexer::snapshot::sha256_hex(text.as_bytes()));
 
     let _guard = collection.publish_lock.lock().await;
+    serve_latest_before_change(&state, &collection).await.map_err(ApiError::RagInternal)?;
     let searcher = collection.searcher();
     let existing = searcher.as_ref().and_then(|searcher| {
         searcher.snapshot().live_documents().into_iter().find(|(d, _, _)| d.doc_id == document_id).map(|(d, chunks, segment)| (d.content_hash.clone(), chunks, segment.to_string()))
