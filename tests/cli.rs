@@ -66,7 +66,7 @@ fn index_then_inspect_the_sample_corpus() {
 }
 
 #[test]
-fn a_nightly_rerun_builds_on_the_last_version_and_gc_keeps_latest() {
+fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sample");
     let first = index_sample(&out);
@@ -84,6 +84,23 @@ fn a_nightly_rerun_builds_on_the_last_version_and_gc_keeps_latest() {
     let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--reuse", "off"]);
     let third: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(third["reuse"]["from_version"].is_null(), "{third:#}");
+
+    // Back to the full version, and forward again.
+    let output = quarry(&["versions", out.to_str().unwrap(), "--json"]);
+    let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let states: Vec<&str> = listing["versions"].as_array().unwrap().iter().map(|v| v["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["earlier", "earlier", "earlier", "latest"], "{listing:#}");
+    let output = quarry(&["rollback", out.to_str().unwrap(), "--dry-run"]);
+    assert!(text(&output.stdout).contains(&format!("would move from {} to {}", third["version"].as_str().unwrap(), full["version"].as_str().unwrap())), "{}", text(&output.stdout));
+    let output = quarry(&["rollback", out.to_str().unwrap(), "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((&report["to"], &report["abandoned"]), (&full["version"], &serde_json::json!([third["version"]])), "{report:#}");
+    let output = quarry(&["versions", out.to_str().unwrap()]);
+    assert!(text(&output.stdout).lines().last().unwrap().contains("rolled back"), "{}", text(&output.stdout));
+    let output = quarry(&["rollback", out.to_str().unwrap(), "--to", third["version"].as_str().unwrap(), "--no-verify"]);
+    assert!(output.status.success() && text(&output.stdout).contains("not verified"), "{}", text(&output.stderr));
+    let output = quarry(&["rollback", out.to_str().unwrap(), "--to", "no-such-version"]);
+    assert!(!output.status.success() && text(&output.stderr).contains("has no version `no-such-version`"), "{}", text(&output.stderr));
 
     let output = quarry(&["gc", out.to_str().unwrap(), "--keep", "1", "--min-age", "0", "--json"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
