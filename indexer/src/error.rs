@@ -55,6 +55,12 @@ pub enum IndexerError {
 
     #[error("nothing to publish: {0}")]
     NothingToPublish(String),
+
+    #[error("{uri} has no version `{version}` (`quarry versions {uri}` lists them)")]
+    NoSuchVersion { uri: String, version: String },
+
+    #[error("{uri} has no version before LATEST ({latest}) that no rollback abandoned and whose files are all there")]
+    NoEarlierVersion { uri: String, latest: String },
 }
 
 impl IndexerError {

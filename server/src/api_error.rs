@@ -12,6 +12,8 @@ use crate::error::ServerError;
 pub enum ApiError {
     BadRequest(String),
     NotFound(String),
+    /// The request is sound but the collection's state refuses it (a rollback target that is damaged).
+    Conflict(String),
     PayloadTooLarge(String),
     Busy(String),
     Unavailable(String),
@@ -48,6 +50,7 @@ impl IntoResponse for ApiError {
         let (status, body) = match self {
             Self::BadRequest(m) => (StatusCode::BAD_REQUEST, json!({ "detail": m })),
             Self::NotFound(m) => (StatusCode::NOT_FOUND, json!({ "detail": m })),
+            Self::Conflict(m) => (StatusCode::CONFLICT, json!({ "detail": m })),
             Self::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, json!({ "detail": m })),
             Self::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, json!({ "detail": m })),
             Self::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, json!({ "detail": m })),

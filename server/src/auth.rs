@@ -1,7 +1,7 @@
 //! API keys: with none configured the server is open (a loopback default); with any, every
 //! route but the probes, the metrics and the dashboard page needs a key, sent as
 //! `Authorization: Bearer <key>` or `X-API-Key: <key>`. Search keys read and search; admin
-//! keys also create, upload, delete and reload. Keys are compared by their SHA-256 digests,
+//! keys also create, upload, delete, reload and roll back. Keys are compared by their SHA-256 digests,
 //! in constant time.
 
 use std::sync::Arc;

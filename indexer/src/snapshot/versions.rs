@@ -240,12 +240,10 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
     let segment_files = root.list_below("segments").await?;
     let target = match &options.target {
         RollbackTarget::Version(version) if versions.contains(version) => version.clone(),
-        RollbackTarget::Version(version) => {
-            return Err(IndexerError::Config(format!("rollback: {uri} has no version `{version}` (`quarry versions {uri}` lists them)")));
-        }
+        RollbackTarget::Version(version) => return Err(IndexerError::NoSuchVersion { uri: uri.to_string(), version: version.clone() }),
         RollbackTarget::Previous => previous_whole_version(uri, store, &versions, &latest, &abandoned, &segment_files)
             .await?
-            .ok_or_else(|| IndexerError::Config(format!("rollback: {uri} has no version before LATEST ({latest}) that no rollback abandoned and whose files are all there")))?,
+            .ok_or_else(|| IndexerError::NoEarlierVersion { uri: uri.to_string(), latest: latest.clone() })?,
     };
     let mut report = RollbackReport { from: latest.clone(), to: target.clone(), changed: target != latest, abandoned: Vec::new(), verification: None, notes: Vec::new(), dry_run: options.dry_run };
     if !report.changed {

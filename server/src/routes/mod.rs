@@ -6,6 +6,7 @@ pub mod knowledge;
 pub mod ops;
 pub mod rag;
 pub mod search;
+pub mod versions;
 
 use std::sync::Arc;
 
@@ -30,6 +31,8 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/v1/search", post(search::search_all))
         .route("/v1/collections/{name}/events", get(events::collection_events))
         .route("/v1/collections/{name}/reload", post(knowledge::reload_collection))
+        .route("/v1/collections/{name}/versions", get(versions::list))
+        .route("/v1/collections/{name}/rollback", post(versions::rollback))
         .route("/v1/documents/{job_id}/status", get(knowledge::job_status))
         .route("/v1/knowledge/health", get(knowledge::health))
         .route("/api/rag/ingest", post(rag::ingest))
