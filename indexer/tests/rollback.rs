@@ -46,6 +46,8 @@ async fn rollback_serves_an_earlier_version_and_gc_drops_what_it_abandoned() {
     assert_eq!(listing.latest, v3);
     assert_eq!(states(out).await, vec![(v1.clone(), VersionState::Earlier), (v2.clone(), VersionState::Earlier), (v3.clone(), VersionState::Latest)]);
     assert!(listing.versions.iter().all(|v| v.missing_files.is_empty() && v.segments == 1 && v.new_segments == 1 && v.documents == 1), "{listing:?}");
+    let run = listing.versions[2].run.as_ref().expect("a batch run's report");
+    assert_eq!((run.documents_written, run.documents_removed, run.documents_failed), (1, None, 0), "a full run: {run:?}");
 
     // A dry run says what would happen and writes nothing.
     let report = roll_back(out, &store, &RollbackOptions { dry_run: true, ..to(RollbackTarget::Previous) }).await.unwrap();

@@ -45,6 +45,8 @@ async fn versions_are_listed_and_a_rollback_is_served_when_it_returns() {
     let states: Vec<(&str, &str)> = listing["versions"].as_array().unwrap().iter().map(|v| (v["version"].as_str().unwrap(), v["state"].as_str().unwrap())).collect();
     assert_eq!(states, [(first.as_str(), "earlier"), (second.as_str(), "latest")]);
     assert_eq!(listing["versions"][1]["documents"], 2);
+    let run = &listing["versions"][1]["run"];
+    assert_eq!((&run["documents_written"], &run["documents_removed"], &run["documents_failed"]), (&json!(1), &json!(0), &json!(0)), "the second night wrote beta.md: {listing}");
 
     let (status, dry) = server.post("/v1/collections/nightly/rollback", json!({ "dry_run": true })).await;
     assert_eq!(status, 200, "{dry}");

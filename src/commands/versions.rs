@@ -24,7 +24,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  files", "version", "created (UTC)", "state", "documents", "chunks", "segments", "tombstones");
+    println!("{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {:<32}  files", "version", "created (UTC)", "state", "documents", "chunks", "segments", "tombstones", "run: written / removed / failed");
     for v in &listing.versions {
         let state = match v.state {
             VersionState::Latest => "LATEST",
@@ -34,8 +34,12 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
         };
         let files = if v.missing_files.is_empty() { "all there".to_string() } else { format!("{} missing or of another size", v.missing_files.len()) };
         let segments = format!("{} (+{})", v.segments, v.new_segments);
+        let run = match &v.run {
+            Some(run) => format!("{} / {} / {}", run.documents_written, run.documents_removed.map_or("-".to_string(), |n| n.to_string()), run.documents_failed),
+            None => "no run report".to_string(),
+        };
         println!(
-            "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {files}",
+            "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {run:<32}  {files}",
             v.version,
             v.created_at.format("%Y-%m-%d %H:%M:%S"),
             state,

@@ -26,7 +26,7 @@ pub use manifest::{
 };
 pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
 pub use reader::{SnapshotReader, Verification};
-pub use versions::{abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport, RollbackTarget, StoredRollback, VersionListing, VersionState, VersionSummary};
+pub use versions::{abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport, RollbackTarget, RunSummary, StoredRollback, VersionListing, VersionState, VersionSummary};
 pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).

@@ -55,6 +55,35 @@ pub struct VersionSummary {
     /// Files the manifest lists that are missing or of another size in the store (listed,
     /// not read: `quarry inspect --version` checks their bytes).
     pub missing_files: Vec<String>,
+    /// What the batch run that published it reported (`reports/<version>.json`); none for a
+    /// version published online or an intermediate one (a run that compacted reports under the
+    /// compacted version).
+    pub run: Option<RunSummary>,
+}
+
+/// The counts of a run report that tell a bad night.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Documents embedded or moved into the run's new segments (a full run: every document).
+    pub documents_written: u64,
+    /// Documents a delta run hid (deleted or replaced at the source); none for a full run.
+    pub documents_removed: Option<u64>,
+    pub documents_failed: u64,
+    pub wall_secs: f64,
+}
+
+impl RunSummary {
+    /// The summary of a run report's JSON; fields an older report lacks read as zero.
+    fn of_report(report: &serde_json::Value) -> Self {
+        let count = |value: &serde_json::Value| value.as_u64().unwrap_or(0);
+        let delta = report.get("delta").filter(|d| d.is_object());
+        Self {
+            documents_written: delta.map_or(count(&report["documents_indexed"]), |d| count(&d["documents_written"])),
+            documents_removed: delta.map(|d| count(&d["documents_removed"])),
+            documents_failed: count(&report["documents_failed"]),
+            wall_secs: report["wall_secs"].as_f64().unwrap_or(0.0),
+        }
+    }
 }
 
 /// Every version of a root, oldest first.
@@ -177,6 +206,7 @@ pub async fn list_versions(uri: &str, store: &StoreOptions) -> Result<VersionLis
     let latest = read_latest(&root).await?;
     let abandoned = abandoned_versions(rollback_records(&root).await?.iter().map(|r| &r.record));
     let segment_files = root.list_below("segments").await?;
+    let reports = root.list_below("reports").await?;
     let mut versions = Vec::new();
     let mut previous_segments: BTreeSet<String> = BTreeSet::new();
     for version in version_ids(&root).await? {
@@ -192,6 +222,15 @@ pub async fn list_versions(uri: &str, store: &StoreOptions) -> Result<VersionLis
             VersionState::Pending
         };
         let segments: BTreeSet<String> = m.segments.iter().map(|s| s.id.clone()).collect();
+        let report_path = layout::report(&version);
+        let run = match reports.contains_key(&report_path) {
+            true => {
+                let bytes = super::reader::get(&root, &report_path).await?;
+                let report: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| IndexerError::snapshot(&report_path, format!("invalid run report: {e}")))?;
+                Some(RunSummary::of_report(&report))
+            }
+            false => None,
+        };
         versions.push(VersionSummary {
             version: version.clone(),
             created_at: m.created_at,
@@ -205,6 +244,7 @@ pub async fn list_versions(uri: &str, store: &StoreOptions) -> Result<VersionLis
             tombstones: m.tombstones.len(),
             precisions: m.model.precisions.clone(),
             missing_files: missing_files(m, &segment_files),
+            run,
         });
         previous_segments = segments;
     }
@@ -296,6 +336,14 @@ mod tests {
         assert_eq!(abandoned_versions([&back]), ["b", "c"].map(String::from).into());
         assert_eq!(abandoned_versions([&back, &forward]), ["c"].map(String::from).into());
         assert!(abandoned_versions([]).is_empty());
+    }
+
+    #[test]
+    fn a_run_summary_reads_delta_and_full_reports() {
+        let delta = serde_json::json!({ "documents_indexed": 9, "documents_failed": 2, "wall_secs": 1.5, "delta": { "documents_written": 3, "documents_removed": 1 } });
+        assert_eq!(RunSummary::of_report(&delta), RunSummary { documents_written: 3, documents_removed: Some(1), documents_failed: 2, wall_secs: 1.5 });
+        let full = serde_json::json!({ "documents_indexed": 9, "documents_failed": 0, "wall_secs": 2.0, "delta": null });
+        assert_eq!(RunSummary::of_report(&full), RunSummary { documents_written: 9, documents_removed: None, documents_failed: 0, wall_secs: 2.0 });
     }
 
     #[test]
