@@ -22,3 +22,10 @@ pub mod search_latency;
 pub mod seeded_embedder;
 pub mod synthetic_snapshot;
 pub mod workload;
+
+/// The value after `name` on the command line (`--docs 1000` gives `Some("1000")`), for the
+/// focused benchmark binaries.
+pub fn arg_value(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}

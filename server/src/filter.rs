@@ -11,7 +11,8 @@ use quarry_indexer::snapshot::DocumentRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
-use crate::loaded::LoadedSnapshot;
+use crate::field_index::Field;
+use crate::loaded::{LoadedSnapshot, SegmentData};
 use crate::metadata_condition::Condition;
 
 /// What a result's document must match. Within a field any listed value matches; across
@@ -130,29 +131,65 @@ impl Filters {
     /// The rows of `snapshot` a search may return: matching documents, tombstones removed.
     /// `None` means every row (no filter and no tombstones).
     pub fn allowed_rows(&self, snapshot: &LoadedSnapshot) -> Option<RowSet> {
-        if self.is_empty() && snapshot.tombstoned.is_empty() {
-            return None;
+        if self.is_empty() {
+            return (!snapshot.tombstoned.is_empty()).then(|| snapshot.tombstoned.complement());
         }
         let mut allowed = RowSet::empty(snapshot.row_count());
         // A condition that does not read (validation refuses it first) matches nothing.
         let Ok(conditions) = self.conditions() else { return Some(allowed) };
         for segment in &snapshot.segments {
+            let data = &segment.data;
             // Metadata values come from the segment's columns, parsed once per key.
-            let documents = &segment.data.documents;
-            let columns: Vec<_> = conditions.iter().map(|(key, condition)| (segment.data.metadata_columns.column(key, documents), condition)).collect();
-            let matching: Vec<bool> = documents
-                .iter()
-                .enumerate()
-                .map(|(at, d)| self.matches_fields(d) && columns.iter().all(|(column, condition)| condition.holds(column[at].as_ref())))
-                .collect();
-            for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
+            let documents = &data.documents;
+            let columns: Vec<_> = conditions.iter().map(|(key, condition)| (data.metadata_columns.column(key, documents), condition)).collect();
+            let matches = |at: usize| self.matches_fields(&documents[at]) && columns.iter().all(|(column, condition)| condition.holds(column[at].as_ref()));
+            let mut allow = |local: usize| {
                 let row = segment.offset + local;
-                if matching[doc as usize] && !snapshot.tombstoned.contains(row) {
+                if !snapshot.tombstoned.contains(row) {
                     allowed.insert(row);
+                }
+            };
+            match self.candidate_documents(data) {
+                // Few documents can match: check those, and visit only their rows.
+                Some(candidates) => {
+                    for doc in candidates.into_iter().filter(|&doc| matches(doc as usize)) {
+                        data.field_index.rows_of(doc, &data.doc_of_row, documents.len()).iter().for_each(|&local| allow(local as usize));
+                    }
+                }
+                None => {
+                    let matching: Vec<bool> = (0..documents.len()).map(matches).collect();
+                    for (local, &doc) in data.doc_of_row.iter().enumerate() {
+                        if matching[doc as usize] {
+                            allow(local);
+                        }
+                    }
                 }
             }
         }
         Some(allowed)
+    }
+
+    /// The documents of a segment that can match, when a filter on `doc_id`, `file_name`,
+    /// `source` or `tags` leaves fewer than an eighth of them (the fewest of those fields'
+    /// documents, found in the segment's field index); `None` to check every document.
+    fn candidate_documents(&self, data: &SegmentData) -> Option<Vec<u32>> {
+        let (documents, index) = (&data.documents, &data.field_index);
+        let mut fewest: Option<Vec<u32>> = None;
+        for (field, wanted) in [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)] {
+            if !wanted.is_empty() {
+                let found = index.documents_with(field, wanted, documents);
+                if fewest.as_ref().is_none_or(|f| found.len() < f.len()) {
+                    fewest = Some(found);
+                }
+            }
+        }
+        if !self.tags.is_empty() {
+            let found = index.documents_tagged(&self.tags, documents);
+            if fewest.as_ref().is_none_or(|f| found.len() < f.len()) {
+                fewest = Some(found);
+            }
+        }
+        fewest.filter(|docs| docs.len() < documents.len() / 8 + 1)
     }
 }
 

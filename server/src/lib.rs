@@ -16,6 +16,7 @@ pub mod eval;
 pub mod event_hub;
 pub mod events;
 pub mod filter;
+pub mod field_index;
 pub mod fusion;
 pub mod hidden_rows;
 pub mod ingest;

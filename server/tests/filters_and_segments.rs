@@ -641,3 +641,71 @@ async fn a_segment_failing_mid_run_fails_the_run() {
     assert!(error.to_string().contains("recall"), "{error}");
     assert!(!out.path().join("LATEST").exists());
 }
+
+/// The rows a filter allows, worked out row by row: every row whose document matches and that
+/// no tombstone hides.
+fn allowed_by_brute_force(snapshot: &LoadedSnapshot, filters: &Filters) -> Vec<u64> {
+    (0..snapshot.row_count()).filter(|&row| !snapshot.tombstoned.contains(row) && filters.matches(snapshot.document_of(row))).map(|row| row as u64).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_found_through_the_field_index_are_the_rows_that_match() {
+    // 200 documents in 40 tags (each a fortieth of them: the field index's path; those of t3,
+    // t13, ... of several chunks) and segments of uploads, several chunks each, one upload replacing another and one batch
+    // document deleted: rows of one document spread over segments, some hidden.
+    let src = tempfile::tempdir().unwrap();
+    let lines: String = common::msmarco_slice(200)
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            value["metadata"] = serde_json::json!({ "tags": [format!("t{}", i % 40), format!("u{}", i % 3)], "year": 2020 + (i % 3) });
+            if i % 10 == 3 {
+                value["text"] = serde_json::Value::String(value["text"].as_str().unwrap().repeat(8)); // several chunks
+            }
+            format!("{value}\n")
+        })
+        .collect();
+    std::fs::write(src.path().join("corpus.jsonl"), lines).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    index(src.path(), out_dir.path(), IndexKind::Flat).await;
+    let out = out_dir.path().to_str().unwrap();
+    let long = |topic: &str| (0..40).map(|i| format!("Sentence {i} about {topic} that runs on for a while to fill the window. ")).collect::<String>();
+    publish_upload(out, "a.md", &long("apples"), Vec::new()).await;
+    let first = LoadedSnapshot::load(out, &LoadOptions::default()).await.unwrap();
+    let deleted = first.documents().nth(7).unwrap().doc_id.clone();
+    let replaced = first.documents().last().unwrap().doc_id.clone();
+    publish_upload(out, "b.md", &long("bananas"), vec![deleted.clone(), replaced]).await;
+    publish_upload(out, "a.md", &long("apricots"), Vec::new()).await;
+    let snapshot = LoadedSnapshot::load(out, &LoadOptions::default()).await.unwrap();
+    assert!(snapshot.segments.len() >= 3 && !snapshot.tombstoned.is_empty(), "{} segments", snapshot.segments.len());
+    let uploads: Vec<(String, u32)> = snapshot.documents().filter(|d| d.source == "upload").map(|d| (d.file_name.clone(), d.chunk_count)).collect();
+    assert!(uploads.iter().any(|(_, chunks)| *chunks > 1), "an upload of several rows: {uploads:?}");
+    assert!(snapshot.documents().filter(|d| d.tags.contains(&"t3".to_string())).all(|d| d.chunk_count > 1));
+
+    let ids: Vec<String> = snapshot.documents().map(|d| d.doc_id.clone()).collect();
+    let mut specs: Vec<Vec<String>> = vec![
+        vec![],
+        vec!["tags=t3".into()],
+        vec!["tags=t3,t17,t3".into()],
+        vec!["tags=t5".into(), "year=2022".into()],
+        vec!["tags=t1,u2".into()],
+        vec!["tags=nope".into()],
+        vec!["source=upload".into()],
+        vec!["source=upload".into(), "file_name=a.md".into()],
+        vec!["file_name=b.md,corpus.jsonl".into(), "tags=t9".into()],
+        vec![format!("doc_id={deleted}")],
+        vec![format!("doc_id={},{},{}", ids[0], ids[ids.len() - 1], ids[0]), "source=upload".into()],
+        vec![format!("doc_id={}", ids[3]), "tags=t3".into(), "year>=2020".into()],
+    ];
+    specs.push(vec![format!("doc_id={}", ids[ids.len() - 2])]);
+    for spec in &specs {
+        let mut filters = Filters::default();
+        spec.iter().for_each(|s| filters.add(s).unwrap());
+        let want = allowed_by_brute_force(&snapshot, &filters);
+        for round in ["first use", "orders built"] {
+            let got = filters.allowed_rows(&snapshot).map(|rows| rows.rows()).unwrap_or_else(|| (0..snapshot.row_count() as u64).collect());
+            assert_eq!(got, want, "{spec:?} ({round})");
+        }
+    }
+}

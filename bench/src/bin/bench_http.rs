@@ -19,10 +19,7 @@ use quarry_server::Mode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn value(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
+use quarry_bench::arg_value as value;
 
 fn texts(path: &str, field: &str) -> anyhow::Result<Vec<String>> {
     Ok(std::fs::read_to_string(path)

@@ -12,8 +12,7 @@ use quarry_server::metadata_condition::Condition;
 use quarry_server::Filters;
 
 fn value(name: &str) -> Option<usize> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok())
+    quarry_bench::arg_value(name).and_then(|v| v.parse().ok())
 }
 
 fn main() -> anyhow::Result<()> {

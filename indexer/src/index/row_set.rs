@@ -24,6 +24,17 @@ impl RowSet {
         set
     }
 
+    /// The rows this set does not hold (a byte at a time).
+    pub fn complement(&self) -> Self {
+        let mut bits: Vec<u8> = self.bits.iter().map(|b| !b).collect();
+        if self.len % 8 != 0 {
+            if let Some(last) = bits.last_mut() {
+                *last &= (1u8 << (self.len % 8)) - 1;
+            }
+        }
+        Self { bits, len: self.len, count: self.len - self.count }
+    }
+
     pub fn insert(&mut self, row: usize) {
         if row < self.len && !self.contains(row) {
             self.bits[row / 8] |= 1 << (row % 8);
@@ -82,5 +93,9 @@ mod tests {
         set.remove(3);
         assert!(!set.contains(3) && set.contains(9));
         assert_eq!(RowSet::full(10).count(), 10);
+        let others = set.complement();
+        assert_eq!((others.count(), others.rows()), (9, vec![0, 1, 2, 3, 4, 5, 6, 7, 8]));
+        assert_eq!(others.bitmap(), [0xff, 0b0000_0001], "no bit past the last row");
+        assert_eq!(RowSet::empty(16).complement().count(), 16);
     }
 }

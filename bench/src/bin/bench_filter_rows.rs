@@ -1,0 +1,62 @@
+//! `bench-filter-rows [--docs N] [--reps R] [--snapshot DIR]`: how long a search's filters
+//! take to pick the rows both lanes may return (`Filters::allowed_rows`) on a loaded snapshot
+//! of N one-chunk synthetic documents (default 1,000,000; exact-search index, so it builds in
+//! seconds; written to DIR, or read from it when it holds one), one row in a hundred
+//! tombstoned. Prints each filter's matched rows, its first run's milliseconds (a field's first
+//! use builds its order) and the median's.
+
+use std::time::Instant;
+
+use quarry_indexer::embed::{default_model_dir, ModelDir};
+use quarry_indexer::index::{IndexKind, IndexOptions};
+use quarry_server::{Filters, LoadOptions, LoadedSnapshot};
+
+/// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use quarry_bench::arg_value as value;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let docs: usize = value("--docs").and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
+    let scratch = tempfile::tempdir()?;
+    let dir = value("--snapshot").map(std::path::PathBuf::from).unwrap_or_else(|| scratch.path().to_path_buf());
+    if !dir.join("LATEST").is_file() {
+        let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+        let started = Instant::now();
+        let index = IndexOptions { kind: IndexKind::Flat, ..IndexOptions::default() };
+        quarry_bench::synthetic_snapshot::write_synthetic_snapshot(&dir, docs, 42, &model, &index).await?;
+        eprintln!("synthetic snapshot of {docs} documents written in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    let mut snapshot = LoadedSnapshot::load(dir.to_str().unwrap_or_default(), &LoadOptions::default()).await?;
+    for row in (0..snapshot.row_count()).step_by(100) {
+        snapshot.tombstoned.insert(row);
+    }
+    let first = snapshot.document_of(1).clone();
+    let filter = |json: serde_json::Value| -> anyhow::Result<Filters> { Ok(serde_json::from_value(json)?) };
+    let cases = [
+        ("no filter (tombstones only)", filter(serde_json::json!({}))?),
+        ("tags: one topic", filter(serde_json::json!({ "tags": first.tags[0] }))?),
+        ("doc_id: one document", filter(serde_json::json!({ "doc_id": first.doc_id }))?),
+        ("file_name: every document", filter(serde_json::json!({ "file_name": first.file_name }))?),
+        ("source: none", filter(serde_json::json!({ "source": "nowhere" }))?),
+        ("tags: one topic, ingested_after", filter(serde_json::json!({ "tags": first.tags[0], "ingested_after": "2000-01-01T00:00:00Z" }))?),
+        ("ingested_after: every document", filter(serde_json::json!({ "ingested_after": "2000-01-01T00:00:00Z" }))?),
+    ];
+    println!("| filter | rows allowed | first run ms | median ms ({reps} runs) |\n|---|---:|---:|---:|");
+    for (label, filters) in &cases {
+        let mut times = Vec::with_capacity(reps);
+        let mut allowed = 0;
+        for _ in 0..reps {
+            let started = Instant::now();
+            allowed = filters.allowed_rows(&snapshot).map_or(snapshot.row_count(), |rows| rows.count());
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        let first_run = times[0];
+        times.sort_by(f64::total_cmp);
+        println!("| {label} | {allowed} | {first_run:.3} | {:.3} |", times[reps / 2]);
+    }
+    Ok(())
+}
