@@ -132,13 +132,7 @@ pub struct Searcher {
 
 /// The segment-local rows of a global row set.
 fn segment_rows(allowed: &RowSet, segment: &LoadedSegment) -> RowSet {
-    let mut local = RowSet::empty(segment.rows);
-    for row in 0..segment.rows {
-        if allowed.contains(segment.offset + row) {
-            local.insert(row);
-        }
-    }
-    local
+    allowed.range(segment.offset, segment.rows)
 }
 
 pub(crate) fn best_first(hits: &mut Vec<(usize, f32)>, k: usize) {

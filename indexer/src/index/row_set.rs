@@ -67,9 +67,35 @@ impl RowSet {
         self.count == 0
     }
 
-    /// The allowed rows, ascending.
+    /// The allowed rows, ascending (bytes with no row skipped whole).
     pub fn rows(&self) -> Vec<u64> {
-        (0..self.len).filter(|&r| self.contains(r)).map(|r| r as u64).collect()
+        let mut rows = Vec::with_capacity(self.count);
+        for (at, &byte) in self.bits.iter().enumerate() {
+            let mut byte = byte;
+            while byte != 0 {
+                rows.push((at * 8 + byte.trailing_zeros() as usize) as u64);
+                byte &= byte - 1;
+            }
+        }
+        rows
+    }
+
+    /// Rows `start..start + len` of this set, numbered from 0 (a segment's part of a set
+    /// numbered across segments), a byte at a time.
+    pub fn range(&self, start: usize, len: usize) -> Self {
+        let len = len.min(self.len.saturating_sub(start));
+        let (first, shift) = (start / 8, start % 8);
+        let byte = |at: usize| self.bits.get(at).copied().unwrap_or(0);
+        let mut bits: Vec<u8> = (0..len.div_ceil(8))
+            .map(|i| if shift == 0 { byte(first + i) } else { (byte(first + i) >> shift) | (byte(first + i + 1) << (8 - shift)) })
+            .collect();
+        if len % 8 != 0 {
+            if let Some(last) = bits.last_mut() {
+                *last &= (1u8 << (len % 8)) - 1;
+            }
+        }
+        let count = bits.iter().map(|b| b.count_ones() as usize).sum();
+        Self { bits, len, count }
     }
 
     pub fn bitmap(&self) -> &[u8] {
@@ -97,5 +123,28 @@ mod tests {
         assert_eq!((others.count(), others.rows()), (9, vec![0, 1, 2, 3, 4, 5, 6, 7, 8]));
         assert_eq!(others.bitmap(), [0xff, 0b0000_0001], "no bit past the last row");
         assert_eq!(RowSet::empty(16).complement().count(), 16);
+    }
+
+    #[test]
+    fn ranges_are_the_rows_between_renumbered() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 100, 1000] {
+            let mut set = RowSet::empty(len);
+            for row in 0..len {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if state >> 62 == 0 {
+                    set.insert(row);
+                }
+            }
+            assert_eq!(set.rows(), (0..len as u64).filter(|&r| set.contains(r as usize)).collect::<Vec<_>>());
+            for start in [0, 1, 3, 8, 13, len / 2, len] {
+                for take in [0, 1, 5, 8, 17, len] {
+                    let part = set.range(start, take);
+                    let want: Vec<u64> = (start..(start + take).min(len)).filter(|&r| set.contains(r)).map(|r| (r - start) as u64).collect();
+                    assert_eq!(part.rows(), want, "len {len} start {start} take {take}");
+                    assert_eq!((part.count(), part.len()), (want.len(), take.min(len.saturating_sub(start))));
+                }
+            }
+        }
     }
 }
