@@ -77,6 +77,11 @@ fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
     assert_eq!(second["delta"]["files_unchanged"], first["files_listed"], "{second:#}");
     assert_eq!(second["delta"]["documents_written"], 0, "{second:#}");
     assert_eq!(second["documents_indexed"], 8, "{second:#}");
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--plan", "--json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((&plan["publish"], &plan["files_unchanged"], &plan["files_new"]["count"]), (&serde_json::json!("delta"), &first["files_listed"], &serde_json::json!(0)), "{plan:#}");
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--plan"]);
+    assert!(text(&output.stdout).contains("would publish a delta version on"), "{}", text(&output.stdout));
     let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--publish", "full"]);
     let full: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(full["delta"].is_null(), "{full:#}");

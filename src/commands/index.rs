@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::index::{IndexKind, IndexOptions};
-use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions, RunReport};
+use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions, RunPlan, RunReport};
 use quarry_indexer::source::SourceOptions;
 
 use super::{at_least_one, runtime, ModelArgs, StoreArgs};
@@ -96,6 +96,10 @@ pub struct IndexArgs {
     /// Print the run report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Say what the run would do (files new, changed, unchanged and gone; delta or full) from
+    /// the listing and the previous version's outlines; fetch, embed and publish nothing.
+    #[arg(long)]
+    pub plan: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -191,7 +195,35 @@ pub fn print_report(report: &RunReport, json: bool) -> anyhow::Result<()> {
 
 pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
+    if args.plan {
+        let plan = runtime()?.block_on(quarry_indexer::pipeline::plan(run_options(args)?))?;
+        print_plan(&plan, json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = runtime()?.block_on(run_pipeline(run_options(args)?))?;
     print_report(&report, json)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_plan(plan: &RunPlan, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(plan)?);
+        return Ok(());
+    }
+    let publish = match plan.publish {
+        "first" => "a first version".to_string(),
+        kind => format!("a {kind} version on {}", plan.previous_version.as_deref().unwrap_or("?")),
+    };
+    println!("plan       {} -> {}: would publish {publish} (nothing fetched, embedded or written now)", plan.source, plan.out);
+    println!("listed     {} files ({} skipped)", plan.files_listed, plan.files_skipped);
+    println!("unchanged  {} files (not fetched)", plan.files_unchanged);
+    for (label, files) in [("new", &plan.files_new), ("changed", &plan.files_changed), ("gone", &plan.files_gone)] {
+        let more = if files.count > files.examples.len() { format!(", and {} more", files.count - files.examples.len()) } else { String::new() };
+        let extra = if label == "gone" { format!(" ({} documents leave the new version)", plan.documents_gone) } else { String::new() };
+        println!("{label:<10} {} files{extra}{}{more}", files.count, if files.examples.is_empty() { String::new() } else { format!(": {}", files.examples.join(", ")) });
+    }
+    for note in &plan.notes {
+        println!("note       {note}");
+    }
+    Ok(())
 }

@@ -216,6 +216,20 @@ impl PreviousVersion {
         }
     }
 
+    /// How many live documents each file (the file part of a document's URI) has in this version.
+    pub(super) fn live_documents_per_file(&self) -> HashMap<&str, u64> {
+        let mut live: HashMap<&str, u64> = HashMap::new();
+        for doc in self.documents.values() {
+            *live.entry(file_uri_of(&doc.uri)).or_default() += 1;
+        }
+        live
+    }
+
+    /// Whether this version's file table lists `uri` (a file some run read, even if it failed).
+    pub(super) fn lists_file(&self, uri: &str) -> bool {
+        self.files.as_ref().is_some_and(|table| table.get(uri).is_some())
+    }
+
     /// The listed files that need not be fetched: the version's file table has the file with
     /// the listed ETag, nothing of it failed, the version serves every document the table
     /// counts for it, and the run that wrote it parsed with the same signature. Says in
@@ -229,10 +243,7 @@ impl PreviousVersion {
             notes.push(format!("version {} has no file table (published online, or by an older build): every file is fetched", self.version()));
             return HashSet::new();
         };
-        let mut live: HashMap<&str, u64> = HashMap::new();
-        for doc in self.documents.values() {
-            *live.entry(file_uri_of(&doc.uri)).or_default() += 1;
-        }
+        let live = self.live_documents_per_file();
         entries
             .iter()
             .filter(|entry| {

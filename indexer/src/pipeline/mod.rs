@@ -7,6 +7,7 @@
 mod compact;
 mod delta;
 mod online;
+mod plan;
 mod progress;
 mod publish;
 mod report;
@@ -34,8 +35,8 @@ use crate::embed::{load_embedder, version_precisions, EmbedOptions, Embedder, Mo
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
 use crate::parse::AutoParser;
-use crate::snapshot::{layout, new_version_id, ChunkerManifest, SnapshotWriter};
-use crate::source::{ObjectStoreSource, Source, SourceOptions};
+use crate::snapshot::{layout, new_version_id, ChunkerManifest, SnapshotReader, SnapshotWriter};
+use crate::source::{Listing, ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
 use publish::{Publisher, SegmentBuilder, Sizing};
@@ -43,6 +44,7 @@ use segmenter::Segmenter;
 use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
 pub use online::{publish_next_version, VersionChange};
+pub use plan::{plan_run, FileCount, RunPlan, PLAN_EXAMPLES};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
 pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings, ChunkedDoc, EmbeddedDoc};
 
@@ -121,14 +123,24 @@ impl RunOptions {
 /// Loads the model from `options.model_dir` and runs.
 pub async fn run(options: RunOptions) -> Result<RunReport> {
     options.index.validate()?;
+    let embedder = load_model(&options).await?;
+    run_with_embedder(options, embedder).await
+}
+
+/// What [`run`] would do with these options; nothing is fetched, embedded or written.
+pub async fn plan(options: RunOptions) -> Result<RunPlan> {
+    options.index.validate()?;
+    let embedder = load_model(&options).await?;
+    plan_run(&options, embedder).await
+}
+
+/// The run's model, loaded on a blocking thread.
+async fn load_model(options: &RunOptions) -> Result<Arc<dyn Embedder>> {
     let model_dir = options.model_dir.clone();
     let embed_options = options.embed;
-    let embedder = tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> {
-        load_embedder(&ModelDir::open(&model_dir)?, embed_options)
-    })
-    .await
-    .map_err(|e| IndexerError::Embed(format!("model loader panicked: {e}")))??;
-    run_with_embedder(options, embedder).await
+    tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> { load_embedder(&ModelDir::open(&model_dir)?, embed_options) })
+        .await
+        .map_err(|e| IndexerError::Embed(format!("model loader panicked: {e}")))?
 }
 
 /// Runs with an already loaded embedder (tests and benchmarks load it once).
@@ -143,18 +155,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
     let parse_sig = settings.signature();
     let mut reuse = ReuseReport::default();
-    // The previous version's documents (not its rows) are read while the source is listed.
-    let (listing, (previous, mut previous_secs)) = tokio::join!(source.list(), async {
-        if !options.reuse {
-            return (None, 0.0);
-        }
-        let started = Instant::now();
-        let opened = StoredEmbeddings::open_previous(&options.out, &options.out_store, &embedder.info().sha256, &chunker.signature(), &mut reuse).await;
-        (opened, started.elapsed().as_secs_f64())
-    });
-    let mut listing = listing?;
+    let Survey { mut listing, previous, delta, mut unchanged_files, mut previous_secs } = survey(&options, source.as_ref(), embedder.as_ref(), &chunker.signature(), &parse_sig, &mut reuse).await?;
     let listed: HashMap<String, Option<String>> = listing.entries.iter().map(|entry| (entry.uri.clone(), entry.etag.clone())).collect();
-    let mut unchanged_files = HashSet::new();
     let (mut stored, mut base) = (None, None);
     // How the previous version's vectors were computed (for the new version's record).
     let mut previous_precisions = None;
@@ -162,12 +164,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         let started = Instant::now();
         reuse.from_version = Some(previous.version().to_string());
         previous_precisions = Some(previous.manifest.model.precisions.clone());
-        // A delta builds on the previous version; files whose ETag is the stored one are not
-        // fetched, and segments holding only their documents are not read.
-        let mut delta = options.publish == PublishMode::Delta && delta_allowed(&previous, &options, &mut reuse.notes);
-        if delta {
-            unchanged_files = previous.unchanged_files(&listing.entries, &parse_sig, &mut reuse.notes);
-        }
+        let mut delta = delta;
         let mut embeddings = StoredEmbeddings::new(previous.version());
         // Only the documents of the files this run fetches can be handed stored embeddings.
         let fetched = |unchanged: &HashSet<String>, uri: &str| listed.contains_key(uri) && !unchanged.contains(uri);
@@ -351,6 +348,39 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
 }
 
 /// Whether a delta may build on `previous` (else the reason goes into `notes`).
+/// The source's listing, the previous version (its documents, not its rows, read while the
+/// source is listed), whether the run builds a delta on it, and the listed files a delta need
+/// not fetch.
+pub(crate) struct Survey {
+    pub listing: Listing,
+    pub previous: Option<(SnapshotReader, PreviousVersion)>,
+    pub delta: bool,
+    pub unchanged_files: HashSet<String>,
+    pub previous_secs: f64,
+}
+
+pub(crate) async fn survey(options: &RunOptions, source: &dyn Source, embedder: &dyn Embedder, chunker_sig: &str, parse_sig: &str, reuse: &mut ReuseReport) -> Result<Survey> {
+    let (listing, (previous, mut previous_secs)) = tokio::join!(source.list(), async {
+        if !options.reuse {
+            return (None, 0.0);
+        }
+        let started = Instant::now();
+        let opened = StoredEmbeddings::open_previous(&options.out, &options.out_store, &embedder.info().sha256, chunker_sig, reuse).await;
+        (opened, started.elapsed().as_secs_f64())
+    });
+    let listing = listing?;
+    let started = Instant::now();
+    let mut unchanged_files = HashSet::new();
+    // A delta builds on the previous version; files whose ETag is the stored one are not
+    // fetched, and segments holding only their documents are not read.
+    let delta = previous.as_ref().is_some_and(|(_, previous)| options.publish == PublishMode::Delta && delta_allowed(previous, options, &mut reuse.notes));
+    if let (true, Some((_, previous))) = (delta, &previous) {
+        unchanged_files = previous.unchanged_files(&listing.entries, parse_sig, &mut reuse.notes);
+    }
+    previous_secs += started.elapsed().as_secs_f64();
+    Ok(Survey { listing, previous, delta, unchanged_files, previous_secs })
+}
+
 fn delta_allowed(previous: &PreviousVersion, options: &RunOptions, notes: &mut Vec<String>) -> bool {
     match previous.delta_refusal(&options.index, options.min_recall) {
         Some(reason) => {
