@@ -4,6 +4,7 @@
 //! filtered search (about 20 ms at a million documents). Each order is built on a filter's
 //! first use of its field (4 bytes a document; 8 a tag) and kept while the segment is loaded.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use quarry_indexer::snapshot::DocumentRecord;
@@ -43,47 +44,67 @@ pub struct FieldIndex {
     rows: OnceLock<RowsByDocument>,
 }
 
+/// The documents a filter on one field leaves: ranges of one of the segment's orders.
+pub enum Candidates<'a> {
+    Documents(&'a [u32], Vec<Range<usize>>),
+    Tags(&'a [(u32, u32)], Vec<Range<usize>>),
+}
+
+impl Candidates<'_> {
+    /// How many (a document with several of the wanted tags counts once per tag).
+    pub fn len(&self) -> usize {
+        let ranges = match self {
+            Candidates::Documents(_, ranges) | Candidates::Tags(_, ranges) => ranges,
+        };
+        ranges.iter().map(|range| range.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The documents, each once, in no set order.
+    pub fn documents(&self) -> Vec<u32> {
+        match self {
+            Candidates::Documents(order, ranges) => ranges.iter().flat_map(|range| order[range.clone()].iter().copied()).collect(),
+            Candidates::Tags(order, ranges) => {
+                let mut documents: Vec<u32> = ranges.iter().flat_map(|range| order[range.clone()].iter().map(|(doc, _)| *doc)).collect();
+                if ranges.len() > 1 {
+                    documents.sort_unstable();
+                    documents.dedup();
+                }
+                documents
+            }
+        }
+    }
+}
+
 impl FieldIndex {
-    /// The documents whose `field` is one of `wanted` (each once, in no set order).
-    pub fn documents_with(&self, field: Field, wanted: &[String], documents: &[DocumentRecord]) -> Vec<u32> {
+    /// The documents whose `field` is one of `wanted`.
+    pub fn with_value<'d>(&self, field: Field, wanted: &[String], documents: &'d [DocumentRecord]) -> Candidates<'_> {
         let cell = match field {
             Field::DocId => &self.doc_id,
             Field::FileName => &self.file_name,
             Field::Source => &self.source,
         };
+        let key = |d: &u32| -> &'d str { field.of(&documents[*d as usize]) };
         let order = cell.get_or_init(|| {
             let mut order: Vec<u32> = (0..documents.len() as u32).collect();
-            order.par_sort_unstable_by(|a, b| field.of(&documents[*a as usize]).cmp(field.of(&documents[*b as usize])));
+            order.par_sort_unstable_by(|a, b| key(a).cmp(key(b)));
             order
         });
-        let mut found = Vec::new();
-        for value in distinct(wanted) {
-            let start = order.partition_point(|d| field.of(&documents[*d as usize]) < value);
-            let end = start + order[start..].partition_point(|d| field.of(&documents[*d as usize]) == value);
-            found.extend_from_slice(&order[start..end]);
-        }
-        found
+        Candidates::Documents(order, equal_ranges(order, wanted, key))
     }
 
-    /// The documents with any of the `wanted` tags (each once, in no set order).
-    pub fn documents_tagged(&self, wanted: &[String], documents: &[DocumentRecord]) -> Vec<u32> {
-        let tag = |(doc, at): &(u32, u32)| documents[*doc as usize].tags[*at as usize].as_str();
+    /// The documents with any of the `wanted` tags.
+    pub fn tagged<'d>(&self, wanted: &[String], documents: &'d [DocumentRecord]) -> Candidates<'_> {
+        let tag = |(doc, at): &(u32, u32)| -> &'d str { documents[*doc as usize].tags[*at as usize].as_str() };
         let order = self.tags.get_or_init(|| {
             let mut order: Vec<(u32, u32)> = documents.iter().enumerate().flat_map(|(doc, d)| (0..d.tags.len() as u32).map(move |at| (doc as u32, at))).collect();
             order.par_sort_unstable_by(|a, b| tag(a).cmp(tag(b)));
             order
         });
-        let mut found = Vec::new();
-        for value in distinct(wanted) {
-            let start = order.partition_point(|entry| tag(entry) < value);
-            let end = start + order[start..].partition_point(|entry| tag(entry) == value);
-            found.extend(order[start..end].iter().map(|(doc, _)| *doc));
-        }
-        if wanted.len() > 1 {
-            found.sort_unstable();
-            found.dedup();
-        }
-        found
+        Candidates::Tags(order, equal_ranges(order, wanted, tag))
     }
 
     /// The rows (local to the segment, ascending) of `document`; `doc_of_row` is the segment's.
@@ -109,9 +130,17 @@ impl FieldIndex {
     }
 }
 
-/// `wanted` without repeats (a filter listing a value twice must not list its documents twice).
-fn distinct(wanted: &[String]) -> impl Iterator<Item = &str> {
-    wanted.iter().enumerate().filter(move |(i, value)| !wanted[..*i].contains(value)).map(|(_, value)| value.as_str())
+/// Where each distinct `wanted` value lies in `order` (sorted by `key`): a filter listing a
+/// value twice must not list its documents twice.
+fn equal_ranges<'d, T>(order: &[T], wanted: &[String], key: impl Fn(&T) -> &'d str) -> Vec<Range<usize>> {
+    let distinct = wanted.iter().enumerate().filter(|(i, value)| !wanted[..*i].contains(value)).map(|(_, value)| value.as_str());
+    distinct
+        .map(|value| {
+            let start = order.partition_point(|entry| key(entry) < value);
+            start..start + order[start..].partition_point(|entry| key(entry) == value)
+        })
+        .filter(|range| !range.is_empty())
+        .collect()
 }
 
 #[cfg(test)]
@@ -136,14 +165,24 @@ mod tests {
     #[test]
     fn finds_the_documents_of_each_value() {
         let (documents, index) = (documents(), FieldIndex::default());
-        assert_eq!(sorted(index.documents_with(Field::Source, &["s3".into()], &documents)), [0, 2, 3]);
-        assert_eq!(sorted(index.documents_with(Field::Source, &["file".into(), "s3".into(), "file".into()], &documents)), [0, 1, 2, 3]);
-        assert_eq!(index.documents_with(Field::Source, &["nowhere".into()], &documents), Vec::<u32>::new());
-        assert_eq!(index.documents_with(Field::DocId, &["d0".into()], &documents), [3]);
-        assert_eq!(sorted(index.documents_with(Field::FileName, &["odd.md".into()], &documents)), [1, 3]);
-        assert_eq!(index.documents_tagged(&["a".into(), "b".into()], &documents), [0, 1, 3]);
-        assert_eq!(sorted(index.documents_tagged(&["c".into()], &documents)), [3]);
-        assert_eq!(index.documents_tagged(&["zzz".into()], &documents), Vec::<u32>::new());
+        let with = |field, wanted: &[&str]| {
+            let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+            let found = index.with_value(field, &wanted, &documents);
+            (found.len(), sorted(found.documents()))
+        };
+        assert_eq!(with(Field::Source, &["s3"]), (3, vec![0, 2, 3]));
+        assert_eq!(with(Field::Source, &["file", "s3", "file"]), (4, vec![0, 1, 2, 3]));
+        assert_eq!(with(Field::Source, &["nowhere"]), (0, vec![]));
+        assert_eq!(with(Field::DocId, &["d0"]), (1, vec![3]));
+        assert_eq!(with(Field::FileName, &["odd.md"]), (2, vec![1, 3]));
+        let tagged = |wanted: &[&str]| {
+            let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+            let found = index.tagged(&wanted, &documents);
+            (found.len(), sorted(found.documents()))
+        };
+        assert_eq!(tagged(&["a", "b"]), (4, vec![0, 1, 3]), "a document with both tags counted per tag, listed once");
+        assert_eq!(tagged(&["c"]), (1, vec![3]));
+        assert_eq!(tagged(&["zzz"]), (0, vec![]));
     }
 
     #[test]

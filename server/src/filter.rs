@@ -11,7 +11,7 @@ use quarry_indexer::snapshot::DocumentRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
-use crate::field_index::Field;
+use crate::field_index::{Candidates, Field};
 use crate::loaded::{LoadedSnapshot, SegmentData};
 use crate::metadata_condition::Condition;
 
@@ -174,22 +174,16 @@ impl Filters {
     /// documents, found in the segment's field index); `None` to check every document.
     fn candidate_documents(&self, data: &SegmentData) -> Option<Vec<u32>> {
         let (documents, index) = (&data.documents, &data.field_index);
-        let mut fewest: Option<Vec<u32>> = None;
-        for (field, wanted) in [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)] {
-            if !wanted.is_empty() {
-                let found = index.documents_with(field, wanted, documents);
-                if fewest.as_ref().is_none_or(|f| found.len() < f.len()) {
-                    fewest = Some(found);
-                }
-            }
-        }
+        let mut found: Vec<Candidates<'_>> = [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)]
+            .into_iter()
+            .filter(|(_, wanted)| !wanted.is_empty())
+            .map(|(field, wanted)| index.with_value(field, wanted, documents))
+            .collect();
         if !self.tags.is_empty() {
-            let found = index.documents_tagged(&self.tags, documents);
-            if fewest.as_ref().is_none_or(|f| found.len() < f.len()) {
-                fewest = Some(found);
-            }
+            found.push(index.tagged(&self.tags, documents));
         }
-        fewest.filter(|docs| docs.len() < documents.len() / 8 + 1)
+        let fewest = found.into_iter().min_by_key(Candidates::len)?;
+        (fewest.len() < documents.len() / 8 + 1).then(|| fewest.documents())
     }
 }
 

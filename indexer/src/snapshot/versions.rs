@@ -308,7 +308,7 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
         report.notes.push(format!("{target} was embedded by another model ({}, sha256 {}) than LATEST ({}): a server must load that model to serve it", to.model.name, to.model.sha256, from.model.name));
     }
     if from.chunker.sig != to.chunker.sig {
-        report.notes.push(format!("{target} was chunked with other settings than LATEST: the next run reuses none of LATEST's embeddings"));
+        report.notes.push(format!("{target} was chunked with other settings than LATEST: a run with LATEST's settings reuses none of its embeddings"));
     }
     report.abandoned = versions.iter().filter(|v| v.as_str() > target.as_str()).cloned().collect();
     if options.dry_run {
