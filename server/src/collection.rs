@@ -91,8 +91,8 @@ impl Collection {
     }
 
     async fn try_reload(&self, load: &LoadOptions, embedder: &Arc<dyn Embedder>) -> Result<bool, String> {
-        let latest = match SnapshotReader::open(&self.record.uri, &load.store).await {
-            Ok(reader) => reader.manifest().version.clone(),
+        let latest = match SnapshotReader::latest_version(&self.record.uri, &load.store).await {
+            Ok(version) => version,
             Err(IndexerError::NoSnapshot { .. }) if self.record.managed => return Ok(false),
             Err(e) => return Err(e.to_string()),
         };

@@ -347,7 +347,6 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     Ok(report)
 }
 
-/// Whether a delta may build on `previous` (else the reason goes into `notes`).
 /// The source's listing, the previous version (its documents, not its rows, read while the
 /// source is listed), whether the run builds a delta on it, and the listed files a delta need
 /// not fetch.
@@ -381,6 +380,7 @@ pub(crate) async fn survey(options: &RunOptions, source: &dyn Source, embedder: 
     Ok(Survey { listing, previous, delta, unchanged_files, previous_secs })
 }
 
+/// Whether a delta may build on `previous` (else the reason goes into `notes`).
 fn delta_allowed(previous: &PreviousVersion, options: &RunOptions, notes: &mut Vec<String>) -> bool {
     match previous.delta_refusal(&options.index, options.min_recall) {
         Some(reason) => {

@@ -56,12 +56,13 @@ impl SnapshotReader {
     /// Opens the version LATEST points at.
     pub async fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
         let root = open_location(uri, options, false)?;
-        let latest = get(&root, layout::LATEST).await.map_err(|e| match e {
-            IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. } => IndexerError::NoSnapshot { uri: uri.to_string() },
-            other => other,
-        })?;
-        let version = String::from_utf8_lossy(&latest).trim().to_string();
+        let version = read_latest(&root).await?;
         Self::open_root(root, &version).await
+    }
+
+    /// The version LATEST names, without reading its manifest.
+    pub async fn latest_version(uri: &str, options: &StoreOptions) -> Result<String> {
+        read_latest(&open_location(uri, options, false)?).await
     }
 
     /// Opens a given version.
@@ -391,6 +392,15 @@ impl SnapshotReader {
             documents.extend(records.into_iter().filter(|r| !tombstones.hides_document(&segment.id, &r.doc_id)));
         }
         Ok(documents)
+    }
+}
+
+/// The version LATEST names; `NoSnapshot` when there is no LATEST.
+pub(super) async fn read_latest(root: &Location) -> Result<String> {
+    match get(root, layout::LATEST).await {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).trim().to_string()),
+        Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => Err(IndexerError::NoSnapshot { uri: root.uri.clone() }),
+        Err(other) => Err(other),
     }
 }
 

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::layout;
 use super::manifest::Manifest;
-use super::reader::{SnapshotReader, Verification};
+use super::reader::{read_latest, SnapshotReader, Verification};
 use super::upload::put_bytes;
-use super::writer::new_version_id;
+use super::writer::{new_version_id, point_latest_at};
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, Location, StoreOptions};
 
@@ -182,14 +182,6 @@ pub fn abandoned_versions<'a>(records: impl IntoIterator<Item = &'a RollbackReco
     abandoned
 }
 
-async fn read_latest(root: &Location) -> Result<String> {
-    match super::reader::get(root, layout::LATEST).await {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).trim().to_string()),
-        Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => Err(IndexerError::NoSnapshot { uri: root.uri.clone() }),
-        Err(other) => Err(other),
-    }
-}
-
 /// The files `manifest` lists that `segment_files` lacks or holds at another size.
 fn missing_files(manifest: &Manifest, segment_files: &BTreeMap<String, ObjectMeta>) -> Vec<String> {
     manifest
@@ -317,7 +309,7 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
     let record = RollbackRecord { at: chrono::Utc::now(), from: latest, to: target.clone(), abandoned: report.abandoned.clone() };
     let path = layout::rollback(&new_version_id());
     put_bytes(&root, &path, serde_json::to_vec_pretty(&record).map_err(|e| IndexerError::snapshot(&path, e))?).await?;
-    put_bytes(&root, layout::LATEST, format!("{target}\n").into_bytes()).await?;
+    point_latest_at(&root, &target).await?;
     Ok(report)
 }
 

@@ -24,6 +24,11 @@ pub fn new_version_id() -> String {
     format!("{}-{:04x}", now.format("%Y%m%dT%H%M%S%3fZ"), rand::rng().random::<u16>())
 }
 
+/// Writes LATEST: readers see `version` from now on.
+pub(super) async fn point_latest_at(root: &Location, version: &str) -> Result<()> {
+    put_bytes(root, layout::LATEST, format!("{version}\n").into_bytes()).await.map(|_| ())
+}
+
 /// A segment whose files are written (but not yet referenced by any manifest).
 #[derive(Debug, Clone)]
 pub struct WrittenSegment {
@@ -165,7 +170,6 @@ impl SnapshotWriter {
         let path = layout::manifest(&manifest.version);
         let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexerError::snapshot(&path, e))?;
         put_bytes(&self.root, &path, bytes).await?;
-        put_bytes(&self.root, layout::LATEST, format!("{}\n", manifest.version).into_bytes()).await?;
-        Ok(())
+        point_latest_at(&self.root, &manifest.version).await
     }
 }
