@@ -9,7 +9,7 @@ use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelDir};
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexOptions};
 use quarry_indexer::parse::{doc_id_for, ContentType};
-use quarry_indexer::snapshot::{new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotWriter};
+use quarry_indexer::snapshot::{new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, LatestExpected, Manifest, SnapshotWriter};
 use quarry_indexer::store::StoreOptions;
 
 /// Writes a snapshot of `chunks` synthetic one-chunk documents into `out`.
@@ -69,6 +69,6 @@ pub async fn write_synthetic_snapshot(out: &Path, chunks: usize, seed: u64, mode
             IndexManifest::new(spec, "cpu".into()),
         )
     };
-    writer.publish(&manifest).await?;
+    writer.publish(&manifest, LatestExpected::Any).await?;
     Ok(manifest)
 }

@@ -61,6 +61,12 @@ pub enum IndexerError {
 
     #[error("{uri} has no version before LATEST ({latest}) that no rollback abandoned and whose files are all there")]
     NoEarlierVersion { uri: String, latest: String },
+
+    #[error("LATEST of {uri} moved from {expected} to {found} while this writer worked on it; nothing of its was published over it")]
+    LatestMoved { uri: String, expected: String, found: String },
+
+    #[error("LATEST of {uri} moved from {base}, which this run built on, to {latest}, which does not build on it (a rollback, or a full version), while the run worked: nothing was published; run again to build on {latest} (this run's segments are left for gc)")]
+    BaseReplaced { uri: String, base: String, latest: String },
 }
 
 impl IndexerError {

@@ -69,7 +69,7 @@ async fn publish(root: &str, chunks: &[Chunk], embeddings: &Embeddings) -> Manif
         checksums: segment.checksums,
         ..Manifest::new(new_version_id(), "test".into(), model, ChunkerManifest { config: ChunkerConfig::default(), sig: "test".into() }, IndexManifest::new(IndexSpec::Flat, "cpu".into()))
     };
-    writer.publish(&manifest).await.unwrap();
+    writer.publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any).await.unwrap();
     manifest
 }
 
@@ -190,7 +190,7 @@ async fn a_manifest_without_block_sums_reads_its_file_checked_whole() {
         let mut manifest = publish(root, &chunks, &embeddings).await;
         manifest.checksums.values_mut().for_each(|checksum| checksum.blocks = None);
         manifest.version = new_version_id();
-        SnapshotWriter::open(root, &StoreOptions::default()).unwrap().publish(&manifest).await.unwrap();
+        SnapshotWriter::open(root, &StoreOptions::default()).unwrap().publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any).await.unwrap();
         let file = &manifest.checksums[&layout::segment_file(SEGMENT, layout::CHUNKS)];
         let (back, _, bytes_read) = read(root, Some(&documents)).await.unwrap();
         assert!(back.iter().eq(chunks[700..800].iter()), "{root}");

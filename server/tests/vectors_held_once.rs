@@ -82,7 +82,7 @@ async fn publish(out: &Path, spec: &IndexSpec, vectors: &Embeddings, indexed_row
             IndexManifest::new(spec.clone(), "cpu".into()),
         )
     };
-    writer.publish(&manifest).await.unwrap();
+    writer.publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -76,6 +76,16 @@ pub fn file_uri_of(uri: &str) -> &str {
     uri.split_once('#').map_or(uri, |(file, _)| file)
 }
 
+/// The URI schemes of documents a server added through its API: files uploaded to a
+/// collection (`upload://<collection>/<file id>/<name>`) and RAG ingests (`rag://<source>/<path>`).
+pub const API_URI_SCHEMES: [&str; 2] = ["upload://", "rag://"];
+
+/// Whether a document was added through a server's API rather than read from a batch run's
+/// source. A batch run keeps such documents: they are not its source's to remove.
+pub fn added_through_api(uri: &str) -> bool {
+    API_URI_SCHEMES.iter().any(|scheme| uri.starts_with(scheme))
+}
+
 
 impl Document {
     /// A document for a whole raw file.

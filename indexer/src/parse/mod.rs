@@ -14,7 +14,7 @@ mod pdf;
 mod text;
 
 pub use detect::{detect_format, Format};
-pub use document::{doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed};
+pub use document::{added_through_api, doc_id_for, file_uri_of, Block, API_URI_SCHEMES, ContentType, Document, ItemFailure, Parsed};
 pub use error::{ParseError, SUPPORTED_FORMATS};
 
 use crate::source::RawDocument;

@@ -9,7 +9,7 @@ use super::segment::{build_segment_blocking, SegmentRows};
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::snapshot::{new_version_id, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
+use crate::snapshot::{new_version_id, LatestExpected, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -121,6 +121,7 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
 
     let mut manifest = base.clone();
     manifest.version = version.clone();
+    manifest.parent = Some(base.version.clone());
     manifest.created_at = chrono::Utc::now();
     let merged_files: Vec<String> = base.segments.iter().filter(|s| merge.contains(&s.id)).flat_map(|s| s.files.clone()).collect();
     manifest.checksums.retain(|path, _| !merged_files.contains(path));
@@ -144,10 +145,12 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     manifest.tombstones.retain(|t| !every_segment && !merge.iter().any(|id| t.starts_with(&format!("{id}/"))));
     report.tombstones_after = manifest.tombstones.len();
     // Compaction serves the same documents: a batch run's file table holds for the new version too.
-    if let Ok(Some(files)) = reader.read_file_table().await {
-        writer.put_file_table(&version, &files).await?;
+    // Published only over the version it merged: one published meanwhile is not undone.
+    let expected = LatestExpected::Is(Some(&base.version));
+    match reader.read_file_table().await {
+        Ok(Some(files)) => writer.publish_with_file_table(&manifest, &files, expected).await?,
+        _ => writer.publish(&manifest, expected).await?,
     }
-    writer.publish(&manifest).await?;
     report.version = Some(version);
     Ok((report, manifest))
 }

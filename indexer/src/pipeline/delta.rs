@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::compact::CompactReport;
 use crate::index::IndexOptions;
-use crate::parse::file_uri_of;
+use crate::parse::{added_through_api, file_uri_of};
 use crate::error::IndexerError;
 use crate::snapshot::{DocumentOutline, FileTable, Manifest, SnapshotReader, Tombstones};
 use crate::source::SourceEntry;
@@ -52,9 +52,15 @@ pub struct DeltaReport {
     pub chunks_written: usize,
     /// Documents gone from the source: hidden from this version on.
     pub documents_removed: usize,
+    /// Documents added through a server's API (uploads, RAG ingests): kept, not the source's to remove.
+    pub documents_from_api: usize,
     pub tombstones_added: usize,
     /// Tombstones of documents that are back in the source (an online delete the source undid).
     pub tombstones_lifted: usize,
+    /// The version another writer published on top of the base while the run worked, which
+    /// this run's change was put on top of in turn (none when the base was still LATEST).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebased_onto: Option<String>,
     /// Segments of the published version.
     pub segments: usize,
     /// The compaction that followed, when segments or hidden rows piled up.
@@ -90,6 +96,22 @@ pub struct PreviousVersion {
     rows_read: HashSet<usize>,
 }
 
+/// Documents, chunks and tokens (tokens only of documents whose rows were read).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LiveCount {
+    pub documents: u64,
+    pub chunks: u64,
+    pub tokens: u64,
+}
+
+impl LiveCount {
+    fn add(&mut self, chunks: u64, tokens: u64) {
+        self.documents += 1;
+        self.chunks += chunks;
+        self.tokens += tokens;
+    }
+}
+
 /// What the new version changes against the previous one.
 #[derive(Debug, Default)]
 pub struct Changes {
@@ -98,6 +120,9 @@ pub struct Changes {
     pub removed_documents: usize,
     /// URIs of documents whose file failed in this run and that stay as they were.
     pub kept_after_failure: Vec<String>,
+    /// Live documents added through a server's API (uploads, RAG ingests), which a batch run
+    /// keeps as they are.
+    pub api_documents: LiveCount,
     /// What the new version serves of each file (ETags and failures are the run's to fill in).
     pub files: FileTable,
     /// Rows tombstones hide in each segment of the previous version, once the new ones are added
@@ -216,16 +241,23 @@ impl PreviousVersion {
         }
     }
 
-    /// How many live documents each file (the file part of a document's URI) has in this version.
+    /// How many live documents each source file (the file part of a document's URI) has in
+    /// this version; documents added through a server's API are no source file's.
     pub(super) fn live_documents_per_file(&self) -> HashMap<&str, u64> {
         let mut live: HashMap<&str, u64> = HashMap::new();
-        for doc in self.documents.values() {
+        for doc in self.documents.values().filter(|doc| !added_through_api(&doc.uri)) {
             *live.entry(file_uri_of(&doc.uri)).or_default() += 1;
         }
         live
     }
 
     /// Whether this version's file table lists `uri` (a file some run read, even if it failed).
+    /// How many live documents of this version were added through a server's API (uploads,
+    /// RAG ingests).
+    pub(super) fn api_documents(&self) -> usize {
+        self.documents.values().filter(|doc| added_through_api(&doc.uri)).count()
+    }
+
     pub(super) fn lists_file(&self, uri: &str) -> bool {
         self.files.as_ref().is_some_and(|table| table.get(uri).is_some())
     }
@@ -277,6 +309,11 @@ impl PreviousVersion {
             let file = file_uri_of(&doc.uri);
             if written_ids.contains(id.as_str()) || unchanged_files.contains(file) {
                 continue; // counted below
+            }
+            if added_through_api(&doc.uri) {
+                // Not the source's: it stays, outside the file table, until deleted through the API.
+                changes.api_documents.add(doc.chunks as u64, doc.tokens.unwrap_or(0));
+                continue;
             }
             let stays = unchanged_documents.contains(id);
             if stays || failed_files.contains(file) {

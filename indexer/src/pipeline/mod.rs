@@ -10,6 +10,7 @@ mod online;
 mod plan;
 mod progress;
 mod publish;
+mod rebase;
 mod report;
 mod reuse;
 mod segment;
@@ -187,6 +188,13 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
             crate::process_memory::rss_mib().unwrap_or(0.0)
         );
         stored = Some(embeddings);
+        let api_documents = previous.api_documents();
+        if !delta && api_documents > 0 {
+            reuse.notes.push(format!(
+                "{api_documents} documents of version {} were added through a server's API (uploads, RAG ingests); a full version holds the source's documents only, so they are not in it",
+                previous.version()
+            ));
+        }
         base = delta.then_some(previous);
     }
     let documents_stored = stored.as_ref().map_or(0, StoredEmbeddings::len);

@@ -7,7 +7,7 @@ use super::stages::EmbeddedDoc;
 use crate::embed::{version_precisions, Embedder};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::snapshot::{new_version_id, ChunkerManifest, IndexManifest, Manifest, SnapshotWriter};
+use crate::snapshot::{new_version_id, ChunkerManifest, IndexManifest, LatestExpected, Manifest, SnapshotWriter};
 
 /// What the next version adds and hides.
 #[derive(Default)]
@@ -21,7 +21,14 @@ pub struct VersionChange {
     pub embedded_chunks: usize,
 }
 
-/// Publishes `base` plus `change` as the next version (`base = None` starts a snapshot).
+/// How often an online change is put on top of a version another writer published meanwhile
+/// before it gives up.
+const REBASES: usize = 8;
+
+/// Publishes `base` plus `change` as the next version (`base = None` starts a snapshot). When
+/// another writer (a batch run, another server) moved LATEST since `base` was read, the change
+/// goes on top of the version LATEST names instead: the new segment is built once, and its
+/// documents and tombstones are added to whatever that version holds.
 pub async fn publish_next_version(
     writer: &SnapshotWriter,
     base: Option<&Manifest>,
@@ -32,43 +39,70 @@ pub async fn publish_next_version(
 ) -> Result<Manifest> {
     let model = embedder.info().clone();
     if let Some(base) = base {
-        if base.model.sha256 != model.sha256 {
-            return Err(IndexerError::Config(format!(
-                "{} was embedded with model {} (sha256 {}); this server runs {} (sha256 {})",
-                writer.uri(),
-                base.model.name,
-                base.model.sha256,
-                model.name,
-                model.sha256
-            )));
-        }
+        same_model(writer, base, &model)?;
     }
-    let version = new_version_id();
-    let mut manifest = match base {
-        Some(base) => base.clone(),
-        None => Manifest::new(String::new(), "online".into(), model.clone(), chunker, IndexManifest::new(crate::index::IndexSpec::Flat, "cpu".into())),
+    let first_version = new_version_id();
+    let segment = match change.documents.is_empty() {
+        true => None,
+        false => {
+            let rows = assemble(change.documents, model.dim);
+            let spec = index.resolve(rows.chunks.len(), model.dim)?;
+            let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{first_version}")).await?;
+            let SegmentRows { chunks, records, .. } = &rows;
+            let (documents, chunks, tokens) = (records.len(), chunks.len(), rows.tokens());
+            Some((writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?, documents, chunks, tokens))
+        }
     };
-    manifest.version = version.clone();
-    manifest.created_at = chrono::Utc::now();
-    if !change.documents.is_empty() {
-        let own = (change.embedded_chunks > 0).then_some(model.precisions.as_slice());
-        manifest.model.precisions = version_precisions(base.map(|base| base.model.precisions.as_slice()), own);
-        let rows = assemble(change.documents, model.dim);
-        let spec = index.resolve(rows.chunks.len(), model.dim)?;
-        let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{version}")).await?;
-        let SegmentRows { chunks, records, .. } = &rows;
-        let segment = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
-        manifest.counts.documents += records.len();
-        manifest.counts.chunks += chunks.len();
-        manifest.counts.tokens += rows.tokens();
-        manifest.checksums.extend(segment.checksums);
-        manifest.segments.push(segment.manifest);
-    }
-    for id in change.tombstones {
-        if !manifest.tombstones.contains(&id) {
-            manifest.tombstones.push(id);
+    let own_precisions = (segment.is_some() && change.embedded_chunks > 0).then_some(model.precisions.as_slice());
+    let mut base = base.cloned();
+    let mut version = first_version;
+    for rebase in 0..=REBASES {
+        let mut manifest = match &base {
+            Some(base) => Manifest { parent: Some(base.version.clone()), ..base.clone() },
+            None => Manifest::new(String::new(), "online".into(), model.clone(), chunker.clone(), IndexManifest::new(crate::index::IndexSpec::Flat, "cpu".into())),
+        };
+        manifest.version = version.clone();
+        manifest.created_at = chrono::Utc::now();
+        if let Some((written, documents, chunks, tokens)) = &segment {
+            manifest.model.precisions = version_precisions(base.as_ref().map(|base| base.model.precisions.as_slice()), own_precisions);
+            manifest.counts.documents += documents;
+            manifest.counts.chunks += chunks;
+            manifest.counts.tokens += tokens;
+            manifest.checksums.extend(written.checksums.clone());
+            manifest.segments.push(written.manifest.clone());
+        }
+        for id in &change.tombstones {
+            if !manifest.tombstones.contains(id) {
+                manifest.tombstones.push(id.clone());
+            }
+        }
+        let expected = LatestExpected::Is(base.as_ref().map(|base| base.version.as_str()));
+        match writer.publish(&manifest, expected).await {
+            Err(IndexerError::LatestMoved { found, .. }) if rebase < REBASES => {
+                tracing::info!("{}: LATEST moved to {found} meanwhile; the change goes on top of it", writer.uri());
+                base = writer.latest_manifest().await?;
+                if let Some(base) = &base {
+                    same_model(writer, base, &model)?;
+                }
+                version = new_version_id();
+            }
+            published => return published.map(|()| manifest),
         }
     }
-    writer.publish(&manifest).await?;
-    Ok(manifest)
+    unreachable!("the last rebase returns")
+}
+
+/// An error unless `base` was embedded by `model`.
+fn same_model(writer: &SnapshotWriter, base: &Manifest, model: &crate::embed::ModelInfo) -> Result<()> {
+    if base.model.sha256 == model.sha256 {
+        return Ok(());
+    }
+    Err(IndexerError::Config(format!(
+        "{} was embedded with model {} (sha256 {}); this server runs {} (sha256 {})",
+        writer.uri(),
+        base.model.name,
+        base.model.sha256,
+        model.name,
+        model.sha256
+    )))
 }

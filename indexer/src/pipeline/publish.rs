@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
+use super::rebase::{added_copies, builds_on, rebase_delta, touched_documents};
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::segmenter::CutSegments;
@@ -16,7 +17,7 @@ use super::RunOptions;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
-use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment};
 
 /// What publishing needs from the run.
 pub(super) struct Publisher {
@@ -107,8 +108,8 @@ impl Publisher {
         (report.documents_indexed, report.chunks, report.tokens) = (manifest.counts.documents, manifest.counts.chunks, manifest.counts.tokens);
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         let started = Instant::now();
-        self.builder.writer.put_file_table(&manifest.version, &files).await?;
-        self.builder.writer.publish(&manifest).await?;
+        // A full version replaces whatever LATEST names by then.
+        self.builder.writer.publish_with_file_table(&manifest, &files, LatestExpected::Any).await?;
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
         Ok(manifest)
     }
@@ -138,7 +139,8 @@ impl Publisher {
         let failed = failed_files(&report.failures);
         let CutSegments { segments, files: written_files, doc_ids: written } = cut;
         let changes = base.changes(&written, written_files, unchanged_documents, unchanged_files, &failed);
-        let live = changes.files.totals();
+        let mut live = changes.files.totals();
+        (live.documents, live.chunks, live.tokens) = (live.documents + changes.api_documents.documents, live.chunks + changes.api_documents.chunks, live.tokens + changes.api_documents.tokens);
         if live.documents == 0 {
             return Err(super::nothing_to_publish(report));
         }
@@ -149,13 +151,16 @@ impl Publisher {
             documents_written: written.len(),
             chunks_written: segments.iter().map(|s| s.chunks).sum(),
             documents_removed: changes.removed_documents,
+            documents_from_api: changes.api_documents.documents as usize,
             tombstones_added: changes.add_tombstones.len(),
             tombstones_lifted: changes.lift_tombstones.len(),
             ..Default::default()
         };
         let version = new_version_id();
-        let mut manifest = base.manifest;
+        let base = base.manifest;
+        let mut manifest = base.clone();
         manifest.version = version.clone();
+        manifest.parent = Some(base.version.clone());
         manifest.created_at = chrono::Utc::now();
         manifest.source = report.source.clone();
         manifest.parse_sig = Some(self.parse_sig.clone());
@@ -176,8 +181,8 @@ impl Publisher {
         let files = self.file_table(changes.files, &failed);
         report.reuse.kept_after_failure = changes.kept_after_failure;
         let started = Instant::now();
-        self.builder.writer.put_file_table(&version, &files).await?;
-        self.builder.writer.publish(&manifest).await?;
+        manifest = self.publish_over(manifest, &base, &written, &files, &mut delta).await?;
+        let version = manifest.version.clone();
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
 
         let merge = merge_plan(&manifest, &changes.hidden_rows, &self.builder.options.compact);
@@ -196,6 +201,32 @@ impl Publisher {
         delta.segments = manifest.segments.len();
         report.delta = Some(delta);
         Ok(manifest)
+    }
+
+    /// Publishes `run` (a delta built on `base`) over `base`, or, when another writer published
+    /// a version that builds on `base` meanwhile, over that version with the run's change put on
+    /// top of it ([`rebase_delta`]); refuses when LATEST moved to a version that does not.
+    async fn publish_over(&self, run: Manifest, base: &Manifest, written: &HashSet<String>, files: &FileTable, delta: &mut DeltaReport) -> Result<Manifest> {
+        let (writer, store) = (&self.builder.writer, &self.builder.options.out_store);
+        let touched = touched_documents(&run, base, written);
+        let mut manifest = run.clone();
+        for rebase in 0..=REBASES {
+            let expected = manifest.parent.clone();
+            match writer.publish_with_file_table(&manifest, files, LatestExpected::Is(expected.as_deref())).await {
+                Err(IndexerError::LatestMoved { .. }) if rebase < REBASES => {
+                    let onto = writer.latest_manifest().await?.ok_or_else(|| IndexerError::NoSnapshot { uri: writer.uri().to_string() })?;
+                    if !builds_on(writer.uri(), store, &onto, &base.version).await? {
+                        return Err(IndexerError::BaseReplaced { uri: writer.uri().to_string(), base: base.version.clone(), latest: onto.version });
+                    }
+                    let copies = added_copies(writer.uri(), store, &onto, base).await?;
+                    tracing::info!("{}: LATEST moved from {} to {} meanwhile; this run's change goes on top of it", writer.uri(), base.version, onto.version);
+                    manifest = rebase_delta(&run, base, &onto, &copies, &touched, written);
+                    delta.rebased_onto = Some(onto.version);
+                }
+                published => return published.map(|()| manifest),
+            }
+        }
+        unreachable!("the last attempt returns")
     }
 
     async fn compact(&self, manifest: &Manifest, merge: &[String]) -> Result<(super::CompactReport, Manifest)> {
@@ -233,6 +264,10 @@ fn merge_plan(manifest: &Manifest, hidden_rows: &HashMap<String, u64>, options: 
     };
     manifest.segments.iter().filter(|s| mostly_hidden(s) || small.contains(&s.id)).map(|s| s.id.clone()).collect()
 }
+
+/// How often a delta is put on top of a version another writer published meanwhile before
+/// the run gives up.
+const REBASES: usize = 8;
 
 /// Queries sampled from the chunks when the user gives none.
 const RECALL_SAMPLE: usize = 200;

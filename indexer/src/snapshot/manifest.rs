@@ -17,6 +17,11 @@ pub struct Manifest {
     pub format_version: u32,
     /// Sortable version id, also the manifest's file name.
     pub version: String,
+    /// The version this one was built on (a delta, an online change, a compaction), which it
+    /// keeps everything of but what it changed; none for a full version (and in versions
+    /// written before this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// Where the documents came from.
     pub source: String,
@@ -47,6 +52,7 @@ impl Manifest {
         Self {
             format_version: FORMAT_VERSION,
             version,
+            parent: None,
             created_at: chrono::Utc::now(),
             source,
             model,

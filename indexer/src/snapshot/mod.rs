@@ -7,6 +7,7 @@ mod cache;
 mod checked_blocks;
 mod file_table;
 mod gc;
+mod latest_guard;
 mod manifest;
 mod parquet_encode;
 mod parquet_io;
@@ -21,6 +22,7 @@ pub use block_sums::{BlockSums, FileHasher, BLOCK_BYTES};
 pub use cache::{local_copy, LocalCopy};
 pub use file_table::{FileEntry, FileTable};
 pub use gc::{collect_garbage, GcOptions, GcReport};
+pub use latest_guard::{LatestExpected, LatestGuard, LOCK_FILE};
 pub use manifest::{
     ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };

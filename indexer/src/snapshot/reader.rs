@@ -57,7 +57,7 @@ impl SnapshotReader {
     pub async fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
         let root = open_location(uri, options, false)?;
         let version = read_latest(&root).await?;
-        Self::open_root(root, &version).await
+        Self::open_at(root, &version).await
     }
 
     /// The version LATEST names, without reading its manifest.
@@ -67,10 +67,10 @@ impl SnapshotReader {
 
     /// Opens a given version.
     pub async fn open_version(uri: &str, version: &str, options: &StoreOptions) -> Result<Self> {
-        Self::open_root(open_location(uri, options, false)?, version).await
+        Self::open_at(open_location(uri, options, false)?, version).await
     }
 
-    async fn open_root(root: Location, version: &str) -> Result<Self> {
+    pub(crate) async fn open_at(root: Location, version: &str) -> Result<Self> {
         let path = layout::manifest(version);
         let bytes = get(&root, &path).await?;
         let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| IndexerError::snapshot(&path, format!("invalid manifest: {e}")))?;

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use super::layout;
 use super::manifest::Manifest;
 use super::reader::{read_latest, SnapshotReader, Verification};
-use super::upload::put_bytes;
-use super::writer::{new_version_id, point_latest_at};
+use super::latest_guard::LatestExpected;
+use super::writer::{new_version_id, put_then_point_latest};
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, Location, StoreOptions};
 
@@ -306,10 +306,11 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
     if options.dry_run {
         return Ok(report);
     }
-    let record = RollbackRecord { at: chrono::Utc::now(), from: latest, to: target.clone(), abandoned: report.abandoned.clone() };
+    let record = RollbackRecord { at: chrono::Utc::now(), from: latest.clone(), to: target.clone(), abandoned: report.abandoned.clone() };
     let path = layout::rollback(&new_version_id());
-    put_bytes(&root, &path, serde_json::to_vec_pretty(&record).map_err(|e| IndexerError::snapshot(&path, e))?).await?;
-    point_latest_at(&root, &target).await?;
+    let bytes = serde_json::to_vec_pretty(&record).map_err(|e| IndexerError::snapshot(&path, e))?;
+    // Only over the LATEST it checked: a version published meanwhile is not abandoned unseen.
+    put_then_point_latest(&root, &path, bytes, &target, LatestExpected::Is(Some(&latest))).await?;
     Ok(report)
 }
 

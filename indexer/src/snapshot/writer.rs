@@ -4,11 +4,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
+use object_store::ObjectStoreExt;
 use rand::Rng;
 
 use super::block_sums::BLOCK_BYTES;
 use super::file_table::FileTable;
+use super::latest_guard::{LatestExpected, LatestGuard};
 use super::layout;
+use super::reader::{read_latest, SnapshotReader};
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
 use super::parquet_io::{chunks_to_parquet_file, documents_to_parquet, DocumentRecord};
 use super::upload::{put_bytes, put_bytes_summed, put_file, StagedFile};
@@ -24,9 +27,26 @@ pub fn new_version_id() -> String {
     format!("{}-{:04x}", now.format("%Y%m%dT%H%M%S%3fZ"), rand::rng().random::<u16>())
 }
 
-/// Writes LATEST: readers see `version` from now on.
-pub(super) async fn point_latest_at(root: &Location, version: &str) -> Result<()> {
-    put_bytes(root, layout::LATEST, format!("{version}\n").into_bytes()).await.map(|_| ())
+/// Writes the object at `relative` (a manifest, a rollback record), then LATEST =
+/// `version`, provided LATEST is what `expected` says until it is written (else
+/// `LatestMoved`, and the object is removed again: nothing names it).
+pub(super) async fn put_then_point_latest(root: &Location, relative: &str, bytes: Vec<u8>, version: &str, expected: LatestExpected<'_>) -> Result<()> {
+    let guard = LatestGuard::acquire(root).await?;
+    guard.check(root, expected)?;
+    put_bytes(root, relative, bytes).await?;
+    let pointed = guard.point_at(root, version).await;
+    if let Err(IndexerError::LatestMoved { .. }) = &pointed {
+        remove_unnamed(root, relative).await;
+    }
+    pointed
+}
+
+/// Removes an object that nothing names after LATEST moved (a warning if it cannot).
+async fn remove_unnamed(root: &Location, relative: &str) {
+    let key = root.child(relative);
+    if let Err(e) = root.store.delete(&key).await {
+        tracing::warn!("{}: not removed after LATEST moved: {e}", root.uri_of(&key));
+    }
 }
 
 /// A segment whose files are written (but not yet referenced by any manifest).
@@ -69,6 +89,15 @@ impl SnapshotWriter {
 
     pub fn uri(&self) -> &str {
         &self.root.uri
+    }
+
+    /// The manifest LATEST names now (None: no LATEST yet).
+    pub async fn latest_manifest(&self) -> Result<Option<Manifest>> {
+        match read_latest(&self.root).await {
+            Ok(version) => Ok(Some(SnapshotReader::open_at(self.root.clone(), &version).await?.manifest().clone())),
+            Err(IndexerError::NoSnapshot { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Writes one immutable segment: chunks.parquet, documents.parquet, vectors.faiss, keyword/.
@@ -165,11 +194,22 @@ impl SnapshotWriter {
     }
 
     /// Publishes a version: its manifest first, then LATEST. Until LATEST is written,
-    /// readers keep seeing the previous version.
-    pub async fn publish(&self, manifest: &Manifest) -> Result<()> {
+    /// readers keep seeing the previous version. `expected` is the version it was built on
+    /// (`LatestMoved` when another writer published since: nothing is written), or `Any`.
+    pub async fn publish(&self, manifest: &Manifest, expected: LatestExpected<'_>) -> Result<()> {
         let path = layout::manifest(&manifest.version);
         let bytes = serde_json::to_vec_pretty(manifest).map_err(|e| IndexerError::snapshot(&path, e))?;
-        put_bytes(&self.root, &path, bytes).await?;
-        point_latest_at(&self.root, &manifest.version).await
+        put_then_point_latest(&self.root, &path, bytes, &manifest.version, expected).await
+    }
+
+    /// [`Self::publish`] of a batch version with its file table, written first (and removed
+    /// again when LATEST moved: no manifest names it).
+    pub async fn publish_with_file_table(&self, manifest: &Manifest, files: &FileTable, expected: LatestExpected<'_>) -> Result<()> {
+        self.put_file_table(&manifest.version, files).await?;
+        let published = self.publish(manifest, expected).await;
+        if let Err(IndexerError::LatestMoved { .. }) = &published {
+            remove_unnamed(&self.root, &layout::files(&manifest.version)).await;
+        }
+        published
     }
 }

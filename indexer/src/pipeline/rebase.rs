@@ -1,0 +1,118 @@
+//! A delta whose base stopped being LATEST while the run worked: another writer (an upload
+//! through a server, a delete, a RAG ingest, a compaction, another run) published a version
+//! that builds on the base. The run's change — its new segments, the copies it hides, the
+//! tombstones it lifts — is put on top of that version instead, so neither writer's change is
+//! lost. A version that does not build on the base (a rollback, a full version) is not
+//! built on: the run refuses to publish.
+
+use std::collections::HashSet;
+
+use crate::error::Result;
+use crate::snapshot::{new_version_id, Manifest, SnapshotReader};
+use crate::store::StoreOptions;
+
+/// How far back a version's parents are followed to find the base.
+const MAX_PARENTS: usize = 10_000;
+
+/// Whether `version` builds on `ancestor`: `ancestor` is among its parents.
+pub(super) async fn builds_on(uri: &str, store: &StoreOptions, version: &Manifest, ancestor: &str) -> Result<bool> {
+    let mut parent = version.parent.clone();
+    for _ in 0..MAX_PARENTS {
+        match parent {
+            None => return Ok(false),
+            Some(id) if id == ancestor => return Ok(true),
+            // Version ids sort by time: a parent older than the ancestor cannot lead to it.
+            Some(id) if id.as_str() < ancestor => return Ok(false),
+            Some(id) => parent = SnapshotReader::open_version(uri, &id, store).await?.manifest().parent.clone(),
+        }
+    }
+    Ok(false)
+}
+
+/// The documents a delta touched: those it wrote (`written`) and those whose old copies its
+/// new tombstones hide (replaced or removed). Any copy of them another writer added since the
+/// base must be hidden too.
+pub(super) fn touched_documents(run: &Manifest, base: &Manifest, written: &HashSet<String>) -> HashSet<String> {
+    let before: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
+    let hidden = run.tombstones.iter().filter(|t| !before.contains(t.as_str())).filter_map(|t| t.split_once('/').map(|(_, doc)| doc.to_string()));
+    written.iter().cloned().chain(hidden).collect()
+}
+
+/// `run` (a delta built on `base`) put on top of `onto`, which builds on `base`:
+/// - `onto`'s segments, then the run's new ones;
+/// - `onto`'s tombstones less those the run lifted and those of documents the run wrote again
+///   (a document the source still has after an online delete comes back, as in a delta);
+/// - the run's new tombstones whose segment `onto` still has (a compaction since may have
+///   merged it away), and, in each segment `onto` added since `base` (`added_copies`: its id and
+///   the documents it holds), a tombstone for each copy of a document the run touched;
+/// - the run's source, parse signature and precisions, and the worse recall of the two.
+pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, added_copies: &[(String, Vec<String>)], touched: &HashSet<String>, written: &HashSet<String>) -> Manifest {
+    let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
+    let run_tombstones: HashSet<&str> = run.tombstones.iter().map(String::as_str).collect();
+    let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
+    let lifted: HashSet<&str> = base_tombstones.difference(&run_tombstones).copied().collect();
+    let rewritten = |tombstone: &str| {
+        let document = tombstone.rsplit_once('-').filter(|(_, index)| index.bytes().all(|b| b.is_ascii_digit())).map_or(tombstone, |(doc, _)| doc);
+        !tombstone.contains('/') && (written.contains(tombstone) || written.contains(document))
+    };
+
+    let mut out = onto.clone();
+    out.version = new_version_id();
+    out.parent = Some(onto.version.clone());
+    out.created_at = chrono::Utc::now();
+    out.source = run.source.clone();
+    out.parse_sig = run.parse_sig.clone();
+    out.model.precisions = run.model.precisions.clone();
+    out.recall_check = match (&onto.recall_check, &run.recall_check) {
+        (Some(a), Some(b)) => Some(if a.recall <= b.recall { a.clone() } else { b.clone() }),
+        (a, b) => a.clone().or_else(|| b.clone()),
+    };
+    out.tombstones.retain(|t| !lifted.contains(t.as_str()) && !rewritten(t));
+    for segment in run.segments.iter().filter(|s| !base_segments.contains(s.id.as_str())) {
+        out.counts.documents += segment.documents;
+        out.counts.chunks += segment.chunks;
+        for file in &segment.files {
+            if let Some(sum) = run.checksums.get(file) {
+                out.checksums.insert(file.clone(), sum.clone());
+            }
+        }
+        out.segments.push(segment.clone());
+    }
+    out.counts.tokens += run.counts.tokens.saturating_sub(base.counts.tokens);
+
+    let present: HashSet<String> = out.segments.iter().map(|s| s.id.clone()).collect();
+    let mut tombstones: HashSet<String> = out.tombstones.iter().cloned().collect();
+    let mut add = |out: &mut Manifest, tombstone: String| {
+        if tombstones.insert(tombstone.clone()) {
+            out.tombstones.push(tombstone);
+        }
+    };
+    for tombstone in run.tombstones.iter().filter(|t| !base_tombstones.contains(t.as_str())) {
+        let kept = tombstone.split_once('/').is_none_or(|(segment, _)| present.contains(segment));
+        if kept {
+            add(&mut out, tombstone.clone());
+        }
+    }
+    for (segment, documents) in added_copies {
+        for document in documents.iter().filter(|d| touched.contains(*d)) {
+            add(&mut out, format!("{segment}/{document}"));
+        }
+    }
+    out
+}
+
+/// The segments of `onto` that `base` does not have, each with the documents it holds.
+pub(super) async fn added_copies(uri: &str, store: &StoreOptions, onto: &Manifest, base: &Manifest) -> Result<Vec<(String, Vec<String>)>> {
+    let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
+    let added: Vec<&str> = onto.segments.iter().map(|s| s.id.as_str()).filter(|id| !base_segments.contains(id)).collect();
+    if added.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reader = SnapshotReader::open_version(uri, &onto.version, store).await?;
+    let mut copies = Vec::with_capacity(added.len());
+    for segment in added {
+        let documents = reader.read_segment_outlines(segment).await?.into_iter().map(|outline| outline.doc_id).collect();
+        copies.push((segment.to_string(), documents));
+    }
+    Ok(copies)
+}
