@@ -49,7 +49,7 @@ pub async fn rollback(State(state): State<Arc<AppState>>, Path(name): Path<Strin
     let _guard = collection.publish_lock.lock().await;
     let report = roll_back(&collection.record.uri, &state.options.store, &options).await.map_err(|e| match e {
         IndexerError::NoSuchVersion { .. } | IndexerError::NoSnapshot { .. } => ApiError::NotFound(e.to_string()),
-        IndexerError::NoEarlierVersion { .. } | IndexerError::Snapshot { .. } | IndexerError::Checksum { .. } => ApiError::Conflict(e.to_string()),
+        IndexerError::NoEarlierVersion { .. } | IndexerError::LatestMoved { .. } | IndexerError::Snapshot { .. } | IndexerError::Checksum { .. } => ApiError::Conflict(e.to_string()),
         other => ApiError::Internal(other.to_string()),
     })?;
     if report.changed && !report.dry_run {
