@@ -137,6 +137,48 @@ async fn a_delta_goes_on_top_of_an_upload_published_while_it_ran() {
     assert_eq!(live(out).await.0.keys().cloned().collect::<Vec<_>>(), ["a.md", "b.md", "d.md", "memo.md"]);
 }
 
+static UPLOAD_AND_DELETE_MEANWHILE: Mutex<Option<(String, String)>> = Mutex::new(None);
+
+/// An upload of late.md and an API delete of an earlier upload, while a full run embeds.
+fn upload_and_delete_meanwhile() {
+    let (out, delete) = UPLOAD_AND_DELETE_MEANWHILE.lock().unwrap().take().expect("set by the test");
+    meanwhile(async move {
+        upload(&out, "late.md", "lanterns at dusk", vec![delete]).await;
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_version_keeps_the_documents_added_through_the_api() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    write(src.path(), "a.md", "apple orchards");
+    write(src.path(), "b.md", "bridge cables");
+    run_with_embedder(options(src.path(), out, None), common::embedder()).await.unwrap();
+    upload(out, "memo.md", "harbour cranes", Vec::new()).await;
+    upload(out, "note.md", "night trains", Vec::new()).await;
+
+    // A full run: the uploads are carried over with their stored vectors (nothing embedded for
+    // them). Meanwhile late.md is uploaded and memo.md deleted through the API.
+    write(src.path(), "a.md", "apple orchards in bloom");
+    *UPLOAD_AND_DELETE_MEANWHILE.lock().unwrap() = Some((out.to_string(), doc_id_of("upload://docs/memo.md/memo.md")));
+    let mut full = options(src.path(), out, Some(upload_and_delete_meanwhile));
+    full.publish = quarry_indexer::pipeline::PublishMode::Full;
+    let report = run_with_embedder(full, common::embedder()).await.unwrap();
+    assert!(report.delta.is_none());
+    assert_eq!(report.reuse.api_documents_kept, 2, "note.md as rows, late.md carried (memo.md kept, then deleted): {:?}", report.reuse);
+    assert!(report.reuse.kept_after_failure.is_empty());
+    let (files, texts) = live(out).await;
+    assert_eq!(files.keys().cloned().collect::<Vec<_>>(), ["a.md", "b.md", "late.md", "note.md"], "memo.md's delete holds: {files:?}");
+    assert!(texts.iter().any(|t| t.contains("in bloom")));
+    assert_eq!(report.documents_indexed, 4);
+    assert_eq!(report.chunks, texts.len(), "the report counts the rows LATEST serves");
+    let manifest = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().manifest().clone();
+    assert!(manifest.parent.is_none(), "a full version builds on nothing");
+    let table = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().read_file_table().await.unwrap().unwrap();
+    assert!(table.files.keys().all(|uri| uri.starts_with("file://")), "no API document in the file table: {:?}", table.files.keys());
+}
+
 static ROLLBACK_MEANWHILE: Mutex<Option<(String, String)>> = Mutex::new(None);
 
 fn roll_back_meanwhile() {

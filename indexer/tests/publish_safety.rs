@@ -183,3 +183,21 @@ async fn gc_removes_only_what_no_kept_version_needs() {
     let err = collect_garbage(out, &StoreOptions::default(), &GcOptions { keep: 0, ..Default::default() }).await.unwrap_err();
     assert!(err.to_string().contains("keep must be at least 1"), "{err}");
 }
+
+/// A version whose manifest no longer reads cannot be built on, but a run still replaces it:
+/// the run publishes a full version over it (LATEST is checked by name only).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_replaces_a_version_whose_manifest_is_unreadable() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    let broken = publish_first_version(src.path(), out).await;
+    std::fs::write(out_dir.path().join(layout::manifest(&broken)), b"{ not json").unwrap();
+    let mut options = RunOptions::new(src.path().to_str().unwrap(), out, common::model_dir());
+    options.progress = ProgressMode::Quiet;
+    let report = run_with_embedder(options, common::embedder()).await.unwrap();
+    assert!(report.delta.is_none() && report.reuse.notes.iter().any(|n| n.contains("previous version not read")), "{:?}", report.reuse);
+    let version = report.version.unwrap();
+    assert_ne!(version, broken);
+    assert_latest_is(out, &version).await;
+}

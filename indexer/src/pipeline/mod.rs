@@ -35,8 +35,8 @@ use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{load_embedder, version_precisions, EmbedOptions, Embedder, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::parse::AutoParser;
-use crate::snapshot::{layout, new_version_id, ChunkerManifest, SnapshotReader, SnapshotWriter};
+use crate::parse::{added_through_api, AutoParser};
+use crate::snapshot::{layout, new_version_id, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
 use crate::source::{Listing, ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
@@ -158,7 +158,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let mut reuse = ReuseReport::default();
     let Survey { mut listing, previous, delta, mut unchanged_files, mut previous_secs } = survey(&options, source.as_ref(), embedder.as_ref(), &chunker.signature(), &parse_sig, &mut reuse).await?;
     let listed: HashMap<String, Option<String>> = listing.entries.iter().map(|entry| (entry.uri.clone(), entry.etag.clone())).collect();
-    let (mut stored, mut base) = (None, None);
+    let (mut stored, mut base, mut full_base) = (None, None, None);
     // How the previous version's vectors were computed (for the new version's record).
     let mut previous_precisions = None;
     if let Some((reader, mut previous)) = previous {
@@ -188,12 +188,9 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
             crate::process_memory::rss_mib().unwrap_or(0.0)
         );
         stored = Some(embeddings);
-        let api_documents = previous.api_documents();
-        if !delta && api_documents > 0 {
-            reuse.notes.push(format!(
-                "{api_documents} documents of version {} were added through a server's API (uploads, RAG ingests); a full version holds the source's documents only, so they are not in it",
-                previous.version()
-            ));
+        if !delta {
+            // A full version carries over the documents added through the API.
+            full_base = Some(FullBase { api_documents: previous.api_documents(), manifest: previous.manifest.clone() });
         }
         base = delta.then_some(previous);
     }
@@ -293,13 +290,18 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     // What the model embedded: the embed stage's documents less their chunks that kept a stored vector.
     let embedded_tokens = embed_tokens - changed_documents.tokens;
     (reuse.documents, reuse.chunks, reuse.tokens) = (reused.documents, reused.chunks, reused.tokens);
+    let mut kept_api_documents = HashMap::new();
     if let (None, Some(from)) = (&base, reuse.from_version.clone()) {
-        match keep_last_good_versions(&options, &from, &failures, segmenter.seen()).await {
+        let api_documents = full_base.as_ref().map_or(0, |base: &FullBase| base.api_documents);
+        match keep_last_good_versions(&options, &from, &failures, segmenter.seen(), api_documents > 0).await {
             Ok(kept) => {
-                reuse.kept_after_failure = kept.iter().map(|d| d.record.uri.clone()).collect();
+                let (api, after_failure): (Vec<&EmbeddedDoc>, Vec<&EmbeddedDoc>) = kept.iter().partition(|d| added_through_api(&d.record.uri));
+                reuse.kept_after_failure = after_failure.iter().map(|d| d.record.uri.clone()).collect();
+                kept_api_documents = api.iter().map(|d| (d.record.doc_id.clone(), d.chunks.len())).collect();
+                reuse.api_documents_kept = kept_api_documents.len();
                 segmenter.push(kept, &context).await?;
             }
-            Err(e) => reuse.notes.push(format!("the last good versions of failed files could not be kept: {e}")),
+            Err(e) => reuse.notes.push(format!("the last good versions of failed files and the documents added through the API could not be kept: {e}")),
         }
     }
     let taken = segmenter.documents();
@@ -342,7 +344,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let cut = segmenter.finish().await?;
     let manifest = match base {
         Some(base) => publisher.delta(base, cut, &unchanged_documents, &unchanged_files, &mut report).await?,
-        None => publisher.full(cut, &mut report).await?,
+        None => publisher.full(cut, full_base.map(|base| (base.manifest, kept_api_documents)), &mut report).await?,
     };
     report.version = Some(manifest.version.clone());
     report.wall_secs = started.elapsed().as_secs_f64();
@@ -388,6 +390,13 @@ pub(crate) async fn survey(options: &RunOptions, source: &dyn Source, embedder: 
     Ok(Survey { listing, previous, delta, unchanged_files, previous_secs })
 }
 
+/// What a full version needs of the previous version: the documents it carries over.
+struct FullBase {
+    /// Live documents the previous version holds that were added through the API.
+    api_documents: usize,
+    manifest: Manifest,
+}
+
 /// Whether a delta may build on `previous` (else the reason goes into `notes`).
 fn delta_allowed(previous: &PreviousVersion, options: &RunOptions, notes: &mut Vec<String>) -> bool {
     match previous.delta_refusal(&options.index, options.min_recall) {
@@ -409,14 +418,15 @@ fn nothing_to_publish(report: &RunReport) -> IndexerError {
 /// The previous version's documents from files that failed in this run (a fetch error, a file
 /// that no longer parses, some or all of its items failing) that this run did not index: a
 /// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
-async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, present: &HashSet<String>) -> Result<Vec<EmbeddedDoc>> {
+async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, present: &HashSet<String>, api_documents: bool) -> Result<Vec<EmbeddedDoc>> {
     let failed = report::failed_files(&failures.lock().expect("failures lock"));
-    if failed.is_empty() {
+    if failed.is_empty() && !api_documents {
         return Ok(Vec::new());
     }
     let present: HashSet<&str> = present.iter().map(String::as_str).collect();
-    let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &failed, &present).await?;
-    kept.iter().for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));
+    let keep = |uri: &str| failed.contains(crate::parse::file_uri_of(uri)) || (api_documents && added_through_api(uri));
+    let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &keep, &present).await?;
+    kept.iter().filter(|d| !added_through_api(&d.record.uri)).for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));
     Ok(kept)
 }
 

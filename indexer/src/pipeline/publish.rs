@@ -8,13 +8,14 @@ use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
-use super::rebase::{added_copies, builds_on, rebase_delta, touched_documents};
+use super::rebase::{added_copies, builds_on, carry_api_documents, rebase_delta, touched_documents, Carried};
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::segmenter::CutSegments;
 use super::stages::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
+use crate::parse::added_through_api;
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
 use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment};
@@ -90,33 +91,80 @@ impl SegmentBuilder {
 }
 
 impl Publisher {
-    /// Publishes `cut` (the segments written from this run's documents) alone as the next version.
-    pub async fn full(&self, cut: CutSegments, report: &mut RunReport) -> Result<Manifest> {
+    /// Publishes `cut` (the segments written from this run's documents) alone as the next
+    /// version. `base` is the previous version the run read, with the documents added through
+    /// the API that the run carried over from it (their rows are in `cut`; id and chunks): when another writer
+    /// published on top of it meanwhile, the documents that writer added through the API are
+    /// carried over too ([`carry_api_documents`]). A full version replaces anything else.
+    pub async fn full(&self, cut: CutSegments, base: Option<(Manifest, HashMap<String, usize>)>, report: &mut RunReport) -> Result<Manifest> {
         let CutSegments { segments, files: live, .. } = cut;
         let version = new_version_id();
         let files = self.file_table(live, &failed_files(&report.failures));
         let first = segments.first().ok_or_else(|| IndexerError::Config("a full version needs a segment".into()))?;
         report.index = first.spec.factory();
-        let mut manifest = Manifest {
+        let mut run = Manifest {
             parse_sig: Some(self.parse_sig.clone()),
             ..Manifest::new(version, report.source.clone(), self.builder.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(first.spec.clone(), self.builder.embedder.device_name()))
         };
-        manifest.model.precisions = report.precisions.clone();
+        run.model.precisions = report.precisions.clone();
         for segment in segments {
-            add_segment(&mut manifest, segment, report);
+            add_segment(&mut run, segment, report);
         }
-        (report.documents_indexed, report.chunks, report.tokens) = (manifest.counts.documents, manifest.counts.chunks, manifest.counts.tokens);
-        report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
+        report.recall_at_10 = run.recall_check.as_ref().map(|r| r.recall);
         let started = Instant::now();
-        // A full version replaces whatever LATEST names by then.
-        self.builder.writer.publish_with_file_table(&manifest, &files, LatestExpected::Any).await?;
+        let writer = &self.builder.writer;
+        let mut manifest = run.clone();
+        let mut expected = base.as_ref().map(|(base, _)| base.version.clone());
+        let mut carried = Carried::default();
+        for rebase in 0..=REBASES {
+            match writer.publish_with_file_table(&manifest, &files, LatestExpected::Is(expected.as_deref())).await {
+                Err(IndexerError::LatestMoved { .. }) if rebase < REBASES => {
+                    // Only LATEST's name is needed to replace it: a full version may be what
+                    // replaces a version whose manifest is unreadable.
+                    let latest = writer.latest_version().await?;
+                    (manifest, carried) = (Manifest { version: new_version_id(), ..run.clone() }, Carried::default());
+                    if let (Some(latest), Some((base, kept))) = (&latest, &base) {
+                        match self.carry_from(latest, &run, base, kept).await {
+                            Ok(Some(with_carried)) => (manifest, carried) = with_carried,
+                            Ok(None) => {}
+                            Err(e) => report.reuse.notes.push(format!("documents added through the API in version {latest} could not be carried over: {e}")),
+                        }
+                    }
+                    expected = latest;
+                }
+                published => {
+                    published?;
+                    break;
+                }
+            }
+        }
+        // The manifest's counts hold every row of the carried segments; the report counts what it serves.
+        report.reuse.api_documents_kept = report.reuse.api_documents_kept + carried.documents - carried.hidden_documents;
+        report.documents_indexed = run.counts.documents + carried.documents - carried.hidden_documents;
+        (report.chunks, report.tokens) = (run.counts.chunks + carried.chunks - carried.hidden_chunks, run.counts.tokens);
         report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
         Ok(manifest)
+    }
+
+    /// `run` (a full version) with the documents added through the API in `latest` carried
+    /// over, when `latest` builds on `base` (None when it does not: nothing to carry).
+    async fn carry_from(&self, latest: &str, run: &Manifest, base: &Manifest, kept: &HashMap<String, usize>) -> Result<Option<(Manifest, Carried)>> {
+        let (uri, store) = (self.builder.writer.uri(), &self.builder.options.out_store);
+        let onto = SnapshotReader::open_version(uri, latest, store).await?.manifest().clone();
+        if !builds_on(uri, store, &onto, &base.version).await? {
+            return Ok(None);
+        }
+        let copies = added_copies(uri, store, &onto, base).await?;
+        let (manifest, carried) = carry_api_documents(run, base, &onto, &copies, kept);
+        tracing::info!("{uri}: LATEST moved from {} to {latest} meanwhile; {} documents it added through the API are carried over", base.version, carried.documents);
+        Ok(Some((manifest, carried)))
     }
 
     /// The file table of the new version: what it serves of each file (`live`), with the
     /// ETag every listed file had and whether any of it failed in this run.
     fn file_table(&self, mut live: FileTable, failed: &HashSet<String>) -> FileTable {
+        // Documents added through the API are no source file's.
+        live.files.retain(|uri, _| !added_through_api(uri));
         for (uri, etag) in &self.listed {
             let entry = live.files.entry(uri.clone()).or_default();
             entry.etag = etag.clone();

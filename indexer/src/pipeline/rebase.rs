@@ -3,12 +3,14 @@
 //! that builds on the base. The run's change — its new segments, the copies it hides, the
 //! tombstones it lifts — is put on top of that version instead, so neither writer's change is
 //! lost. A version that does not build on the base (a rollback, a full version) is not
-//! built on: the run refuses to publish.
+//! built on: the run refuses to publish. A full version replaces what LATEST names, but carries
+//! over the documents other writers added through the API meanwhile ([`carry_api_documents`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
-use crate::snapshot::{new_version_id, Manifest, SnapshotReader};
+use crate::parse::added_through_api;
+use crate::snapshot::{new_version_id, DocumentOutline, Manifest, SegmentManifest, SnapshotReader};
 use crate::store::StoreOptions;
 
 /// How far back a version's parents are followed to find the base.
@@ -46,7 +48,7 @@ pub(super) fn touched_documents(run: &Manifest, base: &Manifest, written: &HashS
 ///   merged it away), and, in each segment `onto` added since `base` (`added_copies`: its id and
 ///   the documents it holds), a tombstone for each copy of a document the run touched;
 /// - the run's source, parse signature and precisions, and the worse recall of the two.
-pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, added_copies: &[(String, Vec<String>)], touched: &HashSet<String>, written: &HashSet<String>) -> Manifest {
+pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, added_copies: &[(String, Vec<DocumentOutline>)], touched: &HashSet<String>, written: &HashSet<String>) -> Manifest {
     let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
     let run_tombstones: HashSet<&str> = run.tombstones.iter().map(String::as_str).collect();
     let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
@@ -94,15 +96,15 @@ pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, add
         }
     }
     for (segment, documents) in added_copies {
-        for document in documents.iter().filter(|d| touched.contains(*d)) {
-            add(&mut out, format!("{segment}/{document}"));
+        for document in documents.iter().filter(|d| touched.contains(&d.doc_id)) {
+            add(&mut out, format!("{segment}/{}", document.doc_id));
         }
     }
     out
 }
 
 /// The segments of `onto` that `base` does not have, each with the documents it holds.
-pub(super) async fn added_copies(uri: &str, store: &StoreOptions, onto: &Manifest, base: &Manifest) -> Result<Vec<(String, Vec<String>)>> {
+pub(super) async fn added_copies(uri: &str, store: &StoreOptions, onto: &Manifest, base: &Manifest) -> Result<Vec<(String, Vec<DocumentOutline>)>> {
     let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
     let added: Vec<&str> = onto.segments.iter().map(|s| s.id.as_str()).filter(|id| !base_segments.contains(id)).collect();
     if added.is_empty() {
@@ -111,8 +113,83 @@ pub(super) async fn added_copies(uri: &str, store: &StoreOptions, onto: &Manifes
     let reader = SnapshotReader::open_version(uri, &onto.version, store).await?;
     let mut copies = Vec::with_capacity(added.len());
     for segment in added {
-        let documents = reader.read_segment_outlines(segment).await?.into_iter().map(|outline| outline.doc_id).collect();
-        copies.push((segment.to_string(), documents));
+        copies.push((segment.to_string(), reader.read_segment_outlines(segment).await?));
     }
     Ok(copies)
+}
+
+/// What carrying over changed in a full version: documents and chunks added from versions
+/// other writers published (positive), and of the run's own rows those now hidden (an API
+/// delete, a newer copy).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Carried {
+    pub documents: usize,
+    pub chunks: usize,
+    pub hidden_documents: usize,
+    pub hidden_chunks: usize,
+}
+
+/// `run` (a full version; `kept`: the documents added through the API it carried over from
+/// `base` as rows) published over `onto`, which other writers built on `base` meanwhile: the
+/// segments `onto` added (`added_copies`) that hold live documents added through the API join
+/// the version, every other document in them hidden; so do `onto`'s new tombstones of those
+/// documents (an API delete during the run), and a document `onto` holds a newer copy of (a RAG
+/// update) has the run's copy hidden.
+pub(super) fn carry_api_documents(run: &Manifest, base: &Manifest, onto: &Manifest, added_copies: &[(String, Vec<DocumentOutline>)], kept: &HashMap<String, usize>) -> (Manifest, Carried) {
+    let mut out = Manifest { version: new_version_id(), created_at: chrono::Utc::now(), ..run.clone() };
+    let run_segments: Vec<String> = run.segments.iter().map(|s| s.id.clone()).collect();
+    let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
+    let new_tombstones: Vec<&String> = onto.tombstones.iter().filter(|t| !base_tombstones.contains(t.as_str())).collect();
+    let dead = onto.tombstone_set();
+    let mut carried = Carried::default();
+    let (mut carried_segments, mut api_documents): (HashSet<&str>, HashSet<String>) = (HashSet::new(), kept.keys().cloned().collect());
+    let mut hidden_kept: HashSet<String> = HashSet::new();
+    for (segment_id, outlines) in added_copies {
+        let Some(segment) = onto.segments.iter().find(|s| &s.id == segment_id) else { continue };
+        let live_api = |o: &&DocumentOutline| added_through_api(&o.uri) && !dead.hides_any_row(segment_id, &o.doc_id, o.chunk_count);
+        if !outlines.iter().any(|o| live_api(&o)) {
+            continue;
+        }
+        out.segments.push(SegmentManifest { index: Some(onto.segment_index(segment)), ..segment.clone() });
+        out.counts.documents += segment.documents;
+        out.counts.chunks += segment.chunks;
+        for file in &segment.files {
+            if let Some(sum) = onto.checksums.get(file) {
+                out.checksums.insert(file.clone(), sum.clone());
+            }
+        }
+        for outline in outlines {
+            if live_api(&outline) {
+                carried.documents += 1;
+                carried.chunks += outline.chunk_count as usize;
+                api_documents.insert(outline.doc_id.clone());
+                if kept.contains_key(&outline.doc_id) {
+                    // A newer copy than the one the run kept: the run's is hidden.
+                    out.tombstones.extend(run_segments.iter().map(|s| format!("{s}/{}", outline.doc_id)));
+                    hidden_kept.insert(outline.doc_id.clone());
+                }
+            } else {
+                out.tombstones.push(format!("{segment_id}/{}", outline.doc_id));
+            }
+        }
+        carried_segments.insert(segment_id.as_str());
+    }
+    for tombstone in new_tombstones {
+        let applies = match tombstone.split_once('/') {
+            Some((segment, _)) => carried_segments.contains(segment),
+            None => api_documents.contains(tombstone.as_str()) || tombstone.rsplit_once('-').is_some_and(|(doc, _)| api_documents.contains(doc)),
+        };
+        if applies {
+            out.tombstones.push(tombstone.clone());
+        }
+    }
+    let hides = out.tombstone_set();
+    for (doc_id, &chunks) in kept {
+        let hidden = hidden_kept.contains(doc_id) || run_segments.iter().any(|segment| hides.hides_any_row(segment, doc_id, chunks as u32));
+        if hidden {
+            carried.hidden_documents += 1;
+            carried.hidden_chunks += chunks;
+        }
+    }
+    (out, carried)
 }

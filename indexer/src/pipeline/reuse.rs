@@ -43,6 +43,9 @@ pub struct ReuseReport {
     /// Documents whose file failed in this run (fetch, parse or chunk) and whose last good
     /// version was carried over from `from_version` (the failure is still reported).
     pub kept_after_failure: Vec<String>,
+    /// A full version: documents added through a server's API (uploads, RAG ingests) carried
+    /// over from `from_version` (and from versions other writers published during the run).
+    pub api_documents_kept: usize,
     /// Changed documents that kept the stored vectors of their unchanged chunk texts (their
     /// other chunks were embedded); not counted in `documents`, `chunks`, `tokens`.
     pub changed_documents: ChunkReuse,
@@ -157,11 +160,11 @@ impl StoredEmbeddings {
         };
         let manifest = reader.manifest();
         if manifest.model.sha256 != model_sha256 {
-            report.notes.push(format!("version {} was embedded by another model (sha256 {}): embedding everything", manifest.version, manifest.model.sha256));
+            report.notes.push(format!("version {} was embedded by another model (sha256 {}): embedding everything; documents added through the API are not carried over (upload them again)", manifest.version, manifest.model.sha256));
             return None;
         }
         if manifest.chunker.sig != chunker_sig {
-            report.notes.push(format!("version {} was chunked with other settings ({}): embedding everything", manifest.version, manifest.chunker.sig));
+            report.notes.push(format!("version {} was chunked with other settings ({}): embedding everything; documents added through the API are not carried over (upload them again)", manifest.version, manifest.chunker.sig));
             return None;
         }
         let previous = PreviousVersion::read(&reader, &mut report.notes).await;
@@ -376,17 +379,17 @@ fn gather_rows(embeddings: &Embeddings, rows: &[usize]) -> Vec<f32> {
     rows.iter().flat_map(|&row| embeddings.row(row)).copied().collect()
 }
 
-/// The documents of `version` at `uri` that came from a file in `failed_files`, minus the ids
-/// in `present`: their stored rows, so a bad night (an S3 error, a file that no longer
-/// parses) loses nothing. Of each segment only those documents' records and rows are decoded,
-/// and a segment holding none of them has no row read.
-pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, failed_files: &HashSet<String>, present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
+/// The live documents of `version` at `uri` whose URI `keep` accepts (those of a file that
+/// failed in this run, those added through the API), minus the ids in `present`: their
+/// stored rows, so a bad night (an S3 error, a file that no longer parses) or a full version
+/// loses nothing. Of each segment only those documents' records and rows are decoded, and a
+/// segment holding none of them has no row read.
+pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, keep: &(dyn Fn(&str) -> bool + Sync), present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
     let reader = SnapshotReader::open_version(uri, version, store).await?;
     let tombstones = reader.manifest().tombstone_set();
-    let of_failed_file = |uri: &str| failed_files.contains(file_uri_of(uri));
     let mut kept: HashMap<String, EmbeddedDoc> = HashMap::new();
     for segment in &reader.manifest().segments {
-        let mut records = reader.read_segment_documents_where(&segment.id, WantedRows::Where("uri", &of_failed_file)).await?;
+        let mut records = reader.read_segment_documents_where(&segment.id, WantedRows::Where("uri", keep)).await?;
         records.retain(|r| !present.contains(r.doc_id.as_str()));
         if records.is_empty() {
             continue;

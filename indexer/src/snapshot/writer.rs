@@ -91,12 +91,20 @@ impl SnapshotWriter {
         &self.root.uri
     }
 
-    /// The manifest LATEST names now (None: no LATEST yet).
-    pub async fn latest_manifest(&self) -> Result<Option<Manifest>> {
+    /// The version LATEST names now (None: no LATEST yet).
+    pub async fn latest_version(&self) -> Result<Option<String>> {
         match read_latest(&self.root).await {
-            Ok(version) => Ok(Some(SnapshotReader::open_at(self.root.clone(), &version).await?.manifest().clone())),
+            Ok(version) => Ok(Some(version)),
             Err(IndexerError::NoSnapshot { .. }) => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The manifest LATEST names now (None: no LATEST yet).
+    pub async fn latest_manifest(&self) -> Result<Option<Manifest>> {
+        match self.latest_version().await? {
+            Some(version) => Ok(Some(SnapshotReader::open_at(self.root.clone(), &version).await?.manifest().clone())),
+            None => Ok(None),
         }
     }
 
