@@ -11,11 +11,25 @@ use quarry_server::app::{serve, start, AppState, ServeOptions};
 pub mod common;
 
 pub struct TestServer {
-    pub base: String,
+    /// Requests to it (`server.post(..)` and the others reach it through `Deref`).
+    pub api: ApiClient,
     pub state: Arc<AppState>,
-    pub client: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// An HTTP client of a server at `base`; one can be made on any runtime (a hook of a batch run
+/// that uploads while the run works).
+pub struct ApiClient {
+    pub base: String,
+    pub client: reqwest::Client,
+}
+
+impl std::ops::Deref for TestServer {
+    type Target = ApiClient;
+    fn deref(&self) -> &ApiClient {
+        &self.api
+    }
 }
 
 /// Options for a test server over `data_dir`.
@@ -35,11 +49,7 @@ impl TestServer {
         let handle = tokio::spawn(async move {
             serve(serving, listener, async move { let _ = stopped.await; }, Duration::from_secs(30)).await.unwrap();
         });
-        Self { base, state, client: reqwest::Client::new(), stop: Some(stop), handle: Some(handle) }
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
+        Self { api: ApiClient::new(base), state, stop: Some(stop), handle: Some(handle) }
     }
 
     /// Graceful shutdown: stops accepting, lets running jobs finish.
@@ -50,6 +60,17 @@ impl TestServer {
         if let Some(handle) = self.handle.take() {
             handle.await.unwrap();
         }
+    }
+
+}
+
+impl ApiClient {
+    pub fn new(base: String) -> Self {
+        Self { base, client: reqwest::Client::new() }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
     }
 
     pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
@@ -148,7 +169,13 @@ pub fn paragraph(topic: &str) -> String {
 
 /// Indexes a folder into a snapshot root with the batch pipeline.
 pub async fn batch_index(src: &Path, out: &Path) -> String {
+    batch_index_calling(src, out, None).await.version.unwrap()
+}
+
+/// [`batch_index`], calling `after_embedding` between embedding and publishing; its report.
+pub async fn batch_index_calling(src: &Path, out: &Path, after_embedding: Option<fn()>) -> quarry_indexer::pipeline::RunReport {
     let mut run = quarry_indexer::pipeline::RunOptions::new(src.to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
     run.progress = quarry_indexer::pipeline::ProgressMode::Quiet;
-    quarry_indexer::pipeline::run_with_embedder(run, common::embedder()).await.unwrap().version.unwrap()
+    run.after_embedding = after_embedding;
+    quarry_indexer::pipeline::run_with_embedder(run, common::embedder()).await.unwrap()
 }

@@ -1,11 +1,12 @@
 //! A collection's versions over HTTP: the list, rollbacks (back, forward, refused) served when
-//! the request returns, and an upload after a rollback made elsewhere building on its target.
+//! the request returns, an upload after a rollback made elsewhere building on its target, and
+//! an upload while a nightly run works on the collection's root surviving the run.
 
 mod http_common;
 
 use std::collections::HashSet;
 
-use http_common::{batch_index, options, paragraph, TestServer};
+use http_common::{batch_index, batch_index_calling, options, paragraph, ApiClient, TestServer};
 use quarry_indexer::snapshot::{roll_back, RollbackOptions, RollbackTarget, SnapshotReader};
 use quarry_indexer::store::StoreOptions;
 use quarry_server::app::ServeOptions;
@@ -99,5 +100,51 @@ async fn an_upload_after_a_rollback_builds_on_the_version_rolled_back_to() {
     assert_eq!(published.counts.documents, 2, "alpha and gamma, not beta: {:?}", published.counts);
     let files = files_found(&server, "desert dunes").await;
     assert_eq!(files, HashSet::from(["alpha.md".to_string(), "gamma.md".to_string()]), "the rolled-back night's file stays gone");
+    server.stop().await;
+}
+
+static SERVER_BASE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Uploads gamma.md through the server's HTTP API and waits for its job, while the run that
+/// calls this has embedded and not yet published.
+fn upload_during_the_run() {
+    let base = SERVER_BASE.lock().unwrap().take().expect("set by the test");
+    std::thread::spawn(move || {
+        tokio::runtime::Runtime::new().unwrap().block_on(async move {
+            ApiClient::new(base).upload_completed("nightly", "gamma.md", format!("# Gamma\n\n{}", paragraph("coral reefs")).into_bytes()).await;
+        })
+    })
+    .join()
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_upload_while_a_nightly_run_works_survives_it_and_the_next_night() {
+    let (src, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(src.path().join("alpha.md"), format!("# Alpha\n\n{}", paragraph("alpine lakes"))).unwrap();
+    let first = batch_index(src.path(), root.path()).await;
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(serving(&root, data.path())).await;
+
+    // The next night adds beta.md; while it runs, gamma.md is uploaded to the served collection.
+    std::fs::write(src.path().join("beta.md"), format!("# Beta\n\n{}", paragraph("desert dunes"))).unwrap();
+    *SERVER_BASE.lock().unwrap() = Some(server.base.clone());
+    let night = batch_index_calling(src.path(), root.path(), Some(upload_during_the_run)).await;
+    let uploaded = night.delta.as_ref().and_then(|d| d.rebased_onto.clone()).expect("the run went on top of the upload's version");
+    let uri = root.path().to_str().unwrap();
+    let upload_version = SnapshotReader::open_version(uri, &uploaded, &StoreOptions::default()).await.unwrap();
+    assert_eq!(upload_version.manifest().parent.as_deref(), Some(first.as_str()), "the upload built on the first night");
+
+    let (status, _) = server.post("/v1/collections/nightly/reload", json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(server.state.collection("nightly").unwrap().version(), night.version);
+    let everything = HashSet::from(["alpha.md".to_string(), "beta.md".to_string(), "gamma.md".to_string()]);
+    assert_eq!(files_found(&server, "coral reefs and desert dunes").await, everything);
+
+    // A quiet night keeps the upload: it is not the source's to remove.
+    let quiet = batch_index_calling(src.path(), root.path(), None).await;
+    assert_eq!(quiet.delta.as_ref().map(|d| (d.documents_removed, d.documents_from_api)), Some((0, 1)));
+    server.post("/v1/collections/nightly/reload", json!({})).await;
+    assert_eq!(files_found(&server, "coral reefs and desert dunes").await, everything);
     server.stop().await;
 }
