@@ -13,7 +13,7 @@ use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::error::IndexerError;
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, run_with_embedder, ChunkSettings, ProgressMode, RunOptions, RunReport, VersionChange};
-use quarry_indexer::snapshot::{roll_back, ChunkerManifest, LatestExpected, LatestGuard, Manifest, RollbackOptions, RollbackTarget, SnapshotReader, SnapshotWriter};
+use quarry_indexer::snapshot::{list_versions, roll_back, ChunkerManifest, LatestExpected, LatestGuard, Manifest, RollbackOptions, RollbackTarget, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 use quarry_indexer::store::{open_location, StoreOptions};
 
@@ -117,8 +117,9 @@ async fn a_delta_goes_on_top_of_an_upload_published_while_it_ran() {
     assert_ne!(online, v1, "the run's version builds on the upload's");
     assert_eq!(delta.rebased_onto.as_deref(), Some(online.as_str()), "{delta:?}");
     assert_eq!(second.version.as_deref(), Some(reader.manifest().version.as_str()));
-    let upload_version = SnapshotReader::open_version(out, &online, &StoreOptions::default()).await.unwrap();
-    assert_eq!(upload_version.manifest().parent.as_deref(), Some(v1.as_str()));
+    let listing = list_versions(out, &StoreOptions::default()).await.unwrap();
+    let chain: Vec<(&str, Option<&str>)> = listing.versions.iter().map(|v| (v.version.as_str(), v.parent.as_deref())).collect();
+    assert_eq!(chain, [(v1.as_str(), None), (online.as_str(), Some(v1.as_str())), (listing.latest.as_str(), Some(online.as_str()))], "versions list each one's parent");
 
     // Both changes hold: the upload is there, a.md stays deleted (its file did not change),
     // b.md has its new copy only, c.md is gone, d.md arrived. One copy of each document.

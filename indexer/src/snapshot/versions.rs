@@ -42,6 +42,8 @@ pub struct VersionSummary {
     pub version: String,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub state: VersionState,
+    /// The version it was built on (a delta, an online change, a compaction); none for a full one.
+    pub parent: Option<String>,
     pub source: String,
     pub documents: usize,
     pub chunks: usize,
@@ -227,6 +229,7 @@ pub async fn list_versions(uri: &str, store: &StoreOptions) -> Result<VersionLis
             version: version.clone(),
             created_at: m.created_at,
             state,
+            parent: m.parent.clone(),
             source: m.source.clone(),
             documents: m.counts.documents,
             chunks: m.counts.chunks,
