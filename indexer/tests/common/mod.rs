@@ -101,23 +101,61 @@ impl S3Server {
         std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
         std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
         std::env::set_var("AWS_REGION", "us-east-1");
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(moto_binary())
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start moto_server");
-        let addr = format!("127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < deadline, "moto_server did not start on {addr}");
-            std::thread::sleep(Duration::from_millis(100));
+        // A port picked free can be taken by another test's server before ours binds it (ours
+        // then exits, and requests would reach the other one until its test stops it): start
+        // again on another port until the listening socket is our child's own.
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let mut child = Command::new(moto_binary())
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start moto_server");
+            let addr = format!("127.0.0.1:{port}");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut ours = false;
+            while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+                if listens_on(child.id(), port) {
+                    ours = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !ours {
+                let _ = child.kill();
+                let _ = child.wait();
+                continue;
+            }
+            while TcpStream::connect(&addr).is_err() {
+                assert!(Instant::now() < deadline, "moto_server did not accept on {addr}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let response = http(&addr, &format!("PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")).unwrap();
+            assert!(response.starts_with("HTTP/1.1 200"), "create bucket: {response}");
+            return Self { child: Some(child), endpoint: format!("http://{addr}"), bucket: bucket.to_string() };
         }
-        let response = http(&addr, &format!("PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")).unwrap();
-        assert!(response.starts_with("HTTP/1.1 200"), "create bucket: {response}");
-        Self { child: Some(child), endpoint: format!("http://{addr}"), bucket: bucket.to_string() }
+        panic!("moto_server did not start on a port of its own in 5 tries");
     }
+}
+
+/// Whether process `pid` holds a socket listening on loopback `port` (Linux: its open file
+/// descriptors' socket inodes, against /proc/net/tcp's listening sockets).
+fn listens_on(pid: u32, port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return false };
+    let local = format!("0100007F:{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|fields| fields.len() > 9 && fields[1] == local && fields[3] == "0A")
+        .map(|fields| fields[9].to_string())
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    fds.flatten().filter_map(|fd| std::fs::read_link(fd.path()).ok()).any(|target| {
+        let target = target.to_string_lossy();
+        inodes.iter().any(|inode| target == format!("socket:[{inode}]"))
+    })
 }
 
 impl Drop for S3Server {
