@@ -149,6 +149,15 @@ impl Filters {
                     allowed.insert(row);
                 }
             };
+            // Few documents can fail the filter: allow the segment's rows, less those of the
+            // documents it leaves out and the tombstoned ones, a byte at a time.
+            if let Some(left_out) = self.left_out_documents(data) {
+                allowed.insert_range_except(segment.offset, segment.offset + data.doc_of_row.len(), &snapshot.tombstoned);
+                for doc in left_out {
+                    data.field_index.rows_of(doc, &data.doc_of_row, documents.len()).iter().for_each(|&local| allowed.remove(segment.offset + local as usize));
+                }
+                continue;
+            }
             match self.candidate_documents(data) {
                 // Few documents can match: check those, and visit only their rows.
                 Some(candidates) => {
@@ -167,6 +176,39 @@ impl Filters {
             }
         }
         Some(allowed)
+    }
+
+    /// The documents of a segment the filter leaves out, when they are under an eighth of them
+    /// and the filter is one on `doc_id`, `file_name`, `source` and ingestion time only, the
+    /// time bounds holding for every document of the segment; `None` otherwise.
+    fn left_out_documents(&self, data: &SegmentData) -> Option<Vec<u32>> {
+        if !self.tags.is_empty() || !self.metadata.is_empty() {
+            return None;
+        }
+        let (documents, index) = (&data.documents, &data.field_index);
+        if self.ingested_after.is_some() || self.ingested_before.is_some() {
+            let (earliest, latest) = index.ingested_span(documents)?;
+            let all_after = self.ingested_after.is_none_or(|after| earliest >= after);
+            let all_before = self.ingested_before.is_none_or(|before| latest < before);
+            if !(all_after && all_before) {
+                return None;
+            }
+        }
+        let limit = documents.len() / 8;
+        let mut left_out = Vec::new();
+        for (field, wanted) in [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)] {
+            if wanted.is_empty() {
+                continue;
+            }
+            let candidates = index.with_value(field, wanted, documents);
+            if documents.len() - candidates.len() + left_out.len() >= limit.max(1) {
+                return None;
+            }
+            left_out.extend(candidates.outside()?);
+        }
+        left_out.sort_unstable();
+        left_out.dedup();
+        Some(left_out)
     }
 
     /// The documents of a segment that can match, when a filter on `doc_id`, `file_name`,

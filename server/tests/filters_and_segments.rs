@@ -699,6 +699,14 @@ async fn rows_found_through_the_field_index_are_the_rows_that_match() {
         vec![format!("doc_id={}", ids[3]), "tags=t3".into(), "year>=2020".into()],
     ];
     specs.push(vec![format!("doc_id={}", ids[ids.len() - 2])]);
+    // Filters that leave out few documents of a segment (or none): its rows less theirs.
+    let all_but_three: Vec<&str> = ids.iter().enumerate().filter(|(i, _)| ![5, 6, 150].contains(i)).map(|(_, id)| id.as_str()).collect();
+    specs.push(vec![format!("doc_id={}", all_but_three.join(","))]);
+    specs.push(vec![format!("doc_id={}", all_but_three.join(",")), "file_name=corpus.jsonl,a.md".into(), "ingested_after=2000-01-01T00:00:00Z".into()]);
+    specs.push(vec!["file_name=corpus.jsonl".into()]);
+    specs.push(vec!["source=file".into(), "ingested_before=2999-01-01T00:00:00Z".into()]);
+    specs.push(vec!["ingested_after=2000-01-01T00:00:00Z".into()]);
+    specs.push(vec!["ingested_after=2999-01-01T00:00:00Z".into()]);
     for spec in &specs {
         let mut filters = Filters::default();
         spec.iter().for_each(|s| filters.add(s).unwrap());

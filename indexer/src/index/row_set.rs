@@ -98,6 +98,32 @@ impl RowSet {
         Self { bits, len, count }
     }
 
+    /// Adds rows `start..end` that `except` (a set over the same rows) does not hold, a byte
+    /// at a time between the range's first and last bytes.
+    pub fn insert_range_except(&mut self, start: usize, end: usize, except: &RowSet) {
+        let end = end.min(self.len);
+        let mut row = start;
+        while row < end && row % 8 != 0 {
+            if !except.contains(row) {
+                self.insert(row);
+            }
+            row += 1;
+        }
+        while row + 8 <= end {
+            let at = row / 8;
+            let before = self.bits[at];
+            self.bits[at] |= !except.bits.get(at).copied().unwrap_or(0);
+            self.count += (self.bits[at].count_ones() - before.count_ones()) as usize;
+            row += 8;
+        }
+        while row < end {
+            if !except.contains(row) {
+                self.insert(row);
+            }
+            row += 1;
+        }
+    }
+
     pub fn bitmap(&self) -> &[u8] {
         &self.bits
     }
@@ -106,6 +132,21 @@ impl RowSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_is_added_less_the_rows_of_another_set() {
+        for (start, end) in [(0, 100), (3, 5), (5, 93), (8, 64), (13, 100), (99, 100), (40, 40)] {
+            let mut except = RowSet::empty(100);
+            (0..100).filter(|row| row % 7 == 0 || row % 11 == 3).for_each(|row| except.insert(row));
+            let mut set = RowSet::empty(100);
+            set.insert(2);
+            set.insert(60);
+            set.insert_range_except(start, end, &except);
+            let want: Vec<u64> = (0..100u64).filter(|&row| row == 2 || row == 60 || ((start as u64..end as u64).contains(&row) && !except.contains(row as usize))).collect();
+            assert_eq!(set.rows(), want, "{start}..{end}");
+            assert_eq!(set.count(), want.len(), "{start}..{end}");
+        }
+    }
 
     #[test]
     fn insert_remove_count() {
