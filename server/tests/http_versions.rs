@@ -1,6 +1,7 @@
 //! A collection's versions over HTTP: the list, rollbacks (back, forward, refused) served when
 //! the request returns, an upload after a rollback made elsewhere building on its target, and
-//! an upload while a nightly run works on the collection's root surviving the run.
+//! an upload while a nightly run works on the collection's root surviving the run (and the
+//! loaded segments' field indexes built in the background).
 
 mod http_common;
 
@@ -140,6 +141,14 @@ async fn an_upload_while_a_nightly_run_works_survives_it_and_the_next_night() {
     assert_eq!(server.state.collection("nightly").unwrap().version(), night.version);
     let everything = HashSet::from(["alpha.md".to_string(), "beta.md".to_string(), "gamma.md".to_string()]);
     assert_eq!(files_found(&server, "coral reefs and desert dunes").await, everything);
+
+    // The loaded segments' field indexes are built in the background, ahead of any filter.
+    let searcher = server.state.collection("nightly").unwrap().searcher().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !searcher.snapshot().segments.iter().all(|s| s.data.field_index.is_built()) {
+        assert!(std::time::Instant::now() < deadline, "field indexes not built in the background");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 
     // A quiet night keeps the upload: it is not the source's to remove.
     let quiet = batch_index_calling(src.path(), root.path(), None).await;

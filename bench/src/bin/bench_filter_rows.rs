@@ -1,10 +1,12 @@
-//! `bench-filter-rows [--docs N] [--reps R] [--snapshot DIR]`: how long a search's filters
+//! `bench-filter-rows [--docs N] [--reps R] [--snapshot DIR] [--built-ahead]`: how long a search's filters
 //! take to pick the rows both lanes may return (`Filters::allowed_rows`) on a loaded snapshot
 //! of N one-chunk synthetic documents (default 1,000,000; exact-search index, so it builds in
 //! seconds; written to DIR, or read from it when it holds one), one row in a hundred
 //! tombstoned. Prints each filter's matched rows, its first run's milliseconds (a field's first
 //! use builds its order), the median's, and the median of the rows and the vector lane's top 10
 //! together (exact scan up to 20,000 rows a segment, else the index with an ID selector).
+//! `--built-ahead` first builds every field index, as a server does once it loads a segment,
+//! and prints how long that took.
 
 use std::time::Instant;
 
@@ -39,6 +41,15 @@ async fn main() -> anyhow::Result<()> {
     let first = snapshot.document_of(1).clone();
     let searcher = Searcher::new(std::sync::Arc::new(snapshot), std::sync::Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?))?;
     let snapshot = searcher.snapshot().clone();
+    if std::env::args().any(|arg| arg == "--built-ahead") {
+        // What a server does in the background once it loads a segment: the first uses below
+        // then find every field index built.
+        let started = Instant::now();
+        for segment in &snapshot.segments {
+            segment.data.field_index.build_all(&segment.data.documents, &segment.data.doc_of_row);
+        }
+        println!("field indexes of {} segments built ahead in {:.2} s", snapshot.segments.len(), started.elapsed().as_secs_f64());
+    }
     let query = searcher.embed_query("a report on the topic")?;
     let filter = |json: serde_json::Value| -> anyhow::Result<Filters> { Ok(serde_json::from_value(json)?) };
     let cases = [
