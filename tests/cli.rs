@@ -95,6 +95,8 @@ fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
     let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let states: Vec<&str> = listing["versions"].as_array().unwrap().iter().map(|v| v["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["earlier", "earlier", "earlier", "latest"], "{listing:#}");
+    let parents: Vec<&serde_json::Value> = listing["versions"].as_array().unwrap().iter().map(|v| &v["parent"]).collect();
+    assert_eq!(parents, [&serde_json::Value::Null, &first["version"], &serde_json::Value::Null, &serde_json::Value::Null], "only the delta builds on a version: {listing:#}");
     let output = quarry(&["rollback", out.to_str().unwrap(), "--dry-run"]);
     assert!(text(&output.stdout).contains(&format!("would move from {} to {}", third["version"].as_str().unwrap(), full["version"].as_str().unwrap())), "{}", text(&output.stdout));
     let output = quarry(&["rollback", out.to_str().unwrap(), "--json"]);
@@ -114,7 +116,7 @@ fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
     assert_eq!(report["versions_kept"], serde_json::json!([third["version"]]));
     assert_eq!(std::fs::read_dir(out.join("segments")).unwrap().count(), 1);
     let output = quarry(&["inspect", out.to_str().unwrap()]);
-    assert!(text(&output.stdout).contains("checksums  OK"), "{}", text(&output.stdout));
+    assert!(text(&output.stdout).contains("checksums  OK") && text(&output.stdout).contains("parent     none: a full version"), "{}", text(&output.stdout));
 
     // One segment and no tombstones: compaction has nothing to do and publishes nothing.
     let output = quarry(&["compact", out.to_str().unwrap(), "--all", "--json"]);

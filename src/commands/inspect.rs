@@ -39,6 +39,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             println!("snapshot   {}", reader.uri());
             println!("version    {} (format v{}, created {})", m.version, m.format_version, m.created_at.to_rfc3339());
             println!("source     {}", m.source);
+            println!("parent     {}", m.parent.as_deref().unwrap_or("none: a full version (or one written before versions named their parent)"));
             println!("model      {} ({} dims, {} tokens, {:?} pooling)\n           sha256 {}", m.model.name, m.model.dim, m.model.max_tokens, m.model.pooling, m.model.sha256);
             let precisions = if m.model.precisions.is_empty() { "not recorded".to_string() } else { m.model.precisions.join(", ") };
             println!("           vectors computed as {precisions}");
