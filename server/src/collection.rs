@@ -187,20 +187,6 @@ impl Collection {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names() {
-        assert!(validate_name("my_documents").is_ok());
-        assert!(validate_name("docs-2024").is_ok());
-        for bad in ["", "My", "_x", "a b", "a/b", &"x".repeat(65)] {
-            assert!(validate_name(bad).is_err(), "{bad}");
-        }
-    }
-}
-
 /// Builds the field indexes of the segments of `snapshot` that have none yet (those a reload
 /// did not share with the previous version) on a thread of their own: the first filtered
 /// search after a load does not wait for them (about a quarter of a second per field at a
@@ -221,3 +207,18 @@ fn build_field_indexes_in_background(snapshot: &Arc<LoadedSnapshot>) {
         tracing::warn!("field indexes not built ahead (the first filter on each field builds its own): {e}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(validate_name("my_documents").is_ok());
+        assert!(validate_name("docs-2024").is_ok());
+        for bad in ["", "My", "_x", "a b", "a/b", &"x".repeat(65)] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+    }
+}
+

@@ -251,13 +251,13 @@ impl PreviousVersion {
         live
     }
 
-    /// Whether this version's file table lists `uri` (a file some run read, even if it failed).
     /// How many live documents of this version were added through a server's API (uploads,
     /// RAG ingests).
     pub(super) fn api_documents(&self) -> usize {
         self.documents.values().filter(|doc| added_through_api(&doc.uri)).count()
     }
 
+    /// Whether this version's file table lists `uri` (a file some run read, even if it failed).
     pub(super) fn lists_file(&self, uri: &str) -> bool {
         self.files.as_ref().is_some_and(|table| table.get(uri).is_some())
     }

@@ -418,6 +418,8 @@ fn nothing_to_publish(report: &RunReport) -> IndexerError {
 /// The previous version's documents from files that failed in this run (a fetch error, a file
 /// that no longer parses, some or all of its items failing) that this run did not index: a
 /// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
+/// With `api_documents`, also the documents added through a server's API, which a full version
+/// carries over.
 async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, present: &HashSet<String>, api_documents: bool) -> Result<Vec<EmbeddedDoc>> {
     let failed = report::failed_files(&failures.lock().expect("failures lock"));
     if failed.is_empty() && !api_documents {
