@@ -11,10 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::error::IndexerError;
-use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, run_with_embedder, ChunkSettings, ProgressMode, RunOptions, RunReport, VersionChange};
+use quarry_indexer::pipeline::{publish_next_version, run_with_embedder, ProgressMode, RunOptions, RunReport, VersionChange};
 use quarry_indexer::snapshot::{list_versions, roll_back, ChunkerManifest, LatestExpected, LatestGuard, Manifest, RollbackOptions, RollbackTarget, SnapshotReader, SnapshotWriter};
-use quarry_indexer::source::RawDocument;
 use quarry_indexer::store::{open_location, StoreOptions};
 
 fn paragraph(topic: &str) -> String {
@@ -43,19 +41,8 @@ async fn upload_with(out: &str, store: &StoreOptions, name: &str, topic: &str) -
 }
 
 async fn upload_changing(out: &str, store: &StoreOptions, name: &str, topic: &str, tombstones: Vec<String>) -> Manifest {
-    let embedder = common::embedder();
-    let base = SnapshotReader::open(out, store).await.ok().map(|r| r.manifest().clone());
-    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
-    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
     let text = format!("# {topic}\n\n{}", paragraph(topic));
-    let raw = RawDocument { uri: format!("upload://docs/{name}/{name}"), relative_path: name.into(), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: "upload".into() };
-    let (documents, failures) = parse_and_chunk(&raw, &settings);
-    assert!(failures.is_empty(), "{failures:?}");
-    let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
-    let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {}).unwrap();
-    let writer = SnapshotWriter::open(out, store).unwrap();
-    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
+    common::publish_online(out, store, &format!("upload://docs/{name}/{name}"), name, &text, tombstones).await
 }
 
 /// Runs `work` to completion on a runtime of its own, on another thread (the run calls its
@@ -82,14 +69,23 @@ fn doc_id_of(uri: &str) -> String {
     quarry_indexer::parse::doc_id_for(uri)
 }
 
-static UPLOAD_MEANWHILE: Mutex<Option<(String, String)>> = Mutex::new(None);
+/// What a run's hook uploads while the run works: the root, the file name and topic, and a
+/// document to delete in the same change. One slot per test: tests may share a process.
+type Meanwhile = Mutex<Option<(String, &'static str, &'static str, String)>>;
+
+/// Takes what `slot` holds and uploads it, on a runtime of its own.
+fn upload_from(slot: &Meanwhile) {
+    let (out, name, topic, delete) = slot.lock().unwrap().take().expect("set by the test");
+    meanwhile(async move {
+        upload(&out, name, topic, vec![delete]).await;
+    });
+}
+
+static UPLOAD_MEANWHILE: Meanwhile = Mutex::new(None);
 
 /// The upload (and an online delete of a.md) that lands while the run embeds.
 fn upload_meanwhile() {
-    let (out, delete) = UPLOAD_MEANWHILE.lock().unwrap().take().expect("set by the test");
-    meanwhile(async move {
-        upload(&out, "memo.md", "harbour cranes", vec![delete]).await;
-    });
+    upload_from(&UPLOAD_MEANWHILE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,7 +105,7 @@ async fn a_delta_goes_on_top_of_an_upload_published_while_it_ran() {
     std::fs::remove_file(src.path().join("c.md")).unwrap();
     write(src.path(), "d.md", "dune grasses");
     let a_id = doc_id_of(&format!("file://{}/a.md", std::fs::canonicalize(src.path()).unwrap().display()));
-    *UPLOAD_MEANWHILE.lock().unwrap() = Some((out.to_string(), a_id));
+    *UPLOAD_MEANWHILE.lock().unwrap() = Some((out.to_string(), "memo.md", "harbour cranes", a_id));
     let second = run_with_embedder(options(src.path(), out, Some(upload_meanwhile)), common::embedder()).await.unwrap();
     let delta = second.delta.as_ref().expect("a delta");
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
@@ -138,14 +134,11 @@ async fn a_delta_goes_on_top_of_an_upload_published_while_it_ran() {
     assert_eq!(live(out).await.0.keys().cloned().collect::<Vec<_>>(), ["a.md", "b.md", "d.md", "memo.md"]);
 }
 
-static UPLOAD_AND_DELETE_MEANWHILE: Mutex<Option<(String, String)>> = Mutex::new(None);
+static UPLOAD_AND_DELETE_MEANWHILE: Meanwhile = Mutex::new(None);
 
 /// An upload of late.md and an API delete of an earlier upload, while a full run embeds.
 fn upload_and_delete_meanwhile() {
-    let (out, delete) = UPLOAD_AND_DELETE_MEANWHILE.lock().unwrap().take().expect("set by the test");
-    meanwhile(async move {
-        upload(&out, "late.md", "lanterns at dusk", vec![delete]).await;
-    });
+    upload_from(&UPLOAD_AND_DELETE_MEANWHILE);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,7 +155,7 @@ async fn a_full_version_keeps_the_documents_added_through_the_api() {
     // A full run: the uploads are carried over with their stored vectors (nothing embedded for
     // them). Meanwhile late.md is uploaded and memo.md deleted through the API.
     write(src.path(), "a.md", "apple orchards in bloom");
-    *UPLOAD_AND_DELETE_MEANWHILE.lock().unwrap() = Some((out.to_string(), doc_id_of("upload://docs/memo.md/memo.md")));
+    *UPLOAD_AND_DELETE_MEANWHILE.lock().unwrap() = Some((out.to_string(), "late.md", "lanterns at dusk", doc_id_of("upload://docs/memo.md/memo.md")));
     let mut full = options(src.path(), out, Some(upload_and_delete_meanwhile));
     full.publish = quarry_indexer::pipeline::PublishMode::Full;
     let report = run_with_embedder(full, common::embedder()).await.unwrap();

@@ -134,15 +134,13 @@ impl FieldIndex {
             self.with_value(field, &[], documents);
         }
         self.tagged(&[], documents);
-        if !documents.is_empty() {
-            self.rows_of(0, doc_of_row, documents.len());
-        }
+        self.rows_by_document(doc_of_row, documents.len());
         self.ingested_span(documents);
     }
 
     /// Whether everything [`Self::build_all`] builds is built.
     pub fn is_built(&self) -> bool {
-        self.doc_id.get().is_some() && self.file_name.get().is_some() && self.source.get().is_some() && self.tags.get().is_some() && self.ingested.get().is_some()
+        self.doc_id.get().is_some() && self.file_name.get().is_some() && self.source.get().is_some() && self.tags.get().is_some() && self.rows.get().is_some() && self.ingested.get().is_some()
     }
 
     /// The earliest and latest ingestion time of `documents` (None: there are none).
@@ -155,7 +153,14 @@ impl FieldIndex {
 
     /// The rows (local to the segment, ascending) of `document`; `doc_of_row` is the segment's.
     pub fn rows_of(&self, document: u32, doc_of_row: &[u32], documents: usize) -> &[u32] {
-        let by_document = self.rows.get_or_init(|| {
+        let by_document = self.rows_by_document(doc_of_row, documents);
+        let d = document as usize;
+        &by_document.rows[by_document.offsets[d] as usize..by_document.offsets[d + 1] as usize]
+    }
+
+    /// Every document's rows, listed on first use.
+    fn rows_by_document(&self, doc_of_row: &[u32], documents: usize) -> &RowsByDocument {
+        self.rows.get_or_init(|| {
             let mut offsets = vec![0u32; documents + 1];
             for &doc in doc_of_row {
                 offsets[doc as usize + 1] += 1;
@@ -170,9 +175,7 @@ impl FieldIndex {
                 next[doc as usize] += 1;
             }
             RowsByDocument { offsets, rows }
-        });
-        let d = document as usize;
-        &by_document.rows[by_document.offsets[d] as usize..by_document.offsets[d + 1] as usize]
+        })
     }
 }
 

@@ -149,16 +149,17 @@ impl Filters {
                     allowed.insert(row);
                 }
             };
+            let found = self.field_candidates(data);
             // Few documents can fail the filter: allow the segment's rows, less those of the
             // documents it leaves out and the tombstoned ones, a byte at a time.
-            if let Some(left_out) = self.left_out_documents(data) {
+            if let Some(left_out) = self.left_out_documents(data, &found) {
                 allowed.insert_range_except(segment.offset, segment.offset + data.doc_of_row.len(), &snapshot.tombstoned);
                 for doc in left_out {
                     data.field_index.rows_of(doc, &data.doc_of_row, documents.len()).iter().for_each(|&local| allowed.remove(segment.offset + local as usize));
                 }
                 continue;
             }
-            match self.candidate_documents(data) {
+            match candidate_documents(data, found) {
                 // Few documents can match: check those, and visit only their rows.
                 Some(candidates) => {
                     for doc in candidates.into_iter().filter(|&doc| matches(doc as usize)) {
@@ -180,8 +181,9 @@ impl Filters {
 
     /// The documents of a segment the filter leaves out, when they are under an eighth of them
     /// and the filter is one on `doc_id`, `file_name`, `source` and ingestion time only, the
-    /// time bounds holding for every document of the segment; `None` otherwise.
-    fn left_out_documents(&self, data: &SegmentData) -> Option<Vec<u32>> {
+    /// time bounds holding for every document of the segment (`found`: the fields' documents,
+    /// [`Self::field_candidates`]); `None` otherwise.
+    fn left_out_documents(&self, data: &SegmentData, found: &[Candidates<'_>]) -> Option<Vec<u32>> {
         if !self.tags.is_empty() || !self.metadata.is_empty() {
             return None;
         }
@@ -196,11 +198,7 @@ impl Filters {
         }
         let limit = documents.len() / 8;
         let mut left_out = Vec::new();
-        for (field, wanted) in [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)] {
-            if wanted.is_empty() {
-                continue;
-            }
-            let candidates = index.with_value(field, wanted, documents);
+        for candidates in found {
             if documents.len() - candidates.len() + left_out.len() >= limit.max(1) {
                 return None;
             }
@@ -211,12 +209,11 @@ impl Filters {
         Some(left_out)
     }
 
-    /// The documents of a segment that can match, when a filter on `doc_id`, `file_name`,
-    /// `source` or `tags` leaves fewer than an eighth of them (the fewest of those fields'
-    /// documents, found in the segment's field index); `None` to check every document.
-    fn candidate_documents(&self, data: &SegmentData) -> Option<Vec<u32>> {
+    /// The documents each of the filter's `doc_id`, `file_name`, `source` and `tags` fields
+    /// leaves in a segment (found in the segment's field index), in that order.
+    fn field_candidates<'a>(&self, data: &'a SegmentData) -> Vec<Candidates<'a>> {
         let (documents, index) = (&data.documents, &data.field_index);
-        let mut found: Vec<Candidates<'_>> = [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)]
+        let mut found: Vec<Candidates<'a>> = [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)]
             .into_iter()
             .filter(|(_, wanted)| !wanted.is_empty())
             .map(|(field, wanted)| index.with_value(field, wanted, documents))
@@ -224,9 +221,16 @@ impl Filters {
         if !self.tags.is_empty() {
             found.push(index.tagged(&self.tags, documents));
         }
-        let fewest = found.into_iter().min_by_key(Candidates::len)?;
-        (fewest.len() < documents.len() / 8 + 1).then(|| fewest.documents())
+        found
     }
+}
+
+/// The documents of a segment that can match, when one of the filter's fields (`found`,
+/// [`Filters::field_candidates`]) leaves fewer than an eighth of them (the fewest); `None` to
+/// check every document.
+fn candidate_documents(data: &SegmentData, found: Vec<Candidates<'_>>) -> Option<Vec<u32>> {
+    let fewest = found.into_iter().min_by_key(Candidates::len)?;
+    (fewest.len() < data.documents.len() / 8 + 1).then(|| fewest.documents())
 }
 
 /// A CLI comparison `key>=value` (`>`, `<=`, `<`, `!=`): its key, operator and value.

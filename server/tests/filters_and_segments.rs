@@ -10,15 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use object_store::ObjectStoreExt;
-use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::{IndexKind, IndexOptions, IndexSpec};
-use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{
-    compact, embed_documents, parse_and_chunk, publish_next_version, run_with_embedder, segments_to_merge, ChunkSettings, CompactOptions, ProgressMode, PublishMode,
-    RunOptions, VersionChange,
-};
-use quarry_indexer::snapshot::{layout, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
-use quarry_indexer::source::RawDocument;
+use quarry_indexer::pipeline::{compact, run_with_embedder, segments_to_merge, CompactOptions, ProgressMode, PublishMode, RunOptions};
+use quarry_indexer::snapshot::{layout, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::store::{open_location, StoreOptions};
 use quarry_server::{Filters, LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher, ServerError};
 
@@ -291,18 +285,7 @@ async fn publish_upload(out: &str, name: &str, text: &str, tombstones: Vec<Strin
 }
 
 async fn publish_upload_to(out: &str, store: &StoreOptions, name: &str, text: &str, tombstones: Vec<String>) -> Manifest {
-    let embedder = common::embedder();
-    let base = SnapshotReader::open(out, store).await.ok().map(|r| r.manifest().clone());
-    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
-    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
-    let raw = RawDocument { uri: format!("upload://c/{name}"), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
-    let (documents, failures) = parse_and_chunk(&raw, &settings);
-    assert!(failures.is_empty(), "{failures:?}");
-    let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
-    let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {}).unwrap();
-    let writer = SnapshotWriter::open(out, store).unwrap();
-    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
+    common::publish_online(out, store, &format!("upload://c/{name}"), name, text, tombstones).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

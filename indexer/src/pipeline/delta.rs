@@ -14,7 +14,7 @@ use super::compact::CompactReport;
 use crate::index::IndexOptions;
 use crate::parse::{added_through_api, file_uri_of};
 use crate::error::IndexerError;
-use crate::snapshot::{DocumentOutline, FileTable, Manifest, SnapshotReader, Tombstones};
+use crate::snapshot::{tombstone_document, DocumentOutline, FileTable, Manifest, SnapshotReader, Tombstones};
 use crate::source::SourceEntry;
 
 /// `--publish delta|full`.
@@ -337,8 +337,7 @@ impl PreviousVersion {
         written.sort();
         for id in written {
             hide(&mut changes, id);
-            let chunk_prefix = format!("{id}-");
-            changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| *t == id || t.starts_with(&chunk_prefix)).cloned());
+            changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| tombstone_document(t) == Some(id.as_str())).cloned());
         }
         changes.files.add_table(written_files);
         changes.kept_after_failure.sort();

@@ -2,6 +2,7 @@
 //! segment, deletes become tombstones, and each change is published as the next manifest
 //! version (segment first, manifest next, LATEST last), exactly like a batch run.
 
+use super::rebase::REBASES;
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::stages::EmbeddedDoc;
 use crate::embed::{version_precisions, Embedder};
@@ -20,10 +21,6 @@ pub struct VersionChange {
     /// took stored vectors): the version adds the embedder's precision only when some were.
     pub embedded_chunks: usize,
 }
-
-/// How often an online change is put on top of a version another writer published meanwhile
-/// before it gives up.
-const REBASES: usize = 8;
 
 /// Publishes `base` plus `change` as the next version (`base = None` starts a snapshot). When
 /// another writer (a batch run, another server) moved LATEST since `base` was read, the change

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
-use super::rebase::{added_copies, builds_on, carry_api_documents, rebase_delta, touched_documents, Carried};
+use super::rebase::{added_copies, builds_on, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::segmenter::CutSegments;
@@ -150,12 +150,12 @@ impl Publisher {
     /// over, when `latest` builds on `base` (None when it does not: nothing to carry).
     async fn carry_from(&self, latest: &str, run: &Manifest, base: &Manifest, kept: &HashMap<String, usize>) -> Result<Option<(Manifest, Carried)>> {
         let (uri, store) = (self.builder.writer.uri(), &self.builder.options.out_store);
-        let onto = SnapshotReader::open_version(uri, latest, store).await?.manifest().clone();
-        if !builds_on(uri, store, &onto, &base.version).await? {
+        let reader = SnapshotReader::open_version(uri, latest, store).await?;
+        if !builds_on(uri, store, reader.manifest(), &base.version).await? {
             return Ok(None);
         }
-        let copies = added_copies(uri, store, &onto, base).await?;
-        let (manifest, carried) = carry_api_documents(run, base, &onto, &copies, kept);
+        let copies = added_copies(&reader, base).await?;
+        let (manifest, carried) = carry_api_documents(run, base, reader.manifest(), &copies, kept);
         tracing::info!("{uri}: LATEST moved from {} to {latest} meanwhile; {} documents it added through the API are carried over", base.version, carried.documents);
         Ok(Some((manifest, carried)))
     }
@@ -262,14 +262,16 @@ impl Publisher {
             let expected = manifest.parent.clone();
             match writer.publish_with_file_table(&manifest, files, LatestExpected::Is(expected.as_deref())).await {
                 Err(IndexerError::LatestMoved { .. }) if rebase < REBASES => {
-                    let onto = writer.latest_manifest().await?.ok_or_else(|| IndexerError::NoSnapshot { uri: writer.uri().to_string() })?;
-                    if !builds_on(writer.uri(), store, &onto, &base.version).await? {
-                        return Err(IndexerError::BaseReplaced { uri: writer.uri().to_string(), base: base.version.clone(), latest: onto.version });
+                    let latest = writer.latest_version().await?.ok_or_else(|| IndexerError::NoSnapshot { uri: writer.uri().to_string() })?;
+                    let reader = SnapshotReader::open_version(writer.uri(), &latest, store).await?;
+                    let onto = reader.manifest();
+                    if !builds_on(writer.uri(), store, onto, &base.version).await? {
+                        return Err(IndexerError::BaseReplaced { uri: writer.uri().to_string(), base: base.version.clone(), latest });
                     }
-                    let copies = added_copies(writer.uri(), store, &onto, base).await?;
-                    tracing::info!("{}: LATEST moved from {} to {} meanwhile; this run's change goes on top of it", writer.uri(), base.version, onto.version);
-                    manifest = rebase_delta(&run, base, &onto, &copies, &touched, written);
-                    delta.rebased_onto = Some(onto.version);
+                    let copies = added_copies(&reader, base).await?;
+                    tracing::info!("{}: LATEST moved from {} to {latest} meanwhile; this run's change goes on top of it", writer.uri(), base.version);
+                    manifest = rebase_delta(&run, base, onto, &copies, &touched, written);
+                    delta.rebased_onto = Some(latest);
                 }
                 published => return published.map(|()| manifest),
             }
@@ -312,10 +314,6 @@ fn merge_plan(manifest: &Manifest, hidden_rows: &HashMap<String, u64>, options: 
     };
     manifest.segments.iter().filter(|s| mostly_hidden(s) || small.contains(&s.id)).map(|s| s.id.clone()).collect()
 }
-
-/// How often a delta is put on top of a version another writer published meanwhile before
-/// the run gives up.
-const REBASES: usize = 8;
 
 /// Queries sampled from the chunks when the user gives none.
 const RECALL_SAMPLE: usize = 200;

@@ -10,8 +10,12 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
 use crate::parse::added_through_api;
-use crate::snapshot::{new_version_id, DocumentOutline, Manifest, SegmentManifest, SnapshotReader};
+use crate::snapshot::{new_version_id, tombstone_document, DocumentOutline, Manifest, SegmentManifest, SnapshotReader};
 use crate::store::StoreOptions;
+
+/// How often a writer whose base stopped being LATEST puts its change on top of the version
+/// another writer published meanwhile before it gives up.
+pub(super) const REBASES: usize = 8;
 
 /// How far back a version's parents are followed to find the base.
 const MAX_PARENTS: usize = 10_000;
@@ -53,10 +57,7 @@ pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, add
     let run_tombstones: HashSet<&str> = run.tombstones.iter().map(String::as_str).collect();
     let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
     let lifted: HashSet<&str> = base_tombstones.difference(&run_tombstones).copied().collect();
-    let rewritten = |tombstone: &str| {
-        let document = tombstone.rsplit_once('-').filter(|(_, index)| index.bytes().all(|b| b.is_ascii_digit())).map_or(tombstone, |(doc, _)| doc);
-        !tombstone.contains('/') && (written.contains(tombstone) || written.contains(document))
-    };
+    let rewritten = |tombstone: &str| tombstone_document(tombstone).is_some_and(|document| written.contains(document));
 
     let mut out = onto.clone();
     out.version = new_version_id();
@@ -71,14 +72,7 @@ pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, add
     };
     out.tombstones.retain(|t| !lifted.contains(t.as_str()) && !rewritten(t));
     for segment in run.segments.iter().filter(|s| !base_segments.contains(s.id.as_str())) {
-        out.counts.documents += segment.documents;
-        out.counts.chunks += segment.chunks;
-        for file in &segment.files {
-            if let Some(sum) = run.checksums.get(file) {
-                out.checksums.insert(file.clone(), sum.clone());
-            }
-        }
-        out.segments.push(segment.clone());
+        out.add_segment_of(segment.clone(), run);
     }
     out.counts.tokens += run.counts.tokens.saturating_sub(base.counts.tokens);
 
@@ -103,17 +97,13 @@ pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, add
     out
 }
 
-/// The segments of `onto` that `base` does not have, each with the documents it holds.
-pub(super) async fn added_copies(uri: &str, store: &StoreOptions, onto: &Manifest, base: &Manifest) -> Result<Vec<(String, Vec<DocumentOutline>)>> {
+/// The segments of `onto` (the version `reader` opened) that `base` does not have, each with
+/// the documents it holds.
+pub(super) async fn added_copies(onto: &SnapshotReader, base: &Manifest) -> Result<Vec<(String, Vec<DocumentOutline>)>> {
     let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
-    let added: Vec<&str> = onto.segments.iter().map(|s| s.id.as_str()).filter(|id| !base_segments.contains(id)).collect();
-    if added.is_empty() {
-        return Ok(Vec::new());
-    }
-    let reader = SnapshotReader::open_version(uri, &onto.version, store).await?;
-    let mut copies = Vec::with_capacity(added.len());
-    for segment in added {
-        copies.push((segment.to_string(), reader.read_segment_outlines(segment).await?));
+    let mut copies = Vec::new();
+    for segment in onto.manifest().segments.iter().map(|s| s.id.as_str()).filter(|id| !base_segments.contains(id)) {
+        copies.push((segment.to_string(), onto.read_segment_outlines(segment).await?));
     }
     Ok(copies)
 }
@@ -150,14 +140,7 @@ pub(super) fn carry_api_documents(run: &Manifest, base: &Manifest, onto: &Manife
         if !outlines.iter().any(|o| live_api(&o)) {
             continue;
         }
-        out.segments.push(SegmentManifest { index: Some(onto.segment_index(segment)), ..segment.clone() });
-        out.counts.documents += segment.documents;
-        out.counts.chunks += segment.chunks;
-        for file in &segment.files {
-            if let Some(sum) = onto.checksums.get(file) {
-                out.checksums.insert(file.clone(), sum.clone());
-            }
-        }
+        out.add_segment_of(SegmentManifest { index: Some(onto.segment_index(segment)), ..segment.clone() }, onto);
         for outline in outlines {
             if live_api(&outline) {
                 carried.documents += 1;
@@ -177,7 +160,7 @@ pub(super) fn carry_api_documents(run: &Manifest, base: &Manifest, onto: &Manife
     for tombstone in new_tombstones {
         let applies = match tombstone.split_once('/') {
             Some((segment, _)) => carried_segments.contains(segment),
-            None => api_documents.contains(tombstone.as_str()) || tombstone.rsplit_once('-').is_some_and(|(doc, _)| api_documents.contains(doc)),
+            None => tombstone_document(tombstone).is_some_and(|document| api_documents.contains(document)),
         };
         if applies {
             out.tombstones.push(tombstone.clone());

@@ -10,6 +10,7 @@
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 
 use super::layout;
+use super::reader::version_named;
 use crate::error::{IndexerError, Result};
 use crate::store::Location;
 
@@ -41,7 +42,8 @@ pub struct LatestGuard {
 impl LatestGuard {
     /// Takes a local root's lock (waiting for another writer to finish), then reads LATEST.
     pub async fn acquire(root: &Location) -> Result<Self> {
-        let lock = match root.local_path() {
+        let local = root.local_path();
+        let lock = match local.clone() {
             Some(dir) => tokio::task::spawn_blocking(move || lock_root(&dir))
                 .await
                 .map_err(|e| IndexerError::snapshot(LOCK_FILE, format!("lock task failed: {e}")))??,
@@ -52,12 +54,12 @@ impl LatestGuard {
             Ok(result) => {
                 let e_tag = result.meta.e_tag.clone();
                 let bytes = result.bytes().await.map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
-                (Some(String::from_utf8_lossy(&bytes).trim().to_string()), e_tag)
+                (Some(version_named(&bytes)), e_tag)
             }
             Err(object_store::Error::NotFound { .. }) => (None, None),
             Err(e) => return Err(IndexerError::store(root.uri_of(&key), e)),
         };
-        Ok(Self { _lock: lock, local: root.local_path().is_some(), found, e_tag })
+        Ok(Self { _lock: lock, local: local.is_some(), found, e_tag })
     }
 
     /// The version LATEST named when read.

@@ -129,10 +129,35 @@ impl Manifest {
         (!fits).then(|| format!("{chunks} chunks with {} values of dimension {} (the model has {})", embeddings.data.len(), embeddings.dim, self.model.dim))
     }
 
+    /// Adds `segment`, a segment of `from` (another version), with its counts and the
+    /// checksums `from` holds of its files.
+    pub fn add_segment_of(&mut self, segment: SegmentManifest, from: &Manifest) {
+        self.counts.documents += segment.documents;
+        self.counts.chunks += segment.chunks;
+        for file in &segment.files {
+            if let Some(sum) = from.checksums.get(file) {
+                self.checksums.insert(file.clone(), sum.clone());
+            }
+        }
+        self.segments.push(segment);
+    }
+
     /// The tombstones, for matching rows against them.
     pub fn tombstone_set(&self) -> Tombstones<'_> {
         Tombstones::of(&self.tombstones)
     }
+}
+
+/// The document a chunk id (`<document id>-<index>`) belongs to; None for anything else.
+fn chunk_document(id: &str) -> Option<&str> {
+    id.rsplit_once('-').filter(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).map(|(doc, _)| doc)
+}
+
+/// The document a tombstone hides (all of it, or a chunk of it) wherever it is stored: a
+/// document id itself, a chunk id's document; None for one scoped to a segment
+/// (`<segment>/<document>`).
+pub fn tombstone_document(tombstone: &str) -> Option<&str> {
+    (!tombstone.contains('/')).then(|| chunk_document(tombstone).unwrap_or(tombstone))
 }
 
 /// A manifest's tombstones. One names a chunk id, a document id, or `<segment id>/<document
@@ -144,11 +169,7 @@ impl<'a> Tombstones<'a> {
     pub fn of(tombstones: &'a [String]) -> Self {
         let set: HashSet<&str> = tombstones.iter().map(String::as_str).collect();
         // Chunk ids are `<document id>-<index>`: the documents a tombstone may hide a chunk of.
-        let chunk_documents = set
-            .iter()
-            .filter(|t| !t.contains('/'))
-            .filter_map(|t| t.rsplit_once('-').filter(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).map(|(doc, _)| doc))
-            .collect();
+        let chunk_documents = set.iter().filter(|t| !t.contains('/')).filter_map(|t| chunk_document(t)).collect();
         // Segment ids hold no '/': the first one ends the segment's part.
         let mut by_segment: HashMap<&str, HashSet<&str>> = HashMap::new();
         for (segment, doc_id) in set.iter().filter_map(|t| t.split_once('/')) {
@@ -229,5 +250,13 @@ mod tombstone_tests {
         assert!(!dead.hides("seg-b", "d3", "d3-0") && !dead.hides_document("seg-b", "d3"), "the copy in another segment is not");
         assert!(!dead.hides_document("seg-a", "d1") && dead.hides_any_row("seg-a", "d1", 3) && !dead.hides_any_row("seg-a", "d1", 2));
         assert!(!Tombstones::of(&[]).hides("seg-a", "d2", "d2-0"));
+    }
+
+    #[test]
+    fn a_tombstone_names_the_document_it_hides_wherever_it_is_stored() {
+        assert_eq!(tombstone_document("d1"), Some("d1"));
+        assert_eq!(tombstone_document("d1-12"), Some("d1"));
+        assert_eq!(tombstone_document("seg-a/d3"), None, "a segment's copy only");
+        assert_eq!(tombstone_document("d1-x"), Some("d1-x"), "not a chunk id");
     }
 }

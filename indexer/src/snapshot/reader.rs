@@ -398,10 +398,15 @@ impl SnapshotReader {
 /// The version LATEST names; `NoSnapshot` when there is no LATEST.
 pub(super) async fn read_latest(root: &Location) -> Result<String> {
     match get(root, layout::LATEST).await {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).trim().to_string()),
+        Ok(bytes) => Ok(version_named(&bytes)),
         Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => Err(IndexerError::NoSnapshot { uri: root.uri.clone() }),
         Err(other) => Err(other),
     }
+}
+
+/// The version id LATEST's bytes hold.
+pub(super) fn version_named(latest: &[u8]) -> String {
+    String::from_utf8_lossy(latest).trim().to_string()
 }
 
 pub(super) async fn get(root: &Location, relative: &str) -> Result<Bytes> {

@@ -50,6 +50,26 @@ pub fn msmarco_slice(n: usize) -> String {
     corpus.lines().take(n).map(|l| format!("{l}\n")).collect()
 }
 
+/// Publishes `text` as the document `uri` (`upload://…`, named `name`) plus `tombstones` as the
+/// next version of `out`, on top of LATEST, as a server's upload does: one small segment.
+pub async fn publish_online(out: &str, store: &quarry_indexer::store::StoreOptions, uri: &str, name: &str, text: &str, tombstones: Vec<String>) -> quarry_indexer::snapshot::Manifest {
+    use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
+    use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, ChunkSettings, VersionChange};
+    use quarry_indexer::snapshot::{ChunkerManifest, SnapshotReader, SnapshotWriter};
+    let embedder = embedder();
+    let base = SnapshotReader::open(out, store).await.ok().map(|r| r.manifest().clone());
+    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
+    let settings = ChunkSettings { parser: quarry_indexer::parse::AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let raw = quarry_indexer::source::RawDocument { uri: uri.into(), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
+    let (documents, failures) = parse_and_chunk(&raw, &settings);
+    assert!(failures.is_empty(), "{failures:?}");
+    let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
+    let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {}).unwrap();
+    let writer = SnapshotWriter::open(out, store).unwrap();
+    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
+    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
+}
+
 /// xorshift64*: a tiny seeded generator, so generated test inputs are the same on every run.
 pub struct Rng(pub u64);
 
