@@ -272,6 +272,13 @@ fn search_and_eval_from_the_command_line() {
     let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--mode", "keyword", "--filter", "doc_id=nope"]);
     assert!(output.status.success());
     assert!(text(&output.stdout).contains("0 results (keyword mode; fewer than top_k = 10 matched)"), "{}", text(&output.stdout));
+    // Highlights in the table, the second page numbered on from the first.
+    let output = quarry(&["search", snap.to_str().unwrap(), "bake bread in the oven", "--highlight", "--top-k", "1", "--offset", "1", "--max-chunks-per-document", "1"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(stdout.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("2 ")), "{stdout}");
+    let output = quarry(&["search", snap.to_str().unwrap(), "bake bread in the oven", "--highlight", "--top-k", "1"]);
+    assert!(text(&output.stdout).contains("[bake] it in a hot [oven]"), "{}", text(&output.stdout));
     let output = quarry(&["search", snap.to_str().unwrap(), "x", "--top-k", "0"]);
     assert!(text(&output.stderr).contains("top_k must be between 1 and 1000"), "{}", text(&output.stderr));
 

@@ -30,8 +30,9 @@ pub struct ModeLatency {
     pub search: Percentiles,
 }
 
-/// Runs every query `reps` times in each mode, top_k = 10.
-pub fn measure(searcher: &Searcher, queries: &[String], reps: usize) -> anyhow::Result<Vec<ModeLatency>> {
+/// Runs every query `reps` times in each mode, top_k = 10, with at most `per_document`
+/// chunks of a document when given.
+pub fn measure(searcher: &Searcher, queries: &[String], reps: usize, per_document: Option<usize>) -> anyhow::Result<Vec<ModeLatency>> {
     let mut out = Vec::new();
     for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
         let (mut embed, mut search) = (Vec::new(), Vec::new());
@@ -40,7 +41,7 @@ pub fn measure(searcher: &Searcher, queries: &[String], reps: usize) -> anyhow::
                 let started = Instant::now();
                 let vector = if mode == Mode::Keyword { None } else { Some(searcher.embed_query(query)?) };
                 embed.push(started.elapsed().as_secs_f64());
-                let request = SearchRequest { query: query.clone(), mode, top_k: 10, ..Default::default() };
+                let request = SearchRequest { query: query.clone(), mode, top_k: 10, max_chunks_per_document: per_document, ..Default::default() };
                 let started = Instant::now();
                 searcher.search_with_vector(&request, vector.as_deref())?;
                 search.push(started.elapsed().as_secs_f64());

@@ -30,6 +30,7 @@ pub mod query_batcher;
 pub mod query_cache;
 pub mod records;
 pub mod result;
+pub mod result_window;
 pub mod routes;
 pub mod scoped_search;
 pub mod search_queue;

@@ -1,6 +1,7 @@
 //! The seed-000 result records: the `Chunk` golden record and the `RetrievalResult`
 //! container, with quarry's `mode` and `underfilled` added.
 
+use quarry_indexer::index::{char_ranges, QueryTerms};
 use quarry_indexer::parse::ContentType;
 use serde::{Deserialize, Serialize};
 
@@ -90,6 +91,17 @@ pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: se
         image_storage_uri: None,
         image_url: None,
         metadata,
+    }
+}
+
+/// Adds `metadata.highlights` to each chunk: `[start, end)` character (Unicode scalar)
+/// ranges of its content's words that match a word of `query`, in order.
+pub fn add_highlights(chunks: &mut [ChunkResult], query: &str) {
+    let terms = QueryTerms::of(query);
+    for chunk in chunks {
+        let ranges = char_ranges(&chunk.content, &terms.spans_in(&chunk.content));
+        let ranges: Vec<serde_json::Value> = ranges.into_iter().map(|r| serde_json::json!([r.start, r.end])).collect();
+        chunk.metadata.insert("highlights".into(), ranges.into());
     }
 }
 

@@ -4,6 +4,7 @@
 //! statistics of all of them (so a score means the same in each), and hybrid fuses the two
 //! merged lanes. Searching one part is exactly [`Searcher::search_with_vector`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,7 +12,8 @@ use quarry_indexer::index::{KeywordStats, RowSet};
 
 use crate::error::ServerError;
 use crate::fusion::{reciprocal_rank_fusion, Lane};
-use crate::result::{chunk_result, ChunkResult, RetrievalResult};
+use crate::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
+use crate::result_window::{fill_window, Ranked, Window};
 use crate::searcher::{best_first, Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 
 /// One searched snapshot; `name`, when given, goes into each of its results' metadata as
@@ -57,48 +59,36 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
         offset += snapshot.row_count();
     }
     let need_vector = || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
-    let top_k = request.top_k;
-    let scored: Vec<(usize, f32, serde_json::Map<String, serde_json::Value>)> = match request.mode {
-        Mode::Vector => vector_lane(&placed, need_vector()?, top_k)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, (row, score))| (row, score.clamp(0.0, 1.0), lane_detail("vector", i + 1, score)))
-            .collect(),
-        Mode::Keyword => {
-            let hits = keyword_lane(&placed, &request.query, top_k)?;
-            let top = hits.first().map(|h| h.1).unwrap_or(1.0).max(f32::MIN_POSITIVE);
-            hits.into_iter().enumerate().map(|(i, (row, score))| (row, score / top, lane_detail("keyword", i + 1, score))).collect()
-        }
-        Mode::Hybrid => {
-            let fetch = (top_k * 4).max(50);
-            let vector = vector_lane(&placed, need_vector()?, fetch)?;
-            let keyword = keyword_lane(&placed, &request.query, fetch)?;
-            let vector_rows: Vec<usize> = vector.iter().map(|h| h.0).collect();
-            let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.0).collect();
-            let fused = reciprocal_rank_fusion(
-                &[Lane { rows: &vector_rows, weight: request.vector_weight }, Lane { rows: &keyword_rows, weight: request.keyword_weight }],
-                request.rrf_k,
-            );
-            fused
-                .into_iter()
-                .take(top_k)
-                .map(|(row, score)| {
-                    let mut lanes = serde_json::Map::new();
-                    if let Some(rank) = vector_rows.iter().position(|r| *r == row) {
-                        lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
-                    }
-                    if let Some(rank) = keyword_rows.iter().position(|r| *r == row) {
-                        lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
-                    }
-                    (row, score, lanes)
-                })
-                .collect()
+    let window = Window { len: request.offset + request.top_k, min_score: request.min_score.unwrap_or(0.0), max_per_document: request.max_chunks_per_document };
+    let rank = |depth: usize| -> Result<Ranked, ServerError> {
+        match request.mode {
+            Mode::Vector => {
+                let hits = vector_lane(&placed, need_vector()?, depth)?;
+                let exhausted = hits.len() < depth;
+                let rows = hits.into_iter().enumerate().map(|(i, (row, score))| (row, score.clamp(0.0, 1.0), lane_detail("vector", i + 1, score))).collect();
+                Ok(Ranked { rows, exhausted })
+            }
+            Mode::Keyword => {
+                let hits = keyword_lane(&placed, &request.query, depth)?;
+                let exhausted = hits.len() < depth;
+                let top = hits.first().map(|h| h.1).unwrap_or(1.0).max(f32::MIN_POSITIVE);
+                let rows = hits.into_iter().enumerate().map(|(i, (row, score))| (row, score / top, lane_detail("keyword", i + 1, score))).collect();
+                Ok(Ranked { rows, exhausted })
+            }
+            Mode::Hybrid => hybrid(&placed, request, need_vector()?, depth),
         }
     };
-    let min_score = request.min_score.unwrap_or(0.0);
-    let chunks: Vec<ChunkResult> = scored.into_iter().filter(|(_, score, _)| *score >= min_score).map(|(row, score, lanes)| result_of(&placed, row, score, lanes)).collect();
+    let document_of = |row: usize| {
+        let (at, local) = locate(&placed, row);
+        (at.offset, at.part.searcher.snapshot().document_of(local).doc_id.as_str())
+    };
+    let kept = fill_window(window, rank, document_of)?;
+    let mut chunks: Vec<ChunkResult> = kept.into_iter().skip(request.offset).map(|(row, score, lanes)| result_of(&placed, row, score, lanes)).collect();
+    if request.highlight {
+        add_highlights(&mut chunks, &request.query);
+    }
     let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
-    let underfilled = chunks.len() < top_k;
+    let underfilled = chunks.len() < request.top_k;
     Ok(SearchOutcome {
         result: RetrievalResult {
             chunks,
@@ -112,6 +102,39 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
         },
         timings: SearchTimings { embed_secs: 0.0, search_secs: started.elapsed().as_secs_f64() },
     })
+}
+
+/// Both lanes fetched deeper than the window (at least 50 rows, four times `depth`) and
+/// fused by RRF; the first `depth` fused rows with each lane's rank and raw score.
+fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: usize) -> Result<Ranked, ServerError> {
+    let fetch = (depth * 4).max(50);
+    let vector = vector_lane(placed, query, fetch)?;
+    let keyword = keyword_lane(placed, &request.query, fetch)?;
+    let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
+    let keyword_rank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
+    let vector_rows: Vec<usize> = vector.iter().map(|h| h.0).collect();
+    let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.0).collect();
+    let fused = reciprocal_rank_fusion(
+        &[Lane { rows: &vector_rows, weight: request.vector_weight }, Lane { rows: &keyword_rows, weight: request.keyword_weight }],
+        request.rrf_k,
+    );
+    // Every row either lane can give was fused, and all of them fit in `depth`.
+    let exhausted = vector.len() < fetch && keyword.len() < fetch && fused.len() <= depth;
+    let rows = fused
+        .into_iter()
+        .take(depth)
+        .map(|(row, score)| {
+            let mut lanes = serde_json::Map::new();
+            if let Some(&rank) = vector_rank.get(&row) {
+                lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
+            }
+            if let Some(&rank) = keyword_rank.get(&row) {
+                lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
+            }
+            (row, score, lanes)
+        })
+        .collect();
+    Ok(Ranked { rows, exhausted })
 }
 
 /// Every part's nearest rows, merged best first (cosines mean the same in every part).
@@ -139,10 +162,16 @@ fn keyword_lane(placed: &[Placed<'_>], query: &str, k: usize) -> Result<Vec<(usi
     Ok(hits)
 }
 
+/// The part holding a row numbered among all parts' rows, and the row's number in it.
+fn locate<'p, 'a>(placed: &'p [Placed<'a>], row: usize) -> (&'p Placed<'a>, usize) {
+    let at = &placed[placed.partition_point(|p| p.offset <= row) - 1];
+    (at, row - at.offset)
+}
+
 /// The golden record of a row numbered among all parts' rows.
 fn result_of(placed: &[Placed<'_>], row: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
-    let at = &placed[placed.partition_point(|p| p.offset <= row) - 1];
-    let mut result = chunk_result(at.part.searcher.snapshot(), row - at.offset, score, lanes);
+    let (at, local) = locate(placed, row);
+    let mut result = chunk_result(at.part.searcher.snapshot(), local, score, lanes);
     if let Some(name) = at.part.name {
         result.metadata.insert("collection".into(), name.into());
     }

@@ -20,6 +20,8 @@ use crate::scoped_search::{search_parts, SearchPart};
 pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
 /// The largest top_k a request may ask for.
 pub const MAX_TOP_K: usize = 1000;
+/// The deepest result a request may page to: `offset + top_k` at most this.
+pub const MAX_RESULT_WINDOW: usize = 10_000;
 
 /// Which lanes answer.
 ///
@@ -65,6 +67,8 @@ impl std::str::FromStr for Mode {
 pub struct SearchRequest {
     pub query: String,
     pub top_k: usize,
+    /// Results to skip before the top_k returned (pagination: page n of size k is offset n·k).
+    pub offset: usize,
     pub mode: Mode,
     pub filters: Filters,
     pub min_score: Option<f32>,
@@ -73,11 +77,29 @@ pub struct SearchRequest {
     pub keyword_weight: f32,
     /// The RRF constant.
     pub rrf_k: f32,
+    /// At most this many chunks of any one document (its best ones); the lanes look deeper
+    /// so that top_k results still come back when enough documents match.
+    pub max_chunks_per_document: Option<usize>,
+    /// Each result's `metadata.highlights`: the character ranges of its words that match a
+    /// query word as the keyword lane matches them (any mode).
+    pub highlight: bool,
 }
 
 impl Default for SearchRequest {
     fn default() -> Self {
-        Self { query: String::new(), top_k: 10, mode: Mode::default(), filters: Filters::default(), min_score: None, vector_weight: 1.0, keyword_weight: 1.0, rrf_k: 60.0 }
+        Self {
+            query: String::new(),
+            top_k: 10,
+            offset: 0,
+            mode: Mode::default(),
+            filters: Filters::default(),
+            min_score: None,
+            vector_weight: 1.0,
+            keyword_weight: 1.0,
+            rrf_k: 60.0,
+            max_chunks_per_document: None,
+            highlight: false,
+        }
     }
 }
 
@@ -93,6 +115,12 @@ impl SearchRequest {
         }
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return bad(format!("top_k must be between 1 and {MAX_TOP_K}, got {}", self.top_k));
+        }
+        if self.offset.saturating_add(self.top_k) > MAX_RESULT_WINDOW {
+            return bad(format!("offset + top_k must be at most {MAX_RESULT_WINDOW}, got {} + {}", self.offset, self.top_k));
+        }
+        if self.max_chunks_per_document == Some(0) {
+            return bad("max_chunks_per_document must be at least 1 (leave it out for no limit)".into());
         }
         if let Some(min) = self.min_score {
             if !(0.0..=1.0).contains(&min) {

@@ -400,6 +400,27 @@ async fn several_collections_search_as_one() {
     let (_, filtered) = server.post("/v1/search", json!({ "query": "moraines", "top_k": 50, "filters": { "file_name": "coast.md" } })).await;
     let filtered = filtered["chunks"].as_array().unwrap();
     assert!(!filtered.is_empty() && filtered.iter().all(|c| c["file_name"] == "coast.md"), "{filtered:?}");
+    // One chunk per document: each collection's copy of a file counts on its own; pages.
+    let (_, all) = server.post("/v1/search", json!({ "query": "tides", "top_k": 50, "collections": ["coast", "both"] })).await;
+    assert!(all["chunks"].as_array().unwrap().len() > 3, "the files have several chunks each: {all}");
+    let (status, one_each) = server.post("/v1/search", json!({ "query": "tides", "top_k": 50, "collections": ["coast", "both"], "max_chunks_per_document": 1 })).await;
+    assert_eq!(status, 200, "{one_each}");
+    let mut seen: Vec<String> = one_each["chunks"].as_array().unwrap().iter().map(|c| format!("{}/{}", c["metadata"]["collection"].as_str().unwrap(), c["file_name"].as_str().unwrap())).collect();
+    seen.sort();
+    assert_eq!(seen, ["both/coast.md", "both/ice.md", "coast/coast.md"], "{one_each}");
+    assert_eq!(one_each["underfilled"], true);
+    let (_, second) = server.post("/v1/search", json!({ "query": "tides", "top_k": 2, "offset": 2, "collections": ["coast", "both"] })).await;
+    let ids = |r: &serde_json::Value| r["chunks"].as_array().unwrap().iter().map(|c| c["chunk_id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&second), ids(&all)[2..4], "offset 2, top_k 2: results 3 and 4");
+    let (_, marked) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "top_k": 1, "highlight": true })).await;
+    let chunk = &marked["chunks"][0];
+    let chars: Vec<char> = chunk["content"].as_str().unwrap().chars().collect();
+    let ranges: Vec<(usize, usize)> = serde_json::from_value(chunk["metadata"]["highlights"].clone()).unwrap();
+    assert!(!ranges.is_empty() && ranges.iter().all(|&(from, to)| chars[from..to].iter().collect::<String>() == "tides"), "{marked}");
+    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "max_chunks_per_document": 0 })).await;
+    assert!(status == 400 && error["detail"].as_str().unwrap().contains("max_chunks_per_document"), "{error}");
+    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "offset": 10_000 })).await;
+    assert!(status == 400 && error["detail"].as_str().unwrap().contains("offset + top_k"), "{error}");
 
     let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": ["coast", "nope"] })).await;
     assert_eq!((status, error["detail"].as_str()), (404, Some("Collection 'nope' not found")));

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use quarry_server::{Mode, SearchRequest};
+use quarry_server::{ChunkResult, Mode, SearchRequest};
 
 use super::{runtime, LoadArgs};
 
@@ -17,6 +17,12 @@ pub struct SearchArgs {
     pub mode: Mode,
     #[arg(long, env = "QUARRY_TOP_K", default_value_t = 10)]
     pub top_k: usize,
+    /// Skip this many results first (the next page of top_k: --offset top_k).
+    #[arg(long, env = "QUARRY_OFFSET", default_value_t = 0)]
+    pub offset: usize,
+    /// At most this many chunks of any one document (its best ones); top_k still fills when enough documents match.
+    #[arg(long, env = "QUARRY_MAX_CHUNKS_PER_DOCUMENT")]
+    pub max_chunks_per_document: Option<usize>,
     /// key=value[,value...]: source, tags (any of), file_name, doc_id, or a metadata key; a metadata key also takes key>=value, >, <=, < and !=. Repeatable.
     #[arg(long = "filter")]
     pub filters: Vec<String>,
@@ -29,6 +35,9 @@ pub struct SearchArgs {
     /// Hybrid: weight of the keyword lane.
     #[arg(long, default_value_t = 1.0)]
     pub keyword_weight: f32,
+    /// Mark the words matching the query: in the table as [word], in JSON as metadata.highlights (character ranges).
+    #[arg(long)]
+    pub highlight: bool,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -44,10 +53,34 @@ fn snippet(text: &str, width: usize) -> String {
     format!("{}…", flat.chars().take(width - 1).collect::<String>())
 }
 
+/// A chunk's text with its highlighted words in [brackets], from a little before the first.
+fn marked(chunk: &ChunkResult) -> String {
+    let ranges: Vec<(usize, usize)> = chunk.metadata.get("highlights").and_then(|h| serde_json::from_value(h.clone()).ok()).unwrap_or_default();
+    let chars: Vec<char> = chunk.content.chars().collect();
+    let start = ranges.first().map(|r| r.0.saturating_sub(20)).unwrap_or(0);
+    let (mut out, mut at) = (String::new(), start);
+    for (from, to) in ranges {
+        out.extend(&chars[at..from]);
+        out.push('[');
+        out.extend(&chars[from..to]);
+        out.push(']');
+        at = to;
+    }
+    out.extend(&chars[at..]);
+    if start > 0 {
+        format!("…{out}")
+    } else {
+        out
+    }
+}
+
 pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let mut request = SearchRequest::new(&args.query);
     request.mode = args.mode;
     request.top_k = args.top_k;
+    request.offset = args.offset;
+    request.max_chunks_per_document = args.max_chunks_per_document;
+    request.highlight = args.highlight;
     request.min_score = args.min_score;
     request.vector_weight = args.vector_weight;
     request.keyword_weight = args.keyword_weight;
@@ -65,7 +98,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{:>4}  {:>6}  {:<32}  {}", "rank", "score", "citation", "snippet");
     for (rank, chunk) in result.chunks.iter().enumerate() {
-        println!("{:>4}  {:>6.3}  {:<32}  {}", rank + 1, chunk.score, snippet(&chunk.display_citation, 32), snippet(&chunk.content, 90));
+        println!("{:>4}  {:>6.3}  {:<32}  {}", args.offset + rank + 1, chunk.score, snippet(&chunk.display_citation, 32), snippet(&marked(chunk), 90));
     }
     println!(
         "\n{} results ({} mode{}), {:.1} ms embedding + {:.1} ms search",

@@ -1,7 +1,7 @@
-//! `bench-search-latency --snapshot URI --queries queries.jsonl [--reps N]`, or
+//! `bench-search-latency --snapshot URI --queries queries.jsonl [--reps N] [--max-chunks-per-document N]`, or
 //! `bench-search-latency --synthetic N --out DIR --queries ...` to build a seeded synthetic
 //! snapshot of N chunks first. Prints the load time and resident memory after loading, JSON
-//! and a Markdown table of p50/p99 per mode, a filtered search on the exact-scan path at its
+//! and a Markdown table of p50/p99 per mode (and again with at most N chunks of a document), a filtered search on the exact-scan path at its
 //! largest (20,000 allowed rows), then vector searches per second with `--threads 1,2,...`
 //! threads at once (queries embedded beforehand: the index's share of a search worker).
 //! Load a snapshot built by an earlier run (`--snapshot`) for the memory figure: right after
@@ -48,7 +48,12 @@ async fn main() -> anyhow::Result<()> {
     let index = loaded.manifest.index.params.factory();
     let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision: Precision::from_env()?, ..Default::default() })?);
     let searcher = Searcher::new(Arc::new(loaded), embedder)?;
-    let results = quarry_bench::search_latency::measure(&searcher, &queries, reps)?;
+    let results = quarry_bench::search_latency::measure(&searcher, &queries, reps, None)?;
+    let per_document: Option<usize> = value("--max-chunks-per-document").map(|n| n.parse()).transpose().context("--max-chunks-per-document: a count")?;
+    let collapsed = match per_document {
+        Some(n) => Some(quarry_bench::search_latency::measure(&searcher, &queries, reps, Some(n))?),
+        None => None,
+    };
     let thread_counts: Vec<usize> = value("--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>().context("--threads: comma-separated counts")?;
     let throughput = quarry_bench::search_latency::vector_throughput(&searcher, &queries, &thread_counts)?;
     let filtered = quarry_bench::search_latency::filtered_exact_scan(&searcher, &queries, reps)?;
@@ -56,13 +61,19 @@ async fn main() -> anyhow::Result<()> {
         "{}",
         serde_json::to_string_pretty(&serde_json::json!({
             "snapshot": snapshot, "chunks": chunks, "index": index, "queries": queries.len(), "reps": reps, "load_secs": load_secs, "rss_mb_after_load": rss_mb, "anonymous_rss_mb_after_load": anon_mb,
-            "modes": results, "filtered_exact_scan": filtered, "vector_throughput": throughput
+            "modes": results, "max_chunks_per_document": per_document, "modes_with_max_chunks_per_document": collapsed, "filtered_exact_scan": filtered, "vector_throughput": throughput
         }))?
     );
     println!("\nloaded in {load_secs:.2} s; resident memory after loading {rss_mb:.0} MB, of which anonymous (not file pages) {anon_mb:.0} MB");
     println!("\n{chunks} chunks, index {index}, {} queries x {reps}\n\n| mode | embed p50 ms | embed p99 ms | search p50 ms | search p99 ms |\n|---|---:|---:|---:|---:|", queries.len());
     for r in &results {
         println!("| {} | {:.2} | {:.2} | {:.3} | {:.3} |", r.mode, r.embed.p50_ms, r.embed.p99_ms, r.search.p50_ms, r.search.p99_ms);
+    }
+    if let (Some(n), Some(collapsed)) = (per_document, &collapsed) {
+        println!("\nat most {n} chunks per document\n\n| mode | search p50 ms | search p99 ms |\n|---|---:|---:|");
+        for r in collapsed {
+            println!("| {} | {:.3} | {:.3} |", r.mode, r.search.p50_ms, r.search.p99_ms);
+        }
     }
     println!(
         "\nfiltered vector search, exact scan of {} allowed rows: p50 {:.3} ms, p99 {:.3} ms",

@@ -3,6 +3,7 @@
 //! chunks.parquet.
 
 mod faiss_index;
+mod highlight;
 mod keyword;
 mod keyword_build;
 mod kernels;
@@ -13,6 +14,7 @@ mod stem_cache;
 mod stored_vectors;
 
 pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
+pub use highlight::{char_ranges, QueryTerms};
 pub use keyword_build::{build_keyword_index, keyword_index_files};
 pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALYZER};
