@@ -279,6 +279,10 @@ fn search_and_eval_from_the_command_line() {
     assert!(stdout.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("2 ")), "{stdout}");
     let output = quarry(&["search", snap.to_str().unwrap(), "bake bread in the oven", "--highlight", "--top-k", "1"]);
     assert!(text(&output.stdout).contains("[bake] it in a hot [oven]"), "{}", text(&output.stdout));
+    let exclude = format!("doc_id={}", top["metadata"]["doc_id"].as_str().unwrap());
+    let output = quarry(&["search", snap.to_str().unwrap(), "baking bread in an oven", "--json", "--top-k", "1", "--exclude", &exclude]);
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(result["chunks"][0]["display_citation"].as_str().is_some_and(|c| c != "corpus.jsonl#d4"), "{result}");
     let output = quarry(&["search", snap.to_str().unwrap(), "x", "--top-k", "0"]);
     assert!(text(&output.stderr).contains("top_k must be between 1 and 1000"), "{}", text(&output.stderr));
 

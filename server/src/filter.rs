@@ -1,6 +1,7 @@
 //! Filters on document fields — source, tags (any of), file_name, doc_id, when it was
 //! ingested, metadata conditions (a value, or `$gte`-style operators:
-//! [`crate::metadata_condition`]) — turned into the set of chunk rows both lanes may return.
+//! [`crate::metadata_condition`]), and an `exclude` filter whose documents are left out —
+//! turned into the set of chunk rows both lanes may return.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +38,11 @@ pub struct Filters {
     /// Documents ingested before this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingested_before: Option<DateTime<Utc>>,
+    /// Documents matching any one of this filter's fields are left out (as a search engine's
+    /// `must_not`): each of source, tags, file_name, doc_id and metadata key is a condition of
+    /// its own, the ingestion window (after and before together) one more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<Box<Filters>>,
 }
 
 fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
@@ -54,12 +60,61 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<
 
 impl Filters {
     pub fn is_empty(&self) -> bool {
+        self.includes_all() && self.exclusion().is_none()
+    }
+
+    /// Does every document pass the fields besides `exclude`?
+    fn includes_all(&self) -> bool {
         self.source.is_empty() && self.tags.is_empty() && self.file_name.is_empty() && self.doc_id.is_empty() && self.metadata.is_empty() && self.ingested_after.is_none() && self.ingested_before.is_none()
     }
 
-    /// Checks the metadata conditions' operators and operands.
+    /// Checks the metadata conditions' operators and operands, and the exclude filter's.
     pub fn validate(&self) -> Result<(), ServerError> {
-        self.conditions().map(|_| ()).map_err(ServerError::InvalidRequest)
+        self.conditions().map_err(ServerError::InvalidRequest)?;
+        let Some(exclude) = &self.exclude else { return Ok(()) };
+        let bad = |m: &str| Err(ServerError::InvalidRequest(format!("filters.exclude: {m}")));
+        if exclude.exclude.is_some() {
+            return bad("an exclude filter cannot hold another exclude");
+        }
+        if exclude.is_empty() {
+            return bad("names no field to leave documents out by (source, tags, file_name, doc_id, ingested_after, ingested_before, metadata)");
+        }
+        exclude.conditions().map(|_| ()).or_else(|m| bad(&m))
+    }
+
+    /// The exclude filter, when it names a field (an empty one leaves nothing out).
+    fn exclusion(&self) -> Option<&Filters> {
+        self.exclude.as_deref().filter(|e| !e.is_empty())
+    }
+
+    /// The exclude filter's conditions, one filter each: a document any of them matches is
+    /// left out.
+    fn exclusions(&self) -> Vec<Filters> {
+        let Some(exclude) = self.exclusion() else { return Vec::new() };
+        let mut parts = Vec::new();
+        let mut part = |fill: &dyn Fn(&mut Filters)| {
+            let mut filter = Filters::default();
+            fill(&mut filter);
+            if !filter.is_empty() {
+                parts.push(filter);
+            }
+        };
+        part(&|f: &mut Filters| f.source = exclude.source.clone());
+        part(&|f: &mut Filters| f.tags = exclude.tags.clone());
+        part(&|f: &mut Filters| f.file_name = exclude.file_name.clone());
+        part(&|f: &mut Filters| f.doc_id = exclude.doc_id.clone());
+        part(&|f: &mut Filters| (f.ingested_after, f.ingested_before) = (exclude.ingested_after, exclude.ingested_before));
+        for (key, condition) in &exclude.metadata {
+            part(&|f: &mut Filters| {
+                f.metadata.insert(key.clone(), condition.clone());
+            });
+        }
+        parts
+    }
+
+    /// Adds one CLI `key=value` spec to the exclude filter.
+    pub fn add_exclusion(&mut self, spec: &str) -> Result<(), ServerError> {
+        self.exclude.get_or_insert_default().add(spec)
     }
 
     /// The metadata conditions, each read and checked once.
@@ -104,7 +159,7 @@ impl Filters {
 
     /// Does a document match?
     pub fn matches(&self, document: &DocumentRecord) -> bool {
-        if !self.matches_fields(document) {
+        if !self.matches_fields(document) || self.exclusions().iter().any(|e| e.matches(document)) {
             return false;
         }
         if self.metadata.is_empty() {
@@ -128,10 +183,26 @@ impl Filters {
         !(self.ingested_after.is_some_and(|after| document.ingested_at < after) || self.ingested_before.is_some_and(|before| document.ingested_at >= before))
     }
 
-    /// The rows of `snapshot` a search may return: matching documents, tombstones removed.
-    /// `None` means every row (no filter and no tombstones).
+    /// The rows of `snapshot` a search may return: matching documents less the excluded
+    /// ones, tombstones removed. `None` means every row (no filter and no tombstones).
     pub fn allowed_rows(&self, snapshot: &LoadedSnapshot) -> Option<RowSet> {
-        if self.is_empty() {
+        let included = self.included_rows(snapshot);
+        let exclusions = self.exclusions();
+        if exclusions.is_empty() {
+            return included;
+        }
+        let mut allowed = included.unwrap_or_else(|| RowSet::empty(snapshot.row_count()).complement());
+        for exclusion in &exclusions {
+            if let Some(excluded) = exclusion.included_rows(snapshot) {
+                allowed.remove_all(&excluded);
+            }
+        }
+        Some(allowed)
+    }
+
+    /// The rows of documents matching every field but `exclude`, tombstones removed.
+    fn included_rows(&self, snapshot: &LoadedSnapshot) -> Option<RowSet> {
+        if self.includes_all() {
             return (!snapshot.tombstoned.is_empty()).then(|| snapshot.tombstoned.complement());
         }
         let mut allowed = RowSet::empty(snapshot.row_count());
@@ -306,6 +377,34 @@ pub(crate) mod tests {
         document.ingested_at = "2026-11-21T00:00:00Z".parse().unwrap();
         assert!(!window.matches(&document), "before is exclusive");
         assert!(serde_json::from_str::<Filters>(r#"{"ingested_after": "yesterday"}"#).is_err());
+    }
+
+    #[test]
+    fn exclude_leaves_out_documents_any_of_its_fields_match() {
+        let filters: Filters = serde_json::from_str(r#"{"source": "s3", "exclude": {"tags": ["draft", "old"], "metadata": {"year": {"$lt": 2020}}}}"#).unwrap();
+        filters.validate().unwrap();
+        assert!(filters.matches(&doc("s3", &["final"], r#"{"year": 2024}"#)));
+        assert!(!filters.matches(&doc("s3", &["old", "final"], r#"{"year": 2024}"#)), "a tag excluded");
+        assert!(!filters.matches(&doc("s3", &["final"], r#"{"year": 2019}"#)), "the metadata condition alone excludes");
+        assert!(!filters.matches(&doc("file", &["final"], r#"{"year": 2024}"#)), "the filter itself still holds");
+        assert!(filters.matches(&doc("s3", &[], "{}")), "a missing key is not below 2020");
+        // The CLI form: each --exclude adds a condition.
+        let mut cli = Filters::default();
+        cli.add_exclusion("tags=draft").unwrap();
+        cli.add_exclusion("year<2020").unwrap();
+        assert_eq!(cli.exclude.as_deref().map(|e| (e.tags.clone(), e.metadata.len())), Some((vec!["draft".to_string()], 1)));
+        assert!(!cli.is_empty());
+        assert!(!cli.matches(&doc("x", &["draft"], "{}")) && cli.matches(&doc("x", &["final"], "{}")));
+        // Refused: an exclude naming nothing, one inside another, a bad operator inside.
+        for (body, message) in [
+            (r#"{"exclude": {}}"#, "names no field"),
+            (r#"{"exclude": {"tags": "a", "exclude": {"tags": "b"}}}"#, "cannot hold another exclude"),
+            (r#"{"exclude": {"metadata": {"year": {"$between": 1}}}}"#, "filters.exclude: metadata.year: unknown operator $between"),
+        ] {
+            let filters: Filters = serde_json::from_str(body).unwrap();
+            let error = filters.validate().unwrap_err().to_string();
+            assert!(error.contains(message), "{body}: {error}");
+        }
     }
 
     #[test]

@@ -68,11 +68,26 @@ async fn filters_apply_inside_every_lane() {
     specs.push(vec!["tags=t4", "year=2020"]);
     // Comparisons ($gte, $lt, $ne) on a metadata number.
     specs.extend([vec!["year>=2021"], vec!["year<2022", "tags=t1,t2"], vec!["year!=2021"]]);
-    for query in queries {
-        let vector = common::embedder().embed(&[query]).unwrap().data;
-        for spec in &specs {
+    let mut cases: Vec<(Vec<&str>, Filters)> = specs
+        .into_iter()
+        .map(|spec| {
             let mut filters = Filters::default();
             spec.iter().for_each(|s| filters.add(s).unwrap());
+            (spec, filters)
+        })
+        .collect();
+    // Exclusions: a document any of them matches is left out, alone or beside a filter.
+    let excluding: [(&[&str], &[&str]); 4] = [(&[], &["tags=t1"]), (&[], &["tags=t0", "year=2022"]), (&["year>=2021"], &["tags=t2,t3"]), (&["tags=t4"], &["year<2021"])];
+    for (include, exclude) in excluding {
+        let mut filters = Filters::default();
+        include.iter().for_each(|s| filters.add(s).unwrap());
+        exclude.iter().for_each(|s| filters.add_exclusion(s).unwrap());
+        cases.push(([include, &["exclude:"], exclude].concat(), filters));
+    }
+    for query in queries {
+        let vector = common::embedder().embed(&[query]).unwrap().data;
+        for (spec, filters) in &cases {
+            let filters = filters.clone();
             let want = exact_filtered(&exact_path, &vector, &filters, 10);
             for (name, searcher) in [("exact scan", &exact_path), ("hnsw selector", &selector_path)] {
                 for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {

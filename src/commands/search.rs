@@ -26,6 +26,9 @@ pub struct SearchArgs {
     /// key=value[,value...]: source, tags (any of), file_name, doc_id, or a metadata key; a metadata key also takes key>=value, >, <=, < and !=. Repeatable.
     #[arg(long = "filter")]
     pub filters: Vec<String>,
+    /// Leave out the documents this key=value (same forms as --filter) matches; a document any --exclude matches is left out. Repeatable.
+    #[arg(long = "exclude")]
+    pub exclude: Vec<String>,
     /// Leave out results scoring below this (0..1).
     #[arg(long)]
     pub min_score: Option<f32>,
@@ -86,6 +89,9 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.keyword_weight = args.keyword_weight;
     for spec in &args.filters {
         request.filters.add(spec)?;
+    }
+    for spec in &args.exclude {
+        request.filters.add_exclusion(spec)?;
     }
     let outcome = runtime()?.block_on(async {
         let searcher = args.load.searcher(&args.snapshot).await?;

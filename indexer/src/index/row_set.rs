@@ -124,6 +124,14 @@ impl RowSet {
         }
     }
 
+    /// Drops the rows `other` (a set over the same rows) holds, a byte at a time.
+    pub fn remove_all(&mut self, other: &RowSet) {
+        for (byte, &drop) in self.bits.iter_mut().zip(&other.bits) {
+            *byte &= !drop;
+        }
+        self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
+    }
+
     pub fn bitmap(&self) -> &[u8] {
         &self.bits
     }
@@ -146,6 +154,17 @@ mod tests {
             assert_eq!(set.rows(), want, "{start}..{end}");
             assert_eq!(set.count(), want.len(), "{start}..{end}");
         }
+    }
+
+    #[test]
+    fn removing_another_sets_rows() {
+        let (mut set, mut other) = (RowSet::empty(101), RowSet::empty(101));
+        (0..101).filter(|r| r % 3 == 0).for_each(|r| set.insert(r));
+        (0..101).filter(|r| r % 2 == 0).for_each(|r| other.insert(r));
+        set.remove_all(&other);
+        let want: Vec<u64> = (0..101).filter(|r| r % 3 == 0 && r % 2 != 0).collect();
+        assert_eq!(set.rows(), want);
+        assert_eq!(set.count(), want.len());
     }
 
     #[test]
