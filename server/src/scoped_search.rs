@@ -13,7 +13,7 @@ use quarry_indexer::index::{KeywordStats, RowSet};
 use crate::error::ServerError;
 use crate::fusion::{reciprocal_rank_fusion, Lane};
 use crate::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
-use crate::result_window::{fill_window, Ranked, Window};
+use crate::result_window::{fill_window, Ranked, Window, MAX_CANDIDATES};
 use crate::searcher::{best_first, Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 
 /// One searched snapshot; `name`, when given, goes into each of its results' metadata as
@@ -104,10 +104,11 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
     })
 }
 
-/// Both lanes fetched deeper than the window (at least 50 rows, four times `depth`) and
-/// fused by RRF; the first `depth` fused rows with each lane's rank and raw score.
+/// Both lanes fetched deeper than the window (at least 50 rows, four times `depth`, at most
+/// [`MAX_CANDIDATES`] unless `depth` is more) and fused by RRF; the first `depth` fused rows
+/// with each lane's rank and raw score.
 fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: usize) -> Result<Ranked, ServerError> {
-    let fetch = (depth * 4).max(50);
+    let fetch = (depth * 4).max(50).min(MAX_CANDIDATES.max(depth));
     let vector = vector_lane(placed, query, fetch)?;
     let keyword = keyword_lane(placed, &request.query, fetch)?;
     let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
