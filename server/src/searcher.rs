@@ -22,6 +22,9 @@ pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
 pub const MAX_TOP_K: usize = 1000;
 /// The deepest result a request may page to: `offset + top_k` at most this.
 pub const MAX_RESULT_WINDOW: usize = 10_000;
+/// The longest query, in characters: the vector lane reads its first 256 tokens, but the
+/// keyword lane looks up every word, so a huge body would hold a search worker for long.
+pub const MAX_QUERY_CHARS: usize = 10_000;
 
 /// Which lanes answer.
 ///
@@ -112,6 +115,10 @@ impl SearchRequest {
         let bad = |m: String| Err(ServerError::InvalidRequest(m));
         if self.query.trim().is_empty() {
             return bad("query must not be empty".into());
+        }
+        let chars = self.query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return bad(format!("query is {chars} characters long; at most {MAX_QUERY_CHARS}"));
         }
         if self.top_k == 0 || self.top_k > MAX_TOP_K {
             return bad(format!("top_k must be between 1 and {MAX_TOP_K}, got {}", self.top_k));

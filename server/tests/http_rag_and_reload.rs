@@ -83,6 +83,8 @@ async fn rag_contract_exactly() {
     bad["tags"] = json!("hardware");
     assert_eq!(server.post("/api/rag/ingest", bad).await, (400, error("tags", "tags must be an array of strings")));
     assert_eq!(server.post("/api/rag/search", json!({ "topK": 3 })).await, (400, error("query", "query is required")));
+    let long = "word ".repeat(2_001);
+    assert_eq!(server.post("/api/rag/search", json!({ "query": long })).await, (400, error("query", "query is 10005 characters long; at most 10000")));
     for k in [0, 21] {
         assert_eq!(server.post("/api/rag/search", json!({ "query": "x", "topK": k })).await, (400, error("topK", "topK must be an integer between 1 and 20")));
     }

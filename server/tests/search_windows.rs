@@ -161,6 +161,7 @@ async fn at_most_n_chunks_of_a_document_and_pages_of_one_ranking() {
         (SearchRequest { query: QUERY.into(), max_chunks_per_document: Some(0), ..Default::default() }, "max_chunks_per_document must be at least 1"),
         (SearchRequest { query: QUERY.into(), top_k: 10, offset: 9_995, ..Default::default() }, "offset + top_k must be at most 10000"),
         (SearchRequest { query: QUERY.into(), offset: usize::MAX, ..Default::default() }, "offset + top_k must be at most 10000"),
+        (SearchRequest { query: "é".repeat(10_001), ..Default::default() }, "query is 10001 characters long; at most 10000"),
     ] {
         match searcher.search(&request) {
             Err(ServerError::InvalidRequest(m)) => assert!(m.contains(message), "{m}"),
