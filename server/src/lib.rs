@@ -11,6 +11,7 @@ pub mod api_error;
 pub mod app;
 pub mod auth;
 pub mod collection;
+pub mod context_chunks;
 pub mod error;
 pub mod eval;
 pub mod event_hub;

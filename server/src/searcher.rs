@@ -10,6 +10,7 @@ use quarry_indexer::embed::Embedder;
 use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
 use serde::{Deserialize, Serialize};
 
+use crate::context_chunks::MAX_CONTEXT_CHUNKS;
 use crate::error::ServerError;
 use crate::filter::Filters;
 use crate::loaded::{LoadedSegment, LoadedSnapshot};
@@ -86,6 +87,9 @@ pub struct SearchRequest {
     /// Each result's `metadata.highlights`: the character ranges of its words that match a
     /// query word as the keyword lane matches them (any mode).
     pub highlight: bool,
+    /// Each result's `metadata.context_before` / `context_after`: up to this many live
+    /// chunks of its document on each side, in chunk order.
+    pub context_chunks: usize,
 }
 
 impl Default for SearchRequest {
@@ -102,6 +106,7 @@ impl Default for SearchRequest {
             rrf_k: 60.0,
             max_chunks_per_document: None,
             highlight: false,
+            context_chunks: 0,
         }
     }
 }
@@ -125,6 +130,9 @@ impl SearchRequest {
         }
         if self.offset.saturating_add(self.top_k) > MAX_RESULT_WINDOW {
             return bad(format!("offset + top_k must be at most {MAX_RESULT_WINDOW}, got {} + {}", self.offset, self.top_k));
+        }
+        if self.context_chunks > MAX_CONTEXT_CHUNKS {
+            return bad(format!("context_chunks must be between 0 and {MAX_CONTEXT_CHUNKS}, got {}", self.context_chunks));
         }
         if self.max_chunks_per_document == Some(0) {
             return bad("max_chunks_per_document must be at least 1 (leave it out for no limit)".into());

@@ -37,8 +37,13 @@ async fn indexed() -> (tempfile::TempDir, Searcher) {
     options.chunker = ChunkerConfig { max_tokens: 64, overlap_tokens: 8 };
     options.progress = ProgressMode::Quiet;
     run_with_embedder(options, common::embedder()).await.unwrap();
-    let loaded = LoadedSnapshot::load(out.path().to_str().unwrap(), &LoadOptions::default()).await.unwrap();
-    (out, Searcher::new(Arc::new(loaded), common::embedder()).unwrap())
+    let searcher = searcher_of(out.path()).await;
+    (out, searcher)
+}
+
+async fn searcher_of(root: &Path) -> Searcher {
+    let loaded = LoadedSnapshot::load(root.to_str().unwrap(), &LoadOptions::default()).await.unwrap();
+    Searcher::new(Arc::new(loaded), common::embedder()).unwrap()
 }
 
 /// Every row allowed by `filters`, scored by brute force (cosine, or BM25 normalized by the
@@ -210,4 +215,50 @@ async fn highlights_mark_the_words_of_the_query() {
     }
     let plain = searcher.search(&SearchRequest::new(QUERY)).unwrap().result.chunks;
     assert!(plain.iter().all(|c| !c.metadata.contains_key("highlights")), "only when asked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_chunks_are_the_neighbours_in_the_document() {
+    let (out, searcher) = indexed().await;
+    let snapshot = searcher.snapshot();
+    // Each document's chunks in order, read from the snapshot itself.
+    let mut by_document: HashMap<String, Vec<(u32, String, String)>> = HashMap::new();
+    for row in 0..snapshot.row_count() {
+        let chunk = snapshot.chunk(row);
+        by_document.entry(snapshot.document_of(row).doc_id.clone()).or_default().push((chunk.index, chunk.chunk_id.clone(), chunk.text.clone()));
+    }
+    by_document.values_mut().for_each(|chunks| chunks.sort());
+    let as_records = |chunks: &[(u32, String, String)]| -> serde_json::Value { chunks.iter().map(|(index, id, text)| serde_json::json!({ "chunk_id": id, "chunk_index": index, "content": text })).collect::<Vec<_>>().into() };
+    let (mut at_start, mut in_middle) = (0, 0);
+    for mode in [Mode::Vector, Mode::Keyword] {
+        let request = SearchRequest { query: QUERY.into(), mode, top_k: 25, context_chunks: 2, max_chunks_per_document: Some(1), ..Default::default() };
+        for chunk in searcher.search(&request).unwrap().result.chunks {
+            let chunks = &by_document[chunk.metadata["doc_id"].as_str().unwrap()];
+            let at = chunks.iter().position(|c| c.1 == chunk.chunk_id).unwrap();
+            assert_eq!(chunk.metadata["context_before"], as_records(&chunks[at.saturating_sub(2)..at]), "{mode:?} {}", chunk.chunk_id);
+            assert_eq!(chunk.metadata["context_after"], as_records(&chunks[at + 1..(at + 3).min(chunks.len())]), "{mode:?} {}", chunk.chunk_id);
+            at_start += usize::from(at == 0);
+            in_middle += usize::from(at >= 2 && at + 2 < chunks.len());
+        }
+    }
+    assert!(at_start > 0 && in_middle > 0, "first chunks ({at_start}) and chunks with two on each side ({in_middle}) were both checked");
+    let plain = searcher.search(&SearchRequest::new(QUERY)).unwrap().result.chunks;
+    assert!(plain.iter().all(|c| !c.metadata.contains_key("context_before")), "only when asked");
+
+    // A tombstoned neighbour is passed over: a giant chunk with two before it loses the
+    // nearer one.
+    let giant = Filters { file_name: vec!["giant.txt".into()], ..Default::default() };
+    let request = SearchRequest { query: QUERY.into(), top_k: 20, context_chunks: 1, filters: giant, ..Default::default() };
+    let chunks = &by_document[&searcher.snapshot().documents().find(|d| d.file_name == "giant.txt").unwrap().doc_id];
+    let position = |id: &str| chunks.iter().position(|c| c.1 == id).unwrap();
+    let hit = searcher.search(&request).unwrap().result.chunks.into_iter().find(|c| position(&c.chunk_id) >= 2).unwrap();
+    let at = position(&hit.chunk_id);
+    common::publish_online(out.path().to_str().unwrap(), &Default::default(), "upload://c/note.txt", "note.txt", "An unrelated note.", vec![chunks[at - 1].1.clone()]).await;
+    let reloaded = searcher_of(out.path()).await;
+    let again = reloaded.search(&request).unwrap().result.chunks.into_iter().find(|c| c.chunk_id == hit.chunk_id).unwrap();
+    assert_eq!(hit.metadata["context_before"], as_records(&chunks[at - 1..at]));
+    assert_eq!(again.metadata["context_before"], as_records(&chunks[at - 2..at - 1]), "the hidden chunk is passed over");
+
+    let request = SearchRequest { query: QUERY.into(), context_chunks: 11, ..Default::default() };
+    assert!(matches!(searcher.search(&request), Err(ServerError::InvalidRequest(m)) if m.contains("context_chunks must be between 0 and 10")));
 }

@@ -41,6 +41,9 @@ pub struct SearchArgs {
     /// Mark the words matching the query: in the table as [word], in JSON as metadata.highlights (character ranges).
     #[arg(long)]
     pub highlight: bool,
+    /// Add up to N chunks of each result's document before and after it (JSON: metadata.context_before / context_after).
+    #[arg(long, default_value_t = 0)]
+    pub context_chunks: usize,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +87,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.offset = args.offset;
     request.max_chunks_per_document = args.max_chunks_per_document;
     request.highlight = args.highlight;
+    request.context_chunks = args.context_chunks;
     request.min_score = args.min_score;
     request.vector_weight = args.vector_weight;
     request.keyword_weight = args.keyword_weight;
