@@ -37,9 +37,10 @@ pub struct Window {
 /// the depth reached [`MAX_CANDIDATES`]. Without a per-document limit one pass at depth
 /// `window.len` is enough. `document_of` names a row's document.
 pub fn fill_window<K: Hash + Eq>(window: Window, mut rank: impl FnMut(usize) -> Result<Ranked, ServerError>, document_of: impl Fn(usize) -> K) -> Result<Vec<Scored>, ServerError> {
+    let deepest = MAX_CANDIDATES.max(window.len);
     let mut depth = match window.max_per_document {
         None => window.len,
-        Some(_) => (window.len * 2).min(MAX_CANDIDATES.max(window.len)),
+        Some(_) => (window.len * 2).min(deepest),
     };
     loop {
         let ranked = rank(depth)?;
@@ -47,11 +48,11 @@ pub fn fill_window<K: Hash + Eq>(window: Window, mut rank: impl FnMut(usize) -> 
         let above_min: Vec<Scored> = ranked.rows.into_iter().take_while(|(_, score, _)| *score >= window.min_score).collect();
         let cut_by_score = above_min.len() < before_cut;
         let kept = collapse(above_min, window, &document_of);
-        let at_limit = depth >= MAX_CANDIDATES.max(window.len);
+        let at_limit = depth >= deepest;
         if kept.len() >= window.len || ranked.exhausted || cut_by_score || at_limit || window.max_per_document.is_none() {
             return Ok(kept);
         }
-        depth = (depth * 4).min(MAX_CANDIDATES.max(window.len));
+        depth = (depth * 4).min(deepest);
     }
 }
 
@@ -80,7 +81,8 @@ fn collapse<K: Hash + Eq>(rows: Vec<Scored>, window: Window, document_of: &impl 
 mod tests {
     use super::*;
 
-    /// Rows 0..n scored 1 - row/n, row r in document r % docs.
+    /// Rows 0..n scored 1 - row/n, best first, the first `depth` of them (each test says
+    /// which document a row is in).
     fn ranked(n: usize, depth: usize) -> Ranked {
         let rows: Vec<Scored> = (0..n.min(depth)).map(|r| (r, 1.0 - r as f32 / n as f32, serde_json::Map::new())).collect();
         Ranked { rows, exhausted: depth >= n }
