@@ -97,7 +97,7 @@ pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: se
 /// Adds `metadata.highlights` to each chunk: `[start, end)` character (Unicode scalar)
 /// ranges of its content's words that match a word of `query`, in order.
 pub fn add_highlights(chunks: &mut [ChunkResult], query: &str) {
-    let terms = QueryTerms::of(query);
+    let mut terms = QueryTerms::of(query);
     for chunk in chunks {
         let ranges = char_ranges(&chunk.content, &terms.spans_in(&chunk.content));
         let ranges: Vec<serde_json::Value> = ranges.into_iter().map(|r| serde_json::json!([r.start, r.end])).collect();

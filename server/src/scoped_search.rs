@@ -84,17 +84,20 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
         (at.offset, at.part.searcher.snapshot().document_of(local).doc_id.as_str())
     };
     let kept = fill_window(window, rank, document_of)?;
-    let page: Vec<_> = kept.into_iter().skip(request.offset).collect();
-    let rows: Vec<usize> = page.iter().map(|(row, _, _)| *row).collect();
-    let mut chunks: Vec<ChunkResult> = page.into_iter().map(|(row, score, lanes)| result_of(&placed, row, score, lanes)).collect();
+    let mut chunks: Vec<ChunkResult> = kept
+        .into_iter()
+        .skip(request.offset)
+        .map(|(row, score, lanes)| {
+            let mut chunk = result_of(&placed, row, score, lanes);
+            if request.context_chunks > 0 {
+                let (at, local) = locate(&placed, row);
+                add_context(&mut chunk, at.part.searcher.snapshot(), local, request.context_chunks);
+            }
+            chunk
+        })
+        .collect();
     if request.highlight {
         add_highlights(&mut chunks, &request.query);
-    }
-    if request.context_chunks > 0 {
-        for (chunk, &row) in chunks.iter_mut().zip(&rows) {
-            let (at, local) = locate(&placed, row);
-            add_context(chunk, at.part.searcher.snapshot(), local, request.context_chunks);
-        }
     }
     let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
     let underfilled = chunks.len() < request.top_k;

@@ -5,38 +5,44 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
+use tantivy::tokenizer::TextAnalyzer;
+
 use super::keyword::analyzer;
 
-/// The analyzed terms of a query (lowercased, ASCII-folded, stemmed; stop words left out).
-#[derive(Debug, Clone, Default)]
-pub struct QueryTerms(HashSet<String>);
+/// The analyzed terms of a query (lowercased, ASCII-folded, stemmed; stop words left out),
+/// with the analyzer that read them, which then reads every text they are looked for in (one
+/// analyzer, and its stem cache, for all of a search's results).
+pub struct QueryTerms {
+    terms: HashSet<String>,
+    analyzer: TextAnalyzer,
+}
 
 impl QueryTerms {
     pub fn of(query: &str) -> Self {
         let mut analyzer = analyzer();
-        let mut stream = analyzer.token_stream(query);
         let mut terms = HashSet::new();
+        let mut stream = analyzer.token_stream(query);
         while stream.advance() {
             terms.insert(stream.token().text.clone());
         }
-        Self(terms)
+        drop(stream);
+        Self { terms, analyzer }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.terms.is_empty()
     }
 
     /// The byte ranges of `text`'s words that match a query term, in order.
-    pub fn spans_in(&self, text: &str) -> Vec<Range<usize>> {
-        if self.0.is_empty() {
+    pub fn spans_in(&mut self, text: &str) -> Vec<Range<usize>> {
+        if self.terms.is_empty() {
             return Vec::new();
         }
-        let mut analyzer = analyzer();
-        let mut stream = analyzer.token_stream(text);
+        let mut stream = self.analyzer.token_stream(text);
         let mut spans = Vec::new();
         while stream.advance() {
             let token = stream.token();
-            if self.0.contains(&token.text) {
+            if self.terms.contains(&token.text) {
                 spans.push(token.offset_from..token.offset_to);
             }
         }
@@ -71,7 +77,7 @@ mod tests {
 
     #[test]
     fn matches_words_as_the_keyword_lane_does() {
-        let terms = QueryTerms::of("Who invented the mercury thermometers?");
+        let mut terms = QueryTerms::of("Who invented the mercury thermometers?");
         let text = "Fahrenheit invented a Mercury thermometer; the thermometer's scale is his. Inventions differ.";
         // Case, plural and stem match ("Inventions" and "invented" are both "invent"); the stop word "the" never does.
         assert_eq!(words(text, &terms.spans_in(text)), ["invented", "Mercury", "thermometer", "thermometer", "Inventions"]);
