@@ -283,6 +283,16 @@ fn search_and_eval_from_the_command_line() {
     let output = quarry(&["search", snap.to_str().unwrap(), "baking bread in an oven", "--json", "--top-k", "1", "--exclude", &exclude]);
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(result["chunks"][0]["display_citation"].as_str().is_some_and(|c| c != "corpus.jsonl#d4"), "{result}");
+    // Facet counts under the table: keyword mode counts the documents holding a query word.
+    let output = quarry(&["search", snap.to_str().unwrap(), "sleeping cats rank documents", "--mode", "keyword", "--facet", "file_name", "--facet", "tags"]);
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("file_name (2 documents):\n        2  corpus.jsonl\n"), "{stdout}");
+    assert!(stdout.contains("tags (2 documents):\n        2  (none)\n"), "{stdout}");
+    let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--facet", "file_name", "--json"]);
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(result["facets"]["file_name"]["values"], serde_json::json!([{ "value": "corpus.jsonl", "count": 4 }]), "{result}");
+    let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--facet", "doc_id"]);
+    assert!(!output.status.success() && text(&output.stderr).contains("cannot count `doc_id`"), "{}", text(&output.stderr));
     let output = quarry(&["search", snap.to_str().unwrap(), "x", "--top-k", "0"]);
     assert!(text(&output.stderr).contains("top_k must be between 1 and 1000"), "{}", text(&output.stderr));
 

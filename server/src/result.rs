@@ -1,10 +1,11 @@
 //! The seed-000 result records: the `Chunk` golden record and the `RetrievalResult`
-//! container, with quarry's `mode` and `underfilled` added.
+//! container, with quarry's `mode`, `underfilled` and (when asked for) `facets` added.
 
 use quarry_indexer::index::{char_ranges, QueryTerms};
 use quarry_indexer::parse::ContentType;
 use serde::{Deserialize, Serialize};
 
+use crate::facets::Facets;
 use crate::loaded::LoadedSnapshot;
 
 /// The golden record: one retrieved chunk.
@@ -43,6 +44,9 @@ pub struct RetrievalResult {
     pub mode: String,
     /// True when fewer than top_k chunks matched (filters, min_score, a small corpus).
     pub underfilled: bool,
+    /// Documents by value of each field the request named in `facets` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facets: Option<Facets>,
 }
 
 /// The citation label of a chunk.

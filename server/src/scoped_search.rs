@@ -12,6 +12,7 @@ use quarry_indexer::index::{KeywordStats, RowSet};
 
 use crate::context_chunks::add_context;
 use crate::error::ServerError;
+use crate::facets::{FacetCounter, Facets};
 use crate::fusion::{reciprocal_rank_fusion, Lane};
 use crate::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
 use crate::result_window::{fill_window, Ranked, Window, MAX_CANDIDATES};
@@ -99,6 +100,7 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
     if request.highlight {
         add_highlights(&mut chunks, &request.query);
     }
+    let facets = if request.facets.is_empty() { None } else { Some(count_facets(&placed, request)?) };
     let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
     let underfilled = chunks.len() < request.top_k;
     Ok(SearchOutcome {
@@ -111,6 +113,7 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
             error_message: None,
             mode: request.mode.as_str().into(),
             underfilled,
+            facets,
         },
         timings: SearchTimings { embed_secs: 0.0, search_secs: started.elapsed().as_secs_f64() },
     })
@@ -148,6 +151,20 @@ fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: 
         })
         .collect();
     Ok(Ranked { rows, exhausted })
+}
+
+/// The facets of the documents the search could return: those the filters allow, and in
+/// keyword mode only those with a row holding a query word.
+fn count_facets(placed: &[Placed<'_>], request: &SearchRequest) -> Result<Facets, ServerError> {
+    let mut counter = FacetCounter::new(&request.facets, request.facet_size)?;
+    for at in placed {
+        let matching = match request.mode {
+            Mode::Keyword => Some(at.part.searcher.keyword_matching_rows(&request.query)?),
+            Mode::Vector | Mode::Hybrid => None,
+        };
+        counter.count(at.part.searcher.snapshot(), at.allowed.as_ref(), matching.as_deref());
+    }
+    Ok(counter.finish())
 }
 
 /// Every part's nearest rows, merged best first (cosines mean the same in every part).

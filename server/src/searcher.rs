@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context_chunks::MAX_CONTEXT_CHUNKS;
 use crate::error::ServerError;
+use crate::facets::{self, DEFAULT_FACET_SIZE};
 use crate::filter::Filters;
 use crate::loaded::{LoadedSegment, LoadedSnapshot};
 use crate::result::RetrievalResult;
@@ -90,6 +91,11 @@ pub struct SearchRequest {
     /// Each result's `metadata.context_before` / `context_after`: up to this many live
     /// chunks of its document on each side, in chunk order.
     pub context_chunks: usize,
+    /// Fields to count the documents of by value (`source`, `file_name`, `tags`,
+    /// `metadata.<key>`), over the documents the search could return: [`crate::facets`].
+    pub facets: Vec<String>,
+    /// Values each facet lists, most documents first.
+    pub facet_size: usize,
 }
 
 impl Default for SearchRequest {
@@ -107,6 +113,8 @@ impl Default for SearchRequest {
             max_chunks_per_document: None,
             highlight: false,
             context_chunks: 0,
+            facets: Vec::new(),
+            facet_size: DEFAULT_FACET_SIZE,
         }
     }
 }
@@ -148,6 +156,7 @@ impl SearchRequest {
         if self.rrf_k < 0.0 {
             return bad(format!("rrf_k must be >= 0, got {}", self.rrf_k));
         }
+        facets::validate(&self.facets, self.facet_size)?;
         self.filters.validate()
     }
 }
@@ -278,6 +287,11 @@ impl Searcher {
         }
         best_first(&mut hits, k);
         Ok(hits)
+    }
+
+    /// Each segment's rows (local numbers) holding a word of `query`, in segment order.
+    pub fn keyword_matching_rows(&self, query: &str) -> Result<Vec<RowSet>, ServerError> {
+        Ok(self.snapshot.segments.iter().map(|segment| segment.data.keyword.matching_rows(query)).collect::<Result<_, _>>()?)
     }
 
     /// Runs a search, embedding the query when a lane needs it.

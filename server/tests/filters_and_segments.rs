@@ -1,7 +1,7 @@
 //! Filters inside both lanes (against an exact filtered scan), underfilled results,
 //! several segments with tombstones, compaction of small segments into fewer, runs and deltas
 //! cut into segments, model mismatch, corruption on load, and a snapshot loaded from S3
-//! through the local cache.
+//! through the local cache; facet counts over what a search could return.
 
 #[path = "../../indexer/tests/common/mod.rs"]
 mod common;
@@ -714,4 +714,57 @@ async fn rows_found_through_the_field_index_are_the_rows_that_match() {
             assert_eq!(got, want, "{spec:?} ({round})");
         }
     }
+
+    // Facets count the documents a search could return, against a count made row by row:
+    // live rows the filter allows (and, in keyword mode, that hold a query word as the
+    // highlighter reads them), each document once.
+    let searcher = Searcher::new(Arc::new(snapshot), common::embedder()).unwrap();
+    let snapshot = searcher.snapshot().clone();
+    let names: Vec<String> = ["tags", "metadata.year", "source", "file_name"].map(String::from).to_vec();
+    let query = "apricots weather temperature";
+    for spec in &specs[..9] {
+        let mut filters = Filters::default();
+        spec.iter().for_each(|s| filters.add(s).unwrap());
+        for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+            let mut counted: std::collections::BTreeMap<String, &quarry_indexer::snapshot::DocumentRecord> = Default::default();
+            let mut terms = quarry_indexer::index::QueryTerms::of(query);
+            for row in 0..snapshot.row_count() {
+                let document = snapshot.document_of(row);
+                let holds_word = mode != Mode::Keyword || !terms.spans_in(&snapshot.chunk(row).text).is_empty();
+                if !snapshot.tombstoned.contains(row) && filters.matches(document) && holds_word {
+                    counted.insert(document.doc_id.clone(), document);
+                }
+            }
+            let request = SearchRequest { query: query.into(), mode, top_k: 3, filters: filters.clone(), facets: names.clone(), facet_size: 1000, ..Default::default() };
+            let facets = searcher.search(&request).unwrap().result.facets.expect("facets asked for");
+            for name in &names {
+                let mut want: std::collections::BTreeMap<String, u64> = Default::default();
+                let mut missing = 0;
+                for document in counted.values() {
+                    let values: Vec<serde_json::Value> = match name.as_str() {
+                        "tags" => document.tags.iter().map(|t| t.as_str().into()).collect(),
+                        "source" => vec![document.source.as_str().into()],
+                        "file_name" => vec![document.file_name.as_str().into()],
+                        _ => serde_json::from_str::<serde_json::Value>(&document.metadata).unwrap().get("year").cloned().into_iter().collect(),
+                    };
+                    missing += values.is_empty() as u64;
+                    values.iter().for_each(|v| *want.entry(v.to_string()).or_default() += 1);
+                }
+                let facet = &facets[name];
+                let got: std::collections::BTreeMap<String, u64> = facet.values.iter().map(|v| (v.value.to_string(), v.count)).collect();
+                assert_eq!((&got, facet.missing, facet.documents, facet.more_values), (&want, missing, counted.len() as u64, 0), "{spec:?} {mode:?} {name}");
+                assert!(facet.values.windows(2).all(|w| w[0].count >= w[1].count), "{spec:?} {mode:?} {name}: most first");
+            }
+            if spec.is_empty() && mode == Mode::Keyword {
+                assert!(counted.len() > 2 && counted.len() < snapshot.live_documents().len(), "the query matches some documents: {}", counted.len());
+            }
+        }
+    }
+    // facet_size keeps the most frequent values and says how many were left out.
+    let request = SearchRequest { query: query.into(), facets: vec!["tags".into()], facet_size: 5, ..Default::default() };
+    let tags = &searcher.search(&request).unwrap().result.facets.unwrap()["tags"];
+    assert_eq!((tags.values.len(), tags.more_values), (5, 43 - 5), "{tags:?}");
+    let listed: Vec<&str> = tags.values.iter().map(|v| v.value.as_str().unwrap()).collect();
+    assert!(listed[..3].iter().all(|tag| tag.starts_with('u')), "the three u-tags hold the most documents: {tags:?}");
+    assert_eq!(listed[3..], ["t0", "t1"], "then the t-tags of five documents, by name: {tags:?}");
 }

@@ -421,6 +421,21 @@ async fn several_collections_search_as_one() {
     assert!(status == 400 && error["detail"].as_str().unwrap().contains("max_chunks_per_document"), "{error}");
     let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "offset": 10_000 })).await;
     assert!(status == 400 && error["detail"].as_str().unwrap().contains("offset + top_k"), "{error}");
+    // Facets: documents by value over what the search could return, each collection's own.
+    let facet_of = |result: &serde_json::Value, name: &str| -> Vec<(String, u64)> {
+        result["facets"][name]["values"].as_array().unwrap().iter().map(|v| (v["value"].as_str().unwrap().to_string(), v["count"].as_u64().unwrap())).collect()
+    };
+    let (status, counted) = server.post("/v1/search", json!({ "query": "glaciers", "top_k": 1, "facets": ["file_name", "source"] })).await;
+    assert_eq!(status, 200, "{counted}");
+    assert_eq!(facet_of(&counted, "file_name"), [("coast.md".into(), 2), ("ice.md".into(), 2)], "{counted}");
+    assert_eq!(facet_of(&counted, "source"), [("upload".into(), 4)], "{counted}");
+    let (_, keyword) = server.post("/v1/search", json!({ "query": "glaciers", "mode": "keyword", "facets": ["file_name"] })).await;
+    assert_eq!(facet_of(&keyword, "file_name"), [("ice.md".into(), 2)], "keyword mode counts the documents holding a query word: {keyword}");
+    let (_, empty) = server.post("/v1/collections/empty/search", json!({ "query": "glaciers", "facets": ["tags"] })).await;
+    assert_eq!((&empty["facets"]["tags"]["documents"], empty["facets"]["tags"]["values"].as_array().map(Vec::len)), (&json!(0), Some(0)), "{empty}");
+    assert!(marked.get("facets").is_none(), "no facets unless asked for: {marked}");
+    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "facets": ["team"] })).await;
+    assert!(status == 400 && error["detail"].as_str().unwrap().contains("cannot count `team`"), "{error}");
 
     let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": ["coast", "nope"] })).await;
     assert_eq!((status, error["detail"].as_str()), (404, Some("Collection 'nope' not found")));

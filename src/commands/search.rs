@@ -1,4 +1,5 @@
-//! `quarry search SNAPSHOT "query"`: a readable table (rank, score, citation, snippet) or JSON.
+//! `quarry search SNAPSHOT "query"`: a readable table (rank, score, citation, snippet; then
+//! any facet counts) or JSON.
 
 use std::process::ExitCode;
 
@@ -44,6 +45,12 @@ pub struct SearchArgs {
     /// Add up to N chunks of each result's document before and after it (JSON: metadata.context_before / context_after).
     #[arg(long, default_value_t = 0)]
     pub context_chunks: usize,
+    /// Count the documents the search could return by this field's values: source, file_name, tags or metadata.KEY. Repeatable.
+    #[arg(long = "facet")]
+    pub facets: Vec<String>,
+    /// Values listed per --facet, most documents first.
+    #[arg(long, default_value_t = quarry_server::facets::DEFAULT_FACET_SIZE)]
+    pub facet_size: usize,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -88,6 +95,8 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.max_chunks_per_document = args.max_chunks_per_document;
     request.highlight = args.highlight;
     request.context_chunks = args.context_chunks;
+    request.facets = args.facets.clone();
+    request.facet_size = args.facet_size;
     request.min_score = args.min_score;
     request.vector_weight = args.vector_weight;
     request.keyword_weight = args.keyword_weight;
@@ -109,6 +118,19 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     println!("{:>4}  {:>6}  {:<32}  {}", "rank", "score", "citation", "snippet");
     for (rank, chunk) in result.chunks.iter().enumerate() {
         println!("{:>4}  {:>6.3}  {:<32}  {}", args.offset + rank + 1, chunk.score, snippet(&chunk.display_citation, 32), snippet(&marked(chunk), 90));
+    }
+    for (name, facet) in result.facets.iter().flatten() {
+        println!("\n{name} ({} documents):", facet.documents);
+        for value in &facet.values {
+            let shown = value.value.as_str().map(str::to_string).unwrap_or_else(|| value.value.to_string());
+            println!("  {:>7}  {shown}", value.count);
+        }
+        if facet.more_values > 0 {
+            println!("  ({} more values)", facet.more_values);
+        }
+        if facet.missing > 0 {
+            println!("  {:>7}  (none)", facet.missing);
+        }
     }
     println!(
         "\n{} results ({} mode{}), {:.1} ms embedding + {:.1} ms search",

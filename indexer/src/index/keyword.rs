@@ -13,6 +13,7 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
 use tantivy::{Index, IndexReader, Searcher, Term};
 
+use super::keyword_rows::RowsCollector;
 use super::stem_cache::CachedEnglishStemmer;
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
@@ -140,6 +141,9 @@ pub trait KeywordIndex: Send + Sync {
     fn stats(&self, query: &str) -> Result<KeywordStats>;
     /// Top-`k` rows (among `allowed` when given) scored with `stats` instead of this index's own.
     fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>>;
+    /// Every row holding at least one word of `query` as the analyzer reads it (a set of
+    /// [`KeywordIndex::len`] rows), unscored and uncut.
+    fn matching_rows(&self, query: &str) -> Result<RowSet>;
 }
 
 /// A tantivy index opened from a folder.
@@ -204,19 +208,36 @@ impl KeywordIndex for TantivyKeywordIndex {
     fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>> {
         self.run(query, k, allowed, Some(stats))
     }
+
+    fn matching_rows(&self, query: &str) -> Result<RowSet> {
+        let mut matching = RowSet::empty(self.len());
+        let Some(query) = self.any_term_query(query)? else { return Ok(matching) };
+        for row in self.reader.searcher().search(&query, &RowsCollector).map_err(err("match"))? {
+            matching.insert(row as usize);
+        }
+        Ok(matching)
+    }
 }
 
 impl TantivyKeywordIndex {
-    fn run(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: Option<&KeywordStats>) -> Result<Vec<Hit>> {
+    /// Any of the words of `query` (None when the analyzer leaves none).
+    fn any_term_query(&self, query: &str) -> Result<Option<BooleanQuery>> {
         let terms = self.terms(query)?;
-        if terms.is_empty() || k == 0 || allowed.is_some_and(RowSet::is_empty) {
-            return Ok(Vec::new());
+        if terms.is_empty() {
+            return Ok(None);
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
             .map(|t| (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>))
             .collect();
-        let query = BooleanQuery::new(clauses);
+        Ok(Some(BooleanQuery::new(clauses)))
+    }
+
+    fn run(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: Option<&KeywordStats>) -> Result<Vec<Hit>> {
+        if k == 0 || allowed.is_some_and(RowSet::is_empty) {
+            return Ok(Vec::new());
+        }
+        let Some(query) = self.any_term_query(query)? else { return Ok(Vec::new()) };
         let searcher = self.reader.searcher();
         let provider: &dyn Bm25StatisticsProvider = match stats {
             Some(stats) => stats,
@@ -269,6 +290,18 @@ mod tests {
         allowed.insert(2);
         let hits = index.search_in("vector search", 1, &allowed).unwrap();
         assert_eq!(hits.iter().map(|h| h.row).collect::<Vec<_>>(), [2]);
+    }
+
+    #[test]
+    fn matching_rows_are_every_row_holding_a_query_word() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = (0..300).map(|i| format!("note {i}: {}", if i % 7 == 3 { "glaciers melt" } else if i % 11 == 0 { "the harbour" } else { "ships wait" })).collect();
+        build_keyword_index(dir.path(), texts.iter().map(String::as_str)).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        let matching = index.matching_rows("Glacier HARBOURS").unwrap();
+        let expected: Vec<u64> = (0..300u64).filter(|i| i % 7 == 3 || i % 11 == 0).collect();
+        assert_eq!((matching.len(), matching.rows()), (300, expected));
+        assert_eq!(index.matching_rows("the of and").unwrap().count(), 0, "stop words only");
     }
 
     #[test]

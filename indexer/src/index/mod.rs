@@ -6,6 +6,7 @@ mod faiss_index;
 mod highlight;
 mod keyword;
 mod keyword_build;
+mod keyword_rows;
 mod kernels;
 mod recall;
 mod row_set;

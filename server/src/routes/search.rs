@@ -10,6 +10,7 @@ use super::knowledge::find;
 use super::ApiJson;
 use crate::api_error::ApiError;
 use crate::app::AppState;
+use crate::facets::empty_facets;
 use crate::result::RetrievalResult;
 use crate::scoped_search::search_collections;
 use crate::searcher::{Mode, SearchRequest, SearchTimings};
@@ -31,6 +32,7 @@ pub(crate) async fn run_search(state: &AppState, searcher: Option<Arc<crate::sea
             error_message: None,
             mode: request.mode.as_str().into(),
             underfilled: true,
+            facets: (!request.facets.is_empty()).then(|| empty_facets(&request.facets)),
         });
     };
     let mode = request.mode;
