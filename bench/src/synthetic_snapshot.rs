@@ -44,7 +44,8 @@ pub async fn write_synthetic_snapshot(out: &Path, chunks: usize, seed: u64, mode
             size: doc.text.len() as u64,
             etag: None,
             chunk_count: 1,
-            metadata: "{}".into(),
+            // A metadata key to filter and count by: five years, a fifth of the documents each.
+            metadata: format!(r#"{{"year": {}}}"#, 2020 + records.len() % 5),
             ingested_at: now,
         });
     }
@@ -71,4 +72,26 @@ pub async fn write_synthetic_snapshot(out: &Path, chunks: usize, seed: u64, mode
     };
     writer.publish(&manifest, LatestExpected::Any).await?;
     Ok(manifest)
+}
+
+/// The synthetic snapshot of `docs` one-chunk documents (an exact-search index, so it builds
+/// in seconds) in `dir`, written there first when it holds none, loaded with one row in a
+/// hundred tombstoned, and its Searcher with the real model. For the filter and facet
+/// benchmarks at a million documents.
+pub async fn searcher_with_tombstones(dir: &Path, docs: usize) -> anyhow::Result<quarry_server::Searcher> {
+    use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions};
+    use quarry_indexer::index::IndexKind;
+    use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
+    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    if !dir.join("LATEST").is_file() {
+        let started = std::time::Instant::now();
+        let index = IndexOptions { kind: IndexKind::Flat, ..IndexOptions::default() };
+        write_synthetic_snapshot(dir, docs, 42, &model, &index).await?;
+        eprintln!("synthetic snapshot of {docs} documents written in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    let mut snapshot = LoadedSnapshot::load(dir.to_str().unwrap_or_default(), &LoadOptions::default()).await?;
+    for row in (0..snapshot.row_count()).step_by(100) {
+        snapshot.tombstoned.insert(row);
+    }
+    Ok(Searcher::new(std::sync::Arc::new(snapshot), std::sync::Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?))?)
 }

@@ -7,12 +7,14 @@
 //! several collections each collection's documents count on their own.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use quarry_indexer::index::RowSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ServerError;
+use crate::facet_columns::{FacetColumn, FacetField};
 use crate::loaded::{LoadedSegment, LoadedSnapshot};
 
 /// Most fields one search may count.
@@ -47,29 +49,6 @@ pub struct Facet {
 /// Facets by the names the request gave.
 pub type Facets = BTreeMap<String, Facet>;
 
-/// A field a facet counts.
-#[derive(Debug, Clone, PartialEq)]
-enum FacetField {
-    Source,
-    FileName,
-    Tags,
-    Metadata(String),
-}
-
-impl FacetField {
-    fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "source" => Ok(Self::Source),
-            "file_name" => Ok(Self::FileName),
-            "tags" => Ok(Self::Tags),
-            _ => match name.strip_prefix("metadata.") {
-                Some(key) if !key.is_empty() => Ok(Self::Metadata(key.to_string())),
-                _ => Err(format!("facets: cannot count `{name}` (source, file_name, tags, or metadata.<key>)")),
-            },
-        }
-    }
-}
-
 /// Checks the facet names and size of a request.
 pub fn validate(names: &[String], size: usize) -> Result<(), ServerError> {
     let bad = |m: String| Err(ServerError::InvalidRequest(m));
@@ -88,130 +67,90 @@ pub fn validate(names: &[String], size: usize) -> Result<(), ServerError> {
     Ok(())
 }
 
-/// A value as counted: text borrowed from the documents, any other JSON value by its text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Key<'a> {
-    Text(&'a str),
-    Json(String),
-}
-
-impl Key<'_> {
-    fn value(&self) -> Value {
-        match self {
-            Key::Text(text) => Value::String((*text).to_string()),
-            Key::Json(json) => serde_json::from_str(json).unwrap_or(Value::Null),
-        }
-    }
-
-    fn order_text(&self) -> &str {
-        match self {
-            Key::Text(text) => text,
-            Key::Json(json) => json,
-        }
-    }
-}
-
-/// One field's counts while counting.
-#[derive(Default)]
-struct Tally<'a> {
-    counts: HashMap<Key<'a>, u64>,
+/// One field's counts while counting: each counted segment's column and its documents per
+/// value number.
+struct Tally {
+    name: String,
+    field: FacetField,
+    parts: Vec<(Arc<FacetColumn>, Vec<u64>)>,
     missing: u64,
     documents: u64,
 }
 
-impl<'a> Tally<'a> {
-    /// Counts one document holding `keys` (duplicates counted once).
-    fn add(&mut self, mut keys: Vec<Key<'a>>) {
-        self.documents += 1;
-        if keys.is_empty() {
-            self.missing += 1;
-            return;
+impl Tally {
+    /// Counts `counted` (document numbers of the column's segment).
+    fn count(&mut self, column: Arc<FacetColumn>, counted: &[usize]) {
+        let mut counts = vec![0u64; column.values.len()];
+        for &doc in counted {
+            let numbers = column.of(doc);
+            if numbers.is_empty() {
+                self.missing += 1;
+            }
+            numbers.iter().for_each(|&number| counts[number as usize] += 1);
         }
-        if keys.len() > 1 {
-            let mut seen = Vec::with_capacity(keys.len());
-            keys.retain(|key| {
-                let new = !seen.contains(key);
-                if new {
-                    seen.push(key.clone());
-                }
-                new
-            });
-        }
-        for key in keys {
-            *self.counts.entry(key).or_default() += 1;
-        }
-    }
-
-    /// Adds another tally's counts, its keys copied.
-    fn absorb(&mut self, other: Tally<'_>) {
-        self.documents += other.documents;
-        self.missing += other.missing;
-        for (key, count) in other.counts {
-            *self.counts.entry(owned(key)).or_default() += count;
-        }
+        self.documents += counted.len() as u64;
+        self.parts.push((column, counts));
     }
 
     fn into_facet(self, size: usize) -> Facet {
-        let mut counted: Vec<(Key<'a>, u64)> = self.counts.into_iter().collect();
-        counted.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.order_text().cmp(b.0.order_text())));
-        let more_values = counted.len().saturating_sub(size) as u64;
-        counted.truncate(size);
-        Facet { values: counted.into_iter().map(|(key, count)| FacetValue { value: key.value(), count }).collect(), more_values, missing: self.missing, documents: self.documents }
+        // (key, value, documents) of each value some counted document holds; the parts'
+        // values merged by key when there are several.
+        let mut held: Vec<(&str, &Value, u64)> = match self.parts.as_slice() {
+            [(column, counts)] => counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (column.keys[i].as_str(), &column.values[i], n)).collect(),
+            parts => {
+                let mut merged: HashMap<&str, (&Value, u64)> = HashMap::new();
+                for (column, counts) in parts {
+                    for (i, &n) in counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+                        merged.entry(column.keys[i].as_str()).or_insert((&column.values[i], 0)).1 += n;
+                    }
+                }
+                merged.into_iter().map(|(key, (value, n))| (key, value, n)).collect()
+            }
+        };
+        let (values, more_values) = most_first(&mut held, size);
+        Facet { values, more_values, missing: self.missing, documents: self.documents }
     }
 }
 
-/// The keys of a metadata value: each scalar of a list, the value itself otherwise; none for
-/// null or no value.
-fn metadata_keys(value: Option<&Value>) -> Vec<Key<'_>> {
-    fn key(value: &Value) -> Option<Key<'_>> {
-        match value {
-            Value::Null => None,
-            Value::String(text) => Some(Key::Text(text)),
-            other => Some(Key::Json(other.to_string())),
-        }
+/// The first `size` of `held` by documents, most first, ties by key; and how many are left out.
+fn most_first(held: &mut Vec<(&str, &Value, u64)>, size: usize) -> (Vec<FacetValue>, u64) {
+    let order = |a: &(&str, &Value, u64), b: &(&str, &Value, u64)| b.2.cmp(&a.2).then_with(|| a.0.cmp(b.0));
+    let more_values = held.len().saturating_sub(size) as u64;
+    if held.len() > size && size > 0 {
+        held.select_nth_unstable_by(size - 1, order);
     }
-    match value {
-        None => Vec::new(),
-        Some(Value::Array(values)) => values.iter().filter_map(key).collect(),
-        Some(value) => key(value).into_iter().collect(),
-    }
+    held.truncate(size);
+    held.sort_unstable_by(order);
+    (held.iter().map(|&(_, value, count)| FacetValue { value: value.clone(), count }).collect(), more_values)
 }
 
 /// Counts facets over several snapshots' documents.
-pub struct FacetCounter<'a> {
-    fields: Vec<(String, FacetField, Tally<'a>)>,
+pub struct FacetCounter {
+    tallies: Vec<Tally>,
     size: usize,
 }
 
-impl<'a> FacetCounter<'a> {
-    /// A counter of the named fields (checked by [`validate`] first).
+impl FacetCounter {
+    /// A counter of the named fields (checked as [`validate`] does).
     pub fn new(names: &[String], size: usize) -> Result<Self, ServerError> {
         validate(names, size)?;
-        let fields = names.iter().map(|name| Ok((name.clone(), FacetField::parse(name).map_err(ServerError::InvalidRequest)?, Tally::default()))).collect::<Result<_, ServerError>>()?;
-        Ok(Self { fields, size })
+        let tallies = names
+            .iter()
+            .map(|name| Ok(Tally { name: name.clone(), field: FacetField::parse(name).map_err(ServerError::InvalidRequest)?, parts: Vec::new(), missing: 0, documents: 0 }))
+            .collect::<Result<_, ServerError>>()?;
+        Ok(Self { tallies, size })
     }
 
     /// Counts the documents of `snapshot` with a row in `allowed` (every live row when None)
     /// and, when `matching` is given, in that segment's set of matching rows too (local
     /// numbers; one set per segment, in order).
-    pub fn count(&mut self, snapshot: &'a LoadedSnapshot, allowed: Option<&RowSet>, matching: Option<&[RowSet]>) {
+    pub fn count(&mut self, snapshot: &LoadedSnapshot, allowed: Option<&RowSet>, matching: Option<&[RowSet]>) {
         for (at, segment) in snapshot.segments.iter().enumerate() {
             let counted = counted_documents(snapshot, segment, allowed, matching.map(|sets| &sets[at]));
-            let documents = &segment.data.documents;
-            for (_, field, tally) in &mut self.fields {
-                match field {
-                    FacetField::Source => counted.iter().for_each(|&doc| tally.add(vec![Key::Text(&documents[doc].source)])),
-                    FacetField::FileName => counted.iter().for_each(|&doc| tally.add(vec![Key::Text(&documents[doc].file_name)])),
-                    FacetField::Tags => counted.iter().for_each(|&doc| tally.add(documents[doc].tags.iter().map(|tag| Key::Text(tag)).collect())),
-                    FacetField::Metadata(key) => {
-                        // The column may be a copy made for this call: counted here, and only
-                        // its distinct values copied into the field's tally.
-                        let column = segment.data.metadata_columns.column(key, documents);
-                        let mut here = Tally::default();
-                        counted.iter().for_each(|&doc| here.add(metadata_keys(column[doc].as_ref())));
-                        tally.absorb(here);
-                    }
-                }
+            let data = &segment.data;
+            for tally in &mut self.tallies {
+                let column = data.facet_columns.column(&tally.field, &data.documents, &data.metadata_columns);
+                tally.count(column, &counted);
             }
         }
     }
@@ -219,15 +158,7 @@ impl<'a> FacetCounter<'a> {
     /// The counts, by field name.
     pub fn finish(self) -> Facets {
         let size = self.size;
-        self.fields.into_iter().map(|(name, _, tally)| (name, tally.into_facet(size))).collect()
-    }
-}
-
-/// A key that outlives the value it was read from.
-fn owned<'b>(key: Key<'_>) -> Key<'b> {
-    match key {
-        Key::Text(text) => Key::Json(Value::String(text.to_string()).to_string()),
-        Key::Json(json) => Key::Json(json),
+        self.tallies.into_iter().map(|tally| (tally.name.clone(), tally.into_facet(size))).collect()
     }
 }
 
@@ -251,7 +182,7 @@ fn counted_documents(snapshot: &LoadedSnapshot, segment: &LoadedSegment, allowed
 
 /// Facets of nothing counted: every named field with no values.
 pub fn empty_facets(names: &[String]) -> Facets {
-    names.iter().map(|name| (name.clone(), Tally::default().into_facet(0))).collect()
+    names.iter().map(|name| (name.clone(), Facet { values: Vec::new(), more_values: 0, missing: 0, documents: 0 })).collect()
 }
 
 #[cfg(test)]
@@ -277,33 +208,14 @@ mod tests {
     }
 
     #[test]
-    fn a_tally_counts_documents_once_per_value_and_orders_most_first() {
-        let mut tally = Tally::default();
-        tally.add(vec![Key::Text("b"), Key::Text("a"), Key::Text("b")]);
-        tally.add(vec![Key::Text("b")]);
-        tally.add(vec![Key::Json("2024".into())]);
-        tally.add(vec![Key::Text("c")]);
-        tally.add(Vec::new());
-        let facet = tally.into_facet(3);
-        let values: Vec<(Value, u64)> = facet.values.iter().map(|v| (v.value.clone(), v.count)).collect();
-        assert_eq!(values, [(Value::from("b"), 2), (serde_json::json!(2024), 1), (Value::from("a"), 1)]);
-        assert_eq!((facet.more_values, facet.missing, facet.documents), (1, 1, 5));
+    fn the_most_held_values_come_first_ties_by_key() {
+        let (a, b, three, c) = (Value::from("a"), Value::from("b"), serde_json::json!(3), Value::from("c"));
+        let mut held = vec![("c", &c, 1), ("b", &b, 2), ("\u{1}3", &three, 1), ("a", &a, 1)];
+        let (values, more) = most_first(&mut held, 3);
+        let listed: Vec<(Value, u64)> = values.into_iter().map(|v| (v.value, v.count)).collect();
+        assert_eq!((listed, more), (vec![(b.clone(), 2), (three.clone(), 1), (a.clone(), 1)], 1));
+        let mut held = vec![("a", &a, 5)];
+        assert_eq!(most_first(&mut held, 10).1, 0);
     }
 
-    #[test]
-    fn metadata_values_count_each_scalar_of_a_list_and_nothing_for_null() {
-        let json = serde_json::json!(["x", 3, null, true]);
-        let keys = metadata_keys(Some(&json));
-        assert_eq!(keys, [Key::Text("x"), Key::Json("3".into()), Key::Json("true".into())]);
-        assert!(metadata_keys(Some(&Value::Null)).is_empty());
-        assert!(metadata_keys(None).is_empty());
-        assert_eq!(owned(Key::Text("x")).value(), Value::from("x"));
-        let (mut all, mut part) = (Tally::default(), Tally::default());
-        part.add(vec![Key::Text("x")]);
-        part.add(Vec::new());
-        all.add(vec![Key::Json("\"x\"".into())]);
-        all.absorb(part);
-        let facet = all.into_facet(10);
-        assert_eq!((facet.values, facet.missing, facet.documents), (vec![FacetValue { value: Value::from("x"), count: 2 }], 1, 3));
-    }
 }

@@ -1,6 +1,6 @@
 //! The quarry search side and the appliance. Search: a snapshot loaded for search
 //! ([`loaded`]), filters ([`filter`]), the vector / keyword / hybrid lanes ([`searcher`],
-//! [`fusion`]), several collections searched as one ([`scoped_search`]), the seed-000 result records ([`result`]), facet counts ([`facets`]), quality evaluation ([`eval`]).
+//! [`fusion`]), several collections searched as one ([`scoped_search`]), the seed-000 result records ([`result`]), facet counts ([`facets`], over [`facet_columns`]), quality evaluation ([`eval`]).
 //! Server ([`app`]): collections ([`collection`]) with hot-swapped snapshots, online
 //! ingestion jobs ([`jobs`], [`ingest`]) and their events ([`events`], through [`event_hub`]), the HTTP routes ([`routes`]), errors mapped to
 //! status codes in one place ([`api_error`]), API keys ([`auth`]), metrics ([`metrics`]); concurrent searches
@@ -16,6 +16,7 @@ pub mod error;
 pub mod eval;
 pub mod event_hub;
 pub mod events;
+pub mod facet_columns;
 pub mod facets;
 pub mod filter;
 pub mod field_index;

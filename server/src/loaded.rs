@@ -18,6 +18,7 @@ use quarry_indexer::IndexerError;
 use rayon::prelude::*;
 
 use crate::error::ServerError;
+use crate::facet_columns::FacetColumns;
 use crate::field_index::FieldIndex;
 use crate::metadata_columns::MetadataColumns;
 use crate::hidden_rows::HiddenRows;
@@ -58,6 +59,8 @@ pub struct SegmentData {
     pub metadata_columns: MetadataColumns,
     /// The documents by the field values filters have asked for, and each document's rows.
     pub field_index: FieldIndex,
+    /// The values of the fields facets have counted, interned.
+    pub facet_columns: FacetColumns,
 }
 
 impl SegmentData {
@@ -244,7 +247,7 @@ impl LoadedSnapshot {
         }
         drop(doc_index);
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
-        Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword, metadata_columns: MetadataColumns::default(), field_index: FieldIndex::default() })
+        Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword, metadata_columns: MetadataColumns::default(), field_index: FieldIndex::default(), facet_columns: FacetColumns::default() })
     }
 
     /// What the tombstoned rows of every segment add to the keyword indexes' statistics.

@@ -10,10 +10,7 @@
 
 use std::time::Instant;
 
-use quarry_indexer::embed::{default_model_dir, ModelDir};
-use quarry_indexer::index::{IndexKind, IndexOptions};
-use quarry_indexer::embed::{BertEmbedder, EmbedOptions};
-use quarry_server::{Filters, LoadOptions, LoadedSnapshot, Searcher};
+use quarry_server::Filters;
 
 /// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
 #[global_allocator]
@@ -27,20 +24,9 @@ async fn main() -> anyhow::Result<()> {
     let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
     let scratch = tempfile::tempdir()?;
     let dir = value("--snapshot").map(std::path::PathBuf::from).unwrap_or_else(|| scratch.path().to_path_buf());
-    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
-    if !dir.join("LATEST").is_file() {
-        let started = Instant::now();
-        let index = IndexOptions { kind: IndexKind::Flat, ..IndexOptions::default() };
-        quarry_bench::synthetic_snapshot::write_synthetic_snapshot(&dir, docs, 42, &model, &index).await?;
-        eprintln!("synthetic snapshot of {docs} documents written in {:.1} s", started.elapsed().as_secs_f64());
-    }
-    let mut snapshot = LoadedSnapshot::load(dir.to_str().unwrap_or_default(), &LoadOptions::default()).await?;
-    for row in (0..snapshot.row_count()).step_by(100) {
-        snapshot.tombstoned.insert(row);
-    }
-    let first = snapshot.document_of(1).clone();
-    let searcher = Searcher::new(std::sync::Arc::new(snapshot), std::sync::Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?))?;
+    let searcher = quarry_bench::synthetic_snapshot::searcher_with_tombstones(&dir, docs).await?;
     let snapshot = searcher.snapshot().clone();
+    let first = snapshot.document_of(1).clone();
     if std::env::args().any(|arg| arg == "--built-ahead") {
         // What a server does in the background once it loads a segment: the first uses below
         // then find every field index built.
