@@ -95,3 +95,22 @@ pub async fn searcher_with_tombstones(dir: &Path, docs: usize) -> anyhow::Result
     }
     Ok(Searcher::new(std::sync::Arc::new(snapshot), std::sync::Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?))?)
 }
+
+/// What the filter and facet benchmarks run on, from their command line: `--docs N` (default
+/// 1,000,000), `--reps R` (default 5), `--snapshot DIR` (kept there; else a temporary folder).
+pub struct SyntheticBench {
+    pub searcher: quarry_server::Searcher,
+    pub reps: usize,
+    _scratch: tempfile::TempDir,
+}
+
+impl SyntheticBench {
+    pub async fn from_args() -> anyhow::Result<Self> {
+        use crate::arg_value as value;
+        let docs: usize = value("--docs").and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+        let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
+        let scratch = tempfile::tempdir()?;
+        let dir = value("--snapshot").map(std::path::PathBuf::from).unwrap_or_else(|| scratch.path().to_path_buf());
+        Ok(Self { searcher: searcher_with_tombstones(&dir, docs).await?, reps, _scratch: scratch })
+    }
+}

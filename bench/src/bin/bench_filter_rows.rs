@@ -16,15 +16,10 @@ use quarry_server::Filters;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use quarry_bench::arg_value as value;
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let docs: usize = value("--docs").and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
-    let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
-    let scratch = tempfile::tempdir()?;
-    let dir = value("--snapshot").map(std::path::PathBuf::from).unwrap_or_else(|| scratch.path().to_path_buf());
-    let searcher = quarry_bench::synthetic_snapshot::searcher_with_tombstones(&dir, docs).await?;
+    let bench = quarry_bench::synthetic_snapshot::SyntheticBench::from_args().await?;
+    let (searcher, reps) = (&bench.searcher, bench.reps);
     let snapshot = searcher.snapshot().clone();
     let first = snapshot.document_of(1).clone();
     if std::env::args().any(|arg| arg == "--built-ahead") {
