@@ -120,7 +120,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
         println!("{:>4}  {:>6.3}  {:<32}  {}", args.offset + rank + 1, chunk.score, snippet(&chunk.display_citation, 32), snippet(&marked(chunk), 90));
     }
     for (name, facet) in result.facets.iter().flatten() {
-        println!("\n{name} ({} documents):", facet.documents);
+        println!("\n{name} ({} document{}):", facet.documents, if facet.documents == 1 { "" } else { "s" });
         for value in &facet.values {
             let shown = value.value.as_str().map(str::to_string).unwrap_or_else(|| value.value.to_string());
             println!("  {:>7}  {shown}", value.count);
