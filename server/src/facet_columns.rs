@@ -42,14 +42,29 @@ impl FacetField {
 /// One field's values in a segment's documents.
 #[derive(Debug, PartialEq)]
 pub struct FacetColumn {
-    /// Each distinct value, by number.
-    pub values: Vec<Value>,
-    /// What values are told apart and ordered by: a string's text; any other value's JSON
-    /// after a `\u{1}` (so the string "3" and the number 3 stay two values).
+    /// Each distinct value by number, as a key ([`value_of`] gives the value back): a
+    /// string's text; any other value's JSON after a `\u{1}` (so the string "3" and the
+    /// number 3 stay two values). Values are told apart and ordered by their keys.
     pub keys: Vec<String>,
     /// Document `d`'s value numbers are `numbers[offsets[d]..offsets[d + 1]]`, each once.
     offsets: Vec<u32>,
     numbers: Vec<u32>,
+}
+
+/// A string's key: its text, or its JSON after `\u{1}` when the text itself starts so.
+fn text_key(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.starts_with('\u{1}') {
+        true => format!("\u{1}{}", Value::from(text)).into(),
+        false => text.into(),
+    }
+}
+
+/// The value a [`FacetColumn`] key stands for.
+pub fn value_of(key: &str) -> Value {
+    match key.strip_prefix('\u{1}') {
+        Some(json) => serde_json::from_str(json).unwrap_or_else(|_| Value::String(key.to_string())),
+        None => Value::String(key.to_string()),
+    }
 }
 
 impl FacetColumn {
@@ -70,7 +85,7 @@ impl FacetColumn {
     fn of_texts(documents: &[DocumentRecord], texts: impl Fn(&DocumentRecord) -> &[String]) -> Self {
         let mut column = Interning::new();
         for document in documents {
-            texts(document).iter().for_each(|text| column.add(text, || Value::String(text.clone())));
+            texts(document).iter().for_each(|text| column.add(&text_key(text)));
             column.end_document();
         }
         column.finish()
@@ -88,8 +103,8 @@ impl FacetColumn {
             for scalar in scalars {
                 match scalar {
                     Value::Null => {}
-                    Value::String(text) => column.add(text, || scalar.clone()),
-                    other => column.add(&format!("\u{1}{other}"), || other.clone()),
+                    Value::String(text) => column.add(&text_key(text)),
+                    other => column.add(&format!("\u{1}{other}")),
                 }
             }
             column.end_document();
@@ -101,7 +116,6 @@ impl FacetColumn {
 /// A column being interned.
 struct Interning {
     numbers_of: HashMap<String, u32>,
-    values: Vec<Value>,
     keys: Vec<String>,
     offsets: Vec<u32>,
     numbers: Vec<u32>,
@@ -109,17 +123,16 @@ struct Interning {
 
 impl Interning {
     fn new() -> Self {
-        Self { numbers_of: HashMap::new(), values: Vec::new(), keys: Vec::new(), offsets: vec![0], numbers: Vec::new() }
+        Self { numbers_of: HashMap::new(), keys: Vec::new(), offsets: vec![0], numbers: Vec::new() }
     }
 
     /// Adds a value of the current document (once, however often it is added).
-    fn add(&mut self, key: &str, value: impl FnOnce() -> Value) {
+    fn add(&mut self, key: &str) {
         let number = match self.numbers_of.get(key) {
             Some(&number) => number,
             None => {
-                let number = self.values.len() as u32;
+                let number = self.keys.len() as u32;
                 self.numbers_of.insert(key.to_string(), number);
-                self.values.push(value());
                 self.keys.push(key.to_string());
                 number
             }
@@ -136,7 +149,7 @@ impl Interning {
     }
 
     fn finish(self) -> FacetColumn {
-        FacetColumn { values: self.values, keys: self.keys, offsets: self.offsets, numbers: self.numbers }
+        FacetColumn { keys: self.keys, offsets: self.offsets, numbers: self.numbers }
     }
 }
 
@@ -175,21 +188,22 @@ mod tests {
 
     #[test]
     fn values_are_numbered_once_and_each_document_holds_each_once() {
-        let documents = [document(&["b", "a", "b"], r#"{"team": ["x", 3, null, "3", 3]}"#), document(&[], r#"{"team": null}"#), document(&["a"], r#"{"team": true}"#)];
+        let documents = [document(&["b", "a", "b"], r#"{"team": ["x", 3, null, "3", 3]}"#), document(&[], r#"{"team": null}"#), document(&["a"], r#"{"team": [true, "\u00013"]}"#)];
         let (metadata, columns) = (MetadataColumns::default(), FacetColumns::default());
         let tags = columns.column(&FacetField::Tags, &documents, &metadata);
-        assert_eq!((tags.values.clone(), tags.of(0), tags.of(1), tags.of(2)), (vec![Value::from("b"), Value::from("a")], &[0, 1][..], &[][..], &[1][..]));
+        assert_eq!((tags.keys.clone(), tags.of(0), tags.of(1), tags.of(2)), (vec!["b".to_string(), "a".into()], &[0, 1][..], &[][..], &[1][..]));
         let team = columns.column(&FacetField::Metadata("team".into()), &documents, &metadata);
-        assert_eq!(team.values, [Value::from("x"), serde_json::json!(3), Value::from("3"), Value::Bool(true)]);
-        assert_eq!(team.keys, ["x", "\u{1}3", "3", "\u{1}true"]);
-        assert_eq!((team.of(0), team.of(1), team.of(2)), (&[0, 1, 2][..], &[][..], &[3][..]));
+        assert_eq!(team.keys, ["x", "\u{1}3", "3", "\u{1}true", "\u{1}\"\\u00013\""]);
+        let values: Vec<Value> = team.keys.iter().map(|key| value_of(key)).collect();
+        assert_eq!(values, [Value::from("x"), serde_json::json!(3), Value::from("3"), Value::Bool(true), Value::from("\u{1}3")]);
+        assert_eq!((team.of(0), team.of(1), team.of(2)), (&[0, 1, 2][..], &[][..], &[3, 4][..]));
         assert!(Arc::ptr_eq(&tags, &columns.column(&FacetField::Tags, &documents, &metadata)), "interned once");
         for i in 0..MAX_CACHED_FIELDS + 3 {
             columns.column(&FacetField::Metadata(format!("k{i}")), &documents, &metadata);
         }
         assert_eq!(columns.cached_fields(), MAX_CACHED_FIELDS);
         let none = FacetColumns::default().column(&FacetField::Source, &[], &metadata);
-        assert!(none.values.is_empty());
+        assert!(none.keys.is_empty());
     }
 
     #[test]

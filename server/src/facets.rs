@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ServerError;
-use crate::facet_columns::{FacetColumn, FacetField};
+use crate::facet_columns::{value_of, FacetColumn, FacetField};
 use crate::loaded::{LoadedSegment, LoadedSnapshot};
 
 /// Most fields one search may count.
@@ -80,7 +80,7 @@ struct Tally {
 impl Tally {
     /// Counts `counted` (document numbers of the column's segment).
     fn count(&mut self, column: Arc<FacetColumn>, counted: &[usize]) {
-        let mut counts = vec![0u64; column.values.len()];
+        let mut counts = vec![0u64; column.keys.len()];
         for &doc in counted {
             let numbers = column.of(doc);
             if numbers.is_empty() {
@@ -93,18 +93,18 @@ impl Tally {
     }
 
     fn into_facet(self, size: usize) -> Facet {
-        // (key, value, documents) of each value some counted document holds; the parts'
+        // (value key, documents) of each value some counted document holds; the parts'
         // values merged by key when there are several.
-        let mut held: Vec<(&str, &Value, u64)> = match self.parts.as_slice() {
-            [(column, counts)] => counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (column.keys[i].as_str(), &column.values[i], n)).collect(),
+        let mut held: Vec<(&str, u64)> = match self.parts.as_slice() {
+            [(column, counts)] => counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (column.keys[i].as_str(), n)).collect(),
             parts => {
-                let mut merged: HashMap<&str, (&Value, u64)> = HashMap::new();
+                let mut merged: HashMap<&str, u64> = HashMap::new();
                 for (column, counts) in parts {
                     for (i, &n) in counts.iter().enumerate().filter(|(_, &n)| n > 0) {
-                        merged.entry(column.keys[i].as_str()).or_insert((&column.values[i], 0)).1 += n;
+                        *merged.entry(column.keys[i].as_str()).or_default() += n;
                     }
                 }
-                merged.into_iter().map(|(key, (value, n))| (key, value, n)).collect()
+                merged.into_iter().collect()
             }
         };
         let (values, more_values) = most_first(&mut held, size);
@@ -113,15 +113,15 @@ impl Tally {
 }
 
 /// The first `size` of `held` by documents, most first, ties by key; and how many are left out.
-fn most_first(held: &mut Vec<(&str, &Value, u64)>, size: usize) -> (Vec<FacetValue>, u64) {
-    let order = |a: &(&str, &Value, u64), b: &(&str, &Value, u64)| b.2.cmp(&a.2).then_with(|| a.0.cmp(b.0));
+fn most_first(held: &mut Vec<(&str, u64)>, size: usize) -> (Vec<FacetValue>, u64) {
+    let order = |a: &(&str, u64), b: &(&str, u64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
     let more_values = held.len().saturating_sub(size) as u64;
     if held.len() > size && size > 0 {
         held.select_nth_unstable_by(size - 1, order);
     }
     held.truncate(size);
     held.sort_unstable_by(order);
-    (held.iter().map(|&(_, value, count)| FacetValue { value: value.clone(), count }).collect(), more_values)
+    (held.iter().map(|&(key, count)| FacetValue { value: value_of(key), count }).collect(), more_values)
 }
 
 /// Counts facets over several snapshots' documents.
@@ -209,13 +209,10 @@ mod tests {
 
     #[test]
     fn the_most_held_values_come_first_ties_by_key() {
-        let (a, b, three, c) = (Value::from("a"), Value::from("b"), serde_json::json!(3), Value::from("c"));
-        let mut held = vec![("c", &c, 1), ("b", &b, 2), ("\u{1}3", &three, 1), ("a", &a, 1)];
+        let mut held = vec![("c", 1), ("b", 2), ("\u{1}3", 1), ("a", 1)];
         let (values, more) = most_first(&mut held, 3);
         let listed: Vec<(Value, u64)> = values.into_iter().map(|v| (v.value, v.count)).collect();
-        assert_eq!((listed, more), (vec![(b.clone(), 2), (three.clone(), 1), (a.clone(), 1)], 1));
-        let mut held = vec![("a", &a, 5)];
-        assert_eq!(most_first(&mut held, 10).1, 0);
+        assert_eq!((listed, more), (vec![(Value::from("b"), 2), (serde_json::json!(3), 1), (Value::from("a"), 1)], 1));
+        assert_eq!(most_first(&mut vec![("a", 5)], 10).1, 0);
     }
-
 }
