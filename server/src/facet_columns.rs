@@ -2,7 +2,8 @@
 //! each distinct value once, and each document's value numbers. A facet then counts its
 //! documents by number into a vector (no hashing, no allocation per document) and looks up
 //! only the distinct values it lists. The first [`MAX_CACHED_FIELDS`] fields asked for are
-//! kept while the segment is loaded (8 bytes a document each); others are interned per call.
+//! kept while the segment is loaded (8 bytes a document, and each distinct value once);
+//! others are interned per call.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
