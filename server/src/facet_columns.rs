@@ -6,11 +6,12 @@
 //! others are interned per call.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use quarry_indexer::snapshot::DocumentRecord;
 use serde_json::Value;
 
+use crate::kept_columns::KeptColumns;
 use crate::metadata_columns::MetadataColumns;
 
 /// Fields kept per segment.
@@ -154,28 +155,25 @@ impl Interning {
     }
 }
 
-#[derive(Default)]
 pub struct FacetColumns {
-    columns: Mutex<HashMap<FacetField, Arc<FacetColumn>>>,
+    columns: KeptColumns<FacetField, FacetColumn>,
+}
+
+impl Default for FacetColumns {
+    fn default() -> Self {
+        Self { columns: KeptColumns::new(MAX_CACHED_FIELDS) }
+    }
 }
 
 impl FacetColumns {
     /// `field`'s column over `documents` (the segment's own, in order).
     pub fn column(&self, field: &FacetField, documents: &[DocumentRecord], metadata: &MetadataColumns) -> Arc<FacetColumn> {
-        if let Some(column) = self.columns.lock().expect("facet columns lock").get(field) {
-            return column.clone();
-        }
-        let column = Arc::new(FacetColumn::build(field, documents, metadata));
-        let mut columns = self.columns.lock().expect("facet columns lock");
-        if columns.len() < MAX_CACHED_FIELDS {
-            columns.entry(field.clone()).or_insert_with(|| column.clone());
-        }
-        column
+        self.columns.get_or_build(field, || FacetColumn::build(field, documents, metadata))
     }
 
     /// Fields held.
     pub fn cached_fields(&self) -> usize {
-        self.columns.lock().expect("facet columns lock").len()
+        self.columns.len()
     }
 }
 

@@ -24,6 +24,7 @@ pub mod fusion;
 pub mod hidden_rows;
 pub mod ingest;
 pub mod jobs;
+pub mod kept_columns;
 pub mod loaded;
 pub mod metadata_columns;
 pub mod metadata_condition;

@@ -3,12 +3,13 @@
 //! documents' metadata took about 0.3 s a query). Only the first [`MAX_CACHED_KEYS`] keys
 //! asked for are kept; others are parsed per call, so odd requests cannot grow memory.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use quarry_indexer::snapshot::DocumentRecord;
 use rayon::prelude::*;
 use serde_json::Value;
+
+use crate::kept_columns::KeptColumns;
 
 /// Keys kept per segment.
 pub const MAX_CACHED_KEYS: usize = 16;
@@ -16,33 +17,30 @@ pub const MAX_CACHED_KEYS: usize = 16;
 /// One key's value in each document (`None`: the document has no such key).
 pub type MetadataColumn = Arc<Vec<Option<Value>>>;
 
-#[derive(Default)]
 pub struct MetadataColumns {
-    columns: Mutex<HashMap<String, MetadataColumn>>,
+    columns: KeptColumns<String, Vec<Option<Value>>>,
+}
+
+impl Default for MetadataColumns {
+    fn default() -> Self {
+        Self { columns: KeptColumns::new(MAX_CACHED_KEYS) }
+    }
 }
 
 impl MetadataColumns {
     /// `key`'s value in each of `documents` (the segment's own, in order).
     pub fn column(&self, key: &str, documents: &[DocumentRecord]) -> MetadataColumn {
-        if let Some(column) = self.columns.lock().expect("metadata columns lock").get(key) {
-            return column.clone();
-        }
-        let column: MetadataColumn = Arc::new(
+        self.columns.get_or_build(key, || {
             documents
                 .par_iter()
                 .map(|document| serde_json::from_str::<serde_json::Map<String, Value>>(&document.metadata).ok().and_then(|mut metadata| metadata.remove(key)))
-                .collect(),
-        );
-        let mut columns = self.columns.lock().expect("metadata columns lock");
-        if columns.len() < MAX_CACHED_KEYS {
-            columns.entry(key.to_string()).or_insert_with(|| column.clone());
-        }
-        column
+                .collect()
+        })
     }
 
     /// Keys held.
     pub fn cached_keys(&self) -> usize {
-        self.columns.lock().expect("metadata columns lock").len()
+        self.columns.len()
     }
 }
 

@@ -89,9 +89,9 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
         .into_iter()
         .skip(request.offset)
         .map(|(row, score, lanes)| {
-            let mut chunk = result_of(&placed, row, score, lanes);
+            let (at, local) = locate(&placed, row);
+            let mut chunk = result_in(at, local, score, lanes);
             if request.context_chunks > 0 {
-                let (at, local) = locate(&placed, row);
                 add_context(&mut chunk, at.part.searcher.snapshot(), local, request.context_chunks);
             }
             chunk
@@ -198,9 +198,8 @@ fn locate<'p, 'a>(placed: &'p [Placed<'a>], row: usize) -> (&'p Placed<'a>, usiz
     (at, row - at.offset)
 }
 
-/// The golden record of a row numbered among all parts' rows.
-fn result_of(placed: &[Placed<'_>], row: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
-    let (at, local) = locate(placed, row);
+/// The golden record of row `local` of the part `at`.
+fn result_in(at: &Placed<'_>, local: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
     let mut result = chunk_result(at.part.searcher.snapshot(), local, score, lanes);
     if let Some(name) = at.part.name {
         result.metadata.insert("collection".into(), name.into());
