@@ -6,7 +6,9 @@
 # Binaries are stripped and xz-compressed; scripts/gpu-check.sh unpacks them there.
 #
 #   scripts/cuda-toolkit.sh && source .cuda/env.sh
-#   cargo build --release --features cuda --target-dir target/cuda --bins --tests
+#   cargo build --release --features cuda --target-dir target/cuda
+#   cargo build --release --target-dir target/cuda -p quarry-indexer -p quarry-kernels \
+#     --features quarry-indexer/cuda,quarry-kernels/cuda --test golden_embeddings --test cuda_encoder_parity --test cuda_parity
 #   cargo build --release                      # the CPU build, for --with-cpu
 #   scripts/package-device.sh [--with-cpu] [--no-model]
 #

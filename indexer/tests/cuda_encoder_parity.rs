@@ -140,7 +140,8 @@ fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
         for (dtype, bound) in PRECISIONS {
             let (x, residual, parameters) = (x.to_dtype(dtype).unwrap(), residual.to_dtype(dtype).unwrap(), parameters.to_dtype(dtype).unwrap());
             let f32 = |t: &Tensor| t.to_dtype(DType::F32).unwrap();
-            let want = f32(&x);
+            // A deep copy: at f32 `to_dtype` shares x's storage, and the twin writes in place.
+            let want = f32(&x).copy().unwrap();
             bias_residual_layer_norm(&want, &f32(&residual), &f32(&parameters), 1e-12).unwrap();
             let got = x.to_device(&gpu).unwrap();
             bias_residual_layer_norm(&got, &residual.to_device(&gpu).unwrap(), &parameters.to_device(&gpu).unwrap(), 1e-12).unwrap();

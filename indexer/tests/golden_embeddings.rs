@@ -78,9 +78,9 @@ fn mixed_order(golden: &[(String, Vec<f32>)]) -> (Vec<&str>, Vec<&Vec<f32>>) {
 /// GPU sizes the default from its free memory instead: `golden_texts_on_the_gpu_at_every_precision`).
 #[test]
 fn the_cpu_keeps_the_batch_policy_it_is_given_else_its_default() {
-    use quarry_indexer::embed::{BertEmbedder, EmbedOptions, ModelDir, CPU_TOKEN_BUDGET};
+    use quarry_indexer::embed::{BertEmbedder, DeviceSpec, EmbedOptions, ModelDir, CPU_TOKEN_BUDGET};
     let dir = ModelDir::open(&common::model_dir()).unwrap();
-    let load = |batch| BertEmbedder::load(&dir, EmbedOptions { batch, ..Default::default() }).unwrap().batch_policy();
+    let load = |batch| BertEmbedder::load(&dir, EmbedOptions { batch, device: DeviceSpec::Cpu, ..Default::default() }).unwrap().batch_policy();
     assert_eq!(load(None), BatchPolicy::TokenBudget { max_tokens: CPU_TOKEN_BUDGET });
     for given in [BatchPolicy::TokenBudget { max_tokens: CPU_TOKEN_BUDGET }, BatchPolicy::TokenBudget { max_tokens: 777 }, BatchPolicy::Fixed { size: 3 }] {
         assert_eq!(load(Some(given)), given);
@@ -191,15 +191,15 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
 /// products ran). Without AVX512-BF16 the model runs in f32.
 #[test]
 fn bf16_products_on_the_cpu_meet_the_golden_bar() {
-    use quarry_indexer::embed::{BertEmbedder, EmbedOptions, ModelDir};
+    use quarry_indexer::embed::{BertEmbedder, DeviceSpec, EmbedOptions, ModelDir};
     let golden = golden();
     let (texts, expected) = mixed_order(&golden);
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     let native = quarry_kernels::bf16_products_native();
-    let f32_embedder = common::load_embedder_at(BatchPolicy::default(), Precision::F32);
+    let f32_embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(BatchPolicy::default()), precision: Precision::F32 }).unwrap();
     let f32_rows = f32_embedder.embed(&texts).unwrap();
     for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-        let embedder = BertEmbedder::load(&dir, EmbedOptions { batch: Some(batch), precision: Precision::Bf16, ..Default::default() }).unwrap();
+        let embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(batch), precision: Precision::Bf16 }).unwrap();
         let how = format!("bf16 on the CPU, {batch:?}");
         assert_matches_within(&embedder, &texts, &expected, &how, 0.9999);
         let rows = embedder.embed(&texts).unwrap();
@@ -209,7 +209,7 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
             false => eprintln!("this CPU has no AVX512-BF16: bf16 runs in f32 (largest difference from f32 {largest_difference})"),
         }
     }
-    let embedder = BertEmbedder::load(&dir, EmbedOptions { precision: Precision::Bf16, ..Default::default() }).unwrap();
+    let embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, precision: Precision::Bf16, ..Default::default() }).unwrap();
     let mut largest_difference = 0f32;
     for (text, want) in &golden {
         assert_matches_within(&embedder, &[text.as_str()], &[want], "bf16 on the CPU, alone", 0.9999);
