@@ -11,7 +11,9 @@
 #             (cuda_encoder_parity); each runs even when one before it failed
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
-#             in each of FUSED_MODES (as golden)
+#             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING)
+#   golden-cli the golden texts through `quarry embed` on the GPU at f32/f16/bf16, cosines
+#             against the golden file's (needs only quarry and the model: one call)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth and FP32 roofs, IVF build
 #             (KERNELS_FAISS_BASELINE=0 skips FAISS's CPU build beside it, about 34 s on 16 cores)
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
@@ -119,16 +121,44 @@ run_step() {
       ;;
     embed)
       # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).
+      # POOLING_MODES="0 1 0 1" also times candle's mean pooling (0) against quarry's kernel
+      # (1, the default), alternating; the JSON reports of the last run of each are kept.
       for fused in ${FUSED_MODES:-0 1 1cc}; do
         use_fused_mode "$fused"
         for precision in ${PRECISIONS:-f32 f16 bf16}; do
           for budget in ${BATCH_TOKENS:-gpu}; do
             if [ "$budget" = gpu ]; then unset QUARRY_BATCH_TOKENS; else export QUARRY_BATCH_TOKENS="$budget"; fi
-            echo "-- fused steps $fused, $precision, token budget $budget"
-            "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-fused$fused-$precision-$budget.json"
+            for pooling in ${POOLING_MODES:-1}; do
+              export QUARRY_FUSED_POOLING="$pooling"
+              echo "-- fused steps $fused, fused pooling $pooling, $precision, token budget $budget"
+              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-fused$fused-pool$pooling-$precision-$budget.json"
+            done
           done
         done
       done 2>&1 | tee "$out/embed.txt"
+      ;;
+    golden-cli)
+      # The shipped binary (no test binaries needed): `quarry embed` of the golden texts on the
+      # GPU at each precision, each embedding's cosine with the golden one against its bar
+      # (f32 0.9999, f16 and bf16 0.999). Every precision runs; the step fails if one did.
+      golden_file="$QUARRY_SHARED_DIR/reference/minilm-golden.jsonl"
+      {
+        failed=0
+        for precision in ${GOLDEN_PRECISIONS:-f32 f16 bf16}; do
+          "$quarry" embed --device "$device" --precision "$precision" < "$golden_file" > "$out/golden-cli-$precision.jsonl" || { failed=1; continue; }
+          python3 - "$golden_file" "$out/golden-cli-$precision.jsonl" "$precision" <<'PY' || failed=1
+import json, math, sys
+golden = [json.loads(line)["embedding"] for line in open(sys.argv[1])]
+got = [json.loads(line)["embedding"] for line in open(sys.argv[2])]
+bar = 0.9999 if sys.argv[3] == "f32" else 0.999
+assert len(got) == len(golden), f"{len(got)} embeddings for {len(golden)} texts"
+cosines = [sum(a * b for a, b in zip(g, w)) / (math.sqrt(sum(a * a for a in g)) * math.sqrt(sum(b * b for b in w))) for g, w in zip(got, golden)]
+print(f"{sys.argv[3]}: {len(cosines)} golden texts, lowest cosine {min(cosines):.6f} (bar {bar})")
+sys.exit(0 if min(cosines) >= bar else 1)
+PY
+        done
+        exit "$failed"
+      } 2>&1 | tee "$out/golden-cli.txt"
       ;;
     kernels)
       "$quarry" bench-kernels --device "$device" --rows "${KERNEL_ROWS:-1000000}" --dim 384 --batches 1,16,256,1024 --nlist 4096 \
@@ -205,7 +235,7 @@ run_step() {
         python3 "$root/scripts/ncu-summary.py" "$out/profile-kernels-$batch-ncu.txt"
       done 2>&1 | tee "$out/profile-kernels.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, tests, embed, kernels, cpu, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
+    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, cpu, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
   esac
 }
 summary=()

@@ -4,12 +4,13 @@
 //! `quarry_kernels::masked_softmax_rows`, the packed attention (both GPU kernels: CUDA cores
 //! and tensor cores) and the bias + residual + layer norm against the same `encoder_ops` on
 //! the CPU (`quarry_kernels::packed_attention`,
-//! `bias_residual_layer_norm_rows`). Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
+//! `bias_residual_layer_norm_rows`), and the mean pooling against `mean_pool` +
+//! `l2_normalize`. Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
 #![cfg(feature = "cuda")]
 
 use candle_core::{DType, Device, Tensor};
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
-use quarry_indexer::embed::encoder_ops::{bias_residual_layer_norm, packed_attention, packed_attention_by, AttentionKernel};
+use quarry_indexer::embed::encoder_ops::{bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel};
 
 const PRECISIONS: [(DType, f32); 3] = [(DType::F32, 1e-5), (DType::F16, 2e-3), (DType::BF16, 1.5e-2)];
 
@@ -147,6 +148,27 @@ fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
             bias_residual_layer_norm(&got, &residual.to_device(&gpu).unwrap(), &parameters.to_device(&gpu).unwrap(), 1e-12).unwrap();
             let error = relative_error(&host_f32(&got), &host_f32(&want));
             assert!(error < bound, "{rows}x{cols} {dtype:?}: relative error {error}");
+        }
+    }
+}
+
+#[test]
+fn mean_pooling_matches_the_cpu_twin_at_every_precision() {
+    let gpu = gpu();
+    // Sequences of no tokens and of more than the batch is wide, rows wider than a lane's
+    // 32 values, more sequences than one launch's warps in a block.
+    for (tokens, cols, lengths) in [(7, 384, vec![5u32, 0, 9, 1, 7, 3, 2]), (4, 1000, vec![3]), (33, 37, vec![17, 4, 33]), (256, 384, random_lengths(100, 256))] {
+        let batch = lengths.len();
+        let states = Tensor::randn(0f32, 1.0, (batch, tokens, cols), &Device::Cpu).unwrap();
+        let lengths_cpu = Tensor::new(lengths.as_slice(), &Device::Cpu).unwrap();
+        for (dtype, bound) in PRECISIONS {
+            let states = states.to_dtype(dtype).unwrap();
+            let want = mean_pool_normalize_padded(&states.to_dtype(DType::F32).unwrap(), &lengths_cpu).unwrap();
+            let got = mean_pool_normalize_padded(&states.to_device(&gpu).unwrap(), &lengths_cpu.to_device(&gpu).unwrap()).unwrap();
+            assert_eq!(got.dtype(), DType::F32);
+            assert_eq!(got.dims(), [batch, cols]);
+            let error = relative_error(&host_f32(&got), &host_f32(&want));
+            assert!(error < bound, "{batch}x{tokens}x{cols} {dtype:?}: relative error {error}");
         }
     }
 }

@@ -1,9 +1,10 @@
 // Fused steps of the BERT encoder on the GPU, applied to tensors candle owns
 // (indexer/src/embed/cuda_encoder_ops.rs launches them; attention itself is attention.cu).
 // They replace candle's broadcast adds (a 64-bit division and modulo per dimension per
-// element), its separate mask add + softmax, and its residual add + layer norm. CPU twins:
-// candle's broadcast_add + gelu_erf, and kernels/src/softmax.rs masked_softmax_rows,
-// layer_norm.rs bias_residual_layer_norm_rows. kernels/tests/emulated/ also runs this file's
+// element), its separate mask add + softmax, its residual add + layer norm, and its mean
+// pooling. CPU twins: candle's broadcast_add + gelu_erf, and kernels/src/softmax.rs
+// masked_softmax_rows, layer_norm.rs bias_residual_layer_norm_rows, pool.rs mean_pool +
+// l2_normalize. kernels/tests/emulated/ also runs this file's
 // kernels on the CPU (emulated threads) against references, where no GPU is at hand.
 
 #include "element.cuh"
@@ -110,6 +111,48 @@ __device__ void bias_residual_layer_norm(T* __restrict__ x, const T* __restrict_
     }
 }
 
+// states [batch][tokens][cols], a padded batch's last token vectors, become out [batch][cols]
+// (f32): each sequence's mean over its first lengths[b] tokens (none: zeros), scaled to unit
+// length (left as it is at a norm of 1e-12 or less). One warp per sequence, the sums in
+// registers (cols <= 32 * PER_LANE), warps striding over the sequences. The CPU twin:
+// kernels/src/pool.rs mean_pool + l2_normalize (candle's mask multiply, sum and division
+// did the same in four passes over the states, after casting them to f32).
+template <typename T, int PER_LANE>
+__device__ void mean_pool_normalize_padded(const T* __restrict__ states, const unsigned int* __restrict__ lengths, unsigned int batch, unsigned int tokens, unsigned int cols, float* __restrict__ out)
+{
+    const size_t warps = (size_t)gridDim.x * blockDim.x / 32;
+    const unsigned int lane = threadIdx.x % 32;
+    // The loop's condition is the same for the whole warp: warp_sum below sees all 32 lanes.
+    for (size_t sequence = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; sequence < batch; sequence += warps) {
+        const unsigned int length = min(lengths[sequence], tokens);
+        float sums[PER_LANE];
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) sums[i] = 0.0f;
+        for (unsigned int t = 0; t < length; ++t) {
+            const T* row = states + (sequence * tokens + t) * cols;
+#pragma unroll
+            for (int i = 0; i < PER_LANE; ++i) {
+                const unsigned int c = lane + 32 * i;
+                if (c < cols) sums[i] += to_float(row[c]);
+            }
+        }
+        const float inverse_length = 1.0f / (float)max(length, 1u);
+        float squares = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            sums[i] *= inverse_length;
+            squares += sums[i] * sums[i];
+        }
+        const float norm = sqrtf(warp_sum(squares));
+        const float scale = norm > 1e-12f ? 1.0f / norm : 1.0f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            const unsigned int c = lane + 32 * i;
+            if (c < cols) out[sequence * cols + c] = sums[i] * scale;
+        }
+    }
+}
+
 #define ENCODER_KERNELS(SUFFIX, T) \
 extern "C" __global__ void bias_activation_##SUFFIX(T* x, const T* bias, unsigned int rows, unsigned int cols, int gelu) \
 { bias_activation<T>(x, bias, rows, cols, gelu); } \
@@ -118,7 +161,9 @@ extern "C" __global__ void bias_activation_vectorized_##SUFFIX(T* x, const T* bi
 extern "C" __global__ void masked_softmax_##SUFFIX(T* scores, const unsigned int* lengths, unsigned int rows, unsigned int rows_per_sequence, unsigned int columns) \
 { masked_softmax<T>(scores, lengths, rows, rows_per_sequence, columns); } \
 extern "C" __global__ void bias_residual_layer_norm_##SUFFIX(T* x, const T* residual, const T* params, unsigned int rows, unsigned int cols, float epsilon) \
-{ bias_residual_layer_norm<T, 32>(x, residual, params, rows, cols, epsilon); }
+{ bias_residual_layer_norm<T, 32>(x, residual, params, rows, cols, epsilon); } \
+extern "C" __global__ void mean_pool_normalize_padded_##SUFFIX(const T* states, const unsigned int* lengths, unsigned int batch, unsigned int tokens, unsigned int cols, float* out) \
+{ mean_pool_normalize_padded<T, 32>(states, lengths, batch, tokens, cols, out); }
 
 ENCODER_KERNELS(f32, float)
 ENCODER_KERNELS(f16, __half)

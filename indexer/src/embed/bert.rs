@@ -145,23 +145,36 @@ impl BertEmbedder {
     fn enqueue(&self, ids: &[&Vec<u32>]) -> Result<Tensor> {
         let longest = ids.iter().map(|i| i.len()).max().unwrap_or(1).max(1);
         let mut flat_ids = Vec::with_capacity(ids.len() * longest);
-        let mut flat_mask = Vec::with_capacity(ids.len() * longest);
         for row in ids {
             flat_ids.extend_from_slice(row);
             flat_ids.extend(std::iter::repeat_n(self.pad_id, longest - row.len()));
-            flat_mask.extend(std::iter::repeat_n(1u32, row.len()));
-            flat_mask.extend(std::iter::repeat_n(0u32, longest - row.len()));
         }
         let shape = (ids.len(), longest);
         let input = Tensor::from_vec(flat_ids, shape, &self.device).map_err(candle_err)?;
-        let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
         let lengths: Vec<usize> = ids.iter().map(|row| row.len()).collect();
         // Pool and normalize in f32 whatever the model's precision.
         let states = self.model.encode(&input, &lengths).map_err(candle_err)?;
-        if let (TokenStates::Real(states), Pooling::Mean) = (&states, self.info.pooling) {
-            // The CPU's real rows, pooled as they are (no padded copy, no mask).
-            return states.to_dtype(DType::F32).and_then(|states| encoder_ops::mean_pool_normalize_sequences(&states, &lengths)).map_err(candle_err);
+        if self.info.pooling == Pooling::Mean {
+            match &states {
+                // The CPU's real rows, pooled as they are (no padded copy, no mask).
+                TokenStates::Real(states) => {
+                    return states.to_dtype(DType::F32).and_then(|states| encoder_ops::mean_pool_normalize_sequences(&states, &lengths)).map_err(candle_err);
+                }
+                // A GPU's padded states, pooled in one pass in their own precision.
+                TokenStates::Padded(states) if fused_pooling(states) => {
+                    let lengths: Vec<u32> = lengths.iter().map(|&length| length as u32).collect();
+                    let lengths = Tensor::from_vec(lengths, ids.len(), &self.device).map_err(candle_err)?;
+                    return encoder_ops::mean_pool_normalize_padded(states, &lengths).map_err(candle_err);
+                }
+                TokenStates::Padded(_) => {}
+            }
         }
+        let mut flat_mask = Vec::with_capacity(ids.len() * longest);
+        for row in ids {
+            flat_mask.extend(std::iter::repeat_n(1u32, row.len()));
+            flat_mask.extend(std::iter::repeat_n(0u32, longest - row.len()));
+        }
+        let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
         let hidden = states.padded(&lengths, longest).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
         let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
         let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
@@ -242,6 +255,21 @@ pub(super) fn scatter_rows(data: &mut [f32], dim: usize, batch: &[usize], vector
     for (slot, &i) in batch.iter().enumerate() {
         data[i * dim..(i + 1) * dim].copy_from_slice(&vectors[slot * dim..(slot + 1) * dim]);
     }
+}
+
+/// Whether a GPU's padded states are mean-pooled by quarry's kernel (one pass, in the
+/// states' precision; `encoder_ops::mean_pool_normalize_padded`) rather than by candle's
+/// cast, mask multiply, sum and division: on CUDA unless `QUARRY_FUSED_POOLING=0`, for rows
+/// of at most 1,024 values.
+fn fused_pooling(states: &Tensor) -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let enabled = *ENABLED.get_or_init(|| std::env::var("QUARRY_FUSED_POOLING").as_deref() != Ok("0"));
+    #[cfg(feature = "cuda")]
+    if states.device().is_cuda() {
+        return enabled && states.dim(2).is_ok_and(|hidden| hidden <= super::cuda_encoder_ops::MAX_NORM_COLUMNS);
+    }
+    let _ = (states, enabled);
+    false
 }
 
 fn pool(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> candle_core::Result<Tensor> {

@@ -177,3 +177,37 @@ fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(x: &mut CudaStorag
     unsafe { launch.launch(config) }.w()?;
     Ok(())
 }
+
+/// Launches `mean_pool_normalize_padded_{dtype}` (see `encoder_ops::mean_pool_normalize_padded`):
+/// `states` `[batch, tokens, cols]`, `lengths` `[batch]` u32; the result `[batch, cols]` f32.
+pub(super) fn mean_pool_normalize_padded(states: &CudaStorage, states_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, tokens: usize) -> candle_core::Result<CudaStorage> {
+    match states.dtype() {
+        DType::F32 => launch_mean_pool::<f32>(states, states_range, lengths, lengths_range, tokens),
+        DType::F16 => launch_mean_pool::<half::f16>(states, states_range, lengths, lengths_range, tokens),
+        DType::BF16 => launch_mean_pool::<half::bf16>(states, states_range, lengths, lengths_range, tokens),
+        other => candle_core::bail!("no fused encoder kernel for {other:?}"),
+    }
+}
+
+fn launch_mean_pool<T: CudaDType + DeviceRepr>(states: &CudaStorage, states_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, tokens: usize) -> candle_core::Result<CudaStorage> {
+    let batch = lengths_range.len();
+    let cols = if batch * tokens == 0 { 0 } else { states_range.len() / (batch * tokens) };
+    if cols == 0 || cols > MAX_NORM_COLUMNS || states_range.len() != batch * tokens * cols {
+        candle_core::bail!("mean pooling: {} values are not {batch} sequences of {tokens} tokens (rows of 1 to {MAX_NORM_COLUMNS})", states_range.len());
+    }
+    let device = states.device.clone();
+    let function = device.get_or_load_custom_func(&format!("mean_pool_normalize_padded_{}", suffix(states.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
+    let warps_per_block = (THREADS / 32) as usize;
+    let config = LaunchConfig { grid_dim: (as_u32(batch.div_ceil(warps_per_block), "blocks")?, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: every value is written by the kernel (one warp per sequence, every column).
+    let mut pooled = unsafe { device.alloc::<f32>(batch * cols) }?;
+    let states = states.as_cuda_slice::<T>()?.slice(states_range);
+    let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
+    let (batch_arg, tokens_arg, cols_arg) = (as_u32(batch, "sequences")?, as_u32(tokens, "tokens")?, as_u32(cols, "columns")?);
+    let mut launch = function.builder();
+    launch.arg(&states).arg(&lengths).arg(&batch_arg).arg(&tokens_arg).arg(&cols_arg).arg(&mut pooled);
+    // SAFETY: states hold batch·tokens·cols values of the kernel's element type, lengths one
+    // per sequence, pooled batch·cols f32 (checked and allocated above).
+    unsafe { launch.launch(config) }.w()?;
+    Ok(CudaStorage::wrap_cuda_slice(pooled, device))
+}

@@ -230,6 +230,46 @@ impl CustomOp1 for MeanPoolSequences<'_> {
     }
 }
 
+/// Sentence embeddings `[batch, hidden]` (f32) from a padded batch's token vectors `states`
+/// `[batch, tokens, hidden]` and `lengths` (u32 `[batch]`, on the same device): each
+/// sequence's mean over its first `lengths[b]` tokens, scaled to unit length. On a GPU one
+/// pass over the states in their own precision (encoder.cu `mean_pool_normalize_padded`), on
+/// the CPU (f32) the twin, `quarry_kernels::mean_pool` + `l2_normalize`.
+pub fn mean_pool_normalize_padded(states: &Tensor, lengths: &Tensor) -> candle_core::Result<Tensor> {
+    let (batch, tokens, _) = states.dims3()?;
+    if lengths.dims1()? != batch {
+        candle_core::bail!("mean pooling: {batch} sequences, {} lengths", lengths.dims1()?);
+    }
+    states.contiguous()?.apply_op2_no_bwd(lengths, &MeanPoolPadded { tokens })
+}
+
+struct MeanPoolPadded {
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    tokens: usize,
+}
+
+impl CustomOp2 for MeanPoolPadded {
+    fn name(&self) -> &'static str {
+        "quarry-mean-pool-padded"
+    }
+
+    fn cpu_fwd(&self, states: &CpuStorage, layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (batch, tokens, hidden) = layout.shape().dims3()?;
+        let mask: Vec<u32> = sequence_lengths(lengths, lengths_layout)?.iter().flat_map(|&length| (0..tokens).map(move |t| u32::from(t < length))).collect();
+        let mut pooled = quarry_kernels::mean_pool(cpu_f32(states, layout, "the token vectors")?, &mask, batch, tokens, hidden);
+        quarry_kernels::l2_normalize(&mut pooled, hidden);
+        Ok((CpuStorage::F32(pooled), Shape::from((batch, hidden))))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(&self, states: &candle_core::CudaStorage, layout: &Layout, lengths: &candle_core::CudaStorage, lengths_layout: &Layout) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        let (batch, _, hidden) = layout.shape().dims3()?;
+        let (range, lengths_range) = (contiguous(layout, "the token vectors")?, contiguous(lengths_layout, "the sequence lengths")?);
+        let pooled = super::cuda_encoder_ops::mean_pool_normalize_padded(states, range, lengths, lengths_range, self.tokens)?;
+        Ok((pooled, Shape::from((batch, hidden))))
+    }
+}
+
 /// Whether the fused steps can run on tensors of `dtype` on the CPU (f32 only: the twins).
 pub(super) fn cpu_supports(dtype: DType) -> bool {
     dtype == DType::F32
@@ -275,5 +315,19 @@ mod tests {
             bias_residual_layer_norm(&got, &residual, &parameters, 1e-12).unwrap();
             assert!(max_difference(&got, &want) < 1e-4, "{rows}x{hidden}: {}", max_difference(&got, &want));
         }
+    }
+
+    #[test]
+    fn padded_mean_pooling_is_the_real_rows_pooling() {
+        let device = Device::Cpu;
+        let (tokens, hidden, lengths) = (6, 37, [6usize, 1, 4]);
+        let states = Tensor::randn(0f32, 1.0, (lengths.len(), tokens, hidden), &device).unwrap();
+        let real: Vec<Tensor> = lengths.iter().enumerate().map(|(b, &length)| states.get(b).unwrap().narrow(0, 0, length).unwrap()).collect();
+        let want = mean_pool_normalize_sequences(&Tensor::cat(&real, 0).unwrap(), &lengths).unwrap();
+        let lengths_u32 = Tensor::new(lengths.map(|l| l as u32).as_slice(), &device).unwrap();
+        let got = mean_pool_normalize_padded(&states, &lengths_u32).unwrap();
+        assert_eq!(got.dims(), [3, hidden]);
+        assert!(max_difference(&got, &want) < 1e-6, "{}", max_difference(&got, &want));
+        assert!(mean_pool_normalize_padded(&states, &Tensor::new(&[1u32, 2], &device).unwrap()).is_err(), "two lengths for three sequences");
     }
 }

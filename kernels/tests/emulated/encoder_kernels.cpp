@@ -96,6 +96,36 @@ static void check_masked_softmax(const std::vector<unsigned int>& lengths, unsig
     }
 }
 
+template <typename T>
+using PoolKernel = void (*)(const T*, const unsigned int*, unsigned int, unsigned int, unsigned int, float*);
+
+// `blocks` fewer than the sequences need: warps stride over them.
+template <typename T>
+static void check_mean_pool(const char* name, PoolKernel<T> kernel, const std::vector<unsigned int>& lengths, unsigned int tokens, unsigned int cols, unsigned int blocks, double tolerance)
+{
+    const unsigned int batch = lengths.size();
+    const auto drawn = random_values((size_t)batch * tokens * cols, 1.0f);
+    std::vector<T> states(drawn.size());
+    for (size_t i = 0; i < states.size(); ++i) states[i] = from_float<T>(drawn[i]);
+    std::vector<float> got((size_t)batch * cols, NAN);  // poisoned: every value must be written
+    launch({blocks, 1, 1}, {64, 1, 1}, [&] { kernel(states.data(), lengths.data(), batch, tokens, cols, got.data()); });
+    char what[96];
+    std::snprintf(what, sizeof what, "%s %ux%ux%u", name, batch, tokens, cols);
+    for (unsigned int b = 0; b < batch; ++b) {
+        const unsigned int length = std::min(lengths[b], tokens);
+        std::vector<double> mean(cols, 0.0);
+        for (unsigned int t = 0; t < length; ++t)
+            for (unsigned int c = 0; c < cols; ++c) mean[c] += to_float(states[((size_t)b * tokens + t) * cols + c]);
+        double norm = 0;
+        for (auto& m : mean) norm += (m /= std::max(length, 1u)) * m;
+        norm = std::sqrt(norm);
+        for (unsigned int c = 0; c < cols; ++c) {
+            const double want = norm > 1e-12 ? mean[c] / norm : mean[c];
+            expect_close(what, (size_t)b * cols + c, got[(size_t)b * cols + c], want, tolerance);
+        }
+    }
+}
+
 int main()
 {
     check_bias_activation<float>("bias_activation_f32", bias_activation_f32, 1, 7, 383, 3, 0, 1e-5);  // row blocks stride over the rows
@@ -113,6 +143,12 @@ int main()
     check_layer_norm(5, 384);   // a block's second warp has rows, the last block one warp idle
     check_layer_norm(3, 1000);  // 32 values per lane, the last lane's last one past the row
     check_layer_norm(4, 37);
+    // A sequence of no tokens (zeros), one longer than the batch is wide (cut at it), rows
+    // wider than a lane's 32 values, 7 sequences over 2 blocks of 2 warps.
+    check_mean_pool<float>("mean_pool_normalize_padded_f32", mean_pool_normalize_padded_f32, {5, 0, 9, 1, 7, 3, 2}, 7, 384, 2, 1e-5);
+    check_mean_pool<float>("mean_pool_normalize_padded_f32", mean_pool_normalize_padded_f32, {3}, 4, 1000, 1, 1e-5);
+    check_mean_pool<__half>("mean_pool_normalize_padded_f16", mean_pool_normalize_padded_f16, {17, 4, 33}, 33, 37, 3, 2e-3);
+    check_mean_pool<__nv_bfloat16>("mean_pool_normalize_padded_bf16", mean_pool_normalize_padded_bf16, {2, 8}, 8, 64, 1, 1e-2);
     if (failures) {
         std::printf("%d values off\n", failures);
         return 1;
