@@ -41,10 +41,10 @@
 #             query embedding threads of up to 64 queries a pass (gpu-search-wide-passes.toml),
 #             then gpu-search.toml with quarry-cpu
 #
-#   device tool: two calls, "scripts/gpu-check.sh parity embed kernels cpu e2e profile" then
-#   "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e" (serve-cpu reads the
-#   first call's snapshot, then e2e runs again with the fused steps), and a third call carrying
-#   nothing, "scripts/gpu-check.sh search pipeline"; what each carries: see package-device.sh
+#   device tool: "… scripts/gpu-check.sh parity golden-cli embed profile kernels e2e", then
+#   "scripts/gpu-check.sh golden serve-cpu" (serve-cpu reads the first call's snapshot), then,
+#   carrying nothing, "scripts/gpu-check.sh search pipeline cpu"; what each carries and the
+#   settings that fit a 15-minute lease: see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"

@@ -16,14 +16,17 @@
 # quarry.xz 15.6 MB, cuda_parity.xz 0.4 MB, golden_embeddings.xz 7.7 MB, the model 40.8 MB
 # xz'd, quarry-cpu.xz 11.4 MB, libs.tar.xz 5.6 MB, the tree 1.2 MB), so it goes in two calls while the machine
 # stays warm (files carried or written in one call stay for the next); the script prints
-# each call's total against the limit:
+# each call's total against the limit. A session's device time is 15 minutes, starts and
+# idle waits included, and a machine goes back 30 s after a call: issue the next call at
+# once. What fit in 2026-11-25's lease (about 11 minutes in all):
 #   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
-#      target/device/bin/cuda_parity.xz, target/device/bin/libs.tar.xz;
-#      command "scripts/gpu-check.sh parity embed kernels cpu e2e profile"
+#      target/device/bin/cuda_parity.xz, target/device/bin/libs.tar.xz; command
+#      "EMBED_CHUNKS=20000 FUSED_MODES='0 1' KERNELS_FAISS_BASELINE=0 scripts/gpu-check.sh parity golden-cli embed profile kernels e2e"
+#      (about 4 minutes; golden-cli checks the shipped binary against the golden file)
 #   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/cuda_encoder_parity.xz,
-#      target/device/bin/quarry-cpu.xz;
-#      command "E2E_FUSED=1 scripts/gpu-check.sh golden serve-cpu profile-kernels e2e"
-#   3. carry nothing; command "scripts/gpu-check.sh search pipeline" (the binaries are still there)
+#      target/device/bin/quarry-cpu.xz; command "scripts/gpu-check.sh golden serve-cpu"
+#   3. if time is left, carry nothing; command "scripts/gpu-check.sh search pipeline cpu"
+#      (the binaries are still there)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
