@@ -261,7 +261,7 @@ fn search_and_eval_from_the_command_line() {
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["backend"], "quarry");
     assert_eq!(result["success"], true);
-    assert_eq!(result["mode"], "vector");
+    assert_eq!(result["mode"], "auto", "the default mode");
     let top = &result["chunks"][0];
     for field in ["chunk_id", "content", "score", "file_name", "page_number", "display_citation", "content_type", "metadata"] {
         assert!(top.get(field).is_some(), "golden record lacks {field}: {top}");
@@ -300,14 +300,30 @@ fn search_and_eval_from_the_command_line() {
     let output = quarry(&["eval", snap.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--json", json.to_str().unwrap()]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
-    for mode in ["vector", "vector (exact)", "keyword", "hybrid"] {
+    for mode in ["vector", "vector (exact)", "keyword", "hybrid", "auto (default)"] {
         assert!(stdout.contains(mode), "{stdout}");
     }
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    let output: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(output["default_mode"], "auto");
+    let report = &output["datasets"][0];
+    assert_eq!(report["dataset"], "beir");
     assert_eq!(report["queries"], 2);
     let vector = report["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "vector").unwrap();
     assert_eq!(vector["summary"]["mrr_at_10"], 1.0, "{report:#}");
     assert_eq!(report["ann_recall_at_10"], 1.0);
+    // Without a snapshot, each dataset is indexed into the work folder first, and a run file per mode is written.
+    let runs = dir.path().join("runs");
+    let work = dir.path().join("work");
+    let output = quarry(&["eval", "--dataset", beir.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--work-dir", work.to_str().unwrap(), "--runs", runs.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("beir") && l.contains("auto (default)")).count(), 2, "{stdout}");
+    assert!(work.join("beir/LATEST").is_file());
+    let run = std::fs::read_to_string(runs.join("beir.auto.trec")).unwrap();
+    let first = run.lines().next().unwrap().split_whitespace().collect::<Vec<_>>();
+    assert_eq!((first[0], first[1], first[3], first.len()), ("q1", "Q0", "1", 6), "{run}");
+    let output = quarry(&["eval", snap.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--dataset", beir.to_str().unwrap()]);
+    assert!(!output.status.success() && text(&output.stderr).contains("give one --dataset with it"), "{}", text(&output.stderr));
 }
 
 #[test]

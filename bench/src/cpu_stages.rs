@@ -2,7 +2,8 @@
 //! CPU whatever the device — parse + chunk (the parse stage's work, files and the documents
 //! of a file in parallel; the chunker also yields each chunk's model ids), the model's
 //! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part), the
-//! BM25 keyword index over the chunk texts (built beside the vector index after embedding),
+//! BM25 keyword index over the chunk texts (built beside the vector index after embedding;
+//! also with the English analyzer of earlier indexes, to compare),
 //! and writing the segment into a local folder (chunks.parquet with the embeddings,
 //! documents.parquet, a flat vectors.faiss, the keyword files, their checksums; seeded unit
 //! vectors stand in for the embeddings, of which only the size matters here) — timed apart
@@ -18,7 +19,7 @@ use rayon::prelude::*;
 use quarry_datasets::synthetic::clustered_unit_vectors;
 use quarry_indexer::chunk::{Chunk, ChunkerConfig, TokenChunker};
 use quarry_indexer::embed::{Embeddings, ModelDir, ModelTokenizer};
-use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
+use quarry_indexer::index::{build_english_keyword_index, build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{parse_and_chunk, ChunkSettings, ChunkedDoc};
 use quarry_indexer::snapshot::{DocumentRecord, SnapshotWriter};
@@ -42,10 +43,13 @@ pub struct CpuStages {
     pub tokenize_secs: f64,
     /// Building the keyword index over every chunk text, in row order, on the pool.
     pub keyword_index_secs: f64,
+    /// The same with the English analyzer of indexes written before the multilingual one.
+    pub keyword_index_english_secs: f64,
     /// Writing the segment's files into a local folder.
     pub write_segment_secs: f64,
     pub parse_chunk_tokens_per_sec: f64,
     pub keyword_index_tokens_per_sec: f64,
+    pub keyword_index_english_tokens_per_sec: f64,
     /// Both stages on one pool, one after the other (they overlap in a run, sharing the cores).
     pub cpu_tokens_per_sec: f64,
 }
@@ -111,6 +115,10 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
         let started = Instant::now();
         build_keyword_index(keyword_dir.path(), documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())))?;
         let keyword_index_secs = started.elapsed().as_secs_f64();
+        let english_dir = tempfile::tempdir()?;
+        let started = Instant::now();
+        build_english_keyword_index(english_dir.path(), documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())))?;
+        let keyword_index_english_secs = started.elapsed().as_secs_f64();
         let write_segment_secs = write_segment(&documents, keyword_dir.path(), dim)?;
         let rate = |secs: f64| if secs > 0.0 { chunk_tokens as f64 / secs } else { 0.0 };
         Ok(CpuStages {
@@ -123,9 +131,11 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
             parse_chunk_secs,
             tokenize_secs,
             keyword_index_secs,
+            keyword_index_english_secs,
             write_segment_secs,
             parse_chunk_tokens_per_sec: rate(parse_chunk_secs),
             keyword_index_tokens_per_sec: rate(keyword_index_secs),
+            keyword_index_english_tokens_per_sec: rate(keyword_index_english_secs),
             cpu_tokens_per_sec: rate(parse_chunk_secs + tokenize_secs),
         })
     })
@@ -149,11 +159,11 @@ fn write_segment(documents: &[ChunkedDoc], keyword_dir: &Path, dim: usize) -> an
 /// A Markdown table of the measurements.
 pub fn markdown(results: &[CpuStages]) -> String {
     let mut out = String::from(
-        "| threads | documents | chunks | untokenized | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | both M tok/s | keyword index s | keyword index M tok/s | write segment s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| threads | documents | chunks | untokenized | tokens | parse+chunk s | tokenize s | parse+chunk M tok/s | both M tok/s | keyword index s | keyword index M tok/s | English analyzer s | English analyzer M tok/s | write segment s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
             r.threads,
             r.documents,
             r.chunks,
@@ -165,6 +175,8 @@ pub fn markdown(results: &[CpuStages]) -> String {
             r.cpu_tokens_per_sec / 1e6,
             r.keyword_index_secs,
             r.keyword_index_tokens_per_sec / 1e6,
+            r.keyword_index_english_secs,
+            r.keyword_index_english_tokens_per_sec / 1e6,
             r.write_segment_secs
         ));
     }

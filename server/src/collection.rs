@@ -126,6 +126,19 @@ impl Collection {
                 metadata.insert("vector_dimensions".into(), manifest.model.dim.into());
                 metadata.insert("index_type".into(), manifest.index.params.factory().into());
                 metadata.insert("segments".into(), manifest.segments.len().into());
+                metadata.insert("keyword_analyzer".into(), manifest.keyword.analyzer.clone().into());
+                let readings = searcher.language_readings();
+                let languages: Vec<serde_json::Value> = readings
+                    .iter()
+                    .map(|r| serde_json::json!({ "language": r.language, "name": quarry_indexer::pipeline::language_name(&r.language), "chunks": r.chunks, "model_reads_whole": r.read_whole_share(), "model_reads_well": r.read_well_share() }))
+                    .collect();
+                metadata.insert("languages".into(), languages.into());
+                if let Some(share) = quarry_indexer::pipeline::whole_share(readings) {
+                    metadata.insert("model_reads_whole".into(), share.into());
+                }
+                if let Some(warning) = quarry_indexer::pipeline::weak_reading_warning(readings) {
+                    metadata.insert("model_reading_warning".into(), warning.into());
+                }
                 (self.list_files().iter().filter(|f| f.status == FileStatus::Success).count(), snapshot.live_rows())
             }
             None => (0, 0),

@@ -23,6 +23,8 @@ pub struct ModeResult {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
+    /// The mode a search gets when it names none.
+    pub default_mode: String,
     pub snapshot: String,
     pub version: String,
     pub index: String,
@@ -30,24 +32,45 @@ pub struct EvalReport {
     pub modes: Vec<ModeResult>,
     pub ann_recall_at_10: f64,
     pub mean_query_embed_ms: f64,
+    /// Each mode's ranking of each query: documents (BEIR ids) best first with the score of
+    /// their best chunk (a TREC run, [`EvalReport::trec_run`]).
+    #[serde(skip)]
+    pub runs: HashMap<String, HashMap<String, Vec<(String, f32)>>>,
+    /// The weight `auto` gave the vector lane for each query (the keyword lane's is 1 minus it).
+    pub auto_vector_weights: std::collections::BTreeMap<String, f32>,
 }
 
 impl EvalReport {
     pub fn mode(&self, name: &str) -> Option<&Summary> {
         self.modes.iter().find(|m| m.mode == name).map(|m| &m.summary)
     }
+
+    /// One mode's run in TREC format (`qid Q0 doc rank score tag`), queries in id order.
+    pub fn trec_run(&self, mode: &str) -> Option<String> {
+        let runs = self.runs.get(mode)?;
+        let mut queries: Vec<&String> = runs.keys().collect();
+        queries.sort();
+        let tag = mode.replace(' ', "_").replace(['(', ')'], "");
+        let mut out = String::new();
+        for query in queries {
+            for (rank, (doc, score)) in runs[query].iter().enumerate() {
+                out.push_str(&format!("{query} Q0 {doc} {} {score} quarry-{tag}\n", rank + 1));
+            }
+        }
+        Some(out)
+    }
 }
 
-/// Documents ranked for one query: rows mapped to BEIR ids, best chunk per document.
-fn documents_of(searcher: &Searcher, rows: impl Iterator<Item = usize>, depth: usize) -> Vec<String> {
+/// Documents ranked for one query: rows mapped to BEIR ids, best chunk per document, with its score.
+fn documents_of(searcher: &Searcher, rows: impl Iterator<Item = (usize, f32)>, depth: usize) -> Vec<(String, f32)> {
     let snapshot = searcher.snapshot();
     let mut seen = HashSet::new();
     let mut ranked = Vec::new();
-    for row in rows {
+    for (row, score) in rows {
         let document = snapshot.document_of(row);
         let id = document.uri.rsplit_once('#').map(|(_, id)| id.to_string()).unwrap_or_else(|| document.doc_id.clone());
         if seen.insert(id.clone()) {
-            ranked.push(id);
+            ranked.push((id, score));
             if ranked.len() == depth {
                 break;
             }
@@ -64,36 +87,41 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
     }
     let snapshot = searcher.snapshot();
     let row_of: HashMap<&str, usize> = snapshot.chunks().enumerate().map(|(row, c)| (c.chunk_id.as_str(), row)).collect();
-    let mut runs: HashMap<String, HashMap<String, Vec<String>>> = HashMap::new();
+    let mut runs: HashMap<String, HashMap<String, Vec<(String, f32)>>> = HashMap::new();
     let mut ann_recall = 0.0;
     let mut embed_secs = 0.0;
+    let mut auto_vector_weights = std::collections::BTreeMap::new();
     for query in &queries {
+        auto_vector_weights.insert(query.id.clone(), searcher.auto_weights(&query.text).vector);
         let started = std::time::Instant::now();
         let vector = searcher.embed_query(&query.text)?;
         embed_secs += started.elapsed().as_secs_f64();
-        for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+        for mode in Mode::ALL {
             let request = SearchRequest { query: query.text.clone(), mode, top_k: CHUNK_DEPTH, ..Default::default() };
             let result = searcher.search_with_vector(&request, Some(&vector))?.result;
-            let rows = result.chunks.iter().filter_map(|c| row_of.get(c.chunk_id.as_str()).copied());
+            let rows = result.chunks.iter().filter_map(|c| row_of.get(c.chunk_id.as_str()).map(|&row| (row, c.score)));
             runs.entry(mode.as_str().to_string()).or_default().insert(query.id.clone(), documents_of(searcher, rows, 100));
         }
         let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH)?;
-        runs.entry("vector (exact)".into()).or_default().insert(query.id.clone(), documents_of(searcher, exact.iter().map(|h| h.0), 100));
+        runs.entry("vector (exact)".into()).or_default().insert(query.id.clone(), documents_of(searcher, exact.iter().copied(), 100));
         let approximate: Vec<usize> = searcher.vector_lane(&vector, 10, None)?.into_iter().map(|h| h.0).collect();
         let truth = &exact[..exact.len().min(10)];
         ann_recall += truth.iter().filter(|h| approximate.contains(&h.0)).count() as f64 / truth.len().max(1) as f64;
     }
     let qrels: HashMap<String, HashMap<String, i32>> = queries.iter().map(|q| (q.id.clone(), dataset.qrels[&q.id].clone())).collect();
+    let ids_only = |mode: &str| -> HashMap<String, Vec<String>> { runs[mode].iter().map(|(q, ranked)| (q.clone(), ranked.iter().map(|(d, _)| d.clone()).collect())).collect() };
+    let mut modes: Vec<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
+    modes.insert(1, "vector (exact)");
     Ok(EvalReport {
+        default_mode: Mode::default().as_str().to_string(),
         snapshot: snapshot.uri.clone(),
         version: snapshot.manifest.version.clone(),
         index: snapshot.manifest.index.params.factory(),
         queries: queries.len(),
-        modes: ["vector", "vector (exact)", "keyword", "hybrid"]
-            .iter()
-            .map(|m| ModeResult { mode: m.to_string(), summary: summarize(&runs[*m], &qrels) })
-            .collect(),
+        modes: modes.iter().map(|m| ModeResult { mode: m.to_string(), summary: summarize(&ids_only(m), &qrels) }).collect(),
         ann_recall_at_10: ann_recall / queries.len() as f64,
         mean_query_embed_ms: embed_secs * 1e3 / queries.len() as f64,
+        runs,
+        auto_vector_weights,
     })
 }

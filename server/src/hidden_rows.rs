@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use quarry_indexer::chunk::Chunk;
+use quarry_indexer::index::analysis::KeywordAnalyzer;
 use quarry_indexer::index::KeywordStats;
 use quarry_indexer::snapshot::Tombstones;
 use rayon::prelude::*;
@@ -19,16 +20,16 @@ pub struct HiddenRows {
 
 impl HiddenRows {
     /// The rows of the segment `segment_id` (its `chunks`) that `tombstones` hide. `before`
-    /// is the same segment's in the previous loaded version: kept as it is when the same rows
+    /// is the same segment's in the previous loaded version (`analyzer`: its keyword index's): kept as it is when the same rows
     /// are hidden, else its statistics are updated with the rows newly hidden and the rows
     /// no longer hidden, when those are fewer than the rows hidden now.
-    pub fn of_segment(segment_id: &str, chunks: &[Chunk], tombstones: &Tombstones, before: Option<&Arc<HiddenRows>>) -> Arc<HiddenRows> {
+    pub fn of_segment(segment_id: &str, chunks: &[Chunk], analyzer: &KeywordAnalyzer, tombstones: &Tombstones, before: Option<&Arc<HiddenRows>>) -> Arc<HiddenRows> {
         let rows: Vec<u32> = if tombstones.is_empty() {
             Vec::new()
         } else {
             chunks.par_iter().enumerate().filter(|(_, chunk)| tombstones.hides(segment_id, &chunk.doc_id, &chunk.chunk_id)).map(|(row, _)| row as u32).collect()
         };
-        let stats_of = |rows: &[u32]| KeywordStats::of_texts(rows.par_iter().map(|&row| chunks[row as usize].text.as_str()));
+        let stats_of = |rows: &[u32]| KeywordStats::of_texts(analyzer, rows.par_iter().map(|&row| chunks[row as usize].text.as_str()));
         match before {
             Some(before) if before.rows == rows => before.clone(),
             Some(before) => {

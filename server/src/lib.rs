@@ -10,6 +10,7 @@
 pub mod api_error;
 pub mod app;
 pub mod auth;
+pub mod auto_fusion;
 pub mod collection;
 pub mod context_chunks;
 pub mod error;

@@ -194,7 +194,7 @@ impl LoadedSnapshot {
             };
             let hidden = match reuse {
                 Some(old) if same_tombstones => old.hidden.clone(),
-                _ => HiddenRows::of_segment(&segment.id, &data.chunks, &dead, reuse.map(|old| &old.hidden)),
+                _ => HiddenRows::of_segment(&segment.id, &data.chunks, data.keyword.analyzer(), &dead, reuse.map(|old| &old.hidden)),
             };
             let rows = data.chunks.len();
             segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, data, hidden });

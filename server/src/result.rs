@@ -98,15 +98,12 @@ pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: se
     }
 }
 
-/// Adds `metadata.highlights` to each chunk: `[start, end)` character (Unicode scalar)
-/// ranges of its content's words that match a word of `query`, in order.
-pub fn add_highlights(chunks: &mut [ChunkResult], query: &str) {
-    let mut terms = QueryTerms::of(query);
-    for chunk in chunks {
-        let ranges = char_ranges(&chunk.content, &terms.spans_in(&chunk.content));
-        let ranges: Vec<serde_json::Value> = ranges.into_iter().map(|r| serde_json::json!([r.start, r.end])).collect();
-        chunk.metadata.insert("highlights".into(), ranges.into());
-    }
+/// Adds `metadata.highlights` to a chunk: `[start, end)` character (Unicode scalar) ranges
+/// of its content's words that match a word of the query `terms` were read from, in order.
+pub fn add_highlights(chunk: &mut ChunkResult, terms: &mut QueryTerms) {
+    let ranges = char_ranges(&chunk.content, &terms.spans_in(&chunk.content));
+    let ranges: Vec<serde_json::Value> = ranges.into_iter().map(|r| serde_json::json!([r.start, r.end])).collect();
+    chunk.metadata.insert("highlights".into(), ranges.into());
 }
 
 #[cfg(test)]

@@ -8,8 +8,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use quarry_indexer::index::{KeywordStats, RowSet};
+use quarry_indexer::index::{KeywordStats, QueryTerms, RowSet};
 
+use quarry_indexer::pipeline::whole_share;
+use quarry_indexer::snapshot::LanguageReading;
+
+use crate::auto_fusion::{fuse, LaneWeights};
 use crate::context_chunks::add_context;
 use crate::error::ServerError;
 use crate::facets::{FacetCounter, Facets};
@@ -78,6 +82,7 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
                 Ok(Ranked { rows, exhausted })
             }
             Mode::Hybrid => hybrid(&placed, request, need_vector()?, depth),
+            Mode::Auto => auto(&placed, request, need_vector()?, depth),
         }
     };
     let document_of = |row: usize| {
@@ -85,7 +90,9 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
         (at.offset, at.part.searcher.snapshot().document_of(local).doc_id.as_str())
     };
     let kept = fill_window(window, rank, document_of)?;
-    let mut chunks: Vec<ChunkResult> = kept
+    // The query's terms as each segment's keyword analyzer reads it (by part and segment start).
+    let mut highlight_terms: HashMap<(usize, usize), QueryTerms> = HashMap::new();
+    let chunks: Vec<ChunkResult> = kept
         .into_iter()
         .skip(request.offset)
         .map(|(row, score, lanes)| {
@@ -94,12 +101,14 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
             if request.context_chunks > 0 {
                 add_context(&mut chunk, at.part.searcher.snapshot(), local, request.context_chunks);
             }
+            if request.highlight {
+                let segment = at.part.searcher.snapshot().segment_of(local);
+                let terms = highlight_terms.entry((at.offset, segment.offset)).or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &request.query));
+                add_highlights(&mut chunk, terms);
+            }
             chunk
         })
         .collect();
-    if request.highlight {
-        add_highlights(&mut chunks, &request.query);
-    }
     let facets = if request.facets.is_empty() { None } else { Some(count_facets(&placed, request)?) };
     let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
     let underfilled = chunks.len() < request.top_k;
@@ -153,6 +162,42 @@ fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: 
     Ok(Ranked { rows, exhausted })
 }
 
+/// Both lanes fetched as for hybrid and mixed by [`crate::auto_fusion`] with weights from
+/// the model's reading of the query and of the searched collections' words.
+fn auto(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: usize) -> Result<Ranked, ServerError> {
+    let fetch = (depth * 4).max(50).min(MAX_CANDIDATES.max(depth));
+    let vector = vector_lane(placed, query, fetch)?;
+    let keyword = keyword_lane(placed, &request.query, fetch)?;
+    let readings: Vec<LanguageReading> = placed.iter().flat_map(|at| at.part.searcher.language_readings().iter().cloned()).collect();
+    let query_share = placed.first().map(|at| at.part.searcher.query_whole_share(&request.query)).unwrap_or(1.0);
+    let weights = LaneWeights::from_reading(query_share, whole_share(&readings).unwrap_or(1.0));
+    let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
+    let keyword_rank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
+    // The cosine of a row only the keyword lane found, from its stored vector.
+    let cosine_of = |row: usize| {
+        let (at, local) = locate(placed, row);
+        at.part.searcher.snapshot().embedding(local).ok().map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>())
+    };
+    let fused = fuse(&vector, &keyword, weights, cosine_of);
+    let exhausted = vector.len() < fetch && keyword.len() < fetch && fused.len() <= depth;
+    let rows = fused
+        .into_iter()
+        .take(depth)
+        .map(|(row, score)| {
+            let mut lanes = serde_json::Map::new();
+            if let Some(&rank) = vector_rank.get(&row) {
+                lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
+            }
+            if let Some(&rank) = keyword_rank.get(&row) {
+                lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
+            }
+            lanes.insert("auto_vector_weight".into(), serde_json::json!(weights.vector));
+            (row, score, lanes)
+        })
+        .collect();
+    Ok(Ranked { rows, exhausted })
+}
+
 /// The facets of the documents the search could return: those the filters allow, and in
 /// keyword mode only those with a row holding a query word.
 fn count_facets(placed: &[Placed<'_>], request: &SearchRequest) -> Result<Facets, ServerError> {
@@ -160,7 +205,7 @@ fn count_facets(placed: &[Placed<'_>], request: &SearchRequest) -> Result<Facets
     for at in placed {
         let matching = match request.mode {
             Mode::Keyword => Some(at.part.searcher.keyword_matching_rows(&request.query)?),
-            Mode::Vector | Mode::Hybrid => None,
+            Mode::Vector | Mode::Hybrid | Mode::Auto => None,
         };
         counter.count(at.part.searcher.snapshot(), at.allowed.as_ref(), matching.as_deref());
     }

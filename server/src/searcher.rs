@@ -6,10 +6,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use quarry_indexer::embed::Embedder;
+use quarry_indexer::embed::{read_words, Embedder};
+use quarry_indexer::pipeline::{version_readings, whole_share};
+use quarry_indexer::snapshot::LanguageReading;
 use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
 use serde::{Deserialize, Serialize};
 
+use crate::auto_fusion::LaneWeights;
 use crate::context_chunks::MAX_CONTEXT_CHUNKS;
 use crate::error::ServerError;
 use crate::facets::{self, DEFAULT_FACET_SIZE};
@@ -30,27 +33,40 @@ pub const MAX_QUERY_CHARS: usize = 10_000;
 
 /// Which lanes answer.
 ///
-/// The default is the vector lane. Measured on msmarco-5k (bench/RESULTS.md), every
-/// equal-weight fusion of the two lanes (RRF k=60, min-max convex combination, DBSF) scored
-/// about 0.007 nDCG@10 below dense alone, because BM25 is the weaker lane there; making
-/// hybrid win would mean fitting lane weights to that set. Hybrid (RRF with optional lane
-/// weights) is one field away for corpora where exact terms matter.
+/// The default is `auto` ([`crate::auto_fusion`]): both lanes fused with weights read off the
+/// query and the collection, no relevance labels involved, so a corpus the model reads
+/// poorly falls back on the keyword lane by itself. `vector`, `keyword` and `hybrid` (RRF,
+/// with optional lane weights) answer as named. Seed 003's names are accepted: `semantic`
+/// (and `dense`) for vector, `bm25` for keyword, an empty mode for the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    #[default]
+    #[serde(alias = "semantic", alias = "dense")]
     Vector,
+    #[serde(alias = "bm25")]
     Keyword,
     Hybrid,
+    #[default]
+    #[serde(alias = "")]
+    Auto,
 }
 
 impl Mode {
+    /// Every mode, the default last.
+    pub const ALL: [Mode; 4] = [Mode::Vector, Mode::Keyword, Mode::Hybrid, Mode::Auto];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Vector => "vector",
             Self::Keyword => "keyword",
             Self::Hybrid => "hybrid",
+            Self::Auto => "auto",
         }
+    }
+
+    /// Whether the mode needs the query's embedding.
+    pub fn uses_vectors(self) -> bool {
+        self != Self::Keyword
     }
 }
 
@@ -58,10 +74,11 @@ impl std::str::FromStr for Mode {
     type Err = ServerError;
     fn from_str(s: &str) -> Result<Self, ServerError> {
         match s {
-            "vector" | "dense" => Ok(Self::Vector),
+            "vector" | "dense" | "semantic" => Ok(Self::Vector),
             "keyword" | "bm25" => Ok(Self::Keyword),
             "hybrid" => Ok(Self::Hybrid),
-            other => Err(ServerError::InvalidRequest(format!("unknown mode `{other}` (vector, keyword, hybrid)"))),
+            "auto" | "" => Ok(Self::Auto),
+            other => Err(ServerError::InvalidRequest(format!("unknown mode `{other}` (auto, vector, keyword, hybrid; also semantic, bm25)"))),
         }
     }
 }
@@ -180,6 +197,8 @@ pub struct Searcher {
     snapshot: Arc<LoadedSnapshot>,
     embedder: Arc<dyn Embedder>,
     exact_scan_max_rows: usize,
+    /// The collection's languages and how the model reads them, summed over its segments.
+    languages: Vec<LanguageReading>,
 }
 
 /// The segment-local rows of a global row set.
@@ -204,7 +223,8 @@ impl Searcher {
                 loaded_sha: loaded.sha256.clone(),
             });
         }
-        Ok(Self { snapshot, embedder, exact_scan_max_rows: EXACT_SCAN_MAX_ROWS })
+        let languages = version_readings(&snapshot.manifest);
+        Ok(Self { snapshot, embedder, exact_scan_max_rows: EXACT_SCAN_MAX_ROWS, languages })
     }
 
     /// Filters leaving at most `rows` rows in a segment are answered by an exact scan;
@@ -216,6 +236,22 @@ impl Searcher {
 
     pub fn snapshot(&self) -> &Arc<LoadedSnapshot> {
         &self.snapshot
+    }
+
+    /// The collection's detected languages and how the model reads their words (empty for
+    /// a snapshot written before they were measured).
+    pub fn language_readings(&self) -> &[LanguageReading] {
+        &self.languages
+    }
+
+    /// The share of `query`'s words the model reads whole (1 when it cannot be told).
+    pub fn query_whole_share(&self, query: &str) -> f64 {
+        read_words(self.embedder.tokenizer(), query).map(|r| r.whole_share()).unwrap_or(1.0)
+    }
+
+    /// The lane weights `auto` gives `query` on this collection alone.
+    pub fn auto_weights(&self, query: &str) -> LaneWeights {
+        LaneWeights::from_reading(self.query_whole_share(query), whole_share(&self.languages).unwrap_or(1.0))
     }
 
     /// The query's embedding with the snapshot's model.
@@ -298,10 +334,7 @@ impl Searcher {
     pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
         request.validate()?;
         let started = Instant::now();
-        let query_vector = match request.mode {
-            Mode::Keyword => None,
-            _ => Some(self.embed_query(&request.query)?),
-        };
+        let query_vector = if request.mode.uses_vectors() { Some(self.embed_query(&request.query)?) } else { None };
         let embed_secs = started.elapsed().as_secs_f64();
         let mut outcome = self.search_with_vector(request, query_vector.as_deref())?;
         outcome.timings.embed_secs = embed_secs;

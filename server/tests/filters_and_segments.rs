@@ -725,11 +725,12 @@ async fn rows_found_through_the_field_index_are_the_rows_that_match() {
     for spec in &specs[..9] {
         let mut filters = Filters::default();
         spec.iter().for_each(|s| filters.add(s).unwrap());
-        for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
+        for mode in Mode::ALL {
             let mut counted: std::collections::BTreeMap<String, &quarry_indexer::snapshot::DocumentRecord> = Default::default();
-            let mut terms = quarry_indexer::index::QueryTerms::of(query);
             for row in 0..snapshot.row_count() {
                 let document = snapshot.document_of(row);
+                // Each segment's analyzer reads the query its own way (its rows' languages).
+                let mut terms = quarry_indexer::index::QueryTerms::of(snapshot.segment_of(row).data.keyword.analyzer(), query);
                 let holds_word = mode != Mode::Keyword || !terms.spans_in(&snapshot.chunk(row).text).is_empty();
                 if !snapshot.tombstoned.contains(row) && filters.matches(document) && holds_word {
                     counted.insert(document.doc_id.clone(), document);

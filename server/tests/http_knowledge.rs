@@ -373,7 +373,7 @@ async fn several_collections_search_as_one() {
     assert_eq!(status, 202, "{submitted}");
     server.wait_job(submitted["job_id"].as_str().unwrap()).await;
 
-    for mode in ["vector", "keyword", "hybrid"] {
+    for mode in ["vector", "keyword", "hybrid", "auto"] {
         for query in ["tides", "glaciers and moraines"] {
             let body = json!({ "query": query, "mode": mode, "top_k": 50 });
             let (status, together) = server.post("/v1/search", json!({ "query": query, "mode": mode, "top_k": 50, "collections": ["coast", "ice", "empty", "coast"] })).await;

@@ -60,7 +60,7 @@ fn brute_force(searcher: &Searcher, mode: Mode, filters: &Filters) -> Vec<(usize
             let top = all[0].1;
             all.into_iter().map(|(row, score)| (row, score / top)).collect()
         }
-        Mode::Hybrid => unreachable!("hybrid has no brute force"),
+        Mode::Hybrid | Mode::Auto => unreachable!("fusions have no brute force"),
     };
     scored.retain(|&(row, _)| filters.matches(snapshot.document_of(row)));
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

@@ -36,8 +36,8 @@ pub fn run(args: BenchCpuStagesArgs) -> anyhow::Result<ExitCode> {
     for &count in threads.iter().filter(|&&t| t > 0) {
         let result = measure(&files, &settings, &tokenizer, model.hidden_size, count)?;
         eprintln!(
-            "{count} threads: parse+chunk {:.2} s, tokenize {:.2} s, keyword index {:.2} s, write segment {:.2} s",
-            result.parse_chunk_secs, result.tokenize_secs, result.keyword_index_secs, result.write_segment_secs
+            "{count} threads: parse+chunk {:.2} s, tokenize {:.2} s, keyword index {:.2} s (English analyzer {:.2} s), write segment {:.2} s",
+            result.parse_chunk_secs, result.tokenize_secs, result.keyword_index_secs, result.keyword_index_english_secs, result.write_segment_secs
         );
         results.push(result);
     }

@@ -48,6 +48,15 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             println!("keyword    {} ({})", m.keyword.engine, m.keyword.analyzer);
             let hidden = if m.tombstones.is_empty() { String::new() } else { format!(" (stored rows; {} tombstones hide replaced or deleted ones)", m.tombstones.len()) };
             println!("counts     {} documents, {} chunks, {} tokens{hidden}", m.counts.documents, m.counts.chunks, m.counts.tokens);
+            let readings = quarry_indexer::pipeline::version_readings(m);
+            if readings.is_empty() {
+                println!("languages  not measured (written before languages were recorded)");
+            } else {
+                println!("languages  {}", quarry_indexer::pipeline::languages_line(&readings));
+            }
+            if let Some(warning) = quarry_indexer::pipeline::weak_reading_warning(&readings) {
+                println!("warning    {warning}");
+            }
             for segment in &m.segments {
                 let index = m.segment_index(segment).factory();
                 println!("segment    {}: {} documents, {} chunks, {index}, {} files", segment.id, segment.documents, segment.chunks, segment.files.len());

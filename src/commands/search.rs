@@ -13,8 +13,8 @@ pub struct SearchArgs {
     pub snapshot: String,
     /// The query text.
     pub query: String,
-    /// vector | keyword | hybrid
-    #[arg(long, env = "QUARRY_MODE", default_value = "vector")]
+    /// auto | vector | keyword | hybrid (also semantic, bm25). auto fuses both lanes, weighing the vector lane by how much of the query and the collection the model reads.
+    #[arg(long, env = "QUARRY_MODE", default_value = "auto")]
     pub mode: Mode,
     #[arg(long, env = "QUARRY_TOP_K", default_value_t = 10)]
     pub top_k: usize,

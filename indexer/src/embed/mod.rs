@@ -14,6 +14,7 @@ mod device;
 pub mod encoder_ops;
 mod model_dir;
 mod replicas;
+mod reading;
 mod tokenizer;
 mod wordpiece;
 
@@ -23,6 +24,7 @@ pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
+pub use reading::{read_words, WordReading};
 pub use tokenizer::{ModelIds, ModelTokenizer, TokenizerPath};
 
 use std::sync::Arc;

@@ -114,6 +114,17 @@ impl ModelTokenizer {
         Ok(self.with_specials(&self.text_tokens(text)?.ids, usize::MAX))
     }
 
+    /// The byte spans and ids of the tokens of `text`, specials excluded, not truncated.
+    pub fn tokens_of(&self, text: &str) -> Result<(Vec<(usize, usize)>, Vec<u32>)> {
+        let tokens = self.text_tokens(text)?;
+        Ok((tokens.spans, tokens.ids))
+    }
+
+    /// The id of the vocabulary's unknown token, if it has one under a usual name.
+    pub fn unknown_id(&self) -> Option<u32> {
+        ["[UNK]", "<unk>", "<UNK>", "[unk]"].iter().find_map(|name| self.plain.token_to_id(name))
+    }
+
     /// Number of tokens of `text`, specials excluded, without truncation.
     pub fn count(&self, text: &str) -> Result<usize> {
         Ok(self.text_tokens(text)?.ids.len())

@@ -5,28 +5,20 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use tantivy::tokenizer::TextAnalyzer;
+use super::analysis::{KeywordAnalyzer, TextReader};
 
-use super::keyword::analyzer;
-
-/// The analyzed terms of a query (lowercased, ASCII-folded, stemmed; stop words left out),
-/// with the analyzer that read them, which then reads every text they are looked for in (one
-/// analyzer, and its stem cache, for all of a search's results).
+/// The analyzed terms of a query (normalized, stemmed; stop words left out), with a reader
+/// of the same analyzer for every text they are looked for in (one reader, and its caches,
+/// for all of a search's results).
 pub struct QueryTerms {
     terms: HashSet<String>,
-    analyzer: TextAnalyzer,
+    reader: TextReader,
 }
 
 impl QueryTerms {
-    pub fn of(query: &str) -> Self {
-        let mut analyzer = analyzer();
-        let mut terms = HashSet::new();
-        let mut stream = analyzer.token_stream(query);
-        while stream.advance() {
-            terms.insert(stream.token().text.clone());
-        }
-        drop(stream);
-        Self { terms, analyzer }
+    /// The terms of `query` as an index read by `analyzer` looks it up.
+    pub fn of(analyzer: &KeywordAnalyzer, query: &str) -> Self {
+        Self { terms: analyzer.query_terms(query).into_iter().collect(), reader: analyzer.text_reader() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -38,14 +30,17 @@ impl QueryTerms {
         if self.terms.is_empty() {
             return Vec::new();
         }
-        let mut stream = self.analyzer.token_stream(text);
-        let mut spans = Vec::new();
-        while stream.advance() {
-            let token = stream.token();
-            if self.terms.contains(&token.text) {
-                spans.push(token.offset_from..token.offset_to);
+        let mut spans: Vec<Range<usize>> = Vec::new();
+        let terms = &self.terms;
+        self.reader.for_each_term(text, |term, span| {
+            if terms.contains(term) {
+                // Overlapping character pairs that both match are one span.
+                match spans.last_mut() {
+                    Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+                    _ => spans.push(span),
+                }
             }
-        }
+        });
         spans
     }
 }
@@ -71,27 +66,31 @@ pub fn char_ranges(text: &str, spans: &[Range<usize>]) -> Vec<Range<usize>> {
 mod tests {
     use super::*;
 
+    fn english(query: &str) -> QueryTerms {
+        QueryTerms::of(&KeywordAnalyzer::English, query)
+    }
+
     fn words<'a>(text: &'a str, spans: &[Range<usize>]) -> Vec<&'a str> {
         spans.iter().map(|s| &text[s.clone()]).collect()
     }
 
     #[test]
     fn matches_words_as_the_keyword_lane_does() {
-        let mut terms = QueryTerms::of("Who invented the mercury thermometers?");
+        let mut terms = english("Who invented the mercury thermometers?");
         let text = "Fahrenheit invented a Mercury thermometer; the thermometer's scale is his. Inventions differ.";
         // Case, plural and stem match ("Inventions" and "invented" are both "invent"); the stop word "the" never does.
         assert_eq!(words(text, &terms.spans_in(text)), ["invented", "Mercury", "thermometer", "thermometer", "Inventions"]);
-        assert!(QueryTerms::of("the of and").is_empty());
-        assert!(QueryTerms::of("the of and").spans_in(text).is_empty());
+        assert!(english("the of and").is_empty());
+        assert!(english("the of and").spans_in(text).is_empty());
         // Accents fold as in the index.
         let text = "Le café crème";
-        assert_eq!(words(text, &QueryTerms::of("cafe").spans_in(text)), ["café"]);
+        assert_eq!(words(text, &english("cafe").spans_in(text)), ["café"]);
     }
 
     #[test]
     fn byte_ranges_to_character_ranges() {
         let text = "naïve café, plain cafe";
-        let spans = QueryTerms::of("cafe").spans_in(text);
+        let spans = english("cafe").spans_in(text);
         let chars: Vec<char> = text.chars().collect();
         let ranges = char_ranges(text, &spans);
         let found: Vec<String> = ranges.iter().map(|r| chars[r.clone()].iter().collect()).collect();

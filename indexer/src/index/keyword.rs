@@ -1,47 +1,38 @@
-//! [`KeywordIndex`] on tantivy: BM25 over the chunk texts, English analyzer
-//! (lowercase, ASCII folding, stop words, Snowball stemming). User text is never parsed as
-//! query syntax: it is tokenized by the same analyzer and searched as plain terms. Segments
-//! are separate indexes; [`KeywordStats`] summed over them make their scores comparable.
+//! [`KeywordIndex`] on tantivy: BM25 over the chunk texts, read by the index's analyzer
+//! ([`super::analysis`]: multilingual for new indexes, English for those written before).
+//! User text is never parsed as query syntax: it is read by the same analyzer and searched
+//! as plain terms. Segments are separate indexes; [`KeywordStats`] summed over them make
+//! their scores comparable.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{BooleanQuery, Bm25StatisticsProvider, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Bm25StatisticsProvider, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED};
-use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::WhitespaceTokenizer;
 use tantivy::{Index, IndexReader, Searcher, Term};
 
+use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
 use super::keyword_rows::RowsCollector;
-use super::stem_cache::CachedEnglishStemmer;
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
-/// Name (and version) of the analyzer; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = "quarry_en_v1";
+/// Name (and version) of the analyzer of new indexes; recorded in the manifest.
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V1;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex { stage, reason: e.to_string() }
 }
 
-pub(super) fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .filter(StopWordFilter::new(Language::English).expect("tantivy ships English stop words"))
-        // tantivy's English Snowball stemmer, with a cache of the words seen (same tokens).
-        .filter(CachedEnglishStemmer::new())
-        .build()
-}
-
-pub(super) fn schema() -> Schema {
+/// The schema of a keyword index read by the analyzer named `analyzer`.
+pub(super) fn schema(analyzer: &str) -> Schema {
     let mut builder = Schema::builder();
     builder.add_u64_field("row", INDEXED | STORED | FAST);
     // Term frequencies, no positions: queries are plain terms (never phrases), and positions
     // cost about 5-10% of the build. Indexes built with positions still open and search alike.
-    let indexing = TextFieldIndexing::default().set_tokenizer(KEYWORD_ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
+    let indexing = TextFieldIndexing::default().set_tokenizer(analyzer).set_index_option(IndexRecordOption::WithFreqs);
     builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
     builder.build()
 }
@@ -68,23 +59,19 @@ impl KeywordStats {
         }
     }
 
-    /// The statistics rows holding `texts` add to an index, for every term they hold, counted
-    /// as the index counts them (the same analyzer; a document is one row). Rows hidden by
+    /// The statistics rows holding `texts` add to an index read by `analyzer`, for every term
+    /// they hold, counted as the index counts them (a document is one row). Rows hidden by
     /// tombstones stay in their segment's index until compaction: subtracting these keeps
     /// their words from weighing on the live rows' scores.
-    pub fn of_texts<'a>(texts: impl rayon::iter::IntoParallelIterator<Item = &'a str>) -> Self {
+    pub fn of_texts<'a>(analyzer: &KeywordAnalyzer, texts: impl rayon::iter::IntoParallelIterator<Item = &'a str>) -> Self {
         use rayon::iter::ParallelIterator;
         texts
             .into_par_iter()
             .fold(
-                || (analyzer(), KeywordStats::default()),
-                |(mut analyzer, mut stats), text| {
-                    let mut stream = analyzer.token_stream(text);
+                || (analyzer.text_reader(), KeywordStats::default()),
+                |(mut reader, mut stats), text| {
                     let mut terms: Vec<String> = Vec::new();
-                    while let Some(token) = stream.next() {
-                        terms.push(token.text.clone());
-                    }
-                    drop(stream);
+                    reader.for_each_term(text, |term, _| terms.push(term.to_string()));
                     stats.docs += 1;
                     stats.tokens += terms.len() as u64;
                     terms.sort_unstable();
@@ -92,7 +79,7 @@ impl KeywordStats {
                     for term in terms {
                         *stats.doc_freq.entry(term).or_default() += 1;
                     }
-                    (analyzer, stats)
+                    (reader, stats)
                 },
             )
             .map(|(_, stats)| stats)
@@ -150,14 +137,38 @@ pub trait KeywordIndex: Send + Sync {
 pub struct TantivyKeywordIndex {
     index: Index,
     reader: IndexReader,
+    analyzer: KeywordAnalyzer,
 }
 
 impl TantivyKeywordIndex {
+    /// Opens the index in `dir` with the analyzer its schema names (and, for the
+    /// multilingual one, the language profile stored beside it).
     pub fn open(dir: &Path) -> Result<Self> {
         let index = Index::open_in_dir(dir).map_err(err("open"))?;
-        index.tokenizers().register(KEYWORD_ANALYZER, analyzer());
+        let analyzer = match analyzer_name(&index)?.as_str() {
+            ENGLISH_V1 => {
+                index.tokenizers().register(ENGLISH_V1, english_analyzer());
+                KeywordAnalyzer::English
+            }
+            MULTILINGUAL_V1 => {
+                // Rows are indexed as pre-read terms; the tokenizer is never asked to read.
+                index.tokenizers().register(MULTILINGUAL_V1, WhitespaceTokenizer::default());
+                KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::load(dir)?))
+            }
+            other => {
+                return Err(IndexerError::KeywordIndex {
+                    stage: "open",
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1})", dir.display()),
+                })
+            }
+        };
         let reader = index.reader().map_err(err("reader"))?;
-        Ok(Self { index, reader })
+        Ok(Self { index, reader, analyzer })
+    }
+
+    /// How this index reads texts and queries.
+    pub fn analyzer(&self) -> &KeywordAnalyzer {
+        &self.analyzer
     }
 
     /// Tantivy segments in the index (one for an index built by [`super::build_keyword_index`]).
@@ -165,18 +176,20 @@ impl TantivyKeywordIndex {
         self.reader.searcher().segment_readers().len()
     }
 
-    fn terms(&self, query: &str) -> Result<Vec<Term>> {
+    /// The terms of `query` with their weights ([`KeywordAnalyzer::weighted_query_terms`]).
+    fn terms(&self, query: &str) -> Result<Vec<(Term, f32)>> {
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
-        let mut analyzer = analyzer();
-        let mut stream = analyzer.token_stream(query);
-        let mut terms = Vec::new();
-        while let Some(token) = stream.next() {
-            let term = Term::from_field_text(field, &token.text);
-            if !terms.contains(&term) {
-                terms.push(term);
-            }
-        }
-        Ok(terms)
+        Ok(self.analyzer.weighted_query_terms(query).into_iter().map(|(term, weight)| (Term::from_field_text(field, &term), weight)).collect())
+    }
+}
+
+/// The tokenizer the index's text field was written with: its analyzer's name.
+fn analyzer_name(index: &Index) -> Result<String> {
+    let schema = index.schema();
+    let field = schema.get_field("text").map_err(err("schema"))?;
+    match schema.get_field_entry(field).field_type() {
+        tantivy::schema::FieldType::Str(options) => Ok(options.get_indexing_options().map(|o| o.tokenizer().to_string()).unwrap_or_default()),
+        other => Err(IndexerError::KeywordIndex { stage: "open", reason: format!("the text field is {other:?}, not text") }),
     }
 }
 
@@ -198,7 +211,7 @@ impl KeywordIndex for TantivyKeywordIndex {
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
         let own: &dyn Bm25StatisticsProvider = &searcher;
         let mut stats = KeywordStats { docs: own.total_num_docs().map_err(err("stats"))?, tokens: own.total_num_tokens(field).map_err(err("stats"))?, doc_freq: HashMap::new() };
-        for term in self.terms(query)? {
+        for (term, _) in self.terms(query)? {
             let count = Searcher::doc_freq(&searcher, &term).map_err(err("stats"))?;
             stats.doc_freq.insert(term.value().as_str().unwrap_or_default().to_string(), count);
         }
@@ -228,7 +241,11 @@ impl TantivyKeywordIndex {
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
-            .map(|t| (Occur::Should, Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>))
+            .filter(|(_, weight)| *weight > 0.0)
+            .map(|(term, weight)| {
+                let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+                (Occur::Should, if weight == 1.0 { query } else { Box::new(BoostQuery::new(query, weight)) as Box<dyn Query> })
+            })
             .collect();
         Ok(Some(BooleanQuery::new(clauses)))
     }
@@ -358,7 +375,7 @@ mod tests {
         };
         let (all, _a) = open(texts.iter().map(String::as_str).collect());
         let (without, _w) = open(live.iter().map(|&i| texts[i].as_str()).collect());
-        let hidden_stats = KeywordStats::of_texts(hidden.iter().map(|&i| texts[i].as_str()).collect::<Vec<_>>());
+        let hidden_stats = KeywordStats::of_texts(all.analyzer(), hidden.iter().map(|&i| texts[i].as_str()).collect::<Vec<_>>());
         assert_eq!((hidden_stats.docs, hidden_stats.doc_freq["glacier"], hidden_stats.doc_freq["cat"]), (4, 2, 1));
 
         for query in ["rare glacier harbour", "cat tides", "ships"] {

@@ -5,6 +5,10 @@
 //! BM25 scores in row order (tantivy breaks them by doc address) and gives the searcher one
 //! segment to walk. One writer with several indexing threads would hand rows to threads as
 //! they come, and a writer lists its flushed segments in hash order.
+//!
+//! New indexes are read by the multilingual analyzer: every row's language is detected first
+//! (the language profile, stored beside the index), then each part's rows are read into terms
+//! and handed to tantivy as pre-read text.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -12,9 +16,11 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::merge_filtered_segments;
+use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{doc, Index, Segment, TantivyDocument};
 
-use super::keyword::{analyzer, err, schema, KEYWORD_ANALYZER};
+use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1};
+use super::keyword::{err, schema};
 use crate::error::{IndexerError, Result};
 
 /// Rows below which another part is not worth its writer and its share of the merge.
@@ -23,18 +29,42 @@ const MIN_PART_ROWS: usize = 20_000;
 /// Indexing memory of one part's writer before it flushes a segment (tantivy's budget).
 const PART_WRITER_BYTES: usize = 128_000_000;
 
-/// Builds a tantivy index in the empty folder `dir` over `texts` (row `i` = `texts[i]`), on
-/// the threads of the current rayon pool.
-pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<()> {
+/// How the rows of a build are read.
+enum Reading<'a> {
+    /// The English analyzer of earlier indexes (tantivy reads the texts).
+    English,
+    /// The multilingual analyzer, with each row's language.
+    Multilingual(&'a KeywordAnalyzer, &'a [Option<StemLanguage>]),
+}
+
+/// Builds a tantivy index read by the multilingual analyzer in the empty folder `dir` over
+/// `texts` (row `i` = `texts[i]`), on the threads of the current rayon pool; returns the
+/// rows' language profile (also stored in the folder).
+pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<LanguageProfile> {
     let texts: Vec<&str> = texts.collect();
-    build_in_parts(dir, &texts, part_ranges(texts.len(), rayon::current_num_threads()))
+    build_multilingual(dir, &texts, part_ranges(texts.len(), rayon::current_num_threads()))
+}
+
+fn build_multilingual(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Result<LanguageProfile> {
+    let (profile, languages) = LanguageProfile::of_texts(texts);
+    let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
+    build_in_parts(dir, texts, parts, &Reading::Multilingual(&analyzer, &languages))?;
+    profile.save(dir)?;
+    Ok(profile)
+}
+
+/// The same with the English analyzer of indexes written before the multilingual one (what
+/// their snapshots hold; for comparisons and tests of how they are still read).
+pub fn build_english_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<()> {
+    let texts: Vec<&str> = texts.collect();
+    build_in_parts(dir, &texts, part_ranges(texts.len(), rayon::current_num_threads()), &Reading::English)
 }
 
 /// Builds each range of rows as an index of its own (in parallel), then merges them in row order into `dir`.
-fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Result<()> {
+fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>, reading: &Reading<'_>) -> Result<()> {
     let started = std::time::Instant::now();
     let part_count = parts.len();
-    let built: Vec<(tempfile::TempDir, Index)> = parts.into_par_iter().map(|range| build_part(&texts[range.clone()], range.start)).collect::<Result<_>>()?;
+    let built: Vec<(tempfile::TempDir, Index)> = parts.into_par_iter().map(|range| build_part(texts, range, reading)).collect::<Result<_>>()?;
     let mut segments = Vec::new();
     for (_, index) in &built {
         segments.extend(index.searchable_segments().map_err(err("merge"))?);
@@ -44,7 +74,7 @@ fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Resul
     match segments.len() {
         // One part that never flushed: its folder already is the index.
         1 if built.len() == 1 => move_index(built[0].0.path(), dir),
-        0 => Index::create_in_dir(dir, schema()).map(drop).map_err(err("create")),
+        0 => Index::create_in_dir(dir, schema(reading.name())).map(drop).map_err(err("create")),
         _ => {
             let output = MmapDirectory::open(dir).map_err(|e| IndexerError::KeywordIndex { stage: "merge", reason: format!("{}: {e}", dir.display()) })?;
             // tantivy's merge of segments from other indexes, in the order given (public but
@@ -66,19 +96,50 @@ fn part_ranges(rows: usize, threads: usize) -> Vec<Range<usize>> {
     (0..rows).step_by(size).map(|start| start..(start + size).min(rows)).collect()
 }
 
-/// Indexes `texts` as rows `first_row..` in a temporary folder, with one writer thread.
-fn build_part(texts: &[&str], first_row: usize) -> Result<(tempfile::TempDir, Index)> {
+impl Reading<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::English => ENGLISH_V1,
+            Self::Multilingual(..) => MULTILINGUAL_V1,
+        }
+    }
+}
+
+/// Indexes the rows `range` of `texts` in a temporary folder, with one writer thread.
+fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Result<(tempfile::TempDir, Index)> {
     let dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
-    let index = Index::create_in_dir(dir.path(), schema()).map_err(err("create"))?;
-    index.tokenizers().register(KEYWORD_ANALYZER, analyzer());
+    let index = Index::create_in_dir(dir.path(), schema(reading.name())).map_err(err("create"))?;
+    match reading {
+        Reading::English => index.tokenizers().register(ENGLISH_V1, english_analyzer()),
+        // tantivy asks for the field's tokenizer at commit, though it never reads pre-read text with it.
+        Reading::Multilingual(..) => index.tokenizers().register(MULTILINGUAL_V1, tantivy::tokenizer::WhitespaceTokenizer::default()),
+    }
     let schema = index.schema();
     let row_field = schema.get_field("row").map_err(err("schema"))?;
     let text_field = schema.get_field("text").map_err(err("schema"))?;
     // No background merges: the segments are merged once, in row order, at the end.
     let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, PART_WRITER_BYTES).map_err(err("writer"))?;
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
-    for (offset, text) in texts.iter().enumerate() {
-        writer.add_document(doc!(row_field => (first_row + offset) as u64, text_field => *text)).map_err(err("add"))?;
+    match reading {
+        Reading::English => {
+            for row in range {
+                writer.add_document(doc!(row_field => row as u64, text_field => texts[row])).map_err(err("add"))?;
+            }
+        }
+        Reading::Multilingual(analyzer, languages) => {
+            let mut reader = analyzer.text_reader();
+            for row in range {
+                let mut tokens = Vec::new();
+                reader.for_each_term_as(texts[row], languages[row], |term, span| {
+                    let position = tokens.len();
+                    tokens.push(Token { offset_from: span.start, offset_to: span.end, position, text: term.to_string(), position_length: 1 });
+                });
+                let mut document = TantivyDocument::new();
+                document.add_u64(row_field, row as u64);
+                document.add_pre_tokenized_text(text_field, PreTokenizedString { text: String::new(), tokens });
+                writer.add_document(document).map_err(err("add"))?;
+            }
+        }
     }
     writer.commit().map_err(err("commit"))?;
     writer.wait_merging_threads().map_err(err("merge"))?;
@@ -136,7 +197,7 @@ mod tests {
 
     fn built(texts: &[&str], parts: Vec<Range<usize>>) -> (tempfile::TempDir, TantivyKeywordIndex) {
         let dir = tempfile::tempdir().unwrap();
-        build_in_parts(dir.path(), texts, parts).unwrap();
+        build_multilingual(dir.path(), texts, parts).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
         (dir, index)
     }

@@ -154,7 +154,7 @@ mod tests {
             .filter(tantivy::tokenizer::StopWordFilter::new(Language::English).unwrap())
             .filter(tantivy::tokenizer::Stemmer::new(Language::English))
             .build();
-        let mut ours = super::super::keyword::analyzer();
+        let mut ours = super::super::analysis::english_analyzer();
         let mut compared = 0;
         for line in corpus.lines() {
             let doc: serde_json::Value = serde_json::from_str(line).unwrap();

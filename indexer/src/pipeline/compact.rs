@@ -9,7 +9,7 @@ use super::segment::{build_segment_blocking, SegmentRows};
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::snapshot::{new_version_id, LatestExpected, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
+use crate::snapshot::{new_version_id, LanguageReading, LatestExpected, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -114,7 +114,8 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
         }
         report.chunks_kept += live.chunks.len();
         report.documents_kept += live.records.len();
-        merged.add(live, position).await?;
+        let kept = if segment.chunks == 0 { 0.0 } else { live.chunks.len() as f64 / segment.chunks as f64 };
+        merged.add(live, position, &segment.languages, kept).await?;
         report.merged_segments.push(segment.id.clone());
     }
     let written = merged.finish().await?;
@@ -165,6 +166,9 @@ struct MergedSegments<'a> {
     filling: SegmentRows,
     /// Where the segment being filled goes: the manifest position of its last merged segment.
     position: usize,
+    /// The languages of the segment being filled: its merged segments' readings, each scaled
+    /// to the share of its rows kept (the model is the same, so nothing is measured again).
+    languages: Vec<LanguageReading>,
     /// Written segments with their positions, in order.
     written: Vec<(usize, WrittenSegment)>,
     started: usize,
@@ -173,13 +177,27 @@ struct MergedSegments<'a> {
 impl<'a> MergedSegments<'a> {
     fn new(writer: &'a SnapshotWriter, version: &'a str, options: &'a CompactOptions, dim: usize) -> Self {
         let filling = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
-        Self { writer, version, options, filling, position: 0, written: Vec::new(), started: 0 }
+        Self { writer, version, options, filling, position: 0, languages: Vec::new(), written: Vec::new(), started: 0 }
     }
 
-    /// Adds the live rows of the merged segment at manifest position `position`.
-    async fn add(&mut self, rows: SegmentRows, position: usize) -> Result<()> {
+    /// Adds the live rows of the merged segment at manifest position `position` (its
+    /// language readings, of which the rows kept are the share `kept`).
+    async fn add(&mut self, rows: SegmentRows, position: usize, languages: &[LanguageReading], kept: f64) -> Result<()> {
         if !self.filling.chunks.is_empty() && self.filling.chunks.len() + rows.chunks.len() > self.options.max_segment_chunks {
             self.write().await?;
+        }
+        let scale = |n: u64| (n as f64 * kept).round() as u64;
+        for reading in languages {
+            let scaled = LanguageReading { language: reading.language.clone(), chunks: scale(reading.chunks), words: scale(reading.words), read_well: scale(reading.read_well), read_whole: scale(reading.read_whole) };
+            match self.languages.iter_mut().find(|r| r.language == reading.language) {
+                Some(sum) => {
+                    sum.chunks += scaled.chunks;
+                    sum.words += scaled.words;
+                    sum.read_well += scaled.read_well;
+                    sum.read_whole += scaled.read_whole;
+                }
+                None => self.languages.push(scaled),
+            }
         }
         self.filling.chunks.extend(rows.chunks);
         self.filling.embeddings.data.extend(rows.embeddings.data);
@@ -201,8 +219,10 @@ impl<'a> MergedSegments<'a> {
             n => format!("seg-{}-{n}", self.version),
         };
         let spec = self.options.index.resolve_segment(rows.chunks.len(), dim)?;
-        let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id).await?;
-        let segment = self.writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
+        let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id, None).await?;
+        let mut segment = self.writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
+        segment.manifest.languages = std::mem::take(&mut self.languages);
+        segment.manifest.languages.sort_by(|a, b| b.chunks.cmp(&a.chunks).then(a.language.cmp(&b.language)));
         self.written.push((self.position, segment));
         Ok(())
     }

@@ -6,6 +6,7 @@
 
 mod compact;
 mod delta;
+mod model_reading;
 mod online;
 mod plan;
 mod progress;
@@ -19,7 +20,7 @@ mod spilled_vectors;
 mod stages;
 
 pub use progress::ProgressMode;
-pub use report::{Failure, RunReport, StageReport};
+pub use report::{languages_line, Failure, RunReport, StageReport};
 pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use reuse::{ReuseReport, StoredEmbeddings};
 
@@ -44,6 +45,7 @@ use publish::{Publisher, SegmentBuilder, Sizing};
 use segmenter::Segmenter;
 use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
+pub use model_reading::{language_name, language_readings, version_readings, weak_reading_warning, whole_share, READING_SAMPLE, WEAK_READING_SHARE};
 pub use online::{publish_next_version, VersionChange};
 pub use plan::{plan_run, FileCount, RunPlan, PLAN_EXAMPLES};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
@@ -347,6 +349,11 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         None => publisher.full(cut, full_base.map(|base| (base.manifest, kept_api_documents)), &mut report).await?,
     };
     report.version = Some(manifest.version.clone());
+    report.languages = version_readings(&manifest);
+    report.model_reading_warning = weak_reading_warning(&report.languages);
+    if let Some(warning) = &report.model_reading_warning {
+        tracing::warn!("{warning}");
+    }
     report.wall_secs = started.elapsed().as_secs_f64();
     report.peak_rss_mib = crate::process_memory::peak_rss_mib();
     let report_json = serde_json::to_value(&report).map_err(|e| IndexerError::snapshot("report", e))?;

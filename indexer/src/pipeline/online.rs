@@ -44,10 +44,12 @@ pub async fn publish_next_version(
         false => {
             let rows = assemble(change.documents, model.dim);
             let spec = index.resolve(rows.chunks.len(), model.dim)?;
-            let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{first_version}")).await?;
+            let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{first_version}"), Some(embedder.tokenizer().clone())).await?;
             let SegmentRows { chunks, records, .. } = &rows;
             let (documents, chunks, tokens) = (records.len(), chunks.len(), rows.tokens());
-            Some((writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?, documents, chunks, tokens))
+            let mut written = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
+            written.manifest.languages = built.languages;
+            Some((written, documents, chunks, tokens))
         }
     };
     let own_precisions = (segment.is_some() && change.embedded_chunks > 0).then_some(model.precisions.as_slice());

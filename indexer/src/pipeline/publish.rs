@@ -71,7 +71,7 @@ impl SegmentBuilder {
             Sizing::Segment => self.options.index.resolve_segment(row_count, dim)?,
         };
         let started = Instant::now();
-        let (built, row_files, rows) = build_segment_blocking(spec.clone(), rows, &self.writer, &segment_id).await?;
+        let (built, row_files, rows) = build_segment_blocking(spec.clone(), rows, &self.writer, &segment_id, Some(self.embedder.tokenizer().clone())).await?;
         tracing::info!("{segment_id}: indexes built and row files written in {:.2} s", started.elapsed().as_secs_f64());
         let started = Instant::now();
         let (vector_index, recall, rows) = check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
@@ -84,7 +84,8 @@ impl SegmentBuilder {
             StageReport::new("recall check", recall_secs, recall.queries as u64, "queries"),
         ];
         let started = Instant::now();
-        let written = self.writer.finish_segment(row_files, &vector_index, built.keyword_dir.path()).await?;
+        let mut written = self.writer.finish_segment(row_files, &vector_index, built.keyword_dir.path()).await?;
+        written.manifest.languages = built.languages;
         stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks as u64, "chunks"));
         Ok(NewSegment { written, spec, recall, documents: rows.records.len(), chunks, tokens: rows.tokens(), stages })
     }

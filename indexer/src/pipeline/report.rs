@@ -6,8 +6,10 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use super::delta::DeltaReport;
+use super::model_reading::language_name;
 use super::reuse::ReuseReport;
 use crate::parse::file_uri_of;
+use crate::snapshot::LanguageReading;
 use crate::source::Skipped;
 
 /// The files with a failure (a failure names a file, or an item inside one).
@@ -73,6 +75,19 @@ pub struct RunReport {
     /// Peak resident memory of the process over the whole run, publishing included, MiB
     /// (Linux): what a machine running this corpus needs.
     pub peak_rss_mib: Option<f64>,
+    /// The published version's chunks by detected language, with how the model reads them.
+    pub languages: Vec<LanguageReading>,
+    /// Set when the model reads little of the version's words (vector search will be weak).
+    pub model_reading_warning: Option<String>,
+}
+
+/// The first languages of `readings` with their chunks and the share of their words the model reads whole.
+pub fn languages_line(readings: &[LanguageReading]) -> String {
+    let mut parts: Vec<String> = readings.iter().take(4).map(|r| format!("{} {} chunks (model reads {:.0}% of its words whole)", language_name(&r.language), r.chunks, r.read_whole_share() * 100.0)).collect();
+    if readings.len() > 4 {
+        parts.push(format!("{} more", readings.len() - 4));
+    }
+    parts.join(", ")
 }
 
 impl RunReport {
@@ -127,6 +142,12 @@ impl RunReport {
         }
         if let Some(recall) = self.recall_at_10 {
             line(&mut out, "ANN recall@10", format!("{recall:.4}"));
+        }
+        if !self.languages.is_empty() {
+            line(&mut out, "languages", languages_line(&self.languages));
+        }
+        if let Some(warning) = &self.model_reading_warning {
+            line(&mut out, "warning", warning.clone());
         }
         line(&mut out, "wall time", format!("{:.2} s", self.wall_secs));
         if let Some(peak) = self.peak_rss_mib {

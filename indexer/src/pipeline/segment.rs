@@ -1,14 +1,16 @@
 //! Turning embedded documents into one segment's rows and indexes: shared by batch runs
 //! and online ingestion. Rows are ordered by document URI, then chunk index.
 
+use std::sync::Arc;
 use std::time::Instant;
 
+use super::model_reading::language_readings;
 use super::stages::EmbeddedDoc;
 use crate::chunk::Chunk;
-use crate::embed::Embeddings;
+use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 use crate::index::{build_keyword_index, build_vector_index, FaissIndex, IndexSpec};
-use crate::snapshot::{DocumentRecord, SegmentRowFiles, SnapshotWriter};
+use crate::snapshot::{DocumentRecord, LanguageReading, SegmentRowFiles, SnapshotWriter};
 
 /// A segment's rows: chunk `i` has embedding row `i`.
 pub struct SegmentRows {
@@ -48,15 +50,23 @@ pub struct BuiltIndexes {
     pub keyword_dir: tempfile::TempDir,
     pub vector_secs: f64,
     pub keyword_secs: f64,
+    /// The rows' languages and how the model reads them (none measured without a tokenizer).
+    pub languages: Vec<LanguageReading>,
 }
 
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
-/// (chunks.parquet needs no index), handing `rows` back with both.
-pub async fn build_segment_blocking(spec: IndexSpec, rows: SegmentRows, writer: &SnapshotWriter, segment_id: &str) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
+/// (chunks.parquet needs no index), handing `rows` back with both; with the model's
+/// `tokenizer`, how it reads the rows' languages is measured too.
+pub async fn build_segment_blocking(spec: IndexSpec, rows: SegmentRows, writer: &SnapshotWriter, segment_id: &str, tokenizer: Option<Arc<ModelTokenizer>>) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
         let (built, row_files) = rayon::join(|| build_indexes(&spec, &rows), || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records));
-        Ok((built?, row_files?, rows))
+        let mut built = built?;
+        if let Some(tokenizer) = tokenizer {
+            let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
+            built.languages = language_readings(&texts, &tokenizer)?;
+        }
+        Ok((built, row_files?, rows))
     })
     .await
     .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })?
@@ -76,5 +86,5 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows) -> Result<BuiltIndexe
         },
     );
     let (vectors, vector_secs) = vectors?;
-    Ok(BuiltIndexes { vectors, keyword_dir, vector_secs, keyword_secs: keyword? })
+    Ok(BuiltIndexes { vectors, keyword_dir, vector_secs, keyword_secs: keyword?, languages: Vec::new() })
 }

@@ -114,6 +114,37 @@ pub struct SegmentManifest {
     pub chunks: usize,
     /// Files of this segment, relative to the snapshot root.
     pub files: Vec<String>,
+    /// Its chunks by detected language, with how the model reads their words (segments
+    /// written before this was measured have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub languages: Vec<LanguageReading>,
+}
+
+/// A segment's chunks of one detected language and how the embedding model reads their
+/// words ([`crate::embed::read_words`]), measured on up to [`crate::pipeline::READING_SAMPLE`]
+/// of the segment's chunks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanguageReading {
+    /// ISO 639-3 (`eng`, `deu`, `jpn`, ...), `und` where no language could be told.
+    pub language: String,
+    pub chunks: u64,
+    /// Words of the measured chunks, those the model reads well (not as its unknown token nor
+    /// as single characters), and those it reads whole (one vocabulary token).
+    pub words: u64,
+    pub read_well: u64,
+    pub read_whole: u64,
+}
+
+impl LanguageReading {
+    /// The share of the measured words the model reads well (1 when none were measured).
+    pub fn read_well_share(&self) -> f64 {
+        if self.words == 0 { 1.0 } else { self.read_well as f64 / self.words as f64 }
+    }
+
+    /// The share it reads whole.
+    pub fn read_whole_share(&self) -> f64 {
+        if self.words == 0 { 1.0 } else { self.read_whole as f64 / self.words as f64 }
+    }
 }
 
 impl Manifest {

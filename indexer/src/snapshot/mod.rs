@@ -24,7 +24,7 @@ pub use file_table::{FileEntry, FileTable};
 pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use latest_guard::{LatestExpected, LatestGuard, LOCK_FILE};
 pub use manifest::{
-    ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, Manifest, SegmentManifest, Tombstones, tombstone_document, FORMAT_VERSION,
+    ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, LanguageReading, Manifest, SegmentManifest, Tombstones, tombstone_document, FORMAT_VERSION,
 };
 pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
 pub use reader::{SnapshotReader, Verification};

@@ -185,7 +185,7 @@ impl SnapshotWriter {
             vectors.secs,
             started.elapsed().as_secs_f64()
         );
-        let manifest = SegmentManifest { id: rows.segment_id, index: Some(vectors.spec), documents: rows.documents, chunks: rows.chunks, files: checksums.keys().cloned().collect() };
+        let manifest = SegmentManifest { id: rows.segment_id, index: Some(vectors.spec), documents: rows.documents, chunks: rows.chunks, files: checksums.keys().cloned().collect(), languages: Vec::new() };
         Ok(WrittenSegment { manifest, checksums })
     }
 

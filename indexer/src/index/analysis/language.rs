@@ -1,0 +1,236 @@
+//! Which language a text is in, and what the keyword lane does with each language it can
+//! stem: whatlang's detection (trigrams over the first [`DETECT_BYTES`] of a text; about 70
+//! languages, each with its script), and the Snowball stemmer and stop words of the 18
+//! languages tantivy's stemmer crate knows.
+
+use rust_stemmers::Algorithm;
+use serde::{Deserialize, Serialize};
+use tantivy::tokenizer::Language;
+
+/// Bytes of a text its language is told from (a chunk's first lines say it as well as all of it).
+pub const DETECT_BYTES: usize = 2048;
+
+/// A language with a Snowball stemmer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StemLanguage {
+    Arabic,
+    Danish,
+    Dutch,
+    English,
+    Finnish,
+    French,
+    German,
+    Greek,
+    Hungarian,
+    Italian,
+    Norwegian,
+    Portuguese,
+    Romanian,
+    Russian,
+    Spanish,
+    Swedish,
+    Tamil,
+    Turkish,
+}
+
+/// The family of letters a word is written in, as far as stemming cares: a language's
+/// stemmer reads only words of its own script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Letters {
+    Latin,
+    Cyrillic,
+    Greek,
+    Arabic,
+    Tamil,
+    Other,
+}
+
+impl StemLanguage {
+    pub const ALL: [StemLanguage; 18] = [
+        Self::Arabic,
+        Self::Danish,
+        Self::Dutch,
+        Self::English,
+        Self::Finnish,
+        Self::French,
+        Self::German,
+        Self::Greek,
+        Self::Hungarian,
+        Self::Italian,
+        Self::Norwegian,
+        Self::Portuguese,
+        Self::Romanian,
+        Self::Russian,
+        Self::Spanish,
+        Self::Swedish,
+        Self::Tamil,
+        Self::Turkish,
+    ];
+
+    /// Position in [`Self::ALL`] (per-language tables).
+    pub fn index(self) -> usize {
+        Self::ALL.iter().position(|&l| l == self).unwrap_or(0)
+    }
+
+    pub fn algorithm(self) -> Algorithm {
+        match self {
+            Self::Arabic => Algorithm::Arabic,
+            Self::Danish => Algorithm::Danish,
+            Self::Dutch => Algorithm::Dutch,
+            Self::English => Algorithm::English,
+            Self::Finnish => Algorithm::Finnish,
+            Self::French => Algorithm::French,
+            Self::German => Algorithm::German,
+            Self::Greek => Algorithm::Greek,
+            Self::Hungarian => Algorithm::Hungarian,
+            Self::Italian => Algorithm::Italian,
+            Self::Norwegian => Algorithm::Norwegian,
+            Self::Portuguese => Algorithm::Portuguese,
+            Self::Romanian => Algorithm::Romanian,
+            Self::Russian => Algorithm::Russian,
+            Self::Spanish => Algorithm::Spanish,
+            Self::Swedish => Algorithm::Swedish,
+            Self::Tamil => Algorithm::Tamil,
+            Self::Turkish => Algorithm::Turkish,
+        }
+    }
+
+    /// tantivy's stop word list for the language (Snowball's; Lucene's short English list), if any.
+    pub fn stop_words(self) -> Option<Language> {
+        Some(match self {
+            Self::Danish => Language::Danish,
+            Self::Dutch => Language::Dutch,
+            Self::English => Language::English,
+            Self::Finnish => Language::Finnish,
+            Self::French => Language::French,
+            Self::German => Language::German,
+            Self::Hungarian => Language::Hungarian,
+            Self::Italian => Language::Italian,
+            Self::Norwegian => Language::Norwegian,
+            Self::Portuguese => Language::Portuguese,
+            Self::Russian => Language::Russian,
+            Self::Spanish => Language::Spanish,
+            Self::Swedish => Language::Swedish,
+            Self::Arabic | Self::Greek | Self::Romanian | Self::Tamil | Self::Turkish => return None,
+        })
+    }
+
+    pub fn letters(self) -> Letters {
+        match self {
+            Self::Arabic => Letters::Arabic,
+            Self::Greek => Letters::Greek,
+            Self::Russian => Letters::Cyrillic,
+            Self::Tamil => Letters::Tamil,
+            _ => Letters::Latin,
+        }
+    }
+
+    /// ISO 639-1.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Arabic => "ar",
+            Self::Danish => "da",
+            Self::Dutch => "nl",
+            Self::English => "en",
+            Self::Finnish => "fi",
+            Self::French => "fr",
+            Self::German => "de",
+            Self::Greek => "el",
+            Self::Hungarian => "hu",
+            Self::Italian => "it",
+            Self::Norwegian => "no",
+            Self::Portuguese => "pt",
+            Self::Romanian => "ro",
+            Self::Russian => "ru",
+            Self::Spanish => "es",
+            Self::Swedish => "sv",
+            Self::Tamil => "ta",
+            Self::Turkish => "tr",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.code() == code)
+    }
+
+    fn of(lang: whatlang::Lang) -> Option<Self> {
+        use whatlang::Lang as L;
+        Some(match lang {
+            L::Ara => Self::Arabic,
+            L::Dan => Self::Danish,
+            L::Nld => Self::Dutch,
+            L::Eng => Self::English,
+            L::Fin => Self::Finnish,
+            L::Fra => Self::French,
+            L::Deu => Self::German,
+            L::Ell => Self::Greek,
+            L::Hun => Self::Hungarian,
+            L::Ita => Self::Italian,
+            L::Nob => Self::Norwegian,
+            L::Por => Self::Portuguese,
+            L::Ron => Self::Romanian,
+            L::Rus => Self::Russian,
+            L::Spa => Self::Spanish,
+            L::Swe => Self::Swedish,
+            L::Tam => Self::Tamil,
+            L::Tur => Self::Turkish,
+            _ => return None,
+        })
+    }
+}
+
+/// What detection says of one text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Detected {
+    /// whatlang's best guess (None: no letters it knows).
+    pub lang: Option<whatlang::Lang>,
+    /// Its script.
+    pub script: Option<whatlang::Script>,
+    /// Whether whatlang calls the guess reliable (enough text, a clear winner).
+    pub reliable: bool,
+}
+
+impl Detected {
+    /// The stemming language of a reliable guess.
+    pub fn stem_language(&self) -> Option<StemLanguage> {
+        self.reliable.then_some(self.lang).flatten().and_then(StemLanguage::of)
+    }
+
+    /// ISO 639-3 code of the guess, `und` when there is none.
+    pub fn code(&self) -> &'static str {
+        self.lang.map(|l| l.code()).unwrap_or("und")
+    }
+}
+
+/// Detects the language of `text` from its first [`DETECT_BYTES`].
+pub fn detect(text: &str) -> Detected {
+    let mut end = text.len().min(DETECT_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match whatlang::detect(&text[..end]) {
+        Some(info) => Detected { lang: Some(info.lang()), script: Some(info.script()), reliable: info.is_reliable() },
+        None => Detected { lang: None, script: None, reliable: false },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_languages_with_stemmers_and_without() {
+        let german = detect("Die Stadt liegt am Ufer des Rheins und ist für ihre alten Häuser und Brücken bekannt, die jedes Jahr viele Besucher anziehen.");
+        assert_eq!(german.stem_language(), Some(StemLanguage::German));
+        let english = detect("The city lies on the bank of the river and is known for its old houses and bridges, which draw many visitors every year.");
+        assert_eq!(english.stem_language(), Some(StemLanguage::English));
+        let japanese = detect("東京は日本の首都であり、世界で最も人口の多い都市圏の一つです。");
+        assert_eq!((japanese.code(), japanese.stem_language()), ("jpn", None));
+        assert_eq!(detect("1234 !!").code(), "und");
+        for language in StemLanguage::ALL {
+            assert_eq!(StemLanguage::from_code(language.code()), Some(language));
+            assert_eq!(StemLanguage::ALL[language.index()], language);
+        }
+    }
+}

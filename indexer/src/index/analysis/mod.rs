@@ -1,0 +1,238 @@
+//! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
+//!
+//! - [`MULTILINGUAL_V1`], for every index written now: each row's language detected
+//!   ([`language`], whatlang), words split on Unicode letters, digits and marks, runs of
+//!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
+//!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
+//!   NFKC-normalized and lower-cased with Arabic's normal forms ([`normalize`]), the stop
+//!   words and Snowball stem of its row's language when the word is in that language's
+//!   letters, then Latin and Greek accents folded. A query is read as every language the
+//!   index's rows were read as ([`profile`]) and looked up by each of its words' forms, so
+//!   no query language has to be guessed from a few words.
+//! - [`ENGLISH_V1`], the analyzer of indexes written before: tantivy's simple tokenizer,
+//!   ASCII folding, English stop words and stemming. Those indexes keep it.
+//!
+//! An index's analyzer is the tokenizer name its tantivy schema records.
+
+mod language;
+mod normalize;
+mod profile;
+mod script;
+mod word_forms;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
+
+pub use language::{detect, Detected, StemLanguage};
+pub use profile::{LanguageProfile, PROFILE_FILE};
+pub use script::{class, CharClass};
+pub use word_forms::{pieces, Piece};
+
+use super::stem_cache::CachedEnglishStemmer;
+use word_forms::{pair_terms, WordForms};
+
+/// The English analyzer of indexes written before the multilingual one.
+pub const ENGLISH_V1: &str = "quarry_en_v1";
+/// The multilingual analyzer (this module), every new index's.
+pub const MULTILINGUAL_V1: &str = "quarry_multi_v1";
+
+/// tantivy's chain of the English analyzer ([`ENGLISH_V1`]).
+pub(crate) fn english_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(StopWordFilter::new(Language::English).expect("tantivy ships English stop words"))
+        // tantivy's English Snowball stemmer, with a cache of the words seen (same tokens).
+        .filter(CachedEnglishStemmer::new())
+        .build()
+}
+
+/// How one keyword index reads texts and queries.
+#[derive(Clone, Debug)]
+pub enum KeywordAnalyzer {
+    English,
+    Multilingual(Arc<LanguageProfile>),
+}
+
+impl KeywordAnalyzer {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::English => ENGLISH_V1,
+            Self::Multilingual(_) => MULTILINGUAL_V1,
+        }
+    }
+
+    /// The index's language profile (none for the English analyzer).
+    pub fn profile(&self) -> Option<&LanguageProfile> {
+        match self {
+            Self::English => None,
+            Self::Multilingual(profile) => Some(profile),
+        }
+    }
+
+    /// The distinct terms `query` is looked up by, in order of first appearance.
+    pub fn query_terms(&self, query: &str) -> Vec<String> {
+        self.weighted_query_terms(query).into_iter().map(|(term, _)| term).collect()
+    }
+
+    /// [`Self::query_terms`] with each term's weight in the query. A word read as several
+    /// languages counts in each reading by the share of the index's rows read in that
+    /// language (its readings' weights sum to 1, less the readings where it is a stop word),
+    /// so the stems a language of a few rows makes of a query's words barely weigh on the
+    /// rows of the others; a term several readings of a word share adds their shares, and a
+    /// term several words share counts once. Character pairs, and every term of the English
+    /// analyzer, weigh 1.
+    pub fn weighted_query_terms(&self, query: &str) -> Vec<(String, f32)> {
+        let mut terms: Vec<(String, f32)> = Vec::new();
+        fn add(terms: &mut Vec<(String, f32)>, term: &str, weight: f32) {
+            match terms.iter_mut().find(|(t, _)| t == term) {
+                Some((_, w)) => *w += weight,
+                None => terms.push((term.to_string(), weight)),
+            }
+        }
+        match self {
+            Self::English => {
+                let mut analyzer = english_analyzer();
+                let mut stream = analyzer.token_stream(query);
+                while stream.advance() {
+                    if !terms.iter().any(|(t, _)| *t == stream.token().text) {
+                        terms.push((stream.token().text.clone(), 1.0));
+                    }
+                }
+            }
+            Self::Multilingual(profile) => {
+                let mut forms = WordForms::default();
+                let readings = profile.readings();
+                for piece in pieces(query) {
+                    match piece {
+                        Piece::Pairs(run) => pair_terms(query, run, |term, _| {
+                            if !terms.iter().any(|(t, _)| t == term) {
+                                terms.push((term.to_string(), 1.0));
+                            }
+                        }),
+                        Piece::Word(range) => {
+                            // Each reading's term of this word, weights summed where they agree.
+                            let mut word_terms: Vec<(String, f32)> = Vec::new();
+                            for &(language, share) in &readings {
+                                if let Some(term) = forms.term(&query[range.clone()], language) {
+                                    add(&mut word_terms, term, share);
+                                }
+                            }
+                            // A term two words of the query share counts once, by its larger weight.
+                            for (term, weight) in word_terms {
+                                match terms.iter_mut().find(|(t, _)| *t == term) {
+                                    Some((_, w)) => *w = w.max(weight),
+                                    None => terms.push((term, weight)),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        terms
+    }
+
+    /// A reader of stored texts, as the index read them (one per thread: it keeps caches).
+    pub fn text_reader(&self) -> TextReader {
+        let inner = match self {
+            Self::English => Reader::English(english_analyzer()),
+            Self::Multilingual(profile) => Reader::Multilingual(profile.clone(), WordForms::default()),
+        };
+        TextReader { inner }
+    }
+}
+
+enum Reader {
+    English(TextAnalyzer),
+    Multilingual(Arc<LanguageProfile>, WordForms),
+}
+
+/// Reads stored texts into terms (see [`KeywordAnalyzer::text_reader`]).
+pub struct TextReader {
+    inner: Reader,
+}
+
+impl TextReader {
+    /// Each term of `text`, with the byte range of the text it comes from, in order.
+    pub fn for_each_term(&mut self, text: &str, emit: impl FnMut(&str, Range<usize>)) {
+        let language = match &self.inner {
+            Reader::English(_) => None,
+            Reader::Multilingual(profile, _) => profile.language_of(text),
+        };
+        self.for_each_term_as(text, language, emit)
+    }
+
+    /// [`Self::for_each_term`] for a text whose analysis language is known (the multilingual analyzer).
+    pub fn for_each_term_as(&mut self, text: &str, language: Option<StemLanguage>, mut emit: impl FnMut(&str, Range<usize>)) {
+        match &mut self.inner {
+            Reader::English(analyzer) => {
+                let mut stream = analyzer.token_stream(text);
+                while stream.advance() {
+                    let token = stream.token();
+                    emit(&token.text, token.offset_from..token.offset_to);
+                }
+            }
+            Reader::Multilingual(_, forms) => {
+                for piece in pieces(text) {
+                    match piece {
+                        Piece::Pairs(run) => pair_terms(text, run, &mut emit),
+                        Piece::Word(range) => {
+                            if let Some(term) = forms.term(&text[range.clone()], language) {
+                                emit(term, range);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn multilingual(texts: &[&str]) -> KeywordAnalyzer {
+        KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::of_texts(texts).0))
+    }
+
+    #[test]
+    fn a_query_is_read_as_every_language_of_the_rows() {
+        let analyzer = multilingual(&[
+            "Die Stadt liegt am Ufer des Rheins und ist für ihre alten Häuser und Brücken bekannt, die jedes Jahr viele Besucher anziehen.",
+            "The city lies on the bank of the river and is known for its old houses and bridges, which draw many visitors every year.",
+        ]);
+        // German stems and English stems; stop words of one language kept as the other's words.
+        let terms = analyzer.query_terms("Die Häuser");
+        assert!(terms.contains(&"haus".to_string()) && terms.contains(&"hauser".to_string()), "{terms:?}");
+        assert!(terms.contains(&"die".to_string()), "English reads 'die' as a word: {terms:?}");
+        // Each reading weighs by its rows' share; readings that agree add up; a repeated word counts once.
+        let weighted = analyzer.weighted_query_terms("Häuser in Berlin, Berlin");
+        assert_eq!(weighted, [("haus".to_string(), 0.5), ("hauser".to_string(), 0.5), ("berlin".to_string(), 1.0)], "{weighted:?}");
+        // An English index drops English stop words from a query.
+        let english = multilingual(&["The city lies on the bank of the river and is known for its old houses and bridges, which draw many visitors every year."]);
+        assert_eq!(english.query_terms("the houses and the bridges"), ["hous", "bridg"]);
+        // CJK pairs need no language.
+        assert_eq!(analyzer.query_terms("東京都"), ["東京", "京都"]);
+    }
+
+    #[test]
+    fn stored_texts_read_with_their_language() {
+        let texts = ["Die Häuser der Stadt stehen am Ufer des Flusses, und viele Besucher kommen jedes Jahr, um die alten Brücken zu sehen."];
+        let analyzer = multilingual(&texts);
+        let mut reader = analyzer.text_reader();
+        let mut terms = Vec::new();
+        reader.for_each_term(texts[0], |term, range| terms.push((term.to_string(), &texts[0][range])));
+        assert!(terms.contains(&("haus".to_string(), "Häuser")), "{terms:?}");
+        assert!(!terms.iter().any(|(t, _)| t == "die" || t == "der"), "German stop words: {terms:?}");
+        // The English analyzer reads as before.
+        let mut english = KeywordAnalyzer::English.text_reader();
+        let mut words = Vec::new();
+        english.for_each_term("The houses, running", |term, _| words.push(term.to_string()));
+        assert_eq!(words, ["hous", "run"]);
+    }
+}

@@ -1,0 +1,116 @@
+//! A keyword index's language profile: how many of its rows were read as each language,
+//! which languages were detected, and, per script, the language its rows were read as when
+//! detection was unsure (the segment's most common reliable language of that script). It is
+//! stored beside the index ([`PROFILE_FILE`]) so a row's analysis can be repeated exactly
+//! (hidden rows' statistics, highlights) and a query is read as every language the rows are.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::language::{detect, Detected, StemLanguage};
+use crate::error::{IndexerError, Result};
+
+/// The profile's file in the keyword index folder.
+pub const PROFILE_FILE: &str = "quarry-languages.json";
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LanguageProfile {
+    /// Rows analyzed as each stemming language (ISO 639-1), `und` for rows stemmed by none.
+    pub analyzed_as: BTreeMap<String, u64>,
+    /// Rows of each detected language (whatlang's ISO 639-3 codes; `und` for none).
+    pub detected: BTreeMap<String, u64>,
+    /// Per script (whatlang's name), the language its unsure rows are read as.
+    pub unsure_rows_read_as: BTreeMap<String, StemLanguage>,
+}
+
+impl LanguageProfile {
+    /// Detects every text's language (on every thread) and returns the profile with each
+    /// text's analysis language.
+    pub fn of_texts(texts: &[&str]) -> (Self, Vec<Option<StemLanguage>>) {
+        let detected: Vec<Detected> = texts.par_iter().map(|text| detect(text)).collect();
+        let mut reliable: BTreeMap<String, BTreeMap<StemLanguage, u64>> = BTreeMap::new();
+        let mut profile = LanguageProfile::default();
+        for d in &detected {
+            *profile.detected.entry(d.code().to_string()).or_default() += 1;
+            if let (Some(language), Some(script)) = (d.stem_language(), d.script) {
+                *reliable.entry(script.name().to_string()).or_default().entry(language).or_default() += 1;
+            }
+        }
+        for (script, counts) in reliable {
+            // Most rows; ties to the first language in order.
+            let best = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(l, _)| *l);
+            if let Some(best) = best {
+                profile.unsure_rows_read_as.insert(script, best);
+            }
+        }
+        // Latin-script rows of a segment where no row is surely in a Latin language (short
+        // texts: titles, notes) are read as English, the analyzer's reading before it read others.
+        if detected.iter().any(|d| d.script == Some(whatlang::Script::Latin)) {
+            profile.unsure_rows_read_as.entry(whatlang::Script::Latin.name().to_string()).or_insert(StemLanguage::English);
+        }
+        let languages: Vec<Option<StemLanguage>> = detected.iter().map(|d| profile.language_of_detected(d)).collect();
+        for language in &languages {
+            *profile.analyzed_as.entry(language.map(StemLanguage::code).unwrap_or("und").to_string()).or_default() += 1;
+        }
+        (profile, languages)
+    }
+
+    fn language_of_detected(&self, detected: &Detected) -> Option<StemLanguage> {
+        detected.stem_language().or_else(|| detected.script.and_then(|s| self.unsure_rows_read_as.get(s.name()).copied()))
+    }
+
+    /// The language a text of this index was analyzed as.
+    pub fn language_of(&self, text: &str) -> Option<StemLanguage> {
+        self.language_of_detected(&detect(text))
+    }
+
+    /// Each language the rows were read as (None: stemmed by none), with its share of the
+    /// rows; a profile of no rows reads as no language, with share 1.
+    pub fn readings(&self) -> Vec<(Option<StemLanguage>, f32)> {
+        let rows: u64 = self.analyzed_as.values().sum();
+        if rows == 0 {
+            return vec![(None, 1.0)];
+        }
+        self.analyzed_as.iter().filter(|(_, &n)| n > 0).map(|(code, &n)| (StemLanguage::from_code(code), n as f32 / rows as f32)).collect()
+    }
+
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(PROFILE_FILE);
+        let bytes = serde_json::to_vec_pretty(self).map_err(|e| IndexerError::KeywordIndex { stage: "profile", reason: e.to_string() })?;
+        std::fs::write(&path, bytes).map_err(|e| IndexerError::io(&path, e))
+    }
+
+    pub fn load(dir: &Path) -> Result<Self> {
+        let path = dir.join(PROFILE_FILE);
+        let bytes = std::fs::read(&path).map_err(|e| IndexerError::io(&path, e))?;
+        serde_json::from_slice(&bytes).map_err(|e| IndexerError::KeywordIndex { stage: "profile", reason: format!("{}: {e}", path.display()) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsure_rows_take_their_scripts_common_language() {
+        let texts = [
+            "Die Stadt liegt am Ufer des Rheins und ist für ihre alten Häuser und Brücken bekannt, die jedes Jahr viele Besucher anziehen.",
+            "Im Winter friert der See zu, und die Kinder laufen darauf Schlittschuh, während die Eltern am Ufer warten und Tee trinken.",
+            "Haus am See",
+            "東京は日本の首都であり、世界で最も人口の多い都市圏の一つです。",
+        ];
+        let (profile, languages) = LanguageProfile::of_texts(&texts);
+        assert_eq!(languages, [Some(StemLanguage::German), Some(StemLanguage::German), Some(StemLanguage::German), None]);
+        assert_eq!(profile.analyzed_as.get("de"), Some(&3));
+        assert_eq!(profile.analyzed_as.get("und"), Some(&1));
+        assert_eq!(profile.detected.get("jpn"), Some(&1));
+        assert_eq!(profile.readings(), [(Some(StemLanguage::German), 0.75), (None, 0.25)]);
+        assert_eq!(profile.language_of("Haus am See"), Some(StemLanguage::German));
+        let dir = tempfile::tempdir().unwrap();
+        profile.save(dir.path()).unwrap();
+        assert_eq!(LanguageProfile::load(dir.path()).unwrap(), profile);
+    }
+}

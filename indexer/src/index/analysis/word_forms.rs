@@ -1,0 +1,201 @@
+//! The terms the multilingual analyzer makes of words and of runs read as character pairs,
+//! with a cache per language of the words already seen (stop word or stem), since a corpus's
+//! words repeat heavily and Snowball is most of the analysis's time.
+
+use std::ops::Range;
+
+use rust_stemmers::Stemmer;
+use rustc_hash::FxHashMap;
+use tantivy::tokenizer::{RawTokenizer, StopWordFilter, TextAnalyzer};
+use unicode_normalization::UnicodeNormalization;
+
+use super::language::StemLanguage;
+use super::normalize::{fold_marks, normalize_word};
+use super::script::{class, letters_of, CharClass};
+
+/// Words longer than this many characters are left out (as tantivy's `RemoveLongFilter(40)`
+/// did for the English analyzer: base64 blobs, hashes, run-together junk).
+const MAX_WORD_CHARS: usize = 40;
+/// Words cached per language before that cache is emptied.
+const CACHE_WORDS: usize = 50_000;
+
+/// One piece of a text: a word (its byte range) or a run of pair-read characters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    Word(Range<usize>),
+    Pairs(Range<usize>),
+}
+
+/// The words and pair runs of `text`, in order.
+pub fn pieces(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut current: Option<(CharClass, usize)> = None;
+    for (at, c) in text.char_indices() {
+        let class = class(c);
+        match current {
+            Some((open, _)) if open == class => {}
+            _ => {
+                if let Some((open, start)) = current.take() {
+                    push_piece(&mut out, open, start..at);
+                }
+                if class != CharClass::Separator {
+                    current = Some((class, at));
+                }
+            }
+        }
+    }
+    if let Some((open, start)) = current {
+        push_piece(&mut out, open, start..text.len());
+    }
+    out
+}
+
+fn push_piece(out: &mut Vec<Piece>, class: CharClass, range: Range<usize>) {
+    match class {
+        CharClass::Word => out.push(Piece::Word(range)),
+        CharClass::Pair(_) => out.push(Piece::Pairs(range)),
+        CharClass::Separator => {}
+    }
+}
+
+/// The terms of a pair run: each character NFKC-normalized and lower-cased, then each two
+/// neighbours as one term (a lone character as itself), with the byte range they span.
+pub fn pair_terms(text: &str, run: Range<usize>, mut emit: impl FnMut(&str, Range<usize>)) {
+    let mut chars: Vec<(char, Range<usize>)> = Vec::new();
+    for (at, c) in text[run.clone()].char_indices() {
+        let span = run.start + at..run.start + at + c.len_utf8();
+        for normal in std::iter::once(c).nfkc().flat_map(char::to_lowercase) {
+            chars.push((normal, span.clone()));
+        }
+    }
+    let mut term = String::with_capacity(8);
+    if chars.len() == 1 {
+        term.push(chars[0].0);
+        emit(&term, chars[0].1.clone());
+        return;
+    }
+    for pair in chars.windows(2) {
+        term.clear();
+        term.push(pair[0].0);
+        term.push(pair[1].0);
+        emit(&term, pair[0].1.start..pair[1].1.end);
+    }
+}
+
+/// Per-thread word analysis: normal form, stop words and stem of a language, accents folded.
+pub struct WordForms {
+    stemmers: Vec<Option<Stemmer>>,
+    stop_filters: Vec<Option<Option<TextAnalyzer>>>,
+    /// Per language (and one more for no language): normal word → its term, None for a stop word.
+    cache: Vec<FxHashMap<Box<str>, Option<Box<str>>>>,
+    normal: String,
+}
+
+impl Default for WordForms {
+    fn default() -> Self {
+        let languages = StemLanguage::ALL.len();
+        Self {
+            stemmers: (0..languages).map(|_| None).collect(),
+            stop_filters: (0..languages).map(|_| None).collect(),
+            cache: (0..=languages).map(|_| FxHashMap::default()).collect(),
+            normal: String::new(),
+        }
+    }
+}
+
+impl WordForms {
+    /// The term of the word `word` in a text of `language` (None: stemmed by no language),
+    /// or None when it is a stop word of that language or too long.
+    pub fn term(&mut self, word: &str, language: Option<StemLanguage>) -> Option<&str> {
+        let mut normal = std::mem::take(&mut self.normal);
+        normalize_word(word, &mut normal);
+        let slot = language.map(StemLanguage::index).unwrap_or(StemLanguage::ALL.len());
+        if !self.cache[slot].contains_key(normal.as_str()) {
+            let term = self.fresh_term(&normal, language);
+            if self.cache[slot].len() >= CACHE_WORDS {
+                self.cache[slot].clear();
+            }
+            self.cache[slot].insert(normal.as_str().into(), term.map(String::into_boxed_str));
+        }
+        self.normal = normal;
+        self.cache[slot].get(self.normal.as_str()).and_then(|t| t.as_deref())
+    }
+
+    fn fresh_term(&mut self, normal: &str, language: Option<StemLanguage>) -> Option<String> {
+        if normal.len() > MAX_WORD_CHARS && normal.chars().count() > MAX_WORD_CHARS {
+            return None;
+        }
+        let stemmed = match language {
+            Some(language) if letters_of(normal) == language.letters() => {
+                if self.is_stop_word(normal, language) {
+                    return None;
+                }
+                let stemmer = self.stemmers[language.index()].get_or_insert_with(|| Stemmer::create(language.algorithm()));
+                stemmer.stem(normal).into_owned()
+            }
+            _ => normal.to_string(),
+        };
+        Some(fold_marks(&stemmed).unwrap_or(stemmed))
+    }
+
+    fn is_stop_word(&mut self, normal: &str, language: StemLanguage) -> bool {
+        let filter = self.stop_filters[language.index()]
+            .get_or_insert_with(|| language.stop_words().and_then(StopWordFilter::new).map(|stop| TextAnalyzer::builder(RawTokenizer::default()).filter(stop).build()));
+        match filter {
+            Some(filter) => {
+                let mut stream = filter.token_stream(normal);
+                !stream.advance()
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair_list(text: &str) -> Vec<(String, &str)> {
+        let mut out = Vec::new();
+        for piece in pieces(text) {
+            if let Piece::Pairs(run) = piece {
+                pair_terms(text, run, |term, span| out.push((term.to_string(), &text[span])));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn pieces_split_scripts() {
+        let text = "GPU版の東京タワー、高さ333m。";
+        let got: Vec<&str> = pieces(text).iter().map(|p| match p { Piece::Word(r) | Piece::Pairs(r) => &text[r.clone()] }).collect();
+        assert_eq!(got, ["GPU", "版の東京タワー", "高さ", "333m"]);
+    }
+
+    #[test]
+    fn pairs_as_cjk_bigrams() {
+        let pairs = pair_list("東京タワー 日");
+        let terms: Vec<&str> = pairs.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(terms, ["東京", "京タ", "タワ", "ワー", "日"]);
+        assert_eq!(pairs[1].1, "京タ");
+        // Half-width katakana read as full width.
+        assert_eq!(pair_list("ﾀﾜ")[0].0, "タワ");
+    }
+
+    #[test]
+    fn terms_by_language() {
+        let mut forms = WordForms::default();
+        assert_eq!(forms.term("Häuser", Some(StemLanguage::German)), Some("haus"));
+        assert_eq!(forms.term("die", Some(StemLanguage::German)), None);
+        assert_eq!(forms.term("die", Some(StemLanguage::English)), Some("die"));
+        assert_eq!(forms.term("running", Some(StemLanguage::English)), Some("run"));
+        assert_eq!(forms.term("the", Some(StemLanguage::English)), None);
+        assert_eq!(forms.term("Café", None), Some("cafe"));
+        // A word in other letters than the language's is only normalized.
+        assert_eq!(forms.term("Книги", Some(StemLanguage::English)), Some("книги"));
+        assert_eq!(forms.term("Книги", Some(StemLanguage::Russian)), Some("книг"));
+        assert_eq!(forms.term(&"x".repeat(41), None), None);
+        // The cache answers the same.
+        assert_eq!(forms.term("Häuser", Some(StemLanguage::German)), Some("haus"));
+    }
+}
