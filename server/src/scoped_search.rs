@@ -128,74 +128,68 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
     })
 }
 
-/// Both lanes fetched deeper than the window (at least 50 rows, four times `depth`, at most
-/// [`MAX_CANDIDATES`] unless `depth` is more) and fused by RRF; the first `depth` fused rows
-/// with each lane's rank and raw score.
+/// How deep a fusion fetches each lane for `depth` fused rows: at least 50 rows, four times
+/// `depth`, at most [`MAX_CANDIDATES`] unless `depth` is more.
+fn fusion_fetch(depth: usize) -> usize {
+    (depth * 4).max(50).min(MAX_CANDIDATES.max(depth))
+}
+
+/// Both lanes fetched deeper than the window and fused by RRF.
 fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: usize) -> Result<Ranked, ServerError> {
-    let fetch = (depth * 4).max(50).min(MAX_CANDIDATES.max(depth));
+    let fetch = fusion_fetch(depth);
     let vector = vector_lane(placed, query, fetch)?;
     let keyword = keyword_lane(placed, &request.query, fetch)?;
-    let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
-    let keyword_rank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
     let vector_rows: Vec<usize> = vector.iter().map(|h| h.0).collect();
     let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.0).collect();
     let fused = reciprocal_rank_fusion(
         &[Lane { rows: &vector_rows, weight: request.vector_weight }, Lane { rows: &keyword_rows, weight: request.keyword_weight }],
         request.rrf_k,
     );
-    // Every row either lane can give was fused, and all of them fit in `depth`.
-    let exhausted = vector.len() < fetch && keyword.len() < fetch && fused.len() <= depth;
-    let rows = fused
-        .into_iter()
-        .take(depth)
-        .map(|(row, score)| {
-            let mut lanes = serde_json::Map::new();
-            if let Some(&rank) = vector_rank.get(&row) {
-                lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
-            }
-            if let Some(&rank) = keyword_rank.get(&row) {
-                lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
-            }
-            (row, score, lanes)
-        })
-        .collect();
-    Ok(Ranked { rows, exhausted })
+    Ok(fused_window(fused, &vector, &keyword, fetch, depth, serde_json::Map::new()))
 }
 
 /// Both lanes fetched as for hybrid and mixed by [`crate::auto_fusion`] with weights from
 /// the model's reading of the query and of the searched collections' words.
 fn auto(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: usize) -> Result<Ranked, ServerError> {
-    let fetch = (depth * 4).max(50).min(MAX_CANDIDATES.max(depth));
+    let fetch = fusion_fetch(depth);
     let vector = vector_lane(placed, query, fetch)?;
     let keyword = keyword_lane(placed, &request.query, fetch)?;
     let readings: Vec<LanguageReading> = placed.iter().flat_map(|at| at.part.searcher.language_readings().iter().cloned()).collect();
     let query_share = placed.first().map(|at| at.part.searcher.query_whole_share(&request.query)).unwrap_or(1.0);
     let weights = LaneWeights::from_reading(query_share, whole_share(&readings).unwrap_or(1.0));
-    let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
-    let keyword_rank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
     // The cosine of a row only the keyword lane found, from its stored vector.
     let cosine_of = |row: usize| {
         let (at, local) = locate(placed, row);
         at.part.searcher.snapshot().embedding(local).ok().map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>())
     };
     let fused = fuse(&vector, &keyword, weights, cosine_of);
+    let mut detail = serde_json::Map::new();
+    detail.insert("auto_vector_weight".into(), serde_json::json!(weights.vector));
+    Ok(fused_window(fused, &vector, &keyword, fetch, depth, detail))
+}
+
+/// The first `depth` of `fused` rows, each with its rank and raw score in each lane that
+/// returned it (lanes fetched `fetch` deep) and `detail`.
+fn fused_window(fused: Vec<(usize, f32)>, vector: &[(usize, f32)], keyword: &[(usize, f32)], fetch: usize, depth: usize, detail: serde_json::Map<String, serde_json::Value>) -> Ranked {
+    let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
+    let keyword_rank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
+    // Every row either lane can give was fused, and all of them fit in `depth`.
     let exhausted = vector.len() < fetch && keyword.len() < fetch && fused.len() <= depth;
     let rows = fused
         .into_iter()
         .take(depth)
         .map(|(row, score)| {
-            let mut lanes = serde_json::Map::new();
+            let mut lanes = detail.clone();
             if let Some(&rank) = vector_rank.get(&row) {
                 lanes.extend(lane_detail("vector", rank + 1, vector[rank].1));
             }
             if let Some(&rank) = keyword_rank.get(&row) {
                 lanes.extend(lane_detail("keyword", rank + 1, keyword[rank].1));
             }
-            lanes.insert("auto_vector_weight".into(), serde_json::json!(weights.vector));
             (row, score, lanes)
         })
         .collect();
-    Ok(Ranked { rows, exhausted })
+    Ranked { rows, exhausted }
 }
 
 /// The facets of the documents the search could return: those the filters allow, and in

@@ -97,4 +97,16 @@ mod tests {
         assert_eq!(found, ["café", "cafe"]);
         assert_eq!(ranges[0], 6..10);
     }
+
+    #[test]
+    fn multilingual_matches_cover_pairs_and_stems() {
+        use super::super::analysis::LanguageProfile;
+        let texts = ["東京タワーは東京の観光名所です。", "Die alten Häuser der Stadt stehen am Ufer des Flusses, und viele Besucher kommen jedes Jahr."];
+        let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(LanguageProfile::of_texts(&texts).0));
+        // Overlapping character pairs that match make one span: 東京タワー, then 東京.
+        let mut terms = QueryTerms::of(&analyzer, "東京タワー");
+        assert_eq!(words(texts[0], &terms.spans_in(texts[0])), ["東京タワー", "東京"]);
+        let mut terms = QueryTerms::of(&analyzer, "Haus");
+        assert_eq!(words(texts[1], &terms.spans_in(texts[1])), ["Häuser"]);
+    }
 }

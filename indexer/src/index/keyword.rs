@@ -393,4 +393,47 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_mixed_language_index_finds_each_language_by_its_own_forms() {
+        let texts = [
+            "The old lighthouses along the northern coast were restored last year, and their keepers' houses now host visitors who come to watch the winter storms.",
+            "Die alten Leuchttürme an der Nordküste wurden im letzten Jahr restauriert, und in den Häusern der Wärter wohnen jetzt Besucher, die die Winterstürme beobachten.",
+            "北部海岸的旧灯塔去年得到修复，守塔人的房子现在接待前来观看冬季风暴的游客。",
+            "Старые маяки на северном побережье были отреставрированы в прошлом году, и в домах смотрителей теперь живут туристы, которые приезжают смотреть на зимние штормы.",
+            "Bread dough rises faster in a warm kitchen; bakers knead it twice before shaping the loaves for the oven.",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let profile = build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert_eq!(index.analyzer().name(), KEYWORD_ANALYZER);
+        for (code, rows) in [("en", 2), ("de", 1), ("ru", 1), ("und", 1)] {
+            assert_eq!(profile.analyzed_as.get(code), Some(&rows), "{code}: {profile:?}");
+        }
+        // Each query is in one language, with other inflections than its row's text.
+        for (query, row) in [("lighthouse keeper house", 0), ("Leuchtturm Haus", 1), ("灯塔", 2), ("маяк смотритель", 3), ("kneading breads", 4)] {
+            let hits = index.search(query, 5).unwrap();
+            assert_eq!(hits.first().map(|h| h.row), Some(row), "{query}: {hits:?}");
+        }
+        // A CJK query matches by character pairs only: 海岸 (coast) is in row 2, 岸海 is not.
+        assert_eq!(index.search("海岸", 5).unwrap().iter().map(|h| h.row).collect::<Vec<_>>(), [2]);
+        assert!(index.search("岸海", 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_index_written_with_the_english_analyzer_keeps_reading_english() {
+        let texts = ["Running runners ran quickly", "Die Häuser am See", "東京タワー"];
+        let dir = tempfile::tempdir().unwrap();
+        super::super::build_english_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert_eq!(index.analyzer().name(), "quarry_en_v1");
+        assert!(index.analyzer().profile().is_none());
+        assert_eq!(index.search("run", 3).unwrap()[0].row, 0, "English stems");
+        // The English analyzer folds accents first, then stems as English: Häuser -> hauser.
+        assert_eq!(index.search("hauser", 3).unwrap()[0].row, 1);
+        assert!(index.search("haus", 3).unwrap().is_empty(), "no German stemming in an English index");
+        // It reads a run of CJK as one word, as it always did.
+        assert_eq!(index.search("東京タワー", 3).unwrap()[0].row, 2);
+        assert!(index.search("東京", 3).unwrap().is_empty());
+    }
 }

@@ -46,7 +46,9 @@ pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>)
 }
 
 fn build_multilingual(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Result<LanguageProfile> {
+    let started = std::time::Instant::now();
     let (profile, languages) = LanguageProfile::of_texts(texts);
+    tracing::debug!("keyword index: the languages of {} rows told in {:.3} s", texts.len(), started.elapsed().as_secs_f64());
     let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
     build_in_parts(dir, texts, parts, &Reading::Multilingual(&analyzer, &languages))?;
     profile.save(dir)?;

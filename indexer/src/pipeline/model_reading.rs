@@ -79,7 +79,9 @@ pub fn weak_reading_warning(readings: &[LanguageReading]) -> Option<String> {
     if share >= WEAK_READING_SHARE {
         return None;
     }
-    let weak: Vec<String> = readings.iter().filter(|r| r.words > 0 && r.read_whole_share() < WEAK_READING_SHARE).take(3).map(|r| language_name(&r.language)).collect();
+    // The languages read weakly that hold a tenth of the words or more (a few stray chunks are not named).
+    let words: u64 = readings.iter().map(|r| r.words).sum();
+    let weak: Vec<String> = readings.iter().filter(|r| r.words * 10 >= words && r.read_whole_share() < WEAK_READING_SHARE).take(3).map(|r| language_name(&r.language)).collect();
     Some(format!(
         "the model reads {:.0}% of this collection's words whole ({}): vector search will be weak; keyword search reads them, `auto` search leans on it, and a multilingual model would read them",
         share * 100.0,
@@ -103,7 +105,7 @@ mod tests {
     #[test]
     fn warns_when_little_is_read_whole() {
         assert_eq!(weak_reading_warning(&[reading("eng", 10, 100, 90)]), None);
-        let warning = weak_reading_warning(&[reading("jpn", 8, 300, 30), reading("eng", 2, 100, 90)]).unwrap();
+        let warning = weak_reading_warning(&[reading("jpn", 8, 300, 30), reading("eng", 2, 100, 90), reading("fra", 1, 10, 1)]).unwrap();
         assert!(warning.starts_with("the model reads 30% of this collection's words whole (Japanese)"), "{warning}");
         assert_eq!(weak_reading_warning(&[]), None);
         assert_eq!(language_name("deu"), "German");
