@@ -37,7 +37,8 @@ use super::encoder_ops;
 /// The encoder: embeddings, then `num_hidden_layers` transformer layers.
 pub struct BertEncoder {
     word_embeddings: Tensor,
-    /// Position embeddings with the token-type-0 row added: `[max_positions, hidden]`.
+    /// Position embeddings from the model's first position id on, with the token-type-0 row
+    /// added: `[max_positions - offset, hidden]`.
     positions: Tensor,
     embedding_norm: LayerNorm,
     layers: Vec<EncoderLayer>,
@@ -105,6 +106,9 @@ impl BertEncoder {
         let embeddings = vb.pp("embeddings");
         let word_embeddings = embeddings.pp("word_embeddings").get((config.vocab_size, hidden), "weight")?;
         let position_table = embeddings.pp("position_embeddings").get((config.max_position_embeddings, hidden), "weight")?;
+        // A text's first token takes the position after the padding index in RoBERTa-style models.
+        let offset = super::model_dir::position_offset(config).min(config.max_position_embeddings);
+        let position_table = position_table.narrow(0, offset, config.max_position_embeddings - offset)?;
         let token_types = embeddings.pp("token_type_embeddings").get((config.type_vocab_size, hidden), "weight")?;
         let positions = position_table.broadcast_add(&token_types.narrow(0, 0, 1)?)?;
         let embedding_norm = layer_norm(hidden, config.layer_norm_eps, embeddings.pp("LayerNorm"))?;

@@ -22,7 +22,7 @@ pub use batching::{plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 pub use bert::{BertEmbedder, EmbedOptions, Precision};
 pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
 pub use device::DeviceSpec;
-pub use model_dir::{default_model_dir, ModelDir, Pooling};
+pub use model_dir::{default_model_dir, position_offset, ModelDir, Pooling};
 pub use replicas::ReplicatedEmbedder;
 pub use reading::{read_words, WordReading};
 pub use tokenizer::{ModelIds, ModelTokenizer, TokenizerPath};

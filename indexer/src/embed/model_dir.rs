@@ -58,6 +58,16 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     serde_json::from_str(&text).map_err(|e| IndexerError::Model { path: path.to_path_buf(), reason: format!("invalid JSON: {e}") })
 }
 
+/// The first position id of a text: after the padding index for RoBERTa-style models
+/// (`model_type` roberta, xlm-roberta or camembert: position `pad_token_id + 1` holds the
+/// first token), 0 for BERT's.
+pub fn position_offset(config: &candle_transformers::models::bert::Config) -> usize {
+    match config.model_type.as_deref() {
+        Some("roberta" | "xlm-roberta" | "camembert") => config.pad_token_id + 1,
+        _ => 0,
+    }
+}
+
 impl ModelDir {
     /// Opens and validates a model folder.
     pub fn open(path: &Path) -> Result<Self> {
@@ -75,7 +85,9 @@ impl ModelDir {
             .map_err(|e| IndexerError::Model { path: path.join("config.json"), reason: format!("not a BERT config: {e}") })?;
         let size = |name: &str| raw_config[name].as_u64().unwrap_or(0) as usize;
         let (hidden_size, intermediate_size, attention_heads) = (size("hidden_size"), size("intermediate_size"), size("num_attention_heads"));
-        let max_positions = raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize;
+        // RoBERTa-style models (XLM-R, multilingual-e5-base, bge-m3) count positions from after
+        // the padding index: their window is that many positions shorter.
+        let max_positions = (raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize).saturating_sub(position_offset(&bert_config));
         let pooling_path = path.join("1_Pooling/config.json");
         let pooling = if pooling_path.is_file() {
             let config: PoolingConfig = read_json(&pooling_path)?;
