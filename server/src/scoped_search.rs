@@ -1,15 +1,14 @@
 //! A search over one collection's snapshot or several collections' together, as if one
 //! snapshot held them all: each part's rows are numbered after the previous parts', the
 //! vector lane merges the parts' cosines, the keyword lane scores every part with the BM25
-//! statistics of all of them (so a score means the same in each), and hybrid fuses the two
-//! merged lanes. Searching one part is exactly [`Searcher::search_with_vector`].
+//! statistics of all of them (so a score means the same in each), and hybrid and auto fuse
+//! the two merged lanes. Searching one part is exactly [`Searcher::search_with_vector`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use quarry_indexer::index::{KeywordStats, QueryTerms, RowSet};
-
 use quarry_indexer::pipeline::whole_share;
 use quarry_indexer::snapshot::LanguageReading;
 

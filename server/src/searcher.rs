@@ -1,4 +1,5 @@
-//! The Searcher: vector, keyword and hybrid (RRF) lanes over a loaded snapshot, with
+//! The Searcher: the vector and keyword lanes over a loaded snapshot (fused by hybrid's RRF
+//! or by auto, [`crate::auto_fusion`]), with
 //! filters applied inside each lane (FAISS ID selectors, an exact scan when a filter is
 //! selective, tantivy's filter collector); the modes, fusion and seed-000 golden records are
 //! [`crate::scoped_search`]'s, which a Searcher's search runs over its one snapshot.
