@@ -347,3 +347,26 @@ impl Searcher {
         search_parts(&[SearchPart { name: None, searcher: self }], request, query_vector)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_by_name_and_by_seed_003_aliases() {
+        let mode = |body: &str| serde_json::from_str::<SearchRequest>(body).map(|r| r.mode).map_err(|e| e.to_string());
+        assert_eq!(mode(r#"{"query": "q"}"#), Ok(Mode::Auto), "the default");
+        assert_eq!(mode(r#"{"query": "q", "mode": ""}"#), Ok(Mode::Auto), "an empty mode is the default");
+        assert_eq!(mode(r#"{"query": "q", "mode": "bm25"}"#), Ok(Mode::Keyword));
+        assert_eq!(mode(r#"{"query": "q", "mode": "semantic"}"#), Ok(Mode::Vector));
+        assert_eq!(mode(r#"{"query": "q", "mode": "dense"}"#), Ok(Mode::Vector));
+        assert_eq!(mode(r#"{"query": "q", "mode": "hybrid"}"#), Ok(Mode::Hybrid));
+        assert!(mode(r#"{"query": "q", "mode": "fuzzy"}"#).is_err());
+        for (name, want) in [("auto", Mode::Auto), ("", Mode::Auto), ("bm25", Mode::Keyword), ("semantic", Mode::Vector), ("vector", Mode::Vector)] {
+            assert_eq!(name.parse::<Mode>().unwrap(), want, "{name}");
+        }
+        assert!("fuzzy".parse::<Mode>().unwrap_err().to_string().contains("auto, vector, keyword, hybrid"));
+        // A result names the mode by its own name.
+        assert_eq!(serde_json::to_value(Mode::Auto).unwrap(), "auto");
+    }
+}
