@@ -130,7 +130,7 @@ impl Collection {
                 let readings = searcher.language_readings();
                 let languages: Vec<serde_json::Value> = readings
                     .iter()
-                    .map(|r| serde_json::json!({ "language": r.language, "name": quarry_indexer::pipeline::language_name(&r.language), "chunks": r.chunks, "model_reads_whole": r.read_whole_share(), "model_reads_well": r.read_well_share() }))
+                    .map(|r| serde_json::json!({ "language": r.language, "name": quarry_indexer::pipeline::language_name(&r.language), "chunks": r.chunks, "model_reads_whole": r.reading.whole_share(), "model_reads_well": r.reading.well_share() }))
                     .collect();
                 metadata.insert("languages".into(), languages.into());
                 if let Some(share) = quarry_indexer::pipeline::whole_share(readings) {

@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use quarry_indexer::index::{KeywordStats, QueryTerms, RowSet};
 use quarry_indexer::pipeline::whole_share;
-use quarry_indexer::snapshot::LanguageReading;
 
 use crate::auto_fusion::{fuse, LaneWeights};
 use crate::context_chunks::add_context;
@@ -153,9 +152,9 @@ fn auto(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: us
     let fetch = fusion_fetch(depth);
     let vector = vector_lane(placed, query, fetch)?;
     let keyword = keyword_lane(placed, &request.query, fetch)?;
-    let readings: Vec<LanguageReading> = placed.iter().flat_map(|at| at.part.searcher.language_readings().iter().cloned()).collect();
+    let collection_share = whole_share(placed.iter().flat_map(|at| at.part.searcher.language_readings())).unwrap_or(1.0);
     let query_share = placed.first().map(|at| at.part.searcher.query_whole_share(&request.query)).unwrap_or(1.0);
-    let weights = LaneWeights::from_reading(query_share, whole_share(&readings).unwrap_or(1.0));
+    let weights = LaneWeights::from_reading(query_share, collection_share);
     // The cosine of a row only the keyword lane found, from its stored vector.
     let cosine_of = |row: usize| {
         let (at, local) = locate(placed, row);

@@ -67,7 +67,7 @@ async fn msmarco_quality_bars() {
     // English, read whole by the English model: no warning.
     let readings = version_readings(&searcher.snapshot().manifest);
     assert_eq!(readings[0].language, "eng");
-    assert!(readings[0].read_whole_share() > 0.8, "{readings:?}");
+    assert!(readings[0].reading.whole_share() > 0.8, "{readings:?}");
     assert_eq!(weak_reading_warning(&readings), None);
 }
 
@@ -81,7 +81,7 @@ async fn jsquad_japanese_quality_bars() {
     // Japanese, which the English model reads as single characters: measured and warned of.
     let readings = version_readings(&searcher.snapshot().manifest);
     assert_eq!(readings[0].language, "jpn");
-    assert!(readings[0].read_whole_share() < 0.5, "{readings:?}");
+    assert!(readings[0].reading.whole_share() < 0.5, "{readings:?}");
     let warning = weak_reading_warning(&readings).expect("a warning for a collection the model reads little of");
     assert!(warning.contains("Japanese") && warning.contains("vector search will be weak"), "{warning}");
     let profile = searcher.snapshot().segments[0].data.keyword.analyzer().profile().unwrap().clone();

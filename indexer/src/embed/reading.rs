@@ -23,21 +23,27 @@ pub struct WordReading {
 
 impl WordReading {
     /// The share of words read well (1 for a text of no words: nothing is misread).
-    pub fn share(&self) -> f64 {
-        if self.words == 0 {
-            1.0
-        } else {
-            self.read_well as f64 / self.words as f64
-        }
+    pub fn well_share(&self) -> f64 {
+        self.share_of(self.read_well)
     }
 
     /// The share of words read whole (1 for a text of no words).
     pub fn whole_share(&self) -> f64 {
+        self.share_of(self.read_whole)
+    }
+
+    fn share_of(&self, count: u64) -> f64 {
         if self.words == 0 {
             1.0
         } else {
-            self.read_whole as f64 / self.words as f64
+            count as f64 / self.words as f64
         }
+    }
+
+    /// Every count times `factor`, rounded.
+    pub fn scaled(&self, factor: f64) -> Self {
+        let scale = |n: u64| (n as f64 * factor).round() as u64;
+        Self { words: scale(self.words), read_well: scale(self.read_well), read_whole: scale(self.read_whole) }
     }
 
     pub fn add(&mut self, other: &WordReading) {
@@ -98,7 +104,7 @@ mod tests {
         let text = "gpus abc";
         let reading = reading_of(text, &[(0, 2), (2, 4), (5, 8)], &[1, 2, 3], Some(100));
         assert_eq!(reading, WordReading { words: 2, read_well: 2, read_whole: 1 });
-        assert_eq!(reading.share(), 1.0);
+        assert_eq!(reading.well_share(), 1.0);
     }
 
     #[test]
@@ -110,6 +116,6 @@ mod tests {
         assert_eq!(reading, WordReading { words: 3, read_well: 1, read_whole: 1 });
         // A one-character word read as itself is read well.
         assert_eq!(reading_of("a", &[(0, 1)], &[9], Some(100)).read_well, 1);
-        assert_eq!(WordReading::default().share(), 1.0);
+        assert_eq!(WordReading::default().well_share(), 1.0);
     }
 }

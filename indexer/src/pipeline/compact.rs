@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use super::model_reading::sum_by_language;
 use super::segment::{build_segment_blocking, SegmentRows};
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -167,7 +168,8 @@ struct MergedSegments<'a> {
     /// Where the segment being filled goes: the manifest position of its last merged segment.
     position: usize,
     /// The languages of the segment being filled: its merged segments' readings, each scaled
-    /// to the share of its rows kept (the model is the same, so nothing is measured again).
+    /// to the share of its rows kept, summed when it is written (the model is the same, so
+    /// nothing is measured again).
     languages: Vec<LanguageReading>,
     /// Written segments with their positions, in order.
     written: Vec<(usize, WrittenSegment)>,
@@ -186,19 +188,7 @@ impl<'a> MergedSegments<'a> {
         if !self.filling.chunks.is_empty() && self.filling.chunks.len() + rows.chunks.len() > self.options.max_segment_chunks {
             self.write().await?;
         }
-        let scale = |n: u64| (n as f64 * kept).round() as u64;
-        for reading in languages {
-            let scaled = LanguageReading { language: reading.language.clone(), chunks: scale(reading.chunks), words: scale(reading.words), read_well: scale(reading.read_well), read_whole: scale(reading.read_whole) };
-            match self.languages.iter_mut().find(|r| r.language == reading.language) {
-                Some(sum) => {
-                    sum.chunks += scaled.chunks;
-                    sum.words += scaled.words;
-                    sum.read_well += scaled.read_well;
-                    sum.read_whole += scaled.read_whole;
-                }
-                None => self.languages.push(scaled),
-            }
-        }
+        self.languages.extend(languages.iter().map(|r| LanguageReading { language: r.language.clone(), chunks: (r.chunks as f64 * kept).round() as u64, reading: r.reading.scaled(kept) }));
         self.filling.chunks.extend(rows.chunks);
         self.filling.embeddings.data.extend(rows.embeddings.data);
         self.filling.records.extend(rows.records);
@@ -221,8 +211,7 @@ impl<'a> MergedSegments<'a> {
         let spec = self.options.index.resolve_segment(rows.chunks.len(), dim)?;
         let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id, None).await?;
         let mut segment = self.writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
-        segment.manifest.languages = std::mem::take(&mut self.languages);
-        segment.manifest.languages.sort_by(|a, b| b.chunks.cmp(&a.chunks).then(a.language.cmp(&b.language)));
+        segment.manifest.languages = sum_by_language(std::mem::take(&mut self.languages));
         self.written.push((self.position, segment));
         Ok(())
     }

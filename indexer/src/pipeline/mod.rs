@@ -45,7 +45,7 @@ use publish::{Publisher, SegmentBuilder, Sizing};
 use segmenter::Segmenter;
 use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
-pub use model_reading::{language_name, language_readings, version_readings, weak_reading_warning, whole_share, READING_SAMPLE, WEAK_READING_SHARE};
+pub use model_reading::{language_name, language_readings, sum_by_language, version_readings, weak_reading_warning, whole_share, READING_SAMPLE, WEAK_READING_SHARE};
 pub use online::{publish_next_version, VersionChange};
 pub use plan::{plan_run, FileCount, RunPlan, PLAN_EXAMPLES};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};

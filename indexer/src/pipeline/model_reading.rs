@@ -24,53 +24,47 @@ pub const WEAK_READING_SHARE: f64 = 0.5;
 /// most chunks first.
 pub fn language_readings(texts: &[&str], tokenizer: &ModelTokenizer) -> Result<Vec<LanguageReading>> {
     let step = texts.len().div_ceil(READING_SAMPLE).max(1);
-    let sampled: Vec<(&'static str, WordReading)> = texts
+    let sampled: Vec<LanguageReading> = texts
         .par_iter()
         .enumerate()
         .filter(|(i, _)| i % step == 0)
-        .map(|(_, text)| Ok((detect(text).code(), read_words(tokenizer, text)?)))
+        .map(|(_, text)| Ok(LanguageReading { language: detect(text).code().to_string(), chunks: step as u64, reading: read_words(tokenizer, text)? }))
         .collect::<Result<_>>()?;
-    let mut by_language: BTreeMap<&str, (u64, WordReading)> = BTreeMap::new();
-    for (language, reading) in sampled {
-        let entry = by_language.entry(language).or_default();
-        entry.0 += step as u64;
-        entry.1.add(&reading);
+    let mut readings = sum_by_language(sampled);
+    // The sample's chunk counts scaled back to the segment's chunks.
+    let measured: u64 = readings.iter().map(|r| r.chunks).sum();
+    for reading in &mut readings {
+        reading.chunks = (reading.chunks as f64 * texts.len() as f64 / measured.max(1) as f64).round() as u64;
     }
-    let measured: u64 = by_language.values().map(|(n, _)| n).sum();
-    let mut readings: Vec<LanguageReading> = by_language
-        .into_iter()
-        .map(|(language, (chunks, words))| LanguageReading {
-            language: language.to_string(),
-            // The sample's counts scaled back to the segment's chunks.
-            chunks: (chunks as f64 * texts.len() as f64 / measured.max(1) as f64).round() as u64,
-            words: words.words,
-            read_well: words.read_well,
-            read_whole: words.read_whole,
-        })
-        .collect();
-    readings.sort_by(|a, b| b.chunks.cmp(&a.chunks).then(a.language.cmp(&b.language)));
     Ok(readings)
+}
+
+/// `readings` summed by language, most chunks first (ties by language).
+pub fn sum_by_language(readings: impl IntoIterator<Item = LanguageReading>) -> Vec<LanguageReading> {
+    let mut by_language: BTreeMap<String, LanguageReading> = BTreeMap::new();
+    for reading in readings {
+        match by_language.get_mut(&reading.language) {
+            Some(sum) => sum.add(&reading),
+            None => {
+                by_language.insert(reading.language.clone(), reading);
+            }
+        }
+    }
+    let mut summed: Vec<LanguageReading> = by_language.into_values().collect();
+    summed.sort_by(|a, b| b.chunks.cmp(&a.chunks).then(a.language.cmp(&b.language)));
+    summed
 }
 
 /// Every segment's readings summed by language, most chunks first.
 pub fn version_readings(manifest: &Manifest) -> Vec<LanguageReading> {
-    let mut by_language: BTreeMap<String, LanguageReading> = BTreeMap::new();
-    for reading in manifest.segments.iter().flat_map(|s| &s.languages) {
-        let entry = by_language.entry(reading.language.clone()).or_insert_with(|| LanguageReading { language: reading.language.clone(), chunks: 0, words: 0, read_well: 0, read_whole: 0 });
-        entry.chunks += reading.chunks;
-        entry.words += reading.words;
-        entry.read_well += reading.read_well;
-        entry.read_whole += reading.read_whole;
-    }
-    let mut readings: Vec<LanguageReading> = by_language.into_values().collect();
-    readings.sort_by(|a, b| b.chunks.cmp(&a.chunks).then(a.language.cmp(&b.language)));
-    readings
+    sum_by_language(manifest.segments.iter().flat_map(|s| s.languages.iter().cloned()))
 }
 
 /// The share of all measured words the model reads whole, None when nothing was measured.
-pub fn whole_share(readings: &[LanguageReading]) -> Option<f64> {
-    let words: u64 = readings.iter().map(|r| r.words).sum();
-    (words > 0).then(|| readings.iter().map(|r| r.read_whole).sum::<u64>() as f64 / words as f64)
+pub fn whole_share<'a>(readings: impl IntoIterator<Item = &'a LanguageReading>) -> Option<f64> {
+    let mut all = WordReading::default();
+    readings.into_iter().for_each(|r| all.add(&r.reading));
+    (all.words > 0).then(|| all.whole_share())
 }
 
 /// The warning for a collection the model reads little of (None when it reads enough).
@@ -80,8 +74,8 @@ pub fn weak_reading_warning(readings: &[LanguageReading]) -> Option<String> {
         return None;
     }
     // The languages read weakly that hold a tenth of the words or more (a few stray chunks are not named).
-    let words: u64 = readings.iter().map(|r| r.words).sum();
-    let weak: Vec<String> = readings.iter().filter(|r| r.words * 10 >= words && r.read_whole_share() < WEAK_READING_SHARE).take(3).map(|r| language_name(&r.language)).collect();
+    let words: u64 = readings.iter().map(|r| r.reading.words).sum();
+    let weak: Vec<String> = readings.iter().filter(|r| r.reading.words * 10 >= words && r.reading.whole_share() < WEAK_READING_SHARE).take(3).map(|r| language_name(&r.language)).collect();
     Some(format!(
         "the model reads {:.0}% of this collection's words whole ({}): vector search will be weak; keyword search reads them, `auto` search leans on it, and a multilingual model would read them",
         share * 100.0,
@@ -99,7 +93,7 @@ mod tests {
     use super::*;
 
     fn reading(language: &str, chunks: u64, words: u64, whole: u64) -> LanguageReading {
-        LanguageReading { language: language.into(), chunks, words, read_well: words, read_whole: whole }
+        LanguageReading { language: language.into(), chunks, reading: WordReading { words, read_well: words, read_whole: whole } }
     }
 
     #[test]

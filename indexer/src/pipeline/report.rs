@@ -83,7 +83,7 @@ pub struct RunReport {
 
 /// The first languages of `readings` with their chunks and the share of their words the model reads whole.
 pub fn languages_line(readings: &[LanguageReading]) -> String {
-    let mut parts: Vec<String> = readings.iter().take(4).map(|r| format!("{} {} chunk{} (model reads {:.0}% of its words whole)", language_name(&r.language), r.chunks, if r.chunks == 1 { "" } else { "s" }, r.read_whole_share() * 100.0)).collect();
+    let mut parts: Vec<String> = readings.iter().take(4).map(|r| format!("{} {} chunk{} (model reads {:.0}% of its words whole)", language_name(&r.language), r.chunks, if r.chunks == 1 { "" } else { "s" }, r.reading.whole_share() * 100.0)).collect();
     if readings.len() > 4 {
         parts.push(format!("{} more", readings.len() - 4));
     }

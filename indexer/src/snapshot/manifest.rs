@@ -130,20 +130,15 @@ pub struct LanguageReading {
     pub chunks: u64,
     /// Words of the measured chunks, those the model reads well (not as its unknown token nor
     /// as single characters), and those it reads whole (one vocabulary token).
-    pub words: u64,
-    pub read_well: u64,
-    pub read_whole: u64,
+    #[serde(flatten)]
+    pub reading: crate::embed::WordReading,
 }
 
 impl LanguageReading {
-    /// The share of the measured words the model reads well (1 when none were measured).
-    pub fn read_well_share(&self) -> f64 {
-        if self.words == 0 { 1.0 } else { self.read_well as f64 / self.words as f64 }
-    }
-
-    /// The share it reads whole.
-    pub fn read_whole_share(&self) -> f64 {
-        if self.words == 0 { 1.0 } else { self.read_whole as f64 / self.words as f64 }
+    /// Adds another reading of the same language.
+    pub fn add(&mut self, other: &LanguageReading) {
+        self.chunks += other.chunks;
+        self.reading.add(&other.reading);
     }
 }
 

@@ -86,21 +86,20 @@ impl KeywordAnalyzer {
     /// term several words share counts once. Character pairs, and every term of the English
     /// analyzer, weigh 1.
     pub fn weighted_query_terms(&self, query: &str) -> Vec<(String, f32)> {
-        let mut terms: Vec<(String, f32)> = Vec::new();
-        fn add(terms: &mut Vec<(String, f32)>, term: &str, weight: f32) {
+        /// Adds `term` to `terms` by `merge` with the weight it has there, if any.
+        fn put(terms: &mut Vec<(String, f32)>, term: &str, weight: f32, merge: fn(f32, f32) -> f32) {
             match terms.iter_mut().find(|(t, _)| t == term) {
-                Some((_, w)) => *w += weight,
+                Some((_, w)) => *w = merge(*w, weight),
                 None => terms.push((term.to_string(), weight)),
             }
         }
+        let mut terms: Vec<(String, f32)> = Vec::new();
         match self {
             Self::English => {
                 let mut analyzer = english_analyzer();
                 let mut stream = analyzer.token_stream(query);
                 while stream.advance() {
-                    if !terms.iter().any(|(t, _)| *t == stream.token().text) {
-                        terms.push((stream.token().text.clone(), 1.0));
-                    }
+                    put(&mut terms, &stream.token().text, 1.0, f32::max);
                 }
             }
             Self::Multilingual(profile) => {
@@ -108,25 +107,18 @@ impl KeywordAnalyzer {
                 let readings = profile.readings();
                 for piece in pieces(query) {
                     match piece {
-                        Piece::Pairs(run) => pair_terms(query, run, |term, _| {
-                            if !terms.iter().any(|(t, _)| t == term) {
-                                terms.push((term.to_string(), 1.0));
-                            }
-                        }),
+                        Piece::Pairs(run) => pair_terms(query, run, |term, _| put(&mut terms, term, 1.0, f32::max)),
                         Piece::Word(range) => {
                             // Each reading's term of this word, weights summed where they agree.
                             let mut word_terms: Vec<(String, f32)> = Vec::new();
                             for &(language, share) in &readings {
                                 if let Some(term) = forms.term(&query[range.clone()], language) {
-                                    add(&mut word_terms, term, share);
+                                    put(&mut word_terms, term, share, |a, b| a + b);
                                 }
                             }
                             // A term two words of the query share counts once, by its larger weight.
                             for (term, weight) in word_terms {
-                                match terms.iter_mut().find(|(t, _)| *t == term) {
-                                    Some((_, w)) => *w = w.max(weight),
-                                    None => terms.push((term, weight)),
-                                }
+                                put(&mut terms, &term, weight, f32::max);
                             }
                         }
                     }
