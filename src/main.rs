@@ -46,6 +46,9 @@ enum Command {
     Rollback(commands::rollback::RollbackArgs),
     /// Write a seeded synthetic corpus (JSONL files of documents) for scale runs.
     GenCorpus(commands::gen_corpus::GenCorpusArgs),
+    /// Parse the files sent on stdin and answer on stdout (what `index` and `serve` run their parsing in).
+    #[command(hide = true)]
+    ParseWorker,
 }
 
 fn main() -> std::process::ExitCode {
@@ -55,8 +58,12 @@ fn main() -> std::process::ExitCode {
         .init();
     let cli = Cli::parse();
     // Commands that run to their end; the server (and `bench`, which runs one) does not.
-    if !matches!(cli.command, Command::Serve(_) | Command::Bench(_)) {
-        end_quietly_when_stdout_closes();
+    // Those that start parse workers keep SIGPIPE ignored: a worker that died must fail its
+    // file (the write to it fails), not end the run.
+    if !matches!(cli.command, Command::Serve(_) | Command::Bench(_) | Command::ParseWorker) {
+        if !matches!(cli.command, Command::Index(_) | Command::BenchPipeline(_)) {
+            end_quietly_when_stdout_closes();
+        }
         allocator::keep_freed_memory();
     }
     let result = match cli.command {
@@ -76,6 +83,7 @@ fn main() -> std::process::ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::ParseWorker => commands::parse_worker::run(),
     };
     match result {
         Ok(code) => code,

@@ -198,6 +198,23 @@ fn clear_errors_for_bad_options() {
     assert!(!dir.path().join("LATEST").exists(), "nothing was published");
 }
 
+/// A step that fails after LATEST moved (here: writing the run report where it cannot be
+/// written) does not pass for "nothing published": the run exits 3 and says what it published.
+#[test]
+fn a_failure_after_publishing_exits_3_naming_the_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sample");
+    let report = dir.path().join("no-such-folder").join("report.json");
+    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--report", report.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let version = printed["version"].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(out.join("LATEST")).unwrap().trim(), version);
+    assert!(printed["failed_after_publishing"].as_str().unwrap().contains("could not be written to"), "{printed}");
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(&format!("error: published {version}, but the run report could not be written to")), "{stderr}");
+}
+
 #[test]
 fn a_run_killed_before_publishing_leaves_latest_untouched() {
     let dir = tempfile::tempdir().unwrap();

@@ -62,7 +62,7 @@ pub fn default_settings(model: &ModelDir) -> anyhow::Result<(ChunkSettings, Arc<
     let info = model.info()?;
     let tokenizer = Arc::new(ModelTokenizer::from_file(&model.tokenizer_file(), info.max_tokens)?);
     let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), &info.sha256)?);
-    let settings = ChunkSettings { parser: AutoParser, chunker, tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let settings = ChunkSettings { parser: std::sync::Arc::new(AutoParser), chunker, tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
     Ok((settings, tokenizer))
 }
 

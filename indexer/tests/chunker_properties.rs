@@ -150,6 +150,25 @@ fn model_ids_of_headers_specials_and_untrimmed_sections() {
     assert_model_ids_are_the_embedders(&chunker, &doc);
 }
 
+/// A table header too long to repeat (thousands of columns) is read once, as the table's
+/// first line, instead of failing the document.
+#[test]
+fn a_header_over_half_a_chunk_is_read_once() {
+    let tokenizer = tokenizer();
+    let chunker = TokenChunker::new(ChunkerConfig { max_tokens: 64, overlap_tokens: 8 }, tokenizer.clone(), "test").unwrap();
+    let header = (0..200).map(|i| format!("column{i}")).collect::<Vec<_>>().join(", ");
+    let rows: Vec<Block> = (0..10)
+        .map(|i| Block { text: format!("row {i}, value {}", i * 7), kind: quarry_indexer::parse::ContentType::Table, header: Some(header.clone()), ..Default::default() })
+        .collect();
+    let doc = document("", rows);
+    let chunks = chunker.chunk(&doc).unwrap();
+    assert!(chunks[0].text.starts_with("column0, column1"), "{:?}", chunks[0].text);
+    assert!(chunks.iter().filter(|c| c.text.contains("column0,")).count() == 1, "the header is not repeated");
+    assert!(chunks.iter().any(|c| c.text.contains("row 9, value 63")));
+    assert!(chunks.iter().all(|c| tokenizer.count(&c.text).unwrap() <= 62));
+    assert_model_ids_are_the_embedders(&chunker, &doc);
+}
+
 #[test]
 fn paragraph_boundaries_win_and_heading_paths_are_carried() {
     let tokenizer = tokenizer();

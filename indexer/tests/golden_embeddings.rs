@@ -139,7 +139,7 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
     let golden: Vec<_> = golden().into_iter().filter(|(text, _)| !text.trim().is_empty()).collect(); // a file of blanks fails to parse
     let embedder = common::embedder();
     let settings = |tokenizer: Arc<ModelTokenizer>| ChunkSettings {
-        parser: AutoParser,
+        parser: Arc::new(AutoParser),
         chunker: Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer, "test").unwrap()),
         tags: Vec::new(),
         max_document_tokens: 100_000,

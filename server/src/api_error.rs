@@ -66,3 +66,33 @@ impl IntoResponse for ApiError {
         (status, Json(body)).into_response()
     }
 }
+
+/// Gives the error responses made below the handlers with no body (axum's 404 for no route
+/// and 405 for a wrong method, the timeout layer's 408) their surface's documented shape:
+/// `{"error", "message"}` under /api/rag, `{"detail"}` elsewhere. Their headers (`Allow`,
+/// `WWW-Authenticate`) are kept.
+pub async fn shape_bare_errors(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_string());
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || response.headers().contains_key(axum::http::header::CONTENT_TYPE) {
+        return response;
+    }
+    let message = match status {
+        StatusCode::NOT_FOUND => format!("no route {method} {path}"),
+        StatusCode::METHOD_NOT_ALLOWED => format!("{method} is not allowed on {path}"),
+        StatusCode::REQUEST_TIMEOUT => "the request took longer than the server's request timeout".to_string(),
+        other => other.canonical_reason().unwrap_or("error").to_string(),
+    };
+    let body = match path.starts_with("/api/rag") {
+        true => json!({ "error": status.canonical_reason().unwrap_or("Error"), "message": message }),
+        false => json!({ "detail": message }),
+    };
+    let (mut parts, _) = response.into_parts();
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    let mut shaped = (status, Json(body)).into_response();
+    for (name, value) in parts.headers.iter() {
+        shaped.headers_mut().entry(name).or_insert(value.clone());
+    }
+    shaped
+}

@@ -11,6 +11,7 @@ use std::time::Duration;
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
 use quarry_indexer::embed::Embedder;
+use quarry_indexer::parse::{AutoParser, Parser};
 use quarry_indexer::store::StoreOptions;
 use tokio::sync::Semaphore;
 
@@ -22,7 +23,7 @@ use crate::jobs::JobBook;
 use crate::loaded::LoadOptions;
 use crate::metrics::Metrics;
 use quarry_indexer::pipeline::CompactOptions;
-use crate::persist::{read_json, write_json};
+use crate::persist::{read_json, write_json_latest};
 use crate::records::FileInfo;
 use crate::query_cache::CachingEmbedder;
 use crate::query_batcher::BatchingEmbedder;
@@ -60,6 +61,9 @@ pub struct ServeOptions {
     pub compact: CompactOptions,
     /// Keys the routes need (none: every route open).
     pub api_keys: ApiKeys,
+    /// What parses uploaded files: in this process by default; `quarry serve` parses them in
+    /// worker processes, so that no upload can take the server down.
+    pub parser: Arc<dyn Parser>,
 }
 
 /// CPU cores available to the process.
@@ -86,6 +90,7 @@ impl ServeOptions {
             request_timeout: Duration::from_secs(60),
             compact: CompactOptions::default(),
             api_keys: ApiKeys::default(),
+            parser: Arc::new(AutoParser),
         }
     }
 }
@@ -120,14 +125,12 @@ impl AppState {
 
     /// Persists the collection list.
     pub fn save_registry(&self) -> std::io::Result<()> {
-        let records: Vec<CollectionRecord> = self.collections.read().expect("collections lock").values().map(|c| c.record.clone()).collect();
-        write_json(&self.registry_path(), &records)
+        write_json_latest(&self.registry_path(), || self.collections.read().expect("collections lock").values().map(|c| c.record.clone()).collect::<Vec<CollectionRecord>>())
     }
 
     /// Persists one collection's uploaded-file records.
     pub fn save_files(&self, collection: &Collection) -> std::io::Result<()> {
-        let files = collection.files.lock().expect("files lock").clone();
-        write_json(&self.files_path(collection.name()), &files)
+        write_json_latest(&self.files_path(collection.name()), || collection.files.lock().expect("files lock").clone())
     }
 
     /// Loads `collection`'s LATEST if it changed (see [`Collection::reload`]), telling its
@@ -260,6 +263,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(DefaultBodyLimit::max(state.options.upload_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::refuse_oversized))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, state.options.request_timeout))
+        .layer(axum::middleware::from_fn(crate::api_error::shape_bare_errors))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -3,7 +3,7 @@
 //! [`crate::metadata_condition`]), and an `exclude` filter whose documents are left out —
 //! turned into the set of chunk rows both lanes may return.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
 
@@ -58,6 +58,18 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<
     })
 }
 
+/// Values one field of a filter (or of its exclude) may list: a body of 100,000 doc_ids is
+/// about 4 MB, and each is looked up in constant time.
+pub const MAX_FILTER_VALUES: usize = 100_000;
+
+/// A filter's value lists as sets ([`Filters::field_sets`]).
+struct FieldSets<'a> {
+    source: HashSet<&'a str>,
+    file_name: HashSet<&'a str>,
+    doc_id: HashSet<&'a str>,
+    tags: HashSet<&'a str>,
+}
+
 impl Filters {
     pub fn is_empty(&self) -> bool {
         self.includes_all() && self.exclusion().is_none()
@@ -71,7 +83,9 @@ impl Filters {
     /// Checks the metadata conditions' operators and operands, and the exclude filter's.
     pub fn validate(&self) -> Result<(), ServerError> {
         self.conditions().map_err(ServerError::InvalidRequest)?;
+        self.check_value_counts("filters")?;
         let Some(exclude) = &self.exclude else { return Ok(()) };
+        exclude.check_value_counts("filters.exclude")?;
         let bad = |m: &str| Err(ServerError::InvalidRequest(format!("filters.exclude: {m}")));
         if exclude.exclude.is_some() {
             return bad("an exclude filter cannot hold another exclude");
@@ -80,6 +94,16 @@ impl Filters {
             return bad("names no field to leave documents out by (source, tags, file_name, doc_id, ingested_after, ingested_before, metadata)");
         }
         exclude.conditions().map(|_| ()).or_else(|m| bad(&m))
+    }
+
+    /// Refuses a field listing more than [`MAX_FILTER_VALUES`] values (`at`: where the filter is).
+    fn check_value_counts(&self, at: &str) -> Result<(), ServerError> {
+        for (field, values) in [("source", &self.source), ("tags", &self.tags), ("file_name", &self.file_name), ("doc_id", &self.doc_id)] {
+            if values.len() > MAX_FILTER_VALUES {
+                return Err(ServerError::InvalidRequest(format!("{at}.{field} lists {} values; at most {MAX_FILTER_VALUES} are accepted", values.len())));
+            }
+        }
+        Ok(())
     }
 
     /// The exclude filter, when it names a field (an empty one leaves nothing out).
@@ -159,7 +183,7 @@ impl Filters {
 
     /// Does a document match?
     pub fn matches(&self, document: &DocumentRecord) -> bool {
-        if !self.matches_fields(document) || self.exclusions().iter().any(|e| e.matches(document)) {
+        if !self.matches_fields(&self.field_sets(), document) || self.exclusions().iter().any(|e| e.matches(document)) {
             return false;
         }
         if self.metadata.is_empty() {
@@ -171,13 +195,22 @@ impl Filters {
         conditions.iter().all(|(key, condition)| condition.holds(metadata.get(*key)))
     }
 
-    /// Does a document match every filter but the metadata conditions?
-    fn matches_fields(&self, document: &DocumentRecord) -> bool {
-        let any = |wanted: &[String], value: &str| wanted.is_empty() || wanted.iter().any(|w| w == value);
-        if !any(&self.source, &document.source) || !any(&self.file_name, &document.file_name) || !any(&self.doc_id, &document.doc_id) {
+    /// The filter's value lists as sets, so that a document is checked in time independent
+    /// of their length (a filter may name 100,000 doc_ids).
+    fn field_sets(&self) -> FieldSets<'_> {
+        fn set(values: &[String]) -> HashSet<&str> {
+            values.iter().map(String::as_str).collect()
+        }
+        FieldSets { source: set(&self.source), file_name: set(&self.file_name), doc_id: set(&self.doc_id), tags: set(&self.tags) }
+    }
+
+    /// Does a document match every filter but the metadata conditions? (`sets`: this filter's [`Self::field_sets`].)
+    fn matches_fields(&self, sets: &FieldSets<'_>, document: &DocumentRecord) -> bool {
+        let any = |wanted: &HashSet<&str>, value: &str| wanted.is_empty() || wanted.contains(value);
+        if !any(&sets.source, &document.source) || !any(&sets.file_name, &document.file_name) || !any(&sets.doc_id, &document.doc_id) {
             return false;
         }
-        if !self.tags.is_empty() && !document.tags.iter().any(|t| self.tags.contains(t)) {
+        if !sets.tags.is_empty() && !document.tags.iter().any(|t| sets.tags.contains(t.as_str())) {
             return false;
         }
         !(self.ingested_after.is_some_and(|after| document.ingested_at < after) || self.ingested_before.is_some_and(|before| document.ingested_at >= before))
@@ -208,12 +241,13 @@ impl Filters {
         let mut allowed = RowSet::empty(snapshot.row_count());
         // A condition that does not read (validation refuses it first) matches nothing.
         let Ok(conditions) = self.conditions() else { return Some(allowed) };
+        let sets = self.field_sets();
         for segment in &snapshot.segments {
             let data = &segment.data;
             // Metadata values come from the segment's columns, parsed once per key.
             let documents = &data.documents;
             let columns: Vec<_> = conditions.iter().map(|(key, condition)| (data.metadata_columns.column(key, documents), condition)).collect();
-            let matches = |at: usize| self.matches_fields(&documents[at]) && columns.iter().all(|(column, condition)| condition.holds(column[at].as_ref()));
+            let matches = |at: usize| self.matches_fields(&sets, &documents[at]) && columns.iter().all(|(column, condition)| condition.holds(column[at].as_ref()));
             let mut allow = |local: usize| {
                 let row = segment.offset + local;
                 if !snapshot.tombstoned.contains(row) {
@@ -405,6 +439,14 @@ pub(crate) mod tests {
             let error = filters.validate().unwrap_err().to_string();
             assert!(error.contains(message), "{body}: {error}");
         }
+        // Lists longer than the limit, in the filter or its exclude, are refused by name.
+        let too_many: Vec<String> = (0..=MAX_FILTER_VALUES).map(|i| format!("d{i}")).collect();
+        let filters = Filters { doc_id: too_many.clone(), ..Default::default() };
+        assert_eq!(filters.validate().unwrap_err().to_string(), ServerError::InvalidRequest(format!("filters.doc_id lists {} values; at most {MAX_FILTER_VALUES} are accepted", MAX_FILTER_VALUES + 1)).to_string());
+        let filters = Filters { exclude: Some(Box::new(Filters { tags: too_many, ..Default::default() })), ..Default::default() };
+        assert!(filters.validate().unwrap_err().to_string().contains("filters.exclude.tags lists"));
+        let filters = Filters { doc_id: (0..MAX_FILTER_VALUES).map(|i| format!("d{i}")).collect(), ..Default::default() };
+        filters.validate().unwrap();
     }
 
     #[test]

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexOptions;
-use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings, ChunkedDoc, EmbeddedDoc, VersionChange};
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
@@ -79,7 +78,7 @@ pub struct FileSettings<'a> {
 /// first failure; a JSONL file with some good lines succeeds with those.
 pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<'_>) -> Result<ProcessedFile, String> {
     let FileSettings { chunker, stored, tags, progress } = settings;
-    let chunk_settings = ChunkSettings { parser: AutoParser, chunker, tags: tags.to_vec(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
+    let chunk_settings = ChunkSettings { parser: state.options.parser.clone(), chunker, tags: tags.to_vec(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
     let (mut documents, failures) = parse_and_chunk_observed(raw, &chunk_settings, || progress(StageProgress::parsed()));
     if documents.is_empty() {
         return Err(failures.into_iter().next().map(|f| f.reason).unwrap_or_else(|| "no text content found".into()));

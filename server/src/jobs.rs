@@ -70,10 +70,27 @@ impl JobBook {
         }
     }
 
-    pub fn insert(&self, job: IngestionJobStatus) -> std::io::Result<()> {
+    /// Records a new job, unless its idempotency key (`metadata.idempotency_key`) is that of
+    /// an earlier job of the same collection: then that job is handed back and nothing is
+    /// recorded. The check and the insert hold one lock, so two requests with one key make
+    /// one job.
+    pub fn insert(&self, job: IngestionJobStatus) -> std::io::Result<Result<(), IngestionJobStatus>> {
+        let mut jobs = self.jobs.lock().expect("jobs lock");
+        if let Some(key) = job.metadata.get(IDEMPOTENCY_KEY).and_then(|k| k.as_str()) {
+            let earlier = jobs.values().find(|j| j.collection_name == job.collection_name && j.metadata.get(IDEMPOTENCY_KEY).and_then(|k| k.as_str()) == Some(key));
+            if let Some(earlier) = earlier {
+                return Ok(Err(earlier.clone()));
+            }
+        }
         write_json(&self.dir.join(format!("{}.json", job.job_id)), &job)?;
-        self.jobs.lock().expect("jobs lock").insert(job.job_id.clone(), job);
-        Ok(())
+        jobs.insert(job.job_id.clone(), job);
+        Ok(Ok(()))
+    }
+
+    /// Forgets a job and its record (one whose submission failed half-way).
+    fn remove(&self, job_id: &str) {
+        self.jobs.lock().expect("jobs lock").remove(job_id);
+        let _ = std::fs::remove_file(self.dir.join(format!("{job_id}.json")));
     }
 }
 
@@ -92,8 +109,20 @@ pub fn uploads_dir(state: &AppState, job_id: &str) -> PathBuf {
     state.options.data_dir.join("uploads").join(job_id)
 }
 
-/// Records a job for saved uploads and starts it; returns the job id.
-pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: String, uploads: Vec<Upload>) -> std::io::Result<String> {
+/// Where a job keeps the `Idempotency-Key` of the request that submitted it.
+pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
+
+/// What a submission did.
+pub enum Submitted {
+    /// A new job, started.
+    New(String),
+    /// An earlier job submitted with the same idempotency key; the uploads were not taken.
+    Earlier(IngestionJobStatus),
+}
+
+/// Records a job for saved uploads and starts it, unless `idempotency_key` is an earlier
+/// job's. A submission that fails records nothing (no job, no file records).
+pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: String, uploads: Vec<Upload>, idempotency_key: Option<String>) -> std::io::Result<Submitted> {
     let now = Utc::now();
     let job = IngestionJobStatus {
         job_id: job_id.clone(),
@@ -110,25 +139,41 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
         collection_name: collection.name().to_string(),
         backend: "quarry".into(),
         error_message: None,
-        metadata: serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags})).collect::<Vec<_>>() })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        metadata: {
+            let mut metadata = serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags})).collect::<Vec<_>>() })
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            if let Some(key) = idempotency_key {
+                metadata.insert(IDEMPOTENCY_KEY.into(), key.into());
+            }
+            metadata
+        },
         progress_percent: 0.0,
         is_terminal: false,
     };
-    state.jobs.insert(job)?;
+    if let Err(earlier) = state.jobs.insert(job)? {
+        return Ok(Submitted::Earlier(earlier));
+    }
     {
-        let mut files = collection.files.lock().expect("files lock");
+        // The job book's lock is never taken inside the files' lock ([`set_file`] takes
+        // them the other way round).
         let details = state.jobs.get(&job_id).map(|j| j.file_details).unwrap_or_default();
+        let mut files = collection.files.lock().expect("files lock");
         for (progress, upload) in details.iter().zip(&uploads) {
             files.push(file_record(collection, &job_id, progress, upload));
         }
     }
-    state.save_files(collection)?;
+    if let Err(e) = state.save_files(collection) {
+        // Nothing of the submission stays: the client was told it failed.
+        let ids: std::collections::HashSet<&str> = uploads.iter().map(|u| u.file_id.as_str()).collect();
+        collection.files.lock().expect("files lock").retain(|f| !ids.contains(f.file_id.as_str()));
+        state.jobs.remove(&job_id);
+        return Err(e);
+    }
     refresh_job_metrics(state);
     tokio::spawn(run(state.clone(), collection.clone(), job_id.clone(), uploads));
-    Ok(job_id)
+    Ok(Submitted::New(job_id))
 }
 
 /// A FileInfo for a file of a job.
@@ -431,7 +476,7 @@ mod tests {
     fn progress_stays_in_memory_until_the_next_saved_change() {
         let dir = tempfile::tempdir().unwrap();
         let book = JobBook::open(dir.path().to_path_buf()).unwrap();
-        book.insert(job("j")).unwrap();
+        book.insert(job("j")).unwrap().unwrap();
         book.update_unsaved("j", |job| job.file_details[0].progress_percent = 65.0);
         assert_eq!(book.get("j").unwrap().file_details[0].progress_percent, 65.0);
         let on_disk = || JobBook::open(dir.path().to_path_buf()).unwrap().get("j").unwrap();
@@ -439,5 +484,27 @@ mod tests {
         book.update("j", |job| job.status = JobState::Completed);
         assert_eq!((on_disk().file_details[0].progress_percent, on_disk().status), (65.0, JobState::Completed), "written with the next saved change");
         book.update_unsaved("nope", |_| panic!("no such job"));
+    }
+
+    #[test]
+    fn one_idempotency_key_makes_one_job_per_collection() {
+        let dir = tempfile::tempdir().unwrap();
+        let book = JobBook::open(dir.path().to_path_buf()).unwrap();
+        let keyed = |id: &str, collection: &str| {
+            let mut job = job(id);
+            job.collection_name = collection.into();
+            job.metadata.insert(IDEMPOTENCY_KEY.into(), "retry-1".into());
+            job
+        };
+        book.insert(keyed("first", "c")).unwrap().unwrap();
+        assert_eq!(book.insert(keyed("second", "c")).unwrap().unwrap_err().job_id, "first");
+        assert!(book.get("second").is_none());
+        // The same key in another collection, or no key, is a new job.
+        book.insert(keyed("other", "d")).unwrap().unwrap();
+        book.insert(job("plain")).unwrap().unwrap();
+        book.insert(job("plain-again")).unwrap().unwrap();
+        // Known again after a restart.
+        let reopened = JobBook::open(dir.path().to_path_buf()).unwrap();
+        assert_eq!(reopened.insert(keyed("third", "c")).unwrap().unwrap_err().job_id, "first");
     }
 }

@@ -705,6 +705,9 @@ async fn rows_found_through_the_field_index_are_the_rows_that_match() {
     specs.push(vec!["source=file".into(), "ingested_before=2999-01-01T00:00:00Z".into()]);
     specs.push(vec!["ingested_after=2000-01-01T00:00:00Z".into()]);
     specs.push(vec!["ingested_after=2999-01-01T00:00:00Z".into()]);
+    // A long id list (a client's access list): the documents' ids among 20,000 that match none.
+    let long_list: Vec<String> = ids.iter().step_by(3).cloned().chain((0..20_000).map(|i| format!("absent{i}"))).collect();
+    specs.push(vec![format!("doc_id={}", long_list.join(","))]);
     for spec in &specs {
         let mut filters = Filters::default();
         spec.iter().for_each(|s| filters.add(s).unwrap());

@@ -97,11 +97,20 @@ impl ApiClient {
 
     /// Uploads files (name, bytes) to a collection.
     pub async fn upload(&self, collection: &str, files: &[(&str, Vec<u8>)]) -> (u16, serde_json::Value) {
+        self.upload_with_key(collection, files, None).await
+    }
+
+    /// [`Self::upload`] with an `Idempotency-Key`.
+    pub async fn upload_with_key(&self, collection: &str, files: &[(&str, Vec<u8>)], key: Option<&str>) -> (u16, serde_json::Value) {
         let mut form = reqwest::multipart::Form::new();
         for (name, bytes) in files {
             form = form.part("files", reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_string()));
         }
-        let response = self.client.post(self.url(&format!("/v1/collections/{collection}/documents"))).multipart(form).send().await.unwrap();
+        let mut request = self.client.post(self.url(&format!("/v1/collections/{collection}/documents"))).multipart(form);
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        let response = request.send().await.unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(serde_json::Value::Null))
     }

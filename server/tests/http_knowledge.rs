@@ -186,6 +186,99 @@ async fn a_job_whose_files_all_fail_is_failed() {
     server.stop().await;
 }
 
+/// Uploads and deletes from 4 clients at once: every one answered as it should be (no 500
+/// from writers of one record tripping over each other), every upload recorded once, and the
+/// records on disk the same as in memory. A retried upload with its Idempotency-Key gets the
+/// first one's job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_uploads_and_deletes_answer_truly_and_retries_do_not_duplicate() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Arc::new(TestServer::start(options(data.path())).await);
+    server.post("/v1/collections", json!({ "name": "c" })).await;
+    let mut clients = Vec::new();
+    for client in 0..4 {
+        let server = server.clone();
+        clients.push(tokio::spawn(async move {
+            let mut kept = Vec::new();
+            for i in 0..10 {
+                let name = format!("c{client}-{i}.txt");
+                let (status, body) = server.upload("c", &[(&name, format!("note {client} {i} about the harbour").into_bytes())]).await;
+                assert_eq!(status, 202, "{name}: {body}");
+                let file_id = body["file_ids"][0].as_str().unwrap().to_string();
+                if i % 3 == 0 {
+                    server.wait_job(body["job_id"].as_str().unwrap()).await;
+                    let (status, deleted) = server.delete("/v1/collections/c/documents", Some(json!({ "file_ids": [file_id] }))).await;
+                    assert_eq!(status, 200, "{deleted}");
+                } else {
+                    kept.push((file_id, body["job_id"].as_str().unwrap().to_string()));
+                }
+            }
+            kept
+        }));
+    }
+    let mut kept = Vec::new();
+    for client in clients {
+        kept.extend(client.await.unwrap());
+    }
+    for (_, job_id) in &kept {
+        assert_eq!(server.wait_job(job_id).await["status"], "completed");
+    }
+    let listed = |files: &serde_json::Value| {
+        let mut ids: Vec<String> = files.as_array().unwrap().iter().map(|f| f["file_id"].as_str().unwrap().to_string()).collect();
+        ids.sort();
+        ids
+    };
+    let mut want: Vec<String> = kept.iter().map(|(id, _)| id.clone()).collect();
+    want.sort();
+    let (status, files) = server.get("/v1/collections/c/documents").await;
+    assert_eq!(status, 200);
+    assert_eq!(listed(&files), want);
+    // What is on disk is what is served.
+    let on_disk: serde_json::Value = serde_json::from_slice(&std::fs::read(data.path().join("files").join("c.json")).unwrap()).unwrap();
+    assert_eq!(listed(&on_disk), want);
+    let leftovers: Vec<_> = std::fs::read_dir(data.path().join("files")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // A retry with the first attempt's key gets its job; another key makes another.
+    let file = [("retried.txt", b"a report on the tides, sent twice".to_vec())];
+    let (status, first) = server.upload_with_key("c", &file, Some("upload-42")).await;
+    assert_eq!(status, 202, "{first}");
+    let (status, again) = server.upload_with_key("c", &file, Some("upload-42")).await;
+    assert_eq!((status, &again["job_id"], &again["file_ids"]), (202, &first["job_id"], &first["file_ids"]));
+    let (_, other) = server.upload_with_key("c", &file, Some("upload-43")).await;
+    assert_ne!(other["job_id"], first["job_id"]);
+    let (status, bad) = server.upload_with_key("c", &file, Some("ünïcode key")).await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad["detail"].as_str().unwrap().contains("Idempotency-Key"), "{bad}");
+    server.wait_job(first["job_id"].as_str().unwrap()).await;
+    server.wait_job(other["job_id"].as_str().unwrap()).await;
+    let (_, files) = server.get("/v1/collections/c/documents").await;
+    let retried = files.as_array().unwrap().iter().filter(|f| f["file_name"] == "retried.txt").count();
+    assert_eq!(retried, 2, "one per key: {files}");
+    Arc::try_unwrap(server).ok().expect("clients done").stop().await;
+}
+
+/// No route, a wrong method: answered in the surface's documented error shape, not an empty body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn unknown_routes_and_methods_answer_in_the_documented_shape() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let (status, body) = server.get("/v1/nothing/here").await;
+    assert_eq!((status, body["detail"].as_str()), (404, Some("no route GET /v1/nothing/here")), "{body}");
+    let response = server.client.put(server.url("/v1/collections")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    assert!(response.headers().get("allow").is_some_and(|v| v.to_str().unwrap().contains("POST")), "{:?}", response.headers());
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["detail"], "PUT is not allowed on /v1/collections");
+    let (status, body) = server.post("/api/rag/nothing", json!({})).await;
+    assert_eq!((status, &body["error"], &body["message"]), (404, &json!("Not Found"), &json!("no route POST /api/rag/nothing")), "{body}");
+    let response = server.client.get(server.url("/api/rag/search")).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 405);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"], "Method Not Allowed", "{body}");
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn oversized_bodies_get_413() {
     let data = tempfile::tempdir().unwrap();

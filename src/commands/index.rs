@@ -58,6 +58,8 @@ pub struct IndexArgs {
     /// Fetches in flight.
     #[arg(long, env = "QUARRY_CONCURRENCY", default_value_t = 16, value_parser = at_least_one::<usize>)]
     pub concurrency: usize,
+    #[command(flatten)]
+    pub parse: super::parse_worker::ParseArgs,
     /// Files larger than this many MiB fail with "file too large".
     #[arg(long, env = "QUARRY_MAX_FILE_MB", default_value_t = 256, value_parser = at_least_one::<u64>)]
     pub max_file_mb: u64,
@@ -180,6 +182,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
         options.recall_queries = read_queries(path)?;
     }
     options.after_embedding = Some(crate::allocator::hand_back_freed_memory);
+    options.parser = args.parse.parser()?;
     Ok(options)
 }
 
@@ -202,8 +205,24 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     }
     let report = runtime()?.block_on(run_pipeline(run_options(args)?))?;
     print_report(&report, json)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&report))
 }
+
+/// Exit status after a run that published: 0, or [`PUBLISHED_BUT`] when something failed
+/// after LATEST moved (a run that publishes nothing exits 1 with its error).
+fn exit_code(report: &RunReport) -> ExitCode {
+    match &report.failed_after_publishing {
+        None => ExitCode::SUCCESS,
+        Some(failed) => {
+            eprintln!("error: published {}, but {failed}", report.version.as_deref().unwrap_or("a version"));
+            ExitCode::from(PUBLISHED_BUT)
+        }
+    }
+}
+
+/// `quarry index`'s exit status when the version was published (LATEST moved) but a later
+/// step failed, such as storing the run report.
+pub const PUBLISHED_BUT: u8 = 3;
 
 fn print_plan(plan: &RunPlan, json: bool) -> anyhow::Result<()> {
     if json {

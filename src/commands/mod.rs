@@ -12,6 +12,7 @@ pub mod gc;
 pub mod gen_corpus;
 pub mod index;
 pub mod inspect;
+pub mod parse_worker;
 pub mod rollback;
 pub mod search;
 pub mod serve;

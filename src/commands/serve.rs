@@ -22,6 +22,8 @@ pub struct ServeArgs {
     pub data_dir: PathBuf,
     #[arg(long, env = "QUARRY_ADDR", default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
+    #[command(flatten)]
+    pub parse: super::parse_worker::ParseArgs,
     /// Largest request body in MiB (uploads included); larger ones get 413.
     #[arg(long, env = "QUARRY_UPLOAD_LIMIT_MB", default_value_t = 100, value_parser = at_least_one::<usize>)]
     pub upload_limit_mb: usize,
@@ -112,6 +114,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.rag_collection = args.rag_collection.clone();
     options.request_timeout = Duration::from_secs(args.request_timeout);
     options.compact.max_small_segments = args.compact_after;
+    options.parser = args.parse.parser()?;
     options.api_keys = ApiKeys::new(&args.api_keys, &args.search_api_keys).map_err(anyhow::Error::msg)?;
     if !options.api_keys.enabled() && !args.addr.ip().is_loopback() {
         tracing::warn!("serving {} with no API keys: anyone who can reach it may upload and delete (--api-key)", args.addr);

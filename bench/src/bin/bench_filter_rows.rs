@@ -41,6 +41,9 @@ async fn main() -> anyhow::Result<()> {
         ("source: none", filter(serde_json::json!({ "source": "nowhere" }))?),
         ("tags: one topic, ingested_after", filter(serde_json::json!({ "tags": first.tags[0], "ingested_after": "2000-01-01T00:00:00Z" }))?),
         ("ingested_after: every document", filter(serde_json::json!({ "ingested_after": "2000-01-01T00:00:00Z" }))?),
+        ("doc_id: 20,000 listed (an access list)", filter(serde_json::json!({ "doc_id": listed_ids(&snapshot, 20_000) }))?),
+        ("doc_id: 100,000 listed", filter(serde_json::json!({ "doc_id": listed_ids(&snapshot, 100_000) }))?),
+        ("exclude doc_id: 100,000 listed", filter(serde_json::json!({ "exclude": { "doc_id": listed_ids(&snapshot, 100_000) } }))?),
     ];
     println!("| filter | rows allowed | first run ms | median ms ({reps} runs) | with the vector lane (top 10), median ms |\n|---|---:|---:|---:|---:|");
     for (label, filters) in &cases {
@@ -64,4 +67,10 @@ async fn main() -> anyhow::Result<()> {
         println!("| {label} | {allowed} | {first_run:.3} | {:.3} | {:.3} |", times[reps / 2], lane_times[reps / 2]);
     }
     Ok(())
+}
+
+/// `count` doc_ids for a long id filter: every other document's, then ids of none.
+fn listed_ids(snapshot: &quarry_server::LoadedSnapshot, count: usize) -> Vec<String> {
+    let ids = snapshot.documents().step_by(2).map(|d| d.doc_id.clone());
+    ids.chain((0..).map(|i| format!("absent-{i}"))).take(count).collect()
 }

@@ -48,7 +48,7 @@ async fn main() -> anyhow::Result<()> {
 
     let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
     let chunker = Arc::new(TokenChunker::new(manifest.chunker.config, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let settings = ChunkSettings { parser: std::sync::Arc::new(AutoParser), chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
     let writer = SnapshotWriter::open(&out, &StoreOptions::default())?;
     let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
     if deleted_fraction > 0.0 {

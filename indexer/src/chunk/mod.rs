@@ -131,17 +131,24 @@ impl Chunker for TokenChunker {
         let window = self.tokenizer.max_tokens();
         let mut out = DocumentChunks::default();
         for (first, text) in sections(&document.blocks) {
-            let header = first.header.as_deref().map(str::trim).filter(|h| !h.is_empty());
-            let header_tokens = match header {
+            let room = self.config.max_tokens.saturating_sub(specials);
+            let mut header = first.header.as_deref().map(str::trim).filter(|h| !h.is_empty());
+            let mut header_tokens = match header {
                 Some(h) => self.tokenizer.count(h)?,
                 None => 0,
             };
-            let budget = self.config.max_tokens.saturating_sub(specials + header_tokens);
+            // A header that would take over half of every chunk (a table of thousands of
+            // columns) is not repeated: it is read once, as the section's first line.
+            let text = match header {
+                Some(h) if header_tokens * 2 > room => {
+                    (header, header_tokens) = (None, 0);
+                    format!("{h}\n{text}")
+                }
+                _ => text,
+            };
+            let budget = room.saturating_sub(header_tokens);
             if budget < 8 {
-                return Err(IndexerError::Config(format!(
-                    "table header of {} `{}` leaves no room in a {}-token chunk",
-                    document.uri, header.unwrap_or(""), self.config.max_tokens
-                )));
+                return Err(IndexerError::Config(format!("a {}-token chunk leaves no room for text", self.config.max_tokens)));
             }
             let overlap = self.config.overlap_tokens.min(budget / 2);
             for (piece, piece_ids) in splitter::split(&text, budget, overlap, &self.tokenizer)? {

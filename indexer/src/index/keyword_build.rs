@@ -6,9 +6,9 @@
 //! segment to walk. One writer with several indexing threads would hand rows to threads as
 //! they come, and a writer lists its flushed segments in hash order.
 //!
-//! New indexes are read by the multilingual analyzer: every row's language is detected first
-//! (the language profile, stored beside the index), then each part's rows are read into terms
-//! and handed to tantivy as pre-read text.
+//! New indexes are read by the multilingual analyzer: the rows' languages (detected by the
+//! parse stage, or here) make the language profile, stored beside the index, then each
+//! part's rows are read into terms and handed to tantivy as pre-read text.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ use tantivy::indexer::merge_filtered_segments;
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{doc, Index, Segment, TantivyDocument};
 
-use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1};
+use super::analysis::{detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1};
 use super::keyword::{err, schema};
 use crate::error::{IndexerError, Result};
 
@@ -42,13 +42,21 @@ enum Reading<'a> {
 /// rows' language profile (also stored in the folder).
 pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<LanguageProfile> {
     let texts: Vec<&str> = texts.collect();
-    build_multilingual(dir, &texts, part_ranges(texts.len(), rayon::current_num_threads()))
+    let detected: Vec<Detected> = texts.par_iter().map(|text| detect(text)).collect();
+    build_keyword_index_detected(dir, &texts, &detected)
 }
 
-fn build_multilingual(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>) -> Result<LanguageProfile> {
-    let started = std::time::Instant::now();
-    let (profile, languages) = LanguageProfile::of_texts(texts);
-    tracing::debug!("keyword index: the languages of {} rows told in {:.3} s", texts.len(), started.elapsed().as_secs_f64());
+/// [`build_keyword_index`] over rows whose languages are known: `detected[i]` is what
+/// [`detect`] says of `texts[i]`.
+pub fn build_keyword_index_detected(dir: &Path, texts: &[&str], detected: &[Detected]) -> Result<LanguageProfile> {
+    build_multilingual(dir, texts, detected, part_ranges(texts.len(), rayon::current_num_threads()))
+}
+
+fn build_multilingual(dir: &Path, texts: &[&str], detected: &[Detected], parts: Vec<Range<usize>>) -> Result<LanguageProfile> {
+    if detected.len() != texts.len() {
+        return Err(IndexerError::KeywordIndex { stage: "languages", reason: format!("{} languages for {} rows", detected.len(), texts.len()) });
+    }
+    let (profile, languages) = LanguageProfile::of_detected(detected);
     let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
     build_in_parts(dir, texts, parts, &Reading::Multilingual(&analyzer, &languages))?;
     profile.save(dir)?;
@@ -199,7 +207,8 @@ mod tests {
 
     fn built(texts: &[&str], parts: Vec<Range<usize>>) -> (tempfile::TempDir, TantivyKeywordIndex) {
         let dir = tempfile::tempdir().unwrap();
-        build_multilingual(dir.path(), texts, parts).unwrap();
+        let detected: Vec<Detected> = texts.iter().map(|text| detect(text)).collect();
+        build_multilingual(dir.path(), texts, &detected, parts).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
         (dir, index)
     }

@@ -30,6 +30,16 @@ impl Format {
             Self::Docx => "DOCX",
         }
     }
+
+    /// Whether the format is read by third-party parsers of nesting, compression and markup
+    /// a file controls (lopdf and pdf-extract, zip, html5ever), which can overflow a stack,
+    /// inflate a bomb or take time quadratic in a page's depth: those files are parsed in
+    /// worker processes. The others are read by quarry's own code and parsers bounded by
+    /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
+    /// linear in the file.
+    pub fn needs_isolation(self) -> bool {
+        matches!(self, Self::Pdf | Self::Docx | Self::Html)
+    }
 }
 
 fn by_extension(ext: &str) -> Option<Format> {
@@ -92,7 +102,7 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     }
     match ext {
         // Any other extension is accepted as text when the bytes are text; `decode_text` rejects binaries.
-        Some(ext) if bytes.iter().take(8192).any(|b| *b == 0) => Err(ParseError::Unsupported(ext)),
+        Some(ext) if bytes.iter().take(8192).any(|b| *b == 0) && super::text::utf16_without_bom(bytes).is_none() => Err(ParseError::Unsupported(ext)),
         _ => Ok(Format::Text),
     }
 }

@@ -28,7 +28,7 @@ impl ContentType {
 }
 
 /// One unit of text: a paragraph, list item, table row, page.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Block {
     pub text: String,
     /// 1-based page number, for paged formats.
@@ -47,7 +47,7 @@ impl Block {
 }
 
 /// A parsed document, ready to chunk.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     /// Stable id: the first 16 bytes of sha256(uri), hex.
     pub doc_id: String,
@@ -119,7 +119,7 @@ impl Document {
 }
 
 /// One item inside a file (a JSONL line) that failed while the rest of the file did not.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemFailure {
     pub uri: String,
     pub reason: String,

@@ -9,15 +9,22 @@ use quick_xml::Reader;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
+/// Bytes one part of a DOCX may inflate to (the text of a 10,000-page document is far less).
+const MAX_PART_BYTES: u64 = 128 << 20;
+
 fn read_part(archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Option<String>, ParseError> {
     let mut file = match archive.by_name(name) {
         Ok(file) => file,
         Err(zip::result::ZipError::FileNotFound) => return Ok(None),
         Err(e) => return Err(ParseError::Corrupt(format!("DOCX part {name}: {e}"))),
     };
-    let mut text = String::new();
-    file.read_to_string(&mut text).map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: {e}")))?;
-    Ok(Some(text))
+    // Read no further than the budget: a part's declared size is whatever the file says.
+    let mut bytes = Vec::new();
+    (&mut file).take(MAX_PART_BYTES + 1).read_to_end(&mut bytes).map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: {e}")))?;
+    if bytes.len() as u64 > MAX_PART_BYTES {
+        return Err(ParseError::Inflates { part: format!("DOCX part {name}"), mib: MAX_PART_BYTES >> 20 });
+    }
+    String::from_utf8(bytes).map(Some).map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: not UTF-8 at byte {}", e.utf8_error().valid_up_to())))
 }
 
 /// Heading level of a paragraph style: `Title` is 0, `Heading1` / `heading 1` is 1.

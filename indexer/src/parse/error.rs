@@ -5,7 +5,7 @@ pub const SUPPORTED_FORMATS: &str =
     "supported: PDF, DOCX, HTML, Markdown, CSV, TSV, JSON, JSONL and UTF-8 text (.txt, or any other extension whose bytes are text)";
 
 /// A per-file failure. It fails that file alone; the run goes on.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum ParseError {
     #[error("file is empty")]
     Empty,
@@ -25,4 +25,16 @@ pub enum ParseError {
     NoText,
     #[error("Document too large: {0}")]
     TooLarge(String),
+    #[error("{part}: more than {mib} MiB once inflated (a compression bomb, or too large a document); the file is skipped")]
+    Inflates { part: String, mib: u64 },
+    #[error("file is nested too deeply to parse (the parser ran out of stack); the file is skipped")]
+    TooDeep,
+    #[error("parsing needs more than {0} MiB of memory (a compression bomb, or too large a file); the file is skipped")]
+    TooMuchMemory(u64),
+    #[error("parsing took longer than {0} s; the file is skipped")]
+    TooSlow(u64),
+    #[error("the parser stopped on this file ({0}); the file is skipped")]
+    ParserCrashed(String),
+    #[error("no parser process could be started ({0})")]
+    ParserUnavailable(String),
 }

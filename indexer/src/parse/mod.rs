@@ -8,19 +8,22 @@ mod docx;
 mod document;
 mod error;
 mod html;
+mod isolated;
 mod json;
 mod markdown;
 mod pdf;
 mod text;
+mod worker_protocol;
 
 pub use detect::{detect_format, Format};
 pub use document::{added_through_api, doc_id_for, file_uri_of, Block, API_URI_SCHEMES, ContentType, Document, ItemFailure, Parsed};
 pub use error::{ParseError, SUPPORTED_FORMATS};
+pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
 
 use crate::source::RawDocument;
 
 /// Turns one raw object into zero or more documents (a JSONL file holds many).
-pub trait Parser: Send + Sync {
+pub trait Parser: Send + Sync + std::fmt::Debug {
     fn parse(&self, raw: &RawDocument) -> Result<Parsed, ParseError>;
 }
 

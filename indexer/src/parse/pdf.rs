@@ -25,6 +25,40 @@ fn pdf_title(pdf: &PdfDocument) -> Option<String> {
     (!title.is_empty()).then_some(title)
 }
 
+/// Bytes the streams text is read from may inflate to, all of a file's together: 20 times
+/// the file, at least 64 MiB and at most 1 GiB (text compresses 3-10 times; a stream of a
+/// hundred times more is a bomb, and the text extractor would hold all of it).
+fn inflate_budget(file_bytes: usize) -> u64 {
+    (file_bytes as u64).saturating_mul(20).clamp(64 << 20, 1 << 30)
+}
+
+/// Checks that the file's Flate streams (images left out: their pixels are never read)
+/// inflate to no more than `budget` bytes together, counting them through a sink: memory
+/// stays flat, and a bomb fails here with its own message before anything holds it.
+fn check_inflated_size(pdf: &PdfDocument, budget: u64) -> Result<(), ParseError> {
+    use std::io::Read;
+    let mut total = 0u64;
+    for object in pdf.objects.values() {
+        let Object::Stream(stream) = object else { continue };
+        let is_image = stream.dict.get(b"Subtype").and_then(Object::as_name).map(|n| n == b"Image").unwrap_or(false);
+        let filter = match stream.dict.get(b"Filter") {
+            Ok(Object::Name(name)) => Some(name.as_slice()),
+            Ok(Object::Array(filters)) => filters.first().and_then(|f| f.as_name().ok()),
+            _ => None,
+        };
+        if is_image || filter != Some(b"FlateDecode".as_slice()) {
+            continue;
+        }
+        let mut decoder = flate2::read::ZlibDecoder::new(stream.content.as_slice()).take(budget - total + 1);
+        // A stream that does not inflate cleanly counts what it gave (the extractor reports it).
+        total += std::io::copy(&mut decoder, &mut std::io::sink()).unwrap_or(0);
+        if total > budget {
+            return Err(ParseError::Inflates { part: "PDF streams".into(), mib: budget >> 20 });
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let pdf = PdfDocument::load_mem(&raw.bytes).map_err(|e| match e {
         lopdf::Error::Decryption(_) => ParseError::PasswordProtected,
@@ -37,6 +71,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     if page_count == 0 {
         return Err(ParseError::Corrupt("PDF has no pages".into()));
     }
+    check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
     let pages = pdf_extract::extract_text_from_mem_by_pages(&raw.bytes).map_err(|e| match e {
         pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)) => ParseError::PasswordProtected,
         other => ParseError::Corrupt(format!("PDF text could not be extracted: {other}")),
@@ -147,6 +182,23 @@ mod tests {
         let err = AutoParser.parse(&raw_for_test("locked.pdf", bytes)).unwrap_err();
         assert_eq!(err, ParseError::PasswordProtected);
         assert_eq!(err.to_string(), "PDF is password-protected. Please upload an unlocked version.");
+    }
+
+    #[test]
+    fn a_flate_bomb_fails_with_its_own_message() {
+        use std::io::Write;
+        // 200 MiB of spaces in a 200 KB stream: past the 64 MiB floor of a small file's budget.
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        let spaces = vec![b' '; 1 << 20];
+        for _ in 0..200 {
+            encoder.write_all(&spaces).unwrap();
+        }
+        let bomb = encoder.finish().unwrap();
+        let mut doc = pdf_with_pages(&["Alpha"]);
+        doc.add_object(lopdf::Stream::new(lopdf::dictionary! { "Filter" => "FlateDecode" }, bomb));
+        let err = AutoParser.parse(&raw_for_test("bomb.pdf", to_bytes(doc))).unwrap_err();
+        assert_eq!(err, ParseError::Inflates { part: "PDF streams".into(), mib: 64 });
+        assert!(err.to_string().starts_with("PDF streams: more than 64 MiB once inflated"), "{err}");
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub(crate) fn decode_text(bytes: &[u8]) -> Result<String, ParseError> {
     if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
         return decode_utf16(rest, u16::from_be_bytes);
     }
+    if let Some(read) = utf16_without_bom(bytes) {
+        return decode_utf16(bytes, read);
+    }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if let Some(pos) = bytes.iter().take(8192).position(|b| *b == 0) {
         return Err(ParseError::Binary(format!("NUL byte at offset {pos}")));
@@ -23,6 +26,27 @@ pub(crate) fn decode_text(bytes: &[u8]) -> Result<String, ParseError> {
         return Err(ParseError::Empty);
     }
     Ok(text.to_string())
+}
+
+/// UTF-16 without a byte order mark, told as text editors tell it: in text of Latin,
+/// Greek or Cyrillic letters, digits and punctuation most code units have a zero high byte,
+/// so the first KiB has zeros at nearly every second byte and hardly any at the others.
+/// (Text all in other scripts has no zero bytes to tell it by: it reads as invalid UTF-8.)
+pub(crate) fn utf16_without_bom(bytes: &[u8]) -> Option<fn([u8; 2]) -> u16> {
+    let head = &bytes[..bytes.len().min(1024) & !1];
+    let pairs = head.len() / 2;
+    if pairs < 4 {
+        return None;
+    }
+    let zeros_at = |parity: usize| head.iter().skip(parity).step_by(2).filter(|b| **b == 0).count();
+    let (even, odd) = (zeros_at(0), zeros_at(1));
+    let many = |zeros: usize| zeros * 10 >= pairs * 3;
+    let few = |zeros: usize| zeros * 20 <= pairs;
+    match (many(even), few(even), many(odd), few(odd)) {
+        (_, true, true, _) => Some(u16::from_le_bytes),
+        (true, _, _, true) => Some(u16::from_be_bytes),
+        _ => None,
+    }
 }
 
 fn decode_utf16(bytes: &[u8], read: fn([u8; 2]) -> u16) -> Result<String, ParseError> {
@@ -60,6 +84,20 @@ mod tests {
         assert_eq!(decode_text(b"\xEF\xBB\xBFhi").unwrap(), "hi");
         assert_eq!(decode_text(b"\xFF\xFEh\0i\0").unwrap(), "hi");
         assert_eq!(decode_text(b"\xFE\xFF\0h\0i").unwrap(), "hi");
+    }
+
+    #[test]
+    fn utf16_without_a_bom_is_read() {
+        let text = "Grüße aus Köln: the quay opens at 6.";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(decode_text(&le).unwrap(), text);
+        assert_eq!(decode_text(&be).unwrap(), text);
+        // Under any extension, not refused as binary.
+        let doc = AutoParser.parse(&raw_for_test("notes.log", le)).unwrap().documents.remove(0);
+        assert_eq!(doc.blocks[0].text, text);
+        // Bytes with a NUL here and there are still binary.
+        assert!(matches!(decode_text(b"abcdefgh\0ijklmnopqrstuvwx"), Err(ParseError::Binary(_))));
     }
 
     #[test]

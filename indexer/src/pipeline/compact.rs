@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use super::model_reading::sum_by_language;
 use super::segment::{build_segment_blocking, SegmentRows};
-use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
 use crate::snapshot::{new_version_id, LanguageReading, LatestExpected, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
@@ -86,7 +85,7 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     for (position, segment) in base.segments.iter().enumerate().filter(|(_, s)| merge.contains(&s.id)) {
         let records = reader.read_segment_documents(&segment.id).await?;
         merged_documents += records.len();
-        let mut live = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
+        let mut live = SegmentRows::empty(dim);
         let mut live_chunks: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         // A row group at a time: only the live rows are kept.
         reader
@@ -178,7 +177,7 @@ struct MergedSegments<'a> {
 
 impl<'a> MergedSegments<'a> {
     fn new(writer: &'a SnapshotWriter, version: &'a str, options: &'a CompactOptions, dim: usize) -> Self {
-        let filling = SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() };
+        let filling = SegmentRows::empty(dim);
         Self { writer, version, options, filling, position: 0, languages: Vec::new(), written: Vec::new(), started: 0 }
     }
 
@@ -189,9 +188,7 @@ impl<'a> MergedSegments<'a> {
             self.write().await?;
         }
         self.languages.extend(languages.iter().map(|r| LanguageReading { language: r.language.clone(), chunks: (r.chunks as f64 * kept).round() as u64, reading: r.reading.scaled(kept) }));
-        self.filling.chunks.extend(rows.chunks);
-        self.filling.embeddings.data.extend(rows.embeddings.data);
-        self.filling.records.extend(rows.records);
+        self.filling.extend(rows);
         self.position = position;
         Ok(())
     }
@@ -202,7 +199,7 @@ impl<'a> MergedSegments<'a> {
             return Ok(());
         }
         let dim = self.filling.embeddings.dim;
-        let rows = std::mem::replace(&mut self.filling, SegmentRows { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new() });
+        let rows = std::mem::replace(&mut self.filling, SegmentRows::empty(dim));
         self.started += 1;
         let segment_id = match self.started {
             1 => format!("seg-{}", self.version),

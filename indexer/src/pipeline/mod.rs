@@ -36,7 +36,7 @@ use crate::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use crate::embed::{load_embedder, version_precisions, EmbedOptions, Embedder, ModelDir};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::parse::{added_through_api, AutoParser};
+use crate::parse::{added_through_api, AutoParser, Parser};
 use crate::snapshot::{layout, new_version_id, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
 use crate::source::{Listing, ObjectStoreSource, Source, SourceOptions};
 use crate::store::StoreOptions;
@@ -93,6 +93,9 @@ pub struct RunOptions {
     /// or arrived) reach this many chunks, while it embeds the next ones, so that it holds
     /// about two segments' documents at most.
     pub segment_chunks: usize,
+    /// What parses the files: in this process ([`AutoParser`], the default), or in worker
+    /// processes that no file can take the run down with ([`crate::parse::IsolatedParser`]).
+    pub parser: Arc<dyn Parser>,
 }
 
 impl RunOptions {
@@ -119,6 +122,7 @@ impl RunOptions {
             compact: CompactOptions::default(),
             after_embedding: None,
             segment_chunks: DEFAULT_SEGMENT_CHUNKS,
+            parser: Arc::new(AutoParser),
         }
     }
 }
@@ -155,7 +159,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let source: Arc<dyn Source> = Arc::new(ObjectStoreSource::open(&options.source, &options.source_options)?);
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
+    let settings = ChunkSettings { parser: options.parser.clone(), chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
     let parse_sig = settings.signature();
     let mut reuse = ReuseReport::default();
     let Survey { mut listing, previous, delta, mut unchanged_files, mut previous_secs } = survey(&options, source.as_ref(), embedder.as_ref(), &chunker.signature(), &parse_sig, &mut reuse).await?;
@@ -356,10 +360,20 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     }
     report.wall_secs = started.elapsed().as_secs_f64();
     report.peak_rss_mib = crate::process_memory::peak_rss_mib();
+    // LATEST has moved: what fails from here on is told with the report, not as the run's
+    // error (which would say nothing was published).
     let report_json = serde_json::to_value(&report).map_err(|e| IndexerError::snapshot("report", e))?;
-    writer.put_json(&layout::report(&manifest.version), &report_json).await?;
+    let mut failed_after = Vec::new();
+    if let Err(e) = writer.put_json(&layout::report(&manifest.version), &report_json).await {
+        failed_after.push(format!("the run report could not be stored in the snapshot ({e})"));
+    }
     if let Some(path) = &options.report_path {
-        std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()).map_err(|e| IndexerError::io(path, e))?;
+        if let Err(e) = std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()) {
+            failed_after.push(format!("the run report could not be written to {} ({e})", path.display()));
+        }
+    }
+    if !failed_after.is_empty() {
+        report.failed_after_publishing = Some(failed_after.join("; "));
     }
     Ok(report)
 }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::embed::{read_words, ModelTokenizer, WordReading};
 use crate::error::Result;
-use crate::index::analysis::detect;
+use crate::index::analysis::Detected;
 use crate::snapshot::{LanguageReading, Manifest};
 
 /// Chunks of a segment measured at most (evenly spread over it).
@@ -20,15 +20,15 @@ pub const READING_SAMPLE: usize = 2000;
 /// with an English model; a language the model never saw, under half.)
 pub const WEAK_READING_SHARE: f64 = 0.5;
 
-/// Each detected language of `texts` (a segment's chunks) with how `tokenizer` reads it,
-/// most chunks first.
-pub fn language_readings(texts: &[&str], tokenizer: &ModelTokenizer) -> Result<Vec<LanguageReading>> {
+/// Each detected language of `texts` (a segment's chunks; `detected[i]` is `texts[i]`'s)
+/// with how `tokenizer` reads it, most chunks first.
+pub fn language_readings(texts: &[&str], detected: &[Detected], tokenizer: &ModelTokenizer) -> Result<Vec<LanguageReading>> {
     let step = texts.len().div_ceil(READING_SAMPLE).max(1);
     let sampled: Vec<LanguageReading> = texts
         .par_iter()
         .enumerate()
         .filter(|(i, _)| i % step == 0)
-        .map(|(_, text)| Ok(LanguageReading { language: detect(text).code().to_string(), chunks: step as u64, reading: read_words(tokenizer, text)? }))
+        .map(|(row, text)| Ok(LanguageReading { language: detected[row].code().to_string(), chunks: step as u64, reading: read_words(tokenizer, text)? }))
         .collect::<Result<_>>()?;
     let mut readings = sum_by_language(sampled);
     // The sample's chunk counts scaled back to the segment's chunks.

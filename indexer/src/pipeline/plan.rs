@@ -12,7 +12,6 @@ use super::{survey, ChunkSettings, ReuseReport, RunOptions, Survey};
 use crate::chunk::{Chunker, TokenChunker};
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::parse::AutoParser;
 use crate::source::{ObjectStoreSource, Source};
 
 /// Files named in each list of a plan, at most.
@@ -68,7 +67,7 @@ pub async fn plan_run(options: &RunOptions, embedder: Arc<dyn Embedder>) -> Resu
     options.index.validate()?;
     let source = ObjectStoreSource::open(&options.source, &options.source_options)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let settings = ChunkSettings { parser: AutoParser, chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at: chrono::Utc::now() };
+    let settings = ChunkSettings { parser: options.parser.clone(), chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at: chrono::Utc::now() };
     let mut reuse = ReuseReport::default();
     let Survey { listing, previous, delta, unchanged_files, .. } = survey(options, &source, embedder.as_ref(), &chunker.signature(), &settings.signature(), &mut reuse).await?;
     let live = previous.as_ref().map(|(_, previous)| previous.live_documents_per_file()).unwrap_or_default();

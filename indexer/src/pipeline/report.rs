@@ -25,6 +25,24 @@ pub struct Failure {
     pub reason: String,
 }
 
+/// Characters of a failure's reason kept: a reason quotes what it failed on (a CSV header, a
+/// JSON value), which a hostile file can make as long as itself.
+pub const MAX_REASON_CHARS: usize = 600;
+
+impl Failure {
+    /// A failure whose reason is cut at [`MAX_REASON_CHARS`], saying how much was left out.
+    pub fn new(uri: &str, stage: &'static str, reason: String) -> Self {
+        Self { uri: uri.to_string(), stage, reason: shortened(reason) }
+    }
+}
+
+fn shortened(reason: String) -> String {
+    match reason.char_indices().nth(MAX_REASON_CHARS) {
+        None => reason,
+        Some((cut, _)) => format!("{}… ({} more bytes left out)", &reason[..cut], reason.len() - cut),
+    }
+}
+
 /// Time and throughput of one stage. Stages overlap, so `busy_secs` is the time the
 /// stage itself spent working, and `per_sec` is measured against it.
 #[derive(Debug, Clone, Serialize)]
@@ -79,6 +97,9 @@ pub struct RunReport {
     pub languages: Vec<LanguageReading>,
     /// Set when the model reads little of the version's words (vector search will be weak).
     pub model_reading_warning: Option<String>,
+    /// What failed after the version was published (LATEST had moved: the version serves),
+    /// such as storing this report; `quarry index` then exits with status 3.
+    pub failed_after_publishing: Option<String>,
 }
 
 /// The first languages of `readings` with their chunks and the share of their words the model reads whole.
@@ -174,5 +195,19 @@ impl RunReport {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failures_reason_is_cut_short() {
+        let header = "column,".repeat(10_000);
+        let failure = Failure::new("file:///a.csv", "parse", format!("bad header {header}"));
+        assert!(failure.reason.chars().count() < MAX_REASON_CHARS + 40, "{}", failure.reason.len());
+        assert!(failure.reason.starts_with("bad header column,") && failure.reason.ends_with("more bytes left out)"), "{}", &failure.reason[failure.reason.len() - 40..]);
+        assert_eq!(Failure::new("u", "parse", "short é".into()).reason, "short é");
     }
 }

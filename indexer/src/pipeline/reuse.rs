@@ -331,10 +331,10 @@ impl StoredEmbeddings {
         let mut remaining = Vec::with_capacity(documents.len());
         for mut document in documents.drain(..) {
             match self.take(&mut document) {
-                Stored::Whole(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors }),
+                Stored::Whole(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors, languages: document.languages }),
                 Stored::Chunks(found) if found.iter().all(Option::is_some) => {
                     let vectors = found.into_iter().flatten().flatten().collect();
-                    reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors });
+                    reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors, languages: document.languages });
                 }
                 Stored::Chunks(found) => {
                     let reused_chunks = document.chunks.iter().zip(&found).filter(|(_, vector)| vector.is_some()).map(|(chunk, _)| chunk);
@@ -406,7 +406,7 @@ pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, 
         for (record, rows) in segment_documents(&segment.id, records, &chunks, &tombstones) {
             match rows {
                 Some(rows) => {
-                    let doc = EmbeddedDoc { vectors: gather_rows(&embeddings, &rows), chunks: rows.iter().map(|&row| chunks[row].clone()).collect(), record };
+                    let doc = EmbeddedDoc { vectors: gather_rows(&embeddings, &rows), chunks: rows.iter().map(|&row| chunks[row].clone()).collect(), record, languages: Vec::new() };
                     kept.insert(doc.record.doc_id.clone(), doc);
                 }
                 None => {

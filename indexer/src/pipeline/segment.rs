@@ -4,12 +4,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::model_reading::language_readings;
 use super::stages::EmbeddedDoc;
 use crate::chunk::Chunk;
 use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
-use crate::index::{build_keyword_index, build_vector_index, FaissIndex, IndexSpec};
+use crate::index::analysis::{detect, Detected};
+use crate::index::{build_keyword_index_detected, build_vector_index, FaissIndex, IndexSpec};
 use crate::snapshot::{DocumentRecord, LanguageReading, SegmentRowFiles, SnapshotWriter};
 
 /// A segment's rows: chunk `i` has embedding row `i`.
@@ -17,11 +20,34 @@ pub struct SegmentRows {
     pub chunks: Vec<Chunk>,
     pub embeddings: Embeddings,
     pub records: Vec<DocumentRecord>,
+    /// Per row, its text's language where the parse stage told it: empty, or one per chunk
+    /// (None: told when the indexes are built).
+    pub languages: Vec<Option<Detected>>,
 }
 
 impl SegmentRows {
+    /// No rows, of vectors of `dim` dimensions.
+    pub fn empty(dim: usize) -> Self {
+        Self { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new(), languages: Vec::new() }
+    }
+
     pub fn tokens(&self) -> u64 {
         self.chunks.iter().map(|c| c.token_count as u64).sum()
+    }
+
+    /// Every row's language: those the parse stage told, the others detected now (in parallel).
+    pub fn detected_languages(&self) -> Vec<Detected> {
+        self.chunks.par_iter().enumerate().map(|(row, chunk)| self.languages.get(row).copied().flatten().unwrap_or_else(|| detect(&chunk.text))).collect()
+    }
+
+    /// Appends `other`'s rows after these.
+    pub fn extend(&mut self, other: SegmentRows) {
+        self.languages.resize(self.chunks.len(), None);
+        self.languages.extend(other.languages);
+        self.chunks.extend(other.chunks);
+        self.languages.resize(self.chunks.len(), None);
+        self.embeddings.data.extend(other.embeddings.data);
+        self.records.extend(other.records);
     }
 }
 
@@ -35,8 +61,13 @@ pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
         chunks: Vec::with_capacity(total_chunks),
         embeddings: Embeddings { dim, data: Vec::with_capacity(total_chunks * dim) },
         records: Vec::with_capacity(documents.len()),
+        languages: Vec::with_capacity(total_chunks),
     };
-    for EmbeddedDoc { record, chunks, vectors } in documents {
+    for EmbeddedDoc { record, chunks, vectors, languages } in documents {
+        match languages.len() == chunks.len() {
+            true => rows.languages.extend(languages.into_iter().map(Some)),
+            false => rows.languages.extend(std::iter::repeat_n(None, chunks.len())),
+        }
         rows.chunks.extend(chunks);
         rows.embeddings.data.extend_from_slice(&vectors);
         rows.records.push(record);
@@ -60,31 +91,35 @@ pub struct BuiltIndexes {
 pub async fn build_segment_blocking(spec: IndexSpec, rows: SegmentRows, writer: &SnapshotWriter, segment_id: &str, tokenizer: Option<Arc<ModelTokenizer>>) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
-        let (built, row_files) = rayon::join(|| build_indexes(&spec, &rows), || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records));
-        let mut built = built?;
-        if let Some(tokenizer) = tokenizer {
-            let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
-            built.languages = language_readings(&texts, &tokenizer)?;
-        }
-        Ok((built, row_files?, rows))
+        let (built, row_files) = rayon::join(|| build_indexes(&spec, &rows, tokenizer.as_deref()), || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records));
+        Ok((built?, row_files?, rows))
     })
     .await
     .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })?
 }
 
-/// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async runtime).
-pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows) -> Result<BuiltIndexes> {
+/// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async
+/// runtime); with the model's `tokenizer`, how it reads the rows' languages is measured too.
+pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&ModelTokenizer>) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
+    let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
     let (vectors, keyword) = rayon::join(
         || {
             let started = Instant::now();
             build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data).map(|index| (index, started.elapsed().as_secs_f64()))
         },
         || {
+            // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
             let started = Instant::now();
-            build_keyword_index(keyword_dir.path(), rows.chunks.iter().map(|c| c.text.as_str())).map(|_| started.elapsed().as_secs_f64())
+            let detected = rows.detected_languages();
+            build_keyword_index_detected(keyword_dir.path(), &texts, &detected).map(|_| (started.elapsed().as_secs_f64(), detected))
         },
     );
     let (vectors, vector_secs) = vectors?;
-    Ok(BuiltIndexes { vectors, keyword_dir, vector_secs, keyword_secs: keyword?, languages: Vec::new() })
+    let (keyword_secs, detected) = keyword?;
+    let languages = match tokenizer {
+        Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
+        None => Vec::new(),
+    };
+    Ok(BuiltIndexes { vectors, keyword_dir, vector_secs, keyword_secs, languages })
 }

@@ -15,13 +15,14 @@ use super::reuse::StoredEmbeddings;
 use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
 use crate::embed::{Embedder, Embeddings, ModelTokenizer};
 use crate::error::Result;
-use crate::parse::{AutoParser, Document, ParseError, Parser};
+use crate::index::analysis::{detect, Detected};
+use crate::parse::{Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
 use crate::source::RawDocument;
 
 /// How files become chunked documents: shared by batch runs and online ingestion.
 pub struct ChunkSettings {
-    pub parser: AutoParser,
+    pub parser: Arc<dyn Parser>,
     pub chunker: Arc<TokenChunker>,
     /// Tags added to every document.
     pub tags: Vec<String>,
@@ -50,7 +51,7 @@ impl StageContext {
     pub fn fail(&self, uri: &str, stage: &'static str, reason: String) {
         tracing::warn!("{uri}: {stage} failed: {reason}");
         self.counters.failed.fetch_add(1, Ordering::Relaxed);
-        self.failures.lock().expect("failures lock").push(Failure { uri: uri.to_string(), stage, reason });
+        self.failures.lock().expect("failures lock").push(Failure::new(uri, stage, reason));
     }
 }
 
@@ -66,6 +67,9 @@ pub struct ChunkedDoc {
     /// stage takes instead of embedding the chunk; empty when there is none (see
     /// [`StoredEmbeddings::reuse`]).
     pub stored_vectors: Vec<Option<Vec<f32>>>,
+    /// Per chunk, the language of its text (told here, in parallel with the other stages,
+    /// for the keyword index and the model's reading of the segment).
+    pub languages: Vec<Detected>,
 }
 
 impl ChunkedDoc {
@@ -85,6 +89,9 @@ pub struct EmbeddedDoc {
     pub record: DocumentRecord,
     pub chunks: Vec<Chunk>,
     pub vectors: Vec<f32>,
+    /// Per chunk, its text's language; empty when not told yet (chunks read back from a
+    /// stored segment), and then told when the segment's indexes are built.
+    pub languages: Vec<Detected>,
 }
 
 impl EmbeddedDoc {
@@ -156,7 +163,7 @@ pub fn parse_and_chunk_observed(raw: &RawDocument, settings: &ChunkSettings, on_
 }
 
 fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
-    Failure { uri: uri.to_string(), stage, reason }
+    Failure::new(uri, stage, reason)
 }
 
 /// Checks one parsed document's size and chunks it.
@@ -173,6 +180,7 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
         Ok(DocumentChunks { chunks, .. }) if chunks.is_empty() => Err(failure(&document.uri, "chunk", ParseError::NoText.to_string())),
         Ok(DocumentChunks { chunks, model_ids }) => Ok(ChunkedDoc {
             record: record_of(document, chunks.len(), settings),
+            languages: chunks.iter().map(|chunk| detect(&chunk.text)).collect(),
             chunks,
             model_ids,
             tokenized_by: settings.chunker.tokenizer().clone(),
@@ -427,7 +435,7 @@ fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<E
     let mut embedded = data.chunks_exact(dim.max(1));
     documents
         .into_iter()
-        .map(|ChunkedDoc { record, chunks, stored_vectors, .. }| {
+        .map(|ChunkedDoc { record, chunks, stored_vectors, languages, .. }| {
             let mut vectors = Vec::with_capacity(chunks.len() * dim);
             for index in 0..chunks.len() {
                 match stored_vectors.get(index).and_then(Option::as_ref) {
@@ -435,7 +443,7 @@ fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<E
                     None => vectors.extend_from_slice(embedded.next().expect("one embedded row per chunk without a stored vector")),
                 }
             }
-            EmbeddedDoc { record, chunks, vectors }
+            EmbeddedDoc { record, chunks, vectors, languages }
         })
         .collect()
 }

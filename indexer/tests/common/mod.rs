@@ -59,7 +59,7 @@ pub async fn publish_online(out: &str, store: &quarry_indexer::store::StoreOptio
     let embedder = embedder();
     let base = SnapshotReader::open(out, store).await.ok().map(|r| r.manifest().clone());
     let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
-    let settings = ChunkSettings { parser: quarry_indexer::parse::AutoParser, chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let settings = ChunkSettings { parser: std::sync::Arc::new(quarry_indexer::parse::AutoParser), chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
     let raw = quarry_indexer::source::RawDocument { uri: uri.into(), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
     let (documents, failures) = parse_and_chunk(&raw, &settings);
     assert!(failures.is_empty(), "{failures:?}");

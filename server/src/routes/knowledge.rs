@@ -16,7 +16,7 @@ use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::ingest::publish;
-use crate::jobs::{submit, uploads_dir, Upload};
+use crate::jobs::{submit, uploads_dir, Submitted, Upload};
 use crate::records::{CollectionInfo, FileInfo, IngestionJobStatus, JobState};
 
 fn not_found(name: &str) -> ApiError {
@@ -107,8 +107,24 @@ fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiError> {
 
 /// Files (multipart fields `files`) become one ingestion job; an optional `tags` field
 /// (comma-separated) tags every document of them, for search filters.
-pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>, multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>) -> Result<impl IntoResponse, ApiError> {
+/// The request's `Idempotency-Key`: a retried upload with the key of an earlier one gets
+/// that upload's answer instead of a second job.
+fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
+    match value.to_str() {
+        Ok(key) if (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic()) => Ok(Some(key.to_string())),
+        _ => Err(ApiError::BadRequest("Idempotency-Key must be 1 to 255 visible ASCII characters".into())),
+    }
+}
+
+pub async fn upload_documents(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<impl IntoResponse, ApiError> {
     let collection = find(&state, &name)?;
+    let key = idempotency_key(&headers)?;
     let mut multipart = multipart.map_err(|e| ApiError::BadRequest(format!("expected multipart/form-data with a 'files' field: {}", e.body_text())))?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let dir = uploads_dir(&state, &job_id);
@@ -147,9 +163,11 @@ pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Pa
             }
         };
         let file_id = format!("file-{}", uuid::Uuid::new_v4().simple());
-        std::fs::create_dir_all(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
         let path = dir.join(&file_id);
-        std::fs::write(&path, &bytes).map_err(|e| ApiError::Internal(e.to_string()))?;
+        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &bytes)) {
+            cleanup(&dir);
+            return Err(ApiError::Internal(format!("saving the upload: {e}")));
+        }
         uploads.push(Upload { file_id, file_name, path, size: bytes.len() as u64, tags: Vec::new() });
     }
     if uploads.is_empty() {
@@ -160,8 +178,20 @@ pub async fn upload_documents(State(state): State<Arc<AppState>>, Path(name): Pa
     }
     let file_ids: Vec<String> = uploads.iter().map(|u| u.file_id.clone()).collect();
     let count = uploads.len();
-    let job_id = submit(&state, &collection, job_id, uploads).map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok((StatusCode::ACCEPTED, Json(json!({ "job_id": job_id, "file_ids": file_ids, "message": format!("Ingestion job submitted for {count} file(s)") }))))
+    match submit(&state, &collection, job_id, uploads, key) {
+        Ok(Submitted::New(job_id)) => Ok((StatusCode::ACCEPTED, Json(json!({ "job_id": job_id, "file_ids": file_ids, "message": format!("Ingestion job submitted for {count} file(s)") })))),
+        Ok(Submitted::Earlier(earlier)) => {
+            // The retry's copies go; the earlier job's answer is repeated.
+            cleanup(&dir);
+            let file_ids: Vec<&str> = earlier.file_details.iter().map(|f| f.file_id.as_str()).collect();
+            let message = format!("Ingestion job submitted for {} file(s)", file_ids.len());
+            Ok((StatusCode::ACCEPTED, Json(json!({ "job_id": earlier.job_id, "file_ids": file_ids, "message": message }))))
+        }
+        Err(e) => {
+            cleanup(&dir);
+            Err(ApiError::Internal(format!("recording the upload: {e}")))
+        }
+    }
 }
 
 pub async fn list_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<Vec<FileInfo>>, ApiError> {

@@ -31,9 +31,15 @@ impl LanguageProfile {
     /// text's analysis language.
     pub fn of_texts(texts: &[&str]) -> (Self, Vec<Option<StemLanguage>>) {
         let detected: Vec<Detected> = texts.par_iter().map(|text| detect(text)).collect();
+        Self::of_detected(&detected)
+    }
+
+    /// The profile of rows whose languages were detected (`detected[i]` = row `i`'s), with
+    /// each row's analysis language.
+    pub fn of_detected(detected: &[Detected]) -> (Self, Vec<Option<StemLanguage>>) {
         let mut reliable: BTreeMap<String, BTreeMap<StemLanguage, u64>> = BTreeMap::new();
         let mut profile = LanguageProfile::default();
-        for d in &detected {
+        for d in detected {
             *profile.detected.entry(d.code().to_string()).or_default() += 1;
             if let (Some(language), Some(script)) = (d.stem_language(), d.script) {
                 *reliable.entry(script.name().to_string()).or_default().entry(language).or_default() += 1;

@@ -1,0 +1,311 @@
+//! Parsing in worker processes, so that no file can take the indexer or the server down.
+//!
+//! The third-party parsers ([`super::Format::needs_isolation`]: PDF, DOCX's zip and XML,
+//! HTML's tree builder; the other formats are parsed in process) recurse on nesting
+//! a file controls, inflate what it compresses and can loop for as long as it likes; a Rust
+//! stack overflow or a failed allocation aborts the whole process, and a thread cannot be
+//! stopped. So each file is parsed by a long-lived worker process (the `quarry` binary's
+//! hidden `parse-worker` command), watched while it parses: a worker whose resident memory
+//! passes the limit, or that overruns the deadline, is killed; one that aborts ends. It is
+//! replaced, and only its file fails, with the reason told from how the worker ended. (The
+//! memory is watched from outside because an rlimit inside fails allocations in ways each
+//! allocator handles differently: mimalloc, the binary's, slowed to a crawl.) Workers are
+//! kept between files (one per parsing thread at most), so a file costs two pipe writes,
+//! not a process start.
+
+use std::collections::VecDeque;
+use std::io::{BufReader, BufWriter, Read};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::worker_protocol::{read_reply, read_request, write_reply, write_request, Reply};
+use super::{detect_format, AutoParser, ParseError, Parsed, Parser};
+use crate::source::RawDocument;
+
+/// The worker's stderr kept to tell why it ended (its last bytes).
+const STDERR_TAIL_BYTES: usize = 8 << 10;
+
+/// How often a parsing worker's memory is looked at (memory grows at a few GB/s at most, so
+/// a worker overshoots the limit by a few hundred MB at worst before it is stopped).
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(25);
+
+/// How much one file may cost to parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseLimits {
+    /// Resident memory a worker may hold, in MiB (checked every [`WATCH_INTERVAL`]).
+    pub memory_mib: u64,
+    /// Time one file may take.
+    pub timeout: Duration,
+}
+
+impl Default for ParseLimits {
+    fn default() -> Self {
+        Self { memory_mib: 2048, timeout: Duration::from_secs(120) }
+    }
+}
+
+/// How to start a worker: a program and its arguments (the worker reads requests on stdin).
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// A [`Parser`] that parses every file in a worker process (see the module docs).
+pub struct IsolatedParser {
+    command: WorkerCommand,
+    limits: ParseLimits,
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl IsolatedParser {
+    pub fn new(command: WorkerCommand, limits: ParseLimits) -> Self {
+        Self { command, limits, idle: Mutex::new(Vec::new()) }
+    }
+
+    /// Starts a worker now, so a command that cannot start fails at once rather than file by file.
+    pub fn check(&self) -> std::io::Result<()> {
+        let worker = Worker::start(&self.command)?;
+        self.idle.lock().expect("idle workers lock").push(worker);
+        Ok(())
+    }
+
+    fn take_worker(&self) -> std::io::Result<Worker> {
+        match self.idle.lock().expect("idle workers lock").pop() {
+            Some(worker) => Ok(worker),
+            None => Worker::start(&self.command),
+        }
+    }
+}
+
+impl std::fmt::Debug for IsolatedParser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IsolatedParser").field("command", &self.command).field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl Parser for IsolatedParser {
+    fn parse(&self, raw: &RawDocument) -> Result<Parsed, ParseError> {
+        let isolate = !raw.bytes.is_empty() && detect_format(&raw.relative_path, &raw.bytes)?.needs_isolation();
+        if !isolate {
+            return AutoParser.parse(raw);
+        }
+        let mut worker = self.take_worker().map_err(|e| ParseError::ParserUnavailable(format!("{}: {e}", self.command.program.display())))?;
+        match worker.parse(raw, &self.limits) {
+            Ok(reply) => {
+                self.idle.lock().expect("idle workers lock").push(worker);
+                reply.into_result()
+            }
+            // The worker is gone (or killed): its file fails, and a new one serves the next.
+            Err(ended) => Err(ended),
+        }
+    }
+}
+
+struct Worker {
+    child: Child,
+    /// None once the worker is being let go (dropping it ends the worker's input).
+    stdin: Option<BufWriter<ChildStdin>>,
+    replies: crossbeam_channel::Receiver<std::io::Result<Reply>>,
+    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+}
+
+impl Worker {
+    fn start(command: &WorkerCommand) -> std::io::Result<Self> {
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdin = BufWriter::new(child.stdin.take().expect("piped stdin"));
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let (sender, replies) = crossbeam_channel::bounded(1);
+        std::thread::Builder::new().name("parse-worker-out".into()).spawn(move || loop {
+            let reply = match read_reply(&mut stdout) {
+                Ok(Some(reply)) => Ok(reply),
+                Ok(None) => Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the worker closed its output")),
+                Err(e) => Err(e),
+            };
+            let ended = reply.is_err();
+            if sender.send(reply).is_err() || ended {
+                return;
+            }
+        })?;
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = stderr_tail.clone();
+        std::thread::Builder::new().name("parse-worker-err".into()).spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut buffer) {
+                let mut tail = tail.lock().expect("stderr tail lock");
+                tail.extend(&buffer[..n]);
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        })?;
+        Ok(Self { child, stdin: Some(stdin), replies, stderr_tail })
+    }
+
+    /// The worker's reply for `raw`, or why the worker ended without one (it is then dead).
+    fn parse(&mut self, raw: &RawDocument, limits: &ParseLimits) -> Result<Reply, ParseError> {
+        let sent = match self.stdin.as_mut() {
+            Some(stdin) => write_request(stdin, raw),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        };
+        if sent.is_err() {
+            // The worker died before it read the whole file; its end says why.
+            return Err(self.ended(limits));
+        }
+        let deadline = std::time::Instant::now() + limits.timeout;
+        loop {
+            match self.replies.recv_timeout(WATCH_INTERVAL) {
+                Ok(Ok(reply)) => return Ok(reply),
+                Ok(Err(_)) | Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return Err(self.ended(limits)),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            }
+            let failure = if resident_bytes(self.child.id()).is_some_and(|bytes| bytes > limits.memory_mib << 20) {
+                ParseError::TooMuchMemory(limits.memory_mib)
+            } else if std::time::Instant::now() >= deadline {
+                ParseError::TooSlow(limits.timeout.as_secs().max(1))
+            } else {
+                continue;
+            };
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            return Err(failure);
+        }
+    }
+
+    /// Why the worker ended, once it has.
+    fn ended(&mut self, limits: &ParseLimits) -> ParseError {
+        // Its output is closed: it has ended or is ending; a worker that closed its output
+        // and lives on is stopped.
+        let status = match wait_briefly(&mut self.child) {
+            Some(status) => status,
+            None => {
+                let _ = self.child.kill();
+                self.child.wait().ok().unwrap_or_default()
+            }
+        };
+        // Let the stderr reader take the last words.
+        std::thread::sleep(Duration::from_millis(20));
+        let tail = String::from_utf8_lossy(&self.stderr_tail.lock().expect("stderr tail lock").iter().copied().collect::<Vec<u8>>()).into_owned();
+        why_ended(&status_words(status), &tail, limits)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // An idle worker ends at the end of its input; one that does not is stopped.
+        drop(self.stdin.take());
+        if wait_briefly(&mut self.child).is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Resident memory of process `pid` (Linux: /proc/PID/statm), None where it cannot be read.
+fn resident_bytes(pid: u32) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).unwrap_or(4096))
+}
+
+fn wait_briefly(child: &mut Child) -> Option<std::process::ExitStatus> {
+    for _ in 0..100 {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+fn status_words(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (_, Some(signal)) => format!("signal {signal}"),
+        _ => "an unknown status".to_string(),
+    }
+}
+
+/// The file's failure, told from how its worker ended and the last words it wrote.
+fn why_ended(status: &str, stderr_tail: &str, limits: &ParseLimits) -> ParseError {
+    if stderr_tail.contains("overflowed its stack") {
+        ParseError::TooDeep
+    } else if stderr_tail.contains("memory allocation of") || stderr_tail.contains("capacity overflow") || status == "signal 9" {
+        ParseError::TooMuchMemory(limits.memory_mib)
+    } else {
+        let last_line = stderr_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let said: String = last_line.chars().take(200).collect();
+        ParseError::ParserCrashed(if said.is_empty() { status.to_string() } else { format!("{status}: {said}") })
+    }
+}
+
+/// The worker process's loop: parses each file it is sent with [`AutoParser`] and answers,
+/// until its input ends. Nothing else may write to its stdout.
+pub fn run_parse_worker() -> std::io::Result<()> {
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut output = BufWriter::new(std::io::stdout().lock());
+    while let Some(raw) = read_request(&mut input)? {
+        write_reply(&mut output, &Reply::of(AutoParser.parse(&raw)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workers_end_names_the_cause() {
+        let limits = ParseLimits { memory_mib: 512, timeout: Duration::from_secs(5) };
+        let overflow = "\nthread 'main' has overflowed its stack\nfatal runtime error: stack overflow, aborting\n";
+        assert_eq!(why_ended("signal 6", overflow, &limits), ParseError::TooDeep);
+        assert_eq!(why_ended("signal 6", "memory allocation of 1073741824 bytes failed\n", &limits), ParseError::TooMuchMemory(512));
+        assert_eq!(why_ended("signal 9", "", &limits), ParseError::TooMuchMemory(512));
+        assert_eq!(why_ended("signal 11", "", &limits), ParseError::ParserCrashed("signal 11".into()));
+        assert_eq!(why_ended("exit status 3", "boom\n\n", &limits), ParseError::ParserCrashed("exit status 3: boom".into()));
+    }
+
+    /// A parser of `script` run by sh as the worker.
+    fn shell_worker(script: &str, limits: ParseLimits) -> IsolatedParser {
+        IsolatedParser::new(WorkerCommand { program: "sh".into(), args: vec!["-c".into(), script.into()] }, limits)
+    }
+
+    fn html() -> RawDocument {
+        crate::parse::raw_for_test("page.html", "<html><body><p>hello</p></body></html>")
+    }
+
+    #[test]
+    fn a_worker_that_hangs_aborts_or_grows_fails_its_file_alone() {
+        let limits = ParseLimits { memory_mib: 64, timeout: Duration::from_millis(400) };
+        // Never answers: stopped at the deadline.
+        let started = std::time::Instant::now();
+        assert_eq!(shell_worker("cat > /dev/null", limits).parse(&html()).unwrap_err(), ParseError::TooSlow(1));
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        // Ends with Rust's stack overflow words.
+        let overflow = shell_worker("echo \"thread 'main' has overflowed its stack\" >&2; kill -ABRT $$", limits);
+        assert_eq!(overflow.parse(&html()).unwrap_err(), ParseError::TooDeep);
+        // Grows past the memory limit: stopped by the watch (python's bytearray touches its pages).
+        let limits = ParseLimits { memory_mib: 64, timeout: Duration::from_secs(30) };
+        let grows = shell_worker("exec python3 -c 'import time; x = bytearray(400 << 20); time.sleep(30)'", limits);
+        let started = std::time::Instant::now();
+        assert_eq!(grows.parse(&html()).unwrap_err(), ParseError::TooMuchMemory(64));
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        // Formats quarry reads itself never reach a worker.
+        let text = shell_worker("exit 3", limits).parse(&crate::parse::raw_for_test("notes.txt", "plain words")).unwrap();
+        assert_eq!(text.documents.len(), 1);
+        // A program that cannot start fails each file with its name.
+        let missing = IsolatedParser::new(WorkerCommand { program: "/nonexistent/quarry".into(), args: Vec::new() }, limits);
+        assert!(missing.check().is_err());
+        assert!(matches!(missing.parse(&html()).unwrap_err(), ParseError::ParserUnavailable(m) if m.contains("/nonexistent/quarry")));
+    }
+}

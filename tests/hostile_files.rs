@@ -1,0 +1,312 @@
+//! Hostile files through a nightly run's stages, as it meets them: a seeded generator
+//! writes about 2,000 files of every format (truncated, bit-flipped, padded with junk,
+//! nested thousands deep, compression bombs, UTF-16 without a mark, wrong extensions, one
+//! endless line, ...) beside control files of every format that must be indexed. The run
+//! must end normally (no abort), every bad file must fail alone with a specific reason, the
+//! controls must be found, and memory must stay bounded. Bounded in count and time: about a
+//! minute on 2 cores. The run is `quarry bench-pipeline`, `quarry index` with seeded vectors
+//! in place of the model: every stage but the model's is the same, and embedding the junk
+//! text of 2,000 files on a CPU would take most of the suite's time for nothing it checks.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+/// Files the generator writes besides the controls.
+const HOSTILE_FILES: usize = 2000;
+/// Controls per format.
+const CONTROLS_PER_FORMAT: usize = 6;
+/// A parse worker's memory limit in this run, MiB.
+const PARSE_MEMORY_MIB: u64 = 512;
+
+const FORMATS: [&str; 9] = ["txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx"];
+
+/// SplitMix64: a seeded, dependency-free generator (the suite must give the same files every run).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const WORDS: [&str; 16] = ["harbour", "tide", "quay", "lantern", "ledger", "anchor", "signal", "beacon", "channel", "pilot", "buoy", "current", "dock", "keel", "mast", "rope"];
+
+fn sentence(rng: &mut Rng, words: usize) -> String {
+    (0..words).map(|_| WORDS[rng.below(WORDS.len())]).collect::<Vec<_>>().join(" ")
+}
+
+/// A minimal one-page PDF whose page shows `text`; `extra` goes into the page dictionary.
+fn pdf(text: &str, extra: &[u8]) -> Vec<u8> {
+    let content = format!("BT /F1 12 Tf 72 700 Td ({text}) Tj ET");
+    let mut page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> ".to_vec();
+    page.extend_from_slice(extra);
+    page.extend_from_slice(b">>");
+    let stream = [format!("<< /Length {} >>\nstream\n", content.len()).into_bytes(), content.into_bytes(), b"\nendstream".to_vec()].concat();
+    pdf_of(&[b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(), b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(), page, stream, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec()])
+}
+
+/// A PDF of these objects (object 1 the catalog), with its cross-reference table.
+fn pdf_of(objects: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes());
+    out
+}
+
+/// A PDF whose page content is a Flate stream inflating to `mib` MiB of spaces.
+fn flate_bomb_pdf(mib: usize) -> Vec<u8> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let spaces = vec![b' '; 1 << 20];
+    for _ in 0..mib {
+        encoder.write_all(&spaces).unwrap();
+    }
+    let bomb = encoder.finish().unwrap();
+    let stream = [format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", bomb.len()).into_bytes(), bomb, b"\nendstream".to_vec()].concat();
+    let page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>".to_vec();
+    pdf_of(&[b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(), b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(), page, stream])
+}
+
+/// A DOCX whose body holds `paragraphs`, or whose document.xml inflates to `bomb_mib` MiB.
+fn docx(paragraphs: &[String], bomb_mib: usize) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(bomb_mib > 0);
+    zip.start_file("[Content_Types].xml", options).unwrap();
+    zip.write_all(br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#).unwrap();
+    zip.start_file("word/document.xml", options).unwrap();
+    zip.write_all(br#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>"#).unwrap();
+    for paragraph in paragraphs {
+        zip.write_all(format!("<w:p><w:r><w:t>{paragraph}</w:t></w:r></w:p>").as_bytes()).unwrap();
+    }
+    let filler = vec![b'a'; 1 << 20];
+    if bomb_mib > 0 {
+        zip.write_all(b"<w:p><w:r><w:t>").unwrap();
+        for _ in 0..bomb_mib {
+            zip.write_all(&filler).unwrap();
+        }
+        zip.write_all(b"</w:t></w:r></w:p>").unwrap();
+    }
+    zip.write_all(b"</w:body></w:document>").unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+/// A well-formed file of `format` holding `text`.
+fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
+    let more = sentence(rng, 12);
+    match format {
+        "txt" => format!("{text}\n\n{more}\n").into_bytes(),
+        "md" => format!("# Notes\n\n## Part\n\n{text}\n\n| a | b |\n|---|---|\n| {more} | 2 |\n").into_bytes(),
+        "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
+        "json" => serde_json::json!({"title": "entry", "text": text, "notes": [more]}).to_string().into_bytes(),
+        "jsonl" => format!("{}\n{}\n", serde_json::json!({"_id": "a", "text": text}), serde_json::json!({"_id": "b", "text": more})).into_bytes(),
+        "csv" => format!("name,description\nfirst,{text}\nsecond,{more}\n").into_bytes(),
+        "tsv" => format!("name\tdescription\nfirst\t{text}\nsecond\t{more}\n").into_bytes(),
+        "pdf" => pdf(text, b""),
+        "docx" => docx(&[text.to_string(), more], 0),
+        other => unreachable!("{other}"),
+    }
+}
+
+/// Nesting `depth` deep in the format's own structure.
+fn deep(format: &str, depth: usize) -> Vec<u8> {
+    match format {
+        "html" => format!("<html><body>{}deep</body></html>", ["<div>", "<b>", "<ul><li>", "<table><tr><td>"][depth % 4].repeat(depth)).into_bytes(),
+        "json" | "jsonl" => format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes(),
+        "md" => format!("{}deep quote\n", "> ".repeat(depth)).into_bytes(),
+        "pdf" => pdf("deep", &[b"/Deep ".to_vec(), b"[".repeat(depth), b"]".repeat(depth), b" ".to_vec()].concat()),
+        "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
+        _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
+    }
+}
+
+/// One hostile file of `format`: a valid one damaged by one of the generator's mutations.
+fn hostile(format: &str, rng: &mut Rng) -> Vec<u8> {
+    let text = sentence(rng, 20);
+    let mut bytes = valid(format, &text, rng);
+    match rng.below(12) {
+        // Cut anywhere.
+        0 => bytes.truncate(rng.below(bytes.len())),
+        // Bytes flipped.
+        1 => {
+            for _ in 0..1 + rng.below(20) {
+                let at = rng.below(bytes.len());
+                bytes[at] ^= 1 << rng.below(8);
+            }
+        }
+        // Random bytes inserted.
+        2 => {
+            let at = rng.below(bytes.len());
+            let junk: Vec<u8> = (0..1 + rng.below(64)).map(|_| rng.next() as u8).collect();
+            bytes.splice(at..at, junk);
+        }
+        // Nothing but random bytes.
+        3 => bytes = (0..1 + rng.below(4096)).map(|_| rng.next() as u8).collect(),
+        // A slice repeated until the file is large.
+        4 => {
+            let start = rng.below(bytes.len());
+            let slice = bytes[start..(start + 1 + rng.below(64)).min(bytes.len())].to_vec();
+            let times = (32 << 10) / slice.len().max(1);
+            let at = rng.below(bytes.len());
+            bytes.splice(at..at, slice.repeat(times));
+        }
+        // Nested deep.
+        5 => bytes = deep(format, 1_000 + rng.below(5_000)),
+        // Another format's bytes under this name.
+        6 => bytes = valid(FORMATS[rng.below(FORMATS.len())], &text, rng),
+        // NUL and invalid UTF-8 bytes.
+        7 => {
+            let at = rng.below(bytes.len());
+            bytes.splice(at..at, [0u8, 0xC3, 0x28, 0xFF, 0xFE]);
+        }
+        // UTF-16 without a byte order mark.
+        8 => bytes = String::from_utf8_lossy(&bytes).encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        // Empty, or blank.
+        9 => bytes = if rng.below(2) == 0 { Vec::new() } else { b" \n\t \n".to_vec() },
+        // One endless line.
+        10 => bytes = format!("{}\n", text.repeat(500)).into_bytes(),
+        // A CSV header or JSON key 100 KB long; for binary formats, their bytes doubled.
+        _ => match format {
+            "csv" | "tsv" | "txt" | "md" => bytes = format!("{}\nvalue\n", "column,".repeat(15_000)).into_bytes(),
+            "json" | "jsonl" => bytes = format!("{{\"{}\": 1}}\n", "k".repeat(100_000)).into_bytes(),
+            _ => bytes = bytes.repeat(2),
+        },
+    }
+    bytes
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+/// The reasons a hostile file may fail with: each says what was wrong (none is a bare
+/// "error", an empty string or a panic's words).
+fn is_specific(reason: &str) -> bool {
+    let known = [
+        "file is empty",
+        "not valid UTF-8 at byte",
+        "binary file:",
+        "unsupported file type",
+        "PDF is password-protected",
+        "PDF contains only scanned images",
+        "File appears corrupted (",
+        "no text content found",
+        "Document too large:",
+        "once inflated",
+        "nested too deeply",
+        "parsing needs more than",
+        "parsing took longer than",
+        "the parser stopped on this file (",
+        "invalid JSON at column",
+        "expected a JSON object",
+        "duplicate document:",
+    ];
+    !reason.trim().is_empty() && reason.len() < 1000 && known.iter().any(|k| reason.contains(k))
+}
+
+#[test]
+fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
+    let dir = tempfile::tempdir().unwrap();
+    // QUARRY_KEEP_HOSTILE_FILES=1 keeps the files (and the snapshot) to look at.
+    let dir_path = match std::env::var_os("QUARRY_KEEP_HOSTILE_FILES") {
+        Some(_) => dir.keep(),
+        None => dir.path().to_path_buf(),
+    };
+    eprintln!("hostile files in {}", dir_path.display());
+    let dir = dir_path;
+    let source = dir.join("source");
+    std::fs::create_dir(&source).unwrap();
+    let mut rng = Rng(0x5EED_2026_1126);
+    let mut controls = Vec::new();
+    for format in FORMATS {
+        for i in 0..CONTROLS_PER_FORMAT {
+            let marker = format!("controlmark{format}{i}");
+            let name = format!("control-{format}-{i}.{format}");
+            write(&source, &name, &valid(format, &format!("{marker} {}", sentence(&mut rng, 10)), &mut rng));
+            controls.push(name);
+        }
+    }
+    // The findings the suite was built from, by name, beside the generated ones.
+    write(&source, "named-deep-array.pdf", &deep("pdf", 1_000));
+    write(&source, "named-deep-array-100k.pdf", &deep("pdf", 100_000));
+    write(&source, "named-unclosed-divs.html", format!("<html><body>{}deep</body></html>", "<div>".repeat(10_000)).as_bytes());
+    write(&source, "named-many-b.html", format!("<html><body>{}bold</body></html>", "<b>".repeat(100_000)).as_bytes());
+    write(&source, "named-flate-bomb.pdf", &flate_bomb_pdf(200));
+    write(&source, "named-zip-bomb.docx", &docx(&[], 1024));
+    for i in 0..HOSTILE_FILES {
+        let format = FORMATS[i % FORMATS.len()];
+        let bytes = hostile(format, &mut rng);
+        write(&source, &format!("hostile-{i:04}.{format}"), &bytes);
+    }
+
+    let out = dir.join("out");
+    let started = std::time::Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["bench-pipeline", source.to_str().unwrap(), "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--parse-timeout-secs", "60"])
+        .args(["--parse-memory-mb", &PARSE_MEMORY_MIB.to_string()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // No abort: the run ends on its own, with its report.
+    assert!(output.status.success(), "status {:?}\n{}", output.status, &stderr[stderr.len().saturating_sub(4000)..]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    eprintln!("{} files in {:.1} s: {} documents indexed, {} failed; peak {:.0} MiB", HOSTILE_FILES + controls.len() + 6, started.elapsed().as_secs_f64(), report["documents_indexed"], report["documents_failed"], report["peak_rss_mib"]);
+
+    let failures = report["failures"].as_array().unwrap();
+    let reason_of = |name: &str| failures.iter().find(|f| f["uri"].as_str().unwrap().ends_with(&format!("/{name}"))).map(|f| f["reason"].as_str().unwrap().to_string());
+    // Every failure says what was wrong, briefly.
+    for failure in failures {
+        let reason = failure["reason"].as_str().unwrap();
+        assert!(is_specific(reason), "{}: unspecific reason {reason:?}", failure["uri"]);
+    }
+    // Every control was indexed...
+    for name in &controls {
+        assert_eq!(reason_of(name), None, "{name} failed");
+    }
+    // ...and is found.
+    let search = Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(["search", out.to_str().unwrap(), "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2", "--mode", "keyword", "--top-k", "4", "--json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(search.status.success(), "{}", String::from_utf8_lossy(&search.stderr));
+    let found = String::from_utf8_lossy(&search.stdout);
+    for name in ["control-txt-0.txt", "control-pdf-5.pdf", "control-docx-3.docx", "control-html-2.html"] {
+        assert!(found.contains(name), "{name} not found: {found}");
+    }
+    // The named findings fail with their own reasons.
+    let named = |name: &str, says: &str| {
+        let reason = reason_of(name).unwrap_or_else(|| panic!("{name} did not fail"));
+        assert!(reason.contains(says), "{name}: {reason}");
+    };
+    named("named-deep-array.pdf", "nested too deeply");
+    named("named-deep-array-100k.pdf", "nested too deeply");
+    named("named-flate-bomb.pdf", "PDF streams: more than 64 MiB once inflated");
+    named("named-zip-bomb.docx", "once inflated");
+    // Deep pages are read (the walk keeps its own stack).
+    assert_eq!(reason_of("named-unclosed-divs.html"), None);
+    assert_eq!(reason_of("named-many-b.html"), None);
+    // Memory stayed bounded: the run's own peak, and each worker by its limit (which the
+    // report would name in a "parsing needs more than" failure; the bombs above stop sooner).
+    let peak = report["peak_rss_mib"].as_f64().unwrap();
+    assert!(peak < 1024.0, "the run peaked at {peak} MiB");
+}
