@@ -198,6 +198,27 @@ fn clear_errors_for_bad_options() {
     assert!(!dir.path().join("LATEST").exists(), "nothing was published");
 }
 
+/// Local names as they are, and symlinks out of the source folder skipped with the reason
+/// (a file anyone can link into the folder is not copied into the index).
+#[test]
+fn local_names_index_as_they_are_and_symlinks_out_of_the_folder_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (source, outside) = (dir.path().join("docs"), dir.path().join("outside.txt"));
+    std::fs::create_dir(&source).unwrap();
+    std::fs::write(&outside, "the neighbour's private notes").unwrap();
+    for name in ["café.txt", "100%.txt", "a#b.txt"] {
+        std::fs::write(source.join(name), format!("harbour log kept in {name}")).unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, source.join("h.txt")).unwrap();
+    let out = dir.path().join("out");
+    let output = quarry(&["index", source.to_str().unwrap(), "--out", out.to_str().unwrap(), "--json", "--progress", "quiet"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((report["documents_indexed"].as_u64(), report["documents_failed"].as_u64()), (Some(3), Some(0)), "{report}");
+    let skipped = report["skipped"].as_array().unwrap();
+    assert!(skipped.iter().any(|s| s["uri"].as_str().unwrap().ends_with("/h.txt") && s["reason"].as_str().unwrap().contains("outside the source folder")), "{skipped:?}");
+}
+
 /// A step that fails after LATEST moved (here: writing the run report where it cannot be
 /// written) does not pass for "nothing published": the run exits 3 and says what it published.
 #[test]

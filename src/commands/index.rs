@@ -60,6 +60,11 @@ pub struct IndexArgs {
     pub concurrency: usize,
     #[command(flatten)]
     pub parse: super::parse_worker::ParseArgs,
+    /// Follow symlinks in a local source folder that lead out of it (by default they are
+    /// skipped, and the report says so: whoever can write into the folder could otherwise
+    /// index any file this process can read).
+    #[arg(long, env = "QUARRY_FOLLOW_SYMLINKS")]
+    pub follow_symlinks: bool,
     /// Files larger than this many MiB fail with "file too large".
     #[arg(long, env = "QUARRY_MAX_FILE_MB", default_value_t = 256, value_parser = at_least_one::<u64>)]
     pub max_file_mb: u64,
@@ -152,6 +157,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
         concurrency: args.concurrency,
         max_file_bytes: args.max_file_mb * 1024 * 1024,
         store: args.store.options(),
+        follow_symlinks: args.follow_symlinks,
     };
     options.out_store = args.store.options();
     options.embed = args.model.embed_options();

@@ -38,7 +38,7 @@ use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
 use crate::parse::{added_through_api, AutoParser, Parser};
 use crate::snapshot::{layout, new_version_id, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
-use crate::source::{Listing, ObjectStoreSource, Source, SourceOptions};
+use crate::source::{open_source, Listing, Source, SourceOptions};
 use crate::store::StoreOptions;
 use progress::Progress;
 use publish::{Publisher, SegmentBuilder, Sizing};
@@ -156,7 +156,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let started = Instant::now();
     let ingested_at = chrono::Utc::now();
     crate::index::init_vector_kernels(&options.embed.device);
-    let source: Arc<dyn Source> = Arc::new(ObjectStoreSource::open(&options.source, &options.source_options)?);
+    let source: Arc<dyn Source> = open_source(&options.source, &options.source_options)?;
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
     let settings = ChunkSettings { parser: options.parser.clone(), chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };

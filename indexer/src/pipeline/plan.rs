@@ -12,7 +12,7 @@ use super::{survey, ChunkSettings, ReuseReport, RunOptions, Survey};
 use crate::chunk::{Chunker, TokenChunker};
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::source::{ObjectStoreSource, Source};
+use crate::source::open_source;
 
 /// Files named in each list of a plan, at most.
 pub const PLAN_EXAMPLES: usize = 10;
@@ -65,11 +65,11 @@ pub struct RunPlan {
 /// the previous version's embeddings are good for).
 pub async fn plan_run(options: &RunOptions, embedder: Arc<dyn Embedder>) -> Result<RunPlan> {
     options.index.validate()?;
-    let source = ObjectStoreSource::open(&options.source, &options.source_options)?;
+    let source = open_source(&options.source, &options.source_options)?;
     let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
     let settings = ChunkSettings { parser: options.parser.clone(), chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at: chrono::Utc::now() };
     let mut reuse = ReuseReport::default();
-    let Survey { listing, previous, delta, unchanged_files, .. } = survey(options, &source, embedder.as_ref(), &chunker.signature(), &settings.signature(), &mut reuse).await?;
+    let Survey { listing, previous, delta, unchanged_files, .. } = survey(options, source.as_ref(), embedder.as_ref(), &chunker.signature(), &settings.signature(), &mut reuse).await?;
     let live = previous.as_ref().map(|(_, previous)| previous.live_documents_per_file()).unwrap_or_default();
     let known = |uri: &str| live.contains_key(uri) || previous.as_ref().is_some_and(|(_, p)| p.lists_file(uri));
     let (mut new, mut changed) = (Vec::new(), Vec::new());

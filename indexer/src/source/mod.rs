@@ -1,9 +1,15 @@
 //! Sources: where raw documents come from. [`Source`] is the swappable part;
-//! [`ObjectStoreSource`] serves local folders, S3 and in-memory stores.
+//! [`LocalFolderSource`] serves local folders, [`ObjectStoreSource`] S3 and in-memory
+//! stores; [`open_source`] picks one for a URI.
 
+mod local_folder;
 mod object_store_source;
+mod path_filter;
 
+pub use local_folder::LocalFolderSource;
 pub use object_store_source::ObjectStoreSource;
+
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -60,6 +66,8 @@ pub struct SourceOptions {
     /// Files larger than this fail with "file too large".
     pub max_file_bytes: u64,
     pub store: StoreOptions,
+    /// Follow symlinks in a local folder that lead out of it (by default they are skipped).
+    pub follow_symlinks: bool,
 }
 
 impl Default for SourceOptions {
@@ -70,6 +78,7 @@ impl Default for SourceOptions {
             concurrency: 16,
             max_file_bytes: 256 * 1024 * 1024,
             store: StoreOptions::default(),
+            follow_symlinks: false,
         }
     }
 }
@@ -84,4 +93,17 @@ pub trait Source: Send + Sync {
     fn list(&self) -> BoxFuture<'_, Result<Listing>>;
     /// Fetches one listed object (transient errors are retried by the store).
     fn fetch<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<RawDocument>>;
+}
+
+/// The source for `uri`: a local folder (a path or `file://`) or an object store.
+pub fn open_source(uri: &str, options: &SourceOptions) -> Result<Arc<dyn Source>> {
+    match uri.contains("://") && !uri.starts_with("file://") {
+        true => Ok(Arc::new(ObjectStoreSource::open(uri, options)?)),
+        false => Ok(Arc::new(LocalFolderSource::open(uri, options)?)),
+    }
+}
+
+/// The failure of a file over the size limit.
+fn too_large(size: u64, limit: u64) -> crate::error::IndexerError {
+    crate::error::IndexerError::Config(format!("file too large: {size} bytes exceeds the limit of {limit} bytes"))
 }

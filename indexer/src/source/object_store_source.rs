@@ -3,9 +3,9 @@
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, TryStreamExt};
-use globset::{Glob, GlobSet, GlobSetBuilder};
 use object_store::ObjectStoreExt;
 
+use super::path_filter::PathFilter;
 use super::{Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions};
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, Location};
@@ -13,39 +13,15 @@ use crate::store::{open_location, Location};
 /// Reads documents below one object-store location.
 pub struct ObjectStoreSource {
     location: Location,
-    include: Option<GlobSet>,
-    exclude: GlobSet,
+    filter: PathFilter,
     max_file_bytes: u64,
-}
-
-fn glob_set(patterns: &[String]) -> Result<GlobSet> {
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        let glob = Glob::new(pattern).map_err(|e| IndexerError::Config(format!("glob `{pattern}`: {e}")))?;
-        builder.add(glob);
-    }
-    builder.build().map_err(|e| IndexerError::Config(e.to_string()))
 }
 
 impl ObjectStoreSource {
     /// Opens a source location (`./docs`, `file:///...`, `s3://bucket/prefix`, `memory://name`).
     pub fn open(uri: &str, options: &SourceOptions) -> Result<Self> {
         let location = open_location(uri, &options.store, false)?;
-        let include = if options.include.is_empty() { None } else { Some(glob_set(&options.include)?) };
-        Ok(Self { location, include, exclude: glob_set(&options.exclude)?, max_file_bytes: options.max_file_bytes })
-    }
-
-    fn skip_reason(&self, relative: &str) -> Option<String> {
-        if relative.split('/').any(|part| part.starts_with('.')) {
-            return Some("hidden file".into());
-        }
-        if self.exclude.is_match(relative) {
-            return Some("matches an --exclude pattern".into());
-        }
-        match &self.include {
-            Some(include) if !include.is_match(relative) => Some("matches no --include pattern".into()),
-            _ => None,
-        }
+        Ok(Self { location, filter: PathFilter::new(&options.include, &options.exclude)?, max_file_bytes: options.max_file_bytes })
     }
 }
 
@@ -72,7 +48,7 @@ impl Source for ObjectStoreSource {
             for meta in metas {
                 let relative = self.location.relative(&meta.location).unwrap_or_else(|| meta.location.to_string());
                 let uri = self.location.uri_of(&meta.location);
-                if let Some(reason) = self.skip_reason(&relative) {
+                if let Some(reason) = self.filter.skip_reason(&relative) {
                     listing.skipped.push(Skipped { uri, reason });
                     continue;
                 }
@@ -87,10 +63,7 @@ impl Source for ObjectStoreSource {
     fn fetch<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<RawDocument>> {
         async move {
             if entry.size > self.max_file_bytes {
-                return Err(IndexerError::Config(format!(
-                    "file too large: {} bytes exceeds the limit of {} bytes",
-                    entry.size, self.max_file_bytes
-                )));
+                return Err(super::too_large(entry.size, self.max_file_bytes));
             }
             let key = self.location.child(&entry.relative_path);
             let result = self.location.store.get(&key).await.map_err(|e| IndexerError::store(&entry.uri, e))?;

@@ -1,0 +1,41 @@
+//! Which listed paths a source leaves out: hidden files and folders, `--exclude` globs, and
+//! paths that match no `--include` glob. Shared by every source.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use crate::error::{IndexerError, Result};
+
+pub(super) struct PathFilter {
+    include: Option<GlobSet>,
+    exclude: GlobSet,
+}
+
+fn glob_set(patterns: &[String]) -> Result<GlobSet> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|e| IndexerError::Config(format!("glob `{pattern}`: {e}")))?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|e| IndexerError::Config(e.to_string()))
+}
+
+impl PathFilter {
+    pub fn new(include: &[String], exclude: &[String]) -> Result<Self> {
+        let include = if include.is_empty() { None } else { Some(glob_set(include)?) };
+        Ok(Self { include, exclude: glob_set(exclude)? })
+    }
+
+    /// Why `relative` (a `/`-separated path below the source) is left out, if it is.
+    pub fn skip_reason(&self, relative: &str) -> Option<String> {
+        if relative.split('/').any(|part| part.starts_with('.')) {
+            return Some("hidden file".into());
+        }
+        if self.exclude.is_match(relative) {
+            return Some("matches an --exclude pattern".into());
+        }
+        match &self.include {
+            Some(include) if !include.is_match(relative) => Some("matches no --include pattern".into()),
+            _ => None,
+        }
+    }
+}
