@@ -88,9 +88,12 @@ impl std::fmt::Debug for IsolatedParser {
 
 impl Parser for IsolatedParser {
     fn parse(&self, raw: &RawDocument) -> Result<Parsed, ParseError> {
-        let isolate = !raw.bytes.is_empty() && detect_format(&raw.relative_path, &raw.bytes)?.needs_isolation();
-        if !isolate {
+        if raw.bytes.is_empty() {
             return AutoParser.parse(raw);
+        }
+        let format = detect_format(&raw.relative_path, &raw.bytes)?;
+        if !format.needs_isolation() {
+            return AutoParser.parse_as(format, raw);
         }
         let mut worker = self.take_worker().map_err(|e| ParseError::ParserUnavailable(format!("{}: {e}", self.command.program.display())))?;
         match worker.parse(raw, &self.limits) {

@@ -36,9 +36,15 @@ impl Parser for AutoParser {
         if raw.bytes.is_empty() {
             return Err(ParseError::Empty);
         }
-        let format = detect_format(&raw.relative_path, &raw.bytes)?;
+        self.parse_as(detect_format(&raw.relative_path, &raw.bytes)?, raw)
+    }
+}
+
+impl AutoParser {
+    /// Parses a non-empty file whose format is known ([`detect_format`]'s).
+    pub(crate) fn parse_as(&self, format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
         // A parser bug on a hostile file must fail that file, never the run.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_as(format, raw)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_format(format, raw)));
         let mut parsed = match outcome {
             Ok(result) => result?,
             Err(_) => return Err(ParseError::Corrupt(format!("the {} parser could not read this file", format.name()))),
@@ -51,7 +57,7 @@ impl Parser for AutoParser {
     }
 }
 
-fn parse_as(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
+fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
     match format {
         Format::Text => text::parse(raw),
         Format::Markdown => markdown::parse(raw),

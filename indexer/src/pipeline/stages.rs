@@ -67,8 +67,10 @@ pub struct ChunkedDoc {
     /// stage takes instead of embedding the chunk; empty when there is none (see
     /// [`StoredEmbeddings::reuse`]).
     pub stored_vectors: Vec<Option<Vec<f32>>>,
-    /// Per chunk, the language of its text (told here, in parallel with the other stages,
-    /// for the keyword index and the model's reading of the segment).
+    /// Per chunk, the language of its text: told by the parse stage for the documents it
+    /// sends on (not for those a delta leaves where they are), in parallel with the model,
+    /// for the keyword index and the model's reading of the segment; empty when not told
+    /// (the segment's build tells it then).
     pub languages: Vec<Detected>,
 }
 
@@ -162,6 +164,11 @@ pub fn parse_and_chunk_observed(raw: &RawDocument, settings: &ChunkSettings, on_
     (out, failures)
 }
 
+/// Each chunk's language.
+fn languages_of(chunks: &[Chunk]) -> Vec<Detected> {
+    chunks.iter().map(|chunk| detect(&chunk.text)).collect()
+}
+
 fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
     Failure::new(uri, stage, reason)
 }
@@ -180,7 +187,7 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
         Ok(DocumentChunks { chunks, .. }) if chunks.is_empty() => Err(failure(&document.uri, "chunk", ParseError::NoText.to_string())),
         Ok(DocumentChunks { chunks, model_ids }) => Ok(ChunkedDoc {
             record: record_of(document, chunks.len(), settings),
-            languages: chunks.iter().map(|chunk| detect(&chunk.text)).collect(),
+            languages: Vec::new(),
             chunks,
             model_ids,
             tokenized_by: settings.chunker.tokenizer().clone(),
@@ -294,6 +301,9 @@ pub(super) fn parse_stage(
                 found = changed;
             }
         }
+        // Languages only for the documents that go on: a delta's unchanged ones need none.
+        documents.par_iter_mut().for_each(|d| d.languages = languages_of(&d.chunks));
+        found.par_iter_mut().for_each(|d| d.languages = languages_of(&d.chunks));
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
         context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);

@@ -49,6 +49,9 @@ impl LocalFolderSource {
         if !root.is_dir() {
             return Err(IndexerError::InvalidUri { uri: path.to_string(), reason: "not a folder".into() });
         }
+        if root.to_str().is_none() {
+            return Err(IndexerError::InvalidUri { uri: path.to_string(), reason: "the folder's path is not valid UTF-8".into() });
+        }
         let uri = format!("file://{}", encoded_path(&root));
         let folder = Folder { root, uri, filter: PathFilter::new(&options.include, &options.exclude)?, max_file_bytes: options.max_file_bytes, follow_symlinks: options.follow_symlinks };
         Ok(Self { inner: std::sync::Arc::new(folder) })
