@@ -21,6 +21,11 @@
 #             embedding on all its cores in f32 and bf16, at token budgets of 4,096 (the CPU
 #             default) and 16,384 (CPU_EMBED_CHUNKS, default 2,000; bf16 runs in f32 where the
 #             CPU has no AVX512-BF16, as the log says)
+#   cpu-scaling  CPU embedding at 1, 2, 4, 8 and 16 threads (SCALING_THREADS; RAYON_NUM_THREADS),
+#             each with one batch at a time (--cpu-lanes 1) and with the default lanes (one
+#             batch per thread), SCALING_CHUNKS_PER_THREAD (default 64) 256-token chunks per
+#             thread, bf16 (SCALING_PRECISIONS, e.g. "bf16 f32"); the CPU's cores, sockets and threads per
+#             core from lscpu first
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
 #             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #             (ivf-flat with the default trainer, which must be quarry's kernels on the GPU;
@@ -37,9 +42,10 @@
 #   serve-cpu the CPU-only build (quarry-cpu, packaged with --with-cpu) inspects and searches
 #             that snapshot (a later call on the same warm machine: see package-device.sh)
 #   search    `quarry bench bench/workloads/gpu-search.toml`: vector search QPS through HTTP at
-#             concurrency 1, 16 and 64 with the query embedding on the GPU, then the same with 2
-#             query embedding threads of up to 64 queries a pass (gpu-search-wide-passes.toml),
-#             then gpu-search.toml with quarry-cpu
+#             concurrency 1, 16 and 64 with the query embedding on the GPU (the GPU's default
+#             query batching: 2 threads, up to 64 queries a pass), then the same with the CPU's
+#             (16 threads of up to 4: gpu-search-cpu-passes.toml), then gpu-search.toml with
+#             quarry-cpu
 #
 #   device tool: "… scripts/gpu-check.sh parity golden-cli embed profile kernels e2e", then
 #   "scripts/gpu-check.sh golden serve-cpu" (serve-cpu reads the first call's snapshot), then,
@@ -178,6 +184,21 @@ PY
         done
       done
       ;;
+    cpu-scaling)
+      { lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L2|L3)' || true
+        echo "physical cores (distinct socket/core ids): $(grep -E '^(physical id|core id)' /proc/cpuinfo | paste - - | sort -u | wc -l)"
+        for precision in ${SCALING_PRECISIONS:-bf16}; do
+          for threads in ${SCALING_THREADS:-1 2 4 8 16}; do
+            for lanes in 1 default; do
+              [ "$threads" = 1 ] && [ "$lanes" = default ] && continue
+              echo "-- $precision, $threads threads, lanes $lanes"
+              RAYON_NUM_THREADS="$threads" "$quarry" bench-embed --device cpu --precision "$precision" \
+                --chunks $((threads * ${SCALING_CHUNKS_PER_THREAD:-64})) --repetitions 2 \
+                $([ "$lanes" = 1 ] && echo --cpu-lanes 1) --json "$out/cpu-scaling-$precision-$threads-$lanes.json" | tail -1
+            done
+          done
+        done; } 2>&1 | tee "$out/cpu-scaling.txt"
+      ;;
     e2e)
       [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
       rm -rf "$work/snapshot"
@@ -205,13 +226,13 @@ PY
       ;;
     search)
       # Search load through HTTP, query embeddings on the GPU (concurrent searches share passes),
-      # then with fewer, wider passes (SEARCH_WIDE_WORKLOAD; empty skips it), then the first
-      # workload with the CPU-only build when it was carried.
+      # then with the CPU's narrower passes from more threads (SEARCH_CPU_PASSES_WORKLOAD; empty
+      # skips it), then the first workload with the CPU-only build when it was carried.
       workload="${SEARCH_WORKLOAD:-$root/bench/workloads/gpu-search.toml}"
-      wide="${SEARCH_WIDE_WORKLOAD-$root/bench/workloads/gpu-search-wide-passes.toml}"
+      narrow="${SEARCH_CPU_PASSES_WORKLOAD-$root/bench/workloads/gpu-search-cpu-passes.toml}"
       "$quarry" bench "$workload" --out "$out/search-cuda" 2>&1 | tail -40
-      if [ -n "$wide" ]; then
-        "$quarry" bench "$wide" --out "$out/search-cuda-wide" 2>&1 | tail -40
+      if [ -n "$narrow" ]; then
+        "$quarry" bench "$narrow" --out "$out/search-cuda-cpu-passes" 2>&1 | tail -40
       fi
       if [ -x "$dev/bin/quarry-cpu" ]; then
         "$dev/bin/quarry-cpu" bench "$workload" --out "$out/search-cpu" 2>&1 | tail -40
@@ -235,7 +256,7 @@ PY
         python3 "$root/scripts/ncu-summary.py" "$out/profile-kernels-$batch-ncu.txt"
       done 2>&1 | tee "$out/profile-kernels.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, cpu, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
+    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, cpu, cpu-scaling, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
   esac
 }
 summary=()

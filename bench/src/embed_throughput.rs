@@ -12,6 +12,10 @@ use quarry_indexer::embed::Embedder;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EmbedThroughput {
     pub device: String,
+    /// Threads of the pool the call ran on (the CPU's; a GPU's host side).
+    pub threads: usize,
+    /// On the CPU, the batches run at once as asked (`--cpu-lanes`; None: the default).
+    pub cpu_lanes: Option<usize>,
     pub chunks: usize,
     pub real_tokens: usize,
     pub tokenize_secs: f64,
@@ -52,6 +56,8 @@ pub fn measure(embedder: &dyn Embedder, texts: &[String], repetitions: usize, ro
     let tokens_per_sec = real_tokens as f64 / median;
     Ok(EmbedThroughput {
         device: embedder.device_name(),
+        threads: rayon::current_num_threads(),
+        cpu_lanes: None,
         chunks: texts.len(),
         real_tokens,
         tokenize_secs,
@@ -66,11 +72,12 @@ pub fn measure(embedder: &dyn Embedder, texts: &[String], repetitions: usize, ro
 /// The measurement as a Markdown table.
 pub fn markdown(result: &EmbedThroughput, precision: &str) -> String {
     format!(
-        "| device | precision | chunks | real tokens | tokenize s | model s (median) | tokens/s (model) | tokens/s (with tokenization) | fraction of {:.1} M roof |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|\n\
-         | {} | {precision} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} | {:.4} |\n",
+        "| device | threads | precision | chunks | real tokens | tokenize s | model s (median) | tokens/s (model) | tokens/s (with tokenization) | fraction of {:.1} M roof |\n\
+         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n\
+         | {} | {} | {precision} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} | {:.4} |\n",
         result.roof_tokens_per_sec / 1e6,
         result.device,
+        result.threads,
         result.chunks,
         result.real_tokens,
         result.tokenize_secs,

@@ -120,8 +120,8 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server"), |options| {
             options.query_cache = 0;
             options.search_workers = s.search_workers.unwrap_or(options.search_workers);
-            options.query_embed_threads = s.query_embed_threads.unwrap_or(options.query_embed_threads);
-            options.query_pass_queries = s.query_pass_queries.unwrap_or(options.query_pass_queries);
+            options.query_embed_threads = s.query_embed_threads.or(options.query_embed_threads);
+            options.query_pass_queries = s.query_pass_queries.or(options.query_pass_queries);
         })
         .await?;
         for mode in &s.modes {

@@ -94,7 +94,8 @@ fn replicas_share_the_batches_and_match_one_model() {
     // A small budget makes many batches, so both replicas take some.
     let policy = BatchPolicy::TokenBudget { max_tokens: 300 };
     let replicated = ReplicatedEmbedder::new(vec![common::load_embedder(policy), common::load_embedder(policy)]).unwrap();
-    let one = common::load_embedder(policy);
+    // One batch at a time on the CPU (its batches are reported in order below).
+    let one = common::load_embedder_with(policy, Precision::Auto, Some(1));
     // Both replicas on the device `auto` picks: "cpu,cpu" here, "cuda:0,cuda:0" on a GPU.
     assert_eq!(replicated.device_name(), format!("{0},{0}", one.device_name()));
     assert_matches(&replicated, &texts, &expected, "two replicas");
@@ -121,6 +122,33 @@ fn replicas_share_the_batches_and_match_one_model() {
     planned.sort_unstable();
     assert_eq!(sizes, planned, "two replicas");
     assert!(embeddings == single, "two replicas reporting: other vectors");
+}
+
+/// On the CPU, several batches of one call run at once (lanes) and give the rows one lane
+/// gives, in the callers' order, each batch reported once.
+#[test]
+fn cpu_lanes_give_the_rows_of_one_batch_at_a_time() {
+    let golden = golden();
+    let (texts, expected) = mixed_order(&golden);
+    let policy = BatchPolicy::TokenBudget { max_tokens: 300 };
+    let one_lane = common::load_embedder_with(policy, Precision::Auto, Some(1));
+    let ids = one_lane.tokenize(&texts).unwrap();
+    let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+    let mut planned: Vec<usize> = plan_batches(&lengths, policy).iter().map(Vec::len).collect();
+    assert!(planned.len() > 3, "{planned:?}");
+    let single = one_lane.embed_tokens(&ids).unwrap();
+    // More lanes than the pool has threads, and than there are batches.
+    for lanes in [3, 64] {
+        let embedder = common::load_embedder_with(policy, Precision::Auto, Some(lanes));
+        assert_matches(&embedder, &texts, &expected, &format!("{lanes} lanes"));
+        let sizes = std::sync::Mutex::new(Vec::new());
+        let embeddings = embedder.embed_tokens_reporting(&ids, &|rows| sizes.lock().unwrap().push(rows)).unwrap();
+        assert!(embeddings == single, "{lanes} lanes: other vectors or another order than one lane");
+        let mut sizes = sizes.into_inner().unwrap();
+        sizes.sort_unstable();
+        planned.sort_unstable();
+        assert_eq!(sizes, planned, "{lanes} lanes: each batch reported once");
+    }
 }
 
 /// The run embeds chunks with the model ids the chunker measured them by: the vectors equal
@@ -196,10 +224,10 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
     let (texts, expected) = mixed_order(&golden);
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     let native = quarry_kernels::bf16_products_native();
-    let f32_embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(BatchPolicy::default()), precision: Precision::F32 }).unwrap();
+    let f32_embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(BatchPolicy::default()), precision: Precision::F32, ..Default::default() }).unwrap();
     let f32_rows = f32_embedder.embed(&texts).unwrap();
     for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-        let embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(batch), precision: Precision::Bf16 }).unwrap();
+        let embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(batch), precision: Precision::Bf16, ..Default::default() }).unwrap();
         let how = format!("bf16 on the CPU, {batch:?}");
         assert_matches_within(&embedder, &texts, &expected, &how, 0.9999);
         let rows = embedder.embed(&texts).unwrap();
@@ -230,7 +258,7 @@ fn golden_texts_on_the_gpu_at_every_precision() {
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     for (precision, min_cosine) in [(Precision::F32, 0.9999), (Precision::F16, 0.999), (Precision::Bf16, 0.999)] {
         for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-            let options = EmbedOptions { device: DeviceSpec::Cuda(0), batch: Some(batch), precision };
+            let options = EmbedOptions { device: DeviceSpec::Cuda(0), batch: Some(batch), precision, ..Default::default() };
             let embedder = BertEmbedder::load(&dir, options).expect("this test needs a CUDA GPU");
             assert_eq!(embedder.device_name(), "cuda:0");
             assert_matches_within(&embedder, &texts, &expected, &format!("{precision:?} {batch:?}"), min_cosine);

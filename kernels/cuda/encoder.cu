@@ -113,22 +113,28 @@ __device__ void bias_residual_layer_norm(T* __restrict__ x, const T* __restrict_
 
 // states [batch][tokens][cols], a padded batch's last token vectors, become out [batch][cols]
 // (f32): each sequence's mean over its first lengths[b] tokens (none: zeros), scaled to unit
-// length (left as it is at a norm of 1e-12 or less). One warp per sequence, the sums in
-// registers (cols <= 32 * PER_LANE), warps striding over the sequences. The CPU twin:
+// length (left as it is at a norm of 1e-12 or less). One block per sequence, its warps
+// splitting the tokens, each warp's sums in registers (cols <= 32 * PER_LANE), blocks striding
+// over the sequences (one warp per sequence walked its tokens alone: 5.7% of a batch's
+// kernel time for one read of the states, bench/RESULTS.md). The CPU twin:
 // kernels/src/pool.rs mean_pool + l2_normalize (candle's mask multiply, sum and division
 // did the same in four passes over the states, after casting them to f32).
-template <typename T, int PER_LANE>
+template <typename T, int PER_LANE, int WARPS>
 __device__ void mean_pool_normalize_padded(const T* __restrict__ states, const unsigned int* __restrict__ lengths, unsigned int batch, unsigned int tokens, unsigned int cols, float* __restrict__ out)
 {
-    const size_t warps = (size_t)gridDim.x * blockDim.x / 32;
+    // One block of WARPS warps per sequence (blocks stride over the sequences; blockDim.x is
+    // 32 * WARPS): warp w sums tokens w, w + WARPS, ..., each lane PER_LANE columns; the
+    // warps' sums meet in shared memory, where each thread finishes its own columns.
+    __shared__ float partial[WARPS][PER_LANE * 32];
+    __shared__ float warp_squares[WARPS];
+    const unsigned int warp = threadIdx.x / 32;
     const unsigned int lane = threadIdx.x % 32;
-    // The loop's condition is the same for the whole warp: warp_sum below sees all 32 lanes.
-    for (size_t sequence = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32; sequence < batch; sequence += warps) {
+    for (size_t sequence = blockIdx.x; sequence < batch; sequence += gridDim.x) {
         const unsigned int length = min(lengths[sequence], tokens);
         float sums[PER_LANE];
 #pragma unroll
         for (int i = 0; i < PER_LANE; ++i) sums[i] = 0.0f;
-        for (unsigned int t = 0; t < length; ++t) {
+        for (unsigned int t = warp; t < length; t += WARPS) {
             const T* row = states + (sequence * tokens + t) * cols;
 #pragma unroll
             for (int i = 0; i < PER_LANE; ++i) {
@@ -136,20 +142,34 @@ __device__ void mean_pool_normalize_padded(const T* __restrict__ states, const u
                 if (c < cols) sums[i] += to_float(row[c]);
             }
         }
-        const float inverse_length = 1.0f / (float)max(length, 1u);
-        float squares = 0.0f;
-#pragma unroll
-        for (int i = 0; i < PER_LANE; ++i) {
-            sums[i] *= inverse_length;
-            squares += sums[i] * sums[i];
-        }
-        const float norm = sqrtf(warp_sum(squares));
-        const float scale = norm > 1e-12f ? 1.0f / norm : 1.0f;
 #pragma unroll
         for (int i = 0; i < PER_LANE; ++i) {
             const unsigned int c = lane + 32 * i;
-            if (c < cols) out[sequence * cols + c] = sums[i] * scale;
+            if (c < cols) partial[warp][c] = sums[i];
         }
+        __syncthreads();
+        // Each thread reads and then writes back only its own columns of partial[0].
+        const float inverse_length = 1.0f / (float)max(length, 1u);
+        float squares = 0.0f;
+        for (unsigned int c = threadIdx.x; c < cols; c += blockDim.x) {
+            float total = 0.0f;
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w) total += partial[w][c];
+            total *= inverse_length;
+            partial[0][c] = total;
+            squares += total * total;
+        }
+        squares = warp_sum(squares);
+        if (lane == 0) warp_squares[warp] = squares;
+        __syncthreads();
+        float norm_squared = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) norm_squared += warp_squares[w];
+        const float norm = sqrtf(norm_squared);
+        const float scale = norm > 1e-12f ? 1.0f / norm : 1.0f;
+        for (unsigned int c = threadIdx.x; c < cols; c += blockDim.x) out[sequence * cols + c] = partial[0][c] * scale;
+        // The next sequence writes partial and warp_squares again.
+        __syncthreads();
     }
 }
 
@@ -163,7 +183,7 @@ extern "C" __global__ void masked_softmax_##SUFFIX(T* scores, const unsigned int
 extern "C" __global__ void bias_residual_layer_norm_##SUFFIX(T* x, const T* residual, const T* params, unsigned int rows, unsigned int cols, float epsilon) \
 { bias_residual_layer_norm<T, 32>(x, residual, params, rows, cols, epsilon); } \
 extern "C" __global__ void mean_pool_normalize_padded_##SUFFIX(const T* states, const unsigned int* lengths, unsigned int batch, unsigned int tokens, unsigned int cols, float* out) \
-{ mean_pool_normalize_padded<T, 32>(states, lengths, batch, tokens, cols, out); }
+{ mean_pool_normalize_padded<T, 32, 8>(states, lengths, batch, tokens, cols, out); }
 
 ENCODER_KERNELS(f32, float)
 ENCODER_KERNELS(f16, __half)

@@ -26,7 +26,7 @@ use quarry_indexer::pipeline::CompactOptions;
 use crate::persist::{read_json, write_json_latest};
 use crate::records::FileInfo;
 use crate::query_cache::CachingEmbedder;
-use crate::query_batcher::BatchingEmbedder;
+use crate::query_batcher::{BatchingEmbedder, QueryBatching};
 use crate::search_queue::SearchQueue;
 
 /// Everything `quarry serve` is told.
@@ -45,10 +45,11 @@ pub struct ServeOptions {
     /// model thread let those threads embed queries together.
     pub search_workers: usize,
     /// Model threads embedding the queries of concurrent searches together, a pass of up to
-    /// `query_pass_queries` at a time (0: each search embeds its own query).
-    pub query_embed_threads: usize,
-    /// The most queries one of those passes embeds.
-    pub query_pass_queries: usize,
+    /// `query_pass_queries` at a time (0: each search embeds its own query; None: by the
+    /// model's device, [`crate::query_batcher::QueryBatching::for_device`]).
+    pub query_embed_threads: Option<usize>,
+    /// The most queries one of those passes embeds (None: by the model's device).
+    pub query_pass_queries: Option<usize>,
     pub search_queue: usize,
     /// Recent query embeddings kept so a repeated query skips the model (0: none kept).
     pub query_cache: usize,
@@ -81,8 +82,8 @@ impl ServeOptions {
             upload_limit: 100 * 1024 * 1024,
             ingest_workers: 2,
             search_workers: 4 * cores(),
-            query_embed_threads: cores(),
-            query_pass_queries: crate::query_batcher::QUERIES_PER_PASS,
+            query_embed_threads: None,
+            query_pass_queries: None,
             search_queue: 64,
             query_cache: 4096,
             poll_interval: Some(Duration::from_secs(30)),
@@ -188,9 +189,10 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
     std::fs::create_dir_all(&options.data_dir).map_err(|e| format!("{}: {e}", options.data_dir.display()))?;
     let load = LoadOptions { store: options.store.clone(), cache_dir: options.data_dir.join("cache"), verify: true, version: None };
     let metrics = Metrics::new();
-    let embedder: Arc<dyn Embedder> = match options.query_embed_threads {
+    let batching = QueryBatching::for_device(&embedder.device_name(), cores()).with(options.query_embed_threads, options.query_pass_queries);
+    let embedder: Arc<dyn Embedder> = match batching.threads {
         0 => embedder,
-        threads => Arc::new(BatchingEmbedder::new(embedder, threads, options.query_pass_queries, metrics.query_embed_pass.clone())),
+        threads => Arc::new(BatchingEmbedder::new(embedder, threads, batching.per_pass, metrics.query_embed_pass.clone())),
     };
     let embedder: Arc<dyn Embedder> = match options.query_cache {
         0 => embedder,

@@ -21,6 +21,44 @@ use quarry_indexer::{IndexerError, Result};
 /// past what the matmul tiles take at once).
 pub const QUERIES_PER_PASS: usize = 4;
 
+/// The most queries one pass embeds by default with the model on a GPU. A GPU pass of
+/// short queries costs its kernel launches more than its arithmetic, so up to a pass this
+/// wide costs about what one query does; narrow passes from many threads queue their
+/// launches behind one another on the device's one stream (16 searches at once ran at half
+/// the QPS of one at a time with one thread per core and 4 queries a pass: bench/RESULTS.md).
+pub const GPU_QUERIES_PER_PASS: usize = 64;
+
+/// Model threads by default with the model on a GPU: one pass is prepared and launched
+/// while the other's rows come back.
+pub const GPU_QUERY_EMBED_THREADS: usize = 2;
+
+/// How the queries of concurrent searches are embedded together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryBatching {
+    /// Model threads (0: each search embeds its own query).
+    pub threads: usize,
+    /// The most queries one pass embeds.
+    pub per_pass: usize,
+}
+
+impl QueryBatching {
+    /// The default for a model on `device` (an [`Embedder::device_name`]: `cpu`, `cuda:0`,
+    /// ...): on the CPU one thread per core and [`QUERIES_PER_PASS`]; on a GPU
+    /// [`GPU_QUERY_EMBED_THREADS`] and [`GPU_QUERIES_PER_PASS`].
+    pub fn for_device(device: &str, cores: usize) -> Self {
+        if device.starts_with("cpu") {
+            Self { threads: cores.max(1), per_pass: QUERIES_PER_PASS }
+        } else {
+            Self { threads: GPU_QUERY_EMBED_THREADS, per_pass: GPU_QUERIES_PER_PASS }
+        }
+    }
+
+    /// These settings with what was set explicitly in their place.
+    pub fn with(self, threads: Option<usize>, per_pass: Option<usize>) -> Self {
+        Self { threads: threads.unwrap_or(self.threads), per_pass: per_pass.unwrap_or(self.per_pass).max(1) }
+    }
+}
+
 type Reply = std::result::Result<Vec<f32>, String>;
 
 struct Waiting {
@@ -140,5 +178,21 @@ impl Embedder for BatchingEmbedder {
 
     fn device_name(&self) -> String {
         self.shared.inner.device_name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_batching_follows_the_models_device_and_explicit_settings_win() {
+        assert_eq!(QueryBatching::for_device("cpu", 16), QueryBatching { threads: 16, per_pass: QUERIES_PER_PASS });
+        let gpu = QueryBatching::for_device("cuda:0", 16);
+        assert_eq!(gpu, QueryBatching { threads: GPU_QUERY_EMBED_THREADS, per_pass: GPU_QUERIES_PER_PASS });
+        // Replicas on several GPUs are named "cuda:0,cuda:1".
+        assert_eq!(QueryBatching::for_device("cuda:0,cuda:1", 2), gpu);
+        assert_eq!(gpu.with(Some(0), None), QueryBatching { threads: 0, per_pass: GPU_QUERIES_PER_PASS });
+        assert_eq!(QueryBatching::for_device("cpu", 2).with(None, Some(0)).per_pass, 1, "a pass takes at least one query");
     }
 }

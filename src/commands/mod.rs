@@ -40,6 +40,11 @@ pub struct ModelArgs {
     /// is bf16 on a CPU with AVX512-BF16 (it meets f32's golden bar), f32 elsewhere.
     #[arg(long, env = "QUARRY_PRECISION", default_value = "auto")]
     pub precision: quarry_indexer::embed::Precision,
+    /// On the CPU, how many batches of a bulk embedding run at once on the thread pool
+    /// (default: one per thread, at most 16); 1 runs them one after another, each split over
+    /// every thread. Ignored on a GPU.
+    #[arg(long, env = "QUARRY_CPU_LANES", value_parser = at_least_one::<usize>)]
+    pub cpu_lanes: Option<usize>,
 }
 
 impl ModelArgs {
@@ -48,6 +53,7 @@ impl ModelArgs {
             device: self.device,
             batch: self.batch_tokens.map(|max_tokens| quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens }),
             precision: self.precision,
+            cpu_lanes: self.cpu_lanes,
         }
     }
 

@@ -35,12 +35,14 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_SEARCH_WORKERS", value_parser = at_least_one::<usize>)]
     pub search_workers: Option<usize>,
     /// Threads embedding the queries of concurrent searches, several per forward pass
-    /// (default: one per CPU core; 0: each search embeds its own query).
+    /// (default: one per CPU core with the model on the CPU, 2 on a GPU; 0: each search
+    /// embeds its own query).
     #[arg(long, env = "QUARRY_QUERY_EMBED_THREADS")]
     pub query_embed_threads: Option<usize>,
-    /// The most queries one of those threads embeds in one forward pass.
-    #[arg(long, env = "QUARRY_QUERY_PASS_QUERIES", default_value_t = quarry_server::query_batcher::QUERIES_PER_PASS, value_parser = at_least_one::<usize>)]
-    pub query_pass_queries: usize,
+    /// The most queries one of those threads embeds in one forward pass (default: 4 with the
+    /// model on the CPU, 64 on a GPU).
+    #[arg(long, env = "QUARRY_QUERY_PASS_QUERIES", value_parser = at_least_one::<usize>)]
+    pub query_pass_queries: Option<usize>,
     /// Merge a collection's small segments (under 50,000 chunks; one per upload) into one once
     /// it has more than this many.
     #[arg(long, env = "QUARRY_COMPACT_AFTER", default_value_t = 8)]
@@ -104,9 +106,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(workers) = args.search_workers {
         options.search_workers = workers;
     }
-    if let Some(threads) = args.query_embed_threads {
-        options.query_embed_threads = threads;
-    }
+    options.query_embed_threads = args.query_embed_threads;
     options.query_pass_queries = args.query_pass_queries;
     options.search_queue = args.search_queue;
     options.query_cache = args.query_cache;

@@ -64,12 +64,8 @@ async fn main() -> anyhow::Result<()> {
             if let Some(workers) = search_workers {
                 options.search_workers = workers;
             }
-            if let Some(threads) = query_embed_threads {
-                options.query_embed_threads = threads;
-            }
-            if let Some(queries) = query_pass_queries {
-                options.query_pass_queries = queries;
-            }
+            options.query_embed_threads = query_embed_threads.or(options.query_embed_threads);
+            options.query_pass_queries = query_pass_queries.or(options.query_pass_queries);
         }
     };
 

@@ -10,6 +10,7 @@ use super::encoder_ops;
 use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy};
 use super::device::{device_name, DeviceSpec};
 use super::model_dir::{ModelDir, Pooling};
+use super::shared_batches::{gather, scatter_rows, Finished, SharedBatches};
 use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 
@@ -97,7 +98,16 @@ pub struct EmbedOptions {
     /// free memory).
     pub batch: Option<BatchPolicy>,
     pub precision: Precision,
+    /// On the CPU, how many batches of one call run at once on the thread pool; None: one
+    /// per pool thread, at most [`MAX_AUTO_CPU_LANES`]. 1 runs one batch at a time, its
+    /// steps split over the pool (what a call of a single batch, a search's query, does
+    /// anyway). Ignored on a GPU.
+    pub cpu_lanes: Option<usize>,
 }
+
+/// The most batches a CPU call runs at once by default: each holds its own activations
+/// (about 60 MB at the CPU's 4,096-token budget), so a many-core host stays within a GB.
+pub const MAX_AUTO_CPU_LANES: usize = 16;
 
 /// A sentence-transformers BERT model on a candle device.
 pub struct BertEmbedder {
@@ -107,6 +117,8 @@ pub struct BertEmbedder {
     info: ModelInfo,
     batch: BatchPolicy,
     pad_id: u32,
+    /// On the CPU, batches run at once (None: one per pool thread, capped); 1 on a GPU.
+    cpu_lanes: Option<usize>,
 }
 
 fn candle_err(e: candle_core::Error) -> IndexerError {
@@ -137,7 +149,8 @@ impl BertEmbedder {
         let info = ModelInfo { precisions: vec![precision.label(device.is_cpu())], ..dir.info()? };
         let pad_id = dir.bert_config.pad_token_id as u32;
         let batch = size_batches_for_gpu(&device, dir, precision, batch);
-        Ok(Self { model, device, tokenizer, info, batch, pad_id })
+        let cpu_lanes = if device.is_cpu() { options.cpu_lanes.map(|lanes| lanes.max(1)) } else { Some(1) };
+        Ok(Self { model, device, tokenizer, info, batch, pad_id, cpu_lanes })
     }
 
     /// Queues one padded batch on the device; the result is `[batch, dim]` normalized f32
@@ -204,6 +217,28 @@ impl BertEmbedder {
         Ok(())
     }
 
+    /// How many of `batches` batches run at once: on the CPU one per thread of the pool
+    /// (capped) unless set, never more than there are batches.
+    fn lanes(&self, batches: usize) -> usize {
+        self.cpu_lanes.unwrap_or_else(|| rayon::current_num_threads().min(MAX_AUTO_CPU_LANES)).min(batches).max(1)
+    }
+
+    /// Runs `batches` as `lanes` tasks on the thread pool, each claiming the next batch when
+    /// its last one is done. The steps inside a batch still split over the pool, so threads
+    /// with no batch left help the lanes still running; but while every lane is busy each
+    /// thread mostly runs one batch through, with no wait at every step for the slowest part
+    /// and candle's single-threaded steps (copies, casts, adds) run beside other lanes' work.
+    fn run_lanes(&self, ids: &[Vec<u32>], batches: &[Vec<usize>], lanes: usize, done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
+        use rayon::prelude::*;
+        let shared = SharedBatches::new(batches);
+        let parts: Vec<Result<Finished>> = (0..lanes)
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|_| shared.run(self, ids, done))
+            .collect();
+        gather(parts, ids.len(), self.info.dim)
+    }
+
     /// The batch policy in force (after GPU sizing).
     pub fn batch_policy(&self) -> BatchPolicy {
         self.batch
@@ -247,13 +282,6 @@ fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, b
             BatchPolicy::TokenBudget { max_tokens: budget }
         }
         Some(other) => other,
-    }
-}
-
-/// Writes row `slot` of `vectors` to row `batch[slot]` of `data`.
-pub(super) fn scatter_rows(data: &mut [f32], dim: usize, batch: &[usize], vectors: &[f32]) {
-    for (slot, &i) in batch.iter().enumerate() {
-        data[i * dim..(i + 1) * dim].copy_from_slice(&vectors[slot * dim..(slot + 1) * dim]);
     }
 }
 
@@ -308,6 +336,10 @@ impl Embedder for BertEmbedder {
         let mut data = vec![0f32; ids.len() * dim];
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         let batches = plan_batches(&lengths, self.batch);
+        let lanes = self.lanes(batches.len());
+        if lanes > 1 {
+            return self.run_lanes(ids, &batches, lanes, done);
+        }
         self.run_batches(ids, batches.iter(), |batch, vectors| {
             scatter_rows(&mut data, dim, batch, &vectors);
             done(batch.len());

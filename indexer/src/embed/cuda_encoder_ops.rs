@@ -17,6 +17,8 @@ const MODULE: &str = "quarry_encoder";
 const THREADS: u32 = 256;
 /// CUDA's limit on a grid's second dimension.
 const MAX_GRID_Y: usize = 65_535;
+/// Warps of a mean-pooling block: `WARPS` of `mean_pool_normalize_padded` in encoder.cu.
+const POOL_WARPS: u32 = 8;
 /// What the vectorized bias kernel moves per load and store (encoder.cu's Bits128).
 const VECTOR_BYTES: usize = 16;
 
@@ -197,9 +199,9 @@ fn launch_mean_pool<T: CudaDType + DeviceRepr>(states: &CudaStorage, states_rang
     }
     let device = states.device.clone();
     let function = device.get_or_load_custom_func(&format!("mean_pool_normalize_padded_{}", suffix(states.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
-    let warps_per_block = (THREADS / 32) as usize;
-    let config = LaunchConfig { grid_dim: (as_u32(batch.div_ceil(warps_per_block), "blocks")?, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: every value is written by the kernel (one warp per sequence, every column).
+    // One block of POOL_WARPS warps per sequence (the kernel's WARPS), striding past MAX_GRID_Y.
+    let config = LaunchConfig { grid_dim: (batch.clamp(1, MAX_GRID_Y) as u32, 1, 1), block_dim: (POOL_WARPS * 32, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: every value is written by the kernel (one block per sequence, every column).
     let mut pooled = unsafe { device.alloc::<f32>(batch * cols) }?;
     let states = states.as_cuda_slice::<T>()?.slice(states_range);
     let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);

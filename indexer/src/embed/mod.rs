@@ -14,12 +14,13 @@ mod device;
 pub mod encoder_ops;
 mod model_dir;
 mod replicas;
+mod shared_batches;
 mod reading;
 mod tokenizer;
 mod wordpiece;
 
 pub use batching::{plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
-pub use bert::{BertEmbedder, EmbedOptions, Precision};
+pub use bert::{BertEmbedder, EmbedOptions, Precision, MAX_AUTO_CPU_LANES};
 pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, position_offset, ModelDir, Pooling};

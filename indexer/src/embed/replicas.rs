@@ -1,10 +1,9 @@
 //! Several model replicas (one per GPU for `--device cuda:0,1`) sharing one embedding call:
 //! the token-budget batches go to whichever replica is free next.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::bert::scatter_rows;
+use super::shared_batches::{gather, Finished, SharedBatches};
 use super::{plan_batches, BertEmbedder, Embedder, Embeddings, ModelInfo, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 
@@ -46,33 +45,19 @@ impl Embedder for ReplicatedEmbedder {
             super::BatchPolicy::Fixed { size } => *size,
         });
         let batches = plan_batches(&lengths, policy.unwrap_or_default());
-        let next = AtomicUsize::new(0);
-        let parts: Vec<Result<Vec<(&[usize], Vec<f32>)>>> = std::thread::scope(|scope| {
+        let shared = SharedBatches::new(&batches);
+        let parts: Vec<Result<Finished>> = std::thread::scope(|scope| {
             let workers: Vec<_> = self
                 .replicas
                 .iter()
                 .map(|replica| {
-                    let (batches, next) = (&batches, &next);
-                    scope.spawn(move || {
-                        let claimed = std::iter::from_fn(|| batches.get(next.fetch_add(1, Ordering::Relaxed)));
-                        let mut finished = Vec::new();
-                        replica.run_batches(ids, claimed, |batch, vectors| {
-                            done(batch.len());
-                            finished.push((batch, vectors));
-                        })?;
-                        Ok(finished)
-                    })
+                    let shared = &shared;
+                    scope.spawn(move || shared.run(replica, ids, done))
                 })
                 .collect();
             workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(IndexerError::Embed("a model replica panicked".into())))).collect()
         });
-        let mut data = vec![0f32; ids.len() * dim];
-        for part in parts {
-            for (batch, vectors) in part? {
-                scatter_rows(&mut data, dim, batch, &vectors);
-            }
-        }
-        Ok(Embeddings { dim, data })
+        gather(parts, ids.len(), dim)
     }
 
     fn device_name(&self) -> String {

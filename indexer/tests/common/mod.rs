@@ -35,7 +35,12 @@ pub fn load_embedder(batch: BatchPolicy) -> BertEmbedder {
 }
 
 pub fn load_embedder_at(batch: BatchPolicy, precision: Precision) -> BertEmbedder {
-    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch: Some(batch), precision, ..Default::default() }).unwrap()
+    load_embedder_with(batch, precision, None)
+}
+
+/// `cpu_lanes`: batches of one call run at once on the CPU (None: the default).
+pub fn load_embedder_with(batch: BatchPolicy, precision: Precision, cpu_lanes: Option<usize>) -> BertEmbedder {
+    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch: Some(batch), precision, cpu_lanes, ..Default::default() }).unwrap()
 }
 
 /// One CPU embedder per test binary.

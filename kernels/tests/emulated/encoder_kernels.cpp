@@ -99,7 +99,7 @@ static void check_masked_softmax(const std::vector<unsigned int>& lengths, unsig
 template <typename T>
 using PoolKernel = void (*)(const T*, const unsigned int*, unsigned int, unsigned int, unsigned int, float*);
 
-// `blocks` fewer than the sequences need: warps stride over them.
+// `blocks` fewer than the sequences: blocks (of 8 warps, the kernel's WARPS) stride over them.
 template <typename T>
 static void check_mean_pool(const char* name, PoolKernel<T> kernel, const std::vector<unsigned int>& lengths, unsigned int tokens, unsigned int cols, unsigned int blocks, double tolerance)
 {
@@ -108,7 +108,7 @@ static void check_mean_pool(const char* name, PoolKernel<T> kernel, const std::v
     std::vector<T> states(drawn.size());
     for (size_t i = 0; i < states.size(); ++i) states[i] = from_float<T>(drawn[i]);
     std::vector<float> got((size_t)batch * cols, NAN);  // poisoned: every value must be written
-    launch({blocks, 1, 1}, {64, 1, 1}, [&] { kernel(states.data(), lengths.data(), batch, tokens, cols, got.data()); });
+    launch({blocks, 1, 1}, {256, 1, 1}, [&] { kernel(states.data(), lengths.data(), batch, tokens, cols, got.data()); });
     char what[96];
     std::snprintf(what, sizeof what, "%s %ux%ux%u", name, batch, tokens, cols);
     for (unsigned int b = 0; b < batch; ++b) {
@@ -144,7 +144,7 @@ int main()
     check_layer_norm(3, 1000);  // 32 values per lane, the last lane's last one past the row
     check_layer_norm(4, 37);
     // A sequence of no tokens (zeros), one longer than the batch is wide (cut at it), rows
-    // wider than a lane's 32 values, 7 sequences over 2 blocks of 2 warps.
+    // wider than a lane's 32 values and than a block's 256 threads, 7 sequences over 2 blocks.
     check_mean_pool<float>("mean_pool_normalize_padded_f32", mean_pool_normalize_padded_f32, {5, 0, 9, 1, 7, 3, 2}, 7, 384, 2, 1e-5);
     check_mean_pool<float>("mean_pool_normalize_padded_f32", mean_pool_normalize_padded_f32, {3}, 4, 1000, 1, 1e-5);
     check_mean_pool<__half>("mean_pool_normalize_padded_f16", mean_pool_normalize_padded_f16, {17, 4, 33}, 33, 37, 3, 2e-3);
