@@ -3,12 +3,12 @@
 # scripts/package-device.sh put in target/device/. Each step writes its output under
 # /tmp/quarry-gpu/results, packed into $OUT/results.tar.gz after each step:
 #
-#   parity    kernel parity: each CUDA kernel against its CPU twin
+#   parity    kernel parity: each CUDA kernel against its CPU twin (cuda_parity, and
+#             cuda_encoder_parity where it was carried: the encoder kernels)
 #   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried),
 #             in each of FUSED_MODES (default "0 1 1cc": 0 without the fused steps, 1 with them
 #             (attention on tensor cores for f16/bf16; the default), 1cc with them and attention
-#             on CUDA cores), and the encoder kernels' parity with their CPU twins
-#             (cuda_encoder_parity); each runs even when one before it failed
+#             on CUDA cores); each runs even when one before it failed
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
 #             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING)
@@ -87,7 +87,11 @@ esac
 quarry="$dev/bin/quarry"
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(tests embed kernels cpu e2e)
-[ -f "$QUARRY_MODEL/model.safetensors" ] || { echo "error: no model at $QUARRY_MODEL: carry target/device/model (scripts/package-device.sh)" >&2; exit 1; }
+# Every step but the kernels' parity embeds with the model.
+if [ "${steps[*]}" != parity ] && [ ! -f "$QUARRY_MODEL/model.safetensors" ]; then
+  echo "error: no model at $QUARRY_MODEL: carry target/device/model (scripts/package-device.sh)" >&2
+  exit 1
+fi
 # The fused encoder steps of `mode` (see golden above) in the environment.
 use_fused_mode() {
   case "$1" in
@@ -114,14 +118,14 @@ run_step() {
       local failures=0
       if [ "$step" != golden ]; then
         "$dev/bin/cuda_parity" --test-threads 1 2>&1 | tee "$out/cuda_parity.txt" || failures=$((failures + 1))
+        if [ -x "$dev/bin/cuda_encoder_parity" ]; then
+          "$dev/bin/cuda_encoder_parity" --test-threads 1 2>&1 | tee "$out/cuda_encoder_parity.txt" || failures=$((failures + 1))
+        fi
       fi
       if [ "$step" != parity ]; then
         for fused in ${FUSED_MODES:-0 1 1cc}; do
           (use_fused_mode "$fused" && "$dev/bin/golden_embeddings" --test-threads 1) 2>&1 | tee "$out/golden_embeddings-fused$fused.txt" || failures=$((failures + 1))
         done
-        if [ -x "$dev/bin/cuda_encoder_parity" ]; then
-          "$dev/bin/cuda_encoder_parity" --test-threads 1 2>&1 | tee "$out/cuda_encoder_parity.txt" || failures=$((failures + 1))
-        fi
       fi
       [ "$failures" = 0 ] || { echo "$failures test binary runs failed" >&2; return 1; }
       ;;
