@@ -47,10 +47,10 @@
 #             (16 threads of up to 4: gpu-search-cpu-passes.toml), then gpu-search.toml with
 #             quarry-cpu
 #
-#   device tool: "… scripts/gpu-check.sh parity golden-cli embed profile kernels e2e", then
-#   "scripts/gpu-check.sh golden serve-cpu" (serve-cpu reads the first call's snapshot), then,
-#   carrying nothing, "scripts/gpu-check.sh search pipeline cpu"; what each carries and the
-#   settings that fit a 15-minute lease: see package-device.sh
+#   e.g. "scripts/gpu-check.sh parity", then "… gpu-check.sh golden-cli embed cpu-scaling search
+#   profile", then "E2E_INDEX=auto scripts/gpu-check.sh e2e" (serve-cpu reads that snapshot on the
+#   same machine); what each call carries and the settings that fit 15 minutes of a GPU host:
+#   see package-device.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dev="${DEVICE_DIR:-$root/target/device}"
@@ -107,7 +107,7 @@ find_ncu() {
   [ -n "$ncu" ] || { echo "error: no ncu on this machine" >&2; return 1; }
   echo "$ncu"
 }
-# Each step runs on when the one before it failed (a lease is short: one call should say
+# Each step runs on when the one before it failed (a GPU host's time is short: one call should say
 # everything it can); the summary at the end lists each step's exit status.
 run_step() {
   local step="$1"

@@ -12,21 +12,22 @@
 #   cargo build --release                      # the CPU build, for --with-cpu
 #   scripts/package-device.sh [--with-cpu] [--no-model]
 #
-# A device call carries at most 64 MiB, the working tree included (measured 2026-11-22:
-# quarry.xz 15.6 MB, cuda_parity.xz 0.4 MB, golden_embeddings.xz 7.7 MB, the model 40.8 MB
-# xz'd, quarry-cpu.xz 11.4 MB, libs.tar.xz 5.6 MB, the tree 1.2 MB), so it goes in two calls while the machine
-# stays warm (files carried or written in one call stay for the next); the script prints
-# each call's total against the limit. A session's device time is 15 minutes, starts and
-# idle waits included, and a machine goes back 30 s after a call: issue the next call at
-# once. What fit in 2026-11-25's lease (about 11 minutes in all):
-#   1. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
-#      target/device/bin/cuda_parity.xz, target/device/bin/libs.tar.xz; command
-#      "EMBED_CHUNKS=20000 FUSED_MODES='0 1' KERNELS_FAISS_BASELINE=0 scripts/gpu-check.sh parity golden-cli embed profile kernels e2e"
-#      (about 4 minutes; golden-cli checks the shipped binary against the golden file)
-#   2. carry target/device/bin/golden_embeddings.xz, target/device/bin/cuda_encoder_parity.xz,
-#      target/device/bin/quarry-cpu.xz; command "scripts/gpu-check.sh golden serve-cpu"
-#   3. if time is left, carry nothing; command "scripts/gpu-check.sh search pipeline cpu"
-#      (the binaries are still there)
+# A call to a GPU host carries at most 64 MiB, the working tree included (measured
+# 2026-11-26: quarry.xz 16.8 MB, cuda_parity.xz 0.5 MB, cuda_encoder_parity.xz 5.7 MB,
+# golden_embeddings.xz 7.7 MB (2026-11-22), the model 41 MB xz'd, libs.tar.xz 5.6 MB, the
+# tree 1.3 MB), so the model and the test binaries go in separate calls to one machine
+# (files carried or written in one call stay for the next while it is held); the script
+# prints each call's total against the limit. The GPU host's time is counted from its start
+# (a minute or two) to its return, and it is returned 30 s after a call ends: issue the next
+# call at once. The three calls of 2026-11-26 (about 7 minutes of an H200 in all):
+#   1. carry target/device/bin/quarry.xz, target/device/bin/cuda_parity.xz,
+#      target/device/bin/cuda_encoder_parity.xz, target/device/bin/libs.tar.xz; command
+#      "scripts/gpu-check.sh parity" (15 s; parity needs no model)
+#   2. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
+#      target/device/bin/libs.tar.xz (63.4 MiB); command "EMBED_CHUNKS=20000 FUSED_MODES=1
+#      PRECISIONS='f16 bf16' POOLING_MODES='0 1' scripts/gpu-check.sh golden-cli embed
+#      cpu-scaling search profile" (200 s)
+#   3. carry nothing; command "E2E_INDEX=auto scripts/gpu-check.sh e2e" (137 s)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
