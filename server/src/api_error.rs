@@ -67,18 +67,32 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Gives the error responses made below the handlers with no body (axum's 404 for no route
-/// and 405 for a wrong method, the timeout layer's 408) their surface's documented shape:
-/// `{"error", "message"}` under /api/rag, `{"detail"}` elsewhere. Their headers (`Allow`,
-/// `WWW-Authenticate`) are kept.
+/// Gives the error responses made below the handlers their surface's documented shape:
+/// `{"error", "message"}` under /api/rag, `{"detail"}` elsewhere. Those with no body (axum's
+/// 404 for no route and 405 for a wrong method, the timeout layer's 408) get a message naming
+/// what failed; those with a plain-text body (axum's extractors refusing a path parameter, a
+/// query string or a body before a handler runs) keep their text as the message. Their
+/// headers (`Allow`, `WWW-Authenticate`) are kept.
 pub async fn shape_bare_errors(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let (method, path) = (request.method().clone(), request.uri().path().to_string());
     let response = next.run(request).await;
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || response.headers().contains_key(axum::http::header::CONTENT_TYPE) {
+    if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
+    let plain_text = match response.headers().get(axum::http::header::CONTENT_TYPE) {
+        None => false,
+        Some(value) if value.as_bytes().starts_with(b"text/plain") => true,
+        Some(_) => return response,
+    };
+    let (parts, body) = response.into_parts();
+    let text = match plain_text {
+        // An extractor's rejection: a line or two.
+        true => axum::body::to_bytes(body, 64 * 1024).await.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string()).unwrap_or_default(),
+        false => String::new(),
+    };
     let message = match status {
+        _ if !text.is_empty() => text,
         StatusCode::NOT_FOUND => format!("no route {method} {path}"),
         StatusCode::METHOD_NOT_ALLOWED => format!("{method} is not allowed on {path}"),
         StatusCode::REQUEST_TIMEOUT => "the request took longer than the server's request timeout".to_string(),
@@ -88,8 +102,9 @@ pub async fn shape_bare_errors(request: axum::extract::Request, next: axum::midd
         true => json!({ "error": status.canonical_reason().unwrap_or("Error"), "message": message }),
         false => json!({ "detail": message }),
     };
-    let (mut parts, _) = response.into_parts();
+    let mut parts = parts;
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    parts.headers.remove(axum::http::header::CONTENT_TYPE);
     let mut shaped = (status, Json(body)).into_response();
     for (name, value) in parts.headers.iter() {
         shaped.headers_mut().entry(name).or_insert(value.clone());

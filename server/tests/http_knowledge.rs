@@ -276,6 +276,14 @@ async fn unknown_routes_and_methods_answer_in_the_documented_shape() {
     assert_eq!(response.status().as_u16(), 405);
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["error"], "Method Not Allowed", "{body}");
+    // Refused by an extractor before any handler ran (axum answers those in plain text).
+    let (status, body) = server.get("/v1/collections/%FF%FE").await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body["detail"].as_str().is_some_and(|d| d.contains("UTF-8")), "{body}");
+    let response = server.client.post(server.url("/api/rag/search")).header("content-type", "application/json").body("{\"query\": ").send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!((&body["error"], &body["details"]["field"]), (&json!("Validation error"), &json!("body")), "seed 002's shape: {body}");
     server.stop().await;
 }
 
