@@ -112,6 +112,13 @@ pub fn uploads_dir(state: &AppState, job_id: &str) -> PathBuf {
 /// Where a job keeps the `Idempotency-Key` of the request that submitted it.
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
 
+/// Where a job records (saved) the file it is parsing and embedding, until that file is done:
+/// found at the next start, the process stopped while on that file, which may be why it stopped.
+pub const FILE_IN_PROGRESS: &str = "file_in_progress";
+
+/// What a file found in progress at start-up fails with.
+pub const STOPPED_WHILE_PARSING: &str = "the server stopped while parsing this file; upload it again to retry";
+
 /// What a submission did.
 pub enum Submitted {
     /// A new job, started.
@@ -307,6 +314,9 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
             etag: None,
             source: "upload".into(),
         };
+        state.jobs.update(&job_id, |job| {
+            job.metadata.insert(FILE_IN_PROGRESS.into(), upload.file_id.clone().into());
+        });
         let (worker_state, worker_chunker, worker_stored, upload_tags) = (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
         let progress_file = file.clone();
         let outcome = tokio::task::spawn_blocking(move || {
@@ -325,6 +335,9 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
         })
         .await
         .unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        state.jobs.update(&job_id, |job| {
+            job.metadata.remove(FILE_IN_PROGRESS);
+        });
         match outcome {
             Ok(file) => {
                 let docs = file.documents;
@@ -393,7 +406,10 @@ fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Up
     refresh_job_metrics(state);
 }
 
-/// Restarts the jobs a previous run left pending or processing, from their saved uploads.
+/// Restarts the jobs a previous run left pending or processing, from their saved uploads,
+/// except the file a job was parsing when the process stopped ([`FILE_IN_PROGRESS`]): that one
+/// fails ([`STOPPED_WHILE_PARSING`]), so a file that takes the process down cannot do so again
+/// at every start.
 pub async fn resume(state: &Arc<AppState>) {
     for job in state.jobs.all().into_iter().filter(|j| !j.status.is_terminal()) {
         let Some(collection) = state.collection(&job.collection_name) else {
@@ -410,7 +426,7 @@ pub async fn resume(state: &Arc<AppState>) {
             let upload = uploads.and_then(|uploads| uploads.iter().find(|u| u["file_id"] == file_id));
             upload.and_then(|u| serde_json::from_value(u["tags"].clone()).ok()).unwrap_or_default()
         };
-        let uploads: Vec<Upload> = job
+        let mut uploads: Vec<Upload> = job
             .file_details
             .iter()
             .map(|f| Upload {
@@ -434,14 +450,22 @@ pub async fn resume(state: &Arc<AppState>) {
         if let Err(e) = state.save_files(&collection) {
             tracing::error!("collection {}: cannot persist files: {e}", collection.name());
         }
+        let in_progress = job.metadata.get(FILE_IN_PROGRESS).and_then(|f| f.as_str()).map(str::to_string);
         state.jobs.update(&job.job_id, |j| {
             j.status = JobState::Pending;
-            for file in &mut j.file_details {
+            j.metadata.remove(FILE_IN_PROGRESS);
+            for file in j.file_details.iter_mut().filter(|f| Some(&f.file_id) != in_progress.as_ref()) {
                 file.status = FileStatus::Uploading;
                 file.progress_percent = 0.0;
                 file.error_message = None;
             }
         });
+        if let Some(position) = uploads.iter().position(|u| Some(&u.file_id) == in_progress.as_ref()) {
+            let stopped = uploads.remove(position);
+            tracing::warn!("job {}: {} failed: {STOPPED_WHILE_PARSING}", job.job_id, stopped.file_name);
+            fail_file(state, &collection, &job.job_id, &stopped, STOPPED_WHILE_PARSING);
+            let _ = std::fs::remove_file(&stopped.path);
+        }
         tokio::spawn(run(state.clone(), collection, job.job_id.clone(), uploads));
     }
     refresh_job_metrics(state);

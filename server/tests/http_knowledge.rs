@@ -355,6 +355,54 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
     server.stop().await;
 }
 
+/// A job the process stopped in while parsing one of its files: at the next start that file
+/// fails with the reason (it may be what stopped the process, so it is not parsed again) and
+/// the job's other files are ingested.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_file_being_parsed_when_the_server_stopped_fails_at_the_next_start() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.post("/v1/collections", json!({ "name": "kept" })).await;
+    server.stop().await;
+
+    let job_id = "stopped-job";
+    let upload_dir = data.path().join("uploads").join(job_id);
+    std::fs::create_dir_all(&upload_dir).unwrap();
+    std::fs::write(upload_dir.join("file-fine"), "# Owls\n\nOwls hunt at night.").unwrap();
+    std::fs::write(upload_dir.join("file-fatal"), "# Anything\n\nIts content does not matter here.").unwrap();
+    let file = |file_id: &str, file_name: &str, status| FileProgress { file_id: file_id.into(), file_name: file_name.into(), status, progress_percent: 0.0, error_message: None, chunks_created: 0 };
+    let stopped = IngestionJobStatus {
+        job_id: job_id.into(),
+        status: JobState::Processing,
+        submitted_at: chrono::Utc::now(),
+        started_at: Some(chrono::Utc::now()),
+        completed_at: None,
+        total_files: 2,
+        processed_files: 0,
+        file_details: vec![file("file-fatal", "fatal.md", FileStatus::Ingesting), file("file-fine", "owls.md", FileStatus::Uploading)],
+        collection_name: "kept".into(),
+        backend: "quarry".into(),
+        error_message: None,
+        metadata: json!({ quarry_server::jobs::FILE_IN_PROGRESS: "file-fatal" }).as_object().cloned().unwrap(),
+        progress_percent: 0.0,
+        is_terminal: false,
+    };
+    std::fs::write(data.path().join("jobs").join(format!("{job_id}.json")), serde_json::to_vec(&stopped).unwrap()).unwrap();
+
+    let server = TestServer::start(options(data.path())).await;
+    let job = server.wait_job(job_id).await;
+    assert_eq!(job["status"], "completed", "the other file made it: {job}");
+    assert!(job["metadata"].get(quarry_server::jobs::FILE_IN_PROGRESS).is_none(), "{job}");
+    let fatal = job["file_details"].as_array().unwrap().iter().find(|f| f["file_id"] == "file-fatal").unwrap().clone();
+    assert_eq!((&fatal["status"], &fatal["error_message"]), (&json!("failed"), &json!(quarry_server::jobs::STOPPED_WHILE_PARSING)), "{job}");
+    let (_, files) = server.get("/v1/collections/kept/documents").await;
+    let status_of = |name: &str| files.as_array().unwrap().iter().find(|f| f["file_name"] == name).map(|f| f["status"].clone());
+    assert_eq!((status_of("fatal.md"), status_of("owls.md")), (Some(json!("failed")), Some(json!("success"))), "{files}");
+    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "owls hunting at night" })).await;
+    assert_eq!(result["chunks"][0]["file_name"], "owls.md");
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_batch_snapshot_lists_its_source_files_and_deletes_them_whole() {
     let (src, root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
