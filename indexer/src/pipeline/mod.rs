@@ -323,6 +323,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         documents_failed: failures.len(),
         failures,
         skipped: listing.skipped,
+        followed_links: listing.followed_links,
         reuse,
         embed_peak_rss_mib,
         ..Default::default()

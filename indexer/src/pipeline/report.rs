@@ -10,7 +10,7 @@ use super::model_reading::language_name;
 use super::reuse::ReuseReport;
 use crate::parse::file_uri_of;
 use crate::snapshot::LanguageReading;
-use crate::source::Skipped;
+use crate::source::{FollowedLink, Skipped};
 
 /// The files with a failure (a failure names a file, or an item inside one).
 pub fn failed_files(failures: &[Failure]) -> HashSet<String> {
@@ -77,6 +77,9 @@ pub struct RunReport {
     pub documents_failed: usize,
     pub failures: Vec<Failure>,
     pub skipped: Vec<Skipped>,
+    /// Symlinks out of a local source folder that `--follow-symlinks` followed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub followed_links: Vec<FollowedLink>,
     pub chunks: usize,
     pub tokens: u64,
     /// Embeddings taken from the previous version (the embed stage's tokens exclude them).
@@ -137,6 +140,9 @@ impl RunReport {
         line(&mut out, "documents indexed", self.documents_indexed.to_string());
         line(&mut out, "documents failed", self.documents_failed.to_string());
         line(&mut out, "files skipped", self.skipped.len().to_string());
+        if !self.followed_links.is_empty() {
+            line(&mut out, "links followed out", format!("{} (--follow-symlinks; listed in the JSON report)", self.followed_links.len()));
+        }
         line(&mut out, "chunks", self.chunks.to_string());
         line(&mut out, "tokens", self.tokens.to_string());
         let reused = match &self.reuse.from_version {

@@ -21,7 +21,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::path_filter::PathFilter;
-use super::{Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions};
+use super::{FollowedLink, Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions};
 use crate::error::{IndexerError, Result};
 
 /// Reads documents below one local folder.
@@ -101,15 +101,19 @@ impl Folder {
                     listing.skipped.push(Skipped { uri, reason });
                     continue;
                 }
-                match self.judge(&path) {
-                    Judged::Folder(key) => {
+                let judged = self.judge(&path);
+                if let Judged::Folder(_, Some(target)) | Judged::File(_, Some(target)) = &judged {
+                    listing.followed_links.push(FollowedLink { uri: uri.clone(), target: target.display().to_string() });
+                }
+                match judged {
+                    Judged::Folder(key, _) => {
                         if folders_seen.insert(key) {
                             folders.push((path, format!("{relative}/")));
                         } else {
                             listing.skipped.push(Skipped { uri, reason: "a folder already walked (a symlink loop)".into() });
                         }
                     }
-                    Judged::File(meta) => listing.entries.push(SourceEntry { uri, relative_path: relative, size: meta.len(), etag: Some(etag(&meta)) }),
+                    Judged::File(meta, _) => listing.entries.push(SourceEntry { uri, relative_path: relative, size: meta.len(), etag: Some(etag(&meta)) }),
                     Judged::Skip(reason) => listing.skipped.push(Skipped { uri, reason }),
                 }
             }
@@ -124,14 +128,18 @@ impl Folder {
             Ok(meta) => meta,
             Err(e) => return Judged::Skip(format!("could not be read: {e}")),
         };
+        let mut outside = None;
         let meta = if own.file_type().is_symlink() {
             let target = match std::fs::canonicalize(path) {
                 Ok(target) => target,
                 Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Judged::Skip("a symlink loop".into()),
                 Err(_) => return Judged::Skip(format!("a symlink to nothing ({})", std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default())),
             };
-            if !target.starts_with(&self.root) && !self.follow_symlinks {
-                return Judged::Skip(format!("a symlink to {}, outside the source folder (--follow-symlinks follows it)", target.display()));
+            if !target.starts_with(&self.root) {
+                if !self.follow_symlinks {
+                    return Judged::Skip(format!("a symlink to {}, outside the source folder (--follow-symlinks follows it)", target.display()));
+                }
+                outside = Some(target);
             }
             match std::fs::metadata(path) {
                 Ok(meta) => meta,
@@ -142,9 +150,9 @@ impl Folder {
         };
         let kind = meta.file_type();
         if kind.is_dir() {
-            Judged::Folder((meta.dev(), meta.ino()))
+            Judged::Folder((meta.dev(), meta.ino()), outside)
         } else if kind.is_file() {
-            Judged::File(meta)
+            Judged::File(meta, outside)
         } else {
             let what = if kind.is_fifo() {
                 "a FIFO"
@@ -187,9 +195,11 @@ impl Folder {
     }
 }
 
+/// An entry: a folder (its device and inode) or a file to list, each with the target of the
+/// symlink out of the folder it was reached by, if any; or skipped, with the reason.
 enum Judged {
-    Folder((u64, u64)),
-    File(std::fs::Metadata),
+    Folder((u64, u64), Option<std::path::PathBuf>),
+    File(std::fs::Metadata, Option<std::path::PathBuf>),
     Skip(String),
 }
 
@@ -293,6 +303,11 @@ mod tests {
         let source = LocalFolderSource::open(root.to_str().unwrap(), &follow).unwrap();
         let listing = source.list().await.unwrap();
         assert!(listing.entries.iter().any(|e| e.relative_path == "leak.txt") && listing.entries.iter().any(|e| e.relative_path == "leak-folder/secret.txt"));
+        // ... and each link out of the folder is listed with where it leads.
+        let mut followed: Vec<&str> = listing.followed_links.iter().map(|l| l.uri.rsplit('/').next().unwrap()).collect();
+        followed.sort_unstable();
+        assert_eq!(followed, ["leak-folder", "leak.txt"], "{:?}", listing.followed_links);
+        assert!(listing.followed_links.iter().all(|l| !l.target.starts_with(root.to_str().unwrap())), "{:?}", listing.followed_links);
     }
 
     /// Plain names get the URIs and ETags the object-store listing gave them, so documents

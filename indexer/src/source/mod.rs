@@ -47,11 +47,21 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A symlink out of a local source folder that `--follow-symlinks` followed: the files
+/// reached through it are indexed, and the run report lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FollowedLink {
+    pub uri: String,
+    /// Where it leads (a file, or a folder whose files were listed).
+    pub target: String,
+}
+
 /// What listing a source found.
 #[derive(Debug, Default)]
 pub struct Listing {
     pub entries: Vec<SourceEntry>,
     pub skipped: Vec<Skipped>,
+    pub followed_links: Vec<FollowedLink>,
 }
 
 /// Options for reading a source.
