@@ -113,7 +113,13 @@ struct Worker {
     stdin: Option<BufWriter<ChildStdin>>,
     replies: crossbeam_channel::Receiver<std::io::Result<Reply>>,
     stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    /// Closed (disconnected) when the stderr reader has read the worker's last bytes.
+    stderr_read: crossbeam_channel::Receiver<()>,
 }
+
+/// How long an ended worker's last stderr bytes are waited for (the pipe closes when it
+/// exits; a worker has no children to hold it open).
+const STDERR_DRAIN: Duration = Duration::from_millis(500);
 
 impl Worker {
     fn start(command: &WorkerCommand) -> std::io::Result<Self> {
@@ -140,7 +146,10 @@ impl Worker {
         })?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let tail = stderr_tail.clone();
+        let (stderr_reading, stderr_read) = crossbeam_channel::bounded::<()>(0);
         std::thread::Builder::new().name("parse-worker-err".into()).spawn(move || {
+            // Dropped at the end of the worker's stderr: its receiver then sees it closed.
+            let _reading = stderr_reading;
             let mut buffer = [0u8; 4096];
             while let Ok(n @ 1..) = stderr.read(&mut buffer) {
                 let mut tail = tail.lock().expect("stderr tail lock");
@@ -149,7 +158,7 @@ impl Worker {
                 tail.drain(..excess);
             }
         })?;
-        Ok(Self { child, stdin: Some(stdin), replies, stderr_tail })
+        Ok(Self { child, stdin: Some(stdin), replies, stderr_tail, stderr_read })
     }
 
     /// The worker's reply for `raw`, or why the worker ended without one (it is then dead).
@@ -193,8 +202,8 @@ impl Worker {
                 self.child.wait().ok().unwrap_or_default()
             }
         };
-        // Let the stderr reader take the last words.
-        std::thread::sleep(Duration::from_millis(20));
+        // Its stderr is read to the end (the reader lets go of its sender there).
+        let _ = self.stderr_read.recv_timeout(STDERR_DRAIN);
         let tail = String::from_utf8_lossy(&self.stderr_tail.lock().expect("stderr tail lock").iter().copied().collect::<Vec<u8>>()).into_owned();
         why_ended(&status_words(status), &tail, limits)
     }
