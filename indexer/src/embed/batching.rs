@@ -16,7 +16,7 @@ pub enum BatchPolicy {
 }
 
 /// The CPU default token budget per batch (a GPU sizes its own from its free memory). On the
-/// 2-core dev box 4,096 embedded msmarco-5k 5% faster than 16,384 at half the peak memory
+/// 2-core AMD EPYC box 4,096 embedded msmarco-5k 5% faster than 16,384 at half the peak memory
 /// (390 instead of 800 MiB): a batch's activations stay nearer the caches and fewer fresh
 /// pages are touched (bench/RESULTS.md). Smaller budgets leave a many-core CPU's threads too
 /// few rows.

@@ -106,7 +106,9 @@ pub struct EmbedOptions {
 }
 
 /// The most batches a CPU call runs at once by default: each holds its own activations
-/// (about 60 MB at the CPU's 4,096-token budget), so a many-core host stays within a GB.
+/// (about 120 MB at the CPU's 4,096-token budget of full 256-token windows: `bench-embed`'s
+/// peak went from 271 to 387 MB with a second lane), so a many-core host adds at most about
+/// 2 GB.
 pub const MAX_AUTO_CPU_LANES: usize = 16;
 
 /// A sentence-transformers BERT model on a candle device.

@@ -50,7 +50,7 @@ impl IndexSpec {
 /// with a GPU, else the CPU twins), which train the centroids and assign every row to its
 /// list before FAISS takes both. `Auto` (the default) is the kernels when they run on a GPU
 /// (22× faster than FAISS on an H100 machine's 16 cores, same recall) and FAISS otherwise
-/// (2.3× faster than the CPU twins on the 2-core dev box); bench/RESULTS.md has both.
+/// (2.3× faster than the CPU twins on the 2-core AMD EPYC box); bench/RESULTS.md has both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IvfTrainer {
