@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Fuzzes quarry's parsers and its filter parser (fuzz/fuzz_targets) for a fixed time each, on
+# the stable toolchain: libFuzzer through the libfuzzer-sys crate, the code instrumented with
+# LLVM's coverage passes (what `cargo fuzz` sets up, without its nightly-only sanitizers).
+# Not part of the tests; a benchmark of robustness. Each target runs in libFuzzer's fork mode
+# and goes on after a finding: crashes, timeouts and inputs past the memory limit are kept in
+# target/fuzz/artifacts/TARGET/ and counted at the end.
+#
+#   bench/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
+#
+# A file that crashes a parser here fails alone in a run: PDF, DOCX and HTML are parsed in
+# worker processes (indexer/src/parse/isolated.rs), so a finding here is a parser bug a run
+# survives, and one to fix or report upstream.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(parse_pdf parse_docx parse_html parse_structured parse_text filters)
+out="$root/target/fuzz"
+triple="$(rustc -vV | awk '/^host:/ { print $2 }')"
+# An explicit --target keeps these flags off build scripts and proc macros.
+export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+(cd "$root/fuzz" && cargo build --release --target "$triple" --target-dir "$out" --bins)
+unset RUSTFLAGS
+seed() { # seed TARGET: a few small valid inputs to start from
+  local corpus="$out/corpus/$1"
+  mkdir -p "$corpus"
+  case "$1" in
+    parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf" ;;
+    parse_docx) (cd "$corpus" && python3 - <<'PY'
+import zipfile
+with zipfile.ZipFile("seed.docx", "w") as z:
+    z.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>')
+    z.writestr("word/document.xml", '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Rivers</w:t></w:r></w:p><w:p><w:r><w:t>They run dry.</w:t></w:r></w:p></w:body></w:document>')
+PY
+    ) ;;
+    parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;
+    parse_structured) printf '\x00{"title": "Rivers", "text": "They run dry.", "tags": ["a"]}' > "$corpus/seed-json"
+                      printf '\x01{"_id": "1", "text": "a"}\n{"_id": "2", "text": "b"}\n' > "$corpus/seed-jsonl"
+                      printf '\x02title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv" ;;
+    parse_text) printf '\x00Rivers run dry in a drought.\n' > "$corpus/seed-txt"
+                printf '\x01# Rivers\n\n## Drought\n\nThey run dry.\n' > "$corpus/seed-md"
+                printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16" ;;
+    filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
+  esac
+}
+summary=()
+for target in "${targets[@]}"; do
+  seed "$target"
+  artifacts="$out/artifacts/$target"
+  mkdir -p "$artifacts"
+  echo "== $target: ${seconds} s"
+  "$out/$triple/release/$target" "$out/corpus/$target" -max_total_time="$seconds" -fork=1 -ignore_crashes=1 \
+    -ignore_timeouts=1 -ignore_ooms=1 -rss_limit_mb=2048 -timeout=20 -max_len=65536 -artifact_prefix="$artifacts/" \
+    -print_final_stats=1 2>&1 | grep -E '^#[0-9]+.*(DONE|INITED)|stat::|crash|timeout|oom|==[0-9]+==' | tail -12 || true
+  count() { ls "$artifacts" 2>/dev/null | grep -c "^$1-" || true; }
+  summary+=("$target: $(ls "$out/corpus/$target" | wc -l) inputs in the corpus, crashes $(count crash), timeouts $(count timeout), out of memory $(count oom)")
+done
+printf '%s\n' "== summary ($seconds s per target; artifacts in $out/artifacts)" "${summary[@]}"

@@ -1,0 +1,7 @@
+#![no_main]
+//! Any bytes as a .docx file.
+
+#[path = "parse_as.rs"]
+mod parse_as;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| parse_as::parse_as("fuzz.docx", data));
