@@ -21,22 +21,8 @@ const PARSE_MEMORY_MIB: u64 = 512;
 
 const FORMATS: [&str; 9] = ["txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx"];
 
-/// SplitMix64: a seeded, dependency-free generator (the suite must give the same files every run).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+// The suite must give the same files every run.
+use quarry_datasets::synthetic::SeededRng as Rng;
 
 const WORDS: [&str; 16] = ["harbour", "tide", "quay", "lantern", "ledger", "anchor", "signal", "beacon", "channel", "pilot", "buoy", "current", "dock", "keel", "mast", "rope"];
 
@@ -155,11 +141,11 @@ fn hostile(format: &str, rng: &mut Rng) -> Vec<u8> {
         // Random bytes inserted.
         2 => {
             let at = rng.below(bytes.len());
-            let junk: Vec<u8> = (0..1 + rng.below(64)).map(|_| rng.next() as u8).collect();
+            let junk: Vec<u8> = (0..1 + rng.below(64)).map(|_| rng.next_u64() as u8).collect();
             bytes.splice(at..at, junk);
         }
         // Nothing but random bytes.
-        3 => bytes = (0..1 + rng.below(4096)).map(|_| rng.next() as u8).collect(),
+        3 => bytes = (0..1 + rng.below(4096)).map(|_| rng.next_u64() as u8).collect(),
         // A slice repeated until the file is large.
         4 => {
             let start = rng.below(bytes.len());
@@ -234,7 +220,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     let dir = dir_path;
     let source = dir.join("source");
     std::fs::create_dir(&source).unwrap();
-    let mut rng = Rng(0x5EED_2026_1126);
+    let mut rng = Rng::new(0x5EED_2026_1126);
     let mut controls = Vec::new();
     for format in FORMATS {
         for i in 0..CONTROLS_PER_FORMAT {

@@ -25,6 +25,16 @@ impl SeededRng {
         (self.next_u64() % n.max(1) as u64) as usize
     }
 
+    /// One of `items` (not empty), uniformly.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
     /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64

@@ -14,30 +14,8 @@ use serde_json::{json, Value};
 /// Requests sent (QUARRY_HTTP_FUZZ_REQUESTS overrides, for a longer local run).
 const REQUESTS: usize = 3_000;
 
-/// splitmix64: a seeded stream, so a failure names the request that can be sent again.
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
+// A seeded stream, so a failure names the request that can be sent again.
+use quarry_datasets::synthetic::SeededRng as Draw;
 
 /// Route templates and the methods they answer; `{name}` and `{job}` are filled in.
 const ROUTES: &[(&str, &[&str])] = &[
@@ -201,12 +179,12 @@ async fn malformed_requests_get_documented_errors_and_no_5xx() {
     server.post("/v1/collections", json!({ "name": "kept" })).await;
     let job = server.upload_completed("kept", "rivers.txt", b"Rivers run dry in a long drought. Farmers wait for rain.".to_vec()).await;
     let job_id = job["job_id"].as_str().unwrap_or("nope").to_string();
-    let (status, _) = server.post("/api/rag/ingest", valid_body("/api/rag/ingest", &mut Draw(1))).await;
+    let (status, _) = server.post("/api/rag/ingest", valid_body("/api/rag/ingest", &mut Draw::new(1))).await;
     assert_eq!(status, 200);
 
     let requests = std::env::var("QUARRY_HTTP_FUZZ_REQUESTS").ok().and_then(|n| n.parse().ok()).unwrap_or(REQUESTS);
     let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
-    let mut draw = Draw(0x5eed_f00d);
+    let mut draw = Draw::new(0x5eed_f00d);
     let (started, mut by_status) = (Instant::now(), std::collections::BTreeMap::<u16, usize>::new());
     let (mut failures, mut by_surface) = (Vec::new(), std::collections::BTreeMap::<(String, String, u16), usize>::new());
     for i in 0..requests {

@@ -334,14 +334,14 @@ impl Embedder for BertEmbedder {
     }
 
     fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
-        let dim = self.info.dim;
-        let mut data = vec![0f32; ids.len() * dim];
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         let batches = plan_batches(&lengths, self.batch);
         let lanes = self.lanes(batches.len());
         if lanes > 1 {
             return self.run_lanes(ids, &batches, lanes, done);
         }
+        let dim = self.info.dim;
+        let mut data = vec![0f32; ids.len() * dim];
         self.run_batches(ids, batches.iter(), |batch, vectors| {
             scatter_rows(&mut data, dim, batch, &vectors);
             done(batch.len());
