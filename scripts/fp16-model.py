@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a copy of a sentence-transformers model folder with model.safetensors in float16
 (half the bytes: all-MiniLM-L6-v2 goes from 90 MB to 45 MB), so a binary and its model fit in
-one device call. quarry loads it like any model; compute precision is chosen by --precision.
+one 64 MiB transfer to a GPU host. quarry loads it like any model; compute precision is chosen by --precision.
 Usage: scripts/fp16-model.py models/all-MiniLM-L6-v2 OUT_DIR   (needs numpy)"""
 import json
 import shutil

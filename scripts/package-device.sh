@@ -88,7 +88,7 @@ check_call() { # check_call NAME PATH...
   local bytes
   bytes=$(( $(du -cb "$@" 2>/dev/null | tail -1 | cut -f1) + tree ))
   awk -v name="$name" -v bytes="$bytes" 'BEGIN { printf "%s: %.1f MiB of 64 MiB (tree included)\n", name, bytes / 1048576 }'
-  [ "$bytes" -le "$limit" ] || echo "warning: $name carries more than a device call takes: move a file to the other call" >&2
+  [ "$bytes" -le "$limit" ] || echo "warning: $name carries more than the 64 MiB one call to a GPU host takes: move a file to the other call" >&2
 }
 call1=("$out/shared" "$out/bin/quarry.xz" "$out/bin/libs.tar.xz")
 [ -f "$out/bin/cuda_parity.xz" ] && call1+=("$out/bin/cuda_parity.xz")

@@ -1,6 +1,6 @@
 //! An [`Embedder`] that gives each text a seeded, clustered unit vector instead of running the
 //! model: `quarry bench-pipeline` runs the batch path with it, to time every other stage and
-//! measure the run's memory at corpus sizes a machine could not embed in a session. It keeps
+//! measure the run's memory at corpus sizes the CPU could not embed in reasonable time. It keeps
 //! the model's name, dimension, window and tokenizer, so chunking and the model ids the chunker
 //! hands on are what a real run has; the same ids always give the same vector, and texts
 //! spread over [`CLUSTERS`] clusters, so ANN indexes and their recall check see structure.

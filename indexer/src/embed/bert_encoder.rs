@@ -456,7 +456,7 @@ impl EncoderSteps {
         let wanted = wanted.unwrap_or(match (requested, cpu) {
             (Some(on), _) => Self { packed_attention: on, fused_ends: on, unpadded_rows: cpu },
             (None, true) => Self { packed_attention: quarry_kernels::packed_attention_tiled(head_size), fused_ends: true, unpadded_rows: true },
-            // Checked and timed on an H100 (bench/RESULTS.md, thirty-first session): golden
+            // Checked and timed on an H100 on 2026-11-25 (bench/RESULTS.md): golden
             // embeddings pass at every precision, 1.9x (f16) to 2.7x (bf16) the tokens/s.
             (None, false) => Self { packed_attention: true, fused_ends: true, unpadded_rows: false },
         });
