@@ -24,7 +24,9 @@ fn main() {
     }
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let nvcc = std::env::var("NVCC").ok().or_else(|| {
-        let root = std::env::var("CUDA_ROOT").or_else(|_| std::env::var("CUDA_PATH")).ok()?;
+        let root = std::env::var("CUDA_ROOT")
+            .or_else(|_| std::env::var("CUDA_PATH"))
+            .ok()?;
         let path = PathBuf::from(root).join("bin/nvcc");
         path.exists().then(|| path.display().to_string())
     });
@@ -58,8 +60,19 @@ fn assemble_check(nvcc: &str, ptx: &std::path::Path, capability: &str, out: &std
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
     let report = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "ptxas rejects {} for sm_{capability}:\n{report}", ptx.display());
-    for line in report.lines().filter(|l| l.contains("spill") || l.contains("registers")) {
-        println!("cargo:warning={}: {}", ptx.file_name().unwrap_or_default().to_string_lossy(), line.trim().trim_start_matches("ptxas info    : "));
+    assert!(
+        output.status.success(),
+        "ptxas rejects {} for sm_{capability}:\n{report}",
+        ptx.display()
+    );
+    for line in report
+        .lines()
+        .filter(|l| l.contains("spill") || l.contains("registers"))
+    {
+        println!(
+            "cargo:warning={}: {}",
+            ptx.file_name().unwrap_or_default().to_string_lossy(),
+            line.trim().trim_start_matches("ptxas info    : ")
+        );
     }
 }

@@ -71,6 +71,9 @@ mod tests {
         // The publishing stages of a run hand freed memory back again.
         hand_back_freed_memory();
         // SAFETY: as above.
-        assert_eq!(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }, MI_DEFAULT_PURGE_DELAY_MS);
+        assert_eq!(
+            unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) },
+            MI_DEFAULT_PURGE_DELAY_MS
+        );
     }
 }

@@ -6,7 +6,11 @@ mod commands;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "quarry", version, about = "GPU-accelerated batch indexer and search appliance")]
+#[command(
+    name = "quarry",
+    version,
+    about = "GPU-accelerated batch indexer and search appliance"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -54,13 +58,18 @@ enum Command {
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()),
+        )
         .init();
     let cli = Cli::parse();
     // Commands that run to their end; the server (and `bench`, which runs one) does not.
     // Those that start parse workers keep SIGPIPE ignored: a worker that died must fail its
     // file (the write to it fails), not end the run.
-    if !matches!(cli.command, Command::Serve(_) | Command::Bench(_) | Command::ParseWorker) {
+    if !matches!(
+        cli.command,
+        Command::Serve(_) | Command::Bench(_) | Command::ParseWorker
+    ) {
         if !matches!(cli.command, Command::Index(_) | Command::BenchPipeline(_)) {
             end_quietly_when_stdout_closes();
         }

@@ -11,7 +11,11 @@ fn root() -> PathBuf {
 }
 
 fn quarry(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_quarry")).args(args).current_dir(root()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -19,7 +23,15 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn index_sample(out: &Path) -> serde_json::Value {
-    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet"]);
+    let output = quarry(&[
+        "index",
+        "datasets/sample",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
 }
@@ -37,7 +49,10 @@ fn index_then_inspect_the_sample_corpus() {
     let stdout = text(&output.stdout);
     assert!(output.status.success(), "{stdout}{}", text(&output.stderr));
     assert!(stdout.contains("8 documents"), "{stdout}");
-    assert!(stdout.contains("sha256 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"), "{stdout}");
+    assert!(
+        stdout.contains("sha256 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+        "{stdout}"
+    );
     assert!(stdout.contains("checksums  OK"), "{stdout}");
 
     // Piped into a reader that goes away (`quarry inspect DIR | head -1`): no panic.
@@ -50,11 +65,26 @@ fn index_then_inspect_the_sample_corpus() {
         .unwrap();
     drop(child.stdout.take());
     let output = child.wait_with_output().unwrap();
-    assert!(!text(&output.stderr).contains("panicked") && output.status.code() != Some(101), "{:?}: {}", output.status, text(&output.stderr));
+    assert!(
+        !text(&output.stderr).contains("panicked") && output.status.code() != Some(101),
+        "{:?}: {}",
+        output.status,
+        text(&output.stderr)
+    );
 
     // Flip one byte of the keyword index: inspect names the file and fails.
-    let keyword = std::fs::read_dir(out.join("segments")).unwrap().next().unwrap().unwrap().path().join("keyword");
-    let victim = std::fs::read_dir(&keyword).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "idx")).unwrap();
+    let keyword = std::fs::read_dir(out.join("segments"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("keyword");
+    let victim = std::fs::read_dir(&keyword)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .unwrap();
     let mut bytes = std::fs::read(&victim).unwrap();
     bytes[0] ^= 0xFF;
     std::fs::write(&victim, bytes).unwrap();
@@ -62,7 +92,10 @@ fn index_then_inspect_the_sample_corpus() {
     let stdout = text(&output.stdout);
     assert!(!output.status.success());
     assert!(stdout.contains("checksums  FAILED: 1 of"), "{stdout}");
-    assert!(stdout.contains(victim.file_name().unwrap().to_str().unwrap()), "{stdout}");
+    assert!(
+        stdout.contains(victim.file_name().unwrap().to_str().unwrap()),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -77,37 +110,125 @@ fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
     assert_eq!(second["delta"]["files_unchanged"], first["files_listed"], "{second:#}");
     assert_eq!(second["delta"]["documents_written"], 0, "{second:#}");
     assert_eq!(second["documents_indexed"], 8, "{second:#}");
-    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--plan", "--json"]);
+    let output = quarry(&[
+        "index",
+        "datasets/sample",
+        "--out",
+        out.to_str().unwrap(),
+        "--plan",
+        "--json",
+    ]);
     let plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!((&plan["publish"], &plan["files_unchanged"], &plan["files_new"]["count"]), (&serde_json::json!("delta"), &first["files_listed"], &serde_json::json!(0)), "{plan:#}");
+    assert_eq!(
+        (&plan["publish"], &plan["files_unchanged"], &plan["files_new"]["count"]),
+        (
+            &serde_json::json!("delta"),
+            &first["files_listed"],
+            &serde_json::json!(0)
+        ),
+        "{plan:#}"
+    );
     let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--plan"]);
-    assert!(text(&output.stdout).contains("would publish a delta version on"), "{}", text(&output.stdout));
-    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--publish", "full"]);
+    assert!(
+        text(&output.stdout).contains("would publish a delta version on"),
+        "{}",
+        text(&output.stdout)
+    );
+    let output = quarry(&[
+        "index",
+        "datasets/sample",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--publish",
+        "full",
+    ]);
     let full: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(full["delta"].is_null(), "{full:#}");
     assert_eq!(full["reuse"]["documents"], 8, "{full:#}");
-    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--reuse", "off"]);
+    let output = quarry(&[
+        "index",
+        "datasets/sample",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--reuse",
+        "off",
+    ]);
     let third: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(third["reuse"]["from_version"].is_null(), "{third:#}");
 
     // Back to the full version, and forward again.
     let output = quarry(&["versions", out.to_str().unwrap(), "--json"]);
     let listing: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let states: Vec<&str> = listing["versions"].as_array().unwrap().iter().map(|v| v["state"].as_str().unwrap()).collect();
+    let states: Vec<&str> = listing["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["state"].as_str().unwrap())
+        .collect();
     assert_eq!(states, ["earlier", "earlier", "earlier", "latest"], "{listing:#}");
-    let parents: Vec<&serde_json::Value> = listing["versions"].as_array().unwrap().iter().map(|v| &v["parent"]).collect();
-    assert_eq!(parents, [&serde_json::Value::Null, &first["version"], &serde_json::Value::Null, &serde_json::Value::Null], "only the delta builds on a version: {listing:#}");
+    let parents: Vec<&serde_json::Value> = listing["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| &v["parent"])
+        .collect();
+    assert_eq!(
+        parents,
+        [
+            &serde_json::Value::Null,
+            &first["version"],
+            &serde_json::Value::Null,
+            &serde_json::Value::Null
+        ],
+        "only the delta builds on a version: {listing:#}"
+    );
     let output = quarry(&["rollback", out.to_str().unwrap(), "--dry-run"]);
-    assert!(text(&output.stdout).contains(&format!("would move from {} to {}", third["version"].as_str().unwrap(), full["version"].as_str().unwrap())), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains(&format!(
+            "would move from {} to {}",
+            third["version"].as_str().unwrap(),
+            full["version"].as_str().unwrap()
+        )),
+        "{}",
+        text(&output.stdout)
+    );
     let output = quarry(&["rollback", out.to_str().unwrap(), "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!((&report["to"], &report["abandoned"]), (&full["version"], &serde_json::json!([third["version"]])), "{report:#}");
+    assert_eq!(
+        (&report["to"], &report["abandoned"]),
+        (&full["version"], &serde_json::json!([third["version"]])),
+        "{report:#}"
+    );
     let output = quarry(&["versions", out.to_str().unwrap()]);
-    assert!(text(&output.stdout).lines().last().unwrap().contains("rolled back"), "{}", text(&output.stdout));
-    let output = quarry(&["rollback", out.to_str().unwrap(), "--to", third["version"].as_str().unwrap(), "--no-verify"]);
-    assert!(output.status.success() && text(&output.stdout).contains("not verified"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).lines().last().unwrap().contains("rolled back"),
+        "{}",
+        text(&output.stdout)
+    );
+    let output = quarry(&[
+        "rollback",
+        out.to_str().unwrap(),
+        "--to",
+        third["version"].as_str().unwrap(),
+        "--no-verify",
+    ]);
+    assert!(
+        output.status.success() && text(&output.stdout).contains("not verified"),
+        "{}",
+        text(&output.stderr)
+    );
     let output = quarry(&["rollback", out.to_str().unwrap(), "--to", "no-such-version"]);
-    assert!(!output.status.success() && text(&output.stderr).contains("has no version `no-such-version`"), "{}", text(&output.stderr));
+    assert!(
+        !output.status.success() && text(&output.stderr).contains("has no version `no-such-version`"),
+        "{}",
+        text(&output.stderr)
+    );
 
     let output = quarry(&["gc", out.to_str().unwrap(), "--keep", "1", "--min-age", "0", "--json"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -116,7 +237,12 @@ fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
     assert_eq!(report["versions_kept"], serde_json::json!([third["version"]]));
     assert_eq!(std::fs::read_dir(out.join("segments")).unwrap().count(), 1);
     let output = quarry(&["inspect", out.to_str().unwrap()]);
-    assert!(text(&output.stdout).contains("checksums  OK") && text(&output.stdout).contains("parent     none: a full version"), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("checksums  OK")
+            && text(&output.stdout).contains("parent     none: a full version"),
+        "{}",
+        text(&output.stdout)
+    );
 
     // One segment and no tombstones: compaction has nothing to do and publishes nothing.
     let output = quarry(&["compact", out.to_str().unwrap(), "--all", "--json"]);
@@ -126,7 +252,11 @@ fn a_nightly_rerun_builds_on_the_last_version_rolls_back_and_gc_keeps_latest() {
 
     let output = quarry(&["gc", out.to_str().unwrap(), "--min-age", "1w"]);
     assert!(!output.status.success());
-    assert!(text(&output.stderr).contains("not an age such as"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("not an age such as"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -139,7 +269,11 @@ fn embed_reads_jsonl_and_keeps_the_order() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let texts = ["GPUs multiply matrices.", "a much longer sentence about keyword search and dense retrieval working together", "GPUs multiply matrices."];
+    let texts = [
+        "GPUs multiply matrices.",
+        "a much longer sentence about keyword search and dense retrieval working together",
+        "GPUs multiply matrices.",
+    ];
     let mut stdin = child.stdin.take().unwrap();
     for t in texts {
         writeln!(stdin, "{}", serde_json::json!({ "text": t })).unwrap();
@@ -149,7 +283,14 @@ fn embed_reads_jsonl_and_keeps_the_order() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let rows: Vec<Vec<f64>> = text(&output.stdout)
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        })
         .collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|r| r.len() == 384));
@@ -157,11 +298,27 @@ fn embed_reads_jsonl_and_keeps_the_order() {
     assert!(dot(&rows[0], &rows[2]) > 0.99999, "same text, same vector");
     assert!(dot(&rows[0], &rows[1]) < 0.9, "different texts in order");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_quarry")).arg("embed").current_dir(root()).stdin(Stdio::piped()).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(b"{\"text\": \"ok\"}\n{\"txt\": 1}\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .arg("embed")
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"{\"text\": \"ok\"}\n{\"txt\": 1}\n")
+        .unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(!output.status.success());
-    assert!(text(&output.stderr).contains("stdin line 2: expected an object with a string field \"text\""), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("stdin line 2: expected an object with a string field \"text\""),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -172,28 +329,61 @@ fn clear_errors_for_bad_options() {
     {
         let output = quarry(&["index", "datasets/sample", "--out", out, "--device", "cuda"]);
         assert!(!output.status.success());
-        assert!(text(&output.stderr).contains("built without CUDA support"), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains("built without CUDA support"),
+            "{}",
+            text(&output.stderr)
+        );
     }
     let output = quarry(&["index", "no/such/folder", "--out", out]);
     assert!(!output.status.success());
-    assert!(text(&output.stderr).contains("no/such/folder"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("no/such/folder"),
+        "{}",
+        text(&output.stderr)
+    );
     let output = quarry(&["inspect", out]);
     assert!(!output.status.success());
-    assert!(text(&output.stderr).contains("(LATEST is missing)") && text(&output.stderr).contains("no published snapshot at"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("(LATEST is missing)")
+            && text(&output.stderr).contains("no published snapshot at"),
+        "{}",
+        text(&output.stderr)
+    );
     let output = quarry(&["index", "datasets/sample", "--out", out, "--model", "/nonexistent"]);
-    assert!(text(&output.stderr).contains("missing config.json"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("missing config.json"),
+        "{}",
+        text(&output.stderr)
+    );
     // FAISS crashed on an HNSW graph without links, and failed its first search on zero lists.
-    for (kind, option, message) in [("hnsw", "--hnsw-m", "--hnsw-m 0: must be at least 2"), ("ivf-flat", "--nlist", "--nlist 0: must be at least 1")] {
+    for (kind, option, message) in [
+        ("hnsw", "--hnsw-m", "--hnsw-m 0: must be at least 2"),
+        ("ivf-flat", "--nlist", "--nlist 0: must be at least 1"),
+    ] {
         let output = quarry(&["index", "datasets/sample", "--out", out, "--index", kind, option, "0"]);
         assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
         assert!(text(&output.stderr).contains(message), "{}", text(&output.stderr));
     }
     let output = quarry(&["serve", "--query-pass-queries", "0"]);
-    assert_eq!(output.status.code(), Some(2), "refused while parsing, before any model or port: {}", text(&output.stderr));
-    assert!(text(&output.stderr).contains("'--query-pass-queries <QUERY_PASS_QUERIES>': must be at least 1"), "{}", text(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "refused while parsing, before any model or port: {}",
+        text(&output.stderr)
+    );
+    assert!(
+        text(&output.stderr).contains("'--query-pass-queries <QUERY_PASS_QUERIES>': must be at least 1"),
+        "{}",
+        text(&output.stderr)
+    );
     let output = quarry(&["serve", "--api-key", "hunter2", "--model", "/nonexistent"]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
-    assert!(text(&output.stderr).contains("--api-key: a key of 7 characters is too short (at least 16)"), "refused before the model loads: {}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("--api-key: a key of 7 characters is too short (at least 16)"),
+        "refused before the model loads: {}",
+        text(&output.stderr)
+    );
     assert!(!text(&output.stderr).contains("hunter2"), "the key is not echoed");
     assert!(!dir.path().join("LATEST").exists(), "nothing was published");
 }
@@ -211,12 +401,31 @@ fn local_names_index_as_they_are_and_symlinks_out_of_the_folder_are_skipped() {
     }
     std::os::unix::fs::symlink(&outside, source.join("h.txt")).unwrap();
     let out = dir.path().join("out");
-    let output = quarry(&["index", source.to_str().unwrap(), "--out", out.to_str().unwrap(), "--json", "--progress", "quiet"]);
+    let output = quarry(&[
+        "index",
+        source.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!((report["documents_indexed"].as_u64(), report["documents_failed"].as_u64()), (Some(3), Some(0)), "{report}");
+    assert_eq!(
+        (
+            report["documents_indexed"].as_u64(),
+            report["documents_failed"].as_u64()
+        ),
+        (Some(3), Some(0)),
+        "{report}"
+    );
     let skipped = report["skipped"].as_array().unwrap();
-    assert!(skipped.iter().any(|s| s["uri"].as_str().unwrap().ends_with("/h.txt") && s["reason"].as_str().unwrap().contains("outside the source folder")), "{skipped:?}");
+    assert!(
+        skipped.iter().any(|s| s["uri"].as_str().unwrap().ends_with("/h.txt")
+            && s["reason"].as_str().unwrap().contains("outside the source folder")),
+        "{skipped:?}"
+    );
 }
 
 /// A step that fails after LATEST moved (here: writing the run report where it cannot be
@@ -226,14 +435,35 @@ fn a_failure_after_publishing_exits_3_naming_the_version() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sample");
     let report = dir.path().join("no-such-folder").join("report.json");
-    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--report", report.to_str().unwrap()]);
+    let output = quarry(&[
+        "index",
+        "datasets/sample",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(3), "{}", text(&output.stderr));
     let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let version = printed["version"].as_str().unwrap();
     assert_eq!(std::fs::read_to_string(out.join("LATEST")).unwrap().trim(), version);
-    assert!(printed["failed_after_publishing"].as_str().unwrap().contains("could not be written to"), "{printed}");
+    assert!(
+        printed["failed_after_publishing"]
+            .as_str()
+            .unwrap()
+            .contains("could not be written to"),
+        "{printed}"
+    );
     let stderr = text(&output.stderr);
-    assert!(stderr.contains(&format!("error: published {version}, but the run report could not be written to")), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: published {version}, but the run report could not be written to"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -247,7 +477,14 @@ fn a_run_killed_before_publishing_leaves_latest_untouched() {
     // 5,000 passages take minutes to embed on a CPU; the kill lands long before publishing.
     let corpus = root().parent().unwrap().join("shared/datasets/msmarco-5k");
     let mut child = Command::new(env!("CARGO_BIN_EXE_quarry"))
-        .args(["index", corpus.to_str().unwrap(), "--out", out.to_str().unwrap(), "--progress", "log"])
+        .args([
+            "index",
+            corpus.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--progress",
+            "log",
+        ])
         .current_dir(root())
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -258,7 +495,10 @@ fn a_run_killed_before_publishing_leaves_latest_untouched() {
     let mut line = String::new();
     while !line.contains(" to fetch (") {
         line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline, "the run never started");
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline,
+            "the run never started"
+        );
     }
     std::thread::sleep(Duration::from_millis(1500));
     child.kill().unwrap();
@@ -274,15 +514,34 @@ fn a_run_killed_before_publishing_leaves_latest_untouched() {
 fn tiny_beir(dir: &Path) {
     std::fs::create_dir_all(dir.join("qrels")).unwrap();
     let corpus = [
-        ("d1", "GPUs", "Graphics processors run thousands of threads and speed up matrix multiplication."),
+        (
+            "d1",
+            "GPUs",
+            "Graphics processors run thousands of threads and speed up matrix multiplication.",
+        ),
         ("d2", "Cats", "Cats sleep for most of the day and hunt at dawn."),
-        ("d3", "BM25", "BM25 ranks documents by term frequency and inverse document frequency."),
-        ("d4", "Bread", "Knead the dough, let it rise, then bake it in a hot oven."),
+        (
+            "d3",
+            "BM25",
+            "BM25 ranks documents by term frequency and inverse document frequency.",
+        ),
+        (
+            "d4",
+            "Bread",
+            "Knead the dough, let it rise, then bake it in a hot oven.",
+        ),
     ];
-    let lines: String = corpus.iter().map(|(id, t, x)| format!("{}\n", serde_json::json!({"_id": id, "title": t, "text": x}))).collect();
+    let lines: String = corpus
+        .iter()
+        .map(|(id, t, x)| format!("{}\n", serde_json::json!({"_id": id, "title": t, "text": x})))
+        .collect();
     std::fs::write(dir.join("corpus.jsonl"), lines).unwrap();
     std::fs::write(dir.join("queries.jsonl"), "{\"_id\": \"q1\", \"text\": \"how do graphics cards accelerate math\"}\n{\"_id\": \"q2\", \"text\": \"how to bake bread\"}\n").unwrap();
-    std::fs::write(dir.join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td4\t1\n").unwrap();
+    std::fs::write(
+        dir.join("qrels/test.tsv"),
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td4\t1\n",
+    )
+    .unwrap();
 }
 
 #[test]
@@ -291,51 +550,168 @@ fn search_and_eval_from_the_command_line() {
     let beir = dir.path().join("beir");
     tiny_beir(&beir);
     let snap = dir.path().join("snap");
-    let output = quarry(&["index", beir.to_str().unwrap(), "--include", "corpus.jsonl", "--out", snap.to_str().unwrap(), "--progress", "quiet", "--min-recall", "0.95"]);
+    let output = quarry(&[
+        "index",
+        beir.to_str().unwrap(),
+        "--include",
+        "corpus.jsonl",
+        "--out",
+        snap.to_str().unwrap(),
+        "--progress",
+        "quiet",
+        "--min-recall",
+        "0.95",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
 
-    let output = quarry(&["search", snap.to_str().unwrap(), "baking bread in an oven", "--json", "--top-k", "2"]);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "baking bread in an oven",
+        "--json",
+        "--top-k",
+        "2",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(result["backend"], "quarry");
     assert_eq!(result["success"], true);
     assert_eq!(result["mode"], "auto", "the default mode");
     let top = &result["chunks"][0];
-    for field in ["chunk_id", "content", "score", "file_name", "page_number", "display_citation", "content_type", "metadata"] {
+    for field in [
+        "chunk_id",
+        "content",
+        "score",
+        "file_name",
+        "page_number",
+        "display_citation",
+        "content_type",
+        "metadata",
+    ] {
         assert!(top.get(field).is_some(), "golden record lacks {field}: {top}");
     }
     assert_eq!(top["display_citation"], "corpus.jsonl#d4");
     assert_eq!(top["content_type"], "text");
 
-    let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--mode", "keyword", "--filter", "doc_id=nope"]);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "cats",
+        "--mode",
+        "keyword",
+        "--filter",
+        "doc_id=nope",
+    ]);
     assert!(output.status.success());
-    assert!(text(&output.stdout).contains("0 results (keyword mode; fewer than top_k = 10 matched)"), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stdout).contains("0 results (keyword mode; fewer than top_k = 10 matched)"),
+        "{}",
+        text(&output.stdout)
+    );
     // Highlights in the table, the second page numbered on from the first.
-    let output = quarry(&["search", snap.to_str().unwrap(), "bake bread in the oven", "--highlight", "--top-k", "1", "--offset", "1", "--max-chunks-per-document", "1"]);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "bake bread in the oven",
+        "--highlight",
+        "--top-k",
+        "1",
+        "--offset",
+        "1",
+        "--max-chunks-per-document",
+        "1",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
-    assert!(stdout.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("2 ")), "{stdout}");
-    let output = quarry(&["search", snap.to_str().unwrap(), "bake bread in the oven", "--highlight", "--top-k", "1"]);
-    assert!(text(&output.stdout).contains("[bake] it in a hot [oven]"), "{}", text(&output.stdout));
+    assert!(
+        stdout.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("2 ")),
+        "{stdout}"
+    );
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "bake bread in the oven",
+        "--highlight",
+        "--top-k",
+        "1",
+    ]);
+    assert!(
+        text(&output.stdout).contains("[bake] it in a hot [oven]"),
+        "{}",
+        text(&output.stdout)
+    );
     let exclude = format!("doc_id={}", top["metadata"]["doc_id"].as_str().unwrap());
-    let output = quarry(&["search", snap.to_str().unwrap(), "baking bread in an oven", "--json", "--top-k", "1", "--exclude", &exclude]);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "baking bread in an oven",
+        "--json",
+        "--top-k",
+        "1",
+        "--exclude",
+        &exclude,
+    ]);
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert!(result["chunks"][0]["display_citation"].as_str().is_some_and(|c| c != "corpus.jsonl#d4"), "{result}");
+    assert!(
+        result["chunks"][0]["display_citation"]
+            .as_str()
+            .is_some_and(|c| c != "corpus.jsonl#d4"),
+        "{result}"
+    );
     // Facet counts under the table: keyword mode counts the documents holding a query word.
-    let output = quarry(&["search", snap.to_str().unwrap(), "sleeping cats rank documents", "--mode", "keyword", "--facet", "file_name", "--facet", "tags"]);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "sleeping cats rank documents",
+        "--mode",
+        "keyword",
+        "--facet",
+        "file_name",
+        "--facet",
+        "tags",
+    ]);
     let stdout = text(&output.stdout);
-    assert!(stdout.contains("file_name (2 documents):\n        2  corpus.jsonl\n"), "{stdout}");
+    assert!(
+        stdout.contains("file_name (2 documents):\n        2  corpus.jsonl\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("tags (2 documents):\n        2  (none)\n"), "{stdout}");
-    let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--facet", "file_name", "--json"]);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "cats",
+        "--facet",
+        "file_name",
+        "--json",
+    ]);
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(result["facets"]["file_name"]["values"], serde_json::json!([{ "value": "corpus.jsonl", "count": 4 }]), "{result}");
+    assert_eq!(
+        result["facets"]["file_name"]["values"],
+        serde_json::json!([{ "value": "corpus.jsonl", "count": 4 }]),
+        "{result}"
+    );
     let output = quarry(&["search", snap.to_str().unwrap(), "cats", "--facet", "doc_id"]);
-    assert!(!output.status.success() && text(&output.stderr).contains("cannot count `doc_id`"), "{}", text(&output.stderr));
+    assert!(
+        !output.status.success() && text(&output.stderr).contains("cannot count `doc_id`"),
+        "{}",
+        text(&output.stderr)
+    );
     let output = quarry(&["search", snap.to_str().unwrap(), "x", "--top-k", "0"]);
-    assert!(text(&output.stderr).contains("top_k must be between 1 and 1000"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("top_k must be between 1 and 1000"),
+        "{}",
+        text(&output.stderr)
+    );
 
     let json = dir.path().join("eval.json");
-    let output = quarry(&["eval", snap.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    let output = quarry(&[
+        "eval",
+        snap.to_str().unwrap(),
+        "--dataset",
+        beir.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
     for mode in ["vector", "vector (exact)", "keyword", "hybrid", "auto (default)"] {
@@ -346,49 +722,125 @@ fn search_and_eval_from_the_command_line() {
     let report = &output["datasets"][0];
     assert_eq!(report["dataset"], "beir");
     assert_eq!(report["queries"], 2);
-    let vector = report["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "vector").unwrap();
+    let vector = report["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == "vector")
+        .unwrap();
     assert_eq!(vector["summary"]["mrr_at_10"], 1.0, "{report:#}");
     assert_eq!(report["ann_recall_at_10"], 1.0);
     // Without a snapshot, each dataset is indexed into the work folder first, and a run file per mode is written.
     let runs = dir.path().join("runs");
     let work = dir.path().join("work");
-    let output = quarry(&["eval", "--dataset", beir.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--work-dir", work.to_str().unwrap(), "--runs", runs.to_str().unwrap()]);
+    let output = quarry(&[
+        "eval",
+        "--dataset",
+        beir.to_str().unwrap(),
+        "--dataset",
+        beir.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("beir") && l.contains("auto (default)")).count(), 2, "{stdout}");
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("beir") && l.contains("auto (default)"))
+            .count(),
+        2,
+        "{stdout}"
+    );
     assert!(work.join("beir/LATEST").is_file());
     let run = std::fs::read_to_string(runs.join("beir.auto.trec")).unwrap();
     let first = run.lines().next().unwrap().split_whitespace().collect::<Vec<_>>();
-    assert_eq!((first[0], first[1], first[3], first.len()), ("q1", "Q0", "1", 6), "{run}");
-    let output = quarry(&["eval", snap.to_str().unwrap(), "--dataset", beir.to_str().unwrap(), "--dataset", beir.to_str().unwrap()]);
-    assert!(!output.status.success() && text(&output.stderr).contains("give one --dataset with it"), "{}", text(&output.stderr));
+    assert_eq!(
+        (first[0], first[1], first[3], first.len()),
+        ("q1", "Q0", "1", 6),
+        "{run}"
+    );
+    let output = quarry(&[
+        "eval",
+        snap.to_str().unwrap(),
+        "--dataset",
+        beir.to_str().unwrap(),
+        "--dataset",
+        beir.to_str().unwrap(),
+    ]);
+    assert!(
+        !output.status.success() && text(&output.stderr).contains("give one --dataset with it"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
 fn bench_smoke_workload_writes_its_results() {
     let out = tempfile::tempdir().unwrap();
-    let output = quarry(&["bench", "bench/workloads/smoke.toml", "--out", out.path().to_str().unwrap()]);
+    let output = quarry(&[
+        "bench",
+        "bench/workloads/smoke.toml",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let json = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "json")).expect("results JSON");
+    let json = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("results JSON");
     let results: serde_json::Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     assert_eq!(results["workload"], "smoke");
     assert_eq!(results["indexing"]["documents"], 60);
     let load = results["load"].as_array().unwrap();
     assert_eq!(load.len(), 3 * 2 * 2, "modes x concurrency levels x (in-process, http)");
-    assert!(load.iter().all(|p| p["failed"] == 0 && p["completed"] == 16 && p["qps"].as_f64().unwrap() > 0.0), "{load:?}");
+    assert!(
+        load.iter()
+            .all(|p| p["failed"] == 0 && p["completed"] == 16 && p["qps"].as_f64().unwrap() > 0.0),
+        "{load:?}"
+    );
     let ann = results["ann"].as_array().unwrap();
-    assert_eq!(ann.iter().map(|p| p["value"].as_u64().unwrap()).collect::<Vec<_>>(), [8, 32, 128]);
-    assert!(ann.iter().all(|p| (0.0..=1.0).contains(&p["recall_at_10"].as_f64().unwrap())));
+    assert_eq!(
+        ann.iter().map(|p| p["value"].as_u64().unwrap()).collect::<Vec<_>>(),
+        [8, 32, 128]
+    );
+    assert!(ann
+        .iter()
+        .all(|p| (0.0..=1.0).contains(&p["recall_at_10"].as_f64().unwrap())));
     let quality = &results["quality"]["modes"];
-    assert!(quality.as_array().unwrap().iter().any(|m| m["mode"] == "vector" && m["summary"]["ndcg_at_10"].as_f64().unwrap() > 0.5), "{quality}");
-    let written: Vec<String> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    let stem = written.iter().find(|n| n.ends_with(".json")).unwrap().trim_end_matches(".json").to_string();
+    assert!(
+        quality
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["mode"] == "vector" && m["summary"]["ndcg_at_10"].as_f64().unwrap() > 0.5),
+        "{quality}"
+    );
+    let written: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let stem = written
+        .iter()
+        .find(|n| n.ends_with(".json"))
+        .unwrap()
+        .trim_end_matches(".json")
+        .to_string();
     assert!(stem.ends_with("-smoke"), "{stem}");
     let summary = std::fs::read_to_string(out.path().join(format!("{stem}.md"))).unwrap();
-    assert!(summary.contains("## Search load") && summary.contains("## ANN recall"), "{summary}");
+    assert!(
+        summary.contains("## Search load") && summary.contains("## ANN recall"),
+        "{summary}"
+    );
     for plot in ["recall_qps", "latency_cdf", "stage_throughput"] {
         let svg = std::fs::read_to_string(out.path().join(format!("{stem}-{plot}.svg"))).unwrap();
-        assert!(svg.starts_with("<svg") && (svg.contains("polyline") || svg.contains("<rect")), "{plot}");
+        assert!(
+            svg.starts_with("<svg") && (svg.contains("polyline") || svg.contains("<rect")),
+            "{plot}"
+        );
     }
 }
 
@@ -397,27 +849,66 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     let out = tempfile::tempdir().unwrap();
     let kernels_json = out.path().join("kernels.json");
     let output = quarry(&[
-        "bench-kernels", "--rows", "3000", "--dim", "32", "--batches", "1,8", "--nlist", "16", "--train-sample", "2000",
-        "--bandwidth-gbs", "10", "--fp32-tflops", "1", "--device", "cpu", "--json", kernels_json.to_str().unwrap(),
+        "bench-kernels",
+        "--rows",
+        "3000",
+        "--dim",
+        "32",
+        "--batches",
+        "1,8",
+        "--nlist",
+        "16",
+        "--train-sample",
+        "2000",
+        "--bandwidth-gbs",
+        "10",
+        "--fp32-tflops",
+        "1",
+        "--device",
+        "cpu",
+        "--json",
+        kernels_json.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&kernels_json).unwrap()).unwrap();
     assert_eq!(report["device"], "cpu");
     let top_k = report["top_k"].as_array().unwrap();
-    assert_eq!(top_k.iter().map(|t| t["batch"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 8]);
+    assert_eq!(
+        top_k.iter().map(|t| t["batch"].as_u64().unwrap()).collect::<Vec<_>>(),
+        [1, 8]
+    );
     // 3000 × 32 × 4 bytes at 10 GB/s: one query batch per 38.4 µs.
     assert!((top_k[0]["roof_qps"].as_f64().unwrap() - 10e9 / (3000.0 * 32.0 * 4.0)).abs() < 1e-6);
     // 2 × 3000 × 32 operations a query at 1 TFLOP/s, whatever the batch.
     let compute_roof = 1e12 / (2.0 * 3000.0 * 32.0);
-    assert!(top_k.iter().all(|t| (t["compute_roof_qps"].as_f64().unwrap() - compute_roof).abs() < 1e-6), "{top_k:?}");
+    assert!(
+        top_k
+            .iter()
+            .all(|t| (t["compute_roof_qps"].as_f64().unwrap() - compute_roof).abs() < 1e-6),
+        "{top_k:?}"
+    );
     let ivf = report["ivf"].as_array().unwrap();
     assert_eq!(ivf.len(), 2, "kernels build and the FAISS baseline");
-    assert!(ivf.iter().all(|b| b["recall_at_10"].as_f64().unwrap() > 0.5 && b["total_secs"].as_f64().unwrap() > 0.0), "{ivf:?}");
+    assert!(
+        ivf.iter()
+            .all(|b| b["recall_at_10"].as_f64().unwrap() > 0.5 && b["total_secs"].as_f64().unwrap() > 0.0),
+        "{ivf:?}"
+    );
     assert!(text(&output.stdout).contains("| quarry kernels on cpu + FAISS add_core |"));
     assert!(text(&output.stdout).contains("| fraction of the lower roof |"));
 
     let embed_json = out.path().join("embed.json");
-    let output = quarry(&["bench-embed", "--device", "cpu", "--chunks", "8", "--repetitions", "1", "--json", embed_json.to_str().unwrap()]);
+    let output = quarry(&[
+        "bench-embed",
+        "--device",
+        "cpu",
+        "--chunks",
+        "8",
+        "--repetitions",
+        "1",
+        "--json",
+        embed_json.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&embed_json).unwrap()).unwrap();
     assert_eq!(result["chunks"], 8);
@@ -430,50 +921,125 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
 fn gen_corpus_writes_a_corpus_that_indexes() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus");
-    let output = quarry(&["gen-corpus", "--documents", "30", "--per-file", "12", "--out", corpus.to_str().unwrap()]);
+    let output = quarry(&[
+        "gen-corpus",
+        "--documents",
+        "30",
+        "--per-file",
+        "12",
+        "--out",
+        corpus.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert_eq!(std::fs::read_dir(&corpus).unwrap().count(), 3);
     let snapshot = dir.path().join("snap");
-    let output = quarry(&["index", corpus.to_str().unwrap(), "--out", snapshot.to_str().unwrap(), "--json", "--progress", "quiet", "--device", "cpu"]);
+    let output = quarry(&[
+        "index",
+        corpus.to_str().unwrap(),
+        "--out",
+        snapshot.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--device",
+        "cpu",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["documents_indexed"], 30, "{report}");
     assert_eq!(report["documents_failed"], 0, "{report}");
     // Every stage after embedding is in the report, over every chunk.
-    let stage = |name: &str| report["stages"].as_array().unwrap().iter().find(|s| s["stage"] == name).cloned().unwrap_or_else(|| panic!("no `{name}` stage: {report}"));
+    let stage = |name: &str| {
+        report["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["stage"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no `{name}` stage: {report}"))
+    };
     for name in ["keyword index", "vector index", "write segment"] {
         assert_eq!(stage(name)["items"], report["chunks"], "{name}: {report}");
     }
     assert!(stage("recall check")["items"].as_u64().unwrap() > 0, "{report}");
     // The run's peak memory: at least the model's 90 MB of weights when embedding ended, and
     // never less over the whole run.
-    let (embed_peak, peak) = (report["embed_peak_rss_mib"].as_f64().unwrap(), report["peak_rss_mib"].as_f64().unwrap());
+    let (embed_peak, peak) = (
+        report["embed_peak_rss_mib"].as_f64().unwrap(),
+        report["peak_rss_mib"].as_f64().unwrap(),
+    );
     assert!(embed_peak > 90.0 && peak >= embed_peak, "{report}");
 
     // The same run with seeded vectors in place of the model: the same documents, chunks and
     // tokens through every other stage, and the vectors' indexes built and checked.
     let seeded = dir.path().join("seeded");
-    let output = quarry(&["bench-pipeline", corpus.to_str().unwrap(), "--out", seeded.to_str().unwrap(), "--json", "--progress", "quiet", "--index", "hnsw"]);
+    let output = quarry(&[
+        "bench-pipeline",
+        corpus.to_str().unwrap(),
+        "--out",
+        seeded.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--index",
+        "hnsw",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let bench: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     for field in ["documents_indexed", "chunks", "tokens", "documents_failed"] {
         assert_eq!(bench[field], report[field], "{field}: {bench}");
     }
-    assert_eq!((bench["device"].as_str().unwrap(), bench["index"].as_str().unwrap()), ("seeded vectors (no model)", "HNSW32,Flat"), "{bench}");
-    assert!(bench["recall_at_10"].as_f64().unwrap() > 0.9 && bench["peak_rss_mib"].as_f64().unwrap() > 0.0, "{bench}");
+    assert_eq!(
+        (bench["device"].as_str().unwrap(), bench["index"].as_str().unwrap()),
+        ("seeded vectors (no model)", "HNSW32,Flat"),
+        "{bench}"
+    );
+    assert!(
+        bench["recall_at_10"].as_f64().unwrap() > 0.9 && bench["peak_rss_mib"].as_f64().unwrap() > 0.0,
+        "{bench}"
+    );
 
     // The CPU-stage benchmark parses and chunks what the run did: the same chunks and tokens.
     let json = dir.path().join("cpu-stages.json");
-    let output = quarry(&["bench-cpu-stages", "--corpus", corpus.to_str().unwrap(), "--threads", "1,2", "--json", json.to_str().unwrap()]);
+    let output = quarry(&[
+        "bench-cpu-stages",
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--threads",
+        "1,2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stages: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let stages = stages.as_array().unwrap();
-    assert_eq!(stages.iter().map(|s| s["threads"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!(
+        stages
+            .iter()
+            .map(|s| s["threads"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 2]
+    );
     for measured in stages {
-        assert_eq!((&measured["documents"], &measured["chunks"], &measured["chunk_tokens"]), (&report["documents_indexed"], &report["chunks"], &report["tokens"]), "{measured}");
-        assert!(measured["parse_chunk_secs"].as_f64().unwrap() > 0.0 && measured["cpu_tokens_per_sec"].as_f64().unwrap() > 0.0, "{measured}");
-        assert_eq!(measured["untokenized_chunks"], 0, "the chunker hands every chunk's model ids on: {measured}");
-        assert!(measured["keyword_index_secs"].as_f64().unwrap() > 0.0 && measured["write_segment_secs"].as_f64().unwrap() > 0.0, "{measured}");
+        assert_eq!(
+            (&measured["documents"], &measured["chunks"], &measured["chunk_tokens"]),
+            (&report["documents_indexed"], &report["chunks"], &report["tokens"]),
+            "{measured}"
+        );
+        assert!(
+            measured["parse_chunk_secs"].as_f64().unwrap() > 0.0
+                && measured["cpu_tokens_per_sec"].as_f64().unwrap() > 0.0,
+            "{measured}"
+        );
+        assert_eq!(
+            measured["untokenized_chunks"], 0,
+            "the chunker hands every chunk's model ids on: {measured}"
+        );
+        assert!(
+            measured["keyword_index_secs"].as_f64().unwrap() > 0.0
+                && measured["write_segment_secs"].as_f64().unwrap() > 0.0,
+            "{measured}"
+        );
     }
     assert!(text(&output.stdout).contains("| threads |"));
 }
@@ -484,14 +1050,38 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
 fn json_progress_ends_with_the_run_counts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sample");
-    let output = quarry(&["index", "datasets/sample", "--out", out.to_str().unwrap(), "--json", "--progress", "json"]);
+    let output = quarry(&[
+        "index",
+        "datasets/sample",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "json",
+    ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let stderr = text(&output.stderr);
-    let lines: Vec<serde_json::Value> = stderr.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|v| v["event"] == "progress").collect();
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "progress")
+        .collect();
     let last = lines.last().unwrap_or_else(|| panic!("no progress line in {stderr}"));
     assert!(lines.iter().rev().skip(1).all(|l| l["done"] == false), "{lines:?}");
     assert_eq!(last["done"], true, "{last}");
-    assert_eq!((&last["files"], &last["fetched"], &last["parsed"]), (&report["files_listed"], &report["files_listed"], &report["files_listed"]), "{last}");
-    assert_eq!((&last["chunks"], &last["embedded"], &last["failed"]), (&report["chunks"], &report["chunks"], &report["documents_failed"]), "{last}");
+    assert_eq!(
+        (&last["files"], &last["fetched"], &last["parsed"]),
+        (
+            &report["files_listed"],
+            &report["files_listed"],
+            &report["files_listed"]
+        ),
+        "{last}"
+    );
+    assert_eq!(
+        (&last["chunks"], &last["embedded"], &last["failed"]),
+        (&report["chunks"], &report["chunks"], &report["documents_failed"]),
+        "{last}"
+    );
 }

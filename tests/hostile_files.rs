@@ -24,20 +24,39 @@ const FORMATS: [&str; 9] = ["txt", "md", "html", "json", "jsonl", "csv", "tsv", 
 // The suite must give the same files every run.
 use quarry_datasets::synthetic::SeededRng as Rng;
 
-const WORDS: [&str; 16] = ["harbour", "tide", "quay", "lantern", "ledger", "anchor", "signal", "beacon", "channel", "pilot", "buoy", "current", "dock", "keel", "mast", "rope"];
+const WORDS: [&str; 16] = [
+    "harbour", "tide", "quay", "lantern", "ledger", "anchor", "signal", "beacon", "channel", "pilot", "buoy",
+    "current", "dock", "keel", "mast", "rope",
+];
 
 fn sentence(rng: &mut Rng, words: usize) -> String {
-    (0..words).map(|_| WORDS[rng.below(WORDS.len())]).collect::<Vec<_>>().join(" ")
+    (0..words)
+        .map(|_| WORDS[rng.below(WORDS.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A minimal one-page PDF whose page shows `text`; `extra` goes into the page dictionary.
 fn pdf(text: &str, extra: &[u8]) -> Vec<u8> {
     let content = format!("BT /F1 12 Tf 72 700 Td ({text}) Tj ET");
-    let mut page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> ".to_vec();
+    let mut page =
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> "
+            .to_vec();
     page.extend_from_slice(extra);
     page.extend_from_slice(b">>");
-    let stream = [format!("<< /Length {} >>\nstream\n", content.len()).into_bytes(), content.into_bytes(), b"\nendstream".to_vec()].concat();
-    pdf_of(&[b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(), b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(), page, stream, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec()])
+    let stream = [
+        format!("<< /Length {} >>\nstream\n", content.len()).into_bytes(),
+        content.into_bytes(),
+        b"\nendstream".to_vec(),
+    ]
+    .concat();
+    pdf_of(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        page,
+        stream,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ])
 }
 
 /// A PDF of these objects (object 1 the catalog), with its cross-reference table.
@@ -55,7 +74,13 @@ fn pdf_of(objects: &[Vec<u8>]) -> Vec<u8> {
     for offset in offsets {
         out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }
-    out.extend_from_slice(format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes());
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
     out
 }
 
@@ -67,21 +92,37 @@ fn flate_bomb_pdf(mib: usize) -> Vec<u8> {
         encoder.write_all(&spaces).unwrap();
     }
     let bomb = encoder.finish().unwrap();
-    let stream = [format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", bomb.len()).into_bytes(), bomb, b"\nendstream".to_vec()].concat();
+    let stream = [
+        format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", bomb.len()).into_bytes(),
+        bomb,
+        b"\nendstream".to_vec(),
+    ]
+    .concat();
     let page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>".to_vec();
-    pdf_of(&[b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(), b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(), page, stream])
+    pdf_of(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        page,
+        stream,
+    ])
 }
 
 /// A DOCX whose body holds `paragraphs`, or whose document.xml inflates to `bomb_mib` MiB.
 fn docx(paragraphs: &[String], bomb_mib: usize) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(bomb_mib > 0);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(bomb_mib > 0);
     zip.start_file("[Content_Types].xml", options).unwrap();
-    zip.write_all(br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#).unwrap();
+    zip.write_all(
+        br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#,
+    )
+    .unwrap();
     zip.start_file("word/document.xml", options).unwrap();
     zip.write_all(br#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>"#).unwrap();
     for paragraph in paragraphs {
-        zip.write_all(format!("<w:p><w:r><w:t>{paragraph}</w:t></w:r></w:p>").as_bytes()).unwrap();
+        zip.write_all(format!("<w:p><w:r><w:t>{paragraph}</w:t></w:r></w:p>").as_bytes())
+            .unwrap();
     }
     let filler = vec![b'a'; 1 << 20];
     if bomb_mib > 0 {
@@ -115,10 +156,23 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
 /// Nesting `depth` deep in the format's own structure.
 fn deep(format: &str, depth: usize) -> Vec<u8> {
     match format {
-        "html" => format!("<html><body>{}deep</body></html>", ["<div>", "<b>", "<ul><li>", "<table><tr><td>"][depth % 4].repeat(depth)).into_bytes(),
+        "html" => format!(
+            "<html><body>{}deep</body></html>",
+            ["<div>", "<b>", "<ul><li>", "<table><tr><td>"][depth % 4].repeat(depth)
+        )
+        .into_bytes(),
         "json" | "jsonl" => format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes(),
         "md" => format!("{}deep quote\n", "> ".repeat(depth)).into_bytes(),
-        "pdf" => pdf("deep", &[b"/Deep ".to_vec(), b"[".repeat(depth), b"]".repeat(depth), b" ".to_vec()].concat()),
+        "pdf" => pdf(
+            "deep",
+            &[
+                b"/Deep ".to_vec(),
+                b"[".repeat(depth),
+                b"]".repeat(depth),
+                b" ".to_vec(),
+            ]
+            .concat(),
+        ),
         "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }
@@ -164,9 +218,20 @@ fn hostile(format: &str, rng: &mut Rng) -> Vec<u8> {
             bytes.splice(at..at, [0u8, 0xC3, 0x28, 0xFF, 0xFE]);
         }
         // UTF-16 without a byte order mark.
-        8 => bytes = String::from_utf8_lossy(&bytes).encode_utf16().flat_map(u16::to_le_bytes).collect(),
+        8 => {
+            bytes = String::from_utf8_lossy(&bytes)
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes)
+                .collect()
+        }
         // Empty, or blank.
-        9 => bytes = if rng.below(2) == 0 { Vec::new() } else { b" \n\t \n".to_vec() },
+        9 => {
+            bytes = if rng.below(2) == 0 {
+                Vec::new()
+            } else {
+                b" \n\t \n".to_vec()
+            }
+        }
         // One endless line.
         10 => bytes = format!("{}\n", text.repeat(500)).into_bytes(),
         // A CSV header or JSON key 100 KB long; for binary formats, their bytes doubled.
@@ -226,15 +291,27 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         for i in 0..CONTROLS_PER_FORMAT {
             let marker = format!("controlmark{format}{i}");
             let name = format!("control-{format}-{i}.{format}");
-            write(&source, &name, &valid(format, &format!("{marker} {}", sentence(&mut rng, 10)), &mut rng));
+            write(
+                &source,
+                &name,
+                &valid(format, &format!("{marker} {}", sentence(&mut rng, 10)), &mut rng),
+            );
             controls.push(name);
         }
     }
     // The findings the suite was built from, by name, beside the generated ones.
     write(&source, "named-deep-array.pdf", &deep("pdf", 1_000));
     write(&source, "named-deep-array-100k.pdf", &deep("pdf", 100_000));
-    write(&source, "named-unclosed-divs.html", format!("<html><body>{}deep</body></html>", "<div>".repeat(10_000)).as_bytes());
-    write(&source, "named-many-b.html", format!("<html><body>{}bold</body></html>", "<b>".repeat(100_000)).as_bytes());
+    write(
+        &source,
+        "named-unclosed-divs.html",
+        format!("<html><body>{}deep</body></html>", "<div>".repeat(10_000)).as_bytes(),
+    );
+    write(
+        &source,
+        "named-many-b.html",
+        format!("<html><body>{}bold</body></html>", "<b>".repeat(100_000)).as_bytes(),
+    );
     write(&source, "named-flate-bomb.pdf", &flate_bomb_pdf(200));
     write(&source, "named-zip-bomb.docx", &docx(&[], 1024));
     for i in 0..HOSTILE_FILES {
@@ -246,19 +323,46 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     let out = dir.join("out");
     let started = std::time::Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_quarry"))
-        .args(["bench-pipeline", source.to_str().unwrap(), "--out", out.to_str().unwrap(), "--json", "--progress", "quiet", "--parse-timeout-secs", "60"])
+        .args([
+            "bench-pipeline",
+            source.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+            "--progress",
+            "quiet",
+            "--parse-timeout-secs",
+            "60",
+        ])
         .args(["--parse-memory-mb", &PARSE_MEMORY_MIB.to_string()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     // No abort: the run ends on its own, with its report.
-    assert!(output.status.success(), "status {:?}\n{}", output.status, &stderr[stderr.len().saturating_sub(4000)..]);
+    assert!(
+        output.status.success(),
+        "status {:?}\n{}",
+        output.status,
+        &stderr[stderr.len().saturating_sub(4000)..]
+    );
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    eprintln!("{} files in {:.1} s: {} documents indexed, {} failed; peak {:.0} MiB", HOSTILE_FILES + controls.len() + 6, started.elapsed().as_secs_f64(), report["documents_indexed"], report["documents_failed"], report["peak_rss_mib"]);
+    eprintln!(
+        "{} files in {:.1} s: {} documents indexed, {} failed; peak {:.0} MiB",
+        HOSTILE_FILES + controls.len() + 6,
+        started.elapsed().as_secs_f64(),
+        report["documents_indexed"],
+        report["documents_failed"],
+        report["peak_rss_mib"]
+    );
 
     let failures = report["failures"].as_array().unwrap();
-    let reason_of = |name: &str| failures.iter().find(|f| f["uri"].as_str().unwrap().ends_with(&format!("/{name}"))).map(|f| f["reason"].as_str().unwrap().to_string());
+    let reason_of = |name: &str| {
+        failures
+            .iter()
+            .find(|f| f["uri"].as_str().unwrap().ends_with(&format!("/{name}")))
+            .map(|f| f["reason"].as_str().unwrap().to_string())
+    };
     // Every failure says what was wrong, briefly.
     for failure in failures {
         let reason = failure["reason"].as_str().unwrap();
@@ -270,13 +374,27 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     }
     // ...and is found.
     let search = Command::new(env!("CARGO_BIN_EXE_quarry"))
-        .args(["search", out.to_str().unwrap(), "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2", "--mode", "keyword", "--top-k", "4", "--json"])
+        .args([
+            "search",
+            out.to_str().unwrap(),
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2",
+            "--mode",
+            "keyword",
+            "--top-k",
+            "4",
+            "--json",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     assert!(search.status.success(), "{}", String::from_utf8_lossy(&search.stderr));
     let found = String::from_utf8_lossy(&search.stdout);
-    for name in ["control-txt-0.txt", "control-pdf-5.pdf", "control-docx-3.docx", "control-html-2.html"] {
+    for name in [
+        "control-txt-0.txt",
+        "control-pdf-5.pdf",
+        "control-docx-3.docx",
+        "control-html-2.html",
+    ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
     // The named findings fail with their own reasons.

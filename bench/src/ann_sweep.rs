@@ -21,7 +21,11 @@ pub const MIN_WINDOW_SECS: f64 = 0.5;
 
 /// Queries per second of `run` over `n` queries: the query set is repeated until the window
 /// lasts at least [`MIN_WINDOW_SECS`], and the best of `repetitions` windows is kept.
-pub fn timed_qps(n: usize, repetitions: usize, mut run: impl FnMut(usize) -> anyhow::Result<()>) -> anyhow::Result<f64> {
+pub fn timed_qps(
+    n: usize,
+    repetitions: usize,
+    mut run: impl FnMut(usize) -> anyhow::Result<()>,
+) -> anyhow::Result<f64> {
     let mut best = 0f64;
     for _ in 0..repetitions.max(1) {
         let started = Instant::now();
@@ -39,29 +43,97 @@ pub fn timed_qps(n: usize, repetitions: usize, mut run: impl FnMut(usize) -> any
 
 /// Recall of `found` rows against `truth` rows, averaged.
 pub fn recall(truth: &[Vec<u64>], found: &[Vec<u64>]) -> f64 {
-    let total: f64 = truth.iter().zip(found).map(|(t, f)| t.iter().filter(|r| f.contains(r)).count() as f64 / t.len().max(1) as f64).sum();
+    let total: f64 = truth
+        .iter()
+        .zip(found)
+        .map(|(t, f)| t.iter().filter(|r| f.contains(r)).count() as f64 / t.len().max(1) as f64)
+        .sum();
     total / truth.len().max(1) as f64
 }
 
 /// Exact top-10 rows for every query.
 pub fn ground_truth(base: &[f32], queries: &[f32], dim: usize) -> Vec<Vec<u64>> {
-    quarry_kernels::exact_top_k(queries, base, dim, 10).into_iter().map(|hits| hits.into_iter().map(|h| h.row).collect()).collect()
+    quarry_kernels::exact_top_k(queries, base, dim, 10)
+        .into_iter()
+        .map(|hits| hits.into_iter().map(|h| h.row).collect())
+        .collect()
 }
 
 /// Sweeps the search-time parameter of the index stored at `index_file`.
-pub fn sweep(index_file: &Path, spec: &IndexSpec, queries: &[f32], dim: usize, truth: &[Vec<u64>], values: &[usize], repetitions: usize) -> anyhow::Result<Vec<SweepPoint>> {
+pub fn sweep(
+    index_file: &Path,
+    spec: &IndexSpec,
+    queries: &[f32],
+    dim: usize,
+    truth: &[Vec<u64>],
+    values: &[usize],
+    repetitions: usize,
+) -> anyhow::Result<Vec<SweepPoint>> {
     let mut points = Vec::new();
     for &value in values {
         let (parameter, variant) = match spec {
-            IndexSpec::Hnsw { m, ef_construction, .. } => ("efSearch", IndexSpec::Hnsw { m: *m, ef_construction: *ef_construction, ef_search: value }),
-            IndexSpec::IvfFlat { nlist, train_sample, trainer, .. } => ("nprobe", IndexSpec::IvfFlat { nlist: *nlist, nprobe: value, train_sample: *train_sample, trainer: *trainer }),
-            IndexSpec::IvfPq { nlist, pq_m, nbits, train_sample, .. } => ("nprobe", IndexSpec::IvfPq { nlist: *nlist, nprobe: value, pq_m: *pq_m, nbits: *nbits, train_sample: *train_sample }),
+            IndexSpec::Hnsw { m, ef_construction, .. } => (
+                "efSearch",
+                IndexSpec::Hnsw {
+                    m: *m,
+                    ef_construction: *ef_construction,
+                    ef_search: value,
+                },
+            ),
+            IndexSpec::IvfFlat {
+                nlist,
+                train_sample,
+                trainer,
+                ..
+            } => (
+                "nprobe",
+                IndexSpec::IvfFlat {
+                    nlist: *nlist,
+                    nprobe: value,
+                    train_sample: *train_sample,
+                    trainer: *trainer,
+                },
+            ),
+            IndexSpec::IvfPq {
+                nlist,
+                pq_m,
+                nbits,
+                train_sample,
+                ..
+            } => (
+                "nprobe",
+                IndexSpec::IvfPq {
+                    nlist: *nlist,
+                    nprobe: value,
+                    pq_m: *pq_m,
+                    nbits: *nbits,
+                    train_sample: *train_sample,
+                },
+            ),
             IndexSpec::Flat => return Ok(points),
         };
         let index = load_vector_index(index_file, &variant)?;
-        let found: Vec<Vec<u64>> = queries.chunks(dim).map(|q| index.search(q, 10).map(|mut hits| hits.remove(0).into_iter().map(|h| h.row).collect())).collect::<Result<_, _>>()?;
-        let qps = timed_qps(queries.len() / dim, repetitions, |i| index.search(&queries[i * dim..(i + 1) * dim], 10).map(|_| ()).map_err(Into::into))?;
-        points.push(SweepPoint { engine: "quarry".into(), parameter: parameter.into(), value, recall_at_10: recall(truth, &found), qps });
+        let found: Vec<Vec<u64>> = queries
+            .chunks(dim)
+            .map(|q| {
+                index
+                    .search(q, 10)
+                    .map(|mut hits| hits.remove(0).into_iter().map(|h| h.row).collect())
+            })
+            .collect::<Result<_, _>>()?;
+        let qps = timed_qps(queries.len() / dim, repetitions, |i| {
+            index
+                .search(&queries[i * dim..(i + 1) * dim], 10)
+                .map(|_| ())
+                .map_err(Into::into)
+        })?;
+        points.push(SweepPoint {
+            engine: "quarry".into(),
+            parameter: parameter.into(),
+            value,
+            recall_at_10: recall(truth, &found),
+            qps,
+        });
     }
     Ok(points)
 }

@@ -61,8 +61,18 @@ pub const TOKENIZE_GROUP: usize = 2048;
 pub fn default_settings(model: &ModelDir) -> anyhow::Result<(ChunkSettings, Arc<ModelTokenizer>)> {
     let info = model.info()?;
     let tokenizer = Arc::new(ModelTokenizer::from_file(&model.tokenizer_file(), info.max_tokens)?);
-    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), &info.sha256)?);
-    let settings = ChunkSettings { parser: std::sync::Arc::new(AutoParser), chunker, tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let chunker = Arc::new(TokenChunker::new(
+        ChunkerConfig::default(),
+        tokenizer.clone(),
+        &info.sha256,
+    )?);
+    let settings = ChunkSettings {
+        parser: std::sync::Arc::new(AutoParser),
+        chunker,
+        tags: Vec::new(),
+        max_document_tokens: 500_000,
+        ingested_at: chrono::Utc::now(),
+    };
     Ok((settings, tokenizer))
 }
 
@@ -85,15 +95,32 @@ pub fn read_folder(folder: &Path) -> anyhow::Result<Vec<RawDocument>> {
         .into_iter()
         .map(|path| {
             let bytes = std::fs::read(&path)?;
-            let relative = path.strip_prefix(folder).unwrap_or(&path).to_string_lossy().into_owned();
-            Ok(RawDocument { uri: format!("file://{}", path.display()), relative_path: relative, size: bytes.len() as u64, bytes: bytes.into(), etag: None, source: "file".into() })
+            let relative = path
+                .strip_prefix(folder)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            Ok(RawDocument {
+                uri: format!("file://{}", path.display()),
+                relative_path: relative,
+                size: bytes.len() as u64,
+                bytes: bytes.into(),
+                etag: None,
+                source: "file".into(),
+            })
         })
         .collect()
 }
 
 /// Parses, chunks and tokenizes `files`, builds their keyword index and writes their segment
 /// (`dim`-wide vectors), on a pool of `threads` threads.
-pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &ModelTokenizer, dim: usize, threads: usize) -> anyhow::Result<CpuStages> {
+pub fn measure(
+    files: &[RawDocument],
+    settings: &ChunkSettings,
+    tokenizer: &ModelTokenizer,
+    dim: usize,
+    threads: usize,
+) -> anyhow::Result<CpuStages> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     pool.install(|| {
         let started = Instant::now();
@@ -103,9 +130,15 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
         anyhow::ensure!(failures == 0, "{failures} documents failed to parse or chunk");
         let documents: Vec<_> = parsed.into_iter().flat_map(|(documents, _)| documents).collect();
         let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
-        let without_ids = documents.iter().flat_map(|d| d.chunks.iter().zip(&d.model_ids)).filter(|(_, ids)| ids.is_none());
+        let without_ids = documents
+            .iter()
+            .flat_map(|d| d.chunks.iter().zip(&d.model_ids))
+            .filter(|(_, ids)| ids.is_none());
         let texts: Vec<&str> = without_ids.map(|(c, _)| c.text.as_str()).collect();
-        let chunk_tokens: u64 = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.token_count as u64)).sum();
+        let chunk_tokens: u64 = documents
+            .iter()
+            .flat_map(|d| d.chunks.iter().map(|c| c.token_count as u64))
+            .sum();
         let started = Instant::now();
         for group in texts.chunks(TOKENIZE_GROUP) {
             tokenizer.encode_for_model(group)?;
@@ -113,11 +146,17 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
         let tokenize_secs = started.elapsed().as_secs_f64();
         let keyword_dir = tempfile::tempdir()?;
         let started = Instant::now();
-        build_keyword_index(keyword_dir.path(), documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())))?;
+        build_keyword_index(
+            keyword_dir.path(),
+            documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())),
+        )?;
         let keyword_index_secs = started.elapsed().as_secs_f64();
         let english_dir = tempfile::tempdir()?;
         let started = Instant::now();
-        build_english_keyword_index(english_dir.path(), documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())))?;
+        build_english_keyword_index(
+            english_dir.path(),
+            documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())),
+        )?;
         let keyword_index_english_secs = started.elapsed().as_secs_f64();
         let write_segment_secs = write_segment(&documents, keyword_dir.path(), dim)?;
         let rate = |secs: f64| if secs > 0.0 { chunk_tokens as f64 / secs } else { 0.0 };
@@ -146,7 +185,10 @@ pub fn measure(files: &[RawDocument], settings: &ChunkSettings, tokenizer: &Mode
 fn write_segment(documents: &[ChunkedDoc], keyword_dir: &Path, dim: usize) -> anyhow::Result<f64> {
     let chunks: Vec<Chunk> = documents.iter().flat_map(|d| d.chunks.iter().cloned()).collect();
     let records: Vec<DocumentRecord> = documents.iter().map(|d| d.record.clone()).collect();
-    let embeddings = Embeddings { dim, data: clustered_unit_vectors(chunks.len(), dim, 256, 7) };
+    let embeddings = Embeddings {
+        dim,
+        data: clustered_unit_vectors(chunks.len(), dim, 256, 7),
+    };
     let vectors = build_vector_index(&IndexSpec::Flat, dim, &embeddings.data)?;
     let out = tempfile::tempdir()?;
     let writer = SnapshotWriter::open(&out.path().to_string_lossy(), &StoreOptions::default())?;

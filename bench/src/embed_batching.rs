@@ -27,17 +27,38 @@ fn padded_tokens(lengths: &[usize], policy: BatchPolicy) -> usize {
 }
 
 /// Measures each policy `repetitions` times over `texts`.
-pub fn measure(model: &ModelDir, texts: &[&str], policies: &[BatchPolicy], repetitions: usize) -> anyhow::Result<Vec<PolicyResult>> {
+pub fn measure(
+    model: &ModelDir,
+    texts: &[&str],
+    policies: &[BatchPolicy],
+    repetitions: usize,
+) -> anyhow::Result<Vec<PolicyResult>> {
     let mut results = Vec::new();
     for &policy in policies {
-        let embedder = BertEmbedder::load(model, EmbedOptions { batch: Some(policy), ..Default::default() })?;
-        let lengths: Vec<usize> = embedder.tokenizer().encode_for_model(texts)?.iter().map(Vec::len).collect();
+        let embedder = BertEmbedder::load(
+            model,
+            EmbedOptions {
+                batch: Some(policy),
+                ..Default::default()
+            },
+        )?;
+        let lengths: Vec<usize> = embedder
+            .tokenizer()
+            .encode_for_model(texts)?
+            .iter()
+            .map(Vec::len)
+            .collect();
         let mut seconds = Vec::new();
         for _ in 0..repetitions.max(1) {
             let started = Instant::now();
             let embeddings = embedder.embed(texts)?;
             seconds.push(started.elapsed().as_secs_f64());
-            anyhow::ensure!(embeddings.rows() == texts.len(), "embedder returned {} rows for {} texts", embeddings.rows(), texts.len());
+            anyhow::ensure!(
+                embeddings.rows() == texts.len(),
+                "embedder returned {} rows for {} texts",
+                embeddings.rows(),
+                texts.len()
+            );
         }
         let mut sorted = seconds.clone();
         sorted.sort_by(f64::total_cmp);

@@ -32,11 +32,18 @@ pub struct EmbedThroughput {
 /// `count` seeded texts long enough that the model window (256 tokens) cuts every one.
 pub fn window_filling_texts(count: usize, seed: u64) -> Vec<String> {
     let docs = synthetic_documents(count * 3, seed);
-    docs.chunks(3).map(|group| group.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" ")).collect()
+    docs.chunks(3)
+        .map(|group| group.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join(" "))
+        .collect()
 }
 
 /// Embeds `texts` `repetitions` times after one warm-up batch.
-pub fn measure(embedder: &dyn Embedder, texts: &[String], repetitions: usize, roof_tokens_per_sec: f64) -> anyhow::Result<EmbedThroughput> {
+pub fn measure(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    repetitions: usize,
+    roof_tokens_per_sec: f64,
+) -> anyhow::Result<EmbedThroughput> {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let started = Instant::now();
     let ids = embedder.tokenize(&refs)?;
@@ -48,7 +55,12 @@ pub fn measure(embedder: &dyn Embedder, texts: &[String], repetitions: usize, ro
         let started = Instant::now();
         let embeddings = embedder.embed_tokens(&ids)?;
         model_secs.push(started.elapsed().as_secs_f64());
-        anyhow::ensure!(embeddings.rows() == texts.len(), "embedder returned {} rows for {} texts", embeddings.rows(), texts.len());
+        anyhow::ensure!(
+            embeddings.rows() == texts.len(),
+            "embedder returned {} rows for {} texts",
+            embeddings.rows(),
+            texts.len()
+        );
     }
     let mut sorted = model_secs.clone();
     sorted.sort_by(f64::total_cmp);

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use quarry_indexer::embed::{default_model_dir, load_embedder, BatchPolicy, DeviceSpec, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::embed::{
+    default_model_dir, load_embedder, BatchPolicy, DeviceSpec, EmbedOptions, Embedder, ModelDir,
+};
 use quarry_indexer::snapshot::layout;
 use quarry_server::eval::{evaluate, EvalReport};
 use quarry_server::{LoadOptions, LoadedSnapshot, Mode, Searcher};
@@ -66,7 +68,10 @@ fn perturbed_rows(base: &[f32], dim: usize, count: usize, seed: u64) -> Vec<f32>
     let mut out = Vec::with_capacity(count * dim);
     for _ in 0..count {
         let row = rng.below(rows);
-        let mut vector: Vec<f32> = base[row * dim..(row + 1) * dim].iter().map(|x| x + 0.1 * rng.normal() as f32 / (dim as f32).sqrt()).collect();
+        let mut vector: Vec<f32> = base[row * dim..(row + 1) * dim]
+            .iter()
+            .map(|x| x + 0.1 * rng.normal() as f32 / (dim as f32).sqrt())
+            .collect();
         let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
         vector.iter_mut().for_each(|x| *x /= norm);
         out.extend(vector);
@@ -75,7 +80,11 @@ fn perturbed_rows(base: &[f32], dim: usize, count: usize, seed: u64) -> Vec<f32>
 }
 
 fn host() -> String {
-    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "host".into())
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into())
 }
 
 /// Runs a workload and writes its results under `out`.
@@ -85,16 +94,36 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     let work = tempfile::tempdir()?;
     let model_dir = match &workload.model.path {
         Some(path) => path.clone(),
-        None => std::env::var_os("QUARRY_MODEL").map(PathBuf::from).map(Ok).unwrap_or_else(default_model_dir)?,
+        None => std::env::var_os("QUARRY_MODEL")
+            .map(PathBuf::from)
+            .map(Ok)
+            .unwrap_or_else(default_model_dir)?,
     };
     let model = ModelDir::open(&model_dir)?;
     let device: DeviceSpec = workload.model.device.as_deref().unwrap_or("auto").parse()?;
-    let batch = workload.model.batch_tokens.map(|max_tokens| BatchPolicy::TokenBudget { max_tokens });
-    let embedder: Arc<dyn Embedder> = load_embedder(&model, EmbedOptions { device, batch, ..Default::default() })?;
+    let batch = workload
+        .model
+        .batch_tokens
+        .map(|max_tokens| BatchPolicy::TokenBudget { max_tokens });
+    let embedder: Arc<dyn Embedder> = load_embedder(
+        &model,
+        EmbedOptions {
+            device,
+            batch,
+            ..Default::default()
+        },
+    )?;
     tracing::info!("bench {}: preparing the snapshot", workload.name);
     let prepared = prepare(&workload, work.path(), &model, embedder.clone()).await?;
 
-    let loaded = LoadedSnapshot::load(&prepared.snapshot, &LoadOptions { cache_dir: work.path().join("cache"), ..Default::default() }).await?;
+    let loaded = LoadedSnapshot::load(
+        &prepared.snapshot,
+        &LoadOptions {
+            cache_dir: work.path().join("cache"),
+            ..Default::default()
+        },
+    )
+    .await?;
     let searcher = Arc::new(Searcher::new(Arc::new(loaded), embedder.clone())?);
     let quality = match &prepared.dataset {
         Some(dataset) => {
@@ -113,21 +142,41 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         for &c in &s.concurrency {
             let (searcher, queries) = (searcher.clone(), prepared.queries.clone());
             let (requests, top_k) = (s.requests, s.top_k);
-            load.push(tokio::task::spawn_blocking(move || in_process(&searcher, &queries, mode, c, requests, max, top_k)).await?);
+            load.push(
+                tokio::task::spawn_blocking(move || in_process(&searcher, &queries, mode, c, requests, max, top_k))
+                    .await?,
+            );
         }
     }
     if s.http {
-        let server = BenchServer::start(&prepared.snapshot, embedder.clone(), &work.path().join("server"), |options| {
-            options.query_cache = 0;
-            options.search_workers = s.search_workers.unwrap_or(options.search_workers);
-            options.query_embed_threads = s.query_embed_threads.or(options.query_embed_threads);
-            options.query_pass_queries = s.query_pass_queries.or(options.query_pass_queries);
-        })
+        let server = BenchServer::start(
+            &prepared.snapshot,
+            embedder.clone(),
+            &work.path().join("server"),
+            |options| {
+                options.query_cache = 0;
+                options.search_workers = s.search_workers.unwrap_or(options.search_workers);
+                options.query_embed_threads = s.query_embed_threads.or(options.query_embed_threads);
+                options.query_pass_queries = s.query_pass_queries.or(options.query_pass_queries);
+            },
+        )
         .await?;
         for mode in &s.modes {
             let mode: Mode = mode.parse()?;
             for &c in &s.concurrency {
-                load.push(http(&server.base, "bench", &prepared.queries, mode, c, s.requests, max, s.top_k).await);
+                load.push(
+                    http(
+                        &server.base,
+                        "bench",
+                        &prepared.queries,
+                        mode,
+                        c,
+                        s.requests,
+                        max,
+                        s.top_k,
+                    )
+                    .await,
+                );
             }
         }
         server.stop().await?;
@@ -139,7 +188,9 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     let base = snapshot.all_embeddings()?;
     let query_vectors = match &workload.dataset {
         // Synthetic vectors have no text: queries come from the data's own distribution.
-        crate::workload::Dataset::SyntheticVectors { seed, .. } => perturbed_rows(&base, dim, prepared.queries.len(), *seed),
+        crate::workload::Dataset::SyntheticVectors { seed, .. } => {
+            perturbed_rows(&base, dim, prepared.queries.len(), *seed)
+        }
         _ => {
             let query_texts: Vec<&str> = prepared.queries.iter().map(|q| q.text.as_str()).collect();
             embedder.embed(&query_texts)?.data
@@ -154,24 +205,55 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         quarry_indexer::index::IndexSpec::Flat => Vec::new(),
         _ => workload.ann.nprobe.clone(),
     };
-    let ann = sweep(&index_file, &spec, &query_vectors, dim, &truth, &sweep_values, workload.repetitions)?;
+    let ann = sweep(
+        &index_file,
+        &spec,
+        &query_vectors,
+        dim,
+        &truth,
+        &sweep_values,
+        workload.repetitions,
+    )?;
     let n = prepared.queries.len();
-    let vector_lane_qps = timed_qps(n, workload.repetitions, |i| searcher.vector_lane(&query_vectors[i * dim..(i + 1) * dim], 10, None).map(|_| ()).map_err(Into::into))?;
-    let keyword_lane_qps = timed_qps(n, workload.repetitions, |i| searcher.keyword_lane(&prepared.queries[i].text, 100, None).map(|_| ()).map_err(Into::into))?;
+    let vector_lane_qps = timed_qps(n, workload.repetitions, |i| {
+        searcher
+            .vector_lane(&query_vectors[i * dim..(i + 1) * dim], 10, None)
+            .map(|_| ())
+            .map_err(Into::into)
+    })?;
+    let keyword_lane_qps = timed_qps(n, workload.repetitions, |i| {
+        searcher
+            .keyword_lane(&prepared.queries[i].text, 100, None)
+            .map(|_| ())
+            .map_err(Into::into)
+    })?;
 
     // Peers on the same data.
     let peers = if workload.peers.enabled {
-        let python = workload.peers.python.clone().unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-bench/bin/python"));
+        let python = workload
+            .peers
+            .python
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-bench/bin/python"));
         let texts = prepared.dataset.as_ref().map(|_| {
             let chunks: Vec<(String, String)> = snapshot
                 .chunks()
                 .enumerate()
                 .map(|(row, c)| {
                     let uri = &snapshot.document_of(row).uri;
-                    (c.text.clone(), uri.rsplit_once('#').map(|(_, id)| id.to_string()).unwrap_or_else(|| c.doc_id.clone()))
+                    (
+                        c.text.clone(),
+                        uri.rsplit_once('#')
+                            .map(|(_, id)| id.to_string())
+                            .unwrap_or_else(|| c.doc_id.clone()),
+                    )
                 })
                 .collect();
-            let queries = prepared.queries.iter().map(|q| (q.id.clone(), q.text.clone())).collect();
+            let queries = prepared
+                .queries
+                .iter()
+                .map(|q| (q.id.clone(), q.text.clone()))
+                .collect();
             (chunks, queries, prepared.qrels.clone())
         });
         Some(crate::peers::run(crate::peers::PeerInput {
@@ -190,7 +272,13 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
     } else {
         None
     };
-    let mut ratios = ratios(&spec, vector_lane_qps, keyword_lane_qps, quality.as_ref(), peers.as_ref());
+    let mut ratios = ratios(
+        &spec,
+        vector_lane_qps,
+        keyword_lane_qps,
+        quality.as_ref(),
+        peers.as_ref(),
+    );
 
     if let Some(raw) = default_point(&spec, &ann) {
         ratios.overhead_vs_own_faiss_percent = Some((raw / vector_lane_qps - 1.0) * 100.0);
@@ -199,7 +287,12 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         workload: workload.name.clone(),
         date: chrono::Utc::now().to_rfc3339(),
         command: format!("quarry bench {} --out {}", workload_path.display(), out.display()),
-        machine: Machine { host: host(), cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), os: std::env::consts::OS.into(), device: embedder.device_name() },
+        machine: Machine {
+            host: host(),
+            cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            os: std::env::consts::OS.into(),
+            device: embedder.device_name(),
+        },
         indexing: prepared.indexing,
         quality,
         load,
@@ -209,7 +302,12 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
         peers,
         ratios,
     };
-    let stem = format!("{}-{}-{}", chrono::Utc::now().format("%Y-%m-%d"), results.machine.host, workload.name);
+    let stem = format!(
+        "{}-{}-{}",
+        chrono::Utc::now().format("%Y-%m-%d"),
+        results.machine.host,
+        workload.name
+    );
     std::fs::write(out.join(format!("{stem}.json")), serde_json::to_vec_pretty(&results)?)?;
     std::fs::write(out.join(format!("{stem}.md")), crate::report::markdown(&results))?;
     crate::plots::write_all(&results, out, &stem)?;
@@ -220,13 +318,20 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
 fn default_point(spec: &quarry_indexer::index::IndexSpec, sweep: &[SweepPoint]) -> Option<f64> {
     let value = match spec {
         quarry_indexer::index::IndexSpec::Hnsw { ef_search, .. } => *ef_search,
-        quarry_indexer::index::IndexSpec::IvfFlat { nprobe, .. } | quarry_indexer::index::IndexSpec::IvfPq { nprobe, .. } => *nprobe,
+        quarry_indexer::index::IndexSpec::IvfFlat { nprobe, .. }
+        | quarry_indexer::index::IndexSpec::IvfPq { nprobe, .. } => *nprobe,
         quarry_indexer::index::IndexSpec::Flat => return None,
     };
     sweep.iter().find(|p| p.value == value).map(|p| p.qps)
 }
 
-fn ratios(spec: &quarry_indexer::index::IndexSpec, vector_qps: f64, keyword_qps: f64, quality: Option<&EvalReport>, peers: Option<&PeerResults>) -> Ratios {
+fn ratios(
+    spec: &quarry_indexer::index::IndexSpec,
+    vector_qps: f64,
+    keyword_qps: f64,
+    quality: Option<&EvalReport>,
+    peers: Option<&PeerResults>,
+) -> Ratios {
     let mut ratios = Ratios::default();
     let Some(peers) = peers else { return ratios };
     let at = |sweep: &[SweepPoint]| default_point(spec, sweep);

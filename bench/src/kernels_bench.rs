@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use quarry_datasets::synthetic::clustered_unit_vectors;
-use quarry_indexer::index::{ann_recall, build_vector_index, sample_rows, IndexSpec, IvfTrainer, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
+use quarry_indexer::index::{
+    ann_recall, build_vector_index, sample_rows, IndexSpec, IvfTrainer, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED,
+};
 use quarry_kernels::{KMeansConfig, VectorKernels};
 
 /// What to measure.
@@ -81,13 +83,23 @@ fn timed<T>(run: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(T, f64)>
 }
 
 /// Flat top-k QPS at each batch size: repeated for at least half a second, best of the runs.
-fn flat_top_k(kernels: &dyn VectorKernels, base: &[f32], config: &KernelBenchConfig) -> anyhow::Result<Vec<TopKResult>> {
+fn flat_top_k(
+    kernels: &dyn VectorKernels,
+    base: &[f32],
+    config: &KernelBenchConfig,
+) -> anyhow::Result<Vec<TopKResult>> {
     // The base is prepared once (resident on a GPU), as a flat search path would hold it.
     let flat = kernels.prepare_flat(base, config.dim)?;
-    measure_batches(config, base, |queries| flat.top_k(queries, config.k).map(|_| ()).map_err(Into::into))
+    measure_batches(config, base, |queries| {
+        flat.top_k(queries, config.k).map(|_| ()).map_err(Into::into)
+    })
 }
 
-fn measure_batches(config: &KernelBenchConfig, base: &[f32], mut search: impl FnMut(&[f32]) -> anyhow::Result<()>) -> anyhow::Result<Vec<TopKResult>> {
+fn measure_batches(
+    config: &KernelBenchConfig,
+    base: &[f32],
+    mut search: impl FnMut(&[f32]) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<TopKResult>> {
     let dim = config.dim;
     let mut results = Vec::new();
     for &batch in &config.query_batches {
@@ -101,8 +113,15 @@ fn measure_batches(config: &KernelBenchConfig, base: &[f32], mut search: impl Fn
         let seconds = started.elapsed().as_secs_f64() / runs as f64;
         let base_bytes = (config.rows * dim * 4) as f64;
         let roof_qps = (config.bandwidth_gbs > 0.0).then(|| config.bandwidth_gbs * 1e9 / base_bytes * batch as f64);
-        let compute_roof_qps = (config.fp32_tflops > 0.0).then(|| config.fp32_tflops * 1e12 / (2.0 * (config.rows * dim) as f64));
-        results.push(TopKResult { batch, seconds, qps: batch as f64 / seconds, roof_qps, compute_roof_qps });
+        let compute_roof_qps =
+            (config.fp32_tflops > 0.0).then(|| config.fp32_tflops * 1e12 / (2.0 * (config.rows * dim) as f64));
+        results.push(TopKResult {
+            batch,
+            seconds,
+            qps: batch as f64 / seconds,
+            roof_qps,
+            compute_roof_qps,
+        });
     }
     Ok(results)
 }
@@ -110,14 +129,22 @@ fn measure_batches(config: &KernelBenchConfig, base: &[f32], mut search: impl Fn
 /// Runs every measurement on `kernels`' device.
 pub fn run(kernels: Arc<dyn VectorKernels>, config: KernelBenchConfig) -> anyhow::Result<KernelBenchReport> {
     let dim = config.dim;
-    tracing::info!("bench-kernels on {}: {} × {dim} clustered unit vectors", kernels.device(), config.rows);
+    tracing::info!(
+        "bench-kernels on {}: {} × {dim} clustered unit vectors",
+        kernels.device(),
+        config.rows
+    );
     let base = clustered_unit_vectors(config.rows, dim, 1024, config.seed);
     let top_k = flat_top_k(kernels.as_ref(), &base, &config)?;
 
     let mut ivf = Vec::new();
     let sample = sample_rows(&base, dim, config.train_sample);
     // The same k-means the build runs, so train + assign are the build's own stages.
-    let kmeans = KMeansConfig { k: config.nlist, iterations: KERNEL_KMEANS_ITERATIONS, seed: KERNEL_KMEANS_SEED };
+    let kmeans = KMeansConfig {
+        k: config.nlist,
+        iterations: KERNEL_KMEANS_ITERATIONS,
+        seed: KERNEL_KMEANS_SEED,
+    };
     let (centroids, train_secs) = timed(|| Ok(kernels.kmeans_train(&sample, dim, kmeans)?))?;
     let (_, assign_secs) = timed(|| Ok(kernels.kmeans_assign(&base, &centroids, dim)?))?;
     let nprobe = 32.min(config.nlist);
@@ -126,33 +153,79 @@ pub fn run(kernels: Arc<dyn VectorKernels>, config: KernelBenchConfig) -> anyhow
         if trainer == IvfTrainer::Faiss && !config.faiss_baseline {
             continue;
         }
-        let spec = IndexSpec::IvfFlat { nlist: config.nlist, nprobe, train_sample: config.train_sample, trainer };
+        let spec = IndexSpec::IvfFlat {
+            nlist: config.nlist,
+            nprobe,
+            train_sample: config.train_sample,
+            trainer,
+        };
         let (index, total_secs) = timed(|| Ok(build_vector_index(&spec, dim, &base)?))?;
         let recall = ann_recall(&index, &base, dim, &recall_queries, 10)?;
         let (builder, train, assign) = match trainer {
-            IvfTrainer::Kernels => (format!("quarry kernels on {} + FAISS add_core", kernels.device()), Some(train_secs), Some(assign_secs)),
+            IvfTrainer::Kernels => (
+                format!("quarry kernels on {} + FAISS add_core", kernels.device()),
+                Some(train_secs),
+                Some(assign_secs),
+            ),
             IvfTrainer::Faiss | IvfTrainer::Auto => ("FAISS train + add (CPU)".to_string(), None, None),
         };
-        ivf.push(IvfBuildResult { builder, train_secs: train, assign_secs: assign, total_secs, recall_at_10: recall });
+        ivf.push(IvfBuildResult {
+            builder,
+            train_secs: train,
+            assign_secs: assign,
+            total_secs,
+            recall_at_10: recall,
+        });
     }
-    Ok(KernelBenchReport { device: kernels.device(), config, top_k, ivf })
+    Ok(KernelBenchReport {
+        device: kernels.device(),
+        config,
+        top_k,
+        ivf,
+    })
 }
 
 /// The report as Markdown tables.
 pub fn markdown(report: &KernelBenchReport) -> String {
     use std::fmt::Write;
     let c = &report.config;
-    let mut md = format!("## Vector kernels on {}: {} × {} vectors, k = {}\n\n", report.device, c.rows, c.dim, c.k);
+    let mut md = format!(
+        "## Vector kernels on {}: {} × {} vectors, k = {}\n\n",
+        report.device, c.rows, c.dim, c.k
+    );
     md.push_str("| query batch | s per batch | QPS | bandwidth roof QPS | FP32 compute roof QPS | fraction of the lower roof |\n|---:|---:|---:|---:|---:|---:|\n");
     let or_dash = |value: Option<f64>, digits: usize| value.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     for t in &report.top_k {
-        let _ = writeln!(md, "| {} | {:.5} | {:.1} | {} | {} | {} |", t.batch, t.seconds, t.qps, or_dash(t.roof_qps, 0), or_dash(t.compute_roof_qps, 0), or_dash(t.fraction_of_roof(), 2));
+        let _ = writeln!(
+            md,
+            "| {} | {:.5} | {:.1} | {} | {} | {} |",
+            t.batch,
+            t.seconds,
+            t.qps,
+            or_dash(t.roof_qps, 0),
+            or_dash(t.compute_roof_qps, 0),
+            or_dash(t.fraction_of_roof(), 2)
+        );
     }
-    let _ = writeln!(md, "\nIVF-Flat build, nlist {}, training sample {}, {KERNEL_KMEANS_ITERATIONS} k-means iterations:\n", c.nlist, c.train_sample);
-    md.push_str("| builder | train s | assign s | whole build s | recall@10 (nprobe 32) |\n|---|---:|---:|---:|---:|\n");
+    let _ = writeln!(
+        md,
+        "\nIVF-Flat build, nlist {}, training sample {}, {KERNEL_KMEANS_ITERATIONS} k-means iterations:\n",
+        c.nlist, c.train_sample
+    );
+    md.push_str(
+        "| builder | train s | assign s | whole build s | recall@10 (nprobe 32) |\n|---|---:|---:|---:|---:|\n",
+    );
     for b in &report.ivf {
         let secs = |s: Option<f64>| s.map_or("-".into(), |s| format!("{s:.2}"));
-        let _ = writeln!(md, "| {} | {} | {} | {:.2} | {:.4} |", b.builder, secs(b.train_secs), secs(b.assign_secs), b.total_secs, b.recall_at_10);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.2} | {:.4} |",
+            b.builder,
+            secs(b.train_secs),
+            secs(b.assign_secs),
+            b.total_secs,
+            b.recall_at_10
+        );
     }
     md
 }

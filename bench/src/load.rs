@@ -34,7 +34,14 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
-pub fn point(path: &str, mode: &str, concurrency: usize, mut latencies: Vec<f64>, failed: usize, secs: f64) -> LoadPoint {
+pub fn point(
+    path: &str,
+    mode: &str,
+    concurrency: usize,
+    mut latencies: Vec<f64>,
+    failed: usize,
+    secs: f64,
+) -> LoadPoint {
     latencies.sort_by(f64::total_cmp);
     let at = |q: f64| percentile(&latencies, q);
     LoadPoint {
@@ -52,7 +59,15 @@ pub fn point(path: &str, mode: &str, concurrency: usize, mut latencies: Vec<f64>
 }
 
 /// In-process load: `concurrency` threads share a request budget.
-pub fn in_process(searcher: &Arc<Searcher>, queries: &[Query], mode: Mode, concurrency: usize, requests: usize, max: Duration, top_k: usize) -> LoadPoint {
+pub fn in_process(
+    searcher: &Arc<Searcher>,
+    queries: &[Query],
+    mode: Mode,
+    concurrency: usize,
+    requests: usize,
+    max: Duration,
+    top_k: usize,
+) -> LoadPoint {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let handles: Vec<_> = (0..concurrency)
@@ -65,7 +80,12 @@ pub fn in_process(searcher: &Arc<Searcher>, queries: &[Query], mode: Mode, concu
                     if i >= requests || started.elapsed() > max {
                         break;
                     }
-                    let request = SearchRequest { query: queries[i % queries.len()].text.clone(), mode, top_k, ..Default::default() };
+                    let request = SearchRequest {
+                        query: queries[i % queries.len()].text.clone(),
+                        mode,
+                        top_k,
+                        ..Default::default()
+                    };
                     let begun = Instant::now();
                     match searcher.search(&request) {
                         Ok(_) => latencies.push(begun.elapsed().as_secs_f64() * 1e3),
@@ -82,11 +102,27 @@ pub fn in_process(searcher: &Arc<Searcher>, queries: &[Query], mode: Mode, concu
         latencies.extend(l);
         failed += f;
     }
-    point("in-process", mode.as_str(), concurrency, latencies, failed, started.elapsed().as_secs_f64())
+    point(
+        "in-process",
+        mode.as_str(),
+        concurrency,
+        latencies,
+        failed,
+        started.elapsed().as_secs_f64(),
+    )
 }
 
 /// HTTP load against `base` (a running server with the collection `collection`).
-pub async fn http(base: &str, collection: &str, queries: &[Query], mode: Mode, concurrency: usize, requests: usize, max: Duration, top_k: usize) -> LoadPoint {
+pub async fn http(
+    base: &str,
+    collection: &str,
+    queries: &[Query],
+    mode: Mode,
+    concurrency: usize,
+    requests: usize,
+    max: Duration,
+    top_k: usize,
+) -> LoadPoint {
     let client = reqwest::Client::new();
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -117,7 +153,14 @@ pub async fn http(base: &str, collection: &str, queries: &[Query], mode: Mode, c
         latencies.extend(l);
         failed += f;
     }
-    point("http", mode.as_str(), concurrency, latencies, failed, started.elapsed().as_secs_f64())
+    point(
+        "http",
+        mode.as_str(),
+        concurrency,
+        latencies,
+        failed,
+        started.elapsed().as_secs_f64(),
+    )
 }
 
 /// A quarry server on a free loopback port serving one snapshot as collection `bench`, with
@@ -131,17 +174,31 @@ pub struct BenchServer {
 
 impl BenchServer {
     /// `tune` adjusts `quarry serve`'s defaults (the recent-query cache, workers).
-    pub async fn start(snapshot: &str, embedder: Arc<dyn quarry_indexer::embed::Embedder>, data_dir: &std::path::Path, tune: impl FnOnce(&mut quarry_server::app::ServeOptions)) -> anyhow::Result<Self> {
+    pub async fn start(
+        snapshot: &str,
+        embedder: Arc<dyn quarry_indexer::embed::Embedder>,
+        data_dir: &std::path::Path,
+        tune: impl FnOnce(&mut quarry_server::app::ServeOptions),
+    ) -> anyhow::Result<Self> {
         let mut options = quarry_server::app::ServeOptions::new("127.0.0.1:0".parse()?, data_dir.to_path_buf());
         options.collections = vec![("bench".into(), snapshot.to_string())];
         options.poll_interval = None;
         options.search_queue = 4096;
         tune(&mut options);
-        let state = quarry_server::app::start(options, embedder).await.map_err(anyhow::Error::msg)?;
+        let state = quarry_server::app::start(options, embedder)
+            .await
+            .map_err(anyhow::Error::msg)?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(quarry_server::app::serve(state, listener, async move { let _ = stopped.await; }, Duration::from_secs(5)));
+        let handle = tokio::spawn(quarry_server::app::serve(
+            state,
+            listener,
+            async move {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(5),
+        ));
         Ok(Self { base, stop, handle })
     }
 

@@ -49,7 +49,11 @@ pub struct PeerInput<'a> {
     pub spec: &'a IndexSpec,
     pub sweep_values: &'a [usize],
     /// (chunk text, document id) for BM25, with the query texts and judgements.
-    pub texts: Option<(Vec<(String, String)>, Vec<(String, String)>, Option<HashMap<String, HashMap<String, i32>>>)>,
+    pub texts: Option<(
+        Vec<(String, String)>,
+        Vec<(String, String)>,
+        Option<HashMap<String, HashMap<String, i32>>>,
+    )>,
     pub repetitions: usize,
 }
 
@@ -76,7 +80,10 @@ pub fn run(input: PeerInput<'_>) -> anyhow::Result<PeerResults> {
     write_f32(&dir.join("base.f32"), input.base)?;
     write_f32(&dir.join("queries.f32"), input.queries)?;
     let (parameter, hnsw) = match input.spec {
-        IndexSpec::Hnsw { m, ef_construction, .. } => ("efSearch", Some(serde_json::json!({ "m": m, "ef_construction": ef_construction }))),
+        IndexSpec::Hnsw { m, ef_construction, .. } => (
+            "efSearch",
+            Some(serde_json::json!({ "m": m, "ef_construction": ef_construction })),
+        ),
         IndexSpec::IvfFlat { .. } | IndexSpec::IvfPq { .. } => ("nprobe", None),
         IndexSpec::Flat => ("none", None),
     };
@@ -92,16 +99,38 @@ pub fn run(input: PeerInput<'_>) -> anyhow::Result<PeerResults> {
         "hnsw": hnsw,
     });
     if let Some((texts, queries, qrels)) = &input.texts {
-        write_jsonl(&dir.join("texts.jsonl"), texts.iter().map(|(text, doc)| serde_json::json!({ "text": text, "doc": doc })))?;
-        write_jsonl(&dir.join("query_texts.jsonl"), queries.iter().map(|(id, text)| serde_json::json!({ "id": id, "text": text })))?;
+        write_jsonl(
+            &dir.join("texts.jsonl"),
+            texts
+                .iter()
+                .map(|(text, doc)| serde_json::json!({ "text": text, "doc": doc })),
+        )?;
+        write_jsonl(
+            &dir.join("query_texts.jsonl"),
+            queries
+                .iter()
+                .map(|(id, text)| serde_json::json!({ "id": id, "text": text })),
+        )?;
         meta["texts"] = serde_json::json!(dir.join("texts.jsonl"));
         meta["query_texts"] = serde_json::json!(dir.join("query_texts.jsonl"));
         meta["qrels"] = serde_json::to_value(qrels)?;
     }
     std::fs::write(dir.join("meta.json"), serde_json::to_vec(&meta)?)?;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("peers/peers.py");
-    let output = std::process::Command::new(&input.python).arg(&script).arg(dir.join("meta.json")).output()
-        .map_err(|e| anyhow::anyhow!("running {} (install the peers with scripts/bench-peers.sh): {e}", input.python.display()))?;
-    anyhow::ensure!(output.status.success(), "peers failed: {}", String::from_utf8_lossy(&output.stderr));
+    let output = std::process::Command::new(&input.python)
+        .arg(&script)
+        .arg(dir.join("meta.json"))
+        .output()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "running {} (install the peers with scripts/bench-peers.sh): {e}",
+                input.python.display()
+            )
+        })?;
+    anyhow::ensure!(
+        output.status.success(),
+        "peers failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     Ok(serde_json::from_slice(&output.stdout)?)
 }

@@ -8,7 +8,14 @@ use plotters::prelude::*;
 use crate::ann_sweep::SweepPoint;
 use crate::harness::BenchResults;
 
-const COLORS: [RGBColor; 6] = [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40), RGBColor(148, 103, 189), RGBColor(140, 86, 75)];
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
 
 fn err(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::anyhow!("plot: {e}")
@@ -32,8 +39,15 @@ fn recall_qps(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
             series.push(("hnswlib".into(), h.sweep.iter().collect()));
         }
     }
-    let max_qps = series.iter().flat_map(|(_, s)| s.iter().map(|p| p.qps)).fold(1.0, f64::max);
-    let min_recall = series.iter().flat_map(|(_, s)| s.iter().map(|p| p.recall_at_10)).fold(1.0, f64::min).min(0.9);
+    let max_qps = series
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(|p| p.qps))
+        .fold(1.0, f64::max);
+    let min_recall = series
+        .iter()
+        .flat_map(|(_, s)| s.iter().map(|p| p.recall_at_10))
+        .fold(1.0, f64::min)
+        .min(0.9);
     let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
@@ -43,39 +57,84 @@ fn recall_qps(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
         .y_label_area_size(60)
         .build_cartesian_2d(min_recall..1.0, (1.0..max_qps * 1.5).log_scale())
         .map_err(err)?;
-    chart.configure_mesh().x_desc("recall@10").y_desc("queries per second (one at a time)").draw().map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("recall@10")
+        .y_desc("queries per second (one at a time)")
+        .draw()
+        .map_err(err)?;
     for (i, (name, points)) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let mut points: Vec<(f64, f64)> = points.iter().map(|p| (p.recall_at_10, p.qps)).collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(2))).map_err(err)?.label(name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
-        chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(err)?;
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        chart
+            .draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
     root.present().map_err(err)?;
     Ok(())
 }
 
 fn latency_cdf(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
-    let curves: Vec<_> = results.load.iter().filter(|p| p.concurrency == 1 && !p.latencies_ms.is_empty()).collect();
-    let max_ms = curves.iter().flat_map(|p| p.latencies_ms.last().copied()).fold(1.0, f64::max);
+    let curves: Vec<_> = results
+        .load
+        .iter()
+        .filter(|p| p.concurrency == 1 && !p.latencies_ms.is_empty())
+        .collect();
+    let max_ms = curves
+        .iter()
+        .flat_map(|p| p.latencies_ms.last().copied())
+        .fold(1.0, f64::max);
     let root = SVGBackend::new(path, (720, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{}: search latency CDF at concurrency 1", results.workload), ("sans-serif", 20))
+        .caption(
+            format!("{}: search latency CDF at concurrency 1", results.workload),
+            ("sans-serif", 20),
+        )
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
         .build_cartesian_2d((0.01..max_ms * 1.2).log_scale(), 0.0..1.0)
         .map_err(err)?;
-    chart.configure_mesh().x_desc("latency, ms").y_desc("fraction of requests").draw().map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency, ms")
+        .y_desc("fraction of requests")
+        .draw()
+        .map_err(err)?;
     for (i, point) in curves.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let n = point.latencies_ms.len() as f64;
-        let cdf: Vec<(f64, f64)> = point.latencies_ms.iter().enumerate().map(|(j, ms)| (ms.max(0.01), (j + 1) as f64 / n)).collect();
-        chart.draw_series(LineSeries::new(cdf, color.stroke_width(2))).map_err(err)?.label(format!("{} {}", point.path, point.mode)).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        let cdf: Vec<(f64, f64)> = point
+            .latencies_ms
+            .iter()
+            .enumerate()
+            .map(|(j, ms)| (ms.max(0.01), (j + 1) as f64 / n))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(cdf, color.stroke_width(2)))
+            .map_err(err)?
+            .label(format!("{} {}", point.path, point.mode))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -86,7 +145,13 @@ fn stage_throughput(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let max = stages.iter().map(|s| s.per_sec).fold(1.0, f64::max);
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{}: indexing throughput per stage (items/s of busy time)", results.workload), ("sans-serif", 18))
+        .caption(
+            format!(
+                "{}: indexing throughput per stage (items/s of busy time)",
+                results.workload
+            ),
+            ("sans-serif", 18),
+        )
         .margin(12)
         .x_label_area_size(60)
         .y_label_area_size(60)
@@ -101,7 +166,12 @@ fn stage_throughput(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
         .draw()
         .map_err(err)?;
     chart
-        .draw_series(stages.iter().enumerate().map(|(i, s)| Rectangle::new([(i, 0.1), (i + 1, s.per_sec)], COLORS[i % COLORS.len()].filled())))
+        .draw_series(
+            stages
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Rectangle::new([(i, 0.1), (i + 1, s.per_sec)], COLORS[i % COLORS.len()].filled())),
+        )
         .map_err(err)?;
     root.present().map_err(err)?;
     Ok(())

@@ -18,7 +18,11 @@ pub struct Percentiles {
 fn percentiles(mut samples: Vec<f64>) -> Percentiles {
     samples.sort_by(f64::total_cmp);
     let at = |q: f64| crate::load::percentile(&samples, q) * 1e3;
-    Percentiles { p50_ms: at(0.50), p99_ms: at(0.99), samples: samples.len() }
+    Percentiles {
+        p50_ms: at(0.50),
+        p99_ms: at(0.99),
+        samples: samples.len(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -32,22 +36,41 @@ pub struct ModeLatency {
 
 /// Runs every query `reps` times in each mode, top_k = 10, with at most `per_document`
 /// chunks of a document when given.
-pub fn measure(searcher: &Searcher, queries: &[String], reps: usize, per_document: Option<usize>) -> anyhow::Result<Vec<ModeLatency>> {
+pub fn measure(
+    searcher: &Searcher,
+    queries: &[String],
+    reps: usize,
+    per_document: Option<usize>,
+) -> anyhow::Result<Vec<ModeLatency>> {
     let mut out = Vec::new();
     for mode in [Mode::Vector, Mode::Keyword, Mode::Hybrid] {
         let (mut embed, mut search) = (Vec::new(), Vec::new());
         for _ in 0..reps.max(1) {
             for query in queries {
                 let started = Instant::now();
-                let vector = if mode == Mode::Keyword { None } else { Some(searcher.embed_query(query)?) };
+                let vector = if mode == Mode::Keyword {
+                    None
+                } else {
+                    Some(searcher.embed_query(query)?)
+                };
                 embed.push(started.elapsed().as_secs_f64());
-                let request = SearchRequest { query: query.clone(), mode, top_k: 10, max_chunks_per_document: per_document, ..Default::default() };
+                let request = SearchRequest {
+                    query: query.clone(),
+                    mode,
+                    top_k: 10,
+                    max_chunks_per_document: per_document,
+                    ..Default::default()
+                };
                 let started = Instant::now();
                 searcher.search_with_vector(&request, vector.as_deref())?;
                 search.push(started.elapsed().as_secs_f64());
             }
         }
-        out.push(ModeLatency { mode: mode.as_str().into(), embed: percentiles(embed), search: percentiles(search) });
+        out.push(ModeLatency {
+            mode: mode.as_str().into(),
+            embed: percentiles(embed),
+            search: percentiles(search),
+        });
     }
     Ok(out)
 }
@@ -66,7 +89,10 @@ pub fn filtered_exact_scan(searcher: &Searcher, queries: &[String], reps: usize)
     let step = rows.div_ceil(EXACT_SCAN_MAX_ROWS).max(1);
     let mut allowed = RowSet::empty(rows);
     (0..rows).step_by(step).for_each(|row| allowed.insert(row));
-    let vectors = queries.iter().map(|q| searcher.embed_query(q)).collect::<Result<Vec<_>, _>>()?;
+    let vectors = queries
+        .iter()
+        .map(|q| searcher.embed_query(q))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut samples = Vec::new();
     for _ in 0..reps.max(1) {
         for vector in &vectors {
@@ -75,7 +101,10 @@ pub fn filtered_exact_scan(searcher: &Searcher, queries: &[String], reps: usize)
             samples.push(started.elapsed().as_secs_f64());
         }
     }
-    Ok(FilteredScan { allowed_rows: allowed.count(), scan: percentiles(samples) })
+    Ok(FilteredScan {
+        allowed_rows: allowed.count(),
+        scan: percentiles(samples),
+    })
 }
 
 /// Vector searches per second with `threads` threads searching at once, every query embedded
@@ -90,9 +119,24 @@ pub struct SearchThroughput {
 /// Vector-mode searches (top_k = 10) over `queries`, once for each count in `thread_counts`
 /// of threads searching at once: each thread runs through the queries from its own starting
 /// point until half a second has passed.
-pub fn vector_throughput(searcher: &Searcher, queries: &[String], thread_counts: &[usize]) -> anyhow::Result<Vec<SearchThroughput>> {
-    let vectors = queries.iter().map(|q| searcher.embed_query(q)).collect::<Result<Vec<_>, _>>()?;
-    let requests: Vec<SearchRequest> = queries.iter().map(|q| SearchRequest { query: q.clone(), mode: Mode::Vector, top_k: 10, ..Default::default() }).collect();
+pub fn vector_throughput(
+    searcher: &Searcher,
+    queries: &[String],
+    thread_counts: &[usize],
+) -> anyhow::Result<Vec<SearchThroughput>> {
+    let vectors = queries
+        .iter()
+        .map(|q| searcher.embed_query(q))
+        .collect::<Result<Vec<_>, _>>()?;
+    let requests: Vec<SearchRequest> = queries
+        .iter()
+        .map(|q| SearchRequest {
+            query: q.clone(),
+            mode: Mode::Vector,
+            top_k: 10,
+            ..Default::default()
+        })
+        .collect();
     let mut out = Vec::new();
     for &threads in thread_counts {
         let started = Instant::now();
@@ -111,9 +155,16 @@ pub fn vector_throughput(searcher: &Searcher, queries: &[String], thread_counts:
                     })
                 })
                 .collect();
-            workers.into_iter().map(|w| w.join().expect("search thread")).sum::<anyhow::Result<usize>>()
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("search thread"))
+                .sum::<anyhow::Result<usize>>()
         })?;
-        out.push(SearchThroughput { threads, searches, qps: searches as f64 / started.elapsed().as_secs_f64() });
+        out.push(SearchThroughput {
+            threads,
+            searches,
+            qps: searches as f64 / started.elapsed().as_secs_f64(),
+        });
     }
     Ok(out)
 }

@@ -27,13 +27,19 @@ impl SeededEmbedder {
         let info = model.info()?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&model.tokenizer_file(), info.max_tokens)?);
         let centres = ClusterCentres::draw(CLUSTERS, info.dim, &mut SeededRng::new(0x5EED));
-        Ok(Self { info, tokenizer, centres })
+        Ok(Self {
+            info,
+            tokenizer,
+            centres,
+        })
     }
 
     /// The unit vector of one text's model ids, appended to `out`.
     fn push_vector(&self, ids: &[u32], out: &mut Vec<f32>) {
         // FNV-1a over the ids: the text's seed.
-        let seed = ids.iter().fold(0xCBF2_9CE4_8422_2325u64, |hash, &id| (hash ^ id as u64).wrapping_mul(0x0100_0000_01B3));
+        let seed = ids.iter().fold(0xCBF2_9CE4_8422_2325u64, |hash, &id| {
+            (hash ^ id as u64).wrapping_mul(0x0100_0000_01B3)
+        });
         self.centres.push_vector(&mut SeededRng::new(seed), out);
     }
 }
@@ -73,7 +79,13 @@ mod tests {
     fn the_same_ids_give_the_same_unit_vector_and_others_differ() {
         let model = ModelDir::open(&quarry_indexer::embed::default_model_dir().unwrap()).unwrap();
         let embedder = SeededEmbedder::new(&model).unwrap();
-        let ids = embedder.tokenize(&["tide tables for the harbour", "court of appeal ruling", "tide tables for the harbour"]).unwrap();
+        let ids = embedder
+            .tokenize(&[
+                "tide tables for the harbour",
+                "court of appeal ruling",
+                "tide tables for the harbour",
+            ])
+            .unwrap();
         let rows = embedder.embed_tokens(&ids).unwrap();
         let dim = embedder.info().dim;
         let row = |i: usize| &rows.data[i * dim..(i + 1) * dim];

@@ -9,11 +9,19 @@ use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelDir};
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexOptions};
 use quarry_indexer::parse::{doc_id_for, ContentType};
-use quarry_indexer::snapshot::{new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, LatestExpected, Manifest, SnapshotWriter};
+use quarry_indexer::snapshot::{
+    new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, LatestExpected, Manifest, SnapshotWriter,
+};
 use quarry_indexer::store::StoreOptions;
 
 /// Writes a snapshot of `chunks` synthetic one-chunk documents into `out`.
-pub async fn write_synthetic_snapshot(out: &Path, chunks: usize, seed: u64, model: &ModelDir, index: &IndexOptions) -> anyhow::Result<Manifest> {
+pub async fn write_synthetic_snapshot(
+    out: &Path,
+    chunks: usize,
+    seed: u64,
+    model: &ModelDir,
+    index: &IndexOptions,
+) -> anyhow::Result<Manifest> {
     let dim = model.hidden_size;
     let documents = synthetic_documents(chunks, seed);
     let vectors = clustered_unit_vectors(chunks, dim, 256, seed ^ 0xABCD);
@@ -56,17 +64,33 @@ pub async fn write_synthetic_snapshot(out: &Path, chunks: usize, seed: u64, mode
     build_keyword_index(keyword_dir.path(), rows.iter().map(|c| c.text.as_str()))?;
     let writer = SnapshotWriter::open(out.to_str().unwrap_or_default(), &StoreOptions::default())?;
     let version = new_version_id();
-    let segment = writer.write_segment(&format!("seg-{version}"), &rows, &embeddings, &records, &vector_index, keyword_dir.path()).await?;
+    let segment = writer
+        .write_segment(
+            &format!("seg-{version}"),
+            &rows,
+            &embeddings,
+            &records,
+            &vector_index,
+            keyword_dir.path(),
+        )
+        .await?;
     let manifest = Manifest {
         created_at: now,
         segments: vec![segment.manifest],
-        counts: Counts { documents: records.len(), chunks: rows.len(), tokens: rows.iter().map(|c| c.token_count as u64).sum() },
+        counts: Counts {
+            documents: records.len(),
+            chunks: rows.len(),
+            tokens: rows.iter().map(|c| c.token_count as u64).sum(),
+        },
         checksums: segment.checksums,
         ..Manifest::new(
             version,
             format!("synthetic seed {seed}"),
             model.info()?,
-            ChunkerManifest { config: ChunkerConfig::default(), sig: "synthetic".into() },
+            ChunkerManifest {
+                config: ChunkerConfig::default(),
+                sig: "synthetic".into(),
+            },
             IndexManifest::new(spec, "cpu".into()),
         )
     };
@@ -82,18 +106,31 @@ pub async fn searcher_with_tombstones(dir: &Path, docs: usize) -> anyhow::Result
     use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions};
     use quarry_indexer::index::IndexKind;
     use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
-    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    let model = ModelDir::open(
+        &std::env::var("QUARRY_MODEL")
+            .map(Into::into)
+            .or_else(|_| default_model_dir())?,
+    )?;
     if !dir.join("LATEST").is_file() {
         let started = std::time::Instant::now();
-        let index = IndexOptions { kind: IndexKind::Flat, ..IndexOptions::default() };
+        let index = IndexOptions {
+            kind: IndexKind::Flat,
+            ..IndexOptions::default()
+        };
         write_synthetic_snapshot(dir, docs, 42, &model, &index).await?;
-        eprintln!("synthetic snapshot of {docs} documents written in {:.1} s", started.elapsed().as_secs_f64());
+        eprintln!(
+            "synthetic snapshot of {docs} documents written in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
     }
     let mut snapshot = LoadedSnapshot::load(dir.to_str().unwrap_or_default(), &LoadOptions::default()).await?;
     for row in (0..snapshot.row_count()).step_by(100) {
         snapshot.tombstoned.insert(row);
     }
-    Ok(Searcher::new(std::sync::Arc::new(snapshot), std::sync::Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?))?)
+    Ok(Searcher::new(
+        std::sync::Arc::new(snapshot),
+        std::sync::Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?),
+    )?)
 }
 
 /// What the filter and facet benchmarks run on, from their command line: `--docs N` (default
@@ -110,7 +147,13 @@ impl SyntheticBench {
         let docs: usize = value("--docs").and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
         let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(5).max(1);
         let scratch = tempfile::tempdir()?;
-        let dir = value("--snapshot").map(std::path::PathBuf::from).unwrap_or_else(|| scratch.path().to_path_buf());
-        Ok(Self { searcher: searcher_with_tombstones(&dir, docs).await?, reps, _scratch: scratch })
+        let dir = value("--snapshot")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| scratch.path().to_path_buf());
+        Ok(Self {
+            searcher: searcher_with_tombstones(&dir, docs).await?,
+            reps,
+            _scratch: scratch,
+        })
     }
 }

@@ -36,11 +36,24 @@ fn one() -> usize {
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Dataset {
     /// A BEIR folder; `limit` takes the first documents only. Judged queries give quality.
-    Beir { path: PathBuf, limit: Option<usize>, split: Option<String> },
+    Beir {
+        path: PathBuf,
+        limit: Option<usize>,
+        split: Option<String>,
+    },
     /// Seeded synthetic text documents, indexed through the real pipeline.
-    SyntheticDocs { documents: usize, seed: u64, queries: Option<usize> },
+    SyntheticDocs {
+        documents: usize,
+        seed: u64,
+        queries: Option<usize>,
+    },
     /// Seeded clustered unit vectors (no embedding pass), for ANN at scale.
-    SyntheticVectors { vectors: usize, clusters: usize, seed: u64, queries: Option<usize> },
+    SyntheticVectors {
+        vectors: usize,
+        clusters: usize,
+        seed: u64,
+        queries: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -61,7 +74,10 @@ pub struct ChunkerSettings {
 
 impl Default for ChunkerSettings {
     fn default() -> Self {
-        Self { max_tokens: 256, overlap: 32 }
+        Self {
+            max_tokens: 256,
+            overlap: 32,
+        }
     }
 }
 
@@ -79,7 +95,14 @@ pub struct IndexSettings {
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        Self { kind: "auto".into(), m: None, ef_construction: None, ef_search: None, nlist: None, nprobe: None }
+        Self {
+            kind: "auto".into(),
+            m: None,
+            ef_construction: None,
+            ef_search: None,
+            nlist: None,
+            nprobe: None,
+        }
     }
 }
 
@@ -107,7 +130,17 @@ pub struct SearchSettings {
 
 impl Default for SearchSettings {
     fn default() -> Self {
-        Self { modes: vec!["vector".into(), "keyword".into(), "hybrid".into()], concurrency: vec![1, 8, 32], requests: 200, max_seconds: 30.0, top_k: 10, http: true, search_workers: None, query_embed_threads: None, query_pass_queries: None }
+        Self {
+            modes: vec!["vector".into(), "keyword".into(), "hybrid".into()],
+            concurrency: vec![1, 8, 32],
+            requests: 200,
+            max_seconds: 30.0,
+            top_k: 10,
+            http: true,
+            search_workers: None,
+            query_embed_threads: None,
+            query_pass_queries: None,
+        }
     }
 }
 
@@ -136,9 +169,14 @@ impl Workload {
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let workload: Self = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        anyhow::ensure!(!workload.search.concurrency.is_empty() && workload.search.concurrency.iter().all(|c| *c > 0), "{}: search.concurrency needs positive levels", path.display());
+        anyhow::ensure!(
+            !workload.search.concurrency.is_empty() && workload.search.concurrency.iter().all(|c| *c > 0),
+            "{}: search.concurrency needs positive levels",
+            path.display()
+        );
         for mode in &workload.search.modes {
-            mode.parse::<quarry_server::Mode>().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            mode.parse::<quarry_server::Mode>()
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         }
         Ok(workload)
     }
@@ -159,7 +197,10 @@ mod tests {
             }
         }
         names.sort();
-        assert!(names.contains(&"gpu-search".to_string()) && names.contains(&"smoke".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"gpu-search".to_string()) && names.contains(&"smoke".to_string()),
+            "{names:?}"
+        );
     }
 
     #[test]

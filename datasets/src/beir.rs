@@ -49,7 +49,10 @@ impl BeirDataset {
 }
 
 fn read(path: &Path) -> Result<String, DatasetError> {
-    std::fs::read_to_string(path).map_err(|source| DatasetError::Io { path: path.display().to_string(), source })
+    std::fs::read_to_string(path).map_err(|source| DatasetError::Io {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 fn json_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, DatasetError> {
@@ -60,7 +63,11 @@ fn json_lines(path: &Path) -> Result<Vec<(usize, serde_json::Value)>, DatasetErr
         .map(|(i, line)| {
             serde_json::from_str(line)
                 .map(|v| (i + 1, v))
-                .map_err(|e| DatasetError::Line { path: path.display().to_string(), line: i + 1, reason: format!("invalid JSON: {e}") })
+                .map_err(|e| DatasetError::Line {
+                    path: path.display().to_string(),
+                    line: i + 1,
+                    reason: format!("invalid JSON: {e}"),
+                })
         })
         .collect()
 }
@@ -69,7 +76,11 @@ fn id_of(value: &serde_json::Value, path: &Path, line: usize) -> Result<String, 
     match &value["_id"] {
         serde_json::Value::String(s) => Ok(s.clone()),
         serde_json::Value::Number(n) => Ok(n.to_string()),
-        _ => Err(DatasetError::Line { path: path.display().to_string(), line, reason: "missing `_id`".into() }),
+        _ => Err(DatasetError::Line {
+            path: path.display().to_string(),
+            line,
+            reason: "missing `_id`".into(),
+        }),
     }
 }
 
@@ -80,12 +91,26 @@ fn string_field(value: &serde_json::Value, name: &str) -> String {
 pub fn load_corpus(path: &Path) -> Result<Vec<CorpusDoc>, DatasetError> {
     json_lines(path)?
         .into_iter()
-        .map(|(line, v)| Ok(CorpusDoc { id: id_of(&v, path, line)?, title: string_field(&v, "title"), text: string_field(&v, "text") }))
+        .map(|(line, v)| {
+            Ok(CorpusDoc {
+                id: id_of(&v, path, line)?,
+                title: string_field(&v, "title"),
+                text: string_field(&v, "text"),
+            })
+        })
         .collect()
 }
 
 pub fn load_queries(path: &Path) -> Result<Vec<Query>, DatasetError> {
-    json_lines(path)?.into_iter().map(|(line, v)| Ok(Query { id: id_of(&v, path, line)?, text: string_field(&v, "text") })).collect()
+    json_lines(path)?
+        .into_iter()
+        .map(|(line, v)| {
+            Ok(Query {
+                id: id_of(&v, path, line)?,
+                text: string_field(&v, "text"),
+            })
+        })
+        .collect()
 }
 
 /// Reads a qrels TSV; a first line whose score column is not a number is a header.
@@ -97,7 +122,11 @@ pub fn load_qrels(path: &Path) -> Result<Qrels, DatasetError> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |reason: &str| DatasetError::Line { path: path.display().to_string(), line: index + 1, reason: reason.into() };
+        let bad = |reason: &str| DatasetError::Line {
+            path: path.display().to_string(),
+            line: index + 1,
+            reason: reason.into(),
+        };
         // Accept both (query, doc, score) and TREC's (query, 0, doc, score).
         let (query, doc, score) = match fields.as_slice() {
             [q, d, s] => (*q, *d, *s),
@@ -110,7 +139,10 @@ pub fn load_qrels(path: &Path) -> Result<Qrels, DatasetError> {
             }
             return Err(bad(&format!("score `{score}` is not an integer")));
         };
-        qrels.entry(query.to_string()).or_default().insert(doc.to_string(), score);
+        qrels
+            .entry(query.to_string())
+            .or_default()
+            .insert(doc.to_string(), score);
     }
     Ok(qrels)
 }
@@ -123,12 +155,31 @@ mod tests {
     fn loads_with_and_without_header() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("qrels")).unwrap();
-        std::fs::write(dir.path().join("corpus.jsonl"), "{\"_id\": \"d1\", \"title\": \"T\", \"text\": \"x\"}\n{\"_id\": 2, \"text\": \"y\"}\n").unwrap();
-        std::fs::write(dir.path().join("queries.jsonl"), "{\"_id\": \"q1\", \"text\": \"what\"}\n{\"_id\": \"q2\", \"text\": \"unjudged\"}\n").unwrap();
-        std::fs::write(dir.path().join("qrels/test.tsv"), "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\t2\t0\n").unwrap();
+        std::fs::write(
+            dir.path().join("corpus.jsonl"),
+            "{\"_id\": \"d1\", \"title\": \"T\", \"text\": \"x\"}\n{\"_id\": 2, \"text\": \"y\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("queries.jsonl"),
+            "{\"_id\": \"q1\", \"text\": \"what\"}\n{\"_id\": \"q2\", \"text\": \"unjudged\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("qrels/test.tsv"),
+            "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\t2\t0\n",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("qrels/dev.tsv"), "q1\td1\t1\n").unwrap();
         let data = BeirDataset::load(dir.path(), "test").unwrap();
-        assert_eq!(data.corpus[1], CorpusDoc { id: "2".into(), title: String::new(), text: "y".into() });
+        assert_eq!(
+            data.corpus[1],
+            CorpusDoc {
+                id: "2".into(),
+                title: String::new(),
+                text: "y".into()
+            }
+        );
         assert_eq!(data.qrels["q1"]["d1"], 2);
         assert_eq!(data.qrels["q1"]["2"], 0);
         assert_eq!(data.judged_queries().len(), 1);

@@ -14,11 +14,25 @@ fn grade(judged: &Judgements, doc: &str) -> f64 {
 
 /// nDCG@k of a ranked list.
 pub fn ndcg_at_k(ranked: &[&str], judged: &Judgements, k: usize) -> f64 {
-    let dcg: f64 = ranked.iter().take(k).enumerate().map(|(i, doc)| grade(judged, doc) / ((i + 2) as f64).log2()).sum();
+    let dcg: f64 = ranked
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, doc)| grade(judged, doc) / ((i + 2) as f64).log2())
+        .sum();
     let mut ideal: Vec<f64> = judged.values().filter(|g| **g > 0).map(|g| *g as f64).collect();
     ideal.sort_by(|a, b| b.total_cmp(a));
-    let idcg: f64 = ideal.iter().take(k).enumerate().map(|(i, g)| g / ((i + 2) as f64).log2()).sum();
-    if idcg == 0.0 { 0.0 } else { dcg / idcg }
+    let idcg: f64 = ideal
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, g)| g / ((i + 2) as f64).log2())
+        .sum();
+    if idcg == 0.0 {
+        0.0
+    } else {
+        dcg / idcg
+    }
 }
 
 /// Fraction of the relevant documents found in the top k.
@@ -33,7 +47,12 @@ pub fn recall_at_k(ranked: &[&str], judged: &Judgements, k: usize) -> f64 {
 
 /// Reciprocal rank of the first relevant document within the top k.
 pub fn mrr_at_k(ranked: &[&str], judged: &Judgements, k: usize) -> f64 {
-    ranked.iter().take(k).position(|doc| grade(judged, doc) > 0.0).map(|i| 1.0 / (i + 1) as f64).unwrap_or(0.0)
+    ranked
+        .iter()
+        .take(k)
+        .position(|doc| grade(judged, doc) > 0.0)
+        .map(|i| 1.0 / (i + 1) as f64)
+        .unwrap_or(0.0)
 }
 
 /// Averages of every metric over a set of queries.
@@ -49,12 +68,18 @@ pub struct Summary {
 /// Scores ranked lists (query id -> documents, best first) against qrels; queries without
 /// judgements are left out, judged queries without a ranking score 0.
 pub fn summarize(runs: &HashMap<String, Vec<String>>, qrels: &HashMap<String, Judgements>) -> Summary {
-    let mut summary = Summary { queries: qrels.len(), ..Default::default() };
+    let mut summary = Summary {
+        queries: qrels.len(),
+        ..Default::default()
+    };
     if qrels.is_empty() {
         return summary;
     }
     for (query, judged) in qrels {
-        let ranked: Vec<&str> = runs.get(query).map(|r| r.iter().map(String::as_str).collect()).unwrap_or_default();
+        let ranked: Vec<&str> = runs
+            .get(query)
+            .map(|r| r.iter().map(String::as_str).collect())
+            .unwrap_or_default();
         summary.ndcg_at_10 += ndcg_at_k(&ranked, judged, 10);
         summary.recall_at_10 += recall_at_k(&ranked, judged, 10);
         summary.recall_at_100 += recall_at_k(&ranked, judged, 100);
@@ -106,7 +131,8 @@ mod tests {
         assert_eq!(ndcg_at_k(&["a"], &only_zero, 10), 0.0);
         assert_eq!(recall_at_k(&["a"], &only_zero, 10), 0.0);
         assert_eq!(mrr_at_k(&["a"], &only_zero, 10), 0.0);
-        let qrels: HashMap<String, Judgements> = [("q1".to_string(), judged(&[("a", 1)])), ("q2".to_string(), only_zero)].into();
+        let qrels: HashMap<String, Judgements> =
+            [("q1".to_string(), judged(&[("a", 1)])), ("q2".to_string(), only_zero)].into();
         let runs: HashMap<String, Vec<String>> = [("q1".to_string(), vec!["a".to_string()])].into();
         let s = summarize(&runs, &qrels);
         assert_eq!(s.queries, 2);

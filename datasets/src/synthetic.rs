@@ -49,14 +49,55 @@ impl SeededRng {
 }
 
 const TOPICS: &[&[&str]] = &[
-    &["gpu", "kernel", "memory", "bandwidth", "tensor", "cuda", "throughput", "batch", "latency", "cache"],
-    &["invoice", "revenue", "quarter", "margin", "forecast", "budget", "audit", "ledger", "tax", "cost"],
-    &["patient", "clinical", "dose", "trial", "symptom", "diagnosis", "therapy", "cohort", "protein", "cell"],
-    &["contract", "clause", "liability", "court", "statute", "party", "breach", "license", "claim", "appeal"],
-    &["river", "climate", "rainfall", "forest", "species", "soil", "carbon", "glacier", "drought", "ocean"],
-    &["query", "index", "search", "ranking", "vector", "keyword", "recall", "shard", "snapshot", "segment"],
+    &[
+        "gpu",
+        "kernel",
+        "memory",
+        "bandwidth",
+        "tensor",
+        "cuda",
+        "throughput",
+        "batch",
+        "latency",
+        "cache",
+    ],
+    &[
+        "invoice", "revenue", "quarter", "margin", "forecast", "budget", "audit", "ledger", "tax", "cost",
+    ],
+    &[
+        "patient",
+        "clinical",
+        "dose",
+        "trial",
+        "symptom",
+        "diagnosis",
+        "therapy",
+        "cohort",
+        "protein",
+        "cell",
+    ],
+    &[
+        "contract",
+        "clause",
+        "liability",
+        "court",
+        "statute",
+        "party",
+        "breach",
+        "license",
+        "claim",
+        "appeal",
+    ],
+    &[
+        "river", "climate", "rainfall", "forest", "species", "soil", "carbon", "glacier", "drought", "ocean",
+    ],
+    &[
+        "query", "index", "search", "ranking", "vector", "keyword", "recall", "shard", "snapshot", "segment",
+    ],
 ];
-const COMMON: &[&str] = &["the", "a", "of", "and", "to", "in", "is", "for", "with", "on", "that", "by", "this", "from", "as"];
+const COMMON: &[&str] = &[
+    "the", "a", "of", "and", "to", "in", "is", "for", "with", "on", "that", "by", "this", "from", "as",
+];
 
 /// `n` documents of 40-200 words, each drawn mostly from one of six topics.
 pub fn synthetic_documents(n: usize, seed: u64) -> Vec<CorpusDoc> {
@@ -79,7 +120,11 @@ pub fn synthetic_documents(n: usize, seed: u64) -> Vec<CorpusDoc> {
                 }
             }
             let title = format!("{} {} report {i}", topic[rng.below(10)], topic[rng.below(10)]);
-            CorpusDoc { id: format!("syn-{i}"), title, text: text.trim().to_string() }
+            CorpusDoc {
+                id: format!("syn-{i}"),
+                title,
+                text: text.trim().to_string(),
+            }
         })
         .collect()
 }
@@ -87,7 +132,12 @@ pub fn synthetic_documents(n: usize, seed: u64) -> Vec<CorpusDoc> {
 /// Writes `documents` synthetic documents as BEIR-style JSONL files of at most `per_file`
 /// lines (`corpus-00000.jsonl`, ...) into `dir`, so a run parses them in parallel. File `f`
 /// is seeded with `seed ^ f`; ids are `syn-<file>-<line>`. Returns the files written.
-pub fn write_synthetic_corpus(dir: &std::path::Path, documents: usize, per_file: usize, seed: u64) -> std::io::Result<Vec<std::path::PathBuf>> {
+pub fn write_synthetic_corpus(
+    dir: &std::path::Path,
+    documents: usize,
+    per_file: usize,
+    seed: u64,
+) -> std::io::Result<Vec<std::path::PathBuf>> {
     use std::io::Write;
     std::fs::create_dir_all(dir)?;
     let per_file = per_file.max(1);
@@ -95,8 +145,12 @@ pub fn write_synthetic_corpus(dir: &std::path::Path, documents: usize, per_file:
     for (file, first) in (0..documents).step_by(per_file).enumerate() {
         let path = dir.join(format!("corpus-{file:05}.jsonl"));
         let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
-        for (line, doc) in synthetic_documents(per_file.min(documents - first), seed ^ file as u64).into_iter().enumerate() {
-            let record = serde_json::json!({ "_id": format!("syn-{file}-{line}"), "title": doc.title, "text": doc.text });
+        for (line, doc) in synthetic_documents(per_file.min(documents - first), seed ^ file as u64)
+            .into_iter()
+            .enumerate()
+        {
+            let record =
+                serde_json::json!({ "_id": format!("syn-{file}-{line}"), "title": doc.title, "text": doc.text });
             writeln!(out, "{record}")?;
         }
         out.flush()?;
@@ -129,7 +183,10 @@ impl ClusterCentres {
 
     /// `clusters` (at least one) standard normal centres of `dim` dimensions.
     pub fn draw(clusters: usize, dim: usize, rng: &mut SeededRng) -> Self {
-        Self { dim, centres: (0..clusters.max(1) * dim).map(|_| rng.normal()).collect() }
+        Self {
+            dim,
+            centres: (0..clusters.max(1) * dim).map(|_| rng.normal()).collect(),
+        }
     }
 
     /// Appends to `out` a unit vector near a centre `rng` picks.
@@ -164,7 +221,11 @@ mod tests {
         assert_eq!(lines, 25);
         let again = tempfile::tempdir().unwrap();
         write_synthetic_corpus(again.path(), 25, 10, 3).unwrap();
-        assert_eq!(std::fs::read(&files[1]).unwrap(), std::fs::read(again.path().join("corpus-00001.jsonl")).unwrap(), "seeded");
+        assert_eq!(
+            std::fs::read(&files[1]).unwrap(),
+            std::fs::read(again.path().join("corpus-00001.jsonl")).unwrap(),
+            "seeded"
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@ use quarry_indexer::snapshot::DocumentRecord;
 use quarry_server::filter::Filters;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Ok(filters) = serde_json::from_slice::<Filters>(data) else { return };
+    let Ok(filters) = serde_json::from_slice::<Filters>(data) else {
+        return;
+    };
     if filters.validate().is_err() {
         return;
     }

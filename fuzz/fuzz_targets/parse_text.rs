@@ -6,6 +6,8 @@
 mod parse_as;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let Some((&pick, rest)) = data.split_first() else { return };
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
     parse_as::parse_as(if pick % 2 == 0 { "fuzz.txt" } else { "fuzz.md" }, rest);
 });

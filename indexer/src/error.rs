@@ -48,7 +48,11 @@ pub enum IndexerError {
     Snapshot { path: String, reason: String },
 
     #[error("checksum mismatch for {path}: manifest says {expected}, file has {actual}")]
-    Checksum { path: String, expected: String, actual: String },
+    Checksum {
+        path: String,
+        expected: String,
+        actual: String,
+    },
 
     #[error("ANN recall@10 of the {index} index is {recall:.4}, below --min-recall {min}; nothing was published (raise efSearch / nprobe, or use --index flat)")]
     RecallBelowMinimum { index: String, recall: f64, min: f64 },
@@ -63,7 +67,11 @@ pub enum IndexerError {
     NoEarlierVersion { uri: String, latest: String },
 
     #[error("LATEST of {uri} moved from {expected} to {found} while this writer worked on it; nothing of its was published over it")]
-    LatestMoved { uri: String, expected: String, found: String },
+    LatestMoved {
+        uri: String,
+        expected: String,
+        found: String,
+    },
 
     #[error("LATEST of {uri} moved from {base}, which this run built on, to {latest}, which does not build on it (a rollback, or a full version), while the run worked: nothing was published; run again to build on {latest} (this run's segments are left for gc)")]
     BaseReplaced { uri: String, base: String, latest: String },
@@ -71,7 +79,10 @@ pub enum IndexerError {
 
 impl IndexerError {
     pub(crate) fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
-        Self::Io { path: path.into(), cause }
+        Self::Io {
+            path: path.into(),
+            cause,
+        }
     }
 
     pub(crate) fn store(uri: impl Into<String>, cause: object_store::Error) -> Self {
@@ -79,6 +90,9 @@ impl IndexerError {
     }
 
     pub(crate) fn snapshot(path: impl Into<String>, reason: impl ToString) -> Self {
-        Self::Snapshot { path: path.into(), reason: reason.to_string() }
+        Self::Snapshot {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
     }
 }

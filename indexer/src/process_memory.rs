@@ -32,7 +32,10 @@ mod tests {
         let now = rss_mib().expect("Linux reports VmRSS");
         let after = peak_rss_mib().unwrap();
         assert!(after >= now && now >= 256.0, "peak {after} MiB, now {now} MiB");
-        assert!(after >= before + 200.0 || before >= 256.0, "peak {before} -> {after} MiB");
+        assert!(
+            after >= before + 200.0 || before >= 256.0,
+            "peak {before} -> {after} MiB"
+        );
         assert_eq!(touched.iter().map(|&b| b as usize).sum::<usize>(), 256 << 20);
     }
 }

@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use futures::TryStreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as StorePath;
-use futures::TryStreamExt;
 use object_store::{BackoffConfig, ObjectMeta, ObjectStore, RetryConfig};
 
 use crate::error::{IndexerError, Result};
@@ -61,7 +61,8 @@ impl Location {
 
     /// `key`'s path below this location's prefix (`a/b.txt`), None when it is not below it.
     pub fn relative(&self, key: &StorePath) -> Option<String> {
-        key.prefix_match(&self.prefix).map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
+        key.prefix_match(&self.prefix)
+            .map(|parts| parts.map(|p| p.as_ref().to_string()).collect::<Vec<_>>().join("/"))
     }
 
     /// A key below this location's prefix.
@@ -76,8 +77,16 @@ impl Location {
     /// Every object below `relative`, keyed by its path relative to this location.
     pub async fn list_below(&self, relative: &str) -> Result<BTreeMap<String, ObjectMeta>> {
         let prefix = self.child(relative);
-        let metas: Vec<ObjectMeta> = self.store.list(Some(&prefix)).try_collect().await.map_err(|e| IndexerError::store(&self.uri, e))?;
-        Ok(metas.into_iter().map(|meta| (self.relative(&meta.location).unwrap_or_default(), meta)).collect())
+        let metas: Vec<ObjectMeta> = self
+            .store
+            .list(Some(&prefix))
+            .try_collect()
+            .await
+            .map_err(|e| IndexerError::store(&self.uri, e))?;
+        Ok(metas
+            .into_iter()
+            .map(|meta| (self.relative(&meta.location).unwrap_or_default(), meta))
+            .collect())
     }
 }
 
@@ -101,7 +110,10 @@ fn retry_config() -> RetryConfig {
 /// Opens the store a location names. Local folders are created when missing only if
 /// `create` is set (destinations), so a mistyped source path is an error.
 pub fn open_location(uri: &str, options: &StoreOptions, create: bool) -> Result<Location> {
-    let invalid = |reason: &str| IndexerError::InvalidUri { uri: uri.to_string(), reason: reason.to_string() };
+    let invalid = |reason: &str| IndexerError::InvalidUri {
+        uri: uri.to_string(),
+        reason: reason.to_string(),
+    };
     let trimmed = uri.trim_end_matches('/');
     if let Some(rest) = uri.strip_prefix("s3://") {
         let rest = rest.trim_end_matches('/');
@@ -131,8 +143,18 @@ pub fn open_location(uri: &str, options: &StoreOptions, create: bool) -> Result<
     }
     if let Some(rest) = trimmed.strip_prefix("memory://") {
         let (name, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        let store = memory_stores().lock().expect("memory store registry").entry(name.to_string()).or_default().clone();
-        return Ok(Location { store, prefix: StorePath::from(prefix), scheme: "memory", uri: trimmed.to_string() });
+        let store = memory_stores()
+            .lock()
+            .expect("memory store registry")
+            .entry(name.to_string())
+            .or_default()
+            .clone();
+        return Ok(Location {
+            store,
+            prefix: StorePath::from(prefix),
+            scheme: "memory",
+            uri: trimmed.to_string(),
+        });
     }
     if trimmed.contains("://") && !trimmed.starts_with("file://") {
         return Err(invalid("unsupported scheme (use a path, file://, s3:// or memory://)"));

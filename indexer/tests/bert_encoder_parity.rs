@@ -14,7 +14,9 @@ use quarry_indexer::embed::{BertEncoder, EncoderSteps, ModelDir};
 fn batch(lengths: &[usize], tokens: usize, seed: u64) -> (Vec<u32>, Vec<u32>) {
     let mut state = seed;
     let mut next = move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) as u32
     };
     let (mut ids, mut mask) = (Vec::new(), Vec::new());
@@ -50,20 +52,31 @@ fn differences_with(dtype: DType, steps: Option<EncoderSteps>) -> Vec<(Vec<usize
     let ours = BertEncoder::load(weights(dtype), &dir.bert_config).unwrap();
     let hidden = dir.hidden_size;
     let mut out = Vec::new();
-    for (lengths, tokens, seed) in [(vec![37, 5, 61, 2, 61], 61, 7), (vec![19, 19, 19], 19, 11), (vec![256], 256, 13)] {
+    for (lengths, tokens, seed) in [
+        (vec![37, 5, 61, 2, 61], 61, 7),
+        (vec![19, 19, 19], 19, 11),
+        (vec![256], 256, 13),
+    ] {
         let (ids, mask) = batch(&lengths, tokens, seed);
         let shape = (lengths.len(), tokens);
         let ids = Tensor::from_vec(ids, shape, &device).unwrap();
         let mask = Tensor::from_vec(mask, shape, &device).unwrap();
         let as_f64 = |t: Tensor| t.to_dtype(DType::F64).unwrap().to_vec3::<f64>().unwrap();
-        let want = as_f64(reference.forward(&ids, &ids.zeros_like().unwrap(), Some(&mask)).unwrap());
+        let want = as_f64(
+            reference
+                .forward(&ids, &ids.zeros_like().unwrap(), Some(&mask))
+                .unwrap(),
+        );
         let got = as_f64(ours.forward_with(&ids, &lengths, steps).unwrap());
         let (mut worst, mut lowest_cosine) = (0f64, 1f64);
         for (row, &length) in lengths.iter().enumerate() {
             for t in 0..length {
                 let (a, b) = (&got[row][t], &want[row][t]);
                 assert_eq!(a.len(), hidden);
-                assert!(a.iter().all(|v| v.is_finite()), "{dtype:?} lengths {lengths:?} row {row} token {t}: not finite");
+                assert!(
+                    a.iter().all(|v| v.is_finite()),
+                    "{dtype:?} lengths {lengths:?} row {row} token {t}: not finite"
+                );
                 let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
                 let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
                 lowest_cosine = lowest_cosine.min(dot / (norm(a) * norm(b)));
@@ -92,7 +105,14 @@ fn same_token_vectors_as_candle_transformers() {
 fn every_choice_of_fused_steps_gives_the_same_token_vectors() {
     for (packed_attention, fused_ends) in [(false, false), (true, false), (false, true), (true, true)] {
         for unpadded_rows in [false, true] {
-            for (lengths, worst, _) in differences_with(DType::F32, Some(EncoderSteps { packed_attention, fused_ends, unpadded_rows })) {
+            for (lengths, worst, _) in differences_with(
+                DType::F32,
+                Some(EncoderSteps {
+                    packed_attention,
+                    fused_ends,
+                    unpadded_rows,
+                }),
+            ) {
                 assert!(worst < 2e-5, "packed attention {packed_attention}, fused ends {fused_ends}, unpadded rows {unpadded_rows}, lengths {lengths:?}: largest difference {worst}");
             }
         }
@@ -109,7 +129,10 @@ fn every_choice_of_fused_steps_gives_the_same_token_vectors() {
 fn the_device_path_gives_the_same_token_vectors_in_half_precision() {
     for (dtype, min_cosine) in [(DType::F16, 0.9995), (DType::BF16, 0.999)] {
         for (lengths, worst, lowest_cosine) in differences(dtype) {
-            assert!(lowest_cosine >= min_cosine, "{dtype:?} lengths {lengths:?}: a token vector at cosine {lowest_cosine} (largest difference {worst})");
+            assert!(
+                lowest_cosine >= min_cosine,
+                "{dtype:?} lengths {lengths:?}: a token vector at cosine {lowest_cosine} (largest difference {worst})"
+            );
         }
     }
 }

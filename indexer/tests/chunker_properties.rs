@@ -17,9 +17,35 @@ fn tokenizer() -> Arc<ModelTokenizer> {
 }
 
 const WORDS: &[&str] = &[
-    "vector", "search", "index", "quarry", "embedding", "latency", "throughput", "GPU", "shard", "manifest", "snapshot",
-    "recall", "cosine", "the", "of", "and", "向量", "检索", "東京", "日本語のテキスト", "🚀", "🔥👍", "naïve", "café", "Ünïcödé",
-    "x86_64", "3.14159", "supercalifragilisticexpialidocious", "антидизестаблишментарианизм",
+    "vector",
+    "search",
+    "index",
+    "quarry",
+    "embedding",
+    "latency",
+    "throughput",
+    "GPU",
+    "shard",
+    "manifest",
+    "snapshot",
+    "recall",
+    "cosine",
+    "the",
+    "of",
+    "and",
+    "向量",
+    "检索",
+    "東京",
+    "日本語のテキスト",
+    "🚀",
+    "🔥👍",
+    "naïve",
+    "café",
+    "Ünïcödé",
+    "x86_64",
+    "3.14159",
+    "supercalifragilisticexpialidocious",
+    "антидизестаблишментарианизм",
 ];
 
 fn random_text(rng: &mut Rng, words: usize) -> String {
@@ -29,7 +55,9 @@ fn random_text(rng: &mut Rng, words: usize) -> String {
             0 => "a".repeat(300 + rng.below(200)), // a word longer than the whole window
             1 => {
                 // CJK with no spaces at all; random characters so every piece is unique.
-                const CJK: &[char] = &['漢', '字', '検', '索', '向', '量', '東', '京', '語', '文', '書', '速', '度', '高', '低', '图'];
+                const CJK: &[char] = &[
+                    '漢', '字', '検', '索', '向', '量', '東', '京', '語', '文', '書', '速', '度', '高', '低', '图',
+                ];
                 (0..300 + rng.below(200)).map(|_| CJK[rng.below(CJK.len())]).collect()
             }
             _ => WORDS[rng.below(WORDS.len())].to_string(),
@@ -72,8 +100,15 @@ fn locate(section: &str, chunks: &[Chunk], overlap: bool) -> Vec<(usize, usize)>
     chunks
         .iter()
         .map(|chunk| {
-            let start = from + section[from..].find(&chunk.text).unwrap_or_else(|| panic!("chunk {} is not verbatim text of its section", chunk.index));
-            from = if overlap { start + chunk.text.chars().next().map_or(1, char::len_utf8) } else { start + chunk.text.len() };
+            let start = from
+                + section[from..]
+                    .find(&chunk.text)
+                    .unwrap_or_else(|| panic!("chunk {} is not verbatim text of its section", chunk.index));
+            from = if overlap {
+                start + chunk.text.chars().next().map_or(1, char::len_utf8)
+            } else {
+                start + chunk.text.len()
+            };
             (start, start + chunk.text.len())
         })
         .collect()
@@ -84,7 +119,23 @@ fn random_documents_keep_every_property() {
     let tokenizer = tokenizer();
     let specials = tokenizer.special_tokens();
     assert_eq!(specials, 2);
-    for (seed, config) in [(1u64, ChunkerConfig::default()), (2, ChunkerConfig { max_tokens: 64, overlap_tokens: 8 }), (3, ChunkerConfig { max_tokens: 128, overlap_tokens: 0 })] {
+    for (seed, config) in [
+        (1u64, ChunkerConfig::default()),
+        (
+            2,
+            ChunkerConfig {
+                max_tokens: 64,
+                overlap_tokens: 8,
+            },
+        ),
+        (
+            3,
+            ChunkerConfig {
+                max_tokens: 128,
+                overlap_tokens: 0,
+            },
+        ),
+    ] {
         let chunker = TokenChunker::new(config, tokenizer.clone(), "test").unwrap();
         let mut rng = Rng(seed * 0x9E37_79B9_7F4A_7C15);
         for round in 0..6 {
@@ -92,7 +143,11 @@ fn random_documents_keep_every_property() {
             let text = random_text(&mut rng, words);
             let doc = document(&text, vec![Block::text(text.clone(), &[])]);
             let chunks = chunker.chunk(&doc).unwrap();
-            assert_eq!(chunks, chunker.chunk(&doc).unwrap(), "deterministic (seed {seed} round {round})");
+            assert_eq!(
+                chunks,
+                chunker.chunk(&doc).unwrap(),
+                "deterministic (seed {seed} round {round})"
+            );
             assert_model_ids_are_the_embedders(&chunker, &doc);
             assert!(!chunks.is_empty());
             let section = text.trim();
@@ -103,18 +158,39 @@ fn random_documents_keep_every_property() {
                 assert_eq!(chunk.chunk_id, format!("doc-{i}"));
                 let tokens = tokenizer.count(&chunk.text).unwrap();
                 assert_eq!(chunk.token_count as usize, tokens);
-                assert!(tokens + specials <= config.max_tokens, "chunk {i} has {tokens} tokens (seed {seed} round {round})");
+                assert!(
+                    tokens + specials <= config.max_tokens,
+                    "chunk {i} has {tokens} tokens (seed {seed} round {round})"
+                );
             }
             assert_eq!(ranges[0].0, 0, "text before the first chunk was lost");
-            assert_eq!(ranges.last().unwrap().1, section.len(), "text after the last chunk was lost");
+            assert_eq!(
+                ranges.last().unwrap().1,
+                section.len(),
+                "text after the last chunk was lost"
+            );
             for pair in ranges.windows(2) {
                 let ((_, end), (next_start, _)) = (pair[0], pair[1]);
                 if config.overlap_tokens == 0 {
-                    assert!(next_start >= end && section[end..next_start].trim().is_empty(), "gap or overlap without overlap configured: {end} {next_start} {:?} / {:?}", section[..end].chars().rev().take(20).collect::<String>(), section[next_start..].chars().take(20).collect::<String>());
+                    assert!(
+                        next_start >= end && section[end..next_start].trim().is_empty(),
+                        "gap or overlap without overlap configured: {end} {next_start} {:?} / {:?}",
+                        section[..end].chars().rev().take(20).collect::<String>(),
+                        section[next_start..].chars().take(20).collect::<String>()
+                    );
                 } else {
-                    assert!(next_start < end, "consecutive chunks do not overlap (seed {seed} round {round}): {:?} / {:?}", &section[end.saturating_sub(60)..end], &section[next_start..(next_start + 60).min(section.len())]);
+                    assert!(
+                        next_start < end,
+                        "consecutive chunks do not overlap (seed {seed} round {round}): {:?} / {:?}",
+                        &section[end.saturating_sub(60)..end],
+                        &section[next_start..(next_start + 60).min(section.len())]
+                    );
                     let shared = tokenizer.count(&section[next_start..end]).unwrap();
-                    assert!((1..=config.overlap_tokens + 1).contains(&shared), "overlap of {shared} tokens (max {})", config.overlap_tokens);
+                    assert!(
+                        (1..=config.overlap_tokens + 1).contains(&shared),
+                        "overlap of {shared} tokens (max {})",
+                        config.overlap_tokens
+                    );
                 }
             }
         }
@@ -138,11 +214,27 @@ fn assert_model_ids_are_the_embedders(chunker: &TokenChunker, doc: &Document) {
 #[test]
 fn model_ids_of_headers_specials_and_untrimmed_sections() {
     let tokenizer = tokenizer();
-    let chunker = TokenChunker::new(ChunkerConfig { max_tokens: 64, overlap_tokens: 8 }, tokenizer.clone(), "test").unwrap();
+    let chunker = TokenChunker::new(
+        ChunkerConfig {
+            max_tokens: 64,
+            overlap_tokens: 8,
+        },
+        tokenizer.clone(),
+        "test",
+    )
+    .unwrap();
     let rows: Vec<Block> = (0..40)
-        .map(|i| Block { text: format!("row {i}, vector {}, [SEP] literal [CLS]", i * 7), kind: quarry_indexer::parse::ContentType::Table, header: Some("id, name, note".into()), ..Default::default() })
+        .map(|i| Block {
+            text: format!("row {i}, vector {}, [SEP] literal [CLS]", i * 7),
+            kind: quarry_indexer::parse::ContentType::Table,
+            header: Some("id, name, note".into()),
+            ..Default::default()
+        })
         .collect();
-    let mut blocks = vec![Block::text("  leading and trailing blanks [SEP]  \n", &[]), Block::text("[CLS]", &["h".into()])];
+    let mut blocks = vec![
+        Block::text("  leading and trailing blanks [SEP]  \n", &[]),
+        Block::text("[CLS]", &["h".into()]),
+    ];
     blocks.extend(rows);
     blocks.push(Block::text(random_text(&mut Rng(7), 300), &[]));
     let doc = document("", blocks);
@@ -155,15 +247,31 @@ fn model_ids_of_headers_specials_and_untrimmed_sections() {
 #[test]
 fn a_header_over_half_a_chunk_is_read_once() {
     let tokenizer = tokenizer();
-    let chunker = TokenChunker::new(ChunkerConfig { max_tokens: 64, overlap_tokens: 8 }, tokenizer.clone(), "test").unwrap();
+    let chunker = TokenChunker::new(
+        ChunkerConfig {
+            max_tokens: 64,
+            overlap_tokens: 8,
+        },
+        tokenizer.clone(),
+        "test",
+    )
+    .unwrap();
     let header = (0..200).map(|i| format!("column{i}")).collect::<Vec<_>>().join(", ");
     let rows: Vec<Block> = (0..10)
-        .map(|i| Block { text: format!("row {i}, value {}", i * 7), kind: quarry_indexer::parse::ContentType::Table, header: Some(header.clone()), ..Default::default() })
+        .map(|i| Block {
+            text: format!("row {i}, value {}", i * 7),
+            kind: quarry_indexer::parse::ContentType::Table,
+            header: Some(header.clone()),
+            ..Default::default()
+        })
         .collect();
     let doc = document("", rows);
     let chunks = chunker.chunk(&doc).unwrap();
     assert!(chunks[0].text.starts_with("column0, column1"), "{:?}", chunks[0].text);
-    assert!(chunks.iter().filter(|c| c.text.contains("column0,")).count() == 1, "the header is not repeated");
+    assert!(
+        chunks.iter().filter(|c| c.text.contains("column0,")).count() == 1,
+        "the header is not repeated"
+    );
     assert!(chunks.iter().any(|c| c.text.contains("row 9, value 63")));
     assert!(chunks.iter().all(|c| tokenizer.count(&c.text).unwrap() <= 62));
     assert_model_ids_are_the_embedders(&chunker, &doc);
@@ -172,13 +280,28 @@ fn a_header_over_half_a_chunk_is_read_once() {
 #[test]
 fn paragraph_boundaries_win_and_heading_paths_are_carried() {
     let tokenizer = tokenizer();
-    let chunker = TokenChunker::new(ChunkerConfig { max_tokens: 256, overlap_tokens: 0 }, tokenizer.clone(), "test").unwrap();
+    let chunker = TokenChunker::new(
+        ChunkerConfig {
+            max_tokens: 256,
+            overlap_tokens: 0,
+        },
+        tokenizer.clone(),
+        "test",
+    )
+    .unwrap();
     let sentence = "Graphics processors multiply large matrices quickly. ";
     let para1 = sentence.repeat(18).trim().to_string();
     let para2 = "Keyword search ranks by term frequency. ".repeat(18).trim().to_string();
     assert!(tokenizer.count(&para1).unwrap() < 254 && tokenizer.count(&format!("{para1}\n\n{para2}")).unwrap() > 254);
     let heading = vec!["Guide".to_string(), "Speed".to_string()];
-    let doc = document("", vec![Block::text(para1.clone(), &heading), Block::text(para2.clone(), &heading), Block::text("Other section.", &["Guide".into()])]);
+    let doc = document(
+        "",
+        vec![
+            Block::text(para1.clone(), &heading),
+            Block::text(para2.clone(), &heading),
+            Block::text("Other section.", &["Guide".into()]),
+        ],
+    );
     let chunks = chunker.chunk(&doc).unwrap();
     assert_eq!(chunks[0].text, para1, "the cut falls on the paragraph boundary");
     assert_eq!(chunks[1].text, para2);
@@ -191,13 +314,25 @@ fn paragraph_boundaries_win_and_heading_paths_are_carried() {
 fn signature_changes_with_the_config() {
     let tokenizer = tokenizer();
     let a = TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), "model-a").unwrap();
-    let b = TokenChunker::new(ChunkerConfig { max_tokens: 200, overlap_tokens: 32 }, tokenizer.clone(), "model-a").unwrap();
+    let b = TokenChunker::new(
+        ChunkerConfig {
+            max_tokens: 200,
+            overlap_tokens: 32,
+        },
+        tokenizer.clone(),
+        "model-a",
+    )
+    .unwrap();
     let c = TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), "model-b").unwrap();
-    assert_eq!(a.signature(), TokenChunker::new(ChunkerConfig::default(), tokenizer, "model-a").unwrap().signature());
+    assert_eq!(
+        a.signature(),
+        TokenChunker::new(ChunkerConfig::default(), tokenizer, "model-a")
+            .unwrap()
+            .signature()
+    );
     assert_ne!(a.signature(), b.signature());
     assert_ne!(a.signature(), c.signature());
 }
-
 
 /// The run skips counting a document's tokens when its text has no more bytes than the
 /// limit: no text may have more tokens than bytes.
@@ -205,13 +340,34 @@ fn signature_changes_with_the_config() {
 fn no_text_has_more_tokens_than_bytes() {
     let tokenizer = tokenizer();
     let tricky = [
-        "a", "İİİ", "ǖǖǖ", "a\u{0308}\u{0304}a\u{0308}\u{0304}", "가나다라마바사", "한국어 텍스트", "\u{FDFA}", "ﬁﬂ", "東京東京", "。。。",
-        "🚀🔥👍", "x,y;z.!?", "\u{00AD}\u{200B}\u{FEFF}", "ℌℍℎ", "①②③", "Ⅻ", "ß", "ǅǆ", "\u{1F469}\u{200D}\u{1F4BB}",
+        "a",
+        "İİİ",
+        "ǖǖǖ",
+        "a\u{0308}\u{0304}a\u{0308}\u{0304}",
+        "가나다라마바사",
+        "한국어 텍스트",
+        "\u{FDFA}",
+        "ﬁﬂ",
+        "東京東京",
+        "。。。",
+        "🚀🔥👍",
+        "x,y;z.!?",
+        "\u{00AD}\u{200B}\u{FEFF}",
+        "ℌℍℎ",
+        "①②③",
+        "Ⅻ",
+        "ß",
+        "ǅǆ",
+        "\u{1F469}\u{200D}\u{1F4BB}",
     ];
     let mut rng = Rng(0xB17E5);
     let random: Vec<String> = (0..50).map(|_| random_text(&mut rng, 300)).collect();
     for text in tricky.iter().copied().chain(random.iter().map(String::as_str)) {
         let tokens = tokenizer.count(text).unwrap();
-        assert!(tokens <= text.len(), "{text:?}: {tokens} tokens in {} bytes", text.len());
+        assert!(
+            tokens <= text.len(),
+            "{text:?}: {tokens} tokens in {} bytes",
+            text.len()
+        );
     }
 }

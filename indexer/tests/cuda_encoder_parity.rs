@@ -10,7 +10,9 @@
 
 use candle_core::{DType, Device, Tensor};
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
-use quarry_indexer::embed::encoder_ops::{bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel};
+use quarry_indexer::embed::encoder_ops::{
+    bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel,
+};
 
 const PRECISIONS: [(DType, f32); 3] = [(DType::F32, 1e-5), (DType::F16, 2e-3), (DType::BF16, 1.5e-2)];
 
@@ -19,7 +21,15 @@ fn gpu() -> Device {
 }
 
 fn host_f32(tensor: &Tensor) -> Vec<f32> {
-    tensor.to_dtype(DType::F32).unwrap().to_device(&Device::Cpu).unwrap().flatten_all().unwrap().to_vec1().unwrap()
+    tensor
+        .to_dtype(DType::F32)
+        .unwrap()
+        .to_device(&Device::Cpu)
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .to_vec1()
+        .unwrap()
 }
 
 /// ‖got − want‖ / ‖want‖.
@@ -38,18 +48,51 @@ fn bias_activation_matches_candle_at_every_precision() {
     // are a multiple of 8 take the vectorized kernel (16 bytes a load), the others the one
     // value per thread; `offset` puts x one value into its buffer, off the 16 bytes the
     // vectorized kernel needs, so 384 columns go the scalar way there.
-    for (rows, cols, offset) in [(1, 1, 0), (7, 383, 0), (1000, 1536, 0), (70_000, 3, 0), (70_000, 8, 0), (5, 384, 1)] {
+    for (rows, cols, offset) in [
+        (1, 1, 0),
+        (7, 383, 0),
+        (1000, 1536, 0),
+        (70_000, 3, 0),
+        (70_000, 8, 0),
+        (5, 384, 1),
+    ] {
         for (dtype, bound) in PRECISIONS {
-            let x = Tensor::randn(0f32, 2.0, (rows, cols), &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
-            let bias = Tensor::randn(0f32, 1.0, cols, &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
-            let sum = x.to_dtype(DType::F32).unwrap().broadcast_add(&bias.to_dtype(DType::F32).unwrap()).unwrap();
+            let x = Tensor::randn(0f32, 2.0, (rows, cols), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let bias = Tensor::randn(0f32, 1.0, cols, &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let sum = x
+                .to_dtype(DType::F32)
+                .unwrap()
+                .broadcast_add(&bias.to_dtype(DType::F32).unwrap())
+                .unwrap();
             for gelu in [false, true] {
                 let want = if gelu { sum.gelu_erf().unwrap() } else { sum.clone() };
-                let padded = Tensor::cat(&[&Tensor::zeros(offset, dtype, &Device::Cpu).unwrap(), &x.flatten_all().unwrap()], 0).unwrap();
-                let on_gpu = padded.to_device(&gpu).unwrap().narrow(0, offset, rows * cols).unwrap().reshape((rows, cols)).unwrap();
+                let padded = Tensor::cat(
+                    &[
+                        &Tensor::zeros(offset, dtype, &Device::Cpu).unwrap(),
+                        &x.flatten_all().unwrap(),
+                    ],
+                    0,
+                )
+                .unwrap();
+                let on_gpu = padded
+                    .to_device(&gpu)
+                    .unwrap()
+                    .narrow(0, offset, rows * cols)
+                    .unwrap()
+                    .reshape((rows, cols))
+                    .unwrap();
                 bias_activation(&on_gpu, &bias.to_device(&gpu).unwrap(), gelu).unwrap();
                 let error = relative_error(&host_f32(&on_gpu), &host_f32(&want));
-                assert!(error < bound, "{rows}x{cols} at offset {offset} {dtype:?} gelu {gelu}: relative error {error}");
+                assert!(
+                    error < bound,
+                    "{rows}x{cols} at offset {offset} {dtype:?} gelu {gelu}: relative error {error}"
+                );
             }
         }
     }
@@ -61,22 +104,45 @@ fn masked_softmax_matches_the_cpu_twin() {
     for (batch, heads, tokens) in [(1, 1, 1), (3, 2, 37), (2, 3, 65), (5, 12, 256)] {
         // Lengths from 1 to all tokens, a fresh draw each run.
         let draws = host_f32(&Tensor::rand(0f32, 1.0, batch, &Device::Cpu).unwrap());
-        let lengths: Vec<usize> = draws.iter().enumerate().map(|(b, d)| if b == 0 { tokens } else { 1 + (d * tokens as f32) as usize % tokens }).collect();
+        let lengths: Vec<usize> = draws
+            .iter()
+            .enumerate()
+            .map(|(b, d)| {
+                if b == 0 {
+                    tokens
+                } else {
+                    1 + (d * tokens as f32) as usize % tokens
+                }
+            })
+            .collect();
         for (dtype, bound) in PRECISIONS {
-            let scores = (Tensor::randn(0f32, 1.0, (batch, heads, tokens, tokens), &Device::Cpu).unwrap() * 4.0).unwrap().to_dtype(dtype).unwrap();
+            let scores = (Tensor::randn(0f32, 1.0, (batch, heads, tokens, tokens), &Device::Cpu).unwrap() * 4.0)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
             let mut want = host_f32(&scores);
             quarry_kernels::masked_softmax_rows(&mut want, tokens, |row| lengths[row / (heads * tokens)]);
             let on_gpu = scores.to_device(&gpu).unwrap();
-            let device_lengths = Tensor::from_vec(lengths.iter().map(|&l| l as u32).collect::<Vec<u32>>(), batch, &gpu).unwrap();
+            let device_lengths =
+                Tensor::from_vec(lengths.iter().map(|&l| l as u32).collect::<Vec<u32>>(), batch, &gpu).unwrap();
             masked_softmax(&on_gpu, &device_lengths).unwrap();
             let got = host_f32(&on_gpu);
             let error = relative_error(&got, &want);
-            assert!(error < bound, "{batch}x{heads}x{tokens} {dtype:?}: relative error {error}");
+            assert!(
+                error < bound,
+                "{batch}x{heads}x{tokens} {dtype:?}: relative error {error}"
+            );
             for (row, values) in got.chunks(tokens).enumerate() {
                 let length = lengths[row / (heads * tokens)];
-                assert!(values[length..].iter().all(|&v| v == 0.0), "row {row}: padding not zero");
+                assert!(
+                    values[length..].iter().all(|&v| v == 0.0),
+                    "row {row}: padding not zero"
+                );
                 let total: f32 = values[..length].iter().sum();
-                assert!((total - 1.0).abs() < 10.0 * bound.max(1e-4), "row {row}: sums to {total}");
+                assert!(
+                    (total - 1.0).abs() < 10.0 * bound.max(1e-4),
+                    "row {row}: sums to {total}"
+                );
             }
         }
     }
@@ -85,11 +151,15 @@ fn masked_softmax_matches_the_cpu_twin() {
 /// Lengths from 1 to `tokens` (the first sequence full, one of 0: clamped to 1), a fresh draw.
 fn random_lengths(batch: usize, tokens: usize) -> Vec<u32> {
     let draws = host_f32(&Tensor::rand(0f32, 1.0, batch, &Device::Cpu).unwrap());
-    draws.iter().enumerate().map(|(b, d)| match b {
-        0 => tokens as u32,
-        1 => 0,
-        _ => 1 + (d * tokens as f32) as u32 % tokens as u32,
-    }).collect()
+    draws
+        .iter()
+        .enumerate()
+        .map(|(b, d)| match b {
+            0 => tokens as u32,
+            1 => 0,
+            _ => 1 + (d * tokens as f32) as u32 % tokens as u32,
+        })
+        .collect()
 }
 
 #[test]
@@ -98,18 +168,42 @@ fn both_attention_kernels_match_the_cpu_twin_at_every_precision() {
     // (sequences, tokens, heads, head size): one token; 33 tokens (a second warp, two key
     // tiles of the CUDA-core kernel); 70 (two query blocks, the tensor-core kernel's second
     // tile partial); 256 x 12 heads (MiniLM's widest batch rows); head size 64 (BERT-base).
-    for (batch, tokens, heads, head_size) in [(1, 1, 1, 32), (3, 33, 2, 32), (4, 70, 3, 32), (9, 256, 12, 32), (3, 41, 2, 64)] {
+    for (batch, tokens, heads, head_size) in [
+        (1, 1, 1, 32),
+        (3, 33, 2, 32),
+        (4, 70, 3, 32),
+        (9, 256, 12, 32),
+        (3, 41, 2, 64),
+    ] {
         let lengths = random_lengths(batch, tokens);
         let qkv = Tensor::randn(0f32, 0.6, (batch * tokens, 3 * heads * head_size), &Device::Cpu).unwrap();
         for (dtype, bound) in PRECISIONS {
             let input = qkv.to_dtype(dtype).unwrap();
-            let want = packed_attention(&input.to_dtype(DType::F32).unwrap(), &Tensor::new(lengths.as_slice(), &Device::Cpu).unwrap(), heads).unwrap();
-            let kernels: &[AttentionKernel] = if dtype == DType::F32 { &[AttentionKernel::CudaCores] } else { &[AttentionKernel::CudaCores, AttentionKernel::TensorCores] };
+            let want = packed_attention(
+                &input.to_dtype(DType::F32).unwrap(),
+                &Tensor::new(lengths.as_slice(), &Device::Cpu).unwrap(),
+                heads,
+            )
+            .unwrap();
+            let kernels: &[AttentionKernel] = if dtype == DType::F32 {
+                &[AttentionKernel::CudaCores]
+            } else {
+                &[AttentionKernel::CudaCores, AttentionKernel::TensorCores]
+            };
             for &kernel in kernels {
-                let got = packed_attention_by(&input.to_device(&gpu).unwrap(), &Tensor::new(lengths.as_slice(), &gpu).unwrap(), heads, kernel).unwrap();
+                let got = packed_attention_by(
+                    &input.to_device(&gpu).unwrap(),
+                    &Tensor::new(lengths.as_slice(), &gpu).unwrap(),
+                    heads,
+                    kernel,
+                )
+                .unwrap();
                 assert_eq!(got.dims(), want.dims());
                 let error = relative_error(&host_f32(&got), &host_f32(&want));
-                assert!(error < bound, "{batch}x{tokens}x{heads}x{head_size} {dtype:?} {kernel:?}: relative error {error}");
+                assert!(
+                    error < bound,
+                    "{batch}x{tokens}x{heads}x{head_size} {dtype:?} {kernel:?}: relative error {error}"
+                );
             }
         }
     }
@@ -120,14 +214,28 @@ fn tensor_core_attention_refuses_f32_and_an_unaligned_product() {
     let gpu = gpu();
     let lengths = Tensor::new(&[5u32], &gpu).unwrap();
     let f32_product = Tensor::zeros((5, 3 * 64), DType::F32, &gpu).unwrap();
-    let error = packed_attention_by(&f32_product, &lengths, 2, AttentionKernel::TensorCores).unwrap_err().to_string();
+    let error = packed_attention_by(&f32_product, &lengths, 2, AttentionKernel::TensorCores)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("f16 or bf16"), "{error}");
     // A view one element into its buffer: 2 bytes off the 16 the kernel loads at a time.
-    let shifted = Tensor::zeros(5 * 3 * 64 + 1, DType::F16, &gpu).unwrap().narrow(0, 1, 5 * 3 * 64).unwrap().reshape((5, 3 * 64)).unwrap();
-    let error = packed_attention_by(&shifted, &lengths, 2, AttentionKernel::TensorCores).unwrap_err().to_string();
+    let shifted = Tensor::zeros(5 * 3 * 64 + 1, DType::F16, &gpu)
+        .unwrap()
+        .narrow(0, 1, 5 * 3 * 64)
+        .unwrap()
+        .reshape((5, 3 * 64))
+        .unwrap();
+    let error = packed_attention_by(&shifted, &lengths, 2, AttentionKernel::TensorCores)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("aligned"), "{error}");
     // Auto takes the CUDA cores there instead.
-    assert_eq!(packed_attention_by(&shifted, &lengths, 2, AttentionKernel::Auto).unwrap().dims(), [5, 64]);
+    assert_eq!(
+        packed_attention_by(&shifted, &lengths, 2, AttentionKernel::Auto)
+            .unwrap()
+            .dims(),
+        [5, 64]
+    );
 }
 
 #[test]
@@ -139,13 +247,23 @@ fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
         let residual = Tensor::randn(0f32, 1.0, (rows, cols), &Device::Cpu).unwrap();
         let parameters = Tensor::randn(0f32, 1.0, (3, cols), &Device::Cpu).unwrap();
         for (dtype, bound) in PRECISIONS {
-            let (x, residual, parameters) = (x.to_dtype(dtype).unwrap(), residual.to_dtype(dtype).unwrap(), parameters.to_dtype(dtype).unwrap());
+            let (x, residual, parameters) = (
+                x.to_dtype(dtype).unwrap(),
+                residual.to_dtype(dtype).unwrap(),
+                parameters.to_dtype(dtype).unwrap(),
+            );
             let f32 = |t: &Tensor| t.to_dtype(DType::F32).unwrap();
             // A deep copy: at f32 `to_dtype` shares x's storage, and the twin writes in place.
             let want = f32(&x).copy().unwrap();
             bias_residual_layer_norm(&want, &f32(&residual), &f32(&parameters), 1e-12).unwrap();
             let got = x.to_device(&gpu).unwrap();
-            bias_residual_layer_norm(&got, &residual.to_device(&gpu).unwrap(), &parameters.to_device(&gpu).unwrap(), 1e-12).unwrap();
+            bias_residual_layer_norm(
+                &got,
+                &residual.to_device(&gpu).unwrap(),
+                &parameters.to_device(&gpu).unwrap(),
+                1e-12,
+            )
+            .unwrap();
             let error = relative_error(&host_f32(&got), &host_f32(&want));
             assert!(error < bound, "{rows}x{cols} {dtype:?}: relative error {error}");
         }
@@ -157,18 +275,28 @@ fn mean_pooling_matches_the_cpu_twin_at_every_precision() {
     let gpu = gpu();
     // Sequences of no tokens and of more than the batch is wide, rows wider than a lane's
     // 32 values, more sequences than one launch's warps in a block.
-    for (tokens, cols, lengths) in [(7, 384, vec![5u32, 0, 9, 1, 7, 3, 2]), (4, 1000, vec![3]), (33, 37, vec![17, 4, 33]), (256, 384, random_lengths(100, 256))] {
+    for (tokens, cols, lengths) in [
+        (7, 384, vec![5u32, 0, 9, 1, 7, 3, 2]),
+        (4, 1000, vec![3]),
+        (33, 37, vec![17, 4, 33]),
+        (256, 384, random_lengths(100, 256)),
+    ] {
         let batch = lengths.len();
         let states = Tensor::randn(0f32, 1.0, (batch, tokens, cols), &Device::Cpu).unwrap();
         let lengths_cpu = Tensor::new(lengths.as_slice(), &Device::Cpu).unwrap();
         for (dtype, bound) in PRECISIONS {
             let states = states.to_dtype(dtype).unwrap();
             let want = mean_pool_normalize_padded(&states.to_dtype(DType::F32).unwrap(), &lengths_cpu).unwrap();
-            let got = mean_pool_normalize_padded(&states.to_device(&gpu).unwrap(), &lengths_cpu.to_device(&gpu).unwrap()).unwrap();
+            let got =
+                mean_pool_normalize_padded(&states.to_device(&gpu).unwrap(), &lengths_cpu.to_device(&gpu).unwrap())
+                    .unwrap();
             assert_eq!(got.dtype(), DType::F32);
             assert_eq!(got.dims(), [batch, cols]);
             let error = relative_error(&host_f32(&got), &host_f32(&want));
-            assert!(error < bound, "{batch}x{tokens}x{cols} {dtype:?}: relative error {error}");
+            assert!(
+                error < bound,
+                "{batch}x{tokens}x{cols} {dtype:?}: relative error {error}"
+            );
         }
     }
 }

@@ -33,7 +33,10 @@ async fn check_snapshot(uri: &str, store: &StoreOptions, report: &RunReport, exp
     assert_eq!(Some(&manifest.version), report.version.as_ref());
     assert_eq!(manifest.counts.documents, expected_docs);
     assert_eq!(manifest.counts.chunks, report.chunks);
-    assert_eq!(manifest.model.sha256, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db");
+    assert_eq!(
+        manifest.model.sha256,
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    );
     assert_eq!(manifest.index.kind, "flat");
     let verification = reader.verify().await.unwrap();
     assert!(verification.ok(), "{:?}", verification.problems);
@@ -43,22 +46,39 @@ async fn check_snapshot(uri: &str, store: &StoreOptions, report: &RunReport, exp
     assert_eq!(documents.len(), expected_docs);
     let (chunks, embeddings) = reader.read_chunks().await.unwrap();
     assert_eq!(chunks.len(), manifest.counts.chunks);
-    assert_eq!(documents.iter().map(|d| d.chunk_count as usize).sum::<usize>(), chunks.len());
-    assert_eq!(chunks.iter().map(|c| c.token_count as u64).sum::<u64>(), manifest.counts.tokens);
+    assert_eq!(
+        documents.iter().map(|d| d.chunk_count as usize).sum::<usize>(),
+        chunks.len()
+    );
+    assert_eq!(
+        chunks.iter().map(|c| c.token_count as u64).sum::<u64>(),
+        manifest.counts.tokens
+    );
 
     // The stored vectors are the embeddings of the stored texts, row for row.
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let fresh = common::embedder().embed(&texts).unwrap();
     for row in 0..chunks.len() {
         let cosine = common::cosine(embeddings.row(row), fresh.row(row));
-        assert!(cosine > 0.99999, "row {row} ({}) has cosine {cosine}", chunks[row].chunk_id);
+        assert!(
+            cosine > 0.99999,
+            "row {row} ({}) has cosine {cosine}",
+            chunks[row].chunk_id
+        );
     }
 
     // Both indexes answer over the same rows.
     let scratch = tempfile::tempdir().unwrap();
     let segment = &manifest.segments[0].id;
     let vectors_path = scratch.path().join("vectors.faiss");
-    std::fs::write(&vectors_path, reader.get(&layout::segment_file(segment, layout::VECTORS)).await.unwrap()).unwrap();
+    std::fs::write(
+        &vectors_path,
+        reader
+            .get(&layout::segment_file(segment, layout::VECTORS))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
     let index = load_vector_index(&vectors_path, &manifest.index.params).unwrap();
     assert_eq!(index.len(), chunks.len());
     let hits = index.search(embeddings.row(7), 1).unwrap();
@@ -72,9 +92,18 @@ async fn check_snapshot(uri: &str, store: &StoreOptions, report: &RunReport, exp
     let keyword = TantivyKeywordIndex::open(&keyword_dir).unwrap();
     assert_eq!(keyword.len(), chunks.len());
     let probe = &chunks[11];
-    let query: String = probe.text.split_whitespace().filter(|w| w.len() > 6).take(6).collect::<Vec<_>>().join(" ");
+    let query: String = probe
+        .text
+        .split_whitespace()
+        .filter(|w| w.len() > 6)
+        .take(6)
+        .collect::<Vec<_>>()
+        .join(" ");
     let hits = keyword.search(&query, 5).unwrap();
-    assert!(hits.iter().any(|h| h.row == 11), "BM25 for {query:?} misses row 11: {hits:?}");
+    assert!(
+        hits.iter().any(|h| h.row == 11),
+        "BM25 for {query:?} misses row 11: {hits:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,8 +125,19 @@ async fn local_folder_to_local_snapshot_with_failures_isolated() {
     assert_eq!(report.documents_indexed, SLICE + 1);
     assert_eq!(report.documents_failed, 3, "{:#?}", report.failures);
     assert_eq!(report.documents_seen, SLICE + 4);
-    let reason = |suffix: &str| report.failures.iter().find(|f| f.uri.ends_with(suffix)).map(|f| f.reason.clone()).unwrap_or_default();
-    assert!(reason("broken.pdf").starts_with("File appears corrupted"), "{}", reason("broken.pdf"));
+    let reason = |suffix: &str| {
+        report
+            .failures
+            .iter()
+            .find(|f| f.uri.ends_with(suffix))
+            .map(|f| f.reason.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        reason("broken.pdf").starts_with("File appears corrupted"),
+        "{}",
+        reason("broken.pdf")
+    );
     assert_eq!(reason("empty.txt"), "file is empty");
     assert_eq!(reason("latin1.txt"), "not valid UTF-8 at byte 3");
     assert_eq!(report.skipped.len(), 1);
@@ -106,32 +146,74 @@ async fn local_folder_to_local_snapshot_with_failures_isolated() {
 
     check_snapshot(out_uri.to_str().unwrap(), &StoreOptions::default(), &report, SLICE + 1).await;
 
-    let reader = SnapshotReader::open(out_uri.to_str().unwrap(), &StoreOptions::default()).await.unwrap();
+    let reader = SnapshotReader::open(out_uri.to_str().unwrap(), &StoreOptions::default())
+        .await
+        .unwrap();
     let documents = reader.read_documents().await.unwrap();
-    let first_id = serde_json::from_str::<serde_json::Value>(common::msmarco_slice(1).trim()).unwrap()["_id"].as_str().unwrap().to_string();
-    assert!(documents.iter().any(|d| d.uri.ends_with(&format!("corpus.jsonl#{first_id}")) && d.file_name == "corpus.jsonl"));
-    assert!(documents.iter().all(|d| d.tags.contains(&"nightly".to_string()) && d.source == "file"));
+    let first_id = serde_json::from_str::<serde_json::Value>(common::msmarco_slice(1).trim()).unwrap()["_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(documents
+        .iter()
+        .any(|d| d.uri.ends_with(&format!("corpus.jsonl#{first_id}")) && d.file_name == "corpus.jsonl"));
+    assert!(documents
+        .iter()
+        .all(|d| d.tags.contains(&"nightly".to_string()) && d.source == "file"));
     // The run report is stored beside the manifest.
-    let stored_report = reader.get(&layout::report(report.version.as_ref().unwrap())).await.unwrap();
-    assert_eq!(serde_json::from_slice::<serde_json::Value>(&stored_report).unwrap()["documents_failed"], 3);
+    let stored_report = reader
+        .get(&layout::report(report.version.as_ref().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&stored_report).unwrap()["documents_failed"],
+        3
+    );
 
     // Ids are stable: a second run over the same files gives the same documents and chunks.
     let again = out.path().join("again");
-    run_with_embedder(options(src.path().to_str().unwrap(), again.to_str().unwrap()), common::embedder()).await.unwrap();
-    let other = SnapshotReader::open(again.to_str().unwrap(), &StoreOptions::default()).await.unwrap();
+    run_with_embedder(
+        options(src.path().to_str().unwrap(), again.to_str().unwrap()),
+        common::embedder(),
+    )
+    .await
+    .unwrap();
+    let other = SnapshotReader::open(again.to_str().unwrap(), &StoreOptions::default())
+        .await
+        .unwrap();
     let ids = |chunks: Vec<quarry_indexer::chunk::Chunk>| chunks.into_iter().map(|c| c.chunk_id).collect::<Vec<_>>();
-    assert_eq!(ids(reader.read_chunks().await.unwrap().0), ids(other.read_chunks().await.unwrap().0));
+    assert_eq!(
+        ids(reader.read_chunks().await.unwrap().0),
+        ids(other.read_chunks().await.unwrap().0)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     let server = common::S3Server::start("quarry-e2e");
-    let store = StoreOptions { s3_endpoint: Some(server.endpoint.clone()) };
+    let store = StoreOptions {
+        s3_endpoint: Some(server.endpoint.clone()),
+    };
     let docs_uri = format!("s3://{}/incoming/docs", server.bucket);
     let docs = open_location(&docs_uri, &store, false).unwrap();
-    docs.store.put(&docs.child("2024/corpus.jsonl"), PutPayload::from(common::msmarco_slice(40).into_bytes())).await.unwrap();
-    docs.store.put(&docs.child("2024/readme.md"), PutPayload::from_static(b"# Readme\n\nS3 documents are indexed too.")).await.unwrap();
-    docs.store.put(&docs.child("2024/skip.log"), PutPayload::from_static(b"excluded")).await.unwrap();
+    docs.store
+        .put(
+            &docs.child("2024/corpus.jsonl"),
+            PutPayload::from(common::msmarco_slice(40).into_bytes()),
+        )
+        .await
+        .unwrap();
+    docs.store
+        .put(
+            &docs.child("2024/readme.md"),
+            PutPayload::from_static(b"# Readme\n\nS3 documents are indexed too."),
+        )
+        .await
+        .unwrap();
+    docs.store
+        .put(&docs.child("2024/skip.log"), PutPayload::from_static(b"excluded"))
+        .await
+        .unwrap();
 
     let snap_uri = format!("s3://{}/snapshots/docs", server.bucket);
     let mut run = options(&docs_uri, &snap_uri);
@@ -145,39 +227,88 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
 
     let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
     let documents = reader.read_documents().await.unwrap();
-    assert!(documents.iter().all(|d| d.source == "s3" && d.uri.starts_with("s3://quarry-e2e/incoming/docs/2024/")));
+    assert!(documents
+        .iter()
+        .all(|d| d.source == "s3" && d.uri.starts_with("s3://quarry-e2e/incoming/docs/2024/")));
     assert!(documents.iter().all(|d| d.etag.is_some()), "S3 etags are kept");
 
-    let readme = documents.iter().find(|d| d.uri.ends_with("2024/readme.md")).unwrap().doc_id.clone();
-    let readme_rows = reader.read_chunks().await.unwrap().0.iter().filter(|c| c.doc_id == readme).count() as u64;
+    let readme = documents
+        .iter()
+        .find(|d| d.uri.ends_with("2024/readme.md"))
+        .unwrap()
+        .doc_id
+        .clone();
+    let readme_rows = reader
+        .read_chunks()
+        .await
+        .unwrap()
+        .0
+        .iter()
+        .filter(|c| c.doc_id == readme)
+        .count() as u64;
     assert!(readme_rows >= 1 && readme_rows < report.chunks as u64);
 
     // The next night: readme.md changes, corpus.jsonl does not. Only the readme is fetched
     // (the corpus's ETag is the stored one) and only it is written, into a second segment.
-    docs.store.put(&docs.child("2024/readme.md"), PutPayload::from_static(b"# Readme\n\nS3 documents are indexed incrementally.")).await.unwrap();
+    docs.store
+        .put(
+            &docs.child("2024/readme.md"),
+            PutPayload::from_static(b"# Readme\n\nS3 documents are indexed incrementally."),
+        )
+        .await
+        .unwrap();
     let mut again = options(&docs_uri, &snap_uri);
     again.source_options.store = store.clone();
     again.source_options.exclude = vec!["**/*.log".into()];
     again.out_store = store.clone();
     let second = run_with_embedder(again, common::embedder()).await.unwrap();
     let delta = second.delta.as_ref().expect("a delta over the first version");
-    assert_eq!((delta.files_unchanged, delta.documents_written, delta.documents_removed), (1, 1, 0), "{delta:?}");
+    assert_eq!(
+        (delta.files_unchanged, delta.documents_written, delta.documents_removed),
+        (1, 1, 0),
+        "{delta:?}"
+    );
     assert_eq!(second.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
     // The readme's segment is read from S3: of its files the blocks holding their metadata,
     // the column naming each row's document and the readme's pages, fetched by range requests
     // and each checked against the manifest's block sums. Of it, only the readme's rows are
     // decoded.
-    assert_eq!((second.reuse.segments_read, second.reuse.rows_read, second.reuse.notes.len()), (1, readme_rows, 0), "{:?}", second.reuse);
-    let file = |name: &str| &reader.manifest().checksums[&layout::segment_file(&reader.manifest().segments[0].id, name)];
+    assert_eq!(
+        (
+            second.reuse.segments_read,
+            second.reuse.rows_read,
+            second.reuse.notes.len()
+        ),
+        (1, readme_rows, 0),
+        "{:?}",
+        second.reuse
+    );
+    let file =
+        |name: &str| &reader.manifest().checksums[&layout::segment_file(&reader.manifest().segments[0].id, name)];
     let (chunks_file, documents_file) = (file(layout::CHUNKS), file(layout::DOCUMENTS));
     assert!(chunks_file.blocks.is_some() && documents_file.blocks.is_some());
-    assert!(second.reuse.bytes_read > 0 && second.reuse.bytes_read <= chunks_file.bytes + 2 * documents_file.bytes, "{:?}", second.reuse);
+    assert!(
+        second.reuse.bytes_read > 0 && second.reuse.bytes_read <= chunks_file.bytes + 2 * documents_file.bytes,
+        "{:?}",
+        second.reuse
+    );
     assert_eq!(second.documents_indexed, 41);
     let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
     assert!(reader.verify().await.unwrap().ok());
     assert_eq!(reader.manifest().segments.len(), 2);
-    let readme: Vec<String> = reader.read_chunks().await.unwrap().0.into_iter().filter(|c| c.text.contains("S3 documents are indexed")).map(|c| c.text).collect();
-    assert!(readme.len() == 1 && readme[0].contains("incrementally"), "only the new readme is live: {readme:?}");
+    let readme: Vec<String> = reader
+        .read_chunks()
+        .await
+        .unwrap()
+        .0
+        .into_iter()
+        .filter(|c| c.text.contains("S3 documents are indexed"))
+        .map(|c| c.text)
+        .collect();
+    assert!(
+        readme.len() == 1 && readme[0].contains("incrementally"),
+        "only the new readme is live: {readme:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,5 +322,8 @@ async fn oversized_documents_fail_alone() {
     let report = run_with_embedder(run, common::embedder()).await.unwrap();
     assert_eq!(report.documents_indexed, 1);
     assert_eq!(report.failures.len(), 1);
-    assert_eq!(report.failures[0].reason, "Document too large: 5000 tokens exceeds the maximum of 1000 tokens");
+    assert_eq!(
+        report.failures[0].reason,
+        "Document too large: 5000 tokens exceeds the maximum of 1000 tokens"
+    );
 }

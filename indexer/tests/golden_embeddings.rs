@@ -11,7 +11,12 @@ fn golden() -> Vec<(String, Vec<f32>)> {
     text.lines()
         .map(|line| {
             let value: serde_json::Value = serde_json::from_str(line).unwrap();
-            let embedding = value["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+            let embedding = value["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect();
             (value["text"].as_str().unwrap().to_string(), embedding)
         })
         .collect()
@@ -38,7 +43,10 @@ fn every_golden_text_alone() {
     let golden = golden();
     assert_eq!(golden.len(), 22);
     let f32 = common::load_embedder_at(BatchPolicy::default(), Precision::F32);
-    for (embedder, how) in [(common::embedder().as_ref(), "alone, auto"), (&f32 as &dyn Embedder, "alone, f32")] {
+    for (embedder, how) in [
+        (common::embedder().as_ref(), "alone, auto"),
+        (&f32 as &dyn Embedder, "alone, f32"),
+    ] {
         assert_eq!(embedder.info().dim, 384);
         for (text, want) in &golden {
             assert_matches(embedder, &[text.as_str()], &[want], how);
@@ -71,7 +79,10 @@ fn golden_texts_inside_mixed_length_batches() {
 fn mixed_order(golden: &[(String, Vec<f32>)]) -> (Vec<&str>, Vec<&Vec<f32>>) {
     let mut order: Vec<usize> = (0..golden.len()).collect();
     order.sort_by_key(|&i| (i % 3, std::cmp::Reverse(golden[i].0.len())));
-    (order.iter().map(|&i| golden[i].0.as_str()).collect(), order.iter().map(|&i| &golden[i].1).collect())
+    (
+        order.iter().map(|&i| golden[i].0.as_str()).collect(),
+        order.iter().map(|&i| &golden[i].1).collect(),
+    )
 }
 
 /// On the CPU, no batch policy means the CPU's token budget; one given is kept as it is (a
@@ -80,9 +91,31 @@ fn mixed_order(golden: &[(String, Vec<f32>)]) -> (Vec<&str>, Vec<&Vec<f32>>) {
 fn the_cpu_keeps_the_batch_policy_it_is_given_else_its_default() {
     use quarry_indexer::embed::{BertEmbedder, DeviceSpec, EmbedOptions, ModelDir, CPU_TOKEN_BUDGET};
     let dir = ModelDir::open(&common::model_dir()).unwrap();
-    let load = |batch| BertEmbedder::load(&dir, EmbedOptions { batch, device: DeviceSpec::Cpu, ..Default::default() }).unwrap().batch_policy();
-    assert_eq!(load(None), BatchPolicy::TokenBudget { max_tokens: CPU_TOKEN_BUDGET });
-    for given in [BatchPolicy::TokenBudget { max_tokens: CPU_TOKEN_BUDGET }, BatchPolicy::TokenBudget { max_tokens: 777 }, BatchPolicy::Fixed { size: 3 }] {
+    let load = |batch| {
+        BertEmbedder::load(
+            &dir,
+            EmbedOptions {
+                batch,
+                device: DeviceSpec::Cpu,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .batch_policy()
+    };
+    assert_eq!(
+        load(None),
+        BatchPolicy::TokenBudget {
+            max_tokens: CPU_TOKEN_BUDGET
+        }
+    );
+    for given in [
+        BatchPolicy::TokenBudget {
+            max_tokens: CPU_TOKEN_BUDGET,
+        },
+        BatchPolicy::TokenBudget { max_tokens: 777 },
+        BatchPolicy::Fixed { size: 3 },
+    ] {
         assert_eq!(load(Some(given)), given);
     }
 }
@@ -93,14 +126,19 @@ fn replicas_share_the_batches_and_match_one_model() {
     let (texts, expected) = mixed_order(&golden);
     // A small budget makes many batches, so both replicas take some.
     let policy = BatchPolicy::TokenBudget { max_tokens: 300 };
-    let replicated = ReplicatedEmbedder::new(vec![common::load_embedder(policy), common::load_embedder(policy)]).unwrap();
+    let replicated =
+        ReplicatedEmbedder::new(vec![common::load_embedder(policy), common::load_embedder(policy)]).unwrap();
     // One batch at a time on the CPU (its batches are reported in order below).
     let one = common::load_embedder_with(policy, Precision::Auto, Some(1));
     // Both replicas on the device `auto` picks: "cpu,cpu" here, "cuda:0,cuda:0" on a GPU.
     assert_eq!(replicated.device_name(), format!("{0},{0}", one.device_name()));
     assert_matches(&replicated, &texts, &expected, "two replicas");
     let single = one.embed(&texts).unwrap();
-    assert_eq!(replicated.embed(&texts).unwrap(), single, "the same rows in the same order as one model");
+    assert_eq!(
+        replicated.embed(&texts).unwrap(),
+        single,
+        "the same rows in the same order as one model"
+    );
 
     // Each batch is reported as it finishes (a run's progress), by one model in order and by
     // the replicas in whatever order they finish.
@@ -110,7 +148,9 @@ fn replicas_share_the_batches_and_match_one_model() {
     assert!(planned.len() > 2, "{planned:?}");
     let reported = |embedder: &dyn Embedder| {
         let sizes = std::sync::Mutex::new(Vec::new());
-        let embeddings = embedder.embed_tokens_reporting(&ids, &|rows| sizes.lock().unwrap().push(rows)).unwrap();
+        let embeddings = embedder
+            .embed_tokens_reporting(&ids, &|rows| sizes.lock().unwrap().push(rows))
+            .unwrap();
         (embeddings, sizes.into_inner().unwrap())
     };
     let (embeddings, sizes) = reported(&one);
@@ -142,8 +182,13 @@ fn cpu_lanes_give_the_rows_of_one_batch_at_a_time() {
         let embedder = common::load_embedder_with(policy, Precision::Auto, Some(lanes));
         assert_matches(&embedder, &texts, &expected, &format!("{lanes} lanes"));
         let sizes = std::sync::Mutex::new(Vec::new());
-        let embeddings = embedder.embed_tokens_reporting(&ids, &|rows| sizes.lock().unwrap().push(rows)).unwrap();
-        assert!(embeddings == single, "{lanes} lanes: other vectors or another order than one lane");
+        let embeddings = embedder
+            .embed_tokens_reporting(&ids, &|rows| sizes.lock().unwrap().push(rows))
+            .unwrap();
+        assert!(
+            embeddings == single,
+            "{lanes} lanes: other vectors or another order than one lane"
+        );
         let mut sizes = sizes.into_inner().unwrap();
         sizes.sort_unstable();
         planned.sort_unstable();
@@ -164,7 +209,10 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
     use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, ChunkSettings};
     use quarry_indexer::source::RawDocument;
 
-    let golden: Vec<_> = golden().into_iter().filter(|(text, _)| !text.trim().is_empty()).collect(); // a file of blanks fails to parse
+    let golden: Vec<_> = golden()
+        .into_iter()
+        .filter(|(text, _)| !text.trim().is_empty())
+        .collect(); // a file of blanks fails to parse
     let embedder = common::embedder();
     let settings = |tokenizer: Arc<ModelTokenizer>| ChunkSettings {
         parser: Arc::new(AutoParser),
@@ -180,7 +228,14 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
             .iter()
             .enumerate()
             .flat_map(|(i, (text, _))| {
-                let raw = RawDocument { uri: format!("memory://golden/{i}.txt"), relative_path: format!("{i}.txt"), size: text.len() as u64, bytes: text.clone().into_bytes().into(), etag: None, source: "memory".into() };
+                let raw = RawDocument {
+                    uri: format!("memory://golden/{i}.txt"),
+                    relative_path: format!("{i}.txt"),
+                    size: text.len() as u64,
+                    bytes: text.clone().into_bytes().into(),
+                    etag: None,
+                    source: "memory".into(),
+                };
                 let (documents, failures) = parse_and_chunk(&raw, settings);
                 assert!(failures.is_empty(), "{failures:?}");
                 documents
@@ -188,7 +243,10 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
             .collect()
     };
     let with_ids = chunk_all(&settings(embedder.tokenizer().clone()));
-    assert!(with_ids.iter().all(|d| d.model_ids.iter().all(Option::is_some)), "every chunk comes with its ids");
+    assert!(
+        with_ids.iter().all(|d| d.model_ids.iter().all(Option::is_some)),
+        "every chunk comes with its ids"
+    );
     let mut swapped = chunk_all(&settings(embedder.tokenizer().clone()));
     let (first, second) = swapped.split_at_mut(1);
     std::mem::swap(&mut first[0].model_ids, &mut second[0].model_ids);
@@ -198,7 +256,11 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
     assert_eq!(with_ids.len(), golden.len());
     assert_eq!(with_ids[0].chunks.len(), 1);
     assert_eq!(with_ids[1].chunks.len(), 1);
-    assert_eq!((&swapped[0].vectors, &swapped[1].vectors), (&with_ids[1].vectors, &with_ids[0].vectors), "the embed stage embeds the ids it is handed");
+    assert_eq!(
+        (&swapped[0].vectors, &swapped[1].vectors),
+        (&with_ids[1].vectors, &with_ids[0].vectors),
+        "the embed stage embeds the ids it is handed"
+    );
     let mut compared = 0;
     for ((document, again), (text, want)) in with_ids.iter().zip(&fresh).zip(&golden) {
         assert_eq!(document.chunks, again.chunks);
@@ -209,7 +271,10 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
             compared += 1;
         }
     }
-    assert!(compared >= golden.len() / 2, "only {compared} golden texts chunked to themselves");
+    assert!(
+        compared >= golden.len() / 2,
+        "only {compared} golden texts chunked to themselves"
+    );
 }
 
 /// `--precision bf16` on the CPU: with AVX512-BF16 the dense layers' products round both
@@ -224,27 +289,74 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
     let (texts, expected) = mixed_order(&golden);
     let dir = ModelDir::open(&common::model_dir()).unwrap();
     let native = quarry_kernels::bf16_products_native();
-    let f32_embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(BatchPolicy::default()), precision: Precision::F32, ..Default::default() }).unwrap();
+    let f32_embedder = BertEmbedder::load(
+        &dir,
+        EmbedOptions {
+            device: DeviceSpec::Cpu,
+            batch: Some(BatchPolicy::default()),
+            precision: Precision::F32,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let f32_rows = f32_embedder.embed(&texts).unwrap();
     for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-        let embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, batch: Some(batch), precision: Precision::Bf16, ..Default::default() }).unwrap();
+        let embedder = BertEmbedder::load(
+            &dir,
+            EmbedOptions {
+                device: DeviceSpec::Cpu,
+                batch: Some(batch),
+                precision: Precision::Bf16,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let how = format!("bf16 on the CPU, {batch:?}");
         assert_matches_within(&embedder, &texts, &expected, &how, 0.9999);
         let rows = embedder.embed(&texts).unwrap();
-        let largest_difference = rows.data.iter().zip(&f32_rows.data).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let largest_difference = rows
+            .data
+            .iter()
+            .zip(&f32_rows.data)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         match native {
-            true => assert!(largest_difference > 1e-4, "{how}: the embeddings are f32's (largest difference {largest_difference})"),
-            false => eprintln!("this CPU has no AVX512-BF16: bf16 runs in f32 (largest difference from f32 {largest_difference})"),
+            true => assert!(
+                largest_difference > 1e-4,
+                "{how}: the embeddings are f32's (largest difference {largest_difference})"
+            ),
+            false => eprintln!(
+                "this CPU has no AVX512-BF16: bf16 runs in f32 (largest difference from f32 {largest_difference})"
+            ),
         }
     }
-    let embedder = BertEmbedder::load(&dir, EmbedOptions { device: DeviceSpec::Cpu, precision: Precision::Bf16, ..Default::default() }).unwrap();
+    let embedder = BertEmbedder::load(
+        &dir,
+        EmbedOptions {
+            device: DeviceSpec::Cpu,
+            precision: Precision::Bf16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let mut largest_difference = 0f32;
     for (text, want) in &golden {
         assert_matches_within(&embedder, &[text.as_str()], &[want], "bf16 on the CPU, alone", 0.9999);
-        let (bf16, f32) = (embedder.embed(&[text.as_str()]).unwrap(), f32_embedder.embed(&[text.as_str()]).unwrap());
-        largest_difference = bf16.data.iter().zip(&f32.data).map(|(a, b)| (a - b).abs()).fold(largest_difference, f32::max);
+        let (bf16, f32) = (
+            embedder.embed(&[text.as_str()]).unwrap(),
+            f32_embedder.embed(&[text.as_str()]).unwrap(),
+        );
+        largest_difference = bf16
+            .data
+            .iter()
+            .zip(&f32.data)
+            .map(|(a, b)| (a - b).abs())
+            .fold(largest_difference, f32::max);
     }
-    assert!(!native || largest_difference > 1e-4, "bf16 alone: the embeddings are f32's (largest difference {largest_difference})");
+    assert!(
+        !native || largest_difference > 1e-4,
+        "bf16 alone: the embeddings are f32's (largest difference {largest_difference})"
+    );
 }
 
 /// On a GPU (`--features cuda`, run on a GPU machine): f32 at cosine >= 0.9999, f16 and bf16
@@ -256,12 +368,27 @@ fn golden_texts_on_the_gpu_at_every_precision() {
     let golden = golden();
     let (texts, expected) = mixed_order(&golden);
     let dir = ModelDir::open(&common::model_dir()).unwrap();
-    for (precision, min_cosine) in [(Precision::F32, 0.9999), (Precision::F16, 0.999), (Precision::Bf16, 0.999)] {
+    for (precision, min_cosine) in [
+        (Precision::F32, 0.9999),
+        (Precision::F16, 0.999),
+        (Precision::Bf16, 0.999),
+    ] {
         for batch in [BatchPolicy::TokenBudget { max_tokens: 600 }, BatchPolicy::default()] {
-            let options = EmbedOptions { device: DeviceSpec::Cuda(0), batch: Some(batch), precision, ..Default::default() };
+            let options = EmbedOptions {
+                device: DeviceSpec::Cuda(0),
+                batch: Some(batch),
+                precision,
+                ..Default::default()
+            };
             let embedder = BertEmbedder::load(&dir, options).expect("this test needs a CUDA GPU");
             assert_eq!(embedder.device_name(), "cuda:0");
-            assert_matches_within(&embedder, &texts, &expected, &format!("{precision:?} {batch:?}"), min_cosine);
+            assert_matches_within(
+                &embedder,
+                &texts,
+                &expected,
+                &format!("{precision:?} {batch:?}"),
+                min_cosine,
+            );
         }
     }
 }
@@ -280,17 +407,25 @@ fn half_precision_encoder_meets_the_golden_bar_on_the_cpu() {
     let golden = golden();
     for dtype in [DType::F16, DType::BF16] {
         // SAFETY: the weights file is only read, and not modified during the test.
-        let vb = unsafe { candle_nn::VarBuilder::from_mmaped_safetensors(&[dir.weights()], dtype, &Device::Cpu) }.unwrap();
+        let vb =
+            unsafe { candle_nn::VarBuilder::from_mmaped_safetensors(&[dir.weights()], dtype, &Device::Cpu) }.unwrap();
         let encoder = BertEncoder::load(vb, &dir.bert_config).unwrap();
         for (text, want) in &golden {
             let ids = tokenizer.encode_for_model(&[text.as_str()]).unwrap().remove(0);
             let length = ids.len();
             let input = Tensor::from_vec(ids, (1, length), &Device::Cpu).unwrap();
-            let tokens = encoder.forward(&input, &[length]).unwrap().to_dtype(DType::F32).unwrap();
+            let tokens = encoder
+                .forward(&input, &[length])
+                .unwrap()
+                .to_dtype(DType::F32)
+                .unwrap();
             let pooled: Vec<f32> = tokens.mean(1).unwrap().squeeze(0).unwrap().to_vec1().unwrap();
             let cosine = common::cosine(&pooled, want);
             let start: String = text.chars().take(60).collect();
-            assert!(cosine >= 0.999, "{dtype:?}: text {start:?}... ({length} tokens) has cosine {cosine}");
+            assert!(
+                cosine >= 0.999,
+                "{dtype:?}: text {start:?}... ({length} tokens) has cosine {cosine}"
+            );
         }
     }
 }

@@ -13,12 +13,17 @@ use std::sync::Arc;
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::embed::{BatchPolicy, Embedder, Precision};
 use quarry_indexer::index::IndexOptions;
-use quarry_indexer::pipeline::{publish_next_version, run_with_embedder, DeltaReport, ProgressMode, PublishMode, RunOptions, RunReport, VersionChange};
+use quarry_indexer::pipeline::{
+    publish_next_version, run_with_embedder, DeltaReport, ProgressMode, PublishMode, RunOptions, RunReport,
+    VersionChange,
+};
 use quarry_indexer::snapshot::{SnapshotReader, SnapshotWriter};
 use quarry_indexer::store::StoreOptions;
 
 fn paragraph(topic: &str, n: usize) -> String {
-    (0..n).map(|i| format!("Sentence {i} of the note about {topic}, with details that only this note has. ")).collect()
+    (0..n)
+        .map(|i| format!("Sentence {i} of the note about {topic}, with details that only this note has. "))
+        .collect()
 }
 
 async fn run(src: &Path, out: &str, tweak: impl FnOnce(&mut RunOptions)) -> RunReport {
@@ -34,7 +39,13 @@ async fn run(src: &Path, out: &str, tweak: impl FnOnce(&mut RunOptions)) -> RunR
 async fn vectors_by_file(out: &str) -> HashMap<String, (Vec<String>, Vec<f32>)> {
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
     assert!(reader.verify().await.unwrap().ok());
-    let names: HashMap<String, String> = reader.read_documents().await.unwrap().into_iter().map(|d| (d.doc_id, d.file_name)).collect();
+    let names: HashMap<String, String> = reader
+        .read_documents()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.doc_id, d.file_name))
+        .collect();
     let (chunks, embeddings) = reader.read_chunks().await.unwrap();
     let mut rows_by_file: HashMap<String, Vec<usize>> = HashMap::new();
     for (row, chunk) in chunks.iter().enumerate() {
@@ -64,7 +75,11 @@ fn delta(report: &RunReport) -> &DeltaReport {
 }
 
 async fn latest(out: &str) -> quarry_indexer::snapshot::Manifest {
-    SnapshotReader::open(out, &StoreOptions::default()).await.unwrap().manifest().clone()
+    SnapshotReader::open(out, &StoreOptions::default())
+        .await
+        .unwrap()
+        .manifest()
+        .clone()
 }
 
 /// Asserts each of `names` holds the embeddings of its own stored texts (not stale ones).
@@ -84,8 +99,16 @@ async fn second_run_publishes_only_what_changed() {
     let src = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().to_str().unwrap();
-    std::fs::write(src.path().join("a.md"), format!("# Tides\n\n{}", paragraph("tides", 60))).unwrap();
-    std::fs::write(src.path().join("b.md"), format!("# Glaciers\n\n{}", paragraph("glaciers", 8))).unwrap();
+    std::fs::write(
+        src.path().join("a.md"),
+        format!("# Tides\n\n{}", paragraph("tides", 60)),
+    )
+    .unwrap();
+    std::fs::write(
+        src.path().join("b.md"),
+        format!("# Glaciers\n\n{}", paragraph("glaciers", 8)),
+    )
+    .unwrap();
     std::fs::write(src.path().join("c.txt"), paragraph("volcanoes", 5)).unwrap();
 
     let first = run(src.path(), out, |_| {}).await;
@@ -98,7 +121,11 @@ async fn second_run_publishes_only_what_changed() {
     let first_segment = latest(out).await.segments[0].id.clone();
 
     // b changes, c goes away, d arrives; a is untouched (not even fetched).
-    std::fs::write(src.path().join("b.md"), format!("# Glaciers\n\n{}", paragraph("glaciers and ice sheets", 8))).unwrap();
+    std::fs::write(
+        src.path().join("b.md"),
+        format!("# Glaciers\n\n{}", paragraph("glaciers and ice sheets", 8)),
+    )
+    .unwrap();
     std::fs::remove_file(src.path().join("c.txt")).unwrap();
     std::fs::write(src.path().join("d.md"), paragraph("deserts", 4)).unwrap();
     let second = run(src.path(), out, |_| {}).await;
@@ -106,17 +133,48 @@ async fn second_run_publishes_only_what_changed() {
     assert!(second.reuse.notes.is_empty(), "{:?}", second.reuse.notes);
     let d = delta(&second);
     assert_eq!(d.base_version, first.version.clone().unwrap());
-    assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.documents_removed, d.tombstones_added), (1, 0, 2, 1, 2), "{d:?}");
+    assert_eq!(
+        (
+            d.files_unchanged,
+            d.documents_unchanged,
+            d.documents_written,
+            d.documents_removed,
+            d.tombstones_added
+        ),
+        (1, 0, 2, 1, 2),
+        "{d:?}"
+    );
     assert_eq!(stage_items(&second, "fetch"), 2, "a.md is not fetched");
-    assert_eq!((second.reuse.segments_read, second.reuse.documents), (1, 0), "b.md's segment is read; a.md's rows stay unread");
-    assert_eq!(second.reuse.rows_read, v1["b.md"].0.len() as u64, "of that segment, b.md's rows alone are decoded");
+    assert_eq!(
+        (second.reuse.segments_read, second.reuse.documents),
+        (1, 0),
+        "b.md's segment is read; a.md's rows stay unread"
+    );
+    assert_eq!(
+        second.reuse.rows_read,
+        v1["b.md"].0.len() as u64,
+        "of that segment, b.md's rows alone are decoded"
+    );
     assert_eq!(second.documents_indexed, 3);
-    assert!(embed_stage_tokens(&second) > 0 && embed_stage_tokens(&second) < second.tokens, "only b.md and d.md are embedded");
+    assert!(
+        embed_stage_tokens(&second) > 0 && embed_stage_tokens(&second) < second.tokens,
+        "only b.md and d.md are embedded"
+    );
     let manifest = latest(out).await;
     assert_eq!(manifest.segments.len(), 2);
-    assert_eq!(manifest.segments[0].id, first_segment, "the first segment is kept, not rewritten");
+    assert_eq!(
+        manifest.segments[0].id, first_segment,
+        "the first segment is kept, not rewritten"
+    );
     assert_eq!(manifest.tombstones.len(), 2);
-    assert!(manifest.tombstones.iter().all(|t| t.starts_with(&format!("{first_segment}/"))), "{:?}", manifest.tombstones);
+    assert!(
+        manifest
+            .tombstones
+            .iter()
+            .all(|t| t.starts_with(&format!("{first_segment}/"))),
+        "{:?}",
+        manifest.tombstones
+    );
 
     let v2 = vectors_by_file(out).await;
     assert_eq!(v2.len(), 3);
@@ -130,28 +188,65 @@ async fn second_run_publishes_only_what_changed() {
     assert_eq!((delta(&third).files_unchanged, delta(&third).documents_written), (3, 0));
     assert_eq!(stage_items(&third, "fetch"), 0);
     assert_eq!(embed_stage_tokens(&third), 0);
-    assert_eq!((third.documents_indexed, third.chunks, third.tokens, third.reuse.segments_read), (3, second.chunks, second.tokens, 0));
+    assert_eq!(
+        (
+            third.documents_indexed,
+            third.chunks,
+            third.tokens,
+            third.reuse.segments_read
+        ),
+        (3, second.chunks, second.tokens, 0)
+    );
     assert_eq!(latest(out).await.segments, manifest.segments);
     assert_eq!(vectors_by_file(out).await, v2);
 
     // A touched file (same bytes, new modification time, so a new ETag) is fetched, found
     // unchanged and left where it is.
-    let file = std::fs::File::options().write(true).open(src.path().join("a.md")).unwrap();
-    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    let file = std::fs::File::options()
+        .write(true)
+        .open(src.path().join("a.md"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
     drop(file);
     let touched = run(src.path(), out, |_| {}).await;
-    assert_eq!((delta(&touched).files_unchanged, delta(&touched).documents_unchanged, delta(&touched).documents_written), (2, 0, 1), "{:?}", touched.delta);
-    assert_eq!(embed_stage_tokens(&touched), 0, "the touched document's embeddings are reused");
+    assert_eq!(
+        (
+            delta(&touched).files_unchanged,
+            delta(&touched).documents_unchanged,
+            delta(&touched).documents_written
+        ),
+        (2, 0, 1),
+        "{:?}",
+        touched.delta
+    );
+    assert_eq!(
+        embed_stage_tokens(&touched),
+        0,
+        "the touched document's embeddings are reused"
+    );
     assert_eq!(touched.reuse.documents, 1);
     assert_eq!(vectors_by_file(out).await, v2);
 
     // Other tags change every record: every file is fetched, no embedding is computed again.
     let tagged = run(src.path(), out, |o| o.tags = vec!["nightly".into()]).await;
-    assert!(tagged.reuse.notes.iter().any(|n| n.contains("every file is fetched")), "{:?}", tagged.reuse.notes);
-    assert_eq!((delta(&tagged).files_unchanged, delta(&tagged).documents_written), (0, 3));
+    assert!(
+        tagged.reuse.notes.iter().any(|n| n.contains("every file is fetched")),
+        "{:?}",
+        tagged.reuse.notes
+    );
+    assert_eq!(
+        (delta(&tagged).files_unchanged, delta(&tagged).documents_written),
+        (0, 3)
+    );
     assert_eq!(embed_stage_tokens(&tagged), 0);
     let reader = SnapshotReader::open(out, &StoreOptions::default()).await.unwrap();
-    assert!(reader.read_documents().await.unwrap().iter().all(|d| d.tags == vec!["nightly".to_string()]));
+    assert!(reader
+        .read_documents()
+        .await
+        .unwrap()
+        .iter()
+        .all(|d| d.tags == vec!["nightly".to_string()]));
     assert_eq!(vectors_by_file(out).await, v2);
 
     // Asked for a full version: one segment with every document, embeddings reused.
@@ -167,15 +262,32 @@ async fn second_run_publishes_only_what_changed() {
     assert_eq!(vectors_by_file(out).await, v2);
 
     // Other chunk sizes: the stored chunks do not apply.
-    let rechunked = run(src.path(), out, |o| o.chunker = ChunkerConfig { max_tokens: 128, overlap_tokens: 16 }).await;
+    let rechunked = run(src.path(), out, |o| {
+        o.chunker = ChunkerConfig {
+            max_tokens: 128,
+            overlap_tokens: 16,
+        }
+    })
+    .await;
     assert_eq!(rechunked.reuse.from_version, None);
     assert!(rechunked.delta.is_none());
-    assert!(rechunked.reuse.notes.iter().any(|n| n.contains("chunked with other settings")), "{:?}", rechunked.reuse.notes);
+    assert!(
+        rechunked
+            .reuse
+            .notes
+            .iter()
+            .any(|n| n.contains("chunked with other settings")),
+        "{:?}",
+        rechunked.reuse.notes
+    );
     assert_eq!(embed_stage_tokens(&rechunked), rechunked.tokens);
 
     // Asked not to reuse: a full run, without a note.
     let full = run(src.path(), out, |o| {
-        o.chunker = ChunkerConfig { max_tokens: 128, overlap_tokens: 16 };
+        o.chunker = ChunkerConfig {
+            max_tokens: 128,
+            overlap_tokens: 16,
+        };
         o.reuse = false;
     })
     .await;
@@ -204,19 +316,37 @@ async fn versions_record_how_their_vectors_were_computed() {
     let first = run_at(f32_embedder.clone(), |_| {}).await.unwrap();
     assert_eq!(latest(out).await.model.precisions, ["cpu f32"]);
     assert_eq!(first.precisions, ["cpu f32"]);
-    assert!(first.render_table().contains("vectors computed as  cpu f32"), "{}", first.render_table());
+    assert!(
+        first.render_table().contains("vectors computed as  cpu f32"),
+        "{}",
+        first.render_table()
+    );
 
     // The default precision (bf16 products where the CPU has AVX512-BF16, else f32 again).
     let own = common::embedder().info().precisions.clone();
     assert_eq!(own.len(), 1);
-    let both: Vec<String> = if own[0] == "cpu f32" { own.clone() } else { vec!["cpu f32".into(), own[0].clone()] };
+    let both: Vec<String> = if own[0] == "cpu f32" {
+        own.clone()
+    } else {
+        vec!["cpu f32".into(), own[0].clone()]
+    };
     let unchanged = run_at(common::embedder(), |_| {}).await.unwrap();
     assert_eq!(embed_stage_tokens(&unchanged), 0);
-    assert_eq!(latest(out).await.model.precisions, ["cpu f32"], "nothing computed, nothing added");
+    assert_eq!(
+        latest(out).await.model.precisions,
+        ["cpu f32"],
+        "nothing computed, nothing added"
+    );
     std::fs::write(src.path().join("a.md"), paragraph("tides and currents", 6)).unwrap();
     run_at(common::embedder(), |_| {}).await.unwrap();
-    assert_eq!(latest(out).await.model.precisions, both, "b.md's vectors kept, a.md's computed");
-    run_at(common::embedder(), |options| options.reuse = false).await.unwrap();
+    assert_eq!(
+        latest(out).await.model.precisions,
+        both,
+        "b.md's vectors kept, a.md's computed"
+    );
+    run_at(common::embedder(), |options| options.reuse = false)
+        .await
+        .unwrap();
     assert_eq!(latest(out).await.model.precisions, own, "everything computed afresh");
 }
 
@@ -227,37 +357,73 @@ async fn an_edited_section_embeds_only_its_own_chunks() {
     let out = out_dir.path().to_str().unwrap();
     // Chunks never cross a heading, so an edit touches only its section's chunks; the edit
     // below grows the section by a chunk, which moves every later chunk to a new index.
-    let note = |glaciers: String| format!("# Tides\n\n{}\n\n# Glaciers\n\n{glaciers}\n\n# Deserts\n\n{}\n\n# Rivers\n\n{}", paragraph("tides", 30), paragraph("deserts", 30), paragraph("rivers", 5));
+    let note = |glaciers: String| {
+        format!(
+            "# Tides\n\n{}\n\n# Glaciers\n\n{glaciers}\n\n# Deserts\n\n{}\n\n# Rivers\n\n{}",
+            paragraph("tides", 30),
+            paragraph("deserts", 30),
+            paragraph("rivers", 5)
+        )
+    };
     std::fs::write(src.path().join("a.md"), note(paragraph("glaciers", 8))).unwrap();
     std::fs::write(src.path().join("b.md"), paragraph("volcanoes", 5)).unwrap();
     let first = run(src.path(), out, |_| {}).await;
     assert_eq!(first.reuse.changed_documents, Default::default());
     let v1 = vectors_by_file(out).await;
 
-    std::fs::write(src.path().join("a.md"), note(paragraph("glaciers and the ice sheets they feed", 25))).unwrap();
+    std::fs::write(
+        src.path().join("a.md"),
+        note(paragraph("glaciers and the ice sheets they feed", 25)),
+    )
+    .unwrap();
     let second = run(src.path(), out, |_| {}).await;
     let v2 = vectors_by_file(out).await;
     let (old_texts, old_vectors) = &v1["a.md"];
     let (texts, vectors) = &v2["a.md"];
-    assert!(texts.len() > old_texts.len(), "the edited section should take more chunks");
+    assert!(
+        texts.len() > old_texts.len(),
+        "the edited section should take more chunks"
+    );
     let dim = vectors.len() / texts.len();
     let kept: Vec<usize> = (0..texts.len()).filter(|&i| old_texts.contains(&texts[i])).collect();
-    assert!(kept.len() >= 4 && kept.len() < texts.len(), "{} of {} chunk texts unchanged", kept.len(), texts.len());
+    assert!(
+        kept.len() >= 4 && kept.len() < texts.len(),
+        "{} of {} chunk texts unchanged",
+        kept.len(),
+        texts.len()
+    );
     let changed = second.reuse.changed_documents;
-    assert_eq!((changed.documents, changed.chunks), (1, kept.len()), "{:?}", second.reuse);
+    assert_eq!(
+        (changed.documents, changed.chunks),
+        (1, kept.len()),
+        "{:?}",
+        second.reuse
+    );
     assert_eq!(second.reuse.documents, 0, "a.md changed: it is not reused whole");
     // The model embedded the edited section only: fewer tokens than the chunks kept.
     let embedded = embed_stage_tokens(&second);
-    assert!(embedded > 0 && embedded < changed.tokens, "embedded {embedded} tokens, kept {}", changed.tokens);
+    assert!(
+        embedded > 0 && embedded < changed.tokens,
+        "embedded {embedded} tokens, kept {}",
+        changed.tokens
+    );
     // Each kept chunk holds its stored vector bit for bit, wherever it moved; every row
     // (kept or embedded) is its own text's embedding.
     for &i in &kept {
         let old = old_texts.iter().position(|t| *t == texts[i]).unwrap();
-        assert_eq!(vectors[i * dim..(i + 1) * dim], old_vectors[old * dim..(old + 1) * dim], "chunk {i}");
+        assert_eq!(
+            vectors[i * dim..(i + 1) * dim],
+            old_vectors[old * dim..(old + 1) * dim],
+            "chunk {i}"
+        );
     }
     assert_fresh(&v2, &["a.md"]);
     assert_eq!(v2["b.md"], v1["b.md"]);
-    assert!(second.render_table().contains("1 kept the stored vectors of"), "{}", second.render_table());
+    assert!(
+        second.render_table().contains("1 kept the stored vectors of"),
+        "{}",
+        second.render_table()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -280,20 +446,53 @@ async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version()
     let writer = SnapshotWriter::open(out, &StoreOptions::default()).unwrap();
     let first_segment = manifest.segments[0].id.clone();
     let scoped_b = format!("{first_segment}/{}", id_of("b.md"));
-    let change = VersionChange { documents: Vec::new(), tombstones: vec![id_of("a.md"), scoped_b.clone()], embedded_chunks: 0 };
-    publish_next_version(&writer, Some(&manifest), change, common::embedder().as_ref(), manifest.chunker.clone(), &IndexOptions::default()).await.unwrap();
-    assert_eq!(vectors_by_file(out).await.len(), 1, "only c.md is served after the deletes");
+    let change = VersionChange {
+        documents: Vec::new(),
+        tombstones: vec![id_of("a.md"), scoped_b.clone()],
+        embedded_chunks: 0,
+    };
+    publish_next_version(
+        &writer,
+        Some(&manifest),
+        change,
+        common::embedder().as_ref(),
+        manifest.chunker.clone(),
+        &IndexOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        vectors_by_file(out).await.len(),
+        1,
+        "only c.md is served after the deletes"
+    );
 
     let after_delete = run(src.path(), out, |_| {}).await;
-    assert!(after_delete.reuse.notes.iter().any(|n| n.contains("no file table")), "{:?}", after_delete.reuse.notes);
+    assert!(
+        after_delete.reuse.notes.iter().any(|n| n.contains("no file table")),
+        "{:?}",
+        after_delete.reuse.notes
+    );
     let d = delta(&after_delete);
-    assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.tombstones_lifted), (0, 1, 2, 1), "{d:?}");
+    assert_eq!(
+        (
+            d.files_unchanged,
+            d.documents_unchanged,
+            d.documents_written,
+            d.tombstones_lifted
+        ),
+        (0, 1, 2, 1),
+        "{d:?}"
+    );
     assert_eq!(after_delete.documents_indexed, 3);
     let mut tombstones = latest(out).await.tombstones;
     tombstones.sort();
     let mut expected = vec![format!("{first_segment}/{}", id_of("a.md")), scoped_b];
     expected.sort();
-    assert_eq!(tombstones, expected, "the delete by id is lifted; the old copies stay hidden");
+    assert_eq!(
+        tombstones, expected,
+        "the delete by id is lifted; the old copies stay hidden"
+    );
     let served = vectors_by_file(out).await;
     assert_eq!(served.len(), 3);
     assert_eq!(served["c.md"], before["c.md"]);
@@ -308,11 +507,27 @@ async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version()
     bytes[middle] ^= 0xff;
     std::fs::write(&chunks_file, bytes).unwrap();
     let quiet = run(src.path(), out, |_| {}).await;
-    assert_eq!((delta(&quiet).files_unchanged, quiet.reuse.segments_read), (3, 0), "{:?}", quiet.reuse);
+    assert_eq!(
+        (delta(&quiet).files_unchanged, quiet.reuse.segments_read),
+        (3, 0),
+        "{:?}",
+        quiet.reuse
+    );
     let after_damage = run(src.path(), out, |o| o.publish = PublishMode::Full).await;
     assert!(after_damage.delta.is_none());
-    assert!(after_damage.reuse.notes.iter().any(|n| n.contains(first_segment.as_str()) && n.contains("checksum")), "{:?}", after_damage.reuse.notes);
-    assert_eq!(after_damage.reuse.documents, 2, "a.md and b.md come from the readable segment");
+    assert!(
+        after_damage
+            .reuse
+            .notes
+            .iter()
+            .any(|n| n.contains(first_segment.as_str()) && n.contains("checksum")),
+        "{:?}",
+        after_damage.reuse.notes
+    );
+    assert_eq!(
+        after_damage.reuse.documents, 2,
+        "a.md and b.md come from the readable segment"
+    );
     assert_eq!(after_damage.documents_indexed, 3);
     assert_eq!(latest(out).await.segments.len(), 1);
     assert!(embed_stage_tokens(&after_damage) > 0 && embed_stage_tokens(&after_damage) < after_damage.tokens);
@@ -325,9 +540,28 @@ async fn deleted_documents_come_back_and_damaged_segments_force_a_full_version()
     std::fs::write(&chunks_file, &bytes[..bytes.len() - 1]).unwrap();
     let after_truncation = run(src.path(), out, |_| {}).await;
     assert!(after_truncation.delta.is_none());
-    assert!(after_truncation.reuse.notes.iter().any(|n| n.contains(only_segment.as_str()) && n.contains("the manifest says")), "{:?}", after_truncation.reuse.notes);
-    assert!(after_truncation.reuse.notes.iter().any(|n| n.contains("unreadable: publishing a full version")), "{:?}", after_truncation.reuse.notes);
-    assert_eq!((after_truncation.reuse.documents, after_truncation.documents_indexed), (0, 3));
+    assert!(
+        after_truncation
+            .reuse
+            .notes
+            .iter()
+            .any(|n| n.contains(only_segment.as_str()) && n.contains("the manifest says")),
+        "{:?}",
+        after_truncation.reuse.notes
+    );
+    assert!(
+        after_truncation
+            .reuse
+            .notes
+            .iter()
+            .any(|n| n.contains("unreadable: publishing a full version")),
+        "{:?}",
+        after_truncation.reuse.notes
+    );
+    assert_eq!(
+        (after_truncation.reuse.documents, after_truncation.documents_indexed),
+        (0, 3)
+    );
     assert_eq!(embed_stage_tokens(&after_truncation), after_truncation.tokens);
     assert_fresh(&vectors_by_file(out).await, &["a.md", "b.md", "c.md"]);
 }
@@ -363,9 +597,16 @@ async fn deltas_are_compacted_once_they_pile_up() {
     assert_eq!(compaction.merged_segments.len(), 4);
     assert_eq!(delta(&fourth).segments, 1);
     let manifest = latest(out).await;
-    assert_eq!(Some(manifest.version.clone()), fourth.version, "the report names the compacted version");
+    assert_eq!(
+        Some(manifest.version.clone()),
+        fourth.version,
+        "the report names the compacted version"
+    );
     assert_eq!((manifest.segments.len(), manifest.tombstones.len()), (1, 0));
-    assert_eq!((manifest.counts.documents, manifest.counts.chunks as u64 > 0), (4, true));
+    assert_eq!(
+        (manifest.counts.documents, manifest.counts.chunks as u64 > 0),
+        (4, true)
+    );
     let served = vectors_by_file(out).await;
     assert_eq!(served["a.md"], before_merge["a.md"]);
     assert_eq!(served["d.md"], before_merge["d.md"]);
@@ -380,7 +621,14 @@ async fn deltas_are_compacted_once_they_pile_up() {
     assert_eq!(delta(&pruned).documents_removed, 3);
     assert!(delta(&pruned).compaction.is_some());
     let manifest = latest(out).await;
-    assert_eq!((manifest.segments.len(), manifest.tombstones.len(), manifest.counts.documents), (1, 0, 1));
+    assert_eq!(
+        (
+            manifest.segments.len(),
+            manifest.tombstones.len(),
+            manifest.counts.documents
+        ),
+        (1, 0, 1)
+    );
     assert_eq!(vectors_by_file(out).await["d.md"], before_merge["d.md"]);
     // The next run builds on the compacted version (the file table is carried over) and fetches nothing.
     let quiet = run(src.path(), out, |_| {}).await;
@@ -413,10 +661,21 @@ async fn only_mostly_hidden_segments_are_rewritten() {
     let third = run(src.path(), out, above_40_percent).await;
     let compaction = delta(&third).compaction.as_ref().expect("compacted");
     assert_eq!(compaction.merged_segments, vec![first.clone()]);
-    assert_eq!((compaction.documents_kept, compaction.documents_dropped, compaction.new_segments.len()), (2, 3, 1));
+    assert_eq!(
+        (
+            compaction.documents_kept,
+            compaction.documents_dropped,
+            compaction.new_segments.len()
+        ),
+        (2, 3, 1)
+    );
     let manifest = latest(out).await;
     let ids: Vec<&str> = manifest.segments.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!((ids.len(), ids[0], ids[1]), (3, compaction.new_segments[0].as_str(), apples_segment.as_str()), "the rewritten segment keeps its place");
+    assert_eq!(
+        (ids.len(), ids[0], ids[1]),
+        (3, compaction.new_segments[0].as_str(), apples_segment.as_str()),
+        "the rewritten segment keeps its place"
+    );
     assert!(manifest.tombstones.is_empty(), "{:?}", manifest.tombstones);
     assert_eq!((manifest.counts.documents, manifest.counts.chunks), (5, 5));
     let served = vectors_by_file(out).await;
@@ -432,7 +691,8 @@ async fn a_file_that_fails_keeps_its_last_good_version() {
     let out = out_dir.path().to_str().unwrap();
     std::fs::write(src.path().join("a.md"), paragraph("meadows", 6)).unwrap();
     std::fs::write(src.path().join("b.md"), paragraph("canyons", 6)).unwrap();
-    let jsonl = |rivers: &str, deltas: &str| format!("{rivers}\n{}\n", serde_json::json!({ "_id": "deltas", "text": deltas }));
+    let jsonl =
+        |rivers: &str, deltas: &str| format!("{rivers}\n{}\n", serde_json::json!({ "_id": "deltas", "text": deltas }));
     let rivers = serde_json::json!({ "_id": "rivers", "text": paragraph("rivers", 3) }).to_string();
     std::fs::write(src.path().join("c.jsonl"), jsonl(&rivers, &paragraph("deltas", 3))).unwrap();
     run(src.path(), out, |_| {}).await;
@@ -440,7 +700,11 @@ async fn a_file_that_fails_keeps_its_last_good_version() {
     for publish in [PublishMode::Delta, PublishMode::Full] {
         let before = vectors_by_file(out).await;
         // b.md now fails to fetch (over the size limit) and c.jsonl no longer parses; a.md changes.
-        std::fs::write(src.path().join("a.md"), paragraph(&format!("meadows and hedgerows ({publish:?})"), 6)).unwrap();
+        std::fs::write(
+            src.path().join("a.md"),
+            paragraph(&format!("meadows and hedgerows ({publish:?})"), 6),
+        )
+        .unwrap();
         std::fs::write(src.path().join("b.md"), paragraph("canyons", 60)).unwrap();
         std::fs::write(src.path().join("c.jsonl"), b"\xff\xfe not json at all").unwrap();
         let report = run(src.path(), out, |o| {
@@ -452,24 +716,49 @@ async fn a_file_that_fails_keeps_its_last_good_version() {
         let mut kept = report.reuse.kept_after_failure.clone();
         kept.sort();
         assert_eq!(kept.len(), 3, "{publish:?}: {kept:?}");
-        assert!(kept[0].ends_with("b.md") && kept[1].ends_with("c.jsonl#deltas") && kept[2].ends_with("c.jsonl#rivers"), "{kept:?}");
+        assert!(
+            kept[0].ends_with("b.md") && kept[1].ends_with("c.jsonl#deltas") && kept[2].ends_with("c.jsonl#rivers"),
+            "{kept:?}"
+        );
         let after = vectors_by_file(out).await;
-        assert_eq!(after["b.md"], before["b.md"], "{publish:?}: b.md's last good version, bit for bit");
+        assert_eq!(
+            after["b.md"], before["b.md"],
+            "{publish:?}: b.md's last good version, bit for bit"
+        );
         assert_eq!(after["c.jsonl"], before["c.jsonl"]);
         assert_ne!(after["a.md"], before["a.md"], "a.md itself was indexed afresh");
 
         // One bad line: its document cannot be told from a deleted one, so it keeps its last
         // good version; the good line's change is indexed.
-        std::fs::write(src.path().join("c.jsonl"), jsonl("{ broken", &paragraph("deltas and estuaries", 3))).unwrap();
+        std::fs::write(
+            src.path().join("c.jsonl"),
+            jsonl("{ broken", &paragraph("deltas and estuaries", 3)),
+        )
+        .unwrap();
         let report = run(src.path(), out, |o| {
             o.source_options.max_file_bytes = 4_000;
             o.publish = publish;
         })
         .await;
-        assert!(report.failures.iter().any(|f| f.uri.ends_with("c.jsonl#L1")), "{:?}", report.failures);
-        assert!(report.reuse.kept_after_failure.iter().any(|uri| uri.ends_with("c.jsonl#rivers")), "{publish:?}: {:?}", report.reuse.kept_after_failure);
+        assert!(
+            report.failures.iter().any(|f| f.uri.ends_with("c.jsonl#L1")),
+            "{:?}",
+            report.failures
+        );
+        assert!(
+            report
+                .reuse
+                .kept_after_failure
+                .iter()
+                .any(|uri| uri.ends_with("c.jsonl#rivers")),
+            "{publish:?}: {:?}",
+            report.reuse.kept_after_failure
+        );
         let texts = &vectors_by_file(out).await["c.jsonl"].0;
-        assert!(texts.iter().any(|t| t.contains("rivers")) && texts.iter().any(|t| t.contains("estuaries")), "{publish:?}: {texts:?}");
+        assert!(
+            texts.iter().any(|t| t.contains("rivers")) && texts.iter().any(|t| t.contains("estuaries")),
+            "{publish:?}: {texts:?}"
+        );
         std::fs::write(src.path().join("c.jsonl"), jsonl(&rivers, &paragraph("deltas", 3))).unwrap();
     }
 
@@ -490,10 +779,14 @@ async fn one_changed_line_rewrites_only_its_document() {
     let out_dir = tempfile::tempdir().unwrap();
     let out = out_dir.path().to_str().unwrap();
     let lines = |third: &str| -> String {
-        [("rivers", paragraph("rivers", 3)), ("lakes", paragraph("lakes", 3)), ("springs", paragraph(third, 3))]
-            .iter()
-            .map(|(id, text)| format!("{}\n", serde_json::json!({ "_id": id, "text": text })))
-            .collect()
+        [
+            ("rivers", paragraph("rivers", 3)),
+            ("lakes", paragraph("lakes", 3)),
+            ("springs", paragraph(third, 3)),
+        ]
+        .iter()
+        .map(|(id, text)| format!("{}\n", serde_json::json!({ "_id": id, "text": text })))
+        .collect()
     };
     std::fs::write(src.path().join("corpus.jsonl"), lines("springs")).unwrap();
     run(src.path(), out, |_| {}).await;
@@ -503,21 +796,71 @@ async fn one_changed_line_rewrites_only_its_document() {
     std::fs::write(src.path().join("corpus.jsonl"), lines("hot springs")).unwrap();
     let report = run(src.path(), out, |_| {}).await;
     let d = delta(&report);
-    assert_eq!((d.files_unchanged, d.documents_unchanged, d.documents_written, d.tombstones_added), (0, 2, 1, 1), "{d:?}");
+    assert_eq!(
+        (
+            d.files_unchanged,
+            d.documents_unchanged,
+            d.documents_written,
+            d.tombstones_added
+        ),
+        (0, 2, 1, 1),
+        "{d:?}"
+    );
     let manifest = latest(out).await;
     assert_eq!(manifest.segments[0], before.segments[0]);
     assert_eq!(manifest.segments[1].documents, 1);
 
     // The file table holds the file's new ETag: it is not fetched again, and no segment's rows are read.
     let quiet = run(src.path(), out, |_| {}).await;
-    assert_eq!((delta(&quiet).files_unchanged, stage_items(&quiet, "fetch"), quiet.reuse.segments_read), (1, 0, 0));
-    assert_eq!((quiet.documents_indexed, quiet.chunks, quiet.tokens), (report.documents_indexed, report.chunks, report.tokens));
+    assert_eq!(
+        (
+            delta(&quiet).files_unchanged,
+            stage_items(&quiet, "fetch"),
+            quiet.reuse.segments_read
+        ),
+        (1, 0, 0)
+    );
+    assert_eq!(
+        (quiet.documents_indexed, quiet.chunks, quiet.tokens),
+        (report.documents_indexed, report.chunks, report.tokens)
+    );
     // A removed line hides its document and writes nothing; the night after, the file is not fetched.
-    std::fs::write(src.path().join("corpus.jsonl"), lines("hot springs").lines().take(2).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        src.path().join("corpus.jsonl"),
+        lines("hot springs")
+            .lines()
+            .take(2)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
     let removed = run(src.path(), out, |_| {}).await;
-    assert_eq!((delta(&removed).files_unchanged, delta(&removed).documents_removed, delta(&removed).documents_unchanged), (0, 1, 2), "{:?}", removed.delta);
+    assert_eq!(
+        (
+            delta(&removed).files_unchanged,
+            delta(&removed).documents_removed,
+            delta(&removed).documents_unchanged
+        ),
+        (0, 1, 2),
+        "{:?}",
+        removed.delta
+    );
     assert_eq!(removed.documents_indexed, 2);
     let after_removal = run(src.path(), out, |_| {}).await;
-    assert_eq!((delta(&after_removal).files_unchanged, stage_items(&after_removal, "fetch"), after_removal.reuse.segments_read), (1, 0, 0));
-    assert_eq!((after_removal.documents_indexed, after_removal.chunks, after_removal.tokens), (2, removed.chunks, removed.tokens));
+    assert_eq!(
+        (
+            delta(&after_removal).files_unchanged,
+            stage_items(&after_removal, "fetch"),
+            after_removal.reuse.segments_read
+        ),
+        (1, 0, 0)
+    );
+    assert_eq!(
+        (
+            after_removal.documents_indexed,
+            after_removal.chunks,
+            after_removal.tokens
+        ),
+        (2, removed.chunks, removed.tokens)
+    );
 }

@@ -27,7 +27,11 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+        if path.is_dir() {
+            files.extend(walk(&path))
+        } else {
+            files.push(path)
+        }
     }
     files
 }
@@ -44,27 +48,64 @@ async fn a_plan_says_what_the_run_then_does_and_writes_nothing() {
     let files = walk(src).len();
 
     let first = plan_run(&options(src, out), common::embedder()).await.unwrap();
-    assert_eq!((first.publish, first.previous_version.clone(), first.files_new.count, first.files_unchanged), ("first", None, files, 0), "{first:?}");
-    assert!(std::fs::read_dir(out).unwrap().next().is_none(), "a plan writes nothing");
-    let version = run_with_embedder(options(src, out), common::embedder()).await.unwrap().version.unwrap();
+    assert_eq!(
+        (
+            first.publish,
+            first.previous_version.clone(),
+            first.files_new.count,
+            first.files_unchanged
+        ),
+        ("first", None, files, 0),
+        "{first:?}"
+    );
+    assert!(
+        std::fs::read_dir(out).unwrap().next().is_none(),
+        "a plan writes nothing"
+    );
+    let version = run_with_embedder(options(src, out), common::embedder())
+        .await
+        .unwrap()
+        .version
+        .unwrap();
 
     let quiet = plan_run(&options(src, out), common::embedder()).await.unwrap();
-    assert_eq!((quiet.publish, quiet.files_unchanged, quiet.files_new.count, quiet.files_changed.count, quiet.files_gone.count), ("delta", files, 0, 0, 0), "{quiet:?}");
+    assert_eq!(
+        (
+            quiet.publish,
+            quiet.files_unchanged,
+            quiet.files_new.count,
+            quiet.files_changed.count,
+            quiet.files_gone.count
+        ),
+        ("delta", files, 0, 0, 0),
+        "{quiet:?}"
+    );
     assert_eq!(quiet.previous_version.as_deref(), Some(version.as_str()));
 
     // A night with one file new, one changed, and a file of several documents gone.
     std::fs::write(src.join("new.txt"), "A new note about glaciers and their slow retreat.").unwrap();
     let readme = std::fs::read_to_string(src.join("README.md")).unwrap();
-    std::fs::write(src.join("README.md"), format!("{readme}\n\nOne more paragraph, added tonight.")).unwrap();
+    std::fs::write(
+        src.join("README.md"),
+        format!("{readme}\n\nOne more paragraph, added tonight."),
+    )
+    .unwrap();
     std::fs::remove_file(src.join("data/faq.jsonl")).unwrap();
     let before = (walk(out).len(), std::fs::read_to_string(out.join("LATEST")).unwrap());
     let plan = plan_run(&options(src, out), common::embedder()).await.unwrap();
     assert_eq!(plan.files_new.examples, vec![uri(src, "new.txt")]);
     assert_eq!(plan.files_changed.examples, vec![uri(src, "README.md")]);
     assert_eq!(plan.files_gone.examples, vec![uri(src, "data/faq.jsonl")]);
-    assert!(plan.documents_gone > 1, "each line of the JSONL file is a document: {plan:?}");
+    assert!(
+        plan.documents_gone > 1,
+        "each line of the JSONL file is a document: {plan:?}"
+    );
     assert_eq!(plan.files_unchanged, files - 2);
-    assert_eq!((walk(out).len(), std::fs::read_to_string(out.join("LATEST")).unwrap()), before, "a plan writes nothing");
+    assert_eq!(
+        (walk(out).len(), std::fs::read_to_string(out.join("LATEST")).unwrap()),
+        before,
+        "a plan writes nothing"
+    );
 
     let report = run_with_embedder(options(src, out), common::embedder()).await.unwrap();
     let delta = report.delta.expect("a delta run");
@@ -76,5 +117,15 @@ async fn a_plan_says_what_the_run_then_does_and_writes_nothing() {
     let mut full = options(src, out);
     full.publish = PublishMode::Full;
     let plan = plan_run(&full, common::embedder()).await.unwrap();
-    assert_eq!((plan.publish, plan.files_unchanged, plan.files_changed.count, plan.files_new.count, plan.files_gone.count), ("full", 0, walk(src).len(), 0, 0), "{plan:?}");
+    assert_eq!(
+        (
+            plan.publish,
+            plan.files_unchanged,
+            plan.files_changed.count,
+            plan.files_new.count,
+            plan.files_gone.count
+        ),
+        ("full", 0, walk(src).len(), 0, 0),
+        "{plan:?}"
+    );
 }

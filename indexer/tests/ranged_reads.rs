@@ -11,7 +11,10 @@ use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelInfo, Pooling};
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::ContentType;
-use quarry_indexer::snapshot::{layout, new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotReader, SnapshotWriter, WantedRows, BLOCK_BYTES};
+use quarry_indexer::snapshot::{
+    layout, new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotReader,
+    SnapshotWriter, WantedRows, BLOCK_BYTES,
+};
 use quarry_indexer::store::{open_location, StoreOptions};
 
 const DIM: usize = 128;
@@ -52,7 +55,13 @@ fn rows() -> (Vec<Chunk>, Embeddings) {
             token_count: 9,
         })
         .collect();
-    (chunks, Embeddings { dim: DIM, data: (0..ROWS * DIM).map(|x| (x as f32 * 0.37).sin()).collect() })
+    (
+        chunks,
+        Embeddings {
+            dim: DIM,
+            data: (0..ROWS * DIM).map(|x| (x as f32 * 0.37).sin()).collect(),
+        },
+    )
 }
 
 /// Publishes one segment of [`rows`] at `root`.
@@ -61,15 +70,41 @@ async fn publish(root: &str, chunks: &[Chunk], embeddings: &Embeddings) -> Manif
     let keyword = tempfile::tempdir().unwrap();
     build_keyword_index(keyword.path(), chunks.iter().map(|c| c.text.as_str())).unwrap();
     let writer = SnapshotWriter::open(root, &StoreOptions::default()).unwrap();
-    let segment = writer.write_segment(SEGMENT, chunks, embeddings, &records(), &vectors, keyword.path()).await.unwrap();
-    let model = ModelInfo { name: "test".into(), sha256: "test".into(), dim: DIM, max_tokens: 256, pooling: Pooling::Mean, precisions: Vec::new() };
+    let segment = writer
+        .write_segment(SEGMENT, chunks, embeddings, &records(), &vectors, keyword.path())
+        .await
+        .unwrap();
+    let model = ModelInfo {
+        name: "test".into(),
+        sha256: "test".into(),
+        dim: DIM,
+        max_tokens: 256,
+        pooling: Pooling::Mean,
+        precisions: Vec::new(),
+    };
     let manifest = Manifest {
         segments: vec![segment.manifest],
-        counts: Counts { documents: 0, chunks: ROWS, tokens: 9 * ROWS as u64 },
+        counts: Counts {
+            documents: 0,
+            chunks: ROWS,
+            tokens: 9 * ROWS as u64,
+        },
         checksums: segment.checksums,
-        ..Manifest::new(new_version_id(), "test".into(), model, ChunkerManifest { config: ChunkerConfig::default(), sig: "test".into() }, IndexManifest::new(IndexSpec::Flat, "cpu".into()))
+        ..Manifest::new(
+            new_version_id(),
+            "test".into(),
+            model,
+            ChunkerManifest {
+                config: ChunkerConfig::default(),
+                sig: "test".into(),
+            },
+            IndexManifest::new(IndexSpec::Flat, "cpu".into()),
+        )
     };
-    writer.publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any).await.unwrap();
+    writer
+        .publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any)
+        .await
+        .unwrap();
     manifest
 }
 
@@ -97,12 +132,23 @@ async fn read(root: &str, documents: Option<&HashSet<String>>) -> quarry_indexer
 /// Replaces chunks.parquet at `root` with `bytes`.
 async fn overwrite_chunks(root: &str, bytes: Vec<u8>) {
     let location = open_location(root, &StoreOptions::default(), false).unwrap();
-    location.store.put(&location.child(&layout::segment_file(SEGMENT, layout::CHUNKS)), PutPayload::from(bytes)).await.unwrap();
+    location
+        .store
+        .put(
+            &location.child(&layout::segment_file(SEGMENT, layout::CHUNKS)),
+            PutPayload::from(bytes),
+        )
+        .await
+        .unwrap();
 }
 
 async fn chunks_file(root: &str) -> Vec<u8> {
     let reader = SnapshotReader::open(root, &StoreOptions::default()).await.unwrap();
-    reader.get(&layout::segment_file(SEGMENT, layout::CHUNKS)).await.unwrap().to_vec()
+    reader
+        .get(&layout::segment_file(SEGMENT, layout::CHUNKS))
+        .await
+        .unwrap()
+        .to_vec()
 }
 
 /// A local folder and an in-memory store (which, like S3, has no local path: its blocks are
@@ -119,32 +165,61 @@ async fn a_few_documents_rows_are_read_from_their_blocks_alone() {
     let (chunks, embeddings) = rows();
     // One document inside the second row group, one at the end of the last, one not there.
     let documents: HashSet<String> = ["doc-200", "doc-491", "doc-9999"].map(String::from).into();
-    let expected: Vec<usize> = (0..ROWS).filter(|&row| documents.contains(&chunks[row].doc_id)).collect();
+    let expected: Vec<usize> = (0..ROWS)
+        .filter(|&row| documents.contains(&chunks[row].doc_id))
+        .collect();
     let (_dir, roots) = roots("few");
     for root in &roots {
         let manifest = publish(root, &chunks, &embeddings).await;
         let file = &manifest.checksums[&layout::segment_file(SEGMENT, layout::CHUNKS)];
         let sums = file.blocks.as_ref().expect("chunks.parquet has block sums");
-        assert_eq!((sums.block_bytes, sums.sha256.len() as u64), (BLOCK_BYTES, file.bytes.div_ceil(BLOCK_BYTES)));
+        assert_eq!(
+            (sums.block_bytes, sums.sha256.len() as u64),
+            (BLOCK_BYTES, file.bytes.div_ceil(BLOCK_BYTES))
+        );
 
         let (back, vectors, bytes_read) = read(root, Some(&documents)).await.unwrap();
-        assert!(back.iter().eq(expected.iter().map(|&row| &chunks[row])), "{root}: the wanted rows, in row order");
-        assert!(vectors.iter().eq(expected.iter().flat_map(|&row| embeddings.row(row))), "{root}: their own vectors");
-        assert!(bytes_read > 0 && bytes_read * 4 < file.bytes, "{root}: {bytes_read} of {} bytes read for {} of {ROWS} rows", file.bytes, expected.len());
+        assert!(
+            back.iter().eq(expected.iter().map(|&row| &chunks[row])),
+            "{root}: the wanted rows, in row order"
+        );
+        assert!(
+            vectors.iter().eq(expected.iter().flat_map(|&row| embeddings.row(row))),
+            "{root}: their own vectors"
+        );
+        assert!(
+            bytes_read > 0 && bytes_read * 4 < file.bytes,
+            "{root}: {bytes_read} of {} bytes read for {} of {ROWS} rows",
+            file.bytes,
+            expected.len()
+        );
 
         // The records, from documents.parquet read the same way.
         let reader = SnapshotReader::open(root, &StoreOptions::default()).await.unwrap();
         let records = records();
         let outlines = reader.read_segment_outlines(SEGMENT).await.unwrap();
-        assert!(outlines.iter().map(|o| (&o.doc_id, &o.uri, o.chunk_count)).eq(records.iter().map(|r| (&r.doc_id, &r.uri, r.chunk_count))), "{root}");
+        assert!(
+            outlines
+                .iter()
+                .map(|o| (&o.doc_id, &o.uri, o.chunk_count))
+                .eq(records.iter().map(|r| (&r.doc_id, &r.uri, r.chunk_count))),
+            "{root}"
+        );
         let keep = |doc_id: &str| documents.contains(doc_id);
-        let wanted = reader.read_segment_documents_where(SEGMENT, WantedRows::Where("doc_id", &keep)).await.unwrap();
+        let wanted = reader
+            .read_segment_documents_where(SEGMENT, WantedRows::Where("doc_id", &keep))
+            .await
+            .unwrap();
         assert_eq!(wanted, [records[200].clone(), records[491].clone()], "{root}");
         assert!(reader.rows_bytes_read() > 0);
 
         let (back, vectors, bytes_read) = read(root, None).await.unwrap();
         assert!(back == chunks && vectors == embeddings.data, "{root}: every row");
-        assert!(bytes_read <= file.bytes && bytes_read * 100 >= file.bytes * 99, "{root}: every row reads (about) the whole file: {bytes_read} of {}", file.bytes);
+        assert!(
+            bytes_read <= file.bytes && bytes_read * 100 >= file.bytes * 99,
+            "{root}: every row reads (about) the whole file: {bytes_read} of {}",
+            file.bytes
+        );
     }
 }
 
@@ -157,8 +232,15 @@ async fn a_damaged_block_is_refused_when_read_and_found_by_verification() {
         publish(root, &chunks, &embeddings).await;
         let good = chunks_file(root).await;
         // A byte of the first row group's vectors: no page doc-200 (rows 20,000-20,099) needs.
-        let metadata = parquet::file::metadata::ParquetMetaDataReader::new().parse_and_finish(&bytes::Bytes::from(good.clone())).unwrap();
-        let vectors = metadata.row_group(0).columns().iter().find(|c| c.column_path().string().starts_with("embedding")).unwrap();
+        let metadata = parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(good.clone()))
+            .unwrap();
+        let vectors = metadata
+            .row_group(0)
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string().starts_with("embedding"))
+            .unwrap();
         let (start, length) = vectors.byte_range();
         let mut damaged = good.clone();
         damaged[(start + length / 2) as usize] ^= 0x40;
@@ -167,7 +249,14 @@ async fn a_damaged_block_is_refused_when_read_and_found_by_verification() {
         assert_eq!(back.len(), 100, "{root}: the blocks read are intact");
         let reader = SnapshotReader::open(root, &StoreOptions::default()).await.unwrap();
         let verification = reader.verify().await.unwrap();
-        assert!(verification.problems.iter().any(|(path, _)| path.ends_with("chunks.parquet")), "{root}: {:?}", verification.problems);
+        assert!(
+            verification
+                .problems
+                .iter()
+                .any(|(path, _)| path.ends_with("chunks.parquet")),
+            "{root}: {:?}",
+            verification.problems
+        );
 
         // A byte of the metadata at the file's end, which every read needs.
         let mut damaged = good.clone();
@@ -175,7 +264,10 @@ async fn a_damaged_block_is_refused_when_read_and_found_by_verification() {
         damaged[at] ^= 0x40;
         overwrite_chunks(root, damaged).await;
         let err = read(root, Some(&documents)).await.unwrap_err().to_string();
-        assert!(err.contains("chunks.parquet") && err.contains("differ from the manifest's block checksum"), "{root}: {err}");
+        assert!(
+            err.contains("chunks.parquet") && err.contains("differ from the manifest's block checksum"),
+            "{root}: {err}"
+        );
         overwrite_chunks(root, good).await;
         assert_eq!(read(root, Some(&documents)).await.unwrap().0.len(), 100, "{root}");
     }
@@ -188,9 +280,16 @@ async fn a_manifest_without_block_sums_reads_its_file_checked_whole() {
     let (_dir, roots) = roots("older");
     for root in &roots {
         let mut manifest = publish(root, &chunks, &embeddings).await;
-        manifest.checksums.values_mut().for_each(|checksum| checksum.blocks = None);
+        manifest
+            .checksums
+            .values_mut()
+            .for_each(|checksum| checksum.blocks = None);
         manifest.version = new_version_id();
-        SnapshotWriter::open(root, &StoreOptions::default()).unwrap().publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any).await.unwrap();
+        SnapshotWriter::open(root, &StoreOptions::default())
+            .unwrap()
+            .publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any)
+            .await
+            .unwrap();
         let file = &manifest.checksums[&layout::segment_file(SEGMENT, layout::CHUNKS)];
         let (back, _, bytes_read) = read(root, Some(&documents)).await.unwrap();
         assert!(back.iter().eq(chunks[700..800].iter()), "{root}");

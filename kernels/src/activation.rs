@@ -18,9 +18,15 @@ pub fn gelu_erf_in_place(values: &mut [f32]) {
 /// add would allocate a second copy of the product and pass over it on its own).
 pub fn bias_activation_in_place(values: &mut [f32], bias: &[f32], gelu: bool) {
     let columns = bias.len();
-    assert!(columns > 0 && values.len().is_multiple_of(columns), "{} values are not rows of {columns}", values.len());
+    assert!(
+        columns > 0 && values.len().is_multiple_of(columns),
+        "{} values are not rows of {columns}",
+        values.len()
+    );
     let rows_per_task = (ELEMENTS_PER_TASK / columns).max(1);
-    values.par_chunks_mut(rows_per_task * columns).for_each(|rows| bias_activation_rows(rows, bias, gelu));
+    values
+        .par_chunks_mut(rows_per_task * columns)
+        .for_each(|rows| bias_activation_rows(rows, bias, gelu));
 }
 
 fn bias_activation_rows(rows: &mut [f32], bias: &[f32], gelu: bool) {
@@ -54,7 +60,9 @@ unsafe fn bias_activation_avx512(rows: &mut [f32], bias: &[f32], gelu: bool) {
 fn bias_activation_portable(rows: &mut [f32], bias: &[f32], gelu: bool) {
     for row in rows.chunks_exact_mut(bias.len()) {
         if gelu {
-            row.iter_mut().zip(bias).for_each(|(value, b)| *value = gelu_erf_of(*value + b));
+            row.iter_mut()
+                .zip(bias)
+                .for_each(|(value, b)| *value = gelu_erf_of(*value + b));
         } else {
             row.iter_mut().zip(bias).for_each(|(value, b)| *value += b);
         }
@@ -96,14 +104,25 @@ pub fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
     // Plain multiply-adds: `mul_add` without an FMA unit is a slow library call.
-    let p = [-2.954_6e-3, -7.349_906_3e-4, -5.692_506_4e-5, -2.101_024e-6, 2.770_681_4e-8, -2.726_142_3e-10];
+    let p = [
+        -2.954_6e-3,
+        -7.349_906_3e-4,
+        -5.692_506_4e-5,
+        -2.101_024e-6,
+        2.770_681_4e-8,
+        -2.726_142_3e-10,
+    ];
     let q = [-7.373_329_3e-3, -1.682_827e-3, -2.133_740_6e-4, -1.456_607_2e-5];
     let numerator = -1.609_603_3e-2 + x2 * (p[0] + x2 * (p[1] + x2 * (p[2] + x2 * (p[3] + x2 * (p[4] + x2 * p[5])))));
     let denominator = -1.426_473_9e-2 + x2 * (q[0] + x2 * (q[1] + x2 * (q[2] + x2 * q[3])));
     let approximation = x * numerator / denominator;
     // Beyond 3.9 erf is +-1 in f32; the approximation's last ulp there would turn into a
     // GELU error growing with |x| (it multiplies 1 + erf by x).
-    if x.abs() >= 3.9 { 1f32.copysign(x) } else { approximation }
+    if x.abs() >= 3.9 {
+        1f32.copysign(x)
+    } else {
+        approximation
+    }
 }
 
 #[cfg(test)]
@@ -122,13 +141,25 @@ mod tests {
     /// Every 1/1000 from -10 to 10, plus the extremes.
     fn grid() -> Vec<f32> {
         let mut xs: Vec<f32> = (-10_000..=10_000).map(|i| i as f32 / 1000.0).collect();
-        xs.extend([f32::MIN_POSITIVE, -f32::MIN_POSITIVE, 1e-30, -1e-30, 50.0, -50.0, 1e6, -1e6]);
+        xs.extend([
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            1e-30,
+            -1e-30,
+            50.0,
+            -50.0,
+            1e6,
+            -1e6,
+        ]);
         xs
     }
 
     #[test]
     fn erf_is_within_5e_7_of_the_f64_erf() {
-        let worst = grid().into_iter().map(|x| (erf(x) as f64 - libm::erf(x as f64)).abs()).fold(0f64, f64::max);
+        let worst = grid()
+            .into_iter()
+            .map(|x| (erf(x) as f64 - libm::erf(x as f64)).abs())
+            .fold(0f64, f64::max);
         assert!(worst < 5e-7, "worst absolute error {worst}");
         assert_eq!(erf(0.0), 0.0);
         assert_eq!((erf(-4.0), erf(4.0), erf(-1e6), erf(1e6)), (-1.0, 1.0, -1.0, 1.0));
@@ -163,7 +194,9 @@ mod tests {
             assert!(close(*y, want), "gelu({x}) = {y}, want {want}");
         }
         // Larger than one task, so several tasks run and each writes its own part.
-        let mut big: Vec<f32> = (0..3 * ELEMENTS_PER_TASK + 5).map(|i| (i % 2001) as f32 / 100.0 - 10.0).collect();
+        let mut big: Vec<f32> = (0..3 * ELEMENTS_PER_TASK + 5)
+            .map(|i| (i % 2001) as f32 / 100.0 - 10.0)
+            .collect();
         let expected: Vec<f64> = big.iter().map(|x| gelu_f64(*x as f64)).collect();
         gelu_erf_in_place(&mut big);
         for (i, (y, want)) in big.iter().zip(&expected).enumerate() {

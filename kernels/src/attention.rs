@@ -62,8 +62,19 @@ struct SequenceRows {
 pub fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
     let PackedHeads { tokens, .. } = shape;
     let hidden = shape.hidden();
-    assert!(tokens > 0 && hidden > 0 && qkv.len() == lengths.len() * tokens * 3 * hidden, "qkv of {} values is not {} sequences of {tokens} tokens x 3 x {hidden}", qkv.len(), lengths.len());
-    let sequences: Vec<SequenceRows> = (0..lengths.len()).map(|b| SequenceRows { start: b * tokens, rows: tokens, keys: lengths[b].clamp(1, tokens) }).collect();
+    assert!(
+        tokens > 0 && hidden > 0 && qkv.len() == lengths.len() * tokens * 3 * hidden,
+        "qkv of {} values is not {} sequences of {tokens} tokens x 3 x {hidden}",
+        qkv.len(),
+        lengths.len()
+    );
+    let sequences: Vec<SequenceRows> = (0..lengths.len())
+        .map(|b| SequenceRows {
+            start: b * tokens,
+            rows: tokens,
+            keys: lengths[b].clamp(1, tokens),
+        })
+        .collect();
     attention_over(qkv, &sequences, shape)
 }
 
@@ -75,8 +86,20 @@ pub fn packed_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> V
 pub fn ragged_attention(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f32> {
     let hidden = shape.hidden();
     let real: usize = lengths.iter().sum();
-    assert!(hidden > 0 && qkv.len() == real * 3 * hidden, "qkv of {} values is not {real} real tokens x 3 x {hidden}", qkv.len());
-    let sequences: Vec<SequenceRows> = sequence_starts(lengths).into_iter().zip(lengths).map(|(start, &length)| SequenceRows { start, rows: length, keys: length }).collect();
+    assert!(
+        hidden > 0 && qkv.len() == real * 3 * hidden,
+        "qkv of {} values is not {real} real tokens x 3 x {hidden}",
+        qkv.len()
+    );
+    let sequences: Vec<SequenceRows> = sequence_starts(lengths)
+        .into_iter()
+        .zip(lengths)
+        .map(|(start, &length)| SequenceRows {
+            start,
+            rows: length,
+            keys: length,
+        })
+        .collect();
     attention_over(qkv, &sequences, shape)
 }
 
@@ -92,27 +115,47 @@ fn attention_over(qkv: &[f32], sequences: &[SequenceRows], shape: PackedHeads) -
     let rows = qkv.len() / (3 * hidden);
     let longest = sequences.iter().map(|sequence| sequence.keys).max().unwrap_or(0);
     let mut context = vec![0f32; rows * hidden];
-    context.par_chunks_mut(hidden * ROWS_PER_TASK).enumerate().for_each_init(
-        || vec![0f32; longest],
-        |scores, (task, rows)| {
-            for (i, out) in rows.chunks_exact_mut(hidden).enumerate() {
-                let row = task * ROWS_PER_TASK + i;
-                let sequence = sequences[sequences.partition_point(|sequence| sequence.start + sequence.rows <= row)];
-                let keys = &qkv[sequence.start * 3 * hidden..(sequence.start + sequence.keys) * 3 * hidden];
-                let query = &qkv[row * 3 * hidden..row * 3 * hidden + hidden];
-                for head in 0..heads {
-                    let columns = head * head_size..(head + 1) * head_size;
-                    attend(&query[columns.clone()], keys, 3 * hidden, hidden + columns.start, 2 * hidden + columns.start, &mut scores[..sequence.keys], &mut out[columns]);
+    context
+        .par_chunks_mut(hidden * ROWS_PER_TASK)
+        .enumerate()
+        .for_each_init(
+            || vec![0f32; longest],
+            |scores, (task, rows)| {
+                for (i, out) in rows.chunks_exact_mut(hidden).enumerate() {
+                    let row = task * ROWS_PER_TASK + i;
+                    let sequence =
+                        sequences[sequences.partition_point(|sequence| sequence.start + sequence.rows <= row)];
+                    let keys = &qkv[sequence.start * 3 * hidden..(sequence.start + sequence.keys) * 3 * hidden];
+                    let query = &qkv[row * 3 * hidden..row * 3 * hidden + hidden];
+                    for head in 0..heads {
+                        let columns = head * head_size..(head + 1) * head_size;
+                        attend(
+                            &query[columns.clone()],
+                            keys,
+                            3 * hidden,
+                            hidden + columns.start,
+                            2 * hidden + columns.start,
+                            &mut scores[..sequence.keys],
+                            &mut out[columns],
+                        );
+                    }
                 }
-            }
-        },
-    );
+            },
+        );
     context
 }
 
 /// One query row of one head: `keys` holds the sequence's packed rows (`stride` apart), the
 /// head's key at column `key_at` and value at `value_at`; `scores` has one slot per real key.
-fn attend(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: usize, scores: &mut [f32], out: &mut [f32]) {
+fn attend(
+    query: &[f32],
+    keys: &[f32],
+    stride: usize,
+    key_at: usize,
+    value_at: usize,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has the features the function is compiled for (checked above).
@@ -123,12 +166,28 @@ fn attend(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: u
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn attend_avx2_fma(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: usize, scores: &mut [f32], out: &mut [f32]) {
+unsafe fn attend_avx2_fma(
+    query: &[f32],
+    keys: &[f32],
+    stride: usize,
+    key_at: usize,
+    value_at: usize,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
     attend_portable(query, keys, stride, key_at, value_at, scores, out);
 }
 
 #[inline(always)]
-fn attend_portable(query: &[f32], keys: &[f32], stride: usize, key_at: usize, value_at: usize, scores: &mut [f32], out: &mut [f32]) {
+fn attend_portable(
+    query: &[f32],
+    keys: &[f32],
+    stride: usize,
+    key_at: usize,
+    value_at: usize,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
     let size = query.len();
     for (j, score) in scores.iter_mut().enumerate() {
         *score = dot(query, &keys[j * stride + key_at..j * stride + key_at + size]);
@@ -191,7 +250,12 @@ mod tiled {
         let mut context: Vec<f32> = Vec::with_capacity(values);
         let out = ContextPtr(context.as_mut_ptr());
         let longest = sequences.iter().map(|sequence| sequence.rows).max().unwrap_or(0);
-        let padded_keys = sequences.iter().map(|sequence| sequence.keys).max().unwrap_or(0).next_multiple_of(KEYS);
+        let padded_keys = sequences
+            .iter()
+            .map(|sequence| sequence.keys)
+            .max()
+            .unwrap_or(0)
+            .next_multiple_of(KEYS);
         (0..sequences.len() * heads).into_par_iter().for_each_init(
             || (vec![0f32; head_size * padded_keys], vec![0f32; longest * padded_keys]),
             |(keys_by_dim, scores), task| {
@@ -223,12 +287,24 @@ mod tiled {
     /// head's `VECS * 16` values at `head * VECS * 16` of each part; `out` points at the
     /// head's columns of the sequence's first context row (rows `hidden` apart).
     #[target_feature(enable = "avx512f")]
-    unsafe fn attend_head<const VECS: usize, const VALUE_ROWS: usize>(rows: &[f32], hidden: usize, head: usize, length: usize, keys_by_dim: &mut [f32], scores: &mut [f32], out: *mut f32) {
+    unsafe fn attend_head<const VECS: usize, const VALUE_ROWS: usize>(
+        rows: &[f32],
+        hidden: usize,
+        head: usize,
+        length: usize,
+        keys_by_dim: &mut [f32],
+        scores: &mut [f32],
+        out: *mut f32,
+    ) {
         let head_size = VECS * 16;
         let stride = 3 * hidden;
         let tokens = rows.len() / stride;
         let padded = length.next_multiple_of(KEYS);
-        let (query_at, key_at, value_at) = (head * head_size, hidden + head * head_size, 2 * hidden + head * head_size);
+        let (query_at, key_at, value_at) = (
+            head * head_size,
+            hidden + head * head_size,
+            2 * hidden + head * head_size,
+        );
         // The real keys by dimension, `padded` wide (zeros past the last key).
         for d in 0..head_size {
             let line = &mut keys_by_dim[d * padded..][..padded];
@@ -300,20 +376,29 @@ mod tests {
     /// The textbook definition in f64: per sequence and head, gather the head's query, key and
     /// value matrices, then softmax(Q Kᵀ) V over the real keys.
     fn reference(qkv: &[f32], lengths: &[usize], shape: PackedHeads) -> Vec<f64> {
-        let PackedHeads { tokens, heads, head_size } = shape;
+        let PackedHeads {
+            tokens,
+            heads,
+            head_size,
+        } = shape;
         let hidden = shape.hidden();
-        let at = |b: usize, t: usize, part: usize, h: usize, d: usize| qkv[(b * tokens + t) * 3 * hidden + part * hidden + h * head_size + d] as f64;
+        let at = |b: usize, t: usize, part: usize, h: usize, d: usize| {
+            qkv[(b * tokens + t) * 3 * hidden + part * hidden + h * head_size + d] as f64
+        };
         let mut out = vec![0f64; lengths.len() * tokens * hidden];
         for (b, &length) in lengths.iter().enumerate() {
             let length = length.clamp(1, tokens);
             for h in 0..heads {
                 for t in 0..tokens {
-                    let scores: Vec<f64> = (0..length).map(|j| (0..head_size).map(|d| at(b, t, 0, h, d) * at(b, j, 1, h, d)).sum()).collect();
+                    let scores: Vec<f64> = (0..length)
+                        .map(|j| (0..head_size).map(|d| at(b, t, 0, h, d) * at(b, j, 1, h, d)).sum())
+                        .collect();
                     let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                     let weights: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
                     let total: f64 = weights.iter().sum();
                     for d in 0..head_size {
-                        out[(b * tokens + t) * hidden + h * head_size + d] = (0..length).map(|j| weights[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
+                        out[(b * tokens + t) * hidden + h * head_size + d] =
+                            (0..length).map(|j| weights[j] * at(b, j, 2, h, d)).sum::<f64>() / total;
                     }
                 }
             }
@@ -326,33 +411,83 @@ mod tests {
         // Odd head sizes (a tail past the 8 lanes), one-token and full-length sequences, more
         // rows than one task, logits up to about 50.
         for (shape, lengths) in [
-            (PackedHeads { tokens: 1, heads: 1, head_size: 1 }, vec![1]),
-            (PackedHeads { tokens: 7, heads: 3, head_size: 13 }, vec![7, 1, 4, 0]),
-            (PackedHeads { tokens: 37, heads: 2, head_size: 32 }, vec![37, 20, 9]),
+            (
+                PackedHeads {
+                    tokens: 1,
+                    heads: 1,
+                    head_size: 1,
+                },
+                vec![1],
+            ),
+            (
+                PackedHeads {
+                    tokens: 7,
+                    heads: 3,
+                    head_size: 13,
+                },
+                vec![7, 1, 4, 0],
+            ),
+            (
+                PackedHeads {
+                    tokens: 37,
+                    heads: 2,
+                    head_size: 32,
+                },
+                vec![37, 20, 9],
+            ),
             // Heads of 32 and 64 (the AVX-512 tiles where the CPU has them): sequences shorter
             // and longer than a tile of keys, lengths past the tokens, a short last tile.
-            (PackedHeads { tokens: 45, heads: 3, head_size: 32 }, vec![45, 33, 1, 90]),
-            (PackedHeads { tokens: 70, heads: 2, head_size: 64 }, vec![70, 31, 64]),
+            (
+                PackedHeads {
+                    tokens: 45,
+                    heads: 3,
+                    head_size: 32,
+                },
+                vec![45, 33, 1, 90],
+            ),
+            (
+                PackedHeads {
+                    tokens: 70,
+                    heads: 2,
+                    head_size: 64,
+                },
+                vec![70, 31, 64],
+            ),
         ] {
             let count = lengths.len() * shape.tokens * 3 * shape.hidden();
-            let qkv: Vec<f32> = (0..count).map(|i| ((i * 7919 + 13) % 1009) as f32 / 404.0 - 1.25).collect();
+            let qkv: Vec<f32> = (0..count)
+                .map(|i| ((i * 7919 + 13) % 1009) as f32 / 404.0 - 1.25)
+                .collect();
             let got = packed_attention(&qkv, &lengths, shape);
             let want = reference(&qkv, &lengths, shape);
             assert_eq!(got.len(), want.len());
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!((*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()), "{shape:?} value {i}: {g} vs {w}");
+                assert!(
+                    (*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()),
+                    "{shape:?} value {i}: {g} vs {w}"
+                );
             }
             // The same sequences with their padding rows left out: the real rows' context.
             let hidden = shape.hidden();
             let real: Vec<usize> = lengths.iter().map(|&length| length.min(shape.tokens)).collect();
             let rows_of = |values: &[f32], width: usize| -> Vec<f32> {
-                real.iter().enumerate().flat_map(|(b, &length)| values[b * shape.tokens * width..][..length * width].to_vec()).collect()
+                real.iter()
+                    .enumerate()
+                    .flat_map(|(b, &length)| values[b * shape.tokens * width..][..length * width].to_vec())
+                    .collect()
             };
             let got = ragged_attention(&rows_of(&qkv, 3 * hidden), &real, shape);
-            let want: Vec<f64> = real.iter().enumerate().flat_map(|(b, &length)| want[b * shape.tokens * hidden..][..length * hidden].to_vec()).collect();
+            let want: Vec<f64> = real
+                .iter()
+                .enumerate()
+                .flat_map(|(b, &length)| want[b * shape.tokens * hidden..][..length * hidden].to_vec())
+                .collect();
             assert_eq!(got.len(), want.len(), "{shape:?} ragged");
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert!((*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()), "{shape:?} ragged value {i}: {g} vs {w}");
+                assert!(
+                    (*g as f64 - w).abs() <= 2e-5 * (1.0 + w.abs()),
+                    "{shape:?} ragged value {i}: {g} vs {w}"
+                );
             }
         }
     }

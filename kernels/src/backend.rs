@@ -94,7 +94,10 @@ mod tests {
     fn cpu_kernels_check_shapes_and_name_the_input() {
         let cpu = best_available(None);
         assert_eq!(cpu.device(), "cpu");
-        let error = cpu.exact_top_k(&[1.0, 0.0, 0.5], &[1.0, 0.0], 2, 1).unwrap_err().to_string();
+        let error = cpu
+            .exact_top_k(&[1.0, 0.0, 0.5], &[1.0, 0.0], 2, 1)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("queries") && error.contains("3 values"), "{error}");
         let error = cpu.kmeans_assign(&[1.0, 0.0], &[1.0], 2).unwrap_err().to_string();
         assert!(error.contains("centroids"), "{error}");

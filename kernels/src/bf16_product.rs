@@ -72,20 +72,37 @@ pub struct Bf16Weights {
 impl Bf16Weights {
     /// Packs row-major `weights` of `inputs` columns.
     pub fn pack(weights: &[f32], inputs: usize) -> Self {
-        assert!(inputs > 0 && weights.len().is_multiple_of(inputs), "{} weights are not rows of {inputs}", weights.len());
+        assert!(
+            inputs > 0 && weights.len().is_multiple_of(inputs),
+            "{} weights are not rows of {inputs}",
+            weights.len()
+        );
         let outputs = weights.len() / inputs;
         let pairs = inputs.div_ceil(2);
-        let value = |o: usize, i: usize| if o < outputs && i < inputs { weights[o * inputs + i] } else { 0.0 };
-        let mut packed = vec![0u32; outputs.div_ceil(PANEL) * pairs * PANEL];
-        packed.par_chunks_mut(pairs * PANEL).enumerate().for_each(|(panel, words)| {
-            for (i, pair_words) in words.chunks_exact_mut(PANEL).enumerate() {
-                for (lane, word) in pair_words.iter_mut().enumerate() {
-                    let o = panel * PANEL + lane;
-                    *word = pair(value(o, 2 * i), value(o, 2 * i + 1));
-                }
+        let value = |o: usize, i: usize| {
+            if o < outputs && i < inputs {
+                weights[o * inputs + i]
+            } else {
+                0.0
             }
-        });
-        Self { outputs, inputs, packed }
+        };
+        let mut packed = vec![0u32; outputs.div_ceil(PANEL) * pairs * PANEL];
+        packed
+            .par_chunks_mut(pairs * PANEL)
+            .enumerate()
+            .for_each(|(panel, words)| {
+                for (i, pair_words) in words.chunks_exact_mut(PANEL).enumerate() {
+                    for (lane, word) in pair_words.iter_mut().enumerate() {
+                        let o = panel * PANEL + lane;
+                        *word = pair(value(o, 2 * i), value(o, 2 * i + 1));
+                    }
+                }
+            });
+        Self {
+            outputs,
+            inputs,
+            packed,
+        }
     }
 
     pub fn outputs(&self) -> usize {
@@ -103,7 +120,12 @@ impl Bf16Weights {
     /// `out[r * outputs + o]` = row `r` of `x` · row `o` of `W`, both rounded to bf16, summed in
     /// f32: the product without its bias, row-major `[rows, outputs]`.
     pub fn product(&self, x: &[f32]) -> Vec<f32> {
-        assert!(x.len().is_multiple_of(self.inputs), "{} values are not rows of {}", x.len(), self.inputs);
+        assert!(
+            x.len().is_multiple_of(self.inputs),
+            "{} values are not rows of {}",
+            x.len(),
+            self.inputs
+        );
         let rows = x.len() / self.inputs;
         let values = rows * self.outputs;
         // Every value is stored once below: no zeros written first (on the calling thread,
@@ -126,10 +148,15 @@ impl Bf16Weights {
         let threads = rayon::current_num_threads();
         if rows.div_ceil(TILE_ROWS) >= 2 * threads {
             // Enough tasks for every thread several times over, whole tiles each.
-            let per_task = rows.div_ceil(4 * threads).next_multiple_of(TILE_ROWS).clamp(TILE_ROWS, ROWS_PER_TASK);
-            out.par_chunks_mut(per_task * self.outputs).zip(rounded.par_chunks(per_task * pairs)).for_each(|(out, rows)| {
-                rows_times_panels(rows, pairs, &self.packed, self.outputs, out);
-            });
+            let per_task = rows
+                .div_ceil(4 * threads)
+                .next_multiple_of(TILE_ROWS)
+                .clamp(TILE_ROWS, ROWS_PER_TASK);
+            out.par_chunks_mut(per_task * self.outputs)
+                .zip(rounded.par_chunks(per_task * pairs))
+                .for_each(|(out, rows)| {
+                    rows_times_panels(rows, pairs, &self.packed, self.outputs, out);
+                });
             return;
         }
         // Few rows (a query's tokens): the tasks split the outputs instead, each filling a part
@@ -162,23 +189,25 @@ impl Bf16Weights {
         // Every word is stored once below: no zeros written first (see `product`).
         let mut rounded: Vec<u32> = Vec::with_capacity(words);
         let native = bf16_products_native();
-        rounded.spare_capacity_mut()[..words].par_chunks_mut(pairs * 64).zip(x.par_chunks(self.inputs * 64)).for_each(|(words, x)| {
-            for (words, row) in words.chunks_exact_mut(pairs).zip(x.chunks_exact(self.inputs)) {
-                #[cfg(target_arch = "x86_64")]
-                if native {
-                    // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above).
-                    unsafe { native::round_row(row, words) };
-                    continue;
+        rounded.spare_capacity_mut()[..words]
+            .par_chunks_mut(pairs * 64)
+            .zip(x.par_chunks(self.inputs * 64))
+            .for_each(|(words, x)| {
+                for (words, row) in words.chunks_exact_mut(pairs).zip(x.chunks_exact(self.inputs)) {
+                    #[cfg(target_arch = "x86_64")]
+                    if native {
+                        // SAFETY: the CPU has AVX-512F and AVX512-BF16 (checked above).
+                        unsafe { native::round_row(row, words) };
+                        continue;
+                    }
+                    let _ = native;
+                    round_row(row, words);
                 }
-                let _ = native;
-                round_row(row, words);
-            }
-        });
+            });
         // SAFETY: every row's `pairs` words were stored above (the rows cover `x`).
         unsafe { rounded.set_len(words) };
         rounded
     }
-
 }
 
 /// `out` `[rows, outputs]` = `rows` (words of bf16 pairs, `pairs` per row) times the packed
@@ -194,14 +223,21 @@ fn rows_times_panels(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize,
 }
 
 /// [`rows_times_panels`] in portable code, one output at a time.
-fn rows_times_panels_portable(rows: &[u32], pairs: usize, panels: &[u32], outputs: usize, out: &mut [MaybeUninit<f32>]) {
+fn rows_times_panels_portable(
+    rows: &[u32],
+    pairs: usize,
+    panels: &[u32],
+    outputs: usize,
+    out: &mut [MaybeUninit<f32>],
+) {
     for (row, out) in rows.chunks_exact(pairs).zip(out.chunks_exact_mut(outputs)) {
         for (o, value) in out.iter_mut().enumerate() {
             let panel = &panels[o / PANEL * pairs * PANEL..][..pairs * PANEL];
             let mut sum = 0f32;
             for (i, &a) in row.iter().enumerate() {
                 let w = panel[i * PANEL + o % PANEL];
-                sum += from_bf16_bits(a as u16) * from_bf16_bits(w as u16) + from_bf16_bits((a >> 16) as u16) * from_bf16_bits((w >> 16) as u16);
+                sum += from_bf16_bits(a as u16) * from_bf16_bits(w as u16)
+                    + from_bf16_bits((a >> 16) as u16) * from_bf16_bits((w >> 16) as u16);
             }
             value.write(sum);
         }
@@ -232,7 +268,13 @@ mod native {
 
     /// Every output of `rows` (words of bf16 pairs, `pairs` per row) against every panel.
     #[target_feature(enable = "avx512f,avx512bf16")]
-    pub(super) unsafe fn rows_times_panels(rows: &[u32], pairs: usize, packed: &[u32], outputs: usize, out: &mut [MaybeUninit<f32>]) {
+    pub(super) unsafe fn rows_times_panels(
+        rows: &[u32],
+        pairs: usize,
+        packed: &[u32],
+        outputs: usize,
+        out: &mut [MaybeUninit<f32>],
+    ) {
         let row_count = rows.len() / pairs;
         for (panel, weights) in packed.chunks_exact(pairs * PANEL).enumerate() {
             let columns = (outputs - panel * PANEL).min(PANEL);
@@ -267,7 +309,14 @@ mod native {
     /// lane and dotted with the panel's two vectors of weight pairs, the sums in registers;
     /// then the first `columns` of them stored.
     #[target_feature(enable = "avx512f,avx512bf16")]
-    unsafe fn tile_rows<const ROWS: usize>(a: *const u32, pairs: usize, weights: *const u32, c: *mut f32, c_stride: usize, columns: usize) {
+    unsafe fn tile_rows<const ROWS: usize>(
+        a: *const u32,
+        pairs: usize,
+        weights: *const u32,
+        c: *mut f32,
+        c_stride: usize,
+        columns: usize,
+    ) {
         let mut low = [_mm512_setzero_ps(); ROWS];
         let mut high = [_mm512_setzero_ps(); ROWS];
         for i in 0..pairs {
@@ -304,7 +353,9 @@ mod tests {
     /// The f64 sum of the bf16-rounded products.
     fn rounded_product(x: &[f32], weights: &[f32], inputs: usize, r: usize, o: usize) -> f64 {
         let round = |v: f32| from_bf16_bits(to_bf16_bits(v)) as f64;
-        (0..inputs).map(|i| round(x[r * inputs + i]) * round(weights[o * inputs + i])).sum()
+        (0..inputs)
+            .map(|i| round(x[r * inputs + i]) * round(weights[o * inputs + i]))
+            .sum()
     }
 
     #[test]
@@ -350,7 +401,17 @@ mod tests {
     fn every_entry_is_the_sum_of_rounded_products_at_odd_sizes() {
         // Rows around the tiles and the tasks (a few rows split the outputs between the tasks
         // instead of the rows), outputs around the panels, odd input counts.
-        for (rows, outputs, inputs) in [(1, 1, 1), (5, 31, 7), (12, 32, 8), (13, 33, 383), (10, 1000, 65), (3, 1536, 384), (64, 70, 384), (100, 96, 1536), (200, 1, 3)] {
+        for (rows, outputs, inputs) in [
+            (1, 1, 1),
+            (5, 31, 7),
+            (12, 32, 8),
+            (13, 33, 383),
+            (10, 1000, 65),
+            (3, 1536, 384),
+            (64, 70, 384),
+            (100, 96, 1536),
+            (200, 1, 3),
+        ] {
             let x: Vec<f32> = (0..rows * inputs).map(|i| draw(1, i)).collect();
             let weights: Vec<f32> = (0..outputs * inputs).map(|i| draw(2, i)).collect();
             let packed = Bf16Weights::pack(&weights, inputs);
@@ -360,7 +421,10 @@ mod tests {
                 for o in 0..outputs {
                     let want = rounded_product(&x, &weights, inputs, r, o);
                     let got = out[r * outputs + o] as f64;
-                    assert!((got - want).abs() <= 2e-5 * (1.0 + inputs as f64).sqrt() * (1.0 + want.abs()), "{rows}x{outputs}x{inputs} at ({r}, {o}): {got} vs {want}");
+                    assert!(
+                        (got - want).abs() <= 2e-5 * (1.0 + inputs as f64).sqrt() * (1.0 + want.abs()),
+                        "{rows}x{outputs}x{inputs} at ({r}, {o}): {got} vs {want}"
+                    );
                 }
             }
         }

@@ -15,18 +15,26 @@ const ROWS_PER_PASS: usize = 4;
 /// `out[r * outputs + o]` = row `r` of `x` · row `o` of `weights` (both row-major with
 /// `inputs` columns; `outputs` = weight rows): a dense layer's product without its bias.
 pub fn few_rows_product(x: &[f32], weights: &[f32], inputs: usize) -> Vec<f32> {
-    assert!(inputs > 0 && x.len().is_multiple_of(inputs) && weights.len().is_multiple_of(inputs), "{} and {} values are not rows of {inputs}", x.len(), weights.len());
+    assert!(
+        inputs > 0 && x.len().is_multiple_of(inputs) && weights.len().is_multiple_of(inputs),
+        "{} and {} values are not rows of {inputs}",
+        x.len(),
+        weights.len()
+    );
     let (rows, outputs) = (x.len() / inputs, weights.len() / inputs);
     // Each task fills its weight rows' columns of the product, transposed: `[outputs, rows]`.
     let mut transposed = vec![0f32; outputs * rows];
     if rows == 0 {
         return transposed;
     }
-    transposed.par_chunks_mut(OUTPUTS_PER_TASK * rows).zip(weights.par_chunks(OUTPUTS_PER_TASK * inputs)).for_each(|(columns, weights)| {
-        for (column, weight_row) in columns.chunks_exact_mut(rows).zip(weights.chunks_exact(inputs)) {
-            weight_row_times_rows(weight_row, x, column);
-        }
-    });
+    transposed
+        .par_chunks_mut(OUTPUTS_PER_TASK * rows)
+        .zip(weights.par_chunks(OUTPUTS_PER_TASK * inputs))
+        .for_each(|(columns, weights)| {
+            for (column, weight_row) in columns.chunks_exact_mut(rows).zip(weights.chunks_exact(inputs)) {
+                weight_row_times_rows(weight_row, x, column);
+            }
+        });
     let mut out = vec![0f32; rows * outputs];
     for (o, column) in transposed.chunks_exact(rows).enumerate() {
         for (r, value) in column.iter().enumerate() {
@@ -65,7 +73,12 @@ unsafe fn weight_row_times_rows_avx2_fma(weight_row: &[f32], x: &[f32], out: &mu
         let first = pass * ROWS_PER_PASS;
         let row = |k: usize| &x[(first + k.min(out.len() - 1)) * inputs..][..inputs];
         let rows = [row(0), row(1), row(2), row(3)];
-        let (mut s0, mut s1, mut s2, mut s3) = (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+        let (mut s0, mut s1, mut s2, mut s3) = (
+            _mm256_setzero_ps(),
+            _mm256_setzero_ps(),
+            _mm256_setzero_ps(),
+            _mm256_setzero_ps(),
+        );
         let mut i = 0;
         while i < vectorized {
             // SAFETY: i + 8 <= inputs, the length of the weight row and of every row.
@@ -77,7 +90,11 @@ unsafe fn weight_row_times_rows_avx2_fma(weight_row: &[f32], x: &[f32], out: &mu
             i += 8;
         }
         for ((value, sum), row) in out.iter_mut().zip([s0, s1, s2, s3]).zip(rows) {
-            let tail: f32 = weight_row[vectorized..].iter().zip(&row[vectorized..]).map(|(w, x)| w * x).sum();
+            let tail: f32 = weight_row[vectorized..]
+                .iter()
+                .zip(&row[vectorized..])
+                .map(|(w, x)| w * x)
+                .sum();
             *value = sum_lanes(sum) + tail;
         }
     }
@@ -92,16 +109,28 @@ mod tests {
         let draw = |seed: usize, i: usize| ((i * 7919 + seed * 104_729) % 1013) as f32 / 507.0 - 1.0;
         // Row counts around the four-row passes, weight rows around the tasks, widths with
         // and without a tail past the eight-lane blocks.
-        for (rows, outputs, inputs) in [(1, 1, 1), (3, 5, 7), (4, 33, 8), (5, 64, 384), (10, 70, 385), (63, 3, 1536)] {
+        for (rows, outputs, inputs) in [
+            (1, 1, 1),
+            (3, 5, 7),
+            (4, 33, 8),
+            (5, 64, 384),
+            (10, 70, 385),
+            (63, 3, 1536),
+        ] {
             let x: Vec<f32> = (0..rows * inputs).map(|i| draw(1, i)).collect();
             let weights: Vec<f32> = (0..outputs * inputs).map(|i| draw(2, i)).collect();
             let out = few_rows_product(&x, &weights, inputs);
             assert_eq!(out.len(), rows * outputs);
             for r in 0..rows {
                 for o in 0..outputs {
-                    let want: f64 = (0..inputs).map(|i| x[r * inputs + i] as f64 * weights[o * inputs + i] as f64).sum();
+                    let want: f64 = (0..inputs)
+                        .map(|i| x[r * inputs + i] as f64 * weights[o * inputs + i] as f64)
+                        .sum();
                     let got = out[r * outputs + o] as f64;
-                    assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{rows}x{outputs}x{inputs} at ({r}, {o}): {got} vs {want}");
+                    assert!(
+                        (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                        "{rows}x{outputs}x{inputs} at ({r}, {o}): {got} vs {want}"
+                    );
                 }
             }
         }

@@ -52,7 +52,9 @@ mod tests {
     fn every_pair_is_the_dot_product_at_odd_sizes() {
         let mut state = 0x1234_5678u64;
         let mut value = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
         };
         for (m, n, dim) in [(1, 1, 1), (3, 7, 5), (17, 33, 384), (64, 257, 31)] {
@@ -64,7 +66,11 @@ mod tests {
             for i in 0..m {
                 for j in 0..n {
                     let expected = dot(&a[i * dim..(i + 1) * dim], &b[j * dim..(j + 1) * dim]);
-                    assert!((out[i * n + j] - expected).abs() <= 1e-5 * (1.0 + expected.abs()), "{m}×{n}×{dim} at ({i}, {j}): {} vs {expected}", out[i * n + j]);
+                    assert!(
+                        (out[i * n + j] - expected).abs() <= 1e-5 * (1.0 + expected.abs()),
+                        "{m}×{n}×{dim} at ({i}, {j}): {} vs {expected}",
+                        out[i * n + j]
+                    );
                 }
             }
         }

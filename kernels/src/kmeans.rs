@@ -42,7 +42,17 @@ pub fn kmeans_assign(data: &[f32], centroids: &[f32], dim: usize) -> Vec<(u32, f
             block_scores(rows, centroids, dim, &mut scores);
             scores
                 .chunks(k)
-                .map(|row| row.iter().enumerate().fold((0u32, f32::NEG_INFINITY), |best, (c, &score)| if score > best.1 { (c as u32, score) } else { best }))
+                .map(|row| {
+                    row.iter()
+                        .enumerate()
+                        .fold((0u32, f32::NEG_INFINITY), |best, (c, &score)| {
+                            if score > best.1 {
+                                (c as u32, score)
+                            } else {
+                                best
+                            }
+                        })
+                })
                 .collect::<Vec<_>>()
         })
         .collect()
@@ -72,23 +82,33 @@ fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) 
         return sample.iter().flat_map(|&r| row(r).iter().copied()).collect();
     }
     let mut chosen = vec![sample[0]];
-    let mut distance: Vec<f64> = sample.iter().map(|&r| (1.0 - dot(row(r), row(sample[0])) as f64).max(0.0)).collect();
+    let mut distance: Vec<f64> = sample
+        .iter()
+        .map(|&r| (1.0 - dot(row(r), row(sample[0])) as f64).max(0.0))
+        .collect();
     while chosen.len() < k {
         let total: f64 = distance.iter().sum();
         let pick = if total <= 0.0 {
             sample.iter().position(|r| !chosen.contains(r)).unwrap_or(0)
         } else {
             let mut target = (next(&mut state) >> 11) as f64 / (1u64 << 53) as f64 * total;
-            distance.iter().position(|d| {
-                target -= d;
-                target <= 0.0
-            }).unwrap_or(sample.len() - 1)
+            distance
+                .iter()
+                .position(|d| {
+                    target -= d;
+                    target <= 0.0
+                })
+                .unwrap_or(sample.len() - 1)
         };
         let new = sample[pick];
         chosen.push(new);
-        distance.par_iter_mut().zip(sample.par_iter()).with_min_len(1024).for_each(|(d, &r)| {
-            *d = d.min((1.0 - dot(row(r), row(new)) as f64).max(0.0));
-        });
+        distance
+            .par_iter_mut()
+            .zip(sample.par_iter())
+            .with_min_len(1024)
+            .for_each(|(d, &r)| {
+                *d = d.min((1.0 - dot(row(r), row(new)) as f64).max(0.0));
+            });
     }
     chosen.iter().flat_map(|&r| row(r).iter().copied()).collect()
 }
@@ -110,11 +130,18 @@ pub fn cluster_sums(data: &[f32], centroids: &[f32], dim: usize) -> ClusterSums 
     let mut counts = vec![0usize; k];
     for (row, &(c, _)) in assignment.iter().enumerate() {
         counts[c as usize] += 1;
-        for (s, x) in sums[c as usize * dim..(c as usize + 1) * dim].iter_mut().zip(&data[row * dim..(row + 1) * dim]) {
+        for (s, x) in sums[c as usize * dim..(c as usize + 1) * dim]
+            .iter_mut()
+            .zip(&data[row * dim..(row + 1) * dim])
+        {
             *s += *x as f64;
         }
     }
-    ClusterSums { sums, counts, best: assignment.into_iter().map(|a| a.1).collect() }
+    ClusterSums {
+        sums,
+        counts,
+        best: assignment.into_iter().map(|a| a.1).collect(),
+    }
 }
 
 /// The `count` rows whose best inner product is lowest, worst first (the lower row on ties):
@@ -175,7 +202,9 @@ pub fn kmeans_train_with<E>(
 
 /// Trains `config.k` unit-length centroids over `data` (row-major, `dim` columns) on the CPU.
 pub fn kmeans_train(data: &[f32], dim: usize, config: KMeansConfig) -> Vec<f32> {
-    let trained = kmeans_train_with(data, dim, config, |centroids| Ok::<_, std::convert::Infallible>(cluster_sums(data, centroids, dim)));
+    let trained = kmeans_train_with(data, dim, config, |centroids| {
+        Ok::<_, std::convert::Infallible>(cluster_sums(data, centroids, dim))
+    });
     match trained {
         Ok(centroids) => centroids,
         Err(never) => match never {},
@@ -188,12 +217,17 @@ mod tests {
 
     /// Points around `clusters` well-separated unit centres.
     fn clustered(rows_per: usize, dim: usize) -> (Vec<f32>, Vec<f32>) {
-        let centres: Vec<f32> = (0..4 * dim).map(|i| if i % (dim + 1) == 0 { 1.0 } else { 0.0 }).collect();
+        let centres: Vec<f32> = (0..4 * dim)
+            .map(|i| if i % (dim + 1) == 0 { 1.0 } else { 0.0 })
+            .collect();
         let mut state = 9;
         let mut data = Vec::new();
         for c in 0..4 {
             for _ in 0..rows_per {
-                let mut row: Vec<f32> = centres[c * dim..(c + 1) * dim].iter().map(|x| x + (next(&mut state) % 1000) as f32 / 10_000.0).collect();
+                let mut row: Vec<f32> = centres[c * dim..(c + 1) * dim]
+                    .iter()
+                    .map(|x| x + (next(&mut state) % 1000) as f32 / 10_000.0)
+                    .collect();
                 let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
                 row.iter_mut().for_each(|x| *x /= norm);
                 data.extend(row);
@@ -206,7 +240,11 @@ mod tests {
     fn finds_separated_clusters_and_is_seeded() {
         let dim = 8;
         let (data, centres) = clustered(50, dim);
-        let config = KMeansConfig { k: 4, iterations: 10, seed: 3 };
+        let config = KMeansConfig {
+            k: 4,
+            iterations: 10,
+            seed: 3,
+        };
         let centroids = kmeans_train(&data, dim, config);
         assert_eq!(centroids, kmeans_train(&data, dim, config), "same seed, same centroids");
         // Every true centre has a learned centroid within a small angle.
@@ -232,7 +270,10 @@ mod tests {
         let seeds = kmeans_plus_plus(&data, dim, rows, k, 11);
         let mut picked: Vec<&[f32]> = seeds.chunks(dim).collect();
         assert_eq!(picked.len(), k);
-        assert!(picked.iter().all(|seed| data.chunks(dim).any(|row| row == *seed)), "every seed is a data row");
+        assert!(
+            picked.iter().all(|seed| data.chunks(dim).any(|row| row == *seed)),
+            "every seed is a data row"
+        );
         picked.sort_by(|a, b| a.partial_cmp(b).unwrap());
         picked.dedup();
         assert_eq!(picked.len(), k, "no row seeds twice");
@@ -249,13 +290,21 @@ mod tests {
             all
         };
         for count in 0..=best.len() + 1 {
-            assert_eq!(worst_fitting_rows(&best, count), sorted(count), "{count} empty clusters");
+            assert_eq!(
+                worst_fitting_rows(&best, count),
+                sorted(count),
+                "{count} empty clusters"
+            );
         }
         assert_eq!(worst_fitting_rows(&best, 3), vec![4, 1, 3], "ties go to the lower row");
         // Two clusters left empty take the two worst rows, worst first.
         let data = [1.0, 0.0, 0.0, 1.0, 0.6, 0.8];
         let mut centroids = vec![1.0, 0.0, 0.0, -1.0, -1.0, 0.0];
-        let step = ClusterSums { sums: vec![1.6, 1.8, 0.0, 0.0, 0.0, 0.0], counts: vec![3, 0, 0], best: vec![1.0, 0.0, 0.6] };
+        let step = ClusterSums {
+            sums: vec![1.6, 1.8, 0.0, 0.0, 0.0, 0.0],
+            counts: vec![3, 0, 0],
+            best: vec![1.0, 0.0, 0.6],
+        };
         update_centroids(&mut centroids, &step, &data, 2);
         assert_eq!(&centroids[2..], &[0.0, 1.0, 0.6, 0.8]);
     }
@@ -272,15 +321,34 @@ mod tests {
             for (row, &(c, score)) in data.chunks(dim).zip(&assigned) {
                 let scores: Vec<f32> = centroids.chunks(dim).map(|centroid| dot(row, centroid)).collect();
                 let best = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                assert!((scores[c as usize] - best).abs() < 1e-5 && (score - scores[c as usize]).abs() < 1e-5, "{rows}×{k}×{dim}: centroid {c} scores {score}, the best {best}");
+                assert!(
+                    (scores[c as usize] - best).abs() < 1e-5 && (score - scores[c as usize]).abs() < 1e-5,
+                    "{rows}×{k}×{dim}: centroid {c} scores {score}, the best {best}"
+                );
             }
         }
-        assert_eq!(kmeans_assign(&[1.0, 0.0, 0.0, 1.0], &[], 2), vec![(0, f32::NEG_INFINITY); 2], "no centroids");
+        assert_eq!(
+            kmeans_assign(&[1.0, 0.0, 0.0, 1.0], &[], 2),
+            vec![(0, f32::NEG_INFINITY); 2],
+            "no centroids"
+        );
     }
 
     #[test]
     fn k_larger_than_the_data_is_capped() {
         let data = [1.0, 0.0, 0.0, 1.0];
-        assert_eq!(kmeans_train(&data, 2, KMeansConfig { k: 5, iterations: 3, seed: 1 }).len(), 4);
+        assert_eq!(
+            kmeans_train(
+                &data,
+                2,
+                KMeansConfig {
+                    k: 5,
+                    iterations: 3,
+                    seed: 1
+                }
+            )
+            .len(),
+            4
+        );
     }
 }

@@ -35,8 +35,8 @@ pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K}
 pub use dot::dot;
 pub use error::{KernelError, Result};
 pub use few_rows::few_rows_product;
-pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
+pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use pool::{l2_normalize, mean_pool, mean_pool_normalize_sequences};
 pub use softmax::{exp, masked_softmax_rows};
 pub use topk::{exact_top_k, exact_top_k_in, top_k_of_scores, Scored};

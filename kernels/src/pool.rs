@@ -10,7 +10,11 @@ use crate::sequences::sequence_starts;
 pub fn mean_pool(hidden: &[f32], mask: &[u32], rows: usize, tokens: usize, dim: usize) -> Vec<f32> {
     let mut out = vec![0f32; rows * dim];
     for r in 0..rows {
-        let count = mask[r * tokens..(r + 1) * tokens].iter().filter(|m| **m != 0).count().max(1) as f32;
+        let count = mask[r * tokens..(r + 1) * tokens]
+            .iter()
+            .filter(|m| **m != 0)
+            .count()
+            .max(1) as f32;
         let target = &mut out[r * dim..(r + 1) * dim];
         for t in 0..tokens {
             if mask[r * tokens + t] != 0 {
@@ -39,17 +43,23 @@ pub fn l2_normalize(data: &mut [f32], dim: usize) {
 /// parallel. Equal to [`mean_pool`] over the padded layout, then [`l2_normalize`].
 pub fn mean_pool_normalize_sequences(rows: &[f32], lengths: &[usize], dim: usize) -> Vec<f32> {
     let real: usize = lengths.iter().sum();
-    assert!(dim > 0 && rows.len() == real * dim, "{} values are not {real} rows of {dim}", rows.len());
+    assert!(
+        dim > 0 && rows.len() == real * dim,
+        "{} values are not {real} rows of {dim}",
+        rows.len()
+    );
     let starts = sequence_starts(lengths);
     let mut out = vec![0f32; lengths.len() * dim];
-    out.par_chunks_mut(dim).zip(starts.par_iter().zip(lengths)).for_each(|(target, (&start, &length))| {
-        for vector in rows[start * dim..(start + length) * dim].chunks_exact(dim) {
-            target.iter_mut().zip(vector).for_each(|(o, v)| *o += v);
-        }
-        let count = length.max(1) as f32;
-        target.iter_mut().for_each(|o| *o /= count);
-        l2_normalize(target, dim);
-    });
+    out.par_chunks_mut(dim)
+        .zip(starts.par_iter().zip(lengths))
+        .for_each(|(target, (&start, &length))| {
+            for vector in rows[start * dim..(start + length) * dim].chunks_exact(dim) {
+                target.iter_mut().zip(vector).for_each(|(o, v)| *o += v);
+            }
+            let count = length.max(1) as f32;
+            target.iter_mut().for_each(|o| *o /= count);
+            l2_normalize(target, dim);
+        });
     out
 }
 
@@ -74,16 +84,28 @@ mod tests {
     fn pooling_the_real_rows_equals_pooling_the_padded_layout() {
         let (dim, tokens) = (5, 6);
         let lengths = [6, 1, 0, 4];
-        let padded: Vec<f32> = (0..lengths.len() * tokens * dim).map(|i| ((i * 7919 + 13) % 101) as f32 / 25.0 - 2.0).collect();
-        let mask: Vec<u32> = lengths.iter().flat_map(|&length| (0..tokens).map(move |t| (t < length) as u32)).collect();
+        let padded: Vec<f32> = (0..lengths.len() * tokens * dim)
+            .map(|i| ((i * 7919 + 13) % 101) as f32 / 25.0 - 2.0)
+            .collect();
+        let mask: Vec<u32> = lengths
+            .iter()
+            .flat_map(|&length| (0..tokens).map(move |t| (t < length) as u32))
+            .collect();
         let mut want = mean_pool(&padded, &mask, lengths.len(), tokens, dim);
         l2_normalize(&mut want, dim);
-        let real: Vec<f32> = lengths.iter().enumerate().flat_map(|(b, &length)| padded[b * tokens * dim..][..length * dim].to_vec()).collect();
+        let real: Vec<f32> = lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(b, &length)| padded[b * tokens * dim..][..length * dim].to_vec())
+            .collect();
         let got = mean_pool_normalize_sequences(&real, &lengths, dim);
         assert_eq!(got.len(), want.len());
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert!((g - w).abs() <= 1e-6, "value {i}: {g} vs {w}");
         }
-        assert!(got[2 * dim..3 * dim].iter().all(|&v| v == 0.0), "a sequence of no rows pools to zeros");
+        assert!(
+            got[2 * dim..3 * dim].iter().all(|&v| v == 0.0),
+            "a sequence of no rows pools to zeros"
+        );
     }
 }

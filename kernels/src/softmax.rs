@@ -11,13 +11,20 @@ const ROWS_PER_TASK: usize = 256;
 /// Softmax of every `columns`-wide row of `values`, in place, over the row's first
 /// `valid(row)` columns (at least 1, at most `columns`); the other columns become 0.
 pub fn masked_softmax_rows(values: &mut [f32], columns: usize, valid: impl Fn(usize) -> usize + Sync) {
-    assert!(columns > 0 && values.len().is_multiple_of(columns), "{} values are not rows of {columns}", values.len());
-    values.par_chunks_mut(columns * ROWS_PER_TASK).enumerate().for_each(|(task, rows)| {
-        for (i, row) in rows.chunks_exact_mut(columns).enumerate() {
-            let valid = valid(task * ROWS_PER_TASK + i).clamp(1, columns);
-            softmax_row(row, valid);
-        }
-    });
+    assert!(
+        columns > 0 && values.len().is_multiple_of(columns),
+        "{} values are not rows of {columns}",
+        values.len()
+    );
+    values
+        .par_chunks_mut(columns * ROWS_PER_TASK)
+        .enumerate()
+        .for_each(|(task, rows)| {
+            for (i, row) in rows.chunks_exact_mut(columns).enumerate() {
+                let valid = valid(task * ROWS_PER_TASK + i).clamp(1, columns);
+                softmax_row(row, valid);
+            }
+        });
 }
 
 /// Softmax of `row` over its first `valid` values, in place; the rest become 0.
@@ -69,11 +76,19 @@ pub(crate) fn reduce_in_lanes(values: &[f32], start: f32, fold: impl Fn(f32, f32
 /// [`reduce_in_lanes`] with the lanes' partial results combined by `combine` (a sum of
 /// squares folds `sum + v * v` but combines `a + b`).
 #[inline(always)]
-pub(crate) fn reduce_in_lanes_by(values: &[f32], start: f32, fold: impl Fn(f32, f32) -> f32, combine: impl Fn(f32, f32) -> f32) -> f32 {
+pub(crate) fn reduce_in_lanes_by(
+    values: &[f32],
+    start: f32,
+    fold: impl Fn(f32, f32) -> f32,
+    combine: impl Fn(f32, f32) -> f32,
+) -> f32 {
     let mut lanes = [start; 8];
     let mut blocks = values.chunks_exact(8);
     for block in &mut blocks {
-        lanes.iter_mut().zip(block).for_each(|(lane, &v)| *lane = fold(*lane, v));
+        lanes
+            .iter_mut()
+            .zip(block)
+            .for_each(|(lane, &v)| *lane = fold(*lane, v));
     }
     let partial = blocks.remainder().iter().fold(start, |acc, &v| fold(acc, v));
     lanes.into_iter().fold(partial, combine)
@@ -133,15 +148,23 @@ mod tests {
         let columns = 37;
         let rows = 3 * ROWS_PER_TASK + 7;
         let valid = |row: usize| 1 + row * 7 % columns;
-        let mut values: Vec<f32> = (0..rows * columns).map(|i| ((i * 7919) % 1000) as f32 / 37.0 - 13.0).collect();
+        let mut values: Vec<f32> = (0..rows * columns)
+            .map(|i| ((i * 7919) % 1000) as f32 / 37.0 - 13.0)
+            .collect();
         let original = values.clone();
         masked_softmax_rows(&mut values, columns, valid);
         for row in 0..rows {
-            let (got, input) = (&values[row * columns..(row + 1) * columns], &original[row * columns..(row + 1) * columns]);
+            let (got, input) = (
+                &values[row * columns..(row + 1) * columns],
+                &original[row * columns..(row + 1) * columns],
+            );
             let want = softmax_f64(&input[..valid(row)]);
             for (column, value) in got.iter().enumerate() {
                 let expected = want.get(column).copied().unwrap_or(0.0);
-                assert!((*value as f64 - expected).abs() <= 1e-6 * expected + 1e-9, "row {row} column {column}: {value} vs {expected}");
+                assert!(
+                    (*value as f64 - expected).abs() <= 1e-6 * expected + 1e-9,
+                    "row {row} column {column}: {value} vs {expected}"
+                );
             }
         }
     }

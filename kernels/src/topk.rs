@@ -34,7 +34,11 @@ impl PartialOrd for Entry {
 }
 impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
-        other.0.score.total_cmp(&self.0.score).then(self.0.row.cmp(&other.0.row))
+        other
+            .0
+            .score
+            .total_cmp(&self.0.score)
+            .then(self.0.row.cmp(&other.0.row))
     }
 }
 
@@ -47,7 +51,10 @@ struct Best {
 
 impl Best {
     fn new(k: usize) -> Self {
-        Self { k, heap: BinaryHeap::with_capacity(k + 1) }
+        Self {
+            k,
+            heap: BinaryHeap::with_capacity(k + 1),
+        }
     }
 
     fn offer(&mut self, row: u64, score: f32) {
@@ -95,17 +102,28 @@ const PART_ROWS: usize = BASE_BLOCK * 256;
 pub fn exact_top_k(queries: &[f32], base: &[f32], dim: usize, k: usize) -> Vec<Vec<Scored>> {
     let count = queries.len() / dim.max(1);
     if count < BLOCKED_MIN_QUERIES || k == 0 {
-        return queries.par_chunks(dim.max(1)).map(|q| top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k)).collect();
+        return queries
+            .par_chunks(dim.max(1))
+            .map(|q| top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(q, v))), k))
+            .collect();
     }
     let rows = base.len() / dim;
     let parts = rows.div_ceil(PART_ROWS);
-    let tasks: Vec<(usize, usize)> = (0..count.div_ceil(QUERY_BLOCK)).flat_map(|block| (0..parts).map(move |part| (block, part))).collect();
+    let tasks: Vec<(usize, usize)> = (0..count.div_ceil(QUERY_BLOCK))
+        .flat_map(|block| (0..parts).map(move |part| (block, part)))
+        .collect();
     let found: Vec<Vec<Vec<Scored>>> = tasks
         .par_iter()
         .map(|&(block, part)| {
             let block_queries = &queries[block * QUERY_BLOCK * dim..((block + 1) * QUERY_BLOCK).min(count) * dim];
             let first_row = part * PART_ROWS;
-            blocked_top_k(block_queries, &base[first_row * dim..(first_row + PART_ROWS).min(rows) * dim], first_row, dim, k)
+            blocked_top_k(
+                block_queries,
+                &base[first_row * dim..(first_row + PART_ROWS).min(rows) * dim],
+                first_row,
+                dim,
+                k,
+            )
         })
         .collect();
     // Each query's lists from every part of the base, merged (none for an empty base).
@@ -113,14 +131,25 @@ pub fn exact_top_k(queries: &[f32], base: &[f32], dim: usize, k: usize) -> Vec<V
         .map(|query| {
             let (block, within) = (query / QUERY_BLOCK, query % QUERY_BLOCK);
             let lists = &found[block * parts..(block + 1) * parts];
-            top_k_of_scores(lists.iter().filter_map(|lists| lists.get(within)).flatten().map(|hit| (hit.row, hit.score)), k)
+            top_k_of_scores(
+                lists
+                    .iter()
+                    .filter_map(|lists| lists.get(within))
+                    .flatten()
+                    .map(|hit| (hit.row, hit.score)),
+                k,
+            )
         })
         .collect()
 }
 
 /// Top-`k` among the listed `rows` of `base` for one query, best first.
 pub fn exact_top_k_in(query: &[f32], base: &[f32], dim: usize, rows: &[u64], k: usize) -> Vec<Scored> {
-    top_k_of_scores(rows.iter().map(|&row| (row, dot(query, &base[row as usize * dim..(row as usize + 1) * dim]))), k)
+    top_k_of_scores(
+        rows.iter()
+            .map(|&row| (row, dot(query, &base[row as usize * dim..(row as usize + 1) * dim]))),
+        k,
+    )
 }
 
 /// Top-`k` of one part of the base (its rows numbered from `first_row`) for each query of a
@@ -167,7 +196,9 @@ mod tests {
         let mut state = seed;
         let mut data: Vec<f32> = (0..rows * dim)
             .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
             })
             .collect();
@@ -189,19 +220,42 @@ mod tests {
         let blocked = exact_top_k(&queries, &base, dim, k);
         assert_eq!(blocked.len(), QUERY_BLOCK + 5);
         for (query, found) in queries.chunks(dim).zip(&blocked) {
-            let scanned = top_k_of_scores(base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(query, v))), k);
+            let scanned = top_k_of_scores(
+                base.chunks(dim).enumerate().map(|(row, v)| (row as u64, dot(query, v))),
+                k,
+            );
             assert_eq!(found.len(), k);
             for (hit, truth) in found.iter().zip(&scanned) {
                 assert!((hit.score - truth.score).abs() < 1e-5, "{hit:?} vs {truth:?}");
                 let own = dot(query, &base[hit.row as usize * dim..(hit.row as usize + 1) * dim]);
-                assert!((own - hit.score).abs() < 1e-5 && own >= scanned[k - 1].score - 1e-5, "row {} does not belong in the top {k}", hit.row);
+                assert!(
+                    (own - hit.score).abs() < 1e-5 && own >= scanned[k - 1].score - 1e-5,
+                    "row {} does not belong in the top {k}",
+                    hit.row
+                );
             }
-            assert!(found.windows(2).all(|w| w[0].score > w[1].score || (w[0].score == w[1].score && w[0].row < w[1].row)), "best first");
+            assert!(
+                found
+                    .windows(2)
+                    .all(|w| w[0].score > w[1].score || (w[0].score == w[1].score && w[0].row < w[1].row)),
+                "best first"
+            );
         }
         let tied: Vec<u64> = blocked[0][..2].iter().map(|h| h.row).collect();
-        assert_eq!(tied, [7, PART_ROWS as u64 + 7], "the tie keeps the lower row first: {:?}", blocked[0]);
+        assert_eq!(
+            tied,
+            [7, PART_ROWS as u64 + 7],
+            "the tie keeps the lower row first: {:?}",
+            blocked[0]
+        );
         // Fewer queries than the blocked path takes, k of zero, and an empty base.
-        assert_eq!(exact_top_k(&queries[..dim], &base, dim, k)[0].iter().map(|h| h.row).collect::<Vec<_>>()[..2], [7, PART_ROWS as u64 + 7]);
+        assert_eq!(
+            exact_top_k(&queries[..dim], &base, dim, k)[0]
+                .iter()
+                .map(|h| h.row)
+                .collect::<Vec<_>>()[..2],
+            [7, PART_ROWS as u64 + 7]
+        );
         assert!(exact_top_k(&queries, &base, dim, 0).iter().all(Vec::is_empty));
         assert!(exact_top_k(&queries, &[], dim, k).iter().all(Vec::is_empty));
     }

@@ -5,14 +5,21 @@
 #![cfg(feature = "cuda")]
 
 use quarry_kernels::{
-    cluster_sums, exact_top_k, kmeans_assign, kmeans_train, l2_normalize, mean_pool, CudaKernels, KMeansConfig, Scored, VectorKernels, GPU_MAX_K,
+    cluster_sums, exact_top_k, kmeans_assign, kmeans_train, l2_normalize, mean_pool, CudaKernels, KMeansConfig, Scored,
+    VectorKernels, GPU_MAX_K,
 };
 
 /// A fresh seed per run (printed, so a failure can be replayed with PARITY_SEED).
 fn seed() -> u64 {
-    let seed = std::env::var("PARITY_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
+    let seed = std::env::var("PARITY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
     eprintln!("PARITY_SEED={seed}");
     seed
 }
@@ -20,7 +27,9 @@ fn seed() -> u64 {
 fn random_unit_rows(rows: usize, dim: usize, state: &mut u64) -> Vec<f32> {
     let mut data: Vec<f32> = (0..rows * dim)
         .map(|_| {
-            *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            *state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((*state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         })
         .collect();
@@ -34,17 +43,30 @@ fn gpu() -> CudaKernels {
 
 /// GPU and CPU agree rank by rank on scores; where the rows differ, the GPU's row truly
 /// scores (recomputed here) within `tolerance` of the CPU's row at that rank: a near-tie.
-fn assert_same_top_k(gpu: &[Vec<Scored>], cpu: &[Vec<Scored>], queries: &[f32], base: &[f32], dim: usize, tolerance: f32) {
+fn assert_same_top_k(
+    gpu: &[Vec<Scored>],
+    cpu: &[Vec<Scored>],
+    queries: &[f32],
+    base: &[f32],
+    dim: usize,
+    tolerance: f32,
+) {
     assert_eq!(gpu.len(), cpu.len());
     for (q, (g, c)) in gpu.iter().zip(cpu).enumerate() {
         assert_eq!(g.len(), c.len(), "query {q}: list lengths");
         let query = &queries[q * dim..(q + 1) * dim];
         for (rank, (a, b)) in g.iter().zip(c).enumerate() {
-            assert!((a.score - b.score).abs() <= tolerance, "query {q} rank {rank}: gpu {a:?} cpu {b:?}");
+            assert!(
+                (a.score - b.score).abs() <= tolerance,
+                "query {q} rank {rank}: gpu {a:?} cpu {b:?}"
+            );
             if a.row != b.row {
                 let row = &base[a.row as usize * dim..(a.row as usize + 1) * dim];
                 let truth: f32 = row.iter().zip(query).map(|(x, y)| x * y).sum();
-                assert!((truth - b.score).abs() <= tolerance, "query {q} rank {rank}: gpu {a:?} (true score {truth}) cpu {b:?}");
+                assert!(
+                    (truth - b.score).abs() <= tolerance,
+                    "query {q} rank {rank}: gpu {a:?} (true score {truth}) cpu {b:?}"
+                );
             }
         }
         let mut rows: Vec<u64> = g.iter().map(|h| h.row).collect();
@@ -58,7 +80,16 @@ fn assert_same_top_k(gpu: &[Vec<Scored>], cpu: &[Vec<Scored>], queries: &[f32], 
 fn top_k_matches_the_cpu_twin_at_odd_sizes() {
     let gpu = gpu();
     let mut state = seed();
-    for (rows, dim, queries, k) in [(1, 3, 1, 1), (7, 5, 3, 10), (1_001, 33, 17, 10), (20_011, 384, 65, 100), (4_099, 64, 9, GPU_MAX_K), (3_000, 16, 2, 200), (200_003, 64, 1, 10), (65_537, 24, 3, 1)] {
+    for (rows, dim, queries, k) in [
+        (1, 3, 1, 1),
+        (7, 5, 3, 10),
+        (1_001, 33, 17, 10),
+        (20_011, 384, 65, 100),
+        (4_099, 64, 9, GPU_MAX_K),
+        (3_000, 16, 2, 200),
+        (200_003, 64, 1, 10),
+        (65_537, 24, 3, 1),
+    ] {
         let base = random_unit_rows(rows, dim, &mut state);
         let query_rows = random_unit_rows(queries, dim, &mut state);
         let cpu = exact_top_k(&query_rows, &base, dim, k);
@@ -87,7 +118,10 @@ fn exact_ties_keep_the_lower_row() {
     let gpu = gpu();
     let base = vec![0.5f32; 1_000 * 4];
     let hits = gpu.exact_top_k(&[1.0, 0.0, 0.0, 0.0], &base, 4, 10).unwrap();
-    assert_eq!(hits[0].iter().map(|h| h.row).collect::<Vec<_>>(), (0..10).collect::<Vec<u64>>());
+    assert_eq!(
+        hits[0].iter().map(|h| h.row).collect::<Vec<_>>(),
+        (0..10).collect::<Vec<u64>>()
+    );
 }
 
 #[test]
@@ -105,7 +139,11 @@ fn kmeans_assign_matches_the_cpu_twin() {
             if g.0 != c.0 {
                 // Only a near-tie may pick a different centroid.
                 let other = &centroids[g.0 as usize * dim..(g.0 as usize + 1) * dim];
-                let score: f32 = other.iter().zip(&data[row * dim..(row + 1) * dim]).map(|(a, b)| a * b).sum();
+                let score: f32 = other
+                    .iter()
+                    .zip(&data[row * dim..(row + 1) * dim])
+                    .map(|(a, b)| a * b)
+                    .sum();
                 assert!((score - c.1).abs() <= 1e-4, "row {row}: gpu {g:?} cpu {c:?}");
             }
         }
@@ -137,13 +175,28 @@ fn kmeans_train_reaches_the_cpu_objective() {
     // Clustered data: 40 random centres with noise, so both devices find the same structure.
     let centres = random_unit_rows(40, dim, &mut state);
     let noise = random_unit_rows(rows, dim, &mut state);
-    let mut data: Vec<f32> = (0..rows * dim).map(|i| centres[(i / dim % 40) * dim + i % dim] + 0.2 * noise[i]).collect();
+    let mut data: Vec<f32> = (0..rows * dim)
+        .map(|i| centres[(i / dim % 40) * dim + i % dim] + 0.2 * noise[i])
+        .collect();
     l2_normalize(&mut data, dim);
-    let config = KMeansConfig { k: 40, iterations: 12, seed: state };
-    let objective = |centroids: &[f32]| kmeans_assign(&data, centroids, dim).iter().map(|a| a.1 as f64).sum::<f64>() / rows as f64;
+    let config = KMeansConfig {
+        k: 40,
+        iterations: 12,
+        seed: state,
+    };
+    let objective = |centroids: &[f32]| {
+        kmeans_assign(&data, centroids, dim)
+            .iter()
+            .map(|a| a.1 as f64)
+            .sum::<f64>()
+            / rows as f64
+    };
     let cpu = objective(&kmeans_train(&data, dim, config));
     let on_gpu = objective(&gpu.kmeans_train(&data, dim, config).unwrap());
-    assert!((cpu - on_gpu).abs() < 1e-3, "mean inner product to the nearest centroid: gpu {on_gpu} cpu {cpu}");
+    assert!(
+        (cpu - on_gpu).abs() < 1e-3,
+        "mean inner product to the nearest centroid: gpu {on_gpu} cpu {cpu}"
+    );
 }
 
 #[test]
@@ -152,11 +205,16 @@ fn mean_pool_normalize_matches_the_cpu_twins() {
     let mut state = seed();
     for (rows, tokens, dim) in [(1, 1, 1), (3, 7, 5), (33, 129, 384), (5, 256, 1_000)] {
         let hidden = random_unit_rows(rows * tokens, dim, &mut state);
-        let mask: Vec<u32> = (0..rows * tokens).map(|i| u32::from(i % tokens <= (i / tokens * 13) % tokens)).collect();
+        let mask: Vec<u32> = (0..rows * tokens)
+            .map(|i| u32::from(i % tokens <= (i / tokens * 13) % tokens))
+            .collect();
         let mut cpu = mean_pool(&hidden, &mask, rows, tokens, dim);
         l2_normalize(&mut cpu, dim);
         let on_gpu = gpu.mean_pool_normalize(&hidden, &mask, rows, tokens, dim).unwrap();
         let worst = on_gpu.iter().zip(&cpu).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
-        assert!(worst <= 1e-5, "rows={rows} tokens={tokens} dim={dim}: max difference {worst}");
+        assert!(
+            worst <= 1e-5,
+            "rows={rows} tokens={tokens} dim={dim}: max difference {worst}"
+        );
     }
 }

@@ -13,12 +13,38 @@ fn compile_and_run(name: &str, verdict: &str) {
     // AddressSanitizer reports a read or write past a buffer (on a GPU: a fault, or silently
     // another tensor's memory); the kernels reinterpret 16-bit values as 16-byte vectors, as
     // CUDA code does, so no strict aliasing.
-    let flags = ["-std=c++20", "-O1", "-fno-strict-aliasing", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-pthread", "-Wall", "-Wno-unknown-pragmas", "-o"];
-    let compile = Command::new("g++").args(flags).arg(&binary).arg(&source).output().expect("g++ (scripts/setup.sh installs it)");
-    assert!(compile.status.success(), "g++ failed on {}:\n{}", source.display(), String::from_utf8_lossy(&compile.stderr));
-    let run = Command::new(&binary).output().unwrap_or_else(|e| panic!("run {}: {e}", binary.display()));
+    let flags = [
+        "-std=c++20",
+        "-O1",
+        "-fno-strict-aliasing",
+        "-fsanitize=address,undefined",
+        "-fno-sanitize-recover=all",
+        "-pthread",
+        "-Wall",
+        "-Wno-unknown-pragmas",
+        "-o",
+    ];
+    let compile = Command::new("g++")
+        .args(flags)
+        .arg(&binary)
+        .arg(&source)
+        .output()
+        .expect("g++ (scripts/setup.sh installs it)");
+    assert!(
+        compile.status.success(),
+        "g++ failed on {}:\n{}",
+        source.display(),
+        String::from_utf8_lossy(&compile.stderr)
+    );
+    let run = Command::new(&binary)
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", binary.display()));
     let report = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{name}: emulated kernels disagree with their references:\n{report}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{name}: emulated kernels disagree with their references:\n{report}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(report.contains(verdict), "{name}: unexpected report: {report}");
 }
 

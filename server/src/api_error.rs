@@ -19,14 +19,20 @@ pub enum ApiError {
     Unavailable(String),
     Internal(String),
     /// seed-002 validation error: which field, why.
-    RagValidation { field: String, message: String },
+    RagValidation {
+        field: String,
+        message: String,
+    },
     /// seed-002 server error.
     RagInternal(String),
 }
 
 impl ApiError {
     pub fn rag_field(field: &str, message: impl Into<String>) -> Self {
-        Self::RagValidation { field: field.into(), message: message.into() }
+        Self::RagValidation {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -58,10 +64,14 @@ impl IntoResponse for ApiError {
                 tracing::error!("internal error: {m}");
                 (StatusCode::INTERNAL_SERVER_ERROR, json!({ "detail": m }))
             }
-            Self::RagValidation { field, message } => {
-                (StatusCode::BAD_REQUEST, json!({ "error": "Validation error", "details": { "field": field, "message": message } }))
-            }
-            Self::RagInternal(m) => (StatusCode::INTERNAL_SERVER_ERROR, json!({ "error": "Internal server error", "message": m })),
+            Self::RagValidation { field, message } => (
+                StatusCode::BAD_REQUEST,
+                json!({ "error": "Validation error", "details": { "field": field, "message": message } }),
+            ),
+            Self::RagInternal(m) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({ "error": "Internal server error", "message": m }),
+            ),
         };
         (status, Json(body)).into_response()
     }
@@ -88,7 +98,10 @@ pub async fn shape_bare_errors(request: axum::extract::Request, next: axum::midd
     let (parts, body) = response.into_parts();
     let text = match plain_text {
         // An extractor's rejection: a line or two.
-        true => axum::body::to_bytes(body, 64 * 1024).await.map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string()).unwrap_or_default(),
+        true => axum::body::to_bytes(body, 64 * 1024)
+            .await
+            .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+            .unwrap_or_default(),
         false => String::new(),
     };
     let message = match status {

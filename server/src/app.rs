@@ -22,12 +22,12 @@ use crate::events::VersionEvent;
 use crate::jobs::JobBook;
 use crate::loaded::LoadOptions;
 use crate::metrics::Metrics;
-use quarry_indexer::pipeline::CompactOptions;
 use crate::persist::{read_json, write_json_latest};
-use crate::records::FileInfo;
-use crate::query_cache::CachingEmbedder;
 use crate::query_batcher::{BatchingEmbedder, QueryBatching};
+use crate::query_cache::CachingEmbedder;
+use crate::records::FileInfo;
 use crate::search_queue::SearchQueue;
+use quarry_indexer::pipeline::CompactOptions;
 
 /// Everything `quarry serve` is told.
 #[derive(Debug, Clone)]
@@ -126,12 +126,21 @@ impl AppState {
 
     /// Persists the collection list.
     pub fn save_registry(&self) -> std::io::Result<()> {
-        write_json_latest(&self.registry_path(), || self.collections.read().expect("collections lock").values().map(|c| c.record.clone()).collect::<Vec<CollectionRecord>>())
+        write_json_latest(&self.registry_path(), || {
+            self.collections
+                .read()
+                .expect("collections lock")
+                .values()
+                .map(|c| c.record.clone())
+                .collect::<Vec<CollectionRecord>>()
+        })
     }
 
     /// Persists one collection's uploaded-file records.
     pub fn save_files(&self, collection: &Collection) -> std::io::Result<()> {
-        write_json_latest(&self.files_path(collection.name()), || collection.files.lock().expect("files lock").clone())
+        write_json_latest(&self.files_path(collection.name()), || {
+            collection.files.lock().expect("files lock").clone()
+        })
     }
 
     /// Loads `collection`'s LATEST if it changed (see [`Collection::reload`]), telling its
@@ -156,12 +165,17 @@ impl AppState {
 
     /// Adds a collection (loading its snapshot) and persists the registry.
     pub async fn add_collection(&self, record: CollectionRecord) -> Result<Arc<Collection>, String> {
-        let files: Vec<FileInfo> = read_json(&self.files_path(&record.name)).map_err(|e| e.to_string())?.unwrap_or_default();
+        let files: Vec<FileInfo> = read_json(&self.files_path(&record.name))
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
         let collection = Arc::new(Collection::new(record, files));
         if let Err(e) = self.reload_collection(&collection).await {
             tracing::error!("collection {}: {e}", collection.name());
         }
-        self.collections.write().expect("collections lock").insert(collection.name().to_string(), collection.clone());
+        self.collections
+            .write()
+            .expect("collections lock")
+            .insert(collection.name().to_string(), collection.clone());
         self.save_registry().map_err(|e| e.to_string())?;
         self.refresh_snapshot_metric();
         Ok(collection)
@@ -172,7 +186,10 @@ impl AppState {
         self.metrics.snapshot.reset();
         for collection in self.collections.read().expect("collections lock").values() {
             if let Some(version) = collection.version() {
-                self.metrics.snapshot.with_label_values(&[collection.name(), &version]).set(1);
+                self.metrics
+                    .snapshot
+                    .with_label_values(&[collection.name(), &version])
+                    .set(1);
             }
         }
     }
@@ -187,12 +204,23 @@ impl AppState {
 /// collection, and the jobs a previous run left unfinished.
 pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result<Arc<AppState>, String> {
     std::fs::create_dir_all(&options.data_dir).map_err(|e| format!("{}: {e}", options.data_dir.display()))?;
-    let load = LoadOptions { store: options.store.clone(), cache_dir: options.data_dir.join("cache"), verify: true, version: None };
+    let load = LoadOptions {
+        store: options.store.clone(),
+        cache_dir: options.data_dir.join("cache"),
+        verify: true,
+        version: None,
+    };
     let metrics = Metrics::new();
-    let batching = QueryBatching::for_device(&embedder.device_name(), cores()).with(options.query_embed_threads, options.query_pass_queries);
+    let batching = QueryBatching::for_device(&embedder.device_name(), cores())
+        .with(options.query_embed_threads, options.query_pass_queries);
     let embedder: Arc<dyn Embedder> = match batching.threads {
         0 => embedder,
-        threads => Arc::new(BatchingEmbedder::new(embedder, threads, batching.per_pass, metrics.query_embed_pass.clone())),
+        threads => Arc::new(BatchingEmbedder::new(
+            embedder,
+            threads,
+            batching.per_pass,
+            metrics.query_embed_pass.clone(),
+        )),
     };
     let embedder: Arc<dyn Embedder> = match options.query_cache {
         0 => embedder,
@@ -211,18 +239,40 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         embedder,
         options,
     });
-    let saved: Vec<CollectionRecord> = read_json(&state.registry_path()).map_err(|e| e.to_string())?.unwrap_or_default();
+    let saved: Vec<CollectionRecord> = read_json(&state.registry_path())
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
     let mut wanted: BTreeMap<String, CollectionRecord> = saved.into_iter().map(|r| (r.name.clone(), r)).collect();
     for (name, uri) in &state.options.collections {
         validate_name(name)?;
         let keep = wanted.get(name).filter(|r| &r.uri == uri).cloned();
-        wanted.insert(name.clone(), keep.unwrap_or(CollectionRecord { name: name.clone(), uri: uri.clone(), managed: false, description: None, metadata: Default::default(), created_at: chrono::Utc::now() }));
+        wanted.insert(
+            name.clone(),
+            keep.unwrap_or(CollectionRecord {
+                name: name.clone(),
+                uri: uri.clone(),
+                managed: false,
+                description: None,
+                metadata: Default::default(),
+                created_at: chrono::Utc::now(),
+            }),
+        );
     }
     let rag = state.options.rag_collection.clone();
     if !wanted.contains_key(&rag) {
         validate_name(&rag)?;
         let uri = state.managed_root(&rag).display().to_string();
-        wanted.insert(rag.clone(), CollectionRecord { name: rag, uri, managed: true, description: Some("Documents ingested through /api/rag/ingest".into()), metadata: Default::default(), created_at: chrono::Utc::now() });
+        wanted.insert(
+            rag.clone(),
+            CollectionRecord {
+                name: rag,
+                uri,
+                managed: true,
+                description: Some("Documents ingested through /api/rag/ingest".into()),
+                metadata: Default::default(),
+                created_at: chrono::Utc::now(),
+            },
+        );
     }
     for record in wanted.into_values() {
         if record.managed {
@@ -244,13 +294,26 @@ async fn poll_latest(state: Arc<AppState>, interval: Duration) {
     ticker.tick().await;
     while !state.shutting_down.load(Ordering::SeqCst) {
         ticker.tick().await;
-        let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
+        let collections: Vec<Arc<Collection>> = state
+            .collections
+            .read()
+            .expect("collections lock")
+            .values()
+            .cloned()
+            .collect();
         for collection in collections {
             let _guard = collection.publish_lock.lock().await;
             match state.reload_collection(&collection).await {
-                Ok(true) => tracing::info!("collection {} now serves {}", collection.name(), collection.version().unwrap_or_default()),
+                Ok(true) => tracing::info!(
+                    "collection {} now serves {}",
+                    collection.name(),
+                    collection.version().unwrap_or_default()
+                ),
                 Ok(false) => {}
-                Err(e) => tracing::error!("collection {}: reload failed, previous version keeps serving: {e}", collection.name()),
+                Err(e) => tracing::error!(
+                    "collection {}: reload failed, previous version keeps serving: {e}",
+                    collection.name()
+                ),
             }
         }
         state.refresh_snapshot_metric();
@@ -260,11 +323,23 @@ async fn poll_latest(state: Arc<AppState>, interval: Duration) {
 /// The HTTP surface.
 pub fn router(state: Arc<AppState>) -> Router {
     crate::routes::routes()
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::require_key))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::track))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::require_key,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::routes::ops::track,
+        ))
         .layer(DefaultBodyLimit::max(state.options.upload_limit))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::routes::ops::refuse_oversized))
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, state.options.request_timeout))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::routes::ops::refuse_oversized,
+        ))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            state.options.request_timeout,
+        ))
         .layer(axum::middleware::from_fn(crate::api_error::shape_bare_errors))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
@@ -272,7 +347,12 @@ pub fn router(state: Arc<AppState>) -> Router {
 
 /// Serves until `shutdown` resolves, then stops accepting, lets requests finish and waits
 /// (up to `drain`) for running jobs; unfinished jobs resume at the next start.
-pub async fn serve(state: Arc<AppState>, listener: tokio::net::TcpListener, shutdown: impl std::future::Future<Output = ()> + Send + 'static, drain: Duration) -> std::io::Result<()> {
+pub async fn serve(
+    state: Arc<AppState>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    drain: Duration,
+) -> std::io::Result<()> {
     let app = router(state.clone());
     let flag = state.clone();
     axum::serve(listener, app)
@@ -284,7 +364,9 @@ pub async fn serve(state: Arc<AppState>, listener: tokio::net::TcpListener, shut
         })
         .await?;
     let deadline = tokio::time::Instant::now() + drain;
-    while state.ingest_slots.available_permits() < state.options.ingest_workers.max(1) && tokio::time::Instant::now() < deadline {
+    while state.ingest_slots.available_permits() < state.options.ingest_workers.max(1)
+        && tokio::time::Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok(())

@@ -44,7 +44,12 @@ pub struct ApiKeys {
 impl std::fmt::Debug for ApiKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let count = |role| self.keys.iter().filter(|(_, r)| *r == role).count();
-        write!(f, "ApiKeys {{ admin: {}, search: {} }}", count(Role::Admin), count(Role::Search))
+        write!(
+            f,
+            "ApiKeys {{ admin: {}, search: {} }}",
+            count(Role::Admin),
+            count(Role::Search)
+        )
     }
 }
 
@@ -56,13 +61,19 @@ impl ApiKeys {
     /// Admin and search keys; refuses empty, short or padded ones with the reason.
     pub fn new(admin: &[String], search: &[String]) -> Result<Self, String> {
         let mut keys = Vec::new();
-        for (list, role, flag) in [(admin, Role::Admin, "--api-key"), (search, Role::Search, "--search-api-key")] {
+        for (list, role, flag) in [
+            (admin, Role::Admin, "--api-key"),
+            (search, Role::Search, "--search-api-key"),
+        ] {
             for key in list {
                 if key.trim() != key {
                     return Err(format!("{flag}: a key must not start or end with whitespace"));
                 }
                 if key.chars().count() < MIN_KEY_CHARS {
-                    return Err(format!("{flag}: a key of {} characters is too short (at least {MIN_KEY_CHARS})", key.chars().count()));
+                    return Err(format!(
+                        "{flag}: a key of {} characters is too short (at least {MIN_KEY_CHARS})",
+                        key.chars().count()
+                    ));
                 }
                 keys.push((digest(key), role));
             }
@@ -101,8 +112,13 @@ pub fn needs(method: &Method, path: &str) -> Needs {
 
 /// The key a request carries, from `Authorization: Bearer` or `X-API-Key`.
 fn presented_key(headers: &HeaderMap) -> Option<&str> {
-    let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
-    bearer.or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok())).map(str::trim)
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+    bearer
+        .or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
+        .map(str::trim)
 }
 
 /// A refusal in the error shape of the request's surface (/api/rag or /v1).
@@ -114,7 +130,9 @@ fn refuse(status: StatusCode, path: &str, message: String) -> Response {
     };
     let mut response = (status, Json(body)).into_response();
     if status == StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
     }
     response
 }
@@ -124,14 +142,31 @@ pub async fn require_key(State(state): State<Arc<AppState>>, request: Request, n
     if !state.options.api_keys.enabled() {
         return next.run(request).await;
     }
-    let path = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| request.uri().path().to_string());
-    let Needs::Key(needed) = needs(request.method(), &path) else { return next.run(request).await };
+    let path = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| request.uri().path().to_string());
+    let Needs::Key(needed) = needs(request.method(), &path) else {
+        return next.run(request).await;
+    };
     let Some(key) = presented_key(request.headers()) else {
-        return refuse(StatusCode::UNAUTHORIZED, &path, "missing API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'".into());
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            &path,
+            "missing API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'".into(),
+        );
     };
     match state.options.api_keys.role_of(key) {
         None => refuse(StatusCode::UNAUTHORIZED, &path, "invalid API key".into()),
-        Some(role) if role < needed => refuse(StatusCode::FORBIDDEN, &path, format!("{} {path} needs an admin API key; this key may only read and search", request.method())),
+        Some(role) if role < needed => refuse(
+            StatusCode::FORBIDDEN,
+            &path,
+            format!(
+                "{} {path} needs an admin API key; this key may only read and search",
+                request.method()
+            ),
+        ),
         Some(_) => next.run(request).await,
     }
 }
@@ -152,8 +187,15 @@ mod tests {
         assert_eq!(post("/api/rag/search"), Needs::Key(Role::Search));
         assert_eq!(post("/v1/collections/{name}/documents"), Needs::Key(Role::Admin));
         assert_eq!(post("/api/rag/ingest"), Needs::Key(Role::Admin));
-        assert_eq!(needs(&Method::DELETE, "/v1/collections/{name}"), Needs::Key(Role::Admin));
-        assert_eq!(post("/healthz"), Needs::Key(Role::Admin), "anything not listed needs the most");
+        assert_eq!(
+            needs(&Method::DELETE, "/v1/collections/{name}"),
+            Needs::Key(Role::Admin)
+        );
+        assert_eq!(
+            post("/healthz"),
+            Needs::Key(Role::Admin),
+            "anything not listed needs the most"
+        );
         assert_eq!(get("/unknown"), Needs::Key(Role::Admin));
     }
 
@@ -166,8 +208,17 @@ mod tests {
         assert_eq!(keys.role_of("search-key-012345678"), None);
         assert_eq!(keys.role_of(""), None);
         assert!(!ApiKeys::default().enabled());
-        assert_eq!(ApiKeys::new(&["short".into()], &[]).unwrap_err(), "--api-key: a key of 5 characters is too short (at least 16)");
-        assert!(ApiKeys::new(&[], &[" padded-key-0123456789".into()]).unwrap_err().starts_with("--search-api-key"));
-        assert_eq!(format!("{keys:?}"), "ApiKeys { admin: 1, search: 1 }", "keys never printed");
+        assert_eq!(
+            ApiKeys::new(&["short".into()], &[]).unwrap_err(),
+            "--api-key: a key of 5 characters is too short (at least 16)"
+        );
+        assert!(ApiKeys::new(&[], &[" padded-key-0123456789".into()])
+            .unwrap_err()
+            .starts_with("--search-api-key"));
+        assert_eq!(
+            format!("{keys:?}"),
+            "ApiKeys { admin: 1, search: 1 }",
+            "keys never printed"
+        );
     }
 }

@@ -32,24 +32,47 @@ impl LaneWeights {
     /// (each in [0, 1]; a collection never measured counts as 1).
     pub fn from_reading(query_whole: f64, collection_whole: f64) -> Self {
         let vector = (query_whole.clamp(0.0, 1.0) * collection_whole.clamp(0.0, 1.0)) as f32;
-        Self { vector, keyword: 1.0 - vector }
+        Self {
+            vector,
+            keyword: 1.0 - vector,
+        }
     }
 }
 
 /// The rows of both lanes (best first: `(row, score)`, cosines and raw BM25), scored as the
 /// module says; `cosine_of` gives the cosine of a row the vector lane did not return (None:
 /// counted as 0). Best first; ties by cosine, then the lower row.
-pub fn fuse(vector: &[(usize, f32)], keyword: &[(usize, f32)], weights: LaneWeights, cosine_of: impl Fn(usize) -> Option<f32>) -> Vec<(usize, f32)> {
+pub fn fuse(
+    vector: &[(usize, f32)],
+    keyword: &[(usize, f32)],
+    weights: LaneWeights,
+    cosine_of: impl Fn(usize) -> Option<f32>,
+) -> Vec<(usize, f32)> {
     let best_keyword = keyword.iter().map(|r| r.1).fold(0.0f32, f32::max);
     let mut rows: std::collections::HashMap<usize, (f32, f32)> = std::collections::HashMap::new();
     for &(row, cosine) in vector {
         rows.insert(row, (cosine.clamp(0.0, 1.0), 0.0));
     }
     for &(row, score) in keyword {
-        let share = if best_keyword > 0.0 { (score / best_keyword).clamp(0.0, 1.0) } else { 0.0 };
-        rows.entry(row).or_insert_with(|| (cosine_of(row).unwrap_or(0.0).clamp(0.0, 1.0), 0.0)).1 = share;
+        let share = if best_keyword > 0.0 {
+            (score / best_keyword).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        rows.entry(row)
+            .or_insert_with(|| (cosine_of(row).unwrap_or(0.0).clamp(0.0, 1.0), 0.0))
+            .1 = share;
     }
-    let mut fused: Vec<(usize, f32, f32)> = rows.into_iter().map(|(row, (cosine, share))| (row, (weights.vector * cosine + weights.keyword * share).clamp(0.0, 1.0), cosine)).collect();
+    let mut fused: Vec<(usize, f32, f32)> = rows
+        .into_iter()
+        .map(|(row, (cosine, share))| {
+            (
+                row,
+                (weights.vector * cosine + weights.keyword * share).clamp(0.0, 1.0),
+                cosine,
+            )
+        })
+        .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
     fused.into_iter().map(|(row, score, _)| (row, score)).collect()
 }
@@ -60,7 +83,13 @@ mod tests {
 
     #[test]
     fn weights_follow_the_models_reading() {
-        assert_eq!(LaneWeights::from_reading(1.0, 1.0), LaneWeights { vector: 1.0, keyword: 0.0 });
+        assert_eq!(
+            LaneWeights::from_reading(1.0, 1.0),
+            LaneWeights {
+                vector: 1.0,
+                keyword: 0.0
+            }
+        );
         let w = LaneWeights::from_reading(0.5, 0.4);
         assert!((w.vector - 0.2).abs() < 1e-6 && (w.keyword - 0.8).abs() < 1e-6);
         assert_eq!(LaneWeights::from_reading(0.0, 1.0).vector, 0.0);
@@ -71,7 +100,15 @@ mod tests {
         let vector = [(1, 0.9), (2, 0.8), (3, 0.1)];
         let keyword = [(3, 12.0), (4, 6.0)];
         let cosines = |row: usize| (row == 4).then_some(0.5);
-        let fused = fuse(&vector, &keyword, LaneWeights { vector: 0.5, keyword: 0.5 }, cosines);
+        let fused = fuse(
+            &vector,
+            &keyword,
+            LaneWeights {
+                vector: 0.5,
+                keyword: 0.5,
+            },
+            cosines,
+        );
         let expected = [(3, 0.55), (1, 0.45), (2, 0.4), (4, 0.5)];
         for (row, score) in expected {
             let got = fused.iter().find(|r| r.0 == row).unwrap().1;
@@ -84,13 +121,41 @@ mod tests {
     fn one_lane_alone_ranks_as_that_lane() {
         let vector = [(1, 0.9), (2, 0.8), (3, 0.1)];
         let keyword = [(3, 12.0), (4, 2.0), (5, 1.0)];
-        let only_keyword = fuse(&vector, &keyword, LaneWeights { vector: 0.0, keyword: 1.0 }, |_| None);
+        let only_keyword = fuse(
+            &vector,
+            &keyword,
+            LaneWeights {
+                vector: 0.0,
+                keyword: 1.0,
+            },
+            |_| None,
+        );
         // Keyword rows first by BM25; the rest by cosine (ties on score go to the higher cosine).
         assert_eq!(only_keyword.iter().map(|r| r.0).collect::<Vec<_>>(), [3, 4, 5, 1, 2]);
         assert_eq!(only_keyword[0].1, 1.0);
-        let only_vector = fuse(&vector, &keyword, LaneWeights { vector: 1.0, keyword: 0.0 }, |_| Some(0.05));
+        let only_vector = fuse(
+            &vector,
+            &keyword,
+            LaneWeights {
+                vector: 1.0,
+                keyword: 0.0,
+            },
+            |_| Some(0.05),
+        );
         assert_eq!(only_vector.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
-        assert!((only_vector[0].1 - 0.9).abs() < 1e-6, "the cosine itself: {only_vector:?}");
-        assert!(fuse(&[], &[], LaneWeights { vector: 0.5, keyword: 0.5 }, |_| None).is_empty());
+        assert!(
+            (only_vector[0].1 - 0.9).abs() < 1e-6,
+            "the cosine itself: {only_vector:?}"
+        );
+        assert!(fuse(
+            &[],
+            &[],
+            LaneWeights {
+                vector: 0.5,
+                keyword: 0.5
+            },
+            |_| None
+        )
+        .is_empty());
     }
 }

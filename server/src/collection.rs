@@ -44,8 +44,13 @@ pub struct Collection {
 pub fn validate_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 64
-        && name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
     if ok {
         Ok(())
     } else {
@@ -99,10 +104,21 @@ impl Collection {
         if self.version().as_deref() == Some(latest.as_str()) {
             return Ok(false);
         }
-        let options = LoadOptions { version: Some(latest), ..load.clone() };
+        let options = LoadOptions {
+            version: Some(latest),
+            ..load.clone()
+        };
         let previous = self.searcher().map(|s| s.snapshot().clone());
-        let loaded = LoadedSnapshot::load_after(&self.record.uri, &options, previous).await.map_err(|e| e.to_string())?;
-        tracing::info!("{}: version {} loaded, {} of {} segments kept from the previous one", self.name(), loaded.manifest.version, loaded.reused_segments, loaded.segments.len());
+        let loaded = LoadedSnapshot::load_after(&self.record.uri, &options, previous)
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(
+            "{}: version {} loaded, {} of {} segments kept from the previous one",
+            self.name(),
+            loaded.manifest.version,
+            loaded.reused_segments,
+            loaded.segments.len()
+        );
         let loaded = Arc::new(loaded);
         build_field_indexes_in_background(&loaded);
         let searcher = Searcher::new(loaded, embedder.clone()).map_err(|e| e.to_string())?;
@@ -139,7 +155,13 @@ impl Collection {
                 if let Some(warning) = quarry_indexer::pipeline::weak_reading_warning(readings) {
                     metadata.insert("model_reading_warning".into(), warning.into());
                 }
-                (self.list_files().iter().filter(|f| f.status == FileStatus::Success).count(), snapshot.live_rows())
+                (
+                    self.list_files()
+                        .iter()
+                        .filter(|f| f.status == FileStatus::Success)
+                        .count(),
+                    snapshot.live_rows(),
+                )
             }
             None => (0, 0),
         };
@@ -164,8 +186,13 @@ impl Collection {
     pub fn list_files(&self) -> Vec<FileInfo> {
         let mut files = self.files.lock().expect("files lock").clone();
         if let Some(searcher) = self.searcher() {
-            let uploaded: std::collections::HashSet<String> =
-                files.iter().filter_map(|f| f.metadata.get("doc_ids")).filter_map(|ids| ids.as_array()).flatten().filter_map(|id| id.as_str().map(str::to_string)).collect();
+            let uploaded: std::collections::HashSet<String> = files
+                .iter()
+                .filter_map(|f| f.metadata.get("doc_ids"))
+                .filter_map(|ids| ids.as_array())
+                .flatten()
+                .filter_map(|id| id.as_str().map(str::to_string))
+                .collect();
             let mut by_file: BTreeMap<String, FileInfo> = BTreeMap::new();
             for (document, chunks, _segment) in searcher.snapshot().live_documents() {
                 if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
@@ -183,7 +210,10 @@ impl Collection {
                     ingested_at: Some(document.ingested_at),
                     expiration_date: None,
                     error_message: None,
-                    metadata: serde_json::json!({ "uri": file_uri, "source": document.source, "doc_ids": [] }).as_object().cloned().unwrap_or_default(),
+                    metadata: serde_json::json!({ "uri": file_uri, "source": document.source, "doc_ids": [] })
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
                 });
                 entry.chunk_count += chunks;
                 entry.file_size = Some(entry.file_size.unwrap_or(0) + document.size);
@@ -205,7 +235,12 @@ impl Collection {
 /// search after a load does not wait for them (about a quarter of a second per field at a
 /// million documents), nor does the load.
 fn build_field_indexes_in_background(snapshot: &Arc<LoadedSnapshot>) {
-    let segments: Vec<Arc<crate::loaded::SegmentData>> = snapshot.segments.iter().filter(|s| !s.data.field_index.is_built()).map(|s| s.data.clone()).collect();
+    let segments: Vec<Arc<crate::loaded::SegmentData>> = snapshot
+        .segments
+        .iter()
+        .filter(|s| !s.data.field_index.is_built())
+        .map(|s| s.data.clone())
+        .collect();
     if segments.is_empty() {
         return;
     }
@@ -214,7 +249,11 @@ fn build_field_indexes_in_background(snapshot: &Arc<LoadedSnapshot>) {
         for data in &segments {
             data.field_index.build_all(&data.documents, &data.doc_of_row);
         }
-        tracing::debug!("field indexes of {} segments built in {:.2} s", segments.len(), started.elapsed().as_secs_f64());
+        tracing::debug!(
+            "field indexes of {} segments built in {:.2} s",
+            segments.len(),
+            started.elapsed().as_secs_f64()
+        );
     });
     if let Err(e) = spawned {
         tracing::warn!("field indexes not built ahead (the first filter on each field builds its own): {e}");
@@ -234,4 +273,3 @@ mod tests {
         }
     }
 }
-

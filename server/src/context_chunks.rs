@@ -23,9 +23,14 @@ pub fn neighbours(snapshot: &LoadedSnapshot, row: usize, n: usize) -> (Vec<usize
         .filter(|&r| r == local || !snapshot.tombstoned.contains(segment.offset + r))
         .collect();
     rows.sort_by_key(|&r| data.chunks[r].index);
-    let Some(at) = rows.iter().position(|&r| r == local) else { return (Vec::new(), Vec::new()) };
+    let Some(at) = rows.iter().position(|&r| r == local) else {
+        return (Vec::new(), Vec::new());
+    };
     let global = |rows: &[usize]| rows.iter().map(|r| segment.offset + r).collect();
-    (global(&rows[at.saturating_sub(n)..at]), global(&rows[at + 1..(at + 1 + n).min(rows.len())]))
+    (
+        global(&rows[at.saturating_sub(n)..at]),
+        global(&rows[at + 1..(at + 1 + n).min(rows.len())]),
+    )
 }
 
 /// Adds `metadata.context_before` and `metadata.context_after` to the result of `row`: its

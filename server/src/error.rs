@@ -8,7 +8,12 @@ pub enum ServerError {
     Indexer(#[from] IndexerError),
 
     #[error("model mismatch: the snapshot was embedded with {snapshot_model} (sha256 {snapshot_sha}), the loaded model is {loaded_model} (sha256 {loaded_sha}); load the snapshot's model with --model")]
-    ModelMismatch { snapshot_model: String, snapshot_sha: String, loaded_model: String, loaded_sha: String },
+    ModelMismatch {
+        snapshot_model: String,
+        snapshot_sha: String,
+        loaded_model: String,
+        loaded_sha: String,
+    },
 
     #[error("snapshot {uri} failed verification: {problems}")]
     Corrupt { uri: String, problems: String },

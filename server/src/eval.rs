@@ -68,7 +68,11 @@ fn documents_of(searcher: &Searcher, rows: impl Iterator<Item = (usize, f32)>, d
     let mut ranked = Vec::new();
     for (row, score) in rows {
         let document = snapshot.document_of(row);
-        let id = document.uri.rsplit_once('#').map(|(_, id)| id.to_string()).unwrap_or_else(|| document.doc_id.clone());
+        let id = document
+            .uri
+            .rsplit_once('#')
+            .map(|(_, id)| id.to_string())
+            .unwrap_or_else(|| document.doc_id.clone());
         if seen.insert(id.clone()) {
             ranked.push((id, score));
             if ranked.len() == depth {
@@ -86,7 +90,11 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
         return Err(ServerError::InvalidRequest("the dataset has no judged queries".into()));
     }
     let snapshot = searcher.snapshot();
-    let row_of: HashMap<&str, usize> = snapshot.chunks().enumerate().map(|(row, c)| (c.chunk_id.as_str(), row)).collect();
+    let row_of: HashMap<&str, usize> = snapshot
+        .chunks()
+        .enumerate()
+        .map(|(row, c)| (c.chunk_id.as_str(), row))
+        .collect();
     let mut runs: HashMap<String, HashMap<String, Vec<(String, f32)>>> = HashMap::new();
     let mut ann_recall = 0.0;
     let mut embed_secs = 0.0;
@@ -97,19 +105,43 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
         let vector = searcher.embed_query(&query.text)?;
         embed_secs += started.elapsed().as_secs_f64();
         for mode in Mode::ALL {
-            let request = SearchRequest { query: query.text.clone(), mode, top_k: CHUNK_DEPTH, ..Default::default() };
+            let request = SearchRequest {
+                query: query.text.clone(),
+                mode,
+                top_k: CHUNK_DEPTH,
+                ..Default::default()
+            };
             let result = searcher.search_with_vector(&request, Some(&vector))?.result;
-            let rows = result.chunks.iter().filter_map(|c| row_of.get(c.chunk_id.as_str()).map(|&row| (row, c.score)));
-            runs.entry(mode.as_str().to_string()).or_default().insert(query.id.clone(), documents_of(searcher, rows, 100));
+            let rows = result
+                .chunks
+                .iter()
+                .filter_map(|c| row_of.get(c.chunk_id.as_str()).map(|&row| (row, c.score)));
+            runs.entry(mode.as_str().to_string())
+                .or_default()
+                .insert(query.id.clone(), documents_of(searcher, rows, 100));
         }
         let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH)?;
-        runs.entry("vector (exact)".into()).or_default().insert(query.id.clone(), documents_of(searcher, exact.iter().copied(), 100));
-        let approximate: Vec<usize> = searcher.vector_lane(&vector, 10, None)?.into_iter().map(|h| h.0).collect();
+        runs.entry("vector (exact)".into())
+            .or_default()
+            .insert(query.id.clone(), documents_of(searcher, exact.iter().copied(), 100));
+        let approximate: Vec<usize> = searcher
+            .vector_lane(&vector, 10, None)?
+            .into_iter()
+            .map(|h| h.0)
+            .collect();
         let truth = &exact[..exact.len().min(10)];
         ann_recall += truth.iter().filter(|h| approximate.contains(&h.0)).count() as f64 / truth.len().max(1) as f64;
     }
-    let qrels: HashMap<String, HashMap<String, i32>> = queries.iter().map(|q| (q.id.clone(), dataset.qrels[&q.id].clone())).collect();
-    let ids_only = |mode: &str| -> HashMap<String, Vec<String>> { runs[mode].iter().map(|(q, ranked)| (q.clone(), ranked.iter().map(|(d, _)| d.clone()).collect())).collect() };
+    let qrels: HashMap<String, HashMap<String, i32>> = queries
+        .iter()
+        .map(|q| (q.id.clone(), dataset.qrels[&q.id].clone()))
+        .collect();
+    let ids_only = |mode: &str| -> HashMap<String, Vec<String>> {
+        runs[mode]
+            .iter()
+            .map(|(q, ranked)| (q.clone(), ranked.iter().map(|(d, _)| d.clone()).collect()))
+            .collect()
+    };
     let mut modes: Vec<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
     modes.insert(1, "vector (exact)");
     Ok(EvalReport {
@@ -118,7 +150,13 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
         version: snapshot.manifest.version.clone(),
         index: snapshot.manifest.index.params.factory(),
         queries: queries.len(),
-        modes: modes.iter().map(|m| ModeResult { mode: m.to_string(), summary: summarize(&ids_only(m), &qrels) }).collect(),
+        modes: modes
+            .iter()
+            .map(|m| ModeResult {
+                mode: m.to_string(),
+                summary: summarize(&ids_only(m), &qrels),
+            })
+            .collect(),
         ann_recall_at_10: ann_recall / queries.len() as f64,
         mean_query_embed_ms: embed_secs * 1e3 / queries.len() as f64,
         runs,

@@ -44,7 +44,14 @@ pub struct EventHub {
 impl Default for EventHub {
     fn default() -> Self {
         let epoch = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-        Self { epoch, hub: Mutex::new(Hub { sender: Some(broadcast::channel(EVENT_BACKLOG).0), next_id: 1, recent: VecDeque::new() }) }
+        Self {
+            epoch,
+            hub: Mutex::new(Hub {
+                sender: Some(broadcast::channel(EVENT_BACKLOG).0),
+                next_id: 1,
+                recent: VecDeque::new(),
+            }),
+        }
     }
 }
 
@@ -57,7 +64,11 @@ impl EventHub {
     /// The number of one of this process's event ids.
     fn number_of(&self, event_id: &str) -> Option<u64> {
         let (epoch, number) = event_id.trim().split_once('-')?;
-        if epoch == self.epoch { number.parse().ok() } else { None }
+        if epoch == self.epoch {
+            number.parse().ok()
+        } else {
+            None
+        }
     }
 
     /// Numbers an event, keeps it, and sends it to the subscribers there are (none is fine).
@@ -79,11 +90,27 @@ impl EventHub {
     pub fn subscribe(&self, last_seen: Option<&str>) -> Option<Subscription> {
         let hub = self.hub.lock().expect("event hub lock");
         let live = hub.sender.as_ref()?.subscribe();
-        let Some(last_seen) = last_seen else { return Some(Subscription { replay: Vec::new(), missed: false, live }) };
-        let Some(last_seen) = self.number_of(last_seen) else { return Some(Subscription { replay: Vec::new(), missed: true, live }) };
+        let Some(last_seen) = last_seen else {
+            return Some(Subscription {
+                replay: Vec::new(),
+                missed: false,
+                live,
+            });
+        };
+        let Some(last_seen) = self.number_of(last_seen) else {
+            return Some(Subscription {
+                replay: Vec::new(),
+                missed: true,
+                live,
+            });
+        };
         let oldest_kept = hub.recent.front().map_or(hub.next_id, |(id, _)| *id);
         let missed = last_seen >= hub.next_id || last_seen + 1 < oldest_kept;
-        let replay = if last_seen >= hub.next_id { Vec::new() } else { hub.recent.iter().filter(|(id, _)| *id > last_seen).cloned().collect() };
+        let replay = if last_seen >= hub.next_id {
+            Vec::new()
+        } else {
+            hub.recent.iter().filter(|(id, _)| *id > last_seen).cloned().collect()
+        };
         Some(Subscription { replay, missed, live })
     }
 
@@ -99,7 +126,12 @@ mod tests {
     use crate::events::{FileRef, IngestionEvent};
 
     fn event(file_id: &str) -> IngestionEvent {
-        IngestionEvent::started(&FileRef { collection_name: "c".into(), job_id: "j".into(), file_id: file_id.into(), file_name: "a.md".into() })
+        IngestionEvent::started(&FileRef {
+            collection_name: "c".into(),
+            job_id: "j".into(),
+            file_id: file_id.into(),
+            file_name: "a.md".into(),
+        })
     }
 
     fn ids(events: &[NumberedEvent]) -> Vec<u64> {
@@ -114,7 +146,10 @@ mod tests {
         hub.close();
         let (id, sent) = subscription.live.recv().await.unwrap();
         assert_eq!((id, sent.name()), (1, "document_ingestion_started"));
-        assert!(matches!(subscription.live.recv().await, Err(broadcast::error::RecvError::Closed)));
+        assert!(matches!(
+            subscription.live.recv().await,
+            Err(broadcast::error::RecvError::Closed)
+        ));
         assert!(hub.subscribe(None).is_none());
         hub.publish(event("f")); // nobody to hear it: no panic
     }
@@ -131,15 +166,24 @@ mod tests {
         let back = since(3);
         assert_eq!((ids(&back.replay), back.missed), (vec![4, 5], false));
         let from_start = since(0);
-        assert_eq!((ids(&from_start.replay), from_start.missed), (vec![1, 2, 3, 4, 5], false));
+        assert_eq!(
+            (ids(&from_start.replay), from_start.missed),
+            (vec![1, 2, 3, 4, 5], false)
+        );
         let up_to_date = since(5);
         assert!(up_to_date.replay.is_empty() && !up_to_date.missed);
         let ahead = since(9);
-        assert!(ahead.replay.is_empty() && ahead.missed, "a number this process never gave");
+        assert!(
+            ahead.replay.is_empty() && ahead.missed,
+            "a number this process never gave"
+        );
         let restarted = EventHub::default();
         for id in [restarted.event_id(3), "3".into(), "junk".into()] {
             let other = hub.subscribe(Some(&id)).unwrap();
-            assert!(other.replay.is_empty() && other.missed, "{id}: another process's id, or none");
+            assert!(
+                other.replay.is_empty() && other.missed,
+                "{id}: another process's id, or none"
+            );
         }
 
         for i in 0..RECENT_EVENTS {

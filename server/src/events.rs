@@ -30,28 +30,52 @@ pub struct StageProgress {
 impl StageProgress {
     /// Parsing has begun.
     pub fn started() -> Self {
-        Self { stage: Stage::Parsing, percent: 10.0, chunks: None }
+        Self {
+            stage: Stage::Parsing,
+            percent: 10.0,
+            chunks: None,
+        }
     }
 
     /// Parsed (seed 004: parsing, 0.25).
     pub fn parsed() -> Self {
-        Self { stage: Stage::Parsing, percent: 25.0, chunks: None }
+        Self {
+            stage: Stage::Parsing,
+            percent: 25.0,
+            chunks: None,
+        }
     }
 
     /// Chunked into `total` chunks (seed 004: chunking, 0.50).
     pub fn chunked(total: usize) -> Self {
-        Self { stage: Stage::Chunking, percent: 50.0, chunks: Some((0, total)) }
+        Self {
+            stage: Stage::Chunking,
+            percent: 50.0,
+            chunks: Some((0, total)),
+        }
     }
 
     /// `done` of `total` chunks embedded (or given a stored vector): 50% to 90%.
     pub fn embedding(done: usize, total: usize) -> Self {
-        let fraction = if total == 0 { 1.0 } else { done.min(total) as f64 / total as f64 };
-        Self { stage: Stage::Embedding, percent: 50.0 + 40.0 * fraction, chunks: Some((done, total)) }
+        let fraction = if total == 0 {
+            1.0
+        } else {
+            done.min(total) as f64 / total as f64
+        };
+        Self {
+            stage: Stage::Embedding,
+            percent: 50.0 + 40.0 * fraction,
+            chunks: Some((done, total)),
+        }
     }
 
     /// Embedded, being published with the job's other files (seed 004: storing, 0.95).
     pub fn storing(total: usize) -> Self {
-        Self { stage: Stage::Storing, percent: 95.0, chunks: Some((total, total)) }
+        Self {
+            stage: Stage::Storing,
+            percent: 95.0,
+            chunks: Some((total, total)),
+        }
     }
 }
 
@@ -228,22 +252,71 @@ mod tests {
 
     #[test]
     fn stage_progress_rises_through_the_stages() {
-        let steps = [StageProgress::started(), StageProgress::parsed(), StageProgress::chunked(8), StageProgress::embedding(3, 8), StageProgress::embedding(8, 8), StageProgress::storing(8)];
-        assert!(steps.windows(2).all(|w| w[0].stage <= w[1].stage && w[0].percent < w[1].percent), "{steps:?}");
+        let steps = [
+            StageProgress::started(),
+            StageProgress::parsed(),
+            StageProgress::chunked(8),
+            StageProgress::embedding(3, 8),
+            StageProgress::embedding(8, 8),
+            StageProgress::storing(8),
+        ];
+        assert!(
+            steps
+                .windows(2)
+                .all(|w| w[0].stage <= w[1].stage && w[0].percent < w[1].percent),
+            "{steps:?}"
+        );
         assert_eq!(StageProgress::embedding(8, 8).percent, 90.0);
-        assert_eq!(StageProgress::embedding(0, 0).percent, 90.0, "nothing to embed is all embedded");
+        assert_eq!(
+            StageProgress::embedding(0, 0).percent,
+            90.0,
+            "nothing to embed is all embedded"
+        );
         assert_eq!(StageProgress::embedding(3, 8).percent, 65.0);
     }
 
     #[test]
     fn events_carry_the_seed_payload_fields() {
-        let file = FileRef { collection_name: "c".into(), job_id: "j".into(), file_id: "f".into(), file_name: "a.md".into() };
+        let file = FileRef {
+            collection_name: "c".into(),
+            job_id: "j".into(),
+            file_id: "f".into(),
+            file_name: "a.md".into(),
+        };
         let progress = serde_json::to_value(IngestionEvent::progress(&file, StageProgress::embedding(3, 8))).unwrap();
-        assert_eq!((progress["event"].as_str(), progress["status"].as_str(), progress["stage"].as_str()), (Some("document_ingestion_progress"), Some("processing"), Some("embedding")));
-        assert_eq!((progress["progress"].as_f64(), progress["chunks_processed"].as_u64(), progress["total_chunks"].as_u64()), (Some(0.65), Some(3), Some(8)));
-        assert!(progress.get("error").is_none() && progress.get("chunk_count").is_none(), "{progress}");
+        assert_eq!(
+            (
+                progress["event"].as_str(),
+                progress["status"].as_str(),
+                progress["stage"].as_str()
+            ),
+            (
+                Some("document_ingestion_progress"),
+                Some("processing"),
+                Some("embedding")
+            )
+        );
+        assert_eq!(
+            (
+                progress["progress"].as_f64(),
+                progress["chunks_processed"].as_u64(),
+                progress["total_chunks"].as_u64()
+            ),
+            (Some(0.65), Some(3), Some(8))
+        );
+        assert!(
+            progress.get("error").is_none() && progress.get("chunk_count").is_none(),
+            "{progress}"
+        );
         let failed = serde_json::to_value(IngestionEvent::failed(&file, "file is empty")).unwrap();
-        assert_eq!((failed["status"].as_str(), failed["error"].as_str(), failed["document_id"].as_str()), (Some("failed"), Some("file is empty"), Some("f")));
+        assert_eq!(
+            (
+                failed["status"].as_str(),
+                failed["error"].as_str(),
+                failed["document_id"].as_str()
+            ),
+            (Some("failed"), Some("file is empty"), Some("f"))
+        );
         assert!(failed.get("stage").is_none(), "{failed}");
     }
 }

@@ -35,7 +35,9 @@ impl FacetField {
             "tags" => Ok(Self::Tags),
             _ => match name.strip_prefix("metadata.") {
                 Some(key) if !key.is_empty() => Ok(Self::Metadata(key.to_string())),
-                _ => Err(format!("facets: cannot count `{name}` (source, file_name, tags, or metadata.<key>)")),
+                _ => Err(format!(
+                    "facets: cannot count `{name}` (source, file_name, tags, or metadata.<key>)"
+                )),
             },
         }
     }
@@ -125,7 +127,12 @@ struct Interning {
 
 impl Interning {
     fn new() -> Self {
-        Self { numbers_of: HashMap::new(), keys: Vec::new(), offsets: vec![0], numbers: Vec::new() }
+        Self {
+            numbers_of: HashMap::new(),
+            keys: Vec::new(),
+            offsets: vec![0],
+            numbers: Vec::new(),
+        }
     }
 
     /// Adds a value of the current document (once, however often it is added).
@@ -151,7 +158,11 @@ impl Interning {
     }
 
     fn finish(self) -> FacetColumn {
-        FacetColumn { keys: self.keys, offsets: self.offsets, numbers: self.numbers }
+        FacetColumn {
+            keys: self.keys,
+            offsets: self.offsets,
+            numbers: self.numbers,
+        }
     }
 }
 
@@ -161,14 +172,22 @@ pub struct FacetColumns {
 
 impl Default for FacetColumns {
     fn default() -> Self {
-        Self { columns: KeptColumns::new(MAX_CACHED_FIELDS) }
+        Self {
+            columns: KeptColumns::new(MAX_CACHED_FIELDS),
+        }
     }
 }
 
 impl FacetColumns {
     /// `field`'s column over `documents` (the segment's own, in order).
-    pub fn column(&self, field: &FacetField, documents: &[DocumentRecord], metadata: &MetadataColumns) -> Arc<FacetColumn> {
-        self.columns.get_or_build(field, || FacetColumn::build(field, documents, metadata))
+    pub fn column(
+        &self,
+        field: &FacetField,
+        documents: &[DocumentRecord],
+        metadata: &MetadataColumns,
+    ) -> Arc<FacetColumn> {
+        self.columns
+            .get_or_build(field, || FacetColumn::build(field, documents, metadata))
     }
 
     /// Fields held.
@@ -187,16 +206,38 @@ mod tests {
 
     #[test]
     fn values_are_numbered_once_and_each_document_holds_each_once() {
-        let documents = [document(&["b", "a", "b"], r#"{"team": ["x", 3, null, "3", 3]}"#), document(&[], r#"{"team": null}"#), document(&["a"], r#"{"team": [true, "\u00013"]}"#)];
+        let documents = [
+            document(&["b", "a", "b"], r#"{"team": ["x", 3, null, "3", 3]}"#),
+            document(&[], r#"{"team": null}"#),
+            document(&["a"], r#"{"team": [true, "\u00013"]}"#),
+        ];
         let (metadata, columns) = (MetadataColumns::default(), FacetColumns::default());
         let tags = columns.column(&FacetField::Tags, &documents, &metadata);
-        assert_eq!((tags.keys.clone(), tags.of(0), tags.of(1), tags.of(2)), (vec!["b".to_string(), "a".into()], &[0, 1][..], &[][..], &[1][..]));
+        assert_eq!(
+            (tags.keys.clone(), tags.of(0), tags.of(1), tags.of(2)),
+            (vec!["b".to_string(), "a".into()], &[0, 1][..], &[][..], &[1][..])
+        );
         let team = columns.column(&FacetField::Metadata("team".into()), &documents, &metadata);
         assert_eq!(team.keys, ["x", "\u{1}3", "3", "\u{1}true", "\u{1}\"\\u00013\""]);
         let values: Vec<Value> = team.keys.iter().map(|key| value_of(key)).collect();
-        assert_eq!(values, [Value::from("x"), serde_json::json!(3), Value::from("3"), Value::Bool(true), Value::from("\u{1}3")]);
-        assert_eq!((team.of(0), team.of(1), team.of(2)), (&[0, 1, 2][..], &[][..], &[3, 4][..]));
-        assert!(Arc::ptr_eq(&tags, &columns.column(&FacetField::Tags, &documents, &metadata)), "interned once");
+        assert_eq!(
+            values,
+            [
+                Value::from("x"),
+                serde_json::json!(3),
+                Value::from("3"),
+                Value::Bool(true),
+                Value::from("\u{1}3")
+            ]
+        );
+        assert_eq!(
+            (team.of(0), team.of(1), team.of(2)),
+            (&[0, 1, 2][..], &[][..], &[3, 4][..])
+        );
+        assert!(
+            Arc::ptr_eq(&tags, &columns.column(&FacetField::Tags, &documents, &metadata)),
+            "interned once"
+        );
         for i in 0..MAX_CACHED_FIELDS + 3 {
             columns.column(&FacetField::Metadata(format!("k{i}")), &documents, &metadata);
         }
@@ -207,9 +248,14 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(FacetField::parse("metadata.team"), Ok(FacetField::Metadata("team".into())));
+        assert_eq!(
+            FacetField::parse("metadata.team"),
+            Ok(FacetField::Metadata("team".into()))
+        );
         assert_eq!(FacetField::parse("tags"), Ok(FacetField::Tags));
-        assert!(FacetField::parse("doc_id").unwrap_err().contains("cannot count `doc_id`"));
+        assert!(FacetField::parse("doc_id")
+            .unwrap_err()
+            .contains("cannot count `doc_id`"));
         assert!(FacetField::parse("metadata.").is_err());
     }
 }

@@ -96,7 +96,12 @@ impl Tally {
         // (value key, documents) of each value some counted document holds; the parts'
         // values merged by key when there are several.
         let mut held: Vec<(&str, u64)> = match self.parts.as_slice() {
-            [(column, counts)] => counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (column.keys[i].as_str(), n)).collect(),
+            [(column, counts)] => counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| (column.keys[i].as_str(), n))
+                .collect(),
             parts => {
                 let mut merged: HashMap<&str, u64> = HashMap::new();
                 for (column, counts) in parts {
@@ -108,7 +113,12 @@ impl Tally {
             }
         };
         let (values, more_values) = most_first(&mut held, size);
-        Facet { values, more_values, missing: self.missing, documents: self.documents }
+        Facet {
+            values,
+            more_values,
+            missing: self.missing,
+            documents: self.documents,
+        }
     }
 }
 
@@ -121,7 +131,15 @@ fn most_first(held: &mut Vec<(&str, u64)>, size: usize) -> (Vec<FacetValue>, u64
     }
     held.truncate(size);
     held.sort_unstable_by(order);
-    (held.iter().map(|&(key, count)| FacetValue { value: value_of(key), count }).collect(), more_values)
+    (
+        held.iter()
+            .map(|&(key, count)| FacetValue {
+                value: value_of(key),
+                count,
+            })
+            .collect(),
+        more_values,
+    )
 }
 
 /// Counts facets over several snapshots' documents.
@@ -136,7 +154,15 @@ impl FacetCounter {
         validate(names, size)?;
         let tallies = names
             .iter()
-            .map(|name| Ok(Tally { name: name.clone(), field: FacetField::parse(name).map_err(ServerError::InvalidRequest)?, parts: Vec::new(), missing: 0, documents: 0 }))
+            .map(|name| {
+                Ok(Tally {
+                    name: name.clone(),
+                    field: FacetField::parse(name).map_err(ServerError::InvalidRequest)?,
+                    parts: Vec::new(),
+                    missing: 0,
+                    documents: 0,
+                })
+            })
             .collect::<Result<_, ServerError>>()?;
         Ok(Self { tallies, size })
     }
@@ -149,7 +175,9 @@ impl FacetCounter {
             let counted = counted_documents(snapshot, segment, allowed, matching.map(|sets| &sets[at]));
             let data = &segment.data;
             for tally in &mut self.tallies {
-                let column = data.facet_columns.column(&tally.field, &data.documents, &data.metadata_columns);
+                let column = data
+                    .facet_columns
+                    .column(&tally.field, &data.documents, &data.metadata_columns);
                 tally.count(column, &counted);
             }
         }
@@ -158,13 +186,21 @@ impl FacetCounter {
     /// The counts, by field name.
     pub fn finish(self) -> Facets {
         let size = self.size;
-        self.tallies.into_iter().map(|tally| (tally.name.clone(), tally.into_facet(size))).collect()
+        self.tallies
+            .into_iter()
+            .map(|tally| (tally.name.clone(), tally.into_facet(size)))
+            .collect()
     }
 }
 
 /// The segment's documents (local numbers, ascending) with a live row that `allowed`
 /// (global numbers) and `matching` (local numbers) both hold.
-fn counted_documents(snapshot: &LoadedSnapshot, segment: &LoadedSegment, allowed: Option<&RowSet>, matching: Option<&RowSet>) -> Vec<usize> {
+fn counted_documents(
+    snapshot: &LoadedSnapshot,
+    segment: &LoadedSegment,
+    allowed: Option<&RowSet>,
+    matching: Option<&RowSet>,
+) -> Vec<usize> {
     let data = &segment.data;
     let mut counted = vec![false; data.documents.len()];
     for (local, &doc) in data.doc_of_row.iter().enumerate() {
@@ -177,12 +213,30 @@ fn counted_documents(snapshot: &LoadedSnapshot, segment: &LoadedSegment, allowed
             counted[doc as usize] = true;
         }
     }
-    counted.iter().enumerate().filter(|(_, &c)| c).map(|(doc, _)| doc).collect()
+    counted
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c)
+        .map(|(doc, _)| doc)
+        .collect()
 }
 
 /// Facets of nothing counted: every named field with no values.
 pub fn empty_facets(names: &[String]) -> Facets {
-    names.iter().map(|name| (name.clone(), Facet { values: Vec::new(), more_values: 0, missing: 0, documents: 0 })).collect()
+    names
+        .iter()
+        .map(|name| {
+            (
+                name.clone(),
+                Facet {
+                    values: Vec::new(),
+                    more_values: 0,
+                    missing: 0,
+                    documents: 0,
+                },
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -200,7 +254,11 @@ mod tests {
             (names(&["tags", "tags"]), 10, "named twice"),
             (names(&["tags"]), 0, "facet_size must be between 1 and 1000, got 0"),
             (names(&["tags"]), 1001, "got 1001"),
-            ((0..11).map(|i| format!("metadata.k{i}")).collect(), 10, "at most 10 fields"),
+            (
+                (0..11).map(|i| format!("metadata.k{i}")).collect(),
+                10,
+                "at most 10 fields",
+            ),
         ] {
             let error = validate(&list, size).unwrap_err().to_string();
             assert!(error.contains(says), "{list:?}: {error}");
@@ -212,7 +270,13 @@ mod tests {
         let mut held = vec![("c", 1), ("b", 2), ("\u{1}3", 1), ("a", 1)];
         let (values, more) = most_first(&mut held, 3);
         let listed: Vec<(Value, u64)> = values.into_iter().map(|v| (v.value, v.count)).collect();
-        assert_eq!((listed, more), (vec![(Value::from("b"), 2), (serde_json::json!(3), 1), (Value::from("a"), 1)], 1));
+        assert_eq!(
+            (listed, more),
+            (
+                vec![(Value::from("b"), 2), (serde_json::json!(3), 1), (Value::from("a"), 1)],
+                1
+            )
+        );
         assert_eq!(most_first(&mut vec![("a", 5)], 10).1, 0);
     }
 }

@@ -70,7 +70,9 @@ impl Candidates<'_> {
     /// The documents of `order` this leaves out, when they are single-valued ranges (a tag
     /// filter's leave-outs are not ranges of its order: None).
     pub fn outside(&self) -> Option<Vec<u32>> {
-        let Candidates::Documents(order, ranges) = self else { return None };
+        let Candidates::Documents(order, ranges) = self else {
+            return None;
+        };
         let mut ranges = ranges.clone();
         ranges.sort_unstable_by_key(|range| range.start);
         let mut outside = Vec::with_capacity(order.len() - self.len());
@@ -86,9 +88,15 @@ impl Candidates<'_> {
     /// The documents, each once, in no set order.
     pub fn documents(&self) -> Vec<u32> {
         match self {
-            Candidates::Documents(order, ranges) => ranges.iter().flat_map(|range| order[range.clone()].iter().copied()).collect(),
+            Candidates::Documents(order, ranges) => ranges
+                .iter()
+                .flat_map(|range| order[range.clone()].iter().copied())
+                .collect(),
             Candidates::Tags(order, ranges) => {
-                let mut documents: Vec<u32> = ranges.iter().flat_map(|range| order[range.clone()].iter().map(|(doc, _)| *doc)).collect();
+                let mut documents: Vec<u32> = ranges
+                    .iter()
+                    .flat_map(|range| order[range.clone()].iter().map(|(doc, _)| *doc))
+                    .collect();
                 if ranges.len() > 1 {
                     documents.sort_unstable();
                     documents.dedup();
@@ -120,7 +128,11 @@ impl FieldIndex {
     pub fn tagged<'d>(&self, wanted: &[String], documents: &'d [DocumentRecord]) -> Candidates<'_> {
         let tag = |(doc, at): &(u32, u32)| -> &'d str { documents[*doc as usize].tags[*at as usize].as_str() };
         let order = self.tags.get_or_init(|| {
-            let mut order: Vec<(u32, u32)> = documents.iter().enumerate().flat_map(|(doc, d)| (0..d.tags.len() as u32).map(move |at| (doc as u32, at))).collect();
+            let mut order: Vec<(u32, u32)> = documents
+                .iter()
+                .enumerate()
+                .flat_map(|(doc, d)| (0..d.tags.len() as u32).map(move |at| (doc as u32, at)))
+                .collect();
             order.par_sort_unstable_by(|a, b| tag(a).cmp(tag(b)));
             order
         });
@@ -140,11 +152,19 @@ impl FieldIndex {
 
     /// Whether everything [`Self::build_all`] builds is built.
     pub fn is_built(&self) -> bool {
-        self.doc_id.get().is_some() && self.file_name.get().is_some() && self.source.get().is_some() && self.tags.get().is_some() && self.rows.get().is_some() && self.ingested.get().is_some()
+        self.doc_id.get().is_some()
+            && self.file_name.get().is_some()
+            && self.source.get().is_some()
+            && self.tags.get().is_some()
+            && self.rows.get().is_some()
+            && self.ingested.get().is_some()
     }
 
     /// The earliest and latest ingestion time of `documents` (None: there are none).
-    pub fn ingested_span(&self, documents: &[DocumentRecord]) -> Option<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)> {
+    pub fn ingested_span(
+        &self,
+        documents: &[DocumentRecord],
+    ) -> Option<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)> {
         *self.ingested.get_or_init(|| {
             let times = documents.iter().map(|d| d.ingested_at);
             Some((times.clone().min()?, times.max()?))
@@ -202,7 +222,12 @@ mod tests {
     use crate::filter::tests::doc;
 
     fn documents() -> Vec<DocumentRecord> {
-        let mut documents = vec![doc("s3", &["a", "b"], "{}"), doc("file", &["b"], "{}"), doc("s3", &[], "{}"), doc("s3", &["c", "a"], "{}")];
+        let mut documents = vec![
+            doc("s3", &["a", "b"], "{}"),
+            doc("file", &["b"], "{}"),
+            doc("s3", &[], "{}"),
+            doc("s3", &["c", "a"], "{}"),
+        ];
         for (i, d) in documents.iter_mut().enumerate() {
             d.doc_id = format!("d{}", 3 - i);
             d.file_name = if i % 2 == 0 { "even.md".into() } else { "odd.md".into() };
@@ -233,7 +258,11 @@ mod tests {
             let found = index.tagged(&wanted, &documents);
             (found.len(), sorted(found.documents()))
         };
-        assert_eq!(tagged(&["a", "b"]), (4, vec![0, 1, 3]), "a document with both tags counted per tag, listed once");
+        assert_eq!(
+            tagged(&["a", "b"]),
+            (4, vec![0, 1, 3]),
+            "a document with both tags counted per tag, listed once"
+        );
         assert_eq!(tagged(&["c"]), (1, vec![3]));
         assert_eq!(tagged(&["zzz"]), (0, vec![]));
     }

@@ -77,7 +77,13 @@ impl Filters {
 
     /// Does every document pass the fields besides `exclude`?
     fn includes_all(&self) -> bool {
-        self.source.is_empty() && self.tags.is_empty() && self.file_name.is_empty() && self.doc_id.is_empty() && self.metadata.is_empty() && self.ingested_after.is_none() && self.ingested_before.is_none()
+        self.source.is_empty()
+            && self.tags.is_empty()
+            && self.file_name.is_empty()
+            && self.doc_id.is_empty()
+            && self.metadata.is_empty()
+            && self.ingested_after.is_none()
+            && self.ingested_before.is_none()
     }
 
     /// Checks the metadata conditions' operators and operands, and the exclude filter's.
@@ -98,9 +104,17 @@ impl Filters {
 
     /// Refuses a field listing more than [`MAX_FILTER_VALUES`] values (`at`: where the filter is).
     fn check_value_counts(&self, at: &str) -> Result<(), ServerError> {
-        for (field, values) in [("source", &self.source), ("tags", &self.tags), ("file_name", &self.file_name), ("doc_id", &self.doc_id)] {
+        for (field, values) in [
+            ("source", &self.source),
+            ("tags", &self.tags),
+            ("file_name", &self.file_name),
+            ("doc_id", &self.doc_id),
+        ] {
             if values.len() > MAX_FILTER_VALUES {
-                return Err(ServerError::InvalidRequest(format!("{at}.{field} lists {} values; at most {MAX_FILTER_VALUES} are accepted", values.len())));
+                return Err(ServerError::InvalidRequest(format!(
+                    "{at}.{field} lists {} values; at most {MAX_FILTER_VALUES} are accepted",
+                    values.len()
+                )));
             }
         }
         Ok(())
@@ -114,7 +128,9 @@ impl Filters {
     /// The exclude filter's conditions, one filter each: a document any of them matches is
     /// left out.
     fn exclusions(&self) -> Vec<Filters> {
-        let Some(exclude) = self.exclusion() else { return Vec::new() };
+        let Some(exclude) = self.exclusion() else {
+            return Vec::new();
+        };
         let mut parts = Vec::new();
         let mut part = |fill: &dyn Fn(&mut Filters)| {
             let mut filter = Filters::default();
@@ -127,7 +143,9 @@ impl Filters {
         part(&|f: &mut Filters| f.tags = exclude.tags.clone());
         part(&|f: &mut Filters| f.file_name = exclude.file_name.clone());
         part(&|f: &mut Filters| f.doc_id = exclude.doc_id.clone());
-        part(&|f: &mut Filters| (f.ingested_after, f.ingested_before) = (exclude.ingested_after, exclude.ingested_before));
+        part(&|f: &mut Filters| {
+            (f.ingested_after, f.ingested_before) = (exclude.ingested_after, exclude.ingested_before)
+        });
         for (key, condition) in &exclude.metadata {
             part(&|f: &mut Filters| {
                 f.metadata.insert(key.clone(), condition.clone());
@@ -143,7 +161,10 @@ impl Filters {
 
     /// The metadata conditions, each read and checked once.
     fn conditions(&self) -> Result<Vec<(&str, Condition)>, String> {
-        self.metadata.iter().map(|(key, wanted)| Ok((key.as_str(), Condition::parse(key, wanted)?))).collect()
+        self.metadata
+            .iter()
+            .map(|(key, wanted)| Ok((key.as_str(), Condition::parse(key, wanted)?)))
+            .collect()
     }
 
     /// Adds one `key=value[,value...]` filter (the CLI form); unknown keys are metadata keys
@@ -152,19 +173,34 @@ impl Filters {
         if let Some((key, operator, value)) = comparison(spec) {
             let key = key.trim().strip_prefix("metadata.").unwrap_or(key.trim());
             if key.is_empty() || ["source", "tags", "tag", "file_name", "doc_id"].contains(&key) {
-                return Err(ServerError::InvalidRequest(format!("filter `{spec}`: {operator} compares a metadata key's value")));
+                return Err(ServerError::InvalidRequest(format!(
+                    "filter `{spec}`: {operator} compares a metadata key's value"
+                )));
             }
-            let condition = self.metadata.entry(key.to_string()).or_insert_with(|| serde_json::json!({}));
+            let condition = self
+                .metadata
+                .entry(key.to_string())
+                .or_insert_with(|| serde_json::json!({}));
             let Some(operators) = condition.as_object_mut() else {
-                return Err(ServerError::InvalidRequest(format!("filter `{spec}`: metadata.{key} already has a value to equal")));
+                return Err(ServerError::InvalidRequest(format!(
+                    "filter `{spec}`: metadata.{key} already has a value to equal"
+                )));
             };
             operators.insert(operator.into(), serde_json::Value::String(value.trim().to_string()));
             return Ok(());
         }
-        let (key, value) = spec
-            .split_once('=')
-            .ok_or_else(|| ServerError::InvalidRequest(format!("filter `{spec}` is not key=value (or key>=value, >, <=, <, !=)")))?;
-        let values = || value.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect::<Vec<_>>();
+        let (key, value) = spec.split_once('=').ok_or_else(|| {
+            ServerError::InvalidRequest(format!(
+                "filter `{spec}` is not key=value (or key>=value, >, <=, <, !=)"
+            ))
+        })?;
+        let values = || {
+            value
+                .split(',')
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .collect::<Vec<_>>()
+        };
         match key.trim() {
             "source" => self.source.extend(values()),
             "tags" | "tag" => self.tags.extend(values()),
@@ -175,7 +211,8 @@ impl Filters {
                 if key.is_empty() {
                     return Err(ServerError::InvalidRequest(format!("filter `{spec}` has an empty key")));
                 }
-                self.metadata.insert(key.to_string(), serde_json::Value::String(value.to_string()));
+                self.metadata
+                    .insert(key.to_string(), serde_json::Value::String(value.to_string()));
             }
         }
         Ok(())
@@ -190,9 +227,14 @@ impl Filters {
             return true;
         }
         // A condition that does not read (validation refuses it first) matches nothing.
-        let Ok(conditions) = self.conditions() else { return false };
-        let metadata: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&document.metadata).unwrap_or_default();
-        conditions.iter().all(|(key, condition)| condition.holds(metadata.get(*key)))
+        let Ok(conditions) = self.conditions() else {
+            return false;
+        };
+        let metadata: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&document.metadata).unwrap_or_default();
+        conditions
+            .iter()
+            .all(|(key, condition)| condition.holds(metadata.get(*key)))
     }
 
     /// The filter's value lists as sets, so that a document is checked in time independent
@@ -201,19 +243,30 @@ impl Filters {
         fn set(values: &[String]) -> HashSet<&str> {
             values.iter().map(String::as_str).collect()
         }
-        FieldSets { source: set(&self.source), file_name: set(&self.file_name), doc_id: set(&self.doc_id), tags: set(&self.tags) }
+        FieldSets {
+            source: set(&self.source),
+            file_name: set(&self.file_name),
+            doc_id: set(&self.doc_id),
+            tags: set(&self.tags),
+        }
     }
 
     /// Does a document match every filter but the metadata conditions? (`sets`: this filter's [`Self::field_sets`].)
     fn matches_fields(&self, sets: &FieldSets<'_>, document: &DocumentRecord) -> bool {
         let any = |wanted: &HashSet<&str>, value: &str| wanted.is_empty() || wanted.contains(value);
-        if !any(&sets.source, &document.source) || !any(&sets.file_name, &document.file_name) || !any(&sets.doc_id, &document.doc_id) {
+        if !any(&sets.source, &document.source)
+            || !any(&sets.file_name, &document.file_name)
+            || !any(&sets.doc_id, &document.doc_id)
+        {
             return false;
         }
         if !sets.tags.is_empty() && !document.tags.iter().any(|t| sets.tags.contains(t.as_str())) {
             return false;
         }
-        !(self.ingested_after.is_some_and(|after| document.ingested_at < after) || self.ingested_before.is_some_and(|before| document.ingested_at >= before))
+        !(self.ingested_after.is_some_and(|after| document.ingested_at < after)
+            || self
+                .ingested_before
+                .is_some_and(|before| document.ingested_at >= before))
     }
 
     /// The rows of `snapshot` a search may return: matching documents less the excluded
@@ -240,14 +293,24 @@ impl Filters {
         }
         let mut allowed = RowSet::empty(snapshot.row_count());
         // A condition that does not read (validation refuses it first) matches nothing.
-        let Ok(conditions) = self.conditions() else { return Some(allowed) };
+        let Ok(conditions) = self.conditions() else {
+            return Some(allowed);
+        };
         let sets = self.field_sets();
         for segment in &snapshot.segments {
             let data = &segment.data;
             // Metadata values come from the segment's columns, parsed once per key.
             let documents = &data.documents;
-            let columns: Vec<_> = conditions.iter().map(|(key, condition)| (data.metadata_columns.column(key, documents), condition)).collect();
-            let matches = |at: usize| self.matches_fields(&sets, &documents[at]) && columns.iter().all(|(column, condition)| condition.holds(column[at].as_ref()));
+            let columns: Vec<_> = conditions
+                .iter()
+                .map(|(key, condition)| (data.metadata_columns.column(key, documents), condition))
+                .collect();
+            let matches = |at: usize| {
+                self.matches_fields(&sets, &documents[at])
+                    && columns
+                        .iter()
+                        .all(|(column, condition)| condition.holds(column[at].as_ref()))
+            };
             let mut allow = |local: usize| {
                 let row = segment.offset + local;
                 if !snapshot.tombstoned.contains(row) {
@@ -258,9 +321,16 @@ impl Filters {
             // Few documents can fail the filter: allow the segment's rows, less those of the
             // documents it leaves out and the tombstoned ones, a byte at a time.
             if let Some(left_out) = self.left_out_documents(data, &found) {
-                allowed.insert_range_except(segment.offset, segment.offset + data.doc_of_row.len(), &snapshot.tombstoned);
+                allowed.insert_range_except(
+                    segment.offset,
+                    segment.offset + data.doc_of_row.len(),
+                    &snapshot.tombstoned,
+                );
                 for doc in left_out {
-                    data.field_index.rows_of(doc, &data.doc_of_row, documents.len()).iter().for_each(|&local| allowed.remove(segment.offset + local as usize));
+                    data.field_index
+                        .rows_of(doc, &data.doc_of_row, documents.len())
+                        .iter()
+                        .for_each(|&local| allowed.remove(segment.offset + local as usize));
                 }
                 continue;
             }
@@ -268,7 +338,10 @@ impl Filters {
                 // Few documents can match: check those, and visit only their rows.
                 Some(candidates) => {
                     for doc in candidates.into_iter().filter(|&doc| matches(doc as usize)) {
-                        data.field_index.rows_of(doc, &data.doc_of_row, documents.len()).iter().for_each(|&local| allow(local as usize));
+                        data.field_index
+                            .rows_of(doc, &data.doc_of_row, documents.len())
+                            .iter()
+                            .for_each(|&local| allow(local as usize));
                     }
                 }
                 None => {
@@ -318,11 +391,15 @@ impl Filters {
     /// leaves in a segment (found in the segment's field index), in that order.
     fn field_candidates<'a>(&self, data: &'a SegmentData) -> Vec<Candidates<'a>> {
         let (documents, index) = (&data.documents, &data.field_index);
-        let mut found: Vec<Candidates<'a>> = [(Field::DocId, &self.doc_id), (Field::FileName, &self.file_name), (Field::Source, &self.source)]
-            .into_iter()
-            .filter(|(_, wanted)| !wanted.is_empty())
-            .map(|(field, wanted)| index.with_value(field, wanted, documents))
-            .collect();
+        let mut found: Vec<Candidates<'a>> = [
+            (Field::DocId, &self.doc_id),
+            (Field::FileName, &self.file_name),
+            (Field::Source, &self.source),
+        ]
+        .into_iter()
+        .filter(|(_, wanted)| !wanted.is_empty())
+        .map(|(field, wanted)| index.with_value(field, wanted, documents))
+        .collect();
         if !self.tags.is_empty() {
             found.push(index.tagged(&self.tags, documents));
         }
@@ -382,9 +459,18 @@ pub(crate) mod tests {
         filters.add("source=s3").unwrap();
         filters.add("year=2024").unwrap();
         assert!(filters.matches(&doc("s3", &["legal"], r#"{"year": 2024}"#)));
-        assert!(!filters.matches(&doc("s3", &["hr"], r#"{"year": 2024}"#)), "no tag in common");
-        assert!(!filters.matches(&doc("file", &["legal"], r#"{"year": 2024}"#)), "wrong source");
-        assert!(!filters.matches(&doc("s3", &["legal"], r#"{"year": 2023}"#)), "wrong metadata");
+        assert!(
+            !filters.matches(&doc("s3", &["hr"], r#"{"year": 2024}"#)),
+            "no tag in common"
+        );
+        assert!(
+            !filters.matches(&doc("file", &["legal"], r#"{"year": 2024}"#)),
+            "wrong source"
+        );
+        assert!(
+            !filters.matches(&doc("s3", &["legal"], r#"{"year": 2023}"#)),
+            "wrong metadata"
+        );
         assert!(!filters.matches(&doc("s3", &["legal"], "{}")), "missing metadata");
         assert!(Filters::default().matches(&doc("x", &[], "{}")));
         assert!(filters.add("oops").is_err());
@@ -396,17 +482,27 @@ pub(crate) mod tests {
         filters.add("year>=2020").unwrap();
         filters.add("metadata.year<2025").unwrap();
         filters.add("status!=draft").unwrap();
-        assert_eq!(serde_json::Value::Object(filters.metadata.clone().into_iter().collect()), serde_json::json!({ "year": { "$gte": "2020", "$lt": "2025" }, "status": { "$ne": "draft" } }));
+        assert_eq!(
+            serde_json::Value::Object(filters.metadata.clone().into_iter().collect()),
+            serde_json::json!({ "year": { "$gte": "2020", "$lt": "2025" }, "status": { "$ne": "draft" } })
+        );
         assert!(filters.matches(&doc("s3", &[], r#"{"year": 2024}"#)));
         assert!(!filters.matches(&doc("s3", &[], r#"{"year": 2019}"#)));
         assert!(!filters.matches(&doc("s3", &[], r#"{"year": 2024, "status": "draft"}"#)));
         assert!(filters.add("tags>=a").is_err(), "only metadata keys compare");
         filters.add("kind=memo").unwrap();
-        assert!(filters.add("kind>a").unwrap_err().to_string().contains("already has a value"));
+        assert!(filters
+            .add("kind>a")
+            .unwrap_err()
+            .to_string()
+            .contains("already has a value"));
 
         let mut document = doc("s3", &[], "{}");
         document.ingested_at = "2026-11-20T12:00:00Z".parse().unwrap();
-        let window: Filters = serde_json::from_str(r#"{"ingested_after": "2026-11-20T12:00:00Z", "ingested_before": "2026-11-21T00:00:00Z"}"#).unwrap();
+        let window: Filters = serde_json::from_str(
+            r#"{"ingested_after": "2026-11-20T12:00:00Z", "ingested_before": "2026-11-21T00:00:00Z"}"#,
+        )
+        .unwrap();
         assert!(window.matches(&document), "after is inclusive");
         document.ingested_at = "2026-11-21T00:00:00Z".parse().unwrap();
         assert!(!window.matches(&document), "before is exclusive");
@@ -415,25 +511,49 @@ pub(crate) mod tests {
 
     #[test]
     fn exclude_leaves_out_documents_any_of_its_fields_match() {
-        let filters: Filters = serde_json::from_str(r#"{"source": "s3", "exclude": {"tags": ["draft", "old"], "metadata": {"year": {"$lt": 2020}}}}"#).unwrap();
+        let filters: Filters = serde_json::from_str(
+            r#"{"source": "s3", "exclude": {"tags": ["draft", "old"], "metadata": {"year": {"$lt": 2020}}}}"#,
+        )
+        .unwrap();
         filters.validate().unwrap();
         assert!(filters.matches(&doc("s3", &["final"], r#"{"year": 2024}"#)));
-        assert!(!filters.matches(&doc("s3", &["old", "final"], r#"{"year": 2024}"#)), "a tag excluded");
-        assert!(!filters.matches(&doc("s3", &["final"], r#"{"year": 2019}"#)), "the metadata condition alone excludes");
-        assert!(!filters.matches(&doc("file", &["final"], r#"{"year": 2024}"#)), "the filter itself still holds");
-        assert!(filters.matches(&doc("s3", &[], "{}")), "a missing key is not below 2020");
+        assert!(
+            !filters.matches(&doc("s3", &["old", "final"], r#"{"year": 2024}"#)),
+            "a tag excluded"
+        );
+        assert!(
+            !filters.matches(&doc("s3", &["final"], r#"{"year": 2019}"#)),
+            "the metadata condition alone excludes"
+        );
+        assert!(
+            !filters.matches(&doc("file", &["final"], r#"{"year": 2024}"#)),
+            "the filter itself still holds"
+        );
+        assert!(
+            filters.matches(&doc("s3", &[], "{}")),
+            "a missing key is not below 2020"
+        );
         // The CLI form: each --exclude adds a condition.
         let mut cli = Filters::default();
         cli.add_exclusion("tags=draft").unwrap();
         cli.add_exclusion("year<2020").unwrap();
-        assert_eq!(cli.exclude.as_deref().map(|e| (e.tags.clone(), e.metadata.len())), Some((vec!["draft".to_string()], 1)));
+        assert_eq!(
+            cli.exclude.as_deref().map(|e| (e.tags.clone(), e.metadata.len())),
+            Some((vec!["draft".to_string()], 1))
+        );
         assert!(!cli.is_empty());
         assert!(!cli.matches(&doc("x", &["draft"], "{}")) && cli.matches(&doc("x", &["final"], "{}")));
         // Refused: an exclude naming nothing, one inside another, a bad operator inside.
         for (body, message) in [
             (r#"{"exclude": {}}"#, "names no field"),
-            (r#"{"exclude": {"tags": "a", "exclude": {"tags": "b"}}}"#, "cannot hold another exclude"),
-            (r#"{"exclude": {"metadata": {"year": {"$between": 1}}}}"#, "filters.exclude: metadata.year: unknown operator $between"),
+            (
+                r#"{"exclude": {"tags": "a", "exclude": {"tags": "b"}}}"#,
+                "cannot hold another exclude",
+            ),
+            (
+                r#"{"exclude": {"metadata": {"year": {"$between": 1}}}}"#,
+                "filters.exclude: metadata.year: unknown operator $between",
+            ),
         ] {
             let filters: Filters = serde_json::from_str(body).unwrap();
             let error = filters.validate().unwrap_err().to_string();
@@ -441,17 +561,41 @@ pub(crate) mod tests {
         }
         // Lists longer than the limit, in the filter or its exclude, are refused by name.
         let too_many: Vec<String> = (0..=MAX_FILTER_VALUES).map(|i| format!("d{i}")).collect();
-        let filters = Filters { doc_id: too_many.clone(), ..Default::default() };
-        assert_eq!(filters.validate().unwrap_err().to_string(), ServerError::InvalidRequest(format!("filters.doc_id lists {} values; at most {MAX_FILTER_VALUES} are accepted", MAX_FILTER_VALUES + 1)).to_string());
-        let filters = Filters { exclude: Some(Box::new(Filters { tags: too_many, ..Default::default() })), ..Default::default() };
-        assert!(filters.validate().unwrap_err().to_string().contains("filters.exclude.tags lists"));
-        let filters = Filters { doc_id: (0..MAX_FILTER_VALUES).map(|i| format!("d{i}")).collect(), ..Default::default() };
+        let filters = Filters {
+            doc_id: too_many.clone(),
+            ..Default::default()
+        };
+        assert_eq!(
+            filters.validate().unwrap_err().to_string(),
+            ServerError::InvalidRequest(format!(
+                "filters.doc_id lists {} values; at most {MAX_FILTER_VALUES} are accepted",
+                MAX_FILTER_VALUES + 1
+            ))
+            .to_string()
+        );
+        let filters = Filters {
+            exclude: Some(Box::new(Filters {
+                tags: too_many,
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        assert!(filters
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("filters.exclude.tags lists"));
+        let filters = Filters {
+            doc_id: (0..MAX_FILTER_VALUES).map(|i| format!("d{i}")).collect(),
+            ..Default::default()
+        };
         filters.validate().unwrap();
     }
 
     #[test]
     fn json_form_accepts_one_or_many_and_rejects_unknown_fields() {
-        let filters: Filters = serde_json::from_str(r#"{"tags": "a", "source": ["s3", "file"], "metadata": {"k": true}}"#).unwrap();
+        let filters: Filters =
+            serde_json::from_str(r#"{"tags": "a", "source": ["s3", "file"], "metadata": {"k": true}}"#).unwrap();
         assert_eq!(filters.tags, ["a"]);
         assert_eq!(filters.source, ["s3", "file"]);
         assert!(serde_json::from_str::<Filters>(r#"{"colour": "red"}"#).is_err());

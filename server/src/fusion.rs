@@ -19,7 +19,19 @@ pub fn reciprocal_rank_fusion(lanes: &[Lane<'_>], k: f32) -> Vec<(usize, f32)> {
         }
     }
     let best_possible: f32 = lanes.iter().map(|l| l.weight / (k + 1.0)).sum();
-    let mut ranked: Vec<(usize, f32)> = fused.into_iter().map(|(row, s)| (row, if best_possible > 0.0 { (s / best_possible).min(1.0) } else { 0.0 })).collect();
+    let mut ranked: Vec<(usize, f32)> = fused
+        .into_iter()
+        .map(|(row, s)| {
+            (
+                row,
+                if best_possible > 0.0 {
+                    (s / best_possible).min(1.0)
+                } else {
+                    0.0
+                },
+            )
+        })
+        .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked
 }
@@ -32,14 +44,38 @@ mod tests {
     fn fuses_by_hand() {
         let vector = [10, 20, 30];
         let keyword = [20, 40];
-        let fused = reciprocal_rank_fusion(&[Lane { rows: &vector, weight: 1.0 }, Lane { rows: &keyword, weight: 1.0 }], 60.0);
+        let fused = reciprocal_rank_fusion(
+            &[
+                Lane {
+                    rows: &vector,
+                    weight: 1.0,
+                },
+                Lane {
+                    rows: &keyword,
+                    weight: 1.0,
+                },
+            ],
+            60.0,
+        );
         // row 20: 1/62 + 1/61 ; row 10: 1/61 ; row 40: 1/62 ; row 30: 1/63
         assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [20, 10, 40, 30]);
         let max = 2.0 / 61.0;
         assert!((fused[0].1 - (1.0 / 62.0 + 1.0 / 61.0) / max).abs() < 1e-6);
         assert!(fused.iter().all(|f| (0.0..=1.0).contains(&f.1)));
         // First everywhere scores exactly 1.
-        let top = reciprocal_rank_fusion(&[Lane { rows: &[7], weight: 2.0 }, Lane { rows: &[7], weight: 0.5 }], 60.0);
+        let top = reciprocal_rank_fusion(
+            &[
+                Lane {
+                    rows: &[7],
+                    weight: 2.0,
+                },
+                Lane {
+                    rows: &[7],
+                    weight: 0.5,
+                },
+            ],
+            60.0,
+        );
         assert!((top[0].1 - 1.0).abs() < 1e-6);
     }
 

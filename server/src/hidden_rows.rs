@@ -23,13 +23,26 @@ impl HiddenRows {
     /// is the same segment's in the previous loaded version (`analyzer`: its keyword index's): kept as it is when the same rows
     /// are hidden, else its statistics are updated with the rows newly hidden and the rows
     /// no longer hidden, when those are fewer than the rows hidden now.
-    pub fn of_segment(segment_id: &str, chunks: &[Chunk], analyzer: &KeywordAnalyzer, tombstones: &Tombstones, before: Option<&Arc<HiddenRows>>) -> Arc<HiddenRows> {
+    pub fn of_segment(
+        segment_id: &str,
+        chunks: &[Chunk],
+        analyzer: &KeywordAnalyzer,
+        tombstones: &Tombstones,
+        before: Option<&Arc<HiddenRows>>,
+    ) -> Arc<HiddenRows> {
         let rows: Vec<u32> = if tombstones.is_empty() {
             Vec::new()
         } else {
-            chunks.par_iter().enumerate().filter(|(_, chunk)| tombstones.hides(segment_id, &chunk.doc_id, &chunk.chunk_id)).map(|(row, _)| row as u32).collect()
+            chunks
+                .par_iter()
+                .enumerate()
+                .filter(|(_, chunk)| tombstones.hides(segment_id, &chunk.doc_id, &chunk.chunk_id))
+                .map(|(row, _)| row as u32)
+                .collect()
         };
-        let stats_of = |rows: &[u32]| KeywordStats::of_texts(analyzer, rows.par_iter().map(|&row| chunks[row as usize].text.as_str()));
+        let stats_of = |rows: &[u32]| {
+            KeywordStats::of_texts(analyzer, rows.par_iter().map(|&row| chunks[row as usize].text.as_str()))
+        };
         match before {
             Some(before) if before.rows == rows => before.clone(),
             Some(before) => {
@@ -86,7 +99,10 @@ mod tests {
 
     #[test]
     fn differences_of_ascending_rows() {
-        assert_eq!(differences(&[1, 3, 4, 9], &[0, 3, 5, 9, 12]), (vec![1, 4], vec![0, 5, 12]));
+        assert_eq!(
+            differences(&[1, 3, 4, 9], &[0, 3, 5, 9, 12]),
+            (vec![1, 4], vec![0, 5, 12])
+        );
         assert_eq!(differences(&[], &[2, 7]), (vec![], vec![2, 7]));
         assert_eq!(differences(&[2, 7], &[]), (vec![2, 7], vec![]));
         assert_eq!(differences(&[5], &[5]), (vec![], vec![]));

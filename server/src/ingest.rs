@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::index::IndexOptions;
-use quarry_indexer::pipeline::{compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings, ChunkedDoc, EmbeddedDoc, VersionChange};
+use quarry_indexer::pipeline::{
+    compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings,
+    ChunkedDoc, EmbeddedDoc, VersionChange,
+};
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 
@@ -23,8 +26,16 @@ pub const MAX_DOCUMENT_TOKENS: usize = 500_000;
 
 /// The chunker a collection's new segments use: the one its snapshot was built with.
 pub fn chunker_for(state: &AppState, manifest: Option<&Manifest>) -> Result<Arc<TokenChunker>, String> {
-    let config = manifest.map(|m| m.chunker.config).unwrap_or_else(ChunkerConfig::default);
-    TokenChunker::new(config, state.embedder.tokenizer().clone(), &state.embedder.info().sha256).map(Arc::new).map_err(|e| e.to_string())
+    let config = manifest
+        .map(|m| m.chunker.config)
+        .unwrap_or_else(ChunkerConfig::default);
+    TokenChunker::new(
+        config,
+        state.embedder.tokenizer().clone(),
+        &state.embedder.info().sha256,
+    )
+    .map(Arc::new)
+    .map_err(|e| e.to_string())
 }
 
 /// Where an upload's chunks find vectors they need not embed again (same model, same text).
@@ -44,9 +55,14 @@ impl StoredVectors {
             StoredVectors::None => Cow::Owned(HashMap::new()),
             StoredVectors::ByText(by_text) => Cow::Borrowed(by_text),
             StoredVectors::Collection(snapshot) => {
-                let texts: HashSet<&str> = documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())).collect();
+                let texts: HashSet<&str> = documents
+                    .iter()
+                    .flat_map(|d| d.chunks.iter().map(|c| c.text.as_str()))
+                    .collect();
                 Cow::Owned(snapshot.live_vectors_of_texts(&texts).unwrap_or_else(|e| {
-                    tracing::warn!("{uri}: the collection's stored vectors could not be read, every chunk is embedded: {e}");
+                    tracing::warn!(
+                        "{uri}: the collection's stored vectors could not be read, every chunk is embedded: {e}"
+                    );
                     HashMap::new()
                 }))
             }
@@ -77,30 +93,65 @@ pub struct FileSettings<'a> {
 /// takes that vector instead of being embedded again. A file fails with the reason of its
 /// first failure; a JSONL file with some good lines succeeds with those.
 pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<'_>) -> Result<ProcessedFile, String> {
-    let FileSettings { chunker, stored, tags, progress } = settings;
-    let chunk_settings = ChunkSettings { parser: state.options.parser.clone(), chunker, tags: tags.to_vec(), max_document_tokens: MAX_DOCUMENT_TOKENS, ingested_at: chrono::Utc::now() };
-    let (mut documents, failures) = parse_and_chunk_observed(raw, &chunk_settings, || progress(StageProgress::parsed()));
+    let FileSettings {
+        chunker,
+        stored,
+        tags,
+        progress,
+    } = settings;
+    let chunk_settings = ChunkSettings {
+        parser: state.options.parser.clone(),
+        chunker,
+        tags: tags.to_vec(),
+        max_document_tokens: MAX_DOCUMENT_TOKENS,
+        ingested_at: chrono::Utc::now(),
+    };
+    let (mut documents, failures) =
+        parse_and_chunk_observed(raw, &chunk_settings, || progress(StageProgress::parsed()));
     if documents.is_empty() {
-        return Err(failures.into_iter().next().map(|f| f.reason).unwrap_or_else(|| "no text content found".into()));
+        return Err(failures
+            .into_iter()
+            .next()
+            .map(|f| f.reason)
+            .unwrap_or_else(|| "no text content found".into()));
     }
     let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     progress(StageProgress::chunked(chunks));
     let stored_by_text = stored.of_chunks(&documents, &raw.uri);
     if !stored_by_text.is_empty() {
         for document in &mut documents {
-            document.stored_vectors = document.chunks.iter().map(|chunk| stored_by_text.get(&chunk.text).cloned()).collect();
+            document.stored_vectors = document
+                .chunks
+                .iter()
+                .map(|chunk| stored_by_text.get(&chunk.text).cloned())
+                .collect();
         }
     }
-    let reused: usize = documents.iter().map(|d| d.stored_vectors.iter().flatten().count()).sum();
+    let reused: usize = documents
+        .iter()
+        .map(|d| d.stored_vectors.iter().flatten().count())
+        .sum();
     let done = AtomicUsize::new(0);
     let embedding = |finished: usize| {
         let done = done.fetch_add(finished, Ordering::Relaxed) + finished;
         progress(StageProgress::embedding(done, chunks));
     };
-    let documents = embed_documents(documents, state.embedder.as_ref(), 256, &embedding).map_err(|e| format!("Embedding failed: {e}"))?;
-    state.metrics.ingested_chunks.with_label_values(&["reused"]).inc_by(reused as u64);
-    state.metrics.ingested_chunks.with_label_values(&["embedded"]).inc_by((chunks - reused) as u64);
-    Ok(ProcessedFile { documents, embedded_chunks: chunks - reused })
+    let documents = embed_documents(documents, state.embedder.as_ref(), 256, &embedding)
+        .map_err(|e| format!("Embedding failed: {e}"))?;
+    state
+        .metrics
+        .ingested_chunks
+        .with_label_values(&["reused"])
+        .inc_by(reused as u64);
+    state
+        .metrics
+        .ingested_chunks
+        .with_label_values(&["embedded"])
+        .inc_by((chunks - reused) as u64);
+    Ok(ProcessedFile {
+        documents,
+        embedded_chunks: chunks - reused,
+    })
 }
 
 /// Loads LATEST if the collection serves another version, so that a change is worked out
@@ -108,7 +159,11 @@ pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<
 /// last poll, and publishing onto the version served would undo that. The caller holds the
 /// collection's publish lock.
 pub async fn serve_latest_before_change(state: &AppState, collection: &Collection) -> Result<(), String> {
-    state.reload_collection(collection).await.map(|_| ()).map_err(|e| format!("the collection's LATEST version does not load, so nothing is published onto it: {e}"))
+    state
+        .reload_collection(collection)
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("the collection's LATEST version does not load, so nothing is published onto it: {e}"))
 }
 
 /// Publishes `change` as the collection's next version (on LATEST, loaded first if the
@@ -121,15 +176,29 @@ pub async fn publish(state: &AppState, collection: &Collection, change: VersionC
     let base = collection.manifest();
     let chunker = chunker_for(state, base.as_ref())?;
     let writer = SnapshotWriter::open(&collection.record.uri, &state.options.store).map_err(|e| e.to_string())?;
-    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-    let mut manifest = publish_next_version(&writer, base.as_ref(), change, state.embedder.as_ref(), chunker_manifest, &IndexOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
+    let chunker_manifest = ChunkerManifest {
+        config: chunker.config(),
+        sig: chunker.signature(),
+    };
+    let mut manifest = publish_next_version(
+        &writer,
+        base.as_ref(),
+        change,
+        state.embedder.as_ref(),
+        chunker_manifest,
+        &IndexOptions::default(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let merge = segments_to_merge(&manifest, &state.options.compact);
     if !merge.is_empty() {
         match compact_latest(state, collection, &writer, &merge).await {
             Ok(compacted) => manifest = compacted,
-            Err(e) => tracing::warn!("{}: compaction of {} segments failed, they keep serving: {e}", collection.name(), merge.len()),
+            Err(e) => tracing::warn!(
+                "{}: compaction of {} segments failed, they keep serving: {e}",
+                collection.name(),
+                merge.len()
+            ),
         }
     }
     state.reload_collection(collection).await?;
@@ -137,9 +206,18 @@ pub async fn publish(state: &AppState, collection: &Collection, change: VersionC
     Ok(manifest)
 }
 
-async fn compact_latest(state: &AppState, collection: &Collection, writer: &SnapshotWriter, merge: &[String]) -> Result<Manifest, String> {
-    let reader = SnapshotReader::open(&collection.record.uri, &state.options.store).await.map_err(|e| e.to_string())?;
-    let (report, manifest) = compact(&reader, writer, merge, &state.options.compact).await.map_err(|e| e.to_string())?;
+async fn compact_latest(
+    state: &AppState,
+    collection: &Collection,
+    writer: &SnapshotWriter,
+    merge: &[String],
+) -> Result<Manifest, String> {
+    let reader = SnapshotReader::open(&collection.record.uri, &state.options.store)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (report, manifest) = compact(&reader, writer, merge, &state.options.compact)
+        .await
+        .map_err(|e| e.to_string())?;
     tracing::info!(
         "{}: merged {} segments into {:?} ({} chunks kept, {} dropped)",
         collection.name(),
@@ -151,10 +229,23 @@ async fn compact_latest(state: &AppState, collection: &Collection, writer: &Snap
     if collection.record.managed {
         // The server is the only writer and reader of a collection it created, and every
         // reload holds the publish lock this runs under: the merged segments can go now.
-        let options = GcOptions { keep: 2, min_age: std::time::Duration::ZERO, dry_run: false };
+        let options = GcOptions {
+            keep: 2,
+            min_age: std::time::Duration::ZERO,
+            dry_run: false,
+        };
         match collect_garbage(&collection.record.uri, &state.options.store, &options).await {
-            Ok(gc) => tracing::info!("{}: removed {} old versions, {} segments ({} bytes)", collection.name(), gc.versions_removed.len(), gc.segments_removed.len(), gc.bytes_removed),
-            Err(e) => tracing::warn!("{}: removing old versions failed (they stay on disk): {e}", collection.name()),
+            Ok(gc) => tracing::info!(
+                "{}: removed {} old versions, {} segments ({} bytes)",
+                collection.name(),
+                gc.versions_removed.len(),
+                gc.segments_removed.len(),
+                gc.bytes_removed
+            ),
+            Err(e) => tracing::warn!(
+                "{}: removing old versions failed (they stay on disk): {e}",
+                collection.name()
+            ),
         }
     }
     Ok(manifest)

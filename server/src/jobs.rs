@@ -35,7 +35,10 @@ impl JobBook {
                 }
             }
         }
-        Ok(Self { dir, jobs: Mutex::new(jobs) })
+        Ok(Self {
+            dir,
+            jobs: Mutex::new(jobs),
+        })
     }
 
     pub fn get(&self, job_id: &str) -> Option<IngestionJobStatus> {
@@ -77,7 +80,10 @@ impl JobBook {
     pub fn insert(&self, job: IngestionJobStatus) -> std::io::Result<Result<(), IngestionJobStatus>> {
         let mut jobs = self.jobs.lock().expect("jobs lock");
         if let Some(key) = job.metadata.get(IDEMPOTENCY_KEY).and_then(|k| k.as_str()) {
-            let earlier = jobs.values().find(|j| j.collection_name == job.collection_name && j.metadata.get(IDEMPOTENCY_KEY).and_then(|k| k.as_str()) == Some(key));
+            let earlier = jobs.values().find(|j| {
+                j.collection_name == job.collection_name
+                    && j.metadata.get(IDEMPOTENCY_KEY).and_then(|k| k.as_str()) == Some(key)
+            });
             if let Some(earlier) = earlier {
                 return Ok(Err(earlier.clone()));
             }
@@ -129,7 +135,13 @@ pub enum Submitted {
 
 /// Records a job for saved uploads and starts it, unless `idempotency_key` is an earlier
 /// job's. A submission that fails records nothing (no job, no file records).
-pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: String, uploads: Vec<Upload>, idempotency_key: Option<String>) -> std::io::Result<Submitted> {
+pub fn submit(
+    state: &Arc<AppState>,
+    collection: &Arc<Collection>,
+    job_id: String,
+    uploads: Vec<Upload>,
+    idempotency_key: Option<String>,
+) -> std::io::Result<Submitted> {
     let now = Utc::now();
     let job = IngestionJobStatus {
         job_id: job_id.clone(),
@@ -141,7 +153,14 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
         processed_files: 0,
         file_details: uploads
             .iter()
-            .map(|u| FileProgress { file_id: u.file_id.clone(), file_name: u.file_name.clone(), status: FileStatus::Uploading, progress_percent: 0.0, error_message: None, chunks_created: 0 })
+            .map(|u| FileProgress {
+                file_id: u.file_id.clone(),
+                file_name: u.file_name.clone(),
+                status: FileStatus::Uploading,
+                progress_percent: 0.0,
+                error_message: None,
+                chunks_created: 0,
+            })
             .collect(),
         collection_name: collection.name().to_string(),
         backend: "quarry".into(),
@@ -174,7 +193,11 @@ pub fn submit(state: &Arc<AppState>, collection: &Arc<Collection>, job_id: Strin
     if let Err(e) = state.save_files(collection) {
         // Nothing of the submission stays: the client was told it failed.
         let ids: std::collections::HashSet<&str> = uploads.iter().map(|u| u.file_id.as_str()).collect();
-        collection.files.lock().expect("files lock").retain(|f| !ids.contains(f.file_id.as_str()));
+        collection
+            .files
+            .lock()
+            .expect("files lock")
+            .retain(|f| !ids.contains(f.file_id.as_str()));
         state.jobs.remove(&job_id);
         return Err(e);
     }
@@ -206,21 +229,41 @@ fn scratch_record(collection: &Collection, job_id: &str, progress: &FileProgress
         ingested_at: None,
         expiration_date: None,
         error_message: None,
-        metadata: serde_json::json!({ "job_id": job_id }).as_object().cloned().unwrap_or_default(),
+        metadata: serde_json::json!({ "job_id": job_id })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 
 fn refresh_job_metrics(state: &AppState) {
     let jobs = state.jobs.all();
-    for s in [JobState::Pending, JobState::Processing, JobState::Completed, JobState::Failed] {
-        state.metrics.jobs.with_label_values(&[s.as_str()]).set(jobs.iter().filter(|j| j.status == s).count() as i64);
+    for s in [
+        JobState::Pending,
+        JobState::Processing,
+        JobState::Completed,
+        JobState::Failed,
+    ] {
+        state
+            .metrics
+            .jobs
+            .with_label_values(&[s.as_str()])
+            .set(jobs.iter().filter(|j| j.status == s).count() as i64);
     }
 }
 
-fn set_file(state: &AppState, collection: &Collection, job_id: &str, file_id: &str, change: impl Fn(&mut FileProgress, &mut FileInfo)) {
+fn set_file(
+    state: &AppState,
+    collection: &Collection,
+    job_id: &str,
+    file_id: &str,
+    change: impl Fn(&mut FileProgress, &mut FileInfo),
+) {
     state.jobs.update(job_id, |job| {
         let mut files = collection.files.lock().expect("files lock");
-        let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) else { return };
+        let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) else {
+            return;
+        };
         let info_at = files.iter().position(|f| f.file_id == file_id);
         let mut scratch = scratch_record(collection, job_id, progress);
         let info = match info_at {
@@ -245,12 +288,19 @@ fn set_job_file(state: &AppState, job_id: &str, file_id: &str, change: impl FnOn
 
 /// Which file of which job `upload` is, for its events.
 fn file_ref(collection: &Collection, job_id: &str, upload: &Upload) -> FileRef {
-    FileRef { collection_name: collection.name().to_string(), job_id: job_id.to_string(), file_id: upload.file_id.clone(), file_name: upload.file_name.clone() }
+    FileRef {
+        collection_name: collection.name().to_string(),
+        job_id: job_id.to_string(),
+        file_id: upload.file_id.clone(),
+        file_name: upload.file_name.clone(),
+    }
 }
 
 /// A file's progress in its job, and the event that says so.
 fn report_progress(state: &AppState, file: &FileRef, at: StageProgress) {
-    set_job_file(state, &file.job_id, &file.file_id, |progress| progress.progress_percent = at.percent.floor());
+    set_job_file(state, &file.job_id, &file.file_id, |progress| {
+        progress.progress_percent = at.percent.floor()
+    });
     state.events.publish(IngestionEvent::progress(file, at));
 }
 
@@ -263,7 +313,9 @@ fn fail_file(state: &AppState, collection: &Collection, job_id: &str, upload: &U
         info.error_message = Some(reason.to_string());
         info.ingested_at = Some(Utc::now());
     });
-    state.events.publish(IngestionEvent::failed(&file_ref(collection, job_id, upload), reason));
+    state
+        .events
+        .publish(IngestionEvent::failed(&file_ref(collection, job_id, upload), reason));
 }
 
 /// A file of a job that parsed, chunked and embedded, waiting for the job's publish.
@@ -276,7 +328,9 @@ struct Succeeded {
 
 /// Runs one job on a worker slot.
 async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, uploads: Vec<Upload>) {
-    let Ok(_slot) = state.ingest_slots.clone().acquire_owned().await else { return };
+    let Ok(_slot) = state.ingest_slots.clone().acquire_owned().await else {
+        return;
+    };
     state.jobs.update(&job_id, |job| {
         job.status = JobState::Processing;
         job.started_at = Some(Utc::now());
@@ -287,7 +341,9 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
         Err(e) => return finish(&state, &collection, &job_id, &uploads, Some(e)),
     };
     // Chunks whose text the collection already serves take the stored vector.
-    let stored = Arc::new(collection.searcher().map_or(StoredVectors::None, |searcher| StoredVectors::Collection(searcher.snapshot().clone())));
+    let stored = Arc::new(collection.searcher().map_or(StoredVectors::None, |searcher| {
+        StoredVectors::Collection(searcher.snapshot().clone())
+    }));
     let mut documents = Vec::new();
     let mut embedded_chunks = 0;
     let mut succeeded: Vec<Succeeded> = Vec::new();
@@ -302,7 +358,13 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
         let bytes = match std::fs::read(&upload.path) {
             Ok(bytes) => bytes,
             Err(e) => {
-                fail_file(&state, &collection, &job_id, upload, &format!("upload could not be read back: {e}"));
+                fail_file(
+                    &state,
+                    &collection,
+                    &job_id,
+                    upload,
+                    &format!("upload could not be read back: {e}"),
+                );
                 continue;
             }
         };
@@ -315,9 +377,11 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
             source: "upload".into(),
         };
         state.jobs.update(&job_id, |job| {
-            job.metadata.insert(FILE_IN_PROGRESS.into(), upload.file_id.clone().into());
+            job.metadata
+                .insert(FILE_IN_PROGRESS.into(), upload.file_id.clone().into());
         });
-        let (worker_state, worker_chunker, worker_stored, upload_tags) = (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
+        let (worker_state, worker_chunker, worker_stored, upload_tags) =
+            (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
         let progress_file = file.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             // The file's percent in its job changes, and an event goes out, once per whole
@@ -330,11 +394,20 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
                     report_progress(&worker_state, &progress_file, at);
                 }
             };
-            let settings = FileSettings { chunker: worker_chunker, stored: &worker_stored, tags: &upload_tags, progress: &progress };
+            let settings = FileSettings {
+                chunker: worker_chunker,
+                stored: &worker_stored,
+                tags: &upload_tags,
+                progress: &progress,
+            };
             process_file(&worker_state, &raw, settings)
         })
         .await
-        .unwrap_or_else(|e| Err(format!("File appears corrupted ({e}). Please verify the file and try again.")));
+        .unwrap_or_else(|e| {
+            Err(format!(
+                "File appears corrupted ({e}). Please verify the file and try again."
+            ))
+        });
         state.jobs.update(&job_id, |job| {
             job.metadata.remove(FILE_IN_PROGRESS);
         });
@@ -346,7 +419,12 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
                 let chunks = docs.iter().map(|d| d.chunks.len()).sum();
                 let tokens = docs.iter().map(|d| d.tokens()).sum();
                 documents.extend(docs);
-                succeeded.push(Succeeded { upload: upload.clone(), doc_ids, chunks, tokens });
+                succeeded.push(Succeeded {
+                    upload: upload.clone(),
+                    doc_ids,
+                    chunks,
+                    tokens,
+                });
             }
             Err(reason) => fail_file(&state, &collection, &job_id, upload, &reason),
         }
@@ -354,10 +432,24 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
     let mut job_error = None;
     if !documents.is_empty() {
         for file in &succeeded {
-            report_progress(&state, &file_ref(&collection, &job_id, &file.upload), StageProgress::storing(file.chunks));
+            report_progress(
+                &state,
+                &file_ref(&collection, &job_id, &file.upload),
+                StageProgress::storing(file.chunks),
+            );
         }
         let _guard = collection.publish_lock.lock().await;
-        match publish(&state, &collection, VersionChange { documents, tombstones: Vec::new(), embedded_chunks }).await {
+        match publish(
+            &state,
+            &collection,
+            VersionChange {
+                documents,
+                tombstones: Vec::new(),
+                embedded_chunks,
+            },
+        )
+        .await
+        {
             Ok(manifest) => {
                 for file in &succeeded {
                     set_file(&state, &collection, &job_id, &file.upload.file_id, |progress, info| {
@@ -368,14 +460,25 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
                         info.chunk_count = file.chunks;
                         info.ingested_at = Some(Utc::now());
                         info.metadata.insert("doc_ids".into(), file.doc_ids.clone().into());
-                        info.metadata.insert("snapshot_version".into(), manifest.version.clone().into());
+                        info.metadata
+                            .insert("snapshot_version".into(), manifest.version.clone().into());
                     });
-                    state.events.publish(IngestionEvent::completed(&file_ref(&collection, &job_id, &file.upload), file.chunks, file.tokens));
+                    state.events.publish(IngestionEvent::completed(
+                        &file_ref(&collection, &job_id, &file.upload),
+                        file.chunks,
+                        file.tokens,
+                    ));
                 }
             }
             Err(e) => {
                 for file in &succeeded {
-                    fail_file(&state, &collection, &job_id, &file.upload, &format!("Publishing failed: {e}"));
+                    fail_file(
+                        &state,
+                        &collection,
+                        &job_id,
+                        &file.upload,
+                        &format!("Publishing failed: {e}"),
+                    );
                 }
                 job_error = Some(e);
             }
@@ -388,7 +491,11 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
 fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Upload], error: Option<String>) {
     if let Some(error) = &error {
         for upload in uploads {
-            let pending = state.jobs.get(job_id).is_some_and(|j| j.file_details.iter().any(|f| f.file_id == upload.file_id && !matches!(f.status, FileStatus::Success | FileStatus::Failed)));
+            let pending = state.jobs.get(job_id).is_some_and(|j| {
+                j.file_details.iter().any(|f| {
+                    f.file_id == upload.file_id && !matches!(f.status, FileStatus::Success | FileStatus::Failed)
+                })
+            });
             if pending {
                 fail_file(state, collection, job_id, upload, error);
             }
@@ -396,10 +503,18 @@ fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Up
     }
     state.jobs.update(job_id, |job| {
         let any_success = job.file_details.iter().any(|f| f.status == FileStatus::Success);
-        job.status = if any_success { JobState::Completed } else { JobState::Failed };
+        job.status = if any_success {
+            JobState::Completed
+        } else {
+            JobState::Failed
+        };
         job.completed_at = Some(Utc::now());
         if !any_success {
-            job.error_message = Some(error.clone().unwrap_or_else(|| format!("all {} file(s) failed", job.total_files)));
+            job.error_message = Some(
+                error
+                    .clone()
+                    .unwrap_or_else(|| format!("all {} file(s) failed", job.total_files)),
+            );
         }
     });
     let _ = std::fs::remove_dir_all(uploads_dir(state, job_id));
@@ -424,7 +539,9 @@ pub async fn resume(state: &Arc<AppState>) {
         let tags_of = |file_id: &str| -> Vec<String> {
             let uploads = job.metadata.get("uploads").and_then(|u| u.as_array());
             let upload = uploads.and_then(|uploads| uploads.iter().find(|u| u["file_id"] == file_id));
-            upload.and_then(|u| serde_json::from_value(u["tags"].clone()).ok()).unwrap_or_default()
+            upload
+                .and_then(|u| serde_json::from_value(u["tags"].clone()).ok())
+                .unwrap_or_default()
         };
         let mut uploads: Vec<Upload> = job
             .file_details
@@ -437,7 +554,12 @@ pub async fn resume(state: &Arc<AppState>) {
                 tags: tags_of(&f.file_id),
             })
             .collect();
-        tracing::info!("resuming job {} ({} files) for {}", job.job_id, uploads.len(), job.collection_name);
+        tracing::info!(
+            "resuming job {} ({} files) for {}",
+            job.job_id,
+            uploads.len(),
+            job.collection_name
+        );
         {
             // A crash between the job record and the file records leaves the latter missing.
             let mut files = collection.files.lock().expect("files lock");
@@ -450,11 +572,19 @@ pub async fn resume(state: &Arc<AppState>) {
         if let Err(e) = state.save_files(&collection) {
             tracing::error!("collection {}: cannot persist files: {e}", collection.name());
         }
-        let in_progress = job.metadata.get(FILE_IN_PROGRESS).and_then(|f| f.as_str()).map(str::to_string);
+        let in_progress = job
+            .metadata
+            .get(FILE_IN_PROGRESS)
+            .and_then(|f| f.as_str())
+            .map(str::to_string);
         state.jobs.update(&job.job_id, |j| {
             j.status = JobState::Pending;
             j.metadata.remove(FILE_IN_PROGRESS);
-            for file in j.file_details.iter_mut().filter(|f| Some(&f.file_id) != in_progress.as_ref()) {
+            for file in j
+                .file_details
+                .iter_mut()
+                .filter(|f| Some(&f.file_id) != in_progress.as_ref())
+            {
                 file.status = FileStatus::Uploading;
                 file.progress_percent = 0.0;
                 file.error_message = None;
@@ -462,7 +592,11 @@ pub async fn resume(state: &Arc<AppState>) {
         });
         if let Some(position) = uploads.iter().position(|u| Some(&u.file_id) == in_progress.as_ref()) {
             let stopped = uploads.remove(position);
-            tracing::warn!("job {}: {} failed: {STOPPED_WHILE_PARSING}", job.job_id, stopped.file_name);
+            tracing::warn!(
+                "job {}: {} failed: {STOPPED_WHILE_PARSING}",
+                job.job_id,
+                stopped.file_name
+            );
             fail_file(state, &collection, &job.job_id, &stopped, STOPPED_WHILE_PARSING);
             let _ = std::fs::remove_file(&stopped.path);
         }
@@ -476,7 +610,14 @@ mod tests {
     use super::*;
 
     fn job(job_id: &str) -> IngestionJobStatus {
-        let file = FileProgress { file_id: "f".into(), file_name: "a.md".into(), status: FileStatus::Ingesting, progress_percent: 10.0, error_message: None, chunks_created: 0 };
+        let file = FileProgress {
+            file_id: "f".into(),
+            file_name: "a.md".into(),
+            status: FileStatus::Ingesting,
+            progress_percent: 10.0,
+            error_message: None,
+            chunks_created: 0,
+        };
         let now = Utc::now();
         IngestionJobStatus {
             job_id: job_id.into(),
@@ -506,7 +647,11 @@ mod tests {
         let on_disk = || JobBook::open(dir.path().to_path_buf()).unwrap().get("j").unwrap();
         assert_eq!(on_disk().file_details[0].progress_percent, 10.0, "not written");
         book.update("j", |job| job.status = JobState::Completed);
-        assert_eq!((on_disk().file_details[0].progress_percent, on_disk().status), (65.0, JobState::Completed), "written with the next saved change");
+        assert_eq!(
+            (on_disk().file_details[0].progress_percent, on_disk().status),
+            (65.0, JobState::Completed),
+            "written with the next saved change"
+        );
         book.update_unsaved("nope", |_| panic!("no such job"));
     }
 
@@ -529,6 +674,9 @@ mod tests {
         book.insert(job("plain-again")).unwrap().unwrap();
         // Known again after a restart.
         let reopened = JobBook::open(dir.path().to_path_buf()).unwrap();
-        assert_eq!(reopened.insert(keyed("third", "c")).unwrap().unwrap_err().job_id, "first");
+        assert_eq!(
+            reopened.insert(keyed("third", "c")).unwrap().unwrap_err().job_id,
+            "first"
+        );
     }
 }

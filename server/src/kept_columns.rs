@@ -16,7 +16,10 @@ pub struct KeptColumns<K, V> {
 impl<K: Hash + Eq, V> KeptColumns<K, V> {
     /// Keeps at most `limit` keys.
     pub fn new(limit: usize) -> Self {
-        Self { columns: Mutex::new(HashMap::new()), limit }
+        Self {
+            columns: Mutex::new(HashMap::new()),
+            limit,
+        }
     }
 
     /// The column of `key`, built by `build` unless kept (and kept when there is room).

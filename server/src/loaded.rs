@@ -11,8 +11,13 @@ use bytes::Bytes;
 
 use quarry_indexer::chunk::Chunk;
 use quarry_indexer::embed::Embeddings;
-use quarry_indexer::index::{load_vector_index, FaissIndex, Hit, KeywordStats, RowSet, TantivyKeywordIndex, VectorIndex};
-use quarry_indexer::snapshot::{chunks_from_parquet, chunks_from_parquet_without_embeddings, documents_from_parquet, layout, local_copy, DocumentRecord, Manifest, SegmentManifest, SnapshotReader};
+use quarry_indexer::index::{
+    load_vector_index, FaissIndex, Hit, KeywordStats, RowSet, TantivyKeywordIndex, VectorIndex,
+};
+use quarry_indexer::snapshot::{
+    chunks_from_parquet, chunks_from_parquet_without_embeddings, documents_from_parquet, layout, local_copy,
+    DocumentRecord, Manifest, SegmentManifest, SnapshotReader,
+};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::IndexerError;
 use rayon::prelude::*;
@@ -20,8 +25,8 @@ use rayon::prelude::*;
 use crate::error::ServerError;
 use crate::facet_columns::FacetColumns;
 use crate::field_index::FieldIndex;
-use crate::metadata_columns::MetadataColumns;
 use crate::hidden_rows::HiddenRows;
+use crate::metadata_columns::MetadataColumns;
 
 /// How to load a snapshot.
 #[derive(Debug, Clone)]
@@ -37,7 +42,12 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { store: StoreOptions::default(), cache_dir: std::env::temp_dir().join("quarry-cache"), verify: true, version: None }
+        Self {
+            store: StoreOptions::default(),
+            cache_dir: std::env::temp_dir().join("quarry-cache"),
+            verify: true,
+            version: None,
+        }
     }
 }
 
@@ -71,12 +81,25 @@ impl SegmentData {
             return Ok(self.vectors.exact_top_k_in(query, rows, k)?);
         };
         if query.len() != copy.dim {
-            return Err(ServerError::InvalidRequest(format!("a query of {} values for vectors of dimension {}", query.len(), copy.dim)));
+            return Err(ServerError::InvalidRequest(format!(
+                "a query of {} values for vectors of dimension {}",
+                query.len(),
+                copy.dim
+            )));
         }
         if let Some(row) = rows.iter().find(|&&row| row as usize >= self.chunks.len()) {
-            return Err(ServerError::InvalidRequest(format!("row {row} of a segment of {} rows", self.chunks.len())));
+            return Err(ServerError::InvalidRequest(format!(
+                "row {row} of a segment of {} rows",
+                self.chunks.len()
+            )));
         }
-        Ok(quarry_kernels::exact_top_k_in(query, &copy.data, copy.dim, rows, k).into_iter().map(|s| Hit { row: s.row, score: s.score }).collect())
+        Ok(quarry_kernels::exact_top_k_in(query, &copy.data, copy.dim, rows, k)
+            .into_iter()
+            .map(|s| Hit {
+                row: s.row,
+                score: s.score,
+            })
+            .collect())
     }
 
     /// Whether the segment keeps chunks.parquet's copy of its vectors (only when its index
@@ -90,7 +113,13 @@ impl SegmentData {
         match &self.parquet_vectors {
             Some(copy) => {
                 let rows = copy.data.get(start * copy.dim..(start + count) * copy.dim);
-                rows.map(<[f32]>::to_vec).ok_or_else(|| ServerError::InvalidRequest(format!("rows {start}..{} of a segment of {}", start + count, self.chunks.len())))
+                rows.map(<[f32]>::to_vec).ok_or_else(|| {
+                    ServerError::InvalidRequest(format!(
+                        "rows {start}..{} of a segment of {}",
+                        start + count,
+                        self.chunks.len()
+                    ))
+                })
             }
             None => Ok(self.vectors.stored_vectors(start, count)?),
         }
@@ -123,7 +152,10 @@ pub struct LoadedSnapshot {
 /// A segment's Parquet file, memory-mapped: the reader touches only the pages of the columns
 /// it decodes (never the vectors, which the vector index holds).
 fn map_file(path: &std::path::Path) -> Result<Bytes, IndexerError> {
-    let io = |cause| IndexerError::Io { path: path.to_path_buf(), cause };
+    let io = |cause| IndexerError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
     let file = std::fs::File::open(path).map_err(io)?;
     // SAFETY: published segment files are never changed in place (quarry writes new files and
     // renames them in; removing a mapped file leaves the mapping valid).
@@ -140,7 +172,11 @@ impl LoadedSnapshot {
     /// Loads like [`LoadedSnapshot::load`], taking every segment that `previous` already holds
     /// (same id, same file checksums) from it: a reload after an upload or a nightly delta
     /// reads only the new segments and shares the rest (rows, vectors and indexes).
-    pub async fn load_after(uri: &str, options: &LoadOptions, previous: Option<Arc<LoadedSnapshot>>) -> Result<Self, ServerError> {
+    pub async fn load_after(
+        uri: &str,
+        options: &LoadOptions,
+        previous: Option<Arc<LoadedSnapshot>>,
+    ) -> Result<Self, ServerError> {
         let reader = match &options.version {
             Some(version) => SnapshotReader::open_version(uri, version, &options.store).await?,
             None => SnapshotReader::open(uri, &options.store).await?,
@@ -156,30 +192,69 @@ impl LoadedSnapshot {
     }
 
     /// The segment of `previous` that is `segment` of `manifest`, file for file.
-    fn reusable<'a>(previous: Option<&'a LoadedSnapshot>, manifest: &Manifest, segment: &SegmentManifest) -> Option<&'a LoadedSegment> {
+    fn reusable<'a>(
+        previous: Option<&'a LoadedSnapshot>,
+        manifest: &Manifest,
+        segment: &SegmentManifest,
+    ) -> Option<&'a LoadedSegment> {
         let previous = previous?;
-        let same_files = |p: &SegmentManifest| p.files == segment.files && segment.files.iter().all(|f| previous.manifest.checksums.get(f) == manifest.checksums.get(f));
-        let index = previous.manifest.segments.iter().position(|p| p.id == segment.id && same_files(p))?;
+        let same_files = |p: &SegmentManifest| {
+            p.files == segment.files
+                && segment
+                    .files
+                    .iter()
+                    .all(|f| previous.manifest.checksums.get(f) == manifest.checksums.get(f))
+        };
+        let index = previous
+            .manifest
+            .segments
+            .iter()
+            .position(|p| p.id == segment.id && same_files(p))?;
         previous.segments.get(index).filter(|loaded| loaded.id == segment.id)
     }
 
-    fn load_local(uri: String, manifest: Manifest, root: PathBuf, verify: bool, previous: Option<&LoadedSnapshot>) -> Result<Self, ServerError> {
-        let reused: Vec<Option<&LoadedSegment>> = manifest.segments.iter().map(|s| Self::reusable(previous, &manifest, s)).collect();
+    fn load_local(
+        uri: String,
+        manifest: Manifest,
+        root: PathBuf,
+        verify: bool,
+        previous: Option<&LoadedSnapshot>,
+    ) -> Result<Self, ServerError> {
+        let reused: Vec<Option<&LoadedSegment>> = manifest
+            .segments
+            .iter()
+            .map(|s| Self::reusable(previous, &manifest, s))
+            .collect();
         if verify {
-            let trusted: std::collections::HashSet<&str> =
-                manifest.segments.iter().zip(&reused).filter(|(_, r)| r.is_some()).flat_map(|(s, _)| s.files.iter().map(String::as_str)).collect();
+            let trusted: std::collections::HashSet<&str> = manifest
+                .segments
+                .iter()
+                .zip(&reused)
+                .filter(|(_, r)| r.is_some())
+                .flat_map(|(s, _)| s.files.iter().map(String::as_str))
+                .collect();
             // Files hashed in parallel, each streamed in blocks (never a whole file in memory);
             // problems listed in manifest order.
-            let to_check: Vec<_> = manifest.checksums.iter().filter(|(path, _)| !trusted.contains(path.as_str())).collect();
+            let to_check: Vec<_> = manifest
+                .checksums
+                .iter()
+                .filter(|(path, _)| !trusted.contains(path.as_str()))
+                .collect();
             let problems: Vec<String> = to_check
                 .into_par_iter()
-                .filter_map(|(relative, expected)| match quarry_indexer::snapshot::sha256_file(&root.join(relative)) {
-                    Ok(actual) => (actual != expected.sha256).then(|| format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256)),
-                    Err(e) => Some(format!("{relative}: {e}")),
-                })
+                .filter_map(
+                    |(relative, expected)| match quarry_indexer::snapshot::sha256_file(&root.join(relative)) {
+                        Ok(actual) => (actual != expected.sha256)
+                            .then(|| format!("{relative}: sha256 {actual}, manifest says {}", expected.sha256)),
+                        Err(e) => Some(format!("{relative}: {e}")),
+                    },
+                )
                 .collect();
             if !problems.is_empty() {
-                return Err(ServerError::Corrupt { uri, problems: problems.join("; ") });
+                return Err(ServerError::Corrupt {
+                    uri,
+                    problems: problems.join("; "),
+                });
             }
         }
         let dead = manifest.tombstone_set();
@@ -194,25 +269,60 @@ impl LoadedSnapshot {
             };
             let hidden = match reuse {
                 Some(old) if same_tombstones => old.hidden.clone(),
-                _ => HiddenRows::of_segment(&segment.id, &data.chunks, data.keyword.analyzer(), &dead, reuse.map(|old| &old.hidden)),
+                _ => HiddenRows::of_segment(
+                    &segment.id,
+                    &data.chunks,
+                    data.keyword.analyzer(),
+                    &dead,
+                    reuse.map(|old| &old.hidden),
+                ),
             };
             let rows = data.chunks.len();
-            segments.push(LoadedSegment { id: segment.id.clone(), offset, rows, data, hidden });
+            segments.push(LoadedSegment {
+                id: segment.id.clone(),
+                offset,
+                rows,
+                data,
+                hidden,
+            });
             offset += rows;
         }
         let mut tombstoned = RowSet::empty(offset);
         for segment in &segments {
-            segment.hidden.rows.iter().for_each(|&local| tombstoned.insert(segment.offset + local as usize));
+            segment
+                .hidden
+                .rows
+                .iter()
+                .for_each(|&local| tombstoned.insert(segment.offset + local as usize));
         }
         let reused_segments = reused.iter().filter(|r| r.is_some()).count();
         let dim = manifest.model.dim;
-        Ok(Self { uri, manifest, segments, tombstoned, reused_segments, rows: offset, dim })
+        Ok(Self {
+            uri,
+            manifest,
+            segments,
+            tombstoned,
+            reused_segments,
+            rows: offset,
+            dim,
+        })
     }
 
     /// Reads one segment's rows and opens its indexes.
-    fn read_segment(uri: &str, root: &std::path::Path, manifest: &Manifest, segment: &SegmentManifest) -> Result<SegmentData, ServerError> {
-        let corrupt = |problem: String| ServerError::Corrupt { uri: uri.to_string(), problems: format!("segment {}: {problem}", segment.id) };
-        let vectors = load_vector_index(&root.join(layout::segment_file(&segment.id, layout::VECTORS)), &manifest.segment_index(segment))?;
+    fn read_segment(
+        uri: &str,
+        root: &std::path::Path,
+        manifest: &Manifest,
+        segment: &SegmentManifest,
+    ) -> Result<SegmentData, ServerError> {
+        let corrupt = |problem: String| ServerError::Corrupt {
+            uri: uri.to_string(),
+            problems: format!("segment {}: {problem}", segment.id),
+        };
+        let vectors = load_vector_index(
+            &root.join(layout::segment_file(&segment.id, layout::VECTORS)),
+            &manifest.segment_index(segment),
+        )?;
         let chunk_bytes = map_file(&root.join(layout::segment_file(&segment.id, layout::CHUNKS)))?;
         // The index holds the vectors (and exact scans read them there), except IVF-PQ's codes.
         let (chunks, parquet_vectors) = if vectors.stores_vectors() {
@@ -236,24 +346,46 @@ impl LoadedSnapshot {
         let doc_bytes = map_file(&root.join(layout::segment_file(&segment.id, layout::DOCUMENTS)))?;
         // Rows map to documents of their own segment: a replaced document has one record per segment.
         let documents = documents_from_parquet(doc_bytes)?;
-        let doc_index: std::collections::HashMap<&str, u32> = documents.iter().enumerate().map(|(i, d)| (d.doc_id.as_str(), i as u32)).collect();
+        let doc_index: std::collections::HashMap<&str, u32> = documents
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.doc_id.as_str(), i as u32))
+            .collect();
         let mut doc_of_row = Vec::with_capacity(chunks.len());
         for chunk in &chunks {
-            let doc = doc_index.get(chunk.doc_id.as_str()).copied().ok_or_else(|| ServerError::Corrupt {
-                uri: uri.to_string(),
-                problems: format!("chunk {} names document {} that segment {} does not hold", chunk.chunk_id, chunk.doc_id, segment.id),
-            })?;
+            let doc = doc_index
+                .get(chunk.doc_id.as_str())
+                .copied()
+                .ok_or_else(|| ServerError::Corrupt {
+                    uri: uri.to_string(),
+                    problems: format!(
+                        "chunk {} names document {} that segment {} does not hold",
+                        chunk.chunk_id, chunk.doc_id, segment.id
+                    ),
+                })?;
             doc_of_row.push(doc);
         }
         drop(doc_index);
         let keyword = TantivyKeywordIndex::open(&root.join(layout::segment_file(&segment.id, layout::KEYWORD_DIR)))?;
-        Ok(SegmentData { chunks, documents, doc_of_row, vectors, parquet_vectors, keyword, metadata_columns: MetadataColumns::default(), field_index: FieldIndex::default(), facet_columns: FacetColumns::default() })
+        Ok(SegmentData {
+            chunks,
+            documents,
+            doc_of_row,
+            vectors,
+            parquet_vectors,
+            keyword,
+            metadata_columns: MetadataColumns::default(),
+            field_index: FieldIndex::default(),
+            facet_columns: FacetColumns::default(),
+        })
     }
 
     /// What the tombstoned rows of every segment add to the keyword indexes' statistics.
     pub fn hidden_keyword_stats(&self) -> KeywordStats {
         let mut all = KeywordStats::default();
-        self.segments.iter().for_each(|segment| all.add(&segment.hidden.keyword_stats));
+        self.segments
+            .iter()
+            .for_each(|segment| all.add(&segment.hidden.keyword_stats));
         all
     }
 
@@ -270,7 +402,10 @@ impl LoadedSnapshot {
     /// The segment holding a row.
     pub fn segment_of(&self, row: usize) -> &LoadedSegment {
         let index = self.segments.partition_point(|s| s.offset + s.rows <= row);
-        self.segments.get(index).filter(|s| row >= s.offset).expect("row inside a segment")
+        self.segments
+            .get(index)
+            .filter(|s| row >= s.offset)
+            .expect("row inside a segment")
     }
 
     /// Chunk `row`.
@@ -347,7 +482,15 @@ impl LoadedSnapshot {
                     counts[doc as usize] += 1;
                 }
             }
-            live.extend(segment.data.documents.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(d, n)| (d, n, segment.id.as_str())));
+            live.extend(
+                segment
+                    .data
+                    .documents
+                    .iter()
+                    .zip(counts)
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(d, n)| (d, n, segment.id.as_str())),
+            );
         }
         live.sort_by(|a, b| a.0.uri.cmp(&b.0.uri));
         live

@@ -23,7 +23,9 @@ pub struct MetadataColumns {
 
 impl Default for MetadataColumns {
     fn default() -> Self {
-        Self { columns: KeptColumns::new(MAX_CACHED_KEYS) }
+        Self {
+            columns: KeptColumns::new(MAX_CACHED_KEYS),
+        }
     }
 }
 
@@ -33,7 +35,11 @@ impl MetadataColumns {
         self.columns.get_or_build(key, || {
             documents
                 .par_iter()
-                .map(|document| serde_json::from_str::<serde_json::Map<String, Value>>(&document.metadata).ok().and_then(|mut metadata| metadata.remove(key)))
+                .map(|document| {
+                    serde_json::from_str::<serde_json::Map<String, Value>>(&document.metadata)
+                        .ok()
+                        .and_then(|mut metadata| metadata.remove(key))
+                })
                 .collect()
         })
     }

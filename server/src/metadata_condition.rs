@@ -39,7 +39,10 @@ impl Condition {
     /// operators (each checked with its operand; the error names the key and why), anything
     /// else a value to equal.
     pub fn parse(key: &str, wanted: &Value) -> Result<Self, String> {
-        let Some(operators) = wanted.as_object().filter(|map| !map.is_empty() && map.keys().all(|k| k.starts_with('$'))) else {
+        let Some(operators) = wanted
+            .as_object()
+            .filter(|map| !map.is_empty() && map.keys().all(|k| k.starts_with('$')))
+        else {
             return Ok(Self::Equals(wanted.clone()));
         };
         let mut all = Vec::with_capacity(operators.len());
@@ -47,17 +50,30 @@ impl Condition {
             let operator = match name.as_str() {
                 "$eq" => Operator::Eq,
                 "$ne" => Operator::Ne,
-                "$gt" | "$gte" | "$lt" | "$lte" if !(operand.is_number() || operand.is_string()) => return Err(format!("metadata.{key}: {name} needs a number or a string, got {operand}")),
+                "$gt" | "$gte" | "$lt" | "$lte" if !(operand.is_number() || operand.is_string()) => {
+                    return Err(format!(
+                        "metadata.{key}: {name} needs a number or a string, got {operand}"
+                    ))
+                }
                 "$gt" => Operator::Gt,
                 "$gte" => Operator::Gte,
                 "$lt" => Operator::Lt,
                 "$lte" => Operator::Lte,
-                "$in" | "$nin" if !operand.is_array() => return Err(format!("metadata.{key}: {name} needs a list, got {operand}")),
+                "$in" | "$nin" if !operand.is_array() => {
+                    return Err(format!("metadata.{key}: {name} needs a list, got {operand}"))
+                }
                 "$in" => Operator::In,
                 "$nin" => Operator::Nin,
-                "$exists" if !operand.is_boolean() => return Err(format!("metadata.{key}: $exists needs true or false, got {operand}")),
+                "$exists" if !operand.is_boolean() => {
+                    return Err(format!("metadata.{key}: $exists needs true or false, got {operand}"))
+                }
                 "$exists" => Operator::Exists,
-                other => return Err(format!("metadata.{key}: unknown operator {other} (one of {})", OPERATORS.join(", "))),
+                other => {
+                    return Err(format!(
+                        "metadata.{key}: unknown operator {other} (one of {})",
+                        OPERATORS.join(", ")
+                    ))
+                }
             };
             all.push((operator, operand.clone()));
         }
@@ -70,7 +86,10 @@ impl Condition {
             Self::Equals(wanted) => return actual.is_some_and(|actual| equal(actual, wanted)),
             Self::All(operators) => operators,
         };
-        let in_list = |actual: &Value, list: &Value| list.as_array().is_some_and(|list| list.iter().any(|v| equal(actual, v)));
+        let in_list = |actual: &Value, list: &Value| {
+            list.as_array()
+                .is_some_and(|list| list.iter().any(|v| equal(actual, v)))
+        };
         operators.iter().all(|(operator, operand)| match (operator, actual) {
             (Operator::Exists, actual) => operand.as_bool() == Some(actual.is_some()),
             (Operator::Ne, actual) => !actual.is_some_and(|actual| equal(actual, operand)),
@@ -79,7 +98,9 @@ impl Condition {
             (Operator::Eq, Some(actual)) => equal(actual, operand),
             (Operator::In, Some(actual)) => in_list(actual, operand),
             (Operator::Gt, Some(actual)) => compare(actual, operand) == Some(Ordering::Greater),
-            (Operator::Gte, Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Greater | Ordering::Equal)),
+            (Operator::Gte, Some(actual)) => {
+                matches!(compare(actual, operand), Some(Ordering::Greater | Ordering::Equal))
+            }
             (Operator::Lt, Some(actual)) => compare(actual, operand) == Some(Ordering::Less),
             (Operator::Lte, Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Less | Ordering::Equal)),
         })
@@ -139,26 +160,55 @@ mod tests {
         let year = json!(2024);
         assert!(holds(Some(&year), &json!({ "$gte": 2020, "$lt": 2025 })));
         assert!(!holds(Some(&year), &json!({ "$gt": 2024 })));
-        assert!(holds(Some(&year), &json!({ "$gt": "2023" })), "a numeric string compares as a number");
-        assert!(holds(Some(&json!("10")), &json!({ "$gt": "9" })), "numeric strings as numbers, not bytes");
-        assert!(holds(Some(&json!("2024-03-01")), &json!({ "$gte": "2024-01-01", "$lte": "2024-12-31" })));
-        assert!(!holds(Some(&json!("draft")), &json!({ "$gt": 3 })), "no order between a word and a number");
+        assert!(
+            holds(Some(&year), &json!({ "$gt": "2023" })),
+            "a numeric string compares as a number"
+        );
+        assert!(
+            holds(Some(&json!("10")), &json!({ "$gt": "9" })),
+            "numeric strings as numbers, not bytes"
+        );
+        assert!(holds(
+            Some(&json!("2024-03-01")),
+            &json!({ "$gte": "2024-01-01", "$lte": "2024-12-31" })
+        ));
+        assert!(
+            !holds(Some(&json!("draft")), &json!({ "$gt": 3 })),
+            "no order between a word and a number"
+        );
         assert!(holds(Some(&json!("legal")), &json!({ "$in": ["finance", "legal"] })));
         assert!(!holds(Some(&json!("hr")), &json!({ "$in": ["finance", "legal"] })));
         assert!(holds(Some(&json!("hr")), &json!({ "$nin": ["finance", "legal"] })));
-        assert!(holds(None, &json!({ "$nin": ["x"] })) && holds(None, &json!({ "$ne": "x" })), "a missing value is none of them");
+        assert!(
+            holds(None, &json!({ "$nin": ["x"] })) && holds(None, &json!({ "$ne": "x" })),
+            "a missing value is none of them"
+        );
         assert!(!holds(None, &json!({ "$gte": 1 })) && !holds(None, &json!({ "$eq": 1 })));
         assert!(holds(None, &json!({ "$exists": false })) && !holds(Some(&year), &json!({ "$exists": false })));
-        assert!(holds(Some(&year), &json!("2024")) && holds(Some(&json!("2024")), &json!(2024)), "plain values are equality");
-        assert!(holds(Some(&json!({ "a": 1 })), &json!({ "a": 1 })), "an object without operators is a value");
+        assert!(
+            holds(Some(&year), &json!("2024")) && holds(Some(&json!("2024")), &json!(2024)),
+            "plain values are equality"
+        );
+        assert!(
+            holds(Some(&json!({ "a": 1 })), &json!({ "a": 1 })),
+            "an object without operators is a value"
+        );
     }
 
     #[test]
     fn bad_operators_and_operands_are_named() {
         assert_eq!(validate("year", &json!({ "$gte": 2020, "$lt": "2025" })), Ok(()));
-        assert_eq!(validate("year", &json!({ "$between": [1, 2] })).unwrap_err(), "metadata.year: unknown operator $between (one of $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists)");
-        assert_eq!(validate("tag", &json!({ "$in": "legal" })).unwrap_err(), "metadata.tag: $in needs a list, got \"legal\"");
-        assert!(validate("year", &json!({ "$gt": [1] })).unwrap_err().contains("$gt needs a number or a string"));
+        assert_eq!(
+            validate("year", &json!({ "$between": [1, 2] })).unwrap_err(),
+            "metadata.year: unknown operator $between (one of $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists)"
+        );
+        assert_eq!(
+            validate("tag", &json!({ "$in": "legal" })).unwrap_err(),
+            "metadata.tag: $in needs a list, got \"legal\""
+        );
+        assert!(validate("year", &json!({ "$gt": [1] }))
+            .unwrap_err()
+            .contains("$gt needs a number or a string"));
         assert!(validate("x", &json!({ "$exists": "yes" })).is_err());
     }
 }

@@ -3,7 +3,9 @@
 //! embeddings answered from the recent-query cache, queries per shared query-embedding
 //! pass, and uploaded chunks by where their vector came from.
 
-use prometheus::{Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
 
 pub struct Metrics {
     registry: Registry,
@@ -18,28 +20,68 @@ pub struct Metrics {
     pub ingested_chunks: IntCounterVec,
 }
 
-const LATENCY_BUCKETS: &[f64] = &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 
 impl Metrics {
     pub fn new() -> Self {
         let registry = Registry::new();
-        let requests = IntCounterVec::new(Opts::new("quarry_http_requests_total", "HTTP requests by route, method and status"), &["route", "method", "status"]).expect("metric");
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "quarry_http_requests_total",
+                "HTTP requests by route, method and status",
+            ),
+            &["route", "method", "status"],
+        )
+        .expect("metric");
         let request_seconds = HistogramVec::new(
-            HistogramOpts::new("quarry_http_request_duration_seconds", "HTTP request latency by route").buckets(LATENCY_BUCKETS.to_vec()),
+            HistogramOpts::new("quarry_http_request_duration_seconds", "HTTP request latency by route")
+                .buckets(LATENCY_BUCKETS.to_vec()),
             &["route"],
         )
         .expect("metric");
         let lane_seconds = HistogramVec::new(
-            HistogramOpts::new("quarry_search_lane_duration_seconds", "Search latency by stage: embed (query embedding) and search per mode").buckets(LATENCY_BUCKETS.to_vec()),
+            HistogramOpts::new(
+                "quarry_search_lane_duration_seconds",
+                "Search latency by stage: embed (query embedding) and search per mode",
+            )
+            .buckets(LATENCY_BUCKETS.to_vec()),
             &["lane"],
         )
         .expect("metric");
-        let queue_depth = IntGauge::new("quarry_search_queue_depth", "Searches waiting for or holding a search worker").expect("metric");
-        let jobs = IntGaugeVec::new(Opts::new("quarry_ingestion_jobs", "Ingestion jobs by state"), &["state"]).expect("metric");
-        let snapshot = IntGaugeVec::new(Opts::new("quarry_collection_snapshot_info", "1 for the snapshot version each collection serves"), &["collection", "version"]).expect("metric");
-        let query_cache = IntCounterVec::new(Opts::new("quarry_query_cache_total", "Query embeddings answered from the recent-query cache (hit) or by the model (miss)"), &["result"]).expect("metric");
+        let queue_depth = IntGauge::new(
+            "quarry_search_queue_depth",
+            "Searches waiting for or holding a search worker",
+        )
+        .expect("metric");
+        let jobs = IntGaugeVec::new(
+            Opts::new("quarry_ingestion_jobs", "Ingestion jobs by state"),
+            &["state"],
+        )
+        .expect("metric");
+        let snapshot = IntGaugeVec::new(
+            Opts::new(
+                "quarry_collection_snapshot_info",
+                "1 for the snapshot version each collection serves",
+            ),
+            &["collection", "version"],
+        )
+        .expect("metric");
+        let query_cache = IntCounterVec::new(
+            Opts::new(
+                "quarry_query_cache_total",
+                "Query embeddings answered from the recent-query cache (hit) or by the model (miss)",
+            ),
+            &["result"],
+        )
+        .expect("metric");
         let query_embed_pass = Histogram::with_opts(
-            HistogramOpts::new("quarry_query_embed_pass_queries", "Queries embedded together in one forward pass (concurrent searches share passes)").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0]),
+            HistogramOpts::new(
+                "quarry_query_embed_pass_queries",
+                "Queries embedded together in one forward pass (concurrent searches share passes)",
+            )
+            .buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0]),
         )
         .expect("metric");
         let ingested_chunks = IntCounterVec::new(
@@ -60,13 +102,26 @@ impl Metrics {
         ] {
             registry.register(metric).expect("unique metric names");
         }
-        Self { registry, requests, request_seconds, lane_seconds, queue_depth, jobs, snapshot, query_cache, query_embed_pass, ingested_chunks }
+        Self {
+            registry,
+            requests,
+            request_seconds,
+            lane_seconds,
+            queue_depth,
+            jobs,
+            snapshot,
+            query_cache,
+            query_embed_pass,
+            ingested_chunks,
+        }
     }
 
     /// The text exposition format.
     pub fn render(&self) -> String {
         let mut buffer = Vec::new();
-        TextEncoder::new().encode(&self.registry.gather(), &mut buffer).expect("text encoding");
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buffer)
+            .expect("text encoding");
         String::from_utf8(buffer).unwrap_or_default()
     }
 }

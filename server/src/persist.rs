@@ -14,7 +14,13 @@ use serde::Serialize;
 /// The lock the writers of the record at `path` take turns by.
 fn turn_of(path: &Path) -> Arc<Mutex<()>> {
     static TURNS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
-    TURNS.get_or_init(Default::default).lock().expect("record turns lock").entry(path.to_path_buf()).or_default().clone()
+    TURNS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("record turns lock")
+        .entry(path.to_path_buf())
+        .or_default()
+        .clone()
 }
 
 /// Writes the record `make` gives, taken while no other writer of `path` works: the last
@@ -31,7 +37,11 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     // A temporary name no other writer (thread or process) uses.
-    let tmp = path.with_extension(format!("json.{}-{}.tmp", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed)));
+    let tmp = path.with_extension(format!(
+        "json.{}-{}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
     let bytes = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     {
         use std::io::Write;
@@ -47,7 +57,9 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
 /// Reads a record; `Ok(None)` when the file does not exist.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> std::io::Result<Option<T>> {
     match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| std::io::Error::other(format!("{}: {e}", path.display()))),
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }

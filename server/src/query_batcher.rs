@@ -47,15 +47,24 @@ impl QueryBatching {
     /// [`GPU_QUERY_EMBED_THREADS`] and [`GPU_QUERIES_PER_PASS`].
     pub fn for_device(device: &str, cores: usize) -> Self {
         if device.starts_with("cpu") {
-            Self { threads: cores.max(1), per_pass: QUERIES_PER_PASS }
+            Self {
+                threads: cores.max(1),
+                per_pass: QUERIES_PER_PASS,
+            }
         } else {
-            Self { threads: GPU_QUERY_EMBED_THREADS, per_pass: GPU_QUERIES_PER_PASS }
+            Self {
+                threads: GPU_QUERY_EMBED_THREADS,
+                per_pass: GPU_QUERIES_PER_PASS,
+            }
         }
     }
 
     /// These settings with what was set explicitly in their place.
     pub fn with(self, threads: Option<usize>, per_pass: Option<usize>) -> Self {
-        Self { threads: threads.unwrap_or(self.threads), per_pass: per_pass.unwrap_or(self.per_pass).max(1) }
+        Self {
+            threads: threads.unwrap_or(self.threads),
+            per_pass: per_pass.unwrap_or(self.per_pass).max(1),
+        }
     }
 }
 
@@ -90,10 +99,19 @@ pub struct BatchingEmbedder {
 
 impl BatchingEmbedder {
     pub fn new(inner: Arc<dyn Embedder>, threads: usize, per_pass: usize, pass_sizes: Histogram) -> Self {
-        let shared = Arc::new(Shared { inner, per_pass: per_pass.max(1), queue: Mutex::new(Queue::default()), queued: Condvar::new(), pass_sizes });
+        let shared = Arc::new(Shared {
+            inner,
+            per_pass: per_pass.max(1),
+            queue: Mutex::new(Queue::default()),
+            queued: Condvar::new(),
+            pass_sizes,
+        });
         for i in 0..threads.max(1) {
             let shared = shared.clone();
-            std::thread::Builder::new().name(format!("query-embed-{i}")).spawn(move || embed_passes(&shared)).expect("spawn a query embedding thread");
+            std::thread::Builder::new()
+                .name(format!("query-embed-{i}"))
+                .spawn(move || embed_passes(&shared))
+                .expect("spawn a query embedding thread");
         }
         Self { shared }
     }
@@ -122,11 +140,21 @@ fn embed_passes(shared: &Shared) {
             queue.waiting.drain(..take).collect()
         };
         shared.pass_sizes.observe(pass.len() as f64);
-        let (ids, replies): (Vec<Vec<u32>>, Vec<SyncSender<Reply>>) = pass.into_iter().map(|waiting| (waiting.ids, waiting.reply)).unzip();
+        let (ids, replies): (Vec<Vec<u32>>, Vec<SyncSender<Reply>>) =
+            pass.into_iter().map(|waiting| (waiting.ids, waiting.reply)).unzip();
         let embedded = catch_unwind(AssertUnwindSafe(|| shared.inner.embed_tokens(&ids)));
         let rows: std::result::Result<Vec<Vec<f32>>, String> = match embedded {
-            Ok(Ok(embeddings)) if embeddings.data.len() == embeddings.dim * ids.len() => Ok(embeddings.data.chunks(embeddings.dim.max(1)).map(<[f32]>::to_vec).collect()),
-            Ok(Ok(embeddings)) => Err(format!("the model returned {} values for {} queries of {} dimensions", embeddings.data.len(), ids.len(), embeddings.dim)),
+            Ok(Ok(embeddings)) if embeddings.data.len() == embeddings.dim * ids.len() => Ok(embeddings
+                .data
+                .chunks(embeddings.dim.max(1))
+                .map(<[f32]>::to_vec)
+                .collect()),
+            Ok(Ok(embeddings)) => Err(format!(
+                "the model returned {} values for {} queries of {} dimensions",
+                embeddings.data.len(),
+                ids.len(),
+                embeddings.dim
+            )),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err("the model panicked while embedding the query".to_string()),
         };
@@ -170,7 +198,10 @@ impl Embedder for BatchingEmbedder {
         }
         self.shared.queued.notify_one();
         match answer.recv() {
-            Ok(Ok(data)) => Ok(Embeddings { dim: self.info().dim, data }),
+            Ok(Ok(data)) => Ok(Embeddings {
+                dim: self.info().dim,
+                data,
+            }),
             Ok(Err(reason)) => Err(IndexerError::Embed(reason)),
             Err(_) => Err(IndexerError::Embed("the query embedding thread ended".into())),
         }
@@ -187,12 +218,34 @@ mod tests {
 
     #[test]
     fn the_default_batching_follows_the_models_device_and_explicit_settings_win() {
-        assert_eq!(QueryBatching::for_device("cpu", 16), QueryBatching { threads: 16, per_pass: QUERIES_PER_PASS });
+        assert_eq!(
+            QueryBatching::for_device("cpu", 16),
+            QueryBatching {
+                threads: 16,
+                per_pass: QUERIES_PER_PASS
+            }
+        );
         let gpu = QueryBatching::for_device("cuda:0", 16);
-        assert_eq!(gpu, QueryBatching { threads: GPU_QUERY_EMBED_THREADS, per_pass: GPU_QUERIES_PER_PASS });
+        assert_eq!(
+            gpu,
+            QueryBatching {
+                threads: GPU_QUERY_EMBED_THREADS,
+                per_pass: GPU_QUERIES_PER_PASS
+            }
+        );
         // Replicas on several GPUs are named "cuda:0,cuda:1".
         assert_eq!(QueryBatching::for_device("cuda:0,cuda:1", 2), gpu);
-        assert_eq!(gpu.with(Some(0), None), QueryBatching { threads: 0, per_pass: GPU_QUERIES_PER_PASS });
-        assert_eq!(QueryBatching::for_device("cpu", 2).with(None, Some(0)).per_pass, 1, "a pass takes at least one query");
+        assert_eq!(
+            gpu.with(Some(0), None),
+            QueryBatching {
+                threads: 0,
+                per_pass: GPU_QUERIES_PER_PASS
+            }
+        );
+        assert_eq!(
+            QueryBatching::for_device("cpu", 2).with(None, Some(0)).per_pass,
+            1,
+            "a pass takes at least one query"
+        );
     }
 }

@@ -21,7 +21,11 @@ pub struct RecentMap<V> {
 
 impl<V: Clone> RecentMap<V> {
     pub fn new(capacity: usize) -> Self {
-        Self { newer: HashMap::new(), older: HashMap::new(), generation: (capacity / 2).max(1) }
+        Self {
+            newer: HashMap::new(),
+            older: HashMap::new(),
+            generation: (capacity / 2).max(1),
+        }
     }
 
     pub fn get(&mut self, key: &str) -> Option<V> {
@@ -60,7 +64,11 @@ pub struct CachingEmbedder {
 
 impl CachingEmbedder {
     pub fn new(inner: Arc<dyn Embedder>, capacity: usize, counted: IntCounterVec) -> Self {
-        Self { inner, recent: Mutex::new(RecentMap::new(capacity)), counted }
+        Self {
+            inner,
+            recent: Mutex::new(RecentMap::new(capacity)),
+            counted,
+        }
     }
 }
 
@@ -86,11 +94,17 @@ impl Embedder for CachingEmbedder {
         let dim = self.info().dim;
         if let Some(vector) = self.recent.lock().expect("query cache lock").get(query) {
             self.counted.with_label_values(&["hit"]).inc();
-            return Ok(Embeddings { dim, data: vector.to_vec() });
+            return Ok(Embeddings {
+                dim,
+                data: vector.to_vec(),
+            });
         }
         self.counted.with_label_values(&["miss"]).inc();
         let embeddings = self.inner.embed(texts)?;
-        self.recent.lock().expect("query cache lock").insert(query.to_string(), embeddings.data.as_slice().into());
+        self.recent
+            .lock()
+            .expect("query cache lock")
+            .insert(query.to_string(), embeddings.data.as_slice().into());
         Ok(embeddings)
     }
 

@@ -101,8 +101,16 @@ pub struct IngestionJobStatus {
 impl IngestionJobStatus {
     /// Recomputes the derived fields after a change.
     pub fn refresh(&mut self) {
-        self.processed_files = self.file_details.iter().filter(|f| matches!(f.status, FileStatus::Success | FileStatus::Failed)).count();
-        self.progress_percent = if self.total_files == 0 { 0.0 } else { self.processed_files as f64 * 100.0 / self.total_files as f64 };
+        self.processed_files = self
+            .file_details
+            .iter()
+            .filter(|f| matches!(f.status, FileStatus::Success | FileStatus::Failed))
+            .count();
+        self.progress_percent = if self.total_files == 0 {
+            0.0
+        } else {
+            self.processed_files as f64 * 100.0 / self.total_files as f64
+        };
         self.is_terminal = self.status.is_terminal();
     }
 }

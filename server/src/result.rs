@@ -62,7 +62,12 @@ pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>) -> String
 }
 
 /// Builds the golden record of chunk `row` with its final score and lane details.
-pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
+pub fn chunk_result(
+    snapshot: &LoadedSnapshot,
+    row: usize,
+    score: f32,
+    lanes: serde_json::Map<String, serde_json::Value>,
+) -> ChunkResult {
     let chunk = snapshot.chunk(row);
     let document = snapshot.document_of(row);
     let mut metadata = serde_json::Map::new();
@@ -102,7 +107,10 @@ pub fn chunk_result(snapshot: &LoadedSnapshot, row: usize, score: f32, lanes: se
 /// of its content's words that match a word of the query `terms` were read from, in order.
 pub fn add_highlights(chunk: &mut ChunkResult, terms: &mut QueryTerms) {
     let ranges = char_ranges(&chunk.content, &terms.spans_in(&chunk.content));
-    let ranges: Vec<serde_json::Value> = ranges.into_iter().map(|r| serde_json::json!([r.start, r.end])).collect();
+    let ranges: Vec<serde_json::Value> = ranges
+        .into_iter()
+        .map(|r| serde_json::json!([r.start, r.end]))
+        .collect();
     chunk.metadata.insert("highlights".into(), ranges.into());
 }
 
@@ -112,8 +120,14 @@ mod tests {
 
     #[test]
     fn citations() {
-        assert_eq!(display_citation("report.pdf", "s3://b/report.pdf", Some(15)), "report.pdf, p.15");
+        assert_eq!(
+            display_citation("report.pdf", "s3://b/report.pdf", Some(15)),
+            "report.pdf, p.15"
+        );
         assert_eq!(display_citation("notes.md", "file:///x/notes.md", None), "notes.md");
-        assert_eq!(display_citation("corpus.jsonl", "file:///x/corpus.jsonl#d7", None), "corpus.jsonl#d7");
+        assert_eq!(
+            display_citation("corpus.jsonl", "file:///x/corpus.jsonl#d7", None),
+            "corpus.jsonl#d7"
+        );
     }
 }

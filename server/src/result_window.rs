@@ -36,7 +36,11 @@ pub struct Window {
 /// lanes are exhausted, a row scored below `min_score` (deeper rows score lower still) or
 /// the depth reached [`MAX_CANDIDATES`]. Without a per-document limit one pass at depth
 /// `window.len` is enough. `document_of` names a row's document.
-pub fn fill_window<K: Hash + Eq>(window: Window, mut rank: impl FnMut(usize) -> Result<Ranked, ServerError>, document_of: impl Fn(usize) -> K) -> Result<Vec<Scored>, ServerError> {
+pub fn fill_window<K: Hash + Eq>(
+    window: Window,
+    mut rank: impl FnMut(usize) -> Result<Ranked, ServerError>,
+    document_of: impl Fn(usize) -> K,
+) -> Result<Vec<Scored>, ServerError> {
     let deepest = MAX_CANDIDATES.max(window.len);
     let mut depth = match window.max_per_document {
         None => window.len,
@@ -45,11 +49,16 @@ pub fn fill_window<K: Hash + Eq>(window: Window, mut rank: impl FnMut(usize) -> 
     loop {
         let ranked = rank(depth)?;
         let before_cut = ranked.rows.len();
-        let above_min: Vec<Scored> = ranked.rows.into_iter().take_while(|(_, score, _)| *score >= window.min_score).collect();
+        let above_min: Vec<Scored> = ranked
+            .rows
+            .into_iter()
+            .take_while(|(_, score, _)| *score >= window.min_score)
+            .collect();
         let cut_by_score = above_min.len() < before_cut;
         let kept = collapse(above_min, window, &document_of);
         let at_limit = depth >= deepest;
-        if kept.len() >= window.len || ranked.exhausted || cut_by_score || at_limit || window.max_per_document.is_none() {
+        if kept.len() >= window.len || ranked.exhausted || cut_by_score || at_limit || window.max_per_document.is_none()
+        {
             return Ok(kept);
         }
         depth = (depth * 4).min(deepest);
@@ -84,12 +93,21 @@ mod tests {
     /// Rows 0..n scored 1 - row/n, best first, the first `depth` of them (each test says
     /// which document a row is in).
     fn ranked(n: usize, depth: usize) -> Ranked {
-        let rows: Vec<Scored> = (0..n.min(depth)).map(|r| (r, 1.0 - r as f32 / n as f32, serde_json::Map::new())).collect();
-        Ranked { rows, exhausted: depth >= n }
+        let rows: Vec<Scored> = (0..n.min(depth))
+            .map(|r| (r, 1.0 - r as f32 / n as f32, serde_json::Map::new()))
+            .collect();
+        Ranked {
+            rows,
+            exhausted: depth >= n,
+        }
     }
 
     fn window(len: usize, max_per_document: Option<usize>) -> Window {
-        Window { len, min_score: 0.0, max_per_document }
+        Window {
+            len,
+            min_score: 0.0,
+            max_per_document,
+        }
     }
 
     #[test]
@@ -106,22 +124,34 @@ mod tests {
     #[test]
     fn deepens_until_full_or_exhausted() {
         let mut depths = Vec::new();
-        let rows = fill_window(window(4, Some(1)), |d| {
-            depths.push(d);
-            Ok(ranked(1000, d))
-        }, |row| row / 100)
+        let rows = fill_window(
+            window(4, Some(1)),
+            |d| {
+                depths.push(d);
+                Ok(ranked(1000, d))
+            },
+            |row| row / 100,
+        )
         .unwrap();
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 100, 200, 300]);
-        assert_eq!(depths, [8, 32, 128, 512], "deepened four times over until four documents showed up");
+        assert_eq!(
+            depths,
+            [8, 32, 128, 512],
+            "deepened four times over until four documents showed up"
+        );
         // Three documents only: the lanes run dry and the window stays short.
         let rows = fill_window(window(4, Some(1)), |d| Ok(ranked(300, d)), |row| row / 100).unwrap();
         assert_eq!(rows.len(), 3);
         // Without a limit one pass is the answer, even a short one.
         let mut passes = 0;
-        let rows = fill_window(window(4, None), |d| {
-            passes += 1;
-            Ok(ranked(3, d))
-        }, |row| row)
+        let rows = fill_window(
+            window(4, None),
+            |d| {
+                passes += 1;
+                Ok(ranked(3, d))
+            },
+            |row| row,
+        )
         .unwrap();
         assert_eq!((rows.len(), passes), (3, 1));
     }
@@ -130,20 +160,32 @@ mod tests {
     fn stops_at_min_score_and_at_the_candidate_limit() {
         // Scores fall below 0.895 after row 105 of 1000: deeper passes could only add lower ones.
         let mut passes = 0;
-        let min = Window { len: 10, min_score: 0.895, max_per_document: Some(1) };
-        let rows = fill_window(min, |d| {
-            passes += 1;
-            Ok(ranked(1000, d))
-        }, |row| row / 50)
+        let min = Window {
+            len: 10,
+            min_score: 0.895,
+            max_per_document: Some(1),
+        };
+        let rows = fill_window(
+            min,
+            |d| {
+                passes += 1;
+                Ok(ranked(1000, d))
+            },
+            |row| row / 50,
+        )
         .unwrap();
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 50, 100]);
         assert_eq!(passes, 3, "{passes} passes");
         // One enormous document: the depth stops growing at the limit.
         let mut deepest = 0;
-        let rows = fill_window(window(3, Some(1)), |d| {
-            deepest = deepest.max(d);
-            Ok(ranked(10 * MAX_CANDIDATES, d))
-        }, |_| 0)
+        let rows = fill_window(
+            window(3, Some(1)),
+            |d| {
+                deepest = deepest.max(d);
+                Ok(ranked(10 * MAX_CANDIDATES, d))
+            },
+            |_| 0,
+        )
         .unwrap();
         assert_eq!((rows.len(), deepest), (1, MAX_CANDIDATES));
     }

@@ -37,7 +37,10 @@ struct Placed<'a> {
 /// Searches several collections as one (`parts` named by collection): the query embedded
 /// once, with the model every loaded collection shares (a Searcher refuses any other).
 /// No parts (every collection empty) answers no chunks.
-pub fn search_collections(parts: &[(String, Arc<Searcher>)], request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
+pub fn search_collections(
+    parts: &[(String, Arc<Searcher>)],
+    request: &SearchRequest,
+) -> Result<SearchOutcome, ServerError> {
     request.validate()?;
     let started = Instant::now();
     let query_vector = match (request.mode, parts.first()) {
@@ -45,38 +48,65 @@ pub fn search_collections(parts: &[(String, Arc<Searcher>)], request: &SearchReq
         (_, Some((_, searcher))) => Some(searcher.embed_query(&request.query)?),
     };
     let embed_secs = started.elapsed().as_secs_f64();
-    let parts: Vec<SearchPart<'_>> = parts.iter().map(|(name, searcher)| SearchPart { name: Some(name), searcher }).collect();
+    let parts: Vec<SearchPart<'_>> = parts
+        .iter()
+        .map(|(name, searcher)| SearchPart {
+            name: Some(name),
+            searcher,
+        })
+        .collect();
     let mut outcome = search_parts(&parts, request, query_vector.as_deref())?;
     outcome.timings.embed_secs = embed_secs;
     Ok(outcome)
 }
 
 /// Runs a search over `parts` with an already embedded query (`None` for keyword mode).
-pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vector: Option<&[f32]>) -> Result<SearchOutcome, ServerError> {
+pub fn search_parts(
+    parts: &[SearchPart<'_>],
+    request: &SearchRequest,
+    query_vector: Option<&[f32]>,
+) -> Result<SearchOutcome, ServerError> {
     request.validate()?;
     let started = Instant::now();
     let mut placed = Vec::with_capacity(parts.len());
     let mut offset = 0;
     for part in parts {
         let snapshot = part.searcher.snapshot();
-        placed.push(Placed { part, offset, allowed: request.filters.allowed_rows(snapshot) });
+        placed.push(Placed {
+            part,
+            offset,
+            allowed: request.filters.allowed_rows(snapshot),
+        });
         offset += snapshot.row_count();
     }
-    let need_vector = || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
-    let window = Window { len: request.offset + request.top_k, min_score: request.min_score.unwrap_or(0.0), max_per_document: request.max_chunks_per_document };
+    let need_vector =
+        || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
+    let window = Window {
+        len: request.offset + request.top_k,
+        min_score: request.min_score.unwrap_or(0.0),
+        max_per_document: request.max_chunks_per_document,
+    };
     let rank = |depth: usize| -> Result<Ranked, ServerError> {
         match request.mode {
             Mode::Vector => {
                 let hits = vector_lane(&placed, need_vector()?, depth)?;
                 let exhausted = hits.len() < depth;
-                let rows = hits.into_iter().enumerate().map(|(i, (row, score))| (row, score.clamp(0.0, 1.0), lane_detail("vector", i + 1, score))).collect();
+                let rows = hits
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (row, score))| (row, score.clamp(0.0, 1.0), lane_detail("vector", i + 1, score)))
+                    .collect();
                 Ok(Ranked { rows, exhausted })
             }
             Mode::Keyword => {
                 let hits = keyword_lane(&placed, &request.query, depth)?;
                 let exhausted = hits.len() < depth;
                 let top = hits.first().map(|h| h.1).unwrap_or(1.0).max(f32::MIN_POSITIVE);
-                let rows = hits.into_iter().enumerate().map(|(i, (row, score))| (row, score / top, lane_detail("keyword", i + 1, score))).collect();
+                let rows = hits
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (row, score))| (row, score / top, lane_detail("keyword", i + 1, score)))
+                    .collect();
                 Ok(Ranked { rows, exhausted })
             }
             Mode::Hybrid => hybrid(&placed, request, need_vector()?, depth),
@@ -85,7 +115,10 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
     };
     let document_of = |row: usize| {
         let (at, local) = locate(&placed, row);
-        (at.offset, at.part.searcher.snapshot().document_of(local).doc_id.as_str())
+        (
+            at.offset,
+            at.part.searcher.snapshot().document_of(local).doc_id.as_str(),
+        )
     };
     let kept = fill_window(window, rank, document_of)?;
     // The query's terms as each segment's keyword analyzer reads it (by part and segment start).
@@ -101,14 +134,23 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
             }
             if request.highlight {
                 let segment = at.part.searcher.snapshot().segment_of(local);
-                let terms = highlight_terms.entry((at.offset, segment.offset)).or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &request.query));
+                let terms = highlight_terms
+                    .entry((at.offset, segment.offset))
+                    .or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &request.query));
                 add_highlights(&mut chunk, terms);
             }
             chunk
         })
         .collect();
-    let facets = if request.facets.is_empty() { None } else { Some(count_facets(&placed, request)?) };
-    let total_tokens = chunks.iter().map(|c| c.metadata["token_count"].as_u64().unwrap_or(0)).sum();
+    let facets = if request.facets.is_empty() {
+        None
+    } else {
+        Some(count_facets(&placed, request)?)
+    };
+    let total_tokens = chunks
+        .iter()
+        .map(|c| c.metadata["token_count"].as_u64().unwrap_or(0))
+        .sum();
     let underfilled = chunks.len() < request.top_k;
     Ok(SearchOutcome {
         result: RetrievalResult {
@@ -122,7 +164,10 @@ pub fn search_parts(parts: &[SearchPart<'_>], request: &SearchRequest, query_vec
             underfilled,
             facets,
         },
-        timings: SearchTimings { embed_secs: 0.0, search_secs: started.elapsed().as_secs_f64() },
+        timings: SearchTimings {
+            embed_secs: 0.0,
+            search_secs: started.elapsed().as_secs_f64(),
+        },
     })
 }
 
@@ -140,10 +185,26 @@ fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: 
     let vector_rows: Vec<usize> = vector.iter().map(|h| h.0).collect();
     let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.0).collect();
     let fused = reciprocal_rank_fusion(
-        &[Lane { rows: &vector_rows, weight: request.vector_weight }, Lane { rows: &keyword_rows, weight: request.keyword_weight }],
+        &[
+            Lane {
+                rows: &vector_rows,
+                weight: request.vector_weight,
+            },
+            Lane {
+                rows: &keyword_rows,
+                weight: request.keyword_weight,
+            },
+        ],
         request.rrf_k,
     );
-    Ok(fused_window(fused, &vector, &keyword, fetch, depth, serde_json::Map::new()))
+    Ok(fused_window(
+        fused,
+        &vector,
+        &keyword,
+        fetch,
+        depth,
+        serde_json::Map::new(),
+    ))
 }
 
 /// Both lanes fetched as for hybrid and mixed by [`crate::auto_fusion`] with weights from
@@ -152,13 +213,22 @@ fn auto(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: us
     let fetch = fusion_fetch(depth);
     let vector = vector_lane(placed, query, fetch)?;
     let keyword = keyword_lane(placed, &request.query, fetch)?;
-    let collection_share = whole_share(placed.iter().flat_map(|at| at.part.searcher.language_readings())).unwrap_or(1.0);
-    let query_share = placed.first().map(|at| at.part.searcher.query_whole_share(&request.query)).unwrap_or(1.0);
+    let collection_share =
+        whole_share(placed.iter().flat_map(|at| at.part.searcher.language_readings())).unwrap_or(1.0);
+    let query_share = placed
+        .first()
+        .map(|at| at.part.searcher.query_whole_share(&request.query))
+        .unwrap_or(1.0);
     let weights = LaneWeights::from_reading(query_share, collection_share);
     // The cosine of a row only the keyword lane found, from its stored vector.
     let cosine_of = |row: usize| {
         let (at, local) = locate(placed, row);
-        at.part.searcher.snapshot().embedding(local).ok().map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>())
+        at.part
+            .searcher
+            .snapshot()
+            .embedding(local)
+            .ok()
+            .map(|v| v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>())
     };
     let fused = fuse(&vector, &keyword, weights, cosine_of);
     let mut detail = serde_json::Map::new();
@@ -168,7 +238,14 @@ fn auto(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: us
 
 /// The first `depth` of `fused` rows, each with its rank and raw score in each lane that
 /// returned it (lanes fetched `fetch` deep) and `detail`.
-fn fused_window(fused: Vec<(usize, f32)>, vector: &[(usize, f32)], keyword: &[(usize, f32)], fetch: usize, depth: usize, detail: serde_json::Map<String, serde_json::Value>) -> Ranked {
+fn fused_window(
+    fused: Vec<(usize, f32)>,
+    vector: &[(usize, f32)],
+    keyword: &[(usize, f32)],
+    fetch: usize,
+    depth: usize,
+    detail: serde_json::Map<String, serde_json::Value>,
+) -> Ranked {
     let vector_rank: HashMap<usize, usize> = vector.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
     let keyword_rank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(rank, h)| (h.0, rank)).collect();
     // Every row either lane can give was fused, and all of them fit in `depth`.
@@ -208,7 +285,13 @@ fn count_facets(placed: &[Placed<'_>], request: &SearchRequest) -> Result<Facets
 fn vector_lane(placed: &[Placed<'_>], query: &[f32], k: usize) -> Result<Vec<(usize, f32)>, ServerError> {
     let mut hits = Vec::new();
     for at in placed {
-        hits.extend(at.part.searcher.vector_lane(query, k, at.allowed.as_ref())?.into_iter().map(|(row, score)| (at.offset + row, score)));
+        hits.extend(
+            at.part
+                .searcher
+                .vector_lane(query, k, at.allowed.as_ref())?
+                .into_iter()
+                .map(|(row, score)| (at.offset + row, score)),
+        );
     }
     best_first(&mut hits, k);
     Ok(hits)
@@ -222,7 +305,10 @@ fn keyword_lane(placed: &[Placed<'_>], query: &str, k: usize) -> Result<Vec<(usi
     }
     let mut hits = Vec::new();
     for at in placed {
-        let found = at.part.searcher.keyword_lane_with_stats(query, k, at.allowed.as_ref(), &stats)?;
+        let found = at
+            .part
+            .searcher
+            .keyword_lane_with_stats(query, k, at.allowed.as_ref(), &stats)?;
         hits.extend(found.into_iter().map(|(row, score)| (at.offset + row, score)));
     }
     best_first(&mut hits, k);
@@ -236,7 +322,12 @@ fn locate<'p, 'a>(placed: &'p [Placed<'a>], row: usize) -> (&'p Placed<'a>, usiz
 }
 
 /// The golden record of row `local` of the part `at`.
-fn result_in(at: &Placed<'_>, local: usize, score: f32, lanes: serde_json::Map<String, serde_json::Value>) -> ChunkResult {
+fn result_in(
+    at: &Placed<'_>,
+    local: usize,
+    score: f32,
+    lanes: serde_json::Map<String, serde_json::Value>,
+) -> ChunkResult {
     let mut result = chunk_result(at.part.searcher.snapshot(), local, score, lanes);
     if let Some(name) = at.part.name {
         result.metadata.insert("collection".into(), name.into());

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use quarry_indexer::embed::{read_words, Embedder};
+use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
 use quarry_indexer::pipeline::{version_readings, whole_share};
 use quarry_indexer::snapshot::LanguageReading;
-use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
 use serde::{Deserialize, Serialize};
 
 use crate::auto_fusion::LaneWeights;
@@ -79,7 +79,9 @@ impl std::str::FromStr for Mode {
             "keyword" | "bm25" => Ok(Self::Keyword),
             "hybrid" => Ok(Self::Hybrid),
             "auto" | "" => Ok(Self::Auto),
-            other => Err(ServerError::InvalidRequest(format!("unknown mode `{other}` (auto, vector, keyword, hybrid; also semantic, bm25)"))),
+            other => Err(ServerError::InvalidRequest(format!(
+                "unknown mode `{other}` (auto, vector, keyword, hybrid; also semantic, bm25)"
+            ))),
         }
     }
 }
@@ -139,7 +141,10 @@ impl Default for SearchRequest {
 
 impl SearchRequest {
     pub fn new(query: impl Into<String>) -> Self {
-        Self { query: query.into(), ..Default::default() }
+        Self {
+            query: query.into(),
+            ..Default::default()
+        }
     }
 
     pub(crate) fn validate(&self) -> Result<(), ServerError> {
@@ -155,10 +160,16 @@ impl SearchRequest {
             return bad(format!("top_k must be between 1 and {MAX_TOP_K}, got {}", self.top_k));
         }
         if self.offset.saturating_add(self.top_k) > MAX_RESULT_WINDOW {
-            return bad(format!("offset + top_k must be at most {MAX_RESULT_WINDOW}, got {} + {}", self.offset, self.top_k));
+            return bad(format!(
+                "offset + top_k must be at most {MAX_RESULT_WINDOW}, got {} + {}",
+                self.offset, self.top_k
+            ));
         }
         if self.context_chunks > MAX_CONTEXT_CHUNKS {
-            return bad(format!("context_chunks must be between 0 and {MAX_CONTEXT_CHUNKS}, got {}", self.context_chunks));
+            return bad(format!(
+                "context_chunks must be between 0 and {MAX_CONTEXT_CHUNKS}, got {}",
+                self.context_chunks
+            ));
         }
         if self.max_chunks_per_document == Some(0) {
             return bad("max_chunks_per_document must be at least 1 (leave it out for no limit)".into());
@@ -225,7 +236,12 @@ impl Searcher {
             });
         }
         let languages = version_readings(&snapshot.manifest);
-        Ok(Self { snapshot, embedder, exact_scan_max_rows: EXACT_SCAN_MAX_ROWS, languages })
+        Ok(Self {
+            snapshot,
+            embedder,
+            exact_scan_max_rows: EXACT_SCAN_MAX_ROWS,
+            languages,
+        })
     }
 
     /// Filters leaving at most `rows` rows in a segment are answered by an exact scan;
@@ -247,12 +263,17 @@ impl Searcher {
 
     /// The share of `query`'s words the model reads whole (1 when it cannot be told).
     pub fn query_whole_share(&self, query: &str) -> f64 {
-        read_words(self.embedder.tokenizer(), query).map(|r| r.whole_share()).unwrap_or(1.0)
+        read_words(self.embedder.tokenizer(), query)
+            .map(|r| r.whole_share())
+            .unwrap_or(1.0)
     }
 
     /// The lane weights `auto` gives `query` on this collection alone.
     pub fn auto_weights(&self, query: &str) -> LaneWeights {
-        LaneWeights::from_reading(self.query_whole_share(query), whole_share(&self.languages).unwrap_or(1.0))
+        LaneWeights::from_reading(
+            self.query_whole_share(query),
+            whole_share(&self.languages).unwrap_or(1.0),
+        )
     }
 
     /// The query's embedding with the snapshot's model.
@@ -261,18 +282,34 @@ impl Searcher {
     }
 
     /// Approximate (or, for selective filters, exact) nearest rows; scores are inner products.
-    pub fn vector_lane(&self, query: &[f32], k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
+    pub fn vector_lane(
+        &self,
+        query: &[f32],
+        k: usize,
+        allowed: Option<&RowSet>,
+    ) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let index = &segment.data.vectors;
             match allowed.map(|a| segment_rows(a, segment)) {
-                None => hits.extend(index.search(query, k)?.remove(0).into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
+                None => hits.extend(
+                    index
+                        .search(query, k)?
+                        .remove(0)
+                        .into_iter()
+                        .map(|h| (segment.offset + h.row as usize, h.score)),
+                ),
                 Some(local) if local.is_empty() => {}
                 Some(local) if local.count() <= self.exact_scan_max_rows => {
                     let found = segment.data.exact_top_k_in(query, &local.rows(), k)?;
                     hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
                 }
-                Some(local) => hits.extend(index.search_in(query, k, &local)?.into_iter().map(|h| (segment.offset + h.row as usize, h.score))),
+                Some(local) => hits.extend(
+                    index
+                        .search_in(query, k, &local)?
+                        .into_iter()
+                        .map(|h| (segment.offset + h.row as usize, h.score)),
+                ),
             }
         }
         best_first(&mut hits, k);
@@ -283,7 +320,10 @@ impl Searcher {
     pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
-            let rows: Vec<u64> = (0..segment.rows).filter(|r| !self.snapshot.tombstoned.contains(segment.offset + r)).map(|r| r as u64).collect();
+            let rows: Vec<u64> = (0..segment.rows)
+                .filter(|r| !self.snapshot.tombstoned.contains(segment.offset + r))
+                .map(|r| r as u64)
+                .collect();
             let found = segment.data.exact_top_k_in(query, &rows, k)?;
             hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
         }
@@ -294,7 +334,12 @@ impl Searcher {
     /// BM25 rows; scores are raw BM25 with the statistics of every segment together, less the
     /// tombstoned rows', so each row is scored as if one index held the live rows only (as
     /// after compaction).
-    pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<(usize, f32)>, ServerError> {
+    pub fn keyword_lane(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&RowSet>,
+    ) -> Result<Vec<(usize, f32)>, ServerError> {
         self.keyword_lane_with_stats(query, k, allowed, &self.keyword_stats(query)?)
     }
 
@@ -312,7 +357,13 @@ impl Searcher {
     }
 
     /// BM25 rows scored with `stats` (this snapshot's, or several snapshots' together).
-    pub fn keyword_lane_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<(usize, f32)>, ServerError> {
+    pub fn keyword_lane_with_stats(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&RowSet>,
+        stats: &KeywordStats,
+    ) -> Result<Vec<(usize, f32)>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
@@ -328,14 +379,23 @@ impl Searcher {
 
     /// Each segment's rows (local numbers) holding a word of `query`, in segment order.
     pub fn keyword_matching_rows(&self, query: &str) -> Result<Vec<RowSet>, ServerError> {
-        Ok(self.snapshot.segments.iter().map(|segment| segment.data.keyword.matching_rows(query)).collect::<Result<_, _>>()?)
+        Ok(self
+            .snapshot
+            .segments
+            .iter()
+            .map(|segment| segment.data.keyword.matching_rows(query))
+            .collect::<Result<_, _>>()?)
     }
 
     /// Runs a search, embedding the query when a lane needs it.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
         request.validate()?;
         let started = Instant::now();
-        let query_vector = if request.mode.uses_vectors() { Some(self.embed_query(&request.query)?) } else { None };
+        let query_vector = if request.mode.uses_vectors() {
+            Some(self.embed_query(&request.query)?)
+        } else {
+            None
+        };
         let embed_secs = started.elapsed().as_secs_f64();
         let mut outcome = self.search_with_vector(request, query_vector.as_deref())?;
         outcome.timings.embed_secs = embed_secs;
@@ -343,8 +403,19 @@ impl Searcher {
     }
 
     /// Runs a search with an already embedded query (`None` for keyword mode).
-    pub fn search_with_vector(&self, request: &SearchRequest, query_vector: Option<&[f32]>) -> Result<SearchOutcome, ServerError> {
-        search_parts(&[SearchPart { name: None, searcher: self }], request, query_vector)
+    pub fn search_with_vector(
+        &self,
+        request: &SearchRequest,
+        query_vector: Option<&[f32]>,
+    ) -> Result<SearchOutcome, ServerError> {
+        search_parts(
+            &[SearchPart {
+                name: None,
+                searcher: self,
+            }],
+            request,
+            query_vector,
+        )
     }
 }
 
@@ -354,18 +425,36 @@ mod tests {
 
     #[test]
     fn modes_by_name_and_by_seed_003_aliases() {
-        let mode = |body: &str| serde_json::from_str::<SearchRequest>(body).map(|r| r.mode).map_err(|e| e.to_string());
+        let mode = |body: &str| {
+            serde_json::from_str::<SearchRequest>(body)
+                .map(|r| r.mode)
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(mode(r#"{"query": "q"}"#), Ok(Mode::Auto), "the default");
-        assert_eq!(mode(r#"{"query": "q", "mode": ""}"#), Ok(Mode::Auto), "an empty mode is the default");
+        assert_eq!(
+            mode(r#"{"query": "q", "mode": ""}"#),
+            Ok(Mode::Auto),
+            "an empty mode is the default"
+        );
         assert_eq!(mode(r#"{"query": "q", "mode": "bm25"}"#), Ok(Mode::Keyword));
         assert_eq!(mode(r#"{"query": "q", "mode": "semantic"}"#), Ok(Mode::Vector));
         assert_eq!(mode(r#"{"query": "q", "mode": "dense"}"#), Ok(Mode::Vector));
         assert_eq!(mode(r#"{"query": "q", "mode": "hybrid"}"#), Ok(Mode::Hybrid));
         assert!(mode(r#"{"query": "q", "mode": "fuzzy"}"#).is_err());
-        for (name, want) in [("auto", Mode::Auto), ("", Mode::Auto), ("bm25", Mode::Keyword), ("semantic", Mode::Vector), ("vector", Mode::Vector)] {
+        for (name, want) in [
+            ("auto", Mode::Auto),
+            ("", Mode::Auto),
+            ("bm25", Mode::Keyword),
+            ("semantic", Mode::Vector),
+            ("vector", Mode::Vector),
+        ] {
             assert_eq!(name.parse::<Mode>().unwrap(), want, "{name}");
         }
-        assert!("fuzzy".parse::<Mode>().unwrap_err().to_string().contains("auto, vector, keyword, hybrid"));
+        assert!("fuzzy"
+            .parse::<Mode>()
+            .unwrap_err()
+            .to_string()
+            .contains("auto, vector, keyword, hybrid"));
         // A result names the mode by its own name.
         assert_eq!(serde_json::to_value(Mode::Auto).unwrap(), "auto");
     }

@@ -47,9 +47,23 @@ impl TestServer {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serving = state.clone();
         let handle = tokio::spawn(async move {
-            serve(serving, listener, async move { let _ = stopped.await; }, Duration::from_secs(30)).await.unwrap();
+            serve(
+                serving,
+                listener,
+                async move {
+                    let _ = stopped.await;
+                },
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap();
         });
-        Self { api: ApiClient::new(base), state, stop: Some(stop), handle: Some(handle) }
+        Self {
+            api: ApiClient::new(base),
+            state,
+            stop: Some(stop),
+            handle: Some(handle),
+        }
     }
 
     /// Graceful shutdown: stops accepting, lets running jobs finish.
@@ -61,12 +75,14 @@ impl TestServer {
             handle.await.unwrap();
         }
     }
-
 }
 
 impl ApiClient {
     pub fn new(base: String) -> Self {
-        Self { base, client: reqwest::Client::new() }
+        Self {
+            base,
+            client: reqwest::Client::new(),
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -101,12 +117,23 @@ impl ApiClient {
     }
 
     /// [`Self::upload`] with an `Idempotency-Key`.
-    pub async fn upload_with_key(&self, collection: &str, files: &[(&str, Vec<u8>)], key: Option<&str>) -> (u16, serde_json::Value) {
+    pub async fn upload_with_key(
+        &self,
+        collection: &str,
+        files: &[(&str, Vec<u8>)],
+        key: Option<&str>,
+    ) -> (u16, serde_json::Value) {
         let mut form = reqwest::multipart::Form::new();
         for (name, bytes) in files {
-            form = form.part("files", reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_string()));
+            form = form.part(
+                "files",
+                reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_string()),
+            );
         }
-        let mut request = self.client.post(self.url(&format!("/v1/collections/{collection}/documents"))).multipart(form);
+        let mut request = self
+            .client
+            .post(self.url(&format!("/v1/collections/{collection}/documents")))
+            .multipart(form);
         if let Some(key) = key {
             request = request.header("Idempotency-Key", key);
         }
@@ -139,10 +166,22 @@ impl ApiClient {
 
     /// `quarry_ingested_chunks_total` from /metrics: (chunks embedded, chunks that reused a stored vector).
     pub async fn ingested_chunks(&self) -> (u64, u64) {
-        let metrics = self.client.get(self.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        let metrics = self
+            .client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
         let counter = |vector: &str| {
             let prefix = format!("quarry_ingested_chunks_total{{vector=\"{vector}\"}}");
-            metrics.lines().find(|l| l.starts_with(&prefix)).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0)
+            metrics
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+                .unwrap_or(0)
         };
         (counter("embedded"), counter("reused"))
     }
@@ -150,7 +189,12 @@ impl ApiClient {
     /// The chunks of `collection` that a keyword search for `query` lists (up to 50, within
     /// `filters` when not null), each of which a vector search for its own text must find
     /// first, at cosine ~1.
-    pub async fn assert_each_chunk_finds_itself(&self, collection: &str, query: &str, filters: serde_json::Value) -> Vec<String> {
+    pub async fn assert_each_chunk_finds_itself(
+        &self,
+        collection: &str,
+        query: &str,
+        filters: serde_json::Value,
+    ) -> Vec<String> {
         let search = |query: &str, top_k: usize, mode: &str| {
             let mut body = serde_json::json!({ "query": query, "top_k": top_k, "mode": mode });
             if !filters.is_null() {
@@ -160,7 +204,12 @@ impl ApiClient {
         };
         let path = format!("/v1/collections/{collection}/search");
         let (_, listing) = self.post(&path, search(query, 50, "keyword")).await;
-        let chunks: Vec<String> = listing["chunks"].as_array().unwrap().iter().map(|c| c["content"].as_str().unwrap().to_string()).collect();
+        let chunks: Vec<String> = listing["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["content"].as_str().unwrap().to_string())
+            .collect();
         for chunk in &chunks {
             let (_, found) = self.post(&path, search(chunk, 1, "vector")).await;
             let top = &found["chunks"][0];
@@ -173,7 +222,9 @@ impl ApiClient {
 
 /// A paragraph of six sentences on `topic` that no other topic's paragraph shares.
 pub fn paragraph(topic: &str) -> String {
-    (0..6).map(|i| format!("Sentence {i} of the paragraph on {topic} holds facts no other paragraph has. ")).collect()
+    (0..6)
+        .map(|i| format!("Sentence {i} of the paragraph on {topic} holds facts no other paragraph has. "))
+        .collect()
 }
 
 /// Indexes a folder into a snapshot root with the batch pipeline.
@@ -182,9 +233,16 @@ pub async fn batch_index(src: &Path, out: &Path) -> String {
 }
 
 /// [`batch_index`], calling `after_embedding` between embedding and publishing; its report.
-pub async fn batch_index_calling(src: &Path, out: &Path, after_embedding: Option<fn()>) -> quarry_indexer::pipeline::RunReport {
-    let mut run = quarry_indexer::pipeline::RunOptions::new(src.to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
+pub async fn batch_index_calling(
+    src: &Path,
+    out: &Path,
+    after_embedding: Option<fn()>,
+) -> quarry_indexer::pipeline::RunReport {
+    let mut run =
+        quarry_indexer::pipeline::RunOptions::new(src.to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
     run.progress = quarry_indexer::pipeline::ProgressMode::Quiet;
     run.after_embedding = after_embedding;
-    quarry_indexer::pipeline::run_with_embedder(run, common::embedder()).await.unwrap()
+    quarry_indexer::pipeline::run_with_embedder(run, common::embedder())
+        .await
+        .unwrap()
 }

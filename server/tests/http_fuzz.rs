@@ -42,7 +42,22 @@ const METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "
 
 /// Collection names: the fixture's, missing ones, and names no collection may have.
 /// ("kept" is never deleted: the searches at the end read it.)
-const NAMES: &[&str] = &["kept", "scratch", "nope", "", "..", "%2e%2e", "a%2Fb", "%00", "caf%C3%A9", "%FF%FE", "UPPER", "-x", "x y", "1234567890123456789012345678901234567890123456789012345678901234567890"];
+const NAMES: &[&str] = &[
+    "kept",
+    "scratch",
+    "nope",
+    "",
+    "..",
+    "%2e%2e",
+    "a%2Fb",
+    "%00",
+    "caf%C3%A9",
+    "%FF%FE",
+    "UPPER",
+    "-x",
+    "x y",
+    "1234567890123456789012345678901234567890123456789012345678901234567890",
+];
 
 /// A valid body for the route, the starting point of the mutations.
 fn valid_body(route: &str, draw: &mut Draw) -> Value {
@@ -54,7 +69,9 @@ fn valid_body(route: &str, draw: &mut Draw) -> Value {
         }),
         "/v1/collections/{name}/documents" => json!({ "doc_ids": ["d1"], "file_names": ["x.txt"] }),
         "/v1/collections/{name}/rollback" => json!({ "version": "20200101T000000000Z-0000" }),
-        "/api/rag/ingest" => json!({ "source": "s", "path": "p", "title": "t", "text": "Rivers run dry in a drought.", "tags": ["x"], "metadata": { "k": "v" } }),
+        "/api/rag/ingest" => {
+            json!({ "source": "s", "path": "p", "title": "t", "text": "Rivers run dry in a drought.", "tags": ["x"], "metadata": { "k": "v" } })
+        }
         "/api/rag/search" => json!({ "query": "drought", "topK": 3, "filters": { "source": "s" } }),
         _ => json!({}),
     }
@@ -81,7 +98,9 @@ fn strange_value(draw: &mut Draw) -> Value {
 /// The body mutated: a field dropped, retyped or added, or the whole value replaced.
 fn mutate(mut body: Value, draw: &mut Draw) -> Value {
     for _ in 0..=draw.below(3) {
-        let Some(object) = body.as_object_mut() else { return strange_value(draw) };
+        let Some(object) = body.as_object_mut() else {
+            return strange_value(draw);
+        };
         let keys: Vec<String> = object.keys().cloned().collect();
         match draw.below(4) {
             0 if !keys.is_empty() => {
@@ -92,7 +111,11 @@ fn mutate(mut body: Value, draw: &mut Draw) -> Value {
                 object.insert(key, strange_value(draw));
             }
             2 => {
-                object.insert(draw.pick(&["extra", "top_k", "topK", "filters", "mode", "query", "name", "text"]).to_string(), strange_value(draw));
+                object.insert(
+                    draw.pick(&["extra", "top_k", "topK", "filters", "mode", "query", "name", "text"])
+                        .to_string(),
+                    strange_value(draw),
+                );
             }
             _ => return strange_value(draw),
         }
@@ -114,14 +137,34 @@ fn broken_bytes(draw: &mut Draw) -> Vec<u8> {
 }
 
 /// One request: (method, path, content type, body, extra headers), all drawn.
-fn request(draw: &mut Draw, job: &str) -> (String, String, Option<&'static str>, Vec<u8>, Vec<(&'static str, String)>) {
+fn request(
+    draw: &mut Draw,
+    job: &str,
+) -> (
+    String,
+    String,
+    Option<&'static str>,
+    Vec<u8>,
+    Vec<(&'static str, String)>,
+) {
     let (route, methods) = *draw.pick(ROUTES);
-    let method: &str = if draw.chance(80) { *draw.pick(methods) } else { *draw.pick(METHODS) };
+    let method: &str = if draw.chance(80) {
+        *draw.pick(methods)
+    } else {
+        *draw.pick(METHODS)
+    };
     let name = match *draw.pick(NAMES) {
         "kept" if method == "DELETE" => "scratch",
         name => name,
     };
-    let mut path = route.replace("{name}", name).replace("{job}", if draw.chance(50) { job } else { *draw.pick(&["nope", "%00", "../../etc"]) });
+    let mut path = route.replace("{name}", name).replace(
+        "{job}",
+        if draw.chance(50) {
+            job
+        } else {
+            *draw.pick(&["nope", "%00", "../../etc"])
+        },
+    );
     match draw.below(10) {
         0 => path.push_str("?top_k=-1&mode=%ZZ"),
         1 => path.push_str("/extra/segments"),
@@ -131,24 +174,50 @@ fn request(draw: &mut Draw, job: &str) -> (String, String, Option<&'static str>,
     }
     let mut headers = Vec::new();
     if draw.chance(10) {
-        headers.push(("authorization", (*draw.pick(&["Bearer", "Bearer \u{7f}", "Basic Og==", "Bearer x"])).to_string()));
+        headers.push((
+            "authorization",
+            (*draw.pick(&["Bearer", "Bearer \u{7f}", "Basic Og==", "Bearer x"])).to_string(),
+        ));
     }
     if draw.chance(10) {
         let long = "k".repeat(2_000);
-        headers.push(("idempotency-key", (*draw.pick(&["", "k", "k\tk", long.as_str()])).to_string()));
+        headers.push((
+            "idempotency-key",
+            (*draw.pick(&["", "k", "k\tk", long.as_str()])).to_string(),
+        ));
     }
     let upload = route.ends_with("/documents") && method == "POST";
     let (content_type, body) = if upload {
         let boundary = "fuzzboundary";
-        let file_name = *draw.pick(&["a.txt", "../../escape.txt", "", "nul\u{0}.txt", "x.pdf", "y.docx", "long.md"]);
-        let contents: [&[u8]; 5] = [b"A short note on rivers.", b"", b"%PDF-1.7 broken", b"PK\x03\x04 not a zip", b"\xff\xfe\x00\x00"];
+        let file_name = *draw.pick(&[
+            "a.txt",
+            "../../escape.txt",
+            "",
+            "nul\u{0}.txt",
+            "x.pdf",
+            "y.docx",
+            "long.md",
+        ]);
+        let contents: [&[u8]; 5] = [
+            b"A short note on rivers.",
+            b"",
+            b"%PDF-1.7 broken",
+            b"PK\x03\x04 not a zip",
+            b"\xff\xfe\x00\x00",
+        ];
         let content = *draw.pick(&contents);
-        let mut body = format!("--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{file_name}\"\r\n\r\n").into_bytes();
+        let mut body =
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{file_name}\"\r\n\r\n")
+                .into_bytes();
         body.extend_from_slice(content);
         if draw.chance(80) {
             body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
         }
-        let content_type = if draw.chance(85) { "multipart/form-data; boundary=fuzzboundary" } else { "multipart/form-data" };
+        let content_type = if draw.chance(85) {
+            "multipart/form-data; boundary=fuzzboundary"
+        } else {
+            "multipart/form-data"
+        };
         (Some(content_type), body)
     } else if method == "GET" || method == "HEAD" || draw.chance(10) {
         (None, Vec::new())
@@ -156,8 +225,18 @@ fn request(draw: &mut Draw, job: &str) -> (String, String, Option<&'static str>,
         (Some("application/json"), broken_bytes(draw))
     } else {
         // A quarter stay valid, so requests also reach the handlers' deeper paths.
-        let body = if draw.chance(25) { valid_body(route, draw) } else { mutate(valid_body(route, draw), draw) };
-        let content_type = *draw.pick(&["application/json", "application/json", "application/json", "text/plain", "application/x-www-form-urlencoded"]);
+        let body = if draw.chance(25) {
+            valid_body(route, draw)
+        } else {
+            mutate(valid_body(route, draw), draw)
+        };
+        let content_type = *draw.pick(&[
+            "application/json",
+            "application/json",
+            "application/json",
+            "text/plain",
+            "application/x-www-form-urlencoded",
+        ]);
         (Some(content_type), serde_json::to_vec(&body).unwrap())
     };
     (method.to_string(), path, content_type, body, headers)
@@ -177,19 +256,38 @@ async fn malformed_requests_get_documented_errors_and_no_5xx() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
     server.post("/v1/collections", json!({ "name": "kept" })).await;
-    let job = server.upload_completed("kept", "rivers.txt", b"Rivers run dry in a long drought. Farmers wait for rain.".to_vec()).await;
+    let job = server
+        .upload_completed(
+            "kept",
+            "rivers.txt",
+            b"Rivers run dry in a long drought. Farmers wait for rain.".to_vec(),
+        )
+        .await;
     let job_id = job["job_id"].as_str().unwrap_or("nope").to_string();
-    let (status, _) = server.post("/api/rag/ingest", valid_body("/api/rag/ingest", &mut Draw::new(1))).await;
+    let (status, _) = server
+        .post("/api/rag/ingest", valid_body("/api/rag/ingest", &mut Draw::new(1)))
+        .await;
     assert_eq!(status, 200);
 
-    let requests = std::env::var("QUARRY_HTTP_FUZZ_REQUESTS").ok().and_then(|n| n.parse().ok()).unwrap_or(REQUESTS);
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let requests = std::env::var("QUARRY_HTTP_FUZZ_REQUESTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(REQUESTS);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
     let mut draw = Draw::new(0x5eed_f00d);
     let (started, mut by_status) = (Instant::now(), std::collections::BTreeMap::<u16, usize>::new());
-    let (mut failures, mut by_surface) = (Vec::new(), std::collections::BTreeMap::<(String, String, u16), usize>::new());
+    let (mut failures, mut by_surface) = (
+        Vec::new(),
+        std::collections::BTreeMap::<(String, String, u16), usize>::new(),
+    );
     for i in 0..requests {
         let (method, path, content_type, body, headers) = request(&mut draw, &job_id);
-        let mut builder = client.request(method.parse().unwrap(), server.url(&path)).body(body.clone());
+        let mut builder = client
+            .request(method.parse().unwrap(), server.url(&path))
+            .body(body.clone());
         if let Some(content_type) = content_type {
             builder = builder.header("content-type", content_type);
         }
@@ -208,10 +306,23 @@ async fn malformed_requests_get_documented_errors_and_no_5xx() {
         let status = response.status().as_u16();
         *by_status.entry(status).or_default() += 1;
         let route = path.split('?').next().unwrap_or_default();
-        let surface = route.trim_start_matches('/').split('/').take(3).map(|segment| segment.chars().take(16).collect::<String>()).collect::<Vec<_>>().join("/");
+        let surface = route
+            .trim_start_matches('/')
+            .split('/')
+            .take(3)
+            .map(|segment| segment.chars().take(16).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("/");
         *by_surface.entry((method.clone(), surface, status)).or_default() += 1;
         let text = response.text().await.unwrap_or_default();
-        let shown = || format!("#{i} {method} {path} ({content_type:?}, {} body bytes: {:?}) -> {status} {}", body.len(), String::from_utf8_lossy(&body[..body.len().min(120)]), &text[..text.len().min(300)]);
+        let shown = || {
+            format!(
+                "#{i} {method} {path} ({content_type:?}, {} body bytes: {:?}) -> {status} {}",
+                body.len(),
+                String::from_utf8_lossy(&body[..body.len().min(120)]),
+                &text[..text.len().min(300)]
+            )
+        };
         if status >= 500 {
             failures.push(format!("a 5xx: {}", shown()));
         } else if status >= 400 && method != "HEAD" {
@@ -221,17 +332,36 @@ async fn malformed_requests_get_documented_errors_and_no_5xx() {
             }
         }
     }
-    eprintln!("{requests} malformed requests in {:.1} s, answers by status: {by_status:?}", started.elapsed().as_secs_f64());
+    eprintln!(
+        "{requests} malformed requests in {:.1} s, answers by status: {by_status:?}",
+        started.elapsed().as_secs_f64()
+    );
     for ((method, surface, status), count) in &by_surface {
         eprintln!("  {method} /{surface}: {status} x{count}");
     }
-    assert!(failures.is_empty(), "{} of {requests} requests answered wrongly; the first:\n{}", failures.len(), failures.iter().take(15).cloned().collect::<Vec<_>>().join("\n"));
-    assert!(by_status.keys().any(|&s| s >= 400) && by_status.keys().any(|&s| s < 300), "the requests reach both handlers and refusals: {by_status:?}");
+    assert!(
+        failures.is_empty(),
+        "{} of {requests} requests answered wrongly; the first:\n{}",
+        failures.len(),
+        failures.iter().take(15).cloned().collect::<Vec<_>>().join("\n")
+    );
+    assert!(
+        by_status.keys().any(|&s| s >= 400) && by_status.keys().any(|&s| s < 300),
+        "the requests reach both handlers and refusals: {by_status:?}"
+    );
 
     // The server still serves.
-    let (status, found) = server.post("/v1/collections/kept/search", json!({ "query": "rivers drought", "top_k": 3 })).await;
+    let (status, found) = server
+        .post(
+            "/v1/collections/kept/search",
+            json!({ "query": "rivers drought", "top_k": 3 }),
+        )
+        .await;
     assert_eq!(status, 200, "{found}");
-    assert!(found["chunks"].as_array().is_some_and(|chunks| !chunks.is_empty()), "{found}");
+    assert!(
+        found["chunks"].as_array().is_some_and(|chunks| !chunks.is_empty()),
+        "{found}"
+    );
     let (status, _) = server.get("/healthz").await;
     assert_eq!(status, 200);
     server.stop().await;

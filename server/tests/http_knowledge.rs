@@ -34,7 +34,10 @@ fn pdf_two_pages() -> Vec<u8> {
     for offset in offsets {
         body.push_str(&format!("{offset:010} 00000 n \n"));
     }
-    body.push_str(&format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1));
+    body.push_str(&format!(
+        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+        objects.len() + 1
+    ));
     body.into_bytes()
 }
 
@@ -48,32 +51,81 @@ async fn knowledge_layer_end_to_end() {
     let server = TestServer::start(options(data.path())).await;
 
     // Collections.
-    let (status, info) = server.post("/v1/collections", json!({ "name": "reports", "description": "Q3 reports", "metadata": { "team": "finance" } })).await;
+    let (status, info) = server
+        .post(
+            "/v1/collections",
+            json!({ "name": "reports", "description": "Q3 reports", "metadata": { "team": "finance" } }),
+        )
+        .await;
     assert_eq!(status, 201, "{info}");
-    for field in ["name", "description", "file_count", "chunk_count", "created_at", "updated_at", "backend", "metadata"] {
+    for field in [
+        "name",
+        "description",
+        "file_count",
+        "chunk_count",
+        "created_at",
+        "updated_at",
+        "backend",
+        "metadata",
+    ] {
         assert!(info.get(field).is_some(), "CollectionInfo lacks {field}");
     }
-    assert_eq!((info["backend"].clone(), info["file_count"].clone(), info["metadata"]["team"].clone()), (json!("quarry"), json!(0), json!("finance")));
-    assert_eq!(server.post("/v1/collections", json!({ "name": "reports" })).await.0, 400, "duplicate");
+    assert_eq!(
+        (
+            info["backend"].clone(),
+            info["file_count"].clone(),
+            info["metadata"]["team"].clone()
+        ),
+        (json!("quarry"), json!(0), json!("finance"))
+    );
+    assert_eq!(
+        server.post("/v1/collections", json!({ "name": "reports" })).await.0,
+        400,
+        "duplicate"
+    );
     for bad in ["Reports", "a b", "", "../x"] {
         let (status, body) = server.post("/v1/collections", json!({ "name": bad })).await;
         assert_eq!(status, 400, "{bad}: {body}");
-        assert!(body["detail"].as_str().unwrap().contains("invalid collection name"), "{body}");
+        assert!(
+            body["detail"].as_str().unwrap().contains("invalid collection name"),
+            "{body}"
+        );
     }
-    let response = server.client.post(server.url("/v1/collections")).header("content-type", "application/json").body("{\"name\": ").send().await.unwrap();
+    let response = server
+        .client
+        .post(server.url("/v1/collections"))
+        .header("content-type", "application/json")
+        .body("{\"name\": ")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status().as_u16(), 400);
-    assert!(response.json::<serde_json::Value>().await.unwrap()["detail"].as_str().unwrap().starts_with("invalid JSON body"));
+    assert!(response.json::<serde_json::Value>().await.unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("invalid JSON body"));
     let (status, list) = server.get("/v1/collections").await;
     assert_eq!(status, 200);
-    let names: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["rag", "reports"]);
     assert_eq!(server.get("/v1/collections/reports").await.0, 200);
     let (status, body) = server.get("/v1/collections/nope").await;
-    assert_eq!((status, body), (404, json!({ "detail": "Collection 'nope' not found" })));
+    assert_eq!(
+        (status, body),
+        (404, json!({ "detail": "Collection 'nope' not found" }))
+    );
 
     // An upload job: one good Markdown file, one good PDF, one corrupt PDF, one empty file, one binary.
     let files = [
-        ("plan.md", b"# Plan\n\nBuy more GPUs for the vector search cluster.\n".to_vec()),
+        (
+            "plan.md",
+            b"# Plan\n\nBuy more GPUs for the vector search cluster.\n".to_vec(),
+        ),
         ("q3.pdf", pdf_two_pages()),
         ("broken.pdf", b"%PDF-1.7 not really".to_vec()),
         ("empty.txt", Vec::new()),
@@ -82,23 +134,42 @@ async fn knowledge_layer_end_to_end() {
     let (status, submitted) = server.upload("reports", &files).await;
     assert_eq!(status, 202, "{submitted}");
     assert_eq!(submitted["message"], "Ingestion job submitted for 5 file(s)");
-    let file_ids: Vec<String> = submitted["file_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let file_ids: Vec<String> = submitted["file_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
     assert_eq!(file_ids.len(), 5);
     let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
     let job: IngestionJobStatus = serde_json::from_value(job).unwrap();
     assert_eq!(job.status, JobState::Completed);
-    assert_eq!((job.total_files, job.processed_files, job.progress_percent), (5, 5, 100.0));
+    assert_eq!(
+        (job.total_files, job.processed_files, job.progress_percent),
+        (5, 5, 100.0)
+    );
     assert!(job.started_at.is_some() && job.completed_at.is_some());
     let detail = |name: &str| -> &FileProgress { job.file_details.iter().find(|f| f.file_name == name).unwrap() };
     assert_eq!(detail("plan.md").status, FileStatus::Success);
     assert!(detail("plan.md").chunks_created >= 1);
     assert_eq!(detail("q3.pdf").status, FileStatus::Success);
-    assert!(detail("broken.pdf").error_message.as_deref().unwrap().starts_with("File appears corrupted"));
+    assert!(detail("broken.pdf")
+        .error_message
+        .as_deref()
+        .unwrap()
+        .starts_with("File appears corrupted"));
     assert_eq!(detail("empty.txt").error_message.as_deref(), Some("file is empty"));
-    assert_eq!(detail("photo.png").error_message.as_deref(), Some(format!("binary file: not a supported document format (PNG image); {SUPPORTED_FORMATS}").as_str()));
+    assert_eq!(
+        detail("photo.png").error_message.as_deref(),
+        Some(format!("binary file: not a supported document format (PNG image); {SUPPORTED_FORMATS}").as_str())
+    );
     // The job records its terminal state first and removes its uploads right after (a crash
     // in between must not leave a job to resume without its files): they go within moments.
-    let uploads_left = || std::fs::read_dir(data.path().join("uploads")).map(|d| d.count()).unwrap_or(0);
+    let uploads_left = || {
+        std::fs::read_dir(data.path().join("uploads"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while uploads_left() > 0 && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
@@ -110,60 +181,198 @@ async fn knowledge_layer_end_to_end() {
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 5);
     let plan = listed.iter().find(|f| f["file_name"] == "plan.md").unwrap();
-    assert_eq!((plan["status"].clone(), plan["collection_name"].clone()), (json!("success"), json!("reports")));
+    assert_eq!(
+        (plan["status"].clone(), plan["collection_name"].clone()),
+        (json!("success"), json!("reports"))
+    );
     assert!(plan["uploaded_at"].is_string() && plan["ingested_at"].is_string());
-    assert_eq!(listed.iter().find(|f| f["file_name"] == "empty.txt").unwrap()["status"], "failed");
+    assert_eq!(
+        listed.iter().find(|f| f["file_name"] == "empty.txt").unwrap()["status"],
+        "failed"
+    );
 
     // Search sees the upload, with page numbers and citations from the PDF.
-    let (status, result) = server.post("/v1/collections/reports/search", json!({ "query": "how much did revenue grow", "top_k": 3 })).await;
+    let (status, result) = server
+        .post(
+            "/v1/collections/reports/search",
+            json!({ "query": "how much did revenue grow", "top_k": 3 }),
+        )
+        .await;
     assert_eq!(status, 200, "{result}");
     let top = &result["chunks"][0];
-    assert_eq!((top["file_name"].clone(), top["page_number"].clone(), top["display_citation"].clone()), (json!("q3.pdf"), json!(1), json!("q3.pdf, p.1")));
+    assert_eq!(
+        (
+            top["file_name"].clone(),
+            top["page_number"].clone(),
+            top["display_citation"].clone()
+        ),
+        (json!("q3.pdf"), json!(1), json!("q3.pdf, p.1"))
+    );
     let (_, info) = server.get("/v1/collections/reports").await;
     assert_eq!(info["file_count"], 2);
     // The same query again: its embedding comes from the recent-query cache, same answer.
-    let cache_hits = |metrics: &str| metrics.lines().find(|l| l.starts_with("quarry_query_cache_total{result=\"hit\"}")).map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap()).unwrap_or(0);
-    let before = cache_hits(&server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap());
-    let (status, again) = server.post("/v1/collections/reports/search", json!({ "query": "how much did revenue grow", "top_k": 3 })).await;
+    let cache_hits = |metrics: &str| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with("quarry_query_cache_total{result=\"hit\"}"))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .unwrap_or(0)
+    };
+    let before = cache_hits(
+        &server
+            .client
+            .get(server.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    );
+    let (status, again) = server
+        .post(
+            "/v1/collections/reports/search",
+            json!({ "query": "how much did revenue grow", "top_k": 3 }),
+        )
+        .await;
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["chunks"], result["chunks"]);
-    assert_eq!(cache_hits(&server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap()), before + 1);
+    assert_eq!(
+        cache_hits(
+            &server
+                .client
+                .get(server.url("/metrics"))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        ),
+        before + 1
+    );
 
     // Delete by original file name and by file id; a missing id fails alone.
     let plan_id = &file_ids[0];
-    let (status, deleted) = server.delete("/v1/collections/reports/documents", Some(json!({ "file_ids": ["q3.pdf", plan_id, "nope"] }))).await;
+    let (status, deleted) = server
+        .delete(
+            "/v1/collections/reports/documents",
+            Some(json!({ "file_ids": ["q3.pdf", plan_id, "nope"] })),
+        )
+        .await;
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(deleted["total_deleted"], 2);
     assert_eq!(deleted["successful"], json!(["q3.pdf", plan_id]));
-    assert_eq!(deleted["failed"], json!([{ "file_id": "nope", "error": "Not found or already deleted" }]));
+    assert_eq!(
+        deleted["failed"],
+        json!([{ "file_id": "nope", "error": "Not found or already deleted" }])
+    );
     assert_eq!(deleted["message"], "Deleted 2 of 3 files");
-    let (_, result) = server.post("/v1/collections/reports/search", json!({ "query": "revenue GPUs margins", "top_k": 10, "mode": "hybrid" })).await;
-    assert_eq!(result["chunks"], json!([]), "deleted files are hidden as soon as DELETE returns");
+    let (_, result) = server
+        .post(
+            "/v1/collections/reports/search",
+            json!({ "query": "revenue GPUs margins", "top_k": 10, "mode": "hybrid" }),
+        )
+        .await;
+    assert_eq!(
+        result["chunks"],
+        json!([]),
+        "deleted files are hidden as soon as DELETE returns"
+    );
     assert_eq!(result["underfilled"], true);
 
     // Bad inputs.
     assert_eq!(server.upload("nope", &[("a.txt", b"x".to_vec())]).await.0, 404);
-    let empty_form = server.client.post(server.url("/v1/collections/reports/documents")).multipart(reqwest::multipart::Form::new().text("note", "no files")).send().await.unwrap();
+    let empty_form = server
+        .client
+        .post(server.url("/v1/collections/reports/documents"))
+        .multipart(reqwest::multipart::Form::new().text("note", "no files"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(empty_form.status().as_u16(), 400);
-    assert_eq!(server.post("/v1/collections/nope/search", json!({ "query": "x" })).await.0, 404);
-    let (status, body) = server.post("/v1/collections/reports/search", json!({ "query": "x", "top_k": 0 })).await;
+    assert_eq!(
+        server
+            .post("/v1/collections/nope/search", json!({ "query": "x" }))
+            .await
+            .0,
+        404
+    );
+    let (status, body) = server
+        .post("/v1/collections/reports/search", json!({ "query": "x", "top_k": 0 }))
+        .await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(server.post("/v1/collections/reports/search", json!({ "query": "x", "min_score": 1.5 })).await.0, 400);
-    assert_eq!(server.post("/v1/collections/reports/search", json!({ "query": "x", "colour": "red" })).await.0, 400);
+    assert_eq!(
+        server
+            .post(
+                "/v1/collections/reports/search",
+                json!({ "query": "x", "min_score": 1.5 })
+            )
+            .await
+            .0,
+        400
+    );
+    assert_eq!(
+        server
+            .post(
+                "/v1/collections/reports/search",
+                json!({ "query": "x", "colour": "red" })
+            )
+            .await
+            .0,
+        400
+    );
     assert_eq!(server.get("/v1/documents/no-such-job/status").await.0, 404);
-    assert_eq!(server.delete("/v1/collections/reports/documents", Some(json!({ "file_ids": [] }))).await.0, 400);
+    assert_eq!(
+        server
+            .delete("/v1/collections/reports/documents", Some(json!({ "file_ids": [] })))
+            .await
+            .0,
+        400
+    );
 
     // Health, readiness, metrics.
     let (status, health) = server.get("/v1/knowledge/health").await;
-    assert_eq!((status, health["status"].clone(), health["backend"].clone()), (200, json!("healthy"), json!("quarry")));
+    assert_eq!(
+        (status, health["status"].clone(), health["backend"].clone()),
+        (200, json!("healthy"), json!("quarry"))
+    );
     assert_eq!(server.get("/readyz").await.0, 200);
-    assert_eq!(server.client.get(server.url("/healthz")).send().await.unwrap().status().as_u16(), 200);
-    let metrics = server.client.get(server.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    for name in ["quarry_http_requests_total", "quarry_http_request_duration_seconds_bucket", "quarry_search_lane_duration_seconds", "quarry_search_queue_depth", "quarry_ingestion_jobs", "quarry_collection_snapshot_info"] {
+    assert_eq!(
+        server
+            .client
+            .get(server.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    let metrics = server
+        .client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for name in [
+        "quarry_http_requests_total",
+        "quarry_http_request_duration_seconds_bucket",
+        "quarry_search_lane_duration_seconds",
+        "quarry_search_queue_depth",
+        "quarry_ingestion_jobs",
+        "quarry_collection_snapshot_info",
+    ] {
         assert!(metrics.contains(name), "metrics lack {name}");
     }
     assert!(metrics.contains("route=\"/v1/collections/{name}/search\""));
-    assert!(metrics.contains("quarry_ingestion_jobs{state=\"completed\"} 1"), "{metrics}");
+    assert!(
+        metrics.contains("quarry_ingestion_jobs{state=\"completed\"} 1"),
+        "{metrics}"
+    );
 
     // Deleting the collection removes its data; it is gone afterwards.
     let (status, _) = server.delete("/v1/collections/reports", None).await;
@@ -178,7 +387,9 @@ async fn a_job_whose_files_all_fail_is_failed() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
     server.post("/v1/collections", json!({ "name": "c" })).await;
-    let (_, submitted) = server.upload("c", &[("a.pdf", b"%PDF-1.4 junk".to_vec()), ("b.txt", Vec::new())]).await;
+    let (_, submitted) = server
+        .upload("c", &[("a.pdf", b"%PDF-1.4 junk".to_vec()), ("b.txt", Vec::new())])
+        .await;
     let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
     assert_eq!(job["status"], "failed");
     assert_eq!(job["error_message"], "all 2 file(s) failed");
@@ -202,12 +413,19 @@ async fn concurrent_uploads_and_deletes_answer_truly_and_retries_do_not_duplicat
             let mut kept = Vec::new();
             for i in 0..10 {
                 let name = format!("c{client}-{i}.txt");
-                let (status, body) = server.upload("c", &[(&name, format!("note {client} {i} about the harbour").into_bytes())]).await;
+                let (status, body) = server
+                    .upload(
+                        "c",
+                        &[(&name, format!("note {client} {i} about the harbour").into_bytes())],
+                    )
+                    .await;
                 assert_eq!(status, 202, "{name}: {body}");
                 let file_id = body["file_ids"][0].as_str().unwrap().to_string();
                 if i % 3 == 0 {
                     server.wait_job(body["job_id"].as_str().unwrap()).await;
-                    let (status, deleted) = server.delete("/v1/collections/c/documents", Some(json!({ "file_ids": [file_id] }))).await;
+                    let (status, deleted) = server
+                        .delete("/v1/collections/c/documents", Some(json!({ "file_ids": [file_id] })))
+                        .await;
                     assert_eq!(status, 200, "{deleted}");
                 } else {
                     kept.push((file_id, body["job_id"].as_str().unwrap().to_string()));
@@ -224,7 +442,12 @@ async fn concurrent_uploads_and_deletes_answer_truly_and_retries_do_not_duplicat
         assert_eq!(server.wait_job(job_id).await["status"], "completed");
     }
     let listed = |files: &serde_json::Value| {
-        let mut ids: Vec<String> = files.as_array().unwrap().iter().map(|f| f["file_id"].as_str().unwrap().to_string()).collect();
+        let mut ids: Vec<String> = files
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["file_id"].as_str().unwrap().to_string())
+            .collect();
         ids.sort();
         ids
     };
@@ -234,9 +457,14 @@ async fn concurrent_uploads_and_deletes_answer_truly_and_retries_do_not_duplicat
     assert_eq!(status, 200);
     assert_eq!(listed(&files), want);
     // What is on disk is what is served.
-    let on_disk: serde_json::Value = serde_json::from_slice(&std::fs::read(data.path().join("files").join("c.json")).unwrap()).unwrap();
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.path().join("files").join("c.json")).unwrap()).unwrap();
     assert_eq!(listed(&on_disk), want);
-    let leftovers: Vec<_> = std::fs::read_dir(data.path().join("files")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(data.path().join("files"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
     // A retry with the first attempt's key gets its job; another key makes another.
@@ -244,7 +472,10 @@ async fn concurrent_uploads_and_deletes_answer_truly_and_retries_do_not_duplicat
     let (status, first) = server.upload_with_key("c", &file, Some("upload-42")).await;
     assert_eq!(status, 202, "{first}");
     let (status, again) = server.upload_with_key("c", &file, Some("upload-42")).await;
-    assert_eq!((status, &again["job_id"], &again["file_ids"]), (202, &first["job_id"], &first["file_ids"]));
+    assert_eq!(
+        (status, &again["job_id"], &again["file_ids"]),
+        (202, &first["job_id"], &first["file_ids"])
+    );
     let (_, other) = server.upload_with_key("c", &file, Some("upload-43")).await;
     assert_ne!(other["job_id"], first["job_id"]);
     let (status, bad) = server.upload_with_key("c", &file, Some("ünïcode key")).await;
@@ -253,7 +484,12 @@ async fn concurrent_uploads_and_deletes_answer_truly_and_retries_do_not_duplicat
     server.wait_job(first["job_id"].as_str().unwrap()).await;
     server.wait_job(other["job_id"].as_str().unwrap()).await;
     let (_, files) = server.get("/v1/collections/c/documents").await;
-    let retried = files.as_array().unwrap().iter().filter(|f| f["file_name"] == "retried.txt").count();
+    let retried = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file_name"] == "retried.txt")
+        .count();
     assert_eq!(retried, 2, "one per key: {files}");
     Arc::try_unwrap(server).ok().expect("clients done").stop().await;
 }
@@ -264,14 +500,29 @@ async fn unknown_routes_and_methods_answer_in_the_documented_shape() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
     let (status, body) = server.get("/v1/nothing/here").await;
-    assert_eq!((status, body["detail"].as_str()), (404, Some("no route GET /v1/nothing/here")), "{body}");
+    assert_eq!(
+        (status, body["detail"].as_str()),
+        (404, Some("no route GET /v1/nothing/here")),
+        "{body}"
+    );
     let response = server.client.put(server.url("/v1/collections")).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 405);
-    assert!(response.headers().get("allow").is_some_and(|v| v.to_str().unwrap().contains("POST")), "{:?}", response.headers());
+    assert!(
+        response
+            .headers()
+            .get("allow")
+            .is_some_and(|v| v.to_str().unwrap().contains("POST")),
+        "{:?}",
+        response.headers()
+    );
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["detail"], "PUT is not allowed on /v1/collections");
     let (status, body) = server.post("/api/rag/nothing", json!({})).await;
-    assert_eq!((status, &body["error"], &body["message"]), (404, &json!("Not Found"), &json!("no route POST /api/rag/nothing")), "{body}");
+    assert_eq!(
+        (status, &body["error"], &body["message"]),
+        (404, &json!("Not Found"), &json!("no route POST /api/rag/nothing")),
+        "{body}"
+    );
     let response = server.client.get(server.url("/api/rag/search")).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 405);
     let body: serde_json::Value = response.json().await.unwrap();
@@ -280,10 +531,21 @@ async fn unknown_routes_and_methods_answer_in_the_documented_shape() {
     let (status, body) = server.get("/v1/collections/%FF%FE").await;
     assert_eq!(status, 400, "{body}");
     assert!(body["detail"].as_str().is_some_and(|d| d.contains("UTF-8")), "{body}");
-    let response = server.client.post(server.url("/api/rag/search")).header("content-type", "application/json").body("{\"query\": ").send().await.unwrap();
+    let response = server
+        .client
+        .post(server.url("/api/rag/search"))
+        .header("content-type", "application/json")
+        .body("{\"query\": ")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status().as_u16(), 400);
     let body: serde_json::Value = response.json().await.unwrap();
-    assert_eq!((&body["error"], &body["details"]["field"]), (&json!("Validation error"), &json!("body")), "seed 002's shape: {body}");
+    assert_eq!(
+        (&body["error"], &body["details"]["field"]),
+        (&json!("Validation error"), &json!("body")),
+        "seed 002's shape: {body}"
+    );
     server.stop().await;
 }
 
@@ -296,7 +558,12 @@ async fn oversized_bodies_get_413() {
     server.post("/v1/collections", json!({ "name": "c" })).await;
     let (status, body) = server.upload("c", &[("big.txt", vec![b'a'; 64 * 1024])]).await;
     assert_eq!(status, 413, "{body}");
-    let (status, _) = server.post("/api/rag/ingest", json!({ "source": "s", "path": "p", "title": "t", "text": "x".repeat(64 * 1024) })).await;
+    let (status, _) = server
+        .post(
+            "/api/rag/ingest",
+            json!({ "source": "s", "path": "p", "title": "t", "text": "x".repeat(64 * 1024) }),
+        )
+        .await;
     assert_eq!(status, 413);
     server.stop().await;
 }
@@ -305,18 +572,37 @@ async fn oversized_bodies_get_413() {
 async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
-    server.post("/v1/collections", json!({ "name": "kept", "description": "survives restarts" })).await;
-    let (_, submitted) = server.upload("kept", &[("cats.md", b"# Cats\n\nCats sleep sixteen hours a day.".to_vec())]).await;
+    server
+        .post(
+            "/v1/collections",
+            json!({ "name": "kept", "description": "survives restarts" }),
+        )
+        .await;
+    let (_, submitted) = server
+        .upload(
+            "kept",
+            &[("cats.md", b"# Cats\n\nCats sleep sixteen hours a day.".to_vec())],
+        )
+        .await;
     let job_id = submitted["job_id"].as_str().unwrap().to_string();
     server.wait_job(&job_id).await;
-    let (_, rag) = server.post("/api/rag/ingest", json!({ "source": "wiki", "path": "/dogs", "title": "Dogs", "text": "Dogs love long walks." })).await;
+    let (_, rag) = server
+        .post(
+            "/api/rag/ingest",
+            json!({ "source": "wiki", "path": "/dogs", "title": "Dogs", "text": "Dogs love long walks." }),
+        )
+        .await;
     server.stop().await;
 
     // A job the previous run accepted but never started: its record and its upload are on disk.
     let pending_id = "resumed-job";
     let upload_dir = data.path().join("uploads").join(pending_id);
     std::fs::create_dir_all(&upload_dir).unwrap();
-    std::fs::write(upload_dir.join("file-resumed"), "# Birds\n\nBirds migrate south in winter.").unwrap();
+    std::fs::write(
+        upload_dir.join("file-resumed"),
+        "# Birds\n\nBirds migrate south in winter.",
+    )
+    .unwrap();
     let pending = IngestionJobStatus {
         job_id: pending_id.into(),
         status: JobState::Processing,
@@ -334,7 +620,11 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         progress_percent: 0.0,
         is_terminal: false,
     };
-    std::fs::write(data.path().join("jobs").join(format!("{pending_id}.json")), serde_json::to_vec(&pending).unwrap()).unwrap();
+    std::fs::write(
+        data.path().join("jobs").join(format!("{pending_id}.json")),
+        serde_json::to_vec(&pending).unwrap(),
+    )
+    .unwrap();
 
     let server = TestServer::start(options(data.path())).await;
     let (status, info) = server.get("/v1/collections/kept").await;
@@ -342,16 +632,33 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
     let (_, old_job) = server.get(&format!("/v1/documents/{job_id}/status")).await;
     assert_eq!(old_job["status"], "completed");
     let (_, files) = server.get("/v1/collections/kept/documents").await;
-    assert!(files.as_array().unwrap().iter().any(|f| f["file_name"] == "cats.md" && f["status"] == "success"));
-    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "how long do cats sleep" })).await;
+    assert!(files
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["file_name"] == "cats.md" && f["status"] == "success"));
+    let (_, result) = server
+        .post(
+            "/v1/collections/kept/search",
+            json!({ "query": "how long do cats sleep" }),
+        )
+        .await;
     assert_eq!(result["chunks"][0]["file_name"], "cats.md");
     let (_, found) = server.post("/api/rag/search", json!({ "query": "dogs walking" })).await;
     assert_eq!(found["results"][0]["metadata"]["documentId"], rag["documentId"]);
 
     let resumed = server.wait_job(pending_id).await;
     assert_eq!(resumed["status"], "completed", "{resumed}");
-    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "bird migration", "filters": { "tags": ["wildlife"] } })).await;
-    assert_eq!(result["chunks"][0]["file_name"], "birds.md", "resumed with its upload's tags");
+    let (_, result) = server
+        .post(
+            "/v1/collections/kept/search",
+            json!({ "query": "bird migration", "filters": { "tags": ["wildlife"] } }),
+        )
+        .await;
+    assert_eq!(
+        result["chunks"][0]["file_name"], "birds.md",
+        "resumed with its upload's tags"
+    );
     server.stop().await;
 }
 
@@ -369,8 +676,19 @@ async fn the_file_being_parsed_when_the_server_stopped_fails_at_the_next_start()
     let upload_dir = data.path().join("uploads").join(job_id);
     std::fs::create_dir_all(&upload_dir).unwrap();
     std::fs::write(upload_dir.join("file-fine"), "# Owls\n\nOwls hunt at night.").unwrap();
-    std::fs::write(upload_dir.join("file-fatal"), "# Anything\n\nIts content does not matter here.").unwrap();
-    let file = |file_id: &str, file_name: &str, status| FileProgress { file_id: file_id.into(), file_name: file_name.into(), status, progress_percent: 0.0, error_message: None, chunks_created: 0 };
+    std::fs::write(
+        upload_dir.join("file-fatal"),
+        "# Anything\n\nIts content does not matter here.",
+    )
+    .unwrap();
+    let file = |file_id: &str, file_name: &str, status| FileProgress {
+        file_id: file_id.into(),
+        file_name: file_name.into(),
+        status,
+        progress_percent: 0.0,
+        error_message: None,
+        chunks_created: 0,
+    };
     let stopped = IngestionJobStatus {
         job_id: job_id.into(),
         status: JobState::Processing,
@@ -379,33 +697,76 @@ async fn the_file_being_parsed_when_the_server_stopped_fails_at_the_next_start()
         completed_at: None,
         total_files: 2,
         processed_files: 0,
-        file_details: vec![file("file-fatal", "fatal.md", FileStatus::Ingesting), file("file-fine", "owls.md", FileStatus::Uploading)],
+        file_details: vec![
+            file("file-fatal", "fatal.md", FileStatus::Ingesting),
+            file("file-fine", "owls.md", FileStatus::Uploading),
+        ],
         collection_name: "kept".into(),
         backend: "quarry".into(),
         error_message: None,
-        metadata: json!({ quarry_server::jobs::FILE_IN_PROGRESS: "file-fatal" }).as_object().cloned().unwrap(),
+        metadata: json!({ quarry_server::jobs::FILE_IN_PROGRESS: "file-fatal" })
+            .as_object()
+            .cloned()
+            .unwrap(),
         progress_percent: 0.0,
         is_terminal: false,
     };
-    std::fs::write(data.path().join("jobs").join(format!("{job_id}.json")), serde_json::to_vec(&stopped).unwrap()).unwrap();
+    std::fs::write(
+        data.path().join("jobs").join(format!("{job_id}.json")),
+        serde_json::to_vec(&stopped).unwrap(),
+    )
+    .unwrap();
 
     let server = TestServer::start(options(data.path())).await;
     let job = server.wait_job(job_id).await;
     assert_eq!(job["status"], "completed", "the other file made it: {job}");
-    assert!(job["metadata"].get(quarry_server::jobs::FILE_IN_PROGRESS).is_none(), "{job}");
-    let fatal = job["file_details"].as_array().unwrap().iter().find(|f| f["file_id"] == "file-fatal").unwrap().clone();
-    assert_eq!((&fatal["status"], &fatal["error_message"]), (&json!("failed"), &json!(quarry_server::jobs::STOPPED_WHILE_PARSING)), "{job}");
+    assert!(
+        job["metadata"].get(quarry_server::jobs::FILE_IN_PROGRESS).is_none(),
+        "{job}"
+    );
+    let fatal = job["file_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file_id"] == "file-fatal")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&fatal["status"], &fatal["error_message"]),
+        (&json!("failed"), &json!(quarry_server::jobs::STOPPED_WHILE_PARSING)),
+        "{job}"
+    );
     let (_, files) = server.get("/v1/collections/kept/documents").await;
-    let status_of = |name: &str| files.as_array().unwrap().iter().find(|f| f["file_name"] == name).map(|f| f["status"].clone());
-    assert_eq!((status_of("fatal.md"), status_of("owls.md")), (Some(json!("failed")), Some(json!("success"))), "{files}");
-    let (_, result) = server.post("/v1/collections/kept/search", json!({ "query": "owls hunting at night" })).await;
+    let status_of = |name: &str| {
+        files
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["file_name"] == name)
+            .map(|f| f["status"].clone())
+    };
+    assert_eq!(
+        (status_of("fatal.md"), status_of("owls.md")),
+        (Some(json!("failed")), Some(json!("success"))),
+        "{files}"
+    );
+    let (_, result) = server
+        .post(
+            "/v1/collections/kept/search",
+            json!({ "query": "owls hunting at night" }),
+        )
+        .await;
     assert_eq!(result["chunks"][0]["file_name"], "owls.md");
     server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_batch_snapshot_lists_its_source_files_and_deletes_them_whole() {
-    let (src, root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (src, root, data) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     let lines: String = (0..5).map(|i| format!("{}\n", json!({ "_id": format!("d{i}"), "title": format!("Doc {i}"), "text": format!("Passage number {i} about rivers and lakes.") }))).collect();
     std::fs::write(src.path().join("corpus.jsonl"), lines).unwrap();
     std::fs::write(src.path().join("notes.md"), "# Notes\n\nMountains and valleys.").unwrap();
@@ -419,14 +780,35 @@ async fn a_batch_snapshot_lists_its_source_files_and_deletes_them_whole() {
     assert_eq!(files.len(), 2, "{files:?}");
     let corpus = files.iter().find(|f| f["file_name"] == "corpus.jsonl").unwrap();
     assert_eq!(corpus["metadata"]["doc_ids"].as_array().unwrap().len(), 5);
-    assert_eq!((corpus["chunk_count"].clone(), corpus["status"].clone()), (json!(5), json!("success")));
+    assert_eq!(
+        (corpus["chunk_count"].clone(), corpus["status"].clone()),
+        (json!(5), json!("success"))
+    );
     let (_, info) = server.get("/v1/collections/batch").await;
-    assert_eq!((info["file_count"].clone(), info["chunk_count"].clone()), (json!(2), json!(6)));
+    assert_eq!(
+        (info["file_count"].clone(), info["chunk_count"].clone()),
+        (json!(2), json!(6))
+    );
 
-    let (status, deleted) = server.delete("/v1/collections/batch/documents", Some(json!({ "file_ids": ["corpus.jsonl"] }))).await;
+    let (status, deleted) = server
+        .delete(
+            "/v1/collections/batch/documents",
+            Some(json!({ "file_ids": ["corpus.jsonl"] })),
+        )
+        .await;
     assert_eq!((status, deleted["total_deleted"].clone()), (200, json!(1)));
-    let (_, result) = server.post("/v1/collections/batch/search", json!({ "query": "rivers and lakes", "top_k": 10 })).await;
-    let names: Vec<&str> = result["chunks"].as_array().unwrap().iter().map(|c| c["file_name"].as_str().unwrap()).collect();
+    let (_, result) = server
+        .post(
+            "/v1/collections/batch/search",
+            json!({ "query": "rivers and lakes", "top_k": 10 }),
+        )
+        .await;
+    let names: Vec<&str> = result["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["file_name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["notes.md"], "every document of the deleted file is hidden");
     server.stop().await;
 }
@@ -438,23 +820,48 @@ async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
     server.post("/v1/collections", json!({ "name": "c" })).await;
-    let text: String = ["tides", "glaciers", "deserts", "rivers", "volcanoes", "forests", "reefs", "caves"].iter().map(|t| paragraph(t) + "\n\n").collect();
+    let text: String = [
+        "tides",
+        "glaciers",
+        "deserts",
+        "rivers",
+        "volcanoes",
+        "forests",
+        "reefs",
+        "caves",
+    ]
+    .iter()
+    .map(|t| paragraph(t) + "\n\n")
+    .collect();
     let upload = |name: &'static str, text: String| {
         let server = &server;
-        async move { server.upload_completed("c", name, text.into_bytes()).await["file_details"][0]["chunks_created"].as_u64().unwrap() }
+        async move {
+            server.upload_completed("c", name, text.into_bytes()).await["file_details"][0]["chunks_created"]
+                .as_u64()
+                .unwrap()
+        }
     };
 
     let first = upload("earth.txt", text.clone()).await;
     assert!(first >= 4);
-    assert_eq!(server.ingested_chunks().await, (first, 0), "an empty collection has nothing to reuse");
+    assert_eq!(
+        server.ingested_chunks().await,
+        (first, 0),
+        "an empty collection has nothing to reuse"
+    );
     let revised = upload("earth-v2.txt", format!("{text}{}", paragraph("auroras"))).await;
     let (embedded, reused) = server.ingested_chunks().await;
     let embedded = embedded - first;
     assert_eq!(embedded + reused, revised);
-    assert!(reused >= 2 && embedded >= 1 && embedded < reused, "embedded {embedded}, reused {reused}");
+    assert!(
+        reused >= 2 && embedded >= 1 && embedded < reused,
+        "embedded {embedded}, reused {reused}"
+    );
 
     // Every chunk of the revised file, reused or embedded, is found by its own text at cosine ~1.
-    let chunks = server.assert_each_chunk_finds_itself("c", "paragraph", json!({ "file_name": "earth-v2.txt" })).await;
+    let chunks = server
+        .assert_each_chunk_finds_itself("c", "paragraph", json!({ "file_name": "earth-v2.txt" }))
+        .await;
     assert_eq!(chunks.len() as u64, revised, "{chunks:?}");
     server.stop().await;
 }
@@ -464,35 +871,63 @@ async fn an_uploaded_file_reuses_the_vectors_of_text_the_collection_holds() {
 /// one that embedded adds the server's precision.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_upload_adds_its_precision_only_when_it_embedded() {
-    let (src, root, data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (src, root, data) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     let text = format!("{}\n\n{}", paragraph("tides"), paragraph("glaciers"));
     std::fs::write(src.path().join("earth.txt"), &text).unwrap();
-    let mut run = RunOptions::new(src.path().to_str().unwrap(), root.path().to_str().unwrap(), http_common::common::model_dir());
+    let mut run = RunOptions::new(
+        src.path().to_str().unwrap(),
+        root.path().to_str().unwrap(),
+        http_common::common::model_dir(),
+    );
     run.progress = ProgressMode::Quiet;
-    let f32_embedder = Arc::new(http_common::common::load_embedder_at(BatchPolicy::default(), Precision::F32));
+    let f32_embedder = Arc::new(http_common::common::load_embedder_at(
+        BatchPolicy::default(),
+        Precision::F32,
+    ));
     run_with_embedder(run, f32_embedder).await.unwrap();
     let mut opts = options(data.path());
     opts.collections = vec![("batch".into(), root.path().to_str().unwrap().into())];
     let server = TestServer::start(opts).await;
-    let precisions = || async { server.get("/v1/collections/batch").await.1["metadata"]["embedding_precisions"].clone() };
+    let precisions =
+        || async { server.get("/v1/collections/batch").await.1["metadata"]["embedding_precisions"].clone() };
     assert_eq!(precisions().await, json!(["cpu f32"]));
 
-    server.upload_completed("batch", "earth-copy.txt", text.into_bytes()).await;
+    server
+        .upload_completed("batch", "earth-copy.txt", text.into_bytes())
+        .await;
     let (embedded, reused) = server.ingested_chunks().await;
     assert!(embedded == 0 && reused >= 1, "embedded {embedded}, reused {reused}");
-    assert_eq!(precisions().await, json!(["cpu f32"]), "every vector reused: nothing computed, nothing added");
+    assert_eq!(
+        precisions().await,
+        json!(["cpu f32"]),
+        "every vector reused: nothing computed, nothing added"
+    );
 
-    server.upload_completed("batch", "moon.txt", paragraph("craters").into_bytes()).await;
+    server
+        .upload_completed("batch", "moon.txt", paragraph("craters").into_bytes())
+        .await;
     let own = http_common::common::embedder().info().precisions.clone();
     let mut both = vec!["cpu f32".to_string()];
     both.extend(own.into_iter().filter(|p| p != "cpu f32"));
-    assert_eq!(precisions().await, json!(both), "moon.txt's vectors computed by the server");
+    assert_eq!(
+        precisions().await,
+        json!(both),
+        "moon.txt's vectors computed by the server"
+    );
     server.stop().await;
 }
 
 /// A file of one paragraph per topic (each paragraph a chunk or more).
 fn topics_file(topics: &[&str]) -> Vec<u8> {
-    topics.iter().map(|t| paragraph(t) + "\n\n").collect::<String>().into_bytes()
+    topics
+        .iter()
+        .map(|t| paragraph(t) + "\n\n")
+        .collect::<String>()
+        .into_bytes()
 }
 
 /// (content, score) of a search's chunks, checked best first, sorted for comparing.
@@ -500,7 +935,10 @@ fn scored(result: &serde_json::Value) -> Vec<(String, f64)> {
     let chunks = result["chunks"].as_array().unwrap_or_else(|| panic!("{result}"));
     let scores: Vec<f64> = chunks.iter().map(|c| c["score"].as_f64().unwrap()).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
-    let mut pairs: Vec<(String, f64)> = chunks.iter().map(|c| (c["content"].as_str().unwrap().to_string(), c["score"].as_f64().unwrap())).collect();
+    let mut pairs: Vec<(String, f64)> = chunks
+        .iter()
+        .map(|c| (c["content"].as_str().unwrap().to_string(), c["score"].as_f64().unwrap()))
+        .collect();
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     pairs
 }
@@ -512,13 +950,21 @@ fn scored(result: &serde_json::Value) -> Vec<(String, f64)> {
 async fn several_collections_search_as_one() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
-    let (coast, ice) = (["tides", "harbours", "lighthouses"], ["glaciers", "moraines", "ice sheets and tides"]);
+    let (coast, ice) = (
+        ["tides", "harbours", "lighthouses"],
+        ["glaciers", "moraines", "ice sheets and tides"],
+    );
     for name in ["coast", "ice", "both", "empty"] {
         server.post("/v1/collections", json!({ "name": name })).await;
     }
     server.upload_completed("coast", "coast.md", topics_file(&coast)).await;
     server.upload_completed("ice", "ice.md", topics_file(&ice)).await;
-    let (status, submitted) = server.upload("both", &[("coast.md", topics_file(&coast)), ("ice.md", topics_file(&ice))]).await;
+    let (status, submitted) = server
+        .upload(
+            "both",
+            &[("coast.md", topics_file(&coast)), ("ice.md", topics_file(&ice))],
+        )
+        .await;
     assert_eq!(status, 202, "{submitted}");
     server.wait_job(submitted["job_id"].as_str().unwrap()).await;
 
@@ -533,76 +979,254 @@ async fn several_collections_search_as_one() {
             assert_eq!(together_scored.len(), one_scored.len(), "{mode} {query}");
             for ((text, score), (one_text, one_score)) in together_scored.iter().zip(&one_scored) {
                 assert_eq!(text, one_text, "{mode} {query}");
-                assert!((score - one_score).abs() < 1e-4, "{mode} {query}: {score} vs {one_score} for {text}");
+                assert!(
+                    (score - one_score).abs() < 1e-4,
+                    "{mode} {query}: {score} vs {one_score} for {text}"
+                );
             }
             for chunk in together["chunks"].as_array().unwrap() {
-                let from = if chunk["file_name"] == "coast.md" { "coast" } else { "ice" };
+                let from = if chunk["file_name"] == "coast.md" {
+                    "coast"
+                } else {
+                    "ice"
+                };
                 assert_eq!(chunk["metadata"]["collection"], from, "{chunk}");
             }
         }
     }
 
-    let (_, top) = server.post("/v1/search", json!({ "query": "moraines", "top_k": 3 })).await;
-    let collections: Vec<&str> = top["chunks"].as_array().unwrap().iter().map(|c| c["metadata"]["collection"].as_str().unwrap()).collect();
-    assert!(collections[0] == "ice" || collections[0] == "both", "every collection searched when none are named: {top}");
-    assert!(collections.contains(&"ice") && collections.contains(&"both"), "{collections:?}");
-    let (_, filtered) = server.post("/v1/search", json!({ "query": "moraines", "top_k": 50, "filters": { "file_name": "coast.md" } })).await;
+    let (_, top) = server
+        .post("/v1/search", json!({ "query": "moraines", "top_k": 3 }))
+        .await;
+    let collections: Vec<&str> = top["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["metadata"]["collection"].as_str().unwrap())
+        .collect();
+    assert!(
+        collections[0] == "ice" || collections[0] == "both",
+        "every collection searched when none are named: {top}"
+    );
+    assert!(
+        collections.contains(&"ice") && collections.contains(&"both"),
+        "{collections:?}"
+    );
+    let (_, filtered) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "moraines", "top_k": 50, "filters": { "file_name": "coast.md" } }),
+        )
+        .await;
     let filtered = filtered["chunks"].as_array().unwrap();
-    assert!(!filtered.is_empty() && filtered.iter().all(|c| c["file_name"] == "coast.md"), "{filtered:?}");
+    assert!(
+        !filtered.is_empty() && filtered.iter().all(|c| c["file_name"] == "coast.md"),
+        "{filtered:?}"
+    );
     // One chunk per document: each collection's copy of a file counts on its own; pages.
-    let (_, all) = server.post("/v1/search", json!({ "query": "tides", "top_k": 50, "collections": ["coast", "both"] })).await;
-    assert!(all["chunks"].as_array().unwrap().len() > 3, "the files have several chunks each: {all}");
-    let (status, one_each) = server.post("/v1/search", json!({ "query": "tides", "top_k": 50, "collections": ["coast", "both"], "max_chunks_per_document": 1 })).await;
+    let (_, all) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "tides", "top_k": 50, "collections": ["coast", "both"] }),
+        )
+        .await;
+    assert!(
+        all["chunks"].as_array().unwrap().len() > 3,
+        "the files have several chunks each: {all}"
+    );
+    let (status, one_each) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "tides", "top_k": 50, "collections": ["coast", "both"], "max_chunks_per_document": 1 }),
+        )
+        .await;
     assert_eq!(status, 200, "{one_each}");
-    let mut seen: Vec<String> = one_each["chunks"].as_array().unwrap().iter().map(|c| format!("{}/{}", c["metadata"]["collection"].as_str().unwrap(), c["file_name"].as_str().unwrap())).collect();
+    let mut seen: Vec<String> = one_each["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}/{}",
+                c["metadata"]["collection"].as_str().unwrap(),
+                c["file_name"].as_str().unwrap()
+            )
+        })
+        .collect();
     seen.sort();
     assert_eq!(seen, ["both/coast.md", "both/ice.md", "coast/coast.md"], "{one_each}");
     assert_eq!(one_each["underfilled"], true);
-    let (_, second) = server.post("/v1/search", json!({ "query": "tides", "top_k": 2, "offset": 2, "collections": ["coast", "both"] })).await;
-    let ids = |r: &serde_json::Value| r["chunks"].as_array().unwrap().iter().map(|c| c["chunk_id"].clone()).collect::<Vec<_>>();
+    let (_, second) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "tides", "top_k": 2, "offset": 2, "collections": ["coast", "both"] }),
+        )
+        .await;
+    let ids = |r: &serde_json::Value| {
+        r["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["chunk_id"].clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(&second), ids(&all)[2..4], "offset 2, top_k 2: results 3 and 4");
-    let (_, marked) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "top_k": 1, "highlight": true })).await;
+    let (_, marked) = server
+        .post(
+            "/v1/collections/coast/search",
+            json!({ "query": "tides", "top_k": 1, "highlight": true }),
+        )
+        .await;
     let chunk = &marked["chunks"][0];
     let chars: Vec<char> = chunk["content"].as_str().unwrap().chars().collect();
     let ranges: Vec<(usize, usize)> = serde_json::from_value(chunk["metadata"]["highlights"].clone()).unwrap();
-    assert!(!ranges.is_empty() && ranges.iter().all(|&(from, to)| chars[from..to].iter().collect::<String>() == "tides"), "{marked}");
-    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "max_chunks_per_document": 0 })).await;
-    assert!(status == 400 && error["detail"].as_str().unwrap().contains("max_chunks_per_document"), "{error}");
-    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "offset": 10_000 })).await;
-    assert!(status == 400 && error["detail"].as_str().unwrap().contains("offset + top_k"), "{error}");
+    assert!(
+        !ranges.is_empty()
+            && ranges
+                .iter()
+                .all(|&(from, to)| chars[from..to].iter().collect::<String>() == "tides"),
+        "{marked}"
+    );
+    let (status, error) = server
+        .post(
+            "/v1/collections/coast/search",
+            json!({ "query": "tides", "max_chunks_per_document": 0 }),
+        )
+        .await;
+    assert!(
+        status == 400 && error["detail"].as_str().unwrap().contains("max_chunks_per_document"),
+        "{error}"
+    );
+    let (status, error) = server
+        .post(
+            "/v1/collections/coast/search",
+            json!({ "query": "tides", "offset": 10_000 }),
+        )
+        .await;
+    assert!(
+        status == 400 && error["detail"].as_str().unwrap().contains("offset + top_k"),
+        "{error}"
+    );
     // Facets: documents by value over what the search could return, each collection's own.
     let facet_of = |result: &serde_json::Value, name: &str| -> Vec<(String, u64)> {
-        result["facets"][name]["values"].as_array().unwrap().iter().map(|v| (v["value"].as_str().unwrap().to_string(), v["count"].as_u64().unwrap())).collect()
+        result["facets"][name]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["value"].as_str().unwrap().to_string(), v["count"].as_u64().unwrap()))
+            .collect()
     };
-    let (status, counted) = server.post("/v1/search", json!({ "query": "glaciers", "top_k": 1, "facets": ["file_name", "source"] })).await;
+    let (status, counted) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "glaciers", "top_k": 1, "facets": ["file_name", "source"] }),
+        )
+        .await;
     assert_eq!(status, 200, "{counted}");
-    assert_eq!(facet_of(&counted, "file_name"), [("coast.md".into(), 2), ("ice.md".into(), 2)], "{counted}");
+    assert_eq!(
+        facet_of(&counted, "file_name"),
+        [("coast.md".into(), 2), ("ice.md".into(), 2)],
+        "{counted}"
+    );
     assert_eq!(facet_of(&counted, "source"), [("upload".into(), 4)], "{counted}");
-    let (_, keyword) = server.post("/v1/search", json!({ "query": "glaciers", "mode": "keyword", "facets": ["file_name"] })).await;
-    assert_eq!(facet_of(&keyword, "file_name"), [("ice.md".into(), 2)], "keyword mode counts the documents holding a query word: {keyword}");
-    let (_, empty) = server.post("/v1/collections/empty/search", json!({ "query": "glaciers", "facets": ["tags"] })).await;
-    assert_eq!((&empty["facets"]["tags"]["documents"], empty["facets"]["tags"]["values"].as_array().map(Vec::len)), (&json!(0), Some(0)), "{empty}");
+    let (_, keyword) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "glaciers", "mode": "keyword", "facets": ["file_name"] }),
+        )
+        .await;
+    assert_eq!(
+        facet_of(&keyword, "file_name"),
+        [("ice.md".into(), 2)],
+        "keyword mode counts the documents holding a query word: {keyword}"
+    );
+    let (_, empty) = server
+        .post(
+            "/v1/collections/empty/search",
+            json!({ "query": "glaciers", "facets": ["tags"] }),
+        )
+        .await;
+    assert_eq!(
+        (
+            &empty["facets"]["tags"]["documents"],
+            empty["facets"]["tags"]["values"].as_array().map(Vec::len)
+        ),
+        (&json!(0), Some(0)),
+        "{empty}"
+    );
     assert!(marked.get("facets").is_none(), "no facets unless asked for: {marked}");
-    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "facets": ["team"] })).await;
-    assert!(status == 400 && error["detail"].as_str().unwrap().contains("cannot count `team`"), "{error}");
+    let (status, error) = server
+        .post(
+            "/v1/collections/coast/search",
+            json!({ "query": "tides", "facets": ["team"] }),
+        )
+        .await;
+    assert!(
+        status == 400 && error["detail"].as_str().unwrap().contains("cannot count `team`"),
+        "{error}"
+    );
 
-    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": ["coast", "nope"] })).await;
-    assert_eq!((status, error["detail"].as_str()), (404, Some("Collection 'nope' not found")));
-    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": [] })).await;
+    let (status, error) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "tides", "collections": ["coast", "nope"] }),
+        )
+        .await;
+    assert_eq!(
+        (status, error["detail"].as_str()),
+        (404, Some("Collection 'nope' not found"))
+    );
+    let (status, error) = server
+        .post("/v1/search", json!({ "query": "tides", "collections": [] }))
+        .await;
     assert_eq!(status, 400, "{error}");
-    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "collections": "coast" })).await;
+    let (status, error) = server
+        .post("/v1/search", json!({ "query": "tides", "collections": "coast" }))
+        .await;
     assert_eq!(status, 400, "{error}");
-    let (status, error) = server.post("/v1/search", json!({ "query": "tides", "colections": ["coast"] })).await;
-    assert!(status == 400 && error["detail"].as_str().unwrap().contains("colections"), "{error}");
-    let (status, error) = server.post("/v1/collections/coast/search", json!({ "query": "tides", "filters": { "metadata": { "year": { "$between": [2020, 2024] } } } })).await;
+    let (status, error) = server
+        .post("/v1/search", json!({ "query": "tides", "colections": ["coast"] }))
+        .await;
+    assert!(
+        status == 400 && error["detail"].as_str().unwrap().contains("colections"),
+        "{error}"
+    );
+    let (status, error) = server
+        .post(
+            "/v1/collections/coast/search",
+            json!({ "query": "tides", "filters": { "metadata": { "year": { "$between": [2020, 2024] } } } }),
+        )
+        .await;
     assert_eq!(status, 400, "{error}");
-    assert!(error["detail"].as_str().unwrap().starts_with("metadata.year: unknown operator $between"), "{error}");
-    let (_, before) = server.post("/v1/search", json!({ "query": "tides", "filters": { "ingested_before": "2000-01-01T00:00:00Z" } })).await;
-    assert!(before["chunks"].as_array().unwrap().is_empty() && before["underfilled"] == true, "{before}");
-    let (_, after) = server.post("/v1/search", json!({ "query": "tides", "filters": { "ingested_after": "2000-01-01T00:00:00Z" } })).await;
+    assert!(
+        error["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("metadata.year: unknown operator $between"),
+        "{error}"
+    );
+    let (_, before) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "tides", "filters": { "ingested_before": "2000-01-01T00:00:00Z" } }),
+        )
+        .await;
+    assert!(
+        before["chunks"].as_array().unwrap().is_empty() && before["underfilled"] == true,
+        "{before}"
+    );
+    let (_, after) = server
+        .post(
+            "/v1/search",
+            json!({ "query": "tides", "filters": { "ingested_after": "2000-01-01T00:00:00Z" } }),
+        )
+        .await;
     assert!(!after["chunks"].as_array().unwrap().is_empty(), "{after}");
     let (status, error) = server.post("/v1/search", json!({ "query": " " })).await;
-    assert_eq!((status, error["detail"].as_str()), (400, Some("query must not be empty")));
+    assert_eq!(
+        (status, error["detail"].as_str()),
+        (400, Some("query must not be empty"))
+    );
     server.stop().await;
 }
 
@@ -627,8 +1251,18 @@ async fn api_keys_guard_the_routes_by_role() {
         async move {
             let response = request.send().await.unwrap();
             let status = response.status().as_u16();
-            let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_string());
-            (status, challenge, response.json::<serde_json::Value>().await.unwrap_or(serde_json::Value::Null))
+            let challenge = response
+                .headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_string());
+            (
+                status,
+                challenge,
+                response
+                    .json::<serde_json::Value>()
+                    .await
+                    .unwrap_or(serde_json::Value::Null),
+            )
         }
     };
     let (admin_bearer, search_bearer) = (format!("Bearer {admin}"), format!("Bearer {search}"));
@@ -638,23 +1272,78 @@ async fn api_keys_guard_the_routes_by_role() {
     }
     let (status, challenge, error) = call("GET", "/v1/collections", None, json!(null)).await;
     assert_eq!((status, challenge.as_deref()), (401, Some("Bearer")));
-    assert!(error["detail"].as_str().unwrap().starts_with("missing API key"), "{error}");
-    let (status, _, error) = call("GET", "/v1/collections", Some(("x-api-key", "admin-key-012345678X")), json!(null)).await;
+    assert!(
+        error["detail"].as_str().unwrap().starts_with("missing API key"),
+        "{error}"
+    );
+    let (status, _, error) = call(
+        "GET",
+        "/v1/collections",
+        Some(("x-api-key", "admin-key-012345678X")),
+        json!(null),
+    )
+    .await;
     assert_eq!((status, error["detail"].as_str()), (401, Some("invalid API key")));
     let (status, _, error) = call("POST", "/api/rag/search", None, json!({ "query": "tides" })).await;
-    assert_eq!((status, error["error"].as_str()), (401, Some("Unauthorized")), "the RAG surface's shape: {error}");
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (401, Some("Unauthorized")),
+        "the RAG surface's shape: {error}"
+    );
 
-    let (status, _, created) = call("POST", "/v1/collections", Some(("authorization", admin_bearer.as_str())), json!({ "name": "c" })).await;
+    let (status, _, created) = call(
+        "POST",
+        "/v1/collections",
+        Some(("authorization", admin_bearer.as_str())),
+        json!({ "name": "c" }),
+    )
+    .await;
     assert_eq!(status, 201, "{created}");
-    let (status, _, refused) = call("POST", "/v1/collections", Some(("authorization", search_bearer.as_str())), json!({ "name": "d" })).await;
+    let (status, _, refused) = call(
+        "POST",
+        "/v1/collections",
+        Some(("authorization", search_bearer.as_str())),
+        json!({ "name": "d" }),
+    )
+    .await;
     assert_eq!(status, 403, "{refused}");
-    assert!(refused["detail"].as_str().unwrap().contains("needs an admin API key"), "{refused}");
-    let (status, _, refused) = call("POST", "/api/rag/ingest", Some(("x-api-key", search)), json!({ "text": "tides", "source": "s" })).await;
-    assert_eq!((status, refused["error"].as_str()), (403, Some("Forbidden")), "{refused}");
-    assert_eq!(call("DELETE", "/v1/collections/c", Some(("x-api-key", search)), json!(null)).await.0, 403);
+    assert!(
+        refused["detail"].as_str().unwrap().contains("needs an admin API key"),
+        "{refused}"
+    );
+    let (status, _, refused) = call(
+        "POST",
+        "/api/rag/ingest",
+        Some(("x-api-key", search)),
+        json!({ "text": "tides", "source": "s" }),
+    )
+    .await;
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (403, Some("Forbidden")),
+        "{refused}"
+    );
+    assert_eq!(
+        call("DELETE", "/v1/collections/c", Some(("x-api-key", search)), json!(null))
+            .await
+            .0,
+        403
+    );
 
-    let form = || reqwest::multipart::Form::new().part("files", reqwest::multipart::Part::bytes(paragraph("tides").into_bytes()).file_name("tides.md"));
-    let upload = |key: &'static str| server.client.post(server.url("/v1/collections/c/documents")).header("x-api-key", key).multipart(form()).send();
+    let form = || {
+        reqwest::multipart::Form::new().part(
+            "files",
+            reqwest::multipart::Part::bytes(paragraph("tides").into_bytes()).file_name("tides.md"),
+        )
+    };
+    let upload = |key: &'static str| {
+        server
+            .client
+            .post(server.url("/v1/collections/c/documents"))
+            .header("x-api-key", key)
+            .multipart(form())
+            .send()
+    };
     assert_eq!(upload(search).await.unwrap().status().as_u16(), 403);
     let submitted: serde_json::Value = upload(admin).await.unwrap().json().await.unwrap();
     let job_path = format!("/v1/documents/{}/status", submitted["job_id"].as_str().unwrap());
@@ -667,13 +1356,29 @@ async fn api_keys_guard_the_routes_by_role() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    for (method, path, body) in [("POST", "/v1/collections/c/search", json!({ "query": "tides" })), ("POST", "/v1/search", json!({ "query": "tides" })), ("GET", "/v1/collections/c/documents", json!(null))] {
+    for (method, path, body) in [
+        ("POST", "/v1/collections/c/search", json!({ "query": "tides" })),
+        ("POST", "/v1/search", json!({ "query": "tides" })),
+        ("GET", "/v1/collections/c/documents", json!(null)),
+    ] {
         let (status, _, answer) = call(method, path, Some(("authorization", search_bearer.as_str())), body).await;
         assert_eq!(status, 200, "{method} {path}: {answer}");
     }
-    let (_, _, found) = call("POST", "/v1/collections/c/search", Some(("x-api-key", search)), json!({ "query": "tides" })).await;
+    let (_, _, found) = call(
+        "POST",
+        "/v1/collections/c/search",
+        Some(("x-api-key", search)),
+        json!({ "query": "tides" }),
+    )
+    .await;
     assert!(!found["chunks"].as_array().unwrap().is_empty(), "{found}");
-    let stream = server.client.get(server.url("/v1/collections/c/events")).header("x-api-key", search).send().await.unwrap();
+    let stream = server
+        .client
+        .get(server.url("/v1/collections/c/events"))
+        .header("x-api-key", search)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(stream.status().as_u16(), 200);
     drop(stream);
     server.stop().await;

@@ -21,11 +21,21 @@ async fn rag_contract_exactly() {
     let (status, created) = server.post("/api/rag/ingest", doc.clone()).await;
     assert_eq!(status, 200, "{created}");
     let keys: HashSet<&str> = created.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, HashSet::from(["status", "documentId", "chunkCount"]), "no extra fields");
-    assert_eq!((created["status"].clone(), created["chunkCount"].clone()), (json!("created"), json!(1)));
+    assert_eq!(
+        keys,
+        HashSet::from(["status", "documentId", "chunkCount"]),
+        "no extra fields"
+    );
+    assert_eq!(
+        (created["status"].clone(), created["chunkCount"].clone()),
+        (json!("created"), json!(1))
+    );
     let id = created["documentId"].clone();
     let (_, again) = server.post("/api/rag/ingest", doc.clone()).await;
-    assert_eq!(again, json!({ "status": "unchanged", "documentId": id, "chunkCount": 1 }));
+    assert_eq!(
+        again,
+        json!({ "status": "unchanged", "documentId": id, "chunkCount": 1 })
+    );
     let mut changed = doc.clone();
     changed["text"] = json!("TPUs are matrix accelerators designed by Google.");
     let (_, updated) = server.post("/api/rag/ingest", changed.clone()).await;
@@ -34,66 +44,158 @@ async fn rag_contract_exactly() {
     // The `hash` field decides: same hash, different text -> unchanged.
     let mut hashed = changed.clone();
     hashed["hash"] = json!("v7");
-    assert_eq!(server.post("/api/rag/ingest", hashed.clone()).await.1["status"], "updated");
+    assert_eq!(
+        server.post("/api/rag/ingest", hashed.clone()).await.1["status"],
+        "updated"
+    );
     hashed["text"] = json!("Completely different text under the same hash.");
     assert_eq!(server.post("/api/rag/ingest", hashed).await.1["status"], "unchanged");
     server.post("/api/rag/ingest", json!({ "source": "github", "path": "README.md", "title": "Readme", "text": "Install with cargo build.", "tags": ["docs"] })).await;
 
     // Search: the update replaced the old text; metadata as the contract says.
-    let (status, found) = server.post("/api/rag/search", json!({ "query": "matrix accelerators" })).await;
+    let (status, found) = server
+        .post("/api/rag/search", json!({ "query": "matrix accelerators" }))
+        .await;
     assert_eq!(status, 200, "{found}");
     assert_eq!(found["query"], "matrix accelerators");
     assert_eq!(found["resultCount"], found["results"].as_array().unwrap().len());
     let top = &found["results"][0];
     assert_eq!(top["text"], "TPUs are matrix accelerators designed by Google.");
-    assert_eq!(top["metadata"], json!({ "documentId": id, "source": "confluence", "path": "/wiki/gpus", "title": "GPUs", "chunkIndex": 0, "tags": ["hardware"] }));
-    assert!(found["results"].as_array().unwrap().iter().all(|r| r["text"] != "GPUs run thousands of threads in parallel."), "the replaced version is gone");
-    let (_, filtered) = server.post("/api/rag/search", json!({ "query": "install", "topK": 20, "filters": { "source": "github" } })).await;
-    assert!(filtered["results"].as_array().unwrap().iter().all(|r| r["metadata"]["source"] == "github"));
+    assert_eq!(
+        top["metadata"],
+        json!({ "documentId": id, "source": "confluence", "path": "/wiki/gpus", "title": "GPUs", "chunkIndex": 0, "tags": ["hardware"] })
+    );
+    assert!(
+        found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["text"] != "GPUs run thousands of threads in parallel."),
+        "the replaced version is gone"
+    );
+    let (_, filtered) = server
+        .post(
+            "/api/rag/search",
+            json!({ "query": "install", "topK": 20, "filters": { "source": "github" } }),
+        )
+        .await;
+    assert!(filtered["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["metadata"]["source"] == "github"));
     assert_eq!(filtered["resultCount"], 1);
-    let (_, tagged) = server.post("/api/rag/search", json!({ "query": "install", "filters": { "tags": ["hardware", "nothing"] } })).await;
-    assert!(tagged["results"].as_array().unwrap().iter().all(|r| r["metadata"]["tags"] == json!(["hardware"])));
-    let (_, strict) = server.post("/api/rag/search", json!({ "query": "install", "minScore": 0.99 })).await;
+    let (_, tagged) = server
+        .post(
+            "/api/rag/search",
+            json!({ "query": "install", "filters": { "tags": ["hardware", "nothing"] } }),
+        )
+        .await;
+    assert!(tagged["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["metadata"]["tags"] == json!(["hardware"])));
+    let (_, strict) = server
+        .post("/api/rag/search", json!({ "query": "install", "minScore": 0.99 }))
+        .await;
     assert_eq!(strict["resultCount"], 0);
-    let (_, few) = server.post("/api/rag/search", json!({ "query": "install", "topK": 1 })).await;
+    let (_, few) = server
+        .post("/api/rag/search", json!({ "query": "install", "topK": 1 }))
+        .await;
     assert_eq!(few["resultCount"], 1);
     let latest = std::fs::read_to_string(data.path().join("collections/rag/LATEST")).unwrap();
-    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(data.path().join(format!("collections/rag/manifests/{}.json", latest.trim()))).unwrap()).unwrap();
-    assert_eq!(manifest["segments"].as_array().unwrap().len(), 1, "four ingests, compacted as they came");
-    assert_eq!(manifest["counts"]["documents"], 2, "the replaced copies are gone, not just hidden");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            data.path()
+                .join(format!("collections/rag/manifests/{}.json", latest.trim())),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        manifest["segments"].as_array().unwrap().len(),
+        1,
+        "four ingests, compacted as they came"
+    );
+    assert_eq!(
+        manifest["counts"]["documents"], 2,
+        "the replaced copies are gone, not just hidden"
+    );
     assert_eq!(manifest["tombstones"], json!([]));
-    let on_disk = |folder: &str| std::fs::read_dir(data.path().join("collections/rag").join(folder)).unwrap().count();
+    let on_disk = |folder: &str| {
+        std::fs::read_dir(data.path().join("collections/rag").join(folder))
+            .unwrap()
+            .count()
+    };
     // Kept: the merged version (one segment) and the one before it (the previous merge plus the last upload).
-    assert_eq!((on_disk("manifests"), on_disk("segments")), (2, 3), "the server removes what the last two versions do not use");
+    assert_eq!(
+        (on_disk("manifests"), on_disk("segments")),
+        (2, 3),
+        "the server removes what the last two versions do not use"
+    );
 
     // Validation errors, exactly as written.
     let error = |field: &str, message: &str| json!({ "error": "Validation error", "details": { "field": field, "message": message } });
     for field in ["source", "path", "title", "text"] {
         let mut missing = doc.clone();
         missing.as_object_mut().unwrap().remove(field);
-        assert_eq!(server.post("/api/rag/ingest", missing).await, (400, error(field, &format!("{field} is required"))));
+        assert_eq!(
+            server.post("/api/rag/ingest", missing).await,
+            (400, error(field, &format!("{field} is required")))
+        );
     }
     let mut bad = doc.clone();
     bad["source"] = json!("not valid!");
-    assert_eq!(server.post("/api/rag/ingest", bad).await, (400, error("source", "source must match pattern ^[a-zA-Z0-9_-]+$")));
+    assert_eq!(
+        server.post("/api/rag/ingest", bad).await,
+        (400, error("source", "source must match pattern ^[a-zA-Z0-9_-]+$"))
+    );
     let mut bad = doc.clone();
     bad["text"] = json!("   ");
     assert_eq!(server.post("/api/rag/ingest", bad).await.0, 400);
     let mut bad = doc.clone();
     bad["tags"] = json!("hardware");
-    assert_eq!(server.post("/api/rag/ingest", bad).await, (400, error("tags", "tags must be an array of strings")));
-    assert_eq!(server.post("/api/rag/search", json!({ "topK": 3 })).await, (400, error("query", "query is required")));
+    assert_eq!(
+        server.post("/api/rag/ingest", bad).await,
+        (400, error("tags", "tags must be an array of strings"))
+    );
+    assert_eq!(
+        server.post("/api/rag/search", json!({ "topK": 3 })).await,
+        (400, error("query", "query is required"))
+    );
     let long = "word ".repeat(2_001);
-    assert_eq!(server.post("/api/rag/search", json!({ "query": long })).await, (400, error("query", "query is 10005 characters long; at most 10000")));
+    assert_eq!(
+        server.post("/api/rag/search", json!({ "query": long })).await,
+        (400, error("query", "query is 10005 characters long; at most 10000"))
+    );
     for k in [0, 21] {
-        assert_eq!(server.post("/api/rag/search", json!({ "query": "x", "topK": k })).await, (400, error("topK", "topK must be an integer between 1 and 20")));
+        assert_eq!(
+            server.post("/api/rag/search", json!({ "query": "x", "topK": k })).await,
+            (400, error("topK", "topK must be an integer between 1 and 20"))
+        );
     }
     for s in [-0.1, 1.1] {
-        assert_eq!(server.post("/api/rag/search", json!({ "query": "x", "minScore": s })).await, (400, error("minScore", "minScore must be a number between 0 and 1")));
+        assert_eq!(
+            server
+                .post("/api/rag/search", json!({ "query": "x", "minScore": s }))
+                .await,
+            (400, error("minScore", "minScore must be a number between 0 and 1"))
+        );
     }
-    let response = server.client.post(server.url("/api/rag/search")).header("content-type", "application/json").body("{oops").send().await.unwrap();
+    let response = server
+        .client
+        .post(server.url("/api/rag/search"))
+        .header("content-type", "application/json")
+        .body("{oops")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status().as_u16(), 400);
-    assert_eq!(response.json::<serde_json::Value>().await.unwrap()["details"]["field"], "body");
+    assert_eq!(
+        response.json::<serde_json::Value>().await.unwrap()["details"]["field"],
+        "body"
+    );
     server.stop().await;
 }
 
@@ -101,7 +203,16 @@ async fn rag_contract_exactly() {
 async fn an_updated_document_embeds_only_its_new_chunks() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
-    let topics = ["tides", "glaciers", "deserts", "rivers", "volcanoes", "forests", "reefs", "caves"];
+    let topics = [
+        "tides",
+        "glaciers",
+        "deserts",
+        "rivers",
+        "volcanoes",
+        "forests",
+        "reefs",
+        "caves",
+    ];
     let text: String = topics.iter().map(|t| paragraph(t) + "\n\n").collect();
 
     let doc = json!({ "source": "wiki", "path": "/notes/earth", "title": "Earth", "text": text });
@@ -119,18 +230,35 @@ async fn an_updated_document_embeds_only_its_new_chunks() {
     let (embedded, reused) = server.ingested_chunks().await;
     let (embedded, reused) = (embedded - first_chunks, reused);
     assert_eq!(embedded + reused, updated["chunkCount"].as_u64().unwrap());
-    assert!(reused >= 2 && embedded >= 1 && embedded < reused, "embedded {embedded}, reused {reused}");
+    assert!(
+        reused >= 2 && embedded >= 1 && embedded < reused,
+        "embedded {embedded}, reused {reused}"
+    );
 
     // Every chunk, reused or embedded, is found by its own text at cosine ~1.
-    let chunks = server.assert_each_chunk_finds_itself("rag", "paragraph", serde_json::Value::Null).await;
+    let chunks = server
+        .assert_each_chunk_finds_itself("rag", "paragraph", serde_json::Value::Null)
+        .await;
     assert_eq!(chunks.len() as u64, embedded + reused, "{chunks:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_searches_during_reloads_and_uploads_never_fail() {
-    let (src_a, src_b, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    std::fs::write(src_a.path().join("a.md"), "# Alpha\n\nVector search on graphics processors.").unwrap();
-    std::fs::write(src_b.path().join("b.md"), "# Beta\n\nKeyword search with BM25 and stemming.").unwrap();
+    let (src_a, src_b, root) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    std::fs::write(
+        src_a.path().join("a.md"),
+        "# Alpha\n\nVector search on graphics processors.",
+    )
+    .unwrap();
+    std::fs::write(
+        src_b.path().join("b.md"),
+        "# Beta\n\nKeyword search with BM25 and stemming.",
+    )
+    .unwrap();
     batch_index(src_a.path(), root.path()).await;
     let data = tempfile::tempdir().unwrap();
     let mut opts = options(data.path());
@@ -149,9 +277,19 @@ async fn concurrent_searches_during_reloads_and_uploads_never_fail() {
             while i < 40 || publishing.load(std::sync::atomic::Ordering::SeqCst) {
                 i += 1;
                 let mode = ["vector", "keyword", "hybrid"][(worker + i) % 3];
-                let (status, result) = server.post("/v1/collections/live/search", json!({ "query": "search", "top_k": 10, "mode": mode })).await;
+                let (status, result) = server
+                    .post(
+                        "/v1/collections/live/search",
+                        json!({ "query": "search", "top_k": 10, "mode": mode }),
+                    )
+                    .await;
                 assert_eq!(status, 200, "{result}");
-                let seen: HashSet<String> = result["chunks"].as_array().unwrap().iter().map(|c| c["metadata"]["snapshot_version"].as_str().unwrap().to_string()).collect();
+                let seen: HashSet<String> = result["chunks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["metadata"]["snapshot_version"].as_str().unwrap().to_string())
+                    .collect();
                 assert!(seen.len() <= 1, "one answer mixed versions: {seen:?}");
                 versions.extend(seen);
             }
@@ -165,7 +303,15 @@ async fn concurrent_searches_during_reloads_and_uploads_never_fail() {
         let (status, body) = server.post("/v1/collections/live/reload", json!({})).await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(body["reloaded"], true);
-        let (status, submitted) = server.upload("live", &[(&format!("note{round}.txt"), format!("Upload number {round} about search.").into_bytes())]).await;
+        let (status, submitted) = server
+            .upload(
+                "live",
+                &[(
+                    &format!("note{round}.txt"),
+                    format!("Upload number {round} about search.").into_bytes(),
+                )],
+            )
+            .await;
         assert_eq!(status, 202);
         server.wait_job(submitted["job_id"].as_str().unwrap()).await;
     }
@@ -175,8 +321,20 @@ async fn concurrent_searches_during_reloads_and_uploads_never_fail() {
         versions.extend(handle.await.unwrap());
     }
     assert!(versions.len() >= 2, "searches saw the versions change: {versions:?}");
-    let (_, result) = server.post("/v1/collections/live/search", json!({ "query": "upload number", "top_k": 10, "mode": "keyword" })).await;
-    assert!(result["chunks"].as_array().unwrap().iter().any(|c| c["file_name"] == "note2.txt"), "{result}");
+    let (_, result) = server
+        .post(
+            "/v1/collections/live/search",
+            json!({ "query": "upload number", "top_k": 10, "mode": "keyword" }),
+        )
+        .await;
+    assert!(
+        result["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["file_name"] == "note2.txt"),
+        "{result}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -203,7 +361,10 @@ async fn a_full_search_queue_answers_503_at_once() {
     for request in requests {
         let (status, body) = request.await.unwrap();
         if status == 503 {
-            assert!(body["detail"].as_str().unwrap().contains("search queue is full"), "{body}");
+            assert!(
+                body["detail"].as_str().unwrap().contains("search queue is full"),
+                "{body}"
+            );
         }
         statuses.push(status);
     }
@@ -213,7 +374,11 @@ async fn a_full_search_queue_answers_503_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn hot_reload_by_polling_and_a_broken_snapshot_keeps_the_old_one() {
-    let (src_a, src_b, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (src_a, src_b, root) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
     std::fs::write(src_a.path().join("a.md"), "# Alpha\n\nThe first version.").unwrap();
     std::fs::write(src_b.path().join("b.md"), "# Beta\n\nThe second version.").unwrap();
     let first = batch_index(src_a.path(), root.path()).await;
@@ -232,25 +397,44 @@ async fn hot_reload_by_polling_and_a_broken_snapshot_keeps_the_old_one() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(version(&server).as_deref(), Some(second.as_str()), "the poller picked up the new LATEST");
-    let (_, result) = server.post("/v1/collections/polled/search", json!({ "query": "version" })).await;
+    assert_eq!(
+        version(&server).as_deref(),
+        Some(second.as_str()),
+        "the poller picked up the new LATEST"
+    );
+    let (_, result) = server
+        .post("/v1/collections/polled/search", json!({ "query": "version" }))
+        .await;
     assert_eq!(result["chunks"][0]["file_name"], "b.md");
 
     // A LATEST naming a manifest whose files are missing: reload fails, the old version serves, health says why.
-    let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(root.path().join(format!("manifests/{second}.json"))).unwrap()).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.path().join(format!("manifests/{second}.json"))).unwrap()).unwrap();
     manifest["version"] = json!("broken-version");
     manifest["segments"][0]["id"] = json!("seg-missing");
-    std::fs::write(root.path().join("manifests/broken-version.json"), serde_json::to_vec(&manifest).unwrap()).unwrap();
+    std::fs::write(
+        root.path().join("manifests/broken-version.json"),
+        serde_json::to_vec(&manifest).unwrap(),
+    )
+    .unwrap();
     std::fs::write(root.path().join("LATEST"), "broken-version").unwrap();
     let (status, body) = server.post("/v1/collections/polled/reload", json!({})).await;
     assert_eq!(status, 500, "{body}");
-    assert!(body["detail"].as_str().unwrap().contains("previous version keeps serving"), "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("previous version keeps serving"),
+        "{body}"
+    );
     assert_eq!(version(&server).as_deref(), Some(second.as_str()));
     let (status, health) = server.get("/v1/knowledge/health").await;
     assert_eq!(status, 503);
     assert!(health["collections"]["polled"]["error"].is_string(), "{health}");
     assert_eq!(health["collections"]["polled"]["version"], json!(second));
-    let (status, result) = server.post("/v1/collections/polled/search", json!({ "query": "version" })).await;
+    let (status, result) = server
+        .post("/v1/collections/polled/search", json!({ "query": "version" }))
+        .await;
     assert_eq!((status, result["chunks"][0]["file_name"].clone()), (200, json!("b.md")));
     server.stop().await;
 }

@@ -14,7 +14,8 @@ use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
 use quarry_server::query_batcher::{BatchingEmbedder, QUERIES_PER_PASS};
 
 fn pass_sizes() -> Histogram {
-    Histogram::with_opts(HistogramOpts::new("passes", "queries per pass").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0])).unwrap()
+    Histogram::with_opts(HistogramOpts::new("passes", "queries per pass").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0]))
+        .unwrap()
 }
 
 /// The real model, with its first pass held back (so the other callers queue up behind it),
@@ -29,7 +30,13 @@ struct Gated {
 
 impl Gated {
     fn new(first_pass_delay: Duration) -> Self {
-        Self { model: common::embedder(), passes: AtomicUsize::new(0), first_pass_delay, panic_in_pass: None, fail_in_pass: None }
+        Self {
+            model: common::embedder(),
+            passes: AtomicUsize::new(0),
+            first_pass_delay,
+            panic_in_pass: None,
+            fail_in_pass: None,
+        }
     }
 }
 
@@ -77,7 +84,9 @@ fn a_smaller_pass_size_caps_the_passes() {
 
 /// Nine concurrent queries through one model thread whose passes hold at most `per_pass`.
 fn queries_share_passes_of_at_most(per_pass: usize) {
-    let queries: Vec<String> = (0..9).map(|i| format!("query number {i} about {} things", ["red", "green", "blue"][i % 3]).repeat(1 + i % 3)).collect();
+    let queries: Vec<String> = (0..9)
+        .map(|i| format!("query number {i} about {} things", ["red", "green", "blue"][i % 3]).repeat(1 + i % 3))
+        .collect();
     let histogram = pass_sizes();
     let gated = Arc::new(Gated::new(Duration::from_millis(300)));
     let batching = Arc::new(BatchingEmbedder::new(gated.clone(), 1, per_pass, histogram.clone()));
@@ -104,16 +113,29 @@ fn queries_share_passes_of_at_most(per_pass: usize) {
     for (query, vector) in &answers {
         let alone = model.embed(&[query.as_str()]).unwrap().data;
         assert_eq!(vector.len(), alone.len());
-        assert!(cosine(vector, &alone) > 0.99999, "{query}: cosine {} to its own embedding", cosine(vector, &alone));
+        assert!(
+            cosine(vector, &alone) > 0.99999,
+            "{query}: cosine {} to its own embedding",
+            cosine(vector, &alone)
+        );
     }
     // Every query in exactly one pass; the eight that queued behind the first pass shared
     // passes (one pass each would be nine), none of more than `per_pass`. Expected with 4: 1, 4, 4.
     let passes = histogram.get_sample_count() as usize;
     assert_eq!(histogram.get_sample_sum() as usize, queries.len());
-    assert!(passes < queries.len() && passes >= queries.len().div_ceil(per_pass), "{passes} passes");
+    assert!(
+        passes < queries.len() && passes >= queries.len().div_ceil(per_pass),
+        "{passes} passes"
+    );
     use prometheus::core::Metric;
     let metric = histogram.metric();
-    let at_most_cap = metric.get_histogram().get_bucket().iter().find(|b| b.upper_bound() == per_pass as f64).unwrap().cumulative_count();
+    let at_most_cap = metric
+        .get_histogram()
+        .get_bucket()
+        .iter()
+        .find(|b| b.upper_bound() == per_pass as f64)
+        .unwrap()
+        .cumulative_count();
     assert_eq!(at_most_cap as usize, passes, "a pass larger than {per_pass}");
     assert_eq!(gated.passes.load(Ordering::SeqCst), passes);
 }

@@ -12,7 +12,9 @@ use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelDir};
 use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec, IvfTrainer};
 use quarry_indexer::parse::{doc_id_for, ContentType};
-use quarry_indexer::snapshot::{new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotWriter};
+use quarry_indexer::snapshot::{
+    new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotWriter,
+};
 use quarry_indexer::store::StoreOptions;
 use quarry_server::{LoadOptions, LoadedSnapshot, ServerError};
 
@@ -21,7 +23,9 @@ const ROWS: usize = 1500;
 /// Seeded unit vectors of the model's width.
 fn unit_vectors(rows: usize, dim: usize, seed: u64) -> Vec<f32> {
     let mut rng = common::Rng(seed);
-    let mut data: Vec<f32> = (0..rows * dim).map(|_| (rng.below(2001) as f32 - 1000.0) / 1000.0).collect();
+    let mut data: Vec<f32> = (0..rows * dim)
+        .map(|_| (rng.below(2001) as f32 - 1000.0) / 1000.0)
+        .collect();
     for row in data.chunks_mut(dim) {
         let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
         row.iter_mut().for_each(|x| *x /= norm);
@@ -69,44 +73,110 @@ async fn publish(out: &Path, spec: &IndexSpec, vectors: &Embeddings, indexed_row
     build_keyword_index(keyword_dir.path(), chunks.iter().map(|c| c.text.as_str())).unwrap();
     let writer = SnapshotWriter::open(out.to_str().unwrap(), &StoreOptions::default()).unwrap();
     let version = new_version_id();
-    let segment = writer.write_segment(&format!("seg-{version}"), &chunks, vectors, &records, &index, keyword_dir.path()).await.unwrap();
+    let segment = writer
+        .write_segment(
+            &format!("seg-{version}"),
+            &chunks,
+            vectors,
+            &records,
+            &index,
+            keyword_dir.path(),
+        )
+        .await
+        .unwrap();
     let manifest = Manifest {
         segments: vec![segment.manifest],
-        counts: Counts { documents: ROWS, chunks: ROWS, tokens: 6 * ROWS as u64 },
+        counts: Counts {
+            documents: ROWS,
+            chunks: ROWS,
+            tokens: 6 * ROWS as u64,
+        },
         checksums: segment.checksums,
         ..Manifest::new(
             version,
             "test".into(),
             model.info().unwrap(),
-            ChunkerManifest { config: ChunkerConfig::default(), sig: "test".into() },
+            ChunkerManifest {
+                config: ChunkerConfig::default(),
+                sig: "test".into(),
+            },
             IndexManifest::new(spec.clone(), "cpu".into()),
         )
     };
-    writer.publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any).await.unwrap();
+    writer
+        .publish(&manifest, quarry_indexer::snapshot::LatestExpected::Any)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exact_scans_read_the_vectors_the_index_holds() {
     let dim = ModelDir::open(&common::model_dir()).unwrap().hidden_size;
-    let vectors = Embeddings { dim, data: unit_vectors(ROWS, dim, 0x5eed) };
+    let vectors = Embeddings {
+        dim,
+        data: unit_vectors(ROWS, dim, 0x5eed),
+    };
     let queries = unit_vectors(3, dim, 0xbeef);
     let kinds = [
         (IndexSpec::Flat, false),
-        (IndexSpec::Hnsw { m: 16, ef_construction: 40, ef_search: 32 }, false),
-        (IndexSpec::IvfFlat { nlist: 16, nprobe: 4, train_sample: ROWS, trainer: IvfTrainer::Faiss }, false),
-        (IndexSpec::IvfFlat { nlist: 16, nprobe: 4, train_sample: ROWS, trainer: IvfTrainer::Kernels }, false),
-        (IndexSpec::IvfPq { nlist: 8, nprobe: 2, pq_m: dim / 8, nbits: 4, train_sample: ROWS }, true),
+        (
+            IndexSpec::Hnsw {
+                m: 16,
+                ef_construction: 40,
+                ef_search: 32,
+            },
+            false,
+        ),
+        (
+            IndexSpec::IvfFlat {
+                nlist: 16,
+                nprobe: 4,
+                train_sample: ROWS,
+                trainer: IvfTrainer::Faiss,
+            },
+            false,
+        ),
+        (
+            IndexSpec::IvfFlat {
+                nlist: 16,
+                nprobe: 4,
+                train_sample: ROWS,
+                trainer: IvfTrainer::Kernels,
+            },
+            false,
+        ),
+        (
+            IndexSpec::IvfPq {
+                nlist: 8,
+                nprobe: 2,
+                pq_m: dim / 8,
+                nbits: 4,
+                train_sample: ROWS,
+            },
+            true,
+        ),
     ];
     let mut rng = common::Rng(11);
     for (spec, keeps_copy) in kinds {
         let out = tempfile::tempdir().unwrap();
         publish(out.path(), &spec, &vectors, ROWS).await;
-        let snapshot = LoadedSnapshot::load(out.path().to_str().unwrap(), &LoadOptions::default()).await.unwrap();
+        let snapshot = LoadedSnapshot::load(out.path().to_str().unwrap(), &LoadOptions::default())
+            .await
+            .unwrap();
         let segment = &snapshot.segments[0].data;
         assert_eq!(segment.keeps_parquet_vectors(), keeps_copy, "{}", spec.factory());
         // Bit for bit the vectors that were written (PQ's through the Parquet copy).
-        assert!(snapshot.all_embeddings().unwrap() == vectors.data, "{}: stored vectors differ from the written ones", spec.factory());
-        assert_eq!(snapshot.embedding(ROWS - 1).unwrap(), vectors.row(ROWS - 1), "{}", spec.factory());
+        assert!(
+            snapshot.all_embeddings().unwrap() == vectors.data,
+            "{}: stored vectors differ from the written ones",
+            spec.factory()
+        );
+        assert_eq!(
+            snapshot.embedding(ROWS - 1).unwrap(),
+            vectors.row(ROWS - 1),
+            "{}",
+            spec.factory()
+        );
         for query in queries.chunks(dim) {
             let mut rows: Vec<u64> = (0..300).map(|_| rng.below(ROWS) as u64).collect();
             rows.sort_unstable();
@@ -117,19 +187,38 @@ async fn exact_scans_read_the_vectors_the_index_holds() {
             let want: Vec<(u64, f32)> = want.iter().map(|h| (h.row, h.score)).collect();
             assert_eq!(got, want, "{}: exact scan of a row subset", spec.factory());
         }
-        let message = segment.exact_top_k_in(&queries[..dim], &[ROWS as u64], 1).unwrap_err().to_string();
-        assert!(message.contains(&format!("row {ROWS} of a")) && message.contains(&format!("{ROWS} rows")), "{}: {message}", spec.factory());
+        let message = segment
+            .exact_top_k_in(&queries[..dim], &[ROWS as u64], 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(&format!("row {ROWS} of a")) && message.contains(&format!("{ROWS} rows")),
+            "{}: {message}",
+            spec.factory()
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vector_index_that_does_not_match_its_chunks_is_refused() {
     let dim = ModelDir::open(&common::model_dir()).unwrap().hidden_size;
-    let vectors = Embeddings { dim, data: unit_vectors(ROWS, dim, 0x5eed) };
+    let vectors = Embeddings {
+        dim,
+        data: unit_vectors(ROWS, dim, 0x5eed),
+    };
     let out = tempfile::tempdir().unwrap();
     publish(out.path(), &IndexSpec::Flat, &vectors, ROWS - 1).await;
-    let err = LoadedSnapshot::load(out.path().to_str().unwrap(), &LoadOptions::default()).await.err().expect("a short vector index is refused");
+    let err = LoadedSnapshot::load(out.path().to_str().unwrap(), &LoadOptions::default())
+        .await
+        .err()
+        .expect("a short vector index is refused");
     let message = err.to_string();
     assert!(matches!(err, ServerError::Corrupt { .. }), "{message}");
-    assert!(message.contains(&format!("holds {} vectors of dimension {dim} for {ROWS} chunks", ROWS - 1)), "{message}");
+    assert!(
+        message.contains(&format!(
+            "holds {} vectors of dimension {dim} for {ROWS} chunks",
+            ROWS - 1
+        )),
+        "{message}"
+    );
 }

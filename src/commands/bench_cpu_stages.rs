@@ -31,7 +31,11 @@ pub fn run(args: BenchCpuStagesArgs) -> anyhow::Result<ExitCode> {
     let files = read_folder(&args.corpus)?;
     anyhow::ensure!(!files.is_empty(), "{}: no files to parse", args.corpus.display());
     let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);
-    let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
+    let threads = if args.threads.is_empty() {
+        vec![1, cores]
+    } else {
+        args.threads.clone()
+    };
     let mut results = Vec::new();
     for &count in threads.iter().filter(|&&t| t > 0) {
         let result = measure(&files, &settings, &tokenizer, model.hidden_size, count)?;

@@ -30,9 +30,15 @@ pub fn run(args: BenchEmbedArgs) -> anyhow::Result<ExitCode> {
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     let texts = window_filling_texts(args.chunks, 0x5eed);
     let result = measure(embedder.as_ref(), &texts, args.repetitions, args.roof)?;
-    let result = quarry_bench::embed_throughput::EmbedThroughput { cpu_lanes: args.model.cpu_lanes, ..result };
+    let result = quarry_bench::embed_throughput::EmbedThroughput {
+        cpu_lanes: args.model.cpu_lanes,
+        ..result
+    };
     if embedder.device_name().starts_with("cpu") {
-        let lanes = args.model.cpu_lanes.map_or_else(|| format!("one per thread, at most {}", quarry_indexer::embed::MAX_AUTO_CPU_LANES), |lanes| lanes.to_string());
+        let lanes = args.model.cpu_lanes.map_or_else(
+            || format!("one per thread, at most {}", quarry_indexer::embed::MAX_AUTO_CPU_LANES),
+            |lanes| lanes.to_string(),
+        );
         println!("CPU lanes (batches at once): {lanes}");
     }
     if let Some(path) = &args.json {

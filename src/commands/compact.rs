@@ -36,8 +36,17 @@ pub fn run(args: CompactArgs) -> anyhow::Result<ExitCode> {
     let store = args.store.options();
     let report = runtime()?.block_on(async {
         let reader = SnapshotReader::open(&args.snapshot, &store).await?;
-        let options = CompactOptions { small_segment_chunks: args.small_chunks, max_small_segments: args.max_small, max_segment_chunks: args.segment_chunks, ..Default::default() };
-        let merge = if args.all { reader.manifest().segments.iter().map(|s| s.id.clone()).collect() } else { segments_to_merge(reader.manifest(), &options) };
+        let options = CompactOptions {
+            small_segment_chunks: args.small_chunks,
+            max_small_segments: args.max_small,
+            max_segment_chunks: args.segment_chunks,
+            ..Default::default()
+        };
+        let merge = if args.all {
+            reader.manifest().segments.iter().map(|s| s.id.clone()).collect()
+        } else {
+            segments_to_merge(reader.manifest(), &options)
+        };
         let writer = SnapshotWriter::open(&args.snapshot, &store)?;
         anyhow::Ok(compact(&reader, &writer, &merge, &options).await?.0)
     })?;
@@ -45,9 +54,16 @@ pub fn run(args: CompactArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else if let Some(version) = &report.version {
         println!("published  {version}");
-        let into = if report.new_segments.is_empty() { "(none: every row was tombstoned)".to_string() } else { report.new_segments.join(", ") };
+        let into = if report.new_segments.is_empty() {
+            "(none: every row was tombstoned)".to_string()
+        } else {
+            report.new_segments.join(", ")
+        };
         println!("merged     {} segments into {into}", report.merged_segments.len());
-        println!("chunks     {} kept, {} dropped; documents {} kept, {} dropped", report.chunks_kept, report.chunks_dropped, report.documents_kept, report.documents_dropped);
+        println!(
+            "chunks     {} kept, {} dropped; documents {} kept, {} dropped",
+            report.chunks_kept, report.chunks_dropped, report.documents_kept, report.documents_dropped
+        );
         println!("tombstones {} -> {}", report.tombstones_before, report.tombstones_after);
     } else {
         println!("nothing to compact");

@@ -19,7 +19,8 @@ pub struct EmbedArgs {
 }
 
 fn text_of(line: &str, line_no: usize) -> anyhow::Result<String> {
-    let value: serde_json::Value = serde_json::from_str(line).with_context(|| format!("stdin line {line_no}: invalid JSON"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(line).with_context(|| format!("stdin line {line_no}: invalid JSON"))?;
     value
         .get("text")
         .and_then(|t| t.as_str())

@@ -55,23 +55,42 @@ struct DatasetReport<'a> {
 }
 
 fn dataset_name(dir: &Path) -> String {
-    dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "dataset".into())
+    dir.canonicalize()
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dataset".into())
 }
 
 /// Indexes `dir`'s corpus.jsonl into `out` (nothing embedded again where a run did before).
 async fn index_dataset(dir: &Path, out: &Path, load: &LoadArgs) -> anyhow::Result<()> {
-    let mut options = RunOptions::new(dir.to_str().context("dataset path is not UTF-8")?, out.to_str().context("work dir path is not UTF-8")?, load.model.model_dir()?);
+    let mut options = RunOptions::new(
+        dir.to_str().context("dataset path is not UTF-8")?,
+        out.to_str().context("work dir path is not UTF-8")?,
+        load.model.model_dir()?,
+    );
     options.source_options.include = vec!["corpus.jsonl".into()];
     options.embed = load.model.embed_options();
     options.progress = ProgressMode::Quiet;
     options.after_embedding = Some(crate::allocator::hand_back_freed_memory);
-    let report = run_pipeline(options).await.with_context(|| format!("indexing {}", dir.display()))?;
-    eprintln!("{}: version {} serves {} documents ({} parsed by this run)", dir.display(), report.version.as_deref().unwrap_or("-"), report.documents_indexed, report.documents_seen);
+    let report = run_pipeline(options)
+        .await
+        .with_context(|| format!("indexing {}", dir.display()))?;
+    eprintln!(
+        "{}: version {} serves {} documents ({} parsed by this run)",
+        dir.display(),
+        report.version.as_deref().unwrap_or("-"),
+        report.documents_indexed,
+        report.documents_seen
+    );
     Ok(())
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.snapshot.is_none() || args.datasets.len() == 1, "a snapshot holds one dataset's corpus: give one --dataset with it, or none to index each dataset");
+    anyhow::ensure!(
+        args.snapshot.is_none() || args.datasets.len() == 1,
+        "a snapshot holds one dataset's corpus: give one --dataset with it, or none to index each dataset"
+    );
     let runtime = runtime()?;
     let mut reports = Vec::new();
     for dir in &args.datasets {
@@ -90,22 +109,40 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         if let Some(folder) = &args.runs {
             std::fs::create_dir_all(folder).with_context(|| format!("creating {}", folder.display()))?;
             for mode in &report.modes {
-                let path = folder.join(format!("{name}.{}.trec", mode.mode.replace(' ', "_").replace(['(', ')'], "")));
-                std::fs::write(&path, report.trec_run(&mode.mode).unwrap_or_default()).with_context(|| format!("writing {}", path.display()))?;
+                let path = folder.join(format!(
+                    "{name}.{}.trec",
+                    mode.mode.replace(' ', "_").replace(['(', ')'], "")
+                ));
+                std::fs::write(&path, report.trec_run(&mode.mode).unwrap_or_default())
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
-            let weights: String = report.auto_vector_weights.iter().map(|(query, weight)| format!("{query}\t{weight}\n")).collect();
+            let weights: String = report
+                .auto_vector_weights
+                .iter()
+                .map(|(query, weight)| format!("{query}\t{weight}\n"))
+                .collect();
             let path = folder.join(format!("{name}.auto-weights.tsv"));
             std::fs::write(&path, weights).with_context(|| format!("writing {}", path.display()))?;
         }
         reports.push((name, report));
     }
     let default_mode = reports.first().map(|(_, r)| r.default_mode.clone()).unwrap_or_default();
-    println!("{:<16} {:<18} {:>7} {:>8} {:>10} {:>11} {:>8}", "dataset", "mode", "queries", "nDCG@10", "recall@10", "recall@100", "MRR@10");
+    println!(
+        "{:<16} {:<18} {:>7} {:>8} {:>10} {:>11} {:>8}",
+        "dataset", "mode", "queries", "nDCG@10", "recall@10", "recall@100", "MRR@10"
+    );
     for (name, report) in &reports {
         for mode in &report.modes {
             let s = &mode.summary;
-            let label = if mode.mode == report.default_mode { format!("{} (default)", mode.mode) } else { mode.mode.clone() };
-            println!("{:<16} {:<18} {:>7} {:>8.4} {:>10.4} {:>11.4} {:>8.4}", name, label, report.queries, s.ndcg_at_10, s.recall_at_10, s.recall_at_100, s.mrr_at_10);
+            let label = if mode.mode == report.default_mode {
+                format!("{} (default)", mode.mode)
+            } else {
+                mode.mode.clone()
+            };
+            println!(
+                "{:<16} {:<18} {:>7} {:>8.4} {:>10.4} {:>11.4} {:>8.4}",
+                name, label, report.queries, s.ndcg_at_10, s.recall_at_10, s.recall_at_100, s.mrr_at_10
+            );
         }
     }
     println!();
@@ -113,8 +150,18 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
         println!("{name}: index {}, version {}, ANN recall@10 of the vector lane against exact search {:.4}, mean query embedding {:.1} ms", report.index, report.version, report.ann_recall_at_10, report.mean_query_embed_ms);
     }
     if let Some(path) = &args.json {
-        let output = EvalOutput { default_mode: &default_mode, datasets: reports.iter().map(|(name, report)| DatasetReport { dataset: name.clone(), report }).collect() };
-        std::fs::write(path, serde_json::to_vec_pretty(&output)?).with_context(|| format!("writing {}", path.display()))?;
+        let output = EvalOutput {
+            default_mode: &default_mode,
+            datasets: reports
+                .iter()
+                .map(|(name, report)| DatasetReport {
+                    dataset: name.clone(),
+                    report,
+                })
+                .collect(),
+        };
+        std::fs::write(path, serde_json::to_vec_pretty(&output)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -31,7 +31,9 @@ fn parse_age(value: &str) -> Result<Duration, String> {
     let value = value.trim();
     let split = value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len());
     let (number, unit) = value.split_at(split);
-    let number: u64 = number.parse().map_err(|_| format!("`{value}` is not an age such as 0, 90s, 30m, 6h or 2d"))?;
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{value}` is not an age such as 0, 90s, 30m, 6h or 2d"))?;
     let seconds = match unit {
         "" if number == 0 => 0,
         "s" => 1,
@@ -44,7 +46,11 @@ fn parse_age(value: &str) -> Result<Duration, String> {
 }
 
 pub fn run(args: GcArgs) -> anyhow::Result<ExitCode> {
-    let options = GcOptions { keep: args.keep, min_age: args.min_age, dry_run: args.dry_run };
+    let options = GcOptions {
+        keep: args.keep,
+        min_age: args.min_age,
+        dry_run: args.dry_run,
+    };
     let report = runtime()?.block_on(collect_garbage(&args.snapshot, &args.store.options(), &options))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -52,10 +58,23 @@ pub fn run(args: GcArgs) -> anyhow::Result<ExitCode> {
     }
     let verb = if report.dry_run { "would remove" } else { "removed" };
     println!("snapshot   {} (LATEST {})", args.snapshot, report.latest);
-    println!("kept       {} versions, {} segments", report.versions_kept.len(), report.segments_kept);
-    println!("{verb:<10} {} versions, {} segments: {} files, {:.1} MiB", report.versions_removed.len(), report.segments_removed.len(), report.files_removed, report.bytes_removed as f64 / (1 << 20) as f64);
+    println!(
+        "kept       {} versions, {} segments",
+        report.versions_kept.len(),
+        report.segments_kept
+    );
+    println!(
+        "{verb:<10} {} versions, {} segments: {} files, {:.1} MiB",
+        report.versions_removed.len(),
+        report.segments_removed.len(),
+        report.files_removed,
+        report.bytes_removed as f64 / (1 << 20) as f64
+    );
     if report.too_young > 0 {
-        println!("left       {} unreferenced segments younger than {:?}", report.too_young, args.min_age);
+        println!(
+            "left       {} unreferenced segments younger than {:?}",
+            report.too_young, args.min_age
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,13 @@ pub struct GenCorpusArgs {
 }
 
 pub fn run(args: GenCorpusArgs) -> anyhow::Result<ExitCode> {
-    let files = quarry_datasets::synthetic::write_synthetic_corpus(&args.out, args.documents, args.per_file, args.seed)?;
-    println!("{} documents in {} files under {}", args.documents, files.len(), args.out.display());
+    let files =
+        quarry_datasets::synthetic::write_synthetic_corpus(&args.out, args.documents, args.per_file, args.seed)?;
+    println!(
+        "{} documents in {} files under {}",
+        args.documents,
+        files.len(),
+        args.out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }

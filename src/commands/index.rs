@@ -120,7 +120,11 @@ fn parse_progress(value: &str) -> Result<ProgressMode, String> {
         "log" => ProgressMode::Log,
         "json" => ProgressMode::Json,
         "quiet" => ProgressMode::Quiet,
-        other => return Err(format!("unknown progress mode `{other}` (auto, bars, log, json, quiet)")),
+        other => {
+            return Err(format!(
+                "unknown progress mode `{other}` (auto, bars, log, json, quiet)"
+            ))
+        }
     })
 }
 
@@ -140,7 +144,10 @@ fn read_queries(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| match serde_json::from_str::<serde_json::Value>(line) {
-            Ok(value) => value["text"].as_str().map(str::to_string).unwrap_or_else(|| line.to_string()),
+            Ok(value) => value["text"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| line.to_string()),
             Err(_) => line.to_string(),
         })
         .collect();
@@ -161,7 +168,10 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     };
     options.out_store = args.store.options();
     options.embed = args.model.embed_options();
-    options.chunker = ChunkerConfig { max_tokens: args.chunk_tokens, overlap_tokens: args.chunk_overlap };
+    options.chunker = ChunkerConfig {
+        max_tokens: args.chunk_tokens,
+        overlap_tokens: args.chunk_overlap,
+    };
     options.index = IndexOptions {
         kind: args.index_kind,
         hnsw_m: args.hnsw_m,
@@ -181,7 +191,10 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     options.publish = args.publish;
     options.segment_chunks = args.segment_chunks;
     if let Some(min) = args.min_recall {
-        anyhow::ensure!((0.0..=1.0).contains(&min), "--min-recall must be between 0 and 1, got {min}");
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&min),
+            "--min-recall must be between 0 and 1, got {min}"
+        );
     }
     options.min_recall = args.min_recall;
     if let Some(path) = &args.recall_queries {
@@ -220,7 +233,10 @@ fn exit_code(report: &RunReport) -> ExitCode {
     match &report.failed_after_publishing {
         None => ExitCode::SUCCESS,
         Some(failed) => {
-            eprintln!("error: published {}, but {failed}", report.version.as_deref().unwrap_or("a version"));
+            eprintln!(
+                "error: published {}, but {failed}",
+                report.version.as_deref().unwrap_or("a version")
+            );
             ExitCode::from(PUBLISHED_BUT)
         }
     }
@@ -237,15 +253,44 @@ fn print_plan(plan: &RunPlan, json: bool) -> anyhow::Result<()> {
     }
     let publish = match plan.publish {
         "first" => "a first version".to_string(),
-        kind => format!("a {kind} version on {}", plan.previous_version.as_deref().unwrap_or("?")),
+        kind => format!(
+            "a {kind} version on {}",
+            plan.previous_version.as_deref().unwrap_or("?")
+        ),
     };
-    println!("plan       {} -> {}: would publish {publish} (nothing fetched, embedded or written now)", plan.source, plan.out);
-    println!("listed     {} files ({} skipped)", plan.files_listed, plan.files_skipped);
+    println!(
+        "plan       {} -> {}: would publish {publish} (nothing fetched, embedded or written now)",
+        plan.source, plan.out
+    );
+    println!(
+        "listed     {} files ({} skipped)",
+        plan.files_listed, plan.files_skipped
+    );
     println!("unchanged  {} files (not fetched)", plan.files_unchanged);
-    for (label, files) in [("new", &plan.files_new), ("changed", &plan.files_changed), ("gone", &plan.files_gone)] {
-        let more = if files.count > files.examples.len() { format!(", and {} more", files.count - files.examples.len()) } else { String::new() };
-        let extra = if label == "gone" { format!(" ({} documents leave the new version)", plan.documents_gone) } else { String::new() };
-        println!("{label:<10} {} files{extra}{}{more}", files.count, if files.examples.is_empty() { String::new() } else { format!(": {}", files.examples.join(", ")) });
+    for (label, files) in [
+        ("new", &plan.files_new),
+        ("changed", &plan.files_changed),
+        ("gone", &plan.files_gone),
+    ] {
+        let more = if files.count > files.examples.len() {
+            format!(", and {} more", files.count - files.examples.len())
+        } else {
+            String::new()
+        };
+        let extra = if label == "gone" {
+            format!(" ({} documents leave the new version)", plan.documents_gone)
+        } else {
+            String::new()
+        };
+        println!(
+            "{label:<10} {} files{extra}{}{more}",
+            files.count,
+            if files.examples.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", files.examples.join(", "))
+            }
+        );
     }
     for note in &plan.notes {
         println!("note       {note}");

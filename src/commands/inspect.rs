@@ -30,24 +30,64 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             Some(version) => SnapshotReader::open_version(&args.snapshot, version, &options).await?,
             None => SnapshotReader::open(&args.snapshot, &options).await?,
         };
-        let verification = if args.no_verify { None } else { Some(reader.verify().await?) };
+        let verification = if args.no_verify {
+            None
+        } else {
+            Some(reader.verify().await?)
+        };
         let m = reader.manifest();
         if args.json {
             let value = serde_json::json!({ "manifest": m, "verification": verification });
             println!("{}", serde_json::to_string_pretty(&value)?);
         } else {
             println!("snapshot   {}", reader.uri());
-            println!("version    {} (format v{}, created {})", m.version, m.format_version, m.created_at.to_rfc3339());
+            println!(
+                "version    {} (format v{}, created {})",
+                m.version,
+                m.format_version,
+                m.created_at.to_rfc3339()
+            );
             println!("source     {}", m.source);
-            println!("parent     {}", m.parent.as_deref().unwrap_or("none: a full version (or one written before versions named their parent)"));
-            println!("model      {} ({} dims, {} tokens, {:?} pooling)\n           sha256 {}", m.model.name, m.model.dim, m.model.max_tokens, m.model.pooling, m.model.sha256);
-            let precisions = if m.model.precisions.is_empty() { "not recorded".to_string() } else { m.model.precisions.join(", ") };
+            println!(
+                "parent     {}",
+                m.parent
+                    .as_deref()
+                    .unwrap_or("none: a full version (or one written before versions named their parent)")
+            );
+            println!(
+                "model      {} ({} dims, {} tokens, {:?} pooling)\n           sha256 {}",
+                m.model.name, m.model.dim, m.model.max_tokens, m.model.pooling, m.model.sha256
+            );
+            let precisions = if m.model.precisions.is_empty() {
+                "not recorded".to_string()
+            } else {
+                m.model.precisions.join(", ")
+            };
             println!("           vectors computed as {precisions}");
-            println!("chunker    {} tokens, overlap {}, signature {}", m.chunker.config.max_tokens, m.chunker.config.overlap_tokens, m.chunker.sig);
-            println!("index      {} ({}), {} metric, built on {}", m.index.kind, serde_json::to_string(&m.index.params)?, m.index.metric, m.index.built_on);
+            println!(
+                "chunker    {} tokens, overlap {}, signature {}",
+                m.chunker.config.max_tokens, m.chunker.config.overlap_tokens, m.chunker.sig
+            );
+            println!(
+                "index      {} ({}), {} metric, built on {}",
+                m.index.kind,
+                serde_json::to_string(&m.index.params)?,
+                m.index.metric,
+                m.index.built_on
+            );
             println!("keyword    {} ({})", m.keyword.engine, m.keyword.analyzer);
-            let hidden = if m.tombstones.is_empty() { String::new() } else { format!(" (stored rows; {} tombstones hide replaced or deleted ones)", m.tombstones.len()) };
-            println!("counts     {} documents, {} chunks, {} tokens{hidden}", m.counts.documents, m.counts.chunks, m.counts.tokens);
+            let hidden = if m.tombstones.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (stored rows; {} tombstones hide replaced or deleted ones)",
+                    m.tombstones.len()
+                )
+            };
+            println!(
+                "counts     {} documents, {} chunks, {} tokens{hidden}",
+                m.counts.documents, m.counts.chunks, m.counts.tokens
+            );
             let readings = quarry_indexer::pipeline::version_readings(m);
             if readings.is_empty() {
                 println!("languages  not measured (written before languages were recorded)");
@@ -59,11 +99,20 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             }
             for segment in &m.segments {
                 let index = m.segment_index(segment).factory();
-                println!("segment    {}: {} documents, {} chunks, {index}, {} files", segment.id, segment.documents, segment.chunks, segment.files.len());
+                println!(
+                    "segment    {}: {} documents, {} chunks, {index}, {} files",
+                    segment.id,
+                    segment.documents,
+                    segment.chunks,
+                    segment.files.len()
+                );
             }
             match &verification {
                 None => println!("checksums  not verified (--no-verify)"),
-                Some(v) if v.ok() => println!("checksums  OK: {} files, {} bytes verified", v.files_checked, v.bytes_checked),
+                Some(v) if v.ok() => println!(
+                    "checksums  OK: {} files, {} bytes verified",
+                    v.files_checked, v.bytes_checked
+                ),
                 Some(v) => {
                     println!("checksums  FAILED: {} of {} files", v.problems.len(), v.files_checked);
                     for (path, problem) in &v.problems {
@@ -72,6 +121,10 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Ok(if verification.is_some_and(|v| !v.ok()) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        Ok(if verification.is_some_and(|v| !v.ok()) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        })
     })
 }

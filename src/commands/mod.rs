@@ -2,9 +2,9 @@
 
 pub mod bench;
 pub mod bench_cpu_stages;
-pub mod bench_pipeline;
 pub mod bench_embed;
 pub mod bench_kernels;
+pub mod bench_pipeline;
 pub mod compact;
 pub mod embed;
 pub mod eval;
@@ -51,7 +51,9 @@ impl ModelArgs {
     pub fn embed_options(&self) -> quarry_indexer::embed::EmbedOptions {
         quarry_indexer::embed::EmbedOptions {
             device: self.device,
-            batch: self.batch_tokens.map(|max_tokens| quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens }),
+            batch: self
+                .batch_tokens
+                .map(|max_tokens| quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens }),
             precision: self.precision,
             cpu_lanes: self.cpu_lanes,
         }
@@ -75,7 +77,9 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     pub fn options(&self) -> quarry_indexer::store::StoreOptions {
-        quarry_indexer::store::StoreOptions { s3_endpoint: self.endpoint.clone() }
+        quarry_indexer::store::StoreOptions {
+            s3_endpoint: self.endpoint.clone(),
+        }
     }
 }
 
@@ -83,7 +87,10 @@ impl StoreArgs {
 /// per batch), so that 0 is refused with the argument's name rather than quietly taken as 1
 /// or as a request that always times out.
 pub fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(value: &str) -> Result<T, String> {
-    let parsed: T = value.trim().parse().map_err(|_| format!("`{value}` is not a whole number"))?;
+    let parsed: T = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` is not a whole number"))?;
     if parsed < T::from(1) {
         return Err("must be at least 1".into());
     }
@@ -114,7 +121,12 @@ impl LoadArgs {
     /// Loads the snapshot and the model, and checks they belong together.
     pub async fn searcher(&self, snapshot: &str) -> anyhow::Result<quarry_server::Searcher> {
         use std::sync::Arc;
-        let options = quarry_server::LoadOptions { store: self.store.options(), cache_dir: self.cache_dir.clone(), verify: !self.no_verify, version: None };
+        let options = quarry_server::LoadOptions {
+            store: self.store.options(),
+            cache_dir: self.cache_dir.clone(),
+            verify: !self.no_verify,
+            version: None,
+        };
         let loaded = quarry_server::LoadedSnapshot::load(snapshot, &options).await?;
         let embed_options = self.model.embed_options();
         let model_dir = quarry_indexer::embed::ModelDir::open(&self.model.model_dir()?)?;

@@ -32,10 +32,22 @@ impl ParseArgs {
         if self.parse_in_process {
             return Ok(Arc::new(AutoParser));
         }
-        let program = std::env::current_exe().map_err(|e| anyhow::anyhow!("the parse workers' program (this executable): {e}"))?;
-        let limits = ParseLimits { memory_mib: self.parse_memory_mb, timeout: Duration::from_secs(self.parse_timeout_secs) };
-        let parser = IsolatedParser::new(WorkerCommand { program, args: vec!["parse-worker".into()] }, limits);
-        parser.check().map_err(|e| anyhow::anyhow!("could not start a parse worker: {e} (--parse-in-process parses without one)"))?;
+        let program = std::env::current_exe()
+            .map_err(|e| anyhow::anyhow!("the parse workers' program (this executable): {e}"))?;
+        let limits = ParseLimits {
+            memory_mib: self.parse_memory_mb,
+            timeout: Duration::from_secs(self.parse_timeout_secs),
+        };
+        let parser = IsolatedParser::new(
+            WorkerCommand {
+                program,
+                args: vec!["parse-worker".into()],
+            },
+            limits,
+        );
+        parser.check().map_err(|e| {
+            anyhow::anyhow!("could not start a parse worker: {e} (--parse-in-process parses without one)")
+        })?;
         Ok(Arc::new(parser))
     }
 }

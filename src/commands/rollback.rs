@@ -30,7 +30,11 @@ pub struct RollbackArgs {
 }
 
 pub fn run(args: RollbackArgs) -> anyhow::Result<ExitCode> {
-    let options = RollbackOptions { target: args.to, verify: !args.no_verify, dry_run: args.dry_run };
+    let options = RollbackOptions {
+        target: args.to,
+        verify: !args.no_verify,
+        dry_run: args.dry_run,
+    };
     let report = runtime()?.block_on(roll_back(&args.snapshot, &args.store.options(), &options))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -43,10 +47,17 @@ pub fn run(args: RollbackArgs) -> anyhow::Result<ExitCode> {
     let verb = if report.dry_run { "would move" } else { "moved" };
     println!("LATEST     {verb} from {} to {}", report.from, report.to);
     match &report.verification {
-        Some(v) => println!("checksums  OK: {} files, {} bytes verified", v.files_checked, v.bytes_checked),
+        Some(v) => println!(
+            "checksums  OK: {} files, {} bytes verified",
+            v.files_checked, v.bytes_checked
+        ),
         None => println!("checksums  not verified (--no-verify): its files are there at their sizes"),
     }
-    println!("abandoned  {} newer versions: {}", report.abandoned.len(), report.abandoned.join(", "));
+    println!(
+        "abandoned  {} newer versions: {}",
+        report.abandoned.len(),
+        report.abandoned.join(", ")
+    );
     for note in &report.notes {
         println!("note       {note}");
     }

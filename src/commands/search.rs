@@ -68,7 +68,11 @@ fn snippet(text: &str, width: usize) -> String {
 
 /// A chunk's text with its highlighted words in [brackets], from a little before the first.
 fn marked(chunk: &ChunkResult) -> String {
-    let ranges: Vec<(usize, usize)> = chunk.metadata.get("highlights").and_then(|h| serde_json::from_value(h.clone()).ok()).unwrap_or_default();
+    let ranges: Vec<(usize, usize)> = chunk
+        .metadata
+        .get("highlights")
+        .and_then(|h| serde_json::from_value(h.clone()).ok())
+        .unwrap_or_default();
     let chars: Vec<char> = chunk.content.chars().collect();
     let start = ranges.first().map(|r| r.0.saturating_sub(20)).unwrap_or(0);
     let (mut out, mut at) = (String::new(), start);
@@ -117,12 +121,26 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{:>4}  {:>6}  {:<32}  {}", "rank", "score", "citation", "snippet");
     for (rank, chunk) in result.chunks.iter().enumerate() {
-        println!("{:>4}  {:>6.3}  {:<32}  {}", args.offset + rank + 1, chunk.score, snippet(&chunk.display_citation, 32), snippet(&marked(chunk), 90));
+        println!(
+            "{:>4}  {:>6.3}  {:<32}  {}",
+            args.offset + rank + 1,
+            chunk.score,
+            snippet(&chunk.display_citation, 32),
+            snippet(&marked(chunk), 90)
+        );
     }
     for (name, facet) in result.facets.iter().flatten() {
-        println!("\n{name} ({} document{}):", facet.documents, if facet.documents == 1 { "" } else { "s" });
+        println!(
+            "\n{name} ({} document{}):",
+            facet.documents,
+            if facet.documents == 1 { "" } else { "s" }
+        );
         for value in &facet.values {
-            let shown = value.value.as_str().map(str::to_string).unwrap_or_else(|| value.value.to_string());
+            let shown = value
+                .value
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| value.value.to_string());
             println!("  {:>7}  {shown}", value.count);
         }
         if facet.more_values > 0 {
@@ -136,7 +154,11 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
         "\n{} results ({} mode{}), {:.1} ms embedding + {:.1} ms search",
         result.chunks.len(),
         result.mode,
-        if result.underfilled { format!("; fewer than top_k = {} matched", args.top_k) } else { String::new() },
+        if result.underfilled {
+            format!("; fewer than top_k = {} matched", args.top_k)
+        } else {
+            String::new()
+        },
         outcome.timings.embed_secs * 1e3,
         outcome.timings.search_secs * 1e3
     );

@@ -67,10 +67,20 @@ pub struct ServeArgs {
     pub drain_secs: u64,
     /// An admin API key (everything: collections, uploads, deletes, reloads, searches), at
     /// least 16 characters. Repeatable (rotation). With no keys at all every route is open.
-    #[arg(long = "api-key", env = "QUARRY_API_KEYS", value_delimiter = ',', hide_env_values = true)]
+    #[arg(
+        long = "api-key",
+        env = "QUARRY_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
     pub api_keys: Vec<String>,
     /// A search API key: reads (collections, documents, jobs, events) and searches only. Repeatable.
-    #[arg(long = "search-api-key", env = "QUARRY_SEARCH_API_KEYS", value_delimiter = ',', hide_env_values = true)]
+    #[arg(
+        long = "search-api-key",
+        env = "QUARRY_SEARCH_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
     pub search_api_keys: Vec<String>,
     #[command(flatten)]
     pub model: ModelArgs,
@@ -97,8 +107,12 @@ async fn shutdown_signal() {
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut options = ServeOptions::new(args.addr, args.data_dir.clone());
     for spec in &args.collections {
-        let (name, uri) = spec.split_once('=').with_context(|| format!("--collection `{spec}` is not NAME=URI"))?;
-        options.collections.push((name.trim().to_string(), uri.trim().to_string()));
+        let (name, uri) = spec
+            .split_once('=')
+            .with_context(|| format!("--collection `{spec}` is not NAME=URI"))?;
+        options
+            .collections
+            .push((name.trim().to_string(), uri.trim().to_string()));
     }
     options.store = args.store.options();
     options.upload_limit = args.upload_limit_mb * 1024 * 1024;
@@ -117,13 +131,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.parser = args.parse.parser()?;
     options.api_keys = ApiKeys::new(&args.api_keys, &args.search_api_keys).map_err(anyhow::Error::msg)?;
     if !options.api_keys.enabled() && !args.addr.ip().is_loopback() {
-        tracing::warn!("serving {} with no API keys: anyone who can reach it may upload and delete (--api-key)", args.addr);
+        tracing::warn!(
+            "serving {} with no API keys: anyone who can reach it may upload and delete (--api-key)",
+            args.addr
+        );
     }
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
-    tracing::info!("model {} on {}", quarry_indexer::embed::Embedder::info(embedder.as_ref()).name, quarry_indexer::embed::Embedder::device_name(embedder.as_ref()));
+    tracing::info!(
+        "model {} on {}",
+        quarry_indexer::embed::Embedder::info(embedder.as_ref()).name,
+        quarry_indexer::embed::Embedder::device_name(embedder.as_ref())
+    );
     runtime()?.block_on(async {
         let state = start(options, embedder).await.map_err(anyhow::Error::msg)?;
-        let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("binding {}", args.addr))?;
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("binding {}", args.addr))?;
         tracing::info!("listening on http://{}", listener.local_addr()?);
         serve(state, listener, shutdown_signal(), Duration::from_secs(args.drain_secs)).await?;
         anyhow::Ok(())

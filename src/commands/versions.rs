@@ -24,7 +24,17 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {:<32}  files", "version", "created (UTC)", "state", "documents", "chunks", "segments", "tombstones", "run: written / removed / failed");
+    println!(
+        "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {:<32}  files",
+        "version",
+        "created (UTC)",
+        "state",
+        "documents",
+        "chunks",
+        "segments",
+        "tombstones",
+        "run: written / removed / failed"
+    );
     for v in &listing.versions {
         let state = match v.state {
             VersionState::Latest => "LATEST",
@@ -32,10 +42,19 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
             VersionState::Pending => "pending",
             VersionState::RolledBack => "rolled back",
         };
-        let files = if v.missing_files.is_empty() { "all there".to_string() } else { format!("{} missing or of another size", v.missing_files.len()) };
+        let files = if v.missing_files.is_empty() {
+            "all there".to_string()
+        } else {
+            format!("{} missing or of another size", v.missing_files.len())
+        };
         let segments = format!("{} (+{})", v.segments, v.new_segments);
         let run = match &v.run {
-            Some(run) => format!("{} / {} / {}", run.documents_written, run.documents_removed.map_or("-".to_string(), |n| n.to_string()), run.documents_failed),
+            Some(run) => format!(
+                "{} / {} / {}",
+                run.documents_written,
+                run.documents_removed.map_or("-".to_string(), |n| n.to_string()),
+                run.documents_failed
+            ),
             None => "no run report".to_string(),
         };
         println!(

@@ -11,12 +11,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn main() -> anyhow::Result<()> {
     let (short, long, reps) = (arg("--short", 480), arg("--long", 32), arg("--reps", 3));
-    let corpus_path = std::env::var("QUARRY_BENCH_CORPUS").unwrap_or_else(|_| "../shared/datasets/msmarco-5k/corpus.jsonl".into());
+    let corpus_path =
+        std::env::var("QUARRY_BENCH_CORPUS").unwrap_or_else(|_| "../shared/datasets/msmarco-5k/corpus.jsonl".into());
     let corpus = std::fs::read_to_string(&corpus_path).with_context(|| format!("reading {corpus_path}"))?;
     let passages: Vec<String> = corpus
         .lines()
@@ -36,16 +41,36 @@ fn main() -> anyhow::Result<()> {
         texts.swap(i, (state % (i as u64 + 1)) as usize);
     }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
-    let policies = [BatchPolicy::TokenBudget { max_tokens: 16_384 }, BatchPolicy::Fixed { size: 32 }];
+    let model = ModelDir::open(
+        &std::env::var("QUARRY_MODEL")
+            .map(Into::into)
+            .or_else(|_| default_model_dir())?,
+    )?;
+    let policies = [
+        BatchPolicy::TokenBudget { max_tokens: 16_384 },
+        BatchPolicy::Fixed { size: 32 },
+    ];
     let results = quarry_bench::embed_batching::measure(&model, &refs, &policies, reps)?;
     println!("{}", serde_json::to_string_pretty(&results)?);
-    println!("\n| policy | texts | real tokens | padded tokens | median s | tokens/s |\n|---|---:|---:|---:|---:|---:|");
+    println!(
+        "\n| policy | texts | real tokens | padded tokens | median s | tokens/s |\n|---|---:|---:|---:|---:|---:|"
+    );
     for r in &results {
         let mut s = r.seconds.clone();
         s.sort_by(f64::total_cmp);
-        println!("| {} | {} | {} | {} | {:.2} | {:.0} |", r.policy, r.texts, r.real_tokens, r.padded_tokens, s[s.len() / 2], r.tokens_per_sec);
+        println!(
+            "| {} | {} | {} | {} | {:.2} | {:.0} |",
+            r.policy,
+            r.texts,
+            r.real_tokens,
+            r.padded_tokens,
+            s[s.len() / 2],
+            r.tokens_per_sec
+        );
     }
-    println!("\nratio token-budget / fixed: {:.2}x", results[0].tokens_per_sec / results[1].tokens_per_sec);
+    println!(
+        "\nratio token-budget / fixed: {:.2}x",
+        results[0].tokens_per_sec / results[1].tokens_per_sec
+    );
     Ok(())
 }

@@ -27,23 +27,51 @@ async fn main() -> anyhow::Result<()> {
         // then find every field index built.
         let started = Instant::now();
         for segment in &snapshot.segments {
-            segment.data.field_index.build_all(&segment.data.documents, &segment.data.doc_of_row);
+            segment
+                .data
+                .field_index
+                .build_all(&segment.data.documents, &segment.data.doc_of_row);
         }
-        println!("field indexes of {} segments built ahead in {:.2} s", snapshot.segments.len(), started.elapsed().as_secs_f64());
+        println!(
+            "field indexes of {} segments built ahead in {:.2} s",
+            snapshot.segments.len(),
+            started.elapsed().as_secs_f64()
+        );
     }
     let query = searcher.embed_query("a report on the topic")?;
     let filter = |json: serde_json::Value| -> anyhow::Result<Filters> { Ok(serde_json::from_value(json)?) };
     let cases = [
         ("no filter (tombstones only)", filter(serde_json::json!({}))?),
         ("tags: one topic", filter(serde_json::json!({ "tags": first.tags[0] }))?),
-        ("doc_id: one document", filter(serde_json::json!({ "doc_id": first.doc_id }))?),
-        ("file_name: every document", filter(serde_json::json!({ "file_name": first.file_name }))?),
+        (
+            "doc_id: one document",
+            filter(serde_json::json!({ "doc_id": first.doc_id }))?,
+        ),
+        (
+            "file_name: every document",
+            filter(serde_json::json!({ "file_name": first.file_name }))?,
+        ),
         ("source: none", filter(serde_json::json!({ "source": "nowhere" }))?),
-        ("tags: one topic, ingested_after", filter(serde_json::json!({ "tags": first.tags[0], "ingested_after": "2000-01-01T00:00:00Z" }))?),
-        ("ingested_after: every document", filter(serde_json::json!({ "ingested_after": "2000-01-01T00:00:00Z" }))?),
-        ("doc_id: 20,000 listed (an access list)", filter(serde_json::json!({ "doc_id": listed_ids(&snapshot, 20_000) }))?),
-        ("doc_id: 100,000 listed", filter(serde_json::json!({ "doc_id": listed_ids(&snapshot, 100_000) }))?),
-        ("exclude doc_id: 100,000 listed", filter(serde_json::json!({ "exclude": { "doc_id": listed_ids(&snapshot, 100_000) } }))?),
+        (
+            "tags: one topic, ingested_after",
+            filter(serde_json::json!({ "tags": first.tags[0], "ingested_after": "2000-01-01T00:00:00Z" }))?,
+        ),
+        (
+            "ingested_after: every document",
+            filter(serde_json::json!({ "ingested_after": "2000-01-01T00:00:00Z" }))?,
+        ),
+        (
+            "doc_id: 20,000 listed (an access list)",
+            filter(serde_json::json!({ "doc_id": listed_ids(&snapshot, 20_000) }))?,
+        ),
+        (
+            "doc_id: 100,000 listed",
+            filter(serde_json::json!({ "doc_id": listed_ids(&snapshot, 100_000) }))?,
+        ),
+        (
+            "exclude doc_id: 100,000 listed",
+            filter(serde_json::json!({ "exclude": { "doc_id": listed_ids(&snapshot, 100_000) } }))?,
+        ),
     ];
     println!("| filter | rows allowed | first run ms | median ms ({reps} runs) | with the vector lane (top 10), median ms |\n|---|---:|---:|---:|---:|");
     for (label, filters) in &cases {
@@ -51,7 +79,9 @@ async fn main() -> anyhow::Result<()> {
         let mut allowed = 0;
         for _ in 0..reps {
             let started = Instant::now();
-            allowed = filters.allowed_rows(&snapshot).map_or(snapshot.row_count(), |rows| rows.count());
+            allowed = filters
+                .allowed_rows(&snapshot)
+                .map_or(snapshot.row_count(), |rows| rows.count());
             times.push(started.elapsed().as_secs_f64() * 1e3);
         }
         let first_run = times[0];
@@ -64,7 +94,11 @@ async fn main() -> anyhow::Result<()> {
             lane_times.push(started.elapsed().as_secs_f64() * 1e3);
         }
         lane_times.sort_by(f64::total_cmp);
-        println!("| {label} | {allowed} | {first_run:.3} | {:.3} | {:.3} |", times[reps / 2], lane_times[reps / 2]);
+        println!(
+            "| {label} | {allowed} | {first_run:.3} | {:.3} | {:.3} |",
+            times[reps / 2],
+            lane_times[reps / 2]
+        );
     }
     Ok(())
 }

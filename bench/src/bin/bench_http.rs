@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
 use quarry_bench::load::{http, BenchServer};
 use quarry_datasets::beir::Query;
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
 use quarry_server::Mode;
 
 /// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
@@ -42,22 +42,44 @@ async fn main() -> anyhow::Result<()> {
     let queries = texts(&value("--queries").context("--queries FILE is required")?, "text")?;
     let passages = texts(&value("--corpus").context("--corpus FILE is required")?, "text")?;
     let requests: usize = value("--requests").and_then(|v| v.parse().ok()).unwrap_or(300);
-    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
-    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision: Precision::from_env()?, ..Default::default() })?);
+    let model = ModelDir::open(
+        &std::env::var("QUARRY_MODEL")
+            .map(Into::into)
+            .or_else(|_| default_model_dir())?,
+    )?;
+    let embedder = Arc::new(BertEmbedder::load(
+        &model,
+        EmbedOptions {
+            precision: Precision::from_env()?,
+            ..Default::default()
+        },
+    )?);
 
     // Embedding a batch of 10 texts, in process.
     let mut embed_ms = Vec::new();
     for round in 0..30 {
-        let batch: Vec<&str> = passages[round * 10..round * 10 + 10].iter().map(String::as_str).collect();
+        let batch: Vec<&str> = passages[round * 10..round * 10 + 10]
+            .iter()
+            .map(String::as_str)
+            .collect();
         let started = Instant::now();
         embedder.embed(&batch)?;
         embed_ms.push(started.elapsed().as_secs_f64());
     }
 
     // `quarry serve`'s defaults unless given: search workers, query embedding threads and pass size.
-    let search_workers: Option<usize> = value("--search-workers").map(|v| v.parse()).transpose().context("--search-workers N")?;
-    let query_embed_threads: Option<usize> = value("--query-embed-threads").map(|v| v.parse()).transpose().context("--query-embed-threads N")?;
-    let query_pass_queries: Option<usize> = value("--query-pass-queries").map(|v| v.parse()).transpose().context("--query-pass-queries N")?;
+    let search_workers: Option<usize> = value("--search-workers")
+        .map(|v| v.parse())
+        .transpose()
+        .context("--search-workers N")?;
+    let query_embed_threads: Option<usize> = value("--query-embed-threads")
+        .map(|v| v.parse())
+        .transpose()
+        .context("--query-embed-threads N")?;
+    let query_pass_queries: Option<usize> = value("--query-pass-queries")
+        .map(|v| v.parse())
+        .transpose()
+        .context("--query-pass-queries N")?;
     let tune = |query_cache: usize| {
         move |options: &mut quarry_server::app::ServeOptions| {
             options.query_cache = query_cache;
@@ -85,15 +107,38 @@ async fn main() -> anyhow::Result<()> {
         }
         let started = Instant::now();
         let response = client.post(format!("{}/api/rag/ingest", server.base)).json(&serde_json::json!({ "source": "bench", "path": format!("/doc/{i}"), "title": format!("Doc {i}"), "text": text })).send().await?;
-        anyhow::ensure!(response.status().is_success(), "ingest failed: {}", response.text().await?);
+        anyhow::ensure!(
+            response.status().is_success(),
+            "ingest failed: {}",
+            response.text().await?
+        );
         ingest_ms.push(started.elapsed().as_secs_f64());
     }
 
     // Search latency and QPS at each concurrency.
-    let queries: Vec<Query> = queries.into_iter().enumerate().map(|(i, text)| Query { id: i.to_string(), text }).collect();
+    let queries: Vec<Query> = queries
+        .into_iter()
+        .enumerate()
+        .map(|(i, text)| Query {
+            id: i.to_string(),
+            text,
+        })
+        .collect();
     let mut rows = Vec::new();
     for concurrency in [1usize, 8, 32] {
-        rows.push(http(&server.base, "bench", &queries, Mode::Vector, concurrency, requests, Duration::from_secs(120), 10).await);
+        rows.push(
+            http(
+                &server.base,
+                "bench",
+                &queries,
+                Mode::Vector,
+                concurrency,
+                requests,
+                Duration::from_secs(120),
+                10,
+            )
+            .await,
+        );
     }
     server.stop().await?;
     // The same load with the recent-query cache `quarry serve` keeps by default: the 50 queries
@@ -102,18 +147,51 @@ async fn main() -> anyhow::Result<()> {
     let server = BenchServer::start(&snapshot, embedder.clone(), cached_data.path(), tune(4096)).await?;
     let mut cached_rows = Vec::new();
     for concurrency in [1usize, 8, 32] {
-        cached_rows.push(http(&server.base, "bench", &queries, Mode::Vector, concurrency, requests, Duration::from_secs(120), 10).await);
+        cached_rows.push(
+            http(
+                &server.base,
+                "bench",
+                &queries,
+                Mode::Vector,
+                concurrency,
+                requests,
+                Duration::from_secs(120),
+                10,
+            )
+            .await,
+        );
     }
     server.stop().await?;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
-    println!("machine: {cpus} CPUs; snapshot {snapshot}; model on {}\n", embedder.device_name());
+    println!(
+        "machine: {cpus} CPUs; snapshot {snapshot}; model on {}\n",
+        embedder.device_name()
+    );
     println!("| target (seed 002) | p50 ms | p99 ms | target |\n|---|---:|---:|---|");
-    println!("| ingest a 10 KB document (POST /api/rag/ingest, 20 docs) | {:.1} | {:.1} | < 5000 |", p(&mut ingest_ms, 0.5), p(&mut ingest_ms, 0.99));
-    println!("| search at concurrency 1 (HTTP, top_k 10) | {:.1} | {:.1} | < 500 |", rows[0].p50_ms, rows[0].p99_ms);
-    println!("| embed a batch of 10 texts (in process) | {:.1} | {:.1} | < 200 |", p(&mut embed_ms, 0.5), p(&mut embed_ms, 0.99));
+    println!(
+        "| ingest a 10 KB document (POST /api/rag/ingest, 20 docs) | {:.1} | {:.1} | < 5000 |",
+        p(&mut ingest_ms, 0.5),
+        p(&mut ingest_ms, 0.99)
+    );
+    println!(
+        "| search at concurrency 1 (HTTP, top_k 10) | {:.1} | {:.1} | < 500 |",
+        rows[0].p50_ms, rows[0].p99_ms
+    );
+    println!(
+        "| embed a batch of 10 texts (in process) | {:.1} | {:.1} | < 200 |",
+        p(&mut embed_ms, 0.5),
+        p(&mut embed_ms, 0.99)
+    );
     println!("\n| query cache | concurrency | requests | QPS | p50 ms | p99 ms | failed |\n|---|---:|---:|---:|---:|---:|---:|");
-    for (cache, row) in rows.iter().map(|r| ("off", r)).chain(cached_rows.iter().map(|r| ("on, queries repeat", r))) {
-        println!("| {cache} | {} | {requests} | {:.1} | {:.1} | {:.1} | {} |", row.concurrency, row.qps, row.p50_ms, row.p99_ms, row.failed);
+    for (cache, row) in rows
+        .iter()
+        .map(|r| ("off", r))
+        .chain(cached_rows.iter().map(|r| ("on, queries repeat", r)))
+    {
+        println!(
+            "| {cache} | {} | {requests} | {:.1} | {:.1} | {:.1} | {} |",
+            row.concurrency, row.qps, row.p50_ms, row.p99_ms, row.failed
+        );
     }
     Ok(())
 }

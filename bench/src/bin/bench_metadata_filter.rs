@@ -29,7 +29,10 @@ fn main() -> anyhow::Result<()> {
             size: 0,
             etag: None,
             chunk_count: 1,
-            metadata: format!(r#"{{"year": {}, "team": "legal", "author": "someone somewhere"}}"#, 2020 + i % 5),
+            metadata: format!(
+                r#"{{"year": {}, "team": "legal", "author": "someone somewhere"}}"#,
+                2020 + i % 5
+            ),
             ingested_at: Default::default(),
         })
         .collect();
@@ -39,15 +42,30 @@ fn main() -> anyhow::Result<()> {
     let timed = |label: &str, pick: &dyn Fn() -> usize| {
         let started = Instant::now();
         let matched = pick();
-        println!("{label}: {matched} of {docs} documents in {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+        println!(
+            "{label}: {matched} of {docs} documents in {:.1} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
     };
     for _ in 0..reps {
-        timed("parse per query", &|| documents.iter().filter(|d| filters.matches(d)).count());
+        timed("parse per query", &|| {
+            documents.iter().filter(|d| filters.matches(d)).count()
+        });
     }
     let columns = MetadataColumns::default();
     for rep in 0..reps.max(2) {
-        let label = if rep == 0 { "columns, first query (parses the key)" } else { "columns, later query" };
-        timed(label, &|| columns.column("year", &documents).iter().filter(|v| condition.holds(v.as_ref())).count());
+        let label = if rep == 0 {
+            "columns, first query (parses the key)"
+        } else {
+            "columns, later query"
+        };
+        timed(label, &|| {
+            columns
+                .column("year", &documents)
+                .iter()
+                .filter(|v| condition.holds(v.as_ref()))
+                .count()
+        });
     }
     Ok(())
 }

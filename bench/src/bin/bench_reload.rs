@@ -35,49 +35,133 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    let model = ModelDir::open(
+        &std::env::var("QUARRY_MODEL")
+            .map(Into::into)
+            .or_else(|_| default_model_dir())?,
+    )?;
     let chunks: usize = value("--synthetic").context("--synthetic N is required")?.parse()?;
     let out = value("--out").context("--out DIR is required")?;
     let uploads: usize = value("--uploads").and_then(|v| v.parse().ok()).unwrap_or(5);
-    let deleted_fraction: f64 = value("--deleted-fraction").map(|v| v.parse()).transpose()?.unwrap_or(0.0);
-    anyhow::ensure!((0.0..1.0).contains(&deleted_fraction), "--deleted-fraction must be in [0, 1)");
+    let deleted_fraction: f64 = value("--deleted-fraction")
+        .map(|v| v.parse())
+        .transpose()?
+        .unwrap_or(0.0);
+    anyhow::ensure!(
+        (0.0..1.0).contains(&deleted_fraction),
+        "--deleted-fraction must be in [0, 1)"
+    );
     let replace = std::env::args().any(|a| a == "--replace");
     let started = Instant::now();
-    let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(out.as_ref(), chunks, 42, &model, &IndexOptions::default()).await?;
-    eprintln!("synthetic snapshot: {} chunks, index {}, built in {:.1} s", manifest.counts.chunks, manifest.index.params.factory(), started.elapsed().as_secs_f64());
+    let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(
+        out.as_ref(),
+        chunks,
+        42,
+        &model,
+        &IndexOptions::default(),
+    )
+    .await?;
+    eprintln!(
+        "synthetic snapshot: {} chunks, index {}, built in {:.1} s",
+        manifest.counts.chunks,
+        manifest.index.params.factory(),
+        started.elapsed().as_secs_f64()
+    );
 
     let embedder: Arc<dyn Embedder> = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
-    let chunker = Arc::new(TokenChunker::new(manifest.chunker.config, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let settings = ChunkSettings { parser: std::sync::Arc::new(AutoParser), chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
+    let chunker = Arc::new(TokenChunker::new(
+        manifest.chunker.config,
+        embedder.tokenizer().clone(),
+        &embedder.info().sha256,
+    )?);
+    let settings = ChunkSettings {
+        parser: std::sync::Arc::new(AutoParser),
+        chunker: chunker.clone(),
+        tags: Vec::new(),
+        max_document_tokens: 500_000,
+        ingested_at: chrono::Utc::now(),
+    };
     let writer = SnapshotWriter::open(&out, &StoreOptions::default())?;
-    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
+    let chunker_manifest = ChunkerManifest {
+        config: chunker.config(),
+        sig: chunker.signature(),
+    };
     if deleted_fraction > 0.0 {
         // Every k-th document hidden, spread over the segment.
         let reader = SnapshotReader::open(&out, &StoreOptions::default()).await?;
         let loaded = LoadedSnapshot::load(&out, &LoadOptions::default()).await?;
         let every = (1.0 / deleted_fraction).round().max(1.0) as usize;
         let tombstones: Vec<String> = loaded.documents().step_by(every).map(|d| d.doc_id.clone()).collect();
-        eprintln!("hiding {} of {} documents behind tombstones", tombstones.len(), loaded.documents().count());
-        publish_next_version(&writer, Some(reader.manifest()), VersionChange { documents: Vec::new(), tombstones, embedded_chunks: 0 }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
+        eprintln!(
+            "hiding {} of {} documents behind tombstones",
+            tombstones.len(),
+            loaded.documents().count()
+        );
+        publish_next_version(
+            &writer,
+            Some(reader.manifest()),
+            VersionChange {
+                documents: Vec::new(),
+                tombstones,
+                embedded_chunks: 0,
+            },
+            embedder.as_ref(),
+            chunker_manifest.clone(),
+            &IndexOptions::default(),
+        )
+        .await?;
     }
     let options = LoadOptions::default();
     let started = Instant::now();
     let mut previous = Arc::new(LoadedSnapshot::load(&out, &options).await?);
     // Documents an upload hides with --replace: ones the deletes above left visible.
     let hidden: std::collections::HashSet<&String> = previous.manifest.tombstones.iter().collect();
-    let mut replaced = previous.documents().map(|d| d.doc_id.clone()).filter(|id| !hidden.contains(id)).take(uploads).collect::<Vec<_>>().into_iter();
+    let mut replaced = previous
+        .documents()
+        .map(|d| d.doc_id.clone())
+        .filter(|id| !hidden.contains(id))
+        .take(uploads)
+        .collect::<Vec<_>>()
+        .into_iter();
     let first_load = started.elapsed().as_secs_f64();
     let (mut full, mut kept) = (Vec::new(), Vec::new());
     for upload in 0..uploads {
-        let text = format!("Upload {upload}: a short note about reloading snapshots after an online upload, number {upload}.");
-        let raw = RawDocument { uri: format!("upload://bench/{upload}.txt"), relative_path: format!("{upload}.txt"), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: "upload".into() };
+        let text =
+            format!("Upload {upload}: a short note about reloading snapshots after an online upload, number {upload}.");
+        let raw = RawDocument {
+            uri: format!("upload://bench/{upload}.txt"),
+            relative_path: format!("{upload}.txt"),
+            size: text.len() as u64,
+            bytes: text.into_bytes().into(),
+            etag: None,
+            source: "upload".into(),
+        };
         let (documents, failures) = parse_and_chunk(&raw, &settings);
         anyhow::ensure!(failures.is_empty(), "{failures:?}");
         let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
         let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {})?;
-        let base = SnapshotReader::open(&out, &StoreOptions::default()).await?.manifest().clone();
-        let tombstones = if replace { replaced.next().into_iter().collect() } else { Vec::new() };
-        publish_next_version(&writer, Some(&base), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest.clone(), &IndexOptions::default()).await?;
+        let base = SnapshotReader::open(&out, &StoreOptions::default())
+            .await?
+            .manifest()
+            .clone();
+        let tombstones = if replace {
+            replaced.next().into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        publish_next_version(
+            &writer,
+            Some(&base),
+            VersionChange {
+                documents,
+                tombstones,
+                embedded_chunks,
+            },
+            embedder.as_ref(),
+            chunker_manifest.clone(),
+            &IndexOptions::default(),
+        )
+        .await?;
 
         let started = Instant::now();
         let fresh = LoadedSnapshot::load(&out, &options).await?;
@@ -85,8 +169,14 @@ async fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         let reloaded = LoadedSnapshot::load_after(&out, &options, Some(previous.clone())).await?;
         kept.push(started.elapsed().as_secs_f64());
-        anyhow::ensure!(reloaded.row_count() == fresh.row_count() && reloaded.reused_segments == reloaded.segments.len() - 1, "the reload kept the wrong segments");
-        anyhow::ensure!(reloaded.tombstoned == fresh.tombstoned && reloaded.hidden_keyword_stats() == fresh.hidden_keyword_stats(), "the reload hides other rows than a full load");
+        anyhow::ensure!(
+            reloaded.row_count() == fresh.row_count() && reloaded.reused_segments == reloaded.segments.len() - 1,
+            "the reload kept the wrong segments"
+        );
+        anyhow::ensure!(
+            reloaded.tombstoned == fresh.tombstoned && reloaded.hidden_keyword_stats() == fresh.hidden_keyword_stats(),
+            "the reload hides other rows than a full load"
+        );
         previous = Arc::new(reloaded);
     }
     let (full_median, kept_median) = (median(full.clone()), median(kept.clone()));

@@ -23,7 +23,11 @@ use quarry_bench::arg_value as value;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let model = ModelDir::open(&std::env::var("QUARRY_MODEL").map(Into::into).or_else(|_| default_model_dir())?)?;
+    let model = ModelDir::open(
+        &std::env::var("QUARRY_MODEL")
+            .map(Into::into)
+            .or_else(|_| default_model_dir())?,
+    )?;
     let queries_path = value("--queries").context("--queries FILE is required")?;
     let queries: Vec<String> = std::fs::read_to_string(&queries_path)?
         .lines()
@@ -35,26 +39,61 @@ async fn main() -> anyhow::Result<()> {
         Some(n) => {
             let out = value("--out").context("--synthetic needs --out DIR")?;
             let started = std::time::Instant::now();
-            let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(out.as_ref(), n.parse()?, 42, &model, &IndexOptions::default()).await?;
-            eprintln!("synthetic snapshot: {} chunks, index {}, built in {:.1} s", manifest.counts.chunks, manifest.index.params.factory(), started.elapsed().as_secs_f64());
+            let manifest = quarry_bench::synthetic_snapshot::write_synthetic_snapshot(
+                out.as_ref(),
+                n.parse()?,
+                42,
+                &model,
+                &IndexOptions::default(),
+            )
+            .await?;
+            eprintln!(
+                "synthetic snapshot: {} chunks, index {}, built in {:.1} s",
+                manifest.counts.chunks,
+                manifest.index.params.factory(),
+                started.elapsed().as_secs_f64()
+            );
             out
         }
         None => value("--snapshot").context("--snapshot URI or --synthetic N is required")?,
     };
     let started = std::time::Instant::now();
     let loaded = LoadedSnapshot::load(&snapshot, &LoadOptions::default()).await?;
-    let (load_secs, rss_mb, anon_mb) = (started.elapsed().as_secs_f64(), resident_mb("VmRSS:"), resident_mb("RssAnon:"));
+    let (load_secs, rss_mb, anon_mb) = (
+        started.elapsed().as_secs_f64(),
+        resident_mb("VmRSS:"),
+        resident_mb("RssAnon:"),
+    );
     let chunks = loaded.row_count();
     let index = loaded.manifest.index.params.factory();
-    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions { precision: Precision::from_env()?, ..Default::default() })?);
+    let embedder = Arc::new(BertEmbedder::load(
+        &model,
+        EmbedOptions {
+            precision: Precision::from_env()?,
+            ..Default::default()
+        },
+    )?);
     let searcher = Searcher::new(Arc::new(loaded), embedder)?;
     let results = quarry_bench::search_latency::measure(&searcher, &queries, reps, None)?;
-    let per_document: Option<usize> = value("--max-chunks-per-document").map(|n| n.parse()).transpose().context("--max-chunks-per-document: a count")?;
+    let per_document: Option<usize> = value("--max-chunks-per-document")
+        .map(|n| n.parse())
+        .transpose()
+        .context("--max-chunks-per-document: a count")?;
     let collapsed = match per_document {
-        Some(n) => Some(quarry_bench::search_latency::measure(&searcher, &queries, reps, Some(n))?),
+        Some(n) => Some(quarry_bench::search_latency::measure(
+            &searcher,
+            &queries,
+            reps,
+            Some(n),
+        )?),
         None => None,
     };
-    let thread_counts: Vec<usize> = value("--threads").unwrap_or_else(|| "1,2".into()).split(',').map(|t| t.trim().parse()).collect::<Result<_, _>>().context("--threads: comma-separated counts")?;
+    let thread_counts: Vec<usize> = value("--threads")
+        .unwrap_or_else(|| "1,2".into())
+        .split(',')
+        .map(|t| t.trim().parse())
+        .collect::<Result<_, _>>()
+        .context("--threads: comma-separated counts")?;
     let throughput = quarry_bench::search_latency::vector_throughput(&searcher, &queries, &thread_counts)?;
     let filtered = quarry_bench::search_latency::filtered_exact_scan(&searcher, &queries, reps)?;
     println!(
@@ -67,7 +106,10 @@ async fn main() -> anyhow::Result<()> {
     println!("\nloaded in {load_secs:.2} s; resident memory after loading {rss_mb:.0} MB, of which anonymous (not file pages) {anon_mb:.0} MB");
     println!("\n{chunks} chunks, index {index}, {} queries x {reps}\n\n| mode | embed p50 ms | embed p99 ms | search p50 ms | search p99 ms |\n|---|---:|---:|---:|---:|", queries.len());
     for r in &results {
-        println!("| {} | {:.2} | {:.2} | {:.3} | {:.3} |", r.mode, r.embed.p50_ms, r.embed.p99_ms, r.search.p50_ms, r.search.p99_ms);
+        println!(
+            "| {} | {:.2} | {:.2} | {:.3} | {:.3} |",
+            r.mode, r.embed.p50_ms, r.embed.p99_ms, r.search.p50_ms, r.search.p99_ms
+        );
     }
     if let (Some(n), Some(collapsed)) = (per_document, &collapsed) {
         println!("\nat most {n} chunks per document\n\n| mode | search p50 ms | search p99 ms |\n|---|---:|---:|");

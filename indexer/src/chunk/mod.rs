@@ -41,7 +41,10 @@ pub struct ChunkerConfig {
 
 impl Default for ChunkerConfig {
     fn default() -> Self {
-        Self { max_tokens: 256, overlap_tokens: 32 }
+        Self {
+            max_tokens: 256,
+            overlap_tokens: 32,
+        }
     }
 }
 
@@ -80,7 +83,10 @@ impl TokenChunker {
     pub fn new(config: ChunkerConfig, tokenizer: Arc<ModelTokenizer>, tokenizer_id: &str) -> Result<Self> {
         let specials = tokenizer.special_tokens();
         if config.max_tokens <= specials + 8 {
-            return Err(IndexerError::Config(format!("chunk window of {} tokens is too small", config.max_tokens)));
+            return Err(IndexerError::Config(format!(
+                "chunk window of {} tokens is too small",
+                config.max_tokens
+            )));
         }
         if config.max_tokens > tokenizer.max_tokens() {
             return Err(IndexerError::Config(format!(
@@ -95,7 +101,11 @@ impl TokenChunker {
                 config.overlap_tokens
             )));
         }
-        Ok(Self { config, tokenizer, tokenizer_id: tokenizer_id.to_string() })
+        Ok(Self {
+            config,
+            tokenizer,
+            tokenizer_id: tokenizer_id.to_string(),
+        })
     }
 
     /// The tokenizer chunks are measured with, whose ids [`Chunker::chunk_for_model`] returns.
@@ -148,7 +158,10 @@ impl Chunker for TokenChunker {
             };
             let budget = room.saturating_sub(header_tokens);
             if budget < 8 {
-                return Err(IndexerError::Config(format!("a {}-token chunk leaves no room for text", self.config.max_tokens)));
+                return Err(IndexerError::Config(format!(
+                    "a {}-token chunk leaves no room for text",
+                    self.config.max_tokens
+                )));
             }
             let overlap = self.config.overlap_tokens.min(budget / 2);
             for (piece, piece_ids) in splitter::split(&text, budget, overlap, &self.tokenizer)? {
@@ -186,7 +199,10 @@ impl Chunker for TokenChunker {
             "quarry-chunker v{CHUNKER_VERSION} max_tokens={} overlap={} tokenizer={}",
             self.config.max_tokens, self.config.overlap_tokens, self.tokenizer_id
         );
-        format!("v{CHUNKER_VERSION}-{}", &hex::encode(Sha256::digest(described.as_bytes()))[..16])
+        format!(
+            "v{CHUNKER_VERSION}-{}",
+            &hex::encode(Sha256::digest(described.as_bytes()))[..16]
+        )
     }
 
     fn config(&self) -> ChunkerConfig {

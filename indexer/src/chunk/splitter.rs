@@ -66,7 +66,12 @@ fn token_at(spans: &[(usize, usize)], pos: usize) -> usize {
 
 /// Splits `text` into trimmed, non-empty pieces of at most `budget` tokens each, each with
 /// its model ids (the tokenizer's encoding of the piece, measured while cutting).
-pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<(String, ModelIds)>> {
+pub(super) fn split(
+    text: &str,
+    budget: usize,
+    overlap: usize,
+    tokenizer: &ModelTokenizer,
+) -> Result<Vec<(String, ModelIds)>> {
     let (spans, ids) = tokenizer.spans_and_ids(text)?;
     if spans.is_empty() {
         return Ok(Vec::new());
@@ -74,7 +79,11 @@ pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &Model
     if spans.len() <= budget {
         let piece = text.trim();
         // The ids are those of `text`; a section's text is trimmed already.
-        let ids = if piece.len() == text.len() { ids } else { tokenizer.model_ids(piece)? };
+        let ids = if piece.len() == text.len() {
+            ids
+        } else {
+            tokenizer.model_ids(piece)?
+        };
         return Ok(vec![(piece.to_string(), ids)]);
     }
     let cuts = boundaries(text);
@@ -106,13 +115,24 @@ pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &Model
 /// The cut for a window starting at token `first` whose tokens must end before `limit`.
 /// Only cuts after `floor` count: past the window's start, and past the previous cut, so
 /// an overlapping window never ends where the one before it ended.
-fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], floor: usize, first: usize, limit: usize, budget: usize) -> usize {
+fn best_cut(
+    cuts: &[(usize, Level)],
+    spans: &[(usize, usize)],
+    floor: usize,
+    first: usize,
+    limit: usize,
+    budget: usize,
+) -> usize {
     let lo = cuts.partition_point(|(p, _)| *p <= floor);
     let hi = cuts.partition_point(|(p, _)| *p <= limit);
     let window = &cuts[lo..hi];
     let half = spans[first + budget / 2].0;
     let pick = |candidates: &[(usize, Level)]| {
-        candidates.iter().copied().max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0))).map(|(p, _)| p)
+        candidates
+            .iter()
+            .copied()
+            .max_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)))
+            .map(|(p, _)| p)
     };
     let second_half = &window[window.partition_point(|(p, _)| *p < half)..];
     pick(second_half).or_else(|| pick(window)).unwrap_or(limit)
@@ -121,7 +141,14 @@ fn best_cut(cuts: &[(usize, Level)], spans: &[(usize, usize)], floor: usize, fir
 /// Re-tokenizing a piece cut inside a word can cost a token more than its span count;
 /// move the cut back a token at a time until the piece really fits. Returns the cut and
 /// the model ids of the (trimmed) piece before it.
-fn shrink_to_fit(text: &str, spans: &[(usize, usize)], start: usize, mut cut: usize, budget: usize, tokenizer: &ModelTokenizer) -> Result<(usize, ModelIds)> {
+fn shrink_to_fit(
+    text: &str,
+    spans: &[(usize, usize)],
+    start: usize,
+    mut cut: usize,
+    budget: usize,
+    tokenizer: &ModelTokenizer,
+) -> Result<(usize, ModelIds)> {
     loop {
         let ids = tokenizer.model_ids(text[start..cut].trim())?;
         let index = token_at(spans, cut);
@@ -156,8 +183,19 @@ mod tests {
     #[test]
     fn boundary_levels() {
         let text = "One two. Three\nfour\n\nFive";
-        let levels: Vec<_> = boundaries(text).into_iter().map(|(p, l)| (&text[p..p + 1], l)).collect();
-        assert_eq!(levels, [("t", Level::Word), ("T", Level::Sentence), ("f", Level::Line), ("F", Level::Paragraph)]);
+        let levels: Vec<_> = boundaries(text)
+            .into_iter()
+            .map(|(p, l)| (&text[p..p + 1], l))
+            .collect();
+        assert_eq!(
+            levels,
+            [
+                ("t", Level::Word),
+                ("T", Level::Sentence),
+                ("f", Level::Line),
+                ("F", Level::Paragraph)
+            ]
+        );
     }
 
     #[test]

@@ -24,7 +24,9 @@ pub const CPU_TOKEN_BUDGET: usize = 4_096;
 
 impl Default for BatchPolicy {
     fn default() -> Self {
-        Self::TokenBudget { max_tokens: CPU_TOKEN_BUDGET }
+        Self::TokenBudget {
+            max_tokens: CPU_TOKEN_BUDGET,
+        }
     }
 }
 
@@ -32,7 +34,14 @@ impl Default for BatchPolicy {
 /// hidden states and their residual copies and the feed-forward block (`value_bytes` each),
 /// and one row of attention scores and one of their softmax per head over a `window`-token
 /// sequence (`score_bytes` each: bf16 models score in f32).
-pub fn bytes_per_token(hidden: usize, intermediate: usize, heads: usize, window: usize, value_bytes: usize, score_bytes: usize) -> usize {
+pub fn bytes_per_token(
+    hidden: usize,
+    intermediate: usize,
+    heads: usize,
+    window: usize,
+    value_bytes: usize,
+    score_bytes: usize,
+) -> usize {
     (6 * hidden + 2 * intermediate) * value_bytes + 2 * heads * window * score_bytes
 }
 
@@ -62,7 +71,11 @@ pub fn plan_batches(lengths: &[usize], policy: BatchPolicy) -> Vec<Vec<usize>> {
     match policy {
         BatchPolicy::Fixed { size } => {
             let size = size.max(1);
-            (0..lengths.len()).collect::<Vec<_>>().chunks(size).map(<[usize]>::to_vec).collect()
+            (0..lengths.len())
+                .collect::<Vec<_>>()
+                .chunks(size)
+                .map(<[usize]>::to_vec)
+                .collect()
         }
         BatchPolicy::TokenBudget { max_tokens } => {
             let mut order: Vec<usize> = (0..lengths.len()).collect();
@@ -74,7 +87,8 @@ pub fn plan_batches(lengths: &[usize], policy: BatchPolicy) -> Vec<Vec<usize>> {
                 let len = lengths[i].max(1);
                 let new_longest = longest.max(len);
                 let over_budget = new_longest * (current.len() + 1) > max_tokens;
-                let out_of_band = current.len() >= MIN_ROWS_PER_LENGTH_BAND && (len as f64) < longest as f64 * LENGTH_BAND;
+                let out_of_band =
+                    current.len() >= MIN_ROWS_PER_LENGTH_BAND && (len as f64) < longest as f64 * LENGTH_BAND;
                 if !current.is_empty() && (over_budget || out_of_band) {
                     batches.push(std::mem::take(&mut current));
                     longest = 0;
@@ -116,10 +130,20 @@ mod tests {
         let lengths: Vec<usize> = (0..400).map(|i| 10 + i % 200).collect();
         let batches = plan_batches(&lengths, BatchPolicy::TokenBudget { max_tokens: 84_000 });
         let real: usize = lengths.iter().sum();
-        let padded: usize = batches.iter().map(|b| b.iter().map(|&i| lengths[i]).max().unwrap() * b.len()).sum();
-        assert!(padded as f64 <= real as f64 * 1.2, "padded {padded} for {real} real tokens in {} batches", batches.len());
+        let padded: usize = batches
+            .iter()
+            .map(|b| b.iter().map(|&i| lengths[i]).max().unwrap() * b.len())
+            .sum();
+        assert!(
+            padded as f64 <= real as f64 * 1.2,
+            "padded {padded} for {real} real tokens in {} batches",
+            batches.len()
+        );
         let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
-        assert!(sizes[..sizes.len() - 1].iter().all(|&n| n >= MIN_ROWS_PER_LENGTH_BAND), "no tiny batches but the last: {sizes:?}");
+        assert!(
+            sizes[..sizes.len() - 1].iter().all(|&n| n >= MIN_ROWS_PER_LENGTH_BAND),
+            "no tiny batches but the last: {sizes:?}"
+        );
     }
 
     #[test]
@@ -136,12 +160,23 @@ mod tests {
         assert_eq!(per_token, 23_040);
         assert_eq!(bytes_per_token(384, 1536, 12, 256, 2, 4), 35_328);
         assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5, 1, 1), 1_864_135);
-        assert_eq!(gpu_token_budget(80 << 30, per_token, 0.5, 12, 256), 349_525, "scores under 2^30 elements");
-        assert_eq!(gpu_token_budget(1 << 20, per_token, 0.5, 12, 256), CPU_TOKEN_BUDGET, "never below the CPU budget");
+        assert_eq!(
+            gpu_token_budget(80 << 30, per_token, 0.5, 12, 256),
+            349_525,
+            "scores under 2^30 elements"
+        );
+        assert_eq!(
+            gpu_token_budget(1 << 20, per_token, 0.5, 12, 256),
+            CPU_TOKEN_BUDGET,
+            "never below the CPU budget"
+        );
     }
 
     #[test]
     fn fixed_keeps_input_order() {
-        assert_eq!(plan_batches(&[1, 2, 3], BatchPolicy::Fixed { size: 2 }), [vec![0, 1], vec![2]]);
+        assert_eq!(
+            plan_batches(&[1, 2, 3], BatchPolicy::Fixed { size: 2 }),
+            [vec![0, 1], vec![2]]
+        );
     }
 }

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 
-use super::bert_encoder::{score_dtype, BertEncoder, TokenStates};
-use super::encoder_ops;
 use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy};
+use super::bert_encoder::{score_dtype, BertEncoder, TokenStates};
 use super::device::{device_name, DeviceSpec};
+use super::encoder_ops;
 use super::model_dir::{ModelDir, Pooling};
 use super::shared_batches::{gather, scatter_rows, Finished, SharedBatches};
 use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
@@ -37,7 +37,9 @@ impl std::str::FromStr for Precision {
             "f32" | "fp32" => Ok(Self::F32),
             "f16" | "fp16" => Ok(Self::F16),
             "bf16" => Ok(Self::Bf16),
-            other => Err(IndexerError::Config(format!("unknown precision `{other}` (auto, f32, f16, bf16)"))),
+            other => Err(IndexerError::Config(format!(
+                "unknown precision `{other}` (auto, f32, f16, bf16)"
+            ))),
         }
     }
 }
@@ -45,7 +47,11 @@ impl std::str::FromStr for Precision {
 impl Precision {
     /// `QUARRY_PRECISION` when set, else auto: for tools without a `--precision` option.
     pub fn from_env() -> Result<Self> {
-        std::env::var("QUARRY_PRECISION").ok().map(|p| p.parse()).transpose().map(Option::unwrap_or_default)
+        std::env::var("QUARRY_PRECISION")
+            .ok()
+            .map(|p| p.parse())
+            .transpose()
+            .map(Option::unwrap_or_default)
     }
 
     /// The precision that runs on a CPU (`on_cpu`) or a GPU: `Auto` decided, and bf16 on a CPU
@@ -136,23 +142,53 @@ impl BertEmbedder {
         log_precision(options.precision, precision, device.is_cpu());
         let cpu_bf16 = device.is_cpu() && precision == Precision::Bf16;
         if device.is_cpu() && precision == Precision::F16 {
-            return Err(IndexerError::Config("f16 precision needs a CUDA device; the CPU runs f32 or bf16".into()));
+            return Err(IndexerError::Config(
+                "f16 precision needs a CUDA device; the CPU runs f32 or bf16".into(),
+            ));
         }
         // The CPU keeps its weights and activations in f32, bf16 or not.
         let dtype = if device.is_cpu() { DType::F32 } else { precision.dtype() };
         let weights = dir.weights();
         // SAFETY: the weights file is memory-mapped read-only and not modified while loaded.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], dtype, &device) }
-            .map_err(|e| IndexerError::Model { path: weights.clone(), reason: e.to_string() })?;
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], dtype, &device) }.map_err(|e| {
+            IndexerError::Model {
+                path: weights.clone(),
+                reason: e.to_string(),
+            }
+        })?;
         let model = BertEncoder::load(vb, &dir.bert_config)
-            .and_then(|model| if cpu_bf16 { model.with_bf16_products() } else { Ok(model) })
-            .map_err(|e| IndexerError::Model { path: weights.clone(), reason: format!("not a BERT model: {e}") })?;
+            .and_then(|model| {
+                if cpu_bf16 {
+                    model.with_bf16_products()
+                } else {
+                    Ok(model)
+                }
+            })
+            .map_err(|e| IndexerError::Model {
+                path: weights.clone(),
+                reason: format!("not a BERT model: {e}"),
+            })?;
         let tokenizer = Arc::new(ModelTokenizer::from_file(&dir.tokenizer_file(), dir.max_tokens)?);
-        let info = ModelInfo { precisions: vec![precision.label(device.is_cpu())], ..dir.info()? };
+        let info = ModelInfo {
+            precisions: vec![precision.label(device.is_cpu())],
+            ..dir.info()?
+        };
         let pad_id = dir.bert_config.pad_token_id as u32;
         let batch = size_batches_for_gpu(&device, dir, precision, batch);
-        let cpu_lanes = if device.is_cpu() { options.cpu_lanes.map(|lanes| lanes.max(1)) } else { Some(1) };
-        Ok(Self { model, device, tokenizer, info, batch, pad_id, cpu_lanes })
+        let cpu_lanes = if device.is_cpu() {
+            options.cpu_lanes.map(|lanes| lanes.max(1))
+        } else {
+            Some(1)
+        };
+        Ok(Self {
+            model,
+            device,
+            tokenizer,
+            info,
+            batch,
+            pad_id,
+            cpu_lanes,
+        })
     }
 
     /// Queues one padded batch on the device; the result is `[batch, dim]` normalized f32
@@ -173,7 +209,10 @@ impl BertEmbedder {
             match &states {
                 // The CPU's real rows, pooled as they are (no padded copy, no mask).
                 TokenStates::Real(states) => {
-                    return states.to_dtype(DType::F32).and_then(|states| encoder_ops::mean_pool_normalize_sequences(&states, &lengths)).map_err(candle_err);
+                    return states
+                        .to_dtype(DType::F32)
+                        .and_then(|states| encoder_ops::mean_pool_normalize_sequences(&states, &lengths))
+                        .map_err(candle_err);
                 }
                 // A GPU's padded states, pooled in one pass in their own precision.
                 TokenStates::Padded(states) if fused_pooling(states) => {
@@ -190,9 +229,17 @@ impl BertEmbedder {
             flat_mask.extend(std::iter::repeat_n(0u32, longest - row.len()));
         }
         let mask = Tensor::from_vec(flat_mask, shape, &self.device).map_err(candle_err)?;
-        let hidden = states.padded(&lengths, longest).and_then(|h| h.to_dtype(DType::F32)).map_err(candle_err)?;
+        let hidden = states
+            .padded(&lengths, longest)
+            .and_then(|h| h.to_dtype(DType::F32))
+            .map_err(candle_err)?;
         let pooled = pool(&hidden, &mask, self.info.pooling).map_err(candle_err)?;
-        let norm = pooled.sqr().and_then(|s| s.sum_keepdim(1)).and_then(|s| s.sqrt()).and_then(|n| n.clamp(1e-12, f64::MAX)).map_err(candle_err)?;
+        let norm = pooled
+            .sqr()
+            .and_then(|s| s.sum_keepdim(1))
+            .and_then(|s| s.sqrt())
+            .and_then(|n| n.clamp(1e-12, f64::MAX))
+            .map_err(candle_err)?;
         pooled.broadcast_div(&norm).map_err(candle_err)
     }
 
@@ -204,7 +251,12 @@ impl BertEmbedder {
     /// Runs `batches` (lists of indices into `ids`) and hands each batch's rows to `sink`.
     /// One batch stays in flight: the next one is padded, copied and queued before the
     /// previous one's rows are read back, so a GPU never waits on the host between batches.
-    pub fn run_batches<'a>(&self, ids: &[Vec<u32>], batches: impl Iterator<Item = &'a Vec<usize>>, mut sink: impl FnMut(&'a [usize], Vec<f32>)) -> Result<()> {
+    pub fn run_batches<'a>(
+        &self,
+        ids: &[Vec<u32>],
+        batches: impl Iterator<Item = &'a Vec<usize>>,
+        mut sink: impl FnMut(&'a [usize], Vec<f32>),
+    ) -> Result<()> {
         let mut in_flight: Option<(&'a Vec<usize>, Tensor)> = None;
         for batch in batches {
             let rows: Vec<&Vec<u32>> = batch.iter().map(|&i| &ids[i]).collect();
@@ -222,7 +274,10 @@ impl BertEmbedder {
     /// How many of `batches` batches run at once: on the CPU one per thread of the pool
     /// (capped) unless set, never more than there are batches.
     fn lanes(&self, batches: usize) -> usize {
-        self.cpu_lanes.unwrap_or_else(|| rayon::current_num_threads().min(MAX_AUTO_CPU_LANES)).min(batches).max(1)
+        self.cpu_lanes
+            .unwrap_or_else(|| rayon::current_num_threads().min(MAX_AUTO_CPU_LANES))
+            .min(batches)
+            .max(1)
     }
 
     /// Runs `batches` as `lanes` tasks on the thread pool, each claiming the next batch when
@@ -230,7 +285,13 @@ impl BertEmbedder {
     /// with no batch left help the lanes still running; but while every lane is busy each
     /// thread mostly runs one batch through, with no wait at every step for the slowest part
     /// and candle's single-threaded steps (copies, casts, adds) run beside other lanes' work.
-    fn run_lanes(&self, ids: &[Vec<u32>], batches: &[Vec<usize>], lanes: usize, done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
+    fn run_lanes(
+        &self,
+        ids: &[Vec<u32>],
+        batches: &[Vec<usize>],
+        lanes: usize,
+        done: &(dyn Fn(usize) + Sync),
+    ) -> Result<Embeddings> {
         use rayon::prelude::*;
         let shared = SharedBatches::new(batches);
         let parts: Vec<Result<Finished>> = (0..lanes)
@@ -251,12 +312,14 @@ impl BertEmbedder {
 /// not plainly the one asked for (`asked`: auto decided, bf16 turned f32) or is bf16 on the CPU.
 fn log_precision(asked: Precision, runs: Precision, on_cpu: bool) {
     static LOGGED: std::sync::Once = std::sync::Once::new();
-    let log = || match (asked, runs, on_cpu) {
+    let log = || {
+        match (asked, runs, on_cpu) {
         (_, Precision::Bf16, true) => tracing::info!("precision {} on the CPU: the dense layers' products in bf16 (AVX512-BF16), f32 sums and everything else f32", asked.name()),
         (Precision::Bf16, _, true) => tracing::warn!("bf16 precision asked for, but this CPU has no AVX512-BF16: the model runs in f32"),
         (Precision::Auto, _, true) => tracing::info!("precision auto: f32 (bf16 products need a CPU with AVX512-BF16)"),
         (Precision::Auto, _, false) => tracing::info!("precision auto: f32 on the GPU (--precision f16 or bf16 for half precision)"),
         _ => {}
+    }
     };
     if asked != runs || on_cpu && runs == Precision::Bf16 {
         LOGGED.call_once(log);
@@ -266,10 +329,24 @@ fn log_precision(asked: Precision, runs: Precision, on_cpu: bool) {
 /// The batch policy: `batch` where given; else the CPU's default, or on a GPU a token budget
 /// of half the free memory (estimated from the model's shape and logged) within what
 /// candle's kernels can index. On a GPU an explicit budget is kept up to that size.
-fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, batch: Option<BatchPolicy>) -> BatchPolicy {
-    let Some((free, total)) = super::device::gpu_memory(device) else { return batch.unwrap_or_default() };
+fn size_batches_for_gpu(
+    device: &Device,
+    dir: &ModelDir,
+    precision: Precision,
+    batch: Option<BatchPolicy>,
+) -> BatchPolicy {
+    let Some((free, total)) = super::device::gpu_memory(device) else {
+        return batch.unwrap_or_default();
+    };
     let dtype = precision.dtype();
-    let per_token = bytes_per_token(dir.hidden_size, dir.intermediate_size, dir.attention_heads, dir.max_tokens, dtype.size_in_bytes(), score_dtype(dtype).size_in_bytes());
+    let per_token = bytes_per_token(
+        dir.hidden_size,
+        dir.intermediate_size,
+        dir.attention_heads,
+        dir.max_tokens,
+        dtype.size_in_bytes(),
+        score_dtype(dtype).size_in_bytes(),
+    );
     let budget = gpu_token_budget(free, per_token, 0.5, dir.attention_heads, dir.max_tokens);
     tracing::info!(
         "{}: {:.1} GiB free of {:.1} GiB; about {per_token} activation bytes per token; token budget per batch {budget}",
@@ -280,7 +357,9 @@ fn size_batches_for_gpu(device: &Device, dir: &ModelDir, precision: Precision, b
     match batch {
         None => BatchPolicy::TokenBudget { max_tokens: budget },
         Some(BatchPolicy::TokenBudget { max_tokens }) if max_tokens > budget => {
-            tracing::warn!("a token budget of {max_tokens} per batch is more than the GPU takes (see above): {budget} used");
+            tracing::warn!(
+                "a token budget of {max_tokens} per batch is more than the GPU takes (see above): {budget} used"
+            );
             BatchPolicy::TokenBudget { max_tokens: budget }
         }
         Some(other) => other,
@@ -296,7 +375,10 @@ fn fused_pooling(states: &Tensor) -> bool {
     let enabled = *ENABLED.get_or_init(|| std::env::var("QUARRY_FUSED_POOLING").as_deref() != Ok("0"));
     #[cfg(feature = "cuda")]
     if states.device().is_cuda() {
-        return enabled && states.dim(2).is_ok_and(|hidden| hidden <= super::cuda_encoder_ops::MAX_NORM_COLUMNS);
+        return enabled
+            && states
+                .dim(2)
+                .is_ok_and(|hidden| hidden <= super::cuda_encoder_ops::MAX_NORM_COLUMNS);
     }
     let _ = (states, enabled);
     false

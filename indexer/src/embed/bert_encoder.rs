@@ -62,7 +62,10 @@ impl Dense {
     fn pack_bf16(&mut self) -> candle_core::Result<()> {
         let weight = self.linear.weight();
         let inputs = weight.dims2()?.1;
-        self.bf16 = Some(Bf16Weights::pack(&weight.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?, inputs));
+        self.bf16 = Some(Bf16Weights::pack(
+            &weight.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?,
+            inputs,
+        ));
         // The f32 weights are not read again (on the CPU every product of f32 rows takes the
         // packed ones: `dense_product`); an empty stand-in frees them (42 MB for MiniLM). A
         // product through it would fail on its shape, not compute wrong values.
@@ -104,16 +107,31 @@ impl BertEncoder {
     fn load_at(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
         let hidden = config.hidden_size;
         let embeddings = vb.pp("embeddings");
-        let word_embeddings = embeddings.pp("word_embeddings").get((config.vocab_size, hidden), "weight")?;
-        let position_table = embeddings.pp("position_embeddings").get((config.max_position_embeddings, hidden), "weight")?;
+        let word_embeddings = embeddings
+            .pp("word_embeddings")
+            .get((config.vocab_size, hidden), "weight")?;
+        let position_table = embeddings
+            .pp("position_embeddings")
+            .get((config.max_position_embeddings, hidden), "weight")?;
         // A text's first token takes the position after the padding index in RoBERTa-style models.
         let offset = super::model_dir::position_offset(config).min(config.max_position_embeddings);
         let position_table = position_table.narrow(0, offset, config.max_position_embeddings - offset)?;
-        let token_types = embeddings.pp("token_type_embeddings").get((config.type_vocab_size, hidden), "weight")?;
+        let token_types = embeddings
+            .pp("token_type_embeddings")
+            .get((config.type_vocab_size, hidden), "weight")?;
         let positions = position_table.broadcast_add(&token_types.narrow(0, 0, 1)?)?;
         let embedding_norm = layer_norm(hidden, config.layer_norm_eps, embeddings.pp("LayerNorm"))?;
-        let layers = (0..config.num_hidden_layers).map(|i| EncoderLayer::load(vb.pp(format!("encoder.layer.{i}")), config)).collect::<candle_core::Result<_>>()?;
-        Ok(Self { word_embeddings, positions, embedding_norm, layers, heads: config.num_attention_heads, activation: config.hidden_act })
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| EncoderLayer::load(vb.pp(format!("encoder.layer.{i}")), config))
+            .collect::<candle_core::Result<_>>()?;
+        Ok(Self {
+            word_embeddings,
+            positions,
+            embedding_norm,
+            layers,
+            heads: config.num_attention_heads,
+            activation: config.hidden_act,
+        })
     }
 
     /// Packs every dense layer's weights for bf16 products: on the CPU (f32 tensors), each
@@ -122,7 +140,12 @@ impl BertEncoder {
     /// `quarry_kernels::bf16_products_native` first: the portable path is slower than f32.
     pub fn with_bf16_products(mut self) -> candle_core::Result<Self> {
         for layer in &mut self.layers {
-            for dense in [&mut layer.query_key_value, &mut layer.attention_output, &mut layer.intermediate, &mut layer.output] {
+            for dense in [
+                &mut layer.query_key_value,
+                &mut layer.attention_output,
+                &mut layer.intermediate,
+                &mut layer.output,
+            ] {
                 dense.pack_bf16()?;
             }
         }
@@ -137,7 +160,12 @@ impl BertEncoder {
 
     /// [`forward`](Self::forward) with the fused steps chosen by `steps` (where they can run on
     /// the device and dtype) instead of by the default (`QUARRY_FUSED_STEPS`, else per device).
-    pub fn forward_with(&self, ids: &Tensor, lengths: &[usize], steps: Option<EncoderSteps>) -> candle_core::Result<Tensor> {
+    pub fn forward_with(
+        &self,
+        ids: &Tensor,
+        lengths: &[usize],
+        steps: Option<EncoderSteps>,
+    ) -> candle_core::Result<Tensor> {
         self.encode_with(ids, lengths, steps)?.padded(lengths, ids.dim(1)?)
     }
 
@@ -147,15 +175,29 @@ impl BertEncoder {
         self.encode_with(ids, lengths, None)
     }
 
-    fn encode_with(&self, ids: &Tensor, lengths: &[usize], steps: Option<EncoderSteps>) -> candle_core::Result<TokenStates> {
+    fn encode_with(
+        &self,
+        ids: &Tensor,
+        lengths: &[usize],
+        steps: Option<EncoderSteps>,
+    ) -> candle_core::Result<TokenStates> {
         let (batch, tokens) = ids.dims2()?;
         let hidden = self.word_embeddings.dim(1)?;
-        let words = self.word_embeddings.index_select(&ids.flatten_all()?, 0)?.reshape((batch, tokens, hidden))?;
-        let embedded = words.broadcast_add(&self.positions.narrow(0, 0, tokens)?)?.reshape((batch * tokens, hidden))?;
+        let words = self
+            .word_embeddings
+            .index_select(&ids.flatten_all()?, 0)?
+            .reshape((batch, tokens, hidden))?;
+        let embedded = words
+            .broadcast_add(&self.positions.narrow(0, 0, tokens)?)?
+            .reshape((batch * tokens, hidden))?;
         let head_size = hidden / self.heads;
         let steps = EncoderSteps::for_run(&embedded, head_size, steps);
         // Every row-wise step (all but attention) skips the padding where the steps say so.
-        let real_rows = if steps.unpadded_rows { RealRows::of(lengths, tokens, ids.device())? } else { None };
+        let real_rows = if steps.unpadded_rows {
+            RealRows::of(lengths, tokens, ids.device())?
+        } else {
+            None
+        };
         let embedded = match &real_rows {
             Some(real_rows) => real_rows.gather(&embedded)?,
             None => embedded,
@@ -170,9 +212,19 @@ impl BertEncoder {
             let lengths: Vec<u32> = lengths.iter().map(|&length| length.min(tokens) as u32).collect();
             Padding::DeviceLengths(Tensor::from_vec(lengths, batch, ids.device())?)
         } else {
-            Padding::Mask(attention_mask(lengths, tokens, score_dtype(states.dtype()), ids.device())?)
+            Padding::Mask(attention_mask(
+                lengths,
+                tokens,
+                score_dtype(states.dtype()),
+                ids.device(),
+            )?)
         };
-        let shape = AttentionShape { batch, tokens, heads: self.heads, head_size };
+        let shape = AttentionShape {
+            batch,
+            tokens,
+            heads: self.heads,
+            head_size,
+        };
         for layer in &self.layers {
             states = layer.forward(&states, &padding, shape, steps, real_rows.as_ref(), self.activation)?;
         }
@@ -237,9 +289,18 @@ impl RealRows {
         for (sequence, &length) in lengths.iter().enumerate() {
             let length = length.min(tokens);
             gather.extend((0..length).map(|t| (sequence * tokens + t) as u32));
-            scatter.extend((0..tokens).map(|t| if t < length { (gather.len() - length + t) as u32 } else { real as u32 }));
+            scatter.extend((0..tokens).map(|t| {
+                if t < length {
+                    (gather.len() - length + t) as u32
+                } else {
+                    real as u32
+                }
+            }));
         }
-        Ok(Some(Self { gather: Tensor::from_vec(gather, real, device)?, scatter: Tensor::from_vec(scatter, lengths.len() * tokens, device)? }))
+        Ok(Some(Self {
+            gather: Tensor::from_vec(gather, real, device)?,
+            scatter: Tensor::from_vec(scatter, lengths.len() * tokens, device)?,
+        }))
     }
 
     /// The real rows of padded rows `x` `[batch × tokens, width]`.
@@ -282,10 +343,16 @@ impl EncoderLayer {
         let attention = vb.pp("attention.self");
         let part = |name: &str, factor: f64| -> candle_core::Result<(Tensor, Tensor)> {
             let vb = attention.pp(name);
-            Ok(((vb.get((hidden, hidden), "weight")? * factor)?, (vb.get(hidden, "bias")? * factor)?))
+            Ok((
+                (vb.get((hidden, hidden), "weight")? * factor)?,
+                (vb.get(hidden, "bias")? * factor)?,
+            ))
         };
         let (query, key, value) = (part("query", scale)?, part("key", 1.0)?, part("value", 1.0)?);
-        let query_key_value = Dense::new(Linear::new(Tensor::cat(&[&query.0, &key.0, &value.0], 0)?, Some(Tensor::cat(&[&query.1, &key.1, &value.1], 0)?)));
+        let query_key_value = Dense::new(Linear::new(
+            Tensor::cat(&[&query.0, &key.0, &value.0], 0)?,
+            Some(Tensor::cat(&[&query.1, &key.1, &value.1], 0)?),
+        ));
         let attention_output = dense(vb.pp("attention.output.dense"), hidden, hidden)?;
         let attention_norm = layer_norm(hidden, config.layer_norm_eps, vb.pp("attention.output.LayerNorm"))?;
         let output = dense(vb.pp("output.dense"), config.intermediate_size, hidden)?;
@@ -304,7 +371,15 @@ impl EncoderLayer {
     }
 
     /// `states` is `[batch * tokens, hidden]`, or the real rows only (`real_rows`).
-    fn forward(&self, states: &Tensor, padding: &Padding, shape: AttentionShape, steps: EncoderSteps, real_rows: Option<&RealRows>, activation: HiddenAct) -> candle_core::Result<Tensor> {
+    fn forward(
+        &self,
+        states: &Tensor,
+        padding: &Padding,
+        shape: AttentionShape,
+        steps: EncoderSteps,
+        real_rows: Option<&RealRows>,
+        activation: HiddenAct,
+    ) -> candle_core::Result<Tensor> {
         let qkv = dense_forward(&self.query_key_value, states)?;
         let context = match (padding, real_rows) {
             // The real rows' product as it is, the context in the same rows.
@@ -314,14 +389,36 @@ impl EncoderLayer {
             (_, Some(real_rows)) => real_rows.gather(&attention_by_head(&real_rows.pad(&qkv)?, padding, shape)?)?,
             (_, None) => attention_by_head(&qkv, padding, shape)?,
         };
-        let attended = self.sub_layer_end(&self.attention_output, &self.attention_norm, &self.attention_end, &context, states, steps)?;
+        let attended = self.sub_layer_end(
+            &self.attention_output,
+            &self.attention_norm,
+            &self.attention_end,
+            &context,
+            states,
+            steps,
+        )?;
         let inner = intermediate_forward(&self.intermediate, &attended, activation)?;
-        self.sub_layer_end(&self.output, &self.output_norm, &self.output_end, &inner, &attended, steps)
+        self.sub_layer_end(
+            &self.output,
+            &self.output_norm,
+            &self.output_end,
+            &inner,
+            &attended,
+            steps,
+        )
     }
 
     /// LayerNorm(x · Wᵀ + bias + residual): with `steps.fused_ends` one pass after the product
     /// (`encoder_ops::bias_residual_layer_norm`), else candle's adds and layer norm.
-    fn sub_layer_end(&self, dense: &Dense, norm: &LayerNorm, end: &Tensor, x: &Tensor, residual: &Tensor, steps: EncoderSteps) -> candle_core::Result<Tensor> {
+    fn sub_layer_end(
+        &self,
+        dense: &Dense,
+        norm: &LayerNorm,
+        end: &Tensor,
+        x: &Tensor,
+        residual: &Tensor,
+        steps: EncoderSteps,
+    ) -> candle_core::Result<Tensor> {
         if !steps.fused_ends {
             return norm.forward(&(dense_forward(dense, x)? + residual)?);
         }
@@ -336,14 +433,25 @@ impl EncoderLayer {
 /// out by head `[3, batch, heads, tokens, head_size]`, the softmax leaves out the padding as
 /// `padding` says, and the context is copied back to `[rows, hidden]`.
 fn attention_by_head(qkv: &Tensor, padding: &Padding, shape: AttentionShape) -> candle_core::Result<Tensor> {
-    let AttentionShape { batch, tokens, heads, head_size } = shape;
-    let by_head = qkv.reshape((batch, tokens, 3, heads, head_size))?.permute((2, 0, 3, 1, 4))?.contiguous()?;
+    let AttentionShape {
+        batch,
+        tokens,
+        heads,
+        head_size,
+    } = shape;
+    let by_head = qkv
+        .reshape((batch, tokens, 3, heads, head_size))?
+        .permute((2, 0, 3, 1, 4))?
+        .contiguous()?;
     let (query, key, value) = (by_head.get(0)?, by_head.get(1)?, by_head.get(2)?);
     let scores = attention_scores(&query, &key)?;
     let weights = match padding {
         Padding::Lengths(lengths) => {
             // `scores` is the fresh output of the product: nothing else holds it.
-            scores.inplace_op1(&CpuMaskedSoftmax { lengths, rows_per_sequence: heads * tokens })?;
+            scores.inplace_op1(&CpuMaskedSoftmax {
+                lengths,
+                rows_per_sequence: heads * tokens,
+            })?;
             scores
         }
         Padding::DeviceLengths(lengths) => {
@@ -355,7 +463,11 @@ fn attention_by_head(qkv: &Tensor, padding: &Padding, shape: AttentionShape) -> 
         Padding::Mask(Some(mask)) => candle_nn::ops::softmax_last_dim(&scores.broadcast_add(mask)?)?,
         Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
     };
-    weights.to_dtype(value.dtype())?.matmul(&value)?.transpose(1, 2)?.reshape((batch * tokens, heads * head_size))
+    weights
+        .to_dtype(value.dtype())?
+        .matmul(&value)?
+        .transpose(1, 2)?
+        .reshape((batch * tokens, heads * head_size))
 }
 
 /// The dtype attention scores and their softmax are computed in: bf16's 8-bit mantissa
@@ -454,11 +566,23 @@ impl EncoderSteps {
         let (attention_supported, ends_supported) = Self::supported(states, head_size);
         let cpu = states.device().is_cpu();
         let wanted = wanted.unwrap_or(match (requested, cpu) {
-            (Some(on), _) => Self { packed_attention: on, fused_ends: on, unpadded_rows: cpu },
-            (None, true) => Self { packed_attention: quarry_kernels::packed_attention_tiled(head_size), fused_ends: true, unpadded_rows: true },
+            (Some(on), _) => Self {
+                packed_attention: on,
+                fused_ends: on,
+                unpadded_rows: cpu,
+            },
+            (None, true) => Self {
+                packed_attention: quarry_kernels::packed_attention_tiled(head_size),
+                fused_ends: true,
+                unpadded_rows: true,
+            },
             // Checked and timed on an H100 on 2026-11-25 (bench/RESULTS.md): golden
             // embeddings pass at every precision, 1.9x (f16) to 2.7x (bf16) the tokens/s.
-            (None, false) => Self { packed_attention: true, fused_ends: true, unpadded_rows: false },
+            (None, false) => Self {
+                packed_attention: true,
+                fused_ends: true,
+                unpadded_rows: false,
+            },
         });
         let steps = Self {
             packed_attention: wanted.packed_attention && attention_supported,
@@ -528,7 +652,10 @@ fn intermediate_forward(layer: &Dense, x: &Tensor, activation: HiddenAct) -> can
 /// `gelu`) in place in one pass (`quarry_kernels::bias_activation_in_place`), where candle's
 /// broadcast add would make a second copy; None elsewhere (or without a bias).
 fn cpu_dense(layer: &Dense, x: &Tensor, gelu: bool) -> Option<candle_core::Result<Tensor>> {
-    let bias = layer.linear.bias().filter(|bias| on_cpu_f32(x) && on_cpu_f32(bias) && layer.linear.weight().dtype() == DType::F32)?;
+    let bias = layer
+        .linear
+        .bias()
+        .filter(|bias| on_cpu_f32(x) && on_cpu_f32(bias) && layer.linear.weight().dtype() == DType::F32)?;
     Some(dense_product(layer, x).and_then(|product| {
         // `product` is fresh: nothing else holds it.
         product.inplace_op2(bias, &CpuBiasActivation { gelu })?;
@@ -561,17 +688,30 @@ fn masked_softmax_on_gpu(_: &Tensor, _: &Tensor) -> candle_core::Result<()> {
 }
 
 fn dense(vb: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {
-    Ok(Linear::new(vb.get((outputs, inputs), "weight")?, Some(vb.get(outputs, "bias")?)))
+    Ok(Linear::new(
+        vb.get((outputs, inputs), "weight")?,
+        Some(vb.get(outputs, "bias")?),
+    ))
 }
 
 /// The additive attention mask `[batch, 1, 1, tokens]`: 0 on real tokens, the dtype's lowest
 /// value on padding; `None` when no row is padded.
-fn attention_mask(lengths: &[usize], tokens: usize, dtype: DType, device: &candle_core::Device) -> candle_core::Result<Option<Tensor>> {
+fn attention_mask(
+    lengths: &[usize],
+    tokens: usize,
+    dtype: DType,
+    device: &candle_core::Device,
+) -> candle_core::Result<Option<Tensor>> {
     if lengths.iter().all(|&length| length >= tokens) {
         return Ok(None);
     }
-    let values: Vec<f32> = lengths.iter().flat_map(|&length| (0..tokens).map(move |t| if t < length { 0.0 } else { f32::MIN })).collect();
-    Tensor::from_vec(values, (lengths.len(), 1, 1, tokens), device)?.to_dtype(dtype).map(Some)
+    let values: Vec<f32> = lengths
+        .iter()
+        .flat_map(|&length| (0..tokens).map(move |t| if t < length { 0.0 } else { f32::MIN }))
+        .collect();
+    Tensor::from_vec(values, (lengths.len(), 1, 1, tokens), device)?
+        .to_dtype(dtype)
+        .map(Some)
 }
 
 fn activate(xs: Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
@@ -608,7 +748,9 @@ impl InplaceOp1 for CpuMaskedSoftmax<'_> {
             candle_core::bail!("cpu-masked-softmax needs a contiguous f32 tensor");
         };
         let columns = layout.dims().last().copied().unwrap_or(1);
-        quarry_kernels::masked_softmax_rows(&mut values[start..end], columns, |row| self.lengths[row / self.rows_per_sequence]);
+        quarry_kernels::masked_softmax_rows(&mut values[start..end], columns, |row| {
+            self.lengths[row / self.rows_per_sequence]
+        });
         Ok(())
     }
 }
@@ -624,7 +766,13 @@ impl InplaceOp2 for CpuBiasActivation {
         "cpu-bias-activation"
     }
 
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout, bias: &CpuStorage, bias_layout: &Layout) -> candle_core::Result<()> {
+    fn cpu_fwd(
+        &self,
+        storage: &mut CpuStorage,
+        layout: &Layout,
+        bias: &CpuStorage,
+        bias_layout: &Layout,
+    ) -> candle_core::Result<()> {
         let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
             candle_core::bail!("cpu-bias-activation needs a contiguous f32 tensor");
         };
@@ -632,7 +780,11 @@ impl InplaceOp2 for CpuBiasActivation {
             candle_core::bail!("cpu-bias-activation needs a contiguous f32 bias");
         };
         if layout.dims().last() != Some(&(bias_end - bias_start)) {
-            candle_core::bail!("cpu-bias-activation: a bias of {} for rows of {:?}", bias_end - bias_start, layout.dims());
+            candle_core::bail!(
+                "cpu-bias-activation: a bias of {} for rows of {:?}",
+                bias_end - bias_start,
+                layout.dims()
+            );
         }
         quarry_kernels::bias_activation_in_place(&mut values[start..end], &bias[bias_start..bias_end], self.gelu);
         Ok(())

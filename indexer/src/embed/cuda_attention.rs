@@ -3,9 +3,9 @@
 //! 16 queries per warp on WMMA). [`AttentionKernel`] says which; `Auto` takes tensor cores
 //! where they can run.
 
+use candle_core::backend::BackendStorage;
 use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda::{CudaDType, WrapErr};
-use candle_core::backend::BackendStorage;
 use candle_core::{CudaStorage, DType};
 use quarry_kernels::PackedHeads;
 
@@ -27,7 +27,14 @@ const MAX_GRID_YZ: usize = 65_535;
 
 /// Launches the packed attention chosen by `kernel` into a fresh context tensor (see
 /// `encoder_ops::packed_attention`); every element of it is written.
-pub(super) fn packed_attention(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads, kernel: AttentionKernel) -> candle_core::Result<CudaStorage> {
+pub(super) fn packed_attention(
+    qkv: &CudaStorage,
+    qkv_range: std::ops::Range<usize>,
+    lengths: &CudaStorage,
+    lengths_range: std::ops::Range<usize>,
+    shape: PackedHeads,
+    kernel: AttentionKernel,
+) -> candle_core::Result<CudaStorage> {
     match qkv.dtype() {
         DType::F32 => launch::<f32>(qkv, qkv_range, lengths, lengths_range, shape, kernel),
         DType::F16 => launch::<half::f16>(qkv, qkv_range, lengths, lengths_range, shape, kernel),
@@ -57,14 +64,29 @@ fn resolve(kernel: AttentionKernel, dtype: DType, aligned: bool) -> candle_core:
     Ok(kernel)
 }
 
-fn launch<T: CudaDType + DeviceRepr>(qkv: &CudaStorage, qkv_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, shape: PackedHeads, kernel: AttentionKernel) -> candle_core::Result<CudaStorage> {
-    let PackedHeads { tokens, heads, head_size } = shape;
+fn launch<T: CudaDType + DeviceRepr>(
+    qkv: &CudaStorage,
+    qkv_range: std::ops::Range<usize>,
+    lengths: &CudaStorage,
+    lengths_range: std::ops::Range<usize>,
+    shape: PackedHeads,
+    kernel: AttentionKernel,
+) -> candle_core::Result<CudaStorage> {
+    let PackedHeads {
+        tokens,
+        heads,
+        head_size,
+    } = shape;
     let batch = lengths_range.len();
     if !PACKED_HEAD_SIZES.contains(&head_size) {
         candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
     }
     if qkv_range.len() != batch * tokens * 3 * shape.hidden() || batch == 0 || tokens == 0 {
-        candle_core::bail!("packed attention: {} values are not {batch} sequences of {tokens} tokens x 3 x {}", qkv_range.len(), shape.hidden());
+        candle_core::bail!(
+            "packed attention: {} values are not {batch} sequences of {tokens} tokens x 3 x {}",
+            qkv_range.len(),
+            shape.hidden()
+        );
     }
     let device = qkv.device.clone();
     let stream = device.cuda_stream();
@@ -81,18 +103,31 @@ fn launch<T: CudaDType + DeviceRepr>(qkv: &CudaStorage, qkv_range: std::ops::Ran
             ("packed_attention", threads, threads)
         }
     };
-    let function = device.get_or_load_custom_func(&format!("{name}_{head_size}_{}", suffix(qkv.dtype())?), MODULE, quarry_kernels::ATTENTION_PTX)?;
+    let function = device.get_or_load_custom_func(
+        &format!("{name}_{head_size}_{}", suffix(qkv.dtype())?),
+        MODULE,
+        quarry_kernels::ATTENTION_PTX,
+    )?;
     let query_blocks = tokens.div_ceil(queries_per_block);
     if heads > MAX_GRID_YZ || query_blocks > MAX_GRID_YZ {
         candle_core::bail!("packed attention: {heads} heads or {tokens} tokens are past the grid's limits");
     }
-    let config = LaunchConfig { grid_dim: (as_u32(batch, "sequences")?, heads as u32, query_blocks as u32), block_dim: (threads as u32, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig {
+        grid_dim: (as_u32(batch, "sequences")?, heads as u32, query_blocks as u32),
+        block_dim: (threads as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
     // SAFETY: the kernel writes every one of the context's values before anything reads them.
     let mut context = unsafe { device.alloc::<T>(batch * tokens * shape.hidden()) }?;
     let (tokens, heads) = (as_u32(tokens, "tokens")?, heads as u32);
     let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
     let mut launch = function.builder();
-    launch.arg(&qkv_slice).arg(&lengths).arg(&mut context).arg(&tokens).arg(&heads);
+    launch
+        .arg(&qkv_slice)
+        .arg(&lengths)
+        .arg(&mut context)
+        .arg(&tokens)
+        .arg(&heads);
     // SAFETY: qkv holds batch·tokens rows of 3·hidden values (16-byte aligned for the tensor
     // cores), lengths one per sequence, the context batch·tokens rows of hidden values (all
     // checked above), of the kernel's types.

@@ -5,9 +5,9 @@
 //! broadcast add and its mask add + softmax were two thirds of the encoder's GPU time
 //! (bench/RESULTS.md).
 
+use candle_core::backend::BackendStorage;
 use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda::{CudaDType, WrapErr};
-use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CudaStorage, DType, InplaceOp2, Layout, Tensor};
 
 use super::encoder_ops::contiguous;
@@ -31,7 +31,12 @@ pub fn bias_activation(x: &Tensor, bias: &Tensor, gelu: bool) -> candle_core::Re
 /// the first `lengths[b]` columns of its sequence `b`, zeros after; `lengths` is `[batch]` u32.
 pub fn masked_softmax(scores: &Tensor, lengths: &Tensor) -> candle_core::Result<()> {
     let (_, heads, tokens, _) = scores.dims4()?;
-    scores.inplace_op2(lengths, &MaskedSoftmax { rows_per_sequence: heads * tokens })
+    scores.inplace_op2(
+        lengths,
+        &MaskedSoftmax {
+            rows_per_sequence: heads * tokens,
+        },
+    )
 }
 
 pub(super) fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
@@ -44,7 +49,8 @@ pub(super) fn suffix(dtype: DType) -> candle_core::Result<&'static str> {
 }
 
 pub(super) fn as_u32(value: usize, what: &str) -> candle_core::Result<u32> {
-    u32::try_from(value).map_err(|_| candle_core::Error::Msg(format!("{what} {value} is over u32 for the fused encoder kernels")))
+    u32::try_from(value)
+        .map_err(|_| candle_core::Error::Msg(format!("{what} {value} is over u32 for the fused encoder kernels")))
 }
 
 struct BiasActivation {
@@ -52,10 +58,19 @@ struct BiasActivation {
 }
 
 impl BiasActivation {
-    fn launch<T: CudaDType + DeviceRepr>(&self, x: &mut CudaStorage, x_range: std::ops::Range<usize>, bias: &CudaStorage, bias_range: std::ops::Range<usize>) -> candle_core::Result<()> {
+    fn launch<T: CudaDType + DeviceRepr>(
+        &self,
+        x: &mut CudaStorage,
+        x_range: std::ops::Range<usize>,
+        bias: &CudaStorage,
+        bias_range: std::ops::Range<usize>,
+    ) -> candle_core::Result<()> {
         let cols = bias_range.len();
         if cols == 0 || x_range.len() % cols != 0 {
-            candle_core::bail!("bias of {cols} values does not divide a tensor of {} values", x_range.len());
+            candle_core::bail!(
+                "bias of {cols} values does not divide a tensor of {} values",
+                x_range.len()
+            );
         }
         let rows = x_range.len() / cols;
         let stream = x.device.cuda_stream();
@@ -65,10 +80,28 @@ impl BiasActivation {
         let mut x = x.as_cuda_slice_mut::<T>()?.slice_mut(x_range);
         // 16 bytes per load where the rows and both pointers allow it (8 f16/bf16 values, 4 f32).
         let vector = VECTOR_BYTES / std::mem::size_of::<T>();
-        let vectorized = cols % vector == 0 && x.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0 && bias.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0;
-        let (name, threads_per_row) = if vectorized { ("bias_activation_vectorized", cols / vector) } else { ("bias_activation", cols) };
-        let function = device.get_or_load_custom_func(&format!("{name}_{}", suffix(dtype)?), MODULE, quarry_kernels::ENCODER_PTX)?;
-        let config = LaunchConfig { grid_dim: (as_u32(threads_per_row, "columns")?.div_ceil(THREADS), rows.clamp(1, MAX_GRID_Y) as u32, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+        let vectorized = cols % vector == 0
+            && x.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0
+            && bias.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0;
+        let (name, threads_per_row) = if vectorized {
+            ("bias_activation_vectorized", cols / vector)
+        } else {
+            ("bias_activation", cols)
+        };
+        let function = device.get_or_load_custom_func(
+            &format!("{name}_{}", suffix(dtype)?),
+            MODULE,
+            quarry_kernels::ENCODER_PTX,
+        )?;
+        let config = LaunchConfig {
+            grid_dim: (
+                as_u32(threads_per_row, "columns")?.div_ceil(THREADS),
+                rows.clamp(1, MAX_GRID_Y) as u32,
+                1,
+            ),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let (rows, cols, gelu) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?, i32::from(self.gelu));
         let mut launch = function.builder();
         launch.arg(&mut x).arg(&bias).arg(&rows).arg(&cols).arg(&gelu);
@@ -88,8 +121,17 @@ impl InplaceOp2 for BiasActivation {
         candle_core::bail!("quarry-bias-activation runs on CUDA only")
     }
 
-    fn cuda_fwd(&self, x: &mut CudaStorage, x_layout: &Layout, bias: &CudaStorage, bias_layout: &Layout) -> candle_core::Result<()> {
-        let (x_range, bias_range) = (contiguous(x_layout, "the layer output")?, contiguous(bias_layout, "the bias")?);
+    fn cuda_fwd(
+        &self,
+        x: &mut CudaStorage,
+        x_layout: &Layout,
+        bias: &CudaStorage,
+        bias_layout: &Layout,
+    ) -> candle_core::Result<()> {
+        let (x_range, bias_range) = (
+            contiguous(x_layout, "the layer output")?,
+            contiguous(bias_layout, "the bias")?,
+        );
         match x.dtype() {
             DType::F32 => self.launch::<f32>(x, x_range, bias, bias_range),
             DType::F16 => self.launch::<half::f16>(x, x_range, bias, bias_range),
@@ -104,20 +146,47 @@ struct MaskedSoftmax {
 }
 
 impl MaskedSoftmax {
-    fn launch<T: CudaDType + DeviceRepr>(&self, scores: &mut CudaStorage, range: std::ops::Range<usize>, columns: usize, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>) -> candle_core::Result<()> {
+    fn launch<T: CudaDType + DeviceRepr>(
+        &self,
+        scores: &mut CudaStorage,
+        range: std::ops::Range<usize>,
+        columns: usize,
+        lengths: &CudaStorage,
+        lengths_range: std::ops::Range<usize>,
+    ) -> candle_core::Result<()> {
         let rows = range.len() / columns.max(1);
         if rows.div_ceil(self.rows_per_sequence.max(1)) > lengths_range.len() {
-            candle_core::bail!("{rows} score rows need more than the {} sequence lengths given", lengths_range.len());
+            candle_core::bail!(
+                "{rows} score rows need more than the {} sequence lengths given",
+                lengths_range.len()
+            );
         }
-        let function = scores.device.get_or_load_custom_func(&format!("masked_softmax_{}", suffix(scores.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
+        let function = scores.device.get_or_load_custom_func(
+            &format!("masked_softmax_{}", suffix(scores.dtype())?),
+            MODULE,
+            quarry_kernels::ENCODER_PTX,
+        )?;
         let warps_per_block = THREADS / 32;
         let blocks = as_u32(rows.div_ceil(warps_per_block as usize).max(1), "blocks")?;
-        let config = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
-        let (rows, per_sequence, columns) = (as_u32(rows, "rows")?, as_u32(self.rows_per_sequence, "rows per sequence")?, as_u32(columns, "columns")?);
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (rows, per_sequence, columns) = (
+            as_u32(rows, "rows")?,
+            as_u32(self.rows_per_sequence, "rows per sequence")?,
+            as_u32(columns, "columns")?,
+        );
         let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
         let mut scores = scores.as_cuda_slice_mut::<T>()?.slice_mut(range);
         let mut launch = function.builder();
-        launch.arg(&mut scores).arg(&lengths).arg(&rows).arg(&per_sequence).arg(&columns);
+        launch
+            .arg(&mut scores)
+            .arg(&lengths)
+            .arg(&rows)
+            .arg(&per_sequence)
+            .arg(&columns);
         // SAFETY: scores hold rows·columns values; lengths one per sequence, checked above.
         unsafe { launch.launch(config) }.w()?;
         Ok(())
@@ -133,8 +202,17 @@ impl InplaceOp2 for MaskedSoftmax {
         candle_core::bail!("quarry-masked-softmax runs on CUDA only")
     }
 
-    fn cuda_fwd(&self, scores: &mut CudaStorage, layout: &Layout, lengths: &CudaStorage, lengths_layout: &Layout) -> candle_core::Result<()> {
-        let (range, lengths_range) = (contiguous(layout, "the attention scores")?, contiguous(lengths_layout, "the sequence lengths")?);
+    fn cuda_fwd(
+        &self,
+        scores: &mut CudaStorage,
+        layout: &Layout,
+        lengths: &CudaStorage,
+        lengths_layout: &Layout,
+    ) -> candle_core::Result<()> {
+        let (range, lengths_range) = (
+            contiguous(layout, "the attention scores")?,
+            contiguous(lengths_layout, "the sequence lengths")?,
+        );
         let columns = layout.dims().last().copied().unwrap_or(1);
         match scores.dtype() {
             DType::F32 => self.launch::<f32>(scores, range, columns, lengths, lengths_range),
@@ -150,7 +228,13 @@ pub const MAX_NORM_COLUMNS: usize = 1024;
 
 /// Launches `bias_residual_layer_norm_{dtype}` (see `encoder_ops::bias_residual_layer_norm`);
 /// `ranges`: x's, the residual's and the parameters'.
-pub(super) fn bias_residual_layer_norm(x: &mut CudaStorage, residual: &CudaStorage, parameters: &CudaStorage, ranges: [std::ops::Range<usize>; 3], epsilon: f32) -> candle_core::Result<()> {
+pub(super) fn bias_residual_layer_norm(
+    x: &mut CudaStorage,
+    residual: &CudaStorage,
+    parameters: &CudaStorage,
+    ranges: [std::ops::Range<usize>; 3],
+    epsilon: f32,
+) -> candle_core::Result<()> {
     match x.dtype() {
         DType::F32 => launch_bias_residual_layer_norm::<f32>(x, residual, parameters, ranges, epsilon),
         DType::F16 => launch_bias_residual_layer_norm::<half::f16>(x, residual, parameters, ranges, epsilon),
@@ -159,21 +243,51 @@ pub(super) fn bias_residual_layer_norm(x: &mut CudaStorage, residual: &CudaStora
     }
 }
 
-fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(x: &mut CudaStorage, residual: &CudaStorage, parameters: &CudaStorage, [x_range, residual_range, parameters_range]: [std::ops::Range<usize>; 3], epsilon: f32) -> candle_core::Result<()> {
+fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(
+    x: &mut CudaStorage,
+    residual: &CudaStorage,
+    parameters: &CudaStorage,
+    [x_range, residual_range, parameters_range]: [std::ops::Range<usize>; 3],
+    epsilon: f32,
+) -> candle_core::Result<()> {
     let cols = parameters_range.len() / 3;
-    if cols == 0 || cols > MAX_NORM_COLUMNS || parameters_range.len() != 3 * cols || x_range.len() % cols != 0 || residual_range.len() != x_range.len() {
-        candle_core::bail!("layer norm: {} values, {} residual values and {} parameters (rows of at most {MAX_NORM_COLUMNS})", x_range.len(), residual_range.len(), parameters_range.len());
+    if cols == 0
+        || cols > MAX_NORM_COLUMNS
+        || parameters_range.len() != 3 * cols
+        || x_range.len() % cols != 0
+        || residual_range.len() != x_range.len()
+    {
+        candle_core::bail!(
+            "layer norm: {} values, {} residual values and {} parameters (rows of at most {MAX_NORM_COLUMNS})",
+            x_range.len(),
+            residual_range.len(),
+            parameters_range.len()
+        );
     }
     let rows = x_range.len() / cols;
-    let function = x.device.get_or_load_custom_func(&format!("bias_residual_layer_norm_{}", suffix(x.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
+    let function = x.device.get_or_load_custom_func(
+        &format!("bias_residual_layer_norm_{}", suffix(x.dtype())?),
+        MODULE,
+        quarry_kernels::ENCODER_PTX,
+    )?;
     let warps_per_block = THREADS / 32;
-    let config = LaunchConfig { grid_dim: (as_u32(rows.div_ceil(warps_per_block as usize).max(1), "blocks")?, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig {
+        grid_dim: (as_u32(rows.div_ceil(warps_per_block as usize).max(1), "blocks")?, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let (rows, cols) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?);
     let residual = residual.as_cuda_slice::<T>()?.slice(residual_range);
     let parameters = parameters.as_cuda_slice::<T>()?.slice(parameters_range);
     let mut x = x.as_cuda_slice_mut::<T>()?.slice_mut(x_range);
     let mut launch = function.builder();
-    launch.arg(&mut x).arg(&residual).arg(&parameters).arg(&rows).arg(&cols).arg(&epsilon);
+    launch
+        .arg(&mut x)
+        .arg(&residual)
+        .arg(&parameters)
+        .arg(&rows)
+        .arg(&cols)
+        .arg(&epsilon);
     // SAFETY: x and the residual hold rows·cols values, the parameters 3·cols (checked
     // above), of the kernel's element type.
     unsafe { launch.launch(config) }.w()?;
@@ -182,7 +296,13 @@ fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(x: &mut CudaStorag
 
 /// Launches `mean_pool_normalize_padded_{dtype}` (see `encoder_ops::mean_pool_normalize_padded`):
 /// `states` `[batch, tokens, cols]`, `lengths` `[batch]` u32; the result `[batch, cols]` f32.
-pub(super) fn mean_pool_normalize_padded(states: &CudaStorage, states_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, tokens: usize) -> candle_core::Result<CudaStorage> {
+pub(super) fn mean_pool_normalize_padded(
+    states: &CudaStorage,
+    states_range: std::ops::Range<usize>,
+    lengths: &CudaStorage,
+    lengths_range: std::ops::Range<usize>,
+    tokens: usize,
+) -> candle_core::Result<CudaStorage> {
     match states.dtype() {
         DType::F32 => launch_mean_pool::<f32>(states, states_range, lengths, lengths_range, tokens),
         DType::F16 => launch_mean_pool::<half::f16>(states, states_range, lengths, lengths_range, tokens),
@@ -191,23 +311,54 @@ pub(super) fn mean_pool_normalize_padded(states: &CudaStorage, states_range: std
     }
 }
 
-fn launch_mean_pool<T: CudaDType + DeviceRepr>(states: &CudaStorage, states_range: std::ops::Range<usize>, lengths: &CudaStorage, lengths_range: std::ops::Range<usize>, tokens: usize) -> candle_core::Result<CudaStorage> {
+fn launch_mean_pool<T: CudaDType + DeviceRepr>(
+    states: &CudaStorage,
+    states_range: std::ops::Range<usize>,
+    lengths: &CudaStorage,
+    lengths_range: std::ops::Range<usize>,
+    tokens: usize,
+) -> candle_core::Result<CudaStorage> {
     let batch = lengths_range.len();
-    let cols = if batch * tokens == 0 { 0 } else { states_range.len() / (batch * tokens) };
+    let cols = if batch * tokens == 0 {
+        0
+    } else {
+        states_range.len() / (batch * tokens)
+    };
     if cols == 0 || cols > MAX_NORM_COLUMNS || states_range.len() != batch * tokens * cols {
-        candle_core::bail!("mean pooling: {} values are not {batch} sequences of {tokens} tokens (rows of 1 to {MAX_NORM_COLUMNS})", states_range.len());
+        candle_core::bail!(
+            "mean pooling: {} values are not {batch} sequences of {tokens} tokens (rows of 1 to {MAX_NORM_COLUMNS})",
+            states_range.len()
+        );
     }
     let device = states.device.clone();
-    let function = device.get_or_load_custom_func(&format!("mean_pool_normalize_padded_{}", suffix(states.dtype())?), MODULE, quarry_kernels::ENCODER_PTX)?;
+    let function = device.get_or_load_custom_func(
+        &format!("mean_pool_normalize_padded_{}", suffix(states.dtype())?),
+        MODULE,
+        quarry_kernels::ENCODER_PTX,
+    )?;
     // One block of POOL_WARPS warps per sequence (the kernel's WARPS), striding past MAX_GRID_Y.
-    let config = LaunchConfig { grid_dim: (batch.clamp(1, MAX_GRID_Y) as u32, 1, 1), block_dim: (POOL_WARPS * 32, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig {
+        grid_dim: (batch.clamp(1, MAX_GRID_Y) as u32, 1, 1),
+        block_dim: (POOL_WARPS * 32, 1, 1),
+        shared_mem_bytes: 0,
+    };
     // SAFETY: every value is written by the kernel (one block per sequence, every column).
     let mut pooled = unsafe { device.alloc::<f32>(batch * cols) }?;
     let states = states.as_cuda_slice::<T>()?.slice(states_range);
     let lengths = lengths.as_cuda_slice::<u32>()?.slice(lengths_range);
-    let (batch_arg, tokens_arg, cols_arg) = (as_u32(batch, "sequences")?, as_u32(tokens, "tokens")?, as_u32(cols, "columns")?);
+    let (batch_arg, tokens_arg, cols_arg) = (
+        as_u32(batch, "sequences")?,
+        as_u32(tokens, "tokens")?,
+        as_u32(cols, "columns")?,
+    );
     let mut launch = function.builder();
-    launch.arg(&states).arg(&lengths).arg(&batch_arg).arg(&tokens_arg).arg(&cols_arg).arg(&mut pooled);
+    launch
+        .arg(&states)
+        .arg(&lengths)
+        .arg(&batch_arg)
+        .arg(&tokens_arg)
+        .arg(&cols_arg)
+        .arg(&mut pooled);
     // SAFETY: states hold batch·tokens·cols values of the kernel's element type, lengths one
     // per sequence, pooled batch·cols f32 (checked and allocated above).
     unsafe { launch.launch(config) }.w()?;

@@ -25,7 +25,11 @@ impl FromStr for DeviceSpec {
             "cpu" => Ok(Self::Cpu),
             "cuda" | "gpu" => Ok(Self::Cuda(0)),
             other => {
-                let unknown = || IndexerError::Device(format!("unknown device `{s}` (expected auto, cpu, cuda, cuda:N or cuda:N,M,...)"));
+                let unknown = || {
+                    IndexerError::Device(format!(
+                        "unknown device `{s}` (expected auto, cpu, cuda, cuda:N or cuda:N,M,...)"
+                    ))
+                };
                 let list = other.strip_prefix("cuda:").ok_or_else(unknown)?;
                 let mut set = 0u64;
                 for ordinal in list.split(',') {
@@ -35,7 +39,11 @@ impl FromStr for DeviceSpec {
                     }
                     set |= 1 << ordinal;
                 }
-                Ok(if set.count_ones() == 1 { Self::Cuda(set.trailing_zeros() as usize) } else { Self::CudaSet(set) })
+                Ok(if set.count_ones() == 1 {
+                    Self::Cuda(set.trailing_zeros() as usize)
+                } else {
+                    Self::CudaSet(set)
+                })
             }
         }
     }

@@ -29,13 +29,22 @@ pub enum AttentionKernel {
 }
 
 /// [`packed_attention`] by the GPU kernel `kernel` (ignored on the CPU).
-pub fn packed_attention_by(qkv: &Tensor, lengths: &Tensor, heads: usize, kernel: AttentionKernel) -> candle_core::Result<Tensor> {
+pub fn packed_attention_by(
+    qkv: &Tensor,
+    lengths: &Tensor,
+    heads: usize,
+    kernel: AttentionKernel,
+) -> candle_core::Result<Tensor> {
     let (rows, width) = qkv.dims2()?;
     let batch = lengths.dims1()?;
     if batch == 0 || rows % batch != 0 || width % (3 * heads) != 0 {
         candle_core::bail!("packed attention: {rows} rows of {width} are not {batch} sequences of {heads} heads x 3");
     }
-    let shape = PackedHeads { tokens: rows / batch, heads, head_size: width / (3 * heads) };
+    let shape = PackedHeads {
+        tokens: rows / batch,
+        heads,
+        head_size: width / (3 * heads),
+    };
     qkv.apply_op2_no_bwd(lengths, &PackedAttention { shape, kernel })
 }
 
@@ -47,15 +56,29 @@ pub fn ragged_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_
     if heads == 0 || width % (3 * heads) != 0 {
         candle_core::bail!("ragged attention: rows of {width} values are not {heads} heads x 3");
     }
-    let shape = PackedHeads { tokens: rows, heads, head_size: width / (3 * heads) };
+    let shape = PackedHeads {
+        tokens: rows,
+        heads,
+        head_size: width / (3 * heads),
+    };
     qkv.apply_op2_no_bwd(lengths, &RaggedAttention { shape })
 }
 
 /// `x` `[rows, hidden]` (a dense layer's product, fresh: nothing else holds it) becomes, in
 /// place, LayerNorm(x + bias + residual) with `parameters` `[3, hidden]` = bias, weight, shift.
-pub fn bias_residual_layer_norm(x: &Tensor, residual: &Tensor, parameters: &Tensor, epsilon: f32) -> candle_core::Result<()> {
+pub fn bias_residual_layer_norm(
+    x: &Tensor,
+    residual: &Tensor,
+    parameters: &Tensor,
+    epsilon: f32,
+) -> candle_core::Result<()> {
     if x.dims() != residual.dims() || parameters.dims() != [3, x.dim(1)?] {
-        candle_core::bail!("layer norm of {:?} with a residual of {:?} and parameters of {:?}", x.dims(), residual.dims(), parameters.dims());
+        candle_core::bail!(
+            "layer norm of {:?} with a residual of {:?} and parameters of {:?}",
+            x.dims(),
+            residual.dims(),
+            parameters.dims()
+        );
     }
     x.inplace_op3(residual, parameters, &BiasResidualLayerNorm { epsilon })
 }
@@ -70,14 +93,22 @@ pub(super) fn contiguous(layout: &Layout, what: &str) -> candle_core::Result<std
 fn cpu_f32<'a>(storage: &'a CpuStorage, layout: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
     match storage {
         CpuStorage::F32(values) => Ok(&values[contiguous(layout, what)?]),
-        other => candle_core::bail!("{what}: the fused encoder steps take f32 on the CPU, not {:?}", other.dtype()),
+        other => candle_core::bail!(
+            "{what}: the fused encoder steps take f32 on the CPU, not {:?}",
+            other.dtype()
+        ),
     }
 }
 
 /// The u32 sequence lengths the attention ops take, as `usize`.
 fn sequence_lengths(lengths: &CpuStorage, layout: &Layout) -> candle_core::Result<Vec<usize>> {
-    let CpuStorage::U32(lengths) = lengths else { candle_core::bail!("sequence lengths must be u32") };
-    Ok(lengths[contiguous(layout, "the sequence lengths")?].iter().map(|&l| l as usize).collect())
+    let CpuStorage::U32(lengths) = lengths else {
+        candle_core::bail!("sequence lengths must be u32")
+    };
+    Ok(lengths[contiguous(layout, "the sequence lengths")?]
+        .iter()
+        .map(|&l| l as usize)
+        .collect())
 }
 
 struct PackedAttention {
@@ -91,18 +122,43 @@ impl CustomOp2 for PackedAttention {
         "quarry-packed-attention"
     }
 
-    fn cpu_fwd(&self, qkv: &CpuStorage, qkv_layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+    fn cpu_fwd(
+        &self,
+        qkv: &CpuStorage,
+        qkv_layout: &Layout,
+        lengths: &CpuStorage,
+        lengths_layout: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
         let values = cpu_f32(qkv, qkv_layout, "the query-key-value product")?;
         let lengths = sequence_lengths(lengths, lengths_layout)?;
         let context = quarry_kernels::packed_attention(values, &lengths, self.shape);
-        Ok((CpuStorage::F32(context), Shape::from((lengths.len() * self.shape.tokens, self.shape.hidden()))))
+        Ok((
+            CpuStorage::F32(context),
+            Shape::from((lengths.len() * self.shape.tokens, self.shape.hidden())),
+        ))
     }
 
     #[cfg(feature = "cuda")]
-    fn cuda_fwd(&self, qkv: &candle_core::CudaStorage, qkv_layout: &Layout, lengths: &candle_core::CudaStorage, lengths_layout: &Layout) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
-        let (qkv_range, lengths_range) = (contiguous(qkv_layout, "the query-key-value product")?, contiguous(lengths_layout, "the sequence lengths")?);
-        let context = super::cuda_attention::packed_attention(qkv, qkv_range, lengths, lengths_range, self.shape, self.kernel)?;
-        Ok((context, Shape::from((lengths_layout.shape().elem_count() * self.shape.tokens, self.shape.hidden()))))
+    fn cuda_fwd(
+        &self,
+        qkv: &candle_core::CudaStorage,
+        qkv_layout: &Layout,
+        lengths: &candle_core::CudaStorage,
+        lengths_layout: &Layout,
+    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        let (qkv_range, lengths_range) = (
+            contiguous(qkv_layout, "the query-key-value product")?,
+            contiguous(lengths_layout, "the sequence lengths")?,
+        );
+        let context =
+            super::cuda_attention::packed_attention(qkv, qkv_range, lengths, lengths_range, self.shape, self.kernel)?;
+        Ok((
+            context,
+            Shape::from((
+                lengths_layout.shape().elem_count() * self.shape.tokens,
+                self.shape.hidden(),
+            )),
+        ))
     }
 }
 
@@ -116,12 +172,21 @@ impl CustomOp2 for RaggedAttention {
         "quarry-ragged-attention"
     }
 
-    fn cpu_fwd(&self, qkv: &CpuStorage, qkv_layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+    fn cpu_fwd(
+        &self,
+        qkv: &CpuStorage,
+        qkv_layout: &Layout,
+        lengths: &CpuStorage,
+        lengths_layout: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
         let values = cpu_f32(qkv, qkv_layout, "the query-key-value product")?;
         let lengths = sequence_lengths(lengths, lengths_layout)?;
         let real: usize = lengths.iter().sum();
         if real != self.shape.tokens {
-            candle_core::bail!("ragged attention: {} rows, but the sequence lengths sum to {real}", self.shape.tokens);
+            candle_core::bail!(
+                "ragged attention: {} rows, but the sequence lengths sum to {real}",
+                self.shape.tokens
+            );
         }
         let context = quarry_kernels::ragged_attention(values, &lengths, self.shape);
         Ok((CpuStorage::F32(context), Shape::from((real, self.shape.hidden()))))
@@ -137,21 +202,52 @@ impl InplaceOp3 for BiasResidualLayerNorm {
         "quarry-bias-residual-layer-norm"
     }
 
-    fn cpu_fwd(&self, x: &mut CpuStorage, x_layout: &Layout, residual: &CpuStorage, residual_layout: &Layout, parameters: &CpuStorage, parameters_layout: &Layout) -> candle_core::Result<()> {
+    fn cpu_fwd(
+        &self,
+        x: &mut CpuStorage,
+        x_layout: &Layout,
+        residual: &CpuStorage,
+        residual_layout: &Layout,
+        parameters: &CpuStorage,
+        parameters_layout: &Layout,
+    ) -> candle_core::Result<()> {
         let residual = cpu_f32(residual, residual_layout, "the residual")?;
         let parameters = cpu_f32(parameters, parameters_layout, "the layer norm parameters")?;
         let x_range = contiguous(x_layout, "the layer output")?;
-        let CpuStorage::F32(values) = x else { candle_core::bail!("the fused encoder steps take f32 on the CPU, not {:?}", x.dtype()) };
+        let CpuStorage::F32(values) = x else {
+            candle_core::bail!("the fused encoder steps take f32 on the CPU, not {:?}", x.dtype())
+        };
         let hidden = parameters.len() / 3;
         let (bias, rest) = parameters.split_at(hidden);
         let (weight, shift) = rest.split_at(hidden);
-        quarry_kernels::bias_residual_layer_norm_rows(&mut values[x_range], residual, NormParameters { bias, weight, shift, epsilon: self.epsilon });
+        quarry_kernels::bias_residual_layer_norm_rows(
+            &mut values[x_range],
+            residual,
+            NormParameters {
+                bias,
+                weight,
+                shift,
+                epsilon: self.epsilon,
+            },
+        );
         Ok(())
     }
 
     #[cfg(feature = "cuda")]
-    fn cuda_fwd(&self, x: &mut candle_core::CudaStorage, x_layout: &Layout, residual: &candle_core::CudaStorage, residual_layout: &Layout, parameters: &candle_core::CudaStorage, parameters_layout: &Layout) -> candle_core::Result<()> {
-        let ranges = [contiguous(x_layout, "the layer output")?, contiguous(residual_layout, "the residual")?, contiguous(parameters_layout, "the layer norm parameters")?];
+    fn cuda_fwd(
+        &self,
+        x: &mut candle_core::CudaStorage,
+        x_layout: &Layout,
+        residual: &candle_core::CudaStorage,
+        residual_layout: &Layout,
+        parameters: &candle_core::CudaStorage,
+        parameters_layout: &Layout,
+    ) -> candle_core::Result<()> {
+        let ranges = [
+            contiguous(x_layout, "the layer output")?,
+            contiguous(residual_layout, "the residual")?,
+            contiguous(parameters_layout, "the layer norm parameters")?,
+        ];
         super::cuda_encoder_ops::bias_residual_layer_norm(x, residual, parameters, ranges, self.epsilon)
     }
 }
@@ -173,10 +269,20 @@ impl CustomOp2 for FewRowsProduct {
         "quarry-few-rows-product"
     }
 
-    fn cpu_fwd(&self, x: &CpuStorage, x_layout: &Layout, weight: &CpuStorage, weight_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+    fn cpu_fwd(
+        &self,
+        x: &CpuStorage,
+        x_layout: &Layout,
+        weight: &CpuStorage,
+        weight_layout: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
         let (rows, inputs) = x_layout.shape().dims2()?;
         let outputs = weight_layout.shape().dims2()?.0;
-        let product = quarry_kernels::few_rows_product(cpu_f32(x, x_layout, "the dense layer's input")?, cpu_f32(weight, weight_layout, "the dense layer's weights")?, inputs);
+        let product = quarry_kernels::few_rows_product(
+            cpu_f32(x, x_layout, "the dense layer's input")?,
+            cpu_f32(weight, weight_layout, "the dense layer's weights")?,
+            inputs,
+        );
         Ok((CpuStorage::F32(product), Shape::from((rows, outputs))))
     }
 }
@@ -186,7 +292,11 @@ impl CustomOp2 for FewRowsProduct {
 pub fn bf16_product(x: &Tensor, weights: &Bf16Weights) -> candle_core::Result<Tensor> {
     let inputs = x.dims2()?.1;
     if inputs != weights.inputs() {
-        candle_core::bail!("a product of {:?} with packed weights of {} inputs", x.dims(), weights.inputs());
+        candle_core::bail!(
+            "a product of {:?} with packed weights of {} inputs",
+            x.dims(),
+            weights.inputs()
+        );
     }
     x.contiguous()?.apply_op1_no_bwd(&Bf16Product(weights))
 }
@@ -225,7 +335,11 @@ impl CustomOp1 for MeanPoolSequences<'_> {
 
     fn cpu_fwd(&self, states: &CpuStorage, layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let hidden = layout.shape().dims2()?.1;
-        let pooled = quarry_kernels::mean_pool_normalize_sequences(cpu_f32(states, layout, "the token vectors")?, self.0, hidden);
+        let pooled = quarry_kernels::mean_pool_normalize_sequences(
+            cpu_f32(states, layout, "the token vectors")?,
+            self.0,
+            hidden,
+        );
         Ok((CpuStorage::F32(pooled), Shape::from((self.0.len(), hidden))))
     }
 }
@@ -240,7 +354,9 @@ pub fn mean_pool_normalize_padded(states: &Tensor, lengths: &Tensor) -> candle_c
     if lengths.dims1()? != batch {
         candle_core::bail!("mean pooling: {batch} sequences, {} lengths", lengths.dims1()?);
     }
-    states.contiguous()?.apply_op2_no_bwd(lengths, &MeanPoolPadded { tokens })
+    states
+        .contiguous()?
+        .apply_op2_no_bwd(lengths, &MeanPoolPadded { tokens })
 }
 
 struct MeanPoolPadded {
@@ -253,19 +369,44 @@ impl CustomOp2 for MeanPoolPadded {
         "quarry-mean-pool-padded"
     }
 
-    fn cpu_fwd(&self, states: &CpuStorage, layout: &Layout, lengths: &CpuStorage, lengths_layout: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+    fn cpu_fwd(
+        &self,
+        states: &CpuStorage,
+        layout: &Layout,
+        lengths: &CpuStorage,
+        lengths_layout: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
         let (batch, tokens, hidden) = layout.shape().dims3()?;
-        let mask: Vec<u32> = sequence_lengths(lengths, lengths_layout)?.iter().flat_map(|&length| (0..tokens).map(move |t| u32::from(t < length))).collect();
-        let mut pooled = quarry_kernels::mean_pool(cpu_f32(states, layout, "the token vectors")?, &mask, batch, tokens, hidden);
+        let mask: Vec<u32> = sequence_lengths(lengths, lengths_layout)?
+            .iter()
+            .flat_map(|&length| (0..tokens).map(move |t| u32::from(t < length)))
+            .collect();
+        let mut pooled = quarry_kernels::mean_pool(
+            cpu_f32(states, layout, "the token vectors")?,
+            &mask,
+            batch,
+            tokens,
+            hidden,
+        );
         quarry_kernels::l2_normalize(&mut pooled, hidden);
         Ok((CpuStorage::F32(pooled), Shape::from((batch, hidden))))
     }
 
     #[cfg(feature = "cuda")]
-    fn cuda_fwd(&self, states: &candle_core::CudaStorage, layout: &Layout, lengths: &candle_core::CudaStorage, lengths_layout: &Layout) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+    fn cuda_fwd(
+        &self,
+        states: &candle_core::CudaStorage,
+        layout: &Layout,
+        lengths: &candle_core::CudaStorage,
+        lengths_layout: &Layout,
+    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
         let (batch, _, hidden) = layout.shape().dims3()?;
-        let (range, lengths_range) = (contiguous(layout, "the token vectors")?, contiguous(lengths_layout, "the sequence lengths")?);
-        let pooled = super::cuda_encoder_ops::mean_pool_normalize_padded(states, range, lengths, lengths_range, self.tokens)?;
+        let (range, lengths_range) = (
+            contiguous(layout, "the token vectors")?,
+            contiguous(lengths_layout, "the sequence lengths")?,
+        );
+        let pooled =
+            super::cuda_encoder_ops::mean_pool_normalize_padded(states, range, lengths, lengths_range, self.tokens)?;
         Ok((pooled, Shape::from((batch, hidden))))
     }
 }
@@ -281,7 +422,16 @@ mod tests {
     use candle_core::{Device, Module};
 
     fn max_difference(a: &Tensor, b: &Tensor) -> f32 {
-        (a - b).unwrap().abs().unwrap().flatten_all().unwrap().max(0).unwrap().to_scalar::<f32>().unwrap()
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
     }
 
     #[test]
@@ -293,13 +443,25 @@ mod tests {
             let want = x.matmul(&weight.t().unwrap()).unwrap();
             let got = few_rows_product(&x, &weight).unwrap();
             assert_eq!(got.dims(), [rows, outputs]);
-            assert!(max_difference(&got, &want) < 1e-4, "{rows}x{inputs}x{outputs}: {}", max_difference(&got, &want));
+            assert!(
+                max_difference(&got, &want) < 1e-4,
+                "{rows}x{inputs}x{outputs}: {}",
+                max_difference(&got, &want)
+            );
         }
         // A transposed (strided) input is made contiguous first.
         let x = Tensor::randn(0f32, 1.0, (8, 2), &device).unwrap().t().unwrap();
         let weight = Tensor::randn(0f32, 1.0, (3, 8), &device).unwrap();
-        assert!(max_difference(&few_rows_product(&x, &weight).unwrap(), &x.matmul(&weight.t().unwrap()).unwrap()) < 1e-5);
-        assert!(few_rows_product(&x, &Tensor::zeros((3, 7), DType::F32, &device).unwrap()).is_err(), "widths that do not match");
+        assert!(
+            max_difference(
+                &few_rows_product(&x, &weight).unwrap(),
+                &x.matmul(&weight.t().unwrap()).unwrap()
+            ) < 1e-5
+        );
+        assert!(
+            few_rows_product(&x, &Tensor::zeros((3, 7), DType::F32, &device).unwrap()).is_err(),
+            "widths that do not match"
+        );
     }
 
     #[test]
@@ -310,10 +472,21 @@ mod tests {
             let residual = Tensor::randn(0f32, 1.0, (rows, hidden), &device).unwrap();
             let parameters = Tensor::randn(0f32, 1.0, (3, hidden), &device).unwrap();
             let norm = candle_nn::LayerNorm::new(parameters.get(1).unwrap(), parameters.get(2).unwrap(), 1e-12);
-            let want = norm.forward(&x.broadcast_add(&parameters.get(0).unwrap()).unwrap().add(&residual).unwrap()).unwrap();
+            let want = norm
+                .forward(
+                    &x.broadcast_add(&parameters.get(0).unwrap())
+                        .unwrap()
+                        .add(&residual)
+                        .unwrap(),
+                )
+                .unwrap();
             let got = x.copy().unwrap();
             bias_residual_layer_norm(&got, &residual, &parameters, 1e-12).unwrap();
-            assert!(max_difference(&got, &want) < 1e-4, "{rows}x{hidden}: {}", max_difference(&got, &want));
+            assert!(
+                max_difference(&got, &want) < 1e-4,
+                "{rows}x{hidden}: {}",
+                max_difference(&got, &want)
+            );
         }
     }
 
@@ -322,12 +495,19 @@ mod tests {
         let device = Device::Cpu;
         let (tokens, hidden, lengths) = (6, 37, [6usize, 1, 4]);
         let states = Tensor::randn(0f32, 1.0, (lengths.len(), tokens, hidden), &device).unwrap();
-        let real: Vec<Tensor> = lengths.iter().enumerate().map(|(b, &length)| states.get(b).unwrap().narrow(0, 0, length).unwrap()).collect();
+        let real: Vec<Tensor> = lengths
+            .iter()
+            .enumerate()
+            .map(|(b, &length)| states.get(b).unwrap().narrow(0, 0, length).unwrap())
+            .collect();
         let want = mean_pool_normalize_sequences(&Tensor::cat(&real, 0).unwrap(), &lengths).unwrap();
         let lengths_u32 = Tensor::new(lengths.map(|l| l as u32).as_slice(), &device).unwrap();
         let got = mean_pool_normalize_padded(&states, &lengths_u32).unwrap();
         assert_eq!(got.dims(), [3, hidden]);
         assert!(max_difference(&got, &want) < 1e-6, "{}", max_difference(&got, &want));
-        assert!(mean_pool_normalize_padded(&states, &Tensor::new(&[1u32, 2], &device).unwrap()).is_err(), "two lengths for three sequences");
+        assert!(
+            mean_pool_normalize_padded(&states, &Tensor::new(&[1u32, 2], &device).unwrap()).is_err(),
+            "two lengths for three sequences"
+        );
     }
 }

@@ -13,9 +13,9 @@ pub mod cuda_encoder_ops;
 mod device;
 pub mod encoder_ops;
 mod model_dir;
+mod reading;
 mod replicas;
 mod shared_batches;
-mod reading;
 mod tokenizer;
 mod wordpiece;
 
@@ -24,8 +24,8 @@ pub use bert::{BertEmbedder, EmbedOptions, Precision, MAX_AUTO_CPU_LANES};
 pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
 pub use device::DeviceSpec;
 pub use model_dir::{default_model_dir, position_offset, ModelDir, Pooling};
-pub use replicas::ReplicatedEmbedder;
 pub use reading::{read_words, WordReading};
+pub use replicas::ReplicatedEmbedder;
 pub use tokenizer::{ModelIds, ModelTokenizer, TokenizerPath};
 
 use std::sync::Arc;
@@ -41,7 +41,10 @@ pub fn load_embedder(dir: &ModelDir, options: EmbedOptions) -> Result<Arc<dyn Em
     if devices.len() == 1 {
         return Ok(Arc::new(BertEmbedder::load(dir, options)?));
     }
-    let replicas = devices.into_iter().map(|device| BertEmbedder::load(dir, EmbedOptions { device, ..options })).collect::<Result<Vec<_>>>()?;
+    let replicas = devices
+        .into_iter()
+        .map(|device| BertEmbedder::load(dir, EmbedOptions { device, ..options }))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(ReplicatedEmbedder::new(replicas)?))
 }
 
@@ -93,7 +96,11 @@ pub struct Embeddings {
 
 impl Embeddings {
     pub fn rows(&self) -> usize {
-        if self.dim == 0 { 0 } else { self.data.len() / self.dim }
+        if self.dim == 0 {
+            0
+        } else {
+            self.data.len() / self.dim
+        }
     }
 
     pub fn row(&self, i: usize) -> &[f32] {
@@ -139,9 +146,21 @@ mod tests {
     fn a_version_lists_the_precisions_of_the_vectors_it_serves() {
         let (f32, bf16) = (names(&["cpu f32"]), names(&["cpu bf16 products"]));
         assert_eq!(version_precisions(None, Some(&bf16)), bf16, "a first run: its own");
-        assert_eq!(version_precisions(Some(&f32), Some(&bf16)), names(&["cpu f32", "cpu bf16 products"]), "carried, then its own");
+        assert_eq!(
+            version_precisions(Some(&f32), Some(&bf16)),
+            names(&["cpu f32", "cpu bf16 products"]),
+            "carried, then its own"
+        );
         assert_eq!(version_precisions(Some(&f32), Some(&f32)), f32, "listed once");
-        assert_eq!(version_precisions(Some(&f32), None), f32, "a run that computed nothing adds nothing");
-        assert_eq!(version_precisions(Some(&[]), Some(&bf16)), names(&["unrecorded", "cpu bf16 products"]), "an older version's vectors");
+        assert_eq!(
+            version_precisions(Some(&f32), None),
+            f32,
+            "a run that computed nothing adds nothing"
+        );
+        assert_eq!(
+            version_precisions(Some(&[]), Some(&bf16)),
+            names(&["unrecorded", "cpu bf16 products"]),
+            "an older version's vectors"
+        );
     }
 }

@@ -55,7 +55,10 @@ pub struct ModelDir {
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| IndexerError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| IndexerError::Model { path: path.to_path_buf(), reason: format!("invalid JSON: {e}") })
+    serde_json::from_str(&text).map_err(|e| IndexerError::Model {
+        path: path.to_path_buf(),
+        reason: format!("invalid JSON: {e}"),
+    })
 }
 
 /// The first position id of a text: after the padding index for RoBERTa-style models
@@ -71,9 +74,11 @@ pub fn position_offset(config: &candle_transformers::models::bert::Config) -> us
 impl ModelDir {
     /// Opens and validates a model folder.
     pub fn open(path: &Path) -> Result<Self> {
-        let missing = |file: &str| IndexerError::Model {
+        let missing = |file: &str| {
+            IndexerError::Model {
             path: path.to_path_buf(),
             reason: format!("missing {file} (expected a sentence-transformers BERT folder; run scripts/fetch-model.sh for the default model)"),
+        }
         };
         for file in ["config.json", "model.safetensors", "tokenizer.json"] {
             if !path.join(file).is_file() {
@@ -82,33 +87,65 @@ impl ModelDir {
         }
         let raw_config: serde_json::Value = read_json(&path.join("config.json"))?;
         let bert_config: candle_transformers::models::bert::Config = serde_json::from_value(raw_config.clone())
-            .map_err(|e| IndexerError::Model { path: path.join("config.json"), reason: format!("not a BERT config: {e}") })?;
+            .map_err(|e| IndexerError::Model {
+                path: path.join("config.json"),
+                reason: format!("not a BERT config: {e}"),
+            })?;
         let size = |name: &str| raw_config[name].as_u64().unwrap_or(0) as usize;
-        let (hidden_size, intermediate_size, attention_heads) = (size("hidden_size"), size("intermediate_size"), size("num_attention_heads"));
+        let (hidden_size, intermediate_size, attention_heads) = (
+            size("hidden_size"),
+            size("intermediate_size"),
+            size("num_attention_heads"),
+        );
         // RoBERTa-style models (XLM-R, multilingual-e5-base, bge-m3) count positions from after
         // the padding index: their window is that many positions shorter.
-        let max_positions = (raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize).saturating_sub(position_offset(&bert_config));
+        let max_positions = (raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize)
+            .saturating_sub(position_offset(&bert_config));
         let pooling_path = path.join("1_Pooling/config.json");
         let pooling = if pooling_path.is_file() {
             let config: PoolingConfig = read_json(&pooling_path)?;
-            match (config.pooling_mode_mean_tokens, config.pooling_mode_cls_token, config.pooling_mode_max_tokens) {
+            match (
+                config.pooling_mode_mean_tokens,
+                config.pooling_mode_cls_token,
+                config.pooling_mode_max_tokens,
+            ) {
                 (true, _, _) => Pooling::Mean,
                 (_, true, _) => Pooling::Cls,
                 (_, _, true) => Pooling::Max,
-                _ => return Err(IndexerError::Model { path: pooling_path, reason: "no supported pooling mode (mean, cls, max) is enabled".into() }),
+                _ => {
+                    return Err(IndexerError::Model {
+                        path: pooling_path,
+                        reason: "no supported pooling mode (mean, cls, max) is enabled".into(),
+                    })
+                }
             }
         } else {
             Pooling::Mean
         };
         let st_path = path.join("sentence_bert_config.json");
         let max_tokens = if st_path.is_file() {
-            read_json::<SentenceBertConfig>(&st_path)?.max_seq_length.unwrap_or(max_positions)
+            read_json::<SentenceBertConfig>(&st_path)?
+                .max_seq_length
+                .unwrap_or(max_positions)
         } else {
             max_positions
         }
         .min(max_positions);
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
-        Ok(Self { path: path.to_path_buf(), name, pooling, max_tokens, bert_config, hidden_size, intermediate_size, attention_heads, weights_sha256: Default::default() })
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into());
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            pooling,
+            max_tokens,
+            bert_config,
+            hidden_size,
+            intermediate_size,
+            attention_heads,
+            weights_sha256: Default::default(),
+        })
     }
 
     pub fn weights(&self) -> PathBuf {
@@ -121,7 +158,14 @@ impl ModelDir {
 
     /// What a snapshot records about this model (hashes the weights).
     pub fn info(&self) -> Result<super::ModelInfo> {
-        Ok(super::ModelInfo { name: self.name.clone(), sha256: self.weights_sha256()?, dim: self.hidden_size, max_tokens: self.max_tokens, pooling: self.pooling, precisions: Vec::new() })
+        Ok(super::ModelInfo {
+            name: self.name.clone(),
+            sha256: self.weights_sha256()?,
+            dim: self.hidden_size,
+            max_tokens: self.max_tokens,
+            pooling: self.pooling,
+            precisions: Vec::new(),
+        })
     }
 
     /// sha256 of model.safetensors, hex (read once per opened folder).

@@ -43,7 +43,11 @@ impl WordReading {
     /// Every count times `factor`, rounded.
     pub fn scaled(&self, factor: f64) -> Self {
         let scale = |n: u64| (n as f64 * factor).round() as u64;
-        Self { words: scale(self.words), read_well: scale(self.read_well), read_whole: scale(self.read_whole) }
+        Self {
+            words: scale(self.words),
+            read_well: scale(self.read_well),
+            read_whole: scale(self.read_whole),
+        }
     }
 
     pub fn add(&mut self, other: &WordReading) {
@@ -103,7 +107,14 @@ mod tests {
         // "gpus" as "gp" + "##us"; "abc" as one token.
         let text = "gpus abc";
         let reading = reading_of(text, &[(0, 2), (2, 4), (5, 8)], &[1, 2, 3], Some(100));
-        assert_eq!(reading, WordReading { words: 2, read_well: 2, read_whole: 1 });
+        assert_eq!(
+            reading,
+            WordReading {
+                words: 2,
+                read_well: 2,
+                read_whole: 1
+            }
+        );
         assert_eq!(reading.well_share(), 1.0);
     }
 
@@ -113,7 +124,14 @@ mod tests {
         let text = "東京都 zzz ok";
         let spans = [(0, 3), (3, 6), (6, 9), (10, 13), (14, 16)];
         let reading = reading_of(text, &spans, &[5, 6, 7, 100, 8], Some(100));
-        assert_eq!(reading, WordReading { words: 3, read_well: 1, read_whole: 1 });
+        assert_eq!(
+            reading,
+            WordReading {
+                words: 3,
+                read_well: 1,
+                read_whole: 1
+            }
+        );
         // A one-character word read as itself is read well.
         assert_eq!(reading_of("a", &[(0, 1)], &[9], Some(100)).read_well, 1);
         assert_eq!(WordReading::default().well_share(), 1.0);

@@ -15,9 +15,17 @@ pub struct ReplicatedEmbedder {
 impl ReplicatedEmbedder {
     /// Replicas must hold the same model (same weights hash).
     pub fn new(replicas: Vec<BertEmbedder>) -> Result<Self> {
-        let first = replicas.first().ok_or_else(|| IndexerError::Config("no model replicas".into()))?;
+        let first = replicas
+            .first()
+            .ok_or_else(|| IndexerError::Config("no model replicas".into()))?;
         if let Some(other) = replicas.iter().find(|r| r.info() != first.info()) {
-            return Err(IndexerError::Config(format!("replicas differ: {} on {} vs {} on {}", first.info().name, first.device_name(), other.info().name, other.device_name())));
+            return Err(IndexerError::Config(format!(
+                "replicas differ: {} on {} vs {} on {}",
+                first.info().name,
+                first.device_name(),
+                other.info().name,
+                other.device_name()
+            )));
         }
         Ok(Self { replicas })
     }
@@ -40,10 +48,14 @@ impl Embedder for ReplicatedEmbedder {
         let dim = self.info().dim;
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         // The smallest budget of the replicas, so every batch fits every GPU.
-        let policy = self.replicas.iter().map(BertEmbedder::batch_policy).min_by_key(|p| match p {
-            super::BatchPolicy::TokenBudget { max_tokens } => *max_tokens,
-            super::BatchPolicy::Fixed { size } => *size,
-        });
+        let policy = self
+            .replicas
+            .iter()
+            .map(BertEmbedder::batch_policy)
+            .min_by_key(|p| match p {
+                super::BatchPolicy::TokenBudget { max_tokens } => *max_tokens,
+                super::BatchPolicy::Fixed { size } => *size,
+            });
         let batches = plan_batches(&lengths, policy.unwrap_or_default());
         let shared = SharedBatches::new(&batches);
         let parts: Vec<Result<Finished>> = std::thread::scope(|scope| {
@@ -55,12 +67,22 @@ impl Embedder for ReplicatedEmbedder {
                     scope.spawn(move || shared.run(replica, ids, done))
                 })
                 .collect();
-            workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(IndexerError::Embed("a model replica panicked".into())))).collect()
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err(IndexerError::Embed("a model replica panicked".into())))
+                })
+                .collect()
         });
         gather(parts, ids.len(), dim)
     }
 
     fn device_name(&self) -> String {
-        self.replicas.iter().map(BertEmbedder::device_name).collect::<Vec<_>>().join(",")
+        self.replicas
+            .iter()
+            .map(BertEmbedder::device_name)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }

@@ -18,7 +18,10 @@ pub(super) struct SharedBatches<'a> {
 
 impl<'a> SharedBatches<'a> {
     pub(super) fn new(batches: &'a [Vec<usize>]) -> Self {
-        Self { batches, next: AtomicUsize::new(0) }
+        Self {
+            batches,
+            next: AtomicUsize::new(0),
+        }
     }
 
     /// The batches this worker claims, one at a time, until none is left.
@@ -28,7 +31,12 @@ impl<'a> SharedBatches<'a> {
 
     /// One worker: `model` embeds the batches it claims of `ids`, one after another, each
     /// told to `done` as it finishes.
-    pub(super) fn run(&self, model: &BertEmbedder, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Finished<'a>> {
+    pub(super) fn run(
+        &self,
+        model: &BertEmbedder,
+        ids: &[Vec<u32>],
+        done: &(dyn Fn(usize) + Sync),
+    ) -> Result<Finished<'a>> {
         let mut finished = Vec::new();
         model.run_batches(ids, self.claim(), |batch, vectors| {
             done(batch.len());
@@ -39,7 +47,11 @@ impl<'a> SharedBatches<'a> {
 }
 
 /// The rows of every worker's batches, in the order of the call's `rows` texts.
-pub(super) fn gather<'a>(parts: impl IntoIterator<Item = Result<Finished<'a>>>, rows: usize, dim: usize) -> Result<Embeddings> {
+pub(super) fn gather<'a>(
+    parts: impl IntoIterator<Item = Result<Finished<'a>>>,
+    rows: usize,
+    dim: usize,
+) -> Result<Embeddings> {
     let mut data = vec![0f32; rows * dim];
     for part in parts {
         for (batch, vectors) in part? {
@@ -68,16 +80,30 @@ mod tests {
         let (mut first, mut second) = (shared.claim(), shared.claim());
         let claimed: Vec<&Vec<usize>> = vec![first.next().unwrap(), second.next().unwrap(), first.next().unwrap()];
         assert!(first.next().is_none() && second.next().is_none());
-        let embed = |batch: &'static [usize]| (batch, batch.iter().flat_map(|&i| [i as f32, 10.0 * i as f32]).collect::<Vec<_>>());
+        let embed = |batch: &'static [usize]| {
+            (
+                batch,
+                batch
+                    .iter()
+                    .flat_map(|&i| [i as f32, 10.0 * i as f32])
+                    .collect::<Vec<_>>(),
+            )
+        };
         let parts = vec![Ok(vec![embed(&[2, 0]), embed(&[4, 3])]), Ok(vec![embed(&[1])])];
         assert_eq!(claimed.len(), 3);
         let embeddings = gather(parts, 5, 2).unwrap();
-        assert_eq!(embeddings.data, vec![0.0, 0.0, 1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 40.0]);
+        assert_eq!(
+            embeddings.data,
+            vec![0.0, 0.0, 1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 4.0, 40.0]
+        );
     }
 
     #[test]
     fn a_failed_worker_fails_the_call() {
-        let parts: Vec<Result<Finished<'static>>> = vec![Ok(Vec::new()), Err(crate::error::IndexerError::Embed("lane failed".into()))];
+        let parts: Vec<Result<Finished<'static>>> = vec![
+            Ok(Vec::new()),
+            Err(crate::error::IndexerError::Embed("lane failed".into())),
+        ];
         assert!(gather(parts, 1, 2).is_err());
     }
 }

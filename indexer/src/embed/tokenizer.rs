@@ -48,7 +48,10 @@ impl ModelTokenizer {
 
     /// [`ModelTokenizer::from_file`] choosing whether the fast path may be used.
     pub fn from_file_with(path: &Path, max_tokens: usize, path_wanted: TokenizerPath) -> Result<Self> {
-        let model_err = |reason: String| IndexerError::Model { path: path.to_path_buf(), reason };
+        let model_err = |reason: String| IndexerError::Model {
+            path: path.to_path_buf(),
+            reason,
+        };
         let bytes = std::fs::read(path).map_err(|e| model_err(format!("cannot load tokenizer: {e}")))?;
         let mut plain = Tokenizer::from_bytes(&bytes).map_err(|e| model_err(format!("cannot load tokenizer: {e}")))?;
         plain.with_padding(None);
@@ -62,10 +65,19 @@ impl ModelTokenizer {
                 direction: TruncationDirection::Right,
             }))
             .map_err(|e| model_err(e.to_string()))?;
-        let (prefix, suffix) = special_ids(&plain).map_err(|e| model_err(format!("cannot find the special tokens: {e}")))?;
-        let mut tokenizer = Self { plain, windowed, fast: None, prefix, suffix, max_tokens };
+        let (prefix, suffix) =
+            special_ids(&plain).map_err(|e| model_err(format!("cannot find the special tokens: {e}")))?;
+        let mut tokenizer = Self {
+            plain,
+            windowed,
+            fast: None,
+            prefix,
+            suffix,
+            max_tokens,
+        };
         if path_wanted == TokenizerPath::Fast {
-            let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| model_err(format!("cannot read tokenizer: {e}")))?;
+            let json: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| model_err(format!("cannot read tokenizer: {e}")))?;
             tokenizer.fast = BertWordPiece::from_json(&json);
             if tokenizer.fast.is_some() && !tokenizer.fast_path_agrees()? {
                 tracing::warn!(path = %path.display(), "the fast WordPiece path disagrees with the general tokenizer on its self-check; using the general one");
@@ -122,7 +134,9 @@ impl ModelTokenizer {
 
     /// The id of the vocabulary's unknown token, if it has one under a usual name.
     pub fn unknown_id(&self) -> Option<u32> {
-        ["[UNK]", "<unk>", "<UNK>", "[unk]"].iter().find_map(|name| self.plain.token_to_id(name))
+        ["[UNK]", "<unk>", "<UNK>", "[unk]"]
+            .iter()
+            .find_map(|name| self.plain.token_to_id(name))
     }
 
     /// Number of tokens of `text`, specials excluded, without truncation.
@@ -160,8 +174,14 @@ impl ModelTokenizer {
 
     /// The general tokenizer's tokens of `text`, specials excluded.
     fn general_tokens(&self, text: &str) -> Result<TextTokens> {
-        let encoding = self.plain.encode(text, false).map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
-        Ok(TextTokens { spans: encoding.get_offsets().to_vec(), ids: encoding.get_ids().to_vec() })
+        let encoding = self
+            .plain
+            .encode(text, false)
+            .map_err(|e| IndexerError::Embed(format!("tokenize: {e}")))?;
+        Ok(TextTokens {
+            spans: encoding.get_offsets().to_vec(),
+            ids: encoding.get_ids().to_vec(),
+        })
     }
 
     /// The first `keep` of `ids` between the model's special ids.
@@ -180,7 +200,10 @@ impl ModelTokenizer {
 fn special_ids(tokenizer: &Tokenizer) -> std::result::Result<(Vec<u32>, Vec<u32>), String> {
     let encoding: Encoding = tokenizer.encode("a", true).map_err(|e| e.to_string())?;
     let sequence = encoding.get_sequence_ids();
-    let first = sequence.iter().position(Option::is_some).ok_or("a one-word text has no tokens")?;
+    let first = sequence
+        .iter()
+        .position(Option::is_some)
+        .ok_or("a one-word text has no tokens")?;
     let last = sequence.iter().rposition(Option::is_some).unwrap_or(first);
     if sequence[first..=last].iter().any(Option::is_none) {
         return Err("the post-processor puts a special token inside the text".into());

@@ -57,7 +57,10 @@ impl BertWordPiece {
         let normalizer = json.get("normalizer")?;
         let pre_tokenizer = json.get("pre_tokenizer")?;
         let model = json.get("model")?;
-        if normalizer.get("type")?.as_str()? != "BertNormalizer" || pre_tokenizer.get("type")?.as_str()? != "BertPreTokenizer" || model.get("type")?.as_str()? != "WordPiece" {
+        if normalizer.get("type")?.as_str()? != "BertNormalizer"
+            || pre_tokenizer.get("type")?.as_str()? != "BertPreTokenizer"
+            || model.get("type")?.as_str()? != "WordPiece"
+        {
             return None;
         }
         let lowercase = normalizer.get("lowercase")?.as_bool()?;
@@ -107,16 +110,25 @@ impl BertWordPiece {
         let text = text.as_bytes();
         (0..text.len()).any(|at| {
             self.added_starts[usize::from(text[at])]
-                && self.added_tokens.iter().any(|token| text.len() - at >= token.len() && text[at..at + token.len()].eq_ignore_ascii_case(token))
+                && self.added_tokens.iter().any(|token| {
+                    text.len() - at >= token.len() && text[at..at + token.len()].eq_ignore_ascii_case(token)
+                })
         })
     }
 
     /// The tokens of `text` (which holds no added token): printable-ASCII runs here, every
     /// other run through `general` (the general tokenizer's tokens of one run, specials
     /// excluded, offsets within the run).
-    pub(super) fn tokenize<E>(&self, text: &str, mut general: impl FnMut(&str) -> Result<TextTokens, E>) -> Result<TextTokens, E> {
+    pub(super) fn tokenize<E>(
+        &self,
+        text: &str,
+        mut general: impl FnMut(&str) -> Result<TextTokens, E>,
+    ) -> Result<TextTokens, E> {
         let bytes = text.as_bytes();
-        let mut out = TextTokens { spans: Vec::with_capacity(bytes.len() / 4), ids: Vec::with_capacity(bytes.len() / 4) };
+        let mut out = TextTokens {
+            spans: Vec::with_capacity(bytes.len() / 4),
+            ids: Vec::with_capacity(bytes.len() / 4),
+        };
         let mut word = Vec::with_capacity(64);
         let mut start = 0;
         while start < bytes.len() {
@@ -124,14 +136,18 @@ impl BertWordPiece {
                 start += 1;
                 continue;
             }
-            let end = bytes[start..].iter().position(|&b| ends_run(b)).map_or(bytes.len(), |n| start + n);
+            let end = bytes[start..]
+                .iter()
+                .position(|&b| ends_run(b))
+                .map_or(bytes.len(), |n| start + n);
             let run = &bytes[start..end];
             if run.iter().all(|&b| is_plain(b)) {
                 self.plain_run(run, start, &mut word, &mut out);
             } else {
                 // `start` and `end` sit next to ASCII bytes (or the text's ends): char boundaries.
                 let tokens = general(&text[start..end])?;
-                out.spans.extend(tokens.spans.iter().map(|&(a, b)| (a + start, b + start)));
+                out.spans
+                    .extend(tokens.spans.iter().map(|&(a, b)| (a + start, b + start)));
                 out.ids.extend(tokens.ids);
             }
             start = end;
@@ -144,9 +160,20 @@ impl BertWordPiece {
     fn plain_run(&self, run: &[u8], offset: usize, word: &mut Vec<u8>, out: &mut TextTokens) {
         let mut start = 0;
         while start < run.len() {
-            let end = if run[start].is_ascii_punctuation() { start + 1 } else { run[start..].iter().position(u8::is_ascii_punctuation).map_or(run.len(), |n| start + n) };
+            let end = if run[start].is_ascii_punctuation() {
+                start + 1
+            } else {
+                run[start..]
+                    .iter()
+                    .position(u8::is_ascii_punctuation)
+                    .map_or(run.len(), |n| start + n)
+            };
             word.clear();
-            word.extend(run[start..end].iter().map(|&b| if self.lowercase { b.to_ascii_lowercase() } else { b }));
+            word.extend(
+                run[start..end]
+                    .iter()
+                    .map(|&b| if self.lowercase { b.to_ascii_lowercase() } else { b }),
+            );
             self.word_pieces(word, offset + start, out);
             start = end;
         }
@@ -159,8 +186,14 @@ impl BertWordPiece {
         if word.len() <= self.max_chars_per_word {
             let mut start = 0;
             while start < word.len() {
-                let (map, longest) = if start == 0 { (&self.word_starts, self.longest_start) } else { (&self.continuations, self.longest_continuation) };
-                let found = (start + 1..=word.len().min(start + longest)).rev().find_map(|end| map.get(&word[start..end]).map(|&id| (end, id)));
+                let (map, longest) = if start == 0 {
+                    (&self.word_starts, self.longest_start)
+                } else {
+                    (&self.continuations, self.longest_continuation)
+                };
+                let found = (start + 1..=word.len().min(start + longest))
+                    .rev()
+                    .find_map(|end| map.get(&word[start..end]).map(|&id| (end, id)));
                 let Some((end, id)) = found else { break };
                 out.spans.push((offset + start, offset + end));
                 out.ids.push(id);

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use faiss::index::flat::FlatIndex;
-use faiss::index::ivf_flat::IVFFlatIndexImpl;
 use faiss::index::io_flags::IoFlags;
+use faiss::index::ivf_flat::IVFFlatIndexImpl;
 use faiss::index::{autotune::ParameterSpace, IndexImpl, NativeIndex, UpcastIndex};
 use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
@@ -26,7 +26,10 @@ pub struct FaissIndex {
 }
 
 fn err(stage: &'static str) -> impl Fn(faiss::error::Error) -> IndexerError {
-    move |e| IndexerError::VectorIndex { stage, reason: e.to_string() }
+    move |e| IndexerError::VectorIndex {
+        stage,
+        reason: e.to_string(),
+    }
 }
 
 /// Applies the search-time parameters (efSearch, nprobe) of a spec.
@@ -34,7 +37,9 @@ fn apply_search_params(index: &IndexImpl, spec: &IndexSpec) -> Result<()> {
     let space = ParameterSpace::new().map_err(err("parameters"))?;
     match spec {
         IndexSpec::Hnsw { ef_search, .. } => space.set_index_parameter(index, "efSearch", *ef_search as f64),
-        IndexSpec::IvfFlat { nprobe, .. } | IndexSpec::IvfPq { nprobe, .. } => space.set_index_parameter(index, "nprobe", *nprobe as f64),
+        IndexSpec::IvfFlat { nprobe, .. } | IndexSpec::IvfPq { nprobe, .. } => {
+            space.set_index_parameter(index, "nprobe", *nprobe as f64)
+        }
         IndexSpec::Flat => Ok(()),
     }
     .map_err(err("parameters"))
@@ -49,24 +54,59 @@ pub const KERNEL_KMEANS_SEED: u64 = 0x1f1f;
 /// CPU twins): they train the centroids on the sample and assign every row to its list;
 /// FAISS takes the centroids as its coarse quantizer and the rows with their precomputed
 /// lists (`add_core`), so it never scores rows against centroids itself.
-fn ivf_from_kernels(dim: usize, nlist: usize, training: &[f32], data: &[f32], times: &mut BuildTimes) -> Result<IndexImpl> {
+fn ivf_from_kernels(
+    dim: usize,
+    nlist: usize,
+    training: &[f32],
+    data: &[f32],
+    times: &mut BuildTimes,
+) -> Result<IndexImpl> {
     let kernels = super::vector_kernels();
     let started = Instant::now();
-    let centroids = kernels.kmeans_train(training, dim, quarry_kernels::KMeansConfig { k: nlist, iterations: KERNEL_KMEANS_ITERATIONS, seed: KERNEL_KMEANS_SEED })?;
+    let centroids = kernels.kmeans_train(
+        training,
+        dim,
+        quarry_kernels::KMeansConfig {
+            k: nlist,
+            iterations: KERNEL_KMEANS_ITERATIONS,
+            seed: KERNEL_KMEANS_SEED,
+        },
+    )?;
     times.train = started.elapsed().as_secs_f64();
     let mut quantizer = FlatIndex::new_ip(dim as u32).map_err(err("quantizer"))?;
     quantizer.add(&centroids).map_err(err("quantizer"))?;
-    let ivf = IVFFlatIndexImpl::new(quantizer, dim as u32, (centroids.len() / dim) as u32, MetricType::InnerProduct).map_err(err("create"))?;
+    let ivf = IVFFlatIndexImpl::new(
+        quantizer,
+        dim as u32,
+        (centroids.len() / dim) as u32,
+        MetricType::InnerProduct,
+    )
+    .map_err(err("create"))?;
     let started = Instant::now();
-    let lists: Vec<i64> = kernels.kmeans_assign(data, &centroids, dim)?.into_iter().map(|(list, _)| i64::from(list)).collect();
+    let lists: Vec<i64> = kernels
+        .kmeans_assign(data, &centroids, dim)?
+        .into_iter()
+        .map(|(list, _)| i64::from(list))
+        .collect();
     times.assign = Some(started.elapsed().as_secs_f64());
     let started = Instant::now();
     // SAFETY: `ivf` is a live IndexIVFFlat of dimension `dim`; `data` holds lists.len() rows
     // of `dim` floats and `lists` one list number below nlist per row; null ids mean
     // sequential ids from ntotal, as `add` gives.
-    let code = unsafe { faiss_sys::faiss_IndexIVFFlat_add_core(ivf.inner_ptr(), lists.len() as i64, data.as_ptr(), std::ptr::null(), lists.as_ptr()) };
+    let code = unsafe {
+        faiss_sys::faiss_IndexIVFFlat_add_core(
+            ivf.inner_ptr(),
+            lists.len() as i64,
+            data.as_ptr(),
+            std::ptr::null(),
+            lists.as_ptr(),
+        )
+    };
     if code != 0 {
-        return Err(IndexerError::VectorIndex { stage: "add", reason: last_faiss_error() });
+        return Err(IndexerError::VectorIndex {
+            stage: "add",
+            reason: last_faiss_error(),
+        });
     }
     times.add = started.elapsed().as_secs_f64();
     Ok(ivf.upcast())
@@ -90,7 +130,10 @@ impl BuildTimes {
             tracing::info!("vector index {factory} over {rows} rows: add {:.2} s", self.add);
             return;
         }
-        let assign = self.assign.map(|secs| format!(", assign {secs:.2} s")).unwrap_or_default();
+        let assign = self
+            .assign
+            .map(|secs| format!(", assign {secs:.2} s"))
+            .unwrap_or_default();
         tracing::info!(
             "vector index {factory} over {rows} rows: training sample of {training_rows} rows {:.2} s, train ({trainer}) {:.2} s{assign}, add {:.2} s",
             self.sample,
@@ -118,14 +161,25 @@ fn training_sample(data: &[f32], dim: usize, count: usize) -> Cow<'_, [f32]> {
     let mut rng = StdRng::seed_from_u64(0x9e37_79b9);
     let mut picked = sample(&mut rng, rows, count).into_vec();
     picked.sort_unstable();
-    Cow::Owned(picked.iter().flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied()).collect())
+    Cow::Owned(
+        picked
+            .iter()
+            .flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied())
+            .collect(),
+    )
 }
 
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).
 pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
     let rows = data.len() / dim.max(1);
     let mut times = BuildTimes::default();
-    if let IndexSpec::IvfFlat { nlist, train_sample, trainer, .. } = spec {
+    if let IndexSpec::IvfFlat {
+        nlist,
+        train_sample,
+        trainer,
+        ..
+    } = spec
+    {
         if trainer.resolved() == IvfTrainer::Kernels {
             let training = timed_sample(data, dim, *train_sample, &mut times);
             let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
@@ -160,7 +214,10 @@ impl FaissIndex {
     /// its stored vectors made readable.
     fn ready(inner: IndexImpl, spec: &IndexSpec) -> Result<Self> {
         apply_search_params(&inner, spec)?;
-        let mut index = FaissIndex { inner, spec: spec.clone() };
+        let mut index = FaissIndex {
+            inner,
+            spec: spec.clone(),
+        };
         index.prepare_stored_vectors()?;
         Ok(index)
     }
@@ -170,10 +227,18 @@ impl FaissIndex {
     /// documents searches of a CPU index as safe to run concurrently (they only read it);
     /// nothing changes this index once built — its search-time parameters are set before it
     /// is shared, a filter travels in the call's own `params`.
-    fn search_raw(&self, queries: &[f32], k: usize, params: Option<&SearchParametersImpl>) -> Result<(Vec<i64>, Vec<f32>)> {
+    fn search_raw(
+        &self,
+        queries: &[f32],
+        k: usize,
+        params: Option<&SearchParametersImpl>,
+    ) -> Result<(Vec<i64>, Vec<f32>)> {
         let dim = self.inner.d() as usize;
         if dim == 0 || queries.len() % dim != 0 {
-            return Err(IndexerError::VectorIndex { stage: "search", reason: format!("{} query values are not rows of {dim}", queries.len()) });
+            return Err(IndexerError::VectorIndex {
+                stage: "search",
+                reason: format!("{} query values are not rows of {dim}", queries.len()),
+            });
         }
         let n = queries.len() / dim;
         let (mut labels, mut scores) = (vec![-1i64; n * k], vec![0f32; n * k]);
@@ -182,12 +247,30 @@ impl FaissIndex {
         // `labels` and `scores` hold n·k entries each; `params` (when given) lives through the call.
         let code = unsafe {
             match params {
-                None => faiss_sys::faiss_Index_search(index, n as i64, queries.as_ptr(), k as i64, scores.as_mut_ptr(), labels.as_mut_ptr()),
-                Some(params) => faiss_sys::faiss_Index_search_with_params(index, n as i64, queries.as_ptr(), k as i64, params.inner_ptr(), scores.as_mut_ptr(), labels.as_mut_ptr()),
+                None => faiss_sys::faiss_Index_search(
+                    index,
+                    n as i64,
+                    queries.as_ptr(),
+                    k as i64,
+                    scores.as_mut_ptr(),
+                    labels.as_mut_ptr(),
+                ),
+                Some(params) => faiss_sys::faiss_Index_search_with_params(
+                    index,
+                    n as i64,
+                    queries.as_ptr(),
+                    k as i64,
+                    params.inner_ptr(),
+                    scores.as_mut_ptr(),
+                    labels.as_mut_ptr(),
+                ),
             }
         };
         if code != 0 {
-            return Err(IndexerError::VectorIndex { stage: "search", reason: last_faiss_error() });
+            return Err(IndexerError::VectorIndex {
+                stage: "search",
+                reason: last_faiss_error(),
+            });
         }
         Ok((labels, scores))
     }
@@ -195,7 +278,15 @@ impl FaissIndex {
 
 /// The hits among FAISS's labels (those that are not -1) with their scores.
 fn hits(labels: &[i64], scores: &[f32]) -> Vec<Hit> {
-    labels.iter().zip(scores).filter(|(label, _)| **label >= 0).map(|(&label, &score)| Hit { row: label as u64, score }).collect()
+    labels
+        .iter()
+        .zip(scores)
+        .filter(|(label, _)| **label >= 0)
+        .map(|(&label, &score)| Hit {
+            row: label as u64,
+            score,
+        })
+        .collect()
 }
 
 /// FAISS's message for the last failed call on this thread (its C API keeps one per thread).
@@ -206,7 +297,9 @@ pub(super) fn last_faiss_error() -> String {
         return "FAISS reported an error without a message".to_string();
     }
     // SAFETY: non-null, null-terminated (above).
-    unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy().into_owned()
+    unsafe { std::ffi::CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// FAISS's `IO_FLAG_MMAP_IFC` (faiss/index_io.h): flat vectors and HNSW links read as views
@@ -215,10 +308,14 @@ const IO_FLAG_MMAP_IFC: i32 = 1 << 9;
 
 /// Loads an index file written by [`VectorIndex::save`].
 pub fn load_vector_index(path: &Path, spec: &IndexSpec) -> Result<FaissIndex> {
-    let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
+    let path_str = path
+        .to_str()
+        .ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
     let inner = match spec {
         // Their vectors (and HNSW's graph) are mapped from the file, not copied into memory.
-        IndexSpec::Flat | IndexSpec::Hnsw { .. } => faiss::index::io::read_index_with_flags(path_str, IoFlags::from(IO_FLAG_MMAP_IFC)),
+        IndexSpec::Flat | IndexSpec::Hnsw { .. } => {
+            faiss::index::io::read_index_with_flags(path_str, IoFlags::from(IO_FLAG_MMAP_IFC))
+        }
         IndexSpec::IvfFlat { .. } | IndexSpec::IvfPq { .. } => faiss::read_index(path_str),
     }
     .map_err(err("read"))?;
@@ -237,7 +334,11 @@ impl VectorIndex for FaissIndex {
     fn search(&self, queries: &[f32], k: usize) -> Result<Vec<Vec<Hit>>> {
         let k = k.min(self.len()).max(1);
         let (labels, scores) = self.search_raw(queries, k, None)?;
-        Ok(labels.chunks(k).zip(scores.chunks(k)).map(|(labels, scores)| hits(labels, scores)).collect())
+        Ok(labels
+            .chunks(k)
+            .zip(scores.chunks(k))
+            .map(|(labels, scores)| hits(labels, scores))
+            .collect())
     }
 
     fn search_in(&self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
@@ -249,7 +350,9 @@ impl VectorIndex for FaissIndex {
         let selector = IdSelector::bitmap(allowed.bitmap()).map_err(err("filter"))?;
         let params = match &self.spec {
             IndexSpec::IvfFlat { nprobe, .. } | IndexSpec::IvfPq { nprobe, .. } => {
-                SearchParametersIVFImpl::new_with(selector, *nprobe, 0).map_err(err("filter"))?.upcast()
+                SearchParametersIVFImpl::new_with(selector, *nprobe, 0)
+                    .map_err(err("filter"))?
+                    .upcast()
             }
             _ => SearchParametersImpl::new(selector).map_err(err("filter"))?,
         };
@@ -258,7 +361,9 @@ impl VectorIndex for FaissIndex {
     }
 
     fn save(&self, path: &Path) -> Result<()> {
-        let path_str = path.to_str().ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
+        let path_str = path
+            .to_str()
+            .ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
         faiss::write_index(&self.inner, path_str).map_err(err("write"))
     }
 }
@@ -274,19 +379,31 @@ mod tests {
         let data = crate::index::test_unit_vectors(4000, dim);
         let queries = crate::index::sample_rows(&data, dim, 100);
         let recall_of = |trainer| {
-            let spec = IndexSpec::IvfFlat { nlist: 32, nprobe: 4, train_sample: 4000, trainer };
+            let spec = IndexSpec::IvfFlat {
+                nlist: 32,
+                nprobe: 4,
+                train_sample: 4000,
+                trainer,
+            };
             let index = build_vector_index(&spec, dim, &data).unwrap();
             assert_eq!(index.len(), 4000);
             let dir = tempfile::tempdir().unwrap();
             index.save(&dir.path().join("ivf.faiss")).unwrap();
             let reloaded = load_vector_index(&dir.path().join("ivf.faiss"), &spec).unwrap();
             let recall = crate::index::ann_recall(&reloaded, &data, dim, &queries, 10).unwrap();
-            assert_eq!(recall, crate::index::ann_recall(&index, &data, dim, &queries, 10).unwrap(), "the saved index is the same index");
+            assert_eq!(
+                recall,
+                crate::index::ann_recall(&index, &data, dim, &queries, 10).unwrap(),
+                "the saved index is the same index"
+            );
             recall
         };
         let faiss = recall_of(IvfTrainer::Faiss);
         let kernels = recall_of(IvfTrainer::Kernels);
-        assert!(kernels >= faiss - 0.05, "kernel centroids recall {kernels} vs FAISS training {faiss}");
+        assert!(
+            kernels >= faiss - 0.05,
+            "kernel centroids recall {kernels} vs FAISS training {faiss}"
+        );
         assert!(kernels > 0.2);
     }
 
@@ -296,7 +413,13 @@ mod tests {
         let data = crate::index::test_unit_vectors(3000, dim);
         let dir = tempfile::tempdir().unwrap();
         for kind in [IndexKind::Flat, IndexKind::Hnsw, IndexKind::IvfFlat, IndexKind::IvfPq] {
-            let options = IndexOptions { kind, nlist: Some(16), nprobe: Some(16), pq_m: Some(8), ..Default::default() };
+            let options = IndexOptions {
+                kind,
+                nlist: Some(16),
+                nprobe: Some(16),
+                pq_m: Some(8),
+                ..Default::default()
+            };
             let spec = options.resolve(3000, dim).unwrap();
             let index = build_vector_index(&spec, dim, &data).unwrap();
             assert_eq!(index.len(), 3000);
@@ -304,7 +427,11 @@ mod tests {
             let hits = index.search(query, 5).unwrap();
             assert_eq!(hits[0][0].row, 123, "{kind:?}: {:?}", hits[0]);
             if kind != IndexKind::IvfPq {
-                assert!((hits[0][0].score - 1.0).abs() < 1e-4, "{kind:?} score {}", hits[0][0].score);
+                assert!(
+                    (hits[0][0].score - 1.0).abs() < 1e-4,
+                    "{kind:?} score {}",
+                    hits[0][0].score
+                );
             }
             let path = dir.path().join(format!("{}.faiss", spec.name()));
             index.save(&path).unwrap();
@@ -322,7 +449,10 @@ mod tests {
                 assert_eq!(index.stores_vectors(), kind != IndexKind::IvfPq, "{kind:?}");
                 match index.stored_vectors(2990, 10) {
                     Ok(rows) => assert!(rows == data[2990 * dim..], "{kind:?} {when}: stored rows differ"),
-                    Err(e) => assert!(kind == IndexKind::IvfPq && e.to_string().contains("lossy codes"), "{kind:?} {when}: {e}"),
+                    Err(e) => assert!(
+                        kind == IndexKind::IvfPq && e.to_string().contains("lossy codes"),
+                        "{kind:?} {when}: {e}"
+                    ),
                 }
             }
         }
@@ -335,10 +465,19 @@ mod tests {
         let mut allowed = crate::index::RowSet::empty(rows);
         (0..rows).filter(|r| r % 5 == 2).for_each(|r| allowed.insert(r));
         for kind in [IndexKind::Flat, IndexKind::Hnsw, IndexKind::IvfFlat, IndexKind::IvfPq] {
-            let options = IndexOptions { kind, nlist: Some(16), nprobe: Some(4), pq_m: Some(8), ..Default::default() };
+            let options = IndexOptions {
+                kind,
+                nlist: Some(16),
+                nprobe: Some(4),
+                pq_m: Some(8),
+                ..Default::default()
+            };
             let index = build_vector_index(&options.resolve(rows, dim).unwrap(), dim, &data).unwrap();
             let queries: Vec<&[f32]> = (0..64).map(|i| &data[i * 37 * dim..(i * 37 + 1) * dim]).collect();
-            let serial: Vec<_> = queries.iter().map(|q| (index.search(q, 10).unwrap(), index.search_in(q, 10, &allowed).unwrap())).collect();
+            let serial: Vec<_> = queries
+                .iter()
+                .map(|q| (index.search(q, 10).unwrap(), index.search_in(q, 10, &allowed).unwrap()))
+                .collect();
             // Eight threads, each through every query several times, all on the one index.
             std::thread::scope(|scope| {
                 for thread in 0..8 {
@@ -347,7 +486,11 @@ mod tests {
                         for round in 0..5 {
                             for (i, query) in queries.iter().enumerate().skip((thread + round) % 3) {
                                 assert_eq!(index.search(query, 10).unwrap(), serial[i].0, "{kind:?} query {i}");
-                                assert_eq!(index.search_in(query, 10, allowed).unwrap(), serial[i].1, "{kind:?} filtered query {i}");
+                                assert_eq!(
+                                    index.search_in(query, 10, allowed).unwrap(),
+                                    serial[i].1,
+                                    "{kind:?} filtered query {i}"
+                                );
                             }
                         }
                     });

@@ -18,7 +18,10 @@ pub struct QueryTerms {
 impl QueryTerms {
     /// The terms of `query` as an index read by `analyzer` looks it up.
     pub fn of(analyzer: &KeywordAnalyzer, query: &str) -> Self {
-        Self { terms: analyzer.query_terms(query).into_iter().collect(), reader: analyzer.text_reader() }
+        Self {
+            terms: analyzer.query_terms(query).into_iter().collect(),
+            reader: analyzer.text_reader(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -79,7 +82,10 @@ mod tests {
         let mut terms = english("Who invented the mercury thermometers?");
         let text = "Fahrenheit invented a Mercury thermometer; the thermometer's scale is his. Inventions differ.";
         // Case, plural and stem match ("Inventions" and "invented" are both "invent"); the stop word "the" never does.
-        assert_eq!(words(text, &terms.spans_in(text)), ["invented", "Mercury", "thermometer", "thermometer", "Inventions"]);
+        assert_eq!(
+            words(text, &terms.spans_in(text)),
+            ["invented", "Mercury", "thermometer", "thermometer", "Inventions"]
+        );
         assert!(english("the of and").is_empty());
         assert!(english("the of and").spans_in(text).is_empty());
         // Accents fold as in the index.
@@ -101,7 +107,10 @@ mod tests {
     #[test]
     fn multilingual_matches_cover_pairs_and_stems() {
         use super::super::analysis::LanguageProfile;
-        let texts = ["東京タワーは東京の観光名所です。", "Die alten Häuser der Stadt stehen am Ufer des Flusses, und viele Besucher kommen jedes Jahr."];
+        let texts = [
+            "東京タワーは東京の観光名所です。",
+            "Die alten Häuser der Stadt stehen am Ufer des Flusses, und viele Besucher kommen jedes Jahr.",
+        ];
         let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(LanguageProfile::of_texts(&texts).0));
         // Overlapping character pairs that match make one span: 東京タワー, then 東京.
         let mut terms = QueryTerms::of(&analyzer, "東京タワー");

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{BooleanQuery, BoostQuery, Bm25StatisticsProvider, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED};
 use tantivy::tokenizer::WhitespaceTokenizer;
 use tantivy::{Index, IndexReader, Searcher, Term};
@@ -23,7 +23,10 @@ use crate::error::{IndexerError, Result};
 pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V1;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
-    move |e| IndexerError::KeywordIndex { stage, reason: e.to_string() }
+    move |e| IndexerError::KeywordIndex {
+        stage,
+        reason: e.to_string(),
+    }
 }
 
 /// The schema of a keyword index read by the analyzer named `analyzer`.
@@ -32,7 +35,9 @@ pub(super) fn schema(analyzer: &str) -> Schema {
     builder.add_u64_field("row", INDEXED | STORED | FAST);
     // Term frequencies, no positions: queries are plain terms (never phrases), and positions
     // cost about 5-10% of the build. Indexes built with positions still open and search alike.
-    let indexing = TextFieldIndexing::default().set_tokenizer(analyzer).set_index_option(IndexRecordOption::WithFreqs);
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(analyzer)
+        .set_index_option(IndexRecordOption::WithFreqs);
     builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
     builder.build()
 }
@@ -63,7 +68,10 @@ impl KeywordStats {
     /// they hold, counted as the index counts them (a document is one row). Rows hidden by
     /// tombstones stay in their segment's index until compaction: subtracting these keeps
     /// their words from weighing on the live rows' scores.
-    pub fn of_texts<'a>(analyzer: &KeywordAnalyzer, texts: impl rayon::iter::IntoParallelIterator<Item = &'a str>) -> Self {
+    pub fn of_texts<'a>(
+        analyzer: &KeywordAnalyzer,
+        texts: impl rayon::iter::IntoParallelIterator<Item = &'a str>,
+    ) -> Self {
         use rayon::iter::ParallelIterator;
         texts
             .into_par_iter()
@@ -110,7 +118,12 @@ impl Bm25StatisticsProvider for KeywordStats {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        Ok(term.value().as_str().and_then(|text| self.doc_freq.get(text)).copied().unwrap_or(0))
+        Ok(term
+            .value()
+            .as_str()
+            .and_then(|text| self.doc_freq.get(text))
+            .copied()
+            .unwrap_or(0))
     }
 }
 
@@ -127,7 +140,13 @@ pub trait KeywordIndex: Send + Sync {
     /// This index's statistics for the terms of `query` (to sum over segments).
     fn stats(&self, query: &str) -> Result<KeywordStats>;
     /// Top-`k` rows (among `allowed` when given) scored with `stats` instead of this index's own.
-    fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>>;
+    fn search_with_stats(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&RowSet>,
+        stats: &KeywordStats,
+    ) -> Result<Vec<Hit>>;
     /// Every row holding at least one word of `query` as the analyzer reads it (a set of
     /// [`KeywordIndex::len`] rows), unscored and uncut.
     fn matching_rows(&self, query: &str) -> Result<RowSet>;
@@ -163,7 +182,11 @@ impl TantivyKeywordIndex {
             }
         };
         let reader = index.reader().map_err(err("reader"))?;
-        Ok(Self { index, reader, analyzer })
+        Ok(Self {
+            index,
+            reader,
+            analyzer,
+        })
     }
 
     /// How this index reads texts and queries.
@@ -179,7 +202,12 @@ impl TantivyKeywordIndex {
     /// The terms of `query` with their weights ([`KeywordAnalyzer::weighted_query_terms`]).
     fn terms(&self, query: &str) -> Result<Vec<(Term, f32)>> {
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
-        Ok(self.analyzer.weighted_query_terms(query).into_iter().map(|(term, weight)| (Term::from_field_text(field, &term), weight)).collect())
+        Ok(self
+            .analyzer
+            .weighted_query_terms(query)
+            .into_iter()
+            .map(|(term, weight)| (Term::from_field_text(field, &term), weight))
+            .collect())
     }
 }
 
@@ -188,8 +216,14 @@ fn analyzer_name(index: &Index) -> Result<String> {
     let schema = index.schema();
     let field = schema.get_field("text").map_err(err("schema"))?;
     match schema.get_field_entry(field).field_type() {
-        tantivy::schema::FieldType::Str(options) => Ok(options.get_indexing_options().map(|o| o.tokenizer().to_string()).unwrap_or_default()),
-        other => Err(IndexerError::KeywordIndex { stage: "open", reason: format!("the text field is {other:?}, not text") }),
+        tantivy::schema::FieldType::Str(options) => Ok(options
+            .get_indexing_options()
+            .map(|o| o.tokenizer().to_string())
+            .unwrap_or_default()),
+        other => Err(IndexerError::KeywordIndex {
+            stage: "open",
+            reason: format!("the text field is {other:?}, not text"),
+        }),
     }
 }
 
@@ -210,22 +244,41 @@ impl KeywordIndex for TantivyKeywordIndex {
         let searcher = self.reader.searcher();
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
         let own: &dyn Bm25StatisticsProvider = &searcher;
-        let mut stats = KeywordStats { docs: own.total_num_docs().map_err(err("stats"))?, tokens: own.total_num_tokens(field).map_err(err("stats"))?, doc_freq: HashMap::new() };
+        let mut stats = KeywordStats {
+            docs: own.total_num_docs().map_err(err("stats"))?,
+            tokens: own.total_num_tokens(field).map_err(err("stats"))?,
+            doc_freq: HashMap::new(),
+        };
         for (term, _) in self.terms(query)? {
             let count = Searcher::doc_freq(&searcher, &term).map_err(err("stats"))?;
-            stats.doc_freq.insert(term.value().as_str().unwrap_or_default().to_string(), count);
+            stats
+                .doc_freq
+                .insert(term.value().as_str().unwrap_or_default().to_string(), count);
         }
         Ok(stats)
     }
 
-    fn search_with_stats(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: &KeywordStats) -> Result<Vec<Hit>> {
+    fn search_with_stats(
+        &self,
+        query: &str,
+        k: usize,
+        allowed: Option<&RowSet>,
+        stats: &KeywordStats,
+    ) -> Result<Vec<Hit>> {
         self.run(query, k, allowed, Some(stats))
     }
 
     fn matching_rows(&self, query: &str) -> Result<RowSet> {
         let mut matching = RowSet::empty(self.len());
-        let Some(query) = self.any_term_query(query)? else { return Ok(matching) };
-        for row in self.reader.searcher().search(&query, &RowsCollector).map_err(err("match"))? {
+        let Some(query) = self.any_term_query(query)? else {
+            return Ok(matching);
+        };
+        for row in self
+            .reader
+            .searcher()
+            .search(&query, &RowsCollector)
+            .map_err(err("match"))?
+        {
             matching.insert(row as usize);
         }
         Ok(matching)
@@ -244,7 +297,14 @@ impl TantivyKeywordIndex {
             .filter(|(_, weight)| *weight > 0.0)
             .map(|(term, weight)| {
                 let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                (Occur::Should, if weight == 1.0 { query } else { Box::new(BoostQuery::new(query, weight)) as Box<dyn Query> })
+                (
+                    Occur::Should,
+                    if weight == 1.0 {
+                        query
+                    } else {
+                        Box::new(BoostQuery::new(query, weight)) as Box<dyn Query>
+                    },
+                )
             })
             .collect();
         Ok(Some(BooleanQuery::new(clauses)))
@@ -254,7 +314,9 @@ impl TantivyKeywordIndex {
         if k == 0 || allowed.is_some_and(RowSet::is_empty) {
             return Ok(Vec::new());
         }
-        let Some(query) = self.any_term_query(query)? else { return Ok(Vec::new()) };
+        let Some(query) = self.any_term_query(query)? else {
+            return Ok(Vec::new());
+        };
         let searcher = self.reader.searcher();
         let provider: &dyn Bm25StatisticsProvider = match stats {
             Some(stats) => stats,
@@ -264,7 +326,11 @@ impl TantivyKeywordIndex {
             None => searcher.search_with_statistics_provider(&query, &TopDocs::with_limit(k), provider),
             Some(allowed) => {
                 let allowed = Arc::new(allowed.clone());
-                let filter = FilterCollector::new("row".to_string(), move |row: u64| allowed.contains(row as usize), TopDocs::with_limit(k));
+                let filter = FilterCollector::new(
+                    "row".to_string(),
+                    move |row: u64| allowed.contains(row as usize),
+                    TopDocs::with_limit(k),
+                );
                 searcher.search_with_statistics_provider(&query, &filter, provider)
             }
         }
@@ -275,9 +341,18 @@ impl TantivyKeywordIndex {
             .map(|(score, address)| {
                 let column = match rows.entry(address.segment_ord) {
                     std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(entry) => entry.insert(searcher.segment_reader(address.segment_ord).fast_fields().u64("row").map_err(err("fetch"))?),
+                    std::collections::hash_map::Entry::Vacant(entry) => entry.insert(
+                        searcher
+                            .segment_reader(address.segment_ord)
+                            .fast_fields()
+                            .u64("row")
+                            .map_err(err("fetch"))?,
+                    ),
                 };
-                let row = column.first(address.doc_id).ok_or_else(|| IndexerError::KeywordIndex { stage: "fetch", reason: format!("document {address:?} has no row") })?;
+                let row = column.first(address.doc_id).ok_or_else(|| IndexerError::KeywordIndex {
+                    stage: "fetch",
+                    reason: format!("document {address:?} has no row"),
+                })?;
                 Ok(Hit { row, score })
             })
             .collect()
@@ -292,7 +367,11 @@ mod tests {
     #[test]
     fn bm25_ranks_matching_rows_and_ignores_query_syntax() {
         let dir = tempfile::tempdir().unwrap();
-        let texts = ["GPUs accelerate vector search", "The cat sat on the mat", "Searching vectors quickly on graphics processors"];
+        let texts = [
+            "GPUs accelerate vector search",
+            "The cat sat on the mat",
+            "Searching vectors quickly on graphics processors",
+        ];
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
         assert_eq!(index.len(), 3);
@@ -312,7 +391,20 @@ mod tests {
     #[test]
     fn matching_rows_are_every_row_holding_a_query_word() {
         let dir = tempfile::tempdir().unwrap();
-        let texts: Vec<String> = (0..300).map(|i| format!("note {i}: {}", if i % 7 == 3 { "glaciers melt" } else if i % 11 == 0 { "the harbour" } else { "ships wait" })).collect();
+        let texts: Vec<String> = (0..300)
+            .map(|i| {
+                format!(
+                    "note {i}: {}",
+                    if i % 7 == 3 {
+                        "glaciers melt"
+                    } else if i % 11 == 0 {
+                        "the harbour"
+                    } else {
+                        "ships wait"
+                    }
+                )
+            })
+            .collect();
         build_keyword_index(dir.path(), texts.iter().map(String::as_str)).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
         let matching = index.matching_rows("Glacier HARBOURS").unwrap();
@@ -326,7 +418,10 @@ mod tests {
         let texts: Vec<String> = (0..40)
             .map(|i| match i {
                 38 | 39 => format!("note {i}: the rare glacier drifts while the common harbour waits"),
-                _ => format!("note {i}: the common harbour waits for ships and tides number {}", i % 7),
+                _ => format!(
+                    "note {i}: the common harbour waits for ships and tides number {}",
+                    i % 7
+                ),
             })
             .collect();
         let open = |rows: &[String]| {
@@ -338,21 +433,49 @@ mod tests {
         let (big, _b) = open(&texts[..36]);
         let (small, _s) = open(&texts[36..]);
         let query = "rare glacier harbour";
-        let expected: HashMap<u64, f32> = whole.search(query, 40).unwrap().into_iter().map(|h| (h.row, h.score)).collect();
+        let expected: HashMap<u64, f32> = whole
+            .search(query, 40)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.row, h.score))
+            .collect();
 
         let mut stats = big.stats(query).unwrap();
         stats.add(&small.stats(query).unwrap());
         assert_eq!((stats.docs, stats.doc_freq["glacier"]), (40, 2));
-        let mut scored: Vec<(u64, f32)> = big.search_with_stats(query, 40, None, &stats).unwrap().into_iter().map(|h| (h.row, h.score)).collect();
-        scored.extend(small.search_with_stats(query, 40, None, &stats).unwrap().into_iter().map(|h| (h.row + 36, h.score)));
+        let mut scored: Vec<(u64, f32)> = big
+            .search_with_stats(query, 40, None, &stats)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.row, h.score))
+            .collect();
+        scored.extend(
+            small
+                .search_with_stats(query, 40, None, &stats)
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.row + 36, h.score)),
+        );
         assert_eq!(scored.len(), expected.len());
         for (row, score) in scored {
-            assert!((score - expected[&row]).abs() < 1e-4, "row {row}: {score} vs {} in one index", expected[&row]);
+            assert!(
+                (score - expected[&row]).abs() < 1e-4,
+                "row {row}: {score} vs {} in one index",
+                expected[&row]
+            );
         }
         // The small segment's own statistics score its rare term far lower than the whole corpus does.
-        let alone: Vec<Hit> = small.search(query, 4).unwrap().into_iter().filter(|h| h.row >= 2).collect();
+        let alone: Vec<Hit> = small
+            .search(query, 4)
+            .unwrap()
+            .into_iter()
+            .filter(|h| h.row >= 2)
+            .collect();
         assert_eq!(alone.len(), 2);
-        assert!(alone.iter().all(|h| h.score < expected[&(h.row + 36)] - 1.0), "{alone:?} vs {expected:?}");
+        assert!(
+            alone.iter().all(|h| h.score < expected[&(h.row + 36)] - 1.0),
+            "{alone:?} vs {expected:?}"
+        );
     }
 
     #[test]
@@ -375,8 +498,18 @@ mod tests {
         };
         let (all, _a) = open(texts.iter().map(String::as_str).collect());
         let (without, _w) = open(live.iter().map(|&i| texts[i].as_str()).collect());
-        let hidden_stats = KeywordStats::of_texts(all.analyzer(), hidden.iter().map(|&i| texts[i].as_str()).collect::<Vec<_>>());
-        assert_eq!((hidden_stats.docs, hidden_stats.doc_freq["glacier"], hidden_stats.doc_freq["cat"]), (4, 2, 1));
+        let hidden_stats = KeywordStats::of_texts(
+            all.analyzer(),
+            hidden.iter().map(|&i| texts[i].as_str()).collect::<Vec<_>>(),
+        );
+        assert_eq!(
+            (
+                hidden_stats.docs,
+                hidden_stats.doc_freq["glacier"],
+                hidden_stats.doc_freq["cat"]
+            ),
+            (4, 2, 1)
+        );
 
         for query in ["rare glacier harbour", "cat tides", "ships"] {
             let mut stats = all.stats(query).unwrap();
@@ -389,7 +522,13 @@ mod tests {
             assert_eq!(scored.len(), expected.len(), "{query}");
             for (got, want) in scored.iter().zip(&expected) {
                 assert_eq!(got.row as usize, live[want.row as usize], "{query}");
-                assert!((got.score - want.score).abs() < 1e-5, "{query}, row {}: {} vs {}", got.row, got.score, want.score);
+                assert!(
+                    (got.score - want.score).abs() < 1e-5,
+                    "{query}, row {}: {} vs {}",
+                    got.row,
+                    got.score,
+                    want.score
+                );
             }
         }
     }
@@ -411,12 +550,26 @@ mod tests {
             assert_eq!(profile.analyzed_as.get(code), Some(&rows), "{code}: {profile:?}");
         }
         // Each query is in one language, with other inflections than its row's text.
-        for (query, row) in [("lighthouse keeper house", 0), ("Leuchtturm Haus", 1), ("灯塔", 2), ("маяк смотритель", 3), ("kneading breads", 4)] {
+        for (query, row) in [
+            ("lighthouse keeper house", 0),
+            ("Leuchtturm Haus", 1),
+            ("灯塔", 2),
+            ("маяк смотритель", 3),
+            ("kneading breads", 4),
+        ] {
             let hits = index.search(query, 5).unwrap();
             assert_eq!(hits.first().map(|h| h.row), Some(row), "{query}: {hits:?}");
         }
         // A CJK query matches by character pairs only: 海岸 (coast) is in row 2, 岸海 is not.
-        assert_eq!(index.search("海岸", 5).unwrap().iter().map(|h| h.row).collect::<Vec<_>>(), [2]);
+        assert_eq!(
+            index
+                .search("海岸", 5)
+                .unwrap()
+                .iter()
+                .map(|h| h.row)
+                .collect::<Vec<_>>(),
+            [2]
+        );
         assert!(index.search("岸海", 5).unwrap().is_empty());
     }
 
@@ -431,7 +584,10 @@ mod tests {
         assert_eq!(index.search("run", 3).unwrap()[0].row, 0, "English stems");
         // The English analyzer folds accents first, then stems as English: Häuser -> hauser.
         assert_eq!(index.search("hauser", 3).unwrap()[0].row, 1);
-        assert!(index.search("haus", 3).unwrap().is_empty(), "no German stemming in an English index");
+        assert!(
+            index.search("haus", 3).unwrap().is_empty(),
+            "no German stemming in an English index"
+        );
         // It reads a run of CJK as one word, as it always did.
         assert_eq!(index.search("東京タワー", 3).unwrap()[0].row, 2);
         assert!(index.search("東京", 3).unwrap().is_empty());

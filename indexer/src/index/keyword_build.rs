@@ -19,7 +19,9 @@ use tantivy::indexer::merge_filtered_segments;
 use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{doc, Index, Segment, TantivyDocument};
 
-use super::analysis::{detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1};
+use super::analysis::{
+    detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1,
+};
 use super::keyword::{err, schema};
 use crate::error::{IndexerError, Result};
 
@@ -49,12 +51,25 @@ pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>)
 /// [`build_keyword_index`] over rows whose languages are known: `detected[i]` is what
 /// [`detect`] says of `texts[i]`.
 pub fn build_keyword_index_detected(dir: &Path, texts: &[&str], detected: &[Detected]) -> Result<LanguageProfile> {
-    build_multilingual(dir, texts, detected, part_ranges(texts.len(), rayon::current_num_threads()))
+    build_multilingual(
+        dir,
+        texts,
+        detected,
+        part_ranges(texts.len(), rayon::current_num_threads()),
+    )
 }
 
-fn build_multilingual(dir: &Path, texts: &[&str], detected: &[Detected], parts: Vec<Range<usize>>) -> Result<LanguageProfile> {
+fn build_multilingual(
+    dir: &Path,
+    texts: &[&str],
+    detected: &[Detected],
+    parts: Vec<Range<usize>>,
+) -> Result<LanguageProfile> {
     if detected.len() != texts.len() {
-        return Err(IndexerError::KeywordIndex { stage: "languages", reason: format!("{} languages for {} rows", detected.len(), texts.len()) });
+        return Err(IndexerError::KeywordIndex {
+            stage: "languages",
+            reason: format!("{} languages for {} rows", detected.len(), texts.len()),
+        });
     }
     let (profile, languages) = LanguageProfile::of_detected(detected);
     let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
@@ -67,30 +82,50 @@ fn build_multilingual(dir: &Path, texts: &[&str], detected: &[Detected], parts: 
 /// their snapshots hold; for comparisons and tests of how they are still read).
 pub fn build_english_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>) -> Result<()> {
     let texts: Vec<&str> = texts.collect();
-    build_in_parts(dir, &texts, part_ranges(texts.len(), rayon::current_num_threads()), &Reading::English)
+    build_in_parts(
+        dir,
+        &texts,
+        part_ranges(texts.len(), rayon::current_num_threads()),
+        &Reading::English,
+    )
 }
 
 /// Builds each range of rows as an index of its own (in parallel), then merges them in row order into `dir`.
 fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>, reading: &Reading<'_>) -> Result<()> {
     let started = std::time::Instant::now();
     let part_count = parts.len();
-    let built: Vec<(tempfile::TempDir, Index)> = parts.into_par_iter().map(|range| build_part(texts, range, reading)).collect::<Result<_>>()?;
+    let built: Vec<(tempfile::TempDir, Index)> = parts
+        .into_par_iter()
+        .map(|range| build_part(texts, range, reading))
+        .collect::<Result<_>>()?;
     let mut segments = Vec::new();
     for (_, index) in &built {
         segments.extend(index.searchable_segments().map_err(err("merge"))?);
     }
     let segments = in_row_order(segments)?;
-    tracing::debug!("keyword index: {} rows in {part_count} parts ({} segments) in {:.2} s", texts.len(), segments.len(), started.elapsed().as_secs_f64());
+    tracing::debug!(
+        "keyword index: {} rows in {part_count} parts ({} segments) in {:.2} s",
+        texts.len(),
+        segments.len(),
+        started.elapsed().as_secs_f64()
+    );
     match segments.len() {
         // One part that never flushed: its folder already is the index.
         1 if built.len() == 1 => move_index(built[0].0.path(), dir),
-        0 => Index::create_in_dir(dir, schema(reading.name())).map(drop).map_err(err("create")),
+        0 => Index::create_in_dir(dir, schema(reading.name()))
+            .map(drop)
+            .map_err(err("create")),
         _ => {
-            let output = MmapDirectory::open(dir).map_err(|e| IndexerError::KeywordIndex { stage: "merge", reason: format!("{}: {e}", dir.display()) })?;
+            let output = MmapDirectory::open(dir).map_err(|e| IndexerError::KeywordIndex {
+                stage: "merge",
+                reason: format!("{}: {e}", dir.display()),
+            })?;
             // tantivy's merge of segments from other indexes, in the order given (public but
             // doc-hidden in 0.25; Cargo.lock pins the version, and the tests here check the order).
             let alive = vec![None; segments.len()];
-            merge_filtered_segments(&segments, built[0].1.settings().clone(), alive, output).map(drop).map_err(err("merge"))
+            merge_filtered_segments(&segments, built[0].1.settings().clone(), alive, output)
+                .map(drop)
+                .map_err(err("merge"))
         }
     }
 }
@@ -103,7 +138,10 @@ fn part_ranges(rows: usize, threads: usize) -> Vec<Range<usize>> {
     }
     let parts = threads.clamp(1, rows.div_ceil(MIN_PART_ROWS));
     let size = rows.div_ceil(parts);
-    (0..rows).step_by(size).map(|start| start..(start + size).min(rows)).collect()
+    (0..rows)
+        .step_by(size)
+        .map(|start| start..(start + size).min(rows))
+        .collect()
 }
 
 impl Reading<'_> {
@@ -122,18 +160,24 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
     match reading {
         Reading::English => index.tokenizers().register(ENGLISH_V1, english_analyzer()),
         // tantivy asks for the field's tokenizer at commit, though it never reads pre-read text with it.
-        Reading::Multilingual(..) => index.tokenizers().register(MULTILINGUAL_V1, tantivy::tokenizer::WhitespaceTokenizer::default()),
+        Reading::Multilingual(..) => index
+            .tokenizers()
+            .register(MULTILINGUAL_V1, tantivy::tokenizer::WhitespaceTokenizer::default()),
     }
     let schema = index.schema();
     let row_field = schema.get_field("row").map_err(err("schema"))?;
     let text_field = schema.get_field("text").map_err(err("schema"))?;
     // No background merges: the segments are merged once, in row order, at the end.
-    let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, PART_WRITER_BYTES).map_err(err("writer"))?;
+    let mut writer = index
+        .writer_with_num_threads::<TantivyDocument>(1, PART_WRITER_BYTES)
+        .map_err(err("writer"))?;
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
     match reading {
         Reading::English => {
             for row in range {
-                writer.add_document(doc!(row_field => row as u64, text_field => texts[row])).map_err(err("add"))?;
+                writer
+                    .add_document(doc!(row_field => row as u64, text_field => texts[row]))
+                    .map_err(err("add"))?;
             }
         }
         Reading::Multilingual(analyzer, languages) => {
@@ -142,11 +186,23 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
                 let mut tokens = Vec::new();
                 reader.for_each_term_as(texts[row], languages[row], |term, span| {
                     let position = tokens.len();
-                    tokens.push(Token { offset_from: span.start, offset_to: span.end, position, text: term.to_string(), position_length: 1 });
+                    tokens.push(Token {
+                        offset_from: span.start,
+                        offset_to: span.end,
+                        position,
+                        text: term.to_string(),
+                        position_length: 1,
+                    });
                 });
                 let mut document = TantivyDocument::new();
                 document.add_u64(row_field, row as u64);
-                document.add_pre_tokenized_text(text_field, PreTokenizedString { text: String::new(), tokens });
+                document.add_pre_tokenized_text(
+                    text_field,
+                    PreTokenizedString {
+                        text: String::new(),
+                        tokens,
+                    },
+                );
                 writer.add_document(document).map_err(err("add"))?;
             }
         }
@@ -162,7 +218,13 @@ pub fn keyword_index_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| IndexerError::io(dir, e))? {
         let path = entry.map_err(|e| IndexerError::io(dir, e))?.path();
-        if path.is_file() && !path.file_name().unwrap_or_default().to_string_lossy().ends_with(".lock") {
+        if path.is_file()
+            && !path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .ends_with(".lock")
+        {
             files.push(path);
         }
     }
@@ -202,7 +264,15 @@ mod tests {
 
     /// 300 rows: every third one the same text (tied BM25 scores), the others unique.
     fn tied_texts() -> Vec<String> {
-        (0..300).map(|row| if row % 3 == 0 { "identical harbour report".to_string() } else { format!("unique entry{row} about tides") }).collect()
+        (0..300)
+            .map(|row| {
+                if row % 3 == 0 {
+                    "identical harbour report".to_string()
+                } else {
+                    format!("unique entry{row} about tides")
+                }
+            })
+            .collect()
     }
 
     fn built(texts: &[&str], parts: Vec<Range<usize>>) -> (tempfile::TempDir, TantivyKeywordIndex) {
@@ -222,11 +292,20 @@ mod tests {
         for index in [&one, &many] {
             assert_eq!((index.len(), index.segment_count()), (300, 1));
             // Ties come back in row order, whatever the parts were.
-            let rows: Vec<u64> = index.search("identical harbour", 7).unwrap().iter().map(|h| h.row).collect();
+            let rows: Vec<u64> = index
+                .search("identical harbour", 7)
+                .unwrap()
+                .iter()
+                .map(|h| h.row)
+                .collect();
             assert_eq!(rows, [0, 3, 6, 9, 12, 15, 18]);
             // Every row's own term finds that row.
             for row in [1, 2, 50, 52, 169, 170, 299] {
-                assert_eq!(index.search(&format!("entry{row}"), 1).unwrap()[0].row, row, "row {row}");
+                assert_eq!(
+                    index.search(&format!("entry{row}"), 1).unwrap()[0].row,
+                    row,
+                    "row {row}"
+                );
             }
         }
         let (_empty_dir, empty) = built(&[], Vec::new());
@@ -238,13 +317,22 @@ mod tests {
     fn parts_cover_the_rows_in_order() {
         assert!(part_ranges(0, 8).is_empty());
         assert_eq!(part_ranges(5, 8), [0..5]);
-        assert_eq!(part_ranges(MIN_PART_ROWS * 2, 8), [0..MIN_PART_ROWS, MIN_PART_ROWS..MIN_PART_ROWS * 2]);
+        assert_eq!(
+            part_ranges(MIN_PART_ROWS * 2, 8),
+            [0..MIN_PART_ROWS, MIN_PART_ROWS..MIN_PART_ROWS * 2]
+        );
         for (rows, threads) in [(1, 1), (99_999, 3), (1_000_003, 16), (45_000, 16), (200_000, 1)] {
             let ranges = part_ranges(rows, threads);
-            assert!(ranges.len() <= threads && !ranges.is_empty(), "{rows} rows, {threads} threads: {ranges:?}");
+            assert!(
+                ranges.len() <= threads && !ranges.is_empty(),
+                "{rows} rows, {threads} threads: {ranges:?}"
+            );
             assert_eq!(ranges[0].start, 0);
             assert_eq!(ranges.last().unwrap().end, rows);
-            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()), "{ranges:?}");
+            assert!(
+                ranges.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()),
+                "{ranges:?}"
+            );
         }
     }
 }

@@ -19,7 +19,10 @@ impl Collector for RowsCollector {
     type Child = SegmentRows;
 
     fn for_segment(&self, _segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentRows> {
-        Ok(SegmentRows { column: reader.fast_fields().u64("row")?, rows: Vec::new() })
+        Ok(SegmentRows {
+            column: reader.fast_fields().u64("row")?,
+            rows: Vec::new(),
+        })
     }
 
     fn requires_scoring(&self) -> bool {

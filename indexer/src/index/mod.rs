@@ -5,21 +5,25 @@
 pub mod analysis;
 mod faiss_index;
 mod highlight;
+mod kernels;
 mod keyword;
 mod keyword_build;
 mod keyword_rows;
-mod kernels;
 mod recall;
 mod row_set;
 mod spec;
 mod stem_cache;
 mod stored_vectors;
 
-pub use faiss_index::{build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED};
+pub use faiss_index::{
+    build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED,
+};
 pub use highlight::{char_ranges, QueryTerms};
-pub use keyword_build::{build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files};
 pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALYZER};
+pub use keyword_build::{
+    build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
+};
 pub use recall::{ann_recall, sample_rows, RecallCheck};
 pub use row_set::RowSet;
 pub use spec::{IndexKind, IndexOptions, IndexSpec, IvfTrainer, FLAT_MAX_ROWS};

@@ -45,7 +45,10 @@ pub fn sample_rows(base: &[f32], dim: usize, count: usize) -> Vec<f32> {
     let mut rng = StdRng::seed_from_u64(0x5eed_2ec4);
     let mut picked = sample(&mut rng, rows, count.min(rows)).into_vec();
     picked.sort_unstable();
-    picked.iter().flat_map(|&r| base[r * dim..(r + 1) * dim].iter().copied()).collect()
+    picked
+        .iter()
+        .flat_map(|&r| base[r * dim..(r + 1) * dim].iter().copied())
+        .collect()
 }
 
 #[cfg(test)]
@@ -60,10 +63,17 @@ mod tests {
         let queries = sample_rows(&base, dim, 50);
         let flat = build_vector_index(&IndexSpec::Flat, dim, &base).unwrap();
         assert_eq!(ann_recall(&flat, &base, dim, &queries, 10).unwrap(), 1.0);
-        let spec = IndexSpec::IvfFlat { nlist: 64, nprobe: 1, train_sample: 2000, trainer: Default::default() };
+        let spec = IndexSpec::IvfFlat {
+            nlist: 64,
+            nprobe: 1,
+            train_sample: 2000,
+            trainer: Default::default(),
+        };
         let ivf = build_vector_index(&spec, dim, &base).unwrap();
         let recall = ann_recall(&ivf, &base, dim, &queries, 10).unwrap();
-        assert!(recall < 0.9, "nprobe=1 of 64 lists should miss neighbours, got {recall}");
+        assert!(
+            recall < 0.9,
+            "nprobe=1 of 64 lists should miss neighbours, got {recall}"
+        );
     }
-
 }

@@ -12,7 +12,11 @@ pub struct RowSet {
 impl RowSet {
     /// No rows allowed.
     pub fn empty(len: usize) -> Self {
-        Self { bits: vec![0; len.div_ceil(8)], len, count: 0 }
+        Self {
+            bits: vec![0; len.div_ceil(8)],
+            len,
+            count: 0,
+        }
     }
 
     /// Every row allowed.
@@ -32,7 +36,11 @@ impl RowSet {
                 *last &= (1u8 << (self.len % 8)) - 1;
             }
         }
-        Self { bits, len: self.len, count: self.len - self.count }
+        Self {
+            bits,
+            len: self.len,
+            count: self.len - self.count,
+        }
     }
 
     pub fn insert(&mut self, row: usize) {
@@ -87,7 +95,13 @@ impl RowSet {
         let (first, shift) = (start / 8, start % 8);
         let byte = |at: usize| self.bits.get(at).copied().unwrap_or(0);
         let mut bits: Vec<u8> = (0..len.div_ceil(8))
-            .map(|i| if shift == 0 { byte(first + i) } else { (byte(first + i) >> shift) | (byte(first + i + 1) << (8 - shift)) })
+            .map(|i| {
+                if shift == 0 {
+                    byte(first + i)
+                } else {
+                    (byte(first + i) >> shift) | (byte(first + i + 1) << (8 - shift))
+                }
+            })
             .collect();
         if len % 8 != 0 {
             if let Some(last) = bits.last_mut() {
@@ -145,12 +159,20 @@ mod tests {
     fn a_range_is_added_less_the_rows_of_another_set() {
         for (start, end) in [(0, 100), (3, 5), (5, 93), (8, 64), (13, 100), (99, 100), (40, 40)] {
             let mut except = RowSet::empty(100);
-            (0..100).filter(|row| row % 7 == 0 || row % 11 == 3).for_each(|row| except.insert(row));
+            (0..100)
+                .filter(|row| row % 7 == 0 || row % 11 == 3)
+                .for_each(|row| except.insert(row));
             let mut set = RowSet::empty(100);
             set.insert(2);
             set.insert(60);
             set.insert_range_except(start, end, &except);
-            let want: Vec<u64> = (0..100u64).filter(|&row| row == 2 || row == 60 || ((start as u64..end as u64).contains(&row) && !except.contains(row as usize))).collect();
+            let want: Vec<u64> = (0..100u64)
+                .filter(|&row| {
+                    row == 2
+                        || row == 60
+                        || ((start as u64..end as u64).contains(&row) && !except.contains(row as usize))
+                })
+                .collect();
             assert_eq!(set.rows(), want, "{start}..{end}");
             assert_eq!(set.count(), want.len(), "{start}..{end}");
         }
@@ -191,18 +213,31 @@ mod tests {
         for len in [0usize, 1, 7, 8, 9, 63, 64, 100, 1000] {
             let mut set = RowSet::empty(len);
             for row in 0..len {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 if state >> 62 == 0 {
                     set.insert(row);
                 }
             }
-            assert_eq!(set.rows(), (0..len as u64).filter(|&r| set.contains(r as usize)).collect::<Vec<_>>());
+            assert_eq!(
+                set.rows(),
+                (0..len as u64)
+                    .filter(|&r| set.contains(r as usize))
+                    .collect::<Vec<_>>()
+            );
             for start in [0, 1, 3, 8, 13, len / 2, len] {
                 for take in [0, 1, 5, 8, 17, len] {
                     let part = set.range(start, take);
-                    let want: Vec<u64> = (start..(start + take).min(len)).filter(|&r| set.contains(r)).map(|r| (r - start) as u64).collect();
+                    let want: Vec<u64> = (start..(start + take).min(len))
+                        .filter(|&r| set.contains(r))
+                        .map(|r| (r - start) as u64)
+                        .collect();
                     assert_eq!(part.rows(), want, "len {len} start {start} take {take}");
-                    assert_eq!((part.count(), part.len()), (want.len(), take.min(len.saturating_sub(start))));
+                    assert_eq!(
+                        (part.count(), part.len()),
+                        (want.len(), take.min(len.saturating_sub(start)))
+                    );
                 }
             }
         }

@@ -12,7 +12,11 @@ use crate::error::{IndexerError, Result};
 pub enum IndexSpec {
     /// Exact inner-product search.
     Flat,
-    Hnsw { m: usize, ef_construction: usize, ef_search: usize },
+    Hnsw {
+        m: usize,
+        ef_construction: usize,
+        ef_search: usize,
+    },
     IvfFlat {
         nlist: usize,
         nprobe: usize,
@@ -21,7 +25,13 @@ pub enum IndexSpec {
         #[serde(default)]
         trainer: IvfTrainer,
     },
-    IvfPq { nlist: usize, nprobe: usize, pq_m: usize, nbits: usize, train_sample: usize },
+    IvfPq {
+        nlist: usize,
+        nprobe: usize,
+        pq_m: usize,
+        nbits: usize,
+        train_sample: usize,
+    },
 }
 
 impl IndexSpec {
@@ -78,7 +88,9 @@ impl FromStr for IvfTrainer {
             "auto" => Ok(Self::Auto),
             "faiss" => Ok(Self::Faiss),
             "kernels" | "quarry" => Ok(Self::Kernels),
-            other => Err(IndexerError::Config(format!("unknown IVF trainer `{other}` (auto, faiss, kernels)"))),
+            other => Err(IndexerError::Config(format!(
+                "unknown IVF trainer `{other}` (auto, faiss, kernels)"
+            ))),
         }
     }
 }
@@ -116,7 +128,11 @@ impl FromStr for IndexKind {
             "hnsw" => Self::Hnsw,
             "ivf-flat" | "ivf" => Self::IvfFlat,
             "ivf-pq" => Self::IvfPq,
-            other => return Err(IndexerError::Config(format!("unknown index kind `{other}` (auto, flat, hnsw, ivf-flat, ivf-pq)"))),
+            other => {
+                return Err(IndexerError::Config(format!(
+                    "unknown index kind `{other}` (auto, flat, hnsw, ivf-flat, ivf-pq)"
+                )))
+            }
         })
     }
 }
@@ -150,7 +166,10 @@ impl IndexOptions {
         if rows < FLAT_MAX_ROWS {
             return Ok(IndexSpec::Flat);
         }
-        let fitting = IndexOptions { nlist: self.nlist.filter(|&nlist| nlist <= rows), ..self.clone() };
+        let fitting = IndexOptions {
+            nlist: self.nlist.filter(|&nlist| nlist <= rows),
+            ..self.clone()
+        };
         fitting.resolve(rows, dim)
     }
 
@@ -158,9 +177,22 @@ impl IndexOptions {
     /// would crash on an HNSW graph without links, or fail its first search on zero lists).
     /// Checked before a run embeds anything, and again by every [`IndexOptions::resolve`].
     pub fn validate(&self) -> Result<()> {
-        let least = [("--hnsw-m", self.hnsw_m, 2), ("--ef-construction", self.ef_construction, 1), ("--ef-search", self.ef_search, 1), ("--nlist", self.nlist, 1), ("--nprobe", self.nprobe, 1), ("--pq-m", self.pq_m, 1), ("--train-sample", self.train_sample, 1)];
-        match least.into_iter().find(|&(_, value, min)| value.is_some_and(|value| value < min)) {
-            Some((option, Some(value), min)) => Err(IndexerError::Config(format!("{option} {value}: must be at least {min}"))),
+        let least = [
+            ("--hnsw-m", self.hnsw_m, 2),
+            ("--ef-construction", self.ef_construction, 1),
+            ("--ef-search", self.ef_search, 1),
+            ("--nlist", self.nlist, 1),
+            ("--nprobe", self.nprobe, 1),
+            ("--pq-m", self.pq_m, 1),
+            ("--train-sample", self.train_sample, 1),
+        ];
+        match least
+            .into_iter()
+            .find(|&(_, value, min)| value.is_some_and(|value| value < min))
+        {
+            Some((option, Some(value), min)) => Err(IndexerError::Config(format!(
+                "{option} {value}: must be at least {min}"
+            ))),
             _ => Ok(()),
         }
     }
@@ -174,7 +206,9 @@ impl IndexOptions {
             IndexKind::Auto => IndexKind::IvfFlat,
             explicit => explicit,
         };
-        let nlist = self.nlist.unwrap_or_else(|| ((4.0 * (rows as f64).sqrt()) as usize).clamp(1, 65_536));
+        let nlist = self
+            .nlist
+            .unwrap_or_else(|| ((4.0 * (rows as f64).sqrt()) as usize).clamp(1, 65_536));
         let nprobe = self.nprobe.unwrap_or((nlist / 16).clamp(1, 256)).min(nlist);
         let train_sample = self.train_sample.unwrap_or(nlist * 256).min(rows);
         if matches!(kind, IndexKind::IvfFlat | IndexKind::IvfPq) && train_sample < nlist {
@@ -189,16 +223,31 @@ impl IndexOptions {
                 ef_construction: self.ef_construction.unwrap_or(200),
                 ef_search: self.ef_search.unwrap_or(128),
             },
-            IndexKind::IvfFlat => IndexSpec::IvfFlat { nlist, nprobe, train_sample, trainer: self.ivf_trainer.resolved() },
+            IndexKind::IvfFlat => IndexSpec::IvfFlat {
+                nlist,
+                nprobe,
+                train_sample,
+                trainer: self.ivf_trainer.resolved(),
+            },
             IndexKind::IvfPq => {
                 let pq_m = self.pq_m.unwrap_or(dim / 8);
                 if pq_m == 0 || dim % pq_m != 0 {
-                    return Err(IndexerError::Config(format!("--pq-m {pq_m} must divide the dimension {dim}")));
+                    return Err(IndexerError::Config(format!(
+                        "--pq-m {pq_m} must divide the dimension {dim}"
+                    )));
                 }
                 if train_sample < 256 {
-                    return Err(IndexerError::Config(format!("IVF-PQ needs at least 256 training vectors, has {train_sample}")));
+                    return Err(IndexerError::Config(format!(
+                        "IVF-PQ needs at least 256 training vectors, has {train_sample}"
+                    )));
                 }
-                IndexSpec::IvfPq { nlist, nprobe, pq_m, nbits: 8, train_sample }
+                IndexSpec::IvfPq {
+                    nlist,
+                    nprobe,
+                    pq_m,
+                    nbits: 8,
+                    train_sample,
+                }
             }
         })
     }
@@ -212,7 +261,10 @@ mod tests {
     fn default_follows_corpus_size() {
         let auto = IndexOptions::default();
         assert_eq!(auto.resolve(100, 384).unwrap(), IndexSpec::Flat);
-        assert!(matches!(auto.resolve(50_000, 384).unwrap(), IndexSpec::Hnsw { m: 32, .. }));
+        assert!(matches!(
+            auto.resolve(50_000, 384).unwrap(),
+            IndexSpec::Hnsw { m: 32, .. }
+        ));
         match auto.resolve(4_000_000, 384).unwrap() {
             IndexSpec::IvfFlat { nlist, nprobe, .. } => assert_eq!((nlist, nprobe), (8000, 256)),
             other => panic!("{other:?}"),
@@ -221,29 +273,76 @@ mod tests {
 
     #[test]
     fn an_added_segment_is_exact_while_small_and_never_fails_on_corpus_sized_lists() {
-        let ivf = IndexOptions { kind: IndexKind::IvfFlat, nlist: Some(4096), ..Default::default() };
-        assert!(ivf.resolve(500, 384).is_err(), "the whole-corpus rule refuses 500 rows for 4096 lists");
+        let ivf = IndexOptions {
+            kind: IndexKind::IvfFlat,
+            nlist: Some(4096),
+            ..Default::default()
+        };
+        assert!(
+            ivf.resolve(500, 384).is_err(),
+            "the whole-corpus rule refuses 500 rows for 4096 lists"
+        );
         assert_eq!(ivf.resolve_segment(500, 384).unwrap(), IndexSpec::Flat);
-        assert!(matches!(ivf.resolve_segment(100_000, 384).unwrap(), IndexSpec::IvfFlat { nlist: 4096, .. }));
-        let too_many = IndexOptions { nlist: Some(65_536), ..ivf.clone() };
-        assert!(matches!(too_many.resolve_segment(30_000, 384).unwrap(), IndexSpec::IvfFlat { nlist: 692, .. }));
-        let hnsw = IndexOptions { kind: IndexKind::Hnsw, ..Default::default() };
+        assert!(matches!(
+            ivf.resolve_segment(100_000, 384).unwrap(),
+            IndexSpec::IvfFlat { nlist: 4096, .. }
+        ));
+        let too_many = IndexOptions {
+            nlist: Some(65_536),
+            ..ivf.clone()
+        };
+        assert!(matches!(
+            too_many.resolve_segment(30_000, 384).unwrap(),
+            IndexSpec::IvfFlat { nlist: 692, .. }
+        ));
+        let hnsw = IndexOptions {
+            kind: IndexKind::Hnsw,
+            ..Default::default()
+        };
         assert_eq!(hnsw.resolve_segment(FLAT_MAX_ROWS - 1, 384).unwrap(), IndexSpec::Flat);
-        assert!(matches!(hnsw.resolve_segment(FLAT_MAX_ROWS, 384).unwrap(), IndexSpec::Hnsw { .. }));
+        assert!(matches!(
+            hnsw.resolve_segment(FLAT_MAX_ROWS, 384).unwrap(),
+            IndexSpec::Hnsw { .. }
+        ));
     }
 
     #[test]
     fn bad_parameters_are_explained() {
-        let ivf = IndexOptions { kind: IndexKind::IvfFlat, nlist: Some(100), ..Default::default() };
-        assert!(ivf.resolve(50, 384).unwrap_err().to_string().contains("needs at least 100"));
-        let pq = IndexOptions { kind: IndexKind::IvfPq, pq_m: Some(7), ..Default::default() };
+        let ivf = IndexOptions {
+            kind: IndexKind::IvfFlat,
+            nlist: Some(100),
+            ..Default::default()
+        };
+        assert!(ivf
+            .resolve(50, 384)
+            .unwrap_err()
+            .to_string()
+            .contains("needs at least 100"));
+        let pq = IndexOptions {
+            kind: IndexKind::IvfPq,
+            pq_m: Some(7),
+            ..Default::default()
+        };
         assert!(pq.resolve(10_000, 384).unwrap_err().to_string().contains("must divide"));
-        assert_eq!(IndexSpec::IvfPq { nlist: 64, nprobe: 8, pq_m: 48, nbits: 8, train_sample: 1 }.factory(), "IVF64,PQ48x8np");
+        assert_eq!(
+            IndexSpec::IvfPq {
+                nlist: 64,
+                nprobe: 8,
+                pq_m: 48,
+                nbits: 8,
+                train_sample: 1
+            }
+            .factory(),
+            "IVF64,PQ48x8np"
+        );
     }
 
     #[test]
     fn the_default_ivf_trainer_is_settled_for_the_device_before_it_is_recorded() {
-        let ivf = IndexOptions { kind: IndexKind::IvfFlat, ..Default::default() };
+        let ivf = IndexOptions {
+            kind: IndexKind::IvfFlat,
+            ..Default::default()
+        };
         assert_eq!("auto".parse::<IvfTrainer>().unwrap(), ivf.ivf_trainer);
         let settled = match ivf.resolve(100_000, 384).unwrap() {
             IndexSpec::IvfFlat { trainer, .. } => trainer,
@@ -254,7 +353,9 @@ mod tests {
         assert_eq!(settled, IvfTrainer::Faiss);
         assert_ne!(settled, IvfTrainer::Auto, "a manifest records who trained");
         for chosen in [IvfTrainer::Faiss, IvfTrainer::Kernels] {
-            assert!(matches!(IndexOptions { ivf_trainer: chosen, ..ivf.clone() }.resolve(100_000, 384).unwrap(), IndexSpec::IvfFlat { trainer, .. } if trainer == chosen));
+            assert!(
+                matches!(IndexOptions { ivf_trainer: chosen, ..ivf.clone() }.resolve(100_000, 384).unwrap(), IndexSpec::IvfFlat { trainer, .. } if trainer == chosen)
+            );
         }
     }
 
@@ -265,19 +366,97 @@ mod tests {
             assert!(error.contains(message), "{error}");
             assert_eq!(options.validate().unwrap_err().to_string(), error);
         };
-        let hnsw = IndexOptions { kind: IndexKind::Hnsw, ..Default::default() };
-        refused(IndexOptions { hnsw_m: Some(1), ..hnsw.clone() }, "--hnsw-m 1: must be at least 2");
-        refused(IndexOptions { ef_construction: Some(0), ..hnsw.clone() }, "--ef-construction 0: must be at least 1");
-        refused(IndexOptions { ef_search: Some(0), ..hnsw.clone() }, "--ef-search 0: must be at least 1");
-        let ivf = IndexOptions { kind: IndexKind::IvfFlat, ..Default::default() };
-        refused(IndexOptions { nlist: Some(0), ..ivf.clone() }, "--nlist 0: must be at least 1");
-        refused(IndexOptions { nprobe: Some(0), ..ivf.clone() }, "--nprobe 0: must be at least 1");
-        refused(IndexOptions { train_sample: Some(0), ..ivf.clone() }, "--train-sample 0: must be at least 1");
-        refused(IndexOptions { kind: IndexKind::IvfPq, pq_m: Some(0), ..ivf.clone() }, "--pq-m 0: must be at least 1");
+        let hnsw = IndexOptions {
+            kind: IndexKind::Hnsw,
+            ..Default::default()
+        };
+        refused(
+            IndexOptions {
+                hnsw_m: Some(1),
+                ..hnsw.clone()
+            },
+            "--hnsw-m 1: must be at least 2",
+        );
+        refused(
+            IndexOptions {
+                ef_construction: Some(0),
+                ..hnsw.clone()
+            },
+            "--ef-construction 0: must be at least 1",
+        );
+        refused(
+            IndexOptions {
+                ef_search: Some(0),
+                ..hnsw.clone()
+            },
+            "--ef-search 0: must be at least 1",
+        );
+        let ivf = IndexOptions {
+            kind: IndexKind::IvfFlat,
+            ..Default::default()
+        };
+        refused(
+            IndexOptions {
+                nlist: Some(0),
+                ..ivf.clone()
+            },
+            "--nlist 0: must be at least 1",
+        );
+        refused(
+            IndexOptions {
+                nprobe: Some(0),
+                ..ivf.clone()
+            },
+            "--nprobe 0: must be at least 1",
+        );
+        refused(
+            IndexOptions {
+                train_sample: Some(0),
+                ..ivf.clone()
+            },
+            "--train-sample 0: must be at least 1",
+        );
+        refused(
+            IndexOptions {
+                kind: IndexKind::IvfPq,
+                pq_m: Some(0),
+                ..ivf.clone()
+            },
+            "--pq-m 0: must be at least 1",
+        );
         // The least values that make sense are accepted, whatever the kind.
-        let least = IndexOptions { hnsw_m: Some(2), ef_construction: Some(1), ef_search: Some(1), nlist: Some(1), nprobe: Some(1), train_sample: Some(1), pq_m: Some(1), ..Default::default() };
+        let least = IndexOptions {
+            hnsw_m: Some(2),
+            ef_construction: Some(1),
+            ef_search: Some(1),
+            nlist: Some(1),
+            nprobe: Some(1),
+            train_sample: Some(1),
+            pq_m: Some(1),
+            ..Default::default()
+        };
         assert!(least.validate().is_ok());
-        assert!(matches!(IndexOptions { kind: IndexKind::Hnsw, ..least.clone() }.resolve(100_000, 384).unwrap(), IndexSpec::Hnsw { m: 2, .. }));
-        assert!(matches!(IndexOptions { kind: IndexKind::IvfFlat, ..least }.resolve(100_000, 384).unwrap(), IndexSpec::IvfFlat { nlist: 1, nprobe: 1, .. }));
+        assert!(matches!(
+            IndexOptions {
+                kind: IndexKind::Hnsw,
+                ..least.clone()
+            }
+            .resolve(100_000, 384)
+            .unwrap(),
+            IndexSpec::Hnsw { m: 2, .. }
+        ));
+        assert!(matches!(
+            IndexOptions {
+                kind: IndexKind::IvfFlat,
+                ..least
+            }
+            .resolve(100_000, 384)
+            .unwrap(),
+            IndexSpec::IvfFlat {
+                nlist: 1,
+                nprobe: 1,
+                ..
+            }
+        ));
     }
 }

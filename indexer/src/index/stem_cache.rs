@@ -37,7 +37,11 @@ impl TokenFilter for CachedEnglishStemmer {
     type Tokenizer<T: Tokenizer> = CachedStemFilter<T>;
 
     fn transform<T: Tokenizer>(self, inner: T) -> CachedStemFilter<T> {
-        CachedStemFilter { inner, stems: FxHashMap::default(), capacity: self.capacity }
+        CachedStemFilter {
+            inner,
+            stems: FxHashMap::default(),
+            capacity: self.capacity,
+        }
     }
 }
 
@@ -53,7 +57,12 @@ impl<T: Tokenizer> Tokenizer for CachedStemFilter<T> {
     type TokenStream<'a> = CachedStemStream<'a, T::TokenStream<'a>>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
-        CachedStemStream { tail: self.inner.token_stream(text), stems: &mut self.stems, capacity: self.capacity, stemmer: Stemmer::create(Algorithm::English) }
+        CachedStemStream {
+            tail: self.inner.token_stream(text),
+            stems: &mut self.stems,
+            capacity: self.capacity,
+            stemmer: Stemmer::create(Algorithm::English),
+        }
     }
 }
 
@@ -123,11 +132,17 @@ mod tests {
                     meetings hopeful hopefulness connection connected connecting connections sky skies dying lying \
                     tying news innings outing canning herring earring proceed exceed succeed quickly the a is \
                     supercalifragilisticexpialidocious internationalization's 3.14 x86 café naïve";
-        let mut expected = TextAnalyzer::builder(SimpleTokenizer::default()).filter(LowerCaser).filter(tantivy::tokenizer::Stemmer::new(Language::English)).build();
+        let mut expected = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(LowerCaser)
+            .filter(tantivy::tokenizer::Stemmer::new(Language::English))
+            .build();
         let want = tokens(&mut expected, text);
         // A bound of 7 words clears the cache several times within the text.
         for capacity in [CACHE_WORDS, 7, 1] {
-            let mut cached = TextAnalyzer::builder(SimpleTokenizer::default()).filter(LowerCaser).filter(CachedEnglishStemmer::with_capacity(capacity)).build();
+            let mut cached = TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(LowerCaser)
+                .filter(CachedEnglishStemmer::with_capacity(capacity))
+                .build();
             // Twice through the same analyzer: the second pass answers from the cache.
             for pass in 0..2 {
                 assert_eq!(tokens(&mut cached, text), want, "capacity {capacity}, pass {pass}");
@@ -138,15 +153,22 @@ mod tests {
         let mut filter = CachedEnglishStemmer::with_capacity(7).transform(SimpleTokenizer::default());
         let mut stream = filter.token_stream(text);
         while stream.advance() {}
-        assert!((1..=7).contains(&filter.stems.len()), "{} words cached", filter.stems.len());
+        assert!(
+            (1..=7).contains(&filter.stems.len()),
+            "{} words cached",
+            filter.stems.len()
+        );
     }
 
     /// The keyword analyzer against the same chain with tantivy's own stemmer, over every
     /// passage of msmarco-5k (../shared, or $QUARRY_SHARED_DIR).
     #[test]
     fn the_keyword_analyzer_tokenizes_msmarco_as_tantivys_stemmer_does() {
-        let shared = std::env::var_os("QUARRY_SHARED_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-        let corpus = std::fs::read_to_string(shared.join("datasets/msmarco-5k/corpus.jsonl")).expect("msmarco-5k in the shared folder");
+        let shared = std::env::var_os("QUARRY_SHARED_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+        let corpus = std::fs::read_to_string(shared.join("datasets/msmarco-5k/corpus.jsonl"))
+            .expect("msmarco-5k in the shared folder");
         let mut stock = TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(tantivy::tokenizer::RemoveLongFilter::limit(40))
             .filter(LowerCaser)

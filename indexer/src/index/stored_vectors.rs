@@ -34,18 +34,27 @@ impl FaissIndex {
         // SAFETY: the index is live and not yet shared; the cast checks its type (null if not IVF).
         let ivf = unsafe { faiss_sys::faiss_IndexIVF_cast(self.inner.inner_ptr()) };
         if ivf.is_null() {
-            return Err(IndexerError::VectorIndex { stage: "direct map", reason: format!("{} is not an IVF index", self.spec.factory()) });
+            return Err(IndexerError::VectorIndex {
+                stage: "direct map",
+                reason: format!("{} is not an IVF index", self.spec.factory()),
+            });
         }
         // SAFETY: `ivf` is this live IVF index; nothing else uses it during the call.
         if unsafe { faiss_sys::faiss_IndexIVF_make_direct_map(ivf, 1) } != 0 {
-            return Err(IndexerError::VectorIndex { stage: "direct map", reason: last_faiss_error() });
+            return Err(IndexerError::VectorIndex {
+                stage: "direct map",
+                reason: last_faiss_error(),
+            });
         }
         Ok(())
     }
 
     fn stored_access(&self) -> Result<StoredAccess<'_>> {
         if !self.stores_vectors() {
-            return Err(IndexerError::VectorIndex { stage: "stored vectors", reason: format!("{} keeps lossy codes, not its vectors", self.spec.factory()) });
+            return Err(IndexerError::VectorIndex {
+                stage: "stored vectors",
+                reason: format!("{} keeps lossy codes, not its vectors", self.spec.factory()),
+            });
         }
         if matches!(self.spec, IndexSpec::Flat) {
             // SAFETY: the cast checks the type (null if not a flat index).
@@ -59,7 +68,9 @@ impl FaissIndex {
                 }
                 // SAFETY: the storage holds `floats` values and lives (unchanged: nothing adds to a
                 // built index) as long as `self`, which the slice borrows.
-                return Ok(StoredAccess::InPlace(unsafe { std::slice::from_raw_parts(base, floats) }));
+                return Ok(StoredAccess::InPlace(unsafe {
+                    std::slice::from_raw_parts(base, floats)
+                }));
             }
         }
         Ok(StoredAccess::RowByRow)
@@ -76,7 +87,10 @@ impl FaissIndex {
         // SAFETY: a read of the live index into `out`, which holds `dim` floats; `row` was checked
         // against ntotal by the caller; FAISS's reconstruct only reads the index.
         if unsafe { faiss_sys::faiss_Index_reconstruct(index, row as i64, out.as_mut_ptr()) } != 0 {
-            return Err(IndexerError::VectorIndex { stage: "stored vectors", reason: last_faiss_error() });
+            return Err(IndexerError::VectorIndex {
+                stage: "stored vectors",
+                reason: last_faiss_error(),
+            });
         }
         Ok(())
     }
@@ -84,7 +98,10 @@ impl FaissIndex {
     fn check_rows(&self, rows: impl Iterator<Item = u64>) -> Result<()> {
         let total = self.inner.ntotal();
         match rows.into_iter().find(|&row| row >= total) {
-            Some(row) => Err(IndexerError::VectorIndex { stage: "stored vectors", reason: format!("row {row} of an index of {total} rows") }),
+            Some(row) => Err(IndexerError::VectorIndex {
+                stage: "stored vectors",
+                reason: format!("row {row} of an index of {total} rows"),
+            }),
             None => Ok(()),
         }
     }
@@ -113,7 +130,10 @@ impl FaissIndex {
     pub fn exact_top_k_in(&self, query: &[f32], rows: &[u64], k: usize) -> Result<Vec<Hit>> {
         let dim = self.dim();
         if query.len() != dim {
-            return Err(IndexerError::VectorIndex { stage: "search", reason: format!("a query of {} values for an index of dimension {dim}", query.len()) });
+            return Err(IndexerError::VectorIndex {
+                stage: "search",
+                reason: format!("a query of {} values for an index of dimension {dim}", query.len()),
+            });
         }
         self.check_rows(rows.iter().copied())?;
         let found = match self.stored_access()? {
@@ -121,13 +141,15 @@ impl FaissIndex {
             StoredAccess::RowByRow => {
                 let mut vector = vec![0f32; dim];
                 let mut failure = None;
-                let scored = rows.iter().map_while(|&row| match self.reconstruct_into(row, &mut vector) {
-                    Ok(()) => Some((row, quarry_kernels::dot(query, &vector))),
-                    Err(e) => {
-                        failure = Some(e);
-                        None
-                    }
-                });
+                let scored = rows
+                    .iter()
+                    .map_while(|&row| match self.reconstruct_into(row, &mut vector) {
+                        Ok(()) => Some((row, quarry_kernels::dot(query, &vector))),
+                        Err(e) => {
+                            failure = Some(e);
+                            None
+                        }
+                    });
                 let found = quarry_kernels::top_k_of_scores(scored, k);
                 if let Some(e) = failure {
                     return Err(e);
@@ -135,6 +157,12 @@ impl FaissIndex {
                 found
             }
         };
-        Ok(found.into_iter().map(|s| Hit { row: s.row, score: s.score }).collect())
+        Ok(found
+            .into_iter()
+            .map(|s| Hit {
+                row: s.row,
+                score: s.score,
+            })
+            .collect())
     }
 }

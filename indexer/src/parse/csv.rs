@@ -7,7 +7,10 @@ use crate::source::RawDocument;
 
 pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseError> {
     let text = decode_text(&raw.bytes)?;
-    let mut reader = csv::ReaderBuilder::new().delimiter(delimiter).flexible(true).from_reader(text.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .from_reader(text.as_bytes());
     let separator = if delimiter == b'\t' { "\t" } else { ", " };
     let header = reader
         .headers()
@@ -22,7 +25,12 @@ pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseErr
         if row.trim().is_empty() {
             continue;
         }
-        blocks.push(Block { text: row, kind: ContentType::Table, header: Some(header.clone()), ..Default::default() });
+        blocks.push(Block {
+            text: row,
+            kind: ContentType::Table,
+            header: Some(header.clone()),
+            ..Default::default()
+        });
     }
     if blocks.is_empty() {
         return Err(ParseError::NoText);
@@ -37,12 +45,26 @@ mod tests {
 
     #[test]
     fn rows_carry_the_header() {
-        let doc = AutoParser.parse(&raw_for_test("prices.csv", "item,price\n\"gpu, big\",100\ncpu,5\n")).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("prices.csv", "item,price\n\"gpu, big\",100\ncpu,5\n"))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.blocks.len(), 2);
-        assert!(doc.blocks.iter().all(|b| b.kind == ContentType::Table && b.header.as_deref() == Some("item, price")));
+        assert!(doc
+            .blocks
+            .iter()
+            .all(|b| b.kind == ContentType::Table && b.header.as_deref() == Some("item, price")));
         assert_eq!(doc.blocks[0].text, "gpu, big, 100");
-        let tsv = AutoParser.parse(&raw_for_test("t.tsv", "a\tb\n1\t2\n")).unwrap().documents.remove(0);
+        let tsv = AutoParser
+            .parse(&raw_for_test("t.tsv", "a\tb\n1\t2\n"))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(tsv.blocks[0].text, "1\t2");
-        assert_eq!(AutoParser.parse(&raw_for_test("h.csv", "only,header\n")).unwrap_err(), ParseError::NoText);
+        assert_eq!(
+            AutoParser.parse(&raw_for_test("h.csv", "only,header\n")).unwrap_err(),
+            ParseError::NoText
+        );
     }
 }

@@ -67,7 +67,10 @@ fn known_binary(bytes: &[u8]) -> Option<&'static str> {
         (b"\x7FELF", "ELF executable"),
         (b"\xD0\xCF\x11\xE0", "legacy Office (OLE) file"),
     ];
-    MAGIC.iter().find(|(magic, _)| bytes.starts_with(magic)).map(|(_, name)| *name)
+    MAGIC
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map(|(_, name)| *name)
 }
 
 /// Chooses the format of a file from its path and bytes.
@@ -89,20 +92,26 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     if let Some(kind) = known_binary(bytes) {
         return Err(ParseError::Binary(kind.into()));
     }
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).trim_start().to_ascii_lowercase();
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)])
+        .trim_start()
+        .to_ascii_lowercase();
     if head.starts_with("<!doctype html") || head.starts_with("<html") {
         return Ok(Format::Html);
     }
     if head.starts_with('{') || head.starts_with('[') {
         let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or(bytes);
-        if serde_json::from_slice::<serde_json::Value>(first_line).is_ok() && bytes.iter().filter(|b| **b == b'\n').count() > 1 {
+        if serde_json::from_slice::<serde_json::Value>(first_line).is_ok()
+            && bytes.iter().filter(|b| **b == b'\n').count() > 1
+        {
             return Ok(Format::Jsonl);
         }
         return Ok(Format::Json);
     }
     match ext {
         // Any other extension is accepted as text when the bytes are text; `decode_text` rejects binaries.
-        Some(ext) if bytes.iter().take(8192).any(|b| *b == 0) && super::text::utf16_without_bom(bytes).is_none() => Err(ParseError::Unsupported(ext)),
+        Some(ext) if bytes.iter().take(8192).any(|b| *b == 0) && super::text::utf16_without_bom(bytes).is_none() => {
+            Err(ParseError::Unsupported(ext))
+        }
         _ => Ok(Format::Text),
     }
 }
@@ -116,14 +125,23 @@ mod tests {
         assert_eq!(detect_format("a/b.MD", b"x").unwrap(), Format::Markdown);
         assert_eq!(detect_format("report", b"%PDF-1.7 ...").unwrap(), Format::Pdf);
         assert_eq!(detect_format("page", b"  <!DOCTYPE html><html>").unwrap(), Format::Html);
-        assert_eq!(detect_format("data", b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap(), Format::Jsonl);
+        assert_eq!(
+            detect_format("data", b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap(),
+            Format::Jsonl
+        );
         assert_eq!(detect_format("data", b"{\"a\":\n1}").unwrap(), Format::Json);
         assert_eq!(detect_format("README", b"plain words").unwrap(), Format::Text);
     }
 
     #[test]
     fn binaries_are_named() {
-        assert_eq!(detect_format("x.bin", b"\x89PNG\r\n"), Err(ParseError::Binary("PNG image".into())));
-        assert_eq!(detect_format("x.dat", b"ab\0cd"), Err(ParseError::Unsupported("dat".into())));
+        assert_eq!(
+            detect_format("x.bin", b"\x89PNG\r\n"),
+            Err(ParseError::Binary("PNG image".into()))
+        );
+        assert_eq!(
+            detect_format("x.dat", b"ab\0cd"),
+            Err(ParseError::Unsupported("dat".into()))
+        );
     }
 }

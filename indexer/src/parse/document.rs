@@ -42,7 +42,11 @@ pub struct Block {
 
 impl Block {
     pub fn text(text: impl Into<String>, heading_path: &[String]) -> Self {
-        Self { text: text.into(), heading_path: heading_path.to_vec(), ..Default::default() }
+        Self {
+            text: text.into(),
+            heading_path: heading_path.to_vec(),
+            ..Default::default()
+        }
     }
 }
 
@@ -86,7 +90,6 @@ pub fn added_through_api(uri: &str) -> bool {
     API_URI_SCHEMES.iter().any(|scheme| uri.starts_with(scheme))
 }
 
-
 impl Document {
     /// A document for a whole raw file.
     pub fn from_raw(raw: &RawDocument, title: String, blocks: Vec<Block>) -> Self {
@@ -95,7 +98,12 @@ impl Document {
 
     /// A document for part of a file (one JSONL line): its own URI and content hash.
     pub fn from_part(raw: &RawDocument, uri: String, content: &[u8], title: String, blocks: Vec<Block>) -> Self {
-        let file_name = raw.relative_path.rsplit('/').next().unwrap_or(&raw.relative_path).to_string();
+        let file_name = raw
+            .relative_path
+            .rsplit('/')
+            .next()
+            .unwrap_or(&raw.relative_path)
+            .to_string();
         Self {
             doc_id: doc_id_for(&uri),
             uri,
@@ -134,6 +142,9 @@ pub struct Parsed {
 
 impl Parsed {
     pub fn one(document: Document) -> Self {
-        Self { documents: vec![document], failures: Vec::new() }
+        Self {
+            documents: vec![document],
+            failures: Vec::new(),
+        }
     }
 }

@@ -20,11 +20,22 @@ fn read_part(archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str) -> Result
     };
     // Read no further than the budget: a part's declared size is whatever the file says.
     let mut bytes = Vec::new();
-    (&mut file).take(MAX_PART_BYTES + 1).read_to_end(&mut bytes).map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: {e}")))?;
+    (&mut file)
+        .take(MAX_PART_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: {e}")))?;
     if bytes.len() as u64 > MAX_PART_BYTES {
-        return Err(ParseError::Inflates { part: format!("DOCX part {name}"), mib: MAX_PART_BYTES >> 20 });
+        return Err(ParseError::Inflates {
+            part: format!("DOCX part {name}"),
+            mib: MAX_PART_BYTES >> 20,
+        });
     }
-    String::from_utf8(bytes).map(Some).map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: not UTF-8 at byte {}", e.utf8_error().valid_up_to())))
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        ParseError::Corrupt(format!(
+            "DOCX part {name}: not UTF-8 at byte {}",
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }
 
 /// Heading level of a paragraph style: `Title` is 0, `Heading1` / `heading 1` is 1.
@@ -87,7 +98,12 @@ impl Body {
     fn end_table(&mut self) {
         let text = std::mem::take(&mut self.rows).join("\n");
         if !text.is_empty() {
-            self.blocks.push(Block { text, heading_path: self.path(), kind: ContentType::Table, ..Default::default() });
+            self.blocks.push(Block {
+                text,
+                heading_path: self.path(),
+                kind: ContentType::Table,
+                ..Default::default()
+            });
         }
     }
 }
@@ -100,7 +116,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut reader = Reader::from_str(&xml);
     let mut body = Body::default();
     loop {
-        let event = reader.read_event().map_err(|e| ParseError::Corrupt(format!("DOCX XML at byte {}: {e}", reader.buffer_position())))?;
+        let event = reader
+            .read_event()
+            .map_err(|e| ParseError::Corrupt(format!("DOCX XML at byte {}: {e}", reader.buffer_position())))?;
         match event {
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
                 body.style = e
@@ -116,7 +134,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 _ => {}
             },
             Event::Text(t) => {
-                let text = t.unescape().map_err(|e| ParseError::Corrupt(format!("DOCX text: {e}")))?;
+                let text = t
+                    .unescape()
+                    .map_err(|e| ParseError::Corrupt(format!("DOCX text: {e}")))?;
                 body.paragraph.push_str(&text);
             }
             Event::End(e) => match local_name(e.name().as_ref()) {
@@ -160,7 +180,10 @@ pub(crate) mod fixtures {
         let mut zip = zip::ZipWriter::new(&mut out);
         let options = zip::write::SimpleFileOptions::default();
         zip.start_file("[Content_Types].xml", options).unwrap();
-        zip.write_all(br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#).unwrap();
+        zip.write_all(
+            br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#,
+        )
+        .unwrap();
         zip.start_file("word/document.xml", options).unwrap();
         let xml = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body_xml}</w:body></w:document>"#
@@ -171,7 +194,9 @@ pub(crate) mod fixtures {
     }
 
     pub fn paragraph(style: Option<&str>, text: &str) -> String {
-        let style = style.map(|s| format!(r#"<w:pPr><w:pStyle w:val="{s}"/></w:pPr>"#)).unwrap_or_default();
+        let style = style
+            .map(|s| format!(r#"<w:pPr><w:pStyle w:val="{s}"/></w:pPr>"#))
+            .unwrap_or_default();
         format!("<w:p>{style}<w:r><w:t>{text}</w:t></w:r></w:p>")
     }
 }
@@ -183,10 +208,25 @@ mod tests {
 
     #[test]
     fn headings_paragraphs_and_tables() {
-        let table = format!("<w:tbl><w:tr><w:tc>{}</w:tc><w:tc>{}</w:tc></w:tr><w:tr><w:tc>{}</w:tc><w:tc>{}</w:tc></w:tr></w:tbl>",
-            paragraph(None, "k"), paragraph(None, "v"), paragraph(None, "1"), paragraph(None, "2"));
-        let body = [paragraph(Some("Heading1"), "Plan"), paragraph(None, "Buy GPUs &amp; disks."), paragraph(Some("Heading2"), "Costs"), table].concat();
-        let doc = AutoParser.parse(&raw_for_test("plan.docx", docx(&body))).unwrap().documents.remove(0);
+        let table = format!(
+            "<w:tbl><w:tr><w:tc>{}</w:tc><w:tc>{}</w:tc></w:tr><w:tr><w:tc>{}</w:tc><w:tc>{}</w:tc></w:tr></w:tbl>",
+            paragraph(None, "k"),
+            paragraph(None, "v"),
+            paragraph(None, "1"),
+            paragraph(None, "2")
+        );
+        let body = [
+            paragraph(Some("Heading1"), "Plan"),
+            paragraph(None, "Buy GPUs &amp; disks."),
+            paragraph(Some("Heading2"), "Costs"),
+            table,
+        ]
+        .concat();
+        let doc = AutoParser
+            .parse(&raw_for_test("plan.docx", docx(&body)))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.title, "Plan");
         assert_eq!(doc.blocks[1].text, "Buy GPUs & disks.");
         assert_eq!(doc.blocks[1].heading_path, ["Plan"]);

@@ -25,11 +25,15 @@ pub enum ParseError {
     NoText,
     #[error("Document too large: {0}")]
     TooLarge(String),
-    #[error("{part}: more than {mib} MiB once inflated (a compression bomb, or too large a document); the file is skipped")]
+    #[error(
+        "{part}: more than {mib} MiB once inflated (a compression bomb, or too large a document); the file is skipped"
+    )]
     Inflates { part: String, mib: u64 },
     #[error("file is nested too deeply to parse (the parser ran out of stack); the file is skipped")]
     TooDeep,
-    #[error("parsing needs more than {0} MiB of memory (a compression bomb, or too large a file); the file is skipped")]
+    #[error(
+        "parsing needs more than {0} MiB of memory (a compression bomb, or too large a file); the file is skipped"
+    )]
     TooMuchMemory(u64),
     #[error("parsing took longer than {0} s; the file is skipped")]
     TooSlow(u64),

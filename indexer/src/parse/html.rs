@@ -8,10 +8,34 @@ use super::text::decode_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
-const INVISIBLE: &[&str] = &["script", "style", "noscript", "template", "head", "svg", "iframe", "object"];
+const INVISIBLE: &[&str] = &[
+    "script", "style", "noscript", "template", "head", "svg", "iframe", "object",
+];
 const BLOCKS: &[&str] = &[
-    "p", "div", "li", "section", "article", "main", "header", "footer", "nav", "aside", "pre", "blockquote",
-    "table", "ul", "ol", "dl", "dt", "dd", "figure", "figcaption", "form", "address", "hr", "body",
+    "p",
+    "div",
+    "li",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "pre",
+    "blockquote",
+    "table",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "figure",
+    "figcaption",
+    "form",
+    "address",
+    "hr",
+    "body",
 ];
 
 struct Walker {
@@ -24,11 +48,29 @@ struct Walker {
 impl Walker {
     fn flush(&mut self) {
         let text = self.current.split_whitespace().collect::<Vec<_>>().join(" ");
-        let text = if self.table_depth > 0 { self.current.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n") } else { text };
+        let text = if self.table_depth > 0 {
+            self.current
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            text
+        };
         if !text.is_empty() {
-            let kind = if self.table_depth > 0 { ContentType::Table } else { ContentType::Text };
+            let kind = if self.table_depth > 0 {
+                ContentType::Table
+            } else {
+                ContentType::Text
+            };
             let heading_path = self.headings.iter().map(|(_, h)| h.clone()).collect();
-            self.blocks.push(Block { text, heading_path, kind, ..Default::default() });
+            self.blocks.push(Block {
+                text,
+                heading_path,
+                kind,
+                ..Default::default()
+            });
         }
         self.current.clear();
     }
@@ -70,12 +112,25 @@ impl Walker {
     /// taken whole here).
     fn enter(&mut self, element: ElementRef<'_>) -> bool {
         let name = element.value().name();
-        if INVISIBLE.contains(&name) || element.value().attr("hidden").is_some() || element.value().attr("aria-hidden") == Some("true") {
+        if INVISIBLE.contains(&name)
+            || element.value().attr("hidden").is_some()
+            || element.value().attr("aria-hidden") == Some("true")
+        {
             return false;
         }
-        if let Some(level) = name.strip_prefix('h').and_then(|l| l.parse::<usize>().ok()).filter(|l| (1..=6).contains(l)) {
+        if let Some(level) = name
+            .strip_prefix('h')
+            .and_then(|l| l.parse::<usize>().ok())
+            .filter(|l| (1..=6).contains(l))
+        {
             self.flush();
-            let title = element.text().collect::<Vec<_>>().join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+            let title = element
+                .text()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
             self.headings.retain(|(l, _)| *l < level);
             self.headings.push((level, title.clone()));
             if !title.is_empty() {
@@ -123,9 +178,20 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let title = html
         .select(&title_selector)
         .next()
-        .map(|t| t.text().collect::<String>().split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|t| {
+            t.text()
+                .collect::<String>()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
         .filter(|t| !t.is_empty());
-    let mut walker = Walker { headings: Vec::new(), blocks: Vec::new(), current: String::new(), table_depth: 0 };
+    let mut walker = Walker {
+        headings: Vec::new(),
+        blocks: Vec::new(),
+        current: String::new(),
+        table_depth: 0,
+    };
     walker.walk(html.root_element());
     walker.flush();
     let title = title
@@ -144,11 +210,27 @@ mod tests {
             <body><script>var secret = 1;</script><h1>Overview</h1><p>Vectors are <b>fast</b>.</p>
             <div hidden>invisible text</div><h2>Tables</h2><table><tr><th>k</th><th>v</th></tr><tr><td>1</td><td>2</td></tr></table>
             <p>End.</p></body></html>"#;
-        let doc = AutoParser.parse(&raw_for_test("page.html", page)).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("page.html", page))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.title, "GPU Search");
-        let all: String = doc.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>().join("\n");
-        assert!(!all.contains("secret") && !all.contains("invisible") && !all.contains("p{}"), "{all}");
-        let para = doc.blocks.iter().find(|b| b.text == "Vectors are fast.").expect("paragraph block");
+        let all: String = doc
+            .blocks
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            !all.contains("secret") && !all.contains("invisible") && !all.contains("p{}"),
+            "{all}"
+        );
+        let para = doc
+            .blocks
+            .iter()
+            .find(|b| b.text == "Vectors are fast.")
+            .expect("paragraph block");
         assert_eq!(para.heading_path, ["Overview"]);
         let table = doc.blocks.iter().find(|b| b.kind == ContentType::Table).unwrap();
         assert_eq!(table.text, "k | v\n1 | 2");
@@ -163,8 +245,16 @@ mod tests {
     fn pages_nested_twenty_thousand_deep() {
         for open in ["<div>", "<b>", "<table><tr><td>", "<ul><li>"] {
             let page = format!("<html><body>{}deep text</body></html>", open.repeat(20_000));
-            let doc = AutoParser.parse(&raw_for_test("deep.html", page)).unwrap().documents.remove(0);
-            assert!(doc.blocks.iter().any(|b| b.text.contains("deep text")), "{open}: {:?}", doc.blocks);
+            let doc = AutoParser
+                .parse(&raw_for_test("deep.html", page))
+                .unwrap()
+                .documents
+                .remove(0);
+            assert!(
+                doc.blocks.iter().any(|b| b.text.contains("deep text")),
+                "{open}: {:?}",
+                doc.blocks
+            );
         }
     }
 }

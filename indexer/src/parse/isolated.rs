@@ -42,7 +42,10 @@ pub struct ParseLimits {
 
 impl Default for ParseLimits {
     fn default() -> Self {
-        Self { memory_mib: 2048, timeout: Duration::from_secs(120) }
+        Self {
+            memory_mib: 2048,
+            timeout: Duration::from_secs(120),
+        }
     }
 }
 
@@ -62,7 +65,11 @@ pub struct IsolatedParser {
 
 impl IsolatedParser {
     pub fn new(command: WorkerCommand, limits: ParseLimits) -> Self {
-        Self { command, limits, idle: Mutex::new(Vec::new()) }
+        Self {
+            command,
+            limits,
+            idle: Mutex::new(Vec::new()),
+        }
     }
 
     /// Starts a worker now, so a command that cannot start fails at once rather than file by file.
@@ -82,7 +89,10 @@ impl IsolatedParser {
 
 impl std::fmt::Debug for IsolatedParser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IsolatedParser").field("command", &self.command).field("limits", &self.limits).finish_non_exhaustive()
+        f.debug_struct("IsolatedParser")
+            .field("command", &self.command)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -95,7 +105,9 @@ impl Parser for IsolatedParser {
         if !format.needs_isolation() {
             return AutoParser.parse_as(format, raw);
         }
-        let mut worker = self.take_worker().map_err(|e| ParseError::ParserUnavailable(format!("{}: {e}", self.command.program.display())))?;
+        let mut worker = self
+            .take_worker()
+            .map_err(|e| ParseError::ParserUnavailable(format!("{}: {e}", self.command.program.display())))?;
         match worker.parse(raw, &self.limits) {
             Ok(reply) => {
                 self.idle.lock().expect("idle workers lock").push(worker);
@@ -133,32 +145,45 @@ impl Worker {
         let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
         let mut stderr = child.stderr.take().expect("piped stderr");
         let (sender, replies) = crossbeam_channel::bounded(1);
-        std::thread::Builder::new().name("parse-worker-out".into()).spawn(move || loop {
-            let reply = match read_reply(&mut stdout) {
-                Ok(Some(reply)) => Ok(reply),
-                Ok(None) => Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the worker closed its output")),
-                Err(e) => Err(e),
-            };
-            let ended = reply.is_err();
-            if sender.send(reply).is_err() || ended {
-                return;
-            }
-        })?;
+        std::thread::Builder::new()
+            .name("parse-worker-out".into())
+            .spawn(move || loop {
+                let reply = match read_reply(&mut stdout) {
+                    Ok(Some(reply)) => Ok(reply),
+                    Ok(None) => Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "the worker closed its output",
+                    )),
+                    Err(e) => Err(e),
+                };
+                let ended = reply.is_err();
+                if sender.send(reply).is_err() || ended {
+                    return;
+                }
+            })?;
         let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
         let tail = stderr_tail.clone();
         let (stderr_reading, stderr_read) = crossbeam_channel::bounded::<()>(0);
-        std::thread::Builder::new().name("parse-worker-err".into()).spawn(move || {
-            // Dropped at the end of the worker's stderr: its receiver then sees it closed.
-            let _reading = stderr_reading;
-            let mut buffer = [0u8; 4096];
-            while let Ok(n @ 1..) = stderr.read(&mut buffer) {
-                let mut tail = tail.lock().expect("stderr tail lock");
-                tail.extend(&buffer[..n]);
-                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-                tail.drain(..excess);
-            }
-        })?;
-        Ok(Self { child, stdin: Some(stdin), replies, stderr_tail, stderr_read })
+        std::thread::Builder::new()
+            .name("parse-worker-err".into())
+            .spawn(move || {
+                // Dropped at the end of the worker's stderr: its receiver then sees it closed.
+                let _reading = stderr_reading;
+                let mut buffer = [0u8; 4096];
+                while let Ok(n @ 1..) = stderr.read(&mut buffer) {
+                    let mut tail = tail.lock().expect("stderr tail lock");
+                    tail.extend(&buffer[..n]);
+                    let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                    tail.drain(..excess);
+                }
+            })?;
+        Ok(Self {
+            child,
+            stdin: Some(stdin),
+            replies,
+            stderr_tail,
+            stderr_read,
+        })
     }
 
     /// The worker's reply for `raw`, or why the worker ended without one (it is then dead).
@@ -204,7 +229,16 @@ impl Worker {
         };
         // Its stderr is read to the end (the reader lets go of its sender there).
         let _ = self.stderr_read.recv_timeout(STDERR_DRAIN);
-        let tail = String::from_utf8_lossy(&self.stderr_tail.lock().expect("stderr tail lock").iter().copied().collect::<Vec<u8>>()).into_owned();
+        let tail = String::from_utf8_lossy(
+            &self
+                .stderr_tail
+                .lock()
+                .expect("stderr tail lock")
+                .iter()
+                .copied()
+                .collect::<Vec<u8>>(),
+        )
+        .into_owned();
         why_ended(&status_words(status), &tail, limits)
     }
 }
@@ -252,12 +286,24 @@ fn status_words(status: std::process::ExitStatus) -> String {
 fn why_ended(status: &str, stderr_tail: &str, limits: &ParseLimits) -> ParseError {
     if stderr_tail.contains("overflowed its stack") {
         ParseError::TooDeep
-    } else if stderr_tail.contains("memory allocation of") || stderr_tail.contains("capacity overflow") || status == "signal 9" {
+    } else if stderr_tail.contains("memory allocation of")
+        || stderr_tail.contains("capacity overflow")
+        || status == "signal 9"
+    {
         ParseError::TooMuchMemory(limits.memory_mib)
     } else {
-        let last_line = stderr_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let last_line = stderr_tail
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
         let said: String = last_line.chars().take(200).collect();
-        ParseError::ParserCrashed(if said.is_empty() { status.to_string() } else { format!("{status}: {said}") })
+        ParseError::ParserCrashed(if said.is_empty() {
+            status.to_string()
+        } else {
+            format!("{status}: {said}")
+        })
     }
 }
 
@@ -278,18 +324,36 @@ mod tests {
 
     #[test]
     fn a_workers_end_names_the_cause() {
-        let limits = ParseLimits { memory_mib: 512, timeout: Duration::from_secs(5) };
+        let limits = ParseLimits {
+            memory_mib: 512,
+            timeout: Duration::from_secs(5),
+        };
         let overflow = "\nthread 'main' has overflowed its stack\nfatal runtime error: stack overflow, aborting\n";
         assert_eq!(why_ended("signal 6", overflow, &limits), ParseError::TooDeep);
-        assert_eq!(why_ended("signal 6", "memory allocation of 1073741824 bytes failed\n", &limits), ParseError::TooMuchMemory(512));
+        assert_eq!(
+            why_ended("signal 6", "memory allocation of 1073741824 bytes failed\n", &limits),
+            ParseError::TooMuchMemory(512)
+        );
         assert_eq!(why_ended("signal 9", "", &limits), ParseError::TooMuchMemory(512));
-        assert_eq!(why_ended("signal 11", "", &limits), ParseError::ParserCrashed("signal 11".into()));
-        assert_eq!(why_ended("exit status 3", "boom\n\n", &limits), ParseError::ParserCrashed("exit status 3: boom".into()));
+        assert_eq!(
+            why_ended("signal 11", "", &limits),
+            ParseError::ParserCrashed("signal 11".into())
+        );
+        assert_eq!(
+            why_ended("exit status 3", "boom\n\n", &limits),
+            ParseError::ParserCrashed("exit status 3: boom".into())
+        );
     }
 
     /// A parser of `script` run by sh as the worker.
     fn shell_worker(script: &str, limits: ParseLimits) -> IsolatedParser {
-        IsolatedParser::new(WorkerCommand { program: "sh".into(), args: vec!["-c".into(), script.into()] }, limits)
+        IsolatedParser::new(
+            WorkerCommand {
+                program: "sh".into(),
+                args: vec!["-c".into(), script.into()],
+            },
+            limits,
+        )
     }
 
     fn html() -> RawDocument {
@@ -298,26 +362,51 @@ mod tests {
 
     #[test]
     fn a_worker_that_hangs_aborts_or_grows_fails_its_file_alone() {
-        let limits = ParseLimits { memory_mib: 64, timeout: Duration::from_millis(400) };
+        let limits = ParseLimits {
+            memory_mib: 64,
+            timeout: Duration::from_millis(400),
+        };
         // Never answers: stopped at the deadline.
         let started = std::time::Instant::now();
-        assert_eq!(shell_worker("cat > /dev/null", limits).parse(&html()).unwrap_err(), ParseError::TooSlow(1));
+        assert_eq!(
+            shell_worker("cat > /dev/null", limits).parse(&html()).unwrap_err(),
+            ParseError::TooSlow(1)
+        );
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         // Ends with Rust's stack overflow words.
-        let overflow = shell_worker("echo \"thread 'main' has overflowed its stack\" >&2; kill -ABRT $$", limits);
+        let overflow = shell_worker(
+            "echo \"thread 'main' has overflowed its stack\" >&2; kill -ABRT $$",
+            limits,
+        );
         assert_eq!(overflow.parse(&html()).unwrap_err(), ParseError::TooDeep);
         // Grows past the memory limit: stopped by the watch (python's bytearray touches its pages).
-        let limits = ParseLimits { memory_mib: 64, timeout: Duration::from_secs(30) };
-        let grows = shell_worker("exec python3 -c 'import time; x = bytearray(400 << 20); time.sleep(30)'", limits);
+        let limits = ParseLimits {
+            memory_mib: 64,
+            timeout: Duration::from_secs(30),
+        };
+        let grows = shell_worker(
+            "exec python3 -c 'import time; x = bytearray(400 << 20); time.sleep(30)'",
+            limits,
+        );
         let started = std::time::Instant::now();
         assert_eq!(grows.parse(&html()).unwrap_err(), ParseError::TooMuchMemory(64));
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         // Formats quarry reads itself never reach a worker.
-        let text = shell_worker("exit 3", limits).parse(&crate::parse::raw_for_test("notes.txt", "plain words")).unwrap();
+        let text = shell_worker("exit 3", limits)
+            .parse(&crate::parse::raw_for_test("notes.txt", "plain words"))
+            .unwrap();
         assert_eq!(text.documents.len(), 1);
         // A program that cannot start fails each file with its name.
-        let missing = IsolatedParser::new(WorkerCommand { program: "/nonexistent/quarry".into(), args: Vec::new() }, limits);
+        let missing = IsolatedParser::new(
+            WorkerCommand {
+                program: "/nonexistent/quarry".into(),
+                args: Vec::new(),
+            },
+            limits,
+        );
         assert!(missing.check().is_err());
-        assert!(matches!(missing.parse(&html()).unwrap_err(), ParseError::ParserUnavailable(m) if m.contains("/nonexistent/quarry")));
+        assert!(
+            matches!(missing.parse(&html()).unwrap_err(), ParseError::ParserUnavailable(m) if m.contains("/nonexistent/quarry"))
+        );
     }
 }

@@ -11,27 +11,49 @@ use crate::source::RawDocument;
 fn tags_of(value: Option<&Value>) -> Vec<String> {
     match value {
         Some(Value::Array(items)) => items.iter().filter_map(|t| t.as_str()).map(str::to_string).collect(),
-        Some(Value::String(list)) => list.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect(),
+        Some(Value::String(list)) => list
+            .split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect(),
         _ => Vec::new(),
     }
 }
 
 /// A BEIR-style record, if the object has a string `text`.
-fn record_document(raw: &RawDocument, object: &Map<String, Value>, fallback_id: String, content: &[u8]) -> Option<Document> {
+fn record_document(
+    raw: &RawDocument,
+    object: &Map<String, Value>,
+    fallback_id: String,
+    content: &[u8],
+) -> Option<Document> {
     let text = object.get("text")?.as_str()?;
     let id = match object.get("_id").or_else(|| object.get("id")) {
         Some(Value::String(id)) => id.clone(),
         Some(Value::Number(id)) => id.to_string(),
         _ => fallback_id,
     };
-    let title = object.get("title").and_then(Value::as_str).unwrap_or("").trim().to_string();
-    let heading: Vec<String> = if title.is_empty() { Vec::new() } else { vec![title.clone()] };
+    let title = object
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let heading: Vec<String> = if title.is_empty() {
+        Vec::new()
+    } else {
+        vec![title.clone()]
+    };
     let mut blocks = Vec::new();
     if !title.is_empty() {
         blocks.push(Block::text(title.clone(), &heading));
     }
     blocks.push(Block::text(text, &heading));
-    let metadata = object.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+    let metadata = object
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let mut tags = tags_of(object.get("tags"));
     tags.extend(tags_of(metadata.get("tags")));
     let mut document = Document::from_part(raw, format!("{}#{id}", raw.uri), content, title, blocks);
@@ -47,7 +69,11 @@ fn flatten(prefix: &str, value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
             for (key, child) in map {
-                let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+                let path = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
                 flatten(&path, child, out);
             }
         }
@@ -67,7 +93,11 @@ fn flatten(prefix: &str, value: &Value, out: &mut Vec<String>) {
 fn flattened_document(raw: &RawDocument, uri: String, value: &Value, content: &[u8]) -> Document {
     let mut lines = Vec::new();
     flatten("", value, &mut lines);
-    let title = value.get("title").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| Document::stem_of(raw));
+    let title = value
+        .get("title")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| Document::stem_of(raw));
     let mut document = Document::from_part(raw, uri, content, title, vec![Block::text(lines.join("\n"), &[])]);
     document.tags = tags_of(value.get("tags"));
     document
@@ -84,13 +114,17 @@ pub(super) fn parse_json(raw: &RawDocument) -> Result<Parsed, ParseError> {
             .enumerate()
             .map(|(i, item)| {
                 let content = serde_json::to_vec(item).unwrap_or_default();
-                item.as_object().and_then(|o| record_document(raw, o, format!("{i}"), &content))
+                item.as_object()
+                    .and_then(|o| record_document(raw, o, format!("{i}"), &content))
             })
             .collect(),
         _ => None,
     };
     Ok(match records {
-        Some(documents) => Parsed { documents, failures: Vec::new() },
+        Some(documents) => Parsed {
+            documents,
+            failures: Vec::new(),
+        },
         None => Parsed::one(flattened_document(raw, raw.uri.clone(), &value, &raw.bytes)),
     })
 }
@@ -109,13 +143,22 @@ pub(super) fn parse_jsonl(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 let document = record_document(raw, &object, format!("L{line_no}"), line.as_bytes())
                     .unwrap_or_else(|| flattened_document(raw, uri_of_line, &Value::Object(object), line.as_bytes()));
                 if document.blocks.iter().all(|b| b.text.trim().is_empty()) {
-                    parsed.failures.push(ItemFailure { uri: document.uri, reason: format!("line {line_no}: no text content found") });
+                    parsed.failures.push(ItemFailure {
+                        uri: document.uri,
+                        reason: format!("line {line_no}: no text content found"),
+                    });
                 } else {
                     parsed.documents.push(document);
                 }
             }
-            Ok(_) => parsed.failures.push(ItemFailure { uri: uri_of_line, reason: format!("line {line_no}: expected a JSON object") }),
-            Err(e) => parsed.failures.push(ItemFailure { uri: uri_of_line, reason: format!("line {line_no}: invalid JSON at column {}: {e}", e.column()) }),
+            Ok(_) => parsed.failures.push(ItemFailure {
+                uri: uri_of_line,
+                reason: format!("line {line_no}: expected a JSON object"),
+            }),
+            Err(e) => parsed.failures.push(ItemFailure {
+                uri: uri_of_line,
+                reason: format!("line {line_no}: invalid JSON at column {}: {e}", e.column()),
+            }),
         }
     }
     Ok(parsed)
@@ -138,22 +181,35 @@ mod tests {
         assert_eq!(d1.title, "GPUs");
         assert_eq!(d1.tags, ["hw"]);
         assert_eq!(d1.metadata["year"], 2024);
-        assert_eq!(d1.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(), ["GPUs", "GPUs are fast."]);
+        assert_eq!(
+            d1.blocks.iter().map(|b| b.text.as_str()).collect::<Vec<_>>(),
+            ["GPUs", "GPUs are fast."]
+        );
         assert_eq!(parsed.documents[1].title, "d2");
         assert_ne!(d1.doc_id, parsed.documents[1].doc_id);
         assert_eq!(parsed.failures.len(), 2);
-        assert!(parsed.failures[0].reason.starts_with("line 2: invalid JSON"), "{:?}", parsed.failures);
+        assert!(
+            parsed.failures[0].reason.starts_with("line 2: invalid JSON"),
+            "{:?}",
+            parsed.failures
+        );
         assert_eq!(parsed.failures[1].reason, "line 4: expected a JSON object");
     }
 
     #[test]
     fn other_json_is_flattened() {
         let doc = AutoParser
-            .parse(&raw_for_test("cfg.json", r#"{"service": {"name": "quarry", "ports": [80, 443]}, "tags": ["ops"]}"#))
+            .parse(&raw_for_test(
+                "cfg.json",
+                r#"{"service": {"name": "quarry", "ports": [80, 443]}, "tags": ["ops"]}"#,
+            ))
             .unwrap()
             .documents
             .remove(0);
-        assert_eq!(doc.blocks[0].text, "service.name: quarry\nservice.ports[0]: 80\nservice.ports[1]: 443\ntags[0]: ops");
+        assert_eq!(
+            doc.blocks[0].text,
+            "service.name: quarry\nservice.ports[0]: 80\nservice.ports[1]: 443\ntags[0]: ops"
+        );
         assert_eq!(doc.tags, ["ops"]);
         let err = AutoParser.parse(&raw_for_test("bad.json", "{\"a\": ")).unwrap_err();
         assert!(err.to_string().contains("invalid JSON at line 1"), "{err}");

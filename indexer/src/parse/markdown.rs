@@ -12,7 +12,9 @@ fn split_front_matter(text: &str) -> (Vec<(String, String)>, &str) {
     let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
         return (Vec::new(), text);
     };
-    let Some(end) = rest.find("\n---") else { return (Vec::new(), text) };
+    let Some(end) = rest.find("\n---") else {
+        return (Vec::new(), text);
+    };
     let fields = rest[..end]
         .lines()
         .filter_map(|line| line.split_once(':'))
@@ -49,7 +51,12 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let flush = |current: &mut String, blocks: &mut Vec<Block>, headings: &[(usize, String)], kind: ContentType| {
         let text = current.trim();
         if !text.is_empty() {
-            blocks.push(Block { text: text.to_string(), heading_path: path_of(headings), kind, ..Default::default() });
+            blocks.push(Block {
+                text: text.to_string(),
+                heading_path: path_of(headings),
+                kind,
+                ..Default::default()
+            });
         }
         current.clear();
     };
@@ -97,11 +104,19 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     flush(&mut current, &mut blocks, &headings, ContentType::Text);
 
-    let field = |name: &str| front_matter.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone());
+    let field = |name: &str| {
+        front_matter
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
     let title = field("title").or(first_h1).unwrap_or_else(|| Document::stem_of(raw));
     let mut document = Document::from_raw(raw, title, blocks);
     document.tags = field("tags").map(|v| parse_tag_list(&v)).unwrap_or_default();
-    for (key, value) in front_matter.into_iter().filter(|(k, _)| !matches!(k.as_str(), "title" | "tags")) {
+    for (key, value) in front_matter
+        .into_iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "title" | "tags"))
+    {
         document.metadata.insert(key, serde_json::Value::String(value));
     }
     Ok(Parsed::one(document))
@@ -115,11 +130,20 @@ mod tests {
 
     #[test]
     fn heading_paths_front_matter_and_tables() {
-        let doc = AutoParser.parse(&raw_for_test("guide.md", DOC)).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("guide.md", DOC))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.title, "Guide");
         assert_eq!(doc.tags, ["gpu", "search"]);
         assert_eq!(doc.metadata["owner"], "ops");
-        let find = |t: &str| doc.blocks.iter().find(|b| b.text.contains(t)).unwrap_or_else(|| panic!("{t} in {:?}", doc.blocks));
+        let find = |t: &str| {
+            doc.blocks
+                .iter()
+                .find(|b| b.text.contains(t))
+                .unwrap_or_else(|| panic!("{t} in {:?}", doc.blocks))
+        };
         assert_eq!(find("First para").heading_path, ["Intro"]);
         assert_eq!(find("Install").heading_path, ["Intro", "Setup"]);
         assert_eq!(find("item two").heading_path, ["Intro", "Setup"]);
@@ -131,9 +155,17 @@ mod tests {
 
     #[test]
     fn title_falls_back_to_first_h1_then_file_stem() {
-        let doc = AutoParser.parse(&raw_for_test("x/notes.md", "# Hello\n\ntext")).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("x/notes.md", "# Hello\n\ntext"))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.title, "Hello");
-        let doc = AutoParser.parse(&raw_for_test("x/notes.md", "just text")).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("x/notes.md", "just text"))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.title, "notes");
     }
 }

@@ -4,8 +4,8 @@
 
 mod csv;
 mod detect;
-mod docx;
 mod document;
+mod docx;
 mod error;
 mod html;
 mod isolated;
@@ -16,7 +16,9 @@ mod text;
 mod worker_protocol;
 
 pub use detect::{detect_format, Format};
-pub use document::{added_through_api, doc_id_for, file_uri_of, Block, API_URI_SCHEMES, ContentType, Document, ItemFailure, Parsed};
+pub use document::{
+    added_through_api, doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed, API_URI_SCHEMES,
+};
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
 
@@ -47,9 +49,16 @@ impl AutoParser {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_format(format, raw)));
         let mut parsed = match outcome {
             Ok(result) => result?,
-            Err(_) => return Err(ParseError::Corrupt(format!("the {} parser could not read this file", format.name()))),
+            Err(_) => {
+                return Err(ParseError::Corrupt(format!(
+                    "the {} parser could not read this file",
+                    format.name()
+                )))
+            }
         };
-        parsed.documents.retain(|d| d.blocks.iter().any(|b| !b.text.trim().is_empty()));
+        parsed
+            .documents
+            .retain(|d| d.blocks.iter().any(|b| !b.text.trim().is_empty()));
         if parsed.documents.is_empty() && parsed.failures.is_empty() {
             return Err(ParseError::NoText);
         }

@@ -8,7 +8,12 @@ use crate::source::RawDocument;
 
 fn has_images(pdf: &PdfDocument) -> bool {
     pdf.objects.values().any(|object| match object {
-        Object::Stream(stream) => stream.dict.get(b"Subtype").and_then(Object::as_name).map(|n| n == b"Image").unwrap_or(false),
+        Object::Stream(stream) => stream
+            .dict
+            .get(b"Subtype")
+            .and_then(Object::as_name)
+            .map(|n| n == b"Image")
+            .unwrap_or(false),
         _ => false,
     })
 }
@@ -40,7 +45,12 @@ fn check_inflated_size(pdf: &PdfDocument, budget: u64) -> Result<(), ParseError>
     let mut total = 0u64;
     for object in pdf.objects.values() {
         let Object::Stream(stream) = object else { continue };
-        let is_image = stream.dict.get(b"Subtype").and_then(Object::as_name).map(|n| n == b"Image").unwrap_or(false);
+        let is_image = stream
+            .dict
+            .get(b"Subtype")
+            .and_then(Object::as_name)
+            .map(|n| n == b"Image")
+            .unwrap_or(false);
         let filter = match stream.dict.get(b"Filter") {
             Ok(Object::Name(name)) => Some(name.as_slice()),
             Ok(Object::Array(filters)) => filters.first().and_then(|f| f.as_name().ok()),
@@ -53,7 +63,10 @@ fn check_inflated_size(pdf: &PdfDocument, budget: u64) -> Result<(), ParseError>
         // A stream that does not inflate cleanly counts what it gave (the extractor reports it).
         total += std::io::copy(&mut decoder, &mut std::io::sink()).unwrap_or(0);
         if total > budget {
-            return Err(ParseError::Inflates { part: "PDF streams".into(), mib: budget >> 20 });
+            return Err(ParseError::Inflates {
+                part: "PDF streams".into(),
+                mib: budget >> 20,
+            });
         }
     }
     Ok(())
@@ -80,10 +93,18 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .iter()
         .enumerate()
         .filter(|(_, text)| !text.trim().is_empty())
-        .map(|(i, text)| Block { text: text.trim().to_string(), page: Some(i as u32 + 1), ..Default::default() })
+        .map(|(i, text)| Block {
+            text: text.trim().to_string(),
+            page: Some(i as u32 + 1),
+            ..Default::default()
+        })
         .collect();
     if blocks.is_empty() {
-        return Err(if has_images(&pdf) { ParseError::ScannedOnly } else { ParseError::NoText });
+        return Err(if has_images(&pdf) {
+            ParseError::ScannedOnly
+        } else {
+            ParseError::NoText
+        });
     }
     let title = pdf_title(&pdf).unwrap_or_else(|| Document::stem_of(raw));
     let mut document = Document::from_raw(raw, title, blocks);
@@ -167,7 +188,11 @@ mod tests {
     #[test]
     fn two_page_pdf_keeps_page_numbers() {
         let bytes = to_bytes(pdf_with_pages(&["Alpha page text", "Beta page text"]));
-        let doc = AutoParser.parse(&raw_for_test("report.pdf", bytes)).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("report.pdf", bytes))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.blocks.len(), 2, "{:?}", doc.blocks);
         assert_eq!(doc.blocks[0].page, Some(1));
         assert!(doc.blocks[0].text.contains("Alpha"), "{:?}", doc.blocks[0]);
@@ -181,7 +206,10 @@ mod tests {
         let bytes = encrypted(pdf_with_pages(&["Top secret"]));
         let err = AutoParser.parse(&raw_for_test("locked.pdf", bytes)).unwrap_err();
         assert_eq!(err, ParseError::PasswordProtected);
-        assert_eq!(err.to_string(), "PDF is password-protected. Please upload an unlocked version.");
+        assert_eq!(
+            err.to_string(),
+            "PDF is password-protected. Please upload an unlocked version."
+        );
     }
 
     #[test]
@@ -195,18 +223,35 @@ mod tests {
         }
         let bomb = encoder.finish().unwrap();
         let mut doc = pdf_with_pages(&["Alpha"]);
-        doc.add_object(lopdf::Stream::new(lopdf::dictionary! { "Filter" => "FlateDecode" }, bomb));
+        doc.add_object(lopdf::Stream::new(
+            lopdf::dictionary! { "Filter" => "FlateDecode" },
+            bomb,
+        ));
         let err = AutoParser.parse(&raw_for_test("bomb.pdf", to_bytes(doc))).unwrap_err();
-        assert_eq!(err, ParseError::Inflates { part: "PDF streams".into(), mib: 64 });
-        assert!(err.to_string().starts_with("PDF streams: more than 64 MiB once inflated"), "{err}");
+        assert_eq!(
+            err,
+            ParseError::Inflates {
+                part: "PDF streams".into(),
+                mib: 64
+            }
+        );
+        assert!(
+            err.to_string()
+                .starts_with("PDF streams: more than 64 MiB once inflated"),
+            "{err}"
+        );
     }
 
     #[test]
     fn truncated_pdf_is_corrupt() {
         let bytes = to_bytes(pdf_with_pages(&["Alpha"]));
-        let err = AutoParser.parse(&raw_for_test("broken.pdf", bytes[..bytes.len() / 3].to_vec())).unwrap_err();
+        let err = AutoParser
+            .parse(&raw_for_test("broken.pdf", bytes[..bytes.len() / 3].to_vec()))
+            .unwrap_err();
         assert!(matches!(err, ParseError::Corrupt(_)), "{err:?}");
-        let err = AutoParser.parse(&raw_for_test("fake.pdf", "not a pdf at all")).unwrap_err();
+        let err = AutoParser
+            .parse(&raw_for_test("fake.pdf", "not a pdf at all"))
+            .unwrap_err();
         assert!(matches!(err, ParseError::Corrupt(_)), "{err:?}");
     }
 }

@@ -64,7 +64,11 @@ fn decode_utf16(bytes: &[u8], read: fn([u8; 2]) -> u16) -> Result<String, ParseE
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_text(&raw.bytes)?;
     let title = Document::stem_of(raw);
-    Ok(Parsed::one(Document::from_raw(raw, title, vec![Block::text(text, &[])])))
+    Ok(Parsed::one(Document::from_raw(
+        raw,
+        title,
+        vec![Block::text(text, &[])],
+    )))
 }
 
 #[cfg(test)]
@@ -94,20 +98,32 @@ mod tests {
         assert_eq!(decode_text(&le).unwrap(), text);
         assert_eq!(decode_text(&be).unwrap(), text);
         // Under any extension, not refused as binary.
-        let doc = AutoParser.parse(&raw_for_test("notes.log", le)).unwrap().documents.remove(0);
+        let doc = AutoParser
+            .parse(&raw_for_test("notes.log", le))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(doc.blocks[0].text, text);
         // Bytes with a NUL here and there are still binary.
-        assert!(matches!(decode_text(b"abcdefgh\0ijklmnopqrstuvwx"), Err(ParseError::Binary(_))));
+        assert!(matches!(
+            decode_text(b"abcdefgh\0ijklmnopqrstuvwx"),
+            Err(ParseError::Binary(_))
+        ));
     }
 
     #[test]
     fn text_file_becomes_one_document() {
-        let parsed = AutoParser.parse(&raw_for_test("notes/today.txt", "Hello.\n\nWorld.")).unwrap();
+        let parsed = AutoParser
+            .parse(&raw_for_test("notes/today.txt", "Hello.\n\nWorld."))
+            .unwrap();
         let doc = &parsed.documents[0];
         assert_eq!(doc.title, "today");
         assert_eq!(doc.file_name, "today.txt");
         assert_eq!(doc.blocks[0].text, "Hello.\n\nWorld.");
         assert_eq!(doc.doc_id.len(), 32);
-        assert_eq!(AutoParser.parse(&raw_for_test("e.txt", "")).unwrap_err(), ParseError::Empty);
+        assert_eq!(
+            AutoParser.parse(&raw_for_test("e.txt", "")).unwrap_err(),
+            ParseError::Empty
+        );
     }
 }

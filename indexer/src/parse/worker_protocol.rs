@@ -30,14 +30,20 @@ struct RequestHeader {
 /// What a worker answers for one file.
 #[derive(Serialize, Deserialize)]
 pub(super) enum Reply {
-    Parsed { documents: Vec<Document>, failures: Vec<ItemFailure> },
+    Parsed {
+        documents: Vec<Document>,
+        failures: Vec<ItemFailure>,
+    },
     Failed(ParseError),
 }
 
 impl Reply {
     pub fn of(result: Result<Parsed, ParseError>) -> Self {
         match result {
-            Ok(parsed) => Self::Parsed { documents: parsed.documents, failures: parsed.failures },
+            Ok(parsed) => Self::Parsed {
+                documents: parsed.documents,
+                failures: parsed.failures,
+            },
             Err(e) => Self::Failed(e),
         }
     }
@@ -59,7 +65,10 @@ fn read_len(input: &mut impl Read, most: u64, what: &str) -> io::Result<Option<u
     }
     let len = u64::from_le_bytes(len);
     if len > most {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{what} of {len} bytes is over the limit of {most}")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{what} of {len} bytes is over the limit of {most}"),
+        ));
     }
     Ok(Some(len as usize))
 }
@@ -68,7 +77,10 @@ fn read_body(input: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
     let mut body = Vec::new();
     input.take(len as u64).read_to_end(&mut body)?;
     if body.len() < len {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("stream ended {} bytes into a frame of {len}", body.len())));
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("stream ended {} bytes into a frame of {len}", body.len()),
+        ));
     }
     Ok(body)
 }
@@ -78,7 +90,13 @@ fn json_error(e: serde_json::Error) -> io::Error {
 }
 
 pub(super) fn write_request(output: &mut impl Write, raw: &RawDocument) -> io::Result<()> {
-    let header = RequestHeader { uri: raw.uri.clone(), relative_path: raw.relative_path.clone(), etag: raw.etag.clone(), size: raw.size, source: raw.source.clone() };
+    let header = RequestHeader {
+        uri: raw.uri.clone(),
+        relative_path: raw.relative_path.clone(),
+        etag: raw.etag.clone(),
+        size: raw.size,
+        source: raw.source.clone(),
+    };
     let header = serde_json::to_vec(&header).map_err(json_error)?;
     output.write_all(&(header.len() as u64).to_le_bytes())?;
     output.write_all(&header)?;
@@ -93,9 +111,17 @@ pub(super) fn read_request(input: &mut impl Read) -> io::Result<Option<RawDocume
         return Ok(None);
     };
     let header: RequestHeader = serde_json::from_slice(&read_body(input, header_len)?).map_err(json_error)?;
-    let body_len = read_len(input, MAX_BODY_BYTES, "a file")?.ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "request without its file"))?;
+    let body_len = read_len(input, MAX_BODY_BYTES, "a file")?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "request without its file"))?;
     let bytes = read_body(input, body_len)?;
-    Ok(Some(RawDocument { uri: header.uri, relative_path: header.relative_path, bytes: Bytes::from(bytes), etag: header.etag, size: header.size, source: header.source }))
+    Ok(Some(RawDocument {
+        uri: header.uri,
+        relative_path: header.relative_path,
+        bytes: Bytes::from(bytes),
+        etag: header.etag,
+        size: header.size,
+        source: header.source,
+    }))
 }
 
 pub(super) fn write_reply(output: &mut impl Write, reply: &Reply) -> io::Result<()> {
@@ -110,7 +136,9 @@ pub(super) fn read_reply(input: &mut impl Read) -> io::Result<Option<Reply>> {
     let Some(len) = read_len(input, MAX_BODY_BYTES, "a reply")? else {
         return Ok(None);
     };
-    serde_json::from_slice(&read_body(input, len)?).map(Some).map_err(json_error)
+    serde_json::from_slice(&read_body(input, len)?)
+        .map(Some)
+        .map_err(json_error)
 }
 
 #[cfg(test)]
@@ -124,15 +152,31 @@ mod tests {
         let mut stream = Vec::new();
         write_request(&mut stream, &raw).unwrap();
         let back = read_request(&mut stream.as_slice()).unwrap().unwrap();
-        assert_eq!((back.uri, back.relative_path, back.bytes), (raw.uri.clone(), raw.relative_path.clone(), raw.bytes.clone()));
-        assert!(read_request(&mut &stream[..0]).unwrap().is_none(), "an empty stream is the end");
-        assert!(read_request(&mut &stream[..stream.len() - 1]).is_err(), "a torn request");
+        assert_eq!(
+            (back.uri, back.relative_path, back.bytes),
+            (raw.uri.clone(), raw.relative_path.clone(), raw.bytes.clone())
+        );
+        assert!(
+            read_request(&mut &stream[..0]).unwrap().is_none(),
+            "an empty stream is the end"
+        );
+        assert!(
+            read_request(&mut &stream[..stream.len() - 1]).is_err(),
+            "a torn request"
+        );
         // A length over the limit is refused before anything is allocated for it.
         let huge = u64::MAX.to_le_bytes();
         assert!(read_request(&mut huge.as_slice()).is_err());
 
         let mut stream = Vec::new();
         write_reply(&mut stream, &Reply::Failed(ParseError::NoText)).unwrap();
-        assert_eq!(read_reply(&mut stream.as_slice()).unwrap().unwrap().into_result().unwrap_err(), ParseError::NoText);
+        assert_eq!(
+            read_reply(&mut stream.as_slice())
+                .unwrap()
+                .unwrap()
+                .into_result()
+                .unwrap_err(),
+            ParseError::NoText
+        );
     }
 }

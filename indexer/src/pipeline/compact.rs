@@ -9,7 +9,10 @@ use super::model_reading::sum_by_language;
 use super::segment::{build_segment_blocking, SegmentRows};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;
-use crate::snapshot::{new_version_id, LanguageReading, LatestExpected, Manifest, SnapshotReader, SnapshotWriter, WantedRows, WrittenSegment};
+use crate::snapshot::{
+    new_version_id, LanguageReading, LatestExpected, Manifest, SnapshotReader, SnapshotWriter, WantedRows,
+    WrittenSegment,
+};
 
 /// When and how to compact.
 #[derive(Debug, Clone)]
@@ -29,7 +32,13 @@ pub struct CompactOptions {
 
 impl Default for CompactOptions {
     fn default() -> Self {
-        Self { small_segment_chunks: 50_000, max_small_segments: 8, max_hidden_fraction: 0.3, index: IndexOptions::default(), max_segment_chunks: super::DEFAULT_SEGMENT_CHUNKS }
+        Self {
+            small_segment_chunks: 50_000,
+            max_small_segments: 8,
+            max_hidden_fraction: 0.3,
+            index: IndexOptions::default(),
+            max_segment_chunks: super::DEFAULT_SEGMENT_CHUNKS,
+        }
     }
 }
 
@@ -52,7 +61,12 @@ pub struct CompactReport {
 /// The segments `options` says to merge in `manifest`: its small segments, once there are
 /// more than `max_small_segments` of them; none otherwise.
 pub fn segments_to_merge(manifest: &Manifest, options: &CompactOptions) -> Vec<String> {
-    let small: Vec<String> = manifest.segments.iter().filter(|s| s.chunks < options.small_segment_chunks).map(|s| s.id.clone()).collect();
+    let small: Vec<String> = manifest
+        .segments
+        .iter()
+        .filter(|s| s.chunks < options.small_segment_chunks)
+        .map(|s| s.id.clone())
+        .collect();
     if small.len() > options.max_small_segments {
         small
     } else {
@@ -66,11 +80,23 @@ pub fn segments_to_merge(manifest: &Manifest, options: &CompactOptions) -> Vec<S
 /// until it would hold more than `options.max_segment_chunks` live chunks, so a compaction
 /// holds about one new segment's rows, however large the version. Fewer than two segments to
 /// merge is a no-op unless tombstones hide rows in the one named.
-pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[String], options: &CompactOptions) -> Result<(CompactReport, Manifest)> {
+pub async fn compact(
+    reader: &SnapshotReader,
+    writer: &SnapshotWriter,
+    merge: &[String],
+    options: &CompactOptions,
+) -> Result<(CompactReport, Manifest)> {
     let base = reader.manifest();
-    let mut report = CompactReport { tombstones_before: base.tombstones.len(), tombstones_after: base.tombstones.len(), ..Default::default() };
+    let mut report = CompactReport {
+        tombstones_before: base.tombstones.len(),
+        tombstones_after: base.tombstones.len(),
+        ..Default::default()
+    };
     if let Some(unknown) = merge.iter().find(|id| !base.segments.iter().any(|s| &s.id == *id)) {
-        return Err(IndexerError::Config(format!("compact: version {} has no segment {unknown}", base.version)));
+        return Err(IndexerError::Config(format!(
+            "compact: version {} has no segment {unknown}",
+            base.version
+        )));
     }
     if merge.is_empty() || (merge.len() == 1 && base.tombstones.is_empty()) {
         return Ok((report, base.clone()));
@@ -114,7 +140,11 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
         }
         report.chunks_kept += live.chunks.len();
         report.documents_kept += live.records.len();
-        let kept = if segment.chunks == 0 { 0.0 } else { live.chunks.len() as f64 / segment.chunks as f64 };
+        let kept = if segment.chunks == 0 {
+            0.0
+        } else {
+            live.chunks.len() as f64 / segment.chunks as f64
+        };
         merged.add(live, position, &segment.languages, kept).await?;
         report.merged_segments.push(segment.id.clone());
     }
@@ -124,7 +154,12 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     manifest.version = version.clone();
     manifest.parent = Some(base.version.clone());
     manifest.created_at = chrono::Utc::now();
-    let merged_files: Vec<String> = base.segments.iter().filter(|s| merge.contains(&s.id)).flat_map(|s| s.files.clone()).collect();
+    let merged_files: Vec<String> = base
+        .segments
+        .iter()
+        .filter(|s| merge.contains(&s.id))
+        .flat_map(|s| s.files.clone())
+        .collect();
     manifest.checksums.retain(|path, _| !merged_files.contains(path));
     manifest.counts.documents = manifest.counts.documents.saturating_sub(merged_documents) + report.documents_kept;
     manifest.counts.chunks = manifest.counts.chunks.saturating_sub(report.chunks_dropped);
@@ -143,7 +178,9 @@ pub async fn compact(reader: &SnapshotReader, writer: &SnapshotWriter, merge: &[
     }
     // Tombstones scoped to a merged segment are spent; with every segment merged, all are.
     let every_segment = base.segments.iter().all(|s| merge.contains(&s.id));
-    manifest.tombstones.retain(|t| !every_segment && !merge.iter().any(|id| t.starts_with(&format!("{id}/"))));
+    manifest
+        .tombstones
+        .retain(|t| !every_segment && !merge.iter().any(|id| t.starts_with(&format!("{id}/"))));
     report.tombstones_after = manifest.tombstones.len();
     // Compaction serves the same documents: a batch run's file table holds for the new version too.
     // Published only over the version it merged: one published meanwhile is not undone.
@@ -178,16 +215,37 @@ struct MergedSegments<'a> {
 impl<'a> MergedSegments<'a> {
     fn new(writer: &'a SnapshotWriter, version: &'a str, options: &'a CompactOptions, dim: usize) -> Self {
         let filling = SegmentRows::empty(dim);
-        Self { writer, version, options, filling, position: 0, languages: Vec::new(), written: Vec::new(), started: 0 }
+        Self {
+            writer,
+            version,
+            options,
+            filling,
+            position: 0,
+            languages: Vec::new(),
+            written: Vec::new(),
+            started: 0,
+        }
     }
 
     /// Adds the live rows of the merged segment at manifest position `position` (its
     /// language readings, of which the rows kept are the share `kept`).
-    async fn add(&mut self, rows: SegmentRows, position: usize, languages: &[LanguageReading], kept: f64) -> Result<()> {
-        if !self.filling.chunks.is_empty() && self.filling.chunks.len() + rows.chunks.len() > self.options.max_segment_chunks {
+    async fn add(
+        &mut self,
+        rows: SegmentRows,
+        position: usize,
+        languages: &[LanguageReading],
+        kept: f64,
+    ) -> Result<()> {
+        if !self.filling.chunks.is_empty()
+            && self.filling.chunks.len() + rows.chunks.len() > self.options.max_segment_chunks
+        {
             self.write().await?;
         }
-        self.languages.extend(languages.iter().map(|r| LanguageReading { language: r.language.clone(), chunks: (r.chunks as f64 * kept).round() as u64, reading: r.reading.scaled(kept) }));
+        self.languages.extend(languages.iter().map(|r| LanguageReading {
+            language: r.language.clone(),
+            chunks: (r.chunks as f64 * kept).round() as u64,
+            reading: r.reading.scaled(kept),
+        }));
         self.filling.extend(rows);
         self.position = position;
         Ok(())
@@ -207,7 +265,10 @@ impl<'a> MergedSegments<'a> {
         };
         let spec = self.options.index.resolve_segment(rows.chunks.len(), dim)?;
         let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id, None).await?;
-        let mut segment = self.writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
+        let mut segment = self
+            .writer
+            .finish_segment(row_files, &built.vectors, built.keyword_dir.path())
+            .await?;
         segment.manifest.languages = sum_by_language(std::mem::take(&mut self.languages));
         self.written.push((self.position, segment));
         Ok(())

@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::compact::CompactReport;
+use crate::error::IndexerError;
 use crate::index::IndexOptions;
 use crate::parse::{added_through_api, file_uri_of};
-use crate::error::IndexerError;
 use crate::snapshot::{tombstone_document, DocumentOutline, FileTable, Manifest, SnapshotReader, Tombstones};
 use crate::source::SourceEntry;
 
@@ -139,10 +139,21 @@ impl PreviousVersion {
         let manifest = reader.manifest().clone();
         let manifest_segments = manifest.segments.len();
         let files = reader.read_file_table().await.unwrap_or_else(|e| {
-            notes.push(format!("the file table of version {} is unreadable, every file is fetched: {e}", manifest.version));
+            notes.push(format!(
+                "the file table of version {} is unreadable, every file is fetched: {e}",
+                manifest.version
+            ));
             None
         });
-        let mut previous = Self { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), hidden_rows: vec![0; manifest_segments], files, rows_read: HashSet::new() };
+        let mut previous = Self {
+            manifest,
+            unreadable: Vec::new(),
+            documents: HashMap::new(),
+            segments_of: HashMap::new(),
+            hidden_rows: vec![0; manifest_segments],
+            files,
+            rows_read: HashSet::new(),
+        };
         let tombstones = reader.manifest().tombstone_set();
         for (index, segment) in reader.manifest().segments.iter().enumerate() {
             let records = match reader.segment_files_problem(&segment.id).await {
@@ -174,7 +185,15 @@ impl PreviousVersion {
             if tombstones.hides_any_row(segment, &record.doc_id, record.chunk_count) {
                 self.documents.remove(&record.doc_id);
             } else {
-                self.documents.insert(record.doc_id, LiveDoc { uri: record.uri, chunks: record.chunk_count, segment: index, tokens: None });
+                self.documents.insert(
+                    record.doc_id,
+                    LiveDoc {
+                        uri: record.uri,
+                        chunks: record.chunk_count,
+                        segment: index,
+                        tokens: None,
+                    },
+                );
             }
         }
     }
@@ -190,7 +209,14 @@ impl PreviousVersion {
     /// The segments (manifest indexes) not yet read that hold the live copy of a document
     /// from a file `fetched` accepts; marked as read.
     pub(super) fn segments_to_read(&mut self, fetched: impl Fn(&str) -> bool) -> Vec<usize> {
-        let unreadable: HashSet<usize> = self.manifest.segments.iter().enumerate().filter(|(_, s)| self.unreadable.contains(&s.id)).map(|(i, _)| i).collect();
+        let unreadable: HashSet<usize> = self
+            .manifest
+            .segments
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| self.unreadable.contains(&s.id))
+            .map(|(i, _)| i)
+            .collect();
         let mut wanted: Vec<usize> = self
             .documents
             .values()
@@ -225,18 +251,27 @@ impl PreviousVersion {
     /// Whether a delta may build on this version with `index` and `min_recall`; the reason when not.
     pub fn delta_refusal(&self, index: &IndexOptions, min_recall: Option<f64>) -> Option<String> {
         if !self.unreadable.is_empty() {
-            return Some(format!("segment {} of version {} is unreadable: publishing a full version", self.unreadable.join(", "), self.version()));
+            return Some(format!(
+                "segment {} of version {} is unreadable: publishing a full version",
+                self.unreadable.join(", "),
+                self.version()
+            ));
         }
         let recall = self.manifest.recall_check.as_ref().map(|check| check.recall);
         if let (Some(min), Some(recall)) = (min_recall, recall) {
             if recall < min {
-                return Some(format!("version {} has ANN recall@10 {recall:.4}, below --min-recall {min}: publishing a full version", self.version()));
+                return Some(format!(
+                    "version {} has ANN recall@10 {recall:.4}, below --min-recall {min}: publishing a full version",
+                    self.version()
+                ));
             }
         }
         match index.kind.name() {
-            Some(asked) if asked != self.manifest.index.kind => {
-                Some(format!("version {} has a {} index and {asked} was asked for: publishing a full version", self.version(), self.manifest.index.kind))
-            }
+            Some(asked) if asked != self.manifest.index.kind => Some(format!(
+                "version {} has a {} index and {asked} was asked for: publishing a full version",
+                self.version(),
+                self.manifest.index.kind
+            )),
             _ => None,
         }
     }
@@ -254,7 +289,10 @@ impl PreviousVersion {
     /// How many live documents of this version were added through a server's API (uploads,
     /// RAG ingests).
     pub(super) fn api_documents(&self) -> usize {
-        self.documents.values().filter(|doc| added_through_api(&doc.uri)).count()
+        self.documents
+            .values()
+            .filter(|doc| added_through_api(&doc.uri))
+            .count()
     }
 
     /// Whether this version's file table lists `uri` (a file some run read, even if it failed).
@@ -266,13 +304,24 @@ impl PreviousVersion {
     /// the listed ETag, nothing of it failed, the version serves every document the table
     /// counts for it, and the run that wrote it parsed with the same signature. Says in
     /// `notes` why nothing could be skipped.
-    pub fn unchanged_files(&self, entries: &[SourceEntry], parse_sig: &str, notes: &mut Vec<String>) -> HashSet<String> {
+    pub fn unchanged_files(
+        &self,
+        entries: &[SourceEntry],
+        parse_sig: &str,
+        notes: &mut Vec<String>,
+    ) -> HashSet<String> {
         if self.manifest.parse_sig.as_deref() != Some(parse_sig) {
-            notes.push(format!("version {} was parsed by another indexer build or with other tags or limits: every file is fetched", self.version()));
+            notes.push(format!(
+                "version {} was parsed by another indexer build or with other tags or limits: every file is fetched",
+                self.version()
+            ));
             return HashSet::new();
         }
         let Some(table) = &self.files else {
-            notes.push(format!("version {} has no file table (published online, or by an older build): every file is fetched", self.version()));
+            notes.push(format!(
+                "version {} has no file table (published online, or by an older build): every file is fetched",
+                self.version()
+            ));
             return HashSet::new();
         };
         let live = self.live_documents_per_file();
@@ -280,7 +329,10 @@ impl PreviousVersion {
             .iter()
             .filter(|entry| {
                 table.get(&entry.uri).is_some_and(|file| {
-                    file.etag.is_some() && file.etag == entry.etag && !file.failed && live.get(entry.uri.as_str()).copied().unwrap_or(0) == file.documents
+                    file.etag.is_some()
+                        && file.etag == entry.etag
+                        && !file.failed
+                        && live.get(entry.uri.as_str()).copied().unwrap_or(0) == file.documents
                 })
             })
             .map(|entry| entry.uri.clone())
@@ -290,15 +342,34 @@ impl PreviousVersion {
     /// The tombstones and per-file contents of the version that keeps everything of this one
     /// but the documents `written_ids` (in the new segments, which hold `written_files` of
     /// each file) and what the source no longer has.
-    pub(super) fn changes(&self, written_ids: &HashSet<String>, written_files: FileTable, unchanged_documents: &HashSet<String>, unchanged_files: &HashSet<String>, failed_files: &HashSet<String>) -> Changes {
-        let mut changes = Changes { hidden_rows: self.manifest.segments.iter().zip(&self.hidden_rows).map(|(s, &rows)| (s.id.clone(), rows)).collect(), ..Default::default() };
+    pub(super) fn changes(
+        &self,
+        written_ids: &HashSet<String>,
+        written_files: FileTable,
+        unchanged_documents: &HashSet<String>,
+        unchanged_files: &HashSet<String>,
+        failed_files: &HashSet<String>,
+    ) -> Changes {
+        let mut changes = Changes {
+            hidden_rows: self
+                .manifest
+                .segments
+                .iter()
+                .zip(&self.hidden_rows)
+                .map(|(s, &rows)| (s.id.clone(), rows))
+                .collect(),
+            ..Default::default()
+        };
         let existing: HashSet<&str> = self.manifest.tombstones.iter().map(String::as_str).collect();
         let hide = |changes: &mut Changes, doc_id: &str| {
             for &(index, visible_rows) in self.segments_of.get(doc_id).into_iter().flatten() {
                 let tombstone = format!("{}/{doc_id}", self.manifest.segments[index].id);
                 if !existing.contains(tombstone.as_str()) {
                     changes.add_tombstones.push(tombstone);
-                    *changes.hidden_rows.entry(self.manifest.segments[index].id.clone()).or_default() += u64::from(visible_rows);
+                    *changes
+                        .hidden_rows
+                        .entry(self.manifest.segments[index].id.clone())
+                        .or_default() += u64::from(visible_rows);
                 }
             }
         };
@@ -320,7 +391,9 @@ impl PreviousVersion {
                 if !stays {
                     changes.kept_after_failure.push(doc.uri.clone());
                 }
-                changes.files.add_document(&doc.uri, doc.chunks as u64, doc.tokens.unwrap_or(0));
+                changes
+                    .files
+                    .add_document(&doc.uri, doc.chunks as u64, doc.tokens.unwrap_or(0));
             } else {
                 changes.removed_documents += 1;
                 hide(&mut changes, id);
@@ -337,7 +410,13 @@ impl PreviousVersion {
         written.sort();
         for id in written {
             hide(&mut changes, id);
-            changes.lift_tombstones.extend(self.manifest.tombstones.iter().filter(|t| tombstone_document(t) == Some(id.as_str())).cloned());
+            changes.lift_tombstones.extend(
+                self.manifest
+                    .tombstones
+                    .iter()
+                    .filter(|t| tombstone_document(t) == Some(id.as_str()))
+                    .cloned(),
+            );
         }
         changes.files.add_table(written_files);
         changes.kept_after_failure.sort();
@@ -354,25 +433,81 @@ mod tests {
     use crate::snapshot::{ChunkerManifest, IndexManifest};
 
     fn previous(kind: IndexSpec, recall: f64) -> PreviousVersion {
-        let model = ModelInfo { name: "m".into(), sha256: "s".into(), dim: 4, max_tokens: 256, pooling: Pooling::Mean, precisions: Vec::new() };
-        let chunker = ChunkerManifest { config: ChunkerConfig::default(), sig: "c".into() };
-        let mut manifest = Manifest::new("v1".into(), "src".into(), model, chunker, IndexManifest::new(kind, "cpu".into()));
-        manifest.recall_check = Some(RecallCheck { k: 10, queries: 200, query_source: "chunks".into(), recall });
-        PreviousVersion { manifest, unreadable: Vec::new(), documents: HashMap::new(), segments_of: HashMap::new(), hidden_rows: Vec::new(), files: None, rows_read: HashSet::new() }
+        let model = ModelInfo {
+            name: "m".into(),
+            sha256: "s".into(),
+            dim: 4,
+            max_tokens: 256,
+            pooling: Pooling::Mean,
+            precisions: Vec::new(),
+        };
+        let chunker = ChunkerManifest {
+            config: ChunkerConfig::default(),
+            sig: "c".into(),
+        };
+        let mut manifest = Manifest::new(
+            "v1".into(),
+            "src".into(),
+            model,
+            chunker,
+            IndexManifest::new(kind, "cpu".into()),
+        );
+        manifest.recall_check = Some(RecallCheck {
+            k: 10,
+            queries: 200,
+            query_source: "chunks".into(),
+            recall,
+        });
+        PreviousVersion {
+            manifest,
+            unreadable: Vec::new(),
+            documents: HashMap::new(),
+            segments_of: HashMap::new(),
+            hidden_rows: Vec::new(),
+            files: None,
+            rows_read: HashSet::new(),
+        }
     }
 
     #[test]
     fn a_delta_builds_only_on_what_the_run_would_publish() {
-        let hnsw = IndexSpec::Hnsw { m: 32, ef_construction: 200, ef_search: 128 };
+        let hnsw = IndexSpec::Hnsw {
+            m: 32,
+            ef_construction: 200,
+            ef_search: 128,
+        };
         let auto = IndexOptions::default();
         assert_eq!(previous(hnsw.clone(), 0.97).delta_refusal(&auto, None), None);
-        assert_eq!(previous(hnsw.clone(), 0.97).delta_refusal(&IndexOptions { kind: IndexKind::Hnsw, ..auto.clone() }, Some(0.95)), None);
-        let other_kind = previous(hnsw.clone(), 0.97).delta_refusal(&IndexOptions { kind: IndexKind::IvfFlat, ..auto.clone() }, None).unwrap();
-        assert!(other_kind.contains("has a hnsw index and ivf-flat was asked for"), "{other_kind}");
+        assert_eq!(
+            previous(hnsw.clone(), 0.97).delta_refusal(
+                &IndexOptions {
+                    kind: IndexKind::Hnsw,
+                    ..auto.clone()
+                },
+                Some(0.95)
+            ),
+            None
+        );
+        let other_kind = previous(hnsw.clone(), 0.97)
+            .delta_refusal(
+                &IndexOptions {
+                    kind: IndexKind::IvfFlat,
+                    ..auto.clone()
+                },
+                None,
+            )
+            .unwrap();
+        assert!(
+            other_kind.contains("has a hnsw index and ivf-flat was asked for"),
+            "{other_kind}"
+        );
         let low_recall = previous(hnsw, 0.9).delta_refusal(&auto, Some(0.95)).unwrap();
         assert!(low_recall.contains("below --min-recall 0.95"), "{low_recall}");
         let mut unreadable = previous(IndexSpec::Flat, 1.0);
         unreadable.mark_incomplete("seg-1");
-        assert!(unreadable.delta_refusal(&auto, None).unwrap().contains("segment seg-1 of version v1 is unreadable"));
+        assert!(unreadable
+            .delta_refusal(&auto, None)
+            .unwrap()
+            .contains("segment seg-1 of version v1 is unreadable"));
     }
 }

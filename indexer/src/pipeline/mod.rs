@@ -19,9 +19,9 @@ mod segmenter;
 mod spilled_vectors;
 mod stages;
 
+pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use progress::ProgressMode;
 pub use report::{languages_line, Failure, RunReport, StageReport};
-pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use reuse::{ReuseReport, StoredEmbeddings};
 
 use std::collections::{HashMap, HashSet};
@@ -40,16 +40,19 @@ use crate::parse::{added_through_api, AutoParser, Parser};
 use crate::snapshot::{layout, new_version_id, ChunkerManifest, Manifest, SnapshotReader, SnapshotWriter};
 use crate::source::{open_source, Listing, Source, SourceOptions};
 use crate::store::StoreOptions;
-use progress::Progress;
-use publish::{Publisher, SegmentBuilder, Sizing};
-use segmenter::Segmenter;
-use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
-pub use model_reading::{language_name, language_readings, sum_by_language, version_readings, weak_reading_warning, whole_share, READING_SAMPLE, WEAK_READING_SHARE};
+pub use model_reading::{
+    language_name, language_readings, sum_by_language, version_readings, weak_reading_warning, whole_share,
+    READING_SAMPLE, WEAK_READING_SHARE,
+};
 pub use online::{publish_next_version, VersionChange};
 pub use plan::{plan_run, FileCount, RunPlan, PLAN_EXAMPLES};
+use progress::Progress;
+use publish::{Publisher, SegmentBuilder, Sizing};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
+use segmenter::Segmenter;
 pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings, ChunkedDoc, EmbeddedDoc};
+use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
 
 /// Chunks per segment of a full run: larger than a 1M-chunk corpus, and the size from which
 /// `--index auto` builds IVF.
@@ -145,9 +148,11 @@ pub async fn plan(options: RunOptions) -> Result<RunPlan> {
 async fn load_model(options: &RunOptions) -> Result<Arc<dyn Embedder>> {
     let model_dir = options.model_dir.clone();
     let embed_options = options.embed;
-    tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> { load_embedder(&ModelDir::open(&model_dir)?, embed_options) })
-        .await
-        .map_err(|e| IndexerError::Embed(format!("model loader panicked: {e}")))?
+    tokio::task::spawn_blocking(move || -> Result<Arc<dyn Embedder>> {
+        load_embedder(&ModelDir::open(&model_dir)?, embed_options)
+    })
+    .await
+    .map_err(|e| IndexerError::Embed(format!("model loader panicked: {e}")))?
 }
 
 /// Runs with an already loaded embedder (tests and benchmarks load it once).
@@ -158,12 +163,40 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     crate::index::init_vector_kernels(&options.embed.device);
     let source: Arc<dyn Source> = open_source(&options.source, &options.source_options)?;
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
-    let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let settings = ChunkSettings { parser: options.parser.clone(), chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at };
+    let chunker = Arc::new(TokenChunker::new(
+        options.chunker,
+        embedder.tokenizer().clone(),
+        &embedder.info().sha256,
+    )?);
+    let settings = ChunkSettings {
+        parser: options.parser.clone(),
+        chunker: chunker.clone(),
+        tags: options.tags.clone(),
+        max_document_tokens: options.max_document_tokens,
+        ingested_at,
+    };
     let parse_sig = settings.signature();
     let mut reuse = ReuseReport::default();
-    let Survey { mut listing, previous, delta, mut unchanged_files, mut previous_secs } = survey(&options, source.as_ref(), embedder.as_ref(), &chunker.signature(), &parse_sig, &mut reuse).await?;
-    let listed: HashMap<String, Option<String>> = listing.entries.iter().map(|entry| (entry.uri.clone(), entry.etag.clone())).collect();
+    let Survey {
+        mut listing,
+        previous,
+        delta,
+        mut unchanged_files,
+        mut previous_secs,
+    } = survey(
+        &options,
+        source.as_ref(),
+        embedder.as_ref(),
+        &chunker.signature(),
+        &parse_sig,
+        &mut reuse,
+    )
+    .await?;
+    let listed: HashMap<String, Option<String>> = listing
+        .entries
+        .iter()
+        .map(|entry| (entry.uri.clone(), entry.etag.clone()))
+        .collect();
     let (mut stored, mut base, mut full_base) = (None, None, None);
     // How the previous version's vectors were computed (for the new version's record).
     let mut previous_precisions = None;
@@ -175,12 +208,16 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         let mut embeddings = StoredEmbeddings::new(previous.version());
         // Only the documents of the files this run fetches can be handed stored embeddings.
         let fetched = |unchanged: &HashSet<String>, uri: &str| listed.contains_key(uri) && !unchanged.contains(uri);
-        embeddings.read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse).await;
+        embeddings
+            .read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse)
+            .await;
         if delta && !delta_allowed(&previous, &options, &mut reuse.notes) {
             // A segment failed its checksum: everything is fetched, and every readable segment read.
             delta = false;
             unchanged_files.clear();
-            embeddings.read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse).await;
+            embeddings
+                .read_segments(&reader, &mut previous, |uri| fetched(&unchanged_files, uri), &mut reuse)
+                .await;
         }
         previous_secs += started.elapsed().as_secs_f64();
         reuse.bytes_read = reader.rows_bytes_read();
@@ -196,7 +233,10 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         stored = Some(embeddings);
         if !delta {
             // A full version carries over the documents added through the API.
-            full_base = Some(FullBase { api_documents: previous.api_documents(), manifest: previous.manifest.clone() });
+            full_base = Some(FullBase {
+                api_documents: previous.api_documents(),
+                manifest: previous.manifest.clone(),
+            });
         }
         base = delta.then_some(previous);
     }
@@ -217,7 +257,11 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
 
     let progress = Progress::start(options.progress, listing.entries.len() as u64);
     let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
-    let context = Arc::new(StageContext { settings, counters: progress.counters.clone(), failures: failures.clone() });
+    let context = Arc::new(StageContext {
+        settings,
+        counters: progress.counters.clone(),
+        failures: failures.clone(),
+    });
 
     // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed -> (embedded channel)
     // -> segments of a full version (built while the run embeds on), or a delta's documents
@@ -228,14 +272,22 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let parse_thread = {
         let context = context.clone();
         // Documents with stored embeddings go straight to the segments; a delta leaves those that did not change where they are.
-        let outputs = ParseOutputs { to_embed: doc_tx, reused: embedded_tx.clone(), drop_unchanged: base.is_some() };
+        let outputs = ParseOutputs {
+            to_embed: doc_tx,
+            reused: embedded_tx.clone(),
+            drop_unchanged: base.is_some(),
+        };
         std::thread::spawn(move || parse_stage(raw_rx, outputs, &context, stored))
     };
     let embed_thread = {
         let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
         std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context, embedded_tx))
     };
-    let builder = SegmentBuilder { writer: writer.clone(), options: Arc::new(options.clone()), embedder: embedder.clone() };
+    let builder = SegmentBuilder {
+        writer: writer.clone(),
+        options: Arc::new(options.clone()),
+        embedder: embedder.clone(),
+    };
     // Segments are named after the run (the version id, taken when it publishes, sorts after
     // any published meanwhile). A full version's first segment takes the run's index rules; a
     // delta's segments are sized to their rows.
@@ -260,7 +312,9 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
                 Ok(raw) => {
                     // Waits while the fetched files not yet parsed hold the whole budget.
                     let kib = (raw.bytes.len() / 1024).clamp(1, stages::FETCHED_BUDGET_KIB) as u32;
-                    let Ok(held) = fetched_budget.clone().acquire_many_owned(kib).await else { break };
+                    let Ok(held) = fetched_budget.clone().acquire_many_owned(kib).await else {
+                        break;
+                    };
                     if raw_tx.send((raw, held)).await.is_err() {
                         break; // a later stage stopped; its error is reported below
                     }
@@ -301,13 +355,16 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         let api_documents = full_base.as_ref().map_or(0, |base: &FullBase| base.api_documents);
         match keep_last_good_versions(&options, &from, &failures, segmenter.seen(), api_documents > 0).await {
             Ok(kept) => {
-                let (api, after_failure): (Vec<&EmbeddedDoc>, Vec<&EmbeddedDoc>) = kept.iter().partition(|d| added_through_api(&d.record.uri));
+                let (api, after_failure): (Vec<&EmbeddedDoc>, Vec<&EmbeddedDoc>) =
+                    kept.iter().partition(|d| added_through_api(&d.record.uri));
                 reuse.kept_after_failure = after_failure.iter().map(|d| d.record.uri.clone()).collect();
                 kept_api_documents = api.iter().map(|d| (d.record.doc_id.clone(), d.chunks.len())).collect();
                 reuse.api_documents_kept = kept_api_documents.len();
                 segmenter.push(kept, &context).await?;
             }
-            Err(e) => reuse.notes.push(format!("the last good versions of failed files and the documents added through the API could not be kept: {e}")),
+            Err(e) => reuse.notes.push(format!(
+                "the last good versions of failed files and the documents added through the API could not be kept: {e}"
+            )),
         }
     }
     let taken = segmenter.documents();
@@ -336,22 +393,47 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
         // The previous version: its documents (overlapping listing), then the rows of the segments the run needs.
         StageReport::new("read previous", previous_secs, documents_stored as u64, "documents"),
         StageReport::new("fetch", fetch_secs, files_fetched as u64, "files"),
-        StageReport::new("parse+chunk", parse_busy, counters.parsed.load(Ordering::Relaxed), "files"),
+        StageReport::new(
+            "parse+chunk",
+            parse_busy,
+            counters.parsed.load(Ordering::Relaxed),
+            "files",
+        ),
         StageReport::new("embed", embed_busy, embedded_tokens, "tokens"),
     ];
     // A delta serves the previous version's vectors; a full version those it reused or kept.
-    let carried = (base.is_some() || report.reuse.chunks > 0 || !report.reuse.kept_after_failure.is_empty()).then_some(previous_precisions).flatten();
-    report.precisions = version_precisions(carried.as_deref(), (embedded_tokens > 0).then_some(embedder.info().precisions.as_slice()));
+    let carried = (base.is_some() || report.reuse.chunks > 0 || !report.reuse.kept_after_failure.is_empty())
+        .then_some(previous_precisions)
+        .flatten();
+    report.precisions = version_precisions(
+        carried.as_deref(),
+        (embedded_tokens > 0).then_some(embedder.info().precisions.as_slice()),
+    );
     let publisher = Publisher {
         builder,
-        chunker: ChunkerManifest { config: chunker.config(), sig: chunker.signature() },
+        chunker: ChunkerManifest {
+            config: chunker.config(),
+            sig: chunker.signature(),
+        },
         parse_sig,
         listed,
     };
     let cut = segmenter.finish().await?;
     let manifest = match base {
-        Some(base) => publisher.delta(base, cut, &unchanged_documents, &unchanged_files, &mut report).await?,
-        None => publisher.full(cut, full_base.map(|base| (base.manifest, kept_api_documents)), &mut report).await?,
+        Some(base) => {
+            publisher
+                .delta(base, cut, &unchanged_documents, &unchanged_files, &mut report)
+                .await?
+        }
+        None => {
+            publisher
+                .full(
+                    cut,
+                    full_base.map(|base| (base.manifest, kept_api_documents)),
+                    &mut report,
+                )
+                .await?
+        }
     };
     report.version = Some(manifest.version.clone());
     report.languages = version_readings(&manifest);
@@ -370,7 +452,10 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     }
     if let Some(path) = &options.report_path {
         if let Err(e) = std::fs::write(path, serde_json::to_vec_pretty(&report_json).unwrap_or_default()) {
-            failed_after.push(format!("the run report could not be written to {} ({e})", path.display()));
+            failed_after.push(format!(
+                "the run report could not be written to {} ({e})",
+                path.display()
+            ));
         }
     }
     if !failed_after.is_empty() {
@@ -390,13 +475,27 @@ pub(crate) struct Survey {
     pub previous_secs: f64,
 }
 
-pub(crate) async fn survey(options: &RunOptions, source: &dyn Source, embedder: &dyn Embedder, chunker_sig: &str, parse_sig: &str, reuse: &mut ReuseReport) -> Result<Survey> {
+pub(crate) async fn survey(
+    options: &RunOptions,
+    source: &dyn Source,
+    embedder: &dyn Embedder,
+    chunker_sig: &str,
+    parse_sig: &str,
+    reuse: &mut ReuseReport,
+) -> Result<Survey> {
     let (listing, (previous, mut previous_secs)) = tokio::join!(source.list(), async {
         if !options.reuse {
             return (None, 0.0);
         }
         let started = Instant::now();
-        let opened = StoredEmbeddings::open_previous(&options.out, &options.out_store, &embedder.info().sha256, chunker_sig, reuse).await;
+        let opened = StoredEmbeddings::open_previous(
+            &options.out,
+            &options.out_store,
+            &embedder.info().sha256,
+            chunker_sig,
+            reuse,
+        )
+        .await;
         (opened, started.elapsed().as_secs_f64())
     });
     let listing = listing?;
@@ -404,12 +503,20 @@ pub(crate) async fn survey(options: &RunOptions, source: &dyn Source, embedder: 
     let mut unchanged_files = HashSet::new();
     // A delta builds on the previous version; files whose ETag is the stored one are not
     // fetched, and segments holding only their documents are not read.
-    let delta = previous.as_ref().is_some_and(|(_, previous)| options.publish == PublishMode::Delta && delta_allowed(previous, options, &mut reuse.notes));
+    let delta = previous.as_ref().is_some_and(|(_, previous)| {
+        options.publish == PublishMode::Delta && delta_allowed(previous, options, &mut reuse.notes)
+    });
     if let (true, Some((_, previous))) = (delta, &previous) {
         unchanged_files = previous.unchanged_files(&listing.entries, parse_sig, &mut reuse.notes);
     }
     previous_secs += started.elapsed().as_secs_f64();
-    Ok(Survey { listing, previous, delta, unchanged_files, previous_secs })
+    Ok(Survey {
+        listing,
+        previous,
+        delta,
+        unchanged_files,
+        previous_secs,
+    })
 }
 
 /// What a full version needs of the previous version: the documents it carries over.
@@ -433,8 +540,15 @@ fn delta_allowed(previous: &PreviousVersion, options: &RunOptions, notes: &mut V
 /// The refusal to publish a version without documents (an empty or unreachable listing, every
 /// document failing): the previous version stays.
 fn nothing_to_publish(report: &RunReport) -> IndexerError {
-    let first = report.failures.first().map(|f| format!("; first failure: {} — {}", f.uri, f.reason)).unwrap_or_default();
-    IndexerError::NothingToPublish(format!("no document could be indexed ({} failed{first})", report.documents_failed))
+    let first = report
+        .failures
+        .first()
+        .map(|f| format!("; first failure: {} — {}", f.uri, f.reason))
+        .unwrap_or_default();
+    IndexerError::NothingToPublish(format!(
+        "no document could be indexed ({} failed{first})",
+        report.documents_failed
+    ))
 }
 
 /// The previous version's documents from files that failed in this run (a fetch error, a file
@@ -442,7 +556,13 @@ fn nothing_to_publish(report: &RunReport) -> IndexerError {
 /// bad line in a JSONL file cannot be told from a deleted one, so both keep their last good version.
 /// With `api_documents`, also the documents added through a server's API, which a full version
 /// carries over.
-async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: &Mutex<Vec<Failure>>, present: &HashSet<String>, api_documents: bool) -> Result<Vec<EmbeddedDoc>> {
+async fn keep_last_good_versions(
+    options: &RunOptions,
+    version: &str,
+    failures: &Mutex<Vec<Failure>>,
+    present: &HashSet<String>,
+    api_documents: bool,
+) -> Result<Vec<EmbeddedDoc>> {
     let failed = report::failed_files(&failures.lock().expect("failures lock"));
     if failed.is_empty() && !api_documents {
         return Ok(Vec::new());
@@ -450,7 +570,12 @@ async fn keep_last_good_versions(options: &RunOptions, version: &str, failures: 
     let present: HashSet<&str> = present.iter().map(String::as_str).collect();
     let keep = |uri: &str| failed.contains(crate::parse::file_uri_of(uri)) || (api_documents && added_through_api(uri));
     let kept = reuse::last_good_versions(&options.out, &options.out_store, version, &keep, &present).await?;
-    kept.iter().filter(|d| !added_through_api(&d.record.uri)).for_each(|d| tracing::warn!("{}: failed in this run; its last good version from {version} stays", d.record.uri));
+    kept.iter().filter(|d| !added_through_api(&d.record.uri)).for_each(|d| {
+        tracing::warn!(
+            "{}: failed in this run; its last good version from {version} stays",
+            d.record.uri
+        )
+    });
     Ok(kept)
 }
 

@@ -22,13 +22,23 @@ pub const WEAK_READING_SHARE: f64 = 0.5;
 
 /// Each detected language of `texts` (a segment's chunks; `detected[i]` is `texts[i]`'s)
 /// with how `tokenizer` reads it, most chunks first.
-pub fn language_readings(texts: &[&str], detected: &[Detected], tokenizer: &ModelTokenizer) -> Result<Vec<LanguageReading>> {
+pub fn language_readings(
+    texts: &[&str],
+    detected: &[Detected],
+    tokenizer: &ModelTokenizer,
+) -> Result<Vec<LanguageReading>> {
     let step = texts.len().div_ceil(READING_SAMPLE).max(1);
     let sampled: Vec<LanguageReading> = texts
         .par_iter()
         .enumerate()
         .filter(|(i, _)| i % step == 0)
-        .map(|(row, text)| Ok(LanguageReading { language: detected[row].code().to_string(), chunks: step as u64, reading: read_words(tokenizer, text)? }))
+        .map(|(row, text)| {
+            Ok(LanguageReading {
+                language: detected[row].code().to_string(),
+                chunks: step as u64,
+                reading: read_words(tokenizer, text)?,
+            })
+        })
         .collect::<Result<_>>()?;
     let mut readings = sum_by_language(sampled);
     // The sample's chunk counts scaled back to the segment's chunks.
@@ -75,7 +85,12 @@ pub fn weak_reading_warning(readings: &[LanguageReading]) -> Option<String> {
     }
     // The languages read weakly that hold a tenth of the words or more (a few stray chunks are not named).
     let words: u64 = readings.iter().map(|r| r.reading.words).sum();
-    let weak: Vec<String> = readings.iter().filter(|r| r.reading.words * 10 >= words && r.reading.whole_share() < WEAK_READING_SHARE).take(3).map(|r| language_name(&r.language)).collect();
+    let weak: Vec<String> = readings
+        .iter()
+        .filter(|r| r.reading.words * 10 >= words && r.reading.whole_share() < WEAK_READING_SHARE)
+        .take(3)
+        .map(|r| language_name(&r.language))
+        .collect();
     Some(format!(
         "the model reads {:.0}% of this collection's words whole ({}): vector search will be weak; keyword search reads them, `auto` search leans on it, and a multilingual model would read them",
         share * 100.0,
@@ -85,7 +100,9 @@ pub fn weak_reading_warning(readings: &[LanguageReading]) -> Option<String> {
 
 /// The English name of an ISO 639-3 code (the code itself when unknown).
 pub fn language_name(code: &str) -> String {
-    whatlang::Lang::from_code(code).map(|l| l.eng_name().to_string()).unwrap_or_else(|| code.to_string())
+    whatlang::Lang::from_code(code)
+        .map(|l| l.eng_name().to_string())
+        .unwrap_or_else(|| code.to_string())
 }
 
 #[cfg(test)]
@@ -93,14 +110,30 @@ mod tests {
     use super::*;
 
     fn reading(language: &str, chunks: u64, words: u64, whole: u64) -> LanguageReading {
-        LanguageReading { language: language.into(), chunks, reading: WordReading { words, read_well: words, read_whole: whole } }
+        LanguageReading {
+            language: language.into(),
+            chunks,
+            reading: WordReading {
+                words,
+                read_well: words,
+                read_whole: whole,
+            },
+        }
     }
 
     #[test]
     fn warns_when_little_is_read_whole() {
         assert_eq!(weak_reading_warning(&[reading("eng", 10, 100, 90)]), None);
-        let warning = weak_reading_warning(&[reading("jpn", 8, 300, 30), reading("eng", 2, 100, 90), reading("fra", 1, 10, 1)]).unwrap();
-        assert!(warning.starts_with("the model reads 30% of this collection's words whole (Japanese)"), "{warning}");
+        let warning = weak_reading_warning(&[
+            reading("jpn", 8, 300, 30),
+            reading("eng", 2, 100, 90),
+            reading("fra", 1, 10, 1),
+        ])
+        .unwrap();
+        assert!(
+            warning.starts_with("the model reads 30% of this collection's words whole (Japanese)"),
+            "{warning}"
+        );
         assert_eq!(weak_reading_warning(&[]), None);
         assert_eq!(language_name("deu"), "German");
         assert_eq!(language_name("und"), "und");

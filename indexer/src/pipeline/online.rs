@@ -44,10 +44,19 @@ pub async fn publish_next_version(
         false => {
             let rows = assemble(change.documents, model.dim);
             let spec = index.resolve(rows.chunks.len(), model.dim)?;
-            let (built, row_files, rows) = build_segment_blocking(spec, rows, writer, &format!("seg-{first_version}"), Some(embedder.tokenizer().clone())).await?;
+            let (built, row_files, rows) = build_segment_blocking(
+                spec,
+                rows,
+                writer,
+                &format!("seg-{first_version}"),
+                Some(embedder.tokenizer().clone()),
+            )
+            .await?;
             let SegmentRows { chunks, records, .. } = &rows;
             let (documents, chunks, tokens) = (records.len(), chunks.len(), rows.tokens());
-            let mut written = writer.finish_segment(row_files, &built.vectors, built.keyword_dir.path()).await?;
+            let mut written = writer
+                .finish_segment(row_files, &built.vectors, built.keyword_dir.path())
+                .await?;
             written.manifest.languages = built.languages;
             Some((written, documents, chunks, tokens))
         }
@@ -57,13 +66,25 @@ pub async fn publish_next_version(
     let mut version = first_version;
     for rebase in 0..=REBASES {
         let mut manifest = match &base {
-            Some(base) => Manifest { parent: Some(base.version.clone()), ..base.clone() },
-            None => Manifest::new(String::new(), "online".into(), model.clone(), chunker.clone(), IndexManifest::new(crate::index::IndexSpec::Flat, "cpu".into())),
+            Some(base) => Manifest {
+                parent: Some(base.version.clone()),
+                ..base.clone()
+            },
+            None => Manifest::new(
+                String::new(),
+                "online".into(),
+                model.clone(),
+                chunker.clone(),
+                IndexManifest::new(crate::index::IndexSpec::Flat, "cpu".into()),
+            ),
         };
         manifest.version = version.clone();
         manifest.created_at = chrono::Utc::now();
         if let Some((written, documents, chunks, tokens)) = &segment {
-            manifest.model.precisions = version_precisions(base.as_ref().map(|base| base.model.precisions.as_slice()), own_precisions);
+            manifest.model.precisions = version_precisions(
+                base.as_ref().map(|base| base.model.precisions.as_slice()),
+                own_precisions,
+            );
             manifest.counts.documents += documents;
             manifest.counts.chunks += chunks;
             manifest.counts.tokens += tokens;
@@ -78,7 +99,10 @@ pub async fn publish_next_version(
         let expected = LatestExpected::Is(base.as_ref().map(|base| base.version.as_str()));
         match writer.publish(&manifest, expected).await {
             Err(IndexerError::LatestMoved { found, .. }) if rebase < REBASES => {
-                tracing::info!("{}: LATEST moved to {found} meanwhile; the change goes on top of it", writer.uri());
+                tracing::info!(
+                    "{}: LATEST moved to {found} meanwhile; the change goes on top of it",
+                    writer.uri()
+                );
                 base = writer.latest_manifest().await?;
                 if let Some(base) = &base {
                     same_model(writer, base, &model)?;

@@ -66,18 +66,57 @@ pub struct RunPlan {
 pub async fn plan_run(options: &RunOptions, embedder: Arc<dyn Embedder>) -> Result<RunPlan> {
     options.index.validate()?;
     let source = open_source(&options.source, &options.source_options)?;
-    let chunker = Arc::new(TokenChunker::new(options.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?);
-    let settings = ChunkSettings { parser: options.parser.clone(), chunker: chunker.clone(), tags: options.tags.clone(), max_document_tokens: options.max_document_tokens, ingested_at: chrono::Utc::now() };
+    let chunker = Arc::new(TokenChunker::new(
+        options.chunker,
+        embedder.tokenizer().clone(),
+        &embedder.info().sha256,
+    )?);
+    let settings = ChunkSettings {
+        parser: options.parser.clone(),
+        chunker: chunker.clone(),
+        tags: options.tags.clone(),
+        max_document_tokens: options.max_document_tokens,
+        ingested_at: chrono::Utc::now(),
+    };
     let mut reuse = ReuseReport::default();
-    let Survey { listing, previous, delta, unchanged_files, .. } = survey(options, source.as_ref(), embedder.as_ref(), &chunker.signature(), &settings.signature(), &mut reuse).await?;
-    let live = previous.as_ref().map(|(_, previous)| previous.live_documents_per_file()).unwrap_or_default();
+    let Survey {
+        listing,
+        previous,
+        delta,
+        unchanged_files,
+        ..
+    } = survey(
+        options,
+        source.as_ref(),
+        embedder.as_ref(),
+        &chunker.signature(),
+        &settings.signature(),
+        &mut reuse,
+    )
+    .await?;
+    let live = previous
+        .as_ref()
+        .map(|(_, previous)| previous.live_documents_per_file())
+        .unwrap_or_default();
     let known = |uri: &str| live.contains_key(uri) || previous.as_ref().is_some_and(|(_, p)| p.lists_file(uri));
     let (mut new, mut changed) = (Vec::new(), Vec::new());
-    for entry in listing.entries.iter().filter(|entry| !unchanged_files.contains(&entry.uri)) {
-        if known(&entry.uri) { changed.push(entry.uri.clone()) } else { new.push(entry.uri.clone()) }
+    for entry in listing
+        .entries
+        .iter()
+        .filter(|entry| !unchanged_files.contains(&entry.uri))
+    {
+        if known(&entry.uri) {
+            changed.push(entry.uri.clone())
+        } else {
+            new.push(entry.uri.clone())
+        }
     }
     let listed: std::collections::HashSet<&str> = listing.entries.iter().map(|entry| entry.uri.as_str()).collect();
-    let gone: Vec<(&str, u64)> = live.iter().filter(|(uri, _)| !listed.contains(*uri)).map(|(uri, documents)| (*uri, *documents)).collect();
+    let gone: Vec<(&str, u64)> = live
+        .iter()
+        .filter(|(uri, _)| !listed.contains(*uri))
+        .map(|(uri, documents)| (*uri, *documents))
+        .collect();
     Ok(RunPlan {
         source: source.uri().to_string(),
         out: options.out.clone(),

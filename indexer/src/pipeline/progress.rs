@@ -86,8 +86,11 @@ fn load(counter: &AtomicU64) -> u64 {
 
 fn render_bars(counters: &Counters, done: &AtomicBool, files: u64) {
     let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {per_sec}").unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> ");
-    let counter_style = ProgressStyle::with_template("{prefix:>12} {pos} {msg} {per_sec}").unwrap_or_else(|_| ProgressStyle::default_spinner());
+    let style = ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {per_sec}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    let counter_style = ProgressStyle::with_template("{prefix:>12} {pos} {msg} {per_sec}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner());
     let fetch = multi.add(ProgressBar::new(files).with_style(style.clone()).with_prefix("fetch"));
     let parse = multi.add(ProgressBar::new(files).with_style(style).with_prefix("parse+chunk"));
     let embed = multi.add(ProgressBar::new(0).with_style(counter_style).with_prefix("embed"));

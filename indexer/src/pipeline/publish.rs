@@ -15,10 +15,13 @@ use super::segmenter::CutSegments;
 use super::stages::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
-use crate::parse::added_through_api;
 use crate::error::{IndexerError, Result};
 use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
-use crate::snapshot::{new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment};
+use crate::parse::added_through_api;
+use crate::snapshot::{
+    new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest,
+    SnapshotReader, SnapshotWriter, WrittenSegment,
+};
 
 /// What publishing needs from the run.
 pub(super) struct Publisher {
@@ -71,10 +74,21 @@ impl SegmentBuilder {
             Sizing::Segment => self.options.index.resolve_segment(row_count, dim)?,
         };
         let started = Instant::now();
-        let (built, row_files, rows) = build_segment_blocking(spec.clone(), rows, &self.writer, &segment_id, Some(self.embedder.tokenizer().clone())).await?;
-        tracing::info!("{segment_id}: indexes built and row files written in {:.2} s", started.elapsed().as_secs_f64());
+        let (built, row_files, rows) = build_segment_blocking(
+            spec.clone(),
+            rows,
+            &self.writer,
+            &segment_id,
+            Some(self.embedder.tokenizer().clone()),
+        )
+        .await?;
+        tracing::info!(
+            "{segment_id}: indexes built and row files written in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
         let started = Instant::now();
-        let (vector_index, recall, rows) = check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
+        let (vector_index, recall, rows) =
+            check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
         let recall_secs = started.elapsed().as_secs_f64();
         let chunks = rows.chunks.len();
         let mut stages = vec![
@@ -84,10 +98,26 @@ impl SegmentBuilder {
             StageReport::new("recall check", recall_secs, recall.queries as u64, "queries"),
         ];
         let started = Instant::now();
-        let mut written = self.writer.finish_segment(row_files, &vector_index, built.keyword_dir.path()).await?;
+        let mut written = self
+            .writer
+            .finish_segment(row_files, &vector_index, built.keyword_dir.path())
+            .await?;
         written.manifest.languages = built.languages;
-        stages.push(StageReport::new("write segment", started.elapsed().as_secs_f64(), chunks as u64, "chunks"));
-        Ok(NewSegment { written, spec, recall, documents: rows.records.len(), chunks, tokens: rows.tokens(), stages })
+        stages.push(StageReport::new(
+            "write segment",
+            started.elapsed().as_secs_f64(),
+            chunks as u64,
+            "chunks",
+        ));
+        Ok(NewSegment {
+            written,
+            spec,
+            recall,
+            documents: rows.records.len(),
+            chunks,
+            tokens: rows.tokens(),
+            stages,
+        })
     }
 }
 
@@ -97,15 +127,30 @@ impl Publisher {
     /// the API that the run carried over from it (their rows are in `cut`; id and chunks): when another writer
     /// published on top of it meanwhile, the documents that writer added through the API are
     /// carried over too ([`carry_api_documents`]). A full version replaces anything else.
-    pub async fn full(&self, cut: CutSegments, base: Option<(Manifest, HashMap<String, usize>)>, report: &mut RunReport) -> Result<Manifest> {
-        let CutSegments { segments, files: live, .. } = cut;
+    pub async fn full(
+        &self,
+        cut: CutSegments,
+        base: Option<(Manifest, HashMap<String, usize>)>,
+        report: &mut RunReport,
+    ) -> Result<Manifest> {
+        let CutSegments {
+            segments, files: live, ..
+        } = cut;
         let version = new_version_id();
         let files = self.file_table(live, &failed_files(&report.failures));
-        let first = segments.first().ok_or_else(|| IndexerError::Config("a full version needs a segment".into()))?;
+        let first = segments
+            .first()
+            .ok_or_else(|| IndexerError::Config("a full version needs a segment".into()))?;
         report.index = first.spec.factory();
         let mut run = Manifest {
             parse_sig: Some(self.parse_sig.clone()),
-            ..Manifest::new(version, report.source.clone(), self.builder.embedder.info().clone(), self.chunker.clone(), IndexManifest::new(first.spec.clone(), self.builder.embedder.device_name()))
+            ..Manifest::new(
+                version,
+                report.source.clone(),
+                self.builder.embedder.info().clone(),
+                self.chunker.clone(),
+                IndexManifest::new(first.spec.clone(), self.builder.embedder.device_name()),
+            )
         };
         run.model.precisions = report.precisions.clone();
         for segment in segments {
@@ -118,17 +163,28 @@ impl Publisher {
         let mut expected = base.as_ref().map(|(base, _)| base.version.clone());
         let mut carried = Carried::default();
         for rebase in 0..=REBASES {
-            match writer.publish_with_file_table(&manifest, &files, LatestExpected::Is(expected.as_deref())).await {
+            match writer
+                .publish_with_file_table(&manifest, &files, LatestExpected::Is(expected.as_deref()))
+                .await
+            {
                 Err(IndexerError::LatestMoved { .. }) if rebase < REBASES => {
                     // Only LATEST's name is needed to replace it: a full version may be what
                     // replaces a version whose manifest is unreadable.
                     let latest = writer.latest_version().await?;
-                    (manifest, carried) = (Manifest { version: new_version_id(), ..run.clone() }, Carried::default());
+                    (manifest, carried) = (
+                        Manifest {
+                            version: new_version_id(),
+                            ..run.clone()
+                        },
+                        Carried::default(),
+                    );
                     if let (Some(latest), Some((base, kept))) = (&latest, &base) {
                         match self.carry_from(latest, &run, base, kept).await {
                             Ok(Some(with_carried)) => (manifest, carried) = with_carried,
                             Ok(None) => {}
-                            Err(e) => report.reuse.notes.push(format!("documents added through the API in version {latest} could not be carried over: {e}")),
+                            Err(e) => report.reuse.notes.push(format!(
+                                "documents added through the API in version {latest} could not be carried over: {e}"
+                            )),
                         }
                     }
                     expected = latest;
@@ -140,16 +196,31 @@ impl Publisher {
             }
         }
         // The manifest's counts hold every row of the carried segments; the report counts what it serves.
-        report.reuse.api_documents_kept = report.reuse.api_documents_kept + carried.documents - carried.hidden_documents;
+        report.reuse.api_documents_kept =
+            report.reuse.api_documents_kept + carried.documents - carried.hidden_documents;
         report.documents_indexed = run.counts.documents + carried.documents - carried.hidden_documents;
-        (report.chunks, report.tokens) = (run.counts.chunks + carried.chunks - carried.hidden_chunks, run.counts.tokens);
-        report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
+        (report.chunks, report.tokens) = (
+            run.counts.chunks + carried.chunks - carried.hidden_chunks,
+            run.counts.tokens,
+        );
+        report.stages.push(StageReport::new(
+            "publish",
+            started.elapsed().as_secs_f64(),
+            manifest.checksums.len() as u64,
+            "files",
+        ));
         Ok(manifest)
     }
 
     /// `run` (a full version) with the documents added through the API in `latest` carried
     /// over, when `latest` builds on `base` (None when it does not: nothing to carry).
-    async fn carry_from(&self, latest: &str, run: &Manifest, base: &Manifest, kept: &HashMap<String, usize>) -> Result<Option<(Manifest, Carried)>> {
+    async fn carry_from(
+        &self,
+        latest: &str,
+        run: &Manifest,
+        base: &Manifest,
+        kept: &HashMap<String, usize>,
+    ) -> Result<Option<(Manifest, Carried)>> {
         let (uri, store) = (self.builder.writer.uri(), &self.builder.options.out_store);
         let reader = SnapshotReader::open_version(uri, latest, store).await?;
         if !builds_on(uri, store, reader.manifest(), &base.version).await? {
@@ -157,7 +228,11 @@ impl Publisher {
         }
         let copies = added_copies(&reader, base).await?;
         let (manifest, carried) = carry_api_documents(run, base, reader.manifest(), &copies, kept);
-        tracing::info!("{uri}: LATEST moved from {} to {latest} meanwhile; {} documents it added through the API are carried over", base.version, carried.documents);
+        tracing::info!(
+            "{uri}: LATEST moved from {} to {latest} meanwhile; {} documents it added through the API are carried over",
+            base.version,
+            carried.documents
+        );
         Ok(Some((manifest, carried)))
     }
 
@@ -186,10 +261,18 @@ impl Publisher {
         report: &mut RunReport,
     ) -> Result<Manifest> {
         let failed = failed_files(&report.failures);
-        let CutSegments { segments, files: written_files, doc_ids: written } = cut;
+        let CutSegments {
+            segments,
+            files: written_files,
+            doc_ids: written,
+        } = cut;
         let changes = base.changes(&written, written_files, unchanged_documents, unchanged_files, &failed);
         let mut live = changes.files.totals();
-        (live.documents, live.chunks, live.tokens) = (live.documents + changes.api_documents.documents, live.chunks + changes.api_documents.chunks, live.tokens + changes.api_documents.tokens);
+        (live.documents, live.chunks, live.tokens) = (
+            live.documents + changes.api_documents.documents,
+            live.chunks + changes.api_documents.chunks,
+            live.tokens + changes.api_documents.tokens,
+        );
         if live.documents == 0 {
             return Err(super::nothing_to_publish(report));
         }
@@ -226,25 +309,42 @@ impl Publisher {
         report.recall_at_10 = manifest.recall_check.as_ref().map(|r| r.recall);
         // The snapshot's index; a small delta segment is exact search whatever it is.
         report.index = manifest.index.params.factory();
-        (report.documents_indexed, report.chunks, report.tokens) = (live.documents as usize, live.chunks as usize, live.tokens);
+        (report.documents_indexed, report.chunks, report.tokens) =
+            (live.documents as usize, live.chunks as usize, live.tokens);
         let files = self.file_table(changes.files, &failed);
         report.reuse.kept_after_failure = changes.kept_after_failure;
         let started = Instant::now();
         manifest = self.publish_over(manifest, &base, &written, &files, &mut delta).await?;
         let version = manifest.version.clone();
-        report.stages.push(StageReport::new("publish", started.elapsed().as_secs_f64(), manifest.checksums.len() as u64, "files"));
+        report.stages.push(StageReport::new(
+            "publish",
+            started.elapsed().as_secs_f64(),
+            manifest.checksums.len() as u64,
+            "files",
+        ));
 
         let merge = merge_plan(&manifest, &changes.hidden_rows, &self.builder.options.compact);
         if !merge.is_empty() {
             let started = Instant::now();
             match self.compact(&manifest, &merge).await {
                 Ok((compaction, compacted)) => {
-                    tracing::info!("compacted {} segments into {:?}", compaction.merged_segments.len(), compaction.new_segments);
-                    report.stages.push(StageReport::new("compact", started.elapsed().as_secs_f64(), compaction.chunks_kept as u64, "chunks"));
+                    tracing::info!(
+                        "compacted {} segments into {:?}",
+                        compaction.merged_segments.len(),
+                        compaction.new_segments
+                    );
+                    report.stages.push(StageReport::new(
+                        "compact",
+                        started.elapsed().as_secs_f64(),
+                        compaction.chunks_kept as u64,
+                        "chunks",
+                    ));
                     delta.compaction = Some(compaction);
                     manifest = compacted;
                 }
-                Err(e) => report.reuse.notes.push(format!("compaction after version {version} failed (that version stays published): {e}")),
+                Err(e) => report.reuse.notes.push(format!(
+                    "compaction after version {version} failed (that version stays published): {e}"
+                )),
             }
         }
         delta.segments = manifest.segments.len();
@@ -255,22 +355,42 @@ impl Publisher {
     /// Publishes `run` (a delta built on `base`) over `base`, or, when another writer published
     /// a version that builds on `base` meanwhile, over that version with the run's change put on
     /// top of it ([`rebase_delta`]); refuses when LATEST moved to a version that does not.
-    async fn publish_over(&self, run: Manifest, base: &Manifest, written: &HashSet<String>, files: &FileTable, delta: &mut DeltaReport) -> Result<Manifest> {
+    async fn publish_over(
+        &self,
+        run: Manifest,
+        base: &Manifest,
+        written: &HashSet<String>,
+        files: &FileTable,
+        delta: &mut DeltaReport,
+    ) -> Result<Manifest> {
         let (writer, store) = (&self.builder.writer, &self.builder.options.out_store);
         let touched = touched_documents(&run, base, written);
         let mut manifest = run.clone();
         for rebase in 0..=REBASES {
             let expected = manifest.parent.clone();
-            match writer.publish_with_file_table(&manifest, files, LatestExpected::Is(expected.as_deref())).await {
+            match writer
+                .publish_with_file_table(&manifest, files, LatestExpected::Is(expected.as_deref()))
+                .await
+            {
                 Err(IndexerError::LatestMoved { .. }) if rebase < REBASES => {
-                    let latest = writer.latest_version().await?.ok_or_else(|| IndexerError::NoSnapshot { uri: writer.uri().to_string() })?;
+                    let latest = writer.latest_version().await?.ok_or_else(|| IndexerError::NoSnapshot {
+                        uri: writer.uri().to_string(),
+                    })?;
                     let reader = SnapshotReader::open_version(writer.uri(), &latest, store).await?;
                     let onto = reader.manifest();
                     if !builds_on(writer.uri(), store, onto, &base.version).await? {
-                        return Err(IndexerError::BaseReplaced { uri: writer.uri().to_string(), base: base.version.clone(), latest });
+                        return Err(IndexerError::BaseReplaced {
+                            uri: writer.uri().to_string(),
+                            base: base.version.clone(),
+                            latest,
+                        });
                     }
                     let copies = added_copies(&reader, base).await?;
-                    tracing::info!("{}: LATEST moved from {} to {latest} meanwhile; this run's change goes on top of it", writer.uri(), base.version);
+                    tracing::info!(
+                        "{}: LATEST moved from {} to {latest} meanwhile; this run's change goes on top of it",
+                        writer.uri(),
+                        base.version
+                    );
                     manifest = rebase_delta(&run, base, onto, &copies, &touched, written);
                     delta.rebased_onto = Some(latest);
                 }
@@ -281,10 +401,25 @@ impl Publisher {
     }
 
     async fn compact(&self, manifest: &Manifest, merge: &[String]) -> Result<(super::CompactReport, Manifest)> {
-        let reader = SnapshotReader::open_version(self.builder.writer.uri(), &manifest.version, &self.builder.options.out_store).await?;
+        let reader = SnapshotReader::open_version(
+            self.builder.writer.uri(),
+            &manifest.version,
+            &self.builder.options.out_store,
+        )
+        .await?;
         // The merged segments take the run's index rules and segment size.
         let options = &self.builder.options;
-        compact(&reader, &self.builder.writer, merge, &CompactOptions { index: options.index.clone(), max_segment_chunks: options.segment_chunks, ..options.compact.clone() }).await
+        compact(
+            &reader,
+            &self.builder.writer,
+            merge,
+            &CompactOptions {
+                index: options.index.clone(),
+                max_segment_chunks: options.segment_chunks,
+                ..options.compact.clone()
+            },
+        )
+        .await
     }
 }
 
@@ -313,7 +448,12 @@ fn merge_plan(manifest: &Manifest, hidden_rows: &HashMap<String, u64>, options: 
         let hidden = hidden_rows.get(&segment.id).copied().unwrap_or(0);
         segment.chunks > 0 && hidden as f64 > options.max_hidden_fraction * segment.chunks as f64
     };
-    manifest.segments.iter().filter(|s| mostly_hidden(s) || small.contains(&s.id)).map(|s| s.id.clone()).collect()
+    manifest
+        .segments
+        .iter()
+        .filter(|s| mostly_hidden(s) || small.contains(&s.id))
+        .map(|s| s.id.clone())
+        .collect()
 }
 
 /// Queries sampled from the chunks when the user gives none.
@@ -321,7 +461,12 @@ const RECALL_SAMPLE: usize = 200;
 
 /// Measures ANN recall@10 against exact search and enforces `min_recall`, before anything is written.
 /// `rows` travel to the blocking pool and back with the index (no copy of the vectors).
-async fn check_recall(index: FaissIndex, rows: SegmentRows, options: &RunOptions, embedder: &dyn Embedder) -> Result<(FaissIndex, RecallCheck, SegmentRows)> {
+async fn check_recall(
+    index: FaissIndex,
+    rows: SegmentRows,
+    options: &RunOptions,
+    embedder: &dyn Embedder,
+) -> Result<(FaissIndex, RecallCheck, SegmentRows)> {
     let dim = rows.embeddings.dim;
     let (queries, query_source) = if options.recall_queries.is_empty() {
         (sample_rows(&rows.embeddings.data, dim, RECALL_SAMPLE), "chunks")
@@ -334,13 +479,29 @@ async fn check_recall(index: FaissIndex, rows: SegmentRows, options: &RunOptions
         (index, rows, recall.map(|r| (r, queries.len() / dim.max(1))))
     })
     .await
-    .map_err(|e| IndexerError::VectorIndex { stage: "recall check", reason: e.to_string() })?;
+    .map_err(|e| IndexerError::VectorIndex {
+        stage: "recall check",
+        reason: e.to_string(),
+    })?;
     let (recall, queries) = recall?;
     tracing::info!("ANN recall@10 = {recall:.4} over {queries} {query_source} queries");
     if let Some(min) = options.min_recall {
         if recall < min {
-            return Err(IndexerError::RecallBelowMinimum { index: index.spec().factory(), recall, min });
+            return Err(IndexerError::RecallBelowMinimum {
+                index: index.spec().factory(),
+                recall,
+                min,
+            });
         }
     }
-    Ok((index, RecallCheck { k: 10, queries, query_source: query_source.into(), recall }, rows))
+    Ok((
+        index,
+        RecallCheck {
+            k: 10,
+            queries,
+            query_source: query_source.into(),
+            recall,
+        },
+        rows,
+    ))
 }

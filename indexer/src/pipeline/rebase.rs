@@ -29,7 +29,13 @@ pub(super) async fn builds_on(uri: &str, store: &StoreOptions, version: &Manifes
             Some(id) if id == ancestor => return Ok(true),
             // Version ids sort by time: a parent older than the ancestor cannot lead to it.
             Some(id) if id.as_str() < ancestor => return Ok(false),
-            Some(id) => parent = SnapshotReader::open_version(uri, &id, store).await?.manifest().parent.clone(),
+            Some(id) => {
+                parent = SnapshotReader::open_version(uri, &id, store)
+                    .await?
+                    .manifest()
+                    .parent
+                    .clone()
+            }
         }
     }
     Ok(false)
@@ -40,7 +46,11 @@ pub(super) async fn builds_on(uri: &str, store: &StoreOptions, version: &Manifes
 /// base must be hidden too.
 pub(super) fn touched_documents(run: &Manifest, base: &Manifest, written: &HashSet<String>) -> HashSet<String> {
     let before: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
-    let hidden = run.tombstones.iter().filter(|t| !before.contains(t.as_str())).filter_map(|t| t.split_once('/').map(|(_, doc)| doc.to_string()));
+    let hidden = run
+        .tombstones
+        .iter()
+        .filter(|t| !before.contains(t.as_str()))
+        .filter_map(|t| t.split_once('/').map(|(_, doc)| doc.to_string()));
     written.iter().cloned().chain(hidden).collect()
 }
 
@@ -52,7 +62,14 @@ pub(super) fn touched_documents(run: &Manifest, base: &Manifest, written: &HashS
 ///   merged it away), and, in each segment `onto` added since `base` (`added_copies`: its id and
 ///   the documents it holds), a tombstone for each copy of a document the run touched;
 /// - the run's source, parse signature and precisions, and the worse recall of the two.
-pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, added_copies: &[(String, Vec<DocumentOutline>)], touched: &HashSet<String>, written: &HashSet<String>) -> Manifest {
+pub(super) fn rebase_delta(
+    run: &Manifest,
+    base: &Manifest,
+    onto: &Manifest,
+    added_copies: &[(String, Vec<DocumentOutline>)],
+    touched: &HashSet<String>,
+    written: &HashSet<String>,
+) -> Manifest {
     let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
     let run_tombstones: HashSet<&str> = run.tombstones.iter().map(String::as_str).collect();
     let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
@@ -84,7 +101,9 @@ pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, add
         }
     };
     for tombstone in run.tombstones.iter().filter(|t| !base_tombstones.contains(t.as_str())) {
-        let kept = tombstone.split_once('/').is_none_or(|(segment, _)| present.contains(segment));
+        let kept = tombstone
+            .split_once('/')
+            .is_none_or(|(segment, _)| present.contains(segment));
         if kept {
             add(&mut out, tombstone.clone());
         }
@@ -99,10 +118,19 @@ pub(super) fn rebase_delta(run: &Manifest, base: &Manifest, onto: &Manifest, add
 
 /// The segments of `onto` (the version `reader` opened) that `base` does not have, each with
 /// the documents it holds.
-pub(super) async fn added_copies(onto: &SnapshotReader, base: &Manifest) -> Result<Vec<(String, Vec<DocumentOutline>)>> {
+pub(super) async fn added_copies(
+    onto: &SnapshotReader,
+    base: &Manifest,
+) -> Result<Vec<(String, Vec<DocumentOutline>)>> {
     let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
     let mut copies = Vec::new();
-    for segment in onto.manifest().segments.iter().map(|s| s.id.as_str()).filter(|id| !base_segments.contains(id)) {
+    for segment in onto
+        .manifest()
+        .segments
+        .iter()
+        .map(|s| s.id.as_str())
+        .filter(|id| !base_segments.contains(id))
+    {
         copies.push((segment.to_string(), onto.read_segment_outlines(segment).await?));
     }
     Ok(copies)
@@ -125,22 +153,47 @@ pub(super) struct Carried {
 /// the version, every other document in them hidden; so do `onto`'s new tombstones of those
 /// documents (an API delete during the run), and a document `onto` holds a newer copy of (a RAG
 /// update) has the run's copy hidden.
-pub(super) fn carry_api_documents(run: &Manifest, base: &Manifest, onto: &Manifest, added_copies: &[(String, Vec<DocumentOutline>)], kept: &HashMap<String, usize>) -> (Manifest, Carried) {
-    let mut out = Manifest { version: new_version_id(), created_at: chrono::Utc::now(), ..run.clone() };
+pub(super) fn carry_api_documents(
+    run: &Manifest,
+    base: &Manifest,
+    onto: &Manifest,
+    added_copies: &[(String, Vec<DocumentOutline>)],
+    kept: &HashMap<String, usize>,
+) -> (Manifest, Carried) {
+    let mut out = Manifest {
+        version: new_version_id(),
+        created_at: chrono::Utc::now(),
+        ..run.clone()
+    };
     let run_segments: Vec<String> = run.segments.iter().map(|s| s.id.clone()).collect();
     let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
-    let new_tombstones: Vec<&String> = onto.tombstones.iter().filter(|t| !base_tombstones.contains(t.as_str())).collect();
+    let new_tombstones: Vec<&String> = onto
+        .tombstones
+        .iter()
+        .filter(|t| !base_tombstones.contains(t.as_str()))
+        .collect();
     let dead = onto.tombstone_set();
     let mut carried = Carried::default();
-    let (mut carried_segments, mut api_documents): (HashSet<&str>, HashSet<String>) = (HashSet::new(), kept.keys().cloned().collect());
+    let (mut carried_segments, mut api_documents): (HashSet<&str>, HashSet<String>) =
+        (HashSet::new(), kept.keys().cloned().collect());
     let mut hidden_kept: HashSet<String> = HashSet::new();
     for (segment_id, outlines) in added_copies {
-        let Some(segment) = onto.segments.iter().find(|s| &s.id == segment_id) else { continue };
-        let live_api = |o: &&DocumentOutline| added_through_api(&o.uri) && !dead.hides_any_row(segment_id, &o.doc_id, o.chunk_count);
+        let Some(segment) = onto.segments.iter().find(|s| &s.id == segment_id) else {
+            continue;
+        };
+        let live_api = |o: &&DocumentOutline| {
+            added_through_api(&o.uri) && !dead.hides_any_row(segment_id, &o.doc_id, o.chunk_count)
+        };
         if !outlines.iter().any(|o| live_api(&o)) {
             continue;
         }
-        out.add_segment_of(SegmentManifest { index: Some(onto.segment_index(segment)), ..segment.clone() }, onto);
+        out.add_segment_of(
+            SegmentManifest {
+                index: Some(onto.segment_index(segment)),
+                ..segment.clone()
+            },
+            onto,
+        );
         for outline in outlines {
             if live_api(&outline) {
                 carried.documents += 1;
@@ -148,7 +201,8 @@ pub(super) fn carry_api_documents(run: &Manifest, base: &Manifest, onto: &Manife
                 api_documents.insert(outline.doc_id.clone());
                 if kept.contains_key(&outline.doc_id) {
                     // A newer copy than the one the run kept: the run's is hidden.
-                    out.tombstones.extend(run_segments.iter().map(|s| format!("{s}/{}", outline.doc_id)));
+                    out.tombstones
+                        .extend(run_segments.iter().map(|s| format!("{s}/{}", outline.doc_id)));
                     hidden_kept.insert(outline.doc_id.clone());
                 }
             } else {
@@ -168,7 +222,10 @@ pub(super) fn carry_api_documents(run: &Manifest, base: &Manifest, onto: &Manife
     }
     let hides = out.tombstone_set();
     for (doc_id, &chunks) in kept {
-        let hidden = hidden_kept.contains(doc_id) || run_segments.iter().any(|segment| hides.hides_any_row(segment, doc_id, chunks as u32));
+        let hidden = hidden_kept.contains(doc_id)
+            || run_segments
+                .iter()
+                .any(|segment| hides.hides_any_row(segment, doc_id, chunks as u32));
         if hidden {
             carried.hidden_documents += 1;
             carried.hidden_chunks += chunks;

@@ -32,7 +32,11 @@ pub const MAX_REASON_CHARS: usize = 600;
 impl Failure {
     /// A failure whose reason is cut at [`MAX_REASON_CHARS`], saying how much was left out.
     pub fn new(uri: &str, stage: &'static str, reason: String) -> Self {
-        Self { uri: uri.to_string(), stage, reason: shortened(reason) }
+        Self {
+            uri: uri.to_string(),
+            stage,
+            reason: shortened(reason),
+        }
     }
 }
 
@@ -57,7 +61,13 @@ pub struct StageReport {
 impl StageReport {
     pub fn new(stage: &'static str, busy_secs: f64, items: u64, unit: &'static str) -> Self {
         let per_sec = if busy_secs > 0.0 { items as f64 / busy_secs } else { 0.0 };
-        Self { stage, busy_secs, items, unit, per_sec }
+        Self {
+            stage,
+            busy_secs,
+            items,
+            unit,
+            per_sec,
+        }
     }
 }
 
@@ -107,7 +117,19 @@ pub struct RunReport {
 
 /// The first languages of `readings` with their chunks and the share of their words the model reads whole.
 pub fn languages_line(readings: &[LanguageReading]) -> String {
-    let mut parts: Vec<String> = readings.iter().take(4).map(|r| format!("{} {} chunk{} (model reads {:.0}% of its words whole)", language_name(&r.language), r.chunks, if r.chunks == 1 { "" } else { "s" }, r.reading.whole_share() * 100.0)).collect();
+    let mut parts: Vec<String> = readings
+        .iter()
+        .take(4)
+        .map(|r| {
+            format!(
+                "{} {} chunk{} (model reads {:.0}% of its words whole)",
+                language_name(&r.language),
+                r.chunks,
+                if r.chunks == 1 { "" } else { "s" },
+                r.reading.whole_share() * 100.0
+            )
+        })
+        .collect();
     if readings.len() > 4 {
         parts.push(format!("{} more", readings.len() - 4));
     }
@@ -119,7 +141,14 @@ impl RunReport {
     pub(super) fn add_stages(&mut self, stages: Vec<StageReport>) {
         for stage in stages {
             match self.stages.iter_mut().find(|s| s.stage == stage.stage) {
-                Some(known) => *known = StageReport::new(stage.stage, known.busy_secs + stage.busy_secs, known.items + stage.items, stage.unit),
+                Some(known) => {
+                    *known = StageReport::new(
+                        stage.stage,
+                        known.busy_secs + stage.busy_secs,
+                        known.items + stage.items,
+                        stage.unit,
+                    )
+                }
                 None => self.stages.push(stage),
             }
         }
@@ -132,7 +161,11 @@ impl RunReport {
         out.push_str("quarry index — run report\n");
         line(&mut out, "source", self.source.clone());
         line(&mut out, "snapshot", self.out.clone());
-        line(&mut out, "version", self.version.clone().unwrap_or_else(|| "(not published)".into()));
+        line(
+            &mut out,
+            "version",
+            self.version.clone().unwrap_or_else(|| "(not published)".into()),
+        );
         line(&mut out, "device / index", format!("{} / {}", self.device, self.index));
         line(&mut out, "vectors computed as", self.precisions.join(", "));
         line(&mut out, "files listed", self.files_listed.to_string());
@@ -141,30 +174,86 @@ impl RunReport {
         line(&mut out, "documents failed", self.documents_failed.to_string());
         line(&mut out, "files skipped", self.skipped.len().to_string());
         if !self.followed_links.is_empty() {
-            line(&mut out, "links followed out", format!("{} (--follow-symlinks; listed in the JSON report)", self.followed_links.len()));
+            line(
+                &mut out,
+                "links followed out",
+                format!(
+                    "{} (--follow-symlinks; listed in the JSON report)",
+                    self.followed_links.len()
+                ),
+            );
         }
         line(&mut out, "chunks", self.chunks.to_string());
         line(&mut out, "tokens", self.tokens.to_string());
         let reused = match &self.reuse.from_version {
-            Some(version) => format!("{} documents, {} chunks from version {version}", self.reuse.documents, self.reuse.chunks),
+            Some(version) => format!(
+                "{} documents, {} chunks from version {version}",
+                self.reuse.documents, self.reuse.chunks
+            ),
             None => "none (full run)".to_string(),
         };
         line(&mut out, "reused embeddings", reused);
         let changed = &self.reuse.changed_documents;
         if changed.documents > 0 {
-            line(&mut out, "changed documents", format!("{} kept the stored vectors of {} unchanged chunks", changed.documents, changed.chunks));
+            line(
+                &mut out,
+                "changed documents",
+                format!(
+                    "{} kept the stored vectors of {} unchanged chunks",
+                    changed.documents, changed.chunks
+                ),
+            );
         }
         if !self.reuse.kept_after_failure.is_empty() {
-            line(&mut out, "kept after failure", format!("{} documents (their files failed; last good version kept)", self.reuse.kept_after_failure.len()));
+            line(
+                &mut out,
+                "kept after failure",
+                format!(
+                    "{} documents (their files failed; last good version kept)",
+                    self.reuse.kept_after_failure.len()
+                ),
+            );
         }
         if let Some(delta) = &self.delta {
             let plural = if delta.segments == 1 { "" } else { "s" };
-            line(&mut out, "published as", format!("delta over {} ({} segment{plural} in all)", delta.base_version, delta.segments));
-            line(&mut out, "files unchanged", format!("{} (not fetched)", delta.files_unchanged));
-            line(&mut out, "documents", format!("{} unchanged, {} written ({} chunks), {} removed", delta.documents_unchanged, delta.documents_written, delta.chunks_written, delta.documents_removed));
-            line(&mut out, "tombstones", format!("{} added, {} lifted", delta.tombstones_added, delta.tombstones_lifted));
+            line(
+                &mut out,
+                "published as",
+                format!(
+                    "delta over {} ({} segment{plural} in all)",
+                    delta.base_version, delta.segments
+                ),
+            );
+            line(
+                &mut out,
+                "files unchanged",
+                format!("{} (not fetched)", delta.files_unchanged),
+            );
+            line(
+                &mut out,
+                "documents",
+                format!(
+                    "{} unchanged, {} written ({} chunks), {} removed",
+                    delta.documents_unchanged, delta.documents_written, delta.chunks_written, delta.documents_removed
+                ),
+            );
+            line(
+                &mut out,
+                "tombstones",
+                format!("{} added, {} lifted", delta.tombstones_added, delta.tombstones_lifted),
+            );
             if let Some(compaction) = &delta.compaction {
-                line(&mut out, "compacted", format!("{} segments into {} ({} chunks kept, {} dropped)", compaction.merged_segments.len(), compaction.new_segments.len(), compaction.chunks_kept, compaction.chunks_dropped));
+                line(
+                    &mut out,
+                    "compacted",
+                    format!(
+                        "{} segments into {} ({} chunks kept, {} dropped)",
+                        compaction.merged_segments.len(),
+                        compaction.new_segments.len(),
+                        compaction.chunks_kept,
+                        compaction.chunks_dropped
+                    ),
+                );
             }
         }
         if let Some(recall) = self.recall_at_10 {
@@ -178,10 +267,16 @@ impl RunReport {
         }
         line(&mut out, "wall time", format!("{:.2} s", self.wall_secs));
         if let Some(peak) = self.peak_rss_mib {
-            let embedded = self.embed_peak_rss_mib.map(|mib| format!(" ({mib:.0} MiB when embedding ended)")).unwrap_or_default();
+            let embedded = self
+                .embed_peak_rss_mib
+                .map(|mib| format!(" ({mib:.0} MiB when embedding ended)"))
+                .unwrap_or_default();
             line(&mut out, "peak memory", format!("{peak:.0} MiB{embedded}"));
         }
-        out.push_str(&format!("\n  {:<14} {:>10} {:>12} {:>16}\n", "stage", "busy s", "items", "throughput"));
+        out.push_str(&format!(
+            "\n  {:<14} {:>10} {:>12} {:>16}\n",
+            "stage", "busy s", "items", "throughput"
+        ));
         for stage in &self.stages {
             out.push_str(&format!(
                 "  {:<14} {:>10.2} {:>12} {:>12.1} {}/s\n",
@@ -197,7 +292,10 @@ impl RunReport {
         if !self.failures.is_empty() {
             out.push_str("\n  failed:\n");
             for failure in &self.failures {
-                out.push_str(&format!("    {} [{}]: {}\n", failure.uri, failure.stage, failure.reason));
+                out.push_str(&format!(
+                    "    {} [{}]: {}\n",
+                    failure.uri, failure.stage, failure.reason
+                ));
             }
         }
         out
@@ -212,8 +310,16 @@ mod tests {
     fn a_failures_reason_is_cut_short() {
         let header = "column,".repeat(10_000);
         let failure = Failure::new("file:///a.csv", "parse", format!("bad header {header}"));
-        assert!(failure.reason.chars().count() < MAX_REASON_CHARS + 40, "{}", failure.reason.len());
-        assert!(failure.reason.starts_with("bad header column,") && failure.reason.ends_with("more bytes left out)"), "{}", &failure.reason[failure.reason.len() - 40..]);
+        assert!(
+            failure.reason.chars().count() < MAX_REASON_CHARS + 40,
+            "{}",
+            failure.reason.len()
+        );
+        assert!(
+            failure.reason.starts_with("bad header column,") && failure.reason.ends_with("more bytes left out)"),
+            "{}",
+            &failure.reason[failure.reason.len() - 40..]
+        );
         assert_eq!(Failure::new("u", "parse", "short é".into()).reason, "short é");
     }
 }

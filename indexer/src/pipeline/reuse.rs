@@ -14,9 +14,9 @@ use super::delta::PreviousVersion;
 use super::spilled_vectors::SpilledVectors;
 use super::stages::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
+use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
-use crate::embed::Embeddings;
 use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones, WantedRows};
 use crate::store::StoreOptions;
 
@@ -92,7 +92,8 @@ impl RowsRead {
     /// The document, with its tokens, when its rows are whole (every chunk once) and none is hidden.
     fn into_stored(mut self) -> Option<(StoredDoc, u64)> {
         self.rows.sort_unstable_by_key(|row| row.index);
-        let whole = self.rows.len() == self.record.chunk_count as usize && self.rows.iter().enumerate().all(|(i, row)| row.index as usize == i);
+        let whole = self.rows.len() == self.record.chunk_count as usize
+            && self.rows.iter().enumerate().all(|(i, row)| row.index as usize == i);
         if !whole || self.hidden {
             return None;
         }
@@ -138,7 +139,11 @@ pub struct StoredEmbeddings {
 fn record_key(record: &DocumentRecord) -> u64 {
     let part_of_a_file = file_uri_of(&record.uri) != record.uri;
     let etag = if part_of_a_file { None } else { record.etag.clone() };
-    let comparable = DocumentRecord { ingested_at: chrono::DateTime::UNIX_EPOCH, etag, ..record.clone() };
+    let comparable = DocumentRecord {
+        ingested_at: chrono::DateTime::UNIX_EPOCH,
+        etag,
+        ..record.clone()
+    };
     let mut hasher = std::hash::DefaultHasher::new();
     comparable.hash(&mut hasher);
     hasher.finish()
@@ -149,12 +154,20 @@ impl StoredEmbeddings {
     /// embedded by `model_sha256` with chunker signature `chunker_sig`. None (with the reason in
     /// `report.notes`) when there is no previous version or it cannot be reused; a run then
     /// embeds everything.
-    pub async fn open_previous(uri: &str, store: &StoreOptions, model_sha256: &str, chunker_sig: &str, report: &mut ReuseReport) -> Option<(SnapshotReader, PreviousVersion)> {
+    pub async fn open_previous(
+        uri: &str,
+        store: &StoreOptions,
+        model_sha256: &str,
+        chunker_sig: &str,
+        report: &mut ReuseReport,
+    ) -> Option<(SnapshotReader, PreviousVersion)> {
         let reader = match SnapshotReader::open(uri, store).await {
             Ok(reader) => reader,
             Err(IndexerError::NoSnapshot { .. }) => return None,
             Err(e) => {
-                report.notes.push(format!("previous version not read, embedding everything: {e}"));
+                report
+                    .notes
+                    .push(format!("previous version not read, embedding everything: {e}"));
                 return None;
             }
         };
@@ -178,7 +191,14 @@ impl StoredEmbeddings {
 
     /// Nothing stored yet, from `version`.
     pub fn new(version: &str) -> Self {
-        Self { version: version.to_string(), documents: HashMap::new(), unchanged: HashSet::new(), changed: ChunkReuse::default(), text_keyer: RandomState::new(), spilled: None }
+        Self {
+            version: version.to_string(),
+            documents: HashMap::new(),
+            unchanged: HashSet::new(),
+            changed: ChunkReuse::default(),
+            text_keyer: RandomState::new(),
+            spilled: None,
+        }
     }
 
     /// Reads the rows of every segment of `previous` not read yet that holds the live copy of
@@ -186,7 +206,13 @@ impl StoredEmbeddings {
     /// documents' embeddings (spilled to a temporary file) and what they were computed from.
     /// A segment is decoded a row group at a time. A segment whose rows fail their checksum
     /// or do not decode is unreadable.
-    pub async fn read_segments(&mut self, reader: &SnapshotReader, previous: &mut PreviousVersion, fetched: impl Fn(&str) -> bool + Sync, report: &mut ReuseReport) {
+    pub async fn read_segments(
+        &mut self,
+        reader: &SnapshotReader,
+        previous: &mut PreviousVersion,
+        fetched: impl Fn(&str) -> bool + Sync,
+        report: &mut ReuseReport,
+    ) {
         let wanted_segments = previous.segments_to_read(&fetched);
         if wanted_segments.is_empty() {
             return;
@@ -205,7 +231,10 @@ impl StoredEmbeddings {
         let of_fetched_file = |uri: &str| fetched(file_uri_of(uri));
         for index in wanted_segments {
             let segment = &reader.manifest().segments[index].id;
-            let records = match reader.read_segment_documents_where(segment, WantedRows::Where("uri", &of_fetched_file)).await {
+            let records = match reader
+                .read_segment_documents_where(segment, WantedRows::Where("uri", &of_fetched_file))
+                .await
+            {
                 Ok(records) => records,
                 Err(e) => {
                     report.notes.push(format!("segment {segment} not reused: {e}"));
@@ -216,31 +245,53 @@ impl StoredEmbeddings {
             let mut wanted: HashMap<String, RowsRead> = records
                 .into_iter()
                 .filter(|r| previous.is_live_in(&r.doc_id, index))
-                .map(|record| (record.doc_id.clone(), RowsRead { record, rows: Vec::new(), hidden: false }))
+                .map(|record| {
+                    (
+                        record.doc_id.clone(),
+                        RowsRead {
+                            record,
+                            rows: Vec::new(),
+                            hidden: false,
+                        },
+                    )
+                })
                 .collect();
             let wanted_ids: HashSet<String> = wanted.keys().cloned().collect();
             let (spilled, keyer) = (self.spilled.as_mut().expect("created above"), &self.text_keyer);
             let mut spill_failed = None;
             let read = reader
-                .read_segment_rows_in_parts(segment, WantedRows::Where("doc_id", &|doc_id| wanted_ids.contains(doc_id)), |chunks, embeddings| {
-                    for (row, chunk) in chunks.into_iter().enumerate() {
-                        let Some(document) = wanted.get_mut(&chunk.doc_id) else { continue };
-                        document.hidden |= tombstones.hides(segment, &chunk.doc_id, &chunk.chunk_id);
-                        match spilled.append(&embeddings, &[row]) {
-                            Ok(position) => document.rows.push(StoredRow { index: chunk.index, position, text_key: keyer.hash_one(&chunk.text), tokens: chunk.token_count }),
-                            Err(e) => {
-                                // Stops the read; told apart from a damaged segment below.
-                                let stop = IndexerError::Config(e.to_string());
-                                spill_failed = Some(e);
-                                return Err(stop);
+                .read_segment_rows_in_parts(
+                    segment,
+                    WantedRows::Where("doc_id", &|doc_id| wanted_ids.contains(doc_id)),
+                    |chunks, embeddings| {
+                        for (row, chunk) in chunks.into_iter().enumerate() {
+                            let Some(document) = wanted.get_mut(&chunk.doc_id) else {
+                                continue;
+                            };
+                            document.hidden |= tombstones.hides(segment, &chunk.doc_id, &chunk.chunk_id);
+                            match spilled.append(&embeddings, &[row]) {
+                                Ok(position) => document.rows.push(StoredRow {
+                                    index: chunk.index,
+                                    position,
+                                    text_key: keyer.hash_one(&chunk.text),
+                                    tokens: chunk.token_count,
+                                }),
+                                Err(e) => {
+                                    // Stops the read; told apart from a damaged segment below.
+                                    let stop = IndexerError::Config(e.to_string());
+                                    spill_failed = Some(e);
+                                    return Err(stop);
+                                }
                             }
                         }
-                    }
-                    Ok(())
-                })
+                        Ok(())
+                    },
+                )
                 .await;
             if let Some(e) = spill_failed {
-                report.notes.push(format!("stored embeddings from segment {segment} on are not reused: {e}"));
+                report.notes.push(format!(
+                    "stored embeddings from segment {segment} on are not reused: {e}"
+                ));
                 return;
             }
             match read {
@@ -296,13 +347,26 @@ impl StoredEmbeddings {
     /// record is the stored one too keeps its first ingestion time and is counted as
     /// unchanged — else those of its chunks whose text the stored copy holds.
     fn take(&mut self, document: &mut ChunkedDoc) -> Stored {
-        let Some(stored) = self.documents.remove(&document.record.doc_id) else { return Stored::Nothing };
-        let fresh_keys: Vec<u64> = document.chunks.iter().map(|chunk: &Chunk| self.text_key(&chunk.text)).collect();
+        let Some(stored) = self.documents.remove(&document.record.doc_id) else {
+            return Stored::Nothing;
+        };
+        let fresh_keys: Vec<u64> = document
+            .chunks
+            .iter()
+            .map(|chunk: &Chunk| self.text_key(&chunk.text))
+            .collect();
         let same = stored.content_hash == document.record.content_hash && stored.text_keys == fresh_keys;
-        let vectors = match self.spilled.as_mut().map(|spilled| spilled.read_rows(&stored.positions)) {
+        let vectors = match self
+            .spilled
+            .as_mut()
+            .map(|spilled| spilled.read_rows(&stored.positions))
+        {
             Some(Ok(vectors)) => vectors,
             Some(Err(e)) => {
-                tracing::warn!("{}: stored embeddings unreadable, embedding it again: {e}", document.record.uri);
+                tracing::warn!(
+                    "{}: stored embeddings unreadable, embedding it again: {e}",
+                    document.record.uri
+                );
                 return Stored::Nothing;
             }
             None => return Stored::Nothing,
@@ -315,8 +379,20 @@ impl StoredEmbeddings {
             return Stored::Whole(vectors);
         }
         let dim = vectors.len() / stored.text_keys.len().max(1);
-        let by_text: HashMap<u64, usize> = stored.text_keys.iter().enumerate().map(|(row, &key)| (key, row)).collect();
-        let found: Vec<Option<Vec<f32>>> = fresh_keys.iter().map(|key| by_text.get(key).map(|&row| vectors[row * dim..(row + 1) * dim].to_vec())).collect();
+        let by_text: HashMap<u64, usize> = stored
+            .text_keys
+            .iter()
+            .enumerate()
+            .map(|(row, &key)| (key, row))
+            .collect();
+        let found: Vec<Option<Vec<f32>>> = fresh_keys
+            .iter()
+            .map(|key| {
+                by_text
+                    .get(key)
+                    .map(|&row| vectors[row * dim..(row + 1) * dim].to_vec())
+            })
+            .collect();
         if found.iter().all(Option::is_none) {
             return Stored::Nothing;
         }
@@ -331,13 +407,28 @@ impl StoredEmbeddings {
         let mut remaining = Vec::with_capacity(documents.len());
         for mut document in documents.drain(..) {
             match self.take(&mut document) {
-                Stored::Whole(vectors) => reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors, languages: document.languages }),
+                Stored::Whole(vectors) => reused.push(EmbeddedDoc {
+                    record: document.record,
+                    chunks: document.chunks,
+                    vectors,
+                    languages: document.languages,
+                }),
                 Stored::Chunks(found) if found.iter().all(Option::is_some) => {
                     let vectors = found.into_iter().flatten().flatten().collect();
-                    reused.push(EmbeddedDoc { record: document.record, chunks: document.chunks, vectors, languages: document.languages });
+                    reused.push(EmbeddedDoc {
+                        record: document.record,
+                        chunks: document.chunks,
+                        vectors,
+                        languages: document.languages,
+                    });
                 }
                 Stored::Chunks(found) => {
-                    let reused_chunks = document.chunks.iter().zip(&found).filter(|(_, vector)| vector.is_some()).map(|(chunk, _)| chunk);
+                    let reused_chunks = document
+                        .chunks
+                        .iter()
+                        .zip(&found)
+                        .filter(|(_, vector)| vector.is_some())
+                        .map(|(chunk, _)| chunk);
                     self.changed.documents += 1;
                     for chunk in reused_chunks {
                         self.changed.chunks += 1;
@@ -357,17 +448,30 @@ impl StoredEmbeddings {
 /// Each document of one segment that has rows there, with its rows in chunk order, or None
 /// when that copy cannot be used (rows missing, or a tombstone hides any of them). A later
 /// segment's copy of a document replaces an earlier one: apply the segments in order.
-fn segment_documents(segment: &str, records: Vec<DocumentRecord>, chunks: &[Chunk], tombstones: &Tombstones<'_>) -> Vec<(DocumentRecord, Option<Vec<usize>>)> {
+fn segment_documents(
+    segment: &str,
+    records: Vec<DocumentRecord>,
+    chunks: &[Chunk],
+    tombstones: &Tombstones<'_>,
+) -> Vec<(DocumentRecord, Option<Vec<usize>>)> {
     let mut rows_of: HashMap<&str, Vec<(u32, usize)>> = HashMap::new();
     for (row, chunk) in chunks.iter().enumerate() {
-        rows_of.entry(chunk.doc_id.as_str()).or_default().push((chunk.index, row));
+        rows_of
+            .entry(chunk.doc_id.as_str())
+            .or_default()
+            .push((chunk.index, row));
     }
     let mut out = Vec::new();
     for record in records {
-        let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else { continue };
+        let Some(mut rows) = rows_of.remove(record.doc_id.as_str()) else {
+            continue;
+        };
         rows.sort_unstable();
-        let whole = rows.len() == record.chunk_count as usize && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
-        let hidden = rows.iter().any(|&(_, row)| tombstones.hides(segment, &record.doc_id, &chunks[row].chunk_id));
+        let whole = rows.len() == record.chunk_count as usize
+            && rows.iter().enumerate().all(|(i, &(index, _))| index as usize == i);
+        let hidden = rows
+            .iter()
+            .any(|&(_, row)| tombstones.hides(segment, &record.doc_id, &chunks[row].chunk_id));
         let usable = (whole && !hidden).then(|| rows.into_iter().map(|(_, row)| row).collect());
         out.push((record, usable));
     }
@@ -384,29 +488,52 @@ fn gather_rows(embeddings: &Embeddings, rows: &[usize]) -> Vec<f32> {
 /// stored rows, so a bad night (an S3 error, a file that no longer parses) or a full version
 /// loses nothing. Of each segment only those documents' records and rows are decoded, and a
 /// segment holding none of them has no row read.
-pub async fn last_good_versions(uri: &str, store: &StoreOptions, version: &str, keep: &(dyn Fn(&str) -> bool + Sync), present: &HashSet<&str>) -> Result<Vec<EmbeddedDoc>> {
+pub async fn last_good_versions(
+    uri: &str,
+    store: &StoreOptions,
+    version: &str,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+    present: &HashSet<&str>,
+) -> Result<Vec<EmbeddedDoc>> {
     let reader = SnapshotReader::open_version(uri, version, store).await?;
     let tombstones = reader.manifest().tombstone_set();
     let mut kept: HashMap<String, EmbeddedDoc> = HashMap::new();
     for segment in &reader.manifest().segments {
-        let mut records = reader.read_segment_documents_where(&segment.id, WantedRows::Where("uri", keep)).await?;
+        let mut records = reader
+            .read_segment_documents_where(&segment.id, WantedRows::Where("uri", keep))
+            .await?;
         records.retain(|r| !present.contains(r.doc_id.as_str()));
         if records.is_empty() {
             continue;
         }
         let wanted: HashSet<&str> = records.iter().map(|r| r.doc_id.as_str()).collect();
-        let (mut chunks, mut embeddings) = (Vec::new(), Embeddings { dim: reader.manifest().model.dim, data: Vec::new() });
+        let (mut chunks, mut embeddings) = (
+            Vec::new(),
+            Embeddings {
+                dim: reader.manifest().model.dim,
+                data: Vec::new(),
+            },
+        );
         reader
-            .read_segment_rows_in_parts(&segment.id, WantedRows::Where("doc_id", &|doc_id| wanted.contains(doc_id)), |part_chunks, part_embeddings| {
-                chunks.extend(part_chunks);
-                embeddings.data.extend(part_embeddings.data);
-                Ok(())
-            })
+            .read_segment_rows_in_parts(
+                &segment.id,
+                WantedRows::Where("doc_id", &|doc_id| wanted.contains(doc_id)),
+                |part_chunks, part_embeddings| {
+                    chunks.extend(part_chunks);
+                    embeddings.data.extend(part_embeddings.data);
+                    Ok(())
+                },
+            )
             .await?;
         for (record, rows) in segment_documents(&segment.id, records, &chunks, &tombstones) {
             match rows {
                 Some(rows) => {
-                    let doc = EmbeddedDoc { vectors: gather_rows(&embeddings, &rows), chunks: rows.iter().map(|&row| chunks[row].clone()).collect(), record, languages: Vec::new() };
+                    let doc = EmbeddedDoc {
+                        vectors: gather_rows(&embeddings, &rows),
+                        chunks: rows.iter().map(|&row| chunks[row].clone()).collect(),
+                        record,
+                        languages: Vec::new(),
+                    };
                     kept.insert(doc.record.doc_id.clone(), doc);
                 }
                 None => {

@@ -28,7 +28,12 @@ pub struct SegmentRows {
 impl SegmentRows {
     /// No rows, of vectors of `dim` dimensions.
     pub fn empty(dim: usize) -> Self {
-        Self { chunks: Vec::new(), embeddings: Embeddings { dim, data: Vec::new() }, records: Vec::new(), languages: Vec::new() }
+        Self {
+            chunks: Vec::new(),
+            embeddings: Embeddings { dim, data: Vec::new() },
+            records: Vec::new(),
+            languages: Vec::new(),
+        }
     }
 
     pub fn tokens(&self) -> u64 {
@@ -37,7 +42,17 @@ impl SegmentRows {
 
     /// Every row's language: those the parse stage told, the others detected now (in parallel).
     pub fn detected_languages(&self) -> Vec<Detected> {
-        self.chunks.par_iter().enumerate().map(|(row, chunk)| self.languages.get(row).copied().flatten().unwrap_or_else(|| detect(&chunk.text))).collect()
+        self.chunks
+            .par_iter()
+            .enumerate()
+            .map(|(row, chunk)| {
+                self.languages
+                    .get(row)
+                    .copied()
+                    .flatten()
+                    .unwrap_or_else(|| detect(&chunk.text))
+            })
+            .collect()
     }
 
     /// Appends `other`'s rows after these.
@@ -59,11 +74,20 @@ pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
     let total_chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     let mut rows = SegmentRows {
         chunks: Vec::with_capacity(total_chunks),
-        embeddings: Embeddings { dim, data: Vec::with_capacity(total_chunks * dim) },
+        embeddings: Embeddings {
+            dim,
+            data: Vec::with_capacity(total_chunks * dim),
+        },
         records: Vec::with_capacity(documents.len()),
         languages: Vec::with_capacity(total_chunks),
     };
-    for EmbeddedDoc { record, chunks, vectors, languages } in documents {
+    for EmbeddedDoc {
+        record,
+        chunks,
+        vectors,
+        languages,
+    } in documents
+    {
         match languages.len() == chunks.len() {
             true => rows.languages.extend(languages.into_iter().map(Some)),
             false => rows.languages.extend(std::iter::repeat_n(None, chunks.len())),
@@ -88,14 +112,26 @@ pub struct BuiltIndexes {
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
 /// (chunks.parquet needs no index), handing `rows` back with both; with the model's
 /// `tokenizer`, how it reads the rows' languages is measured too.
-pub async fn build_segment_blocking(spec: IndexSpec, rows: SegmentRows, writer: &SnapshotWriter, segment_id: &str, tokenizer: Option<Arc<ModelTokenizer>>) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
+pub async fn build_segment_blocking(
+    spec: IndexSpec,
+    rows: SegmentRows,
+    writer: &SnapshotWriter,
+    segment_id: &str,
+    tokenizer: Option<Arc<ModelTokenizer>>,
+) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
-        let (built, row_files) = rayon::join(|| build_indexes(&spec, &rows, tokenizer.as_deref()), || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records));
+        let (built, row_files) = rayon::join(
+            || build_indexes(&spec, &rows, tokenizer.as_deref()),
+            || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
+        );
         Ok((built?, row_files?, rows))
     })
     .await
-    .map_err(|e| IndexerError::VectorIndex { stage: "build", reason: e.to_string() })?
+    .map_err(|e| IndexerError::VectorIndex {
+        stage: "build",
+        reason: e.to_string(),
+    })?
 }
 
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async
@@ -106,13 +142,15 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&Mo
     let (vectors, keyword) = rayon::join(
         || {
             let started = Instant::now();
-            build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data).map(|index| (index, started.elapsed().as_secs_f64()))
+            build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)
+                .map(|index| (index, started.elapsed().as_secs_f64()))
         },
         || {
             // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
             let started = Instant::now();
             let detected = rows.detected_languages();
-            build_keyword_index_detected(keyword_dir.path(), &texts, &detected).map(|_| (started.elapsed().as_secs_f64(), detected))
+            build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
+                .map(|_| (started.elapsed().as_secs_f64(), detected))
         },
     );
     let (vectors, vector_secs) = vectors?;
@@ -121,5 +159,11 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&Mo
         Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
         None => Vec::new(),
     };
-    Ok(BuiltIndexes { vectors, keyword_dir, vector_secs, keyword_secs, languages })
+    Ok(BuiltIndexes {
+        vectors,
+        keyword_dir,
+        vector_secs,
+        keyword_secs,
+        languages,
+    })
 }

@@ -80,10 +80,15 @@ impl Segmenter {
     pub async fn push(&mut self, documents: Vec<EmbeddedDoc>, context: &StageContext) -> Result<()> {
         for document in documents {
             if !self.seen.insert(document.record.doc_id.clone()) {
-                context.fail(&document.record.uri, "parse", "duplicate document: an earlier document has the same URI".into());
+                context.fail(
+                    &document.record.uri,
+                    "parse",
+                    "duplicate document: an earlier document has the same URI".into(),
+                );
                 continue;
             }
-            self.live.add_document(&document.record.uri, document.chunks.len() as u64, document.tokens());
+            self.live
+                .add_document(&document.record.uri, document.chunks.len() as u64, document.tokens());
             self.pending_chunks += document.chunks.len();
             self.pending.push(document);
             if self.pending_chunks >= self.segment_chunks {
@@ -102,7 +107,11 @@ impl Segmenter {
         self.wait().await?;
         let mut doc_ids = std::mem::take(&mut self.seen);
         doc_ids.retain(|id| !self.unchanged.contains(id));
-        Ok(CutSegments { segments: std::mem::take(&mut self.written), files: std::mem::take(&mut self.live), doc_ids })
+        Ok(CutSegments {
+            segments: std::mem::take(&mut self.written),
+            files: std::mem::take(&mut self.live),
+            doc_ids,
+        })
     }
 
     /// Starts building the documents waiting as the next segment, once the one being built is
@@ -119,14 +128,19 @@ impl Segmenter {
         };
         tracing::info!("{segment_id}: building from {} documents", documents.len());
         let builder = self.builder.clone();
-        self.building = Some(tokio::spawn(async move { builder.write(documents, segment_id, sizing).await }));
+        self.building = Some(tokio::spawn(async move {
+            builder.write(documents, segment_id, sizing).await
+        }));
         Ok(())
     }
 
     /// Waits for the segment being built, if any.
     async fn wait(&mut self) -> Result<()> {
         if let Some(task) = self.building.take() {
-            let segment = task.await.map_err(|e| IndexerError::VectorIndex { stage: "build", reason: format!("segment task: {e}") })??;
+            let segment = task.await.map_err(|e| IndexerError::VectorIndex {
+                stage: "build",
+                reason: format!("segment task: {e}"),
+            })??;
             self.written.push(segment);
         }
         Ok(())

@@ -30,7 +30,12 @@ impl SpilledVectors {
     /// An empty file in the system's temporary folder (removed by the system when closed).
     pub fn new(dim: usize) -> Result<Self> {
         let file = tempfile::tempfile().map_err(spill_error)?;
-        Ok(Self { file: BufWriter::with_capacity(1 << 20, file), dim, rows: 0, unflushed: false })
+        Ok(Self {
+            file: BufWriter::with_capacity(1 << 20, file),
+            dim,
+            rows: 0,
+            unflushed: false,
+        })
     }
 
     /// Appends `rows` of `embeddings`, in order; returns the position of the first one.
@@ -57,12 +62,22 @@ impl SpilledVectors {
         let mut bytes = vec![0u8; positions.len() * row_bytes];
         let mut done = 0;
         while done < positions.len() {
-            let run = 1 + positions[done + 1..].iter().zip(&positions[done..]).take_while(|(next, previous)| **next == **previous + 1).count();
+            let run = 1 + positions[done + 1..]
+                .iter()
+                .zip(&positions[done..])
+                .take_while(|(next, previous)| **next == **previous + 1)
+                .count();
             let target = &mut bytes[done * row_bytes..(done + run) * row_bytes];
-            self.file.get_ref().read_exact_at(target, positions[done] * row_bytes as u64).map_err(spill_error)?;
+            self.file
+                .get_ref()
+                .read_exact_at(target, positions[done] * row_bytes as u64)
+                .map_err(spill_error)?;
             done += run;
         }
-        Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 }
 
@@ -72,13 +87,17 @@ mod tests {
 
     #[test]
     fn rows_come_back_as_they_went_in() {
-        let embeddings = Embeddings { dim: 3, data: (0..15).map(|i| i as f32 * 0.5 - 2.0).collect() };
+        let embeddings = Embeddings {
+            dim: 3,
+            data: (0..15).map(|i| i as f32 * 0.5 - 2.0).collect(),
+        };
         let mut spilled = SpilledVectors::new(3).unwrap();
         assert_eq!(spilled.append(&embeddings, &[4, 0]).unwrap(), 0);
         assert_eq!(spilled.read_rows(&[1]).unwrap(), embeddings.row(0));
         // Appending after a read goes on at the end.
         assert_eq!(spilled.append(&embeddings, &[2, 3]).unwrap(), 2);
-        let rows_at = |rows: &[usize]| -> Vec<f32> { rows.iter().flat_map(|&row| embeddings.row(row).to_vec()).collect() };
+        let rows_at =
+            |rows: &[usize]| -> Vec<f32> { rows.iter().flat_map(|&row| embeddings.row(row).to_vec()).collect() };
         assert_eq!(spilled.read_rows(&[0, 1, 2, 3]).unwrap(), rows_at(&[4, 0, 2, 3]));
         // Positions in any order, runs and single rows mixed.
         assert_eq!(spilled.read_rows(&[3, 1, 2, 0]).unwrap(), rows_at(&[3, 0, 2, 4]));

@@ -35,7 +35,12 @@ impl ChunkSettings {
     /// parsers), the tags added and the size limit. Recorded in the manifest; a later run
     /// skips unchanged files only under the same signature.
     pub fn signature(&self) -> String {
-        let settings = format!("quarry-indexer {}; tags {:?}; max_document_tokens {}", env!("CARGO_PKG_VERSION"), self.tags, self.max_document_tokens);
+        let settings = format!(
+            "quarry-indexer {}; tags {:?}; max_document_tokens {}",
+            env!("CARGO_PKG_VERSION"),
+            self.tags,
+            self.max_document_tokens
+        );
         crate::snapshot::sha256_hex(settings.as_bytes())[..16].to_string()
     }
 }
@@ -51,7 +56,10 @@ impl StageContext {
     pub fn fail(&self, uri: &str, stage: &'static str, reason: String) {
         tracing::warn!("{uri}: {stage} failed: {reason}");
         self.counters.failed.fetch_add(1, Ordering::Relaxed);
-        self.failures.lock().expect("failures lock").push(Failure::new(uri, stage, reason));
+        self.failures
+            .lock()
+            .expect("failures lock")
+            .push(Failure::new(uri, stage, reason));
     }
 }
 
@@ -136,7 +144,12 @@ fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<Opti
         return Ok(None);
     }
     let tokenizer = settings.chunker.tokenizer();
-    document.blocks.iter().map(|b| tokenizer.count(&b.text)).sum::<Result<usize>>().map(Some)
+    document
+        .blocks
+        .iter()
+        .map(|b| tokenizer.count(&b.text))
+        .sum::<Result<usize>>()
+        .map(Some)
 }
 
 /// Parses and chunks one file: its documents, and every failure with its URI and reason.
@@ -146,14 +159,26 @@ pub fn parse_and_chunk(raw: &RawDocument, settings: &ChunkSettings) -> (Vec<Chun
 }
 
 /// [`parse_and_chunk`], calling `on_parsed` between the stages (when the file parsed).
-pub fn parse_and_chunk_observed(raw: &RawDocument, settings: &ChunkSettings, on_parsed: impl FnOnce()) -> (Vec<ChunkedDoc>, Vec<Failure>) {
+pub fn parse_and_chunk_observed(
+    raw: &RawDocument,
+    settings: &ChunkSettings,
+    on_parsed: impl FnOnce(),
+) -> (Vec<ChunkedDoc>, Vec<Failure>) {
     let parsed = match settings.parser.parse(raw) {
         Ok(parsed) => parsed,
         Err(e) => return (Vec::new(), vec![failure(&raw.uri, "parse", e.to_string())]),
     };
     on_parsed();
-    let mut failures: Vec<Failure> = parsed.failures.into_iter().map(|item| failure(&item.uri, "parse", item.reason)).collect();
-    let chunked: Vec<std::result::Result<ChunkedDoc, Failure>> = parsed.documents.into_par_iter().map(|document| chunk_document(document, settings)).collect();
+    let mut failures: Vec<Failure> = parsed
+        .failures
+        .into_iter()
+        .map(|item| failure(&item.uri, "parse", item.reason))
+        .collect();
+    let chunked: Vec<std::result::Result<ChunkedDoc, Failure>> = parsed
+        .documents
+        .into_par_iter()
+        .map(|document| chunk_document(document, settings))
+        .collect();
     let mut out = Vec::with_capacity(chunked.len());
     for result in chunked {
         match result {
@@ -177,14 +202,23 @@ fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
 fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
     match document_tokens(&document, settings) {
         Ok(Some(tokens)) if tokens > settings.max_document_tokens => {
-            let reason = format!("{tokens} tokens exceeds the maximum of {} tokens", settings.max_document_tokens);
-            return Err(failure(&document.uri, "chunk", ParseError::TooLarge(reason).to_string()));
+            let reason = format!(
+                "{tokens} tokens exceeds the maximum of {} tokens",
+                settings.max_document_tokens
+            );
+            return Err(failure(
+                &document.uri,
+                "chunk",
+                ParseError::TooLarge(reason).to_string(),
+            ));
         }
         Ok(_) => {}
         Err(e) => return Err(failure(&document.uri, "chunk", e.to_string())),
     }
     match settings.chunker.chunk_for_model(&document) {
-        Ok(DocumentChunks { chunks, .. }) if chunks.is_empty() => Err(failure(&document.uri, "chunk", ParseError::NoText.to_string())),
+        Ok(DocumentChunks { chunks, .. }) if chunks.is_empty() => {
+            Err(failure(&document.uri, "chunk", ParseError::NoText.to_string()))
+        }
         Ok(DocumentChunks { chunks, model_ids }) => Ok(ChunkedDoc {
             record: record_of(document, chunks.len(), settings),
             languages: Vec::new(),
@@ -279,11 +313,16 @@ pub(super) fn parse_stage(
             }
         }
         let started = Instant::now();
-        let results: Vec<(Vec<ChunkedDoc>, Vec<Failure>)> = group.par_iter().map(|(raw, _)| parse_and_chunk(raw, &context.settings)).collect();
+        let results: Vec<(Vec<ChunkedDoc>, Vec<Failure>)> = group
+            .par_iter()
+            .map(|(raw, _)| parse_and_chunk(raw, &context.settings))
+            .collect();
         let mut documents = Vec::new();
         for (docs, failures) in results {
             documents.extend(docs);
-            failures.into_iter().for_each(|f| context.fail(&f.uri, f.stage, f.reason));
+            failures
+                .into_iter()
+                .for_each(|f| context.fail(&f.uri, f.stage, f.reason));
         }
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
         let (mut found, mut unchanged) = (Vec::new(), Vec::new());
@@ -294,15 +333,21 @@ pub(super) fn parse_stage(
                 reused.chunks += document.chunks.len();
                 reused.tokens += document.tokens();
             }
-            context.counters.embedded.fetch_add(found.iter().map(|d| d.chunks.len() as u64).sum(), Ordering::Relaxed);
+            context
+                .counters
+                .embedded
+                .fetch_add(found.iter().map(|d| d.chunks.len() as u64).sum(), Ordering::Relaxed);
             if outputs.drop_unchanged {
-                let (same, changed): (Vec<EmbeddedDoc>, _) = found.into_iter().partition(|d| stored.is_unchanged(&d.record.doc_id));
+                let (same, changed): (Vec<EmbeddedDoc>, _) =
+                    found.into_iter().partition(|d| stored.is_unchanged(&d.record.doc_id));
                 unchanged = same.into_iter().map(|d| d.record.doc_id).collect();
                 found = changed;
             }
         }
         // Languages only for the documents that go on: a delta's unchanged ones need none.
-        documents.par_iter_mut().for_each(|d| d.languages = languages_of(&d.chunks));
+        documents
+            .par_iter_mut()
+            .for_each(|d| d.languages = languages_of(&d.chunks));
         found.par_iter_mut().for_each(|d| d.languages = languages_of(&d.chunks));
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
@@ -311,11 +356,20 @@ pub(super) fn parse_stage(
         // A send fails once the run stopped listening (its error is the run's). What this group
         // reused is sent before the rest is embedded, so a later copy of a document arrives after it.
         let unchanged = (!unchanged.is_empty()).then_some(Arrival::Unchanged(unchanged));
-        let reused_messages = unchanged.into_iter().chain(messages(found, |d| d.chunks.len(), MESSAGE_CHUNKS).map(Arrival::Documents));
-        if reused_messages.into_iter().try_for_each(|message| outputs.reused.blocking_send(message).map_err(drop)).is_err() {
+        let reused_messages = unchanged
+            .into_iter()
+            .chain(messages(found, |d| d.chunks.len(), MESSAGE_CHUNKS).map(Arrival::Documents));
+        if reused_messages
+            .into_iter()
+            .try_for_each(|message| outputs.reused.blocking_send(message).map_err(drop))
+            .is_err()
+        {
             break;
         }
-        if messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS).try_for_each(|message| outputs.to_embed.send(message).map_err(drop)).is_err() {
+        if messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS)
+            .try_for_each(|message| outputs.to_embed.send(message).map_err(drop))
+            .is_err()
+        {
             break;
         }
     }
@@ -339,14 +393,22 @@ pub(super) fn embed_stage(
     let batch_done = |rows: usize| {
         context.counters.embedded.fetch_add(rows as u64, Ordering::Relaxed);
     };
-    embed_groups(grouped(doc_rx.into_iter(), group), embedder, &batch_done, |documents, embedded_rows, seconds| {
-        let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
-        context.counters.embedded.fetch_add((chunks - embedded_rows) as u64, Ordering::Relaxed);
-        busy += seconds;
-        tokens += documents.iter().map(EmbeddedDoc::tokens).sum::<u64>();
-        listening = listening && embedded.blocking_send(Arrival::Documents(documents)).is_ok();
-        listening
-    })?;
+    embed_groups(
+        grouped(doc_rx.into_iter(), group),
+        embedder,
+        &batch_done,
+        |documents, embedded_rows, seconds| {
+            let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
+            context
+                .counters
+                .embedded
+                .fetch_add((chunks - embedded_rows) as u64, Ordering::Relaxed);
+            busy += seconds;
+            tokens += documents.iter().map(EmbeddedDoc::tokens).sum::<u64>();
+            listening = listening && embedded.blocking_send(Arrival::Documents(documents)).is_ok();
+            listening
+        },
+    )?;
     Ok((busy, tokens))
 }
 
@@ -354,16 +416,26 @@ pub(super) fn embed_stage(
 /// `progress` hears how many chunks are done as each batch of the model finishes (and, at
 /// the end of a group, its chunks that had stored vectors). Returns the documents with their
 /// vectors, in order.
-pub fn embed_documents(documents: Vec<ChunkedDoc>, embedder: &dyn Embedder, group: usize, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EmbeddedDoc>> {
+pub fn embed_documents(
+    documents: Vec<ChunkedDoc>,
+    embedder: &dyn Embedder,
+    group: usize,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<EmbeddedDoc>> {
     let mut done = Vec::with_capacity(documents.len());
-    embed_groups(grouped(documents.into_iter().map(|d| vec![d]), group), embedder, progress, |embedded, embedded_rows, _| {
-        let reused = embedded.iter().map(|d| d.chunks.len()).sum::<usize>() - embedded_rows;
-        if reused > 0 {
-            progress(reused);
-        }
-        done.extend(embedded);
-        true
-    })?;
+    embed_groups(
+        grouped(documents.into_iter().map(|d| vec![d]), group),
+        embedder,
+        progress,
+        |embedded, embedded_rows, _| {
+            let reused = embedded.iter().map(|d| d.chunks.len()).sum::<usize>() - embedded_rows;
+            if reused > 0 {
+                progress(reused);
+            }
+            done.extend(embedded);
+            true
+        },
+    )?;
     Ok(done)
 }
 
@@ -412,8 +484,16 @@ fn embed_groups(
         for tokenized in tokenized_rx {
             let (documents, ids) = tokenized?;
             let started = Instant::now();
-            let embeddings = if ids.is_empty() { Embeddings { dim, data: Vec::new() } } else { embedder.embed_tokens_reporting(&ids, batch_done)? };
-            if !on_group(attach_vectors(documents, &embeddings.data, dim), ids.len(), started.elapsed().as_secs_f64()) {
+            let embeddings = if ids.is_empty() {
+                Embeddings { dim, data: Vec::new() }
+            } else {
+                embedder.embed_tokens_reporting(&ids, batch_done)?
+            };
+            if !on_group(
+                attach_vectors(documents, &embeddings.data, dim),
+                ids.len(),
+                started.elapsed().as_secs_f64(),
+            ) {
                 break;
             }
         }
@@ -431,12 +511,39 @@ fn model_input_ids(documents: &mut [ChunkedDoc], embedder: &dyn Embedder) -> Res
         if !Arc::ptr_eq(&document.tokenized_by, embedder.tokenizer()) || measured.len() != document.chunks.len() {
             measured = vec![None; document.chunks.len()];
         }
-        ids.extend(measured.into_iter().enumerate().filter(|(index, _)| !document.has_stored_vector(*index)).map(|(_, ids)| ids));
+        ids.extend(
+            measured
+                .into_iter()
+                .enumerate()
+                .filter(|(index, _)| !document.has_stored_vector(*index))
+                .map(|(_, ids)| ids),
+        );
     }
-    let to_embed = documents.iter().flat_map(|d| d.chunks.iter().enumerate().filter(|(index, _)| !d.has_stored_vector(*index)).map(|(_, chunk)| chunk));
-    let texts: Vec<&str> = to_embed.zip(&ids).filter(|(_, ids)| ids.is_none()).map(|(chunk, _)| chunk.text.as_str()).collect();
-    let mut tokenized = if texts.is_empty() { Vec::new() } else { embedder.tokenize(&texts)? }.into_iter();
-    Ok(ids.into_iter().map(|ids| ids.or_else(|| tokenized.next()).expect("one tokenization per chunk without ids")).collect())
+    let to_embed = documents.iter().flat_map(|d| {
+        d.chunks
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !d.has_stored_vector(*index))
+            .map(|(_, chunk)| chunk)
+    });
+    let texts: Vec<&str> = to_embed
+        .zip(&ids)
+        .filter(|(_, ids)| ids.is_none())
+        .map(|(chunk, _)| chunk.text.as_str())
+        .collect();
+    let mut tokenized = if texts.is_empty() {
+        Vec::new()
+    } else {
+        embedder.tokenize(&texts)?
+    }
+    .into_iter();
+    Ok(ids
+        .into_iter()
+        .map(|ids| {
+            ids.or_else(|| tokenized.next())
+                .expect("one tokenization per chunk without ids")
+        })
+        .collect())
 }
 
 /// Hands each document its vectors, in chunk order: its stored ones, and the next rows of
@@ -445,16 +552,33 @@ fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<E
     let mut embedded = data.chunks_exact(dim.max(1));
     documents
         .into_iter()
-        .map(|ChunkedDoc { record, chunks, stored_vectors, languages, .. }| {
-            let mut vectors = Vec::with_capacity(chunks.len() * dim);
-            for index in 0..chunks.len() {
-                match stored_vectors.get(index).and_then(Option::as_ref) {
-                    Some(stored) => vectors.extend_from_slice(stored),
-                    None => vectors.extend_from_slice(embedded.next().expect("one embedded row per chunk without a stored vector")),
+        .map(
+            |ChunkedDoc {
+                 record,
+                 chunks,
+                 stored_vectors,
+                 languages,
+                 ..
+             }| {
+                let mut vectors = Vec::with_capacity(chunks.len() * dim);
+                for index in 0..chunks.len() {
+                    match stored_vectors.get(index).and_then(Option::as_ref) {
+                        Some(stored) => vectors.extend_from_slice(stored),
+                        None => vectors.extend_from_slice(
+                            embedded
+                                .next()
+                                .expect("one embedded row per chunk without a stored vector"),
+                        ),
+                    }
                 }
-            }
-            EmbeddedDoc { record, chunks, vectors, languages }
-        })
+                EmbeddedDoc {
+                    record,
+                    chunks,
+                    vectors,
+                    languages,
+                }
+            },
+        )
         .collect()
 }
 
@@ -467,7 +591,10 @@ mod tests {
         // Documents given by their chunk counts.
         let sizes = vec![1, 1023, 1, 2000, 5, 5, 1024, 0, 3];
         let sent: Vec<Vec<usize>> = messages(sizes.clone(), |&n| n, 1024).collect();
-        assert_eq!(sent, [vec![1, 1023], vec![1], vec![2000], vec![5, 5], vec![1024, 0], vec![3]]);
+        assert_eq!(
+            sent,
+            [vec![1, 1023], vec![1], vec![2000], vec![5, 5], vec![1024, 0], vec![3]]
+        );
         assert_eq!(sent.concat(), sizes);
         assert_eq!(messages(Vec::<usize>::new(), |&n| n, 1024).count(), 0);
     }

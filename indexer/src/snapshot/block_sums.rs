@@ -40,7 +40,9 @@ impl BlockSums {
 
     /// Whether `bytes` are block `block` as written.
     pub fn holds(&self, block: usize, bytes: &[u8]) -> bool {
-        self.sha256.get(block).is_some_and(|expected| *expected == sha256_hex(bytes))
+        self.sha256
+            .get(block)
+            .is_some_and(|expected| *expected == sha256_hex(bytes))
     }
 }
 
@@ -64,8 +66,17 @@ struct BlockHasher {
 impl FileHasher {
     /// `block_bytes`: Some for block sums of that size.
     pub fn new(block_bytes: Option<u64>) -> Self {
-        let blocks = block_bytes.map(|block_bytes| BlockHasher { block_bytes: block_bytes.max(1), current: Sha256::new(), filled: 0, sums: Vec::new() });
-        Self { whole: Sha256::new(), bytes: 0, blocks }
+        let blocks = block_bytes.map(|block_bytes| BlockHasher {
+            block_bytes: block_bytes.max(1),
+            current: Sha256::new(),
+            filled: 0,
+            sums: Vec::new(),
+        });
+        Self {
+            whole: Sha256::new(),
+            bytes: 0,
+            blocks,
+        }
     }
 
     pub fn update(&mut self, data: &[u8]) {
@@ -87,7 +98,11 @@ impl FileHasher {
 
     pub fn finish(self) -> FileChecksum {
         let blocks = self.blocks.map(BlockHasher::finish);
-        FileChecksum { sha256: hex::encode(self.whole.finalize()), bytes: self.bytes, blocks }
+        FileChecksum {
+            sha256: hex::encode(self.whole.finalize()),
+            bytes: self.bytes,
+            blocks,
+        }
     }
 }
 
@@ -107,7 +122,9 @@ impl BlockHasher {
         let whole_blocks = data.len() / size * size;
         let (full, rest) = data.split_at(whole_blocks);
         match full.len() > size {
-            true => self.sums.extend(full.par_chunks(size).map(sha256_hex).collect::<Vec<_>>()),
+            true => self
+                .sums
+                .extend(full.par_chunks(size).map(sha256_hex).collect::<Vec<_>>()),
             false => self.sums.extend(full.chunks(size).map(sha256_hex)),
         }
         if !rest.is_empty() {
@@ -120,7 +137,10 @@ impl BlockHasher {
         if self.filled > 0 {
             self.sums.push(hex::encode(self.current.finalize()));
         }
-        BlockSums { block_bytes: self.block_bytes, sha256: self.sums }
+        BlockSums {
+            block_bytes: self.block_bytes,
+            sha256: self.sums,
+        }
     }
 }
 

@@ -47,7 +47,10 @@ impl CheckedBlocks {
         let file = File::open(path).map_err(|e| IndexerError::io(path, e))?;
         let bytes = file.metadata().map_err(|e| IndexerError::io(path, e))?.len();
         if bytes != expected.bytes {
-            return Err(IndexerError::snapshot(name, format!("{bytes} bytes, the manifest says {}", expected.bytes)));
+            return Err(IndexerError::snapshot(
+                name,
+                format!("{bytes} bytes, the manifest says {}", expected.bytes),
+            ));
         }
         Self::new(name, file, expected.bytes, sums, UNCHECKED).map(Some)
     }
@@ -55,7 +58,13 @@ impl CheckedBlocks {
     /// A file already checked whole against `expected` (a local one, or a temporary copy of a
     /// remote one): one block, checked.
     pub fn verified_whole(name: &str, file: File, expected: &FileChecksum) -> Result<Self> {
-        let sums = BlockSums { block_bytes: expected.bytes.max(1), sha256: (expected.bytes > 0).then(|| expected.sha256.clone()).into_iter().collect() };
+        let sums = BlockSums {
+            block_bytes: expected.bytes.max(1),
+            sha256: (expected.bytes > 0)
+                .then(|| expected.sha256.clone())
+                .into_iter()
+                .collect(),
+        };
         let whole = Self::new(name, file, expected.bytes, &sums, CHECKED)?;
         whole.inner.bytes_read.store(expected.bytes, Ordering::Relaxed);
         Ok(whole)
@@ -74,10 +83,26 @@ impl CheckedBlocks {
     fn new(name: &str, file: File, bytes: u64, sums: &BlockSums, state: u8) -> Result<Self> {
         let blocks = bytes.div_ceil(sums.block_bytes.max(1)) as usize;
         if sums.block_bytes == 0 || sums.sha256.len() != blocks {
-            return Err(IndexerError::snapshot(name, format!("the manifest lists {} block sums of {} bytes for {bytes} bytes", sums.sha256.len(), sums.block_bytes)));
+            return Err(IndexerError::snapshot(
+                name,
+                format!(
+                    "the manifest lists {} block sums of {} bytes for {bytes} bytes",
+                    sums.sha256.len(),
+                    sums.block_bytes
+                ),
+            ));
         }
         let state = (0..blocks).map(|_| AtomicU8::new(state)).collect();
-        Ok(Self { inner: Arc::new(Inner { name: name.to_string(), file, bytes, sums: sums.clone(), state, bytes_read: AtomicU64::new(0) }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                file,
+                bytes,
+                sums: sums.clone(),
+                state,
+                bytes_read: AtomicU64::new(0),
+            }),
+        })
     }
 
     pub fn bytes(&self) -> u64 {
@@ -93,17 +118,31 @@ impl CheckedBlocks {
     /// neighbouring absent blocks.
     pub fn missing(&self, ranges: &[Range<u64>]) -> Vec<Range<u64>> {
         let inner = &self.inner;
-        let mut wanted: Vec<usize> = ranges.iter().flat_map(|range| inner.sums.blocks_of(range.start.min(inner.bytes)..range.end.min(inner.bytes))).collect();
+        let mut wanted: Vec<usize> = ranges
+            .iter()
+            .flat_map(|range| {
+                inner
+                    .sums
+                    .blocks_of(range.start.min(inner.bytes)..range.end.min(inner.bytes))
+            })
+            .collect();
         wanted.sort_unstable();
         wanted.dedup();
         let mut runs: Vec<Range<usize>> = Vec::new();
-        for block in wanted.into_iter().filter(|&block| inner.state[block].load(Ordering::Acquire) == ABSENT) {
+        for block in wanted
+            .into_iter()
+            .filter(|&block| inner.state[block].load(Ordering::Acquire) == ABSENT)
+        {
             match runs.last_mut() {
                 Some(run) if run.end == block => run.end += 1,
                 _ => runs.push(block..block + 1),
             }
         }
-        runs.into_iter().map(|run| inner.sums.range_of(run.start, inner.bytes).start..inner.sums.range_of(run.end - 1, inner.bytes).end).collect()
+        runs.into_iter()
+            .map(|run| {
+                inner.sums.range_of(run.start, inner.bytes).start..inner.sums.range_of(run.end - 1, inner.bytes).end
+            })
+            .collect()
     }
 
     /// Puts fetched bytes (starting at a block's first byte, whole blocks) into the copy, each
@@ -114,9 +153,18 @@ impl CheckedBlocks {
         for (block, data) in (first..).zip(bytes.chunks(inner.sums.block_bytes as usize)) {
             let range = inner.sums.range_of(block, inner.bytes);
             if range.start + data.len() as u64 != range.end || !inner.sums.holds(block, data) {
-                return Err(IndexerError::snapshot(&inner.name, format!("bytes {}..{} differ from the manifest's block checksum", range.start, range.end)));
+                return Err(IndexerError::snapshot(
+                    &inner.name,
+                    format!(
+                        "bytes {}..{} differ from the manifest's block checksum",
+                        range.start, range.end
+                    ),
+                ));
             }
-            inner.file.write_all_at(data, range.start).map_err(|e| IndexerError::io(format!("(temporary copy of {})", inner.name), e))?;
+            inner
+                .file
+                .write_all_at(data, range.start)
+                .map_err(|e| IndexerError::io(format!("(temporary copy of {})", inner.name), e))?;
             inner.mark_checked(block, ABSENT, data.len());
         }
         Ok(())
@@ -125,7 +173,11 @@ impl CheckedBlocks {
     /// Takes the bytes of a fetched range starting at `start` (a block's first byte) as they
     /// arrive, putting each block into the copy ([`Self::fill`]) once it is whole.
     pub fn block_filler(&self, start: u64) -> BlockFiller<'_> {
-        BlockFiller { blocks: self, start, pending: Vec::new() }
+        BlockFiller {
+            blocks: self,
+            start,
+            pending: Vec::new(),
+        }
     }
 
     /// `range`'s bytes, every block holding them checked.
@@ -149,14 +201,19 @@ impl BlockFiller<'_> {
     pub fn push(&mut self, mut bytes: &[u8]) -> Result<()> {
         let inner = &self.blocks.inner;
         while !bytes.is_empty() {
-            let block = inner.sums.range_of((self.start / inner.sums.block_bytes) as usize, inner.bytes);
+            let block = inner
+                .sums
+                .range_of((self.start / inner.sums.block_bytes) as usize, inner.bytes);
             let wanted = (block.end - block.start) as usize - self.pending.len();
             let (now, rest) = bytes.split_at(wanted.min(bytes.len()));
             self.pending.extend_from_slice(now);
             bytes = rest;
             if self.pending.len() as u64 == block.end - block.start {
                 if block.is_empty() {
-                    return Err(IndexerError::snapshot(&inner.name, format!("the store sent bytes past its end ({} bytes)", inner.bytes)));
+                    return Err(IndexerError::snapshot(
+                        &inner.name,
+                        format!("the store sent bytes past its end ({} bytes)", inner.bytes),
+                    ));
                 }
                 self.blocks.fill(block.start, &self.pending)?;
                 self.pending.clear();
@@ -170,7 +227,13 @@ impl BlockFiller<'_> {
     pub fn finish(self, end: u64) -> Result<()> {
         match self.pending.is_empty() && self.start == end {
             true => Ok(()),
-            false => Err(IndexerError::snapshot(&self.blocks.inner.name, format!("the store sent bytes up to {} of a range ending at {end}", self.start + self.pending.len() as u64))),
+            false => Err(IndexerError::snapshot(
+                &self.blocks.inner.name,
+                format!(
+                    "the store sent bytes up to {} of a range ending at {end}",
+                    self.start + self.pending.len() as u64
+                ),
+            )),
         }
     }
 }
@@ -180,7 +243,10 @@ impl Inner {
     /// time, fails on a remote block not fetched or a block that differs from its sum.
     fn check(&self, range: Range<u64>) -> std::io::Result<()> {
         if range.end > self.bytes {
-            return Err(self.error(format!("bytes {}..{} are past its end ({} bytes)", range.start, range.end, self.bytes)));
+            return Err(self.error(format!(
+                "bytes {}..{} are past its end ({} bytes)",
+                range.start, range.end, self.bytes
+            )));
         }
         for block in self.sums.blocks_of(range) {
             let bytes = self.sums.range_of(block, self.bytes);
@@ -191,7 +257,10 @@ impl Inner {
                     let mut data = vec![0u8; (bytes.end - bytes.start) as usize];
                     self.file.read_exact_at(&mut data, bytes.start)?;
                     if !self.sums.holds(block, &data) {
-                        return Err(self.error(format!("bytes {}..{} differ from the manifest's block checksum", bytes.start, bytes.end)));
+                        return Err(self.error(format!(
+                            "bytes {}..{} differ from the manifest's block checksum",
+                            bytes.start, bytes.end
+                        )));
                     }
                     self.mark_checked(block, UNCHECKED, data.len());
                 }
@@ -202,7 +271,10 @@ impl Inner {
 
     /// Marks a block checked, counting its bytes once (two threads may check one block).
     fn mark_checked(&self, block: usize, was: u8, bytes: usize) {
-        if self.state[block].compare_exchange(was, CHECKED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        if self.state[block]
+            .compare_exchange(was, CHECKED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
             self.bytes_read.fetch_add(bytes as u64, Ordering::Relaxed);
         }
     }
@@ -223,7 +295,10 @@ impl ChunkReader for CheckedBlocks {
 
     /// Buffered, as the decoder reads page headers a few bytes at a time.
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(BufReader::new(CheckedRead { inner: self.inner.clone(), offset: start }))
+        Ok(BufReader::new(CheckedRead {
+            inner: self.inner.clone(),
+            offset: start,
+        }))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
@@ -243,10 +318,15 @@ impl Read for CheckedRead {
         if self.offset >= inner.bytes || buf.is_empty() {
             return Ok(0);
         }
-        let block_end = inner.sums.range_of((self.offset / inner.sums.block_bytes) as usize, inner.bytes).end;
+        let block_end = inner
+            .sums
+            .range_of((self.offset / inner.sums.block_bytes) as usize, inner.bytes)
+            .end;
         let end = block_end.min(self.offset + buf.len() as u64);
         inner.check(self.offset..end)?;
-        let read = inner.file.read_at(&mut buf[..(end - self.offset) as usize], self.offset)?;
+        let read = inner
+            .file
+            .read_at(&mut buf[..(end - self.offset) as usize], self.offset)?;
         self.offset += read as u64;
         Ok(read)
     }
@@ -269,7 +349,9 @@ mod tests {
     fn a_local_file_is_checked_block_by_block_as_it_is_read() {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 253) as u8).collect();
         let (file, expected) = file_of(&data, 1_000);
-        let blocks = CheckedBlocks::local(file.path(), "x.parquet", &expected).unwrap().unwrap();
+        let blocks = CheckedBlocks::local(file.path(), "x.parquet", &expected)
+            .unwrap()
+            .unwrap();
         assert_eq!(&blocks.get_bytes(1_500, 100).unwrap()[..], &data[1_500..1_600]);
         assert_eq!(blocks.bytes_read(), 1_000, "one block read to be checked");
         let mut rest = Vec::new();
@@ -280,12 +362,36 @@ mod tests {
         let mut damaged = data.clone();
         damaged[4_321] ^= 1;
         let (file, _) = file_of(&damaged, 1_000);
-        let blocks = CheckedBlocks::local(file.path(), "x.parquet", &expected).unwrap().unwrap();
+        let blocks = CheckedBlocks::local(file.path(), "x.parquet", &expected)
+            .unwrap()
+            .unwrap();
         let err = blocks.get_bytes(4_000, 10).unwrap_err().to_string();
-        assert!(err.contains("x.parquet") && err.contains("bytes 4000..5000 differ"), "{err}");
+        assert!(
+            err.contains("x.parquet") && err.contains("bytes 4000..5000 differ"),
+            "{err}"
+        );
         assert_eq!(&blocks.get_bytes(5_000, 10).unwrap()[..], &data[5_000..5_010]);
-        assert!(CheckedBlocks::local(file.path(), "x", &FileChecksum { blocks: None, ..expected.clone() }).unwrap().is_none());
-        let err = CheckedBlocks::local(file.path(), "x", &FileChecksum { bytes: 9_999, ..expected }).err().unwrap().to_string();
+        assert!(CheckedBlocks::local(
+            file.path(),
+            "x",
+            &FileChecksum {
+                blocks: None,
+                ..expected.clone()
+            }
+        )
+        .unwrap()
+        .is_none());
+        let err = CheckedBlocks::local(
+            file.path(),
+            "x",
+            &FileChecksum {
+                bytes: 9_999,
+                ..expected
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(err.contains("10000 bytes, the manifest says 9999"), "{err}");
     }
 
@@ -293,19 +399,27 @@ mod tests {
     fn a_remote_copy_serves_only_the_blocks_fetched_and_checked() {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let (_file, expected) = file_of(&data, 1_000);
-        let copy = CheckedBlocks::remote_copy("seg/chunks.parquet", &expected).unwrap().unwrap();
+        let copy = CheckedBlocks::remote_copy("seg/chunks.parquet", &expected)
+            .unwrap()
+            .unwrap();
         let missing = copy.missing(&[2_500..2_600, 3_100..4_200, 9_990..10_000]);
         assert_eq!(missing, vec![2_000..5_000, 9_000..10_000], "runs of absent blocks");
         for range in &missing {
             // In pieces that do not line up with the blocks, as a body arrives.
             let mut filler = copy.block_filler(range.start);
-            data[range.start as usize..range.end as usize].chunks(333).for_each(|piece| filler.push(piece).unwrap());
+            data[range.start as usize..range.end as usize]
+                .chunks(333)
+                .for_each(|piece| filler.push(piece).unwrap());
             filler.finish(range.end).unwrap();
         }
         assert_eq!(copy.bytes_read(), 4_000);
         assert_eq!(&copy.read_range(2_500..4_200).unwrap()[..], &data[2_500..4_200]);
         assert!(copy.missing(&[2_000..5_000]).is_empty());
-        assert_eq!(copy.missing(&[1_500..5_500]), vec![1_000..2_000, 5_000..6_000], "only the absent blocks");
+        assert_eq!(
+            copy.missing(&[1_500..5_500]),
+            vec![1_000..2_000, 5_000..6_000],
+            "only the absent blocks"
+        );
         let err = copy.get_bytes(1_990, 20).unwrap_err().to_string();
         assert!(err.contains("bytes 1000..2000 were not fetched"), "{err}");
         // A reader going on past what was fetched stops there with that error.

@@ -51,7 +51,10 @@ pub struct FileTable {
 impl FileTable {
     /// Adds a live document (`document_uri`, which may name a part of a file) to its file's entry.
     pub fn add_document(&mut self, document_uri: &str, chunks: u64, tokens: u64) {
-        self.files.entry(file_uri_of(document_uri).to_string()).or_default().add_document(chunks, tokens);
+        self.files
+            .entry(file_uri_of(document_uri).to_string())
+            .or_default()
+            .add_document(chunks, tokens);
     }
 
     /// Adds what `other` holds of each file (its documents, chunks and tokens) to this table.
@@ -143,10 +146,37 @@ mod tests {
     #[test]
     fn round_trips_with_and_without_etags() {
         let mut table = FileTable::default();
-        table.files.insert("file:///a.md".into(), FileEntry { etag: Some("\"e1\"".into()), failed: false, documents: 1, chunks: 3, tokens: 700 });
-        table.files.insert("s3://b/c.jsonl".into(), FileEntry { etag: None, failed: true, documents: 40, chunks: 41, tokens: 9000 });
+        table.files.insert(
+            "file:///a.md".into(),
+            FileEntry {
+                etag: Some("\"e1\"".into()),
+                failed: false,
+                documents: 1,
+                chunks: 3,
+                tokens: 700,
+            },
+        );
+        table.files.insert(
+            "s3://b/c.jsonl".into(),
+            FileEntry {
+                etag: None,
+                failed: true,
+                documents: 40,
+                chunks: 41,
+                tokens: 9000,
+            },
+        );
         let back = FileTable::from_parquet(table.to_parquet().unwrap().into()).unwrap();
         assert_eq!(back, table);
-        assert_eq!(back.totals(), FileEntry { etag: None, failed: false, documents: 41, chunks: 44, tokens: 9700 });
+        assert_eq!(
+            back.totals(),
+            FileEntry {
+                etag: None,
+                failed: false,
+                documents: 41,
+                chunks: 44,
+                tokens: 9700
+            }
+        );
     }
 }

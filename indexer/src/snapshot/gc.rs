@@ -31,7 +31,11 @@ pub struct GcOptions {
 
 impl Default for GcOptions {
     fn default() -> Self {
-        Self { keep: 3, min_age: Duration::from_secs(3600), dry_run: false }
+        Self {
+            keep: 3,
+            min_age: Duration::from_secs(3600),
+            dry_run: false,
+        }
     }
 }
 
@@ -52,38 +56,65 @@ pub struct GcReport {
     pub dry_run: bool,
 }
 
-
 /// Removes old versions and unreferenced segments from the snapshot root at `uri`.
 pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOptions) -> Result<GcReport> {
     if options.keep == 0 {
-        return Err(IndexerError::Config("gc: keep must be at least 1 (LATEST's version is always kept)".into()));
+        return Err(IndexerError::Config(
+            "gc: keep must be at least 1 (LATEST's version is always kept)".into(),
+        ));
     }
     let latest = SnapshotReader::open(uri, store).await?;
     let root = open_location(uri, store, false)?;
     let latest_version = latest.manifest().version.clone();
     let now = chrono::Utc::now();
-    let old_enough = |meta: &ObjectMeta| (now - meta.last_modified).to_std().map(|age| age >= options.min_age).unwrap_or(false);
+    let old_enough = |meta: &ObjectMeta| {
+        (now - meta.last_modified)
+            .to_std()
+            .map(|age| age >= options.min_age)
+            .unwrap_or(false)
+    };
 
     let manifests = root.list_below("manifests").await?;
     let versions = versions_listed(&manifests);
     let records = rollback_records(&root).await?;
     let mut abandoned = abandoned_versions(records.iter().map(|r| &r.record));
     abandoned.remove(&latest_version);
-    let mut report = GcReport { latest: latest_version.clone(), dry_run: options.dry_run, ..Default::default() };
+    let mut report = GcReport {
+        latest: latest_version.clone(),
+        dry_run: options.dry_run,
+        ..Default::default()
+    };
     let mut doomed_files: Vec<(String, u64)> = Vec::new();
     let mut kept_manifests: Vec<Manifest> = vec![latest.manifest().clone()];
     // Version ids sort by time: keep LATEST, the keep-1 before it and every version after it
     // (a run between its manifest and LATEST) that no rollback abandoned. Abandoned versions
     // do not count and go once old enough.
-    let older: Vec<&String> = versions.iter().filter(|v| v.as_str() < latest_version.as_str() && !abandoned.contains(*v)).collect();
+    let older: Vec<&String> = versions
+        .iter()
+        .filter(|v| v.as_str() < latest_version.as_str() && !abandoned.contains(*v))
+        .collect();
     let cut = older.len().saturating_sub(options.keep - 1);
-    let keep_older: BTreeSet<&String> = older.iter().enumerate().filter(|(i, _)| *i >= cut).map(|(_, v)| *v).collect();
+    let keep_older: BTreeSet<&String> = older
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i >= cut)
+        .map(|(_, v)| *v)
+        .collect();
     for version in versions.iter().filter(|v| **v != latest_version) {
         let path = layout::manifest(version);
         let meta = &manifests[&path];
-        let wanted = if version.as_str() < latest_version.as_str() { keep_older.contains(version) } else { !abandoned.contains(version) };
+        let wanted = if version.as_str() < latest_version.as_str() {
+            keep_older.contains(version)
+        } else {
+            !abandoned.contains(version)
+        };
         if wanted || !old_enough(meta) {
-            kept_manifests.push(SnapshotReader::open_version(uri, version, store).await?.manifest().clone());
+            kept_manifests.push(
+                SnapshotReader::open_version(uri, version, store)
+                    .await?
+                    .manifest()
+                    .clone(),
+            );
             report.versions_kept.push(version.clone());
         } else {
             report.versions_removed.push(version.clone());
@@ -103,14 +134,20 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
     }
     let (reports, file_tables) = (root.list_below("reports").await?, root.list_below("files").await?);
     for version in &report.versions_removed {
-        for (listed, path) in [(&reports, layout::report(version)), (&file_tables, layout::files(version))] {
+        for (listed, path) in [
+            (&reports, layout::report(version)),
+            (&file_tables, layout::files(version)),
+        ] {
             if let Some(meta) = listed.get(&path) {
                 doomed_files.push((path, meta.size));
             }
         }
     }
 
-    let referenced: BTreeSet<&str> = kept_manifests.iter().flat_map(|m| m.segments.iter().map(|s| s.id.as_str())).collect();
+    let referenced: BTreeSet<&str> = kept_manifests
+        .iter()
+        .flat_map(|m| m.segments.iter().map(|s| s.id.as_str()))
+        .collect();
     let mut segments: BTreeMap<String, Vec<(String, &ObjectMeta)>> = BTreeMap::new();
     let segment_files = root.list_below("segments").await?;
     for (path, meta) in &segment_files {
@@ -138,7 +175,10 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
         doomed_files.sort_by_key(|(path, _)| (path.starts_with("rollbacks/"), path.starts_with("segments/")));
         for (path, _) in &doomed_files {
             let key = root.child(path);
-            root.store.delete(&key).await.map_err(|e| IndexerError::store(&root.uri_of(&key), e))?;
+            root.store
+                .delete(&key)
+                .await
+                .map_err(|e| IndexerError::store(&root.uri_of(&key), e))?;
         }
         if let Some(folder) = root.local_path() {
             for id in &report.segments_removed {

@@ -53,13 +53,21 @@ impl LatestGuard {
         let (found, e_tag) = match root.store.get(&key).await {
             Ok(result) => {
                 let e_tag = result.meta.e_tag.clone();
-                let bytes = result.bytes().await.map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
+                let bytes = result
+                    .bytes()
+                    .await
+                    .map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
                 (Some(version_named(&bytes)), e_tag)
             }
             Err(object_store::Error::NotFound { .. }) => (None, None),
             Err(e) => return Err(IndexerError::store(root.uri_of(&key), e)),
         };
-        Ok(Self { _lock: lock, local: local.is_some(), found, e_tag })
+        Ok(Self {
+            _lock: lock,
+            local: local.is_some(),
+            found,
+            e_tag,
+        })
     }
 
     /// The version LATEST named when read.
@@ -81,33 +89,50 @@ impl LatestGuard {
         let mode = match (self.local, &self.found, &self.e_tag) {
             (true, _, _) => PutMode::Overwrite,
             (false, None, _) => PutMode::Create,
-            (false, Some(_), Some(e_tag)) => PutMode::Update(UpdateVersion { e_tag: Some(e_tag.clone()), version: None }),
+            (false, Some(_), Some(e_tag)) => PutMode::Update(UpdateVersion {
+                e_tag: Some(e_tag.clone()),
+                version: None,
+            }),
             (false, Some(_), None) => PutMode::Overwrite,
         };
         let key = root.child(layout::LATEST);
         let payload = PutPayload::from(format!("{version}\n").into_bytes());
         match root.store.put_opts(&key, payload, PutOptions::from(mode)).await {
             Ok(_) => Ok(()),
-            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
-                Err(moved(root, self.found(), Some("a version another writer published meanwhile")))
-            }
+            Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => Err(moved(
+                root,
+                self.found(),
+                Some("a version another writer published meanwhile"),
+            )),
             Err(e) => Err(IndexerError::store(root.uri_of(&key), e)),
         }
     }
 }
 
 fn moved(root: &Location, expected: Option<&str>, found: Option<&str>) -> IndexerError {
-    IndexerError::LatestMoved { uri: root.uri.clone(), expected: expected.unwrap_or("nothing").to_string(), found: found.unwrap_or("nothing").to_string() }
+    IndexerError::LatestMoved {
+        uri: root.uri.clone(),
+        expected: expected.unwrap_or("nothing").to_string(),
+        found: found.unwrap_or("nothing").to_string(),
+    }
 }
 
 /// An exclusive OS lock on the root's lock file (None where the file system has no locks).
 fn lock_root(dir: &std::path::Path) -> Result<Option<std::fs::File>> {
     let path = dir.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| IndexerError::io(&path, e))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| IndexerError::io(&path, e))?;
     match file.lock() {
         Ok(()) => Ok(Some(file)),
         Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
-            tracing::warn!("{}: the file system has no locks; LATEST is compared before it is written, not locked", path.display());
+            tracing::warn!(
+                "{}: the file system has no locks; LATEST is compared before it is written, not locked",
+                path.display()
+            );
             Ok(None)
         }
         Err(e) => Err(IndexerError::io(&path, e)),
@@ -126,14 +151,30 @@ mod tests {
         let local = open_location(dir.path().to_str().unwrap(), &StoreOptions::default(), true).unwrap();
         // Memory: both read LATEST; the second conditional write fails.
         let root = &memory;
-        LatestGuard::acquire(root).await.unwrap().point_at(root, "v1").await.unwrap();
-        let (first, second) = (LatestGuard::acquire(root).await.unwrap(), LatestGuard::acquire(root).await.unwrap());
+        LatestGuard::acquire(root)
+            .await
+            .unwrap()
+            .point_at(root, "v1")
+            .await
+            .unwrap();
+        let (first, second) = (
+            LatestGuard::acquire(root).await.unwrap(),
+            LatestGuard::acquire(root).await.unwrap(),
+        );
         assert_eq!((first.found(), second.found()), (Some("v1"), Some("v1")));
         first.point_at(root, "v2").await.unwrap();
-        assert!(matches!(second.point_at(root, "v3").await, Err(IndexerError::LatestMoved { .. })));
+        assert!(matches!(
+            second.point_at(root, "v3").await,
+            Err(IndexerError::LatestMoved { .. })
+        ));
         assert_eq!(LatestGuard::acquire(root).await.unwrap().found(), Some("v2"));
         // Local: the second waits for the first's lock and then reads what it wrote.
-        LatestGuard::acquire(&local).await.unwrap().point_at(&local, "v1").await.unwrap();
+        LatestGuard::acquire(&local)
+            .await
+            .unwrap()
+            .point_at(&local, "v1")
+            .await
+            .unwrap();
         let first = LatestGuard::acquire(&local).await.unwrap();
         let waiting = tokio::spawn({
             let local = local.clone();
@@ -144,7 +185,13 @@ mod tests {
         first.point_at(&local, "v2").await.unwrap();
         assert_eq!(waiting.await.unwrap().as_deref(), Some("v2"));
         let guard = LatestGuard::acquire(&local).await.unwrap();
-        assert!(matches!(guard.check(&local, LatestExpected::Is(Some("v1"))), Err(IndexerError::LatestMoved { .. })));
-        assert!(guard.check(&local, LatestExpected::Is(Some("v2"))).is_ok() && guard.check(&local, LatestExpected::Any).is_ok());
+        assert!(matches!(
+            guard.check(&local, LatestExpected::Is(Some("v1"))),
+            Err(IndexerError::LatestMoved { .. })
+        ));
+        assert!(
+            guard.check(&local, LatestExpected::Is(Some("v2"))).is_ok()
+                && guard.check(&local, LatestExpected::Any).is_ok()
+        );
     }
 }

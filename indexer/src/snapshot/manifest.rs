@@ -48,7 +48,13 @@ pub struct Manifest {
 
 impl Manifest {
     /// A manifest with no segments, tombstones, counts, checksums or recall check yet.
-    pub fn new(version: String, source: String, model: ModelInfo, chunker: ChunkerManifest, index: IndexManifest) -> Self {
+    pub fn new(
+        version: String,
+        source: String,
+        model: ModelInfo,
+        chunker: ChunkerManifest,
+        index: IndexManifest,
+    ) -> Self {
         Self {
             format_version: FORMAT_VERSION,
             version,
@@ -87,7 +93,12 @@ pub struct IndexManifest {
 impl IndexManifest {
     /// An inner-product index built from `spec` on `built_on`.
     pub fn new(spec: IndexSpec, built_on: String) -> Self {
-        Self { kind: spec.name().into(), params: spec, metric: "inner_product".into(), built_on }
+        Self {
+            kind: spec.name().into(),
+            params: spec,
+            metric: "inner_product".into(),
+            built_on,
+        }
     }
 }
 
@@ -100,7 +111,10 @@ pub struct KeywordManifest {
 impl KeywordManifest {
     /// tantivy with quarry's analyzer: the only keyword engine.
     pub fn tantivy() -> Self {
-        Self { engine: "tantivy".into(), analyzer: crate::index::KEYWORD_ANALYZER.into() }
+        Self {
+            engine: "tantivy".into(),
+            analyzer: crate::index::KEYWORD_ANALYZER.into(),
+        }
     }
 }
 
@@ -152,7 +166,14 @@ impl Manifest {
     /// when they do): one vector of the model's dimension per chunk.
     pub fn embeddings_mismatch(&self, chunks: usize, embeddings: &crate::embed::Embeddings) -> Option<String> {
         let fits = embeddings.dim == self.model.dim && embeddings.data.len() == chunks * self.model.dim;
-        (!fits).then(|| format!("{chunks} chunks with {} values of dimension {} (the model has {})", embeddings.data.len(), embeddings.dim, self.model.dim))
+        (!fits).then(|| {
+            format!(
+                "{chunks} chunks with {} values of dimension {} (the model has {})",
+                embeddings.data.len(),
+                embeddings.dim,
+                self.model.dim
+            )
+        })
     }
 
     /// Adds `segment`, a segment of `from` (another version), with its counts and the
@@ -176,7 +197,9 @@ impl Manifest {
 
 /// The document a chunk id (`<document id>-<index>`) belongs to; None for anything else.
 fn chunk_document(id: &str) -> Option<&str> {
-    id.rsplit_once('-').filter(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())).map(|(doc, _)| doc)
+    id.rsplit_once('-')
+        .filter(|(_, index)| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(doc, _)| doc)
 }
 
 /// The document a tombstone hides (all of it, or a chunk of it) wherever it is stored: a
@@ -195,7 +218,11 @@ impl<'a> Tombstones<'a> {
     pub fn of(tombstones: &'a [String]) -> Self {
         let set: HashSet<&str> = tombstones.iter().map(String::as_str).collect();
         // Chunk ids are `<document id>-<index>`: the documents a tombstone may hide a chunk of.
-        let chunk_documents = set.iter().filter(|t| !t.contains('/')).filter_map(|t| chunk_document(t)).collect();
+        let chunk_documents = set
+            .iter()
+            .filter(|t| !t.contains('/'))
+            .filter_map(|t| chunk_document(t))
+            .collect();
         // Segment ids hold no '/': the first one ends the segment's part.
         let mut by_segment: HashMap<&str, HashSet<&str>> = HashMap::new();
         for (segment, doc_id) in set.iter().filter_map(|t| t.split_once('/')) {
@@ -211,13 +238,16 @@ impl<'a> Tombstones<'a> {
 
     /// Whether the copy of document `doc_id` stored in `segment` is hidden as a whole.
     pub fn hides_document(&self, segment: &str, doc_id: &str) -> bool {
-        !self.0.is_empty() && (self.0.contains(doc_id) || self.2.get(segment).is_some_and(|documents| documents.contains(doc_id)))
+        !self.0.is_empty()
+            && (self.0.contains(doc_id) || self.2.get(segment).is_some_and(|documents| documents.contains(doc_id)))
     }
 
     /// Whether any row of the copy of `doc_id` (with `chunk_count` chunks) stored in
     /// `segment` is hidden, without reading its rows.
     pub fn hides_any_row(&self, segment: &str, doc_id: &str, chunk_count: u32) -> bool {
-        self.hides_document(segment, doc_id) || (self.1.contains(doc_id) && (0..chunk_count).any(|index| self.0.contains(format!("{doc_id}-{index}").as_str())))
+        self.hides_document(segment, doc_id)
+            || (self.1.contains(doc_id)
+                && (0..chunk_count).any(|index| self.0.contains(format!("{doc_id}-{index}").as_str())))
     }
 
     /// How many rows of the copy of `doc_id` (with `chunk_count` chunks) stored in `segment`
@@ -226,7 +256,9 @@ impl<'a> Tombstones<'a> {
         if self.hides_document(segment, doc_id) {
             chunk_count
         } else if self.1.contains(doc_id) {
-            (0..chunk_count).filter(|index| self.0.contains(format!("{doc_id}-{index}").as_str())).count() as u32
+            (0..chunk_count)
+                .filter(|index| self.0.contains(format!("{doc_id}-{index}").as_str()))
+                .count() as u32
         } else {
             0
         }
@@ -270,11 +302,27 @@ mod tombstone_tests {
     fn tombstones_hide_a_chunk_a_document_or_one_segments_copy() {
         let tombstones = ["d1-2".to_string(), "d2".into(), "seg-a/d3".into()];
         let dead = Tombstones::of(&tombstones);
-        assert!(dead.hides("seg-a", "d1", "d1-2") && !dead.hides("seg-a", "d1", "d1-1"), "a chunk id hides that chunk only");
-        assert!(dead.hides("seg-b", "d2", "d2-0") && dead.hides_document("seg-a", "d2"), "a document id hides its every copy");
-        assert!(dead.hides("seg-a", "d3", "d3-0") && dead.hides_document("seg-a", "d3"), "a segment's copy is hidden");
-        assert!(!dead.hides("seg-b", "d3", "d3-0") && !dead.hides_document("seg-b", "d3"), "the copy in another segment is not");
-        assert!(!dead.hides_document("seg-a", "d1") && dead.hides_any_row("seg-a", "d1", 3) && !dead.hides_any_row("seg-a", "d1", 2));
+        assert!(
+            dead.hides("seg-a", "d1", "d1-2") && !dead.hides("seg-a", "d1", "d1-1"),
+            "a chunk id hides that chunk only"
+        );
+        assert!(
+            dead.hides("seg-b", "d2", "d2-0") && dead.hides_document("seg-a", "d2"),
+            "a document id hides its every copy"
+        );
+        assert!(
+            dead.hides("seg-a", "d3", "d3-0") && dead.hides_document("seg-a", "d3"),
+            "a segment's copy is hidden"
+        );
+        assert!(
+            !dead.hides("seg-b", "d3", "d3-0") && !dead.hides_document("seg-b", "d3"),
+            "the copy in another segment is not"
+        );
+        assert!(
+            !dead.hides_document("seg-a", "d1")
+                && dead.hides_any_row("seg-a", "d1", 3)
+                && !dead.hides_any_row("seg-a", "d1", 2)
+        );
         assert!(!Tombstones::of(&[]).hides("seg-a", "d2", "d2-0"));
     }
 

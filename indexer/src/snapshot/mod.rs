@@ -24,11 +24,18 @@ pub use file_table::{FileEntry, FileTable};
 pub use gc::{collect_garbage, GcOptions, GcReport};
 pub use latest_guard::{LatestExpected, LatestGuard, LOCK_FILE};
 pub use manifest::{
-    ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, LanguageReading, Manifest, SegmentManifest, Tombstones, tombstone_document, FORMAT_VERSION,
+    tombstone_document, ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, LanguageReading,
+    Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };
-pub use parquet_io::{chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet, documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows};
+pub use parquet_io::{
+    chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet,
+    documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows,
+};
 pub use reader::{SnapshotReader, Verification};
-pub use versions::{abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport, RollbackTarget, RunSummary, StoredRollback, VersionListing, VersionState, VersionSummary};
+pub use versions::{
+    abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport,
+    RollbackTarget, RunSummary, StoredRollback, VersionListing, VersionState, VersionSummary,
+};
 pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).

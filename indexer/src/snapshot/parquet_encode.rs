@@ -25,7 +25,14 @@ pub(super) const ROW_GROUP_ROWS: usize = 16_384;
 /// `batch` as the bytes of a Parquet file (zstd, see [`properties`]) named `file` in errors,
 /// the columns named in `distinct` without a dictionary.
 pub(super) fn write_batch(file: &'static str, batch: RecordBatch, distinct: &[&str]) -> Result<Vec<u8>> {
-    write_row_groups(file, batch.schema(), distinct, batch.num_rows(), |rows| Ok(batch.slice(rows.start, rows.len())), Vec::new())
+    write_row_groups(
+        file,
+        batch.schema(),
+        distinct,
+        batch.num_rows(),
+        |rows| Ok(batch.slice(rows.start, rows.len())),
+        Vec::new(),
+    )
 }
 
 /// `rows` rows of `schema` as a Parquet file written to `out` (returned once the footer is
@@ -45,8 +52,13 @@ pub(super) fn write_row_groups<W: Write + Send>(
     let props = properties(&schema, distinct).map_err(fail)?;
     // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
     // take the row groups encoded apart.
-    let (mut file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props)).and_then(ArrowWriter::into_serialized_writer).map_err(fail)?;
-    let groups: Vec<Range<usize>> = (0..rows).step_by(ROW_GROUP_ROWS).map(|start| start..(start + ROW_GROUP_ROWS).min(rows)).collect();
+    let (mut file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props))
+        .and_then(ArrowWriter::into_serialized_writer)
+        .map_err(fail)?;
+    let groups: Vec<Range<usize>> = (0..rows)
+        .step_by(ROW_GROUP_ROWS)
+        .map(|start| start..(start + ROW_GROUP_ROWS).min(rows))
+        .collect();
     // In waves of one group per thread, so at most a wave of encoded groups waits in memory.
     let wave = rayon::current_num_threads().max(1);
     for (first, groups) in groups.chunks(wave).enumerate().map(|(n, groups)| (n * wave, groups)) {
@@ -108,12 +120,18 @@ fn properties(schema: &Schema, distinct: &[&str]) -> std::result::Result<WriterP
 }
 
 /// Every column of `group` (row group number `index`), encoded and compressed.
-fn encode_row_group(factory: &ArrowRowGroupWriterFactory, index: usize, group: &RecordBatch) -> std::result::Result<Vec<ArrowColumnChunk>, ParquetError> {
+fn encode_row_group(
+    factory: &ArrowRowGroupWriterFactory,
+    index: usize,
+    group: &RecordBatch,
+) -> std::result::Result<Vec<ArrowColumnChunk>, ParquetError> {
     let mut writers = factory.create_column_writers(index)?;
     let mut leaves = writers.iter_mut();
     for (field, column) in group.schema().fields().iter().zip(group.columns()) {
         for leaf in compute_leaves(field, column)? {
-            let writer = leaves.next().ok_or_else(|| ParquetError::General(format!("no column writer left for `{}`", field.name())))?;
+            let writer = leaves
+                .next()
+                .ok_or_else(|| ParquetError::General(format!("no column writer left for `{}`", field.name())))?;
             writer.write(&leaf)?;
         }
     }
@@ -142,15 +160,25 @@ mod tests {
         let item = Arc::new(Field::new("item", DataType::Float32, false));
         let vectors = Float32Array::from_iter_values((0..rows * 4).map(|i| ((i * 7919) % 1000) as f32 / 1000.0));
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values((0..rows).map(|row| format!("text of row {row} {}", "x".repeat(row % 17))))),
-            Arc::new(UInt32Array::from((0..rows).map(|row| (row % 5 != 0).then_some(row as u32)).collect::<Vec<_>>())),
+            Arc::new(StringArray::from_iter_values(
+                (0..rows).map(|row| format!("text of row {row} {}", "x".repeat(row % 17))),
+            )),
+            Arc::new(UInt32Array::from(
+                (0..rows)
+                    .map(|row| (row % 5 != 0).then_some(row as u32))
+                    .collect::<Vec<_>>(),
+            )),
             Arc::new(headings.finish()),
             Arc::new(FixedSizeListArray::try_new(item.clone(), 4, Arc::new(vectors), None).unwrap()),
         ];
         let schema = Schema::new(vec![
             Field::new("text", DataType::Utf8, false),
             Field::new("page", DataType::UInt32, true),
-            Field::new("heading_path", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
+            Field::new(
+                "heading_path",
+                DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+                false,
+            ),
             Field::new("embedding", DataType::FixedSizeList(item, 4), false),
         ]);
         RecordBatch::try_new(Arc::new(schema), columns).unwrap()
@@ -161,15 +189,32 @@ mod tests {
         let rows = ROW_GROUP_ROWS * 2 + 1_234;
         let batch = batch(rows);
         // Three row groups on two threads: two waves.
-        let parallel = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| write_batch("test.parquet", batch.clone(), &[])).unwrap();
+        let parallel = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+            .install(|| write_batch("test.parquet", batch.clone(), &[]))
+            .unwrap();
 
         let mut single = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut single, batch.schema(), Some(properties(&batch.schema(), &[]).unwrap())).unwrap();
+        let mut writer = ArrowWriter::try_new(
+            &mut single,
+            batch.schema(),
+            Some(properties(&batch.schema(), &[]).unwrap()),
+        )
+        .unwrap();
         writer.write(&batch).unwrap();
         writer.close().unwrap();
-        assert!(parallel == single, "{} bytes against one ArrowWriter's {}", parallel.len(), single.len());
+        assert!(
+            parallel == single,
+            "{} bytes against one ArrowWriter's {}",
+            parallel.len(),
+            single.len()
+        );
 
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(parallel)).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(parallel))
+                .unwrap();
         assert_eq!(reader.metadata().num_row_groups(), 3);
         let read: Vec<RecordBatch> = reader.build().unwrap().collect::<std::result::Result<_, _>>().unwrap();
         let mut offset = 0;
@@ -183,23 +228,42 @@ mod tests {
     #[test]
     fn vector_columns_are_split_by_byte_without_dictionary_or_statistics() {
         let bytes = write_batch("test.parquet", batch(1_000), &[]).unwrap();
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
         let group = reader.metadata().row_group(0);
-        let column = |path: &str| group.columns().iter().find(|c| c.column_path().string() == path).unwrap_or_else(|| panic!("no column {path}"));
+        let column = |path: &str| {
+            group
+                .columns()
+                .iter()
+                .find(|c| c.column_path().string() == path)
+                .unwrap_or_else(|| panic!("no column {path}"))
+        };
         let vectors = column("embedding.list.item");
-        assert!(vectors.encodings().any(|e| e == Encoding::BYTE_STREAM_SPLIT), "{:?}", vectors.encodings().collect::<Vec<_>>());
+        assert!(
+            vectors.encodings().any(|e| e == Encoding::BYTE_STREAM_SPLIT),
+            "{:?}",
+            vectors.encodings().collect::<Vec<_>>()
+        );
         assert!(vectors.dictionary_page_offset().is_none() && vectors.statistics().is_none());
-        assert!(matches!(vectors.compression(), Compression::ZSTD(_)), "{:?}", vectors.compression());
+        assert!(
+            matches!(vectors.compression(), Compression::ZSTD(_)),
+            "{:?}",
+            vectors.compression()
+        );
         // Other columns keep the defaults: a dictionary and statistics.
         let text = column("text");
         assert!(text.dictionary_page_offset().is_some() && text.statistics().is_some());
-        assert_eq!(reader.build().unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(), 1_000);
+        assert_eq!(
+            reader.build().unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(),
+            1_000
+        );
     }
 
     #[test]
     fn an_empty_batch_is_a_readable_file() {
         let bytes = write_batch("empty.parquet", batch(0), &[]).unwrap();
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
         assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
     }
 }

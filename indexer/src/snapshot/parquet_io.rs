@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray, UInt32Array,
-    UInt64Array,
+    Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray,
+    UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
@@ -15,8 +15,8 @@ use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::parquet_encode::{write_batch, write_row_groups};
-use super::parquet_plan::{arrow_err, column, plan, read_batches_of, Columns, RowPlan};
 pub use super::parquet_plan::WantedRows;
+use super::parquet_plan::{arrow_err, column, plan, read_batches_of, Columns, RowPlan};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -85,7 +85,10 @@ pub fn chunks_to_parquet_file(chunks: &[Chunk], embeddings: &Embeddings, path: &
 /// One embedding per chunk.
 fn rows_match(chunks: &[Chunk], embeddings: &Embeddings) -> Result<()> {
     if embeddings.rows() != chunks.len() {
-        return Err(IndexerError::snapshot(CHUNKS_FILE, format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows())));
+        return Err(IndexerError::snapshot(
+            CHUNKS_FILE,
+            format!("{} chunks but {} embeddings", chunks.len(), embeddings.rows()),
+        ));
     }
     Ok(())
 }
@@ -102,27 +105,45 @@ fn write_chunks<W: Write + Send>(chunks: &[Chunk], embeddings: &Embeddings, out:
         Field::new("text", DataType::Utf8, false),
         Field::new("token_count", DataType::UInt32, false),
         Field::new("page", DataType::UInt32, true),
-        Field::new("heading_path", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
+        Field::new(
+            "heading_path",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        ),
         Field::new("content_type", DataType::Utf8, false),
         Field::new("embedding", DataType::FixedSizeList(item.clone(), dim), false),
     ]));
     // Each row group's arrays are built by the task that encodes it.
-    write_row_groups(CHUNKS_FILE, schema.clone(), &["chunk_id", "doc_id", "text"], chunks.len(), |rows| {
-        let vectors = embeddings.data[rows.start * embeddings.dim..rows.end * embeddings.dim].to_vec();
-        let chunks = &chunks[rows];
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.chunk_id.as_str()))),
-            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
-            Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
-            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
-            Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
-            Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
-            Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
-            Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.content_type.as_str()))),
-            Arc::new(FixedSizeListArray::try_new(item.clone(), dim, Arc::new(Float32Array::from(vectors)), None).map_err(arrow_err(CHUNKS_FILE))?),
-        ];
-        RecordBatch::try_new(schema.clone(), columns).map_err(arrow_err(CHUNKS_FILE))
-    }, out)
+    write_row_groups(
+        CHUNKS_FILE,
+        schema.clone(),
+        &["chunk_id", "doc_id", "text"],
+        chunks.len(),
+        |rows| {
+            let vectors = embeddings.data[rows.start * embeddings.dim..rows.end * embeddings.dim].to_vec();
+            let chunks = &chunks[rows];
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(StringArray::from_iter_values(
+                    chunks.iter().map(|c| c.chunk_id.as_str()),
+                )),
+                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
+                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
+                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
+                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
+                Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
+                Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
+                Arc::new(StringArray::from_iter_values(
+                    chunks.iter().map(|c| c.content_type.as_str()),
+                )),
+                Arc::new(
+                    FixedSizeListArray::try_new(item.clone(), dim, Arc::new(Float32Array::from(vectors)), None)
+                        .map_err(arrow_err(CHUNKS_FILE))?,
+                ),
+            ];
+            RecordBatch::try_new(schema.clone(), columns).map_err(arrow_err(CHUNKS_FILE))
+        },
+        out,
+    )
 }
 
 fn content_type_of(value: &str) -> Result<ContentType> {
@@ -135,7 +156,10 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
     let batches = read_batches(CHUNKS_FILE, bytes)?;
     let decoded: Vec<(Vec<Chunk>, usize, &[f32])> = batches.par_iter().map(chunks_of_batch).collect::<Result<_>>()?;
     let mut chunks = Vec::with_capacity(decoded.iter().map(|(c, _, _)| c.len()).sum());
-    let mut embeddings = Embeddings { dim: decoded.first().map_or(0, |(_, dim, _)| *dim), data: Vec::with_capacity(decoded.iter().map(|(_, _, v)| v.len()).sum()) };
+    let mut embeddings = Embeddings {
+        dim: decoded.first().map_or(0, |(_, dim, _)| *dim),
+        data: Vec::with_capacity(decoded.iter().map(|(_, _, v)| v.len()).sum()),
+    };
     for (batch_chunks, _, vectors) in decoded {
         chunks.extend(batch_chunks);
         embeddings.data.extend_from_slice(vectors);
@@ -145,12 +169,22 @@ pub fn chunks_from_parquet(bytes: Bytes) -> Result<(Vec<Chunk>, Embeddings)> {
 
 /// The chunks and embeddings of a plan's rows of chunks.parquet, handed to `part` a batch at
 /// a time in row order ([`RowPlan::decode`]). Returns the rows handed on.
-pub(super) fn decode_chunk_rows<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+pub(super) fn decode_chunk_rows<R: ChunkReader + Clone + 'static>(
+    source: R,
+    plan: RowPlan,
+    mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>,
+) -> Result<u64> {
     plan.decode(
         source,
         |batch| {
             let (chunks, dim, vectors) = chunks_of_batch(batch)?;
-            Ok((chunks, Embeddings { dim, data: vectors.to_vec() }))
+            Ok((
+                chunks,
+                Embeddings {
+                    dim,
+                    data: vectors.to_vec(),
+                },
+            ))
         },
         |(chunks, embeddings)| part(chunks, embeddings),
     )
@@ -169,7 +203,11 @@ fn chunks_of_batch(batch: &RecordBatch) -> Result<(Vec<Chunk>, usize, &[f32])> {
     let chunks = chunk_rows_of_batch(batch)?;
     let vectors = column::<FixedSizeListArray>(batch, CHUNKS_FILE, "embedding")?;
     let dim = vectors.value_length() as usize;
-    let values = vectors.values().as_any().downcast_ref::<Float32Array>().ok_or_else(|| IndexerError::snapshot(CHUNKS_FILE, "embedding values are not f32"))?;
+    let values = vectors
+        .values()
+        .as_any()
+        .downcast_ref::<Float32Array>()
+        .ok_or_else(|| IndexerError::snapshot(CHUNKS_FILE, "embedding values are not f32"))?;
     let start = vectors.offset() * dim;
     let vectors = &values.values()[start..start + batch.num_rows() * dim];
     Ok((chunks, dim, vectors))
@@ -204,7 +242,8 @@ fn chunk_rows_of_batch(batch: &RecordBatch) -> Result<Vec<Chunk>> {
 /// Encodes documents.parquet.
 pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
     const FILE: &str = DOCUMENTS_FILE;
-    let strings = |f: fn(&DocumentRecord) -> &str| Arc::new(StringArray::from_iter_values(documents.iter().map(f))) as ArrayRef;
+    let strings =
+        |f: fn(&DocumentRecord) -> &str| Arc::new(StringArray::from_iter_values(documents.iter().map(f))) as ArrayRef;
     let columns: Vec<ArrayRef> = vec![
         strings(|d| &d.doc_id),
         strings(|d| &d.uri),
@@ -214,10 +253,15 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
         Arc::new(string_list(documents.iter().map(|d| d.tags.as_slice()))),
         strings(|d| &d.content_hash),
         Arc::new(UInt64Array::from_iter_values(documents.iter().map(|d| d.size))),
-        Arc::new(StringArray::from(documents.iter().map(|d| d.etag.clone()).collect::<Vec<_>>())),
+        Arc::new(StringArray::from(
+            documents.iter().map(|d| d.etag.clone()).collect::<Vec<_>>(),
+        )),
         Arc::new(UInt32Array::from_iter_values(documents.iter().map(|d| d.chunk_count))),
         strings(|d| &d.metadata),
-        Arc::new(TimestampMillisecondArray::from_iter_values(documents.iter().map(|d| d.ingested_at.timestamp_millis())).with_timezone("UTC")),
+        Arc::new(
+            TimestampMillisecondArray::from_iter_values(documents.iter().map(|d| d.ingested_at.timestamp_millis()))
+                .with_timezone("UTC"),
+        ),
     ];
     let utf8 = |name: &str| Field::new(name, DataType::Utf8, false);
     let schema = Schema::new(vec![
@@ -226,13 +270,21 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
         utf8("file_name"),
         utf8("title"),
         utf8("source"),
-        Field::new("tags", DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))), false),
+        Field::new(
+            "tags",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        ),
         utf8("content_hash"),
         Field::new("size", DataType::UInt64, false),
         Field::new("etag", DataType::Utf8, true),
         Field::new("chunk_count", DataType::UInt32, false),
         utf8("metadata"),
-        Field::new("ingested_at", DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())), false),
+        Field::new(
+            "ingested_at",
+            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+            false,
+        ),
     ]);
     let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
     write_batch(FILE, batch, &["doc_id", "uri", "content_hash"])
@@ -244,20 +296,34 @@ pub fn documents_from_parquet(bytes: Bytes) -> Result<Vec<DocumentRecord>> {
 }
 
 /// Decodes the rows of documents.parquet `wanted` names (the others are not decoded).
-pub fn documents_from_parquet_where<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows) -> Result<Vec<DocumentRecord>> {
+pub fn documents_from_parquet_where<R: ChunkReader + Clone + 'static>(
+    source: R,
+    wanted: WantedRows,
+) -> Result<Vec<DocumentRecord>> {
     decode_documents(source.clone(), plan(DOCUMENTS_FILE, &source, Columns::ALL, wanted)?)
 }
 
 /// The document records of a plan's rows of documents.parquet, in row order.
-pub(super) fn decode_documents<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan) -> Result<Vec<DocumentRecord>> {
+pub(super) fn decode_documents<R: ChunkReader + Clone + 'static>(
+    source: R,
+    plan: RowPlan,
+) -> Result<Vec<DocumentRecord>> {
     plan.decode_all(source, documents_of_batch)
 }
 
 /// The document records of one batch of documents.parquet.
 fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
     let s = |name: &str| column::<StringArray>(batch, DOCUMENTS_FILE, name);
-    let (doc_id, uri, file_name, title, source, hash, etag, metadata) =
-        (s("doc_id")?, s("uri")?, s("file_name")?, s("title")?, s("source")?, s("content_hash")?, s("etag")?, s("metadata")?);
+    let (doc_id, uri, file_name, title, source, hash, etag, metadata) = (
+        s("doc_id")?,
+        s("uri")?,
+        s("file_name")?,
+        s("title")?,
+        s("source")?,
+        s("content_hash")?,
+        s("etag")?,
+        s("metadata")?,
+    );
     let tags = column::<ListArray>(batch, DOCUMENTS_FILE, "tags")?;
     let size = column::<UInt64Array>(batch, DOCUMENTS_FILE, "size")?;
     let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
@@ -291,11 +357,23 @@ pub struct DocumentOutline {
 }
 
 /// The outlines of a plan's rows of documents.parquet (a plan of [`OUTLINE_COLUMNS`] at least).
-pub(super) fn decode_outlines<R: ChunkReader + Clone + 'static>(source: R, plan: RowPlan) -> Result<Vec<DocumentOutline>> {
+pub(super) fn decode_outlines<R: ChunkReader + Clone + 'static>(
+    source: R,
+    plan: RowPlan,
+) -> Result<Vec<DocumentOutline>> {
     plan.decode_all(source, |batch| {
-        let (doc_id, uri) = (column::<StringArray>(batch, DOCUMENTS_FILE, "doc_id")?, column::<StringArray>(batch, DOCUMENTS_FILE, "uri")?);
+        let (doc_id, uri) = (
+            column::<StringArray>(batch, DOCUMENTS_FILE, "doc_id")?,
+            column::<StringArray>(batch, DOCUMENTS_FILE, "uri")?,
+        );
         let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
-        Ok((0..batch.num_rows()).map(|row| DocumentOutline { doc_id: doc_id.value(row).to_string(), uri: uri.value(row).to_string(), chunk_count: chunk_count.value(row) }).collect())
+        Ok((0..batch.num_rows())
+            .map(|row| DocumentOutline {
+                doc_id: doc_id.value(row).to_string(),
+                uri: uri.value(row).to_string(),
+                chunk_count: chunk_count.value(row),
+            })
+            .collect())
     })
 }
 
@@ -307,12 +385,19 @@ mod tests {
     use super::*;
 
     /// Decodes chunks.parquet a few row groups at a time, as a segment read does.
-    fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(source: R, wanted: WantedRows, part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    fn chunks_from_parquet_in_parts<R: ChunkReader + Clone + 'static>(
+        source: R,
+        wanted: WantedRows,
+        part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>,
+    ) -> Result<u64> {
         decode_chunk_rows(source.clone(), plan(CHUNKS_FILE, &source, Columns::ALL, wanted)?, part)
     }
 
     fn document_outlines_from_parquet(bytes: Bytes) -> Result<Vec<DocumentOutline>> {
-        decode_outlines(bytes.clone(), plan(DOCUMENTS_FILE, &bytes, OUTLINE_COLUMNS, WantedRows::All)?)
+        decode_outlines(
+            bytes.clone(),
+            plan(DOCUMENTS_FILE, &bytes, OUTLINE_COLUMNS, WantedRows::All)?,
+        )
     }
 
     fn test_chunks(count: u32) -> Vec<Chunk> {
@@ -333,7 +418,10 @@ mod tests {
     #[test]
     fn chunks_and_documents_round_trip() {
         let chunks = test_chunks(3);
-        let embeddings = Embeddings { dim: 4, data: (0..12).map(|x| x as f32 * 0.5).collect() };
+        let embeddings = Embeddings {
+            dim: 4,
+            data: (0..12).map(|x| x as f32 * 0.5).collect(),
+        };
         let bytes: Bytes = chunks_to_parquet(&chunks, &embeddings).unwrap().into();
         let (back, vectors) = chunks_from_parquet(bytes.clone()).unwrap();
         assert_eq!(back, chunks);
@@ -358,10 +446,20 @@ mod tests {
         assert_eq!(back, [record.clone()]);
 
         // Outlines, and the records of some files only.
-        let records: Vec<DocumentRecord> = (0..5).map(|i| DocumentRecord { doc_id: format!("d{i}"), uri: format!("file:///x/{}.jsonl#{i}", i % 2), chunk_count: i, ..record.clone() }).collect();
+        let records: Vec<DocumentRecord> = (0..5)
+            .map(|i| DocumentRecord {
+                doc_id: format!("d{i}"),
+                uri: format!("file:///x/{}.jsonl#{i}", i % 2),
+                chunk_count: i,
+                ..record.clone()
+            })
+            .collect();
         let bytes: Bytes = documents_to_parquet(&records).unwrap().into();
         let outlines = document_outlines_from_parquet(bytes.clone()).unwrap();
-        assert!(outlines.iter().map(|o| (&o.doc_id, &o.uri, o.chunk_count)).eq(records.iter().map(|r| (&r.doc_id, &r.uri, r.chunk_count))));
+        assert!(outlines
+            .iter()
+            .map(|o| (&o.doc_id, &o.uri, o.chunk_count))
+            .eq(records.iter().map(|r| (&r.doc_id, &r.uri, r.chunk_count))));
         let of_file_one = |uri: &str| uri.starts_with("file:///x/1.jsonl");
         let back = documents_from_parquet_where(bytes, WantedRows::Where("uri", &of_file_one)).unwrap();
         assert_eq!(back, [records[1].clone(), records[3].clone()]);
@@ -371,14 +469,19 @@ mod tests {
     fn rows_keep_their_order_across_row_groups_decoded_in_parallel() {
         let count = ROW_GROUP_ROWS * 3 + 17;
         let chunks = test_chunks(count as u32);
-        let embeddings = Embeddings { dim: 2, data: (0..count * 2).map(|x| x as f32).collect() };
+        let embeddings = Embeddings {
+            dim: 2,
+            data: (0..count * 2).map(|x| x as f32).collect(),
+        };
         let bytes = chunks_to_parquet(&chunks, &embeddings).unwrap();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         let bytes: Bytes = bytes.into();
         let (back, vectors) = pool.install(|| chunks_from_parquet(bytes.clone())).unwrap();
         assert!(back == chunks, "chunks differ after the round trip");
         assert_eq!(vectors, embeddings);
-        let back = pool.install(|| chunks_from_parquet_without_embeddings(bytes.clone())).unwrap();
+        let back = pool
+            .install(|| chunks_from_parquet_without_embeddings(bytes.clone()))
+            .unwrap();
         assert!(back == chunks, "chunks differ when read without their embeddings");
 
         // In parts, from memory and from a file read by position, its blocks checked as they
@@ -387,13 +490,24 @@ mod tests {
         std::io::Write::write_all(&mut file, &bytes).unwrap();
         let mut hasher = super::super::FileHasher::new(Some(64 * 1024));
         hasher.update(&bytes);
-        let checked = super::super::checked_blocks::CheckedBlocks::local(file.path(), "chunks.parquet", &hasher.finish()).unwrap().unwrap();
-        for (back, vectors, parts) in [read_in_parts(&pool, bytes.clone()), read_in_parts(&pool, checked.clone())] {
+        let checked =
+            super::super::checked_blocks::CheckedBlocks::local(file.path(), "chunks.parquet", &hasher.finish())
+                .unwrap()
+                .unwrap();
+        for (back, vectors, parts) in [
+            read_in_parts(&pool, bytes.clone()),
+            read_in_parts(&pool, checked.clone()),
+        ] {
             assert!(back == chunks, "chunks differ when read in parts");
             assert_eq!((vectors, parts), (embeddings.data.clone(), 4));
         }
         // Each block is counted once, however many threads read it.
-        assert!(checked.bytes_read() <= bytes.len() as u64 && checked.bytes_read() * 10 > bytes.len() as u64 * 9, "{} of {}", checked.bytes_read(), bytes.len());
+        assert!(
+            checked.bytes_read() <= bytes.len() as u64 && checked.bytes_read() * 10 > bytes.len() as u64 * 9,
+            "{} of {}",
+            checked.bytes_read(),
+            bytes.len()
+        );
     }
 
     #[test]
@@ -401,32 +515,60 @@ mod tests {
         // Documents of 100 rows over four row groups, vectors wide enough for several pages a group.
         let (count, dim) = (ROW_GROUP_ROWS * 3 + 17, 128);
         let mut chunks = test_chunks(count as u32);
-        chunks.iter_mut().enumerate().for_each(|(row, chunk)| chunk.doc_id = format!("doc-{}", row / 100));
-        let embeddings = Embeddings { dim, data: (0..count * dim).map(|x| (x as f32 * 0.37).sin()).collect() };
+        chunks
+            .iter_mut()
+            .enumerate()
+            .for_each(|(row, chunk)| chunk.doc_id = format!("doc-{}", row / 100));
+        let embeddings = Embeddings {
+            dim,
+            data: (0..count * dim).map(|x| (x as f32 * 0.37).sin()).collect(),
+        };
         let bytes: Bytes = chunks_to_parquet(&chunks, &embeddings).unwrap().into();
         // One document inside the second row group, one at the end of the last, one that is not there.
         let documents: HashSet<String> = ["doc-200", "doc-491", "doc-9999"].map(String::from).into();
-        let expected: Vec<usize> = (0..count).filter(|&row| documents.contains(&chunks[row].doc_id)).collect();
+        let expected: Vec<usize> = (0..count)
+            .filter(|&row| documents.contains(&chunks[row].doc_id))
+            .collect();
         assert_eq!(expected.len(), 100 + 69);
 
-        let counted = CountedBytes { bytes: bytes.clone(), read: Arc::default() };
+        let counted = CountedBytes {
+            bytes: bytes.clone(),
+            read: Arc::default(),
+        };
         let (mut back, mut vectors) = (Vec::new(), Vec::new());
         let keep = |doc_id: &str| documents.contains(doc_id);
-        let handed = chunks_from_parquet_in_parts(counted.clone(), WantedRows::Where("doc_id", &keep), |part_chunks, part_vectors| {
-            back.extend(part_chunks);
-            vectors.extend(part_vectors.data);
-            Ok(())
-        })
+        let handed = chunks_from_parquet_in_parts(
+            counted.clone(),
+            WantedRows::Where("doc_id", &keep),
+            |part_chunks, part_vectors| {
+                back.extend(part_chunks);
+                vectors.extend(part_vectors.data);
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(handed, expected.len() as u64);
-        assert!(back.iter().eq(expected.iter().map(|&row| &chunks[row])), "the wanted rows, in row order");
-        assert!(vectors.iter().eq(expected.iter().flat_map(|&row| embeddings.row(row))), "their own vectors");
+        assert!(
+            back.iter().eq(expected.iter().map(|&row| &chunks[row])),
+            "the wanted rows, in row order"
+        );
+        assert!(
+            vectors.iter().eq(expected.iter().flat_map(|&row| embeddings.row(row))),
+            "their own vectors"
+        );
         let read = counted.read.load(std::sync::atomic::Ordering::Relaxed);
         // The three row groups they touch are about two thirds of the file; their pages, a tenth.
-        assert!(read * 5 < bytes.len() as u64, "{read} of {} bytes read for 169 of {count} rows", bytes.len());
+        assert!(
+            read * 5 < bytes.len() as u64,
+            "{read} of {} bytes read for 169 of {count} rows",
+            bytes.len()
+        );
 
         // Every row: every byte is read (the counter counts what it should).
-        let all = CountedBytes { bytes: bytes.clone(), read: Arc::default() };
+        let all = CountedBytes {
+            bytes: bytes.clone(),
+            read: Arc::default(),
+        };
         let handed = chunks_from_parquet_in_parts(all.clone(), WantedRows::All, |_, _| Ok(())).unwrap();
         assert_eq!(handed, count as u64);
         assert!(all.read.load(std::sync::atomic::Ordering::Relaxed) * 10 > bytes.len() as u64 * 9);
@@ -450,7 +592,8 @@ mod tests {
 
         fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
             let rest = self.bytes.slice(start as usize..);
-            self.read.fetch_add(rest.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            self.read
+                .fetch_add(rest.len() as u64, std::sync::atomic::Ordering::Relaxed);
             Ok(std::io::Cursor::new(rest))
         }
 
@@ -461,7 +604,10 @@ mod tests {
     }
 
     /// Every part [`chunks_from_parquet_in_parts`] hands over, one after another, and how many parts.
-    fn read_in_parts<R: ChunkReader + Clone + 'static>(pool: &rayon::ThreadPool, source: R) -> (Vec<Chunk>, Vec<f32>, usize) {
+    fn read_in_parts<R: ChunkReader + Clone + 'static>(
+        pool: &rayon::ThreadPool,
+        source: R,
+    ) -> (Vec<Chunk>, Vec<f32>, usize) {
         let (mut back, mut vectors, mut parts) = (Vec::new(), Vec::new(), 0);
         pool.install(|| {
             chunks_from_parquet_in_parts(source, WantedRows::All, |part_chunks, part_vectors| {
@@ -480,31 +626,61 @@ mod tests {
     fn a_chunks_file_holds_the_bytes_chunks_to_parquet_makes() {
         let count = ROW_GROUP_ROWS * 2 + 7;
         let chunks = test_chunks(count as u32);
-        let embeddings = Embeddings { dim: 3, data: (0..count * 3).map(|x| (x as f32).sin()).collect() };
+        let embeddings = Embeddings {
+            dim: 3,
+            data: (0..count * 3).map(|x| (x as f32).sin()).collect(),
+        };
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("chunks.parquet");
-        std::fs::write(&path, b"an older, longer file that must not leave a tail behind".repeat(100_000)).unwrap();
+        std::fs::write(
+            &path,
+            b"an older, longer file that must not leave a tail behind".repeat(100_000),
+        )
+        .unwrap();
         // Three row groups on two threads: two waves written to the file.
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        pool.install(|| chunks_to_parquet_file(&chunks, &embeddings, &path)).unwrap();
+        pool.install(|| chunks_to_parquet_file(&chunks, &embeddings, &path))
+            .unwrap();
         let written = std::fs::read(&path).unwrap();
-        assert!(written == chunks_to_parquet(&chunks, &embeddings).unwrap(), "the file differs from the in-memory encoding");
+        assert!(
+            written == chunks_to_parquet(&chunks, &embeddings).unwrap(),
+            "the file differs from the in-memory encoding"
+        );
         let (back, vectors) = chunks_from_parquet(written.into()).unwrap();
         assert!(back == chunks, "chunks differ after the round trip through the file");
         assert_eq!(vectors, embeddings);
 
         let missing = folder.path().join("no such folder").join("chunks.parquet");
         let err = chunks_to_parquet_file(&chunks, &embeddings, &missing).unwrap_err();
-        assert!(matches!(&err, IndexerError::Io { path, .. } if path == &missing), "{err}");
-        let mismatched = Embeddings { dim: 3, data: vec![0.0; 3] };
+        assert!(
+            matches!(&err, IndexerError::Io { path, .. } if path == &missing),
+            "{err}"
+        );
+        let mismatched = Embeddings {
+            dim: 3,
+            data: vec![0.0; 3],
+        };
         let err = chunks_to_parquet_file(&chunks, &mismatched, &path).unwrap_err();
-        assert!(err.to_string().contains(&format!("{count} chunks but 1 embeddings")), "{err}");
-        assert!(std::fs::read(&path).unwrap() == chunks_to_parquet(&chunks, &embeddings).unwrap(), "a refused write touched the file");
+        assert!(
+            err.to_string().contains(&format!("{count} chunks but 1 embeddings")),
+            "{err}"
+        );
+        assert!(
+            std::fs::read(&path).unwrap() == chunks_to_parquet(&chunks, &embeddings).unwrap(),
+            "a refused write touched the file"
+        );
     }
 
     #[test]
     fn mismatched_embeddings_are_refused() {
-        let err = chunks_to_parquet(&[], &Embeddings { dim: 2, data: vec![0.0, 1.0] }).unwrap_err();
+        let err = chunks_to_parquet(
+            &[],
+            &Embeddings {
+                dim: 2,
+                data: vec![0.0, 1.0],
+            },
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("0 chunks but 1 embeddings"), "{err}");
     }
 }

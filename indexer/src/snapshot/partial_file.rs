@@ -16,7 +16,12 @@ impl PartialFile {
     pub(super) fn beside(target: PathBuf) -> Self {
         let mut partial = target.clone().into_os_string();
         partial.push(".partial");
-        Self { partial: partial.into(), target, finished: false, owns_folder: false }
+        Self {
+            partial: partial.into(),
+            target,
+            finished: false,
+            owns_folder: false,
+        }
     }
 
     /// The same, for a file whose folder exists only for it and its siblings (a new

@@ -11,10 +11,12 @@ use super::file_table::FileTable;
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, FORMAT_VERSION};
 use super::parquet_io::{
-    chunks_from_parquet, decode_chunk_rows, decode_documents, decode_outlines, documents_from_parquet, DocumentOutline, DocumentRecord, CHUNKS_FILE, DOCUMENTS_FILE,
-    OUTLINE_COLUMNS,
+    chunks_from_parquet, decode_chunk_rows, decode_documents, decode_outlines, documents_from_parquet, DocumentOutline,
+    DocumentRecord, CHUNKS_FILE, DOCUMENTS_FILE, OUTLINE_COLUMNS,
 };
-use super::parquet_plan::{column_byte_ranges, file_metadata, metadata_bytes_needed, plan, plan_rows, Columns, RowPlan, WantedRows};
+use super::parquet_plan::{
+    column_byte_ranges, file_metadata, metadata_bytes_needed, plan, plan_rows, Columns, RowPlan, WantedRows,
+};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -73,11 +75,22 @@ impl SnapshotReader {
     pub(crate) async fn open_at(root: Location, version: &str) -> Result<Self> {
         let path = layout::manifest(version);
         let bytes = get(&root, &path).await?;
-        let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| IndexerError::snapshot(&path, format!("invalid manifest: {e}")))?;
+        let manifest: Manifest = serde_json::from_slice(&bytes)
+            .map_err(|e| IndexerError::snapshot(&path, format!("invalid manifest: {e}")))?;
         if manifest.format_version != FORMAT_VERSION {
-            return Err(IndexerError::snapshot(&path, format!("format version {} is not supported (this build reads {FORMAT_VERSION})", manifest.format_version)));
+            return Err(IndexerError::snapshot(
+                &path,
+                format!(
+                    "format version {} is not supported (this build reads {FORMAT_VERSION})",
+                    manifest.format_version
+                ),
+            ));
         }
-        Ok(Self { root, manifest, rows_bytes_read: AtomicU64::new(0) })
+        Ok(Self {
+            root,
+            manifest,
+            rows_bytes_read: AtomicU64::new(0),
+        })
     }
 
     pub fn manifest(&self) -> &Manifest {
@@ -109,14 +122,23 @@ impl SnapshotReader {
         let bytes = self.get(relative).await?;
         match self.manifest.checksums.get(relative) {
             Some(expected) if expected.sha256 == super::sha256_hex(&bytes) => Ok(bytes),
-            Some(_) => Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum")),
-            None => Err(IndexerError::snapshot(relative, "the manifest lists no checksum for it")),
+            Some(_) => Err(IndexerError::snapshot(
+                relative,
+                "bytes differ from the manifest's checksum",
+            )),
+            None => Err(IndexerError::snapshot(
+                relative,
+                "the manifest lists no checksum for it",
+            )),
         }
     }
 
     /// The manifest's checksum of a file.
     fn expected(&self, relative: &str) -> Result<&FileChecksum> {
-        self.manifest.checksums.get(relative).ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists no checksum for it"))
+        self.manifest
+            .checksums
+            .get(relative)
+            .ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists no checksum for it"))
     }
 
     /// A file the manifest lists, read by position, once its sha256 is the manifest's: in a
@@ -127,8 +149,14 @@ impl SnapshotReader {
         let expected = self.expected(relative)?;
         let verify = |checksum: Option<FileChecksum>| match checksum {
             Some(checksum) if checksum.sha256 == expected.sha256 => Ok(()),
-            Some(_) => Err(IndexerError::snapshot(relative, "bytes differ from the manifest's checksum")),
-            None => Err(IndexerError::snapshot(relative, "the manifest lists it, but it is missing from the store")),
+            Some(_) => Err(IndexerError::snapshot(
+                relative,
+                "bytes differ from the manifest's checksum",
+            )),
+            None => Err(IndexerError::snapshot(
+                relative,
+                "the manifest lists it, but it is missing from the store",
+            )),
         };
         if let Some(root) = self.root.local_path() {
             verify(self.checksum(relative).await?)?;
@@ -139,7 +167,10 @@ impl SnapshotReader {
         let uri = self.root.uri_of(&self.root.child(relative));
         let copy_error = |e| IndexerError::io(format!("(temporary copy of {uri})"), e);
         let mut copy = std::io::BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(copy_error)?);
-        verify(self.stream_blocks(relative, |block| copy.write_all(block).map_err(copy_error)).await?)?;
+        verify(
+            self.stream_blocks(relative, |block| copy.write_all(block).map_err(copy_error))
+                .await?,
+        )?;
         let file = copy.into_inner().map_err(|e| copy_error(e.into_error()))?;
         CheckedBlocks::verified_whole(relative, file, expected)
     }
@@ -149,7 +180,13 @@ impl SnapshotReader {
     /// the manifest is checked block by block as it is read, and from a remote root only the
     /// blocks the read needs are fetched ([`Self::fetch_planned`]) unless it reads every row
     /// and column; a file without them is checked whole first (a remote one downloaded whole).
-    async fn open_planned(&self, file: &str, kind: &'static str, columns: Columns<'_>, wanted: WantedRows<'_>) -> Result<(CheckedBlocks, RowPlan)> {
+    async fn open_planned(
+        &self,
+        file: &str,
+        kind: &'static str,
+        columns: Columns<'_>,
+        wanted: WantedRows<'_>,
+    ) -> Result<(CheckedBlocks, RowPlan)> {
         let expected = self.expected(file)?;
         let every_byte = matches!(wanted, WantedRows::All) && columns.is_all();
         let source = match self.root.local_path() {
@@ -173,7 +210,14 @@ impl SnapshotReader {
 
     /// A row read of `file`: opened and planned ([`Self::open_planned`]), decoded by `decode`,
     /// and the bytes it read counted ([`Self::rows_bytes_read`]).
-    async fn read_planned<T>(&self, file: &str, kind: &'static str, columns: Columns<'_>, wanted: WantedRows<'_>, decode: impl FnOnce(CheckedBlocks, RowPlan) -> Result<T>) -> Result<T> {
+    async fn read_planned<T>(
+        &self,
+        file: &str,
+        kind: &'static str,
+        columns: Columns<'_>,
+        wanted: WantedRows<'_>,
+        decode: impl FnOnce(CheckedBlocks, RowPlan) -> Result<T>,
+    ) -> Result<T> {
         let (source, plan) = self.open_planned(file, kind, columns, wanted).await?;
         let decoded = decode(source.clone(), plan);
         self.rows_bytes_read.fetch_add(source.bytes_read(), Ordering::Relaxed);
@@ -183,21 +227,36 @@ impl SnapshotReader {
     /// Fetches into `copy` what a read of `wanted` rows and `columns` needs, in three rounds
     /// of concurrent range requests: the metadata and page index at the file's end, the column
     /// that says which rows are wanted, then the pages holding them. Returns the plan.
-    async fn fetch_planned(&self, file: &str, kind: &'static str, copy: &CheckedBlocks, columns: Columns<'_>, wanted: WantedRows<'_>) -> Result<RowPlan> {
+    async fn fetch_planned(
+        &self,
+        file: &str,
+        kind: &'static str,
+        copy: &CheckedBlocks,
+        columns: Columns<'_>,
+        wanted: WantedRows<'_>,
+    ) -> Result<RowPlan> {
         let length = copy.bytes();
         let mut tail = length.min(METADATA_GUESS_BYTES);
         loop {
             self.fetch_blocks(file, copy, &[length - tail..length]).await?;
-            let bytes = copy.read_range(length - tail..length).map_err(|e| IndexerError::snapshot(file, e))?;
+            let bytes = copy
+                .read_range(length - tail..length)
+                .map_err(|e| IndexerError::snapshot(file, e))?;
             match metadata_bytes_needed(kind, &bytes, length)? {
                 None => break,
                 Some(needed) if needed > tail && needed <= length => tail = needed,
-                Some(needed) => return Err(IndexerError::snapshot(file, format!("its metadata needs {needed} bytes of a {length}-byte file"))),
+                Some(needed) => {
+                    return Err(IndexerError::snapshot(
+                        file,
+                        format!("its metadata needs {needed} bytes of a {length}-byte file"),
+                    ))
+                }
             }
         }
         let metadata = file_metadata(kind, copy, wanted)?;
         if let WantedRows::Where(column, _) = wanted {
-            self.fetch_blocks(file, copy, &column_byte_ranges(kind, &metadata, column)?).await?;
+            self.fetch_blocks(file, copy, &column_byte_ranges(kind, &metadata, column)?)
+                .await?;
         }
         let plan = plan_rows(kind, copy, metadata, columns, wanted)?;
         self.fetch_blocks(file, copy, &plan.byte_ranges()).await?;
@@ -214,8 +273,17 @@ impl SnapshotReader {
         let (key, uri) = (&key, &uri);
         futures::stream::iter(copy.missing(ranges))
             .map(|range| async move {
-                let options = object_store::GetOptions { range: Some(range.clone().into()), ..Default::default() };
-                let mut body = self.root.store.get_opts(key, options).await.map_err(|e| IndexerError::store(uri, e))?.into_stream();
+                let options = object_store::GetOptions {
+                    range: Some(range.clone().into()),
+                    ..Default::default()
+                };
+                let mut body = self
+                    .root
+                    .store
+                    .get_opts(key, options)
+                    .await
+                    .map_err(|e| IndexerError::store(uri, e))?
+                    .into_stream();
                 let mut block = copy.block_filler(range.start);
                 while let Some(bytes) = body.try_next().await.map_err(|e| IndexerError::store(uri, e))? {
                     block.push(&bytes)?;
@@ -232,13 +300,21 @@ impl SnapshotReader {
     /// group at a time, in row order ([`chunks_from_parquet_in_parts`]): about a row group per
     /// thread is in memory at once, and of a row group only the pages holding wanted rows are
     /// decoded.
-    pub async fn read_segment_rows_in_parts(&self, segment: &str, wanted: WantedRows<'_>, mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>) -> Result<u64> {
+    pub async fn read_segment_rows_in_parts(
+        &self,
+        segment: &str,
+        wanted: WantedRows<'_>,
+        mut part: impl FnMut(Vec<Chunk>, Embeddings) -> Result<()>,
+    ) -> Result<u64> {
         let file = layout::segment_file(segment, layout::CHUNKS);
         let part = |chunks: Vec<Chunk>, embeddings| match self.manifest.embeddings_mismatch(chunks.len(), &embeddings) {
             Some(reason) => Err(IndexerError::snapshot(file.clone(), reason)),
             None => part(chunks, embeddings),
         };
-        self.read_planned(&file, CHUNKS_FILE, Columns::ALL, wanted, |source, plan| decode_chunk_rows(source, plan, part)).await
+        self.read_planned(&file, CHUNKS_FILE, Columns::ALL, wanted, |source, plan| {
+            decode_chunk_rows(source, plan, part)
+        })
+        .await
     }
 
     /// One segment's document records, checked against the manifest.
@@ -249,27 +325,56 @@ impl SnapshotReader {
     /// Where each of one segment's documents is (doc_id, uri, chunk count; the rest of the
     /// records not read), the file checked against the manifest.
     pub async fn read_segment_outlines(&self, segment: &str) -> Result<Vec<DocumentOutline>> {
-        self.read_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, OUTLINE_COLUMNS, WantedRows::All, decode_outlines).await
+        self.read_planned(
+            &layout::segment_file(segment, layout::DOCUMENTS),
+            DOCUMENTS_FILE,
+            OUTLINE_COLUMNS,
+            WantedRows::All,
+            decode_outlines,
+        )
+        .await
     }
 
     /// The records of one segment's documents that `wanted` names (the file checked against
     /// the manifest; the other rows not decoded).
-    pub async fn read_segment_documents_where(&self, segment: &str, wanted: WantedRows<'_>) -> Result<Vec<DocumentRecord>> {
-        self.read_planned(&layout::segment_file(segment, layout::DOCUMENTS), DOCUMENTS_FILE, Columns::ALL, wanted, decode_documents).await
+    pub async fn read_segment_documents_where(
+        &self,
+        segment: &str,
+        wanted: WantedRows<'_>,
+    ) -> Result<Vec<DocumentRecord>> {
+        self.read_planned(
+            &layout::segment_file(segment, layout::DOCUMENTS),
+            DOCUMENTS_FILE,
+            Columns::ALL,
+            wanted,
+            decode_documents,
+        )
+        .await
     }
 
     /// What is wrong with a segment's files without reading them (one listing): a file the
     /// manifest names that is missing or has another size. None when all are there.
     pub async fn segment_files_problem(&self, segment: &str) -> Result<Option<String>> {
         let sizes = self.root.list_below(&layout::segment_file(segment, "")).await?;
-        let Some(files) = self.manifest.segments.iter().find(|s| s.id == segment).map(|s| &s.files) else {
-            return Ok(Some(format!("version {} has no segment {segment}", self.manifest.version)));
+        let Some(files) = self
+            .manifest
+            .segments
+            .iter()
+            .find(|s| s.id == segment)
+            .map(|s| &s.files)
+        else {
+            return Ok(Some(format!(
+                "version {} has no segment {segment}",
+                self.manifest.version
+            )));
         };
         for file in files {
             let expected = self.manifest.checksums.get(file).map(|c| c.bytes);
             match (sizes.get(file).map(|meta| meta.size), expected) {
                 (None, _) => return Ok(Some(format!("{file} is missing"))),
-                (Some(size), Some(bytes)) if size != bytes => return Ok(Some(format!("{file} has {size} bytes, the manifest says {bytes}"))),
+                (Some(size), Some(bytes)) if size != bytes => {
+                    return Ok(Some(format!("{file} has {size} bytes, the manifest says {bytes}")))
+                }
                 (Some(_), None) => return Ok(Some(format!("{file}: the manifest lists no checksum for it"))),
                 _ => {}
             }
@@ -282,7 +387,10 @@ impl SnapshotReader {
     pub async fn read_file_table(&self) -> Result<Option<FileTable>> {
         match self.get(&layout::files(&self.manifest.version)).await {
             Ok(bytes) => FileTable::from_parquet(bytes).map(Some),
-            Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => Ok(None),
+            Err(IndexerError::Store {
+                cause: object_store::Error::NotFound { .. },
+                ..
+            }) => Ok(None),
             Err(other) => Err(other),
         }
     }
@@ -297,7 +405,10 @@ impl SnapshotReader {
         for (path, expected) in &self.manifest.checksums {
             checks.push(async move { self.checksum(path).await.map(|actual| (path, expected, actual)) });
         }
-        let mut results: Vec<_> = futures::stream::iter(checks).buffer_unordered(FILES_AT_ONCE).try_collect().await?;
+        let mut results: Vec<_> = futures::stream::iter(checks)
+            .buffer_unordered(FILES_AT_ONCE)
+            .try_collect()
+            .await?;
         results.sort_by(|a, b| a.0.cmp(b.0));
         let mut verification = Verification::default();
         for (path, expected, actual) in results {
@@ -308,7 +419,13 @@ impl SnapshotReader {
             };
             verification.bytes_checked += actual.bytes;
             if actual != *expected {
-                verification.problems.push((path.clone(), format!("sha256 {} ({} bytes), manifest says {} ({} bytes)", actual.sha256, actual.bytes, expected.sha256, expected.bytes)));
+                verification.problems.push((
+                    path.clone(),
+                    format!(
+                        "sha256 {} ({} bytes), manifest says {} ({} bytes)",
+                        actual.sha256, actual.bytes, expected.sha256, expected.bytes
+                    ),
+                ));
             }
         }
         Ok(verification)
@@ -318,7 +435,9 @@ impl SnapshotReader {
     /// memory; a local one is hashed on a blocking thread); `None` when it is missing.
     /// Block sums are computed where the manifest lists them for the file.
     pub async fn checksum(&self, relative: &str) -> Result<Option<FileChecksum>> {
-        let Some(dir) = self.root.local_path() else { return self.stream_blocks(relative, |_| Ok(())).await };
+        let Some(dir) = self.root.local_path() else {
+            return self.stream_blocks(relative, |_| Ok(())).await;
+        };
         let path = dir.join(relative);
         let block_bytes = self.block_bytes_of(relative);
         tokio::task::spawn_blocking(move || match super::file_checksum(&path, block_bytes) {
@@ -334,21 +453,34 @@ impl SnapshotReader {
     /// sha256 and size (the caller compares them with the manifest's).
     pub async fn download(&self, relative: &str, to: &std::path::Path) -> Result<FileChecksum> {
         use std::io::Write;
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(to).map_err(|e| IndexerError::io(to, e))?);
-        let checksum = self.stream_blocks(relative, |block| file.write_all(block).map_err(|e| IndexerError::io(to, e))).await?;
+        let mut file =
+            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(to).map_err(|e| IndexerError::io(to, e))?);
+        let checksum = self
+            .stream_blocks(relative, |block| {
+                file.write_all(block).map_err(|e| IndexerError::io(to, e))
+            })
+            .await?;
         file.flush().map_err(|e| IndexerError::io(to, e))?;
-        checksum.ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists it, but it is missing from the store"))
+        checksum
+            .ok_or_else(|| IndexerError::snapshot(relative, "the manifest lists it, but it is missing from the store"))
     }
 
     /// The block size of the block sums the manifest lists for a file, if any.
     fn block_bytes_of(&self, relative: &str) -> Option<u64> {
-        self.manifest.checksums.get(relative).and_then(FileChecksum::block_bytes)
+        self.manifest
+            .checksums
+            .get(relative)
+            .and_then(FileChecksum::block_bytes)
     }
 
     /// Reads a file from the store block by block, hashing each block and handing it to
     /// `sink` (block sums computed where the manifest lists them); `None` when the file is
     /// missing.
-    async fn stream_blocks(&self, relative: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<Option<FileChecksum>> {
+    async fn stream_blocks(
+        &self,
+        relative: &str,
+        mut sink: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<Option<FileChecksum>> {
         use futures::TryStreamExt;
         let key = self.root.child(relative);
         let uri = self.root.uri_of(&key);
@@ -372,7 +504,8 @@ impl SnapshotReader {
         let mut chunks = Vec::new();
         let mut embeddings = Embeddings { dim, data: Vec::new() };
         for segment in &self.manifest.segments {
-            let (seg_chunks, seg_vectors) = chunks_from_parquet(self.get(&layout::segment_file(&segment.id, layout::CHUNKS)).await?)?;
+            let (seg_chunks, seg_vectors) =
+                chunks_from_parquet(self.get(&layout::segment_file(&segment.id, layout::CHUNKS)).await?)?;
             for (row, chunk) in seg_chunks.into_iter().enumerate() {
                 if !tombstones.hides(&segment.id, &chunk.doc_id, &chunk.chunk_id) {
                     embeddings.data.extend_from_slice(seg_vectors.row(row));
@@ -388,8 +521,13 @@ impl SnapshotReader {
         let tombstones = self.manifest.tombstone_set();
         let mut documents = Vec::new();
         for segment in &self.manifest.segments {
-            let records = documents_from_parquet(self.get(&layout::segment_file(&segment.id, layout::DOCUMENTS)).await?)?;
-            documents.extend(records.into_iter().filter(|r| !tombstones.hides_document(&segment.id, &r.doc_id)));
+            let records =
+                documents_from_parquet(self.get(&layout::segment_file(&segment.id, layout::DOCUMENTS)).await?)?;
+            documents.extend(
+                records
+                    .into_iter()
+                    .filter(|r| !tombstones.hides_document(&segment.id, &r.doc_id)),
+            );
         }
         Ok(documents)
     }
@@ -399,7 +537,10 @@ impl SnapshotReader {
 pub(super) async fn read_latest(root: &Location) -> Result<String> {
     match get(root, layout::LATEST).await {
         Ok(bytes) => Ok(version_named(&bytes)),
-        Err(IndexerError::Store { cause: object_store::Error::NotFound { .. }, .. }) => Err(IndexerError::NoSnapshot { uri: root.uri.clone() }),
+        Err(IndexerError::Store {
+            cause: object_store::Error::NotFound { .. },
+            ..
+        }) => Err(IndexerError::NoSnapshot { uri: root.uri.clone() }),
         Err(other) => Err(other),
     }
 }

@@ -22,7 +22,12 @@ pub(super) async fn put_bytes(root: &Location, relative: &str, bytes: Vec<u8>) -
 }
 
 /// [`put_bytes`], with block sums of `block_bytes` blocks when asked.
-pub(super) async fn put_bytes_summed(root: &Location, relative: &str, bytes: Vec<u8>, block_bytes: Option<u64>) -> Result<FileChecksum> {
+pub(super) async fn put_bytes_summed(
+    root: &Location,
+    relative: &str,
+    bytes: Vec<u8>,
+    block_bytes: Option<u64>,
+) -> Result<FileChecksum> {
     let bytes = Bytes::from(bytes);
     let hashing = tokio::task::spawn_blocking({
         let bytes = bytes.clone();
@@ -33,8 +38,13 @@ pub(super) async fn put_bytes_summed(root: &Location, relative: &str, bytes: Vec
         }
     });
     let key = root.child(relative);
-    root.store.put(&key, PutPayload::from(bytes)).await.map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
-    hashing.await.map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))
+    root.store
+        .put(&key, PutPayload::from(bytes))
+        .await
+        .map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
+    hashing
+        .await
+        .map_err(|e| IndexerError::snapshot(relative, format!("checksum: {e}")))
 }
 
 /// Where a file that is made on local disk before it is put (FAISS serializes its index to a
@@ -45,7 +55,10 @@ pub(super) enum StagedFile {
     /// inside a segment no manifest names, which garbage collection removes; a failed one
     /// removes it, and the folder once it is empty).
     Local(PartialFile),
-    Scratch { path: std::path::PathBuf, _folder: tempfile::TempDir },
+    Scratch {
+        path: std::path::PathBuf,
+        _folder: tempfile::TempDir,
+    },
 }
 
 impl StagedFile {
@@ -59,7 +72,10 @@ impl StagedFile {
         }
         let folder = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
         let name = relative.rsplit('/').next().unwrap_or(relative);
-        Ok(Self::Scratch { path: folder.path().join(name), _folder: folder })
+        Ok(Self::Scratch {
+            path: folder.path().join(name),
+            _folder: folder,
+        })
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -90,7 +106,12 @@ impl StagedFile {
 
 /// Uploads a local file to `relative` below the root (its checksum with block sums of
 /// `block_bytes` blocks when asked).
-pub(super) async fn put_file(root: &Location, relative: &str, path: &Path, block_bytes: Option<u64>) -> Result<FileChecksum> {
+pub(super) async fn put_file(
+    root: &Location,
+    relative: &str,
+    path: &Path,
+    block_bytes: Option<u64>,
+) -> Result<FileChecksum> {
     let size = std::fs::metadata(path).map_err(|e| IndexerError::io(path, e))?.len();
     if size <= MULTIPART_THRESHOLD {
         let bytes = std::fs::read(path).map_err(|e| IndexerError::io(path, e))?;
@@ -98,7 +119,11 @@ pub(super) async fn put_file(root: &Location, relative: &str, path: &Path, block
     }
     let key = root.child(relative);
     let uri = root.uri_of(&key);
-    let upload = root.store.put_multipart(&key).await.map_err(|e| IndexerError::store(&uri, e))?;
+    let upload = root
+        .store
+        .put_multipart(&key)
+        .await
+        .map_err(|e| IndexerError::store(&uri, e))?;
     let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
     let mut file = std::fs::File::open(path).map_err(|e| IndexerError::io(path, e))?;
     let mut hasher = FileHasher::new(block_bytes);
@@ -109,7 +134,10 @@ pub(super) async fn put_file(root: &Location, relative: &str, path: &Path, block
             break;
         }
         hasher.update(&buffer[..n]);
-        writer.wait_for_capacity(4).await.map_err(|e| IndexerError::store(&uri, e))?;
+        writer
+            .wait_for_capacity(4)
+            .await
+            .map_err(|e| IndexerError::store(&uri, e))?;
         writer.write(&buffer[..n]);
     }
     writer.finish().await.map_err(|e| IndexerError::store(&uri, e))?;

@@ -14,10 +14,10 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
+use super::latest_guard::LatestExpected;
 use super::layout;
 use super::manifest::Manifest;
 use super::reader::{read_latest, SnapshotReader, Verification};
-use super::latest_guard::LatestExpected;
 use super::writer::{new_version_id, put_then_point_latest};
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, Location, StoreOptions};
@@ -117,7 +117,11 @@ pub enum RollbackTarget {
 impl std::str::FromStr for RollbackTarget {
     type Err = std::convert::Infallible;
     fn from_str(value: &str) -> std::result::Result<Self, Self::Err> {
-        Ok(if value == "previous" { Self::Previous } else { Self::Version(value.to_string()) })
+        Ok(if value == "previous" {
+            Self::Previous
+        } else {
+            Self::Version(value.to_string())
+        })
     }
 }
 
@@ -148,7 +152,10 @@ pub struct RollbackReport {
 
 /// The version ids of a listing of `manifests/`, sorted (ids sort by time).
 pub(super) fn versions_listed(manifests: &BTreeMap<String, ObjectMeta>) -> BTreeSet<String> {
-    manifests.keys().filter_map(|k| k.strip_prefix("manifests/")?.strip_suffix(".json").map(str::to_string)).collect()
+    manifests
+        .keys()
+        .filter_map(|k| k.strip_prefix("manifests/")?.strip_suffix(".json").map(str::to_string))
+        .collect()
 }
 
 async fn version_ids(root: &Location) -> Result<BTreeSet<String>> {
@@ -168,8 +175,13 @@ pub async fn rollback_records(root: &Location) -> Result<Vec<StoredRollback>> {
     let mut records = Vec::new();
     for (path, meta) in root.list_below("rollbacks").await? {
         let bytes = super::reader::get(root, &path).await?;
-        let record = serde_json::from_slice::<RollbackRecord>(&bytes).map_err(|e| IndexerError::snapshot(&path, format!("invalid rollback record: {e}")))?;
-        records.push(StoredRollback { path, bytes: meta.size, record });
+        let record = serde_json::from_slice::<RollbackRecord>(&bytes)
+            .map_err(|e| IndexerError::snapshot(&path, format!("invalid rollback record: {e}")))?;
+        records.push(StoredRollback {
+            path,
+            bytes: meta.size,
+            record,
+        });
     }
     records.sort_by(|a, b| a.record.at.cmp(&b.record.at));
     Ok(records)
@@ -202,7 +214,8 @@ const READ_AHEAD: usize = 16;
 /// The summary of the run report at `path`.
 async fn read_run_summary(root: &Location, path: &str) -> Result<RunSummary> {
     let bytes = super::reader::get(root, path).await?;
-    let report: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| IndexerError::snapshot(path, format!("invalid run report: {e}")))?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| IndexerError::snapshot(path, format!("invalid run report: {e}")))?;
     Ok(RunSummary::of_report(&report))
 }
 
@@ -218,7 +231,10 @@ pub async fn list_versions(uri: &str, store: &StoreOptions) -> Result<VersionLis
         .map(|version| {
             let (root, has_report) = (root.clone(), reports.contains_key(&layout::report(&version)));
             async move {
-                let manifest = SnapshotReader::open_at(root.clone(), &version).await?.manifest().clone();
+                let manifest = SnapshotReader::open_at(root.clone(), &version)
+                    .await?
+                    .manifest()
+                    .clone();
                 let run = match has_report {
                     true => Some(read_run_summary(&root, &layout::report(&version)).await?),
                     false => None,
@@ -273,7 +289,11 @@ async fn previous_whole_version(
     abandoned: &BTreeSet<String>,
     segment_files: &BTreeMap<String, ObjectMeta>,
 ) -> Result<Option<String>> {
-    for version in versions.iter().rev().filter(|v| v.as_str() < latest && !abandoned.contains(*v)) {
+    for version in versions
+        .iter()
+        .rev()
+        .filter(|v| v.as_str() < latest && !abandoned.contains(*v))
+    {
         let reader = SnapshotReader::open_version(uri, version, store).await?;
         if missing_files(reader.manifest(), segment_files).is_empty() {
             return Ok(Some(version.clone()));
@@ -293,12 +313,28 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
     let segment_files = root.list_below("segments").await?;
     let target = match &options.target {
         RollbackTarget::Version(version) if versions.contains(version) => version.clone(),
-        RollbackTarget::Version(version) => return Err(IndexerError::NoSuchVersion { uri: uri.to_string(), version: version.clone() }),
+        RollbackTarget::Version(version) => {
+            return Err(IndexerError::NoSuchVersion {
+                uri: uri.to_string(),
+                version: version.clone(),
+            })
+        }
         RollbackTarget::Previous => previous_whole_version(uri, store, &versions, &latest, &abandoned, &segment_files)
             .await?
-            .ok_or_else(|| IndexerError::NoEarlierVersion { uri: uri.to_string(), latest: latest.clone() })?,
+            .ok_or_else(|| IndexerError::NoEarlierVersion {
+                uri: uri.to_string(),
+                latest: latest.clone(),
+            })?,
     };
-    let mut report = RollbackReport { from: latest.clone(), to: target.clone(), changed: target != latest, abandoned: Vec::new(), verification: None, notes: Vec::new(), dry_run: options.dry_run };
+    let mut report = RollbackReport {
+        from: latest.clone(),
+        to: target.clone(),
+        changed: target != latest,
+        abandoned: Vec::new(),
+        verification: None,
+        notes: Vec::new(),
+        dry_run: options.dry_run,
+    };
     if !report.changed {
         return Ok(report);
     }
@@ -306,12 +342,27 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
     let missing = missing_files(reader.manifest(), &segment_files);
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(5).map(String::as_str).collect();
-        return Err(IndexerError::snapshot(layout::manifest(&target), format!("cannot roll back to it: {} of its files are missing or of another size ({}{})", missing.len(), shown.join(", "), if missing.len() > 5 { ", ..." } else { "" })));
+        return Err(IndexerError::snapshot(
+            layout::manifest(&target),
+            format!(
+                "cannot roll back to it: {} of its files are missing or of another size ({}{})",
+                missing.len(),
+                shown.join(", "),
+                if missing.len() > 5 { ", ..." } else { "" }
+            ),
+        ));
     }
     if options.verify {
         let verification = reader.verify().await?;
         if let Some((path, problem)) = verification.problems.first() {
-            return Err(IndexerError::snapshot(path, format!("cannot roll back to {target}: {problem} ({} of {} files fail their checksums)", verification.problems.len(), verification.files_checked)));
+            return Err(IndexerError::snapshot(
+                path,
+                format!(
+                    "cannot roll back to {target}: {problem} ({} of {} files fail their checksums)",
+                    verification.problems.len(),
+                    verification.files_checked
+                ),
+            ));
         }
         report.verification = Some(verification);
     }
@@ -323,11 +374,20 @@ pub async fn roll_back(uri: &str, store: &StoreOptions, options: &RollbackOption
     if from.chunker.sig != to.chunker.sig {
         report.notes.push(format!("{target} was chunked with other settings than LATEST: a run with LATEST's settings reuses none of its embeddings"));
     }
-    report.abandoned = versions.iter().filter(|v| v.as_str() > target.as_str()).cloned().collect();
+    report.abandoned = versions
+        .iter()
+        .filter(|v| v.as_str() > target.as_str())
+        .cloned()
+        .collect();
     if options.dry_run {
         return Ok(report);
     }
-    let record = RollbackRecord { at: chrono::Utc::now(), from: latest.clone(), to: target.clone(), abandoned: report.abandoned.clone() };
+    let record = RollbackRecord {
+        at: chrono::Utc::now(),
+        from: latest.clone(),
+        to: target.clone(),
+        abandoned: report.abandoned.clone(),
+    };
     let path = layout::rollback(&new_version_id());
     let bytes = serde_json::to_vec_pretty(&record).map_err(|e| IndexerError::snapshot(&path, e))?;
     // Only over the LATEST it checked: a version published meanwhile is not abandoned unseen.
@@ -340,7 +400,12 @@ mod tests {
     use super::*;
 
     fn record(to: &str, abandoned: &[&str]) -> RollbackRecord {
-        RollbackRecord { at: chrono::Utc::now(), from: String::new(), to: to.into(), abandoned: abandoned.iter().map(|v| v.to_string()).collect() }
+        RollbackRecord {
+            at: chrono::Utc::now(),
+            from: String::new(),
+            to: to.into(),
+            abandoned: abandoned.iter().map(|v| v.to_string()).collect(),
+        }
     }
 
     #[test]
@@ -355,14 +420,34 @@ mod tests {
     #[test]
     fn a_run_summary_reads_delta_and_full_reports() {
         let delta = serde_json::json!({ "documents_indexed": 9, "documents_failed": 2, "wall_secs": 1.5, "delta": { "documents_written": 3, "documents_removed": 1 } });
-        assert_eq!(RunSummary::of_report(&delta), RunSummary { documents_written: 3, documents_removed: Some(1), documents_failed: 2, wall_secs: 1.5 });
-        let full = serde_json::json!({ "documents_indexed": 9, "documents_failed": 0, "wall_secs": 2.0, "delta": null });
-        assert_eq!(RunSummary::of_report(&full), RunSummary { documents_written: 9, documents_removed: None, documents_failed: 0, wall_secs: 2.0 });
+        assert_eq!(
+            RunSummary::of_report(&delta),
+            RunSummary {
+                documents_written: 3,
+                documents_removed: Some(1),
+                documents_failed: 2,
+                wall_secs: 1.5
+            }
+        );
+        let full =
+            serde_json::json!({ "documents_indexed": 9, "documents_failed": 0, "wall_secs": 2.0, "delta": null });
+        assert_eq!(
+            RunSummary::of_report(&full),
+            RunSummary {
+                documents_written: 9,
+                documents_removed: None,
+                documents_failed: 0,
+                wall_secs: 2.0
+            }
+        );
     }
 
     #[test]
     fn previous_is_a_keyword_and_anything_else_a_version() {
         assert_eq!("previous".parse::<RollbackTarget>().unwrap(), RollbackTarget::Previous);
-        assert_eq!("20261125T000000000Z-0001".parse::<RollbackTarget>().unwrap(), RollbackTarget::Version("20261125T000000000Z-0001".into()));
+        assert_eq!(
+            "20261125T000000000Z-0001".parse::<RollbackTarget>().unwrap(),
+            RollbackTarget::Version("20261125T000000000Z-0001".into())
+        );
     }
 }

@@ -11,9 +11,9 @@ use super::block_sums::BLOCK_BYTES;
 use super::file_table::FileTable;
 use super::latest_guard::{LatestExpected, LatestGuard};
 use super::layout;
-use super::reader::{read_latest, SnapshotReader};
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
 use super::parquet_io::{chunks_to_parquet_file, documents_to_parquet, DocumentRecord};
+use super::reader::{read_latest, SnapshotReader};
 use super::upload::{put_bytes, put_bytes_summed, put_file, StagedFile};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
@@ -24,13 +24,23 @@ use crate::store::{open_location, Location, StoreOptions};
 /// A new, sortable version id: UTC time to the millisecond plus a random suffix.
 pub fn new_version_id() -> String {
     let now = chrono::Utc::now();
-    format!("{}-{:04x}", now.format("%Y%m%dT%H%M%S%3fZ"), rand::rng().random::<u16>())
+    format!(
+        "{}-{:04x}",
+        now.format("%Y%m%dT%H%M%S%3fZ"),
+        rand::rng().random::<u16>()
+    )
 }
 
 /// Writes the object at `relative` (a manifest, a rollback record), then LATEST =
 /// `version`, provided LATEST is what `expected` says until it is written (else
 /// `LatestMoved`, and the object is removed again: nothing names it).
-pub(super) async fn put_then_point_latest(root: &Location, relative: &str, bytes: Vec<u8>, version: &str, expected: LatestExpected<'_>) -> Result<()> {
+pub(super) async fn put_then_point_latest(
+    root: &Location,
+    relative: &str,
+    bytes: Vec<u8>,
+    version: &str,
+    expected: LatestExpected<'_>,
+) -> Result<()> {
     let guard = LatestGuard::acquire(root).await?;
     guard.check(root, expected)?;
     put_bytes(root, relative, bytes).await?;
@@ -84,7 +94,9 @@ pub struct SnapshotWriter {
 impl SnapshotWriter {
     /// Opens a snapshot root (local folders are created).
     pub fn open(uri: &str, options: &StoreOptions) -> Result<Self> {
-        Ok(Self { root: open_location(uri, options, true)? })
+        Ok(Self {
+            root: open_location(uri, options, true)?,
+        })
     }
 
     pub fn uri(&self) -> &str {
@@ -103,7 +115,12 @@ impl SnapshotWriter {
     /// The manifest LATEST names now (None: no LATEST yet).
     pub async fn latest_manifest(&self) -> Result<Option<Manifest>> {
         match self.latest_version().await? {
-            Some(version) => Ok(Some(SnapshotReader::open_at(self.root.clone(), &version).await?.manifest().clone())),
+            Some(version) => Ok(Some(
+                SnapshotReader::open_at(self.root.clone(), &version)
+                    .await?
+                    .manifest()
+                    .clone(),
+            )),
             None => Ok(None),
         }
     }
@@ -119,7 +136,10 @@ impl SnapshotWriter {
         vectors: &dyn VectorIndex,
         keyword_dir: &Path,
     ) -> Result<WrittenSegment> {
-        let (rows, saved) = rayon::join(|| self.write_row_files(segment_id, chunks, embeddings, documents), || self.save_vectors(segment_id, vectors));
+        let (rows, saved) = rayon::join(
+            || self.write_row_files(segment_id, chunks, embeddings, documents),
+            || self.save_vectors(segment_id, vectors),
+        );
         self.put_segment(rows?, saved?, keyword_dir).await
     }
 
@@ -127,7 +147,13 @@ impl SnapshotWriter {
     /// on a local root (so no copy follows) and documents.parquet in memory. Nothing is put
     /// until [`Self::finish_segment`]; dropped before that, they leave nothing behind. A run
     /// writes them while its indexes are built.
-    pub fn write_row_files(&self, segment_id: &str, chunks: &[Chunk], embeddings: &Embeddings, documents: &[DocumentRecord]) -> Result<SegmentRowFiles> {
+    pub fn write_row_files(
+        &self,
+        segment_id: &str,
+        chunks: &[Chunk],
+        embeddings: &Embeddings,
+        documents: &[DocumentRecord],
+    ) -> Result<SegmentRowFiles> {
         let started = Instant::now();
         let chunks_file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::CHUNKS))?;
         chunks_to_parquet_file(chunks, embeddings, chunks_file.path())?;
@@ -143,7 +169,12 @@ impl SnapshotWriter {
     }
 
     /// Saves the vector index beside the row files, then puts every file of the segment.
-    pub async fn finish_segment(&self, rows: SegmentRowFiles, vectors: &dyn VectorIndex, keyword_dir: &Path) -> Result<WrittenSegment> {
+    pub async fn finish_segment(
+        &self,
+        rows: SegmentRowFiles,
+        vectors: &dyn VectorIndex,
+        keyword_dir: &Path,
+    ) -> Result<WrittenSegment> {
         let saved = self.save_vectors(&rows.segment_id, vectors)?;
         self.put_segment(rows, saved, keyword_dir).await
     }
@@ -153,11 +184,20 @@ impl SnapshotWriter {
         let started = Instant::now();
         let file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::VECTORS))?;
         vectors.save(file.path())?;
-        Ok(SavedVectors { file, spec: vectors.spec().clone(), secs: started.elapsed().as_secs_f64() })
+        Ok(SavedVectors {
+            file,
+            spec: vectors.spec().clone(),
+            secs: started.elapsed().as_secs_f64(),
+        })
     }
 
     /// Every file of the segment goes up at once, each hashed as it goes.
-    async fn put_segment(&self, rows: SegmentRowFiles, vectors: SavedVectors, keyword_dir: &Path) -> Result<WrittenSegment> {
+    async fn put_segment(
+        &self,
+        rows: SegmentRowFiles,
+        vectors: SavedVectors,
+        keyword_dir: &Path,
+    ) -> Result<WrittenSegment> {
         let started = Instant::now();
         let segment_id = rows.segment_id.as_str();
         let keyword_files = keyword_index_files(keyword_dir)?;
@@ -167,7 +207,10 @@ impl SnapshotWriter {
         let keyword_paths: Vec<String> = keyword_files
             .iter()
             .map(|path| {
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 layout::segment_file(segment_id, &format!("{}/{name}", layout::KEYWORD_DIR))
             })
             .collect();
@@ -175,9 +218,18 @@ impl SnapshotWriter {
             rows.chunks_file.put(&self.root, &chunks_path, Some(BLOCK_BYTES)),
             put_bytes_summed(&self.root, &documents_path, rows.documents_bytes, Some(BLOCK_BYTES)),
             vectors.file.put(&self.root, &vectors_path, None),
-            futures::future::try_join_all(keyword_files.iter().zip(&keyword_paths).map(|(path, relative)| put_file(&self.root, relative, path, None))),
+            futures::future::try_join_all(
+                keyword_files
+                    .iter()
+                    .zip(&keyword_paths)
+                    .map(|(path, relative)| put_file(&self.root, relative, path, None))
+            ),
         )?;
-        let mut checksums = BTreeMap::from([(chunks_path, chunks_sum), (documents_path, documents_sum), (vectors_path, vectors_sum)]);
+        let mut checksums = BTreeMap::from([
+            (chunks_path, chunks_sum),
+            (documents_path, documents_sum),
+            (vectors_path, vectors_sum),
+        ]);
         checksums.extend(keyword_paths.into_iter().zip(keyword_sums));
         tracing::info!(
             "segment {segment_id}: row files written in {:.2} s, vector index saved in {:.2} s, every file put in {:.2} s",
@@ -185,7 +237,14 @@ impl SnapshotWriter {
             vectors.secs,
             started.elapsed().as_secs_f64()
         );
-        let manifest = SegmentManifest { id: rows.segment_id, index: Some(vectors.spec), documents: rows.documents, chunks: rows.chunks, files: checksums.keys().cloned().collect(), languages: Vec::new() };
+        let manifest = SegmentManifest {
+            id: rows.segment_id,
+            index: Some(vectors.spec),
+            documents: rows.documents,
+            chunks: rows.chunks,
+            files: checksums.keys().cloned().collect(),
+            languages: Vec::new(),
+        };
         Ok(WrittenSegment { manifest, checksums })
     }
 
@@ -198,7 +257,9 @@ impl SnapshotWriter {
     /// Writes the file table of `version` (before its manifest: a table is never missing
     /// from a version a run published, and a stray one without a manifest is harmless).
     pub async fn put_file_table(&self, version: &str, table: &FileTable) -> Result<()> {
-        put_bytes(&self.root, &layout::files(version), table.to_parquet()?).await.map(|_| ())
+        put_bytes(&self.root, &layout::files(version), table.to_parquet()?)
+            .await
+            .map(|_| ())
     }
 
     /// Publishes a version: its manifest first, then LATEST. Until LATEST is written,
@@ -212,7 +273,12 @@ impl SnapshotWriter {
 
     /// [`Self::publish`] of a batch version with its file table, written first (and removed
     /// again when LATEST moved: no manifest names it).
-    pub async fn publish_with_file_table(&self, manifest: &Manifest, files: &FileTable, expected: LatestExpected<'_>) -> Result<()> {
+    pub async fn publish_with_file_table(
+        &self,
+        manifest: &Manifest,
+        files: &FileTable,
+        expected: LatestExpected<'_>,
+    ) -> Result<()> {
         self.put_file_table(&manifest.version, files).await?;
         let published = self.publish(manifest, expected).await;
         if let Err(IndexerError::LatestMoved { .. }) = &published {

@@ -47,14 +47,28 @@ impl LocalFolderSource {
         let raw = if raw.is_empty() { "/" } else { raw };
         let root = std::fs::canonicalize(raw).map_err(|e| IndexerError::io(raw, e))?;
         if !root.is_dir() {
-            return Err(IndexerError::InvalidUri { uri: path.to_string(), reason: "not a folder".into() });
+            return Err(IndexerError::InvalidUri {
+                uri: path.to_string(),
+                reason: "not a folder".into(),
+            });
         }
         if root.to_str().is_none() {
-            return Err(IndexerError::InvalidUri { uri: path.to_string(), reason: "the folder's path is not valid UTF-8".into() });
+            return Err(IndexerError::InvalidUri {
+                uri: path.to_string(),
+                reason: "the folder's path is not valid UTF-8".into(),
+            });
         }
         let uri = format!("file://{}", encoded_path(&root));
-        let folder = Folder { root, uri, filter: PathFilter::new(&options.include, &options.exclude)?, max_file_bytes: options.max_file_bytes, follow_symlinks: options.follow_symlinks };
-        Ok(Self { inner: std::sync::Arc::new(folder) })
+        let folder = Folder {
+            root,
+            uri,
+            filter: PathFilter::new(&options.include, &options.exclude)?,
+            max_file_bytes: options.max_file_bytes,
+            follow_symlinks: options.follow_symlinks,
+        };
+        Ok(Self {
+            inner: std::sync::Arc::new(folder),
+        })
     }
 }
 
@@ -76,7 +90,10 @@ impl Folder {
                 Ok(entries) => entries,
                 Err(e) if prefix.is_empty() => return Err(IndexerError::io(&folder, e)),
                 Err(e) => {
-                    listing.skipped.push(Skipped { uri: self.uri_of(prefix.trim_end_matches('/')), reason: format!("folder could not be read: {e}") });
+                    listing.skipped.push(Skipped {
+                        uri: self.uri_of(prefix.trim_end_matches('/')),
+                        reason: format!("folder could not be read: {e}"),
+                    });
                     continue;
                 }
             };
@@ -84,7 +101,10 @@ impl Folder {
                 let entry = match entry {
                     Ok(entry) => entry,
                     Err(e) => {
-                        listing.skipped.push(Skipped { uri: self.uri_of(prefix.trim_end_matches('/')), reason: format!("an entry of this folder could not be read: {e}") });
+                        listing.skipped.push(Skipped {
+                            uri: self.uri_of(prefix.trim_end_matches('/')),
+                            reason: format!("an entry of this folder could not be read: {e}"),
+                        });
                         continue;
                     }
                 };
@@ -103,17 +123,28 @@ impl Folder {
                 }
                 let judged = self.judge(&path);
                 if let Judged::Folder(_, Some(target)) | Judged::File(_, Some(target)) = &judged {
-                    listing.followed_links.push(FollowedLink { uri: uri.clone(), target: target.display().to_string() });
+                    listing.followed_links.push(FollowedLink {
+                        uri: uri.clone(),
+                        target: target.display().to_string(),
+                    });
                 }
                 match judged {
                     Judged::Folder(key, _) => {
                         if folders_seen.insert(key) {
                             folders.push((path, format!("{relative}/")));
                         } else {
-                            listing.skipped.push(Skipped { uri, reason: "a folder already walked (a symlink loop)".into() });
+                            listing.skipped.push(Skipped {
+                                uri,
+                                reason: "a folder already walked (a symlink loop)".into(),
+                            });
                         }
                     }
-                    Judged::File(meta, _) => listing.entries.push(SourceEntry { uri, relative_path: relative, size: meta.len(), etag: Some(etag(&meta)) }),
+                    Judged::File(meta, _) => listing.entries.push(SourceEntry {
+                        uri,
+                        relative_path: relative,
+                        size: meta.len(),
+                        etag: Some(etag(&meta)),
+                    }),
                     Judged::Skip(reason) => listing.skipped.push(Skipped { uri, reason }),
                 }
             }
@@ -133,11 +164,21 @@ impl Folder {
             let target = match std::fs::canonicalize(path) {
                 Ok(target) => target,
                 Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Judged::Skip("a symlink loop".into()),
-                Err(_) => return Judged::Skip(format!("a symlink to nothing ({})", std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default())),
+                Err(_) => {
+                    return Judged::Skip(format!(
+                        "a symlink to nothing ({})",
+                        std::fs::read_link(path)
+                            .map(|t| t.display().to_string())
+                            .unwrap_or_default()
+                    ))
+                }
             };
             if !target.starts_with(&self.root) {
                 if !self.follow_symlinks {
-                    return Judged::Skip(format!("a symlink to {}, outside the source folder (--follow-symlinks follows it)", target.display()));
+                    return Judged::Skip(format!(
+                        "a symlink to {}, outside the source folder (--follow-symlinks follows it)",
+                        target.display()
+                    ));
                 }
                 outside = Some(target);
             }
@@ -175,7 +216,10 @@ impl Folder {
         if !self.follow_symlinks {
             let target = std::fs::canonicalize(&path).map_err(|e| IndexerError::io(&path, e))?;
             if !target.starts_with(&self.root) {
-                return Err(fail(format!("now a symlink to {}, outside the source folder", target.display())));
+                return Err(fail(format!(
+                    "now a symlink to {}, outside the source folder",
+                    target.display()
+                )));
             }
         }
         let file = std::fs::File::open(&path).map_err(|e| IndexerError::io(&path, e))?;
@@ -187,11 +231,20 @@ impl Folder {
             return Err(super::too_large(meta.len(), self.max_file_bytes));
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(self.max_file_bytes + 1).read_to_end(&mut bytes).map_err(|e| IndexerError::io(&path, e))?;
+        file.take(self.max_file_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| IndexerError::io(&path, e))?;
         if bytes.len() as u64 > self.max_file_bytes {
             return Err(super::too_large(bytes.len() as u64, self.max_file_bytes));
         }
-        Ok(RawDocument { uri: entry.uri.clone(), relative_path: entry.relative_path.clone(), size: bytes.len() as u64, bytes: Bytes::from(bytes), etag: Some(etag(&meta)), source: "file".into() })
+        Ok(RawDocument {
+            uri: entry.uri.clone(),
+            relative_path: entry.relative_path.clone(),
+            size: bytes.len() as u64,
+            bytes: Bytes::from(bytes),
+            etag: Some(etag(&meta)),
+            source: "file".into(),
+        })
     }
 }
 
@@ -210,14 +263,24 @@ fn encoded_name(name: &str) -> String {
 
 /// An absolute path with each name encoded ([`encoded_name`]).
 fn encoded_path(path: &Path) -> String {
-    let names: Vec<String> = path.components().filter_map(|c| c.as_os_str().to_str()).filter(|n| *n != "/").map(encoded_name).collect();
+    let names: Vec<String> = path
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .filter(|n| *n != "/")
+        .map(encoded_name)
+        .collect();
     format!("/{}", names.join("/"))
 }
 
 /// The object store's ETag of a local file (inode, modification time and size), so runs
 /// before and after see the same files as unchanged.
 fn etag(meta: &std::fs::Metadata) -> String {
-    let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).unwrap_or_default().as_micros();
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .unwrap_or_default()
+        .as_micros();
     format!("\"{:x}-{mtime:x}-{:x}\"", meta.ino(), meta.len())
 }
 
@@ -281,33 +344,90 @@ mod tests {
         let source = LocalFolderSource::open(root.to_str().unwrap(), &SourceOptions::default()).unwrap();
         let listing = source.list().await.unwrap();
         let names: Vec<&str> = listing.entries.iter().map(|e| e.relative_path.as_str()).collect();
-        assert_eq!(names, ["100%.txt", "a#b.txt", "café.txt", "inside-link.txt", "plain.txt", "sub/deeper/c.md"]);
+        assert_eq!(
+            names,
+            [
+                "100%.txt",
+                "a#b.txt",
+                "café.txt",
+                "inside-link.txt",
+                "plain.txt",
+                "sub/deeper/c.md"
+            ]
+        );
         for entry in &listing.entries {
             let raw = source.fetch(entry).await.unwrap();
-            assert!(String::from_utf8_lossy(&raw.bytes).starts_with("text of"), "{}", entry.relative_path);
+            assert!(
+                String::from_utf8_lossy(&raw.bytes).starts_with("text of"),
+                "{}",
+                entry.relative_path
+            );
         }
         // '#' and '%' encoded in the URI (a '#' would read as an item of the file).
-        let uri_of = |name: &str| listing.entries.iter().find(|e| e.relative_path == name).unwrap().uri.clone();
-        assert!(uri_of("a#b.txt").ends_with("/a%23b.txt") && uri_of("100%.txt").ends_with("/100%25.txt"), "{}", uri_of("a#b.txt"));
-        let reason = |name: &str| listing.skipped.iter().find(|s| s.uri.ends_with(name)).map(|s| s.reason.clone()).unwrap_or_else(|| panic!("{name} not skipped: {:?}", listing.skipped));
+        let uri_of = |name: &str| {
+            listing
+                .entries
+                .iter()
+                .find(|e| e.relative_path == name)
+                .unwrap()
+                .uri
+                .clone()
+        };
+        assert!(
+            uri_of("a#b.txt").ends_with("/a%23b.txt") && uri_of("100%.txt").ends_with("/100%25.txt"),
+            "{}",
+            uri_of("a#b.txt")
+        );
+        let reason = |name: &str| {
+            listing
+                .skipped
+                .iter()
+                .find(|s| s.uri.ends_with(name))
+                .map(|s| s.reason.clone())
+                .unwrap_or_else(|| panic!("{name} not skipped: {:?}", listing.skipped))
+        };
         assert!(reason("/leak.txt").contains("outside the source folder"));
         assert!(reason("/leak-folder").contains("outside the source folder"));
         assert!(reason("/loop").contains("symlink loop"), "{}", reason("/loop"));
         assert!(reason("/dangling.txt").contains("symlink to nothing"));
         assert!(reason("/self-a").contains("symlink loop"));
         assert!(reason("/pipe.txt").contains("FIFO"));
-        assert!(listing.skipped.iter().any(|s| s.reason.contains("not valid UTF-8")), "{:?}", listing.skipped);
+        assert!(
+            listing.skipped.iter().any(|s| s.reason.contains("not valid UTF-8")),
+            "{:?}",
+            listing.skipped
+        );
 
         // Followed when asked: the outside files are listed and read.
-        let follow = SourceOptions { follow_symlinks: true, ..Default::default() };
+        let follow = SourceOptions {
+            follow_symlinks: true,
+            ..Default::default()
+        };
         let source = LocalFolderSource::open(root.to_str().unwrap(), &follow).unwrap();
         let listing = source.list().await.unwrap();
-        assert!(listing.entries.iter().any(|e| e.relative_path == "leak.txt") && listing.entries.iter().any(|e| e.relative_path == "leak-folder/secret.txt"));
+        assert!(
+            listing.entries.iter().any(|e| e.relative_path == "leak.txt")
+                && listing
+                    .entries
+                    .iter()
+                    .any(|e| e.relative_path == "leak-folder/secret.txt")
+        );
         // ... and each link out of the folder is listed with where it leads.
-        let mut followed: Vec<&str> = listing.followed_links.iter().map(|l| l.uri.rsplit('/').next().unwrap()).collect();
+        let mut followed: Vec<&str> = listing
+            .followed_links
+            .iter()
+            .map(|l| l.uri.rsplit('/').next().unwrap())
+            .collect();
         followed.sort_unstable();
         assert_eq!(followed, ["leak-folder", "leak.txt"], "{:?}", listing.followed_links);
-        assert!(listing.followed_links.iter().all(|l| !l.target.starts_with(root.to_str().unwrap())), "{:?}", listing.followed_links);
+        assert!(
+            listing
+                .followed_links
+                .iter()
+                .all(|l| !l.target.starts_with(root.to_str().unwrap())),
+            "{:?}",
+            listing.followed_links
+        );
     }
 
     /// Plain names get the URIs and ETags the object-store listing gave them, so documents
@@ -319,10 +439,26 @@ mod tests {
             write(dir.path(), name, "{}");
         }
         let path = dir.path().to_str().unwrap();
-        let ours = LocalFolderSource::open(path, &SourceOptions::default()).unwrap().list().await.unwrap();
-        let theirs = ObjectStoreSource::open(path, &SourceOptions::default()).unwrap().list().await.unwrap();
-        let key = |l: &Listing| l.entries.iter().map(|e| (e.uri.clone(), e.relative_path.clone(), e.size, e.etag.clone())).collect::<Vec<_>>();
+        let ours = LocalFolderSource::open(path, &SourceOptions::default())
+            .unwrap()
+            .list()
+            .await
+            .unwrap();
+        let theirs = ObjectStoreSource::open(path, &SourceOptions::default())
+            .unwrap()
+            .list()
+            .await
+            .unwrap();
+        let key = |l: &Listing| {
+            l.entries
+                .iter()
+                .map(|e| (e.uri.clone(), e.relative_path.clone(), e.size, e.etag.clone()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(key(&ours), key(&theirs));
-        assert_eq!(LocalFolderSource::open(path, &SourceOptions::default()).unwrap().uri(), ObjectStoreSource::open(path, &SourceOptions::default()).unwrap().uri());
+        assert_eq!(
+            LocalFolderSource::open(path, &SourceOptions::default()).unwrap().uri(),
+            ObjectStoreSource::open(path, &SourceOptions::default()).unwrap().uri()
+        );
     }
 }

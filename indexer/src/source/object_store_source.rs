@@ -21,7 +21,11 @@ impl ObjectStoreSource {
     /// Opens a source location (`./docs`, `file:///...`, `s3://bucket/prefix`, `memory://name`).
     pub fn open(uri: &str, options: &SourceOptions) -> Result<Self> {
         let location = open_location(uri, &options.store, false)?;
-        Ok(Self { location, filter: PathFilter::new(&options.include, &options.exclude)?, max_file_bytes: options.max_file_bytes })
+        Ok(Self {
+            location,
+            filter: PathFilter::new(&options.include, &options.exclude)?,
+            max_file_bytes: options.max_file_bytes,
+        })
     }
 }
 
@@ -46,13 +50,21 @@ impl Source for ObjectStoreSource {
                 .map_err(|e| IndexerError::store(&self.location.uri, e))?;
             let mut listing = Listing::default();
             for meta in metas {
-                let relative = self.location.relative(&meta.location).unwrap_or_else(|| meta.location.to_string());
+                let relative = self
+                    .location
+                    .relative(&meta.location)
+                    .unwrap_or_else(|| meta.location.to_string());
                 let uri = self.location.uri_of(&meta.location);
                 if let Some(reason) = self.filter.skip_reason(&relative) {
                     listing.skipped.push(Skipped { uri, reason });
                     continue;
                 }
-                listing.entries.push(SourceEntry { uri, relative_path: relative, size: meta.size, etag: meta.e_tag });
+                listing.entries.push(SourceEntry {
+                    uri,
+                    relative_path: relative,
+                    size: meta.size,
+                    etag: meta.e_tag,
+                });
             }
             listing.entries.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
             Ok(listing)
@@ -66,7 +78,12 @@ impl Source for ObjectStoreSource {
                 return Err(super::too_large(entry.size, self.max_file_bytes));
             }
             let key = self.location.child(&entry.relative_path);
-            let result = self.location.store.get(&key).await.map_err(|e| IndexerError::store(&entry.uri, e))?;
+            let result = self
+                .location
+                .store
+                .get(&key)
+                .await
+                .map_err(|e| IndexerError::store(&entry.uri, e))?;
             let etag = result.meta.e_tag.clone();
             let bytes = result.bytes().await.map_err(|e| IndexerError::store(&entry.uri, e))?;
             Ok(RawDocument {
@@ -88,7 +105,10 @@ mod tests {
     use object_store::{ObjectStoreExt, PutPayload};
 
     async fn put(loc: &Location, key: &str, body: &'static str) {
-        loc.store.put(&loc.child(key), PutPayload::from_static(body.as_bytes())).await.unwrap();
+        loc.store
+            .put(&loc.child(key), PutPayload::from_static(body.as_bytes()))
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
@@ -100,15 +120,24 @@ mod tests {
         put(&loc, ".git/config", "x").await;
         put(&loc, "sub/.hidden.txt", "x").await;
         put(&loc, "skip/me.txt", "x").await;
-        let options = SourceOptions { exclude: vec!["skip/**".into()], ..Default::default() };
+        let options = SourceOptions {
+            exclude: vec!["skip/**".into()],
+            ..Default::default()
+        };
         let source = ObjectStoreSource::open("memory://source-test/docs", &options).unwrap();
         let listing = source.list().await.unwrap();
         let names: Vec<_> = listing.entries.iter().map(|e| e.relative_path.as_str()).collect();
         assert_eq!(names, ["a.md", "sub/b.txt", "sub/deeper/c.txt"]);
         assert_eq!(listing.skipped.len(), 3);
-        assert!(listing.skipped.iter().any(|s| s.uri.ends_with(".git/config") && s.reason == "hidden file"));
+        assert!(listing
+            .skipped
+            .iter()
+            .any(|s| s.uri.ends_with(".git/config") && s.reason == "hidden file"));
 
-        let only_txt = SourceOptions { include: vec!["**/*.txt".into()], ..Default::default() };
+        let only_txt = SourceOptions {
+            include: vec!["**/*.txt".into()],
+            ..Default::default()
+        };
         let source = ObjectStoreSource::open("memory://source-test/docs", &only_txt).unwrap();
         let listing = source.list().await.unwrap();
         assert_eq!(listing.entries.len(), 3, "{:?}", listing.entries); // b, c, skip/me
@@ -122,7 +151,10 @@ mod tests {
     async fn oversized_file_fails_with_its_size() {
         let loc = open_location("memory://source-big", &Default::default(), false).unwrap();
         put(&loc, "big.txt", "0123456789").await;
-        let options = SourceOptions { max_file_bytes: 4, ..Default::default() };
+        let options = SourceOptions {
+            max_file_bytes: 4,
+            ..Default::default()
+        };
         let source = ObjectStoreSource::open("memory://source-big", &options).unwrap();
         let listing = source.list().await.unwrap();
         let err = source.fetch(&listing.entries[0]).await.unwrap_err();

@@ -21,8 +21,15 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet> {
 
 impl PathFilter {
     pub fn new(include: &[String], exclude: &[String]) -> Result<Self> {
-        let include = if include.is_empty() { None } else { Some(glob_set(include)?) };
-        Ok(Self { include, exclude: glob_set(exclude)? })
+        let include = if include.is_empty() {
+            None
+        } else {
+            Some(glob_set(include)?)
+        };
+        Ok(Self {
+            include,
+            exclude: glob_set(exclude)?,
+        })
     }
 
     /// Why `relative` (a `/`-separated path below the source) is left out, if it is.

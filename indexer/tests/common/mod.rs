@@ -12,20 +12,31 @@ use std::time::{Duration, Instant};
 use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
 
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// The `shared/` folder beside the project checkout ($QUARRY_SHARED_DIR where a copy
 /// travels elsewhere, as to a GPU machine).
 pub fn shared_dir() -> PathBuf {
-    let dir = std::env::var_os("QUARRY_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|| workspace_root().parent().unwrap().join("shared"));
+    let dir = std::env::var_os("QUARRY_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().parent().unwrap().join("shared"));
     assert!(dir.is_dir(), "test data folder {} is missing", dir.display());
     dir
 }
 
 pub fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("QUARRY_MODEL").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("models/all-MiniLM-L6-v2"));
-    assert!(dir.join("model.safetensors").is_file(), "model missing at {}: run scripts/fetch-model.sh", dir.display());
+    let dir = std::env::var_os("QUARRY_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("models/all-MiniLM-L6-v2"));
+    assert!(
+        dir.join("model.safetensors").is_file(),
+        "model missing at {}: run scripts/fetch-model.sh",
+        dir.display()
+    );
     dir
 }
 
@@ -40,13 +51,24 @@ pub fn load_embedder_at(batch: BatchPolicy, precision: Precision) -> BertEmbedde
 
 /// `cpu_lanes`: batches of one call run at once on the CPU (None: the default).
 pub fn load_embedder_with(batch: BatchPolicy, precision: Precision, cpu_lanes: Option<usize>) -> BertEmbedder {
-    BertEmbedder::load(&ModelDir::open(&model_dir()).unwrap(), EmbedOptions { batch: Some(batch), precision, cpu_lanes, ..Default::default() }).unwrap()
+    BertEmbedder::load(
+        &ModelDir::open(&model_dir()).unwrap(),
+        EmbedOptions {
+            batch: Some(batch),
+            precision,
+            cpu_lanes,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 /// One CPU embedder per test binary.
 pub fn embedder() -> Arc<dyn Embedder> {
     static EMBEDDER: OnceLock<Arc<BertEmbedder>> = OnceLock::new();
-    EMBEDDER.get_or_init(|| Arc::new(load_embedder(BatchPolicy::default()))).clone()
+    EMBEDDER
+        .get_or_init(|| Arc::new(load_embedder(BatchPolicy::default())))
+        .clone()
 }
 
 /// The first `n` lines of msmarco-5k's corpus.jsonl.
@@ -57,22 +79,70 @@ pub fn msmarco_slice(n: usize) -> String {
 
 /// Publishes `text` as the document `uri` (`upload://…`, named `name`) plus `tombstones` as the
 /// next version of `out`, on top of LATEST, as a server's upload does: one small segment.
-pub async fn publish_online(out: &str, store: &quarry_indexer::store::StoreOptions, uri: &str, name: &str, text: &str, tombstones: Vec<String>) -> quarry_indexer::snapshot::Manifest {
+pub async fn publish_online(
+    out: &str,
+    store: &quarry_indexer::store::StoreOptions,
+    uri: &str,
+    name: &str,
+    text: &str,
+    tombstones: Vec<String>,
+) -> quarry_indexer::snapshot::Manifest {
     use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
-    use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, ChunkSettings, VersionChange};
+    use quarry_indexer::pipeline::{
+        embed_documents, parse_and_chunk, publish_next_version, ChunkSettings, VersionChange,
+    };
     use quarry_indexer::snapshot::{ChunkerManifest, SnapshotReader, SnapshotWriter};
     let embedder = embedder();
-    let base = SnapshotReader::open(out, store).await.ok().map(|r| r.manifest().clone());
-    let chunker = Arc::new(TokenChunker::new(ChunkerConfig::default(), embedder.tokenizer().clone(), &embedder.info().sha256).unwrap());
-    let settings = ChunkSettings { parser: std::sync::Arc::new(quarry_indexer::parse::AutoParser), chunker: chunker.clone(), tags: Vec::new(), max_document_tokens: 500_000, ingested_at: chrono::Utc::now() };
-    let raw = quarry_indexer::source::RawDocument { uri: uri.into(), relative_path: name.into(), size: text.len() as u64, bytes: text.to_string().into_bytes().into(), etag: None, source: "upload".into() };
+    let base = SnapshotReader::open(out, store)
+        .await
+        .ok()
+        .map(|r| r.manifest().clone());
+    let chunker = Arc::new(
+        TokenChunker::new(
+            ChunkerConfig::default(),
+            embedder.tokenizer().clone(),
+            &embedder.info().sha256,
+        )
+        .unwrap(),
+    );
+    let settings = ChunkSettings {
+        parser: std::sync::Arc::new(quarry_indexer::parse::AutoParser),
+        chunker: chunker.clone(),
+        tags: Vec::new(),
+        max_document_tokens: 500_000,
+        ingested_at: chrono::Utc::now(),
+    };
+    let raw = quarry_indexer::source::RawDocument {
+        uri: uri.into(),
+        relative_path: name.into(),
+        size: text.len() as u64,
+        bytes: text.to_string().into_bytes().into(),
+        etag: None,
+        source: "upload".into(),
+    };
     let (documents, failures) = parse_and_chunk(&raw, &settings);
     assert!(failures.is_empty(), "{failures:?}");
     let embedded_chunks = documents.iter().map(|d| d.chunks.len()).sum();
     let documents = embed_documents(documents, embedder.as_ref(), 256, &|_| {}).unwrap();
     let writer = SnapshotWriter::open(out, store).unwrap();
-    let chunker_manifest = ChunkerManifest { config: chunker.config(), sig: chunker.signature() };
-    publish_next_version(&writer, base.as_ref(), VersionChange { documents, tombstones, embedded_chunks }, embedder.as_ref(), chunker_manifest, &Default::default()).await.unwrap()
+    let chunker_manifest = ChunkerManifest {
+        config: chunker.config(),
+        sig: chunker.signature(),
+    };
+    publish_next_version(
+        &writer,
+        base.as_ref(),
+        VersionChange {
+            documents,
+            tombstones,
+            embedded_chunks,
+        },
+        embedder.as_ref(),
+        chunker_manifest,
+        &Default::default(),
+    )
+    .await
+    .unwrap()
 }
 
 /// xorshift64*: a tiny seeded generator, so generated test inputs are the same on every run.
@@ -108,7 +178,11 @@ pub struct S3Server {
 
 fn moto_binary() -> PathBuf {
     let venv = workspace_root().join(".venv/bin/moto_server");
-    assert!(venv.is_file(), "moto_server missing at {}: run scripts/s3-tools.sh (scripts/test.sh does)", venv.display());
+    assert!(
+        venv.is_file(),
+        "moto_server missing at {}: run scripts/s3-tools.sh (scripts/test.sh does)",
+        venv.display()
+    );
     venv
 }
 
@@ -156,9 +230,17 @@ impl S3Server {
                 assert!(Instant::now() < deadline, "moto_server did not accept on {addr}");
                 std::thread::sleep(Duration::from_millis(100));
             }
-            let response = http(&addr, &format!("PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")).unwrap();
+            let response = http(
+                &addr,
+                &format!("PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+            )
+            .unwrap();
             assert!(response.starts_with("HTTP/1.1 200"), "create bucket: {response}");
-            return Self { child: Some(child), endpoint: format!("http://{addr}"), bucket: bucket.to_string() };
+            return Self {
+                child: Some(child),
+                endpoint: format!("http://{addr}"),
+                bucket: bucket.to_string(),
+            };
         }
         panic!("moto_server did not start on a port of its own in 5 tries");
     }
@@ -167,7 +249,9 @@ impl S3Server {
 /// Whether process `pid` holds a socket listening on loopback `port` (Linux: its open file
 /// descriptors' socket inodes, against /proc/net/tcp's listening sockets).
 fn listens_on(pid: u32, port: u16) -> bool {
-    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return false };
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return false;
+    };
     let local = format!("0100007F:{port:04X}");
     let inodes: Vec<String> = table
         .lines()
@@ -176,11 +260,15 @@ fn listens_on(pid: u32, port: u16) -> bool {
         .filter(|fields| fields.len() > 9 && fields[1] == local && fields[3] == "0A")
         .map(|fields| fields[9].to_string())
         .collect();
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
-    fds.flatten().filter_map(|fd| std::fs::read_link(fd.path()).ok()).any(|target| {
-        let target = target.to_string_lossy();
-        inodes.iter().any(|inode| target == format!("socket:[{inode}]"))
-    })
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .any(|target| {
+            let target = target.to_string_lossy();
+            inodes.iter().any(|inode| target == format!("socket:[{inode}]"))
+        })
 }
 
 impl Drop for S3Server {

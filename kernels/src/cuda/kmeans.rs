@@ -17,7 +17,12 @@ struct DeviceSums {
 impl CudaKernels {
     /// Nearest centroid and its score for every row of `data`; with `sums`, also adds each
     /// row into its centroid's sum and count.
-    fn assign_into(&self, data: &DeviceMatrix, centroids: &[f32], mut sums: Option<&mut DeviceSums>) -> Result<(CudaSlice<u32>, CudaSlice<f32>)> {
+    fn assign_into(
+        &self,
+        data: &DeviceMatrix,
+        centroids: &[f32],
+        mut sums: Option<&mut DeviceSums>,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<f32>)> {
         let dim = data.dim;
         let k = rows_of(centroids, dim, "centroids")?;
         let device_centroids = self.stream.clone_htod(centroids).map_err(cuda_err)?;
@@ -29,21 +34,43 @@ impl CudaKernels {
             let rows_here = chunk_rows.min(data.rows - first_row);
             let rows_view = data.rows_view(first_row, rows_here);
             let mut score_view = scores.slice_mut(..rows_here * k);
-            self.inner_products(&device_centroids.slice(..), k, &rows_view, rows_here, dim, &mut score_view)?;
+            self.inner_products(
+                &device_centroids.slice(..),
+                k,
+                &rows_view,
+                rows_here,
+                dim,
+                &mut score_view,
+            )?;
             let (rows_arg, k_arg, dim_arg) = (rows_here as i32, k as i32, dim as i32);
             let mut assignment_view = assignment.slice_mut(first_row..first_row + rows_here);
             let mut best_view = best.slice_mut(first_row..first_row + rows_here);
             {
                 let mut launch = self.stream.launch_builder(&self.nearest_centroid);
-                launch.arg(&mut score_view).arg(&rows_arg).arg(&k_arg).arg(&mut assignment_view).arg(&mut best_view);
+                launch
+                    .arg(&mut score_view)
+                    .arg(&rows_arg)
+                    .arg(&k_arg)
+                    .arg(&mut assignment_view)
+                    .arg(&mut best_view);
                 let warps_per_block = 8;
-                let config = LaunchConfig { grid_dim: (rows_here.div_ceil(warps_per_block) as u32, 1, 1), block_dim: (32 * warps_per_block as u32, 1, 1), shared_mem_bytes: 0 };
+                let config = LaunchConfig {
+                    grid_dim: (rows_here.div_ceil(warps_per_block) as u32, 1, 1),
+                    block_dim: (32 * warps_per_block as u32, 1, 1),
+                    shared_mem_bytes: 0,
+                };
                 // SAFETY: scores hold rows_here·k values; assignment and best rows_here each.
                 unsafe { launch.launch(config) }.map_err(cuda_err)?;
             }
             if let Some(sums) = sums.as_deref_mut() {
                 let mut launch = self.stream.launch_builder(&self.accumulate_clusters);
-                launch.arg(&rows_view).arg(&mut assignment_view).arg(&rows_arg).arg(&dim_arg).arg(&mut sums.sums).arg(&mut sums.counts);
+                launch
+                    .arg(&rows_view)
+                    .arg(&mut assignment_view)
+                    .arg(&rows_arg)
+                    .arg(&dim_arg)
+                    .arg(&mut sums.sums)
+                    .arg(&mut sums.counts);
                 let config = LaunchConfig::for_num_elems((rows_here * dim) as u32);
                 // SAFETY: rows_view holds rows_here·dim values, sums k·dim, counts k.
                 unsafe { launch.launch(config) }.map_err(cuda_err)?;

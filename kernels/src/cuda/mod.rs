@@ -95,7 +95,11 @@ impl CudaKernels {
     /// Copies a row-major matrix to the GPU.
     pub fn upload(&self, data: &[f32], dim: usize) -> Result<DeviceMatrix> {
         let rows = rows_of(data, dim, "matrix")?;
-        Ok(DeviceMatrix { data: self.stream.clone_htod(data).map_err(cuda_err)?, rows, dim })
+        Ok(DeviceMatrix {
+            data: self.stream.clone_htod(data).map_err(cuda_err)?,
+            rows,
+            dim,
+        })
     }
 
     /// Waits for every queued kernel (for timing).
@@ -105,7 +109,15 @@ impl CudaKernels {
 
     /// `out[j][i] = a_i · b_j` for `a` rows `m`, `b` rows `n`, both with `dim` columns
     /// (row-major): column-major `out = aᵀ·b`, so each row of `b` gets `m` contiguous scores.
-    pub(crate) fn inner_products(&self, a: &CudaView<'_, f32>, m: usize, b: &CudaView<'_, f32>, n: usize, dim: usize, out: &mut CudaViewMut<'_, f32>) -> Result<()> {
+    pub(crate) fn inner_products(
+        &self,
+        a: &CudaView<'_, f32>,
+        m: usize,
+        b: &CudaView<'_, f32>,
+        n: usize,
+        dim: usize,
+        out: &mut CudaViewMut<'_, f32>,
+    ) -> Result<()> {
         let config = GemmConfig {
             transa: cublasOperation_t::CUBLAS_OP_T,
             transb: cublasOperation_t::CUBLAS_OP_N,
@@ -145,7 +157,10 @@ impl VectorKernels for CudaKernels {
     }
 
     fn prepare_flat<'a>(&'a self, base: &'a [f32], dim: usize) -> Result<Box<dyn FlatSearch + 'a>> {
-        Ok(Box::new(GpuFlat { kernels: self, base: self.upload(base, dim)? }))
+        Ok(Box::new(GpuFlat {
+            kernels: self,
+            base: self.upload(base, dim)?,
+        }))
     }
 
     fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>> {

@@ -55,7 +55,14 @@ impl CudaKernels {
                 let rows_here = chunk_rows.min(base.rows - first_row);
                 let slices = max_slices.min(rows_here.div_ceil(THREADS * MIN_ROWS_PER_THREAD)).max(1);
                 let mut score_view = scores.slice_mut(..rows_here * queries_here);
-                self.inner_products(&base.rows_view(first_row, rows_here), rows_here, &query_view, queries_here, dim, &mut score_view)?;
+                self.inner_products(
+                    &base.rows_view(first_row, rows_here),
+                    rows_here,
+                    &query_view,
+                    queries_here,
+                    dim,
+                    &mut score_view,
+                )?;
                 let (rows_arg, k_arg, offset_arg) = (rows_here as i32, k as i32, first_row as u64);
                 let mut launch = self.stream.launch_builder(&self.select_top_k);
                 launch
@@ -67,7 +74,11 @@ impl CudaKernels {
                     .arg(&mut scratch_rows)
                     .arg(&mut out_scores)
                     .arg(&mut out_rows);
-                let config = LaunchConfig { grid_dim: (queries_here as u32, slices as u32, 1), block_dim: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+                let config = LaunchConfig {
+                    grid_dim: (queries_here as u32, slices as u32, 1),
+                    block_dim: (THREADS as u32, 1, 1),
+                    shared_mem_bytes: 0,
+                };
                 // SAFETY: the buffers hold the sizes topk.cu indexes for this grid: queries_here
                 // · slices ≤ group · max_slices lists of THREADS · k scratch and k out entries.
                 unsafe { launch.launch(config) }.map_err(cuda_err)?;
@@ -75,8 +86,12 @@ impl CudaKernels {
                 let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..found)).map_err(cuda_err)?;
                 let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..found)).map_err(cuda_err)?;
                 for (query, list) in candidates.iter_mut().enumerate() {
-                    let hits = (query * slices * k..(query + 1) * slices * k).filter(|&i| chunk_rows_found[i] != u64::MAX);
-                    list.extend(hits.map(|i| Scored { row: chunk_rows_found[i], score: chunk_scores[i] }));
+                    let hits =
+                        (query * slices * k..(query + 1) * slices * k).filter(|&i| chunk_rows_found[i] != u64::MAX);
+                    list.extend(hits.map(|i| Scored {
+                        row: chunk_rows_found[i],
+                        score: chunk_scores[i],
+                    }));
                 }
             }
             results.extend(candidates.into_iter().map(|mut list| {
@@ -86,7 +101,10 @@ impl CudaKernels {
             }));
         }
         if results.len() != query_count {
-            return Err(KernelError::Cuda(format!("top-k returned {} lists for {query_count} queries", results.len())));
+            return Err(KernelError::Cuda(format!(
+                "top-k returned {} lists for {query_count} queries",
+                results.len()
+            )));
         }
         Ok(results)
     }

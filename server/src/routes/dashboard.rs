@@ -9,7 +9,13 @@ use axum::response::{IntoResponse, Redirect};
 const PAGE: &str = include_str!("dashboard.html");
 
 pub async fn page() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PAGE)
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        PAGE,
+    )
 }
 
 /// `/` opens the dashboard.

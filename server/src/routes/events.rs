@@ -31,11 +31,17 @@ pub struct EventsQuery {
 }
 
 fn sse_event(state: &AppState, (number, event): &NumberedEvent) -> Event {
-    Event::default().id(state.events.event_id(*number)).event(event.name()).json_data(event).unwrap_or_else(|e| Event::default().comment(e.to_string()))
+    Event::default()
+        .id(state.events.event_id(*number))
+        .event(event.name())
+        .json_data(event)
+        .unwrap_or_else(|e| Event::default().comment(e.to_string()))
 }
 
 fn missed_event(missed: Option<u64>) -> Event {
-    Event::default().event("events_missed").data(serde_json::json!({ "missed": missed }).to_string())
+    Event::default()
+        .event("events_missed")
+        .data(serde_json::json!({ "missed": missed }).to_string())
 }
 
 /// Subscribes before answering, so nothing that happens after the response starts is missed.
@@ -47,32 +53,53 @@ pub async fn collection_events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     find(&state, &name)?;
     if let Some(job_id) = &query.job_id {
-        let job = state.jobs.get(job_id).ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))?;
+        let job = state
+            .jobs
+            .get(job_id)
+            .ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))?;
         if job.collection_name != name {
-            return Err(ApiError::NotFound(format!("Job '{job_id}' is not a job of collection '{name}'")));
+            return Err(ApiError::NotFound(format!(
+                "Job '{job_id}' is not a job of collection '{name}'"
+            )));
         }
     }
-    let header = headers.get("last-event-id").map(|v| v.to_str().unwrap_or_default().to_string());
+    let header = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().unwrap_or_default().to_string());
     let last_seen = header.or(query.last_event_id);
-    let subscription = state.events.subscribe(last_seen.as_deref()).ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
+    let subscription = state
+        .events
+        .subscribe(last_seen.as_deref())
+        .ok_or_else(|| ApiError::Unavailable("the server is shutting down".into()))?;
     let job = query.job_id;
-    let wanted = move |event: &CollectionEvent| event.collection_name() == name && job.as_ref().is_none_or(|job| event.job_id() == Some(job.as_str()));
+    let wanted = move |event: &CollectionEvent| {
+        event.collection_name() == name && job.as_ref().is_none_or(|job| event.job_id() == Some(job.as_str()))
+    };
     let mut first: Vec<Event> = Vec::new();
     if subscription.missed {
         first.push(missed_event(None));
     }
-    first.extend(subscription.replay.iter().filter(|(_, event)| wanted(event)).map(|numbered| sse_event(&state, numbered)));
-    let live = futures::stream::unfold((subscription.live, wanted, state), |(mut receiver, wanted, state)| async move {
-        loop {
-            let event = match receiver.recv().await {
-                Ok(numbered) if wanted(&numbered.1) => sse_event(&state, &numbered),
-                Ok(_) => continue,
-                Err(RecvError::Lagged(missed)) => missed_event(Some(missed)),
-                Err(RecvError::Closed) => return None,
-            };
-            return Some((Ok(event), (receiver, wanted, state)));
-        }
-    });
+    first.extend(
+        subscription
+            .replay
+            .iter()
+            .filter(|(_, event)| wanted(event))
+            .map(|numbered| sse_event(&state, numbered)),
+    );
+    let live = futures::stream::unfold(
+        (subscription.live, wanted, state),
+        |(mut receiver, wanted, state)| async move {
+            loop {
+                let event = match receiver.recv().await {
+                    Ok(numbered) if wanted(&numbered.1) => sse_event(&state, &numbered),
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(missed)) => missed_event(Some(missed)),
+                    Err(RecvError::Closed) => return None,
+                };
+                return Some((Ok(event), (receiver, wanted, state)));
+            }
+        },
+    );
     let stream = futures::StreamExt::chain(futures::stream::iter(first.into_iter().map(Ok)), live);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

@@ -36,28 +36,53 @@ pub struct CreateCollection {
     metadata: serde_json::Map<String, serde_json::Value>,
 }
 
-pub async fn create_collection(State(state): State<Arc<AppState>>, ApiJson(body): ApiJson<CreateCollection>) -> Result<(StatusCode, Json<CollectionInfo>), ApiError> {
+pub async fn create_collection(
+    State(state): State<Arc<AppState>>,
+    ApiJson(body): ApiJson<CreateCollection>,
+) -> Result<(StatusCode, Json<CollectionInfo>), ApiError> {
     validate_name(&body.name).map_err(ApiError::BadRequest)?;
     if state.collection(&body.name).is_some() {
-        return Err(ApiError::BadRequest(format!("Collection '{}' already exists", body.name)));
+        return Err(ApiError::BadRequest(format!(
+            "Collection '{}' already exists",
+            body.name
+        )));
     }
     let root = state.managed_root(&body.name);
     std::fs::create_dir_all(&root).map_err(|e| ApiError::Internal(format!("{}: {e}", root.display())))?;
-    let record = CollectionRecord { name: body.name, uri: root.display().to_string(), managed: true, description: body.description, metadata: body.metadata, created_at: chrono::Utc::now() };
+    let record = CollectionRecord {
+        name: body.name,
+        uri: root.display().to_string(),
+        managed: true,
+        description: body.description,
+        metadata: body.metadata,
+        created_at: chrono::Utc::now(),
+    };
     let collection = state.add_collection(record).await.map_err(ApiError::Internal)?;
     Ok((StatusCode::CREATED, Json(collection.info())))
 }
 
 pub async fn list_collections(State(state): State<Arc<AppState>>) -> Json<Vec<CollectionInfo>> {
-    let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
+    let collections: Vec<Arc<Collection>> = state
+        .collections
+        .read()
+        .expect("collections lock")
+        .values()
+        .cloned()
+        .collect();
     Json(collections.iter().map(|c| c.info()).collect())
 }
 
-pub async fn get_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<CollectionInfo>, ApiError> {
+pub async fn get_collection(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Json<CollectionInfo>, ApiError> {
     Ok(Json(find(&state, &name)?.info()))
 }
 
-pub async fn delete_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<serde_json::Value>, ApiError> {
+pub async fn delete_collection(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
     let collection = find(&state, &name)?;
     let _guard = collection.publish_lock.lock().await;
     state.collections.write().expect("collections lock").remove(&name);
@@ -67,13 +92,22 @@ pub async fn delete_collection(State(state): State<Arc<AppState>>, Path(name): P
         let _ = std::fs::remove_dir_all(&collection.record.uri);
     }
     state.refresh_snapshot_metric();
-    Ok(Json(json!({ "message": format!("Collection '{name}' deleted"), "name": name, "snapshot_deleted": collection.record.managed })))
+    Ok(Json(
+        json!({ "message": format!("Collection '{name}' deleted"), "name": name, "snapshot_deleted": collection.record.managed }),
+    ))
 }
 
-pub async fn reload_collection(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<serde_json::Value>, ApiError> {
+pub async fn reload_collection(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
     let collection = find(&state, &name)?;
     let _guard = collection.publish_lock.lock().await;
-    let changed = state.reload_collection(&collection).await.map_err(|e| ApiError::Internal(format!("reload of '{name}' failed; the previous version keeps serving: {e}")))?;
+    let changed = state.reload_collection(&collection).await.map_err(|e| {
+        ApiError::Internal(format!(
+            "reload of '{name}' failed; the previous version keeps serving: {e}"
+        ))
+    })?;
     state.refresh_snapshot_metric();
     Ok(Json(json!({ "reloaded": changed, "collection": collection.info() })))
 }
@@ -81,7 +115,11 @@ pub async fn reload_collection(State(state): State<Arc<AppState>>, Path(name): P
 /// The last path component of an uploaded file's name.
 fn clean_file_name(name: &str) -> String {
     let name = name.rsplit(['/', '\\']).next().unwrap_or(name).trim();
-    if name.is_empty() { "upload".into() } else { name.to_string() }
+    if name.is_empty() {
+        "upload".into()
+    } else {
+        name.to_string()
+    }
 }
 
 /// The most tags an upload may give its files, and the longest tag.
@@ -93,14 +131,19 @@ const MAX_TAG_CHARS: usize = 64;
 fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiError> {
     for tag in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         if tag.chars().count() > MAX_TAG_CHARS {
-            return Err(ApiError::BadRequest(format!("tags: '{tag}' is longer than {MAX_TAG_CHARS} characters")));
+            return Err(ApiError::BadRequest(format!(
+                "tags: '{tag}' is longer than {MAX_TAG_CHARS} characters"
+            )));
         }
         if !tags.iter().any(|t| t == tag) {
             tags.push(tag.to_string());
         }
     }
     if tags.len() > MAX_UPLOAD_TAGS {
-        return Err(ApiError::BadRequest(format!("tags: {} given, at most {MAX_UPLOAD_TAGS}", tags.len())));
+        return Err(ApiError::BadRequest(format!(
+            "tags: {} given, at most {MAX_UPLOAD_TAGS}",
+            tags.len()
+        )));
     }
     Ok(())
 }
@@ -110,10 +153,16 @@ fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiError> {
 /// The request's `Idempotency-Key`: a retried upload with the key of an earlier one gets
 /// that upload's answer instead of a second job.
 fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
     match value.to_str() {
-        Ok(key) if (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic()) => Ok(Some(key.to_string())),
-        _ => Err(ApiError::BadRequest("Idempotency-Key must be 1 to 255 visible ASCII characters".into())),
+        Ok(key) if (1..=255).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(Some(key.to_string()))
+        }
+        _ => Err(ApiError::BadRequest(
+            "Idempotency-Key must be 1 to 255 visible ASCII characters".into(),
+        )),
     }
 }
 
@@ -125,7 +174,12 @@ pub async fn upload_documents(
 ) -> Result<impl IntoResponse, ApiError> {
     let collection = find(&state, &name)?;
     let key = idempotency_key(&headers)?;
-    let mut multipart = multipart.map_err(|e| ApiError::BadRequest(format!("expected multipart/form-data with a 'files' field: {}", e.body_text())))?;
+    let mut multipart = multipart.map_err(|e| {
+        ApiError::BadRequest(format!(
+            "expected multipart/form-data with a 'files' field: {}",
+            e.body_text()
+        ))
+    })?;
     let job_id = uuid::Uuid::new_v4().to_string();
     let dir = uploads_dir(&state, &job_id);
     let mut uploads = Vec::new();
@@ -139,12 +193,19 @@ pub async fn upload_documents(
             Ok(None) => break,
             Err(e) => {
                 cleanup(&dir);
-                return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE { ApiError::PayloadTooLarge(e.body_text()) } else { ApiError::BadRequest(e.body_text()) });
+                return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge(e.body_text())
+                } else {
+                    ApiError::BadRequest(e.body_text())
+                });
             }
         };
         let Some(file_name) = field.file_name().map(clean_file_name) else {
             if field.name() == Some("tags") {
-                let text = field.text().await.map_err(|e| ApiError::BadRequest(format!("tags: {}", e.body_text())));
+                let text = field
+                    .text()
+                    .await
+                    .map_err(|e| ApiError::BadRequest(format!("tags: {}", e.body_text())));
                 match text.and_then(|text| parse_tags(&text, &mut tags)) {
                     Ok(()) => {}
                     Err(e) => {
@@ -159,7 +220,11 @@ pub async fn upload_documents(
             Ok(bytes) => bytes,
             Err(e) => {
                 cleanup(&dir);
-                return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE { ApiError::PayloadTooLarge(e.body_text()) } else { ApiError::BadRequest(e.body_text()) });
+                return Err(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge(e.body_text())
+                } else {
+                    ApiError::BadRequest(e.body_text())
+                });
             }
         };
         let file_id = format!("file-{}", uuid::Uuid::new_v4().simple());
@@ -168,10 +233,18 @@ pub async fn upload_documents(
             cleanup(&dir);
             return Err(ApiError::Internal(format!("saving the upload: {e}")));
         }
-        uploads.push(Upload { file_id, file_name, path, size: bytes.len() as u64, tags: Vec::new() });
+        uploads.push(Upload {
+            file_id,
+            file_name,
+            path,
+            size: bytes.len() as u64,
+            tags: Vec::new(),
+        });
     }
     if uploads.is_empty() {
-        return Err(ApiError::BadRequest("no files uploaded: send one or more multipart fields named 'files' with a filename".into()));
+        return Err(ApiError::BadRequest(
+            "no files uploaded: send one or more multipart fields named 'files' with a filename".into(),
+        ));
     }
     for upload in &mut uploads {
         upload.tags = tags.clone();
@@ -179,13 +252,21 @@ pub async fn upload_documents(
     let file_ids: Vec<String> = uploads.iter().map(|u| u.file_id.clone()).collect();
     let count = uploads.len();
     match submit(&state, &collection, job_id, uploads, key) {
-        Ok(Submitted::New(job_id)) => Ok((StatusCode::ACCEPTED, Json(json!({ "job_id": job_id, "file_ids": file_ids, "message": format!("Ingestion job submitted for {count} file(s)") })))),
+        Ok(Submitted::New(job_id)) => Ok((
+            StatusCode::ACCEPTED,
+            Json(
+                json!({ "job_id": job_id, "file_ids": file_ids, "message": format!("Ingestion job submitted for {count} file(s)") }),
+            ),
+        )),
         Ok(Submitted::Earlier(earlier)) => {
             // The retry's copies go; the earlier job's answer is repeated.
             cleanup(&dir);
             let file_ids: Vec<&str> = earlier.file_details.iter().map(|f| f.file_id.as_str()).collect();
             let message = format!("Ingestion job submitted for {} file(s)", file_ids.len());
-            Ok((StatusCode::ACCEPTED, Json(json!({ "job_id": earlier.job_id, "file_ids": file_ids, "message": message }))))
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "job_id": earlier.job_id, "file_ids": file_ids, "message": message })),
+            ))
         }
         Err(e) => {
             cleanup(&dir);
@@ -194,7 +275,10 @@ pub async fn upload_documents(
     }
 }
 
-pub async fn list_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>) -> Result<Json<Vec<FileInfo>>, ApiError> {
+pub async fn list_documents(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Json<Vec<FileInfo>>, ApiError> {
     Ok(Json(find(&state, &name)?.list_files()))
 }
 
@@ -204,7 +288,11 @@ pub struct DeleteFiles {
     file_ids: Vec<String>,
 }
 
-pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Path<String>, ApiJson(body): ApiJson<DeleteFiles>) -> Result<Json<serde_json::Value>, ApiError> {
+pub async fn delete_documents(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    ApiJson(body): ApiJson<DeleteFiles>,
+) -> Result<Json<serde_json::Value>, ApiError> {
     let collection = find(&state, &name)?;
     if body.file_ids.is_empty() {
         return Err(ApiError::BadRequest("file_ids must name at least one file".into()));
@@ -216,7 +304,11 @@ pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Pa
     let mut tombstones = Vec::new();
     let mut removed: HashSet<String> = HashSet::new();
     for id in &body.file_ids {
-        let matching: Vec<&FileInfo> = files.iter().filter(|f| &f.file_id == id || &f.file_name == id).filter(|f| !removed.contains(&f.file_id)).collect();
+        let matching: Vec<&FileInfo> = files
+            .iter()
+            .filter(|f| &f.file_id == id || &f.file_name == id)
+            .filter(|f| !removed.contains(&f.file_id))
+            .collect();
         if matching.is_empty() {
             failed.push(json!({ "file_id": id, "error": "Not found or already deleted" }));
             continue;
@@ -230,10 +322,26 @@ pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Pa
         successful.push(id.clone());
     }
     if !tombstones.is_empty() {
-        publish(&state, &collection, VersionChange { documents: Vec::new(), tombstones, embedded_chunks: 0 }).await.map_err(ApiError::Internal)?;
+        publish(
+            &state,
+            &collection,
+            VersionChange {
+                documents: Vec::new(),
+                tombstones,
+                embedded_chunks: 0,
+            },
+        )
+        .await
+        .map_err(ApiError::Internal)?;
     }
-    collection.files.lock().expect("files lock").retain(|f| !removed.contains(&f.file_id));
-    state.save_files(&collection).map_err(|e| ApiError::Internal(e.to_string()))?;
+    collection
+        .files
+        .lock()
+        .expect("files lock")
+        .retain(|f| !removed.contains(&f.file_id));
+    state
+        .save_files(&collection)
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Json(json!({
         "message": format!("Deleted {} of {} files", successful.len(), body.file_ids.len()),
         "successful": successful,
@@ -244,11 +352,22 @@ pub async fn delete_documents(State(state): State<Arc<AppState>>, Path(name): Pa
 
 /// A job's IngestionJobStatus; a pending one says where it waits in `metadata`
 /// (`queue_position` of `queue_length`: the pending jobs, oldest first).
-pub async fn job_status(State(state): State<Arc<AppState>>, Path(job_id): Path<String>) -> Result<Json<IngestionJobStatus>, ApiError> {
-    let mut job = state.jobs.get(&job_id).ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))?;
+pub async fn job_status(
+    State(state): State<Arc<AppState>>,
+    Path(job_id): Path<String>,
+) -> Result<Json<IngestionJobStatus>, ApiError> {
+    let mut job = state
+        .jobs
+        .get(&job_id)
+        .ok_or_else(|| ApiError::NotFound(format!("Job '{job_id}' not found")))?;
     if job.status == JobState::Pending {
-        let mut pending: Vec<(chrono::DateTime<chrono::Utc>, String)> =
-            state.jobs.all().into_iter().filter(|j| j.status == JobState::Pending).map(|j| (j.submitted_at, j.job_id)).collect();
+        let mut pending: Vec<(chrono::DateTime<chrono::Utc>, String)> = state
+            .jobs
+            .all()
+            .into_iter()
+            .filter(|j| j.status == JobState::Pending)
+            .map(|j| (j.submitted_at, j.job_id))
+            .collect();
         pending.sort();
         if let Some(at) = pending.iter().position(|(_, id)| *id == job_id) {
             job.metadata.insert("queue_position".into(), (at + 1).into());
@@ -259,12 +378,34 @@ pub async fn job_status(State(state): State<Arc<AppState>>, Path(job_id): Path<S
 }
 
 pub async fn health(State(state): State<Arc<AppState>>) -> impl IntoResponse {
-    let collections: Vec<Arc<Collection>> = state.collections.read().expect("collections lock").values().cloned().collect();
+    let collections: Vec<Arc<Collection>> = state
+        .collections
+        .read()
+        .expect("collections lock")
+        .values()
+        .cloned()
+        .collect();
     let details: serde_json::Map<String, serde_json::Value> = collections
         .iter()
-        .map(|c| (c.name().to_string(), json!({ "version": c.version(), "error": c.load_error.read().expect("load error lock").clone() })))
+        .map(|c| {
+            (
+                c.name().to_string(),
+                json!({ "version": c.version(), "error": c.load_error.read().expect("load error lock").clone() }),
+            )
+        })
         .collect();
-    let unhealthy = collections.iter().any(|c| c.load_error.read().expect("load error lock").is_some());
-    let status = if unhealthy { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
-    (status, Json(json!({ "status": if unhealthy { "unhealthy" } else { "healthy" }, "backend": "quarry", "collections": details })))
+    let unhealthy = collections
+        .iter()
+        .any(|c| c.load_error.read().expect("load error lock").is_some());
+    let status = if unhealthy {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        Json(
+            json!({ "status": if unhealthy { "unhealthy" } else { "healthy" }, "backend": "quarry", "collections": details }),
+        ),
+    )
 }

@@ -21,11 +21,19 @@ use crate::app::AppState;
 /// Every route of the server.
 pub fn routes() -> Router<Arc<AppState>> {
     Router::new()
-        .route("/v1/collections", post(knowledge::create_collection).get(knowledge::list_collections))
-        .route("/v1/collections/{name}", get(knowledge::get_collection).delete(knowledge::delete_collection))
+        .route(
+            "/v1/collections",
+            post(knowledge::create_collection).get(knowledge::list_collections),
+        )
+        .route(
+            "/v1/collections/{name}",
+            get(knowledge::get_collection).delete(knowledge::delete_collection),
+        )
         .route(
             "/v1/collections/{name}/documents",
-            post(knowledge::upload_documents).get(knowledge::list_documents).delete(knowledge::delete_documents),
+            post(knowledge::upload_documents)
+                .get(knowledge::list_documents)
+                .delete(knowledge::delete_documents),
         )
         .route("/v1/collections/{name}/search", post(search::search))
         .route("/v1/search", post(search::search_all))
@@ -54,8 +62,13 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
         match axum::Json::<T>::from_request(request, state).await {
             Ok(axum::Json(value)) => Ok(Self(value)),
-            Err(JsonRejection::BytesRejection(e)) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => Err(ApiError::PayloadTooLarge(e.body_text())),
-            Err(rejection) => Err(ApiError::BadRequest(format!("invalid JSON body: {}", rejection.body_text()))),
+            Err(JsonRejection::BytesRejection(e)) if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(ApiError::PayloadTooLarge(e.body_text()))
+            }
+            Err(rejection) => Err(ApiError::BadRequest(format!(
+                "invalid JSON body: {}",
+                rejection.body_text()
+            ))),
         }
     }
 }

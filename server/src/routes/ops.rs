@@ -21,22 +21,41 @@ pub async fn healthz() -> &'static str {
 /// Ready once start-up has loaded every collection and while not shutting down.
 pub async fn readyz(State(state): State<Arc<AppState>>) -> impl IntoResponse {
     let ready = state.ready.load(Ordering::SeqCst) && !state.shutting_down.load(Ordering::SeqCst);
-    let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     (status, Json(json!({ "ready": ready })))
 }
 
 pub async fn metrics(State(state): State<Arc<AppState>>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], state.metrics.render())
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
 }
 
 /// Counts every request and times it, labelled by its route pattern.
 pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_string()).unwrap_or_else(|| "unmatched".into());
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;
-    state.metrics.request_seconds.with_label_values(&[&route]).observe(started.elapsed().as_secs_f64());
-    state.metrics.requests.with_label_values(&[&route, &method, response.status().as_str()]).inc();
+    state
+        .metrics
+        .request_seconds
+        .with_label_values(&[&route])
+        .observe(started.elapsed().as_secs_f64());
+    state
+        .metrics
+        .requests
+        .with_label_values(&[&route, &method, response.status().as_str()])
+        .inc();
     response
 }
 
@@ -49,8 +68,14 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// connection on unread bytes resets it, and the client would see the reset instead of the 413.
 pub async fn refuse_oversized(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let limit = state.options.upload_limit;
-    let declared = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    let Some(declared) = declared.filter(|&n| n > limit as u64) else { return next.run(request).await };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let Some(declared) = declared.filter(|&n| n > limit as u64) else {
+        return next.run(request).await;
+    };
     let mut body = request.into_body().into_data_stream();
     tokio::spawn(async move {
         use futures::StreamExt;
@@ -65,5 +90,8 @@ pub async fn refuse_oversized(State(state): State<Arc<AppState>>, request: Reque
         })
         .await;
     });
-    crate::api_error::ApiError::PayloadTooLarge(format!("request body of {declared} bytes exceeds the limit of {limit} bytes")).into_response()
+    crate::api_error::ApiError::PayloadTooLarge(format!(
+        "request body of {declared} bytes exceeds the limit of {limit} bytes"
+    ))
+    .into_response()
 }

@@ -17,14 +17,19 @@ use super::search::run_search;
 use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::filter::Filters;
-use crate::ingest::{chunker_for, process_file, publish, serve_latest_before_change, FileSettings, ProcessedFile, StoredVectors};
+use crate::ingest::{
+    chunker_for, process_file, publish, serve_latest_before_change, FileSettings, ProcessedFile, StoredVectors,
+};
 use crate::searcher::SearchRequest;
 
 fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(object)) => Ok(object),
         Ok(_) => Err(ApiError::rag_field("body", "request body must be a JSON object")),
-        Err(e) => Err(ApiError::rag_field("body", format!("request body is not valid JSON: {e}"))),
+        Err(e) => Err(ApiError::rag_field(
+            "body",
+            format!("request body is not valid JSON: {e}"),
+        )),
     }
 }
 
@@ -41,14 +46,24 @@ fn string_list(object: &Map<String, Value>, field: &str) -> Result<Vec<String>, 
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| ApiError::rag_field(field, format!("{field} must be an array of strings"))))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| ApiError::rag_field(field, format!("{field} must be an array of strings")))
+            })
             .collect(),
-        Some(_) => Err(ApiError::rag_field(field, format!("{field} must be an array of strings"))),
+        Some(_) => Err(ApiError::rag_field(
+            field,
+            format!("{field} must be an array of strings"),
+        )),
     }
 }
 
 fn valid_source(source: &str) -> bool {
-    !source.is_empty() && source.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    !source.is_empty()
+        && source
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
@@ -61,7 +76,10 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         return Err(ApiError::rag_field("text", "text must be a non-empty string"));
     }
     if !valid_source(&source) {
-        return Err(ApiError::rag_field("source", "source must match pattern ^[a-zA-Z0-9_-]+$"));
+        return Err(ApiError::rag_field(
+            "source",
+            "source must match pattern ^[a-zA-Z0-9_-]+$",
+        ));
     }
     let tags = string_list(&object, "tags")?;
     let hash = match object.get("hash") {
@@ -74,34 +92,71 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         Some(Value::Object(m)) => m.clone(),
         Some(_) => return Err(ApiError::rag_field("metadata", "metadata must be an object")),
     };
-    let collection = state.collection(&state.options.rag_collection).ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
+    let collection = state
+        .collection(&state.options.rag_collection)
+        .ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
     let uri = format!("rag://{source}/{path}");
     let document_id = doc_id_for(&uri);
     let content_hash = hash.unwrap_or_else(|| quarry_indexer::snapshot::sha256_hex(text.as_bytes()));
 
     let _guard = collection.publish_lock.lock().await;
-    serve_latest_before_change(&state, &collection).await.map_err(ApiError::RagInternal)?;
+    serve_latest_before_change(&state, &collection)
+        .await
+        .map_err(ApiError::RagInternal)?;
     let searcher = collection.searcher();
     let existing = searcher.as_ref().and_then(|searcher| {
-        searcher.snapshot().live_documents().into_iter().find(|(d, _, _)| d.doc_id == document_id).map(|(d, chunks, segment)| (d.content_hash.clone(), chunks, segment.to_string()))
+        searcher
+            .snapshot()
+            .live_documents()
+            .into_iter()
+            .find(|(d, _, _)| d.doc_id == document_id)
+            .map(|(d, chunks, segment)| (d.content_hash.clone(), chunks, segment.to_string()))
     });
     if let Some((stored_hash, chunks, _)) = &existing {
         if *stored_hash == content_hash {
-            return Ok(Json(json!({ "status": "unchanged", "documentId": document_id, "chunkCount": chunks })));
+            return Ok(Json(
+                json!({ "status": "unchanged", "documentId": document_id, "chunkCount": chunks }),
+            ));
         }
     }
     // An update embeds only the chunks whose text the stored copy does not hold.
     let stored = match (&existing, &searcher) {
-        (Some(_), Some(searcher)) => StoredVectors::ByText(searcher.snapshot().live_vectors_by_text(&document_id).map_err(|e| ApiError::RagInternal(e.to_string()))?),
+        (Some(_), Some(searcher)) => StoredVectors::ByText(
+            searcher
+                .snapshot()
+                .live_vectors_by_text(&document_id)
+                .map_err(|e| ApiError::RagInternal(e.to_string()))?,
+        ),
         _ => StoredVectors::None,
     };
     let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::RagInternal)?;
-    let raw = RawDocument { uri, relative_path: "document.txt".into(), size: text.len() as u64, bytes: text.into_bytes().into(), etag: None, source: source.clone() };
+    let raw = RawDocument {
+        uri,
+        relative_path: "document.txt".into(),
+        size: text.len() as u64,
+        bytes: text.into_bytes().into(),
+        etag: None,
+        source: source.clone(),
+    };
     let worker = state.clone();
-    let ProcessedFile { mut documents, embedded_chunks } = tokio::task::spawn_blocking(move || process_file(&worker, &raw, FileSettings { chunker, stored: &stored, tags: &[], progress: &|_| {} }))
-        .await
-        .map_err(|e| ApiError::RagInternal(e.to_string()))?
-        .map_err(|reason| ApiError::rag_field("text", reason))?;
+    let ProcessedFile {
+        mut documents,
+        embedded_chunks,
+    } = tokio::task::spawn_blocking(move || {
+        process_file(
+            &worker,
+            &raw,
+            FileSettings {
+                chunker,
+                stored: &stored,
+                tags: &[],
+                progress: &|_| {},
+            },
+        )
+    })
+    .await
+    .map_err(|e| ApiError::RagInternal(e.to_string()))?
+    .map_err(|reason| ApiError::rag_field("text", reason))?;
     let mut metadata = extra;
     metadata.insert("path".into(), path.clone().into());
     for document in &mut documents {
@@ -112,10 +167,25 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         document.record.metadata = Value::Object(metadata.clone()).to_string();
     }
     let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
-    let tombstones = existing.iter().map(|(_, _, segment)| format!("{segment}/{document_id}")).collect();
-    publish(&state, &collection, VersionChange { documents, tombstones, embedded_chunks }).await.map_err(ApiError::RagInternal)?;
+    let tombstones = existing
+        .iter()
+        .map(|(_, _, segment)| format!("{segment}/{document_id}"))
+        .collect();
+    publish(
+        &state,
+        &collection,
+        VersionChange {
+            documents,
+            tombstones,
+            embedded_chunks,
+        },
+    )
+    .await
+    .map_err(ApiError::RagInternal)?;
     let status = if existing.is_some() { "updated" } else { "created" };
-    Ok(Json(json!({ "status": status, "documentId": document_id, "chunkCount": chunk_count })))
+    Ok(Json(
+        json!({ "status": status, "documentId": document_id, "chunkCount": chunk_count }),
+    ))
 }
 
 pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
@@ -135,7 +205,12 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         None | Some(Value::Null) => 0.0,
         Some(value) => match value.as_f64() {
             Some(s) if (0.0..=1.0).contains(&s) => s as f32,
-            _ => return Err(ApiError::rag_field("minScore", "minScore must be a number between 0 and 1")),
+            _ => {
+                return Err(ApiError::rag_field(
+                    "minScore",
+                    "minScore must be a number between 0 and 1",
+                ))
+            }
         },
     };
     let mut filters = Filters::default();
@@ -147,24 +222,39 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
                 Some(Value::String(s)) => filters.source = vec![s.clone()],
                 Some(_) => return Err(ApiError::rag_field("filters.source", "filters.source must be a string")),
             }
-            filters.tags = string_list(f, "tags").map_err(|_| ApiError::rag_field("filters.tags", "filters.tags must be an array of strings"))?;
+            filters.tags = string_list(f, "tags")
+                .map_err(|_| ApiError::rag_field("filters.tags", "filters.tags must be an array of strings"))?;
         }
         Some(_) => return Err(ApiError::rag_field("filters", "filters must be an object")),
     }
-    let collection = state.collection(&state.options.rag_collection).ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
-    let request = SearchRequest { query: query.clone(), top_k, min_score: Some(min_score), filters, ..Default::default() };
-    let result = run_search(&state, collection.searcher(), request).await.map_err(|e| match e {
-        ApiError::Busy(m) => ApiError::Busy(m),
-        ApiError::BadRequest(m) => ApiError::rag_field("query", m),
-        ApiError::Internal(m) | ApiError::RagInternal(m) => ApiError::RagInternal(m),
-        other => ApiError::RagInternal(format!("search failed: {}", other.into_response().status())),
-    })?;
+    let collection = state
+        .collection(&state.options.rag_collection)
+        .ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
+    let request = SearchRequest {
+        query: query.clone(),
+        top_k,
+        min_score: Some(min_score),
+        filters,
+        ..Default::default()
+    };
+    let result = run_search(&state, collection.searcher(), request)
+        .await
+        .map_err(|e| match e {
+            ApiError::Busy(m) => ApiError::Busy(m),
+            ApiError::BadRequest(m) => ApiError::rag_field("query", m),
+            ApiError::Internal(m) | ApiError::RagInternal(m) => ApiError::RagInternal(m),
+            other => ApiError::RagInternal(format!("search failed: {}", other.into_response().status())),
+        })?;
     let results: Vec<Value> = result
         .chunks
         .iter()
         .map(|chunk| {
             let m = &chunk.metadata;
-            let path = m.get("document").and_then(|d| d.get("path")).cloned().unwrap_or_else(|| m.get("uri").cloned().unwrap_or(Value::Null));
+            let path = m
+                .get("document")
+                .and_then(|d| d.get("path"))
+                .cloned()
+                .unwrap_or_else(|| m.get("uri").cloned().unwrap_or(Value::Null));
             json!({
                 "text": chunk.content,
                 "score": chunk.score,
@@ -179,5 +269,7 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
             })
         })
         .collect();
-    Ok(Json(json!({ "query": query, "resultCount": results.len(), "results": results })))
+    Ok(Json(
+        json!({ "query": query, "resultCount": results.len(), "results": results }),
+    ))
 }

@@ -15,13 +15,21 @@ use crate::result::RetrievalResult;
 use crate::scoped_search::search_collections;
 use crate::searcher::{Mode, SearchRequest, SearchTimings};
 
-pub async fn search(State(state): State<Arc<AppState>>, Path(name): Path<String>, ApiJson(request): ApiJson<SearchRequest>) -> Result<Json<RetrievalResult>, ApiError> {
+pub async fn search(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    ApiJson(request): ApiJson<SearchRequest>,
+) -> Result<Json<RetrievalResult>, ApiError> {
     let collection = find(&state, &name)?;
     run_search(&state, collection.searcher(), request).await.map(Json)
 }
 
 /// Validates and runs a search on one snapshot version; an empty collection answers no chunks.
-pub(crate) async fn run_search(state: &AppState, searcher: Option<Arc<crate::searcher::Searcher>>, request: SearchRequest) -> Result<RetrievalResult, ApiError> {
+pub(crate) async fn run_search(
+    state: &AppState,
+    searcher: Option<Arc<crate::searcher::Searcher>>,
+    request: SearchRequest,
+) -> Result<RetrievalResult, ApiError> {
     let Some(searcher) = searcher else {
         return Ok(RetrievalResult {
             chunks: Vec::new(),
@@ -36,26 +44,49 @@ pub(crate) async fn run_search(state: &AppState, searcher: Option<Arc<crate::sea
         });
     };
     let mode = request.mode;
-    let outcome = state.search.run(&state.metrics, move || searcher.search(&request)).await??;
+    let outcome = state
+        .search
+        .run(&state.metrics, move || searcher.search(&request))
+        .await??;
     record_timings(state, mode, outcome.timings);
     Ok(outcome.result)
 }
 
 fn record_timings(state: &AppState, mode: Mode, timings: SearchTimings) {
-    state.metrics.lane_seconds.with_label_values(&["embed"]).observe(timings.embed_secs);
-    state.metrics.lane_seconds.with_label_values(&[mode.as_str()]).observe(timings.search_secs);
+    state
+        .metrics
+        .lane_seconds
+        .with_label_values(&["embed"])
+        .observe(timings.embed_secs);
+    state
+        .metrics
+        .lane_seconds
+        .with_label_values(&[mode.as_str()])
+        .observe(timings.search_secs);
 }
 
 /// `POST /v1/search`: a collection search's body, plus `collections` (names; omitted, every
 /// collection the server has). Results are ranked as if one collection held them all, each
 /// naming its collection in `metadata.collection`.
-pub async fn search_all(State(state): State<Arc<AppState>>, ApiJson(mut body): ApiJson<serde_json::Map<String, serde_json::Value>>) -> Result<Json<RetrievalResult>, ApiError> {
+pub async fn search_all(
+    State(state): State<Arc<AppState>>,
+    ApiJson(mut body): ApiJson<serde_json::Map<String, serde_json::Value>>,
+) -> Result<Json<RetrievalResult>, ApiError> {
     let names = match body.remove("collections") {
-        None | Some(serde_json::Value::Null) => state.collections.read().expect("collections lock").keys().cloned().collect(),
+        None | Some(serde_json::Value::Null) => state
+            .collections
+            .read()
+            .expect("collections lock")
+            .keys()
+            .cloned()
+            .collect(),
         Some(names) => {
-            let names: Vec<String> = serde_json::from_value(names).map_err(|e| ApiError::BadRequest(format!("collections must be a list of collection names: {e}")))?;
+            let names: Vec<String> = serde_json::from_value(names)
+                .map_err(|e| ApiError::BadRequest(format!("collections must be a list of collection names: {e}")))?;
             if names.is_empty() {
-                return Err(ApiError::BadRequest("collections must name at least one collection (leave it out to search them all)".into()));
+                return Err(ApiError::BadRequest(
+                    "collections must name at least one collection (leave it out to search them all)".into(),
+                ));
             }
             let mut unique: Vec<String> = Vec::with_capacity(names.len());
             for name in names {
@@ -66,7 +97,8 @@ pub async fn search_all(State(state): State<Arc<AppState>>, ApiJson(mut body): A
             unique
         }
     };
-    let request: SearchRequest = serde_json::from_value(serde_json::Value::Object(body)).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+    let request: SearchRequest = serde_json::from_value(serde_json::Value::Object(body))
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
     let mut parts = Vec::with_capacity(names.len());
     for name in names {
         // An empty collection (or one whose snapshot failed to load) adds nothing.
@@ -75,7 +107,10 @@ pub async fn search_all(State(state): State<Arc<AppState>>, ApiJson(mut body): A
         }
     }
     let mode = request.mode;
-    let outcome = state.search.run(&state.metrics, move || search_collections(&parts, &request)).await??;
+    let outcome = state
+        .search
+        .run(&state.metrics, move || search_collections(&parts, &request))
+        .await??;
     record_timings(&state, mode, outcome.timings);
     Ok(Json(outcome.result))
 }

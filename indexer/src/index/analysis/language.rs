@@ -206,7 +206,31 @@ impl Detected {
 /// whatlang's Latin-script languages that have no Snowball stemmer here.
 const LATIN_WITHOUT_STEMMER: [whatlang::Lang; 23] = {
     use whatlang::Lang as L;
-    [L::Ind, L::Jav, L::Vie, L::Pol, L::Hrv, L::Uzb, L::Aze, L::Ces, L::Zul, L::Aka, L::Sna, L::Afr, L::Slk, L::Tgl, L::Cat, L::Lit, L::Slv, L::Epo, L::Lav, L::Est, L::Lat, L::Cym, L::Tuk]
+    [
+        L::Ind,
+        L::Jav,
+        L::Vie,
+        L::Pol,
+        L::Hrv,
+        L::Uzb,
+        L::Aze,
+        L::Ces,
+        L::Zul,
+        L::Aka,
+        L::Sna,
+        L::Afr,
+        L::Slk,
+        L::Tgl,
+        L::Cat,
+        L::Lit,
+        L::Slv,
+        L::Epo,
+        L::Lav,
+        L::Est,
+        L::Lat,
+        L::Cym,
+        L::Tuk,
+    ]
 };
 
 /// Detects the language of `text` from its first [`DETECT_BYTES`]. Latin script is scored
@@ -226,8 +250,16 @@ pub fn detect(text: &str) -> Detected {
         _ => whatlang::detect(text),
     };
     match info {
-        Some(info) => Detected { lang: Some(info.lang()), script: Some(info.script()), reliable: info.is_reliable() },
-        None => Detected { lang: None, script: None, reliable: false },
+        Some(info) => Detected {
+            lang: Some(info.lang()),
+            script: Some(info.script()),
+            reliable: info.is_reliable(),
+        },
+        None => Detected {
+            lang: None,
+            script: None,
+            reliable: false,
+        },
     }
 }
 

@@ -23,7 +23,9 @@ mod word_forms;
 use std::ops::Range;
 use std::sync::Arc;
 
-use tantivy::tokenizer::{AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer,
+};
 
 pub use language::{detect, Detected, StemLanguage};
 pub use profile::{LanguageProfile, PROFILE_FILE};
@@ -75,7 +77,10 @@ impl KeywordAnalyzer {
 
     /// The distinct terms `query` is looked up by, in order of first appearance.
     pub fn query_terms(&self, query: &str) -> Vec<String> {
-        self.weighted_query_terms(query).into_iter().map(|(term, _)| term).collect()
+        self.weighted_query_terms(query)
+            .into_iter()
+            .map(|(term, _)| term)
+            .collect()
     }
 
     /// [`Self::query_terms`] with each term's weight in the query. A word read as several
@@ -159,7 +164,12 @@ impl TextReader {
     }
 
     /// [`Self::for_each_term`] for a text whose analysis language is known (the multilingual analyzer).
-    pub fn for_each_term_as(&mut self, text: &str, language: Option<StemLanguage>, mut emit: impl FnMut(&str, Range<usize>)) {
+    pub fn for_each_term_as(
+        &mut self,
+        text: &str,
+        language: Option<StemLanguage>,
+        mut emit: impl FnMut(&str, Range<usize>),
+    ) {
         match &mut self.inner {
             Reader::English(analyzer) => {
                 let mut stream = analyzer.token_stream(text);
@@ -200,11 +210,25 @@ mod tests {
         ]);
         // German stems and English stems; stop words of one language kept as the other's words.
         let terms = analyzer.query_terms("Die Häuser");
-        assert!(terms.contains(&"haus".to_string()) && terms.contains(&"hauser".to_string()), "{terms:?}");
-        assert!(terms.contains(&"die".to_string()), "English reads 'die' as a word: {terms:?}");
+        assert!(
+            terms.contains(&"haus".to_string()) && terms.contains(&"hauser".to_string()),
+            "{terms:?}"
+        );
+        assert!(
+            terms.contains(&"die".to_string()),
+            "English reads 'die' as a word: {terms:?}"
+        );
         // Each reading weighs by its rows' share; readings that agree add up; a repeated word counts once.
         let weighted = analyzer.weighted_query_terms("Häuser in Berlin, Berlin");
-        assert_eq!(weighted, [("haus".to_string(), 0.5), ("hauser".to_string(), 0.5), ("berlin".to_string(), 1.0)], "{weighted:?}");
+        assert_eq!(
+            weighted,
+            [
+                ("haus".to_string(), 0.5),
+                ("hauser".to_string(), 0.5),
+                ("berlin".to_string(), 1.0)
+            ],
+            "{weighted:?}"
+        );
         // An English index drops English stop words from a query.
         let english = multilingual(&["The city lies on the bank of the river and is known for its old houses and bridges, which draw many visitors every year."]);
         assert_eq!(english.query_terms("the houses and the bridges"), ["hous", "bridg"]);
@@ -220,7 +244,10 @@ mod tests {
         let mut terms = Vec::new();
         reader.for_each_term(texts[0], |term, range| terms.push((term.to_string(), &texts[0][range])));
         assert!(terms.contains(&("haus".to_string(), "Häuser")), "{terms:?}");
-        assert!(!terms.iter().any(|(t, _)| t == "die" || t == "der"), "German stop words: {terms:?}");
+        assert!(
+            !terms.iter().any(|(t, _)| t == "die" || t == "der"),
+            "German stop words: {terms:?}"
+        );
         // The English analyzer reads as before.
         let mut english = KeywordAnalyzer::English.text_reader();
         let mut words = Vec::new();

@@ -42,12 +42,19 @@ impl LanguageProfile {
         for d in detected {
             *profile.detected.entry(d.code().to_string()).or_default() += 1;
             if let (Some(language), Some(script)) = (d.stem_language(), d.script) {
-                *reliable.entry(script.name().to_string()).or_default().entry(language).or_default() += 1;
+                *reliable
+                    .entry(script.name().to_string())
+                    .or_default()
+                    .entry(language)
+                    .or_default() += 1;
             }
         }
         for (script, counts) in reliable {
             // Most rows; ties to the first language in order.
-            let best = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(l, _)| *l);
+            let best = counts
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(l, _)| *l);
             if let Some(best) = best {
                 profile.unsure_rows_read_as.insert(script, best);
             }
@@ -55,17 +62,27 @@ impl LanguageProfile {
         // Latin-script rows of a segment where no row is surely in a Latin language (short
         // texts: titles, notes) are read as English, the analyzer's reading before it read others.
         if detected.iter().any(|d| d.script == Some(whatlang::Script::Latin)) {
-            profile.unsure_rows_read_as.entry(whatlang::Script::Latin.name().to_string()).or_insert(StemLanguage::English);
+            profile
+                .unsure_rows_read_as
+                .entry(whatlang::Script::Latin.name().to_string())
+                .or_insert(StemLanguage::English);
         }
         let languages: Vec<Option<StemLanguage>> = detected.iter().map(|d| profile.language_of_detected(d)).collect();
         for language in &languages {
-            *profile.analyzed_as.entry(language.map(StemLanguage::code).unwrap_or("und").to_string()).or_default() += 1;
+            *profile
+                .analyzed_as
+                .entry(language.map(StemLanguage::code).unwrap_or("und").to_string())
+                .or_default() += 1;
         }
         (profile, languages)
     }
 
     fn language_of_detected(&self, detected: &Detected) -> Option<StemLanguage> {
-        detected.stem_language().or_else(|| detected.script.and_then(|s| self.unsure_rows_read_as.get(s.name()).copied()))
+        detected.stem_language().or_else(|| {
+            detected
+                .script
+                .and_then(|s| self.unsure_rows_read_as.get(s.name()).copied())
+        })
     }
 
     /// The language a text of this index was analyzed as.
@@ -80,19 +97,29 @@ impl LanguageProfile {
         if rows == 0 {
             return vec![(None, 1.0)];
         }
-        self.analyzed_as.iter().filter(|(_, &n)| n > 0).map(|(code, &n)| (StemLanguage::from_code(code), n as f32 / rows as f32)).collect()
+        self.analyzed_as
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (StemLanguage::from_code(code), n as f32 / rows as f32))
+            .collect()
     }
 
     pub fn save(&self, dir: &Path) -> Result<()> {
         let path = dir.join(PROFILE_FILE);
-        let bytes = serde_json::to_vec_pretty(self).map_err(|e| IndexerError::KeywordIndex { stage: "profile", reason: e.to_string() })?;
+        let bytes = serde_json::to_vec_pretty(self).map_err(|e| IndexerError::KeywordIndex {
+            stage: "profile",
+            reason: e.to_string(),
+        })?;
         std::fs::write(&path, bytes).map_err(|e| IndexerError::io(&path, e))
     }
 
     pub fn load(dir: &Path) -> Result<Self> {
         let path = dir.join(PROFILE_FILE);
         let bytes = std::fs::read(&path).map_err(|e| IndexerError::io(&path, e))?;
-        serde_json::from_slice(&bytes).map_err(|e| IndexerError::KeywordIndex { stage: "profile", reason: format!("{}: {e}", path.display()) })
+        serde_json::from_slice(&bytes).map_err(|e| IndexerError::KeywordIndex {
+            stage: "profile",
+            reason: format!("{}: {e}", path.display()),
+        })
     }
 }
 
@@ -109,7 +136,15 @@ mod tests {
             "東京は日本の首都であり、世界で最も人口の多い都市圏の一つです。",
         ];
         let (profile, languages) = LanguageProfile::of_texts(&texts);
-        assert_eq!(languages, [Some(StemLanguage::German), Some(StemLanguage::German), Some(StemLanguage::German), None]);
+        assert_eq!(
+            languages,
+            [
+                Some(StemLanguage::German),
+                Some(StemLanguage::German),
+                Some(StemLanguage::German),
+                None
+            ]
+        );
         assert_eq!(profile.analyzed_as.get("de"), Some(&3));
         assert_eq!(profile.analyzed_as.get("und"), Some(&1));
         assert_eq!(profile.detected.get("jpn"), Some(&1));

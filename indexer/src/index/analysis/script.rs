@@ -40,7 +40,11 @@ fn pair_group(script: Script) -> Option<PairGroup> {
 /// The class of `c`. ASCII is answered without a table lookup.
 pub fn class(c: char) -> CharClass {
     if c.is_ascii() {
-        return if c.is_ascii_alphanumeric() { CharClass::Word } else { CharClass::Separator };
+        return if c.is_ascii_alphanumeric() {
+            CharClass::Word
+        } else {
+            CharClass::Separator
+        };
     }
     let script = c.script();
     if let Some(group) = pair_group(script) {
@@ -49,7 +53,10 @@ pub fn class(c: char) -> CharClass {
     if matches!(script, Script::Common | Script::Inherited) {
         // The Japanese long-vowel mark, iteration marks and the like belong to the scripts they extend.
         let extension = c.script_extension();
-        if extension.contains_script(Script::Katakana) || extension.contains_script(Script::Han) || extension.contains_script(Script::Hiragana) {
+        if extension.contains_script(Script::Katakana)
+            || extension.contains_script(Script::Han)
+            || extension.contains_script(Script::Hiragana)
+        {
             if c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) {
                 return CharClass::Pair(PairGroup::Cjk);
             }

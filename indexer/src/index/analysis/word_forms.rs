@@ -130,7 +130,8 @@ impl WordForms {
                 if self.is_stop_word(normal, language) {
                     return None;
                 }
-                let stemmer = self.stemmers[language.index()].get_or_insert_with(|| Stemmer::create(language.algorithm()));
+                let stemmer =
+                    self.stemmers[language.index()].get_or_insert_with(|| Stemmer::create(language.algorithm()));
                 stemmer.stem(normal).into_owned()
             }
             _ => normal.to_string(),
@@ -139,8 +140,12 @@ impl WordForms {
     }
 
     fn is_stop_word(&mut self, normal: &str, language: StemLanguage) -> bool {
-        let filter = self.stop_filters[language.index()]
-            .get_or_insert_with(|| language.stop_words().and_then(StopWordFilter::new).map(|stop| TextAnalyzer::builder(RawTokenizer::default()).filter(stop).build()));
+        let filter = self.stop_filters[language.index()].get_or_insert_with(|| {
+            language
+                .stop_words()
+                .and_then(StopWordFilter::new)
+                .map(|stop| TextAnalyzer::builder(RawTokenizer::default()).filter(stop).build())
+        });
         match filter {
             Some(filter) => {
                 let mut stream = filter.token_stream(normal);
@@ -168,7 +173,12 @@ mod tests {
     #[test]
     fn pieces_split_scripts() {
         let text = "GPU版の東京タワー、高さ333m。";
-        let got: Vec<&str> = pieces(text).iter().map(|p| match p { Piece::Word(r) | Piece::Pairs(r) => &text[r.clone()] }).collect();
+        let got: Vec<&str> = pieces(text)
+            .iter()
+            .map(|p| match p {
+                Piece::Word(r) | Piece::Pairs(r) => &text[r.clone()],
+            })
+            .collect();
         assert_eq!(got, ["GPU", "版の東京タワー", "高さ", "333m"]);
     }
 
