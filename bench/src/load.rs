@@ -113,6 +113,7 @@ pub fn in_process(
 }
 
 /// HTTP load against `base` (a running server with the collection `collection`).
+#[allow(clippy::too_many_arguments)] // the load point's coordinates, each named at the one caller
 pub async fn http(
     base: &str,
     collection: &str,

@@ -37,6 +37,13 @@ pub struct Bm25sPeer {
     pub ndcg_at_10: Option<f64>,
 }
 
+/// (chunk text, document id) pairs for BM25, the queries and their judgements.
+pub type PeerTexts = (
+    Vec<(String, String)>,
+    Vec<(String, String)>,
+    Option<HashMap<String, HashMap<String, i32>>>,
+);
+
 /// What the peers get.
 pub struct PeerInput<'a> {
     pub python: PathBuf,
@@ -49,11 +56,7 @@ pub struct PeerInput<'a> {
     pub spec: &'a IndexSpec,
     pub sweep_values: &'a [usize],
     /// (chunk text, document id) for BM25, with the query texts and judgements.
-    pub texts: Option<(
-        Vec<(String, String)>,
-        Vec<(String, String)>,
-        Option<HashMap<String, HashMap<String, i32>>>,
-    )>,
+    pub texts: Option<PeerTexts>,
     pub repetitions: usize,
 }
 

@@ -58,13 +58,9 @@ async fn check_snapshot(uri: &str, store: &StoreOptions, report: &RunReport, exp
     // The stored vectors are the embeddings of the stored texts, row for row.
     let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
     let fresh = common::embedder().embed(&texts).unwrap();
-    for row in 0..chunks.len() {
+    for (row, chunk) in chunks.iter().enumerate() {
         let cosine = common::cosine(embeddings.row(row), fresh.row(row));
-        assert!(
-            cosine > 0.99999,
-            "row {row} ({}) has cosine {cosine}",
-            chunks[row].chunk_id
-        );
+        assert!(cosine > 0.99999, "row {row} ({}) has cosine {cosine}", chunk.chunk_id);
     }
 
     // Both indexes answer over the same rows.

@@ -15,7 +15,7 @@ pub type Result<T> = std::result::Result<T, KernelError>;
 
 /// Checks that `data` holds whole rows of `dim` columns; returns the row count.
 pub(crate) fn rows_of(data: &[f32], dim: usize, what: &str) -> Result<usize> {
-    if dim == 0 || data.len() % dim != 0 {
+    if dim == 0 || !data.len().is_multiple_of(dim) {
         return Err(KernelError::Input(format!(
             "{what}: {} values are not whole rows of {dim} columns",
             data.len()

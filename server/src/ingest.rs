@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use quarry_indexer::chunk::{Chunker, ChunkerConfig, TokenChunker};
+use quarry_indexer::chunk::{Chunker, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::pipeline::{
     compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings,
@@ -26,9 +26,7 @@ pub const MAX_DOCUMENT_TOKENS: usize = 500_000;
 
 /// The chunker a collection's new segments use: the one its snapshot was built with.
 pub fn chunker_for(state: &AppState, manifest: Option<&Manifest>) -> Result<Arc<TokenChunker>, String> {
-    let config = manifest
-        .map(|m| m.chunker.config)
-        .unwrap_or_else(ChunkerConfig::default);
+    let config = manifest.map(|m| m.chunker.config).unwrap_or_default();
     TokenChunker::new(
         config,
         state.embedder.tokenizer().clone(),

@@ -137,21 +137,21 @@ fn broken_bytes(draw: &mut Draw) -> Vec<u8> {
 }
 
 /// One request: (method, path, content type, body, extra headers), all drawn.
-fn request(
-    draw: &mut Draw,
-    job: &str,
-) -> (
+/// Method, path, content type, body and extra headers of one request.
+type Request = (
     String,
     String,
     Option<&'static str>,
     Vec<u8>,
     Vec<(&'static str, String)>,
-) {
+);
+
+fn request(draw: &mut Draw, job: &str) -> Request {
     let (route, methods) = *draw.pick(ROUTES);
     let method: &str = if draw.chance(80) {
-        *draw.pick(methods)
+        draw.pick::<&str>(methods)
     } else {
-        *draw.pick(METHODS)
+        draw.pick::<&str>(METHODS)
     };
     let name = match *draw.pick(NAMES) {
         "kept" if method == "DELETE" => "scratch",
@@ -162,7 +162,7 @@ fn request(
         if draw.chance(50) {
             job
         } else {
-            *draw.pick(&["nope", "%00", "../../etc"])
+            draw.pick::<&str>(&["nope", "%00", "../../etc"])
         },
     );
     match draw.below(10) {

@@ -222,8 +222,10 @@ async fn at_most_n_chunks_of_a_document_and_pages_of_one_ranking() {
     }
 
     // Inside a filter: the giant and doc-00 left out, two per document of the rest.
-    let mut filters = Filters::default();
-    filters.file_name = (1..24).map(|d| format!("doc-{d:02}.txt")).collect();
+    let filters = Filters {
+        file_name: (1..24).map(|d| format!("doc-{d:02}.txt")).collect(),
+        ..Filters::default()
+    };
     let ranked = brute_force(&searcher, Mode::Vector, &filters);
     let got = search(&searcher, Mode::Vector, 12, 0, Some(2), &filters);
     assert_same_ranking(

@@ -119,7 +119,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(result)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:>4}  {:>6}  {:<32}  {}", "rank", "score", "citation", "snippet");
+    println!("{:>4}  {:>6}  {:<32}  snippet", "rank", "score", "citation");
     for (rank, chunk) in result.chunks.iter().enumerate() {
         println!(
             "{:>4}  {:>6.3}  {:<32}  {}",

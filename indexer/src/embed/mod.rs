@@ -96,11 +96,7 @@ pub struct Embeddings {
 
 impl Embeddings {
     pub fn rows(&self) -> usize {
-        if self.dim == 0 {
-            0
-        } else {
-            self.data.len() / self.dim
-        }
+        self.data.len().checked_div(self.dim).unwrap_or(0)
     }
 
     pub fn row(&self, i: usize) -> &[f32] {

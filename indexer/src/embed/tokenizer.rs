@@ -9,6 +9,9 @@ use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, Tru
 use super::wordpiece::{BertWordPiece, TextTokens};
 use crate::error::{IndexerError, Result};
 
+/// The byte spans of a text's tokens and their ids, in order.
+pub type SpansAndIds = (Vec<(usize, usize)>, Vec<u32>);
+
 /// Whether BERT's WordPiece tokenizers take the fast path for runs of printable ASCII
 /// (see `wordpiece.rs`); `Off` keeps the general tokenizer for everything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +130,7 @@ impl ModelTokenizer {
     }
 
     /// The byte spans and ids of the tokens of `text`, specials excluded, not truncated.
-    pub fn tokens_of(&self, text: &str) -> Result<(Vec<(usize, usize)>, Vec<u32>)> {
+    pub fn tokens_of(&self, text: &str) -> Result<SpansAndIds> {
         let tokens = self.text_tokens(text)?;
         Ok((tokens.spans, tokens.ids))
     }

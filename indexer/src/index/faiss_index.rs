@@ -234,7 +234,7 @@ impl FaissIndex {
         params: Option<&SearchParametersImpl>,
     ) -> Result<(Vec<i64>, Vec<f32>)> {
         let dim = self.inner.d() as usize;
-        if dim == 0 || queries.len() % dim != 0 {
+        if dim == 0 || !queries.len().is_multiple_of(dim) {
             return Err(IndexerError::VectorIndex {
                 stage: "search",
                 reason: format!("{} query values are not rows of {dim}", queries.len()),

@@ -31,7 +31,7 @@ impl RowSet {
     /// The rows this set does not hold (a byte at a time).
     pub fn complement(&self) -> Self {
         let mut bits: Vec<u8> = self.bits.iter().map(|b| !b).collect();
-        if self.len % 8 != 0 {
+        if !self.len.is_multiple_of(8) {
             if let Some(last) = bits.last_mut() {
                 *last &= (1u8 << (self.len % 8)) - 1;
             }
@@ -103,7 +103,7 @@ impl RowSet {
                 }
             })
             .collect();
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             if let Some(last) = bits.last_mut() {
                 *last &= (1u8 << (len % 8)) - 1;
             }
@@ -117,7 +117,7 @@ impl RowSet {
     pub fn insert_range_except(&mut self, start: usize, end: usize, except: &RowSet) {
         let end = end.min(self.len);
         let mut row = start;
-        while row < end && row % 8 != 0 {
+        while row < end && !row.is_multiple_of(8) {
             if !except.contains(row) {
                 self.insert(row);
             }

@@ -231,7 +231,7 @@ impl IndexOptions {
             },
             IndexKind::IvfPq => {
                 let pq_m = self.pq_m.unwrap_or(dim / 8);
-                if pq_m == 0 || dim % pq_m != 0 {
+                if pq_m == 0 || !dim.is_multiple_of(pq_m) {
                     return Err(IndexerError::Config(format!(
                         "--pq-m {pq_m} must divide the dimension {dim}"
                     )));

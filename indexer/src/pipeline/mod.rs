@@ -297,7 +297,7 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     let fetch = async {
         let fetch_started = Instant::now();
         let concurrency = options.source_options.concurrency.max(1);
-        let mut fetched = futures::stream::iter(listing.entries.into_iter())
+        let mut fetched = futures::stream::iter(listing.entries)
             .map(|entry| {
                 let source = source.clone();
                 async move {

@@ -396,6 +396,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // a list of one range, not the range's values
     fn a_remote_copy_serves_only_the_blocks_fetched_and_checked() {
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let (_file, expected) = file_of(&data, 1_000);

@@ -178,7 +178,7 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
             root.store
                 .delete(&key)
                 .await
-                .map_err(|e| IndexerError::store(&root.uri_of(&key), e))?;
+                .map_err(|e| IndexerError::store(root.uri_of(&key), e))?;
         }
         if let Some(folder) = root.local_path() {
             for id in &report.segments_removed {

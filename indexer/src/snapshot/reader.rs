@@ -227,6 +227,7 @@ impl SnapshotReader {
     /// Fetches into `copy` what a read of `wanted` rows and `columns` needs, in three rounds
     /// of concurrent range requests: the metadata and page index at the file's end, the column
     /// that says which rows are wanted, then the pages holding them. Returns the plan.
+    #[allow(clippy::single_range_in_vec_init)] // a list of one range, not the range's values
     async fn fetch_planned(
         &self,
         file: &str,

@@ -183,7 +183,7 @@ pub async fn rollback_records(root: &Location) -> Result<Vec<StoredRollback>> {
             record,
         });
     }
-    records.sort_by(|a, b| a.record.at.cmp(&b.record.at));
+    records.sort_by_key(|a| a.record.at);
     Ok(records)
 }
 

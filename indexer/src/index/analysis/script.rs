@@ -53,13 +53,12 @@ pub fn class(c: char) -> CharClass {
     if matches!(script, Script::Common | Script::Inherited) {
         // The Japanese long-vowel mark, iteration marks and the like belong to the scripts they extend.
         let extension = c.script_extension();
-        if extension.contains_script(Script::Katakana)
+        if (extension.contains_script(Script::Katakana)
             || extension.contains_script(Script::Han)
-            || extension.contains_script(Script::Hiragana)
+            || extension.contains_script(Script::Hiragana))
+            && (c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c))
         {
-            if c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) {
-                return CharClass::Pair(PairGroup::Cjk);
-            }
+            return CharClass::Pair(PairGroup::Cjk);
         }
     }
     if c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) {
