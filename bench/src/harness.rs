@@ -10,7 +10,7 @@ use quarry_indexer::embed::{
     default_model_dir, load_embedder, BatchPolicy, DeviceSpec, EmbedOptions, Embedder, ModelDir,
 };
 use quarry_indexer::snapshot::layout;
-use quarry_server::eval::{evaluate, EvalReport};
+use quarry_server::search::eval::{evaluate, EvalReport};
 use quarry_server::{LoadOptions, LoadedSnapshot, Mode, Searcher};
 use serde::Serialize;
 

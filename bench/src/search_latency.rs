@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use quarry_indexer::index::RowSet;
-use quarry_server::searcher::EXACT_SCAN_MAX_ROWS;
+use quarry_server::search::searcher::EXACT_SCAN_MAX_ROWS;
 use quarry_server::{Mode, SearchRequest, Searcher};
 use serde::Serialize;
 

@@ -15,18 +15,18 @@ use quarry_indexer::parse::{AutoParser, Parser};
 use quarry_indexer::store::StoreOptions;
 use tokio::sync::Semaphore;
 
-use crate::auth::ApiKeys;
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::event_hub::EventHub;
 use crate::events::VersionEvent;
-use crate::jobs::JobBook;
-use crate::loaded::LoadOptions;
-use crate::metrics::Metrics;
+use crate::http::auth::ApiKeys;
+use crate::http::metrics::Metrics;
+use crate::http::search_queue::SearchQueue;
+use crate::ingest::jobs::JobBook;
 use crate::persist::{read_json, write_json_latest};
-use crate::query_batcher::{BatchingEmbedder, QueryBatching};
-use crate::query_cache::CachingEmbedder;
 use crate::records::FileInfo;
-use crate::search_queue::SearchQueue;
+use crate::search::loaded::LoadOptions;
+use crate::search::query_batcher::{BatchingEmbedder, QueryBatching};
+use crate::search::query_cache::CachingEmbedder;
 use quarry_indexer::pipeline::CompactOptions;
 
 /// Everything `quarry serve` is told.
@@ -46,7 +46,7 @@ pub struct ServeOptions {
     pub search_workers: usize,
     /// Model threads embedding the queries of concurrent searches together, a pass of up to
     /// `query_pass_queries` at a time (0: each search embeds its own query; None: by the
-    /// model's device, [`crate::query_batcher::QueryBatching::for_device`]).
+    /// model's device, [`crate::search::query_batcher::QueryBatching::for_device`]).
     pub query_embed_threads: Option<usize>,
     /// The most queries one of those passes embeds (None: by the model's device).
     pub query_pass_queries: Option<usize>,
@@ -280,7 +280,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         }
         state.add_collection(record).await?;
     }
-    crate::jobs::resume(&state).await;
+    crate::ingest::jobs::resume(&state).await;
     state.ready.store(true, Ordering::SeqCst);
     if let Some(interval) = state.options.poll_interval {
         tokio::spawn(poll_latest(state.clone(), interval));
@@ -322,25 +322,25 @@ async fn poll_latest(state: Arc<AppState>, interval: Duration) {
 
 /// The HTTP surface.
 pub fn router(state: Arc<AppState>) -> Router {
-    crate::routes::routes()
+    crate::http::routes()
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::auth::require_key,
+            crate::http::auth::require_key,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::routes::ops::track,
+            crate::http::ops::track,
         ))
         .layer(DefaultBodyLimit::max(state.options.upload_limit))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            crate::routes::ops::refuse_oversized,
+            crate::http::ops::refuse_oversized,
         ))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             state.options.request_timeout,
         ))
-        .layer(axum::middleware::from_fn(crate::api_error::shape_bare_errors))
+        .layer(axum::middleware::from_fn(crate::http::api_error::shape_bare_errors))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }

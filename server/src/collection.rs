@@ -10,9 +10,9 @@ use quarry_indexer::snapshot::{Manifest, SnapshotReader};
 use quarry_indexer::IndexerError;
 use serde::{Deserialize, Serialize};
 
-use crate::loaded::{LoadOptions, LoadedSnapshot};
 use crate::records::{CollectionInfo, FileInfo, FileStatus};
-use crate::searcher::Searcher;
+use crate::search::loaded::{LoadOptions, LoadedSnapshot};
+use crate::search::searcher::Searcher;
 
 /// What is persisted about a collection.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -235,7 +235,7 @@ impl Collection {
 /// search after a load does not wait for them (about a quarter of a second per field at a
 /// million documents), nor does the load.
 fn build_field_indexes_in_background(snapshot: &Arc<LoadedSnapshot>) {
-    let segments: Vec<Arc<crate::loaded::SegmentData>> = snapshot
+    let segments: Vec<Arc<crate::search::loaded::SegmentData>> = snapshot
         .segments
         .iter()
         .filter(|s| !s.data.field_index.is_built())

@@ -10,7 +10,7 @@ use std::time::Duration;
 use http_common::{options, paragraph, TestServer};
 use quarry_indexer::source::RawDocument;
 use quarry_server::events::{Stage, StageProgress};
-use quarry_server::ingest::{chunker_for, process_file, FileSettings, StoredVectors};
+use quarry_server::ingest::online::{chunker_for, process_file, FileSettings, StoredVectors};
 use serde_json::{json, Value};
 
 /// The (method, path template) of every `api.call(...)` in the dashboard's script.

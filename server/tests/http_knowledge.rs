@@ -704,7 +704,7 @@ async fn the_file_being_parsed_when_the_server_stopped_fails_at_the_next_start()
         collection_name: "kept".into(),
         backend: "quarry".into(),
         error_message: None,
-        metadata: json!({ quarry_server::jobs::FILE_IN_PROGRESS: "file-fatal" })
+        metadata: json!({ quarry_server::ingest::jobs::FILE_IN_PROGRESS: "file-fatal" })
             .as_object()
             .cloned()
             .unwrap(),
@@ -721,7 +721,9 @@ async fn the_file_being_parsed_when_the_server_stopped_fails_at_the_next_start()
     let job = server.wait_job(job_id).await;
     assert_eq!(job["status"], "completed", "the other file made it: {job}");
     assert!(
-        job["metadata"].get(quarry_server::jobs::FILE_IN_PROGRESS).is_none(),
+        job["metadata"]
+            .get(quarry_server::ingest::jobs::FILE_IN_PROGRESS)
+            .is_none(),
         "{job}"
     );
     let fatal = job["file_details"]
@@ -733,7 +735,10 @@ async fn the_file_being_parsed_when_the_server_stopped_fails_at_the_next_start()
         .clone();
     assert_eq!(
         (&fatal["status"], &fatal["error_message"]),
-        (&json!("failed"), &json!(quarry_server::jobs::STOPPED_WHILE_PARSING)),
+        (
+            &json!("failed"),
+            &json!(quarry_server::ingest::jobs::STOPPED_WHILE_PARSING)
+        ),
         "{job}"
     );
     let (_, files) = server.get("/v1/collections/kept/documents").await;
@@ -1238,7 +1243,7 @@ async fn api_keys_guard_the_routes_by_role() {
     let (admin, search) = ("admin-key-0123456789", "search-key-0123456789");
     let data = tempfile::tempdir().unwrap();
     let mut serve = options(data.path());
-    serve.api_keys = quarry_server::auth::ApiKeys::new(&[admin.into()], &[search.into()]).unwrap();
+    serve.api_keys = quarry_server::http::auth::ApiKeys::new(&[admin.into()], &[search.into()]).unwrap();
     let server = TestServer::start(serve).await;
     let call = |method: &str, path: &str, key: Option<(&str, &str)>, body: serde_json::Value| {
         let mut request = server.client.request(method.parse().unwrap(), server.url(path));

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use prometheus::{Histogram, HistogramOpts};
 use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
-use quarry_server::query_batcher::{BatchingEmbedder, QUERIES_PER_PASS};
+use quarry_server::search::query_batcher::{BatchingEmbedder, QUERIES_PER_PASS};
 
 fn pass_sizes() -> Histogram {
     Histogram::with_opts(HistogramOpts::new("passes", "queries per pass").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0]))

@@ -14,7 +14,7 @@ use quarry_indexer::index::IndexKind;
 use quarry_indexer::pipeline::{
     run_with_embedder, version_readings, weak_reading_warning, ProgressMode, RunOptions, RunReport,
 };
-use quarry_server::eval::{evaluate, EvalReport};
+use quarry_server::search::eval::{evaluate, EvalReport};
 use quarry_server::{LoadOptions, LoadedSnapshot, SearchRequest, Searcher};
 
 /// Indexes the set's corpus (HNSW at its default parameters when `hnsw`) and evaluates every mode.

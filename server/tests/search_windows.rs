@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
-use quarry_server::scoped_search::search_collections;
+use quarry_server::search::scoped_search::search_collections;
 use quarry_server::{ChunkResult, Filters, LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher, ServerError};
 
 const QUERY: &str = "who invented the mercury thermometer and the Fahrenheit temperature scale";

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use quarry_datasets::beir::BeirDataset;
 use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, RunOptions};
-use quarry_server::eval::EvalReport;
+use quarry_server::search::eval::EvalReport;
 use serde::Serialize;
 
 use super::{runtime, LoadArgs};
@@ -105,7 +105,7 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let searcher = runtime.block_on(args.load.searcher(&snapshot))?;
-        let report = quarry_server::eval::evaluate(&searcher, &dataset)?;
+        let report = quarry_server::search::eval::evaluate(&searcher, &dataset)?;
         if let Some(folder) = &args.runs {
             std::fs::create_dir_all(folder).with_context(|| format!("creating {}", folder.display()))?;
             for mode in &report.modes {

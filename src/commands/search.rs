@@ -49,7 +49,7 @@ pub struct SearchArgs {
     #[arg(long = "facet")]
     pub facets: Vec<String>,
     /// Values listed per --facet, most documents first.
-    #[arg(long, default_value_t = quarry_server::facets::DEFAULT_FACET_SIZE)]
+    #[arg(long, default_value_t = quarry_server::search::facets::DEFAULT_FACET_SIZE)]
     pub facet_size: usize,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]

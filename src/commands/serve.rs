@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use quarry_indexer::embed::{load_embedder, ModelDir};
 use quarry_server::app::{serve, start, ServeOptions};
-use quarry_server::auth::ApiKeys;
+use quarry_server::http::auth::ApiKeys;
 
 use super::{at_least_one, runtime, ModelArgs, StoreArgs};
 

@@ -7,8 +7,8 @@
 use std::time::Instant;
 
 use quarry_indexer::snapshot::DocumentRecord;
-use quarry_server::metadata_columns::MetadataColumns;
-use quarry_server::metadata_condition::Condition;
+use quarry_server::search::metadata_columns::MetadataColumns;
+use quarry_server::search::metadata_condition::Condition;
 use quarry_server::Filters;
 
 fn value(name: &str) -> Option<usize> {

@@ -17,10 +17,10 @@ use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::knowledge::find;
-use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::event_hub::NumberedEvent;
 use crate::events::CollectionEvent;
+use crate::http::api_error::ApiError;
 
 #[derive(Deserialize)]
 pub struct EventsQuery {

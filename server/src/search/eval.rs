@@ -9,7 +9,7 @@ use quarry_datasets::metrics::{summarize, Summary};
 use serde::Serialize;
 
 use crate::error::ServerError;
-use crate::searcher::{Mode, SearchRequest, Searcher};
+use crate::search::searcher::{Mode, SearchRequest, Searcher};
 
 /// Chunks fetched per query so that 100 distinct documents are (nearly always) covered.
 const CHUNK_DEPTH: usize = 300;

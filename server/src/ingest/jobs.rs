@@ -14,7 +14,7 @@ use quarry_indexer::source::RawDocument;
 use crate::app::AppState;
 use crate::collection::Collection;
 use crate::events::{FileRef, IngestionEvent, StageProgress};
-use crate::ingest::{chunker_for, process_file, publish, FileSettings, StoredVectors};
+use crate::ingest::online::{chunker_for, process_file, publish, FileSettings, StoredVectors};
 use crate::persist::{read_json, write_json};
 use crate::records::{FileInfo, FileProgress, FileStatus, IngestionJobStatus, JobState};
 

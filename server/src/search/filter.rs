@@ -1,6 +1,6 @@
 //! Filters on document fields — source, tags (any of), file_name, doc_id, when it was
 //! ingested, metadata conditions (a value, or `$gte`-style operators:
-//! [`crate::metadata_condition`]), and an `exclude` filter whose documents are left out —
+//! [`crate::search::metadata_condition`]), and an `exclude` filter whose documents are left out —
 //! turned into the set of chunk rows both lanes may return.
 
 use std::collections::{BTreeMap, HashSet};
@@ -12,9 +12,9 @@ use quarry_indexer::snapshot::DocumentRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
-use crate::field_index::{Candidates, Field};
-use crate::loaded::{LoadedSnapshot, SegmentData};
-use crate::metadata_condition::Condition;
+use crate::search::field_index::{Candidates, Field};
+use crate::search::loaded::{LoadedSnapshot, SegmentData};
+use crate::search::metadata_condition::Condition;
 
 /// What a result's document must match. Within a field any listed value matches; across
 /// fields all must match. An empty filter matches everything.

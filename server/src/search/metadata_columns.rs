@@ -9,7 +9,7 @@ use quarry_indexer::snapshot::DocumentRecord;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::kept_columns::KeptColumns;
+use crate::search::kept_columns::KeptColumns;
 
 /// Keys kept per segment.
 pub const MAX_CACHED_KEYS: usize = 16;
@@ -55,7 +55,7 @@ mod tests {
     use super::*;
 
     fn document(metadata: &str) -> DocumentRecord {
-        crate::filter::tests::doc("s3", &[], metadata)
+        crate::search::filter::tests::doc("s3", &[], metadata)
     }
 
     #[test]

@@ -8,12 +8,12 @@ use axum::Json;
 
 use super::knowledge::find;
 use super::ApiJson;
-use crate::api_error::ApiError;
 use crate::app::AppState;
-use crate::facets::empty_facets;
-use crate::result::RetrievalResult;
-use crate::scoped_search::search_collections;
-use crate::searcher::{Mode, SearchRequest, SearchTimings};
+use crate::http::api_error::ApiError;
+use crate::search::facets::empty_facets;
+use crate::search::result::RetrievalResult;
+use crate::search::scoped_search::search_collections;
+use crate::search::searcher::{Mode, SearchRequest, SearchTimings};
 
 pub async fn search(
     State(state): State<Arc<AppState>>,
@@ -27,7 +27,7 @@ pub async fn search(
 /// Validates and runs a search on one snapshot version; an empty collection answers no chunks.
 pub(crate) async fn run_search(
     state: &AppState,
-    searcher: Option<Arc<crate::searcher::Searcher>>,
+    searcher: Option<Arc<crate::search::searcher::Searcher>>,
     request: SearchRequest,
 ) -> Result<RetrievalResult, ApiError> {
     let Some(searcher) = searcher else {

@@ -19,7 +19,7 @@ use quarry_indexer::source::RawDocument;
 use crate::app::AppState;
 use crate::collection::Collection;
 use crate::events::StageProgress;
-use crate::loaded::LoadedSnapshot;
+use crate::search::loaded::LoadedSnapshot;
 
 /// Documents larger than this fail with the seed-004 message.
 pub const MAX_DOCUMENT_TOKENS: usize = 500_000;

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ServerError;
-use crate::facet_columns::{value_of, FacetColumn, FacetField};
-use crate::loaded::{LoadedSegment, LoadedSnapshot};
+use crate::search::facet_columns::{value_of, FacetColumn, FacetField};
+use crate::search::loaded::{LoadedSegment, LoadedSnapshot};
 
 /// Most fields one search may count.
 pub const MAX_FACETS: usize = 10;

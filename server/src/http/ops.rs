@@ -90,7 +90,7 @@ pub async fn refuse_oversized(State(state): State<Arc<AppState>>, request: Reque
         })
         .await;
     });
-    crate::api_error::ApiError::PayloadTooLarge(format!(
+    crate::http::api_error::ApiError::PayloadTooLarge(format!(
         "request body of {declared} bytes exceeds the limit of {limit} bytes"
     ))
     .into_response()

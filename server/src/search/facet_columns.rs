@@ -11,8 +11,8 @@ use std::sync::Arc;
 use quarry_indexer::snapshot::DocumentRecord;
 use serde_json::Value;
 
-use crate::kept_columns::KeptColumns;
-use crate::metadata_columns::MetadataColumns;
+use crate::search::kept_columns::KeptColumns;
+use crate::search::metadata_columns::MetadataColumns;
 
 /// Fields kept per segment.
 pub const MAX_CACHED_FIELDS: usize = 16;
@@ -201,7 +201,7 @@ mod tests {
     use super::*;
 
     fn document(tags: &[&str], metadata: &str) -> DocumentRecord {
-        crate::filter::tests::doc("s3", tags, metadata)
+        crate::search::filter::tests::doc("s3", tags, metadata)
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! after it, in chunk order, so a RAG prompt can hold the text around a hit without a second
 //! request.
 
-use crate::loaded::LoadedSnapshot;
-use crate::result::ChunkResult;
+use crate::search::loaded::LoadedSnapshot;
+use crate::search::result::ChunkResult;
 
 /// The most neighbours a request may ask for on each side.
 pub const MAX_CONTEXT_CHUNKS: usize = 10;

@@ -219,7 +219,7 @@ fn equal_ranges<'d, T>(order: &[T], wanted: &[String], key: impl Fn(&T) -> &'d s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::tests::doc;
+    use crate::search::filter::tests::doc;
 
     fn documents() -> Vec<DocumentRecord> {
         let mut documents = vec![

@@ -5,8 +5,8 @@ use quarry_indexer::index::{char_ranges, QueryTerms};
 use quarry_indexer::parse::ContentType;
 use serde::{Deserialize, Serialize};
 
-use crate::facets::Facets;
-use crate::loaded::LoadedSnapshot;
+use crate::search::facets::Facets;
+use crate::search::loaded::LoadedSnapshot;
 
 /// The golden record: one retrieved chunk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

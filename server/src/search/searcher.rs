@@ -1,8 +1,8 @@
 //! The Searcher: the vector and keyword lanes over a loaded snapshot (fused by hybrid's RRF
-//! or by auto, [`crate::auto_fusion`]), with
+//! or by auto, [`crate::search::auto_fusion`]), with
 //! filters applied inside each lane (FAISS ID selectors, an exact scan when a filter is
 //! selective, tantivy's filter collector); the modes, fusion and seed-000 golden records are
-//! [`crate::scoped_search`]'s, which a Searcher's search runs over its one snapshot.
+//! [`crate::search::scoped_search`]'s, which a Searcher's search runs over its one snapshot.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,14 +13,14 @@ use quarry_indexer::pipeline::{version_readings, whole_share};
 use quarry_indexer::snapshot::LanguageReading;
 use serde::{Deserialize, Serialize};
 
-use crate::auto_fusion::LaneWeights;
-use crate::context_chunks::MAX_CONTEXT_CHUNKS;
 use crate::error::ServerError;
-use crate::facets::{self, DEFAULT_FACET_SIZE};
-use crate::filter::Filters;
-use crate::loaded::{LoadedSegment, LoadedSnapshot};
-use crate::result::RetrievalResult;
-use crate::scoped_search::{search_parts, SearchPart};
+use crate::search::auto_fusion::LaneWeights;
+use crate::search::context_chunks::MAX_CONTEXT_CHUNKS;
+use crate::search::facets::{self, DEFAULT_FACET_SIZE};
+use crate::search::filter::Filters;
+use crate::search::loaded::{LoadedSegment, LoadedSnapshot};
+use crate::search::result::RetrievalResult;
+use crate::search::scoped_search::{search_parts, SearchPart};
 
 /// By default, filters that leave at most this many rows in a segment are served by an exact scan.
 pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
@@ -34,7 +34,7 @@ pub const MAX_QUERY_CHARS: usize = 10_000;
 
 /// Which lanes answer.
 ///
-/// The default is `auto` ([`crate::auto_fusion`]): both lanes fused with weights read off the
+/// The default is `auto` ([`crate::search::auto_fusion`]): both lanes fused with weights read off the
 /// query and the collection, no relevance labels involved, so a corpus the model reads
 /// poorly falls back on the keyword lane by itself. `vector`, `keyword` and `hybrid` (RRF,
 /// with optional lane weights) answer as named. Seed 003's names are accepted: `semantic`
@@ -112,7 +112,7 @@ pub struct SearchRequest {
     /// chunks of its document on each side, in chunk order.
     pub context_chunks: usize,
     /// Fields to count the documents of by value (`source`, `file_name`, `tags`,
-    /// `metadata.<key>`), over the documents the search could return: [`crate::facets`].
+    /// `metadata.<key>`), over the documents the search could return: [`crate::search::facets`].
     pub facets: Vec<String>,
     /// Values each facet lists, most documents first.
     pub facet_size: usize,

@@ -12,8 +12,8 @@ use serde_json::json;
 
 use super::knowledge::find;
 use super::ApiJson;
-use crate::api_error::ApiError;
 use crate::app::AppState;
+use crate::http::api_error::ApiError;
 
 pub async fn list(
     State(state): State<Arc<AppState>>,

@@ -14,13 +14,13 @@ use quarry_indexer::source::RawDocument;
 use serde_json::{json, Map, Value};
 
 use super::search::run_search;
-use crate::api_error::ApiError;
 use crate::app::AppState;
-use crate::filter::Filters;
-use crate::ingest::{
+use crate::http::api_error::ApiError;
+use crate::ingest::online::{
     chunker_for, process_file, publish, serve_latest_before_change, FileSettings, ProcessedFile, StoredVectors,
 };
-use crate::searcher::SearchRequest;
+use crate::search::filter::Filters;
+use crate::search::searcher::SearchRequest;
 
 fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {

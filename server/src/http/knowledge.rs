@@ -12,11 +12,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::ApiJson;
-use crate::api_error::ApiError;
 use crate::app::AppState;
 use crate::collection::{validate_name, Collection, CollectionRecord};
-use crate::ingest::publish;
-use crate::jobs::{submit, uploads_dir, Submitted, Upload};
+use crate::http::api_error::ApiError;
+use crate::ingest::jobs::{submit, uploads_dir, Submitted, Upload};
+use crate::ingest::online::publish;
 use crate::records::{CollectionInfo, FileInfo, IngestionJobStatus, JobState};
 
 fn not_found(name: &str) -> ApiError {

@@ -11,14 +11,14 @@ use std::time::Instant;
 use quarry_indexer::index::{KeywordStats, QueryTerms, RowSet};
 use quarry_indexer::pipeline::whole_share;
 
-use crate::auto_fusion::{fuse, LaneWeights};
-use crate::context_chunks::add_context;
 use crate::error::ServerError;
-use crate::facets::{FacetCounter, Facets};
-use crate::fusion::{reciprocal_rank_fusion, Lane};
-use crate::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
-use crate::result_window::{fill_window, Ranked, Window, MAX_CANDIDATES};
-use crate::searcher::{best_first, Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
+use crate::search::auto_fusion::{fuse, LaneWeights};
+use crate::search::context_chunks::add_context;
+use crate::search::facets::{FacetCounter, Facets};
+use crate::search::fusion::{reciprocal_rank_fusion, Lane};
+use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
+use crate::search::result_window::{fill_window, Ranked, Window, MAX_CANDIDATES};
+use crate::search::searcher::{best_first, Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 
 /// One searched snapshot; `name`, when given, goes into each of its results' metadata as
 /// `collection`.
@@ -207,7 +207,7 @@ fn hybrid(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: 
     ))
 }
 
-/// Both lanes fetched as for hybrid and mixed by [`crate::auto_fusion`] with weights from
+/// Both lanes fetched as for hybrid and mixed by [`crate::search::auto_fusion`] with weights from
 /// the model's reading of the query and of the searched collections' words.
 fn auto(placed: &[Placed<'_>], request: &SearchRequest, query: &[f32], depth: usize) -> Result<Ranked, ServerError> {
     let fetch = fusion_fetch(depth);

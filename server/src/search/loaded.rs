@@ -23,10 +23,10 @@ use quarry_indexer::IndexerError;
 use rayon::prelude::*;
 
 use crate::error::ServerError;
-use crate::facet_columns::FacetColumns;
-use crate::field_index::FieldIndex;
-use crate::hidden_rows::HiddenRows;
-use crate::metadata_columns::MetadataColumns;
+use crate::search::facet_columns::FacetColumns;
+use crate::search::field_index::FieldIndex;
+use crate::search::hidden_rows::HiddenRows;
+use crate::search::metadata_columns::MetadataColumns;
 
 /// How to load a snapshot.
 #[derive(Debug, Clone)]

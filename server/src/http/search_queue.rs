@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::Semaphore;
 
-use crate::api_error::ApiError;
-use crate::metrics::Metrics;
+use crate::http::api_error::ApiError;
+use crate::http::metrics::Metrics;
 
 pub struct SearchQueue {
     slots: Semaphore,

@@ -1,0 +1,30 @@
+//! The search engine: a snapshot version loaded for search ([`loaded`], its tombstoned rows
+//! [`hidden_rows`], its per-field orders [`field_index`], its metadata and facet columns
+//! [`metadata_columns`], [`facet_columns`], kept by [`kept_columns`]), filters ([`filter`],
+//! [`metadata_condition`]), the lanes over one snapshot ([`searcher`]) and the fusions
+//! ([`fusion`], [`auto_fusion`]), a request over one collection or several as one
+//! ([`scoped_search`]), the window a request returns ([`result_window`]), neighbouring chunks
+//! ([`context_chunks`]), facet counts ([`facets`]), the seed-000 result records ([`result`]),
+//! query embeddings shared between concurrent searches ([`query_batcher`]) and cached
+//! ([`query_cache`]), and retrieval quality on a judged set ([`eval`]). Nothing here knows
+//! HTTP.
+
+pub mod auto_fusion;
+pub mod context_chunks;
+pub mod eval;
+pub mod facet_columns;
+pub mod facets;
+pub mod field_index;
+pub mod filter;
+pub mod fusion;
+pub mod hidden_rows;
+pub mod kept_columns;
+pub mod loaded;
+pub mod metadata_columns;
+pub mod metadata_condition;
+pub mod query_batcher;
+pub mod query_cache;
+pub mod result;
+pub mod result_window;
+pub mod scoped_search;
+pub mod searcher;
