@@ -1,14 +1,14 @@
-//! The server: options, shared state, start-up (collections, resumed jobs, reload pollers),
-//! the router, and graceful shutdown.
+//! The server's assembly: options, the parts of the state, start-up (collections, resumed
+//! jobs, reload pollers), the router with its middleware, and graceful shutdown.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::Router;
 use quarry_indexer::embed::Embedder;
 use quarry_indexer::parse::{AutoParser, Parser};
@@ -17,13 +17,14 @@ use tokio::sync::Semaphore;
 
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::event_hub::EventHub;
-use crate::events::VersionEvent;
 use crate::http::auth::ApiKeys;
-use crate::http::metrics::Metrics;
+use crate::http::search::SearchParts;
 use crate::http::search_queue::SearchQueue;
 use crate::ingest::jobs::JobBook;
-use crate::persist::{read_json, write_json_latest};
-use crate::records::FileInfo;
+use crate::ingest::Ingestion;
+use crate::metrics::Metrics;
+use crate::persist::read_json;
+use crate::registry::CollectionRegistry;
 use crate::search::loaded::LoadOptions;
 use crate::search::query_batcher::{BatchingEmbedder, QueryBatching};
 use crate::search::query_cache::CachingEmbedder;
@@ -96,113 +97,86 @@ impl ServeOptions {
     }
 }
 
-pub struct AppState {
-    pub options: ServeOptions,
-    pub embedder: Arc<dyn Embedder>,
-    pub collections: RwLock<BTreeMap<String, Arc<Collection>>>,
-    pub jobs: JobBook,
-    /// The collections' events (ingestion, new versions) for their event streams.
-    pub events: EventHub,
-    pub ingest_slots: Arc<Semaphore>,
-    pub search: SearchQueue,
-    pub metrics: Metrics,
-    pub load: LoadOptions,
+/// Whether the server is ready (start-up done) and whether it is shutting down.
+#[derive(Default)]
+pub struct Lifecycle {
     pub ready: AtomicBool,
     pub shutting_down: AtomicBool,
 }
 
-impl AppState {
-    fn registry_path(&self) -> PathBuf {
-        self.options.data_dir.join("collections.json")
-    }
+/// What the HTTP layer itself is told: keys, the body limit, the RAG collection's name.
+pub struct HttpSettings {
+    pub api_keys: ApiKeys,
+    pub upload_limit: usize,
+    pub rag_collection: String,
+}
 
-    pub fn files_path(&self, name: &str) -> PathBuf {
-        self.options.data_dir.join("files").join(format!("{name}.json"))
-    }
+/// The parts of the server, each shared by the routes that need it: a route takes the parts
+/// it uses (`State<Arc<CollectionRegistry>>`, ...), never the whole. Only the router's
+/// assembly below sees all of them.
+#[derive(Clone)]
+pub struct AppState {
+    options: Arc<ServeOptions>,
+    collections: Arc<CollectionRegistry>,
+    ingestion: Arc<Ingestion>,
+    search: Arc<SearchQueue>,
+    metrics: Arc<Metrics>,
+    events: Arc<EventHub>,
+    lifecycle: Arc<Lifecycle>,
+    http: Arc<HttpSettings>,
+}
 
-    pub fn collection(&self, name: &str) -> Option<Arc<Collection>> {
-        self.collections.read().expect("collections lock").get(name).cloned()
-    }
-
-    /// Persists the collection list.
-    pub fn save_registry(&self) -> std::io::Result<()> {
-        write_json_latest(&self.registry_path(), || {
-            self.collections
-                .read()
-                .expect("collections lock")
-                .values()
-                .map(|c| c.record.clone())
-                .collect::<Vec<CollectionRecord>>()
-        })
-    }
-
-    /// Persists one collection's uploaded-file records.
-    pub fn save_files(&self, collection: &Collection) -> std::io::Result<()> {
-        write_json_latest(&self.files_path(collection.name()), || {
-            collection.files.lock().expect("files lock").clone()
-        })
-    }
-
-    /// Loads `collection`'s LATEST if it changed (see [`Collection::reload`]), telling its
-    /// event stream when it serves a new version.
-    pub async fn reload_collection(&self, collection: &Collection) -> Result<bool, String> {
-        let previous_version = collection.version();
-        let changed = collection.reload(&self.load, &self.embedder).await?;
-        if let (true, Some(searcher)) = (changed, collection.searcher()) {
-            let counts = &searcher.snapshot().manifest.counts;
-            self.events.publish(VersionEvent {
-                event: VersionEvent::NAME,
-                collection_name: collection.name().to_string(),
-                version: searcher.snapshot().manifest.version.clone(),
-                previous_version,
-                documents: counts.documents,
-                chunks: counts.chunks,
-                timestamp: chrono::Utc::now(),
-            });
-        }
-        Ok(changed)
-    }
-
-    /// Adds a collection (loading its snapshot) and persists the registry.
-    pub async fn add_collection(&self, record: CollectionRecord) -> Result<Arc<Collection>, String> {
-        let files: Vec<FileInfo> = read_json(&self.files_path(&record.name))
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default();
-        let collection = Arc::new(Collection::new(record, files));
-        if let Err(e) = self.reload_collection(&collection).await {
-            tracing::error!("collection {}: {e}", collection.name());
-        }
-        self.collections
-            .write()
-            .expect("collections lock")
-            .insert(collection.name().to_string(), collection.clone());
-        self.save_registry().map_err(|e| e.to_string())?;
-        self.refresh_snapshot_metric();
-        Ok(collection)
-    }
-
-    /// The version gauge: one series per collection, for the version it serves.
-    pub fn refresh_snapshot_metric(&self) {
-        self.metrics.snapshot.reset();
-        for collection in self.collections.read().expect("collections lock").values() {
-            if let Some(version) = collection.version() {
-                self.metrics
-                    .snapshot
-                    .with_label_values(&[collection.name(), &version])
-                    .set(1);
+/// Each part of [`AppState`] is a state a route can ask for.
+macro_rules! state_parts {
+    ($($field:ident: $part:ty),* $(,)?) => {
+        $(impl FromRef<AppState> for Arc<$part> {
+            fn from_ref(state: &AppState) -> Self {
+                state.$field.clone()
             }
+        })*
+    };
+}
+
+state_parts!(
+    collections: CollectionRegistry,
+    ingestion: Ingestion,
+    search: SearchQueue,
+    metrics: Metrics,
+    events: EventHub,
+    lifecycle: Lifecycle,
+    http: HttpSettings,
+);
+
+impl FromRef<AppState> for SearchParts {
+    fn from_ref(state: &AppState) -> Self {
+        SearchParts {
+            collections: state.collections.clone(),
+            queue: state.search.clone(),
+            metrics: state.metrics.clone(),
         }
     }
+}
 
-    /// Where an API-created collection keeps its snapshot.
-    pub fn managed_root(&self, name: &str) -> PathBuf {
-        self.options.data_dir.join("collections").join(name)
+impl AppState {
+    /// A served collection, by name.
+    pub fn collection(&self, name: &str) -> Option<Arc<Collection>> {
+        self.collections.get(name)
+    }
+
+    /// The ingestion side: jobs, their worker slots, online ingestion.
+    pub fn ingestion(&self) -> &Arc<Ingestion> {
+        &self.ingestion
+    }
+
+    /// The options the server was started with.
+    pub fn options(&self) -> &ServeOptions {
+        &self.options
     }
 }
 
 /// Builds the state: the registry from the data dir, the `--collection` snapshots, the RAG
 /// collection, and the jobs a previous run left unfinished.
-pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result<Arc<AppState>, String> {
+pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result<AppState, String> {
     std::fs::create_dir_all(&options.data_dir).map_err(|e| format!("{}: {e}", options.data_dir.display()))?;
     let load = LoadOptions {
         store: options.store.clone(),
@@ -210,7 +184,61 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         verify: true,
         version: None,
     };
-    let metrics = Metrics::new();
+    let metrics = Arc::new(Metrics::new());
+    let events = Arc::new(EventHub::default());
+    let collections = Arc::new(CollectionRegistry::new(
+        options.data_dir.clone(),
+        load,
+        query_embedder(&options, embedder, &metrics),
+        events.clone(),
+        metrics.clone(),
+    ));
+    let ingestion = Arc::new(Ingestion {
+        collections: collections.clone(),
+        jobs: JobBook::open(options.data_dir.join("jobs")).map_err(|e| e.to_string())?,
+        events: events.clone(),
+        metrics: metrics.clone(),
+        ingest_slots: Arc::new(Semaphore::new(options.ingest_workers.max(1))),
+        workers: options.ingest_workers.max(1),
+        uploads_root: options.data_dir.join("uploads"),
+        parser: options.parser.clone(),
+        compact: options.compact.clone(),
+    });
+    let state = AppState {
+        search: Arc::new(SearchQueue::new(options.search_workers, options.search_queue)),
+        http: Arc::new(HttpSettings {
+            api_keys: options.api_keys.clone(),
+            upload_limit: options.upload_limit,
+            rag_collection: options.rag_collection.clone(),
+        }),
+        lifecycle: Arc::new(Lifecycle::default()),
+        options: Arc::new(options),
+        collections,
+        ingestion,
+        metrics,
+        events,
+    };
+    for record in wanted_collections(&state.options, &state.collections)? {
+        if record.managed {
+            std::fs::create_dir_all(&record.uri).map_err(|e| format!("{}: {e}", record.uri))?;
+        }
+        state.collections.add(record).await?;
+    }
+    crate::ingest::jobs::resume(&state.ingestion).await;
+    state.lifecycle.ready.store(true, Ordering::SeqCst);
+    if let Some(interval) = state.options.poll_interval {
+        tokio::spawn(poll_latest(
+            state.collections.clone(),
+            state.lifecycle.clone(),
+            interval,
+        ));
+    }
+    Ok(state)
+}
+
+/// The embedder searches use: the model behind shared query passes (sized by the model's
+/// device unless the options say) and the recent-query cache.
+fn query_embedder(options: &ServeOptions, embedder: Arc<dyn Embedder>, metrics: &Metrics) -> Arc<dyn Embedder> {
     let batching = QueryBatching::for_device(&embedder.device_name(), cores())
         .with(options.query_embed_threads, options.query_pass_queries);
     let embedder: Arc<dyn Embedder> = match batching.threads {
@@ -222,28 +250,20 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
             metrics.query_embed_pass.clone(),
         )),
     };
-    let embedder: Arc<dyn Embedder> = match options.query_cache {
+    match options.query_cache {
         0 => embedder,
         capacity => Arc::new(CachingEmbedder::new(embedder, capacity, metrics.query_cache.clone())),
-    };
-    let state = Arc::new(AppState {
-        jobs: JobBook::open(options.data_dir.join("jobs")).map_err(|e| e.to_string())?,
-        events: EventHub::default(),
-        ingest_slots: Arc::new(Semaphore::new(options.ingest_workers.max(1))),
-        search: SearchQueue::new(options.search_workers, options.search_queue),
-        metrics,
-        collections: RwLock::new(BTreeMap::new()),
-        ready: AtomicBool::new(false),
-        shutting_down: AtomicBool::new(false),
-        load,
-        embedder,
-        options,
-    });
-    let saved: Vec<CollectionRecord> = read_json(&state.registry_path())
+    }
+}
+
+/// The collections to serve: those the data dir's registry lists, the `--collection` ones
+/// (a name given again with another URI takes the new one) and the RAG collection.
+fn wanted_collections(options: &ServeOptions, registry: &CollectionRegistry) -> Result<Vec<CollectionRecord>, String> {
+    let saved: Vec<CollectionRecord> = read_json(&registry.registry_path())
         .map_err(|e| e.to_string())?
         .unwrap_or_default();
     let mut wanted: BTreeMap<String, CollectionRecord> = saved.into_iter().map(|r| (r.name.clone(), r)).collect();
-    for (name, uri) in &state.options.collections {
+    for (name, uri) in &options.collections {
         validate_name(name)?;
         let keep = wanted.get(name).filter(|r| &r.uri == uri).cloned();
         wanted.insert(
@@ -258,10 +278,10 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
             }),
         );
     }
-    let rag = state.options.rag_collection.clone();
+    let rag = options.rag_collection.clone();
     if !wanted.contains_key(&rag) {
         validate_name(&rag)?;
-        let uri = state.managed_root(&rag).display().to_string();
+        let uri = registry.managed_root(&rag).display().to_string();
         wanted.insert(
             rag.clone(),
             CollectionRecord {
@@ -274,36 +294,18 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
             },
         );
     }
-    for record in wanted.into_values() {
-        if record.managed {
-            std::fs::create_dir_all(&record.uri).map_err(|e| format!("{}: {e}", record.uri))?;
-        }
-        state.add_collection(record).await?;
-    }
-    crate::ingest::jobs::resume(&state).await;
-    state.ready.store(true, Ordering::SeqCst);
-    if let Some(interval) = state.options.poll_interval {
-        tokio::spawn(poll_latest(state.clone(), interval));
-    }
-    Ok(state)
+    Ok(wanted.into_values().collect())
 }
 
 /// Hot reload: every collection checks its LATEST on an interval.
-async fn poll_latest(state: Arc<AppState>, interval: Duration) {
+async fn poll_latest(collections: Arc<CollectionRegistry>, lifecycle: Arc<Lifecycle>, interval: Duration) {
     let mut ticker = tokio::time::interval(interval);
     ticker.tick().await;
-    while !state.shutting_down.load(Ordering::SeqCst) {
+    while !lifecycle.shutting_down.load(Ordering::SeqCst) {
         ticker.tick().await;
-        let collections: Vec<Arc<Collection>> = state
-            .collections
-            .read()
-            .expect("collections lock")
-            .values()
-            .cloned()
-            .collect();
-        for collection in collections {
+        for collection in collections.all() {
             let _guard = collection.publish_lock.lock().await;
-            match state.reload_collection(&collection).await {
+            match collections.reload(&collection).await {
                 Ok(true) => tracing::info!(
                     "collection {} now serves {}",
                     collection.name(),
@@ -316,24 +318,24 @@ async fn poll_latest(state: Arc<AppState>, interval: Duration) {
                 ),
             }
         }
-        state.refresh_snapshot_metric();
+        collections.refresh_snapshot_metric();
     }
 }
 
 /// The HTTP surface.
-pub fn router(state: Arc<AppState>) -> Router {
+pub fn router(state: AppState) -> Router {
     crate::http::routes()
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.http.clone(),
             crate::http::auth::require_key,
         ))
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.metrics.clone(),
             crate::http::ops::track,
         ))
-        .layer(DefaultBodyLimit::max(state.options.upload_limit))
+        .layer(DefaultBodyLimit::max(state.http.upload_limit))
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.http.clone(),
             crate::http::ops::refuse_oversized,
         ))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
@@ -348,25 +350,23 @@ pub fn router(state: Arc<AppState>) -> Router {
 /// Serves until `shutdown` resolves, then stops accepting, lets requests finish and waits
 /// (up to `drain`) for running jobs; unfinished jobs resume at the next start.
 pub async fn serve(
-    state: Arc<AppState>,
+    state: AppState,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     drain: Duration,
 ) -> std::io::Result<()> {
     let app = router(state.clone());
-    let flag = state.clone();
+    let (lifecycle, events) = (state.lifecycle.clone(), state.events.clone());
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
-            flag.shutting_down.store(true, Ordering::SeqCst);
+            lifecycle.shutting_down.store(true, Ordering::SeqCst);
             // Event streams never end on their own; closing them lets the connections drain.
-            flag.events.close();
+            events.close();
         })
         .await?;
     let deadline = tokio::time::Instant::now() + drain;
-    while state.ingest_slots.available_permits() < state.options.ingest_workers.max(1)
-        && tokio::time::Instant::now() < deadline
-    {
+    while !state.ingestion.idle() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Ok(())

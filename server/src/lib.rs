@@ -1,13 +1,13 @@
 //! quarry's search side and its HTTP appliance, in three rooms:
 //! - [`search`]: the engine — loaded snapshots, filters, lanes, fusion, windows, facets, eval;
 //!   no HTTP types;
-//! - [`http`]: the routes of every surface, the error table, API keys, metrics;
+//! - [`http`]: the routes of every surface, the error table, API keys, the search pool;
 //! - [`ingest`]: upload jobs and online ingestion through the indexer pipeline.
 //!
 //! Between them: [`app`] assembles the server (options, start-up, the router, shutdown),
-//! [`collection`] holds a collection's current version, [`events`] and [`event_hub`] carry
+//! [`registry`] holds the served collections, [`collection`] one collection's current version, [`events`] and [`event_hub`] carry
 //! ingestion and version events to the event streams, [`records`] are the seed-000 records,
-//! [`persist`] writes small JSON records atomically.
+//! [`persist`] writes small JSON records atomically, [`metrics`] counts for Prometheus.
 
 pub mod app;
 pub mod collection;
@@ -16,8 +16,10 @@ pub mod event_hub;
 pub mod events;
 pub mod http;
 pub mod ingest;
+pub mod metrics;
 pub mod persist;
 pub mod records;
+pub mod registry;
 pub mod search;
 
 pub use error::ServerError;

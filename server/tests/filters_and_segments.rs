@@ -915,7 +915,7 @@ fn keyword_hits(snapshot: Arc<LoadedSnapshot>, query: &str) -> Vec<(usize, Strin
         .keyword_lane(query, 10, None)
         .unwrap()
         .into_iter()
-        .map(|(row, score)| (row, format!("{score:.6}")))
+        .map(|hit| (hit.row, format!("{:.6}", hit.score)))
         .collect()
 }
 

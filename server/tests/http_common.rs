@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use quarry_server::app::{serve, start, AppState, ServeOptions};
@@ -13,7 +12,7 @@ pub mod common;
 pub struct TestServer {
     /// Requests to it (`server.post(..)` and the others reach it through `Deref`).
     pub api: ApiClient,
-    pub state: Arc<AppState>,
+    pub state: AppState,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<()>>,
 }

@@ -197,9 +197,10 @@ async fn a_waiting_job_says_where_it_is_in_the_queue() {
     let server = TestServer::start(options(data.path())).await;
     server.post("/v1/collections", json!({ "name": "c" })).await;
     // Every ingestion slot taken: the jobs below wait, in the order they came.
-    let slots = server.state.options.ingest_workers.max(1) as u32;
+    let slots = server.state.options().ingest_workers.max(1) as u32;
     let held = server
         .state
+        .ingestion()
         .ingest_slots
         .clone()
         .acquire_many_owned(slots)
@@ -260,12 +261,12 @@ async fn a_file_reports_its_progress_batch_by_batch() {
     let seen = Mutex::new(Vec::new());
     let record = |at: StageProgress| seen.lock().unwrap().push(at);
     let settings = FileSettings {
-        chunker: chunker_for(&server.state, None).unwrap(),
+        chunker: chunker_for(server.state.ingestion(), None).unwrap(),
         stored: &StoredVectors::None,
         tags: &[],
         progress: &record,
     };
-    let file = process_file(&server.state, &raw, settings).unwrap();
+    let file = process_file(server.state.ingestion(), &raw, settings).unwrap();
     let chunks = file.embedded_chunks;
     assert!(chunks >= 30, "{chunks} chunks");
     let seen = seen.into_inner().unwrap();
@@ -375,9 +376,10 @@ async fn the_event_stream_follows_each_file_through_its_stages() {
     assert_eq!(status, 404);
 
     // The jobs wait for a slot until every stream is open.
-    let slots = server.state.options.ingest_workers.max(1) as u32;
+    let slots = server.state.options().ingest_workers.max(1) as u32;
     let held = server
         .state
+        .ingestion()
         .ingest_slots
         .clone()
         .acquire_many_owned(slots)

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use quarry_indexer::chunk::ChunkerConfig;
 use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, RunOptions};
-use quarry_server::search::scoped_search::search_collections;
+use quarry_server::search::scope::SearchScope;
 use quarry_server::{ChunkResult, Filters, LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher, ServerError};
 
 const QUERY: &str = "who invented the mercury thermometer and the Fahrenheit temperature scale";
@@ -88,8 +88,8 @@ fn brute_force(searcher: &Searcher, mode: Mode, filters: &Filters) -> Vec<(usize
         }
         Mode::Keyword => {
             let all = searcher.keyword_lane(QUERY, snapshot.row_count(), None).unwrap();
-            let top = all[0].1;
-            all.into_iter().map(|(row, score)| (row, score / top)).collect()
+            let top = all[0].score;
+            all.into_iter().map(|hit| (hit.row, hit.score / top)).collect()
         }
         Mode::Hybrid | Mode::Auto => unreachable!("fusions have no brute force"),
     };
@@ -319,7 +319,7 @@ async fn at_most_n_chunks_of_a_document_and_pages_of_one_ranking() {
         max_chunks_per_document: Some(1),
         ..Default::default()
     };
-    let chunks = search_collections(&parts, &request).unwrap().result.chunks;
+    let chunks = SearchScope::collections(&parts).search(&request).unwrap().result.chunks;
     let seen: Vec<(String, String)> = chunks
         .iter()
         .map(|c| {

@@ -1,37 +1,139 @@
-//! Every error the HTTP layer returns, mapped to a status in one place. The /v1 API answers
-//! `{"detail": "..."}` (seed 000); the /api/rag API answers `{"error", "details" | "message"}` (seed 002).
+//! The error table: every error the HTTP layer returns — the library errors
+//! ([`IndexerError`], [`ServerError`]) by variant, and the routes' own — is an [`ApiError`]
+//! kind with one status, and its body comes from one function per surface: the /v1 API
+//! answers `{"detail": "..."}` (seed 000), the /api/rag API `{"error", "details" | "message"}`
+//! (seed 002; its handlers return [`RagError`]).
 
+use axum::http::header::{HeaderValue, WWW_AUTHENTICATE};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
+use quarry_indexer::IndexerError;
+
 use crate::error::ServerError;
 
+/// What went wrong, whatever surface answers it.
 #[derive(Debug)]
 pub enum ApiError {
     BadRequest(String),
-    NotFound(String),
-    /// The request is sound but the collection's state refuses it (a rollback target that is damaged).
-    Conflict(String),
-    PayloadTooLarge(String),
-    Busy(String),
-    Unavailable(String),
-    Internal(String),
-    /// seed-002 validation error: which field, why.
-    RagValidation {
+    /// One request field is invalid: which, and why (seed 002 names the field apart).
+    InvalidField {
         field: String,
         message: String,
     },
-    /// seed-002 server error.
-    RagInternal(String),
+    /// No API key, or an unknown one.
+    Unauthorized(String),
+    /// A key that may not do what the route does.
+    Forbidden(String),
+    NotFound(String),
+    /// The request is sound but the state refuses it (LATEST moved, a damaged target, ...).
+    Conflict(String),
+    PayloadTooLarge(String),
+    /// The search queue is full.
+    Busy(String),
+    /// A part the request needs is not there (shutting down, a store that did not load).
+    Unavailable(String),
+    Internal(String),
+}
+
+/// The two error shapes: seed 000's `{"detail"}` on /v1 and everything else, seed 002's
+/// `{"error", "message" | "details"}` under /api/rag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    V1,
+    Rag,
+}
+
+impl Surface {
+    /// The surface a request path belongs to.
+    pub fn of_path(path: &str) -> Self {
+        if path.starts_with("/api/rag") {
+            Surface::Rag
+        } else {
+            Surface::V1
+        }
+    }
 }
 
 impl ApiError {
-    pub fn rag_field(field: &str, message: impl Into<String>) -> Self {
-        Self::RagValidation {
+    pub fn field(field: &str, message: impl Into<String>) -> Self {
+        Self::InvalidField {
             field: field.into(),
             message: message.into(),
+        }
+    }
+
+    /// The table of statuses.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) | Self::InvalidField { .. } => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Busy(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// What a user reads.
+    pub fn message(&self) -> String {
+        match self {
+            Self::InvalidField { field, message } => format!("{field}: {message}"),
+            Self::BadRequest(m)
+            | Self::Unauthorized(m)
+            | Self::Forbidden(m)
+            | Self::NotFound(m)
+            | Self::Conflict(m)
+            | Self::PayloadTooLarge(m)
+            | Self::Busy(m)
+            | Self::Unavailable(m)
+            | Self::Internal(m) => m.clone(),
+        }
+    }
+
+    /// The table of bodies, per surface.
+    pub fn body(&self, surface: Surface) -> serde_json::Value {
+        match (surface, self) {
+            (Surface::V1, _) => json!({ "detail": self.message() }),
+            (Surface::Rag, Self::InvalidField { field, message }) => {
+                json!({ "error": "Validation error", "details": { "field": field, "message": message } })
+            }
+            (Surface::Rag, Self::Internal(m)) => json!({ "error": "Internal server error", "message": m }),
+            (Surface::Rag, _) => {
+                json!({ "error": self.status().canonical_reason().unwrap_or("Error"), "message": self.message() })
+            }
+        }
+    }
+
+    /// The response on `surface` (a 401 says how to authenticate).
+    pub fn respond(self, surface: Surface) -> Response {
+        if let Self::Internal(m) = &self {
+            tracing::error!("internal error: {m}");
+        }
+        let mut response = (self.status(), Json(self.body(surface))).into_response();
+        if let Self::Unauthorized(_) = self {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// The library errors, each variant to the kind of failure it is.
+impl From<IndexerError> for ApiError {
+    fn from(e: IndexerError) -> Self {
+        match e {
+            IndexerError::NoSuchVersion { .. } | IndexerError::NoSnapshot { .. } => Self::NotFound(e.to_string()),
+            IndexerError::NoEarlierVersion { .. }
+            | IndexerError::LatestMoved { .. }
+            | IndexerError::Snapshot { .. }
+            | IndexerError::Checksum { .. } => Self::Conflict(e.to_string()),
+            other => Self::Internal(other.to_string()),
         }
     }
 }
@@ -40,40 +142,34 @@ impl From<ServerError> for ApiError {
     fn from(e: ServerError) -> Self {
         match e {
             ServerError::InvalidRequest(m) => Self::BadRequest(m),
-            other => Self::Internal(other.to_string()),
+            ServerError::Indexer(e) => e.into(),
+            other @ (ServerError::ModelMismatch { .. } | ServerError::Corrupt { .. }) => {
+                Self::Internal(other.to_string())
+            }
         }
     }
 }
 
-impl From<quarry_indexer::IndexerError> for ApiError {
-    fn from(e: quarry_indexer::IndexerError) -> Self {
-        Self::Internal(e.to_string())
+/// /v1 and the other routes answer in seed 000's shape.
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        self.respond(Surface::V1)
     }
 }
 
-impl IntoResponse for ApiError {
+/// An error of the /api/rag routes: seed 002's shape.
+#[derive(Debug)]
+pub struct RagError(pub ApiError);
+
+impl<E: Into<ApiError>> From<E> for RagError {
+    fn from(e: E) -> Self {
+        RagError(e.into())
+    }
+}
+
+impl IntoResponse for RagError {
     fn into_response(self) -> Response {
-        let (status, body) = match self {
-            Self::BadRequest(m) => (StatusCode::BAD_REQUEST, json!({ "detail": m })),
-            Self::NotFound(m) => (StatusCode::NOT_FOUND, json!({ "detail": m })),
-            Self::Conflict(m) => (StatusCode::CONFLICT, json!({ "detail": m })),
-            Self::PayloadTooLarge(m) => (StatusCode::PAYLOAD_TOO_LARGE, json!({ "detail": m })),
-            Self::Busy(m) => (StatusCode::SERVICE_UNAVAILABLE, json!({ "detail": m })),
-            Self::Unavailable(m) => (StatusCode::SERVICE_UNAVAILABLE, json!({ "detail": m })),
-            Self::Internal(m) => {
-                tracing::error!("internal error: {m}");
-                (StatusCode::INTERNAL_SERVER_ERROR, json!({ "detail": m }))
-            }
-            Self::RagValidation { field, message } => (
-                StatusCode::BAD_REQUEST,
-                json!({ "error": "Validation error", "details": { "field": field, "message": message } }),
-            ),
-            Self::RagInternal(m) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                json!({ "error": "Internal server error", "message": m }),
-            ),
-        };
-        (status, Json(body)).into_response()
+        self.0.respond(Surface::Rag)
     }
 }
 
@@ -111,9 +207,9 @@ pub async fn shape_bare_errors(request: axum::extract::Request, next: axum::midd
         StatusCode::REQUEST_TIMEOUT => "the request took longer than the server's request timeout".to_string(),
         other => other.canonical_reason().unwrap_or("error").to_string(),
     };
-    let body = match path.starts_with("/api/rag") {
-        true => json!({ "error": status.canonical_reason().unwrap_or("Error"), "message": message }),
-        false => json!({ "detail": message }),
+    let body = match Surface::of_path(&path) {
+        Surface::Rag => json!({ "error": status.canonical_reason().unwrap_or("Error"), "message": message }),
+        Surface::V1 => json!({ "detail": message }),
     };
     let mut parts = parts;
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);

@@ -7,14 +7,13 @@
 use std::sync::Arc;
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
-use serde_json::json;
+use axum::response::Response;
 use sha2::{Digest, Sha256};
 
-use crate::app::AppState;
+use crate::app::HttpSettings;
+use crate::http::api_error::{ApiError, Surface};
 
 /// The shortest key accepted: a guessable key protects nothing.
 pub const MIN_KEY_CHARS: usize = 16;
@@ -122,24 +121,13 @@ fn presented_key(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// A refusal in the error shape of the request's surface (/api/rag or /v1).
-fn refuse(status: StatusCode, path: &str, message: String) -> Response {
-    let body = if path.starts_with("/api/rag") {
-        json!({ "error": if status == StatusCode::UNAUTHORIZED { "Unauthorized" } else { "Forbidden" }, "message": message })
-    } else {
-        json!({ "detail": message })
-    };
-    let mut response = (status, Json(body)).into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-    }
-    response
+fn refuse(error: ApiError, path: &str) -> Response {
+    error.respond(Surface::of_path(path))
 }
 
 /// The middleware: lets a request through when its key may do what its route does.
-pub async fn require_key(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    if !state.options.api_keys.enabled() {
+pub async fn require_key(State(settings): State<Arc<HttpSettings>>, request: Request, next: Next) -> Response {
+    if !settings.api_keys.enabled() {
         return next.run(request).await;
     }
     let path = request
@@ -152,20 +140,20 @@ pub async fn require_key(State(state): State<Arc<AppState>>, request: Request, n
     };
     let Some(key) = presented_key(request.headers()) else {
         return refuse(
-            StatusCode::UNAUTHORIZED,
+            ApiError::Unauthorized(
+                "missing API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'".into(),
+            ),
             &path,
-            "missing API key: send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'".into(),
         );
     };
-    match state.options.api_keys.role_of(key) {
-        None => refuse(StatusCode::UNAUTHORIZED, &path, "invalid API key".into()),
+    match settings.api_keys.role_of(key) {
+        None => refuse(ApiError::Unauthorized("invalid API key".into()), &path),
         Some(role) if role < needed => refuse(
-            StatusCode::FORBIDDEN,
-            &path,
-            format!(
+            ApiError::Forbidden(format!(
                 "{} {path} needs an admin API key; this key may only read and search",
                 request.method()
-            ),
+            )),
+            &path,
         ),
         Some(_) => next.run(request).await,
     }

@@ -17,10 +17,10 @@ use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::knowledge::find;
-use crate::app::AppState;
-use crate::event_hub::NumberedEvent;
+use crate::event_hub::{EventHub, NumberedEvent};
 use crate::events::CollectionEvent;
 use crate::http::api_error::ApiError;
+use crate::ingest::Ingestion;
 
 #[derive(Deserialize)]
 pub struct EventsQuery {
@@ -30,9 +30,9 @@ pub struct EventsQuery {
     last_event_id: Option<String>,
 }
 
-fn sse_event(state: &AppState, (number, event): &NumberedEvent) -> Event {
+fn sse_event(hub: &EventHub, (number, event): &NumberedEvent) -> Event {
     Event::default()
-        .id(state.events.event_id(*number))
+        .id(hub.event_id(*number))
         .event(event.name())
         .json_data(event)
         .unwrap_or_else(|e| Event::default().comment(e.to_string()))
@@ -44,14 +44,15 @@ fn missed_event(missed: Option<u64>) -> Event {
         .data(serde_json::json!({ "missed": missed }).to_string())
 }
 
-/// Subscribes before answering, so nothing that happens after the response starts is missed.
+/// Subscribes before answering (the ingestion side holds the collections, the job book and
+/// the event hub this needs), so nothing that happens after the response starts is missed.
 pub async fn collection_events(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<Ingestion>>,
     Path(name): Path<String>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    find(&state, &name)?;
+    find(&state.collections, &name)?;
     if let Some(job_id) = &query.job_id {
         let job = state
             .jobs
@@ -84,19 +85,19 @@ pub async fn collection_events(
             .replay
             .iter()
             .filter(|(_, event)| wanted(event))
-            .map(|numbered| sse_event(&state, numbered)),
+            .map(|numbered| sse_event(&state.events, numbered)),
     );
     let live = futures::stream::unfold(
-        (subscription.live, wanted, state),
-        |(mut receiver, wanted, state)| async move {
+        (subscription.live, wanted, state.events.clone()),
+        |(mut receiver, wanted, hub)| async move {
             loop {
                 let event = match receiver.recv().await {
-                    Ok(numbered) if wanted(&numbered.1) => sse_event(&state, &numbered),
+                    Ok(numbered) if wanted(&numbered.1) => sse_event(&hub, &numbered),
                     Ok(_) => continue,
                     Err(RecvError::Lagged(missed)) => missed_event(Some(missed)),
                     Err(RecvError::Closed) => return None,
                 };
-                return Some((Ok(event), (receiver, wanted, state)));
+                return Some((Ok(event), (receiver, wanted, hub)));
             }
         },
     );

@@ -12,19 +12,20 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::ApiJson;
-use crate::app::AppState;
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::http::api_error::ApiError;
 use crate::ingest::jobs::{submit, uploads_dir, Submitted, Upload};
 use crate::ingest::online::publish;
+use crate::ingest::Ingestion;
 use crate::records::{CollectionInfo, FileInfo, IngestionJobStatus, JobState};
+use crate::registry::CollectionRegistry;
 
 fn not_found(name: &str) -> ApiError {
     ApiError::NotFound(format!("Collection '{name}' not found"))
 }
 
-pub(crate) fn find(state: &AppState, name: &str) -> Result<Arc<Collection>, ApiError> {
-    state.collection(name).ok_or_else(|| not_found(name))
+pub(crate) fn find(collections: &CollectionRegistry, name: &str) -> Result<Arc<Collection>, ApiError> {
+    collections.get(name).ok_or_else(|| not_found(name))
 }
 
 #[derive(Deserialize)]
@@ -37,17 +38,17 @@ pub struct CreateCollection {
 }
 
 pub async fn create_collection(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     ApiJson(body): ApiJson<CreateCollection>,
 ) -> Result<(StatusCode, Json<CollectionInfo>), ApiError> {
     validate_name(&body.name).map_err(ApiError::BadRequest)?;
-    if state.collection(&body.name).is_some() {
+    if collections.get(&body.name).is_some() {
         return Err(ApiError::BadRequest(format!(
             "Collection '{}' already exists",
             body.name
         )));
     }
-    let root = state.managed_root(&body.name);
+    let root = collections.managed_root(&body.name);
     std::fs::create_dir_all(&root).map_err(|e| ApiError::Internal(format!("{}: {e}", root.display())))?;
     let record = CollectionRecord {
         name: body.name,
@@ -57,58 +58,47 @@ pub async fn create_collection(
         metadata: body.metadata,
         created_at: chrono::Utc::now(),
     };
-    let collection = state.add_collection(record).await.map_err(ApiError::Internal)?;
+    let collection = collections.add(record).await.map_err(ApiError::Internal)?;
     Ok((StatusCode::CREATED, Json(collection.info())))
 }
 
-pub async fn list_collections(State(state): State<Arc<AppState>>) -> Json<Vec<CollectionInfo>> {
-    let collections: Vec<Arc<Collection>> = state
-        .collections
-        .read()
-        .expect("collections lock")
-        .values()
-        .cloned()
-        .collect();
-    Json(collections.iter().map(|c| c.info()).collect())
+pub async fn list_collections(State(collections): State<Arc<CollectionRegistry>>) -> Json<Vec<CollectionInfo>> {
+    Json(collections.all().iter().map(|c| c.info()).collect())
 }
 
 pub async fn get_collection(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     Path(name): Path<String>,
 ) -> Result<Json<CollectionInfo>, ApiError> {
-    Ok(Json(find(&state, &name)?.info()))
+    Ok(Json(find(&collections, &name)?.info()))
 }
 
 pub async fn delete_collection(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     Path(name): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let collection = find(&state, &name)?;
+    let collection = find(&collections, &name)?;
     let _guard = collection.publish_lock.lock().await;
-    state.collections.write().expect("collections lock").remove(&name);
-    state.save_registry().map_err(|e| ApiError::Internal(e.to_string()))?;
-    let _ = std::fs::remove_file(state.files_path(&name));
-    if collection.record.managed {
-        let _ = std::fs::remove_dir_all(&collection.record.uri);
-    }
-    state.refresh_snapshot_metric();
+    collections
+        .remove(&collection)
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Json(
         json!({ "message": format!("Collection '{name}' deleted"), "name": name, "snapshot_deleted": collection.record.managed }),
     ))
 }
 
 pub async fn reload_collection(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     Path(name): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let collection = find(&state, &name)?;
+    let collection = find(&collections, &name)?;
     let _guard = collection.publish_lock.lock().await;
-    let changed = state.reload_collection(&collection).await.map_err(|e| {
+    let changed = collections.reload(&collection).await.map_err(|e| {
         ApiError::Internal(format!(
             "reload of '{name}' failed; the previous version keeps serving: {e}"
         ))
     })?;
-    state.refresh_snapshot_metric();
+    collections.refresh_snapshot_metric();
     Ok(Json(json!({ "reloaded": changed, "collection": collection.info() })))
 }
 
@@ -167,12 +157,12 @@ fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, Ap
 }
 
 pub async fn upload_documents(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<Ingestion>>,
     Path(name): Path<String>,
     headers: axum::http::HeaderMap,
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let collection = find(&state, &name)?;
+    let collection = find(&state.collections, &name)?;
     let key = idempotency_key(&headers)?;
     let mut multipart = multipart.map_err(|e| {
         ApiError::BadRequest(format!(
@@ -276,10 +266,10 @@ pub async fn upload_documents(
 }
 
 pub async fn list_documents(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     Path(name): Path<String>,
 ) -> Result<Json<Vec<FileInfo>>, ApiError> {
-    Ok(Json(find(&state, &name)?.list_files()))
+    Ok(Json(find(&collections, &name)?.list_files()))
 }
 
 #[derive(Deserialize)]
@@ -289,11 +279,11 @@ pub struct DeleteFiles {
 }
 
 pub async fn delete_documents(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<Ingestion>>,
     Path(name): Path<String>,
     ApiJson(body): ApiJson<DeleteFiles>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let collection = find(&state, &name)?;
+    let collection = find(&state.collections, &name)?;
     if body.file_ids.is_empty() {
         return Err(ApiError::BadRequest("file_ids must name at least one file".into()));
     }
@@ -340,6 +330,7 @@ pub async fn delete_documents(
         .expect("files lock")
         .retain(|f| !removed.contains(&f.file_id));
     state
+        .collections
         .save_files(&collection)
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(Json(json!({
@@ -353,7 +344,7 @@ pub async fn delete_documents(
 /// A job's IngestionJobStatus; a pending one says where it waits in `metadata`
 /// (`queue_position` of `queue_length`: the pending jobs, oldest first).
 pub async fn job_status(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<Ingestion>>,
     Path(job_id): Path<String>,
 ) -> Result<Json<IngestionJobStatus>, ApiError> {
     let mut job = state
@@ -377,14 +368,8 @@ pub async fn job_status(
     Ok(Json(job))
 }
 
-pub async fn health(State(state): State<Arc<AppState>>) -> impl IntoResponse {
-    let collections: Vec<Arc<Collection>> = state
-        .collections
-        .read()
-        .expect("collections lock")
-        .values()
-        .cloned()
-        .collect();
+pub async fn health(State(collections): State<Arc<CollectionRegistry>>) -> impl IntoResponse {
+    let collections = collections.all();
     let details: serde_json::Map<String, serde_json::Value> = collections
         .iter()
         .map(|c| {

@@ -1,20 +1,17 @@
 //! The HTTP appliance over the search engine and the ingestion jobs: the router (one file
-//! per surface), errors mapped to statuses ([`api_error`]), API keys ([`auth`]), Prometheus
-//! metrics ([`metrics`]) and the bounded pool searches run on ([`search_queue`]).
+//! per surface), errors mapped to statuses ([`api_error`]), API keys ([`auth`]) and the bounded pool
+//! searches run on ([`search_queue`]).
 
 pub mod api_error;
 pub mod auth;
 pub mod dashboard;
 pub mod events;
 pub mod knowledge;
-pub mod metrics;
 pub mod ops;
 pub mod rag;
 pub mod search;
 pub mod search_queue;
 pub mod versions;
-
-use std::sync::Arc;
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
@@ -25,7 +22,7 @@ use crate::app::AppState;
 use crate::http::api_error::ApiError;
 
 /// Every route of the server.
-pub fn routes() -> Router<Arc<AppState>> {
+pub fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/v1/collections",

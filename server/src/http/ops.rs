@@ -12,15 +12,17 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use crate::app::AppState;
+use crate::app::{HttpSettings, Lifecycle};
+use crate::http::api_error::{ApiError, Surface};
+use crate::metrics::Metrics;
 
 pub async fn healthz() -> &'static str {
     "ok"
 }
 
 /// Ready once start-up has loaded every collection and while not shutting down.
-pub async fn readyz(State(state): State<Arc<AppState>>) -> impl IntoResponse {
-    let ready = state.ready.load(Ordering::SeqCst) && !state.shutting_down.load(Ordering::SeqCst);
+pub async fn readyz(State(lifecycle): State<Arc<Lifecycle>>) -> impl IntoResponse {
+    let ready = lifecycle.ready.load(Ordering::SeqCst) && !lifecycle.shutting_down.load(Ordering::SeqCst);
     let status = if ready {
         StatusCode::OK
     } else {
@@ -29,15 +31,12 @@ pub async fn readyz(State(state): State<Arc<AppState>>) -> impl IntoResponse {
     (status, Json(json!({ "ready": ready })))
 }
 
-pub async fn metrics(State(state): State<Arc<AppState>>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(),
-    )
+pub async fn metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics.render())
 }
 
 /// Counts every request and times it, labelled by its route pattern.
-pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()
@@ -46,13 +45,11 @@ pub async fn track(State(state): State<Arc<AppState>>, request: Request, next: N
     let method = request.method().to_string();
     let started = Instant::now();
     let response = next.run(request).await;
-    state
-        .metrics
+    metrics
         .request_seconds
         .with_label_values(&[&route])
         .observe(started.elapsed().as_secs_f64());
-    state
-        .metrics
+    metrics
         .requests
         .with_label_values(&[&route, &method, response.status().as_str()])
         .inc();
@@ -66,8 +63,9 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 /// A request whose Content-Length is over the body limit gets its 413 at once, while its body
 /// is read and dropped in the background (up to DRAIN_BYTES / DRAIN_TIME): closing the
 /// connection on unread bytes resets it, and the client would see the reset instead of the 413.
-pub async fn refuse_oversized(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    let limit = state.options.upload_limit;
+pub async fn refuse_oversized(State(settings): State<Arc<HttpSettings>>, request: Request, next: Next) -> Response {
+    let limit = settings.upload_limit;
+    let surface = Surface::of_path(request.uri().path());
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -90,8 +88,8 @@ pub async fn refuse_oversized(State(state): State<Arc<AppState>>, request: Reque
         })
         .await;
     });
-    crate::http::api_error::ApiError::PayloadTooLarge(format!(
+    ApiError::PayloadTooLarge(format!(
         "request body of {declared} bytes exceeds the limit of {limit} bytes"
     ))
-    .into_response()
+    .respond(surface)
 }

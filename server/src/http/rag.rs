@@ -6,38 +6,35 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::response::IntoResponse;
 use axum::Json;
 use quarry_indexer::parse::doc_id_for;
 use quarry_indexer::pipeline::VersionChange;
 use quarry_indexer::source::RawDocument;
 use serde_json::{json, Map, Value};
 
-use super::search::run_search;
-use crate::app::AppState;
-use crate::http::api_error::ApiError;
+use super::search::{run_search, SearchParts};
+use crate::app::HttpSettings;
+use crate::http::api_error::{ApiError, RagError};
 use crate::ingest::online::{
     chunker_for, process_file, publish, serve_latest_before_change, FileSettings, ProcessedFile, StoredVectors,
 };
+use crate::ingest::Ingestion;
 use crate::search::filter::Filters;
 use crate::search::searcher::SearchRequest;
 
 fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(ApiError::rag_field("body", "request body must be a JSON object")),
-        Err(e) => Err(ApiError::rag_field(
-            "body",
-            format!("request body is not valid JSON: {e}"),
-        )),
+        Ok(_) => Err(ApiError::field("body", "request body must be a JSON object")),
+        Err(e) => Err(ApiError::field("body", format!("request body is not valid JSON: {e}"))),
     }
 }
 
 fn required_string<'a>(object: &'a Map<String, Value>, field: &str) -> Result<&'a str, ApiError> {
     match object.get(field) {
-        None | Some(Value::Null) => Err(ApiError::rag_field(field, format!("{field} is required"))),
+        None | Some(Value::Null) => Err(ApiError::field(field, format!("{field} is required"))),
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(ApiError::rag_field(field, format!("{field} must be a string"))),
+        Some(_) => Err(ApiError::field(field, format!("{field} must be a string"))),
     }
 }
 
@@ -49,13 +46,10 @@ fn string_list(object: &Map<String, Value>, field: &str) -> Result<Vec<String>, 
             .map(|v| {
                 v.as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| ApiError::rag_field(field, format!("{field} must be an array of strings")))
+                    .ok_or_else(|| ApiError::field(field, format!("{field} must be an array of strings")))
             })
             .collect(),
-        Some(_) => Err(ApiError::rag_field(
-            field,
-            format!("{field} must be an array of strings"),
-        )),
+        Some(_) => Err(ApiError::field(field, format!("{field} must be an array of strings"))),
     }
 }
 
@@ -66,35 +60,37 @@ fn valid_source(source: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+async fn ingest_document(
+    State(state): State<Arc<Ingestion>>,
+    State(settings): State<Arc<HttpSettings>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
     let object = body_object(&body)?;
     let source = required_string(&object, "source")?.to_string();
     let path = required_string(&object, "path")?.to_string();
     let title = required_string(&object, "title")?.to_string();
     let text = required_string(&object, "text")?.to_string();
     if text.trim().is_empty() {
-        return Err(ApiError::rag_field("text", "text must be a non-empty string"));
+        return Err(ApiError::field("text", "text must be a non-empty string"));
     }
     if !valid_source(&source) {
-        return Err(ApiError::rag_field(
-            "source",
-            "source must match pattern ^[a-zA-Z0-9_-]+$",
-        ));
+        return Err(ApiError::field("source", "source must match pattern ^[a-zA-Z0-9_-]+$"));
     }
     let tags = string_list(&object, "tags")?;
     let hash = match object.get("hash") {
         None | Some(Value::Null) => None,
         Some(Value::String(h)) => Some(h.clone()),
-        Some(_) => return Err(ApiError::rag_field("hash", "hash must be a string")),
+        Some(_) => return Err(ApiError::field("hash", "hash must be a string")),
     };
     let extra = match object.get("metadata") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err(ApiError::rag_field("metadata", "metadata must be an object")),
+        Some(_) => return Err(ApiError::field("metadata", "metadata must be an object")),
     };
     let collection = state
-        .collection(&state.options.rag_collection)
-        .ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
+        .collections
+        .get(&settings.rag_collection)
+        .ok_or_else(|| ApiError::Unavailable("the RAG collection is not loaded".into()))?;
     let uri = format!("rag://{source}/{path}");
     let document_id = doc_id_for(&uri);
     let content_hash = hash.unwrap_or_else(|| quarry_indexer::snapshot::sha256_hex(text.as_bytes()));
@@ -102,7 +98,7 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
     let _guard = collection.publish_lock.lock().await;
     serve_latest_before_change(&state, &collection)
         .await
-        .map_err(ApiError::RagInternal)?;
+        .map_err(ApiError::Internal)?;
     let searcher = collection.searcher();
     let existing = searcher.as_ref().and_then(|searcher| {
         searcher
@@ -125,11 +121,11 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
             searcher
                 .snapshot()
                 .live_vectors_by_text(&document_id)
-                .map_err(|e| ApiError::RagInternal(e.to_string()))?,
+                .map_err(|e| ApiError::Internal(e.to_string()))?,
         ),
         _ => StoredVectors::None,
     };
-    let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::RagInternal)?;
+    let chunker = chunker_for(&state, collection.manifest().as_ref()).map_err(ApiError::Internal)?;
     let raw = RawDocument {
         uri,
         relative_path: "document.txt".into(),
@@ -155,8 +151,8 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         )
     })
     .await
-    .map_err(|e| ApiError::RagInternal(e.to_string()))?
-    .map_err(|reason| ApiError::rag_field("text", reason))?;
+    .map_err(|e| ApiError::Internal(e.to_string()))?
+    .map_err(|reason| ApiError::field("text", reason))?;
     let mut metadata = extra;
     metadata.insert("path".into(), path.clone().into());
     for document in &mut documents {
@@ -181,36 +177,35 @@ pub async fn ingest(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         },
     )
     .await
-    .map_err(ApiError::RagInternal)?;
+    .map_err(ApiError::Internal)?;
     let status = if existing.is_some() { "updated" } else { "created" };
     Ok(Json(
         json!({ "status": status, "documentId": document_id, "chunkCount": chunk_count }),
     ))
 }
 
-pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<Json<Value>, ApiError> {
+async fn search_documents(
+    State(parts): State<SearchParts>,
+    State(settings): State<Arc<HttpSettings>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
     let object = body_object(&body)?;
     let query = required_string(&object, "query")?.to_string();
     if query.trim().is_empty() {
-        return Err(ApiError::rag_field("query", "query is required"));
+        return Err(ApiError::field("query", "query is required"));
     }
     let top_k = match object.get("topK") {
         None | Some(Value::Null) => 5,
         Some(value) => match value.as_u64() {
             Some(k) if (1..=20).contains(&k) => k as usize,
-            _ => return Err(ApiError::rag_field("topK", "topK must be an integer between 1 and 20")),
+            _ => return Err(ApiError::field("topK", "topK must be an integer between 1 and 20")),
         },
     };
     let min_score = match object.get("minScore") {
         None | Some(Value::Null) => 0.0,
         Some(value) => match value.as_f64() {
             Some(s) if (0.0..=1.0).contains(&s) => s as f32,
-            _ => {
-                return Err(ApiError::rag_field(
-                    "minScore",
-                    "minScore must be a number between 0 and 1",
-                ))
-            }
+            _ => return Err(ApiError::field("minScore", "minScore must be a number between 0 and 1")),
         },
     };
     let mut filters = Filters::default();
@@ -220,16 +215,17 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
             match f.get("source") {
                 None | Some(Value::Null) => {}
                 Some(Value::String(s)) => filters.source = vec![s.clone()],
-                Some(_) => return Err(ApiError::rag_field("filters.source", "filters.source must be a string")),
+                Some(_) => return Err(ApiError::field("filters.source", "filters.source must be a string")),
             }
             filters.tags = string_list(f, "tags")
-                .map_err(|_| ApiError::rag_field("filters.tags", "filters.tags must be an array of strings"))?;
+                .map_err(|_| ApiError::field("filters.tags", "filters.tags must be an array of strings"))?;
         }
-        Some(_) => return Err(ApiError::rag_field("filters", "filters must be an object")),
+        Some(_) => return Err(ApiError::field("filters", "filters must be an object")),
     }
-    let collection = state
-        .collection(&state.options.rag_collection)
-        .ok_or_else(|| ApiError::RagInternal("the RAG collection is not loaded".into()))?;
+    let collection = parts
+        .collections
+        .get(&settings.rag_collection)
+        .ok_or_else(|| ApiError::Unavailable("the RAG collection is not loaded".into()))?;
     let request = SearchRequest {
         query: query.clone(),
         top_k,
@@ -237,13 +233,12 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
         filters,
         ..Default::default()
     };
-    let result = run_search(&state, collection.searcher(), request)
+    let result = run_search(&parts, collection.searcher(), request)
         .await
         .map_err(|e| match e {
-            ApiError::Busy(m) => ApiError::Busy(m),
-            ApiError::BadRequest(m) => ApiError::rag_field("query", m),
-            ApiError::Internal(m) | ApiError::RagInternal(m) => ApiError::RagInternal(m),
-            other => ApiError::RagInternal(format!("search failed: {}", other.into_response().status())),
+            // The request's only free text is the query: what the search refuses is about it.
+            ApiError::BadRequest(m) => ApiError::field("query", m),
+            other => other,
         })?;
     let results: Vec<Value> = result
         .chunks
@@ -272,4 +267,22 @@ pub async fn search(State(state): State<Arc<AppState>>, body: Bytes) -> Result<J
     Ok(Json(
         json!({ "query": query, "resultCount": results.len(), "results": results }),
     ))
+}
+
+/// `POST /api/rag/ingest`, its errors in seed 002's shape.
+pub async fn ingest(
+    state: State<Arc<Ingestion>>,
+    settings: State<Arc<HttpSettings>>,
+    body: Bytes,
+) -> Result<Json<Value>, RagError> {
+    Ok(ingest_document(state, settings, body).await?)
+}
+
+/// `POST /api/rag/search`, its errors in seed 002's shape.
+pub async fn search(
+    parts: State<SearchParts>,
+    settings: State<Arc<HttpSettings>>,
+    body: Bytes,
+) -> Result<Json<Value>, RagError> {
+    Ok(search_documents(parts, settings, body).await?)
 }

@@ -8,25 +8,35 @@ use axum::Json;
 
 use super::knowledge::find;
 use super::ApiJson;
-use crate::app::AppState;
 use crate::http::api_error::ApiError;
+use crate::http::search_queue::SearchQueue;
+use crate::metrics::Metrics;
+use crate::registry::CollectionRegistry;
 use crate::search::facets::empty_facets;
 use crate::search::result::RetrievalResult;
-use crate::search::scoped_search::search_collections;
+use crate::search::scope::SearchScope;
 use crate::search::searcher::{Mode, SearchRequest, SearchTimings};
 
+/// What a search route needs: the collections, the search pool, and the metrics it times.
+#[derive(Clone)]
+pub struct SearchParts {
+    pub collections: Arc<CollectionRegistry>,
+    pub queue: Arc<SearchQueue>,
+    pub metrics: Arc<Metrics>,
+}
+
 pub async fn search(
-    State(state): State<Arc<AppState>>,
+    State(parts): State<SearchParts>,
     Path(name): Path<String>,
     ApiJson(request): ApiJson<SearchRequest>,
 ) -> Result<Json<RetrievalResult>, ApiError> {
-    let collection = find(&state, &name)?;
-    run_search(&state, collection.searcher(), request).await.map(Json)
+    let collection = find(&parts.collections, &name)?;
+    run_search(&parts, collection.searcher(), request).await.map(Json)
 }
 
 /// Validates and runs a search on one snapshot version; an empty collection answers no chunks.
 pub(crate) async fn run_search(
-    state: &AppState,
+    parts: &SearchParts,
     searcher: Option<Arc<crate::search::searcher::Searcher>>,
     request: SearchRequest,
 ) -> Result<RetrievalResult, ApiError> {
@@ -44,22 +54,20 @@ pub(crate) async fn run_search(
         });
     };
     let mode = request.mode;
-    let outcome = state
-        .search
-        .run(&state.metrics, move || searcher.search(&request))
+    let outcome = parts
+        .queue
+        .run(&parts.metrics, move || searcher.search(&request))
         .await??;
-    record_timings(state, mode, outcome.timings);
+    record_timings(&parts.metrics, mode, outcome.timings);
     Ok(outcome.result)
 }
 
-fn record_timings(state: &AppState, mode: Mode, timings: SearchTimings) {
-    state
-        .metrics
+fn record_timings(metrics: &Metrics, mode: Mode, timings: SearchTimings) {
+    metrics
         .lane_seconds
         .with_label_values(&["embed"])
         .observe(timings.embed_secs);
-    state
-        .metrics
+    metrics
         .lane_seconds
         .with_label_values(&[mode.as_str()])
         .observe(timings.search_secs);
@@ -69,17 +77,11 @@ fn record_timings(state: &AppState, mode: Mode, timings: SearchTimings) {
 /// collection the server has). Results are ranked as if one collection held them all, each
 /// naming its collection in `metadata.collection`.
 pub async fn search_all(
-    State(state): State<Arc<AppState>>,
+    State(parts): State<SearchParts>,
     ApiJson(mut body): ApiJson<serde_json::Map<String, serde_json::Value>>,
 ) -> Result<Json<RetrievalResult>, ApiError> {
     let names = match body.remove("collections") {
-        None | Some(serde_json::Value::Null) => state
-            .collections
-            .read()
-            .expect("collections lock")
-            .keys()
-            .cloned()
-            .collect(),
+        None | Some(serde_json::Value::Null) => parts.collections.names(),
         Some(names) => {
             let names: Vec<String> = serde_json::from_value(names)
                 .map_err(|e| ApiError::BadRequest(format!("collections must be a list of collection names: {e}")))?;
@@ -99,18 +101,20 @@ pub async fn search_all(
     };
     let request: SearchRequest = serde_json::from_value(serde_json::Value::Object(body))
         .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
-    let mut parts = Vec::with_capacity(names.len());
+    let mut searched = Vec::with_capacity(names.len());
     for name in names {
         // An empty collection (or one whose snapshot failed to load) adds nothing.
-        if let Some(searcher) = find(&state, &name)?.searcher() {
-            parts.push((name, searcher));
+        if let Some(searcher) = find(&parts.collections, &name)?.searcher() {
+            searched.push((name, searcher));
         }
     }
     let mode = request.mode;
-    let outcome = state
-        .search
-        .run(&state.metrics, move || search_collections(&parts, &request))
+    let outcome = parts
+        .queue
+        .run(&parts.metrics, move || {
+            SearchScope::collections(&searched).search(&request)
+        })
         .await??;
-    record_timings(&state, mode, outcome.timings);
+    record_timings(&parts.metrics, mode, outcome.timings);
     Ok(Json(outcome.result))
 }

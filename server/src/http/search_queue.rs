@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::Semaphore;
 
 use crate::http::api_error::ApiError;
-use crate::http::metrics::Metrics;
+use crate::metrics::Metrics;
 
 pub struct SearchQueue {
     slots: Semaphore,

@@ -12,16 +12,16 @@ use serde_json::json;
 
 use super::knowledge::find;
 use super::ApiJson;
-use crate::app::AppState;
 use crate::http::api_error::ApiError;
+use crate::registry::CollectionRegistry;
 
 pub async fn list(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     Path(name): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let collection = find(&state, &name)?;
+    let collection = find(&collections, &name)?;
     let served = collection.version();
-    match list_versions(&collection.record.uri, &state.options.store).await {
+    match list_versions(&collection.record.uri, collections.store()).await {
         Ok(listing) => Ok(Json(
             json!({ "collection": name, "latest": listing.latest, "served_version": served, "versions": listing.versions }),
         )),
@@ -29,7 +29,7 @@ pub async fn list(
         Err(IndexerError::NoSnapshot { .. }) if collection.record.managed => Ok(Json(
             json!({ "collection": name, "latest": null, "served_version": null, "versions": [] }),
         )),
-        Err(e) => Err(ApiError::Internal(e.to_string())),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -50,11 +50,11 @@ fn yes() -> bool {
 
 /// Rolls the collection's root back (or forward) to a version and serves it before answering.
 pub async fn rollback(
-    State(state): State<Arc<AppState>>,
+    State(collections): State<Arc<CollectionRegistry>>,
     Path(name): Path<String>,
     ApiJson(body): ApiJson<RollbackRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let collection = find(&state, &name)?;
+    let collection = find(&collections, &name)?;
     let target = body.version.map_or(RollbackTarget::Previous, RollbackTarget::Version);
     let options = RollbackOptions {
         target,
@@ -62,24 +62,17 @@ pub async fn rollback(
         dry_run: body.dry_run,
     };
     let _guard = collection.publish_lock.lock().await;
-    let report = roll_back(&collection.record.uri, &state.options.store, &options)
+    let report = roll_back(&collection.record.uri, collections.store(), &options)
         .await
-        .map_err(|e| match e {
-            IndexerError::NoSuchVersion { .. } | IndexerError::NoSnapshot { .. } => ApiError::NotFound(e.to_string()),
-            IndexerError::NoEarlierVersion { .. }
-            | IndexerError::LatestMoved { .. }
-            | IndexerError::Snapshot { .. }
-            | IndexerError::Checksum { .. } => ApiError::Conflict(e.to_string()),
-            other => ApiError::Internal(other.to_string()),
-        })?;
+        .map_err(ApiError::from)?;
     if report.changed && !report.dry_run {
-        state.reload_collection(&collection).await.map_err(|e| {
+        collections.reload(&collection).await.map_err(|e| {
             ApiError::Internal(format!(
                 "LATEST of '{name}' now names {}, but loading it failed; the previous version keeps serving: {e}",
                 report.to
             ))
         })?;
-        state.refresh_snapshot_metric();
+        collections.refresh_snapshot_metric();
     }
     Ok(Json(json!({ "rollback": report, "collection": collection.info() })))
 }

@@ -11,7 +11,7 @@ use chrono::Utc;
 use quarry_indexer::pipeline::VersionChange;
 use quarry_indexer::source::RawDocument;
 
-use crate::app::AppState;
+use super::Ingestion;
 use crate::collection::Collection;
 use crate::events::{FileRef, IngestionEvent, StageProgress};
 use crate::ingest::online::{chunker_for, process_file, publish, FileSettings, StoredVectors};
@@ -111,8 +111,8 @@ pub struct Upload {
     pub tags: Vec<String>,
 }
 
-pub fn uploads_dir(state: &AppState, job_id: &str) -> PathBuf {
-    state.options.data_dir.join("uploads").join(job_id)
+pub fn uploads_dir(state: &Ingestion, job_id: &str) -> PathBuf {
+    state.uploads_root.join(job_id)
 }
 
 /// Where a job keeps the `Idempotency-Key` of the request that submitted it.
@@ -136,7 +136,7 @@ pub enum Submitted {
 /// Records a job for saved uploads and starts it, unless `idempotency_key` is an earlier
 /// job's. A submission that fails records nothing (no job, no file records).
 pub fn submit(
-    state: &Arc<AppState>,
+    state: &Arc<Ingestion>,
     collection: &Arc<Collection>,
     job_id: String,
     uploads: Vec<Upload>,
@@ -190,7 +190,7 @@ pub fn submit(
             files.push(file_record(collection, &job_id, progress, upload));
         }
     }
-    if let Err(e) = state.save_files(collection) {
+    if let Err(e) = state.collections.save_files(collection) {
         // Nothing of the submission stays: the client was told it failed.
         let ids: std::collections::HashSet<&str> = uploads.iter().map(|u| u.file_id.as_str()).collect();
         collection
@@ -236,7 +236,7 @@ fn scratch_record(collection: &Collection, job_id: &str, progress: &FileProgress
     }
 }
 
-fn refresh_job_metrics(state: &AppState) {
+fn refresh_job_metrics(state: &Ingestion) {
     let jobs = state.jobs.all();
     for s in [
         JobState::Pending,
@@ -253,7 +253,7 @@ fn refresh_job_metrics(state: &AppState) {
 }
 
 fn set_file(
-    state: &AppState,
+    state: &Ingestion,
     collection: &Collection,
     job_id: &str,
     file_id: &str,
@@ -272,13 +272,13 @@ fn set_file(
         };
         change(progress, info);
     });
-    if let Err(e) = state.save_files(collection) {
+    if let Err(e) = state.collections.save_files(collection) {
         tracing::error!("collection {}: cannot persist files: {e}", collection.name());
     }
 }
 
 /// Changes a file's progress in its job only (not its FileInfo), in memory.
-fn set_job_file(state: &AppState, job_id: &str, file_id: &str, change: impl FnOnce(&mut FileProgress)) {
+fn set_job_file(state: &Ingestion, job_id: &str, file_id: &str, change: impl FnOnce(&mut FileProgress)) {
     state.jobs.update_unsaved(job_id, |job| {
         if let Some(progress) = job.file_details.iter_mut().find(|f| f.file_id == file_id) {
             change(progress);
@@ -297,14 +297,14 @@ fn file_ref(collection: &Collection, job_id: &str, upload: &Upload) -> FileRef {
 }
 
 /// A file's progress in its job, and the event that says so.
-fn report_progress(state: &AppState, file: &FileRef, at: StageProgress) {
+fn report_progress(state: &Ingestion, file: &FileRef, at: StageProgress) {
     set_job_file(state, &file.job_id, &file.file_id, |progress| {
         progress.progress_percent = at.percent.floor()
     });
     state.events.publish(IngestionEvent::progress(file, at));
 }
 
-fn fail_file(state: &AppState, collection: &Collection, job_id: &str, upload: &Upload, reason: &str) {
+fn fail_file(state: &Ingestion, collection: &Collection, job_id: &str, upload: &Upload, reason: &str) {
     set_file(state, collection, job_id, &upload.file_id, |progress, info| {
         progress.status = FileStatus::Failed;
         progress.progress_percent = 100.0;
@@ -327,7 +327,7 @@ struct Succeeded {
 }
 
 /// Runs one job on a worker slot.
-async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, uploads: Vec<Upload>) {
+async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String, uploads: Vec<Upload>) {
     let Ok(_slot) = state.ingest_slots.clone().acquire_owned().await else {
         return;
     };
@@ -488,7 +488,7 @@ async fn run(state: Arc<AppState>, collection: Arc<Collection>, job_id: String, 
 }
 
 /// Terminal state, and the temporary files removed.
-fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Upload], error: Option<String>) {
+fn finish(state: &Ingestion, collection: &Collection, job_id: &str, uploads: &[Upload], error: Option<String>) {
     if let Some(error) = &error {
         for upload in uploads {
             let pending = state.jobs.get(job_id).is_some_and(|j| {
@@ -525,9 +525,9 @@ fn finish(state: &AppState, collection: &Collection, job_id: &str, uploads: &[Up
 /// except the file a job was parsing when the process stopped ([`FILE_IN_PROGRESS`]): that one
 /// fails ([`STOPPED_WHILE_PARSING`]), so a file that takes the process down cannot do so again
 /// at every start.
-pub async fn resume(state: &Arc<AppState>) {
+pub async fn resume(state: &Arc<Ingestion>) {
     for job in state.jobs.all().into_iter().filter(|j| !j.status.is_terminal()) {
-        let Some(collection) = state.collection(&job.collection_name) else {
+        let Some(collection) = state.collections.get(&job.collection_name) else {
             state.jobs.update(&job.job_id, |j| {
                 j.status = JobState::Failed;
                 j.error_message = Some(format!("collection '{}' no longer exists", j.collection_name));
@@ -569,7 +569,7 @@ pub async fn resume(state: &Arc<AppState>) {
                 }
             }
         }
-        if let Err(e) = state.save_files(&collection) {
+        if let Err(e) = state.collections.save_files(&collection) {
             tracing::error!("collection {}: cannot persist files: {e}", collection.name());
         }
         let in_progress = job

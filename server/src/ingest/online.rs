@@ -16,7 +16,7 @@ use quarry_indexer::pipeline::{
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 
-use crate::app::AppState;
+use super::Ingestion;
 use crate::collection::Collection;
 use crate::events::StageProgress;
 use crate::search::loaded::LoadedSnapshot;
@@ -25,12 +25,12 @@ use crate::search::loaded::LoadedSnapshot;
 pub const MAX_DOCUMENT_TOKENS: usize = 500_000;
 
 /// The chunker a collection's new segments use: the one its snapshot was built with.
-pub fn chunker_for(state: &AppState, manifest: Option<&Manifest>) -> Result<Arc<TokenChunker>, String> {
+pub fn chunker_for(state: &Ingestion, manifest: Option<&Manifest>) -> Result<Arc<TokenChunker>, String> {
     let config = manifest.map(|m| m.chunker.config).unwrap_or_default();
     TokenChunker::new(
         config,
-        state.embedder.tokenizer().clone(),
-        &state.embedder.info().sha256,
+        state.collections.embedder().tokenizer().clone(),
+        &state.collections.embedder().info().sha256,
     )
     .map(Arc::new)
     .map_err(|e| e.to_string())
@@ -90,7 +90,7 @@ pub struct FileSettings<'a> {
 /// Parses, chunks and embeds one file (blocking). A chunk whose text `settings.stored` holds
 /// takes that vector instead of being embedded again. A file fails with the reason of its
 /// first failure; a JSONL file with some good lines succeeds with those.
-pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<'_>) -> Result<ProcessedFile, String> {
+pub fn process_file(state: &Ingestion, raw: &RawDocument, settings: FileSettings<'_>) -> Result<ProcessedFile, String> {
     let FileSettings {
         chunker,
         stored,
@@ -98,7 +98,7 @@ pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<
         progress,
     } = settings;
     let chunk_settings = ChunkSettings {
-        parser: state.options.parser.clone(),
+        parser: state.parser.clone(),
         chunker,
         tags: tags.to_vec(),
         max_document_tokens: MAX_DOCUMENT_TOKENS,
@@ -134,7 +134,7 @@ pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<
         let done = done.fetch_add(finished, Ordering::Relaxed) + finished;
         progress(StageProgress::embedding(done, chunks));
     };
-    let documents = embed_documents(documents, state.embedder.as_ref(), 256, &embedding)
+    let documents = embed_documents(documents, state.collections.embedder().as_ref(), 256, &embedding)
         .map_err(|e| format!("Embedding failed: {e}"))?;
     state
         .metrics
@@ -156,9 +156,10 @@ pub fn process_file(state: &AppState, raw: &RawDocument, settings: FileSettings<
 /// against and published onto LATEST: a batch run or a rollback may have moved it since the
 /// last poll, and publishing onto the version served would undo that. The caller holds the
 /// collection's publish lock.
-pub async fn serve_latest_before_change(state: &AppState, collection: &Collection) -> Result<(), String> {
+pub async fn serve_latest_before_change(state: &Ingestion, collection: &Collection) -> Result<(), String> {
     state
-        .reload_collection(collection)
+        .collections
+        .reload(collection)
         .await
         .map(|_| ())
         .map_err(|e| format!("the collection's LATEST version does not load, so nothing is published onto it: {e}"))
@@ -169,11 +170,11 @@ pub async fn serve_latest_before_change(state: &AppState, collection: &Collectio
 /// once small segments pile up, they are merged into one first, and a collection the server
 /// created drops the versions before the last two (a failed merge is logged, and the change
 /// stays published). The caller holds the collection's publish lock.
-pub async fn publish(state: &AppState, collection: &Collection, change: VersionChange) -> Result<Manifest, String> {
+pub async fn publish(state: &Ingestion, collection: &Collection, change: VersionChange) -> Result<Manifest, String> {
     serve_latest_before_change(state, collection).await?;
     let base = collection.manifest();
     let chunker = chunker_for(state, base.as_ref())?;
-    let writer = SnapshotWriter::open(&collection.record.uri, &state.options.store).map_err(|e| e.to_string())?;
+    let writer = SnapshotWriter::open(&collection.record.uri, state.collections.store()).map_err(|e| e.to_string())?;
     let chunker_manifest = ChunkerManifest {
         config: chunker.config(),
         sig: chunker.signature(),
@@ -182,13 +183,13 @@ pub async fn publish(state: &AppState, collection: &Collection, change: VersionC
         &writer,
         base.as_ref(),
         change,
-        state.embedder.as_ref(),
+        state.collections.embedder().as_ref(),
         chunker_manifest,
         &IndexOptions::default(),
     )
     .await
     .map_err(|e| e.to_string())?;
-    let merge = segments_to_merge(&manifest, &state.options.compact);
+    let merge = segments_to_merge(&manifest, &state.compact);
     if !merge.is_empty() {
         match compact_latest(state, collection, &writer, &merge).await {
             Ok(compacted) => manifest = compacted,
@@ -199,21 +200,21 @@ pub async fn publish(state: &AppState, collection: &Collection, change: VersionC
             ),
         }
     }
-    state.reload_collection(collection).await?;
-    state.refresh_snapshot_metric();
+    state.collections.reload(collection).await?;
+    state.collections.refresh_snapshot_metric();
     Ok(manifest)
 }
 
 async fn compact_latest(
-    state: &AppState,
+    state: &Ingestion,
     collection: &Collection,
     writer: &SnapshotWriter,
     merge: &[String],
 ) -> Result<Manifest, String> {
-    let reader = SnapshotReader::open(&collection.record.uri, &state.options.store)
+    let reader = SnapshotReader::open(&collection.record.uri, state.collections.store())
         .await
         .map_err(|e| e.to_string())?;
-    let (report, manifest) = compact(&reader, writer, merge, &state.options.compact)
+    let (report, manifest) = compact(&reader, writer, merge, &state.compact)
         .await
         .map_err(|e| e.to_string())?;
     tracing::info!(
@@ -232,7 +233,7 @@ async fn compact_latest(
             min_age: std::time::Duration::ZERO,
             dry_run: false,
         };
-        match collect_garbage(&collection.record.uri, &state.options.store, &options).await {
+        match collect_garbage(&collection.record.uri, state.collections.store(), &options).await {
             Ok(gc) => tracing::info!(
                 "{}: removed {} old versions, {} segments ({} bytes)",
                 collection.name(),

@@ -20,6 +20,8 @@
 //! bench/RESULTS.md compares it with RRF, weighted RRF, min-max and z-score combinations and
 //! the single lanes on every set in ../shared.
 
+use crate::search::hit::Hit;
+
 /// The lanes' weights for one query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LaneWeights {
@@ -39,21 +41,21 @@ impl LaneWeights {
     }
 }
 
-/// The rows of both lanes (best first: `(row, score)`, cosines and raw BM25), scored as the
+/// The rows of both lanes (best first: cosines and raw BM25), scored as the
 /// module says; `cosine_of` gives the cosine of a row the vector lane did not return (None:
 /// counted as 0). Best first; ties by cosine, then the lower row.
 pub fn fuse(
-    vector: &[(usize, f32)],
-    keyword: &[(usize, f32)],
+    vector: &[Hit],
+    keyword: &[Hit],
     weights: LaneWeights,
     cosine_of: impl Fn(usize) -> Option<f32>,
-) -> Vec<(usize, f32)> {
-    let best_keyword = keyword.iter().map(|r| r.1).fold(0.0f32, f32::max);
+) -> Vec<Hit> {
+    let best_keyword = keyword.iter().map(|r| r.score).fold(0.0f32, f32::max);
     let mut rows: std::collections::HashMap<usize, (f32, f32)> = std::collections::HashMap::new();
-    for &(row, cosine) in vector {
+    for &Hit { row, score: cosine } in vector {
         rows.insert(row, (cosine.clamp(0.0, 1.0), 0.0));
     }
-    for &(row, score) in keyword {
+    for &Hit { row, score } in keyword {
         let share = if best_keyword > 0.0 {
             (score / best_keyword).clamp(0.0, 1.0)
         } else {
@@ -74,12 +76,16 @@ pub fn fuse(
         })
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
-    fused.into_iter().map(|(row, score, _)| (row, score)).collect()
+    fused.into_iter().map(|(row, score, _)| Hit::new(row, score)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hits(rows: &[(usize, f32)]) -> Vec<Hit> {
+        rows.iter().map(|&(row, score)| Hit::new(row, score)).collect()
+    }
 
     #[test]
     fn weights_follow_the_models_reading() {
@@ -97,8 +103,8 @@ mod tests {
 
     #[test]
     fn scores_mix_the_lanes_own_scores() {
-        let vector = [(1, 0.9), (2, 0.8), (3, 0.1)];
-        let keyword = [(3, 12.0), (4, 6.0)];
+        let vector = hits(&[(1, 0.9), (2, 0.8), (3, 0.1)]);
+        let keyword = hits(&[(3, 12.0), (4, 6.0)]);
         let cosines = |row: usize| (row == 4).then_some(0.5);
         let fused = fuse(
             &vector,
@@ -111,16 +117,16 @@ mod tests {
         );
         let expected = [(3, 0.55), (1, 0.45), (2, 0.4), (4, 0.5)];
         for (row, score) in expected {
-            let got = fused.iter().find(|r| r.0 == row).unwrap().1;
+            let got = fused.iter().find(|r| r.row == row).unwrap().score;
             assert!((got - score).abs() < 1e-6, "row {row}: {got} vs {score}");
         }
-        assert_eq!(fused.iter().map(|r| r.0).collect::<Vec<_>>(), [3, 4, 1, 2]);
+        assert_eq!(fused.iter().map(|r| r.row).collect::<Vec<_>>(), [3, 4, 1, 2]);
     }
 
     #[test]
     fn one_lane_alone_ranks_as_that_lane() {
-        let vector = [(1, 0.9), (2, 0.8), (3, 0.1)];
-        let keyword = [(3, 12.0), (4, 2.0), (5, 1.0)];
+        let vector = hits(&[(1, 0.9), (2, 0.8), (3, 0.1)]);
+        let keyword = hits(&[(3, 12.0), (4, 2.0), (5, 1.0)]);
         let only_keyword = fuse(
             &vector,
             &keyword,
@@ -131,8 +137,8 @@ mod tests {
             |_| None,
         );
         // Keyword rows first by BM25; the rest by cosine (ties on score go to the higher cosine).
-        assert_eq!(only_keyword.iter().map(|r| r.0).collect::<Vec<_>>(), [3, 4, 5, 1, 2]);
-        assert_eq!(only_keyword[0].1, 1.0);
+        assert_eq!(only_keyword.iter().map(|r| r.row).collect::<Vec<_>>(), [3, 4, 5, 1, 2]);
+        assert_eq!(only_keyword[0].score, 1.0);
         let only_vector = fuse(
             &vector,
             &keyword,
@@ -142,9 +148,9 @@ mod tests {
             },
             |_| Some(0.05),
         );
-        assert_eq!(only_vector.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        assert_eq!(only_vector.iter().map(|r| r.row).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
         assert!(
-            (only_vector[0].1 - 0.9).abs() < 1e-6,
+            (only_vector[0].score - 0.9).abs() < 1e-6,
             "the cosine itself: {only_vector:?}"
         );
         assert!(fuse(

@@ -121,16 +121,17 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
                 .insert(query.id.clone(), documents_of(searcher, rows, 100));
         }
         let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH)?;
-        runs.entry("vector (exact)".into())
-            .or_default()
-            .insert(query.id.clone(), documents_of(searcher, exact.iter().copied(), 100));
+        runs.entry("vector (exact)".into()).or_default().insert(
+            query.id.clone(),
+            documents_of(searcher, exact.iter().map(|h| (h.row, h.score)), 100),
+        );
         let approximate: Vec<usize> = searcher
             .vector_lane(&vector, 10, None)?
             .into_iter()
-            .map(|h| h.0)
+            .map(|h| h.row)
             .collect();
         let truth = &exact[..exact.len().min(10)];
-        ann_recall += truth.iter().filter(|h| approximate.contains(&h.0)).count() as f64 / truth.len().max(1) as f64;
+        ann_recall += truth.iter().filter(|h| approximate.contains(&h.row)).count() as f64 / truth.len().max(1) as f64;
     }
     let qrels: HashMap<String, HashMap<String, i32>> = queries
         .iter()

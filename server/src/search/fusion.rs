@@ -4,14 +4,16 @@
 
 use std::collections::HashMap;
 
+use crate::search::hit::Hit;
+
 /// One lane's ranking (rows, best first) and its weight.
-pub struct Lane<'a> {
+pub struct RankedRows<'a> {
     pub rows: &'a [usize],
     pub weight: f32,
 }
 
 /// Fused rows, best first, with scores in [0, 1]. Ties keep the lower row first.
-pub fn reciprocal_rank_fusion(lanes: &[Lane<'_>], k: f32) -> Vec<(usize, f32)> {
+pub fn reciprocal_rank_fusion(lanes: &[RankedRows<'_>], k: f32) -> Vec<Hit> {
     let mut fused: HashMap<usize, f32> = HashMap::new();
     for lane in lanes {
         for (rank, &row) in lane.rows.iter().enumerate() {
@@ -19,20 +21,18 @@ pub fn reciprocal_rank_fusion(lanes: &[Lane<'_>], k: f32) -> Vec<(usize, f32)> {
         }
     }
     let best_possible: f32 = lanes.iter().map(|l| l.weight / (k + 1.0)).sum();
-    let mut ranked: Vec<(usize, f32)> = fused
+    let mut ranked: Vec<Hit> = fused
         .into_iter()
         .map(|(row, s)| {
-            (
-                row,
-                if best_possible > 0.0 {
-                    (s / best_possible).min(1.0)
-                } else {
-                    0.0
-                },
-            )
+            let score = if best_possible > 0.0 {
+                (s / best_possible).min(1.0)
+            } else {
+                0.0
+            };
+            Hit::new(row, score)
         })
         .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
     ranked
 }
 
@@ -46,11 +46,11 @@ mod tests {
         let keyword = [20, 40];
         let fused = reciprocal_rank_fusion(
             &[
-                Lane {
+                RankedRows {
                     rows: &vector,
                     weight: 1.0,
                 },
-                Lane {
+                RankedRows {
                     rows: &keyword,
                     weight: 1.0,
                 },
@@ -58,32 +58,38 @@ mod tests {
             60.0,
         );
         // row 20: 1/62 + 1/61 ; row 10: 1/61 ; row 40: 1/62 ; row 30: 1/63
-        assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [20, 10, 40, 30]);
+        assert_eq!(fused.iter().map(|f| f.row).collect::<Vec<_>>(), [20, 10, 40, 30]);
         let max = 2.0 / 61.0;
-        assert!((fused[0].1 - (1.0 / 62.0 + 1.0 / 61.0) / max).abs() < 1e-6);
-        assert!(fused.iter().all(|f| (0.0..=1.0).contains(&f.1)));
+        assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0) / max).abs() < 1e-6);
+        assert!(fused.iter().all(|f| (0.0..=1.0).contains(&f.score)));
         // First everywhere scores exactly 1.
         let top = reciprocal_rank_fusion(
             &[
-                Lane {
+                RankedRows {
                     rows: &[7],
                     weight: 2.0,
                 },
-                Lane {
+                RankedRows {
                     rows: &[7],
                     weight: 0.5,
                 },
             ],
             60.0,
         );
-        assert!((top[0].1 - 1.0).abs() < 1e-6);
+        assert!((top[0].score - 1.0).abs() < 1e-6);
     }
 
     #[test]
     fn weights_shift_the_order() {
         let a = [1, 2];
         let b = [2, 1];
-        let fused = reciprocal_rank_fusion(&[Lane { rows: &a, weight: 1.0 }, Lane { rows: &b, weight: 3.0 }], 60.0);
-        assert_eq!(fused[0].0, 2);
+        let fused = reciprocal_rank_fusion(
+            &[
+                RankedRows { rows: &a, weight: 1.0 },
+                RankedRows { rows: &b, weight: 3.0 },
+            ],
+            60.0,
+        );
+        assert_eq!(fused[0].row, 2);
     }
 }

@@ -1,9 +1,10 @@
 //! The search engine: a snapshot version loaded for search ([`loaded`], its tombstoned rows
 //! [`hidden_rows`], its per-field orders [`field_index`], its metadata and facet columns
 //! [`metadata_columns`], [`facet_columns`], kept by [`kept_columns`]), filters ([`filter`],
-//! [`metadata_condition`]), the lanes over one snapshot ([`searcher`]) and the fusions
-//! ([`fusion`], [`auto_fusion`]), a request over one collection or several as one
-//! ([`scoped_search`]), the window a request returns ([`result_window`]), neighbouring chunks
+//! [`metadata_condition`]), a request's scope — one collection or several as one —
+//! validated once and placed ([`scope`], [`placed`]), the lanes that rank it ([`lanes`]:
+//! vector and keyword over each snapshot's indexes, [`searcher`], and their fusions,
+//! [`fusion`], [`auto_fusion`]; each row a [`hit`]), the window cut once ([`result_window`]), neighbouring chunks
 //! ([`context_chunks`]), facet counts ([`facets`]), the seed-000 result records ([`result`]),
 //! query embeddings shared between concurrent searches ([`query_batcher`]) and cached
 //! ([`query_cache`]), and retrieval quality on a judged set ([`eval`]). Nothing here knows
@@ -18,13 +19,16 @@ pub mod field_index;
 pub mod filter;
 pub mod fusion;
 pub mod hidden_rows;
+pub mod hit;
 pub mod kept_columns;
+pub mod lanes;
 pub mod loaded;
 pub mod metadata_columns;
 pub mod metadata_condition;
+pub mod placed;
 pub mod query_batcher;
 pub mod query_cache;
 pub mod result;
 pub mod result_window;
-pub mod scoped_search;
+pub mod scope;
 pub mod searcher;

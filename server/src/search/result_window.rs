@@ -8,20 +8,11 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use crate::error::ServerError;
+use crate::search::lanes::{Ranked, ScoredRow};
 
 /// The most candidates a lane is asked for while filling a collapsed window; when that many
 /// chunks hold too few documents, the result is underfilled.
 pub const MAX_CANDIDATES: usize = 50_000;
-
-/// One ranked row: its number among all searched rows, its final score and lane details.
-pub type Scored = (usize, f32, serde_json::Map<String, serde_json::Value>);
-
-/// A lane pass at some depth: up to `depth` rows best first, and whether the lanes had no
-/// more rows to give than they returned.
-pub struct Ranked {
-    pub rows: Vec<Scored>,
-    pub exhausted: bool,
-}
 
 /// What a request keeps of a ranked list.
 #[derive(Debug, Clone, Copy)]
@@ -40,7 +31,7 @@ pub fn fill_window<K: Hash + Eq>(
     window: Window,
     mut rank: impl FnMut(usize) -> Result<Ranked, ServerError>,
     document_of: impl Fn(usize) -> K,
-) -> Result<Vec<Scored>, ServerError> {
+) -> Result<Vec<ScoredRow>, ServerError> {
     let deepest = MAX_CANDIDATES.max(window.len);
     let mut depth = match window.max_per_document {
         None => window.len,
@@ -49,10 +40,10 @@ pub fn fill_window<K: Hash + Eq>(
     loop {
         let ranked = rank(depth)?;
         let before_cut = ranked.rows.len();
-        let above_min: Vec<Scored> = ranked
+        let above_min: Vec<ScoredRow> = ranked
             .rows
             .into_iter()
-            .take_while(|(_, score, _)| *score >= window.min_score)
+            .take_while(|scored| scored.score >= window.min_score)
             .collect();
         let cut_by_score = above_min.len() < before_cut;
         let kept = collapse(above_min, window, &document_of);
@@ -67,7 +58,7 @@ pub fn fill_window<K: Hash + Eq>(
 
 /// The first `window.len` rows of `rows` (best first) with at most `max_per_document` of
 /// any one document.
-fn collapse<K: Hash + Eq>(rows: Vec<Scored>, window: Window, document_of: &impl Fn(usize) -> K) -> Vec<Scored> {
+fn collapse<K: Hash + Eq>(rows: Vec<ScoredRow>, window: Window, document_of: &impl Fn(usize) -> K) -> Vec<ScoredRow> {
     let Some(limit) = window.max_per_document else {
         return rows.into_iter().take(window.len).collect();
     };
@@ -77,7 +68,7 @@ fn collapse<K: Hash + Eq>(rows: Vec<Scored>, window: Window, document_of: &impl 
         if kept.len() == window.len {
             break;
         }
-        let count = taken.entry(document_of(row.0)).or_default();
+        let count = taken.entry(document_of(row.row)).or_default();
         if *count < limit {
             *count += 1;
             kept.push(row);
@@ -93,8 +84,12 @@ mod tests {
     /// Rows 0..n scored 1 - row/n, best first, the first `depth` of them (each test says
     /// which document a row is in).
     fn ranked(n: usize, depth: usize) -> Ranked {
-        let rows: Vec<Scored> = (0..n.min(depth))
-            .map(|r| (r, 1.0 - r as f32 / n as f32, serde_json::Map::new()))
+        let rows: Vec<ScoredRow> = (0..n.min(depth))
+            .map(|r| ScoredRow {
+                row: r,
+                score: 1.0 - r as f32 / n as f32,
+                lanes: serde_json::Map::new(),
+            })
             .collect();
         Ranked {
             rows,
@@ -116,9 +111,9 @@ mod tests {
         // rows 0, 10, 20, ...; two take 0, 1, 10, 11, ...
         let document = |row: usize| row / 10;
         let one = fill_window(window(5, Some(1)), |d| Ok(ranked(100, d)), document).unwrap();
-        assert_eq!(one.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 10, 20, 30, 40]);
+        assert_eq!(one.iter().map(|r| r.row).collect::<Vec<_>>(), [0, 10, 20, 30, 40]);
         let two = fill_window(window(5, Some(2)), |d| Ok(ranked(100, d)), document).unwrap();
-        assert_eq!(two.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1, 10, 11, 20]);
+        assert_eq!(two.iter().map(|r| r.row).collect::<Vec<_>>(), [0, 1, 10, 11, 20]);
     }
 
     #[test]
@@ -133,7 +128,7 @@ mod tests {
             |row| row / 100,
         )
         .unwrap();
-        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 100, 200, 300]);
+        assert_eq!(rows.iter().map(|r| r.row).collect::<Vec<_>>(), [0, 100, 200, 300]);
         assert_eq!(
             depths,
             [8, 32, 128, 512],
@@ -174,7 +169,7 @@ mod tests {
             |row| row / 50,
         )
         .unwrap();
-        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [0, 50, 100]);
+        assert_eq!(rows.iter().map(|r| r.row).collect::<Vec<_>>(), [0, 50, 100]);
         assert_eq!(passes, 3, "{passes} passes");
         // One enormous document: the depth stops growing at the limit.
         let mut deepest = 0;

@@ -5,7 +5,6 @@
 //! [`crate::search::scoped_search`]'s, which a Searcher's search runs over its one snapshot.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use quarry_indexer::embed::{read_words, Embedder};
 use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
@@ -18,9 +17,10 @@ use crate::search::auto_fusion::LaneWeights;
 use crate::search::context_chunks::MAX_CONTEXT_CHUNKS;
 use crate::search::facets::{self, DEFAULT_FACET_SIZE};
 use crate::search::filter::Filters;
+use crate::search::hit::{best_first, Hit};
 use crate::search::loaded::{LoadedSegment, LoadedSnapshot};
 use crate::search::result::RetrievalResult;
-use crate::search::scoped_search::{search_parts, SearchPart};
+use crate::search::scope::SearchScope;
 
 /// By default, filters that leave at most this many rows in a segment are served by an exact scan.
 pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
@@ -218,11 +218,6 @@ fn segment_rows(allowed: &RowSet, segment: &LoadedSegment) -> RowSet {
     allowed.range(segment.offset, segment.rows)
 }
 
-pub(crate) fn best_first(hits: &mut Vec<(usize, f32)>, k: usize) {
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    hits.truncate(k);
-}
-
 impl Searcher {
     /// Refuses a model whose weights differ from the ones the snapshot was embedded with.
     pub fn new(snapshot: Arc<LoadedSnapshot>, embedder: Arc<dyn Embedder>) -> Result<Self, ServerError> {
@@ -282,12 +277,7 @@ impl Searcher {
     }
 
     /// Approximate (or, for selective filters, exact) nearest rows; scores are inner products.
-    pub fn vector_lane(
-        &self,
-        query: &[f32],
-        k: usize,
-        allowed: Option<&RowSet>,
-    ) -> Result<Vec<(usize, f32)>, ServerError> {
+    pub fn vector_lane(&self, query: &[f32], k: usize, allowed: Option<&RowSet>) -> Result<Vec<Hit>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let index = &segment.data.vectors;
@@ -297,18 +287,22 @@ impl Searcher {
                         .search(query, k)?
                         .remove(0)
                         .into_iter()
-                        .map(|h| (segment.offset + h.row as usize, h.score)),
+                        .map(|h| Hit::new(segment.offset + h.row as usize, h.score)),
                 ),
                 Some(local) if local.is_empty() => {}
                 Some(local) if local.count() <= self.exact_scan_max_rows => {
                     let found = segment.data.exact_top_k_in(query, &local.rows(), k)?;
-                    hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
+                    hits.extend(
+                        found
+                            .into_iter()
+                            .map(|h| Hit::new(segment.offset + h.row as usize, h.score)),
+                    );
                 }
                 Some(local) => hits.extend(
                     index
                         .search_in(query, k, &local)?
                         .into_iter()
-                        .map(|h| (segment.offset + h.row as usize, h.score)),
+                        .map(|h| Hit::new(segment.offset + h.row as usize, h.score)),
                 ),
             }
         }
@@ -317,7 +311,7 @@ impl Searcher {
     }
 
     /// Exact nearest rows over every live row: the ground truth for ANN recall.
-    pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Result<Vec<(usize, f32)>, ServerError> {
+    pub fn exact_vector_lane(&self, query: &[f32], k: usize) -> Result<Vec<Hit>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let rows: Vec<u64> = (0..segment.rows)
@@ -325,7 +319,11 @@ impl Searcher {
                 .map(|r| r as u64)
                 .collect();
             let found = segment.data.exact_top_k_in(query, &rows, k)?;
-            hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
+            hits.extend(
+                found
+                    .into_iter()
+                    .map(|h| Hit::new(segment.offset + h.row as usize, h.score)),
+            );
         }
         best_first(&mut hits, k);
         Ok(hits)
@@ -334,12 +332,7 @@ impl Searcher {
     /// BM25 rows; scores are raw BM25 with the statistics of every segment together, less the
     /// tombstoned rows', so each row is scored as if one index held the live rows only (as
     /// after compaction).
-    pub fn keyword_lane(
-        &self,
-        query: &str,
-        k: usize,
-        allowed: Option<&RowSet>,
-    ) -> Result<Vec<(usize, f32)>, ServerError> {
+    pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<Hit>, ServerError> {
         self.keyword_lane_with_stats(query, k, allowed, &self.keyword_stats(query)?)
     }
 
@@ -363,7 +356,7 @@ impl Searcher {
         k: usize,
         allowed: Option<&RowSet>,
         stats: &KeywordStats,
-    ) -> Result<Vec<(usize, f32)>, ServerError> {
+    ) -> Result<Vec<Hit>, ServerError> {
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
@@ -371,7 +364,11 @@ impl Searcher {
                 Some(local) if local.is_empty() => Vec::new(),
                 Some(local) => segment.data.keyword.search_with_stats(query, k, Some(&local), stats)?,
             };
-            hits.extend(found.into_iter().map(|h| (segment.offset + h.row as usize, h.score)));
+            hits.extend(
+                found
+                    .into_iter()
+                    .map(|h| Hit::new(segment.offset + h.row as usize, h.score)),
+            );
         }
         best_first(&mut hits, k);
         Ok(hits)
@@ -387,35 +384,20 @@ impl Searcher {
             .collect::<Result<_, _>>()?)
     }
 
-    /// Runs a search, embedding the query when a lane needs it.
+    /// Runs a search over this snapshot alone, embedding the query when a lane needs it
+    /// ([`SearchScope::search`]).
     pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
-        request.validate()?;
-        let started = Instant::now();
-        let query_vector = if request.mode.uses_vectors() {
-            Some(self.embed_query(&request.query)?)
-        } else {
-            None
-        };
-        let embed_secs = started.elapsed().as_secs_f64();
-        let mut outcome = self.search_with_vector(request, query_vector.as_deref())?;
-        outcome.timings.embed_secs = embed_secs;
-        Ok(outcome)
+        SearchScope::one(self).search(request)
     }
 
-    /// Runs a search with an already embedded query (`None` for keyword mode).
+    /// Runs a search over this snapshot alone with an already embedded query (`None` for
+    /// keyword mode).
     pub fn search_with_vector(
         &self,
         request: &SearchRequest,
         query_vector: Option<&[f32]>,
     ) -> Result<SearchOutcome, ServerError> {
-        search_parts(
-            &[SearchPart {
-                name: None,
-                searcher: self,
-            }],
-            request,
-            query_vector,
-        )
+        SearchScope::one(self).search_with_vector(request, query_vector)
     }
 }
 

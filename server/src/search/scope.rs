@@ -1,0 +1,181 @@
+//! What a search runs over, validated once: one collection's snapshot or several
+//! collections' together, as if one snapshot held them all (each part's rows numbered after
+//! the previous parts'). [`SearchScope::search`] validates the request, embeds the query
+//! once, places the parts (the rows each one's filters allow), ranks them with the mode's
+//! [`Lane`](crate::search::lanes::Lane), cuts the window once ([`fill_window`]), and builds
+//! the seed-000 results (with neighbours, highlights and facets when asked).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use quarry_indexer::index::QueryTerms;
+
+use crate::error::ServerError;
+use crate::search::context_chunks::add_context;
+use crate::search::facets::{FacetCounter, Facets};
+use crate::search::lanes::lane_for;
+use crate::search::placed::{locate, PlacedPart, SearchPart};
+use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
+use crate::search::result_window::{fill_window, Window};
+use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
+
+/// The snapshots one search runs over.
+pub struct SearchScope<'a> {
+    parts: Vec<SearchPart<'a>>,
+}
+
+impl<'a> SearchScope<'a> {
+    /// One collection's snapshot; its results name no collection.
+    pub fn one(searcher: &'a Searcher) -> Self {
+        Self {
+            parts: vec![SearchPart { name: None, searcher }],
+        }
+    }
+
+    /// Several collections as one, each result naming its collection. Their query is embedded
+    /// once, with the model every loaded collection shares (a Searcher refuses any other).
+    /// No parts (every collection empty) answers no chunks.
+    pub fn collections(named: &'a [(String, Arc<Searcher>)]) -> Self {
+        Self {
+            parts: named
+                .iter()
+                .map(|(name, searcher)| SearchPart {
+                    name: Some(name),
+                    searcher,
+                })
+                .collect(),
+        }
+    }
+
+    /// Validates `request`, embeds its query when its mode needs it, and runs it.
+    pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
+        request.validate()?;
+        let started = Instant::now();
+        let query_vector = match (request.mode, self.parts.first()) {
+            (Mode::Keyword, _) | (_, None) => None,
+            (_, Some(part)) => Some(part.searcher.embed_query(&request.query)?),
+        };
+        let embed_secs = started.elapsed().as_secs_f64();
+        let mut outcome = self.ranked(request, query_vector.as_deref())?;
+        outcome.timings.embed_secs = embed_secs;
+        Ok(outcome)
+    }
+
+    /// Validates `request` and runs it with an already embedded query (`None` for keyword mode).
+    pub fn search_with_vector(
+        &self,
+        request: &SearchRequest,
+        query_vector: Option<&[f32]>,
+    ) -> Result<SearchOutcome, ServerError> {
+        request.validate()?;
+        self.ranked(request, query_vector)
+    }
+
+    /// Ranks the parts with the request's lane, cuts the window and builds the results.
+    fn ranked(&self, request: &SearchRequest, query_vector: Option<&[f32]>) -> Result<SearchOutcome, ServerError> {
+        let started = Instant::now();
+        let mut placed = Vec::with_capacity(self.parts.len());
+        let mut offset = 0;
+        for part in &self.parts {
+            let snapshot = part.searcher.snapshot();
+            placed.push(PlacedPart {
+                part,
+                offset,
+                allowed: request.filters.allowed_rows(snapshot),
+            });
+            offset += snapshot.row_count();
+        }
+        let window = Window {
+            len: request.offset + request.top_k,
+            min_score: request.min_score.unwrap_or(0.0),
+            max_per_document: request.max_chunks_per_document,
+        };
+        let lane = lane_for(request, query_vector)?;
+        let rank = |depth: usize| lane.rank(&placed, depth);
+        let document_of = |row: usize| {
+            let (at, local) = locate(&placed, row);
+            (
+                at.offset,
+                at.part.searcher.snapshot().document_of(local).doc_id.as_str(),
+            )
+        };
+        let kept = fill_window(window, rank, document_of)?;
+        // The query's terms as each segment's keyword analyzer reads it (by part and segment start).
+        let mut highlight_terms: HashMap<(usize, usize), QueryTerms> = HashMap::new();
+        let chunks: Vec<ChunkResult> = kept
+            .into_iter()
+            .skip(request.offset)
+            .map(|scored| {
+                let (at, local) = locate(&placed, scored.row);
+                let mut chunk = result_in(at, local, scored.score, scored.lanes);
+                if request.context_chunks > 0 {
+                    add_context(&mut chunk, at.part.searcher.snapshot(), local, request.context_chunks);
+                }
+                if request.highlight {
+                    let segment = at.part.searcher.snapshot().segment_of(local);
+                    let terms = highlight_terms
+                        .entry((at.offset, segment.offset))
+                        .or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &request.query));
+                    add_highlights(&mut chunk, terms);
+                }
+                chunk
+            })
+            .collect();
+        let facets = if request.facets.is_empty() {
+            None
+        } else {
+            Some(count_facets(&placed, request)?)
+        };
+        let total_tokens = chunks
+            .iter()
+            .map(|c| c.metadata["token_count"].as_u64().unwrap_or(0))
+            .sum();
+        let underfilled = chunks.len() < request.top_k;
+        Ok(SearchOutcome {
+            result: RetrievalResult {
+                chunks,
+                total_tokens,
+                query: request.query.clone(),
+                backend: "quarry".into(),
+                success: true,
+                error_message: None,
+                mode: request.mode.as_str().into(),
+                underfilled,
+                facets,
+            },
+            timings: SearchTimings {
+                embed_secs: 0.0,
+                search_secs: started.elapsed().as_secs_f64(),
+            },
+        })
+    }
+}
+
+/// The facets of the documents the search could return: those the filters allow, and in
+/// keyword mode only those with a row holding a query word.
+fn count_facets(placed: &[PlacedPart<'_>], request: &SearchRequest) -> Result<Facets, ServerError> {
+    let mut counter = FacetCounter::new(&request.facets, request.facet_size)?;
+    for at in placed {
+        let matching = match request.mode {
+            Mode::Keyword => Some(at.part.searcher.keyword_matching_rows(&request.query)?),
+            Mode::Vector | Mode::Hybrid | Mode::Auto => None,
+        };
+        counter.count(at.part.searcher.snapshot(), at.allowed.as_ref(), matching.as_deref());
+    }
+    Ok(counter.finish())
+}
+
+/// The golden record of row `local` of the part `at`.
+fn result_in(
+    at: &PlacedPart<'_>,
+    local: usize,
+    score: f32,
+    lanes: serde_json::Map<String, serde_json::Value>,
+) -> ChunkResult {
+    let mut result = chunk_result(at.part.searcher.snapshot(), local, score, lanes);
+    if let Some(name) = at.part.name {
+        result.metadata.insert("collection".into(), name.into());
+    }
+    result
+}
