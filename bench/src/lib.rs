@@ -32,3 +32,12 @@ pub fn arg_value(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1))
         .cloned()
 }
+
+/// `QUARRY_PRECISION` when set, else auto: the precision of the focused benchmark binaries,
+/// which have no `--precision` option.
+pub fn precision_from_env() -> anyhow::Result<quarry_indexer::embed::Precision> {
+    match std::env::var("QUARRY_PRECISION") {
+        Ok(value) => Ok(value.parse()?),
+        Err(_) => Ok(Default::default()),
+    }
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path as StorePath;
@@ -124,7 +124,8 @@ pub fn open_location(uri: &str, options: &StoreOptions, create: bool) -> Result<
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
             .with_retry(retry_config());
-        if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none() {
+        // `from_env` took AWS_REGION / AWS_DEFAULT_REGION when set; otherwise AWS's default.
+        if builder.get_config_value(&AmazonS3ConfigKey::Region).is_none() {
             builder = builder.with_region("us-east-1");
         }
         if let Some(endpoint) = &options.s3_endpoint {

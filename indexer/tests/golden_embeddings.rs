@@ -378,6 +378,7 @@ fn golden_texts_on_the_gpu_at_every_precision() {
                 device: DeviceSpec::Cuda(0),
                 batch: Some(batch),
                 precision,
+                tuning: common::tuning_from_env(),
                 ..Default::default()
             };
             let embedder = BertEmbedder::load(&dir, options).expect("this test needs a CUDA GPU");

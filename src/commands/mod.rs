@@ -45,6 +45,36 @@ pub struct ModelArgs {
     /// every thread. Ignored on a GPU.
     #[arg(long, env = "QUARRY_CPU_LANES", value_parser = at_least_one::<usize>)]
     pub cpu_lanes: Option<usize>,
+    /// The encoder's fused steps (the packed attention and each sub-layer's bias + residual +
+    /// layer norm in one pass): auto (the device's default), on or off (also 1, 0).
+    #[arg(long, env = "QUARRY_FUSED_STEPS", default_value = "auto", value_parser = parse_auto_switch)]
+    pub fused_steps: AutoSwitch,
+    /// The packed attention's GPU kernel: auto (tensor cores for f16/bf16), cuda-cores, tensor-cores.
+    #[arg(long, env = "QUARRY_ATTENTION_KERNEL", default_value = "auto")]
+    pub attention_kernel: quarry_indexer::embed::encoder_ops::AttentionKernel,
+    /// On a GPU, mean pooling in one kernel: on (default) or off (candle's ops; also 1, 0).
+    #[arg(long, env = "QUARRY_FUSED_POOLING", default_value = "on", value_parser = parse_switch, action = clap::ArgAction::Set)]
+    pub fused_pooling: bool,
+}
+
+/// on | off (also 1 | 0, true | false).
+fn parse_switch(value: &str) -> Result<bool, String> {
+    match value {
+        "on" | "1" | "true" => Ok(true),
+        "off" | "0" | "false" => Ok(false),
+        other => Err(format!("`{other}`: expected on or off")),
+    }
+}
+
+/// auto | on | off: `AutoSwitch(None)` for auto.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoSwitch(pub Option<bool>);
+
+fn parse_auto_switch(value: &str) -> Result<AutoSwitch, String> {
+    match value {
+        "auto" | "" => Ok(AutoSwitch(None)),
+        other => parse_switch(other).map(|on| AutoSwitch(Some(on))),
+    }
 }
 
 impl ModelArgs {
@@ -56,6 +86,11 @@ impl ModelArgs {
                 .map(|max_tokens| quarry_indexer::embed::BatchPolicy::TokenBudget { max_tokens }),
             precision: self.precision,
             cpu_lanes: self.cpu_lanes,
+            tuning: quarry_indexer::embed::EncoderTuning {
+                fused_steps: self.fused_steps.0,
+                attention_kernel: self.attention_kernel,
+                fused_pooling: self.fused_pooling,
+            },
         }
     }
 

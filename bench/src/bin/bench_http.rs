@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use quarry_bench::load::{http, BenchServer};
 use quarry_datasets::beir::Query;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
 use quarry_server::Mode;
 
 /// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
@@ -50,7 +50,7 @@ async fn main() -> anyhow::Result<()> {
     let embedder = Arc::new(BertEmbedder::load(
         &model,
         EmbedOptions {
-            precision: Precision::from_env()?,
+            precision: quarry_bench::precision_from_env()?,
             ..Default::default()
         },
     )?);

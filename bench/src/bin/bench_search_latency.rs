@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir, Precision};
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir};
 use quarry_indexer::index::IndexOptions;
 use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
 
@@ -69,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
     let embedder = Arc::new(BertEmbedder::load(
         &model,
         EmbedOptions {
-            precision: Precision::from_env()?,
+            precision: quarry_bench::precision_from_env()?,
             ..Default::default()
         },
     )?);

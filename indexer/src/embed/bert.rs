@@ -6,9 +6,11 @@ use candle_core::{DType, Device, Tensor, D};
 use candle_nn::VarBuilder;
 
 use super::batching::{bytes_per_token, gpu_token_budget, plan_batches, BatchPolicy};
-use super::bert_encoder::{score_dtype, BertEncoder, TokenStates};
+use super::bert_encoder::{BertEncoder, TokenStates};
 use super::device::{device_name, DeviceSpec};
 use super::encoder_ops;
+use super::encoder_steps::EncoderTuning;
+use super::head_attention::score_dtype;
 use super::model_dir::{ModelDir, Pooling};
 use super::shared_batches::{gather, scatter_rows, Finished, SharedBatches};
 use super::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
@@ -45,15 +47,6 @@ impl std::str::FromStr for Precision {
 }
 
 impl Precision {
-    /// `QUARRY_PRECISION` when set, else auto: for tools without a `--precision` option.
-    pub fn from_env() -> Result<Self> {
-        std::env::var("QUARRY_PRECISION")
-            .ok()
-            .map(|p| p.parse())
-            .transpose()
-            .map(Option::unwrap_or_default)
-    }
-
     /// The precision that runs on a CPU (`on_cpu`) or a GPU: `Auto` decided, and bf16 on a CPU
     /// without AVX512-BF16 f32 (the portable bf16 product is slower than f32); the others as
     /// they are.
@@ -109,6 +102,8 @@ pub struct EmbedOptions {
     /// steps split over the pool (what a call of a single batch, a search's query, does
     /// anyway). Ignored on a GPU.
     pub cpu_lanes: Option<usize>,
+    /// Which fused encoder steps run (default: the device's best).
+    pub tuning: EncoderTuning,
 }
 
 /// The most batches a CPU call runs at once by default: each holds its own activations
@@ -127,6 +122,8 @@ pub struct BertEmbedder {
     pad_id: u32,
     /// On the CPU, batches run at once (None: one per pool thread, capped); 1 on a GPU.
     cpu_lanes: Option<usize>,
+    /// Whether a GPU's states are mean-pooled by quarry's kernel.
+    fused_pooling: bool,
 }
 
 fn candle_err(e: candle_core::Error) -> IndexerError {
@@ -157,6 +154,7 @@ impl BertEmbedder {
             }
         })?;
         let model = BertEncoder::load(vb, &dir.bert_config)
+            .map(|model| model.with_tuning(options.tuning))
             .and_then(|model| {
                 if cpu_bf16 {
                     model.with_bf16_products()
@@ -188,6 +186,7 @@ impl BertEmbedder {
             batch,
             pad_id,
             cpu_lanes,
+            fused_pooling: options.tuning.fused_pooling,
         })
     }
 
@@ -215,7 +214,7 @@ impl BertEmbedder {
                         .map_err(candle_err);
                 }
                 // A GPU's padded states, pooled in one pass in their own precision.
-                TokenStates::Padded(states) if fused_pooling(states) => {
+                TokenStates::Padded(states) if self.fused_pooling && fused_pooling_runs(states) => {
                     let lengths: Vec<u32> = lengths.iter().map(|&length| length as u32).collect();
                     let lengths = Tensor::from_vec(lengths, ids.len(), &self.device).map_err(candle_err)?;
                     return encoder_ops::mean_pool_normalize_padded(states, &lengths).map_err(candle_err);
@@ -366,21 +365,17 @@ fn size_batches_for_gpu(
     }
 }
 
-/// Whether a GPU's padded states are mean-pooled by quarry's kernel (one pass, in the
-/// states' precision; `encoder_ops::mean_pool_normalize_padded`) rather than by candle's
-/// cast, mask multiply, sum and division: on CUDA unless `QUARRY_FUSED_POOLING=0`, for rows
-/// of at most 1,024 values.
-fn fused_pooling(states: &Tensor) -> bool {
-    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let enabled = *ENABLED.get_or_init(|| std::env::var("QUARRY_FUSED_POOLING").as_deref() != Ok("0"));
+/// Whether quarry's pooling kernel can take a GPU's padded states (one pass, in the states'
+/// precision; `encoder_ops::mean_pool_normalize_padded`) instead of candle's cast, mask
+/// multiply, sum and division: on CUDA, for rows of at most 1,024 values.
+fn fused_pooling_runs(states: &Tensor) -> bool {
     #[cfg(feature = "cuda")]
     if states.device().is_cuda() {
-        return enabled
-            && states
-                .dim(2)
-                .is_ok_and(|hidden| hidden <= super::cuda_encoder_ops::MAX_NORM_COLUMNS);
+        return states
+            .dim(2)
+            .is_ok_and(|hidden| hidden <= super::cuda_encoder_ops::MAX_NORM_COLUMNS);
     }
-    let _ = (states, enabled);
+    let _ = states;
     false
 }
 

@@ -11,7 +11,7 @@
 //!   the layout the next product reads; the fused end does each sub-layer's bias + residual +
 //!   layer norm in one pass. By default the CPU (f32) runs the fused ends, and the packed
 //!   attention where it runs on AVX-512 tiles (heads of 32 or 64); a CUDA GPU runs both
-//!   (checked and timed on an H100; `QUARRY_FUSED_STEPS=0` turns them off);
+//!   (checked and timed on an H100; [`EncoderTuning`] turns them off);
 //! - without the packed attention one copy lays query, key and value out by head, candle's batched products
 //!   compute scores and context, and the softmax runs over each row's real tokens in quarry's
 //!   CUDA kernel (`cuda_encoder_ops`), or after an additive mask (half precision on the CPU);
@@ -27,12 +27,14 @@
 //! Token type ids are always 0 (one-segment inputs), so the token-type row is added to the
 //! position table once at load.
 
-use candle_core::{CpuStorage, DType, InplaceOp1, InplaceOp2, Layout, Module, Tensor};
+use candle_core::{Module, Tensor};
 use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
-use quarry_kernels::Bf16Weights;
 
+use super::dense_layer::{dense, dense_forward, dense_product, intermediate_forward, on_cpu_f32, Dense};
 use super::encoder_ops;
+use super::encoder_steps::{EncoderSteps, EncoderTuning};
+use super::head_attention::{attention_by_head, attention_mask, score_dtype, AttentionShape, Padding};
 
 /// The encoder: embeddings, then `num_hidden_layers` transformer layers.
 pub struct BertEncoder {
@@ -44,35 +46,7 @@ pub struct BertEncoder {
     layers: Vec<EncoderLayer>,
     heads: usize,
     activation: HiddenAct,
-}
-
-/// A dense layer: candle's `Linear`, and its weights packed for bf16 products where the CPU
-/// runs them (bf16, or the default auto, on a CPU with AVX512-BF16:
-/// [`BertEncoder::with_bf16_products`]; `linear` then keeps its bias only).
-struct Dense {
-    linear: Linear,
-    bf16: Option<Bf16Weights>,
-}
-
-impl Dense {
-    fn new(linear: Linear) -> Self {
-        Self { linear, bf16: None }
-    }
-
-    fn pack_bf16(&mut self) -> candle_core::Result<()> {
-        let weight = self.linear.weight();
-        let inputs = weight.dims2()?.1;
-        self.bf16 = Some(Bf16Weights::pack(
-            &weight.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?,
-            inputs,
-        ));
-        // The f32 weights are not read again (on the CPU every product of f32 rows takes the
-        // packed ones: `dense_product`); an empty stand-in frees them (42 MB for MiniLM). A
-        // product through it would fail on its shape, not compute wrong values.
-        let stand_in = Tensor::zeros((0, inputs), DType::F32, weight.device())?;
-        self.linear = Linear::new(stand_in, self.linear.bias().cloned());
-        Ok(())
-    }
+    tuning: EncoderTuning,
 }
 
 struct EncoderLayer {
@@ -131,7 +105,15 @@ impl BertEncoder {
             layers,
             heads: config.num_attention_heads,
             activation: config.hidden_act,
+            tuning: EncoderTuning::default(),
         })
+    }
+
+    /// Chooses the fused steps and the attention kernel as `tuning` says instead of by the
+    /// device's defaults.
+    pub fn with_tuning(mut self, tuning: EncoderTuning) -> Self {
+        self.tuning = tuning;
+        self
     }
 
     /// Packs every dense layer's weights for bf16 products: on the CPU (f32 tensors), each
@@ -159,7 +141,7 @@ impl BertEncoder {
     }
 
     /// [`forward`](Self::forward) with the fused steps chosen by `steps` (where they can run on
-    /// the device and dtype) instead of by the default (`QUARRY_FUSED_STEPS`, else per device).
+    /// the device and dtype) instead of by the encoder's tuning.
     pub fn forward_with(
         &self,
         ids: &Tensor,
@@ -191,7 +173,7 @@ impl BertEncoder {
             .broadcast_add(&self.positions.narrow(0, 0, tokens)?)?
             .reshape((batch * tokens, hidden))?;
         let head_size = hidden / self.heads;
-        let steps = EncoderSteps::for_run(&embedded, head_size, steps);
+        let steps = EncoderSteps::for_run(&embedded, head_size, steps, self.tuning.fused_steps);
         // Every row-wise step (all but attention) skips the padding where the steps say so.
         let real_rows = if steps.unpadded_rows {
             RealRows::of(lengths, tokens, ids.device())?
@@ -224,6 +206,7 @@ impl BertEncoder {
             tokens,
             heads: self.heads,
             head_size,
+            kernel: self.tuning.attention_kernel,
         };
         for layer in &self.layers {
             states = layer.forward(&states, &padding, shape, steps, real_rows.as_ref(), self.activation)?;
@@ -315,27 +298,6 @@ impl RealRows {
     }
 }
 
-/// How attention leaves out the padding.
-enum Padding<'a> {
-    /// For the packed attention (`encoder_ops`): each sequence's real token count as a u32
-    /// tensor `[batch]` on the model's device.
-    Packed(Tensor),
-    /// Each sequence's real token count (the CPU softmax kernel reads only those columns).
-    Lengths(&'a [usize]),
-    /// The same counts as a u32 tensor `[batch]` on the GPU, for quarry's CUDA softmax.
-    DeviceLengths(Tensor),
-    /// An additive mask for the device's softmax; `None` when no row is padded.
-    Mask(Option<Tensor>),
-}
-
-#[derive(Clone, Copy)]
-struct AttentionShape {
-    batch: usize,
-    tokens: usize,
-    heads: usize,
-    head_size: usize,
-}
-
 impl EncoderLayer {
     fn load(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
         let hidden = config.hidden_size;
@@ -385,7 +347,9 @@ impl EncoderLayer {
             // The real rows' product as it is, the context in the same rows.
             (Padding::Packed(lengths), Some(_)) => encoder_ops::ragged_attention(&qkv, lengths, shape.heads)?,
             // Straight from the packed product, in the layout the next product reads.
-            (Padding::Packed(lengths), None) => encoder_ops::packed_attention(&qkv, lengths, shape.heads)?,
+            (Padding::Packed(lengths), None) => {
+                encoder_ops::packed_attention_by(&qkv, lengths, shape.heads, shape.kernel)?
+            }
             (_, Some(real_rows)) => real_rows.gather(&attention_by_head(&real_rows.pad(&qkv)?, padding, shape)?)?,
             (_, None) => attention_by_head(&qkv, padding, shape)?,
         };
@@ -429,381 +393,10 @@ impl EncoderLayer {
     }
 }
 
-/// Attention by candle's batched products: one copy lays the packed `qkv` `[rows, 3 * hidden]`
-/// out by head `[3, batch, heads, tokens, head_size]`, the softmax leaves out the padding as
-/// `padding` says, and the context is copied back to `[rows, hidden]`.
-fn attention_by_head(qkv: &Tensor, padding: &Padding, shape: AttentionShape) -> candle_core::Result<Tensor> {
-    let AttentionShape {
-        batch,
-        tokens,
-        heads,
-        head_size,
-    } = shape;
-    let by_head = qkv
-        .reshape((batch, tokens, 3, heads, head_size))?
-        .permute((2, 0, 3, 1, 4))?
-        .contiguous()?;
-    let (query, key, value) = (by_head.get(0)?, by_head.get(1)?, by_head.get(2)?);
-    let scores = attention_scores(&query, &key)?;
-    let weights = match padding {
-        Padding::Lengths(lengths) => {
-            // `scores` is the fresh output of the product: nothing else holds it.
-            scores.inplace_op1(&CpuMaskedSoftmax {
-                lengths,
-                rows_per_sequence: heads * tokens,
-            })?;
-            scores
-        }
-        Padding::DeviceLengths(lengths) => {
-            // `scores` is the fresh output of the product: nothing else holds it.
-            masked_softmax_on_gpu(&scores, lengths)?;
-            scores
-        }
-        Padding::Packed(_) => candle_core::bail!("packed lengths are for the packed attention"),
-        Padding::Mask(Some(mask)) => candle_nn::ops::softmax_last_dim(&scores.broadcast_add(mask)?)?,
-        Padding::Mask(None) => candle_nn::ops::softmax_last_dim(&scores)?,
-    };
-    weights
-        .to_dtype(value.dtype())?
-        .matmul(&value)?
-        .transpose(1, 2)?
-        .reshape((batch * tokens, heads * head_size))
-}
-
-/// The dtype attention scores and their softmax are computed in: bf16's 8-bit mantissa
-/// rounds a logit of 20 by up to 0.06, which moves the softmax by several percent (golden
-/// embeddings at cosine 0.9938 with bf16 scores, 0.99985 with f32 ones, measured on the CPU),
-/// so bf16 models take their scores in f32; f16 (0.99998) and f32 keep their own.
-pub(super) fn score_dtype(dtype: DType) -> DType {
-    match dtype {
-        DType::BF16 => DType::F32,
-        other => other,
-    }
-}
-
-/// `query · keyᵀ` `[batch, heads, tokens, tokens]` in [`score_dtype`] (the scale is folded
-/// into the query weights).
-fn attention_scores(query: &Tensor, key: &Tensor) -> candle_core::Result<Tensor> {
-    let dtype = score_dtype(query.dtype());
-    query.to_dtype(dtype)?.matmul(&key.to_dtype(dtype)?.t()?)
-}
-
-/// Below this many rows a dense layer on the CPU computes `W · xᵀ` (see [`dense_forward`]).
-const FEW_ROWS: usize = 64;
-
-/// `x · Wᵀ + b` for `x` `[rows, inputs]`. On the CPU, few rows (a query's tokens) go through
-/// [`dense_product`] instead: the CPU matmul kernels tile the output's rows (24 at a time with
-/// AVX2, 64 with AVX-512), so ten tokens would fill a fraction of each tile, and they pack
-/// the weights into tiles first, which for ten rows costs as much as the product.
-fn dense_forward(layer: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
-    #[cfg(feature = "cuda")]
-    if x.device().is_cuda() {
-        return cuda_dense(layer, x, false);
-    }
-    if let Some(dense) = cpu_dense(layer, x, false) {
-        return dense;
-    }
-    let rows = x.dim(0)?;
-    if !x.device().is_cpu() || rows >= FEW_ROWS {
-        return layer.linear.forward(x);
-    }
-    let product = dense_product(layer, x)?;
-    match layer.linear.bias() {
-        Some(bias) => product.broadcast_add(bias),
-        None => Ok(product),
-    }
-}
-
-/// `x · Wᵀ` without the bias, a fresh contiguous tensor. Few f32 rows on the CPU (a query's
-/// tokens) go through quarry's own product, which reads each weight row once without packing
-/// it; other few rows through `W · xᵀ` (see [`dense_forward`]). Where the layer has weights
-/// packed for bf16 products, f32 rows on the CPU, few or many, go through those instead.
-fn dense_product(dense: &Dense, x: &Tensor) -> candle_core::Result<Tensor> {
-    let layer = &dense.linear;
-    if let Some(packed) = dense.bf16.as_ref().filter(|_| on_cpu_f32(x)) {
-        return encoder_ops::bf16_product(x, packed);
-    }
-    if x.device().is_cpu() && x.dim(0)? < FEW_ROWS {
-        if x.dtype() == DType::F32 && layer.weight().dtype() == DType::F32 {
-            return super::encoder_ops::few_rows_product(x, layer.weight());
-        }
-        return layer.weight().matmul(&x.t()?)?.t()?.contiguous();
-    }
-    x.matmul(&layer.weight().t()?)
-}
-
 /// `[3, hidden]`: the dense layer's bias, then the layer norm's weight and shift.
 fn sub_layer_end(dense: &Linear, norm: &LayerNorm) -> candle_core::Result<Tensor> {
     match (dense.bias(), norm.bias()) {
         (Some(bias), Some(shift)) => Tensor::stack(&[bias, norm.weight(), shift], 0),
         _ => candle_core::bail!("a BERT sub-layer without its dense bias or layer norm shift"),
-    }
-}
-
-/// Which of the fused steps (`encoder_ops`) the layers run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EncoderSteps {
-    /// Attention straight from the packed query-key-value product.
-    pub packed_attention: bool,
-    /// Each sub-layer's bias + residual + layer norm in one pass.
-    pub fused_ends: bool,
-    /// Row-wise steps over the real tokens only, not the padding (see `RealRows`).
-    pub unpadded_rows: bool,
-}
-
-impl EncoderSteps {
-    /// `QUARRY_FUSED_STEPS=1` or `=0` turns both on or off where they can run. By default, on
-    /// the CPU (f32) the fused sub-layer ends run, and the packed attention where it runs on
-    /// AVX-512 tiles (`quarry_kernels::packed_attention_tiled`; elsewhere candle's batched
-    /// products are faster, bench/RESULTS.md); on a CUDA GPU both run (attention on tensor
-    /// cores in f16/bf16, CUDA cores in f32; indexer/tests/cuda_encoder_parity.rs checks the
-    /// kernels on a GPU, kernels/tests/cuda_source_emulated.rs their source on the CPU). The
-    /// row-wise steps skip the padding on the CPU whatever `QUARRY_FUSED_STEPS` says, and
-    /// never on a GPU yet. `wanted` (or the default above) narrowed to what runs on `states`'
-    /// device and dtype.
-    fn for_run(states: &Tensor, head_size: usize, wanted: Option<Self>) -> Self {
-        let requested = fused_steps_requested();
-        let (attention_supported, ends_supported) = Self::supported(states, head_size);
-        let cpu = states.device().is_cpu();
-        let wanted = wanted.unwrap_or(match (requested, cpu) {
-            (Some(on), _) => Self {
-                packed_attention: on,
-                fused_ends: on,
-                unpadded_rows: cpu,
-            },
-            (None, true) => Self {
-                packed_attention: quarry_kernels::packed_attention_tiled(head_size),
-                fused_ends: true,
-                unpadded_rows: true,
-            },
-            // Checked and timed on an H100 on 2026-11-25 (bench/RESULTS.md): golden
-            // embeddings pass at every precision, 1.9x (f16) to 2.7x (bf16) the tokens/s.
-            (None, false) => Self {
-                packed_attention: true,
-                fused_ends: true,
-                unpadded_rows: false,
-            },
-        });
-        let steps = Self {
-            packed_attention: wanted.packed_attention && attention_supported,
-            fused_ends: wanted.fused_ends && ends_supported,
-            // On the CPU only until a GPU run measures it (a GPU's batches are length-sorted
-            // and large; its fused kernels are checked on the padded layout).
-            unpadded_rows: wanted.unpadded_rows && cpu,
-        };
-        static LOGGED: std::sync::Once = std::sync::Once::new();
-        LOGGED.call_once(|| {
-            tracing::info!(
-                "encoder steps ({:?}, {:?}): packed attention {}, fused sub-layer ends {}, unpadded rows {}",
-                states.device().location(),
-                states.dtype(),
-                steps.packed_attention,
-                steps.fused_ends,
-                steps.unpadded_rows
-            )
-        });
-        steps
-    }
-
-    /// Whether the packed attention and the fused ends can run on `states`' device and dtype.
-    fn supported(states: &Tensor, head_size: usize) -> (bool, bool) {
-        if states.device().is_cpu() {
-            let supported = encoder_ops::cpu_supports(states.dtype());
-            return (supported, supported);
-        }
-        #[cfg(feature = "cuda")]
-        if states.device().is_cuda() {
-            use super::cuda_attention::PACKED_HEAD_SIZES;
-            use super::cuda_encoder_ops::MAX_NORM_COLUMNS;
-            let width = states.dim(1).unwrap_or(usize::MAX);
-            return (PACKED_HEAD_SIZES.contains(&head_size), width <= MAX_NORM_COLUMNS);
-        }
-        let _ = head_size;
-        (false, false)
-    }
-}
-
-/// `QUARRY_FUSED_STEPS`: `Some(true)` for 1, `Some(false)` for 0, else `None` (the default).
-fn fused_steps_requested() -> Option<bool> {
-    static REQUESTED: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    *REQUESTED.get_or_init(|| match std::env::var("QUARRY_FUSED_STEPS").as_deref() {
-        Ok("1") => Some(true),
-        Ok("0") => Some(false),
-        _ => None,
-    })
-}
-
-/// The feed-forward layer's product and activation; on a GPU the bias add and the erf GELU
-/// are one fused pass over the product.
-fn intermediate_forward(layer: &Dense, x: &Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
-    #[cfg(feature = "cuda")]
-    if x.device().is_cuda() && matches!(activation, HiddenAct::Gelu) {
-        return cuda_dense(layer, x, true);
-    }
-    if matches!(activation, HiddenAct::Gelu) {
-        if let Some(dense) = cpu_dense(layer, x, true) {
-            return dense;
-        }
-    }
-    activate(dense_forward(layer, x)?, activation)
-}
-
-/// On the CPU in f32, `x · Wᵀ` ([`dense_product`]), then the bias (and the erf GELU with
-/// `gelu`) in place in one pass (`quarry_kernels::bias_activation_in_place`), where candle's
-/// broadcast add would make a second copy; None elsewhere (or without a bias).
-fn cpu_dense(layer: &Dense, x: &Tensor, gelu: bool) -> Option<candle_core::Result<Tensor>> {
-    let bias = layer
-        .linear
-        .bias()
-        .filter(|bias| on_cpu_f32(x) && on_cpu_f32(bias) && layer.linear.weight().dtype() == DType::F32)?;
-    Some(dense_product(layer, x).and_then(|product| {
-        // `product` is fresh: nothing else holds it.
-        product.inplace_op2(bias, &CpuBiasActivation { gelu })?;
-        Ok(product)
-    }))
-}
-
-/// `x · Wᵀ` by cuBLAS, then the bias (and the erf GELU with `gelu`) in place, one pass.
-#[cfg(feature = "cuda")]
-fn cuda_dense(layer: &Dense, x: &Tensor, gelu: bool) -> candle_core::Result<Tensor> {
-    let product = dense_product(layer, x)?;
-    match layer.linear.bias() {
-        // `product` is fresh: nothing else holds it.
-        Some(bias) => super::cuda_encoder_ops::bias_activation(&product, bias, gelu)?,
-        None if gelu => return product.gelu_erf(),
-        None => {}
-    }
-    Ok(product)
-}
-
-#[cfg(feature = "cuda")]
-fn masked_softmax_on_gpu(scores: &Tensor, lengths: &Tensor) -> candle_core::Result<()> {
-    super::cuda_encoder_ops::masked_softmax(scores, lengths)
-}
-
-/// Without the `cuda` feature no tensor is on a CUDA device, so this is never reached.
-#[cfg(not(feature = "cuda"))]
-fn masked_softmax_on_gpu(_: &Tensor, _: &Tensor) -> candle_core::Result<()> {
-    candle_core::bail!("a CUDA tensor in a build without the cuda feature")
-}
-
-fn dense(vb: VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Linear> {
-    Ok(Linear::new(
-        vb.get((outputs, inputs), "weight")?,
-        Some(vb.get(outputs, "bias")?),
-    ))
-}
-
-/// The additive attention mask `[batch, 1, 1, tokens]`: 0 on real tokens, the dtype's lowest
-/// value on padding; `None` when no row is padded.
-fn attention_mask(
-    lengths: &[usize],
-    tokens: usize,
-    dtype: DType,
-    device: &candle_core::Device,
-) -> candle_core::Result<Option<Tensor>> {
-    if lengths.iter().all(|&length| length >= tokens) {
-        return Ok(None);
-    }
-    let values: Vec<f32> = lengths
-        .iter()
-        .flat_map(|&length| (0..tokens).map(move |t| if t < length { 0.0 } else { f32::MIN }))
-        .collect();
-    Tensor::from_vec(values, (lengths.len(), 1, 1, tokens), device)?
-        .to_dtype(dtype)
-        .map(Some)
-}
-
-fn activate(xs: Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
-    match activation {
-        HiddenAct::Gelu if on_cpu_f32(&xs) && xs.is_contiguous() => {
-            // `xs` is the fresh output of the layer's matrix product: nothing else holds it.
-            xs.inplace_op1(&CpuGeluErf)?;
-            Ok(xs)
-        }
-        HiddenAct::Gelu => xs.gelu_erf(),
-        HiddenAct::GeluApproximate => xs.gelu(),
-        HiddenAct::Relu => xs.relu(),
-    }
-}
-
-fn on_cpu_f32(xs: &Tensor) -> bool {
-    xs.device().is_cpu() && xs.dtype() == DType::F32
-}
-
-/// Softmax of attention scores `[batch, heads, tokens, tokens]` in place, each row over its
-/// sequence's real tokens.
-struct CpuMaskedSoftmax<'a> {
-    lengths: &'a [usize],
-    rows_per_sequence: usize,
-}
-
-impl InplaceOp1 for CpuMaskedSoftmax<'_> {
-    fn name(&self) -> &'static str {
-        "cpu-masked-softmax"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
-        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
-            candle_core::bail!("cpu-masked-softmax needs a contiguous f32 tensor");
-        };
-        let columns = layout.dims().last().copied().unwrap_or(1);
-        quarry_kernels::masked_softmax_rows(&mut values[start..end], columns, |row| {
-            self.lengths[row / self.rows_per_sequence]
-        });
-        Ok(())
-    }
-}
-
-/// `x [rows, cols] += bias [cols]` in place on contiguous f32 CPU tensors, then the erf GELU
-/// when `gelu`.
-struct CpuBiasActivation {
-    gelu: bool,
-}
-
-impl InplaceOp2 for CpuBiasActivation {
-    fn name(&self) -> &'static str {
-        "cpu-bias-activation"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &mut CpuStorage,
-        layout: &Layout,
-        bias: &CpuStorage,
-        bias_layout: &Layout,
-    ) -> candle_core::Result<()> {
-        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
-            candle_core::bail!("cpu-bias-activation needs a contiguous f32 tensor");
-        };
-        let (CpuStorage::F32(bias), Some((bias_start, bias_end))) = (bias, bias_layout.contiguous_offsets()) else {
-            candle_core::bail!("cpu-bias-activation needs a contiguous f32 bias");
-        };
-        if layout.dims().last() != Some(&(bias_end - bias_start)) {
-            candle_core::bail!(
-                "cpu-bias-activation: a bias of {} for rows of {:?}",
-                bias_end - bias_start,
-                layout.dims()
-            );
-        }
-        quarry_kernels::bias_activation_in_place(&mut values[start..end], &bias[bias_start..bias_end], self.gelu);
-        Ok(())
-    }
-}
-
-/// The erf GELU in place on a contiguous f32 CPU tensor.
-struct CpuGeluErf;
-
-impl InplaceOp1 for CpuGeluErf {
-    fn name(&self) -> &'static str {
-        "cpu-gelu-erf"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
-        let (CpuStorage::F32(values), Some((start, end))) = (storage, layout.contiguous_offsets()) else {
-            candle_core::bail!("cpu-gelu-erf needs a contiguous f32 tensor");
-        };
-        quarry_kernels::gelu_erf_in_place(&mut values[start..end]);
-        Ok(())
     }
 }

@@ -43,17 +43,12 @@ pub(super) fn packed_attention(
     }
 }
 
-/// Which kernel runs: `Auto` is `QUARRY_ATTENTION_KERNEL` (`cuda-cores`, `tensor-cores`) when
-/// set, else tensor cores for 16-bit types whose product is 16-byte aligned, else CUDA cores.
+/// Which kernel runs: `Auto` is tensor cores for 16-bit types whose product is 16-byte
+/// aligned, else CUDA cores.
 fn resolve(kernel: AttentionKernel, dtype: DType, aligned: bool) -> candle_core::Result<AttentionKernel> {
     let kernel = match kernel {
-        AttentionKernel::Auto => match std::env::var("QUARRY_ATTENTION_KERNEL").as_deref() {
-            Ok("cuda-cores") => AttentionKernel::CudaCores,
-            Ok("tensor-cores") => AttentionKernel::TensorCores,
-            Ok(other) => candle_core::bail!("QUARRY_ATTENTION_KERNEL={other}: expected cuda-cores or tensor-cores"),
-            Err(_) if dtype != DType::F32 && aligned => AttentionKernel::TensorCores,
-            Err(_) => AttentionKernel::CudaCores,
-        },
+        AttentionKernel::Auto if dtype != DType::F32 && aligned => AttentionKernel::TensorCores,
+        AttentionKernel::Auto => AttentionKernel::CudaCores,
         chosen => chosen,
     };
     if kernel == AttentionKernel::TensorCores && (dtype == DType::F32 || !aligned) {

@@ -19,13 +19,27 @@ pub fn packed_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_
 /// Which GPU kernel runs the packed attention (the CPU has one: the twin).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttentionKernel {
-    /// `QUARRY_ATTENTION_KERNEL` (`cuda-cores`, `tensor-cores`) when set, else tensor cores
-    /// for f16/bf16 (16-byte aligned), CUDA cores for f32.
+    /// Tensor cores for f16/bf16 (16-byte aligned), CUDA cores for f32.
     Auto,
     /// One query per thread, in f32 (kernels/cuda/attention.cu `packed_attention`).
     CudaCores,
     /// f16/bf16 products on tensor cores, 16 queries per warp (`tensor_core_attention`).
     TensorCores,
+}
+
+impl std::str::FromStr for AttentionKernel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cuda-cores" => Ok(Self::CudaCores),
+            "tensor-cores" => Ok(Self::TensorCores),
+            other => Err(format!(
+                "unknown attention kernel `{other}` (auto, cuda-cores, tensor-cores)"
+            )),
+        }
+    }
 }
 
 /// [`packed_attention`] by the GPU kernel `kernel` (ignored on the CPU).

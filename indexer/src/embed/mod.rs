@@ -10,8 +10,11 @@ mod cuda_attention;
 /// The encoder's fused CUDA steps (public for their parity test against the CPU twins).
 #[cfg(feature = "cuda")]
 pub mod cuda_encoder_ops;
+mod dense_layer;
 mod device;
 pub mod encoder_ops;
+mod encoder_steps;
+mod head_attention;
 mod model_dir;
 mod reading;
 mod replicas;
@@ -21,8 +24,9 @@ mod wordpiece;
 
 pub use batching::{plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 pub use bert::{BertEmbedder, EmbedOptions, Precision, MAX_AUTO_CPU_LANES};
-pub use bert_encoder::{BertEncoder, EncoderSteps, TokenStates};
+pub use bert_encoder::{BertEncoder, TokenStates};
 pub use device::DeviceSpec;
+pub use encoder_steps::{EncoderSteps, EncoderTuning};
 pub use model_dir::{default_model_dir, position_offset, ModelDir, Pooling};
 pub use reading::{read_words, WordReading};
 pub use replicas::ReplicatedEmbedder;

@@ -18,6 +18,7 @@ mod segment;
 mod segmenter;
 mod spilled_vectors;
 mod stages;
+mod types;
 
 pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use progress::ProgressMode;
@@ -51,8 +52,9 @@ use progress::Progress;
 use publish::{Publisher, SegmentBuilder, Sizing};
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
 use segmenter::Segmenter;
-pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings, ChunkedDoc, EmbeddedDoc};
+pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings};
 use stages::{embed_stage, parse_stage, ParseOutputs, StageContext};
+pub use types::{ChunkedDoc, EmbeddedDoc};
 
 /// Chunks per segment of a full run: larger than a 1M-chunk corpus, and the size from which
 /// `--index auto` builds IVF.

@@ -4,7 +4,7 @@
 
 use super::rebase::REBASES;
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
-use super::stages::EmbeddedDoc;
+use super::types::EmbeddedDoc;
 use crate::embed::{version_precisions, Embedder};
 use crate::error::{IndexerError, Result};
 use crate::index::IndexOptions;

@@ -12,7 +12,7 @@ use super::rebase::{added_copies, builds_on, carry_api_documents, rebase_delta, 
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::segmenter::CutSegments;
-use super::stages::EmbeddedDoc;
+use super::types::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};

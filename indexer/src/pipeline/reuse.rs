@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::delta::PreviousVersion;
 use super::spilled_vectors::SpilledVectors;
-use super::stages::{ChunkedDoc, EmbeddedDoc};
+use super::types::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};

@@ -7,7 +7,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::model_reading::language_readings;
-use super::stages::EmbeddedDoc;
+use super::types::EmbeddedDoc;
 use crate::chunk::Chunk;
 use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};

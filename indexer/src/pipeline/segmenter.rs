@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 
 use super::publish::{NewSegment, SegmentBuilder, Sizing};
-use super::stages::{Arrival, EmbeddedDoc, StageContext};
+use super::stages::StageContext;
+use super::types::{Arrival, EmbeddedDoc};
 use crate::error::{IndexerError, Result};
 use crate::snapshot::FileTable;
 

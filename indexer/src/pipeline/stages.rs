@@ -12,8 +12,9 @@ use rayon::prelude::*;
 use super::progress::Counters;
 use super::report::Failure;
 use super::reuse::StoredEmbeddings;
+use super::types::{Arrival, ChunkedDoc, EmbeddedDoc};
 use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
-use crate::embed::{Embedder, Embeddings, ModelTokenizer};
+use crate::embed::{Embedder, Embeddings};
 use crate::error::Result;
 use crate::index::analysis::{detect, Detected};
 use crate::parse::{Document, ParseError, Parser};
@@ -60,54 +61,6 @@ impl StageContext {
             .lock()
             .expect("failures lock")
             .push(Failure::new(uri, stage, reason));
-    }
-}
-
-/// A document ready to embed.
-pub struct ChunkedDoc {
-    pub record: DocumentRecord,
-    pub chunks: Vec<Chunk>,
-    /// Per chunk, the model's input ids the chunker measured it by (see [`DocumentChunks`]).
-    pub model_ids: Vec<Option<Vec<u32>>>,
-    /// The tokenizer that made `model_ids`: an embedder with another one tokenizes anew.
-    pub tokenized_by: Arc<ModelTokenizer>,
-    /// Per chunk, the vector a previous version stored for the same text, which the embed
-    /// stage takes instead of embedding the chunk; empty when there is none (see
-    /// [`StoredEmbeddings::reuse`]).
-    pub stored_vectors: Vec<Option<Vec<f32>>>,
-    /// Per chunk, the language of its text: told by the parse stage for the documents it
-    /// sends on (not for those a delta leaves where they are), in parallel with the model,
-    /// for the keyword index and the model's reading of the segment; empty when not told
-    /// (the segment's build tells it then).
-    pub languages: Vec<Detected>,
-}
-
-impl ChunkedDoc {
-    /// Whether chunk `index` comes with a stored vector.
-    fn has_stored_vector(&self, index: usize) -> bool {
-        self.stored_vectors.get(index).is_some_and(Option::is_some)
-    }
-
-    /// Chunks the model has to embed (those without a stored vector).
-    fn chunks_to_embed(&self) -> usize {
-        (0..self.chunks.len()).filter(|&i| !self.has_stored_vector(i)).count()
-    }
-}
-
-/// A document with one embedding row per chunk.
-pub struct EmbeddedDoc {
-    pub record: DocumentRecord,
-    pub chunks: Vec<Chunk>,
-    pub vectors: Vec<f32>,
-    /// Per chunk, its text's language; empty when not told yet (chunks read back from a
-    /// stored segment), and then told when the segment's indexes are built.
-    pub languages: Vec<Detected>,
-}
-
-impl EmbeddedDoc {
-    /// Model tokens of its chunks.
-    pub fn tokens(&self) -> u64 {
-        self.chunks.iter().map(|c| c.token_count as u64).sum()
     }
 }
 
@@ -266,15 +219,6 @@ pub(super) struct ReusedCount {
     pub documents: usize,
     pub chunks: usize,
     pub tokens: u64,
-}
-
-/// What reaches the run's segments, from the embed stage or (documents with stored
-/// embeddings) straight from the parse stage.
-pub(super) enum Arrival {
-    Documents(Vec<EmbeddedDoc>),
-    /// Ids of documents that did not change at all, which a delta leaves where they are
-    /// (taken all the same: a later document with one of these ids is a duplicate).
-    Unchanged(Vec<String>),
 }
 
 /// Where the parse stage sends its documents: those left to embed to the embed stage, those

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, ModelDir, Precision};
+use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, EncoderTuning, ModelDir, Precision};
 
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -47,6 +47,26 @@ pub fn load_embedder(batch: BatchPolicy) -> BertEmbedder {
 
 pub fn load_embedder_at(batch: BatchPolicy, precision: Precision) -> BertEmbedder {
     load_embedder_with(batch, precision, None)
+}
+
+/// The encoder tuning that `scripts/gpu-check.sh` asks for with the variables `quarry` reads
+/// for `--fused-steps`, `--attention-kernel` and `--fused-pooling` (QUARRY_FUSED_STEPS 0 | 1,
+/// QUARRY_ATTENTION_KERNEL, QUARRY_FUSED_POOLING 0 | 1), so its golden step runs a test
+/// binary in each mode as it runs `quarry embed`.
+pub fn tuning_from_env() -> EncoderTuning {
+    let switch = |name: &str| match std::env::var(name).as_deref() {
+        Ok("1") | Ok("on") => Some(true),
+        Ok("0") | Ok("off") => Some(false),
+        _ => None,
+    };
+    EncoderTuning {
+        fused_steps: switch("QUARRY_FUSED_STEPS"),
+        attention_kernel: std::env::var("QUARRY_ATTENTION_KERNEL")
+            .ok()
+            .map(|kernel| kernel.parse().expect("QUARRY_ATTENTION_KERNEL"))
+            .unwrap_or(quarry_indexer::embed::encoder_ops::AttentionKernel::Auto),
+        fused_pooling: switch("QUARRY_FUSED_POOLING").unwrap_or(true),
+    }
 }
 
 /// `cpu_lanes`: batches of one call run at once on the CPU (None: the default).

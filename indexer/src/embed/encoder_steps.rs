@@ -1,0 +1,111 @@
+//! Which of the encoder's fused steps (`encoder_ops`) run: [`EncoderSteps`] per batch, from
+//! the device's defaults or an [`EncoderTuning`] (the CLI's `--fused-steps`,
+//! `--attention-kernel`, `--fused-pooling`).
+
+use candle_core::Tensor;
+
+use super::encoder_ops::{self, AttentionKernel};
+
+/// Which of the fused steps (`encoder_ops`) the layers run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncoderSteps {
+    /// Attention straight from the packed query-key-value product.
+    pub packed_attention: bool,
+    /// Each sub-layer's bias + residual + layer norm in one pass.
+    pub fused_ends: bool,
+    /// Row-wise steps over the real tokens only, not the padding (see `RealRows`).
+    pub unpadded_rows: bool,
+}
+
+impl EncoderSteps {
+    /// `requested` (the CLI's `--fused-steps on|off`) turns both on or off where they can run. By default, on
+    /// the CPU (f32) the fused sub-layer ends run, and the packed attention where it runs on
+    /// AVX-512 tiles (`quarry_kernels::packed_attention_tiled`; elsewhere candle's batched
+    /// products are faster, bench/RESULTS.md); on a CUDA GPU both run (attention on tensor
+    /// cores in f16/bf16, CUDA cores in f32; indexer/tests/cuda_encoder_parity.rs checks the
+    /// kernels on a GPU, kernels/tests/cuda_source_emulated.rs their source on the CPU). The
+    /// row-wise steps skip the padding on the CPU whatever `requested` says, and
+    /// never on a GPU yet. `wanted` (or the default above) narrowed to what runs on `states`'
+    /// device and dtype.
+    pub(super) fn for_run(states: &Tensor, head_size: usize, wanted: Option<Self>, requested: Option<bool>) -> Self {
+        let (attention_supported, ends_supported) = Self::supported(states, head_size);
+        let cpu = states.device().is_cpu();
+        let wanted = wanted.unwrap_or(match (requested, cpu) {
+            (Some(on), _) => Self {
+                packed_attention: on,
+                fused_ends: on,
+                unpadded_rows: cpu,
+            },
+            (None, true) => Self {
+                packed_attention: quarry_kernels::packed_attention_tiled(head_size),
+                fused_ends: true,
+                unpadded_rows: true,
+            },
+            // Checked and timed on an H100 on 2026-11-25 (bench/RESULTS.md): golden
+            // embeddings pass at every precision, 1.9x (f16) to 2.7x (bf16) the tokens/s.
+            (None, false) => Self {
+                packed_attention: true,
+                fused_ends: true,
+                unpadded_rows: false,
+            },
+        });
+        let steps = Self {
+            packed_attention: wanted.packed_attention && attention_supported,
+            fused_ends: wanted.fused_ends && ends_supported,
+            // On the CPU only until a GPU run measures it (a GPU's batches are length-sorted
+            // and large; its fused kernels are checked on the padded layout).
+            unpadded_rows: wanted.unpadded_rows && cpu,
+        };
+        static LOGGED: std::sync::Once = std::sync::Once::new();
+        LOGGED.call_once(|| {
+            tracing::info!(
+                "encoder steps ({:?}, {:?}): packed attention {}, fused sub-layer ends {}, unpadded rows {}",
+                states.device().location(),
+                states.dtype(),
+                steps.packed_attention,
+                steps.fused_ends,
+                steps.unpadded_rows
+            )
+        });
+        steps
+    }
+
+    /// Whether the packed attention and the fused ends can run on `states`' device and dtype.
+    fn supported(states: &Tensor, head_size: usize) -> (bool, bool) {
+        if states.device().is_cpu() {
+            let supported = encoder_ops::cpu_supports(states.dtype());
+            return (supported, supported);
+        }
+        #[cfg(feature = "cuda")]
+        if states.device().is_cuda() {
+            use super::cuda_attention::PACKED_HEAD_SIZES;
+            use super::cuda_encoder_ops::MAX_NORM_COLUMNS;
+            let width = states.dim(1).unwrap_or(usize::MAX);
+            return (PACKED_HEAD_SIZES.contains(&head_size), width <= MAX_NORM_COLUMNS);
+        }
+        let _ = head_size;
+        (false, false)
+    }
+}
+
+/// How an encoder picks its fused steps: each left out takes the device's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncoderTuning {
+    /// The packed attention and the fused sub-layer ends on (`Some(true)`) or off
+    /// (`Some(false)`) where they can run; None: [`EncoderSteps`]' defaults per device.
+    pub fused_steps: Option<bool>,
+    /// The GPU kernel of the packed attention.
+    pub attention_kernel: AttentionKernel,
+    /// On a GPU, mean pooling in one kernel (false: candle's ops).
+    pub fused_pooling: bool,
+}
+
+impl Default for EncoderTuning {
+    fn default() -> Self {
+        Self {
+            fused_steps: None,
+            attention_kernel: AttentionKernel::Auto,
+            fused_pooling: true,
+        }
+    }
+}
