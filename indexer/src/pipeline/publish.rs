@@ -274,7 +274,7 @@ impl Publisher {
             live.tokens + changes.api_documents.tokens,
         );
         if live.documents == 0 {
-            return Err(super::nothing_to_publish(report));
+            return Err(super::publish_run::nothing_to_publish(report));
         }
         let mut delta = DeltaReport {
             base_version: base.version().to_string(),
