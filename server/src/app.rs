@@ -63,6 +63,9 @@ pub struct ServeOptions {
     pub compact: CompactOptions,
     /// Keys the routes need (none: every route open).
     pub api_keys: ApiKeys,
+    /// A read-only replica: every write route answers 405, no job runs, and new versions
+    /// arrive by polling.
+    pub read_only: bool,
     /// What parses uploaded files: in this process by default; `quarry serve` parses them in
     /// worker processes, so that no upload can take the server down.
     pub parser: Arc<dyn Parser>,
@@ -92,6 +95,7 @@ impl ServeOptions {
             request_timeout: Duration::from_secs(60),
             compact: CompactOptions::default(),
             api_keys: ApiKeys::default(),
+            read_only: false,
             parser: Arc::new(AutoParser),
         }
     }
@@ -104,11 +108,13 @@ pub struct Lifecycle {
     pub shutting_down: AtomicBool,
 }
 
-/// What the HTTP layer itself is told: keys, the body limit, the RAG collection's name.
+/// What the HTTP layer itself is told: keys, the body limit, the RAG collection's name,
+/// whether writes are refused.
 pub struct HttpSettings {
     pub api_keys: ApiKeys,
     pub upload_limit: usize,
     pub rag_collection: String,
+    pub read_only: bool,
 }
 
 /// The parts of the server, each shared by the routes that need it: a route takes the parts
@@ -210,6 +216,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
             api_keys: options.api_keys.clone(),
             upload_limit: options.upload_limit,
             rag_collection: options.rag_collection.clone(),
+            read_only: options.read_only,
         }),
         lifecycle: Arc::new(Lifecycle::default()),
         options: Arc::new(options),
@@ -224,7 +231,9 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         }
         state.collections.add(record).await?;
     }
-    crate::ingest::jobs::resume(&state.ingestion).await;
+    if !state.options.read_only {
+        crate::ingest::jobs::resume(&state.ingestion).await;
+    }
     state.lifecycle.ready.store(true, Ordering::SeqCst);
     if let Some(interval) = state.options.poll_interval {
         tokio::spawn(poll_latest(
@@ -324,7 +333,13 @@ async fn poll_latest(collections: Arc<CollectionRegistry>, lifecycle: Arc<Lifecy
 
 /// The HTTP surface.
 pub fn router(state: AppState) -> Router {
+    // Layers run outside in: the last added first. A request meets the key check before the
+    // read-only refusal, so an unauthenticated client learns nothing of the routes.
     crate::http::routes()
+        .layer(axum::middleware::from_fn_with_state(
+            state.http.clone(),
+            crate::http::read_only::refuse_writes,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.http.clone(),
             crate::http::auth::require_key,

@@ -82,6 +82,11 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub search_api_keys: Vec<String>,
+    /// A read-only replica: searches and reads only; every write (collections, uploads,
+    /// deletes, reloads, rollbacks, RAG ingests) answers 405. New versions arrive by polling
+    /// (`--poll-interval`), so several replicas can serve one root behind a load balancer.
+    #[arg(long, env = "QUARRY_READ_ONLY")]
+    pub read_only: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -126,6 +131,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.query_cache = args.query_cache;
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
+    options.read_only = args.read_only;
     options.request_timeout = Duration::from_secs(args.request_timeout);
     options.compact.max_small_segments = args.compact_after;
     options.parser = args.parse.parser()?;

@@ -4,7 +4,7 @@
 //! answers `{"detail": "..."}` (seed 000), the /api/rag API `{"error", "details" | "message"}`
 //! (seed 002; its handlers return [`RagError`]).
 
-use axum::http::header::{HeaderValue, WWW_AUTHENTICATE};
+use axum::http::header::{HeaderValue, ALLOW, WWW_AUTHENTICATE};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -28,6 +28,12 @@ pub enum ApiError {
     /// A key that may not do what the route does.
     Forbidden(String),
     NotFound(String),
+    /// The route exists but this server does not take its method (a read-only replica's
+    /// writes); `allow` lists what it takes.
+    MethodNotAllowed {
+        message: String,
+        allow: &'static str,
+    },
     /// The request is sound but the state refuses it (LATEST moved, a damaged target, ...).
     Conflict(String),
     PayloadTooLarge(String),
@@ -72,6 +78,7 @@ impl ApiError {
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Busy(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -83,6 +90,7 @@ impl ApiError {
     pub fn message(&self) -> String {
         match self {
             Self::InvalidField { field, message } => format!("{field}: {message}"),
+            Self::MethodNotAllowed { message, .. } => message.clone(),
             Self::BadRequest(m)
             | Self::Unauthorized(m)
             | Self::Forbidden(m)
@@ -115,10 +123,16 @@ impl ApiError {
             tracing::error!("internal error: {m}");
         }
         let mut response = (self.status(), Json(self.body(surface))).into_response();
-        if let Self::Unauthorized(_) = self {
-            response
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        match self {
+            Self::Unauthorized(_) => {
+                response
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            Self::MethodNotAllowed { allow, .. } => {
+                response.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+            }
+            _ => {}
         }
         response
     }

@@ -9,6 +9,7 @@ pub mod events;
 pub mod knowledge;
 pub mod ops;
 pub mod rag;
+pub mod read_only;
 pub mod search;
 pub mod search_queue;
 pub mod versions;

@@ -15,20 +15,34 @@ use serde_json::json;
 use crate::app::{HttpSettings, Lifecycle};
 use crate::http::api_error::{ApiError, Surface};
 use crate::metrics::Metrics;
+use crate::registry::CollectionRegistry;
 
 pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready once start-up has loaded every collection and while not shutting down.
-pub async fn readyz(State(lifecycle): State<Arc<Lifecycle>>) -> impl IntoResponse {
-    let ready = lifecycle.ready.load(Ordering::SeqCst) && !lifecycle.shutting_down.load(Ordering::SeqCst);
+/// Ready once start-up is done, every collection served from a snapshot root (`--collection`)
+/// serves a version (a replica started before the first publish waits for its poll to load
+/// one), and while not shutting down. `waiting_for` names the collections without a version.
+pub async fn readyz(
+    State(lifecycle): State<Arc<Lifecycle>>,
+    State(collections): State<Arc<CollectionRegistry>>,
+) -> impl IntoResponse {
+    let waiting_for: Vec<String> = collections
+        .all()
+        .iter()
+        .filter(|c| !c.record.managed && c.version().is_none())
+        .map(|c| c.name().to_string())
+        .collect();
+    let ready = lifecycle.ready.load(Ordering::SeqCst)
+        && !lifecycle.shutting_down.load(Ordering::SeqCst)
+        && waiting_for.is_empty();
     let status = if ready {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (status, Json(json!({ "ready": ready })))
+    (status, Json(json!({ "ready": ready, "waiting_for": waiting_for })))
 }
 
 pub async fn metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
