@@ -3,7 +3,7 @@
 //! document, as a search does before it looks anything up.
 
 use quarry_indexer::snapshot::DocumentRecord;
-use quarry_server::filter::Filters;
+use quarry_server::Filters;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(filters) = serde_json::from_slice::<Filters>(data) else {
