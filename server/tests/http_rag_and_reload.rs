@@ -175,6 +175,25 @@ async fn rag_contract_exactly() {
             (400, error("topK", "topK must be an integer between 1 and 20"))
         );
     }
+    // A JSON number that is an integer is an integer, written either way.
+    let (status, found) = server
+        .post("/api/rag/search", json!({ "query": "install", "topK": 5.0 }))
+        .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        server
+            .post("/api/rag/search", json!({ "query": "x", "topK": 2.5 }))
+            .await,
+        (400, error("topK", "topK must be an integer between 1 and 20"))
+    );
+    // The collection behind /api/rag cannot be deleted from under it.
+    let (status, body) = server.delete("/v1/collections/rag", None).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("backs /api/rag"), "{body}");
+    assert_eq!(
+        server.post("/api/rag/search", json!({ "query": "install" })).await.0,
+        200
+    );
     for s in [-0.1, 1.1] {
         assert_eq!(
             server
@@ -436,5 +455,40 @@ async fn hot_reload_by_polling_and_a_broken_snapshot_keeps_the_old_one() {
         .post("/v1/collections/polled/search", json!({ "query": "version" }))
         .await;
     assert_eq!((status, result["chunks"][0]["file_name"].clone()), (200, json!("b.md")));
+    server.stop().await;
+}
+
+/// A collection whose snapshot does not load answers searches with `success: false` and the
+/// reason (seed 000's retriever reports failures in the result); a blank query is still a 400;
+/// a RAG store that does not load is a 503 in seed 002's shape.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collection_that_did_not_load_says_so_in_its_results() {
+    let broken = tempfile::tempdir().unwrap();
+    std::fs::write(broken.path().join("LATEST"), "20990101T000000000Z-none").unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut opts = options(data.path());
+    opts.collections = vec![
+        ("broken".into(), broken.path().to_str().unwrap().into()),
+        ("rag".into(), broken.path().to_str().unwrap().into()),
+    ];
+    let server = TestServer::start(opts).await;
+    let (status, result) = server
+        .post("/v1/collections/broken/search", json!({ "query": "anything" }))
+        .await;
+    assert_eq!(status, 200, "{result}");
+    assert_eq!(result["success"], false, "{result}");
+    assert_eq!(result["chunks"], json!([]));
+    assert!(
+        result["error_message"].as_str().unwrap().contains("did not load"),
+        "{result}"
+    );
+    let (status, body) = server
+        .post("/v1/collections/broken/search", json!({ "query": "  " }))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = server.post("/api/rag/search", json!({ "query": "anything" })).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"], "Service Unavailable", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("did not load"), "{body}");
     server.stop().await;
 }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::ApiJson;
+use crate::app::HttpSettings;
 use crate::collection::{validate_name, Collection, CollectionRecord};
 use crate::http::api_error::ApiError;
 use crate::ingest::jobs::{submit, uploads_dir, Submitted, Upload};
@@ -73,11 +74,19 @@ pub async fn get_collection(
     Ok(Json(find(&collections, &name)?.info()))
 }
 
+/// Deletes a collection and, for one created here, its snapshot. The collection behind
+/// /api/rag cannot be deleted (its routes would have nothing to work on): a 409 says so.
 pub async fn delete_collection(
     State(collections): State<Arc<CollectionRegistry>>,
+    State(settings): State<Arc<HttpSettings>>,
     Path(name): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let collection = find(&collections, &name)?;
+    if name == settings.rag_collection {
+        return Err(ApiError::Conflict(format!(
+            "collection '{name}' backs /api/rag (--rag-collection) and cannot be deleted; delete its documents instead"
+        )));
+    }
     let _guard = collection.publish_lock.lock().await;
     collections
         .remove(&collection)

@@ -53,6 +53,14 @@ fn string_list(object: &Map<String, Value>, field: &str) -> Result<Vec<String>, 
     }
 }
 
+/// A float JSON number with no fractional part, as an integer (`5.0` is 5).
+fn whole_number(value: &Value) -> Option<u64> {
+    value
+        .as_f64()
+        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+        .map(|f| f as u64)
+}
+
 fn valid_source(source: &str) -> bool {
     !source.is_empty()
         && source
@@ -196,7 +204,8 @@ async fn search_documents(
     }
     let top_k = match object.get("topK") {
         None | Some(Value::Null) => 5,
-        Some(value) => match value.as_u64() {
+        // A JSON number that is an integer (5 or 5.0).
+        Some(value) => match value.as_u64().or_else(|| whole_number(value)) {
             Some(k) if (1..=20).contains(&k) => k as usize,
             _ => return Err(ApiError::field("topK", "topK must be an integer between 1 and 20")),
         },
@@ -233,13 +242,19 @@ async fn search_documents(
         filters,
         ..Default::default()
     };
-    let result = run_search(&parts, collection.searcher(), request)
-        .await
-        .map_err(|e| match e {
-            // The request's only free text is the query: what the search refuses is about it.
-            ApiError::BadRequest(m) => ApiError::field("query", m),
-            other => other,
-        })?;
+    if let (None, Some(error)) = (
+        collection.searcher(),
+        collection.load_error.read().expect("load error lock").clone(),
+    ) {
+        return Err(ApiError::Unavailable(format!(
+            "the RAG collection did not load: {error}"
+        )));
+    }
+    let result = run_search(&parts, &collection, request).await.map_err(|e| match e {
+        // The request's only free text is the query: what the search refuses is about it.
+        ApiError::BadRequest(m) => ApiError::field("query", m),
+        other => other,
+    })?;
     let results: Vec<Value> = result
         .chunks
         .iter()

@@ -8,6 +8,7 @@ use axum::Json;
 
 use super::knowledge::find;
 use super::ApiJson;
+use crate::collection::Collection;
 use crate::http::api_error::ApiError;
 use crate::http::search_queue::SearchQueue;
 use crate::metrics::Metrics;
@@ -31,23 +32,28 @@ pub async fn search(
     ApiJson(request): ApiJson<SearchRequest>,
 ) -> Result<Json<RetrievalResult>, ApiError> {
     let collection = find(&parts.collections, &name)?;
-    run_search(&parts, collection.searcher(), request).await.map(Json)
+    run_search(&parts, &collection, request).await.map(Json)
 }
 
-/// Validates and runs a search on one snapshot version; an empty collection answers no chunks.
+/// Validates and runs a search on the version `collection` serves. A collection without one
+/// answers no chunks: with `success: true` when nothing was published yet, with `success:
+/// false` and the reason in `error_message` when its snapshot failed to load (seed 000's
+/// retriever reports such failures in the result instead of raising).
 pub(crate) async fn run_search(
     parts: &SearchParts,
-    searcher: Option<Arc<crate::search::searcher::Searcher>>,
+    collection: &Collection,
     request: SearchRequest,
 ) -> Result<RetrievalResult, ApiError> {
-    let Some(searcher) = searcher else {
+    let Some(searcher) = collection.searcher() else {
+        request.validate()?;
+        let load_error = collection.load_error.read().expect("load error lock").clone();
         return Ok(RetrievalResult {
             chunks: Vec::new(),
             total_tokens: 0,
             query: request.query.clone(),
             backend: "quarry".into(),
-            success: true,
-            error_message: None,
+            success: load_error.is_none(),
+            error_message: load_error.map(|e| format!("the collection's snapshot did not load: {e}")),
             mode: request.mode.as_str().into(),
             underfilled: true,
             facets: (!request.facets.is_empty()).then(|| empty_facets(&request.facets)),
