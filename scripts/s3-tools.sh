@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs moto_server (a real S3 API on loopback, for tests) into .venv. Idempotent.
-# Tests start their own server from .venv/bin/moto_server on a free port.
+# Installs the Python tools the tests run into .venv. Idempotent.
+# - moto_server: a real S3 API on loopback; tests start their own on a free port.
+# - kubernetes-validate: Kubernetes' own resource schemas (shipped in the package), against
+#   which tests/deploy_manifests.rs checks the files in deploy/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ ! -x "$root/.venv/bin/moto_server" ]; then
   python3 -m venv "$root/.venv"
   "$root/.venv/bin/pip" install --quiet --disable-pip-version-check "moto[server]==5.*"
 fi
-echo "moto_server: $root/.venv/bin/moto_server"
+if [ ! -x "$root/.venv/bin/kubernetes-validate" ]; then
+  "$root/.venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==1.*"
+fi
+echo "moto_server: $root/.venv/bin/moto_server; kubernetes-validate: $root/.venv/bin/kubernetes-validate"
