@@ -3,7 +3,7 @@
 mod allocator;
 mod commands;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -50,6 +50,10 @@ enum Command {
     Rollback(commands::rollback::RollbackArgs),
     /// Write a seeded synthetic corpus (JSONL files of documents) for scale runs.
     GenCorpus(commands::gen_corpus::GenCorpusArgs),
+    /// Print a shell completion script: `quarry completions bash > /etc/bash_completion.d/quarry`.
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the man page (roff), or write one page per command into a folder.
+    Man(commands::completions::ManArgs),
     /// Parse the files sent on stdin and answer on stdout (what `index` and `serve` run their parsing in).
     #[command(hide = true)]
     ParseWorker,
@@ -92,6 +96,8 @@ fn main() -> std::process::ExitCode {
         Command::Eval(args) => commands::eval::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Completions(args) => commands::completions::completions(args, Cli::command()),
+        Command::Man(args) => commands::completions::man(args, Cli::command()),
         Command::ParseWorker => commands::parse_worker::run(),
     };
     match result {

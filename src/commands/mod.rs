@@ -6,6 +6,7 @@ pub mod bench_embed;
 pub mod bench_kernels;
 pub mod bench_pipeline;
 pub mod compact;
+pub mod completions;
 pub mod embed;
 pub mod eval;
 pub mod gc;
