@@ -131,6 +131,25 @@ impl RunOptions {
     }
 }
 
+impl RunOptions {
+    /// How this run parses and chunks for `embedder`'s model (its tokenizer measures the
+    /// chunks); documents are stamped `ingested_at`.
+    pub(crate) fn chunk_settings(
+        &self,
+        embedder: &dyn Embedder,
+        ingested_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<ChunkSettings> {
+        let chunker = TokenChunker::new(self.chunker, embedder.tokenizer().clone(), &embedder.info().sha256)?;
+        Ok(ChunkSettings {
+            parser: self.parser.clone(),
+            chunker: Arc::new(chunker),
+            tags: self.tags.clone(),
+            max_document_tokens: self.max_document_tokens,
+            ingested_at,
+        })
+    }
+}
+
 /// Loads the model from `options.model_dir` and runs.
 pub async fn run(options: RunOptions) -> Result<RunReport> {
     options.index.validate()?;
@@ -166,18 +185,8 @@ pub async fn run_with_embedder(options: RunOptions, embedder: Arc<dyn Embedder>)
     crate::index::init_vector_kernels(&options.embed.device);
     let source: Arc<dyn Source> = open_source(&options.source, &options.source_options)?;
     let writer = SnapshotWriter::open(&options.out, &options.out_store)?;
-    let chunker = Arc::new(TokenChunker::new(
-        options.chunker,
-        embedder.tokenizer().clone(),
-        &embedder.info().sha256,
-    )?);
-    let settings = ChunkSettings {
-        parser: options.parser.clone(),
-        chunker: chunker.clone(),
-        tags: options.tags.clone(),
-        max_document_tokens: options.max_document_tokens,
-        ingested_at,
-    };
+    let settings = options.chunk_settings(embedder.as_ref(), ingested_at)?;
+    let chunker = settings.chunker.clone();
     let parse_sig = settings.signature();
     let mut base = prepare_base(
         &options,

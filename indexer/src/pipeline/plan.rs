@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{survey, ChunkSettings, ReuseReport, RunOptions, Survey};
-use crate::chunk::{Chunker, TokenChunker};
+use super::{survey, ReuseReport, RunOptions, Survey};
+use crate::chunk::Chunker;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::source::open_source;
@@ -66,18 +66,7 @@ pub struct RunPlan {
 pub async fn plan_run(options: &RunOptions, embedder: Arc<dyn Embedder>) -> Result<RunPlan> {
     options.index.validate()?;
     let source = open_source(&options.source, &options.source_options)?;
-    let chunker = Arc::new(TokenChunker::new(
-        options.chunker,
-        embedder.tokenizer().clone(),
-        &embedder.info().sha256,
-    )?);
-    let settings = ChunkSettings {
-        parser: options.parser.clone(),
-        chunker: chunker.clone(),
-        tags: options.tags.clone(),
-        max_document_tokens: options.max_document_tokens,
-        ingested_at: chrono::Utc::now(),
-    };
+    let settings = options.chunk_settings(embedder.as_ref(), chrono::Utc::now())?;
     let mut reuse = ReuseReport::default();
     let Survey {
         listing,
@@ -89,7 +78,7 @@ pub async fn plan_run(options: &RunOptions, embedder: Arc<dyn Embedder>) -> Resu
         options,
         source.as_ref(),
         embedder.as_ref(),
-        &chunker.signature(),
+        &settings.chunker.signature(),
         &settings.signature(),
         &mut reuse,
     )

@@ -242,19 +242,16 @@ async fn search_documents(
         filters,
         ..Default::default()
     };
-    if let (None, Some(error)) = (
-        collection.searcher(),
-        collection.load_error.read().expect("load error lock").clone(),
-    ) {
-        return Err(ApiError::Unavailable(format!(
-            "the RAG collection did not load: {error}"
-        )));
-    }
     let result = run_search(&parts, &collection, request).await.map_err(|e| match e {
         // The request's only free text is the query: what the search refuses is about it.
         ApiError::BadRequest(m) => ApiError::field("query", m),
         other => other,
     })?;
+    // A store that did not load: seed 002's 503, not an empty answer.
+    if !result.success {
+        let reason = result.error_message.unwrap_or_default();
+        return Err(ApiError::Unavailable(format!("the RAG collection: {reason}")));
+    }
     let results: Vec<Value> = result
         .chunks
         .iter()
