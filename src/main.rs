@@ -40,6 +40,8 @@ enum Command {
     BenchCpuStages(commands::bench_cpu_stages::BenchCpuStagesArgs),
     /// `quarry index` with seeded vectors in place of the model: every other stage's time and the run's peak memory at scale.
     BenchPipeline(commands::index::IndexArgs),
+    /// Publish a sharded run (`index --shards N`) as one version once every shard has recorded its part.
+    Publish(commands::publish::PublishArgs),
     /// Merge a snapshot's segments into one (stored embeddings, tombstoned rows dropped).
     Compact(commands::compact::CompactArgs),
     /// Remove old versions of a snapshot and the segments only they name.
@@ -87,6 +89,7 @@ fn main() -> std::process::ExitCode {
         Command::BenchPipeline(args) => commands::bench_pipeline::run(args),
         Command::GenCorpus(args) => commands::gen_corpus::run(args),
         Command::Gc(args) => commands::gc::run(args),
+        Command::Publish(args) => commands::publish::run(args),
         Command::Compact(args) => commands::compact::run(args),
         Command::Versions(args) => commands::versions::run(args),
         Command::Rollback(args) => commands::rollback::run(args),

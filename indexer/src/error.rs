@@ -75,6 +75,26 @@ pub enum IndexerError {
 
     #[error("LATEST of {uri} moved from {base}, which this run built on, to {latest}, which does not build on it (a rollback, or a full version), while the run worked: nothing was published; run again to build on {latest} (this run's segments are left for gc)")]
     BaseReplaced { uri: String, base: String, latest: String },
+
+    #[error("run {run_id} in {uri}: shard {missing} of {shards} has not finished (no record under runs/{run_id}/): nothing was published; run the missing shards, then publish again")]
+    ShardsMissing {
+        uri: String,
+        run_id: String,
+        /// The missing shards, `1, 4`.
+        missing: String,
+        shards: usize,
+    },
+
+    #[error("run {run_id}: the shards' parts cannot be merged: {reason}")]
+    ShardsDisagree { run_id: String, reason: String },
+
+    #[error("run {run_id} in {uri}: its shards read version {previous}, but LATEST is now {latest} (another writer published meanwhile): nothing was published; run the shards again to build on {latest} (unchanged files are not fetched again)")]
+    RunOutdated {
+        uri: String,
+        run_id: String,
+        previous: String,
+        latest: String,
+    },
 }
 
 impl IndexerError {

@@ -3,8 +3,11 @@
 use std::process::ExitCode;
 
 use quarry_indexer::chunk::ChunkerConfig;
+use quarry_indexer::error::IndexerError;
 use quarry_indexer::index::{IndexKind, IndexOptions};
-use quarry_indexer::pipeline::{run as run_pipeline, ProgressMode, PublishMode, RunOptions, RunPlan, RunReport};
+use quarry_indexer::pipeline::{
+    publish_shards, run as run_pipeline, ProgressMode, PublishMode, RunOptions, RunPlan, RunReport,
+};
 use quarry_indexer::source::SourceOptions;
 
 use super::{at_least_one, runtime, ModelArgs, StoreArgs};
@@ -108,6 +111,8 @@ pub struct IndexArgs {
     #[arg(long)]
     pub plan: bool,
     #[command(flatten)]
+    pub sharding: super::shard_args::ShardArgs,
+    #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -202,6 +207,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     }
     options.after_embedding = Some(crate::allocator::hand_back_freed_memory);
     options.parser = args.parse.parser()?;
+    options.shard = args.sharding.shard_run(&|name| std::env::var(name).ok())?;
     Ok(options)
 }
 
@@ -222,8 +228,23 @@ pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
         print_plan(&plan, json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let report = runtime()?.block_on(run_pipeline(run_options(args)?))?;
+    let publish_when_complete = args.sharding.publish_when_complete;
+    let options = run_options(args)?;
+    let (out, store) = (options.out.clone(), options.out_store.clone());
+    let runtime = runtime()?;
+    let report = runtime.block_on(run_pipeline(options))?;
     print_report(&report, json)?;
+    if let (Some(shard), true) = (&report.shard, publish_when_complete) {
+        let published = runtime.block_on(publish_shards(&out, &store, &shard.run_id, shard.shards));
+        match published {
+            Ok(published) => super::publish::print_publish(&published, json)?,
+            Err(IndexerError::ShardsMissing { missing, .. }) => eprintln!(
+                "shard {} of run {} recorded; the run is published by the last of its shards (waiting for shard {missing})",
+                shard.shard, shard.run_id
+            ),
+            Err(e) => return Err(e.into()),
+        }
+    }
     Ok(exit_code(&report))
 }
 

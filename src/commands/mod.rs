@@ -14,9 +14,11 @@ pub mod gen_corpus;
 pub mod index;
 pub mod inspect;
 pub mod parse_worker;
+pub mod publish;
 pub mod rollback;
 pub mod search;
 pub mod serve;
+pub mod shard_args;
 pub mod versions;
 
 use std::path::PathBuf;

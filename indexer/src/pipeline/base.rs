@@ -163,7 +163,16 @@ pub(crate) async fn survey(
         .await;
         (opened, started.elapsed().as_secs_f64())
     });
-    let listing = listing?;
+    let mut listing = listing?;
+    let mut previous = previous;
+    if let Some(shard) = &options.shard {
+        // This shard's files, and its part of the previous version.
+        listing.entries.retain(|entry| shard.owns_file(&entry.uri));
+        listing.skipped.retain(|skipped| shard.owns_file(&skipped.uri));
+        if let Some((_, previous)) = &mut previous {
+            previous.keep_part(|uri| shard.owns_document(uri));
+        }
+    }
     let started = Instant::now();
     let mut unchanged_files = HashSet::new();
     // A delta builds on the previous version; files whose ETag is the stored one are not

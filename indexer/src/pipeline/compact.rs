@@ -150,10 +150,7 @@ pub async fn compact(
     }
     let written = merged.finish().await?;
 
-    let mut manifest = base.clone();
-    manifest.version = version.clone();
-    manifest.parent = Some(base.version.clone());
-    manifest.created_at = chrono::Utc::now();
+    let mut manifest = base.successor(version.clone());
     let merged_files: Vec<String> = base
         .segments
         .iter()

@@ -198,6 +198,15 @@ impl PreviousVersion {
         }
     }
 
+    /// Keeps only the documents (and file table entries) `owns` accepts: a shard of a sharded
+    /// run builds on its own part of the version and leaves the rest as it is.
+    pub(super) fn keep_part(&mut self, owns: impl Fn(&str) -> bool) {
+        self.documents.retain(|_, doc| owns(&doc.uri));
+        if let Some(table) = &mut self.files {
+            table.files.retain(|uri, _| owns(uri));
+        }
+    }
+
     pub(super) fn mark_incomplete(&mut self, segment: &str) {
         self.unreadable.push(segment.to_string());
     }

@@ -19,6 +19,8 @@ mod reuse;
 mod run_stages;
 mod segment;
 mod segmenter;
+mod shard;
+mod shard_publish;
 mod spilled_vectors;
 mod stages;
 mod types;
@@ -52,6 +54,8 @@ pub use plan::{plan_run, FileCount, RunPlan, PLAN_EXAMPLES};
 use publish_run::{publish_run, RunParts};
 use run_stages::run_stages;
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
+pub use shard::{shard_of, ShardRun};
+pub use shard_publish::{publish_shards, ShardPublishReport};
 pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings};
 pub use types::{ChunkedDoc, EmbeddedDoc};
 
@@ -100,6 +104,9 @@ pub struct RunOptions {
     /// What parses the files: in this process ([`AutoParser`], the default), or in worker
     /// processes that no file can take the run down with ([`crate::parse::IsolatedParser`]).
     pub parser: Arc<dyn Parser>,
+    /// Set for one shard of a sharded run: the run indexes that shard's files and records its
+    /// part under `runs/<run id>/` instead of publishing (`quarry publish` merges the parts).
+    pub shard: Option<ShardRun>,
 }
 
 impl RunOptions {
@@ -127,6 +134,7 @@ impl RunOptions {
             after_embedding: None,
             segment_chunks: DEFAULT_SEGMENT_CHUNKS,
             parser: Arc::new(AutoParser),
+            shard: None,
         }
     }
 }

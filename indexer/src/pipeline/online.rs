@@ -66,10 +66,7 @@ pub async fn publish_next_version(
     let mut version = first_version;
     for rebase in 0..=REBASES {
         let mut manifest = match &base {
-            Some(base) => Manifest {
-                parent: Some(base.version.clone()),
-                ..base.clone()
-            },
+            Some(base) => base.successor(String::new()),
             None => Manifest::new(
                 String::new(),
                 "online".into(),

@@ -12,6 +12,7 @@ use super::rebase::{added_copies, builds_on, carry_api_documents, rebase_delta, 
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::segmenter::CutSegments;
+use super::shard::{record_shard, ShardRun};
 use super::types::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
@@ -32,6 +33,8 @@ pub(super) struct Publisher {
     pub parse_sig: String,
     /// Every file the source listed, with its ETag (skipped files included).
     pub listed: HashMap<String, Option<String>>,
+    /// When the run started (a shard's record tells how long it took).
+    pub run_started: Instant,
 }
 
 /// A segment written from this run's documents (not yet named by any version).
@@ -138,10 +141,13 @@ impl Publisher {
         } = cut;
         let version = new_version_id();
         let files = self.file_table(live, &failed_files(&report.failures));
-        let first = segments
-            .first()
-            .ok_or_else(|| IndexerError::Config("a full version needs a segment".into()))?;
-        report.index = first.spec.factory();
+        // A shard's part may hold nothing: the other shards' parts may.
+        let spec = match (segments.first(), &self.builder.options.shard) {
+            (Some(first), _) => first.spec.clone(),
+            (None, Some(_)) => IndexSpec::Flat,
+            (None, None) => return Err(IndexerError::Config("a full version needs a segment".into())),
+        };
+        report.index = spec.factory();
         let mut run = Manifest {
             parse_sig: Some(self.parse_sig.clone()),
             ..Manifest::new(
@@ -149,7 +155,7 @@ impl Publisher {
                 report.source.clone(),
                 self.builder.embedder.info().clone(),
                 self.chunker.clone(),
-                IndexManifest::new(first.spec.clone(), self.builder.embedder.device_name()),
+                IndexManifest::new(spec, self.builder.embedder.device_name()),
             )
         };
         run.model.precisions = report.precisions.clone();
@@ -157,6 +163,12 @@ impl Publisher {
             add_segment(&mut run, segment, report);
         }
         report.recall_at_10 = run.recall_check.as_ref().map(|r| r.recall);
+        if let Some(shard) = &self.builder.options.shard {
+            (report.documents_indexed, report.chunks, report.tokens) =
+                (run.counts.documents, run.counts.chunks, run.counts.tokens);
+            let previous = base.map(|(base, _)| base.version);
+            return self.record_part(shard, run, &files, previous, report).await;
+        }
         let started = Instant::now();
         let writer = &self.builder.writer;
         let mut manifest = run.clone();
@@ -273,7 +285,8 @@ impl Publisher {
             live.chunks + changes.api_documents.chunks,
             live.tokens + changes.api_documents.tokens,
         );
-        if live.documents == 0 {
+        // A shard's part may hold nothing: the other shards' parts may.
+        if live.documents == 0 && self.builder.options.shard.is_none() {
             return Err(super::publish_run::nothing_to_publish(report));
         }
         let mut delta = DeltaReport {
@@ -290,10 +303,7 @@ impl Publisher {
         };
         let version = new_version_id();
         let base = base.manifest;
-        let mut manifest = base.clone();
-        manifest.version = version.clone();
-        manifest.parent = Some(base.version.clone());
-        manifest.created_at = chrono::Utc::now();
+        let mut manifest = base.successor(version.clone());
         manifest.source = report.source.clone();
         manifest.parse_sig = Some(self.parse_sig.clone());
         manifest.model.precisions = report.precisions.clone();
@@ -313,6 +323,13 @@ impl Publisher {
             (live.documents as usize, live.chunks as usize, live.tokens);
         let files = self.file_table(changes.files, &failed);
         report.reuse.kept_after_failure = changes.kept_after_failure;
+        if let Some(shard) = &self.builder.options.shard {
+            // No compaction: it would rewrite other shards' documents.
+            delta.segments = manifest.segments.len();
+            report.delta = Some(delta);
+            let previous = Some(base.version.clone());
+            return self.record_part(shard, manifest, &files, previous, report).await;
+        }
         let started = Instant::now();
         manifest = self.publish_over(manifest, &base, &written, &files, &mut delta).await?;
         let version = manifest.version.clone();
@@ -350,6 +367,34 @@ impl Publisher {
         delta.segments = manifest.segments.len();
         report.delta = Some(delta);
         Ok(manifest)
+    }
+
+    /// Records `part` (this shard's part of the run's version) with its file table under
+    /// `runs/<run id>/` instead of publishing it. `previous` is the version the shard read
+    /// (None: LATEST's now), over which `quarry publish` will publish the run.
+    async fn record_part(
+        &self,
+        shard: &ShardRun,
+        part: Manifest,
+        files: &FileTable,
+        previous: Option<String>,
+        report: &mut RunReport,
+    ) -> Result<Manifest> {
+        let started = Instant::now();
+        let writer = &self.builder.writer;
+        let previous = match previous {
+            Some(version) => Some(version),
+            None => writer.latest_version().await?,
+        };
+        report.wall_secs = self.run_started.elapsed().as_secs_f64();
+        record_shard(writer, shard, &part, files, previous, report).await?;
+        report.stages.push(StageReport::new(
+            "record shard",
+            started.elapsed().as_secs_f64(),
+            part.segments.len() as u64,
+            "segments",
+        ));
+        Ok(part)
     }
 
     /// Publishes `run` (a delta built on `base`) over `base`, or, when another writer published

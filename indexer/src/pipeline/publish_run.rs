@@ -14,7 +14,7 @@ use super::RunOptions;
 use crate::chunk::{Chunker, TokenChunker};
 use crate::embed::{version_precisions, Embedder};
 use crate::error::{IndexerError, Result};
-use crate::snapshot::{layout, ChunkerManifest, SnapshotWriter};
+use crate::snapshot::{layout, run_layout, ChunkerManifest, SnapshotWriter};
 
 /// Where the run read and wrote, and what it ran with.
 pub(super) struct RunParts<'a> {
@@ -81,7 +81,7 @@ pub(super) async fn publish_run(parts: RunParts<'_>, base: Base, stages: StageOu
         embed_peak_rss_mib,
         ..Default::default()
     };
-    if taken == 0 && delta_base.is_none() {
+    if taken == 0 && delta_base.is_none() && options.shard.is_none() {
         return Err(nothing_to_publish(&report));
     }
     report.stages = vec![
@@ -112,6 +112,7 @@ pub(super) async fn publish_run(parts: RunParts<'_>, base: Base, stages: StageOu
         },
         parse_sig,
         listed,
+        run_started: started,
     };
     let cut = segmenter.finish().await?;
     let manifest = match delta_base {
@@ -130,7 +131,9 @@ pub(super) async fn publish_run(parts: RunParts<'_>, base: Base, stages: StageOu
                 .await?
         }
     };
-    report.version = Some(manifest.version.clone());
+    report.shard = options.shard.clone();
+    // A shard's part is not a version yet: `quarry publish` makes one of every shard's.
+    report.version = options.shard.is_none().then(|| manifest.version.clone());
     report.languages = version_readings(&manifest);
     report.model_reading_warning = weak_reading_warning(&report.languages);
     if let Some(warning) = &report.model_reading_warning {
@@ -138,11 +141,15 @@ pub(super) async fn publish_run(parts: RunParts<'_>, base: Base, stages: StageOu
     }
     report.wall_secs = started.elapsed().as_secs_f64();
     report.peak_rss_mib = crate::process_memory::peak_rss_mib();
-    // LATEST has moved: what fails from here on is told with the report, not as the run's
-    // error (which would say nothing was published).
+    // LATEST has moved (a shard: its record is stored): what fails from here on is told with
+    // the report, not as the run's error (which would say nothing was published).
     let report_json = serde_json::to_value(&report).map_err(|e| IndexerError::snapshot("report", e))?;
     let mut failed_after = Vec::new();
-    if let Err(e) = writer.put_json(&layout::report(&manifest.version), &report_json).await {
+    let stored_at = match &options.shard {
+        Some(shard) => run_layout::shard_report(&shard.run_id, shard.shard),
+        None => layout::report(&manifest.version),
+    };
+    if let Err(e) = writer.put_json(&stored_at, &report_json).await {
         failed_after.push(format!("the run report could not be stored in the snapshot ({e})"));
     }
     if let Some(path) = &options.report_path {

@@ -76,10 +76,7 @@ pub(super) fn rebase_delta(
     let lifted: HashSet<&str> = base_tombstones.difference(&run_tombstones).copied().collect();
     let rewritten = |tombstone: &str| tombstone_document(tombstone).is_some_and(|document| written.contains(document));
 
-    let mut out = onto.clone();
-    out.version = new_version_id();
-    out.parent = Some(onto.version.clone());
-    out.created_at = chrono::Utc::now();
+    let mut out = onto.successor(new_version_id());
     out.source = run.source.clone();
     out.parse_sig = run.parse_sig.clone();
     out.model.precisions = run.model.precisions.clone();

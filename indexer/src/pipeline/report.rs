@@ -113,6 +113,9 @@ pub struct RunReport {
     /// What failed after the version was published (LATEST had moved: the version serves),
     /// such as storing this report; `quarry index` then exits with status 3.
     pub failed_after_publishing: Option<String>,
+    /// Set when the run was one shard of a sharded run (it recorded its part; `version` is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::ShardRun>,
 }
 
 /// The first languages of `readings` with their chunks and the share of their words the model reads whole.

@@ -101,7 +101,11 @@ pub(super) async fn run_stages(
     } else {
         Sizing::Run
     };
-    let mut segmenter = Segmenter::new(builder.clone(), new_version_id(), options.segment_chunks, first_sizing);
+    let segments_named = match &options.shard {
+        Some(shard) => format!("{}-{}", new_version_id(), shard.segment_tag()),
+        None => new_version_id(),
+    };
+    let mut segmenter = Segmenter::new(builder.clone(), segments_named, options.segment_chunks, first_sizing);
     let fetch = async {
         let fetch_started = Instant::now();
         let concurrency = options.source_options.concurrency.max(1);

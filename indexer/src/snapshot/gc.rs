@@ -51,6 +51,11 @@ pub struct GcReport {
     pub too_young: usize,
     /// Rollback records removed with the last versions they named.
     pub rollback_records_removed: usize,
+    /// Sharded runs whose records were removed: published, or built on a version LATEST has
+    /// moved past (those cannot publish any more).
+    pub runs_removed: Vec<String>,
+    /// Segments kept because a sharded run that may still publish names them.
+    pub segments_of_pending_runs: usize,
     pub files_removed: usize,
     pub bytes_removed: u64,
     pub dry_run: bool,
@@ -144,10 +149,22 @@ pub async fn collect_garbage(uri: &str, store: &StoreOptions, options: &GcOption
         }
     }
 
-    let referenced: BTreeSet<&str> = kept_manifests
+    let runs = super::run_shards::run_files(&root, &latest_version).await?;
+    for (run, files) in &runs.finished {
+        if files.iter().all(|(_, meta)| old_enough(meta)) {
+            doomed_files.extend(files.iter().map(|(path, meta)| (path.clone(), meta.size)));
+            report.runs_removed.push(run.clone());
+        }
+    }
+    let mut referenced: BTreeSet<&str> = kept_manifests
         .iter()
         .flat_map(|m| m.segments.iter().map(|s| s.id.as_str()))
         .collect();
+    for segment in &runs.pending_segments {
+        if referenced.insert(segment.as_str()) {
+            report.segments_of_pending_runs += 1;
+        }
+    }
     let mut segments: BTreeMap<String, Vec<(String, &ObjectMeta)>> = BTreeMap::new();
     let segment_files = root.list_below("segments").await?;
     for (path, meta) in &segment_files {

@@ -22,6 +22,10 @@ pub struct Manifest {
     /// written before this field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// The sharded run that published this version (`quarry index --shards`, then `quarry
+    /// publish`); none for a run of one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// Where the documents came from.
     pub source: String,
@@ -59,6 +63,7 @@ impl Manifest {
             format_version: FORMAT_VERSION,
             version,
             parent: None,
+            run_id: None,
             created_at: chrono::Utc::now(),
             source,
             model,
@@ -157,6 +162,18 @@ impl LanguageReading {
 }
 
 impl Manifest {
+    /// The next version `version` built on this one: everything of this one, with this one as
+    /// its parent, created now, by no sharded run.
+    pub fn successor(&self, version: String) -> Manifest {
+        Manifest {
+            version,
+            parent: Some(self.version.clone()),
+            run_id: None,
+            created_at: chrono::Utc::now(),
+            ..self.clone()
+        }
+    }
+
     /// The vector index spec of one segment.
     pub fn segment_index(&self, segment: &SegmentManifest) -> IndexSpec {
         segment.index.clone().unwrap_or_else(|| self.index.params.clone())

@@ -14,6 +14,7 @@ mod parquet_io;
 mod parquet_plan;
 mod partial_file;
 mod reader;
+mod run_shards;
 mod upload;
 mod versions;
 mod writer;
@@ -32,6 +33,7 @@ pub use parquet_io::{
     documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows,
 };
 pub use reader::{SnapshotReader, Verification};
+pub use run_shards::{run_layout, valid_run_id, PublishedRun, ShardRecord, ShardSummary};
 pub use versions::{
     abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport,
     RollbackTarget, RunSummary, StoredRollback, VersionListing, VersionState, VersionSummary,

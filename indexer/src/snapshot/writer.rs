@@ -103,6 +103,10 @@ impl SnapshotWriter {
         &self.root.uri
     }
 
+    pub(super) fn root(&self) -> &Location {
+        &self.root
+    }
+
     /// The version LATEST names now (None: no LATEST yet).
     pub async fn latest_version(&self) -> Result<Option<String>> {
         match read_latest(&self.root).await {

@@ -11,11 +11,15 @@ use std::time::{Duration, Instant};
 
 use quarry_indexer::embed::{BatchPolicy, BertEmbedder, EmbedOptions, Embedder, EncoderTuning, ModelDir, Precision};
 
+/// The workspace's root: the crate's own folder for the `quarry` crate's tests, the folder
+/// above it for the member crates' (indexer, server).
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if manifest.join("Cargo.lock").is_file() {
+        manifest
+    } else {
+        manifest.parent().unwrap().to_path_buf()
+    }
 }
 
 /// The `shared/` folder beside the project checkout ($QUARRY_SHARED_DIR where a copy
