@@ -1,6 +1,8 @@
 //! The deployment examples in deploy/ are valid Kubernetes resources (Kubernetes' own schemas,
 //! through `kubernetes-validate --strict` from .venv: scripts/s3-tools.sh installs it), and
-//! every option they pass to `quarry` is one the binary takes.
+//! every option they pass to `quarry` is one the binary takes. The Slurm scripts run for real
+//! with the variables Slurm sets (Slurm itself cannot run here; `sbatch` is a stand-in that
+//! records what the submit script asks of it).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -127,4 +129,99 @@ fn every_option_in_the_manifests_is_one_quarry_takes() {
     }
     assert!(written > 0);
     assert_eq!(checked, written, "the args reader missed some options");
+}
+
+/// `bash SCRIPT` in the repository with the built `quarry` first on PATH (and `path_first`
+/// before it), with `env` set.
+fn script(name: &str, path_first: Option<&Path>, env: &[(&str, &str)]) -> std::process::Output {
+    let binaries = PathBuf::from(env!("CARGO_BIN_EXE_quarry"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect::<Vec<_>>();
+    path.insert(0, binaries);
+    if let Some(first) = path_first {
+        path.insert(0, first.to_path_buf());
+    }
+    Command::new("bash")
+        .arg(root().join("deploy/slurm").join(name))
+        .current_dir(root())
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("QUARRY_LOG", "warn")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_slurm_array_tasks_and_the_publish_job_publish_one_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snap");
+    let out = out.to_str().unwrap();
+    // An array submitted as --array=1-2: the tasks are shards 0 and 1 of run 4242.
+    for task in ["1", "2"] {
+        let output = script(
+            "nightly-index.sbatch",
+            None,
+            &[
+                ("SLURM_ARRAY_TASK_ID", task),
+                ("SLURM_ARRAY_TASK_MIN", "1"),
+                ("SLURM_ARRAY_TASK_COUNT", "2"),
+                ("SLURM_ARRAY_JOB_ID", "4242"),
+                ("QUARRY_SOURCE", "datasets/sample"),
+                ("QUARRY_OUT", out),
+            ],
+        );
+        assert!(
+            output.status.success(),
+            "task {task}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(dir.path().join("snap/runs/4242/shard-00001.json").is_file());
+    let output = script(
+        "publish.sbatch",
+        None,
+        &[("RUN_ID", "4242"), ("SHARDS", "2"), ("QUARRY_OUT", out)],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("(run 4242, 2 shards, a full version)"), "{stdout}");
+    assert!(stdout.contains("documents  8 served"), "{stdout}");
+}
+
+#[test]
+fn the_submit_script_makes_the_publish_wait_for_the_whole_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sbatch.log");
+    // The stand-in answers as `sbatch --parsable` does on a federated cluster: `<id>;<cluster>`.
+    let sbatch = dir.path().join("sbatch");
+    std::fs::write(
+        &sbatch,
+        format!(
+            "#!/bin/bash\necho \"$*\" >> {log}\nn=$(wc -l < {log})\necho \"$((700 + n));main\"\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&sbatch)
+        .status()
+        .unwrap();
+    let output = script("submit-nightly.sh", Some(dir.path()), &[("SHARDS", "8")]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(
+        calls[0].contains("--array=0-7") && calls[0].ends_with("nightly-index.sbatch"),
+        "{calls:?}"
+    );
+    assert!(
+        calls[1].contains("--dependency=afterok:701")
+            && calls[1].contains("RUN_ID=701,SHARDS=8")
+            && calls[1].ends_with("publish.sbatch"),
+        "{calls:?}"
+    );
 }

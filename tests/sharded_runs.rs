@@ -354,3 +354,56 @@ async fn a_killed_shard_keeps_the_run_unpublished_until_it_is_run_again() {
     assert_eq!(merged.snapshot().live_rows(), chunks.len(), "nothing duplicated");
     assert_eq!(merged.snapshot().manifest.segments.len(), 3);
 }
+
+#[test]
+fn gc_keeps_the_segments_of_a_run_that_may_still_publish() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snap");
+    let out = out.to_str().unwrap();
+    let local = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_quarry"))
+            .args(args)
+            .current_dir(root())
+            .env("QUARRY_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let gc =
+        || -> serde_json::Value { serde_json::from_str(&local(&["gc", out, "--min-age", "0", "--json"])).unwrap() };
+    local(&["index", "datasets/sample", "--out", out, "--progress", "quiet"]);
+    for shard in ["0", "1", "2"] {
+        local(&[
+            "index",
+            "datasets/sample",
+            "--out",
+            out,
+            "--publish",
+            "full",
+            "--shards",
+            "3",
+            "--shard",
+            shard,
+            "--run-id",
+            "night-2",
+            "--progress",
+            "quiet",
+        ]);
+    }
+    // The run's segments are named by no version yet: gc keeps them, and the run still publishes.
+    let report = gc();
+    assert_eq!(report["segments_of_pending_runs"], 3, "{report:#}");
+    assert_eq!(report["segments_removed"], serde_json::json!([]), "{report:#}");
+    local(&["publish", out, "--run-id", "night-2", "--shards", "3"]);
+    let inspect = local(&["inspect", out]);
+    assert!(inspect.contains("checksums  OK"), "{inspect}");
+    // Once published, the run's records go; the first version's segment too (keep 1).
+    let dir_runs = dir.path().join("snap/runs/night-2");
+    let report: serde_json::Value =
+        serde_json::from_str(&local(&["gc", out, "--min-age", "0", "--keep", "1", "--json"])).unwrap();
+    assert_eq!(report["runs_removed"], serde_json::json!(["night-2"]), "{report:#}");
+    assert_eq!(report["segments_removed"].as_array().unwrap().len(), 1, "{report:#}");
+    assert!(!dir_runs.join("shard-00000.json").exists());
+    assert!(local(&["inspect", out]).contains("checksums  OK"));
+}

@@ -70,6 +70,18 @@ pub fn run(args: GcArgs) -> anyhow::Result<ExitCode> {
         report.files_removed,
         report.bytes_removed as f64 / (1 << 20) as f64
     );
+    if report.segments_of_pending_runs > 0 {
+        println!(
+            "kept       {} segments of sharded runs not yet published",
+            report.segments_of_pending_runs
+        );
+    }
+    if !report.runs_removed.is_empty() {
+        println!(
+            "{verb:<10} the records of sharded runs {}",
+            report.runs_removed.join(", ")
+        );
+    }
     if report.too_young > 0 {
         println!(
             "left       {} unreferenced segments younger than {:?}",
