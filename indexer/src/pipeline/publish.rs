@@ -167,7 +167,7 @@ impl Publisher {
             (report.documents_indexed, report.chunks, report.tokens) =
                 (run.counts.documents, run.counts.chunks, run.counts.tokens);
             let previous = base.map(|(base, _)| base.version);
-            return self.record_part(shard, run, &files, previous, report).await;
+            return self.record_part(shard, run, None, &files, previous, report).await;
         }
         let started = Instant::now();
         let writer = &self.builder.writer;
@@ -328,7 +328,9 @@ impl Publisher {
             delta.segments = manifest.segments.len();
             report.delta = Some(delta);
             let previous = Some(base.version.clone());
-            return self.record_part(shard, manifest, &files, previous, report).await;
+            return self
+                .record_part(shard, manifest, Some(&base), &files, previous, report)
+                .await;
         }
         let started = Instant::now();
         manifest = self.publish_over(manifest, &base, &written, &files, &mut delta).await?;
@@ -369,13 +371,14 @@ impl Publisher {
         Ok(manifest)
     }
 
-    /// Records `part` (this shard's part of the run's version) with its file table under
-    /// `runs/<run id>/` instead of publishing it. `previous` is the version the shard read
-    /// (None: LATEST's now), over which `quarry publish` will publish the run.
+    /// Records `part` (this shard's part of the run's version; a delta's built on `base`) with
+    /// its file table under `runs/<run id>/` instead of publishing it. `previous` is the version
+    /// the shard read (None: LATEST's now), over which `quarry publish` will publish the run.
     async fn record_part(
         &self,
         shard: &ShardRun,
         part: Manifest,
+        base: Option<&Manifest>,
         files: &FileTable,
         previous: Option<String>,
         report: &mut RunReport,
@@ -387,7 +390,7 @@ impl Publisher {
             None => writer.latest_version().await?,
         };
         report.wall_secs = self.run_started.elapsed().as_secs_f64();
-        record_shard(writer, shard, &part, files, previous, report).await?;
+        record_shard(writer, shard, &part, base, files, previous, report).await?;
         report.stages.push(StageReport::new(
             "record shard",
             started.elapsed().as_secs_f64(),

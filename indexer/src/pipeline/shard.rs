@@ -6,12 +6,14 @@
 //! ([`crate::snapshot::ShardRecord`]) instead of moving LATEST; `quarry publish` merges the
 //! records ([`super::publish_shards`]).
 
+use std::collections::HashSet;
+
 use sha2::Digest;
 
 use super::report::RunReport;
 use crate::error::{IndexerError, Result};
 use crate::parse::{added_through_api, file_uri_of};
-use crate::snapshot::{valid_run_id, FileTable, Manifest, ShardRecord, ShardSummary, SnapshotWriter};
+use crate::snapshot::{valid_run_id, Counts, FileTable, Manifest, ShardRecord, ShardSummary, SnapshotWriter};
 
 /// Which part of a sharded run this process builds.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -71,16 +73,22 @@ pub fn shard_of(file_uri: &str, shards: usize) -> usize {
 }
 
 /// Stores what shard `shard` built: `manifest` (its part of the version, as it would publish
-/// it alone), the file table of its partition and the counts of `report`.
+/// it alone; for a delta, only its change to `base`), the file table of its partition and the
+/// counts of `report`.
 pub(super) async fn record_shard(
     writer: &SnapshotWriter,
     shard: &ShardRun,
     manifest: &Manifest,
+    base: Option<&Manifest>,
     files: &FileTable,
     previous: Option<String>,
     report: &RunReport,
 ) -> Result<()> {
     let delta = report.delta.as_ref();
+    let (change, lifted_tombstones) = match base {
+        Some(base) => change_of(manifest, base),
+        None => (manifest.clone(), Vec::new()),
+    };
     let record = ShardRecord {
         run_id: shard.run_id.clone(),
         shard: shard.shard,
@@ -97,7 +105,8 @@ pub(super) async fn record_shard(
             first_failure: report.failures.first().map(|f| format!("{} — {}", f.uri, f.reason)),
             wall_secs: report.wall_secs,
         },
-        manifest: manifest.clone(),
+        manifest: change,
+        lifted_tombstones,
     };
     writer.put_shard_record(&record, files).await?;
     tracing::info!(
@@ -110,6 +119,38 @@ pub(super) async fn record_shard(
         report.documents_indexed
     );
     Ok(())
+}
+
+/// What `part` (a delta built on `base`) changes: its new segments with their checksums, the
+/// tombstones it adds, its counts less the base's; and the tombstones of `base` it lifts. A
+/// record holds this much, not a copy of the base version's manifest (which grows with the
+/// corpus).
+pub(crate) fn change_of(part: &Manifest, base: &Manifest) -> (Manifest, Vec<String>) {
+    let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
+    let base_tombstones: HashSet<&str> = base.tombstones.iter().map(String::as_str).collect();
+    let kept: HashSet<&str> = part.tombstones.iter().map(String::as_str).collect();
+    let mut change = part.clone();
+    change.segments.retain(|s| !base_segments.contains(s.id.as_str()));
+    let new_files: HashSet<&String> = change.segments.iter().flat_map(|s| &s.files).collect();
+    change.checksums = part
+        .checksums
+        .iter()
+        .filter(|(path, _)| new_files.contains(path))
+        .map(|(path, sum)| (path.clone(), sum.clone()))
+        .collect();
+    change.tombstones.retain(|t| !base_tombstones.contains(t.as_str()));
+    change.counts = Counts {
+        documents: part.counts.documents.saturating_sub(base.counts.documents),
+        chunks: part.counts.chunks.saturating_sub(base.counts.chunks),
+        tokens: part.counts.tokens.saturating_sub(base.counts.tokens),
+    };
+    let lifted = base
+        .tombstones
+        .iter()
+        .filter(|t| !kept.contains(t.as_str()))
+        .cloned()
+        .collect();
+    (change, lifted)
 }
 
 #[cfg(test)]

@@ -65,7 +65,10 @@ pub async fn publish_shards(
         None => None,
     };
     let version = new_version_id();
-    let parts: Vec<&Manifest> = records.iter().map(|r| &r.manifest).collect();
+    let parts: Vec<Part<'_>> = records
+        .iter()
+        .map(|r| (&r.manifest, r.lifted_tombstones.as_slice()))
+        .collect();
     let merged = merge_parts(base.as_ref(), &parts, version.clone(), run_id);
     let mut files = FileTable::default();
     for record in &records {
@@ -221,11 +224,19 @@ pub(super) struct Merged {
     pub tombstones_lifted: usize,
 }
 
+/// A shard's part for [`merge_parts`]: its record's manifest (a full version's segments, or a
+/// delta's change to the base: see [`super::shard::change_of`]) and the base's tombstones it lifts.
+pub(super) type Part<'a> = (&'a Manifest, &'a [String]);
+
 /// One version of the shards' `parts`: for a delta, `base` with every part's change to it
 /// (its new segments, the tombstones it added and lifted, its counts); for a full version,
 /// every part's segments. Segments keep their part's index spec where it is not the version's.
-pub(super) fn merge_parts(base: Option<&Manifest>, parts: &[&Manifest], version: String, run_id: &str) -> Merged {
-    let with_segments = parts.iter().find(|p| !p.segments.is_empty()).unwrap_or(&parts[0]);
+pub(super) fn merge_parts(base: Option<&Manifest>, parts: &[Part<'_>], version: String, run_id: &str) -> Merged {
+    let with_segments = parts
+        .iter()
+        .map(|(part, _)| *part)
+        .find(|p| !p.segments.is_empty())
+        .unwrap_or(parts[0].0);
     let mut merged = match base {
         Some(base) => base.successor(version),
         None => Manifest {
@@ -237,7 +248,7 @@ pub(super) fn merge_parts(base: Option<&Manifest>, parts: &[&Manifest], version:
             recall_check: None,
             parent: None,
             created_at: chrono::Utc::now(),
-            ..(*with_segments).clone()
+            ..with_segments.clone()
         },
     };
     merged.run_id = Some(run_id.to_string());
@@ -248,15 +259,14 @@ pub(super) fn merge_parts(base: Option<&Manifest>, parts: &[&Manifest], version:
     let (mut added, mut lifted) = (Vec::new(), BTreeSet::new());
     let mut segments_added = 0;
     let mut precisions: Vec<String> = base.map_or_else(Vec::new, |b| b.model.precisions.clone());
-    for part in parts {
-        let own: BTreeSet<&str> = part.tombstones.iter().map(String::as_str).collect();
+    for &(part, lifted_by_part) in parts {
         added.extend(
             part.tombstones
                 .iter()
                 .filter(|t| !base_tombstones.contains(t.as_str()))
                 .cloned(),
         );
-        lifted.extend(base_tombstones.difference(&own).map(|t| t.to_string()));
+        lifted.extend(lifted_by_part.iter().cloned());
         for segment in part.segments.iter().filter(|s| !base_segments.contains(s.id.as_str())) {
             let mut segment = segment.clone();
             if segment.index.is_none() && part.index.params != merged.index.params {
@@ -272,9 +282,8 @@ pub(super) fn merge_parts(base: Option<&Manifest>, parts: &[&Manifest], version:
             merged.segments.push(segment);
             segments_added += 1;
         }
-        // Tokens are counted per version, not per segment: each part's change to the base's.
-        let base_tokens = base.map_or(0, |b| b.counts.tokens);
-        merged.counts.tokens += part.counts.tokens.saturating_sub(base_tokens);
+        // Tokens are counted per version, not per segment: a part's counts are its change.
+        merged.counts.tokens += part.counts.tokens;
         merged.recall_check = match (merged.recall_check.take(), &part.recall_check) {
             (Some(kept), Some(other)) if other.recall < kept.recall => Some(other.clone()),
             (None, other) => other.clone(),
@@ -405,7 +414,8 @@ mod tests {
             "cpu".into(),
         );
         let empty = manifest("p2");
-        let merged = merge_parts(None, &[&first, &second, &empty], "v1".into(), "night-1");
+        let parts: [Part<'_>; 3] = [(&first, &[]), (&second, &[]), (&empty, &[])];
+        let merged = merge_parts(None, &parts, "v1".into(), "night-1");
         let m = &merged.manifest;
         assert_eq!(
             (m.version.as_str(), m.parent.as_ref(), m.run_id.as_deref()),
@@ -440,7 +450,14 @@ mod tests {
         let mut second = with_segment(base.successor("p1".into()), "seg-c-s1", 2, 1.0);
         second.tombstones.retain(|t| t != "seg-a/back");
         let unchanged = base.successor("p2".into());
-        let merged = merge_parts(Some(&base), &[&first, &second, &unchanged], "v2".into(), "night-2");
+        // What each shard records: its change to the base, not the base again.
+        let changes = [&first, &second, &unchanged].map(|part| super::super::shard::change_of(part, &base));
+        assert_eq!(changes[0].0.segments.len(), 1);
+        assert_eq!(changes[0].0.checksums.len(), 1);
+        assert_eq!(changes[1].1, ["seg-a/back"]);
+        assert!(changes[2].0.segments.is_empty() && changes[2].0.tombstones.is_empty());
+        let parts: Vec<Part<'_>> = changes.iter().map(|(m, lifted)| (m, lifted.as_slice())).collect();
+        let merged = merge_parts(Some(&base), &parts, "v2".into(), "night-2");
         let m = &merged.manifest;
         assert_eq!(m.parent.as_deref(), Some("v1"));
         let ids: Vec<&str> = m.segments.iter().map(|s| s.id.as_str()).collect();
@@ -470,6 +487,7 @@ mod tests {
             finished_at: chrono::Utc::now(),
             summary: ShardSummary::default(),
             manifest: part,
+            lifted_tombstones: Vec::new(),
         }
     }
 

@@ -59,7 +59,13 @@ pub struct ShardRecord {
     pub delta_base: Option<String>,
     pub finished_at: chrono::DateTime<chrono::Utc>,
     pub summary: ShardSummary,
+    /// The shard's part: a full version's segments, or a delta's change to the base version
+    /// (its new segments and their checksums, the tombstones it adds, its counts less the
+    /// base's).
     pub manifest: Manifest,
+    /// Tombstones of the base version the shard's delta lifts (documents back in the source).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lifted_tombstones: Vec<String>,
 }
 
 /// The counts of a shard's run that the publish step reports.
