@@ -2,8 +2,9 @@
 //! three `quarry index --shards 3` processes at once, each told its shard by
 //! JOB_COMPLETION_INDEX as a Kubernetes Indexed Job tells it, then `quarry publish`. The
 //! merged version must answer as a one-process run of the same source does; a second night
-//! with one file changed writes only that file's documents; a shard killed mid-run keeps the
-//! run from publishing until it is run again, and nothing is lost or duplicated.
+//! with one file changed writes only that file's documents; a third, during which a server's
+//! upload lands, is put on top of the upload's version; a shard killed mid-run keeps the run
+//! from publishing until it is run again, and nothing is lost or duplicated.
 
 #[path = "../indexer/tests/common/mod.rs"]
 mod common;
@@ -291,6 +292,55 @@ async fn three_shards_publish_what_one_process_would_and_a_second_night_writes_o
     assert!(chunks.iter().any(|(_, text)| text.contains("glaciers carve fjords")));
     assert_eq!((documents, chunks), contents(&one));
     assert_same_answers(&answers(&merged), &answers(&one));
+
+    // Night 3: another file changed, and a server's upload lands while the shards run; the
+    // publish puts the run's change on top of the upload's version, and both stay.
+    let changed = 5;
+    files[changed]
+        .1
+        .push_str("\n\nRevised: the tide tables were corrected.");
+    put(&s3, &source, &files[changed..=changed]).await;
+    let reports = run_shards(&s3, &source, &sharded, "night-3", &[0, 1, 2]);
+    let written: u64 = reports
+        .iter()
+        .map(|r| r["delta"]["documents_written"].as_u64().unwrap())
+        .sum();
+    assert_eq!(written, 1);
+    let store = StoreOptions {
+        s3_endpoint: Some(s3.endpoint.clone()),
+    };
+    let upload = common::publish_online(
+        &sharded,
+        &store,
+        "upload://docs/f1/note.md",
+        "note.md",
+        "Volcanic ash grounded flights across the region.",
+        Vec::new(),
+    )
+    .await;
+    let third = succeeded(publish(&s3, &sharded, "night-3"));
+    assert_eq!(
+        third["rebased_onto"].as_str(),
+        Some(upload.version.as_str()),
+        "{third:#}"
+    );
+    let merged = searcher(&s3, &sharded).await;
+    let manifest = &merged.snapshot().manifest;
+    assert_eq!(manifest.parent.as_deref(), Some(upload.version.as_str()));
+    assert_eq!(manifest.run_id.as_deref(), Some("night-3"));
+    let (documents, chunks) = contents(&merged);
+    assert_eq!(documents.len(), 101, "the upload and every source document");
+    assert!(chunks
+        .iter()
+        .any(|(_, text)| text.contains("tide tables were corrected")));
+    assert!(chunks.iter().any(|(_, text)| text.contains("Volcanic ash")));
+    // The changed file's old copy is hidden: its opening words are in one live chunk only.
+    let opening: String = files[changed].1.lines().nth(2).unwrap().chars().take(40).collect();
+    assert_eq!(
+        chunks.iter().filter(|(_, text)| text.contains(&opening)).count(),
+        1,
+        "{opening}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -88,7 +88,7 @@ pub enum IndexerError {
     #[error("run {run_id}: the shards' parts cannot be merged: {reason}")]
     ShardsDisagree { run_id: String, reason: String },
 
-    #[error("run {run_id} in {uri}: its shards read version {previous}, but LATEST is now {latest} (another writer published meanwhile): nothing was published; run the shards again to build on {latest} (unchanged files are not fetched again)")]
+    #[error("run {run_id} in {uri}: its shards read version {previous}, but LATEST is now {latest}, which does not build on it (a rollback, or a full version published meanwhile): nothing was published; run the shards again to build on {latest} (unchanged files are not fetched again)")]
     RunOutdated {
         uri: String,
         run_id: String,

@@ -329,7 +329,7 @@ impl Publisher {
             report.delta = Some(delta);
             let previous = Some(base.version.clone());
             return self
-                .record_part(shard, manifest, Some(&base), &files, previous, report)
+                .record_part(shard, manifest, Some((&base, &written)), &files, previous, report)
                 .await;
         }
         let started = Instant::now();
@@ -371,14 +371,15 @@ impl Publisher {
         Ok(manifest)
     }
 
-    /// Records `part` (this shard's part of the run's version; a delta's built on `base`) with
+    /// Records `part` (this shard's part of the run's version; a delta's built on `base`, with
+    /// the documents it wrote) with
     /// its file table under `runs/<run id>/` instead of publishing it. `previous` is the version
     /// the shard read (None: LATEST's now), over which `quarry publish` will publish the run.
     async fn record_part(
         &self,
         shard: &ShardRun,
         part: Manifest,
-        base: Option<&Manifest>,
+        base: Option<(&Manifest, &HashSet<String>)>,
         files: &FileTable,
         previous: Option<String>,
         report: &mut RunReport,

@@ -79,16 +79,20 @@ pub(super) async fn record_shard(
     writer: &SnapshotWriter,
     shard: &ShardRun,
     manifest: &Manifest,
-    base: Option<&Manifest>,
+    base: Option<(&Manifest, &HashSet<String>)>,
     files: &FileTable,
     previous: Option<String>,
     report: &RunReport,
 ) -> Result<()> {
     let delta = report.delta.as_ref();
     let (change, lifted_tombstones) = match base {
-        Some(base) => change_of(manifest, base),
+        Some((base, _)) => change_of(manifest, base),
         None => (manifest.clone(), Vec::new()),
     };
+    let mut written_documents: Vec<String> = base
+        .map(|(_, written)| written.iter().cloned().collect())
+        .unwrap_or_default();
+    written_documents.sort();
     let record = ShardRecord {
         run_id: shard.run_id.clone(),
         shard: shard.shard,
@@ -107,6 +111,7 @@ pub(super) async fn record_shard(
         },
         manifest: change,
         lifted_tombstones,
+        written_documents,
     };
     writer.put_shard_record(&record, files).await?;
     tracing::info!(

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::rebase::{added_copies, builds_on, rebase_delta, touched_documents, REBASES};
 use crate::error::{IndexerError, Result};
 use crate::snapshot::{
     layout, new_version_id, FileTable, LatestExpected, Manifest, ShardRecord, ShardSummary, SnapshotReader,
@@ -29,6 +30,10 @@ pub struct ShardPublishReport {
     pub shards: usize,
     /// The version the shards' deltas built on (None: a full version).
     pub delta_base: Option<String>,
+    /// The version another writer published on the base while the shards ran, which the run's
+    /// change was put on top of (none when the base was still LATEST).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebased_onto: Option<String>,
     /// Live documents the version serves.
     pub documents: usize,
     /// Documents written into the run's new segments, hidden by its deltas, failed.
@@ -102,30 +107,56 @@ pub async fn publish_shards(
             report.documents_failed
         )));
     }
-    let previous = first.previous.as_deref();
-    match writer
-        .publish_with_file_table(&merged.manifest, &files, LatestExpected::Is(previous))
-        .await
-    {
-        Ok(()) => {}
-        Err(IndexerError::LatestMoved { found, .. }) => {
-            let latest = writer.latest_manifest().await?;
-            return match latest.filter(|m| m.run_id.as_deref() == Some(run_id)) {
-                // Another call published this run meanwhile (two shards finishing at once).
-                Some(latest) => {
-                    writer.mark_run_published(run_id, &latest.version).await?;
-                    Ok(already_published(run_id, latest.version, shards))
-                }
-                None => Err(IndexerError::RunOutdated {
-                    uri: writer.uri().to_string(),
-                    run_id: run_id.to_string(),
-                    previous: previous.unwrap_or("(none)").to_string(),
-                    latest: found,
-                }),
-            };
+    // Over the version the shards read; over a version another writer (an upload, a delete, a
+    // compaction) published on it meanwhile, with the run's change put on top of it.
+    let written: HashSet<String> = records
+        .iter()
+        .flat_map(|r| r.written_documents.iter().cloned())
+        .collect();
+    let mut manifest = merged.manifest.clone();
+    let mut expected = first.previous.clone();
+    for rebase in 0..=REBASES {
+        let moved_to = match writer
+            .publish_with_file_table(&manifest, &files, LatestExpected::Is(expected.as_deref()))
+            .await
+        {
+            Ok(()) => break,
+            Err(IndexerError::LatestMoved { found, .. }) => found,
+            Err(e) => return Err(e),
+        };
+        let latest = writer.latest_manifest().await?;
+        if let Some(latest) = latest.as_ref().filter(|m| m.run_id.as_deref() == Some(run_id)) {
+            // Another call published this run meanwhile (two shards finishing at once).
+            writer.mark_run_published(run_id, &latest.version).await?;
+            return Ok(already_published(run_id, latest.version.clone(), shards));
         }
-        Err(e) => return Err(e),
+        let outdated = || IndexerError::RunOutdated {
+            uri: writer.uri().to_string(),
+            run_id: run_id.to_string(),
+            previous: first.previous.clone().unwrap_or_else(|| "(none)".into()),
+            latest: moved_to.clone(),
+        };
+        let (Some(base), Some(onto)) = (&base, latest) else {
+            return Err(outdated());
+        };
+        if rebase == REBASES || !builds_on(uri, store, &onto, &base.version).await? {
+            return Err(outdated());
+        }
+        let reader = SnapshotReader::open_version(uri, &onto.version, store).await?;
+        let copies = added_copies(&reader, base).await?;
+        let touched = touched_documents(&merged.manifest, base, &written);
+        manifest = rebase_delta(&merged.manifest, base, &onto, &copies, &touched, &written);
+        manifest.run_id = Some(run_id.to_string());
+        tracing::info!(
+            "{uri}: LATEST moved from {} to {} meanwhile; run {run_id} goes on top of it",
+            base.version,
+            onto.version
+        );
+        report.rebased_onto = Some(onto.version.clone());
+        expected = Some(onto.version);
     }
+    let version = manifest.version.clone();
+    report.version = version.clone();
     report.publish_secs = started.elapsed().as_secs_f64();
     // LATEST has moved: the mark and the report only tell about it.
     if let Err(e) = writer.mark_run_published(run_id, &version).await {
@@ -488,6 +519,7 @@ mod tests {
             summary: ShardSummary::default(),
             manifest: part,
             lifted_tombstones: Vec::new(),
+            written_documents: Vec::new(),
         }
     }
 

@@ -66,6 +66,10 @@ pub struct ShardRecord {
     /// Tombstones of the base version the shard's delta lifts (documents back in the source).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lifted_tombstones: Vec<String>,
+    /// Documents a delta shard wrote into its new segments (new, changed or back): when another
+    /// writer published on the base meanwhile, the copies that writer added of them are hidden.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written_documents: Vec<String>,
 }
 
 /// The counts of a shard's run that the publish step reports.
