@@ -69,6 +69,8 @@ pub struct ServeOptions {
     /// What parses uploaded files: in this process by default; `quarry serve` parses them in
     /// worker processes, so that no upload can take the server down.
     pub parser: Arc<dyn Parser>,
+    /// An OpenAI-compatible LLM endpoint for /api/chat (None: /api/chat answers 503).
+    pub llm: Option<crate::llm::LlmSettings>,
 }
 
 /// CPU cores available to the process.
@@ -97,6 +99,7 @@ impl ServeOptions {
             api_keys: ApiKeys::default(),
             read_only: false,
             parser: Arc::new(AutoParser),
+            llm: None,
         }
     }
 }
@@ -115,6 +118,8 @@ pub struct HttpSettings {
     pub upload_limit: usize,
     pub rag_collection: String,
     pub read_only: bool,
+    /// The LLM endpoint /api/chat talks to (None: not configured, /api/chat answers 503).
+    pub llm: Option<Arc<crate::llm::LlmClient>>,
 }
 
 /// The parts of the server, each shared by the routes that need it: a route takes the parts
@@ -190,6 +195,12 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         verify: true,
         version: None,
     };
+    let llm = match &options.llm {
+        Some(settings) => Some(Arc::new(
+            crate::llm::LlmClient::new(settings.clone()).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
     let metrics = Arc::new(Metrics::new());
     let events = Arc::new(EventHub::default());
     let collections = Arc::new(CollectionRegistry::new(
@@ -217,6 +228,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
             upload_limit: options.upload_limit,
             rag_collection: options.rag_collection.clone(),
             read_only: options.read_only,
+            llm,
         }),
         lifecycle: Arc::new(Lifecycle::default()),
         options: Arc::new(options),

@@ -20,4 +20,16 @@ pub enum ServerError {
 
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+
+    #[error("the LLM at {url} did not answer within {secs} s")]
+    LlmTimeout { url: String, secs: u64 },
+
+    #[error("the LLM at {url} could not be reached: {reason}")]
+    LlmUnreachable { url: String, reason: String },
+
+    #[error("the LLM at {url} answered {status}: {body}")]
+    LlmStatus { url: String, status: u16, body: String },
+
+    #[error("the LLM at {url} sent an answer quarry cannot read: {reason}")]
+    LlmAnswer { url: String, reason: String },
 }

@@ -7,7 +7,8 @@
 //! Between them: [`app`] assembles the server (options, start-up, the router, shutdown),
 //! [`registry`] holds the served collections, [`collection`] one collection's current version, [`events`] and [`event_hub`] carry
 //! ingestion and version events to the event streams, [`records`] are the seed-000 records,
-//! [`persist`] writes small JSON records atomically, [`metrics`] counts for Prometheus.
+//! [`persist`] writes small JSON records atomically, [`metrics`] counts for Prometheus, [`llm`]
+//! talks to the optional OpenAI-compatible LLM endpoint.
 
 pub mod app;
 pub mod collection;
@@ -16,6 +17,7 @@ pub mod event_hub;
 pub mod events;
 pub mod http;
 pub mod ingest;
+pub mod llm;
 pub mod metrics;
 pub mod persist;
 pub mod records;

@@ -41,11 +41,15 @@ pub enum ApiError {
     Busy(String),
     /// A part the request needs is not there (shutting down, a store that did not load).
     Unavailable(String),
+    /// A service the request needs (the LLM) failed or answered what cannot be used.
+    Upstream(String),
+    /// A service the request needs (the LLM) did not answer in time.
+    UpstreamTimeout(String),
     Internal(String),
 }
 
 /// The two error shapes: seed 000's `{"detail"}` on /v1 and everything else, seed 002's
-/// `{"error", "message" | "details"}` under /api/rag.
+/// `{"error", "message" | "details"}` under /api (/api/rag, /api/chat).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
     V1,
@@ -55,7 +59,7 @@ pub enum Surface {
 impl Surface {
     /// The surface a request path belongs to.
     pub fn of_path(path: &str) -> Self {
-        if path.starts_with("/api/rag") {
+        if path.starts_with("/api/") {
             Surface::Rag
         } else {
             Surface::V1
@@ -82,6 +86,8 @@ impl ApiError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Busy(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Upstream(_) => StatusCode::BAD_GATEWAY,
+            Self::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -99,6 +105,8 @@ impl ApiError {
             | Self::PayloadTooLarge(m)
             | Self::Busy(m)
             | Self::Unavailable(m)
+            | Self::Upstream(m)
+            | Self::UpstreamTimeout(m)
             | Self::Internal(m) => m.clone(),
         }
     }
@@ -160,6 +168,10 @@ impl From<ServerError> for ApiError {
             other @ (ServerError::ModelMismatch { .. } | ServerError::Corrupt { .. }) => {
                 Self::Internal(other.to_string())
             }
+            timeout @ ServerError::LlmTimeout { .. } => Self::UpstreamTimeout(timeout.to_string()),
+            other @ (ServerError::LlmUnreachable { .. }
+            | ServerError::LlmStatus { .. }
+            | ServerError::LlmAnswer { .. }) => Self::Upstream(other.to_string()),
         }
     }
 }

@@ -104,7 +104,9 @@ pub fn needs(method: &Method, path: &str) -> Needs {
     match (method.as_str(), path) {
         ("GET", "/healthz" | "/readyz" | "/metrics" | "/dashboard" | "/") => Needs::Nothing,
         ("GET", path) if path.starts_with("/v1/") => Needs::Key(Role::Search),
-        ("POST", "/v1/collections/{name}/search" | "/v1/search" | "/api/rag/search") => Needs::Key(Role::Search),
+        ("POST", "/v1/collections/{name}/search" | "/v1/search" | "/api/rag/search" | "/api/chat") => {
+            Needs::Key(Role::Search)
+        }
         _ => Needs::Key(Role::Admin),
     }
 }
@@ -173,6 +175,7 @@ mod tests {
         assert_eq!(get("/v1/documents/{job_id}/status"), Needs::Key(Role::Search));
         assert_eq!(post("/v1/search"), Needs::Key(Role::Search));
         assert_eq!(post("/api/rag/search"), Needs::Key(Role::Search));
+        assert_eq!(post("/api/chat"), Needs::Key(Role::Search));
         assert_eq!(post("/v1/collections/{name}/documents"), Needs::Key(Role::Admin));
         assert_eq!(post("/api/rag/ingest"), Needs::Key(Role::Admin));
         assert_eq!(

@@ -4,6 +4,7 @@
 
 pub mod api_error;
 pub mod auth;
+pub mod chat;
 pub mod dashboard;
 pub mod events;
 pub mod knowledge;
@@ -49,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/knowledge/health", get(knowledge::health))
         .route("/api/rag/ingest", post(rag::ingest))
         .route("/api/rag/search", post(rag::search))
+        .route("/api/chat", post(chat::chat))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

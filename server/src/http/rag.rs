@@ -20,9 +20,10 @@ use crate::ingest::online::{
 };
 use crate::ingest::Ingestion;
 use crate::search::filter::Filters;
+use crate::search::result::ChunkResult;
 use crate::search::searcher::SearchRequest;
 
-fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
+pub(super) fn body_object(body: &Bytes) -> Result<Map<String, Value>, ApiError> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(object)) => Ok(object),
         Ok(_) => Err(ApiError::field("body", "request body must be a JSON object")),
@@ -202,14 +203,7 @@ async fn search_documents(
     if query.trim().is_empty() {
         return Err(ApiError::field("query", "query is required"));
     }
-    let top_k = match object.get("topK") {
-        None | Some(Value::Null) => 5,
-        // A JSON number that is an integer (5 or 5.0).
-        Some(value) => match value.as_u64().or_else(|| whole_number(value)) {
-            Some(k) if (1..=20).contains(&k) => k as usize,
-            _ => return Err(ApiError::field("topK", "topK must be an integer between 1 and 20")),
-        },
-    };
+    let top_k = top_k(object.get("topK"), "topK")?;
     let min_score = match object.get("minScore") {
         None | Some(Value::Null) => 0.0,
         Some(value) => match value.as_f64() {
@@ -217,43 +211,9 @@ async fn search_documents(
             _ => return Err(ApiError::field("minScore", "minScore must be a number between 0 and 1")),
         },
     };
-    let mut filters = Filters::default();
-    match object.get("filters") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(f)) => {
-            match f.get("source") {
-                None | Some(Value::Null) => {}
-                Some(Value::String(s)) => filters.source = vec![s.clone()],
-                Some(_) => return Err(ApiError::field("filters.source", "filters.source must be a string")),
-            }
-            filters.tags = string_list(f, "tags")
-                .map_err(|_| ApiError::field("filters.tags", "filters.tags must be an array of strings"))?;
-        }
-        Some(_) => return Err(ApiError::field("filters", "filters must be an object")),
-    }
-    let collection = parts
-        .collections
-        .get(&settings.rag_collection)
-        .ok_or_else(|| ApiError::Unavailable("the RAG collection is not loaded".into()))?;
-    let request = SearchRequest {
-        query: query.clone(),
-        top_k,
-        min_score: Some(min_score),
-        filters,
-        ..Default::default()
-    };
-    let result = run_search(&parts, &collection, request).await.map_err(|e| match e {
-        // The request's only free text is the query: what the search refuses is about it.
-        ApiError::BadRequest(m) => ApiError::field("query", m),
-        other => other,
-    })?;
-    // A store that did not load: seed 002's 503, not an empty answer.
-    if !result.success {
-        let reason = result.error_message.unwrap_or_default();
-        return Err(ApiError::Unavailable(format!("the RAG collection: {reason}")));
-    }
+    let filters = rag_filters(object.get("filters"), "filters")?;
+    let result = rag_search(&parts, &settings, &query, top_k, min_score, filters).await?;
     let results: Vec<Value> = result
-        .chunks
         .iter()
         .map(|chunk| {
             let m = &chunk.metadata;
@@ -279,6 +239,83 @@ async fn search_documents(
     Ok(Json(
         json!({ "query": query, "resultCount": results.len(), "results": results }),
     ))
+}
+
+/// Seed 002's `topK` (or `ragTopK`): an integer 1..20 (`5.0` is 5), 5 when absent.
+pub(super) fn top_k(value: Option<&Value>, field: &str) -> Result<usize, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(5),
+        Some(value) => match value.as_u64().or_else(|| whole_number(value)) {
+            Some(k) if (1..=20).contains(&k) => Ok(k as usize),
+            _ => Err(ApiError::field(
+                field,
+                format!("{field} must be an integer between 1 and 20"),
+            )),
+        },
+    }
+}
+
+/// Seed 002's `filters` (or `ragFilters`) object: `source` (a string) and `tags` (strings);
+/// `field` names it in errors.
+pub(super) fn rag_filters(value: Option<&Value>, field: &str) -> Result<Filters, ApiError> {
+    let mut filters = Filters::default();
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(f)) => {
+            match f.get("source") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) => filters.source = vec![s.clone()],
+                Some(_) => {
+                    return Err(ApiError::field(
+                        &format!("{field}.source"),
+                        format!("{field}.source must be a string"),
+                    ))
+                }
+            }
+            filters.tags = string_list(f, "tags").map_err(|_| {
+                ApiError::field(
+                    &format!("{field}.tags"),
+                    format!("{field}.tags must be an array of strings"),
+                )
+            })?;
+        }
+        Some(_) => return Err(ApiError::field(field, format!("{field} must be an object"))),
+    }
+    Ok(filters)
+}
+
+/// The RAG collection's best `top_k` chunks for `query` (seed 002's search): a store that is
+/// not loaded, or did not load, is a 503.
+pub(super) async fn rag_search(
+    parts: &SearchParts,
+    settings: &HttpSettings,
+    query: &str,
+    top_k: usize,
+    min_score: f32,
+    filters: Filters,
+) -> Result<Vec<ChunkResult>, ApiError> {
+    let collection = parts
+        .collections
+        .get(&settings.rag_collection)
+        .ok_or_else(|| ApiError::Unavailable("the RAG collection is not loaded".into()))?;
+    let request = SearchRequest {
+        query: query.to_string(),
+        top_k,
+        min_score: Some(min_score),
+        filters,
+        ..Default::default()
+    };
+    let result = run_search(parts, &collection, request).await.map_err(|e| match e {
+        // The request's only free text is the query: what the search refuses is about it.
+        ApiError::BadRequest(m) => ApiError::field("query", m),
+        other => other,
+    })?;
+    // A store that did not load: seed 002's 503, not an empty answer.
+    if !result.success {
+        let reason = result.error_message.unwrap_or_default();
+        return Err(ApiError::Unavailable(format!("the RAG collection: {reason}")));
+    }
+    Ok(result.chunks)
 }
 
 /// `POST /api/rag/ingest`, its errors in seed 002's shape.
