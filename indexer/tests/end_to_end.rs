@@ -318,8 +318,13 @@ async fn oversized_documents_fail_alone() {
     let report = run_with_embedder(run, common::embedder()).await.unwrap();
     assert_eq!(report.documents_indexed, 1);
     assert_eq!(report.failures.len(), 1);
+    // Seed 004's message, with this run's limit; the document's own count apart.
     assert_eq!(
         report.failures[0].reason,
-        "Document too large: 5000 tokens exceeds the maximum of 1000 tokens"
+        "Document too large: exceeds maximum token limit (1k tokens)."
+    );
+    assert_eq!(
+        report.failures[0].detail.as_deref(),
+        Some("5000 tokens; the limit is 1000")
     );
 }

@@ -133,6 +133,9 @@ pub struct IngestionEvent {
     pub token_count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the error's message leaves out (what was found wrong in a corrupted file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_detail: Option<String>,
     pub timestamp: DateTime<Utc>,
 }
 
@@ -152,6 +155,7 @@ impl IngestionEvent {
             chunk_count: None,
             token_count: None,
             error: None,
+            error_detail: None,
             timestamp: Utc::now(),
         }
     }
@@ -178,9 +182,10 @@ impl IngestionEvent {
         event
     }
 
-    pub fn failed(file: &FileRef, error: &str) -> Self {
+    pub fn failed(file: &FileRef, error: &str, detail: Option<&str>) -> Self {
         let mut event = Self::of(EventKind::Failed, file, "failed");
         event.error = Some(error.to_string());
+        event.error_detail = detail.map(str::to_string);
         event
     }
 }
@@ -308,7 +313,7 @@ mod tests {
             progress.get("error").is_none() && progress.get("chunk_count").is_none(),
             "{progress}"
         );
-        let failed = serde_json::to_value(IngestionEvent::failed(&file, "file is empty")).unwrap();
+        let failed = serde_json::to_value(IngestionEvent::failed(&file, "file is empty", None)).unwrap();
         assert_eq!(
             (
                 failed["status"].as_str(),
@@ -317,6 +322,16 @@ mod tests {
             ),
             (Some("failed"), Some("file is empty"), Some("f"))
         );
-        assert!(failed.get("stage").is_none(), "{failed}");
+        assert!(
+            failed.get("stage").is_none() && failed.get("error_detail").is_none(),
+            "{failed}"
+        );
+        let corrupt = IngestionEvent::failed(
+            &file,
+            "File appears corrupted. Please verify the file and try again.",
+            Some("PDF has no pages"),
+        );
+        let corrupt = serde_json::to_value(corrupt).unwrap();
+        assert_eq!(corrupt["error_detail"], "PDF has no pages");
     }
 }

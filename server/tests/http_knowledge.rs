@@ -153,11 +153,11 @@ async fn knowledge_layer_end_to_end() {
     assert_eq!(detail("plan.md").status, FileStatus::Success);
     assert!(detail("plan.md").chunks_created >= 1);
     assert_eq!(detail("q3.pdf").status, FileStatus::Success);
-    assert!(detail("broken.pdf")
-        .error_message
-        .as_deref()
-        .unwrap()
-        .starts_with("File appears corrupted"));
+    // Seed 004's message exactly; what was wrong in the file is kept apart.
+    assert_eq!(
+        detail("broken.pdf").error_message.as_deref(),
+        Some("File appears corrupted. Please verify the file and try again.")
+    );
     assert_eq!(detail("empty.txt").error_message.as_deref(), Some("file is empty"));
     assert_eq!(
         detail("photo.png").error_message.as_deref(),
@@ -190,6 +190,13 @@ async fn knowledge_layer_end_to_end() {
         listed.iter().find(|f| f["file_name"] == "empty.txt").unwrap()["status"],
         "failed"
     );
+    let broken = listed.iter().find(|f| f["file_name"] == "broken.pdf").unwrap();
+    assert_eq!(
+        broken["error_message"],
+        "File appears corrupted. Please verify the file and try again."
+    );
+    let why = broken["metadata"]["error_detail"].as_str().unwrap();
+    assert!(why.starts_with("PDF could not be parsed"), "{why}");
 
     // Search sees the upload, with page numbers and citations from the PDF.
     let (status, result) = server

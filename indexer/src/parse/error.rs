@@ -4,6 +4,15 @@
 pub const SUPPORTED_FORMATS: &str =
     "supported: PDF, DOCX, HTML, Markdown, CSV, TSV, JSON, JSONL and UTF-8 text (.txt, or any other extension whose bytes are text)";
 
+/// `500000` as `500k tokens`, as seed 004 writes its limit.
+fn token_count(tokens: usize) -> String {
+    if tokens >= 1000 && tokens.is_multiple_of(1000) {
+        format!("{}k tokens", tokens / 1000)
+    } else {
+        format!("{tokens} tokens")
+    }
+}
+
 /// A per-file failure. It fails that file alone; the run goes on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum ParseError {
@@ -19,12 +28,14 @@ pub enum ParseError {
     PasswordProtected,
     #[error("PDF contains only scanned images. OCR support coming soon.")]
     ScannedOnly,
-    #[error("File appears corrupted ({0}). Please verify the file and try again.")]
+    /// Seed 004's message; what was found wrong is the [`ParseError::detail`].
+    #[error("File appears corrupted. Please verify the file and try again.")]
     Corrupt(String),
     #[error("no text content found")]
     NoText,
-    #[error("Document too large: {0}")]
-    TooLarge(String),
+    /// Seed 004's message, with the limit; the document's own count is the detail.
+    #[error("Document too large: exceeds maximum token limit ({}).", token_count(*limit))]
+    TooLarge { tokens: usize, limit: usize },
     #[error(
         "{part}: more than {mib} MiB once inflated (a compression bomb, or too large a document); the file is skipped"
     )]
@@ -41,4 +52,41 @@ pub enum ParseError {
     ParserCrashed(String),
     #[error("no parser process could be started ({0})")]
     ParserUnavailable(String),
+}
+
+impl ParseError {
+    /// What a user-facing message leaves out: what was found wrong in a corrupted file, the
+    /// size of a document too large.
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            ParseError::Corrupt(detail) => Some(detail.clone()),
+            ParseError::TooLarge { tokens, limit } => Some(format!("{tokens} tokens; the limit is {limit}")),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod seed_message_tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_seed_004s_and_the_detail_stays_apart() {
+        let corrupt = ParseError::Corrupt("row 3: unclosed quote".into());
+        assert_eq!(
+            corrupt.to_string(),
+            "File appears corrupted. Please verify the file and try again."
+        );
+        assert_eq!(corrupt.detail().as_deref(), Some("row 3: unclosed quote"));
+        let large = ParseError::TooLarge {
+            tokens: 780_000,
+            limit: 500_000,
+        };
+        assert_eq!(
+            large.to_string(),
+            "Document too large: exceeds maximum token limit (500k tokens)."
+        );
+        assert_eq!(large.detail().as_deref(), Some("780000 tokens; the limit is 500000"));
+        assert_eq!(ParseError::NoText.detail(), None);
+    }
 }

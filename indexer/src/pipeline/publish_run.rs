@@ -172,7 +172,7 @@ pub(super) fn nothing_to_publish(report: &RunReport) -> IndexerError {
     let first = report
         .failures
         .first()
-        .map(|f| format!("; first failure: {} — {}", f.uri, f.reason))
+        .map(|f| format!("; first failure: {} — {}", f.uri, f.reason_with_detail()))
         .unwrap_or_default();
     IndexerError::NothingToPublish(format!(
         "no document could be indexed ({} failed{first})",

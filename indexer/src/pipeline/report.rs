@@ -22,7 +22,11 @@ pub fn failed_files(failures: &[Failure]) -> HashSet<String> {
 pub struct Failure {
     pub uri: String,
     pub stage: &'static str,
+    /// What a user reads (seed 004's classified messages where one applies).
     pub reason: String,
+    /// What the reason leaves out: what was found wrong, the counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Characters of a failure's reason kept: a reason quotes what it failed on (a CSV header, a
@@ -36,6 +40,23 @@ impl Failure {
             uri: uri.to_string(),
             stage,
             reason: shortened(reason),
+            detail: None,
+        }
+    }
+
+    /// A failure of `error`: its message as the reason, its detail apart.
+    pub fn of(uri: &str, stage: &'static str, error: &crate::parse::ParseError) -> Self {
+        Self {
+            detail: error.detail().map(shortened),
+            ..Self::new(uri, stage, error.to_string())
+        }
+    }
+
+    /// The reason with its detail, for a log line or a one-line message.
+    pub fn reason_with_detail(&self) -> String {
+        match &self.detail {
+            Some(detail) => format!("{} ({detail})", self.reason),
+            None => self.reason.clone(),
         }
     }
 }
@@ -297,7 +318,9 @@ impl RunReport {
             for failure in &self.failures {
                 out.push_str(&format!(
                     "    {} [{}]: {}\n",
-                    failure.uri, failure.stage, failure.reason
+                    failure.uri,
+                    failure.stage,
+                    failure.reason_with_detail()
                 ));
             }
         }

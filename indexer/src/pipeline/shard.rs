@@ -106,7 +106,10 @@ pub(super) async fn record_shard(
             documents_written: delta.map_or(report.documents_indexed, |d| d.documents_written),
             documents_removed: delta.map_or(0, |d| d.documents_removed),
             documents_failed: report.documents_failed,
-            first_failure: report.failures.first().map(|f| format!("{} — {}", f.uri, f.reason)),
+            first_failure: report
+                .failures
+                .first()
+                .map(|f| format!("{} — {}", f.uri, f.reason_with_detail())),
             wall_secs: report.wall_secs,
         },
         manifest: change,

@@ -55,12 +55,19 @@ pub(super) struct StageContext {
 
 impl StageContext {
     pub fn fail(&self, uri: &str, stage: &'static str, reason: String) {
-        tracing::warn!("{uri}: {stage} failed: {reason}");
+        self.record(Failure::new(uri, stage, reason));
+    }
+
+    /// Counts and keeps `failure` (its detail with it).
+    pub fn record(&self, failure: Failure) {
+        tracing::warn!(
+            "{}: {} failed: {}",
+            failure.uri,
+            failure.stage,
+            failure.reason_with_detail()
+        );
         self.counters.failed.fetch_add(1, Ordering::Relaxed);
-        self.failures
-            .lock()
-            .expect("failures lock")
-            .push(Failure::new(uri, stage, reason));
+        self.failures.lock().expect("failures lock").push(failure);
     }
 }
 
@@ -119,7 +126,7 @@ pub fn parse_and_chunk_observed(
 ) -> (Vec<ChunkedDoc>, Vec<Failure>) {
     let parsed = match settings.parser.parse(raw) {
         Ok(parsed) => parsed,
-        Err(e) => return (Vec::new(), vec![failure(&raw.uri, "parse", e.to_string())]),
+        Err(e) => return (Vec::new(), vec![Failure::of(&raw.uri, "parse", &e)]),
     };
     on_parsed();
     let mut failures: Vec<Failure> = parsed
@@ -155,15 +162,11 @@ fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
 fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
     match document_tokens(&document, settings) {
         Ok(Some(tokens)) if tokens > settings.max_document_tokens => {
-            let reason = format!(
-                "{tokens} tokens exceeds the maximum of {} tokens",
-                settings.max_document_tokens
-            );
-            return Err(failure(
-                &document.uri,
-                "chunk",
-                ParseError::TooLarge(reason).to_string(),
-            ));
+            let too_large = ParseError::TooLarge {
+                tokens,
+                limit: settings.max_document_tokens,
+            };
+            return Err(Failure::of(&document.uri, "chunk", &too_large));
         }
         Ok(_) => {}
         Err(e) => return Err(failure(&document.uri, "chunk", e.to_string())),
@@ -264,9 +267,7 @@ pub(super) fn parse_stage(
         let mut documents = Vec::new();
         for (docs, failures) in results {
             documents.extend(docs);
-            failures
-                .into_iter()
-                .for_each(|f| context.fail(&f.uri, f.stage, f.reason));
+            failures.into_iter().for_each(|f| context.record(f));
         }
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
         let (mut found, mut unchanged) = (Vec::new(), Vec::new());

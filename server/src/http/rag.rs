@@ -161,7 +161,7 @@ async fn ingest_document(
     })
     .await
     .map_err(|e| ApiError::Internal(e.to_string()))?
-    .map_err(|reason| ApiError::field("text", reason))?;
+    .map_err(|failure| ApiError::field("text", failure.reason_with_detail()))?;
     let mut metadata = extra;
     metadata.insert("path".into(), path.clone().into());
     for document in &mut documents {

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
-use quarry_indexer::pipeline::VersionChange;
+use quarry_indexer::parse::ParseError;
+use quarry_indexer::pipeline::{Failure, VersionChange};
 use quarry_indexer::source::RawDocument;
 
 use super::Ingestion;
@@ -305,17 +306,36 @@ fn report_progress(state: &Ingestion, file: &FileRef, at: StageProgress) {
 }
 
 fn fail_file(state: &Ingestion, collection: &Collection, job_id: &str, upload: &Upload, reason: &str) {
+    fail_file_with_detail(state, collection, job_id, upload, reason, None);
+}
+
+/// The file failed with `reason` (seed 004's message, for the user); `detail`, what the message
+/// leaves out, goes into its FileInfo's `metadata.error_detail` and the event's `error_detail`.
+fn fail_file_with_detail(
+    state: &Ingestion,
+    collection: &Collection,
+    job_id: &str,
+    upload: &Upload,
+    reason: &str,
+    detail: Option<&str>,
+) {
     set_file(state, collection, job_id, &upload.file_id, |progress, info| {
         progress.status = FileStatus::Failed;
         progress.progress_percent = 100.0;
         progress.error_message = Some(reason.to_string());
         info.status = FileStatus::Failed;
         info.error_message = Some(reason.to_string());
+        match detail {
+            Some(detail) => info.metadata.insert("error_detail".into(), detail.into()),
+            None => info.metadata.remove("error_detail"),
+        };
         info.ingested_at = Some(Utc::now());
     });
-    state
-        .events
-        .publish(IngestionEvent::failed(&file_ref(collection, job_id, upload), reason));
+    state.events.publish(IngestionEvent::failed(
+        &file_ref(collection, job_id, upload),
+        reason,
+        detail,
+    ));
 }
 
 /// A file of a job that parsed, chunked and embedded, waiting for the job's publish.
@@ -404,9 +424,8 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
         })
         .await
         .unwrap_or_else(|e| {
-            Err(format!(
-                "File appears corrupted ({e}). Please verify the file and try again."
-            ))
+            let worker = ParseError::Corrupt(format!("the parse task stopped: {e}"));
+            Err(Failure::of(&upload.file_name, "parse", &worker))
         });
         state.jobs.update(&job_id, |job| {
             job.metadata.remove(FILE_IN_PROGRESS);
@@ -426,7 +445,14 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
                     tokens,
                 });
             }
-            Err(reason) => fail_file(&state, &collection, &job_id, upload, &reason),
+            Err(failure) => fail_file_with_detail(
+                &state,
+                &collection,
+                &job_id,
+                upload,
+                &failure.reason,
+                failure.detail.as_deref(),
+            ),
         }
     }
     let mut job_error = None;

@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunker, TokenChunker};
 use quarry_indexer::index::IndexOptions;
+use quarry_indexer::parse::ParseError;
 use quarry_indexer::pipeline::{
     compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings,
-    ChunkedDoc, EmbeddedDoc, VersionChange,
+    ChunkedDoc, EmbeddedDoc, Failure, VersionChange,
 };
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
@@ -90,7 +91,11 @@ pub struct FileSettings<'a> {
 /// Parses, chunks and embeds one file (blocking). A chunk whose text `settings.stored` holds
 /// takes that vector instead of being embedded again. A file fails with the reason of its
 /// first failure; a JSONL file with some good lines succeeds with those.
-pub fn process_file(state: &Ingestion, raw: &RawDocument, settings: FileSettings<'_>) -> Result<ProcessedFile, String> {
+pub fn process_file(
+    state: &Ingestion,
+    raw: &RawDocument,
+    settings: FileSettings<'_>,
+) -> Result<ProcessedFile, Failure> {
     let FileSettings {
         chunker,
         stored,
@@ -110,8 +115,7 @@ pub fn process_file(state: &Ingestion, raw: &RawDocument, settings: FileSettings
         return Err(failures
             .into_iter()
             .next()
-            .map(|f| f.reason)
-            .unwrap_or_else(|| "no text content found".into()));
+            .unwrap_or_else(|| Failure::of(&raw.uri, "parse", &ParseError::NoText)));
     }
     let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     progress(StageProgress::chunked(chunks));
@@ -135,7 +139,7 @@ pub fn process_file(state: &Ingestion, raw: &RawDocument, settings: FileSettings
         progress(StageProgress::embedding(done, chunks));
     };
     let documents = embed_documents(documents, state.collections.embedder().as_ref(), 256, &embedding)
-        .map_err(|e| format!("Embedding failed: {e}"))?;
+        .map_err(|e| Failure::new(&raw.uri, "embed", format!("Embedding failed: {e}")))?;
     state
         .metrics
         .ingested_chunks
