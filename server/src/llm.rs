@@ -155,6 +155,11 @@ impl LlmClient {
             .ok_or_else(|| self.unreadable("no choices[0].message.content"))
     }
 
+    /// [`Self::complete`] of a call it owns (for calls made side by side).
+    pub async fn complete_owned(&self, call: ChatCall) -> Result<String, ServerError> {
+        self.complete(&call).await
+    }
+
     /// The LLM's answer to `call`, streamed: each piece goes to `pieces` as it arrives; the
     /// whole answer is returned at the end.
     pub async fn stream(

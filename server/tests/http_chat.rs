@@ -1,7 +1,8 @@
 //! Seed 002's POST /api/chat over real HTTP, against a small OpenAI-compatible chat server the
 //! test starts on loopback (no LLM runs on these machines): the request and response shapes,
 //! the RAG context in the seed's format, streaming as server-sent events, a timeout, an LLM
-//! that fails (retried, then a 502 naming it), and a server without an LLM (503).
+//! that fails (retried, then a 502 naming it), and a server without an LLM (503); and seed
+//! 001's query rewriting and contextual compression around a /v1 search.
 
 mod http_common;
 
@@ -39,6 +40,10 @@ async fn completions(State(seen): State<Arc<Seen>>, Json(body): Json<Value>) -> 
         _ => {}
     }
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    if let Some(answer) = seed_001_stage(&messages) {
+        let reply = json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": answer } }] });
+        return Json(reply).into_response();
+    }
     let system = messages
         .iter()
         .find(|m| m["role"] == "system")
@@ -63,6 +68,38 @@ async fn completions(State(seen): State<Arc<Seen>>, Json(body): Json<Value>) -> 
         "usage": { "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 }
     }))
     .into_response()
+}
+
+/// The stand-in's answers to seed 001's two instructions: a rewrite makes the green-tea
+/// question standalone when the history speaks of green tea; a compression keeps the sentences
+/// of the chunk that share a word of four letters or more with the query.
+fn seed_001_stage(messages: &[Value]) -> Option<String> {
+    let system = messages.first()?["content"].as_str()?;
+    let user = messages.get(1)?["content"].as_str()?;
+    if system.starts_with("Rewrite the 'user' query") {
+        let query = user.rsplit_once("User query: ")?.1;
+        return Some(match user.contains("green tea") {
+            true => "How long should green tea steep?".to_string(),
+            false => query.to_string(),
+        });
+    }
+    if system.starts_with("Extract only the sentences") {
+        let (query, text) = user.split_once("\n\n")?;
+        let words = |s: &str| -> Vec<String> {
+            s.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.len() >= 4)
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let asked = words(query);
+        let kept: Vec<&str> = text
+            .split_inclusive('.')
+            .filter(|sentence| words(sentence).iter().any(|w| asked.contains(w)))
+            .map(str::trim)
+            .collect();
+        return Some(kept.join(" "));
+    }
+    None
 }
 
 /// Starts the stand-in LLM; its base URL (`http://127.0.0.1:PORT/v1`).
@@ -276,6 +313,11 @@ async fn without_an_llm_chat_is_a_503_naming_the_setting() {
     assert_eq!(status, 503, "{answer}");
     assert_eq!(answer["error"], "Service Unavailable");
     assert!(answer["message"].as_str().unwrap().contains("--llm-url"), "{answer}");
+    let (status, answer) = server
+        .post("/v1/search", json!({ "query": "Hi", "compress": true }))
+        .await;
+    assert_eq!(status, 503, "{answer}");
+    assert!(answer["detail"].as_str().unwrap().contains("--llm-url"), "{answer}");
     // The rest of the seed's surface works without one.
     let (status, _) = server
         .post(
@@ -284,4 +326,96 @@ async fn without_an_llm_chat_is_a_503_naming_the_setting() {
         )
         .await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn search_with_the_query_rewritten_and_the_chunks_compressed_by_the_llm() {
+    let seen = Arc::new(Seen::default());
+    let url = start_llm(seen.clone()).await;
+    let data = tempfile::tempdir().unwrap();
+    let mut serve = options(data.path());
+    serve.llm = Some(llm_settings(&url));
+    let server = TestServer::start(serve).await;
+    for (path, title, text) in [
+        (
+            "/gpu",
+            "GPUs",
+            "GPUs run thousands of threads in parallel. They multiply matrices quickly.",
+        ),
+        (
+            "/tea",
+            "Tea",
+            "Black tea takes boiling water. Green tea should steep for two minutes at eighty degrees.",
+        ),
+    ] {
+        let body = json!({ "source": "wiki", "path": path, "title": title, "text": text });
+        assert_eq!(server.post("/api/rag/ingest", body).await.0, 200);
+    }
+    let history = json!([
+        { "role": "user", "content": "How do I make green tea?" },
+        { "role": "assistant", "content": "Use water below boiling." }
+    ]);
+    for route in ["/v1/collections/rag/search", "/v1/search"] {
+        let (status, result) = server
+            .post(
+                route,
+                json!({ "query": "and for how long?", "history": history, "rewrite_query": true, "compress": true, "top_k": 2, "mode": "hybrid" }),
+            )
+            .await;
+        assert_eq!(status, 200, "{route}: {result}");
+        assert_eq!(
+            result["rewritten_query"], "How long should green tea steep?",
+            "{result}"
+        );
+        assert_eq!(result["query"], "How long should green tea steep?");
+        // The GPU chunk holds no sentence about the question: dropped; the tea chunk is cut to
+        // the sentence that answers it, its whole text kept beside.
+        let chunks = result["chunks"].as_array().unwrap();
+        assert_eq!(chunks.len(), 1, "{result}");
+        assert_eq!(
+            chunks[0]["content"],
+            "Green tea should steep for two minutes at eighty degrees."
+        );
+        assert!(chunks[0]["metadata"]["uncompressed_content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Black tea"));
+    }
+    // What quarry asked: seed 001's instructions, the history and the query in the rewrite.
+    let requests = seen.requests.lock().unwrap().clone();
+    let rewrite = requests
+        .iter()
+        .find(|r| r["messages"][0]["content"].as_str().unwrap().starts_with("Rewrite"))
+        .unwrap();
+    let prompt = rewrite["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("user: How do I make green tea?") && prompt.ends_with("User query: and for how long?"),
+        "{prompt}"
+    );
+    assert_eq!(rewrite["model"], "default-model");
+    let compressions = requests
+        .iter()
+        .filter(|r| r["messages"][0]["content"].as_str().unwrap().starts_with("Extract"))
+        .count();
+    assert_eq!(compressions, 4, "two chunks, two routes");
+
+    // Without the stages a search never calls the LLM; history alone is refused.
+    let before = seen.requests.lock().unwrap().len();
+    let (status, plain) = server
+        .post("/v1/collections/rag/search", json!({ "query": "green tea" }))
+        .await;
+    assert_eq!(status, 200);
+    assert!(plain.get("rewritten_query").is_none());
+    assert_eq!(seen.requests.lock().unwrap().len(), before);
+    let (status, refused) = server
+        .post(
+            "/v1/collections/rag/search",
+            json!({ "query": "x", "history": history }),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        refused["detail"].as_str().unwrap().contains("rewrite_query"),
+        "{refused}"
+    );
 }

@@ -8,6 +8,7 @@ pub mod chat;
 pub mod dashboard;
 pub mod events;
 pub mod knowledge;
+pub mod llm_stages;
 pub mod ops;
 pub mod rag;
 pub mod read_only;

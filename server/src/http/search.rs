@@ -6,8 +6,12 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::Json;
 
+use serde_json::{Map, Value};
+
 use super::knowledge::find;
+use super::llm_stages::{compress, llm_for, rewrite, take_llm_stages, LlmStages};
 use super::ApiJson;
+use crate::app::HttpSettings;
 use crate::collection::Collection;
 use crate::http::api_error::ApiError;
 use crate::http::search_queue::SearchQueue;
@@ -28,11 +32,54 @@ pub struct SearchParts {
 
 pub async fn search(
     State(parts): State<SearchParts>,
+    State(settings): State<Arc<HttpSettings>>,
     Path(name): Path<String>,
-    ApiJson(request): ApiJson<SearchRequest>,
+    ApiJson(mut body): ApiJson<Map<String, Value>>,
 ) -> Result<Json<RetrievalResult>, ApiError> {
+    let stages = take_llm_stages(&mut body)?;
+    let request = search_request(body)?;
     let collection = find(&parts.collections, &name)?;
-    run_search(&parts, &collection, request).await.map(Json)
+    with_llm_stages(&settings, stages, request, |request| {
+        run_search(&parts, &collection, request)
+    })
+    .await
+    .map(Json)
+}
+
+fn search_request(body: Map<String, Value>) -> Result<SearchRequest, ApiError> {
+    serde_json::from_value(Value::Object(body)).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// Runs `search` with seed 001's LLM stages around it when the body asked for them
+/// ([`super::llm_stages`]).
+async fn with_llm_stages<F>(
+    settings: &HttpSettings,
+    stages: LlmStages,
+    mut request: SearchRequest,
+    search: impl FnOnce(SearchRequest) -> F,
+) -> Result<RetrievalResult, ApiError>
+where
+    F: std::future::Future<Output = Result<RetrievalResult, ApiError>>,
+{
+    if !stages.any() {
+        return search(request).await;
+    }
+    let llm = llm_for(settings.llm.as_ref())?;
+    request.validate()?;
+    let rewritten = match stages.rewrite {
+        true => Some(rewrite(&llm, &request.query, &stages.history).await?),
+        false => None,
+    };
+    if let Some(query) = &rewritten {
+        request.query = query.clone();
+    }
+    let query = request.query.clone();
+    let mut result = search(request).await?;
+    if stages.compress {
+        compress(&llm, &query, &mut result).await?;
+    }
+    result.rewritten_query = rewritten;
+    Ok(result)
 }
 
 /// Validates and runs a search on the version `collection` serves. A collection without one
@@ -57,6 +104,7 @@ pub(crate) async fn run_search(
             mode: request.mode.as_str().into(),
             underfilled: true,
             facets: (!request.facets.is_empty()).then(|| empty_facets(&request.facets)),
+            rewritten_query: None,
         });
     };
     let mode = request.mode;
@@ -84,8 +132,10 @@ fn record_timings(metrics: &Metrics, mode: Mode, timings: SearchTimings) {
 /// naming its collection in `metadata.collection`.
 pub async fn search_all(
     State(parts): State<SearchParts>,
-    ApiJson(mut body): ApiJson<serde_json::Map<String, serde_json::Value>>,
+    State(settings): State<Arc<HttpSettings>>,
+    ApiJson(mut body): ApiJson<Map<String, Value>>,
 ) -> Result<Json<RetrievalResult>, ApiError> {
+    let stages = take_llm_stages(&mut body)?;
     let names = match body.remove("collections") {
         None | Some(serde_json::Value::Null) => parts.collections.names(),
         Some(names) => {
@@ -105,8 +155,7 @@ pub async fn search_all(
             unique
         }
     };
-    let request: SearchRequest = serde_json::from_value(serde_json::Value::Object(body))
-        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+    let request = search_request(body)?;
     let mut searched = Vec::with_capacity(names.len());
     for name in names {
         // An empty collection (or one whose snapshot failed to load) adds nothing.
@@ -114,13 +163,16 @@ pub async fn search_all(
             searched.push((name, searcher));
         }
     }
-    let mode = request.mode;
-    let outcome = parts
-        .queue
-        .run(&parts.metrics, move || {
-            SearchScope::collections(&searched).search(&request)
-        })
-        .await??;
-    record_timings(&parts.metrics, mode, outcome.timings);
-    Ok(Json(outcome.result))
+    let search = |request: SearchRequest| async {
+        let mode = request.mode;
+        let outcome = parts
+            .queue
+            .run(&parts.metrics, move || {
+                SearchScope::collections(&searched).search(&request)
+            })
+            .await??;
+        record_timings(&parts.metrics, mode, outcome.timings);
+        Ok(outcome.result)
+    };
+    with_llm_stages(&settings, stages, request, search).await.map(Json)
 }

@@ -47,6 +47,10 @@ pub struct RetrievalResult {
     /// Documents by value of each field the request named in `facets` (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facets: Option<Facets>,
+    /// The query the search ran with when the request asked the LLM to rewrite it
+    /// (`rewrite_query`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewritten_query: Option<String>,
 }
 
 /// The citation label of a chunk.

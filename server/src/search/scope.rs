@@ -143,6 +143,7 @@ impl<'a> SearchScope<'a> {
                 mode: request.mode.as_str().into(),
                 underfilled,
                 facets,
+                rewritten_query: None,
             },
             timings: SearchTimings {
                 embed_secs: 0.0,
