@@ -58,6 +58,8 @@ pub struct ServeOptions {
     pub poll_interval: Option<Duration>,
     /// The collection behind /api/rag.
     pub rag_collection: String,
+    /// The collection behind /api/knowledge (seed 004's knowledge library).
+    pub knowledge_collection: String,
     pub request_timeout: Duration,
     /// When a collection's small online segments are merged into one.
     pub compact: CompactOptions,
@@ -94,6 +96,7 @@ impl ServeOptions {
             query_cache: 4096,
             poll_interval: Some(Duration::from_secs(30)),
             rag_collection: "rag".into(),
+            knowledge_collection: "knowledge".into(),
             request_timeout: Duration::from_secs(60),
             compact: CompactOptions::default(),
             api_keys: ApiKeys::default(),
@@ -117,6 +120,7 @@ pub struct HttpSettings {
     pub api_keys: ApiKeys,
     pub upload_limit: usize,
     pub rag_collection: String,
+    pub knowledge_collection: String,
     pub read_only: bool,
     /// The LLM endpoint /api/chat talks to (None: not configured, /api/chat answers 503).
     pub llm: Option<Arc<crate::llm::LlmClient>>,
@@ -227,6 +231,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
             api_keys: options.api_keys.clone(),
             upload_limit: options.upload_limit,
             rag_collection: options.rag_collection.clone(),
+            knowledge_collection: options.knowledge_collection.clone(),
             read_only: options.read_only,
             llm,
         }),
@@ -299,21 +304,26 @@ fn wanted_collections(options: &ServeOptions, registry: &CollectionRegistry) -> 
             }),
         );
     }
-    let rag = options.rag_collection.clone();
-    if !wanted.contains_key(&rag) {
-        validate_name(&rag)?;
-        let uri = registry.managed_root(&rag).display().to_string();
-        wanted.insert(
-            rag.clone(),
-            CollectionRecord {
-                name: rag,
-                uri,
-                managed: true,
-                description: Some("Documents ingested through /api/rag/ingest".into()),
-                metadata: Default::default(),
-                created_at: chrono::Utc::now(),
-            },
-        );
+    let built_in = [
+        (&options.rag_collection, "Documents ingested through /api/rag/ingest"),
+        (&options.knowledge_collection, "The knowledge library of /api/knowledge"),
+    ];
+    for (name, description) in built_in {
+        if !wanted.contains_key(name) {
+            validate_name(name)?;
+            let uri = registry.managed_root(name).display().to_string();
+            wanted.insert(
+                name.clone(),
+                CollectionRecord {
+                    name: name.clone(),
+                    uri,
+                    managed: true,
+                    description: Some(description.into()),
+                    metadata: Default::default(),
+                    created_at: chrono::Utc::now(),
+                },
+            );
+        }
     }
     Ok(wanted.into_values().collect())
 }

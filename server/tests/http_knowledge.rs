@@ -112,7 +112,7 @@ async fn knowledge_layer_end_to_end() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["rag", "reports"]);
+    assert_eq!(names, ["knowledge", "rag", "reports"]);
     assert_eq!(server.get("/v1/collections/reports").await.0, 200);
     let (status, body) = server.get("/v1/collections/nope").await;
     assert_eq!(

@@ -59,6 +59,9 @@ pub struct ServeArgs {
     /// The collection behind /api/rag.
     #[arg(long, env = "QUARRY_RAG_COLLECTION", default_value = "rag")]
     pub rag_collection: String,
+    /// The collection behind /api/knowledge (seed 004's knowledge library).
+    #[arg(long, env = "QUARRY_KNOWLEDGE_COLLECTION", default_value = "knowledge")]
+    pub knowledge_collection: String,
     /// Request timeout in seconds.
     #[arg(long, env = "QUARRY_REQUEST_TIMEOUT", default_value_t = 60, value_parser = at_least_one::<u64>)]
     pub request_timeout: u64,
@@ -148,6 +151,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.query_cache = args.query_cache;
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
+    options.knowledge_collection = args.knowledge_collection.clone();
     options.read_only = args.read_only;
     options.llm = args.llm_url.as_ref().map(|url| quarry_server::llm::LlmSettings {
         url: url.clone(),

@@ -104,9 +104,11 @@ pub fn needs(method: &Method, path: &str) -> Needs {
     match (method.as_str(), path) {
         ("GET", "/healthz" | "/readyz" | "/metrics" | "/dashboard" | "/") => Needs::Nothing,
         ("GET", path) if path.starts_with("/v1/") => Needs::Key(Role::Search),
-        ("POST", "/v1/collections/{name}/search" | "/v1/search" | "/api/rag/search" | "/api/chat") => {
-            Needs::Key(Role::Search)
-        }
+        ("GET", path) if path.starts_with("/api/knowledge/") => Needs::Key(Role::Search),
+        (
+            "POST",
+            "/v1/collections/{name}/search" | "/v1/search" | "/api/rag/search" | "/api/chat" | "/api/knowledge/search",
+        ) => Needs::Key(Role::Search),
         _ => Needs::Key(Role::Admin),
     }
 }

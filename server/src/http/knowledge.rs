@@ -82,9 +82,14 @@ pub async fn delete_collection(
     Path(name): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let collection = find(&collections, &name)?;
-    if name == settings.rag_collection {
+    let backs = match name.as_str() {
+        rag if rag == settings.rag_collection => Some("/api/rag (--rag-collection)"),
+        library if library == settings.knowledge_collection => Some("/api/knowledge (--knowledge-collection)"),
+        _ => None,
+    };
+    if let Some(route) = backs {
         return Err(ApiError::Conflict(format!(
-            "collection '{name}' backs /api/rag (--rag-collection) and cannot be deleted; delete its documents instead"
+            "collection '{name}' backs {route} and cannot be deleted; delete its documents instead"
         )));
     }
     let _guard = collection.publish_lock.lock().await;
@@ -112,7 +117,7 @@ pub async fn reload_collection(
 }
 
 /// The last path component of an uploaded file's name.
-fn clean_file_name(name: &str) -> String {
+pub(crate) fn clean_file_name(name: &str) -> String {
     let name = name.rsplit(['/', '\\']).next().unwrap_or(name).trim();
     if name.is_empty() {
         "upload".into()
@@ -127,7 +132,7 @@ const MAX_TAG_CHARS: usize = 64;
 
 /// Adds the comma-separated tags of an upload's `tags` field to `tags` (trimmed, empty ones
 /// and repeats dropped).
-fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiError> {
+pub(crate) fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiError> {
     for tag in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         if tag.chars().count() > MAX_TAG_CHARS {
             return Err(ApiError::BadRequest(format!(
@@ -296,13 +301,29 @@ pub async fn delete_documents(
     if body.file_ids.is_empty() {
         return Err(ApiError::BadRequest("file_ids must name at least one file".into()));
     }
+    let (successful, failed) = delete_files(&state, &collection, &body.file_ids).await?;
+    Ok(Json(json!({
+        "message": format!("Deleted {} of {} files", successful.len(), body.file_ids.len()),
+        "successful": successful,
+        "failed": failed,
+        "total_deleted": successful.len(),
+    })))
+}
+
+/// Deletes the files `ids` names (by id or name) from `collection`: their documents hidden in
+/// a new version, their records gone. The ids deleted, and `{file_id, error}` for the others.
+pub(crate) async fn delete_files(
+    state: &Arc<Ingestion>,
+    collection: &Arc<Collection>,
+    ids: &[String],
+) -> Result<(Vec<String>, Vec<serde_json::Value>), ApiError> {
     let _guard = collection.publish_lock.lock().await;
     let files = collection.list_files();
     let mut successful = Vec::new();
     let mut failed = Vec::new();
     let mut tombstones = Vec::new();
     let mut removed: HashSet<String> = HashSet::new();
-    for id in &body.file_ids {
+    for id in ids {
         let matching: Vec<&FileInfo> = files
             .iter()
             .filter(|f| &f.file_id == id || &f.file_name == id)
@@ -322,8 +343,8 @@ pub async fn delete_documents(
     }
     if !tombstones.is_empty() {
         publish(
-            &state,
-            &collection,
+            state,
+            collection,
             VersionChange {
                 documents: Vec::new(),
                 tombstones,
@@ -340,14 +361,9 @@ pub async fn delete_documents(
         .retain(|f| !removed.contains(&f.file_id));
     state
         .collections
-        .save_files(&collection)
+        .save_files(collection)
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(Json(json!({
-        "message": format!("Deleted {} of {} files", successful.len(), body.file_ids.len()),
-        "successful": successful,
-        "failed": failed,
-        "total_deleted": successful.len(),
-    })))
+    Ok((successful, failed))
 }
 
 /// A job's IngestionJobStatus; a pending one says where it waits in `metadata`

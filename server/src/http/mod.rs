@@ -8,6 +8,7 @@ pub mod chat;
 pub mod dashboard;
 pub mod events;
 pub mod knowledge;
+pub mod knowledge_library;
 pub mod llm_stages;
 pub mod ops;
 pub mod rag;
@@ -52,6 +53,15 @@ pub fn routes() -> Router<AppState> {
         .route("/api/rag/ingest", post(rag::ingest))
         .route("/api/rag/search", post(rag::search))
         .route("/api/chat", post(chat::chat))
+        .route(
+            "/api/knowledge/documents",
+            post(knowledge_library::upload_document).get(knowledge_library::list_documents),
+        )
+        .route(
+            "/api/knowledge/documents/{id}",
+            get(knowledge_library::get_document).delete(knowledge_library::delete_document),
+        )
+        .route("/api/knowledge/search", post(knowledge_library::search))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

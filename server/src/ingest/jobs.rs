@@ -486,6 +486,7 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
                         info.chunk_count = file.chunks;
                         info.ingested_at = Some(Utc::now());
                         info.metadata.insert("doc_ids".into(), file.doc_ids.clone().into());
+                        info.metadata.insert("token_count".into(), file.tokens.into());
                         info.metadata
                             .insert("snapshot_version".into(), manifest.version.clone().into());
                     });

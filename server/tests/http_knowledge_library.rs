@@ -1,0 +1,198 @@
+//! Seed 004's knowledge library over real HTTP: /api/knowledge/documents (upload one file with a
+//! name and tags, list, get, delete) and /api/knowledge/search (its SearchResult records with
+//! similarity, heading_path, document_name, token_count), errors in the /api shape.
+
+mod http_common;
+
+use std::time::Duration;
+
+use http_common::{options, TestServer};
+use serde_json::{json, Value};
+
+async fn upload(server: &TestServer, file: &str, bytes: &[u8], name: Option<&str>, tags: &str) -> (u16, Value) {
+    let mut form = reqwest::multipart::Form::new().text("tags", tags.to_string());
+    if !file.is_empty() {
+        form = form.part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes.to_vec()).file_name(file.to_string()),
+        );
+    }
+    if let Some(name) = name {
+        form = form.text("name", name.to_string());
+    }
+    let response = server
+        .client
+        .post(server.url("/api/knowledge/documents"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Polls a document until it is ready or failed.
+async fn settled(server: &TestServer, id: &str) -> Value {
+    for _ in 0..600 {
+        let (status, document) = server.get(&format!("/api/knowledge/documents/{id}")).await;
+        assert_eq!(status, 200, "{document}");
+        if document["status"] == "ready" || document["status"] == "failed" {
+            return document;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("document {id} did not settle");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_knowledge_library_uploads_lists_searches_and_deletes() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let guide = b"# Setup\n\n## Install\n\nRun cargo build in the checkout to install quarry on a new machine.\n\n## Tea\n\nGreen tea steeps for two minutes at eighty degrees.\n";
+    let (status, pending) = upload(&server, "guide.md", guide, Some("Setup guide"), "ops, setup").await;
+    assert_eq!(status, 202, "{pending}");
+    let keys: Vec<&str> = pending.as_object().unwrap().keys().map(String::as_str).collect();
+    for key in [
+        "id",
+        "name",
+        "filename",
+        "content_type",
+        "tags",
+        "status",
+        "error",
+        "chunk_count",
+        "token_count",
+        "metadata",
+        "created_at",
+        "updated_at",
+    ] {
+        assert!(keys.contains(&key), "{key} missing: {pending}");
+    }
+    assert_eq!(
+        (
+            &pending["name"],
+            &pending["filename"],
+            &pending["content_type"],
+            &pending["tags"]
+        ),
+        (
+            &json!("Setup guide"),
+            &json!("guide.md"),
+            &json!("text/markdown"),
+            &json!(["ops", "setup"])
+        )
+    );
+    assert!(
+        matches!(pending["status"].as_str(), Some("pending" | "processing")),
+        "{pending}"
+    );
+    let id = pending["id"].as_str().unwrap().to_string();
+    let (status, broken) = upload(&server, "broken.pdf", b"%PDF-1.7 not really", None, "").await;
+    assert_eq!(status, 202, "{broken}");
+    let broken_id = broken["id"].as_str().unwrap().to_string();
+
+    let ready = settled(&server, &id).await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert!(
+        ready["chunk_count"].as_u64().unwrap() >= 1 && ready["token_count"].as_u64().unwrap() > 10,
+        "{ready}"
+    );
+    let failed = settled(&server, &broken_id).await;
+    assert_eq!(
+        (&failed["status"], &failed["error"], &failed["name"]),
+        (
+            &json!("failed"),
+            &json!("File appears corrupted. Please verify the file and try again."),
+            &json!("broken.pdf")
+        )
+    );
+    assert!(
+        failed["metadata"]["error_detail"].as_str().unwrap().contains("PDF"),
+        "{failed}"
+    );
+    let (status, listed) = server.get("/api/knowledge/documents").await;
+    assert_eq!(status, 200);
+    let ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [broken_id.as_str(), id.as_str()], "newest first");
+
+    // Search: seed 004's SearchResult, by cosine similarity, with the heading path.
+    let (status, results) = server
+        .post(
+            "/api/knowledge/search",
+            json!({ "query": "how do I install quarry", "top_k": 3, "similarity_threshold": 0.2 }),
+        )
+        .await;
+    assert_eq!(status, 200, "{results}");
+    let first = &results[0];
+    assert_eq!(
+        (&first["document_id"], &first["document_name"], &first["tags"]),
+        (&json!(id), &json!("Setup guide"), &json!(["ops", "setup"]))
+    );
+    assert!(
+        first["heading_path"].as_array().unwrap().iter().any(|h| h == "Install"),
+        "{first}"
+    );
+    assert!(first["content"].as_str().unwrap().contains("cargo build"), "{first}");
+    let similarity = first["similarity"].as_f64().unwrap();
+    assert!(similarity > 0.2 && similarity <= 1.0, "{first}");
+    assert!(first["token_count"].as_u64().unwrap() > 0);
+    for (body, why) in [
+        (
+            json!({ "query": "install quarry", "tags": ["finance"] }),
+            "no document has the tag",
+        ),
+        (
+            json!({ "query": "install quarry", "similarity_threshold": 0.99 }),
+            "nothing that similar",
+        ),
+    ] {
+        let (status, results) = server.post("/api/knowledge/search", body).await;
+        assert_eq!((status, results), (200, json!([])), "{why}");
+    }
+    for (body, field) in [
+        (json!({ "query": " " }), "query"),
+        (json!({ "query": "x", "top_k": 0 }), "top_k"),
+        (
+            json!({ "query": "x", "similarity_threshold": 2 }),
+            "similarity_threshold",
+        ),
+        (json!({ "query": "x", "tags": "ops" }), "tags"),
+    ] {
+        let (status, answer) = server.post("/api/knowledge/search", body).await;
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(
+            (&answer["error"], &answer["details"]["field"]),
+            (&json!("Validation error"), &json!(field))
+        );
+    }
+    let (status, answer) = upload(&server, "", b"", None, "").await;
+    assert_eq!(status, 400, "an upload without a file: {answer}");
+    assert_eq!(answer["details"]["field"], "file", "{answer}");
+
+    // Delete: the document and its chunks go; the library's collection itself stays.
+    let response = server
+        .client
+        .delete(server.url(&format!("/api/knowledge/documents/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 204);
+    let (status, gone) = server.get(&format!("/api/knowledge/documents/{id}")).await;
+    assert_eq!((status, &gone["error"]), (404, &json!("Not Found")), "{gone}");
+    let (_, results) = server
+        .post(
+            "/api/knowledge/search",
+            json!({ "query": "how do I install quarry", "similarity_threshold": 0.0 }),
+        )
+        .await;
+    assert_eq!(results, json!([]), "its chunks went with it");
+    let (status, _) = server.delete(&format!("/api/knowledge/documents/{id}"), None).await;
+    assert_eq!(status, 404);
+    let (status, refused) = server.delete("/v1/collections/knowledge", None).await;
+    assert_eq!(status, 409, "{refused}");
+}
