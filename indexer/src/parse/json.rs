@@ -212,6 +212,11 @@ mod tests {
         );
         assert_eq!(doc.tags, ["ops"]);
         let err = AutoParser.parse(&raw_for_test("bad.json", "{\"a\": ")).unwrap_err();
-        assert!(err.to_string().contains("invalid JSON at line 1"), "{err}");
+        // Seed 004's message, with where the JSON broke kept apart.
+        assert_eq!(
+            err.to_string(),
+            "File appears corrupted. Please verify the file and try again."
+        );
+        assert!(err.detail().unwrap().contains("invalid JSON at line 1"), "{err:?}");
     }
 }
