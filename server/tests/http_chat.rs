@@ -123,14 +123,20 @@ fn llm_settings(url: &str) -> LlmSettings {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn chat_with_and_without_rag_streamed_and_when_the_llm_fails() {
+/// The stand-in LLM and a quarry server using it (its data folder lives as long as the handle).
+async fn start_with_llm() -> (Arc<Seen>, String, tempfile::TempDir, TestServer) {
     let seen = Arc::new(Seen::default());
     let url = start_llm(seen.clone()).await;
     let data = tempfile::tempdir().unwrap();
     let mut serve = options(data.path());
     serve.llm = Some(llm_settings(&url));
     let server = TestServer::start(serve).await;
+    (seen, url, data, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn chat_with_and_without_rag_streamed_and_when_the_llm_fails() {
+    let (seen, url, _data, server) = start_with_llm().await;
     let ingest = |path: &str, title: &str, text: &str| json!({ "source": "wiki", "path": path, "title": title, "text": text, "tags": ["ops"] });
     for (path, title, text) in [
         (
@@ -330,12 +336,7 @@ async fn without_an_llm_chat_is_a_503_naming_the_setting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn search_with_the_query_rewritten_and_the_chunks_compressed_by_the_llm() {
-    let seen = Arc::new(Seen::default());
-    let url = start_llm(seen.clone()).await;
-    let data = tempfile::tempdir().unwrap();
-    let mut serve = options(data.path());
-    serve.llm = Some(llm_settings(&url));
-    let server = TestServer::start(serve).await;
+    let (seen, _url, _data, server) = start_with_llm().await;
     for (path, title, text) in [
         (
             "/gpu",
