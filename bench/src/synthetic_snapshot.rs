@@ -55,6 +55,7 @@ pub async fn write_synthetic_snapshot(
             // A metadata key to filter and count by: five years, a fifth of the documents each.
             metadata: format!(r#"{{"year": {}}}"#, 2020 + records.len() % 5),
             ingested_at: now,
+            layers: Default::default(),
         });
     }
     let embeddings = Embeddings { dim, data: vectors };

@@ -16,5 +16,6 @@ pub mod process_memory;
 pub mod snapshot;
 pub mod source;
 pub mod store;
+pub mod summary;
 
 pub use error::{IndexerError, Result};

@@ -219,6 +219,7 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
         chunker: Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer, "test").unwrap()),
         tags: Vec::new(),
         max_document_tokens: 100_000,
+        summarizer: quarry_indexer::summary::Summaries::default().summarizer(),
         ingested_at: chrono::Utc::now(),
     };
     let model = ModelDir::open(&common::model_dir()).unwrap();

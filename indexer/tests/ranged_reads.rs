@@ -38,6 +38,7 @@ fn records() -> Vec<DocumentRecord> {
             chunk_count: if doc == ROWS / 100 { (ROWS % 100) as u32 } else { 100 },
             metadata: "{}".into(),
             ingested_at: chrono::DateTime::from_timestamp_millis(1_700_000_000_000).unwrap(),
+            layers: Default::default(),
         })
         .collect()
 }

@@ -13,6 +13,7 @@ use axum::Router;
 use quarry_indexer::embed::Embedder;
 use quarry_indexer::parse::{AutoParser, Parser};
 use quarry_indexer::store::StoreOptions;
+use quarry_indexer::summary::Summaries;
 use tokio::sync::Semaphore;
 
 use crate::collection::{validate_name, Collection, CollectionRecord};
@@ -73,6 +74,8 @@ pub struct ServeOptions {
     pub parser: Arc<dyn Parser>,
     /// An OpenAI-compatible LLM endpoint for /api/chat (None: /api/chat answers 503).
     pub llm: Option<crate::llm::LlmSettings>,
+    /// How an uploaded document's layers (L0, L1) are made.
+    pub summaries: Summaries,
 }
 
 /// CPU cores available to the process.
@@ -103,6 +106,7 @@ impl ServeOptions {
             read_only: false,
             parser: Arc::new(AutoParser),
             llm: None,
+            summaries: Summaries::default(),
         }
     }
 }
@@ -224,6 +228,7 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         uploads_root: options.data_dir.join("uploads"),
         parser: options.parser.clone(),
         compact: options.compact.clone(),
+        summarizer: options.summaries.summarizer(),
     });
     let state = AppState {
         search: Arc::new(SearchQueue::new(options.search_workers, options.search_queue)),

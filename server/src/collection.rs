@@ -182,7 +182,9 @@ impl Collection {
 
     /// Uploaded files (every state), then the source files of the snapshot's documents that
     /// did not come from an upload (a batch run's), one entry per file: the documents of a
-    /// JSONL file are grouped under it (the URI without its `#fragment`).
+    /// JSONL file are grouped under it (the URI without its `#fragment`). A file that is one
+    /// document has its one-sentence summary (seed 000; the document's L0) in
+    /// `metadata.summary`.
     pub fn list_files(&self) -> Vec<FileInfo> {
         let mut files = self.files.lock().expect("files lock").clone();
         if let Some(searcher) = self.searcher() {
@@ -194,8 +196,11 @@ impl Collection {
                 .filter_map(|id| id.as_str().map(str::to_string))
                 .collect();
             let mut by_file: BTreeMap<String, FileInfo> = BTreeMap::new();
-            for (document, chunks, _segment) in searcher.snapshot().live_documents() {
+            let mut uploaded_summaries: std::collections::HashMap<&str, &str> = Default::default();
+            let live = searcher.snapshot().live_documents();
+            for &(document, chunks, _segment) in &live {
                 if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
+                    uploaded_summaries.insert(&document.doc_id, &document.layers.abstract_text);
                     continue;
                 }
                 let file_uri = quarry_indexer::parse::file_uri_of(&document.uri).to_string();
@@ -222,11 +227,29 @@ impl Collection {
                 }
                 if document.uri == file_uri {
                     entry.metadata.insert("title".into(), document.title.clone().into());
+                    add_summary(entry, &document.layers.abstract_text);
+                }
+            }
+            for file in &mut files {
+                let ids = file.metadata.get("doc_ids").and_then(|ids| ids.as_array());
+                let only = match ids.map(Vec::as_slice) {
+                    Some([only]) => only.as_str().and_then(|id| uploaded_summaries.get(id)).copied(),
+                    _ => None,
+                };
+                if let Some(summary) = only {
+                    add_summary(file, summary);
                 }
             }
             files.extend(by_file.into_values());
         }
         files
+    }
+}
+
+/// Puts a non-empty `summary` in `file.metadata.summary`.
+fn add_summary(file: &mut FileInfo, summary: &str) {
+    if !summary.is_empty() {
+        file.metadata.insert("summary".into(), summary.into());
     }
 }
 

@@ -66,6 +66,7 @@ async fn publish(out: &Path, spec: &IndexSpec, vectors: &Embeddings, indexed_row
             chunk_count: 1,
             metadata: "{}".into(),
             ingested_at: now,
+            layers: Default::default(),
         });
     }
     let index = build_vector_index(spec, vectors.dim, &vectors.data[..indexed_rows * vectors.dim]).unwrap();

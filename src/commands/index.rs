@@ -9,6 +9,7 @@ use quarry_indexer::pipeline::{
     publish_shards, run as run_pipeline, ProgressMode, PublishMode, RunOptions, RunPlan, RunReport,
 };
 use quarry_indexer::source::SourceOptions;
+use quarry_indexer::summary::Summaries;
 
 use super::{at_least_one, runtime, ModelArgs, StoreArgs};
 
@@ -74,6 +75,10 @@ pub struct IndexArgs {
     /// Documents with more tokens fail with "Document too large".
     #[arg(long, env = "QUARRY_MAX_DOCUMENT_TOKENS", default_value_t = 500_000, value_parser = at_least_one::<usize>)]
     pub max_document_tokens: usize,
+    /// How each document's layers (seed 003's L0 abstract and L1 overview, stored with its
+    /// record) are made: extractive (its most central sentences; no model) | off
+    #[arg(long, env = "QUARRY_SUMMARIES", default_value = "extractive")]
+    pub summaries: Summaries,
     /// auto | bars | log | json (a JSON object a line on stderr every 5 s, and a last one with
     /// "done": true) | quiet
     #[arg(long, env = "QUARRY_PROGRESS", default_value = "auto", value_parser = parse_progress)]
@@ -190,6 +195,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     };
     options.tags = args.tags;
     options.max_document_tokens = args.max_document_tokens;
+    options.summaries = args.summaries;
     options.progress = args.progress;
     options.report_path = args.report;
     options.reuse = args.reuse;

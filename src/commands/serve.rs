@@ -62,6 +62,10 @@ pub struct ServeArgs {
     /// The collection behind /api/knowledge (seed 004's knowledge library).
     #[arg(long, env = "QUARRY_KNOWLEDGE_COLLECTION", default_value = "knowledge")]
     pub knowledge_collection: String,
+    /// How an uploaded document's layers (seed 003's L0 abstract and L1 overview) are made:
+    /// extractive (its most central sentences; no model) | off
+    #[arg(long, env = "QUARRY_SUMMARIES", default_value = "extractive")]
+    pub summaries: quarry_indexer::summary::Summaries,
     /// Request timeout in seconds.
     #[arg(long, env = "QUARRY_REQUEST_TIMEOUT", default_value_t = 60, value_parser = at_least_one::<u64>)]
     pub request_timeout: u64,
@@ -152,6 +156,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.poll_interval = (args.poll_interval > 0).then(|| Duration::from_secs(args.poll_interval));
     options.rag_collection = args.rag_collection.clone();
     options.knowledge_collection = args.knowledge_collection.clone();
+    options.summaries = args.summaries;
     options.read_only = args.read_only;
     options.llm = args.llm_url.as_ref().map(|url| quarry_server::llm::LlmSettings {
         url: url.clone(),

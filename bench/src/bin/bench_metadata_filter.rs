@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
                 2020 + i % 5
             ),
             ingested_at: Default::default(),
+            layers: Default::default(),
         })
         .collect();
     let mut filters = Filters::default();

@@ -135,7 +135,8 @@ pub struct StoredEmbeddings {
 
 /// A fingerprint of a record less the time it was ingested (and, for a part of a file such
 /// as a JSONL line, the file's ETag: one changed line must not rewrite the records of every
-/// other line). Records that differ in nothing else have the same key.
+/// other line). Records that differ in nothing else have the same key: layers made by another
+/// summarizer are a difference.
 fn record_key(record: &DocumentRecord) -> u64 {
     let part_of_a_file = file_uri_of(&record.uri) != record.uri;
     let etag = if part_of_a_file { None } else { record.etag.clone() };

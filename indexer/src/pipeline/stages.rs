@@ -20,6 +20,7 @@ use crate::index::analysis::{detect, Detected};
 use crate::parse::{Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
 use crate::source::RawDocument;
+use crate::summary::Summarizer;
 
 /// How files become chunked documents: shared by batch runs and online ingestion.
 pub struct ChunkSettings {
@@ -29,18 +30,21 @@ pub struct ChunkSettings {
     pub tags: Vec<String>,
     pub max_document_tokens: usize,
     pub ingested_at: chrono::DateTime<chrono::Utc>,
+    /// Makes each document's layers (L0, L1) as it is chunked.
+    pub summarizer: Arc<dyn Summarizer>,
 }
 
 impl ChunkSettings {
     /// What shapes a document record besides the file itself: this indexer build (its
-    /// parsers), the tags added and the size limit. Recorded in the manifest; a later run
+    /// parsers), the tags added, the size limit and the summarizer. Recorded in the manifest; a later run
     /// skips unchanged files only under the same signature.
     pub fn signature(&self) -> String {
         let settings = format!(
-            "quarry-indexer {}; tags {:?}; max_document_tokens {}",
+            "quarry-indexer {}; tags {:?}; max_document_tokens {}; summaries {}",
             env!("CARGO_PKG_VERSION"),
             self.tags,
-            self.max_document_tokens
+            self.max_document_tokens,
+            self.summarizer.name()
         );
         crate::snapshot::sha256_hex(settings.as_bytes())[..16].to_string()
     }
@@ -72,6 +76,7 @@ impl StageContext {
 }
 
 fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -> DocumentRecord {
+    let layers = settings.summarizer.layers(&document);
     let mut tags = document.tags;
     for tag in &settings.tags {
         if !tags.contains(tag) {
@@ -91,6 +96,7 @@ fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -
         chunk_count: chunk_count as u32,
         metadata: serde_json::Value::Object(document.metadata).to_string(),
         ingested_at: settings.ingested_at,
+        layers,
     }
 }
 

@@ -21,6 +21,7 @@ use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
 use crate::parse::ContentType;
+use crate::summary::DocumentLayers;
 
 /// One row of documents.parquet.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -38,6 +39,8 @@ pub struct DocumentRecord {
     /// JSON object, as text.
     pub metadata: String,
     pub ingested_at: chrono::DateTime<chrono::Utc>,
+    /// Its L0 and L1 (columns `abstract` and `overview`; empty in files written before them).
+    pub layers: DocumentLayers,
 }
 
 /// Every row of the Parquet file in `bytes`, in order: a batch per row group, the row groups
@@ -262,6 +265,8 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
             TimestampMillisecondArray::from_iter_values(documents.iter().map(|d| d.ingested_at.timestamp_millis()))
                 .with_timezone("UTC"),
         ),
+        strings(|d| &d.layers.abstract_text),
+        strings(|d| &d.layers.overview),
     ];
     let utf8 = |name: &str| Field::new(name, DataType::Utf8, false);
     let schema = Schema::new(vec![
@@ -285,6 +290,8 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
             DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
             false,
         ),
+        utf8("abstract"),
+        utf8("overview"),
     ]);
     let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
     write_batch(FILE, batch, &["doc_id", "uri", "content_hash"])
@@ -328,6 +335,13 @@ fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
     let size = column::<UInt64Array>(batch, DOCUMENTS_FILE, "size")?;
     let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
     let ingested = column::<TimestampMillisecondArray>(batch, DOCUMENTS_FILE, "ingested_at")?;
+    // Files written before the layers have neither column.
+    let layer = |name: &str| match batch.column_by_name(name) {
+        None => Ok(None),
+        Some(_) => column::<StringArray>(batch, DOCUMENTS_FILE, name).map(Some),
+    };
+    let (abstracts, overviews) = (layer("abstract")?, layer("overview")?);
+    let text_at = |array: Option<&StringArray>, row: usize| array.map(|a| a.value(row).to_string()).unwrap_or_default();
     let mut documents = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
         documents.push(DocumentRecord {
@@ -343,6 +357,10 @@ fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
             chunk_count: chunk_count.value(row),
             metadata: metadata.value(row).to_string(),
             ingested_at: chrono::DateTime::from_timestamp_millis(ingested.value(row)).unwrap_or_default(),
+            layers: DocumentLayers {
+                abstract_text: text_at(abstracts, row),
+                overview: text_at(overviews, row),
+            },
         });
     }
     Ok(documents)
@@ -441,6 +459,10 @@ mod tests {
             chunk_count: 3,
             metadata: "{\"k\":1}".into(),
             ingested_at: chrono::DateTime::from_timestamp_millis(1_700_000_000_123).unwrap(),
+            layers: DocumentLayers {
+                abstract_text: "Ein Satz.".into(),
+                overview: "Ein Satz. Noch einer ✓.".into(),
+            },
         };
         let back = documents_from_parquet(documents_to_parquet(std::slice::from_ref(&record)).unwrap().into()).unwrap();
         assert_eq!(back, std::slice::from_ref(&record));

@@ -134,6 +134,7 @@ pub async fn publish_online(
         chunker: chunker.clone(),
         tags: Vec::new(),
         max_document_tokens: 500_000,
+        summarizer: quarry_indexer::summary::Summaries::default().summarizer(),
         ingested_at: chrono::Utc::now(),
     };
     let raw = quarry_indexer::source::RawDocument {

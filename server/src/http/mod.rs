@@ -15,6 +15,7 @@ pub mod rag;
 pub mod read_only;
 pub mod search;
 pub mod search_queue;
+pub mod summaries;
 pub mod versions;
 
 use axum::extract::rejection::JsonRejection;
@@ -47,6 +48,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/collections/{name}/events", get(events::collection_events))
         .route("/v1/collections/{name}/reload", post(knowledge::reload_collection))
         .route("/v1/collections/{name}/versions", get(versions::list))
+        .route("/v1/collections/{name}/summaries", get(summaries::list))
         .route("/v1/collections/{name}/rollback", post(versions::rollback))
         .route("/v1/documents/{job_id}/status", get(knowledge::job_status))
         .route("/v1/knowledge/health", get(knowledge::health))

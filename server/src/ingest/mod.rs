@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use quarry_indexer::parse::Parser;
 use quarry_indexer::pipeline::CompactOptions;
+use quarry_indexer::summary::Summarizer;
 use tokio::sync::Semaphore;
 
 use crate::event_hub::EventHub;
@@ -31,6 +32,8 @@ pub struct Ingestion {
     pub uploads_root: PathBuf,
     pub parser: Arc<dyn Parser>,
     pub compact: CompactOptions,
+    /// Makes each uploaded document's layers.
+    pub summarizer: Arc<dyn Summarizer>,
 }
 
 impl Ingestion {

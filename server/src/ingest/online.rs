@@ -107,6 +107,7 @@ pub fn process_file(
         chunker,
         tags: tags.to_vec(),
         max_document_tokens: MAX_DOCUMENT_TOKENS,
+        summarizer: state.summarizer.clone(),
         ingested_at: chrono::Utc::now(),
     };
     let (mut documents, failures) =

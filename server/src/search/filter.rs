@@ -449,6 +449,7 @@ pub(crate) mod tests {
             chunk_count: 1,
             metadata: metadata.into(),
             ingested_at: Default::default(),
+            layers: Default::default(),
         }
     }
 

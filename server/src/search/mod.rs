@@ -22,6 +22,7 @@ pub mod hidden_rows;
 pub mod hit;
 pub mod kept_columns;
 pub mod lanes;
+pub mod layer;
 pub mod loaded;
 pub mod metadata_columns;
 pub mod metadata_condition;

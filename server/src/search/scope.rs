@@ -89,7 +89,10 @@ impl<'a> SearchScope<'a> {
         let window = Window {
             len: request.offset + request.top_k,
             min_score: request.min_score.unwrap_or(0.0),
-            max_per_document: request.max_chunks_per_document,
+            max_per_document: match request.layer.per_document() {
+                true => Some(1),
+                false => request.max_chunks_per_document,
+            },
         };
         let lane = lane_for(request, query_vector)?;
         let rank = |depth: usize| lane.rank(&placed, depth);
@@ -109,6 +112,13 @@ impl<'a> SearchScope<'a> {
             .map(|scored| {
                 let (at, local) = locate(&placed, scored.row);
                 let mut chunk = result_in(at, local, scored.score, scored.lanes);
+                if request.layer.per_document() {
+                    let searcher = &at.part.searcher;
+                    let document = searcher.snapshot().document_of(local);
+                    request
+                        .layer
+                        .apply(&mut chunk, document, |text| searcher.count_tokens(text));
+                }
                 if request.context_chunks > 0 {
                     add_context(&mut chunk, at.part.searcher.snapshot(), local, request.context_chunks);
                 }

@@ -18,6 +18,7 @@ use crate::search::context_chunks::MAX_CONTEXT_CHUNKS;
 use crate::search::facets::{self, DEFAULT_FACET_SIZE};
 use crate::search::filter::Filters;
 use crate::search::hit::{best_first, Hit};
+use crate::search::layer::Layer;
 use crate::search::loaded::{LoadedSegment, LoadedSnapshot};
 use crate::search::result::RetrievalResult;
 use crate::search::scope::SearchScope;
@@ -116,6 +117,9 @@ pub struct SearchRequest {
     pub facets: Vec<String>,
     /// Values each facet lists, most documents first.
     pub facet_size: usize,
+    /// Which layer of each document to return: L2 its chunks, L1 its overview, L0 its
+    /// abstract (once per document): [`crate::search::layer`].
+    pub layer: Layer,
 }
 
 impl Default for SearchRequest {
@@ -135,6 +139,7 @@ impl Default for SearchRequest {
             context_chunks: 0,
             facets: Vec::new(),
             facet_size: DEFAULT_FACET_SIZE,
+            layer: Layer::L2,
         }
     }
 }
@@ -274,6 +279,11 @@ impl Searcher {
     /// The query's embedding with the snapshot's model.
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, ServerError> {
         Ok(self.embedder.embed(&[query])?.data)
+    }
+
+    /// The model's tokens in `text` (special tokens not counted), None when it cannot tell.
+    pub fn count_tokens(&self, text: &str) -> Option<usize> {
+        self.embedder.tokenizer().count(text).ok()
     }
 
     /// Approximate (or, for selective filters, exact) nearest rows; scores are inner products.
