@@ -1,6 +1,7 @@
 //! `quarry bench-cpu-stages`: can the CPU feed the GPU? The stages of a run that stay on the
 //! CPU whatever the device — parse + chunk (the parse stage's work, files and the documents
-//! of a file in parallel; the chunker also yields each chunk's model ids), the model's
+//! of a file in parallel; the chunker also yields each chunk's model ids; then each chunk's
+//! language and each document's layers, `--summaries`), the model's
 //! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part), the
 //! BM25 keyword index over the chunk texts (built beside the vector index after embedding;
 //! also with the English analyzer of earlier indexes, to compare),
@@ -21,7 +22,7 @@ use quarry_indexer::chunk::{Chunk, ChunkerConfig, TokenChunker};
 use quarry_indexer::embed::{Embeddings, ModelDir, ModelTokenizer};
 use quarry_indexer::index::{build_english_keyword_index, build_keyword_index, build_vector_index, IndexSpec};
 use quarry_indexer::parse::AutoParser;
-use quarry_indexer::pipeline::{parse_and_chunk, ChunkSettings, ChunkedDoc};
+use quarry_indexer::pipeline::{add_layers, parse_and_chunk, ChunkSettings, ChunkedDoc};
 use quarry_indexer::snapshot::{DocumentRecord, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
 use quarry_indexer::store::StoreOptions;
@@ -126,10 +127,13 @@ pub fn measure(
     pool.install(|| {
         let started = Instant::now();
         let parsed: Vec<_> = files.par_iter().map(|raw| parse_and_chunk(raw, settings)).collect();
-        let parse_chunk_secs = started.elapsed().as_secs_f64();
         let failures: usize = parsed.iter().map(|(_, failures)| failures.len()).sum();
         anyhow::ensure!(failures == 0, "{failures} documents failed to parse or chunk");
-        let documents: Vec<_> = parsed.into_iter().flat_map(|(documents, _)| documents).collect();
+        let mut documents: Vec<_> = parsed.into_iter().flat_map(|(documents, _)| documents).collect();
+        documents
+            .par_iter_mut()
+            .for_each(|d| add_layers(d, settings.summarizer.as_ref()));
+        let parse_chunk_secs = started.elapsed().as_secs_f64();
         let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
         let without_ids = documents
             .iter()

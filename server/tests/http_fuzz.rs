@@ -26,6 +26,7 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/search", &["POST"]),
     ("/v1/collections/{name}/reload", &["POST"]),
     ("/v1/collections/{name}/versions", &["GET"]),
+    ("/v1/collections/{name}/summaries", &["GET"]),
     ("/v1/collections/{name}/rollback", &["POST"]),
     ("/v1/documents/{job}/status", &["GET"]),
     ("/v1/knowledge/health", &["GET"]),

@@ -20,6 +20,9 @@ pub struct BenchCpuStagesArgs {
     /// Rayon pool sizes to measure, comma-separated (default: 1 and every core).
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
+    /// How the parse stage makes each document's layers: extractive | off (`quarry index --summaries`).
+    #[arg(long, default_value = "extractive")]
+    pub summaries: quarry_indexer::summary::Summaries,
     /// Also write the measurements as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -27,7 +30,8 @@ pub struct BenchCpuStagesArgs {
 
 pub fn run(args: BenchCpuStagesArgs) -> anyhow::Result<ExitCode> {
     let model = ModelDir::open(&args.model.model_dir()?)?;
-    let (settings, tokenizer) = default_settings(&model)?;
+    let (mut settings, tokenizer) = default_settings(&model)?;
+    settings.summarizer = args.summaries.summarizer();
     let files = read_folder(&args.corpus)?;
     anyhow::ensure!(!files.is_empty(), "{}: no files to parse", args.corpus.display());
     let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);

@@ -51,6 +51,10 @@ pub struct SearchArgs {
     /// Values listed per --facet, most documents first.
     #[arg(long, default_value_t = quarry_server::search::facets::DEFAULT_FACET_SIZE)]
     pub facet_size: usize,
+    /// Which layer of each document to return: L2 (its chunks), L1 (its overview) or L0 (its
+    /// abstract; L0 and L1 once per document).
+    #[arg(long, default_value = "L2")]
+    pub layer: quarry_server::search::layer::Layer,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -99,6 +103,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.max_chunks_per_document = args.max_chunks_per_document;
     request.highlight = args.highlight;
     request.context_chunks = args.context_chunks;
+    request.layer = args.layer;
     request.facets = args.facets.clone();
     request.facet_size = args.facet_size;
     request.min_score = args.min_score;

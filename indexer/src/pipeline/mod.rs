@@ -57,7 +57,7 @@ use run_stages::run_stages;
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
 pub use shard::{shard_of, ShardRun};
 pub use shard_publish::{publish_shards, ShardPublishReport};
-pub use stages::{embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings};
+pub use stages::{add_layers, embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings};
 pub use types::{ChunkedDoc, EmbeddedDoc};
 
 /// Chunks per segment of a full run: larger than a 1M-chunk corpus, and the size from which

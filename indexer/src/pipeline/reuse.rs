@@ -19,6 +19,7 @@ use crate::error::{IndexerError, Result};
 use crate::parse::file_uri_of;
 use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones, WantedRows};
 use crate::store::StoreOptions;
+use crate::summary::DocumentLayers;
 
 /// What a run reused from the previous version (in the run report).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -133,16 +134,21 @@ pub struct StoredEmbeddings {
     spilled: Option<SpilledVectors>,
 }
 
-/// A fingerprint of a record less the time it was ingested (and, for a part of a file such
-/// as a JSONL line, the file's ETag: one changed line must not rewrite the records of every
-/// other line). Records that differ in nothing else have the same key: layers made by another
-/// summarizer are a difference.
+/// A fingerprint of a record less the time it was ingested, its layers' texts (made after
+/// the comparison, from the text the rest of the record stands for; which summarizer made
+/// them counts) and, for a part of a file such as a JSONL line, the file's ETag (one changed
+/// line must not rewrite the records of every other line). Records that differ in nothing
+/// else have the same key.
 fn record_key(record: &DocumentRecord) -> u64 {
     let part_of_a_file = file_uri_of(&record.uri) != record.uri;
     let etag = if part_of_a_file { None } else { record.etag.clone() };
     let comparable = DocumentRecord {
         ingested_at: chrono::DateTime::UNIX_EPOCH,
         etag,
+        layers: DocumentLayers {
+            made_by: record.layers.made_by.clone(),
+            ..Default::default()
+        },
         ..record.clone()
     };
     let mut hasher = std::hash::DefaultHasher::new();
@@ -341,6 +347,21 @@ impl StoredEmbeddings {
 
     pub fn is_empty(&self) -> bool {
         self.documents.is_empty()
+    }
+
+    /// Whether `document` is the stored one as it was (same content, chunk texts and record):
+    /// what [`Self::reuse`] will count as unchanged, told before anything is read.
+    pub fn holds_as_is(&self, document: &ChunkedDoc) -> bool {
+        self.documents.get(&document.record.doc_id).is_some_and(|stored| {
+            stored.content_hash == document.record.content_hash
+                && stored.record_key == record_key(&document.record)
+                && stored.text_keys.len() == document.chunks.len()
+                && stored
+                    .text_keys
+                    .iter()
+                    .zip(&document.chunks)
+                    .all(|(&key, chunk)| key == self.text_key(&chunk.text))
+        })
     }
 
     /// The stored vectors of `document` (each stored document is handed out once): all of

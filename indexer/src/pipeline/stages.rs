@@ -20,7 +20,7 @@ use crate::index::analysis::{detect, Detected};
 use crate::parse::{Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
 use crate::source::RawDocument;
-use crate::summary::Summarizer;
+use crate::summary::{sentences_of, DocumentLayers, Summarizer};
 
 /// How files become chunked documents: shared by batch runs and online ingestion.
 pub struct ChunkSettings {
@@ -76,7 +76,6 @@ impl StageContext {
 }
 
 fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -> DocumentRecord {
-    let layers = settings.summarizer.layers(&document);
     let mut tags = document.tags;
     for tag in &settings.tags {
         if !tags.contains(tag) {
@@ -96,8 +95,30 @@ fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -
         chunk_count: chunk_count as u32,
         metadata: serde_json::Value::Object(document.metadata).to_string(),
         ingested_at: settings.ingested_at,
-        layers,
+        // The texts are made once the document is known to go on (add_layers).
+        layers: DocumentLayers {
+            made_by: settings.summarizer.name().to_string(),
+            ..Default::default()
+        },
     }
+}
+
+/// Tells `document`'s chunks' languages (when not told yet) and makes its layers from the
+/// sentences the chunker kept, in its first chunk's language.
+pub fn add_layers(document: &mut ChunkedDoc, summarizer: &dyn Summarizer) {
+    if document.languages.len() != document.chunks.len() {
+        document.languages = languages_of(&document.chunks);
+    }
+    let sentences = std::mem::take(&mut document.sentences);
+    if sentences.is_empty() {
+        return;
+    }
+    let language = document.languages.first().and_then(Detected::stem_language);
+    let made_by = std::mem::take(&mut document.record.layers.made_by);
+    document.record.layers = DocumentLayers {
+        made_by,
+        ..summarizer.layers(&sentences, language)
+    };
 }
 
 /// The document's own tokens (before chunk overlap), counted block by block, when they may
@@ -177,6 +198,10 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
         Ok(_) => {}
         Err(e) => return Err(failure(&document.uri, "chunk", e.to_string())),
     }
+    let sentences = match settings.summarizer.reads_sentences() {
+        true => sentences_of(&document),
+        false => Vec::new(),
+    };
     match settings.chunker.chunk_for_model(&document) {
         Ok(DocumentChunks { chunks, .. }) if chunks.is_empty() => {
             Err(failure(&document.uri, "chunk", ParseError::NoText.to_string()))
@@ -188,6 +213,7 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
             model_ids,
             tokenized_by: settings.chunker.tokenizer().clone(),
             stored_vectors: Vec::new(),
+            sentences,
         }),
         Err(e) => Err(failure(&document.uri, "chunk", e.to_string())),
     }
@@ -276,6 +302,14 @@ pub(super) fn parse_stage(
             failures.into_iter().for_each(|f| context.record(f));
         }
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
+        // Languages and layers only for the documents that go on: a delta leaves the ones
+        // that did not change where they are, with theirs.
+        let summarizer = context.settings.summarizer.as_ref();
+        let stays = |d: &ChunkedDoc| outputs.drop_unchanged && stored.as_ref().is_some_and(|s| s.holds_as_is(d));
+        documents
+            .par_iter_mut()
+            .filter(|d| !stays(d))
+            .for_each(|d| add_layers(d, summarizer));
         let (mut found, mut unchanged) = (Vec::new(), Vec::new());
         if let Some(stored) = stored.as_mut() {
             found = stored.reuse(&mut documents);
@@ -294,12 +328,9 @@ pub(super) fn parse_stage(
                 unchanged = same.into_iter().map(|d| d.record.doc_id).collect();
                 found = changed;
             }
+            // One held as it was whose stored vectors could not be read goes on: its layers now.
+            documents.par_iter_mut().for_each(|d| add_layers(d, summarizer));
         }
-        // Languages only for the documents that go on: a delta's unchanged ones need none.
-        documents
-            .par_iter_mut()
-            .for_each(|d| d.languages = languages_of(&d.chunks));
-        found.par_iter_mut().for_each(|d| d.languages = languages_of(&d.chunks));
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
         context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);

@@ -11,6 +11,7 @@ use crate::chunk::Chunk;
 use crate::embed::ModelTokenizer;
 use crate::index::analysis::Detected;
 use crate::snapshot::DocumentRecord;
+use crate::summary::Sentence;
 
 /// A document ready to embed.
 pub struct ChunkedDoc {
@@ -29,6 +30,9 @@ pub struct ChunkedDoc {
     /// for the keyword index and the model's reading of the segment; empty when not told
     /// (the segment's build tells it then).
     pub languages: Vec<Detected>,
+    /// The document's sentences, kept by the chunker for its layers until they are made
+    /// ([`super::stages::add_layers`]); empty after, or when the summarizer reads none.
+    pub sentences: Vec<Sentence>,
 }
 
 impl ChunkedDoc {

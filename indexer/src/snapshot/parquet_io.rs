@@ -39,7 +39,8 @@ pub struct DocumentRecord {
     /// JSON object, as text.
     pub metadata: String,
     pub ingested_at: chrono::DateTime<chrono::Utc>,
-    /// Its L0 and L1 (columns `abstract` and `overview`; empty in files written before them).
+    /// Its L0 and L1 and what made them (columns `abstract`, `overview` and `layers_by`;
+    /// empty in files written before them).
     pub layers: DocumentLayers,
 }
 
@@ -267,6 +268,7 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
         ),
         strings(|d| &d.layers.abstract_text),
         strings(|d| &d.layers.overview),
+        strings(|d| &d.layers.made_by),
     ];
     let utf8 = |name: &str| Field::new(name, DataType::Utf8, false);
     let schema = Schema::new(vec![
@@ -292,6 +294,7 @@ pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
         ),
         utf8("abstract"),
         utf8("overview"),
+        utf8("layers_by"),
     ]);
     let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
     write_batch(FILE, batch, &["doc_id", "uri", "content_hash"])
@@ -340,7 +343,7 @@ fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
         None => Ok(None),
         Some(_) => column::<StringArray>(batch, DOCUMENTS_FILE, name).map(Some),
     };
-    let (abstracts, overviews) = (layer("abstract")?, layer("overview")?);
+    let (abstracts, overviews, made_by) = (layer("abstract")?, layer("overview")?, layer("layers_by")?);
     let text_at = |array: Option<&StringArray>, row: usize| array.map(|a| a.value(row).to_string()).unwrap_or_default();
     let mut documents = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
@@ -360,6 +363,7 @@ fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
             layers: DocumentLayers {
                 abstract_text: text_at(abstracts, row),
                 overview: text_at(overviews, row),
+                made_by: text_at(made_by, row),
             },
         });
     }
@@ -462,6 +466,7 @@ mod tests {
             layers: DocumentLayers {
                 abstract_text: "Ein Satz.".into(),
                 overview: "Ein Satz. Noch einer ✓.".into(),
+                made_by: "extractive-v1".into(),
             },
         };
         let back = documents_from_parquet(documents_to_parquet(std::slice::from_ref(&record)).unwrap().into()).unwrap();

@@ -13,10 +13,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::sentences::{sentences_of, Sentence};
+use super::sentences::Sentence;
 use super::{DocumentLayers, Summarizer};
-use crate::index::analysis::{detect, KeywordAnalyzer, LanguageProfile, StemLanguage};
-use crate::parse::Document;
+use crate::index::analysis::{KeywordAnalyzer, LanguageProfile, StemLanguage};
 
 /// A candidate has at least this many distinct terms (shorter ones are headings, labels)...
 const MIN_TERMS: usize = 3;
@@ -31,8 +30,6 @@ const MMR_LAMBDA: f32 = 0.7;
 /// A sentence stands for the document when it has no sentence of MIN_TERMS: at most this
 /// many characters of it.
 const FALLBACK_CHARS: usize = 300;
-/// Bytes of the document read to tell its language.
-const DETECT_BYTES: usize = 4_096;
 
 /// The default summarizer (see the module's doc).
 pub struct ExtractiveSummarizer;
@@ -42,10 +39,8 @@ impl Summarizer for ExtractiveSummarizer {
         "extractive-v1"
     }
 
-    fn layers(&self, document: &Document) -> DocumentLayers {
-        let sentences = sentences_of(document);
-        let language = document_language(&sentences);
-        let vectors = TermVectors::of(&sentences, language);
+    fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers {
+        let vectors = TermVectors::of(sentences, language);
         let chars: Vec<usize> = sentences.iter().map(|s| s.text.chars().count()).collect();
         // A sentence said again (boilerplate, a repeated line) is a candidate once; sentences
         // that end as sentences do go before unterminated text (headings, labels, list items).
@@ -61,7 +56,7 @@ impl Summarizer for ExtractiveSummarizer {
             .collect();
         let candidates = if terminated.is_empty() { sized } else { terminated };
         if candidates.is_empty() {
-            return fallback(&sentences);
+            return fallback(sentences);
         }
         let centrality: Vec<f32> = (0..sentences.len()).map(|i| vectors.centrality(i)).collect();
         let chosen = mmr(&candidates, &centrality, &vectors, &chars);
@@ -76,6 +71,7 @@ impl Summarizer for ExtractiveSummarizer {
         DocumentLayers {
             abstract_text,
             overview,
+            made_by: String::new(),
         }
     }
 }
@@ -90,19 +86,6 @@ fn is_terminated(text: &str) -> bool {
     text.trim_end_matches(CLOSERS).ends_with(TERMINALS)
 }
 
-/// The stemming language of the document's first sentences (none when unsure).
-fn document_language(sentences: &[Sentence]) -> Option<StemLanguage> {
-    let mut sample = String::new();
-    for sentence in sentences {
-        if sample.len() >= DETECT_BYTES {
-            break;
-        }
-        sample.push_str(&sentence.text);
-        sample.push(' ');
-    }
-    detect(&sample).stem_language()
-}
-
 /// The first sentence, cut at FALLBACK_CHARS, as both layers (nothing when there is no text).
 fn fallback(sentences: &[Sentence]) -> DocumentLayers {
     let Some(first) = sentences.first() else {
@@ -115,6 +98,7 @@ fn fallback(sentences: &[Sentence]) -> DocumentLayers {
     DocumentLayers {
         abstract_text: text.clone(),
         overview: text,
+        made_by: String::new(),
     }
 }
 
@@ -133,15 +117,28 @@ impl TermVectors {
         let mut reader = KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::default())).text_reader();
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut counts: Vec<Vec<(u32, f32)>> = Vec::with_capacity(sentences.len());
+        let mut occurrences: Vec<u32> = Vec::new();
         for sentence in sentences {
-            let mut tf: HashMap<u32, f32> = HashMap::new();
+            occurrences.clear();
             reader.for_each_term_as(&sentence.text, language, |term, _| {
-                let next = ids.len() as u32;
-                let id = *ids.entry(term.to_string()).or_insert(next);
-                *tf.entry(id).or_default() += 1.0;
+                let id = match ids.get(term) {
+                    Some(&id) => id,
+                    None => {
+                        let id = ids.len() as u32;
+                        ids.insert(term.to_string(), id);
+                        id
+                    }
+                };
+                occurrences.push(id);
             });
-            let mut tf: Vec<(u32, f32)> = tf.into_iter().collect();
-            tf.sort_unstable_by_key(|&(id, _)| id);
+            occurrences.sort_unstable();
+            let mut tf: Vec<(u32, f32)> = Vec::with_capacity(occurrences.len());
+            for &id in &occurrences {
+                match tf.last_mut() {
+                    Some((last, count)) if *last == id => *count += 1.0,
+                    _ => tf.push((id, 1.0)),
+                }
+            }
             counts.push(tf);
         }
         let mut df = vec![0u32; ids.len()];
@@ -251,7 +248,15 @@ fn mmr(candidates: &[usize], centrality: &[f32], vectors: &TermVectors, chars: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::Block;
+    use crate::index::analysis::detect;
+    use crate::parse::{Block, Document};
+    use crate::summary::sentences_of;
+
+    /// The layers of a document of `text`, in the language detected in it.
+    fn layers_of(text: &str) -> DocumentLayers {
+        let sentences = sentences_of(&document(text));
+        ExtractiveSummarizer.layers(&sentences, detect(text).stem_language())
+    }
 
     fn document(text: &str) -> Document {
         Document {
@@ -277,7 +282,7 @@ mod tests {
 
     #[test]
     fn the_abstract_is_the_most_central_sentence_and_the_overview_keeps_the_order() {
-        let layers = ExtractiveSummarizer.layers(&document(RIVER));
+        let layers = layers_of(RIVER);
         assert!(
             layers.abstract_text.contains("Rhine"),
             "a sentence about the river, not the weather: {layers:?}"
@@ -295,18 +300,18 @@ mod tests {
             .collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
         // Deterministic.
-        assert_eq!(layers, ExtractiveSummarizer.layers(&document(RIVER)));
+        assert_eq!(layers, layers_of(RIVER));
     }
 
     #[test]
     fn german_and_japanese_documents_get_their_own_sentences() {
         let german = "Der Rhein fließt von den Alpen bis zur Nordsee. Auf dem Rhein fahren viele Schiffe mit Kohle. \
             Das Wetter war gestern schön. Die Schiffe auf dem Rhein fahren an Burgen vorbei.";
-        let layers = ExtractiveSummarizer.layers(&document(german));
+        let layers = layers_of(german);
         assert!(layers.abstract_text.contains("Rhein"), "{layers:?}");
         let japanese =
             "東京は日本の首都です。東京の人口はとても多いです。昨日は雨でした。東京には多くの会社があります。";
-        let layers = ExtractiveSummarizer.layers(&document(japanese));
+        let layers = layers_of(japanese);
         assert!(layers.abstract_text.starts_with("東京"), "{layers:?}");
         assert!(layers.abstract_text.ends_with('。') && japanese.contains(&layers.abstract_text));
     }
@@ -315,19 +320,19 @@ mod tests {
     fn headings_and_labels_give_way_to_sentences() {
         let text =
             "The quarry sample corpus\n\nA few small documents in every format quarry parses. They serve the tests.";
-        let layers = ExtractiveSummarizer.layers(&document(text));
+        let layers = layers_of(text);
         assert!(!layers.overview.contains("corpus A"), "{layers:?}");
         assert!(is_terminated("He said “yes.”") && is_terminated("東京です。") && !is_terminated("Contents"));
     }
 
     #[test]
     fn short_and_empty_documents() {
-        let layers = ExtractiveSummarizer.layers(&document("Hello."));
+        let layers = layers_of("Hello.");
         assert_eq!(layers.abstract_text, "Hello.");
         assert_eq!(layers.overview, "Hello.");
-        assert_eq!(ExtractiveSummarizer.layers(&document("  ")), DocumentLayers::default());
+        assert_eq!(layers_of("  "), DocumentLayers::default());
         let long_word = "x".repeat(5_000);
-        let layers = ExtractiveSummarizer.layers(&document(&long_word));
+        let layers = layers_of(&long_word);
         assert_eq!(
             layers.abstract_text.chars().count(),
             FALLBACK_CHARS + 1,
@@ -340,7 +345,7 @@ mod tests {
         let text: String = (0..200)
             .map(|i| format!("Sentence number {i} talks about rivers, boats and harbour cranes {i}. "))
             .collect();
-        let layers = ExtractiveSummarizer.layers(&document(&text));
+        let layers = layers_of(&text);
         assert!(
             layers.overview.chars().count() <= OVERVIEW_CHARS,
             "{}",

@@ -1,8 +1,9 @@
 //! Each document's layers beside its chunks (seed 003): L0, a one-sentence abstract, and
-//! L1, an overview of a few sentences; the chunks are L2. They are made when a document is
-//! chunked, stored in documents.parquet with its record, kept wherever the record is kept
-//! (a delta run leaves an unchanged document's record where it is), and returned by a search
-//! that asks for a layer and by the collection's summaries.
+//! L1, an overview of a few sentences; the chunks are L2. The chunker keeps a document's
+//! sentences; once the run knows the document goes on (a delta leaves an unchanged one where
+//! it is, layers and all) its language is told and its layers are made from them, stored in
+//! documents.parquet with its record, and returned by a search that asks for a layer and by
+//! the collection's summaries.
 //!
 //! [`Summarizer`] is the swappable part: [`ExtractiveSummarizer`] (the default) picks the
 //! document's own sentences and needs no model; [`NoSummaries`] leaves the layers empty.
@@ -15,23 +16,31 @@ pub use sentences::{sentences_of, Sentence};
 
 use std::sync::Arc;
 
-use crate::parse::Document;
+use crate::index::analysis::StemLanguage;
 
-/// A document's L0 and L1 (empty when none were made).
+/// A document's L0 and L1 (empty when none were made) and what made them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct DocumentLayers {
     /// L0: one sentence.
     pub abstract_text: String,
     /// L1: a few sentences, in the document's order.
     pub overview: String,
+    /// The [`Summarizer::name`] of the summarizer the record was made under (empty in records
+    /// written before layers): a later run under another one writes the record again.
+    pub made_by: String,
 }
 
 /// Makes a document's layers.
 pub trait Summarizer: Send + Sync {
-    /// Names the method and its version; part of the parse signature, so a run under another
-    /// one rewrites every document's record.
+    /// Names the method and its version; part of the parse signature and of every record.
     fn name(&self) -> &'static str;
-    fn layers(&self, document: &Document) -> DocumentLayers;
+    /// Whether it reads the document's sentences (the chunker keeps them only then).
+    fn reads_sentences(&self) -> bool {
+        true
+    }
+    /// The layers of a document of these sentences, in this stemming language (None: none
+    /// told), `made_by` left for the caller.
+    fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers;
 }
 
 /// Makes no layers.
@@ -41,7 +50,10 @@ impl Summarizer for NoSummaries {
     fn name(&self) -> &'static str {
         "none"
     }
-    fn layers(&self, _document: &Document) -> DocumentLayers {
+    fn reads_sentences(&self) -> bool {
+        false
+    }
+    fn layers(&self, _sentences: &[Sentence], _language: Option<StemLanguage>) -> DocumentLayers {
         DocumentLayers::default()
     }
 }

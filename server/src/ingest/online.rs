@@ -11,8 +11,8 @@ use quarry_indexer::chunk::{Chunker, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::ParseError;
 use quarry_indexer::pipeline::{
-    compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge, ChunkSettings,
-    ChunkedDoc, EmbeddedDoc, Failure, VersionChange,
+    add_layers, compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge,
+    ChunkSettings, ChunkedDoc, EmbeddedDoc, Failure, VersionChange,
 };
 use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
 use quarry_indexer::source::RawDocument;
@@ -117,6 +117,9 @@ pub fn process_file(
             .into_iter()
             .next()
             .unwrap_or_else(|| Failure::of(&raw.uri, "parse", &ParseError::NoText)));
+    }
+    for document in &mut documents {
+        add_layers(document, chunk_settings.summarizer.as_ref());
     }
     let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     progress(StageProgress::chunked(chunks));
