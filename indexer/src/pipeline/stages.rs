@@ -30,14 +30,15 @@ pub struct ChunkSettings {
     pub tags: Vec<String>,
     pub max_document_tokens: usize,
     pub ingested_at: chrono::DateTime<chrono::Utc>,
-    /// Makes each document's layers (L0, L1) as it is chunked.
+    /// Makes each document's layers (L0, L1) from the sentences the chunker keeps
+    /// ([`add_layers`]).
     pub summarizer: Arc<dyn Summarizer>,
 }
 
 impl ChunkSettings {
     /// What shapes a document record besides the file itself: this indexer build (its
-    /// parsers), the tags added, the size limit and the summarizer. Recorded in the manifest; a later run
-    /// skips unchanged files only under the same signature.
+    /// parsers), the tags added, the size limit and the summarizer. Recorded in the manifest;
+    /// a later run skips unchanged files only under the same signature.
     pub fn signature(&self) -> String {
         let settings = format!(
             "quarry-indexer {}; tags {:?}; max_document_tokens {}; summaries {}",
