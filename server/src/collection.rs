@@ -197,8 +197,7 @@ impl Collection {
                 .collect();
             let mut by_file: BTreeMap<String, FileInfo> = BTreeMap::new();
             let mut uploaded_summaries: std::collections::HashMap<&str, &str> = Default::default();
-            let live = searcher.snapshot().live_documents();
-            for &(document, chunks, _segment) in &live {
+            for (document, chunks, _segment) in searcher.snapshot().live_documents() {
                 if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
                     uploaded_summaries.insert(&document.doc_id, &document.layers.abstract_text);
                     continue;

@@ -131,23 +131,22 @@ async fn layered_searches_summaries_and_file_summaries() {
 
     // The batch run's file lists its summary.
     let (_, files) = server.get("/v1/collections/night/documents").await;
-    let guide_file = files
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["file_name"] == "guide.md")
-        .unwrap();
+    let file_named = |name: &str| {
+        files
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["file_name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let guide_file = file_named("guide.md");
     assert_eq!(
         guide_file["metadata"]["summary"],
         "Quarry installs with one command on a new machine."
     );
     // A JSONL file of many documents has none of its own.
-    let jsonl = files
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["file_name"] == "msmarco.jsonl")
-        .unwrap();
+    let jsonl = file_named("msmarco.jsonl");
     assert!(jsonl["metadata"].get("summary").is_none(), "{jsonl}");
 
     // An uploaded file gets its summary at ingest.

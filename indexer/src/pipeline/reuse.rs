@@ -73,6 +73,20 @@ struct StoredDoc {
     positions: Vec<u64>,
 }
 
+impl StoredDoc {
+    /// Whether it was computed from `document`'s content and chunk texts (`fresh_keys`, the
+    /// keys of its chunks' texts): all of its vectors serve.
+    fn same_texts(&self, document: &ChunkedDoc, fresh_keys: &[u64]) -> bool {
+        self.content_hash == document.record.content_hash && self.text_keys == fresh_keys
+    }
+
+    /// [`Self::same_texts`], and `document`'s record is the stored one: a delta leaves it
+    /// where it is.
+    fn unchanged(&self, document: &ChunkedDoc, fresh_keys: &[u64]) -> bool {
+        self.same_texts(document, fresh_keys) && self.record_key == record_key(&document.record)
+    }
+}
+
 /// One row of a stored document, as its segment is read.
 struct StoredRow {
     index: u32,
@@ -352,16 +366,18 @@ impl StoredEmbeddings {
     /// Whether `document` is the stored one as it was (same content, chunk texts and record):
     /// what [`Self::reuse`] will count as unchanged, told before anything is read.
     pub fn holds_as_is(&self, document: &ChunkedDoc) -> bool {
-        self.documents.get(&document.record.doc_id).is_some_and(|stored| {
-            stored.content_hash == document.record.content_hash
-                && stored.record_key == record_key(&document.record)
-                && stored.text_keys.len() == document.chunks.len()
-                && stored
-                    .text_keys
-                    .iter()
-                    .zip(&document.chunks)
-                    .all(|(&key, chunk)| key == self.text_key(&chunk.text))
-        })
+        self.documents
+            .get(&document.record.doc_id)
+            .is_some_and(|stored| stored.unchanged(document, &self.text_keys_of(document)))
+    }
+
+    /// The keys of `document`'s chunks' texts, in order.
+    fn text_keys_of(&self, document: &ChunkedDoc) -> Vec<u64> {
+        document
+            .chunks
+            .iter()
+            .map(|chunk: &Chunk| self.text_key(&chunk.text))
+            .collect()
     }
 
     /// The stored vectors of `document` (each stored document is handed out once): all of
@@ -372,12 +388,11 @@ impl StoredEmbeddings {
         let Some(stored) = self.documents.remove(&document.record.doc_id) else {
             return Stored::Nothing;
         };
-        let fresh_keys: Vec<u64> = document
-            .chunks
-            .iter()
-            .map(|chunk: &Chunk| self.text_key(&chunk.text))
-            .collect();
-        let same = stored.content_hash == document.record.content_hash && stored.text_keys == fresh_keys;
+        let fresh_keys = self.text_keys_of(document);
+        let (same, unchanged) = (
+            stored.same_texts(document, &fresh_keys),
+            stored.unchanged(document, &fresh_keys),
+        );
         let vectors = match self
             .spilled
             .as_mut()
@@ -394,7 +409,7 @@ impl StoredEmbeddings {
             None => return Stored::Nothing,
         };
         if same {
-            if stored.record_key == record_key(&document.record) {
+            if unchanged {
                 document.record.ingested_at = stored.ingested_at;
                 self.unchanged.insert(document.record.doc_id.clone());
             }

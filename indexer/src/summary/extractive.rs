@@ -249,29 +249,14 @@ fn mmr(candidates: &[usize], centrality: &[f32], vectors: &TermVectors, chars: &
 mod tests {
     use super::*;
     use crate::index::analysis::detect;
-    use crate::parse::{Block, Document};
+    use crate::parse::Block;
+    use crate::summary::sentences::tests::document;
     use crate::summary::sentences_of;
 
     /// The layers of a document of `text`, in the language detected in it.
     fn layers_of(text: &str) -> DocumentLayers {
-        let sentences = sentences_of(&document(text));
+        let sentences = sentences_of(&document(vec![Block::text(text, &[])]));
         ExtractiveSummarizer.layers(&sentences, detect(text).stem_language())
-    }
-
-    fn document(text: &str) -> Document {
-        Document {
-            doc_id: "d".into(),
-            uri: "file:///d.txt".into(),
-            file_name: "d.txt".into(),
-            title: String::new(),
-            source: "file".into(),
-            tags: Vec::new(),
-            metadata: Default::default(),
-            content_hash: String::new(),
-            size: 0,
-            etag: None,
-            blocks: vec![Block::text(text, &[])],
-        }
     }
 
     const RIVER: &str = "Contents. The Rhine is a river that flows from the Alps to the North Sea. \

@@ -62,11 +62,12 @@ fn collapse_whitespace(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::parse::Block;
 
-    fn document(blocks: Vec<Block>) -> Document {
+    /// A document of these blocks (also the summarizer's tests').
+    pub(crate) fn document(blocks: Vec<Block>) -> Document {
         Document {
             doc_id: "d".into(),
             uri: "file:///d.txt".into(),
