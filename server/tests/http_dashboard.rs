@@ -264,6 +264,7 @@ async fn a_file_reports_its_progress_batch_by_batch() {
         chunker: chunker_for(server.state.ingestion(), None).unwrap(),
         stored: &StoredVectors::None,
         tags: &[],
+        user_id: None,
         progress: &record,
     };
     let file = process_file(server.state.ingestion(), &raw, settings).unwrap();

@@ -622,8 +622,8 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         collection_name: "kept".into(),
         backend: "quarry".into(),
         error_message: None,
-        // The upload's tags, as `submit` records them.
-        metadata: json!({ "uploads": [{ "file_id": "file-resumed", "file_name": "birds.md", "size": 40, "tags": ["wildlife"] }] }).as_object().cloned().unwrap(),
+        // The upload's tags and owner, as `submit` records them.
+        metadata: json!({ "uploads": [{ "file_id": "file-resumed", "file_name": "birds.md", "size": 40, "tags": ["wildlife"], "user_id": "ana" }] }).as_object().cloned().unwrap(),
         progress_percent: 0.0,
         is_terminal: false,
     };
@@ -666,6 +666,19 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         result["chunks"][0]["file_name"], "birds.md",
         "resumed with its upload's tags"
     );
+    for (user, found) in [("ana", 1), ("ben", 0)] {
+        let (_, result) = server
+            .post(
+                "/v1/collections/kept/search",
+                json!({ "query": "bird migration", "filters": { "metadata": { "user_id": user } } }),
+            )
+            .await;
+        assert_eq!(
+            result["chunks"].as_array().unwrap().len(),
+            found,
+            "resumed with its upload's owner: {result}"
+        );
+    }
     server.stop().await;
 }
 

@@ -11,6 +11,7 @@ use quarry_indexer::pipeline::VersionChange;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::user_scope::{parse_user_id, USER_ID_KEY};
 use super::ApiJson;
 use crate::app::HttpSettings;
 use crate::collection::{validate_name, Collection, CollectionRecord};
@@ -152,8 +153,6 @@ pub(crate) fn parse_tags(text: &str, tags: &mut Vec<String>) -> Result<(), ApiEr
     Ok(())
 }
 
-/// Files (multipart fields `files`) become one ingestion job; an optional `tags` field
-/// (comma-separated) tags every document of them, for search filters.
 /// The request's `Idempotency-Key`: a retried upload with the key of an earlier one gets
 /// that upload's answer instead of a second job.
 fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, ApiError> {
@@ -170,6 +169,9 @@ fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, Ap
     }
 }
 
+/// Files (multipart fields `files`) become one ingestion job; an optional `tags` field
+/// (comma-separated) tags every document of them, for search filters, and an optional
+/// `user_id` field makes them that user's ([`super::user_scope`]).
 pub async fn upload_documents(
     State(state): State<Arc<Ingestion>>,
     Path(name): Path<String>,
@@ -188,6 +190,7 @@ pub async fn upload_documents(
     let dir = uploads_dir(&state, &job_id);
     let mut uploads = Vec::new();
     let mut tags: Vec<String> = Vec::new();
+    let mut user_id: Option<String> = None;
     let cleanup = |dir: &std::path::Path| {
         let _ = std::fs::remove_dir_all(dir);
     };
@@ -205,18 +208,27 @@ pub async fn upload_documents(
             }
         };
         let Some(file_name) = field.file_name().map(clean_file_name) else {
-            if field.name() == Some("tags") {
-                let text = field
-                    .text()
-                    .await
-                    .map_err(|e| ApiError::BadRequest(format!("tags: {}", e.body_text())));
-                match text.and_then(|text| parse_tags(&text, &mut tags)) {
-                    Ok(()) => {}
-                    Err(e) => {
-                        cleanup(&dir);
-                        return Err(e);
-                    }
+            let read = match field.name() {
+                Some("tags") => {
+                    let text = field
+                        .text()
+                        .await
+                        .map_err(|e| ApiError::BadRequest(format!("tags: {}", e.body_text())));
+                    text.and_then(|text| parse_tags(&text, &mut tags))
                 }
+                Some(USER_ID_KEY) => {
+                    let text = field
+                        .text()
+                        .await
+                        .map_err(|e| ApiError::BadRequest(format!("{USER_ID_KEY}: {}", e.body_text())));
+                    text.and_then(|text| parse_user_id(USER_ID_KEY, &text))
+                        .map(|id| user_id = Some(id))
+                }
+                _ => Ok(()),
+            };
+            if let Err(e) = read {
+                cleanup(&dir);
+                return Err(e);
             }
             continue;
         };
@@ -243,6 +255,7 @@ pub async fn upload_documents(
             path,
             size: bytes.len() as u64,
             tags: Vec::new(),
+            user_id: None,
         });
     }
     if uploads.is_empty() {
@@ -252,6 +265,7 @@ pub async fn upload_documents(
     }
     for upload in &mut uploads {
         upload.tags = tags.clone();
+        upload.user_id = user_id.clone();
     }
     let file_ids: Vec<String> = uploads.iter().map(|u| u.file_id.clone()).collect();
     let count = uploads.len();

@@ -6,9 +6,10 @@
 //! left out): `status` pending, processing, ready or failed, the seed's classified `error`.
 //! Errors come in the /api shape (`{"error", "message"}`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Multipart, Path, State};
+use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
@@ -17,6 +18,7 @@ use serde_json::{json, Map, Value};
 use super::knowledge::{clean_file_name, delete_files, parse_tags};
 use super::rag::body_object;
 use super::search::{run_search, SearchParts};
+use super::user_scope::{owned_by, parse_user_id, scope_to_user, user_id_member, USER_ID_KEY};
 use crate::app::HttpSettings;
 use crate::collection::Collection;
 use crate::http::api_error::{ApiError, RagError};
@@ -72,6 +74,7 @@ fn document_of(file: &FileInfo) -> Value {
         "filename": file.file_name,
         "content_type": content_type(&file.file_name),
         "tags": meta.get("tags").cloned().unwrap_or_else(|| json!([])),
+        "user_id": meta.get(USER_ID_KEY),
         "status": status,
         "error": file.error_message,
         "chunk_count": file.chunk_count,
@@ -86,14 +89,15 @@ fn not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("no document {id} in the knowledge library"))
 }
 
-/// `POST /api/knowledge/documents`: multipart `file` (one), `name`, `tags` (comma-separated).
+/// `POST /api/knowledge/documents`: multipart `file` (one), `name`, `tags` (comma-separated),
+/// `user_id` (the owner, [`super::user_scope`]).
 async fn upload(
     state: Arc<Ingestion>,
     settings: Arc<HttpSettings>,
     mut multipart: Multipart,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let collection = library(&state, &settings)?;
-    let (mut file, mut name, mut tags) = (None, None, Vec::new());
+    let (mut file, mut name, mut tags, mut user_id) = (None, None, Vec::new(), None);
     while let Some(field) = multipart.next_field().await.map_err(|e| match e.status() {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge(e.body_text()),
         _ => ApiError::BadRequest(e.body_text()),
@@ -111,6 +115,10 @@ async fn upload(
             ("tags", None) => {
                 let text = field.text().await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
                 parse_tags(&text, &mut tags)?;
+            }
+            (USER_ID_KEY, None) => {
+                let text = field.text().await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+                user_id = Some(parse_user_id(USER_ID_KEY, &text)?);
             }
             _ => {}
         }
@@ -138,6 +146,7 @@ async fn upload(
         path,
         size: bytes.len() as u64,
         tags: tags.clone(),
+        user_id,
     };
     match submit(&state, &collection, job_id, vec![upload], None) {
         Ok(Submitted::New(_)) => {}
@@ -178,12 +187,18 @@ pub async fn upload_document(
     Ok(upload(state, settings, multipart).await?)
 }
 
-/// `GET /api/knowledge/documents`: every document, newest first.
+/// `GET /api/knowledge/documents[?user_id=]`: every document (of that user), newest first.
 pub async fn list_documents(
     State(state): State<Arc<Ingestion>>,
     State(settings): State<Arc<HttpSettings>>,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Vec<Value>>, RagError> {
+    let user_id = match query.get(USER_ID_KEY) {
+        Some(text) => Some(parse_user_id(USER_ID_KEY, text)?),
+        None => None,
+    };
     let mut files = library(&state, &settings)?.list_files();
+    files.retain(|file| owned_by(&file.metadata, user_id.as_deref()));
     files.sort_by_key(|file| std::cmp::Reverse(file.uploaded_at));
     Ok(Json(files.iter().map(document_of).collect()))
 }
@@ -217,8 +232,8 @@ pub async fn delete_document(
 }
 
 /// `POST /api/knowledge/search`: `{query, top_k (1..100, default 5), tags (any of them),
-/// similarity_threshold (0..1, default 0.7)}` -> seed 004's SearchResult records, by cosine
-/// similarity.
+/// similarity_threshold (0..1, default 0.7), user_id (that user's documents only)}` -> seed
+/// 004's SearchResult records, by cosine similarity.
 pub async fn search(
     State(parts): State<SearchParts>,
     State(state): State<Arc<Ingestion>>,
@@ -255,16 +270,18 @@ pub async fn search(
         }
         Some(_) => return Err(ApiError::field("tags", "tags must be an array of strings").into()),
     };
+    let mut filters = Filters {
+        tags,
+        ..Default::default()
+    };
+    scope_to_user(&mut filters, user_id_member(object.get(USER_ID_KEY), USER_ID_KEY)?);
     let collection = library(&state, &settings)?;
     let request = SearchRequest {
         query,
         top_k,
         mode: Mode::Vector,
         min_score: Some(threshold),
-        filters: Filters {
-            tags,
-            ..Default::default()
-        },
+        filters,
         ..Default::default()
     };
     let result = run_search(&parts, &collection, request).await?;

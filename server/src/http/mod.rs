@@ -16,6 +16,7 @@ pub mod read_only;
 pub mod search;
 pub mod search_queue;
 pub mod summaries;
+pub mod user_scope;
 pub mod versions;
 
 use axum::extract::rejection::JsonRejection;

@@ -13,6 +13,7 @@ use quarry_indexer::source::RawDocument;
 use serde_json::{json, Map, Value};
 
 use super::search::{run_search, SearchParts};
+use super::user_scope::{scope_to_user, user_id_member, USER_ID_KEY};
 use crate::app::HttpSettings;
 use crate::http::api_error::{ApiError, RagError};
 use crate::ingest::online::{
@@ -155,6 +156,7 @@ async fn ingest_document(
                 chunker,
                 stored: &stored,
                 tags: &[],
+                user_id: None,
                 progress: &|_| {},
             },
         )
@@ -255,8 +257,8 @@ pub(super) fn top_k(value: Option<&Value>, field: &str) -> Result<usize, ApiErro
     }
 }
 
-/// Seed 002's `filters` (or `ragFilters`) object: `source` (a string) and `tags` (strings);
-/// `field` names it in errors.
+/// Seed 002's `filters` (or `ragFilters`) object: `source` (a string) and `tags` (strings),
+/// and `user_id` (seed 001's scoping: that user's documents only); `field` names it in errors.
 pub(super) fn rag_filters(value: Option<&Value>, field: &str) -> Result<Filters, ApiError> {
     let mut filters = Filters::default();
     match value {
@@ -278,6 +280,8 @@ pub(super) fn rag_filters(value: Option<&Value>, field: &str) -> Result<Filters,
                     format!("{field}.tags must be an array of strings"),
                 )
             })?;
+            let user_field = format!("{field}.{USER_ID_KEY}");
+            scope_to_user(&mut filters, user_id_member(f.get(USER_ID_KEY), &user_field)?);
         }
         Some(_) => return Err(ApiError::field(field, format!("{field} must be an object"))),
     }

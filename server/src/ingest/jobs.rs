@@ -15,7 +15,7 @@ use quarry_indexer::source::RawDocument;
 use super::Ingestion;
 use crate::collection::Collection;
 use crate::events::{FileRef, IngestionEvent, StageProgress};
-use crate::ingest::online::{chunker_for, process_file, publish, FileSettings, StoredVectors};
+use crate::ingest::online::{chunker_for, process_file, publish, FileSettings, StoredVectors, USER_ID_KEY};
 use crate::persist::{read_json, write_json};
 use crate::records::{FileInfo, FileProgress, FileStatus, IngestionJobStatus, JobState};
 
@@ -110,6 +110,8 @@ pub struct Upload {
     pub size: u64,
     /// Tags its documents get (the upload's `tags` field), for search filters.
     pub tags: Vec<String>,
+    /// The user its documents belong to (the upload's `user_id` field; `metadata.user_id`).
+    pub user_id: Option<String>,
 }
 
 pub fn uploads_dir(state: &Ingestion, job_id: &str) -> PathBuf {
@@ -167,7 +169,7 @@ pub fn submit(
         backend: "quarry".into(),
         error_message: None,
         metadata: {
-            let mut metadata = serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags})).collect::<Vec<_>>() })
+            let mut metadata = serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags, "user_id": u.user_id})).collect::<Vec<_>>() })
                 .as_object()
                 .cloned()
                 .unwrap_or_default();
@@ -213,6 +215,9 @@ fn file_record(collection: &Collection, job_id: &str, progress: &FileProgress, u
     record.file_size = Some(upload.size);
     if !upload.tags.is_empty() {
         record.metadata.insert("tags".into(), upload.tags.clone().into());
+    }
+    if let Some(user_id) = &upload.user_id {
+        record.metadata.insert(USER_ID_KEY.into(), user_id.clone().into());
     }
     record
 }
@@ -400,8 +405,13 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
             job.metadata
                 .insert(FILE_IN_PROGRESS.into(), upload.file_id.clone().into());
         });
-        let (worker_state, worker_chunker, worker_stored, upload_tags) =
-            (state.clone(), chunker.clone(), stored.clone(), upload.tags.clone());
+        let (worker_state, worker_chunker, worker_stored, upload_tags, upload_user) = (
+            state.clone(),
+            chunker.clone(),
+            stored.clone(),
+            upload.tags.clone(),
+            upload.user_id.clone(),
+        );
         let progress_file = file.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             // The file's percent in its job changes, and an event goes out, once per whole
@@ -418,6 +428,7 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
                 chunker: worker_chunker,
                 stored: &worker_stored,
                 tags: &upload_tags,
+                user_id: upload_user.as_deref(),
                 progress: &progress,
             };
             process_file(&worker_state, &raw, settings)
@@ -563,12 +574,11 @@ pub async fn resume(state: &Arc<Ingestion>) {
             continue;
         };
         let dir = uploads_dir(state, &job.job_id);
-        let tags_of = |file_id: &str| -> Vec<String> {
+        // What the job recorded of an upload: `key` of its entry in `metadata.uploads`.
+        let recorded = |file_id: &str, key: &str| -> serde_json::Value {
             let uploads = job.metadata.get("uploads").and_then(|u| u.as_array());
             let upload = uploads.and_then(|uploads| uploads.iter().find(|u| u["file_id"] == file_id));
-            upload
-                .and_then(|u| serde_json::from_value(u["tags"].clone()).ok())
-                .unwrap_or_default()
+            upload.map(|u| u[key].clone()).unwrap_or_default()
         };
         let mut uploads: Vec<Upload> = job
             .file_details
@@ -578,7 +588,8 @@ pub async fn resume(state: &Arc<Ingestion>) {
                 file_name: f.file_name.clone(),
                 path: dir.join(&f.file_id),
                 size: std::fs::metadata(dir.join(&f.file_id)).map(|m| m.len()).unwrap_or(0),
-                tags: tags_of(&f.file_id),
+                tags: serde_json::from_value(recorded(&f.file_id, "tags")).unwrap_or_default(),
+                user_id: serde_json::from_value(recorded(&f.file_id, USER_ID_KEY)).unwrap_or_default(),
             })
             .collect();
         tracing::info!(

@@ -14,7 +14,9 @@ use quarry_indexer::pipeline::{
     add_layers, compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge,
     ChunkSettings, ChunkedDoc, EmbeddedDoc, Failure, VersionChange,
 };
-use quarry_indexer::snapshot::{collect_garbage, ChunkerManifest, GcOptions, Manifest, SnapshotReader, SnapshotWriter};
+use quarry_indexer::snapshot::{
+    collect_garbage, ChunkerManifest, DocumentRecord, GcOptions, Manifest, SnapshotReader, SnapshotWriter,
+};
 use quarry_indexer::source::RawDocument;
 
 use super::Ingestion;
@@ -76,6 +78,17 @@ pub struct ProcessedFile {
     pub embedded_chunks: usize,
 }
 
+/// The document metadata key a document's owner is kept under (seed 001's `user_id`).
+pub const USER_ID_KEY: &str = "user_id";
+
+/// Makes `user_id` the owner of `record` (its `metadata.user_id`).
+fn set_owner(record: &mut DocumentRecord, user_id: &str) {
+    let mut metadata: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&record.metadata).unwrap_or_default();
+    metadata.insert(USER_ID_KEY.into(), user_id.into());
+    record.metadata = serde_json::Value::Object(metadata).to_string();
+}
+
 /// How one file is processed, besides its bytes.
 pub struct FileSettings<'a> {
     /// The collection's chunker.
@@ -84,6 +97,9 @@ pub struct FileSettings<'a> {
     pub stored: &'a StoredVectors,
     /// Tags every document of the file gets besides its own.
     pub tags: &'a [String],
+    /// The user every document of the file belongs to: its `metadata.user_id` ([`USER_ID_KEY`]),
+    /// over any the file itself gives.
+    pub user_id: Option<&'a str>,
     /// Hears the file's progress as it is parsed, chunked, and embedded batch by batch.
     pub progress: &'a (dyn Fn(StageProgress) + Sync),
 }
@@ -100,6 +116,7 @@ pub fn process_file(
         chunker,
         stored,
         tags,
+        user_id,
         progress,
     } = settings;
     let chunk_settings = ChunkSettings {
@@ -120,6 +137,9 @@ pub fn process_file(
     }
     for document in &mut documents {
         add_layers(document, chunk_settings.summarizer.as_ref());
+        if let Some(user_id) = user_id {
+            set_owner(&mut document.record, user_id);
+        }
     }
     let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     progress(StageProgress::chunked(chunks));
