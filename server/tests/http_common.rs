@@ -110,6 +110,13 @@ impl ApiClient {
         (status, response.json().await.unwrap_or(serde_json::Value::Null))
     }
 
+    /// Posts a multipart form to `path`.
+    pub async fn post_form(&self, path: &str, form: reqwest::multipart::Form) -> (u16, serde_json::Value) {
+        let response = self.client.post(self.url(path)).multipart(form).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
     /// Uploads files (name, bytes) to a collection.
     pub async fn upload(&self, collection: &str, files: &[(&str, Vec<u8>)]) -> (u16, serde_json::Value) {
         self.upload_with_key(collection, files, None).await

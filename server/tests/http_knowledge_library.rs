@@ -20,15 +20,7 @@ async fn upload(server: &TestServer, file: &str, bytes: &[u8], name: Option<&str
     if let Some(name) = name {
         form = form.text("name", name.to_string());
     }
-    let response = server
-        .client
-        .post(server.url("/api/knowledge/documents"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    server.post_form("/api/knowledge/documents", form).await
 }
 
 /// Polls a document until it is ready or failed.

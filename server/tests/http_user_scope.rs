@@ -21,15 +21,7 @@ async fn library_upload(server: &TestServer, file: &str, text: &str, user_id: Op
     if let Some(user_id) = user_id {
         form = form.text("user_id", user_id.to_string());
     }
-    let response = server
-        .client
-        .post(server.url("/api/knowledge/documents"))
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    server.post_form("/api/knowledge/documents", form).await
 }
 
 async fn ready(server: &TestServer, id: &str) -> Value {
@@ -175,15 +167,8 @@ async fn uploads_belong_to_their_user_and_scoped_searches_see_only_theirs() {
         if let Some(user) = user {
             form = form.text("user_id", user);
         }
-        let response = server
-            .client
-            .post(server.url("/v1/collections/notes/documents"))
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 202);
-        let job: Value = response.json().await.unwrap();
+        let (status, job) = server.post_form("/v1/collections/notes/documents", form).await;
+        assert_eq!(status, 202, "{job}");
         let done = server.wait_job(job["job_id"].as_str().unwrap()).await;
         assert_eq!(done["status"], "completed", "{done}");
     }
