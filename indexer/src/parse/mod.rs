@@ -12,6 +12,9 @@ mod isolated;
 mod json;
 mod markdown;
 mod pdf;
+mod pdf_headings;
+mod pdf_outline;
+mod pdf_text;
 mod text;
 mod worker_protocol;
 

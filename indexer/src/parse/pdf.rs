@@ -1,9 +1,13 @@
-//! PDF: text per page (pdf-extract over lopdf), 1-based page numbers; password-protected,
-//! scanned-only and corrupt files are told apart.
+//! PDF: text per page (pdf-extract over lopdf, [`super::pdf_text`]), 1-based page numbers, and
+//! heading paths from the outline or from font sizes ([`super::pdf_headings`]);
+//! password-protected, scanned-only and corrupt files are told apart.
 
 use lopdf::{Document as PdfDocument, Object};
 
-use super::{Block, Document, ParseError, Parsed};
+use super::pdf_headings::{blocks, PageLines};
+use super::pdf_outline::outline;
+use super::pdf_text::page_lines;
+use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 fn has_images(pdf: &PdfDocument) -> bool {
@@ -72,33 +76,47 @@ fn check_inflated_size(pdf: &PdfDocument, budget: u64) -> Result<(), ParseError>
     Ok(())
 }
 
+/// Every page's lines, in order. A page whose text cannot be read is left out; the first
+/// page's error is the file's when no page can be read.
+fn pages_of(pdf: &PdfDocument) -> Result<Vec<PageLines>, ParseError> {
+    let mut pages = Vec::new();
+    let mut first_error = None;
+    for &page in pdf.get_pages().keys() {
+        match page_lines(pdf, page) {
+            Ok(lines) => pages.push(PageLines { page, lines }),
+            Err(e) => {
+                tracing::debug!("PDF page {page}: text could not be extracted: {e}");
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (pages.is_empty(), first_error) {
+        (true, Some(e)) => Err(match e {
+            pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)) => ParseError::PasswordProtected,
+            other => ParseError::Corrupt(format!("PDF text could not be extracted: {other}")),
+        }),
+        _ => Ok(pages),
+    }
+}
+
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let pdf = PdfDocument::load_mem(&raw.bytes).map_err(|e| match e {
+    let mut pdf = PdfDocument::load_mem(&raw.bytes).map_err(|e| match e {
         lopdf::Error::Decryption(_) => ParseError::PasswordProtected,
         other => ParseError::Corrupt(format!("PDF could not be parsed: {other}")),
     })?;
-    if pdf.is_encrypted() && pdf.authenticate_password("").is_err() {
-        return Err(ParseError::PasswordProtected);
+    if pdf.is_encrypted() {
+        // Opened with the empty user password, as a viewer would, or not at all.
+        if pdf.authenticate_password("").is_err() || pdf.decrypt("").is_err() {
+            return Err(ParseError::PasswordProtected);
+        }
     }
     let page_count = pdf.get_pages().len();
     if page_count == 0 {
         return Err(ParseError::Corrupt("PDF has no pages".into()));
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
-    let pages = pdf_extract::extract_text_from_mem_by_pages(&raw.bytes).map_err(|e| match e {
-        pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)) => ParseError::PasswordProtected,
-        other => ParseError::Corrupt(format!("PDF text could not be extracted: {other}")),
-    })?;
-    let blocks: Vec<Block> = pages
-        .iter()
-        .enumerate()
-        .filter(|(_, text)| !text.trim().is_empty())
-        .map(|(i, text)| Block {
-            text: text.trim().to_string(),
-            page: Some(i as u32 + 1),
-            ..Default::default()
-        })
-        .collect();
+    let pages = pages_of(&pdf)?;
+    let blocks = blocks(&pages, &outline(&pdf));
     if blocks.is_empty() {
         return Err(if has_images(&pdf) {
             ParseError::ScannedOnly
@@ -118,8 +136,28 @@ pub(crate) mod fixtures {
     use lopdf::content::{Content, Operation};
     use lopdf::{dictionary, Document, Object, Stream};
 
-    /// A PDF whose pages hold the given texts, one line per page.
-    pub fn pdf_with_pages(pages: &[&str]) -> Document {
+    /// A line of a fixture page: its font size and text.
+    pub struct PdfLine {
+        pub size: f32,
+        pub text: &'static str,
+    }
+
+    impl PdfLine {
+        pub fn new(size: f32, text: &'static str) -> Self {
+            Self { size, text }
+        }
+    }
+
+    /// A PDF whose pages hold the given texts, one line per page, at 12 points.
+    pub fn pdf_with_pages(pages: &[&'static str]) -> Document {
+        let pages: Vec<Vec<PdfLine>> = pages.iter().map(|text| vec![PdfLine::new(12.0, text)]).collect();
+        let pages: Vec<&[PdfLine]> = pages.iter().map(Vec::as_slice).collect();
+        pdf_with_lines(&pages)
+    }
+
+    /// A PDF whose pages hold the given lines, from the top down, each 1.3 times its size
+    /// below the one before, and a blank line's height more after a line larger than the next.
+    pub fn pdf_with_lines(pages: &[&[PdfLine]]) -> Document {
         let mut doc = Document::with_version("1.5");
         let pages_id = doc.new_object_id();
         let font_id = doc.add_object(dictionary! {
@@ -127,16 +165,24 @@ pub(crate) mod fixtures {
         });
         let resources_id = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font_id } });
         let mut kids = Vec::new();
-        for text in pages {
-            let content = Content {
-                operations: vec![
+        for lines in pages {
+            let mut operations = Vec::new();
+            let mut y = 760.0f32;
+            let mut previous: Option<f32> = None;
+            for line in lines.iter() {
+                if let Some(previous) = previous {
+                    y -= previous * 1.3 + if previous > line.size { line.size * 1.5 } else { 0.0 };
+                }
+                previous = Some(line.size);
+                operations.extend([
                     Operation::new("BT", vec![]),
-                    Operation::new("Tf", vec!["F1".into(), 12.into()]),
-                    Operation::new("Td", vec![72.into(), 700.into()]),
-                    Operation::new("Tj", vec![Object::string_literal(*text)]),
+                    Operation::new("Tf", vec!["F1".into(), line.size.into()]),
+                    Operation::new("Td", vec![72.into(), y.into()]),
+                    Operation::new("Tj", vec![Object::string_literal(line.text)]),
                     Operation::new("ET", vec![]),
-                ],
-            };
+                ]);
+            }
+            let content = Content { operations };
             let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
             let page_id = doc.add_object(dictionary! {
                 "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
@@ -153,6 +199,23 @@ pub(crate) mod fixtures {
         );
         let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
         doc.trailer.set("Root", catalog_id);
+        doc
+    }
+
+    /// The document with an outline of (level, title, page number) entries, in order (a level
+    /// at most one deeper than the entry before).
+    pub fn with_outline(mut doc: Document, entries: &[(usize, &str, u32)]) -> Document {
+        let pages = doc.get_pages();
+        let mut parents: Vec<u32> = Vec::new();
+        for &(level, title, page) in entries {
+            parents.truncate(level - 1);
+            let bookmark = lopdf::Bookmark::new(title.to_string(), [0.0; 3], 0, pages[&page]);
+            let id = doc.add_bookmark(bookmark, parents.last().copied());
+            parents.push(id);
+        }
+        let outline = doc.build_outline().expect("an outline");
+        let catalog = doc.catalog_mut().unwrap();
+        catalog.set("Outlines", outline);
         doc
     }
 
@@ -199,6 +262,85 @@ mod tests {
         assert_eq!(doc.blocks[1].page, Some(2));
         assert!(doc.blocks[1].text.contains("Beta"));
         assert_eq!(doc.metadata["page_count"], 2);
+        assert!(
+            doc.blocks.iter().all(|b| b.heading_path.is_empty()),
+            "one size, no outline: no headings"
+        );
+    }
+
+    #[test]
+    fn headings_come_from_font_sizes_without_an_outline() {
+        let bytes = to_bytes(pdf_with_lines(&[
+            &[
+                PdfLine::new(20.0, "Field Guide"),
+                PdfLine::new(11.0, "Birds of the northern coast, and where to see them."),
+                PdfLine::new(15.0, "Gulls"),
+                PdfLine::new(11.0, "Gulls nest on the cliffs in spring."),
+            ],
+            &[
+                PdfLine::new(11.0, "They winter inland."),
+                PdfLine::new(15.0, "Terns"),
+                PdfLine::new(11.0, "Terns dive for sand eels."),
+            ],
+        ]));
+        let doc = AutoParser
+            .parse(&raw_for_test("guide.pdf", bytes))
+            .unwrap()
+            .documents
+            .remove(0);
+        let path_of = |needle: &str| {
+            let block = doc.blocks.iter().find(|b| b.text.contains(needle)).unwrap();
+            (block.page.unwrap(), block.heading_path.clone())
+        };
+        assert_eq!(
+            path_of("cliffs"),
+            (1, vec!["Field Guide".to_string(), "Gulls".to_string()])
+        );
+        assert_eq!(
+            path_of("inland"),
+            (2, vec!["Field Guide".to_string(), "Gulls".to_string()])
+        );
+        assert_eq!(
+            path_of("sand eels"),
+            (2, vec!["Field Guide".to_string(), "Terns".to_string()])
+        );
+        assert_eq!(path_of("northern coast"), (1, vec!["Field Guide".to_string()]));
+    }
+
+    #[test]
+    fn headings_come_from_the_outline_when_there_is_one() {
+        let pdf = pdf_with_lines(&[
+            &[
+                PdfLine::new(12.0, "Setup"),
+                PdfLine::new(12.0, "Install the package first."),
+            ],
+            &[
+                PdfLine::new(12.0, "Then configure it."),
+                PdfLine::new(12.0, "Usage"),
+                PdfLine::new(12.0, "Run it daily."),
+            ],
+        ]);
+        let pdf = with_outline(pdf, &[(1, "Setup", 1), (2, "Install", 1), (1, "Usage", 2)]);
+        let doc = AutoParser
+            .parse(&raw_for_test("manual.pdf", to_bytes(pdf)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let path_of = |needle: &str| {
+            doc.blocks
+                .iter()
+                .find(|b| b.text.contains(needle))
+                .unwrap()
+                .heading_path
+                .clone()
+        };
+        assert_eq!(path_of("Install the package"), ["Setup", "Install"], "{:?}", doc.blocks);
+        assert_eq!(
+            path_of("configure"),
+            ["Setup", "Install"],
+            "a page goes on under the last heading"
+        );
+        assert_eq!(path_of("daily"), ["Usage"]);
     }
 
     #[test]
