@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 scripts/fetch-model.sh
-scripts/s3-tools.sh
+scripts/python-tools.sh
 if command -v rustup >/dev/null && ! (cargo fmt --version && cargo clippy --version) >/dev/null 2>&1; then
     rustup component add rustfmt clippy
 fi

@@ -1,5 +1,5 @@
 //! The deployment examples in deploy/ are valid Kubernetes resources (Kubernetes' own schemas,
-//! through `kubernetes-validate --strict` from .venv: scripts/s3-tools.sh installs it), and
+//! through `kubernetes-validate --strict` from .venv: scripts/python-tools.sh installs it), and
 //! every option they pass to `quarry` is one the binary takes. The Slurm scripts run for real
 //! with the variables Slurm sets (Slurm itself cannot run here; `sbatch` is a stand-in that
 //! records what the submit script asks of it).
@@ -26,7 +26,7 @@ fn validate(files: &[PathBuf]) -> std::process::Output {
     let validator = root().join(".venv/bin/kubernetes-validate");
     assert!(
         validator.is_file(),
-        "{} missing: run scripts/s3-tools.sh (scripts/test.sh does)",
+        "{} missing: run scripts/python-tools.sh (scripts/test.sh does)",
         validator.display()
     );
     Command::new(validator)

@@ -72,7 +72,7 @@ pub fn default_settings(model: &ModelDir) -> anyhow::Result<(ChunkSettings, Arc<
         chunker,
         tags: Vec::new(),
         max_document_tokens: 500_000,
-        summarizer: quarry_indexer::summary::Summaries::default().summarizer(),
+        summarizer: quarry_indexer::summary::default_summarizer(),
         ingested_at: chrono::Utc::now(),
     };
     Ok((settings, tokenizer))

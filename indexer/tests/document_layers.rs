@@ -20,7 +20,7 @@ fn collapse(text: &str) -> String {
 async fn index(source: &Path, out: &Path, summaries: Summaries) -> RunReport {
     let mut options = RunOptions::new(source.to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
     options.progress = ProgressMode::Quiet;
-    options.summaries = summaries;
+    options.summarizer = summaries.summarizer().expect("a built-in summarizer");
     run_with_embedder(options, common::embedder()).await.unwrap()
 }
 

@@ -219,7 +219,7 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
         chunker: Arc::new(TokenChunker::new(ChunkerConfig::default(), tokenizer, "test").unwrap()),
         tags: Vec::new(),
         max_document_tokens: 100_000,
-        summarizer: quarry_indexer::summary::Summaries::default().summarizer(),
+        summarizer: quarry_indexer::summary::default_summarizer(),
         ingested_at: chrono::Utc::now(),
     };
     let model = ModelDir::open(&common::model_dir()).unwrap();

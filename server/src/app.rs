@@ -228,7 +228,12 @@ pub async fn start(options: ServeOptions, embedder: Arc<dyn Embedder>) -> Result
         uploads_root: options.data_dir.join("uploads"),
         parser: options.parser.clone(),
         compact: options.compact.clone(),
-        summarizer: options.summaries.summarizer(),
+        summarizer: crate::llm_summaries::summarizer_for(
+            options.summaries,
+            options.llm.as_ref(),
+            tokio::runtime::Handle::current(),
+        )
+        .map_err(|e| e.to_string())?,
     });
     let state = AppState {
         search: Arc::new(SearchQueue::new(options.search_workers, options.search_queue)),

@@ -21,6 +21,10 @@ pub enum ServerError {
     #[error("invalid request: {0}")]
     InvalidRequest(String),
 
+    /// Settings that do not go together (found at start-up).
+    #[error("{0}")]
+    Settings(String),
+
     #[error("the LLM at {url} did not answer within {secs} s")]
     LlmTimeout { url: String, secs: u64 },
 

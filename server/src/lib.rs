@@ -8,7 +8,8 @@
 //! [`registry`] holds the served collections, [`collection`] one collection's current version, [`events`] and [`event_hub`] carry
 //! ingestion and version events to the event streams, [`records`] are the seed-000 records,
 //! [`persist`] writes small JSON records atomically, [`metrics`] counts for Prometheus, [`llm`]
-//! talks to the optional OpenAI-compatible LLM endpoint.
+//! talks to the optional OpenAI-compatible LLM endpoint, and [`llm_summaries`] has it write
+//! document layers (`--summaries llm`).
 
 pub mod app;
 pub mod collection;
@@ -18,6 +19,7 @@ pub mod events;
 pub mod http;
 pub mod ingest;
 pub mod llm;
+pub mod llm_summaries;
 pub mod metrics;
 pub mod persist;
 pub mod records;

@@ -107,10 +107,7 @@ async fn start_llm(seen: Arc<Seen>) -> String {
     let app = Router::new()
         .route("/v1/chat/completions", post(completions))
         .with_state(seen);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    url
+    http_common::serve_stand_in(app).await
 }
 
 fn llm_settings(url: &str) -> LlmSettings {

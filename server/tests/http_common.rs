@@ -226,6 +226,15 @@ impl ApiClient {
     }
 }
 
+/// Serves `app` (a stand-in for another service, such as an LLM endpoint) on a free loopback
+/// port; its base URL with `/v1` (`http://127.0.0.1:PORT/v1`).
+pub async fn serve_stand_in(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
 /// A paragraph of six sentences on `topic` that no other topic's paragraph shares.
 pub fn paragraph(topic: &str) -> String {
     (0..6)

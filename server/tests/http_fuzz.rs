@@ -2,7 +2,9 @@
 //! from the route table with broken paths, methods, headers and bodies (mutated JSON, wrong
 //! types, deep nesting, invalid UTF-8, broken multipart). Every answer must be below 500,
 //! every error must come in its surface's documented shape (`{"error", "message"|"details"}`
-//! under /api/rag, `{"detail"}` elsewhere), and the server must still answer searches after.
+//! under /api, OpenAI's `{"error": {"message", "type"}}` on /v1/embeddings, TEI's `{"error",
+//! "error_type"}` on /embed, `{"detail"}` elsewhere), and the server must still answer
+//! searches after. (/api/chat is left out: without an LLM endpoint it is a 503 by design.)
 
 mod http_common;
 
@@ -32,6 +34,11 @@ const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/knowledge/health", &["GET"]),
     ("/api/rag/ingest", &["POST"]),
     ("/api/rag/search", &["POST"]),
+    ("/api/knowledge/documents", &["POST", "GET"]),
+    ("/api/knowledge/documents/{job}", &["GET", "DELETE"]),
+    ("/api/knowledge/search", &["POST"]),
+    ("/v1/embeddings", &["POST"]),
+    ("/embed", &["POST"]),
     ("/healthz", &["GET"]),
     ("/readyz", &["GET"]),
     ("/metrics", &["GET"]),
@@ -245,10 +252,13 @@ fn request(draw: &mut Draw, job: &str) -> Request {
 
 /// Whether an error body has its surface's documented shape.
 fn documented_shape(path: &str, body: &Value) -> bool {
-    if path.starts_with("/api/rag") {
-        body["error"].is_string() && (body["message"].is_string() || !body["details"].is_null())
-    } else {
-        body["detail"].is_string() || body["detail"].is_array()
+    match path.split('?').next().unwrap_or_default() {
+        "/v1/embeddings" => body["error"]["message"].is_string() && body["error"]["type"].is_string(),
+        "/embed" => body["error"].is_string() && body["error_type"].is_string(),
+        _ if path.starts_with("/api/") => {
+            body["error"].is_string() && (body["message"].is_string() || !body["details"].is_null())
+        }
+        _ => body["detail"].is_string() || body["detail"].is_array(),
     }
 }
 

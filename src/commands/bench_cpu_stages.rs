@@ -31,7 +31,10 @@ pub struct BenchCpuStagesArgs {
 pub fn run(args: BenchCpuStagesArgs) -> anyhow::Result<ExitCode> {
     let model = ModelDir::open(&args.model.model_dir()?)?;
     let (mut settings, tokenizer) = default_settings(&model)?;
-    settings.summarizer = args.summaries.summarizer();
+    settings.summarizer = args
+        .summaries
+        .summarizer()
+        .ok_or_else(|| anyhow::anyhow!("bench-cpu-stages times the built-in summarizers: extractive or off"))?;
     let files = read_folder(&args.corpus)?;
     anyhow::ensure!(!files.is_empty(), "{}: no files to parse", args.corpus.display());
     let cores = std::thread::available_parallelism().map(usize::from).unwrap_or(1);

@@ -17,9 +17,10 @@ use super::runtime;
 
 pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
-    let options = run_options(args)?;
+    let runtime = runtime()?;
+    let options = run_options(args, runtime.handle())?;
     let embedder = Arc::new(SeededEmbedder::new(&ModelDir::open(&options.model_dir)?)?);
-    let report = runtime()?.block_on(run_with_embedder(options, embedder))?;
+    let report = runtime.block_on(run_with_embedder(options, embedder))?;
     print_report(&report, json)?;
     Ok(ExitCode::SUCCESS)
 }

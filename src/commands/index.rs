@@ -10,8 +10,9 @@ use quarry_indexer::pipeline::{
 };
 use quarry_indexer::source::SourceOptions;
 use quarry_indexer::summary::Summaries;
+use quarry_server::llm_summaries::summarizer_for;
 
-use super::{at_least_one, runtime, ModelArgs, StoreArgs};
+use super::{at_least_one, runtime, LlmArgs, ModelArgs, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct IndexArgs {
@@ -76,9 +77,13 @@ pub struct IndexArgs {
     #[arg(long, env = "QUARRY_MAX_DOCUMENT_TOKENS", default_value_t = 500_000, value_parser = at_least_one::<usize>)]
     pub max_document_tokens: usize,
     /// How each document's layers (seed 003's L0 abstract and L1 overview, stored with its
-    /// record) are made: extractive (its most central sentences; no model) | off
+    /// record) are made: extractive (its most central sentences; no model) | llm (written by
+    /// --llm-url, two calls a document; the extractive ones where it fails, made again by
+    /// the next run) | off
     #[arg(long, env = "QUARRY_SUMMARIES", default_value = "extractive")]
     pub summaries: Summaries,
+    #[command(flatten)]
+    pub llm: LlmArgs,
     /// auto | bars | log | json (a JSON object a line on stderr every 5 s, and a last one with
     /// "done": true) | quiet
     #[arg(long, env = "QUARRY_PROGRESS", default_value = "auto", value_parser = parse_progress)]
@@ -166,7 +171,8 @@ fn read_queries(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
 }
 
 /// The run `args` ask for.
-pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
+/// The run's options; `runtime` is where an LLM summarizer's calls run.
+pub fn run_options(args: IndexArgs, runtime: &tokio::runtime::Handle) -> anyhow::Result<RunOptions> {
     let mut options = RunOptions::new(&args.source, &args.out, args.model.model_dir()?);
     options.source_options = SourceOptions {
         include: args.include,
@@ -195,7 +201,7 @@ pub fn run_options(args: IndexArgs) -> anyhow::Result<RunOptions> {
     };
     options.tags = args.tags;
     options.max_document_tokens = args.max_document_tokens;
-    options.summaries = args.summaries;
+    options.summarizer = summarizer_for(args.summaries, args.llm.settings().as_ref(), runtime.clone())?;
     options.progress = args.progress;
     options.report_path = args.report;
     options.reuse = args.reuse;
@@ -229,15 +235,15 @@ pub fn print_report(report: &RunReport, json: bool) -> anyhow::Result<()> {
 
 pub fn run(args: IndexArgs) -> anyhow::Result<ExitCode> {
     let json = args.json;
+    let runtime = runtime()?;
     if args.plan {
-        let plan = runtime()?.block_on(quarry_indexer::pipeline::plan(run_options(args)?))?;
+        let plan = runtime.block_on(quarry_indexer::pipeline::plan(run_options(args, runtime.handle())?))?;
         print_plan(&plan, json)?;
         return Ok(ExitCode::SUCCESS);
     }
     let publish_when_complete = args.sharding.publish_when_complete;
-    let options = run_options(args)?;
+    let options = run_options(args, runtime.handle())?;
     let (out, store) = (options.out.clone(), options.out_store.clone());
-    let runtime = runtime()?;
     let report = runtime.block_on(run_pipeline(options))?;
     print_report(&report, json)?;
     if let (Some(shard), true) = (&report.shard, publish_when_complete) {

@@ -140,6 +140,41 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
+/// The optional LLM endpoint: `quarry serve`'s /api/chat and LLM stages, and `--summaries llm`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct LlmArgs {
+    /// An OpenAI-compatible chat-completions API (vLLM, llama.cpp's server, Ollama, a hosted
+    /// API): its base URL, such as http://127.0.0.1:8000/v1. For `quarry serve`, POST /api/chat
+    /// answers 503 without one and everything else works; `--summaries llm` needs one.
+    #[arg(long, env = "QUARRY_LLM_URL", requires = "llm_model")]
+    pub llm_url: Option<String>,
+    /// The model asked for when a request names none.
+    #[arg(long, env = "QUARRY_LLM_MODEL", requires = "llm_url")]
+    pub llm_model: Option<String>,
+    /// The LLM API's key (sent as a bearer token); set it in the environment, not on the command line.
+    #[arg(long, env = "QUARRY_LLM_API_KEY", hide_env_values = true)]
+    pub llm_api_key: Option<String>,
+    /// Seconds one LLM call may take (a streamed answer: between two of its pieces).
+    #[arg(long, env = "QUARRY_LLM_TIMEOUT", default_value_t = 60, value_parser = at_least_one::<u64>)]
+    pub llm_timeout: u64,
+    /// Attempts after the first when the LLM endpoint refuses a connection, is busy (429) or fails (5xx).
+    #[arg(long, env = "QUARRY_LLM_RETRIES", default_value_t = 2)]
+    pub llm_retries: u32,
+}
+
+impl LlmArgs {
+    /// The endpoint's settings, when one is set.
+    pub fn settings(&self) -> Option<quarry_server::llm::LlmSettings> {
+        self.llm_url.as_ref().map(|url| quarry_server::llm::LlmSettings {
+            url: url.clone(),
+            model: self.llm_model.clone().unwrap_or_default(),
+            api_key: self.llm_api_key.clone(),
+            timeout: std::time::Duration::from_secs(self.llm_timeout),
+            retries: self.llm_retries,
+        })
+    }
+}
+
 /// Options for loading a snapshot to search it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LoadArgs {

@@ -10,7 +10,7 @@ use quarry_indexer::embed::{load_embedder, ModelDir};
 use quarry_server::app::{serve, start, ServeOptions};
 use quarry_server::http::auth::ApiKeys;
 
-use super::{at_least_one, runtime, ModelArgs, StoreArgs};
+use super::{at_least_one, runtime, LlmArgs, ModelArgs, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -63,7 +63,8 @@ pub struct ServeArgs {
     #[arg(long, env = "QUARRY_KNOWLEDGE_COLLECTION", default_value = "knowledge")]
     pub knowledge_collection: String,
     /// How an uploaded document's layers (seed 003's L0 abstract and L1 overview) are made:
-    /// extractive (its most central sentences; no model) | off
+    /// extractive (its most central sentences; no model) | llm (written by --llm-url; the
+    /// extractive ones where it fails) | off
     #[arg(long, env = "QUARRY_SUMMARIES", default_value = "extractive")]
     pub summaries: quarry_indexer::summary::Summaries,
     /// Request timeout in seconds.
@@ -94,23 +95,8 @@ pub struct ServeArgs {
     /// (`--poll-interval`), so several replicas can serve one root behind a load balancer.
     #[arg(long, env = "QUARRY_READ_ONLY")]
     pub read_only: bool,
-    /// An OpenAI-compatible chat-completions API for POST /api/chat (vLLM, llama.cpp's server,
-    /// Ollama, a hosted API): its base URL, such as http://127.0.0.1:8000/v1. Without one,
-    /// /api/chat answers 503 and everything else works.
-    #[arg(long, env = "QUARRY_LLM_URL", requires = "llm_model")]
-    pub llm_url: Option<String>,
-    /// The model asked for when a chat request names none.
-    #[arg(long, env = "QUARRY_LLM_MODEL", requires = "llm_url")]
-    pub llm_model: Option<String>,
-    /// The LLM API's key (sent as a bearer token); set it in the environment, not on the command line.
-    #[arg(long, env = "QUARRY_LLM_API_KEY", hide_env_values = true)]
-    pub llm_api_key: Option<String>,
-    /// Seconds one LLM call may take (a streamed answer: between two of its pieces).
-    #[arg(long, env = "QUARRY_LLM_TIMEOUT", default_value_t = 60, value_parser = at_least_one::<u64>)]
-    pub llm_timeout: u64,
-    /// Attempts after the first when the LLM endpoint refuses a connection, is busy (429) or fails (5xx).
-    #[arg(long, env = "QUARRY_LLM_RETRIES", default_value_t = 2)]
-    pub llm_retries: u32,
+    #[command(flatten)]
+    pub llm: LlmArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -158,13 +144,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     options.knowledge_collection = args.knowledge_collection.clone();
     options.summaries = args.summaries;
     options.read_only = args.read_only;
-    options.llm = args.llm_url.as_ref().map(|url| quarry_server::llm::LlmSettings {
-        url: url.clone(),
-        model: args.llm_model.clone().unwrap_or_default(),
-        api_key: args.llm_api_key.clone(),
-        timeout: Duration::from_secs(args.llm_timeout),
-        retries: args.llm_retries,
-    });
+    options.llm = args.llm.settings();
     options.request_timeout = Duration::from_secs(args.request_timeout);
     options.compact.max_small_segments = args.compact_after;
     options.parser = args.parse.parser()?;

@@ -79,7 +79,7 @@ async fn main() -> anyhow::Result<()> {
         chunker: chunker.clone(),
         tags: Vec::new(),
         max_document_tokens: 500_000,
-        summarizer: quarry_indexer::summary::Summaries::default().summarizer(),
+        summarizer: quarry_indexer::summary::default_summarizer(),
         ingested_at: chrono::Utc::now(),
     };
     let writer = SnapshotWriter::open(&out, &StoreOptions::default())?;

@@ -135,6 +135,22 @@ impl ModelTokenizer {
         Ok((tokens.spans, tokens.ids))
     }
 
+    /// The model's input ids for a text's token ids (`ids`, specials left out): specials
+    /// added, and only its first tokens when `window` is set, as [`Self::encode_for_model`]
+    /// keeps them.
+    pub fn model_input(&self, ids: &[u32], window: bool) -> Vec<u32> {
+        let keep = match window {
+            true => self.max_tokens.saturating_sub(self.special_tokens()),
+            false => usize::MAX,
+        };
+        self.with_specials(ids, keep).ids
+    }
+
+    /// How many ids the vocabulary has (added tokens included).
+    pub fn vocabulary_size(&self) -> usize {
+        self.plain.get_vocab_size(true)
+    }
+
     /// The id of the vocabulary's unknown token, if it has one under a usual name.
     pub fn unknown_id(&self) -> Option<u32> {
         ["[UNK]", "<unk>", "<UNK>", "[unk]"]

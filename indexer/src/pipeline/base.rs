@@ -181,7 +181,8 @@ pub(crate) async fn survey(
         options.publish == PublishMode::Delta && delta_allowed(previous, options, &mut reuse.notes)
     });
     if let (true, Some((_, previous))) = (delta, &previous) {
-        unchanged_files = previous.unchanged_files(&listing.entries, parse_sig, &mut reuse.notes);
+        unchanged_files =
+            previous.unchanged_files(&listing.entries, parse_sig, options.summarizer.name(), &mut reuse.notes);
     }
     previous_secs += started.elapsed().as_secs_f64();
     Ok(Survey {

@@ -71,6 +71,8 @@ pub struct DeltaReport {
 struct LiveDoc {
     uri: String,
     chunks: u32,
+    /// What made its layers: an index into [`PreviousVersion::layer_makers`].
+    layers_by: usize,
     /// The segment (index in the manifest) holding the live copy.
     segment: usize,
     /// Known once that segment's rows are read.
@@ -85,6 +87,8 @@ pub struct PreviousVersion {
     /// Segments that could not be read or did not match the manifest: nothing may build on them.
     unreadable: Vec<String>,
     documents: HashMap<String, LiveDoc>,
+    /// The summarizers that made the live documents' layers, each named once.
+    layer_makers: Vec<String>,
     /// The segments holding any row of a document (live or hidden), as manifest indexes, in
     /// order, each with the rows of that copy no tombstone hides yet.
     segments_of: HashMap<String, Vec<(usize, u32)>>,
@@ -149,6 +153,7 @@ impl PreviousVersion {
             manifest,
             unreadable: Vec::new(),
             documents: HashMap::new(),
+            layer_makers: Vec::new(),
             segments_of: HashMap::new(),
             hidden_rows: vec![0; manifest_segments],
             files,
@@ -185,11 +190,19 @@ impl PreviousVersion {
             if tombstones.hides_any_row(segment, &record.doc_id, record.chunk_count) {
                 self.documents.remove(&record.doc_id);
             } else {
+                let layers_by = match self.layer_makers.iter().position(|m| *m == record.layers_by) {
+                    Some(known) => known,
+                    None => {
+                        self.layer_makers.push(record.layers_by);
+                        self.layer_makers.len() - 1
+                    }
+                };
                 self.documents.insert(
                     record.doc_id,
                     LiveDoc {
                         uri: record.uri,
                         chunks: record.chunk_count,
+                        layers_by,
                         segment: index,
                         tokens: None,
                     },
@@ -311,12 +324,14 @@ impl PreviousVersion {
 
     /// The listed files that need not be fetched: the version's file table has the file with
     /// the listed ETag, nothing of it failed, the version serves every document the table
-    /// counts for it, and the run that wrote it parsed with the same signature. Says in
-    /// `notes` why nothing could be skipped.
+    /// counts for it, the run that wrote it parsed with the same signature, and the layers of
+    /// each of its documents were made by `layers_by`, the run's summarizer (not by one it fell
+    /// back to). Says in `notes` why nothing could be skipped.
     pub fn unchanged_files(
         &self,
         entries: &[SourceEntry],
         parse_sig: &str,
+        layers_by: &str,
         notes: &mut Vec<String>,
     ) -> HashSet<String> {
         if self.manifest.parse_sig.as_deref() != Some(parse_sig) {
@@ -334,6 +349,18 @@ impl PreviousVersion {
             return HashSet::new();
         };
         let live = self.live_documents_per_file();
+        let layers_again: HashSet<&str> = self
+            .documents
+            .values()
+            .filter(|doc| self.layer_makers[doc.layers_by] != layers_by && !added_through_api(&doc.uri))
+            .map(|doc| file_uri_of(&doc.uri))
+            .collect();
+        if !layers_again.is_empty() {
+            notes.push(format!(
+                "{} files hold documents whose layers a summarizer other than {layers_by} made: they are fetched to make them again",
+                layers_again.len()
+            ));
+        }
         entries
             .iter()
             .filter(|entry| {
@@ -342,6 +369,7 @@ impl PreviousVersion {
                         && file.etag == entry.etag
                         && !file.failed
                         && live.get(entry.uri.as_str()).copied().unwrap_or(0) == file.documents
+                        && !layers_again.contains(entry.uri.as_str())
                 })
             })
             .map(|entry| entry.uri.clone())
@@ -471,6 +499,7 @@ mod tests {
             manifest,
             unreadable: Vec::new(),
             documents: HashMap::new(),
+            layer_makers: Vec::new(),
             segments_of: HashMap::new(),
             hidden_rows: Vec::new(),
             files: None,

@@ -42,7 +42,7 @@ use crate::parse::{AutoParser, Parser};
 use crate::snapshot::SnapshotWriter;
 use crate::source::{open_source, Source, SourceOptions};
 use crate::store::StoreOptions;
-use crate::summary::Summaries;
+use crate::summary::{default_summarizer, Summarizer};
 use base::prepare_base;
 pub(crate) use base::{survey, Survey};
 pub use compact::{compact, segments_to_merge, CompactOptions, CompactReport};
@@ -81,7 +81,7 @@ pub struct RunOptions {
     /// Documents with more tokens than this fail with "Document too large".
     pub max_document_tokens: usize,
     /// How each document's layers (L0, L1) are made.
-    pub summaries: Summaries,
+    pub summarizer: Arc<dyn Summarizer>,
     /// Chunks embedded per group (each group is split into token-budget batches).
     pub embed_group: usize,
     pub progress: ProgressMode,
@@ -126,7 +126,7 @@ impl RunOptions {
             index: IndexOptions::default(),
             tags: Vec::new(),
             max_document_tokens: 500_000,
-            summaries: Summaries::default(),
+            summarizer: default_summarizer(),
             embed_group: 2048,
             progress: ProgressMode::Auto,
             report_path: None,
@@ -157,7 +157,7 @@ impl RunOptions {
             chunker: Arc::new(chunker),
             tags: self.tags.clone(),
             max_document_tokens: self.max_document_tokens,
-            summarizer: self.summaries.summarizer(),
+            summarizer: self.summarizer.clone(),
             ingested_at,
         })
     }

@@ -115,11 +115,12 @@ pub fn add_layers(document: &mut ChunkedDoc, summarizer: &dyn Summarizer) {
         return;
     }
     let language = document.languages.first().and_then(Detected::stem_language);
-    let made_by = std::mem::take(&mut document.record.layers.made_by);
-    document.record.layers = DocumentLayers {
-        made_by,
-        ..summarizer.layers(&sentences, language)
+    let layers = summarizer.layers(&sentences, language);
+    let made_by = match layers.made_by.is_empty() {
+        true => std::mem::take(&mut document.record.layers.made_by),
+        false => layers.made_by.clone(),
     };
+    document.record.layers = DocumentLayers { made_by, ..layers };
 }
 
 /// The document's own tokens (before chunk overlap), counted block by block, when they may

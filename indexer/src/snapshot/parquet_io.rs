@@ -71,7 +71,7 @@ pub(super) const CHUNKS_FILE: &str = "chunks.parquet";
 pub(super) const DOCUMENTS_FILE: &str = "documents.parquet";
 
 /// The columns of documents.parquet that say where each document's rows are.
-pub(super) const OUTLINE_COLUMNS: Columns<'static> = Columns::Only(&["doc_id", "uri", "chunk_count"]);
+pub(super) const OUTLINE_COLUMNS: Columns<'static> = Columns::Only(&["doc_id", "uri", "chunk_count", "layers_by"]);
 
 /// Encodes chunks and their embeddings (row `i` of `embeddings` belongs to `chunks[i]`).
 pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Vec<u8>> {
@@ -376,6 +376,8 @@ pub struct DocumentOutline {
     pub doc_id: String,
     pub uri: String,
     pub chunk_count: u32,
+    /// What made its layers (empty in files written before layers).
+    pub layers_by: String,
 }
 
 /// The outlines of a plan's rows of documents.parquet (a plan of [`OUTLINE_COLUMNS`] at least).
@@ -389,11 +391,16 @@ pub(super) fn decode_outlines<R: ChunkReader + Clone + 'static>(
             column::<StringArray>(batch, DOCUMENTS_FILE, "uri")?,
         );
         let chunk_count = column::<UInt32Array>(batch, DOCUMENTS_FILE, "chunk_count")?;
+        let layers_by = match batch.column_by_name("layers_by") {
+            None => None,
+            Some(_) => Some(column::<StringArray>(batch, DOCUMENTS_FILE, "layers_by")?),
+        };
         Ok((0..batch.num_rows())
             .map(|row| DocumentOutline {
                 doc_id: doc_id.value(row).to_string(),
                 uri: uri.value(row).to_string(),
                 chunk_count: chunk_count.value(row),
+                layers_by: layers_by.map(|a| a.value(row).to_string()).unwrap_or_default(),
             })
             .collect())
     })

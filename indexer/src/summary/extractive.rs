@@ -35,7 +35,7 @@ const FALLBACK_CHARS: usize = 300;
 pub struct ExtractiveSummarizer;
 
 impl Summarizer for ExtractiveSummarizer {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "extractive-v1"
     }
 

@@ -6,7 +6,8 @@
 //! the collection's summaries.
 //!
 //! [`Summarizer`] is the swappable part: [`ExtractiveSummarizer`] (the default) picks the
-//! document's own sentences and needs no model; [`NoSummaries`] leaves the layers empty.
+//! document's own sentences and needs no model; [`NoSummaries`] leaves the layers empty; an
+//! LLM's (`--summaries llm`) is quarry-server's `llm_summaries`, where the LLM client is.
 
 mod extractive;
 mod sentences;
@@ -33,21 +34,29 @@ pub struct DocumentLayers {
 /// Makes a document's layers.
 pub trait Summarizer: Send + Sync {
     /// Names the method and its version; part of the parse signature and of every record.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// Whether it reads the document's sentences (the chunker keeps them only then).
     fn reads_sentences(&self) -> bool {
         true
     }
     /// The layers of a document of these sentences, in this stemming language (None: none
-    /// told), `made_by` left for the caller.
+    /// told). `made_by` is left empty for the caller to fill with [`Self::name`], or names
+    /// what made them instead (a summarizer that fell back to another for this document: a
+    /// later run under this one makes them again).
     fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers;
+}
+
+impl std::fmt::Debug for dyn Summarizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Summarizer").field(&self.name()).finish()
+    }
 }
 
 /// Makes no layers.
 pub struct NoSummaries;
 
 impl Summarizer for NoSummaries {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "none"
     }
     fn reads_sentences(&self) -> bool {
@@ -65,15 +74,24 @@ pub enum Summaries {
     #[default]
     Extractive,
     Off,
+    /// Written by an LLM endpoint (quarry-server's `llm_summaries`).
+    Llm,
 }
 
 impl Summaries {
-    pub fn summarizer(self) -> Arc<dyn Summarizer> {
+    /// The built-in summarizer chosen; None for [`Self::Llm`], which needs an endpoint.
+    pub fn summarizer(self) -> Option<Arc<dyn Summarizer>> {
         match self {
-            Self::Extractive => Arc::new(ExtractiveSummarizer),
-            Self::Off => Arc::new(NoSummaries),
+            Self::Extractive => Some(default_summarizer()),
+            Self::Off => Some(Arc::new(NoSummaries)),
+            Self::Llm => None,
         }
     }
+}
+
+/// The default summarizer, [`ExtractiveSummarizer`].
+pub fn default_summarizer() -> Arc<dyn Summarizer> {
+    Arc::new(ExtractiveSummarizer)
 }
 
 impl std::str::FromStr for Summaries {
@@ -82,7 +100,8 @@ impl std::str::FromStr for Summaries {
         match s {
             "extractive" => Ok(Self::Extractive),
             "off" | "none" => Ok(Self::Off),
-            other => Err(format!("unknown summaries `{other}` (extractive, off)")),
+            "llm" => Ok(Self::Llm),
+            other => Err(format!("unknown summaries `{other}` (extractive, off, llm)")),
         }
     }
 }

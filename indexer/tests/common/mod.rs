@@ -134,7 +134,7 @@ pub async fn publish_online(
         chunker: chunker.clone(),
         tags: Vec::new(),
         max_document_tokens: 500_000,
-        summarizer: quarry_indexer::summary::Summaries::default().summarizer(),
+        summarizer: quarry_indexer::summary::default_summarizer(),
         ingested_at: chrono::Utc::now(),
     };
     let raw = quarry_indexer::source::RawDocument {
@@ -206,7 +206,7 @@ fn moto_binary() -> PathBuf {
     let venv = workspace_root().join(".venv/bin/moto_server");
     assert!(
         venv.is_file(),
-        "moto_server missing at {}: run scripts/s3-tools.sh (scripts/test.sh does)",
+        "moto_server missing at {}: run scripts/python-tools.sh (scripts/test.sh does)",
         venv.display()
     );
     venv

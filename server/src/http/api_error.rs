@@ -2,7 +2,9 @@
 //! ([`IndexerError`], [`ServerError`]) by variant, and the routes' own — is an [`ApiError`]
 //! kind with one status, and its body comes from one function per surface: the /v1 API
 //! answers `{"detail": "..."}` (seed 000), the /api/rag API `{"error", "details" | "message"}`
-//! (seed 002; its handlers return [`RagError`]).
+//! (seed 002; its handlers return [`RagError`]), `/v1/embeddings` OpenAI's `{"error":
+//! {"message", "type", "param", "code"}}` ([`OpenAiError`]) and `/embed` Text Embeddings
+//! Inference's `{"error", "error_type"}` ([`TeiError`]).
 
 use axum::http::header::{HeaderValue, ALLOW, WWW_AUTHENTICATE};
 use axum::http::StatusCode;
@@ -37,6 +39,9 @@ pub enum ApiError {
     /// The request is sound but the state refuses it (LATEST moved, a damaged target, ...).
     Conflict(String),
     PayloadTooLarge(String),
+    /// A well-formed request whose content cannot be served (Text Embeddings Inference's
+    /// validation errors).
+    Unprocessable(String),
     /// The search queue is full.
     Busy(String),
     /// A part the request needs is not there (shutting down, a store that did not load).
@@ -48,21 +53,54 @@ pub enum ApiError {
     Internal(String),
 }
 
-/// The two error shapes: seed 000's `{"detail"}` on /v1 and everything else, seed 002's
-/// `{"error", "message" | "details"}` under /api (/api/rag, /api/chat).
+/// The error shapes: seed 000's `{"detail"}` on /v1 and everything else, seed 002's
+/// `{"error", "message" | "details"}` under /api (/api/rag, /api/chat), OpenAI's on
+/// /v1/embeddings and Text Embeddings Inference's on /embed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Surface {
     V1,
     Rag,
+    OpenAi,
+    Tei,
 }
 
 impl Surface {
     /// The surface a request path belongs to.
     pub fn of_path(path: &str) -> Self {
-        if path.starts_with("/api/") {
-            Surface::Rag
-        } else {
-            Surface::V1
+        match path {
+            "/v1/embeddings" => Surface::OpenAi,
+            "/embed" => Surface::Tei,
+            _ if path.starts_with("/api/") => Surface::Rag,
+            _ => Surface::V1,
+        }
+    }
+
+    /// The body of an error with `status` and `message` (`field`: the request field it is
+    /// about, if one) on this surface.
+    pub fn error_body(self, status: StatusCode, message: &str, field: Option<&str>) -> serde_json::Value {
+        let reason = status.canonical_reason().unwrap_or("Error");
+        match self {
+            Surface::V1 => json!({ "detail": message }),
+            Surface::Rag => json!({ "error": reason, "message": message }),
+            Surface::OpenAi => {
+                let kind = match status.as_u16() {
+                    401 => "authentication_error",
+                    403 => "permission_error",
+                    404 => "not_found_error",
+                    429 | 503 => "overloaded_error",
+                    400..=499 => "invalid_request_error",
+                    _ => "server_error",
+                };
+                json!({ "error": { "message": message, "type": kind, "param": field, "code": null } })
+            }
+            Surface::Tei => {
+                let kind = match status.as_u16() {
+                    503 => "Overloaded",
+                    400..=499 => "Validation",
+                    _ => "Backend",
+                };
+                json!({ "error": message, "error_type": kind })
+            }
         }
     }
 }
@@ -85,6 +123,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Busy(_) | Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Upstream(_) => StatusCode::BAD_GATEWAY,
             Self::UpstreamTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
@@ -103,6 +142,7 @@ impl ApiError {
             | Self::NotFound(m)
             | Self::Conflict(m)
             | Self::PayloadTooLarge(m)
+            | Self::Unprocessable(m)
             | Self::Busy(m)
             | Self::Unavailable(m)
             | Self::Upstream(m)
@@ -114,14 +154,14 @@ impl ApiError {
     /// The table of bodies, per surface.
     pub fn body(&self, surface: Surface) -> serde_json::Value {
         match (surface, self) {
-            (Surface::V1, _) => json!({ "detail": self.message() }),
             (Surface::Rag, Self::InvalidField { field, message }) => {
                 json!({ "error": "Validation error", "details": { "field": field, "message": message } })
             }
             (Surface::Rag, Self::Internal(m)) => json!({ "error": "Internal server error", "message": m }),
-            (Surface::Rag, _) => {
-                json!({ "error": self.status().canonical_reason().unwrap_or("Error"), "message": self.message() })
+            (surface, Self::InvalidField { field, .. }) => {
+                surface.error_body(self.status(), &self.message(), Some(field))
             }
+            (surface, _) => surface.error_body(self.status(), &self.message(), None),
         }
     }
 
@@ -165,7 +205,7 @@ impl From<ServerError> for ApiError {
         match e {
             ServerError::InvalidRequest(m) => Self::BadRequest(m),
             ServerError::Indexer(e) => e.into(),
-            other @ (ServerError::ModelMismatch { .. } | ServerError::Corrupt { .. }) => {
+            other @ (ServerError::ModelMismatch { .. } | ServerError::Corrupt { .. } | ServerError::Settings(_)) => {
                 Self::Internal(other.to_string())
             }
             timeout @ ServerError::LlmTimeout { .. } => Self::UpstreamTimeout(timeout.to_string()),
@@ -183,21 +223,43 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// An error of the /api/rag routes: seed 002's shape.
-#[derive(Debug)]
-pub struct RagError(pub ApiError);
+/// A handler error answered in one surface's shape: `$name(ApiError)`, made from anything an
+/// [`ApiError`] is made from.
+macro_rules! surface_error {
+    ($(#[$doc:meta])* $name:ident, $surface:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name(pub ApiError);
 
-impl<E: Into<ApiError>> From<E> for RagError {
-    fn from(e: E) -> Self {
-        RagError(e.into())
-    }
+        impl<E: Into<ApiError>> From<E> for $name {
+            fn from(e: E) -> Self {
+                $name(e.into())
+            }
+        }
+
+        impl IntoResponse for $name {
+            fn into_response(self) -> Response {
+                self.0.respond($surface)
+            }
+        }
+    };
 }
 
-impl IntoResponse for RagError {
-    fn into_response(self) -> Response {
-        self.0.respond(Surface::Rag)
-    }
-}
+surface_error!(
+    /// An error of the /api/rag routes: seed 002's shape.
+    RagError,
+    Surface::Rag
+);
+surface_error!(
+    /// An error of `/v1/embeddings`: OpenAI's shape.
+    OpenAiError,
+    Surface::OpenAi
+);
+surface_error!(
+    /// An error of `/embed`: Text Embeddings Inference's shape.
+    TeiError,
+    Surface::Tei
+);
 
 /// Gives the error responses made below the handlers their surface's documented shape:
 /// `{"error", "message"}` under /api/rag, `{"detail"}` elsewhere. Those with no body (axum's
@@ -233,10 +295,7 @@ pub async fn shape_bare_errors(request: axum::extract::Request, next: axum::midd
         StatusCode::REQUEST_TIMEOUT => "the request took longer than the server's request timeout".to_string(),
         other => other.canonical_reason().unwrap_or("error").to_string(),
     };
-    let body = match Surface::of_path(&path) {
-        Surface::Rag => json!({ "error": status.canonical_reason().unwrap_or("Error"), "message": message }),
-        Surface::V1 => json!({ "detail": message }),
-    };
+    let body = Surface::of_path(&path).error_body(status, &message, None);
     let mut parts = parts;
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
     parts.headers.remove(axum::http::header::CONTENT_TYPE);

@@ -107,7 +107,13 @@ pub fn needs(method: &Method, path: &str) -> Needs {
         ("GET", path) if path.starts_with("/api/knowledge/") => Needs::Key(Role::Search),
         (
             "POST",
-            "/v1/collections/{name}/search" | "/v1/search" | "/api/rag/search" | "/api/chat" | "/api/knowledge/search",
+            "/v1/collections/{name}/search"
+            | "/v1/search"
+            | "/api/rag/search"
+            | "/api/chat"
+            | "/api/knowledge/search"
+            | "/v1/embeddings"
+            | "/embed",
         ) => Needs::Key(Role::Search),
         _ => Needs::Key(Role::Admin),
     }
@@ -178,6 +184,8 @@ mod tests {
         assert_eq!(post("/v1/search"), Needs::Key(Role::Search));
         assert_eq!(post("/api/rag/search"), Needs::Key(Role::Search));
         assert_eq!(post("/api/chat"), Needs::Key(Role::Search));
+        assert_eq!(post("/v1/embeddings"), Needs::Key(Role::Search));
+        assert_eq!(post("/embed"), Needs::Key(Role::Search));
         assert_eq!(post("/v1/collections/{name}/documents"), Needs::Key(Role::Admin));
         assert_eq!(post("/api/rag/ingest"), Needs::Key(Role::Admin));
         assert_eq!(

@@ -6,6 +6,7 @@ pub mod api_error;
 pub mod auth;
 pub mod chat;
 pub mod dashboard;
+pub mod embeddings;
 pub mod events;
 pub mod knowledge;
 pub mod knowledge_library;
@@ -65,6 +66,8 @@ pub fn routes() -> Router<AppState> {
             get(knowledge_library::get_document).delete(knowledge_library::delete_document),
         )
         .route("/api/knowledge/search", post(knowledge_library::search))
+        .route("/v1/embeddings", post(embeddings::openai_embeddings))
+        .route("/embed", post(embeddings::tei_embed))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .route("/metrics", get(ops::metrics))

@@ -1,0 +1,186 @@
+//! `--summaries llm`: each document's layers written by the LLM endpoint (seed 003's
+//! GenerateDocumentContext: two calls, an L0 one-sentence abstract and an L1 overview, over the
+//! document's first [`PROMPT_INPUT_LIMIT`] characters). A document the endpoint fails on (after
+//! its retries) or answers emptily gets the extractive layers instead, recorded as made by the
+//! extractive summarizer, so the next run under the LLM makes them again; its run goes on.
+//!
+//! The summarizer is called where documents are parsed: on the batch run's parse threads and
+//! on an upload's blocking task, never on an async worker. Each call blocks its thread on the
+//! runtime the endpoint's client lives on, so a run asks the LLM for as many documents at once
+//! as it parses (its parse threads; a server's `--ingest-workers`).
+
+use std::sync::Arc;
+
+use quarry_indexer::index::analysis::StemLanguage;
+use quarry_indexer::summary::{DocumentLayers, ExtractiveSummarizer, Sentence, Summaries, Summarizer};
+use serde_json::{json, Map, Value};
+
+use crate::error::ServerError;
+use crate::llm::{ChatCall, ChatMessage, LlmClient, LlmSettings};
+
+/// The most characters of a document put in a prompt (seed 003's DefaultPromptInputLimit).
+pub const PROMPT_INPUT_LIMIT: usize = 8000;
+/// The longest L0 kept, in characters.
+const MAX_ABSTRACT_CHARS: usize = 1000;
+/// The longest L1 kept, in characters.
+const MAX_OVERVIEW_CHARS: usize = 6000;
+
+/// The instruction for L0.
+pub const ABSTRACT_PROMPT: &str = "Summarize the document below in one sentence of at most 40 words, in the document's own language. Answer with that sentence only.";
+/// The instruction for L1.
+pub const OVERVIEW_PROMPT: &str = "Write an overview of the document below in at most five sentences, in the document's own language: what it is about, its main points, and what a reader finds in it. Answer with the overview only.";
+
+/// The summarizer `--summaries` names, with the LLM endpoint when one is set.
+pub fn summarizer_for(
+    summaries: Summaries,
+    llm: Option<&LlmSettings>,
+    runtime: tokio::runtime::Handle,
+) -> Result<Arc<dyn Summarizer>, ServerError> {
+    if let Some(built_in) = summaries.summarizer() {
+        return Ok(built_in);
+    }
+    let settings = llm.ok_or_else(|| {
+        ServerError::Settings("--summaries llm needs an LLM endpoint: set --llm-url and --llm-model".into())
+    })?;
+    Ok(Arc::new(LlmSummarizer::new(settings.clone(), runtime)?))
+}
+
+/// Layers written by an OpenAI-compatible chat-completions endpoint.
+pub struct LlmSummarizer {
+    client: LlmClient,
+    runtime: tokio::runtime::Handle,
+    /// `llm:<model>`: another model is another summarizer, and makes the layers again.
+    name: String,
+    fallback: ExtractiveSummarizer,
+}
+
+impl LlmSummarizer {
+    pub fn new(settings: LlmSettings, runtime: tokio::runtime::Handle) -> Result<Self, ServerError> {
+        let name = format!("llm:{}", settings.model);
+        Ok(Self {
+            client: LlmClient::new(settings)?,
+            runtime,
+            name,
+            fallback: ExtractiveSummarizer,
+        })
+    }
+
+    fn ask(&self, instruction: &str, document: &str, max_tokens: u32) -> Result<String, ServerError> {
+        let mut options = Map::new();
+        options.insert("temperature".into(), json!(0));
+        options.insert("max_tokens".into(), Value::from(max_tokens));
+        let call = ChatCall {
+            model: None,
+            messages: vec![
+                ChatMessage {
+                    role: "system".into(),
+                    content: instruction.into(),
+                },
+                ChatMessage {
+                    role: "user".into(),
+                    content: document.into(),
+                },
+            ],
+            options,
+        };
+        self.runtime.block_on(self.client.complete(&call))
+    }
+
+    fn written(&self, document: &str) -> Result<DocumentLayers, ServerError> {
+        let abstract_text = tidy(&self.ask(ABSTRACT_PROMPT, document, 120)?, MAX_ABSTRACT_CHARS, true);
+        let overview = tidy(&self.ask(OVERVIEW_PROMPT, document, 600)?, MAX_OVERVIEW_CHARS, false);
+        if abstract_text.is_empty() || overview.is_empty() {
+            return Err(ServerError::LlmAnswer {
+                url: self.client.url().to_string(),
+                reason: "an empty summary".into(),
+            });
+        }
+        Ok(DocumentLayers {
+            abstract_text,
+            overview,
+            made_by: String::new(),
+        })
+    }
+}
+
+/// The document's text for a prompt: its sentences, a paragraph's worth to a line, cut at
+/// [`PROMPT_INPUT_LIMIT`] characters.
+fn prompt_text(sentences: &[Sentence]) -> String {
+    let mut text = String::new();
+    let mut chars = 0;
+    for sentence in sentences {
+        let room = PROMPT_INPUT_LIMIT.saturating_sub(chars + 1);
+        if room == 0 {
+            break;
+        }
+        if !text.is_empty() {
+            text.push(' ');
+            chars += 1;
+        }
+        let before = text.len();
+        text.extend(sentence.text.chars().take(room));
+        chars += text[before..].chars().count();
+    }
+    text
+}
+
+/// An answer trimmed (on one line for L0), cut at `max_chars`.
+fn tidy(answer: &str, max_chars: usize, one_line: bool) -> String {
+    let answer = answer.trim();
+    let text = match one_line {
+        true => answer.split_whitespace().collect::<Vec<_>>().join(" "),
+        false => answer.to_string(),
+    };
+    text.chars().take(max_chars).collect()
+}
+
+impl Summarizer for LlmSummarizer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers {
+        match self.written(&prompt_text(sentences)) {
+            Ok(layers) => layers,
+            Err(e) => {
+                tracing::warn!("document layers: {e}; the extractive layers stand in until a later run");
+                DocumentLayers {
+                    made_by: self.fallback.name().to_string(),
+                    ..self.fallback.layers(sentences, language)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_hold_the_first_characters_and_answers_are_tidied() {
+        let sentences: Vec<Sentence> = (0..2000)
+            .map(|position| Sentence {
+                text: format!("Sentence number {position} is here."),
+                position,
+            })
+            .collect();
+        let text = prompt_text(&sentences);
+        assert!(text.starts_with("Sentence number 0 is here. Sentence number 1"));
+        assert!(text.chars().count() <= PROMPT_INPUT_LIMIT);
+        assert_eq!(tidy("  One\n sentence.  ", 100, true), "One sentence.");
+        assert_eq!(tidy("A.\n\nB.", 100, false), "A.\n\nB.");
+        assert_eq!(tidy("abcdef", 3, true), "abc");
+    }
+
+    #[test]
+    fn llm_summaries_need_an_endpoint() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let refused = summarizer_for(Summaries::Llm, None, runtime.handle().clone())
+            .err()
+            .unwrap();
+        assert!(refused.to_string().contains("--llm-url"), "{refused}");
+        let built_in = summarizer_for(Summaries::Off, None, runtime.handle().clone()).unwrap();
+        assert_eq!(built_in.name(), "none");
+    }
+}
