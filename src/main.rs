@@ -2,8 +2,9 @@
 
 mod allocator;
 mod commands;
+mod config_file;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -56,6 +57,8 @@ enum Command {
     Completions(commands::completions::CompletionsArgs),
     /// Print the man page (roff), or write one page per command into a folder.
     Man(commands::completions::ManArgs),
+    /// Print the settings `serve` or `index` would run with and where each came from: `quarry config --print serve --config quarry.toml`.
+    Config(commands::config::ConfigArgs),
     /// Parse the files sent on stdin and answer on stdout (what `index` and `serve` run their parsing in).
     #[command(hide = true)]
     ParseWorker,
@@ -68,7 +71,16 @@ fn main() -> std::process::ExitCode {
             tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()),
         )
         .init();
-    let cli = Cli::parse();
+    // `serve --config FILE` and `index --config FILE`: the file's settings go in as flags
+    // where neither a flag nor the environment set them.
+    let argv = match config_file::with_settings_file(&Cli::command(), std::env::args_os().collect()) {
+        Ok((argv, _)) => argv,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let cli = Cli::from_arg_matches(&Cli::command().get_matches_from(argv)).unwrap_or_else(|e| e.exit());
     // Commands that run to their end; the server (and `bench`, which runs one) does not.
     // Those that start parse workers keep SIGPIPE ignored: a worker that died must fail its
     // file (the write to it fails), not end the run.
@@ -101,6 +113,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Completions(args) => commands::completions::completions(args, Cli::command()),
         Command::Man(args) => commands::completions::man(args, Cli::command()),
+        Command::Config(args) => commands::config::run(args, Cli::command()),
         Command::ParseWorker => commands::parse_worker::run(),
     };
     match result {

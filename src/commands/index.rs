@@ -16,6 +16,10 @@ use super::{at_least_one, runtime, LlmArgs, ModelArgs, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct IndexArgs {
+    /// A settings file (TOML): each key a flag's long name, at the top level or under
+    /// [serve] / [index]; flags and their environment variables win over it (deploy/quarry.example.toml).
+    #[arg(long, env = "QUARRY_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
     /// Folder, file:// URI, s3://bucket/prefix or memory://name.
     #[arg(env = "QUARRY_SOURCE")]
     pub source: String,

@@ -7,6 +7,7 @@ pub mod bench_kernels;
 pub mod bench_pipeline;
 pub mod compact;
 pub mod completions;
+pub mod config;
 pub mod embed;
 pub mod eval;
 pub mod gc;

@@ -14,6 +14,10 @@ use super::{at_least_one, runtime, LlmArgs, ModelArgs, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
+    /// A settings file (TOML): each key a flag's long name, at the top level or under
+    /// [serve] / [index]; flags and their environment variables win over it (deploy/quarry.example.toml).
+    #[arg(long, env = "QUARRY_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
     /// NAME=URI: serve the snapshot at URI (folder or s3://...) as collection NAME. Repeatable.
     #[arg(long = "collection", env = "QUARRY_COLLECTIONS", value_delimiter = ';')]
     pub collections: Vec<String>,
