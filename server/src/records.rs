@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 type Map = serde_json::Map<String, serde_json::Value>;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CollectionInfo {
     pub name: String,
     pub description: Option<String>,
@@ -19,7 +19,7 @@ pub struct CollectionInfo {
 }
 
 /// File lifecycle: UPLOADING -> INGESTING -> SUCCESS | FAILED.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FileStatus {
     Uploading,
@@ -28,7 +28,7 @@ pub enum FileStatus {
     Failed,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct FileInfo {
     pub file_id: String,
     pub file_name: String,
@@ -43,7 +43,7 @@ pub struct FileInfo {
     pub metadata: Map,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct FileProgress {
     pub file_id: String,
     pub file_name: String,
@@ -54,7 +54,7 @@ pub struct FileProgress {
 }
 
 /// Job lifecycle: PENDING -> PROCESSING -> COMPLETED | FAILED (FAILED when every file failed).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     Pending,
@@ -78,7 +78,7 @@ impl JobState {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IngestionJobStatus {
     pub job_id: String,
     pub status: JobState,

@@ -102,7 +102,7 @@ impl ApiKeys {
 /// What a request to `path` (the route's template) with `method` needs.
 pub fn needs(method: &Method, path: &str) -> Needs {
     match (method.as_str(), path) {
-        ("GET", "/healthz" | "/readyz" | "/metrics" | "/dashboard" | "/") => Needs::Nothing,
+        ("GET", "/healthz" | "/readyz" | "/metrics" | "/dashboard" | "/" | "/openapi.json") => Needs::Nothing,
         ("GET", path) if path.starts_with("/v1/") => Needs::Key(Role::Search),
         ("GET", path) if path.starts_with("/api/knowledge/") => Needs::Key(Role::Search),
         (

@@ -11,6 +11,7 @@ pub mod events;
 pub mod knowledge;
 pub mod knowledge_library;
 pub mod llm_stages;
+pub mod openapi;
 pub mod ops;
 pub mod rag;
 pub mod read_only;
@@ -28,51 +29,49 @@ use axum::Router;
 use crate::app::AppState;
 use crate::http::api_error::ApiError;
 
-/// Every route of the server.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/v1/collections",
-            post(knowledge::create_collection).get(knowledge::list_collections),
-        )
-        .route(
-            "/v1/collections/{name}",
-            get(knowledge::get_collection).delete(knowledge::delete_collection),
-        )
-        .route(
-            "/v1/collections/{name}/documents",
-            post(knowledge::upload_documents)
-                .get(knowledge::list_documents)
-                .delete(knowledge::delete_documents),
-        )
-        .route("/v1/collections/{name}/search", post(search::search))
-        .route("/v1/search", post(search::search_all))
-        .route("/v1/collections/{name}/events", get(events::collection_events))
-        .route("/v1/collections/{name}/reload", post(knowledge::reload_collection))
-        .route("/v1/collections/{name}/versions", get(versions::list))
-        .route("/v1/collections/{name}/summaries", get(summaries::list))
-        .route("/v1/collections/{name}/rollback", post(versions::rollback))
-        .route("/v1/documents/{job_id}/status", get(knowledge::job_status))
-        .route("/v1/knowledge/health", get(knowledge::health))
-        .route("/api/rag/ingest", post(rag::ingest))
-        .route("/api/rag/search", post(rag::search))
-        .route("/api/chat", post(chat::chat))
-        .route(
-            "/api/knowledge/documents",
-            post(knowledge_library::upload_document).get(knowledge_library::list_documents),
-        )
-        .route(
-            "/api/knowledge/documents/{id}",
-            get(knowledge_library::get_document).delete(knowledge_library::delete_document),
-        )
-        .route("/api/knowledge/search", post(knowledge_library::search))
-        .route("/v1/embeddings", post(embeddings::openai_embeddings))
-        .route("/embed", post(embeddings::tei_embed))
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
-        .route("/dashboard", get(dashboard::page))
-        .route("/", get(dashboard::root))
+/// Declares the route table once: [`ROUTE_PATHS`] (what the OpenAPI document must describe)
+/// and [`routes`] (the router).
+macro_rules! route_table {
+    ($( $path:literal => $handlers:expr ),* $(,)?) => {
+        /// Every path the router serves.
+        pub const ROUTE_PATHS: &[&str] = &[$($path),*];
+
+        /// Every route of the server.
+        pub fn routes() -> Router<AppState> {
+            Router::new()$(.route($path, $handlers))*
+        }
+    };
+}
+
+route_table! {
+    "/v1/collections" => post(knowledge::create_collection).get(knowledge::list_collections),
+    "/v1/collections/{name}" => get(knowledge::get_collection).delete(knowledge::delete_collection),
+    "/v1/collections/{name}/documents" => post(knowledge::upload_documents)
+        .get(knowledge::list_documents)
+        .delete(knowledge::delete_documents),
+    "/v1/collections/{name}/search" => post(search::search),
+    "/v1/search" => post(search::search_all),
+    "/v1/collections/{name}/events" => get(events::collection_events),
+    "/v1/collections/{name}/reload" => post(knowledge::reload_collection),
+    "/v1/collections/{name}/versions" => get(versions::list),
+    "/v1/collections/{name}/summaries" => get(summaries::list),
+    "/v1/collections/{name}/rollback" => post(versions::rollback),
+    "/v1/documents/{job_id}/status" => get(knowledge::job_status),
+    "/v1/knowledge/health" => get(knowledge::health),
+    "/v1/embeddings" => post(embeddings::openai_embeddings),
+    "/embed" => post(embeddings::tei_embed),
+    "/api/rag/ingest" => post(rag::ingest),
+    "/api/rag/search" => post(rag::search),
+    "/api/chat" => post(chat::chat),
+    "/api/knowledge/documents" => post(knowledge_library::upload_document).get(knowledge_library::list_documents),
+    "/api/knowledge/documents/{id}" => get(knowledge_library::get_document).delete(knowledge_library::delete_document),
+    "/api/knowledge/search" => post(knowledge_library::search),
+    "/healthz" => get(ops::healthz),
+    "/readyz" => get(ops::readyz),
+    "/metrics" => get(ops::metrics),
+    "/dashboard" => get(dashboard::page),
+    "/" => get(dashboard::root),
+    "/openapi.json" => get(openapi::serve),
 }
 
 /// A JSON body whose rejections (malformed JSON, wrong types, unknown fields) answer 400

@@ -25,7 +25,7 @@ pub const MAX_FACET_SIZE: usize = 1000;
 pub const DEFAULT_FACET_SIZE: usize = 10;
 
 /// One value and the documents holding it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FacetValue {
     /// As the documents hold it (a string for source, file_name and tags; any JSON scalar
     /// for metadata).
@@ -34,7 +34,7 @@ pub struct FacetValue {
 }
 
 /// One field's counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Facet {
     /// Most documents first, then by value; at most the request's `facet_size`.
     pub values: Vec<FacetValue>,

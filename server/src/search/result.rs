@@ -9,7 +9,7 @@ use crate::search::facets::Facets;
 use crate::search::loaded::LoadedSnapshot;
 
 /// The golden record: one retrieved chunk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChunkResult {
     pub chunk_id: String,
     /// Never null: the chunk text.
@@ -21,6 +21,8 @@ pub struct ChunkResult {
     pub page_number: Option<u32>,
     /// "report.pdf, p.15", "notes.md", "corpus.jsonl#doc-7".
     pub display_citation: String,
+    /// text, table, chart or image.
+    #[schemars(with = "String")]
     pub content_type: ContentType,
     pub content_subtype: Option<String>,
     /// For tables: the rows as CSV-like text.
@@ -31,7 +33,7 @@ pub struct ChunkResult {
 }
 
 /// The container a search returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetrievalResult {
     pub chunks: Vec<ChunkResult>,
     /// Sum of the model tokens of the returned chunks.
