@@ -109,7 +109,13 @@ async fn embed(parts: &SearchParts, inputs: Inputs, truncate: bool, field: &'sta
         .run(&parts.metrics, move || -> Result<Embedded, ApiError> {
             let ids = model_ids(embedder.as_ref(), &inputs, truncate, field)?;
             let tokens = ids.iter().map(Vec::len).sum();
-            let rows = embedder.embed_tokens(&ids).map_err(ApiError::from)?;
+            // One text takes the searches' path (their cache and shared passes), which
+            // tokenizes it to the same ids; more go to the model as one batch.
+            let rows = match &inputs {
+                Inputs::Texts(texts) if texts.len() == 1 => embedder.embed(&[texts[0].as_str()]),
+                _ => embedder.embed_tokens(&ids),
+            }
+            .map_err(ApiError::from)?;
             let vectors = (0..rows.rows()).map(|i| rows.row(i).to_vec()).collect();
             Ok(Embedded { vectors, tokens })
         })
