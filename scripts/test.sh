@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command: installs what the tests need (model, moto_server), checks the
+# The project's test command: installs what the tests need (model, Python tools, a browser), checks the
 # formatting and clippy's lints, then runs every test of the workspace in the release profile
 # (the same build as the binary).
 set -euo pipefail
@@ -7,6 +7,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 scripts/fetch-model.sh
 scripts/python-tools.sh
+scripts/browser-tools.sh
 if command -v rustup >/dev/null && ! (cargo fmt --version && cargo clippy --version) >/dev/null 2>&1; then
     rustup component add rustfmt clippy
 fi

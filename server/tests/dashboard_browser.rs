@@ -1,0 +1,352 @@
+//! The dashboard in a real browser: Debian's headless `chromium` driven through
+//! `chromium-driver` (the W3C WebDriver protocol, spoken here over HTTP) against a live server.
+//! A user creates a collection, uploads two files (one broken) with a tag, watches them to
+//! ready and to failed with the seed's message, searches and sees the query's words marked,
+//! pages to more results, deletes the broken file through the confirmation, and serves an
+//! earlier version again. A failing step saves a screenshot under
+//! `target/dashboard-screenshots/`. scripts/browser-tools.sh installs the browser; where it
+//! cannot be installed the test says so and does nothing else.
+
+mod http_common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use http_common::{options, TestServer};
+use serde_json::{json, Value};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// The key WebDriver names an element by.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A chromedriver process and one browser session in it.
+struct Browser {
+    http: reqwest::Client,
+    session: String,
+    driver: Child,
+    shots: PathBuf,
+}
+
+impl Browser {
+    async fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let started = Instant::now();
+        while http.get(format!("{base}/status")).send().await.is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "chromedriver did not answer"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let capabilities = json!({ "capabilities": { "alwaysMatch": {
+            "browserName": "chrome",
+            "unhandledPromptBehavior": "ignore",
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1600"]
+            }
+        } } });
+        let answer: Value = http
+            .post(format!("{base}/session"))
+            .json(&capabilities)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let session = answer["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no browser session: {answer}"))
+            .to_string();
+        let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/dashboard-screenshots");
+        Self {
+            http,
+            session: format!("{base}/session/{session}"),
+            driver,
+            shots,
+        }
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+        let request = self.http.request(method.clone(), format!("{}{path}", self.session));
+        let request = match method {
+            reqwest::Method::GET | reqwest::Method::DELETE => request,
+            _ => request.json(&body),
+        };
+        let answer: Value = request.send().await.unwrap().json().await.unwrap();
+        answer["value"].clone()
+    }
+
+    async fn goto(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", json!({ "url": url })).await;
+    }
+
+    /// The first element matching `css`, if any.
+    async fn find(&self, css: &str) -> Option<String> {
+        let found = self
+            .call(
+                reqwest::Method::POST,
+                "/element",
+                json!({ "using": "css selector", "value": css }),
+            )
+            .await;
+        found[ELEMENT].as_str().map(str::to_string)
+    }
+
+    async fn click(&self, element: &str) {
+        self.call(reqwest::Method::POST, &format!("/element/{element}/click"), json!({}))
+            .await;
+    }
+
+    async fn type_into(&self, element: &str, text: &str) {
+        self.call(reqwest::Method::POST, &format!("/element/{element}/clear"), json!({}))
+            .await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/value"),
+            json!({ "text": text }),
+        )
+        .await;
+    }
+
+    /// Runs `script` in the page (its `return` value comes back).
+    async fn run(&self, script: &str) -> Value {
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            json!({ "script": script, "args": [] }),
+        )
+        .await
+    }
+
+    /// Accepts the page's confirmation dialog, which must be open.
+    async fn accept_confirmation(&self) {
+        let answer = self.call(reqwest::Method::POST, "/alert/accept", json!({})).await;
+        assert!(answer.is_null(), "no confirmation to accept: {answer}");
+    }
+
+    /// Waits for `script` to return something truthy; on timeout saves a screenshot named
+    /// after `step` and fails with the page's state.
+    async fn wait_for(&self, step: &str, script: &str) -> Value {
+        let started = Instant::now();
+        loop {
+            let value = self.run(script).await;
+            let truthy = match &value {
+                Value::Null | Value::Bool(false) => false,
+                Value::String(s) => !s.is_empty(),
+                Value::Number(n) => n.as_f64() != Some(0.0),
+                _ => true,
+            };
+            if truthy {
+                return value;
+            }
+            if started.elapsed() > Duration::from_secs(60) || value.get("error").is_some() {
+                let shot = self.screenshot(step).await;
+                let page = self
+                    .run("return document.body ? document.body.innerText : document.documentElement.outerHTML")
+                    .await;
+                panic!("step '{step}' did not happen in 60 s (screenshot {}; last answer {value}); the page shows:\n{page}", shot.display());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    async fn screenshot(&self, step: &str) -> PathBuf {
+        use base64::Engine;
+        let png = self.call(reqwest::Method::GET, "/screenshot", Value::Null).await;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap_or_default())
+            .unwrap_or_default();
+        std::fs::create_dir_all(&self.shots).unwrap();
+        let path = self.shots.join(format!("{}.png", step.replace(' ', "-")));
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    async fn quit(mut self) {
+        self.call(reqwest::Method::DELETE, "", Value::Null).await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// Three sections that each speak of the moon, so a search finds several chunks.
+fn tides_markdown() -> String {
+    let section = |title: &str| {
+        let sentences: String = (0..40)
+            .map(|i| format!("Sentence {i} on {title}: the moon pulls the sea and the tide follows it. "))
+            .collect();
+        format!("## {title}\n\n{sentences}\n\n")
+    };
+    format!(
+        "# Tides\n\n{}{}{}",
+        section("Spring tides"),
+        section("Neap tides"),
+        section("Tidal bores")
+    )
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_user_works_the_dashboard_in_a_real_browser() {
+    if !Path::new(CHROMIUM).exists() || !Path::new(CHROMEDRIVER).exists() {
+        eprintln!(
+            "SKIPPED: {CHROMIUM} or {CHROMEDRIVER} is missing and could not be installed (scripts/browser-tools.sh installs Debian's chromium and chromium-driver)"
+        );
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let browser = Browser::start().await;
+    browser.goto(&server.url("/dashboard")).await;
+    browser
+        .wait_for(
+            "page loaded",
+            "return document.getElementById('new-name') !== null && document.readyState === 'complete'",
+        )
+        .await;
+
+    // A collection, created from the side bar.
+    let name = browser.find("#new-name").await.expect("the new-collection field");
+    browser.type_into(&name, "browser\u{E007}").await;
+    browser
+        .wait_for(
+            "collection created",
+            "const h = document.querySelector('[data-name]'); return h && h.textContent === 'browser'",
+        )
+        .await;
+
+    // Two files with a tag; one is no PDF.
+    let good = write(files.path(), "tides.md", tides_markdown().as_bytes());
+    let broken = write(files.path(), "broken.pdf", b"%PDF-1.7 this is not really a PDF");
+    let input = browser.find("[data-files]").await.expect("the file input");
+    browser
+        .call(
+            reqwest::Method::POST,
+            &format!("/element/{input}/value"),
+            json!({ "text": format!("{good}\n{broken}") }),
+        )
+        .await;
+    let tags = browser.find("[data-tags]").await.unwrap();
+    browser.type_into(&tags, "ocean").await;
+    browser.click(&browser.find("[data-upload]").await.unwrap()).await;
+    let jobs = browser
+        .wait_for(
+            "files ready and failed",
+            "const t = document.querySelector('[data-jobs]').innerText; return /Ready/.test(t) && /File appears corrupted/.test(t) ? t : null",
+        )
+        .await;
+    assert!(jobs.as_str().unwrap().contains("tides.md"), "{jobs}");
+    browser
+        .wait_for(
+            "documents listed",
+            "const t = document.querySelector('[data-documents]').innerText; return /tides\\.md/.test(t) && /broken\\.pdf/.test(t) && /ocean/.test(t)",
+        )
+        .await;
+
+    // A search with its words marked, one result a page, then the next page.
+    let top_k = browser.find("[data-top-k]").await.unwrap();
+    browser.type_into(&top_k, "1").await;
+    let query = browser.find("[data-query]").await.unwrap();
+    browser.type_into(&query, "moon tide\u{E007}").await;
+    let marked = browser
+        .wait_for(
+            "results marked",
+            "const m = [...document.querySelectorAll('[data-results] mark')].map(e => e.textContent.toLowerCase()); return m.length ? m : null",
+        )
+        .await;
+    assert!(
+        marked
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| ["moon", "tide", "tides"].contains(&m.as_str().unwrap())),
+        "only the query's words (as the keyword lane stems them) are marked: {marked}"
+    );
+    browser
+        .click(&browser.find("[data-more]").await.expect("a More results button"))
+        .await;
+    browser
+        .wait_for(
+            "second page",
+            "return document.querySelectorAll('[data-results] .result').length >= 2",
+        )
+        .await;
+
+    // The broken file deleted through the confirmation.
+    let delete_broken = "const row = [...document.querySelectorAll('[data-documents] tr')].find(r => r.innerText.includes('broken.pdf')); return row ? row.querySelector('button.danger') : null";
+    let button = browser.wait_for("a delete button", delete_broken).await;
+    browser.click(button[ELEMENT].as_str().unwrap()).await;
+    browser.accept_confirmation().await;
+    browser
+        .wait_for(
+            "broken file gone",
+            "const t = document.querySelector('[data-documents]').innerText; return t.includes('tides.md') && !t.includes('broken.pdf')",
+        )
+        .await;
+
+    // A second upload publishes a second version; the first is then served again, through
+    // its confirmation.
+    let waves = write(
+        files.path(),
+        "waves.md",
+        b"# Waves\n\nWind raises waves on the open sea.\n",
+    );
+    let input = browser.find("[data-files]").await.expect("the file input");
+    browser
+        .call(
+            reqwest::Method::POST,
+            &format!("/element/{input}/value"),
+            json!({ "text": waves }),
+        )
+        .await;
+    browser.click(&browser.find("[data-upload]").await.unwrap()).await;
+    browser
+        .wait_for(
+            "two versions",
+            "return document.querySelectorAll('[data-versions] tr').length >= 2",
+        )
+        .await;
+    let serve_earlier = "return [...document.querySelectorAll('[data-versions] button')].find(b => b.textContent === 'Serve this version') || null";
+    let button = browser.wait_for("an earlier version offered", serve_earlier).await;
+    browser.click(button[ELEMENT].as_str().unwrap()).await;
+    browser.accept_confirmation().await;
+    browser
+        .wait_for(
+            "a version rolled back",
+            "return document.querySelector('[data-versions]').innerText.includes('rolled back')",
+        )
+        .await;
+    let (_, versions) = server.get("/v1/collections/browser/versions").await;
+    assert!(
+        versions["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v["state"] == "rolled_back"),
+        "{versions}"
+    );
+    browser.quit().await;
+    server.stop().await;
+}
