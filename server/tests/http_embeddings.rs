@@ -1,8 +1,9 @@
 //! The embeddings routes over real HTTP: OpenAI's POST /v1/embeddings driven by the real
 //! `openai` Python client (PyPI, installed into .venv by scripts/python-tools.sh), and Text
 //! Embeddings Inference's POST /embed. The vectors match the golden file (cosine >= 0.9999 on
-//! the CPU), base64 and float carry the same numbers, `usage` counts the model's tokens, and
-//! every refusal comes in its surface's shape.
+//! the CPU) and the model's own embed call (what `quarry embed` writes), base64 and float
+//! carry the same numbers, `usage` counts the model's tokens, and every refusal comes in its
+//! surface's shape.
 
 mod http_common;
 
@@ -100,6 +101,16 @@ async fn the_openai_client_gets_golden_vectors_and_clear_refusals() {
         );
     }
     assert!(cosine(&floats(&report["one"]), &floats(&report["default"][0])) > 0.99999);
+    // The same vectors `quarry embed` writes: the model's own embed call on the same texts.
+    let direct = common::embedder().embed(&texts).unwrap();
+    for (i, text) in texts.iter().enumerate() {
+        let own: Vec<f64> = direct.row(i).iter().map(|&x| f64::from(x)).collect();
+        let similarity = cosine(&floats(&report["float"][i]), &own);
+        assert!(
+            similarity > 0.99999,
+            "{text:?}: cosine {similarity} to the model's own vector"
+        );
+    }
 
     // usage: the model's tokens, specials included, the long text's first 256 of them.
     let tokenizer = common::embedder().tokenizer().clone();

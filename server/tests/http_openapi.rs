@@ -1,5 +1,6 @@
 //! The OpenAPI document against the live server: every path the router serves is described
-//! with exactly the methods the server answers, and schemathesis (PyPI, installed into .venv by
+//! with exactly the methods the server answers, and schemathesis (which first validates the
+//! document against the OpenAPI schema) (PyPI, installed into .venv by
 //! scripts/python-tools.sh) sends generated and malformed requests to every operation, bounded
 //! in count and seeded, checking each answer against the document: no 5xx, documented status
 //! codes, content types, headers and schemas, malformed input refused, auth not ignored. An
@@ -102,7 +103,14 @@ async fn schemathesis_finds_every_answer_as_the_document_says() {
         Command::new("timeout")
             .arg("600")
             .arg(st)
-            .args(["run", &spec, "--experimental=openapi-3.1", "--checks", "all"])
+            .args([
+                "run",
+                &spec,
+                "--experimental=openapi-3.1",
+                "--validate-schema=true",
+                "--checks",
+                "all",
+            ])
             .args([
                 "--hypothesis-max-examples",
                 "25",
