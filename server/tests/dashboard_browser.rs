@@ -21,10 +21,11 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// The key WebDriver names an element by.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-/// A chromedriver process and one browser session in it.
+/// A chromedriver process and the browser it started (WebDriver's term for it is a session).
 struct Browser {
     http: reqwest::Client,
-    session: String,
+    /// The browser's base URL on chromedriver: `<driver>/session/<id>`.
+    browser: String,
     driver: Child,
     shots: PathBuf,
 }
@@ -69,21 +70,21 @@ impl Browser {
             .json()
             .await
             .unwrap();
-        let session = answer["value"]["sessionId"]
+        let id = answer["value"]["sessionId"]
             .as_str()
-            .unwrap_or_else(|| panic!("no browser session: {answer}"))
+            .unwrap_or_else(|| panic!("chromedriver started no browser: {answer}"))
             .to_string();
         let shots = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/dashboard-screenshots");
         Self {
             http,
-            session: format!("{base}/session/{session}"),
+            browser: format!("{base}/session/{id}"),
             driver,
             shots,
         }
     }
 
     async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
-        let request = self.http.request(method.clone(), format!("{}{path}", self.session));
+        let request = self.http.request(method.clone(), format!("{}{path}", self.browser));
         let request = match method {
             reqwest::Method::GET | reqwest::Method::DELETE => request,
             _ => request.json(&body),

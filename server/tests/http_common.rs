@@ -170,8 +170,9 @@ impl ApiClient {
         panic!("job {job_id} never finished");
     }
 
-    /// `quarry_ingested_chunks_total` from /metrics: (chunks embedded, chunks that reused a stored vector).
-    pub async fn ingested_chunks(&self) -> (u64, u64) {
+    /// The value of one /metrics sample: the line that starts with `sample` (a metric's name
+    /// and its labels, as Prometheus writes them); 0 when there is none yet.
+    pub async fn metric(&self, sample: &str) -> u64 {
         let metrics = self
             .client
             .get(self.url("/metrics"))
@@ -181,15 +182,19 @@ impl ApiClient {
             .text()
             .await
             .unwrap();
-        let counter = |vector: &str| {
-            let prefix = format!("quarry_ingested_chunks_total{{vector=\"{vector}\"}}");
-            metrics
-                .lines()
-                .find(|l| l.starts_with(&prefix))
-                .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
-                .unwrap_or(0)
-        };
-        (counter("embedded"), counter("reused"))
+        metrics
+            .lines()
+            .find(|l| l.starts_with(sample))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .unwrap_or(0)
+    }
+
+    /// `quarry_ingested_chunks_total` from /metrics: (chunks embedded, chunks that reused a stored vector).
+    pub async fn ingested_chunks(&self) -> (u64, u64) {
+        (
+            self.metric("quarry_ingested_chunks_total{vector=\"embedded\"}").await,
+            self.metric("quarry_ingested_chunks_total{vector=\"reused\"}").await,
+        )
     }
 
     /// The chunks of `collection` that a keyword search for `query` lists (up to 50, within

@@ -171,21 +171,7 @@ async fn tei_embed_answers_vectors_and_refuses_in_its_shape() {
     assert!(cosine(&floats(&openai["data"][0]["embedding"]), &floats(&two[0])) > 0.99999);
 
     // One text takes the searches' path: the same text again is a query-cache hit.
-    let hits = || async {
-        let text = server
-            .client
-            .get(server.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find(|l| l.starts_with("quarry_query_cache_total{") && l.contains("\"hit\""))
-            .and_then(|l| l.rsplit(' ').next())
-            .map_or(0.0, |n| n.parse::<f64>().unwrap())
-    };
+    let hits = || server.metric("quarry_query_cache_total{result=\"hit\"}");
     let before = hits().await;
     for _ in 0..2 {
         let (status, _) = server
@@ -196,7 +182,7 @@ async fn tei_embed_answers_vectors_and_refuses_in_its_shape() {
             .await;
         assert_eq!(status, 200);
     }
-    assert_eq!(hits().await, before + 1.0, "the second request is a query-cache hit");
+    assert_eq!(hits().await, before + 1, "the second request is a query-cache hit");
 
     let long = "word ".repeat(400);
     let (status, refused) = server.post("/embed", json!({ "inputs": long })).await;
