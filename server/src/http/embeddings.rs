@@ -17,6 +17,7 @@ use quarry_indexer::embed::Embedder;
 use serde_json::{json, Map, Value};
 
 use super::api_error::{ApiError, OpenAiError, TeiError};
+use super::rag::body_object;
 use super::search::SearchParts;
 
 /// The most inputs one request embeds (OpenAI's limit).
@@ -163,14 +164,6 @@ fn optional_bool(body: &Map<String, Value>, field: &str, default: bool) -> Resul
         None | Some(Value::Null) => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
         Some(_) => Err(ApiError::field(field, format!("{field} must be true or false"))),
-    }
-}
-
-fn body_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
-    match serde_json::from_slice(body) {
-        Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(ApiError::BadRequest("the body must be a JSON object".into())),
-        Err(e) => Err(ApiError::BadRequest(format!("invalid JSON body: {e}"))),
     }
 }
 
