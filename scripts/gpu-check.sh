@@ -16,6 +16,10 @@
 #             against the golden file's (needs only quarry and the model: one call)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth and FP32 roofs, IVF build
 #             (KERNELS_FAISS_BASELINE=0 skips FAISS's CPU build beside it, about 34 s on 16 cores)
+#   hnsw      bench-hnsw-build: HNSW by quarry's graph build (the base level's kNN lists on
+#             the GPU, CAGRA's pruning, FAISS's insertion above it) against FAISS's own CPU
+#             build at HNSW_BASELINE_ROWS (default 200,000), then alone at HNSW_ROWS (default
+#             1,000,000): build s, recall@10 and QPS at efSearch 16..256
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds? Then CPU
 #             embedding on all its cores in f32 and bf16, at token budgets of 4,096 (the CPU
@@ -29,7 +33,7 @@
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
 #             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
 #             (ivf-flat with the default trainer, which must be quarry's kernels on the GPU;
-#             E2E_INDEX=auto measures the default index instead: HNSW, built by FAISS on the CPU, at 1M)
+#             E2E_INDEX=auto measures the default index instead: HNSW at 1M, by the graph build on the GPU)
 #   pipeline  `quarry bench-pipeline` over the same 1M-document corpus, seeded vectors in place of
 #             the model: fetch, parse + chunk, the indexes, recall check and segment write on the
 #             machine's CPU with no GPU embedding beside them, and the run's peak memory
@@ -175,6 +179,15 @@ PY
         --train-sample 262144 --bandwidth-gbs "$bandwidth" --fp32-tflops "$fp32_tflops" --json "$out/kernels.json" \
         $([ "${KERNELS_FAISS_BASELINE:-1}" = 1 ] || echo --no-faiss-baseline) 2>&1 | tee "$out/kernels.txt"
       ;;
+    hnsw)
+      # The graph build (kNN lists on the GPU) against FAISS's CPU insertion on every core,
+      # at HNSW_BASELINE_ROWS (FAISS's build of 1M takes minutes), then the graph build
+      # alone at HNSW_ROWS; recall@10 and QPS at efSearch 16..256 from the saved files.
+      "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_BASELINE_ROWS:-200000}" --queries 1000 \
+        --json "$out/hnsw-baseline.json" 2>&1 | tee "$out/hnsw-baseline.txt"
+      "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_ROWS:-1000000}" --queries 1000 --no-faiss-baseline \
+        --json "$out/hnsw.json" 2>&1 | tee "$out/hnsw.txt"
+      ;;
     cpu)
       [ -d "$work/cpu-corpus" ] || "$quarry" gen-corpus --documents "${CPU_DOCUMENTS:-100000}" --out "$work/cpu-corpus"
       "$quarry" bench-cpu-stages --corpus "$work/cpu-corpus" --threads "${CPU_THREADS:-1,4,16}" --json "$out/cpu-stages.json" 2>&1 | tee "$out/cpu-stages.txt"
@@ -212,6 +225,7 @@ PY
       "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
         --index "${E2E_INDEX:-ivf-flat}" --reuse off --progress log --report "$out/e2e$suffix-report.json" 2>&1 | tee "$out/e2e$suffix.txt"
       [ "${E2E_INDEX:-ivf-flat}" != ivf-flat ] || grep -q "train (quarry kernels)" "$out/e2e$suffix.txt" || echo "warning: the default IVF trainer was not quarry's kernels on the GPU" >&2
+      [ "${E2E_INDEX:-ivf-flat}" != auto ] || grep -q "by the graph build on cuda" "$out/e2e$suffix.txt" || echo "warning: the default HNSW was not built by the graph build on the GPU" >&2
       ;;
     pipeline)
       [ -d "$work/corpus" ] || "$quarry" gen-corpus --documents "${E2E_DOCUMENTS:-1000000}" --out "$work/corpus"
@@ -260,7 +274,7 @@ PY
         python3 "$root/scripts/ncu-summary.py" "$out/profile-kernels-$batch-ncu.txt"
       done 2>&1 | tee "$out/profile-kernels.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, cpu, cpu-scaling, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
+    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, hnsw, cpu, cpu-scaling, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
   esac
 }
 summary=()

@@ -37,6 +37,8 @@ enum Command {
     BenchEmbed(commands::bench_embed::BenchEmbedArgs),
     /// Vector kernels at scale: flat top-k QPS against the bandwidth and FP32 roofs, IVF build times.
     BenchKernels(commands::bench_kernels::BenchKernelsArgs),
+    /// HNSW built by quarry's graph build (kNN lists on the GPU) against FAISS's own build: time, recall@10, QPS.
+    BenchHnswBuild(commands::bench_hnsw_build::BenchHnswBuildArgs),
     /// Parse + chunk and model tokenization throughput on the CPU (what feeds the embedding device).
     BenchCpuStages(commands::bench_cpu_stages::BenchCpuStagesArgs),
     /// `quarry index` with seeded vectors in place of the model: every other stage's time and the run's peak memory at scale.
@@ -97,6 +99,7 @@ fn main() -> std::process::ExitCode {
         Command::Index(args) => commands::index::run(args),
         Command::BenchEmbed(args) => commands::bench_embed::run(args),
         Command::BenchKernels(args) => commands::bench_kernels::run(args),
+        Command::BenchHnswBuild(args) => commands::bench_hnsw_build::run(args),
         Command::BenchCpuStages(args) => commands::bench_cpu_stages::run(args),
         Command::BenchPipeline(args) => commands::bench_pipeline::run(args),
         Command::GenCorpus(args) => commands::gen_corpus::run(args),

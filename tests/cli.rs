@@ -897,6 +897,50 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     assert!(text(&output.stdout).contains("| quarry kernels on cpu + FAISS add_core |"));
     assert!(text(&output.stdout).contains("| fraction of the lower roof |"));
 
+    // Above the graph build's exact size, so its kNN lists come from the k-means split.
+    let hnsw_json = out.path().join("hnsw.json");
+    let output = quarry(&[
+        "bench-hnsw-build",
+        "--rows",
+        "10000",
+        "--dim",
+        "32",
+        "--clusters",
+        "64",
+        "--hnsw-m",
+        "8",
+        "--ef-construction",
+        "40",
+        "--ef-search",
+        "16,64",
+        "--queries",
+        "100",
+        "--device",
+        "cpu",
+        "--json",
+        hnsw_json.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&hnsw_json).unwrap()).unwrap();
+    let builds = report["builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 2, "the graph build and FAISS's: {builds:?}");
+    for build in builds {
+        let sweep = build["sweep"].as_array().unwrap();
+        assert_eq!(
+            sweep.iter().map(|p| p["value"].as_u64().unwrap()).collect::<Vec<_>>(),
+            [16, 64]
+        );
+        assert!(build["build_secs"].as_f64().unwrap() > 0.0);
+        assert!(sweep[1]["recall_at_10"].as_f64().unwrap() > 0.8, "{build}");
+    }
+    assert!(
+        text(&output.stderr).contains("by the graph build on cpu"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(text(&output.stdout).contains("| quarry graph build (kNN lists on cpu) |"));
+    assert!(text(&output.stdout).contains("FAISS's build time / the graph build's:"));
+
     let embed_json = out.path().join("embed.json");
     let output = quarry(&[
         "bench-embed",
@@ -997,6 +1041,54 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
     assert!(
         bench["recall_at_10"].as_f64().unwrap() > 0.9 && bench["peak_rss_mib"].as_f64().unwrap() > 0.0,
         "{bench}"
+    );
+
+    // The same with HNSW's links from the graph build: recorded as such, checked, and
+    // searched by this (CPU) build as any HNSW file.
+    let graph = dir.path().join("seeded-graph");
+    let output = quarry(&[
+        "bench-pipeline",
+        corpus.to_str().unwrap(),
+        "--out",
+        graph.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--index",
+        "hnsw",
+        "--hnsw-builder",
+        "graph",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("by the graph build on cpu"),
+        "{}",
+        text(&output.stderr)
+    );
+    let bench: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(bench["index"], "HNSW32,Flat", "{bench}");
+    assert!(bench["recall_at_10"].as_f64().unwrap() > 0.9, "{bench}");
+    let output = quarry(&["inspect", graph.to_str().unwrap(), "--json"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let inspected: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        inspected["manifest"]["index"]["params"]["builder"], "graph",
+        "{inspected}"
+    );
+    let output = quarry(&[
+        "search",
+        graph.to_str().unwrap(),
+        "harbour tides",
+        "--mode",
+        "vector",
+        "--top-k",
+        "3",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("3 results (vector mode)"),
+        "{}",
+        text(&output.stdout)
     );
 
     // The CPU-stage benchmark parses and chunks what the run did: the same chunks and tokens.

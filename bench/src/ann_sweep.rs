@@ -72,12 +72,18 @@ pub fn sweep(
     let mut points = Vec::new();
     for &value in values {
         let (parameter, variant) = match spec {
-            IndexSpec::Hnsw { m, ef_construction, .. } => (
+            IndexSpec::Hnsw {
+                m,
+                ef_construction,
+                builder,
+                ..
+            } => (
                 "efSearch",
                 IndexSpec::Hnsw {
                     m: *m,
                     ef_construction: *ef_construction,
                     ef_search: value,
+                    builder: *builder,
                 },
             ),
             IndexSpec::IvfFlat {

@@ -12,6 +12,7 @@ pub mod cpu_stages;
 pub mod embed_batching;
 pub mod embed_throughput;
 pub mod harness;
+pub mod hnsw_build_bench;
 pub mod kernels_bench;
 pub mod load;
 pub mod peers;

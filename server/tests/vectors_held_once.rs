@@ -10,7 +10,7 @@ use std::path::Path;
 
 use quarry_indexer::chunk::{Chunk, ChunkerConfig};
 use quarry_indexer::embed::{Embeddings, ModelDir};
-use quarry_indexer::index::{build_keyword_index, build_vector_index, IndexSpec, IvfTrainer};
+use quarry_indexer::index::{build_keyword_index, build_vector_index, HnswBuilder, IndexSpec, IvfTrainer};
 use quarry_indexer::parse::{doc_id_for, ContentType};
 use quarry_indexer::snapshot::{
     new_version_id, ChunkerManifest, Counts, DocumentRecord, IndexManifest, Manifest, SnapshotWriter,
@@ -125,6 +125,7 @@ async fn exact_scans_read_the_vectors_the_index_holds() {
                 m: 16,
                 ef_construction: 40,
                 ef_search: 32,
+                builder: HnswBuilder::Faiss,
             },
             false,
         ),

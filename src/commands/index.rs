@@ -58,6 +58,11 @@ pub struct IndexArgs {
     /// k-means; on the GPU in a cuda build), or auto: kernels when they run on a GPU, else faiss.
     #[arg(long, env = "QUARRY_IVF_TRAINER", default_value = "auto")]
     pub ivf_trainer: quarry_indexer::index::IvfTrainer,
+    /// Who builds hnsw links: faiss (row by row on the CPU), graph (kNN lists from quarry's
+    /// kernels, on the GPU in a cuda build, pruned as CAGRA does, written as FAISS's HNSW
+    /// file), or auto: graph when the kernels run on a GPU, else faiss.
+    #[arg(long, env = "QUARRY_HNSW_BUILDER", default_value = "auto")]
+    pub hnsw_builder: quarry_indexer::index::HnswBuilder,
     /// Chunk window in model tokens, special tokens included.
     #[arg(long, env = "QUARRY_CHUNK_TOKENS", default_value_t = 256)]
     pub chunk_tokens: usize,
@@ -202,6 +207,7 @@ pub fn run_options(args: IndexArgs, runtime: &tokio::runtime::Handle) -> anyhow:
         pq_m: args.pq_m,
         train_sample: args.train_sample,
         ivf_trainer: args.ivf_trainer,
+        hnsw_builder: args.hnsw_builder,
     };
     options.tags = args.tags;
     options.max_document_tokens = args.max_document_tokens;

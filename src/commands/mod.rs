@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_cpu_stages;
 pub mod bench_embed;
+pub mod bench_hnsw_build;
 pub mod bench_kernels;
 pub mod bench_pipeline;
 pub mod compact;

@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 
-use super::spec::IvfTrainer;
+use super::spec::{HnswBuilder, IvfTrainer};
 use super::{Hit, IndexSpec, RowSet, VectorIndex};
 use crate::error::{IndexerError, Result};
 
@@ -112,6 +112,35 @@ fn ivf_from_kernels(
     Ok(ivf.upcast())
 }
 
+/// An HNSW index whose links quarry's graph build made (`index/graph/`), written as FAISS
+/// writes an `IndexHNSWFlat` and read back by FAISS from memory.
+fn hnsw_from_graph(dim: usize, m: usize, ef_construction: usize, ef_search: usize, data: &[f32]) -> Result<IndexImpl> {
+    let kernels = super::vector_kernels();
+    let started = Instant::now();
+    let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction)?;
+    let built = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let mut bytes = Vec::with_capacity(super::graph::hnsw_flat_size(&graph, dim));
+    super::graph::write_hnsw_flat(&mut bytes, &graph, data, dim, ef_construction, ef_search).map_err(|e| {
+        IndexerError::VectorIndex {
+            stage: "write",
+            reason: e.to_string(),
+        }
+    })?;
+    drop(graph);
+    let inner = super::faiss_bytes::read_index_from_bytes(&bytes)?;
+    tracing::info!(
+        "vector index HNSW{m},Flat over {} rows by the graph build on {}: kNN lists {:.2} s, pruning {:.2} s, upper levels {:.2} s ({built:.2} s), to FAISS {:.2} s",
+        data.len() / dim.max(1),
+        kernels.device(),
+        times.knn,
+        times.prune,
+        times.upper,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(inner)
+}
+
 /// Seconds spent in each step of one build, logged so that a slow build says where its
 /// time went.
 #[derive(Debug, Default)]
@@ -184,6 +213,18 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
             let training = timed_sample(data, dim, *train_sample, &mut times);
             let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
             times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
+            return FaissIndex::ready(inner, spec);
+        }
+    }
+    if let IndexSpec::Hnsw {
+        m,
+        ef_construction,
+        ef_search,
+        builder,
+    } = spec
+    {
+        if builder.resolved() == HnswBuilder::Graph && rows > 0 {
+            let inner = hnsw_from_graph(dim, *m, *ef_construction, *ef_search, data)?;
             return FaissIndex::ready(inner, spec);
         }
     }
@@ -497,6 +538,48 @@ mod tests {
                 }
             });
         }
+    }
+
+    #[test]
+    fn a_graph_built_hnsw_is_read_and_searched_by_faiss_as_well_as_its_own_build() {
+        // Above the graph build's exact size, so its lists come from the k-means split.
+        let (dim, rows) = (32, 20_000);
+        let data = crate::index::test_clustered_vectors(rows, dim);
+        let queries = crate::index::test_clustered_vectors(rows + 300, dim)[rows * dim..].to_vec();
+        let dir = tempfile::tempdir().unwrap();
+        let recall_of = |builder| {
+            let spec = IndexSpec::Hnsw {
+                m: 16,
+                ef_construction: 80,
+                ef_search: 48,
+                builder,
+            };
+            let index = build_vector_index(&spec, dim, &data).unwrap();
+            assert_eq!(index.len(), rows);
+            let recall = crate::index::ann_recall(&index, &data, dim, &queries, 10).unwrap();
+            let path = dir.path().join("hnsw.faiss");
+            index.save(&path).unwrap();
+            let loaded = load_vector_index(&path, &spec).unwrap();
+            assert_eq!(
+                crate::index::ann_recall(&loaded, &data, dim, &queries, 10).unwrap(),
+                recall,
+                "{builder:?}: the saved index is the same index"
+            );
+            let query = &data[4321 * dim..4322 * dim];
+            assert_eq!(loaded.search(query, 1).unwrap()[0][0].row, 4321, "{builder:?}");
+            let mut allowed = crate::index::RowSet::empty(rows);
+            (0..rows).filter(|r| r % 4 == 3).for_each(|r| allowed.insert(r));
+            let filtered = loaded.search_in(query, 10, &allowed).unwrap();
+            assert_eq!(filtered.len(), 10, "{builder:?}");
+            assert!(filtered.iter().all(|hit| hit.row % 4 == 3), "{builder:?}");
+            assert_eq!(loaded.stored_vectors(rows - 3, 3).unwrap(), data[(rows - 3) * dim..]);
+            recall
+        };
+        let faiss = recall_of(HnswBuilder::Faiss);
+        let graph = recall_of(HnswBuilder::Graph);
+        eprintln!("recall@10 at efSearch 48: FAISS's build {faiss:.4}, the graph build {graph:.4}");
+        assert!(graph >= 0.9, "graph-built recall {graph}");
+        assert!(graph >= faiss - 0.03, "graph-built {graph} vs FAISS-built {faiss}");
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! chunks.parquet.
 
 pub mod analysis;
+mod faiss_bytes;
 mod faiss_index;
+pub mod graph;
 mod highlight;
 mod kernels;
 mod keyword;
@@ -26,7 +28,7 @@ pub use keyword_build::{
 };
 pub use recall::{ann_recall, sample_rows, RecallCheck};
 pub use row_set::RowSet;
-pub use spec::{IndexKind, IndexOptions, IndexSpec, IvfTrainer, FLAT_MAX_ROWS};
+pub use spec::{HnswBuilder, IndexKind, IndexOptions, IndexSpec, IvfTrainer, FLAT_MAX_ROWS};
 
 use crate::error::Result;
 
@@ -63,6 +65,26 @@ pub(crate) fn test_unit_vectors(rows: usize, dim: usize) -> Vec<f32> {
     for row in data.chunks_mut(dim) {
         let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
         row.iter_mut().for_each(|x| *x /= norm);
+    }
+    data
+}
+
+/// Seeded unit vectors around 64 random centres, for the index tests: neighbourhoods, as
+/// real embeddings have.
+#[cfg(test)]
+pub(crate) fn test_clustered_vectors(rows: usize, dim: usize) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let centres: Vec<f32> = (0..64 * dim).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut data = Vec::with_capacity(rows * dim);
+    for _ in 0..rows {
+        let centre = &centres[rng.random_range(0..64) * dim..][..dim];
+        let row: Vec<f32> = centre
+            .iter()
+            .map(|c| c + 0.5 * rng.random_range(-1.0f32..1.0))
+            .collect();
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        data.extend(row.iter().map(|x| x / norm));
     }
     data
 }

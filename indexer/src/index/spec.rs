@@ -16,6 +16,9 @@ pub enum IndexSpec {
         m: usize,
         ef_construction: usize,
         ef_search: usize,
+        /// Who built the links (an index recorded before the choice existed: FAISS).
+        #[serde(default = "HnswBuilder::recorded_default")]
+        builder: HnswBuilder,
     },
     IvfFlat {
         nlist: usize,
@@ -95,6 +98,49 @@ impl FromStr for IvfTrainer {
     }
 }
 
+/// Who builds an HNSW index: FAISS, inserting row by row on the CPU, or quarry's graph
+/// build (`index/graph/`): kNN lists from the vector kernels, CAGRA's pruning, written as
+/// FAISS's own HNSW file. `Auto` (the default) is the graph build when the kernels run on a
+/// GPU and FAISS otherwise. Either index is searched by FAISS the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HnswBuilder {
+    #[default]
+    Auto,
+    Faiss,
+    Graph,
+}
+
+impl HnswBuilder {
+    /// `Auto` settled for the device of the run's vector kernels; the others as they are.
+    pub fn resolved(self) -> Self {
+        match self {
+            Self::Auto if super::vector_kernels().is_gpu() => Self::Graph,
+            Self::Auto => Self::Faiss,
+            chosen => chosen,
+        }
+    }
+
+    /// What a manifest without the field means: FAISS built every HNSW index then.
+    fn recorded_default() -> Self {
+        Self::Faiss
+    }
+}
+
+impl FromStr for HnswBuilder {
+    type Err = IndexerError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "faiss" => Ok(Self::Faiss),
+            "graph" => Ok(Self::Graph),
+            other => Err(IndexerError::Config(format!(
+                "unknown HNSW builder `{other}` (auto, faiss, graph)"
+            ))),
+        }
+    }
+}
+
 /// `--index auto|flat|hnsw|ivf-flat|ivf-pq`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IndexKind {
@@ -149,6 +195,7 @@ pub struct IndexOptions {
     pub pq_m: Option<usize>,
     pub train_sample: Option<usize>,
     pub ivf_trainer: IvfTrainer,
+    pub hnsw_builder: HnswBuilder,
 }
 
 /// Below this many vectors exact search is cheap enough to be the default.
@@ -222,6 +269,7 @@ impl IndexOptions {
                 m: self.hnsw_m.unwrap_or(32),
                 ef_construction: self.ef_construction.unwrap_or(200),
                 ef_search: self.ef_search.unwrap_or(128),
+                builder: self.hnsw_builder.resolved(),
             },
             IndexKind::IvfFlat => IndexSpec::IvfFlat {
                 nlist,
@@ -357,6 +405,43 @@ mod tests {
                 matches!(IndexOptions { ivf_trainer: chosen, ..ivf.clone() }.resolve(100_000, 384).unwrap(), IndexSpec::IvfFlat { trainer, .. } if trainer == chosen)
             );
         }
+    }
+
+    #[test]
+    fn the_hnsw_builder_is_settled_for_the_device_and_old_manifests_read_as_faiss() {
+        let hnsw = IndexOptions {
+            kind: IndexKind::Hnsw,
+            ..Default::default()
+        };
+        let builder_of = |options: &IndexOptions| match options.resolve(100_000, 384).unwrap() {
+            IndexSpec::Hnsw { builder, .. } => builder,
+            other => panic!("{other:?}"),
+        };
+        #[cfg(not(feature = "cuda"))]
+        assert_eq!(builder_of(&hnsw), HnswBuilder::Faiss, "FAISS's insertion without a GPU");
+        assert_ne!(builder_of(&hnsw), HnswBuilder::Auto, "a manifest records who built");
+        for chosen in [HnswBuilder::Faiss, HnswBuilder::Graph] {
+            let options = IndexOptions {
+                hnsw_builder: chosen,
+                ..hnsw.clone()
+            };
+            assert_eq!(builder_of(&options), chosen);
+        }
+        let recorded: IndexSpec =
+            serde_json::from_str(r#"{"kind": "hnsw", "m": 32, "ef_construction": 200, "ef_search": 128}"#).unwrap();
+        assert!(matches!(
+            recorded,
+            IndexSpec::Hnsw {
+                builder: HnswBuilder::Faiss,
+                ..
+            }
+        ));
+        assert_eq!("graph".parse::<HnswBuilder>().unwrap(), HnswBuilder::Graph);
+        let error = "cagra".parse::<HnswBuilder>().unwrap_err().to_string();
+        assert!(
+            error.contains("unknown HNSW builder `cagra` (auto, faiss, graph)"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -513,6 +513,7 @@ mod tests {
             m: 32,
             ef_construction: 200,
             ef_search: 128,
+            builder: crate::index::HnswBuilder::Faiss,
         };
         let auto = IndexOptions::default();
         assert_eq!(previous(hnsw.clone(), 0.97).delta_refusal(&auto, None), None);

@@ -441,6 +441,7 @@ mod tests {
                 m: 32,
                 ef_construction: 200,
                 ef_search: 128,
+                builder: crate::index::HnswBuilder::Faiss,
             },
             "cpu".into(),
         );

@@ -1,0 +1,132 @@
+//! `quarry bench-hnsw-build`: HNSW built by quarry's graph build (the base level's kNN
+//! lists from the vector kernels — the GPU in a `cuda` build with one — CAGRA's pruning,
+//! FAISS's insertion for the levels above) against FAISS's own build on all the CPU's
+//! cores, over the same seeded clustered unit vectors: build seconds, then recall@10
+//! against exact search and single-query QPS at each efSearch, both indexes read back from
+//! their files as a server reads them.
+
+use std::time::Instant;
+
+use quarry_datasets::synthetic::clustered_unit_vectors;
+use quarry_indexer::index::{build_vector_index, HnswBuilder, IndexSpec, VectorIndex};
+use serde::Serialize;
+
+use crate::ann_sweep::{ground_truth, sweep, SweepPoint};
+
+/// What to measure.
+#[derive(Debug, Clone, Serialize)]
+pub struct HnswBuildBenchConfig {
+    pub rows: usize,
+    pub dim: usize,
+    /// Clusters the vectors are drawn around.
+    pub clusters: usize,
+    pub m: usize,
+    pub ef_construction: usize,
+    /// efSearch values of the recall / QPS sweep.
+    pub ef_search: Vec<usize>,
+    /// Held-out queries drawn like the rows.
+    pub queries: usize,
+    /// Also build with FAISS's own insertion on the CPU.
+    pub faiss_baseline: bool,
+    pub seed: u64,
+}
+
+/// One build and its sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct HnswBuildResult {
+    pub builder: String,
+    pub build_secs: f64,
+    pub sweep: Vec<SweepPoint>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HnswBuildBenchReport {
+    /// Where the graph build's kernels ran.
+    pub device: String,
+    /// Threads of the CPU's pool (FAISS's build and search, the pruning).
+    pub cpu_threads: usize,
+    pub config: HnswBuildBenchConfig,
+    pub builds: Vec<HnswBuildResult>,
+}
+
+/// Builds the index each way and sweeps efSearch over the saved files.
+pub fn run(device: String, config: HnswBuildBenchConfig) -> anyhow::Result<HnswBuildBenchReport> {
+    let dim = config.dim;
+    tracing::info!(
+        "bench-hnsw-build: {} × {dim} vectors, HNSW{} efConstruction {}, graph build on {device}",
+        config.rows,
+        config.m,
+        config.ef_construction
+    );
+    let mut vectors = clustered_unit_vectors(config.rows + config.queries, dim, config.clusters, config.seed);
+    let queries = vectors.split_off(config.rows * dim);
+    let base = vectors;
+    let truth = ground_truth(&base, &queries, dim);
+    let dir = tempfile::tempdir()?;
+    let mut builds = Vec::new();
+    for builder in [HnswBuilder::Graph, HnswBuilder::Faiss] {
+        if builder == HnswBuilder::Faiss && !config.faiss_baseline {
+            continue;
+        }
+        let spec = IndexSpec::Hnsw {
+            m: config.m,
+            ef_construction: config.ef_construction,
+            ef_search: config.ef_search.first().copied().unwrap_or(128),
+            builder,
+        };
+        let started = Instant::now();
+        let index = build_vector_index(&spec, dim, &base)?;
+        let build_secs = started.elapsed().as_secs_f64();
+        let path = dir.path().join(format!("{builder:?}.faiss"));
+        index.save(&path)?;
+        drop(index);
+        let sweep = sweep(&path, &spec, &queries, dim, &truth, &config.ef_search, 1)?;
+        let builder = match builder {
+            HnswBuilder::Graph => format!("quarry graph build (kNN lists on {device})"),
+            _ => "FAISS insertion (CPU)".to_string(),
+        };
+        builds.push(HnswBuildResult {
+            builder,
+            build_secs,
+            sweep,
+        });
+    }
+    Ok(HnswBuildBenchReport {
+        device,
+        cpu_threads: rayon::current_num_threads(),
+        config,
+        builds,
+    })
+}
+
+/// The report as a Markdown table: a row per build, recall@10 and QPS per efSearch.
+pub fn markdown(report: &HnswBuildBenchReport) -> String {
+    use std::fmt::Write;
+    let c = &report.config;
+    let mut md = format!(
+        "## HNSW{} build over {} × {} clustered vectors ({} clusters), efConstruction {}, {} CPU threads\n\n",
+        c.m, c.rows, c.dim, c.clusters, c.ef_construction, report.cpu_threads
+    );
+    md.push_str("| builder | build s |");
+    for ef in &c.ef_search {
+        let _ = write!(md, " efSearch {ef}: recall@10 (QPS) |");
+    }
+    md.push_str("\n|---|---:|");
+    md.push_str(&"---:|".repeat(c.ef_search.len()));
+    md.push('\n');
+    for build in &report.builds {
+        let _ = write!(md, "| {} | {:.2} |", build.builder, build.build_secs);
+        for point in &build.sweep {
+            let _ = write!(md, " {:.4} ({:.0}) |", point.recall_at_10, point.qps);
+        }
+        md.push('\n');
+    }
+    if let [graph, faiss] = &report.builds[..] {
+        let _ = writeln!(
+            md,
+            "\nFAISS's build time / the graph build's: {:.2}",
+            faiss.build_secs / graph.build_secs.max(1e-9)
+        );
+    }
+    md
+}

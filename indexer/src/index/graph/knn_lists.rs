@@ -1,0 +1,258 @@
+//! Each row's nearest rows by inner product (a k-nearest-neighbour graph), from quarry's
+//! vector kernels: the GPU's products and top-k in a `cuda` build with a GPU, the CPU twins
+//! otherwise. A few thousand rows are searched exactly, all against all. More are split
+//! first, as DiskANN's build splits them: k-means lists over a sample, each row put in its
+//! [`MEMBERSHIPS`] nearest lists, and each list searched exactly within itself, so a row's
+//! candidates are the rows of the lists around it and the products grow with rows × list
+//! size, not rows².
+
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+use quarry_kernels::{KMeansConfig, Scored, VectorKernels};
+
+use crate::error::Result;
+
+/// An empty place in a row's list (fewer candidates than `k`).
+pub const NO_ROW: u32 = u32::MAX;
+
+/// Up to this many rows are searched all against all.
+pub const EXACT_MAX_ROWS: usize = 8_192;
+/// Rows per k-means list (each list then holds about `MEMBERSHIPS` times as many).
+pub const LIST_ROWS: usize = 2_048;
+/// How many of its nearest lists each row joins.
+pub const MEMBERSHIPS: usize = 2;
+/// Sampled rows per list for the k-means training.
+const TRAINING_ROWS_PER_LIST: usize = 64;
+const KMEANS_ITERATIONS: usize = 10;
+/// Queries per exact top-k call (bounds the answers held at once).
+const QUERY_TILE: usize = 8_192;
+
+/// `k` rows per row, nearest first; [`NO_ROW`] pads a row that has fewer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnnLists {
+    pub k: usize,
+    pub ids: Vec<u32>,
+}
+
+impl KnnLists {
+    pub fn rows(&self) -> usize {
+        self.ids.len() / self.k.max(1)
+    }
+
+    /// Row `row`'s list, padding included.
+    pub fn of(&self, row: usize) -> &[u32] {
+        &self.ids[row * self.k..(row + 1) * self.k]
+    }
+}
+
+/// The `k` nearest other rows of every row of `data` (row-major, `dim` columns).
+pub fn knn_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
+    let rows = data.len() / dim.max(1);
+    if rows <= EXACT_MAX_ROWS {
+        return exact_lists(kernels, data, dim, k);
+    }
+    clustered_lists(kernels, data, dim, k, seed)
+}
+
+/// A query row's hits without itself (or without the last, when ties left it out), as ids.
+fn without_self(hits: &[Scored], row: usize, k: usize) -> impl Iterator<Item = (f32, u32)> + '_ {
+    let has_self = hits.iter().any(|hit| hit.row as usize == row);
+    hits.iter()
+        .filter(move |hit| hit.row as usize != row)
+        .take(if has_self {
+            k
+        } else {
+            k.min(hits.len().saturating_sub(1))
+        })
+        .map(|hit| (hit.score, hit.row as u32))
+}
+
+/// Every row against every row.
+fn exact_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize) -> Result<KnnLists> {
+    let rows = data.len() / dim.max(1);
+    let flat = kernels.prepare_flat(data, dim)?;
+    let mut ids = vec![NO_ROW; rows * k];
+    for start in (0..rows).step_by(QUERY_TILE) {
+        let end = (start + QUERY_TILE).min(rows);
+        let answers = flat.top_k(&data[start * dim..end * dim], (k + 1).min(rows))?;
+        for (offset, hits) in answers.iter().enumerate() {
+            let row = start + offset;
+            for (slot, (_, id)) in ids[row * k..(row + 1) * k].iter_mut().zip(without_self(hits, row, k)) {
+                *slot = id;
+            }
+        }
+    }
+    Ok(KnnLists { k, ids })
+}
+
+/// Lists of rows around k-means centroids, each searched within itself, the answers merged
+/// per row.
+fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
+    let rows = data.len() / dim;
+    let lists = (rows / LIST_ROWS).max(2);
+    let training = seeded_sample(data, dim, lists * TRAINING_ROWS_PER_LIST, seed);
+    let centroids = kernels.kmeans_train(
+        &training,
+        dim,
+        KMeansConfig {
+            k: lists,
+            iterations: KMEANS_ITERATIONS,
+            seed,
+        },
+    )?;
+    let members = memberships(kernels, data, &centroids, dim)?;
+    let mut best = Candidates::new(rows, k);
+    for list in members.iter().filter(|list| list.len() > 1) {
+        let rows_of_list: Vec<f32> = list
+            .iter()
+            .flat_map(|&row| data[row as usize * dim..(row as usize + 1) * dim].iter().copied())
+            .collect();
+        let flat = kernels.prepare_flat(&rows_of_list, dim)?;
+        let answers = flat.top_k(&rows_of_list, (k + 1).min(list.len()))?;
+        let merged: Vec<Vec<(f32, u32)>> = list
+            .par_iter()
+            .zip(&answers)
+            .enumerate()
+            .map(|(local, (&row, hits))| {
+                let found = without_self(hits, local, k).map(|(score, id)| (score, list[id as usize]));
+                best.merged(row as usize, found)
+            })
+            .collect();
+        for (&row, list) in list.iter().zip(merged) {
+            best.set(row as usize, &list);
+        }
+    }
+    Ok(best.into_lists())
+}
+
+/// Each list's rows: every row joins its [`MEMBERSHIPS`] nearest centroids' lists.
+fn memberships(kernels: &dyn VectorKernels, data: &[f32], centroids: &[f32], dim: usize) -> Result<Vec<Vec<u32>>> {
+    let rows = data.len() / dim;
+    let lists = centroids.len() / dim;
+    let flat = kernels.prepare_flat(centroids, dim)?;
+    let mut members = vec![Vec::new(); lists];
+    for start in (0..rows).step_by(QUERY_TILE) {
+        let end = (start + QUERY_TILE).min(rows);
+        let answers = flat.top_k(&data[start * dim..end * dim], MEMBERSHIPS.min(lists))?;
+        for (offset, hits) in answers.iter().enumerate() {
+            for hit in hits {
+                members[hit.row as usize].push((start + offset) as u32);
+            }
+        }
+    }
+    Ok(members)
+}
+
+/// `count` rows of `data` drawn with `seed`, in row order (all of them when fewer).
+fn seeded_sample(data: &[f32], dim: usize, count: usize, seed: u64) -> Vec<f32> {
+    let rows = data.len() / dim;
+    if count >= rows {
+        return data.to_vec();
+    }
+    let mut picked = sample(&mut StdRng::seed_from_u64(seed), rows, count).into_vec();
+    picked.sort_unstable();
+    picked
+        .iter()
+        .flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied())
+        .collect()
+}
+
+/// Each row's best `k` candidates so far, with their scores, best first.
+struct Candidates {
+    k: usize,
+    ids: Vec<u32>,
+    scores: Vec<f32>,
+}
+
+impl Candidates {
+    fn new(rows: usize, k: usize) -> Self {
+        Self {
+            k,
+            ids: vec![NO_ROW; rows * k],
+            scores: vec![f32::NEG_INFINITY; rows * k],
+        }
+    }
+
+    /// Row `row`'s list with `found` merged in: best first, each id once, at most `k`.
+    fn merged(&self, row: usize, found: impl Iterator<Item = (f32, u32)>) -> Vec<(f32, u32)> {
+        let range = row * self.k..(row + 1) * self.k;
+        let mut all: Vec<(f32, u32)> = self.scores[range.clone()]
+            .iter()
+            .copied()
+            .zip(self.ids[range].iter().copied())
+            .take_while(|&(_, id)| id != NO_ROW)
+            .chain(found)
+            .collect();
+        // The same pair scored in two lists may differ in the last bit: one entry per id.
+        all.sort_unstable_by_key(|&(_, id)| id);
+        all.dedup_by_key(|&mut (_, id)| id);
+        all.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        all.truncate(self.k);
+        all
+    }
+
+    fn set(&mut self, row: usize, list: &[(f32, u32)]) {
+        for (slot, &(score, id)) in list.iter().enumerate() {
+            self.ids[row * self.k + slot] = id;
+            self.scores[row * self.k + slot] = score;
+        }
+    }
+
+    fn into_lists(self) -> KnnLists {
+        KnnLists {
+            k: self.k,
+            ids: self.ids,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quarry_kernels::CpuKernels;
+
+    /// The share of each row's true `k` nearest that its list holds.
+    fn list_recall(lists: &KnnLists, data: &[f32], dim: usize, k: usize) -> f64 {
+        let exact = exact_lists(&CpuKernels, data, dim, k).unwrap();
+        let rows = lists.rows();
+        let found: usize = (0..rows)
+            .map(|row| {
+                let got = &lists.of(row)[..k];
+                exact.of(row).iter().filter(|id| got.contains(id)).count()
+            })
+            .sum();
+        found as f64 / (rows * k) as f64
+    }
+
+    #[test]
+    fn small_sets_are_exact_and_never_list_a_row_as_its_own_neighbour() {
+        let dim = 16;
+        let data = crate::index::test_unit_vectors(300, dim);
+        let lists = knn_lists(&CpuKernels, &data, dim, 12, 1).unwrap();
+        assert_eq!(lists.rows(), 300);
+        for row in 0..300 {
+            assert!(!lists.of(row).contains(&(row as u32)), "row {row} lists itself");
+            assert!(!lists.of(row).contains(&NO_ROW));
+        }
+        assert_eq!(list_recall(&lists, &data, dim, 12), 1.0);
+        // Fewer rows than k: every other row, then padding.
+        let tiny = knn_lists(&CpuKernels, &data[..4 * dim], dim, 6, 1).unwrap();
+        assert_eq!(tiny.of(0)[3..], [NO_ROW; 3]);
+        assert!(tiny.of(0)[..3].iter().all(|&id| (1..4).contains(&id)));
+    }
+
+    #[test]
+    fn split_lists_find_most_true_neighbours() {
+        let dim = 32;
+        let rows = EXACT_MAX_ROWS * 2;
+        let data = crate::index::test_clustered_vectors(rows, dim);
+        let lists = knn_lists(&CpuKernels, &data, dim, 16, 3).unwrap();
+        assert_eq!(lists.rows(), rows);
+        let recall = list_recall(&lists, &data, dim, 16);
+        assert!(recall > 0.8, "kNN list recall {recall}");
+        assert_eq!(lists, knn_lists(&CpuKernels, &data, dim, 16, 3).unwrap(), "seeded");
+    }
+}

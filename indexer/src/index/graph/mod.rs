@@ -1,0 +1,196 @@
+//! HNSW whose base level is built from a k-nearest-neighbour graph instead of FAISS's
+//! insertions, so that a GPU can do the work: every row gets its kNN list from quarry's
+//! vector kernels ([`knn_lists`]: the products and top-k on a GPU), CAGRA's rank-based
+//! pruning and reverse links make them a search graph ([`prune`]); the levels above (one
+//! row in `M`) are FAISS's own insertion over those rows ([`upper_levels`]); and the whole
+//! is written as FAISS's own `IndexHNSWFlat` ([`faiss_file`]), which every build — the
+//! CPU-only one included — reads and searches unchanged. Without a GPU, FAISS's own HNSW build stays
+//! the default (`--hnsw-builder auto`).
+
+mod faiss_file;
+mod hnsw_graph;
+mod knn_lists;
+mod prune;
+mod upper_levels;
+
+use std::time::Instant;
+
+use quarry_kernels::VectorKernels;
+
+pub use faiss_file::{hnsw_flat_size, write_hnsw_flat};
+pub use hnsw_graph::{draw_top_levels, level_probabilities, HnswGraph, UpperLevel, NO_LINK};
+pub use knn_lists::{knn_lists, KnnLists, NO_ROW};
+pub use prune::prune_with_reverse_links;
+pub use upper_levels::{faiss_upper_levels, UpperLevels};
+
+use crate::error::Result;
+
+/// Seed of the rows' levels.
+const LEVEL_SEED: u64 = 0x4e53_5748;
+/// Seed of the k-means lists that split the rows for their kNN lists.
+const LIST_SEED: u64 = 0x6b6e_6e67;
+
+/// Seconds per stage of one graph build, for the build's log line.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GraphBuildTimes {
+    /// The base level's kNN lists (the kernels' share).
+    pub knn: f64,
+    /// Pruning and reverse links of the base level.
+    pub prune: f64,
+    /// Every level above the base (FAISS's insertion).
+    pub upper: f64,
+}
+
+/// The kNN list length pruned down to `degree` links: twice the links, as CAGRA's default
+/// (intermediate degree 128 for 64 links), within a GPU top-k's 128 (with the row itself).
+pub fn list_length(degree: usize) -> usize {
+    (2 * degree).clamp(1, 127)
+}
+
+/// The HNSW links of `data` (row-major unit vectors, `dim` columns) with FAISS's `M` = `m`
+/// (the levels above the base built with `ef_construction`).
+pub fn build_hnsw_graph(
+    kernels: &dyn VectorKernels,
+    data: &[f32],
+    dim: usize,
+    m: usize,
+    ef_construction: usize,
+) -> Result<(HnswGraph, GraphBuildTimes)> {
+    let rows = data.len() / dim.max(1);
+    let mut times = GraphBuildTimes::default();
+    let mut top_levels = draw_top_levels(rows, m, LEVEL_SEED);
+    let started = Instant::now();
+    let lists = knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?;
+    times.knn = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let base = prune_with_reverse_links(&lists, 2 * m);
+    drop(lists);
+    times.prune = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let rows_at: Vec<u32> = (0..rows as u32).filter(|&row| top_levels[row as usize] >= 1).collect();
+    let mut base = base;
+    let (upper, entry_point) = if rows_at.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        let data_at: Vec<f32> = rows_at
+            .iter()
+            .flat_map(|&row| data[row as usize * dim..(row as usize + 1) * dim].iter().copied())
+            .collect();
+        let levels = faiss_upper_levels(&rows_at, &data_at, dim, m, ef_construction)?;
+        for (&row, &top) in rows_at.iter().zip(&levels.top_levels) {
+            top_levels[row as usize] = top;
+        }
+        if let Some(level_one) = levels.levels.first() {
+            carry_long_links(&mut base, 2 * m, level_one, m);
+        }
+        (levels.levels, levels.entry_point as i32)
+    };
+    times.upper = started.elapsed().as_secs_f64();
+    Ok((
+        HnswGraph {
+            m,
+            top_levels,
+            base,
+            upper,
+            entry_point,
+        },
+        times,
+    ))
+}
+
+/// Gives the rows of level 1 their level-1 links on the base level as well: the first half
+/// of their base slots keep their own nearest links, the level-1 links come next, the rest
+/// of their own fill what is left. kNN lists stay inside a cluster of the data; these links,
+/// from FAISS's insertion, cross between them, so the base level is one connected graph.
+fn carry_long_links(base: &mut [i32], degree: usize, level_one: &UpperLevel, m: usize) {
+    for (i, &row) in level_one.rows.iter().enumerate() {
+        let own: Vec<i32> = base[row as usize * degree..(row as usize + 1) * degree].to_vec();
+        let long = &level_one.links[i * m..(i + 1) * m];
+        let slots = &mut base[row as usize * degree..(row as usize + 1) * degree];
+        let mut filled = 0;
+        for &link in own[..degree / 2].iter().chain(long).chain(&own[degree / 2..]) {
+            if link != NO_LINK && filled < degree && !slots[..filled].contains(&link) {
+                slots[filled] = link;
+                filled += 1;
+            }
+        }
+        slots[filled..].fill(NO_LINK);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows a walk over the base level's links reaches from the entry point.
+    fn reached_on_the_base(graph: &HnswGraph) -> usize {
+        let degree = 2 * graph.m;
+        let mut seen = vec![false; graph.rows()];
+        let mut stack = vec![graph.entry_point as usize];
+        seen[graph.entry_point as usize] = true;
+        while let Some(row) = stack.pop() {
+            for &link in &graph.base[row * degree..(row + 1) * degree] {
+                if link != NO_LINK && !std::mem::replace(&mut seen[link as usize], true) {
+                    stack.push(link as usize);
+                }
+            }
+        }
+        seen.iter().filter(|&&s| s).count()
+    }
+
+    #[test]
+    fn the_base_level_is_one_graph_even_over_separate_clusters() {
+        // 64 clusters: kNN lists alone stay inside each.
+        let (dim, rows) = (32, 12_000);
+        let data = crate::index::test_clustered_vectors(rows, dim);
+        let (graph, _) = build_hnsw_graph(&quarry_kernels::CpuKernels, &data, dim, 16, 80).unwrap();
+        assert_eq!(graph.rows(), rows);
+        assert_eq!(reached_on_the_base(&graph), rows);
+        assert!(graph.max_level() >= 2, "{}", graph.max_level());
+        let top = graph.top_levels[graph.entry_point as usize] as usize;
+        assert_eq!(top, graph.max_level(), "the entry point is on the top level");
+        for (level, upper) in graph.upper.iter().enumerate() {
+            assert!(
+                upper.rows.windows(2).all(|w| w[0] < w[1]),
+                "level {} rows ascend",
+                level + 1
+            );
+            assert!(upper
+                .rows
+                .iter()
+                .all(|&row| graph.top_levels[row as usize] as usize > level));
+            assert!(upper
+                .links
+                .iter()
+                .all(|&link| link == NO_LINK || graph.top_levels[link as usize] as usize > level));
+        }
+        let written = {
+            let mut bytes = Vec::new();
+            write_hnsw_flat(&mut bytes, &graph, &data, dim, 80, 48).unwrap();
+            bytes
+        };
+        assert_eq!(written.len(), hnsw_flat_size(&graph, dim));
+        let links = faiss_file::read_hnsw_links(&written).unwrap();
+        assert_eq!(links.entry_point, graph.entry_point);
+        assert_eq!(links.max_level as usize, graph.max_level());
+        let row = graph.upper[0].rows[3] as usize;
+        let base: Vec<i32> = links.links(row, 0).collect();
+        assert_eq!(
+            base,
+            graph.base[row * 32..(row + 1) * 32]
+                .iter()
+                .copied()
+                .take_while(|&l| l != NO_LINK)
+                .collect::<Vec<_>>()
+        );
+        let level_one: Vec<i32> = links.links(row, 1).collect();
+        assert_eq!(
+            level_one,
+            graph.upper[0].links[3 * 16..4 * 16]
+                .iter()
+                .copied()
+                .take_while(|&l| l != NO_LINK)
+                .collect::<Vec<_>>()
+        );
+    }
+}

@@ -1,0 +1,59 @@
+//! `quarry bench-hnsw-build`: HNSW from quarry's graph build against FAISS's own build, on
+//! seeded clustered vectors: build time, recall@10 and QPS at each efSearch.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use quarry_bench::hnsw_build_bench::{markdown, run as run_bench, HnswBuildBenchConfig};
+use quarry_indexer::embed::DeviceSpec;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchHnswBuildArgs {
+    #[arg(long, default_value_t = 100_000)]
+    pub rows: usize,
+    #[arg(long, default_value_t = 384)]
+    pub dim: usize,
+    /// Clusters the seeded vectors are drawn around.
+    #[arg(long, default_value_t = 1_024)]
+    pub clusters: usize,
+    #[arg(long = "hnsw-m", default_value_t = 32)]
+    pub m: usize,
+    #[arg(long, default_value_t = 200)]
+    pub ef_construction: usize,
+    /// efSearch values to sweep, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,32,64,128,256")]
+    pub ef_search: Vec<usize>,
+    /// Held-out queries for recall and QPS.
+    #[arg(long, default_value_t = 1_000)]
+    pub queries: usize,
+    /// Skip FAISS's own build of the same index.
+    #[arg(long)]
+    pub no_faiss_baseline: bool,
+    /// auto | cpu | cuda:N — where the graph build's kNN lists are computed.
+    #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
+    pub device: DeviceSpec,
+    /// Also write the report as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: BenchHnswBuildArgs) -> anyhow::Result<ExitCode> {
+    let kernels = quarry_indexer::index::init_vector_kernels(&args.device);
+    let config = HnswBuildBenchConfig {
+        rows: args.rows,
+        dim: args.dim,
+        clusters: args.clusters,
+        m: args.m,
+        ef_construction: args.ef_construction,
+        ef_search: args.ef_search,
+        queries: args.queries,
+        faiss_baseline: !args.no_faiss_baseline,
+        seed: 0x686e_7377,
+    };
+    let report = run_bench(kernels.device(), config)?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&report)?)?;
+    }
+    print!("{}", markdown(&report));
+    Ok(ExitCode::SUCCESS)
+}
