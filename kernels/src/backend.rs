@@ -32,6 +32,12 @@ pub trait VectorKernels: Send + Sync {
     fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>>;
     /// The nearest centroid of every row, with its inner product.
     fn kmeans_assign(&self, data: &[f32], centroids: &[f32], dim: usize) -> Result<Vec<(u32, f32)>>;
+    /// Each row's first `degree` links of its kNN list (`k` distinct ids a row, nearest
+    /// first, [`crate::NO_NEIGHBOUR`] padding the end) ordered by detour count, as CAGRA
+    /// prunes ([`crate::order_by_detours`]).
+    fn order_by_detours(&self, lists: &[u32], k: usize, degree: usize) -> Result<Vec<u32>> {
+        crate::order_by_detours(lists, k, degree)
+    }
 }
 
 /// The CPU twins (rayon over queries / rows).

@@ -1,6 +1,7 @@
 //! Numeric primitives with a CPU reference that is always compiled, and CUDA twins behind
 //! the `cuda` feature that are tested against them: exact top-k inner-product search,
-//! spherical k-means for IVF, mean pooling and L2 normalization; and the embedding model's
+//! spherical k-means for IVF, a kNN graph's pruning by detour count (CAGRA's), mean pooling
+//! and L2 normalization; and the embedding model's
 //! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
 //! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
 //! `ENCODER_PTX` and `ATTENTION_PTX`, launched by the embedder), a dense layer's product
@@ -15,6 +16,7 @@ mod backend;
 mod bf16_product;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod detours;
 mod dot;
 mod error;
 mod few_rows;
@@ -32,6 +34,7 @@ pub use backend::{best_available, CpuKernels, FlatSearch, VectorKernels};
 pub use bf16_product::{bf16_products_native, Bf16Weights};
 #[cfg(feature = "cuda")]
 pub use cuda::{CudaKernels, DeviceMatrix, ATTENTION_PTX, ENCODER_PTX, GPU_MAX_K};
+pub use detours::{order_by_detours, NO_NEIGHBOUR};
 pub use dot::dot;
 pub use error::{KernelError, Result};
 pub use few_rows::few_rows_product;

@@ -5,8 +5,8 @@
 #![cfg(feature = "cuda")]
 
 use quarry_kernels::{
-    cluster_sums, exact_top_k, kmeans_assign, kmeans_train, l2_normalize, mean_pool, CudaKernels, KMeansConfig, Scored,
-    VectorKernels, GPU_MAX_K,
+    cluster_sums, exact_top_k, kmeans_assign, kmeans_train, l2_normalize, mean_pool, order_by_detours, CudaKernels,
+    KMeansConfig, Scored, VectorKernels, GPU_MAX_K, NO_NEIGHBOUR,
 };
 
 /// A fresh seed per run (printed, so a failure can be replayed with PARITY_SEED).
@@ -215,6 +215,41 @@ fn mean_pool_normalize_matches_the_cpu_twins() {
         assert!(
             worst <= 1e-5,
             "rows={rows} tokens={tokens} dim={dim}: max difference {worst}"
+        );
+    }
+}
+
+#[test]
+fn pruning_by_detour_count_matches_the_cpu_twin() {
+    let gpu = gpu();
+    let mut state = seed();
+    // Real kNN lists (exact, row itself left out) over random rows, some cut short.
+    let (rows, dim) = (3_001, 24);
+    let data = random_unit_rows(rows, dim, &mut state);
+    for (k, degree) in [(127, 64), (33, 16), (8, 12)] {
+        let mut lists = vec![NO_NEIGHBOUR; rows * k];
+        for (row, hits) in exact_top_k(&data, &data, dim, k + 1).into_iter().enumerate() {
+            let keep = if row % 7 == 0 { k / 2 } else { k };
+            let others = hits.iter().filter(|hit| hit.row as usize != row).take(keep);
+            for (slot, hit) in lists[row * k..].iter_mut().zip(others) {
+                *slot = hit.row as u32;
+            }
+        }
+        let cpu = order_by_detours(&lists, k, degree).unwrap();
+        let on_gpu = VectorKernels::order_by_detours(&gpu, &lists, k, degree).unwrap();
+        assert_eq!(on_gpu.len(), rows * degree);
+        let differing = (0..rows)
+            .filter(|&row| on_gpu[row * degree..(row + 1) * degree] != cpu[row * degree..(row + 1) * degree])
+            .collect::<Vec<_>>();
+        assert!(
+            differing.is_empty(),
+            "k {k}, degree {degree}: rows {:?} differ",
+            &differing[..differing.len().min(10)]
+        );
+        assert!(
+            (0..rows)
+                .any(|row| cpu[row * degree..row * degree + degree.min(k)] != lists[row * k..row * k + degree.min(k)]),
+            "some list must be reordered for the check to mean anything"
         );
     }
 }

@@ -64,6 +64,11 @@ fn top_k_selection_keeps_what_a_sort_keeps_under_emulation() {
 }
 
 #[test]
+fn pruning_by_detour_count_keeps_what_the_reference_keeps_under_emulation() {
+    compile_and_run("detour_kernel", "all lists match");
+}
+
+#[test]
 fn pooling_and_k_means_steps_compute_what_their_references_do_under_emulation() {
     compile_and_run("vector_kernels", "all values match");
 }

@@ -1,7 +1,8 @@
 //! The CUDA twins, launched through cudarc: cuBLAS SGEMM for the scores, then the PTX
-//! kernels of kernels/cuda/*.cu (compiled by build.rs) for selection, assignment, sums and
-//! pooling. Each is tested against its CPU twin in kernels/tests/cuda_parity.rs.
+//! kernels of kernels/cuda/*.cu (compiled by build.rs) for selection, assignment, sums,
+//! pooling and a kNN graph's pruning. Each is tested against its CPU twin in kernels/tests/cuda_parity.rs.
 
+mod detours;
 mod kmeans;
 mod pool;
 mod topk;
@@ -44,6 +45,7 @@ pub struct CudaKernels {
     nearest_centroid: CudaFunction,
     accumulate_clusters: CudaFunction,
     mean_pool_normalize: CudaFunction,
+    order_by_detours: CudaFunction,
 }
 
 /// A row-major f32 matrix resident on the GPU (a base to search, data to cluster).
@@ -80,6 +82,7 @@ impl CudaKernels {
         let topk = load(include_str!(concat!(env!("OUT_DIR"), "/topk.ptx")))?;
         let kmeans = load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")))?;
         let pool = load(include_str!(concat!(env!("OUT_DIR"), "/pool.ptx")))?;
+        let detours = load(include_str!(concat!(env!("OUT_DIR"), "/detours.ptx")))?;
         Ok(Self {
             ordinal,
             name,
@@ -87,6 +90,7 @@ impl CudaKernels {
             nearest_centroid: function(&kmeans, "nearest_centroid")?,
             accumulate_clusters: function(&kmeans, "accumulate_clusters")?,
             mean_pool_normalize: function(&pool, "mean_pool_normalize")?,
+            order_by_detours: function(&detours, "order_by_detours")?,
             stream,
             blas,
         })
@@ -172,5 +176,9 @@ impl VectorKernels for CudaKernels {
         let resident = self.upload(data, dim)?;
         let (assignment, best) = self.assign(&resident, centroids)?;
         Ok(assignment.into_iter().zip(best).collect())
+    }
+
+    fn order_by_detours(&self, lists: &[u32], k: usize, degree: usize) -> Result<Vec<u32>> {
+        CudaKernels::order_by_detours(self, lists, k, degree)
     }
 }

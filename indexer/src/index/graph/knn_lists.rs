@@ -16,7 +16,7 @@ use quarry_kernels::{KMeansConfig, Scored, VectorKernels};
 use crate::error::Result;
 
 /// An empty place in a row's list (fewer candidates than `k`).
-pub const NO_ROW: u32 = u32::MAX;
+pub const NO_ROW: u32 = quarry_kernels::NO_NEIGHBOUR;
 
 /// Up to this many rows are searched all against all.
 pub const EXACT_MAX_ROWS: usize = 8_192;

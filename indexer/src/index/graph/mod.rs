@@ -35,7 +35,7 @@ const LIST_SEED: u64 = 0x6b6e_6e67;
 pub struct GraphBuildTimes {
     /// The base level's kNN lists (the kernels' share).
     pub knn: f64,
-    /// Pruning and reverse links of the base level.
+    /// Pruning (the kernels' detour counts) and reverse links of the base level.
     pub prune: f64,
     /// Every level above the base (FAISS's insertion).
     pub upper: f64,
@@ -63,7 +63,7 @@ pub fn build_hnsw_graph(
     let lists = knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?;
     times.knn = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let base = prune_with_reverse_links(&lists, 2 * m);
+    let base = prune_with_reverse_links(kernels, &lists, 2 * m)?;
     drop(lists);
     times.prune = started.elapsed().as_secs_f64();
     let started = Instant::now();

@@ -1,22 +1,26 @@
 //! CAGRA's graph optimization (Ootomo et al., "CAGRA: Highly Parallel Graph Construction and
 //! Approximate Nearest Neighbor Search for GPUs", 2024), on ranks alone — no distances:
 //!
-//! 1. each row's kNN list is reordered by its *detourable routes*: a link a→c of rank j has
-//!    a detour through b when a→b has rank i and b→c rank r with max(i, r) < j. Links few
-//!    detours can replace come first (ties: the nearer); the first `degree` are kept;
+//! 1. each row's kNN list is reordered by its *detourable routes* and the first `degree`
+//!    kept (`VectorKernels::order_by_detours`: the GPU in a `cuda` build with one);
 //! 2. reverse links are added: half of a row's slots keep its first kept links, the rest
 //!    take the rows that link to it (those that rank it highest first), and what is left
 //!    is filled from its own kept links.
 
+use quarry_kernels::VectorKernels;
 use rayon::prelude::*;
 
 use super::hnsw_graph::NO_LINK;
 use super::knn_lists::{KnnLists, NO_ROW};
+use crate::error::Result;
 
 /// `degree` links a row (padded with [`NO_LINK`]) for every row of `lists`.
-pub fn prune_with_reverse_links(lists: &KnnLists, degree: usize) -> Vec<i32> {
+pub fn prune_with_reverse_links(kernels: &dyn VectorKernels, lists: &KnnLists, degree: usize) -> Result<Vec<i32>> {
     let rows = lists.rows();
-    let kept = reorder_by_detours(lists, degree);
+    if degree == 0 {
+        return Ok(Vec::new());
+    }
+    let kept = kernels.order_by_detours(&lists.ids, lists.k, degree)?;
     let (reverse, reverse_len) = reverse_links(&kept, rows, degree);
     let mut links = vec![NO_LINK; rows * degree];
     links.par_chunks_mut(degree.max(1)).enumerate().for_each(|(row, out)| {
@@ -33,71 +37,7 @@ pub fn prune_with_reverse_links(lists: &KnnLists, degree: usize) -> Vec<i32> {
         incoming.iter().for_each(|&id| push(id, out));
         forward[degree / 2..].iter().for_each(|&id| push(id, out));
     });
-    links
-}
-
-/// Each row's first `degree` kNN links after ordering by detour count ([`NO_ROW`] pads).
-fn reorder_by_detours(lists: &KnnLists, degree: usize) -> Vec<u32> {
-    let rows = lists.rows();
-    assert!(
-        lists.k <= 0xffff,
-        "kNN lists of {} rows: ranks are kept in 16 bits",
-        lists.k
-    );
-    let mut kept = vec![NO_ROW; rows * degree];
-    // Blocks of rows, a few per thread, each with one table of every row's rank in the
-    // list being reordered (stamped with that list's row, so it is never cleared).
-    let block_rows = rows.div_ceil(4 * rayon::current_num_threads()).max(256);
-    kept.par_chunks_mut((block_rows * degree).max(1))
-        .enumerate()
-        .for_each(|(block, out)| {
-            let mut rank_of = vec![0u64; rows];
-            let mut detours = Vec::new();
-            let mut order = Vec::new();
-            for (offset, out) in out.chunks_mut(degree.max(1)).enumerate() {
-                let row = block * block_rows + offset;
-                let stamp = (row as u64 + 1) << 16;
-                let list = valid(lists.of(row));
-                for (rank, &id) in list.iter().enumerate() {
-                    rank_of[id as usize] = stamp | rank as u64;
-                }
-                detours.clear();
-                detours.resize(list.len(), 0u32);
-                for (i, &via) in list.iter().enumerate() {
-                    // A detour needs r < j ≤ the list's last rank.
-                    for (r, &onward) in lists
-                        .of(via as usize)
-                        .iter()
-                        .enumerate()
-                        .take(list.len().saturating_sub(1))
-                    {
-                        if onward == NO_ROW {
-                            break;
-                        }
-                        let mark = rank_of[onward as usize];
-                        if mark & !0xffff == stamp {
-                            let j = (mark & 0xffff) as usize;
-                            if j > i.max(r) {
-                                detours[j] += 1;
-                            }
-                        }
-                    }
-                }
-                order.clear();
-                order.extend(0..list.len());
-                order.sort_by_key(|&j| (detours[j], j));
-                for (slot, &j) in out.iter_mut().zip(order.iter()) {
-                    *slot = list[j];
-                }
-            }
-        });
-    kept
-}
-
-/// The list up to its first padding.
-fn valid(list: &[u32]) -> &[u32] {
-    let end = list.iter().position(|&id| id == NO_ROW).unwrap_or(list.len());
-    &list[..end]
+    Ok(links)
 }
 
 /// For each row, up to `degree` rows that keep a link to it, those that rank it highest
@@ -126,18 +66,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_link_with_a_detour_goes_behind_one_without() {
-        // Row 0 lists 1, 2, 3; row 1 lists 2 first, so 0→2 (rank 1) has the detour 0→1→2
-        // (ranks 0 and 0); 0→3 has none, so it moves ahead of 0→2.
-        let lists = KnnLists {
-            k: 3,
-            ids: vec![1, 2, 3, 2, 0, 3, 1, 0, 3, 0, 1, 2],
-        };
-        let kept = reorder_by_detours(&lists, 2);
-        assert_eq!(&kept[..2], &[1, 3]);
-    }
-
-    #[test]
     fn reverse_links_reach_a_row_nobody_lists() {
         // Nobody lists row 5; it lists row 0 first, so row 0 links back to it.
         #[rustfmt::skip]
@@ -150,7 +78,7 @@ mod tests {
             0, 1, 2, 3,
         ];
         let lists = KnnLists { k: 4, ids };
-        let links = prune_with_reverse_links(&lists, 4);
+        let links = prune_with_reverse_links(&quarry_kernels::CpuKernels, &lists, 4).unwrap();
         for row in 0..6 {
             let mut row_links = links[row * 4..row * 4 + 4].to_vec();
             assert!(!row_links.contains(&(row as i32)), "row {row} links itself");
