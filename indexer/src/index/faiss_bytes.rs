@@ -1,5 +1,5 @@
 //! FAISS indexes to and from bytes in memory (its C API reads and writes `FILE` streams:
-//! `fmemopen` and `open_memstream` give it ones over memory).
+//! `fopencookie` and `open_memstream` give it ones over memory).
 
 use faiss::index::{FromInnerPtr, IndexImpl};
 
@@ -10,16 +10,83 @@ fn failed(stage: &'static str) -> impl Fn(String) -> IndexerError {
     move |reason| IndexerError::VectorIndex { stage, reason }
 }
 
-/// FAISS's `read_index` over an index file held in memory.
-pub fn read_index_from_bytes(bytes: &[u8]) -> Result<IndexImpl> {
-    // SAFETY: the stream only reads `bytes` ("rb"), which outlive it: it is closed below
-    // before this function returns.
-    let stream = unsafe { libc::fmemopen(bytes.as_ptr() as *mut libc::c_void, bytes.len(), c"rb".as_ptr()) };
+/// glibc's `cookie_io_functions_t` (stdio.h): the calls behind a `fopencookie` stream.
+#[repr(C)]
+struct CookieIoFunctions {
+    read: Option<unsafe extern "C" fn(*mut libc::c_void, *mut libc::c_char, libc::size_t) -> libc::ssize_t>,
+    write: Option<unsafe extern "C" fn(*mut libc::c_void, *const libc::c_char, libc::size_t) -> libc::ssize_t>,
+    seek: Option<unsafe extern "C" fn(*mut libc::c_void, *mut libc::off64_t, libc::c_int) -> libc::c_int>,
+    close: Option<unsafe extern "C" fn(*mut libc::c_void) -> libc::c_int>,
+}
+
+unsafe extern "C" {
+    fn fopencookie(
+        cookie: *mut libc::c_void,
+        mode: *const libc::c_char,
+        functions: CookieIoFunctions,
+    ) -> *mut libc::FILE;
+}
+
+/// Where a stream over pieces of bytes has read to.
+struct Pieces<'a> {
+    pieces: &'a [&'a [u8]],
+    piece: usize,
+    at: usize,
+}
+
+/// The stream's read: the next bytes of the pieces, in order; 0 at the end.
+unsafe extern "C" fn read_pieces(
+    cookie: *mut libc::c_void,
+    buffer: *mut libc::c_char,
+    size: libc::size_t,
+) -> libc::ssize_t {
+    // SAFETY: `cookie` is the `Pieces` given to fopencookie, alive until the stream is closed;
+    // stdio hands a buffer of `size` writable bytes.
+    let (reader, out) = unsafe {
+        (
+            &mut *cookie.cast::<Pieces>(),
+            std::slice::from_raw_parts_mut(buffer.cast::<u8>(), size),
+        )
+    };
+    let mut filled = 0;
+    while filled < size && reader.piece < reader.pieces.len() {
+        let piece = &reader.pieces[reader.piece][reader.at..];
+        let take = piece.len().min(size - filled);
+        out[filled..filled + take].copy_from_slice(&piece[..take]);
+        filled += take;
+        reader.at += take;
+        if take == piece.len() {
+            reader.piece += 1;
+            reader.at = 0;
+        }
+    }
+    filled as libc::ssize_t
+}
+
+/// FAISS's `read_index` over an index file given as pieces of bytes in order, read straight
+/// from them (a `fopencookie` stream), never joined in memory.
+pub fn read_index_from_pieces(pieces: &[&[u8]]) -> Result<IndexImpl> {
+    let mut reader = Pieces {
+        pieces,
+        piece: 0,
+        at: 0,
+    };
+    let functions = CookieIoFunctions {
+        read: Some(read_pieces),
+        write: None,
+        seek: None,
+        close: None,
+    };
+    // SAFETY: `reader` outlives the stream, closed below before this function returns.
+    let stream = unsafe { fopencookie((&mut reader as *mut Pieces).cast(), c"rb".as_ptr(), functions) };
     if stream.is_null() {
-        return Err(failed("read")(format!("fmemopen: {}", std::io::Error::last_os_error())));
+        return Err(failed("read")(format!(
+            "fopencookie: {}",
+            std::io::Error::last_os_error()
+        )));
     }
     let mut index = std::ptr::null_mut();
-    // SAFETY: `stream` is an open stream over the bytes; FAISS reads it and stores a new
+    // SAFETY: `stream` is an open stream over the pieces; FAISS reads it and stores a new
     // index in `index` on success.
     let code = unsafe { faiss_sys::faiss_read_index(stream.cast(), 0, &mut index) };
     // SAFETY: opened above, closed once.

@@ -112,23 +112,18 @@ fn ivf_from_kernels(
     Ok(ivf.upcast())
 }
 
-/// An HNSW index whose links quarry's graph build made (`index/graph/`), written as FAISS
-/// writes an `IndexHNSWFlat` and read back by FAISS from memory.
+/// An HNSW index whose links quarry's graph build made (`index/graph/`), read by FAISS as
+/// the `IndexHNSWFlat` file it would write, streamed from the graph and the vectors.
 fn hnsw_from_graph(dim: usize, m: usize, ef_construction: usize, ef_search: usize, data: &[f32]) -> Result<IndexImpl> {
     let kernels = super::vector_kernels();
     let started = Instant::now();
     let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction)?;
     let built = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let mut bytes = Vec::with_capacity(super::graph::hnsw_flat_size(&graph, dim));
-    super::graph::write_hnsw_flat(&mut bytes, &graph, data, dim, ef_construction, ef_search).map_err(|e| {
-        IndexerError::VectorIndex {
-            stage: "write",
-            reason: e.to_string(),
-        }
-    })?;
+    let file = super::graph::HnswFlatFile::new(&graph, data, dim, ef_construction, ef_search);
+    let inner = super::faiss_bytes::read_index_from_pieces(&file.pieces())?;
+    drop(file);
     drop(graph);
-    let inner = super::faiss_bytes::read_index_from_bytes(&bytes)?;
     tracing::info!(
         "vector index HNSW{m},Flat over {} rows by the graph build on {}: kNN lists {:.2} s, pruning {:.2} s, upper levels {:.2} s ({built:.2} s), to FAISS {:.2} s",
         data.len() / dim.max(1),

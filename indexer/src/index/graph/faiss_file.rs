@@ -15,115 +15,141 @@ fn fourcc(tag: &[u8; 4]) -> [u8; 4] {
 /// FAISS's `METRIC_INNER_PRODUCT`.
 const METRIC_INNER_PRODUCT: i32 = 0;
 
-fn as_bytes<T: Copy>(values: &[T]) -> &[u8] {
-    // SAFETY: only called with f32, f64, i32 and u64 slices: plain numbers without padding,
-    // every byte initialized; the view lives as long as the borrow of `values`.
+/// Numbers whose bytes are all initialized, with no padding: viewable as bytes.
+trait Plain: Copy {}
+impl Plain for f32 {}
+impl Plain for f64 {}
+impl Plain for i32 {}
+impl Plain for u64 {}
+
+fn as_bytes<T: Plain>(values: &[T]) -> &[u8] {
+    // SAFETY: `Plain` numbers have no padding and every byte initialized; the view lives as
+    // long as the borrow of `values`.
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
 /// `write_index_header`: dimension, rows, two unused words, trained, metric.
-fn header(out: &mut impl Write, dim: usize, rows: usize) -> io::Result<()> {
-    out.write_all(&(dim as i32).to_ne_bytes())?;
-    out.write_all(&(rows as i64).to_ne_bytes())?;
-    out.write_all(&(1i64 << 20).to_ne_bytes())?;
-    out.write_all(&(1i64 << 20).to_ne_bytes())?;
-    out.write_all(&[1u8])?;
-    out.write_all(&METRIC_INNER_PRODUCT.to_ne_bytes())
+fn header(out: &mut Vec<u8>, dim: usize, rows: usize) {
+    out.extend_from_slice(&(dim as i32).to_ne_bytes());
+    out.extend_from_slice(&(rows as i64).to_ne_bytes());
+    out.extend_from_slice(&(1i64 << 20).to_ne_bytes());
+    out.extend_from_slice(&(1i64 << 20).to_ne_bytes());
+    out.push(1);
+    out.extend_from_slice(&METRIC_INNER_PRODUCT.to_ne_bytes());
 }
 
 /// `WRITEVECTOR`: the element count, then the elements.
-fn vector<T: Copy>(out: &mut impl Write, values: &[T]) -> io::Result<()> {
-    out.write_all(&(values.len() as u64).to_ne_bytes())?;
-    out.write_all(as_bytes(values))
+fn vector<T: Plain>(out: &mut Vec<u8>, values: &[T]) {
+    out.extend_from_slice(&(values.len() as u64).to_ne_bytes());
+    out.extend_from_slice(as_bytes(values));
 }
 
-/// The bytes [`write_hnsw_flat`] writes for `rows` vectors of `dim` over `graph`.
-pub fn hnsw_flat_size(graph: &HnswGraph, dim: usize) -> usize {
-    let rows = graph.rows();
-    let links: usize = graph
-        .top_levels
-        .iter()
-        .map(|&l| 2 * graph.m + graph.m * l as usize)
-        .sum();
-    let levels = level_probabilities(graph.m).len();
-    let header = 33;
-    4 + header
-        + (8 + 8 * levels)
-        + (8 + 4 * (levels + 1))
-        + (8 + 4 * rows)
-        + (8 + 8 * (rows + 1))
-        + (8 + 4 * links)
-        + 5 * 4
-        + 4
-        + header
-        + 8
-        + 4 * rows * dim
+/// The bytes of FAISS's `IndexHNSWFlat` file for an [`HnswGraph`] over its vectors, as
+/// pieces in file order: the few bytes of the fields, and the links and vectors borrowed where
+/// they are (a run of base-level-only rows' links is one piece), so the file can be streamed
+/// to FAISS without being built in memory first.
+pub struct HnswFlatFile<'a> {
+    head: Vec<u8>,
+    links: Vec<&'a [i32]>,
+    tail: Vec<u8>,
+    data: &'a [f32],
 }
 
-/// Writes `graph` over `data` (row-major unit vectors, `dim` columns) as FAISS's
-/// `IndexHNSWFlat` file, with the search and construction breadths FAISS records.
-pub fn write_hnsw_flat(
-    out: &mut impl Write,
-    graph: &HnswGraph,
-    data: &[f32],
-    dim: usize,
-    ef_construction: usize,
-    ef_search: usize,
-) -> io::Result<()> {
-    let rows = graph.rows();
-    let m = graph.m;
-    out.write_all(&fourcc(b"IHNf"))?;
-    header(out, dim, rows)?;
-    let probabilities = level_probabilities(m);
-    vector(out, &probabilities)?;
-    // Slots below each level: 2·M on the base, M on each level above.
-    let cumulative: Vec<i32> = (0..=probabilities.len())
-        .map(|level| {
-            if level == 0 {
-                0
-            } else {
-                (2 * m + (level - 1) * m) as i32
+impl<'a> HnswFlatFile<'a> {
+    /// The file of `graph` over `data` (row-major unit vectors, `dim` columns), with the search
+    /// and construction breadths FAISS records.
+    pub fn new(graph: &'a HnswGraph, data: &'a [f32], dim: usize, ef_construction: usize, ef_search: usize) -> Self {
+        let rows = graph.rows();
+        let m = graph.m;
+        let mut head = Vec::new();
+        head.extend_from_slice(&fourcc(b"IHNf"));
+        header(&mut head, dim, rows);
+        let probabilities = level_probabilities(m);
+        vector(&mut head, &probabilities);
+        // Slots below each level: 2·M on the base, M on each level above.
+        let cumulative: Vec<i32> = (0..=probabilities.len())
+            .map(|level| {
+                if level == 0 {
+                    0
+                } else {
+                    (2 * m + (level - 1) * m) as i32
+                }
+            })
+            .collect();
+        vector(&mut head, &cumulative);
+        let levels: Vec<i32> = graph.top_levels.iter().map(|&l| i32::from(l) + 1).collect();
+        vector(&mut head, &levels);
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0u64);
+        for &top in &graph.top_levels {
+            let last = *offsets.last().unwrap_or(&0);
+            offsets.push(last + (2 * m + m * top as usize) as u64);
+        }
+        vector(&mut head, &offsets);
+        head.extend_from_slice(&offsets.last().copied().unwrap_or(0).to_ne_bytes());
+        // Row by row: its base links, then its links on each level it reaches.
+        let mut links = Vec::new();
+        let mut run_start = 0;
+        let mut cursors = vec![0usize; graph.upper.len()];
+        for (row, &top) in graph.top_levels.iter().enumerate() {
+            if top == 0 {
+                continue;
             }
-        })
-        .collect();
-    vector(out, &cumulative)?;
-    let levels: Vec<i32> = graph.top_levels.iter().map(|&l| i32::from(l) + 1).collect();
-    vector(out, &levels)?;
-    let mut offsets = Vec::with_capacity(rows + 1);
-    offsets.push(0u64);
-    for &top in &graph.top_levels {
-        let last = *offsets.last().unwrap_or(&0);
-        offsets.push(last + (2 * m + m * top as usize) as u64);
-    }
-    vector(out, &offsets)?;
-    let links = *offsets.last().unwrap_or(&0);
-    out.write_all(&links.to_ne_bytes())?;
-    // Row by row: its base links, then its links on each level it reaches.
-    let mut cursors = vec![0usize; graph.upper.len()];
-    for (row, &top) in graph.top_levels.iter().enumerate() {
-        out.write_all(as_bytes(&graph.base[row * 2 * m..(row + 1) * 2 * m]))?;
-        for level in 1..=top as usize {
-            let upper = &graph.upper[level - 1];
-            let at = cursors[level - 1];
-            debug_assert_eq!(upper.rows[at] as usize, row);
-            out.write_all(as_bytes(&upper.links[at * m..(at + 1) * m]))?;
-            cursors[level - 1] += 1;
+            links.push(&graph.base[run_start * 2 * m..(row + 1) * 2 * m]);
+            for level in 1..=top as usize {
+                let upper = &graph.upper[level - 1];
+                let at = cursors[level - 1];
+                debug_assert_eq!(upper.rows[at] as usize, row);
+                links.push(&upper.links[at * m..(at + 1) * m]);
+                cursors[level - 1] += 1;
+            }
+            run_start = row + 1;
+        }
+        links.push(&graph.base[run_start * 2 * m..rows * 2 * m]);
+        let mut tail = Vec::new();
+        for value in [
+            graph.entry_point,
+            graph.max_level() as i32,
+            ef_construction as i32,
+            ef_search as i32,
+            1, // upper_beam, no longer read
+        ] {
+            tail.extend_from_slice(&value.to_ne_bytes());
+        }
+        tail.extend_from_slice(&fourcc(b"IxFI"));
+        header(&mut tail, dim, rows);
+        tail.extend_from_slice(&((rows * dim) as u64).to_ne_bytes());
+        Self {
+            head,
+            links,
+            tail,
+            data,
         }
     }
-    drop(offsets);
-    for value in [
-        graph.entry_point,
-        graph.max_level() as i32,
-        ef_construction as i32,
-        ef_search as i32,
-        1, // upper_beam, no longer read
-    ] {
-        out.write_all(&value.to_ne_bytes())?;
+
+    /// The file's bytes, piece by piece, in order.
+    pub fn pieces(&self) -> Vec<&[u8]> {
+        let mut pieces = Vec::with_capacity(self.links.len() + 3);
+        pieces.push(&self.head[..]);
+        pieces.extend(self.links.iter().map(|links| as_bytes(links)));
+        pieces.push(&self.tail[..]);
+        pieces.push(as_bytes(self.data));
+        pieces
     }
-    out.write_all(&fourcc(b"IxFI"))?;
-    header(out, dim, rows)?;
-    out.write_all(&((rows * dim) as u64).to_ne_bytes())?;
-    out.write_all(as_bytes(data))
+
+    /// The file's length in bytes.
+    pub fn len(&self) -> usize {
+        self.pieces().iter().map(|piece| piece.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the file to `out`.
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        self.pieces().into_iter().try_for_each(|piece| out.write_all(piece))
+    }
 }
 
 /// The links of an `IndexHNSWFlat` file as FAISS wrote them (`read_HNSW`'s fields).
@@ -152,7 +178,7 @@ impl FaissHnswLinks {
     }
 }
 
-/// Reads the HNSW links of an `IndexHNSWFlat` file written by FAISS (or [`write_hnsw_flat`]);
+/// Reads the HNSW links of an `IndexHNSWFlat` file written by FAISS (or [`HnswFlatFile`]);
 /// the storage after them is not read.
 pub fn read_hnsw_links(bytes: &[u8]) -> io::Result<FaissHnswLinks> {
     let mut reader = Reader { bytes, at: 0 };

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use quarry_kernels::VectorKernels;
 
-pub use faiss_file::{hnsw_flat_size, write_hnsw_flat};
+pub use faiss_file::HnswFlatFile;
 pub use hnsw_graph::{draw_top_levels, level_probabilities, HnswGraph, UpperLevel, NO_LINK};
 pub use knn_lists::{knn_lists, KnnLists, NO_ROW};
 pub use prune::prune_with_reverse_links;
@@ -164,12 +164,10 @@ mod tests {
                 .iter()
                 .all(|&link| link == NO_LINK || graph.top_levels[link as usize] as usize > level));
         }
-        let written = {
-            let mut bytes = Vec::new();
-            write_hnsw_flat(&mut bytes, &graph, &data, dim, 80, 48).unwrap();
-            bytes
-        };
-        assert_eq!(written.len(), hnsw_flat_size(&graph, dim));
+        let file = HnswFlatFile::new(&graph, &data, dim, 80, 48);
+        let mut written = Vec::new();
+        file.write_to(&mut written).unwrap();
+        assert_eq!(written.len(), file.len());
         let links = faiss_file::read_hnsw_links(&written).unwrap();
         assert_eq!(links.entry_point, graph.entry_point);
         assert_eq!(links.max_level as usize, graph.max_level());
