@@ -51,7 +51,7 @@
 #             (16 threads of up to 4: gpu-search-cpu-passes.toml), then gpu-search.toml with
 #             quarry-cpu
 #
-#   e.g. "scripts/gpu-check.sh parity", then "… gpu-check.sh golden-cli embed cpu-scaling search
+#   e.g. "scripts/gpu-check.sh parity", then "… gpu-check.sh hnsw golden-cli embed cpu-scaling search
 #   profile", then "E2E_INDEX=auto scripts/gpu-check.sh e2e" (serve-cpu reads that snapshot on the
 #   same machine); what each call carries and the settings that fit 15 minutes of a GPU host:
 #   see package-device.sh

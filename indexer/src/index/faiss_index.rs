@@ -578,6 +578,27 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_built_hnsw_of_a_few_rows_finds_each_of_them() {
+        let dim = 16;
+        let spec = IndexSpec::Hnsw {
+            m: 8,
+            ef_construction: 40,
+            ef_search: 16,
+            builder: HnswBuilder::Graph,
+        };
+        for rows in [1, 2, 5, 300] {
+            let data = crate::index::test_unit_vectors(rows, dim);
+            let index = build_vector_index(&spec, dim, &data).unwrap();
+            assert_eq!(index.len(), rows);
+            for row in 0..rows {
+                let hits = index.search(&data[row * dim..(row + 1) * dim], rows.min(3)).unwrap();
+                assert_eq!(hits[0][0].row, row as u64, "{rows} rows: {:?}", hits[0]);
+                assert_eq!(hits[0].len(), rows.min(3), "{rows} rows");
+            }
+        }
+    }
+
+    #[test]
     fn a_query_of_the_wrong_width_is_refused_with_the_widths() {
         let data = crate::index::test_unit_vectors(100, 8);
         let index = build_vector_index(&IndexSpec::Flat, 8, &data).unwrap();
