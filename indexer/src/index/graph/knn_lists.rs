@@ -24,6 +24,9 @@ pub const EXACT_MAX_ROWS: usize = 8_192;
 pub const LIST_ROWS: usize = 2_048;
 /// How many of its nearest lists each row joins.
 pub const MEMBERSHIPS: usize = 2;
+/// A list larger than this (a lump of near-duplicates k-means cannot split) is searched in
+/// parts of this many rows, so that its products stay linear in rows, not quadratic.
+pub const MAX_LIST_ROWS: usize = 8 * LIST_ROWS;
 /// Sampled rows per list for the k-means training.
 const TRAINING_ROWS_PER_LIST: usize = 64;
 const KMEANS_ITERATIONS: usize = 10;
@@ -43,6 +46,7 @@ impl KnnLists {
     }
 
     /// Row `row`'s list, padding included.
+    #[cfg(test)]
     pub fn of(&self, row: usize) -> &[u32] {
         &self.ids[row * self.k..(row + 1) * self.k]
     }
@@ -105,7 +109,11 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
     )?;
     let members = memberships(kernels, data, &centroids, dim)?;
     let mut best = Candidates::new(rows, k);
-    for list in members.iter().filter(|list| list.len() > 1) {
+    for list in members
+        .iter()
+        .flat_map(|list| list.chunks(MAX_LIST_ROWS))
+        .filter(|list| list.len() > 1)
+    {
         let rows_of_list: Vec<f32> = list
             .iter()
             .flat_map(|&row| data[row as usize * dim..(row as usize + 1) * dim].iter().copied())
@@ -242,6 +250,23 @@ mod tests {
         let tiny = knn_lists(&CpuKernels, &data[..4 * dim], dim, 6, 1).unwrap();
         assert_eq!(tiny.of(0)[3..], [NO_ROW; 3]);
         assert!(tiny.of(0)[..3].iter().all(|&id| (1..4).contains(&id)));
+    }
+
+    #[test]
+    fn a_lump_of_identical_rows_is_searched_in_bounded_parts() {
+        // 20,000 copies of one vector and 2,000 others: one k-means list cannot split them.
+        let dim = 8;
+        let mut data = crate::index::test_unit_vectors(2_000, dim);
+        let lump = data[..dim].to_vec();
+        (0..20_000).for_each(|_| data.extend_from_slice(&lump));
+        let rows = data.len() / dim;
+        let lists = knn_lists(&CpuKernels, &data, dim, 16, 5).unwrap();
+        assert_eq!(lists.rows(), rows);
+        for row in (0..rows).step_by(997) {
+            let list = lists.of(row);
+            assert!(!list.contains(&NO_ROW), "row {row}: {list:?}");
+            assert!(!list.contains(&(row as u32)), "row {row} lists itself");
+        }
     }
 
     #[test]

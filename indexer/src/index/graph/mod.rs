@@ -4,8 +4,8 @@
 //! pruning and reverse links make them a search graph ([`prune`]); the levels above (one
 //! row in `M`) are FAISS's own insertion over those rows ([`upper_levels`]); and the whole
 //! is written as FAISS's own `IndexHNSWFlat` ([`faiss_file`]), which every build — the
-//! CPU-only one included — reads and searches unchanged. Without a GPU, FAISS's own HNSW build stays
-//! the default (`--hnsw-builder auto`).
+//! CPU-only one included — reads and searches unchanged. Without a GPU, FAISS's own HNSW
+//! build stays the default (`--hnsw-builder auto`).
 
 mod faiss_file;
 mod hnsw_graph;
@@ -18,10 +18,12 @@ use std::time::Instant;
 use quarry_kernels::VectorKernels;
 
 pub use faiss_file::HnswFlatFile;
-pub use hnsw_graph::{draw_top_levels, level_probabilities, HnswGraph, UpperLevel, NO_LINK};
-pub use knn_lists::{knn_lists, KnnLists, NO_ROW};
-pub use prune::prune_with_reverse_links;
-pub use upper_levels::{faiss_upper_levels, UpperLevels};
+pub use hnsw_graph::{HnswGraph, UpperLevel, NO_LINK};
+
+use hnsw_graph::draw_top_levels;
+use knn_lists::knn_lists;
+use prune::prune_with_reverse_links;
+use upper_levels::faiss_upper_levels;
 
 use crate::error::Result;
 
@@ -63,12 +65,11 @@ pub fn build_hnsw_graph(
     let lists = knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?;
     times.knn = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let base = prune_with_reverse_links(kernels, &lists, 2 * m)?;
+    let mut base = prune_with_reverse_links(kernels, &lists, 2 * m)?;
     drop(lists);
     times.prune = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let rows_at: Vec<u32> = (0..rows as u32).filter(|&row| top_levels[row as usize] >= 1).collect();
-    let mut base = base;
     let (upper, entry_point) = if rows_at.is_empty() {
         (Vec::new(), 0)
     } else {
