@@ -11,9 +11,6 @@ use faiss::index::{autotune::ParameterSpace, IndexImpl, NativeIndex, UpcastIndex
 use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
-use rand::rngs::StdRng;
-use rand::seq::index::sample;
-use rand::SeedableRng;
 
 use super::spec::{HnswBuilder, IvfTrainer};
 use super::{Hit, IndexSpec, RowSet, VectorIndex};
@@ -25,7 +22,7 @@ pub struct FaissIndex {
     pub(super) spec: IndexSpec,
 }
 
-fn err(stage: &'static str) -> impl Fn(faiss::error::Error) -> IndexerError {
+pub(super) fn err(stage: &'static str) -> impl Fn(faiss::error::Error) -> IndexerError {
     move |e| IndexerError::VectorIndex {
         stage,
         reason: e.to_string(),
@@ -44,6 +41,9 @@ fn apply_search_params(index: &IndexImpl, spec: &IndexSpec) -> Result<()> {
     }
     .map_err(err("parameters"))
 }
+
+/// Seed of the rows sampled to train IVF (a seeded sample keeps the build reproducible).
+const TRAINING_SAMPLE_SEED: u64 = 0x9e37_79b9;
 
 /// Lloyd iterations of the kernel-trained IVF centroids.
 pub const KERNEL_KMEANS_ITERATIONS: usize = 20;
@@ -167,30 +167,12 @@ impl BuildTimes {
     }
 }
 
-/// [`training_sample`], timed into `times`.
+/// A seeded sample of `count` rows for training ([`super::seeded_rows`]), timed into `times`.
 fn timed_sample<'a>(data: &'a [f32], dim: usize, count: usize, times: &mut BuildTimes) -> Cow<'a, [f32]> {
     let started = Instant::now();
-    let sample = training_sample(data, dim, count);
+    let sample = super::seeded_rows(data, dim, count, TRAINING_SAMPLE_SEED);
     times.sample = started.elapsed().as_secs_f64();
     sample
-}
-
-/// A seeded sample of rows, for training, in row order; every row (no copy) when the
-/// sample would take them all.
-fn training_sample(data: &[f32], dim: usize, count: usize) -> Cow<'_, [f32]> {
-    let rows = data.len() / dim.max(1);
-    if count >= rows {
-        return Cow::Borrowed(data);
-    }
-    let mut rng = StdRng::seed_from_u64(0x9e37_79b9);
-    let mut picked = sample(&mut rng, rows, count).into_vec();
-    picked.sort_unstable();
-    Cow::Owned(
-        picked
-            .iter()
-            .flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied())
-            .collect(),
-    )
 }
 
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).

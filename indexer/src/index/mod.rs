@@ -13,6 +13,7 @@ mod keyword_build;
 mod keyword_rows;
 mod recall;
 mod row_set;
+mod rows;
 mod spec;
 mod stem_cache;
 mod stored_vectors;
@@ -26,8 +27,10 @@ pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALY
 pub use keyword_build::{
     build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
 };
-pub use recall::{ann_recall, sample_rows, RecallCheck};
+pub use recall::{ann_recall, RecallCheck};
 pub use row_set::RowSet;
+pub use rows::sample_rows;
+pub(crate) use rows::{gather_rows, seeded_rows};
 pub use spec::{HnswBuilder, IndexKind, IndexOptions, IndexSpec, IvfTrainer, FLAT_MAX_ROWS};
 
 use crate::error::Result;

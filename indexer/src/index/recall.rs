@@ -1,9 +1,6 @@
 //! ANN recall@k against exact search over the same vectors: measured at publish time and
 //! stored in the manifest, so a bad index never ships silently.
 
-use rand::rngs::StdRng;
-use rand::seq::index::sample;
-use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::VectorIndex;
@@ -39,22 +36,10 @@ pub fn ann_recall(index: &dyn VectorIndex, base: &[f32], dim: usize, queries: &[
     Ok(total / n as f64)
 }
 
-/// A seeded sample of up to `count` rows of `base`, as queries.
-pub fn sample_rows(base: &[f32], dim: usize, count: usize) -> Vec<f32> {
-    let rows = base.len() / dim.max(1);
-    let mut rng = StdRng::seed_from_u64(0x5eed_2ec4);
-    let mut picked = sample(&mut rng, rows, count.min(rows)).into_vec();
-    picked.sort_unstable();
-    picked
-        .iter()
-        .flat_map(|&r| base[r * dim..(r + 1) * dim].iter().copied())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{build_vector_index, IndexSpec};
+    use crate::index::{build_vector_index, sample_rows, IndexSpec};
 
     #[test]
     fn flat_is_exact_and_a_starved_ivf_is_not() {

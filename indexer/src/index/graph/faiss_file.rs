@@ -7,11 +7,6 @@ use std::io::{self, Write};
 
 use super::hnsw_graph::{level_probabilities, HnswGraph};
 
-/// FAISS's `fourcc`: the four bytes in file order.
-fn fourcc(tag: &[u8; 4]) -> [u8; 4] {
-    *tag
-}
-
 /// FAISS's `METRIC_INNER_PRODUCT`.
 const METRIC_INNER_PRODUCT: i32 = 0;
 
@@ -62,7 +57,7 @@ impl<'a> HnswFlatFile<'a> {
         let rows = graph.rows();
         let m = graph.m;
         let mut head = Vec::new();
-        head.extend_from_slice(&fourcc(b"IHNf"));
+        head.extend_from_slice(b"IHNf");
         header(&mut head, dim, rows);
         let probabilities = level_probabilities(m);
         vector(&mut head, &probabilities);
@@ -116,7 +111,7 @@ impl<'a> HnswFlatFile<'a> {
         ] {
             tail.extend_from_slice(&value.to_ne_bytes());
         }
-        tail.extend_from_slice(&fourcc(b"IxFI"));
+        tail.extend_from_slice(b"IxFI");
         header(&mut tail, dim, rows);
         tail.extend_from_slice(&((rows * dim) as u64).to_ne_bytes());
         Self {

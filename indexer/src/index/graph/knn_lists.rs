@@ -6,14 +6,12 @@
 //! candidates are the rows of the lists around it and the products grow with rows × list
 //! size, not rows².
 
-use rand::rngs::StdRng;
-use rand::seq::index::sample;
-use rand::SeedableRng;
 use rayon::prelude::*;
 
 use quarry_kernels::{KMeansConfig, Scored, VectorKernels};
 
 use crate::error::Result;
+use crate::index::{gather_rows, seeded_rows};
 
 /// An empty place in a row's list (fewer candidates than `k`).
 pub const NO_ROW: u32 = quarry_kernels::NO_NEIGHBOUR;
@@ -97,7 +95,7 @@ fn exact_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize) 
 fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
     let rows = data.len() / dim;
     let lists = (rows / LIST_ROWS).max(2);
-    let training = seeded_sample(data, dim, lists * TRAINING_ROWS_PER_LIST, seed);
+    let training = seeded_rows(data, dim, lists * TRAINING_ROWS_PER_LIST, seed);
     let centroids = kernels.kmeans_train(
         &training,
         dim,
@@ -114,10 +112,7 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         .flat_map(|list| list.chunks(MAX_LIST_ROWS))
         .filter(|list| list.len() > 1)
     {
-        let rows_of_list: Vec<f32> = list
-            .iter()
-            .flat_map(|&row| data[row as usize * dim..(row as usize + 1) * dim].iter().copied())
-            .collect();
+        let rows_of_list = gather_rows(data, dim, list.iter().map(|&row| row as usize));
         let flat = kernels.prepare_flat(&rows_of_list, dim)?;
         let answers = flat.top_k(&rows_of_list, (k + 1).min(list.len()))?;
         let merged: Vec<Vec<(f32, u32)>> = list
@@ -152,20 +147,6 @@ fn memberships(kernels: &dyn VectorKernels, data: &[f32], centroids: &[f32], dim
         }
     }
     Ok(members)
-}
-
-/// `count` rows of `data` drawn with `seed`, in row order (all of them when fewer).
-fn seeded_sample(data: &[f32], dim: usize, count: usize, seed: u64) -> Vec<f32> {
-    let rows = data.len() / dim;
-    if count >= rows {
-        return data.to_vec();
-    }
-    let mut picked = sample(&mut StdRng::seed_from_u64(seed), rows, count).into_vec();
-    picked.sort_unstable();
-    picked
-        .iter()
-        .flat_map(|&row| data[row * dim..(row + 1) * dim].iter().copied())
-        .collect()
 }
 
 /// Each row's best `k` candidates so far, with their scores, best first.

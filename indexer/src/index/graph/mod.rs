@@ -73,10 +73,7 @@ pub fn build_hnsw_graph(
     let (upper, entry_point) = if rows_at.is_empty() {
         (Vec::new(), 0)
     } else {
-        let data_at: Vec<f32> = rows_at
-            .iter()
-            .flat_map(|&row| data[row as usize * dim..(row as usize + 1) * dim].iter().copied())
-            .collect();
+        let data_at = crate::index::gather_rows(data, dim, rows_at.iter().map(|&row| row as usize));
         let levels = faiss_upper_levels(&rows_at, &data_at, dim, m, ef_construction)?;
         for (&row, &top) in rows_at.iter().zip(&levels.top_levels) {
             top_levels[row as usize] = top;

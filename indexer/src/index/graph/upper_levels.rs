@@ -10,6 +10,7 @@ use super::faiss_file::read_hnsw_links;
 use super::hnsw_graph::{UpperLevel, NO_LINK};
 use crate::error::{IndexerError, Result};
 use crate::index::faiss_bytes::write_index_to_bytes;
+use crate::index::faiss_index::err;
 
 /// The levels above the base for `rows_at` (ascending; their vectors `data_at`, row-major):
 /// each row's top level (at least 1), levels 1, 2, … with `m` slots a row, and the entry
@@ -18,13 +19,6 @@ pub struct UpperLevels {
     pub top_levels: Vec<u8>,
     pub levels: Vec<UpperLevel>,
     pub entry_point: u32,
-}
-
-fn failed(stage: &'static str) -> impl Fn(faiss::error::Error) -> IndexerError {
-    move |e| IndexerError::VectorIndex {
-        stage,
-        reason: e.to_string(),
-    }
 }
 
 /// FAISS builds an HNSW over the upper rows; its base level is their level 1 (its nearest
@@ -37,11 +31,11 @@ pub fn faiss_upper_levels(
     ef_construction: usize,
 ) -> Result<UpperLevels> {
     let mut index =
-        index_factory(dim as u32, format!("HNSW{m},Flat"), MetricType::InnerProduct).map_err(failed("create"))?;
+        index_factory(dim as u32, format!("HNSW{m},Flat"), MetricType::InnerProduct).map_err(err("create"))?;
     ParameterSpace::new()
         .and_then(|space| space.set_index_parameter(&index, "efConstruction", ef_construction as f64))
-        .map_err(failed("parameters"))?;
-    index.add(data_at).map_err(failed("add"))?;
+        .map_err(err("parameters"))?;
+    index.add(data_at).map_err(err("add"))?;
     let bytes = write_index_to_bytes(&index)?;
     drop(index);
     let links = read_hnsw_links(&bytes).map_err(|e| IndexerError::VectorIndex {
