@@ -2,7 +2,8 @@
 //! insertions, so that a GPU can do the work: every row gets its kNN list from quarry's
 //! vector kernels ([`knn_lists`]: the products and top-k on a GPU), CAGRA's rank-based
 //! pruning and reverse links make them a search graph ([`prune`]); the levels above (one
-//! row in `M`) are FAISS's own insertion over those rows ([`upper_levels`]); and the whole
+//! row in `M`) are FAISS's own insertion over those rows ([`upper_levels`]), whose links
+//! cross between clusters and reach the base level too ([`long_links`]); and the whole
 //! is written as FAISS's own `IndexHNSWFlat` ([`faiss_file`]), which every build — the
 //! CPU-only one included — reads and searches unchanged. Without a GPU, FAISS's own HNSW
 //! build stays the default (`--hnsw-builder auto`).
@@ -10,6 +11,7 @@
 mod faiss_file;
 mod hnsw_graph;
 mod knn_lists;
+mod long_links;
 mod prune;
 mod upper_levels;
 
@@ -22,6 +24,7 @@ pub use hnsw_graph::{HnswGraph, UpperLevel, NO_LINK};
 
 use hnsw_graph::draw_top_levels;
 use knn_lists::knn_lists;
+use long_links::{add_long_links, nearest_hubs};
 use prune::prune_with_reverse_links;
 use upper_levels::faiss_upper_levels;
 
@@ -66,6 +69,7 @@ pub fn build_hnsw_graph(
     times.knn = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let mut base = prune_with_reverse_links(kernels, &lists, 2 * m)?;
+    let hubs = nearest_hubs(&lists, &top_levels);
     drop(lists);
     times.prune = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -79,7 +83,7 @@ pub fn build_hnsw_graph(
             top_levels[row as usize] = top;
         }
         if let Some(level_one) = levels.levels.first() {
-            carry_long_links(&mut base, 2 * m, level_one, m);
+            add_long_links(&mut base, 2 * m, level_one, m, &hubs);
         }
         (levels.levels, levels.entry_point as i32)
     };
@@ -94,26 +98,6 @@ pub fn build_hnsw_graph(
         },
         times,
     ))
-}
-
-/// Gives the rows of level 1 their level-1 links on the base level as well: the first half
-/// of their base slots keep their own nearest links, the level-1 links come next, the rest
-/// of their own fill what is left. kNN lists stay inside a cluster of the data; these links,
-/// from FAISS's insertion, cross between them, so the base level is one connected graph.
-fn carry_long_links(base: &mut [i32], degree: usize, level_one: &UpperLevel, m: usize) {
-    for (i, &row) in level_one.rows.iter().enumerate() {
-        let own: Vec<i32> = base[row as usize * degree..(row as usize + 1) * degree].to_vec();
-        let long = &level_one.links[i * m..(i + 1) * m];
-        let slots = &mut base[row as usize * degree..(row as usize + 1) * degree];
-        let mut filled = 0;
-        for &link in own[..degree / 2].iter().chain(long).chain(&own[degree / 2..]) {
-            if link != NO_LINK && filled < degree && !slots[..filled].contains(&link) {
-                slots[filled] = link;
-                filled += 1;
-            }
-        }
-        slots[filled..].fill(NO_LINK);
-    }
 }
 
 #[cfg(test)]
