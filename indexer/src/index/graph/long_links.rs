@@ -6,6 +6,8 @@
 //! and every other row inherits a few of those of its nearest level-1 row, each row a
 //! different few.
 
+use rayon::prelude::*;
+
 use super::hnsw_graph::{UpperLevel, NO_LINK};
 use super::knn_lists::{KnnLists, NO_ROW};
 
@@ -27,7 +29,7 @@ pub fn nearest_hubs(lists: &KnnLists, top_levels: &[u8]) -> Vec<u32> {
     let k = lists.k.max(1);
     lists
         .ids
-        .chunks(k)
+        .par_chunks(k)
         .zip(top_levels)
         .map(|(list, &top)| match top {
             0 => list
@@ -58,27 +60,30 @@ pub fn add_long_links(base: &mut [i32], degree: usize, level_one: &UpperLevel, m
     if inherited == 0 {
         return;
     }
-    for (row, &hub) in hubs.iter().enumerate() {
-        let Some(long) = (hub != NO_ROW).then(|| long_of(hub)).flatten() else {
-            continue;
-        };
-        if long.is_empty() {
-            continue;
-        }
-        // Each row of the hub's cluster takes a different run of its long links.
-        let start = row % long.len();
-        let picked: Vec<i32> = long[start..]
-            .iter()
-            .chain(&long[..start])
-            .copied()
-            .filter(|&link| link as usize != row)
-            .take(inherited)
-            .collect();
-        let slots = &mut base[row * degree..][..degree];
-        let own_len = slots.iter().position(|&l| l == NO_LINK).unwrap_or(degree);
-        let keep = own_len.min(degree - picked.len());
-        merge_links(slots, keep, &picked);
-    }
+    base.par_chunks_mut(degree)
+        .zip(hubs)
+        .enumerate()
+        .for_each(|(row, (slots, &hub))| {
+            let Some(long) = (hub != NO_ROW)
+                .then(|| long_of(hub))
+                .flatten()
+                .filter(|long| !long.is_empty())
+            else {
+                return;
+            };
+            // Each row of the hub's cluster takes a different run of its long links.
+            let start = row % long.len();
+            let picked: Vec<i32> = long[start..]
+                .iter()
+                .chain(&long[..start])
+                .copied()
+                .filter(|&link| link as usize != row)
+                .take(inherited)
+                .collect();
+            let own_len = slots.iter().position(|&l| l == NO_LINK).unwrap_or(degree);
+            let keep = own_len.min(degree - picked.len());
+            merge_links(slots, keep, &picked);
+        });
 }
 
 /// Rewrites `slots`: their first `first` links, then `inserted`, then the rest of their own,
