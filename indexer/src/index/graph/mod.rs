@@ -40,8 +40,10 @@ const LIST_SEED: u64 = 0x6b6e_6e67;
 pub struct GraphBuildTimes {
     /// The base level's kNN lists (the kernels' share).
     pub knn: f64,
-    /// Pruning (the kernels' detour counts) and reverse links of the base level.
-    pub prune: f64,
+    /// Pruning of the base level's lists: the kernels' detour counts.
+    pub detours: f64,
+    /// The base level's reverse links and long links (CPU).
+    pub links: f64,
     /// Every level above the base (FAISS's insertion).
     pub upper: f64,
 }
@@ -68,11 +70,12 @@ pub fn build_hnsw_graph(
     let lists = knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?;
     times.knn = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let mut base = prune_with_reverse_links(kernels, &lists, 2 * m)?;
+    let (mut base, detour_secs) = prune_with_reverse_links(kernels, &lists, 2 * m)?;
     let hubs = nearest_hubs(&lists, &top_levels);
     drop(lists);
-    times.prune = started.elapsed().as_secs_f64();
-    let started = Instant::now();
+    times.detours = detour_secs;
+    times.links = started.elapsed().as_secs_f64() - detour_secs;
+    let (started, links_before) = (Instant::now(), times.links);
     let rows_at: Vec<u32> = (0..rows as u32).filter(|&row| top_levels[row as usize] >= 1).collect();
     let (upper, entry_point) = if rows_at.is_empty() {
         (Vec::new(), 0)
@@ -83,11 +86,13 @@ pub fn build_hnsw_graph(
             top_levels[row as usize] = top;
         }
         if let Some(level_one) = levels.levels.first() {
+            let long_started = Instant::now();
             add_long_links(&mut base, 2 * m, level_one, m, &hubs);
+            times.links += long_started.elapsed().as_secs_f64();
         }
         (levels.levels, levels.entry_point as i32)
     };
-    times.upper = started.elapsed().as_secs_f64();
+    times.upper = started.elapsed().as_secs_f64() - (times.links - links_before);
     Ok((
         HnswGraph {
             m,

@@ -14,13 +14,21 @@ use super::hnsw_graph::NO_LINK;
 use super::knn_lists::{KnnLists, NO_ROW};
 use crate::error::Result;
 
-/// `degree` links a row (padded with [`NO_LINK`]) for every row of `lists`.
-pub fn prune_with_reverse_links(kernels: &dyn VectorKernels, lists: &KnnLists, degree: usize) -> Result<Vec<i32>> {
+/// `degree` links a row (padded with [`NO_LINK`]) for every row of `lists`, with the
+/// seconds the detour counts took (the kernels' share; the rest is the reverse links, on
+/// the CPU).
+pub fn prune_with_reverse_links(
+    kernels: &dyn VectorKernels,
+    lists: &KnnLists,
+    degree: usize,
+) -> Result<(Vec<i32>, f64)> {
     let rows = lists.rows();
     if degree == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0.0));
     }
+    let started = std::time::Instant::now();
     let kept = kernels.order_by_detours(&lists.ids, lists.k, degree)?;
+    let detour_secs = started.elapsed().as_secs_f64();
     let (reverse, reverse_len) = reverse_links(&kept, rows, degree);
     let mut links = vec![NO_LINK; rows * degree];
     links.par_chunks_mut(degree.max(1)).enumerate().for_each(|(row, out)| {
@@ -37,7 +45,7 @@ pub fn prune_with_reverse_links(kernels: &dyn VectorKernels, lists: &KnnLists, d
         incoming.iter().for_each(|&id| push(id, out));
         forward[degree / 2..].iter().for_each(|&id| push(id, out));
     });
-    Ok(links)
+    Ok((links, detour_secs))
 }
 
 /// For each row, up to `degree` rows that keep a link to it, those that rank it highest
@@ -78,7 +86,7 @@ mod tests {
             0, 1, 2, 3,
         ];
         let lists = KnnLists { k: 4, ids };
-        let links = prune_with_reverse_links(&quarry_kernels::CpuKernels, &lists, 4).unwrap();
+        let (links, _) = prune_with_reverse_links(&quarry_kernels::CpuKernels, &lists, 4).unwrap();
         for row in 0..6 {
             let mut row_links = links[row * 4..row * 4 + 4].to_vec();
             assert!(!row_links.contains(&(row as i32)), "row {row} links itself");
