@@ -117,11 +117,17 @@ impl Folder {
                 };
                 let relative = format!("{prefix}{name}");
                 let uri = self.uri_of(&relative);
-                if let Some(reason) = self.filter.skip_reason(&relative) {
+                if let Some(reason) = self.filter.folder_skip_reason(&relative) {
                     listing.skipped.push(Skipped { uri, reason });
                     continue;
                 }
                 let judged = self.judge(&path);
+                if !matches!(judged, Judged::Folder(..)) {
+                    if let Some(reason) = self.filter.skip_reason(&relative) {
+                        listing.skipped.push(Skipped { uri, reason });
+                        continue;
+                    }
+                }
                 if let Judged::Folder(_, Some(target)) | Judged::File(_, Some(target)) = &judged {
                     listing.followed_links.push(FollowedLink {
                         uri: uri.clone(),
@@ -317,6 +323,44 @@ mod tests {
         let path = dir.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn include_globs_reach_files_in_folders_they_do_not_name() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "README.md",
+            "en/corpus.jsonl",
+            "en/queries.jsonl",
+            "ja/deep/corpus.jsonl",
+            "old/corpus.jsonl",
+        ] {
+            write(dir.path(), name, "{}");
+        }
+        let options = SourceOptions {
+            include: vec!["**/corpus.jsonl".into()],
+            exclude: vec!["old".into()],
+            ..Default::default()
+        };
+        let source = LocalFolderSource::open(dir.path().to_str().unwrap(), &options).unwrap();
+        let listing = source.list().await.unwrap();
+        let mut names: Vec<&str> = listing.entries.iter().map(|e| e.relative_path.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["en/corpus.jsonl", "ja/deep/corpus.jsonl"]);
+        let skipped = |name: &str| {
+            listing
+                .skipped
+                .iter()
+                .find(|s| s.uri.ends_with(name))
+                .map(|s| s.reason.as_str())
+        };
+        assert_eq!(skipped("/en/queries.jsonl"), Some("matches no --include pattern"));
+        assert_eq!(
+            skipped("/old"),
+            Some("matches an --exclude pattern"),
+            "an excluded folder is not walked"
+        );
+        assert_eq!(skipped("/en"), None, "{:?}", listing.skipped);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
