@@ -22,6 +22,17 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Runs a benchmark command on the CPU with `--json PATH`: its output (checked to succeed)
+/// and the report it wrote.
+fn quarry_on_cpu_json(args: &[&str], json: &Path) -> (Output, serde_json::Value) {
+    let mut all = args.to_vec();
+    all.extend(["--device", "cpu", "--json", json.to_str().unwrap()]);
+    let output = quarry(&all);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let report = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    (output, report)
+}
+
 fn index_sample(out: &Path) -> serde_json::Value {
     let output = quarry(&[
         "index",
@@ -848,29 +859,26 @@ fn bench_smoke_workload_writes_its_results() {
 fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     let out = tempfile::tempdir().unwrap();
     let kernels_json = out.path().join("kernels.json");
-    let output = quarry(&[
-        "bench-kernels",
-        "--rows",
-        "3000",
-        "--dim",
-        "32",
-        "--batches",
-        "1,8",
-        "--nlist",
-        "16",
-        "--train-sample",
-        "2000",
-        "--bandwidth-gbs",
-        "10",
-        "--fp32-tflops",
-        "1",
-        "--device",
-        "cpu",
-        "--json",
-        kernels_json.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&kernels_json).unwrap()).unwrap();
+    let (output, report) = quarry_on_cpu_json(
+        &[
+            "bench-kernels",
+            "--rows",
+            "3000",
+            "--dim",
+            "32",
+            "--batches",
+            "1,8",
+            "--nlist",
+            "16",
+            "--train-sample",
+            "2000",
+            "--bandwidth-gbs",
+            "10",
+            "--fp32-tflops",
+            "1",
+        ],
+        &kernels_json,
+    );
     assert_eq!(report["device"], "cpu");
     let top_k = report["top_k"].as_array().unwrap();
     assert_eq!(
@@ -899,29 +907,26 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
 
     // Above the graph build's exact size, so its kNN lists come from the k-means split.
     let hnsw_json = out.path().join("hnsw.json");
-    let output = quarry(&[
-        "bench-hnsw-build",
-        "--rows",
-        "10000",
-        "--dim",
-        "32",
-        "--clusters",
-        "64",
-        "--hnsw-m",
-        "8",
-        "--ef-construction",
-        "40",
-        "--ef-search",
-        "16,64",
-        "--queries",
-        "100",
-        "--device",
-        "cpu",
-        "--json",
-        hnsw_json.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&hnsw_json).unwrap()).unwrap();
+    let (output, report) = quarry_on_cpu_json(
+        &[
+            "bench-hnsw-build",
+            "--rows",
+            "10000",
+            "--dim",
+            "32",
+            "--clusters",
+            "64",
+            "--hnsw-m",
+            "8",
+            "--ef-construction",
+            "40",
+            "--ef-search",
+            "16,64",
+            "--queries",
+            "100",
+        ],
+        &hnsw_json,
+    );
     let builds = report["builds"].as_array().unwrap();
     assert_eq!(builds.len(), 2, "the graph build and FAISS's: {builds:?}");
     for build in builds {
@@ -940,6 +945,39 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     );
     assert!(text(&output.stdout).contains("| quarry graph build (kNN lists on cpu) |"));
     assert!(text(&output.stdout).contains("FAISS's build time / the graph build's:"));
+
+    // A published snapshot's own embeddings, some rows held out as the queries.
+    let snapshot = out.path().join("sample");
+    let indexed = index_sample(&snapshot);
+    let chunks = indexed["chunks"].as_u64().unwrap();
+    let (_, report) = quarry_on_cpu_json(
+        &[
+            "bench-hnsw-build",
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+            "--hnsw-m",
+            "8",
+            "--ef-search",
+            "64",
+            "--queries",
+            "5",
+        ],
+        &hnsw_json,
+    );
+    assert_eq!(report["queries"], 5, "{report}");
+    assert_eq!(
+        report["rows"].as_u64().unwrap() + 5,
+        chunks,
+        "every row indexed or held out"
+    );
+    assert_eq!(report["dim"], 384, "the model's vectors");
+    assert!(
+        report["vectors"].as_str().unwrap().contains("embeddings of"),
+        "{report}"
+    );
+    for build in report["builds"].as_array().unwrap() {
+        assert!(build["sweep"][0]["recall_at_10"].as_f64().unwrap() > 0.9, "{build}");
+    }
 
     let embed_json = out.path().join("embed.json");
     let output = quarry(&[

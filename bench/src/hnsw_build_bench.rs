@@ -1,7 +1,8 @@
 //! `quarry bench-hnsw-build`: HNSW built by quarry's graph build (the base level's kNN
 //! lists from the vector kernels — the GPU in a `cuda` build with one — CAGRA's pruning,
 //! FAISS's insertion for the levels above) against FAISS's own build on all the CPU's
-//! cores, over the same seeded clustered unit vectors: build seconds, then recall@10
+//! cores, over the same vectors — seeded clustered unit vectors, or a published snapshot's
+//! embeddings with some of its rows held out as queries: build seconds, then recall@10
 //! against exact search and single-query QPS at each efSearch, both indexes read back from
 //! their files as a server reads them.
 
@@ -31,6 +32,44 @@ pub struct HnswBuildBenchConfig {
     pub seed: u64,
 }
 
+/// The vectors to index and to query.
+pub enum BenchVectors {
+    /// `config.rows` rows and `config.queries` queries drawn around `config.clusters` centres.
+    Clustered,
+    /// A snapshot's embeddings (row-major, `dim` columns), named by `source`: `config.queries`
+    /// of its rows, spread evenly over it, are held out as the queries.
+    Embeddings { source: String, dim: usize, data: Vec<f32> },
+}
+
+impl BenchVectors {
+    /// The base rows, the queries, their dimensions, and what they are (for the report).
+    fn split(self, config: &HnswBuildBenchConfig) -> (Vec<f32>, Vec<f32>, usize, String) {
+        match self {
+            Self::Clustered => {
+                let dim = config.dim;
+                let mut vectors =
+                    clustered_unit_vectors(config.rows + config.queries, dim, config.clusters, config.seed);
+                let queries = vectors.split_off(config.rows * dim);
+                let what = format!("clustered vectors ({} clusters)", config.clusters);
+                (vectors, queries, dim, what)
+            }
+            Self::Embeddings { source, dim, data } => {
+                let rows = data.len() / dim.max(1);
+                let stride = (rows / config.queries.max(1)).max(2);
+                let (mut base, mut queries) = (Vec::new(), Vec::new());
+                for (row, vector) in data.chunks_exact(dim).enumerate() {
+                    let held_out = row % stride == stride - 1 && queries.len() < config.queries * dim;
+                    match held_out {
+                        true => queries.extend_from_slice(vector),
+                        false => base.extend_from_slice(vector),
+                    }
+                }
+                (base, queries, dim, format!("embeddings of {source}"))
+            }
+        }
+    }
+}
+
 /// One build and its sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct HnswBuildResult {
@@ -46,21 +85,32 @@ pub struct HnswBuildBenchReport {
     /// Threads of the CPU's pool (FAISS's build and search, the pruning).
     pub cpu_threads: usize,
     pub config: HnswBuildBenchConfig,
+    /// What the vectors are.
+    pub vectors: String,
+    /// Rows indexed and queries held out (of `dim` dimensions).
+    pub rows: usize,
+    pub queries: usize,
+    pub dim: usize,
     pub builds: Vec<HnswBuildResult>,
 }
 
 /// Builds the index each way and sweeps efSearch over the saved files.
-pub fn run(device: String, config: HnswBuildBenchConfig) -> anyhow::Result<HnswBuildBenchReport> {
-    let dim = config.dim;
+pub fn run(
+    device: String,
+    config: HnswBuildBenchConfig,
+    vectors: BenchVectors,
+) -> anyhow::Result<HnswBuildBenchReport> {
+    let (base, queries, dim, what) = vectors.split(&config);
+    let rows = base.len() / dim.max(1);
+    anyhow::ensure!(
+        rows > 0 && !queries.is_empty(),
+        "no rows to index or no queries to hold out"
+    );
     tracing::info!(
-        "bench-hnsw-build: {} × {dim} vectors, HNSW{} efConstruction {}, graph build on {device}",
-        config.rows,
+        "bench-hnsw-build: {rows} × {dim} {what}, HNSW{} efConstruction {}, graph build on {device}",
         config.m,
         config.ef_construction
     );
-    let mut vectors = clustered_unit_vectors(config.rows + config.queries, dim, config.clusters, config.seed);
-    let queries = vectors.split_off(config.rows * dim);
-    let base = vectors;
     let truth = ground_truth(&base, &queries, dim);
     let dir = tempfile::tempdir()?;
     let mut builds = Vec::new();
@@ -95,6 +145,10 @@ pub fn run(device: String, config: HnswBuildBenchConfig) -> anyhow::Result<HnswB
         device,
         cpu_threads: rayon::current_num_threads(),
         config,
+        vectors: what,
+        rows,
+        queries: queries.len() / dim.max(1),
+        dim,
         builds,
     })
 }
@@ -104,8 +158,8 @@ pub fn markdown(report: &HnswBuildBenchReport) -> String {
     use std::fmt::Write;
     let c = &report.config;
     let mut md = format!(
-        "## HNSW{} build over {} × {} clustered vectors ({} clusters), efConstruction {}, {} CPU threads\n\n",
-        c.m, c.rows, c.dim, c.clusters, c.ef_construction, report.cpu_threads
+        "## HNSW{} build over {} × {} {}, {} queries held out, efConstruction {}, {} CPU threads\n\n",
+        c.m, report.rows, report.dim, report.vectors, report.queries, c.ef_construction, report.cpu_threads
     );
     md.push_str("| builder | build s |");
     for ef in &c.ef_search {

@@ -1,11 +1,15 @@
 //! `quarry bench-hnsw-build`: HNSW from quarry's graph build against FAISS's own build, on
-//! seeded clustered vectors: build time, recall@10 and QPS at each efSearch.
+//! seeded clustered vectors or a published snapshot's embeddings: build time, recall@10 and
+//! QPS at each efSearch.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use quarry_bench::hnsw_build_bench::{markdown, run as run_bench, HnswBuildBenchConfig};
+use quarry_bench::hnsw_build_bench::{markdown, run as run_bench, BenchVectors, HnswBuildBenchConfig};
 use quarry_indexer::embed::DeviceSpec;
+use quarry_indexer::snapshot::SnapshotReader;
+
+use super::{runtime, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchHnswBuildArgs {
@@ -32,6 +36,13 @@ pub struct BenchHnswBuildArgs {
     /// auto | cpu | cuda:N — where the graph build's kNN lists are computed.
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
+    /// Index this published snapshot's embeddings (a local path or s3://…), holding out
+    /// `--queries` of its rows spread over it, instead of clustered vectors (`--rows`,
+    /// `--dim`, `--clusters` are then unused).
+    #[arg(long)]
+    pub snapshot: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// Also write the report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -50,7 +61,22 @@ pub fn run(args: BenchHnswBuildArgs) -> anyhow::Result<ExitCode> {
         faiss_baseline: !args.no_faiss_baseline,
         seed: 0x686e_7377,
     };
-    let report = run_bench(kernels.device(), config)?;
+    let vectors = match &args.snapshot {
+        None => BenchVectors::Clustered,
+        Some(uri) => {
+            let options = args.store.options();
+            let (_, embeddings) = runtime()?.block_on(async {
+                let reader = SnapshotReader::open(uri, &options).await?;
+                reader.read_chunks().await
+            })?;
+            BenchVectors::Embeddings {
+                source: uri.clone(),
+                dim: embeddings.dim,
+                data: embeddings.data,
+            }
+        }
+    };
+    let report = run_bench(kernels.device(), config, vectors)?;
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_vec_pretty(&report)?)?;
     }
