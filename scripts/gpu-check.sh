@@ -20,6 +20,9 @@
 #             the GPU, CAGRA's pruning, FAISS's insertion above it) against FAISS's own CPU
 #             build at HNSW_BASELINE_ROWS (default 200,000), then alone at HNSW_ROWS (default
 #             1,000,000): build s, recall@10 and QPS at efSearch 16..256
+#   hnsw-real bench-hnsw-build on the model's own embeddings: the snapshot the e2e step wrote
+#             (1M gen-corpus chunks), 1,000 rows held out; against FAISS's CPU build unless
+#             HNSW_REAL_FAISS=0 (about 100 s on 16 cores at 1M)
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds? Then CPU
 #             embedding on all its cores in f32 and bf16, at token budgets of 4,096 (the CPU
@@ -188,6 +191,13 @@ PY
       "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_ROWS:-1000000}" --queries 1000 --no-faiss-baseline \
         --json "$out/hnsw.json" 2>&1 | tee "$out/hnsw.txt"
       ;;
+    hnsw-real)
+      [ -f "$work/snapshot/LATEST" ] || { echo "error: no snapshot at $work/snapshot: run the e2e step first on this machine" >&2; exit 1; }
+      baseline=()
+      [ "${HNSW_REAL_FAISS:-1}" = 1 ] || baseline=(--no-faiss-baseline)
+      "$quarry" bench-hnsw-build --device "$device" --snapshot "$work/snapshot" --queries 1000 "${baseline[@]}" \
+        --json "$out/hnsw-real.json" 2>&1 | tee "$out/hnsw-real.txt"
+      ;;
     cpu)
       [ -d "$work/cpu-corpus" ] || "$quarry" gen-corpus --documents "${CPU_DOCUMENTS:-100000}" --out "$work/cpu-corpus"
       "$quarry" bench-cpu-stages --corpus "$work/cpu-corpus" --threads "${CPU_THREADS:-1,4,16}" --json "$out/cpu-stages.json" 2>&1 | tee "$out/cpu-stages.txt"
@@ -274,7 +284,7 @@ PY
         python3 "$root/scripts/ncu-summary.py" "$out/profile-kernels-$batch-ncu.txt"
       done 2>&1 | tee "$out/profile-kernels.txt"
       ;;
-    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, hnsw, cpu, cpu-scaling, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
+    *) echo "unknown step $step (parity, golden, golden-cli, tests, embed, kernels, hnsw, hnsw-real, cpu, cpu-scaling, e2e, serve-cpu, search, profile, profile-kernels)" >&2; return 2 ;;
   esac
 }
 summary=()
