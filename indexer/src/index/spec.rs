@@ -73,12 +73,19 @@ pub enum IvfTrainer {
     Kernels,
 }
 
+/// What `auto` settles on: `on_gpu` where the run's vector kernels are on a GPU, else `on_cpu`.
+fn by_kernels_device<T>(on_gpu: T, on_cpu: T) -> T {
+    match super::vector_kernels().is_gpu() {
+        true => on_gpu,
+        false => on_cpu,
+    }
+}
+
 impl IvfTrainer {
     /// `Auto` settled for the device of the run's vector kernels; the others as they are.
     pub fn resolved(self) -> Self {
         match self {
-            Self::Auto if super::vector_kernels().is_gpu() => Self::Kernels,
-            Self::Auto => Self::Faiss,
+            Self::Auto => by_kernels_device(Self::Kernels, Self::Faiss),
             chosen => chosen,
         }
     }
@@ -115,8 +122,7 @@ impl HnswBuilder {
     /// `Auto` settled for the device of the run's vector kernels; the others as they are.
     pub fn resolved(self) -> Self {
         match self {
-            Self::Auto if super::vector_kernels().is_gpu() => Self::Graph,
-            Self::Auto => Self::Faiss,
+            Self::Auto => by_kernels_device(Self::Graph, Self::Faiss),
             chosen => chosen,
         }
     }

@@ -240,20 +240,16 @@ trait Field {
     fn decode(bytes: &[u8]) -> Self;
 }
 
-impl Field for i32 {
-    const SIZE: usize = 4;
-    fn decode(bytes: &[u8]) -> Self {
-        let mut word = [0u8; 4];
-        word.copy_from_slice(bytes);
-        i32::from_ne_bytes(word)
-    }
+/// Each number type is read as FAISS wrote it: native-endian, `size_of` bytes.
+macro_rules! field {
+    ($($number:ty),*) => {$(
+        impl Field for $number {
+            const SIZE: usize = std::mem::size_of::<$number>();
+            fn decode(bytes: &[u8]) -> Self {
+                <$number>::from_ne_bytes(bytes.try_into().expect("a field's bytes are its size"))
+            }
+        }
+    )*};
 }
 
-impl Field for u64 {
-    const SIZE: usize = 8;
-    fn decode(bytes: &[u8]) -> Self {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(bytes);
-        u64::from_ne_bytes(word)
-    }
-}
+field!(i32, u64);
