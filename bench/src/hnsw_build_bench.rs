@@ -57,7 +57,7 @@ impl BenchVectors {
                 let rows = data.len() / dim.max(1);
                 let stride = (rows / config.queries.max(1)).max(2);
                 let (mut base, mut queries) = (Vec::new(), Vec::new());
-                for (row, vector) in data.chunks_exact(dim).enumerate() {
+                for (row, vector) in data.chunks_exact(dim.max(1)).enumerate() {
                     let held_out = row % stride == stride - 1 && queries.len() < config.queries * dim;
                     match held_out {
                         true => queries.extend_from_slice(vector),

@@ -123,7 +123,7 @@ impl Folder {
                 }
                 let judged = self.judge(&path);
                 if !matches!(judged, Judged::Folder(..)) {
-                    if let Some(reason) = self.filter.skip_reason(&relative) {
+                    if let Some(reason) = self.filter.not_included_reason(&relative) {
                         listing.skipped.push(Skipped { uri, reason });
                         continue;
                     }

@@ -34,9 +34,13 @@ impl PathFilter {
 
     /// Why the file at `relative` (a `/`-separated path below the source) is left out, if it is.
     pub fn skip_reason(&self, relative: &str) -> Option<String> {
-        if let Some(reason) = self.folder_skip_reason(relative) {
-            return Some(reason);
-        }
+        self.folder_skip_reason(relative)
+            .or_else(|| self.not_included_reason(relative))
+    }
+
+    /// Why the file at `relative`, neither hidden nor excluded, is left out: it matches no
+    /// `--include` glob.
+    pub fn not_included_reason(&self, relative: &str) -> Option<String> {
         match &self.include {
             Some(include) if !include.is_match(relative) => Some("matches no --include pattern".into()),
             _ => None,

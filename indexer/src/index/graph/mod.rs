@@ -75,7 +75,7 @@ pub fn build_hnsw_graph(
     drop(lists);
     times.detours = detour_secs;
     times.links = started.elapsed().as_secs_f64() - detour_secs;
-    let (started, links_before) = (Instant::now(), times.links);
+    let started = Instant::now();
     let rows_at: Vec<u32> = (0..rows as u32).filter(|&row| top_levels[row as usize] >= 1).collect();
     let (upper, entry_point) = if rows_at.is_empty() {
         (Vec::new(), 0)
@@ -85,14 +85,14 @@ pub fn build_hnsw_graph(
         for (&row, &top) in rows_at.iter().zip(&levels.top_levels) {
             top_levels[row as usize] = top;
         }
-        if let Some(level_one) = levels.levels.first() {
-            let long_started = Instant::now();
-            add_long_links(&mut base, 2 * m, level_one, m, &hubs);
-            times.links += long_started.elapsed().as_secs_f64();
-        }
         (levels.levels, levels.entry_point as i32)
     };
-    times.upper = started.elapsed().as_secs_f64() - (times.links - links_before);
+    times.upper = started.elapsed().as_secs_f64();
+    if let Some(level_one) = upper.first() {
+        let started = Instant::now();
+        add_long_links(&mut base, 2 * m, level_one, m, &hubs);
+        times.links += started.elapsed().as_secs_f64();
+    }
     Ok((
         HnswGraph {
             m,
