@@ -3,8 +3,9 @@
 //! of a file in parallel; the chunker also yields each chunk's model ids; then each chunk's
 //! language and each document's layers, `--summaries`), the model's
 //! tokenization of the chunks the chunker handed no ids (the embed stage's CPU part), the
-//! BM25 keyword index over the chunk texts (built beside the vector index after embedding;
-//! also with the English analyzer of earlier indexes, to compare),
+//! BM25 keyword index over the chunk texts with the languages the parse stage told (built
+//! beside the vector index after embedding; also with the English analyzer of earlier
+//! indexes, to compare),
 //! and writing the segment into a local folder (chunks.parquet with the embeddings,
 //! documents.parquet, a flat vectors.faiss, the keyword files, their checksums; seeded unit
 //! vectors stand in for the embeddings, of which only the size matters here) — timed apart
@@ -20,7 +21,7 @@ use rayon::prelude::*;
 use quarry_datasets::synthetic::clustered_unit_vectors;
 use quarry_indexer::chunk::{Chunk, ChunkerConfig, TokenChunker};
 use quarry_indexer::embed::{Embeddings, ModelDir, ModelTokenizer};
-use quarry_indexer::index::{build_english_keyword_index, build_keyword_index, build_vector_index, IndexSpec};
+use quarry_indexer::index::{build_english_keyword_index, build_keyword_index_detected, build_vector_index, IndexSpec};
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{add_layers, parse_and_chunk, ChunkSettings, ChunkedDoc};
 use quarry_indexer::snapshot::{DocumentRecord, SnapshotWriter};
@@ -42,7 +43,8 @@ pub struct CpuStages {
     pub parse_chunk_secs: f64,
     /// Tokenizing the untokenized chunks for the model, in groups of `TOKENIZE_GROUP`.
     pub tokenize_secs: f64,
-    /// Building the keyword index over every chunk text, in row order, on the pool.
+    /// Building the keyword index over every chunk text, in row order, on the pool, with the
+    /// chunks' languages from the parse stage (as a run builds it).
     pub keyword_index_secs: f64,
     /// The same with the English analyzer of indexes written before the multilingual one.
     pub keyword_index_english_secs: f64,
@@ -151,10 +153,13 @@ pub fn measure(
         let tokenize_secs = started.elapsed().as_secs_f64();
         let keyword_dir = tempfile::tempdir()?;
         let started = Instant::now();
-        build_keyword_index(
-            keyword_dir.path(),
-            documents.iter().flat_map(|d| d.chunks.iter().map(|c| c.text.as_str())),
-        )?;
+        // As a run builds it: over the languages the parse stage told.
+        let all_texts: Vec<&str> = documents
+            .iter()
+            .flat_map(|d| d.chunks.iter().map(|c| c.text.as_str()))
+            .collect();
+        let languages: Vec<_> = documents.iter().flat_map(|d| d.languages.iter().copied()).collect();
+        build_keyword_index_detected(keyword_dir.path(), &all_texts, &languages)?;
         let keyword_index_secs = started.elapsed().as_secs_f64();
         let english_dir = tempfile::tempdir()?;
         let started = Instant::now();

@@ -1,6 +1,7 @@
 //! Which language a text is in, and what the keyword lane does with each language it can
 //! stem: whatlang's detection (trigrams over the first [`DETECT_BYTES`] of a text; about 70
-//! languages, each with its script), and the Snowball stemmer and stop words of the 18
+//! languages, each with its script; the workspace's copy in vendor/whatlang scores the
+//! trigrams through an index of the profiles, with the published crate's results), and the Snowball stemmer and stop words of the 18
 //! languages tantivy's stemmer crate knows.
 
 use rust_stemmers::Algorithm;
