@@ -10,12 +10,13 @@
 //! centrality less similarity to those already chosen, λ = 0.7), and lists them in the
 //! document's order. Deterministic: ties go to the earlier sentence.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::sentences::Sentence;
 use super::{DocumentLayers, Summarizer};
-use crate::index::analysis::{KeywordAnalyzer, LanguageProfile, StemLanguage};
+use crate::index::analysis::{KeywordAnalyzer, LanguageProfile, StemLanguage, TextReader};
 
 /// A candidate has at least this many distinct terms (shorter ones are headings, labels)...
 const MIN_TERMS: usize = 3;
@@ -102,6 +103,13 @@ fn fallback(sentences: &[Sentence]) -> DocumentLayers {
     }
 }
 
+thread_local! {
+    /// The keyword lane's reader of each parse thread, kept from one document to the next: its
+    /// stemmers, stop word lists and cache of the words it has read are made once, not per document.
+    static READER: RefCell<TextReader> =
+        RefCell::new(KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::default())).text_reader());
+}
+
 /// The sentences' tf·idf vectors over the document's terms.
 struct TermVectors {
     /// Per sentence, (term id, weight), by term id.
@@ -114,7 +122,10 @@ struct TermVectors {
 
 impl TermVectors {
     fn of(sentences: &[Sentence], language: Option<StemLanguage>) -> Self {
-        let mut reader = KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::default())).text_reader();
+        READER.with_borrow_mut(|reader| Self::read(reader, sentences, language))
+    }
+
+    fn read(reader: &mut TextReader, sentences: &[Sentence], language: Option<StemLanguage>) -> Self {
         let mut ids: HashMap<String, u32> = HashMap::new();
         let mut counts: Vec<Vec<(u32, f32)>> = Vec::with_capacity(sentences.len());
         let mut occurrences: Vec<u32> = Vec::new();

@@ -9,6 +9,7 @@
 //! document's own sentences and needs no model; [`NoSummaries`] leaves the layers empty; an
 //! LLM's (`--summaries llm`) is quarry-server's `llm_summaries`, where the LLM client is.
 
+mod ascii_sentences;
 mod extractive;
 mod sentences;
 

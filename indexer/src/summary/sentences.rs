@@ -2,6 +2,7 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::ascii_sentences::ascii_sentences;
 use crate::parse::{ContentType, Document};
 
 /// Sentences read from one document at most (a book's first ones).
@@ -22,7 +23,7 @@ pub fn sentences_of(document: &Document) -> Vec<Sentence> {
     let mut sentences = Vec::new();
     let prose = document.blocks.iter().filter(|b| b.kind != ContentType::Table);
     for paragraph in prose.flat_map(|b| paragraphs(&b.text)) {
-        for raw in paragraph.unicode_sentences() {
+        for raw in sentences_in(&paragraph) {
             let text = collapse_whitespace(raw);
             if text.is_empty() {
                 continue;
@@ -35,6 +36,14 @@ pub fn sentences_of(document: &Document) -> Vec<Sentence> {
         }
     }
     sentences
+}
+
+/// UAX #29's sentences of `paragraph` that hold a letter or digit.
+fn sentences_in(paragraph: &str) -> Vec<&str> {
+    match paragraph.is_ascii() {
+        true => ascii_sentences(paragraph),
+        false => paragraph.unicode_sentences().collect(),
+    }
 }
 
 /// The paragraphs of a text, each with its lines joined by spaces.
