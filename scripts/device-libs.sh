@@ -1,4 +1,4 @@
-# Sourced on a lent GPU machine: points LD_LIBRARY_PATH at the CUDA libraries of that
+# Sourced on a GPU host: points LD_LIBRARY_PATH at the CUDA libraries of that
 # machine's Python wheels (cuBLAS, cudart, NVRTC, cuRAND), the driver's libcuda, and the
 # libraries scripts/package-device.sh carried in DEVICE_DIR/bin/libs.tar.xz (OpenBLAS,
 # LAPACK, OpenMP, which FAISS links and a CUDA image need not have).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a CUDA build of quarry on a lent GPU machine (no Rust there). Build here, then carry
+# Runs a CUDA build of quarry on a GPU host (no Rust there). Build here, then carry
 # the binary and a model to the device (the device tool copies the working tree; ignored
 # build outputs go in its `carry` list):
 #

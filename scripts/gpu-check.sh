@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU acceptance run, on a lent GPU machine (no Rust there), over what
+# The GPU acceptance run, on a GPU host (no Rust there), over what
 # scripts/package-device.sh put in target/device/. Each step writes its output under
 # /tmp/quarry-gpu/results, packed into $OUT/results.tar.gz after each step:
 #

@@ -1,6 +1,6 @@
 //! Every CUDA kernel against its CPU twin on fresh random inputs, odd sizes included.
 //! Built only with `--features cuda`, and run on a machine with a GPU (scripts/gpu-check.sh
-//! carries the test binary to a lent GPU machine); without a GPU these tests fail rather
+//! carries the test binary to a GPU host); without a GPU these tests fail rather
 //! than pass vacuously.
 #![cfg(feature = "cuda")]
 
