@@ -132,9 +132,7 @@ pub fn measure(
         let failures: usize = parsed.iter().map(|(_, failures)| failures.len()).sum();
         anyhow::ensure!(failures == 0, "{failures} documents failed to parse or chunk");
         let mut documents: Vec<_> = parsed.into_iter().flat_map(|(documents, _)| documents).collect();
-        documents
-            .par_iter_mut()
-            .for_each(|d| add_layers(d, settings.summarizer.as_ref()));
+        add_layers(&mut documents, settings.summarizer.as_ref());
         let parse_chunk_secs = started.elapsed().as_secs_f64();
         let chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
         let without_ids = documents

@@ -23,6 +23,8 @@ pub struct LlmSettings {
     pub timeout: Duration,
     /// Attempts after the first when the endpoint refuses, is busy (429) or fails (5xx).
     pub retries: u32,
+    /// Requests in flight at most when documents are summarized (`--summaries llm`).
+    pub concurrency: usize,
 }
 
 /// One message of a conversation.

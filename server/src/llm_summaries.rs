@@ -4,16 +4,21 @@
 //! its retries) or answers emptily gets the extractive layers instead, recorded as made by the
 //! extractive summarizer, so the next run under the LLM makes them again; its run goes on.
 //!
-//! The summarizer is called where documents are parsed: on the batch run's parse threads and
-//! on an upload's blocking task, never on an async worker. Each call blocks its thread on the
-//! runtime the endpoint's client lives on, so a run asks the LLM for as many documents at once
-//! as it parses (its parse threads; a server's `--ingest-workers`).
+//! The summarizer is called where documents are parsed: on the batch run's parse stage, a
+//! group of documents at a time, and on an upload's blocking task, never on an async worker.
+//! It blocks that thread on the runtime the endpoint's client lives on while every document
+//! of the group is summarized, with at most `--llm-concurrency` requests in flight (a
+//! document's two calls go out together), however many threads parse.
 
 use std::sync::Arc;
 
+use futures::StreamExt;
 use quarry_indexer::index::analysis::StemLanguage;
-use quarry_indexer::summary::{DocumentLayers, ExtractiveSummarizer, Sentence, Summaries, Summarizer};
+use quarry_indexer::summary::{
+    DocumentLayers, DocumentSentences, ExtractiveSummarizer, Sentence, Summaries, Summarizer,
+};
 use serde_json::{json, Map, Value};
+use tokio::sync::Semaphore;
 
 use crate::error::ServerError;
 use crate::llm::{ChatCall, ChatMessage, LlmClient, LlmSettings};
@@ -49,6 +54,9 @@ pub fn summarizer_for(
 pub struct LlmSummarizer {
     client: LlmClient,
     runtime: tokio::runtime::Handle,
+    /// Requests in flight at most, and documents summarized at once.
+    concurrency: usize,
+    requests: Semaphore,
     /// `llm:<model>`: another model is another summarizer, and makes the layers again.
     name: String,
     fallback: ExtractiveSummarizer,
@@ -57,15 +65,18 @@ pub struct LlmSummarizer {
 impl LlmSummarizer {
     pub fn new(settings: LlmSettings, runtime: tokio::runtime::Handle) -> Result<Self, ServerError> {
         let name = format!("llm:{}", settings.model);
+        let concurrency = settings.concurrency.max(1);
         Ok(Self {
             client: LlmClient::new(settings)?,
             runtime,
+            concurrency,
+            requests: Semaphore::new(concurrency),
             name,
             fallback: ExtractiveSummarizer,
         })
     }
 
-    fn ask(&self, instruction: &str, document: &str, max_tokens: u32) -> Result<String, ServerError> {
+    async fn ask(&self, instruction: &str, document: &str, max_tokens: u32) -> Result<String, ServerError> {
         let mut options = Map::new();
         options.insert("temperature".into(), json!(0));
         options.insert("max_tokens".into(), Value::from(max_tokens));
@@ -83,12 +94,20 @@ impl LlmSummarizer {
             ],
             options,
         };
-        self.runtime.block_on(self.client.complete(&call))
+        let _request = self.requests.acquire().await.map_err(|_| ServerError::LlmAnswer {
+            url: self.client.url().to_string(),
+            reason: "the summarizer is closed".into(),
+        })?;
+        self.client.complete(&call).await
     }
 
-    fn written(&self, document: &str) -> Result<DocumentLayers, ServerError> {
-        let abstract_text = tidy(&self.ask(ABSTRACT_PROMPT, document, 120)?, MAX_ABSTRACT_CHARS, true);
-        let overview = tidy(&self.ask(OVERVIEW_PROMPT, document, 600)?, MAX_OVERVIEW_CHARS, false);
+    async fn written(&self, document: &str) -> Result<DocumentLayers, ServerError> {
+        let (abstract_text, overview) = tokio::try_join!(
+            self.ask(ABSTRACT_PROMPT, document, 120),
+            self.ask(OVERVIEW_PROMPT, document, 600)
+        )?;
+        let abstract_text = tidy(&abstract_text, MAX_ABSTRACT_CHARS, true);
+        let overview = tidy(&overview, MAX_OVERVIEW_CHARS, false);
         if abstract_text.is_empty() || overview.is_empty() {
             return Err(ServerError::LlmAnswer {
                 url: self.client.url().to_string(),
@@ -140,16 +159,30 @@ impl Summarizer for LlmSummarizer {
     }
 
     fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers {
-        match self.written(&prompt_text(sentences)) {
-            Ok(layers) => layers,
-            Err(e) => {
-                tracing::warn!("document layers: {e}; the extractive layers stand in until a later run");
-                DocumentLayers {
-                    made_by: self.fallback.name().to_string(),
-                    ..self.fallback.layers(sentences, language)
+        self.layers_of_all(&[DocumentSentences { sentences, language }])
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Every document's layers, `concurrency` documents at once (each one's two calls at once,
+    /// within the same bound on requests in flight), in order.
+    fn layers_of_all(&self, documents: &[DocumentSentences<'_>]) -> Vec<DocumentLayers> {
+        let layers = futures::stream::iter(documents)
+            .map(|document| async move {
+                match self.written(&prompt_text(document.sentences)).await {
+                    Ok(layers) => layers,
+                    Err(e) => {
+                        tracing::warn!("document layers: {e}; the extractive layers stand in until a later run");
+                        DocumentLayers {
+                            made_by: self.fallback.name().to_string(),
+                            ..self.fallback.layers(document.sentences, document.language)
+                        }
+                    }
                 }
-            }
-        }
+            })
+            .buffered(self.concurrency)
+            .collect::<Vec<_>>();
+        self.runtime.block_on(layers)
     }
 }
 

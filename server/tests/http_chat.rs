@@ -117,6 +117,7 @@ fn llm_settings(url: &str) -> LlmSettings {
         api_key: Some("sk-test".into()),
         timeout: Duration::from_secs(1),
         retries: 2,
+        concurrency: 8,
     }
 }
 

@@ -43,6 +43,7 @@ async fn start() -> (tempfile::TempDir, TestServer) {
         api_key: None,
         timeout: Duration::from_secs(10),
         retries: 0,
+        concurrency: 8,
     });
     let server = TestServer::start(serve).await;
     (data, server)

@@ -1,7 +1,8 @@
 //! `--summaries llm`: document layers written by an OpenAI-compatible endpoint, against a small
 //! chat-completions server the test starts on loopback (no LLM runs on these machines). A batch
 //! run asks two calls a document (seed 003's L0 and L1) and stores the answers with
-//! `layers_by: llm:<model>`; a document the endpoint fails on gets the extractive layers, and
+//! `layers_by: llm:<model>`, with at most `--llm-concurrency` requests in flight however many
+//! threads parse; a document the endpoint fails on gets the extractive layers, and
 //! the next run fetches its file again and asks again, leaving the others alone; an upload to
 //! `quarry serve --summaries llm` gets them the same way; `--summaries llm` without an endpoint
 //! does not start.
@@ -10,7 +11,7 @@ mod http_common;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,11 +33,19 @@ use serde_json::{json, Value};
 struct StandIn {
     requests: Mutex<Vec<Value>>,
     failing: AtomicBool,
+    /// How long each answer takes, and the requests being answered (now and at most).
+    delay_ms: AtomicU64,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
 }
 
 /// Answers an abstract or an overview naming the document's first three words.
 async fn completions(State(stand_in): State<Arc<StandIn>>, Json(body): Json<Value>) -> axum::response::Response {
     stand_in.requests.lock().unwrap().push(body.clone());
+    let now = stand_in.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    stand_in.most_in_flight.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(stand_in.delay_ms.load(Ordering::SeqCst))).await;
+    stand_in.in_flight.fetch_sub(1, Ordering::SeqCst);
     let (system, document) = (
         body["messages"][0]["content"].as_str().unwrap_or_default(),
         body["messages"][1]["content"].as_str().unwrap_or_default(),
@@ -67,6 +76,7 @@ fn settings(url: &str) -> LlmSettings {
         api_key: None,
         timeout: Duration::from_secs(5),
         retries: 0,
+        concurrency: 8,
     }
 }
 
@@ -164,6 +174,55 @@ async fn an_llm_writes_the_layers_and_a_failed_document_is_asked_again_next_run(
         second["tides.md"], first["tides.md"],
         "an unchanged document stays as it was"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn documents_are_summarized_with_the_requests_in_flight_the_settings_allow() {
+    let stand_in = Arc::new(StandIn::default());
+    stand_in.delay_ms.store(150, Ordering::SeqCst);
+    let url = start_stand_in(stand_in.clone()).await;
+    let source = tempfile::tempdir().unwrap();
+    for n in 0..12 {
+        std::fs::write(
+            source.path().join(format!("note-{n:02}.md")),
+            format!("Note {n} is about tides. The sea rises and falls."),
+        )
+        .unwrap();
+    }
+    for concurrency in [1, 6] {
+        stand_in.most_in_flight.store(0, Ordering::SeqCst);
+        let out = tempfile::tempdir().unwrap();
+        let llm = LlmSettings {
+            concurrency,
+            ..settings(&url)
+        };
+        index(source.path(), out.path(), &llm).await;
+        let most = stand_in.most_in_flight.load(Ordering::SeqCst);
+        // Never more than allowed; when allowed, more than the parse threads of a 2-core machine
+        // (the number of requests in flight used to be the number of parse threads).
+        match concurrency {
+            1 => assert_eq!(most, 1),
+            _ => assert!(
+                (4..=concurrency).contains(&most),
+                "{most} requests in flight at once, {concurrency} allowed"
+            ),
+        }
+        let written = documents(out.path()).await;
+        assert_eq!(written.len(), 12);
+        for (name, record) in &written {
+            let n = name
+                .trim_start_matches("note-")
+                .trim_end_matches(".md")
+                .trim_start_matches('0');
+            let n = if n.is_empty() { "0" } else { n };
+            assert_eq!(record.layers.made_by, "llm:stand-in", "{name}");
+            assert_eq!(
+                record.layers.abstract_text,
+                format!("Abstract of Note {n} is."),
+                "{name}"
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -162,6 +162,11 @@ pub struct LlmArgs {
     /// Attempts after the first when the LLM endpoint refuses a connection, is busy (429) or fails (5xx).
     #[arg(long, env = "QUARRY_LLM_RETRIES", default_value_t = 2)]
     pub llm_retries: u32,
+    /// With `--summaries llm`: LLM requests in flight at most (a document's L0 and L1 go out
+    /// together), whatever the number of parse threads; raise it for an endpoint that batches
+    /// requests (vLLM, TGI), lower it for one that serves a few at a time.
+    #[arg(long, env = "QUARRY_LLM_CONCURRENCY", default_value_t = 8, value_parser = at_least_one::<usize>)]
+    pub llm_concurrency: usize,
 }
 
 impl LlmArgs {
@@ -173,6 +178,7 @@ impl LlmArgs {
             api_key: self.llm_api_key.clone(),
             timeout: std::time::Duration::from_secs(self.llm_timeout),
             retries: self.llm_retries,
+            concurrency: self.llm_concurrency,
         })
     }
 }

@@ -20,7 +20,7 @@ use crate::index::analysis::{detect, Detected};
 use crate::parse::{Document, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
 use crate::source::RawDocument;
-use crate::summary::{sentences_of, DocumentLayers, Summarizer};
+use crate::summary::{sentences_of, DocumentLayers, DocumentSentences, Sentence, Summarizer};
 
 /// How files become chunked documents: shared by batch runs and online ingestion.
 pub struct ChunkSettings {
@@ -104,23 +104,37 @@ fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -
     }
 }
 
-/// Tells `document`'s chunks' languages (when not told yet) and makes its layers from the
-/// sentences the chunker kept, in its first chunk's language.
-pub fn add_layers(document: &mut ChunkedDoc, summarizer: &dyn Summarizer) {
-    if document.languages.len() != document.chunks.len() {
-        document.languages = languages_of(&document.chunks);
+/// Tells `documents`' chunks' languages (where not told yet) and makes their layers from the
+/// sentences the chunker kept, each in its first chunk's language: the summarizer is handed
+/// them all at once ([`Summarizer::layers_of_all`]).
+pub fn add_layers<'a>(documents: impl IntoIterator<Item = &'a mut ChunkedDoc>, summarizer: &dyn Summarizer) {
+    let mut documents: Vec<&mut ChunkedDoc> = documents.into_iter().collect();
+    documents.par_iter_mut().for_each(|document| {
+        if document.languages.len() != document.chunks.len() {
+            document.languages = languages_of(&document.chunks);
+        }
+    });
+    let mut summarized: Vec<&mut ChunkedDoc> = documents.into_iter().filter(|d| !d.sentences.is_empty()).collect();
+    let sentences: Vec<Vec<Sentence>> = summarized
+        .iter_mut()
+        .map(|d| std::mem::take(&mut d.sentences))
+        .collect();
+    let inputs: Vec<DocumentSentences<'_>> = summarized
+        .iter()
+        .zip(&sentences)
+        .map(|(document, sentences)| DocumentSentences {
+            sentences,
+            language: document.languages.first().and_then(Detected::stem_language),
+        })
+        .collect();
+    let layers = summarizer.layers_of_all(&inputs);
+    for (document, layers) in summarized.into_iter().zip(layers) {
+        let made_by = match layers.made_by.is_empty() {
+            true => std::mem::take(&mut document.record.layers.made_by),
+            false => layers.made_by.clone(),
+        };
+        document.record.layers = DocumentLayers { made_by, ..layers };
     }
-    let sentences = std::mem::take(&mut document.sentences);
-    if sentences.is_empty() {
-        return;
-    }
-    let language = document.languages.first().and_then(Detected::stem_language);
-    let layers = summarizer.layers(&sentences, language);
-    let made_by = match layers.made_by.is_empty() {
-        true => std::mem::take(&mut document.record.layers.made_by),
-        false => layers.made_by.clone(),
-    };
-    document.record.layers = DocumentLayers { made_by, ..layers };
 }
 
 /// The document's own tokens (before chunk overlap), counted block by block, when they may
@@ -308,10 +322,7 @@ pub(super) fn parse_stage(
         // that did not change where they are, with theirs.
         let summarizer = context.settings.summarizer.as_ref();
         let stays = |d: &ChunkedDoc| outputs.drop_unchanged && stored.as_ref().is_some_and(|s| s.holds_as_is(d));
-        documents
-            .par_iter_mut()
-            .filter(|d| !stays(d))
-            .for_each(|d| add_layers(d, summarizer));
+        add_layers(documents.iter_mut().filter(|d| !stays(d)), summarizer);
         let (mut found, mut unchanged) = (Vec::new(), Vec::new());
         if let Some(stored) = stored.as_mut() {
             found = stored.reuse(&mut documents);
@@ -331,7 +342,7 @@ pub(super) fn parse_stage(
                 found = changed;
             }
             // One held as it was whose stored vectors could not be read goes on: its layers now.
-            documents.par_iter_mut().for_each(|d| add_layers(d, summarizer));
+            add_layers(&mut documents, summarizer);
         }
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);

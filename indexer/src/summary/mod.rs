@@ -18,6 +18,8 @@ pub use sentences::{sentences_of, Sentence};
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::index::analysis::StemLanguage;
 
 /// A document's L0 and L1 (empty when none were made) and what made them.
@@ -45,6 +47,22 @@ pub trait Summarizer: Send + Sync {
     /// what made them instead (a summarizer that fell back to another for this document: a
     /// later run under this one makes them again).
     fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers;
+    /// The layers of several documents, each as [`Self::layers`] makes it, in order: on the
+    /// current rayon pool by default. A summarizer that waits on a service overrides it to
+    /// keep its own number of requests in flight, whatever the parse threads.
+    fn layers_of_all(&self, documents: &[DocumentSentences<'_>]) -> Vec<DocumentLayers> {
+        documents
+            .par_iter()
+            .map(|document| self.layers(document.sentences, document.language))
+            .collect()
+    }
+}
+
+/// What a summarizer reads of one document: its sentences, and the language to stem them in.
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentSentences<'a> {
+    pub sentences: &'a [Sentence],
+    pub language: Option<StemLanguage>,
 }
 
 impl std::fmt::Debug for dyn Summarizer {

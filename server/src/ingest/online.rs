@@ -135,8 +135,8 @@ pub fn process_file(
             .next()
             .unwrap_or_else(|| Failure::of(&raw.uri, "parse", &ParseError::NoText)));
     }
+    add_layers(&mut documents, chunk_settings.summarizer.as_ref());
     for document in &mut documents {
-        add_layers(document, chunk_settings.summarizer.as_ref());
         if let Some(user_id) = user_id {
             set_owner(&mut document.record, user_id);
         }
