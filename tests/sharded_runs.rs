@@ -155,7 +155,6 @@ fn contents(searcher: &Searcher) -> (BTreeSet<String>, BTreeSet<(String, String)
     let snapshot = searcher.snapshot();
     let documents = snapshot
         .live_documents()
-        .into_iter()
         .map(|(d, _, _)| d.doc_id.clone())
         .collect();
     let chunks = (0..snapshot.row_count())

@@ -535,7 +535,6 @@ async fn compaction_serves_the_same_answers_from_fewer_segments() {
         before
             .snapshot()
             .live_documents()
-            .into_iter()
             .find(|(d, _, _)| d.file_name == name)
             .unwrap()
             .2
@@ -1114,7 +1113,6 @@ async fn a_run_cut_into_segments_answers_as_one_segment() {
     assert!(
         cut.snapshot()
             .live_documents()
-            .iter()
             .all(|(_, _, segment)| !cut_segments.iter().any(|old| old == segment)),
         "every live copy is the delta's"
     );

@@ -113,9 +113,7 @@ async fn ingest_document(
     let existing = searcher.as_ref().and_then(|searcher| {
         searcher
             .snapshot()
-            .live_documents()
-            .into_iter()
-            .find(|(d, _, _)| d.doc_id == document_id)
+            .live_document(&document_id)
             .map(|(d, chunks, segment)| (d.content_hash.clone(), chunks, segment.to_string()))
     });
     if let Some((stored_hash, chunks, _)) = &existing {

@@ -45,14 +45,13 @@ pub async fn list(
         return Ok(Json(page_json(&name, 0, page.offset, Vec::new())));
     };
     let snapshot = searcher.snapshot();
-    let summarized: Vec<_> = snapshot
-        .live_documents()
-        .into_iter()
-        .map(|(document, _, _)| document)
-        .filter(|document| !document.layers.abstract_text.is_empty())
-        .collect();
-    let documents: Vec<serde_json::Value> = summarized
-        .iter()
+    let summarized = || {
+        snapshot
+            .live_documents()
+            .map(|(document, _, _)| document)
+            .filter(|document| !document.layers.abstract_text.is_empty())
+    };
+    let documents: Vec<serde_json::Value> = summarized()
         .skip(page.offset)
         .take(limit)
         .map(|d| {
@@ -67,7 +66,7 @@ pub async fn list(
             })
         })
         .collect();
-    Ok(Json(page_json(&name, summarized.len(), page.offset, documents)))
+    Ok(Json(page_json(&name, summarized().count(), page.offset, documents)))
 }
 
 /// A document's name in the listing: its file's, or for a part of a file (a JSONL line) its

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -26,6 +26,7 @@ use crate::error::ServerError;
 use crate::search::facet_columns::FacetColumns;
 use crate::search::field_index::FieldIndex;
 use crate::search::hidden_rows::HiddenRows;
+use crate::search::live_documents::LiveDocuments;
 use crate::search::metadata_columns::MetadataColumns;
 
 /// How to load a snapshot.
@@ -147,6 +148,8 @@ pub struct LoadedSnapshot {
     pub reused_segments: usize,
     rows: usize,
     dim: usize,
+    /// The live documents, found on first use.
+    live: OnceLock<LiveDocuments>,
 }
 
 /// A segment's Parquet file, memory-mapped: the reader touches only the pages of the columns
@@ -305,6 +308,7 @@ impl LoadedSnapshot {
             reused_segments,
             rows: offset,
             dim,
+            live: OnceLock::new(),
         })
     }
 
@@ -472,28 +476,21 @@ impl LoadedSnapshot {
         Ok(by_text)
     }
 
-    /// Live (not tombstoned) documents: (document, its live chunk count, the segment holding it).
-    pub fn live_documents(&self) -> Vec<(&DocumentRecord, usize, &str)> {
-        let mut live = Vec::new();
-        for segment in &self.segments {
-            let mut counts = vec![0usize; segment.data.documents.len()];
-            for (local, &doc) in segment.data.doc_of_row.iter().enumerate() {
-                if !self.tombstoned.contains(segment.offset + local) {
-                    counts[doc as usize] += 1;
-                }
-            }
-            live.extend(
-                segment
-                    .data
-                    .documents
-                    .iter()
-                    .zip(counts)
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(d, n)| (d, n, segment.id.as_str())),
-            );
-        }
-        live.sort_by(|a, b| a.0.uri.cmp(&b.0.uri));
-        live
+    /// Live (not tombstoned) documents by URI: (document, its live chunk count, the segment holding it).
+    pub fn live_documents(&self) -> impl ExactSizeIterator<Item = (&DocumentRecord, usize, &str)> + '_ {
+        let live = self.live();
+        (0..live.len()).map(move |at| live.get(&self.segments, at))
+    }
+
+    /// The live document `doc_id`, with its live chunks and its segment's id.
+    pub fn live_document(&self, doc_id: &str) -> Option<(&DocumentRecord, usize, &str)> {
+        let live = self.live();
+        live.find(&self.segments, doc_id).map(|at| live.get(&self.segments, at))
+    }
+
+    fn live(&self) -> &LiveDocuments {
+        self.live
+            .get_or_init(|| LiveDocuments::of(&self.segments, &self.tombstoned))
     }
 
     /// Rows that can appear in results (all but tombstoned).

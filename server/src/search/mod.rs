@@ -23,6 +23,7 @@ pub mod hit;
 pub mod kept_columns;
 pub mod lanes;
 pub mod layer;
+mod live_documents;
 pub mod loaded;
 pub mod metadata_columns;
 pub mod metadata_condition;
