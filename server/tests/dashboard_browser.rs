@@ -1,6 +1,6 @@
 //! The dashboard in a real browser: Debian's headless `chromium` driven through
 //! `chromium-driver` (the W3C WebDriver protocol, spoken here over HTTP) against a live server.
-//! A user creates a collection, uploads two files (one broken) with a tag, watches them to
+//! A user creates a collection, uploads two files (one broken) with a tag and an owner, watches them to
 //! ready and to failed with the seed's message, searches and sees the query's words marked,
 //! pages to more results, deletes the broken file through the confirmation, and serves an
 //! earlier version again. A failing step saves a screenshot under
@@ -251,6 +251,8 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
         .await;
     let tags = browser.find("[data-tags]").await.unwrap();
     browser.type_into(&tags, "ocean").await;
+    let owner = browser.find("[data-user-id]").await.unwrap();
+    browser.type_into(&owner, "marie").await;
     browser.click(&browser.find("[data-upload]").await.unwrap()).await;
     let jobs = browser
         .wait_for(
@@ -261,8 +263,8 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
     assert!(jobs.as_str().unwrap().contains("tides.md"), "{jobs}");
     browser
         .wait_for(
-            "documents listed",
-            "const t = document.querySelector('[data-documents]').innerText; return /tides\\.md/.test(t) && /broken\\.pdf/.test(t) && /ocean/.test(t)",
+            "documents listed with their tag and owner",
+            "const row = [...document.querySelectorAll('[data-documents] tr')].find(r => r.innerText.includes('tides.md')); const t = document.querySelector('[data-documents]').innerText; return row && /ocean/.test(row.innerText) && /marie/.test(row.innerText) && /broken\\.pdf/.test(t)",
         )
         .await;
 
