@@ -153,10 +153,7 @@ async fn searcher(s3: &common::S3Server, uri: &str) -> Searcher {
 /// The live documents' ids and the live chunks' (id, text).
 fn contents(searcher: &Searcher) -> (BTreeSet<String>, BTreeSet<(String, String)>) {
     let snapshot = searcher.snapshot();
-    let documents = snapshot
-        .live_documents()
-        .map(|(d, _, _)| d.doc_id.clone())
-        .collect();
+    let documents = snapshot.live_documents().map(|(d, _, _)| d.doc_id.clone()).collect();
     let chunks = (0..snapshot.row_count())
         .filter(|&row| !snapshot.tombstoned.contains(row))
         .map(|row| {

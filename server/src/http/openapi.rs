@@ -45,6 +45,122 @@ fn any_object() -> Value {
     json!({ "type": "object" })
 }
 
+fn string_or_null() -> Value {
+    json!({ "type": ["string", "null"] })
+}
+
+/// DELETE /v1/collections/{name}/documents: the files deleted and those that were not.
+fn deleted_files() -> Value {
+    object(
+        json!({
+            "message": { "type": "string" },
+            "successful": { "type": "array", "items": { "type": "string" } },
+            "failed": { "type": "array", "items": object(json!({ "file_id": { "type": "string" }, "error": { "type": "string" } }), &["file_id", "error"]) },
+            "total_deleted": { "type": "integer", "minimum": 0 },
+        }),
+        &["message", "successful", "failed", "total_deleted"],
+    )
+}
+
+/// /v1/knowledge/health (200 healthy, 503 when a collection failed to load): each collection's version and load error.
+fn health() -> Value {
+    object(
+        json!({
+            "status": { "type": "string", "enum": ["healthy", "unhealthy"] },
+            "backend": { "type": "string" },
+            "collections": {
+                "type": "object",
+                "additionalProperties": object(json!({ "version": string_or_null(), "error": string_or_null() }), &["version", "error"]),
+            },
+        }),
+        &["status", "backend", "collections"],
+    )
+}
+
+/// /readyz (200 ready, 503 not yet or shutting down): the collections still waiting for their first version.
+fn readiness() -> Value {
+    object(
+        json!({ "ready": { "type": "boolean" }, "waiting_for": { "type": "array", "items": { "type": "string" } } }),
+        &["ready", "waiting_for"],
+    )
+}
+
+/// One vector of /v1/embeddings: floats, or base64 of little-endian f32 with `encoding_format: base64`.
+fn embedding_item() -> Value {
+    object(
+        json!({
+            "object": { "const": "embedding" },
+            "index": { "type": "integer", "minimum": 0 },
+            "embedding": { "oneOf": [{ "type": "array", "items": { "type": "number" } }, { "type": "string" }] },
+        }),
+        &["object", "index", "embedding"],
+    )
+}
+
+/// Seed 002's search answer.
+fn rag_results() -> Value {
+    let metadata = object(
+        json!({
+            "documentId": string_or_null(),
+            "source": string_or_null(),
+            "path": string_or_null(),
+            "title": string_or_null(),
+            "chunkIndex": { "type": ["integer", "null"] },
+            "tags": { "type": ["array", "null"], "items": { "type": "string" } },
+        }),
+        &["documentId", "source", "path", "title", "chunkIndex", "tags"],
+    );
+    let result = object(
+        json!({ "text": { "type": "string" }, "score": { "type": "number" }, "metadata": metadata }),
+        &["text", "score", "metadata"],
+    );
+    object(
+        json!({ "query": { "type": "string" }, "resultCount": { "type": "integer", "minimum": 0 }, "results": { "type": "array", "items": result } }),
+        &["query", "resultCount", "results"],
+    )
+}
+
+/// Seed 002's chat answer (without `stream`).
+fn chat_answer() -> Value {
+    let source = object(
+        json!({ "text": { "type": "string" }, "score": { "type": "number" }, "source": string_or_null(), "title": { "type": "string" } }),
+        &["text", "score", "source", "title"],
+    );
+    object(
+        json!({
+            "status": { "const": "success" },
+            "data": object(json!({ "message": { "type": "string" }, "conversationId": { "type": "string" } }), &["message", "conversationId"]),
+            "ragUsed": { "type": "boolean" },
+            "ragSources": { "type": "array", "items": source },
+        }),
+        &["status", "data", "ragUsed", "ragSources"],
+    )
+}
+
+/// One document of seed 000's summaries.
+fn summary_item() -> Value {
+    object(
+        json!({
+            "name": { "type": "string" },
+            "document_id": { "type": "string" },
+            "file_name": { "type": "string" },
+            "title": { "type": "string" },
+            "uri": { "type": "string" },
+            "summary": { "type": "string" },
+            "overview": { "type": "string" },
+        }),
+        &[
+            "name",
+            "document_id",
+            "file_name",
+            "title",
+            "uri",
+            "summary",
+            "overview",
+        ],
+    )
+}
+
 /// One operation: its answers (status -> schema, or a media type other than JSON).
 struct Operation {
     summary: &'static str,
@@ -200,7 +316,7 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
             &["files"],
         ))),
         ("/v1/collections/{name}/documents", "get", op("The collection's files", V1, ("200", json!({ "type": "array", "items": reference("FileInfo") })))),
-        ("/v1/collections/{name}/documents", "delete", op("Delete files", V1, ("200", any_object())).with_json_body(object(
+        ("/v1/collections/{name}/documents", "delete", op("Delete files", V1, ("200", deleted_files())).with_json_body(object(
             json!({ "file_ids": { "type": "array", "items": { "type": "string" } } }),
             &["file_ids"],
         ))),
@@ -210,7 +326,7 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
         ("/v1/collections/{name}/reload", "post", op("Load the collection's LATEST now", V1, ("200", object(json!({ "reloaded": { "type": "boolean" } }), &["reloaded", "collection"])))),
         ("/v1/collections/{name}/versions", "get", op("The snapshot's versions", V1, ("200", object(json!({ "versions": { "type": "array" } }), &["collection", "versions"])))),
         ("/v1/collections/{name}/summaries", "get", op("Seed 000's document summaries", V1, ("200", object(
-            json!({ "total": { "type": "integer" }, "offset": { "type": "integer" }, "documents": { "type": "array" }, "available_documents": { "type": "string" } }),
+            json!({ "collection_name": { "type": "string" }, "total": { "type": "integer", "minimum": 0 }, "offset": { "type": "integer", "minimum": 0 }, "documents": { "type": "array", "items": summary_item() }, "available_documents": { "type": "string" } }),
             &["collection_name", "total", "offset", "documents", "available_documents"],
         ))).with_query("offset", json!({ "type": "integer", "minimum": 0 })).with_query("limit", json!({ "type": "integer", "minimum": 1, "maximum": 1000 }))),
         ("/v1/collections/{name}/rollback", "post", op("Serve an earlier version", V1, ("200", object(json!({}), &["rollback", "collection"]))).with_json_body(object(
@@ -218,9 +334,9 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
             &[],
         ))),
         ("/v1/documents/{job_id}/status", "get", op("An ingestion job's status", V1, ("200", reference("IngestionJobStatus")))),
-        ("/v1/knowledge/health", "get", op("Health of every collection", V1, ("200", any_object())).answering("503", json_content(any_object()))),
+        ("/v1/knowledge/health", "get", op("Health of every collection", V1, ("200", health())).answering("503", json_content(health()))),
         ("/v1/embeddings", "post", op("OpenAI's embeddings API", OpenAi, ("200", object(
-            json!({ "object": { "const": "list" }, "data": { "type": "array" }, "model": { "type": "string" }, "usage": { "type": "object" } }),
+            json!({ "object": { "const": "list" }, "data": { "type": "array", "items": embedding_item() }, "model": { "type": "string" }, "usage": object(json!({ "prompt_tokens": { "type": "integer", "minimum": 0 }, "total_tokens": { "type": "integer", "minimum": 0 } }), &["prompt_tokens", "total_tokens"]) }),
             &["object", "data", "model", "usage"],
         ))).with_json_body(object(
             json!({ "input": {}, "model": { "type": "string" }, "encoding_format": { "type": "string", "enum": ["float", "base64"] }, "dimensions": { "type": "integer" }, "user": { "type": "string" }, "truncate": { "type": "boolean" } }),
@@ -234,11 +350,11 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
             json!({ "source": { "type": "string" }, "path": { "type": "string" }, "title": { "type": "string" }, "text": { "type": "string" }, "tags": { "type": "array", "items": { "type": "string" } }, "hash": { "type": "string" }, "metadata": { "type": "object" } }),
             &["source", "path", "title", "text"],
         ))),
-        ("/api/rag/search", "post", op("Seed 002: search", Rag, ("200", object(json!({ "results": { "type": "array" } }), &["results"]))).with_json_body(object(
+        ("/api/rag/search", "post", op("Seed 002: search", Rag, ("200", rag_results())).with_json_body(object(
             json!({ "query": { "type": "string" }, "topK": { "type": "integer", "minimum": 1, "maximum": 20 }, "minScore": { "type": "number", "minimum": 0, "maximum": 1 }, "filters": rag_filters() }),
             &["query"],
         ))),
-        ("/api/chat", "post", Operation { summary: "Seed 002: chat through the LLM endpoint", body: None, answers: vec![("200", Some(json!({ "application/json": { "schema": any_object() }, "text/event-stream": { "schema": { "type": "string" } } })))], query: Vec::new(), errors: Rag }.with_json_body(object(
+        ("/api/chat", "post", Operation { summary: "Seed 002: chat through the LLM endpoint", body: None, answers: vec![("200", Some(json!({ "application/json": { "schema": chat_answer() }, "text/event-stream": { "schema": { "type": "string" } } })))], query: Vec::new(), errors: Rag }.with_json_body(object(
             json!({ "model": { "type": "string" }, "messages": { "type": "array", "items": { "type": "object" } }, "useRag": { "type": "boolean" }, "ragTopK": { "type": "integer" }, "ragFilters": rag_filters(), "stream": { "type": "boolean" } }),
             &["messages"],
         ))),
@@ -254,7 +370,7 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
             &["query"],
         ))),
         ("/healthz", "get", Operation { summary: "Liveness", body: None, answers: vec![("200", text("text/plain"))], query: Vec::new(), errors: V1 }),
-        ("/readyz", "get", op("Readiness", V1, ("200", object(json!({ "ready": { "type": "boolean" } }), &["ready"]))).answering("503", json_content(any_object()))),
+        ("/readyz", "get", op("Readiness", V1, ("200", readiness())).answering("503", json_content(readiness()))),
         ("/metrics", "get", Operation { summary: "Prometheus metrics", body: None, answers: vec![("200", text("text/plain"))], query: Vec::new(), errors: V1 }),
         ("/dashboard", "get", Operation { summary: "The dashboard", body: None, answers: vec![("200", text("text/html"))], query: Vec::new(), errors: V1 }),
         ("/", "get", Operation { summary: "Redirects to the dashboard", body: None, answers: vec![("307", None), ("200", text("text/html"))], query: Vec::new(), errors: V1 }),
