@@ -320,6 +320,18 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     );
     write(&source, "named-flate-bomb.pdf", &flate_bomb_pdf(200));
     write(&source, "named-zip-bomb.docx", &docx(&[], 1024));
+    // A full stop then a long run of closing brackets or spaces: cutting the text into the
+    // sentences of its layers took time quadratic in the run (hours at these sizes).
+    write(
+        &source,
+        "named-brackets-after-a-stop.txt",
+        format!("It ends here.{} and goes on. The end.", ")".repeat(300_000)).as_bytes(),
+    );
+    write(
+        &source,
+        "named-spaces-after-a-stop.md",
+        format!("It ends here.{}and goes on. The end.", "\u{3000}".repeat(300_000)).as_bytes(),
+    );
     for i in 0..HOSTILE_FILES {
         let format = FORMATS[i % FORMATS.len()];
         let bytes = hostile(format, &mut rng);
@@ -419,6 +431,9 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);
     assert_eq!(reason_of("named-many-b.html"), None);
+    // So are texts whose sentences once took hours to find.
+    assert_eq!(reason_of("named-brackets-after-a-stop.txt"), None);
+    assert_eq!(reason_of("named-spaces-after-a-stop.md"), None);
     // Memory stayed bounded: the run's own peak, and each worker by its limit (which the
     // report would name in a "parsing needs more than" failure; the bombs above stop sooner).
     let peak = report["peak_rss_mib"].as_f64().unwrap();
