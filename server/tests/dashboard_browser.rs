@@ -21,10 +21,10 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// The key WebDriver names an element by.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-/// A chromedriver process and the browser it started (WebDriver's term for it is a session).
+/// A chromedriver process and the browser it started.
 struct Browser {
     http: reqwest::Client,
-    /// The browser's base URL on chromedriver: `<driver>/session/<id>`.
+    /// The browser's base URL on chromedriver (the W3C WebDriver path of the browser it started).
     browser: String,
     driver: Child,
     shots: PathBuf,

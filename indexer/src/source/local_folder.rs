@@ -319,6 +319,15 @@ mod tests {
     use super::*;
     use crate::source::ObjectStoreSource;
 
+    /// Why the listing skipped the entry whose URI ends with `suffix`, if it did.
+    fn skip_reason<'a>(listing: &'a Listing, suffix: &str) -> Option<&'a str> {
+        listing
+            .skipped
+            .iter()
+            .find(|s| s.uri.ends_with(suffix))
+            .map(|s| s.reason.as_str())
+    }
+
     fn write(dir: &Path, relative: &str, text: &str) {
         let path = dir.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -347,13 +356,7 @@ mod tests {
         let mut names: Vec<&str> = listing.entries.iter().map(|e| e.relative_path.as_str()).collect();
         names.sort_unstable();
         assert_eq!(names, ["en/corpus.jsonl", "ja/deep/corpus.jsonl"]);
-        let skipped = |name: &str| {
-            listing
-                .skipped
-                .iter()
-                .find(|s| s.uri.ends_with(name))
-                .map(|s| s.reason.as_str())
-        };
+        let skipped = |name: &str| skip_reason(&listing, name);
         assert_eq!(skipped("/en/queries.jsonl"), Some("matches no --include pattern"));
         assert_eq!(
             skipped("/old"),
@@ -423,12 +426,7 @@ mod tests {
             uri_of("a#b.txt")
         );
         let reason = |name: &str| {
-            listing
-                .skipped
-                .iter()
-                .find(|s| s.uri.ends_with(name))
-                .map(|s| s.reason.clone())
-                .unwrap_or_else(|| panic!("{name} not skipped: {:?}", listing.skipped))
+            skip_reason(&listing, name).unwrap_or_else(|| panic!("{name} not skipped: {:?}", listing.skipped))
         };
         assert!(reason("/leak.txt").contains("outside the source folder"));
         assert!(reason("/leak-folder").contains("outside the source folder"));
