@@ -13,21 +13,18 @@
 #   scripts/package-device.sh [--with-cpu] [--no-model]
 #
 # A call to a GPU host carries at most 64 MiB, the working tree included (measured
-# 2026-11-26: quarry.xz 16.8 MB, cuda_parity.xz 0.5 MB, cuda_encoder_parity.xz 5.7 MB,
-# golden_embeddings.xz 7.7 MB (2026-11-22), the model 41 MB xz'd, libs.tar.xz 5.6 MB, the
-# tree 1.3 MB), so the model and the test binaries go in separate calls to one machine
-# (files carried or written in one call stay for the next while it is held); the script
-# prints each call's total against the limit. The GPU host's time is counted from its start
-# (a minute or two) to its return, and it is returned 30 s after a call ends: issue the next
-# call at once. The three calls of 2026-11-26 (about 7 minutes of an H200 in all):
-#   1. carry target/device/bin/quarry.xz, target/device/bin/cuda_parity.xz,
-#      target/device/bin/cuda_encoder_parity.xz, target/device/bin/libs.tar.xz; command
-#      "scripts/gpu-check.sh parity" (15 s; parity needs no model)
-#   2. carry target/device/model, target/device/shared, target/device/bin/quarry.xz,
-#      target/device/bin/libs.tar.xz (63.4 MiB); command "EMBED_CHUNKS=20000 FUSED_MODES=1
-#      PRECISIONS='f16 bf16' POOLING_MODES='0 1' scripts/gpu-check.sh golden-cli embed
-#      cpu-scaling search profile" (200 s)
-#   3. carry nothing; command "E2E_INDEX=auto scripts/gpu-check.sh e2e" (137 s)
+# 2026-11-27: quarry.xz 17.4 MB, quarry-cpu.xz 13.0 MB, cuda_encoder_parity.xz 5.7 MB,
+# cuda_parity.xz 0.5 MB, libs.tar.xz 5.6 MB, the model 39 MB xz'd, the tree 4.1 MB), so the
+# binaries and the model go in separate calls to one machine (files carried or written in one
+# call stay for the next while it is held); the script prints each call's total against the
+# limit. The GPU host's time is counted from its start (under a minute to two) to its return,
+# and it is returned 30 s after a call ends: issue the next call at once. The two calls of
+# 2026-11-27 (about 8 minutes of an H200 in all):
+#   1. carry target/device/shared and target/device/bin/{quarry,libs.tar,cuda_parity,
+#      cuda_encoder_parity,quarry-cpu}.xz; command "scripts/gpu-check.sh parity hnsw" (95 s:
+#      neither step needs the model)
+#   2. carry target/device/model; command "CPU_EMBED_CHUNKS=500 EMBED_CHUNKS=20000 FUSED_MODES=1
+#      PRECISIONS=f16 E2E_INDEX=auto scripts/gpu-check.sh e2e serve-cpu hnsw-real cpu embed" (340 s)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -90,13 +87,15 @@ check_call() { # check_call NAME PATH...
   awk -v name="$name" -v bytes="$bytes" 'BEGIN { printf "%s: %.1f MiB of 64 MiB (tree included)\n", name, bytes / 1048576 }'
   [ "$bytes" -le "$limit" ] || echo "warning: $name carries more than the 64 MiB one call to a GPU host takes: move a file to the other call" >&2
 }
+# Call 1: the binaries, for the steps that need no model (parity, kernels, hnsw); call 2: the
+# model (and the golden test binary) for the rest. What call 1 unpacked stays for call 2 while
+# the machine is held.
 call1=("$out/shared" "$out/bin/quarry.xz" "$out/bin/libs.tar.xz")
-[ -f "$out/bin/cuda_parity.xz" ] && call1+=("$out/bin/cuda_parity.xz")
-[ "$with_model" = 1 ] && call1+=("$out/model")
-check_call "call 1 (model, shared, quarry, cuda_parity, libs)" "${call1[@]}"
-call2=()
-for test in golden_embeddings cuda_encoder_parity; do
-  [ -f "$out/bin/$test.xz" ] && call2+=("$out/bin/$test.xz")
+for binary in cuda_parity cuda_encoder_parity quarry-cpu; do
+  [ -f "$out/bin/$binary.xz" ] && call1+=("$out/bin/$binary.xz")
 done
-[ "$with_cpu" = 1 ] && call2+=("$out/bin/quarry-cpu.xz")
-[ ${#call2[@]} -eq 0 ] || check_call "call 2 (golden_embeddings, cuda_encoder_parity, quarry-cpu)" "${call2[@]}"
+check_call "call 1 (shared, quarry, libs, cuda_parity, cuda_encoder_parity, quarry-cpu)" "${call1[@]}"
+call2=()
+[ "$with_model" = 1 ] && call2+=("$out/model")
+[ -f "$out/bin/golden_embeddings.xz" ] && call2+=("$out/bin/golden_embeddings.xz")
+[ ${#call2[@]} -eq 0 ] || check_call "call 2 (model, golden_embeddings)" "${call2[@]}"

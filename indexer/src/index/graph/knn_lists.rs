@@ -6,6 +6,8 @@
 //! candidates are the rows of the lists around it and the products grow with rows × list
 //! size, not rows².
 
+use std::time::Instant;
+
 use rayon::prelude::*;
 
 use quarry_kernels::{KMeansConfig, Scored, VectorKernels};
@@ -91,7 +93,8 @@ fn exact_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize) 
 }
 
 /// Lists of rows around k-means centroids, each searched within itself, the answers merged
-/// per row.
+/// per row. While one list's answers are merged on the thread pool, the next list is searched
+/// (on a GPU, its products and top-k), so that neither waits for the other.
 fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
     let rows = data.len() / dim;
     let lists = (rows / LIST_ROWS).max(2);
@@ -106,28 +109,46 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         },
     )?;
     let members = memberships(kernels, data, &centroids, dim)?;
-    let mut best = Candidates::new(rows, k);
-    for list in members
+    let parts: Vec<&[u32]> = members
         .iter()
         .flat_map(|list| list.chunks(MAX_LIST_ROWS))
         .filter(|list| list.len() > 1)
-    {
+        .collect();
+    let search = |list: &[u32]| -> Result<(Vec<Vec<Scored>>, f64)> {
+        let started = Instant::now();
         let rows_of_list = gather_rows(data, dim, list.iter().map(|&row| row as usize));
         let flat = kernels.prepare_flat(&rows_of_list, dim)?;
         let answers = flat.top_k(&rows_of_list, (k + 1).min(list.len()))?;
-        let merged: Vec<Vec<(f32, u32)>> = list
-            .par_iter()
-            .zip(&answers)
-            .enumerate()
-            .map(|(local, (&row, hits))| {
-                let found = without_self(hits, local, k).map(|(score, id)| (score, list[id as usize]));
-                best.merged(row as usize, found)
-            })
-            .collect();
-        for (&row, list) in list.iter().zip(merged) {
-            best.set(row as usize, &list);
-        }
+        Ok((answers, started.elapsed().as_secs_f64()))
+    };
+    let mut best = Candidates::new(rows, k);
+    let (mut searching, mut merging) = (0.0, 0.0);
+    let mut pending: Option<(&[u32], Vec<Vec<Scored>>)> = None;
+    for index in 0..=parts.len() {
+        let next = parts.get(index).copied();
+        let (searched, merged) = rayon::join(
+            || next.map(search).transpose(),
+            || {
+                let started = Instant::now();
+                if let Some((list, answers)) = pending.take() {
+                    best.merge_answers(list, &answers, k);
+                }
+                started.elapsed().as_secs_f64()
+            },
+        );
+        merging += merged;
+        pending = match (next, searched?) {
+            (Some(list), Some((answers, secs))) => {
+                searching += secs;
+                Some((list, answers))
+            }
+            _ => None,
+        };
     }
+    tracing::info!(
+        "kNN lists: {} lists of up to {MAX_LIST_ROWS} rows searched in {searching:.2} s, merged in {merging:.2} s, one beside the other",
+        parts.len()
+    );
     Ok(best.into_lists())
 }
 
@@ -181,6 +202,23 @@ impl Candidates {
         all.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         all.truncate(self.k);
         all
+    }
+
+    /// One list's answers (`answers[i]`: the hits of its row `list[i]`, as positions in
+    /// `list`) merged into its rows' candidates.
+    fn merge_answers(&mut self, list: &[u32], answers: &[Vec<Scored>], k: usize) {
+        let merged: Vec<Vec<(f32, u32)>> = list
+            .par_iter()
+            .zip(answers)
+            .enumerate()
+            .map(|(local, (&row, hits))| {
+                let found = without_self(hits, local, k).map(|(score, id)| (score, list[id as usize]));
+                self.merged(row as usize, found)
+            })
+            .collect();
+        for (&row, list) in list.iter().zip(merged) {
+            self.set(row as usize, &list);
+        }
     }
 
     fn set(&mut self, row: usize, list: &[(f32, u32)]) {
