@@ -90,3 +90,66 @@ extern "C" __global__ void select_top_k(
         }
     }
 }
+
+// The same lists for a large k over short slices (the graph build's k-means lists: ~4,096
+// rows, k 128), where a thread's k-long list and the pairwise merges above cost far more than
+// the slice holds: the block sorts its whole slice (at most SORT_ROWS rows, the host's choice
+// of gridDim.y) in shared memory, bitonically, best first, and writes the first k. NaN scores
+// and the padding up to a power of two become empty slots, which rank last.
+#define SORT_ROWS 4096
+#define EMPTY_PLACE 0xffffffffu
+
+extern "C" __global__ void select_top_k_sorted(
+    const float* __restrict__ scores, int rows, int k, unsigned long long row_offset,
+    float* __restrict__ out_scores, unsigned long long* __restrict__ out_rows)
+{
+    __shared__ float keys[SORT_ROWS];
+    __shared__ unsigned int places[SORT_ROWS];
+    const int query = blockIdx.x;
+    const int tid = threadIdx.x;
+    const size_t list = (size_t)query * gridDim.y + blockIdx.y;
+    const float* row_scores = scores + (size_t)query * rows;
+    const int per_slice = (rows + gridDim.y - 1) / gridDim.y;
+    const int first = blockIdx.y * per_slice;
+    const int count = max(0, min(rows, first + per_slice) - first);
+    int n = 1;
+    while (n < count) n <<= 1;
+    for (int i = tid; i < n; i += TOPK_THREADS) {
+        float s = -INFINITY;
+        unsigned int place = EMPTY_PLACE;
+        if (i < count) {
+            const float v = row_scores[first + i];
+            if (v == v) {
+                s = v;
+                place = (unsigned int)i;
+            }
+        }
+        keys[i] = s;
+        places[i] = place;
+    }
+    __syncthreads();
+    for (int size = 2; size <= n; size <<= 1) {
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int pair = tid; pair < n / 2; pair += TOPK_THREADS) {
+                const int lo = 2 * pair - (pair & (stride - 1));
+                const int hi = lo + stride;
+                const bool best_first = (lo & size) == 0;
+                const bool hi_ranks_first = ranks_before(keys[hi], places[hi], keys[lo], places[lo]);
+                if (hi_ranks_first == best_first) {
+                    const float key = keys[lo];
+                    const unsigned int place = places[lo];
+                    keys[lo] = keys[hi];
+                    places[lo] = places[hi];
+                    keys[hi] = key;
+                    places[hi] = place;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    for (int j = tid; j < k; j += TOPK_THREADS) {
+        const bool found = j < n && places[j] != EMPTY_PLACE;
+        out_scores[list * k + j] = found ? keys[j] : -INFINITY;
+        out_rows[list * k + j] = found ? row_offset + (unsigned long long)first + places[j] : ~0ull;
+    }
+}

@@ -86,6 +86,9 @@ fn top_k_matches_the_cpu_twin_at_odd_sizes() {
         (1_001, 33, 17, 10),
         (20_011, 384, 65, 100),
         (4_099, 64, 9, GPU_MAX_K),
+        // The graph build's k-means lists (sorted slices): ~4,096 rows searched by themselves.
+        (4_096, 64, 600, 127),
+        (12_289, 48, 40, 64),
         (3_000, 16, 2, 200),
         (200_003, 64, 1, 10),
         (65_537, 24, 3, 1),
@@ -121,6 +124,13 @@ fn exact_ties_keep_the_lower_row() {
     assert_eq!(
         hits[0].iter().map(|h| h.row).collect::<Vec<_>>(),
         (0..10).collect::<Vec<u64>>()
+    );
+    // A large k sorts slices of the rows: ties across slices keep the lower rows too.
+    let base = vec![0.5f32; 9_000 * 4];
+    let hits = gpu.exact_top_k(&[1.0, 0.0, 0.0, 0.0], &base, 4, 100).unwrap();
+    assert_eq!(
+        hits[0].iter().map(|h| h.row).collect::<Vec<_>>(),
+        (0..100).collect::<Vec<u64>>()
     );
 }
 

@@ -1,6 +1,8 @@
 //! Exact top-k on the GPU: SGEMM scores a group of queries against a chunk of base rows,
 //! `select_top_k` keeps each query's k best per slice of the chunk (several slices per query
 //! when the queries are few, so that the blocks fill the GPU), the host merges the lists.
+//! A large k over few rows (the graph build's k-means lists: k 128 of ~4,096 rows) takes
+//! `select_top_k_sorted` instead, which sorts each slice of up to [`SORT_ROWS`] rows whole.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
@@ -19,6 +21,12 @@ const SCRATCH_BYTES: usize = 256 << 20;
 const TARGET_BLOCKS: usize = 1024;
 /// Rows each selection thread scans at least before a query's rows are split further.
 const MIN_ROWS_PER_THREAD: usize = 16;
+/// The most rows `select_top_k_sorted` sorts in one block (SORT_ROWS in topk.cu).
+const SORT_ROWS: usize = 4_096;
+/// From this k on, a base of at most [`SORTED_MAX_ROWS`] rows is searched by sorting slices.
+const SORTED_MIN_K: usize = 32;
+/// The most rows searched by sorting (16 slices a query for the host to merge).
+const SORTED_MAX_ROWS: usize = 16 * SORT_ROWS;
 
 impl CudaKernels {
     /// Top-`k` rows of the resident `base` for each query, best first (higher score, then
@@ -33,16 +41,24 @@ impl CudaKernels {
             let host = self.stream.clone_dtoh(&base.data).map_err(cuda_err)?;
             return Ok(topk::exact_top_k(queries, &host, dim, k));
         }
-        let per_block_scratch = THREADS * k * (4 + 8);
-        let block_budget = (SCRATCH_BYTES / per_block_scratch).max(1);
-        let group = block_budget.clamp(1, query_count);
-        let max_slices = (block_budget.min(TARGET_BLOCKS) / group).max(1);
-        let chunk_rows = (SCORE_BYTES / (4 * group)).clamp(1, base.rows);
+        let sorted = k >= SORTED_MIN_K && base.rows <= SORTED_MAX_ROWS;
+        let (group, max_slices, chunk_rows) = if sorted {
+            // No per-thread lists: as many queries as the score buffer holds, one chunk.
+            let group = (SCORE_BYTES / (4 * base.rows)).clamp(1, query_count);
+            (group, base.rows.div_ceil(SORT_ROWS), base.rows)
+        } else {
+            let per_block_scratch = THREADS * k * (4 + 8);
+            let block_budget = (SCRATCH_BYTES / per_block_scratch).max(1);
+            let group = block_budget.clamp(1, query_count);
+            let max_slices = (block_budget.min(TARGET_BLOCKS) / group).max(1);
+            (group, max_slices, (SCORE_BYTES / (4 * group)).clamp(1, base.rows))
+        };
         let device_queries = self.stream.clone_htod(queries).map_err(cuda_err)?;
         let mut scores = self.stream.alloc_zeros::<f32>(chunk_rows * group).map_err(cuda_err)?;
         let lists = group * max_slices;
-        let mut scratch_scores = self.stream.alloc_zeros::<f32>(lists * THREADS * k).map_err(cuda_err)?;
-        let mut scratch_rows = self.stream.alloc_zeros::<u64>(lists * THREADS * k).map_err(cuda_err)?;
+        let scratch = if sorted { 1 } else { lists * THREADS * k };
+        let mut scratch_scores = self.stream.alloc_zeros::<f32>(scratch).map_err(cuda_err)?;
+        let mut scratch_rows = self.stream.alloc_zeros::<u64>(scratch).map_err(cuda_err)?;
         let mut out_scores = self.stream.alloc_zeros::<f32>(lists * k).map_err(cuda_err)?;
         let mut out_rows = self.stream.alloc_zeros::<u64>(lists * k).map_err(cuda_err)?;
 
@@ -53,7 +69,11 @@ impl CudaKernels {
             let mut candidates: Vec<Vec<Scored>> = vec![Vec::new(); queries_here];
             for first_row in (0..base.rows).step_by(chunk_rows) {
                 let rows_here = chunk_rows.min(base.rows - first_row);
-                let slices = max_slices.min(rows_here.div_ceil(THREADS * MIN_ROWS_PER_THREAD)).max(1);
+                let slices = if sorted {
+                    rows_here.div_ceil(SORT_ROWS)
+                } else {
+                    max_slices.min(rows_here.div_ceil(THREADS * MIN_ROWS_PER_THREAD)).max(1)
+                };
                 let mut score_view = scores.slice_mut(..rows_here * queries_here);
                 self.inner_products(
                     &base.rows_view(first_row, rows_here),
@@ -64,24 +84,38 @@ impl CudaKernels {
                     &mut score_view,
                 )?;
                 let (rows_arg, k_arg, offset_arg) = (rows_here as i32, k as i32, first_row as u64);
-                let mut launch = self.stream.launch_builder(&self.select_top_k);
-                launch
-                    .arg(&mut score_view)
-                    .arg(&rows_arg)
-                    .arg(&k_arg)
-                    .arg(&offset_arg)
-                    .arg(&mut scratch_scores)
-                    .arg(&mut scratch_rows)
-                    .arg(&mut out_scores)
-                    .arg(&mut out_rows);
                 let config = LaunchConfig {
                     grid_dim: (queries_here as u32, slices as u32, 1),
                     block_dim: (THREADS as u32, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                // SAFETY: the buffers hold the sizes topk.cu indexes for this grid: queries_here
-                // · slices ≤ group · max_slices lists of THREADS · k scratch and k out entries.
-                unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                if sorted {
+                    let mut launch = self.stream.launch_builder(&self.select_top_k_sorted);
+                    launch
+                        .arg(&mut score_view)
+                        .arg(&rows_arg)
+                        .arg(&k_arg)
+                        .arg(&offset_arg)
+                        .arg(&mut out_scores)
+                        .arg(&mut out_rows);
+                    // SAFETY: queries_here · slices ≤ group · max_slices lists of k out entries;
+                    // each slice holds at most SORT_ROWS rows, the kernel's shared arrays.
+                    unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                } else {
+                    let mut launch = self.stream.launch_builder(&self.select_top_k);
+                    launch
+                        .arg(&mut score_view)
+                        .arg(&rows_arg)
+                        .arg(&k_arg)
+                        .arg(&offset_arg)
+                        .arg(&mut scratch_scores)
+                        .arg(&mut scratch_rows)
+                        .arg(&mut out_scores)
+                        .arg(&mut out_rows);
+                    // SAFETY: the buffers hold the sizes topk.cu indexes for this grid: queries_here
+                    // · slices ≤ group · max_slices lists of THREADS · k scratch and k out entries.
+                    unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                }
                 let found = queries_here * slices * k;
                 let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..found)).map_err(cuda_err)?;
                 let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..found)).map_err(cuda_err)?;

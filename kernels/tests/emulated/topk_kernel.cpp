@@ -1,7 +1,9 @@
-// Runs kernels/cuda/topk.cu's select_top_k on the CPU (cuda_emulation.hpp) against a sorted
-// reference: several queries, rows split into slices (one block each; the last slice short or
-// empty), k of 1, 10 and the 128 maximum, many exact ties (the lower row ranks first) and NaN
-// scores (never ranked). Built and run by kernels/tests/cuda_source_emulated.rs.
+// Runs kernels/cuda/topk.cu's select_top_k and select_top_k_sorted on the CPU
+// (cuda_emulation.hpp) against a sorted reference: several queries, rows split into slices
+// (one block each; the last slice short or empty), k of 1, 10 and the 128 maximum, many exact
+// ties (the lower row ranks first) and NaN scores (never ranked); the sorted selection also
+// over slices of exactly SORT_ROWS rows and of sizes that are not powers of two. Built and run
+// by kernels/tests/cuda_source_emulated.rs.
 #include "cuda_emulation.hpp"
 #include "../../cuda/topk.cu"
 
@@ -11,7 +13,7 @@
 static std::mt19937 rng(std::random_device{}());
 static int failures = 0;
 
-static void check(int queries, int rows, int slices, int k, unsigned long long row_offset)
+static void check(int queries, int rows, int slices, int k, unsigned long long row_offset, bool sorted = false)
 {
     std::uniform_int_distribution<int> level(0, 40);  // 41 distinct scores: ties everywhere
     std::vector<float> scores((size_t)queries * rows);
@@ -21,7 +23,10 @@ static void check(int queries, int rows, int slices, int k, unsigned long long r
     std::vector<float> scratch_scores(lists * TOPK_THREADS * k), out_scores(lists * k);
     std::vector<unsigned long long> scratch_rows(lists * TOPK_THREADS * k), out_rows(lists * k);
     launch({(unsigned int)queries, (unsigned int)slices, 1}, {TOPK_THREADS, 1, 1}, [&] {
-        select_top_k(scores.data(), rows, k, row_offset, scratch_scores.data(), scratch_rows.data(), out_scores.data(), out_rows.data());
+        if (sorted)
+            select_top_k_sorted(scores.data(), rows, k, row_offset, out_scores.data(), out_rows.data());
+        else
+            select_top_k(scores.data(), rows, k, row_offset, scratch_scores.data(), scratch_rows.data(), out_scores.data(), out_rows.data());
     });
     for (int q = 0; q < queries; ++q) {
         // What the host does: merge the slices' lists, drop empty slots, keep the k best.
@@ -38,7 +43,7 @@ static void check(int queries, int rows, int slices, int k, unsigned long long r
         got.resize(std::min(got.size(), (size_t)k));
         want.resize(std::min(want.size(), (size_t)k));
         if (got != want && failures++ < 10)
-            std::printf("select_top_k %d queries x %d rows, %d slices, k %d: query %d differs (%zu vs %zu hits)\n", queries, rows, slices, k, q, got.size(), want.size());
+            std::printf("%s %d queries x %d rows, %d slices, k %d: query %d differs (%zu vs %zu hits)\n", sorted ? "select_top_k_sorted" : "select_top_k", queries, rows, slices, k, q, got.size(), want.size());
     }
 }
 
@@ -49,6 +54,11 @@ int main()
     check(2, 9, 4, 3, 0);            // slices of 3, 3, 3 and an empty one
     check(2, 3001, 3, 128, 1u << 20);
     check(1, 700, 1, 128, 0);        // more k than a thread's share: lists partly empty
+    check(2, 4096, 1, 128, 5, true);    // one full slice of SORT_ROWS
+    check(3, 8193, 3, 127, 1u << 20, true);  // slices of 2731, 2731, 2731
+    check(2, 9, 4, 3, 0, true);      // slices of 3, 3, 3 and an empty one
+    check(1, 100, 1, 128, 0, true);  // fewer rows than k: the rest empty
+    check(2, 1, 1, 1, 0, true);
     if (failures) {
         std::printf("%d lists off\n", failures);
         return 1;
