@@ -49,8 +49,62 @@ pub fn prune_with_reverse_links(
 }
 
 /// For each row, up to `degree` rows that keep a link to it, those that rank it highest
-/// first; with their counts.
+/// first (then the lower row); with their counts. Each thread of the pool owns a range of
+/// target rows: it reads every kept list in memory order twice (to count its rows' incoming
+/// links, then to place them), then orders each of its rows' incoming links. The same as
+/// walking the ranks one after another over every row ([`reverse_links_by_rank`]), which
+/// reads the lists across their memory and on one thread.
 fn reverse_links(kept: &[u32], rows: usize, degree: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut reverse = vec![NO_ROW; rows * degree];
+    let mut len = vec![0u32; rows];
+    if rows == 0 || degree == 0 {
+        return (reverse, len);
+    }
+    let per_part = rows.div_ceil(rayon::current_num_threads().max(1));
+    reverse
+        .par_chunks_mut(per_part * degree)
+        .zip(len.par_chunks_mut(per_part))
+        .enumerate()
+        .for_each(|(part, (reverse, len))| {
+            let first = part * per_part;
+            let targets = first..first + len.len();
+            // (row of the part, rank, from) of every incoming link, in memory order.
+            let incoming = |visit: &mut dyn FnMut(usize, u64)| {
+                for (from, list) in kept.chunks_exact(degree).enumerate() {
+                    for (rank, &to) in list.iter().enumerate() {
+                        if to != NO_ROW && to as usize != from && targets.contains(&(to as usize)) {
+                            visit(to as usize - first, ((rank as u64) << 32) | from as u64);
+                        }
+                    }
+                }
+            };
+            let mut starts = vec![0usize; len.len() + 1];
+            incoming(&mut |row, _| starts[row + 1] += 1);
+            for row in 0..len.len() {
+                starts[row + 1] += starts[row];
+            }
+            let mut keys = vec![0u64; starts[len.len()]];
+            let mut filled = starts.clone();
+            incoming(&mut |row, key| {
+                keys[filled[row]] = key;
+                filled[row] += 1;
+            });
+            for (row, (slots, count)) in reverse.chunks_mut(degree).zip(len.iter_mut()).enumerate() {
+                let keys = &mut keys[starts[row]..starts[row + 1]];
+                keys.sort_unstable();
+                for (slot, &key) in slots.iter_mut().zip(keys.iter()) {
+                    *slot = key as u32;
+                }
+                *count = keys.len().min(degree) as u32;
+            }
+        });
+    (reverse, len)
+}
+
+/// [`reverse_links`] rank after rank over every row, on one thread: the reference it is
+/// tested against.
+#[cfg(test)]
+fn reverse_links_by_rank(kept: &[u32], rows: usize, degree: usize) -> (Vec<u32>, Vec<u32>) {
     let mut reverse = vec![NO_ROW; rows * degree];
     let mut len = vec![0u32; rows];
     for rank in 0..degree {
@@ -97,5 +151,33 @@ mod tests {
         }
         assert!(links[..4].contains(&5), "{:?}", &links[..4]);
         assert_eq!(&links[..2], &[1, 2], "half the slots keep the first kept links");
+    }
+
+    #[test]
+    fn reverse_links_are_those_of_a_walk_rank_after_rank() {
+        // Seeded kept lists: a few popular rows (more incoming links than slots), empty
+        // places, and rows that keep themselves.
+        let mut state = 0x0072_6576_6572_7365_u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % below
+        };
+        for (rows, degree) in [(1, 4), (7, 3), (1_000, 8), (5_003, 16)] {
+            let kept: Vec<u32> = (0..rows * degree)
+                .map(|i| match next(10) {
+                    0 => NO_ROW,
+                    1 => (i / degree) as u32,
+                    2 => next(3) as u32,
+                    _ => next(rows as u64) as u32,
+                })
+                .collect();
+            assert_eq!(
+                reverse_links(&kept, rows, degree),
+                reverse_links_by_rank(&kept, rows, degree),
+                "{rows} rows of {degree}"
+            );
+        }
     }
 }
