@@ -237,7 +237,9 @@ const LATIN_WITHOUT_STEMMER: [whatlang::Lang; 23] = {
 /// Detects the language of `text` from its first [`DETECT_BYTES`]. Latin script is scored
 /// first against the languages with a stemmer only (whatlang's cost grows with the languages
 /// it weighs; Latin has 37, and it was 88% of building a keyword index over msmarco-5k);
-/// a text none of them surely is, and every other script, is weighed against all of them.
+/// a Latin text none of them surely is is weighed again against all of them. Every other
+/// script's answer is whatlang's own from the first pass (the languages left out are all
+/// Latin-script, so they change nothing there).
 pub fn detect(text: &str) -> Detected {
     static STEMMED_LATIN_FIRST: std::sync::OnceLock<whatlang::Detector> = std::sync::OnceLock::new();
     let mut end = text.len().min(DETECT_BYTES);
@@ -247,7 +249,7 @@ pub fn detect(text: &str) -> Detected {
     let text = &text[..end];
     let first = STEMMED_LATIN_FIRST.get_or_init(|| whatlang::Detector::with_denylist(LATIN_WITHOUT_STEMMER.to_vec()));
     let info = match first.detect(text) {
-        Some(info) if info.is_reliable() && info.script() == whatlang::Script::Latin => Some(info),
+        Some(info) if info.script() != whatlang::Script::Latin || info.is_reliable() => Some(info),
         _ => whatlang::detect(text),
     };
     match info {
@@ -282,6 +284,28 @@ mod tests {
         assert_eq!((polish.code(), polish.stem_language()), ("pol", None));
         let czech = detect("Město leží na břehu řeky a je známé svými starými domy a mosty, které každý rok přitahují mnoho návštěvníků.");
         assert_eq!(czech.code(), "ces");
+        // Other scripts take whatlang's own answer from the first pass, reliability included.
+        for text in [
+            "Город расположен на берегу реки и известен своими старыми домами и мостами.",
+            "Місто лежить на березі річки й відоме своїми старими будинками та мостами.",
+            "المدينة تقع على ضفة النهر وهي معروفة بمنازلها القديمة وجسورها.",
+            "शहर नदी के किनारे बसा है और अपने पुराने घरों और पुलों के लिए जाना जाता है।",
+            "Η πόλη βρίσκεται στην όχθη του ποταμού και είναι γνωστή για τα παλιά της σπίτια.",
+            "東京は日本の首都であり、世界で最も人口の多い都市圏の一つです。",
+            "这座城市位于河岸，以古老的房屋和桥梁而闻名。",
+            "서울은 한국의 수도이며 오래된 궁궐과 다리로 유명합니다.",
+            "העיר שוכנת על גדת הנהר וידועה בבתים ובגשרים העתיקים שלה.",
+            "เมืองนี้ตั้งอยู่ริมฝั่งแม่น้ำและมีชื่อเสียงด้านบ้านเก่าและสะพาน",
+            "Горад",
+        ] {
+            let whatlang = whatlang::detect(text).expect("a script");
+            let got = detect(text);
+            assert_eq!(
+                (got.lang, got.script, got.reliable),
+                (Some(whatlang.lang()), Some(whatlang.script()), whatlang.is_reliable()),
+                "{text}"
+            );
+        }
         for language in StemLanguage::ALL {
             assert_eq!(StemLanguage::from_code(language.code()), Some(language));
             assert_eq!(StemLanguage::ALL[language.index()], language);
