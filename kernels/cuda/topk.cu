@@ -15,18 +15,34 @@ __device__ __forceinline__ bool ranks_before(float a, unsigned long long ra, flo
     return a > b || (a == b && ra < rb);
 }
 
+// The block's share of the launch: list j = query * gridDim.y + slice of the out arrays, the
+// query's row of scores, and the contiguous rows [first, end) of its slice.
+struct QuerySlice {
+    size_t list;
+    const float* row_scores;
+    int first;
+    int end;
+};
+
+__device__ __forceinline__ QuerySlice query_slice(const float* scores, int rows)
+{
+    const int query = blockIdx.x;
+    const int per_slice = (rows + gridDim.y - 1) / gridDim.y;
+    const int first = blockIdx.y * per_slice;
+    return {(size_t)query * gridDim.y + blockIdx.y, scores + (size_t)query * rows, first, min(rows, first + per_slice)};
+}
+
 extern "C" __global__ void select_top_k(
     const float* __restrict__ scores, int rows, int k, unsigned long long row_offset,
     float* __restrict__ scratch_scores, unsigned long long* __restrict__ scratch_rows,
     float* __restrict__ out_scores, unsigned long long* __restrict__ out_rows)
 {
-    const int query = blockIdx.x;
     const int tid = threadIdx.x;
-    const size_t list = (size_t)query * gridDim.y + blockIdx.y;
-    const float* row_scores = scores + (size_t)query * rows;
-    const int per_slice = (rows + gridDim.y - 1) / gridDim.y;
-    const int first = blockIdx.y * per_slice;
-    const int end = min(rows, first + per_slice);
+    const QuerySlice slice = query_slice(scores, rows);
+    const size_t list = slice.list;
+    const float* row_scores = slice.row_scores;
+    const int first = slice.first;
+    const int end = slice.end;
 
     float best[TOPK_MAX_K];
     unsigned long long best_rows[TOPK_MAX_K];
@@ -105,13 +121,12 @@ extern "C" __global__ void select_top_k_sorted(
 {
     __shared__ float keys[SORT_ROWS];
     __shared__ unsigned int places[SORT_ROWS];
-    const int query = blockIdx.x;
     const int tid = threadIdx.x;
-    const size_t list = (size_t)query * gridDim.y + blockIdx.y;
-    const float* row_scores = scores + (size_t)query * rows;
-    const int per_slice = (rows + gridDim.y - 1) / gridDim.y;
-    const int first = blockIdx.y * per_slice;
-    const int count = max(0, min(rows, first + per_slice) - first);
+    const QuerySlice slice = query_slice(scores, rows);
+    const size_t list = slice.list;
+    const float* row_scores = slice.row_scores;
+    const int first = slice.first;
+    const int count = max(0, slice.end - first);
     int n = 1;
     while (n < count) n <<= 1;
     for (int i = tid; i < n; i += TOPK_THREADS) {

@@ -89,33 +89,22 @@ impl CudaKernels {
                     block_dim: (THREADS as u32, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                if sorted {
-                    let mut launch = self.stream.launch_builder(&self.select_top_k_sorted);
-                    launch
-                        .arg(&mut score_view)
-                        .arg(&rows_arg)
-                        .arg(&k_arg)
-                        .arg(&offset_arg)
-                        .arg(&mut out_scores)
-                        .arg(&mut out_rows);
-                    // SAFETY: queries_here · slices ≤ group · max_slices lists of k out entries;
-                    // each slice holds at most SORT_ROWS rows, the kernel's shared arrays.
-                    unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                let function = if sorted {
+                    &self.select_top_k_sorted
                 } else {
-                    let mut launch = self.stream.launch_builder(&self.select_top_k);
-                    launch
-                        .arg(&mut score_view)
-                        .arg(&rows_arg)
-                        .arg(&k_arg)
-                        .arg(&offset_arg)
-                        .arg(&mut scratch_scores)
-                        .arg(&mut scratch_rows)
-                        .arg(&mut out_scores)
-                        .arg(&mut out_rows);
-                    // SAFETY: the buffers hold the sizes topk.cu indexes for this grid: queries_here
-                    // · slices ≤ group · max_slices lists of THREADS · k scratch and k out entries.
-                    unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                    &self.select_top_k
+                };
+                let mut launch = self.stream.launch_builder(function);
+                launch.arg(&mut score_view).arg(&rows_arg).arg(&k_arg).arg(&offset_arg);
+                if !sorted {
+                    launch.arg(&mut scratch_scores).arg(&mut scratch_rows);
                 }
+                launch.arg(&mut out_scores).arg(&mut out_rows);
+                // SAFETY: the buffers hold the sizes topk.cu indexes for this grid: queries_here ·
+                // slices ≤ group · max_slices lists of k out entries (and, for select_top_k, of
+                // THREADS · k scratch entries); select_top_k_sorted's slices hold at most
+                // SORT_ROWS rows, its shared arrays.
+                unsafe { launch.launch(config) }.map_err(cuda_err)?;
                 let found = queries_here * slices * k;
                 let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..found)).map_err(cuda_err)?;
                 let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..found)).map_err(cuda_err)?;
