@@ -75,6 +75,8 @@ impl BenchVectors {
 pub struct HnswBuildResult {
     pub builder: String,
     pub build_secs: f64,
+    /// Links a row keeps on the base level, on average (of `2·M` slots), read from the file.
+    pub base_links: f64,
     pub sweep: Vec<SweepPoint>,
 }
 
@@ -130,6 +132,7 @@ pub fn run(
         let path = dir.path().join(format!("{builder:?}.faiss"));
         index.save(&path)?;
         drop(index);
+        let base_links = quarry_indexer::index::graph::read_hnsw_links(&std::fs::read(&path)?)?.mean_base_links();
         let sweep = sweep(&path, &spec, &queries, dim, &truth, &config.ef_search, 1)?;
         let builder = match builder {
             HnswBuilder::Graph => format!("quarry graph build (kNN lists on {device})"),
@@ -138,6 +141,7 @@ pub fn run(
         builds.push(HnswBuildResult {
             builder,
             build_secs,
+            base_links,
             sweep,
         });
     }
@@ -161,15 +165,19 @@ pub fn markdown(report: &HnswBuildBenchReport) -> String {
         "## HNSW{} build over {} × {} {}, {} queries held out, efConstruction {}, {} CPU threads\n\n",
         c.m, report.rows, report.dim, report.vectors, report.queries, c.ef_construction, report.cpu_threads
     );
-    md.push_str("| builder | build s |");
+    md.push_str("| builder | build s | base links a row |");
     for ef in &c.ef_search {
         let _ = write!(md, " efSearch {ef}: recall@10 (QPS) |");
     }
-    md.push_str("\n|---|---:|");
+    md.push_str("\n|---|---:|---:|");
     md.push_str(&"---:|".repeat(c.ef_search.len()));
     md.push('\n');
     for build in &report.builds {
-        let _ = write!(md, "| {} | {:.2} |", build.builder, build.build_secs);
+        let _ = write!(
+            md,
+            "| {} | {:.2} | {:.1} |",
+            build.builder, build.build_secs, build.base_links
+        );
         for point in &build.sweep {
             let _ = write!(md, " {:.4} ({:.0}) |", point.recall_at_10, point.qps);
         }

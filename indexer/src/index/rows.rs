@@ -9,9 +9,12 @@ use rand::SeedableRng;
 
 /// Rows `rows` of `data` (`dim` columns), in the order given, as one matrix.
 pub fn gather_rows(data: &[f32], dim: usize, rows: impl IntoIterator<Item = usize>) -> Vec<f32> {
-    rows.into_iter()
-        .flat_map(|row| data[row * dim..(row + 1) * dim].iter().copied())
-        .collect()
+    let rows = rows.into_iter();
+    let mut gathered = Vec::with_capacity(rows.size_hint().0 * dim);
+    for row in rows {
+        gathered.extend_from_slice(&data[row * dim..(row + 1) * dim]);
+    }
+    gathered
 }
 
 /// `count` rows of `data` drawn with `seed`, in row order; every row (no copy) when the

@@ -1,6 +1,7 @@
 //! Exact top-k on the GPU: SGEMM scores a group of queries against a chunk of base rows,
 //! `select_top_k` keeps each query's k best per slice of the chunk (several slices per query
-//! when the queries are few, so that the blocks fill the GPU), the host merges the lists.
+//! when the queries are few, so that the blocks fill the GPU), the host merges the sorted
+//! lists query by query on the thread pool ([`merge_slice_lists`]).
 //! A large k over few rows (the graph build's k-means lists: k 128 of ~4,096 rows) takes
 //! `select_top_k_sorted` instead, which sorts each slice of up to [`SORT_ROWS`] rows whole.
 
@@ -8,7 +9,7 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, CudaKernels, DeviceMatrix, SCORE_BYTES};
 use crate::error::{rows_of, KernelError, Result};
-use crate::{topk, Scored};
+use crate::{merge_slice_lists, topk, Scored};
 
 /// The largest k the selection kernel keeps per thread (TOPK_MAX_K in topk.cu); a larger
 /// k runs on the CPU twin.
@@ -108,20 +109,9 @@ impl CudaKernels {
                 let found = queries_here * slices * k;
                 let chunk_scores = self.stream.clone_dtoh(&out_scores.slice(..found)).map_err(cuda_err)?;
                 let chunk_rows_found = self.stream.clone_dtoh(&out_rows.slice(..found)).map_err(cuda_err)?;
-                for (query, list) in candidates.iter_mut().enumerate() {
-                    let hits =
-                        (query * slices * k..(query + 1) * slices * k).filter(|&i| chunk_rows_found[i] != u64::MAX);
-                    list.extend(hits.map(|i| Scored {
-                        row: chunk_rows_found[i],
-                        score: chunk_scores[i],
-                    }));
-                }
+                merge_slice_lists(&mut candidates, &chunk_scores, &chunk_rows_found, slices, k);
             }
-            results.extend(candidates.into_iter().map(|mut list| {
-                list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
-                list.truncate(k);
-                list
-            }));
+            results.extend(candidates);
         }
         if results.len() != query_count {
             return Err(KernelError::Cuda(format!(

@@ -171,6 +171,13 @@ impl FaissHnswLinks {
             .copied()
             .take_while(|&link| link != super::NO_LINK)
     }
+
+    /// Links a row keeps on the base level, on average: what a search reads at each row
+    /// it expands there.
+    pub fn mean_base_links(&self) -> f64 {
+        let rows = self.levels.len();
+        (0..rows).map(|row| self.links(row, 0).count()).sum::<usize>() as f64 / rows.max(1) as f64
+    }
 }
 
 /// Reads the HNSW links of an `IndexHNSWFlat` file written by FAISS (or [`HnswFlatFile`]);

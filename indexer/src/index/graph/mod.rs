@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use quarry_kernels::VectorKernels;
 
-pub use faiss_file::HnswFlatFile;
+pub use faiss_file::{read_hnsw_links, FaissHnswLinks, HnswFlatFile};
 pub use hnsw_graph::{HnswGraph, UpperLevel, NO_LINK};
 
 use hnsw_graph::draw_top_levels;
@@ -46,6 +46,8 @@ pub struct GraphBuildTimes {
     pub links: f64,
     /// Every level above the base (FAISS's insertion).
     pub upper: f64,
+    /// Links a row of the base level keeps, on average (of `2·M` slots).
+    pub base_links: f64,
 }
 
 /// The kNN list length pruned down to `degree` links: twice the links, as CAGRA's default
@@ -93,6 +95,7 @@ pub fn build_hnsw_graph(
         add_long_links(&mut base, 2 * m, level_one, m, &hubs);
         times.links += started.elapsed().as_secs_f64();
     }
+    times.base_links = base.iter().filter(|&&link| link != NO_LINK).count() as f64 / rows.max(1) as f64;
     Ok((
         HnswGraph {
             m,
