@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const KERNELS: [&str; 6] = ["topk", "kmeans", "pool", "encoder", "attention", "detours"];
+const KERNELS: [&str; 7] = ["topk", "kmeans", "pool", "encoder", "attention", "detours", "gather"];
 /// Headers the kernels include.
 const HEADERS: [&str; 1] = ["element.cuh"];
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::error::{rows_of, Result};
+use crate::resident_rows::{CpuRows, ResidentRows};
 use crate::{kmeans, topk, KMeansConfig, Scored};
 
 /// Exact top-k over one base matrix, prepared once (copied to the GPU there) and searched
@@ -27,6 +28,12 @@ pub trait VectorKernels: Send + Sync {
     /// Top-`k` rows of `base` for each query, best first (higher score, then lower row).
     fn exact_top_k(&self, queries: &[f32], base: &[f32], dim: usize, k: usize) -> Result<Vec<Vec<Scored>>> {
         self.prepare_flat(base, dim)?.top_k(queries, k)
+    }
+    /// Keeps `data` (row-major, `dim` columns) where the kernels run (on a GPU: uploaded
+    /// once) for searches among chosen rows of it.
+    fn prepare_rows<'a>(&'a self, data: &'a [f32], dim: usize) -> Result<Box<dyn ResidentRows + 'a>> {
+        rows_of(data, dim, "rows")?;
+        Ok(Box::new(CpuRows { data, dim }))
     }
     /// Trains `config.k` unit-length centroids (seeded k-means++, Lloyd iterations).
     fn kmeans_train(&self, data: &[f32], dim: usize, config: KMeansConfig) -> Result<Vec<f32>>;

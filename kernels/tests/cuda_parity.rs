@@ -5,8 +5,8 @@
 #![cfg(feature = "cuda")]
 
 use quarry_kernels::{
-    cluster_sums, exact_top_k, kmeans_assign, kmeans_train, l2_normalize, mean_pool, order_by_detours, CudaKernels,
-    KMeansConfig, Scored, VectorKernels, GPU_MAX_K, NO_NEIGHBOUR,
+    cluster_sums, exact_top_k, gather_listed_rows, kmeans_assign, kmeans_train, l2_normalize, mean_pool,
+    order_by_detours, CpuKernels, CudaKernels, KMeansConfig, Scored, VectorKernels, GPU_MAX_K, NO_NEIGHBOUR,
 };
 
 /// A fresh seed per run (printed, so a failure can be replayed with PARITY_SEED).
@@ -24,14 +24,17 @@ fn seed() -> u64 {
     seed
 }
 
+/// The next state of a seeded linear congruential generator.
+fn next_state(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state
+}
+
 fn random_unit_rows(rows: usize, dim: usize, state: &mut u64) -> Vec<f32> {
     let mut data: Vec<f32> = (0..rows * dim)
-        .map(|_| {
-            *state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((*state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
+        .map(|_| ((next_state(state) >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
         .collect();
     l2_normalize(&mut data, dim);
     data
@@ -114,6 +117,39 @@ fn top_k_over_several_row_chunks_and_query_groups() {
     let on_gpu = gpu.top_k(&resident, &query_rows, k).unwrap();
     let cpu = exact_top_k(&query_rows, &base, dim, k);
     assert_same_top_k(&on_gpu, &cpu, &query_rows, &base, dim, 1e-4);
+}
+
+#[test]
+fn listed_rows_searched_among_themselves_match_the_cpu_twin() {
+    // The graph build's k-means lists: rows of one resident matrix, gathered on the GPU by
+    // number (in no order, one row twice), each list searched against itself.
+    let gpu = gpu();
+    let mut state = seed();
+    let (rows, dim) = (30_011, 96);
+    let data = random_unit_rows(rows, dim, &mut state);
+    let on_gpu = gpu.prepare_rows(&data, dim).unwrap();
+    let on_cpu = CpuKernels.prepare_rows(&data, dim).unwrap();
+    for (count, k) in [(1, 1), (5, 5), (1_000, 10), (4_100, 128), (9_000, 128)] {
+        let mut listed: Vec<u32> = (0..count)
+            .map(|_| ((next_state(&mut state) >> 33) % rows as u64) as u32)
+            .collect();
+        if count > 2 {
+            listed[2] = listed[0];
+        }
+        let gathered = gather_listed_rows(&data, dim, &listed).unwrap();
+        let found = on_gpu.top_k_among(&listed, k).unwrap();
+        let cpu = on_cpu.top_k_among(&listed, k).unwrap();
+        assert_same_top_k(&found, &cpu, &gathered, &gathered, dim, 1e-4);
+        assert!(
+            found.iter().all(|list| list.len() == k.min(count)),
+            "{count} rows, k {k}"
+        );
+    }
+    let error = on_gpu.top_k_among(&[0, rows as u32], 1).unwrap_err().to_string();
+    assert!(
+        error.contains(&format!("row {rows} gathered from a matrix of {rows} rows")),
+        "{error}"
+    );
 }
 
 #[test]

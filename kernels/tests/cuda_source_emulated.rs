@@ -69,6 +69,6 @@ fn pruning_by_detour_count_keeps_what_the_reference_keeps_under_emulation() {
 }
 
 #[test]
-fn pooling_and_k_means_steps_compute_what_their_references_do_under_emulation() {
+fn pooling_k_means_and_gathering_steps_compute_what_their_references_do_under_emulation() {
     compile_and_run("vector_kernels", "all values match");
 }

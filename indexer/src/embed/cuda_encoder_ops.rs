@@ -66,7 +66,7 @@ impl BiasActivation {
         bias_range: std::ops::Range<usize>,
     ) -> candle_core::Result<()> {
         let cols = bias_range.len();
-        if cols == 0 || x_range.len() % cols != 0 {
+        if cols == 0 || !x_range.len().is_multiple_of(cols) {
             candle_core::bail!(
                 "bias of {cols} values does not divide a tensor of {} values",
                 x_range.len()
@@ -80,7 +80,7 @@ impl BiasActivation {
         let mut x = x.as_cuda_slice_mut::<T>()?.slice_mut(x_range);
         // 16 bytes per load where the rows and both pointers allow it (8 f16/bf16 values, 4 f32).
         let vector = VECTOR_BYTES / std::mem::size_of::<T>();
-        let vectorized = cols % vector == 0
+        let vectorized = cols.is_multiple_of(vector)
             && x.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0
             && bias.device_ptr(&stream).0 % VECTOR_BYTES as u64 == 0;
         let (name, threads_per_row) = if vectorized {
@@ -319,11 +319,7 @@ fn launch_mean_pool<T: CudaDType + DeviceRepr>(
     tokens: usize,
 ) -> candle_core::Result<CudaStorage> {
     let batch = lengths_range.len();
-    let cols = if batch * tokens == 0 {
-        0
-    } else {
-        states_range.len() / (batch * tokens)
-    };
+    let cols = states_range.len().checked_div(batch * tokens).unwrap_or(0);
     if cols == 0 || cols > MAX_NORM_COLUMNS || states_range.len() != batch * tokens * cols {
         candle_core::bail!(
             "mean pooling: {} values are not {batch} sequences of {tokens} tokens (rows of 1 to {MAX_NORM_COLUMNS})",

@@ -1,8 +1,9 @@
 //! The CUDA twins, launched through cudarc: cuBLAS SGEMM for the scores, then the PTX
 //! kernels of kernels/cuda/*.cu (compiled by build.rs) for selection, assignment, sums,
-//! pooling and a kNN graph's pruning. Each is tested against its CPU twin in kernels/tests/cuda_parity.rs.
+//! pooling, gathering rows and a kNN graph's pruning. Each is tested against its CPU twin in kernels/tests/cuda_parity.rs.
 
 mod detours;
+mod gather;
 mod kmeans;
 mod pool;
 mod topk;
@@ -18,6 +19,7 @@ pub use topk::GPU_MAX_K;
 
 use crate::backend::{FlatSearch, VectorKernels};
 use crate::error::{rows_of, KernelError, Result};
+use crate::resident_rows::ResidentRows;
 use crate::{KMeansConfig, Scored};
 
 /// PTX of kernels/cuda/encoder.cu: the embedding model's fused steps (bias + activation,
@@ -47,6 +49,7 @@ pub struct CudaKernels {
     accumulate_clusters: CudaFunction,
     mean_pool_normalize: CudaFunction,
     order_by_detours: CudaFunction,
+    gather_rows: CudaFunction,
 }
 
 /// A row-major f32 matrix resident on the GPU (a base to search, data to cluster).
@@ -84,6 +87,7 @@ impl CudaKernels {
         let kmeans = load(include_str!(concat!(env!("OUT_DIR"), "/kmeans.ptx")))?;
         let pool = load(include_str!(concat!(env!("OUT_DIR"), "/pool.ptx")))?;
         let detours = load(include_str!(concat!(env!("OUT_DIR"), "/detours.ptx")))?;
+        let gather = load(include_str!(concat!(env!("OUT_DIR"), "/gather.ptx")))?;
         Ok(Self {
             ordinal,
             name,
@@ -93,6 +97,7 @@ impl CudaKernels {
             accumulate_clusters: function(&kmeans, "accumulate_clusters")?,
             mean_pool_normalize: function(&pool, "mean_pool_normalize")?,
             order_by_detours: function(&detours, "order_by_detours")?,
+            gather_rows: function(&gather, "gather_rows")?,
             stream,
             blas,
         })
@@ -166,6 +171,13 @@ impl VectorKernels for CudaKernels {
         Ok(Box::new(GpuFlat {
             kernels: self,
             base: self.upload(base, dim)?,
+        }))
+    }
+
+    fn prepare_rows<'a>(&'a self, data: &'a [f32], dim: usize) -> Result<Box<dyn ResidentRows + 'a>> {
+        Ok(Box::new(gather::GpuRows {
+            kernels: self,
+            matrix: self.upload(data, dim)?,
         }))
     }
 

@@ -5,7 +5,7 @@
 //! A large k over few rows (the graph build's k-means lists: k 128 of ~4,096 rows) takes
 //! `select_top_k_sorted` instead, which sorts each slice of up to [`SORT_ROWS`] rows whole.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaView, LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, CudaKernels, DeviceMatrix, SCORE_BYTES};
 use crate::error::{rows_of, KernelError, Result};
@@ -33,14 +33,37 @@ impl CudaKernels {
     /// Top-`k` rows of the resident `base` for each query, best first (higher score, then
     /// lower row: the CPU twin's order).
     pub fn top_k(&self, base: &DeviceMatrix, queries: &[f32], k: usize) -> Result<Vec<Vec<Scored>>> {
+        let query_count = rows_of(queries, base.dim, "queries")?;
+        if k == 0 || base.rows == 0 || query_count == 0 {
+            return Ok(vec![Vec::new(); query_count]);
+        }
+        let device_queries = self.stream.clone_htod(queries).map_err(cuda_err)?;
+        self.top_k_of_resident(base, &device_queries.slice(..), query_count, k)
+    }
+
+    /// [`CudaKernels::top_k`] for `query_count` queries already on the GPU (`queries`, rows of
+    /// `base.dim` columns).
+    pub(crate) fn top_k_of_resident(
+        &self,
+        base: &DeviceMatrix,
+        queries: &CudaView<'_, f32>,
+        query_count: usize,
+        k: usize,
+    ) -> Result<Vec<Vec<Scored>>> {
         let dim = base.dim;
-        let query_count = rows_of(queries, dim, "queries")?;
+        if queries.len() != query_count * dim {
+            return Err(KernelError::Input(format!(
+                "queries: {} values are not {query_count} rows of {dim} columns",
+                queries.len()
+            )));
+        }
         if k == 0 || base.rows == 0 || query_count == 0 {
             return Ok(vec![Vec::new(); query_count]);
         }
         if k > GPU_MAX_K {
             let host = self.stream.clone_dtoh(&base.data).map_err(cuda_err)?;
-            return Ok(topk::exact_top_k(queries, &host, dim, k));
+            let host_queries = self.stream.clone_dtoh(queries).map_err(cuda_err)?;
+            return Ok(topk::exact_top_k(&host_queries, &host, dim, k));
         }
         let sorted = k >= SORTED_MIN_K && base.rows <= SORTED_MAX_ROWS;
         let (group, max_slices, chunk_rows) = if sorted {
@@ -54,7 +77,6 @@ impl CudaKernels {
             let max_slices = (block_budget.min(TARGET_BLOCKS) / group).max(1);
             (group, max_slices, (SCORE_BYTES / (4 * group)).clamp(1, base.rows))
         };
-        let device_queries = self.stream.clone_htod(queries).map_err(cuda_err)?;
         let mut scores = self.stream.alloc_zeros::<f32>(chunk_rows * group).map_err(cuda_err)?;
         let lists = group * max_slices;
         let scratch = if sorted { 1 } else { lists * THREADS * k };
@@ -66,7 +88,7 @@ impl CudaKernels {
         let mut results: Vec<Vec<Scored>> = Vec::with_capacity(query_count);
         for first_query in (0..query_count).step_by(group) {
             let queries_here = group.min(query_count - first_query);
-            let query_view = device_queries.slice(first_query * dim..(first_query + queries_here) * dim);
+            let query_view = queries.slice(first_query * dim..(first_query + queries_here) * dim);
             let mut candidates: Vec<Vec<Scored>> = vec![Vec::new(); queries_here];
             for first_row in (0..base.rows).step_by(chunk_rows) {
                 let rows_here = chunk_rows.min(base.rows - first_row);

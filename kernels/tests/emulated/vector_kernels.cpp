@@ -1,11 +1,13 @@
-// Runs kernels/cuda/pool.cu and kmeans.cu on the CPU (cuda_emulation.hpp) against references:
-// mean pooling + L2 normalization (masked tokens, an all-masked row), the nearest centroid
-// per row (ties to the lower centroid, more centroids than a warp, rows not filling the last
-// block) and the per-centroid sums and counts (atomics). Built and run by
+// Runs kernels/cuda/pool.cu, kmeans.cu and gather.cu on the CPU (cuda_emulation.hpp) against
+// references: mean pooling + L2 normalization (masked tokens, an all-masked row), the nearest
+// centroid per row (ties to the lower centroid, more centroids than a warp, rows not filling
+// the last block), the per-centroid sums and counts (atomics), and rows gathered by number
+// (repeated rows, columns past one pass of the block's threads). Built and run by
 // kernels/tests/cuda_source_emulated.rs.
 #include "cuda_emulation.hpp"
 #include "../../cuda/pool.cu"
 #include "../../cuda/kmeans.cu"
+#include "../../cuda/gather.cu"
 
 #include <cstdio>
 #include <random>
@@ -80,12 +82,30 @@ static void check_kmeans(int rows, int k, int dim)
     for (size_t i = 0; i < want_sums.size(); ++i) expect(std::fabs(sums[i] - want_sums[i]) <= 1e-4 * (1 + std::fabs(want_sums[i])), "accumulate_clusters sums", i);
 }
 
+static void check_gather(int rows, int count, int dim)
+{
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::uniform_int_distribution<unsigned int> pick(0, rows - 1);
+    std::vector<float> data((size_t)rows * dim);
+    for (auto& x : data) x = value(rng);
+    std::vector<unsigned int> listed(count);
+    for (auto& row : listed) row = pick(rng);
+    if (count > 1) listed[1] = listed[0];
+    std::vector<float> out((size_t)count * dim, 12345.0f);
+    launch({(unsigned int)count, 1, 1}, {GATHER_THREADS, 1, 1}, [&] { gather_rows(data.data(), listed.data(), dim, out.data()); });
+    for (int i = 0; i < count; ++i)
+        for (int j = 0; j < dim; ++j)
+            expect(out[(size_t)i * dim + j] == data[(size_t)listed[i] * dim + j], "gather_rows", (size_t)i * dim + j);
+}
+
 int main()
 {
     check_pool(3, 7, 384);   // row 1 all masked: zeros, not NaN
     check_pool(2, 5, 300);   // dim past one pass of the block's threads
     check_kmeans(1, 1, 3);
     check_kmeans(37, 45, 17);  // 45 centroids: two per lane for some; 37 rows: the last block part idle
+    check_gather(50, 1, 7);
+    check_gather(300, 97, 384);  // 384 columns: three passes of the block's threads
     if (failures) {
         std::printf("%d values off\n", failures);
         return 1;

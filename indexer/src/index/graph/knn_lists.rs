@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use quarry_kernels::{KMeansConfig, Scored, VectorKernels};
 
 use crate::error::Result;
-use crate::index::{gather_rows, seeded_rows};
+use crate::index::seeded_rows;
 
 /// An empty place in a row's list (fewer candidates than `k`).
 pub const NO_ROW: u32 = quarry_kernels::NO_NEIGHBOUR;
@@ -114,19 +114,16 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         .flat_map(|list| list.chunks(MAX_LIST_ROWS))
         .filter(|list| list.len() > 1)
         .collect();
-    // Each search's seconds: gathering its rows, preparing them (on a GPU: the upload), the top-k.
-    let search = |list: &[u32]| -> Result<(Vec<Vec<Scored>>, [f64; 3])> {
+    // The rows stay where the kernels run (on a GPU: uploaded once); each list's rows are
+    // gathered there and searched against themselves.
+    let resident = kernels.prepare_rows(data, dim)?;
+    let search = |list: &[u32]| -> Result<(Vec<Vec<Scored>>, f64)> {
         let started = Instant::now();
-        let rows_of_list = gather_rows(data, dim, list.iter().map(|&row| row as usize));
-        let gathered = started.elapsed().as_secs_f64();
-        let flat = kernels.prepare_flat(&rows_of_list, dim)?;
-        let prepared = started.elapsed().as_secs_f64();
-        let answers = flat.top_k(&rows_of_list, (k + 1).min(list.len()))?;
-        let searched = started.elapsed().as_secs_f64();
-        Ok((answers, [gathered, prepared - gathered, searched - prepared]))
+        let answers = resident.top_k_among(list, (k + 1).min(list.len()))?;
+        Ok((answers, started.elapsed().as_secs_f64()))
     };
     let mut best = Candidates::new(rows, k);
-    let (mut searching, mut merging) = ([0.0; 3], 0.0);
+    let (mut searching, mut merging) = (0.0, 0.0);
     let mut pending: Option<(&[u32], Vec<Vec<Scored>>)> = None;
     for index in 0..=parts.len() {
         let next = parts.get(index).copied();
@@ -143,17 +140,15 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         merging += merged;
         pending = match (next, searched?) {
             (Some(list), Some((answers, secs))) => {
-                searching.iter_mut().zip(secs).for_each(|(total, secs)| *total += secs);
+                searching += secs;
                 Some((list, answers))
             }
             _ => None,
         };
     }
-    let [gathering, preparing, top_k] = searching;
     tracing::info!(
-        "kNN lists: {} lists of up to {MAX_LIST_ROWS} rows searched in {:.2} s (rows gathered {gathering:.2} s, prepared {preparing:.2} s, top-k {top_k:.2} s), merged in {merging:.2} s, one beside the other",
+        "kNN lists: {} lists of up to {MAX_LIST_ROWS} rows searched in {searching:.2} s, merged in {merging:.2} s, one beside the other",
         parts.len(),
-        gathering + preparing + top_k,
     );
     Ok(best.into_lists())
 }
