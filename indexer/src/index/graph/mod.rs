@@ -133,7 +133,7 @@ mod tests {
         // 64 clusters: kNN lists alone stay inside each.
         let (dim, rows) = (32, 12_000);
         let data = crate::index::test_clustered_vectors(rows, dim);
-        let (graph, _) = build_hnsw_graph(&quarry_kernels::CpuKernels, &data, dim, 16, 80).unwrap();
+        let (graph, times) = build_hnsw_graph(&quarry_kernels::CpuKernels, &data, dim, 16, 80).unwrap();
         assert_eq!(graph.rows(), rows);
         assert_eq!(reached_on_the_base(&graph), rows);
         assert!(graph.max_level() >= 2, "{}", graph.max_level());
@@ -160,6 +160,10 @@ mod tests {
         assert_eq!(written.len(), file.len());
         let links = faiss_file::read_hnsw_links(&written).unwrap();
         assert_eq!(links.entry_point, graph.entry_point);
+        let kept = graph.base.iter().filter(|&&link| link != NO_LINK).count() as f64 / rows as f64;
+        assert!(kept > 16.0 && kept <= 32.0, "{kept} base links a row");
+        assert_eq!(links.mean_base_links(), kept);
+        assert_eq!(times.base_links, kept);
         assert_eq!(links.max_level as usize, graph.max_level());
         let row = graph.upper[0].rows[3] as usize;
         let base: Vec<i32> = links.links(row, 0).collect();
