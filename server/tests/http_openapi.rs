@@ -81,6 +81,72 @@ async fn every_described_path_has_the_methods_the_server_answers() {
     server.stop().await;
 }
 
+/// Checks that `answer` has the fields `schema` describes, no others, each required one there,
+/// through nested objects and arrays (`oneOf`: the first branch whose type fits); `at` names
+/// the place for the message.
+fn assert_documented_fields(answer: &Value, schema: &Value, at: &str) {
+    if let Some(branches) = schema["oneOf"].as_array() {
+        let fits = |branch: &&Value| match (&branch["type"], answer) {
+            (Value::String(t), Value::Null) => t == "null",
+            (Value::String(t), Value::Object(_)) => t == "object",
+            _ => false,
+        };
+        let branch = branches
+            .iter()
+            .find(fits)
+            .unwrap_or_else(|| panic!("{at}: {answer} fits no branch"));
+        return assert_documented_fields(answer, branch, at);
+    }
+    match answer {
+        Value::Object(fields) if schema["properties"].is_object() => {
+            let described: BTreeSet<&String> = schema["properties"].as_object().unwrap().keys().collect();
+            let present: BTreeSet<&String> = fields.keys().collect();
+            assert_eq!(present, described, "{at}: fields against the document");
+            for required in schema["required"].as_array().into_iter().flatten() {
+                assert!(
+                    fields.contains_key(required.as_str().unwrap()),
+                    "{at}: {required} missing"
+                );
+            }
+            for (name, value) in fields {
+                assert_documented_fields(value, &schema["properties"][name], &format!("{at}.{name}"));
+            }
+        }
+        Value::Array(items) if schema["items"].is_object() => {
+            for (i, item) in items.iter().enumerate() {
+                assert_documented_fields(item, &schema["items"], &format!("{at}[{i}]"));
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_collections_versions_have_the_fields_the_document_lists() {
+    let (_data, server) = start().await;
+    let (status, _) = server.post("/v1/collections", json!({ "name": "kept" })).await;
+    assert_eq!(status, 201);
+    server
+        .upload_completed("kept", "tides.md", b"# Tides\n\nThe moon pulls the sea.".to_vec())
+        .await;
+    let (_, document) = server.get("/openapi.json").await;
+    let schema = &document["paths"]["/v1/collections/{name}/versions"]["get"]["responses"]["200"]["content"]
+        ["application/json"]["schema"];
+    assert!(
+        schema["properties"]["versions"]["items"]["properties"].is_object(),
+        "{schema}"
+    );
+    let (status, versions) = server.get("/v1/collections/kept/versions").await;
+    assert_eq!(status, 200, "{versions}");
+    assert_eq!(versions["versions"].as_array().map(Vec::len), Some(1), "{versions}");
+    assert!(
+        versions["versions"][0]["run"].is_null(),
+        "an online upload has no run report"
+    );
+    assert_documented_fields(&versions, schema, "versions");
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn schemathesis_finds_every_answer_as_the_document_says() {
     let st = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/st");

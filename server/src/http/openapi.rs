@@ -62,6 +62,70 @@ fn deleted_files() -> Value {
     )
 }
 
+/// /v1/collections/{name}/versions: every version of the collection's snapshot, oldest first,
+/// as `quarry versions` lists them (`VersionSummary` in indexer/src/snapshot/versions.rs).
+fn version_listing() -> Value {
+    let count = json!({ "type": "integer", "minimum": 0 });
+    let strings = json!({ "type": "array", "items": { "type": "string" } });
+    let run = object(
+        json!({
+            "documents_written": count,
+            "documents_removed": { "type": ["integer", "null"], "minimum": 0 },
+            "documents_failed": count,
+            "wall_secs": { "type": "number", "minimum": 0 },
+        }),
+        &[
+            "documents_written",
+            "documents_removed",
+            "documents_failed",
+            "wall_secs",
+        ],
+    );
+    let version = object(
+        json!({
+            "version": { "type": "string" },
+            "created_at": { "type": "string", "format": "date-time" },
+            "state": { "type": "string", "enum": ["latest", "earlier", "pending", "rolled_back"] },
+            "parent": { "type": ["string", "null"] },
+            "source": { "type": "string" },
+            "documents": count,
+            "chunks": count,
+            "tokens": count,
+            "segments": count,
+            "new_segments": count,
+            "tombstones": count,
+            "precisions": strings,
+            "missing_files": strings,
+            "run": { "oneOf": [run, { "type": "null" }] },
+        }),
+        &[
+            "version",
+            "created_at",
+            "state",
+            "parent",
+            "source",
+            "documents",
+            "chunks",
+            "tokens",
+            "segments",
+            "new_segments",
+            "tombstones",
+            "precisions",
+            "missing_files",
+            "run",
+        ],
+    );
+    object(
+        json!({
+            "collection": { "type": "string" },
+            "latest": { "type": ["string", "null"] },
+            "served_version": { "type": ["string", "null"] },
+            "versions": { "type": "array", "items": version },
+        }),
+        &["collection", "latest", "served_version", "versions"],
+    )
+}
+
 /// /v1/knowledge/health (200 healthy, 503 when a collection failed to load): each collection's version and load error.
 fn health() -> Value {
     object(
@@ -324,7 +388,7 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
         ("/v1/search", "post", op("Search several collections as one", V1, ("200", reference("RetrievalResult"))).with_json_body(search_request())),
         ("/v1/collections/{name}/events", "get", Operation { summary: "The collection's ingestion events (server-sent events)", body: None, answers: vec![("200", text("text/event-stream"))], query: vec![json!({ "name": "job_id", "in": "query", "required": false, "schema": { "type": "string" } })], errors: V1 }),
         ("/v1/collections/{name}/reload", "post", op("Load the collection's LATEST now", V1, ("200", object(json!({ "reloaded": { "type": "boolean" } }), &["reloaded", "collection"])))),
-        ("/v1/collections/{name}/versions", "get", op("The snapshot's versions", V1, ("200", object(json!({ "versions": { "type": "array" } }), &["collection", "versions"])))),
+        ("/v1/collections/{name}/versions", "get", op("The snapshot's versions", V1, ("200", version_listing()))),
         ("/v1/collections/{name}/summaries", "get", op("Seed 000's document summaries", V1, ("200", object(
             json!({ "collection_name": { "type": "string" }, "total": { "type": "integer", "minimum": 0 }, "offset": { "type": "integer", "minimum": 0 }, "documents": { "type": "array", "items": summary_item() }, "available_documents": { "type": "string" } }),
             &["collection_name", "total", "offset", "documents", "available_documents"],
