@@ -187,34 +187,74 @@ impl Candidates {
         }
     }
 
-    /// Row `row`'s list with `found` merged in: best first, each id once, at most `k`.
-    fn merged(&self, row: usize, found: impl Iterator<Item = (f32, u32)>) -> Vec<(f32, u32)> {
-        let range = row * self.k..(row + 1) * self.k;
-        let mut all: Vec<(f32, u32)> = self.scores[range.clone()]
+    /// Row `row`'s list with `found` (best first) merged in: best first, each id once, at
+    /// most `k`. Both are sorted, so this is one pass over each; an id already in the row's
+    /// list is left out of `found` (the same pair scored in two k-means lists may differ in
+    /// the last bit), found through `seen`, one bit per row, all clear before and after.
+    fn merged(&self, row: usize, found: impl Iterator<Item = (f32, u32)>, seen: &mut [u64]) -> Vec<(f32, u32)> {
+        let start = row * self.k;
+        let length = self.ids[start..start + self.k]
             .iter()
-            .copied()
-            .zip(self.ids[range].iter().copied())
-            .take_while(|&(_, id)| id != NO_ROW)
-            .chain(found)
+            .position(|&id| id == NO_ROW)
+            .unwrap_or(self.k);
+        let (ours, our_scores) = (&self.ids[start..start + length], &self.scores[start..start + length]);
+        let bit = |id: u32| (id as usize / 64, 1u64 << (id % 64));
+        for &id in ours {
+            let (word, mask) = bit(id);
+            seen[word] |= mask;
+        }
+        let theirs: Vec<(f32, u32)> = found
+            .filter(|&(_, id)| {
+                let (word, mask) = bit(id);
+                seen[word] & mask == 0
+            })
             .collect();
-        // The same pair scored in two lists may differ in the last bit: one entry per id.
-        all.sort_unstable_by_key(|&(_, id)| id);
-        all.dedup_by_key(|&mut (_, id)| id);
-        all.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        all.truncate(self.k);
-        all
+        for &id in ours {
+            let (word, mask) = bit(id);
+            seen[word] &= !mask;
+        }
+        let mut out = Vec::with_capacity(self.k);
+        let (mut a, mut b) = (0, 0);
+        while out.len() < self.k && (a < length || b < theirs.len()) {
+            // Higher score first, then the lower id.
+            let take_ours = b == theirs.len()
+                || (a < length && {
+                    let (score, id) = theirs[b];
+                    our_scores[a].total_cmp(&score).then(id.cmp(&ours[a])).is_gt()
+                });
+            if take_ours {
+                out.push((our_scores[a], ours[a]));
+                a += 1;
+            } else {
+                out.push(theirs[b]);
+                b += 1;
+            }
+        }
+        out
     }
 
     /// One list's answers (`answers[i]`: the hits of its row `list[i]`, as positions in
     /// `list`) merged into its rows' candidates.
     fn merge_answers(&mut self, list: &[u32], answers: &[Vec<Scored>], k: usize) {
+        thread_local! {
+            /// A bit per row of the rows being merged, all clear between merges.
+            static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let words = (self.ids.len() / self.k.max(1)).div_ceil(64);
         let merged: Vec<Vec<(f32, u32)>> = list
             .par_iter()
             .zip(answers)
             .enumerate()
             .map(|(local, (&row, hits))| {
                 let found = without_self(hits, local, k).map(|(score, id)| (score, list[id as usize]));
-                self.merged(row as usize, found)
+                // Taken out while in use: a merge that panicked leaves no bit set behind.
+                let mut seen = SEEN.take();
+                if seen.len() < words {
+                    seen.resize(words, 0);
+                }
+                let merged = self.merged(row as usize, found, &mut seen);
+                SEEN.set(seen);
+                merged
             })
             .collect();
         for (&row, list) in list.iter().zip(merged) {
@@ -253,6 +293,21 @@ mod tests {
             })
             .sum();
         found as f64 / (rows * k) as f64
+    }
+
+    #[test]
+    fn a_merge_keeps_the_best_once_each_and_leaves_no_bit_set() {
+        let mut candidates = Candidates::new(3, 4);
+        candidates.set(1, &[(0.9, 5), (0.5, 7)]);
+        let mut seen = vec![0u64; 1];
+        // Row 7 again (scored a bit higher in this list), a tie with it at 0.5, and more
+        // than the 4 places hold.
+        let found = [(0.8, 3), (0.5000001, 7), (0.5, 2), (0.1, 0)];
+        let merged = candidates.merged(1, found.into_iter(), &mut seen);
+        assert_eq!(merged, [(0.9, 5), (0.8, 3), (0.5, 2), (0.5, 7)]);
+        assert_eq!(seen, [0], "every bit cleared");
+        // A row with no list yet takes the found ones as they are.
+        assert_eq!(candidates.merged(0, found.into_iter(), &mut seen), found);
     }
 
     #[test]
