@@ -19,10 +19,11 @@
 #   hnsw      bench-hnsw-build: HNSW by quarry's graph build (the base level's kNN lists on
 #             the GPU, CAGRA's pruning, FAISS's insertion above it) against FAISS's own CPU
 #             build at HNSW_BASELINE_ROWS (default 200,000), then alone at HNSW_ROWS (default
-#             1,000,000): build s, recall@10 and QPS at efSearch 16..256
+#             1,000,000): build s, recall@10 and QPS at efSearch 16..256; at 1M also the
+#             kNN lists against exact search over KNN_RECALL_SAMPLE rows (default 1,000)
 #   hnsw-real bench-hnsw-build on the model's own embeddings: the snapshot the e2e step wrote
 #             (1M gen-corpus chunks), 1,000 rows held out; against FAISS's CPU build unless
-#             HNSW_REAL_FAISS=0 (about 100 s on 16 cores at 1M)
+#             HNSW_REAL_FAISS=0 (about 100 s on 16 cores at 1M); the kNN lists' recall too
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds? Then CPU
 #             embedding on all its cores in f32 and bf16, at token budgets of 4,096 (the CPU
@@ -189,18 +190,19 @@ PY
     hnsw)
       # The graph build (kNN lists on the GPU) against FAISS's CPU insertion on every core,
       # at HNSW_BASELINE_ROWS (FAISS's build of 1M takes minutes), then the graph build
-      # alone at HNSW_ROWS; recall@10 and QPS at efSearch 16..256 from the saved files.
+      # alone at HNSW_ROWS; recall@10 and QPS at efSearch 16..256 from the saved files, and
+      # at 1M the kNN lists against exact search over 1,000 rows (KNN_RECALL_SAMPLE; 0: not).
       "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_BASELINE_ROWS:-200000}" --queries 1000 \
         --json "$out/hnsw-baseline.json" 2>&1 | tee "$out/hnsw-baseline.txt"
       "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_ROWS:-1000000}" --queries 1000 --no-faiss-baseline \
-        --json "$out/hnsw.json" 2>&1 | tee "$out/hnsw.txt"
+        --knn-recall-sample "${KNN_RECALL_SAMPLE:-1000}" --json "$out/hnsw.json" 2>&1 | tee "$out/hnsw.txt"
       ;;
     hnsw-real)
       [ -f "$work/snapshot/LATEST" ] || { echo "error: no snapshot at $work/snapshot: run the e2e step first on this machine" >&2; exit 1; }
       baseline=()
       [ "${HNSW_REAL_FAISS:-1}" = 1 ] || baseline=(--no-faiss-baseline)
       "$quarry" bench-hnsw-build --device "$device" --snapshot "$work/snapshot" --queries 1000 "${baseline[@]}" \
-        --json "$out/hnsw-real.json" 2>&1 | tee "$out/hnsw-real.txt"
+        --knn-recall-sample "${KNN_RECALL_SAMPLE:-1000}" --json "$out/hnsw-real.json" 2>&1 | tee "$out/hnsw-real.txt"
       ;;
     cpu)
       [ -d "$work/cpu-corpus" ] || "$quarry" gen-corpus --documents "${CPU_DOCUMENTS:-100000}" --out "$work/cpu-corpus"

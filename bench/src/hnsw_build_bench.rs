@@ -29,6 +29,8 @@ pub struct HnswBuildBenchConfig {
     pub queries: usize,
     /// Also build with FAISS's own insertion on the CPU.
     pub faiss_baseline: bool,
+    /// Rows whose kNN lists (before pruning) are compared with exact search; 0: none.
+    pub knn_recall_sample: usize,
     pub seed: u64,
 }
 
@@ -94,6 +96,9 @@ pub struct HnswBuildBenchReport {
     pub queries: usize,
     pub dim: usize,
     pub builds: Vec<HnswBuildResult>,
+    /// The graph build's kNN lists against exact search over the sampled rows (the share of
+    /// each row's true nearest its list holds), when asked for.
+    pub knn_list_recall: Option<f64>,
 }
 
 /// Builds the index each way and sweeps efSearch over the saved files.
@@ -145,6 +150,15 @@ pub fn run(
             sweep,
         });
     }
+    let knn_list_recall = match config.knn_recall_sample {
+        0 => None,
+        sample => {
+            let kernels = quarry_indexer::index::vector_kernels();
+            let recall = quarry_indexer::index::graph::knn_list_recall(kernels.as_ref(), &base, dim, config.m, sample)?;
+            tracing::info!("bench-hnsw-build: kNN list recall {recall:.4} over {sample} sampled rows");
+            Some(recall)
+        }
+    };
     Ok(HnswBuildBenchReport {
         device,
         cpu_threads: rayon::current_num_threads(),
@@ -154,6 +168,7 @@ pub fn run(
         queries: queries.len() / dim.max(1),
         dim,
         builds,
+        knn_list_recall,
     })
 }
 
@@ -182,6 +197,14 @@ pub fn markdown(report: &HnswBuildBenchReport) -> String {
             let _ = write!(md, " {:.4} ({:.0}) |", point.recall_at_10, point.qps);
         }
         md.push('\n');
+    }
+    if let Some(recall) = report.knn_list_recall {
+        let _ = writeln!(
+            md,
+            "\nThe graph build's kNN lists (before pruning) hold {recall:.4} of each of {} sampled rows' {} true nearest rows.",
+            c.knn_recall_sample,
+            quarry_indexer::index::graph::list_length(2 * c.m)
+        );
     }
     if let [graph, faiss] = &report.builds[..] {
         let _ = writeln!(

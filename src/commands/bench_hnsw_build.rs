@@ -33,6 +33,11 @@ pub struct BenchHnswBuildArgs {
     /// Skip FAISS's own build of the same index.
     #[arg(long)]
     pub no_faiss_baseline: bool,
+    /// Also compare the graph build's kNN lists (before pruning) with exact search over this
+    /// many rows spread over the base: how much the k-means split loses (0: not measured;
+    /// it builds the lists once more).
+    #[arg(long, default_value_t = 0)]
+    pub knn_recall_sample: usize,
     /// auto | cpu | cuda:N — where the graph build's kNN lists are computed.
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
@@ -59,6 +64,7 @@ pub fn run(args: BenchHnswBuildArgs) -> anyhow::Result<ExitCode> {
         ef_search: args.ef_search,
         queries: args.queries,
         faiss_baseline: !args.no_faiss_baseline,
+        knn_recall_sample: args.knn_recall_sample,
         seed: 0x686e_7377,
     };
     let vectors = match &args.snapshot {

@@ -108,9 +108,53 @@ pub fn build_hnsw_graph(
     ))
 }
 
+/// The share of each sampled row's true `list_length(2·m)` nearest rows (exact search,
+/// the row itself left out) that its kNN list holds, over `sample` rows spread evenly over
+/// `data`: how much the k-means split loses before pruning. The lists are the build's own
+/// (same seed); a bench measures it, the build does not.
+pub fn knn_list_recall(kernels: &dyn VectorKernels, data: &[f32], dim: usize, m: usize, sample: usize) -> Result<f64> {
+    let rows = data.len() / dim.max(1);
+    let k = list_length(2 * m);
+    if rows < 2 || sample == 0 {
+        return Ok(1.0);
+    }
+    let lists = knn_lists(kernels, data, dim, k, LIST_SEED)?;
+    let stride = (rows / sample.min(rows)).max(1);
+    let picked: Vec<usize> = (0..rows).step_by(stride).take(sample).collect();
+    let queries = crate::index::gather_rows(data, dim, picked.iter().copied());
+    let exact = kernels.exact_top_k(&queries, data, dim, (k + 1).min(rows))?;
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for (&row, hits) in picked.iter().zip(&exact) {
+        let truth: Vec<u32> = hits
+            .iter()
+            .map(|hit| hit.row as u32)
+            .filter(|&id| id as usize != row)
+            .take(k)
+            .collect();
+        let list = &lists.ids[row * k..(row + 1) * k];
+        found += truth.iter().filter(|id| list.contains(id)).count();
+        wanted += truth.len();
+    }
+    Ok(found as f64 / wanted.max(1) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn knn_list_recall_is_one_for_exact_lists_and_below_for_split_ones() {
+        let dim = 16;
+        // Up to EXACT_MAX_ROWS rows the lists are exact; above, split into k-means lists.
+        let small = crate::index::test_unit_vectors(500, dim);
+        assert_eq!(
+            knn_list_recall(&quarry_kernels::CpuKernels, &small, dim, 4, 50).unwrap(),
+            1.0
+        );
+        let large = crate::index::test_unit_vectors(knn_lists::EXACT_MAX_ROWS * 2, dim);
+        let recall = knn_list_recall(&quarry_kernels::CpuKernels, &large, dim, 4, 200).unwrap();
+        assert!(recall > 0.3 && recall < 1.0, "kNN list recall {recall}");
+    }
 
     /// The rows a walk over the base level's links reaches from the entry point.
     fn reached_on_the_base(graph: &HnswGraph) -> usize {
