@@ -53,8 +53,12 @@ pub(crate) struct GpuRows<'a> {
 
 impl ResidentRows for GpuRows<'_> {
     fn top_k_among(&self, rows: &[u32], k: usize) -> Result<Vec<Vec<Scored>>> {
-        if rows.len() > u32::MAX as usize {
-            return Err(KernelError::Input(format!("{} rows in one list", rows.len())));
+        if rows.len() > i32::MAX as usize {
+            return Err(KernelError::Input(format!(
+                "{} rows in one list: a launch takes at most {}",
+                rows.len(),
+                i32::MAX
+            )));
         }
         let listed = self.kernels.gather(&self.matrix, rows)?;
         let queries = listed.rows_view(0, listed.rows);
