@@ -16,8 +16,19 @@ pub trait ResidentRows: Send + Sync {
     fn top_k_among(&self, rows: &[u32], k: usize) -> Result<Vec<Vec<Scored>>>;
 }
 
-/// Rows `rows` of `data` (`dim` columns), in the order given: the CPU twin of `gather_rows`
-/// in kernels/cuda/gather.cu. Checks that every row is in `data`.
+/// Rows `rows` of `data` (`dim` columns, each row below its row count), in the order given,
+/// as one matrix.
+pub fn gather_rows(data: &[f32], dim: usize, rows: impl IntoIterator<Item = usize>) -> Vec<f32> {
+    let rows = rows.into_iter();
+    let mut gathered = Vec::with_capacity(rows.size_hint().0 * dim);
+    for row in rows {
+        gathered.extend_from_slice(&data[row * dim..(row + 1) * dim]);
+    }
+    gathered
+}
+
+/// [`gather_rows`] that first checks every row is in `data`: the CPU twin of `gather_rows`
+/// in kernels/cuda/gather.cu.
 pub fn gather_listed_rows(data: &[f32], dim: usize, rows: &[u32]) -> Result<Vec<f32>> {
     let count = rows_of(data, dim, "matrix")?;
     if let Some(&row) = rows.iter().find(|&&row| row as usize >= count) {
@@ -25,11 +36,7 @@ pub fn gather_listed_rows(data: &[f32], dim: usize, rows: &[u32]) -> Result<Vec<
             "row {row} gathered from a matrix of {count} rows"
         )));
     }
-    let mut gathered = Vec::with_capacity(rows.len() * dim);
-    for &row in rows {
-        gathered.extend_from_slice(&data[row as usize * dim..(row as usize + 1) * dim]);
-    }
-    Ok(gathered)
+    Ok(gather_rows(data, dim, rows.iter().map(|&row| row as usize)))
 }
 
 /// The CPU twin: the rows stay where they are and are gathered for each search.

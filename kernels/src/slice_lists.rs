@@ -10,15 +10,10 @@ use std::cmp::Ordering;
 
 use rayon::prelude::*;
 
-use crate::Scored;
+use crate::{best_first, Scored};
 
 /// The row of an empty place in a slice's list (fewer rows than k).
 pub const EMPTY_ROW: u64 = u64::MAX;
-
-/// Higher score first, then the lower row: the order of every exact top-k here.
-fn best_first(a: &Scored, b: &Scored) -> Ordering {
-    b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
-}
 
 /// Merges one launch's lists into `lists`, each query's k best so far (best first): query
 /// `q` (of `lists.len()`) has `slices` lists of `k` places, list `s` at
@@ -54,14 +49,12 @@ pub fn merge_slice_lists(lists: &mut [Vec<Scored>], scores: &[f32], rows: &[u64]
         for (s, &length) in lengths.iter().enumerate() {
             let (rows, scores) = slice(s);
             let (mut ours, mut theirs) = (0, 0);
-            // Both sides left: one step each place, without a branch on the comparison (the
-            // lists interleave at random, which a predicted branch pays for).
             while merged.len() < k && ours < list.len() && theirs < length {
                 let hit = Scored {
                     row: rows[theirs],
                     score: scores[theirs],
                 };
-                let theirs_first = ranks_before(&hit, &list[ours]);
+                let theirs_first = best_first(&hit, &list[ours]) == Ordering::Less;
                 merged.push(if theirs_first { hit } else { list[ours] });
                 theirs += theirs_first as usize;
                 ours += !theirs_first as usize;
@@ -80,18 +73,6 @@ pub fn merge_slice_lists(lists: &mut [Vec<Scored>], scores: &[f32], rows: &[u64]
             merged.clear();
         }
     });
-}
-
-/// A score's bits as an integer in `f32::total_cmp`'s order.
-fn total_order_key(score: f32) -> i32 {
-    let bits = score.to_bits() as i32;
-    bits ^ (((bits >> 31) as u32) >> 1) as i32
-}
-
-/// Whether `a` comes before `b` in [`best_first`] order (computed without branches).
-fn ranks_before(a: &Scored, b: &Scored) -> bool {
-    let (ka, kb) = (total_order_key(a.score), total_order_key(b.score));
-    (ka > kb) | ((ka == kb) & (a.row < b.row))
 }
 
 /// How many places of a slice's list hold rows, when they come first and best first; `None`

@@ -18,6 +18,11 @@ pub struct Scored {
     pub score: f32,
 }
 
+/// Higher score first, then the lower row: the order of every exact top-k here.
+pub fn best_first(a: &Scored, b: &Scored) -> Ordering {
+    b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
+}
+
 /// Min-heap entry: the worst kept hit sits on top. Ties keep the lower row.
 struct Entry(Scored);
 
@@ -34,11 +39,7 @@ impl PartialOrd for Entry {
 }
 impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .0
-            .score
-            .total_cmp(&self.0.score)
-            .then(self.0.row.cmp(&other.0.row))
+        best_first(&self.0, &other.0)
     }
 }
 
@@ -74,7 +75,7 @@ impl Best {
     /// Best first (ties keep the lower row).
     fn into_sorted(self) -> Vec<Scored> {
         let mut hits: Vec<Scored> = self.heap.into_iter().map(|e| e.0).collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.row.cmp(&b.row)));
+        hits.sort_by(best_first);
         hits
     }
 }

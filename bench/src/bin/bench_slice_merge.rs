@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use quarry_kernels::{merge_slice_lists, Scored, EMPTY_ROW};
+use quarry_kernels::{best_first, merge_slice_lists, Scored, EMPTY_ROW};
 
 /// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
 #[global_allocator]
@@ -24,10 +24,6 @@ fn flag(name: &str, default: usize) -> anyhow::Result<usize> {
             .parse()?),
         None => Ok(default),
     }
-}
-
-fn best_first(a: &Scored, b: &Scored) -> std::cmp::Ordering {
-    b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
 }
 
 /// Seeded lists as a launch writes them: each query's slices, K sorted places each.

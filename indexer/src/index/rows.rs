@@ -7,15 +7,8 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 
-/// Rows `rows` of `data` (`dim` columns), in the order given, as one matrix.
-pub fn gather_rows(data: &[f32], dim: usize, rows: impl IntoIterator<Item = usize>) -> Vec<f32> {
-    let rows = rows.into_iter();
-    let mut gathered = Vec::with_capacity(rows.size_hint().0 * dim);
-    for row in rows {
-        gathered.extend_from_slice(&data[row * dim..(row + 1) * dim]);
-    }
-    gathered
-}
+// Gathered by number: the kernels' own CPU gather, the one their device twins check against.
+pub use quarry_kernels::gather_rows;
 
 /// `count` rows of `data` drawn with `seed`, in row order; every row (no copy) when the
 /// sample would take them all.

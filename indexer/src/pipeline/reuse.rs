@@ -16,6 +16,7 @@ use super::types::{ChunkedDoc, EmbeddedDoc};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
+use crate::index::gather_rows;
 use crate::parse::file_uri_of;
 use crate::snapshot::{DocumentRecord, SnapshotReader, Tombstones, WantedRows};
 use crate::store::StoreOptions;
@@ -515,11 +516,6 @@ fn segment_documents(
     out
 }
 
-/// The embedding rows `rows`, one after another.
-fn gather_rows(embeddings: &Embeddings, rows: &[usize]) -> Vec<f32> {
-    rows.iter().flat_map(|&row| embeddings.row(row)).copied().collect()
-}
-
 /// The live documents of `version` at `uri` whose URI `keep` accepts (those of a file that
 /// failed in this run, those added through the API), minus the ids in `present`: their
 /// stored rows, so a bad night (an S3 error, a file that no longer parses) or a full version
@@ -566,7 +562,7 @@ pub async fn last_good_versions(
             match rows {
                 Some(rows) => {
                     let doc = EmbeddedDoc {
-                        vectors: gather_rows(&embeddings, &rows),
+                        vectors: gather_rows(&embeddings.data, embeddings.dim, rows.iter().copied()),
                         chunks: rows.iter().map(|&row| chunks[row].clone()).collect(),
                         record,
                         languages: Vec::new(),

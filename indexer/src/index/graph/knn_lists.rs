@@ -46,9 +46,32 @@ impl KnnLists {
     }
 
     /// Row `row`'s list, padding included.
-    #[cfg(test)]
     pub fn of(&self, row: usize) -> &[u32] {
         &self.ids[row * self.k..(row + 1) * self.k]
+    }
+
+    /// The share of each sampled row's true `k` nearest other rows of `data` (exact search
+    /// by `kernels`) that its list holds, over `sample` rows spread evenly over the rows
+    /// (all of them when `sample` is as many).
+    pub fn recall(&self, kernels: &dyn VectorKernels, data: &[f32], dim: usize, sample: usize) -> Result<f64> {
+        let rows = self.rows();
+        if rows < 2 || sample == 0 {
+            return Ok(1.0);
+        }
+        let stride = (rows / sample.min(rows)).max(1);
+        let picked: Vec<usize> = (0..rows).step_by(stride).take(sample).collect();
+        let queries = crate::index::gather_rows(data, dim, picked.iter().copied());
+        let exact = kernels.exact_top_k(&queries, data, dim, (self.k + 1).min(rows))?;
+        let (mut found, mut wanted) = (0usize, 0usize);
+        for (&row, hits) in picked.iter().zip(&exact) {
+            let truth = without_self(hits, row, self.k).map(|(_, id)| id);
+            let list = self.of(row);
+            for id in truth {
+                found += list.contains(&id) as usize;
+                wanted += 1;
+            }
+        }
+        Ok(found as f64 / wanted.max(1) as f64)
     }
 }
 
@@ -282,17 +305,9 @@ mod tests {
     use super::*;
     use quarry_kernels::CpuKernels;
 
-    /// The share of each row's true `k` nearest that its list holds.
-    fn list_recall(lists: &KnnLists, data: &[f32], dim: usize, k: usize) -> f64 {
-        let exact = exact_lists(&CpuKernels, data, dim, k).unwrap();
-        let rows = lists.rows();
-        let found: usize = (0..rows)
-            .map(|row| {
-                let got = &lists.of(row)[..k];
-                exact.of(row).iter().filter(|id| got.contains(id)).count()
-            })
-            .sum();
-        found as f64 / (rows * k) as f64
+    /// The share of each row's true nearest that its list holds.
+    fn list_recall(lists: &KnnLists, data: &[f32], dim: usize) -> f64 {
+        lists.recall(&CpuKernels, data, dim, lists.rows()).unwrap()
     }
 
     #[test]
@@ -320,7 +335,7 @@ mod tests {
             assert!(!lists.of(row).contains(&(row as u32)), "row {row} lists itself");
             assert!(!lists.of(row).contains(&NO_ROW));
         }
-        assert_eq!(list_recall(&lists, &data, dim, 12), 1.0);
+        assert_eq!(list_recall(&lists, &data, dim), 1.0);
         // Fewer rows than k: every other row, then padding.
         let tiny = knn_lists(&CpuKernels, &data[..4 * dim], dim, 6, 1).unwrap();
         assert_eq!(tiny.of(0)[3..], [NO_ROW; 3]);
@@ -351,7 +366,7 @@ mod tests {
         let data = crate::index::test_clustered_vectors(rows, dim);
         let lists = knn_lists(&CpuKernels, &data, dim, 16, 3).unwrap();
         assert_eq!(lists.rows(), rows);
-        let recall = list_recall(&lists, &data, dim, 16);
+        let recall = list_recall(&lists, &data, dim);
         assert!(recall > 0.8, "kNN list recall {recall}");
         assert_eq!(lists, knn_lists(&CpuKernels, &data, dim, 16, 3).unwrap(), "seeded");
     }

@@ -113,29 +113,10 @@ pub fn build_hnsw_graph(
 /// `data`: how much the k-means split loses before pruning. The lists are the build's own
 /// (same seed); a bench measures it, the build does not.
 pub fn knn_list_recall(kernels: &dyn VectorKernels, data: &[f32], dim: usize, m: usize, sample: usize) -> Result<f64> {
-    let rows = data.len() / dim.max(1);
-    let k = list_length(2 * m);
-    if rows < 2 || sample == 0 {
+    if sample == 0 {
         return Ok(1.0);
     }
-    let lists = knn_lists(kernels, data, dim, k, LIST_SEED)?;
-    let stride = (rows / sample.min(rows)).max(1);
-    let picked: Vec<usize> = (0..rows).step_by(stride).take(sample).collect();
-    let queries = crate::index::gather_rows(data, dim, picked.iter().copied());
-    let exact = kernels.exact_top_k(&queries, data, dim, (k + 1).min(rows))?;
-    let (mut found, mut wanted) = (0usize, 0usize);
-    for (&row, hits) in picked.iter().zip(&exact) {
-        let truth: Vec<u32> = hits
-            .iter()
-            .map(|hit| hit.row as u32)
-            .filter(|&id| id as usize != row)
-            .take(k)
-            .collect();
-        let list = &lists.ids[row * k..(row + 1) * k];
-        found += truth.iter().filter(|id| list.contains(id)).count();
-        wanted += truth.len();
-    }
-    Ok(found as f64 / wanted.max(1) as f64)
+    knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?.recall(kernels, data, dim, sample)
 }
 
 #[cfg(test)]
