@@ -10,7 +10,7 @@ use std::process::Command;
 
 const KERNELS: [&str; 7] = ["topk", "kmeans", "pool", "encoder", "attention", "detours", "gather"];
 /// Headers the kernels include.
-const HEADERS: [&str; 1] = ["element.cuh"];
+const HEADERS: [&str; 2] = ["element.cuh", "mma.cuh"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

@@ -1,11 +1,11 @@
 //! The encoder's fused CUDA kernels (kernels/cuda/encoder.cu) against their CPU twins on
 //! fresh random inputs, odd sizes included, at every precision: the bias add (+ erf GELU)
 //! against candle's broadcast add and `gelu_erf` in f32, the length-masked softmax against
-//! `quarry_kernels::masked_softmax_rows`, the packed attention (both GPU kernels: CUDA cores
-//! and tensor cores) and the bias + residual + layer norm against the same `encoder_ops` on
-//! the CPU (`quarry_kernels::packed_attention`,
-//! `bias_residual_layer_norm_rows`), and the mean pooling against `mean_pool` +
-//! `l2_normalize`. Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
+//! `quarry_kernels::masked_softmax_rows`, the packed attention (every GPU kernel: CUDA cores
+//! and both on tensor cores) and the bias + residual + layer norm against the same
+//! `encoder_ops` on the CPU (`quarry_kernels::packed_attention`,
+//! `bias_residual_layer_norm_rows`), the fused token embedding against candle's gather, add
+//! and layer norm in f32, and the mean pooling against `mean_pool` + `l2_normalize`. Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
 #![cfg(feature = "cuda")]
 
 use candle_core::{DType, Device, Tensor};
@@ -13,6 +13,7 @@ use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
 use quarry_indexer::embed::encoder_ops::{
     bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel,
 };
+use quarry_indexer::embed::token_embedding::embed_tokens;
 
 const PRECISIONS: [(DType, f32); 3] = [(DType::F32, 1e-5), (DType::F16, 2e-3), (DType::BF16, 1.5e-2)];
 
@@ -39,6 +40,26 @@ fn relative_error(got: &[f32], want: &[f32]) -> f32 {
     let difference: f64 = got.iter().zip(want).map(|(g, w)| ((g - w) as f64).powi(2)).sum();
     let norm: f64 = want.iter().map(|w| (*w as f64).powi(2)).sum();
     (difference / norm.max(1e-30)).sqrt() as f32
+}
+
+/// `x` (2-D) copied to the GPU `offset` values into its buffer: off the alignment the
+/// vectorized kernels need when `offset` is not a multiple of their vector.
+fn on_gpu_at_offset(x: &Tensor, offset: usize, gpu: &Device) -> Tensor {
+    let padded = Tensor::cat(
+        &[
+            &Tensor::zeros(offset, x.dtype(), &Device::Cpu).unwrap(),
+            &x.flatten_all().unwrap(),
+        ],
+        0,
+    )
+    .unwrap();
+    padded
+        .to_device(gpu)
+        .unwrap()
+        .narrow(0, offset, x.elem_count())
+        .unwrap()
+        .reshape(x.dims())
+        .unwrap()
 }
 
 #[test]
@@ -72,21 +93,7 @@ fn bias_activation_matches_candle_at_every_precision() {
                 .unwrap();
             for gelu in [false, true] {
                 let want = if gelu { sum.gelu_erf().unwrap() } else { sum.clone() };
-                let padded = Tensor::cat(
-                    &[
-                        &Tensor::zeros(offset, dtype, &Device::Cpu).unwrap(),
-                        &x.flatten_all().unwrap(),
-                    ],
-                    0,
-                )
-                .unwrap();
-                let on_gpu = padded
-                    .to_device(&gpu)
-                    .unwrap()
-                    .narrow(0, offset, rows * cols)
-                    .unwrap()
-                    .reshape((rows, cols))
-                    .unwrap();
+                let on_gpu = on_gpu_at_offset(&x, offset, &gpu);
                 bias_activation(&on_gpu, &bias.to_device(&gpu).unwrap(), gelu).unwrap();
                 let error = relative_error(&host_f32(&on_gpu), &host_f32(&want));
                 assert!(
@@ -163,7 +170,7 @@ fn random_lengths(batch: usize, tokens: usize) -> Vec<u32> {
 }
 
 #[test]
-fn both_attention_kernels_match_the_cpu_twin_at_every_precision() {
+fn every_attention_kernel_matches_the_cpu_twin_at_every_precision() {
     let gpu = gpu();
     // (sequences, tokens, heads, head size): one token; 33 tokens (a second warp, two key
     // tiles of the CUDA-core kernel); 70 (two query blocks, the tensor-core kernel's second
@@ -188,7 +195,11 @@ fn both_attention_kernels_match_the_cpu_twin_at_every_precision() {
             let kernels: &[AttentionKernel] = if dtype == DType::F32 {
                 &[AttentionKernel::CudaCores]
             } else {
-                &[AttentionKernel::CudaCores, AttentionKernel::TensorCores]
+                &[
+                    AttentionKernel::CudaCores,
+                    AttentionKernel::TensorCores,
+                    AttentionKernel::TensorCoreRegisters,
+                ]
             };
             for &kernel in kernels {
                 let got = packed_attention_by(
@@ -214,21 +225,23 @@ fn tensor_core_attention_refuses_f32_and_an_unaligned_product() {
     let gpu = gpu();
     let lengths = Tensor::new(&[5u32], &gpu).unwrap();
     let f32_product = Tensor::zeros((5, 3 * 64), DType::F32, &gpu).unwrap();
-    let error = packed_attention_by(&f32_product, &lengths, 2, AttentionKernel::TensorCores)
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("f16 or bf16"), "{error}");
-    // A view one element into its buffer: 2 bytes off the 16 the kernel loads at a time.
+    // A view one element into its buffer: 2 bytes off the 16 the kernels load at a time.
     let shifted = Tensor::zeros(5 * 3 * 64 + 1, DType::F16, &gpu)
         .unwrap()
         .narrow(0, 1, 5 * 3 * 64)
         .unwrap()
         .reshape((5, 3 * 64))
         .unwrap();
-    let error = packed_attention_by(&shifted, &lengths, 2, AttentionKernel::TensorCores)
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("aligned"), "{error}");
+    for kernel in [AttentionKernel::TensorCores, AttentionKernel::TensorCoreRegisters] {
+        let error = packed_attention_by(&f32_product, &lengths, 2, kernel)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("f16 or bf16"), "{kernel:?}: {error}");
+        let error = packed_attention_by(&shifted, &lengths, 2, kernel)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("aligned"), "{kernel:?}: {error}");
+    }
     // Auto takes the CUDA cores there instead.
     assert_eq!(
         packed_attention_by(&shifted, &lengths, 2, AttentionKernel::Auto)
@@ -241,8 +254,20 @@ fn tensor_core_attention_refuses_f32_and_an_unaligned_product() {
 #[test]
 fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
     let gpu = gpu();
-    // 1000 columns: 32 values per lane, the last lane's last one past the row.
-    for (rows, cols) in [(1, 1), (5, 384), (70_001, 384), (3, 1000), (17, 37)] {
+    // Widths that are a multiple of 4 take the vectorized kernel (four values a load): 1,024
+    // columns fill every lane's registers, 1,000 leave the last lane's last four past the row.
+    // The others, and x one value into its buffer (`offset`, off the four-value alignment),
+    // take the one value a lane kernel: 1,000 columns there are 32 values a lane.
+    for (rows, cols, offset) in [
+        (1, 1, 0),
+        (5, 384, 0),
+        (70_001, 384, 0),
+        (3, 1000, 0),
+        (3, 1024, 0),
+        (17, 37, 0),
+        (5, 384, 1),
+        (3, 1000, 1),
+    ] {
         let x = (Tensor::randn(0f32, 2.0, (rows, cols), &Device::Cpu).unwrap() + 5.0).unwrap();
         let residual = Tensor::randn(0f32, 1.0, (rows, cols), &Device::Cpu).unwrap();
         let parameters = Tensor::randn(0f32, 1.0, (3, cols), &Device::Cpu).unwrap();
@@ -256,7 +281,7 @@ fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
             // A deep copy: at f32 `to_dtype` shares x's storage, and the twin writes in place.
             let want = f32(&x).copy().unwrap();
             bias_residual_layer_norm(&want, &f32(&residual), &f32(&parameters), 1e-12).unwrap();
-            let got = x.to_device(&gpu).unwrap();
+            let got = on_gpu_at_offset(&x, offset, &gpu);
             bias_residual_layer_norm(
                 &got,
                 &residual.to_device(&gpu).unwrap(),
@@ -265,7 +290,70 @@ fn bias_residual_layer_norm_matches_the_cpu_twin_at_every_precision() {
             )
             .unwrap();
             let error = relative_error(&host_f32(&got), &host_f32(&want));
-            assert!(error < bound, "{rows}x{cols} {dtype:?}: relative error {error}");
+            assert!(
+                error < bound,
+                "{rows}x{cols} at offset {offset} {dtype:?}: relative error {error}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_fused_token_embedding_matches_gather_add_and_layer_norm_at_every_precision() {
+    let gpu = gpu();
+    // 384 columns (MiniLM) over 300 sequences; 1,024 (every register of a lane); 36 (most
+    // lanes idle); tokens up to the last position row.
+    for (batch, tokens, positions, vocabulary, hidden) in
+        [(300, 37, 512, 1000, 384), (2, 8, 8, 30, 1024), (5, 3, 4, 7, 36)]
+    {
+        let words = Tensor::randn(0f32, 1.0, (vocabulary, hidden), &Device::Cpu).unwrap();
+        let position_rows = Tensor::randn(0f32, 0.5, (positions, hidden), &Device::Cpu).unwrap();
+        let weight = (Tensor::randn(0f32, 0.2, hidden, &Device::Cpu).unwrap() + 1.0).unwrap();
+        let shift = Tensor::randn(0f32, 0.2, hidden, &Device::Cpu).unwrap();
+        let prologue = Tensor::cat(
+            &[
+                &position_rows,
+                &weight.unsqueeze(0).unwrap(),
+                &shift.unsqueeze(0).unwrap(),
+            ],
+            0,
+        )
+        .unwrap();
+        let ids: Vec<u32> = (0..batch * tokens)
+            .map(|i| ((i * 7919 + 13) % vocabulary) as u32)
+            .collect();
+        let ids = Tensor::from_vec(ids, (batch, tokens), &Device::Cpu).unwrap();
+        for (dtype, bound) in PRECISIONS {
+            let (words, prologue) = (words.to_dtype(dtype).unwrap(), prologue.to_dtype(dtype).unwrap());
+            let f32 = |t: &Tensor| t.to_dtype(DType::F32).unwrap();
+            let norm = candle_nn::LayerNorm::new(
+                f32(&prologue.get(positions).unwrap()),
+                f32(&prologue.get(positions + 1).unwrap()),
+                1e-12,
+            );
+            let want = f32(&words)
+                .index_select(&ids.flatten_all().unwrap(), 0)
+                .unwrap()
+                .reshape((batch, tokens, hidden))
+                .unwrap()
+                .broadcast_add(&f32(&prologue.narrow(0, 0, tokens).unwrap()))
+                .unwrap()
+                .reshape((batch * tokens, hidden))
+                .unwrap();
+            let want = candle_core::Module::forward(&norm, &want).unwrap();
+            let got = embed_tokens(
+                &ids.to_device(&gpu).unwrap(),
+                &words.to_device(&gpu).unwrap(),
+                &prologue.to_device(&gpu).unwrap(),
+                1e-12,
+            )
+            .unwrap();
+            assert_eq!(got.dims(), [batch * tokens, hidden]);
+            let error = relative_error(&host_f32(&got), &host_f32(&want));
+            assert!(
+                error < bound,
+                "{batch}x{tokens} of {vocabulary}x{hidden} {dtype:?}: relative error {error}"
+            );
         }
     }
 }

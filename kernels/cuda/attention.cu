@@ -4,13 +4,17 @@
 // into the context [batch * tokens][hidden], each sequence b over its first lengths[b] keys
 // (clamped to 1..tokens; padding rows attend like the others, as BERT's additive mask lets
 // them). No copy lays the heads out and no score matrix goes through memory. Two kernels
-// (indexer/src/embed/cuda_attention.rs picks one):
+// Three kernels (indexer/src/embed/cuda_attention.rs picks one):
 // - packed_attention: CUDA cores, one query per thread, any element type;
-// - tensor_core_attention: f16/bf16 on tensor cores (WMMA), 16 queries per warp.
-// CPU twin: kernels/src/attention.rs packed_attention. kernels/tests/emulated/ runs both
-// kernels on the CPU (emulated threads and WMMA) against an f64 reference.
+// - tensor_core_attention: f16/bf16 on tensor cores (WMMA), 16 queries per warp, the scores
+//   and weights through shared memory;
+// - register_attention: f16/bf16 on tensor cores (mma.sync), 16 queries per warp, the
+//   scores, weights and output in registers.
+// CPU twin: kernels/src/attention.rs packed_attention. kernels/tests/emulated/ runs every
+// kernel on the CPU (emulated threads, WMMA and mma.sync) against an f64 reference.
 
 #include "element.cuh"
+#include "mma.cuh"
 #ifndef QUARRY_CUDA_EMULATION
 #include <mma.h>
 #endif
@@ -97,6 +101,26 @@ __device__ void packed_attention(const T* __restrict__ qkv, const unsigned int* 
 #define SCRATCH_STRIDE (TENSOR_KEYS + 4)
 #define WEIGHT_STRIDE (TENSOR_KEYS + 8)
 
+// Keys start.. start + count of the head (`sequence`: its first token's query columns; a
+// token's key is `hidden` values on, its value 2 * hidden) staged by the block's threads 16
+// bytes at a time: `store(j, v, key, value)` puts vector v of tile row j (zeros past count,
+// up to TENSOR_KEYS rows) where the kernel keeps it.
+template <int VECTORS_PER_ROW, typename T, typename Store>
+__device__ __forceinline__ void stage_tile(const T* sequence, size_t stride, size_t hidden, unsigned int start, unsigned int count, Store store)
+{
+    constexpr int VECTOR = sizeof(Bits128) / sizeof(T);
+    for (unsigned int i = threadIdx.x; i < TENSOR_KEYS * VECTORS_PER_ROW; i += blockDim.x) {
+        const unsigned int j = i / VECTORS_PER_ROW, v = i % VECTORS_PER_ROW;
+        Bits128 key = {0, 0, 0, 0}, value = {0, 0, 0, 0};
+        if (j < count) {
+            const T* source = sequence + (size_t)(start + j) * stride + v * VECTOR;
+            key = *reinterpret_cast<const Bits128*>(source + hidden);
+            value = *reinterpret_cast<const Bits128*>(source + 2 * hidden);
+        }
+        store(j, v, key, value);
+    }
+}
+
 // out [16][16 * BLOCKS] (row-major, SCRATCH_STRIDE apart) = A [16][16 * DEPTH] · B by one
 // warp on tensor cores, f32 sums: a(k) gives A's k-th 16x16 fragment, b(n, k) B's for output
 // block n.
@@ -155,17 +179,10 @@ __device__ void tensor_core_attention(const T* __restrict__ qkv, const unsigned 
     for (unsigned int start = 0; start < length; start += TENSOR_KEYS) {
         const unsigned int count = min((unsigned int)TENSOR_KEYS, length - start);
         __syncthreads();  // every warp is done with the previous tile
-        for (unsigned int i = threadIdx.x; i < TENSOR_KEYS * VECTORS_PER_ROW; i += threads) {
-            const unsigned int j = i / VECTORS_PER_ROW, v = i % VECTORS_PER_ROW;
-            Bits128 key = {0, 0, 0, 0}, value = {0, 0, 0, 0};
-            if (j < count) {
-                const T* source = sequence + (size_t)(start + j) * stride + v * VECTOR;
-                key = *reinterpret_cast<const Bits128*>(source + hidden);
-                value = *reinterpret_cast<const Bits128*>(source + 2 * hidden);
-            }
+        stage_tile<VECTORS_PER_ROW>(sequence, stride, hidden, start, count, [&](unsigned int j, unsigned int v, const Bits128& key, const Bits128& value) {
             *reinterpret_cast<Bits128*>(key_tile + j * TILE_STRIDE + v * VECTOR) = key;
             *reinterpret_cast<Bits128*>(value_tile + j * TILE_STRIDE + v * VECTOR) = value;
-        }
+        });
         __syncthreads();
 
         // scores [16][TENSOR_KEYS] = queries · keysᵀ (keysᵀ: the key tile read column-major).
@@ -218,6 +235,139 @@ __device__ void tensor_core_attention(const T* __restrict__ qkv, const unsigned 
     for (int d = 0; d < HALF; ++d) out[d] = from_float<T>(output[d] * inverse);
 }
 
+// Tensor cores through mma.sync (mma.cuh), FlashAttention-2's layout: the same grid and
+// warps as tensor_core_attention (16 queries a warp, TENSOR_WARPS warps a block at most), but
+// no scratch. Per tile of TENSOR_KEYS keys the block stages the keys as they are [key][d] and
+// the values transposed [d][key] (the B operands of the two products, so each lane reads its
+// two elements as one register; strides padded by 8 elements so a warp's reads fall on 32
+// different banks). Each lane holds its two rows' (group and group + 8) scores as the
+// products leave them, masks the keys past the sequence, takes the rows' maxima across its 4
+// lanes, and rounds the weights to T straight into the A fragments of weights · values (the
+// sums of two 8-key blocks side by side are the A fragment of their 16 keys); the output
+// stays in the product's accumulators, rescaled when the maximum grows. Each lane's running
+// sum covers its own columns; the 4 lanes of a row add theirs at the end. Needs qkv 16-byte
+// aligned (the host checks it).
+template <typename T, int HEAD>
+__device__ void register_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, T* __restrict__ context, unsigned int tokens, unsigned int heads)
+{
+    constexpr int KEY_STRIDE = HEAD + 8, VALUE_STRIDE = TENSOR_KEYS + 8, VECTOR = 8, VECTORS_PER_ROW = HEAD / VECTOR;
+    constexpr int KEY_BLOCKS = TENSOR_KEYS / 8, KEY_STEPS = TENSOR_KEYS / 16, DIM_BLOCKS = HEAD / 8, DIM_STEPS = HEAD / 16;
+    static_assert(sizeof(T) == 2 && HEAD % 16 == 0, "16-bit types, head a multiple of 16");
+    __shared__ __align__(16) T key_tile[TENSOR_KEYS * KEY_STRIDE];
+    __shared__ __align__(16) T value_tile[HEAD * VALUE_STRIDE];  // transposed: [d][key]
+    const unsigned int warp = threadIdx.x / 32, lane = threadIdx.x % 32, threads = blockDim.x;
+    const unsigned int group = lane / 4, pair = lane % 4;
+    const unsigned int b = blockIdx.x, h = blockIdx.y;
+    const unsigned int first = (blockIdx.z * (threads / 32) + warp) * TENSOR_QUERIES;
+    const unsigned int length = max(1u, min(lengths[b], tokens));
+    const size_t hidden = (size_t)heads * HEAD, stride = 3 * hidden;
+    const T* sequence = qkv + (size_t)b * tokens * stride + (size_t)h * HEAD;
+    const unsigned int rows[2] = {first + group, first + group + 8};
+
+    // The warp's queries (zeros past the sequence) as A fragments, straight from memory.
+    unsigned int query[DIM_STEPS][4];
+#pragma unroll
+    for (int k = 0; k < DIM_STEPS; ++k)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+            const unsigned int row = rows[r % 2], column = k * 16 + 2 * pair + 8 * (r / 2);
+            query[k][r] = row < tokens ? load_pair(sequence + (size_t)row * stride + column) : 0u;
+        }
+
+    float output[DIM_BLOCKS][4];
+#pragma unroll
+    for (int n = 0; n < DIM_BLOCKS; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) output[n][e] = 0.0f;
+    float maximum[2] = {-INFINITY, -INFINITY}, total[2] = {0.0f, 0.0f};
+    for (unsigned int start = 0; start < length; start += TENSOR_KEYS) {
+        const unsigned int count = min((unsigned int)TENSOR_KEYS, length - start);
+        __syncthreads();  // every warp is done with the previous tile
+        stage_tile<VECTORS_PER_ROW>(sequence, stride, hidden, start, count, [&](unsigned int j, unsigned int v, const Bits128& key, const Bits128& value) {
+            *reinterpret_cast<Bits128*>(key_tile + j * KEY_STRIDE + v * VECTOR) = key;
+            const T* dimensions = reinterpret_cast<const T*>(&value);
+#pragma unroll
+            for (int e = 0; e < VECTOR; ++e) value_tile[(v * VECTOR + e) * VALUE_STRIDE + j] = dimensions[e];
+        });
+        __syncthreads();
+
+        // scores [16][TENSOR_KEYS] = queries · keysᵀ: block n holds keys 8n.., each lane its
+        // rows' columns 2 * pair and + 1.
+        float scores[KEY_BLOCKS][4];
+#pragma unroll
+        for (int n = 0; n < KEY_BLOCKS; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) scores[n][e] = 0.0f;
+            const T* key = key_tile + (n * 8 + group) * KEY_STRIDE + 2 * pair;
+#pragma unroll
+            for (int k = 0; k < DIM_STEPS; ++k) {
+                const unsigned int operand[2] = {load_pair(key + k * 16), load_pair(key + k * 16 + 8)};
+                mma_m16n8k16<T>(scores[n], query[k], operand);
+            }
+        }
+
+        float next[2] = {maximum[0], maximum[1]};
+#pragma unroll
+        for (int n = 0; n < KEY_BLOCKS; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if ((unsigned int)(n * 8 + 2 * pair + e % 2) >= count) scores[n][e] = -INFINITY;
+                next[e / 2] = fmaxf(next[e / 2], scores[n][e]);
+            }
+        float rescale[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            next[r] = fmaxf(next[r], __shfl_xor_sync(0xffffffffu, next[r], 1));
+            next[r] = fmaxf(next[r], __shfl_xor_sync(0xffffffffu, next[r], 2));  // finite: key 0 of the tile
+            rescale[r] = expf(maximum[r] - next[r]);                             // 0 on the first tile
+            total[r] *= rescale[r];
+            maximum[r] = next[r];
+        }
+#pragma unroll
+        for (int n = 0; n < DIM_BLOCKS; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) output[n][e] *= rescale[e / 2];
+
+        // The weights, rounded to T, as the A fragments of weights · values.
+        unsigned int weights[KEY_STEPS][4];
+#pragma unroll
+        for (int n = 0; n < KEY_BLOCKS; ++n) {
+            float weight[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                weight[e] = expf(scores[n][e] - next[e / 2]);  // 0 past count
+                total[e / 2] += weight[e];
+            }
+            weights[n / 2][2 * (n % 2)] = pack_pair<T>(weight[0], weight[1]);
+            weights[n / 2][2 * (n % 2) + 1] = pack_pair<T>(weight[2], weight[3]);
+        }
+
+        // output [16][HEAD] += weights · values: block n holds dimensions 8n...
+#pragma unroll
+        for (int n = 0; n < DIM_BLOCKS; ++n) {
+            const T* value = value_tile + (n * 8 + group) * VALUE_STRIDE + 2 * pair;
+#pragma unroll
+            for (int k = 0; k < KEY_STEPS; ++k) {
+                const unsigned int operand[2] = {load_pair(value + k * 16), load_pair(value + k * 16 + 8)};
+                mma_m16n8k16<T>(output[n], weights[k], operand);
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        total[r] += __shfl_xor_sync(0xffffffffu, total[r], 1);
+        total[r] += __shfl_xor_sync(0xffffffffu, total[r], 2);  // >= 1: the maximum's own weight
+        if (rows[r] >= tokens) continue;
+        const float inverse = 1.0f / total[r];
+        T* out = context + ((size_t)b * tokens + rows[r]) * hidden + (size_t)h * HEAD + 2 * pair;
+#pragma unroll
+        for (int n = 0; n < DIM_BLOCKS; ++n) {
+            const unsigned int bits = pack_pair<T>(output[n][2 * r] * inverse, output[n][2 * r + 1] * inverse);
+            *reinterpret_cast<unsigned int*>(out + n * 8) = bits;
+        }
+    }
+}
+
 // Entry points KERNEL_{32,64}_SUFFIX for the head sizes quarry launches.
 #define ATTENTION_ENTRY_POINTS(KERNEL, SUFFIX, T) \
 extern "C" __global__ void KERNEL##_32_##SUFFIX(const T* qkv, const unsigned int* lengths, T* context, unsigned int tokens, unsigned int heads) \
@@ -230,3 +380,5 @@ ATTENTION_ENTRY_POINTS(packed_attention, f16, __half)
 ATTENTION_ENTRY_POINTS(packed_attention, bf16, __nv_bfloat16)
 ATTENTION_ENTRY_POINTS(tensor_core_attention, f16, __half)
 ATTENTION_ENTRY_POINTS(tensor_core_attention, bf16, __nv_bfloat16)
+ATTENTION_ENTRY_POINTS(register_attention, f16, __half)
+ATTENTION_ENTRY_POINTS(register_attention, bf16, __nv_bfloat16)

@@ -1,10 +1,11 @@
 // Fused steps of the BERT encoder on the GPU, applied to tensors candle owns
 // (indexer/src/embed/cuda_encoder_ops.rs launches them; attention itself is attention.cu).
 // They replace candle's broadcast adds (a 64-bit division and modulo per dimension per
-// element), its separate mask add + softmax, its residual add + layer norm, and its mean
-// pooling. CPU twins: candle's broadcast_add + gelu_erf, and kernels/src/softmax.rs
-// masked_softmax_rows, layer_norm.rs bias_residual_layer_norm_rows, pool.rs mean_pool +
-// l2_normalize. kernels/tests/emulated/ also runs this file's
+// element), its separate mask add + softmax, its residual add + layer norm, its embedding
+// gather + position add + layer norm, and its mean pooling. CPU twins: candle's broadcast_add
+// + gelu_erf, and kernels/src/softmax.rs masked_softmax_rows, layer_norm.rs
+// bias_residual_layer_norm_rows, candle's index_select + broadcast_add + LayerNorm, pool.rs
+// mean_pool + l2_normalize. kernels/tests/emulated/ also runs this file's
 // kernels on the CPU (emulated threads) against references, where no GPU is at hand.
 
 #include "element.cuh"
@@ -111,6 +112,100 @@ __device__ void bias_residual_layer_norm(T* __restrict__ x, const T* __restrict_
     }
 }
 
+// Four values of T moved as one load or store (8 bytes of f16/bf16, 16 of f32).
+template <typename T>
+struct alignas(4 * sizeof(T)) Four {
+    T v[4];
+};
+
+// LayerNorm(v) * weight + shift of one row of v, four values per load and store, by one
+// warp: `sum_of(f, four)` gives the row's f-th four values (in f32), lane l takes fours l,
+// l + 32, ... (cols <= 128 * VECTORS) and holds them in registers between the passes, and
+// the result goes to out (which may be where sum_of reads: each lane writes only the fours
+// it has read). Statistics in f32, the variance of the centred values.
+template <typename T, int VECTORS, typename Sum>
+__device__ __forceinline__ void layer_norm_fours(Four<T>* out, Sum sum_of, const Four<T>* __restrict__ weight, const Four<T>* __restrict__ shift, unsigned int cols, float epsilon)
+{
+    const unsigned int lane = threadIdx.x % 32, fours = cols / 4;
+    float values[VECTORS][4];
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < VECTORS; ++i) {
+        const unsigned int f = lane + 32 * i;
+        if (f < fours) {
+            sum_of(f, values[i]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) values[i][e] = 0.0f;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sum += values[i][e];
+    }
+    const float mean = warp_sum(sum) / cols;
+    float squares = 0.0f;
+#pragma unroll
+    for (int i = 0; i < VECTORS; ++i) {
+        const bool inside = lane + 32 * i < fours;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            values[i][e] = inside ? values[i][e] - mean : 0.0f;
+            squares += values[i][e] * values[i][e];
+        }
+    }
+    const float inverse = rsqrtf(warp_sum(squares) / cols + epsilon);
+#pragma unroll
+    for (int i = 0; i < VECTORS; ++i) {
+        const unsigned int f = lane + 32 * i;
+        if (f >= fours) continue;
+        const Four<T> scale = weight[f], offset = shift[f];
+        Four<T> result;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) result.v[e] = from_float<T>(values[i][e] * inverse * to_float(scale.v[e]) + to_float(offset.v[e]));
+        out[f] = result;
+    }
+}
+
+// bias_residual_layer_norm moving four values per load and store, where the kernel above
+// moves one (2 bytes a lane in f16: a quarter of what each load could carry). One warp per
+// row (layer_norm_fours). Needs cols a multiple of 4 and x, residual and params aligned to
+// four values (the host checks, else the kernel above).
+template <typename T, int VECTORS>
+__device__ void bias_residual_layer_norm_vectorized(T* __restrict__ x, const T* __restrict__ residual, const T* __restrict__ params, unsigned int rows, unsigned int cols, float epsilon)
+{
+    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (warp >= rows) return;  // the whole warp: blockDim.x is a multiple of 32
+    Four<T>* row = reinterpret_cast<Four<T>*>(x + warp * cols);
+    const Four<T>* skip = reinterpret_cast<const Four<T>*>(residual + warp * cols);
+    const Four<T>* bias = reinterpret_cast<const Four<T>*>(params);
+    layer_norm_fours<T, VECTORS>(row, [&](unsigned int f, float (&four)[4]) {
+        const Four<T> value = row[f], added = bias[f], skipped = skip[f];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) four[e] = to_float(value.v[e]) + to_float(added.v[e]) + to_float(skipped.v[e]);
+    }, reinterpret_cast<const Four<T>*>(params + cols), reinterpret_cast<const Four<T>*>(params + 2 * (size_t)cols), cols, epsilon);
+}
+
+// The encoder's first step in one pass: out [rows][cols] row r = LayerNorm(words[ids[r]] +
+// prologue[r % tokens]) * weight + shift, where prologue [positions + 2][cols] holds the
+// position rows (the token-type row added), then the layer norm's weight and shift. Replaces
+// candle's row gather, broadcast add and layer norm (three passes, the add with a 64-bit
+// division per element). An id past the table reads its last row (the tokenizer gives none).
+// One warp per row (layer_norm_fours); needs cols a multiple of 4, the tables aligned to four
+// values and tokens <= positions (the host checks).
+template <typename T, int VECTORS>
+__device__ void embed_tokens(const unsigned int* __restrict__ ids, const T* __restrict__ words, const T* __restrict__ prologue, T* __restrict__ out, unsigned int rows, unsigned int tokens, unsigned int positions, unsigned int vocabulary, unsigned int cols, float epsilon)
+{
+    const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (warp >= rows) return;  // the whole warp: blockDim.x is a multiple of 32
+    const unsigned int id = min(ids[warp], vocabulary - 1), position = warp % tokens;
+    const Four<T>* word = reinterpret_cast<const Four<T>*>(words + (size_t)id * cols);
+    const Four<T>* place = reinterpret_cast<const Four<T>*>(prologue + (size_t)position * cols);
+    layer_norm_fours<T, VECTORS>(reinterpret_cast<Four<T>*>(out + warp * cols), [&](unsigned int f, float (&four)[4]) {
+        const Four<T> a = word[f], b = place[f];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) four[e] = to_float(a.v[e]) + to_float(b.v[e]);
+    }, reinterpret_cast<const Four<T>*>(prologue + (size_t)positions * cols), reinterpret_cast<const Four<T>*>(prologue + (size_t)(positions + 1) * cols), cols, epsilon);
+}
+
 // states [batch][tokens][cols], a padded batch's last token vectors, become out [batch][cols]
 // (f32): each sequence's mean over its first lengths[b] tokens (none: zeros), scaled to unit
 // length (left as it is at a norm of 1e-12 or less). One block per sequence, its warps
@@ -182,6 +277,10 @@ extern "C" __global__ void masked_softmax_##SUFFIX(T* scores, const unsigned int
 { masked_softmax<T>(scores, lengths, rows, rows_per_sequence, columns); } \
 extern "C" __global__ void bias_residual_layer_norm_##SUFFIX(T* x, const T* residual, const T* params, unsigned int rows, unsigned int cols, float epsilon) \
 { bias_residual_layer_norm<T, 32>(x, residual, params, rows, cols, epsilon); } \
+extern "C" __global__ void bias_residual_layer_norm_vectorized_##SUFFIX(T* x, const T* residual, const T* params, unsigned int rows, unsigned int cols, float epsilon) \
+{ bias_residual_layer_norm_vectorized<T, 8>(x, residual, params, rows, cols, epsilon); } \
+extern "C" __global__ void embed_tokens_##SUFFIX(const unsigned int* ids, const T* words, const T* prologue, T* out, unsigned int rows, unsigned int tokens, unsigned int positions, unsigned int vocabulary, unsigned int cols, float epsilon) \
+{ embed_tokens<T, 8>(ids, words, prologue, out, rows, tokens, positions, vocabulary, cols, epsilon); } \
 extern "C" __global__ void mean_pool_normalize_padded_##SUFFIX(const T* states, const unsigned int* lengths, unsigned int batch, unsigned int tokens, unsigned int cols, float* out) \
 { mean_pool_normalize_padded<T, 32, 8>(states, lengths, batch, tokens, cols, out); }
 

@@ -54,7 +54,7 @@ fn encoder_kernels_compute_what_their_references_do_under_emulation() {
 }
 
 #[test]
-fn both_attention_kernels_compute_what_the_reference_does_under_emulation() {
+fn every_attention_kernel_computes_what_the_reference_does_under_emulation() {
     compile_and_run("attention_kernels", "all values match");
 }
 

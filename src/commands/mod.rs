@@ -54,7 +54,9 @@ pub struct ModelArgs {
     /// layer norm in one pass): auto (the device's default), on or off (also 1, 0).
     #[arg(long, env = "QUARRY_FUSED_STEPS", default_value = "auto", value_parser = parse_auto_switch)]
     pub fused_steps: AutoSwitch,
-    /// The packed attention's GPU kernel: auto (tensor cores for f16/bf16), cuda-cores, tensor-cores.
+    /// The packed attention's GPU kernel: auto (tensor cores for f16/bf16), cuda-cores,
+    /// tensor-cores (WMMA, scores through shared memory), tensor-core-registers (mma.sync,
+    /// scores and weights in registers).
     #[arg(long, env = "QUARRY_ATTENTION_KERNEL", default_value = "auto")]
     pub attention_kernel: quarry_indexer::embed::encoder_ops::AttentionKernel,
     /// On a GPU, mean pooling in one kernel: on (default) or off (candle's ops; also 1, 0).

@@ -16,7 +16,9 @@
 //!   compute scores and context, and the softmax runs over each row's real tokens in quarry's
 //!   CUDA kernel (`cuda_encoder_ops`), or after an additive mask (half precision on the CPU);
 //! - on a CUDA GPU each dense layer's bias add is one fused pass after cuBLAS's product, with
-//!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower);
+//!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower),
+//!   and with the fused steps the embeddings' row gather, position add and layer norm are one
+//!   kernel too (`token_embedding`);
 //! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]; the
 //!   fused attention always does);
 //! - on the CPU (f32) each dense layer's bias add, with the erf GELU for the feed-forward
@@ -35,14 +37,13 @@ use super::dense_layer::{dense, dense_forward, dense_product, intermediate_forwa
 use super::encoder_ops;
 use super::encoder_steps::{EncoderSteps, EncoderTuning};
 use super::head_attention::{attention_by_head, attention_mask, score_dtype, AttentionShape, Padding};
+use super::token_embedding::TokenEmbedding;
 
 /// The encoder: embeddings, then `num_hidden_layers` transformer layers.
 pub struct BertEncoder {
-    word_embeddings: Tensor,
-    /// Position embeddings from the model's first position id on, with the token-type-0 row
-    /// added: `[max_positions - offset, hidden]`.
-    positions: Tensor,
-    embedding_norm: LayerNorm,
+    /// Word and position embeddings (position ids from the model's first on, the
+    /// token-type-0 row added) and their layer norm.
+    embedding: TokenEmbedding,
     layers: Vec<EncoderLayer>,
     heads: usize,
     activation: HiddenAct,
@@ -95,13 +96,12 @@ impl BertEncoder {
             .get((config.type_vocab_size, hidden), "weight")?;
         let positions = position_table.broadcast_add(&token_types.narrow(0, 0, 1)?)?;
         let embedding_norm = layer_norm(hidden, config.layer_norm_eps, embeddings.pp("LayerNorm"))?;
+        let embedding = TokenEmbedding::new(word_embeddings, positions, embedding_norm, config.layer_norm_eps)?;
         let layers = (0..config.num_hidden_layers)
             .map(|i| EncoderLayer::load(vb.pp(format!("encoder.layer.{i}")), config))
             .collect::<candle_core::Result<_>>()?;
         Ok(Self {
-            word_embeddings,
-            positions,
-            embedding_norm,
+            embedding,
             layers,
             heads: config.num_attention_heads,
             activation: config.hidden_act,
@@ -164,27 +164,31 @@ impl BertEncoder {
         steps: Option<EncoderSteps>,
     ) -> candle_core::Result<TokenStates> {
         let (batch, tokens) = ids.dims2()?;
-        let hidden = self.word_embeddings.dim(1)?;
-        let words = self
-            .word_embeddings
-            .index_select(&ids.flatten_all()?, 0)?
-            .reshape((batch, tokens, hidden))?;
-        let embedded = words
-            .broadcast_add(&self.positions.narrow(0, 0, tokens)?)?
-            .reshape((batch * tokens, hidden))?;
+        let hidden = self.embedding.words().dim(1)?;
         let head_size = hidden / self.heads;
-        let steps = EncoderSteps::for_run(&embedded, head_size, steps, self.tuning.fused_steps);
+        let steps = EncoderSteps::for_run(self.embedding.words(), head_size, steps, self.tuning.fused_steps);
         // Every row-wise step (all but attention) skips the padding where the steps say so.
         let real_rows = if steps.unpadded_rows {
             RealRows::of(lengths, tokens, ids.device())?
         } else {
             None
         };
-        let embedded = match &real_rows {
-            Some(real_rows) => real_rows.gather(&embedded)?,
-            None => embedded,
+        // The first step in one kernel where it runs (a GPU, with the fused steps).
+        let fused = match &real_rows {
+            None if steps.fused_ends => self.embedding.fused(ids)?,
+            _ => None,
         };
-        let mut states = self.embedding_norm.forward(&embedded)?;
+        let mut states = match fused {
+            Some(states) => states,
+            None => {
+                let embedded = self.embedding.unnormalized(ids)?;
+                let embedded = match &real_rows {
+                    Some(real_rows) => real_rows.gather(&embedded)?,
+                    None => embedded,
+                };
+                self.embedding.normalize(&embedded)?
+            }
+        };
         let padding = if steps.packed_attention {
             let lengths: Vec<u32> = lengths.iter().map(|&length| length.min(tokens) as u32).collect();
             Padding::Packed(Tensor::from_vec(lengths, batch, ids.device())?)

@@ -1,7 +1,7 @@
 //! The packed attention's launches on candle's CUDA tensors (kernels/cuda/attention.cu): the
-//! CUDA-core kernel (one query per thread, any dtype) and the tensor-core kernel (f16/bf16,
-//! 16 queries per warp on WMMA). [`AttentionKernel`] says which; `Auto` takes tensor cores
-//! where they can run.
+//! CUDA-core kernel (one query per thread, any dtype) and the two tensor-core kernels (f16/bf16,
+//! 16 queries per warp, on WMMA or on mma.sync with everything in registers).
+//! [`AttentionKernel`] says which; `Auto` takes the WMMA kernel where it can run.
 
 use candle_core::backend::BackendStorage;
 use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -18,7 +18,7 @@ const MODULE: &str = "quarry_attention";
 pub const PACKED_HEAD_SIZES: [usize; 2] = [32, 64];
 /// Queries (threads) per block of the CUDA-core kernel.
 const CUDA_CORE_QUERIES: usize = 64;
-/// Queries per warp, and warps per block at most, of the tensor-core kernel (attention.cu's
+/// Queries per warp, and warps per block at most, of the tensor-core kernels (attention.cu's
 /// TENSOR_QUERIES and TENSOR_WARPS).
 const TENSOR_QUERIES: usize = 16;
 const TENSOR_WARPS: usize = 4;
@@ -43,7 +43,7 @@ pub(super) fn packed_attention(
     }
 }
 
-/// Which kernel runs: `Auto` is tensor cores for 16-bit types whose product is 16-byte
+/// Which kernel runs: `Auto` is tensor cores (WMMA) for 16-bit types whose product is 16-byte
 /// aligned, else CUDA cores.
 fn resolve(kernel: AttentionKernel, dtype: DType, aligned: bool) -> candle_core::Result<AttentionKernel> {
     let kernel = match kernel {
@@ -51,7 +51,11 @@ fn resolve(kernel: AttentionKernel, dtype: DType, aligned: bool) -> candle_core:
         AttentionKernel::Auto => AttentionKernel::CudaCores,
         chosen => chosen,
     };
-    if kernel == AttentionKernel::TensorCores && (dtype == DType::F32 || !aligned) {
+    let tensor_cores = matches!(
+        kernel,
+        AttentionKernel::TensorCores | AttentionKernel::TensorCoreRegisters
+    );
+    if tensor_cores && (dtype == DType::F32 || !aligned) {
         candle_core::bail!("tensor-core attention takes f16 or bf16 with a 16-byte aligned query-key-value product, not {dtype:?} (aligned: {aligned})");
     }
     static LOGGED: std::sync::Once = std::sync::Once::new();
@@ -88,9 +92,14 @@ fn launch<T: CudaDType + DeviceRepr>(
     let qkv_slice = qkv.as_cuda_slice::<T>()?.slice(qkv_range);
     let aligned = qkv_slice.device_ptr(&stream).0 % 16 == 0;
     let (name, queries_per_block, threads) = match resolve(kernel, qkv.dtype(), aligned)? {
-        AttentionKernel::TensorCores => {
+        tensor_cores @ (AttentionKernel::TensorCores | AttentionKernel::TensorCoreRegisters) => {
             let warps = tokens.div_ceil(TENSOR_QUERIES).min(TENSOR_WARPS);
-            ("tensor_core_attention", warps * TENSOR_QUERIES, 32 * warps)
+            let name = if tensor_cores == AttentionKernel::TensorCores {
+                "tensor_core_attention"
+            } else {
+                "register_attention"
+            };
+            (name, warps * TENSOR_QUERIES, 32 * warps)
         }
         _ => {
             // A warp's worth of threads at least; fewer than 64 when the sequences are short.

@@ -1,7 +1,8 @@
 //! The encoder's fused GPU steps (kernels/cuda/encoder.cu) on candle's CUDA tensors: a dense
 //! layer's bias add (with the erf GELU for the feed-forward layer) and the attention softmax
-//! over each sequence's real tokens, in place; and the launch behind `encoder_ops`' bias +
-//! residual + layer norm (the packed attention's are `cuda_attention`'s). candle's own
+//! over each sequence's real tokens, in place; and the launches behind `encoder_ops`' bias +
+//! residual + layer norm and `token_embedding`'s fused first step (the packed attention's are
+//! `cuda_attention`'s). candle's own
 //! broadcast add and its mask add + softmax were two thirds of the encoder's GPU time
 //! (bench/RESULTS.md).
 
@@ -223,8 +224,10 @@ impl InplaceOp2 for MaskedSoftmax {
     }
 }
 
-/// The widest row the layer norm kernel holds in registers (32 values per lane).
+/// The widest row the layer norm kernels hold in registers (32 values per lane).
 pub const MAX_NORM_COLUMNS: usize = 1024;
+/// Values per load and store of the vectorized layer norm (encoder.cu's `Four`).
+const NORM_VECTOR: usize = 4;
 
 /// Launches `bias_residual_layer_norm_{dtype}` (see `encoder_ops::bias_residual_layer_norm`);
 /// `ranges`: x's, the residual's and the parameters'.
@@ -265,21 +268,30 @@ fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(
         );
     }
     let rows = x_range.len() / cols;
-    let function = x.device.get_or_load_custom_func(
-        &format!("bias_residual_layer_norm_{}", suffix(x.dtype())?),
-        MODULE,
-        quarry_kernels::ENCODER_PTX,
-    )?;
-    let warps_per_block = THREADS / 32;
-    let config = LaunchConfig {
-        grid_dim: (as_u32(rows.div_ceil(warps_per_block as usize).max(1), "blocks")?, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let (rows, cols) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?);
+    let stream = x.device.cuda_stream();
+    let device = x.device.clone();
+    let dtype = x.dtype();
     let residual = residual.as_cuda_slice::<T>()?.slice(residual_range);
     let parameters = parameters.as_cuda_slice::<T>()?.slice(parameters_range);
     let mut x = x.as_cuda_slice_mut::<T>()?.slice_mut(x_range);
+    // Four values per load and store where the rows and the three pointers allow it.
+    let four = (NORM_VECTOR * std::mem::size_of::<T>()) as u64;
+    let vectorized = cols.is_multiple_of(NORM_VECTOR)
+        && x.device_ptr(&stream).0 % four == 0
+        && residual.device_ptr(&stream).0 % four == 0
+        && parameters.device_ptr(&stream).0 % four == 0;
+    let name = if vectorized {
+        "bias_residual_layer_norm_vectorized"
+    } else {
+        "bias_residual_layer_norm"
+    };
+    let function = device.get_or_load_custom_func(
+        &format!("{name}_{}", suffix(dtype)?),
+        MODULE,
+        quarry_kernels::ENCODER_PTX,
+    )?;
+    let config = warp_per_row(rows)?;
+    let (rows, cols) = (as_u32(rows, "rows")?, as_u32(cols, "columns")?);
     let mut launch = function.builder();
     launch
         .arg(&mut x)
@@ -289,9 +301,116 @@ fn launch_bias_residual_layer_norm<T: CudaDType + DeviceRepr>(
         .arg(&cols)
         .arg(&epsilon);
     // SAFETY: x and the residual hold rows·cols values, the parameters 3·cols (checked
-    // above), of the kernel's element type.
+    // above), of the kernel's element type (for the vectorized kernel: cols a multiple of
+    // four, all three aligned to four values, checked above).
     unsafe { launch.launch(config) }.w()?;
     Ok(())
+}
+
+/// A launch of one warp per row, THREADS a block.
+fn warp_per_row(rows: usize) -> candle_core::Result<LaunchConfig> {
+    let warps_per_block = (THREADS / 32) as usize;
+    Ok(LaunchConfig {
+        grid_dim: (as_u32(rows.div_ceil(warps_per_block).max(1), "blocks")?, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// The sizes of a batch's token embedding (`token_embedding::embed_tokens`).
+pub(super) struct EmbeddingShape {
+    /// batch × tokens.
+    pub rows: usize,
+    pub tokens: usize,
+    /// Position rows of the prologue (its last two rows are the layer norm's).
+    pub positions: usize,
+    pub vocabulary: usize,
+    pub hidden: usize,
+}
+
+/// The ids, the word table and the prologue of `token_embedding::embed_tokens`, each storage
+/// with its contiguous range.
+pub(super) type EmbeddingInputs<'a> = [(&'a CudaStorage, std::ops::Range<usize>); 3];
+
+/// Launches `embed_tokens_{dtype}` into a fresh `[rows, hidden]` tensor.
+pub(super) fn embed_tokens(
+    inputs: EmbeddingInputs,
+    shape: EmbeddingShape,
+    epsilon: f32,
+) -> candle_core::Result<CudaStorage> {
+    match inputs[1].0.dtype() {
+        DType::F32 => launch_embed_tokens::<f32>(inputs, shape, epsilon),
+        DType::F16 => launch_embed_tokens::<half::f16>(inputs, shape, epsilon),
+        DType::BF16 => launch_embed_tokens::<half::bf16>(inputs, shape, epsilon),
+        other => candle_core::bail!("no fused encoder kernel for {other:?}"),
+    }
+}
+
+fn launch_embed_tokens<T: CudaDType + DeviceRepr>(
+    [(ids, ids_range), (words, words_range), (prologue, prologue_range)]: EmbeddingInputs,
+    shape: EmbeddingShape,
+    epsilon: f32,
+) -> candle_core::Result<CudaStorage> {
+    let EmbeddingShape {
+        rows,
+        tokens,
+        positions,
+        vocabulary,
+        hidden,
+    } = shape;
+    let device = words.device.clone();
+    let stream = device.cuda_stream();
+    let dtype = words.dtype();
+    let ids = ids.as_cuda_slice::<u32>()?.slice(ids_range);
+    let words = words.as_cuda_slice::<T>()?.slice(words_range);
+    let prologue = prologue.as_cuda_slice::<T>()?.slice(prologue_range);
+    let four = (NORM_VECTOR * std::mem::size_of::<T>()) as u64;
+    if hidden == 0
+        || hidden > MAX_NORM_COLUMNS
+        || !hidden.is_multiple_of(NORM_VECTOR)
+        || tokens == 0
+        || tokens > positions
+        || vocabulary == 0
+        || ids.len() != rows
+        || words.len() != vocabulary * hidden
+        || prologue.len() != (positions + 2) * hidden
+        || words.device_ptr(&stream).0 % four != 0
+        || prologue.device_ptr(&stream).0 % four != 0
+    {
+        candle_core::bail!(
+            "token embedding: {} ids, tables of {} and {} values, rows {hidden} wide (a multiple of {NORM_VECTOR} \
+             up to {MAX_NORM_COLUMNS}, aligned to {NORM_VECTOR} values), {tokens} tokens for {positions} positions",
+            ids.len(),
+            words.len(),
+            prologue.len()
+        );
+    }
+    let function = device.get_or_load_custom_func(
+        &format!("embed_tokens_{}", suffix(dtype)?),
+        MODULE,
+        quarry_kernels::ENCODER_PTX,
+    )?;
+    let config = warp_per_row(rows)?;
+    // SAFETY: the kernel writes every one of the rows·hidden values before anything reads them.
+    let mut out = unsafe { device.alloc::<T>(rows * hidden) }?;
+    let sizes = [
+        as_u32(rows, "rows")?,
+        as_u32(tokens, "tokens")?,
+        as_u32(positions, "positions")?,
+        as_u32(vocabulary, "vocabulary")?,
+        as_u32(hidden, "columns")?,
+    ];
+    let mut launch = function.builder();
+    launch.arg(&ids).arg(&words).arg(&prologue).arg(&mut out);
+    for size in &sizes {
+        launch.arg(size);
+    }
+    launch.arg(&epsilon);
+    // SAFETY: ids hold rows u32 values, the word table vocabulary·hidden, the prologue
+    // (positions + 2)·hidden, both tables aligned to four values with hidden a multiple of
+    // four, tokens <= positions (all checked above); the kernel clamps each id to the table.
+    unsafe { launch.launch(config) }.w()?;
+    Ok(CudaStorage::wrap_cuda_slice(out, device))
 }
 
 /// Launches `mean_pool_normalize_padded_{dtype}` (see `encoder_ops::mean_pool_normalize_padded`):

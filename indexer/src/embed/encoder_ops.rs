@@ -23,8 +23,12 @@ pub enum AttentionKernel {
     Auto,
     /// One query per thread, in f32 (kernels/cuda/attention.cu `packed_attention`).
     CudaCores,
-    /// f16/bf16 products on tensor cores, 16 queries per warp (`tensor_core_attention`).
+    /// f16/bf16 products on tensor cores through WMMA, 16 queries per warp, the scores and
+    /// weights through shared memory (`tensor_core_attention`).
     TensorCores,
+    /// f16/bf16 products on tensor cores through mma.sync, 16 queries per warp, the scores,
+    /// weights and output in registers (`register_attention`).
+    TensorCoreRegisters,
 }
 
 impl std::str::FromStr for AttentionKernel {
@@ -35,8 +39,9 @@ impl std::str::FromStr for AttentionKernel {
             "auto" => Ok(Self::Auto),
             "cuda-cores" => Ok(Self::CudaCores),
             "tensor-cores" => Ok(Self::TensorCores),
+            "tensor-core-registers" => Ok(Self::TensorCoreRegisters),
             other => Err(format!(
-                "unknown attention kernel `{other}` (auto, cuda-cores, tensor-cores)"
+                "unknown attention kernel `{other}` (auto, cuda-cores, tensor-cores, tensor-core-registers)"
             )),
         }
     }
@@ -446,6 +451,23 @@ mod tests {
             .unwrap()
             .to_scalar::<f32>()
             .unwrap()
+    }
+
+    #[test]
+    fn every_attention_kernel_is_named_and_an_unknown_name_lists_them() {
+        for (name, kernel) in [
+            ("auto", AttentionKernel::Auto),
+            ("cuda-cores", AttentionKernel::CudaCores),
+            ("tensor-cores", AttentionKernel::TensorCores),
+            ("tensor-core-registers", AttentionKernel::TensorCoreRegisters),
+        ] {
+            assert_eq!(name.parse::<AttentionKernel>(), Ok(kernel));
+        }
+        let error = "wmma".parse::<AttentionKernel>().unwrap_err();
+        assert!(
+            error.contains("`wmma`") && error.contains("tensor-core-registers"),
+            "{error}"
+        );
     }
 
     #[test]

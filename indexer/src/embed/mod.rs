@@ -19,6 +19,8 @@ mod model_dir;
 mod reading;
 mod replicas;
 mod shared_batches;
+/// The encoder's first step (public for its parity test on a GPU).
+pub mod token_embedding;
 mod tokenizer;
 mod wordpiece;
 

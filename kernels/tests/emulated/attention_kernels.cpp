@@ -1,5 +1,5 @@
-// Runs both attention kernels of kernels/cuda/attention.cu on the CPU (cuda_emulation.hpp,
-// WMMA included) against an f64 reference, at every element type they are built for, on
+// Runs the three attention kernels of kernels/cuda/attention.cu on the CPU (cuda_emulation.hpp,
+// WMMA and mma.sync included) against an f64 reference, at every element type they are built for, on
 // fresh random inputs: several query blocks and warps, several key tiles (the last partial),
 // sequences of one real token, lengths of 0 (clamped to 1), padding rows, a block's last warp
 // past the sequence. Built and run by kernels/tests/cuda_source_emulated.rs; exit status 1 on
@@ -17,7 +17,7 @@ template <typename T>
 using AttentionKernel = void (*)(const T*, const unsigned int*, T*, unsigned int, unsigned int);
 
 // Queries per block of each kernel, for the grid: the CUDA-core kernel one per thread, the
-// tensor-core kernel 16 per warp (as indexer/src/embed/cuda_attention.rs launches them).
+// tensor-core kernels 16 per warp (as indexer/src/embed/cuda_attention.rs launches them).
 enum class Kernel { CudaCores, TensorCores };
 
 template <typename T, int HEAD>
@@ -91,6 +91,8 @@ int main()
     check_attention<__nv_bfloat16, 64>("packed_attention_64_bf16", Kernel::CudaCores, packed_attention_64_bf16, {40, 5}, 41, 2, 32, 1e-2);
     check_tensor_cores<__half>("tensor_core_attention f16", tensor_core_attention_32_f16, tensor_core_attention_64_f16, 3e-3);
     check_tensor_cores<__nv_bfloat16>("tensor_core_attention bf16", tensor_core_attention_32_bf16, tensor_core_attention_64_bf16, 2e-2);
+    check_tensor_cores<__half>("register_attention f16", register_attention_32_f16, register_attention_64_f16, 3e-3);
+    check_tensor_cores<__nv_bfloat16>("register_attention bf16", register_attention_32_bf16, register_attention_64_bf16, 2e-2);
     if (failures) {
         std::printf("%d values off\n", failures);
         return 1;

@@ -8,7 +8,9 @@
 // every lane's fragment (the API hides which lane holds what, so a kernel that only goes
 // through it cannot tell), checking each pointer's 32-byte alignment and each stride's
 // 16-byte multiple as CUDA requires; each lane stores every 32nd element, so a store that
-// not all 32 lanes make leaves holes. It checks a
+// not all 32 lanes make leaves holes. PTX mma.sync (`mma_m16n8k16`, kernels/cuda/mma.cuh)
+// does expose which lane holds which element: the lanes swap their registers and each
+// computes its own elements of the product from the PTX ISA's layout. It checks a
 // kernel's logic — indexing, tiling, edges, barriers placed where every thread reaches
 // them — compiled by g++, not nvcc, and says nothing of its speed; the
 // GPU parity tests (kernels/tests/cuda_parity.rs, indexer/tests/cuda_encoder_parity.rs) are
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <cstdint>
@@ -50,6 +53,8 @@ namespace emulation {
 inline std::unique_ptr<std::barrier<>> block_barrier;
 inline std::vector<std::unique_ptr<std::barrier<>>> warp_barriers;
 inline std::vector<std::uint64_t> exchange;
+// Each thread's operands of an mma_m16n8k16: a[4], b[2], then d[4]'s bits.
+inline std::vector<std::array<std::uint32_t, 10>> fragments;
 
 inline unsigned int thread_in_block() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
 }  // namespace emulation
@@ -177,6 +182,51 @@ void store_matrix_sync(float* pointer, const fragment<accumulator, M, N, K, floa
 }
 }  // namespace nvcuda::wmma
 
+// d += a · b for the warp, every lane with its fragments as PTX lays them out (mma.cuh):
+// lane = 4 * group + pair; A [16][16] row-major, B [16][8], D [16][8]; each register's
+// first element in its low 16 bits. Every lane of the warp must call it, as on the GPU.
+template <typename T>
+void mma_m16n8k16(float (&d)[4], const unsigned int (&a)[4], const unsigned int (&b)[2])
+{
+    static_assert(sizeof(T) == 2, "16-bit element types");
+    const unsigned int me = emulation::thread_in_block(), base = me & ~31u;
+    auto& warp = *emulation::warp_barriers[me / 32];
+    auto& own = emulation::fragments[me];
+    std::copy(std::begin(a), std::end(a), own.begin());
+    std::copy(std::begin(b), std::end(b), own.begin() + 4);
+    std::memcpy(own.data() + 6, d, sizeof d);
+    warp.arrive_and_wait();
+    auto element = [](std::uint32_t bits, int second) {
+        const std::uint16_t half = second ? bits >> 16 : bits & 0xffffu;
+        T value;
+        std::memcpy(&value, &half, sizeof value);
+        return nvcuda::wmma::element_value(value);
+    };
+    float left[16][16], right[16][8], sums[16][8];
+    for (unsigned int lane = 0; lane < 32; ++lane) {
+        const auto& f = emulation::fragments[base + lane];
+        const unsigned int group = lane / 4, pair = lane % 4;
+        for (int e = 0; e < 2; ++e) {
+            left[group][2 * pair + e] = element(f[0], e);
+            left[group + 8][2 * pair + e] = element(f[1], e);
+            left[group][2 * pair + 8 + e] = element(f[2], e);
+            left[group + 8][2 * pair + 8 + e] = element(f[3], e);
+            right[2 * pair + e][group] = element(f[4], e);
+            right[2 * pair + 8 + e][group] = element(f[5], e);
+            std::memcpy(&sums[group][2 * pair + e], &f[6 + e], sizeof(float));
+            std::memcpy(&sums[group + 8][2 * pair + e], &f[8 + e], sizeof(float));
+        }
+    }
+    warp.arrive_and_wait();
+    const unsigned int group = me % 32 / 4, pair = me % 4;
+    for (int i = 0; i < 4; ++i) {
+        const unsigned int row = group + 8 * (i / 2), column = 2 * pair + i % 2;
+        float sum = sums[row][column];
+        for (int k = 0; k < 16; ++k) sum += left[row][k] * right[k][column];
+        d[i] = sum;
+    }
+}
+
 // Runs `kernel` over the grid; blockDim's thread count must be a multiple of 32 whenever the
 // kernel uses warp shuffles (the kernels assume it too).
 inline void launch(dim3 grid, dim3 block, const std::function<void()>& kernel)
@@ -192,6 +242,7 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& kernel)
                 for (unsigned int w = 0; w < (threads + 31) / 32; ++w)
                     emulation::warp_barriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - 32 * w)));
                 emulation::exchange.assign(threads, 0);
+                emulation::fragments.assign(threads, {});
                 std::vector<std::thread> pool;
                 for (unsigned int i = 0; i < threads; ++i) {
                     pool.emplace_back([=, &kernel] {

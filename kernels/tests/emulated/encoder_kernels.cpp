@@ -1,7 +1,7 @@
 // Runs the kernels of kernels/cuda/encoder.cu on the CPU (cuda_emulation.hpp) against
 // f64 references, on fresh random inputs with odd sizes: several blocks and warps, rows
-// strided over the grid, rows wider than a warp's registers hold in one pass; the bias
-// kernels in f16 and bf16 too.
+// strided over the grid, rows wider than a warp's registers hold in one pass; the bias and
+// vectorized layer norm kernels in f16 and bf16 too.
 // Built and run by kernels/tests/cuda_source_emulated.rs. Exit status 1 on any mismatch.
 #include "cuda_emulation.hpp"
 #include "../../cuda/encoder.cu"
@@ -27,29 +27,86 @@ static void expect_close(const char* what, size_t index, double got, double want
     }
 }
 
-static void check_layer_norm(unsigned int rows, unsigned int cols)
+template <typename T>
+using NormKernel = void (*)(T*, const T*, const T*, unsigned int, unsigned int, float);
+
+template <typename T>
+static void check_layer_norm(const char* name, NormKernel<T> kernel, unsigned int rows, unsigned int cols, double tolerance)
 {
     auto x = random_values((size_t)rows * cols, 3.0f);
     for (auto& v : x) v += 20.0f;  // an offset mean
     const auto residual = random_values(x.size(), 1.0f);
     const auto params = random_values(3 * (size_t)cols, 1.0f);
+    // In T, 16-byte aligned as the GPU's allocations are (the vectorized kernel loads four
+    // values at a time); the reference reads the rounded values.
+    auto in_type = [](const std::vector<float>& values) {
+        std::vector<T> rounded(values.size());
+        for (size_t i = 0; i < values.size(); ++i) rounded[i] = from_float<T>(values[i]);
+        return rounded;
+    };
+    const auto x_in = in_type(x), residual_in = in_type(residual), params_in = in_type(params);
+    auto got = x_in;
     const float epsilon = 1e-12f;
-    auto got = x;
     const unsigned int threads = 64, warps_per_block = threads / 32;
     launch({(rows + warps_per_block - 1) / warps_per_block, 1, 1}, {threads, 1, 1},
-           [&] { bias_residual_layer_norm_f32(got.data(), residual.data(), params.data(), rows, cols, epsilon); });
+           [&] { kernel(got.data(), residual_in.data(), params_in.data(), rows, cols, epsilon); });
     char what[96];
-    std::snprintf(what, sizeof what, "bias_residual_layer_norm %ux%u", rows, cols);
+    std::snprintf(what, sizeof what, "%s %ux%u", name, rows, cols);
+    auto at = [](const std::vector<T>& values, size_t i) { return (double)to_float(values[i]); };
     for (unsigned int r = 0; r < rows; ++r) {
         std::vector<double> v(cols);
         double mean = 0, variance = 0;
-        for (unsigned int c = 0; c < cols; ++c) mean += v[c] = (double)x[r * cols + c] + params[c] + residual[r * cols + c];
+        for (unsigned int c = 0; c < cols; ++c) mean += v[c] = at(x_in, (size_t)r * cols + c) + at(params_in, c) + at(residual_in, (size_t)r * cols + c);
         mean /= cols;
         for (unsigned int c = 0; c < cols; ++c) variance += (v[c] - mean) * (v[c] - mean);
         variance /= cols;
         for (unsigned int c = 0; c < cols; ++c) {
-            const double want = (v[c] - mean) / std::sqrt(variance + epsilon) * params[cols + c] + params[2 * cols + c];
-            expect_close(what, (size_t)r * cols + c, got[(size_t)r * cols + c], want, 1e-4);
+            const double want = (v[c] - mean) / std::sqrt(variance + epsilon) * at(params_in, cols + c) + at(params_in, 2 * cols + c);
+            expect_close(what, (size_t)r * cols + c, at(got, (size_t)r * cols + c), want, tolerance);
+        }
+    }
+}
+
+// embed_tokens against gather + add + layer norm in f64: rows over several sequences (the
+// position is the row within its sequence), an id past the table (reads its last row).
+template <typename T>
+static void check_embed_tokens(const char* name, unsigned int batch, unsigned int tokens, unsigned int cols, double tolerance)
+{
+    const unsigned int vocabulary = 11, positions = tokens + 3, rows = batch * tokens;
+    auto in_type = [](const std::vector<float>& values) {
+        std::vector<T> rounded(values.size());
+        for (size_t i = 0; i < values.size(); ++i) rounded[i] = from_float<T>(values[i]);
+        return rounded;
+    };
+    const auto words = in_type(random_values((size_t)vocabulary * cols, 1.0f));
+    auto prologue_values = random_values((size_t)(positions + 2) * cols, 0.5f);
+    const auto prologue = in_type(prologue_values);
+    std::vector<unsigned int> ids(rows);
+    for (unsigned int r = 0; r < rows; ++r) ids[r] = (r * 7 + 3) % vocabulary;
+    ids[rows - 1] = vocabulary + 5;
+    std::vector<T> got((size_t)rows * cols, from_float<T>(NAN));
+    const float epsilon = 1e-12f;
+    const unsigned int threads = 64, warps_per_block = threads / 32;
+    auto kernel = [&] {
+        if constexpr (std::is_same_v<T, float>) embed_tokens_f32(ids.data(), words.data(), prologue.data(), got.data(), rows, tokens, positions, vocabulary, cols, epsilon);
+        else if constexpr (std::is_same_v<T, __half>) embed_tokens_f16(ids.data(), words.data(), prologue.data(), got.data(), rows, tokens, positions, vocabulary, cols, epsilon);
+        else embed_tokens_bf16(ids.data(), words.data(), prologue.data(), got.data(), rows, tokens, positions, vocabulary, cols, epsilon);
+    };
+    launch({(rows + warps_per_block - 1) / warps_per_block, 1, 1}, {threads, 1, 1}, kernel);
+    char what[96];
+    std::snprintf(what, sizeof what, "%s %ux%ux%u", name, batch, tokens, cols);
+    for (unsigned int r = 0; r < rows; ++r) {
+        const unsigned int id = std::min(ids[r], vocabulary - 1), position = r % tokens;
+        std::vector<double> v(cols);
+        double mean = 0, variance = 0;
+        for (unsigned int c = 0; c < cols; ++c) mean += v[c] = (double)to_float(words[(size_t)id * cols + c]) + to_float(prologue[(size_t)position * cols + c]);
+        mean /= cols;
+        for (unsigned int c = 0; c < cols; ++c) variance += (v[c] - mean) * (v[c] - mean);
+        variance /= cols;
+        for (unsigned int c = 0; c < cols; ++c) {
+            const double weight = to_float(prologue[(size_t)positions * cols + c]), shift = to_float(prologue[(size_t)(positions + 1) * cols + c]);
+            const double want = (v[c] - mean) / std::sqrt(variance + epsilon) * weight + shift;
+            expect_close(what, (size_t)r * cols + c, to_float(got[(size_t)r * cols + c]), want, tolerance);
         }
     }
 }
@@ -117,7 +174,10 @@ static void check_mean_pool(const char* name, PoolKernel<T> kernel, const std::v
         for (unsigned int t = 0; t < length; ++t)
             for (unsigned int c = 0; c < cols; ++c) mean[c] += to_float(states[((size_t)b * tokens + t) * cols + c]);
         double norm = 0;
-        for (auto& m : mean) norm += (m /= std::max(length, 1u)) * m;
+        for (auto& m : mean) {
+            m /= std::max(length, 1u);
+            norm += m * m;
+        }
         norm = std::sqrt(norm);
         for (unsigned int c = 0; c < cols; ++c) {
             const double want = norm > 1e-12 ? mean[c] / norm : mean[c];
@@ -139,10 +199,22 @@ int main()
     check_bias_activation<__nv_bfloat16>("bias_activation_vectorized_bf16", bias_activation_vectorized_bf16, 8, 11, 1152, 4, 1, 1e-2);
     check_masked_softmax({37, 1, 20}, 3, 37);  // an odd row count: the last block half idle
     check_masked_softmax({65, 64}, 2, 65);
-    check_layer_norm(1, 1);
-    check_layer_norm(5, 384);   // a block's second warp has rows, the last block one warp idle
-    check_layer_norm(3, 1000);  // 32 values per lane, the last lane's last one past the row
-    check_layer_norm(4, 37);
+    check_layer_norm<float>("bias_residual_layer_norm_f32", bias_residual_layer_norm_f32, 1, 1, 1e-4);
+    check_layer_norm<float>("bias_residual_layer_norm_f32", bias_residual_layer_norm_f32, 5, 384, 1e-4);   // a block's second warp has rows, the last block one warp idle
+    check_layer_norm<float>("bias_residual_layer_norm_f32", bias_residual_layer_norm_f32, 3, 1000, 1e-4);  // 32 values per lane, the last lane's last one past the row
+    check_layer_norm<float>("bias_residual_layer_norm_f32", bias_residual_layer_norm_f32, 4, 37, 1e-4);
+    // Fours: 384 columns are three a lane; 1,024 eight (every register); 36 leave most lanes
+    // idle; 1,000 leave the last lane's eighth four past the row.
+    check_layer_norm<float>("bias_residual_layer_norm_vectorized_f32", bias_residual_layer_norm_vectorized_f32, 5, 384, 1e-4);
+    check_layer_norm<float>("bias_residual_layer_norm_vectorized_f32", bias_residual_layer_norm_vectorized_f32, 3, 1024, 1e-4);
+    check_layer_norm<float>("bias_residual_layer_norm_vectorized_f32", bias_residual_layer_norm_vectorized_f32, 3, 1000, 1e-4);
+    check_layer_norm<__half>("bias_residual_layer_norm_vectorized_f16", bias_residual_layer_norm_vectorized_f16, 7, 384, 4e-3);
+    check_layer_norm<__nv_bfloat16>("bias_residual_layer_norm_vectorized_bf16", bias_residual_layer_norm_vectorized_bf16, 3, 36, 3e-2);
+    // 384 columns (MiniLM), three sequences; 1,024 (every register of a lane); 36 (most lanes idle).
+    check_embed_tokens<float>("embed_tokens_f32", 3, 5, 384, 1e-4);
+    check_embed_tokens<float>("embed_tokens_f32", 2, 3, 1024, 1e-4);
+    check_embed_tokens<__half>("embed_tokens_f16", 3, 7, 384, 4e-3);
+    check_embed_tokens<__nv_bfloat16>("embed_tokens_bf16", 2, 9, 36, 3e-2);
     // A sequence of no tokens (zeros), one longer than the batch is wide (cut at it), rows
     // wider than a lane's 32 values and than a block's 256 threads, 7 sequences over 2 blocks.
     check_mean_pool<float>("mean_pool_normalize_padded_f32", mean_pool_normalize_padded_f32, {5, 0, 9, 1, 7, 3, 2}, 7, 384, 2, 1e-5);
