@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
-use super::rebase::{added_copies, builds_on, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
+use super::rebase::{built_on_base, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
 use super::report::{failed_files, RunReport, StageReport};
 use super::segment::{assemble, build_segment_blocking, SegmentRows};
 use super::segmenter::CutSegments;
@@ -234,12 +234,10 @@ impl Publisher {
         kept: &HashMap<String, usize>,
     ) -> Result<Option<(Manifest, Carried)>> {
         let (uri, store) = (self.builder.writer.uri(), &self.builder.options.out_store);
-        let reader = SnapshotReader::open_version(uri, latest, store).await?;
-        if !builds_on(uri, store, reader.manifest(), &base.version).await? {
+        let Some((onto, copies)) = built_on_base(uri, store, base, latest).await? else {
             return Ok(None);
-        }
-        let copies = added_copies(&reader, base).await?;
-        let (manifest, carried) = carry_api_documents(run, base, reader.manifest(), &copies, kept);
+        };
+        let (manifest, carried) = carry_api_documents(run, base, onto.manifest(), &copies, kept);
         tracing::info!(
             "{uri}: LATEST moved from {} to {latest} meanwhile; {} documents it added through the API are carried over",
             base.version,
@@ -425,22 +423,19 @@ impl Publisher {
                     let latest = writer.latest_version().await?.ok_or_else(|| IndexerError::NoSnapshot {
                         uri: writer.uri().to_string(),
                     })?;
-                    let reader = SnapshotReader::open_version(writer.uri(), &latest, store).await?;
-                    let onto = reader.manifest();
-                    if !builds_on(writer.uri(), store, onto, &base.version).await? {
+                    let Some((onto, copies)) = built_on_base(writer.uri(), store, base, &latest).await? else {
                         return Err(IndexerError::BaseReplaced {
                             uri: writer.uri().to_string(),
                             base: base.version.clone(),
                             latest,
                         });
-                    }
-                    let copies = added_copies(&reader, base).await?;
+                    };
                     tracing::info!(
                         "{}: LATEST moved from {} to {latest} meanwhile; this run's change goes on top of it",
                         writer.uri(),
                         base.version
                     );
-                    manifest = rebase_delta(&run, base, onto, &copies, &touched, written);
+                    manifest = rebase_delta(&run, base, onto.manifest(), &copies, &touched, written);
                     delta.rebased_onto = Some(latest);
                 }
                 published => return published.map(|()| manifest),

@@ -54,6 +54,23 @@ pub(super) fn touched_documents(run: &Manifest, base: &Manifest, written: &HashS
     written.iter().cloned().chain(hidden).collect()
 }
 
+/// The version `latest`, and the copies it added since `base` ([`added_copies`]), when it
+/// builds on `base`; None when it does not (a rollback, a full version): no change is put on
+/// top of it, and no document is carried over from it.
+pub(super) async fn built_on_base(
+    uri: &str,
+    store: &StoreOptions,
+    base: &Manifest,
+    latest: &str,
+) -> Result<Option<(SnapshotReader, AddedCopies)>> {
+    let reader = SnapshotReader::open_version(uri, latest, store).await?;
+    if !builds_on(uri, store, reader.manifest(), &base.version).await? {
+        return Ok(None);
+    }
+    let copies = added_copies(&reader, base).await?;
+    Ok(Some((reader, copies)))
+}
+
 /// `run` (a delta built on `base`) put on top of `onto`, which builds on `base`:
 /// - `onto`'s segments, then the run's new ones;
 /// - `onto`'s tombstones less those the run lifted and those of documents the run wrote again
@@ -113,12 +130,12 @@ pub(super) fn rebase_delta(
     out
 }
 
+/// Segments a version added since a base: each id with the documents it holds.
+pub(super) type AddedCopies = Vec<(String, Vec<DocumentOutline>)>;
+
 /// The segments of `onto` (the version `reader` opened) that `base` does not have, each with
 /// the documents it holds.
-pub(super) async fn added_copies(
-    onto: &SnapshotReader,
-    base: &Manifest,
-) -> Result<Vec<(String, Vec<DocumentOutline>)>> {
+pub(super) async fn added_copies(onto: &SnapshotReader, base: &Manifest) -> Result<AddedCopies> {
     let base_segments: HashSet<&str> = base.segments.iter().map(|s| s.id.as_str()).collect();
     let mut copies = Vec::new();
     for segment in onto

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::rebase::{added_copies, builds_on, rebase_delta, touched_documents, REBASES};
+use super::rebase::{built_on_base, rebase_delta, touched_documents, REBASES};
 use crate::error::{IndexerError, Result};
 use crate::snapshot::{
     layout, new_version_id, FileTable, LatestExpected, Manifest, ShardRecord, ShardSummary, SnapshotReader,
@@ -136,16 +136,15 @@ pub async fn publish_shards(
             previous: first.previous.clone().unwrap_or_else(|| "(none)".into()),
             latest: moved_to.clone(),
         };
-        let (Some(base), Some(onto)) = (&base, latest) else {
+        let (Some(base), Some(latest), true) = (&base, latest, rebase < REBASES) else {
             return Err(outdated());
         };
-        if rebase == REBASES || !builds_on(uri, store, &onto, &base.version).await? {
+        let Some((reader, copies)) = built_on_base(uri, store, base, &latest.version).await? else {
             return Err(outdated());
-        }
-        let reader = SnapshotReader::open_version(uri, &onto.version, store).await?;
-        let copies = added_copies(&reader, base).await?;
+        };
+        let onto = reader.manifest();
         let touched = touched_documents(&merged.manifest, base, &written);
-        manifest = rebase_delta(&merged.manifest, base, &onto, &copies, &touched, &written);
+        manifest = rebase_delta(&merged.manifest, base, onto, &copies, &touched, &written);
         manifest.run_id = Some(run_id.to_string());
         tracing::info!(
             "{uri}: LATEST moved from {} to {} meanwhile; run {run_id} goes on top of it",
@@ -153,7 +152,7 @@ pub async fn publish_shards(
             onto.version
         );
         report.rebased_onto = Some(onto.version.clone());
-        expected = Some(onto.version);
+        expected = Some(onto.version.clone());
     }
     let version = manifest.version.clone();
     report.version = version.clone();
