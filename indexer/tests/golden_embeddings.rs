@@ -196,6 +196,70 @@ fn cpu_lanes_give_the_rows_of_one_batch_at_a_time() {
     }
 }
 
+/// A stream of calls on one lane (as on a GPU: a batch of the next call queued before the
+/// last of the current one is read back) gives each call the rows a call of its own gives, in
+/// order, a call without texts an empty result in its place, every batch reported once; and
+/// it stops once the sink says so, without reading the stream to its end.
+#[test]
+fn a_stream_of_calls_on_one_lane_gives_each_call_its_own_rows() {
+    let golden = golden();
+    let (texts, _) = mixed_order(&golden);
+    let policy = BatchPolicy::TokenBudget { max_tokens: 300 };
+    let embedder = common::load_embedder_with(policy, Precision::Auto, Some(1));
+    let ids = embedder.tokenize(&texts).unwrap();
+    // Several batches each (a budget of 300 tokens), one call of nothing, one of one text.
+    let (first, rest) = ids.split_at(ids.len() / 2);
+    let calls: Vec<Vec<Vec<u32>>> = vec![first.to_vec(), Vec::new(), rest[..1].to_vec(), rest[1..].to_vec()];
+    let batches: usize = calls
+        .iter()
+        .map(|call| plan_batches(&call.iter().map(Vec::len).collect::<Vec<_>>(), policy).len())
+        .sum();
+    assert!(batches > 4, "{batches} batches");
+    let alone: Vec<_> = calls.iter().map(|call| embedder.embed_tokens(call).unwrap()).collect();
+
+    let reported = std::sync::Mutex::new(Vec::new());
+    let taken = std::cell::Cell::new(0);
+    let (mut handed, mut taken_when_handed) = (Vec::new(), Vec::new());
+    let mut stream = calls.clone().into_iter().map(|call| {
+        taken.set(taken.get() + 1);
+        Ok(call)
+    });
+    embedder
+        .embed_token_calls(&mut stream, &|rows| reported.lock().unwrap().push(rows), &mut |rows| {
+            handed.push(rows);
+            taken_when_handed.push(taken.get());
+            true
+        })
+        .unwrap();
+    assert_eq!(handed.len(), calls.len(), "one result per call");
+    // The first call's rows came back after the next call with texts (the third) was taken:
+    // a batch of it was queued before the first call's last batch was read back.
+    assert_eq!(
+        taken_when_handed[0], 3,
+        "calls taken when each was handed on: {taken_when_handed:?}"
+    );
+    for (call, (got, want)) in handed.iter().zip(&alone).enumerate() {
+        assert_eq!(got.rows(), calls[call].len(), "call {call}");
+        assert!(got == want, "call {call}: other vectors than a call of its own");
+    }
+    let reported = reported.into_inner().unwrap();
+    assert_eq!(reported.len(), batches, "each batch reported once");
+    assert_eq!(reported.iter().sum::<usize>(), ids.len());
+
+    // Stopped after the first call: the stream is not read to its end (on one lane the calls
+    // up to the next one with texts are taken, to keep a batch queued).
+    let mut stream = calls.clone().into_iter().map(Ok);
+    let mut results = 0;
+    embedder
+        .embed_token_calls(&mut stream, &|_| {}, &mut |_| {
+            results += 1;
+            false
+        })
+        .unwrap();
+    assert_eq!(results, 1);
+    assert!(stream.len() >= 1, "the whole stream was taken");
+}
+
 /// The run embeds chunks with the model ids the chunker measured them by: the vectors equal
 /// those of a fresh tokenization (a chunker with its own copy of the tokenizer, whose ids the
 /// embed stage does not take), and match the golden ones.

@@ -192,7 +192,7 @@ impl BertEmbedder {
 
     /// Queues one padded batch on the device; the result is `[batch, dim]` normalized f32
     /// rows, still on the device (on a GPU the work runs while the host goes on).
-    fn enqueue(&self, ids: &[&Vec<u32>]) -> Result<Tensor> {
+    pub(super) fn enqueue(&self, ids: &[&Vec<u32>]) -> Result<Tensor> {
         let longest = ids.iter().map(|i| i.len()).max().unwrap_or(1).max(1);
         let mut flat_ids = Vec::with_capacity(ids.len() * longest);
         for row in ids {
@@ -243,7 +243,7 @@ impl BertEmbedder {
     }
 
     /// Copies a queued batch's rows to the host (waits for the device).
-    fn collect(rows: Tensor) -> Result<Vec<f32>> {
+    pub(super) fn collect(rows: Tensor) -> Result<Vec<f32>> {
         rows.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(candle_err)
     }
 
@@ -424,6 +424,21 @@ impl Embedder for BertEmbedder {
             done(batch.len());
         })?;
         Ok(Embeddings { dim, data })
+    }
+
+    fn embed_token_calls(
+        &self,
+        calls: &mut dyn Iterator<Item = Result<Vec<Vec<u32>>>>,
+        done: &(dyn Fn(usize) + Sync),
+        sink: &mut dyn FnMut(Embeddings) -> bool,
+    ) -> Result<()> {
+        // One lane (always on a GPU): a batch stays queued across the calls. Several CPU
+        // lanes share each call's batches instead, one call after another.
+        if self.cpu_lanes == Some(1) {
+            super::streamed_calls::run_streamed(self, calls, done, sink)
+        } else {
+            super::embed_calls_in_turn(self, calls, done, sink)
+        }
     }
 
     fn device_name(&self) -> String {

@@ -19,6 +19,7 @@ mod model_dir;
 mod reading;
 mod replicas;
 mod shared_batches;
+mod streamed_calls;
 /// The encoder's first step (public for its parity test on a GPU).
 pub mod token_embedding;
 mod tokenizer;
@@ -128,12 +129,50 @@ pub trait Embedder: Send + Sync {
         done(ids.len());
         Ok(embeddings)
     }
+    /// Embeds a stream of calls (each item one call's tokenized texts), handing each call's
+    /// rows to `sink` in order until it says to stop (returns false); `done` hears each batch's
+    /// texts as it finishes. The default makes one [`Embedder::embed_tokens_reporting`] call
+    /// after another; a model with one lane (a GPU) keeps a batch queued across the calls, so
+    /// the device does not wait on the host between them.
+    fn embed_token_calls(
+        &self,
+        calls: &mut dyn Iterator<Item = Result<Vec<Vec<u32>>>>,
+        done: &(dyn Fn(usize) + Sync),
+        sink: &mut dyn FnMut(Embeddings) -> bool,
+    ) -> Result<()> {
+        embed_calls_in_turn(self, calls, done, sink)
+    }
     /// Embeds `texts`, returning rows in input order.
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
         self.embed_tokens(&self.tokenize(texts)?)
     }
     /// The device the model runs on, for logs (`cpu`, `cuda:0`).
     fn device_name(&self) -> String;
+}
+
+/// [`Embedder::embed_token_calls`] one call after another (a call without texts makes no
+/// model call).
+fn embed_calls_in_turn<E: Embedder + ?Sized>(
+    embedder: &E,
+    calls: &mut dyn Iterator<Item = Result<Vec<Vec<u32>>>>,
+    done: &(dyn Fn(usize) + Sync),
+    sink: &mut dyn FnMut(Embeddings) -> bool,
+) -> Result<()> {
+    for ids in calls {
+        let ids = ids?;
+        let embeddings = if ids.is_empty() {
+            Embeddings {
+                dim: embedder.info().dim,
+                data: Vec::new(),
+            }
+        } else {
+            embedder.embed_tokens_reporting(&ids, done)?
+        };
+        if !sink(embeddings) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

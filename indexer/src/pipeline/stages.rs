@@ -3,6 +3,8 @@
 //! chunker, which tokenized each chunk while cutting it; the few it could not hand over are
 //! tokenized one group ahead of the model.
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -454,11 +456,13 @@ fn grouped(arrivals: impl Iterator<Item = Vec<ChunkedDoc>>, group: usize) -> imp
 }
 
 /// Embeds each group of documents: a second thread gathers the next group's model ids
-/// (tokenizing the chunks that came without) while the model embeds the current one.
+/// (tokenizing the chunks that came without) while the model embeds the current one, and the
+/// groups go to the model as one stream of calls ([`Embedder::embed_token_calls`]: on a GPU a
+/// batch of the next group is queued before the last of the current one is read back).
 /// `batch_done` hears how many chunks each of the model's batches embedded, as they finish;
 /// `on_group` gets each group's documents with their vectors, in order, how many of their
-/// chunks the model embedded (the others had stored vectors) and the seconds it took, and
-/// says whether to go on.
+/// chunks the model embedded (the others had stored vectors) and the seconds the model side
+/// spent on it (not counting its waits for the next group's ids), and says whether to go on.
 fn embed_groups(
     groups: impl Iterator<Item = Vec<ChunkedDoc>> + Send,
     embedder: &dyn Embedder,
@@ -476,23 +480,35 @@ fn embed_groups(
                 }
             }
         });
-        for tokenized in tokenized_rx {
-            let (documents, ids) = tokenized?;
-            let started = Instant::now();
-            let embeddings = if ids.is_empty() {
-                Embeddings { dim, data: Vec::new() }
-            } else {
-                embedder.embed_tokens_reporting(&ids, batch_done)?
-            };
-            if !on_group(
+        // The groups whose ids went to the model and whose vectors have not come back, in
+        // order, with how many chunks it embeds of each; and the seconds spent waiting for ids.
+        let sent: RefCell<VecDeque<(Vec<ChunkedDoc>, usize)>> = RefCell::new(VecDeque::new());
+        let waited = Cell::new(0.0f64);
+        let mut calls = std::iter::from_fn(|| {
+            let asked = Instant::now();
+            let tokenized = tokenized_rx.recv().ok();
+            waited.set(waited.get() + asked.elapsed().as_secs_f64());
+            Some(tokenized?.map(|(documents, ids)| {
+                sent.borrow_mut().push_back((documents, ids.len()));
+                ids
+            }))
+        });
+        let (mut since, mut waited_before) = (Instant::now(), 0.0);
+        let mut sink = |embeddings: Embeddings| {
+            let (documents, embedded) = sent
+                .borrow_mut()
+                .pop_front()
+                .expect("the model hands back one result for each group it took");
+            let busy = since.elapsed().as_secs_f64() - (waited.get() - waited_before);
+            let go_on = on_group(
                 attach_vectors(documents, &embeddings.data, dim),
-                ids.len(),
-                started.elapsed().as_secs_f64(),
-            ) {
-                break;
-            }
-        }
-        Ok(())
+                embedded,
+                busy.max(0.0),
+            );
+            (since, waited_before) = (Instant::now(), waited.get());
+            go_on
+        };
+        embedder.embed_token_calls(&mut calls, batch_done, &mut sink)
     })
 }
 
