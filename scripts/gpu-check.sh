@@ -12,7 +12,9 @@
 #             through mma.sync, in registers); each runs even when one before it failed
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
-#             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING)
+#             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING);
+#             with EMBED_CALLS=N (2,048: a run's groups) the texts as calls of N chunks too,
+#             one call after another against one stream of calls
 #   golden-cli the golden texts through `quarry embed` on the GPU at f32/f16/bf16, cosines
 #             against the golden file's (needs only quarry and the model: one call)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth and FP32 roofs, IVF build
@@ -155,7 +157,9 @@ run_step() {
             for pooling in ${POOLING_MODES:-1}; do
               export QUARRY_FUSED_POOLING="$pooling"
               echo "-- fused steps $fused, fused pooling $pooling, $precision, token budget $budget"
-              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" --json "$out/embed-fused$fused-pool$pooling-$precision-$budget.json"
+              calls=()
+              [ "${EMBED_CALLS:-0}" = 0 ] || calls=(--calls "$EMBED_CALLS")
+              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" "${calls[@]}" --json "$out/embed-fused$fused-pool$pooling-$precision-$budget.json"
             done
           done
         done

@@ -988,6 +988,10 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
         "8",
         "--repetitions",
         "1",
+        "--cpu-lanes",
+        "1",
+        "--calls",
+        "3",
         "--json",
         embed_json.to_str().unwrap(),
     ]);
@@ -997,6 +1001,24 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     assert_eq!(result["real_tokens"], 8 * 256, "every text fills the 256-token window");
     let rate = result["tokens_per_sec"].as_f64().unwrap();
     assert!((result["fraction_of_roof"].as_f64().unwrap() - rate / 34e6).abs() < 1e-9);
+    // The texts as calls of 3 (3 + 3 + 2), one by one and streamed, each timed.
+    let calls = &result["calls"];
+    assert_eq!(
+        (calls["chunks_per_call"].as_u64(), calls["calls"].as_u64()),
+        (Some(3), Some(3)),
+        "{calls}"
+    );
+    for (secs, rate) in [
+        ("one_by_one_secs", "one_by_one_tokens_per_sec"),
+        ("streamed_secs", "streamed_tokens_per_sec"),
+    ] {
+        let (secs, rate) = (calls[secs].as_f64().unwrap(), calls[rate].as_f64().unwrap());
+        assert!(
+            secs > 0.0 && (rate * secs - 8.0 * 256.0).abs() < 1e-6 * rate * secs,
+            "{calls}"
+        );
+    }
+    assert!(text(&output.stdout).contains("| 3 | 3 |"), "{}", text(&output.stdout));
 }
 
 #[test]

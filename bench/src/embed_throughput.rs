@@ -27,6 +27,22 @@ pub struct EmbedThroughput {
     pub end_to_end_tokens_per_sec: f64,
     pub roof_tokens_per_sec: f64,
     pub fraction_of_roof: f64,
+    /// With `--calls N`: the same texts as calls of N, one after another and as one stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<CallTimes>,
+}
+
+/// The texts embedded as calls of `chunks_per_call` (a run's groups), two ways, median seconds
+/// of the repetitions: one call after another, and as one stream of calls
+/// ([`Embedder::embed_token_calls`]: on one lane, a GPU's, a batch stays queued across calls).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CallTimes {
+    pub chunks_per_call: usize,
+    pub calls: usize,
+    pub one_by_one_secs: f64,
+    pub streamed_secs: f64,
+    pub one_by_one_tokens_per_sec: f64,
+    pub streamed_tokens_per_sec: f64,
 }
 
 /// `count` seeded texts long enough that the model window (256 tokens) cuts every one.
@@ -78,12 +94,90 @@ pub fn measure(
         end_to_end_tokens_per_sec: real_tokens as f64 / (median + tokenize_secs),
         roof_tokens_per_sec,
         fraction_of_roof: tokens_per_sec / roof_tokens_per_sec,
+        calls: None,
     })
 }
 
-/// The measurement as a Markdown table.
+/// `texts` embedded as calls of `chunks_per_call`, one by one and streamed, alternating, over
+/// `repetitions` rounds (see [`CallTimes`]); each round's rows are checked to be the same both ways.
+pub fn measure_calls(
+    embedder: &dyn Embedder,
+    texts: &[String],
+    chunks_per_call: usize,
+    repetitions: usize,
+) -> anyhow::Result<CallTimes> {
+    anyhow::ensure!(chunks_per_call > 0, "calls of no chunks");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let ids = embedder.tokenize(&refs)?;
+    let real_tokens: usize = ids.iter().map(Vec::len).sum();
+    let calls: Vec<&[Vec<u32>]> = ids.chunks(chunks_per_call).collect();
+    let (mut one_by_one, mut streamed) = (Vec::new(), Vec::new());
+    for _ in 0..repetitions.max(1) {
+        let started = Instant::now();
+        let mut alone = Vec::with_capacity(calls.len());
+        for call in &calls {
+            alone.push(embedder.embed_tokens(call)?);
+        }
+        one_by_one.push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let mut stream = calls.iter().map(|call| Ok(call.to_vec()));
+        let mut together = Vec::with_capacity(calls.len());
+        embedder.embed_token_calls(&mut stream, &|_| {}, &mut |rows| {
+            together.push(rows);
+            true
+        })?;
+        streamed.push(started.elapsed().as_secs_f64());
+        anyhow::ensure!(
+            together.len() == alone.len(),
+            "{} results for {} calls",
+            together.len(),
+            alone.len()
+        );
+        for (call, (a, b)) in alone.iter().zip(&together).enumerate() {
+            let worst = a
+                .data
+                .iter()
+                .zip(&b.data)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0f32, f32::max);
+            anyhow::ensure!(
+                a.data.len() == b.data.len() && worst <= 1e-4,
+                "call {call}: the stream's rows differ from the call's own (largest difference {worst})"
+            );
+        }
+    }
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let (one_by_one_secs, streamed_secs) = (median(&mut one_by_one), median(&mut streamed));
+    Ok(CallTimes {
+        chunks_per_call,
+        calls: calls.len(),
+        one_by_one_secs,
+        streamed_secs,
+        one_by_one_tokens_per_sec: real_tokens as f64 / one_by_one_secs,
+        streamed_tokens_per_sec: real_tokens as f64 / streamed_secs,
+    })
+}
+
+/// The measurement as a Markdown table (and the calls' table, when measured).
 pub fn markdown(result: &EmbedThroughput, precision: &str) -> String {
-    format!(
+    let calls = result.calls.as_ref().map_or_else(String::new, |calls| {
+        format!(
+            "\n| calls of | calls | one by one s | tokens/s | streamed s | tokens/s | streamed / one by one |\n\
+             |---:|---:|---:|---:|---:|---:|---:|\n\
+             | {} | {} | {:.2} | {:.0} | {:.2} | {:.0} | {:.3} |\n",
+            calls.chunks_per_call,
+            calls.calls,
+            calls.one_by_one_secs,
+            calls.one_by_one_tokens_per_sec,
+            calls.streamed_secs,
+            calls.streamed_tokens_per_sec,
+            calls.streamed_tokens_per_sec / calls.one_by_one_tokens_per_sec
+        )
+    });
+    let table = format!(
         "| device | threads | precision | chunks | real tokens | tokenize s | model s (median) | tokens/s (model) | tokens/s (with tokenization) | fraction of {:.1} M roof |\n\
          |---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n\
          | {} | {} | {precision} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} | {:.4} |\n",
@@ -97,5 +191,6 @@ pub fn markdown(result: &EmbedThroughput, precision: &str) -> String {
         result.tokens_per_sec,
         result.end_to_end_tokens_per_sec,
         result.fraction_of_roof
-    )
+    );
+    table + &calls
 }

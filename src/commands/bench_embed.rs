@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use quarry_bench::embed_throughput::{markdown, measure, window_filling_texts};
+use quarry_bench::embed_throughput::{markdown, measure, measure_calls, window_filling_texts};
 use quarry_indexer::embed::{load_embedder, ModelDir};
 
 use super::ModelArgs;
@@ -21,6 +21,10 @@ pub struct BenchEmbedArgs {
     /// Roof in tokens per second for the fraction (default: the H100 figure, 23.6 MFLOP/token at 800 TFLOP/s).
     #[arg(long, default_value_t = 34.0e6)]
     pub roof: f64,
+    /// Also time the texts as calls of this many chunks (a run's groups: 2,048), one call
+    /// after another and as one stream of calls (on a GPU a batch stays queued across them).
+    #[arg(long)]
+    pub calls: Option<usize>,
     /// Also write the measurement as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -30,8 +34,18 @@ pub fn run(args: BenchEmbedArgs) -> anyhow::Result<ExitCode> {
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     let texts = window_filling_texts(args.chunks, 0x5eed);
     let result = measure(embedder.as_ref(), &texts, args.repetitions, args.roof)?;
+    let calls = match args.calls {
+        Some(chunks_per_call) => Some(measure_calls(
+            embedder.as_ref(),
+            &texts,
+            chunks_per_call,
+            args.repetitions,
+        )?),
+        None => None,
+    };
     let result = quarry_bench::embed_throughput::EmbedThroughput {
         cpu_lanes: args.model.cpu_lanes,
+        calls,
         ..result
     };
     if embedder.device_name().starts_with("cpu") {
