@@ -166,7 +166,7 @@ __device__ __forceinline__ void layer_norm_fours(Four<T>* out, Sum sum_of, const
 }
 
 // bias_residual_layer_norm moving four values per load and store, where the kernel above
-// moves one (2 bytes a lane in f16: a quarter of what each load could carry). One warp per
+// moves one (2 bytes a lane per load in f16, against 8 here). One warp per
 // row (layer_norm_fours). Needs cols a multiple of 4 and x, residual and params aligned to
 // four values (the host checks, else the kernel above).
 template <typename T, int VECTORS>
