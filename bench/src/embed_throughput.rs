@@ -53,12 +53,14 @@ pub fn window_filling_texts(count: usize, seed: u64) -> Vec<String> {
         .collect()
 }
 
-/// Embeds `texts` `repetitions` times after one warm-up batch.
+/// Embeds `texts` `repetitions` times after one warm-up batch; with `chunks_per_call`, then
+/// also as calls of that many ([`measure_calls`], over the same ids).
 pub fn measure(
     embedder: &dyn Embedder,
     texts: &[String],
     repetitions: usize,
     roof_tokens_per_sec: f64,
+    chunks_per_call: Option<usize>,
 ) -> anyhow::Result<EmbedThroughput> {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let started = Instant::now();
@@ -78,10 +80,12 @@ pub fn measure(
             texts.len()
         );
     }
-    let mut sorted = model_secs.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
+    let median = median(&model_secs);
     let tokens_per_sec = real_tokens as f64 / median;
+    let calls = match chunks_per_call {
+        Some(chunks_per_call) => Some(measure_calls(embedder, &ids, chunks_per_call, repetitions)?),
+        None => None,
+    };
     Ok(EmbedThroughput {
         device: embedder.device_name(),
         threads: rayon::current_num_threads(),
@@ -94,21 +98,27 @@ pub fn measure(
         end_to_end_tokens_per_sec: real_tokens as f64 / (median + tokenize_secs),
         roof_tokens_per_sec,
         fraction_of_roof: tokens_per_sec / roof_tokens_per_sec,
-        calls: None,
+        calls,
     })
 }
 
-/// `texts` embedded as calls of `chunks_per_call`, one by one and streamed, alternating, over
-/// `repetitions` rounds (see [`CallTimes`]); each round's rows are checked to be the same both ways.
+/// The middle of `times` (the upper one of an even count).
+fn median(times: &[f64]) -> f64 {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// Tokenized texts `ids` embedded as calls of `chunks_per_call`, one by one and streamed,
+/// alternating, over `repetitions` rounds (see [`CallTimes`]); each round's rows are checked
+/// to be the same both ways.
 pub fn measure_calls(
     embedder: &dyn Embedder,
-    texts: &[String],
+    ids: &[Vec<u32>],
     chunks_per_call: usize,
     repetitions: usize,
 ) -> anyhow::Result<CallTimes> {
     anyhow::ensure!(chunks_per_call > 0, "calls of no chunks");
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let ids = embedder.tokenize(&refs)?;
     let real_tokens: usize = ids.iter().map(Vec::len).sum();
     let calls: Vec<&[Vec<u32>]> = ids.chunks(chunks_per_call).collect();
     let (mut one_by_one, mut streamed) = (Vec::new(), Vec::new());
@@ -146,11 +156,7 @@ pub fn measure_calls(
             );
         }
     }
-    let median = |times: &mut Vec<f64>| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    };
-    let (one_by_one_secs, streamed_secs) = (median(&mut one_by_one), median(&mut streamed));
+    let (one_by_one_secs, streamed_secs) = (median(&one_by_one), median(&streamed));
     Ok(CallTimes {
         chunks_per_call,
         calls: calls.len(),

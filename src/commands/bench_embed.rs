@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use quarry_bench::embed_throughput::{markdown, measure, measure_calls, window_filling_texts};
+use quarry_bench::embed_throughput::{markdown, measure, window_filling_texts};
 use quarry_indexer::embed::{load_embedder, ModelDir};
 
 use super::ModelArgs;
@@ -33,19 +33,9 @@ pub struct BenchEmbedArgs {
 pub fn run(args: BenchEmbedArgs) -> anyhow::Result<ExitCode> {
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     let texts = window_filling_texts(args.chunks, 0x5eed);
-    let result = measure(embedder.as_ref(), &texts, args.repetitions, args.roof)?;
-    let calls = match args.calls {
-        Some(chunks_per_call) => Some(measure_calls(
-            embedder.as_ref(),
-            &texts,
-            chunks_per_call,
-            args.repetitions,
-        )?),
-        None => None,
-    };
+    let result = measure(embedder.as_ref(), &texts, args.repetitions, args.roof, args.calls)?;
     let result = quarry_bench::embed_throughput::EmbedThroughput {
         cpu_lanes: args.model.cpu_lanes,
-        calls,
         ..result
     };
     if embedder.device_name().starts_with("cpu") {
