@@ -9,29 +9,27 @@ use candle_nn::LayerNorm;
 /// The embedding tables and their layer norm.
 pub(super) struct TokenEmbedding {
     words: Tensor,
-    /// `[positions, hidden]`, from the model's first position id on, the token-type-0 row added.
+    /// `[positions + 2, hidden]`: the position rows (from the model's first position id on,
+    /// the token-type-0 row added), then the layer norm's weight and shift (what the fused
+    /// kernel reads).
+    prologue: Tensor,
+    /// The position rows: a view of the head of `prologue`.
     positions: Tensor,
     norm: LayerNorm,
-    /// `[positions + 2, hidden]`: the position rows, then the layer norm's weight and shift
-    /// (what the fused kernel reads); None where the norm has no shift.
-    prologue: Option<Tensor>,
     epsilon: f32,
 }
 
 impl TokenEmbedding {
     pub(super) fn new(words: Tensor, positions: Tensor, norm: LayerNorm, epsilon: f64) -> candle_core::Result<Self> {
-        let prologue = match norm.bias() {
-            Some(shift) => Some(Tensor::cat(
-                &[&positions, &norm.weight().unsqueeze(0)?, &shift.unsqueeze(0)?],
-                0,
-            )?),
-            None => None,
+        let Some(shift) = norm.bias() else {
+            candle_core::bail!("the embeddings' layer norm has no shift (bias)");
         };
+        let prologue = Tensor::cat(&[&positions, &norm.weight().unsqueeze(0)?, &shift.unsqueeze(0)?], 0)?;
         Ok(Self {
             words,
-            positions,
-            norm,
+            positions: prologue.narrow(0, 0, positions.dim(0)?)?,
             prologue,
+            norm,
             epsilon: epsilon as f32,
         })
     }
@@ -60,14 +58,11 @@ impl TokenEmbedding {
     /// The whole step in one kernel where it runs: on a CUDA GPU, rows a multiple of 4 wide,
     /// no more tokens than positions. None elsewhere.
     pub(super) fn fused(&self, ids: &Tensor) -> candle_core::Result<Option<Tensor>> {
-        let Some(prologue) = &self.prologue else {
-            return Ok(None);
-        };
         let tokens = ids.dim(1)?;
         if !ids.device().is_cuda() || !self.words.dim(1)?.is_multiple_of(4) || tokens > self.positions.dim(0)? {
             return Ok(None);
         }
-        embed_tokens(ids, &self.words, prologue, self.epsilon).map(Some)
+        embed_tokens(ids, &self.words, &self.prologue, self.epsilon).map(Some)
     }
 }
 
@@ -123,7 +118,7 @@ impl CustomOp3 for EmbedTokens {
         use super::encoder_ops::contiguous;
         let (batch, tokens) = ids_layout.shape().dims2()?;
         let (vocabulary, hidden) = words_layout.shape().dims2()?;
-        let positions = prologue_layout.shape().dims2()?.0 - 2;
+        let positions = prologue_layout.shape().dims2()?.0.saturating_sub(2);
         let out = super::cuda_encoder_ops::embed_tokens(
             [
                 (ids, contiguous(ids_layout, "the token ids")?),
