@@ -27,6 +27,33 @@ static void expect_close(const char* what, size_t index, double got, double want
     }
 }
 
+// `values` rounded to T, 16-byte aligned as the GPU's allocations are (the vectorized kernels
+// load four values at a time); the references read the rounded values.
+template <typename T>
+static std::vector<T> rounded(const std::vector<float>& values)
+{
+    std::vector<T> out(values.size());
+    for (size_t i = 0; i < values.size(); ++i) out[i] = from_float<T>(values[i]);
+    return out;
+}
+
+// Checks `got` (cols values of T, row `row` of the output) against LayerNorm(v) * weight(c) +
+// shift(c) in f64.
+template <typename T, typename Weight, typename Shift>
+static void expect_normalized(const char* what, size_t row, const std::vector<double>& v, Weight weight, Shift shift, const T* got, double epsilon, double tolerance)
+{
+    const size_t cols = v.size();
+    double mean = 0, variance = 0;
+    for (double value : v) mean += value;
+    mean /= cols;
+    for (double value : v) variance += (value - mean) * (value - mean);
+    variance /= cols;
+    for (size_t c = 0; c < cols; ++c) {
+        const double want = (v[c] - mean) / std::sqrt(variance + epsilon) * weight(c) + shift(c);
+        expect_close(what, row * cols + c, to_float(got[c]), want, tolerance);
+    }
+}
+
 template <typename T>
 using NormKernel = void (*)(T*, const T*, const T*, unsigned int, unsigned int, float);
 
@@ -35,16 +62,7 @@ static void check_layer_norm(const char* name, NormKernel<T> kernel, unsigned in
 {
     auto x = random_values((size_t)rows * cols, 3.0f);
     for (auto& v : x) v += 20.0f;  // an offset mean
-    const auto residual = random_values(x.size(), 1.0f);
-    const auto params = random_values(3 * (size_t)cols, 1.0f);
-    // In T, 16-byte aligned as the GPU's allocations are (the vectorized kernel loads four
-    // values at a time); the reference reads the rounded values.
-    auto in_type = [](const std::vector<float>& values) {
-        std::vector<T> rounded(values.size());
-        for (size_t i = 0; i < values.size(); ++i) rounded[i] = from_float<T>(values[i]);
-        return rounded;
-    };
-    const auto x_in = in_type(x), residual_in = in_type(residual), params_in = in_type(params);
+    const auto x_in = rounded<T>(x), residual_in = rounded<T>(random_values(x.size(), 1.0f)), params_in = rounded<T>(random_values(3 * (size_t)cols, 1.0f));
     auto got = x_in;
     const float epsilon = 1e-12f;
     const unsigned int threads = 64, warps_per_block = threads / 32;
@@ -55,15 +73,8 @@ static void check_layer_norm(const char* name, NormKernel<T> kernel, unsigned in
     auto at = [](const std::vector<T>& values, size_t i) { return (double)to_float(values[i]); };
     for (unsigned int r = 0; r < rows; ++r) {
         std::vector<double> v(cols);
-        double mean = 0, variance = 0;
-        for (unsigned int c = 0; c < cols; ++c) mean += v[c] = at(x_in, (size_t)r * cols + c) + at(params_in, c) + at(residual_in, (size_t)r * cols + c);
-        mean /= cols;
-        for (unsigned int c = 0; c < cols; ++c) variance += (v[c] - mean) * (v[c] - mean);
-        variance /= cols;
-        for (unsigned int c = 0; c < cols; ++c) {
-            const double want = (v[c] - mean) / std::sqrt(variance + epsilon) * at(params_in, cols + c) + at(params_in, 2 * cols + c);
-            expect_close(what, (size_t)r * cols + c, at(got, (size_t)r * cols + c), want, tolerance);
-        }
+        for (unsigned int c = 0; c < cols; ++c) v[c] = at(x_in, (size_t)r * cols + c) + at(params_in, c) + at(residual_in, (size_t)r * cols + c);
+        expect_normalized(what, r, v, [&](size_t c) { return at(params_in, cols + c); }, [&](size_t c) { return at(params_in, 2 * cols + c); }, got.data() + (size_t)r * cols, epsilon, tolerance);
     }
 }
 
@@ -73,14 +84,8 @@ template <typename T>
 static void check_embed_tokens(const char* name, unsigned int batch, unsigned int tokens, unsigned int cols, double tolerance)
 {
     const unsigned int vocabulary = 11, positions = tokens + 3, rows = batch * tokens;
-    auto in_type = [](const std::vector<float>& values) {
-        std::vector<T> rounded(values.size());
-        for (size_t i = 0; i < values.size(); ++i) rounded[i] = from_float<T>(values[i]);
-        return rounded;
-    };
-    const auto words = in_type(random_values((size_t)vocabulary * cols, 1.0f));
-    auto prologue_values = random_values((size_t)(positions + 2) * cols, 0.5f);
-    const auto prologue = in_type(prologue_values);
+    const auto words = rounded<T>(random_values((size_t)vocabulary * cols, 1.0f));
+    const auto prologue = rounded<T>(random_values((size_t)(positions + 2) * cols, 0.5f));
     std::vector<unsigned int> ids(rows);
     for (unsigned int r = 0; r < rows; ++r) ids[r] = (r * 7 + 3) % vocabulary;
     ids[rows - 1] = vocabulary + 5;
@@ -95,19 +100,12 @@ static void check_embed_tokens(const char* name, unsigned int batch, unsigned in
     launch({(rows + warps_per_block - 1) / warps_per_block, 1, 1}, {threads, 1, 1}, kernel);
     char what[96];
     std::snprintf(what, sizeof what, "%s %ux%ux%u", name, batch, tokens, cols);
+    auto at = [&](size_t row, size_t c) { return (double)to_float(prologue[row * cols + c]); };
     for (unsigned int r = 0; r < rows; ++r) {
         const unsigned int id = std::min(ids[r], vocabulary - 1), position = r % tokens;
         std::vector<double> v(cols);
-        double mean = 0, variance = 0;
-        for (unsigned int c = 0; c < cols; ++c) mean += v[c] = (double)to_float(words[(size_t)id * cols + c]) + to_float(prologue[(size_t)position * cols + c]);
-        mean /= cols;
-        for (unsigned int c = 0; c < cols; ++c) variance += (v[c] - mean) * (v[c] - mean);
-        variance /= cols;
-        for (unsigned int c = 0; c < cols; ++c) {
-            const double weight = to_float(prologue[(size_t)positions * cols + c]), shift = to_float(prologue[(size_t)(positions + 1) * cols + c]);
-            const double want = (v[c] - mean) / std::sqrt(variance + epsilon) * weight + shift;
-            expect_close(what, (size_t)r * cols + c, to_float(got[(size_t)r * cols + c]), want, tolerance);
-        }
+        for (unsigned int c = 0; c < cols; ++c) v[c] = (double)to_float(words[(size_t)id * cols + c]) + at(position, c);
+        expect_normalized(what, r, v, [&](size_t c) { return at(positions, c); }, [&](size_t c) { return at(positions + 1, c); }, got.data() + (size_t)r * cols, epsilon, tolerance);
     }
 }
 
