@@ -8,7 +8,9 @@
 // `scratch` and are merged pairwise in log2(THREADS) rounds. List j of the launch, j = query *
 // gridDim.y + slice, lands at out[j * k..].
 
+#ifndef TOPK_THREADS  // smaller in an emulated test, to keep it short
 #define TOPK_THREADS 256
+#endif
 #define TOPK_MAX_K 128
 
 __device__ __forceinline__ bool ranks_before(float a, unsigned long long ra, float b, unsigned long long rb) {
@@ -112,21 +114,22 @@ extern "C" __global__ void select_top_k(
 // the slice holds: the block sorts its whole slice (at most SORT_ROWS rows, the host's choice
 // of gridDim.y) in shared memory, bitonically, best first, and writes the first k. NaN scores
 // and the padding up to a power of two become empty slots, which rank last.
+#ifndef SORT_ROWS
 #define SORT_ROWS 4096
+#endif
 #define EMPTY_PLACE 0xffffffffu
 
-extern "C" __global__ void select_top_k_sorted(
-    const float* __restrict__ scores, int rows, int k, unsigned long long row_offset,
+// The best k of row_scores[first, end) (at most SORT_ROWS rows), sorted whole in the block's
+// shared memory, to out_scores / out_rows (k entries each), rows numbered from row_offset +
+// first. An empty range writes an empty list.
+__device__ void sort_slice_top_k(
+    const float* __restrict__ row_scores, int first, int end, int k, unsigned long long row_offset,
     float* __restrict__ out_scores, unsigned long long* __restrict__ out_rows)
 {
     __shared__ float keys[SORT_ROWS];
     __shared__ unsigned int places[SORT_ROWS];
     const int tid = threadIdx.x;
-    const QuerySlice slice = query_slice(scores, rows);
-    const size_t list = slice.list;
-    const float* row_scores = slice.row_scores;
-    const int first = slice.first;
-    const int count = max(0, slice.end - first);
+    const int count = max(0, end - first);
     int n = 1;
     while (n < count) n <<= 1;
     for (int i = tid; i < n; i += TOPK_THREADS) {
@@ -164,7 +167,80 @@ extern "C" __global__ void select_top_k_sorted(
     }
     for (int j = tid; j < k; j += TOPK_THREADS) {
         const bool found = j < n && places[j] != EMPTY_PLACE;
-        out_scores[list * k + j] = found ? keys[j] : -INFINITY;
-        out_rows[list * k + j] = found ? row_offset + (unsigned long long)first + places[j] : ~0ull;
+        out_scores[j] = found ? keys[j] : -INFINITY;
+        out_rows[j] = found ? row_offset + (unsigned long long)first + places[j] : ~0ull;
+    }
+}
+
+extern "C" __global__ void select_top_k_sorted(
+    const float* __restrict__ scores, int rows, int k, unsigned long long row_offset,
+    float* __restrict__ out_scores, unsigned long long* __restrict__ out_rows)
+{
+    const QuerySlice slice = query_slice(scores, rows);
+    sort_slice_top_k(slice.row_scores, slice.first, slice.end, k, row_offset, out_scores + slice.list * k, out_rows + slice.list * k);
+}
+
+// The sorted selection for a batch of lists, each list's rows searched against themselves (the
+// graph build's k-means lists, many to a launch). The launch's gridDim.x queries are the
+// lists' rows one list after another: list l's are list_starts[l]..list_starts[l + 1] (lists + 1
+// entries), and its scores, a row of as many scores per query as it has rows, start at
+// score_starts[l]. A list's rows are split into the fewest even slices of at most SORT_ROWS,
+// blockIdx.y the slice; a block past its list's slices writes an empty list. List j = query *
+// gridDim.y + slice lands at out[j * k..], rows numbered within the query's own list.
+extern "C" __global__ void select_top_k_sorted_lists(
+    const float* __restrict__ scores, const unsigned int* __restrict__ list_starts,
+    const unsigned long long* __restrict__ score_starts, int lists, int k,
+    float* __restrict__ out_scores, unsigned long long* __restrict__ out_rows)
+{
+    const unsigned int query = blockIdx.x;
+    // The last list that starts at or before the query.
+    int lo = 0, hi = lists - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (list_starts[mid] <= query) lo = mid;
+        else hi = mid - 1;
+    }
+    const int rows = (int)(list_starts[lo + 1] - list_starts[lo]);
+    const int slices = (rows + SORT_ROWS - 1) / SORT_ROWS;
+    const int per_slice = slices > 0 ? (rows + slices - 1) / slices : 0;
+    const int first = min(rows, (int)blockIdx.y * per_slice);
+    const int end = (int)blockIdx.y < slices ? min(rows, first + per_slice) : first;
+    const float* row_scores = scores + score_starts[lo] + (size_t)(query - list_starts[lo]) * rows;
+    const size_t list = (size_t)query * gridDim.y + blockIdx.y;
+    sort_slice_top_k(row_scores, first, end, k, 0, out_scores + list * k, out_rows + list * k);
+}
+
+// Each of `queries` queries' `slices` sorted lists of k (as select_top_k_sorted_lists writes
+// them) merged into its k best, one thread a query: out_scores and out_positions (a query's k
+// from out[query * k..]; EMPTY_PLACE where it has fewer). The order is the selection's.
+#define MERGE_THREADS 256
+#define MERGE_MAX_SLICES 16
+
+extern "C" __global__ void merge_sorted_lists(
+    const float* __restrict__ in_scores, const unsigned long long* __restrict__ in_rows,
+    int queries, int slices, int k, float* __restrict__ out_scores, unsigned int* __restrict__ out_positions)
+{
+    const int query = blockIdx.x * MERGE_THREADS + threadIdx.x;
+    if (query >= queries || slices > MERGE_MAX_SLICES) return;
+    int heads[MERGE_MAX_SLICES];
+    for (int s = 0; s < slices; ++s) heads[s] = 0;
+    const size_t first_list = (size_t)query * slices;
+    for (int j = 0; j < k; ++j) {
+        int best = -1;
+        float best_score = -INFINITY;
+        unsigned long long best_row = ~0ull;
+        for (int s = 0; s < slices; ++s) {
+            if (heads[s] == k) continue;
+            const size_t at = (first_list + s) * k + heads[s];
+            if (in_rows[at] == ~0ull) continue;
+            if (best < 0 || ranks_before(in_scores[at], in_rows[at], best_score, best_row)) {
+                best = s;
+                best_score = in_scores[at];
+                best_row = in_rows[at];
+            }
+        }
+        if (best >= 0) ++heads[best];
+        out_scores[(size_t)query * k + j] = best_score;
+        out_positions[(size_t)query * k + j] = best < 0 ? EMPTY_PLACE : (unsigned int)best_row;
     }
 }

@@ -44,7 +44,7 @@ pub use few_rows::few_rows_product;
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
 pub use pool::{l2_normalize, mean_pool, mean_pool_normalize_sequences};
-pub use resident_rows::{gather_listed_rows, gather_rows, ResidentRows};
+pub use resident_rows::{gather_listed_rows, gather_rows, ListHits, ResidentRows, NO_POSITION};
 pub use slice_lists::{merge_slice_lists, EMPTY_ROW};
 pub use softmax::{exp, masked_softmax_rows};
 pub use topk::{best_first, exact_top_k, exact_top_k_in, top_k_of_scores, Scored};

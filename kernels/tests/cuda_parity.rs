@@ -6,7 +6,7 @@
 
 use quarry_kernels::{
     cluster_sums, exact_top_k, gather_listed_rows, kmeans_assign, kmeans_train, l2_normalize, mean_pool,
-    order_by_detours, CpuKernels, CudaKernels, KMeansConfig, Scored, VectorKernels, GPU_MAX_K, NO_NEIGHBOUR,
+    order_by_detours, CpuKernels, CudaKernels, KMeansConfig, ListHits, Scored, VectorKernels, GPU_MAX_K, NO_NEIGHBOUR,
 };
 
 /// A fresh seed per run (printed, so a failure can be replayed with PARITY_SEED).
@@ -119,33 +119,67 @@ fn top_k_over_several_row_chunks_and_query_groups() {
     assert_same_top_k(&on_gpu, &cpu, &query_rows, &base, dim, 1e-4);
 }
 
+/// Rows `first..first + count` of `hits` as lists of scored positions.
+fn hits_of(hits: &ListHits, first: usize, count: usize) -> Vec<Vec<Scored>> {
+    (first..first + count)
+        .map(|row| {
+            hits.of(row)
+                .map(|(score, position)| Scored {
+                    row: position as u64,
+                    score,
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[test]
 fn listed_rows_searched_among_themselves_match_the_cpu_twin() {
     // The graph build's k-means lists: rows of one resident matrix, gathered on the GPU by
-    // number (in no order, one row twice), each list searched against itself.
+    // number (in no order, one row twice), each list searched against itself, a batch of lists
+    // a call: lists of one row, of fewer rows than k, of over 4,096 (two and three sorted
+    // slices), of 16,384 (a round of its own: its scores fill the buffer) and of 17,000 (too
+    // many for a round: searched alone).
     let gpu = gpu();
     let mut state = seed();
     let (rows, dim) = (30_011, 96);
     let data = random_unit_rows(rows, dim, &mut state);
     let on_gpu = gpu.prepare_rows(&data, dim).unwrap();
     let on_cpu = CpuKernels.prepare_rows(&data, dim).unwrap();
-    for (count, k) in [(1, 1), (5, 5), (1_000, 10), (4_100, 128), (9_000, 128)] {
-        let mut listed: Vec<u32> = (0..count)
-            .map(|_| ((next_state(&mut state) >> 33) % rows as u64) as u32)
-            .collect();
-        if count > 2 {
-            listed[2] = listed[0];
+    let lists: Vec<Vec<u32>> = [1, 5, 1_000, 4_100, 9_000, 16_384, 17_000]
+        .into_iter()
+        .map(|count| {
+            let mut listed: Vec<u32> = (0..count)
+                .map(|_| ((next_state(&mut state) >> 33) % rows as u64) as u32)
+                .collect();
+            if count > 2 {
+                listed[2] = listed[0];
+            }
+            listed
+        })
+        .collect();
+    let batch: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+    for k in [10, 128] {
+        let found = on_gpu.top_k_among(&batch, k).unwrap();
+        let cpu = on_cpu.top_k_among(&batch, k).unwrap();
+        assert_eq!(found.rows(), lists.iter().map(Vec::len).sum::<usize>(), "k {k}");
+        let mut first = 0;
+        for listed in &lists {
+            let count = listed.len();
+            let gathered = gather_listed_rows(&data, dim, listed).unwrap();
+            let (gpu_hits, cpu_hits) = (hits_of(&found, first, count), hits_of(&cpu, first, count));
+            assert_same_top_k(&gpu_hits, &cpu_hits, &gathered, &gathered, dim, 1e-4);
+            assert!(
+                gpu_hits.iter().all(|hits| hits.len() == k.min(count)),
+                "{count} rows, k {k}"
+            );
+            first += count;
         }
-        let gathered = gather_listed_rows(&data, dim, &listed).unwrap();
-        let found = on_gpu.top_k_among(&listed, k).unwrap();
-        let cpu = on_cpu.top_k_among(&listed, k).unwrap();
-        assert_same_top_k(&found, &cpu, &gathered, &gathered, dim, 1e-4);
-        assert!(
-            found.iter().all(|list| list.len() == k.min(count)),
-            "{count} rows, k {k}"
-        );
     }
-    let error = on_gpu.top_k_among(&[0, rows as u32], 1).unwrap_err().to_string();
+    let error = on_gpu
+        .top_k_among(&[&[1], &[0, rows as u32]], 1)
+        .unwrap_err()
+        .to_string();
     assert!(
         error.contains(&format!("row {rows} gathered from a matrix of {rows} rows")),
         "{error}"

@@ -64,6 +64,11 @@ fn top_k_selection_keeps_what_a_sort_keeps_under_emulation() {
 }
 
 #[test]
+fn a_batch_of_lists_sorted_and_merged_on_the_device_keeps_what_a_sort_keeps_under_emulation() {
+    compile_and_run("topk_lists_kernel", "all lists match");
+}
+
+#[test]
 fn pruning_by_detour_count_keeps_what_the_reference_keeps_under_emulation() {
     compile_and_run("detour_kernel", "all lists match");
 }

@@ -1,12 +1,12 @@
 //! Rows of a resident matrix gathered on the GPU (`gather_rows`, kernels/cuda/gather.cu),
-//! and [`GpuRows`]: the graph build's k-means lists searched without leaving the GPU.
+//! and [`GpuRows`]: the graph build's k-means lists searched without leaving the GPU
+//! (list_search.rs).
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, CudaKernels, DeviceMatrix};
 use crate::error::{KernelError, Result};
-use crate::resident_rows::ResidentRows;
-use crate::Scored;
+use crate::resident_rows::{ListHits, ResidentRows};
 
 /// Threads per gathered row (GATHER_THREADS in gather.cu).
 const THREADS: u32 = 128;
@@ -45,23 +45,15 @@ impl CudaKernels {
 }
 
 /// A matrix resident on the GPU whose listed rows are gathered there and searched against
-/// themselves: one upload of the whole matrix, then a list's row numbers a search.
+/// themselves: one upload of the whole matrix, then a batch of lists' row numbers a search
+/// ([`CudaKernels::top_k_among_lists`]).
 pub(crate) struct GpuRows<'a> {
     pub(crate) kernels: &'a CudaKernels,
     pub(crate) matrix: DeviceMatrix,
 }
 
 impl ResidentRows for GpuRows<'_> {
-    fn top_k_among(&self, rows: &[u32], k: usize) -> Result<Vec<Vec<Scored>>> {
-        if rows.len() > i32::MAX as usize {
-            return Err(KernelError::Input(format!(
-                "{} rows in one list: a launch takes at most {}",
-                rows.len(),
-                i32::MAX
-            )));
-        }
-        let listed = self.kernels.gather(&self.matrix, rows)?;
-        let queries = listed.rows_view(0, listed.rows);
-        self.kernels.top_k_of_resident(&listed, &queries, listed.rows, k)
+    fn top_k_among(&self, lists: &[&[u32]], k: usize) -> Result<ListHits> {
+        self.kernels.top_k_among_lists(&self.matrix, lists, k)
     }
 }

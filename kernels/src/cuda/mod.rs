@@ -5,6 +5,7 @@
 mod detours;
 mod gather;
 mod kmeans;
+mod list_search;
 mod pool;
 mod topk;
 
@@ -45,6 +46,8 @@ pub struct CudaKernels {
     blas: CudaBlas,
     select_top_k: CudaFunction,
     select_top_k_sorted: CudaFunction,
+    select_top_k_sorted_lists: CudaFunction,
+    merge_sorted_lists: CudaFunction,
     nearest_centroid: CudaFunction,
     accumulate_clusters: CudaFunction,
     mean_pool_normalize: CudaFunction,
@@ -93,6 +96,8 @@ impl CudaKernels {
             name,
             select_top_k: function(&topk, "select_top_k")?,
             select_top_k_sorted: function(&topk, "select_top_k_sorted")?,
+            select_top_k_sorted_lists: function(&topk, "select_top_k_sorted_lists")?,
+            merge_sorted_lists: function(&topk, "merge_sorted_lists")?,
             nearest_centroid: function(&kmeans, "nearest_centroid")?,
             accumulate_clusters: function(&kmeans, "accumulate_clusters")?,
             mean_pool_normalize: function(&pool, "mean_pool_normalize")?,

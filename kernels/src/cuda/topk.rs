@@ -2,8 +2,9 @@
 //! `select_top_k` keeps each query's k best per slice of the chunk (several slices per query
 //! when the queries are few, so that the blocks fill the GPU), the host merges the sorted
 //! lists query by query on the thread pool ([`merge_slice_lists`]).
-//! A large k over few rows (the graph build's k-means lists: k 128 of ~4,096 rows) takes
-//! `select_top_k_sorted` instead, which sorts each slice of up to [`SORT_ROWS`] rows whole.
+//! A large k over few rows takes `select_top_k_sorted` instead, which sorts each slice of up
+//! to [`SORT_ROWS`] rows whole. The graph build's k-means lists (k 128 of ~4,100 rows) go
+//! through list_search.rs, which sorts the same way and merges the slices on the GPU.
 
 use cudarc::driver::{CudaView, LaunchConfig, PushKernelArg};
 
@@ -15,7 +16,7 @@ use crate::{merge_slice_lists, topk, Scored};
 /// k runs on the CPU twin.
 pub const GPU_MAX_K: usize = 128;
 /// Threads per query block (TOPK_THREADS in topk.cu).
-const THREADS: usize = 256;
+pub(super) const THREADS: usize = 256;
 /// Bytes of per-thread candidate lists one launch may use.
 const SCRATCH_BYTES: usize = 256 << 20;
 /// Selection blocks a launch aims for: several per SM of an H100 (132 SMs).
@@ -23,7 +24,7 @@ const TARGET_BLOCKS: usize = 1024;
 /// Rows each selection thread scans at least before a query's rows are split further.
 const MIN_ROWS_PER_THREAD: usize = 16;
 /// The most rows `select_top_k_sorted` sorts in one block (SORT_ROWS in topk.cu).
-const SORT_ROWS: usize = 4_096;
+pub(super) const SORT_ROWS: usize = 4_096;
 /// From this k on, a base of at most [`SORTED_MAX_ROWS`] rows is searched by sorting slices.
 const SORTED_MIN_K: usize = 32;
 /// The most rows searched by sorting (16 slices a query for the host to merge).

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use quarry_kernels::{KMeansConfig, Scored, VectorKernels};
+use quarry_kernels::{KMeansConfig, ListHits, Scored, VectorKernels};
 
 use crate::error::Result;
 use crate::index::seeded_rows;
@@ -32,6 +32,9 @@ const TRAINING_ROWS_PER_LIST: usize = 64;
 const KMEANS_ITERATIONS: usize = 10;
 /// Queries per exact top-k call (bounds the answers held at once).
 const QUERY_TILE: usize = 8_192;
+/// Rows of k-means lists searched in one call (on a GPU, a round trip or a few): about 16
+/// lists of ~4,100 rows, whose answers (k + 1 = 128 a row, 8 bytes each) are 64 MiB.
+const BATCH_ROWS: usize = 65_536;
 
 /// `k` rows per row, nearest first; [`NO_ROW`] pads a row that has fewer.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +67,7 @@ impl KnnLists {
         let exact = kernels.exact_top_k(&queries, data, dim, (self.k + 1).min(rows))?;
         let (mut found, mut wanted) = (0usize, 0usize);
         for (&row, hits) in picked.iter().zip(&exact) {
-            let truth = without_self(hits, row, self.k).map(|(_, id)| id);
+            let truth = without_self(scored_ids(hits), row, self.k).map(|(_, id)| id);
             let list = self.of(row);
             for id in truth {
                 found += list.contains(&id) as usize;
@@ -84,17 +87,24 @@ pub fn knn_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize
     clustered_lists(kernels, data, dim, k, seed)
 }
 
-/// A query row's hits without itself (or without the last, when ties left it out), as ids.
-fn without_self(hits: &[Scored], row: usize, k: usize) -> impl Iterator<Item = (f32, u32)> + '_ {
-    let has_self = hits.iter().any(|hit| hit.row as usize == row);
-    hits.iter()
-        .filter(move |hit| hit.row as usize != row)
-        .take(if has_self {
-            k
-        } else {
-            k.min(hits.len().saturating_sub(1))
-        })
-        .map(|hit| (hit.score, hit.row as u32))
+/// A query row's hits (best first, as (score, id)) without itself (or without the last,
+/// when ties left it out), as (score, id).
+fn without_self<I>(hits: I, row: usize, k: usize) -> impl Iterator<Item = (f32, u32)>
+where
+    I: ExactSizeIterator<Item = (f32, u32)> + Clone,
+{
+    let has_self = hits.clone().any(|(_, id)| id as usize == row);
+    let keep = if has_self {
+        k
+    } else {
+        k.min(hits.len().saturating_sub(1))
+    };
+    hits.filter(move |&(_, id)| id as usize != row).take(keep)
+}
+
+/// Exact hits as (score, id).
+fn scored_ids(hits: &[Scored]) -> impl ExactSizeIterator<Item = (f32, u32)> + Clone + '_ {
+    hits.iter().map(|hit| (hit.score, hit.row as u32))
 }
 
 /// Every row against every row.
@@ -107,7 +117,10 @@ fn exact_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize) 
         let answers = flat.top_k(&data[start * dim..end * dim], (k + 1).min(rows))?;
         for (offset, hits) in answers.iter().enumerate() {
             let row = start + offset;
-            for (slot, (_, id)) in ids[row * k..(row + 1) * k].iter_mut().zip(without_self(hits, row, k)) {
+            for (slot, (_, id)) in ids[row * k..(row + 1) * k]
+                .iter_mut()
+                .zip(without_self(scored_ids(hits), row, k))
+            {
                 *slot = id;
             }
         }
@@ -137,43 +150,64 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         .flat_map(|list| list.chunks(MAX_LIST_ROWS))
         .filter(|list| list.len() > 1)
         .collect();
-    // The rows stay where the kernels run (on a GPU: uploaded once); each list's rows are
-    // gathered there and searched against themselves.
+    // The rows stay where the kernels run (on a GPU: uploaded once); each batch of lists is
+    // gathered there and each list searched against itself.
     let resident = kernels.prepare_rows(data, dim)?;
-    let search = |list: &[u32]| -> Result<(Vec<Vec<Scored>>, f64)> {
+    let batches = batches_of_lists(&parts);
+    let search = |batch: &[&[u32]]| -> Result<(ListHits, f64)> {
         let started = Instant::now();
-        let answers = resident.top_k_among(list, (k + 1).min(list.len()))?;
+        // Each list's k + 1 best include the row itself; a list shorter than that pads.
+        let answers = resident.top_k_among(batch, k + 1)?;
         Ok((answers, started.elapsed().as_secs_f64()))
     };
     let mut best = Candidates::new(rows, k);
     let (mut searching, mut merging) = (0.0, 0.0);
-    let mut pending: Option<(&[u32], Vec<Vec<Scored>>)> = None;
-    for index in 0..=parts.len() {
-        let next = parts.get(index).copied();
+    let mut pending: Option<(&[&[u32]], ListHits)> = None;
+    for index in 0..=batches.len() {
+        let next = batches.get(index).copied();
         let (searched, merged) = rayon::join(
             || next.map(search).transpose(),
             || {
                 let started = Instant::now();
-                if let Some((list, answers)) = pending.take() {
-                    best.merge_answers(list, &answers, k);
+                if let Some((batch, answers)) = pending.take() {
+                    best.merge_answers(batch, &answers, k);
                 }
                 started.elapsed().as_secs_f64()
             },
         );
         merging += merged;
         pending = match (next, searched?) {
-            (Some(list), Some((answers, secs))) => {
+            (Some(batch), Some((answers, secs))) => {
                 searching += secs;
-                Some((list, answers))
+                Some((batch, answers))
             }
             _ => None,
         };
     }
     tracing::info!(
-        "kNN lists: {} lists of up to {MAX_LIST_ROWS} rows searched in {searching:.2} s, merged in {merging:.2} s, one beside the other",
+        "kNN lists: {} lists of up to {MAX_LIST_ROWS} rows searched in {} batches in {searching:.2} s, merged in {merging:.2} s, one beside the other",
         parts.len(),
+        batches.len(),
     );
     Ok(best.into_lists())
+}
+
+/// `lists` in consecutive batches of about [`BATCH_ROWS`] rows (a longer list alone), each
+/// searched in one call while the last one's answers are merged.
+fn batches_of_lists<'a>(lists: &'a [&'a [u32]]) -> Vec<&'a [&'a [u32]]> {
+    let mut batches = Vec::new();
+    let (mut start, mut rows) = (0, 0);
+    for (index, list) in lists.iter().enumerate() {
+        if rows > 0 && rows + list.len() > BATCH_ROWS {
+            batches.push(&lists[start..index]);
+            (start, rows) = (index, 0);
+        }
+        rows += list.len();
+    }
+    if start < lists.len() {
+        batches.push(&lists[start..]);
+    }
+    batches
 }
 
 /// Each list's rows: every row joins its [`MEMBERSHIPS`] nearest centroids' lists.
@@ -256,32 +290,36 @@ impl Candidates {
         out
     }
 
-    /// One list's answers (`answers[i]`: the hits of its row `list[i]`, as positions in
-    /// `list`) merged into its rows' candidates.
-    fn merge_answers(&mut self, list: &[u32], answers: &[Vec<Scored>], k: usize) {
+    /// A batch of lists' answers (`answers.of(i)`: the hits of the batch's i-th row, as
+    /// positions in its own list) merged into their rows' candidates.
+    fn merge_answers(&mut self, batch: &[&[u32]], answers: &ListHits, k: usize) {
         thread_local! {
             /// A bit per row of the rows being merged, all clear between merges.
             static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let words = (self.ids.len() / self.k.max(1)).div_ceil(64);
-        let merged: Vec<Vec<(f32, u32)>> = list
-            .par_iter()
-            .zip(answers)
-            .enumerate()
-            .map(|(local, (&row, hits))| {
-                let found = without_self(hits, local, k).map(|(score, id)| (score, list[id as usize]));
-                // Taken out while in use: a merge that panicked leaves no bit set behind.
-                let mut seen = SEEN.take();
-                if seen.len() < words {
-                    seen.resize(words, 0);
-                }
-                let merged = self.merged(row as usize, found, &mut seen);
-                SEEN.set(seen);
-                merged
-            })
-            .collect();
-        for (&row, list) in list.iter().zip(merged) {
-            self.set(row as usize, &list);
+        let mut first = 0;
+        for list in batch {
+            let merged: Vec<Vec<(f32, u32)>> = list
+                .par_iter()
+                .enumerate()
+                .map(|(local, &row)| {
+                    let found = without_self(answers.of(first + local), local, k)
+                        .map(|(score, position)| (score, list[position as usize]));
+                    // Taken out while in use: a merge that panicked leaves no bit set behind.
+                    let mut seen = SEEN.take();
+                    if seen.len() < words {
+                        seen.resize(words, 0);
+                    }
+                    let merged = self.merged(row as usize, found, &mut seen);
+                    SEEN.set(seen);
+                    merged
+                })
+                .collect();
+            for (&row, list) in list.iter().zip(merged) {
+                self.set(row as usize, &list);
+            }
+            first += list.len();
         }
     }
 
@@ -323,6 +361,19 @@ mod tests {
         assert_eq!(seen, [0], "every bit cleared");
         // A row with no list yet takes the found ones as they are.
         assert_eq!(candidates.merged(0, found.into_iter(), &mut seen), found);
+    }
+
+    #[test]
+    fn lists_are_batched_in_order_up_to_the_batch_rows_and_a_long_list_alone() {
+        let sizes = [40_000, 25_000, 10, 70_000, 5, 1];
+        let lists: Vec<Vec<u32>> = sizes.iter().map(|&n| vec![0; n]).collect();
+        let lists: Vec<&[u32]> = lists.iter().map(Vec::as_slice).collect();
+        let batches: Vec<Vec<usize>> = batches_of_lists(&lists)
+            .iter()
+            .map(|batch| batch.iter().map(|list| list.len()).collect())
+            .collect();
+        assert_eq!(batches, [vec![40_000, 25_000, 10], vec![70_000], vec![5, 1]]);
+        assert!(batches_of_lists(&[]).is_empty());
     }
 
     #[test]
