@@ -137,9 +137,9 @@ fn hits_of(hits: &ListHits, first: usize, count: usize) -> Vec<Vec<Scored>> {
 fn listed_rows_searched_among_themselves_match_the_cpu_twin() {
     // The graph build's k-means lists: rows of one resident matrix, gathered on the GPU by
     // number (in no order, one row twice), each list searched against itself, a batch of lists
-    // a call: lists of one row, of fewer rows than k, of over 4,096 (two and three sorted
-    // slices), of 16,384 (a round of its own: its scores fill the buffer) and of 17,000 (too
-    // many for a round: searched alone).
+    // a call: lists of one row, of fewer rows than k, of sorted slices of 2,048 and a short
+    // last one (4,100 rows: 2,048, 2,048 and 4), of 16,384 (8 slices, a round of its own: its
+    // scores fill the buffer) and of 17,000 (too many for a round: searched alone).
     let gpu = gpu();
     let mut state = seed();
     let (rows, dim) = (30_011, 96);

@@ -15,12 +15,14 @@ use crate::resident_rows::{list_by_list, ListHits};
 
 /// Threads per block of `merge_sorted_lists` (MERGE_THREADS in topk.cu).
 const MERGE_THREADS: usize = 256;
-/// Rows a round searches at most (bounds its slices' lists: at most 4 slices a row of a
-/// list whose scores fit [`SCORE_BYTES`], so 65,536 · 4 · 128 · 12 bytes = 384 MiB).
+/// Rows of a list sorted by one block (LIST_SLICE_ROWS in topk.cu).
+const LIST_SLICE_ROWS: usize = SORT_ROWS / 2;
+/// Rows a round searches at most (bounds its slices' lists: at most 8 slices a row of a
+/// list whose scores fit [`SCORE_BYTES`], so 65,536 · 8 · 128 · 12 bytes = 768 MiB).
 const ROUND_ROWS: usize = 65_536;
 
 /// Whether a list of `rows` rows is searched in a round: its scores fit the score buffer
-/// (so at most 16,384 rows: 4 sorted slices, below MERGE_MAX_SLICES in topk.cu).
+/// (so at most 16,384 rows: 8 sorted slices, below MERGE_MAX_SLICES in topk.cu).
 fn fits_a_round(rows: usize) -> bool {
     rows * rows <= SCORE_BYTES / 4
 }
@@ -71,7 +73,7 @@ impl CudaKernels {
             score_starts.push(total_scores as u64);
             total_scores += list.len() * list.len();
             list_starts.push(list_starts[list_starts.len() - 1] + list.len() as u32);
-            slices = slices.max(list.len().div_ceil(SORT_ROWS));
+            slices = slices.max(list.len().div_ceil(LIST_SLICE_ROWS));
         }
         let mut scores = self.stream.alloc_zeros::<f32>(total_scores).map_err(cuda_err)?;
         for (list, (&start, &score_start)) in lists.iter().zip(list_starts.iter().zip(&score_starts)) {
@@ -102,7 +104,7 @@ impl CudaKernels {
         };
         // SAFETY: list_starts holds lists + 1 row counts summing to the grid's queries, and
         // each list's rows² scores start at its score_starts entry inside `scores`; each
-        // list's slices (at most `slices`, gridDim.y) hold at most SORT_ROWS rows; the slice
+        // list's slices of LIST_SLICE_ROWS number at most `slices` (gridDim.y); the slice
         // lists hold queries · slices · k entries.
         unsafe { launch.launch(config) }.map_err(cuda_err)?;
 
@@ -124,7 +126,7 @@ impl CudaKernels {
             shared_mem_bytes: 0,
         };
         // SAFETY: the slice lists hold queries · slices · k entries, the outputs queries · k;
-        // slices ≤ 4 ≤ MERGE_MAX_SLICES.
+        // slices ≤ 8 ≤ MERGE_MAX_SLICES.
         unsafe { launch.launch(config) }.map_err(cuda_err)?;
         Ok(ListHits {
             k,

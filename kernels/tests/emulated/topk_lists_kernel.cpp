@@ -3,10 +3,10 @@
 // r of a list scores the rows of its own list only), against a sorted reference per row, with
 // many exact ties (the lower position ranks first) and a NaN score (never ranked). Every row of
 // a list is a block, so to keep the runs short this file shrinks the block to 32 threads and a
-// sorted slice to SORT_ROWS = 128 rows (the kernels take both from the macros; topk_kernel.cpp
-// runs them at the GPU's sizes): lists of one row, of fewer rows than k, of exactly SORT_ROWS
-// and of more (two and three slices, so the blocks past a shorter list's slices write empty
-// lists for the merge to pass over). Built and run by kernels/tests/cuda_source_emulated.rs.
+// list's sorted slice to LIST_SLICE_ROWS = SORT_ROWS / 2 = 64 rows (the kernels take both from
+// the macros; topk_kernel.cpp runs the selections at the GPU's sizes): lists of one row, of
+// fewer rows than k, of whole slices and of a short last slice (of 2 rows, and of 44), so the
+// blocks past a shorter list's slices write empty lists for the merge to pass over. Built and run by kernels/tests/cuda_source_emulated.rs.
 #define TOPK_THREADS 32
 #define SORT_ROWS 128
 #include "cuda_emulation.hpp"
@@ -29,7 +29,7 @@ static void check_lists(const std::vector<int>& sizes, int k)
         score_starts.push_back(total);
         total += (size_t)rows * rows;
         starts.push_back(starts.back() + rows);
-        slices = std::max(slices, (rows + SORT_ROWS - 1) / SORT_ROWS);
+        slices = std::max(slices, (rows + LIST_SLICE_ROWS - 1) / LIST_SLICE_ROWS);
     }
     std::vector<float> scores(total);
     for (auto& s : scores) s = level(rng) / 8.0f - 2.0f;
@@ -75,8 +75,8 @@ static void check_lists(const std::vector<int>& sizes, int k)
 int main()
 {
     check_lists({1}, 16);
-    check_lists({5, 300, 1, 128, 40}, 64);  // 300 rows: 3 slices of 100; 128: one full slice
-    check_lists({130, 2}, 127);             // 2 slices of 65; k above a slice's rows
+    check_lists({5, 300, 1, 128, 40}, 64);  // 300 rows: 4 slices of 64 and one of 44; 128: two
+    check_lists({130, 2}, 127);             // slices of 64, 64 and 2; k above a slice's rows
     check_lists({7, 64, 33}, 10);
     if (failures) {
         std::printf("%d rows off\n", failures);
