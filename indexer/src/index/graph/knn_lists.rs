@@ -87,8 +87,8 @@ pub fn knn_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize
     clustered_lists(kernels, data, dim, k, seed)
 }
 
-/// A query row's hits (best first, as (score, id)) without itself (or without the last,
-/// when ties left it out), as (score, id).
+/// A query row's hits, best first, as (score, id), without itself (or without the last,
+/// when ties left it out).
 fn without_self<I>(hits: I, row: usize, k: usize) -> impl Iterator<Item = (f32, u32)>
 where
     I: ExactSizeIterator<Item = (f32, u32)> + Clone,

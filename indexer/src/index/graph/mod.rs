@@ -44,7 +44,7 @@ pub struct GraphBuildTimes {
     pub detours: f64,
     /// The base level's reverse links and long links (CPU).
     pub links: f64,
-    /// Every level above the base (FAISS's insertion).
+    /// Every level above the base (FAISS's insertion, beside the kNN lists).
     pub upper: f64,
     /// Links a row of the base level keeps, on average (of `2·M` slots).
     pub base_links: f64,
@@ -68,28 +68,43 @@ pub fn build_hnsw_graph(
     let rows = data.len() / dim.max(1);
     let mut times = GraphBuildTimes::default();
     let mut top_levels = draw_top_levels(rows, m, LEVEL_SEED);
-    let started = Instant::now();
-    let lists = knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?;
-    times.knn = started.elapsed().as_secs_f64();
+    let rows_at: Vec<u32> = (0..rows as u32).filter(|&row| top_levels[row as usize] >= 1).collect();
+    // The levels above need only their rows' vectors, not the kNN lists: FAISS inserts them
+    // on the CPU while the lists are searched (on a GPU, beside its work).
+    let (lists, upper_levels) = rayon::join(
+        || {
+            let started = Instant::now();
+            knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED).map(|lists| (lists, started.elapsed()))
+        },
+        || {
+            let started = Instant::now();
+            if rows_at.is_empty() {
+                return Ok((None, started.elapsed()));
+            }
+            let data_at = crate::index::gather_rows(data, dim, rows_at.iter().map(|&row| row as usize));
+            faiss_upper_levels(&rows_at, &data_at, dim, m, ef_construction)
+                .map(|levels| (Some(levels), started.elapsed()))
+        },
+    );
+    let (lists, knn_time) = lists?;
+    let (upper_levels, upper_time) = upper_levels?;
+    times.knn = knn_time.as_secs_f64();
+    times.upper = upper_time.as_secs_f64();
     let started = Instant::now();
     let (mut base, detour_secs) = prune_with_reverse_links(kernels, &lists, 2 * m)?;
     let hubs = nearest_hubs(&lists, &top_levels);
     drop(lists);
     times.detours = detour_secs;
     times.links = started.elapsed().as_secs_f64() - detour_secs;
-    let started = Instant::now();
-    let rows_at: Vec<u32> = (0..rows as u32).filter(|&row| top_levels[row as usize] >= 1).collect();
-    let (upper, entry_point) = if rows_at.is_empty() {
-        (Vec::new(), 0)
-    } else {
-        let data_at = crate::index::gather_rows(data, dim, rows_at.iter().map(|&row| row as usize));
-        let levels = faiss_upper_levels(&rows_at, &data_at, dim, m, ef_construction)?;
-        for (&row, &top) in rows_at.iter().zip(&levels.top_levels) {
-            top_levels[row as usize] = top;
+    let (upper, entry_point) = match upper_levels {
+        Some(levels) => {
+            for (&row, &top) in rows_at.iter().zip(&levels.top_levels) {
+                top_levels[row as usize] = top;
+            }
+            (levels.levels, levels.entry_point as i32)
         }
-        (levels.levels, levels.entry_point as i32)
+        None => (Vec::new(), 0),
     };
-    times.upper = started.elapsed().as_secs_f64();
     if let Some(level_one) = upper.first() {
         let started = Instant::now();
         add_long_links(&mut base, 2 * m, level_one, m, &hubs);
