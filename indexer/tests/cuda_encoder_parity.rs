@@ -1,6 +1,7 @@
 //! The encoder's fused CUDA kernels (kernels/cuda/encoder.cu) against their CPU twins on
 //! fresh random inputs, odd sizes included, at every precision: the bias add (+ erf GELU)
-//! against candle's broadcast add and `gelu_erf` in f32, the length-masked softmax against
+//! against candle's broadcast add and `gelu_erf` in f32, the query-key-value product with its
+//! bias in cuBLASLt's epilogue against the f32 product and bias, the length-masked softmax against
 //! `quarry_kernels::masked_softmax_rows`, the packed attention (every GPU kernel: CUDA cores
 //! and both on tensor cores) and the bias + residual + layer norm against the same
 //! `encoder_ops` on the CPU (`quarry_kernels::packed_attention`,
@@ -9,6 +10,7 @@
 #![cfg(feature = "cuda")]
 
 use candle_core::{DType, Device, Tensor};
+use quarry_indexer::embed::cuda_bias_gemm::dense_with_bias;
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
 use quarry_indexer::embed::encoder_ops::{
     bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel,
@@ -103,6 +105,53 @@ fn bias_activation_matches_candle_at_every_precision() {
             }
         }
     }
+}
+
+#[test]
+fn the_bias_in_the_products_epilogue_matches_the_product_plus_the_bias() {
+    // The query-key-value layer's shape (384 inputs, 1,152 outputs) at 1, 7 and 1,000 tokens,
+    // and odd sizes; against the f32 product and bias on the CPU.
+    let gpu = gpu();
+    for (rows, inputs, outputs) in [(1, 384, 1152), (7, 384, 1152), (1000, 384, 1152), (300, 40, 24)] {
+        for (dtype, bound) in [(DType::F16, 2e-3), (DType::BF16, 1.5e-2)] {
+            let random = |shape: (usize, usize), scale: f64| {
+                (Tensor::randn(0f32, 1.0, shape, &Device::Cpu).unwrap() * scale)
+                    .unwrap()
+                    .to_dtype(dtype)
+                    .unwrap()
+            };
+            let x = random((rows, inputs), 1.0);
+            let weight = random((outputs, inputs), 1.0 / (inputs as f64).sqrt());
+            let bias = random((1, outputs), 1.0).flatten_all().unwrap();
+            let f32_of = |t: &Tensor| t.to_dtype(DType::F32).unwrap();
+            let want = f32_of(&x)
+                .matmul(&f32_of(&weight).t().unwrap())
+                .unwrap()
+                .broadcast_add(&f32_of(&bias))
+                .unwrap();
+            let got = dense_with_bias(
+                &x.to_device(&gpu).unwrap(),
+                &weight.to_device(&gpu).unwrap(),
+                &bias.to_device(&gpu).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(got.dims(), [rows, outputs]);
+            let error = relative_error(&host_f32(&got), &host_f32(&want));
+            assert!(
+                error < bound,
+                "{rows}x{inputs} · {inputs}x{outputs} {dtype:?}: relative error {error}"
+            );
+        }
+    }
+    let f32_rows = Tensor::zeros((2, 8), DType::F32, &gpu).unwrap();
+    let error = dense_with_bias(
+        &f32_rows,
+        &Tensor::zeros((4, 8), DType::F32, &gpu).unwrap(),
+        &Tensor::zeros(4, DType::F32, &gpu).unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("f16 or bf16"), "{error}");
 }
 
 #[test]

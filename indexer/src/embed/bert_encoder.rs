@@ -18,7 +18,8 @@
 //! - on a CUDA GPU each dense layer's bias add is one fused pass after cuBLAS's product, with
 //!   the erf GELU for the feed-forward layer (candle's broadcast add is several times slower),
 //!   and with the fused steps the embeddings' row gather, position add and layer norm are one
-//!   kernel too (`token_embedding`);
+//!   kernel too (`token_embedding`), and in f16/bf16 the query-key-value layer's bias is added
+//!   in its product's epilogue by cuBLASLt, with no pass of its own (`cuda_bias_gemm`);
 //! - bf16 models compute attention scores and their softmax in f32 (see [`score_dtype`]; the
 //!   fused attention always does);
 //! - on the CPU (f32) each dense layer's bias add, with the erf GELU for the feed-forward
@@ -33,7 +34,9 @@ use candle_core::{Module, Tensor};
 use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::bert::{Config, HiddenAct};
 
-use super::dense_layer::{dense, dense_forward, dense_product, intermediate_forward, on_cpu_f32, Dense};
+use super::dense_layer::{
+    bias_in_product_forward, dense, dense_forward, dense_product, intermediate_forward, on_cpu_f32, Dense,
+};
 use super::encoder_ops;
 use super::encoder_steps::{EncoderSteps, EncoderTuning};
 use super::head_attention::{attention_by_head, attention_mask, score_dtype, AttentionShape, Padding};
@@ -346,7 +349,7 @@ impl EncoderLayer {
         real_rows: Option<&RealRows>,
         activation: HiddenAct,
     ) -> candle_core::Result<Tensor> {
-        let qkv = dense_forward(&self.query_key_value, states)?;
+        let qkv = bias_in_product_forward(&self.query_key_value, states, steps.fused_ends)?;
         let context = match (padding, real_rows) {
             // The real rows' product as it is, the context in the same rows.
             (Padding::Packed(lengths), Some(_)) => encoder_ops::ragged_attention(&qkv, lengths, shape.heads)?,

@@ -65,6 +65,30 @@ pub(super) fn dense_forward(layer: &Dense, x: &Tensor) -> candle_core::Result<Te
     }
 }
 
+/// The query-key-value layer's `x · Wᵀ + b`: with `fused` (the fused steps) on a CUDA GPU in
+/// f16 or bf16 by cuBLASLt with the bias in the product's epilogue (`cuda_bias_gemm`), else
+/// (or where cuBLASLt refuses the shapes: logged once) [`dense_forward`].
+pub(super) fn bias_in_product_forward(layer: &Dense, x: &Tensor, fused: bool) -> candle_core::Result<Tensor> {
+    #[cfg(feature = "cuda")]
+    if fused && x.device().is_cuda() && matches!(x.dtype(), DType::F16 | DType::BF16) {
+        if let Some(bias) = layer.linear.bias() {
+            match super::cuda_bias_gemm::dense_with_bias(&x.contiguous()?, layer.linear.weight(), bias) {
+                Ok(product) => return Ok(product),
+                Err(error) => {
+                    static LOGGED: std::sync::Once = std::sync::Once::new();
+                    LOGGED.call_once(|| {
+                        tracing::warn!(
+                            "the bias in cuBLASLt's epilogue failed ({error}); the product, then the bias pass"
+                        )
+                    });
+                }
+            }
+        }
+    }
+    let _ = fused;
+    dense_forward(layer, x)
+}
+
 /// `x · Wᵀ` without the bias, a fresh contiguous tensor. Few f32 rows on the CPU (a query's
 /// tokens) go through quarry's own product, which reads each weight row once without packing
 /// it; other few rows through `W · xᵀ` (see [`dense_forward`]). Where the layer has weights

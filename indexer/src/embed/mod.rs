@@ -7,6 +7,9 @@ mod bert;
 mod bert_encoder;
 #[cfg(feature = "cuda")]
 mod cuda_attention;
+/// A dense layer's bias in cuBLASLt's epilogue (public for its parity test on a GPU).
+#[cfg(feature = "cuda")]
+pub mod cuda_bias_gemm;
 /// The encoder's fused CUDA steps (public for their parity test against the CPU twins).
 #[cfg(feature = "cuda")]
 pub mod cuda_encoder_ops;
