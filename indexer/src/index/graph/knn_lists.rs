@@ -244,89 +244,47 @@ impl Candidates {
         }
     }
 
-    /// Row `row`'s list with `found` (best first) merged in: best first, each id once, at
-    /// most `k`. Both are sorted, so this is one pass over each; an id already in the row's
-    /// list is left out of `found` (the same pair scored in two k-means lists may differ in
-    /// the last bit), found through `seen`, one bit per row, all clear before and after.
-    fn merged(&self, row: usize, found: impl Iterator<Item = (f32, u32)>, seen: &mut [u64]) -> Vec<(f32, u32)> {
-        let start = row * self.k;
-        let length = self.ids[start..start + self.k]
-            .iter()
-            .position(|&id| id == NO_ROW)
-            .unwrap_or(self.k);
-        let (ours, our_scores) = (&self.ids[start..start + length], &self.scores[start..start + length]);
-        let bit = |id: u32| (id as usize / 64, 1u64 << (id % 64));
-        for &id in ours {
-            let (word, mask) = bit(id);
-            seen[word] |= mask;
-        }
-        let theirs: Vec<(f32, u32)> = found
-            .filter(|&(_, id)| {
-                let (word, mask) = bit(id);
-                seen[word] & mask == 0
-            })
-            .collect();
-        for &id in ours {
-            let (word, mask) = bit(id);
-            seen[word] &= !mask;
-        }
-        let mut out = Vec::with_capacity(self.k);
-        let (mut a, mut b) = (0, 0);
-        while out.len() < self.k && (a < length || b < theirs.len()) {
-            // Higher score first, then the lower id.
-            let take_ours = b == theirs.len()
-                || (a < length && {
-                    let (score, id) = theirs[b];
-                    our_scores[a].total_cmp(&score).then(id.cmp(&ours[a])).is_gt()
-                });
-            if take_ours {
-                out.push((our_scores[a], ours[a]));
-                a += 1;
-            } else {
-                out.push(theirs[b]);
-                b += 1;
-            }
-        }
-        out
+    fn rows(&self) -> usize {
+        self.ids.len() / self.k.max(1)
     }
 
     /// A batch of lists' answers (`answers.of(i)`: the hits of the batch's i-th row, as
-    /// positions in its own list) merged into their rows' candidates.
+    /// positions in its own list) merged into their rows' candidates, in place: a list's rows
+    /// side by side on the thread pool (each list holds a row once; a list that would hold one
+    /// twice is merged one row after another).
     fn merge_answers(&mut self, batch: &[&[u32]], answers: &ListHits, k: usize) {
         thread_local! {
             /// A bit per row of the rows being merged, all clear between merges.
             static SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+            /// A merged list until it is copied back.
+            static MERGED: std::cell::RefCell<Vec<(f32, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        let words = (self.ids.len() / self.k.max(1)).div_ceil(64);
+        let words = self.rows().div_ceil(64);
+        let mut listed = vec![0u64; words];
+        let slots = RowSlots::of(self);
         let mut first = 0;
         for list in batch {
-            let merged: Vec<Vec<(f32, u32)>> = list
-                .par_iter()
-                .enumerate()
-                .map(|(local, &row)| {
-                    let found = without_self(answers.of(first + local), local, k)
-                        .map(|(score, position)| (score, list[position as usize]));
-                    // Taken out while in use: a merge that panicked leaves no bit set behind.
-                    let mut seen = SEEN.take();
-                    if seen.len() < words {
-                        seen.resize(words, 0);
-                    }
-                    let merged = self.merged(row as usize, found, &mut seen);
-                    SEEN.set(seen);
-                    merged
-                })
-                .collect();
-            for (&row, list) in list.iter().zip(merged) {
-                self.set(row as usize, &list);
+            let merge_row = |(local, &row): (usize, &u32)| {
+                let found = without_self(answers.of(first + local), local, k)
+                    .map(|(score, position)| (score, list[position as usize]));
+                // Taken out while in use: a merge that panicked leaves no bit set behind.
+                let (mut seen, mut merged) = (SEEN.take(), MERGED.take());
+                if seen.len() < words {
+                    seen.resize(words, 0);
+                }
+                // SAFETY: the rows of a list merged side by side are distinct (checked below),
+                // and the lists are merged one after another.
+                let (ids, scores) = unsafe { slots.row(row as usize) };
+                merge_into(ids, scores, found, &mut seen, &mut merged);
+                SEEN.set(seen);
+                MERGED.set(merged);
+            };
+            if each_once(list, &mut listed) {
+                list.par_iter().enumerate().for_each(merge_row);
+            } else {
+                list.iter().enumerate().for_each(merge_row);
             }
             first += list.len();
-        }
-    }
-
-    fn set(&mut self, row: usize, list: &[(f32, u32)]) {
-        for (slot, &(score, id)) in list.iter().enumerate() {
-            self.ids[row * self.k + slot] = id;
-            self.scores[row * self.k + slot] = score;
         }
     }
 
@@ -334,6 +292,119 @@ impl Candidates {
         KnnLists {
             k: self.k,
             ids: self.ids,
+        }
+    }
+}
+
+/// Whether `list` holds each row once (through `listed`, a bit per row, all clear before and
+/// after).
+fn each_once(list: &[u32], listed: &mut [u64]) -> bool {
+    let bit = |row: u32| (row as usize / 64, 1u64 << (row % 64));
+    let mut once = true;
+    for &row in list {
+        let (word, mask) = bit(row);
+        once &= listed[word] & mask == 0;
+        listed[word] |= mask;
+    }
+    for &row in list {
+        let (word, mask) = bit(row);
+        listed[word] &= !mask;
+    }
+    once
+}
+
+/// A row's list (`ids` and `scores`, best first, [`NO_ROW`] after its end) with `found` (best
+/// first) merged in, in place: best first, each id once, at most its `k` places. Both are
+/// sorted, so this is one pass over each; an id already in the row's list is left out of
+/// `found` (the same pair scored in two k-means lists may differ in the last bit), found
+/// through `seen`, one bit per row, all clear before and after. `merged` holds the new list
+/// until it is copied back.
+fn merge_into(
+    ids: &mut [u32],
+    scores: &mut [f32],
+    found: impl Iterator<Item = (f32, u32)>,
+    seen: &mut [u64],
+    merged: &mut Vec<(f32, u32)>,
+) {
+    let k = ids.len();
+    let length = ids.iter().position(|&id| id == NO_ROW).unwrap_or(k);
+    let bit = |id: u32| (id as usize / 64, 1u64 << (id % 64));
+    for &id in &ids[..length] {
+        let (word, mask) = bit(id);
+        seen[word] |= mask;
+    }
+    let mut theirs = found
+        .filter(|&(_, id)| {
+            let (word, mask) = bit(id);
+            seen[word] & mask == 0
+        })
+        .peekable();
+    merged.clear();
+    let mut ours = 0;
+    while merged.len() < k {
+        // Higher score first, then the lower id.
+        let take_ours = match theirs.peek() {
+            Some(&(score, id)) => ours < length && scores[ours].total_cmp(&score).then(id.cmp(&ids[ours])).is_gt(),
+            None if ours < length => true,
+            None => break,
+        };
+        if take_ours {
+            merged.push((scores[ours], ids[ours]));
+            ours += 1;
+        } else if let Some(hit) = theirs.next() {
+            merged.push(hit);
+        }
+    }
+    drop(theirs);
+    for &id in &ids[..length] {
+        let (word, mask) = bit(id);
+        seen[word] &= !mask;
+    }
+    for (slot, &(score, id)) in merged.iter().enumerate() {
+        ids[slot] = id;
+        scores[slot] = score;
+    }
+}
+
+/// The rows of [`Candidates`] for tasks that each write rows no other task touches
+/// meanwhile (the rows of one k-means list).
+struct RowSlots<'a> {
+    ids: *mut u32,
+    scores: *mut f32,
+    k: usize,
+    rows: usize,
+    _candidates: std::marker::PhantomData<&'a mut Candidates>,
+}
+
+// SAFETY: the slots are reached only through `row`, whose callers touch distinct rows at once.
+unsafe impl Send for RowSlots<'_> {}
+unsafe impl Sync for RowSlots<'_> {}
+
+impl<'a> RowSlots<'a> {
+    fn of(candidates: &'a mut Candidates) -> Self {
+        Self {
+            ids: candidates.ids.as_mut_ptr(),
+            scores: candidates.scores.as_mut_ptr(),
+            k: candidates.k,
+            rows: candidates.rows(),
+            _candidates: std::marker::PhantomData,
+        }
+    }
+
+    /// Row `row`'s ids and scores.
+    ///
+    /// # Safety
+    /// While they live, no other caller holds the same row.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row(&self, row: usize) -> (&mut [u32], &mut [f32]) {
+        assert!(row < self.rows, "row {row} of {} candidates", self.rows);
+        // SAFETY: row < rows, so both ranges lie in the borrowed vectors; the caller keeps
+        // them to itself.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.ids.add(row * self.k), self.k),
+                std::slice::from_raw_parts_mut(self.scores.add(row * self.k), self.k),
+            )
         }
     }
 }
@@ -350,17 +421,42 @@ mod tests {
 
     #[test]
     fn a_merge_keeps_the_best_once_each_and_leaves_no_bit_set() {
-        let mut candidates = Candidates::new(3, 4);
-        candidates.set(1, &[(0.9, 5), (0.5, 7)]);
-        let mut seen = vec![0u64; 1];
+        // A row's list of 4 places holding rows 5 and 7.
+        let (mut ids, mut scores) = ([5, 7, NO_ROW, NO_ROW], [0.9, 0.5, f32::NEG_INFINITY, f32::NEG_INFINITY]);
+        let (mut seen, mut merged) = (vec![0u64; 1], Vec::new());
         // Row 7 again (scored a bit higher in this list), a tie with it at 0.5, and more
         // than the 4 places hold.
         let found = [(0.8, 3), (0.5000001, 7), (0.5, 2), (0.1, 0)];
-        let merged = candidates.merged(1, found.into_iter(), &mut seen);
-        assert_eq!(merged, [(0.9, 5), (0.8, 3), (0.5, 2), (0.5, 7)]);
+        merge_into(&mut ids, &mut scores, found.into_iter(), &mut seen, &mut merged);
+        assert_eq!(ids, [5, 3, 2, 7]);
+        assert_eq!(scores, [0.9, 0.8, 0.5, 0.5]);
         assert_eq!(seen, [0], "every bit cleared");
-        // A row with no list yet takes the found ones as they are.
-        assert_eq!(candidates.merged(0, found.into_iter(), &mut seen), found);
+        // A row with no list yet takes the found ones as they are; fewer than its places
+        // leave the rest empty.
+        let (mut ids, mut scores) = ([NO_ROW; 5], [f32::NEG_INFINITY; 5]);
+        merge_into(&mut ids, &mut scores, found.into_iter(), &mut seen, &mut merged);
+        assert_eq!(ids, [3, 7, 2, 0, NO_ROW]);
+        assert_eq!(seen, [0]);
+    }
+
+    #[test]
+    fn a_list_with_a_row_twice_is_merged_row_after_row() {
+        let mut listed = vec![0u64; 2];
+        assert!(each_once(&[3, 70, 1], &mut listed));
+        assert!(!each_once(&[3, 70, 3], &mut listed));
+        assert_eq!(listed, [0, 0], "every bit cleared");
+        // Merged one after another, the row's second merge sees its first.
+        let mut candidates = Candidates::new(4, 3);
+        let answers = ListHits {
+            k: 2,
+            positions: vec![0, 1, 1, 0, 2, 0],
+            scores: vec![1.0, 0.5, 1.0, 0.5, 1.0, 0.9],
+        };
+        // List [3, 1, 3]: row 3 (position 0) finds row 1; row 1 finds row 3; row 3 (position
+        // 2) finds row 3 at position 0, itself by id but not by position.
+        candidates.merge_answers(&[&[3, 1, 3]], &answers, 2);
+        assert_eq!(&candidates.ids[3..6], &[3, NO_ROW, NO_ROW]);
+        assert_eq!(&candidates.ids[9..12], &[3, 1, NO_ROW]);
     }
 
     #[test]
