@@ -109,9 +109,9 @@ extern "C" __global__ void select_top_k(
     }
 }
 
-// The same lists for a large k over short slices (the graph build's k-means lists: ~4,096
-// rows, k 128), where a thread's k-long list and the pairwise merges above cost far more than
-// the slice holds: the block sorts its whole slice (at most SORT_ROWS rows, the host's choice
+// The same lists for a large k over short slices (k 128 over a few thousand rows, as the
+// graph build's k-means lists, which select_top_k_sorted_lists below takes a batch at a time),
+// where a thread's k-long list and the pairwise merges above cost far more than the slice holds: the block sorts its whole slice (at most SORT_ROWS rows, the host's choice
 // of gridDim.y) in shared memory, bitonically, best first, and writes the first k. NaN scores
 // and the padding up to a power of two become empty slots, which rank last.
 #ifndef SORT_ROWS

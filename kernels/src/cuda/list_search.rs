@@ -10,13 +10,15 @@ use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use super::topk::{GPU_MAX_K, SORT_ROWS, THREADS};
 use super::{cuda_err, CudaKernels, DeviceMatrix, SCORE_BYTES};
-use crate::error::Result;
+use crate::error::{KernelError, Result};
 use crate::resident_rows::{list_by_list, ListHits};
 
 /// Threads per block of `merge_sorted_lists` (MERGE_THREADS in topk.cu).
 const MERGE_THREADS: usize = 256;
 /// Rows of a list sorted by one block (LIST_SLICE_ROWS in topk.cu).
 const LIST_SLICE_ROWS: usize = SORT_ROWS / 2;
+/// The most slices a row's lists `merge_sorted_lists` merges (MERGE_MAX_SLICES in topk.cu).
+const MERGE_MAX_SLICES: usize = 16;
 /// Rows a round searches at most (bounds its slices' lists: at most 8 slices a row of a
 /// list whose scores fit [`SCORE_BYTES`], so 65,536 · 8 · 128 · 12 bytes = 768 MiB).
 const ROUND_ROWS: usize = 65_536;
@@ -75,6 +77,12 @@ impl CudaKernels {
             list_starts.push(list_starts[list_starts.len() - 1] + list.len() as u32);
             slices = slices.max(list.len().div_ceil(LIST_SLICE_ROWS));
         }
+        if slices > MERGE_MAX_SLICES {
+            return Err(KernelError::Input(format!(
+                "a list of over {} rows in a round of the list search",
+                MERGE_MAX_SLICES * LIST_SLICE_ROWS
+            )));
+        }
         let mut scores = self.stream.alloc_zeros::<f32>(total_scores).map_err(cuda_err)?;
         for (list, (&start, &score_start)) in lists.iter().zip(list_starts.iter().zip(&score_starts)) {
             let (rows, score_start) = (list.len(), score_start as usize);
@@ -126,7 +134,7 @@ impl CudaKernels {
             shared_mem_bytes: 0,
         };
         // SAFETY: the slice lists hold queries · slices · k entries, the outputs queries · k;
-        // slices ≤ 8 ≤ MERGE_MAX_SLICES.
+        // slices ≤ MERGE_MAX_SLICES (checked above).
         unsafe { launch.launch(config) }.map_err(cuda_err)?;
         Ok(ListHits {
             k,
