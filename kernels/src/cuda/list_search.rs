@@ -34,27 +34,23 @@ impl CudaKernels {
     /// lists whose scores fit [`SCORE_BYTES`] in rounds of up to [`ROUND_ROWS`] rows, a
     /// larger list (or a k beyond [`GPU_MAX_K`]) alone through [`CudaKernels::top_k_of_resident`].
     pub(crate) fn top_k_among_lists(&self, matrix: &DeviceMatrix, lists: &[&[u32]], k: usize) -> Result<ListHits> {
+        let alone = |list: &[u32]| k == 0 || k > GPU_MAX_K || !fits_a_round(list.len());
         let mut hits = ListHits::new(k);
         let mut round: Vec<&[u32]> = Vec::new();
-        let (mut round_rows, mut round_scores) = (0usize, 0usize);
         for &list in lists.iter().filter(|list| !list.is_empty()) {
-            if k == 0 || k > GPU_MAX_K || !fits_a_round(list.len()) {
+            let rows = round.iter().map(|list| list.len()).sum::<usize>() + list.len();
+            let scores = round.iter().map(|list| list.len() * list.len()).sum::<usize>() + list.len() * list.len();
+            if alone(list) || rows > ROUND_ROWS || scores > SCORE_BYTES / 4 {
                 hits.append(self.search_round(matrix, &std::mem::take(&mut round), k)?);
-                (round_rows, round_scores) = (0, 0);
+            }
+            if alone(list) {
                 hits.append(list_by_list(&[list], k, |rows, k| {
                     let listed = self.gather(matrix, rows)?;
                     self.top_k_of_resident(&listed, &listed.rows_view(0, listed.rows), listed.rows, k)
                 })?);
-                continue;
+            } else {
+                round.push(list);
             }
-            let scores = list.len() * list.len();
-            if round_rows + list.len() > ROUND_ROWS || round_scores + scores > SCORE_BYTES / 4 {
-                hits.append(self.search_round(matrix, &std::mem::take(&mut round), k)?);
-                (round_rows, round_scores) = (0, 0);
-            }
-            round.push(list);
-            round_rows += list.len();
-            round_scores += scores;
         }
         hits.append(self.search_round(matrix, &round, k)?);
         Ok(hits)

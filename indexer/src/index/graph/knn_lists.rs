@@ -296,20 +296,29 @@ impl Candidates {
     }
 }
 
+/// Row `row`'s word and bit in a bit set of one bit per row.
+fn row_bit(row: u32) -> (usize, u64) {
+    (row as usize / 64, 1u64 << (row % 64))
+}
+
+/// Clears the bits of `rows` in `bits`.
+fn clear_bits(bits: &mut [u64], rows: &[u32]) {
+    for &row in rows {
+        let (word, mask) = row_bit(row);
+        bits[word] &= !mask;
+    }
+}
+
 /// Whether `list` holds each row once (through `listed`, a bit per row, all clear before and
 /// after).
 fn each_once(list: &[u32], listed: &mut [u64]) -> bool {
-    let bit = |row: u32| (row as usize / 64, 1u64 << (row % 64));
     let mut once = true;
     for &row in list {
-        let (word, mask) = bit(row);
+        let (word, mask) = row_bit(row);
         once &= listed[word] & mask == 0;
         listed[word] |= mask;
     }
-    for &row in list {
-        let (word, mask) = bit(row);
-        listed[word] &= !mask;
-    }
+    clear_bits(listed, list);
     once
 }
 
@@ -328,14 +337,13 @@ fn merge_into(
 ) {
     let k = ids.len();
     let length = ids.iter().position(|&id| id == NO_ROW).unwrap_or(k);
-    let bit = |id: u32| (id as usize / 64, 1u64 << (id % 64));
     for &id in &ids[..length] {
-        let (word, mask) = bit(id);
+        let (word, mask) = row_bit(id);
         seen[word] |= mask;
     }
     let mut theirs = found
         .filter(|&(_, id)| {
-            let (word, mask) = bit(id);
+            let (word, mask) = row_bit(id);
             seen[word] & mask == 0
         })
         .peekable();
@@ -356,10 +364,7 @@ fn merge_into(
         }
     }
     drop(theirs);
-    for &id in &ids[..length] {
-        let (word, mask) = bit(id);
-        seen[word] &= !mask;
-    }
+    clear_bits(seen, &ids[..length]);
     for (slot, &(score, id)) in merged.iter().enumerate() {
         ids[slot] = id;
         scores[slot] = score;
