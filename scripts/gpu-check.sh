@@ -6,10 +6,13 @@
 #   parity    kernel parity: each CUDA kernel against its CPU twin (cuda_parity, and
 #             cuda_encoder_parity where it was carried: the encoder kernels)
 #   golden    golden embeddings on the GPU at f32/f16/bf16 (needs the model a first call carried),
-#             in each of FUSED_MODES (default "0 1 1cc 1reg": 0 without the fused steps, 1 with
-#             them (attention on tensor cores through WMMA for f16/bf16; the default), 1cc with
-#             them and attention on CUDA cores, 1reg with them and attention on tensor cores
-#             through mma.sync, in registers); each runs even when one before it failed
+#             in each of FUSED_MODES (default "0 1 1cc 1wmma": 0 without the fused steps, 1 with
+#             them (attention on tensor cores through mma.sync, in registers, for f16/bf16; the
+#             default), 1cc with them and attention on CUDA cores, 1wmma with them and attention
+#             on tensor cores through WMMA (f32 refused, as the test expects); 1reg names the
+#             default's kernel; 1erf the default with the feed-forward GELU in its erf form, a
+#             pass of its own, not in the product's epilogue); each runs even when one before
+#             it failed
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
 #             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING);
@@ -110,10 +113,12 @@ done
 # The fused encoder steps of `mode` (see golden above) in the environment.
 use_fused_mode() {
   case "$1" in
-    0|1) export QUARRY_FUSED_STEPS="$1"; unset QUARRY_ATTENTION_KERNEL ;;
-    1cc) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=cuda-cores ;;
-    1reg) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-core-registers ;;
-    *) echo "unknown fused mode $1 (0, 1, 1cc, 1reg)" >&2; return 2 ;;
+    0|1) export QUARRY_FUSED_STEPS="$1"; unset QUARRY_ATTENTION_KERNEL QUARRY_GPU_GELU ;;
+    1cc) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=cuda-cores; unset QUARRY_GPU_GELU ;;
+    1reg) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-core-registers; unset QUARRY_GPU_GELU ;;
+    1wmma) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-cores; unset QUARRY_GPU_GELU ;;
+    1erf) export QUARRY_FUSED_STEPS=1 QUARRY_GPU_GELU=erf; unset QUARRY_ATTENTION_KERNEL ;;
+    *) echo "unknown fused mode $1 (0, 1, 1cc, 1reg, 1wmma, 1erf)" >&2; return 2 ;;
   esac
 }
 # Nsight Compute's command line, from PATH or its usual install folder.
@@ -139,7 +144,7 @@ run_step() {
         fi
       fi
       if [ "$step" != parity ]; then
-        for fused in ${FUSED_MODES:-0 1 1cc 1reg}; do
+        for fused in ${FUSED_MODES:-0 1 1cc 1wmma}; do
           (use_fused_mode "$fused" && "$dev/bin/golden_embeddings" --test-threads 1) 2>&1 | tee "$out/golden_embeddings-fused$fused.txt" || failures=$((failures + 1))
         done
       fi
@@ -149,7 +154,7 @@ run_step() {
       # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).
       # POOLING_MODES="0 1 0 1" also times candle's mean pooling (0) against quarry's kernel
       # (1, the default), alternating; the JSON reports of the last run of each are kept.
-      for fused in ${FUSED_MODES:-0 1 1cc 1reg}; do
+      for fused in ${FUSED_MODES:-0 1 1cc 1wmma}; do
         use_fused_mode "$fused"
         for precision in ${PRECISIONS:-f32 f16 bf16}; do
           for budget in ${BATCH_TOKENS:-gpu}; do

@@ -10,7 +10,7 @@
 #![cfg(feature = "cuda")]
 
 use candle_core::{DType, Device, Tensor};
-use quarry_indexer::embed::cuda_bias_gemm::dense_with_bias;
+use quarry_indexer::embed::cuda_bias_gemm::{dense_with_bias, dense_with_bias_gelu};
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
 use quarry_indexer::embed::encoder_ops::{
     bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel,
@@ -108,11 +108,20 @@ fn bias_activation_matches_candle_at_every_precision() {
 }
 
 #[test]
-fn the_bias_in_the_products_epilogue_matches_the_product_plus_the_bias() {
-    // The query-key-value layer's shape (384 inputs, 1,152 outputs) at 1, 7 and 1,000 tokens,
-    // and odd sizes; against the f32 product and bias on the CPU.
+fn the_bias_and_gelu_in_the_products_epilogue_match_the_product_plus_the_bias() {
+    // The query-key-value layer's shape (384 inputs, 1,152 outputs) and the feed-forward
+    // layer's (1,536 outputs) at 1, 7 and 1,000 tokens, and odd sizes; against the f32
+    // product and bias on the CPU, then candle's tanh-form GELU (cuBLASLt's form) for the GELU
+    // epilogue, and within the forms' 4.8e-4 of the model's erf GELU.
     let gpu = gpu();
-    for (rows, inputs, outputs) in [(1, 384, 1152), (7, 384, 1152), (1000, 384, 1152), (300, 40, 24)] {
+    let shapes = [
+        (1, 384, 1152),
+        (7, 384, 1152),
+        (1000, 384, 1152),
+        (1000, 384, 1536),
+        (300, 40, 24),
+    ];
+    for (rows, inputs, outputs) in shapes {
         for (dtype, bound) in [(DType::F16, 2e-3), (DType::BF16, 1.5e-2)] {
             let random = |shape: (usize, usize), scale: f64| {
                 (Tensor::randn(0f32, 1.0, shape, &Device::Cpu).unwrap() * scale)
@@ -129,29 +138,42 @@ fn the_bias_in_the_products_epilogue_matches_the_product_plus_the_bias() {
                 .unwrap()
                 .broadcast_add(&f32_of(&bias))
                 .unwrap();
-            let got = dense_with_bias(
-                &x.to_device(&gpu).unwrap(),
-                &weight.to_device(&gpu).unwrap(),
-                &bias.to_device(&gpu).unwrap(),
-            )
-            .unwrap();
-            assert_eq!(got.dims(), [rows, outputs]);
-            let error = relative_error(&host_f32(&got), &host_f32(&want));
-            assert!(
-                error < bound,
-                "{rows}x{inputs} · {inputs}x{outputs} {dtype:?}: relative error {error}"
-            );
+            let on_gpu = |t: &Tensor| t.to_device(&gpu).unwrap();
+            let got = dense_with_bias(&on_gpu(&x), &on_gpu(&weight), &on_gpu(&bias)).unwrap();
+            let got_gelu = dense_with_bias_gelu(&on_gpu(&x), &on_gpu(&weight), &on_gpu(&bias)).unwrap();
+            for (how, got, want) in [
+                ("bias", &got, want.clone()),
+                ("bias + tanh GELU", &got_gelu, want.gelu().unwrap()),
+            ] {
+                assert_eq!(got.dims(), [rows, outputs]);
+                let error = relative_error(&host_f32(got), &host_f32(&want));
+                assert!(
+                    error < bound,
+                    "{how}: {rows}x{inputs} · {inputs}x{outputs} {dtype:?}: relative error {error}"
+                );
+            }
+            // Against the erf form: the largest gap is the forms' own plus the rounding.
+            let erf = host_f32(&want.gelu_erf().unwrap());
+            let worst = host_f32(&got_gelu)
+                .iter()
+                .zip(&erf)
+                .map(|(got, want)| (got - want).abs() / want.abs().max(1.0))
+                .fold(0f32, f32::max);
+            let rounding = if dtype == DType::F16 { 2e-3 } else { 1.6e-2 };
+            assert!(worst < 4.8e-4 + rounding, "{dtype:?}: erf GELU off by {worst}");
         }
     }
     let f32_rows = Tensor::zeros((2, 8), DType::F32, &gpu).unwrap();
-    let error = dense_with_bias(
-        &f32_rows,
-        &Tensor::zeros((4, 8), DType::F32, &gpu).unwrap(),
-        &Tensor::zeros(4, DType::F32, &gpu).unwrap(),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(error.contains("f16 or bf16"), "{error}");
+    for product in [dense_with_bias, dense_with_bias_gelu] {
+        let error = product(
+            &f32_rows,
+            &Tensor::zeros((4, 8), DType::F32, &gpu).unwrap(),
+            &Tensor::zeros(4, DType::F32, &gpu).unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("f16 or bf16"), "{error}");
+    }
 }
 
 #[test]

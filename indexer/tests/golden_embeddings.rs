@@ -424,8 +424,21 @@ fn bf16_products_on_the_cpu_meet_the_golden_bar() {
     );
 }
 
+/// Whether `tuning` names a tensor-core attention kernel with the fused steps not off: f32
+/// must then be refused.
+#[cfg(feature = "cuda")]
+fn tensor_cores_named(tuning: &quarry_indexer::embed::EncoderTuning) -> bool {
+    use quarry_indexer::embed::encoder_ops::AttentionKernel;
+    tuning.fused_steps != Some(false)
+        && matches!(
+            tuning.attention_kernel,
+            AttentionKernel::TensorCores | AttentionKernel::TensorCoreRegisters
+        )
+}
+
 /// On a GPU (`--features cuda`, run on a GPU machine): f32 at cosine >= 0.9999, f16 and bf16
-/// at >= 0.999, in mixed-length batches.
+/// at >= 0.999, in mixed-length batches (f32 refused where the environment names a
+/// tensor-core attention kernel).
 #[cfg(feature = "cuda")]
 #[test]
 fn golden_texts_on_the_gpu_at_every_precision() {
@@ -433,6 +446,7 @@ fn golden_texts_on_the_gpu_at_every_precision() {
     let golden = golden();
     let (texts, expected) = mixed_order(&golden);
     let dir = ModelDir::open(&common::model_dir()).unwrap();
+    let options_tuning = common::tuning_from_env();
     for (precision, min_cosine) in [
         (Precision::F32, 0.9999),
         (Precision::F16, 0.999),
@@ -443,11 +457,17 @@ fn golden_texts_on_the_gpu_at_every_precision() {
                 device: DeviceSpec::Cuda(0),
                 batch: Some(batch),
                 precision,
-                tuning: common::tuning_from_env(),
+                tuning: options_tuning,
                 ..Default::default()
             };
             let embedder = BertEmbedder::load(&dir, options).expect("this test needs a CUDA GPU");
             assert_eq!(embedder.device_name(), "cuda:0");
+            if precision == Precision::F32 && tensor_cores_named(&options_tuning) {
+                // A tensor-core attention kernel named for f32 is refused, by name, not run.
+                let error = embedder.embed(&texts).unwrap_err().to_string();
+                assert!(error.contains("tensor-core attention takes f16 or bf16"), "{error}");
+                continue;
+            }
             assert_matches_within(
                 &embedder,
                 &texts,

@@ -54,14 +54,20 @@ pub struct ModelArgs {
     /// layer norm in one pass): auto (the device's default), on or off (also 1, 0).
     #[arg(long, env = "QUARRY_FUSED_STEPS", default_value = "auto", value_parser = parse_auto_switch)]
     pub fused_steps: AutoSwitch,
-    /// The packed attention's GPU kernel: auto (tensor cores for f16/bf16), cuda-cores,
-    /// tensor-cores (WMMA, scores through shared memory), tensor-core-registers (mma.sync,
-    /// scores and weights in registers).
+    /// The packed attention's GPU kernel: auto (tensor-core-registers for f16/bf16, cuda-cores
+    /// for f32), cuda-cores, tensor-cores (WMMA, scores through shared memory),
+    /// tensor-core-registers (mma.sync, scores and weights in registers). A tensor-core kernel
+    /// named for f32 is refused.
     #[arg(long, env = "QUARRY_ATTENTION_KERNEL", default_value = "auto")]
     pub attention_kernel: quarry_indexer::embed::encoder_ops::AttentionKernel,
     /// On a GPU, mean pooling in one kernel: on (default) or off (candle's ops; also 1, 0).
     #[arg(long, env = "QUARRY_FUSED_POOLING", default_value = "on", value_parser = parse_switch, action = clap::ArgAction::Set)]
     pub fused_pooling: bool,
+    /// On a GPU in f16 or bf16 with the fused steps, the feed-forward layer's GELU: epilogue
+    /// (default: with the bias in cuBLASLt's product, in the tanh form, within 4.8e-4 of the
+    /// erf form) or erf (the model's own form, in a pass of its own after the product).
+    #[arg(long, env = "QUARRY_GPU_GELU", default_value = "epilogue")]
+    pub gpu_gelu: quarry_indexer::embed::GpuGelu,
 }
 
 /// on | off (also 1 | 0, true | false).
@@ -97,6 +103,7 @@ impl ModelArgs {
                 fused_steps: self.fused_steps.0,
                 attention_kernel: self.attention_kernel,
                 fused_pooling: self.fused_pooling,
+                gpu_gelu: self.gpu_gelu,
             },
         }
     }

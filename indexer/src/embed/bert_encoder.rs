@@ -38,7 +38,7 @@ use super::dense_layer::{
     bias_in_product_forward, dense, dense_forward, dense_product, intermediate_forward, on_cpu_f32, Dense,
 };
 use super::encoder_ops;
-use super::encoder_steps::{EncoderSteps, EncoderTuning};
+use super::encoder_steps::{EncoderSteps, EncoderTuning, GpuGelu};
 use super::head_attention::{attention_by_head, attention_mask, score_dtype, AttentionShape, Padding};
 use super::token_embedding::TokenEmbedding;
 
@@ -215,8 +215,12 @@ impl BertEncoder {
             head_size,
             kernel: self.tuning.attention_kernel,
         };
+        let activation = FeedForwardActivation {
+            function: self.activation,
+            in_epilogue: steps.fused_ends && self.tuning.gpu_gelu == GpuGelu::Epilogue,
+        };
         for layer in &self.layers {
-            states = layer.forward(&states, &padding, shape, steps, real_rows.as_ref(), self.activation)?;
+            states = layer.forward(&states, &padding, shape, steps, real_rows.as_ref(), activation)?;
         }
         // Without padding (`real_rows` None) the rows are the real tokens already.
         if steps.unpadded_rows {
@@ -305,6 +309,14 @@ impl RealRows {
     }
 }
 
+/// The feed-forward layer's activation, and whether a GPU may apply it (with the bias) in the
+/// product's epilogue (`GpuGelu::Epilogue` with the fused steps; f16 and bf16 only).
+#[derive(Clone, Copy)]
+struct FeedForwardActivation {
+    function: HiddenAct,
+    in_epilogue: bool,
+}
+
 impl EncoderLayer {
     fn load(vb: VarBuilder, config: &Config) -> candle_core::Result<Self> {
         let hidden = config.hidden_size;
@@ -347,7 +359,7 @@ impl EncoderLayer {
         shape: AttentionShape,
         steps: EncoderSteps,
         real_rows: Option<&RealRows>,
-        activation: HiddenAct,
+        activation: FeedForwardActivation,
     ) -> candle_core::Result<Tensor> {
         let qkv = bias_in_product_forward(&self.query_key_value, states, steps.fused_ends)?;
         let context = match (padding, real_rows) {
@@ -368,7 +380,12 @@ impl EncoderLayer {
             states,
             steps,
         )?;
-        let inner = intermediate_forward(&self.intermediate, &attended, activation)?;
+        let inner = intermediate_forward(
+            &self.intermediate,
+            &attended,
+            activation.function,
+            activation.in_epilogue,
+        )?;
         self.sub_layer_end(
             &self.output,
             &self.output_norm,

@@ -18,12 +18,38 @@ const MODULE: &str = "quarry_attention";
 pub const PACKED_HEAD_SIZES: [usize; 2] = [32, 64];
 /// Queries (threads) per block of the CUDA-core kernel.
 const CUDA_CORE_QUERIES: usize = 64;
-/// Queries per warp, and warps per block at most, of the tensor-core kernels (attention.cu's
-/// TENSOR_QUERIES and TENSOR_WARPS).
+/// Queries per warp of the tensor-core kernels, and warps per block at most of the WMMA one
+/// (attention.cu's TENSOR_QUERIES and TENSOR_WARPS: its scratch is sized for them).
 const TENSOR_QUERIES: usize = 16;
 const TENSOR_WARPS: usize = 4;
 /// CUDA's limit on a grid's second and third dimensions.
 const MAX_GRID_YZ: usize = 65_535;
+/// The register kernel's warps a block by default: on an H200 (2026-11-28, `bench-embed`
+/// f16, 20,000 chunks, one run each) 4 warps gave 11.73 M tokens/s, 8 warps 12.28 M, 16 warps
+/// 11.94 M (bench/RESULTS.md).
+const REGISTER_WARPS: usize = 8;
+
+/// Warps a block of the register kernel (16 queries each), at most: `QUARRY_ATTENTION_WARPS`
+/// (1 to 16), else REGISTER_WARPS. A block stages each key and value tile once for all its
+/// warps, so larger blocks read the sequence's keys and values fewer times (4 blocks of 4
+/// warps each read a 256-token sequence's whole; 2 blocks of 8 twice), at the cost of fewer
+/// blocks to schedule. Read once.
+fn register_warps() -> usize {
+    static WARPS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *WARPS.get_or_init(|| match std::env::var("QUARRY_ATTENTION_WARPS") {
+        Err(_) => REGISTER_WARPS,
+        Ok(value) => match value.parse::<usize>() {
+            Ok(warps @ 1..=16) => {
+                tracing::info!("register attention: up to {warps} warps a block (QUARRY_ATTENTION_WARPS)");
+                warps
+            }
+            _ => {
+                tracing::warn!("QUARRY_ATTENTION_WARPS={value} is not 1 to 16: {REGISTER_WARPS} warps a block");
+                REGISTER_WARPS
+            }
+        },
+    })
+}
 
 /// Launches the packed attention chosen by `kernel` into a fresh context tensor (see
 /// `encoder_ops::packed_attention`); every element of it is written.
@@ -43,11 +69,12 @@ pub(super) fn packed_attention(
     }
 }
 
-/// Which kernel runs: `Auto` is tensor cores (WMMA) for 16-bit types whose product is 16-byte
-/// aligned, else CUDA cores.
+/// Which kernel runs: `Auto` is tensor cores through mma.sync with everything in registers for
+/// 16-bit types whose product is 16-byte aligned (2.5x the WMMA kernel's speed on an H200,
+/// bench/RESULTS.md), else CUDA cores.
 fn resolve(kernel: AttentionKernel, dtype: DType, aligned: bool) -> candle_core::Result<AttentionKernel> {
     let kernel = match kernel {
-        AttentionKernel::Auto if dtype != DType::F32 && aligned => AttentionKernel::TensorCores,
+        AttentionKernel::Auto if dtype != DType::F32 && aligned => AttentionKernel::TensorCoreRegisters,
         AttentionKernel::Auto => AttentionKernel::CudaCores,
         chosen => chosen,
     };
@@ -93,12 +120,14 @@ fn launch<T: CudaDType + DeviceRepr>(
     let aligned = qkv_slice.device_ptr(&stream).0 % 16 == 0;
     let (name, queries_per_block, threads) = match resolve(kernel, qkv.dtype(), aligned)? {
         tensor_cores @ (AttentionKernel::TensorCores | AttentionKernel::TensorCoreRegisters) => {
-            let warps = tokens.div_ceil(TENSOR_QUERIES).min(TENSOR_WARPS);
-            let name = if tensor_cores == AttentionKernel::TensorCores {
-                "tensor_core_attention"
+            // The WMMA kernel's scratch is sized for TENSOR_WARPS; the register kernel takes
+            // any block size (its staging loops over the block's threads).
+            let (name, most_warps) = if tensor_cores == AttentionKernel::TensorCores {
+                ("tensor_core_attention", TENSOR_WARPS)
             } else {
-                "register_attention"
+                ("register_attention", register_warps())
             };
+            let warps = tokens.div_ceil(TENSOR_QUERIES).min(most_warps);
             (name, warps * TENSOR_QUERIES, 32 * warps)
         }
         _ => {

@@ -1,17 +1,21 @@
-//! A dense layer's `x · Wᵀ + b` by cuBLASLt with the bias added in the product's epilogue
-//! (f16 and bf16 on a CUDA GPU, the fused steps on): the query-key-value layer then needs no
-//! bias pass of its own, a read and a write of its 1,152 values a token (its share of the
-//! `bias_activation` kernel's 12% of the encoder's GPU time, bench/RESULTS.md). cuBLASLt's
-//! GELU epilogue is the tanh approximation, not BERT's erf GELU, so the feed-forward layer
-//! keeps its fused bias + GELU pass; the other two layers' biases are in their sub-layer ends.
-//! The sums are in f32 (cuBLASLt's compute type for f16 and bf16, as candle's products), and
-//! the bias is added to them before the one rounding to the output's type.
+//! A dense layer's `x · Wᵀ + b` by cuBLASLt with the bias (and, for the feed-forward layer,
+//! the GELU) applied in the product's epilogue (f16 and bf16 on a CUDA GPU, the fused steps
+//! on): the query-key-value layer then needs no bias pass of its own, and the feed-forward
+//! layer no bias + GELU pass, a read and a write of their 1,152 and 1,536 values a token
+//! (together the `bias_activation` kernel, 14% of the encoder's GPU time on an H200,
+//! bench/RESULTS.md). The other two layers' biases are in their sub-layer ends.
+//!
+//! cuBLASLt's GELU is the tanh form, `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, not BERT's
+//! erf form: the two differ by at most 4.8e-4 (at x ≈ -2.7), below an f16 value's rounding
+//! step at 1 (9.8e-4); `--gpu-gelu erf` keeps the erf pass. The sums are in f32 (cuBLASLt's
+//! compute type for f16 and bf16, as candle's products), and the bias and the GELU are
+//! applied to them before the one rounding to the output's type.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use candle_core::backend::BackendStorage;
-use candle_core::cuda::cudarc::cublaslt::{CudaBlasLT, Matmul, MatmulConfig};
+use candle_core::cuda::cudarc::cublaslt::{Activation, CudaBlasLT, Matmul, MatmulConfig};
 use candle_core::cuda::cudarc::driver::{CudaStream, DeviceRepr};
 use candle_core::cuda::CudaDType;
 use candle_core::{CpuStorage, CudaStorage, CustomOp3, DType, Layout, Shape, Tensor};
@@ -21,7 +25,12 @@ use super::encoder_ops::contiguous;
 /// `x [rows, inputs] · weightᵀ + bias`, `weight` `[outputs, inputs]`, `bias` `[outputs]`, all
 /// f16 or all bf16 on one CUDA GPU: a fresh `[rows, outputs]` tensor.
 pub fn dense_with_bias(x: &Tensor, weight: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
-    x.apply_op3_no_bwd(weight, bias, &BiasInEpilogue)
+    x.apply_op3_no_bwd(weight, bias, &BiasInEpilogue { gelu: false })
+}
+
+/// [`dense_with_bias`], then the tanh-form GELU, in the same epilogue.
+pub fn dense_with_bias_gelu(x: &Tensor, weight: &Tensor, bias: &Tensor) -> candle_core::Result<Tensor> {
+    x.apply_op3_no_bwd(weight, bias, &BiasInEpilogue { gelu: true })
 }
 
 /// One cuBLASLt handle (and its workspace: 32 MiB on a Hopper GPU) per stream, kept for the
@@ -44,16 +53,18 @@ fn handle(stream: &Arc<CudaStream>) -> candle_core::Result<Arc<CudaBlasLT>> {
     Ok(handle)
 }
 
-struct BiasInEpilogue;
+struct BiasInEpilogue {
+    /// The tanh-form GELU after the bias.
+    gelu: bool,
+}
 
 impl BiasInEpilogue {
+    /// `x`, `weight` and `bias`: each storage with the range of its values.
     fn launch<T: CudaDType + DeviceRepr>(
-        x: &CudaStorage,
-        x_range: std::ops::Range<usize>,
-        weight: &CudaStorage,
-        weight_range: std::ops::Range<usize>,
-        bias: &CudaStorage,
-        bias_range: std::ops::Range<usize>,
+        &self,
+        (x, x_range): (&CudaStorage, std::ops::Range<usize>),
+        (weight, weight_range): (&CudaStorage, std::ops::Range<usize>),
+        (bias, bias_range): (&CudaStorage, std::ops::Range<usize>),
         (rows, inputs, outputs): (usize, usize, usize),
     ) -> candle_core::Result<CudaStorage>
     where
@@ -90,7 +101,8 @@ impl BiasInEpilogue {
         };
         // SAFETY: weight holds outputs·inputs values, x rows·inputs, bias outputs and out
         // rows·outputs (checked by the caller), all of T on the stream's device.
-        unsafe { blas.matmul(config, &weight, &x, &mut out, Some(&bias), None) }
+        let activation = self.gelu.then_some(Activation::Gelu);
+        unsafe { blas.matmul(config, &weight, &x, &mut out, Some(&bias), activation.as_ref()) }
             .map_err(|e| candle_core::Error::Msg(format!("cuBLASLt product with its bias: {e:?}")))?;
         Ok(CudaStorage::wrap_cuda_slice(out, device))
     }
@@ -98,7 +110,11 @@ impl BiasInEpilogue {
 
 impl CustomOp3 for BiasInEpilogue {
     fn name(&self) -> &'static str {
-        "quarry-bias-in-epilogue"
+        if self.gelu {
+            "quarry-bias-gelu-in-epilogue"
+        } else {
+            "quarry-bias-in-epilogue"
+        }
     }
 
     fn cpu_fwd(
@@ -140,10 +156,10 @@ impl CustomOp3 for BiasInEpilogue {
         let sizes = (rows, inputs, outputs);
         let out = match (x.dtype(), weight.dtype(), bias.dtype()) {
             (DType::F16, DType::F16, DType::F16) => {
-                Self::launch::<half::f16>(x, ranges.0, weight, ranges.1, bias, ranges.2, sizes)?
+                self.launch::<half::f16>((x, ranges.0), (weight, ranges.1), (bias, ranges.2), sizes)?
             }
             (DType::BF16, DType::BF16, DType::BF16) => {
-                Self::launch::<half::bf16>(x, ranges.0, weight, ranges.1, bias, ranges.2, sizes)?
+                self.launch::<half::bf16>((x, ranges.0), (weight, ranges.1), (bias, ranges.2), sizes)?
             }
             other => candle_core::bail!("the bias in the product's epilogue takes f16 or bf16 alone, not {other:?}"),
         };

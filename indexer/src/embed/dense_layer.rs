@@ -1,7 +1,8 @@
 //! The encoder's dense layers: `x · Wᵀ + b` on the device's fastest path — quarry's own
 //! product for a few rows on the CPU (a query), bf16 products over weights packed at load on
 //! a CPU with AVX512-BF16, the bias (+ erf GELU) in place in one pass after the product on
-//! the CPU and, as a kernel, on a CUDA GPU.
+//! the CPU and, as a kernel, on a CUDA GPU, or in cuBLASLt's epilogue there (f16 and bf16,
+//! the fused steps).
 
 use candle_core::{CpuStorage, DType, InplaceOp1, InplaceOp2, Layout, Module, Tensor};
 use candle_nn::{Linear, VarBuilder};
@@ -70,23 +71,39 @@ pub(super) fn dense_forward(layer: &Dense, x: &Tensor) -> candle_core::Result<Te
 /// (or where cuBLASLt refuses the shapes: logged once) [`dense_forward`].
 pub(super) fn bias_in_product_forward(layer: &Dense, x: &Tensor, fused: bool) -> candle_core::Result<Tensor> {
     #[cfg(feature = "cuda")]
-    if fused && x.device().is_cuda() && matches!(x.dtype(), DType::F16 | DType::BF16) {
-        if let Some(bias) = layer.linear.bias() {
-            match super::cuda_bias_gemm::dense_with_bias(&x.contiguous()?, layer.linear.weight(), bias) {
-                Ok(product) => return Ok(product),
-                Err(error) => {
-                    static LOGGED: std::sync::Once = std::sync::Once::new();
-                    LOGGED.call_once(|| {
-                        tracing::warn!(
-                            "the bias in cuBLASLt's epilogue failed ({error}); the product, then the bias pass"
-                        )
-                    });
-                }
-            }
-        }
+    if let Some(product) = in_epilogue(layer, x, fused, false) {
+        return Ok(product);
     }
     let _ = fused;
     dense_forward(layer, x)
+}
+
+/// With `fused` on a CUDA GPU in f16 or bf16, the layer's product by cuBLASLt with its bias
+/// (and the tanh-form GELU with `gelu`) in the epilogue; None elsewhere, without a bias, or
+/// where cuBLASLt refuses (logged once: the caller falls back to the product and a pass).
+#[cfg(feature = "cuda")]
+fn in_epilogue(layer: &Dense, x: &Tensor, fused: bool, gelu: bool) -> Option<Tensor> {
+    if !(fused && x.device().is_cuda() && matches!(x.dtype(), DType::F16 | DType::BF16)) {
+        return None;
+    }
+    let bias = layer.linear.bias()?;
+    let product = x.contiguous().and_then(|x| {
+        if gelu {
+            super::cuda_bias_gemm::dense_with_bias_gelu(&x, layer.linear.weight(), bias)
+        } else {
+            super::cuda_bias_gemm::dense_with_bias(&x, layer.linear.weight(), bias)
+        }
+    });
+    match product {
+        Ok(product) => Some(product),
+        Err(error) => {
+            static LOGGED: std::sync::Once = std::sync::Once::new();
+            LOGGED.call_once(|| {
+                tracing::warn!("the bias in cuBLASLt's epilogue failed ({error}); the product, then the bias pass")
+            });
+            None
+        }
+    }
 }
 
 /// `x · Wᵀ` without the bias, a fresh contiguous tensor. Few f32 rows on the CPU (a query's
@@ -107,13 +124,23 @@ pub(super) fn dense_product(dense: &Dense, x: &Tensor) -> candle_core::Result<Te
     x.matmul(&layer.weight().t()?)
 }
 
-/// The feed-forward layer's product and activation; on a GPU the bias add and the erf GELU
-/// are one fused pass over the product.
-pub(super) fn intermediate_forward(layer: &Dense, x: &Tensor, activation: HiddenAct) -> candle_core::Result<Tensor> {
+/// The feed-forward layer's product and activation. On a GPU the bias add and the erf GELU
+/// are one fused pass over the product; with `gelu_in_epilogue` (the fused steps, f16 or
+/// bf16) both go in cuBLASLt's epilogue, the GELU in its tanh form (`cuda_bias_gemm`).
+pub(super) fn intermediate_forward(
+    layer: &Dense,
+    x: &Tensor,
+    activation: HiddenAct,
+    gelu_in_epilogue: bool,
+) -> candle_core::Result<Tensor> {
     #[cfg(feature = "cuda")]
     if x.device().is_cuda() && matches!(activation, HiddenAct::Gelu) {
+        if let Some(product) = in_epilogue(layer, x, gelu_in_epilogue, true) {
+            return Ok(product);
+        }
         return cuda_dense(layer, x, true);
     }
+    let _ = gelu_in_epilogue;
     if matches!(activation, HiddenAct::Gelu) {
         if let Some(dense) = cpu_dense(layer, x, true) {
             return dense;

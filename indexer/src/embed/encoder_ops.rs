@@ -19,7 +19,8 @@ pub fn packed_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_
 /// Which GPU kernel runs the packed attention (the CPU has one: the twin).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttentionKernel {
-    /// Tensor cores for f16/bf16 (16-byte aligned), CUDA cores for f32.
+    /// Tensor cores in registers (`TensorCoreRegisters`) for f16/bf16 (16-byte aligned), CUDA
+    /// cores for f32.
     Auto,
     /// One query per thread, in f32 (kernels/cuda/attention.cu `packed_attention`).
     CudaCores,

@@ -98,6 +98,30 @@ pub struct EncoderTuning {
     pub attention_kernel: AttentionKernel,
     /// On a GPU, mean pooling in one kernel (false: candle's ops).
     pub fused_pooling: bool,
+    /// On a GPU in f16 or bf16 with the fused steps, where the feed-forward layer's GELU runs.
+    pub gpu_gelu: GpuGelu,
+}
+
+/// Where a GPU applies the feed-forward layer's GELU (f16 and bf16, the fused steps on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuGelu {
+    /// With the bias in cuBLASLt's epilogue, in its tanh form (`cuda_bias_gemm`): no pass of
+    /// its own.
+    Epilogue,
+    /// The model's erf form, with the bias, in a pass of its own after the product.
+    Erf,
+}
+
+impl std::str::FromStr for GpuGelu {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "epilogue" => Ok(Self::Epilogue),
+            "erf" => Ok(Self::Erf),
+            other => Err(format!("unknown GPU GELU `{other}` (epilogue, erf)")),
+        }
+    }
 }
 
 impl Default for EncoderTuning {
@@ -106,6 +130,7 @@ impl Default for EncoderTuning {
             fused_steps: None,
             attention_kernel: AttentionKernel::Auto,
             fused_pooling: true,
+            gpu_gelu: GpuGelu::Epilogue,
         }
     }
 }

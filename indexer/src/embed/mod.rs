@@ -32,7 +32,7 @@ pub use batching::{plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 pub use bert::{BertEmbedder, EmbedOptions, Precision, MAX_AUTO_CPU_LANES};
 pub use bert_encoder::{BertEncoder, TokenStates};
 pub use device::DeviceSpec;
-pub use encoder_steps::{EncoderSteps, EncoderTuning};
+pub use encoder_steps::{EncoderSteps, EncoderTuning, GpuGelu};
 pub use model_dir::{default_model_dir, position_offset, ModelDir, Pooling};
 pub use reading::{read_words, WordReading};
 pub use replicas::ReplicatedEmbedder;

@@ -24,6 +24,7 @@ mod shard_publish;
 mod spilled_vectors;
 mod stages;
 mod types;
+mod vector_pool;
 
 pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use progress::ProgressMode;

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::model_reading::language_readings;
 use super::types::EmbeddedDoc;
+use super::vector_pool::on_vector_pool;
 use crate::chunk::Chunk;
 use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
@@ -139,11 +140,15 @@ pub async fn build_segment_blocking(
 pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&ModelTokenizer>) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
+    // The vector index on a pool of its own, so that its waits on the GPU do not help with
+    // (and wait for) the keyword index's and the row files' work (`vector_pool`).
     let (vectors, keyword) = rayon::join(
         || {
-            let started = Instant::now();
-            build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)
-                .map(|index| (index, started.elapsed().as_secs_f64()))
+            on_vector_pool(|| {
+                let started = Instant::now();
+                build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)
+                    .map(|index| (index, started.elapsed().as_secs_f64()))
+            })
         },
         || {
             // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).

@@ -70,6 +70,10 @@ pub fn tuning_from_env() -> EncoderTuning {
             .map(|kernel| kernel.parse().expect("QUARRY_ATTENTION_KERNEL"))
             .unwrap_or(quarry_indexer::embed::encoder_ops::AttentionKernel::Auto),
         fused_pooling: switch("QUARRY_FUSED_POOLING").unwrap_or(true),
+        gpu_gelu: std::env::var("QUARRY_GPU_GELU")
+            .ok()
+            .map(|gelu| gelu.parse().expect("QUARRY_GPU_GELU"))
+            .unwrap_or(quarry_indexer::embed::GpuGelu::Epilogue),
     }
 }
 

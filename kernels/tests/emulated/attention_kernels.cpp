@@ -93,6 +93,10 @@ int main()
     check_tensor_cores<__nv_bfloat16>("tensor_core_attention bf16", tensor_core_attention_32_bf16, tensor_core_attention_64_bf16, 2e-2);
     check_tensor_cores<__half>("register_attention f16", register_attention_32_f16, register_attention_64_f16, 3e-3);
     check_tensor_cores<__nv_bfloat16>("register_attention bf16", register_attention_32_bf16, register_attention_64_bf16, 2e-2);
+    // The register kernel in larger blocks (QUARRY_ATTENTION_WARPS): 16 warps, one block for
+    // a 250-token sequence (its last warp partly past it); 8 warps, two blocks.
+    check_attention<__half, 32>("register_attention f16, 16 warps", Kernel::TensorCores, register_attention_32_f16, {250, 130, 1}, 250, 2, 512, 3e-3);
+    check_attention<__nv_bfloat16, 64>("register_attention bf16, 8 warps", Kernel::TensorCores, register_attention_64_bf16, {200, 77}, 200, 1, 256, 2e-2);
     if (failures) {
         std::printf("%d values off\n", failures);
         return 1;

@@ -134,6 +134,7 @@ fn exact_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize) 
 fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
     let rows = data.len() / dim;
     let lists = (rows / LIST_ROWS).max(2);
+    let started = Instant::now();
     let training = seeded_rows(data, dim, lists * TRAINING_ROWS_PER_LIST, seed);
     let centroids = kernels.kmeans_train(
         &training,
@@ -144,7 +145,9 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
             seed,
         },
     )?;
+    let trained = started.elapsed().as_secs_f64();
     let members = memberships(kernels, data, &centroids, dim)?;
+    let assigned = started.elapsed().as_secs_f64() - trained;
     let parts: Vec<&[u32]> = members
         .iter()
         .flat_map(|list| list.chunks(MAX_LIST_ROWS))
@@ -153,6 +156,7 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
     // The rows stay where the kernels run (on a GPU: uploaded once); each batch of lists is
     // gathered there and each list searched against itself.
     let resident = kernels.prepare_rows(data, dim)?;
+    let prepared = started.elapsed().as_secs_f64() - trained - assigned;
     let batches = batches_of_lists(&parts);
     let search = |batch: &[&[u32]]| -> Result<(ListHits, f64)> {
         let started = Instant::now();
@@ -185,7 +189,7 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         };
     }
     tracing::info!(
-        "kNN lists: {} lists of up to {MAX_LIST_ROWS} rows searched in {} batches in {searching:.2} s, merged in {merging:.2} s, one beside the other",
+        "kNN lists: k-means {trained:.2} s, each row to its lists {assigned:.2} s, rows in place {prepared:.2} s; {} lists of up to {MAX_LIST_ROWS} rows searched in {} batches in {searching:.2} s, merged in {merging:.2} s, one beside the other",
         parts.len(),
         batches.len(),
     );
