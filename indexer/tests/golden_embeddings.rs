@@ -515,3 +515,24 @@ fn half_precision_encoder_meets_the_golden_bar_on_the_cpu() {
         }
     }
 }
+
+/// A run's default group holds eight full batches of the model's budget at its window, and
+/// never fewer than 2,048 chunks: the CPU's 4,096-token batches keep 2,048; a GPU's budget
+/// of 349,525 tokens (as a GPU sizes its own) makes 8 × 1,365; two replicas twice that.
+#[test]
+fn a_runs_default_group_holds_eight_full_batches_of_the_models_budget() {
+    use quarry_indexer::pipeline::{embed_group_for, DEFAULT_EMBED_GROUP};
+    let cpu = common::load_embedder_at(BatchPolicy::default(), Precision::F32);
+    assert_eq!(cpu.batch_tokens(), Some(4_096));
+    assert_eq!(embed_group_for(&cpu), DEFAULT_EMBED_GROUP);
+    let gpu_sized = || common::load_embedder_at(BatchPolicy::TokenBudget { max_tokens: 349_525 }, Precision::F32);
+    let one = gpu_sized();
+    assert_eq!(one.info().max_tokens, 256);
+    assert_eq!(embed_group_for(&one), 8 * (349_525 / 256));
+    let fixed = common::load_embedder_at(BatchPolicy::Fixed { size: 32 }, Precision::F32);
+    assert_eq!(fixed.batch_tokens(), Some(32 * 256));
+    assert_eq!(embed_group_for(&fixed), DEFAULT_EMBED_GROUP);
+    let two = ReplicatedEmbedder::new(vec![gpu_sized(), gpu_sized()]).unwrap();
+    assert_eq!(two.batch_tokens(), Some(2 * 349_525));
+    assert_eq!(embed_group_for(&two), 2 * 8 * (349_525 / 256));
+}

@@ -942,7 +942,7 @@ async fn a_run_cut_into_segments_answers_as_one_segment() {
         let mut options = RunOptions::new(src.path().to_str().unwrap(), out.to_str().unwrap(), common::model_dir());
         options.progress = ProgressMode::Quiet;
         // Embedded in groups of 8 chunks; cut at 20, several segments.
-        (options.embed_group, options.segment_chunks) = (8, segment_chunks);
+        (options.embed_group, options.segment_chunks) = (Some(8), segment_chunks);
         run_with_embedder(options, common::embedder())
     };
     let one = run(one_dir.path(), quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS)
@@ -1069,7 +1069,7 @@ async fn a_run_cut_into_segments_answers_as_one_segment() {
             options.publish,
             options.embed_group,
             options.segment_chunks,
-        ) = (ProgressMode::Quiet, publish, 8, segment_chunks);
+        ) = (ProgressMode::Quiet, publish, Some(8), segment_chunks);
         options.compact.max_hidden_fraction = 1.0; // the replaced copies stay, hidden
         run_with_embedder(options, common::embedder())
     };
@@ -1173,7 +1173,7 @@ async fn a_segment_failing_mid_run_fails_the_run() {
     options.progress = ProgressMode::Quiet;
     // Segments of four chunks: the first is refused with most of the corpus still to embed
     // and send.
-    (options.embed_group, options.segment_chunks, options.min_recall) = (1, 4, Some(1.5));
+    (options.embed_group, options.segment_chunks, options.min_recall) = (Some(1), 4, Some(1.5));
     let run = tokio::time::timeout(
         std::time::Duration::from_secs(60),
         run_with_embedder(options, common::embedder()),

@@ -151,6 +151,12 @@ pub trait Embedder: Send + Sync {
     }
     /// The device the model runs on, for logs (`cpu`, `cuda:0`).
     fn device_name(&self) -> String;
+    /// The most padded tokens one of its forward passes holds, all its devices together (None:
+    /// not known). A caller that gathers chunks into calls sizes them to several of these, so
+    /// that the length-sorted batches of a call come out full.
+    fn batch_tokens(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// [`Embedder::embed_token_calls`] one call after another (a call without texts makes no

@@ -44,6 +44,12 @@ impl Embedder for ReplicatedEmbedder {
         self.embed_tokens_reporting(ids, &|_| {})
     }
 
+    /// A batch for each replica at once, each within the smallest replica's budget.
+    fn batch_tokens(&self) -> Option<usize> {
+        let smallest = self.replicas.iter().filter_map(Embedder::batch_tokens).min()?;
+        Some(smallest.saturating_mul(self.replicas.len()))
+    }
+
     fn embed_tokens_reporting(&self, ids: &[Vec<u32>], done: &(dyn Fn(usize) + Sync)) -> Result<Embeddings> {
         let dim = self.info().dim;
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();

@@ -58,7 +58,10 @@ use run_stages::run_stages;
 pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
 pub use shard::{shard_of, ShardRun};
 pub use shard_publish::{publish_shards, ShardPublishReport};
-pub use stages::{add_layers, embed_documents, parse_and_chunk, parse_and_chunk_observed, ChunkSettings};
+pub use stages::{
+    add_layers, embed_documents, embed_group_for, parse_and_chunk, parse_and_chunk_observed, ChunkSettings,
+    DEFAULT_EMBED_GROUP,
+};
 pub use types::{ChunkedDoc, EmbeddedDoc};
 
 /// Chunks per segment of a full run: larger than a 1M-chunk corpus, and the size from which
@@ -83,8 +86,9 @@ pub struct RunOptions {
     pub max_document_tokens: usize,
     /// How each document's layers (L0, L1) are made.
     pub summarizer: Arc<dyn Summarizer>,
-    /// Chunks embedded per group (each group is split into token-budget batches).
-    pub embed_group: usize,
+    /// Chunks embedded per group (each group is split into token-budget batches); None: the
+    /// model's default ([`embed_group_for`]).
+    pub embed_group: Option<usize>,
     pub progress: ProgressMode,
     /// Also write the JSON report here.
     pub report_path: Option<PathBuf>,
@@ -128,7 +132,7 @@ impl RunOptions {
             tags: Vec::new(),
             max_document_tokens: 500_000,
             summarizer: default_summarizer(),
-            embed_group: 2048,
+            embed_group: None,
             progress: ProgressMode::Auto,
             report_path: None,
             recall_queries: Vec::new(),

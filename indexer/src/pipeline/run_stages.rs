@@ -17,7 +17,7 @@ use super::publish::{SegmentBuilder, Sizing};
 use super::report::{self, Failure};
 use super::reuse::{self, StoredEmbeddings};
 use super::segmenter::Segmenter;
-use super::stages::{self, embed_stage, parse_stage, ChunkSettings, ParseOutputs, StageContext};
+use super::stages::{self, embed_group_for, embed_stage, parse_stage, ChunkSettings, ParseOutputs, StageContext};
 use super::types::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
@@ -85,7 +85,11 @@ pub(super) async fn run_stages(
         std::thread::spawn(move || parse_stage(raw_rx, outputs, &context, stored))
     };
     let embed_thread = {
-        let (context, embedder, group) = (context.clone(), embedder.clone(), options.embed_group);
+        let group = options
+            .embed_group
+            .unwrap_or_else(|| embed_group_for(embedder.as_ref()));
+        tracing::debug!("embedding in groups of {group} chunks");
+        let (context, embedder) = (context.clone(), embedder.clone());
         std::thread::spawn(move || embed_stage(doc_rx, embedder.as_ref(), group, &context, embedded_tx))
     };
     let builder = SegmentBuilder {
