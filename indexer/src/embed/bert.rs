@@ -305,14 +305,6 @@ impl BertEmbedder {
     pub fn batch_policy(&self) -> BatchPolicy {
         self.batch
     }
-
-    /// The most padded tokens one batch of the policy holds.
-    fn tokens_of_a_batch(&self) -> usize {
-        match self.batch {
-            BatchPolicy::TokenBudget { max_tokens } => max_tokens,
-            BatchPolicy::Fixed { size } => size.saturating_mul(self.info.max_tokens),
-        }
-    }
 }
 
 /// Logs once (the first load that has something to say) the precision that runs where it is
@@ -415,7 +407,10 @@ impl Embedder for BertEmbedder {
     }
 
     fn batch_tokens(&self) -> Option<usize> {
-        Some(self.tokens_of_a_batch())
+        Some(match self.batch {
+            BatchPolicy::TokenBudget { max_tokens } => max_tokens,
+            BatchPolicy::Fixed { size } => size.saturating_mul(self.info.max_tokens),
+        })
     }
 
     fn embed_tokens(&self, ids: &[Vec<u32>]) -> Result<Embeddings> {

@@ -443,7 +443,7 @@ const GROUP_BATCHES: usize = 8;
 
 /// Chunks a run embeds a group at a time by default: [`DEFAULT_EMBED_GROUP`], or enough
 /// for [`GROUP_BATCHES`] batches of `embedder`'s at its window where that is more (a GPU's
-/// budget of 349,525 tokens: 10,922 chunks of 256). A group is sorted by length and cut
+/// budget of 349,525 tokens: 8 × 1,365 = 10,920 chunks of 256). A group is sorted by length and cut
 /// into batches that end where the lengths fall by a fifth; in a small group the shorter
 /// lengths' batches come out small. For 100,000 chunks of 36 to 256 tokens in an even spread
 /// (as gen-corpus's) at a GPU's budget, groups of 2,048 make 441 batches padded by 10.9%,
@@ -619,13 +619,16 @@ fn attach_vectors(documents: Vec<ChunkedDoc>, data: &[f32], dim: usize) -> Vec<E
 mod tests {
     use super::*;
 
+    /// A GPU's token budget for a batch (as the H200 and H100 size theirs).
+    const GPU_BUDGET: usize = 349_525;
+
     /// Batches, real tokens and padded tokens of `lengths` cut into groups of `group`, each
     /// planned as the embed stage plans them (a GPU's token budget).
     fn planned(lengths: &[usize], group: usize) -> (usize, usize, usize) {
         let (mut batches, mut real, mut padded) = (0, 0, 0);
         for part in lengths.chunks(group) {
             for batch in
-                crate::embed::plan_batches(part, crate::embed::BatchPolicy::TokenBudget { max_tokens: 349_525 })
+                crate::embed::plan_batches(part, crate::embed::BatchPolicy::TokenBudget { max_tokens: GPU_BUDGET })
             {
                 let longest = batch.iter().map(|&i| part[i]).max().unwrap_or(0);
                 batches += 1;
@@ -642,11 +645,11 @@ mod tests {
         // order.
         let lengths: Vec<usize> = (0..100_000usize).map(|i| 36 + (i * 7_919) % 221).collect();
         let (small, real, small_padded) = planned(&lengths, DEFAULT_EMBED_GROUP);
-        let (large, _, large_padded) = planned(&lengths, GROUP_BATCHES * (349_525 / 256));
+        let (large, _, large_padded) = planned(&lengths, GROUP_BATCHES * (GPU_BUDGET / 256));
         println!(
             "groups of {DEFAULT_EMBED_GROUP}: {small} batches, padded {:.3}x; of {}: {large} batches, padded {:.3}x",
             small_padded as f64 / real as f64,
-            GROUP_BATCHES * (349_525 / 256),
+            GROUP_BATCHES * (GPU_BUDGET / 256),
             large_padded as f64 / real as f64
         );
         assert!(large * 3 < small, "{large} batches against {small}");
