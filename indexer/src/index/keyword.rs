@@ -11,11 +11,11 @@ use std::sync::Arc;
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED};
-use tantivy::tokenizer::WhitespaceTokenizer;
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
 use super::keyword_rows::RowsCollector;
+use super::term_list::TermListTokenizer;
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
@@ -170,8 +170,9 @@ impl TantivyKeywordIndex {
                 KeywordAnalyzer::English
             }
             MULTILINGUAL_V1 => {
-                // Rows are indexed as pre-read terms; the tokenizer is never asked to read.
-                index.tokenizers().register(MULTILINGUAL_V1, WhitespaceTokenizer::default());
+                // Rows are indexed as term lists (pre-read terms in indexes written before them);
+                // the tokenizer is never asked to read a query.
+                index.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
                 KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::load(dir)?))
             }
             other => {

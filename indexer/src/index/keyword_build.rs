@@ -8,7 +8,7 @@
 //!
 //! New indexes are read by the multilingual analyzer: the rows' languages (detected by the
 //! parse stage, or here) make the language profile, stored beside the index, then each
-//! part's rows are read into terms and handed to tantivy as pre-read text.
+//! part's rows are read into terms and handed to tantivy as term lists (`term_list`).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::merge_filtered_segments;
-use tantivy::tokenizer::{PreTokenizedString, Token};
 use tantivy::{doc, Index, Segment, TantivyDocument};
 
 use super::analysis::{
     detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1,
 };
 use super::keyword::{err, schema};
+use super::term_list::{push_term, TermListTokenizer};
 use crate::error::{IndexerError, Result};
 
 /// Rows below which another part is not worth its writer and its share of the merge.
@@ -159,10 +159,10 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
     let index = Index::create_in_dir(dir.path(), schema(reading.name())).map_err(err("create"))?;
     match reading {
         Reading::English => index.tokenizers().register(ENGLISH_V1, english_analyzer()),
-        // tantivy asks for the field's tokenizer at commit, though it never reads pre-read text with it.
+        // Each row goes in as its term list (see `term_list`).
         Reading::Multilingual(..) => index
             .tokenizers()
-            .register(MULTILINGUAL_V1, tantivy::tokenizer::WhitespaceTokenizer::default()),
+            .register(MULTILINGUAL_V1, TermListTokenizer::default()),
     }
     let schema = index.schema();
     let row_field = schema.get_field("row").map_err(err("schema"))?;
@@ -183,27 +183,11 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
         Reading::Multilingual(analyzer, languages) => {
             let mut reader = analyzer.text_reader();
             for row in range {
-                let mut tokens = Vec::new();
-                reader.for_each_term_as(texts[row], languages[row], |term, span| {
-                    let position = tokens.len();
-                    tokens.push(Token {
-                        offset_from: span.start,
-                        offset_to: span.end,
-                        position,
-                        text: term.to_string(),
-                        position_length: 1,
-                    });
-                });
-                let mut document = TantivyDocument::new();
-                document.add_u64(row_field, row as u64);
-                document.add_pre_tokenized_text(
-                    text_field,
-                    PreTokenizedString {
-                        text: String::new(),
-                        tokens,
-                    },
-                );
-                writer.add_document(document).map_err(err("add"))?;
+                let mut terms = String::with_capacity(texts[row].len() + 16);
+                reader.for_each_term_as(texts[row], languages[row], |term, _| push_term(&mut terms, term));
+                writer
+                    .add_document(doc!(row_field => row as u64, text_field => terms))
+                    .map_err(err("add"))?;
             }
         }
     }
@@ -336,5 +320,91 @@ mod tests {
                 "{ranges:?}"
             );
         }
+    }
+
+    /// The segment files of the one-part index in `dir`, keyed by extension (a segment's
+    /// files are named by its random id).
+    fn segment_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+        keyword_index_files(dir)
+            .unwrap()
+            .into_iter()
+            .filter(|path| path.file_name().unwrap().to_string_lossy().len() > 32)
+            .map(|path| {
+                let extension = path.extension().unwrap().to_string_lossy().into_owned();
+                (extension, std::fs::read(&path).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn term_lists_write_the_index_pre_tokenized_terms_write() {
+        let owned: Vec<String> = (0..400)
+            .map(|row| match row % 4 {
+                0 => format!("Harbour report {row}: tides rising, boats running"),
+                1 => format!("東京タワーの高さは{row}メートルです"),
+                2 => format!("Die Häfen wurden {row} Mal überprüft und gezählt"),
+                // U+FDFA's NFKC form holds spaces; a term of its own all the same.
+                _ => format!("\u{FDFA} ¼ ｶﾀｶﾅ row{row}"),
+            })
+            .collect();
+        let texts: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let detected: Vec<Detected> = texts.iter().map(|text| detect(text)).collect();
+        let (profile, languages) = LanguageProfile::of_detected(&detected);
+        let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
+
+        let (lists_dir, _lists) =
+            build_part(&texts, 0..texts.len(), &Reading::Multilingual(&analyzer, &languages)).unwrap();
+
+        // The same rows as tantivy's pre-tokenized text, as the build wrote them before.
+        let pre_dir = tempfile::tempdir().unwrap();
+        let pre = Index::create_in_dir(pre_dir.path(), schema(MULTILINGUAL_V1)).unwrap();
+        pre.tokenizers()
+            .register(MULTILINGUAL_V1, tantivy::tokenizer::WhitespaceTokenizer::default());
+        let (row_field, text_field) = (
+            pre.schema().get_field("row").unwrap(),
+            pre.schema().get_field("text").unwrap(),
+        );
+        let mut writer = pre
+            .writer_with_num_threads::<TantivyDocument>(1, PART_WRITER_BYTES)
+            .unwrap();
+        let mut reader = analyzer.text_reader();
+        let mut spaced_terms = 0;
+        for (row, text) in texts.iter().enumerate() {
+            let mut tokens = Vec::new();
+            reader.for_each_term_as(text, languages[row], |term, span| {
+                spaced_terms += usize::from(term.contains(' '));
+                tokens.push(tantivy::tokenizer::Token {
+                    offset_from: span.start,
+                    offset_to: span.end,
+                    position: tokens.len(),
+                    text: term.to_string(),
+                    position_length: 1,
+                });
+            });
+            let mut document = TantivyDocument::new();
+            document.add_u64(row_field, row as u64);
+            document.add_pre_tokenized_text(
+                text_field,
+                tantivy::tokenizer::PreTokenizedString {
+                    text: String::new(),
+                    tokens,
+                },
+            );
+            writer.add_document(document).unwrap();
+        }
+        writer.commit().unwrap();
+        writer.wait_merging_threads().unwrap();
+        assert!(spaced_terms > 0, "no term with a space in it: the case is not covered");
+
+        let (written, expected) = (segment_files(lists_dir.path()), segment_files(pre_dir.path()));
+        assert!(written.len() >= 4, "{:?}", written.keys());
+        assert_eq!(written.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
+        for (extension, bytes) in &written {
+            assert!(bytes == &expected[extension], "the .{extension} files differ");
+        }
+        profile.save(lists_dir.path()).unwrap();
+        let index = TantivyKeywordIndex::open(lists_dir.path()).unwrap();
+        assert_eq!(index.search("東京タワー", 3).unwrap()[0].row % 4, 1);
+        assert_eq!(index.search("Häfen", 3).unwrap()[0].row % 4, 2);
     }
 }

@@ -17,6 +17,7 @@ mod rows;
 mod spec;
 mod stem_cache;
 mod stored_vectors;
+mod term_list;
 
 pub use faiss_index::{
     build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED,
