@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use tantivy::directory::MmapDirectory;
 use tantivy::indexer::merge_filtered_segments;
+use tantivy::indexer::UserOperation;
 use tantivy::{doc, Index, Segment, TantivyDocument};
 
 use super::analysis::{
@@ -30,6 +31,9 @@ const MIN_PART_ROWS: usize = 20_000;
 
 /// Indexing memory of one part's writer before it flushes a segment (tantivy's budget).
 const PART_WRITER_BYTES: usize = 128_000_000;
+
+/// Documents handed to a part's writer at once.
+const ADD_BATCH: usize = 256;
 
 /// How the rows of a build are read.
 enum Reading<'a> {
@@ -172,25 +176,27 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
         .writer_with_num_threads::<TantivyDocument>(1, PART_WRITER_BYTES)
         .map_err(err("writer"))?;
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
-    match reading {
-        Reading::English => {
-            for row in range {
-                writer
-                    .add_document(doc!(row_field => row as u64, text_field => texts[row]))
-                    .map_err(err("add"))?;
-            }
-        }
-        Reading::Multilingual(analyzer, languages) => {
-            let mut reader = analyzer.text_reader();
-            for row in range {
+    // Documents go to the writer's thread in batches: one by one, each woke that thread.
+    let mut batch = Vec::with_capacity(ADD_BATCH);
+    let mut reader = match reading {
+        Reading::English => None,
+        Reading::Multilingual(analyzer, _) => Some(analyzer.text_reader()),
+    };
+    for row in range {
+        let text = match (&mut reader, reading) {
+            (Some(reader), Reading::Multilingual(_, languages)) => {
                 let mut terms = String::with_capacity(texts[row].len() + 16);
                 reader.for_each_term_as(texts[row], languages[row], |term, _| push_term(&mut terms, term));
-                writer
-                    .add_document(doc!(row_field => row as u64, text_field => terms))
-                    .map_err(err("add"))?;
+                terms
             }
+            _ => texts[row].to_string(),
+        };
+        batch.push(UserOperation::Add(doc!(row_field => row as u64, text_field => text)));
+        if batch.len() == ADD_BATCH {
+            writer.run(batch.drain(..)).map_err(err("add"))?;
         }
     }
+    writer.run(batch).map_err(err("add"))?;
     writer.commit().map_err(err("commit"))?;
     writer.wait_merging_threads().map_err(err("merge"))?;
     Ok((dir, index))

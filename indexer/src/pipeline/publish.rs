@@ -70,7 +70,15 @@ impl SegmentBuilder {
     /// Lays out `documents`, builds both indexes (the row files written beside them), checks
     /// recall (refusing below the minimum) and writes the segment `segment_id`.
     pub async fn write(&self, documents: Vec<EmbeddedDoc>, segment_id: String, sizing: Sizing) -> Result<NewSegment> {
-        let rows = assemble(documents, self.embedder.info().dim);
+        let started = Instant::now();
+        let dim = self.embedder.info().dim;
+        let rows = tokio::task::spawn_blocking(move || assemble(documents, dim))
+            .await
+            .map_err(|e| IndexerError::VectorIndex {
+                stage: "lay out rows",
+                reason: e.to_string(),
+            })?;
+        let laid_out_secs = started.elapsed().as_secs_f64();
         let (row_count, dim) = (rows.chunks.len(), rows.embeddings.dim);
         let spec = match sizing {
             Sizing::Run => self.options.index.resolve(row_count, dim)?,
@@ -86,7 +94,7 @@ impl SegmentBuilder {
         )
         .await?;
         tracing::info!(
-            "{segment_id}: indexes built and row files written in {:.2} s",
+            "{segment_id}: rows laid out in {laid_out_secs:.2} s, indexes built and row files written in {:.2} s",
             started.elapsed().as_secs_f64()
         );
         let started = Instant::now();

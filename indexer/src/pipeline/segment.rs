@@ -69,34 +69,60 @@ impl SegmentRows {
 
 /// Orders documents by URI and lays out their chunks and vectors row by row, into arrays
 /// sized once (growing them by doubling would copy the vectors, 1.5 GB at 1M rows, several
-/// times, and leave the outgrown copies to the allocator).
+/// times, and leave the outgrown copies to the allocator). The sort and the vectors' copy run
+/// on the current rayon pool: at 1M rows, one thread spent about 1.5 s here (mostly the copy
+/// and the page faults of the fresh array) while every other core waited for the rows.
 pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
-    documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    documents.par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
     let total_chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
+    let vectors: Vec<Vec<f32>> = documents.iter_mut().map(|d| std::mem::take(&mut d.vectors)).collect();
     let mut rows = SegmentRows {
         chunks: Vec::with_capacity(total_chunks),
         embeddings: Embeddings {
             dim,
-            data: Vec::with_capacity(total_chunks * dim),
+            data: vec![0.0; vectors.iter().map(Vec::len).sum()],
         },
         records: Vec::with_capacity(documents.len()),
         languages: Vec::with_capacity(total_chunks),
     };
-    for EmbeddedDoc {
-        record,
+    let SegmentRows {
         chunks,
-        vectors,
-        languages,
-    } in documents
-    {
-        match languages.len() == chunks.len() {
-            true => rows.languages.extend(languages.into_iter().map(Some)),
-            false => rows.languages.extend(std::iter::repeat_n(None, chunks.len())),
-        }
-        rows.chunks.extend(chunks);
-        rows.embeddings.data.extend_from_slice(&vectors);
-        rows.records.push(record);
+        embeddings,
+        records,
+        languages: row_languages,
+    } = &mut rows;
+    let mut places = Vec::with_capacity(vectors.len());
+    let mut rest = embeddings.data.as_mut_slice();
+    for document_vectors in &vectors {
+        let (place, tail) = rest.split_at_mut(document_vectors.len());
+        places.push(place);
+        rest = tail;
     }
+    rayon::join(
+        // Each document's vectors into its place (and its own array freed) in parallel.
+        || {
+            places
+                .into_par_iter()
+                .zip(vectors)
+                .for_each(|(place, document_vectors)| place.copy_from_slice(&document_vectors))
+        },
+        || {
+            for EmbeddedDoc {
+                record,
+                chunks: document_chunks,
+                languages,
+                ..
+            } in documents
+            {
+                match languages.len() == document_chunks.len() {
+                    true => row_languages.extend(languages.into_iter().map(Some)),
+                    false => row_languages.extend(std::iter::repeat_n(None, document_chunks.len())),
+                }
+                chunks.extend(document_chunks);
+                records.push(record);
+            }
+        },
+    );
     rows
 }
 
@@ -171,4 +197,80 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&Mo
         keyword_secs,
         languages,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::ContentType;
+    use crate::summary::DocumentLayers;
+
+    /// Document `n` of `chunks` chunks; chunk `c`'s vector is `[n, c, n, c]`.
+    fn embedded(n: u32, chunks: u32, told: bool) -> EmbeddedDoc {
+        let doc_id = format!("d{n}");
+        EmbeddedDoc {
+            record: DocumentRecord {
+                doc_id: doc_id.clone(),
+                uri: format!("file:///c/{n:04}.txt"),
+                file_name: format!("{n:04}.txt"),
+                title: String::new(),
+                source: String::new(),
+                tags: Vec::new(),
+                content_hash: String::new(),
+                size: 0,
+                etag: None,
+                chunk_count: chunks,
+                metadata: "{}".into(),
+                ingested_at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+                layers: DocumentLayers::default(),
+            },
+            chunks: (0..chunks)
+                .map(|c| Chunk {
+                    chunk_id: format!("{doc_id}-{c}"),
+                    doc_id: doc_id.clone(),
+                    index: c,
+                    text: format!("text {n} {c}"),
+                    page: None,
+                    heading_path: Vec::new(),
+                    content_type: ContentType::Text,
+                    token_count: 3,
+                })
+                .collect(),
+            vectors: (0..chunks)
+                .flat_map(|c| [n as f32, c as f32, n as f32, c as f32])
+                .collect(),
+            languages: match told {
+                true => (0..chunks).map(|_| detect("the harbour report of the city")).collect(),
+                false => Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn rows_are_laid_out_in_uri_order_with_their_vectors_and_languages() {
+        // 3,000 documents of 0 to 3 chunks, handed over in a shuffled order.
+        let mut documents: Vec<EmbeddedDoc> = (0..3_000u32).map(|n| embedded(n, n % 4, n % 3 == 0)).collect();
+        let mut state = 0x9E37_79B9_u32;
+        for i in (1..documents.len()).rev() {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            documents.swap(i, state as usize % (i + 1));
+        }
+        let rows = assemble(documents, 4);
+        let expected: Vec<(u32, u32)> = (0..3_000u32).flat_map(|n| (0..n % 4).map(move |c| (n, c))).collect();
+        assert_eq!(rows.chunks.len(), expected.len());
+        assert_eq!(rows.embeddings.data.len(), expected.len() * 4);
+        assert_eq!(rows.languages.len(), expected.len());
+        for (row, &(n, c)) in expected.iter().enumerate() {
+            assert_eq!(rows.chunks[row].chunk_id, format!("d{n}-{c}"), "row {row}");
+            assert_eq!(
+                rows.embeddings.data[row * 4..row * 4 + 4],
+                [n as f32, c as f32, n as f32, c as f32],
+                "row {row}"
+            );
+            assert_eq!(rows.languages[row].is_some(), n % 3 == 0, "row {row}");
+        }
+        let uris: Vec<&str> = rows.records.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(uris.len(), 3_000);
+        assert!(uris.windows(2).all(|w| w[0] < w[1]));
+    }
 }
