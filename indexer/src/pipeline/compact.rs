@@ -264,7 +264,7 @@ impl<'a> MergedSegments<'a> {
         let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id, None).await?;
         let mut segment = self
             .writer
-            .finish_segment(row_files, &built.vectors, built.keyword_dir.path())
+            .finish_segment(row_files, built.saved_vectors, built.keyword_dir.path())
             .await?;
         segment.manifest.languages = sum_by_language(std::mem::take(&mut self.languages));
         self.written.push((self.position, segment));

@@ -55,7 +55,7 @@ pub use online::{publish_next_version, VersionChange};
 pub use plan::{plan_run, FileCount, RunPlan, PLAN_EXAMPLES};
 use publish_run::{publish_run, RunParts};
 use run_stages::run_stages;
-pub use segment::{assemble, build_indexes, BuiltIndexes, SegmentRows};
+pub use segment::{assemble, BuiltIndexes, SegmentRows};
 pub use shard::{shard_of, ShardRun};
 pub use shard_publish::{publish_shards, ShardPublishReport};
 pub use stages::{

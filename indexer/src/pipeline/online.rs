@@ -55,7 +55,7 @@ pub async fn publish_next_version(
             let SegmentRows { chunks, records, .. } = &rows;
             let (documents, chunks, tokens) = (records.len(), chunks.len(), rows.tokens());
             let mut written = writer
-                .finish_segment(row_files, &built.vectors, built.keyword_dir.path())
+                .finish_segment(row_files, built.saved_vectors, built.keyword_dir.path())
                 .await?;
             written.manifest.languages = built.languages;
             Some((written, documents, chunks, tokens))

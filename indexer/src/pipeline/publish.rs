@@ -98,8 +98,8 @@ impl SegmentBuilder {
             started.elapsed().as_secs_f64()
         );
         let started = Instant::now();
-        let (vector_index, recall, rows) =
-            check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
+        // The index itself is no longer needed: it was saved as it was built.
+        let (_, recall, rows) = check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
         let recall_secs = started.elapsed().as_secs_f64();
         let chunks = rows.chunks.len();
         let mut stages = vec![
@@ -111,7 +111,7 @@ impl SegmentBuilder {
         let started = Instant::now();
         let mut written = self
             .writer
-            .finish_segment(row_files, &vector_index, built.keyword_dir.path())
+            .finish_segment(row_files, built.saved_vectors, built.keyword_dir.path())
             .await?;
         written.manifest.languages = built.languages;
         stages.push(StageReport::new(

@@ -14,7 +14,7 @@ use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 use crate::index::analysis::{detect, Detected};
 use crate::index::{build_keyword_index_detected, build_vector_index, FaissIndex, IndexSpec};
-use crate::snapshot::{DocumentRecord, LanguageReading, SegmentRowFiles, SnapshotWriter};
+use crate::snapshot::{DocumentRecord, LanguageReading, SavedVectors, SegmentRowFiles, SnapshotWriter};
 
 /// A segment's rows: chunk `i` has embedding row `i`.
 pub struct SegmentRows {
@@ -126,9 +126,11 @@ pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
     rows
 }
 
-/// Both indexes of a segment, built side by side; the keyword index lives in `keyword_dir`.
+/// Both indexes of a segment, built side by side; the keyword index lives in `keyword_dir`,
+/// the vector index is saved too.
 pub struct BuiltIndexes {
     pub vectors: FaissIndex,
+    pub saved_vectors: SavedVectors,
     pub keyword_dir: tempfile::TempDir,
     pub vector_secs: f64,
     pub keyword_secs: f64,
@@ -149,7 +151,7 @@ pub async fn build_segment_blocking(
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
         let (built, row_files) = rayon::join(
-            || build_indexes(&spec, &rows, tokenizer.as_deref()),
+            || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id),
             || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
         );
         Ok((built?, row_files?, rows))
@@ -162,8 +164,16 @@ pub async fn build_segment_blocking(
 }
 
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async
-/// runtime); with the model's `tokenizer`, how it reads the rows' languages is measured too.
-pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&ModelTokenizer>) -> Result<BuiltIndexes> {
+/// runtime), the FAISS index saved for `segment_id` by `writer` as soon as it is built (while
+/// the keyword index, and the row files beside this, are still being written); with the
+/// model's `tokenizer`, how it reads the rows' languages is measured too.
+fn build_indexes(
+    spec: &IndexSpec,
+    rows: &SegmentRows,
+    tokenizer: Option<&ModelTokenizer>,
+    writer: &SnapshotWriter,
+    segment_id: &str,
+) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
     // The vector index on a pool of its own, so that its waits on the GPU do not help with
@@ -172,8 +182,10 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&Mo
         || {
             on_vector_pool(|| {
                 let started = Instant::now();
-                build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)
-                    .map(|index| (index, started.elapsed().as_secs_f64()))
+                let index = build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)?;
+                let vector_secs = started.elapsed().as_secs_f64();
+                let saved = writer.save_vector_index(segment_id, &index)?;
+                Ok::<_, IndexerError>((index, vector_secs, saved))
             })
         },
         || {
@@ -184,7 +196,7 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&Mo
                 .map(|_| (started.elapsed().as_secs_f64(), detected))
         },
     );
-    let (vectors, vector_secs) = vectors?;
+    let (vectors, vector_secs, saved_vectors) = vectors?;
     let (keyword_secs, detected) = keyword?;
     let languages = match tokenizer {
         Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
@@ -192,6 +204,7 @@ pub fn build_indexes(spec: &IndexSpec, rows: &SegmentRows, tokenizer: Option<&Mo
     };
     Ok(BuiltIndexes {
         vectors,
+        saved_vectors,
         keyword_dir,
         vector_secs,
         keyword_secs,

@@ -96,6 +96,16 @@ impl FileHasher {
         }
     }
 
+    /// [`Self::update`] on this thread alone (for a thread of its own, which should neither
+    /// wait for the rayon pool's workers nor take them from their tasks).
+    pub fn update_here(&mut self, data: &[u8]) {
+        self.bytes += data.len() as u64;
+        self.whole.update(data);
+        if let Some(blocks) = &mut self.blocks {
+            blocks.update_here(data);
+        }
+    }
+
     pub fn finish(self) -> FileChecksum {
         let blocks = self.blocks.map(BlockHasher::finish);
         FileChecksum {
@@ -107,7 +117,16 @@ impl FileHasher {
 }
 
 impl BlockHasher {
-    fn update(&mut self, mut data: &[u8]) {
+    /// Hashes `data`'s whole blocks on the rayon pool when there are several.
+    fn update(&mut self, data: &[u8]) {
+        self.update_blocks(data, true);
+    }
+
+    fn update_here(&mut self, data: &[u8]) {
+        self.update_blocks(data, false);
+    }
+
+    fn update_blocks(&mut self, mut data: &[u8], in_parallel: bool) {
         let size = self.block_bytes as usize;
         if self.filled > 0 {
             let take = (size - self.filled as usize).min(data.len());
@@ -121,7 +140,7 @@ impl BlockHasher {
         }
         let whole_blocks = data.len() / size * size;
         let (full, rest) = data.split_at(whole_blocks);
-        match full.len() > size {
+        match full.len() > size && in_parallel {
             true => self
                 .sums
                 .extend(full.par_chunks(size).map(sha256_hex).collect::<Vec<_>>()),

@@ -15,6 +15,7 @@ mod parquet_plan;
 mod partial_file;
 mod reader;
 mod run_shards;
+mod summing_file;
 mod upload;
 mod versions;
 mod writer;
@@ -38,7 +39,7 @@ pub use versions::{
     abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport,
     RollbackTarget, RunSummary, StoredRollback, VersionListing, VersionState, VersionSummary,
 };
-pub use writer::{new_version_id, SegmentRowFiles, SnapshotWriter, WrittenSegment};
+pub use writer::{new_version_id, SavedVectors, SegmentRowFiles, SnapshotWriter, WrittenSegment};
 
 /// sha256 of some bytes, as lowercase hex (content hashes and file checksums).
 pub fn sha256_hex(bytes: &[u8]) -> String {

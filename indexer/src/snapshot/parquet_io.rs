@@ -17,6 +17,8 @@ use rayon::prelude::*;
 use super::parquet_encode::{write_batch, write_row_groups};
 pub use super::parquet_plan::WantedRows;
 use super::parquet_plan::{arrow_err, column, plan, read_batches_of, Columns, RowPlan};
+use super::summing_file::SummingFile;
+use super::FileChecksum;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -84,6 +86,21 @@ pub fn chunks_to_parquet_file(chunks: &[Chunk], embeddings: &Embeddings, path: &
     rows_match(chunks, embeddings)?;
     let file = std::fs::File::create(path).map_err(|e| IndexerError::io(path, e))?;
     write_chunks(chunks, embeddings, file).map(drop)
+}
+
+/// [`chunks_to_parquet_file`], the file summed as it is written (block sums of
+/// `block_bytes` when asked): its checksum.
+pub(super) fn chunks_to_summed_parquet_file(
+    chunks: &[Chunk],
+    embeddings: &Embeddings,
+    path: &Path,
+    block_bytes: Option<u64>,
+) -> Result<FileChecksum> {
+    rows_match(chunks, embeddings)?;
+    let file = SummingFile::create(path, block_bytes).map_err(|e| IndexerError::io(path, e))?;
+    write_chunks(chunks, embeddings, file)?
+        .finish()
+        .map_err(|e| IndexerError::io(path, e))
 }
 
 /// One embedding per chunk.

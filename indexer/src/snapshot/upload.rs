@@ -78,10 +78,48 @@ impl StagedFile {
         })
     }
 
+    /// Whether the file is written in its final folder (a local root), so that putting it
+    /// is a rename.
+    pub(super) fn is_local(&self) -> bool {
+        matches!(self, Self::Local(_))
+    }
+
     pub(super) fn path(&self) -> &Path {
         match self {
             Self::Local(partial) => partial.path(),
             Self::Scratch { path, .. } => path,
+        }
+    }
+
+    /// The file's checksum (block sums of `block_bytes` when asked) computed now where it
+    /// will be renamed into place (a local root), None where it will be uploaded (hashed as
+    /// it goes up). Blocking.
+    pub(super) fn sum_if_local(&self, block_bytes: Option<u64>) -> Result<Option<FileChecksum>> {
+        match self {
+            Self::Local(partial) => super::file_checksum(partial.path(), block_bytes)
+                .map(Some)
+                .map_err(|e| IndexerError::io(partial.path(), e)),
+            Self::Scratch { .. } => Ok(None),
+        }
+    }
+
+    /// [`Self::put`], with the checksum [`Self::sum_if_local`] gave (None: summed now).
+    pub(super) async fn put_summed(
+        self,
+        root: &Location,
+        relative: &str,
+        block_bytes: Option<u64>,
+        checksum: Option<FileChecksum>,
+    ) -> Result<FileChecksum> {
+        match (self, checksum) {
+            (Self::Local(partial), Some(checksum)) => tokio::task::spawn_blocking(move || {
+                let path = partial.path().to_path_buf();
+                partial.finish().map_err(|e| IndexerError::io(&path, e))
+            })
+            .await
+            .map_err(|e| IndexerError::snapshot(relative, format!("rename: {e}")))?
+            .map(|()| checksum),
+            (file, _) => file.put(root, relative, block_bytes).await,
         }
     }
 

@@ -12,7 +12,7 @@ use super::file_table::FileTable;
 use super::latest_guard::{LatestExpected, LatestGuard};
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
-use super::parquet_io::{chunks_to_parquet_file, documents_to_parquet, DocumentRecord};
+use super::parquet_io::{chunks_to_parquet_file, chunks_to_summed_parquet_file, documents_to_parquet, DocumentRecord};
 use super::reader::{read_latest, SnapshotReader};
 use super::upload::{put_bytes, put_bytes_summed, put_file, StagedFile};
 use crate::chunk::Chunk;
@@ -71,6 +71,8 @@ pub struct WrittenSegment {
 pub struct SegmentRowFiles {
     segment_id: String,
     chunks_file: StagedFile,
+    /// chunks.parquet's checksum, made as it was written (on a local root).
+    chunks_checksum: Option<FileChecksum>,
     documents_bytes: Vec<u8>,
     documents: usize,
     chunks: usize,
@@ -78,11 +80,14 @@ pub struct SegmentRowFiles {
     pub secs: f64,
 }
 
-/// A segment's vectors.faiss, staged.
-struct SavedVectors {
+/// A segment's vectors.faiss, staged (and on a local root already summed, so that putting
+/// it is a rename): see [`SnapshotWriter::save_vector_index`].
+pub struct SavedVectors {
     file: StagedFile,
+    checksum: Option<FileChecksum>,
     spec: IndexSpec,
-    secs: f64,
+    /// Seconds the index took to serialize (and sum).
+    pub secs: f64,
 }
 
 /// Writes into one snapshot root.
@@ -142,7 +147,7 @@ impl SnapshotWriter {
     ) -> Result<WrittenSegment> {
         let (rows, saved) = rayon::join(
             || self.write_row_files(segment_id, chunks, embeddings, documents),
-            || self.save_vectors(segment_id, vectors),
+            || self.save_vector_index(segment_id, vectors),
         );
         self.put_segment(rows?, saved?, keyword_dir).await
     }
@@ -160,11 +165,24 @@ impl SnapshotWriter {
     ) -> Result<SegmentRowFiles> {
         let started = Instant::now();
         let chunks_file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::CHUNKS))?;
-        chunks_to_parquet_file(chunks, embeddings, chunks_file.path())?;
+        // On a local root the file is summed as it is written; an upload hashes it as it goes.
+        let chunks_checksum = match chunks_file.is_local() {
+            true => Some(chunks_to_summed_parquet_file(
+                chunks,
+                embeddings,
+                chunks_file.path(),
+                Some(BLOCK_BYTES),
+            )?),
+            false => {
+                chunks_to_parquet_file(chunks, embeddings, chunks_file.path())?;
+                None
+            }
+        };
         let documents_bytes = documents_to_parquet(documents)?;
         Ok(SegmentRowFiles {
             segment_id: segment_id.to_string(),
             chunks_file,
+            chunks_checksum,
             documents_bytes,
             documents: documents.len(),
             chunks: chunks.len(),
@@ -172,24 +190,29 @@ impl SnapshotWriter {
         })
     }
 
-    /// Saves the vector index beside the row files, then puts every file of the segment.
+    /// Puts every file of the segment: its row files, its vector index saved by
+    /// [`Self::save_vector_index`] and its keyword index in `keyword_dir`.
     pub async fn finish_segment(
         &self,
         rows: SegmentRowFiles,
-        vectors: &dyn VectorIndex,
+        vectors: SavedVectors,
         keyword_dir: &Path,
     ) -> Result<WrittenSegment> {
-        let saved = self.save_vectors(&rows.segment_id, vectors)?;
-        self.put_segment(rows, saved, keyword_dir).await
+        self.put_segment(rows, vectors, keyword_dir).await
     }
 
-    /// The vector index serialized (in its final folder on a local root).
-    fn save_vectors(&self, segment_id: &str, vectors: &dyn VectorIndex) -> Result<SavedVectors> {
+    /// The vector index serialized (blocking: call it off the async runtime), in its final
+    /// folder on a local root and summed there, so that the segment's put renames it and no
+    /// longer reads it: a run saves its index while the row files are still being written.
+    /// Nothing is put until [`Self::finish_segment`]; dropped before that, it leaves nothing.
+    pub fn save_vector_index(&self, segment_id: &str, vectors: &dyn VectorIndex) -> Result<SavedVectors> {
         let started = Instant::now();
         let file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::VECTORS))?;
         vectors.save(file.path())?;
+        let checksum = file.sum_if_local(None)?;
         Ok(SavedVectors {
             file,
+            checksum,
             spec: vectors.spec().clone(),
             secs: started.elapsed().as_secs_f64(),
         })
@@ -219,9 +242,12 @@ impl SnapshotWriter {
             })
             .collect();
         let (chunks_sum, documents_sum, vectors_sum, keyword_sums) = futures::try_join!(
-            rows.chunks_file.put(&self.root, &chunks_path, Some(BLOCK_BYTES)),
+            rows.chunks_file
+                .put_summed(&self.root, &chunks_path, Some(BLOCK_BYTES), rows.chunks_checksum),
             put_bytes_summed(&self.root, &documents_path, rows.documents_bytes, Some(BLOCK_BYTES)),
-            vectors.file.put(&self.root, &vectors_path, None),
+            vectors
+                .file
+                .put_summed(&self.root, &vectors_path, None, vectors.checksum),
             futures::future::try_join_all(
                 keyword_files
                     .iter()
