@@ -165,20 +165,19 @@ impl SnapshotWriter {
     ) -> Result<SegmentRowFiles> {
         let started = Instant::now();
         let chunks_file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::CHUNKS))?;
-        // On a local root the file is summed as it is written; an upload hashes it as it goes.
-        let chunks_checksum = match chunks_file.is_local() {
-            true => Some(chunks_to_summed_parquet_file(
-                chunks,
-                embeddings,
-                chunks_file.path(),
-                Some(BLOCK_BYTES),
-            )?),
-            false => {
-                chunks_to_parquet_file(chunks, embeddings, chunks_file.path())?;
-                None
-            }
-        };
-        let documents_bytes = documents_to_parquet(documents)?;
+        // Both files side by side, so that documents.parquet's row groups fill the threads
+        // chunks.parquet's waves leave idle. On a local root chunks.parquet is summed as it
+        // is written; an upload hashes it as it goes.
+        let (chunks_checksum, documents_bytes) = rayon::join(
+            || match chunks_file.is_local() {
+                true => {
+                    chunks_to_summed_parquet_file(chunks, embeddings, chunks_file.path(), Some(BLOCK_BYTES)).map(Some)
+                }
+                false => chunks_to_parquet_file(chunks, embeddings, chunks_file.path()).map(|()| None),
+            },
+            || documents_to_parquet(documents),
+        );
+        let (chunks_checksum, documents_bytes) = (chunks_checksum?, documents_bytes?);
         Ok(SegmentRowFiles {
             segment_id: segment_id.to_string(),
             chunks_file,
