@@ -103,7 +103,10 @@ impl StagedFile {
         }
     }
 
-    /// [`Self::put`], with the checksum [`Self::sum_if_local`] gave (None: summed now).
+    /// Puts the written file at `relative` below `root`: renamed into place on a local root
+    /// (with the checksum [`Self::sum_if_local`] gave, or hashed on a blocking thread first
+    /// when `checksum` is None), uploaded otherwise. With `block_bytes`, its checksum has
+    /// block sums of that size.
     pub(super) async fn put_summed(
         self,
         root: &Location,
@@ -111,29 +114,16 @@ impl StagedFile {
         block_bytes: Option<u64>,
         checksum: Option<FileChecksum>,
     ) -> Result<FileChecksum> {
-        match (self, checksum) {
-            (Self::Local(partial), Some(checksum)) => tokio::task::spawn_blocking(move || {
-                let path = partial.path().to_path_buf();
-                partial.finish().map_err(|e| IndexerError::io(&path, e))
-            })
-            .await
-            .map_err(|e| IndexerError::snapshot(relative, format!("rename: {e}")))?
-            .map(|()| checksum),
-            (file, _) => file.put(root, relative, block_bytes).await,
-        }
-    }
-
-    /// Puts the written file at `relative` below `root`: renamed into place on a local root
-    /// (hashed in blocks on a blocking thread first), uploaded otherwise. With `block_bytes`,
-    /// its checksum has block sums of that size.
-    pub(super) async fn put(self, root: &Location, relative: &str, block_bytes: Option<u64>) -> Result<FileChecksum> {
         let partial = match self {
             Self::Scratch { path, _folder } => return put_file(root, relative, &path, block_bytes).await,
             Self::Local(partial) => partial,
         };
         tokio::task::spawn_blocking(move || {
             let path = partial.path().to_path_buf();
-            let checksum = super::file_checksum(&path, block_bytes).map_err(|e| IndexerError::io(&path, e))?;
+            let checksum = match checksum {
+                Some(checksum) => checksum,
+                None => super::file_checksum(&path, block_bytes).map_err(|e| IndexerError::io(&path, e))?,
+            };
             partial.finish().map_err(|e| IndexerError::io(&path, e))?;
             Ok(checksum)
         })
