@@ -9,6 +9,7 @@ mod compact;
 mod delta;
 mod model_reading;
 mod online;
+mod own_pools;
 mod plan;
 mod progress;
 mod publish;
@@ -24,7 +25,6 @@ mod shard_publish;
 mod spilled_vectors;
 mod stages;
 mod types;
-mod vector_pool;
 
 pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use progress::ProgressMode;

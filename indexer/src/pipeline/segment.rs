@@ -7,8 +7,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::model_reading::language_readings;
+use super::own_pools::{ROW_FILES_POOL, VECTOR_POOL};
 use super::types::EmbeddedDoc;
-use super::vector_pool::on_vector_pool;
 use crate::chunk::Chunk;
 use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
@@ -150,10 +150,22 @@ pub async fn build_segment_blocking(
 ) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
-        let (built, row_files) = rayon::join(
-            || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id),
-            || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
-        );
+        // The row files on a pool of their own, as the vector index (`own_pools`), from a
+        // thread of their own: a rayon `join` here would block one of the global pool's
+        // threads, the keyword index's, for as long as they take.
+        let (built, row_files) = std::thread::scope(|scope| {
+            let row_files = scope.spawn(|| {
+                ROW_FILES_POOL
+                    .run(|| writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records))
+            });
+            let built = build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id);
+            (
+                built,
+                row_files
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            )
+        });
         Ok((built?, row_files?, rows))
     })
     .await
@@ -177,25 +189,26 @@ fn build_indexes(
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
     // The vector index on a pool of its own, so that its waits on the GPU do not help with
-    // (and wait for) the keyword index's and the row files' work (`vector_pool`).
-    let (vectors, keyword) = rayon::join(
-        || {
-            on_vector_pool(|| {
+    // (and wait for) the keyword index's work (`own_pools`), from a thread of its own; the
+    // keyword index on the global pool, from this thread (not one of that pool's).
+    let (vectors, keyword) = std::thread::scope(|scope| {
+        let vectors = scope.spawn(|| {
+            VECTOR_POOL.run(|| {
                 let started = Instant::now();
                 let index = build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)?;
                 let vector_secs = started.elapsed().as_secs_f64();
                 let saved = writer.save_vector_index(segment_id, &index)?;
                 Ok::<_, IndexerError>((index, vector_secs, saved))
             })
-        },
-        || {
-            // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
-            let started = Instant::now();
-            let detected = rows.detected_languages();
-            build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
-                .map(|_| (started.elapsed().as_secs_f64(), detected))
-        },
-    );
+        });
+        // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
+        let started = Instant::now();
+        let detected = rows.detected_languages();
+        let keyword = build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
+            .map(|_| (started.elapsed().as_secs_f64(), detected));
+        let vectors = vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (vectors, keyword)
+    });
     let (vectors, vector_secs, saved_vectors) = vectors?;
     let (keyword_secs, detected) = keyword?;
     let languages = match tokenizer {

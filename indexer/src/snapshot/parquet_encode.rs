@@ -1,11 +1,16 @@
 //! Encoding rows as a Parquet file, its row groups on every thread of the current rayon pool.
-//! Each row group's batch is made and its columns encoded by the task of its own (in parallel
-//! across row groups, a wave of one group per thread at a time) and the encoded groups are
-//! appended in order, so the file is the one a single `ArrowWriter` would write from one
-//! batch of every row: the same row groups, pages, statistics and Arrow schema.
+//! Each row group's batch is made and its columns encoded by a task of its own; the threads
+//! take the groups in order, and whichever thread finishes the group next in the file appends
+//! it and every group finished after it that now follows in order. So the file is the one a
+//! single `ArrowWriter` would write from one batch of every row (the same row groups, pages,
+//! statistics and Arrow schema), no thread waits for a wave's slowest group, and the
+//! appends run while other groups are encoded.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Schema, SchemaRef};
@@ -14,6 +19,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
@@ -21,6 +27,11 @@ use crate::error::{IndexerError, Result};
 
 /// Rows per row group (the unit a reader skips by, and the unit encoded in parallel).
 pub(super) const ROW_GROUP_ROWS: usize = 16_384;
+
+/// Encoded groups that may wait to be appended, per thread: a thread that took a group this
+/// far ahead of the next one to append waits before encoding it, so memory holds at most
+/// this many encoded groups a thread (a row group of 1M-row chunks.parquet is about 27 MB).
+const GROUPS_AHEAD_PER_THREAD: usize = 2;
 
 /// `batch` as the bytes of a Parquet file (zstd, see [`properties`]) named `file` in errors,
 /// the columns named in `distinct` without a dictionary.
@@ -37,9 +48,10 @@ pub(super) fn write_batch(file: &'static str, batch: RecordBatch, distinct: &[&s
 
 /// `rows` rows of `schema` as a Parquet file written to `out` (returned once the footer is
 /// written), each row group's batch made by `batch_of(rows of the group)` inside the task that
-/// encodes it (so no batch of every row is ever built). Encoded groups go to `out` a wave at a
-/// time: written to a file, the encoded file is never whole in memory. `distinct` names the
-/// top-level columns whose values hardly repeat (ids, texts): they get no dictionary.
+/// encodes it (so no batch of every row is ever built). Encoded groups go to `out` in order as
+/// soon as the groups before them have: written to a file, the encoded file is never whole in
+/// memory ([`GROUPS_AHEAD_PER_THREAD`]). `distinct` names the top-level columns whose values
+/// hardly repeat (ids, texts): they get no dictionary.
 pub(super) fn write_row_groups<W: Write + Send>(
     file: &'static str,
     schema: SchemaRef,
@@ -52,30 +64,148 @@ pub(super) fn write_row_groups<W: Write + Send>(
     let props = properties(&schema, distinct).map_err(fail)?;
     // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
     // take the row groups encoded apart.
-    let (mut file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props))
+    let (file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props))
         .and_then(ArrowWriter::into_serialized_writer)
         .map_err(fail)?;
     let groups: Vec<Range<usize>> = (0..rows)
         .step_by(ROW_GROUP_ROWS)
         .map(|start| start..(start + ROW_GROUP_ROWS).min(rows))
         .collect();
-    // In waves of one group per thread, so at most a wave of encoded groups waits in memory.
-    let wave = rayon::current_num_threads().max(1);
-    for (first, groups) in groups.chunks(wave).enumerate().map(|(n, groups)| (n * wave, groups)) {
-        let encoded: Vec<Vec<ArrowColumnChunk>> = groups
-            .par_iter()
-            .enumerate()
-            .map(|(offset, rows)| encode_row_group(&factory, first + offset, &batch_of(rows.clone())?).map_err(fail))
-            .collect::<Result<_>>()?;
-        for chunks in encoded {
-            let mut row_group = file_writer.next_row_group().map_err(fail)?;
-            for chunk in chunks {
-                chunk.append_to_row_group(&mut row_group).map_err(fail)?;
-            }
-            row_group.close().map_err(fail)?;
+    let threads = rayon::current_num_threads().max(1);
+    let appender = InOrderAppender::new(file, file_writer, threads * GROUPS_AHEAD_PER_THREAD);
+    let taken = AtomicUsize::new(0);
+    (0..threads.min(groups.len())).into_par_iter().for_each(|_| loop {
+        let index = taken.fetch_add(1, Ordering::Relaxed);
+        let Some(rows) = groups.get(index) else { break };
+        let _wakes = WakeOnPanic(&appender);
+        if !appender.wait_for_room(index) {
+            break;
+        }
+        let encoded = batch_of(rows.clone()).and_then(|group| encode_row_group(&factory, index, &group).map_err(fail));
+        if !appender.append(index, encoded, fail) {
+            break;
+        }
+    });
+    appender.finish()?.into_inner().map_err(fail)
+}
+
+/// The file being written and the encoded groups waiting for the ones before them.
+struct InOrderAppender<W: Write + Send> {
+    state: Mutex<Appending<W>>,
+    appended: Condvar,
+    ahead: usize,
+    file: &'static str,
+}
+
+struct Appending<W: Write + Send> {
+    writer: SerializedFileWriter<W>,
+    /// The next group to append.
+    next: usize,
+    waiting: BTreeMap<usize, Vec<ArrowColumnChunk>>,
+    failed: Option<IndexerError>,
+}
+
+impl<W: Write + Send> InOrderAppender<W> {
+    fn new(file: &'static str, writer: SerializedFileWriter<W>, ahead: usize) -> Self {
+        Self {
+            state: Mutex::new(Appending {
+                writer,
+                next: 0,
+                waiting: BTreeMap::new(),
+                failed: None,
+            }),
+            appended: Condvar::new(),
+            ahead,
+            file,
         }
     }
-    file_writer.into_inner().map_err(fail)
+
+    fn lock(&self) -> MutexGuard<'_, Appending<W>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until group `index` is fewer than `ahead` groups past the next one to append
+    /// (the thread holding that one never waits here, so the file always moves on); false
+    /// once the file has failed.
+    fn wait_for_room(&self, index: usize) -> bool {
+        let mut state = self.lock();
+        while index >= state.next + self.ahead && state.failed.is_none() {
+            state = self.appended.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        state.failed.is_none()
+    }
+
+    /// Hands group `index` over, then appends every group that now comes next; false once
+    /// the file has failed (by this group or another).
+    fn append(
+        &self,
+        index: usize,
+        encoded: Result<Vec<ArrowColumnChunk>>,
+        fail: impl Fn(ParquetError) -> IndexerError,
+    ) -> bool {
+        let mut state = self.lock();
+        match encoded {
+            Ok(chunks) => {
+                state.waiting.insert(index, chunks);
+            }
+            Err(error) => {
+                state.failed.get_or_insert(error);
+            }
+        }
+        while state.failed.is_none() {
+            let next = state.next;
+            let Some(chunks) = state.waiting.remove(&next) else {
+                break;
+            };
+            match append_row_group(&mut state.writer, chunks).map_err(&fail) {
+                Ok(()) => state.next += 1,
+                Err(error) => state.failed = Some(error),
+            }
+        }
+        let ok = state.failed.is_none();
+        if !ok {
+            state.waiting.clear();
+        }
+        drop(state);
+        self.appended.notify_all();
+        ok
+    }
+
+    /// The file writer once every group is appended, or the first failure.
+    fn finish(self) -> Result<SerializedFileWriter<W>> {
+        let state = self.state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        match state.failed {
+            Some(error) => Err(error),
+            None => Ok(state.writer),
+        }
+    }
+}
+
+/// Held by a thread while it encodes and appends a group: a panic there marks the file
+/// failed and wakes the threads waiting for room, which would otherwise wait for that group.
+struct WakeOnPanic<'a, W: Write + Send>(&'a InOrderAppender<W>);
+
+impl<W: Write + Send> Drop for WakeOnPanic<'_, W> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().failed.get_or_insert_with(|| {
+                IndexerError::snapshot(self.0.file, "a thread panicked while encoding a row group")
+            });
+            self.0.appended.notify_all();
+        }
+    }
+}
+
+/// One encoded row group appended to the file.
+fn append_row_group<W: Write + Send>(
+    writer: &mut SerializedFileWriter<W>,
+    chunks: Vec<ArrowColumnChunk>,
+) -> std::result::Result<(), ParquetError> {
+    let mut row_group = writer.next_row_group()?;
+    for chunk in chunks {
+        chunk.append_to_row_group(&mut row_group)?;
+    }
+    row_group.close().map(drop)
 }
 
 /// zstd level for every column but the vectors.
@@ -188,7 +318,7 @@ mod tests {
     fn parallel_row_groups_write_the_file_one_writer_would() {
         let rows = ROW_GROUP_ROWS * 2 + 1_234;
         let batch = batch(rows);
-        // Three row groups on two threads: two waves.
+        // Three row groups on two threads.
         let parallel = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
@@ -196,15 +326,7 @@ mod tests {
             .install(|| write_batch("test.parquet", batch.clone(), &[]))
             .unwrap();
 
-        let mut single = Vec::new();
-        let mut writer = ArrowWriter::try_new(
-            &mut single,
-            batch.schema(),
-            Some(properties(&batch.schema(), &[]).unwrap()),
-        )
-        .unwrap();
-        writer.write(&batch).unwrap();
-        writer.close().unwrap();
+        let single = one_writer(&batch);
         assert!(
             parallel == single,
             "{} bytes against one ArrowWriter's {}",
@@ -257,6 +379,98 @@ mod tests {
             reader.build().unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(),
             1_000
         );
+    }
+
+    /// The file one `ArrowWriter` writes from the whole of `batch`.
+    fn one_writer(batch: &RecordBatch) -> Vec<u8> {
+        let mut single = Vec::new();
+        let mut writer = ArrowWriter::try_new(
+            &mut single,
+            batch.schema(),
+            Some(properties(&batch.schema(), &[]).unwrap()),
+        )
+        .unwrap();
+        writer.write(batch).unwrap();
+        writer.close().unwrap();
+        single
+    }
+
+    /// [`write_row_groups`] over `batch` on `threads` threads, group `slow`'s batch made
+    /// 150 ms late (so the groups after it are encoded first and must wait to be appended).
+    fn write_with_a_slow_group(
+        batch: &RecordBatch,
+        threads: usize,
+        slow: usize,
+        fails: Option<usize>,
+    ) -> Result<Vec<u8>> {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            write_row_groups(
+                "test.parquet",
+                batch.schema(),
+                &[],
+                batch.num_rows(),
+                |rows| {
+                    let group = rows.start / ROW_GROUP_ROWS;
+                    if group == slow {
+                        std::thread::sleep(std::time::Duration::from_millis(150));
+                    }
+                    match Some(group) == fails {
+                        true => Err(IndexerError::snapshot("test.parquet", format!("group {group} is bad"))),
+                        false => Ok(batch.slice(rows.start, rows.len())),
+                    }
+                },
+                Vec::new(),
+            )
+        })
+    }
+
+    #[test]
+    fn groups_finished_out_of_order_are_appended_in_order() {
+        // Eleven groups on three threads (at most six encoded ahead): the first group is
+        // slow, so the threads run ahead and wait; then a slow group in the middle.
+        let rows = ROW_GROUP_ROWS * 10 + 77;
+        let batch = batch(rows);
+        let expected = one_writer(&batch);
+        for slow in [0, 5] {
+            let written = write_with_a_slow_group(&batch, 3, slow, None).unwrap();
+            assert!(
+                written == expected,
+                "slow group {slow}: {} bytes against one ArrowWriter's {}",
+                written.len(),
+                expected.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_group_that_fails_fails_the_file_while_others_wait() {
+        // Group 0 is slow and group 7 fails: the threads waiting for room behind group 0 stop.
+        let batch = batch(ROW_GROUP_ROWS * 10);
+        let error = write_with_a_slow_group(&batch, 3, 0, Some(7)).unwrap_err().to_string();
+        assert!(error.contains("group 7 is bad"), "{error}");
+        let error = write_with_a_slow_group(&batch, 2, 3, Some(0)).unwrap_err().to_string();
+        assert!(error.contains("group 0 is bad"), "{error}");
+    }
+
+    #[test]
+    #[should_panic(expected = "group 2 panicked")]
+    fn a_panic_in_one_group_reaches_the_caller_without_leaving_threads_waiting() {
+        let batch = batch(ROW_GROUP_ROWS * 10);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let _ = pool.install(|| {
+            write_row_groups(
+                "test.parquet",
+                batch.schema(),
+                &[],
+                batch.num_rows(),
+                |rows| match rows.start / ROW_GROUP_ROWS {
+                    2 => panic!("group 2 panicked"),
+                    _ => Ok(batch.slice(rows.start, rows.len())),
+                },
+                Vec::new(),
+            )
+        });
     }
 
     #[test]
