@@ -5,7 +5,6 @@
 use std::ops::Range;
 
 use rust_stemmers::Stemmer;
-use rustc_hash::FxHashMap;
 use tantivy::tokenizer::{RawTokenizer, StopWordFilter, TextAnalyzer};
 use unicode_normalization::UnicodeNormalization;
 
@@ -84,20 +83,31 @@ pub fn pair_terms(text: &str, run: Range<usize>, mut emit: impl FnMut(&str, Rang
 
 /// Per-thread word analysis: normal form, stop words and stem of a language, accents folded.
 pub struct WordForms {
+    stemming: Stemming,
+    /// Per language (and one more for no language): normal word → its term, None for a stop word.
+    cache: Vec<WordCache>,
+    normal: String,
+}
+
+/// hashbrown's map for its `entry_ref`: a word seen before is found with one lookup, and a
+/// new one is keyed by a copy of it made only then.
+type WordCache = hashbrown::HashMap<Box<str>, Option<Box<str>>, rustc_hash::FxBuildHasher>;
+
+/// The stemmers and stop word filters, made for a language when it is first met.
+struct Stemming {
     stemmers: Vec<Option<Stemmer>>,
     stop_filters: Vec<Option<Option<TextAnalyzer>>>,
-    /// Per language (and one more for no language): normal word → its term, None for a stop word.
-    cache: Vec<FxHashMap<Box<str>, Option<Box<str>>>>,
-    normal: String,
 }
 
 impl Default for WordForms {
     fn default() -> Self {
         let languages = StemLanguage::ALL.len();
         Self {
-            stemmers: (0..languages).map(|_| None).collect(),
-            stop_filters: (0..languages).map(|_| None).collect(),
-            cache: (0..=languages).map(|_| FxHashMap::default()).collect(),
+            stemming: Stemming {
+                stemmers: (0..languages).map(|_| None).collect(),
+                stop_filters: (0..languages).map(|_| None).collect(),
+            },
+            cache: (0..=languages).map(|_| WordCache::default()).collect(),
             normal: String::new(),
         }
     }
@@ -107,20 +117,24 @@ impl WordForms {
     /// The term of the word `word` in a text of `language` (None: stemmed by no language),
     /// or None when it is a stop word of that language or too long.
     pub fn term(&mut self, word: &str, language: Option<StemLanguage>) -> Option<&str> {
-        let mut normal = std::mem::take(&mut self.normal);
-        normalize_word(word, &mut normal);
-        let slot = language.map(StemLanguage::index).unwrap_or(StemLanguage::ALL.len());
-        if !self.cache[slot].contains_key(normal.as_str()) {
-            let term = self.fresh_term(&normal, language);
-            if self.cache[slot].len() >= CACHE_WORDS {
-                self.cache[slot].clear();
-            }
-            self.cache[slot].insert(normal.as_str().into(), term.map(String::into_boxed_str));
+        let Self {
+            stemming,
+            cache,
+            normal,
+        } = self;
+        normalize_word(word, normal);
+        let cache = &mut cache[language.map(StemLanguage::index).unwrap_or(StemLanguage::ALL.len())];
+        if cache.len() >= CACHE_WORDS {
+            cache.clear();
         }
-        self.normal = normal;
-        self.cache[slot].get(self.normal.as_str()).and_then(|t| t.as_deref())
+        cache
+            .entry_ref(normal.as_str())
+            .or_insert_with(|| stemming.fresh_term(normal, language).map(String::into_boxed_str))
+            .as_deref()
     }
+}
 
+impl Stemming {
     fn fresh_term(&mut self, normal: &str, language: Option<StemLanguage>) -> Option<String> {
         if normal.len() > MAX_WORD_CHARS && normal.chars().count() > MAX_WORD_CHARS {
             return None;
