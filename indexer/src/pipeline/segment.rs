@@ -150,22 +150,11 @@ pub async fn build_segment_blocking(
 ) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
-        // The row files on a pool of their own, as the vector index (`own_pools`), from a
-        // thread of their own: a rayon `join` here would block one of the global pool's
-        // threads, the keyword index's, for as long as they take.
-        let (built, row_files) = std::thread::scope(|scope| {
-            let row_files = scope.spawn(|| {
-                ROW_FILES_POOL
-                    .run(|| writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records))
-            });
-            let built = build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id);
-            (
-                built,
-                row_files
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            )
-        });
+        // The row files on a pool of their own, as the vector index (`own_pools`).
+        let (row_files, built) = ROW_FILES_POOL.run_beside(
+            || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
+            || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id),
+        );
         Ok((built?, row_files?, rows))
     })
     .await
@@ -189,26 +178,24 @@ fn build_indexes(
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
     // The vector index on a pool of its own, so that its waits on the GPU do not help with
-    // (and wait for) the keyword index's work (`own_pools`), from a thread of its own; the
-    // keyword index on the global pool, from this thread (not one of that pool's).
-    let (vectors, keyword) = std::thread::scope(|scope| {
-        let vectors = scope.spawn(|| {
-            VECTOR_POOL.run(|| {
-                let started = Instant::now();
-                let index = build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)?;
-                let vector_secs = started.elapsed().as_secs_f64();
-                let saved = writer.save_vector_index(segment_id, &index)?;
-                Ok::<_, IndexerError>((index, vector_secs, saved))
-            })
-        });
-        // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
-        let started = Instant::now();
-        let detected = rows.detected_languages();
-        let keyword = build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
-            .map(|_| (started.elapsed().as_secs_f64(), detected));
-        let vectors = vectors.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (vectors, keyword)
-    });
+    // (and wait for) the keyword index's work (`own_pools`); the keyword index on the global
+    // pool, from this thread (not one of that pool's).
+    let (vectors, keyword) = VECTOR_POOL.run_beside(
+        || {
+            let started = Instant::now();
+            let index = build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)?;
+            let vector_secs = started.elapsed().as_secs_f64();
+            let saved = writer.save_vector_index(segment_id, &index)?;
+            Ok::<_, IndexerError>((index, vector_secs, saved))
+        },
+        || {
+            // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
+            let started = Instant::now();
+            let detected = rows.detected_languages();
+            build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
+                .map(|_| (started.elapsed().as_secs_f64(), detected))
+        },
+    );
     let (vectors, vector_secs, saved_vectors) = vectors?;
     let (keyword_secs, detected) = keyword?;
     let languages = match tokenizer {
