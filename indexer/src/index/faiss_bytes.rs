@@ -1,5 +1,7 @@
 //! FAISS indexes to and from bytes in memory (its C API reads and writes `FILE` streams:
-//! `fopencookie` and `open_memstream` give it ones over memory).
+//! `fopencookie` gives it ones over memory and over any writer).
+
+use std::io::Write;
 
 use faiss::index::{FromInnerPtr, IndexImpl};
 
@@ -98,40 +100,79 @@ pub fn read_index_from_pieces(pieces: &[&[u8]]) -> Result<IndexImpl> {
     Ok(unsafe { IndexImpl::from_inner_ptr(index) })
 }
 
-/// FAISS's `write_index` of `index` into memory: the bytes its index file would hold.
-pub fn write_index_to_bytes(index: &IndexImpl) -> Result<Vec<u8>> {
-    let mut buffer: *mut libc::c_char = std::ptr::null_mut();
-    let mut size: libc::size_t = 0;
-    // SAFETY: open_memstream stores its growing buffer and size in the two locals, which
-    // outlive the stream (closed below).
-    let stream = unsafe { libc::open_memstream(&mut buffer, &mut size) };
+/// Where a write stream sends its bytes, and the first error it met there.
+struct Sink<'a> {
+    out: &'a mut dyn Write,
+    error: Option<std::io::Error>,
+}
+
+/// The stream's write: every byte to the sink's writer; 0 (an error to stdio) once one
+/// write failed or panicked, the error kept for the caller.
+unsafe extern "C" fn write_sink(
+    cookie: *mut libc::c_void,
+    buffer: *const libc::c_char,
+    size: libc::size_t,
+) -> libc::ssize_t {
+    // SAFETY: `cookie` is the `Sink` given to fopencookie, alive until the stream is closed;
+    // stdio hands `size` readable bytes.
+    let (sink, bytes) = unsafe {
+        (
+            &mut *cookie.cast::<Sink>(),
+            std::slice::from_raw_parts(buffer.cast::<u8>(), size),
+        )
+    };
+    if sink.error.is_some() {
+        return 0;
+    }
+    // A panic must not unwind into C: it becomes the stream's error.
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink.out.write_all(bytes)))
+        .unwrap_or_else(|_| Err(std::io::Error::other("the writer panicked")));
+    match written {
+        Ok(()) => size as libc::ssize_t,
+        Err(error) => {
+            sink.error = Some(error);
+            0
+        }
+    }
+}
+
+/// FAISS's `write_index` of `index` into `out` (a `fopencookie` stream over it): the bytes
+/// its index file would hold, handed on as FAISS writes them.
+pub fn write_index_to(index: &IndexImpl, out: &mut dyn Write) -> Result<()> {
+    let mut sink = Sink { out, error: None };
+    let functions = CookieIoFunctions {
+        read: None,
+        write: Some(write_sink),
+        seek: None,
+        close: None,
+    };
+    // SAFETY: `sink` outlives the stream, closed below before this function returns.
+    let stream = unsafe { fopencookie((&mut sink as *mut Sink).cast(), c"wb".as_ptr(), functions) };
     if stream.is_null() {
         return Err(failed("write")(format!(
-            "open_memstream: {}",
+            "fopencookie: {}",
             std::io::Error::last_os_error()
         )));
     }
     // SAFETY: a live index, only read; an open stream.
     let code = unsafe { faiss_sys::faiss_write_index(index.inner_ptr(), stream.cast()) };
-    // SAFETY: opened above, closed once; closing sets `buffer` and `size` to the bytes.
+    // SAFETY: opened above, closed once; closing writes what stdio still holds to the sink.
     let closed = unsafe { libc::fclose(stream) };
-    let bytes = if buffer.is_null() {
-        Vec::new()
-    } else {
-        // SAFETY: after fclose, `buffer` holds `size` bytes allocated by the C library,
-        // copied here and then freed once.
-        let copy = unsafe { std::slice::from_raw_parts(buffer.cast::<u8>(), size) }.to_vec();
-        unsafe { libc::free(buffer.cast()) };
-        copy
-    };
+    if let Some(error) = sink.error {
+        return Err(failed("write")(error.to_string()));
+    }
     if code != 0 {
         return Err(failed("write")(last_faiss_error()));
     }
     if closed != 0 {
-        return Err(failed("write")(format!(
-            "open_memstream: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(failed("write")(format!("fclose: {}", std::io::Error::last_os_error())));
     }
+    Ok(())
+}
+
+/// FAISS's `write_index` of `index` into memory: the bytes its index file would hold.
+pub fn write_index_to_bytes(index: &IndexImpl) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    write_index_to(index, &mut bytes)?;
     Ok(bytes)
 }

@@ -1,6 +1,7 @@
 //! [`VectorIndex`] on FAISS: builds (training IVF on a seeded sample), searches, saves and loads.
 
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -113,15 +114,36 @@ fn ivf_from_kernels(
 }
 
 /// An HNSW index whose links quarry's graph build made (`index/graph/`), read by FAISS as
-/// the `IndexHNSWFlat` file it would write, streamed from the graph and the vectors.
-fn hnsw_from_graph(dim: usize, m: usize, ef_construction: usize, ef_search: usize, data: &[f32]) -> Result<IndexImpl> {
+/// the `IndexHNSWFlat` file it would write, streamed from the graph and the vectors; with
+/// `out`, the same file is written there while FAISS reads it (FAISS need not write it again).
+fn hnsw_from_graph(
+    dim: usize,
+    m: usize,
+    ef_construction: usize,
+    ef_search: usize,
+    data: &[f32],
+    out: Option<&mut (dyn Write + Send)>,
+) -> Result<IndexImpl> {
     let kernels = super::vector_kernels();
     let started = Instant::now();
     let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction)?;
     let built = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let file = super::graph::HnswFlatFile::new(&graph, data, dim, ef_construction, ef_search);
-    let inner = super::faiss_bytes::read_index_from_pieces(&file.pieces())?;
+    let pieces = file.pieces();
+    let (inner, written) = match out {
+        Some(out) => rayon::join(
+            || super::faiss_bytes::read_index_from_pieces(&pieces),
+            || pieces.iter().try_for_each(|piece| out.write_all(piece)),
+        ),
+        None => (super::faiss_bytes::read_index_from_pieces(&pieces), Ok(())),
+    };
+    written.map_err(|e| IndexerError::VectorIndex {
+        stage: "write",
+        reason: e.to_string(),
+    })?;
+    let inner = inner?;
+    drop(pieces);
     drop(file);
     drop(graph);
     tracing::info!(
@@ -136,6 +158,20 @@ fn hnsw_from_graph(dim: usize, m: usize, ef_construction: usize, ef_search: usiz
         times.base_links
     );
     Ok(inner)
+}
+
+/// `M`, efConstruction and efSearch of an HNSW that the graph build makes (`spec` asks for it
+/// and there are rows), None for any other build.
+fn graph_built(spec: &IndexSpec, rows: usize) -> Option<(usize, usize, usize)> {
+    match spec {
+        IndexSpec::Hnsw {
+            m,
+            ef_construction,
+            ef_search,
+            builder,
+        } if builder.resolved() == HnswBuilder::Graph && rows > 0 => Some((*m, *ef_construction, *ef_search)),
+        _ => None,
+    }
 }
 
 /// Seconds spent in each step of one build, logged so that a slow build says where its
@@ -195,17 +231,9 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
             return FaissIndex::ready(inner, spec);
         }
     }
-    if let IndexSpec::Hnsw {
-        m,
-        ef_construction,
-        ef_search,
-        builder,
-    } = spec
-    {
-        if builder.resolved() == HnswBuilder::Graph && rows > 0 {
-            let inner = hnsw_from_graph(dim, *m, *ef_construction, *ef_search, data)?;
-            return FaissIndex::ready(inner, spec);
-        }
+    if let Some((m, ef_construction, ef_search)) = graph_built(spec, rows) {
+        let inner = hnsw_from_graph(dim, m, ef_construction, ef_search, data, None)?;
+        return FaissIndex::ready(inner, spec);
     }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
     if let IndexSpec::Hnsw { ef_construction, .. } = spec {
@@ -227,6 +255,24 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
     times.add = started.elapsed().as_secs_f64();
     times.log(spec, rows, training_rows, "FAISS");
     FaissIndex::ready(inner, spec)
+}
+
+/// [`build_vector_index`], with the index's file (the bytes [`VectorIndex::save`] writes)
+/// written into `out`: a graph-built HNSW's file as FAISS reads it (the two side by side),
+/// any other index's by FAISS once it is built.
+pub fn build_vector_index_into(
+    spec: &IndexSpec,
+    dim: usize,
+    data: &[f32],
+    out: &mut (dyn Write + Send),
+) -> Result<FaissIndex> {
+    if let Some((m, ef_construction, ef_search)) = graph_built(spec, data.len() / dim.max(1)) {
+        let inner = hnsw_from_graph(dim, m, ef_construction, ef_search, data, Some(out))?;
+        return FaissIndex::ready(inner, spec);
+    }
+    let index = build_vector_index(spec, dim, data)?;
+    index.write_to(out)?;
+    Ok(index)
 }
 
 impl FaissIndex {
@@ -386,6 +432,10 @@ impl VectorIndex for FaissIndex {
             .ok_or_else(|| IndexerError::Config(format!("non-UTF-8 path {}", path.display())))?;
         faiss::write_index(&self.inner, path_str).map_err(err("write"))
     }
+
+    fn write_to(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        super::faiss_bytes::write_index_to(&self.inner, out)
+    }
 }
 
 #[cfg(test)]
@@ -455,6 +505,13 @@ mod tests {
             }
             let path = dir.path().join(format!("{}.faiss", spec.name()));
             index.save(&path).unwrap();
+            // Written into a writer, the same bytes as the file.
+            let mut written = Vec::new();
+            index.write_to(&mut written).unwrap();
+            assert!(
+                written == std::fs::read(&path).unwrap(),
+                "{kind:?}: written bytes differ"
+            );
             let loaded = load_vector_index(&path, &spec).unwrap();
             assert_eq!(loaded.search(query, 5).unwrap(), hits, "{kind:?} after reload");
             // Filtered search returns only allowed rows, as many as asked for.
@@ -475,6 +532,47 @@ mod tests {
                     ),
                 }
             }
+        }
+    }
+
+    /// A writer that takes `room` bytes, then fails (or panics).
+    struct FullDisk {
+        room: usize,
+        panics: bool,
+    }
+
+    impl std::io::Write for FullDisk {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                assert!(!self.panics, "the writer panics");
+                return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left"));
+            }
+            let taken = bytes.len().min(self.room);
+            self.room -= taken;
+            Ok(taken)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_writer_that_fails_or_panics_fails_the_write_with_its_reason() {
+        let dim = 16;
+        let data = crate::index::test_unit_vectors(2000, dim);
+        let index = build_vector_index(&IndexSpec::Flat, dim, &data).unwrap();
+        for room in [0, 100, 60_000] {
+            let error = index
+                .write_to(&mut FullDisk { room, panics: false })
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("no space left"), "room {room}: {error}");
+            let error = index
+                .write_to(&mut FullDisk { room, panics: true })
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("the writer panicked"), "room {room}: {error}");
         }
     }
 
@@ -533,7 +631,15 @@ mod tests {
                 ef_search: 48,
                 builder,
             };
-            let index = build_vector_index(&spec, dim, &data).unwrap();
+            // Its file written as it is built: the bytes FAISS writes of the index it read.
+            let mut written = Vec::new();
+            let index = build_vector_index_into(&spec, dim, &data, &mut written).unwrap();
+            let mut rewritten = Vec::new();
+            index.write_to(&mut rewritten).unwrap();
+            assert!(
+                written == rewritten,
+                "{builder:?}: the file written with the build differs"
+            );
             assert_eq!(index.len(), rows);
             let recall = crate::index::ann_recall(&index, &data, dim, &queries, 10).unwrap();
             let path = dir.path().join("hnsw.faiss");

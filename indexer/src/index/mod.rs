@@ -20,7 +20,8 @@ mod stored_vectors;
 mod term_list;
 
 pub use faiss_index::{
-    build_vector_index, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED,
+    build_vector_index, build_vector_index_into, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS,
+    KERNEL_KMEANS_SEED,
 };
 pub use highlight::{char_ranges, QueryTerms};
 pub use kernels::{init_vector_kernels, vector_kernels};
@@ -28,7 +29,7 @@ pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALY
 pub use keyword_build::{
     build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
 };
-pub use recall::{ann_recall, RecallCheck};
+pub use recall::{ann_recall, ExactTruth, RecallCheck};
 pub use row_set::RowSet;
 pub use rows::sample_rows;
 pub(crate) use rows::{gather_rows, seeded_rows};
@@ -58,6 +59,9 @@ pub trait VectorIndex: Send + Sync {
     fn search_in(&self, query: &[f32], k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
     /// Serializes the index to a local file.
     fn save(&self, path: &std::path::Path) -> Result<()>;
+    /// Serializes the index into `out`: the bytes [`Self::save`] writes to a file, handed on
+    /// as they are made (to sum them as they are written, say).
+    fn write_to(&self, out: &mut dyn std::io::Write) -> Result<()>;
 }
 
 /// Seeded random unit vectors for the index tests.

@@ -16,24 +16,59 @@ pub struct RecallCheck {
     pub recall: f64,
 }
 
+/// Exact search's top `k` for each of a set of queries: what an index's answers are checked
+/// against. It needs the vectors alone, not the index, so a run finds it while the index is
+/// being built.
+#[derive(Debug, Clone)]
+pub struct ExactTruth {
+    queries: Vec<f32>,
+    k: usize,
+    /// Each query's exact top-`k` rows.
+    rows: Vec<Vec<u64>>,
+}
+
+impl ExactTruth {
+    /// The exact top `k` over `base` (row-major, `dim` columns) of each of `queries`.
+    pub fn of(base: &[f32], dim: usize, queries: Vec<f32>, k: usize) -> Result<Self> {
+        let k = k.min(base.len() / dim.max(1));
+        let rows = match queries.is_empty() || base.is_empty() {
+            true => Vec::new(),
+            false => super::vector_kernels()
+                .exact_top_k(&queries, base, dim, k)?
+                .into_iter()
+                .map(|truth| truth.into_iter().map(|hit| hit.row).collect())
+                .collect(),
+        };
+        Ok(Self { queries, k, rows })
+    }
+
+    /// How many queries were searched.
+    pub fn queries(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Mean recall@k of `index` against these answers (1 with no queries or no rows).
+    pub fn recall_of(&self, index: &dyn VectorIndex) -> Result<f64> {
+        if self.rows.is_empty() {
+            return Ok(1.0);
+        }
+        let approximate = index.search(&self.queries, self.k)?;
+        let total: f64 = self
+            .rows
+            .iter()
+            .zip(&approximate)
+            .map(|(truth, found)| {
+                let hits = truth.iter().filter(|&&row| found.iter().any(|f| f.row == row)).count();
+                hits as f64 / truth.len().max(1) as f64
+            })
+            .sum();
+        Ok(total / self.rows.len() as f64)
+    }
+}
+
 /// Mean recall@k of `index` against exact search over `base` for `queries` (row-major).
 pub fn ann_recall(index: &dyn VectorIndex, base: &[f32], dim: usize, queries: &[f32], k: usize) -> Result<f64> {
-    let n = queries.len() / dim.max(1);
-    if n == 0 || base.is_empty() {
-        return Ok(1.0);
-    }
-    let k = k.min(base.len() / dim);
-    let exact = super::vector_kernels().exact_top_k(queries, base, dim, k)?;
-    let approximate = index.search(queries, k)?;
-    let total: f64 = exact
-        .iter()
-        .zip(&approximate)
-        .map(|(truth, found)| {
-            let hits = truth.iter().filter(|t| found.iter().any(|f| f.row == t.row)).count();
-            hits as f64 / truth.len().max(1) as f64
-        })
-        .sum();
-    Ok(total / n as f64)
+    ExactTruth::of(base, dim, queries.to_vec(), k)?.recall_of(index)
 }
 
 #[cfg(test)]

@@ -50,6 +50,7 @@ pub async fn publish_next_version(
                 writer,
                 &format!("seg-{first_version}"),
                 Some(embedder.tokenizer().clone()),
+                None,
             )
             .await?;
             let SegmentRows { chunks, records, .. } = &rows;

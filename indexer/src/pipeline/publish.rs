@@ -10,14 +10,14 @@ use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
 use super::rebase::{built_on_base, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
 use super::report::{failed_files, RunReport, StageReport};
-use super::segment::{assemble, build_segment_blocking, SegmentRows};
+use super::segment::{assemble, build_segment_blocking, SegmentRows, RECALL_K};
 use super::segmenter::CutSegments;
 use super::shard::{record_shard, ShardRun};
 use super::types::EmbeddedDoc;
 use super::RunOptions;
 use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
-use crate::index::{ann_recall, sample_rows, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
+use crate::index::{sample_rows, ExactTruth, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
 use crate::parse::added_through_api;
 use crate::snapshot::{
     new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest,
@@ -85,12 +85,14 @@ impl SegmentBuilder {
             Sizing::Segment => self.options.index.resolve_segment(row_count, dim)?,
         };
         let started = Instant::now();
-        let (built, row_files, rows) = build_segment_blocking(
+        let (recall_queries, query_source) = recall_queries(&rows, &self.options, self.embedder.as_ref())?;
+        let (mut built, row_files, rows) = build_segment_blocking(
             spec.clone(),
             rows,
             &self.writer,
             &segment_id,
             Some(self.embedder.tokenizer().clone()),
+            Some(recall_queries),
         )
         .await?;
         tracing::info!(
@@ -98,9 +100,14 @@ impl SegmentBuilder {
             started.elapsed().as_secs_f64()
         );
         let started = Instant::now();
+        let (truth, truth_secs) = built.recall_truth.take().ok_or_else(|| IndexerError::VectorIndex {
+            stage: "recall check",
+            reason: "the build found no exact answers to check the index against".into(),
+        })?;
         // The index itself is no longer needed: it was saved as it was built.
-        let (_, recall, rows) = check_recall(built.vectors, rows, &self.options, self.embedder.as_ref()).await?;
-        let recall_secs = started.elapsed().as_secs_f64();
+        let recall = check_recall(built.vectors, truth, query_source, &self.options).await?;
+        // Exact search ran beside the builds; its time counts here too.
+        let recall_secs = truth_secs + started.elapsed().as_secs_f64();
         let chunks = rows.chunks.len();
         let mut stages = vec![
             StageReport::new("vector index", built.vector_secs, chunks as u64, "vectors"),
@@ -511,24 +518,36 @@ fn merge_plan(manifest: &Manifest, hidden_rows: &HashMap<String, u64>, options: 
 /// Queries sampled from the chunks when the user gives none.
 const RECALL_SAMPLE: usize = 200;
 
-/// Measures ANN recall@10 against exact search and enforces `min_recall`, before anything is written.
-/// `rows` travel to the blocking pool and back with the index (no copy of the vectors).
-async fn check_recall(
-    index: FaissIndex,
-    rows: SegmentRows,
+/// The recall check's queries (row-major) and where they come from: the user's, embedded,
+/// or a seeded sample of the rows.
+fn recall_queries(
+    rows: &SegmentRows,
     options: &RunOptions,
     embedder: &dyn Embedder,
-) -> Result<(FaissIndex, RecallCheck, SegmentRows)> {
-    let dim = rows.embeddings.dim;
-    let (queries, query_source) = if options.recall_queries.is_empty() {
-        (sample_rows(&rows.embeddings.data, dim, RECALL_SAMPLE), "chunks")
-    } else {
-        let texts: Vec<&str> = options.recall_queries.iter().map(String::as_str).collect();
-        (embedder.embed(&texts)?.data, "given")
-    };
-    let (index, rows, recall) = tokio::task::spawn_blocking(move || {
-        let recall = ann_recall(&index, &rows.embeddings.data, dim, &queries, 10);
-        (index, rows, recall.map(|r| (r, queries.len() / dim.max(1))))
+) -> Result<(Vec<f32>, &'static str)> {
+    match options.recall_queries.is_empty() {
+        true => Ok((
+            sample_rows(&rows.embeddings.data, rows.embeddings.dim, RECALL_SAMPLE),
+            "chunks",
+        )),
+        false => {
+            let texts: Vec<&str> = options.recall_queries.iter().map(String::as_str).collect();
+            Ok((embedder.embed(&texts)?.data, "given"))
+        }
+    }
+}
+
+/// Measures the ANN recall@10 of `index` against exact search's answers `truth` and enforces
+/// `min_recall`, before anything is written.
+async fn check_recall(
+    index: FaissIndex,
+    truth: ExactTruth,
+    query_source: &str,
+    options: &RunOptions,
+) -> Result<RecallCheck> {
+    let (index, recall) = tokio::task::spawn_blocking(move || {
+        let recall = truth.recall_of(&index).map(|r| (r, truth.queries()));
+        (index, recall)
     })
     .await
     .map_err(|e| IndexerError::VectorIndex {
@@ -536,7 +555,7 @@ async fn check_recall(
         reason: e.to_string(),
     })?;
     let (recall, queries) = recall?;
-    tracing::info!("ANN recall@10 = {recall:.4} over {queries} {query_source} queries");
+    tracing::info!("ANN recall@{RECALL_K} = {recall:.4} over {queries} {query_source} queries");
     if let Some(min) = options.min_recall {
         if recall < min {
             return Err(IndexerError::RecallBelowMinimum {
@@ -546,14 +565,10 @@ async fn check_recall(
             });
         }
     }
-    Ok((
-        index,
-        RecallCheck {
-            k: 10,
-            queries,
-            query_source: query_source.into(),
-            recall,
-        },
-        rows,
-    ))
+    Ok(RecallCheck {
+        k: RECALL_K,
+        queries,
+        query_source: query_source.into(),
+        recall,
+    })
 }

@@ -13,8 +13,11 @@ use crate::chunk::Chunk;
 use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 use crate::index::analysis::{detect, Detected};
-use crate::index::{build_keyword_index_detected, build_vector_index, FaissIndex, IndexSpec};
+use crate::index::{build_keyword_index_detected, build_vector_index_into, ExactTruth, FaissIndex, IndexSpec};
 use crate::snapshot::{DocumentRecord, LanguageReading, SavedVectors, SegmentRowFiles, SnapshotWriter};
+
+/// The recall check's depth: recall@10.
+pub const RECALL_K: usize = 10;
 
 /// A segment's rows: chunk `i` has embedding row `i`.
 pub struct SegmentRows {
@@ -132,28 +135,34 @@ pub struct BuiltIndexes {
     pub vectors: FaissIndex,
     pub saved_vectors: SavedVectors,
     pub keyword_dir: tempfile::TempDir,
+    /// The vector index built and its file written.
     pub vector_secs: f64,
     pub keyword_secs: f64,
     /// The rows' languages and how the model reads them (none measured without a tokenizer).
     pub languages: Vec<LanguageReading>,
+    /// Exact search's answers to the recall check's queries, when it was given some, and
+    /// the seconds they took.
+    pub recall_truth: Option<(ExactTruth, f64)>,
 }
 
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
 /// (chunks.parquet needs no index), handing `rows` back with both; with the model's
-/// `tokenizer`, how it reads the rows' languages is measured too.
+/// `tokenizer`, how it reads the rows' languages is measured too, and with `recall_queries`
+/// (row-major), exact search's answers to them are found beside the builds.
 pub async fn build_segment_blocking(
     spec: IndexSpec,
     rows: SegmentRows,
     writer: &SnapshotWriter,
     segment_id: &str,
     tokenizer: Option<Arc<ModelTokenizer>>,
+    recall_queries: Option<Vec<f32>>,
 ) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     tokio::task::spawn_blocking(move || {
         // The row files on a pool of their own, as the vector index (`own_pools`).
         let (row_files, built) = ROW_FILES_POOL.run_beside(
             || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
-            || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id),
+            || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id, recall_queries),
         );
         Ok((built?, row_files?, rows))
     })
@@ -165,15 +174,18 @@ pub async fn build_segment_blocking(
 }
 
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async
-/// runtime), the FAISS index saved for `segment_id` by `writer` as soon as it is built (while
+/// runtime), the FAISS index's file written for `segment_id` by `writer` as it is built (while
 /// the keyword index, and the row files beside this, are still being written); with the
-/// model's `tokenizer`, how it reads the rows' languages is measured too.
+/// model's `tokenizer`, how it reads the rows' languages is measured too; exact search's
+/// answers to `recall_queries` are found beside the keyword index (they need the vectors
+/// alone, so the recall check after the build has only the index to search).
 fn build_indexes(
     spec: &IndexSpec,
     rows: &SegmentRows,
     tokenizer: Option<&ModelTokenizer>,
     writer: &SnapshotWriter,
     segment_id: &str,
+    recall_queries: Option<Vec<f32>>,
 ) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
@@ -182,22 +194,37 @@ fn build_indexes(
     // pool, from this thread (not one of that pool's).
     let (vectors, keyword) = VECTOR_POOL.run_beside(
         || {
-            let started = Instant::now();
-            let index = build_vector_index(spec, rows.embeddings.dim, &rows.embeddings.data)?;
-            let vector_secs = started.elapsed().as_secs_f64();
-            let saved = writer.save_vector_index(segment_id, &index)?;
-            Ok::<_, IndexerError>((index, vector_secs, saved))
+            // Its file written as it is built: a graph-built HNSW's beside FAISS's read of it.
+            let (index, saved) = writer.write_vector_file(segment_id, spec, |out| {
+                build_vector_index_into(spec, rows.embeddings.dim, &rows.embeddings.data, out)
+            })?;
+            Ok::<_, IndexerError>((index, saved.secs, saved))
         },
         || {
-            // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
-            let started = Instant::now();
-            let detected = rows.detected_languages();
-            build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
-                .map(|_| (started.elapsed().as_secs_f64(), detected))
+            rayon::join(
+                || {
+                    // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
+                    let started = Instant::now();
+                    let detected = rows.detected_languages();
+                    build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
+                        .map(|_| (started.elapsed().as_secs_f64(), detected))
+                },
+                || {
+                    let started = Instant::now();
+                    recall_queries
+                        .map(|queries| {
+                            ExactTruth::of(&rows.embeddings.data, rows.embeddings.dim, queries, RECALL_K)
+                                .map(|truth| (truth, started.elapsed().as_secs_f64()))
+                        })
+                        .transpose()
+                },
+            )
         },
     );
     let (vectors, vector_secs, saved_vectors) = vectors?;
+    let (keyword, recall_truth) = keyword;
     let (keyword_secs, detected) = keyword?;
+    let recall_truth = recall_truth?;
     let languages = match tokenizer {
         Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
         None => Vec::new(),
@@ -209,6 +236,7 @@ fn build_indexes(
         vector_secs,
         keyword_secs,
         languages,
+        recall_truth,
     })
 }
 

@@ -72,8 +72,12 @@ impl SummingFile {
 }
 
 impl Write for SummingFile {
+    /// Takes at most what fills the piece being gathered: a large write (FAISS writes its
+    /// vectors in one) goes to the file a piece at a time, each hashed while the next one is
+    /// written, never gathered whole.
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        let written = self.file.write(bytes)?;
+        let room = PIECE_BYTES.saturating_sub(self.pending.len()).max(1);
+        let written = self.file.write(&bytes[..bytes.len().min(room)])?;
         self.pending.extend_from_slice(&bytes[..written]);
         if self.pending.len() >= PIECE_BYTES {
             self.send_pending()?;

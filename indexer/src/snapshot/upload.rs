@@ -91,20 +91,8 @@ impl StagedFile {
         }
     }
 
-    /// The file's checksum (block sums of `block_bytes` when asked) computed now where it
-    /// will be renamed into place (a local root), None where it will be uploaded (hashed as
-    /// it goes up). Blocking.
-    pub(super) fn sum_if_local(&self, block_bytes: Option<u64>) -> Result<Option<FileChecksum>> {
-        match self {
-            Self::Local(partial) => super::file_checksum(partial.path(), block_bytes)
-                .map(Some)
-                .map_err(|e| IndexerError::io(partial.path(), e)),
-            Self::Scratch { .. } => Ok(None),
-        }
-    }
-
     /// Puts the written file at `relative` below `root`: renamed into place on a local root
-    /// (with the checksum [`Self::sum_if_local`] gave, or hashed on a blocking thread first
+    /// (with the checksum summed as it was written, or hashed on a blocking thread first
     /// when `checksum` is None), uploaded otherwise. With `block_bytes`, its checksum has
     /// block sums of that size.
     pub(super) async fn put_summed(

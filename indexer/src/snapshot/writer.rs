@@ -1,6 +1,7 @@
 //! Writes segments and publishes manifests: data first, manifest next, LATEST last.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -14,6 +15,7 @@ use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
 use super::parquet_io::{chunks_to_parquet_file, chunks_to_summed_parquet_file, documents_to_parquet, DocumentRecord};
 use super::reader::{read_latest, SnapshotReader};
+use super::summing_file::SummingFile;
 use super::upload::{put_bytes, put_bytes_summed, put_file, StagedFile};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
@@ -86,7 +88,7 @@ pub struct SavedVectors {
     file: StagedFile,
     checksum: Option<FileChecksum>,
     spec: IndexSpec,
-    /// Seconds the index took to serialize (and sum).
+    /// Seconds the file took to write and sum (with the index's build, where the build wrote it).
     pub secs: f64,
 }
 
@@ -200,21 +202,52 @@ impl SnapshotWriter {
         self.put_segment(rows, vectors, keyword_dir).await
     }
 
-    /// The vector index serialized (blocking: call it off the async runtime), in its final
-    /// folder on a local root and summed there, so that the segment's put renames it and no
-    /// longer reads it: a run saves its index while the row files are still being written.
-    /// Nothing is put until [`Self::finish_segment`]; dropped before that, it leaves nothing.
+    /// The vector index serialized (blocking: call it off the async runtime): see
+    /// [`Self::write_vector_file`].
     pub fn save_vector_index(&self, segment_id: &str, vectors: &dyn VectorIndex) -> Result<SavedVectors> {
+        self.write_vector_file(segment_id, vectors.spec(), |out| vectors.write_to(out))
+            .map(|((), saved)| saved)
+    }
+
+    /// The file of the vector index of `spec`, written by `write` (blocking: call it off the
+    /// async runtime; a build that writes its index's file as it finishes it, say), in its
+    /// final folder on a local root and summed as it is written (the file is not read back),
+    /// so that the segment's put renames it: a run saves its index while the row files are
+    /// still being written. Nothing is put until [`Self::finish_segment`]; dropped before
+    /// that, it leaves nothing.
+    pub fn write_vector_file<T>(
+        &self,
+        segment_id: &str,
+        spec: &IndexSpec,
+        write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
+    ) -> Result<(T, SavedVectors)> {
         let started = Instant::now();
         let file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::VECTORS))?;
-        vectors.save(file.path())?;
-        let checksum = file.sum_if_local(None)?;
-        Ok(SavedVectors {
-            file,
-            checksum,
-            spec: vectors.spec().clone(),
-            secs: started.elapsed().as_secs_f64(),
-        })
+        let path = file.path();
+        let (written, checksum) = match file.is_local() {
+            true => {
+                let mut out = SummingFile::create(path, None).map_err(|e| IndexerError::io(path, e))?;
+                let written = write(&mut out)?;
+                (written, Some(out.finish().map_err(|e| IndexerError::io(path, e))?))
+            }
+            // Uploaded later, and hashed as it goes up.
+            false => {
+                let created = std::fs::File::create(path).map_err(|e| IndexerError::io(path, e))?;
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, created);
+                let written = write(&mut out)?;
+                out.flush().map_err(|e| IndexerError::io(path, e))?;
+                (written, None)
+            }
+        };
+        Ok((
+            written,
+            SavedVectors {
+                file,
+                checksum,
+                spec: spec.clone(),
+                secs: started.elapsed().as_secs_f64(),
+            },
+        ))
     }
 
     /// Every file of the segment goes up at once, each hashed as it goes.
@@ -261,7 +294,7 @@ impl SnapshotWriter {
         ]);
         checksums.extend(keyword_paths.into_iter().zip(keyword_sums));
         tracing::info!(
-            "segment {segment_id}: row files written in {:.2} s, vector index saved in {:.2} s, every file put in {:.2} s",
+            "segment {segment_id}: row files written in {:.2} s, vector index file written in {:.2} s, every file put in {:.2} s",
             rows.secs,
             vectors.secs,
             started.elapsed().as_secs_f64()
