@@ -13,7 +13,9 @@ use crate::chunk::Chunk;
 use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 use crate::index::analysis::{detect, Detected};
-use crate::index::{build_keyword_index_detected, build_vector_index_into, ExactTruth, FaissIndex, IndexSpec};
+use crate::index::{
+    build_keyword_index_detected, build_vector_index_into, vector_kernels, ExactTruth, FaissIndex, IndexSpec,
+};
 use crate::snapshot::{DocumentRecord, LanguageReading, SavedVectors, SegmentRowFiles, SnapshotWriter};
 
 /// The recall check's depth: recall@10.
@@ -177,8 +179,8 @@ pub async fn build_segment_blocking(
 /// runtime), the FAISS index's file written for `segment_id` by `writer` as it is built (while
 /// the keyword index, and the row files beside this, are still being written); with the
 /// model's `tokenizer`, how it reads the rows' languages is measured too; exact search's
-/// answers to `recall_queries` are found beside the keyword index (they need the vectors
-/// alone, so the recall check after the build has only the index to search).
+/// answers to `recall_queries` are found during the builds (they need the vectors alone, so
+/// the recall check after the build has only the index to search).
 fn build_indexes(
     spec: &IndexSpec,
     rows: &SegmentRows,
@@ -189,16 +191,29 @@ fn build_indexes(
 ) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
+    let exact_truth = |queries: Vec<f32>| {
+        let started = Instant::now();
+        ExactTruth::of(&rows.embeddings.data, rows.embeddings.dim, queries, RECALL_K)
+            .map(|truth| (truth, started.elapsed().as_secs_f64()))
+    };
+    // On a GPU the exact search is a moment's work for the kernels, which take one caller at
+    // a time: it runs before the vector index, on its thread. On the CPU it takes cores:
+    // beside the keyword index, on the global pool.
+    let (truth_first, truth_beside) = match vector_kernels().is_gpu() {
+        true => (recall_queries, None),
+        false => (None, recall_queries),
+    };
     // The vector index on a pool of its own, so that its waits on the GPU do not help with
     // (and wait for) the keyword index's work (`own_pools`); the keyword index on the global
     // pool, from this thread (not one of that pool's).
-    let (vectors, keyword) = VECTOR_POOL.run_beside(
+    let (vectors, (keyword, truth_beside)) = VECTOR_POOL.run_beside(
         || {
+            let truth_first = truth_first.map(exact_truth).transpose()?;
             // Its file written as it is built: a graph-built HNSW's beside FAISS's read of it.
             let (index, saved) = writer.write_vector_file(segment_id, spec, |out| {
                 build_vector_index_into(spec, rows.embeddings.dim, &rows.embeddings.data, out)
             })?;
-            Ok::<_, IndexerError>((index, saved.secs, saved))
+            Ok::<_, IndexerError>((index, saved, truth_first))
         },
         || {
             rayon::join(
@@ -209,22 +224,14 @@ fn build_indexes(
                     build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
                         .map(|_| (started.elapsed().as_secs_f64(), detected))
                 },
-                || {
-                    let started = Instant::now();
-                    recall_queries
-                        .map(|queries| {
-                            ExactTruth::of(&rows.embeddings.data, rows.embeddings.dim, queries, RECALL_K)
-                                .map(|truth| (truth, started.elapsed().as_secs_f64()))
-                        })
-                        .transpose()
-                },
+                || truth_beside.map(exact_truth).transpose(),
             )
         },
     );
-    let (vectors, vector_secs, saved_vectors) = vectors?;
-    let (keyword, recall_truth) = keyword;
+    let (vectors, saved_vectors, truth_first) = vectors?;
     let (keyword_secs, detected) = keyword?;
-    let recall_truth = recall_truth?;
+    let recall_truth = truth_first.or(truth_beside?);
+    let vector_secs = saved_vectors.secs;
     let languages = match tokenizer {
         Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
         None => Vec::new(),
