@@ -3,6 +3,7 @@
 mod allocator;
 mod commands;
 mod config_file;
+mod openmp_waiting;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -67,12 +68,19 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    let restart_failed = openmp_waiting::restart_with_passive_waiting();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| "info,tantivy=warn".into()),
         )
         .init();
+    if let Some(error) = restart_failed {
+        tracing::warn!(
+            "could not start again with {}=passive ({error}): FAISS's OpenMP threads spin between their loops (set the variable to choose)",
+            openmp_waiting::WAIT_POLICY
+        );
+    }
     // `serve --config FILE` and `index --config FILE`: the file's settings go in as flags
     // where neither a flag nor the environment set them.
     let argv = match config_file::with_settings_file(&Cli::command(), std::env::args_os().collect()) {
