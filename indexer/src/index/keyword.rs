@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
 use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED};
+use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST};
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
@@ -32,7 +32,10 @@ pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> Inde
 /// The schema of a keyword index read by the analyzer named `analyzer`.
 pub(super) fn schema(analyzer: &str) -> Schema {
     let mut builder = Schema::builder();
-    builder.add_u64_field("row", INDEXED | STORED | FAST);
+    // Each document's row, read from its column (a hit's row, a filter's test): never
+    // searched for as a term nor read from the document store, so neither is written (both
+    // are in indexes built earlier, which still open and search alike).
+    builder.add_u64_field("row", FAST);
     // Term frequencies, no positions: queries are plain terms (never phrases), and positions
     // cost about 5-10% of the build. Indexes built with positions still open and search alike.
     let indexing = TextFieldIndexing::default()
@@ -572,6 +575,62 @@ mod tests {
             [2]
         );
         assert!(index.search("岸海", 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_row_is_a_column_alone_and_indexes_that_also_indexed_and_stored_it_still_search() {
+        let texts = ["harbour tides rising", "boats in the harbour", "glaciers melt slowly"];
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let built = TantivyKeywordIndex::open(dir.path()).unwrap();
+        let schema = built.reader.searcher().schema().clone();
+        let row = schema.get_field_entry(schema.get_field("row").unwrap());
+        assert!(row.is_fast() && !row.is_indexed() && !row.is_stored());
+
+        // The schema indexes were built with before: the row indexed and stored as well,
+        // the text with positions.
+        let old_dir = tempfile::tempdir().unwrap();
+        let mut builder = Schema::builder();
+        let row_field = builder.add_u64_field("row", tantivy::schema::INDEXED | tantivy::schema::STORED | FAST);
+        let indexing = TextFieldIndexing::default()
+            .set_tokenizer(MULTILINGUAL_V1)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+        let text_field = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
+        let old = Index::create_in_dir(old_dir.path(), builder.build()).unwrap();
+        old.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
+        let detected: Vec<_> = texts.iter().map(|text| super::super::analysis::detect(text)).collect();
+        let (profile, languages) = LanguageProfile::of_detected(&detected);
+        let mut reader = KeywordAnalyzer::Multilingual(Arc::new(profile.clone())).text_reader();
+        let mut writer = old
+            .writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)
+            .unwrap();
+        for (row, text) in texts.iter().enumerate() {
+            let mut terms = String::new();
+            reader.for_each_term_as(text, languages[row], |term, _| {
+                super::super::term_list::push_term(&mut terms, term)
+            });
+            writer
+                .add_document(tantivy::doc!(row_field => row as u64, text_field => terms))
+                .unwrap();
+        }
+        writer.commit().unwrap();
+        profile.save(old_dir.path()).unwrap();
+        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        for index in [&built, &old] {
+            let rows: Vec<u64> = index.search("harbour", 5).unwrap().iter().map(|h| h.row).collect();
+            assert_eq!(rows.len(), 2);
+            assert!(rows.contains(&0) && rows.contains(&1), "{rows:?}");
+            let mut allowed = RowSet::empty(3);
+            allowed.insert(1);
+            let rows: Vec<u64> = index
+                .search_in("harbour", 5, &allowed)
+                .unwrap()
+                .iter()
+                .map(|h| h.row)
+                .collect();
+            assert_eq!(rows, [1]);
+            assert_eq!(index.matching_rows("glaciers").unwrap().rows(), [2]);
+        }
     }
 
     #[test]
