@@ -29,7 +29,11 @@
 #             kNN lists against exact search over KNN_RECALL_SAMPLE rows (default 1,000)
 #   hnsw-real bench-hnsw-build on the model's own embeddings: the snapshot the e2e step wrote
 #             (1M gen-corpus chunks), 1,000 rows held out; against FAISS's CPU build unless
-#             HNSW_REAL_FAISS=0 (about 100 s on 16 cores at 1M); the kNN lists' recall too
+#             HNSW_REAL_FAISS=0 (about 100 s on 16 cores at 1M); the kNN lists' recall too;
+#             one graph build per GRAPH_VARIANTS entry (MEMBERSHIPS:PRUNE, default
+#             "2:detours,3:detours,2:neighbourhood,3:neighbourhood": k-means lists a row
+#             joins, CAGRA's pruning or HNSW's heuristic; `hnsw` builds GRAPH_VARIANTS too,
+#             default the build's own 2:detours)
 #   cpu       bench-cpu-stages over 100k gen-corpus documents on 1, 4 and 16 threads: can the
 #             machine's CPU parse, chunk and tokenize as fast as the GPU embeds? Then CPU
 #             embedding on all its cores in f32 and bf16, at token budgets of 4,096 (the CPU
@@ -204,8 +208,9 @@ PY
       # alone at HNSW_ROWS; recall@10 and QPS at efSearch 16..256 from the saved files, and
       # at 1M the kNN lists against exact search over 1,000 rows (KNN_RECALL_SAMPLE; 0: not).
       "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_BASELINE_ROWS:-200000}" --queries 1000 \
-        --json "$out/hnsw-baseline.json" 2>&1 | tee "$out/hnsw-baseline.txt"
+        --graph-variants "${GRAPH_VARIANTS:-2:detours}" --json "$out/hnsw-baseline.json" 2>&1 | tee "$out/hnsw-baseline.txt"
       "$quarry" bench-hnsw-build --device "$device" --rows "${HNSW_ROWS:-1000000}" --queries 1000 --no-faiss-baseline \
+        --graph-variants "${GRAPH_VARIANTS:-2:detours}" \
         --knn-recall-sample "${KNN_RECALL_SAMPLE:-1000}" --json "$out/hnsw.json" 2>&1 | tee "$out/hnsw.txt"
       ;;
     hnsw-real)
@@ -213,6 +218,7 @@ PY
       baseline=()
       [ "${HNSW_REAL_FAISS:-1}" = 1 ] || baseline=(--no-faiss-baseline)
       "$quarry" bench-hnsw-build --device "$device" --snapshot "$work/snapshot" --queries 1000 "${baseline[@]}" \
+        --graph-variants "${GRAPH_VARIANTS:-2:detours,3:detours,2:neighbourhood,3:neighbourhood}" \
         --knn-recall-sample "${KNN_RECALL_SAMPLE:-1000}" --json "$out/hnsw-real.json" 2>&1 | tee "$out/hnsw-real.txt"
       ;;
     cpu)

@@ -924,11 +924,20 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
             "16,64",
             "--queries",
             "100",
+            "--graph-variants",
+            "2:detours,3:neighbourhood",
         ],
         &hnsw_json,
     );
     let builds = report["builds"].as_array().unwrap();
-    assert_eq!(builds.len(), 2, "the graph build and FAISS's: {builds:?}");
+    assert_eq!(builds.len(), 3, "two graph builds and FAISS's: {builds:?}");
+    assert_eq!(builds[1]["graph"]["memberships"], 3, "{builds:?}");
+    assert_eq!(builds[1]["graph"]["prune"], "neighbourhood", "{builds:?}");
+    assert!(builds[2]["graph"].is_null(), "{builds:?}");
+    assert!(
+        builds[1]["base_links"].as_f64().unwrap() < builds[0]["base_links"].as_f64().unwrap(),
+        "the heuristic keeps fewer links than CAGRA's pruning: {builds:?}"
+    );
     for build in builds {
         let sweep = build["sweep"].as_array().unwrap();
         assert_eq!(
@@ -944,7 +953,9 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
         text(&output.stderr)
     );
     assert!(text(&output.stdout).contains("| quarry graph build (kNN lists on cpu) |"));
-    assert!(text(&output.stdout).contains("FAISS's build time / the graph build's:"));
+    assert!(text(&output.stdout)
+        .contains("| quarry graph build (kNN lists on cpu; 3 lists a row, neighbourhood pruning) |"));
+    assert!(text(&output.stdout).contains("FAISS's build time / the graph build's (2:detours):"));
 
     // A published snapshot's own embeddings, some rows held out as the queries.
     let snapshot = out.path().join("sample");

@@ -9,7 +9,8 @@
 use std::time::Instant;
 
 use quarry_datasets::synthetic::clustered_unit_vectors;
-use quarry_indexer::index::{build_vector_index, HnswBuilder, IndexSpec, VectorIndex};
+use quarry_indexer::index::graph::GraphBuildOptions;
+use quarry_indexer::index::{build_graph_hnsw, build_vector_index, HnswBuilder, IndexSpec, VectorIndex};
 use serde::Serialize;
 
 use crate::ann_sweep::{ground_truth, sweep, SweepPoint};
@@ -31,6 +32,8 @@ pub struct HnswBuildBenchConfig {
     pub faiss_baseline: bool,
     /// Rows whose kNN lists (before pruning) are compared with exact search; 0: none.
     pub knn_recall_sample: usize,
+    /// The graph build's choices to build with, one build each (the default alone unless asked).
+    pub graph_variants: Vec<GraphBuildOptions>,
     pub seed: u64,
 }
 
@@ -76,6 +79,8 @@ impl BenchVectors {
 #[derive(Debug, Clone, Serialize)]
 pub struct HnswBuildResult {
     pub builder: String,
+    /// The graph build's choices (None: FAISS's insertion).
+    pub graph: Option<GraphBuildOptions>,
     pub build_secs: f64,
     /// Links a row keeps on the base level, on average (of `2·M` slots), read from the file.
     pub base_links: f64,
@@ -97,8 +102,16 @@ pub struct HnswBuildBenchReport {
     pub dim: usize,
     pub builds: Vec<HnswBuildResult>,
     /// The graph build's kNN lists against exact search over the sampled rows (the share of
-    /// each row's true nearest its list holds), when asked for.
-    pub knn_list_recall: Option<f64>,
+    /// each row's true nearest its list holds), for each number of lists a row joins among
+    /// the variants, when asked for.
+    pub knn_list_recall: Vec<ListRecall>,
+}
+
+/// The kNN lists' recall when each row joins `memberships` k-means lists.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListRecall {
+    pub memberships: usize,
+    pub recall: f64,
 }
 
 /// Builds the index each way and sweeps efSearch over the saved files.
@@ -121,10 +134,16 @@ pub fn run(
     let truth = ground_truth(&base, &queries, dim);
     let dir = tempfile::tempdir()?;
     let mut builds = Vec::new();
-    for builder in [HnswBuilder::Graph, HnswBuilder::Faiss] {
-        if builder == HnswBuilder::Faiss && !config.faiss_baseline {
-            continue;
-        }
+    let variants = match config.graph_variants.is_empty() {
+        true => vec![GraphBuildOptions::default()],
+        false => config.graph_variants.clone(),
+    };
+    let faiss = config.faiss_baseline.then_some(None);
+    for (n, graph) in variants.iter().map(Some).chain(faiss).enumerate() {
+        let builder = match graph {
+            Some(_) => HnswBuilder::Graph,
+            None => HnswBuilder::Faiss,
+        };
         let spec = IndexSpec::Hnsw {
             m: config.m,
             ef_construction: config.ef_construction,
@@ -132,33 +151,53 @@ pub fn run(
             builder,
         };
         let started = Instant::now();
-        let index = build_vector_index(&spec, dim, &base)?;
+        let index = match graph {
+            Some(options) => build_graph_hnsw(&spec, dim, &base, options)?,
+            None => build_vector_index(&spec, dim, &base)?,
+        };
         let build_secs = started.elapsed().as_secs_f64();
-        let path = dir.path().join(format!("{builder:?}.faiss"));
+        let path = dir.path().join(format!("{n}.faiss"));
         index.save(&path)?;
         drop(index);
         let base_links = quarry_indexer::index::graph::read_hnsw_links(&std::fs::read(&path)?)?.mean_base_links();
         let sweep = sweep(&path, &spec, &queries, dim, &truth, &config.ef_search, 1)?;
-        let builder = match builder {
-            HnswBuilder::Graph => format!("quarry graph build (kNN lists on {device})"),
-            _ => "FAISS insertion (CPU)".to_string(),
+        let label = match graph {
+            Some(options) if *options == GraphBuildOptions::default() => {
+                format!("quarry graph build (kNN lists on {device})")
+            }
+            Some(options) => format!(
+                "quarry graph build (kNN lists on {device}; {} lists a row, {} pruning)",
+                options.memberships, options.prune
+            ),
+            None => "FAISS insertion (CPU)".to_string(),
         };
         builds.push(HnswBuildResult {
-            builder,
+            builder: label,
+            graph: graph.copied(),
             build_secs,
             base_links,
             sweep,
         });
     }
-    let knn_list_recall = match config.knn_recall_sample {
-        0 => None,
-        sample => {
-            let kernels = quarry_indexer::index::vector_kernels();
-            let recall = quarry_indexer::index::graph::knn_list_recall(kernels.as_ref(), &base, dim, config.m, sample)?;
-            tracing::info!("bench-hnsw-build: kNN list recall {recall:.4} over {sample} sampled rows");
-            Some(recall)
+    let mut knn_list_recall = Vec::new();
+    if config.knn_recall_sample > 0 {
+        let mut memberships: Vec<usize> = variants.iter().map(|v| v.memberships).collect();
+        memberships.sort_unstable();
+        memberships.dedup();
+        let kernels = quarry_indexer::index::vector_kernels();
+        for each in memberships {
+            let sample = config.knn_recall_sample;
+            let recall =
+                quarry_indexer::index::graph::knn_list_recall(kernels.as_ref(), &base, dim, config.m, each, sample)?;
+            tracing::info!(
+                "bench-hnsw-build: kNN list recall {recall:.4} over {sample} sampled rows, {each} lists a row"
+            );
+            knn_list_recall.push(ListRecall {
+                memberships: each,
+                recall,
+            });
         }
-    };
+    }
     Ok(HnswBuildBenchReport {
         device,
         cpu_threads: rayon::current_num_threads(),
@@ -198,18 +237,23 @@ pub fn markdown(report: &HnswBuildBenchReport) -> String {
         }
         md.push('\n');
     }
-    if let Some(recall) = report.knn_list_recall {
+    for list in &report.knn_list_recall {
         let _ = writeln!(
             md,
-            "\nThe graph build's kNN lists (before pruning) hold {recall:.4} of each of {} sampled rows' {} true nearest rows.",
+            "\nThe graph build's kNN lists (before pruning), each row in {} k-means lists, hold {:.4} of each of {} sampled rows' {} true nearest rows.",
+            list.memberships,
+            list.recall,
             c.knn_recall_sample,
             quarry_indexer::index::graph::list_length(2 * c.m)
         );
     }
-    if let [graph, faiss] = &report.builds[..] {
+    let graph = report.builds.iter().find(|b| b.graph.is_some());
+    let faiss = report.builds.iter().find(|b| b.graph.is_none());
+    if let (Some(graph), Some(faiss)) = (graph, faiss) {
         let _ = writeln!(
             md,
-            "\nFAISS's build time / the graph build's: {:.2}",
+            "\nFAISS's build time / the graph build's ({}): {:.2}",
+            graph.graph.map(|g| g.to_string()).unwrap_or_default(),
             faiss.build_secs / graph.build_secs.max(1e-9)
         );
     }

@@ -38,6 +38,14 @@ pub struct BenchHnswBuildArgs {
     /// it builds the lists once more).
     #[arg(long, default_value_t = 0)]
     pub knn_recall_sample: usize,
+    /// The graph build's choices to compare, one build each, comma-separated
+    /// MEMBERSHIPS:PRUNE: how many k-means lists each row joins (the default 2; more finds
+    /// more true neighbours where the data does not split cleanly, at about the square of
+    /// the lists' growth in products) and how its links are pruned (`detours`: CAGRA's rank
+    /// pruning on the kernels, the default, every row keeps 2·M links; `neighbourhood`:
+    /// HNSW's heuristic with distances on the CPU, fewer links). E.g. 2:detours,3:detours.
+    #[arg(long, value_delimiter = ',', default_value = "2:detours")]
+    pub graph_variants: Vec<quarry_indexer::index::graph::GraphBuildOptions>,
     /// auto | cpu | cuda:N — where the graph build's kNN lists are computed.
     #[arg(long, env = "QUARRY_DEVICE", default_value = "auto")]
     pub device: DeviceSpec,
@@ -65,6 +73,7 @@ pub fn run(args: BenchHnswBuildArgs) -> anyhow::Result<ExitCode> {
         queries: args.queries,
         faiss_baseline: !args.no_faiss_baseline,
         knn_recall_sample: args.knn_recall_sample,
+        graph_variants: args.graph_variants,
         seed: 0x686e_7377,
     };
     let vectors = match &args.snapshot {

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+use super::graph::{GraphBuildOptions, GraphPrune};
 use faiss::index::flat::FlatIndex;
 use faiss::index::io_flags::IoFlags;
 use faiss::index::ivf_flat::IVFFlatIndexImpl;
@@ -123,10 +124,11 @@ fn hnsw_from_graph(
     ef_search: usize,
     data: &[f32],
     out: Option<&mut (dyn Write + Send)>,
+    options: &GraphBuildOptions,
 ) -> Result<IndexImpl> {
     let kernels = super::vector_kernels();
     let started = Instant::now();
-    let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction)?;
+    let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction, options)?;
     let built = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let file = super::graph::HnswFlatFile::new(&graph, data, dim, ef_construction, ef_search);
@@ -146,11 +148,16 @@ fn hnsw_from_graph(
     drop(pieces);
     drop(file);
     drop(graph);
+    let pruning = match options.prune {
+        GraphPrune::Detours => "detour counts",
+        GraphPrune::Neighbourhood => "neighbourhood pruning",
+    };
     tracing::info!(
-        "vector index HNSW{m},Flat over {} rows by the graph build on {}: kNN lists {:.2} s (upper levels {:.2} s beside them), detour counts {:.2} s, reverse and long links {:.2} s ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
+        "vector index HNSW{m},Flat over {} rows by the graph build on {}: kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
         data.len() / dim.max(1),
         kernels.device(),
         times.knn,
+        options.memberships,
         times.upper,
         times.detours,
         times.links,
@@ -232,7 +239,15 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
         }
     }
     if let Some((m, ef_construction, ef_search)) = graph_built(spec, rows) {
-        let inner = hnsw_from_graph(dim, m, ef_construction, ef_search, data, None)?;
+        let inner = hnsw_from_graph(
+            dim,
+            m,
+            ef_construction,
+            ef_search,
+            data,
+            None,
+            &GraphBuildOptions::default(),
+        )?;
         return FaissIndex::ready(inner, spec);
     }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
@@ -267,12 +282,43 @@ pub fn build_vector_index_into(
     out: &mut (dyn Write + Send),
 ) -> Result<FaissIndex> {
     if let Some((m, ef_construction, ef_search)) = graph_built(spec, data.len() / dim.max(1)) {
-        let inner = hnsw_from_graph(dim, m, ef_construction, ef_search, data, Some(out))?;
+        let inner = hnsw_from_graph(
+            dim,
+            m,
+            ef_construction,
+            ef_search,
+            data,
+            Some(out),
+            &GraphBuildOptions::default(),
+        )?;
         return FaissIndex::ready(inner, spec);
     }
     let index = build_vector_index(spec, dim, data)?;
     index.write_to(out)?;
     Ok(index)
+}
+
+/// The HNSW index `spec` names (its `M`, efConstruction and efSearch) built by the graph
+/// build with `options`: what `--hnsw-builder graph` builds, with other choices below the
+/// index's parameters (`quarry bench-hnsw-build --graph-variants` compares them).
+pub fn build_graph_hnsw(spec: &IndexSpec, dim: usize, data: &[f32], options: &GraphBuildOptions) -> Result<FaissIndex> {
+    let IndexSpec::Hnsw {
+        m,
+        ef_construction,
+        ef_search,
+        ..
+    } = spec
+    else {
+        return Err(IndexerError::VectorIndex {
+            stage: "build",
+            reason: format!("the graph build makes HNSW indexes, not {}", spec.factory()),
+        });
+    };
+    if data.is_empty() {
+        return build_vector_index(spec, dim, data);
+    }
+    let inner = hnsw_from_graph(dim, *m, *ef_construction, *ef_search, data, None, options)?;
+    FaissIndex::ready(inner, spec)
 }
 
 impl FaissIndex {

@@ -20,8 +20,8 @@ mod stored_vectors;
 mod term_list;
 
 pub use faiss_index::{
-    build_vector_index, build_vector_index_into, load_vector_index, FaissIndex, KERNEL_KMEANS_ITERATIONS,
-    KERNEL_KMEANS_SEED,
+    build_graph_hnsw, build_vector_index, build_vector_index_into, load_vector_index, FaissIndex,
+    KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED,
 };
 pub use highlight::{char_ranges, QueryTerms};
 pub use kernels::{init_vector_kernels, vector_kernels};

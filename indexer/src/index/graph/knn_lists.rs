@@ -2,7 +2,7 @@
 //! vector kernels: the GPU's products and top-k in a `cuda` build with a GPU, the CPU twins
 //! otherwise. A few thousand rows are searched exactly, all against all. More are split
 //! first, as DiskANN's build splits them: k-means lists over a sample, each row put in its
-//! [`MEMBERSHIPS`] nearest lists, and each list searched exactly within itself, so a row's
+//! [`MEMBERSHIPS`] nearest lists (by default), and each list searched exactly within itself, so a row's
 //! candidates are the rows of the lists around it and the products grow with rows × list
 //! size, not rows².
 
@@ -78,13 +78,21 @@ impl KnnLists {
     }
 }
 
-/// The `k` nearest other rows of every row of `data` (row-major, `dim` columns).
-pub fn knn_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
+/// The `k` nearest other rows of every row of `data` (row-major, `dim` columns); above
+/// [`EXACT_MAX_ROWS`], each row's candidates are the rows of its `memberships` nearest lists.
+pub fn knn_lists(
+    kernels: &dyn VectorKernels,
+    data: &[f32],
+    dim: usize,
+    k: usize,
+    seed: u64,
+    memberships: usize,
+) -> Result<KnnLists> {
     let rows = data.len() / dim.max(1);
     if rows <= EXACT_MAX_ROWS {
         return exact_lists(kernels, data, dim, k);
     }
-    clustered_lists(kernels, data, dim, k, seed)
+    clustered_lists(kernels, data, dim, k, seed, memberships.max(1))
 }
 
 /// A query row's hits, best first, as (score, id), without itself (or without the last,
@@ -131,7 +139,14 @@ fn exact_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize) 
 /// Lists of rows around k-means centroids, each searched within itself, the answers merged
 /// per row. While one list's answers are merged on the thread pool, the next list is searched
 /// (on a GPU, its products and top-k), so that neither waits for the other.
-fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usize, seed: u64) -> Result<KnnLists> {
+fn clustered_lists(
+    kernels: &dyn VectorKernels,
+    data: &[f32],
+    dim: usize,
+    k: usize,
+    seed: u64,
+    each: usize,
+) -> Result<KnnLists> {
     let rows = data.len() / dim;
     let lists = (rows / LIST_ROWS).max(2);
     let started = Instant::now();
@@ -146,7 +161,7 @@ fn clustered_lists(kernels: &dyn VectorKernels, data: &[f32], dim: usize, k: usi
         },
     )?;
     let trained = started.elapsed().as_secs_f64();
-    let members = memberships(kernels, data, &centroids, dim)?;
+    let members = memberships(kernels, data, &centroids, dim, each)?;
     let assigned = started.elapsed().as_secs_f64() - trained;
     let parts: Vec<&[u32]> = members
         .iter()
@@ -214,15 +229,21 @@ fn batches_of_lists<'a>(lists: &'a [&'a [u32]]) -> Vec<&'a [&'a [u32]]> {
     batches
 }
 
-/// Each list's rows: every row joins its [`MEMBERSHIPS`] nearest centroids' lists.
-fn memberships(kernels: &dyn VectorKernels, data: &[f32], centroids: &[f32], dim: usize) -> Result<Vec<Vec<u32>>> {
+/// Each list's rows: every row joins its `each` nearest centroids' lists.
+fn memberships(
+    kernels: &dyn VectorKernels,
+    data: &[f32],
+    centroids: &[f32],
+    dim: usize,
+    each: usize,
+) -> Result<Vec<Vec<u32>>> {
     let rows = data.len() / dim;
     let lists = centroids.len() / dim;
     let flat = kernels.prepare_flat(centroids, dim)?;
     let mut members = vec![Vec::new(); lists];
     for start in (0..rows).step_by(QUERY_TILE) {
         let end = (start + QUERY_TILE).min(rows);
-        let answers = flat.top_k(&data[start * dim..end * dim], MEMBERSHIPS.min(lists))?;
+        let answers = flat.top_k(&data[start * dim..end * dim], each.min(lists))?;
         for (offset, hits) in answers.iter().enumerate() {
             for hit in hits {
                 members[hit.row as usize].push((start + offset) as u32);
@@ -485,7 +506,7 @@ mod tests {
     fn small_sets_are_exact_and_never_list_a_row_as_its_own_neighbour() {
         let dim = 16;
         let data = crate::index::test_unit_vectors(300, dim);
-        let lists = knn_lists(&CpuKernels, &data, dim, 12, 1).unwrap();
+        let lists = knn_lists(&CpuKernels, &data, dim, 12, 1, MEMBERSHIPS).unwrap();
         assert_eq!(lists.rows(), 300);
         for row in 0..300 {
             assert!(!lists.of(row).contains(&(row as u32)), "row {row} lists itself");
@@ -493,7 +514,7 @@ mod tests {
         }
         assert_eq!(list_recall(&lists, &data, dim), 1.0);
         // Fewer rows than k: every other row, then padding.
-        let tiny = knn_lists(&CpuKernels, &data[..4 * dim], dim, 6, 1).unwrap();
+        let tiny = knn_lists(&CpuKernels, &data[..4 * dim], dim, 6, 1, MEMBERSHIPS).unwrap();
         assert_eq!(tiny.of(0)[3..], [NO_ROW; 3]);
         assert!(tiny.of(0)[..3].iter().all(|&id| (1..4).contains(&id)));
     }
@@ -506,7 +527,7 @@ mod tests {
         let lump = data[..dim].to_vec();
         (0..20_000).for_each(|_| data.extend_from_slice(&lump));
         let rows = data.len() / dim;
-        let lists = knn_lists(&CpuKernels, &data, dim, 16, 5).unwrap();
+        let lists = knn_lists(&CpuKernels, &data, dim, 16, 5, MEMBERSHIPS).unwrap();
         assert_eq!(lists.rows(), rows);
         for row in (0..rows).step_by(997) {
             let list = lists.of(row);
@@ -520,10 +541,14 @@ mod tests {
         let dim = 32;
         let rows = EXACT_MAX_ROWS * 2;
         let data = crate::index::test_clustered_vectors(rows, dim);
-        let lists = knn_lists(&CpuKernels, &data, dim, 16, 3).unwrap();
+        let lists = knn_lists(&CpuKernels, &data, dim, 16, 3, MEMBERSHIPS).unwrap();
         assert_eq!(lists.rows(), rows);
         let recall = list_recall(&lists, &data, dim);
         assert!(recall > 0.8, "kNN list recall {recall}");
-        assert_eq!(lists, knn_lists(&CpuKernels, &data, dim, 16, 3).unwrap(), "seeded");
+        assert_eq!(
+            lists,
+            knn_lists(&CpuKernels, &data, dim, 16, 3, MEMBERSHIPS).unwrap(),
+            "seeded"
+        );
     }
 }

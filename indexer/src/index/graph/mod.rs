@@ -8,10 +8,12 @@
 //! CPU-only one included — reads and searches unchanged. Without a GPU, FAISS's own HNSW
 //! build stays the default (`--hnsw-builder auto`).
 
+mod build_options;
 mod faiss_file;
 mod hnsw_graph;
 mod knn_lists;
 mod long_links;
+mod neighbourhood_prune;
 mod prune;
 mod upper_levels;
 
@@ -19,12 +21,15 @@ use std::time::Instant;
 
 use quarry_kernels::VectorKernels;
 
+pub use build_options::{GraphBuildOptions, GraphPrune};
 pub use faiss_file::{read_hnsw_links, FaissHnswLinks, HnswFlatFile};
 pub use hnsw_graph::{HnswGraph, UpperLevel, NO_LINK};
+pub use knn_lists::MEMBERSHIPS;
 
 use hnsw_graph::draw_top_levels;
 use knn_lists::knn_lists;
 use long_links::{add_long_links, nearest_hubs};
+use neighbourhood_prune::prune_by_neighbourhood;
 use prune::prune_with_reverse_links;
 use upper_levels::faiss_upper_levels;
 
@@ -40,7 +45,8 @@ const LIST_SEED: u64 = 0x6b6e_6e67;
 pub struct GraphBuildTimes {
     /// The base level's kNN lists (the kernels' share).
     pub knn: f64,
-    /// Pruning of the base level's lists: the kernels' detour counts.
+    /// Pruning of the base level's lists: the kernels' detour counts (or the neighbourhood
+    /// heuristic, on the CPU).
     pub detours: f64,
     /// The base level's reverse links and long links (CPU).
     pub links: f64,
@@ -57,13 +63,14 @@ pub fn list_length(degree: usize) -> usize {
 }
 
 /// The HNSW links of `data` (row-major unit vectors, `dim` columns) with FAISS's `M` = `m`
-/// (the levels above the base built with `ef_construction`).
+/// (the levels above the base built with `ef_construction`), by `options`.
 pub fn build_hnsw_graph(
     kernels: &dyn VectorKernels,
     data: &[f32],
     dim: usize,
     m: usize,
     ef_construction: usize,
+    options: &GraphBuildOptions,
 ) -> Result<(HnswGraph, GraphBuildTimes)> {
     let rows = data.len() / dim.max(1);
     let mut times = GraphBuildTimes::default();
@@ -74,7 +81,8 @@ pub fn build_hnsw_graph(
     let (lists, upper_levels) = rayon::join(
         || {
             let started = Instant::now();
-            knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED).map(|lists| (lists, started.elapsed()))
+            knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED, options.memberships)
+                .map(|lists| (lists, started.elapsed()))
         },
         || {
             let started = Instant::now();
@@ -91,7 +99,14 @@ pub fn build_hnsw_graph(
     times.knn = knn_time.as_secs_f64();
     times.upper = upper_time.as_secs_f64();
     let started = Instant::now();
-    let (mut base, detour_secs) = prune_with_reverse_links(kernels, &lists, 2 * m)?;
+    let (mut base, detour_secs) = match options.prune {
+        GraphPrune::Detours => prune_with_reverse_links(kernels, &lists, 2 * m)?,
+        GraphPrune::Neighbourhood => {
+            let started = Instant::now();
+            let links = prune_by_neighbourhood(data, dim, &lists, 2 * m);
+            (links, started.elapsed().as_secs_f64())
+        }
+    };
     let hubs = nearest_hubs(&lists, &top_levels);
     drop(lists);
     times.detours = detour_secs;
@@ -126,12 +141,19 @@ pub fn build_hnsw_graph(
 /// The share of each sampled row's true `list_length(2·m)` nearest rows (exact search,
 /// the row itself left out) that its kNN list holds, over `sample` rows spread evenly over
 /// `data`: how much the k-means split loses before pruning. The lists are the build's own
-/// (same seed); a bench measures it, the build does not.
-pub fn knn_list_recall(kernels: &dyn VectorKernels, data: &[f32], dim: usize, m: usize, sample: usize) -> Result<f64> {
+/// (same seed, each row in `memberships` lists); a bench measures it, the build does not.
+pub fn knn_list_recall(
+    kernels: &dyn VectorKernels,
+    data: &[f32],
+    dim: usize,
+    m: usize,
+    memberships: usize,
+    sample: usize,
+) -> Result<f64> {
     if sample == 0 {
         return Ok(1.0);
     }
-    knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED)?.recall(kernels, data, dim, sample)
+    knn_lists(kernels, data, dim, list_length(2 * m), LIST_SEED, memberships)?.recall(kernels, data, dim, sample)
 }
 
 #[cfg(test)]
@@ -144,12 +166,22 @@ mod tests {
         // Up to EXACT_MAX_ROWS rows the lists are exact; above, split into k-means lists.
         let small = crate::index::test_unit_vectors(500, dim);
         assert_eq!(
-            knn_list_recall(&quarry_kernels::CpuKernels, &small, dim, 4, 50).unwrap(),
+            knn_list_recall(&quarry_kernels::CpuKernels, &small, dim, 4, MEMBERSHIPS, 50).unwrap(),
             1.0
         );
         let large = crate::index::test_unit_vectors(knn_lists::EXACT_MAX_ROWS * 2, dim);
-        let recall = knn_list_recall(&quarry_kernels::CpuKernels, &large, dim, 4, 200).unwrap();
+        let recall = knn_list_recall(&quarry_kernels::CpuKernels, &large, dim, 4, MEMBERSHIPS, 200).unwrap();
         assert!(recall > 0.3 && recall < 1.0, "kNN list recall {recall}");
+    }
+
+    #[test]
+    fn a_row_in_more_lists_finds_more_of_its_true_neighbours() {
+        let dim = 16;
+        let data = crate::index::test_unit_vectors(knn_lists::EXACT_MAX_ROWS * 2, dim);
+        let kernels = quarry_kernels::CpuKernels;
+        let two = knn_list_recall(&kernels, &data, dim, 4, 2, 200).unwrap();
+        let three = knn_list_recall(&kernels, &data, dim, 4, 3, 200).unwrap();
+        assert!(three > two, "3 lists a row: {three}, 2: {two}");
     }
 
     /// The rows a walk over the base level's links reaches from the entry point.
@@ -169,11 +201,50 @@ mod tests {
     }
 
     #[test]
+    fn neighbourhood_pruning_keeps_fewer_links_and_one_graph() {
+        let (dim, rows, m) = (32, 12_000, 16);
+        let data = crate::index::test_clustered_vectors(rows, dim);
+        let options = GraphBuildOptions {
+            memberships: 3,
+            prune: GraphPrune::Neighbourhood,
+        };
+        let (graph, times) = build_hnsw_graph(&quarry_kernels::CpuKernels, &data, dim, m, 80, &options).unwrap();
+        assert_eq!(reached_on_the_base(&graph), rows);
+        assert!(
+            times.base_links > 2.0 && times.base_links < (2 * m) as f64,
+            "{}",
+            times.base_links
+        );
+        let (detours, _) = build_hnsw_graph(
+            &quarry_kernels::CpuKernels,
+            &data,
+            dim,
+            m,
+            80,
+            &GraphBuildOptions::default(),
+        )
+        .unwrap();
+        assert!(graph.base != detours.base, "the same base links either way");
+        assert!(
+            graph.top_levels == detours.top_levels,
+            "the rows' levels do not depend on the base's pruning"
+        );
+    }
+
+    #[test]
     fn the_base_level_is_one_graph_even_over_separate_clusters() {
         // 64 clusters: kNN lists alone stay inside each.
         let (dim, rows) = (32, 12_000);
         let data = crate::index::test_clustered_vectors(rows, dim);
-        let (graph, times) = build_hnsw_graph(&quarry_kernels::CpuKernels, &data, dim, 16, 80).unwrap();
+        let (graph, times) = build_hnsw_graph(
+            &quarry_kernels::CpuKernels,
+            &data,
+            dim,
+            16,
+            80,
+            &GraphBuildOptions::default(),
+        )
+        .unwrap();
         assert_eq!(graph.rows(), rows);
         assert_eq!(reached_on_the_base(&graph), rows);
         assert!(graph.max_level() >= 2, "{}", graph.max_level());

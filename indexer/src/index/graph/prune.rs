@@ -54,7 +54,7 @@ pub fn prune_with_reverse_links(
 /// links, then to place them), then orders each of its rows' incoming links. The same as
 /// walking the ranks one after another over every row ([`reverse_links_by_rank`]), which
 /// reads the lists across their memory and on one thread.
-fn reverse_links(kept: &[u32], rows: usize, degree: usize) -> (Vec<u32>, Vec<u32>) {
+pub(super) fn reverse_links(kept: &[u32], rows: usize, degree: usize) -> (Vec<u32>, Vec<u32>) {
     let mut reverse = vec![NO_ROW; rows * degree];
     let mut len = vec![0u32; rows];
     if rows == 0 || degree == 0 {
