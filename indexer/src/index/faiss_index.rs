@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use super::graph::{GraphBuildOptions, GraphPrune};
 use faiss::index::flat::FlatIndex;
 use faiss::index::io_flags::IoFlags;
 use faiss::index::ivf_flat::IVFFlatIndexImpl;
@@ -14,6 +13,7 @@ use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
 
+use super::graph::{GraphBuildOptions, GraphPrune};
 use super::spec::{HnswBuilder, IvfTrainer};
 use super::{Hit, IndexSpec, RowSet, VectorIndex};
 use crate::error::{IndexerError, Result};

@@ -2,9 +2,9 @@
 //! vector kernels: the GPU's products and top-k in a `cuda` build with a GPU, the CPU twins
 //! otherwise. A few thousand rows are searched exactly, all against all. More are split
 //! first, as DiskANN's build splits them: k-means lists over a sample, each row put in its
-//! [`MEMBERSHIPS`] nearest lists (by default), and each list searched exactly within itself, so a row's
-//! candidates are the rows of the lists around it and the products grow with rows × list
-//! size, not rows².
+//! [`MEMBERSHIPS`] nearest lists (by default), and each list searched exactly within itself,
+//! so a row's candidates are the rows of the lists around it and the products grow with
+//! rows × list size, not rows².
 
 use std::time::Instant;
 
