@@ -3,13 +3,14 @@
 // 1/sqrt(HEAD), key and value; head h at columns h * HEAD of each part; hidden = heads * HEAD)
 // into the context [batch * tokens][hidden], each sequence b over its first lengths[b] keys
 // (clamped to 1..tokens; padding rows attend like the others, as BERT's additive mask lets
-// them). No copy lays the heads out and no score matrix goes through memory. Two kernels
-// Three kernels (indexer/src/embed/cuda_attention.rs picks one):
+// them). No copy lays the heads out and no score matrix goes through memory. Three kernels
+// (indexer/src/embed/cuda_attention.rs picks one):
 // - packed_attention: CUDA cores, one query per thread, any element type;
 // - tensor_core_attention: f16/bf16 on tensor cores (WMMA), 16 queries per warp, the scores
 //   and weights through shared memory;
 // - register_attention: f16/bf16 on tensor cores (mma.sync), 16 queries per warp, the
-//   scores, weights and output in registers.
+//   scores, weights and output in registers, the next keys and values copied in (cp.async)
+//   while the warps work.
 // CPU twin: kernels/src/attention.rs packed_attention. kernels/tests/emulated/ runs every
 // kernel on the CPU (emulated threads, WMMA and mma.sync) against an f64 reference.
 
@@ -237,24 +238,28 @@ __device__ void tensor_core_attention(const T* __restrict__ qkv, const unsigned 
 
 // Tensor cores through mma.sync (mma.cuh), FlashAttention-2's layout: the same grid and
 // warps as tensor_core_attention (16 queries a warp, TENSOR_WARPS warps a block at most), but
-// no scratch. Per tile of TENSOR_KEYS keys the block stages the keys as they are [key][d] and
-// the values transposed [d][key] (the B operands of the two products, so each lane reads its
-// two elements as one register; strides padded by 8 elements so a warp's reads fall on 32
-// different banks). Each lane holds its two rows' (group and group + 8) scores as the
-// products leave them, masks the keys past the sequence, takes the rows' maxima across its 4
-// lanes, and rounds the weights to T straight into the A fragments of weights · values (the
-// sums of two 8-key blocks side by side are the A fragment of their 16 keys); the output
-// stays in the product's accumulators, rescaled when the maximum grows. Each lane's running
-// sum covers its own columns; the 4 lanes of a row add theirs at the end. Needs qkv 16-byte
-// aligned (the host checks it).
+// no scratch. The block stages keys and values as they are, [key][d], 16 bytes a copy
+// (cp.async, global to shared memory without passing through registers), in two buffers:
+// the next tile's copies fly while the warps work on this one. The products' B operands come
+// from the tiles through ldmatrix (four 8x8 blocks a load: the keys as they are, the values
+// transposed; strides padded by 8 elements so the eight rows of a block fall on 32 different
+// banks). Each lane holds its two rows' (group and group + 8) scores as the products leave
+// them, masks the keys past the sequence, takes the rows' maxima across its 4 lanes, and
+// rounds the weights (2^(score·log2 e − maximum·log2 e), one multiply-add before the exp2)
+// to T straight into the A fragments of weights · values (the sums of two 8-key blocks side
+// by side are the A fragment of their 16 keys); the output stays in the product's
+// accumulators, rescaled when the maximum grows. Each lane's running sum covers its own
+// columns; the 4 lanes of a row add theirs at the end. Needs qkv 16-byte aligned (the host
+// checks it).
 template <typename T, int HEAD>
 __device__ void register_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, T* __restrict__ context, unsigned int tokens, unsigned int heads)
 {
-    constexpr int KEY_STRIDE = HEAD + 8, VALUE_STRIDE = TENSOR_KEYS + 8, VECTOR = 8, VECTORS_PER_ROW = HEAD / VECTOR;
-    constexpr int KEY_BLOCKS = TENSOR_KEYS / 8, KEY_STEPS = TENSOR_KEYS / 16, DIM_BLOCKS = HEAD / 8, DIM_STEPS = HEAD / 16;
-    static_assert(sizeof(T) == 2 && HEAD % 16 == 0, "16-bit types, head a multiple of 16");
-    __shared__ __align__(16) T key_tile[TENSOR_KEYS * KEY_STRIDE];
-    __shared__ __align__(16) T value_tile[HEAD * VALUE_STRIDE];  // transposed: [d][key]
+    constexpr int STRIDE = HEAD + 8, VECTOR = 8, VECTORS_PER_ROW = HEAD / VECTOR;
+    constexpr int PART_KEYS = 32, PART_BLOCKS = PART_KEYS / 8, DIM_BLOCKS = HEAD / 8, DIM_STEPS = HEAD / 16;
+    constexpr float LOG2E = 1.44269504088896341f;
+    static_assert(sizeof(T) == 2 && HEAD % 32 == 0, "16-bit types, head a multiple of 32 (ldmatrix takes two 16-wide steps a load)");
+    __shared__ __align__(16) T key_tiles[2][TENSOR_KEYS * STRIDE];
+    __shared__ __align__(16) T value_tiles[2][TENSOR_KEYS * STRIDE];
     const unsigned int warp = threadIdx.x / 32, lane = threadIdx.x % 32, threads = blockDim.x;
     const unsigned int group = lane / 4, pair = lane % 4;
     const unsigned int b = blockIdx.x, h = blockIdx.y;
@@ -263,6 +268,21 @@ __device__ void register_attention(const T* __restrict__ qkv, const unsigned int
     const size_t hidden = (size_t)heads * HEAD, stride = 3 * hidden;
     const T* sequence = qkv + (size_t)b * tokens * stride + (size_t)h * HEAD;
     const unsigned int rows[2] = {first + group, first + group + 8};
+
+    // Keys and values start.. of the sequence (zeros past its length) into buffer `buffer`,
+    // as one group of copies in flight.
+    auto stage = [&](unsigned int start, unsigned int buffer) {
+        const unsigned int count = min((unsigned int)TENSOR_KEYS, length - start);
+        for (unsigned int i = threadIdx.x; i < TENSOR_KEYS * VECTORS_PER_ROW; i += threads) {
+            const unsigned int j = i / VECTORS_PER_ROW, v = i % VECTORS_PER_ROW;
+            // Past the sequence nothing is read: the copy writes zeros (the address stays a row of it).
+            const T* source = sequence + (size_t)(start + min(j, count - 1)) * stride + v * VECTOR;
+            copy_async(key_tiles[buffer] + j * STRIDE + v * VECTOR, source + hidden, j < count);
+            copy_async(value_tiles[buffer] + j * STRIDE + v * VECTOR, source + 2 * hidden, j < count);
+        }
+        commit_copies();
+    };
+    stage(0, 0);
 
     // The warp's queries (zeros past the sequence) as A fragments, straight from memory.
     unsigned int query[DIM_STEPS][4];
@@ -280,76 +300,93 @@ __device__ void register_attention(const T* __restrict__ qkv, const unsigned int
 #pragma unroll
         for (int e = 0; e < 4; ++e) output[n][e] = 0.0f;
     float maximum[2] = {-INFINITY, -INFINITY}, total[2] = {0.0f, 0.0f};
-    for (unsigned int start = 0; start < length; start += TENSOR_KEYS) {
-        const unsigned int count = min((unsigned int)TENSOR_KEYS, length - start);
-        __syncthreads();  // every warp is done with the previous tile
-        stage_tile<VECTORS_PER_ROW>(sequence, stride, hidden, start, count, [&](unsigned int j, unsigned int v, const Bits128& key, const Bits128& value) {
-            *reinterpret_cast<Bits128*>(key_tile + j * KEY_STRIDE + v * VECTOR) = key;
-            const T* dimensions = reinterpret_cast<const T*>(&value);
-#pragma unroll
-            for (int e = 0; e < VECTOR; ++e) value_tile[(v * VECTOR + e) * VALUE_STRIDE + j] = dimensions[e];
-        });
+    const unsigned int tiles = (length + TENSOR_KEYS - 1) / TENSOR_KEYS;
+    for (unsigned int tile = 0; tile < tiles; ++tile) {
+        const unsigned int start = tile * TENSOR_KEYS, count = min((unsigned int)TENSOR_KEYS, length - start);
+        wait_copies<0>();  // this thread's copies of the tile (the only group in flight) landed
+        // Every thread's copies visible; every warp done with the previous tile, whose
+        // buffers the next tile's copies take.
         __syncthreads();
+        if (tile + 1 < tiles) stage(start + TENSOR_KEYS, (tile + 1) % 2);
+        const T* key_tile = key_tiles[tile % 2];
+        const T* value_tile = value_tiles[tile % 2];
 
-        // scores [16][TENSOR_KEYS] = queries · keysᵀ: block n holds keys 8n.., each lane its
-        // rows' columns 2 * pair and + 1.
-        float scores[KEY_BLOCKS][4];
+        // The tile in parts of PART_KEYS keys, each an online-softmax step of its own: fewer
+        // scores and weights live at once (registers); a part wholly past the sequence is skipped.
 #pragma unroll
-        for (int n = 0; n < KEY_BLOCKS; ++n) {
+        for (int part = 0; part < TENSOR_KEYS / PART_KEYS; ++part) {
+            const unsigned int part_start = part * PART_KEYS;
+            if (part_start >= count) break;  // the same for the whole block
+
+            // scores [16][PART_KEYS] = queries · keysᵀ: block n holds keys 8n.. of the part,
+            // each lane its rows' columns 2 * pair and + 1. One load gives two steps' B
+            // operands: lane l points at key 8n + l % 8, dimensions 16k + 8 (l / 8)...
+            float scores[PART_BLOCKS][4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) scores[n][e] = 0.0f;
-            const T* key = key_tile + (n * 8 + group) * KEY_STRIDE + 2 * pair;
+            for (int n = 0; n < PART_BLOCKS; ++n) {
 #pragma unroll
-            for (int k = 0; k < DIM_STEPS; ++k) {
-                const unsigned int operand[2] = {load_pair(key + k * 16), load_pair(key + k * 16 + 8)};
-                mma_m16n8k16<T>(scores[n], query[k], operand);
+                for (int e = 0; e < 4; ++e) scores[n][e] = 0.0f;
+#pragma unroll
+                for (int k = 0; k < DIM_STEPS; k += 2) {
+                    unsigned int keys[4];
+                    load_matrices<false>(keys, key_tile + (part_start + n * 8 + lane % 8) * STRIDE + k * 16 + lane / 8 * 8);
+                    const unsigned int step[2] = {keys[0], keys[1]}, next_step[2] = {keys[2], keys[3]};
+                    mma_m16n8k16<T>(scores[n], query[k], step);
+                    mma_m16n8k16<T>(scores[n], query[k + 1], next_step);
+                }
             }
-        }
 
-        float next[2] = {maximum[0], maximum[1]};
+            float next[2] = {maximum[0], maximum[1]};
 #pragma unroll
-        for (int n = 0; n < KEY_BLOCKS; ++n)
+            for (int n = 0; n < PART_BLOCKS; ++n)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if ((unsigned int)(n * 8 + 2 * pair + e % 2) >= count) scores[n][e] = -INFINITY;
-                next[e / 2] = fmaxf(next[e / 2], scores[n][e]);
+                for (int e = 0; e < 4; ++e) {
+                    if (part_start + n * 8 + 2 * pair + e % 2 >= count) scores[n][e] = -INFINITY;
+                    next[e / 2] = fmaxf(next[e / 2], scores[n][e]);
+                }
+            float offset[2];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                next[r] = fmaxf(next[r], __shfl_xor_sync(0xffffffffu, next[r], 1));
+                next[r] = fmaxf(next[r], __shfl_xor_sync(0xffffffffu, next[r], 2));  // finite: the part's first key
+                const float rescale = exp2f((maximum[r] - next[r]) * LOG2E);         // 0 at the first part
+                total[r] *= rescale;
+#pragma unroll
+                for (int n = 0; n < DIM_BLOCKS; ++n) {
+                    output[n][2 * r] *= rescale;
+                    output[n][2 * r + 1] *= rescale;
+                }
+                maximum[r] = next[r];
+                offset[r] = next[r] * LOG2E;
             }
-        float rescale[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            next[r] = fmaxf(next[r], __shfl_xor_sync(0xffffffffu, next[r], 1));
-            next[r] = fmaxf(next[r], __shfl_xor_sync(0xffffffffu, next[r], 2));  // finite: key 0 of the tile
-            rescale[r] = expf(maximum[r] - next[r]);                             // 0 on the first tile
-            total[r] *= rescale[r];
-            maximum[r] = next[r];
-        }
-#pragma unroll
-        for (int n = 0; n < DIM_BLOCKS; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) output[n][e] *= rescale[e / 2];
 
-        // The weights, rounded to T, as the A fragments of weights · values.
-        unsigned int weights[KEY_STEPS][4];
+            // The weights, rounded to T, as the A fragments of weights · values.
+            unsigned int weights[PART_BLOCKS / 2][4];
 #pragma unroll
-        for (int n = 0; n < KEY_BLOCKS; ++n) {
-            float weight[4];
+            for (int n = 0; n < PART_BLOCKS; ++n) {
+                float weight[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                weight[e] = expf(scores[n][e] - next[e / 2]);  // 0 past count
-                total[e / 2] += weight[e];
+                for (int e = 0; e < 4; ++e) {
+                    weight[e] = exp2f(fmaf(scores[n][e], LOG2E, -offset[e / 2]));  // 0 past count
+                    total[e / 2] += weight[e];
+                }
+                weights[n / 2][2 * (n % 2)] = pack_pair<T>(weight[0], weight[1]);
+                weights[n / 2][2 * (n % 2) + 1] = pack_pair<T>(weight[2], weight[3]);
             }
-            weights[n / 2][2 * (n % 2)] = pack_pair<T>(weight[0], weight[1]);
-            weights[n / 2][2 * (n % 2) + 1] = pack_pair<T>(weight[2], weight[3]);
-        }
 
-        // output [16][HEAD] += weights · values: block n holds dimensions 8n...
+            // output [16][HEAD] += weights · values: block n holds dimensions 8n... One
+            // transposed load gives two blocks' B operands: lane l points at key 16k + l % 16
+            // of the part, dimensions 8 (n + l / 16)...
 #pragma unroll
-        for (int n = 0; n < DIM_BLOCKS; ++n) {
-            const T* value = value_tile + (n * 8 + group) * VALUE_STRIDE + 2 * pair;
+            for (int n = 0; n < DIM_BLOCKS; n += 2) {
 #pragma unroll
-            for (int k = 0; k < KEY_STEPS; ++k) {
-                const unsigned int operand[2] = {load_pair(value + k * 16), load_pair(value + k * 16 + 8)};
-                mma_m16n8k16<T>(output[n], weights[k], operand);
+                for (int k = 0; k < PART_BLOCKS / 2; ++k) {
+                    unsigned int values[4];
+                    load_matrices<true>(values, value_tile + (part_start + k * 16 + lane % 16) * STRIDE + (n + lane / 16) * 8);
+                    const unsigned int block[2] = {values[0], values[1]}, next_block[2] = {values[2], values[3]};
+                    mma_m16n8k16<T>(output[n], weights[k], block);
+                    mma_m16n8k16<T>(output[n + 1], weights[k], next_block);
+                }
             }
         }
     }

@@ -14,6 +14,19 @@
 // side by side (columns 0-7 and 8-15) are, rounded and packed in pairs, the A fragment of
 // the 16 columns together. Needs compute capability 8.0 or later. Under the CPU emulation
 // (kernels/tests/emulated/cuda_emulation.hpp) the warp's lanes swap their fragments instead.
+//
+// Also here, for the tiles those products read from shared memory:
+// - load_matrices (PTX ldmatrix .x4): four 8x8 matrices of 16-bit elements into each lane's
+//   four registers. Lane l gives the address of row l % 8 of matrix l / 8 (8 contiguous
+//   elements, 16-byte aligned). Register i of lane t then holds matrix i's row t / 4,
+//   elements 2 * (t % 4) and + 1 (the layout of an A or B fragment's register) or, TRANSPOSED,
+//   its elements (2 * (t % 4), t / 4) and (2 * (t % 4) + 1, t / 4): a B fragment read from a
+//   tile stored [k][n].
+// - copy_async (PTX cp.async): 16 bytes from global to shared memory without passing through
+//   registers, zeros in place of them when `copy` is false; commit_copies closes the thread's
+//   group of copies, wait_copies<N> waits until at most N of its groups are still in flight.
+//   A thread sees its own copies after the wait; the block, after a __syncthreads that
+//   follows every thread's wait.
 
 #pragma once
 
@@ -56,5 +69,38 @@ __device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&d)[4], const
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// See above: four 8x8 matrices from shared memory, each lane's `row` one of their rows.
+template <bool TRANSPOSED>
+__device__ __forceinline__ void load_matrices(unsigned int (&r)[4], const void* row)
+{
+    const unsigned int address = (unsigned int)__cvta_generic_to_shared(row);
+    if constexpr (TRANSPOSED) {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address)
+                     : "memory");
+    } else {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(address)
+                     : "memory");
+    }
+}
+
+// See above: 16 bytes from `global` to `shared` (both 16-byte aligned) in flight, or zeros.
+__device__ __forceinline__ void copy_async(void* shared, const void* global, bool copy)
+{
+    const unsigned int address = (unsigned int)__cvta_generic_to_shared(shared);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(global), "r"(copy ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+template <int PENDING>
+__device__ __forceinline__ void wait_copies()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
 }
 #endif

@@ -10,7 +10,9 @@
 // 16-byte multiple as CUDA requires; each lane stores every 32nd element, so a store that
 // not all 32 lanes make leaves holes. PTX mma.sync (`mma_m16n8k16`, kernels/cuda/mma.cuh)
 // does expose which lane holds which element: the lanes swap their registers and each
-// computes its own elements of the product from the PTX ISA's layout. It checks a
+// computes its own elements of the product from the PTX ISA's layout; ldmatrix
+// (`load_matrices`) swaps row addresses the same way, and cp.async (`copy_async`) copies
+// land only at the wait that covers them. It checks a
 // kernel's logic — indexing, tiling, edges, barriers placed where every thread reaches
 // them — compiled by g++, not nvcc, and says nothing of its speed; the
 // GPU parity tests (kernels/tests/cuda_parity.rs, indexer/tests/cuda_encoder_parity.rs) are
@@ -225,6 +227,82 @@ void mma_m16n8k16(float (&d)[4], const unsigned int (&a)[4], const unsigned int 
         for (int k = 0; k < 16; ++k) sum += left[row][k] * right[k][column];
         d[i] = sum;
     }
+}
+
+// PTX ldmatrix .x4 (mma.cuh load_matrices): lane l gives row l % 8 of matrix l / 8; each
+// lane then takes its elements of the four matrices from the rows the warp gave, as the PTX
+// ISA lays them out ("Warp-level matrix load instruction: ldmatrix"). A row not 16-byte
+// aligned is a fault on the GPU: here it stops the program. Every lane of the warp must
+// call it.
+template <bool TRANSPOSED>
+void load_matrices(unsigned int (&r)[4], const void* row)
+{
+    const unsigned int me = emulation::thread_in_block(), base = me & ~31u;
+    if (reinterpret_cast<std::uintptr_t>(row) % 16 != 0) {
+        std::fprintf(stderr, "ldmatrix: lane %u's row %p is not 16-byte aligned\n", me % 32, row);
+        std::abort();
+    }
+    auto& warp = *emulation::warp_barriers[me / 32];
+    emulation::exchange[me] = reinterpret_cast<std::uintptr_t>(row);
+    warp.arrive_and_wait();
+    const unsigned int lane = me % 32;
+    auto element = [&](unsigned int matrix, unsigned int r, unsigned int c) {
+        const auto* at = reinterpret_cast<const std::uint16_t*>(emulation::exchange[base + 8 * matrix + r]);
+        return (std::uint32_t)at[c];
+    };
+    for (unsigned int i = 0; i < 4; ++i) {
+        const unsigned int first = TRANSPOSED ? element(i, 2 * (lane % 4), lane / 4) : element(i, lane / 4, 2 * (lane % 4));
+        const unsigned int second = TRANSPOSED ? element(i, 2 * (lane % 4) + 1, lane / 4) : element(i, lane / 4, 2 * (lane % 4) + 1);
+        r[i] = first | second << 16;
+    }
+    warp.arrive_and_wait();
+}
+
+namespace emulation {
+// One thread's cp.async copies not yet landed: the committed groups, oldest first, and the
+// copies made since the last commit. They land only at a wait that covers their group, so a
+// kernel that reads a tile before its wait (or before the __syncthreads after every thread's
+// wait) reads what was there before.
+struct PendingCopy {
+    void* shared;
+    const void* global;
+    bool copy;
+};
+struct Copies {
+    std::vector<std::vector<PendingCopy>> committed;
+    std::vector<PendingCopy> open;
+};
+inline thread_local Copies copies;
+}  // namespace emulation
+
+// PTX cp.async (mma.cuh copy_async): 16 bytes, both addresses 16-byte aligned, or zeros.
+inline void copy_async(void* shared, const void* global, bool copy)
+{
+    if (reinterpret_cast<std::uintptr_t>(shared) % 16 != 0 || reinterpret_cast<std::uintptr_t>(global) % 16 != 0) {
+        std::fprintf(stderr, "cp.async: %p <- %p is not 16-byte aligned\n", shared, global);
+        std::abort();
+    }
+    emulation::copies.open.push_back({shared, global, copy});
+}
+
+inline void commit_copies()
+{
+    auto& copies = emulation::copies;
+    copies.committed.push_back(std::move(copies.open));
+    copies.open.clear();
+}
+
+template <int PENDING>
+void wait_copies()
+{
+    auto& groups = emulation::copies.committed;
+    const size_t landing = groups.size() > PENDING ? groups.size() - PENDING : 0;
+    for (size_t g = 0; g < landing; ++g)
+        for (const auto& c : groups[g]) {
+            if (c.copy) std::memcpy(c.shared, c.global, 16);
+            else std::memset(c.shared, 0, 16);
+        }
+    groups.erase(groups.begin(), groups.begin() + landing);
 }
 
 // Runs `kernel` over the grid; blockDim's thread count must be a multiple of 32 whenever the
