@@ -251,8 +251,12 @@ __device__ void tensor_core_attention(const T* __restrict__ qkv, const unsigned 
 // accumulators, rescaled when the maximum grows. Each lane's running sum covers its own
 // columns; the 4 lanes of a row add theirs at the end. Needs qkv 16-byte aligned (the host
 // checks it).
-template <typename T, int HEAD>
-__device__ void register_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, T* __restrict__ context, unsigned int tokens, unsigned int heads)
+// Two layouts of the sequences' rows (in qkv and the context alike): padded (RAGGED false),
+// sequence b at rows b · tokens.., tokens of them, its padding rows attending like the others;
+// or ragged, sequence b at rows starts[b].., lengths[b] of them and no padding (tokens: the
+// longest; a block past its sequence's last row returns at once).
+template <typename T, int HEAD, bool RAGGED>
+__device__ void register_attention(const T* __restrict__ qkv, const unsigned int* __restrict__ lengths, const unsigned int* __restrict__ starts, T* __restrict__ context, unsigned int tokens, unsigned int heads)
 {
     constexpr int STRIDE = HEAD + 8, VECTOR = 8, VECTORS_PER_ROW = HEAD / VECTOR;
     constexpr int PART_KEYS = 32, PART_BLOCKS = PART_KEYS / 8, DIM_BLOCKS = HEAD / 8, DIM_STEPS = HEAD / 16;
@@ -264,9 +268,12 @@ __device__ void register_attention(const T* __restrict__ qkv, const unsigned int
     const unsigned int group = lane / 4, pair = lane % 4;
     const unsigned int b = blockIdx.x, h = blockIdx.y;
     const unsigned int first = (blockIdx.z * (threads / 32) + warp) * TENSOR_QUERIES;
-    const unsigned int length = max(1u, min(lengths[b], tokens));
+    const unsigned int length = RAGGED ? min(lengths[b], tokens) : max(1u, min(lengths[b], tokens));
+    const unsigned int sequence_rows = RAGGED ? length : tokens;
+    if (blockIdx.z * (threads / 32) * TENSOR_QUERIES >= sequence_rows) return;  // the whole block
     const size_t hidden = (size_t)heads * HEAD, stride = 3 * hidden;
-    const T* sequence = qkv + (size_t)b * tokens * stride + (size_t)h * HEAD;
+    const size_t first_row = RAGGED ? starts[b] : (size_t)b * tokens;
+    const T* sequence = qkv + first_row * stride + (size_t)h * HEAD;
     const unsigned int rows[2] = {first + group, first + group + 8};
 
     // Keys and values start.. of the sequence (zeros past its length) into buffer `buffer`,
@@ -291,7 +298,7 @@ __device__ void register_attention(const T* __restrict__ qkv, const unsigned int
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
             const unsigned int row = rows[r % 2], column = k * 16 + 2 * pair + 8 * (r / 2);
-            query[k][r] = row < tokens ? load_pair(sequence + (size_t)row * stride + column) : 0u;
+            query[k][r] = row < sequence_rows ? load_pair(sequence + (size_t)row * stride + column) : 0u;
         }
 
     float output[DIM_BLOCKS][4];
@@ -394,9 +401,9 @@ __device__ void register_attention(const T* __restrict__ qkv, const unsigned int
     for (int r = 0; r < 2; ++r) {
         total[r] += __shfl_xor_sync(0xffffffffu, total[r], 1);
         total[r] += __shfl_xor_sync(0xffffffffu, total[r], 2);  // >= 1: the maximum's own weight
-        if (rows[r] >= tokens) continue;
+        if (rows[r] >= sequence_rows) continue;
         const float inverse = 1.0f / total[r];
-        T* out = context + ((size_t)b * tokens + rows[r]) * hidden + (size_t)h * HEAD + 2 * pair;
+        T* out = context + (first_row + rows[r]) * hidden + (size_t)h * HEAD + 2 * pair;
 #pragma unroll
         for (int n = 0; n < DIM_BLOCKS; ++n) {
             const unsigned int bits = pack_pair<T>(output[n][2 * r] * inverse, output[n][2 * r + 1] * inverse);
@@ -417,5 +424,16 @@ ATTENTION_ENTRY_POINTS(packed_attention, f16, __half)
 ATTENTION_ENTRY_POINTS(packed_attention, bf16, __nv_bfloat16)
 ATTENTION_ENTRY_POINTS(tensor_core_attention, f16, __half)
 ATTENTION_ENTRY_POINTS(tensor_core_attention, bf16, __nv_bfloat16)
-ATTENTION_ENTRY_POINTS(register_attention, f16, __half)
-ATTENTION_ENTRY_POINTS(register_attention, bf16, __nv_bfloat16)
+
+// The register kernel in both layouts: register_attention_{32,64}_SUFFIX (padded, the
+// others' arguments) and register_attention_ragged_{32,64}_SUFFIX (starts after lengths).
+#define REGISTER_ENTRY_POINTS(HEAD, SUFFIX, T) \
+extern "C" __global__ void register_attention_##HEAD##_##SUFFIX(const T* qkv, const unsigned int* lengths, T* context, unsigned int tokens, unsigned int heads) \
+{ register_attention<T, HEAD, false>(qkv, lengths, nullptr, context, tokens, heads); } \
+extern "C" __global__ void register_attention_ragged_##HEAD##_##SUFFIX(const T* qkv, const unsigned int* lengths, const unsigned int* starts, T* context, unsigned int tokens, unsigned int heads) \
+{ register_attention<T, HEAD, true>(qkv, lengths, starts, context, tokens, heads); }
+
+REGISTER_ENTRY_POINTS(32, f16, __half)
+REGISTER_ENTRY_POINTS(64, f16, __half)
+REGISTER_ENTRY_POINTS(32, bf16, __nv_bfloat16)
+REGISTER_ENTRY_POINTS(64, bf16, __nv_bfloat16)
