@@ -11,8 +11,9 @@
 #             default), 1cc with them and attention on CUDA cores, 1wmma with them and attention
 #             on tensor cores through WMMA (f32 refused, as the test expects); 1reg names the
 #             default's kernel; 1erf the default with the feed-forward GELU in its erf form, a
-#             pass of its own, not in the product's epilogue); each runs even when one before
-#             it failed
+#             pass of its own, not in the product's epilogue; 1unpad the default with the
+#             row-wise steps over the real tokens only, the attention in the register kernel's
+#             ragged layout, --gpu-unpadded-rows); each runs even when one before it failed
 #   tests     parity and golden
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
 #             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING);
@@ -45,7 +46,8 @@
 #             thread, bf16 (SCALING_PRECISIONS, e.g. "bf16 f32"); the CPU's cores, sockets and threads per
 #             core from lscpu first
 #   e2e       gen-corpus (1M documents), then `quarry index` on the GPU into /tmp/quarry-gpu/snapshot
-#             (E2E_FUSED=1: with the fused encoder steps, as in golden; default: the build's choice)
+#             (E2E_FUSED=1: with the fused encoder steps, as in golden, 1unpad without the padding
+#             rows; default: the build's choice)
 #             (ivf-flat with the default trainer, which must be quarry's kernels on the GPU;
 #             E2E_INDEX=auto measures the default index instead: HNSW at 1M, by the graph build on the GPU)
 #   pipeline  `quarry bench-pipeline` over the same 1M-document corpus, seeded vectors in place of
@@ -117,12 +119,13 @@ done
 # The fused encoder steps of `mode` (see golden above) in the environment.
 use_fused_mode() {
   case "$1" in
-    0|1) export QUARRY_FUSED_STEPS="$1"; unset QUARRY_ATTENTION_KERNEL QUARRY_GPU_GELU ;;
-    1cc) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=cuda-cores; unset QUARRY_GPU_GELU ;;
-    1reg) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-core-registers; unset QUARRY_GPU_GELU ;;
-    1wmma) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-cores; unset QUARRY_GPU_GELU ;;
-    1erf) export QUARRY_FUSED_STEPS=1 QUARRY_GPU_GELU=erf; unset QUARRY_ATTENTION_KERNEL ;;
-    *) echo "unknown fused mode $1 (0, 1, 1cc, 1reg, 1wmma, 1erf)" >&2; return 2 ;;
+    0|1) export QUARRY_FUSED_STEPS="$1"; unset QUARRY_ATTENTION_KERNEL QUARRY_GPU_GELU QUARRY_GPU_UNPADDED_ROWS ;;
+    1cc) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=cuda-cores; unset QUARRY_GPU_GELU QUARRY_GPU_UNPADDED_ROWS ;;
+    1reg) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-core-registers; unset QUARRY_GPU_GELU QUARRY_GPU_UNPADDED_ROWS ;;
+    1wmma) export QUARRY_FUSED_STEPS=1 QUARRY_ATTENTION_KERNEL=tensor-cores; unset QUARRY_GPU_GELU QUARRY_GPU_UNPADDED_ROWS ;;
+    1erf) export QUARRY_FUSED_STEPS=1 QUARRY_GPU_GELU=erf; unset QUARRY_ATTENTION_KERNEL QUARRY_GPU_UNPADDED_ROWS ;;
+    1unpad) export QUARRY_FUSED_STEPS=1 QUARRY_GPU_UNPADDED_ROWS=1; unset QUARRY_ATTENTION_KERNEL QUARRY_GPU_GELU ;;
+    *) echo "unknown fused mode $1 (0, 1, 1cc, 1reg, 1wmma, 1erf, 1unpad)" >&2; return 2 ;;
   esac
 }
 # Nsight Compute's command line, from PATH or its usual install folder.

@@ -3,7 +3,7 @@
 //! against candle's broadcast add and `gelu_erf` in f32, the query-key-value product with its
 //! bias in cuBLASLt's epilogue against the f32 product and bias, the length-masked softmax against
 //! `quarry_kernels::masked_softmax_rows`, the packed attention (every GPU kernel: CUDA cores
-//! and both on tensor cores) and the bias + residual + layer norm against the same
+//! and both on tensor cores; the register kernel in its ragged layout too) and the bias + residual + layer norm against the same
 //! `encoder_ops` on the CPU (`quarry_kernels::packed_attention`,
 //! `bias_residual_layer_norm_rows`), the fused token embedding against candle's gather, add
 //! and layer norm in f32, and the mean pooling against `mean_pool` + `l2_normalize`. Needs a CUDA GPU (`scripts/gpu-check.sh golden`).
@@ -13,7 +13,8 @@ use candle_core::{DType, Device, Tensor};
 use quarry_indexer::embed::cuda_bias_gemm::{dense_with_bias, dense_with_bias_gelu};
 use quarry_indexer::embed::cuda_encoder_ops::{bias_activation, masked_softmax};
 use quarry_indexer::embed::encoder_ops::{
-    bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, AttentionKernel,
+    bias_residual_layer_norm, mean_pool_normalize_padded, packed_attention, packed_attention_by, ragged_attention,
+    AttentionKernel,
 };
 use quarry_indexer::embed::token_embedding::embed_tokens;
 
@@ -289,6 +290,68 @@ fn every_attention_kernel_matches_the_cpu_twin_at_every_precision() {
             }
         }
     }
+}
+
+#[test]
+fn the_ragged_attention_matches_the_cpu_twin_in_f16_and_bf16() {
+    let gpu = gpu();
+    // Sequences back to back, no padding rows: (lengths, heads, head size). One token; a
+    // sequence of 0 between others; 256 tokens beside short ones (blocks past a short
+    // sequence return); head size 64.
+    for (lengths, heads, head_size) in [
+        (vec![1u32], 1, 32),
+        (vec![70, 0, 33, 1], 3, 32),
+        (vec![256, 17, 130, 64, 5], 12, 32),
+        (vec![41, 3, 9], 2, 64),
+    ] {
+        let rows: usize = lengths.iter().map(|&l| l as usize).sum();
+        let starts: Vec<u32> = lengths
+            .iter()
+            .scan(0u32, |start, &length| {
+                let first = *start;
+                *start += length;
+                Some(first)
+            })
+            .collect();
+        let longest = lengths.iter().copied().max().unwrap_or(0) as usize;
+        let qkv = Tensor::randn(0f32, 0.6, (rows, 3 * heads * head_size), &Device::Cpu).unwrap();
+        for (dtype, bound) in &PRECISIONS[1..] {
+            let input = qkv.to_dtype(*dtype).unwrap();
+            let on = |device: &Device| {
+                ragged_attention(
+                    &input
+                        .to_device(device)
+                        .unwrap()
+                        .to_dtype(if device.is_cpu() { DType::F32 } else { *dtype })
+                        .unwrap(),
+                    &Tensor::new(lengths.as_slice(), device).unwrap(),
+                    &Tensor::new(starts.as_slice(), device).unwrap(),
+                    longest,
+                    heads,
+                )
+                .unwrap()
+            };
+            let (want, got) = (on(&Device::Cpu), on(&gpu));
+            assert_eq!(got.dims(), want.dims());
+            let error = relative_error(&host_f32(&got), &host_f32(&want));
+            assert!(
+                error < *bound,
+                "{lengths:?}x{heads}x{head_size} {dtype:?}: relative error {error}"
+            );
+        }
+    }
+    // f32 is refused by name.
+    let f32_product = Tensor::zeros((5, 3 * 64), DType::F32, &gpu).unwrap();
+    let error = ragged_attention(
+        &f32_product,
+        &Tensor::new(&[5u32], &gpu).unwrap(),
+        &Tensor::new(&[0u32], &gpu).unwrap(),
+        5,
+        2,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("f16 or bf16"), "{error}");
 }
 
 #[test]

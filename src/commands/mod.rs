@@ -68,6 +68,11 @@ pub struct ModelArgs {
     /// erf form) or erf (the model's own form, in a pass of its own after the product).
     #[arg(long, env = "QUARRY_GPU_GELU", default_value = "epilogue")]
     pub gpu_gelu: quarry_indexer::embed::GpuGelu,
+    /// On a GPU in f16 or bf16 with the fused steps, the encoder's row-wise steps over each
+    /// batch's real tokens only, the attention over sequences back to back (as on the CPU):
+    /// on, or off (default: the padded layout; also 1, 0).
+    #[arg(long, env = "QUARRY_GPU_UNPADDED_ROWS", default_value = "off", value_parser = parse_switch, action = clap::ArgAction::Set)]
+    pub gpu_unpadded_rows: bool,
 }
 
 /// on | off (also 1 | 0, true | false).
@@ -104,6 +109,7 @@ impl ModelArgs {
                 attention_kernel: self.attention_kernel,
                 fused_pooling: self.fused_pooling,
                 gpu_gelu: self.gpu_gelu,
+                gpu_unpadded_rows: self.gpu_unpadded_rows,
             },
         }
     }

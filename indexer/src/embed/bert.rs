@@ -203,7 +203,16 @@ impl BertEmbedder {
         let input = Tensor::from_vec(flat_ids, shape, &self.device).map_err(candle_err)?;
         let lengths: Vec<usize> = ids.iter().map(|row| row.len()).collect();
         // Pool and normalize in f32 whatever the model's precision.
-        let states = self.model.encode(&input, &lengths).map_err(candle_err)?;
+        let states = match self.model.encode(&input, &lengths).map_err(candle_err)? {
+            // A GPU's real rows (`EncoderTuning::gpu_unpadded_rows`) laid out padded again for
+            // its pooling kernel.
+            TokenStates::Real(states) if !states.device().is_cpu() => TokenStates::Padded(
+                TokenStates::Real(states)
+                    .padded(&lengths, longest)
+                    .map_err(candle_err)?,
+            ),
+            states => states,
+        };
         if self.info.pooling == Pooling::Mean {
             match &states {
                 // The CPU's real rows, pooled as they are (no padded copy, no mask).

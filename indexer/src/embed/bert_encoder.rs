@@ -5,7 +5,8 @@
 //! - on the CPU every row-wise step (the embeddings' layer norm, the dense layers, the
 //!   sub-layer ends) runs over the batch's real tokens only (`RealRows`;
 //!   [`EncoderSteps::unpadded_rows`]), and so does the packed attention; candle's attention
-//!   gets the padded layout;
+//!   gets the padded layout; on a GPU the same where `EncoderTuning::gpu_unpadded_rows` asks
+//!   (the packed attention then in the register kernel's ragged layout);
 //! - two fused steps (`encoder_ops`, chosen by [`EncoderSteps`]): the packed attention reads
 //!   that product as it is, each sequence over its real tokens only, and writes the context in
 //!   the layout the next product reads; the fused end does each sub-layer's bias + residual +
@@ -169,7 +170,7 @@ impl BertEncoder {
         let (batch, tokens) = ids.dims2()?;
         let hidden = self.embedding.words().dim(1)?;
         let head_size = hidden / self.heads;
-        let steps = EncoderSteps::for_run(self.embedding.words(), head_size, steps, self.tuning.fused_steps);
+        let steps = EncoderSteps::for_run(self.embedding.words(), head_size, steps, &self.tuning);
         // Every row-wise step (all but attention) skips the padding where the steps say so.
         let real_rows = if steps.unpadded_rows {
             RealRows::of(lengths, tokens, ids.device())?
@@ -269,6 +270,10 @@ struct RealRows {
     gather: Tensor,
     /// `[batch × tokens]` u32: each padded row's real token, or `real` (a zero row) for padding.
     scatter: Tensor,
+    /// `[batch]` u32: each sequence's first real row (what a GPU's ragged attention reads).
+    starts: Tensor,
+    /// The longest sequence's real tokens.
+    longest: usize,
 }
 
 impl RealRows {
@@ -280,8 +285,10 @@ impl RealRows {
         }
         let mut gather = Vec::with_capacity(real);
         let mut scatter = Vec::with_capacity(lengths.len() * tokens);
+        let mut starts = Vec::with_capacity(lengths.len());
         for (sequence, &length) in lengths.iter().enumerate() {
             let length = length.min(tokens);
+            starts.push(gather.len() as u32);
             gather.extend((0..length).map(|t| (sequence * tokens + t) as u32));
             scatter.extend((0..tokens).map(|t| {
                 if t < length {
@@ -294,6 +301,8 @@ impl RealRows {
         Ok(Some(Self {
             gather: Tensor::from_vec(gather, real, device)?,
             scatter: Tensor::from_vec(scatter, lengths.len() * tokens, device)?,
+            starts: Tensor::from_vec(starts, lengths.len(), device)?,
+            longest: lengths.iter().map(|&length| length.min(tokens)).max().unwrap_or(0),
         }))
     }
 
@@ -364,7 +373,9 @@ impl EncoderLayer {
         let qkv = bias_in_product_forward(&self.query_key_value, states, steps.fused_ends)?;
         let context = match (padding, real_rows) {
             // The real rows' product as it is, the context in the same rows.
-            (Padding::Packed(lengths), Some(_)) => encoder_ops::ragged_attention(&qkv, lengths, shape.heads)?,
+            (Padding::Packed(lengths), Some(real_rows)) => {
+                encoder_ops::ragged_attention(&qkv, lengths, &real_rows.starts, real_rows.longest, shape.heads)?
+            }
             // Straight from the packed product, in the layout the next product reads.
             (Padding::Packed(lengths), None) => {
                 encoder_ops::packed_attention_by(&qkv, lengths, shape.heads, shape.kernel)?

@@ -1,7 +1,8 @@
 //! The packed attention's launches on candle's CUDA tensors (kernels/cuda/attention.cu): the
 //! CUDA-core kernel (one query per thread, any dtype) and the two tensor-core kernels (f16/bf16,
 //! 16 queries per warp, on WMMA or on mma.sync with everything in registers).
-//! [`AttentionKernel`] says which; `Auto` takes the WMMA kernel where it can run.
+//! [`AttentionKernel`] says which; `Auto` takes the register kernel where it can run. The
+//! register kernel also runs over sequences back to back without padding ([`ragged_attention`]).
 
 use candle_core::backend::BackendStorage;
 use candle_core::cuda::cudarc::driver::{DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -141,15 +142,7 @@ fn launch<T: CudaDType + DeviceRepr>(
         MODULE,
         quarry_kernels::ATTENTION_PTX,
     )?;
-    let query_blocks = tokens.div_ceil(queries_per_block);
-    if heads > MAX_GRID_YZ || query_blocks > MAX_GRID_YZ {
-        candle_core::bail!("packed attention: {heads} heads or {tokens} tokens are past the grid's limits");
-    }
-    let config = LaunchConfig {
-        grid_dim: (as_u32(batch, "sequences")?, heads as u32, query_blocks as u32),
-        block_dim: (threads as u32, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = attention_grid(batch, heads, tokens, queries_per_block, threads)?;
     // SAFETY: the kernel writes every one of the context's values before anything reads them.
     let mut context = unsafe { device.alloc::<T>(batch * tokens * shape.hidden()) }?;
     let (tokens, heads) = (as_u32(tokens, "tokens")?, heads as u32);
@@ -164,6 +157,115 @@ fn launch<T: CudaDType + DeviceRepr>(
     // SAFETY: qkv holds batch·tokens rows of 3·hidden values (16-byte aligned for the tensor
     // cores), lengths one per sequence, the context batch·tokens rows of hidden values (all
     // checked above), of the kernel's types.
+    unsafe { launch.launch(config) }.w()?;
+    Ok(CudaStorage::wrap_cuda_slice(context, device))
+}
+
+/// An attention kernel's grid: a block of `threads` per sequence, head and
+/// `queries_per_block` of the sequence's `tokens` (at most) queries.
+fn attention_grid(
+    batch: usize,
+    heads: usize,
+    tokens: usize,
+    queries_per_block: usize,
+    threads: usize,
+) -> candle_core::Result<LaunchConfig> {
+    let query_blocks = tokens.div_ceil(queries_per_block);
+    if heads > MAX_GRID_YZ || query_blocks > MAX_GRID_YZ {
+        candle_core::bail!("attention: {heads} heads or {tokens} tokens are past the grid's limits");
+    }
+    Ok(LaunchConfig {
+        grid_dim: (as_u32(batch, "sequences")?, heads as u32, query_blocks as u32),
+        block_dim: (threads as u32, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// Where the ragged attention's three inputs lie in their storages.
+pub(super) struct RaggedRanges {
+    pub qkv: std::ops::Range<usize>,
+    pub lengths: std::ops::Range<usize>,
+    pub starts: std::ops::Range<usize>,
+}
+
+/// The register kernel over sequences back to back, no padding rows (see
+/// `encoder_ops::ragged_attention`): `shape.tokens` rows in all, sequence b at rows
+/// `starts[b]..` (`lengths[b]` of them, at most `longest`), in qkv and the context alike. f16
+/// or bf16 only, whichever kernel `--attention-kernel` names.
+pub(super) fn ragged_attention(
+    qkv: &CudaStorage,
+    lengths: &CudaStorage,
+    starts: &CudaStorage,
+    ranges: RaggedRanges,
+    shape: PackedHeads,
+    longest: usize,
+) -> candle_core::Result<CudaStorage> {
+    match qkv.dtype() {
+        DType::F16 => launch_ragged::<half::f16>(qkv, lengths, starts, ranges, shape, longest),
+        DType::BF16 => launch_ragged::<half::bf16>(qkv, lengths, starts, ranges, shape, longest),
+        other => candle_core::bail!("the ragged attention runs on tensor cores: f16 or bf16, not {other:?}"),
+    }
+}
+
+fn launch_ragged<T: CudaDType + DeviceRepr + candle_core::cuda::cudarc::driver::ValidAsZeroBits>(
+    qkv: &CudaStorage,
+    lengths: &CudaStorage,
+    starts: &CudaStorage,
+    ranges: RaggedRanges,
+    shape: PackedHeads,
+    longest: usize,
+) -> candle_core::Result<CudaStorage> {
+    let PackedHeads {
+        tokens: rows,
+        heads,
+        head_size,
+    } = shape;
+    let batch = ranges.lengths.len();
+    if !PACKED_HEAD_SIZES.contains(&head_size) {
+        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
+    }
+    if ranges.qkv.len() != rows * 3 * shape.hidden() || ranges.starts.len() != batch || longest > rows {
+        candle_core::bail!(
+            "ragged attention: {} values are not {rows} rows x 3 x {}, or {} starts for {batch} sequences, or a sequence of {longest} rows",
+            ranges.qkv.len(),
+            shape.hidden(),
+            ranges.starts.len()
+        );
+    }
+    let device = qkv.device.clone();
+    // Every row belongs to a sequence (the lengths sum to the rows: `RealRows`), so the kernel
+    // writes each; zeros keep a mismatch from reading freed memory.
+    let mut context = device.alloc_zeros::<T>(rows * shape.hidden())?;
+    if batch == 0 || longest == 0 {
+        return Ok(CudaStorage::wrap_cuda_slice(context, device));
+    }
+    let stream = device.cuda_stream();
+    let qkv_slice = qkv.as_cuda_slice::<T>()?.slice(ranges.qkv);
+    if qkv_slice.device_ptr(&stream).0 % 16 != 0 {
+        candle_core::bail!("ragged attention: the query-key-value product is not 16-byte aligned");
+    }
+    let warps = longest.div_ceil(TENSOR_QUERIES).min(register_warps());
+    let config = attention_grid(batch, heads, longest, warps * TENSOR_QUERIES, 32 * warps)?;
+    let function = device.get_or_load_custom_func(
+        &format!("register_attention_ragged_{head_size}_{}", suffix(qkv.dtype())?),
+        MODULE,
+        quarry_kernels::ATTENTION_PTX,
+    )?;
+    let (longest, heads) = (as_u32(longest, "tokens")?, heads as u32);
+    let lengths = lengths.as_cuda_slice::<u32>()?.slice(ranges.lengths);
+    let starts = starts.as_cuda_slice::<u32>()?.slice(ranges.starts);
+    let mut launch = function.builder();
+    launch
+        .arg(&qkv_slice)
+        .arg(&lengths)
+        .arg(&starts)
+        .arg(&mut context)
+        .arg(&longest)
+        .arg(&heads);
+    // SAFETY: qkv holds `rows` rows of 3·hidden values (16-byte aligned), lengths and starts
+    // one per sequence, the context `rows` rows of hidden values (checked above), of the
+    // kernel's types; the sequences' rows lie within `rows` (`RealRows` builds both from the
+    // same lengths).
     unsafe { launch.launch(config) }.w()?;
     Ok(CudaStorage::wrap_cuda_slice(context, device))
 }

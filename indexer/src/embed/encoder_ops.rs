@@ -6,7 +6,7 @@
 //! - a dense product's bias + the residual + layer norm, in place, one pass per row.
 
 use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, CustomOp1, CustomOp2, DType, InplaceOp3, Layout, Shape, Tensor};
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, InplaceOp3, Layout, Shape, Tensor};
 use quarry_kernels::{Bf16Weights, NormParameters, PackedHeads};
 
 /// Attention of `qkv` `[batch * tokens, 3 * heads * head_size]` (each row the token's query,
@@ -68,20 +68,36 @@ pub fn packed_attention_by(
     qkv.apply_op2_no_bwd(lengths, &PackedAttention { shape, kernel })
 }
 
-/// [`packed_attention`] on the CPU over real tokens only: `qkv` `[sum(lengths), 3 * heads *
-/// head_size]` holds the sequences back to back, each as its real rows, and so does the
-/// context (`quarry_kernels::ragged_attention`). No padded copy is made or dropped.
-pub fn ragged_attention(qkv: &Tensor, lengths: &Tensor, heads: usize) -> candle_core::Result<Tensor> {
+/// [`packed_attention`] over real tokens only: `qkv` `[sum(lengths), 3 * heads * head_size]`
+/// holds the sequences back to back, each as its real rows, and so does the context. `starts`
+/// (u32 `[batch]`) is each sequence's first row and `longest` the longest length: a GPU's
+/// register kernel reads them (`cuda_attention::ragged_attention`, f16 or bf16), the CPU
+/// (`quarry_kernels::ragged_attention`) takes the lengths alone. No padded copy is made or
+/// dropped.
+pub fn ragged_attention(
+    qkv: &Tensor,
+    lengths: &Tensor,
+    starts: &Tensor,
+    longest: usize,
+    heads: usize,
+) -> candle_core::Result<Tensor> {
     let (rows, width) = qkv.dims2()?;
     if heads == 0 || width % (3 * heads) != 0 {
         candle_core::bail!("ragged attention: rows of {width} values are not {heads} heads x 3");
+    }
+    if starts.dims1()? != lengths.dims1()? {
+        candle_core::bail!(
+            "ragged attention: {} sequence starts for {} lengths",
+            starts.dims1()?,
+            lengths.dims1()?
+        );
     }
     let shape = PackedHeads {
         tokens: rows,
         heads,
         head_size: width / (3 * heads),
     };
-    qkv.apply_op2_no_bwd(lengths, &RaggedAttention { shape })
+    qkv.apply_op3_no_bwd(lengths, starts, &RaggedAttention { shape, longest })
 }
 
 /// `x` `[rows, hidden]` (a dense layer's product, fresh: nothing else holds it) becomes, in
@@ -182,12 +198,15 @@ impl CustomOp2 for PackedAttention {
     }
 }
 
-/// The CPU's [`ragged_attention`] (a GPU keeps the padded layout: `EncoderSteps::unpadded_rows`).
+/// [`ragged_attention`].
 struct RaggedAttention {
+    /// `tokens`: every sequence's rows together.
     shape: PackedHeads,
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    longest: usize,
 }
 
-impl CustomOp2 for RaggedAttention {
+impl CustomOp3 for RaggedAttention {
     fn name(&self) -> &'static str {
         "quarry-ragged-attention"
     }
@@ -198,6 +217,8 @@ impl CustomOp2 for RaggedAttention {
         qkv_layout: &Layout,
         lengths: &CpuStorage,
         lengths_layout: &Layout,
+        _starts: &CpuStorage,
+        _starts_layout: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
         let values = cpu_f32(qkv, qkv_layout, "the query-key-value product")?;
         let lengths = sequence_lengths(lengths, lengths_layout)?;
@@ -210,6 +231,25 @@ impl CustomOp2 for RaggedAttention {
         }
         let context = quarry_kernels::ragged_attention(values, &lengths, self.shape);
         Ok((CpuStorage::F32(context), Shape::from((real, self.shape.hidden()))))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        qkv: &candle_core::CudaStorage,
+        qkv_layout: &Layout,
+        lengths: &candle_core::CudaStorage,
+        lengths_layout: &Layout,
+        starts: &candle_core::CudaStorage,
+        starts_layout: &Layout,
+    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        let ranges = super::cuda_attention::RaggedRanges {
+            qkv: contiguous(qkv_layout, "the query-key-value product")?,
+            lengths: contiguous(lengths_layout, "the sequence lengths")?,
+            starts: contiguous(starts_layout, "the sequence starts")?,
+        };
+        let context = super::cuda_attention::ragged_attention(qkv, lengths, starts, ranges, self.shape, self.longest)?;
+        Ok((context, Shape::from((self.shape.tokens, self.shape.hidden()))))
     }
 }
 
@@ -469,6 +509,37 @@ mod tests {
             error.contains("`wmma`") && error.contains("tensor-core-registers"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn ragged_attention_is_the_packed_attentions_real_rows_and_checks_its_starts() {
+        // Three sequences padded to 6 tokens, one of them empty; the ragged input is their
+        // real rows back to back.
+        let (lengths, tokens, heads, head_size) = ([4u32, 0, 6], 6, 2, 32);
+        let hidden = heads * head_size;
+        let padded = Tensor::randn(0f32, 0.6, (lengths.len() * tokens, 3 * hidden), &Device::Cpu).unwrap();
+        let real_rows: Vec<u32> = lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(b, &length)| (0..length).map(move |t| (b * tokens) as u32 + t))
+            .collect();
+        let gather = Tensor::new(real_rows.as_slice(), &Device::Cpu).unwrap();
+        let want = packed_attention(&padded, &Tensor::new(&lengths, &Device::Cpu).unwrap(), heads)
+            .unwrap()
+            .index_select(&gather, 0)
+            .unwrap();
+        let ragged = padded.index_select(&gather, 0).unwrap();
+        let (lengths, starts) = (
+            Tensor::new(&lengths, &Device::Cpu).unwrap(),
+            Tensor::new(&[0u32, 4, 4], &Device::Cpu).unwrap(),
+        );
+        let got = ragged_attention(&ragged, &lengths, &starts, 6, heads).unwrap();
+        assert_eq!(got.dims(), [10, hidden]);
+        assert!(max_difference(&got, &want) < 1e-5);
+        let error = ragged_attention(&ragged, &lengths, &starts.narrow(0, 0, 2).unwrap(), 6, heads)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("2 sequence starts for 3 lengths"), "{error}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the device's defaults or an [`EncoderTuning`] (the CLI's `--fused-steps`,
 //! `--attention-kernel`, `--fused-pooling`).
 
-use candle_core::Tensor;
+use candle_core::{DType, Tensor};
 
 use super::encoder_ops::{self, AttentionKernel};
 
@@ -18,23 +18,23 @@ pub struct EncoderSteps {
 }
 
 impl EncoderSteps {
-    /// `requested` (the CLI's `--fused-steps on|off`) turns both on or off where they can run. By default, on
+    /// `tuning.fused_steps` (the CLI's `--fused-steps on|off`) turns both on or off where they can run. By default, on
     /// the CPU (f32) the fused sub-layer ends run, and the packed attention where it runs on
     /// AVX-512 tiles (`quarry_kernels::packed_attention_tiled`; elsewhere candle's batched
     /// products are faster, bench/RESULTS.md); on a CUDA GPU both run (attention on tensor
     /// cores in f16/bf16, CUDA cores in f32; indexer/tests/cuda_encoder_parity.rs checks the
     /// kernels on a GPU, kernels/tests/cuda_source_emulated.rs their source on the CPU). The
-    /// row-wise steps skip the padding on the CPU whatever `requested` says, and
-    /// never on a GPU yet. `wanted` (or the default above) narrowed to what runs on `states`'
-    /// device and dtype.
-    pub(super) fn for_run(states: &Tensor, head_size: usize, wanted: Option<Self>, requested: Option<bool>) -> Self {
+    /// row-wise steps skip the padding on the CPU whatever `tuning.fused_steps` says, and on
+    /// a GPU only where `tuning` asks for it ([`EncoderTuning::gpu_unpadded_rows`]). `wanted`
+    /// (or the default above) narrowed to what runs on `states`' device and dtype.
+    pub(super) fn for_run(states: &Tensor, head_size: usize, wanted: Option<Self>, tuning: &EncoderTuning) -> Self {
         let (attention_supported, ends_supported) = Self::supported(states, head_size);
         let cpu = states.device().is_cpu();
-        let wanted = wanted.unwrap_or(match (requested, cpu) {
+        let wanted = wanted.unwrap_or(match (tuning.fused_steps, cpu) {
             (Some(on), _) => Self {
                 packed_attention: on,
                 fused_ends: on,
-                unpadded_rows: cpu,
+                unpadded_rows: cpu || tuning.gpu_unpadded_rows,
             },
             (None, true) => Self {
                 packed_attention: quarry_kernels::packed_attention_tiled(head_size),
@@ -46,15 +46,16 @@ impl EncoderSteps {
             (None, false) => Self {
                 packed_attention: true,
                 fused_ends: true,
-                unpadded_rows: false,
+                unpadded_rows: tuning.gpu_unpadded_rows,
             },
         });
+        let packed_attention = wanted.packed_attention && attention_supported;
         let steps = Self {
-            packed_attention: wanted.packed_attention && attention_supported,
+            packed_attention,
             fused_ends: wanted.fused_ends && ends_supported,
-            // On the CPU only until a GPU run measures it (a GPU's batches are length-sorted
-            // and large; its fused kernels are checked on the padded layout).
-            unpadded_rows: wanted.unpadded_rows && cpu,
+            // On a GPU with the packed attention in f16 or bf16 only: the register kernel's
+            // ragged layout (`cuda_attention::ragged_attention`).
+            unpadded_rows: wanted.unpadded_rows && (cpu || (packed_attention && states.dtype() != DType::F32)),
         };
         static LOGGED: std::sync::Once = std::sync::Once::new();
         LOGGED.call_once(|| {
@@ -100,6 +101,11 @@ pub struct EncoderTuning {
     pub fused_pooling: bool,
     /// On a GPU in f16 or bf16 with the fused steps, where the feed-forward layer's GELU runs.
     pub gpu_gelu: GpuGelu,
+    /// On a GPU in f16 or bf16 with the packed attention, the row-wise steps over the batch's
+    /// real tokens only, as on the CPU (the attention in the register kernel's ragged
+    /// layout, whichever kernel `attention_kernel` names). Off by default until a GPU run
+    /// times it: a run's length-sorted batches are about 9% padding.
+    pub gpu_unpadded_rows: bool,
 }
 
 /// Where a GPU applies the feed-forward layer's GELU (f16 and bf16, the fused steps on).
@@ -131,6 +137,7 @@ impl Default for EncoderTuning {
             attention_kernel: AttentionKernel::Auto,
             fused_pooling: true,
             gpu_gelu: GpuGelu::Epilogue,
+            gpu_unpadded_rows: false,
         }
     }
 }

@@ -54,8 +54,9 @@ pub fn load_embedder_at(batch: BatchPolicy, precision: Precision) -> BertEmbedde
 }
 
 /// The encoder tuning that `scripts/gpu-check.sh` asks for with the variables `quarry` reads
-/// for `--fused-steps`, `--attention-kernel` and `--fused-pooling` (QUARRY_FUSED_STEPS 0 | 1,
-/// QUARRY_ATTENTION_KERNEL, QUARRY_FUSED_POOLING 0 | 1), so its golden step runs a test
+/// for `--fused-steps`, `--attention-kernel`, `--fused-pooling` and `--gpu-unpadded-rows`
+/// (QUARRY_FUSED_STEPS 0 | 1, QUARRY_ATTENTION_KERNEL, QUARRY_FUSED_POOLING 0 | 1,
+/// QUARRY_GPU_UNPADDED_ROWS 0 | 1), so its golden step runs a test
 /// binary in each mode as it runs `quarry embed`.
 pub fn tuning_from_env() -> EncoderTuning {
     let switch = |name: &str| match std::env::var(name).as_deref() {
@@ -74,6 +75,7 @@ pub fn tuning_from_env() -> EncoderTuning {
             .ok()
             .map(|gelu| gelu.parse().expect("QUARRY_GPU_GELU"))
             .unwrap_or(quarry_indexer::embed::GpuGelu::Epilogue),
+        gpu_unpadded_rows: switch("QUARRY_GPU_UNPADDED_ROWS").unwrap_or(false),
     }
 }
 
