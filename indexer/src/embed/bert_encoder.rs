@@ -177,14 +177,18 @@ impl BertEncoder {
         } else {
             None
         };
-        // The first step in one kernel where it runs (a GPU, with the fused steps).
-        let fused = match &real_rows {
-            None if steps.fused_ends => self.embedding.fused(ids)?,
-            _ => None,
+        // The first step in one kernel where it runs (a GPU, with the fused steps), over the
+        // padded rows (it reads each row's position from its place in them), the real rows
+        // gathered after it where the steps skip the padding.
+        let fused = if steps.fused_ends {
+            self.embedding.fused(ids)?
+        } else {
+            None
         };
-        let mut states = match fused {
-            Some(states) => states,
-            None => {
+        let mut states = match (fused, &real_rows) {
+            (Some(states), Some(real_rows)) => real_rows.gather(&states)?,
+            (Some(states), None) => states,
+            (None, _) => {
                 let embedded = self.embedding.unnormalized(ids)?;
                 let embedded = match &real_rows {
                     Some(real_rows) => real_rows.gather(&embedded)?,
