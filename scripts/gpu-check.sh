@@ -18,7 +18,9 @@
 #   embed     bench-embed tokens/s at full windows, f32 / f16 / bf16 (PRECISIONS, BATCH_TOKENS),
 #             in each of FUSED_MODES (as golden) and POOLING_MODES (QUARRY_FUSED_POOLING);
 #             with EMBED_CALLS=N (2,048: a run's groups) the texts as calls of N chunks too,
-#             one call after another against one stream of calls
+#             one call after another against one stream of calls; EMBED_SPREAD=1 cuts the
+#             chunks to lengths spread from 36 tokens to the window, as a run's are (the
+#             padding that mode 1unpad leaves out)
 #   golden-cli the golden texts through `quarry embed` on the GPU at f32/f16/bf16, cosines
 #             against the golden file's (needs only quarry and the model: one call)
 #   kernels   bench-kernels at 1M x 384: flat top-k QPS vs the bandwidth and FP32 roofs, IVF build
@@ -169,9 +171,10 @@ run_step() {
             for pooling in ${POOLING_MODES:-1}; do
               export QUARRY_FUSED_POOLING="$pooling"
               echo "-- fused steps $fused, fused pooling $pooling, $precision, token budget $budget"
-              calls=()
-              [ "${EMBED_CALLS:-0}" = 0 ] || calls=(--calls "$EMBED_CALLS")
-              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" "${calls[@]}" --json "$out/embed-fused$fused-pool$pooling-$precision-$budget.json"
+              extra=()
+              [ "${EMBED_CALLS:-0}" = 0 ] || extra=(--calls "$EMBED_CALLS")
+              [ "${EMBED_SPREAD:-0}" = 0 ] || extra+=(--spread-lengths)
+              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" "${extra[@]}" --json "$out/embed-fused$fused-pool$pooling-$precision-$budget.json"
             done
           done
         done

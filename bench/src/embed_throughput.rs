@@ -53,19 +53,45 @@ pub fn window_filling_texts(count: usize, seed: u64) -> Vec<String> {
         .collect()
 }
 
-/// Embeds `texts` `repetitions` times after one warm-up batch; with `chunks_per_call`, then
-/// also as calls of that many ([`measure_calls`], over the same ids).
+/// The shortest chunk [`spread_lengths`] leaves: gen-corpus's chunks run from about 34
+/// tokens to the window.
+pub const SHORTEST_SPREAD_CHUNK: usize = 36;
+
+/// Each of `ids` (window-filling chunks) cut to a length spread evenly, in a seeded order,
+/// from [`SHORTEST_SPREAD_CHUNK`] to its own length, keeping its last id (the closing
+/// token): chunks as a run's are, so that the embedder's length-sorted batches carry padding.
+pub fn spread_lengths(ids: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
+    ids.into_iter()
+        .enumerate()
+        .map(|(i, mut row)| {
+            let longest = row.len();
+            if longest > SHORTEST_SPREAD_CHUNK {
+                let length = SHORTEST_SPREAD_CHUNK + i * 7_919 % (longest - SHORTEST_SPREAD_CHUNK + 1);
+                let last = row[longest - 1];
+                row.truncate(length);
+                row[length - 1] = last;
+            }
+            row
+        })
+        .collect()
+}
+
+/// Embeds `texts` `repetitions` times after one warm-up batch (their ids cut by
+/// [`spread_lengths`] when `spread` is set); with `chunks_per_call`, then also as calls of
+/// that many ([`measure_calls`], over the same ids).
 pub fn measure(
     embedder: &dyn Embedder,
     texts: &[String],
     repetitions: usize,
     roof_tokens_per_sec: f64,
     chunks_per_call: Option<usize>,
+    spread: bool,
 ) -> anyhow::Result<EmbedThroughput> {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let started = Instant::now();
     let ids = embedder.tokenize(&refs)?;
     let tokenize_secs = started.elapsed().as_secs_f64();
+    let ids = if spread { spread_lengths(ids) } else { ids };
     let real_tokens: usize = ids.iter().map(Vec::len).sum();
     embedder.embed_tokens(&ids[..ids.len().min(64)])?; // warm-up: kernels loaded, memory pools grown
     let mut model_secs = Vec::new();
@@ -199,4 +225,40 @@ pub fn markdown(result: &EmbedThroughput, precision: &str) -> String {
         result.fraction_of_roof
     );
     table + &calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_lengths_cover_the_range_evenly_and_keep_each_chunks_last_id() {
+        let window = 256;
+        let ids: Vec<Vec<u32>> = (0..2_210u32)
+            .map(|i| (0..window as u32).map(|t| i * 1_000 + t).collect())
+            .chain([vec![7, 8, 9]])
+            .collect();
+        let cut = spread_lengths(ids.clone());
+        let mut seen = vec![0usize; window + 1];
+        for (row, (before, after)) in ids.iter().zip(&cut).enumerate().take(2_210) {
+            let length = after.len();
+            assert!(
+                (SHORTEST_SPREAD_CHUNK..=window).contains(&length),
+                "row {row}: {length}"
+            );
+            assert_eq!(after[..length - 1], before[..length - 1], "row {row}: its head kept");
+            assert_eq!(after.last(), before.last(), "row {row}: its closing id kept");
+            seen[length] += 1;
+        }
+        // 2,210 rows over 221 lengths: each length ten times.
+        assert!(
+            seen[SHORTEST_SPREAD_CHUNK..].iter().all(|&count| count == 10),
+            "{seen:?}"
+        );
+        assert_eq!(
+            cut.last().unwrap(),
+            &vec![7, 8, 9],
+            "a chunk shorter than the shortest stays"
+        );
+    }
 }

@@ -1,5 +1,5 @@
-//! `quarry bench-embed`: embedding tokens/s at full 256-token windows on the chosen device
-//! and precision, as a fraction of a roof.
+//! `quarry bench-embed`: embedding tokens/s at full 256-token windows (or lengths spread as a
+//! run's chunks are) on the chosen device and precision, as a fraction of a roof.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +25,11 @@ pub struct BenchEmbedArgs {
     /// after another and as one stream of calls (on a GPU a batch stays queued across them).
     #[arg(long)]
     pub calls: Option<usize>,
+    /// Cut the chunks to lengths spread evenly from 36 tokens to the window (as a run's are)
+    /// instead of full windows: the length-sorted batches then carry padding. Real tokens are
+    /// what tokens/s counts either way.
+    #[arg(long)]
+    pub spread_lengths: bool,
     /// Also write the measurement as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -33,7 +38,14 @@ pub struct BenchEmbedArgs {
 pub fn run(args: BenchEmbedArgs) -> anyhow::Result<ExitCode> {
     let embedder = load_embedder(&ModelDir::open(&args.model.model_dir()?)?, args.model.embed_options())?;
     let texts = window_filling_texts(args.chunks, 0x5eed);
-    let result = measure(embedder.as_ref(), &texts, args.repetitions, args.roof, args.calls)?;
+    let result = measure(
+        embedder.as_ref(),
+        &texts,
+        args.repetitions,
+        args.roof,
+        args.calls,
+        args.spread_lengths,
+    )?;
     let result = quarry_bench::embed_throughput::EmbedThroughput {
         cpu_lanes: args.model.cpu_lanes,
         ..result
