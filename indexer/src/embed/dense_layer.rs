@@ -98,8 +98,13 @@ fn in_epilogue(layer: &Dense, x: &Tensor, fused: bool, gelu: bool) -> Option<Ten
         Ok(product) => Some(product),
         Err(error) => {
             static LOGGED: std::sync::Once = std::sync::Once::new();
+            let fallback = if gelu {
+                "the bias and GELU pass"
+            } else {
+                "the bias pass"
+            };
             LOGGED.call_once(|| {
-                tracing::warn!("the bias in cuBLASLt's epilogue failed ({error}); the product, then the bias pass")
+                tracing::warn!("the bias in cuBLASLt's epilogue failed ({error}); the product, then {fallback}")
             });
             None
         }
