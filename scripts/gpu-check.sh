@@ -153,7 +153,10 @@ run_step() {
         fi
       fi
       if [ "$step" != parity ]; then
-        for fused in ${FUSED_MODES:-0 1 1cc 1wmma}; do
+        # EMBED_SPREAD=1's reports are named apart, so a full-window run beside them keeps its own.
+      spread=""
+      [ "${EMBED_SPREAD:-0}" = 0 ] || spread="-spread"
+      for fused in ${FUSED_MODES:-0 1 1cc 1wmma}; do
           (use_fused_mode "$fused" && "$dev/bin/golden_embeddings" --test-threads 1) 2>&1 | tee "$out/golden_embeddings-fused$fused.txt" || failures=$((failures + 1))
         done
       fi
@@ -163,6 +166,9 @@ run_step() {
       # BATCH_TOKENS="16384 65536" also times those token budgets (default: sized from GPU memory).
       # POOLING_MODES="0 1 0 1" also times candle's mean pooling (0) against quarry's kernel
       # (1, the default), alternating; the JSON reports of the last run of each are kept.
+      # EMBED_SPREAD=1's reports are named apart, so a full-window run beside them keeps its own.
+      spread=""
+      [ "${EMBED_SPREAD:-0}" = 0 ] || spread="-spread"
       for fused in ${FUSED_MODES:-0 1 1cc 1wmma}; do
         use_fused_mode "$fused"
         for precision in ${PRECISIONS:-f32 f16 bf16}; do
@@ -173,12 +179,12 @@ run_step() {
               echo "-- fused steps $fused, fused pooling $pooling, $precision, token budget $budget"
               extra=()
               [ "${EMBED_CALLS:-0}" = 0 ] || extra=(--calls "$EMBED_CALLS")
-              [ "${EMBED_SPREAD:-0}" = 0 ] || extra+=(--spread-lengths)
-              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" "${extra[@]}" --json "$out/embed-fused$fused-pool$pooling-$precision-$budget.json"
+              [ -z "$spread" ] || extra+=(--spread-lengths)
+              "$quarry" bench-embed --device "$device" --precision "$precision" --chunks "${EMBED_CHUNKS:-100000}" "${extra[@]}" --json "$out/embed$spread-fused$fused-pool$pooling-$precision-$budget.json"
             done
           done
         done
-      done 2>&1 | tee "$out/embed.txt"
+      done 2>&1 | tee "$out/embed$spread.txt"
       ;;
     golden-cli)
       # The shipped binary (no test binaries needed): `quarry embed` of the golden texts on the

@@ -1009,6 +1009,7 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&embed_json).unwrap()).unwrap();
     assert_eq!(result["chunks"], 8);
+    assert_eq!(result["spread_lengths"], false);
     assert_eq!(result["real_tokens"], 8 * 256, "every text fills the 256-token window");
     let rate = result["tokens_per_sec"].as_f64().unwrap();
     assert!((result["fraction_of_roof"].as_f64().unwrap() - rate / 34e6).abs() < 1e-9);

@@ -17,6 +17,8 @@ pub struct EmbedThroughput {
     /// On the CPU, the batches run at once as asked (`--cpu-lanes`; None: the default).
     pub cpu_lanes: Option<usize>,
     pub chunks: usize,
+    /// The chunks cut to lengths spread as a run's are ([`spread_lengths`]), not full windows.
+    pub spread_lengths: bool,
     pub real_tokens: usize,
     pub tokenize_secs: f64,
     /// Model seconds of each repetition (tokenized input, batches planned inside).
@@ -57,8 +59,8 @@ pub fn window_filling_texts(count: usize, seed: u64) -> Vec<String> {
 /// tokens to the window.
 pub const SHORTEST_SPREAD_CHUNK: usize = 36;
 
-/// Each of `ids` (window-filling chunks) cut to a length spread evenly, in a seeded order,
-/// from [`SHORTEST_SPREAD_CHUNK`] to its own length, keeping its last id (the closing
+/// Each of `ids` (window-filling chunks) cut to a length spread evenly, in an order fixed by
+/// the chunks' places, from [`SHORTEST_SPREAD_CHUNK`] to its own length, keeping its last id (the closing
 /// token): chunks as a run's are, so that the embedder's length-sorted batches carry padding.
 pub fn spread_lengths(ids: Vec<Vec<u32>>) -> Vec<Vec<u32>> {
     ids.into_iter()
@@ -117,6 +119,7 @@ pub fn measure(
         threads: rayon::current_num_threads(),
         cpu_lanes: None,
         chunks: texts.len(),
+        spread_lengths: spread,
         real_tokens,
         tokenize_secs,
         model_secs,
@@ -216,7 +219,11 @@ pub fn markdown(result: &EmbedThroughput, precision: &str) -> String {
         result.roof_tokens_per_sec / 1e6,
         result.device,
         result.threads,
-        result.chunks,
+        if result.spread_lengths {
+            format!("{} (lengths spread)", result.chunks)
+        } else {
+            result.chunks.to_string()
+        },
         result.real_tokens,
         result.tokenize_secs,
         result.real_tokens as f64 / result.tokens_per_sec,

@@ -105,9 +105,7 @@ fn launch<T: CudaDType + DeviceRepr>(
         head_size,
     } = shape;
     let batch = lengths_range.len();
-    if !PACKED_HEAD_SIZES.contains(&head_size) {
-        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
-    }
+    compiled_for(head_size)?;
     if qkv_range.len() != batch * tokens * 3 * shape.hidden() || batch == 0 || tokens == 0 {
         candle_core::bail!(
             "packed attention: {} values are not {batch} sequences of {tokens} tokens x 3 x {}",
@@ -159,6 +157,14 @@ fn launch<T: CudaDType + DeviceRepr>(
     // checked above), of the kernel's types.
     unsafe { launch.launch(config) }.w()?;
     Ok(CudaStorage::wrap_cuda_slice(context, device))
+}
+
+/// Refuses a head size the kernels are not compiled for.
+fn compiled_for(head_size: usize) -> candle_core::Result<()> {
+    if !PACKED_HEAD_SIZES.contains(&head_size) {
+        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
+    }
+    Ok(())
 }
 
 /// An attention kernel's grid: a block of `threads` per sequence, head and
@@ -221,9 +227,7 @@ fn launch_ragged<T: CudaDType + DeviceRepr + candle_core::cuda::cudarc::driver::
         head_size,
     } = shape;
     let batch = ranges.lengths.len();
-    if !PACKED_HEAD_SIZES.contains(&head_size) {
-        candle_core::bail!("packed attention is compiled for head sizes {PACKED_HEAD_SIZES:?}, not {head_size}");
-    }
+    compiled_for(head_size)?;
     if ranges.qkv.len() != rows * 3 * shape.hidden() || ranges.starts.len() != batch || longest > rows {
         candle_core::bail!(
             "ragged attention: {} values are not {rows} rows x 3 x {}, or {} starts for {batch} sequences, or a sequence of {longest} rows",

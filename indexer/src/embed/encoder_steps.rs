@@ -1,6 +1,6 @@
 //! Which of the encoder's fused steps (`encoder_ops`) run: [`EncoderSteps`] per batch, from
 //! the device's defaults or an [`EncoderTuning`] (the CLI's `--fused-steps`,
-//! `--attention-kernel`, `--fused-pooling`).
+//! `--attention-kernel`, `--fused-pooling`, `--gpu-gelu`, `--gpu-unpadded-rows`).
 
 use candle_core::{DType, Tensor};
 
