@@ -8,8 +8,21 @@ import time
 import numpy as np
 
 
-def recall(truth, found):
-    return float(np.mean([len(set(t) & set(f)) / max(len(t), 1) for t, f in zip(truth, found)]))
+def recall(meta, found, scores):
+    """Recall@k as quarry counts it (ExactTruth::recall_of_answers): an answer is a true
+    neighbour when it is one of the query's truth rows (its exact top k, then rows tied with
+    the k-th) or, where the index's scores are exact inner products, when its score ties the
+    k-th's; each query's distinct true answers, at most k, over k."""
+    k, tolerance, exact = meta["recall_k"], meta["tie_tolerance"], meta["scores_exactly"]
+
+    def one(truth, kth, rows, row_scores):
+        wanted = min(k, len(truth))
+        if wanted == 0:
+            return 1.0
+        true = {r for r, s in zip(rows, row_scores) if r in truth or (exact and s >= kth - tolerance)}
+        return min(len(true), wanted) / wanted
+
+    return float(np.mean([one(set(t), kth, r, s) for t, kth, r, s in zip(meta["truth"], meta["kth_scores"], found, scores)]))
 
 
 MIN_WINDOW_SECS = 0.5  # the same window as the Rust side (ann_sweep::MIN_WINDOW_SECS)
@@ -42,7 +55,6 @@ def main():
     d, reps = meta["dim"], meta["repetitions"]
     base = np.fromfile(meta["base"], dtype=np.float32).reshape(-1, d)
     queries = np.fromfile(meta["queries"], dtype=np.float32).reshape(-1, d)
-    truth = meta["truth"]
     out = {}
 
     import faiss
@@ -54,8 +66,9 @@ def main():
             faiss.ParameterSpace().set_index_parameter(index, "efSearch", value)
         elif meta["sweep_parameter"] == "nprobe":
             faiss.ParameterSpace().set_index_parameter(index, "nprobe", value)
-        qps, found = timed_queries(lambda q: index.search(q.reshape(1, -1), 10)[1][0].tolist(), queries, reps)
-        sweep.append({"engine": "faiss-cpu", "parameter": meta["sweep_parameter"], "value": value, "recall_at_10": recall(truth, found), "qps": qps})
+        qps, answers = timed_queries(lambda q: index.search(q.reshape(1, -1), 10), queries, reps)
+        found, scores = [a[1][0].tolist() for a in answers], [a[0][0].tolist() for a in answers]
+        sweep.append({"engine": "faiss-cpu", "parameter": meta["sweep_parameter"], "value": value, "recall_at_10": recall(meta, found, scores), "qps": qps})
     out["faiss"] = {"version": faiss.__version__, "sweep": sweep}
 
     if meta.get("hnsw"):
@@ -70,8 +83,10 @@ def main():
         sweep = []
         for value in meta["sweep_values"]:
             graph.set_ef(max(value, 10))
-            qps, found = timed_queries(lambda q: graph.knn_query(q, k=10)[0][0].tolist(), queries, reps)
-            sweep.append({"engine": "hnswlib", "parameter": "efSearch", "value": value, "recall_at_10": recall(truth, found), "qps": qps})
+            qps, answers = timed_queries(lambda q: graph.knn_query(q, k=10), queries, reps)
+            # hnswlib's "ip" space answers 1 - inner product.
+            found, scores = [a[0][0].tolist() for a in answers], [(1.0 - a[1][0]).tolist() for a in answers]
+            sweep.append({"engine": "hnswlib", "parameter": "efSearch", "value": value, "recall_at_10": recall(meta, found, scores), "qps": qps})
         out["hnswlib"] = {"build_secs": build, "sweep": sweep}
 
     if meta.get("texts"):

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use quarry_indexer::index::{load_vector_index, IndexSpec, VectorIndex};
+use quarry_indexer::index::{load_vector_index, ExactTruth, Hit, IndexSpec, VectorIndex};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,23 +41,15 @@ pub fn timed_qps(
     Ok(best)
 }
 
-/// Recall of `found` rows against `truth` rows, averaged.
-pub fn recall(truth: &[Vec<u64>], found: &[Vec<u64>]) -> f64 {
-    let total: f64 = truth
-        .iter()
-        .zip(found)
-        .map(|(t, f)| t.iter().filter(|r| f.contains(r)).count() as f64 / t.len().max(1) as f64)
-        .sum();
-    total / truth.len().max(1) as f64
+/// The answers recall@10 is counted against: exact search's top 10 for every query, where a
+/// row tied with the 10th (a duplicate chunk, say) counts whichever of the tied rows an index
+/// names, as the run's recall check counts them.
+pub fn ground_truth(base: &[f32], queries: &[f32], dim: usize) -> anyhow::Result<ExactTruth> {
+    Ok(ExactTruth::of(base, dim, queries.to_vec(), RECALL_K)?)
 }
 
-/// Exact top-10 rows for every query.
-pub fn ground_truth(base: &[f32], queries: &[f32], dim: usize) -> Vec<Vec<u64>> {
-    quarry_kernels::exact_top_k(queries, base, dim, 10)
-        .into_iter()
-        .map(|hits| hits.into_iter().map(|h| h.row).collect())
-        .collect()
-}
+/// The k of recall@k in every sweep.
+pub const RECALL_K: usize = 10;
 
 /// Sweeps the search-time parameter of the index stored at `index_file`.
 pub fn sweep(
@@ -65,7 +57,7 @@ pub fn sweep(
     spec: &IndexSpec,
     queries: &[f32],
     dim: usize,
-    truth: &[Vec<u64>],
+    truth: &ExactTruth,
     values: &[usize],
     repetitions: usize,
 ) -> anyhow::Result<Vec<SweepPoint>> {
@@ -119,17 +111,13 @@ pub fn sweep(
             IndexSpec::Flat => return Ok(points),
         };
         let index = load_vector_index(index_file, &variant)?;
-        let found: Vec<Vec<u64>> = queries
+        let found: Vec<Vec<Hit>> = queries
             .chunks(dim)
-            .map(|q| {
-                index
-                    .search(q, 10)
-                    .map(|mut hits| hits.remove(0).into_iter().map(|h| h.row).collect())
-            })
+            .map(|q| index.search(q, RECALL_K).map(|mut hits| hits.remove(0)))
             .collect::<Result<_, _>>()?;
         let qps = timed_qps(queries.len() / dim, repetitions, |i| {
             index
-                .search(&queries[i * dim..(i + 1) * dim], 10)
+                .search(&queries[i * dim..(i + 1) * dim], RECALL_K)
                 .map(|_| ())
                 .map_err(Into::into)
         })?;
@@ -137,7 +125,7 @@ pub fn sweep(
             engine: "quarry".into(),
             parameter: parameter.into(),
             value,
-            recall_at_10: recall(truth, &found),
+            recall_at_10: truth.recall_of_answers(&found, spec.scores_exactly()),
             qps,
         });
     }

@@ -196,7 +196,7 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
             embedder.embed(&query_texts)?.data
         }
     };
-    let truth = ground_truth(&base, &query_vectors, dim);
+    let truth = ground_truth(&base, &query_vectors, dim)?;
     let segment = &snapshot.manifest.segments[0];
     let index_file = Path::new(&prepared.snapshot).join(layout::segment_file(&segment.id, layout::VECTORS));
     let spec = snapshot.manifest.segment_index(segment);

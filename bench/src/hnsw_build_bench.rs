@@ -131,7 +131,7 @@ pub fn run(
         config.m,
         config.ef_construction
     );
-    let truth = ground_truth(&base, &queries, dim);
+    let truth = ground_truth(&base, &queries, dim)?;
     let dir = tempfile::tempdir()?;
     let mut builds = Vec::new();
     let variants = match config.graph_variants.is_empty() {

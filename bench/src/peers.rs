@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use quarry_indexer::index::IndexSpec;
+use quarry_indexer::index::{ExactTruth, IndexSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::ann_sweep::SweepPoint;
@@ -51,7 +51,8 @@ pub struct PeerInput<'a> {
     pub base: &'a [f32],
     pub queries: &'a [f32],
     pub dim: usize,
-    pub truth: &'a [Vec<u64>],
+    /// Exact search's answers, which recall@10 is counted against (ties included).
+    pub truth: &'a ExactTruth,
     pub faiss_index: &'a Path,
     pub spec: &'a IndexSpec,
     pub sweep_values: &'a [usize],
@@ -95,7 +96,11 @@ pub fn run(input: PeerInput<'_>) -> anyhow::Result<PeerResults> {
         "repetitions": input.repetitions,
         "base": dir.join("base.f32"),
         "queries": dir.join("queries.f32"),
-        "truth": input.truth,
+        "truth": input.truth.true_neighbours(),
+        "kth_scores": input.truth.kth_scores(),
+        "tie_tolerance": quarry_indexer::index::TIE_TOLERANCE,
+        "scores_exactly": input.spec.scores_exactly(),
+        "recall_k": crate::ann_sweep::RECALL_K,
         "faiss_index": input.faiss_index,
         "sweep_parameter": parameter,
         "sweep_values": input.sweep_values,

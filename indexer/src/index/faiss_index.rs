@@ -13,6 +13,7 @@ use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
 
+use super::faiss_hnsw::{faiss_hnsw_over_distinct_rows, read_graph_file};
 use super::graph::{GraphBuildOptions, GraphPrune};
 use super::spec::{HnswBuilder, IvfTrainer};
 use super::{Hit, IndexSpec, RowSet, VectorIndex};
@@ -131,36 +132,26 @@ fn hnsw_from_graph(
     let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction, options)?;
     let built = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let file = super::graph::HnswFlatFile::new(&graph, data, dim, ef_construction, ef_search);
-    let pieces = file.pieces();
-    let (inner, written) = match out {
-        Some(out) => rayon::join(
-            || super::faiss_bytes::read_index_from_pieces(&pieces),
-            || pieces.iter().try_for_each(|piece| out.write_all(piece)),
-        ),
-        None => (super::faiss_bytes::read_index_from_pieces(&pieces), Ok(())),
-    };
-    written.map_err(|e| IndexerError::VectorIndex {
-        stage: "write",
-        reason: e.to_string(),
-    })?;
-    let inner = inner?;
-    drop(pieces);
-    drop(file);
+    let inner = read_graph_file(&graph, data, dim, ef_construction, ef_search, out)?;
     drop(graph);
     let pruning = match options.prune {
         GraphPrune::Detours => "detour counts",
         GraphPrune::Neighbourhood => "neighbourhood pruning",
     };
     tracing::info!(
-        "vector index HNSW{m},Flat over {} rows by the graph build on {}: kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
+        "vector index HNSW{m},Flat over {} rows by the graph build on {}: copies of another row {} ({:.2} s to find and link them), kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s (links given to {} rows no row linked to, {} into and {} out of parts that linked only among themselves) ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
         data.len() / dim.max(1),
         kernels.device(),
+        times.copies,
+        times.copies_secs,
         times.knn,
         options.memberships,
         times.upper,
         times.detours,
         times.links,
+        times.reachability.orphans,
+        times.reachability.links_in,
+        times.reachability.links_out,
         started.elapsed().as_secs_f64(),
         times.base_links
     );
@@ -222,6 +213,18 @@ fn timed_sample<'a>(data: &'a [f32], dim: usize, count: usize, times: &mut Build
 
 /// Builds an index over `rows` unit vectors (row-major, `dim` columns).
 pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
+    build(spec, dim, data, None).map(|(index, _)| index)
+}
+
+/// [`build_vector_index`]; with `out`, an HNSW whose file quarry writes for FAISS (a
+/// graph-built one, or FAISS's over rows with copies) is written there as FAISS reads it.
+/// Says whether it was.
+fn build(
+    spec: &IndexSpec,
+    dim: usize,
+    data: &[f32],
+    out: Option<&mut (dyn Write + Send)>,
+) -> Result<(FaissIndex, bool)> {
     let rows = data.len() / dim.max(1);
     let mut times = BuildTimes::default();
     if let IndexSpec::IvfFlat {
@@ -235,20 +238,33 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
             let training = timed_sample(data, dim, *train_sample, &mut times);
             let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
             times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
-            return FaissIndex::ready(inner, spec);
+            return Ok((FaissIndex::ready(inner, spec)?, false));
         }
     }
     if let Some((m, ef_construction, ef_search)) = graph_built(spec, rows) {
+        let written = out.is_some();
         let inner = hnsw_from_graph(
             dim,
             m,
             ef_construction,
             ef_search,
             data,
-            None,
+            out,
             &GraphBuildOptions::default(),
         )?;
-        return FaissIndex::ready(inner, spec);
+        return Ok((FaissIndex::ready(inner, spec)?, written));
+    }
+    if let IndexSpec::Hnsw {
+        m,
+        ef_construction,
+        ef_search,
+        ..
+    } = spec
+    {
+        let written = out.is_some();
+        if let Some(inner) = faiss_hnsw_over_distinct_rows(dim, *m, *ef_construction, *ef_search, data, out)? {
+            return Ok((FaissIndex::ready(inner, spec)?, written));
+        }
     }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
     if let IndexSpec::Hnsw { ef_construction, .. } = spec {
@@ -269,32 +285,23 @@ pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<
     inner.add(data).map_err(err("add"))?;
     times.add = started.elapsed().as_secs_f64();
     times.log(spec, rows, training_rows, "FAISS");
-    FaissIndex::ready(inner, spec)
+    Ok((FaissIndex::ready(inner, spec)?, false))
 }
 
 /// [`build_vector_index`], with the index's file (the bytes [`VectorIndex::save`] writes)
-/// written into `out`: a graph-built HNSW's file as FAISS reads it (the two side by side),
-/// any other index's by FAISS once it is built.
+/// written into `out`: an HNSW whose file quarry writes (graph-built, or FAISS's over rows
+/// with copies) as FAISS reads it (the two side by side), any other index's by FAISS once it
+/// is built.
 pub fn build_vector_index_into(
     spec: &IndexSpec,
     dim: usize,
     data: &[f32],
     out: &mut (dyn Write + Send),
 ) -> Result<FaissIndex> {
-    if let Some((m, ef_construction, ef_search)) = graph_built(spec, data.len() / dim.max(1)) {
-        let inner = hnsw_from_graph(
-            dim,
-            m,
-            ef_construction,
-            ef_search,
-            data,
-            Some(out),
-            &GraphBuildOptions::default(),
-        )?;
-        return FaissIndex::ready(inner, spec);
+    let (index, written) = build(spec, dim, data, Some(&mut *out))?;
+    if !written {
+        index.write_to(out)?;
     }
-    let index = build_vector_index(spec, dim, data)?;
-    index.write_to(out)?;
     Ok(index)
 }
 
@@ -324,7 +331,7 @@ pub fn build_graph_hnsw(spec: &IndexSpec, dim: usize, data: &[f32], options: &Gr
 impl FaissIndex {
     /// A built or loaded index, made ready to be shared: its search-time parameters set and
     /// its stored vectors made readable.
-    fn ready(inner: IndexImpl, spec: &IndexSpec) -> Result<Self> {
+    pub(super) fn ready(inner: IndexImpl, spec: &IndexSpec) -> Result<Self> {
         apply_search_params(&inner, spec)?;
         let mut index = FaissIndex {
             inner,

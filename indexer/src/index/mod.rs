@@ -4,6 +4,7 @@
 
 pub mod analysis;
 mod faiss_bytes;
+mod faiss_hnsw;
 mod faiss_index;
 pub mod graph;
 mod highlight;
@@ -29,7 +30,7 @@ pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALY
 pub use keyword_build::{
     build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
 };
-pub use recall::{ann_recall, ExactTruth, RecallCheck};
+pub use recall::{ann_recall, ExactTruth, RecallCheck, TIE_TOLERANCE};
 pub use row_set::RowSet;
 pub use rows::sample_rows;
 pub(crate) use rows::{gather_rows, seeded_rows};

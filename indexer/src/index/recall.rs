@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::VectorIndex;
+use super::{Hit, VectorIndex};
 use crate::error::Result;
 
 /// What the check measured.
@@ -23,7 +23,7 @@ const TIES_BEYOND_K: usize = 10;
 /// Scores this close count as tied: two sums of the same 384 products in another order
 /// (FAISS's BLAS and quarry's kernels) differ by up to a few 1e-7, which reorders rows whose
 /// scores are that close (seen on gen-corpus chunks: 0.9034520 and 0.9034517, swapped).
-const TIE_TOLERANCE: f32 = 1e-5;
+pub const TIE_TOLERANCE: f32 = 1e-5;
 
 /// Exact search's top `k` for each of a set of queries: what an index's answers are checked
 /// against. It needs the vectors alone, not the index, so a run finds it while the index is
@@ -55,35 +55,78 @@ impl ExactTruth {
 
     /// Mean recall@k of `index` against these answers (1 with no queries or no rows): the
     /// share of each query's true top `k` the index's `k` answers hold, where an answer
-    /// whose exact score ties the `k`-th's (within [`TIE_TOLERANCE`]) counts as one of them.
+    /// whose exact score ties the `k`-th's (within [`TIE_TOLERANCE`]) counts as one of them
+    /// ([`Self::recall_of_answers`]).
     pub fn recall_of(&self, index: &dyn VectorIndex) -> Result<f64> {
         if self.hits.is_empty() {
             return Ok(1.0);
         }
-        let approximate = index.search(&self.queries, self.k)?;
-        let total: f64 = self
-            .hits
+        let answers = index.search(&self.queries, self.k)?;
+        Ok(self.recall_of_answers(&answers, index.spec().scores_exactly()))
+    }
+
+    /// Each query's `k`-th exact score (the lowest a true neighbour has; minus infinity for
+    /// a query with nothing to find).
+    pub fn kth_scores(&self) -> Vec<f32> {
+        self.hits
             .iter()
-            .zip(&approximate)
-            .map(|(truth, found)| {
+            .map(|truth| match self.k.min(truth.len()).checked_sub(1) {
+                Some(last) => truth[last].score,
+                None => f32::NEG_INFINITY,
+            })
+            .collect()
+    }
+
+    /// Each query's rows that count as one of its true top `k` by their row alone: the exact
+    /// top `k`, then the rows exact search found whose score ties the `k`-th's (within
+    /// [`TIE_TOLERANCE`]; up to [`TIES_BEYOND_K`] of them).
+    pub fn true_neighbours(&self) -> Vec<Vec<u64>> {
+        self.hits
+            .iter()
+            .zip(self.kth_scores())
+            .map(|(truth, kth)| {
                 let k = self.k.min(truth.len());
-                let Some(kth) = k.checked_sub(1).map(|last| truth[last].score) else {
+                truth
+                    .iter()
+                    .enumerate()
+                    .take_while(|&(rank, hit)| rank < k || hit.score >= kth - TIE_TOLERANCE)
+                    .map(|(_, hit)| hit.row)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Mean recall@k of an index's `answers` (in query order): each query's distinct answered
+    /// rows that are true neighbours, at most `k`, over `k` (1 for a query with nothing to
+    /// find). An answer is a true neighbour when it is one of [`Self::true_neighbours`], or,
+    /// where the index's scores are the exact inner products (`exact_scores`), when its
+    /// score ties the `k`-th's: a query among more copies of one chunk than exact search
+    /// listed then counts whichever copies the index names.
+    pub fn recall_of_answers(&self, answers: &[Vec<Hit>], exact_scores: bool) -> f64 {
+        if self.hits.is_empty() {
+            return 1.0;
+        }
+        let total: f64 = self
+            .true_neighbours()
+            .iter()
+            .zip(self.kth_scores())
+            .zip(answers)
+            .map(|((truth, kth), found)| {
+                let wanted = self.k.min(truth.len());
+                if wanted == 0 {
                     return 1.0;
-                };
-                let true_neighbour = |row: u64| {
-                    truth
-                        .iter()
-                        .position(|hit| hit.row == row)
-                        .is_some_and(|rank| rank < k || truth[rank].score >= kth - TIE_TOLERANCE)
-                };
-                let mut rows: Vec<u64> = found.iter().map(|hit| hit.row).collect();
+                }
+                let mut rows: Vec<u64> = found
+                    .iter()
+                    .filter(|hit| truth.contains(&hit.row) || (exact_scores && hit.score >= kth - TIE_TOLERANCE))
+                    .map(|hit| hit.row)
+                    .collect();
                 rows.sort_unstable();
                 rows.dedup();
-                let hits = rows.into_iter().filter(|&row| true_neighbour(row)).count();
-                hits.min(k) as f64 / k as f64
+                rows.len().min(wanted) as f64 / wanted as f64
             })
             .sum();
-        Ok(total / self.hits.len() as f64)
+        total / self.hits.len() as f64
     }
 }
 

@@ -49,6 +49,12 @@ impl IndexSpec {
         }
     }
 
+    /// Whether the index keeps every vector whole, so that the scores it answers with are
+    /// the exact inner products (up to the order of the sums): all but product quantization.
+    pub fn scores_exactly(&self) -> bool {
+        !matches!(self, Self::IvfPq { .. })
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::Flat => "flat",

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::hnsw_graph::{level_probabilities, HnswGraph};
+use super::hnsw_graph::{level_probabilities, HnswGraph, UpperLevel};
 
 /// FAISS's `METRIC_INNER_PRODUCT`.
 const METRIC_INNER_PRODUCT: i32 = 0;
@@ -170,6 +170,44 @@ impl FaissHnswLinks {
             .iter()
             .copied()
             .take_while(|&link| link != super::NO_LINK)
+    }
+
+    /// The links as an [`HnswGraph`] with FAISS's `M` = `m` (the file's slots: `2·m` on the
+    /// base level, `m` above), so that they can be changed and written again.
+    pub fn to_graph(&self, m: usize) -> io::Result<HnswGraph> {
+        let rows = self.levels.len();
+        let slots = |level: usize| (self.cumulative[level + 1] - self.cumulative[level]) as usize;
+        if self.cumulative.len() < 2 || slots(0) != 2 * m || (self.max_level > 0 && slots(1) != m) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("HNSW links: not the slots of M = {m}"),
+            ));
+        }
+        let row_links = |row: usize, level: usize| {
+            let start = self.offsets[row] as usize + self.cumulative[level] as usize;
+            &self.neighbors[start..start + slots(level)]
+        };
+        let top_levels: Vec<u8> = self.levels.iter().map(|&levels| (levels - 1) as u8).collect();
+        let base = (0..rows).flat_map(|row| row_links(row, 0).iter().copied()).collect();
+        let upper = (1..=self.max_level.max(0) as usize)
+            .map(|level| {
+                let rows: Vec<u32> = (0..rows as u32)
+                    .filter(|&row| top_levels[row as usize] as usize >= level)
+                    .collect();
+                let links = rows
+                    .iter()
+                    .flat_map(|&row| row_links(row as usize, level).iter().copied())
+                    .collect();
+                UpperLevel { rows, links }
+            })
+            .collect();
+        Ok(HnswGraph {
+            m,
+            top_levels,
+            base,
+            upper,
+            entry_point: self.entry_point,
+        })
     }
 
     /// Links a row keeps on the base level, on average: what a search reads at each row

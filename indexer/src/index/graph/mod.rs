@@ -9,12 +9,15 @@
 //! build stays the default (`--hnsw-builder auto`).
 
 mod build_options;
+mod copies;
 mod faiss_file;
 mod hnsw_graph;
 mod knn_lists;
 mod long_links;
 mod neighbourhood_prune;
+mod orphans;
 mod prune;
+mod reachable;
 mod upper_levels;
 
 use std::time::Instant;
@@ -22,9 +25,11 @@ use std::time::Instant;
 use quarry_kernels::VectorKernels;
 
 pub use build_options::{GraphBuildOptions, GraphPrune};
+pub use copies::{find_copies, Copies};
 pub use faiss_file::{read_hnsw_links, FaissHnswLinks, HnswFlatFile};
 pub use hnsw_graph::{HnswGraph, UpperLevel, NO_LINK};
 pub use knn_lists::MEMBERSHIPS;
+pub use reachable::{make_reachable, Reachability};
 
 use hnsw_graph::draw_top_levels;
 use knn_lists::knn_lists;
@@ -48,12 +53,20 @@ pub struct GraphBuildTimes {
     /// Pruning of the base level's lists: the kernels' detour counts (or the neighbourhood
     /// heuristic, on the CPU).
     pub detours: f64,
-    /// The base level's reverse links and long links (CPU).
+    /// The base level's reverse links, long links and links to the rows no row linked to
+    /// (CPU).
     pub links: f64,
     /// Every level above the base (FAISS's insertion, beside the kNN lists).
     pub upper: f64,
     /// Links a row of the base level keeps, on average (of `2·M` slots).
     pub base_links: f64,
+    /// Rows that were copies of another (the same vector), linked through their group.
+    pub copies: usize,
+    /// What was linked so that every row of the base level reaches every other
+    /// ([`make_reachable`]).
+    pub reachability: Reachability,
+    /// Finding them, and giving them their links (CPU).
+    pub copies_secs: f64,
 }
 
 /// The kNN list length pruned down to `degree` links: twice the links, as CAGRA's default
@@ -64,7 +77,46 @@ pub fn list_length(degree: usize) -> usize {
 
 /// The HNSW links of `data` (row-major unit vectors, `dim` columns) with FAISS's `M` = `m`
 /// (the levels above the base built with `ef_construction`), by `options`.
+/// Rows that are copies of another ([`copies`]) are left out of the build and linked to
+/// their group afterwards.
 pub fn build_hnsw_graph(
+    kernels: &dyn VectorKernels,
+    data: &[f32],
+    dim: usize,
+    m: usize,
+    ef_construction: usize,
+    options: &GraphBuildOptions,
+) -> Result<(HnswGraph, GraphBuildTimes)> {
+    let started = Instant::now();
+    let Some(copies) = copies::find_copies(data, dim) else {
+        let found = started.elapsed().as_secs_f64();
+        let (graph, mut times) = build_distinct(kernels, data, dim, m, ef_construction, options)?;
+        times.copies_secs = found;
+        return Ok((graph, times));
+    };
+    let distinct = crate::index::gather_rows(data, dim, copies.distinct.iter().map(|&row| row as usize));
+    let found = started.elapsed().as_secs_f64();
+    let (graph, mut times) = build_distinct(kernels, &distinct, dim, m, ef_construction, options)?;
+    drop(distinct);
+    let started = Instant::now();
+    let mut graph = copies.expand(graph);
+    let again = make_reachable(&mut graph, data, dim);
+    times.reachability.orphans += again.orphans;
+    times.reachability.links_in += again.links_in;
+    times.reachability.links_out += again.links_out;
+    times.copies = copies.copies();
+    times.copies_secs = found + started.elapsed().as_secs_f64();
+    times.base_links = mean_base_links(&graph);
+    Ok((graph, times))
+}
+
+/// Links a row keeps on the base level, on average.
+fn mean_base_links(graph: &HnswGraph) -> f64 {
+    graph.base.iter().filter(|&&link| link != NO_LINK).count() as f64 / graph.rows().max(1) as f64
+}
+
+/// [`build_hnsw_graph`] over rows that are all distinct.
+fn build_distinct(
     kernels: &dyn VectorKernels,
     data: &[f32],
     dim: usize,
@@ -120,22 +172,23 @@ pub fn build_hnsw_graph(
         }
         None => (Vec::new(), 0),
     };
+    let started = Instant::now();
     if let Some(level_one) = upper.first() {
-        let started = Instant::now();
         add_long_links(&mut base, 2 * m, level_one, m, &hubs);
-        times.links += started.elapsed().as_secs_f64();
     }
-    times.base_links = base.iter().filter(|&&link| link != NO_LINK).count() as f64 / rows.max(1) as f64;
-    Ok((
-        HnswGraph {
-            m,
-            top_levels,
-            base,
-            upper,
-            entry_point,
-        },
-        times,
-    ))
+    times.links += started.elapsed().as_secs_f64();
+    let mut graph = HnswGraph {
+        m,
+        top_levels,
+        base,
+        upper,
+        entry_point,
+    };
+    let started = Instant::now();
+    times.reachability = make_reachable(&mut graph, data, dim);
+    times.links += started.elapsed().as_secs_f64();
+    times.base_links = mean_base_links(&graph);
+    Ok((graph, times))
 }
 
 /// The share of each sampled row's true `list_length(2·m)` nearest rows (exact search,
