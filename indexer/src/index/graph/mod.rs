@@ -65,7 +65,7 @@ pub struct GraphBuildTimes {
     /// What was linked so that every row of the base level reaches every other
     /// ([`make_reachable`]).
     pub reachability: Reachability,
-    /// Finding them, and giving them their links (CPU).
+    /// Finding the copies, and giving them their links (CPU).
     pub copies_secs: f64,
 }
 
