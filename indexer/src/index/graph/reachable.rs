@@ -9,6 +9,7 @@
 //! nearest it in the part of the entry point; a part that links into no other, a link out to
 //! such a row.
 
+use quarry_kernels::dot;
 use rayon::prelude::*;
 
 use super::hnsw_graph::{HnswGraph, NO_LINK};
@@ -101,10 +102,6 @@ pub fn make_reachable(graph: &mut HnswGraph, data: &[f32], dim: usize) -> Reacha
         }
     }
     changed
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// How many links each row has coming in.
