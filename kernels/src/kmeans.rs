@@ -76,20 +76,20 @@ fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) 
         let j = i + (next(&mut state) % (rows - i) as u64) as usize;
         ids.swap(i, j);
     }
-    let sample = &ids[..sample_size];
-    let row = |r: usize| &data[r * dim..(r + 1) * dim];
+    // The sample's rows side by side: every step below reads all of them.
+    let rows_of_sample = crate::gather_rows(data, dim, ids[..sample_size].iter().copied());
+    let row = |i: usize| &rows_of_sample[i * dim..(i + 1) * dim];
     if sample_size <= k {
-        return sample.iter().flat_map(|&r| row(r).iter().copied()).collect();
+        return rows_of_sample;
     }
-    let mut chosen = vec![sample[0]];
-    let mut distance: Vec<f64> = sample
-        .iter()
-        .map(|&r| (1.0 - dot(row(r), row(sample[0])) as f64).max(0.0))
+    let mut chosen = vec![0];
+    let mut distance: Vec<f64> = (0..sample_size)
+        .map(|i| (1.0 - dot(row(i), row(0)) as f64).max(0.0))
         .collect();
     while chosen.len() < k {
         let total: f64 = distance.iter().sum();
         let pick = if total <= 0.0 {
-            sample.iter().position(|r| !chosen.contains(r)).unwrap_or(0)
+            (0..sample_size).find(|i| !chosen.contains(i)).unwrap_or(0)
         } else {
             let mut target = (next(&mut state) >> 11) as f64 / (1u64 << 53) as f64 * total;
             distance
@@ -98,19 +98,19 @@ fn kmeans_plus_plus(data: &[f32], dim: usize, rows: usize, k: usize, seed: u64) 
                     target -= d;
                     target <= 0.0
                 })
-                .unwrap_or(sample.len() - 1)
+                .unwrap_or(sample_size - 1)
         };
-        let new = sample[pick];
-        chosen.push(new);
+        chosen.push(pick);
+        let new = row(pick);
         distance
             .par_iter_mut()
-            .zip(sample.par_iter())
+            .zip(rows_of_sample.par_chunks(dim))
             .with_min_len(1024)
-            .for_each(|(d, &r)| {
-                *d = d.min((1.0 - dot(row(r), row(new)) as f64).max(0.0));
+            .for_each(|(d, sampled)| {
+                *d = d.min((1.0 - dot(sampled, new) as f64).max(0.0));
             });
     }
-    chosen.iter().flat_map(|&r| row(r).iter().copied()).collect()
+    chosen.iter().flat_map(|&i| row(i).iter().copied()).collect()
 }
 
 /// What one Lloyd step over all rows yields: per-centroid sums (f64, row-major `k × dim`)

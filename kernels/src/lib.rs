@@ -1,7 +1,7 @@
 //! Numeric primitives with a CPU reference that is always compiled, and CUDA twins behind
 //! the `cuda` feature that are tested against them: exact top-k inner-product search (also
 //! among chosen rows of a matrix kept on the device: [`ResidentRows`]), spherical k-means for
-//! IVF, a kNN graph's pruning by detour count (CAGRA's), mean pooling
+//! IVF and each row's nearest few centroids, a kNN graph's pruning by detour count (CAGRA's), mean pooling
 //! and L2 normalization; and the embedding model's
 //! fused steps on the CPU: erf GELU, masked attention softmax, attention read from the packed
 //! query-key-value product, bias + residual + layer norm (on a GPU: their twins in the PTX
@@ -24,6 +24,7 @@ mod few_rows;
 mod gemm_scores;
 mod kmeans;
 mod layer_norm;
+mod nearest_centroids;
 mod pool;
 mod resident_rows;
 mod sequences;
@@ -43,6 +44,7 @@ pub use error::{KernelError, Result};
 pub use few_rows::few_rows_product;
 pub use kmeans::{cluster_sums, kmeans_assign, kmeans_train, kmeans_train_with, ClusterSums, KMeansConfig};
 pub use layer_norm::{bias_residual_layer_norm_rows, NormParameters};
+pub use nearest_centroids::{check_nearest, nearest_centroids, MAX_NEAREST_CENTROIDS, NO_CENTROID};
 pub use pool::{l2_normalize, mean_pool, mean_pool_normalize_sequences};
 pub use resident_rows::{gather_listed_rows, gather_rows, ListHits, ResidentRows, NO_POSITION};
 pub use slice_lists::{merge_slice_lists, EMPTY_ROW};

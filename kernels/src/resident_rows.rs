@@ -19,6 +19,11 @@ pub trait ResidentRows: Send + Sync {
     /// top-k of its gathered rows against themselves. The rows' hits follow one another in
     /// the order of the lists and of their rows.
     fn top_k_among(&self, lists: &[&[u32]], k: usize) -> Result<ListHits>;
+
+    /// Every row's `each` nearest `centroids` (at most [`crate::MAX_NEAREST_CENTROIDS`]), as
+    /// [`crate::nearest_centroids`] gives them: the lists a row joins, found where the rows
+    /// already are.
+    fn nearest_centroids(&self, centroids: &[f32], each: usize) -> Result<Vec<u32>>;
 }
 
 /// The answers of [`ResidentRows::top_k_among`]: `k` places for each row of each list, the
@@ -126,6 +131,10 @@ impl ResidentRows for CpuRows<'_> {
             let gathered = gather_listed_rows(self.data, self.dim, rows)?;
             Ok(topk::exact_top_k(&gathered, &gathered, self.dim, k))
         })
+    }
+
+    fn nearest_centroids(&self, centroids: &[f32], each: usize) -> Result<Vec<u32>> {
+        crate::nearest_centroids(self.data, centroids, self.dim, each)
     }
 }
 

@@ -5,8 +5,9 @@
 #![cfg(feature = "cuda")]
 
 use quarry_kernels::{
-    cluster_sums, exact_top_k, gather_listed_rows, kmeans_assign, kmeans_train, l2_normalize, mean_pool,
-    order_by_detours, CpuKernels, CudaKernels, KMeansConfig, ListHits, Scored, VectorKernels, GPU_MAX_K, NO_NEIGHBOUR,
+    cluster_sums, dot, exact_top_k, gather_listed_rows, kmeans_assign, kmeans_train, l2_normalize, mean_pool,
+    nearest_centroids, order_by_detours, CpuKernels, CudaKernels, KMeansConfig, ListHits, ResidentRows, Scored,
+    VectorKernels, GPU_MAX_K, MAX_NEAREST_CENTROIDS, NO_CENTROID, NO_NEIGHBOUR,
 };
 
 /// A fresh seed per run (printed, so a failure can be replayed with PARITY_SEED).
@@ -228,6 +229,54 @@ fn kmeans_assign_matches_the_cpu_twin() {
             }
         }
     }
+}
+
+#[test]
+fn each_rows_nearest_centroids_match_the_cpu_twin() {
+    let gpu = gpu();
+    let mut state = seed();
+    // The graph build's shape (1M rows, 488 lists, 2 each) scaled down; the most a row
+    // keeps; fewer centroids than asked for; one row.
+    for (rows, dim, k, each) in [
+        (70_001, 384, 489, 2),
+        (3_001, 64, 300, 8),
+        (999, 17, 5, 8),
+        (1, 8, 1, 1),
+    ] {
+        let data = random_unit_rows(rows, dim, &mut state);
+        let centroids = random_unit_rows(k, dim, &mut state);
+        let cpu = nearest_centroids(&data, &centroids, dim, each).unwrap();
+        let resident: Box<dyn ResidentRows + '_> = gpu.prepare_rows(&data, dim).unwrap();
+        let on_gpu = resident.nearest_centroids(&centroids, each).unwrap();
+        assert_eq!(on_gpu.len(), rows * each);
+        let score = |row: usize, centroid: u32| {
+            dot(
+                &data[row * dim..(row + 1) * dim],
+                &centroids[centroid as usize * dim..(centroid as usize + 1) * dim],
+            )
+        };
+        for row in 0..rows {
+            for place in row * each..(row + 1) * each {
+                let (g, c) = (on_gpu[place], cpu[place]);
+                if g == c {
+                    continue;
+                }
+                // Only a near-tie may order two centroids otherwise; padding must agree.
+                assert!(g != NO_CENTROID && c != NO_CENTROID, "row {row}: gpu {g} cpu {c}");
+                assert!(
+                    (score(row, g) - score(row, c)).abs() <= 1e-4,
+                    "row {row}: gpu {g} cpu {c}"
+                );
+            }
+        }
+    }
+    let data = random_unit_rows(4, 8, &mut state);
+    let resident = gpu.prepare_rows(&data, 8).unwrap();
+    let error = resident
+        .nearest_centroids(&data, MAX_NEAREST_CENTROIDS + 1)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("at most 8"), "{error}");
 }
 
 #[test]

@@ -56,4 +56,8 @@ impl ResidentRows for GpuRows<'_> {
     fn top_k_among(&self, lists: &[&[u32]], k: usize) -> Result<ListHits> {
         self.kernels.top_k_among_lists(&self.matrix, lists, k)
     }
+
+    fn nearest_centroids(&self, centroids: &[f32], each: usize) -> Result<Vec<u32>> {
+        self.kernels.nearest_centroids(&self.matrix, centroids, each)
+    }
 }

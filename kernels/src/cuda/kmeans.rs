@@ -1,12 +1,25 @@
 //! k-means steps on the GPU: SGEMM scores a chunk of rows against every centroid,
-//! `nearest_centroid` picks each row's best, `accumulate_clusters` adds the rows into their
+//! `nearest_centroid` picks each row's best (`nearest_centroids` its few best, the lists a
+//! row joins in the graph build), `accumulate_clusters` adds the rows into their
 //! centroid's sum. Seeding and the centroid update stay on the host, shared with the CPU twin.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, CudaKernels, DeviceMatrix, SCORE_BYTES};
 use crate::error::{rows_of, Result};
-use crate::ClusterSums;
+use crate::{check_nearest, ClusterSums, NO_CENTROID};
+
+/// Rows a block of the one-warp-a-row kernels takes.
+const WARPS_PER_BLOCK: usize = 8;
+
+/// One warp per row over `rows` rows.
+fn warp_per_row(rows: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (rows.div_ceil(WARPS_PER_BLOCK) as u32, 1, 1),
+        block_dim: (32 * WARPS_PER_BLOCK as u32, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
 
 /// Sums and counts being accumulated on the device.
 struct DeviceSums {
@@ -15,6 +28,35 @@ struct DeviceSums {
 }
 
 impl CudaKernels {
+    /// Scores every row of `data` against `centroids` (`k` rows, on the device) a chunk of
+    /// rows at a time (at most [`SCORE_BYTES`] of scores), and hands each chunk to `then`:
+    /// its first row, its rows, and their scores (`k` a row).
+    fn for_each_scored_chunk(
+        &self,
+        data: &DeviceMatrix,
+        centroids: &CudaSlice<f32>,
+        k: usize,
+        mut then: impl FnMut(usize, usize, &CudaView<'_, f32>, &mut CudaViewMut<'_, f32>) -> Result<()>,
+    ) -> Result<()> {
+        let chunk_rows = (SCORE_BYTES / (4 * k.max(1))).clamp(1, data.rows.max(1));
+        let mut scores = self.stream.alloc_zeros::<f32>(chunk_rows * k).map_err(cuda_err)?;
+        for first_row in (0..data.rows).step_by(chunk_rows) {
+            let rows_here = chunk_rows.min(data.rows - first_row);
+            let rows_view = data.rows_view(first_row, rows_here);
+            let mut score_view = scores.slice_mut(..rows_here * k);
+            self.inner_products(
+                &centroids.slice(..),
+                k,
+                &rows_view,
+                rows_here,
+                data.dim,
+                &mut score_view,
+            )?;
+            then(first_row, rows_here, &rows_view, &mut score_view)?;
+        }
+        Ok(())
+    }
+
     /// Nearest centroid and its score for every row of `data`; with `sums`, also adds each
     /// row into its centroid's sum and count.
     fn assign_into(
@@ -28,55 +70,70 @@ impl CudaKernels {
         let device_centroids = self.stream.clone_htod(centroids).map_err(cuda_err)?;
         let mut assignment = self.stream.alloc_zeros::<u32>(data.rows.max(1)).map_err(cuda_err)?;
         let mut best = self.stream.alloc_zeros::<f32>(data.rows.max(1)).map_err(cuda_err)?;
-        let chunk_rows = (SCORE_BYTES / (4 * k.max(1))).clamp(1, data.rows.max(1));
-        let mut scores = self.stream.alloc_zeros::<f32>(chunk_rows * k).map_err(cuda_err)?;
-        for first_row in (0..data.rows).step_by(chunk_rows) {
-            let rows_here = chunk_rows.min(data.rows - first_row);
-            let rows_view = data.rows_view(first_row, rows_here);
-            let mut score_view = scores.slice_mut(..rows_here * k);
-            self.inner_products(
-                &device_centroids.slice(..),
-                k,
-                &rows_view,
-                rows_here,
-                dim,
-                &mut score_view,
-            )?;
-            let (rows_arg, k_arg, dim_arg) = (rows_here as i32, k as i32, dim as i32);
-            let mut assignment_view = assignment.slice_mut(first_row..first_row + rows_here);
-            let mut best_view = best.slice_mut(first_row..first_row + rows_here);
-            {
-                let mut launch = self.stream.launch_builder(&self.nearest_centroid);
-                launch
-                    .arg(&mut score_view)
-                    .arg(&rows_arg)
-                    .arg(&k_arg)
-                    .arg(&mut assignment_view)
-                    .arg(&mut best_view);
-                let warps_per_block = 8;
-                let config = LaunchConfig {
-                    grid_dim: (rows_here.div_ceil(warps_per_block) as u32, 1, 1),
-                    block_dim: (32 * warps_per_block as u32, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                // SAFETY: scores hold rows_here·k values; assignment and best rows_here each.
-                unsafe { launch.launch(config) }.map_err(cuda_err)?;
-            }
-            if let Some(sums) = sums.as_deref_mut() {
-                let mut launch = self.stream.launch_builder(&self.accumulate_clusters);
-                launch
-                    .arg(&rows_view)
-                    .arg(&mut assignment_view)
-                    .arg(&rows_arg)
-                    .arg(&dim_arg)
-                    .arg(&mut sums.sums)
-                    .arg(&mut sums.counts);
-                let config = LaunchConfig::for_num_elems((rows_here * dim) as u32);
-                // SAFETY: rows_view holds rows_here·dim values, sums k·dim, counts k.
-                unsafe { launch.launch(config) }.map_err(cuda_err)?;
-            }
-        }
+        self.for_each_scored_chunk(
+            data,
+            &device_centroids,
+            k,
+            |first_row, rows_here, rows_view, score_view| {
+                let (rows_arg, k_arg, dim_arg) = (rows_here as i32, k as i32, dim as i32);
+                let mut assignment_view = assignment.slice_mut(first_row..first_row + rows_here);
+                let mut best_view = best.slice_mut(first_row..first_row + rows_here);
+                {
+                    let mut launch = self.stream.launch_builder(&self.nearest_centroid);
+                    launch
+                        .arg(score_view)
+                        .arg(&rows_arg)
+                        .arg(&k_arg)
+                        .arg(&mut assignment_view)
+                        .arg(&mut best_view);
+                    // SAFETY: scores hold rows_here·k values; assignment and best rows_here each.
+                    unsafe { launch.launch(warp_per_row(rows_here)) }.map_err(cuda_err)?;
+                }
+                if let Some(sums) = sums.as_deref_mut() {
+                    let mut launch = self.stream.launch_builder(&self.accumulate_clusters);
+                    launch
+                        .arg(rows_view)
+                        .arg(&mut assignment_view)
+                        .arg(&rows_arg)
+                        .arg(&dim_arg)
+                        .arg(&mut sums.sums)
+                        .arg(&mut sums.counts);
+                    let config = LaunchConfig::for_num_elems((rows_here * dim) as u32);
+                    // SAFETY: rows_view holds rows_here·dim values, sums k·dim, counts k.
+                    unsafe { launch.launch(config) }.map_err(cuda_err)?;
+                }
+                Ok(())
+            },
+        )?;
         Ok((assignment, best))
+    }
+
+    /// Every row of the resident `data`'s `each` nearest centroids, best first: the GPU twin
+    /// of [`crate::nearest_centroids`] (the scores stay on the device; one copy back).
+    pub fn nearest_centroids(&self, data: &DeviceMatrix, centroids: &[f32], each: usize) -> Result<Vec<u32>> {
+        check_nearest(&[], centroids, data.dim, each)?;
+        let k = centroids.len() / data.dim.max(1);
+        if each == 0 || data.rows == 0 || k == 0 {
+            return Ok(vec![NO_CENTROID; data.rows * each]);
+        }
+        let device_centroids = self.stream.clone_htod(centroids).map_err(cuda_err)?;
+        let mut nearest = self.stream.alloc_zeros::<u32>(data.rows * each).map_err(cuda_err)?;
+        self.for_each_scored_chunk(data, &device_centroids, k, |first_row, rows_here, _, score_view| {
+            let (rows_arg, k_arg, each_arg) = (rows_here as i32, k as i32, each as i32);
+            let mut nearest_view = nearest.slice_mut(first_row * each..(first_row + rows_here) * each);
+            let mut launch = self.stream.launch_builder(&self.nearest_centroids);
+            launch
+                .arg(score_view)
+                .arg(&rows_arg)
+                .arg(&k_arg)
+                .arg(&each_arg)
+                .arg(&mut nearest_view);
+            // SAFETY: scores hold rows_here·k values, nearest_view rows_here·each; each is at
+            // most NEAREST_MAX (checked above).
+            unsafe { launch.launch(warp_per_row(rows_here)) }.map_err(cuda_err)?;
+            Ok(())
+        })?;
+        self.stream.clone_dtoh(&nearest).map_err(cuda_err)
     }
 
     /// Nearest centroid and its score for every row of the resident `data`.

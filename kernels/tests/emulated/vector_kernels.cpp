@@ -1,7 +1,7 @@
 // Runs kernels/cuda/pool.cu, kmeans.cu and gather.cu on the CPU (cuda_emulation.hpp) against
 // references: mean pooling + L2 normalization (masked tokens, an all-masked row), the nearest
 // centroid per row (ties to the lower centroid, more centroids than a warp, rows not filling
-// the last block), the per-centroid sums and counts (atomics), and rows gathered by number
+// the last block) and its few nearest ones (NaN, -inf, fewer centroids than asked), the per-centroid sums and counts (atomics), and rows gathered by number
 // (repeated rows, columns past one pass of the block's threads). Built and run by
 // kernels/tests/cuda_source_emulated.rs.
 #include "cuda_emulation.hpp"
@@ -9,6 +9,7 @@
 #include "../../cuda/kmeans.cu"
 #include "../../cuda/gather.cu"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -82,6 +83,28 @@ static void check_kmeans(int rows, int k, int dim)
     for (size_t i = 0; i < want_sums.size(); ++i) expect(std::fabs(sums[i] - want_sums[i]) <= 1e-4 * (1 + std::fabs(want_sums[i])), "accumulate_clusters sums", i);
 }
 
+// nearest_centroids against a full sort of each row's scores (higher first, then the lower
+// centroid; NaN never taken, NO_CENTROID after the last centroid).
+static void check_nearest(int rows, int k, int each, bool with_nan)
+{
+    std::uniform_int_distribution<int> level(0, 5);  // few distinct scores: ties
+    std::vector<float> scores((size_t)rows * k);
+    for (size_t i = 0; i < scores.size(); ++i) scores[i] = with_nan && i % 7 == 3 ? NAN : (i % 11 == 5 ? -INFINITY : level(rng));
+    std::vector<unsigned int> nearest((size_t)rows * each, 7777);
+    const unsigned int threads = 128, warps = threads / 32;
+    launch({(rows + warps - 1) / warps, 1, 1}, {threads, 1, 1}, [&] { nearest_centroids(scores.data(), rows, k, each, nearest.data()); });
+    for (int r = 0; r < rows; ++r) {
+        std::vector<std::pair<float, unsigned int>> order;
+        for (int c = 0; c < k; ++c)
+            if (!std::isnan(scores[(size_t)r * k + c])) order.push_back({scores[(size_t)r * k + c], (unsigned int)c});
+        std::stable_sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
+        for (int i = 0; i < each; ++i) {
+            const unsigned int want = i < (int)order.size() ? order[i].second : NO_CENTROID;
+            expect(nearest[(size_t)r * each + i] == want, "nearest_centroids", (size_t)r * each + i);
+        }
+    }
+}
+
 static void check_gather(int rows, int count, int dim)
 {
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
@@ -104,6 +127,10 @@ int main()
     check_pool(2, 5, 300);   // dim past one pass of the block's threads
     check_kmeans(1, 1, 3);
     check_kmeans(37, 45, 17);  // 45 centroids: two per lane for some; 37 rows: the last block part idle
+    check_nearest(37, 45, 2, false);   // two centroids a row, more centroids than a warp
+    check_nearest(9, 300, 8, true);    // the most a row keeps, NaN and -inf scores
+    check_nearest(5, 3, 5, false);     // fewer centroids than asked: padded
+    check_nearest(33, 1, 1, true);     // one centroid, sometimes NaN: none
     check_gather(50, 1, 7);
     check_gather(300, 97, 384);  // 384 columns: three passes of the block's threads
     if (failures) {

@@ -2,6 +2,8 @@
 //! row's kNN list is searched in, and how its links are pruned. A run builds with the
 //! defaults; `quarry bench-hnsw-build --graph-variants` compares others.
 
+use quarry_kernels::MAX_NEAREST_CENTROIDS;
+
 use super::knn_lists;
 
 /// How a row's base links are chosen from its kNN list.
@@ -67,8 +69,10 @@ impl std::str::FromStr for GraphBuildOptions {
         let memberships: usize = memberships
             .parse()
             .map_err(|_| format!("`{text}`: memberships `{memberships}` is not a count"))?;
-        if memberships == 0 {
-            return Err(format!("`{text}`: each row joins at least one list"));
+        if !(1..=MAX_NEAREST_CENTROIDS).contains(&memberships) {
+            return Err(format!(
+                "`{text}`: each row joins 1 to {MAX_NEAREST_CENTROIDS} lists, not {memberships}"
+            ));
         }
         Ok(Self {
             memberships,
@@ -93,12 +97,13 @@ mod tests {
             GraphBuildOptions::default().to_string(),
             format!("{}:detours", knn_lists::MEMBERSHIPS)
         );
-        for text in ["2:detours", "3:neighbourhood", "1:detours"] {
+        for text in ["2:detours", "3:neighbourhood", "1:detours", "8:detours"] {
             assert_eq!(text.parse::<GraphBuildOptions>().unwrap().to_string(), text);
         }
         for (bad, says) in [
             ("3", "MEMBERSHIPS:PRUNE"),
-            ("0:detours", "at least one"),
+            ("0:detours", "joins 1 to 8 lists, not 0"),
+            ("9:detours", "joins 1 to 8 lists, not 9"),
             ("x:detours", "not a count"),
             ("2:cagra", "unknown graph pruning `cagra`"),
         ] {

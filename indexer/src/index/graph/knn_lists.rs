@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use quarry_kernels::{KMeansConfig, ListHits, Scored, VectorKernels};
+use quarry_kernels::{KMeansConfig, ListHits, ResidentRows, Scored, VectorKernels, NO_CENTROID};
 
 use crate::error::Result;
 use crate::index::seeded_rows;
@@ -161,17 +161,18 @@ fn clustered_lists(
         },
     )?;
     let trained = started.elapsed().as_secs_f64();
-    let members = memberships(kernels, data, &centroids, dim, each)?;
-    let assigned = started.elapsed().as_secs_f64() - trained;
+    // The rows stay where the kernels run (on a GPU: uploaded once): each row's lists are
+    // found there, then each batch of lists is gathered there and each list searched
+    // against itself.
+    let resident = kernels.prepare_rows(data, dim)?;
+    let prepared = started.elapsed().as_secs_f64() - trained;
+    let members = memberships(resident.as_ref(), &centroids, dim, each)?;
+    let assigned = started.elapsed().as_secs_f64() - trained - prepared;
     let parts: Vec<&[u32]> = members
         .iter()
         .flat_map(|list| list.chunks(MAX_LIST_ROWS))
         .filter(|list| list.len() > 1)
         .collect();
-    // The rows stay where the kernels run (on a GPU: uploaded once); each batch of lists is
-    // gathered there and each list searched against itself.
-    let resident = kernels.prepare_rows(data, dim)?;
-    let prepared = started.elapsed().as_secs_f64() - trained - assigned;
     let batches = batches_of_lists(&parts);
     let search = |batch: &[&[u32]]| -> Result<(ListHits, f64)> {
         let started = Instant::now();
@@ -204,7 +205,7 @@ fn clustered_lists(
         };
     }
     tracing::info!(
-        "kNN lists: k-means {trained:.2} s, each row to its lists {assigned:.2} s, rows in place {prepared:.2} s; {} lists of up to {MAX_LIST_ROWS} rows searched in {} batches in {searching:.2} s, merged in {merging:.2} s, one beside the other",
+        "kNN lists: k-means {trained:.2} s, rows in place {prepared:.2} s, each row to its lists {assigned:.2} s; {} lists of up to {MAX_LIST_ROWS} rows searched in {} batches in {searching:.2} s, merged in {merging:.2} s, one beside the other",
         parts.len(),
         batches.len(),
     );
@@ -229,25 +230,19 @@ fn batches_of_lists<'a>(lists: &'a [&'a [u32]]) -> Vec<&'a [&'a [u32]]> {
     batches
 }
 
-/// Each list's rows: every row joins its `each` nearest centroids' lists.
-fn memberships(
-    kernels: &dyn VectorKernels,
-    data: &[f32],
-    centroids: &[f32],
-    dim: usize,
-    each: usize,
-) -> Result<Vec<Vec<u32>>> {
-    let rows = data.len() / dim;
+/// Each list's rows, in row order: every row of `resident` joins its `each` nearest
+/// centroids' lists.
+fn memberships(resident: &dyn ResidentRows, centroids: &[f32], dim: usize, each: usize) -> Result<Vec<Vec<u32>>> {
     let lists = centroids.len() / dim;
-    let flat = kernels.prepare_flat(centroids, dim)?;
-    let mut members = vec![Vec::new(); lists];
-    for start in (0..rows).step_by(QUERY_TILE) {
-        let end = (start + QUERY_TILE).min(rows);
-        let answers = flat.top_k(&data[start * dim..end * dim], each.min(lists))?;
-        for (offset, hits) in answers.iter().enumerate() {
-            for hit in hits {
-                members[hit.row as usize].push((start + offset) as u32);
-            }
+    let nearest = resident.nearest_centroids(centroids, each.min(lists))?;
+    let mut sizes = vec![0usize; lists];
+    for &list in nearest.iter().filter(|&&list| list != NO_CENTROID) {
+        sizes[list as usize] += 1;
+    }
+    let mut members: Vec<Vec<u32>> = sizes.into_iter().map(Vec::with_capacity).collect();
+    for (row, row_lists) in nearest.chunks(each.min(lists).max(1)).enumerate() {
+        for &list in row_lists.iter().filter(|&&list| list != NO_CENTROID) {
+            members[list as usize].push(row as u32);
         }
     }
     Ok(members)
