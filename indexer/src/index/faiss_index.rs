@@ -139,7 +139,7 @@ fn hnsw_from_graph(
         GraphPrune::Neighbourhood => "neighbourhood pruning",
     };
     tracing::info!(
-        "vector index HNSW{m},Flat over {} rows by the graph build on {}: copies of another row {} ({:.2} s to find and link them), kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s (links given to {} rows no row linked to, {} into and {} out of parts that linked only among themselves) ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
+        "vector index HNSW{m},Flat over {} rows by the graph build on {}: copies of another row {} ({:.2} s to find and link them), kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s (links given to {} rows no row linked to, {} into and {} out of parts that linked only among themselves; {:.2} s of these two and the copies' time) ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
         data.len() / dim.max(1),
         kernels.device(),
         times.copies,
@@ -152,6 +152,7 @@ fn hnsw_from_graph(
         times.reachability.orphans,
         times.reachability.links_in,
         times.reachability.links_out,
+        times.reachability_secs,
         started.elapsed().as_secs_f64(),
         times.base_links
     );

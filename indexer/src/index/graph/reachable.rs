@@ -4,16 +4,19 @@
 //! that starts there, and where none of a cluster's rows links out, a search that the
 //! descent drops there never leaves (on clustered vectors: a whole cluster of about 90 rows
 //! in 7,500, whose queries found none of their neighbours at any breadth). The parts that
-//! link only among themselves (strongly connected components, by Tarjan's algorithm) get
+//! link only among themselves (strongly connected components) get
 //! what they lack: a part no other part links into, a link in from the row of level 1
 //! nearest it in the part of the entry point; a part that links into no other, a link out to
-//! such a row.
+//! such a row. The parts come from [`super::strong_parts`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use quarry_kernels::dot;
 use rayon::prelude::*;
 
 use super::hnsw_graph::{HnswGraph, NO_LINK};
 use super::orphans::link_orphans;
+use super::strong_parts::strong_components;
 
 /// What [`make_reachable`] changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -52,22 +55,29 @@ pub fn make_reachable(graph: &mut HnswGraph, data: &[f32], dim: usize) -> Reacha
     };
     let row = |r: usize| &data[r * dim..(r + 1) * dim];
     for _ in 0..MAX_ROUNDS {
-        let parts = strong_components(&graph.base, degree);
+        let parts = strong_components(&graph.base, degree, graph.entry_point as usize);
         let main = parts.of[graph.entry_point as usize];
         if parts.count == 1 {
             break;
         }
-        // Which parts link into another, and which another links into.
-        let (mut links_out, mut linked_into) = (vec![false; parts.count], vec![false; parts.count]);
-        for (from, slots) in graph.base.chunks_exact(degree).enumerate() {
-            for &to in slots.iter().take_while(|&&link| link != NO_LINK) {
-                let (a, b) = (parts.of[from], parts.of[to as usize]);
-                if a != b {
-                    links_out[a as usize] = true;
-                    linked_into[b as usize] = true;
+        // Which parts link into another, and which another links into (every link looked
+        // at, in parallel: the flags are set only by the few links between parts).
+        let flags = || (0..parts.count).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
+        let (links_out, linked_into) = (flags(), flags());
+        graph
+            .base
+            .par_chunks_exact(degree)
+            .enumerate()
+            .for_each(|(from, slots)| {
+                for &to in slots.iter().take_while(|&&link| link != NO_LINK) {
+                    let (a, b) = (parts.of[from], parts.of[to as usize]);
+                    if a != b {
+                        links_out[a as usize].store(true, Ordering::Relaxed);
+                        linked_into[b as usize].store(true, Ordering::Relaxed);
+                    }
                 }
-            }
-        }
+            });
+        let flag = |flags: &[AtomicBool], part: usize| flags[part].load(Ordering::Relaxed);
         let hubs: Vec<usize> = level_one.iter().copied().filter(|&hub| parts.of[hub] == main).collect();
         let stride = hubs.len().div_ceil(HUBS_SCORED).max(1);
         // Each part that lacks a way in or out, by its first row, with the nearest hub.
@@ -76,8 +86,11 @@ pub fn make_reachable(graph: &mut HnswGraph, data: &[f32], dim: usize) -> Reacha
             first_row[parts.of[r] as usize] = r as u32;
         }
         let needy: Vec<(usize, bool, bool)> = (0..parts.count)
-            .filter(|&part| part != main as usize && (!links_out[part] || !linked_into[part]))
-            .map(|part| (first_row[part] as usize, !linked_into[part], !links_out[part]))
+            .filter(|&part| part != main as usize && (!flag(&links_out, part) || !flag(&linked_into, part)))
+            .map(|part| {
+                let (into, out) = (flag(&linked_into, part), flag(&links_out, part));
+                (first_row[part] as usize, !into, !out)
+            })
             .collect();
         let nearest: Vec<usize> = needy
             .par_iter()
@@ -111,75 +124,6 @@ fn incoming_links(base: &[i32], rows: usize) -> Vec<u32> {
         incoming[link as usize] += 1;
     }
     incoming
-}
-
-/// The strongly connected components of the base level.
-struct Components {
-    /// Each row's component.
-    of: Vec<u32>,
-    count: usize,
-}
-
-/// Tarjan's algorithm, iteratively (a million rows would overflow a recursion).
-fn strong_components(base: &[i32], degree: usize) -> Components {
-    const UNSEEN: u32 = u32::MAX;
-    let rows = base.len() / degree;
-    let mut index = vec![UNSEEN; rows];
-    let mut low = vec![0u32; rows];
-    let mut on_stack = vec![false; rows];
-    let mut of = vec![UNSEEN; rows];
-    let mut stack: Vec<u32> = Vec::new();
-    // (row, next slot to follow)
-    let mut calls: Vec<(u32, usize)> = Vec::new();
-    let (mut next_index, mut count) = (0u32, 0usize);
-    let links = |row: u32, slot: usize| -> Option<u32> {
-        (slot < degree)
-            .then(|| base[row as usize * degree + slot])
-            .filter(|&link| link != NO_LINK)
-            .map(|link| link as u32)
-    };
-    for root in 0..rows as u32 {
-        if index[root as usize] != UNSEEN {
-            continue;
-        }
-        calls.push((root, 0));
-        index[root as usize] = next_index;
-        low[root as usize] = next_index;
-        next_index += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
-        while let Some(&mut (row, ref mut slot)) = calls.last_mut() {
-            if let Some(to) = links(row, *slot) {
-                *slot += 1;
-                if index[to as usize] == UNSEEN {
-                    index[to as usize] = next_index;
-                    low[to as usize] = next_index;
-                    next_index += 1;
-                    stack.push(to);
-                    on_stack[to as usize] = true;
-                    calls.push((to, 0));
-                } else if on_stack[to as usize] {
-                    low[row as usize] = low[row as usize].min(index[to as usize]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent as usize] = low[parent as usize].min(low[row as usize]);
-            }
-            if low[row as usize] == index[row as usize] {
-                while let Some(member) = stack.pop() {
-                    on_stack[member as usize] = false;
-                    of[member as usize] = count as u32;
-                    if member == row {
-                        break;
-                    }
-                }
-                count += 1;
-            }
-        }
-    }
-    Components { of, count }
 }
 
 /// Puts a link from `from` to `to` in `from`'s first free slot, else in place of its last
@@ -255,7 +199,7 @@ mod tests {
             upper: vec![UpperLevel { rows: vec![1, 2], links: vec![2, 1] }],
             entry_point: 1,
         };
-        assert_eq!(strong_components(&graph.base, 2).count, 3);
+        assert_eq!(strong_components(&graph.base, 2, 1).count, 3);
         let changed = make_reachable(&mut graph, &data, 2);
         assert_eq!(
             changed,
@@ -265,7 +209,7 @@ mod tests {
                 links_out: 1
             }
         );
-        assert_eq!(strong_components(&graph.base, 2).count, 1);
+        assert_eq!(strong_components(&graph.base, 2, 1).count, 1);
         for start in 0..7 {
             assert_eq!(reached(&graph, start), 7, "from row {start}");
         }
