@@ -158,20 +158,11 @@ mod tests {
         }
     }
 
-    /// The rows a walk over the base level's links of `file` reaches from `start`.
+    /// How many rows a walk over the base level's links of `file` (an HNSW of M = 16)
+    /// reaches from `start`.
     fn reached_from(file: &[u8], start: usize) -> usize {
         let links = graph::read_hnsw_links(file).unwrap();
-        let mut seen = vec![false; links.levels.len()];
-        let mut stack = vec![start];
-        seen[start] = true;
-        while let Some(row) = stack.pop() {
-            for link in links.links(row, 0) {
-                if !std::mem::replace(&mut seen[link as usize], true) {
-                    stack.push(link as usize);
-                }
-            }
-        }
-        seen.iter().filter(|&&s| s).count()
+        links.to_graph(16).unwrap().reached_on_the_base(start)
     }
 
     #[test]

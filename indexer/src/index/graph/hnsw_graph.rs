@@ -39,6 +39,27 @@ impl HnswGraph {
     pub fn max_level(&self) -> usize {
         self.upper.len()
     }
+
+    /// How many rows a walk over the base level's links reaches from `start` (tests check
+    /// that it is every row, from any row).
+    #[cfg(test)]
+    pub fn reached_on_the_base(&self, start: usize) -> usize {
+        let degree = 2 * self.m;
+        let mut seen = vec![false; self.rows()];
+        let mut stack = vec![start];
+        seen[start] = true;
+        while let Some(row) = stack.pop() {
+            for &link in self.base[row * degree..(row + 1) * degree]
+                .iter()
+                .take_while(|&&link| link != NO_LINK)
+            {
+                if !std::mem::replace(&mut seen[link as usize], true) {
+                    stack.push(link as usize);
+                }
+            }
+        }
+        seen.iter().filter(|&&s| s).count()
+    }
 }
 
 /// FAISS's `HNSW::set_default_probas(M, 1 / ln M)`: the chance of each top level (those

@@ -244,22 +244,6 @@ mod tests {
         assert!(three > two, "3 lists a row: {three}, 2: {two}");
     }
 
-    /// The rows a walk over the base level's links reaches from the entry point.
-    fn reached_on_the_base(graph: &HnswGraph) -> usize {
-        let degree = 2 * graph.m;
-        let mut seen = vec![false; graph.rows()];
-        let mut stack = vec![graph.entry_point as usize];
-        seen[graph.entry_point as usize] = true;
-        while let Some(row) = stack.pop() {
-            for &link in &graph.base[row * degree..(row + 1) * degree] {
-                if link != NO_LINK && !std::mem::replace(&mut seen[link as usize], true) {
-                    stack.push(link as usize);
-                }
-            }
-        }
-        seen.iter().filter(|&&s| s).count()
-    }
-
     #[test]
     fn neighbourhood_pruning_keeps_fewer_links_and_one_graph() {
         let (dim, rows, m) = (32, 12_000, 16);
@@ -269,7 +253,7 @@ mod tests {
             prune: GraphPrune::Neighbourhood,
         };
         let (graph, times) = build_hnsw_graph(&quarry_kernels::CpuKernels, &data, dim, m, 80, &options).unwrap();
-        assert_eq!(reached_on_the_base(&graph), rows);
+        assert_eq!(graph.reached_on_the_base(graph.entry_point as usize), rows);
         assert!(
             times.base_links > 2.0 && times.base_links < (2 * m) as f64,
             "{}",
@@ -306,7 +290,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(graph.rows(), rows);
-        assert_eq!(reached_on_the_base(&graph), rows);
+        assert_eq!(graph.reached_on_the_base(graph.entry_point as usize), rows);
         assert!(graph.max_level() >= 2, "{}", graph.max_level());
         let top = graph.top_levels[graph.entry_point as usize] as usize;
         assert_eq!(top, graph.max_level(), "the entry point is on the top level");

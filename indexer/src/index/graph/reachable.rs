@@ -158,25 +158,6 @@ mod tests {
     use super::*;
     use crate::index::graph::UpperLevel;
 
-    /// The rows a walk over the base links reaches from `start`.
-    fn reached(graph: &HnswGraph, start: usize) -> usize {
-        let degree = 2 * graph.m;
-        let mut seen = vec![false; graph.rows()];
-        let mut stack = vec![start];
-        seen[start] = true;
-        while let Some(row) = stack.pop() {
-            for &link in graph.base[row * degree..(row + 1) * degree]
-                .iter()
-                .filter(|&&l| l != NO_LINK)
-            {
-                if !std::mem::replace(&mut seen[link as usize], true) {
-                    stack.push(link as usize);
-                }
-            }
-        }
-        seen.iter().filter(|&&s| s).count()
-    }
-
     #[test]
     fn parts_that_link_only_among_themselves_are_linked_in_and_out_through_the_nearest_hub() {
         // Rows 0-2 link among themselves (rows 1 and 2 on level 1, row 2's vector the nearer
@@ -211,7 +192,7 @@ mod tests {
         );
         assert_eq!(strong_components(&graph.base, 2, 1).count, 1);
         for start in 0..7 {
-            assert_eq!(reached(&graph, start), 7, "from row {start}");
+            assert_eq!(graph.reached_on_the_base(start), 7, "from row {start}");
         }
         // Row 3 (the first of its part) links out to row 2, in its free slot.
         assert_eq!(&graph.base[6..8], &[4, 2]);
