@@ -66,8 +66,8 @@ pub struct GraphBuildTimes {
     /// What was linked so that every row of the base level reaches every other
     /// ([`make_reachable`]).
     pub reachability: Reachability,
-    /// Of `links` and `copies_secs`: the seconds [`make_reachable`] took (its strongly
-    /// connected components, one thread).
+    /// Of `links` and `copies_secs`: the seconds [`make_reachable`] took (finding the base
+    /// level's parts and linking them).
     pub reachability_secs: f64,
     /// Finding the copies, and giving them their links (CPU).
     pub copies_secs: f64,
