@@ -7,6 +7,7 @@
 mod base;
 mod compact;
 mod delta;
+mod fetch_stage;
 mod model_reading;
 mod online;
 mod own_pools;

@@ -5,13 +5,10 @@
 //! full version, the documents added through the API) pushed into the segments.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
-
-use futures::StreamExt;
 
 use super::base::{Base, FullBase};
+use super::fetch_stage::fetch_stage;
 use super::progress::{Counters, Progress};
 use super::publish::{SegmentBuilder, Sizing};
 use super::report::{self, Failure};
@@ -36,6 +33,7 @@ pub(super) struct StageOutcome {
     /// Files and documents that failed, by URI.
     pub failures: Vec<Failure>,
     pub files_fetched: usize,
+    /// The fetch loop's seconds not held back by the stages after it.
     pub fetch_secs: f64,
     pub parse_busy: f64,
     pub embed_busy: f64,
@@ -110,37 +108,15 @@ pub(super) async fn run_stages(
         None => new_version_id(),
     };
     let mut segmenter = Segmenter::new(builder.clone(), segments_named, options.segment_chunks, first_sizing);
-    let fetch = async {
-        let fetch_started = Instant::now();
-        let concurrency = options.source_options.concurrency.max(1);
-        let mut fetched = futures::stream::iter(entries)
-            .map(|entry| {
-                let source = source.clone();
-                async move {
-                    let result = source.fetch(&entry).await;
-                    (entry, result)
-                }
-            })
-            .buffer_unordered(concurrency);
-        while let Some((entry, result)) = fetched.next().await {
-            context.counters.fetched.fetch_add(1, Ordering::Relaxed);
-            match result {
-                Ok(raw) => {
-                    // Waits while the fetched files not yet parsed hold the whole budget.
-                    let kib = (raw.bytes.len() / 1024).clamp(1, stages::FETCHED_BUDGET_KIB) as u32;
-                    let Ok(held) = fetched_budget.clone().acquire_many_owned(kib).await else {
-                        break;
-                    };
-                    if raw_tx.send((raw, held)).await.is_err() {
-                        break; // a later stage stopped; its error is reported below
-                    }
-                }
-                Err(e) => context.fail(&entry.uri, "fetch", e.to_string()),
-            }
-        }
-        drop(raw_tx);
-        fetch_started.elapsed().as_secs_f64()
-    };
+    let fetch = fetch_stage(
+        entries,
+        source,
+        options.source_options.concurrency,
+        fetched_budget,
+        raw_tx,
+        &context.counters,
+        |uri, why| context.fail(uri, "fetch", why),
+    );
     let receive = async {
         while let Some(arrival) = embedded_rx.recv().await {
             if let Err(e) = segmenter.take(arrival, &context).await {
@@ -152,7 +128,7 @@ pub(super) async fn run_stages(
         }
         Ok::<(), IndexerError>(())
     };
-    let (fetch_secs, received) = tokio::join!(fetch, receive);
+    let (fetched, received) = tokio::join!(fetch, receive);
     let (parse_busy, reused, stored) = join_stage(parse_thread, "parse").await?;
     let (embed_busy, embed_tokens) = join_stage(embed_thread, "embed").await??;
     received?;
@@ -192,7 +168,7 @@ pub(super) async fn run_stages(
         counters: context.counters.clone(),
         failures,
         files_fetched,
-        fetch_secs,
+        fetch_secs: fetched.busy,
         parse_busy,
         embed_busy,
         embedded_tokens,
