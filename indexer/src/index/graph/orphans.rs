@@ -15,10 +15,7 @@ pub fn link_orphans(base: &mut [i32], degree: usize) -> usize {
         return 0;
     }
     let rows = base.len() / degree;
-    let mut incoming = vec![0u32; rows];
-    for &link in base.iter().filter(|&&link| link != NO_LINK) {
-        incoming[link as usize] += 1;
-    }
+    let mut incoming = incoming_links(base, rows);
     let orphans: Vec<usize> = (0..rows).filter(|&row| incoming[row] == 0).collect();
     let mut linked = 0;
     for orphan in orphans {
@@ -45,6 +42,15 @@ pub fn link_orphans(base: &mut [i32], degree: usize) -> usize {
         }
     }
     linked
+}
+
+/// How many links each of `rows` rows has coming in.
+pub(super) fn incoming_links(base: &[i32], rows: usize) -> Vec<u32> {
+    let mut incoming = vec![0u32; rows];
+    for &link in base.iter().filter(|&&link| link != NO_LINK) {
+        incoming[link as usize] += 1;
+    }
+    incoming
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use quarry_kernels::dot;
 use rayon::prelude::*;
 
 use super::hnsw_graph::{HnswGraph, NO_LINK};
-use super::orphans::link_orphans;
+use super::orphans::{incoming_links, link_orphans};
 use super::strong_parts::strong_components;
 
 /// What [`make_reachable`] changed.
@@ -115,15 +115,6 @@ pub fn make_reachable(graph: &mut HnswGraph, data: &[f32], dim: usize) -> Reacha
         }
     }
     changed
-}
-
-/// How many links each row has coming in.
-fn incoming_links(base: &[i32], rows: usize) -> Vec<u32> {
-    let mut incoming = vec![0u32; rows];
-    for &link in base.iter().filter(|&&link| link != NO_LINK) {
-        incoming[link as usize] += 1;
-    }
-    incoming
 }
 
 /// Puts a link from `from` to `to` in `from`'s first free slot, else in place of its last
