@@ -67,7 +67,7 @@ impl RowBits {
 /// The rows of `entry`'s part: those it reaches that reach it; None if the rows reaching it
 /// were still growing after [`MAX_PASSES`] passes.
 fn part_of_entry(base: &[i32], degree: usize, entry: usize) -> Option<RowBits> {
-    let rows = base.len() / degree;
+    let rows = base.len() / degree.max(1);
     let links = |row: usize| {
         base[row * degree..(row + 1) * degree]
             .iter()
