@@ -27,6 +27,12 @@ fn next(state: &mut u64) -> u64 {
 /// Scores per matrix product in [`kmeans_assign`] (rows × centroids): 2 MiB of them.
 const ASSIGN_SCORES: usize = 1 << 19;
 
+/// Rows scored by one matrix product against `k` centroids, as [`kmeans_assign`] and
+/// [`crate::nearest_centroids`] block them.
+pub(crate) fn assign_block_rows(k: usize) -> usize {
+    (ASSIGN_SCORES / k.max(1)).clamp(1, 256)
+}
+
 /// The nearest centroid (highest inner product; the lower centroid on ties) of every row,
 /// with that inner product: blocks of rows scored against every centroid by one matrix
 /// product each, in parallel.
@@ -35,7 +41,7 @@ pub fn kmeans_assign(data: &[f32], centroids: &[f32], dim: usize) -> Vec<(u32, f
     if k == 0 {
         return vec![(0, f32::NEG_INFINITY); data.len() / dim.max(1)];
     }
-    let block_rows = (ASSIGN_SCORES / k).clamp(1, 256);
+    let block_rows = assign_block_rows(k);
     data.par_chunks(block_rows * dim)
         .flat_map_iter(|rows| {
             let mut scores = Vec::new();

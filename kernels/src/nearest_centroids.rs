@@ -6,15 +6,13 @@ use rayon::prelude::*;
 
 use crate::error::{rows_of, KernelError, Result};
 use crate::gemm_scores::block_scores;
+use crate::kmeans::assign_block_rows;
 
 /// The most centroids a row may be given (NEAREST_MAX in kmeans.cu: a GPU thread keeps
 /// that many in registers).
 pub const MAX_NEAREST_CENTROIDS: usize = 8;
 /// An empty place in a row's centroids (fewer centroids than asked for).
 pub const NO_CENTROID: u32 = u32::MAX;
-
-/// Scores per matrix product (rows × centroids): 2 MiB of them.
-const BLOCK_SCORES: usize = 1 << 19;
 
 /// For every row of `data` (row-major, `dim` columns), its `each` nearest `centroids`,
 /// best first (higher inner product, then the lower centroid), as `each` centroid numbers a
@@ -26,7 +24,7 @@ pub fn nearest_centroids(data: &[f32], centroids: &[f32], dim: usize, each: usiz
     if each == 0 {
         return Ok(Vec::new());
     }
-    let block_rows = (BLOCK_SCORES / k.max(1)).clamp(1, 256);
+    let block_rows = assign_block_rows(k);
     let mut out = vec![NO_CENTROID; data.len() / dim.max(1) * each];
     if k == 0 || dim == 0 {
         return Ok(out);

@@ -234,13 +234,14 @@ fn batches_of_lists<'a>(lists: &'a [&'a [u32]]) -> Vec<&'a [&'a [u32]]> {
 /// centroids' lists.
 fn memberships(resident: &dyn ResidentRows, centroids: &[f32], dim: usize, each: usize) -> Result<Vec<Vec<u32>>> {
     let lists = centroids.len() / dim;
-    let nearest = resident.nearest_centroids(centroids, each.min(lists))?;
+    let each = each.min(lists).max(1);
+    let nearest = resident.nearest_centroids(centroids, each)?;
     let mut sizes = vec![0usize; lists];
     for &list in nearest.iter().filter(|&&list| list != NO_CENTROID) {
         sizes[list as usize] += 1;
     }
     let mut members: Vec<Vec<u32>> = sizes.into_iter().map(Vec::with_capacity).collect();
-    for (row, row_lists) in nearest.chunks(each.min(lists).max(1)).enumerate() {
+    for (row, row_lists) in nearest.chunks(each).enumerate() {
         for &list in row_lists.iter().filter(|&&list| list != NO_CENTROID) {
             members[list as usize].push(row as u32);
         }
