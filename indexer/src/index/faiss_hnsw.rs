@@ -198,9 +198,17 @@ mod tests {
         let dim = 32;
         let data = rows_with_copies(dim);
         let rows = data.len() / dim;
-        let index =
-            crate::index::build_graph_hnsw(&hnsw(crate::index::HnswBuilder::Graph), dim, &data, &Default::default())
-                .unwrap();
+        // Searched at efSearch 128: at 64, FAISS's multi-threaded insertion of the levels
+        // above makes the recall vary from build to build (0.984-0.998 here) across the
+        // figure a build without the fixes reaches (0.982-0.987); at 128 a build with them
+        // gave 0.9977-1 in 40 builds, two at a time, and one without them 0.984.
+        let spec = IndexSpec::Hnsw {
+            m: 16,
+            ef_construction: 80,
+            ef_search: 128,
+            builder: crate::index::HnswBuilder::Graph,
+        };
+        let index = crate::index::build_graph_hnsw(&spec, dim, &data, &Default::default()).unwrap();
         let mut file = Vec::new();
         index.write_to(&mut file).unwrap();
         // A group of 301 is longer than a kNN list (64 here): unfolded, its rows would list
@@ -212,11 +220,10 @@ mod tests {
             .step_by(17)
             .flat_map(|row| data[row * dim..(row + 1) * dim].to_vec())
             .collect();
-        // About 0.977 at efSearch 64 with a cluster that no walk left or entered.
         let recall = ExactTruth::of(&data, dim, queries, 10)
             .unwrap()
             .recall_of(&index)
             .unwrap();
-        assert!(recall >= 0.99, "recall@10 {recall}");
+        assert!(recall >= 0.995, "recall@10 {recall}");
     }
 }
