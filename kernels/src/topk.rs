@@ -4,7 +4,6 @@
 //! ([`crate::gemm_scores`]), a block of queries against a part of the base per task.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 
@@ -23,60 +22,86 @@ pub fn best_first(a: &Scored, b: &Scored) -> Ordering {
     b.score.total_cmp(&a.score).then(a.row.cmp(&b.row))
 }
 
-/// Min-heap entry: the worst kept hit sits on top. Ties keep the lower row.
-struct Entry(Scored);
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        best_first(&self.0, &other.0)
-    }
-}
-
-/// The `k` best rows offered so far: a row no better than the worst kept one, once `k` are
-/// kept, costs one comparison.
+/// The `k` best rows offered so far. Rows are kept unordered, up to twice `k`, then cut to
+/// the `k` best by one selection, whose last (the k-th best) every later row must beat: a
+/// row no better costs one comparison, a better one a push, and each cut is linear in what
+/// it keeps. (A binary heap of `k` paid a sift for every row it took, and a sort of its
+/// heap entries for every row it dropped: a third of a kNN list search's time at k = 128.)
 struct Best {
     k: usize,
-    heap: BinaryHeap<Entry>,
+    kept: Vec<Scored>,
+    /// The k-th best kept at the last cut; `None` before the first.
+    worst: Option<Scored>,
 }
 
 impl Best {
     fn new(k: usize) -> Self {
         Self {
             k,
-            heap: BinaryHeap::with_capacity(k + 1),
+            kept: Vec::with_capacity(Self::capacity(k)),
+            worst: None,
         }
     }
 
+    /// Rows kept before a cut.
+    fn capacity(k: usize) -> usize {
+        (2 * k).max(k + 16)
+    }
+
+    #[inline]
     fn offer(&mut self, row: u64, score: f32) {
-        let entry = Entry(Scored { row, score });
-        if self.heap.len() == self.k {
-            match self.heap.peek() {
-                Some(worst) if entry < *worst => {}
-                _ => return,
+        let hit = Scored { row, score };
+        if let Some(worst) = &self.worst {
+            if best_first(&hit, worst) != Ordering::Less {
+                return;
             }
         }
-        self.heap.push(entry);
-        if self.heap.len() > self.k {
-            self.heap.pop();
+        if self.k == 0 {
+            return;
         }
+        self.kept.push(hit);
+        if self.kept.len() == Self::capacity(self.k) {
+            self.cut();
+        }
+    }
+
+    /// [`Best::offer`] of `scores`, the scores of rows `first_row`, `first_row + 1`, ...:
+    /// eight at a time, eight that all score below the k-th best kept skipped with one
+    /// vector comparison (which lets NaN, and scores equal to the k-th, through to `offer`).
+    fn offer_run(&mut self, first_row: u64, scores: &[f32]) {
+        const LANES: usize = 8;
+        let mut row = first_row;
+        for eight in scores.chunks(LANES) {
+            if let Some(worst) = &self.worst {
+                let floor = worst.score;
+                if !eight
+                    .iter()
+                    .fold(false, |any, &score| any | (score >= floor) | score.is_nan())
+                {
+                    row += eight.len() as u64;
+                    continue;
+                }
+            }
+            for &score in eight {
+                self.offer(row, score);
+                row += 1;
+            }
+        }
+    }
+
+    /// Keeps the `k` best (unordered), the k-th of them last.
+    fn cut(&mut self) {
+        let k = self.k;
+        self.kept.select_nth_unstable_by(k - 1, best_first);
+        self.kept.truncate(k);
+        self.worst = Some(self.kept[k - 1]);
     }
 
     /// Best first (ties keep the lower row).
-    fn into_sorted(self) -> Vec<Scored> {
-        let mut hits: Vec<Scored> = self.heap.into_iter().map(|e| e.0).collect();
-        hits.sort_by(best_first);
-        hits
+    fn into_sorted(mut self) -> Vec<Scored> {
+        self.kept.sort_unstable_by(best_first);
+        self.kept.truncate(self.k);
+        self.kept
     }
 }
 
@@ -162,9 +187,7 @@ fn blocked_top_k(queries: &[f32], part: &[f32], first_row: usize, dim: usize, k:
         block_scores(queries, rows, dim, &mut scores);
         let (row0, width) = (first_row + block * BASE_BLOCK, rows.len() / dim);
         for (best, row_scores) in best.iter_mut().zip(scores.chunks(width)) {
-            for (offset, &score) in row_scores.iter().enumerate() {
-                best.offer((row0 + offset) as u64, score);
-            }
+            best.offer_run(row0 as u64, row_scores);
         }
     }
     best.into_iter().map(Best::into_sorted).collect()
@@ -190,6 +213,69 @@ mod tests {
         let base = [1.0, 1.0, 1.0, 1.0];
         let hits = exact_top_k(&[1.0], &base, 1, 2);
         assert_eq!(hits[0].iter().map(|h| h.row).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn the_k_best_are_those_of_a_full_sort_through_many_cuts_and_ties() {
+        let mut state = 11u64;
+        // Scores from a few values, so that the k-th best ties with rows still to come
+        // (NaN and the infinities among them); the rows offered in a scrambled order, each
+        // once.
+        let few = [1.0, 0.5, 0.5, 0.0];
+        let odd = [
+            0.5,
+            -0.25,
+            1.0,
+            f32::NAN,
+            0.5,
+            f32::NEG_INFINITY,
+            0.75,
+            f32::INFINITY,
+            0.0,
+        ];
+        for values in [&few[..], &odd[..]] {
+            for (count, k) in [
+                (0, 3),
+                (5, 0),
+                (5, 9),
+                (40, 1),
+                (1_000, 7),
+                (5_000, 128),
+                (5_000, 700),
+                (20_000, 5_000),
+            ] {
+                let offered: Vec<(u64, f32)> = (0..count as u64)
+                    .map(|i| {
+                        state = state
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        (
+                            (i * 7919) % count.max(1) as u64,
+                            values[(state >> 33) as usize % values.len()],
+                        )
+                    })
+                    .collect();
+                let mut sorted: Vec<Scored> = offered.iter().map(|&(row, score)| Scored { row, score }).collect();
+                sorted.sort_by(best_first);
+                sorted.truncate(k);
+                // One by one, and as runs of consecutive rows (37 at a time).
+                let mut by_row = vec![0.0; count];
+                offered.iter().for_each(|&(row, score)| by_row[row as usize] = score);
+                let mut runs = Best::new(k);
+                for (run, scores) in by_row.chunks(37).enumerate() {
+                    runs.offer_run(37 * run as u64, scores);
+                }
+                for found in [top_k_of_scores(offered.iter().copied(), k), runs.into_sorted()] {
+                    assert_eq!(found.len(), sorted.len(), "{count} rows, k = {k}");
+                    for (hit, truth) in found.iter().zip(&sorted) {
+                        assert!(
+                            hit.row == truth.row && hit.score.total_cmp(&truth.score).is_eq(),
+                            "{count} rows, k = {k}: {hit:?} vs {truth:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// Seeded unit vectors.
