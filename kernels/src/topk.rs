@@ -25,8 +25,9 @@ pub fn best_first(a: &Scored, b: &Scored) -> Ordering {
 /// The `k` best rows offered so far. Rows are kept unordered, up to twice `k`, then cut to
 /// the `k` best by one selection, whose last (the k-th best) every later row must beat: a
 /// row no better costs one comparison, a better one a push, and each cut is linear in what
-/// it keeps. (A binary heap of `k` paid a sift for every row it took, and a sort of its
-/// heap entries for every row it dropped: a third of a kNN list search's time at k = 128.)
+/// it keeps. (A binary heap of `k` paid a push and a pop, each a walk through its levels,
+/// for every row it took: about a quarter of the graph build's kNN list searches at k = 128
+/// in a profile, bench/RESULTS.md "Exact top-k without a heap".)
 struct Best {
     k: usize,
     kept: Vec<Scored>,
