@@ -96,6 +96,70 @@ mod tests {
         assert_eq!(kept.len(), 8);
     }
 
+    /// Detours counted by looking each onward row up in the list itself.
+    fn detours_by_search(lists: &[u32], k: usize, degree: usize) -> Vec<u32> {
+        let rows = lists.len() / k;
+        let list = |row: usize| valid(&lists[row * k..(row + 1) * k]);
+        let mut kept = vec![NO_NEIGHBOUR; rows * degree];
+        for row in 0..rows {
+            let own = list(row);
+            let mut detours = vec![0u32; own.len()];
+            for (i, &via) in own.iter().enumerate() {
+                for (r, &onward) in lists[via as usize * k..(via as usize + 1) * k]
+                    .iter()
+                    .enumerate()
+                    .take(own.len().saturating_sub(1))
+                    .take_while(|&(_, &onward)| onward != NO_NEIGHBOUR)
+                {
+                    if let Some(j) = own.iter().rposition(|&id| id == onward) {
+                        if j > i.max(r) {
+                            detours[j] += 1;
+                        }
+                    }
+                }
+            }
+            let mut order: Vec<usize> = (0..own.len()).collect();
+            order.sort_by_key(|&j| (detours[j], j));
+            for (slot, &j) in kept[row * degree..(row + 1) * degree].iter_mut().zip(&order) {
+                *slot = own[j];
+            }
+        }
+        kept
+    }
+
+    #[test]
+    fn detours_counted_through_the_rank_stamps_are_those_found_by_searching_each_list() {
+        let mut state = 5u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        for (rows, k, degree) in [(600, 24, 10), (3_000, 127, 64), (40, 7, 7)] {
+            // Each row's list: distinct ids near the row (so lists overlap, as kNN lists do),
+            // some cut short by padding.
+            let mut lists = Vec::with_capacity(rows * k);
+            for row in 0..rows {
+                let mut own: Vec<u32> = Vec::new();
+                let length = if next(5) == 0 { next(k as u64) as usize } else { k };
+                while own.len() < length {
+                    let id = ((row as u64 + rows as u64 + next(4 * k as u64) - 2 * k as u64) % rows as u64) as u32;
+                    if id as usize != row && !own.contains(&id) {
+                        own.push(id);
+                    }
+                }
+                own.resize(k, NO_NEIGHBOUR);
+                lists.extend(own);
+            }
+            assert_eq!(
+                order_by_detours(&lists, k, degree).unwrap(),
+                detours_by_search(&lists, k, degree),
+                "{rows} rows, k = {k}"
+            );
+        }
+    }
+
     #[test]
     fn short_lists_are_padded_and_bad_shapes_refused() {
         let lists = [1, NO_NEIGHBOUR, NO_NEIGHBOUR, 0, NO_NEIGHBOUR, NO_NEIGHBOUR];
