@@ -39,7 +39,8 @@ impl Best {
     fn new(k: usize) -> Self {
         Self {
             k,
-            kept: Vec::with_capacity(Self::capacity(k)),
+            // Grown as rows come: a large k over few rows allocates for the rows.
+            kept: Vec::with_capacity(Self::capacity(k).min(1_024)),
             worst: None,
         }
     }
