@@ -129,13 +129,8 @@ mod tests {
 
     #[test]
     fn detours_counted_through_the_rank_stamps_are_those_found_by_searching_each_list() {
-        let mut state = 5u64;
-        let mut next = |below: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % below
-        };
+        let mut lcg = crate::test_lcg::Lcg(5);
+        let mut next = |below: u64| lcg.below(below);
         for (rows, k, degree) in [(600, 24, 10), (3_000, 127, 64), (40, 7, 7)] {
             // Each row's list: distinct ids near the row (so lists overlap, as kNN lists do),
             // some cut short by padding.

@@ -50,13 +50,8 @@ mod tests {
 
     #[test]
     fn every_pair_is_the_dot_product_at_odd_sizes() {
-        let mut state = 0x1234_5678u64;
-        let mut value = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        };
+        let mut lcg = crate::test_lcg::Lcg(0x1234_5678);
+        let mut value = || lcg.centred();
         for (m, n, dim) in [(1, 1, 1), (3, 7, 5), (17, 33, 384), (64, 257, 31)] {
             let a: Vec<f32> = (0..m * dim).map(|_| value()).collect();
             let b: Vec<f32> = (0..n * dim).map(|_| value()).collect();

@@ -30,6 +30,8 @@ mod resident_rows;
 mod sequences;
 mod slice_lists;
 mod softmax;
+#[cfg(test)]
+mod test_lcg;
 mod topk;
 
 pub use activation::{bias_activation_in_place, erf, gelu_erf_in_place};

@@ -84,6 +84,7 @@ fn better((score, centroid): (f32, u32), (other_score, other): (f32, u32)) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_lcg::Lcg;
 
     /// Every row's centroids by a full sort: higher score first, then the lower centroid.
     fn sorted_nearest(data: &[f32], centroids: &[f32], dim: usize, each: usize) -> Vec<u32> {
@@ -102,21 +103,16 @@ mod tests {
         out
     }
 
-    fn lcg_rows(rows: usize, dim: usize, state: &mut u64) -> Vec<f32> {
+    fn lcg_rows(rows: usize, dim: usize, lcg: &mut Lcg) -> Vec<f32> {
         (0..rows * dim)
-            .map(|_| {
-                *state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                // Few distinct values, so that scores tie often.
-                ((*state >> 60) as f32 - 8.0) / 4.0
-            })
+            // Few distinct values, so that scores tie often.
+            .map(|_| ((lcg.step() >> 60) as f32 - 8.0) / 4.0)
             .collect()
     }
 
     #[test]
     fn keeps_what_a_sort_keeps_ties_to_the_lower_centroid() {
-        let mut state = 7;
+        let mut lcg = Lcg(7);
         for (rows, k, dim, each) in [
             (1, 1, 3, 1),
             (300, 45, 4, 2),
@@ -124,8 +120,8 @@ mod tests {
             (40, 9, 5, 8),
             (20, 600, 3, 4),
         ] {
-            let data = lcg_rows(rows, dim, &mut state);
-            let centroids = lcg_rows(k, dim, &mut state);
+            let data = lcg_rows(rows, dim, &mut lcg);
+            let centroids = lcg_rows(k, dim, &mut lcg);
             let found = nearest_centroids(&data, &centroids, dim, each).unwrap();
             assert_eq!(
                 found,

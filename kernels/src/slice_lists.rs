@@ -135,13 +135,8 @@ mod tests {
 
     #[test]
     fn merged_slices_keep_the_k_best_of_them_all_across_launches() {
-        let mut state = 0x736c_6963_6573_u64;
-        let mut next = |below: u64| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) % below
-        };
+        let mut lcg = crate::test_lcg::Lcg(0x736c_6963_6573);
+        let mut next = |below: u64| lcg.below(below);
         for (queries, slices, k) in [(1, 1, 1), (5, 2, 8), (300, 3, 16), (64, 16, 128)] {
             let mut lists = vec![Vec::new(); queries];
             let mut expected = vec![Vec::new(); queries];

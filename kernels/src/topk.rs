@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn the_k_best_are_those_of_a_full_sort_through_many_cuts_and_ties() {
-        let mut state = 11u64;
+        let mut lcg = crate::test_lcg::Lcg(11);
         // Scores from a few values, so that the k-th best ties with rows still to come
         // (NaN and the infinities among them); the rows offered in a scrambled order, each
         // once.
@@ -248,13 +248,8 @@ mod tests {
             ] {
                 let offered: Vec<(u64, f32)> = (0..count as u64)
                     .map(|i| {
-                        state = state
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        (
-                            (i * 7919) % count.max(1) as u64,
-                            values[(state >> 33) as usize % values.len()],
-                        )
+                        let value = values[lcg.below(values.len() as u64) as usize];
+                        ((i * 7919) % count.max(1) as u64, value)
                     })
                     .collect();
                 let mut sorted: Vec<Scored> = offered.iter().map(|&(row, score)| Scored { row, score }).collect();
@@ -282,15 +277,8 @@ mod tests {
 
     /// Seeded unit vectors.
     fn unit_rows(rows: usize, dim: usize, seed: u64) -> Vec<f32> {
-        let mut state = seed;
-        let mut data: Vec<f32> = (0..rows * dim)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-            })
-            .collect();
+        let mut lcg = crate::test_lcg::Lcg(seed);
+        let mut data: Vec<f32> = (0..rows * dim).map(|_| lcg.centred()).collect();
         for row in data.chunks_mut(dim) {
             let norm = dot(row, row).sqrt().max(1e-6);
             row.iter_mut().for_each(|x| *x /= norm);
