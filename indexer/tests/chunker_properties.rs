@@ -334,6 +334,39 @@ fn signature_changes_with_the_config() {
     assert_ne!(a.signature(), c.signature());
 }
 
+/// A window too small for any text is refused with the smallest one that is accepted, and
+/// that one is.
+#[test]
+fn a_window_too_small_is_refused_naming_the_smallest() {
+    let tokenizer = tokenizer();
+    let window = |max_tokens| {
+        TokenChunker::new(
+            ChunkerConfig {
+                max_tokens,
+                overlap_tokens: 0,
+            },
+            tokenizer.clone(),
+            "model-a",
+        )
+    };
+    let Err(refused) = window(8) else {
+        panic!("a window of 8 tokens was accepted")
+    };
+    let message = refused.to_string();
+    let smallest: usize = message
+        .split("the smallest is ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no smallest window in `{message}`"));
+    assert!(message.contains("chunk window of 8 tokens is too small"), "{message}");
+    assert!(
+        window(smallest).is_ok(),
+        "the smallest window named, {smallest}, is refused"
+    );
+    assert!(window(smallest - 1).is_err(), "{} tokens accepted", smallest - 1);
+}
+
 /// The run skips counting a document's tokens when its text has no more bytes than the
 /// limit: no text may have more tokens than bytes.
 #[test]

@@ -84,8 +84,9 @@ impl TokenChunker {
         let specials = tokenizer.special_tokens();
         if config.max_tokens <= specials + 8 {
             return Err(IndexerError::Config(format!(
-                "chunk window of {} tokens is too small",
-                config.max_tokens
+                "chunk window of {} tokens is too small: the smallest is {} (the model's {specials} special tokens and 9 of text)",
+                config.max_tokens,
+                specials + 9
             )));
         }
         if config.max_tokens > tokenizer.max_tokens() {

@@ -114,7 +114,9 @@ impl FromStr for IvfTrainer {
 /// Who builds an HNSW index: FAISS, inserting row by row on the CPU, or quarry's graph
 /// build (`index/graph/`): kNN lists from the vector kernels, CAGRA's pruning, written as
 /// FAISS's own HNSW file. `Auto` (the default) is the graph build when the kernels run on a
-/// GPU and FAISS otherwise. Either index is searched by FAISS the same way.
+/// GPU and FAISS otherwise (on the CPU the graph build is faster, but its 64 links a row
+/// answer fewer queries a second at the default efSearch: bench/RESULTS.md, "Which HNSW
+/// builder without a GPU"). Either index is searched by FAISS the same way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HnswBuilder {
