@@ -956,6 +956,22 @@ fn kernel_and_embedding_benchmarks_report_what_they_measured() {
     assert!(text(&output.stdout)
         .contains("| quarry graph build (kNN lists on cpu; 3 lists a row, neighbourhood pruning) |"));
     assert!(text(&output.stdout).contains("FAISS's build time / the graph build's (2:detours):"));
+    // Each graph build's QPS against FAISS's at the same recall, one per efSearch; none for
+    // FAISS's own.
+    assert!(builds[2]["qps_over_faiss_at_equal_recall"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    for build in &builds[..2] {
+        let ratios = build["qps_over_faiss_at_equal_recall"].as_array().unwrap();
+        assert_eq!(ratios.len(), 2, "{build}");
+        assert!(
+            ratios.iter().all(|r| r.is_null() || r.as_f64().unwrap() > 0.0),
+            "{build}"
+        );
+    }
+    assert!(text(&output.stdout)
+        .contains("quarry graph build (kNN lists on cpu): QPS / FAISS's at the same recall@10, efSearch 16 "));
 
     // A published snapshot's own embeddings, some rows held out as the queries.
     let snapshot = out.path().join("sample");

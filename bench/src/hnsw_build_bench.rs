@@ -14,6 +14,7 @@ use quarry_indexer::index::{build_graph_hnsw, build_vector_index, HnswBuilder, I
 use serde::Serialize;
 
 use crate::ann_sweep::{ground_truth, sweep, SweepPoint};
+use crate::equal_recall::qps_ratios_at_equal_recall;
 
 /// What to measure.
 #[derive(Debug, Clone, Serialize)]
@@ -85,6 +86,10 @@ pub struct HnswBuildResult {
     /// Links a row keeps on the base level, on average (of `2·M` slots), read from the file.
     pub base_links: f64,
     pub sweep: Vec<SweepPoint>,
+    /// For a graph build beside FAISS's: at each point of its sweep, its QPS over FAISS's
+    /// QPS at the same recall ([`qps_ratios_at_equal_recall`]; null where FAISS's sweep did
+    /// not measure that recall). Empty for FAISS's own build, or without it.
+    pub qps_over_faiss_at_equal_recall: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,7 +182,13 @@ pub fn run(
             build_secs,
             base_links,
             sweep,
+            qps_over_faiss_at_equal_recall: Vec::new(),
         });
+    }
+    if let Some(faiss) = builds.iter().find(|b| b.graph.is_none()).map(|b| b.sweep.clone()) {
+        for build in builds.iter_mut().filter(|b| b.graph.is_some()) {
+            build.qps_over_faiss_at_equal_recall = qps_ratios_at_equal_recall(&build.sweep, &faiss);
+        }
     }
     let mut knn_list_recall = Vec::new();
     if config.knn_recall_sample > 0 {
@@ -256,6 +267,22 @@ pub fn markdown(report: &HnswBuildBenchReport) -> String {
             graph.graph.map(|g| g.to_string()).unwrap_or_default(),
             faiss.build_secs / graph.build_secs.max(1e-9)
         );
+    }
+    for build in report
+        .builds
+        .iter()
+        .filter(|b| !b.qps_over_faiss_at_equal_recall.is_empty())
+    {
+        let _ = write!(md, "\n{}: QPS / FAISS's at the same recall@10,", build.builder);
+        for (point, ratio) in build.sweep.iter().zip(&build.qps_over_faiss_at_equal_recall) {
+            let _ = match ratio {
+                Some(ratio) => write!(md, " efSearch {} {ratio:.2}", point.value),
+                None => write!(md, " efSearch {} — (outside FAISS's sweep)", point.value),
+            };
+            md.push(';');
+        }
+        md.pop();
+        md.push('\n');
     }
     md
 }

@@ -1,6 +1,7 @@
 //! The benchmark harness behind `quarry bench WORKLOAD --out DIR` ([`harness`]): declarative
 //! workloads ([`workload`]), dataset preparation and the indexing run ([`prepare`]), search
-//! load in process and over HTTP ([`load`]), the ANN recall–QPS sweep ([`ann_sweep`]), peers
+//! load in process and over HTTP ([`load`]), the ANN recall–QPS sweep ([`ann_sweep`]) and
+//! two sweeps compared at equal recall ([`equal_recall`]), peers
 //! on the same data ([`peers`]), Markdown ([`report`]) and SVG plots ([`plots`]). Also the
 //! focused benchmarks: batch policies ([`embed_batching`]), search latency
 //! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]), embedding
@@ -11,6 +12,7 @@ pub mod ann_sweep;
 pub mod cpu_stages;
 pub mod embed_batching;
 pub mod embed_throughput;
+pub mod equal_recall;
 pub mod harness;
 pub mod hnsw_build_bench;
 pub mod kernels_bench;
