@@ -273,16 +273,21 @@ pub fn markdown(report: &HnswBuildBenchReport) -> String {
         .iter()
         .filter(|b| !b.qps_over_faiss_at_equal_recall.is_empty())
     {
-        let _ = write!(md, "\n{}: QPS / FAISS's at the same recall@10,", build.builder);
-        for (point, ratio) in build.sweep.iter().zip(&build.qps_over_faiss_at_equal_recall) {
-            let _ = match ratio {
-                Some(ratio) => write!(md, " efSearch {} {ratio:.2}", point.value),
-                None => write!(md, " efSearch {} — (outside FAISS's sweep)", point.value),
-            };
-            md.push(';');
-        }
-        md.pop();
-        md.push('\n');
+        let points: Vec<String> = build
+            .sweep
+            .iter()
+            .zip(&build.qps_over_faiss_at_equal_recall)
+            .map(|(point, ratio)| match ratio {
+                Some(ratio) => format!("efSearch {} {ratio:.2}", point.value),
+                None => format!("efSearch {} — (outside FAISS's sweep)", point.value),
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "\n{}: QPS / FAISS's at the same recall@10, {}",
+            build.builder,
+            points.join("; ")
+        );
     }
     md
 }

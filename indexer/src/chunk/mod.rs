@@ -82,11 +82,11 @@ impl TokenChunker {
     /// `tokenizer_id` identifies the tokenizer (the model hash) in the signature.
     pub fn new(config: ChunkerConfig, tokenizer: Arc<ModelTokenizer>, tokenizer_id: &str) -> Result<Self> {
         let specials = tokenizer.special_tokens();
-        if config.max_tokens <= specials + 8 {
+        let smallest = specials + 9;
+        if config.max_tokens < smallest {
             return Err(IndexerError::Config(format!(
-                "chunk window of {} tokens is too small: the smallest is {} (the model's {specials} special tokens and 9 of text)",
-                config.max_tokens,
-                specials + 9
+                "chunk window of {} tokens is too small: the smallest is {smallest} (the model's {specials} special tokens and 9 of text)",
+                config.max_tokens
             )));
         }
         if config.max_tokens > tokenizer.max_tokens() {
