@@ -122,6 +122,11 @@ pub struct IndexArgs {
     /// fewer give one segment. A compaction after a delta merges into segments of this size.
     #[arg(long, env = "QUARRY_SEGMENT_CHUNKS", default_value_t = quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS, value_parser = at_least_one::<usize>)]
     pub segment_chunks: usize,
+    /// Write a segment's chunks.parquet only once the segment is cut, not while the run
+    /// embeds (by default the rows of documents whose place in it is settled, every listed
+    /// file sorting before them done, are written as they come). The file is the same.
+    #[arg(long, env = "QUARRY_ROW_FILES_AT_CUT")]
+    pub row_files_at_cut: bool,
     /// Print the run report as JSON on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -217,6 +222,7 @@ pub fn run_options(args: IndexArgs, runtime: &tokio::runtime::Handle) -> anyhow:
     options.reuse = args.reuse;
     options.publish = args.publish;
     options.segment_chunks = args.segment_chunks;
+    options.rows_while_embedding = !args.row_files_at_cut;
     if let Some(min) = args.min_recall {
         anyhow::ensure!(
             (0.0..=1.0).contains(&min),

@@ -261,7 +261,8 @@ impl<'a> MergedSegments<'a> {
             n => format!("seg-{}-{n}", self.version),
         };
         let spec = self.options.index.resolve_segment(rows.chunks.len(), dim)?;
-        let (built, row_files, _) = build_segment_blocking(spec, rows, self.writer, &segment_id, None, None).await?;
+        let (built, row_files, _) =
+            build_segment_blocking(spec, rows, self.writer, &segment_id, None, None, None).await?;
         let mut segment = self
             .writer
             .finish_segment(row_files, built.saved_vectors, built.keyword_dir.path())

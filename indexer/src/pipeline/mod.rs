@@ -8,6 +8,7 @@ mod base;
 mod compact;
 mod delta;
 mod fetch_stage;
+mod file_completion;
 mod model_reading;
 mod online;
 mod own_pools;
@@ -18,6 +19,7 @@ mod publish_run;
 mod rebase;
 mod report;
 mod reuse;
+mod row_stream;
 mod run_stages;
 mod segment;
 mod segmenter;
@@ -110,6 +112,10 @@ pub struct RunOptions {
     /// or arrived) reach this many chunks, while it embeds the next ones, so that it holds
     /// about two segments' documents at most.
     pub segment_chunks: usize,
+    /// Write a segment's rows to its chunks.parquet while the run embeds on, as their places
+    /// in it are settled (the default); off, every row is written once the segment is cut.
+    /// The file is the same either way.
+    pub rows_while_embedding: bool,
     /// What parses the files: in this process ([`AutoParser`], the default), or in worker
     /// processes that no file can take the run down with ([`crate::parse::IsolatedParser`]).
     pub parser: Arc<dyn Parser>,
@@ -143,6 +149,7 @@ impl RunOptions {
             compact: CompactOptions::default(),
             after_embedding: None,
             segment_chunks: DEFAULT_SEGMENT_CHUNKS,
+            rows_while_embedding: true,
             parser: Arc::new(AutoParser),
             shard: None,
         }

@@ -49,6 +49,7 @@ pub async fn publish_next_version(
                 rows,
                 writer,
                 &format!("seg-{first_version}"),
+                None,
                 Some(embedder.tokenizer().clone()),
                 None,
             )

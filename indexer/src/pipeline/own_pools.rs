@@ -51,6 +51,17 @@ impl OwnPool {
         })
     }
 
+    /// Starts `task` on this pool (where it cannot be made, on a thread of its own) and
+    /// returns at once; tasks started from outside the pool begin in the order they were
+    /// started. `task` must not panic: a rayon pool's spawned task that panics aborts the
+    /// process (catch it inside).
+    pub fn spawn(&self, task: impl FnOnce() + Send + 'static) {
+        match self.pool() {
+            Some(pool) => pool.spawn_fifo(task),
+            None => drop(std::thread::spawn(task)),
+        }
+    }
+
     fn pool(&self) -> Option<&rayon::ThreadPool> {
         self.pool
             .get_or_init(|| {

@@ -20,8 +20,8 @@ use crate::error::{IndexerError, Result};
 use crate::index::{sample_rows, ExactTruth, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
 use crate::parse::added_through_api;
 use crate::snapshot::{
-    new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest,
-    SnapshotReader, SnapshotWriter, WrittenSegment,
+    new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, RowFilesWriting,
+    SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment,
 };
 
 /// What publishing needs from the run.
@@ -67,9 +67,16 @@ pub(super) enum Sizing {
 }
 
 impl SegmentBuilder {
-    /// Lays out `documents`, builds both indexes (the row files written beside them), checks
-    /// recall (refusing below the minimum) and writes the segment `segment_id`.
-    pub async fn write(&self, documents: Vec<EmbeddedDoc>, segment_id: String, sizing: Sizing) -> Result<NewSegment> {
+    /// Lays out `documents`, builds both indexes (the row files written beside them: into
+    /// `row_files` where the first of their rows are written already), checks recall
+    /// (refusing below the minimum) and writes the segment `segment_id`.
+    pub async fn write(
+        &self,
+        documents: Vec<EmbeddedDoc>,
+        segment_id: String,
+        sizing: Sizing,
+        row_files: Option<RowFilesWriting>,
+    ) -> Result<NewSegment> {
         let started = Instant::now();
         let dim = self.embedder.info().dim;
         let rows = tokio::task::spawn_blocking(move || assemble(documents, dim))
@@ -91,6 +98,7 @@ impl SegmentBuilder {
             rows,
             &self.writer,
             &segment_id,
+            row_files,
             Some(self.embedder.tokenizer().clone()),
             Some(recall_queries),
         )

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::base::{Base, FullBase};
 use super::fetch_stage::fetch_stage;
+use super::file_completion::FileCompletion;
 use super::progress::{Counters, Progress};
 use super::publish::{SegmentBuilder, Sizing};
 use super::report::{self, Failure};
@@ -21,7 +22,7 @@ use crate::embed::Embedder;
 use crate::error::{IndexerError, Result};
 use crate::parse::added_through_api;
 use crate::snapshot::{new_version_id, SnapshotWriter};
-use crate::source::Source;
+use crate::source::{Source, SourceEntry};
 
 /// What the stages did, for the publish.
 pub(super) struct StageOutcome {
@@ -57,6 +58,7 @@ pub(super) async fn run_stages(
 ) -> Result<StageOutcome> {
     let entries = std::mem::take(&mut base.listing.entries);
     let files_fetched = entries.len();
+    let completion = file_completion(options, base, &entries);
     let progress = Progress::start(options.progress, files_fetched as u64);
     let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
     let context = Arc::new(StageContext {
@@ -78,6 +80,7 @@ pub(super) async fn run_stages(
             to_embed: doc_tx,
             reused: embedded_tx.clone(),
             drop_unchanged: base.delta_base.is_some(),
+            completion: completion.clone(),
         };
         let stored = base.stored.take();
         std::thread::spawn(move || parse_stage(raw_rx, outputs, &context, stored))
@@ -107,7 +110,13 @@ pub(super) async fn run_stages(
         Some(shard) => format!("{}-{}", new_version_id(), shard.segment_tag()),
         None => new_version_id(),
     };
-    let mut segmenter = Segmenter::new(builder.clone(), segments_named, options.segment_chunks, first_sizing);
+    let mut segmenter = Segmenter::new(
+        builder.clone(),
+        segments_named,
+        options.segment_chunks,
+        first_sizing,
+        completion.clone(),
+    );
     let fetch = fetch_stage(
         entries,
         source,
@@ -115,7 +124,12 @@ pub(super) async fn run_stages(
         fetched_budget,
         raw_tx,
         &context.counters,
-        |uri, why| context.fail(uri, "fetch", why),
+        |uri, why| {
+            context.fail(uri, "fetch", why);
+            if let Some(completion) = &completion {
+                completion.report([(uri, true)], []);
+            }
+        },
     );
     let receive = async {
         while let Some(arrival) = embedded_rx.recv().await {
@@ -175,6 +189,22 @@ pub(super) async fn run_stages(
         embed_peak_rss_mib,
         unchanged_documents,
         kept_api_documents,
+    })
+}
+
+/// What tells the segmenter which documents' places in the rows are settled, so that it
+/// writes their rows while the run embeds on: none where that is off, or where the run may
+/// add documents of any URI after its stages (a full version over a previous one carries the
+/// documents added through the API over). A full version over a previous one may also put a
+/// failed file's last good version back after the stages: such a file stays open.
+fn file_completion(options: &RunOptions, base: &Base, entries: &[SourceEntry]) -> Option<Arc<FileCompletion>> {
+    let over_previous = base.delta_base.is_none() && base.reuse.from_version.is_some();
+    let api_documents = base.full_base.as_ref().is_some_and(|full| full.api_documents > 0);
+    (options.rows_while_embedding && !(over_previous && api_documents)).then(|| {
+        Arc::new(FileCompletion::new(
+            entries.iter().map(|entry| entry.uri.clone()),
+            over_previous,
+        ))
     })
 }
 

@@ -16,7 +16,9 @@ use crate::index::analysis::{detect, Detected};
 use crate::index::{
     build_keyword_index_detected, build_vector_index_into, vector_kernels, ExactTruth, FaissIndex, IndexSpec,
 };
-use crate::snapshot::{DocumentRecord, LanguageReading, SavedVectors, SegmentRowFiles, SnapshotWriter};
+use crate::snapshot::{
+    DocumentRecord, LanguageReading, RowFilesWriting, SavedVectors, SegmentRowFiles, SnapshotWriter,
+};
 
 /// The recall check's depth: recall@10.
 pub const RECALL_K: usize = 10;
@@ -148,7 +150,8 @@ pub struct BuiltIndexes {
 }
 
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
-/// (chunks.parquet needs no index), handing `rows` back with both; with the model's
+/// (chunks.parquet needs no index; into `row_files` where some of its rows were written
+/// already), handing `rows` back with both; with the model's
 /// `tokenizer`, how it reads the rows' languages is measured too, and with `recall_queries`
 /// (row-major), exact search's answers to them are found beside the builds.
 pub async fn build_segment_blocking(
@@ -156,6 +159,7 @@ pub async fn build_segment_blocking(
     rows: SegmentRows,
     writer: &SnapshotWriter,
     segment_id: &str,
+    row_files: Option<RowFilesWriting>,
     tokenizer: Option<Arc<ModelTokenizer>>,
     recall_queries: Option<Vec<f32>>,
 ) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
@@ -163,7 +167,10 @@ pub async fn build_segment_blocking(
     tokio::task::spawn_blocking(move || {
         // The row files on a pool of their own, as the vector index (`own_pools`).
         let (row_files, built) = ROW_FILES_POOL.run_beside(
-            || writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
+            || match row_files {
+                Some(started) => started.finish(&rows.chunks, &rows.embeddings, &rows.records),
+                None => writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
+            },
             || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id, recall_queries),
         );
         Ok((built?, row_files?, rows))
@@ -249,50 +256,8 @@ fn build_indexes(
 
 #[cfg(test)]
 mod tests {
+    use super::super::types::test_documents::embedded;
     use super::*;
-    use crate::parse::ContentType;
-    use crate::summary::DocumentLayers;
-
-    /// Document `n` of `chunks` chunks; chunk `c`'s vector is `[n, c, n, c]`.
-    fn embedded(n: u32, chunks: u32, told: bool) -> EmbeddedDoc {
-        let doc_id = format!("d{n}");
-        EmbeddedDoc {
-            record: DocumentRecord {
-                doc_id: doc_id.clone(),
-                uri: format!("file:///c/{n:04}.txt"),
-                file_name: format!("{n:04}.txt"),
-                title: String::new(),
-                source: String::new(),
-                tags: Vec::new(),
-                content_hash: String::new(),
-                size: 0,
-                etag: None,
-                chunk_count: chunks,
-                metadata: "{}".into(),
-                ingested_at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
-                layers: DocumentLayers::default(),
-            },
-            chunks: (0..chunks)
-                .map(|c| Chunk {
-                    chunk_id: format!("{doc_id}-{c}"),
-                    doc_id: doc_id.clone(),
-                    index: c,
-                    text: format!("text {n} {c}"),
-                    page: None,
-                    heading_path: Vec::new(),
-                    content_type: ContentType::Text,
-                    token_count: 3,
-                })
-                .collect(),
-            vectors: (0..chunks)
-                .flat_map(|c| [n as f32, c as f32, n as f32, c as f32])
-                .collect(),
-            languages: match told {
-                true => (0..chunks).map(|_| detect("the harbour report of the city")).collect(),
-                false => Vec::new(),
-            },
-        }
-    }
 
     #[test]
     fn rows_are_laid_out_in_uri_order_with_their_vectors_and_languages() {

@@ -4,13 +4,14 @@
 //! tokenized one group ahead of the model.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::file_completion::FileCompletion;
 use super::progress::Counters;
 use super::report::Failure;
 use super::reuse::StoredEmbeddings;
@@ -282,6 +283,8 @@ pub(super) struct ParseOutputs {
     /// A delta leaves the documents that did not change at all where they are: only their
     /// ids are sent.
     pub drop_unchanged: bool,
+    /// Hears each file the stage is done with and the documents it sends on.
+    pub completion: Option<Arc<FileCompletion>>,
 }
 
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
@@ -314,6 +317,14 @@ pub(super) fn parse_stage(
             .par_iter()
             .map(|(raw, _)| parse_and_chunk(raw, &context.settings))
             .collect();
+        let failed: Vec<bool> = results.iter().map(|(_, failures)| !failures.is_empty()).collect();
+        // Which file each document came from, for the segmenter's count of each file's documents.
+        let file_of: HashMap<String, usize> = match outputs.completion {
+            Some(_) => (results.iter().enumerate())
+                .flat_map(|(file, (docs, _))| docs.iter().map(move |d| (d.record.uri.clone(), file)))
+                .collect(),
+            None => HashMap::new(),
+        };
         let mut documents = Vec::new();
         for (docs, failures) in results {
             documents.extend(docs);
@@ -345,6 +356,19 @@ pub(super) fn parse_stage(
             }
             // One held as it was whose stored vectors could not be read goes on: its layers now.
             add_layers(&mut documents, summarizer);
+        }
+        if let Some(completion) = &outputs.completion {
+            let sent = found
+                .iter()
+                .map(|d| &d.record)
+                .chain(documents.iter().map(|d| &d.record));
+            completion.report(
+                group
+                    .iter()
+                    .zip(failed)
+                    .map(|((raw, _), failed)| (raw.uri.as_str(), failed)),
+                sent.filter_map(|record| Some((group[*file_of.get(&record.uri)?].0.uri.as_str(), record.uri.as_str()))),
+            );
         }
         busy += started.elapsed().as_secs_f64();
         context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);

@@ -72,3 +72,55 @@ pub(super) enum Arrival {
     /// (taken all the same: a later document with one of these ids is a duplicate).
     Unchanged(Vec<String>),
 }
+
+/// Documents for the pipeline's unit tests.
+#[cfg(test)]
+pub(super) mod test_documents {
+    use super::EmbeddedDoc;
+    use crate::chunk::Chunk;
+    use crate::index::analysis::detect;
+    use crate::parse::ContentType;
+    use crate::snapshot::DocumentRecord;
+    use crate::summary::DocumentLayers;
+
+    /// Document `n` of `chunks` chunks; chunk `c`'s vector is `[n, c, n, c]`.
+    pub fn embedded(n: u32, chunks: u32, told: bool) -> EmbeddedDoc {
+        let doc_id = format!("d{n}");
+        EmbeddedDoc {
+            record: DocumentRecord {
+                doc_id: doc_id.clone(),
+                uri: format!("file:///c/{n:04}.txt"),
+                file_name: format!("{n:04}.txt"),
+                title: String::new(),
+                source: String::new(),
+                tags: Vec::new(),
+                content_hash: String::new(),
+                size: 0,
+                etag: None,
+                chunk_count: chunks,
+                metadata: "{}".into(),
+                ingested_at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
+                layers: DocumentLayers::default(),
+            },
+            chunks: (0..chunks)
+                .map(|c| Chunk {
+                    chunk_id: format!("{doc_id}-{c}"),
+                    doc_id: doc_id.clone(),
+                    index: c,
+                    text: format!("text {n} {c}"),
+                    page: None,
+                    heading_path: Vec::new(),
+                    content_type: ContentType::Text,
+                    token_count: 3,
+                })
+                .collect(),
+            vectors: (0..chunks)
+                .flat_map(|c| [n as f32, c as f32, n as f32, c as f32])
+                .collect(),
+            languages: match told {
+                true => (0..chunks).map(|_| detect("the harbour report of the city")).collect(),
+                false => Vec::new(),
+            },
+        }
+    }
+}

@@ -5,6 +5,7 @@
 mod block_sums;
 mod cache;
 mod checked_blocks;
+mod chunks_writing;
 mod file_table;
 mod gc;
 mod latest_guard;
@@ -14,6 +15,7 @@ mod parquet_io;
 mod parquet_plan;
 mod partial_file;
 mod reader;
+mod row_files_writing;
 mod run_shards;
 mod summing_file;
 mod upload;
@@ -29,11 +31,13 @@ pub use manifest::{
     tombstone_document, ChunkerManifest, Counts, FileChecksum, IndexManifest, KeywordManifest, LanguageReading,
     Manifest, SegmentManifest, Tombstones, FORMAT_VERSION,
 };
+pub use parquet_encode::ROW_GROUP_ROWS;
 pub use parquet_io::{
     chunks_from_parquet, chunks_from_parquet_without_embeddings, chunks_to_parquet, documents_from_parquet,
     documents_to_parquet, DocumentOutline, DocumentRecord, WantedRows,
 };
 pub use reader::{SnapshotReader, Verification};
+pub use row_files_writing::RowFilesWriting;
 pub use run_shards::{run_layout, valid_run_id, PublishedRun, ShardRecord, ShardSummary};
 pub use versions::{
     abandoned_versions, list_versions, roll_back, rollback_records, RollbackOptions, RollbackRecord, RollbackReport,

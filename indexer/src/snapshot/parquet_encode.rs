@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use crate::error::{IndexerError, Result};
 
 /// Rows per row group (the unit a reader skips by, and the unit encoded in parallel).
-pub(super) const ROW_GROUP_ROWS: usize = 16_384;
+pub const ROW_GROUP_ROWS: usize = 16_384;
 
 /// Encoded groups that may wait to be appended, per thread: a thread that took a group this
 /// far ahead of the next one to append waits before encoding it, so memory holds at most
@@ -60,33 +60,100 @@ pub(super) fn write_row_groups<W: Write + Send>(
     batch_of: impl Fn(Range<usize>) -> Result<RecordBatch> + Sync,
     out: W,
 ) -> Result<W> {
-    let fail = |e: ParquetError| IndexerError::snapshot(file, e);
-    let props = properties(&schema, distinct).map_err(fail)?;
-    // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
-    // take the row groups encoded apart.
-    let (file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props))
-        .and_then(ArrowWriter::into_serialized_writer)
-        .map_err(fail)?;
-    let groups: Vec<Range<usize>> = (0..rows)
-        .step_by(ROW_GROUP_ROWS)
-        .map(|start| start..(start + ROW_GROUP_ROWS).min(rows))
-        .collect();
-    let threads = rayon::current_num_threads().max(1);
-    let appender = InOrderAppender::new(file, file_writer, threads * GROUPS_AHEAD_PER_THREAD);
-    let taken = AtomicUsize::new(0);
-    (0..threads.min(groups.len())).into_par_iter().for_each(|_| loop {
-        let index = taken.fetch_add(1, Ordering::Relaxed);
-        let Some(rows) = groups.get(index) else { break };
-        let _wakes = WakeOnPanic(&appender);
-        if !appender.wait_for_room(index) {
-            break;
+    let writing = RowGroupFile::create(file, schema, distinct, out)?;
+    writing.encode_rows(0, rows, batch_of);
+    writing.finish()
+}
+
+/// A Parquet file written a row group of [`ROW_GROUP_ROWS`] rows at a time: each group
+/// encoded by whichever thread takes it, appended in order once the groups before it are.
+/// Groups may be handed over as their rows come ([`Self::encode_group`], from any thread)
+/// and the rest in one parallel pass at the end ([`Self::encode_rows`]); the file is the one
+/// [`write_row_groups`] writes from every row at once.
+pub(super) struct RowGroupFile<W: Write + Send> {
+    file: &'static str,
+    factory: ArrowRowGroupWriterFactory,
+    appender: InOrderAppender<W>,
+}
+
+impl<W: Write + Send> RowGroupFile<W> {
+    /// The file named `file` in errors, of `schema`, its columns named in `distinct` without a
+    /// dictionary, written to `out`.
+    pub(super) fn create(file: &'static str, schema: SchemaRef, distinct: &[&str], out: W) -> Result<Self> {
+        let fail = |e: ParquetError| IndexerError::snapshot(file, e);
+        let props = properties(&schema, distinct).map_err(fail)?;
+        // The ArrowWriter sets the file up (the Arrow schema in its metadata); its parts then
+        // take the row groups encoded apart.
+        let (file_writer, factory) = ArrowWriter::try_new(out, schema, Some(props))
+            .and_then(ArrowWriter::into_serialized_writer)
+            .map_err(fail)?;
+        let ahead = rayon::current_num_threads().max(1) * GROUPS_AHEAD_PER_THREAD;
+        Ok(Self {
+            file,
+            factory,
+            appender: InOrderAppender::new(file, file_writer, ahead),
+        })
+    }
+
+    /// Encodes row group `index` from the batch `batch_of` makes (once the group is fewer than
+    /// [`GROUPS_AHEAD_PER_THREAD`] a thread ahead of the next one to append) and appends it
+    /// once every group before it is; false once the file has failed (its error is
+    /// [`Self::finish`]'s). A panic in `batch_of` or the encoding fails the file and goes on
+    /// to the caller.
+    pub(super) fn encode_group(&self, index: usize, batch_of: impl FnOnce() -> Result<RecordBatch>) -> bool {
+        let fail = |e: ParquetError| IndexerError::snapshot(self.file, e);
+        let _wakes = WakeOnPanic(&self.appender);
+        if !self.appender.wait_for_room(index) {
+            return false;
         }
-        let encoded = batch_of(rows.clone()).and_then(|group| encode_row_group(&factory, index, &group).map_err(fail));
-        if !appender.append(index, encoded, fail) {
-            break;
-        }
-    });
-    appender.finish()?.into_inner().map_err(fail)
+        let encoded = batch_of().and_then(|group| encode_row_group(&self.factory, index, &group).map_err(fail));
+        self.appender.append(index, encoded, fail)
+    }
+
+    /// Encodes the row groups of rows `first_row..rows` (`first_row` at a group's start) on
+    /// every thread of the current rayon pool, each group's batch made by `batch_of(its
+    /// rows)` inside the task that encodes it.
+    pub(super) fn encode_rows(
+        &self,
+        first_row: usize,
+        rows: usize,
+        batch_of: impl Fn(Range<usize>) -> Result<RecordBatch> + Sync,
+    ) {
+        debug_assert_eq!(
+            first_row % ROW_GROUP_ROWS,
+            0,
+            "row groups start at multiples of {ROW_GROUP_ROWS}"
+        );
+        let groups: Vec<Range<usize>> = (first_row..rows)
+            .step_by(ROW_GROUP_ROWS)
+            .map(|start| start..(start + ROW_GROUP_ROWS).min(rows))
+            .collect();
+        let first_group = first_row / ROW_GROUP_ROWS;
+        let threads = rayon::current_num_threads().max(1);
+        let taken = AtomicUsize::new(0);
+        (0..threads.min(groups.len())).into_par_iter().for_each(|_| loop {
+            let taken = taken.fetch_add(1, Ordering::Relaxed);
+            let Some(rows) = groups.get(taken) else { break };
+            if !self.encode_group(first_group + taken, || batch_of(rows.clone())) {
+                break;
+            }
+        });
+    }
+
+    /// Row groups appended so far.
+    pub(super) fn groups_appended(&self) -> usize {
+        self.appender.lock().next
+    }
+
+    /// The file's footer written once every group handed over is appended: its writer, or
+    /// the first failure.
+    pub(super) fn finish(self) -> Result<W> {
+        let file = self.file;
+        self.appender
+            .finish()?
+            .into_inner()
+            .map_err(|e| IndexerError::snapshot(file, e))
+    }
 }
 
 /// The file being written and the encoded groups waiting for the ones before them.
@@ -174,9 +241,13 @@ impl<W: Write + Send> InOrderAppender<W> {
     /// The file writer once every group is appended, or the first failure.
     fn finish(self) -> Result<SerializedFileWriter<W>> {
         let state = self.state.into_inner().unwrap_or_else(PoisonError::into_inner);
-        match state.failed {
-            Some(error) => Err(error),
-            None => Ok(state.writer),
+        match (state.failed, state.waiting.first_key_value()) {
+            (Some(error), _) => Err(error),
+            (None, Some((index, _))) => Err(IndexerError::snapshot(
+                self.file,
+                format!("row group {index} was encoded but group {} never was", state.next),
+            )),
+            (None, None) => Ok(state.writer),
         }
     }
 }

@@ -1,7 +1,6 @@
 //! chunks.parquet and documents.parquet: Arrow schemas, encoding and decoding.
 
 use std::io::Write;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
@@ -14,11 +13,10 @@ use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
-use super::parquet_encode::{write_batch, write_row_groups};
+use super::chunks_writing::ChunksWriting;
+use super::parquet_encode::write_batch;
 pub use super::parquet_plan::WantedRows;
 use super::parquet_plan::{arrow_err, column, plan, read_batches_of, Columns, RowPlan};
-use super::summing_file::SummingFile;
-use super::FileChecksum;
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -52,7 +50,7 @@ pub(super) fn read_batches(file: &'static str, bytes: Bytes) -> Result<Vec<Recor
     read_batches_of(file, bytes, Columns::ALL, WantedRows::All)
 }
 
-fn string_list<'a>(values: impl Iterator<Item = &'a [String]>) -> ListArray {
+pub(super) fn string_list<'a>(values: impl Iterator<Item = &'a [String]>) -> ListArray {
     let mut builder = ListBuilder::new(StringBuilder::new());
     for list in values {
         for value in list {
@@ -82,25 +80,11 @@ pub fn chunks_to_parquet(chunks: &[Chunk], embeddings: &Embeddings) -> Result<Ve
 
 /// chunks.parquet written to the file at `path` (created or replaced), never whole in memory.
 /// Rows that do not match their embeddings are refused before the file is touched.
-pub fn chunks_to_parquet_file(chunks: &[Chunk], embeddings: &Embeddings, path: &Path) -> Result<()> {
+#[cfg(test)]
+pub fn chunks_to_parquet_file(chunks: &[Chunk], embeddings: &Embeddings, path: &std::path::Path) -> Result<()> {
     rows_match(chunks, embeddings)?;
     let file = std::fs::File::create(path).map_err(|e| IndexerError::io(path, e))?;
     write_chunks(chunks, embeddings, file).map(drop)
-}
-
-/// [`chunks_to_parquet_file`], the file summed as it is written (block sums of
-/// `block_bytes` when asked): its checksum.
-pub(super) fn chunks_to_summed_parquet_file(
-    chunks: &[Chunk],
-    embeddings: &Embeddings,
-    path: &Path,
-    block_bytes: Option<u64>,
-) -> Result<FileChecksum> {
-    rows_match(chunks, embeddings)?;
-    let file = SummingFile::create(path, block_bytes).map_err(|e| IndexerError::io(path, e))?;
-    write_chunks(chunks, embeddings, file)?
-        .finish()
-        .map_err(|e| IndexerError::io(path, e))
 }
 
 /// One embedding per chunk.
@@ -117,54 +101,7 @@ fn rows_match(chunks: &[Chunk], embeddings: &Embeddings) -> Result<()> {
 /// chunks.parquet written to `out`.
 fn write_chunks<W: Write + Send>(chunks: &[Chunk], embeddings: &Embeddings, out: W) -> Result<W> {
     rows_match(chunks, embeddings)?;
-    let dim = embeddings.dim as i32;
-    let item = Arc::new(Field::new("item", DataType::Float32, false));
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("chunk_id", DataType::Utf8, false),
-        Field::new("doc_id", DataType::Utf8, false),
-        Field::new("chunk_index", DataType::UInt32, false),
-        Field::new("text", DataType::Utf8, false),
-        Field::new("token_count", DataType::UInt32, false),
-        Field::new("page", DataType::UInt32, true),
-        Field::new(
-            "heading_path",
-            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
-            false,
-        ),
-        Field::new("content_type", DataType::Utf8, false),
-        Field::new("embedding", DataType::FixedSizeList(item.clone(), dim), false),
-    ]));
-    // Each row group's arrays are built by the task that encodes it.
-    write_row_groups(
-        CHUNKS_FILE,
-        schema.clone(),
-        &["chunk_id", "doc_id", "text"],
-        chunks.len(),
-        |rows| {
-            let vectors = embeddings.data[rows.start * embeddings.dim..rows.end * embeddings.dim].to_vec();
-            let chunks = &chunks[rows];
-            let columns: Vec<ArrayRef> = vec![
-                Arc::new(StringArray::from_iter_values(
-                    chunks.iter().map(|c| c.chunk_id.as_str()),
-                )),
-                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.doc_id.as_str()))),
-                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.index))),
-                Arc::new(StringArray::from_iter_values(chunks.iter().map(|c| c.text.as_str()))),
-                Arc::new(UInt32Array::from_iter_values(chunks.iter().map(|c| c.token_count))),
-                Arc::new(UInt32Array::from(chunks.iter().map(|c| c.page).collect::<Vec<_>>())),
-                Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
-                Arc::new(StringArray::from_iter_values(
-                    chunks.iter().map(|c| c.content_type.as_str()),
-                )),
-                Arc::new(
-                    FixedSizeListArray::try_new(item.clone(), dim, Arc::new(Float32Array::from(vectors)), None)
-                        .map_err(arrow_err(CHUNKS_FILE))?,
-                ),
-            ];
-            RecordBatch::try_new(schema.clone(), columns).map_err(arrow_err(CHUNKS_FILE))
-        },
-        out,
-    )
+    ChunksWriting::create(embeddings.dim, out)?.finish(chunks, embeddings)
 }
 
 fn content_type_of(value: &str) -> Result<ContentType> {

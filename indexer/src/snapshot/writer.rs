@@ -13,8 +13,9 @@ use super::file_table::FileTable;
 use super::latest_guard::{LatestExpected, LatestGuard};
 use super::layout;
 use super::manifest::{FileChecksum, Manifest, SegmentManifest};
-use super::parquet_io::{chunks_to_parquet_file, chunks_to_summed_parquet_file, documents_to_parquet, DocumentRecord};
+use super::parquet_io::DocumentRecord;
 use super::reader::{read_latest, SnapshotReader};
+use super::row_files_writing::RowFilesWriting;
 use super::summing_file::SummingFile;
 use super::upload::{put_bytes, put_bytes_summed, put_file, StagedFile};
 use crate::chunk::Chunk;
@@ -71,15 +72,24 @@ pub struct WrittenSegment {
 /// A segment's chunks.parquet (staged) and documents.parquet (in memory), written but not
 /// yet put: see [`SnapshotWriter::write_row_files`].
 pub struct SegmentRowFiles {
-    segment_id: String,
-    chunks_file: StagedFile,
+    pub(super) segment_id: String,
+    pub(super) chunks_file: StagedFile,
     /// chunks.parquet's checksum, made as it was written (on a local root).
-    chunks_checksum: Option<FileChecksum>,
-    documents_bytes: Vec<u8>,
-    documents: usize,
-    chunks: usize,
-    /// Seconds the row files took to write.
+    pub(super) chunks_checksum: Option<FileChecksum>,
+    pub(super) documents_bytes: Vec<u8>,
+    pub(super) documents: usize,
+    pub(super) chunks: usize,
+    /// Seconds the row files took to write (from [`RowFilesWriting::finish`]'s start: the
+    /// row groups handed over before are not counted).
     pub secs: f64,
+}
+
+impl SegmentRowFiles {
+    /// Where chunks.parquet was written (before the segment's put moves it).
+    #[cfg(test)]
+    pub fn chunks_path(&self) -> &Path {
+        self.chunks_file.path()
+    }
 }
 
 /// A segment's vectors.faiss, staged (and on a local root already summed, so that putting
@@ -165,30 +175,16 @@ impl SnapshotWriter {
         embeddings: &Embeddings,
         documents: &[DocumentRecord],
     ) -> Result<SegmentRowFiles> {
-        let started = Instant::now();
+        self.start_row_files(segment_id, embeddings.dim)?
+            .finish(chunks, embeddings, documents)
+    }
+
+    /// The row files of `segment_id` (vectors of `dim` dimensions) opened for writing, to
+    /// take chunks.parquet's row groups as they come and the rest at the end: see
+    /// [`Self::write_row_files`], which is this at once.
+    pub fn start_row_files(&self, segment_id: &str, dim: usize) -> Result<RowFilesWriting> {
         let chunks_file = StagedFile::new(&self.root, &layout::segment_file(segment_id, layout::CHUNKS))?;
-        // Both files side by side, so that documents.parquet's row groups fill the threads
-        // chunks.parquet's waves leave idle. On a local root chunks.parquet is summed as it
-        // is written; an upload hashes it as it goes.
-        let (chunks_checksum, documents_bytes) = rayon::join(
-            || match chunks_file.is_local() {
-                true => {
-                    chunks_to_summed_parquet_file(chunks, embeddings, chunks_file.path(), Some(BLOCK_BYTES)).map(Some)
-                }
-                false => chunks_to_parquet_file(chunks, embeddings, chunks_file.path()).map(|()| None),
-            },
-            || documents_to_parquet(documents),
-        );
-        let (chunks_checksum, documents_bytes) = (chunks_checksum?, documents_bytes?);
-        Ok(SegmentRowFiles {
-            segment_id: segment_id.to_string(),
-            chunks_file,
-            chunks_checksum,
-            documents_bytes,
-            documents: documents.len(),
-            chunks: chunks.len(),
-            secs: started.elapsed().as_secs_f64(),
-        })
+        RowFilesWriting::create(segment_id, chunks_file, dim)
     }
 
     /// Puts every file of the segment: its row files, its vector index saved by

@@ -1,0 +1,321 @@
+//! A segment's settled documents turned into chunks.parquet's row groups while the run
+//! embeds on: each full group of rows is encoded on the row files' pool as soon as its rows
+//! are handed over, so that once the segment is cut only its last rows are left to write.
+//! On a GPU host the cores are mostly idle while the model embeds; after the last embedding,
+//! the row files were the longest of the segment's three parts (bench/RESULTS.md).
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use super::own_pools::ROW_FILES_POOL;
+use super::types::EmbeddedDoc;
+use crate::error::{IndexerError, Result};
+use crate::snapshot::{RowFilesWriting, ROW_GROUP_ROWS};
+
+/// The row files of the segment being gathered, and the documents handed to them so far.
+pub(super) struct RowStream {
+    files: Arc<RowFilesWriting>,
+    dim: usize,
+    /// Every document handed over, in order (shared with the groups queued and being encoded).
+    documents: Vec<Arc<EmbeddedDoc>>,
+    /// The documents whose rows are not all in a group yet: from `documents[open]`, less
+    /// the first `open_skip` rows of that one.
+    open: usize,
+    open_skip: usize,
+    /// Rows handed over and not yet in a group.
+    open_rows: usize,
+    queue: Arc<Mutex<GroupQueue>>,
+    /// Tasks started, each to encode the group first in the queue when it runs.
+    tasks: usize,
+    /// Each task says here when it has ended.
+    ended_tx: Sender<()>,
+    ended_rx: Receiver<()>,
+    started: Instant,
+}
+
+/// A row group's rows: documents' ranges of rows, in order.
+type GroupRows = Vec<(Arc<EmbeddedDoc>, Range<usize>)>;
+
+/// The groups whose rows are handed over and that no task has taken yet.
+struct GroupQueue {
+    groups: VecDeque<GroupRows>,
+    /// The file's index of the group next taken.
+    next_index: usize,
+    /// Once the stream stops, tasks take nothing more.
+    stopped: bool,
+}
+
+/// What a stream hands back when its segment is cut.
+pub(super) struct StoppedStream {
+    /// Its documents, in order.
+    pub documents: Vec<EmbeddedDoc>,
+    /// The row files, holding the groups encoded before the stream stopped.
+    pub files: RowFilesWriting,
+}
+
+impl RowStream {
+    /// A stream into `files`, for vectors of `dim` dimensions.
+    pub fn new(files: RowFilesWriting, dim: usize) -> Self {
+        let (ended_tx, ended_rx) = channel();
+        Self {
+            files: Arc::new(files),
+            dim,
+            documents: Vec::new(),
+            open: 0,
+            open_skip: 0,
+            open_rows: 0,
+            queue: Arc::new(Mutex::new(GroupQueue {
+                groups: VecDeque::new(),
+                next_index: 0,
+                stopped: false,
+            })),
+            tasks: 0,
+            ended_tx,
+            ended_rx,
+            started: Instant::now(),
+        }
+    }
+
+    /// Hands over `documents`, which follow those handed before in the segment's row order;
+    /// queues every group of rows now full, each with a task on the row files' pool to encode it.
+    pub fn push(&mut self, documents: impl IntoIterator<Item = EmbeddedDoc>) {
+        for document in documents {
+            self.open_rows += document.chunks.len();
+            self.documents.push(Arc::new(document));
+        }
+        while self.open_rows >= ROW_GROUP_ROWS {
+            let group = self.next_group();
+            lock(&self.queue).groups.push_back(group);
+            self.start_task();
+        }
+    }
+
+    /// The next [`ROW_GROUP_ROWS`] rows handed over.
+    fn next_group(&mut self) -> GroupRows {
+        let mut parts = Vec::new();
+        let mut wanted = ROW_GROUP_ROWS;
+        while wanted > 0 {
+            let document = &self.documents[self.open];
+            let rows = document.chunks.len() - self.open_skip;
+            let taken = rows.min(wanted);
+            if taken > 0 {
+                parts.push((document.clone(), self.open_skip..self.open_skip + taken));
+            }
+            wanted -= taken;
+            if taken == rows {
+                (self.open, self.open_skip) = (self.open + 1, 0);
+            } else {
+                self.open_skip += taken;
+            }
+        }
+        self.open_rows -= ROW_GROUP_ROWS;
+        parts
+    }
+
+    /// A task on the row files' pool that takes the group first in the queue (none once the
+    /// stream has stopped) and encodes it as the file's next group.
+    fn start_task(&mut self) {
+        let (queue, files, dim, ended) = (self.queue.clone(), self.files.clone(), self.dim, self.ended_tx.clone());
+        self.tasks += 1;
+        ROW_FILES_POOL.spawn(move || {
+            let taken = {
+                let mut queue = lock(&queue);
+                match queue.stopped {
+                    true => None,
+                    false => queue.groups.pop_front().map(|group| {
+                        queue.next_index += 1;
+                        (queue.next_index - 1, group)
+                    }),
+                }
+            };
+            if let Some((index, group)) = &taken {
+                // A panic fails the file (its error comes when the segment is written)
+                // rather than the process: a pool's task that panics aborts.
+                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    files.encode_group(*index, || {
+                        group
+                            .iter()
+                            .flat_map(|(document, rows)| {
+                                rows.clone().map(move |row| {
+                                    let vector = document.vectors.get(row * dim..(row + 1) * dim).unwrap_or_default();
+                                    (&document.chunks[row], vector)
+                                })
+                            })
+                            .collect()
+                    })
+                }));
+            }
+            // Its shares of the documents and the files let go before it says it has ended.
+            drop((taken, files, queue));
+            let _ = ended.send(());
+        });
+    }
+
+    /// Stops taking rows: the groups no task has taken yet are left (their rows are the
+    /// segment's to write with the rest); waits for those being encoded and hands the
+    /// documents and the row files back.
+    pub fn stop(self) -> Result<StoppedStream> {
+        let Self {
+            files,
+            documents,
+            queue,
+            tasks,
+            ended_rx,
+            started,
+            ..
+        } = self;
+        {
+            let mut queue = lock(&queue);
+            queue.stopped = true;
+            queue.groups.clear();
+        }
+        for _ in 0..tasks {
+            ended_rx
+                .recv()
+                .map_err(|_| IndexerError::snapshot("chunks.parquet", "a row group's task ended unheard"))?;
+        }
+        let unshared = |what: &str| {
+            IndexerError::snapshot(
+                "chunks.parquet",
+                format!("{what} still shared after its row groups' tasks ended"),
+            )
+        };
+        let files = Arc::into_inner(files).ok_or_else(|| unshared("the row files"))?;
+        let documents = documents
+            .into_iter()
+            .map(|document| Arc::into_inner(document).ok_or_else(|| unshared("a document")))
+            .collect::<Result<Vec<_>>>()?;
+        tracing::debug!(
+            "{} row groups written while the run embedded, over {:.2} s",
+            files.groups_appended(),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(StoppedStream { documents, files })
+    }
+}
+
+fn lock(queue: &Mutex<GroupQueue>) -> std::sync::MutexGuard<'_, GroupQueue> {
+    queue.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::segment::assemble;
+    use super::super::types::test_documents::embedded;
+    use super::*;
+    use crate::snapshot::{chunks_to_parquet, SnapshotWriter};
+    use crate::store::StoreOptions;
+
+    #[test]
+    fn rows_handed_over_in_pieces_make_the_file_of_one_pass_over_every_row() {
+        // Documents of 0 to 20,000 chunks: some end on a group's last row, some cross one
+        // or two group boundaries; 75,393 rows, four full groups and a last of 9,857.
+        let sizes = [
+            3u32, 0, 9_000, 1, 16_384, 7_000, 20_000, 5, 0, 12_000, 16_384, 1, 0, 2_000, 0, 8, 9, 6, 11, 1, 0, 6,
+        ];
+        let total: usize = sizes.iter().map(|&n| n as usize).sum();
+        let documents = || {
+            sizes
+                .iter()
+                .enumerate()
+                .map(|(n, &chunks)| embedded(n as u32, chunks, false))
+        };
+        let expected = {
+            let rows = assemble(documents().collect(), 4);
+            chunks_to_parquet(&rows.chunks, &rows.embeddings).unwrap()
+        };
+        for handed in [0, 3, 7, 12, sizes.len()] {
+            let dir = tempfile::tempdir().unwrap();
+            let writer = SnapshotWriter::open(dir.path().to_str().unwrap(), &StoreOptions::default()).unwrap();
+            let mut stream = RowStream::new(writer.start_row_files("seg-test", 4).unwrap(), 4);
+            let mut all: Vec<EmbeddedDoc> = documents().collect();
+            let rest = all.split_off(handed);
+            // Handed over two documents at a time.
+            let mut handing = all.into_iter().peekable();
+            while handing.peek().is_some() {
+                stream.push(handing.by_ref().take(2));
+            }
+            // Every full group of the rows handed over is written while the stream goes on.
+            let handed_rows: usize = sizes[..handed].iter().map(|&n| n as usize).sum();
+            let waiting = Instant::now();
+            while stream.files.groups_appended() < handed_rows / ROW_GROUP_ROWS {
+                assert!(
+                    waiting.elapsed().as_secs() < 60,
+                    "{handed} documents: groups not written"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let stopped = stream.stop().unwrap();
+            assert_eq!(stopped.files.groups_appended(), handed_rows / ROW_GROUP_ROWS);
+            let uris: Vec<String> = stopped.documents.iter().map(|d| d.record.uri.clone()).collect();
+            assert_eq!(
+                uris,
+                (0..handed).map(|n| format!("file:///c/{n:04}.txt")).collect::<Vec<_>>()
+            );
+            let mut segment = stopped.documents;
+            segment.extend(rest);
+            let rows = assemble(segment, 4);
+            assert_eq!(rows.chunks.len(), total);
+            let written = stopped
+                .files
+                .finish(&rows.chunks, &rows.embeddings, &rows.records)
+                .unwrap();
+            let bytes = std::fs::read(written.chunks_path()).unwrap();
+            assert!(
+                bytes == expected,
+                "{handed} documents handed over: {} bytes against one pass's {}",
+                bytes.len(),
+                expected.len()
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_stopped_with_groups_queued_leaves_their_rows_to_the_segment() {
+        // Ten groups' rows handed over at once and the stream stopped at once: the groups
+        // no task took are left out, and the rows left make the same file.
+        let documents = || (0..10u32).map(|n| embedded(n, ROW_GROUP_ROWS as u32 + 7, false));
+        let expected = {
+            let rows = assemble(documents().collect(), 4);
+            chunks_to_parquet(&rows.chunks, &rows.embeddings).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let writer = SnapshotWriter::open(dir.path().to_str().unwrap(), &StoreOptions::default()).unwrap();
+        let mut stream = RowStream::new(writer.start_row_files("seg-test", 4).unwrap(), 4);
+        stream.push(documents());
+        let stopped = stream.stop().unwrap();
+        assert!(stopped.files.groups_appended() <= 10);
+        let rows = assemble(stopped.documents, 4);
+        let written = stopped
+            .files
+            .finish(&rows.chunks, &rows.embeddings, &rows.records)
+            .unwrap();
+        assert!(std::fs::read(written.chunks_path()).unwrap() == expected);
+    }
+
+    #[test]
+    fn rows_that_do_not_match_the_rows_handed_over_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = SnapshotWriter::open(dir.path().to_str().unwrap(), &StoreOptions::default()).unwrap();
+        let mut stream = RowStream::new(writer.start_row_files("seg-test", 4).unwrap(), 4);
+        stream.push([embedded(0, 20_000, false)]);
+        while stream.files.groups_appended() == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let stopped = stream.stop().unwrap();
+        // The segment's rows are fewer than those already written.
+        let rows = assemble(vec![embedded(0, 100, false)], 4);
+        let Err(error) = stopped.files.finish(&rows.chunks, &rows.embeddings, &rows.records) else {
+            panic!("a segment of fewer rows than were written was taken")
+        };
+        let error = error.to_string();
+        assert!(
+            error.contains("16384 rows were written but the segment has 100"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! A run writes a segment's chunks.parquet while it embeds: the rows of documents whose place
+//! is settled (every listed file sorting before them done) go to the file as they come, and
+//! what is left once the segment is cut after them. The file must be the one written at the
+//! cut (`--row-files-at-cut`), byte for byte, with a file that partly fails among the rest;
+//! cut into several segments, each segment's rows must follow its documents' URI order.
+//! The runs are `quarry bench-pipeline` (seeded vectors in place of the model): about 67,000
+//! chunks, enough for row groups of 16,384 rows to be written before the cut although a
+//! document settles only some 10,000 to 20,000 rows after it arrives (the files in flight).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use quarry_indexer::snapshot::{chunks_from_parquet_without_embeddings, documents_from_parquet};
+
+fn quarry(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_quarry")).args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A seeded corpus of 9,000 documents in 225 JSONL files, one of them with a broken line.
+fn corpus(dir: &Path) -> PathBuf {
+    let corpus = dir.join("corpus");
+    let output = quarry(&[
+        "gen-corpus",
+        "--documents",
+        "9000",
+        "--per-file",
+        "40",
+        "--out",
+        corpus.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let broken = corpus.join("corpus-00003.jsonl");
+    let mut lines = std::fs::read_to_string(&broken).unwrap();
+    lines.push_str("{\"_id\": \"broken\", \"text\": \n");
+    std::fs::write(&broken, lines).unwrap();
+    corpus
+}
+
+/// `quarry bench-pipeline corpus --out out` in 22-token windows with `extra` flags: its
+/// report and its log.
+fn run(corpus: &Path, out: &Path, extra: &[&str]) -> (serde_json::Value, String) {
+    let mut args = vec![
+        "bench-pipeline",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+        "--index",
+        "flat",
+        "--chunk-tokens",
+        "24",
+        "--chunk-overlap",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    let output = quarry(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    (serde_json::from_slice(&output.stdout).unwrap(), text(&output.stderr))
+}
+
+/// Rows written while the run embedded, by each segment's log line, in the order cut.
+fn rows_written_early(log: &str) -> Vec<(usize, usize)> {
+    log.lines()
+        .filter_map(|line| {
+            let (_, tail) = line.split_once("; ")?;
+            let (early, rest) = tail.split_once(" of its ")?;
+            let (rows, _) = rest.split_once(" rows written while the run embedded")?;
+            Some((early.parse().ok()?, rows.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Each segment's folder under the snapshot at `out`, by name.
+fn segments(out: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(out.join("segments"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn rows_written_while_embedding_make_the_file_written_at_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus(dir.path());
+    let (early, early_log) = run(&corpus, &dir.path().join("early"), &[]);
+    let (at_cut, at_cut_log) = run(&corpus, &dir.path().join("at-cut"), &["--row-files-at-cut"]);
+    for field in ["documents_indexed", "chunks", "documents_failed"] {
+        assert_eq!(early[field], at_cut[field], "{field}: {early}");
+    }
+    assert_eq!(early["documents_failed"], 1, "the broken line fails alone: {early}");
+    let chunks = early["chunks"].as_u64().unwrap() as usize;
+    assert!(chunks > 2 * 16_384, "{chunks} chunks: too few for two row groups");
+
+    // Whole row groups went to the file before the cut (how many depends on how far the
+    // files were done as the documents came: at least the first); none with the flag.
+    let early_rows = rows_written_early(&early_log);
+    assert!(
+        matches!(early_rows[..], [(rows, of)] if rows >= 16_384 && rows % 16_384 == 0 && rows <= of && of == chunks),
+        "{early_log}"
+    );
+    assert_eq!(rows_written_early(&at_cut_log), [(0, chunks)], "{at_cut_log}");
+
+    let read = |out: &str| {
+        let found = segments(&dir.path().join(out));
+        assert_eq!(found.len(), 1, "{found:?}");
+        std::fs::read(found[0].join("chunks.parquet")).unwrap()
+    };
+    let (early_file, at_cut_file) = (read("early"), read("at-cut"));
+    assert!(
+        early_file == at_cut_file,
+        "chunks.parquet: {} bytes written while embedding, {} at the cut",
+        early_file.len(),
+        at_cut_file.len()
+    );
+}
+
+#[test]
+fn each_segment_cut_while_rows_were_written_keeps_its_rows_in_uri_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus(dir.path());
+    let out = dir.path().join("snap");
+    let (report, log) = run(&corpus, &out, &["--segment-chunks", "50000"]);
+    let chunks = report["chunks"].as_u64().unwrap() as usize;
+    let cut = rows_written_early(&log);
+    assert!(cut.len() >= 2, "{log}");
+    assert_eq!(cut.iter().map(|&(_, rows)| rows).sum::<usize>(), chunks, "{log}");
+    assert!(
+        cut.iter().any(|&(early, _)| early > 0),
+        "no rows written before a cut: {log}"
+    );
+
+    let found = segments(&out);
+    assert_eq!(found.len(), cut.len(), "{found:?}");
+    let mut rows = 0;
+    for segment in &found {
+        let bytes = |name: &str| std::fs::read(segment.join(name)).unwrap().into();
+        let documents = documents_from_parquet(bytes("documents.parquet")).unwrap();
+        let segment_chunks = chunks_from_parquet_without_embeddings(bytes("chunks.parquet")).unwrap();
+        assert!(
+            documents.windows(2).all(|pair| pair[0].uri < pair[1].uri),
+            "{}: documents out of URI order",
+            segment.display()
+        );
+        // Row by row, each document's chunks in order, in its documents' order.
+        let expected: Vec<(String, u32)> = documents
+            .iter()
+            .flat_map(|d| (0..d.chunk_count).map(move |c| (d.doc_id.clone(), c)))
+            .collect();
+        let got: Vec<(String, u32)> = segment_chunks.iter().map(|c| (c.doc_id.clone(), c.index)).collect();
+        assert!(
+            expected == got,
+            "{}: rows out of their documents' order",
+            segment.display()
+        );
+        rows += got.len();
+    }
+    assert_eq!(rows, chunks);
+}
