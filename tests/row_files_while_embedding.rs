@@ -1,5 +1,5 @@
 //! A run writes a segment's chunks.parquet while it embeds: the rows of documents whose place
-//! is settled (every listed file sorting before them done) go to the file as they come, and
+//! is settled (nothing sorting before them still to come) go to the file as they come, and
 //! what is left once the segment is cut after them. The file must be the one written at the
 //! cut (`--row-files-at-cut`), byte for byte, with a file that partly fails among the rest;
 //! cut into several segments, each segment's rows must follow its documents' URI order.

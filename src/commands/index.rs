@@ -123,8 +123,8 @@ pub struct IndexArgs {
     #[arg(long, env = "QUARRY_SEGMENT_CHUNKS", default_value_t = quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS, value_parser = at_least_one::<usize>)]
     pub segment_chunks: usize,
     /// Write a segment's chunks.parquet only once the segment is cut, not while the run
-    /// embeds (by default the rows of documents whose place in it is settled, every listed
-    /// file sorting before them done, are written as they come). The file is the same.
+    /// embeds (by default the rows of documents whose place in it is settled, nothing sorting
+    /// before them still to come, are written as they come). The file is the same.
     #[arg(long, env = "QUARRY_ROW_FILES_AT_CUT")]
     pub row_files_at_cut: bool,
     /// Print the run report as JSON on stdout instead of a table.

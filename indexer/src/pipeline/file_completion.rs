@@ -1,37 +1,37 @@
 //! Which of a run's documents have their place in the rows settled before the run ends.
 //!
 //! A segment's rows are its documents in URI order, and documents reach the segmenter in
-//! whatever order their files were fetched, parsed and embedded. A document's place is
-//! settled once every listed file whose URI sorts before it has sent all the documents it
-//! will send: a document's URI is its file's, or its file's with `#<item>` after it, so a
-//! file not yet complete can only send documents that sort at or after its own URI. The
-//! segmenter then hands the settled documents' rows to the segment's row files while the run
-//! embeds the rest (`row_stream.rs`).
-//!
-//! The parse stage (and the fetch stage, for a file it could not fetch) reports each file
-//! once it is done with it, with the documents it sent on from it; the segmenter tells which
-//! documents arrive. A file is complete once reported and every document it sent on has
-//! arrived. Where the run may put a failed file's last good version back after its stages
-//! (a full version over a previous one), a file with a failure never counts as complete.
-//! (Should a document still arrive after documents sorting after it were written, the
-//! segmenter writes its segment's rows at the cut instead: `segmenter.rs`.)
+//! whatever order their files were fetched, parsed and embedded. The parse stage (and the
+//! fetch stage, for a file it could not fetch) reports each file once it is done with it,
+//! with every document it sent on from it; the segmenter tells which documents arrive. A
+//! document's place is settled once no document sorting before it can still come: every
+//! document reported and sorting before it has arrived, and every listed file sorting
+//! before it is reported (a document's URI is its file's, or its file's with `#<item>`
+//! after it, so a file not yet reported can only send documents that sort at or after its
+//! own URI). The segmenter then hands the settled documents' rows to the segment's row files
+//! while the run embeds the rest (`row_stream.rs`). Where the run may put a failed file's
+//! last good version back after its stages (a full version over a previous one), a file
+//! with a failure counts as never reported. (Should a document still arrive after documents
+//! sorting after it were written, the segmenter writes its segment's rows at the cut
+//! instead: `segmenter.rs`.)
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 /// A run's listed files, and how far their documents have arrived.
 pub(super) struct FileCompletion {
     state: Mutex<Files>,
-    /// A failed file stays incomplete: its last good version may come after the stages.
+    /// A failed file stays unreported: its last good version may come after the stages.
     failed_files_wait: bool,
 }
 
 /// Where the settled documents end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Settled {
-    /// Documents whose URI sorts before this one (a listed file's, not yet complete).
+    /// Documents whose URI sorts before this one (a document still to arrive, or a listed
+    /// file not yet reported).
     Below(String),
-    /// Every document: every listed file is complete.
+    /// Every document.
     All,
 }
 
@@ -39,27 +39,19 @@ pub(super) enum Settled {
 struct Files {
     /// The listed files' URIs, sorted.
     listing: Vec<String>,
-    /// The first listed file not known to be complete.
+    /// The first listed file not known to be reported.
     next: usize,
-    by_uri: HashMap<String, FileState>,
-    /// Documents sent on and not yet arrived, by URI: their file's URI, and how many times
-    /// (a URI sent twice fails as a duplicate once it arrives).
-    awaited: HashMap<String, (String, usize)>,
+    reported: HashSet<String>,
+    /// Documents sent on and not yet arrived, by URI: how many times (a URI sent twice
+    /// fails as a duplicate once it arrives).
+    awaited: BTreeMap<String, usize>,
     /// Documents that arrived before their file was reported, by URI: how many times.
-    early: HashMap<String, usize>,
-}
-
-#[derive(Debug, Default)]
-struct FileState {
-    reported: bool,
-    failed: bool,
-    /// Its documents sent on and not yet arrived.
-    outstanding: usize,
+    early: BTreeMap<String, usize>,
 }
 
 impl FileCompletion {
     /// The run's listed files by URI; with `failed_files_wait`, a file with a failure never
-    /// counts as complete.
+    /// counts as reported.
     pub fn new(uris: impl IntoIterator<Item = String>, failed_files_wait: bool) -> Self {
         let mut listing: Vec<String> = uris.into_iter().collect();
         listing.sort_unstable();
@@ -73,55 +65,39 @@ impl FileCompletion {
         }
     }
 
-    /// `files` (URI, whether any of it failed) are done with: `documents` (each its file's URI
-    /// and its own) are every document they sent on to the segments.
+    /// `files` (URI, whether any of it failed) are done with: `documents` (their URIs) are
+    /// every document they sent on to the segments.
     pub fn report<'a>(
         &self,
         files: impl IntoIterator<Item = (&'a str, bool)>,
-        documents: impl IntoIterator<Item = (&'a str, &'a str)>,
+        documents: impl IntoIterator<Item = &'a str>,
     ) {
         let mut state = self.lock();
         let Files {
-            by_uri, awaited, early, ..
+            reported,
+            awaited,
+            early,
+            ..
         } = &mut *state;
-        for (file, document) in documents {
-            if let Some(count) = early.get_mut(document) {
-                *count -= 1;
-                if *count == 0 {
-                    early.remove(document);
-                }
-                continue;
+        for document in documents {
+            if !take_one(early, document) {
+                *awaited.entry(document.to_string()).or_default() += 1;
             }
-            awaited
-                .entry(document.to_string())
-                .or_insert_with(|| (file.to_string(), 0))
-                .1 += 1;
-            file_state(by_uri, file).outstanding += 1;
         }
         for (uri, failed) in files {
-            let file = file_state(by_uri, uri);
-            file.reported = true;
-            file.failed |= failed;
+            if !(failed && self.failed_files_wait) {
+                reported.insert(uri.to_string());
+            }
         }
     }
 
     /// Documents (their URIs) that reached the segmenter.
     pub fn arrived<'a>(&self, documents: impl IntoIterator<Item = &'a str>) {
         let mut state = self.lock();
-        let Files {
-            by_uri, awaited, early, ..
-        } = &mut *state;
+        let Files { awaited, early, .. } = &mut *state;
         for document in documents {
-            match awaited.get_mut(document) {
-                Some((file, count)) => {
-                    *count -= 1;
-                    let file = file_state(by_uri, file);
-                    file.outstanding = file.outstanding.saturating_sub(1);
-                    if *count == 0 {
-                        awaited.remove(document);
-                    }
-                }
-                None => *early.entry(document.to_string()).or_default() += 1,
+            if !take_one(awaited, document) {
+                *early.entry(document.to_string()).or_default() += 1;
             }
         }
     }
@@ -130,18 +106,22 @@ impl FileCompletion {
     pub fn settled(&self) -> Settled {
         let mut state = self.lock();
         let Files {
-            listing, next, by_uri, ..
+            listing,
+            next,
+            reported,
+            awaited,
+            ..
         } = &mut *state;
-        while let Some(uri) = listing.get(*next) {
-            let complete = by_uri
-                .get(uri)
-                .is_some_and(|file| file.reported && file.outstanding == 0 && !(file.failed && self.failed_files_wait));
-            if !complete {
-                return Settled::Below(uri.clone());
-            }
+        while listing.get(*next).is_some_and(|uri| reported.contains(uri)) {
             *next += 1;
         }
-        Settled::All
+        let unreported = listing.get(*next);
+        let awaited = awaited.keys().next();
+        match (unreported, awaited) {
+            (None, None) => Settled::All,
+            (Some(uri), None) | (None, Some(uri)) => Settled::Below(uri.clone()),
+            (Some(file), Some(document)) => Settled::Below(file.min(document).clone()),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Files> {
@@ -149,11 +129,16 @@ impl FileCompletion {
     }
 }
 
-fn file_state<'a>(by_uri: &'a mut HashMap<String, FileState>, uri: &str) -> &'a mut FileState {
-    if !by_uri.contains_key(uri) {
-        by_uri.insert(uri.to_string(), FileState::default());
+/// Takes one count of `uri` from `counts`; false when it held none.
+fn take_one(counts: &mut BTreeMap<String, usize>, uri: &str) -> bool {
+    let Some(count) = counts.get_mut(uri) else {
+        return false;
+    };
+    *count -= 1;
+    if *count == 0 {
+        counts.remove(uri);
     }
-    by_uri.get_mut(uri).expect("inserted above")
+    true
 }
 
 #[cfg(test)]
@@ -169,21 +154,15 @@ mod tests {
     }
 
     #[test]
-    fn documents_settle_once_every_file_before_them_sent_all_it_will() {
+    fn documents_settle_once_nothing_sorting_before_them_can_still_come() {
         let files = listing(&["s3://b/c", "s3://b/a", "s3://b/b.jsonl"], false);
         assert_eq!(files.settled(), below("s3://b/a"));
-        // b.jsonl's two items arrive and it is reported: nothing settles while a.txt is out.
+        // b.jsonl's two items arrive and it is reported: nothing settles while a is out.
         files.arrived(["s3://b/b.jsonl#1", "s3://b/b.jsonl#2"]);
-        files.report(
-            [("s3://b/b.jsonl", false)],
-            [
-                ("s3://b/b.jsonl", "s3://b/b.jsonl#1"),
-                ("s3://b/b.jsonl", "s3://b/b.jsonl#2"),
-            ],
-        );
+        files.report([("s3://b/b.jsonl", false)], ["s3://b/b.jsonl#1", "s3://b/b.jsonl#2"]);
         assert_eq!(files.settled(), below("s3://b/a"));
-        // a is reported before its document arrives: complete only once it has.
-        files.report([("s3://b/a", false)], [("s3://b/a", "s3://b/a")]);
+        // a is reported before its document arrives: settled up to that document.
+        files.report([("s3://b/a", false)], ["s3://b/a"]);
         assert_eq!(files.settled(), below("s3://b/a"));
         files.arrived(["s3://b/a"]);
         assert_eq!(files.settled(), below("s3://b/c"));
@@ -193,46 +172,39 @@ mod tests {
     }
 
     #[test]
+    fn within_a_file_documents_settle_up_to_the_first_still_to_come() {
+        let files = listing(&["f:///a.jsonl", "f:///b"], false);
+        files.report(
+            [("f:///a.jsonl", false)],
+            ["f:///a.jsonl#1", "f:///a.jsonl#2", "f:///a.jsonl#3"],
+        );
+        files.arrived(["f:///a.jsonl#1", "f:///a.jsonl#3"]);
+        assert_eq!(files.settled(), below("f:///a.jsonl#2"));
+        files.arrived(["f:///a.jsonl#2"]);
+        assert_eq!(files.settled(), below("f:///b"));
+    }
+
+    #[test]
     fn a_file_with_a_failure_stays_open_where_its_last_good_version_may_follow() {
         let files = listing(&["f:///1", "f:///2"], true);
-        files.report([("f:///1", true)], [("f:///1", "f:///1#a")]);
+        files.report([("f:///1", true)], ["f:///1#a"]);
         files.arrived(["f:///1#a"]);
         files.report([("f:///2", false)], []);
         assert_eq!(files.settled(), below("f:///1"));
-        // Without a previous version to take it from, it completes.
+        // Without a previous version to take it from, it is done with.
         let files = listing(&["f:///1", "f:///2"], false);
-        files.report([("f:///1", true)], [("f:///1", "f:///1#a")]);
+        files.report([("f:///1", true)], ["f:///1#a"]);
         files.arrived(["f:///1#a"]);
         assert_eq!(files.settled(), below("f:///2"));
     }
 
     #[test]
-    fn documents_count_for_the_file_that_sent_them_whatever_their_uris_say() {
-        // A file named with a `#` and one whose documents' URIs name another file.
-        let files = listing(&["f:///c", "f:///c#notes.txt", "f:///z"], false);
-        files.report(
-            [("f:///c#notes.txt", false)],
-            [("f:///c#notes.txt", "f:///c#notes.txt")],
-        );
-        files.report([("f:///c", false), ("f:///z", false)], [("f:///z", "f:///a-elsewhere")]);
-        assert_eq!(files.settled(), below("f:///c#notes.txt"));
-        files.arrived(["f:///c#notes.txt"]);
-        assert_eq!(files.settled(), below("f:///z"));
-        // A URI sent on twice (the second fails as a duplicate) counts twice.
+    fn a_uri_sent_twice_is_awaited_twice() {
+        // The second copy fails as a duplicate when it arrives, but it does arrive.
         let files = listing(&["a"], false);
-        files.report([("a", false)], [("a", "a#1"), ("a", "a#1")]);
+        files.report([("a", false)], ["a#1", "a#1"]);
         files.arrived(["a#1"]);
-        assert_eq!(files.settled(), below("a"));
-        files.arrived(["a#1"]);
-        assert_eq!(files.settled(), Settled::All);
-    }
-
-    #[test]
-    fn a_file_missing_a_document_keeps_everything_after_it_open() {
-        let files = listing(&["a", "b"], false);
-        files.report([("a", false), ("b", false)], [("a", "a#1"), ("a", "a#2"), ("b", "b")]);
-        files.arrived(["b", "a#2"]);
-        assert_eq!(files.settled(), below("a"));
+        assert_eq!(files.settled(), below("a#1"));
         files.arrived(["a#1"]);
         assert_eq!(files.settled(), Settled::All);
     }

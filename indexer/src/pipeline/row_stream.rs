@@ -168,11 +168,11 @@ impl RowStream {
             started,
             ..
         } = self;
-        {
+        let left = {
             let mut queue = lock(&queue);
             queue.stopped = true;
-            queue.groups.clear();
-        }
+            std::mem::take(&mut queue.groups).len()
+        };
         for _ in 0..tasks {
             ended_rx
                 .recv()
@@ -190,7 +190,7 @@ impl RowStream {
             .map(|document| Arc::into_inner(document).ok_or_else(|| unshared("a document")))
             .collect::<Result<Vec<_>>>()?;
         tracing::debug!(
-            "{} row groups written while the run embedded, over {:.2} s",
+            "{} row groups written while the run embedded, over {:.2} s; {left} full ones queued left to the cut",
             files.groups_appended(),
             started.elapsed().as_secs_f64()
         );

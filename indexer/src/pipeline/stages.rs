@@ -4,7 +4,7 @@
 //! tokenized one group ahead of the model.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -318,13 +318,6 @@ pub(super) fn parse_stage(
             .map(|(raw, _)| parse_and_chunk(raw, &context.settings))
             .collect();
         let failed: Vec<bool> = results.iter().map(|(_, failures)| !failures.is_empty()).collect();
-        // Which file each document came from, for the segmenter's count of each file's documents.
-        let file_of: HashMap<String, usize> = match outputs.completion {
-            Some(_) => (results.iter().enumerate())
-                .flat_map(|(file, (docs, _))| docs.iter().map(move |d| (d.record.uri.clone(), file)))
-                .collect(),
-            None => HashMap::new(),
-        };
         let mut documents = Vec::new();
         for (docs, failures) in results {
             documents.extend(docs);
@@ -367,7 +360,7 @@ pub(super) fn parse_stage(
                     .iter()
                     .zip(failed)
                     .map(|((raw, _), failed)| (raw.uri.as_str(), failed)),
-                sent.filter_map(|record| Some((group[*file_of.get(&record.uri)?].0.uri.as_str(), record.uri.as_str()))),
+                sent.map(|record| record.uri.as_str()),
             );
         }
         busy += started.elapsed().as_secs_f64();
