@@ -1,16 +1,18 @@
-//! A run writes a segment's chunks.parquet while it embeds: the rows of documents whose place
-//! is settled (nothing sorting before them still to come) go to the file as they come, and
-//! what is left once the segment is cut after them. The file must be the one written at the
-//! cut (`--row-files-at-cut`), byte for byte, with a file that partly fails among the rest;
-//! cut into several segments, each segment's rows must follow its documents' URI order.
-//! The runs are `quarry bench-pipeline` (seeded vectors in place of the model): about 67,000
-//! chunks, enough for row groups of 16,384 rows to be written before the cut although a
-//! document settles only some 10,000 to 20,000 rows after it arrives (the files in flight).
+//! A run writes a segment's row files while it embeds: the rows of documents whose place is
+//! settled (nothing sorting before them still to come) go to chunks.parquet and
+//! documents.parquet as they come, and what is left once the segment is cut after them.
+//! chunks.parquet must be the one written at the cut (`--row-files-at-cut`), byte for byte,
+//! and documents.parquet hold the same documents, with a file that partly fails among the
+//! rest; cut into several segments, each segment's rows must follow its documents' URI order.
+//! The runs are `quarry bench-pipeline` (seeded vectors in place of the model): 20,000
+//! documents and about 72,000 chunks, enough for row groups of 16,384 rows to be written
+//! before the cut although a document settles only some 10,000 to 20,000 rows after it
+//! arrives (the files in flight).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use quarry_indexer::snapshot::{chunks_from_parquet_without_embeddings, documents_from_parquet};
+use quarry_indexer::snapshot::{chunks_from_parquet_without_embeddings, documents_from_parquet, DocumentRecord};
 
 fn quarry(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_quarry")).args(args).output().unwrap()
@@ -20,15 +22,15 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// A seeded corpus of 9,000 documents in 225 JSONL files, one of them with a broken line.
+/// A seeded corpus of 20,000 documents in 250 JSONL files, one of them with a broken line.
 fn corpus(dir: &Path) -> PathBuf {
     let corpus = dir.join("corpus");
     let output = quarry(&[
         "gen-corpus",
         "--documents",
-        "9000",
+        "20000",
         "--per-file",
-        "40",
+        "80",
         "--out",
         corpus.to_str().unwrap(),
     ]);
@@ -40,7 +42,7 @@ fn corpus(dir: &Path) -> PathBuf {
     corpus
 }
 
-/// `quarry bench-pipeline corpus --out out` in 22-token windows with `extra` flags: its
+/// `quarry bench-pipeline corpus --out out` in 48-token windows with `extra` flags: its
 /// report and its log.
 fn run(corpus: &Path, out: &Path, extra: &[&str]) -> (serde_json::Value, String) {
     let mut args = vec![
@@ -54,7 +56,7 @@ fn run(corpus: &Path, out: &Path, extra: &[&str]) -> (serde_json::Value, String)
         "--index",
         "flat",
         "--chunk-tokens",
-        "24",
+        "48",
         "--chunk-overlap",
         "0",
     ];
@@ -64,14 +66,16 @@ fn run(corpus: &Path, out: &Path, extra: &[&str]) -> (serde_json::Value, String)
     (serde_json::from_slice(&output.stdout).unwrap(), text(&output.stderr))
 }
 
-/// Rows written while the run embedded, by each segment's log line, in the order cut.
-fn rows_written_early(log: &str) -> Vec<(usize, usize)> {
+/// Rows written while the run embedded, of how many, and documents written while it
+/// embedded, by each segment's log line, in the order cut.
+fn rows_written_early(log: &str) -> Vec<(usize, usize, usize)> {
     log.lines()
         .filter_map(|line| {
             let (_, tail) = line.split_once("; ")?;
             let (early, rest) = tail.split_once(" of its ")?;
-            let (rows, _) = rest.split_once(" rows written while the run embedded")?;
-            Some((early.parse().ok()?, rows.parse().ok()?))
+            let (rows, rest) = rest.split_once(" rows and ")?;
+            let (documents, _) = rest.split_once(" of its documents written while the run embedded")?;
+            Some((early.parse().ok()?, rows.parse().ok()?, documents.parse().ok()?))
         })
         .collect()
 }
@@ -103,22 +107,36 @@ fn rows_written_while_embedding_make_the_file_written_at_the_cut() {
     // files were done as the documents came: at least the first); none with the flag.
     let early_rows = rows_written_early(&early_log);
     assert!(
-        matches!(early_rows[..], [(rows, of)] if rows >= 16_384 && rows % 16_384 == 0 && rows <= of && of == chunks),
+        matches!(early_rows[..], [(rows, of, _)] if rows >= 16_384 && rows % 16_384 == 0 && rows <= of && of == chunks),
         "{early_log}"
     );
-    assert_eq!(rows_written_early(&at_cut_log), [(0, chunks)], "{at_cut_log}");
+    assert_eq!(rows_written_early(&at_cut_log), [(0, chunks, 0)], "{at_cut_log}");
 
-    let read = |out: &str| {
+    let read = |out: &str, file: &str| {
         let found = segments(&dir.path().join(out));
         assert_eq!(found.len(), 1, "{found:?}");
-        std::fs::read(found[0].join("chunks.parquet")).unwrap()
+        std::fs::read(found[0].join(file)).unwrap()
     };
-    let (early_file, at_cut_file) = (read("early"), read("at-cut"));
+    let (early_file, at_cut_file) = (read("early", "chunks.parquet"), read("at-cut", "chunks.parquet"));
     assert!(
         early_file == at_cut_file,
         "chunks.parquet: {} bytes written while embedding, {} at the cut",
         early_file.len(),
         at_cut_file.len()
+    );
+    // documents.parquet: the same rows but for when each run took its documents in.
+    let documents = |out: &str| -> Vec<DocumentRecord> {
+        let mut records = documents_from_parquet(read(out, "documents.parquet").into()).unwrap();
+        records
+            .iter_mut()
+            .for_each(|r| r.ingested_at = chrono::DateTime::UNIX_EPOCH);
+        records
+    };
+    let early_documents = documents("early");
+    assert_eq!(early_documents.len(), 20_000, "the broken line is no document");
+    assert!(
+        early_documents == documents("at-cut"),
+        "documents.parquet's rows differ"
     );
 }
 
@@ -131,9 +149,9 @@ fn each_segment_cut_while_rows_were_written_keeps_its_rows_in_uri_order() {
     let chunks = report["chunks"].as_u64().unwrap() as usize;
     let cut = rows_written_early(&log);
     assert!(cut.len() >= 2, "{log}");
-    assert_eq!(cut.iter().map(|&(_, rows)| rows).sum::<usize>(), chunks, "{log}");
+    assert_eq!(cut.iter().map(|&(_, rows, _)| rows).sum::<usize>(), chunks, "{log}");
     assert!(
-        cut.iter().any(|&(early, _)| early > 0),
+        cut.iter().any(|&(early, _, _)| early > 0),
         "no rows written before a cut: {log}"
     );
 

@@ -1,6 +1,7 @@
-//! A segment's settled documents turned into chunks.parquet's row groups while the run
-//! embeds on: each full group of rows is encoded on the row files' pool as soon as its rows
-//! are handed over, so that once the segment is cut only its last rows are left to write.
+//! A segment's settled documents turned into chunks.parquet's and documents.parquet's row
+//! groups while the run embeds on: each full group of rows is encoded on the row files' pool
+//! as soon as its rows are handed over, so that once the segment is cut only its last rows
+//! are left to write.
 //! On a GPU host the cores are mostly idle while the model embeds; after the last embedding,
 //! the row files were the longest of the segment's three parts (bench/RESULTS.md).
 
@@ -28,6 +29,8 @@ pub(super) struct RowStream {
     open_skip: usize,
     /// Rows handed over and not yet in a group.
     open_rows: usize,
+    /// Documents in documents.parquet's groups so far (the first ones handed over).
+    documents_grouped: usize,
     queue: Arc<Mutex<GroupQueue>>,
     /// Tasks started, each to encode the group first in the queue when it runs.
     tasks: usize,
@@ -37,14 +40,20 @@ pub(super) struct RowStream {
     started: Instant,
 }
 
-/// A row group's rows: documents' ranges of rows, in order.
-type GroupRows = Vec<(Arc<EmbeddedDoc>, Range<usize>)>;
+/// A row group of one of the files.
+enum Group {
+    /// chunks.parquet's: documents' ranges of rows, in order.
+    Chunks(Vec<(Arc<EmbeddedDoc>, Range<usize>)>),
+    /// documents.parquet's: documents, in order.
+    Documents(Vec<Arc<EmbeddedDoc>>),
+}
 
 /// The groups whose rows are handed over and that no task has taken yet.
 struct GroupQueue {
-    groups: VecDeque<GroupRows>,
-    /// The file's index of the group next taken.
-    next_index: usize,
+    groups: VecDeque<Group>,
+    /// Each file's index of its group next taken.
+    next_chunks_index: usize,
+    next_documents_index: usize,
     /// Once the stream stops, tasks take nothing more.
     stopped: bool,
 }
@@ -68,9 +77,11 @@ impl RowStream {
             open: 0,
             open_skip: 0,
             open_rows: 0,
+            documents_grouped: 0,
             queue: Arc::new(Mutex::new(GroupQueue {
                 groups: VecDeque::new(),
-                next_index: 0,
+                next_chunks_index: 0,
+                next_documents_index: 0,
                 stopped: false,
             })),
             tasks: 0,
@@ -88,14 +99,25 @@ impl RowStream {
             self.documents.push(Arc::new(document));
         }
         while self.open_rows >= ROW_GROUP_ROWS {
-            let group = self.next_group();
-            lock(&self.queue).groups.push_back(group);
-            self.start_task();
+            let group = Group::Chunks(self.next_chunk_rows());
+            self.queue_group(group);
+        }
+        while self.documents.len() - self.documents_grouped >= ROW_GROUP_ROWS {
+            let first = self.documents_grouped;
+            self.documents_grouped += ROW_GROUP_ROWS;
+            let group = Group::Documents(self.documents[first..self.documents_grouped].to_vec());
+            self.queue_group(group);
         }
     }
 
-    /// The next [`ROW_GROUP_ROWS`] rows handed over.
-    fn next_group(&mut self) -> GroupRows {
+    /// Queues `group`, with a task to encode it.
+    fn queue_group(&mut self, group: Group) {
+        lock(&self.queue).groups.push_back(group);
+        self.start_task();
+    }
+
+    /// The next [`ROW_GROUP_ROWS`] rows handed over for chunks.parquet.
+    fn next_chunk_rows(&mut self) -> Vec<(Arc<EmbeddedDoc>, Range<usize>)> {
         let mut parts = Vec::new();
         let mut wanted = ROW_GROUP_ROWS;
         while wanted > 0 {
@@ -117,7 +139,7 @@ impl RowStream {
     }
 
     /// A task on the row files' pool that takes the group first in the queue (none once the
-    /// stream has stopped) and encodes it as the file's next group.
+    /// stream has stopped) and encodes it as its file's next group.
     fn start_task(&mut self) {
         let (queue, files, dim, ended) = (self.queue.clone(), self.files.clone(), self.dim, self.ended_tx.clone());
         self.tasks += 1;
@@ -127,28 +149,33 @@ impl RowStream {
                 match queue.stopped {
                     true => None,
                     false => queue.groups.pop_front().map(|group| {
-                        queue.next_index += 1;
-                        (queue.next_index - 1, group)
+                        let next = match group {
+                            Group::Chunks(_) => &mut queue.next_chunks_index,
+                            Group::Documents(_) => &mut queue.next_documents_index,
+                        };
+                        *next += 1;
+                        (*next - 1, group)
                     }),
                 }
             };
-            if let Some((index, group)) = &taken {
-                // A panic fails the file (its error comes when the segment is written)
-                // rather than the process: a pool's task that panics aborts.
-                let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    files.encode_group(*index, || {
-                        group
-                            .iter()
-                            .flat_map(|(document, rows)| {
-                                rows.clone().map(move |row| {
-                                    let vector = document.vectors.get(row * dim..(row + 1) * dim).unwrap_or_default();
-                                    (&document.chunks[row], vector)
-                                })
+            // A panic fails the file (its error comes when the segment is written) rather
+            // than the process: a pool's task that panics aborts.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| match &taken {
+                Some((index, Group::Chunks(rows))) => files.encode_group(*index, || {
+                    rows.iter()
+                        .flat_map(|(document, rows)| {
+                            rows.clone().map(move |row| {
+                                let vector = document.vectors.get(row * dim..(row + 1) * dim).unwrap_or_default();
+                                (&document.chunks[row], vector)
                             })
-                            .collect()
-                    })
-                }));
-            }
+                        })
+                        .collect()
+                }),
+                Some((index, Group::Documents(documents))) => {
+                    files.encode_document_group(*index, || documents.iter().map(|d| &d.record).collect())
+                }
+                None => true,
+            }));
             // Its shares of the documents and the files let go before it says it has ended.
             drop((taken, files, queue));
             let _ = ended.send(());
@@ -190,8 +217,9 @@ impl RowStream {
             .map(|document| Arc::into_inner(document).ok_or_else(|| unshared("a document")))
             .collect::<Result<Vec<_>>>()?;
         tracing::debug!(
-            "{} row groups written while the run embedded, over {:.2} s; {left} full ones queued left to the cut",
+            "{} + {} row groups written while the run embedded, over {:.2} s; {left} full ones queued left to the cut",
             files.groups_appended(),
+            files.document_groups_appended(),
             started.elapsed().as_secs_f64()
         );
         Ok(StoppedStream { documents, files })
@@ -207,7 +235,7 @@ mod tests {
     use super::super::segment::assemble;
     use super::super::types::test_documents::embedded;
     use super::*;
-    use crate::snapshot::{chunks_to_parquet, SnapshotWriter};
+    use crate::snapshot::{chunks_to_parquet, documents_to_parquet, SnapshotWriter};
     use crate::store::StoreOptions;
 
     #[test]
@@ -271,7 +299,47 @@ mod tests {
                 bytes.len(),
                 expected.len()
             );
+            assert!(written.documents_bytes() == documents_to_parquet(&rows.records).unwrap());
         }
+    }
+
+    #[test]
+    fn documents_handed_over_make_documents_parquet_of_one_pass() {
+        // 40,000 documents of 0 to 2 chunks, in URI order: two full groups of documents (and
+        // two of chunks) before the stream stops, the rest at the end.
+        let in_uri_order = || {
+            let mut documents: Vec<EmbeddedDoc> = (0..40_000u32).map(|n| embedded(n, n % 3, false)).collect();
+            documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+            documents
+        };
+        let rows = assemble(in_uri_order(), 4);
+        let mut documents = in_uri_order();
+        let expected = documents_to_parquet(&rows.records).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let writer = SnapshotWriter::open(dir.path().to_str().unwrap(), &StoreOptions::default()).unwrap();
+        let mut stream = RowStream::new(writer.start_row_files("seg-test", 4).unwrap(), 4);
+        let rest = documents.split_off(35_000);
+        let mut handing = documents.into_iter().peekable();
+        while handing.peek().is_some() {
+            stream.push(handing.by_ref().take(1_000));
+        }
+        let waiting = Instant::now();
+        while stream.files.document_groups_appended() < 2 || stream.files.groups_appended() < 2 {
+            assert!(waiting.elapsed().as_secs() < 60, "groups not written");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let stopped = stream.stop().unwrap();
+        let mut segment = stopped.documents;
+        segment.extend(rest);
+        let rows = assemble(segment, 4);
+        let written = stopped
+            .files
+            .finish(&rows.chunks, &rows.embeddings, &rows.records)
+            .unwrap();
+        assert!(written.documents_bytes() == expected);
+        assert!(
+            std::fs::read(written.chunks_path()).unwrap() == chunks_to_parquet(&rows.chunks, &rows.embeddings).unwrap()
+        );
     }
 
     #[test]

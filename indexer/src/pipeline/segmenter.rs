@@ -17,7 +17,7 @@ use super::row_stream::{RowStream, StoppedStream};
 use super::stages::StageContext;
 use super::types::{Arrival, EmbeddedDoc};
 use crate::error::{IndexerError, Result};
-use crate::snapshot::{FileTable, ROW_GROUP_ROWS};
+use crate::snapshot::{FileTable, RowFilesWriting, ROW_GROUP_ROWS};
 
 pub(super) struct Segmenter {
     builder: SegmentBuilder,
@@ -221,11 +221,16 @@ impl Segmenter {
             None => (Vec::new(), None),
         };
         documents.extend(std::mem::take(&mut self.pending).into_values());
-        let rows_written = row_files.as_ref().map_or(0, |f| f.groups_appended() * ROW_GROUP_ROWS);
+        let written =
+            |groups: fn(&RowFilesWriting) -> usize| row_files.as_ref().map_or(0, |f| groups(f) * ROW_GROUP_ROWS);
+        let (rows_written, documents_written) = (
+            written(RowFilesWriting::groups_appended),
+            written(RowFilesWriting::document_groups_appended),
+        );
         self.started += 1;
         let (segment_id, sizing) = self.segment_name(self.started);
         tracing::info!(
-            "{segment_id}: building from {} documents; {rows_written} of its {} rows written while the run embedded",
+            "{segment_id}: building from {} documents; {rows_written} of its {} rows and {documents_written} of its documents written while the run embedded",
             documents.len(),
             self.pending_chunks
         );

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use super::parquet_encode::{RowGroupFile, ROW_GROUP_ROWS};
+use super::parquet_encode::RowGroupFile;
 use super::parquet_io::{string_list, CHUNKS_FILE};
 use super::parquet_plan::arrow_err;
 use crate::chunk::Chunk;
@@ -32,7 +32,7 @@ impl<W: Write + Send> ChunksWriting<W> {
     }
 
     /// Encodes and appends row group `index` (the file's rows `index × ROW_GROUP_ROWS` on):
-    /// `rows`, each a chunk and its vector, [`ROW_GROUP_ROWS`] of them unless it is the
+    /// `rows`, each a chunk and its vector, `ROW_GROUP_ROWS` of them unless it is the
     /// file's last. False once the file has failed (the error comes with [`Self::finish`]).
     pub fn encode_group<'a>(&self, index: usize, rows: impl FnOnce() -> Vec<(&'a Chunk, &'a [f32])>) -> bool {
         self.file.encode_group(index, || {
@@ -79,18 +79,11 @@ impl<W: Write + Send> ChunksWriting<W> {
                 ),
             ));
         }
-        let first_row = self.groups_appended() * ROW_GROUP_ROWS;
-        if first_row > chunks.len() {
-            return Err(IndexerError::snapshot(
-                CHUNKS_FILE,
-                format!("{first_row} rows were written but the segment has {}", chunks.len()),
-            ));
-        }
-        self.file.encode_rows(first_row, chunks.len(), |rows| {
+        self.file.encode_rest(chunks.len(), |rows| {
             let vectors = embeddings.data[rows.start * self.dim..rows.end * self.dim].to_vec();
             let chunks: Vec<&Chunk> = chunks[rows].iter().collect();
             chunks_batch(&self.schema, &chunks, vectors)
-        });
+        })?;
         self.file.finish()
     }
 }

@@ -6,6 +6,7 @@ mod block_sums;
 mod cache;
 mod checked_blocks;
 mod chunks_writing;
+mod documents_writing;
 mod file_table;
 mod gc;
 mod latest_guard;

@@ -140,6 +140,24 @@ impl<W: Write + Send> RowGroupFile<W> {
         });
     }
 
+    /// Encodes the rows of a file of `rows` rows not yet in it (from the first group not yet
+    /// appended), as [`Self::encode_rows`]; refused when more rows were written already.
+    pub(super) fn encode_rest(
+        &self,
+        rows: usize,
+        batch_of: impl Fn(Range<usize>) -> Result<RecordBatch> + Sync,
+    ) -> Result<()> {
+        let first_row = self.groups_appended() * ROW_GROUP_ROWS;
+        if first_row > rows {
+            return Err(IndexerError::snapshot(
+                self.file,
+                format!("{first_row} rows were written but the segment has {rows}"),
+            ));
+        }
+        self.encode_rows(first_row, rows, batch_of);
+        Ok(())
+    }
+
     /// Row groups appended so far.
     pub(super) fn groups_appended(&self) -> usize {
         self.appender.lock().next

@@ -1,22 +1,20 @@
 //! chunks.parquet and documents.parquet: Arrow schemas, encoding and decoding.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray,
+    Array, FixedSizeListArray, Float32Array, ListArray, RecordBatch, StringArray, TimestampMillisecondArray,
     UInt32Array, UInt64Array,
 };
-use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use bytes::Bytes;
 use parquet::file::reader::ChunkReader;
 use rayon::prelude::*;
 
 use super::chunks_writing::ChunksWriting;
-use super::parquet_encode::write_batch;
+use super::documents_writing::DocumentsWriting;
 pub use super::parquet_plan::WantedRows;
-use super::parquet_plan::{arrow_err, column, plan, read_batches_of, Columns, RowPlan};
+use super::parquet_plan::{column, plan, read_batches_of, Columns, RowPlan};
 use crate::chunk::Chunk;
 use crate::embed::Embeddings;
 use crate::error::{IndexerError, Result};
@@ -199,59 +197,7 @@ fn chunk_rows_of_batch(batch: &RecordBatch) -> Result<Vec<Chunk>> {
 
 /// Encodes documents.parquet.
 pub fn documents_to_parquet(documents: &[DocumentRecord]) -> Result<Vec<u8>> {
-    const FILE: &str = DOCUMENTS_FILE;
-    let strings =
-        |f: fn(&DocumentRecord) -> &str| Arc::new(StringArray::from_iter_values(documents.iter().map(f))) as ArrayRef;
-    let columns: Vec<ArrayRef> = vec![
-        strings(|d| &d.doc_id),
-        strings(|d| &d.uri),
-        strings(|d| &d.file_name),
-        strings(|d| &d.title),
-        strings(|d| &d.source),
-        Arc::new(string_list(documents.iter().map(|d| d.tags.as_slice()))),
-        strings(|d| &d.content_hash),
-        Arc::new(UInt64Array::from_iter_values(documents.iter().map(|d| d.size))),
-        Arc::new(StringArray::from(
-            documents.iter().map(|d| d.etag.clone()).collect::<Vec<_>>(),
-        )),
-        Arc::new(UInt32Array::from_iter_values(documents.iter().map(|d| d.chunk_count))),
-        strings(|d| &d.metadata),
-        Arc::new(
-            TimestampMillisecondArray::from_iter_values(documents.iter().map(|d| d.ingested_at.timestamp_millis()))
-                .with_timezone("UTC"),
-        ),
-        strings(|d| &d.layers.abstract_text),
-        strings(|d| &d.layers.overview),
-        strings(|d| &d.layers.made_by),
-    ];
-    let utf8 = |name: &str| Field::new(name, DataType::Utf8, false);
-    let schema = Schema::new(vec![
-        utf8("doc_id"),
-        utf8("uri"),
-        utf8("file_name"),
-        utf8("title"),
-        utf8("source"),
-        Field::new(
-            "tags",
-            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
-            false,
-        ),
-        utf8("content_hash"),
-        Field::new("size", DataType::UInt64, false),
-        Field::new("etag", DataType::Utf8, true),
-        Field::new("chunk_count", DataType::UInt32, false),
-        utf8("metadata"),
-        Field::new(
-            "ingested_at",
-            DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
-            false,
-        ),
-        utf8("abstract"),
-        utf8("overview"),
-        utf8("layers_by"),
-    ]);
-    let batch = RecordBatch::try_new(Arc::new(schema), columns).map_err(arrow_err(FILE))?;
-    write_batch(FILE, batch, &["doc_id", "uri", "content_hash"])
+    DocumentsWriting::create()?.finish(documents)
 }
 
 /// Decodes documents.parquet.
@@ -362,6 +308,8 @@ pub(super) fn decode_outlines<R: ChunkReader + Clone + 'static>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use std::collections::HashSet;
 
     use super::super::parquet_encode::ROW_GROUP_ROWS;

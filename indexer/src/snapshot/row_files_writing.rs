@@ -1,13 +1,15 @@
-//! A segment's row files open for writing: chunks.parquet in its staged place, taking row
-//! groups as a run hands them over ([`RowFilesWriting::encode_group`]) and the rest of the
-//! segment's rows at the end ([`RowFilesWriting::finish`]), with documents.parquet.
+//! A segment's row files open for writing: chunks.parquet in its staged place and
+//! documents.parquet in memory, taking row groups as a run hands them over
+//! ([`RowFilesWriting::encode_group`], [`RowFilesWriting::encode_document_group`]) and the
+//! rest of the segment's rows at the end ([`RowFilesWriting::finish`]).
 
 use std::io::{self, Write};
 use std::time::Instant;
 
 use super::block_sums::BLOCK_BYTES;
 use super::chunks_writing::ChunksWriting;
-use super::parquet_io::{documents_to_parquet, DocumentRecord};
+use super::documents_writing::DocumentsWriting;
+use super::parquet_io::DocumentRecord;
 use super::summing_file::SummingFile;
 use super::upload::StagedFile;
 use super::writer::SegmentRowFiles;
@@ -21,6 +23,7 @@ pub struct RowFilesWriting {
     segment_id: String,
     chunks_file: StagedFile,
     chunks: ChunksWriting<ChunksOut>,
+    documents: DocumentsWriting,
 }
 
 /// Where chunks.parquet's bytes go: on a local root, its final folder, summed as written; on
@@ -42,6 +45,7 @@ impl RowFilesWriting {
         Ok(Self {
             segment_id: segment_id.to_string(),
             chunks: ChunksWriting::create(dim, out)?,
+            documents: DocumentsWriting::create()?,
             chunks_file,
         })
     }
@@ -58,10 +62,21 @@ impl RowFilesWriting {
         self.chunks.groups_appended()
     }
 
-    /// Writes the rest of the segment's rows (blocking; every row of it is given, those
-    /// before the groups written already ignored) and documents.parquet, side by side on the
-    /// current rayon pool, so that documents.parquet's row groups fill the threads
-    /// chunks.parquet's leave idle.
+    /// Encodes and appends documents.parquet's row group `index` (blocking; from any
+    /// thread, a group at a time each): see [`DocumentsWriting::encode_group`].
+    pub fn encode_document_group<'a>(&self, index: usize, records: impl FnOnce() -> Vec<&'a DocumentRecord>) -> bool {
+        self.documents.encode_group(index, records)
+    }
+
+    /// Row groups of documents.parquet written so far.
+    pub fn document_groups_appended(&self) -> usize {
+        self.documents.groups_appended()
+    }
+
+    /// Writes the rest of both files' rows (blocking; every row of the segment is given,
+    /// those before the groups written already ignored), side by side on the current rayon
+    /// pool, so that documents.parquet's row groups fill the threads chunks.parquet's leave
+    /// idle.
     pub fn finish(
         self,
         chunks: &[Chunk],
@@ -73,13 +88,14 @@ impl RowFilesWriting {
             segment_id,
             chunks_file,
             chunks: writing,
+            documents: documents_writing,
         } = self;
         let (chunks_checksum, documents_bytes) = rayon::join(
             || {
                 let out = writing.finish(chunks, embeddings)?;
                 out.finish().map_err(|e| IndexerError::io(chunks_file.path(), e))
             },
-            || documents_to_parquet(documents),
+            || documents_writing.finish(documents),
         );
         Ok(SegmentRowFiles {
             segment_id,

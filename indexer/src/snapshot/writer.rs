@@ -90,6 +90,12 @@ impl SegmentRowFiles {
     pub fn chunks_path(&self) -> &Path {
         self.chunks_file.path()
     }
+
+    /// documents.parquet's bytes.
+    #[cfg(test)]
+    pub fn documents_bytes(&self) -> &[u8] {
+        &self.documents_bytes
+    }
 }
 
 /// A segment's vectors.faiss, staged (and on a local root already summed, so that putting
