@@ -3,7 +3,8 @@
 //! documents.parquet as they come, and what is left once the segment is cut after them.
 //! chunks.parquet must be the one written at the cut (`--row-files-at-cut`), byte for byte,
 //! and documents.parquet hold the same documents, with a file that partly fails among the
-//! rest; cut into several segments, each segment's rows must follow its documents' URI order.
+//! rest, and the keyword index (a part of it may be built while the run embeds) be the
+//! same index; cut into several segments, each segment's rows must follow its documents' URI order.
 //! The runs are `quarry bench-pipeline` (seeded vectors in place of the model): 20,000
 //! documents and about 72,000 chunks, enough for row groups of 16,384 rows to be written
 //! before the cut although a document settles only some 10,000 to 20,000 rows after it
@@ -66,16 +67,47 @@ fn run(corpus: &Path, out: &Path, extra: &[&str]) -> (serde_json::Value, String)
     (serde_json::from_slice(&output.stdout).unwrap(), text(&output.stderr))
 }
 
-/// Rows written while the run embedded, of how many, and documents written while it
-/// embedded, by each segment's log line, in the order cut.
-fn rows_written_early(log: &str) -> Vec<(usize, usize, usize)> {
+/// What each segment's log line says was done while the run embedded, in the order cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Early {
+    rows_written: usize,
+    rows: usize,
+    documents_written: usize,
+    rows_keyword_indexed: usize,
+}
+
+fn done_early(log: &str) -> Vec<Early> {
     log.lines()
         .filter_map(|line| {
             let (_, tail) = line.split_once("; ")?;
             let (early, rest) = tail.split_once(" of its ")?;
             let (rows, rest) = rest.split_once(" rows and ")?;
-            let (documents, _) = rest.split_once(" of its documents written while the run embedded")?;
-            Some((early.parse().ok()?, rows.parse().ok()?, documents.parse().ok()?))
+            let (documents, rest) = rest.split_once(" of its documents written and ")?;
+            let (keyword, _) = rest.split_once(" rows keyword-indexed while the run embedded")?;
+            Some(Early {
+                rows_written: early.parse().ok()?,
+                rows: rows.parse().ok()?,
+                documents_written: documents.parse().ok()?,
+                rows_keyword_indexed: keyword.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// The keyword index's files in `segment` that two builds of the same rows write alike, by
+/// extension: its segment's files (not the document store, which holds no field, in blocks
+/// that follow the parts the index was built in) and its language profile.
+fn keyword_files(segment: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(segment.join("keyword"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name().unwrap().to_string_lossy().len() > 32 || path.ends_with("quarry-languages.json")
+        })
+        .filter(|path| path.extension().is_some_and(|e| e != "store"))
+        .map(|path| {
+            let extension = path.extension().unwrap().to_string_lossy().into_owned();
+            (extension, std::fs::read(&path).unwrap())
         })
         .collect()
 }
@@ -104,19 +136,29 @@ fn rows_written_while_embedding_make_the_file_written_at_the_cut() {
     assert!(chunks > 2 * 16_384, "{chunks} chunks: too few for two row groups");
 
     // Whole row groups went to the file before the cut (how many depends on how far the
-    // files were done as the documents came: at least the first); none with the flag.
-    let early_rows = rows_written_early(&early_log);
+    // files were done as the documents came: at least the first), and whole keyword parts
+    // of 65,536 rows to the keyword index (none, or one); nothing with the flag.
+    let early_done = done_early(&early_log);
     assert!(
-        matches!(early_rows[..], [(rows, of, _)] if rows >= 16_384 && rows % 16_384 == 0 && rows <= of && of == chunks),
+        matches!(early_done[..], [Early { rows_written, rows, rows_keyword_indexed, .. }]
+            if rows_written >= 16_384 && rows_written % 16_384 == 0 && rows_written <= rows && rows == chunks
+                && rows_keyword_indexed % 65_536 == 0 && rows_keyword_indexed <= rows),
         "{early_log}"
     );
-    assert_eq!(rows_written_early(&at_cut_log), [(0, chunks, 0)], "{at_cut_log}");
+    let nothing_early = Early {
+        rows_written: 0,
+        rows: chunks,
+        documents_written: 0,
+        rows_keyword_indexed: 0,
+    };
+    assert_eq!(done_early(&at_cut_log), [nothing_early], "{at_cut_log}");
 
-    let read = |out: &str, file: &str| {
+    let segment = |out: &str| {
         let found = segments(&dir.path().join(out));
         assert_eq!(found.len(), 1, "{found:?}");
-        std::fs::read(found[0].join(file)).unwrap()
+        found[0].clone()
     };
+    let read = |out: &str, file: &str| std::fs::read(segment(out).join(file)).unwrap();
     let (early_file, at_cut_file) = (read("early", "chunks.parquet"), read("at-cut", "chunks.parquet"));
     assert!(
         early_file == at_cut_file,
@@ -138,6 +180,18 @@ fn rows_written_while_embedding_make_the_file_written_at_the_cut() {
         early_documents == documents("at-cut"),
         "documents.parquet's rows differ"
     );
+    // The keyword index: the same index, whether a part of it was built while the run embedded or not.
+    let (early_keyword, at_cut_keyword) = (keyword_files(&segment("early")), keyword_files(&segment("at-cut")));
+    assert_eq!(
+        early_keyword.keys().collect::<Vec<_>>(),
+        ["fast", "fieldnorm", "idx", "json", "pos", "term"]
+    );
+    for (extension, bytes) in &early_keyword {
+        assert!(
+            bytes == &at_cut_keyword[extension],
+            "the keyword index's .{extension} files differ"
+        );
+    }
 }
 
 #[test]
@@ -147,11 +201,11 @@ fn each_segment_cut_while_rows_were_written_keeps_its_rows_in_uri_order() {
     let out = dir.path().join("snap");
     let (report, log) = run(&corpus, &out, &["--segment-chunks", "50000"]);
     let chunks = report["chunks"].as_u64().unwrap() as usize;
-    let cut = rows_written_early(&log);
+    let cut = done_early(&log);
     assert!(cut.len() >= 2, "{log}");
-    assert_eq!(cut.iter().map(|&(_, rows, _)| rows).sum::<usize>(), chunks, "{log}");
+    assert_eq!(cut.iter().map(|early| early.rows).sum::<usize>(), chunks, "{log}");
     assert!(
-        cut.iter().any(|&(early, _, _)| early > 0),
+        cut.iter().any(|early| early.rows_written > 0),
         "no rows written before a cut: {log}"
     );
 

@@ -122,10 +122,10 @@ pub struct IndexArgs {
     /// fewer give one segment. A compaction after a delta merges into segments of this size.
     #[arg(long, env = "QUARRY_SEGMENT_CHUNKS", default_value_t = quarry_indexer::pipeline::DEFAULT_SEGMENT_CHUNKS, value_parser = at_least_one::<usize>)]
     pub segment_chunks: usize,
-    /// Write a segment's row files (chunks.parquet, documents.parquet) only once the segment
-    /// is cut, not while the run embeds (by default the rows of documents whose place in it is
-    /// settled, nothing sorting before them still to come, are written as they come). The
-    /// files are the same.
+    /// Write a segment's row files (chunks.parquet, documents.parquet) and build its keyword
+    /// index only once the segment is cut, not while the run embeds (by default the rows of
+    /// documents whose place in it is settled, nothing sorting before them still to come, are
+    /// written and keyword-indexed in parts as they come). The files are the same.
     #[arg(long, env = "QUARRY_ROW_FILES_AT_CUT")]
     pub row_files_at_cut: bool,
     /// Print the run report as JSON on stdout instead of a table.

@@ -23,6 +23,7 @@ use super::analysis::{
     detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1,
 };
 use super::keyword::{err, schema};
+use super::keyword_parts::build_keyword_index_with_parts;
 use super::term_list::{push_term, TermListTokenizer};
 use crate::error::{IndexerError, Result};
 
@@ -36,10 +37,10 @@ const PART_WRITER_BYTES: usize = 128_000_000;
 const ADD_BATCH: usize = 256;
 
 /// How the rows of a build are read.
-enum Reading<'a> {
+pub(super) enum Reading<'a> {
     /// The English analyzer of earlier indexes (tantivy reads the texts).
     English,
-    /// The multilingual analyzer, with each row's language.
+    /// The multilingual analyzer, with each row's language (of the rows the part builds).
     Multilingual(&'a KeywordAnalyzer, &'a [Option<StemLanguage>]),
 }
 
@@ -55,31 +56,7 @@ pub fn build_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &'a str>)
 /// [`build_keyword_index`] over rows whose languages are known: `detected[i]` is what
 /// [`detect`] says of `texts[i]`.
 pub fn build_keyword_index_detected(dir: &Path, texts: &[&str], detected: &[Detected]) -> Result<LanguageProfile> {
-    build_multilingual(
-        dir,
-        texts,
-        detected,
-        part_ranges(texts.len(), rayon::current_num_threads()),
-    )
-}
-
-fn build_multilingual(
-    dir: &Path,
-    texts: &[&str],
-    detected: &[Detected],
-    parts: Vec<Range<usize>>,
-) -> Result<LanguageProfile> {
-    if detected.len() != texts.len() {
-        return Err(IndexerError::KeywordIndex {
-            stage: "languages",
-            reason: format!("{} languages for {} rows", detected.len(), texts.len()),
-        });
-    }
-    let (profile, languages) = LanguageProfile::of_detected(detected);
-    let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
-    build_in_parts(dir, texts, parts, &Reading::Multilingual(&analyzer, &languages))?;
-    profile.save(dir)?;
-    Ok(profile)
+    build_keyword_index_with_parts(dir, texts, detected, Vec::new()).map(|(profile, _)| profile)
 }
 
 /// The same with the English analyzer of indexes written before the multilingual one (what
@@ -96,27 +73,31 @@ pub fn build_english_keyword_index<'a>(dir: &Path, texts: impl Iterator<Item = &
 
 /// Builds each range of rows as an index of its own (in parallel), then merges them in row order into `dir`.
 fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>, reading: &Reading<'_>) -> Result<()> {
-    let started = std::time::Instant::now();
-    let part_count = parts.len();
-    let built: Vec<(tempfile::TempDir, Index)> = parts
+    let built: Vec<BuiltPart> = parts
         .into_par_iter()
-        .map(|range| build_part(texts, range, reading))
+        .map(|range| build_part(range.start, &texts[range.clone()], &reading.of_rows(range)))
         .collect::<Result<_>>()?;
+    merge_parts(dir, built, reading.name())
+}
+
+/// A part of a keyword index: the rows it holds, in a temporary folder of its own.
+pub(super) struct BuiltPart {
+    pub(super) folder: tempfile::TempDir,
+    pub(super) index: Index,
+}
+
+/// Merges `parts` (each a contiguous run of rows; together, every row of the index once)
+/// in row order into one segment in `dir`, an index read by the analyzer `analyzer_name`.
+pub(super) fn merge_parts(dir: &Path, parts: Vec<BuiltPart>, analyzer_name: &str) -> Result<()> {
     let mut segments = Vec::new();
-    for (_, index) in &built {
-        segments.extend(index.searchable_segments().map_err(err("merge"))?);
+    for part in &parts {
+        segments.extend(part.index.searchable_segments().map_err(err("merge"))?);
     }
     let segments = in_row_order(segments)?;
-    tracing::debug!(
-        "keyword index: {} rows in {part_count} parts ({} segments) in {:.2} s",
-        texts.len(),
-        segments.len(),
-        started.elapsed().as_secs_f64()
-    );
     match segments.len() {
         // One part that never flushed: its folder already is the index.
-        1 if built.len() == 1 => move_index(built[0].0.path(), dir),
-        0 => Index::create_in_dir(dir, schema(reading.name()))
+        1 if parts.len() == 1 => move_index(parts[0].folder.path(), dir),
+        0 => Index::create_in_dir(dir, schema(analyzer_name))
             .map(drop)
             .map_err(err("create")),
         _ => {
@@ -127,7 +108,7 @@ fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>, reading:
             // tantivy's merge of segments from other indexes, in the order given (public but
             // doc-hidden in 0.25; Cargo.lock pins the version, and the tests here check the order).
             let alive = vec![None; segments.len()];
-            merge_filtered_segments(&segments, built[0].1.settings().clone(), alive, output)
+            merge_filtered_segments(&segments, parts[0].index.settings().clone(), alive, output)
                 .map(drop)
                 .map_err(err("merge"))
         }
@@ -136,7 +117,7 @@ fn build_in_parts(dir: &Path, texts: &[&str], parts: Vec<Range<usize>>, reading:
 
 /// `rows` cut into at most `threads` contiguous ranges of at least [`MIN_PART_ROWS`] (one
 /// range when there are fewer rows; none when there are none).
-fn part_ranges(rows: usize, threads: usize) -> Vec<Range<usize>> {
+pub(super) fn part_ranges(rows: usize, threads: usize) -> Vec<Range<usize>> {
     if rows == 0 {
         return Vec::new();
     }
@@ -149,16 +130,25 @@ fn part_ranges(rows: usize, threads: usize) -> Vec<Range<usize>> {
 }
 
 impl Reading<'_> {
-    fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         match self {
             Self::English => ENGLISH_V1,
             Self::Multilingual(..) => MULTILINGUAL_V1,
         }
     }
+
+    /// The reading of the rows `rows` alone.
+    pub(super) fn of_rows(&self, rows: Range<usize>) -> Reading<'_> {
+        match self {
+            Self::English => Reading::English,
+            Self::Multilingual(analyzer, languages) => Reading::Multilingual(analyzer, &languages[rows]),
+        }
+    }
 }
 
-/// Indexes the rows `range` of `texts` in a temporary folder, with one writer thread.
-fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Result<(tempfile::TempDir, Index)> {
+/// Indexes `texts` as the rows from `first_row` on, in a temporary folder, with one writer
+/// thread (a multilingual `reading` gives each of these rows' languages).
+pub(super) fn build_part(first_row: usize, texts: &[&str], reading: &Reading<'_>) -> Result<BuiltPart> {
     let dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
     let index = Index::create_in_dir(dir.path(), schema(reading.name())).map_err(err("create"))?;
     match reading {
@@ -182,16 +172,17 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
         Reading::English => None,
         Reading::Multilingual(analyzer, _) => Some(analyzer.text_reader()),
     };
-    for row in range {
+    for (offset, &row_text) in texts.iter().enumerate() {
         let text = match (&mut reader, reading) {
             (Some(reader), Reading::Multilingual(_, languages)) => {
-                let mut terms = String::with_capacity(texts[row].len() + 16);
-                reader.for_each_term_as(texts[row], languages[row], |term, _| push_term(&mut terms, term));
+                let mut terms = String::with_capacity(row_text.len() + 16);
+                reader.for_each_term_as(row_text, languages[offset], |term, _| push_term(&mut terms, term));
                 terms
             }
-            _ => texts[row].to_string(),
+            _ => row_text.to_string(),
         };
-        batch.push(UserOperation::Add(doc!(row_field => row as u64, text_field => text)));
+        let row = (first_row + offset) as u64;
+        batch.push(UserOperation::Add(doc!(row_field => row, text_field => text)));
         if batch.len() == ADD_BATCH {
             writer.run(batch.drain(..)).map_err(err("add"))?;
         }
@@ -199,7 +190,7 @@ fn build_part(texts: &[&str], range: Range<usize>, reading: &Reading<'_>) -> Res
     writer.run(batch).map_err(err("add"))?;
     writer.commit().map_err(err("commit"))?;
     writer.wait_merging_threads().map_err(err("merge"))?;
-    Ok((dir, index))
+    Ok(BuiltPart { folder: dir, index })
 }
 
 /// The files of the tantivy index in the flat folder `dir`, in name order, leaving tantivy's
@@ -220,6 +211,24 @@ pub fn keyword_index_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     files.sort();
     Ok(files)
+}
+
+/// The files of the one segment of the index in `dir`, by extension (a segment's files are
+/// named by its random id): what two builds of the same rows must write alike. The document
+/// store is left out: it holds no field (see `schema`), only empty documents in blocks that
+/// follow the parts' boundaries when parts are merged.
+#[cfg(test)]
+pub(crate) fn segment_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    keyword_index_files(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|path| path.file_name().unwrap().to_string_lossy().len() > 32)
+        .map(|path| {
+            let extension = path.extension().unwrap().to_string_lossy().into_owned();
+            (extension, std::fs::read(&path).unwrap())
+        })
+        .filter(|(extension, _)| extension != "store")
+        .collect()
 }
 
 /// Moves the index in `from` (see [`keyword_index_files`]) into the empty folder `to`.
@@ -249,6 +258,7 @@ fn in_row_order(segments: Vec<Segment>) -> Result<Vec<Segment>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::keyword_parts::KeywordPart;
     use super::super::{KeywordIndex, TantivyKeywordIndex};
     use super::*;
 
@@ -268,7 +278,13 @@ mod tests {
     fn built(texts: &[&str], parts: Vec<Range<usize>>) -> (tempfile::TempDir, TantivyKeywordIndex) {
         let dir = tempfile::tempdir().unwrap();
         let detected: Vec<Detected> = texts.iter().map(|text| detect(text)).collect();
-        build_multilingual(dir.path(), texts, &detected, parts).unwrap();
+        let (profile, _) = LanguageProfile::of_detected(&detected);
+        let parts = parts
+            .into_iter()
+            .map(|rows| KeywordPart::build(rows.start, &texts[rows.clone()], &detected[rows], &profile).unwrap())
+            .collect();
+        let (_, kept) = build_keyword_index_with_parts(dir.path(), texts, &detected, parts).unwrap();
+        assert_eq!(kept.rebuilt, 0);
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
         (dir, index)
     }
@@ -328,20 +344,6 @@ mod tests {
         }
     }
 
-    /// The segment files of the one-part index in `dir`, keyed by extension (a segment's
-    /// files are named by its random id).
-    fn segment_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-        keyword_index_files(dir)
-            .unwrap()
-            .into_iter()
-            .filter(|path| path.file_name().unwrap().to_string_lossy().len() > 32)
-            .map(|path| {
-                let extension = path.extension().unwrap().to_string_lossy().into_owned();
-                (extension, std::fs::read(&path).unwrap())
-            })
-            .collect()
-    }
-
     #[test]
     fn term_lists_write_the_index_pre_tokenized_terms_write() {
         let owned: Vec<String> = (0..400)
@@ -358,8 +360,8 @@ mod tests {
         let (profile, languages) = LanguageProfile::of_detected(&detected);
         let analyzer = KeywordAnalyzer::Multilingual(std::sync::Arc::new(profile.clone()));
 
-        let (lists_dir, _lists) =
-            build_part(&texts, 0..texts.len(), &Reading::Multilingual(&analyzer, &languages)).unwrap();
+        let lists = build_part(0, &texts, &Reading::Multilingual(&analyzer, &languages)).unwrap();
+        let lists_dir = lists.folder;
 
         // The same rows as tantivy's pre-tokenized text, as the build wrote them before.
         let pre_dir = tempfile::tempdir().unwrap();

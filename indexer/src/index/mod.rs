@@ -11,6 +11,7 @@ mod highlight;
 mod kernels;
 mod keyword;
 mod keyword_build;
+mod keyword_parts;
 mod keyword_rows;
 mod recall;
 mod row_set;
@@ -27,9 +28,12 @@ pub use faiss_index::{
 pub use highlight::{char_ranges, QueryTerms};
 pub use kernels::{init_vector_kernels, vector_kernels};
 pub use keyword::{KeywordIndex, KeywordStats, TantivyKeywordIndex, KEYWORD_ANALYZER};
+#[cfg(test)]
+pub(crate) use keyword_build::segment_files as keyword_segment_files;
 pub use keyword_build::{
     build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
 };
+pub use keyword_parts::{build_keyword_index_with_parts, KeywordPart, PartsKept};
 pub use recall::{ann_recall, ExactTruth, RecallCheck, TIE_TOLERANCE};
 pub use row_set::RowSet;
 pub use rows::sample_rows;

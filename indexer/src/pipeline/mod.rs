@@ -112,9 +112,9 @@ pub struct RunOptions {
     /// or arrived) reach this many chunks, while it embeds the next ones, so that it holds
     /// about two segments' documents at most.
     pub segment_chunks: usize,
-    /// Write a segment's rows to its row files while the run embeds on, as their places
-    /// in it are settled (the default); off, every row is written once the segment is cut.
-    /// The files are the same either way.
+    /// Write a segment's rows to its row files, and build its keyword index in parts, while
+    /// the run embeds on, as their places in it are settled (the default); off, every row is
+    /// written and indexed once the segment is cut. The files are the same either way.
     pub rows_while_embedding: bool,
     /// What parses the files: in this process ([`AutoParser`], the default), or in worker
     /// processes that no file can take the run down with ([`crate::parse::IsolatedParser`]).

@@ -10,7 +10,7 @@ use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
 use super::rebase::{built_on_base, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
 use super::report::{failed_files, RunReport, StageReport};
-use super::segment::{assemble, build_segment_blocking, SegmentRows, RECALL_K};
+use super::segment::{assemble, build_segment_blocking, BuiltAhead, SegmentRows, RECALL_K};
 use super::segmenter::CutSegments;
 use super::shard::{record_shard, ShardRun};
 use super::types::EmbeddedDoc;
@@ -20,8 +20,8 @@ use crate::error::{IndexerError, Result};
 use crate::index::{sample_rows, ExactTruth, FaissIndex, IndexSpec, RecallCheck, VectorIndex};
 use crate::parse::added_through_api;
 use crate::snapshot::{
-    new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, RowFilesWriting,
-    SegmentManifest, SnapshotReader, SnapshotWriter, WrittenSegment,
+    new_version_id, ChunkerManifest, FileTable, IndexManifest, LatestExpected, Manifest, SegmentManifest,
+    SnapshotReader, SnapshotWriter, WrittenSegment,
 };
 
 /// What publishing needs from the run.
@@ -67,15 +67,15 @@ pub(super) enum Sizing {
 }
 
 impl SegmentBuilder {
-    /// Lays out `documents`, builds both indexes (the row files written beside them: into
-    /// `row_files` where the first of their rows are written already), checks recall
+    /// Lays out `documents`, builds both indexes (the row files written beside them;
+    /// finishing what was built `ahead` of the cut), checks recall
     /// (refusing below the minimum) and writes the segment `segment_id`.
     pub async fn write(
         &self,
         documents: Vec<EmbeddedDoc>,
         segment_id: String,
         sizing: Sizing,
-        row_files: Option<RowFilesWriting>,
+        ahead: Option<BuiltAhead>,
     ) -> Result<NewSegment> {
         let started = Instant::now();
         let dim = self.embedder.info().dim;
@@ -98,7 +98,7 @@ impl SegmentBuilder {
             rows,
             &self.writer,
             &segment_id,
-            row_files,
+            ahead,
             Some(self.embedder.tokenizer().clone()),
             Some(recall_queries),
         )

@@ -1,9 +1,11 @@
 //! A segment's settled documents turned into chunks.parquet's and documents.parquet's row
-//! groups while the run embeds on: each full group of rows is encoded on the row files' pool
-//! as soon as its rows are handed over, so that once the segment is cut only its last rows
-//! are left to write.
+//! groups and into parts of its keyword index while the run embeds on: each full group of
+//! rows is encoded, and each [`KEYWORD_PART_ROWS`] rows are indexed, on the row files' pool
+//! as soon as their rows are handed over, so that once the segment is cut only its last rows
+//! are left to write and to index.
 //! On a GPU host the cores are mostly idle while the model embeds; after the last embedding,
-//! the row files were the longest of the segment's three parts (bench/RESULTS.md).
+//! the row files were the longest of the segment's three parts, then the keyword index
+//! (bench/RESULTS.md).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -15,7 +17,13 @@ use std::time::Instant;
 use super::own_pools::ROW_FILES_POOL;
 use super::types::EmbeddedDoc;
 use crate::error::{IndexerError, Result};
+use crate::index::analysis::{detect, Detected, LanguageProfile, SureLanguages};
+use crate::index::KeywordPart;
 use crate::snapshot::{RowFilesWriting, ROW_GROUP_ROWS};
+
+/// Rows of a keyword index part built while the run embeds: 16 parts at 1M rows, each
+/// about a second's work for one thread.
+pub(super) const KEYWORD_PART_ROWS: usize = 65_536;
 
 /// The row files of the segment being gathered, and the documents handed to them so far.
 pub(super) struct RowStream {
@@ -23,14 +31,16 @@ pub(super) struct RowStream {
     dim: usize,
     /// Every document handed over, in order (shared with the groups queued and being encoded).
     documents: Vec<Arc<EmbeddedDoc>>,
-    /// The documents whose rows are not all in a group yet: from `documents[open]`, less
-    /// the first `open_skip` rows of that one.
-    open: usize,
-    open_skip: usize,
-    /// Rows handed over and not yet in a group.
-    open_rows: usize,
+    /// The rows handed over and not yet in a group of chunks.parquet.
+    chunk_rows: RowCursor,
+    /// The rows handed over and not yet in a keyword part.
+    keyword_rows: RowCursor,
+    /// The sure languages of the rows handed over (their unsure rows' reading is guessed from these).
+    sure_languages: SureLanguages,
     /// Documents in documents.parquet's groups so far (the first ones handed over).
     documents_grouped: usize,
+    /// The keyword parts built so far.
+    keyword_parts: Arc<Mutex<Vec<KeywordPart>>>,
     queue: Arc<Mutex<GroupQueue>>,
     /// Tasks started, each to encode the group first in the queue when it runs.
     tasks: usize,
@@ -40,12 +50,34 @@ pub(super) struct RowStream {
     started: Instant,
 }
 
-/// A row group of one of the files.
+/// Documents' ranges of rows, in order.
+type Rows = Vec<(Arc<EmbeddedDoc>, Range<usize>)>;
+
+/// Work on rows handed over: a row group of one of the files, or a part of the keyword index.
 enum Group {
-    /// chunks.parquet's: documents' ranges of rows, in order.
-    Chunks(Vec<(Arc<EmbeddedDoc>, Range<usize>)>),
+    /// chunks.parquet's.
+    Chunks(Rows),
     /// documents.parquet's: documents, in order.
     Documents(Vec<Arc<EmbeddedDoc>>),
+    /// The keyword index's rows from `first_row` on, their unsure rows read as `guess` reads them.
+    Keyword {
+        first_row: usize,
+        rows: Rows,
+        guess: LanguageProfile,
+    },
+}
+
+/// Where the next group of rows starts among the documents handed over.
+#[derive(Default)]
+struct RowCursor {
+    /// The documents whose rows are not all in a group yet: from `documents[open]`, less
+    /// the first `open_skip` rows of that one.
+    open: usize,
+    open_skip: usize,
+    /// Rows handed over and not yet in a group.
+    open_rows: usize,
+    /// Rows in groups so far.
+    grouped: usize,
 }
 
 /// The groups whose rows are handed over and that no task has taken yet.
@@ -54,6 +86,7 @@ struct GroupQueue {
     /// Each file's index of its group next taken.
     next_chunks_index: usize,
     next_documents_index: usize,
+    next_keyword_index: usize,
     /// Once the stream stops, tasks take nothing more.
     stopped: bool,
 }
@@ -64,6 +97,8 @@ pub(super) struct StoppedStream {
     pub documents: Vec<EmbeddedDoc>,
     /// The row files, holding the groups encoded before the stream stopped.
     pub files: RowFilesWriting,
+    /// The keyword index's parts built before the stream stopped, in row order.
+    pub keyword_parts: Vec<KeywordPart>,
 }
 
 impl RowStream {
@@ -74,14 +109,16 @@ impl RowStream {
             files: Arc::new(files),
             dim,
             documents: Vec::new(),
-            open: 0,
-            open_skip: 0,
-            open_rows: 0,
+            chunk_rows: RowCursor::default(),
+            keyword_rows: RowCursor::default(),
+            sure_languages: SureLanguages::default(),
             documents_grouped: 0,
+            keyword_parts: Arc::new(Mutex::new(Vec::new())),
             queue: Arc::new(Mutex::new(GroupQueue {
                 groups: VecDeque::new(),
                 next_chunks_index: 0,
                 next_documents_index: 0,
+                next_keyword_index: 0,
                 stopped: false,
             })),
             tasks: 0,
@@ -92,14 +129,20 @@ impl RowStream {
     }
 
     /// Hands over `documents`, which follow those handed before in the segment's row order;
-    /// queues every group of rows now full, each with a task on the row files' pool to encode it.
+    /// queues every group of rows and keyword part now full, each with a task on the row
+    /// files' pool to encode or index it.
     pub fn push(&mut self, documents: impl IntoIterator<Item = EmbeddedDoc>) {
         for document in documents {
-            self.open_rows += document.chunks.len();
+            self.chunk_rows.open_rows += document.chunks.len();
+            self.keyword_rows.open_rows += document.chunks.len();
+            // Rows whose languages the parse stage did not tell count in no guess.
+            if document.languages.len() == document.chunks.len() {
+                document.languages.iter().for_each(|d| self.sure_languages.add(d));
+            }
             self.documents.push(Arc::new(document));
         }
-        while self.open_rows >= ROW_GROUP_ROWS {
-            let group = Group::Chunks(self.next_chunk_rows());
+        while self.chunk_rows.open_rows >= ROW_GROUP_ROWS {
+            let group = Group::Chunks(self.chunk_rows.take(&self.documents, ROW_GROUP_ROWS));
             self.queue_group(group);
         }
         while self.documents.len() - self.documents_grouped >= ROW_GROUP_ROWS {
@@ -107,6 +150,12 @@ impl RowStream {
             self.documents_grouped += ROW_GROUP_ROWS;
             let group = Group::Documents(self.documents[first..self.documents_grouped].to_vec());
             self.queue_group(group);
+        }
+        while self.keyword_rows.open_rows >= KEYWORD_PART_ROWS {
+            let first_row = self.keyword_rows.grouped;
+            let rows = self.keyword_rows.take(&self.documents, KEYWORD_PART_ROWS);
+            let guess = self.sure_languages.reading_profile();
+            self.queue_group(Group::Keyword { first_row, rows, guess });
         }
     }
 
@@ -116,32 +165,11 @@ impl RowStream {
         self.start_task();
     }
 
-    /// The next [`ROW_GROUP_ROWS`] rows handed over for chunks.parquet.
-    fn next_chunk_rows(&mut self) -> Vec<(Arc<EmbeddedDoc>, Range<usize>)> {
-        let mut parts = Vec::new();
-        let mut wanted = ROW_GROUP_ROWS;
-        while wanted > 0 {
-            let document = &self.documents[self.open];
-            let rows = document.chunks.len() - self.open_skip;
-            let taken = rows.min(wanted);
-            if taken > 0 {
-                parts.push((document.clone(), self.open_skip..self.open_skip + taken));
-            }
-            wanted -= taken;
-            if taken == rows {
-                (self.open, self.open_skip) = (self.open + 1, 0);
-            } else {
-                self.open_skip += taken;
-            }
-        }
-        self.open_rows -= ROW_GROUP_ROWS;
-        parts
-    }
-
     /// A task on the row files' pool that takes the group first in the queue (none once the
     /// stream has stopped) and encodes it as its file's next group.
     fn start_task(&mut self) {
         let (queue, files, dim, ended) = (self.queue.clone(), self.files.clone(), self.dim, self.ended_tx.clone());
+        let keyword_parts = self.keyword_parts.clone();
         self.tasks += 1;
         ROW_FILES_POOL.spawn(move || {
             let taken = {
@@ -152,32 +180,42 @@ impl RowStream {
                         let next = match group {
                             Group::Chunks(_) => &mut queue.next_chunks_index,
                             Group::Documents(_) => &mut queue.next_documents_index,
+                            Group::Keyword { .. } => &mut queue.next_keyword_index,
                         };
                         *next += 1;
                         (*next - 1, group)
                     }),
                 }
             };
-            // A panic fails the file (its error comes when the segment is written) rather
-            // than the process: a pool's task that panics aborts.
+            // A panic fails the file (its error comes when the segment is written) or the
+            // keyword part (its rows are indexed at the cut) rather than the process: a
+            // pool's task that panics aborts.
             let _ = std::panic::catch_unwind(AssertUnwindSafe(|| match &taken {
-                Some((index, Group::Chunks(rows))) => files.encode_group(*index, || {
-                    rows.iter()
-                        .flat_map(|(document, rows)| {
-                            rows.clone().map(move |row| {
-                                let vector = document.vectors.get(row * dim..(row + 1) * dim).unwrap_or_default();
-                                (&document.chunks[row], vector)
+                Some((index, Group::Chunks(rows))) => {
+                    files.encode_group(*index, || {
+                        rows.iter()
+                            .flat_map(|(document, rows)| {
+                                rows.clone().map(move |row| {
+                                    let vector = document.vectors.get(row * dim..(row + 1) * dim).unwrap_or_default();
+                                    (&document.chunks[row], vector)
+                                })
                             })
-                        })
-                        .collect()
-                }),
-                Some((index, Group::Documents(documents))) => {
-                    files.encode_document_group(*index, || documents.iter().map(|d| &d.record).collect())
+                            .collect()
+                    });
                 }
-                None => true,
+                Some((index, Group::Documents(documents))) => {
+                    files.encode_document_group(*index, || documents.iter().map(|d| &d.record).collect());
+                }
+                Some((_, Group::Keyword { first_row, rows, guess })) => match keyword_part(*first_row, rows, guess) {
+                    Ok(part) => lock(&keyword_parts).push(part),
+                    Err(error) => tracing::warn!(
+                        "a keyword part built while the run embedded failed ({error}): its rows are indexed at the cut"
+                    ),
+                },
+                None => {}
             }));
             // Its shares of the documents and the files let go before it says it has ended.
-            drop((taken, files, queue));
+            drop((taken, files, queue, keyword_parts));
             let _ = ended.send(());
         });
     }
@@ -192,6 +230,7 @@ impl RowStream {
             queue,
             tasks,
             ended_rx,
+            keyword_parts,
             started,
             ..
         } = self;
@@ -216,18 +255,72 @@ impl RowStream {
             .into_iter()
             .map(|document| Arc::into_inner(document).ok_or_else(|| unshared("a document")))
             .collect::<Result<Vec<_>>>()?;
+        let mut keyword_parts = Arc::into_inner(keyword_parts)
+            .ok_or_else(|| unshared("the keyword parts"))?
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        keyword_parts.sort_by_key(|part| part.rows().start);
         tracing::debug!(
-            "{} + {} row groups written while the run embedded, over {:.2} s; {left} full ones queued left to the cut",
+            "{} + {} row groups and {} keyword parts built while the run embedded, over {:.2} s; {left} full ones queued left to the cut",
             files.groups_appended(),
             files.document_groups_appended(),
+            keyword_parts.len(),
             started.elapsed().as_secs_f64()
         );
-        Ok(StoppedStream { documents, files })
+        Ok(StoppedStream {
+            documents,
+            files,
+            keyword_parts,
+        })
     }
 }
 
-fn lock(queue: &Mutex<GroupQueue>) -> std::sync::MutexGuard<'_, GroupQueue> {
-    queue.lock().unwrap_or_else(PoisonError::into_inner)
+fn lock<T>(shared: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl RowCursor {
+    /// The next `wanted` rows of `documents` (at most those open).
+    fn take(&mut self, documents: &[Arc<EmbeddedDoc>], wanted: usize) -> Rows {
+        let mut rows = Vec::new();
+        let mut left = wanted.min(self.open_rows);
+        self.open_rows -= left;
+        self.grouped += left;
+        while left > 0 {
+            let document = &documents[self.open];
+            let open = document.chunks.len() - self.open_skip;
+            let taken = open.min(left);
+            if taken > 0 {
+                rows.push((document.clone(), self.open_skip..self.open_skip + taken));
+            }
+            left -= taken;
+            if taken == open {
+                (self.open, self.open_skip) = (self.open + 1, 0);
+            } else {
+                self.open_skip += taken;
+            }
+        }
+        rows
+    }
+}
+
+/// The keyword index's part of `rows`, the rows from `first_row` on (each row's language as
+/// the parse stage told it, else detected here).
+fn keyword_part(first_row: usize, rows: &Rows, guess: &LanguageProfile) -> Result<KeywordPart> {
+    let mut texts = Vec::new();
+    let mut detected: Vec<Detected> = Vec::new();
+    for (document, rows) in rows {
+        let told = document.languages.len() == document.chunks.len();
+        for row in rows.clone() {
+            let text = document.chunks[row].text.as_str();
+            texts.push(text);
+            detected.push(match told {
+                true => document.languages[row],
+                false => detect(text),
+            });
+        }
+    }
+    KeywordPart::build(first_row, &texts, &detected, guess)
 }
 
 #[cfg(test)]
@@ -235,6 +328,7 @@ mod tests {
     use super::super::segment::assemble;
     use super::super::types::test_documents::embedded;
     use super::*;
+    use crate::index::{build_keyword_index_detected, build_keyword_index_with_parts, keyword_segment_files};
     use crate::snapshot::{chunks_to_parquet, documents_to_parquet, SnapshotWriter};
     use crate::store::StoreOptions;
 
@@ -363,6 +457,41 @@ mod tests {
             .finish(&rows.chunks, &rows.embeddings, &rows.records)
             .unwrap();
         assert!(std::fs::read(written.chunks_path()).unwrap() == expected);
+    }
+
+    #[test]
+    fn keyword_parts_built_ahead_make_the_index_of_one_build() {
+        // 150,000 rows: two full keyword parts, the rest left to the end; half the documents
+        // with their languages told, half detected when their part is built.
+        let documents = || (0..5u32).map(|n| embedded(n, 30_000, n % 2 == 0));
+        let dir = tempfile::tempdir().unwrap();
+        let writer = SnapshotWriter::open(dir.path().to_str().unwrap(), &StoreOptions::default()).unwrap();
+        let mut stream = RowStream::new(writer.start_row_files("seg-test", 4).unwrap(), 4);
+        stream.push(documents());
+        let waiting = Instant::now();
+        while lock(&stream.keyword_parts).len() < 2 {
+            assert!(waiting.elapsed().as_secs() < 60, "keyword parts not built");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let stopped = stream.stop().unwrap();
+        let rows: Vec<_> = stopped.keyword_parts.iter().map(KeywordPart::rows).collect();
+        assert_eq!(rows, [0..KEYWORD_PART_ROWS, KEYWORD_PART_ROWS..2 * KEYWORD_PART_ROWS]);
+        let rows = assemble(stopped.documents, 4);
+        let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
+        let detected = rows.detected_languages();
+        let (with_parts, at_once) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (_, kept) =
+            build_keyword_index_with_parts(with_parts.path(), &texts, &detected, stopped.keyword_parts).unwrap();
+        assert_eq!((kept.parts, kept.rows, kept.rebuilt), (2, 2 * KEYWORD_PART_ROWS, 0));
+        build_keyword_index_detected(at_once.path(), &texts, &detected).unwrap();
+        let (written, expected) = (
+            keyword_segment_files(with_parts.path()),
+            keyword_segment_files(at_once.path()),
+        );
+        assert_eq!(written.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
+        for (extension, bytes) in &written {
+            assert!(bytes == &expected[extension], "the .{extension} files differ");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 use crate::index::analysis::{detect, Detected};
 use crate::index::{
-    build_keyword_index_detected, build_vector_index_into, vector_kernels, ExactTruth, FaissIndex, IndexSpec,
+    build_keyword_index_with_parts, build_vector_index_into, vector_kernels, ExactTruth, FaissIndex, IndexSpec,
+    KeywordPart, PartsKept,
 };
 use crate::snapshot::{
     DocumentRecord, LanguageReading, RowFilesWriting, SavedVectors, SegmentRowFiles, SnapshotWriter,
@@ -149,9 +150,17 @@ pub struct BuiltIndexes {
     pub recall_truth: Option<(ExactTruth, f64)>,
 }
 
+/// What of a segment was written and built before it was cut, while the run embedded.
+pub struct BuiltAhead {
+    /// Its row files, holding their first row groups.
+    pub row_files: RowFilesWriting,
+    /// Parts of its keyword index.
+    pub keyword_parts: Vec<KeywordPart>,
+}
+
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
-/// (chunks.parquet needs no index; into `row_files` where some of its rows were written
-/// already), handing `rows` back with both; with the model's
+/// (chunks.parquet needs no index), handing `rows` back with both; what was built `ahead`
+/// is finished rather than done again; with the model's
 /// `tokenizer`, how it reads the rows' languages is measured too, and with `recall_queries`
 /// (row-major), exact search's answers to them are found beside the builds.
 pub async fn build_segment_blocking(
@@ -159,11 +168,15 @@ pub async fn build_segment_blocking(
     rows: SegmentRows,
     writer: &SnapshotWriter,
     segment_id: &str,
-    row_files: Option<RowFilesWriting>,
+    ahead: Option<BuiltAhead>,
     tokenizer: Option<Arc<ModelTokenizer>>,
     recall_queries: Option<Vec<f32>>,
 ) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
+    let (row_files, keyword_parts) = match ahead {
+        Some(ahead) => (Some(ahead.row_files), ahead.keyword_parts),
+        None => (None, Vec::new()),
+    };
     tokio::task::spawn_blocking(move || {
         // The row files on a pool of their own, as the vector index (`own_pools`).
         let (row_files, built) = ROW_FILES_POOL.run_beside(
@@ -171,7 +184,17 @@ pub async fn build_segment_blocking(
                 Some(started) => started.finish(&rows.chunks, &rows.embeddings, &rows.records),
                 None => writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
             },
-            || build_indexes(&spec, &rows, tokenizer.as_deref(), &writer, &segment_id, recall_queries),
+            || {
+                build_indexes(
+                    &spec,
+                    &rows,
+                    keyword_parts,
+                    tokenizer.as_deref(),
+                    &writer,
+                    &segment_id,
+                    recall_queries,
+                )
+            },
         );
         Ok((built?, row_files?, rows))
     })
@@ -183,7 +206,7 @@ pub async fn build_segment_blocking(
 }
 
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async
-/// runtime), the FAISS index's file written for `segment_id` by `writer` as it is built (while
+/// runtime; the BM25 index's `keyword_parts` built ahead are kept where still right), the FAISS index's file written for `segment_id` by `writer` as it is built (while
 /// the keyword index, and the row files beside this, are still being written); with the
 /// model's `tokenizer`, how it reads the rows' languages is measured too; exact search's
 /// answers to `recall_queries` are found during the builds (they need the vectors alone, so
@@ -191,6 +214,7 @@ pub async fn build_segment_blocking(
 fn build_indexes(
     spec: &IndexSpec,
     rows: &SegmentRows,
+    keyword_parts: Vec<KeywordPart>,
     tokenizer: Option<&ModelTokenizer>,
     writer: &SnapshotWriter,
     segment_id: &str,
@@ -228,8 +252,10 @@ fn build_indexes(
                     // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
                     let started = Instant::now();
                     let detected = rows.detected_languages();
-                    build_keyword_index_detected(keyword_dir.path(), &texts, &detected)
-                        .map(|_| (started.elapsed().as_secs_f64(), detected))
+                    let (_, kept) =
+                        build_keyword_index_with_parts(keyword_dir.path(), &texts, &detected, keyword_parts)?;
+                    log_parts_kept(segment_id, kept);
+                    Ok::<_, IndexerError>((started.elapsed().as_secs_f64(), detected))
                 },
                 || truth_beside.map(exact_truth).transpose(),
             )
@@ -252,6 +278,16 @@ fn build_indexes(
         languages,
         recall_truth,
     })
+}
+
+/// Says so when keyword parts built while the run embedded had to be built again.
+fn log_parts_kept(segment_id: &str, kept: PartsKept) {
+    if kept.rebuilt > 0 {
+        tracing::info!(
+            "{segment_id}: {} keyword parts built while the run embedded were built again (their unsure rows read otherwise once every row was known)",
+            kept.rebuilt
+        );
+    }
 }
 
 #[cfg(test)]

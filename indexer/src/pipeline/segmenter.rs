@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::file_completion::{FileCompletion, Settled};
 use super::publish::{NewSegment, SegmentBuilder, Sizing};
 use super::row_stream::{RowStream, StoppedStream};
+use super::segment::BuiltAhead;
 use super::stages::StageContext;
 use super::types::{Arrival, EmbeddedDoc};
 use crate::error::{IndexerError, Result};
@@ -213,31 +214,43 @@ impl Segmenter {
     async fn cut(&mut self) -> Result<()> {
         self.wait().await?;
         self.streamed_last = None;
-        let (mut documents, row_files) = match self.stream.take() {
+        let (mut documents, ahead) = match self.stream.take() {
             Some(stream) => {
                 let stopped = stop(stream).await?;
-                (stopped.documents, Some(stopped.files))
+                let ahead = BuiltAhead {
+                    row_files: stopped.files,
+                    keyword_parts: stopped.keyword_parts,
+                };
+                (stopped.documents, Some(ahead))
             }
             None => (Vec::new(), None),
         };
         documents.extend(std::mem::take(&mut self.pending).into_values());
-        let written =
-            |groups: fn(&RowFilesWriting) -> usize| row_files.as_ref().map_or(0, |f| groups(f) * ROW_GROUP_ROWS);
+        let written = |groups: fn(&RowFilesWriting) -> usize| {
+            ahead
+                .as_ref()
+                .map_or(0, |ahead| groups(&ahead.row_files) * ROW_GROUP_ROWS)
+        };
         let (rows_written, documents_written) = (
             written(RowFilesWriting::groups_appended),
             written(RowFilesWriting::document_groups_appended),
         );
+        let keyword_rows: usize = ahead
+            .iter()
+            .flat_map(|ahead| &ahead.keyword_parts)
+            .map(|part| part.rows().len())
+            .sum();
         self.started += 1;
         let (segment_id, sizing) = self.segment_name(self.started);
         tracing::info!(
-            "{segment_id}: building from {} documents; {rows_written} of its {} rows and {documents_written} of its documents written while the run embedded",
+            "{segment_id}: building from {} documents; {rows_written} of its {} rows and {documents_written} of its documents written and {keyword_rows} rows keyword-indexed while the run embedded",
             documents.len(),
             self.pending_chunks
         );
         self.pending_chunks = 0;
         let builder = self.builder.clone();
         self.building = Some(tokio::spawn(async move {
-            builder.write(documents, segment_id, sizing, row_files).await
+            builder.write(documents, segment_id, sizing, ahead).await
         }));
         Ok(())
     }

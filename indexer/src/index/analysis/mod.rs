@@ -28,7 +28,7 @@ use tantivy::tokenizer::{
 };
 
 pub use language::{detect, Detected, StemLanguage};
-pub use profile::{LanguageProfile, PROFILE_FILE};
+pub use profile::{LanguageProfile, SureLanguages, PROFILE_FILE};
 pub use script::{class, CharClass};
 pub use word_forms::{pieces, Piece};
 

@@ -4,7 +4,7 @@
 //! stored beside the index ([`PROFILE_FILE`]) so a row's analysis can be repeated exactly
 //! (hidden rows' statistics, highlights) and a query is read as every language the rows are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -37,36 +37,13 @@ impl LanguageProfile {
     /// The profile of rows whose languages were detected (`detected[i]` = row `i`'s), with
     /// each row's analysis language.
     pub fn of_detected(detected: &[Detected]) -> (Self, Vec<Option<StemLanguage>>) {
-        let mut reliable: BTreeMap<String, BTreeMap<StemLanguage, u64>> = BTreeMap::new();
+        let mut sure = SureLanguages::default();
         let mut profile = LanguageProfile::default();
         for d in detected {
             *profile.detected.entry(d.code().to_string()).or_default() += 1;
-            if let (Some(language), Some(script)) = (d.stem_language(), d.script) {
-                *reliable
-                    .entry(script.name().to_string())
-                    .or_default()
-                    .entry(language)
-                    .or_default() += 1;
-            }
+            sure.add(d);
         }
-        for (script, counts) in reliable {
-            // Most rows; ties to the first language in order.
-            let best = counts
-                .iter()
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                .map(|(l, _)| *l);
-            if let Some(best) = best {
-                profile.unsure_rows_read_as.insert(script, best);
-            }
-        }
-        // Latin-script rows of a segment where no row is surely in a Latin language (short
-        // texts: titles, notes) are read as English, the analyzer's reading before it read others.
-        if detected.iter().any(|d| d.script == Some(whatlang::Script::Latin)) {
-            profile
-                .unsure_rows_read_as
-                .entry(whatlang::Script::Latin.name().to_string())
-                .or_insert(StemLanguage::English);
-        }
+        profile.unsure_rows_read_as = sure.unsure_rows_read_as();
         let languages: Vec<Option<StemLanguage>> = detected.iter().map(|d| profile.language_of_detected(d)).collect();
         for language in &languages {
             *profile
@@ -77,7 +54,8 @@ impl LanguageProfile {
         (profile, languages)
     }
 
-    fn language_of_detected(&self, detected: &Detected) -> Option<StemLanguage> {
+    /// The language a row detected as `detected` is analyzed as.
+    pub fn language_of_detected(&self, detected: &Detected) -> Option<StemLanguage> {
         detected.stem_language().or_else(|| {
             detected
                 .script
@@ -120,6 +98,55 @@ impl LanguageProfile {
             stage: "profile",
             reason: format!("{}: {e}", path.display()),
         })
+    }
+}
+
+/// Per script, how many rows are surely in each stemming language: what decides the
+/// language a profile reads its unsure rows as. Rows can be added as they come, so the
+/// reading of a segment's first rows can be guessed before its last rows are known.
+#[derive(Debug, Clone, Default)]
+pub struct SureLanguages {
+    per_script: HashMap<whatlang::Script, BTreeMap<StemLanguage, u64>>,
+    latin_rows: bool,
+}
+
+impl SureLanguages {
+    pub fn add(&mut self, detected: &Detected) {
+        self.latin_rows |= detected.script == Some(whatlang::Script::Latin);
+        if let (Some(language), Some(script)) = (detected.stem_language(), detected.script) {
+            *self.per_script.entry(script).or_default().entry(language).or_default() += 1;
+        }
+    }
+
+    /// Per script, the language its unsure rows are read as: the most common sure one (ties
+    /// to the first in order). Latin-script rows where no row is surely in a Latin language
+    /// (short texts: titles, notes) are read as English, the analyzer's reading before it
+    /// read others.
+    pub fn unsure_rows_read_as(&self) -> BTreeMap<String, StemLanguage> {
+        let mut read_as = BTreeMap::new();
+        for (script, counts) in &self.per_script {
+            let best = counts
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(l, _)| *l);
+            if let Some(best) = best {
+                read_as.insert(script.name().to_string(), best);
+            }
+        }
+        if self.latin_rows {
+            read_as
+                .entry(whatlang::Script::Latin.name().to_string())
+                .or_insert(StemLanguage::English);
+        }
+        read_as
+    }
+
+    /// A profile that reads rows as one with these counts would (its row counts left empty).
+    pub fn reading_profile(&self) -> LanguageProfile {
+        LanguageProfile {
+            unsure_rows_read_as: self.unsure_rows_read_as(),
+            ..LanguageProfile::default()
+        }
     }
 }
 
