@@ -83,7 +83,7 @@ fn done_early(log: &str) -> Vec<Early> {
             let (early, rest) = tail.split_once(" of its ")?;
             let (rows, rest) = rest.split_once(" rows and ")?;
             let (documents, rest) = rest.split_once(" of its documents written and ")?;
-            let (keyword, _) = rest.split_once(" rows keyword-indexed while the run embedded")?;
+            let (keyword, _) = rest.split_once(" rows taken into keyword parts while the run embedded")?;
             Some(Early {
                 rows_written: early.parse().ok()?,
                 rows: rows.parse().ok()?,

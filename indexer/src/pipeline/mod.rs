@@ -9,6 +9,7 @@ mod compact;
 mod delta;
 mod fetch_stage;
 mod file_completion;
+mod keyword_ahead;
 mod model_reading;
 mod online;
 mod own_pools;

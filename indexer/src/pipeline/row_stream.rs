@@ -14,10 +14,11 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use super::keyword_ahead::{KeywordPartsAhead, KeywordRows};
 use super::own_pools::ROW_FILES_POOL;
 use super::types::EmbeddedDoc;
 use crate::error::{IndexerError, Result};
-use crate::index::analysis::{detect, Detected, LanguageProfile, SureLanguages};
+use crate::index::analysis::{LanguageProfile, SureLanguages};
 use crate::index::KeywordPart;
 use crate::snapshot::{RowFilesWriting, ROW_GROUP_ROWS};
 
@@ -39,12 +40,14 @@ pub(super) struct RowStream {
     sure_languages: SureLanguages,
     /// Documents in documents.parquet's groups so far (the first ones handed over).
     documents_grouped: usize,
-    /// The keyword parts built so far.
-    keyword_parts: Arc<Mutex<Vec<KeywordPart>>>,
+    /// Each task sends here the keyword part it built, if any, once it has ended.
+    keyword_tx: Sender<Option<KeywordPart>>,
+    keyword_rx: Receiver<Option<KeywordPart>>,
     queue: Arc<Mutex<GroupQueue>>,
     /// Tasks started, each to encode the group first in the queue when it runs.
     tasks: usize,
-    /// Each task says here when it has ended.
+    /// Each task says here when it has let go of the documents and the files (a row
+    /// group's once it is encoded, a keyword part's once its rows are copied).
     ended_tx: Sender<()>,
     ended_rx: Receiver<()>,
     started: Instant,
@@ -97,14 +100,17 @@ pub(super) struct StoppedStream {
     pub documents: Vec<EmbeddedDoc>,
     /// The row files, holding the groups encoded before the stream stopped.
     pub files: RowFilesWriting,
-    /// The keyword index's parts built before the stream stopped, in row order.
-    pub keyword_parts: Vec<KeywordPart>,
+    /// The keyword index's parts built before the stream stopped, or being built.
+    pub keyword_parts: KeywordPartsAhead,
+    /// The rows those parts hold.
+    pub keyword_rows: usize,
 }
 
 impl RowStream {
     /// A stream into `files`, for vectors of `dim` dimensions.
     pub fn new(files: RowFilesWriting, dim: usize) -> Self {
         let (ended_tx, ended_rx) = channel();
+        let (keyword_tx, keyword_rx) = channel();
         Self {
             files: Arc::new(files),
             dim,
@@ -113,7 +119,8 @@ impl RowStream {
             keyword_rows: RowCursor::default(),
             sure_languages: SureLanguages::default(),
             documents_grouped: 0,
-            keyword_parts: Arc::new(Mutex::new(Vec::new())),
+            keyword_tx,
+            keyword_rx,
             queue: Arc::new(Mutex::new(GroupQueue {
                 groups: VecDeque::new(),
                 next_chunks_index: 0,
@@ -169,7 +176,7 @@ impl RowStream {
     /// stream has stopped) and encodes it as its file's next group.
     fn start_task(&mut self) {
         let (queue, files, dim, ended) = (self.queue.clone(), self.files.clone(), self.dim, self.ended_tx.clone());
-        let keyword_parts = self.keyword_parts.clone();
+        let keyword_parts = self.keyword_tx.clone();
         self.tasks += 1;
         ROW_FILES_POOL.spawn(move || {
             let taken = {
@@ -188,9 +195,9 @@ impl RowStream {
                 }
             };
             // A panic fails the file (its error comes when the segment is written) or the
-            // keyword part (its rows are indexed at the cut) rather than the process: a
+            // keyword part (its rows are indexed with the rest) rather than the process: a
             // pool's task that panics aborts.
-            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| match &taken {
+            let keyword_rows = std::panic::catch_unwind(AssertUnwindSafe(|| match &taken {
                 Some((index, Group::Chunks(rows))) => {
                     files.encode_group(*index, || {
                         rows.iter()
@@ -202,27 +209,38 @@ impl RowStream {
                             })
                             .collect()
                     });
+                    None
                 }
                 Some((index, Group::Documents(documents))) => {
                     files.encode_document_group(*index, || documents.iter().map(|d| &d.record).collect());
+                    None
                 }
-                Some((_, Group::Keyword { first_row, rows, guess })) => match keyword_part(*first_row, rows, guess) {
-                    Ok(part) => lock(&keyword_parts).push(part),
-                    Err(error) => tracing::warn!(
-                        "a keyword part built while the run embedded failed ({error}): its rows are indexed at the cut"
-                    ),
-                },
-                None => {}
-            }));
-            // Its shares of the documents and the files let go before it says it has ended.
-            drop((taken, files, queue, keyword_parts));
+                Some((_, Group::Keyword { first_row, rows, guess })) => Some(KeywordRows::copied(*first_row, rows, guess)),
+                None => None,
+            }))
+            .ok()
+            .flatten();
+            // Its shares of the documents and the files let go before it says so.
+            drop((taken, files, queue));
             let _ = ended.send(());
+            let part = keyword_rows.and_then(|rows| {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| rows.build())) {
+                    Ok(Ok(part)) => Some(part),
+                    Ok(Err(error)) => {
+                        tracing::warn!("a keyword part built while the run embedded failed ({error}): its rows are indexed with the rest");
+                        None
+                    }
+                    Err(_) => None,
+                }
+            });
+            let _ = keyword_parts.send(part);
         });
     }
 
     /// Stops taking rows: the groups no task has taken yet are left (their rows are the
-    /// segment's to write with the rest); waits for those being encoded and hands the
-    /// documents and the row files back.
+    /// segment's to write with the rest); waits for those being encoded (and for the keyword
+    /// parts being built to copy their rows) and hands the documents and the row files back,
+    /// with the keyword parts built and being built.
     pub fn stop(self) -> Result<StoppedStream> {
         let Self {
             files,
@@ -230,14 +248,14 @@ impl RowStream {
             queue,
             tasks,
             ended_rx,
-            keyword_parts,
+            keyword_rx,
             started,
             ..
         } = self;
-        let left = {
+        let (left, keyword_parts_taken) = {
             let mut queue = lock(&queue);
             queue.stopped = true;
-            std::mem::take(&mut queue.groups).len()
+            (std::mem::take(&mut queue.groups).len(), queue.next_keyword_index)
         };
         for _ in 0..tasks {
             ended_rx
@@ -255,22 +273,17 @@ impl RowStream {
             .into_iter()
             .map(|document| Arc::into_inner(document).ok_or_else(|| unshared("a document")))
             .collect::<Result<Vec<_>>>()?;
-        let mut keyword_parts = Arc::into_inner(keyword_parts)
-            .ok_or_else(|| unshared("the keyword parts"))?
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        keyword_parts.sort_by_key(|part| part.rows().start);
         tracing::debug!(
-            "{} + {} row groups and {} keyword parts built while the run embedded, over {:.2} s; {left} full ones queued left to the cut",
+            "{} + {} row groups written while the run embedded, over {:.2} s; {left} full groups or keyword parts queued left to the cut",
             files.groups_appended(),
             files.document_groups_appended(),
-            keyword_parts.len(),
             started.elapsed().as_secs_f64()
         );
         Ok(StoppedStream {
             documents,
             files,
-            keyword_parts,
+            keyword_parts: KeywordPartsAhead::new(keyword_rx, tasks),
+            keyword_rows: keyword_parts_taken * KEYWORD_PART_ROWS,
         })
     }
 }
@@ -302,25 +315,6 @@ impl RowCursor {
         }
         rows
     }
-}
-
-/// The keyword index's part of `rows`, the rows from `first_row` on (each row's language as
-/// the parse stage told it, else detected here).
-fn keyword_part(first_row: usize, rows: &Rows, guess: &LanguageProfile) -> Result<KeywordPart> {
-    let mut texts = Vec::new();
-    let mut detected: Vec<Detected> = Vec::new();
-    for (document, rows) in rows {
-        let told = document.languages.len() == document.chunks.len();
-        for row in rows.clone() {
-            let text = document.chunks[row].text.as_str();
-            texts.push(text);
-            detected.push(match told {
-                true => document.languages[row],
-                false => detect(text),
-            });
-        }
-    }
-    KeywordPart::build(first_row, &texts, &detected, guess)
 }
 
 #[cfg(test)]
@@ -468,20 +462,21 @@ mod tests {
         let writer = SnapshotWriter::open(dir.path().to_str().unwrap(), &StoreOptions::default()).unwrap();
         let mut stream = RowStream::new(writer.start_row_files("seg-test", 4).unwrap(), 4);
         stream.push(documents());
+        // Every group taken by a task, then stopped: the parts are waited for after the stop.
         let waiting = Instant::now();
-        while lock(&stream.keyword_parts).len() < 2 {
-            assert!(waiting.elapsed().as_secs() < 60, "keyword parts not built");
+        while !lock(&stream.queue).groups.is_empty() {
+            assert!(waiting.elapsed().as_secs() < 60, "groups not taken");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let stopped = stream.stop().unwrap();
-        let rows: Vec<_> = stopped.keyword_parts.iter().map(KeywordPart::rows).collect();
+        let keyword_parts = stopped.keyword_parts.wait();
+        let rows: Vec<_> = keyword_parts.iter().map(KeywordPart::rows).collect();
         assert_eq!(rows, [0..KEYWORD_PART_ROWS, KEYWORD_PART_ROWS..2 * KEYWORD_PART_ROWS]);
         let rows = assemble(stopped.documents, 4);
         let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
         let detected = rows.detected_languages();
         let (with_parts, at_once) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let (_, kept) =
-            build_keyword_index_with_parts(with_parts.path(), &texts, &detected, stopped.keyword_parts).unwrap();
+        let (_, kept) = build_keyword_index_with_parts(with_parts.path(), &texts, &detected, keyword_parts).unwrap();
         assert_eq!((kept.parts, kept.rows, kept.rebuilt), (2, 2 * KEYWORD_PART_ROWS, 0));
         build_keyword_index_detected(at_once.path(), &texts, &detected).unwrap();
         let (written, expected) = (

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::keyword_ahead::KeywordPartsAhead;
 use super::model_reading::language_readings;
 use super::own_pools::{ROW_FILES_POOL, VECTOR_POOL};
 use super::types::EmbeddedDoc;
@@ -15,7 +16,7 @@ use crate::error::{IndexerError, Result};
 use crate::index::analysis::{detect, Detected};
 use crate::index::{
     build_keyword_index_with_parts, build_vector_index_into, vector_kernels, ExactTruth, FaissIndex, IndexSpec,
-    KeywordPart, PartsKept,
+    PartsKept,
 };
 use crate::snapshot::{
     DocumentRecord, LanguageReading, RowFilesWriting, SavedVectors, SegmentRowFiles, SnapshotWriter,
@@ -154,8 +155,8 @@ pub struct BuiltIndexes {
 pub struct BuiltAhead {
     /// Its row files, holding their first row groups.
     pub row_files: RowFilesWriting,
-    /// Parts of its keyword index.
-    pub keyword_parts: Vec<KeywordPart>,
+    /// Parts of its keyword index, built or being built.
+    pub keyword_parts: KeywordPartsAhead,
 }
 
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
@@ -175,7 +176,7 @@ pub async fn build_segment_blocking(
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     let (row_files, keyword_parts) = match ahead {
         Some(ahead) => (Some(ahead.row_files), ahead.keyword_parts),
-        None => (None, Vec::new()),
+        None => (None, KeywordPartsAhead::none()),
     };
     tokio::task::spawn_blocking(move || {
         // The row files on a pool of their own, as the vector index (`own_pools`).
@@ -214,7 +215,7 @@ pub async fn build_segment_blocking(
 fn build_indexes(
     spec: &IndexSpec,
     rows: &SegmentRows,
-    keyword_parts: Vec<KeywordPart>,
+    keyword_parts: KeywordPartsAhead,
     tokenizer: Option<&ModelTokenizer>,
     writer: &SnapshotWriter,
     segment_id: &str,
@@ -252,8 +253,9 @@ fn build_indexes(
                     // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
                     let started = Instant::now();
                     let detected = rows.detected_languages();
-                    let (_, kept) =
-                        build_keyword_index_with_parts(keyword_dir.path(), &texts, &detected, keyword_parts)?;
+                    // The parts still being built are waited for here, beside the vector index.
+                    let parts = keyword_parts.wait();
+                    let (_, kept) = build_keyword_index_with_parts(keyword_dir.path(), &texts, &detected, parts)?;
                     log_parts_kept(segment_id, kept);
                     Ok::<_, IndexerError>((started.elapsed().as_secs_f64(), detected))
                 },

@@ -214,16 +214,16 @@ impl Segmenter {
     async fn cut(&mut self) -> Result<()> {
         self.wait().await?;
         self.streamed_last = None;
-        let (mut documents, ahead) = match self.stream.take() {
+        let (mut documents, ahead, keyword_rows) = match self.stream.take() {
             Some(stream) => {
                 let stopped = stop(stream).await?;
                 let ahead = BuiltAhead {
                     row_files: stopped.files,
                     keyword_parts: stopped.keyword_parts,
                 };
-                (stopped.documents, Some(ahead))
+                (stopped.documents, Some(ahead), stopped.keyword_rows)
             }
-            None => (Vec::new(), None),
+            None => (Vec::new(), None, 0),
         };
         documents.extend(std::mem::take(&mut self.pending).into_values());
         let written = |groups: fn(&RowFilesWriting) -> usize| {
@@ -235,15 +235,10 @@ impl Segmenter {
             written(RowFilesWriting::groups_appended),
             written(RowFilesWriting::document_groups_appended),
         );
-        let keyword_rows: usize = ahead
-            .iter()
-            .flat_map(|ahead| &ahead.keyword_parts)
-            .map(|part| part.rows().len())
-            .sum();
         self.started += 1;
         let (segment_id, sizing) = self.segment_name(self.started);
         tracing::info!(
-            "{segment_id}: building from {} documents; {rows_written} of its {} rows and {documents_written} of its documents written and {keyword_rows} rows keyword-indexed while the run embedded",
+            "{segment_id}: building from {} documents; {rows_written} of its {} rows and {documents_written} of its documents written and {keyword_rows} rows taken into keyword parts while the run embedded",
             documents.len(),
             self.pending_chunks
         );
