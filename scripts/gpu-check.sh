@@ -267,7 +267,9 @@ PY
       # E2E_FUSED (a mode as for golden) runs it with those fused steps, its files named so.
       suffix=""
       if [ -n "${E2E_FUSED:-}" ]; then use_fused_mode "$E2E_FUSED"; suffix="-fused$E2E_FUSED"; fi
-      "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
+      # The keyword parts' and the row stream's debug lines say what was left to the cut.
+      QUARRY_LOG="${QUARRY_LOG:-info,tantivy=warn,quarry_indexer::index::keyword_parts=debug,quarry_indexer::pipeline::row_stream=debug}" \
+        "$quarry" index "$work/corpus" --out "$work/snapshot" --device "$device" --precision "${E2E_PRECISION:-f16}" \
         --index "${E2E_INDEX:-ivf-flat}" --reuse off --progress log --report "$out/e2e$suffix-report.json" 2>&1 | tee "$out/e2e$suffix.txt"
       [ "${E2E_INDEX:-ivf-flat}" != ivf-flat ] || grep -q "train (quarry kernels)" "$out/e2e$suffix.txt" || echo "warning: the default IVF trainer was not quarry's kernels on the GPU" >&2
       [ "${E2E_INDEX:-ivf-flat}" != auto ] || grep -q "by the graph build on cuda" "$out/e2e$suffix.txt" || echo "warning: the default HNSW was not built by the graph build on the GPU" >&2
