@@ -166,6 +166,12 @@ fn rows_written_while_embedding_make_the_file_written_at_the_cut() {
         early_file.len(),
         at_cut_file.len()
     );
+    // The flat index holds every vector in row order: those laid out while the run embedded,
+    // then the rest's, make the file of one layout at the cut.
+    assert!(
+        read("early", "vectors.faiss") == read("at-cut", "vectors.faiss"),
+        "vectors.faiss differs"
+    );
     // documents.parquet: the same rows but for when each run took its documents in.
     let documents = |out: &str| -> Vec<DocumentRecord> {
         let mut records = documents_from_parquet(read(out, "documents.parquet").into()).unwrap();

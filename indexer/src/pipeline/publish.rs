@@ -10,7 +10,7 @@ use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
 use super::rebase::{built_on_base, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
 use super::report::{failed_files, RunReport, StageReport};
-use super::segment::{assemble, build_segment_blocking, BuiltAhead, SegmentRows, RECALL_K};
+use super::segment::{assemble_onto, build_segment_blocking, BuiltAhead, SegmentRows, RECALL_K};
 use super::segmenter::CutSegments;
 use super::shard::{record_shard, ShardRun};
 use super::types::EmbeddedDoc;
@@ -75,16 +75,20 @@ impl SegmentBuilder {
         documents: Vec<EmbeddedDoc>,
         segment_id: String,
         sizing: Sizing,
-        ahead: Option<BuiltAhead>,
+        mut ahead: Option<BuiltAhead>,
     ) -> Result<NewSegment> {
         let started = Instant::now();
         let dim = self.embedder.info().dim;
-        let rows = tokio::task::spawn_blocking(move || assemble(documents, dim))
+        let laid_out = ahead
+            .as_mut()
+            .map(|ahead| std::mem::take(&mut ahead.vectors))
+            .unwrap_or_default();
+        let rows = tokio::task::spawn_blocking(move || assemble_onto(laid_out, documents, dim))
             .await
             .map_err(|e| IndexerError::VectorIndex {
                 stage: "lay out rows",
                 reason: e.to_string(),
-            })?;
+            })??;
         let laid_out_secs = started.elapsed().as_secs_f64();
         let (row_count, dim) = (rows.chunks.len(), rows.embeddings.dim);
         let spec = match sizing {

@@ -76,21 +76,96 @@ impl SegmentRows {
     }
 }
 
+/// Vectors already laid out in row order: those of the first `documents` of a segment's
+/// documents (handed to its row files while the run embedded), one per chunk; those
+/// documents hold none of their own.
+#[derive(Default)]
+pub struct LaidOutVectors {
+    pub data: Vec<f32>,
+    pub documents: usize,
+}
+
+impl LaidOutVectors {
+    /// Gives each of the first `self.documents` of `documents` its vectors back.
+    pub fn hand_back(self, documents: &mut [EmbeddedDoc], dim: usize) -> Result<()> {
+        let laid = self.check(documents, dim)?;
+        let mut rest = self.data.as_slice();
+        for document in &mut documents[..laid] {
+            let (own, tail) = rest.split_at(document.chunks.len() * dim);
+            document.vectors = own.to_vec();
+            rest = tail;
+        }
+        Ok(())
+    }
+
+    /// How many documents are laid out, once their chunks are checked to hold every value.
+    fn check(&self, documents: &[EmbeddedDoc], dim: usize) -> Result<usize> {
+        let values = documents
+            .get(..self.documents)
+            .map(|laid| laid.iter().map(|d| d.chunks.len() * dim).sum::<usize>());
+        match values == Some(self.data.len()) {
+            true => Ok(self.documents),
+            false => Err(IndexerError::VectorIndex {
+                stage: "lay out rows",
+                reason: format!(
+                    "{} vector values were laid out for the first {} of {} documents, which have {} chunks of {dim} dimensions",
+                    self.data.len(),
+                    self.documents,
+                    documents.len(),
+                    values.map_or("fewer".into(), |values| (values / dim.max(1)).to_string()),
+                ),
+            }),
+        }
+    }
+}
+
 /// Orders documents by URI and lays out their chunks and vectors row by row, into arrays
 /// sized once (growing them by doubling would copy the vectors, 1.5 GB at 1M rows, several
 /// times, and leave the outgrown copies to the allocator). The sort and the vectors' copy run
-/// on the current rayon pool: at 1M rows, one thread spent about 1.5 s here (mostly the copy
-/// and the page faults of the fresh array) while every other core waited for the rows.
+/// on the current rayon pool: at 1M rows, copying every vector took one thread about 1.5 s
+/// (mostly the page faults of the fresh array) while every other core waited for the rows.
 pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
     documents.par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    lay_out(Vec::new(), documents, dim)
+}
+
+/// [`assemble`], where the first `laid_out.documents` of
+/// `documents` are in URI order before the rest, with their vectors laid out already (while
+/// the run embedded): only the rest's vectors are copied, after theirs. (Should they not sort
+/// before the rest, they are given their vectors back and every vector is laid out again.)
+pub fn assemble_onto(laid_out: LaidOutVectors, mut documents: Vec<EmbeddedDoc>, dim: usize) -> Result<SegmentRows> {
+    let first = laid_out.check(&documents, dim)?;
+    documents[first..].par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    let ordered = documents[..(first + 1).min(documents.len())]
+        .par_windows(2)
+        .all(|pair| pair[0].record.uri < pair[1].record.uri);
+    let data = match ordered {
+        true => laid_out.data,
+        false => {
+            tracing::warn!("the documents whose vectors were laid out while the run embedded do not sort before the rest: every vector is laid out again");
+            laid_out.hand_back(&mut documents, dim)?;
+            documents.par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+            Vec::new()
+        }
+    };
+    Ok(lay_out(data, documents, dim))
+}
+
+/// Lays out `documents` (in URI order) row by row, their vectors after `data`, which holds
+/// those of the first documents already (they hold none of their own).
+fn lay_out(mut data: Vec<f32>, mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
     let total_chunks: usize = documents.iter().map(|d| d.chunks.len()).sum();
     let vectors: Vec<Vec<f32>> = documents.iter_mut().map(|d| std::mem::take(&mut d.vectors)).collect();
+    let laid = data.len();
+    let values = laid + vectors.iter().map(Vec::len).sum::<usize>();
+    match laid {
+        // Zeroed by the OS as each page is first touched, not written twice.
+        0 => data = vec![0.0; values],
+        _ => data.resize(values, 0.0),
+    }
     let mut rows = SegmentRows {
         chunks: Vec::with_capacity(total_chunks),
-        embeddings: Embeddings {
-            dim,
-            data: vec![0.0; vectors.iter().map(Vec::len).sum()],
-        },
+        embeddings: Embeddings { dim, data },
         records: Vec::with_capacity(documents.len()),
         languages: Vec::with_capacity(total_chunks),
     };
@@ -101,7 +176,7 @@ pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
         languages: row_languages,
     } = &mut rows;
     let mut places = Vec::with_capacity(vectors.len());
-    let mut rest = embeddings.data.as_mut_slice();
+    let mut rest = &mut embeddings.data[laid..];
     for document_vectors in &vectors {
         let (place, tail) = rest.split_at_mut(document_vectors.len());
         places.push(place);
@@ -157,6 +232,8 @@ pub struct BuiltAhead {
     pub row_files: RowFilesWriting,
     /// Parts of its keyword index, built or being built.
     pub keyword_parts: KeywordPartsAhead,
+    /// Its first documents' vectors, laid out.
+    pub vectors: LaidOutVectors,
 }
 
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
@@ -175,7 +252,11 @@ pub async fn build_segment_blocking(
 ) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     let (row_files, keyword_parts) = match ahead {
-        Some(ahead) => (Some(ahead.row_files), ahead.keyword_parts),
+        Some(BuiltAhead {
+            row_files,
+            keyword_parts,
+            ..
+        }) => (Some(row_files), keyword_parts),
         None => (None, KeywordPartsAhead::none()),
     };
     tokio::task::spawn_blocking(move || {
@@ -297,16 +378,89 @@ mod tests {
     use super::super::types::test_documents::embedded;
     use super::*;
 
-    #[test]
-    fn rows_are_laid_out_in_uri_order_with_their_vectors_and_languages() {
-        // 3,000 documents of 0 to 3 chunks, handed over in a shuffled order.
-        let mut documents: Vec<EmbeddedDoc> = (0..3_000u32).map(|n| embedded(n, n % 4, n % 3 == 0)).collect();
+    /// Documents `numbers` (of `n % 4` chunks), shuffled.
+    fn shuffled(numbers: impl Iterator<Item = u32>) -> Vec<EmbeddedDoc> {
+        let mut documents: Vec<EmbeddedDoc> = numbers.map(|n| embedded(n, n % 4, n % 3 == 0)).collect();
         let mut state = 0x9E37_79B9_u32;
         for i in (1..documents.len()).rev() {
             state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             documents.swap(i, state as usize % (i + 1));
         }
-        let rows = assemble(documents, 4);
+        documents
+    }
+
+    /// `documents`' vectors laid out in their order, taken from them.
+    fn laid_out(documents: &mut [EmbeddedDoc]) -> LaidOutVectors {
+        LaidOutVectors {
+            data: documents
+                .iter_mut()
+                .flat_map(|d| std::mem::take(&mut d.vectors))
+                .collect(),
+            documents: documents.len(),
+        }
+    }
+
+    fn same_rows(rows: &SegmentRows, expected: &SegmentRows) {
+        let ids = |rows: &SegmentRows| rows.chunks.iter().map(|c| c.chunk_id.clone()).collect::<Vec<_>>();
+        let uris = |rows: &SegmentRows| rows.records.iter().map(|r| r.uri.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(rows), ids(expected));
+        assert_eq!(uris(rows), uris(expected));
+        assert_eq!(rows.languages, expected.languages);
+        assert!(rows.embeddings.data == expected.embeddings.data);
+    }
+
+    #[test]
+    fn vectors_laid_out_ahead_make_the_rows_of_one_layout() {
+        // The first 1,200 of 3,000 documents (in URI order) laid out ahead, the rest
+        // shuffled after them.
+        let expected = assemble(shuffled(0..3_000), 4);
+        let mut documents = assemble_order(shuffled(0..1_200));
+        let ahead = laid_out(&mut documents);
+        documents.extend(shuffled(1_200..3_000));
+        same_rows(&assemble_onto(ahead, documents, 4).unwrap(), &expected);
+        // Nothing laid out, and everything laid out.
+        same_rows(
+            &assemble_onto(LaidOutVectors::default(), shuffled(0..3_000), 4).unwrap(),
+            &expected,
+        );
+        let mut documents = assemble_order(shuffled(0..3_000));
+        let ahead = laid_out(&mut documents);
+        same_rows(&assemble_onto(ahead, documents, 4).unwrap(), &expected);
+    }
+
+    #[test]
+    fn vectors_laid_out_for_documents_that_do_not_sort_first_are_laid_out_again() {
+        // Documents 1,000 to 1,999 laid out ahead, 0 to 999 after them: every vector is
+        // handed back and laid out in URI order.
+        let expected = assemble(shuffled(0..2_000), 4);
+        let mut documents = assemble_order(shuffled(1_000..2_000));
+        let ahead = laid_out(&mut documents);
+        documents.extend(shuffled(0..1_000));
+        same_rows(&assemble_onto(ahead, documents, 4).unwrap(), &expected);
+    }
+
+    #[test]
+    fn vectors_laid_out_that_are_not_one_per_chunk_are_refused() {
+        let mut documents = assemble_order(shuffled(0..100));
+        let mut ahead = laid_out(&mut documents[..50]);
+        ahead.data.truncate(ahead.data.len() - 4);
+        let Err(error) = assemble_onto(ahead, documents, 4) else {
+            panic!("vectors one row short were taken")
+        };
+        let error = error.to_string();
+        assert!(error.contains("for the first 50 of 100 documents"), "{error}");
+    }
+
+    /// `documents` in URI order.
+    fn assemble_order(mut documents: Vec<EmbeddedDoc>) -> Vec<EmbeddedDoc> {
+        documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+        documents
+    }
+
+    #[test]
+    fn rows_are_laid_out_in_uri_order_with_their_vectors_and_languages() {
+        // 3,000 documents of 0 to 3 chunks, handed over in a shuffled order.
+        let rows = assemble(shuffled(0..3_000), 4);
         let expected: Vec<(u32, u32)> = (0..3_000u32).flat_map(|n| (0..n % 4).map(move |c| (n, c))).collect();
         assert_eq!(rows.chunks.len(), expected.len());
         assert_eq!(rows.embeddings.data.len(), expected.len() * 4);

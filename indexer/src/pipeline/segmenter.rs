@@ -160,7 +160,7 @@ impl Segmenter {
         }
         if let Some(stream) = &mut self.stream {
             self.streamed_last = settled.keys().next_back().cloned();
-            stream.push(settled.into_values());
+            stream.push(settled.into_values())?;
         }
         Ok(())
     }
@@ -177,7 +177,11 @@ impl Segmenter {
         self.streamed_last = None;
         if let Some(stream) = self.stream.take() {
             let stopped = stop(stream).await?;
-            for document in stopped.documents {
+            let mut documents = stopped.documents;
+            stopped
+                .vectors
+                .hand_back(&mut documents, self.builder.embedder.info().dim)?;
+            for document in documents {
                 self.pending.insert(document.record.uri.clone(), document);
             }
         }
@@ -220,6 +224,7 @@ impl Segmenter {
                 let ahead = BuiltAhead {
                     row_files: stopped.files,
                     keyword_parts: stopped.keyword_parts,
+                    vectors: stopped.vectors,
                 };
                 (stopped.documents, Some(ahead), stopped.keyword_rows)
             }
