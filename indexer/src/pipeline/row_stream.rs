@@ -37,8 +37,9 @@ pub(super) struct RowStream {
     /// without its vectors: those are in `vectors`.
     documents: Vec<Arc<EmbeddedDoc>>,
     /// Their vectors, laid out row after row as the segment's vector array begins (so that
-    /// the cut copies only the rest of its rows'); a group of chunks.parquet takes a copy of
-    /// its rows', so no document holds its own while it waits for the cut.
+    /// the cut copies only the rest of its rows'; it grows by doubling, its copies made while
+    /// the run embeds); a group of chunks.parquet takes a copy of its rows', so no document
+    /// holds its own while it waits for the cut.
     vectors: Vec<f32>,
     /// The rows handed over and not yet in a group of chunks.parquet.
     chunk_rows: RowCursor,
