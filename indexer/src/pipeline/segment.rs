@@ -125,7 +125,7 @@ impl LaidOutVectors {
 /// on the current rayon pool: at 1M rows, copying every vector took one thread about 1.5 s
 /// (mostly the page faults of the fresh array) while every other core waited for the rows.
 pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
-    documents.par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    documents.par_sort_by(by_uri);
     lay_out(Vec::new(), documents, dim)
 }
 
@@ -135,7 +135,7 @@ pub fn assemble(mut documents: Vec<EmbeddedDoc>, dim: usize) -> SegmentRows {
 /// before the rest, they are given their vectors back and every vector is laid out again.)
 pub fn assemble_onto(laid_out: LaidOutVectors, mut documents: Vec<EmbeddedDoc>, dim: usize) -> Result<SegmentRows> {
     let first = laid_out.check(&documents, dim)?;
-    documents[first..].par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    documents[first..].par_sort_by(by_uri);
     let ordered = documents[..(first + 1).min(documents.len())]
         .par_windows(2)
         .all(|pair| pair[0].record.uri < pair[1].record.uri);
@@ -144,11 +144,16 @@ pub fn assemble_onto(laid_out: LaidOutVectors, mut documents: Vec<EmbeddedDoc>, 
         false => {
             tracing::warn!("the documents whose vectors were laid out while the run embedded do not sort before the rest: every vector is laid out again");
             laid_out.hand_back(&mut documents, dim)?;
-            documents.par_sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+            documents.par_sort_by(by_uri);
             Vec::new()
         }
     };
     Ok(lay_out(data, documents, dim))
+}
+
+/// A segment's row order: its documents by URI.
+fn by_uri(a: &EmbeddedDoc, b: &EmbeddedDoc) -> std::cmp::Ordering {
+    a.record.uri.cmp(&b.record.uri)
 }
 
 /// Lays out `documents` (in URI order) row by row, their vectors after `data`, which holds
@@ -409,23 +414,23 @@ mod tests {
         assert!(rows.embeddings.data == expected.embeddings.data);
     }
 
+    /// Documents `ahead` (in URI order) with their vectors laid out, then documents `rest`
+    /// (shuffled), assembled onto them.
+    fn assembled_after(ahead: std::ops::Range<u32>, rest: std::ops::Range<u32>) -> SegmentRows {
+        let mut documents = in_uri_order(shuffled(ahead));
+        let laid = laid_out(&mut documents);
+        documents.extend(shuffled(rest));
+        assemble_onto(laid, documents, 4).unwrap()
+    }
+
     #[test]
     fn vectors_laid_out_ahead_make_the_rows_of_one_layout() {
-        // The first 1,200 of 3,000 documents (in URI order) laid out ahead, the rest
-        // shuffled after them.
+        // The first 1,200 of 3,000 documents laid out ahead, the rest shuffled after them;
+        // then nothing laid out, and everything laid out.
         let expected = assemble(shuffled(0..3_000), 4);
-        let mut documents = assemble_order(shuffled(0..1_200));
-        let ahead = laid_out(&mut documents);
-        documents.extend(shuffled(1_200..3_000));
-        same_rows(&assemble_onto(ahead, documents, 4).unwrap(), &expected);
-        // Nothing laid out, and everything laid out.
-        same_rows(
-            &assemble_onto(LaidOutVectors::default(), shuffled(0..3_000), 4).unwrap(),
-            &expected,
-        );
-        let mut documents = assemble_order(shuffled(0..3_000));
-        let ahead = laid_out(&mut documents);
-        same_rows(&assemble_onto(ahead, documents, 4).unwrap(), &expected);
+        same_rows(&assembled_after(0..1_200, 1_200..3_000), &expected);
+        same_rows(&assembled_after(0..0, 0..3_000), &expected);
+        same_rows(&assembled_after(0..3_000, 3_000..3_000), &expected);
     }
 
     #[test]
@@ -433,15 +438,12 @@ mod tests {
         // Documents 1,000 to 1,999 laid out ahead, 0 to 999 after them: every vector is
         // handed back and laid out in URI order.
         let expected = assemble(shuffled(0..2_000), 4);
-        let mut documents = assemble_order(shuffled(1_000..2_000));
-        let ahead = laid_out(&mut documents);
-        documents.extend(shuffled(0..1_000));
-        same_rows(&assemble_onto(ahead, documents, 4).unwrap(), &expected);
+        same_rows(&assembled_after(1_000..2_000, 0..1_000), &expected);
     }
 
     #[test]
     fn vectors_laid_out_that_are_not_one_per_chunk_are_refused() {
-        let mut documents = assemble_order(shuffled(0..100));
+        let mut documents = in_uri_order(shuffled(0..100));
         let mut ahead = laid_out(&mut documents[..50]);
         ahead.data.truncate(ahead.data.len() - 4);
         let Err(error) = assemble_onto(ahead, documents, 4) else {
@@ -452,8 +454,8 @@ mod tests {
     }
 
     /// `documents` in URI order.
-    fn assemble_order(mut documents: Vec<EmbeddedDoc>) -> Vec<EmbeddedDoc> {
-        documents.sort_by(|a, b| a.record.uri.cmp(&b.record.uri));
+    fn in_uri_order(mut documents: Vec<EmbeddedDoc>) -> Vec<EmbeddedDoc> {
+        documents.sort_by(by_uri);
         documents
     }
 
