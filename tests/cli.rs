@@ -1148,11 +1148,11 @@ fn gen_corpus_writes_a_corpus_that_indexes() {
         "graph",
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(
-        text(&output.stderr).contains("by the graph build on cpu"),
-        "{}",
-        text(&output.stderr)
-    );
+    // Its file written straight from the links, not read into memory: the recall check
+    // searched it mapped from the file, as `search` below does.
+    for logged in ["by the graph build on cpu", "its file written in"] {
+        assert!(text(&output.stderr).contains(logged), "{}", text(&output.stderr));
+    }
     let bench: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(bench["index"], "HNSW32,Flat", "{bench}");
     assert!(bench["recall_at_10"].as_f64().unwrap() > 0.9, "{bench}");

@@ -15,36 +15,43 @@ use super::faiss_index::err;
 use super::graph::{self, HnswGraph};
 use crate::error::{IndexerError, Result};
 
-/// `graph` over `data` as FAISS's own `IndexHNSWFlat`, read by FAISS from the file quarry
-/// writes for it; with `out`, the same file is written there while FAISS reads it.
-pub(super) fn read_graph_file(
+/// What became of the file quarry writes for FAISS of a [`HnswGraph`]: read by FAISS into
+/// memory, or written to its output alone.
+pub(super) enum GraphFile {
+    Read(IndexImpl),
+    /// In the output only: FAISS maps it from the saved file when it is to be searched
+    /// (`load_vector_index`), as a server does, so the build holds no second copy of the
+    /// vectors and the links.
+    Written,
+}
+
+/// `graph` over `data` as FAISS's own `IndexHNSWFlat`: with `out`, its file written there;
+/// without, read by FAISS from the file's pieces, never joined in memory.
+pub(super) fn graph_file(
     graph: &HnswGraph,
     data: &[f32],
     dim: usize,
     ef_construction: usize,
     ef_search: usize,
     out: Option<&mut (dyn Write + Send)>,
-) -> Result<IndexImpl> {
+) -> Result<GraphFile> {
     let file = graph::HnswFlatFile::new(graph, data, dim, ef_construction, ef_search);
-    let pieces = file.pieces();
-    let (inner, written) = match out {
-        Some(out) => rayon::join(
-            || super::faiss_bytes::read_index_from_pieces(&pieces),
-            || pieces.iter().try_for_each(|piece| out.write_all(piece)),
-        ),
-        None => (super::faiss_bytes::read_index_from_pieces(&pieces), Ok(())),
-    };
-    written.map_err(|e| IndexerError::VectorIndex {
-        stage: "write",
-        reason: e.to_string(),
-    })?;
-    inner
+    match out {
+        Some(mut out) => {
+            file.write_to(&mut out).map_err(|e| IndexerError::VectorIndex {
+                stage: "write",
+                reason: e.to_string(),
+            })?;
+            Ok(GraphFile::Written)
+        }
+        None => super::faiss_bytes::read_index_from_pieces(&file.pieces()).map(GraphFile::Read),
+    }
 }
 
 /// FAISS's HNSW`m` built by its own insertion over one row of each group of identical rows
-/// of `data`, the copies then linked through their groups, read back by FAISS (and written
-/// to `out`, when given); None when every row is distinct (FAISS then builds over `data`
-/// as it is).
+/// of `data`, the copies then linked through their groups, written to `out` when given, else
+/// read back by FAISS ([`graph_file`]); None when every row is distinct (FAISS then builds
+/// over `data` as it is).
 pub(super) fn faiss_hnsw_over_distinct_rows(
     dim: usize,
     m: usize,
@@ -52,7 +59,7 @@ pub(super) fn faiss_hnsw_over_distinct_rows(
     ef_search: usize,
     data: &[f32],
     out: Option<&mut (dyn Write + Send)>,
-) -> Result<Option<IndexImpl>> {
+) -> Result<Option<GraphFile>> {
     let started = Instant::now();
     let Some(copies) = graph::find_copies(data, dim) else {
         return Ok(None);
@@ -80,7 +87,7 @@ pub(super) fn faiss_hnsw_over_distinct_rows(
     let mut graph = copies.expand(links.to_graph(m).map_err(unreadable)?);
     drop(links);
     let reachability = graph::make_reachable(&mut graph, data, dim);
-    let inner = read_graph_file(&graph, data, dim, ef_construction, ef_search, out)?;
+    let file = graph_file(&graph, data, dim, ef_construction, ef_search, out)?;
     tracing::info!(
         "vector index HNSW{m},Flat over {} rows by FAISS: {} rows are copies of another, linked through their groups ({found:.2} s to find them); FAISS's insertion of the other {} {added:.2} s, the copies' links and the file {:.2} s (links given to {} rows no row linked to, {} into and {} out of parts that linked only among themselves)",
         data.len() / dim.max(1),
@@ -91,7 +98,7 @@ pub(super) fn faiss_hnsw_over_distinct_rows(
         reachability.links_in,
         reachability.links_out,
     );
-    Ok(Some(inner))
+    Ok(Some(file))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use faiss::search_params::{SearchParametersIVFImpl, SearchParametersImpl};
 use faiss::selector::IdSelector;
 use faiss::{index_factory, Index, MetricType};
 
-use super::faiss_hnsw::{faiss_hnsw_over_distinct_rows, read_graph_file};
+use super::faiss_hnsw::{faiss_hnsw_over_distinct_rows, graph_file, GraphFile};
 use super::graph::{GraphBuildOptions, GraphPrune};
 use super::spec::{HnswBuilder, IvfTrainer};
 use super::{Hit, IndexSpec, RowSet, VectorIndex};
@@ -115,9 +115,9 @@ fn ivf_from_kernels(
     Ok(ivf.upcast())
 }
 
-/// An HNSW index whose links quarry's graph build made (`index/graph/`), read by FAISS as
-/// the `IndexHNSWFlat` file it would write, streamed from the graph and the vectors; with
-/// `out`, the same file is written there while FAISS reads it (FAISS need not write it again).
+/// An HNSW index whose links quarry's graph build made (`index/graph/`), as the
+/// `IndexHNSWFlat` file FAISS would write, streamed from the graph and the vectors: with
+/// `out`, written there alone; without, read by FAISS.
 fn hnsw_from_graph(
     dim: usize,
     m: usize,
@@ -126,20 +126,24 @@ fn hnsw_from_graph(
     data: &[f32],
     out: Option<&mut (dyn Write + Send)>,
     options: &GraphBuildOptions,
-) -> Result<IndexImpl> {
+) -> Result<GraphFile> {
     let kernels = super::vector_kernels();
     let started = Instant::now();
     let (graph, times) = super::graph::build_hnsw_graph(kernels.as_ref(), data, dim, m, ef_construction, options)?;
     let built = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let inner = read_graph_file(&graph, data, dim, ef_construction, ef_search, out)?;
+    let file = graph_file(&graph, data, dim, ef_construction, ef_search, out)?;
+    let to = match file {
+        GraphFile::Read(_) => "read by FAISS",
+        GraphFile::Written => "written",
+    };
     drop(graph);
     let pruning = match options.prune {
         GraphPrune::Detours => "detour counts",
         GraphPrune::Neighbourhood => "neighbourhood pruning",
     };
     tracing::info!(
-        "vector index HNSW{m},Flat over {} rows by the graph build on {}: copies of another row {} ({:.2} s to find and link them), kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s (links given to {} rows no row linked to, {} into and {} out of parts that linked only among themselves; {:.2} s of these two and the copies' time) ({built:.2} s), to FAISS {:.2} s; {:.1} base links a row",
+        "vector index HNSW{m},Flat over {} rows by the graph build on {}: copies of another row {} ({:.2} s to find and link them), kNN lists {:.2} s ({} lists a row; upper levels {:.2} s beside them), {pruning} {:.2} s, reverse and long links {:.2} s (links given to {} rows no row linked to, {} into and {} out of parts that linked only among themselves; {:.2} s of these two and the copies' time) ({built:.2} s), its file {to} in {:.2} s; {:.1} base links a row",
         data.len() / dim.max(1),
         kernels.device(),
         times.copies,
@@ -156,7 +160,7 @@ fn hnsw_from_graph(
         started.elapsed().as_secs_f64(),
         times.base_links
     );
-    Ok(inner)
+    Ok(file)
 }
 
 /// `M`, efConstruction and efSearch of an HNSW that the graph build makes (`spec` asks for it
@@ -212,20 +216,57 @@ fn timed_sample<'a>(data: &'a [f32], dim: usize, count: usize, times: &mut Build
     sample
 }
 
-/// Builds an index over `rows` unit vectors (row-major, `dim` columns).
-pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
-    build(spec, dim, data, None).map(|(index, _)| index)
+/// A vector index built with its file written.
+pub enum BuiltVectorIndex {
+    /// Built in memory (by FAISS, or read by FAISS from quarry's file when no file was
+    /// written), its file written from it.
+    InMemory(FaissIndex),
+    /// An HNSW whose file quarry writes itself (graph-built, or FAISS's over rows with
+    /// copies): written, never read into memory. [`Self::searchable`] maps it from there.
+    Written,
 }
 
-/// [`build_vector_index`]; with `out`, an HNSW whose file quarry writes for FAISS (a
-/// graph-built one, or FAISS's over rows with copies) is written there as FAISS reads it.
-/// Says whether it was.
-fn build(
-    spec: &IndexSpec,
-    dim: usize,
-    data: &[f32],
-    out: Option<&mut (dyn Write + Send)>,
-) -> Result<(FaissIndex, bool)> {
+impl BuiltVectorIndex {
+    /// The index to search: the one in memory, or FAISS's map of the file at `path` it was
+    /// written to (as a server loads it: the vectors and links are page cache, not a copy).
+    pub fn searchable(self, path: &Path, spec: &IndexSpec) -> Result<FaissIndex> {
+        match self {
+            Self::InMemory(index) => Ok(index),
+            Self::Written => load_vector_index(path, spec),
+        }
+    }
+
+    /// The index in memory, for builds that write no file.
+    fn held(self) -> Result<FaissIndex> {
+        match self {
+            Self::InMemory(index) => Ok(index),
+            Self::Written => Err(IndexerError::VectorIndex {
+                stage: "build",
+                reason: "the index was written to a file, not kept in memory".into(),
+            }),
+        }
+    }
+}
+
+impl GraphFile {
+    /// What the build made of the file: FAISS's index in memory, ready for `spec`, or the
+    /// file written.
+    fn built(self, spec: &IndexSpec) -> Result<BuiltVectorIndex> {
+        match self {
+            GraphFile::Read(inner) => FaissIndex::ready(inner, spec).map(BuiltVectorIndex::InMemory),
+            GraphFile::Written => Ok(BuiltVectorIndex::Written),
+        }
+    }
+}
+
+/// Builds an index over `rows` unit vectors (row-major, `dim` columns).
+pub fn build_vector_index(spec: &IndexSpec, dim: usize, data: &[f32]) -> Result<FaissIndex> {
+    build(spec, dim, data, None)?.held()
+}
+
+/// [`build_vector_index`]; with `out`, an HNSW whose file quarry writes itself (a
+/// graph-built one, or FAISS's over rows with copies) is written there and not read.
+fn build(spec: &IndexSpec, dim: usize, data: &[f32], out: Option<&mut (dyn Write + Send)>) -> Result<BuiltVectorIndex> {
     let rows = data.len() / dim.max(1);
     let mut times = BuildTimes::default();
     if let IndexSpec::IvfFlat {
@@ -239,12 +280,11 @@ fn build(
             let training = timed_sample(data, dim, *train_sample, &mut times);
             let inner = ivf_from_kernels(dim, *nlist, &training, data, &mut times)?;
             times.log(spec, rows, training.len() / dim.max(1), "quarry kernels");
-            return Ok((FaissIndex::ready(inner, spec)?, false));
+            return FaissIndex::ready(inner, spec).map(BuiltVectorIndex::InMemory);
         }
     }
     if let Some((m, ef_construction, ef_search)) = graph_built(spec, rows) {
-        let written = out.is_some();
-        let inner = hnsw_from_graph(
+        return hnsw_from_graph(
             dim,
             m,
             ef_construction,
@@ -252,8 +292,8 @@ fn build(
             data,
             out,
             &GraphBuildOptions::default(),
-        )?;
-        return Ok((FaissIndex::ready(inner, spec)?, written));
+        )?
+        .built(spec);
     }
     if let IndexSpec::Hnsw {
         m,
@@ -262,9 +302,8 @@ fn build(
         ..
     } = spec
     {
-        let written = out.is_some();
-        if let Some(inner) = faiss_hnsw_over_distinct_rows(dim, *m, *ef_construction, *ef_search, data, out)? {
-            return Ok((FaissIndex::ready(inner, spec)?, written));
+        if let Some(file) = faiss_hnsw_over_distinct_rows(dim, *m, *ef_construction, *ef_search, data, out)? {
+            return file.built(spec);
         }
     }
     let mut inner = index_factory(dim as u32, spec.factory(), MetricType::InnerProduct).map_err(err("create"))?;
@@ -286,24 +325,24 @@ fn build(
     inner.add(data).map_err(err("add"))?;
     times.add = started.elapsed().as_secs_f64();
     times.log(spec, rows, training_rows, "FAISS");
-    Ok((FaissIndex::ready(inner, spec)?, false))
+    FaissIndex::ready(inner, spec).map(BuiltVectorIndex::InMemory)
 }
 
 /// [`build_vector_index`], with the index's file (the bytes [`VectorIndex::save`] writes)
 /// written into `out`: an HNSW whose file quarry writes (graph-built, or FAISS's over rows
-/// with copies) as FAISS reads it (the two side by side), any other index's by FAISS once it
-/// is built.
+/// with copies) straight from its links and the vectors, and not read into memory; any
+/// other index's by FAISS once it is built.
 pub fn build_vector_index_into(
     spec: &IndexSpec,
     dim: usize,
     data: &[f32],
     out: &mut (dyn Write + Send),
-) -> Result<FaissIndex> {
-    let (index, written) = build(spec, dim, data, Some(&mut *out))?;
-    if !written {
+) -> Result<BuiltVectorIndex> {
+    let built = build(spec, dim, data, Some(&mut *out))?;
+    if let BuiltVectorIndex::InMemory(index) = &built {
         index.write_to(out)?;
     }
-    Ok(index)
+    Ok(built)
 }
 
 /// The HNSW index `spec` names (its `M`, efConstruction and efSearch) built by the graph
@@ -325,8 +364,9 @@ pub fn build_graph_hnsw(spec: &IndexSpec, dim: usize, data: &[f32], options: &Gr
     if data.is_empty() {
         return build_vector_index(spec, dim, data);
     }
-    let inner = hnsw_from_graph(dim, *m, *ef_construction, *ef_search, data, None, options)?;
-    FaissIndex::ready(inner, spec)
+    hnsw_from_graph(dim, *m, *ef_construction, *ef_search, data, None, options)?
+        .built(spec)?
+        .held()
 }
 
 impl FaissIndex {
@@ -685,9 +725,25 @@ mod tests {
                 ef_search: 48,
                 builder,
             };
-            // Its file written as it is built: the bytes FAISS writes of the index it read.
+            // Its file written as it is built: FAISS's own build held in memory, the graph
+            // build's written alone, read from the file (mapped) to be searched.
             let mut written = Vec::new();
-            let index = build_vector_index_into(&spec, dim, &data, &mut written).unwrap();
+            let built = build_vector_index_into(&spec, dim, &data, &mut written).unwrap();
+            assert_eq!(
+                matches!(built, BuiltVectorIndex::Written),
+                builder == HnswBuilder::Graph,
+                "{builder:?}"
+            );
+            let path = dir.path().join(format!("{builder:?}.faiss"));
+            if matches!(built, BuiltVectorIndex::Written) {
+                // What is searched is what was written: a file cut short is refused.
+                std::fs::write(&path, &written[..written.len() - 4]).unwrap();
+                let error = BuiltVectorIndex::Written.searchable(&path, &spec).err().unwrap();
+                assert!(error.to_string().contains("read"), "{error}");
+            }
+            std::fs::write(&path, &written).unwrap();
+            let index = built.searchable(&path, &spec).unwrap();
+            // The bytes FAISS writes of the index it read (or built) are the file's.
             let mut rewritten = Vec::new();
             index.write_to(&mut rewritten).unwrap();
             assert!(

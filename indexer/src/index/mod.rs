@@ -22,7 +22,7 @@ mod stored_vectors;
 mod term_list;
 
 pub use faiss_index::{
-    build_graph_hnsw, build_vector_index, build_vector_index_into, load_vector_index, FaissIndex,
+    build_graph_hnsw, build_vector_index, build_vector_index_into, load_vector_index, BuiltVectorIndex, FaissIndex,
     KERNEL_KMEANS_ITERATIONS, KERNEL_KMEANS_SEED,
 };
 pub use highlight::{char_ranges, QueryTerms};

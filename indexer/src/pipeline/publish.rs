@@ -116,8 +116,16 @@ impl SegmentBuilder {
             stage: "recall check",
             reason: "the build found no exact answers to check the index against".into(),
         })?;
-        // The index itself is no longer needed: it was saved as it was built.
-        let recall = check_recall(built.vectors, truth, query_source, &self.options).await?;
+        // The index is searched once more, for the check (mapped from its file where it was
+        // written alone), then let go: it was saved as it was built.
+        let (path, checked_spec) = (built.saved_vectors.path().to_path_buf(), spec.clone());
+        let recall = check_recall(
+            move || built.vectors.searchable(&path, &checked_spec),
+            truth,
+            query_source,
+            &self.options,
+        )
+        .await?;
         // Exact search ran beside the builds; its time counts here too.
         let recall_secs = truth_secs + started.elapsed().as_secs_f64();
         let chunks = rows.chunks.len();
@@ -552,26 +560,27 @@ fn recall_queries(
 /// Measures the ANN recall@10 of `index` against exact search's answers `truth` and enforces
 /// `min_recall`, before anything is written.
 async fn check_recall(
-    index: FaissIndex,
+    index: impl FnOnce() -> Result<FaissIndex> + Send + 'static,
     truth: ExactTruth,
     query_source: &str,
     options: &RunOptions,
 ) -> Result<RecallCheck> {
-    let (index, recall) = tokio::task::spawn_blocking(move || {
-        let recall = truth.recall_of(&index).map(|r| (r, truth.queries()));
-        (index, recall)
+    let checked = tokio::task::spawn_blocking(move || {
+        let index = index()?;
+        let recall = truth.recall_of(&index)?;
+        Ok::<_, IndexerError>((index.spec().factory(), recall, truth.queries()))
     })
     .await
     .map_err(|e| IndexerError::VectorIndex {
         stage: "recall check",
         reason: e.to_string(),
     })?;
-    let (recall, queries) = recall?;
+    let (factory, recall, queries) = checked?;
     tracing::info!("ANN recall@{RECALL_K} = {recall:.4} over {queries} {query_source} queries");
     if let Some(min) = options.min_recall {
         if recall < min {
             return Err(IndexerError::RecallBelowMinimum {
-                index: index.spec().factory(),
+                index: factory,
                 recall,
                 min,
             });

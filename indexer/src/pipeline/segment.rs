@@ -15,7 +15,7 @@ use crate::embed::{Embeddings, ModelTokenizer};
 use crate::error::{IndexerError, Result};
 use crate::index::analysis::{detect, Detected};
 use crate::index::{
-    build_keyword_index_with_parts, build_vector_index_into, vector_kernels, ExactTruth, FaissIndex, IndexSpec,
+    build_keyword_index_with_parts, build_vector_index_into, vector_kernels, BuiltVectorIndex, ExactTruth, IndexSpec,
     PartsKept,
 };
 use crate::snapshot::{
@@ -218,7 +218,8 @@ fn lay_out(mut data: Vec<f32>, mut documents: Vec<EmbeddedDoc>, dim: usize) -> S
 /// Both indexes of a segment, built side by side; the keyword index lives in `keyword_dir`,
 /// the vector index is saved too.
 pub struct BuiltIndexes {
-    pub vectors: FaissIndex,
+    /// In memory, or only in its file (`saved_vectors`): [`BuiltVectorIndex::searchable`].
+    pub vectors: BuiltVectorIndex,
     pub saved_vectors: SavedVectors,
     pub keyword_dir: tempfile::TempDir,
     /// The vector index built and its file written.
@@ -327,7 +328,7 @@ fn build_indexes(
     let (vectors, (keyword, truth_beside)) = VECTOR_POOL.run_beside(
         || {
             let truth_first = truth_first.map(exact_truth).transpose()?;
-            // Its file written as it is built: a graph-built HNSW's beside FAISS's read of it.
+            // Its file written as it is built: a graph-built HNSW's straight from its links.
             let (index, saved) = writer.write_vector_file(segment_id, spec, |out| {
                 build_vector_index_into(spec, rows.embeddings.dim, &rows.embeddings.data, out)
             })?;

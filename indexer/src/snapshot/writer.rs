@@ -108,6 +108,13 @@ pub struct SavedVectors {
     pub secs: f64,
 }
 
+impl SavedVectors {
+    /// Where the file was written, until the segment is put.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+}
+
 /// Writes into one snapshot root.
 #[derive(Clone)]
 pub struct SnapshotWriter {
