@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use quarry_kernels::{KMeansConfig, ListHits, ResidentRows, Scored, VectorKernels, NO_CENTROID};
 
+use super::row_bits::{clear_bits, row_bit};
 use crate::error::Result;
 use crate::index::seeded_rows;
 
@@ -317,19 +318,6 @@ impl Candidates {
     }
 }
 
-/// Row `row`'s word and bit in a bit set of one bit per row.
-fn row_bit(row: u32) -> (usize, u64) {
-    (row as usize / 64, 1u64 << (row % 64))
-}
-
-/// Clears the bits of `rows` in `bits`.
-fn clear_bits(bits: &mut [u64], rows: &[u32]) {
-    for &row in rows {
-        let (word, mask) = row_bit(row);
-        bits[word] &= !mask;
-    }
-}
-
 /// Whether `list` holds each row once (through `listed`, a bit per row, all clear before and
 /// after).
 fn each_once(list: &[u32], listed: &mut [u64]) -> bool {
@@ -339,7 +327,7 @@ fn each_once(list: &[u32], listed: &mut [u64]) -> bool {
         once &= listed[word] & mask == 0;
         listed[word] |= mask;
     }
-    clear_bits(listed, list);
+    clear_bits(listed, list.iter().copied());
     once
 }
 
@@ -385,7 +373,7 @@ fn merge_into(
         }
     }
     drop(theirs);
-    clear_bits(seen, &ids[..length]);
+    clear_bits(seen, ids[..length].iter().copied());
     for (slot, &(score, id)) in merged.iter().enumerate() {
         ids[slot] = id;
         scores[slot] = score;

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::hnsw_graph::{UpperLevel, NO_LINK};
 use super::knn_lists::{KnnLists, NO_ROW};
+use super::row_bits::{clear_bits, first_sight, words_for};
 
 /// Base slots a row of level 0 gives to inherited long links: a sixteenth of its `degree`
 /// (4 of HNSW32's 64), one from 8 slots, none below. Measured (bench/RESULTS.md): where the
@@ -47,23 +48,24 @@ pub fn nearest_hubs(lists: &KnnLists, top_levels: &[u8]) -> Vec<u32> {
 /// of their own fill what is left), and every row with a hub (see [`nearest_hubs`])
 /// [`inherited_slots`] of its hub's level-1 links in place of its last own links.
 pub fn add_long_links(base: &mut [i32], degree: usize, level_one: &UpperLevel, m: usize, hubs: &[u32]) {
+    let rows = base.len() / degree.max(1);
     let long_of = |hub: u32| -> Option<&[i32]> {
         let at = level_one.rows.binary_search(&hub).ok()?;
         let links = &level_one.links[at * m..(at + 1) * m];
         Some(&links[..links.iter().position(|&l| l == NO_LINK).unwrap_or(m)])
     };
+    let mut merging = Merging::new(rows);
     for (i, &row) in level_one.rows.iter().enumerate() {
         let long = &level_one.links[i * m..(i + 1) * m];
-        merge_links(&mut base[row as usize * degree..][..degree], degree / 2, long);
+        merging.merge(&mut base[row as usize * degree..][..degree], degree / 2, long);
     }
     let inherited = inherited_slots(degree);
     if inherited == 0 {
         return;
     }
-    base.par_chunks_mut(degree)
-        .zip(hubs)
-        .enumerate()
-        .for_each(|(row, (slots, &hub))| {
+    base.par_chunks_mut(degree).zip(hubs).enumerate().for_each_init(
+        || (Merging::new(rows), Vec::with_capacity(inherited)),
+        |(merging, picked), (row, (slots, &hub))| {
             let Some(long) = (hub != NO_ROW)
                 .then(|| long_of(hub))
                 .flatten()
@@ -73,41 +75,110 @@ pub fn add_long_links(base: &mut [i32], degree: usize, level_one: &UpperLevel, m
             };
             // Each row of the hub's cluster takes a different run of its long links.
             let start = row % long.len();
-            let picked: Vec<i32> = long[start..]
-                .iter()
-                .chain(&long[..start])
-                .copied()
-                .filter(|&link| link as usize != row)
-                .take(inherited)
-                .collect();
+            picked.clear();
+            picked.extend(
+                long[start..]
+                    .iter()
+                    .chain(&long[..start])
+                    .copied()
+                    .filter(|&link| link as usize != row)
+                    .take(inherited),
+            );
             let own_len = slots.iter().position(|&l| l == NO_LINK).unwrap_or(degree);
             let keep = own_len.min(degree - picked.len());
-            merge_links(slots, keep, &picked);
-        });
+            merging.merge(slots, keep, picked);
+        },
+    );
 }
 
-/// Rewrites `slots`: their first `first` links, then `inserted`, then the rest of their own,
-/// each link once, cut to the slots and padded with [`NO_LINK`].
-fn merge_links(slots: &mut [i32], first: usize, inserted: &[i32]) {
-    let own: Vec<i32> = slots.to_vec();
-    let degree = slots.len();
-    let mut filled = 0;
-    for &link in own[..first.min(degree)]
-        .iter()
-        .chain(inserted)
-        .chain(&own[first.min(degree)..])
-    {
-        if link != NO_LINK && filled < degree && !slots[..filled].contains(&link) {
-            slots[filled] = link;
-            filled += 1;
+/// What a row's merge of links needs besides its slots: a bit per row (all clear between
+/// merges) and room for its own links while they are rewritten.
+struct Merging {
+    seen: Vec<u64>,
+    own: Vec<i32>,
+}
+
+impl Merging {
+    fn new(rows: usize) -> Self {
+        Self {
+            seen: vec![0; words_for(rows)],
+            own: Vec::new(),
         }
     }
-    slots[filled..].fill(NO_LINK);
+
+    /// Rewrites `slots`: their first `first` links, then `inserted`, then the rest of their
+    /// own, each link once, cut to the slots and padded with [`NO_LINK`].
+    fn merge(&mut self, slots: &mut [i32], first: usize, inserted: &[i32]) {
+        self.own.clear();
+        self.own.extend_from_slice(slots);
+        let degree = slots.len();
+        let first = first.min(degree);
+        let mut filled = 0;
+        for &link in self.own[..first].iter().chain(inserted).chain(&self.own[first..]) {
+            if filled == degree {
+                break;
+            }
+            if link != NO_LINK && first_sight(&mut self.seen, link as u32) {
+                slots[filled] = link;
+                filled += 1;
+            }
+        }
+        clear_bits(&mut self.seen, slots[..filled].iter().map(|&link| link as u32));
+        slots[filled..].fill(NO_LINK);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The merge [`Merging::merge`] makes, by searching the links placed so far.
+    fn merge_by_search(slots: &mut [i32], first: usize, inserted: &[i32]) {
+        let own: Vec<i32> = slots.to_vec();
+        let degree = slots.len();
+        let mut filled = 0;
+        for &link in own[..first.min(degree)]
+            .iter()
+            .chain(inserted)
+            .chain(&own[first.min(degree)..])
+        {
+            if link != NO_LINK && filled < degree && !slots[..filled].contains(&link) {
+                slots[filled] = link;
+                filled += 1;
+            }
+        }
+        slots[filled..].fill(NO_LINK);
+    }
+
+    #[test]
+    fn a_merge_keeps_each_link_once_in_the_order_a_search_would() {
+        let rows = 200u64;
+        let mut state = 0x6d65_7267_u64;
+        let next = |state: &mut u64, below: u64| {
+            *state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (*state >> 33) % below
+        };
+        let mut merging = Merging::new(rows as usize);
+        for case in 0..500 {
+            // Links drawn from few rows (so repeated), with empty places among them.
+            let degree = 1 + next(&mut state, 40) as usize;
+            let from = if case % 2 == 0 { 12 } else { rows };
+            let link = |state: &mut u64| match next(state, 8) {
+                0 => NO_LINK,
+                _ => next(state, from) as i32,
+            };
+            let slots: Vec<i32> = (0..degree).map(|_| link(&mut state)).collect();
+            let inserted: Vec<i32> = (0..next(&mut state, 10)).map(|_| link(&mut state)).collect();
+            let first = next(&mut state, degree as u64 + 3) as usize;
+            let (mut merged, mut expected) = (slots.clone(), slots);
+            merging.merge(&mut merged, first, &inserted);
+            merge_by_search(&mut expected, first, &inserted);
+            assert_eq!(merged, expected, "case {case}");
+        }
+        assert!(merging.seen.iter().all(|&word| word == 0), "every bit cleared");
+    }
 
     #[test]
     fn level_one_rows_carry_their_links_and_the_others_inherit_a_few() {

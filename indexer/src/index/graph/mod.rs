@@ -18,6 +18,7 @@ mod neighbourhood_prune;
 mod orphans;
 mod prune;
 mod reachable;
+mod row_bits;
 mod strong_parts;
 mod upper_levels;
 

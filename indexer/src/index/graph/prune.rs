@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use super::hnsw_graph::NO_LINK;
 use super::knn_lists::{KnnLists, NO_ROW};
+use super::row_bits::{clear_bits, first_sight, words_for};
 use crate::error::Result;
 
 /// `degree` links a row (padded with [`NO_LINK`]) for every row of `lists`, with the
@@ -29,23 +30,39 @@ pub fn prune_with_reverse_links(
     let started = std::time::Instant::now();
     let kept = kernels.order_by_detours(&lists.ids, lists.k, degree)?;
     let detour_secs = started.elapsed().as_secs_f64();
-    let (reverse, reverse_len) = reverse_links(&kept, rows, degree);
+    Ok((with_reverse_links(&kept, rows, degree), detour_secs))
+}
+
+/// Each row's `degree` links from its `kept` links (pruned, best first) and the rows that
+/// keep a link to it ([`reverse_links`]): the first half of its kept links, then the
+/// incoming ones, then the rest of its kept ones, each row once (through a bit per row,
+/// all clear between rows), never itself.
+fn with_reverse_links(kept: &[u32], rows: usize, degree: usize) -> Vec<i32> {
+    let (reverse, reverse_len) = reverse_links(kept, rows, degree);
     let mut links = vec![NO_LINK; rows * degree];
-    links.par_chunks_mut(degree.max(1)).enumerate().for_each(|(row, out)| {
-        let forward = &kept[row * degree..(row + 1) * degree];
-        let incoming = &reverse[row * degree..row * degree + reverse_len[row] as usize];
-        let mut filled = 0;
-        let mut push = |id: u32, out: &mut [i32]| {
-            if id != NO_ROW && filled < degree && id as usize != row && !out[..filled].contains(&(id as i32)) {
-                out[filled] = id as i32;
-                filled += 1;
+    links.par_chunks_mut(degree).enumerate().for_each_init(
+        || vec![0u64; words_for(rows)],
+        |seen, (row, out)| {
+            let forward = &kept[row * degree..(row + 1) * degree];
+            let incoming = &reverse[row * degree..row * degree + reverse_len[row] as usize];
+            let mut filled = 0;
+            for &id in forward[..degree / 2]
+                .iter()
+                .chain(incoming)
+                .chain(&forward[degree / 2..])
+            {
+                if filled == degree {
+                    break;
+                }
+                if id != NO_ROW && id as usize != row && first_sight(seen, id) {
+                    out[filled] = id as i32;
+                    filled += 1;
+                }
             }
-        };
-        forward[..degree / 2].iter().for_each(|&id| push(id, out));
-        incoming.iter().for_each(|&id| push(id, out));
-        forward[degree / 2..].iter().for_each(|&id| push(id, out));
-    });
-    Ok((links, detour_secs))
+            clear_bits(seen, out[..filled].iter().map(|&id| id as u32));
+        },
+    );
+    links
 }
 
 /// For each row, up to `degree` rows that keep a link to it, those that rank it highest
@@ -101,6 +118,30 @@ pub(super) fn reverse_links(kept: &[u32], rows: usize, degree: usize) -> (Vec<u3
     (reverse, len)
 }
 
+/// [`with_reverse_links`] with each row's links found by searching the ones it holds so far:
+/// the reference it is tested against.
+#[cfg(test)]
+fn with_reverse_links_by_search(kept: &[u32], rows: usize, degree: usize) -> Vec<i32> {
+    let (reverse, reverse_len) = reverse_links(kept, rows, degree);
+    let mut links = vec![NO_LINK; rows * degree];
+    links.par_chunks_mut(degree).enumerate().for_each(|(row, out)| {
+        let forward = &kept[row * degree..(row + 1) * degree];
+        let incoming = &reverse[row * degree..row * degree + reverse_len[row] as usize];
+        let mut filled = 0;
+        for &id in forward[..degree / 2]
+            .iter()
+            .chain(incoming)
+            .chain(&forward[degree / 2..])
+        {
+            if id != NO_ROW && filled < degree && id as usize != row && !out[..filled].contains(&(id as i32)) {
+                out[filled] = id as i32;
+                filled += 1;
+            }
+        }
+    });
+    links
+}
+
 /// [`reverse_links`] rank after rank over every row, on one thread: the reference it is
 /// tested against.
 #[cfg(test)]
@@ -153,26 +194,42 @@ mod tests {
         assert_eq!(&links[..2], &[1, 2], "half the slots keep the first kept links");
     }
 
-    #[test]
-    fn reverse_links_are_those_of_a_walk_rank_after_rank() {
-        // Seeded kept lists: a few popular rows (more incoming links than slots), empty
-        // places, and rows that keep themselves.
-        let mut state = 0x0072_6576_6572_7365_u64;
+    /// Seeded kept lists of `rows` × `degree`: a few popular rows (more incoming links than
+    /// slots, and listed twice in a list), empty places, and rows that keep themselves.
+    fn seeded_kept(rows: usize, degree: usize, seed: u64) -> Vec<u32> {
+        let mut state = seed;
         let mut next = |below: u64| {
             state = state
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             (state >> 33) % below
         };
+        (0..rows * degree)
+            .map(|i| match next(10) {
+                0 => NO_ROW,
+                1 => (i / degree) as u32,
+                2 => next(3) as u32,
+                _ => next(rows as u64) as u32,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_rows_links_are_those_a_search_of_what_it_holds_keeps() {
+        for (rows, degree) in [(1, 4), (7, 3), (1_000, 8), (5_003, 16), (300, 64)] {
+            let kept = seeded_kept(rows, degree, 0x6c69_6e6b);
+            assert_eq!(
+                with_reverse_links(&kept, rows, degree),
+                with_reverse_links_by_search(&kept, rows, degree),
+                "{rows} rows of {degree}"
+            );
+        }
+    }
+
+    #[test]
+    fn reverse_links_are_those_of_a_walk_rank_after_rank() {
         for (rows, degree) in [(1, 4), (7, 3), (1_000, 8), (5_003, 16)] {
-            let kept: Vec<u32> = (0..rows * degree)
-                .map(|i| match next(10) {
-                    0 => NO_ROW,
-                    1 => (i / degree) as u32,
-                    2 => next(3) as u32,
-                    _ => next(rows as u64) as u32,
-                })
-                .collect();
+            let kept = seeded_kept(rows, degree, 0x0072_6576_6572_7365);
             assert_eq!(
                 reverse_links(&kept, rows, degree),
                 reverse_links_by_rank(&kept, rows, degree),
