@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use quarry_kernels::{KMeansConfig, ListHits, ResidentRows, Scored, VectorKernels, NO_CENTROID};
 
-use super::row_bits::{clear_bits, row_bit};
+use super::row_bits::{clear_bits, first_sight, row_bit};
 use crate::error::Result;
 use crate::index::seeded_rows;
 
@@ -323,9 +323,7 @@ impl Candidates {
 fn each_once(list: &[u32], listed: &mut [u64]) -> bool {
     let mut once = true;
     for &row in list {
-        let (word, mask) = row_bit(row);
-        once &= listed[word] & mask == 0;
-        listed[word] |= mask;
+        once &= first_sight(listed, row);
     }
     clear_bits(listed, list.iter().copied());
     once

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::hnsw_graph::{UpperLevel, NO_LINK};
 use super::knn_lists::{KnnLists, NO_ROW};
-use super::row_bits::{clear_bits, first_sight, words_for};
+use super::row_bits::{place_once, words_for};
 
 /// Base slots a row of level 0 gives to inherited long links: a sixteenth of its `degree`
 /// (4 of HNSW32's 64), one from 8 slots, none below. Measured (bench/RESULTS.md): where the
@@ -111,19 +111,9 @@ impl Merging {
     fn merge(&mut self, slots: &mut [i32], first: usize, inserted: &[i32]) {
         self.own.clear();
         self.own.extend_from_slice(slots);
-        let degree = slots.len();
-        let first = first.min(degree);
-        let mut filled = 0;
-        for &link in self.own[..first].iter().chain(inserted).chain(&self.own[first..]) {
-            if filled == degree {
-                break;
-            }
-            if link != NO_LINK && first_sight(&mut self.seen, link as u32) {
-                slots[filled] = link;
-                filled += 1;
-            }
-        }
-        clear_bits(&mut self.seen, slots[..filled].iter().map(|&link| link as u32));
+        let first = first.min(slots.len());
+        let links = self.own[..first].iter().chain(inserted).chain(&self.own[first..]);
+        let filled = place_once(slots, links.copied().filter(|&link| link != NO_LINK), &mut self.seen);
         slots[filled..].fill(NO_LINK);
     }
 }

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::hnsw_graph::NO_LINK;
 use super::knn_lists::{KnnLists, NO_ROW};
-use super::row_bits::{clear_bits, first_sight, words_for};
+use super::row_bits::{place_once, words_for};
 use crate::error::Result;
 
 /// `degree` links a row (padded with [`NO_LINK`]) for every row of `lists`, with the
@@ -43,26 +43,31 @@ fn with_reverse_links(kept: &[u32], rows: usize, degree: usize) -> Vec<i32> {
     links.par_chunks_mut(degree).enumerate().for_each_init(
         || vec![0u64; words_for(rows)],
         |seen, (row, out)| {
-            let forward = &kept[row * degree..(row + 1) * degree];
-            let incoming = &reverse[row * degree..row * degree + reverse_len[row] as usize];
-            let mut filled = 0;
-            for &id in forward[..degree / 2]
-                .iter()
-                .chain(incoming)
-                .chain(&forward[degree / 2..])
-            {
-                if filled == degree {
-                    break;
-                }
-                if id != NO_ROW && id as usize != row && first_sight(seen, id) {
-                    out[filled] = id as i32;
-                    filled += 1;
-                }
-            }
-            clear_bits(seen, out[..filled].iter().map(|&id| id as u32));
+            let candidates = candidates(kept, &reverse, &reverse_len, row, degree).map(|id| id as i32);
+            place_once(out, candidates, seen);
         },
     );
     links
+}
+
+/// Row `row`'s candidate links in the order it takes them: the first half of its `kept`
+/// links, the rows that link to it (`reverse`, `reverse_len` of them), the rest of its kept
+/// links; without empty places and itself.
+fn candidates<'a>(
+    kept: &'a [u32],
+    reverse: &'a [u32],
+    reverse_len: &[u32],
+    row: usize,
+    degree: usize,
+) -> impl Iterator<Item = u32> + 'a {
+    let forward = &kept[row * degree..(row + 1) * degree];
+    let incoming = &reverse[row * degree..row * degree + reverse_len[row] as usize];
+    forward[..degree / 2]
+        .iter()
+        .chain(incoming)
+        .chain(&forward[degree / 2..])
+        .copied()
+        .filter(move |&id| id != NO_ROW && id as usize != row)
 }
 
 /// For each row, up to `degree` rows that keep a link to it, those that rank it highest
@@ -125,15 +130,9 @@ fn with_reverse_links_by_search(kept: &[u32], rows: usize, degree: usize) -> Vec
     let (reverse, reverse_len) = reverse_links(kept, rows, degree);
     let mut links = vec![NO_LINK; rows * degree];
     links.par_chunks_mut(degree).enumerate().for_each(|(row, out)| {
-        let forward = &kept[row * degree..(row + 1) * degree];
-        let incoming = &reverse[row * degree..row * degree + reverse_len[row] as usize];
         let mut filled = 0;
-        for &id in forward[..degree / 2]
-            .iter()
-            .chain(incoming)
-            .chain(&forward[degree / 2..])
-        {
-            if id != NO_ROW && filled < degree && id as usize != row && !out[..filled].contains(&(id as i32)) {
+        for id in candidates(kept, &reverse, &reverse_len, row, degree) {
+            if filled < degree && !out[..filled].contains(&(id as i32)) {
                 out[filled] = id as i32;
                 filled += 1;
             }

@@ -26,3 +26,21 @@ pub(super) fn clear_bits(bits: &mut [u64], rows: impl IntoIterator<Item = u32>) 
         bits[word] &= !mask;
     }
 }
+
+/// Places `links` in `slots` in order, each once (through `seen`, clear before and after),
+/// until the slots are full; how many were placed. The slots after those are left as they
+/// were.
+pub(super) fn place_once(slots: &mut [i32], links: impl IntoIterator<Item = i32>, seen: &mut [u64]) -> usize {
+    let mut filled = 0;
+    for link in links {
+        if filled == slots.len() {
+            break;
+        }
+        if first_sight(seen, link as u32) {
+            slots[filled] = link;
+            filled += 1;
+        }
+    }
+    clear_bits(seen, slots[..filled].iter().map(|&link| link as u32));
+    filled
+}
