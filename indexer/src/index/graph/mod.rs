@@ -158,16 +158,17 @@ fn build_distinct(
     times.knn = knn_time.as_secs_f64();
     times.upper = upper_time.as_secs_f64();
     let started = Instant::now();
+    // Each row's hub comes from its kNN list, found before the pruning lets the lists go.
+    let hubs = nearest_hubs(&lists, &top_levels);
     let (mut base, detour_secs) = match options.prune {
-        GraphPrune::Detours => prune_with_reverse_links(kernels, &lists, 2 * m)?,
+        GraphPrune::Detours => prune_with_reverse_links(kernels, lists, 2 * m)?,
         GraphPrune::Neighbourhood => {
             let started = Instant::now();
             let links = prune_by_neighbourhood(data, dim, &lists, 2 * m);
+            drop(lists);
             (links, started.elapsed().as_secs_f64())
         }
     };
-    let hubs = nearest_hubs(&lists, &top_levels);
-    drop(lists);
     times.detours = detour_secs;
     times.links = started.elapsed().as_secs_f64() - detour_secs;
     let (upper, entry_point) = match upper_levels {
