@@ -156,7 +156,7 @@ impl Segmenter {
             let (segment_id, _) = self.segment_name(self.started + 1);
             let dim = self.builder.embedder.info().dim;
             let files = self.builder.writer.start_row_files(&segment_id, dim)?;
-            self.stream = Some(RowStream::new(files, dim));
+            self.stream = Some(RowStream::new(files, dim, self.segment_chunks));
         }
         if let Some(stream) = &mut self.stream {
             self.streamed_last = settled.keys().next_back().cloned();
