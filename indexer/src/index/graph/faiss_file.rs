@@ -33,6 +33,22 @@ fn header(out: &mut Vec<u8>, dim: usize, rows: usize) {
     out.extend_from_slice(&METRIC_INNER_PRODUCT.to_ne_bytes());
 }
 
+/// FAISS's `IndexFlatIP` file up to its vectors: `IxFI`, the index header, and the count of
+/// the vectors' values (`WRITEXBVECTOR`'s, which the vectors' bytes follow).
+fn flat_head(dim: usize, rows: usize) -> Vec<u8> {
+    let mut head = b"IxFI".to_vec();
+    header(&mut head, dim, rows);
+    head.extend_from_slice(&((rows * dim) as u64).to_ne_bytes());
+    head
+}
+
+/// Writes FAISS's `IndexFlatIP` file over `data` (row-major, `dim` columns) to `out`, the
+/// vectors from where they are (FAISS's own `add` would copy them into the index first).
+pub fn write_flat_file(data: &[f32], dim: usize, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    out.write_all(&flat_head(dim, data.len() / dim.max(1)))?;
+    out.write_all(as_bytes(data))
+}
+
 /// `WRITEVECTOR`: the element count, then the elements.
 fn vector<T: Plain>(out: &mut Vec<u8>, values: &[T]) {
     out.extend_from_slice(&(values.len() as u64).to_ne_bytes());
@@ -111,9 +127,7 @@ impl<'a> HnswFlatFile<'a> {
         ] {
             tail.extend_from_slice(&value.to_ne_bytes());
         }
-        tail.extend_from_slice(b"IxFI");
-        header(&mut tail, dim, rows);
-        tail.extend_from_slice(&((rows * dim) as u64).to_ne_bytes());
+        tail.extend_from_slice(&flat_head(dim, rows));
         Self {
             head,
             links,

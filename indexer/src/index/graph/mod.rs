@@ -28,7 +28,7 @@ use quarry_kernels::VectorKernels;
 
 pub use build_options::{GraphBuildOptions, GraphPrune};
 pub use copies::{find_copies, Copies};
-pub use faiss_file::{read_hnsw_links, FaissHnswLinks, HnswFlatFile};
+pub use faiss_file::{read_hnsw_links, write_flat_file, FaissHnswLinks, HnswFlatFile};
 pub use hnsw_graph::{HnswGraph, UpperLevel, NO_LINK};
 pub use knn_lists::MEMBERSHIPS;
 pub use reachable::{make_reachable, Reachability};
