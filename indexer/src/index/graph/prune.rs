@@ -76,20 +76,18 @@ pub(super) fn reverse_links(kept: &[u32], rows: usize, degree: usize) -> (Vec<u3
     if degree == 0 {
         return (reverse, vec![0; rows]);
     }
-    for_each_rows_incoming(
-        kept,
-        rows,
-        degree,
-        &mut reverse,
-        || (),
-        |_, _, incoming, slots| slots[..incoming.len()].copy_from_slice(incoming),
-    );
+    for_each_rows_incoming(kept, rows, degree, &mut reverse, || (), copy_incoming);
     // A row's incoming links are row numbers, never NO_ROW: they end where the padding starts.
     let len = reverse
         .par_chunks(degree)
         .map(|slots| slots.iter().position(|&id| id == NO_ROW).unwrap_or(degree) as u32)
         .collect();
     (reverse, len)
+}
+
+/// Row `_row`'s `incoming` links into the first of its `slots` (the rest keep their padding).
+fn copy_incoming(_: &mut (), _row: usize, incoming: &[u32], slots: &mut [u32]) {
+    slots[..incoming.len()].copy_from_slice(incoming);
 }
 
 /// Calls `each(state, row, incoming, out)` for every row of `kept` (`degree` links a row),
@@ -324,15 +322,7 @@ mod tests {
     /// `kept`'s reverse links found with incoming links as `K`s.
     fn reverse_with<K: IncomingKey>(kept: &[u32], rows: usize, degree: usize) -> Vec<u32> {
         let mut reverse = vec![NO_ROW; rows * degree];
-        incoming_in_parts::<K, _, _>(
-            kept,
-            rows,
-            degree,
-            bits_for(rows),
-            &mut reverse,
-            &|| (),
-            &|_, _, incoming, slots| slots[..incoming.len()].copy_from_slice(incoming),
-        );
+        incoming_in_parts::<K, _, _>(kept, rows, degree, bits_for(rows), &mut reverse, &|| (), &copy_incoming);
         reverse
     }
 
