@@ -3,7 +3,7 @@
 //! version (segment first, manifest next, LATEST last), exactly like a batch run.
 
 use super::rebase::REBASES;
-use super::segment::{assemble, build_segment_blocking, SegmentRows};
+use super::segment::{assemble, build_segment_blocking, SegmentCounts};
 use super::types::EmbeddedDoc;
 use crate::embed::{version_precisions, Embedder};
 use crate::error::{IndexerError, Result};
@@ -44,7 +44,7 @@ pub async fn publish_next_version(
         false => {
             let rows = assemble(change.documents, model.dim);
             let spec = index.resolve(rows.chunks.len(), model.dim)?;
-            let (built, row_files, rows) = build_segment_blocking(
+            let (built, row_files, counts) = build_segment_blocking(
                 spec,
                 rows,
                 writer,
@@ -54,8 +54,11 @@ pub async fn publish_next_version(
                 None,
             )
             .await?;
-            let SegmentRows { chunks, records, .. } = &rows;
-            let (documents, chunks, tokens) = (records.len(), chunks.len(), rows.tokens());
+            let SegmentCounts {
+                documents,
+                chunks,
+                tokens,
+            } = counts;
             let mut written = writer
                 .finish_segment(row_files, built.saved_vectors, built.keyword_dir.path())
                 .await?;

@@ -97,7 +97,7 @@ impl SegmentBuilder {
         };
         let started = Instant::now();
         let (recall_queries, query_source) = recall_queries(&rows, &self.options, self.embedder.as_ref())?;
-        let (mut built, row_files, rows) = build_segment_blocking(
+        let (mut built, row_files, counts) = build_segment_blocking(
             spec.clone(),
             rows,
             &self.writer,
@@ -128,7 +128,7 @@ impl SegmentBuilder {
         .await?;
         // Exact search ran beside the builds; its time counts here too.
         let recall_secs = truth_secs + started.elapsed().as_secs_f64();
-        let chunks = rows.chunks.len();
+        let chunks = counts.chunks;
         let mut stages = vec![
             StageReport::new("vector index", built.vector_secs, chunks as u64, "vectors"),
             StageReport::new("keyword index", built.keyword_secs, chunks as u64, "chunks"),
@@ -151,9 +151,9 @@ impl SegmentBuilder {
             written,
             spec,
             recall,
-            documents: rows.records.len(),
+            documents: counts.documents,
             chunks,
-            tokens: rows.tokens(),
+            tokens: counts.tokens,
             stages,
         })
     }

@@ -52,17 +52,7 @@ impl SegmentRows {
 
     /// Every row's language: those the parse stage told, the others detected now (in parallel).
     pub fn detected_languages(&self) -> Vec<Detected> {
-        self.chunks
-            .par_iter()
-            .enumerate()
-            .map(|(row, chunk)| {
-                self.languages
-                    .get(row)
-                    .copied()
-                    .flatten()
-                    .unwrap_or_else(|| detect(&chunk.text))
-            })
-            .collect()
+        detected_languages(&self.chunks, &self.languages)
     }
 
     /// Appends `other`'s rows after these.
@@ -74,6 +64,22 @@ impl SegmentRows {
         self.embeddings.data.extend(other.embeddings.data);
         self.records.extend(other.records);
     }
+}
+
+/// Each of `chunks`' language: as `languages` tells it (one per chunk, or none), the others
+/// detected now (in parallel).
+fn detected_languages(chunks: &[Chunk], languages: &[Option<Detected>]) -> Vec<Detected> {
+    chunks
+        .par_iter()
+        .enumerate()
+        .map(|(row, chunk)| {
+            languages
+                .get(row)
+                .copied()
+                .flatten()
+                .unwrap_or_else(|| detect(&chunk.text))
+        })
+        .collect()
 }
 
 /// Vectors already laid out in row order: those of the first `documents` of a segment's
@@ -242,11 +248,33 @@ pub struct BuiltAhead {
     pub vectors: LaidOutVectors,
 }
 
+/// What a segment holds, counted before its rows were let go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentCounts {
+    pub documents: usize,
+    pub chunks: usize,
+    pub tokens: u64,
+}
+
+impl SegmentCounts {
+    pub fn of(rows: &SegmentRows) -> Self {
+        Self {
+            documents: rows.records.len(),
+            chunks: rows.chunks.len(),
+            tokens: rows.tokens(),
+        }
+    }
+}
+
 /// [`build_indexes`] on the blocking pool with the segment's row files written beside them
-/// (chunks.parquet needs no index), handing `rows` back with both; what was built `ahead`
-/// is finished rather than done again; with the model's
-/// `tokenizer`, how it reads the rows' languages is measured too, and with `recall_queries`
-/// (row-major), exact search's answers to them are found beside the builds.
+/// (chunks.parquet needs no index); what was built `ahead` is finished rather than done
+/// again; with the model's `tokenizer`, how it reads the rows' languages is measured too, and
+/// with `recall_queries` (row-major), exact search's answers to them are found beside the
+/// builds. Each part of the rows is let go as soon as nothing more reads it: the documents'
+/// records once the row files are written, the chunks once the row files and the keyword
+/// index are done with them (the vector index may still be building), the vectors once both
+/// indexes are built, before the recall check and the segment's upload. What they held is
+/// handed back counted.
 pub async fn build_segment_blocking(
     spec: IndexSpec,
     rows: SegmentRows,
@@ -255,7 +283,7 @@ pub async fn build_segment_blocking(
     ahead: Option<BuiltAhead>,
     tokenizer: Option<Arc<ModelTokenizer>>,
     recall_queries: Option<Vec<f32>>,
-) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentRows)> {
+) -> Result<(BuiltIndexes, SegmentRowFiles, SegmentCounts)> {
     let (writer, segment_id) = (writer.clone(), segment_id.to_string());
     let (row_files, keyword_parts) = match ahead {
         Some(BuiltAhead {
@@ -266,25 +294,42 @@ pub async fn build_segment_blocking(
         None => (None, KeywordPartsAhead::none()),
     };
     tokio::task::spawn_blocking(move || {
-        // The row files on a pool of their own, as the vector index (`own_pools`).
+        let counts = SegmentCounts::of(&rows);
+        let SegmentRows {
+            chunks,
+            embeddings,
+            records,
+            languages,
+        } = rows;
+        // Shared by the row files and the keyword index, let go by the last of the two.
+        let chunks = Arc::new(chunks);
+        let (row_chunks, embeddings) = (chunks.clone(), &embeddings);
+        let (writer, segment_id) = (&writer, segment_id.as_str());
+        // The row files on a pool of their own, as the vector index (`own_pools`); they alone
+        // read the records, and let them go.
         let (row_files, built) = ROW_FILES_POOL.run_beside(
-            || match row_files {
-                Some(started) => started.finish(&rows.chunks, &rows.embeddings, &rows.records),
-                None => writer.write_row_files(&segment_id, &rows.chunks, &rows.embeddings, &rows.records),
+            move || match row_files {
+                Some(started) => started.finish(&row_chunks, embeddings, &records),
+                None => writer.write_row_files(segment_id, &row_chunks, embeddings, &records),
             },
             || {
+                let rows = RowsToIndex {
+                    embeddings,
+                    chunks,
+                    languages,
+                };
                 build_indexes(
                     &spec,
-                    &rows,
+                    rows,
                     keyword_parts,
                     tokenizer.as_deref(),
-                    &writer,
-                    &segment_id,
+                    writer,
+                    segment_id,
                     recall_queries,
                 )
             },
         );
-        Ok((built?, row_files?, rows))
+        Ok((built?, row_files?, counts))
     })
     .await
     .map_err(|e| IndexerError::VectorIndex {
@@ -293,15 +338,27 @@ pub async fn build_segment_blocking(
     })?
 }
 
+/// A segment's rows as its indexes take them: the vectors, for as long as the builds run; the
+/// chunks (shared with the row files) and the languages the parse stage told, let go once
+/// the keyword index and the languages' readings are done with them, while the vector index
+/// may still be building.
+struct RowsToIndex<'a> {
+    embeddings: &'a Embeddings,
+    chunks: Arc<Vec<Chunk>>,
+    languages: Vec<Option<Detected>>,
+}
+
 /// Builds the FAISS and BM25 indexes over `rows` in parallel (blocking: call off the async
-/// runtime; the BM25 index's `keyword_parts` built ahead are kept where still right), the FAISS index's file written for `segment_id` by `writer` as it is built (while
-/// the keyword index, and the row files beside this, are still being written); with the
-/// model's `tokenizer`, how it reads the rows' languages is measured too; exact search's
-/// answers to `recall_queries` are found during the builds (they need the vectors alone, so
-/// the recall check after the build has only the index to search).
+/// runtime; the BM25 index's `keyword_parts` built ahead are kept where still right), the
+/// FAISS index's file written for `segment_id` by `writer` as it is built (while the keyword
+/// index, and the row files beside this, are still being written); with the model's
+/// `tokenizer`, how it reads the rows' languages is measured too, after the keyword index and
+/// beside the vector index; exact search's answers to `recall_queries` are found during the
+/// builds (they need the vectors alone, so the recall check after the build has only the
+/// index to search).
 fn build_indexes(
     spec: &IndexSpec,
-    rows: &SegmentRows,
+    rows: RowsToIndex,
     keyword_parts: KeywordPartsAhead,
     tokenizer: Option<&ModelTokenizer>,
     writer: &SnapshotWriter,
@@ -309,10 +366,14 @@ fn build_indexes(
     recall_queries: Option<Vec<f32>>,
 ) -> Result<BuiltIndexes> {
     let keyword_dir = tempfile::tempdir().map_err(|e| IndexerError::io(std::env::temp_dir(), e))?;
-    let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
+    let RowsToIndex {
+        embeddings,
+        chunks,
+        languages,
+    } = rows;
     let exact_truth = |queries: Vec<f32>| {
         let started = Instant::now();
-        ExactTruth::of(&rows.embeddings.data, rows.embeddings.dim, queries, RECALL_K)
+        ExactTruth::of(&embeddings.data, embeddings.dim, queries, RECALL_K)
             .map(|truth| (truth, started.elapsed().as_secs_f64()))
     };
     // On a GPU the exact search is a moment's work for the kernels, which take one caller at
@@ -330,34 +391,38 @@ fn build_indexes(
             let truth_first = truth_first.map(exact_truth).transpose()?;
             // Its file written as it is built: a graph-built HNSW's straight from its links.
             let (index, saved) = writer.write_vector_file(segment_id, spec, |out| {
-                build_vector_index_into(spec, rows.embeddings.dim, &rows.embeddings.data, out)
+                build_vector_index_into(spec, embeddings.dim, &embeddings.data, out)
             })?;
             Ok::<_, IndexerError>((index, saved, truth_first))
         },
         || {
             rayon::join(
                 || {
+                    // Taken here, so that they are let go when this side ends.
+                    let (chunks, languages) = (chunks, languages);
                     // The rows' languages count in the keyword index's time (those the parse stage told cost nothing here).
                     let started = Instant::now();
-                    let detected = rows.detected_languages();
+                    let detected = detected_languages(&chunks, &languages);
+                    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
                     // The parts still being built are waited for here, beside the vector index.
                     let parts = keyword_parts.wait();
                     let (_, kept) = build_keyword_index_with_parts(keyword_dir.path(), &texts, &detected, parts)?;
                     log_parts_kept(segment_id, kept);
-                    Ok::<_, IndexerError>((started.elapsed().as_secs_f64(), detected))
+                    let keyword_secs = started.elapsed().as_secs_f64();
+                    let languages = match tokenizer {
+                        Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
+                        None => Vec::new(),
+                    };
+                    Ok::<_, IndexerError>((keyword_secs, languages))
                 },
                 || truth_beside.map(exact_truth).transpose(),
             )
         },
     );
     let (vectors, saved_vectors, truth_first) = vectors?;
-    let (keyword_secs, detected) = keyword?;
+    let (keyword_secs, languages) = keyword?;
     let recall_truth = truth_first.or(truth_beside?);
     let vector_secs = saved_vectors.secs;
-    let languages = match tokenizer {
-        Some(tokenizer) => language_readings(&texts, &detected, tokenizer)?,
-        None => Vec::new(),
-    };
     Ok(BuiltIndexes {
         vectors,
         saved_vectors,
