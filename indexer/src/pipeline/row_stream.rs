@@ -366,7 +366,7 @@ impl RowCursor {
 
 #[cfg(test)]
 mod tests {
-    use super::super::segment::{assemble, assemble_onto};
+    use super::super::segment::{assemble, assemble_onto, detected_languages};
     use super::super::types::test_documents::embedded;
     use super::*;
     use crate::index::{build_keyword_index_detected, build_keyword_index_with_parts, keyword_segment_files};
@@ -524,7 +524,7 @@ mod tests {
         assert_eq!(rows, [0..KEYWORD_PART_ROWS, KEYWORD_PART_ROWS..2 * KEYWORD_PART_ROWS]);
         let rows = assemble_onto(stopped.vectors, stopped.documents, 4).unwrap();
         let texts: Vec<&str> = rows.chunks.iter().map(|c| c.text.as_str()).collect();
-        let detected = rows.detected_languages();
+        let detected = detected_languages(&rows.chunks, &rows.languages);
         let (with_parts, at_once) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (_, kept) = build_keyword_index_with_parts(with_parts.path(), &texts, &detected, keyword_parts).unwrap();
         assert_eq!((kept.parts, kept.rows, kept.rebuilt), (2, 2 * KEYWORD_PART_ROWS, 0));

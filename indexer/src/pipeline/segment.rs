@@ -50,11 +50,6 @@ impl SegmentRows {
         self.chunks.iter().map(|c| c.token_count as u64).sum()
     }
 
-    /// Every row's language: those the parse stage told, the others detected now (in parallel).
-    pub fn detected_languages(&self) -> Vec<Detected> {
-        detected_languages(&self.chunks, &self.languages)
-    }
-
     /// Appends `other`'s rows after these.
     pub fn extend(&mut self, other: SegmentRows) {
         self.languages.resize(self.chunks.len(), None);
@@ -68,7 +63,7 @@ impl SegmentRows {
 
 /// Each of `chunks`' language: as `languages` tells it (one per chunk, or none), the others
 /// detected now (in parallel).
-fn detected_languages(chunks: &[Chunk], languages: &[Option<Detected>]) -> Vec<Detected> {
+pub(super) fn detected_languages(chunks: &[Chunk], languages: &[Option<Detected>]) -> Vec<Detected> {
     chunks
         .par_iter()
         .enumerate()
