@@ -6,8 +6,7 @@
 //! upload lands, is put on top of the upload's version; a shard killed mid-run keeps the run
 //! from publishing until it is run again, and nothing is lost or duplicated.
 
-#[path = "../indexer/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

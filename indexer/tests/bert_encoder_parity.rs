@@ -2,7 +2,7 @@
 //! same token vectors (within float rounding) for padded and unpadded batches, on the CPU path
 //! (f32) and in half precision, the arithmetic a GPU runs (here on the CPU).
 
-mod common;
+use crate::common;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;

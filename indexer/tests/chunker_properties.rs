@@ -2,7 +2,7 @@
 //! measured with the real model tokenizer: deterministic, UTF-8 safe (every chunk is a
 //! verbatim piece of its section), token bound, overlap honoured, nothing lost, no empties.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

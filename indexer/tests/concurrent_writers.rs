@@ -3,7 +3,7 @@
 //! writer saw; a run's delta goes on top of a version built on its base, and is refused over
 //! one that is not (a rollback). A batch run keeps the documents added through the API.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

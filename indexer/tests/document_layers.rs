@@ -3,7 +3,7 @@
 //! sentences of their own documents, the same on every run, kept by a delta run for the
 //! documents it leaves alone, and made for every document once a run turns them on.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

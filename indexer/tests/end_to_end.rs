@@ -2,7 +2,7 @@
 //! folder and, through a real S3 API (moto_server on loopback), from S3 into S3. Checks
 //! counts, failures, checksums, and that the embeddings read back are those of the texts.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

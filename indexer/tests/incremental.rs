@@ -4,7 +4,7 @@
 //! chunker, `reuse = false`, `--publish full`, a tombstone or a damaged segment change what is
 //! reused, and none of them stops the run.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `quarry index --plan`: what a run would do, said without fetching, embedding or writing
 //! anything, and the same as what the run then does.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! A run that fails or dies before publishing leaves LATEST, and the version it names,
 //! untouched and readable; garbage collection removes only what no kept version needs.
 
-mod common;
+use crate::common;
 
 use quarry_indexer::chunk::Chunk;
 use quarry_indexer::embed::Embeddings;

@@ -1,7 +1,7 @@
 //! Rolling a root back to an earlier version (and forward again), listing versions, and what
 //! garbage collection does with the versions a rollback abandoned.
 
-mod common;
+use crate::common;
 
 use quarry_indexer::pipeline::{run_with_embedder, ProgressMode, PublishMode, RunOptions};
 use quarry_indexer::snapshot::{

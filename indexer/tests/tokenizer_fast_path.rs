@@ -4,7 +4,7 @@
 //! the cases where the two could part (punctuation, case, control characters, accents,
 //! combining marks, CJK, added tokens written in the text, words at the length limit).
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use quarry_indexer::embed::{ModelTokenizer, TokenizerPath};

@@ -7,7 +7,7 @@
 //! `target/dashboard-screenshots/`. scripts/browser-tools.sh installs the browser; where it
 //! cannot be installed the test says so and does nothing else.
 
-mod http_common;
+use crate::http_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

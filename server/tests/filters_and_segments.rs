@@ -3,8 +3,7 @@
 //! cut into segments, model mismatch, corruption on load, and a snapshot loaded from S3
 //! through the local cache; facet counts over what a search could return.
 
-#[path = "../../indexer/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

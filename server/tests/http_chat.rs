@@ -4,7 +4,7 @@
 //! that fails (retried, then a 502 naming it), and a server without an LLM (503); and seed
 //! 001's query rewriting and contextual compression around a /v1 search.
 
-mod http_common;
+use crate::http_common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use quarry_server::app::{serve, start, AppState, ServeOptions};
 
-#[path = "../../indexer/tests/common/mod.rs"]
-pub mod common;
+pub(crate) use crate::common;
 
 pub struct TestServer {
     /// Requests to it (`server.post(..)` and the others reach it through `Deref`).

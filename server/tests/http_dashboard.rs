@@ -2,7 +2,7 @@
 //! upload tags (filters find them), the queue position of a waiting job, and a file's
 //! progress through its stages, in its job status and in the collection's event stream.
 
-mod http_common;
+use crate::http_common;
 
 use std::sync::Mutex;
 use std::time::Duration;

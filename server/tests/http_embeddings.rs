@@ -5,7 +5,7 @@
 //! carry the same numbers, `usage` counts the model's tokens, and every refusal comes in its
 //! surface's shape.
 
-mod http_common;
+use crate::http_common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! "error_type"}` on /embed, `{"detail"}` elsewhere), and the server must still answer
 //! searches after. (/api/chat is left out: without an LLM endpoint it is a 503 by design.)
 
-mod http_common;
+use crate::http_common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! The seed-000 knowledge-layer API over real HTTP: every endpoint, every state
 //! transition, bad inputs, body limits, restart and resumed jobs.
 
-mod http_common;
+use crate::http_common;
 
 use http_common::{options, paragraph, TestServer};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! name and tags, list, get, delete) and /api/knowledge/search (its SearchResult records with
 //! similarity, heading_path, document_name, token_count), errors in the /api shape.
 
-mod http_common;
+use crate::http_common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! summaries (paged, with the seed's `available_documents` block); a file's summary in its
 //! FileInfo, for a batch run's file and for an upload.
 
-mod http_common;
+use crate::http_common;
 
 use std::collections::HashSet;
 

@@ -8,7 +8,7 @@
 //! as they do in production (no LLM runs on these machines). The events stream is left out:
 //! it does not end.
 
-mod http_common;
+use crate::http_common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! uploads (zero failures, one snapshot version per answer), the bounded search queue,
 //! and hot reload (polling, the reload endpoint, a broken snapshot keeping the old one).
 
-mod http_common;
+use crate::http_common;
 
 use std::collections::HashSet;
 use std::time::Duration;

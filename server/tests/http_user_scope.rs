@@ -4,7 +4,7 @@
 //! `filters.user_id`, /v1's `filters.metadata.user_id`) sees that user's documents only, and so
 //! does the library's listing; owners survive a restart; a bad `user_id` is a 400 naming it.
 
-mod http_common;
+use crate::http_common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! an upload while a nightly run works on the collection's root surviving the run (and the
 //! loaded segments' field indexes built in the background).
 
-mod http_common;
+use crate::http_common;
 
 use std::collections::HashSet;
 

@@ -7,7 +7,7 @@
 //! `quarry serve --summaries llm` gets them the same way; `--summaries llm` without an endpoint
 //! does not start.
 
-mod http_common;
+use crate::http_common;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -2,8 +2,7 @@
 //! its own query's embedding, waiting queries are taken together, and a failed or panicking
 //! pass fails only its own queries.
 
-#[path = "../../indexer/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};

@@ -2,7 +2,7 @@
 //! published, then each serves it and every later version within a poll interval; reads and
 //! searches answer, every write is a 405 in its surface's shape.
 
-mod http_common;
+use crate::http_common;
 
 use std::time::{Duration, Instant};
 

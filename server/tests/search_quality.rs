@@ -4,8 +4,7 @@
 //! least 0.79 on msmarco-5k; the keyword lane reads Japanese (jsquad-ja >= 0.80); each
 //! segment records its languages and how the model reads them.
 
-#[path = "../../indexer/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

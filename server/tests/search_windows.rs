@@ -4,8 +4,7 @@
 //! inside filters and across several collections searched as one; highlights of the query's
 //! words in each result.
 
-#[path = "../../indexer/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;

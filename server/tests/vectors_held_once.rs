@@ -3,8 +3,7 @@
 //! lossy, keeps chunks.parquet's copy. Either way the exact scans equal brute force over the
 //! vectors that were written, and a vector index that does not match its chunks is refused.
 
-#[path = "../../indexer/tests/common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::path::Path;
 
