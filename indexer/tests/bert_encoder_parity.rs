@@ -6,7 +6,7 @@ use crate::common;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::BertModel;
+use candle_transformers::models::bert::{BertModel, Config};
 use quarry_indexer::embed::{BertEncoder, EncoderSteps, ModelDir};
 
 /// Deterministic pseudo-random ids in the vocabulary (not special tokens), with [CLS] first
@@ -48,7 +48,10 @@ fn differences_with(dtype: DType, steps: Option<EncoderSteps>) -> Vec<(Vec<usize
     let device = Device::Cpu;
     // SAFETY: the weights file is only read, and not modified during the test.
     let weights = |dtype| unsafe { VarBuilder::from_mmaped_safetensors(&[dir.weights()], dtype, &device) }.unwrap();
-    let reference = BertModel::load(weights(DType::F32), &dir.bert_config).unwrap();
+    // The reference reads config.json its own way.
+    let config = std::fs::read_to_string(dir.path.join("config.json")).unwrap();
+    let config: Config = serde_json::from_str(&config).unwrap();
+    let reference = BertModel::load(weights(DType::F32), &config).unwrap();
     let ours = BertEncoder::load(weights(dtype), &dir.bert_config).unwrap();
     let hidden = dir.hidden_size;
     let mut out = Vec::new();

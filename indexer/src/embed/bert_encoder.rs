@@ -31,9 +31,9 @@
 //! Token type ids are always 0 (one-segment inputs), so the token-type row is added to the
 //! position table once at load.
 
+use super::{BertConfig as Config, HiddenAct};
 use candle_core::{Module, Tensor};
 use candle_nn::{layer_norm, LayerNorm, Linear, VarBuilder};
-use candle_transformers::models::bert::{Config, HiddenAct};
 
 use super::dense_layer::{
     bias_in_product_forward, dense, dense_forward, dense_product, intermediate_forward, on_cpu_f32, Dense,

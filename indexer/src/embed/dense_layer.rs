@@ -4,9 +4,9 @@
 //! the CPU and, as a kernel, on a CUDA GPU, or in cuBLASLt's epilogue there (f16 and bf16,
 //! the fused steps).
 
+use super::HiddenAct;
 use candle_core::{CpuStorage, DType, InplaceOp1, InplaceOp2, Layout, Module, Tensor};
 use candle_nn::{Linear, VarBuilder};
-use candle_transformers::models::bert::HiddenAct;
 use quarry_kernels::Bf16Weights;
 
 use super::encoder_ops;

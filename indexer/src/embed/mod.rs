@@ -4,6 +4,7 @@
 
 mod batching;
 mod bert;
+mod bert_config;
 mod bert_encoder;
 #[cfg(feature = "cuda")]
 mod cuda_attention;
@@ -30,6 +31,7 @@ mod wordpiece;
 
 pub use batching::{plan_batches, BatchPolicy, CPU_TOKEN_BUDGET};
 pub use bert::{BertEmbedder, EmbedOptions, Precision, MAX_AUTO_CPU_LANES};
+pub use bert_config::{BertConfig, HiddenAct, PositionEmbeddingType};
 pub use bert_encoder::{BertEncoder, TokenStates};
 pub use device::DeviceSpec;
 pub use encoder_steps::{EncoderSteps, EncoderTuning, GpuGelu};

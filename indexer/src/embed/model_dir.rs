@@ -45,7 +45,7 @@ pub struct ModelDir {
     pub pooling: Pooling,
     /// Window in tokens, specials included.
     pub max_tokens: usize,
-    pub bert_config: candle_transformers::models::bert::Config,
+    pub bert_config: super::BertConfig,
     pub hidden_size: usize,
     pub intermediate_size: usize,
     pub attention_heads: usize,
@@ -64,7 +64,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
 /// The first position id of a text: after the padding index for RoBERTa-style models
 /// (`model_type` roberta, xlm-roberta or camembert: position `pad_token_id + 1` holds the
 /// first token), 0 for BERT's.
-pub fn position_offset(config: &candle_transformers::models::bert::Config) -> usize {
+pub fn position_offset(config: &super::BertConfig) -> usize {
     match config.model_type.as_deref() {
         Some("roberta" | "xlm-roberta" | "camembert") => config.pad_token_id + 1,
         _ => 0,
@@ -86,8 +86,8 @@ impl ModelDir {
             }
         }
         let raw_config: serde_json::Value = read_json(&path.join("config.json"))?;
-        let bert_config: candle_transformers::models::bert::Config = serde_json::from_value(raw_config.clone())
-            .map_err(|e| IndexerError::Model {
+        let bert_config: super::BertConfig =
+            serde_json::from_value(raw_config.clone()).map_err(|e| IndexerError::Model {
                 path: path.join("config.json"),
                 reason: format!("not a BERT config: {e}"),
             })?;
