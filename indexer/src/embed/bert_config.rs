@@ -1,7 +1,9 @@
 //! A BERT-family model's config.json: the sizes and settings quarry's encoder is built from.
 //! Read here rather than through candle-transformers' `Config` (which ties the build to the
-//! whole candle-transformers crate and its models): the same fields, and the activations the
-//! Hugging Face configs name (`gelu_new`, `gelu_pytorch_tanh` and `gelu_fast` are the tanh GELU).
+//! whole candle-transformers crate and its models): the fields the encoder reads (that one also
+//! required dropout and initializer settings, which nothing reads at inference), and the
+//! activations the Hugging Face configs name (`gelu_new`, `gelu_pytorch_tanh` and `gelu_fast`
+//! are the tanh GELU).
 
 use serde::Deserialize;
 
