@@ -86,20 +86,19 @@ impl ModelDir {
             }
         }
         let raw_config: serde_json::Value = read_json(&path.join("config.json"))?;
-        let bert_config: super::BertConfig =
-            serde_json::from_value(raw_config.clone()).map_err(|e| IndexerError::Model {
-                path: path.join("config.json"),
-                reason: format!("not a BERT config: {e}"),
-            })?;
-        let size = |name: &str| raw_config[name].as_u64().unwrap_or(0) as usize;
+        let bert_config: super::BertConfig = serde_json::from_value(raw_config).map_err(|e| IndexerError::Model {
+            path: path.join("config.json"),
+            reason: format!("not a BERT config: {e}"),
+        })?;
         let (hidden_size, intermediate_size, attention_heads) = (
-            size("hidden_size"),
-            size("intermediate_size"),
-            size("num_attention_heads"),
+            bert_config.hidden_size,
+            bert_config.intermediate_size,
+            bert_config.num_attention_heads,
         );
         // RoBERTa-style models (XLM-R, multilingual-e5-base, bge-m3) count positions from after
         // the padding index: their window is that many positions shorter.
-        let max_positions = (raw_config["max_position_embeddings"].as_u64().unwrap_or(512) as usize)
+        let max_positions = bert_config
+            .max_position_embeddings
             .saturating_sub(position_offset(&bert_config));
         let pooling_path = path.join("1_Pooling/config.json");
         let pooling = if pooling_path.is_file() {
