@@ -10,7 +10,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn quarry(args: &[&str]) -> Output {
+pub(crate) fn quarry(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_quarry"))
         .args(args)
         .current_dir(root())
@@ -18,7 +18,7 @@ fn quarry(args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -33,10 +33,11 @@ fn quarry_on_cpu_json(args: &[&str], json: &Path) -> (Output, serde_json::Value)
     (output, report)
 }
 
-fn index_sample(out: &Path) -> serde_json::Value {
+/// `quarry index SOURCE --out OUT` (checked to succeed): its run report.
+pub(crate) fn index_json(source: &str, out: &Path) -> serde_json::Value {
     let output = quarry(&[
         "index",
-        "datasets/sample",
+        source,
         "--out",
         out.to_str().unwrap(),
         "--json",
@@ -45,6 +46,10 @@ fn index_sample(out: &Path) -> serde_json::Value {
     ]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn index_sample(out: &Path) -> serde_json::Value {
+    index_json("datasets/sample", out)
 }
 
 #[test]
@@ -411,18 +416,7 @@ fn local_names_index_as_they_are_and_symlinks_out_of_the_folder_are_skipped() {
         std::fs::write(source.join(name), format!("harbour log kept in {name}")).unwrap();
     }
     std::os::unix::fs::symlink(&outside, source.join("h.txt")).unwrap();
-    let out = dir.path().join("out");
-    let output = quarry(&[
-        "index",
-        source.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--json",
-        "--progress",
-        "quiet",
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = index_json(source.to_str().unwrap(), &dir.path().join("out"));
     assert_eq!(
         (
             report["documents_indexed"].as_u64(),

@@ -261,7 +261,6 @@ fn is_specific(reason: &str, detail: Option<&str>) -> bool {
     }
     let known = [
         "file is empty",
-        "not valid UTF-8 at byte",
         "binary file:",
         "unsupported file type",
         "PDF is password-protected",

@@ -9,6 +9,7 @@ mod completions;
 mod config_file;
 mod deploy_manifests;
 mod hostile_files;
+mod legacy_encodings;
 mod openmp_waiting;
 mod row_files_while_embedding;
 mod sharded_runs;

@@ -2,7 +2,7 @@
 
 /// The formats quarry parses, for the messages of the files it cannot.
 pub const SUPPORTED_FORMATS: &str =
-    "supported: PDF, DOCX, HTML, Markdown, CSV, TSV, JSON, JSONL and UTF-8 text (.txt, or any other extension whose bytes are text)";
+    "supported: PDF, DOCX, HTML, Markdown, CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252)";
 
 /// `500000` as `500k tokens`, as seed 004 writes its limit.
 fn token_count(tokens: usize) -> String {
@@ -18,8 +18,6 @@ fn token_count(tokens: usize) -> String {
 pub enum ParseError {
     #[error("file is empty")]
     Empty,
-    #[error("not valid UTF-8 at byte {0}")]
-    InvalidUtf8(usize),
     #[error("binary file: not a supported document format ({0}); {SUPPORTED_FORMATS}")]
     Binary(String),
     #[error("unsupported file type `.{0}`: the bytes are binary, not text; {SUPPORTED_FORMATS}")]

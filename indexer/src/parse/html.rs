@@ -4,7 +4,8 @@
 
 use scraper::{ElementRef, Html, Node, Selector};
 
-use super::text::decode_text;
+use super::legacy_encoding::declared_in_html;
+use super::text::decode_text_declared;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -172,7 +173,7 @@ impl Walker {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text(&raw.bytes)?;
+    let text = decode_text_declared(&raw.bytes, declared_in_html(&raw.bytes))?;
     let html = Html::parse_document(&text);
     let title_selector = Selector::parse("title").expect("static selector");
     let title = html

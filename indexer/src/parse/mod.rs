@@ -10,6 +10,7 @@ mod error;
 mod html;
 mod isolated;
 mod json;
+mod legacy_encoding;
 mod markdown;
 mod pdf;
 mod pdf_headings;

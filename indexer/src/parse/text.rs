@@ -1,10 +1,20 @@
-//! Plain text: decoding (UTF-8, UTF-8/16 with BOM) with precise errors, one block per file.
+//! Plain text: decoding (UTF-8, UTF-8/16 with BOM, UTF-16 without one, legacy encodings) with
+//! precise errors, one block per file.
 
+use encoding_rs::Encoding;
+
+use super::legacy_encoding::{decode_iso_2022_jp, decode_legacy};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Decodes text bytes, or says exactly why they are not text.
 pub(crate) fn decode_text(bytes: &[u8]) -> Result<String, ParseError> {
+    decode_text_declared(bytes, None)
+}
+
+/// [`decode_text`], where bytes that are not UTF-8 (and have no byte order mark) are read in
+/// the encoding the document declares, if it declares one ([`decode_legacy`]).
+pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encoding>) -> Result<String, ParseError> {
     if bytes.is_empty() {
         return Err(ParseError::Empty);
     }
@@ -21,17 +31,20 @@ pub(crate) fn decode_text(bytes: &[u8]) -> Result<String, ParseError> {
     if let Some(pos) = bytes.iter().take(8192).position(|b| *b == 0) {
         return Err(ParseError::Binary(format!("NUL byte at offset {pos}")));
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| ParseError::InvalidUtf8(e.valid_up_to()))?;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => decode_iso_2022_jp(text).unwrap_or_else(|| text.to_string()),
+        Err(_) => decode_legacy(bytes, declared)?,
+    };
     if text.trim().is_empty() {
         return Err(ParseError::Empty);
     }
-    Ok(text.to_string())
+    Ok(text)
 }
 
 /// UTF-16 without a byte order mark, told as text editors tell it: in text of Latin,
 /// Greek or Cyrillic letters, digits and punctuation most code units have a zero high byte,
 /// so the first KiB has zeros at nearly every second byte and hardly any at the others.
-/// (Text all in other scripts has no zero bytes to tell it by: it reads as invalid UTF-8.)
+/// (Text all in other scripts has no zero bytes to tell it by: it is not told apart.)
 pub(crate) fn utf16_without_bom(bytes: &[u8]) -> Option<fn([u8; 2]) -> u16> {
     let head = &bytes[..bytes.len().min(1024) & !1];
     let pairs = head.len() / 2;
@@ -77,8 +90,11 @@ mod tests {
     use crate::parse::{raw_for_test, AutoParser, Parser};
 
     #[test]
-    fn utf8_errors_name_the_byte() {
-        assert_eq!(decode_text(b"ok \xC3\x28 bad"), Err(ParseError::InvalidUtf8(3)));
+    fn bytes_that_are_not_utf8_are_read_in_their_encoding() {
+        assert_eq!(
+            decode_text(b"caf\xe9 au lait, cr\xe8me br\xfbl\xe9e").unwrap(),
+            "café au lait, crème brûlée"
+        );
         assert_eq!(decode_text(b"   \n "), Err(ParseError::Empty));
         assert!(matches!(decode_text(b"a\0b"), Err(ParseError::Binary(_))));
     }
