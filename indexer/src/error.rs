@@ -23,6 +23,14 @@ pub enum IndexerError {
     #[error("invalid option: {0}")]
     Config(String),
 
+    #[error("file too large: {size} bytes exceeds the limit of {limit} bytes ({} MiB; --max-file-mb raises it)", limit / (1024 * 1024))]
+    FileTooLarge { size: u64, limit: u64 },
+
+    /// A listed source file that changed before it was read (replaced by a symlink out of the
+    /// folder, or by something that is not a regular file).
+    #[error("{uri}: {reason}")]
+    SourceFileChanged { uri: String, reason: String },
+
     #[error("model at {path}: {reason}")]
     Model { path: PathBuf, reason: String },
 

@@ -576,7 +576,7 @@ async fn check_recall(
         reason: e.to_string(),
     })?;
     let (factory, recall, queries) = checked?;
-    tracing::info!("ANN recall@{RECALL_K} = {recall:.4} over {queries} {query_source} queries");
+    tracing::info!("ANN recall@{RECALL_K} = {recall:.4} over {queries} queries ({query_source})");
     if let Some(min) = options.min_recall {
         if recall < min {
             return Err(IndexerError::RecallBelowMinimum {

@@ -218,7 +218,10 @@ impl Folder {
     /// (it may have been replaced since the listing) and reading no more than the limit.
     fn read(&self, entry: &SourceEntry) -> Result<RawDocument> {
         let path = self.root.join(&entry.relative_path);
-        let fail = |reason: String| IndexerError::Config(format!("{}: {reason}", entry.uri));
+        let fail = |reason: String| IndexerError::SourceFileChanged {
+            uri: entry.uri.clone(),
+            reason,
+        };
         if !self.follow_symlinks {
             let target = std::fs::canonicalize(&path).map_err(|e| IndexerError::io(&path, e))?;
             if !target.starts_with(&self.root) {

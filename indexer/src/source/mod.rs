@@ -115,7 +115,5 @@ pub fn open_source(uri: &str, options: &SourceOptions) -> Result<Arc<dyn Source>
 
 /// The failure of a file over the size limit.
 fn too_large(size: u64, limit: u64) -> crate::error::IndexerError {
-    crate::error::IndexerError::Config(format!(
-        "file too large: {size} bytes exceeds the limit of {limit} bytes"
-    ))
+    crate::error::IndexerError::FileTooLarge { size, limit }
 }
