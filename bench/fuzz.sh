@@ -29,10 +29,31 @@ seed() { # seed TARGET: a few small valid inputs to start from
   case "$1" in
     parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf" ;;
     parse_docx) (cd "$corpus" && python3 - <<'PY'
-import zipfile
-with zipfile.ZipFile("seed.docx", "w") as z:
-    z.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>')
-    z.writestr("word/document.xml", '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Rivers</w:t></w:r></w:p><w:p><w:r><w:t>They run dry.</w:t></w:r></w:p></w:body></w:document>')
+import io, zipfile
+# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx.
+def package(pick, name, parts):
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as z:
+        z.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>')
+        for part, xml in parts.items():
+            z.writestr(part, xml)
+    open(name, "wb").write(bytes([pick]) + data.getvalue())
+rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+rels = lambda target, kind: f'<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{rel}/{kind}" Target="{target}"/></Relationships>'
+package(0, "seed-docx", {"word/document.xml": '<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Rivers</w:t></w:r></w:p><w:p><w:r><w:t>They run dry.</w:t></w:r></w:p></w:body></w:document>'})
+ns = f'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="{rel}"'
+package(1, "seed-pptx", {
+    "ppt/presentation.xml": f'<?xml version="1.0"?><p:presentation {ns}><p:sldIdLst><p:sldId id="256" r:id="rId1"/></p:sldIdLst></p:presentation>',
+    "ppt/_rels/presentation.xml.rels": rels("slides/slide1.xml", "slide"),
+    "ppt/slides/slide1.xml": f'<?xml version="1.0"?><p:sld {ns}><p:cSld><p:spTree><p:sp><p:nvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:txBody><a:p><a:r><a:t>Rivers</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>',
+})
+main = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+package(2, "seed-xlsx", {
+    "xl/workbook.xml": f'<?xml version="1.0"?><workbook {main} xmlns:r="{rel}"><sheets><sheet name="Rivers" sheetId="1" r:id="rId1"/></sheets></workbook>',
+    "xl/_rels/workbook.xml.rels": rels("worksheets/sheet1.xml", "worksheet"),
+    "xl/sharedStrings.xml": f'<?xml version="1.0"?><sst {main}><si><t>river</t></si></sst>',
+    "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet {main}><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>dry</t></is></c><c r="B2"><v>3</v></c></row></sheetData></worksheet>',
+})
 PY
     ) ;;
     parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;

@@ -19,7 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 9] = ["txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx"];
+const FORMATS: [&str; 11] = [
+    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx",
+];
 
 // The suite must give the same files every run.
 use quarry_datasets::synthetic::SeededRng as Rng;
@@ -107,8 +109,9 @@ fn flate_bomb_pdf(mib: usize) -> Vec<u8> {
     ])
 }
 
-/// A DOCX whose body holds `paragraphs`, or whose document.xml inflates to `bomb_mib` MiB.
-fn docx(paragraphs: &[String], bomb_mib: usize) -> Vec<u8> {
+/// An Office Open XML package of `parts` (name, XML); with `bomb_mib`, the last part's XML
+/// inflates by that many MiB before its closing `bomb_tail`.
+fn package(parts: &[(&str, String)], bomb_mib: usize, bomb_tail: &str) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
@@ -118,22 +121,121 @@ fn docx(paragraphs: &[String], bomb_mib: usize) -> Vec<u8> {
         br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#,
     )
     .unwrap();
-    zip.start_file("word/document.xml", options).unwrap();
-    zip.write_all(br#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>"#).unwrap();
-    for paragraph in paragraphs {
-        zip.write_all(format!("<w:p><w:r><w:t>{paragraph}</w:t></w:r></w:p>").as_bytes())
-            .unwrap();
+    for (name, xml) in parts {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(xml.as_bytes()).unwrap();
     }
     let filler = vec![b'a'; 1 << 20];
     if bomb_mib > 0 {
-        zip.write_all(b"<w:p><w:r><w:t>").unwrap();
         for _ in 0..bomb_mib {
             zip.write_all(&filler).unwrap();
         }
-        zip.write_all(b"</w:t></w:r></w:p>").unwrap();
+        zip.write_all(bomb_tail.as_bytes()).unwrap();
     }
-    zip.write_all(b"</w:body></w:document>").unwrap();
     zip.finish().unwrap().into_inner()
+}
+
+/// A DOCX whose body holds `paragraphs`, or whose document.xml inflates to `bomb_mib` MiB.
+fn docx(paragraphs: &[String], bomb_mib: usize) -> Vec<u8> {
+    let body: String = paragraphs
+        .iter()
+        .map(|p| format!("<w:p><w:r><w:t>{p}</w:t></w:r></w:p>"))
+        .collect();
+    let (open, close) = match bomb_mib {
+        0 => ("", "</w:body></w:document>"),
+        _ => ("<w:p><w:r><w:t>", ""),
+    };
+    let xml = format!(
+        r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}{open}{close}"#
+    );
+    package(
+        &[("word/document.xml", xml)],
+        bomb_mib,
+        "</w:t></w:r></w:p></w:body></w:document>",
+    )
+}
+
+const RELATIONSHIP: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+/// A PPTX of one slide whose shapes hold `paragraphs` (after `nesting`, unclosed group
+/// shapes' openings, if any), or whose slide inflates to `bomb_mib` MiB.
+fn pptx(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
+    let ns = format!(
+        r#"xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="{RELATIONSHIP}""#
+    );
+    let shapes: String = paragraphs
+        .iter()
+        .map(|p| format!("<p:sp><p:txBody><a:p><a:r><a:t>{p}</a:t></a:r></a:p></p:txBody></p:sp>"))
+        .collect();
+    let (open, close) = match bomb_mib {
+        0 => ("", "</p:spTree></p:cSld></p:sld>"),
+        _ => ("<p:sp><p:txBody><a:p><a:r><a:t>", ""),
+    };
+    let groups = "<p:grpSp>".repeat(nesting);
+    package(
+        &[
+            (
+                "ppt/presentation.xml",
+                format!(
+                    r#"<?xml version="1.0"?><p:presentation {ns}><p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst></p:presentation>"#
+                ),
+            ),
+            (
+                "ppt/_rels/presentation.xml.rels",
+                format!(
+                    r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId2" Type="{RELATIONSHIP}/slide" Target="slides/slide1.xml"/></Relationships>"#
+                ),
+            ),
+            (
+                "ppt/slides/slide1.xml",
+                format!(r#"<?xml version="1.0"?><p:sld {ns}><p:cSld><p:spTree>{groups}{shapes}{open}{close}"#),
+            ),
+        ],
+        bomb_mib,
+        "</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>",
+    )
+}
+
+/// An XLSX of one sheet whose column A holds `cells` under a header, or whose sheet
+/// inflates to `bomb_mib` MiB.
+fn xlsx(cells: &[String], bomb_mib: usize) -> Vec<u8> {
+    let main = r#"xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main""#;
+    let rows: String = std::iter::once("description")
+        .chain(cells.iter().map(String::as_str))
+        .enumerate()
+        .map(|(i, cell)| {
+            format!(
+                r#"<row r="{0}"><c r="A{0}" t="inlineStr"><is><t>{cell}</t></is></c></row>"#,
+                i + 1
+            )
+        })
+        .collect();
+    let (open, close) = match bomb_mib {
+        0 => ("", "</sheetData></worksheet>"),
+        _ => (r#"<row><c t="inlineStr"><is><t>"#, ""),
+    };
+    package(
+        &[
+            (
+                "xl/workbook.xml",
+                format!(
+                    r#"<?xml version="1.0"?><workbook {main} xmlns:r="{RELATIONSHIP}"><sheets><sheet name="Log" sheetId="1" r:id="rId1"/></sheets></workbook>"#
+                ),
+            ),
+            (
+                "xl/_rels/workbook.xml.rels",
+                format!(
+                    r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{RELATIONSHIP}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#
+                ),
+            ),
+            (
+                "xl/worksheets/sheet1.xml",
+                format!(r#"<?xml version="1.0"?><worksheet {main}><sheetData>{rows}{open}{close}"#),
+            ),
+        ],
+        bomb_mib,
+        "</t></is></c></row></sheetData></worksheet>",
+    )
 }
 
 /// A well-formed file of `format` holding `text`.
@@ -149,6 +251,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "tsv" => format!("name\tdescription\nfirst\t{text}\nsecond\t{more}\n").into_bytes(),
         "pdf" => pdf(text, b""),
         "docx" => docx(&[text.to_string(), more], 0),
+        "pptx" => pptx(&[text.to_string(), more], 0, 0),
+        "xlsx" => xlsx(&[text.to_string(), more], 0),
         other => unreachable!("{other}"),
     }
 }
@@ -174,6 +278,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
             .concat(),
         ),
         "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
+        "pptx" => pptx(&["deep".to_string()], depth, 0),
+        "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }
 }
@@ -319,6 +425,8 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     );
     write(&source, "named-flate-bomb.pdf", &flate_bomb_pdf(200));
     write(&source, "named-zip-bomb.docx", &docx(&[], 1024));
+    write(&source, "named-zip-bomb.pptx", &pptx(&[], 0, 300));
+    write(&source, "named-zip-bomb.xlsx", &xlsx(&[], 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
     write(
@@ -366,7 +474,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     eprintln!(
         "{} files in {:.1} s: {} documents indexed, {} failed; peak {:.0} MiB",
-        HOSTILE_FILES + controls.len() + 6,
+        std::fs::read_dir(&source).unwrap().count(),
         started.elapsed().as_secs_f64(),
         report["documents_indexed"],
         report["documents_failed"],
@@ -398,11 +506,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4",
             "--mode",
             "keyword",
             "--top-k",
-            "4",
+            "6",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -415,6 +523,8 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-pdf-5.pdf",
         "control-docx-3.docx",
         "control-html-2.html",
+        "control-pptx-1.pptx",
+        "control-xlsx-4.xlsx",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
@@ -427,6 +537,14 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     named("named-deep-array-100k.pdf", "nested too deeply");
     named("named-flate-bomb.pdf", "PDF streams: more than 64 MiB once inflated");
     named("named-zip-bomb.docx", "once inflated");
+    named(
+        "named-zip-bomb.pptx",
+        "PPTX part ppt/slides/slide1.xml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-zip-bomb.xlsx",
+        "XLSX part xl/worksheets/sheet1.xml: more than 128 MiB once inflated",
+    );
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);
     assert_eq!(reason_of("named-many-b.html"), None);

@@ -1,7 +1,13 @@
 #![no_main]
-//! Any bytes as a .docx file.
+//! Any bytes as an Office package (the first byte picks which): .docx, .pptx or .xlsx.
 
 #[path = "parse_as.rs"]
 mod parse_as;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| parse_as::parse_as("fuzz.docx", data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let name = ["fuzz.docx", "fuzz.pptx", "fuzz.xlsx"][pick as usize % 3];
+    parse_as::parse_as(name, rest);
+});

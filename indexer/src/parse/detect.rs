@@ -14,6 +14,8 @@ pub enum Format {
     Tsv,
     Pdf,
     Docx,
+    Pptx,
+    Xlsx,
 }
 
 impl Format {
@@ -28,6 +30,8 @@ impl Format {
             Self::Tsv => "TSV",
             Self::Pdf => "PDF",
             Self::Docx => "DOCX",
+            Self::Pptx => "PPTX",
+            Self::Xlsx => "XLSX",
         }
     }
 
@@ -38,7 +42,7 @@ impl Format {
     /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
     /// linear in the file.
     pub fn needs_isolation(self) -> bool {
-        matches!(self, Self::Pdf | Self::Docx | Self::Html)
+        matches!(self, Self::Pdf | Self::Docx | Self::Pptx | Self::Xlsx | Self::Html)
     }
 }
 
@@ -53,6 +57,8 @@ fn by_extension(ext: &str) -> Option<Format> {
         "tsv" => Format::Tsv,
         "pdf" => Format::Pdf,
         "docx" => Format::Docx,
+        "pptx" | "pptm" => Format::Pptx,
+        "xlsx" | "xlsm" => Format::Xlsx,
         _ => return None,
     })
 }
@@ -84,8 +90,16 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         return Ok(Format::Pdf);
     }
     if bytes.starts_with(b"PK\x03\x04") {
-        if bytes.windows(17).any(|w| w == b"word/document.xml") {
+        // A package's part names are in its local headers and its central directory.
+        let holds = |name: &[u8]| bytes.windows(name.len()).any(|w| w == name);
+        if holds(b"word/document.xml") {
             return Ok(Format::Docx);
+        }
+        if holds(b"ppt/presentation.xml") {
+            return Ok(Format::Pptx);
+        }
+        if holds(b"xl/workbook.xml") {
+            return Ok(Format::Xlsx);
         }
         return Err(ParseError::Binary("ZIP archive".into()));
     }
@@ -131,6 +145,14 @@ mod tests {
         );
         assert_eq!(detect_format("data", b"{\"a\":\n1}").unwrap(), Format::Json);
         assert_eq!(detect_format("README", b"plain words").unwrap(), Format::Text);
+        // Office packages by the parts they hold.
+        let deck = super::super::pptx::fixtures::pptx(&[(String::new(), None)], &[0]);
+        let book = super::super::xlsx::fixtures::xlsx(&[("S", String::new())], &[]);
+        let letter = super::super::docx::fixtures::docx("");
+        assert_eq!(detect_format("upload", &deck).unwrap(), Format::Pptx);
+        assert_eq!(detect_format("upload", &book).unwrap(), Format::Xlsx);
+        assert_eq!(detect_format("upload", &letter).unwrap(), Format::Docx);
+        assert_eq!(detect_format("q3.XLSM", b"x").unwrap(), Format::Xlsx);
     }
 
     #[test]

@@ -1,42 +1,11 @@
 //! DOCX (zip + WordprocessingML): paragraphs as blocks, `Heading N` / `Title` styles
 //! giving heading paths, tables as table blocks (cells joined by ` | `).
 
-use std::io::{Cursor, Read};
-
 use quick_xml::events::Event;
-use quick_xml::Reader;
 
+use super::ooxml::{local_name, Package, PartReader, TableText};
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
-
-/// Bytes one part of a DOCX may inflate to (the text of a 10,000-page document is far less).
-const MAX_PART_BYTES: u64 = 128 << 20;
-
-fn read_part(archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Option<String>, ParseError> {
-    let mut file = match archive.by_name(name) {
-        Ok(file) => file,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(ParseError::Corrupt(format!("DOCX part {name}: {e}"))),
-    };
-    // Read no further than the budget: a part's declared size is whatever the file says.
-    let mut bytes = Vec::new();
-    (&mut file)
-        .take(MAX_PART_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ParseError::Corrupt(format!("DOCX part {name}: {e}")))?;
-    if bytes.len() as u64 > MAX_PART_BYTES {
-        return Err(ParseError::Inflates {
-            part: format!("DOCX part {name}"),
-            mib: MAX_PART_BYTES >> 20,
-        });
-    }
-    String::from_utf8(bytes).map(Some).map_err(|e| {
-        ParseError::Corrupt(format!(
-            "DOCX part {name}: not UTF-8 at byte {}",
-            e.utf8_error().valid_up_to()
-        ))
-    })
-}
 
 /// Heading level of a paragraph style: `Title` is 0, `Heading1` / `heading 1` is 1.
 fn heading_level(style: &str) -> Option<usize> {
@@ -47,27 +16,16 @@ fn heading_level(style: &str) -> Option<usize> {
     lower.strip_prefix("heading").and_then(|n| n.parse().ok())
 }
 
-fn local_name(name: &[u8]) -> &[u8] {
-    name.rsplit(|b| *b == b':').next().unwrap_or(name)
-}
-
-fn core_title(core: &str) -> Option<String> {
-    let start = core.find("<dc:title>")? + "<dc:title>".len();
-    let end = core[start..].find("</dc:title>")? + start;
-    let title = core[start..end].trim().to_string();
-    (!title.is_empty()).then_some(title)
-}
-
 #[derive(Default)]
 struct Body {
     blocks: Vec<Block>,
     headings: Vec<(usize, String)>,
     paragraph: String,
+    /// Inside a run's `<w:t>`: the only text read (not a field's code, `<w:instrText>`, nor
+    /// deleted text, `<w:delText>`).
+    in_text: bool,
     style: Option<String>,
-    cell: Vec<String>,
-    row: Vec<String>,
-    rows: Vec<String>,
-    table_depth: usize,
+    table: TableText,
     first_heading: Option<String>,
 }
 
@@ -83,8 +41,8 @@ impl Body {
         if text.is_empty() {
             return;
         }
-        if self.table_depth > 0 {
-            self.cell.push(text);
+        if self.table.inside() {
+            self.table.paragraph(text);
             return;
         }
         if let Some(level) = style.as_deref().and_then(heading_level) {
@@ -95,31 +53,25 @@ impl Body {
         self.blocks.push(Block::text(text, &self.path()));
     }
 
-    fn end_table(&mut self) {
-        let text = std::mem::take(&mut self.rows).join("\n");
-        if !text.is_empty() {
-            self.blocks.push(Block {
-                text,
-                heading_path: self.path(),
-                kind: ContentType::Table,
-                ..Default::default()
-            });
-        }
+    fn push_table(&mut self, text: String) {
+        self.blocks.push(Block {
+            text,
+            heading_path: self.path(),
+            kind: ContentType::Table,
+            ..Default::default()
+        });
     }
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(&raw.bytes[..]))
-        .map_err(|e| ParseError::Corrupt(format!("DOCX is not a readable ZIP archive: {e}")))?;
-    let xml = read_part(&mut archive, "word/document.xml")?
+    let mut package = Package::open(&raw.bytes, "DOCX")?;
+    let xml = package
+        .part("word/document.xml")?
         .ok_or_else(|| ParseError::Corrupt("DOCX has no word/document.xml".into()))?;
-    let mut reader = Reader::from_str(&xml);
+    let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
     let mut body = Body::default();
     loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| ParseError::Corrupt(format!("DOCX XML at byte {}: {e}", reader.buffer_position())))?;
-        match event {
+        match reader.next()? {
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
                 body.style = e
                     .attributes()
@@ -127,43 +79,29 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                     .find(|a| local_name(a.key.as_ref()) == b"val")
                     .map(|a| String::from_utf8_lossy(&a.value).into_owned());
             }
+            Event::Start(e) if local_name(e.name().as_ref()) == b"t" => body.in_text = true,
             Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
                 b"tab" => body.paragraph.push('\t'),
                 b"br" | b"cr" => body.paragraph.push('\n'),
-                b"tbl" => body.table_depth += 1,
+                b"tbl" => body.table.start(),
                 _ => {}
             },
-            Event::Text(t) => {
-                let text = t
-                    .unescape()
-                    .map_err(|e| ParseError::Corrupt(format!("DOCX text: {e}")))?;
-                body.paragraph.push_str(&text);
-            }
+            Event::Text(t) if body.in_text => body.paragraph.push_str(&reader.text(&t)?),
             Event::End(e) => match local_name(e.name().as_ref()) {
+                b"t" => body.in_text = false,
                 b"p" => body.end_paragraph(),
-                b"tc" => {
-                    let cell = std::mem::take(&mut body.cell).join(" ");
-                    body.row.push(cell);
-                }
-                b"tr" => {
-                    let row = std::mem::take(&mut body.row).join(" | ");
-                    body.rows.push(row);
-                }
-                b"tbl" => {
-                    body.table_depth = body.table_depth.saturating_sub(1);
-                    if body.table_depth == 0 {
-                        body.end_table();
+                name => {
+                    if let Some(table) = body.table.end(name) {
+                        body.push_table(table);
                     }
                 }
-                _ => {}
             },
             Event::Eof => break,
             _ => {}
         }
     }
-    let title = read_part(&mut archive, "docProps/core.xml")?
-        .as_deref()
-        .and_then(core_title)
+    let title = package
+        .core_title()?
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
@@ -172,25 +110,12 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 /// Test fixtures: minimal DOCX files.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use std::io::Write;
-
     /// A DOCX whose body is the given WordprocessingML paragraphs/tables.
     pub fn docx(body_xml: &str) -> Vec<u8> {
-        let mut out = std::io::Cursor::new(Vec::new());
-        let mut zip = zip::ZipWriter::new(&mut out);
-        let options = zip::write::SimpleFileOptions::default();
-        zip.start_file("[Content_Types].xml", options).unwrap();
-        zip.write_all(
-            br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#,
-        )
-        .unwrap();
-        zip.start_file("word/document.xml", options).unwrap();
         let xml = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body_xml}</w:body></w:document>"#
         );
-        zip.write_all(xml.as_bytes()).unwrap();
-        zip.finish().unwrap();
-        out.into_inner()
+        crate::parse::ooxml::fixtures::package(&[("word/document.xml".into(), xml)])
     }
 
     pub fn paragraph(style: Option<&str>, text: &str) -> String {
@@ -218,6 +143,8 @@ mod tests {
         let body = [
             paragraph(Some("Heading1"), "Plan"),
             paragraph(None, "Buy GPUs &amp; disks."),
+            // A field (its code is not text) and deleted text.
+            r#"<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>3</w:t></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p>"#.to_string(),
             paragraph(Some("Heading2"), "Costs"),
             table,
         ]
@@ -230,6 +157,7 @@ mod tests {
         assert_eq!(doc.title, "Plan");
         assert_eq!(doc.blocks[1].text, "Buy GPUs & disks.");
         assert_eq!(doc.blocks[1].heading_path, ["Plan"]);
+        assert_eq!(doc.blocks[2].text, "3");
         let table = doc.blocks.last().unwrap();
         assert_eq!(table.kind, ContentType::Table);
         assert_eq!(table.text, "k | v\n1 | 2");

@@ -12,12 +12,16 @@ mod isolated;
 mod json;
 mod legacy_encoding;
 mod markdown;
+mod ooxml;
 mod pdf;
 mod pdf_headings;
 mod pdf_outline;
 mod pdf_text;
+mod pptx;
 mod text;
 mod worker_protocol;
+mod xlsx;
+mod xlsx_dates;
 
 pub use detect::{detect_format, Format};
 pub use document::{
@@ -81,6 +85,8 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Tsv => csv::parse(raw, b'\t'),
         Format::Pdf => pdf::parse(raw),
         Format::Docx => docx::parse(raw),
+        Format::Pptx => pptx::parse(raw),
+        Format::Xlsx => xlsx::parse(raw),
     }
 }
 

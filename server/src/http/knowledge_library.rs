@@ -44,6 +44,8 @@ fn content_type(file_name: &str) -> &'static str {
         Some("pdf") => "application/pdf",
         Some("md" | "markdown") => "text/markdown",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",

@@ -1,0 +1,303 @@
+//! Office Open XML packages (DOCX, PPTX, XLSX): a ZIP archive of XML parts, read part by part
+//! within a budget of inflated bytes (a part's declared size is whatever the file says), and
+//! the relationships that name one part from another.
+
+use std::io::{Cursor, Read};
+
+use super::ParseError;
+
+/// Bytes one part may inflate to (the text of a 10,000-page document is far less).
+const MAX_PART_BYTES: u64 = 128 << 20;
+
+/// Bytes all the parts read from one package may inflate to together: a presentation of
+/// thousands of slides, each under the part limit, is still bounded.
+const MAX_PACKAGE_BYTES: u64 = 256 << 20;
+
+/// A package being read: its archive, and what is left of its inflation budget.
+pub(super) struct Package<'a> {
+    archive: zip::ZipArchive<Cursor<&'a [u8]>>,
+    /// `DOCX`, `PPTX` or `XLSX`: named in every error.
+    format: &'static str,
+    budget: u64,
+}
+
+impl<'a> Package<'a> {
+    pub fn open(bytes: &'a [u8], format: &'static str) -> Result<Self, ParseError> {
+        let archive = zip::ZipArchive::new(Cursor::new(bytes))
+            .map_err(|e| ParseError::Corrupt(format!("{format} is not a readable ZIP archive: {e}")))?;
+        Ok(Self {
+            archive,
+            format,
+            budget: MAX_PACKAGE_BYTES,
+        })
+    }
+
+    /// The part `name` as text (none when the package has no such part).
+    pub fn part(&mut self, name: &str) -> Result<Option<String>, ParseError> {
+        let format = self.format;
+        let mut file = match self.archive.by_name(name) {
+            Ok(file) => file,
+            Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+            Err(e) => return Err(ParseError::Corrupt(format!("{format} part {name}: {e}"))),
+        };
+        let limit = MAX_PART_BYTES.min(self.budget);
+        let mut bytes = Vec::new();
+        (&mut file)
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| ParseError::Corrupt(format!("{format} part {name}: {e}")))?;
+        if bytes.len() as u64 > limit {
+            return Err(ParseError::Inflates {
+                part: match limit < MAX_PART_BYTES {
+                    true => format!("{format} parts up to {name}"),
+                    false => format!("{format} part {name}"),
+                },
+                mib: limit >> 20,
+            });
+        }
+        self.budget -= bytes.len() as u64;
+        String::from_utf8(bytes).map(Some).map_err(|e| {
+            ParseError::Corrupt(format!(
+                "{format} part {name}: not UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ))
+        })
+    }
+
+    /// The document title the package's core properties give (`docProps/core.xml`'s `dc:title`).
+    pub fn core_title(&mut self) -> Result<Option<String>, ParseError> {
+        Ok(self.part("docProps/core.xml")?.as_deref().and_then(core_title))
+    }
+
+    /// The relationships of part `source` (from its `_rels/<name>.rels`), their targets
+    /// resolved to part names: `(id, type, part name)`, in the file's order.
+    pub fn relationships(&mut self, source: &str) -> Result<Vec<Relationship>, ParseError> {
+        let (folder, file) = source.rsplit_once('/').unwrap_or(("", source));
+        let rels_name = match folder {
+            "" => format!("_rels/{file}.rels"),
+            folder => format!("{folder}/_rels/{file}.rels"),
+        };
+        let Some(xml) = self.part(&rels_name)? else {
+            return Ok(Vec::new());
+        };
+        let mut reader = PartReader::new(&xml, self.format, &rels_name);
+        let mut found = Vec::new();
+        loop {
+            match reader.next()? {
+                quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e)
+                    if local_name(e.name().as_ref()) == b"Relationship" =>
+                {
+                    let attribute = |key: &[u8]| {
+                        e.attributes()
+                            .flatten()
+                            .find(|a| a.key.as_ref() == key)
+                            .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+                    };
+                    let external = attribute(b"TargetMode").is_some_and(|m| m == "External");
+                    if let (Some(id), Some(kind), Some(target), false) =
+                        (attribute(b"Id"), attribute(b"Type"), attribute(b"Target"), external)
+                    {
+                        found.push(Relationship {
+                            id,
+                            kind,
+                            part: resolve(folder, &target),
+                        });
+                    }
+                }
+                quick_xml::events::Event::Eof => break,
+                _ => {}
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A part's XML read event by event, its errors naming the format and the part.
+pub(super) struct PartReader<'x> {
+    reader: quick_xml::Reader<&'x [u8]>,
+    format: &'static str,
+    part: &'x str,
+}
+
+impl<'x> PartReader<'x> {
+    pub fn new(xml: &'x str, format: &'static str, part: &'x str) -> Self {
+        Self {
+            reader: quick_xml::Reader::from_str(xml),
+            format,
+            part,
+        }
+    }
+
+    pub fn next(&mut self) -> Result<quick_xml::events::Event<'x>, ParseError> {
+        self.reader.read_event().map_err(|e| {
+            ParseError::Corrupt(format!(
+                "{} part {}: XML at byte {}: {e}",
+                self.format,
+                self.part,
+                self.reader.buffer_position()
+            ))
+        })
+    }
+
+    /// A text event's text, its entities replaced.
+    pub fn text(&self, text: &quick_xml::events::BytesText<'x>) -> Result<String, ParseError> {
+        text.unescape()
+            .map(|t| t.into_owned())
+            .map_err(|e| ParseError::Corrupt(format!("{} part {}: text: {e}", self.format, self.part)))
+    }
+}
+
+/// A table's text as its elements end (DrawingML's and WordprocessingML's tables are alike):
+/// a cell's paragraphs joined by a space, a row's cells by ` | `, the rows by line breaks. A
+/// table inside a table is read into the outer one's cell.
+#[derive(Default)]
+pub(super) struct TableText {
+    cell: Vec<String>,
+    row: Vec<String>,
+    rows: Vec<String>,
+    depth: usize,
+}
+
+impl TableText {
+    /// Whether a table is being read (a paragraph ending now is a cell's).
+    pub fn inside(&self) -> bool {
+        self.depth > 0
+    }
+
+    /// A table (`tbl`) starts.
+    pub fn start(&mut self) {
+        self.depth += 1;
+    }
+
+    /// A paragraph of the current cell.
+    pub fn paragraph(&mut self, text: String) {
+        self.cell.push(text);
+    }
+
+    /// An element ends (by local name: `tc`, `tr`, `tbl`; others change nothing): the table's
+    /// text once the outermost table ends, if it holds any.
+    pub fn end(&mut self, name: &[u8]) -> Option<String> {
+        match name {
+            b"tc" => {
+                let cell = std::mem::take(&mut self.cell).join(" ");
+                self.row.push(cell);
+            }
+            b"tr" => {
+                let row = std::mem::take(&mut self.row).join(" | ");
+                self.rows.push(row);
+            }
+            b"tbl" if self.depth > 0 => {
+                self.depth -= 1;
+                let text = std::mem::take(&mut self.rows).join("\n");
+                return (self.depth == 0 && !text.is_empty()).then_some(text);
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+/// One relationship of a part.
+pub(super) struct Relationship {
+    pub id: String,
+    /// The relationship type's URI (`.../relationships/slide`, `.../notesSlide`, ...).
+    pub kind: String,
+    /// The target's part name.
+    pub part: String,
+}
+
+/// `target` (relative to `folder`, or absolute from the package root) as a part name.
+fn resolve(folder: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = match target.strip_prefix('/') {
+        Some(_) => Vec::new(),
+        None => folder.split('/').filter(|p| !p.is_empty()).collect(),
+    };
+    for piece in target.trim_start_matches('/').split('/') {
+        match piece {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            piece => parts.push(piece),
+        }
+    }
+    parts.join("/")
+}
+
+/// An element or attribute name without its namespace prefix.
+pub(super) fn local_name(name: &[u8]) -> &[u8] {
+    name.rsplit(|b| *b == b':').next().unwrap_or(name)
+}
+
+fn core_title(core: &str) -> Option<String> {
+    let start = core.find("<dc:title>")? + "<dc:title>".len();
+    let end = core[start..].find("</dc:title>")? + start;
+    let title = quick_xml::escape::unescape(core[start..end].trim())
+        .ok()?
+        .trim()
+        .to_string();
+    (!title.is_empty()).then_some(title)
+}
+
+/// Test fixtures: a package of given parts.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use std::io::Write;
+
+    /// The relationship types' namespace.
+    pub const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+    /// A package of `parts` (name, XML) besides its content types.
+    pub fn package(parts: &[(String, String)]) -> Vec<u8> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let options = zip::write::SimpleFileOptions::default();
+        zip.start_file("[Content_Types].xml", options).unwrap();
+        zip.write_all(
+            br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#,
+        )
+        .unwrap();
+        for (name, xml) in parts {
+            zip.start_file(name.as_str(), options).unwrap();
+            zip.write_all(xml.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+        out.into_inner()
+    }
+
+    /// A part's relationships part holding `relationships` (id, type's last word, target).
+    pub fn relationships(relationships: &[(String, &str, String)]) -> String {
+        let listed: String = relationships
+            .iter()
+            .map(|(id, kind, target)| format!(r#"<Relationship Id="{id}" Type="{REL}/{kind}" Target="{target}"/>"#))
+            .collect();
+        format!(
+            r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">{listed}</Relationships>"#
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_resolve_from_their_parts_folder() {
+        assert_eq!(resolve("ppt", "slides/slide1.xml"), "ppt/slides/slide1.xml");
+        assert_eq!(
+            resolve("ppt/slides", "../notesSlides/notesSlide1.xml"),
+            "ppt/notesSlides/notesSlide1.xml"
+        );
+        assert_eq!(resolve("xl", "/xl/worksheets/sheet2.xml"), "xl/worksheets/sheet2.xml");
+        assert_eq!(resolve("", "../../x.xml"), "x.xml");
+    }
+
+    #[test]
+    fn core_titles_are_unescaped() {
+        assert_eq!(
+            core_title("<cp:coreProperties><dc:title>Q3 &amp; Q4 plan</dc:title></cp:coreProperties>").as_deref(),
+            Some("Q3 & Q4 plan")
+        );
+        assert_eq!(core_title("<dc:title> </dc:title>"), None);
+    }
+}

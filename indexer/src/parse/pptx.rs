@@ -1,0 +1,359 @@
+//! PPTX (zip + PresentationML): the slides in the presentation's order, each slide's page
+//! number its place, its title the heading path of its text; tables as table blocks (cells
+//! joined by ` | `); the speaker notes under the slide's title and "Notes". Slide numbers,
+//! dates and footers (the placeholders repeated on every slide) are left out.
+
+use quick_xml::events::{BytesStart, Event};
+
+use super::ooxml::{local_name, Package, PartReader, TableText};
+use super::{Block, ContentType, Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+const SLIDE: &str = "/relationships/slide";
+const NOTES: &str = "/relationships/notesSlide";
+
+/// What one slide (or notes page) holds.
+#[derive(Default)]
+struct SlideText {
+    title: Option<String>,
+    /// Its text and tables, in the order they are drawn.
+    blocks: Vec<(String, ContentType)>,
+}
+
+/// The text of a slide's shapes as it is read.
+#[derive(Default)]
+struct Walker {
+    slide: SlideText,
+    /// The current shape's paragraphs.
+    shape: Vec<String>,
+    shape_is_title: bool,
+    /// The current shape is a placeholder repeated on every slide (number, date, footer,
+    /// a notes page's slide image): its text is left out.
+    shape_is_furniture: bool,
+    paragraph: String,
+    /// Inside a text run's `<a:t>`: the only text read (a table's style id is text too).
+    in_text: bool,
+    table: TableText,
+}
+
+impl Walker {
+    fn placeholder(&mut self, element: &BytesStart) {
+        let kind = element
+            .attributes()
+            .flatten()
+            .find(|a| local_name(a.key.as_ref()) == b"type")
+            .map(|a| a.value.into_owned());
+        match kind.as_deref() {
+            Some(b"title" | b"ctrTitle") => self.shape_is_title = true,
+            Some(b"sldNum" | b"dt" | b"ftr" | b"sldImg" | b"hdr") => self.shape_is_furniture = true,
+            _ => {}
+        }
+    }
+
+    fn end_paragraph(&mut self) {
+        let text = std::mem::take(&mut self.paragraph).trim().to_string();
+        if text.is_empty() {
+            return;
+        }
+        match self.table.inside() {
+            true => self.table.paragraph(text),
+            false => self.shape.push(text),
+        }
+    }
+
+    fn end_shape(&mut self) {
+        let paragraphs = std::mem::take(&mut self.shape);
+        let (title, furniture) = (
+            std::mem::take(&mut self.shape_is_title),
+            std::mem::take(&mut self.shape_is_furniture),
+        );
+        if paragraphs.is_empty() || furniture {
+            return;
+        }
+        match title && self.slide.title.is_none() {
+            true => self.slide.title = Some(paragraphs.join(" ")),
+            false => self.slide.blocks.push((paragraphs.join("\n"), ContentType::Text)),
+        }
+    }
+}
+
+/// The text of one slide or notes page.
+fn read_slide(xml: &str, part: &str) -> Result<SlideText, ParseError> {
+    let mut reader = PartReader::new(xml, "PPTX", part);
+    let mut walker = Walker::default();
+    loop {
+        match reader.next()? {
+            Event::Start(e) if local_name(e.name().as_ref()) == b"t" => walker.in_text = true,
+            Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
+                b"ph" => walker.placeholder(&e),
+                b"br" => walker.paragraph.push('\n'),
+                b"tab" => walker.paragraph.push('\t'),
+                b"tbl" => walker.table.start(),
+                _ => {}
+            },
+            Event::Text(t) if walker.in_text => walker.paragraph.push_str(&reader.text(&t)?),
+            Event::End(e) => match local_name(e.name().as_ref()) {
+                b"t" => walker.in_text = false,
+                b"p" => walker.end_paragraph(),
+                b"sp" => walker.end_shape(),
+                name => {
+                    if let Some(table) = walker.table.end(name) {
+                        walker.slide.blocks.push((table, ContentType::Table));
+                    }
+                }
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(walker.slide)
+}
+
+/// The slides' part names in the presentation's order (its slide list; else its slide
+/// relationships in their order).
+fn slide_parts(package: &mut Package) -> Result<Vec<String>, ParseError> {
+    let presentation = package
+        .part("ppt/presentation.xml")?
+        .ok_or_else(|| ParseError::Corrupt("PPTX has no ppt/presentation.xml".into()))?;
+    let relationships = package.relationships("ppt/presentation.xml")?;
+    let mut reader = PartReader::new(&presentation, "PPTX", "ppt/presentation.xml");
+    let mut listed = Vec::new();
+    loop {
+        match reader.next()? {
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"sldId" => {
+                let id = e
+                    .attributes()
+                    .flatten()
+                    // `r:id` (the relationship), not the slide's numeric `id`.
+                    .find(|a| a.key.as_ref() != b"id" && local_name(a.key.as_ref()) == b"id")
+                    .map(|a| String::from_utf8_lossy(&a.value).into_owned());
+                if let Some(found) = id.and_then(|id| relationships.iter().find(|r| r.id == id)) {
+                    listed.push(found.part.clone());
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if listed.is_empty() {
+        listed = relationships
+            .into_iter()
+            .filter(|r| r.kind.ends_with(SLIDE))
+            .map(|r| r.part)
+            .collect();
+    }
+    Ok(listed)
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let mut package = Package::open(&raw.bytes, "PPTX")?;
+    let mut blocks = Vec::new();
+    let mut first_title = None;
+    for (index, part) in slide_parts(&mut package)?.into_iter().enumerate() {
+        let Some(xml) = package.part(&part)? else {
+            continue;
+        };
+        let page = Some(u32::try_from(index + 1).unwrap_or(u32::MAX));
+        let slide = read_slide(&xml, &part)?;
+        let path: Vec<String> = slide.title.iter().cloned().collect();
+        if let Some(title) = &slide.title {
+            first_title.get_or_insert_with(|| title.clone());
+            blocks.push(Block {
+                page,
+                ..Block::text(title.clone(), &path)
+            });
+        }
+        let notes = match package
+            .relationships(&part)?
+            .into_iter()
+            .find(|r| r.kind.ends_with(NOTES))
+        {
+            Some(notes) => match package.part(&notes.part)? {
+                Some(xml) => read_slide(&xml, &notes.part)?.blocks,
+                None => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        let notes_path = [path.clone(), vec!["Notes".to_string()]].concat();
+        let slide_blocks = slide.blocks.into_iter().map(|block| (block, &path));
+        let notes_blocks = notes.into_iter().map(|block| (block, &notes_path));
+        for ((text, kind), heading_path) in slide_blocks.chain(notes_blocks) {
+            blocks.push(Block {
+                text,
+                page,
+                heading_path: heading_path.clone(),
+                kind,
+                header: None,
+            });
+        }
+    }
+    let title = package
+        .core_title()?
+        .or(first_title)
+        .unwrap_or_else(|| Document::stem_of(raw));
+    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+}
+
+/// Test fixtures: minimal PPTX files.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::parse::ooxml::fixtures::{package, relationships};
+
+    const NS: &str = r#"xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships""#;
+
+    /// A shape holding `paragraphs`, a placeholder of `placeholder` type if given.
+    pub fn shape(placeholder: Option<&str>, paragraphs: &[&str]) -> String {
+        let ph = placeholder
+            .map(|kind| format!(r#"<p:ph type="{kind}"/>"#))
+            .unwrap_or_default();
+        let body: String = paragraphs
+            .iter()
+            .map(|p| format!("<a:p><a:r><a:t>{p}</a:t></a:r></a:p>"))
+            .collect();
+        format!(
+            r#"<p:sp><p:nvSpPr><p:cNvPr id="2" name="s"/><p:cNvSpPr/><p:nvPr>{ph}</p:nvPr></p:nvSpPr><p:txBody>{body}</p:txBody></p:sp>"#
+        )
+    }
+
+    fn slide_xml(shapes: &str) -> String {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><p:sld {NS}><p:cSld><p:spTree>{shapes}</p:spTree></p:cSld></p:sld>"#
+        )
+    }
+
+    /// A presentation of `slides` (each its shapes, and its notes' shapes if any), listed in
+    /// `order` (indexes into `slides`; part names follow `slides`).
+    pub fn pptx(slides: &[(String, Option<String>)], order: &[usize]) -> Vec<u8> {
+        let listed: String = order
+            .iter()
+            .enumerate()
+            .map(|(at, slide)| format!(r#"<p:sldId id="{}" r:id="rId{}"/>"#, 256 + at, slide + 10))
+            .collect();
+        let mut parts = vec![
+            (
+                "ppt/presentation.xml".to_string(),
+                format!(
+                    r#"<?xml version="1.0"?><p:presentation {NS}><p:sldIdLst>{listed}</p:sldIdLst></p:presentation>"#
+                ),
+            ),
+            (
+                "ppt/_rels/presentation.xml.rels".to_string(),
+                relationships(
+                    &(0..slides.len())
+                        .map(|i| (format!("rId{}", i + 10), "slide", format!("slides/slide{}.xml", i + 1)))
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+        ];
+        for (i, (shapes, notes)) in slides.iter().enumerate() {
+            parts.push((format!("ppt/slides/slide{}.xml", i + 1), slide_xml(shapes)));
+            if let Some(notes) = notes {
+                parts.push((
+                    format!("ppt/slides/_rels/slide{}.xml.rels", i + 1),
+                    relationships(&[(
+                        "rId1".into(),
+                        "notesSlide",
+                        format!("../notesSlides/notesSlide{}.xml", i + 1),
+                    )]),
+                ));
+                parts.push((
+                    format!("ppt/notesSlides/notesSlide{}.xml", i + 1),
+                    format!(
+                        r#"<?xml version="1.0"?><p:notes {NS}><p:cSld><p:spTree>{notes}</p:spTree></p:cSld></p:notes>"#
+                    ),
+                ));
+            }
+        }
+        package(&parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+
+    #[test]
+    fn slides_in_the_presentations_order_with_titles_tables_and_notes() {
+        let table = r#"<p:graphicFrame><a:graphic><a:graphicData><a:tbl><a:tblPr><a:tableStyleId>{5C22544A-7EE6-4342-B048-85BDC9FD1C3A}</a:tableStyleId></a:tblPr><a:tr><a:tc><a:txBody><a:p><a:r><a:t>quarter</a:t></a:r></a:p></a:txBody></a:tc><a:tc><a:txBody><a:p><a:r><a:t>GPUs</a:t></a:r></a:p></a:txBody></a:tc></a:tr><a:tr><a:tc><a:txBody><a:p><a:r><a:t>Q3</a:t></a:r></a:p></a:txBody></a:tc><a:tc><a:txBody><a:p><a:r><a:t>64</a:t></a:r></a:p></a:txBody></a:tc></a:tr></a:tbl></a:graphicData></a:graphic></p:graphicFrame>"#;
+        let slides = [
+            (
+                [
+                    shape(Some("title"), &["Costs"]),
+                    table.to_string(),
+                    shape(Some("sldNum"), &["7"]),
+                ]
+                .concat(),
+                Some(
+                    [
+                        shape(Some("sldImg"), &[]),
+                        shape(Some("body"), &["Say why H100s &amp; not A100s."]),
+                        shape(Some("sldNum"), &["2"]),
+                    ]
+                    .concat(),
+                ),
+            ),
+            (
+                [
+                    shape(Some("ctrTitle"), &["Roadmap 2025"]),
+                    shape(None, &["Search in every language", "GPU index builds"]),
+                    shape(Some("ftr"), &["Confidential"]),
+                ]
+                .concat(),
+                None,
+            ),
+        ];
+        // The second slide part is shown first.
+        let doc = AutoParser
+            .parse(&raw_for_test("deck.pptx", pptx(&slides, &[1, 0])))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.title, "Roadmap 2025");
+        let blocks: Vec<(&str, Option<u32>, Vec<&str>, ContentType)> = doc
+            .blocks
+            .iter()
+            .map(|b| {
+                (
+                    b.text.as_str(),
+                    b.page,
+                    b.heading_path.iter().map(String::as_str).collect(),
+                    b.kind,
+                )
+            })
+            .collect();
+        assert_eq!(
+            blocks,
+            [
+                ("Roadmap 2025", Some(1), vec!["Roadmap 2025"], ContentType::Text),
+                (
+                    "Search in every language\nGPU index builds",
+                    Some(1),
+                    vec!["Roadmap 2025"],
+                    ContentType::Text
+                ),
+                ("Costs", Some(2), vec!["Costs"], ContentType::Text),
+                ("quarter | GPUs\nQ3 | 64", Some(2), vec!["Costs"], ContentType::Table),
+                (
+                    "Say why H100s & not A100s.",
+                    Some(2),
+                    vec!["Costs", "Notes"],
+                    ContentType::Text
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pptx_without_its_presentation_part_is_corrupt() {
+        let mut bytes = pptx(&[(shape(None, &["x"]), None)], &[0]);
+        bytes.truncate(bytes.len() / 2);
+        let err = AutoParser.parse(&raw_for_test("half.pptx", bytes)).unwrap_err();
+        assert!(matches!(err, ParseError::Corrupt(_)), "{err:?}");
+        let docx_named_pptx = crate::parse::docx::fixtures::docx("<w:p><w:r><w:t>x</w:t></w:r></w:p>");
+        let err = AutoParser
+            .parse(&raw_for_test("wrong.pptx", docx_named_pptx))
+            .unwrap_err();
+        assert_eq!(err, ParseError::Corrupt("PPTX has no ppt/presentation.xml".into()));
+    }
+}

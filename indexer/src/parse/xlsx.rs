@@ -1,0 +1,372 @@
+//! XLSX (zip + SpreadsheetML): each sheet's rows as table blocks under the sheet's name, the
+//! sheet's first row carried with every other row as its header (as CSV's), cells joined by
+//! `, ` in their columns' places. Shared strings are read without their phonetic guides
+//! (Japanese furigana); numbers as stored, but dates and times as dates and times where the
+//! cell's style shows one ([`DateStyles`]); a formula's cached value, not the formula.
+
+use quick_xml::events::Event;
+
+use super::ooxml::{local_name, Package, PartReader};
+use super::xlsx_dates::DateStyles;
+use super::{Block, ContentType, Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+/// Columns a row is laid out over with its empty cells in place; cells further right follow
+/// without padding (a hostile cell at column XFD does not make 16,384 empty cells a row).
+const MAX_PADDED_COLUMNS: usize = 1024;
+
+/// The workbook's sheets in its order (name, part name), and whether its dates count from 1904.
+fn sheets(package: &mut Package) -> Result<(Vec<(String, String)>, bool), ParseError> {
+    let workbook = package
+        .part("xl/workbook.xml")?
+        .ok_or_else(|| ParseError::Corrupt("XLSX has no xl/workbook.xml".into()))?;
+    let relationships = package.relationships("xl/workbook.xml")?;
+    let mut reader = PartReader::new(&workbook, "XLSX", "xl/workbook.xml");
+    let mut found = Vec::new();
+    let mut from_1904 = false;
+    loop {
+        match reader.next()? {
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"workbookPr" => {
+                from_1904 = e
+                    .attributes()
+                    .flatten()
+                    .any(|a| a.key.as_ref() == b"date1904" && matches!(a.value.as_ref(), b"1" | b"true"));
+            }
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"sheet" => {
+                let mut name = None;
+                let mut id = None;
+                for attribute in e.attributes().flatten() {
+                    match attribute.key.as_ref() {
+                        b"name" => name = attribute.unescape_value().ok().map(|v| v.into_owned()),
+                        // `r:id` (the relationship), not `sheetId`.
+                        key if key != b"sheetId" && local_name(key) == b"id" => {
+                            id = Some(String::from_utf8_lossy(&attribute.value).into_owned())
+                        }
+                        _ => {}
+                    }
+                }
+                let part = id.and_then(|id| relationships.iter().find(|r| r.id == id));
+                if let (Some(name), Some(part)) = (name, part) {
+                    found.push((name, part.part.clone()));
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok((found, from_1904))
+}
+
+/// The workbook's part of relationship type `kind` (`sharedStrings`, `styles`), or `fallback`.
+fn workbook_part(package: &mut Package, kind: &str, fallback: &str) -> Result<String, ParseError> {
+    Ok(package
+        .relationships("xl/workbook.xml")?
+        .into_iter()
+        .find(|r| r.kind.rsplit('/').next() == Some(kind))
+        .map_or_else(|| fallback.to_string(), |r| r.part))
+}
+
+/// The workbook's shared strings, in order (none when it has no such part).
+fn shared_strings(package: &mut Package) -> Result<Vec<String>, ParseError> {
+    let part = workbook_part(package, "sharedStrings", "xl/sharedStrings.xml")?;
+    let Some(xml) = package.part(&part)? else {
+        return Ok(Vec::new());
+    };
+    let mut reader = PartReader::new(&xml, "XLSX", &part);
+    let (mut strings, mut current, mut phonetic_depth, mut in_text) = (Vec::new(), String::new(), 0usize, false);
+    loop {
+        match reader.next()? {
+            Event::Start(e) => match local_name(e.name().as_ref()) {
+                b"rPh" => phonetic_depth += 1,
+                b"t" => in_text = phonetic_depth == 0,
+                _ => {}
+            },
+            Event::Empty(e) if local_name(e.name().as_ref()) == b"si" => strings.push(String::new()),
+            Event::Text(t) if in_text => current.push_str(&reader.text(&t)?),
+            Event::End(e) => match local_name(e.name().as_ref()) {
+                b"rPh" => phonetic_depth = phonetic_depth.saturating_sub(1),
+                b"t" => in_text = false,
+                b"si" => strings.push(std::mem::take(&mut current)),
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(strings)
+}
+
+/// A column's 0-based index from a cell reference (`B7` is 1).
+fn column_of(reference: &[u8]) -> Option<usize> {
+    let letters = reference.iter().take_while(|b| b.is_ascii_alphabetic());
+    let mut column = 0usize;
+    let mut any = false;
+    for letter in letters {
+        column = column
+            .checked_mul(26)?
+            .checked_add((letter.to_ascii_uppercase() - b'A') as usize + 1)?;
+        any = true;
+    }
+    any.then(|| column - 1)
+}
+
+/// One row's cells laid out in their columns, joined by `, ` (empty when every cell is).
+fn row_text(cells: &mut Vec<(usize, String)>) -> String {
+    cells.sort_by_key(|(column, _)| *column);
+    let mut out: Vec<&str> = Vec::new();
+    for (column, text) in cells.iter() {
+        while out.len() < (*column).min(MAX_PADDED_COLUMNS) {
+            out.push("");
+        }
+        out.push(text);
+    }
+    let text = out.join(", ");
+    cells.clear();
+    match text.replace(", ", "").trim().is_empty() {
+        true => String::new(),
+        false => text,
+    }
+}
+
+/// Each non-empty row of one sheet, in order.
+fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> Result<Vec<String>, ParseError> {
+    let mut reader = PartReader::new(xml, "XLSX", part);
+    let mut rows = Vec::new();
+    let mut cells: Vec<(usize, String)> = Vec::new();
+    // The cell being read: its column, its type, its style, its value so far.
+    let (mut column, mut kind, mut style, mut value) = (0usize, Vec::new(), None, String::new());
+    let mut next_column = 0usize;
+    let mut in_value = false;
+    loop {
+        match reader.next()? {
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"row" => next_column = 0,
+            Event::Start(e) if local_name(e.name().as_ref()) == b"c" => {
+                kind.clear();
+                style = None;
+                column = next_column;
+                for attribute in e.attributes().flatten() {
+                    match attribute.key.as_ref() {
+                        b"r" => column = column_of(&attribute.value).unwrap_or(next_column),
+                        b"t" => kind = attribute.value.into_owned(),
+                        b"s" => style = std::str::from_utf8(&attribute.value).ok().and_then(|s| s.parse().ok()),
+                        _ => {}
+                    }
+                }
+                next_column = column + 1;
+            }
+            Event::Empty(e) if local_name(e.name().as_ref()) == b"c" => next_column += 1,
+            Event::Start(e) => in_value = matches!(local_name(e.name().as_ref()), b"v" | b"t"),
+            Event::Text(t) if in_value => value.push_str(&reader.text(&t)?),
+            Event::End(e) => match local_name(e.name().as_ref()) {
+                b"v" | b"t" => in_value = false,
+                b"c" => {
+                    let text = std::mem::take(&mut value);
+                    let text = match kind.as_slice() {
+                        b"s" => {
+                            let index = text.trim().parse::<usize>().ok();
+                            match index.and_then(|i| shared.get(i)) {
+                                Some(shared) => shared.clone(),
+                                None => {
+                                    return Err(ParseError::Corrupt(format!(
+                                        "XLSX part {part}: a cell names shared string {text:?}, of {}",
+                                        shared.len()
+                                    )))
+                                }
+                            }
+                        }
+                        b"b" => match text.trim() {
+                            "1" => "TRUE".into(),
+                            _ => "FALSE".into(),
+                        },
+                        b"" | b"n" => dates.as_date(style, &text).unwrap_or(text),
+                        _ => text,
+                    };
+                    let text = text.trim();
+                    if !text.is_empty() {
+                        cells.push((column, text.to_string()));
+                    }
+                }
+                b"row" => {
+                    let row = row_text(&mut cells);
+                    if !row.is_empty() {
+                        rows.push(row);
+                    }
+                }
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(rows)
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let mut package = Package::open(&raw.bytes, "XLSX")?;
+    let (sheets, from_1904) = sheets(&mut package)?;
+    let shared = shared_strings(&mut package)?;
+    let styles_part = workbook_part(&mut package, "styles", "xl/styles.xml")?;
+    let dates = DateStyles::read(package.part(&styles_part)?.as_deref(), from_1904);
+    let mut blocks = Vec::new();
+    for (name, part) in sheets {
+        let Some(xml) = package.part(&part)? else {
+            continue;
+        };
+        let mut rows = sheet_rows(&xml, &part, &shared, &dates)?.into_iter();
+        let path = [name];
+        let first = rows.next();
+        let mut data = rows.peekable();
+        match (first, data.peek().is_some()) {
+            (Some(header), true) => blocks.extend(data.map(|row| Block {
+                text: row,
+                heading_path: path.to_vec(),
+                kind: ContentType::Table,
+                header: Some(header.clone()),
+                ..Default::default()
+            })),
+            (Some(only), false) => blocks.push(Block {
+                text: only,
+                heading_path: path.to_vec(),
+                kind: ContentType::Table,
+                ..Default::default()
+            }),
+            (None, _) => {}
+        }
+    }
+    let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
+    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+}
+
+/// Test fixtures: minimal XLSX files.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::parse::ooxml::fixtures::{package, relationships};
+
+    const MAIN: &str = r#"xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships""#;
+
+    /// A workbook of `sheets` (name, `<sheetData>` rows XML) with `shared` strings (`<si>` XML each).
+    pub fn xlsx(sheets: &[(&str, String)], shared: &[&str]) -> Vec<u8> {
+        let listed: String = sheets
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| format!(r#"<sheet name="{name}" sheetId="{}" r:id="rId{}"/>"#, i + 1, i + 1))
+            .collect();
+        let mut rels: Vec<(String, &str, String)> = (0..sheets.len())
+            .map(|i| {
+                (
+                    format!("rId{}", i + 1),
+                    "worksheet",
+                    format!("worksheets/sheet{}.xml", i + 1),
+                )
+            })
+            .collect();
+        rels.push(("rId99".into(), "sharedStrings", "/xl/sharedStrings.xml".into()));
+        let mut parts = vec![
+            (
+                "xl/workbook.xml".to_string(),
+                format!(r#"<?xml version="1.0"?><workbook {MAIN}><sheets>{listed}</sheets></workbook>"#),
+            ),
+            ("xl/_rels/workbook.xml.rels".to_string(), relationships(&rels)),
+            // Style 1 shows a date (built-in format 14); found where it is by default, with no relationship.
+            (
+                "xl/styles.xml".to_string(),
+                format!(
+                    r#"<?xml version="1.0"?><styleSheet {MAIN}><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14"/></cellXfs></styleSheet>"#
+                ),
+            ),
+            (
+                "xl/sharedStrings.xml".to_string(),
+                format!(r#"<?xml version="1.0"?><sst {MAIN}>{}</sst>"#, shared.concat()),
+            ),
+        ];
+        for (i, (_, rows)) in sheets.iter().enumerate() {
+            parts.push((
+                format!("xl/worksheets/sheet{}.xml", i + 1),
+                format!(r#"<?xml version="1.0"?><worksheet {MAIN}><sheetData>{rows}</sheetData></worksheet>"#),
+            ));
+        }
+        package(&parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+    use crate::parse::{raw_for_test, AutoParser, Parser};
+
+    #[test]
+    fn sheets_rows_under_their_header_with_cells_in_their_columns() {
+        let shared = [
+            "<si><t>city</t></si>",
+            "<si><t>population</t></si>",
+            // Rich text runs, and a phonetic guide left out.
+            "<si><r><t>東京</t></r><r><t>都</t></r><rPh sb=\"0\" eb=\"2\"><t>トウキョウ</t></rPh></si>",
+            "<si><t>Köln &amp; Bonn</t></si>",
+            "<si/>",
+        ];
+        let cities = [
+            r#"<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c><c r="C1" t="inlineStr"><is><t>capital</t></is></c><c r="D1" t="inlineStr"><is><t>founded</t></is></c></row>"#,
+            r#"<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><f>1400*10000</f><v>14000000</v></c><c r="C2" t="b"><v>1</v></c><c r="D2" s="1"><v>46327</v></c></row>"#,
+            r#"<row r="3"><c r="A3" t="s"><v>4</v></c></row>"#,
+            r#"<row r="4"><c r="A4" t="s"><v>3</v></c><c r="C4" t="b"><v>0</v></c></row>"#,
+        ]
+        .concat();
+        let notes = r#"<row r="2"><c r="B2" t="inlineStr"><is><t>one line only</t></is></c></row>"#.to_string();
+        let doc = AutoParser
+            .parse(&raw_for_test(
+                "cities.xlsx",
+                xlsx(&[("Cities", cities), ("Notes", notes)], &shared),
+            ))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.title, "cities");
+        let blocks: Vec<(&str, Option<&str>, &[String])> = doc
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.header.as_deref(), b.heading_path.as_slice()))
+            .collect();
+        let (cities, notes) = (["Cities".to_string()], ["Notes".to_string()]);
+        assert_eq!(
+            blocks,
+            [
+                (
+                    "東京都, 14000000, TRUE, 2026-11-01",
+                    Some("city, population, capital, founded"),
+                    &cities[..]
+                ),
+                (
+                    "Köln & Bonn, , FALSE",
+                    Some("city, population, capital, founded"),
+                    &cities[..]
+                ),
+                (", one line only", None, &notes[..]),
+            ]
+        );
+        assert!(doc.blocks.iter().all(|b| b.kind == ContentType::Table));
+    }
+
+    #[test]
+    fn a_far_column_is_not_padded_and_a_bad_shared_string_is_corrupt() {
+        let far = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>left</t></is></c><c r="XFD1" t="inlineStr"><is><t>far right</t></is></c></row>"#;
+        let doc = AutoParser
+            .parse(&raw_for_test("wide.xlsx", xlsx(&[("S", far.to_string())], &[])))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.blocks[0].text.matches(", ").count(), MAX_PADDED_COLUMNS);
+        assert!(doc.blocks[0].text.ends_with("far right"));
+        let bad = r#"<row r="1"><c r="A1" t="s"><v>7</v></c></row>"#;
+        let err = AutoParser
+            .parse(&raw_for_test("bad.xlsx", xlsx(&[("S", bad.to_string())], &[])))
+            .unwrap_err();
+        assert!(
+            matches!(&err, ParseError::Corrupt(why) if why.contains("shared string \"7\", of 0")),
+            "{err:?}"
+        );
+        assert_eq!(column_of(b"B7"), Some(1));
+        assert_eq!(column_of(b"AA1"), Some(26));
+        assert_eq!(column_of(b"7"), None);
+    }
+}
