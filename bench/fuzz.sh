@@ -30,7 +30,7 @@ seed() { # seed TARGET: a few small valid inputs to start from
     parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf" ;;
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
-# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx.
+# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt.
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -53,6 +53,11 @@ package(2, "seed-xlsx", {
     "xl/_rels/workbook.xml.rels": rels("worksheets/sheet1.xml", "worksheet"),
     "xl/sharedStrings.xml": f'<?xml version="1.0"?><sst {main}><si><t>river</t></si></sst>',
     "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet {main}><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>dry</t></is></c><c r="B2"><v>3</v></c></row></sheetData></worksheet>',
+})
+odf = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+package(3, "seed-odt", {
+    "mimetype": "application/vnd.oasis.opendocument.text",
+    "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:text><text:h text:outline-level="1">Rivers</text:h><text:p>They run dry.</text:p></office:text></office:body></office:document-content>',
 })
 PY
     ) ;;

@@ -19,8 +19,8 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 11] = [
-    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx",
+const FORMATS: [&str; 12] = [
+    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt",
 ];
 
 // The suite must give the same files every run.
@@ -238,6 +238,31 @@ fn xlsx(cells: &[String], bomb_mib: usize) -> Vec<u8> {
     )
 }
 
+/// An ODT whose body holds `paragraphs` (after `nesting` unclosed sections' openings), or
+/// whose content.xml inflates to `bomb_mib` MiB.
+fn odt(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
+    let ns = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0""#;
+    let body: String = paragraphs.iter().map(|p| format!("<text:p>{p}</text:p>")).collect();
+    let (open, close) = match bomb_mib {
+        0 => ("", "</office:text></office:body></office:document-content>"),
+        _ => ("<text:p>", ""),
+    };
+    let sections = "<text:section>".repeat(nesting);
+    package(
+        &[
+            ("mimetype", "application/vnd.oasis.opendocument.text".to_string()),
+            (
+                "content.xml",
+                format!(
+                    r#"<?xml version="1.0"?><office:document-content {ns}><office:body><office:text>{sections}{body}{open}{close}"#
+                ),
+            ),
+        ],
+        bomb_mib,
+        "</text:p></office:text></office:body></office:document-content>",
+    )
+}
+
 /// A well-formed file of `format` holding `text`.
 fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
     let more = sentence(rng, 12);
@@ -253,6 +278,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "docx" => docx(&[text.to_string(), more], 0),
         "pptx" => pptx(&[text.to_string(), more], 0, 0),
         "xlsx" => xlsx(&[text.to_string(), more], 0),
+        "odt" => odt(&[text.to_string(), more], 0, 0),
         other => unreachable!("{other}"),
     }
 }
@@ -279,6 +305,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         ),
         "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
         "pptx" => pptx(&["deep".to_string()], depth, 0),
+        "odt" => odt(&["deep".to_string()], depth, 0),
         "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }
@@ -427,6 +454,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     write(&source, "named-zip-bomb.docx", &docx(&[], 1024));
     write(&source, "named-zip-bomb.pptx", &pptx(&[], 0, 300));
     write(&source, "named-zip-bomb.xlsx", &xlsx(&[], 300));
+    write(&source, "named-zip-bomb.odt", &odt(&[], 0, 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
     write(
@@ -506,11 +534,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2",
             "--mode",
             "keyword",
             "--top-k",
-            "6",
+            "7",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -525,6 +553,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-html-2.html",
         "control-pptx-1.pptx",
         "control-xlsx-4.xlsx",
+        "control-odt-2.odt",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
@@ -544,6 +573,10 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     named(
         "named-zip-bomb.xlsx",
         "XLSX part xl/worksheets/sheet1.xml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-zip-bomb.odt",
+        "ODT part content.xml: more than 128 MiB once inflated",
     );
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);

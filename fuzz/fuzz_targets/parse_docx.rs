@@ -1,5 +1,5 @@
 #![no_main]
-//! Any bytes as an Office package (the first byte picks which): .docx, .pptx or .xlsx.
+//! Any bytes as an Office package (the first byte picks which): .docx, .pptx, .xlsx or .odt.
 
 #[path = "parse_as.rs"]
 mod parse_as;
@@ -8,6 +8,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let name = ["fuzz.docx", "fuzz.pptx", "fuzz.xlsx"][pick as usize % 3];
+    let name = ["fuzz.docx", "fuzz.pptx", "fuzz.xlsx", "fuzz.odt"][pick as usize % 4];
     parse_as::parse_as(name, rest);
 });

@@ -16,6 +16,7 @@ pub enum Format {
     Docx,
     Pptx,
     Xlsx,
+    Odt,
 }
 
 impl Format {
@@ -32,6 +33,7 @@ impl Format {
             Self::Docx => "DOCX",
             Self::Pptx => "PPTX",
             Self::Xlsx => "XLSX",
+            Self::Odt => "ODT",
         }
     }
 
@@ -42,7 +44,10 @@ impl Format {
     /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
     /// linear in the file.
     pub fn needs_isolation(self) -> bool {
-        matches!(self, Self::Pdf | Self::Docx | Self::Pptx | Self::Xlsx | Self::Html)
+        matches!(
+            self,
+            Self::Pdf | Self::Docx | Self::Pptx | Self::Xlsx | Self::Odt | Self::Html
+        )
     }
 }
 
@@ -59,6 +64,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "docx" => Format::Docx,
         "pptx" | "pptm" => Format::Pptx,
         "xlsx" | "xlsm" => Format::Xlsx,
+        "odt" => Format::Odt,
         _ => return None,
     })
 }
@@ -100,6 +106,10 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         }
         if holds(b"xl/workbook.xml") {
             return Ok(Format::Xlsx);
+        }
+        // OpenDocument's first part, stored: its `mimetype`.
+        if holds(b"application/vnd.oasis.opendocument.text") {
+            return Ok(Format::Odt);
         }
         return Err(ParseError::Binary("ZIP archive".into()));
     }
@@ -152,6 +162,8 @@ mod tests {
         assert_eq!(detect_format("upload", &deck).unwrap(), Format::Pptx);
         assert_eq!(detect_format("upload", &book).unwrap(), Format::Xlsx);
         assert_eq!(detect_format("upload", &letter).unwrap(), Format::Docx);
+        let text = super::super::odt::fixtures::odt("<text:p>x</text:p>", None);
+        assert_eq!(detect_format("upload", &text).unwrap(), Format::Odt);
         assert_eq!(detect_format("q3.XLSM", b"x").unwrap(), Format::Xlsx);
     }
 

@@ -3,8 +3,9 @@
 
 use quick_xml::events::Event;
 
-use super::ooxml::{local_name, Package, PartReader, TableText};
-use super::{Block, ContentType, Document, ParseError, Parsed};
+use super::ooxml::{local_name, Package, PartReader};
+use super::outline_body::OutlineBody;
+use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Heading level of a paragraph style: `Title` is 0, `Heading1` / `heading 1` is 1.
@@ -16,85 +17,37 @@ fn heading_level(style: &str) -> Option<usize> {
     lower.strip_prefix("heading").and_then(|n| n.parse().ok())
 }
 
-#[derive(Default)]
-struct Body {
-    blocks: Vec<Block>,
-    headings: Vec<(usize, String)>,
-    paragraph: String,
-    /// Inside a run's `<w:t>`: the only text read (not a field's code, `<w:instrText>`, nor
-    /// deleted text, `<w:delText>`).
-    in_text: bool,
-    style: Option<String>,
-    table: TableText,
-    first_heading: Option<String>,
-}
-
-impl Body {
-    fn path(&self) -> Vec<String> {
-        self.headings.iter().map(|(_, h)| h.clone()).collect()
-    }
-
-    fn end_paragraph(&mut self) {
-        let text = self.paragraph.trim().to_string();
-        self.paragraph.clear();
-        let style = self.style.take();
-        if text.is_empty() {
-            return;
-        }
-        if self.table.inside() {
-            self.table.paragraph(text);
-            return;
-        }
-        if let Some(level) = style.as_deref().and_then(heading_level) {
-            self.first_heading.get_or_insert_with(|| text.clone());
-            self.headings.retain(|(l, _)| *l < level);
-            self.headings.push((level, text.clone()));
-        }
-        self.blocks.push(Block::text(text, &self.path()));
-    }
-
-    fn push_table(&mut self, text: String) {
-        self.blocks.push(Block {
-            text,
-            heading_path: self.path(),
-            kind: ContentType::Table,
-            ..Default::default()
-        });
-    }
-}
-
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut package = Package::open(&raw.bytes, "DOCX")?;
     let xml = package
         .part("word/document.xml")?
         .ok_or_else(|| ParseError::Corrupt("DOCX has no word/document.xml".into()))?;
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
-    let mut body = Body::default();
+    let mut body = OutlineBody::default();
+    // The paragraph's style; inside a run's `<w:t>`: the only text read (not a field's code,
+    // `<w:instrText>`, nor deleted text, `<w:delText>`).
+    let (mut style, mut in_text): (Option<String>, bool) = (None, false);
     loop {
         match reader.next()? {
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
-                body.style = e
+                style = e
                     .attributes()
                     .flatten()
                     .find(|a| local_name(a.key.as_ref()) == b"val")
                     .map(|a| String::from_utf8_lossy(&a.value).into_owned());
             }
-            Event::Start(e) if local_name(e.name().as_ref()) == b"t" => body.in_text = true,
+            Event::Start(e) if local_name(e.name().as_ref()) == b"t" => in_text = true,
             Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
                 b"tab" => body.paragraph.push('\t'),
                 b"br" | b"cr" => body.paragraph.push('\n'),
                 b"tbl" => body.table.start(),
                 _ => {}
             },
-            Event::Text(t) if body.in_text => body.paragraph.push_str(&reader.text(&t)?),
+            Event::Text(t) if in_text => body.paragraph.push_str(&reader.text(&t)?),
             Event::End(e) => match local_name(e.name().as_ref()) {
-                b"t" => body.in_text = false,
-                b"p" => body.end_paragraph(),
-                name => {
-                    if let Some(table) = body.table.end(name) {
-                        body.push_table(table);
-                    }
-                }
+                b"t" => in_text = false,
+                b"p" => body.end_paragraph(style.take().as_deref().and_then(heading_level)),
+                name => body.end_table_part(name),
             },
             Event::Eof => break,
             _ => {}

@@ -12,7 +12,9 @@ mod isolated;
 mod json;
 mod legacy_encoding;
 mod markdown;
+mod odt;
 mod ooxml;
+mod outline_body;
 mod pdf;
 mod pdf_headings;
 mod pdf_outline;
@@ -87,6 +89,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Docx => docx::parse(raw),
         Format::Pptx => pptx::parse(raw),
         Format::Xlsx => xlsx::parse(raw),
+        Format::Odt => odt::parse(raw),
     }
 }
 

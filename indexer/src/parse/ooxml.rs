@@ -1,6 +1,6 @@
-//! Office Open XML packages (DOCX, PPTX, XLSX): a ZIP archive of XML parts, read part by part
-//! within a budget of inflated bytes (a part's declared size is whatever the file says), and
-//! the relationships that name one part from another.
+//! Office packages, Office Open XML's (DOCX, PPTX, XLSX) and OpenDocument's (ODT): a ZIP
+//! archive of XML parts, read part by part within a budget of inflated bytes (a part's declared
+//! size is whatever the file says), and the relationships that name one part from another.
 
 use std::io::{Cursor, Read};
 
@@ -16,7 +16,7 @@ const MAX_PACKAGE_BYTES: u64 = 256 << 20;
 /// A package being read: its archive, and what is left of its inflation budget.
 pub(super) struct Package<'a> {
     archive: zip::ZipArchive<Cursor<&'a [u8]>>,
-    /// `DOCX`, `PPTX` or `XLSX`: named in every error.
+    /// `DOCX`, `PPTX`, `XLSX` or `ODT`: named in every error.
     format: &'static str,
     budget: u64,
 }
@@ -66,7 +66,12 @@ impl<'a> Package<'a> {
 
     /// The document title the package's core properties give (`docProps/core.xml`'s `dc:title`).
     pub fn core_title(&mut self) -> Result<Option<String>, ParseError> {
-        Ok(self.part("docProps/core.xml")?.as_deref().and_then(core_title))
+        self.title_in("docProps/core.xml")
+    }
+
+    /// The `dc:title` of part `name` (OpenDocument's is `meta.xml`).
+    pub fn title_in(&mut self, name: &str) -> Result<Option<String>, ParseError> {
+        Ok(self.part(name)?.as_deref().and_then(core_title))
     }
 
     /// The relationships of part `source` (from its `_rels/<name>.rels`), their targets

@@ -46,6 +46,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        Some("odt") => "application/vnd.oasis.opendocument.text",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",

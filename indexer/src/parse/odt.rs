@@ -1,0 +1,181 @@
+//! ODT (zip + OpenDocument text, LibreOffice's and the public sector's format): paragraphs as
+//! blocks, headings (`text:h` and its outline level) giving heading paths, tables as table
+//! blocks (cells joined by ` | `); tracked deletions and comments left out.
+
+use quick_xml::events::{BytesStart, Event};
+
+use super::ooxml::{local_name, Package, PartReader};
+use super::outline_body::OutlineBody;
+use super::{Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+/// A heading's outline level (`text:outline-level`, 1 when it names none).
+fn outline_level(element: &BytesStart) -> usize {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| local_name(a.key.as_ref()) == b"outline-level")
+        .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
+        .unwrap_or(1)
+}
+
+/// The spaces a `text:s` stands for (`text:c`, 1 when it names none; at most 1,000).
+fn spaces(element: &BytesStart) -> usize {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| local_name(a.key.as_ref()) == b"c")
+        .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
+        .unwrap_or(1usize)
+        .min(1000)
+}
+
+/// OpenDocument's table elements as [`super::ooxml::TableText`] names them.
+fn table_part(name: &[u8]) -> &[u8] {
+    match name {
+        b"table-cell" => b"tc",
+        b"table-row" => b"tr",
+        b"table" => b"tbl",
+        _ => b"",
+    }
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let mut package = Package::open(&raw.bytes, "ODT")?;
+    let xml = package
+        .part("content.xml")?
+        .ok_or_else(|| ParseError::Corrupt("ODT has no content.xml".into()))?;
+    let mut reader = PartReader::new(&xml, "ODT", "content.xml");
+    let mut body = OutlineBody::default();
+    // Open headings' levels (a heading's paragraph ends with its `text:h`), and how deep
+    // inside what is left out (tracked changes, comments) the reader is.
+    let (mut heading, mut skipped) = (None, 0usize);
+    loop {
+        match reader.next()? {
+            Event::Start(e) => match local_name(e.name().as_ref()) {
+                b"tracked-changes" | b"annotation" => skipped += 1,
+                _ if skipped > 0 => {}
+                b"h" => heading = Some(outline_level(&e)),
+                b"table" => body.table.start(),
+                b"s" => body.paragraph.push_str(&" ".repeat(spaces(&e))),
+                _ => {}
+            },
+            Event::Empty(e) if skipped == 0 => match local_name(e.name().as_ref()) {
+                b"s" => body.paragraph.push_str(&" ".repeat(spaces(&e))),
+                b"tab" => body.paragraph.push('\t'),
+                b"line-break" => body.paragraph.push('\n'),
+                _ => {}
+            },
+            Event::Text(t) if skipped == 0 => body.paragraph.push_str(&reader.text(&t)?),
+            Event::End(e) => match local_name(e.name().as_ref()) {
+                b"tracked-changes" | b"annotation" => skipped = skipped.saturating_sub(1),
+                _ if skipped > 0 => {}
+                b"h" => body.end_paragraph(heading.take()),
+                b"p" => body.end_paragraph(None),
+                name => body.end_table_part(table_part(name)),
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let title = package
+        .title_in("meta.xml")?
+        .or(body.first_heading)
+        .unwrap_or_else(|| Document::stem_of(raw));
+    Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
+}
+
+/// Test fixtures: minimal ODT files.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// An ODT whose body is the given OpenDocument text, with a title in its meta.xml if given.
+    pub fn odt(body_xml: &str, title: Option<&str>) -> Vec<u8> {
+        let ns = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/""#;
+        let mut parts = vec![
+            (
+                "mimetype".to_string(),
+                "application/vnd.oasis.opendocument.text".to_string(),
+            ),
+            (
+                "content.xml".to_string(),
+                format!(
+                    r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}><office:body><office:text>{body_xml}</office:text></office:body></office:document-content>"#
+                ),
+            ),
+        ];
+        if let Some(title) = title {
+            parts.push((
+                "meta.xml".to_string(),
+                format!(r#"<?xml version="1.0"?><office:document-meta {ns}><office:meta><dc:title>{title}</dc:title></office:meta></office:document-meta>"#),
+            ));
+        }
+        crate::parse::ooxml::fixtures::package(&parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::odt;
+    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+
+    #[test]
+    fn headings_paragraphs_tables_and_what_is_left_out() {
+        let body = concat!(
+            r#"<text:tracked-changes><text:changed-region><text:deletion><text:p>deleted words</text:p></text:deletion></text:changed-region></text:tracked-changes>"#,
+            r#"<text:h text:outline-level="1">Haushalt 2026</text:h>"#,
+            r#"<text:p>Die Mittel für <text:span>Rechenzentren</text:span>:<text:s text:c="2"/>mehr<text:tab/>als<text:line-break/>vorher.<office:annotation><text:p>a reviewer's comment</text:p></office:annotation></text:p>"#,
+            r#"<text:h text:outline-level="2">Kosten</text:h>"#,
+            r#"<table:table table:name="T"><table:table-row><table:table-cell><text:p>Posten</text:p></table:table-cell><table:table-cell><text:p>Euro</text:p></table:table-cell></table:table-row><table:table-row><table:table-cell><text:p>GPUs</text:p></table:table-cell><table:table-cell><text:p>64.000</text:p></table:table-cell></table:table-row></table:table>"#,
+            r#"<text:list><text:list-item><text:p>Strom &amp; Kühlung</text:p></text:list-item></text:list>"#,
+        );
+        let doc = AutoParser
+            .parse(&raw_for_test("plan.odt", odt(body, Some("Haushaltsplan"))))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.title, "Haushaltsplan");
+        let blocks: Vec<(&str, Vec<&str>, ContentType)> = doc
+            .blocks
+            .iter()
+            .map(|b| {
+                (
+                    b.text.as_str(),
+                    b.heading_path.iter().map(String::as_str).collect(),
+                    b.kind,
+                )
+            })
+            .collect();
+        assert_eq!(
+            blocks,
+            [
+                ("Haushalt 2026", vec!["Haushalt 2026"], ContentType::Text),
+                (
+                    "Die Mittel für Rechenzentren:  mehr\tals\nvorher.",
+                    vec!["Haushalt 2026"],
+                    ContentType::Text
+                ),
+                ("Kosten", vec!["Haushalt 2026", "Kosten"], ContentType::Text),
+                (
+                    "Posten | Euro\nGPUs | 64.000",
+                    vec!["Haushalt 2026", "Kosten"],
+                    ContentType::Table
+                ),
+                ("Strom & Kühlung", vec!["Haushalt 2026", "Kosten"], ContentType::Text),
+            ]
+        );
+        // Without meta.xml, the first heading names it.
+        let untitled = AutoParser
+            .parse(&raw_for_test("plan.odt", odt(body, None)))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(untitled.title, "Haushalt 2026");
+    }
+
+    #[test]
+    fn an_odt_without_content_is_corrupt() {
+        let docx = crate::parse::docx::fixtures::docx("");
+        let err = AutoParser.parse(&raw_for_test("wrong.odt", docx)).unwrap_err();
+        assert_eq!(err, ParseError::Corrupt("ODT has no content.xml".into()));
+    }
+}
