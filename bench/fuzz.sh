@@ -30,7 +30,7 @@ seed() { # seed TARGET: a few small valid inputs to start from
     parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf" ;;
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
-# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt.
+# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub.
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -58,6 +58,12 @@ odf = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:tex
 package(3, "seed-odt", {
     "mimetype": "application/vnd.oasis.opendocument.text",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:text><text:h text:outline-level="1">Rivers</text:h><text:p>They run dry.</text:p></office:text></office:body></office:document-content>',
+})
+package(4, "seed-epub", {
+    "mimetype": "application/epub+zip",
+    "META-INF/container.xml": '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/book.opf"/></rootfiles></container>',
+    "OEBPS/book.opf": '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Rivers</dc:title></metadata><manifest><item id="c" href="c.xhtml"/></manifest><spine><itemref idref="c"/></spine></package>',
+    "OEBPS/c.xhtml": '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Rivers</h1><p>They run dry.</p></body></html>',
 })
 PY
     ) ;;

@@ -19,8 +19,8 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 12] = [
-    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt",
+const FORMATS: [&str; 13] = [
+    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "epub",
 ];
 
 // The suite must give the same files every run.
@@ -263,6 +263,27 @@ fn odt(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
     )
 }
 
+/// An EPUB of one chapter holding `paragraphs` (after `nesting` unclosed `div`s), or whose
+/// chapter inflates to `bomb_mib` MiB.
+fn epub(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
+    let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>")).collect();
+    let (open, close) = match bomb_mib {
+        0 => ("", "</body></html>"),
+        _ => ("<p>", ""),
+    };
+    let divs = "<div>".repeat(nesting);
+    package(
+        &[
+            ("mimetype", "application/epub+zip".to_string()),
+            ("META-INF/container.xml", r#"<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/book.opf"/></rootfiles></container>"#.to_string()),
+            ("OEBPS/book.opf", r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Log</dc:title></metadata><manifest><item id="c" href="c.xhtml"/></manifest><spine><itemref idref="c"/></spine></package>"#.to_string()),
+            ("OEBPS/c.xhtml", format!(r#"<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body>{divs}{body}{open}{close}"#)),
+        ],
+        bomb_mib,
+        "</p></body></html>",
+    )
+}
+
 /// A well-formed file of `format` holding `text`.
 fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
     let more = sentence(rng, 12);
@@ -279,6 +300,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "pptx" => pptx(&[text.to_string(), more], 0, 0),
         "xlsx" => xlsx(&[text.to_string(), more], 0),
         "odt" => odt(&[text.to_string(), more], 0, 0),
+        "epub" => epub(&[text.to_string(), more], 0, 0),
         other => unreachable!("{other}"),
     }
 }
@@ -306,6 +328,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
         "pptx" => pptx(&["deep".to_string()], depth, 0),
         "odt" => odt(&["deep".to_string()], depth, 0),
+        "epub" => epub(&["deep".to_string()], depth, 0),
         "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }
@@ -455,6 +478,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     write(&source, "named-zip-bomb.pptx", &pptx(&[], 0, 300));
     write(&source, "named-zip-bomb.xlsx", &xlsx(&[], 300));
     write(&source, "named-zip-bomb.odt", &odt(&[], 0, 300));
+    write(&source, "named-zip-bomb.epub", &epub(&[], 0, 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
     write(
@@ -534,11 +558,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkepub5",
             "--mode",
             "keyword",
             "--top-k",
-            "7",
+            "8",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -554,6 +578,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-pptx-1.pptx",
         "control-xlsx-4.xlsx",
         "control-odt-2.odt",
+        "control-epub-5.epub",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
@@ -577,6 +602,10 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     named(
         "named-zip-bomb.odt",
         "ODT part content.xml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-zip-bomb.epub",
+        "EPUB part OEBPS/c.xhtml: more than 128 MiB once inflated",
     );
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);

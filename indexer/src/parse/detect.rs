@@ -17,6 +17,7 @@ pub enum Format {
     Pptx,
     Xlsx,
     Odt,
+    Epub,
 }
 
 impl Format {
@@ -34,6 +35,7 @@ impl Format {
             Self::Pptx => "PPTX",
             Self::Xlsx => "XLSX",
             Self::Odt => "ODT",
+            Self::Epub => "EPUB",
         }
     }
 
@@ -46,7 +48,7 @@ impl Format {
     pub fn needs_isolation(self) -> bool {
         matches!(
             self,
-            Self::Pdf | Self::Docx | Self::Pptx | Self::Xlsx | Self::Odt | Self::Html
+            Self::Pdf | Self::Docx | Self::Pptx | Self::Xlsx | Self::Odt | Self::Epub | Self::Html
         )
     }
 }
@@ -65,6 +67,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "pptx" | "pptm" => Format::Pptx,
         "xlsx" | "xlsm" => Format::Xlsx,
         "odt" => Format::Odt,
+        "epub" => Format::Epub,
         _ => return None,
     })
 }
@@ -107,9 +110,12 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         if holds(b"xl/workbook.xml") {
             return Ok(Format::Xlsx);
         }
-        // OpenDocument's first part, stored: its `mimetype`.
+        // OpenDocument's and EPUB's first part, stored: their `mimetype`.
         if holds(b"application/vnd.oasis.opendocument.text") {
             return Ok(Format::Odt);
+        }
+        if holds(b"application/epub+zip") || holds(b"META-INF/container.xml") {
+            return Ok(Format::Epub);
         }
         return Err(ParseError::Binary("ZIP archive".into()));
     }
@@ -164,6 +170,8 @@ mod tests {
         assert_eq!(detect_format("upload", &letter).unwrap(), Format::Docx);
         let text = super::super::odt::fixtures::odt("<text:p>x</text:p>", None);
         assert_eq!(detect_format("upload", &text).unwrap(), Format::Odt);
+        let book = super::super::epub::fixtures::epub("t", &[("a.xhtml", "<p>x</p>")]);
+        assert_eq!(detect_format("upload", &book).unwrap(), Format::Epub);
         assert_eq!(detect_format("q3.XLSM", b"x").unwrap(), Format::Xlsx);
     }
 

@@ -172,9 +172,16 @@ impl Walker {
     }
 }
 
-pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text_declared(&raw.bytes, declared_in_html(&raw.bytes))?;
-    let html = Html::parse_document(&text);
+/// What one page holds: its `<title>`, its first heading, its blocks.
+pub(super) struct Page {
+    pub title: Option<String>,
+    pub first_heading: Option<String>,
+    pub blocks: Vec<Block>,
+}
+
+/// Reads one page's visible text (an EPUB's chapters are pages too).
+pub(super) fn read_page(text: &str) -> Page {
+    let html = Html::parse_document(text);
     let title_selector = Selector::parse("title").expect("static selector");
     let title = html
         .select(&title_selector)
@@ -195,10 +202,21 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     };
     walker.walk(html.root_element());
     walker.flush();
-    let title = title
-        .or_else(|| walker.headings.first().map(|(_, h)| h.clone()))
+    Page {
+        title,
+        first_heading: walker.headings.first().map(|(_, h)| h.clone()),
+        blocks: walker.blocks,
+    }
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let text = decode_text_declared(&raw.bytes, declared_in_html(&raw.bytes))?;
+    let page = read_page(&text);
+    let title = page
+        .title
+        .or(page.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, walker.blocks)))
+    Ok(Parsed::one(Document::from_raw(raw, title, page.blocks)))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod csv;
 mod detect;
 mod document;
 mod docx;
+mod epub;
 mod error;
 mod html;
 mod isolated;
@@ -90,7 +91,24 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Pptx => pptx::parse(raw),
         Format::Xlsx => xlsx::parse(raw),
         Format::Odt => odt::parse(raw),
+        Format::Epub => epub::parse(raw),
     }
+}
+
+/// A parsed document's blocks as (text, heading path, kind), for tests to compare.
+#[cfg(test)]
+pub(crate) fn outline_of(document: &Document) -> Vec<(&str, Vec<&str>, ContentType)> {
+    document
+        .blocks
+        .iter()
+        .map(|b| {
+            (
+                b.text.as_str(),
+                b.heading_path.iter().map(String::as_str).collect(),
+                b.kind,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

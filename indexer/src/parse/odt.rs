@@ -116,7 +116,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::odt;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn headings_paragraphs_tables_and_what_is_left_out() {
@@ -134,19 +134,8 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(doc.title, "Haushaltsplan");
-        let blocks: Vec<(&str, Vec<&str>, ContentType)> = doc
-            .blocks
-            .iter()
-            .map(|b| {
-                (
-                    b.text.as_str(),
-                    b.heading_path.iter().map(String::as_str).collect(),
-                    b.kind,
-                )
-            })
-            .collect();
         assert_eq!(
-            blocks,
+            outline_of(&doc),
             [
                 ("Haushalt 2026", vec!["Haushalt 2026"], ContentType::Text),
                 (

@@ -1,4 +1,4 @@
-//! Office packages, Office Open XML's (DOCX, PPTX, XLSX) and OpenDocument's (ODT): a ZIP
+//! Office packages, Office Open XML's (DOCX, PPTX, XLSX), OpenDocument's (ODT) and EPUB's: a ZIP
 //! archive of XML parts, read part by part within a budget of inflated bytes (a part's declared
 //! size is whatever the file says), and the relationships that name one part from another.
 
@@ -16,7 +16,7 @@ const MAX_PACKAGE_BYTES: u64 = 256 << 20;
 /// A package being read: its archive, and what is left of its inflation budget.
 pub(super) struct Package<'a> {
     archive: zip::ZipArchive<Cursor<&'a [u8]>>,
-    /// `DOCX`, `PPTX`, `XLSX` or `ODT`: named in every error.
+    /// `DOCX`, `PPTX`, `XLSX`, `ODT` or `EPUB`: named in every error.
     format: &'static str,
     budget: u64,
 }
@@ -92,16 +92,13 @@ impl<'a> Package<'a> {
                 quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e)
                     if local_name(e.name().as_ref()) == b"Relationship" =>
                 {
-                    let attribute = |key: &[u8]| {
-                        e.attributes()
-                            .flatten()
-                            .find(|a| a.key.as_ref() == key)
-                            .map(|a| String::from_utf8_lossy(&a.value).into_owned())
-                    };
-                    let external = attribute(b"TargetMode").is_some_and(|m| m == "External");
-                    if let (Some(id), Some(kind), Some(target), false) =
-                        (attribute(b"Id"), attribute(b"Type"), attribute(b"Target"), external)
-                    {
+                    let external = attribute(&e, b"TargetMode").is_some_and(|m| m == "External");
+                    if let (Some(id), Some(kind), Some(target), false) = (
+                        attribute(&e, b"Id"),
+                        attribute(&e, b"Type"),
+                        attribute(&e, b"Target"),
+                        external,
+                    ) {
                         found.push(Relationship {
                             id,
                             kind,
@@ -212,7 +209,7 @@ pub(super) struct Relationship {
 }
 
 /// `target` (relative to `folder`, or absolute from the package root) as a part name.
-fn resolve(folder: &str, target: &str) -> String {
+pub(super) fn resolve(folder: &str, target: &str) -> String {
     let mut parts: Vec<&str> = match target.strip_prefix('/') {
         Some(_) => Vec::new(),
         None => folder.split('/').filter(|p| !p.is_empty()).collect(),
@@ -227,6 +224,16 @@ fn resolve(folder: &str, target: &str) -> String {
         }
     }
     parts.join("/")
+}
+
+/// The value of `element`'s attribute named `key` (with its prefix, if it has one), its
+/// entities replaced.
+pub(super) fn attribute(element: &quick_xml::events::BytesStart, key: &[u8]) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| a.key.as_ref() == key)
+        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
 }
 
 /// An element or attribute name without its namespace prefix.
@@ -263,6 +270,11 @@ pub(crate) mod fixtures {
         )
         .unwrap();
         for (name, xml) in parts {
+            // OpenDocument's and EPUB's `mimetype` is stored, as their standards ask.
+            let options = match name.as_str() {
+                "mimetype" => options.compression_method(zip::CompressionMethod::Stored),
+                _ => options,
+            };
             zip.start_file(name.as_str(), options).unwrap();
             zip.write_all(xml.as_bytes()).unwrap();
         }

@@ -7,7 +7,7 @@ use chrono::{Duration, NaiveDate};
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-use super::ooxml::local_name;
+use super::ooxml::{attribute, local_name};
 
 /// The workbook's styles, by index (a cell's `s`): whether each shows a date or time.
 #[derive(Debug, Default)]
@@ -33,12 +33,7 @@ impl DateStyles {
         loop {
             match reader.read_event() {
                 Ok(Event::Start(e) | Event::Empty(e)) => {
-                    let attribute = |key: &[u8]| {
-                        e.attributes()
-                            .flatten()
-                            .find(|a| a.key.as_ref() == key)
-                            .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
-                    };
+                    let attribute = |key: &[u8]| attribute(&e, key);
                     match local_name(e.name().as_ref()) {
                         b"numFmt" => {
                             if let (Some(id), Some(code)) = (attribute(b"numFmtId"), attribute(b"formatCode")) {
