@@ -19,7 +19,9 @@ fn outline_level(element: &BytesStart) -> usize {
         .unwrap_or(1)
 }
 
-/// The spaces a `text:s` stands for (`text:c`, 1 when it names none; at most 1,000).
+/// The spaces a `text:s` stands for (`text:c`, 1 when it names none; at most 8: a run of
+/// spaces is layout, and a file of many `text:s` naming a million each must not make
+/// gigabytes of them).
 fn spaces(element: &BytesStart) -> usize {
     element
         .attributes()
@@ -27,7 +29,7 @@ fn spaces(element: &BytesStart) -> usize {
         .find(|a| local_name(a.key.as_ref()) == b"c")
         .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
         .unwrap_or(1usize)
-        .min(1000)
+        .min(8)
 }
 
 /// OpenDocument's table elements as [`super::ooxml::TableText`] names them.
@@ -123,7 +125,7 @@ mod tests {
         let body = concat!(
             r#"<text:tracked-changes><text:changed-region><text:deletion><text:p>deleted words</text:p></text:deletion></text:changed-region></text:tracked-changes>"#,
             r#"<text:h text:outline-level="1">Haushalt 2026</text:h>"#,
-            r#"<text:p>Die Mittel für <text:span>Rechenzentren</text:span>:<text:s text:c="2"/>mehr<text:tab/>als<text:line-break/>vorher.<office:annotation><text:p>a reviewer's comment</text:p></office:annotation></text:p>"#,
+            r#"<text:p>Die Mittel für <text:span>Rechenzentren</text:span>:<text:s text:c="2"/>mehr<text:s text:c="1000000"/><text:tab/>als<text:line-break/>vorher.<office:annotation><text:p>a reviewer's comment</text:p></office:annotation></text:p>"#,
             r#"<text:h text:outline-level="2">Kosten</text:h>"#,
             r#"<table:table table:name="T"><table:table-row><table:table-cell><text:p>Posten</text:p></table:table-cell><table:table-cell><text:p>Euro</text:p></table:table-cell></table:table-row><table:table-row><table:table-cell><text:p>GPUs</text:p></table:table-cell><table:table-cell><text:p>64.000</text:p></table:table-cell></table:table-row></table:table>"#,
             r#"<text:list><text:list-item><text:p>Strom &amp; Kühlung</text:p></text:list-item></text:list>"#,
@@ -139,7 +141,7 @@ mod tests {
             [
                 ("Haushalt 2026", vec!["Haushalt 2026"], ContentType::Text),
                 (
-                    "Die Mittel für Rechenzentren:  mehr\tals\nvorher.",
+                    "Die Mittel für Rechenzentren:  mehr        \tals\nvorher.",
                     vec!["Haushalt 2026"],
                     ContentType::Text
                 ),

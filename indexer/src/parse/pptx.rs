@@ -110,7 +110,8 @@ fn read_slide(xml: &str, part: &str) -> Result<SlideText, ParseError> {
 }
 
 /// The slides' part names in the presentation's order (its slide list; else its slide
-/// relationships in their order).
+/// relationships in their order), each once (a list naming one slide many times would have
+/// it read again and again).
 fn slide_parts(package: &mut Package) -> Result<Vec<String>, ParseError> {
     let presentation = package
         .part("ppt/presentation.xml")?
@@ -142,6 +143,8 @@ fn slide_parts(package: &mut Package) -> Result<Vec<String>, ParseError> {
             .map(|r| r.part)
             .collect();
     }
+    let mut seen = std::collections::HashSet::new();
+    listed.retain(|part| seen.insert(part.clone()));
     Ok(listed)
 }
 
@@ -342,6 +345,17 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_slide_listed_many_times_is_read_once() {
+        let deck = pptx(&[(shape(None, &["once"]), None)], &[0, 0, 0]);
+        let doc = AutoParser
+            .parse(&raw_for_test("d.pptx", deck))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.blocks.len(), 1);
     }
 
     #[test]

@@ -15,7 +15,8 @@ use crate::source::RawDocument;
 /// without padding (a hostile cell at column XFD does not make 16,384 empty cells a row).
 const MAX_PADDED_COLUMNS: usize = 1024;
 
-/// The workbook's sheets in its order (name, part name), and whether its dates count from 1904.
+/// The workbook's sheets in its order (name, part name; each part once), and whether its dates
+/// count from 1904.
 fn sheets(package: &mut Package) -> Result<(Vec<(String, String)>, bool), ParseError> {
     let workbook = package
         .part("xl/workbook.xml")?
@@ -54,6 +55,8 @@ fn sheets(package: &mut Package) -> Result<(Vec<(String, String)>, bool), ParseE
             _ => {}
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|(_, part)| seen.insert(part.clone()));
     Ok((found, from_1904))
 }
 
