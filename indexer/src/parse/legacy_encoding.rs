@@ -32,12 +32,12 @@ pub(super) fn decode_legacy(bytes: &[u8], declared: Option<&'static Encoding>) -
         None => guess(bytes),
     };
     let (text, _) = encoding.decode_without_bom_handling(bytes);
-    let controls = text
+    let (looked_at, controls) = text
         .chars()
         .take(CONTROL_SAMPLE_CHARS)
-        .filter(|c| is_control_or_undecodable(*c))
-        .count();
-    let looked_at = text.chars().take(CONTROL_SAMPLE_CHARS).count();
+        .fold((0, 0), |(seen, controls), c| {
+            (seen + 1, controls + usize::from(is_control_or_undecodable(c)))
+        });
     if controls * ONE_CONTROL_IN > looked_at {
         return Err(ParseError::Binary(format!(
             "not text in UTF-8 nor in {}, its likeliest other encoding: {controls} of its first {looked_at} characters are control characters or undecodable bytes",

@@ -9,27 +9,25 @@ use super::outline_body::OutlineBody;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
-/// A heading's outline level (`text:outline-level`, 1 when it names none).
-fn outline_level(element: &BytesStart) -> usize {
+/// The whole number `element`'s attribute named `name` (without its prefix) holds, if any.
+fn count_attribute(element: &BytesStart, name: &[u8]) -> Option<usize> {
     element
         .attributes()
         .flatten()
-        .find(|a| local_name(a.key.as_ref()) == b"outline-level")
+        .find(|a| local_name(a.key.as_ref()) == name)
         .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
-        .unwrap_or(1)
+}
+
+/// A heading's outline level (`text:outline-level`, 1 when it names none).
+fn outline_level(element: &BytesStart) -> usize {
+    count_attribute(element, b"outline-level").unwrap_or(1)
 }
 
 /// The spaces a `text:s` stands for (`text:c`, 1 when it names none; at most 8: a run of
 /// spaces is layout, and a file of many `text:s` naming a million each must not make
 /// gigabytes of them).
 fn spaces(element: &BytesStart) -> usize {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| local_name(a.key.as_ref()) == b"c")
-        .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
-        .unwrap_or(1usize)
-        .min(8)
+    count_attribute(element, b"c").unwrap_or(1).min(8)
 }
 
 /// OpenDocument's table elements as [`super::ooxml::TableText`] names them.

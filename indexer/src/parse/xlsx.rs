@@ -6,7 +6,7 @@
 
 use quick_xml::events::Event;
 
-use super::ooxml::{local_name, Package, PartReader};
+use super::ooxml::{local_name, Package, PartReader, Relationship};
 use super::xlsx_dates::DateStyles;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -17,11 +17,10 @@ const MAX_PADDED_COLUMNS: usize = 1024;
 
 /// The workbook's sheets in its order (name, part name; each part once), and whether its dates
 /// count from 1904.
-fn sheets(package: &mut Package) -> Result<(Vec<(String, String)>, bool), ParseError> {
+fn sheets(package: &mut Package, relationships: &[Relationship]) -> Result<(Vec<(String, String)>, bool), ParseError> {
     let workbook = package
         .part("xl/workbook.xml")?
         .ok_or_else(|| ParseError::Corrupt("XLSX has no xl/workbook.xml".into()))?;
-    let relationships = package.relationships("xl/workbook.xml")?;
     let mut reader = PartReader::new(&workbook, "XLSX", "xl/workbook.xml");
     let mut found = Vec::new();
     let mut from_1904 = false;
@@ -61,17 +60,16 @@ fn sheets(package: &mut Package) -> Result<(Vec<(String, String)>, bool), ParseE
 }
 
 /// The workbook's part of relationship type `kind` (`sharedStrings`, `styles`), or `fallback`.
-fn workbook_part(package: &mut Package, kind: &str, fallback: &str) -> Result<String, ParseError> {
-    Ok(package
-        .relationships("xl/workbook.xml")?
-        .into_iter()
+fn workbook_part(relationships: &[Relationship], kind: &str, fallback: &str) -> String {
+    relationships
+        .iter()
         .find(|r| r.kind.rsplit('/').next() == Some(kind))
-        .map_or_else(|| fallback.to_string(), |r| r.part))
+        .map_or_else(|| fallback.to_string(), |r| r.part.clone())
 }
 
 /// The workbook's shared strings, in order (none when it has no such part).
-fn shared_strings(package: &mut Package) -> Result<Vec<String>, ParseError> {
-    let part = workbook_part(package, "sharedStrings", "xl/sharedStrings.xml")?;
+fn shared_strings(package: &mut Package, relationships: &[Relationship]) -> Result<Vec<String>, ParseError> {
+    let part = workbook_part(relationships, "sharedStrings", "xl/sharedStrings.xml");
     let Some(xml) = package.part(&part)? else {
         return Ok(Vec::new());
     };
@@ -206,9 +204,11 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> R
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut package = Package::open(&raw.bytes, "XLSX")?;
-    let (sheets, from_1904) = sheets(&mut package)?;
-    let shared = shared_strings(&mut package)?;
-    let styles_part = workbook_part(&mut package, "styles", "xl/styles.xml")?;
+    // The workbook's relationships, read once: they name its sheets, shared strings and styles.
+    let relationships = package.relationships("xl/workbook.xml")?;
+    let (sheets, from_1904) = sheets(&mut package, &relationships)?;
+    let shared = shared_strings(&mut package, &relationships)?;
+    let styles_part = workbook_part(&relationships, "styles", "xl/styles.xml");
     let dates = DateStyles::read(package.part(&styles_part)?.as_deref(), from_1904);
     let mut blocks = Vec::new();
     for (name, part) in sheets {
