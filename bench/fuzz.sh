@@ -54,7 +54,7 @@ package(2, "seed-xlsx", {
     "xl/sharedStrings.xml": f'<?xml version="1.0"?><sst {main}><si><t>river</t></si></sst>',
     "xl/worksheets/sheet1.xml": f'<?xml version="1.0"?><worksheet {main}><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>dry</t></is></c><c r="B2"><v>3</v></c></row></sheetData></worksheet>',
 })
-odf = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+odf = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"'
 package(3, "seed-odt", {
     "mimetype": "application/vnd.oasis.opendocument.text",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:text><text:h text:outline-level="1">Rivers</text:h><text:p>They run dry.</text:p></office:text></office:body></office:document-content>',
@@ -64,6 +64,14 @@ package(4, "seed-epub", {
     "META-INF/container.xml": '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/book.opf"/></rootfiles></container>',
     "OEBPS/book.opf": '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Rivers</dc:title></metadata><manifest><item id="c" href="c.xhtml"/></manifest><spine><itemref idref="c"/></spine></package>',
     "OEBPS/c.xhtml": '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Rivers</h1><p>They run dry.</p></body></html>',
+})
+package(5, "seed-ods", {
+    "mimetype": "application/vnd.oasis.opendocument.spreadsheet",
+    "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:spreadsheet><table:table table:name="Rivers"><table:table-row><table:table-cell><text:p>river</text:p></table:table-cell></table:table-row><table:table-row table:number-rows-repeated="2"><table:table-cell table:number-columns-repeated="2" office:value="3"/></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>',
+})
+package(6, "seed-odp", {
+    "mimetype": "application/vnd.oasis.opendocument.presentation",
+    "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:presentation><draw:page><draw:frame presentation:class="title"><draw:text-box><text:p>Rivers</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>They run dry.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation></office:body></office:document-content>',
 })
 PY
     ) ;;

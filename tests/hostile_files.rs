@@ -19,8 +19,8 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 13] = [
-    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "epub",
+const FORMATS: [&str; 15] = [
+    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
 ];
 
 // The suite must give the same files every run.
@@ -238,29 +238,87 @@ fn xlsx(cells: &[String], bomb_mib: usize) -> Vec<u8> {
     )
 }
 
-/// An ODT whose body holds `paragraphs` (after `nesting` unclosed sections' openings), or
-/// whose content.xml inflates to `bomb_mib` MiB.
-fn odt(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
-    let ns = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0""#;
-    let body: String = paragraphs.iter().map(|p| format!("<text:p>{p}</text:p>")).collect();
+/// An OpenDocument file of `kind` (`text`, `spreadsheet`, `presentation`) whose body holds
+/// `body`, or whose content.xml inflates to `bomb_mib` MiB inside the body's `bomb_open`
+/// (closed by `bomb_close`).
+fn opendocument(kind: &str, body: &str, bomb_mib: usize, bomb_open: &str, bomb_close: &str) -> Vec<u8> {
+    let ns = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0""#;
+    let end = format!("</office:{kind}></office:body></office:document-content>");
     let (open, close) = match bomb_mib {
-        0 => ("", "</office:text></office:body></office:document-content>"),
-        _ => ("<text:p>", ""),
+        0 => ("", end.clone()),
+        _ => (bomb_open, String::new()),
     };
-    let sections = "<text:section>".repeat(nesting);
     package(
         &[
-            ("mimetype", "application/vnd.oasis.opendocument.text".to_string()),
+            ("mimetype", format!("application/vnd.oasis.opendocument.{kind}")),
             (
                 "content.xml",
                 format!(
-                    r#"<?xml version="1.0"?><office:document-content {ns}><office:body><office:text>{sections}{body}{open}{close}"#
+                    r#"<?xml version="1.0"?><office:document-content {ns}><office:body><office:{kind}>{body}{open}{close}"#
                 ),
             ),
         ],
         bomb_mib,
-        "</text:p></office:text></office:body></office:document-content>",
+        &format!("{bomb_close}{end}"),
     )
+}
+
+/// An ODT whose body holds `paragraphs` (after `nesting` unclosed sections' openings), or
+/// whose content.xml inflates to `bomb_mib` MiB.
+fn odt(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
+    let body: String = paragraphs.iter().map(|p| format!("<text:p>{p}</text:p>")).collect();
+    let sections = "<text:section>".repeat(nesting);
+    opendocument("text", &format!("{sections}{body}"), bomb_mib, "<text:p>", "</text:p>")
+}
+
+/// An ODS of one sheet whose column A holds `cells` under a header (after `nesting` unclosed
+/// rows' and cells' openings), or whose content.xml inflates to `bomb_mib` MiB.
+fn ods(cells: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
+    let rows: String = std::iter::once("description")
+        .chain(cells.iter().map(String::as_str))
+        .map(|cell| {
+            format!("<table:table-row><table:table-cell><text:p>{cell}</text:p></table:table-cell></table:table-row>")
+        })
+        .collect();
+    let deep = "<table:table-row><table:table-cell>".repeat(nesting);
+    let sheet = r#"<table:table table:name="Log">"#;
+    let body = match bomb_mib {
+        0 => format!("{sheet}{rows}{deep}</table:table>"),
+        _ => String::new(),
+    };
+    let bomb_open = format!("{sheet}<table:table-row><table:table-cell><text:p>");
+    let bomb_close = "</text:p></table:table-cell></table:table-row></table:table>";
+    opendocument("spreadsheet", &body, bomb_mib, &bomb_open, bomb_close)
+}
+
+/// An ODS whose one row, a kilobyte wide, is repeated over every column and a million rows:
+/// a few kilobytes that would make terabytes of text.
+fn ods_repeat_bomb() -> Vec<u8> {
+    let cell = format!(
+        r#"<table:table-cell table:number-columns-repeated="16384"><text:p>{}</text:p></table:table-cell>"#,
+        "tide ".repeat(200)
+    );
+    let body = format!(
+        r#"<table:table table:name="Log"><table:table-row table:number-rows-repeated="1048576">{cell}</table:table-row></table:table>"#
+    );
+    opendocument("spreadsheet", &body, 0, "", "")
+}
+
+/// An ODP of one slide whose frames hold `paragraphs` (after `nesting` unclosed groups'
+/// openings), or whose content.xml inflates to `bomb_mib` MiB.
+fn odp(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
+    let frames: String = paragraphs
+        .iter()
+        .map(|p| format!("<draw:frame><draw:text-box><text:p>{p}</text:p></draw:text-box></draw:frame>"))
+        .collect();
+    let groups = "<draw:g>".repeat(nesting);
+    let body = match bomb_mib {
+        0 => format!("<draw:page>{groups}{frames}</draw:page>"),
+        _ => String::new(),
+    };
+    let bomb_open = "<draw:page><draw:frame><draw:text-box><text:p>";
+    let bomb_close = "</text:p></draw:text-box></draw:frame></draw:page>";
+    opendocument("presentation", &body, bomb_mib, bomb_open, bomb_close)
 }
 
 /// An EPUB of one chapter holding `paragraphs` (after `nesting` unclosed `div`s), or whose
@@ -300,6 +358,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "pptx" => pptx(&[text.to_string(), more], 0, 0),
         "xlsx" => xlsx(&[text.to_string(), more], 0),
         "odt" => odt(&[text.to_string(), more], 0, 0),
+        "ods" => ods(&[text.to_string(), more], 0, 0),
+        "odp" => odp(&[text.to_string(), more], 0, 0),
         "epub" => epub(&[text.to_string(), more], 0, 0),
         other => unreachable!("{other}"),
     }
@@ -328,6 +388,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
         "pptx" => pptx(&["deep".to_string()], depth, 0),
         "odt" => odt(&["deep".to_string()], depth, 0),
+        "ods" => ods(&["deep".to_string()], depth, 0),
+        "odp" => odp(&["deep".to_string()], depth, 0),
         "epub" => epub(&["deep".to_string()], depth, 0),
         "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
@@ -478,6 +540,9 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     write(&source, "named-zip-bomb.pptx", &pptx(&[], 0, 300));
     write(&source, "named-zip-bomb.xlsx", &xlsx(&[], 300));
     write(&source, "named-zip-bomb.odt", &odt(&[], 0, 300));
+    write(&source, "named-zip-bomb.ods", &ods(&[], 0, 300));
+    write(&source, "named-zip-bomb.odp", &odp(&[], 0, 300));
+    write(&source, "named-repeat-bomb.ods", &ods_repeat_bomb());
     write(&source, "named-zip-bomb.epub", &epub(&[], 0, 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
@@ -558,11 +623,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkepub5",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5",
             "--mode",
             "keyword",
             "--top-k",
-            "8",
+            "10",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -578,6 +643,8 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-pptx-1.pptx",
         "control-xlsx-4.xlsx",
         "control-odt-2.odt",
+        "control-ods-3.ods",
+        "control-odp-0.odp",
         "control-epub-5.epub",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
@@ -602,6 +669,18 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     named(
         "named-zip-bomb.odt",
         "ODT part content.xml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-zip-bomb.ods",
+        "ODS part content.xml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-zip-bomb.odp",
+        "ODP part content.xml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-repeat-bomb.ods",
+        "ODS part content.xml's repeated rows and cells: more than 128 MiB once inflated",
     );
     named(
         "named-zip-bomb.epub",

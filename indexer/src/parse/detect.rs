@@ -17,6 +17,8 @@ pub enum Format {
     Pptx,
     Xlsx,
     Odt,
+    Ods,
+    Odp,
     Epub,
 }
 
@@ -35,6 +37,8 @@ impl Format {
             Self::Pptx => "PPTX",
             Self::Xlsx => "XLSX",
             Self::Odt => "ODT",
+            Self::Ods => "ODS",
+            Self::Odp => "ODP",
             Self::Epub => "EPUB",
         }
     }
@@ -48,7 +52,15 @@ impl Format {
     pub fn needs_isolation(self) -> bool {
         matches!(
             self,
-            Self::Pdf | Self::Docx | Self::Pptx | Self::Xlsx | Self::Odt | Self::Epub | Self::Html
+            Self::Pdf
+                | Self::Docx
+                | Self::Pptx
+                | Self::Xlsx
+                | Self::Odt
+                | Self::Ods
+                | Self::Odp
+                | Self::Epub
+                | Self::Html
         )
     }
 }
@@ -67,6 +79,8 @@ fn by_extension(ext: &str) -> Option<Format> {
         "pptx" | "pptm" => Format::Pptx,
         "xlsx" | "xlsm" => Format::Xlsx,
         "odt" => Format::Odt,
+        "ods" => Format::Ods,
+        "odp" => Format::Odp,
         "epub" => Format::Epub,
         _ => return None,
     })
@@ -113,6 +127,12 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         // OpenDocument's and EPUB's first part, stored: their `mimetype`.
         if holds(b"application/vnd.oasis.opendocument.text") {
             return Ok(Format::Odt);
+        }
+        if holds(b"application/vnd.oasis.opendocument.spreadsheet") {
+            return Ok(Format::Ods);
+        }
+        if holds(b"application/vnd.oasis.opendocument.presentation") {
+            return Ok(Format::Odp);
         }
         if holds(b"application/epub+zip") || holds(b"META-INF/container.xml") {
             return Ok(Format::Epub);
@@ -170,6 +190,11 @@ mod tests {
         assert_eq!(detect_format("upload", &letter).unwrap(), Format::Docx);
         let text = super::super::odt::fixtures::odt("<text:p>x</text:p>", None);
         assert_eq!(detect_format("upload", &text).unwrap(), Format::Odt);
+        let opendocument = super::super::opendocument::fixtures::opendocument;
+        let sheet = opendocument("spreadsheet", "", None);
+        assert_eq!(detect_format("upload", &sheet).unwrap(), Format::Ods);
+        let slides = opendocument("presentation", "", None);
+        assert_eq!(detect_format("upload", &slides).unwrap(), Format::Odp);
         let book = super::super::epub::fixtures::epub("t", &[("a.xhtml", "<p>x</p>")]);
         assert_eq!(detect_format("upload", &book).unwrap(), Format::Epub);
         assert_eq!(detect_format("q3.XLSM", b"x").unwrap(), Format::Xlsx);

@@ -13,14 +13,19 @@ mod isolated;
 mod json;
 mod legacy_encoding;
 mod markdown;
+mod odp;
+mod ods;
 mod odt;
 mod ooxml;
+mod opendocument;
 mod outline_body;
 mod pdf;
 mod pdf_headings;
 mod pdf_outline;
 mod pdf_text;
 mod pptx;
+mod slides;
+mod spreadsheet;
 mod text;
 mod worker_protocol;
 mod xlsx;
@@ -91,6 +96,8 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Pptx => pptx::parse(raw),
         Format::Xlsx => xlsx::parse(raw),
         Format::Odt => odt::parse(raw),
+        Format::Ods => ods::parse(raw),
+        Format::Odp => odp::parse(raw),
         Format::Epub => epub::parse(raw),
     }
 }
@@ -104,6 +111,23 @@ pub(crate) fn outline_of(document: &Document) -> Vec<(&str, Vec<&str>, ContentTy
         .map(|b| {
             (
                 b.text.as_str(),
+                b.heading_path.iter().map(String::as_str).collect(),
+                b.kind,
+            )
+        })
+        .collect()
+}
+
+/// A paged document's blocks as (text, page, heading path, kind), for tests to compare.
+#[cfg(test)]
+pub(crate) fn paged_outline_of(document: &Document) -> Vec<(&str, Option<u32>, Vec<&str>, ContentType)> {
+    document
+        .blocks
+        .iter()
+        .map(|b| {
+            (
+                b.text.as_str(),
+                b.page,
                 b.heading_path.iter().map(String::as_str).collect(),
                 b.kind,
             )

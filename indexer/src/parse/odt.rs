@@ -5,39 +5,14 @@
 use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_name, Package, PartReader};
+use super::opendocument::{count_attribute, is_left_out, push_inline, table_part};
 use super::outline_body::OutlineBody;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
-/// The whole number `element`'s attribute named `name` (without its prefix) holds, if any.
-fn count_attribute(element: &BytesStart, name: &[u8]) -> Option<usize> {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| local_name(a.key.as_ref()) == name)
-        .and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok())
-}
-
 /// A heading's outline level (`text:outline-level`, 1 when it names none).
 fn outline_level(element: &BytesStart) -> usize {
     count_attribute(element, b"outline-level").unwrap_or(1)
-}
-
-/// The spaces a `text:s` stands for (`text:c`, 1 when it names none; at most 8: a run of
-/// spaces is layout, and a file of many `text:s` naming a million each must not make
-/// gigabytes of them).
-fn spaces(element: &BytesStart) -> usize {
-    count_attribute(element, b"c").unwrap_or(1).min(8)
-}
-
-/// OpenDocument's table elements as [`super::ooxml::TableText`] names them.
-fn table_part(name: &[u8]) -> &[u8] {
-    match name {
-        b"table-cell" => b"tc",
-        b"table-row" => b"tr",
-        b"table" => b"tbl",
-        _ => b"",
-    }
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
@@ -52,24 +27,18 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (mut heading, mut skipped) = (None, 0usize);
     loop {
         match reader.next()? {
+            Event::Start(e) if is_left_out(e.name().as_ref()) => skipped += 1,
+            Event::Start(_) if skipped > 0 => {}
             Event::Start(e) => match local_name(e.name().as_ref()) {
-                b"tracked-changes" | b"annotation" => skipped += 1,
-                _ if skipped > 0 => {}
                 b"h" => heading = Some(outline_level(&e)),
                 b"table" => body.table.start(),
-                b"s" => body.paragraph.push_str(&" ".repeat(spaces(&e))),
-                _ => {}
+                _ => push_inline(&e, &mut body.paragraph),
             },
-            Event::Empty(e) if skipped == 0 => match local_name(e.name().as_ref()) {
-                b"s" => body.paragraph.push_str(&" ".repeat(spaces(&e))),
-                b"tab" => body.paragraph.push('\t'),
-                b"line-break" => body.paragraph.push('\n'),
-                _ => {}
-            },
+            Event::Empty(e) if skipped == 0 => push_inline(&e, &mut body.paragraph),
             Event::Text(t) if skipped == 0 => body.paragraph.push_str(&reader.text(&t)?),
+            Event::End(e) if is_left_out(e.name().as_ref()) => skipped = skipped.saturating_sub(1),
+            Event::End(_) if skipped > 0 => {}
             Event::End(e) => match local_name(e.name().as_ref()) {
-                b"tracked-changes" | b"annotation" => skipped = skipped.saturating_sub(1),
-                _ if skipped > 0 => {}
                 b"h" => body.end_paragraph(heading.take()),
                 b"p" => body.end_paragraph(None),
                 name => body.end_table_part(table_part(name)),
@@ -90,26 +59,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 pub(crate) mod fixtures {
     /// An ODT whose body is the given OpenDocument text, with a title in its meta.xml if given.
     pub fn odt(body_xml: &str, title: Option<&str>) -> Vec<u8> {
-        let ns = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/""#;
-        let mut parts = vec![
-            (
-                "mimetype".to_string(),
-                "application/vnd.oasis.opendocument.text".to_string(),
-            ),
-            (
-                "content.xml".to_string(),
-                format!(
-                    r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content {ns}><office:body><office:text>{body_xml}</office:text></office:body></office:document-content>"#
-                ),
-            ),
-        ];
-        if let Some(title) = title {
-            parts.push((
-                "meta.xml".to_string(),
-                format!(r#"<?xml version="1.0"?><office:document-meta {ns}><office:meta><dc:title>{title}</dc:title></office:meta></office:document-meta>"#),
-            ));
-        }
-        crate::parse::ooxml::fixtures::package(&parts)
+        crate::parse::opendocument::fixtures::opendocument("text", body_xml, title)
     }
 }
 

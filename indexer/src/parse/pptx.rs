@@ -5,108 +5,60 @@
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::ooxml::{local_name, Package, PartReader, TableText};
-use super::{Block, ContentType, Document, ParseError, Parsed};
+use super::ooxml::{local_name, Package, PartReader};
+use super::slides::{push_slide, ShapeRole, SlideReader, SlideText};
+use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 const SLIDE: &str = "/relationships/slide";
 const NOTES: &str = "/relationships/notesSlide";
 
-/// What one slide (or notes page) holds.
-#[derive(Default)]
-struct SlideText {
-    title: Option<String>,
-    /// Its text and tables, in the order they are drawn.
-    blocks: Vec<(String, ContentType)>,
-}
-
-/// The text of a slide's shapes as it is read.
-#[derive(Default)]
-struct Walker {
-    slide: SlideText,
-    /// The current shape's paragraphs.
-    shape: Vec<String>,
-    shape_is_title: bool,
-    /// The current shape is a placeholder repeated on every slide (number, date, footer,
-    /// a notes page's slide image): its text is left out.
-    shape_is_furniture: bool,
-    paragraph: String,
-    /// Inside a text run's `<a:t>`: the only text read (a table's style id is text too).
-    in_text: bool,
-    table: TableText,
-}
-
-impl Walker {
-    fn placeholder(&mut self, element: &BytesStart) {
-        let kind = element
-            .attributes()
-            .flatten()
-            .find(|a| local_name(a.key.as_ref()) == b"type")
-            .map(|a| a.value.into_owned());
-        match kind.as_deref() {
-            Some(b"title" | b"ctrTitle") => self.shape_is_title = true,
-            Some(b"sldNum" | b"dt" | b"ftr" | b"sldImg" | b"hdr") => self.shape_is_furniture = true,
-            _ => {}
-        }
-    }
-
-    fn end_paragraph(&mut self) {
-        let text = std::mem::take(&mut self.paragraph).trim().to_string();
-        if text.is_empty() {
-            return;
-        }
-        match self.table.inside() {
-            true => self.table.paragraph(text),
-            false => self.shape.push(text),
-        }
-    }
-
-    fn end_shape(&mut self) {
-        let paragraphs = std::mem::take(&mut self.shape);
-        let (title, furniture) = (
-            std::mem::take(&mut self.shape_is_title),
-            std::mem::take(&mut self.shape_is_furniture),
-        );
-        if paragraphs.is_empty() || furniture {
-            return;
-        }
-        match title && self.slide.title.is_none() {
-            true => self.slide.title = Some(paragraphs.join(" ")),
-            false => self.slide.blocks.push((paragraphs.join("\n"), ContentType::Text)),
-        }
+/// The role a placeholder (`p:ph`) gives its shape, if its type names one.
+fn placeholder_role(element: &BytesStart) -> Option<ShapeRole> {
+    let kind = element
+        .attributes()
+        .flatten()
+        .find(|a| local_name(a.key.as_ref()) == b"type")
+        .map(|a| a.value.into_owned());
+    match kind.as_deref() {
+        Some(b"title" | b"ctrTitle") => Some(ShapeRole::Title),
+        Some(b"sldNum" | b"dt" | b"ftr" | b"sldImg" | b"hdr") => Some(ShapeRole::Furniture),
+        _ => None,
     }
 }
 
 /// The text of one slide or notes page.
 fn read_slide(xml: &str, part: &str) -> Result<SlideText, ParseError> {
     let mut reader = PartReader::new(xml, "PPTX", part);
-    let mut walker = Walker::default();
+    let mut slide = SlideReader::default();
+    // Inside a text run's `<a:t>`: the only text read (a table's style id is text too).
+    let mut in_text = false;
     loop {
         match reader.next()? {
-            Event::Start(e) if local_name(e.name().as_ref()) == b"t" => walker.in_text = true,
+            Event::Start(e) if local_name(e.name().as_ref()) == b"t" => in_text = true,
             Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
-                b"ph" => walker.placeholder(&e),
-                b"br" => walker.paragraph.push('\n'),
-                b"tab" => walker.paragraph.push('\t'),
-                b"tbl" => walker.table.start(),
-                _ => {}
-            },
-            Event::Text(t) if walker.in_text => walker.paragraph.push_str(&reader.text(&t)?),
-            Event::End(e) => match local_name(e.name().as_ref()) {
-                b"t" => walker.in_text = false,
-                b"p" => walker.end_paragraph(),
-                b"sp" => walker.end_shape(),
-                name => {
-                    if let Some(table) = walker.table.end(name) {
-                        walker.slide.blocks.push((table, ContentType::Table));
+                b"ph" => {
+                    if let Some(role) = placeholder_role(&e) {
+                        slide.set_role(role);
                     }
                 }
+                b"br" => slide.paragraph.push('\n'),
+                b"tab" => slide.paragraph.push('\t'),
+                b"tbl" => slide.table.start(),
+                _ => {}
+            },
+            Event::Text(t) if in_text => slide.paragraph.push_str(&reader.text(&t)?),
+            Event::End(e) => match local_name(e.name().as_ref()) {
+                b"t" => in_text = false,
+                b"p" => slide.end_paragraph(),
+                b"sp" => slide.end_shape(),
+                name => slide.end_table_part(name),
             },
             Event::Eof => break,
             _ => {}
         }
     }
-    Ok(walker.slide)
+    Ok(slide.slide)
 }
 
 /// The slides' part names in the presentation's order (its slide list; else its slide
@@ -156,16 +108,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         let Some(xml) = package.part(&part)? else {
             continue;
         };
-        let page = Some(u32::try_from(index + 1).unwrap_or(u32::MAX));
         let slide = read_slide(&xml, &part)?;
-        let path: Vec<String> = slide.title.iter().cloned().collect();
-        if let Some(title) = &slide.title {
-            first_title.get_or_insert_with(|| title.clone());
-            blocks.push(Block {
-                page,
-                ..Block::text(title.clone(), &path)
-            });
-        }
         let notes = match package
             .relationships(&part)?
             .into_iter()
@@ -177,17 +120,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             },
             None => Vec::new(),
         };
-        let notes_path = [path.clone(), vec!["Notes".to_string()]].concat();
-        let slide_blocks = slide.blocks.into_iter().map(|block| (block, &path));
-        let notes_blocks = notes.into_iter().map(|block| (block, &notes_path));
-        for ((text, kind), heading_path) in slide_blocks.chain(notes_blocks) {
-            blocks.push(Block {
-                text,
-                page,
-                heading_path: heading_path.clone(),
-                kind,
-                header: None,
-            });
+        if let Some(title) = push_slide(index, slide, notes, &mut blocks) {
+            first_title.get_or_insert(title);
         }
     }
     let title = package
@@ -274,7 +208,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{paged_outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn slides_in_the_presentations_order_with_titles_tables_and_notes() {
@@ -313,20 +247,8 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(doc.title, "Roadmap 2025");
-        let blocks: Vec<(&str, Option<u32>, Vec<&str>, ContentType)> = doc
-            .blocks
-            .iter()
-            .map(|b| {
-                (
-                    b.text.as_str(),
-                    b.page,
-                    b.heading_path.iter().map(String::as_str).collect(),
-                    b.kind,
-                )
-            })
-            .collect();
         assert_eq!(
-            blocks,
+            paged_outline_of(&doc),
             [
                 ("Roadmap 2025", Some(1), vec!["Roadmap 2025"], ContentType::Text),
                 (

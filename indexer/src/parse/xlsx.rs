@@ -7,13 +7,10 @@
 use quick_xml::events::Event;
 
 use super::ooxml::{local_name, Package, PartReader, Relationship};
+use super::spreadsheet::{row_text, sheet_blocks};
 use super::xlsx_dates::DateStyles;
-use super::{Block, ContentType, Document, ParseError, Parsed};
+use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
-
-/// Columns a row is laid out over with its empty cells in place; cells further right follow
-/// without padding (a hostile cell at column XFD does not make 16,384 empty cells a row).
-const MAX_PADDED_COLUMNS: usize = 1024;
 
 /// The workbook's sheets in its order (name, part name; each part once), and whether its dates
 /// count from 1904.
@@ -111,24 +108,6 @@ fn column_of(reference: &[u8]) -> Option<usize> {
     any.then(|| column - 1)
 }
 
-/// One row's cells laid out in their columns, joined by `, ` (empty when every cell is).
-fn row_text(cells: &mut Vec<(usize, String)>) -> String {
-    cells.sort_by_key(|(column, _)| *column);
-    let mut out: Vec<&str> = Vec::new();
-    for (column, text) in cells.iter() {
-        while out.len() < (*column).min(MAX_PADDED_COLUMNS) {
-            out.push("");
-        }
-        out.push(text);
-    }
-    let text = out.join(", ");
-    cells.clear();
-    match text.replace(", ", "").trim().is_empty() {
-        true => String::new(),
-        false => text,
-    }
-}
-
 /// Each non-empty row of one sheet, in order.
 fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> Result<Vec<String>, ParseError> {
     let mut reader = PartReader::new(xml, "XLSX", part);
@@ -215,26 +194,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         let Some(xml) = package.part(&part)? else {
             continue;
         };
-        let mut rows = sheet_rows(&xml, &part, &shared, &dates)?.into_iter();
-        let path = [name];
-        let first = rows.next();
-        let mut data = rows.peekable();
-        match (first, data.peek().is_some()) {
-            (Some(header), true) => blocks.extend(data.map(|row| Block {
-                text: row,
-                heading_path: path.to_vec(),
-                kind: ContentType::Table,
-                header: Some(header.clone()),
-                ..Default::default()
-            })),
-            (Some(only), false) => blocks.push(Block {
-                text: only,
-                heading_path: path.to_vec(),
-                kind: ContentType::Table,
-                ..Default::default()
-            }),
-            (None, _) => {}
-        }
+        sheet_blocks(name, sheet_rows(&xml, &part, &shared, &dates)?, &mut blocks);
     }
     let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
@@ -296,7 +256,8 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
-    use crate::parse::{raw_for_test, AutoParser, Parser};
+    use crate::parse::spreadsheet::MAX_PADDED_COLUMNS;
+    use crate::parse::{raw_for_test, AutoParser, ContentType, Parser};
 
     #[test]
     fn sheets_rows_under_their_header_with_cells_in_their_columns() {

@@ -47,6 +47,8 @@ fn content_type(file_name: &str) -> &'static str {
         Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         Some("odt") => "application/vnd.oasis.opendocument.text",
+        Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
+        Some("odp") => "application/vnd.oasis.opendocument.presentation",
         Some("epub") => "application/epub+zip",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",

@@ -1,0 +1,100 @@
+//! What OpenDocument's formats (ODT, ODS, ODP) share: the inline elements of their text
+//! (`text:s`, `text:tab`, `text:line-break`), their tables' element names, and the parts of a
+//! file whose text is left out.
+
+use quick_xml::events::BytesStart;
+
+use super::ooxml::local_name;
+
+/// The value of `element`'s attribute named `name` (without its prefix), its entities
+/// replaced, if it has one.
+pub(super) fn local_attribute(element: &BytesStart, name: &[u8]) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| local_name(a.key.as_ref()) == name)
+        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+}
+
+/// The whole number `element`'s attribute named `name` (without its prefix) holds, if any.
+pub(super) fn count_attribute(element: &BytesStart, name: &[u8]) -> Option<usize> {
+    local_attribute(element, name)?.trim().parse().ok()
+}
+
+/// The spaces a `text:s` stands for (`text:c`, 1 when it names none; at most 8: a run of
+/// spaces is layout, and a file of many `text:s` naming a million each must not make
+/// gigabytes of them).
+fn spaces(element: &BytesStart) -> usize {
+    count_attribute(element, b"c").unwrap_or(1).min(8)
+}
+
+/// Appends what an inline element of a paragraph stands for (spaces, a tab, a line break) to
+/// `paragraph`; other elements add nothing.
+pub(super) fn push_inline(element: &BytesStart, paragraph: &mut String) {
+    match local_name(element.name().as_ref()) {
+        b"s" => paragraph.push_str(&" ".repeat(spaces(element))),
+        b"tab" => paragraph.push('\t'),
+        b"line-break" => paragraph.push('\n'),
+        _ => {}
+    }
+}
+
+/// Whether an element (by its full name) holds text that is not the document's: tracked
+/// deletions, comments, a shape's `svg:title` and `svg:desc` (alternative text, not what is
+/// shown; a `text:title` field shows the document's title and is read).
+pub(super) fn is_left_out(name: &[u8]) -> bool {
+    match local_name(name) {
+        b"tracked-changes" | b"annotation" => true,
+        b"title" | b"desc" => !name.starts_with(b"text:"),
+        _ => false,
+    }
+}
+
+/// OpenDocument's table elements as [`super::ooxml::TableText`] names them.
+pub(super) fn table_part(name: &[u8]) -> &[u8] {
+    match name {
+        b"table-cell" => b"tc",
+        b"table-row" => b"tr",
+        b"table" => b"tbl",
+        _ => b"",
+    }
+}
+
+/// Test fixtures: minimal OpenDocument files.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// An OpenDocument file of `kind` (`text`, `spreadsheet`, `presentation`) whose body is
+    /// `body_xml`, with a title in its meta.xml if given.
+    pub fn opendocument(kind: &str, body_xml: &str, title: Option<&str>) -> Vec<u8> {
+        let ns = [
+            ("office", "urn:oasis:names:tc:opendocument:xmlns:office:1.0"),
+            ("text", "urn:oasis:names:tc:opendocument:xmlns:text:1.0"),
+            ("table", "urn:oasis:names:tc:opendocument:xmlns:table:1.0"),
+            ("draw", "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"),
+            ("presentation", "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"),
+            ("svg", "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0"),
+            ("dc", "http://purl.org/dc/elements/1.1/"),
+        ]
+        .map(|(prefix, uri)| format!(r#" xmlns:{prefix}="{uri}""#))
+        .concat();
+        let mut parts = vec![
+            (
+                "mimetype".to_string(),
+                format!("application/vnd.oasis.opendocument.{kind}"),
+            ),
+            (
+                "content.xml".to_string(),
+                format!(
+                    r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content{ns}><office:body><office:{kind}>{body_xml}</office:{kind}></office:body></office:document-content>"#
+                ),
+            ),
+        ];
+        if let Some(title) = title {
+            parts.push((
+                "meta.xml".to_string(),
+                format!(r#"<?xml version="1.0"?><office:document-meta{ns}><office:meta><dc:title>{title}</dc:title></office:meta></office:document-meta>"#),
+            ));
+        }
+        crate::parse::ooxml::fixtures::package(&parts)
+    }
+}
