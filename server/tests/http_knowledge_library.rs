@@ -188,3 +188,107 @@ async fn the_knowledge_library_uploads_lists_searches_and_deletes() {
     let (status, refused) = server.delete("/v1/collections/knowledge", None).await;
     assert_eq!(status, 409, "{refused}");
 }
+
+/// An OpenDocument file of `kind` (`spreadsheet`, `presentation`) whose body is `body_xml`,
+/// as an office suite writes it: its stored `mimetype` first, then its content.
+fn opendocument(kind: &str, body_xml: &str) -> Vec<u8> {
+    use std::io::Write;
+    let ns = [
+        ("office", "urn:oasis:names:tc:opendocument:xmlns:office:1.0"),
+        ("text", "urn:oasis:names:tc:opendocument:xmlns:text:1.0"),
+        ("table", "urn:oasis:names:tc:opendocument:xmlns:table:1.0"),
+        ("draw", "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"),
+        ("presentation", "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"),
+    ]
+    .map(|(prefix, uri)| format!(r#" xmlns:{prefix}="{uri}""#))
+    .concat();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("mimetype", stored).unwrap();
+    write!(zip, "application/vnd.oasis.opendocument.{kind}").unwrap();
+    zip.start_file("content.xml", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    write!(
+        zip,
+        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content{ns}><office:body><office:{kind}>{body_xml}</office:{kind}></office:body></office:document-content>"#
+    )
+    .unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+/// An uploaded spreadsheet and presentation (the OpenDocument formats, parsed by the same
+/// workers as a batch run's) are recorded with their content types, and searched with their
+/// sheet's name and their slide's title as the heading path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_slide() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let cell = |text: &str| format!("<table:table-cell><text:p>{text}</text:p></table:table-cell>");
+    let row = |cells: [&str; 3]| format!("<table:table-row>{}</table:table-row>", cells.map(cell).concat());
+    let sheet = format!(
+        r#"<table:table table:name="Steeping">{}{}{}</table:table>"#,
+        row(["tea", "minutes", "degrees"]),
+        row(["green tea", "2", "80"]),
+        row(["black tea", "4", "95"])
+    );
+    let frame = |class: &str, text: &str| {
+        format!(
+            r#"<draw:frame presentation:class="{class}"><draw:text-box><text:p>{text}</text:p></draw:text-box></draw:frame>"#
+        )
+    };
+    let slides = format!(
+        "<draw:page>{}{}{}</draw:page>",
+        frame("title", "Rollout plan"),
+        frame("outline", "Move the vector search cluster to new GPUs in March."),
+        frame("page-number", "7")
+    );
+    let uploads = [
+        (
+            "tea.ods",
+            opendocument("spreadsheet", &sheet),
+            "application/vnd.oasis.opendocument.spreadsheet",
+        ),
+        (
+            "rollout.odp",
+            opendocument("presentation", &slides),
+            "application/vnd.oasis.opendocument.presentation",
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (file, bytes, content_type) in &uploads {
+        let (status, pending) = upload(&server, file, bytes, None, "").await;
+        assert_eq!(status, 202, "{pending}");
+        assert_eq!(pending["content_type"], json!(content_type), "{pending}");
+        ids.push(pending["id"].as_str().unwrap().to_string());
+    }
+    for id in &ids {
+        let ready = settled(&server, id).await;
+        assert_eq!(ready["status"], "ready", "{ready}");
+    }
+    for (query, id, heading, says) in [
+        ("how long does black tea steep", &ids[0], "Steeping", "black tea, 4, 95"),
+        (
+            "when does the search cluster move to new GPUs",
+            &ids[1],
+            "Rollout plan",
+            "new GPUs in March",
+        ),
+    ] {
+        let (status, results) = server
+            .post(
+                "/api/knowledge/search",
+                json!({ "query": query, "top_k": 1, "similarity_threshold": 0.0 }),
+            )
+            .await;
+        assert_eq!(status, 200, "{results}");
+        let first = &results[0];
+        assert_eq!(
+            (&first["document_id"], &first["heading_path"]),
+            (&json!(id), &json!([heading])),
+            "{query}: {first}"
+        );
+        let content = first["content"].as_str().unwrap();
+        assert!(content.contains(says), "{query}: {first}");
+        assert!(!content.contains(" 7"), "the page number is left out: {first}");
+    }
+}
