@@ -304,6 +304,19 @@ fn ods_repeat_bomb() -> Vec<u8> {
     opendocument("spreadsheet", &body, 0, "", "")
 }
 
+/// What Office saves for a workbook with a password: an OLE compound file whose directory
+/// names the encrypted package's stream.
+fn office_with_a_password() -> Vec<u8> {
+    let mut bytes = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1".to_vec();
+    bytes.resize(512, 0);
+    for stream in ["EncryptionInfo", "EncryptedPackage"] {
+        bytes.extend(stream.encode_utf16().flat_map(u16::to_le_bytes));
+        bytes.resize(bytes.len().next_multiple_of(128), 0);
+    }
+    bytes.resize(8192, 0xA5);
+    bytes
+}
+
 /// An ODP of one slide whose frames hold `paragraphs` (after `nesting` unclosed groups'
 /// openings), or whose content.xml inflates to `bomb_mib` MiB.
 fn odp(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
@@ -483,6 +496,7 @@ fn is_specific(reason: &str, detail: Option<&str>) -> bool {
         "unsupported file type",
         "PDF is password-protected",
         "PDF contains only scanned images",
+        "is encrypted (saved with a password, or under DRM)",
         "no text content found",
         "once inflated",
         "nested too deeply",
@@ -543,6 +557,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     write(&source, "named-zip-bomb.ods", &ods(&[], 0, 300));
     write(&source, "named-zip-bomb.odp", &odp(&[], 0, 300));
     write(&source, "named-repeat-bomb.ods", &ods_repeat_bomb());
+    write(&source, "named-with-a-password.xlsx", &office_with_a_password());
     write(&source, "named-zip-bomb.epub", &epub(&[], 0, 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
@@ -685,6 +700,10 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     named(
         "named-zip-bomb.epub",
         "EPUB part OEBPS/c.xhtml: more than 128 MiB once inflated",
+    );
+    named(
+        "named-with-a-password.xlsx",
+        "XLSX is encrypted (saved with a password, or under DRM). Please upload an unlocked version.",
     );
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);

@@ -139,6 +139,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         }
         return Err(ParseError::Binary("ZIP archive".into()));
     }
+    if super::ooxml::is_encrypted_office_package(bytes) {
+        return Err(ParseError::Encrypted("Office file".into()));
+    }
     if let Some(kind) = known_binary(bytes) {
         return Err(ParseError::Binary(kind.into()));
     }

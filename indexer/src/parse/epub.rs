@@ -2,12 +2,12 @@
 //! each read as an HTML page (headings giving heading paths, tables as table blocks); the
 //! title from the package's metadata.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use quick_xml::events::Event;
 
 use super::html::read_page;
-use super::ooxml::{local_name, resolve, Package, PartReader};
+use super::ooxml::{attribute, local_name, resolve, Package, PartReader};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -85,6 +85,42 @@ fn read_spine(opf: &str, name: &str) -> Result<Spine, ParseError> {
     Ok(Spine { title, chapters })
 }
 
+/// Font obfuscation's algorithms (the EPUB standard's and Adobe's): every reader undoes them,
+/// and they hide fonts, not text.
+const FONT_OBFUSCATION: [&str; 2] = ["http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"];
+
+/// The parts `META-INF/encryption.xml` lists as encrypted with a key (DRM), fonts' obfuscation
+/// aside. A list that cannot be read lists none (the chapters are read, or fail, on their own).
+fn encrypted_parts(package: &mut Package) -> Result<HashSet<String>, ParseError> {
+    let mut encrypted = HashSet::new();
+    let Some(xml) = package.part("META-INF/encryption.xml")? else {
+        return Ok(encrypted);
+    };
+    let mut reader = PartReader::new(&xml, "EPUB", "META-INF/encryption.xml");
+    // The current `EncryptedData`'s algorithm and the parts it names.
+    let (mut algorithm, mut parts) = (None::<String>, Vec::new());
+    while let Ok(event) = reader.next() {
+        match event {
+            Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
+                b"EncryptionMethod" => algorithm = attribute(&e, b"Algorithm"),
+                b"CipherReference" => parts.extend(attribute(&e, b"URI")),
+                _ => {}
+            },
+            Event::End(e) if local_name(e.name().as_ref()) == b"EncryptedData" => {
+                let obfuscated = algorithm.take().is_some_and(|a| FONT_OBFUSCATION.contains(&a.as_str()));
+                for part in parts.drain(..) {
+                    if !obfuscated {
+                        encrypted.insert(resolve("", &percent_decoded(&part)));
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(encrypted)
+}
+
 /// A URL path with its `%XX` escapes decoded (an href may escape a space in a file name).
 fn percent_decoded(href: &str) -> String {
     let bytes = href.as_bytes();
@@ -117,9 +153,13 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .part(&opf_name)?
         .ok_or_else(|| ParseError::Corrupt(format!("EPUB has no package document {opf_name}")))?;
     let spine = read_spine(&opf, &opf_name)?;
+    let encrypted = encrypted_parts(&mut package)?;
+    if spine.chapters.iter().any(|chapter| encrypted.contains(chapter)) {
+        return Err(ParseError::Encrypted("EPUB".into()));
+    }
     let mut blocks = Vec::new();
     let mut first_heading = None;
-    let mut read = std::collections::HashSet::new();
+    let mut read = HashSet::new();
     for chapter in spine.chapters {
         // A spine may name a chapter twice; it is read once.
         if !read.insert(chapter.clone()) {
@@ -141,6 +181,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 pub(crate) mod fixtures {
     /// A book of `chapters` (file name, XHTML body) in that reading order, titled `title`.
     pub fn epub(title: &str, chapters: &[(&str, &str)]) -> Vec<u8> {
+        epub_with(title, chapters, &[])
+    }
+
+    /// [`epub`] with `more` parts (name, text) besides.
+    pub fn epub_with(title: &str, chapters: &[(&str, &str)], more: &[(&str, &str)]) -> Vec<u8> {
         let manifest: String = chapters
             .iter()
             .enumerate()
@@ -166,6 +211,7 @@ pub(crate) mod fixtures {
                 format!(r#"<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>{file}</title></head><body>{body}</body></html>"#),
             ));
         }
+        parts.extend(more.iter().map(|(name, text)| (name.to_string(), text.to_string())));
         crate::parse::ooxml::fixtures::package(&parts)
     }
 }
@@ -221,5 +267,31 @@ mod tests {
         let docx = crate::parse::docx::fixtures::docx("");
         let err = AutoParser.parse(&raw_for_test("wrong.epub", docx)).unwrap_err();
         assert_eq!(err, ParseError::Corrupt("EPUB has no META-INF/container.xml".into()));
+    }
+
+    #[test]
+    fn a_book_under_drm_is_encrypted_and_obfuscated_fonts_are_not() {
+        let encryption = |algorithm: &str, uri: &str| {
+            format!(
+                r#"<?xml version="1.0"?><encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:EncryptionMethod Algorithm="{algorithm}"/><enc:CipherData><enc:CipherReference URI="{uri}"/></enc:CipherData></enc:EncryptedData></encryption>"#
+            )
+        };
+        let chapters = [("c%201.xhtml", "<p>Chapter text.</p>")];
+        let drm = encryption("http://www.w3.org/2001/04/xmlenc#aes128-cbc", "OEBPS/c%201.xhtml");
+        let book = super::fixtures::epub_with("Locked", &chapters, &[("META-INF/encryption.xml", &drm)]);
+        let err = AutoParser.parse(&raw_for_test("locked.epub", book)).unwrap_err();
+        assert_eq!(err, ParseError::Encrypted("EPUB".into()));
+        assert_eq!(
+            err.to_string(),
+            "EPUB is encrypted (saved with a password, or under DRM). Please upload an unlocked version."
+        );
+        let fonts = encryption("http://www.idpf.org/2008/embedding", "OEBPS/fonts/serif.otf");
+        let book = super::fixtures::epub_with("Open", &chapters, &[("META-INF/encryption.xml", &fonts)]);
+        let doc = AutoParser
+            .parse(&raw_for_test("open.epub", book))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.blocks[0].text, "Chapter text.");
     }
 }

@@ -26,6 +26,10 @@ pub enum ParseError {
     PasswordProtected,
     #[error("PDF contains only scanned images. OCR support coming soon.")]
     ScannedOnly,
+    /// An Office file saved with a password, an OpenDocument file encrypted, an e-book
+    /// under DRM: its text cannot be read without a key (the format is named).
+    #[error("{0} is encrypted (saved with a password, or under DRM). Please upload an unlocked version.")]
+    Encrypted(String),
     /// Seed 004's message; what was found wrong is the [`ParseError::detail`].
     #[error("File appears corrupted. Please verify the file and try again.")]
     Corrupt(String),

@@ -23,6 +23,9 @@ pub(super) struct Package<'a> {
 
 impl<'a> Package<'a> {
     pub fn open(bytes: &'a [u8], format: &'static str) -> Result<Self, ParseError> {
+        if is_encrypted_office_package(bytes) {
+            return Err(ParseError::Encrypted(format.into()));
+        }
         let archive = zip::ZipArchive::new(Cursor::new(bytes))
             .map_err(|e| ParseError::Corrupt(format!("{format} is not a readable ZIP archive: {e}")))?;
         Ok(Self {
@@ -112,6 +115,15 @@ impl<'a> Package<'a> {
         }
         Ok(found)
     }
+}
+
+/// Whether `bytes` are what Office saves for a package with a password: an OLE compound file
+/// holding the package encrypted, as its `EncryptedPackage` stream (named in UTF-16 in the
+/// compound file's directory).
+pub(super) fn is_encrypted_office_package(bytes: &[u8]) -> bool {
+    const OLE: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
+    let stream: Vec<u8> = "EncryptedPackage".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    bytes.starts_with(OLE) && bytes.windows(stream.len()).any(|w| w == stream)
 }
 
 /// A part's XML read event by event, its errors naming the format and the part.
@@ -316,5 +328,30 @@ mod tests {
             Some("Q3 & Q4 plan")
         );
         assert_eq!(core_title("<dc:title> </dc:title>"), None);
+    }
+
+    #[test]
+    fn an_office_file_saved_with_a_password_is_encrypted() {
+        use crate::parse::{raw_for_test, AutoParser, Parser};
+        // An OLE compound file's header, then its directory naming the encrypted package.
+        let ole = |stream: &str| {
+            let mut bytes = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1".to_vec();
+            bytes.resize(1024, 0);
+            bytes.extend(stream.encode_utf16().flat_map(u16::to_le_bytes));
+            bytes.resize(4096, 0);
+            bytes
+        };
+        let locked = ole("EncryptedPackage");
+        let err = AutoParser
+            .parse(&raw_for_test("plan.docx", locked.clone()))
+            .unwrap_err();
+        assert_eq!(err, ParseError::Encrypted("DOCX".into()));
+        let err = AutoParser.parse(&raw_for_test("upload", locked)).unwrap_err();
+        assert_eq!(err, ParseError::Encrypted("Office file".into()));
+        // A legacy Office file is not read, and not called encrypted.
+        let err = AutoParser
+            .parse(&raw_for_test("old.doc", ole("WordDocument")))
+            .unwrap_err();
+        assert_eq!(err, ParseError::Binary("legacy Office (OLE) file".into()));
     }
 }

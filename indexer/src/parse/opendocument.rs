@@ -2,9 +2,35 @@
 //! (`text:s`, `text:tab`, `text:line-break`), their tables' element names, and the parts of a
 //! file whose text is left out.
 
-use quick_xml::events::BytesStart;
+use quick_xml::events::{BytesStart, Event};
 
-use super::ooxml::local_name;
+use super::ooxml::{local_name, Package, PartReader};
+use super::ParseError;
+
+/// Fails a file whose content is encrypted (saved with a password): its manifest gives
+/// `content.xml` encryption data. A manifest that cannot be read changes nothing (the content
+/// is read, or fails, on its own).
+pub(super) fn refuse_encrypted(package: &mut Package, format: &'static str) -> Result<(), ParseError> {
+    let Some(manifest) = package.part("META-INF/manifest.xml")? else {
+        return Ok(());
+    };
+    let mut reader = PartReader::new(&manifest, format, "META-INF/manifest.xml");
+    let mut entry: Option<String> = None;
+    while let Ok(event) = reader.next() {
+        match event {
+            Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
+                b"file-entry" => entry = local_attribute(&e, b"full-path"),
+                b"encryption-data" if entry.as_deref() == Some("content.xml") => {
+                    return Err(ParseError::Encrypted(format.into()))
+                }
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(())
+}
 
 /// The value of `element`'s attribute named `name` (without its prefix), its entities
 /// replaced, if it has one.
@@ -96,5 +122,47 @@ pub(crate) mod fixtures {
             ));
         }
         crate::parse::ooxml::fixtures::package(&parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::ooxml::fixtures::package;
+    use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
+
+    #[test]
+    fn a_file_saved_with_a_password_is_encrypted() {
+        let manifest = |content_entry: &str| {
+            format!(
+                r#"<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/>{content_entry}</manifest:manifest>"#
+            )
+        };
+        let encrypted_entry = r#"<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"><manifest:encryption-data manifest:checksum-type="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0#sha256-1k"><manifest:algorithm manifest:algorithm-name="http://www.w3.org/2001/04/xmlenc#aes256-cbc"/></manifest:encryption-data></manifest:file-entry>"#;
+        let file = |manifest: String, content: &str| {
+            package(&[
+                (
+                    "mimetype".to_string(),
+                    "application/vnd.oasis.opendocument.spreadsheet".to_string(),
+                ),
+                ("META-INF/manifest.xml".to_string(), manifest),
+                ("content.xml".to_string(), content.to_string()),
+            ])
+        };
+        // The encrypted content is bytes no XML reader could take.
+        let locked = file(manifest(encrypted_entry), "\u{1}\u{7f}");
+        let err = AutoParser.parse(&raw_for_test("budget.ods", locked)).unwrap_err();
+        assert_eq!(err, ParseError::Encrypted("ODS".into()));
+        // A manifest naming content.xml without encryption data changes nothing.
+        let plain_entry = r#"<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>"#;
+        let open = file(
+            manifest(plain_entry),
+            r#"<office:document-content xmlns:office="o" xmlns:table="t" xmlns:text="x"><office:body><office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>open</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>"#,
+        );
+        let doc = AutoParser
+            .parse(&raw_for_test("budget.ods", open))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.blocks[0].text, "open");
     }
 }
