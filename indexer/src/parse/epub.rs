@@ -60,7 +60,9 @@ fn read_spine(opf: &str, name: &str) -> Result<Spine, ParseError> {
                 };
                 match local_name(e.name().as_ref()) {
                     b"title" if title.is_none() => in_title = true,
-                    b"item" => {
+                    // The navigation document (EPUB 3's table of contents, `properties="nav"`)
+                    // is the chapters' titles again: left out even where the spine lists it.
+                    b"item" if !attribute(b"properties").is_some_and(|p| p.split_whitespace().any(|p| p == "nav")) => {
                         if let (Some(id), Some(href)) = (attribute(b"id"), attribute(b"href")) {
                             manifest.insert(id, resolve(folder, &percent_decoded(&href)));
                         }
@@ -293,5 +295,13 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(doc.blocks[0].text, "Chapter text.");
+    }
+
+    #[test]
+    fn the_navigation_document_is_left_out_of_the_reading_order() {
+        let opf = r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Tides</dc:title></metadata><manifest><item id="nav" href="nav.xhtml" properties="nav scripted"/><item id="c1" href="text/one.xhtml"/><item id="c2" href="text/two.xhtml" properties="svg"/></manifest><spine><itemref idref="nav"/><itemref idref="c1"/><itemref idref="c2"/></spine></package>"#;
+        let spine = super::read_spine(opf, "OEBPS/content.opf").unwrap();
+        assert_eq!(spine.title.as_deref(), Some("Tides"));
+        assert_eq!(spine.chapters, ["OEBPS/text/one.xhtml", "OEBPS/text/two.xhtml"]);
     }
 }

@@ -1,6 +1,6 @@
 //! XLSX (zip + SpreadsheetML): each sheet's rows as table blocks under the sheet's name, the
 //! sheet's first row carried with every other row as its header (as CSV's), cells joined by
-//! `, ` in their columns' places. Shared strings are read without their phonetic guides
+//! `, ` in their columns' places. Shared and inline strings are read without their phonetic guides
 //! (Japanese furigana); numbers as stored, but dates and times as dates and times where the
 //! cell's style shows one ([`DateStyles`]); a formula's cached value, not the formula.
 
@@ -116,7 +116,9 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> R
     // The cell being read: its column, its type, its style, its value so far.
     let (mut column, mut kind, mut style, mut value) = (0usize, Vec::new(), None, String::new());
     let mut next_column = 0usize;
-    let mut in_value = false;
+    // Inside a value, and how deep inside an inline string's phonetic guides (left out, as
+    // shared strings' are).
+    let (mut in_value, mut phonetic_depth) = (false, 0usize);
     loop {
         match reader.next()? {
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"row" => next_column = 0,
@@ -135,10 +137,14 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> R
                 next_column = column + 1;
             }
             Event::Empty(e) if local_name(e.name().as_ref()) == b"c" => next_column += 1,
-            Event::Start(e) => in_value = matches!(local_name(e.name().as_ref()), b"v" | b"t"),
+            Event::Start(e) => match local_name(e.name().as_ref()) {
+                b"rPh" => phonetic_depth += 1,
+                name => in_value = phonetic_depth == 0 && matches!(name, b"v" | b"t"),
+            },
             Event::Text(t) if in_value => value.push_str(&reader.text(&t)?),
             Event::End(e) => match local_name(e.name().as_ref()) {
                 b"v" | b"t" => in_value = false,
+                b"rPh" => phonetic_depth = phonetic_depth.saturating_sub(1),
                 b"c" => {
                     let text = std::mem::take(&mut value);
                     let text = match kind.as_slice() {
@@ -276,7 +282,8 @@ mod tests {
             r#"<row r="4"><c r="A4" t="s"><v>3</v></c><c r="C4" t="b"><v>0</v></c></row>"#,
         ]
         .concat();
-        let notes = r#"<row r="2"><c r="B2" t="inlineStr"><is><t>one line only</t></is></c></row>"#.to_string();
+        // An inline string's phonetic guide is left out too.
+        let notes = r#"<row r="2"><c r="B2" t="inlineStr"><is><r><t>one line only</t></r><rPh sb="0" eb="3"><t>ワンライン</t></rPh></is></c></row>"#.to_string();
         let doc = AutoParser
             .parse(&raw_for_test(
                 "cities.xlsx",
