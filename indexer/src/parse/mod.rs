@@ -30,6 +30,8 @@ mod text;
 mod worker_protocol;
 mod xlsx;
 mod xlsx_dates;
+mod xlsx_formats;
+mod xlsx_numbers;
 
 pub use detect::{detect_format, Format};
 pub use document::{

@@ -1,14 +1,15 @@
 //! XLSX (zip + SpreadsheetML): each sheet's rows as table blocks under the sheet's name, the
 //! sheet's first row carried with every other row as its header (as CSV's), cells joined by
 //! `, ` in their columns' places. Shared and inline strings are read without their phonetic guides
-//! (Japanese furigana); numbers as stored, but dates and times as dates and times where the
-//! cell's style shows one ([`DateStyles`]); a formula's cached value, not the formula.
+//! (Japanese furigana); numbers as their cell's style shows them (`25%`, `1,234.50 €`, dates
+//! and times as `2026-11-01 14:30:00`: [`CellFormats`]); a formula's cached value, not the
+//! formula.
 
 use quick_xml::events::Event;
 
 use super::ooxml::{local_name, Package, PartReader, Relationship};
 use super::spreadsheet::{row_text, sheet_blocks};
-use super::xlsx_dates::DateStyles;
+use super::xlsx_formats::CellFormats;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -109,7 +110,7 @@ fn column_of(reference: &[u8]) -> Option<usize> {
 }
 
 /// Each non-empty row of one sheet, in order.
-fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> Result<Vec<String>, ParseError> {
+fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -> Result<Vec<String>, ParseError> {
     let mut reader = PartReader::new(xml, "XLSX", part);
     let mut rows = Vec::new();
     let mut cells: Vec<(usize, String)> = Vec::new();
@@ -164,7 +165,7 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], dates: &DateStyles) -> R
                             "1" => "TRUE".into(),
                             _ => "FALSE".into(),
                         },
-                        b"" | b"n" => dates.as_date(style, &text).unwrap_or(text),
+                        b"" | b"n" => formats.show(style, &text).unwrap_or(text),
                         _ => text,
                     };
                     let text = text.trim();
@@ -194,13 +195,13 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (sheets, from_1904) = sheets(&mut package, &relationships)?;
     let shared = shared_strings(&mut package, &relationships)?;
     let styles_part = workbook_part(&relationships, "styles", "xl/styles.xml");
-    let dates = DateStyles::read(package.part(&styles_part)?.as_deref(), from_1904);
+    let formats = CellFormats::read(package.part(&styles_part)?.as_deref(), from_1904);
     let mut blocks = Vec::new();
     for (name, part) in sheets {
         let Some(xml) = package.part(&part)? else {
             continue;
         };
-        sheet_blocks(name, sheet_rows(&xml, &part, &shared, &dates)?, &mut blocks);
+        sheet_blocks(name, sheet_rows(&xml, &part, &shared, &formats)?, &mut blocks);
     }
     let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
