@@ -1,8 +1,10 @@
 //! DOCX (zip + WordprocessingML): paragraphs as blocks, `Heading N` / `Title` styles
-//! giving heading paths, tables as table blocks (cells joined by ` | `).
+//! giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
+//! text as blocks where they are drawn.
 
 use quick_xml::events::Event;
 
+use super::diagram::Diagrams;
 use super::ooxml::{local_name, Package, PartReader};
 use super::outline_body::OutlineBody;
 use super::{Document, ParseError, Parsed};
@@ -22,6 +24,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let xml = package
         .part("word/document.xml")?
         .ok_or_else(|| ParseError::Corrupt("DOCX has no word/document.xml".into()))?;
+    let mut diagrams = Diagrams::among(&package.relationships("word/document.xml")?);
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
     let mut body = OutlineBody::default();
     // The paragraph's style; inside a run's `<w:t>`: the only text read (not a field's code,
@@ -41,7 +44,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 b"tab" => body.paragraph.push('\t'),
                 b"br" | b"cr" => body.paragraph.push('\n'),
                 b"tbl" => body.table.start(),
-                _ => {}
+                _ => {
+                    if let Some(text) = diagrams.text_of(&e, &mut package)? {
+                        body.push_text(text);
+                    }
+                }
             },
             Event::Text(t) if in_text => body.paragraph.push_str(&reader.text(&t)?),
             Event::End(e) => match local_name(e.name().as_ref()) {
@@ -65,10 +72,16 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 pub(crate) mod fixtures {
     /// A DOCX whose body is the given WordprocessingML paragraphs/tables.
     pub fn docx(body_xml: &str) -> Vec<u8> {
+        docx_with(body_xml, &[])
+    }
+
+    /// [`docx`] with `more` parts (name, text) besides.
+    pub fn docx_with(body_xml: &str, more: &[(String, String)]) -> Vec<u8> {
         let xml = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body_xml}</w:body></w:document>"#
         );
-        crate::parse::ooxml::fixtures::package(&[("word/document.xml".into(), xml)])
+        let parts = [vec![("word/document.xml".to_string(), xml)], more.to_vec()].concat();
+        crate::parse::ooxml::fixtures::package(&parts)
     }
 
     pub fn paragraph(style: Option<&str>, text: &str) -> String {
@@ -123,5 +136,49 @@ mod tests {
         bytes.truncate(bytes.len() / 2);
         let err = AutoParser.parse(&raw_for_test("half.docx", bytes)).unwrap_err();
         assert!(matches!(err, ParseError::Corrupt(_)), "{err:?}");
+    }
+
+    #[test]
+    fn smartart_text_is_a_block_under_its_headings() {
+        use crate::parse::diagram::fixtures::{diagram_data, diagram_graphic};
+        use crate::parse::ooxml::fixtures::relationships;
+        let body = [
+            paragraph(Some("Heading1"), "Process"),
+            format!(
+                "<w:p><w:r><w:drawing><wp:inline>{}</wp:inline></w:drawing></w:r></w:p>",
+                diagram_graphic("rId4")
+            ),
+            paragraph(None, "Then review."),
+        ]
+        .concat();
+        let more = [
+            (
+                "word/_rels/document.xml.rels".to_string(),
+                relationships(&[("rId4".into(), "diagramData", "diagrams/data1.xml".into())]),
+            ),
+            (
+                "word/diagrams/data1.xml".to_string(),
+                diagram_data(&["Draft", "Review"]),
+            ),
+        ];
+        let doc = AutoParser
+            .parse(&raw_for_test("p.docx", docx_with(&body, &more)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks: Vec<(&str, &[String])> = doc
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.as_slice()))
+            .collect();
+        let path = ["Process".to_string()];
+        assert_eq!(
+            blocks,
+            [
+                ("Process", &path[..]),
+                ("Draft\nReview", &path[..]),
+                ("Then review.", &path[..])
+            ]
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 mod csv;
 mod detect;
+mod diagram;
 mod document;
 mod docx;
 mod epub;

@@ -67,6 +67,11 @@ impl<'a> Package<'a> {
         })
     }
 
+    /// The format the package is read as (`DOCX`, `PPTX`, ...), for errors.
+    pub fn format(&self) -> &'static str {
+        self.format
+    }
+
     /// The document title the package's core properties give (`docProps/core.xml`'s `dc:title`).
     pub fn core_title(&mut self) -> Result<Option<String>, ParseError> {
         self.title_in("docProps/core.xml")
@@ -212,6 +217,7 @@ impl TableText {
 }
 
 /// One relationship of a part.
+#[derive(Clone)]
 pub(super) struct Relationship {
     pub id: String,
     /// The relationship type's URI (`.../relationships/slide`, `.../notesSlide`, ...).

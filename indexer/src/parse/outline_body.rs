@@ -39,6 +39,11 @@ impl OutlineBody {
         self.blocks.push(Block::text(text, &self.path()));
     }
 
+    /// A block of text of its own (a diagram's) under the current headings.
+    pub fn push_text(&mut self, text: String) {
+        self.blocks.push(Block::text(text, &self.path()));
+    }
+
     /// An element ends (by local name, as [`TableText::end`] reads it): a table's block once
     /// the outermost table ends.
     pub fn end_table_part(&mut self, name: &[u8]) {

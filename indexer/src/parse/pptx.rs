@@ -1,13 +1,15 @@
 //! PPTX (zip + PresentationML): the slides in the presentation's order, each slide's page
 //! number its place, its title the heading path of its text; tables as table blocks (cells
-//! joined by ` | `); the speaker notes under the slide's title and "Notes". Slide numbers,
-//! dates and footers (the placeholders repeated on every slide) are left out.
+//! joined by ` | `); SmartArt diagrams' text where they are drawn; the speaker notes under the
+//! slide's title and "Notes". Slide numbers, dates and footers (the placeholders repeated on
+//! every slide) are left out.
 
 use quick_xml::events::{BytesStart, Event};
 
+use super::diagram::Diagrams;
 use super::ooxml::{local_name, Package, PartReader};
 use super::slides::{push_slide, ShapeRole, SlideReader, SlideText};
-use super::{Document, ParseError, Parsed};
+use super::{ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 const SLIDE: &str = "/relationships/slide";
@@ -27,8 +29,9 @@ fn placeholder_role(element: &BytesStart) -> Option<ShapeRole> {
     }
 }
 
-/// The text of one slide or notes page.
-fn read_slide(xml: &str, part: &str) -> Result<SlideText, ParseError> {
+/// The text of one slide or notes page, its SmartArt diagrams' (those `diagrams` names) where
+/// they are drawn.
+fn read_slide(xml: &str, part: &str, diagrams: &mut Diagrams, package: &mut Package) -> Result<SlideText, ParseError> {
     let mut reader = PartReader::new(xml, "PPTX", part);
     let mut slide = SlideReader::default();
     // Inside a text run's `<a:t>`: the only text read (a table's style id is text too).
@@ -45,7 +48,11 @@ fn read_slide(xml: &str, part: &str) -> Result<SlideText, ParseError> {
                 b"br" => slide.paragraph.push('\n'),
                 b"tab" => slide.paragraph.push('\t'),
                 b"tbl" => slide.table.start(),
-                _ => {}
+                _ => {
+                    if let Some(text) = diagrams.text_of(&e, package)? {
+                        slide.slide.blocks.push((text, ContentType::Text));
+                    }
+                }
             },
             Event::Text(t) if in_text => slide.paragraph.push_str(&reader.text(&t)?),
             Event::End(e) => match local_name(e.name().as_ref()) {
@@ -108,14 +115,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         let Some(xml) = package.part(&part)? else {
             continue;
         };
-        let slide = read_slide(&xml, &part)?;
-        let notes = match package
-            .relationships(&part)?
-            .into_iter()
-            .find(|r| r.kind.ends_with(NOTES))
-        {
+        let relationships = package.relationships(&part)?;
+        let slide = read_slide(&xml, &part, &mut Diagrams::among(&relationships), &mut package)?;
+        let notes = match relationships.into_iter().find(|r| r.kind.ends_with(NOTES)) {
             Some(notes) => match package.part(&notes.part)? {
-                Some(xml) => read_slide(&xml, &notes.part)?.blocks,
+                Some(xml) => read_slide(&xml, &notes.part, &mut Diagrams::default(), &mut package)?.blocks,
                 None => Vec::new(),
             },
             None => Vec::new(),
@@ -161,6 +165,11 @@ pub(crate) mod fixtures {
     /// A presentation of `slides` (each its shapes, and its notes' shapes if any), listed in
     /// `order` (indexes into `slides`; part names follow `slides`).
     pub fn pptx(slides: &[(String, Option<String>)], order: &[usize]) -> Vec<u8> {
+        pptx_with(slides, order, &[])
+    }
+
+    /// [`pptx`] with `more` parts (name, text) besides.
+    pub fn pptx_with(slides: &[(String, Option<String>)], order: &[usize], more: &[(String, String)]) -> Vec<u8> {
         let listed: String = order
             .iter()
             .enumerate()
@@ -201,6 +210,7 @@ pub(crate) mod fixtures {
                 ));
             }
         }
+        parts.extend_from_slice(more);
         package(&parts)
     }
 }
@@ -291,5 +301,38 @@ mod tests {
             .parse(&raw_for_test("wrong.pptx", docx_named_pptx))
             .unwrap_err();
         assert_eq!(err, ParseError::Corrupt("PPTX has no ppt/presentation.xml".into()));
+    }
+
+    #[test]
+    fn smartart_text_is_read_where_the_diagram_is_drawn() {
+        use crate::parse::diagram::fixtures::{diagram_data, diagram_frame};
+        use crate::parse::ooxml::fixtures::relationships;
+        let shapes = [
+            shape(Some("title"), &["Rollout"]),
+            // Drawn twice: read once.
+            diagram_frame("rId7"),
+            diagram_frame("rId7"),
+            shape(None, &["After the diagram"]),
+        ]
+        .concat();
+        let more = [
+            (
+                "ppt/slides/_rels/slide1.xml.rels".to_string(),
+                relationships(&[("rId7".into(), "diagramData", "../diagrams/data1.xml".into())]),
+            ),
+            (
+                "ppt/diagrams/data1.xml".to_string(),
+                diagram_data(&["Plan", "Build &amp; test", "Ship"]),
+            ),
+        ];
+        let deck = pptx_with(&[(shapes, None)], &[0], &more);
+        let doc = AutoParser
+            .parse(&raw_for_test("d.pptx", deck))
+            .unwrap()
+            .documents
+            .remove(0);
+        let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Rollout", "Plan\nBuild & test\nShip", "After the diagram"]);
+        assert!(doc.blocks.iter().all(|b| b.heading_path == ["Rollout"]));
     }
 }
