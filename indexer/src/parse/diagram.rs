@@ -1,66 +1,14 @@
-//! SmartArt (DrawingML diagrams, in PPTX and DOCX): a diagram's text lives in a part of its
-//! own, its data part, which the slide or document names by relationship from a `relIds`
-//! element where the diagram is drawn. Its points' paragraphs are read in the order the part
+//! SmartArt (DrawingML diagrams, in PPTX and DOCX): a diagram's text lives in its data part
+//! ([`super::drawn_parts`] finds it); its points' paragraphs are read in the order the part
 //! lists them.
 
-use std::collections::HashSet;
+use quick_xml::events::Event;
 
-use quick_xml::events::{BytesStart, Event};
-
-use super::ooxml::{local_name, Package, PartReader, Relationship};
+use super::ooxml::{local_name, PartReader};
 use super::ParseError;
 
-const DIAGRAM_DATA: &str = "/relationships/diagramData";
-
-/// The diagrams one part names (its diagram-data relationships), each read once however
-/// often the part names it.
-#[derive(Default)]
-pub(super) struct Diagrams {
-    data: Vec<Relationship>,
-    read: HashSet<String>,
-}
-
-impl Diagrams {
-    /// The diagrams among a part's `relationships`.
-    pub fn among(relationships: &[Relationship]) -> Self {
-        Self {
-            data: relationships
-                .iter()
-                .filter(|r| r.kind.ends_with(DIAGRAM_DATA))
-                .cloned()
-                .collect(),
-            read: HashSet::new(),
-        }
-    }
-
-    /// The text of the diagram a `relIds` element names (its `r:dm`), the first time it is
-    /// named; none for another element, a diagram named before, or one the package lacks.
-    pub fn text_of(&mut self, element: &BytesStart, package: &mut Package) -> Result<Option<String>, ParseError> {
-        if local_name(element.name().as_ref()) != b"relIds" {
-            return Ok(None);
-        }
-        let id = element
-            .attributes()
-            .flatten()
-            .find(|a| local_name(a.key.as_ref()) == b"dm")
-            .map(|a| String::from_utf8_lossy(&a.value).into_owned());
-        let Some(data) = id.and_then(|id| self.data.iter().find(|r| r.id == id)) else {
-            return Ok(None);
-        };
-        if !self.read.insert(data.part.clone()) {
-            return Ok(None);
-        }
-        let part = data.part.clone();
-        let Some(xml) = package.part(&part)? else {
-            return Ok(None);
-        };
-        let text = diagram_text(&xml, package.format(), &part)?;
-        Ok((!text.is_empty()).then_some(text))
-    }
-}
-
 /// A diagram data part's text: each paragraph of its points, one a line.
-fn diagram_text(xml: &str, format: &'static str, part: &str) -> Result<String, ParseError> {
+pub(super) fn diagram_text(xml: &str, format: &'static str, part: &str) -> Result<String, ParseError> {
     let mut reader = PartReader::new(xml, format, part);
     let (mut paragraphs, mut paragraph) = (Vec::<String>::new(), String::new());
     // How deep inside text runs (`a:r`, `a:fld`) the reader is, and inside a run's `a:t`.

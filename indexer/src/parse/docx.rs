@@ -1,10 +1,10 @@
 //! DOCX (zip + WordprocessingML): paragraphs as blocks, `Heading N` / `Title` styles
 //! giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
-//! text as blocks where they are drawn.
+//! and charts' text as blocks where they are drawn.
 
 use quick_xml::events::Event;
 
-use super::diagram::Diagrams;
+use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader};
 use super::outline_body::OutlineBody;
 use super::{Document, ParseError, Parsed};
@@ -24,7 +24,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let xml = package
         .part("word/document.xml")?
         .ok_or_else(|| ParseError::Corrupt("DOCX has no word/document.xml".into()))?;
-    let mut diagrams = Diagrams::among(&package.relationships("word/document.xml")?);
+    let mut drawn = DrawnParts::among(&package.relationships("word/document.xml")?);
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
     let mut body = OutlineBody::default();
     // The paragraph's style; inside a run's `<w:t>`: the only text read (not a field's code,
@@ -45,7 +45,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 b"br" | b"cr" => body.paragraph.push('\n'),
                 b"tbl" => body.table.start(),
                 _ => {
-                    if let Some(text) = diagrams.text_of(&e, &mut package)? {
+                    if let Some(text) = drawn.text_of(&e, &mut package)? {
                         body.push_text(text);
                     }
                 }

@@ -2,11 +2,13 @@
 //! extension, then by sniffing the bytes; a file that cannot be read fails alone with a
 //! [`ParseError`] a user can act on.
 
+mod chart;
 mod csv;
 mod detect;
 mod diagram;
 mod document;
 mod docx;
+mod drawn_parts;
 mod epub;
 mod error;
 mod html;

@@ -1,12 +1,12 @@
 //! PPTX (zip + PresentationML): the slides in the presentation's order, each slide's page
 //! number its place, its title the heading path of its text; tables as table blocks (cells
-//! joined by ` | `); SmartArt diagrams' text where they are drawn; the speaker notes under the
+//! joined by ` | `); SmartArt diagrams' and charts' text where they are drawn; the speaker notes under the
 //! slide's title and "Notes". Slide numbers, dates and footers (the placeholders repeated on
 //! every slide) are left out.
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::diagram::Diagrams;
+use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader};
 use super::slides::{push_slide, ShapeRole, SlideReader, SlideText};
 use super::{ContentType, Document, ParseError, Parsed};
@@ -29,9 +29,9 @@ fn placeholder_role(element: &BytesStart) -> Option<ShapeRole> {
     }
 }
 
-/// The text of one slide or notes page, its SmartArt diagrams' (those `diagrams` names) where
-/// they are drawn.
-fn read_slide(xml: &str, part: &str, diagrams: &mut Diagrams, package: &mut Package) -> Result<SlideText, ParseError> {
+/// The text of one slide or notes page, its SmartArt diagrams' and charts' (those `drawn`
+/// names) where they are drawn.
+fn read_slide(xml: &str, part: &str, drawn: &mut DrawnParts, package: &mut Package) -> Result<SlideText, ParseError> {
     let mut reader = PartReader::new(xml, "PPTX", part);
     let mut slide = SlideReader::default();
     // Inside a text run's `<a:t>`: the only text read (a table's style id is text too).
@@ -49,7 +49,7 @@ fn read_slide(xml: &str, part: &str, diagrams: &mut Diagrams, package: &mut Pack
                 b"tab" => slide.paragraph.push('\t'),
                 b"tbl" => slide.table.start(),
                 _ => {
-                    if let Some(text) = diagrams.text_of(&e, package)? {
+                    if let Some(text) = drawn.text_of(&e, package)? {
                         slide.slide.blocks.push((text, ContentType::Text));
                     }
                 }
@@ -116,10 +116,10 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             continue;
         };
         let relationships = package.relationships(&part)?;
-        let slide = read_slide(&xml, &part, &mut Diagrams::among(&relationships), &mut package)?;
+        let slide = read_slide(&xml, &part, &mut DrawnParts::among(&relationships), &mut package)?;
         let notes = match relationships.into_iter().find(|r| r.kind.ends_with(NOTES)) {
             Some(notes) => match package.part(&notes.part)? {
-                Some(xml) => read_slide(&xml, &notes.part, &mut Diagrams::default(), &mut package)?.blocks,
+                Some(xml) => read_slide(&xml, &notes.part, &mut DrawnParts::default(), &mut package)?.blocks,
                 None => Vec::new(),
             },
             None => Vec::new(),
@@ -304,7 +304,8 @@ mod tests {
     }
 
     #[test]
-    fn smartart_text_is_read_where_the_diagram_is_drawn() {
+    fn smartart_and_chart_text_are_read_where_they_are_drawn() {
+        use crate::parse::chart::fixtures::chart_xml;
         use crate::parse::diagram::fixtures::{diagram_data, diagram_frame};
         use crate::parse::ooxml::fixtures::relationships;
         let shapes = [
@@ -313,17 +314,22 @@ mod tests {
             diagram_frame("rId7"),
             diagram_frame("rId7"),
             shape(None, &["After the diagram"]),
+            r#"<p:graphicFrame><a:graphic><a:graphicData><c:chart xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" r:id="rId8"/></a:graphicData></a:graphic></p:graphicFrame>"#.to_string(),
         ]
         .concat();
         let more = [
             (
                 "ppt/slides/_rels/slide1.xml.rels".to_string(),
-                relationships(&[("rId7".into(), "diagramData", "../diagrams/data1.xml".into())]),
+                relationships(&[
+                    ("rId7".into(), "diagramData", "../diagrams/data1.xml".into()),
+                    ("rId8".into(), "chart", "../charts/chart1.xml".into()),
+                ]),
             ),
             (
                 "ppt/diagrams/data1.xml".to_string(),
                 diagram_data(&["Plan", "Build &amp; test", "Ship"]),
             ),
+            ("ppt/charts/chart1.xml".to_string(), chart_xml(&["Q1", "Q2"])),
         ];
         let deck = pptx_with(&[(shapes, None)], &[0], &more);
         let doc = AutoParser
@@ -332,7 +338,15 @@ mod tests {
             .documents
             .remove(0);
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
-        assert_eq!(texts, ["Rollout", "Plan\nBuild & test\nShip", "After the diagram"]);
+        assert_eq!(
+            texts,
+            [
+                "Rollout",
+                "Plan\nBuild & test\nShip",
+                "After the diagram",
+                "Spend by quarter\nMillion euros\nGPU hours, Storage\nQ1, Q2"
+            ]
+        );
         assert!(doc.blocks.iter().all(|b| b.heading_path == ["Rollout"]));
     }
 }
