@@ -3,15 +3,18 @@
 //! `, ` in their columns' places. Shared and inline strings are read without their phonetic guides
 //! (Japanese furigana); numbers as their cell's style shows them (`25%`, `1,234.50 €`, dates
 //! and times as `2026-11-01 14:30:00`: [`CellFormats`]); a formula's cached value, not the
-//! formula.
+//! formula; then the text of the sheet's drawings (charts, text boxes).
 
 use quick_xml::events::Event;
 
+use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader, Relationship};
 use super::spreadsheet::{row_text, sheet_blocks};
 use super::xlsx_formats::CellFormats;
-use super::{Document, ParseError, Parsed};
+use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
+
+const DRAWING: &str = "/relationships/drawing";
 
 /// The workbook's sheets in its order (name, part name; each part once), and whether its dates
 /// count from 1904.
@@ -188,6 +191,45 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -
     Ok(rows)
 }
 
+/// The text of a sheet's drawings, in their order: each chart's ([`DrawnParts`]) and each
+/// shape's (a text box's paragraphs, one a line).
+fn drawing_texts(package: &mut Package, sheet: &str) -> Result<Vec<String>, ParseError> {
+    let mut texts = Vec::new();
+    let drawings = package
+        .relationships(sheet)?
+        .into_iter()
+        .filter(|r| r.kind.ends_with(DRAWING));
+    for drawing in drawings.collect::<Vec<_>>() {
+        let Some(xml) = package.part(&drawing.part)? else {
+            continue;
+        };
+        let mut drawn = DrawnParts::among(&package.relationships(&drawing.part)?);
+        let mut reader = PartReader::new(&xml, "XLSX", &drawing.part);
+        let (mut shape, mut paragraph, mut in_text) = (Vec::<String>::new(), String::new(), false);
+        loop {
+            match reader.next()? {
+                Event::Start(e) if local_name(e.name().as_ref()) == b"t" => in_text = true,
+                Event::Start(e) | Event::Empty(e) => texts.extend(drawn.text_of(&e, package)?),
+                Event::Text(t) if in_text => paragraph.push_str(&reader.text(&t)?),
+                Event::End(e) => match local_name(e.name().as_ref()) {
+                    b"t" => in_text = false,
+                    b"p" => {
+                        let text = std::mem::take(&mut paragraph).trim().to_string();
+                        if !text.is_empty() {
+                            shape.push(text);
+                        }
+                    }
+                    b"sp" if !shape.is_empty() => texts.push(std::mem::take(&mut shape).join("\n")),
+                    _ => {}
+                },
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+    }
+    Ok(texts)
+}
+
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut package = Package::open(&raw.bytes, "XLSX")?;
     // The workbook's relationships, read once: they name its sheets, shared strings and styles.
@@ -201,7 +243,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         let Some(xml) = package.part(&part)? else {
             continue;
         };
+        let path = [name.clone()];
         sheet_blocks(name, sheet_rows(&xml, &part, &shared, &formats)?, &mut blocks);
+        for text in drawing_texts(&mut package, &part)? {
+            blocks.push(Block::text(text, &path));
+        }
     }
     let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
@@ -216,6 +262,11 @@ pub(crate) mod fixtures {
 
     /// A workbook of `sheets` (name, `<sheetData>` rows XML) with `shared` strings (`<si>` XML each).
     pub fn xlsx(sheets: &[(&str, String)], shared: &[&str]) -> Vec<u8> {
+        xlsx_with(sheets, shared, &[])
+    }
+
+    /// [`xlsx`] with `more` parts (name, text) besides.
+    pub fn xlsx_with(sheets: &[(&str, String)], shared: &[&str], more: &[(String, String)]) -> Vec<u8> {
         let listed: String = sheets
             .iter()
             .enumerate()
@@ -255,6 +306,7 @@ pub(crate) mod fixtures {
                 format!(r#"<?xml version="1.0"?><worksheet {MAIN}><sheetData>{rows}</sheetData></worksheet>"#),
             ));
         }
+        parts.extend_from_slice(more);
         package(&parts)
     }
 }
@@ -340,5 +392,44 @@ mod tests {
         assert_eq!(column_of(b"B7"), Some(1));
         assert_eq!(column_of(b"AA1"), Some(26));
         assert_eq!(column_of(b"7"), None);
+    }
+
+    #[test]
+    fn a_sheets_charts_and_text_boxes_follow_its_rows() {
+        use crate::parse::chart::fixtures::chart_xml;
+        use crate::parse::ooxml::fixtures::relationships;
+        let rows = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>quarter</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>Q1</t></is></c></row>"#;
+        let drawing = r#"<?xml version="1.0"?><xdr:wsDr xmlns:xdr="http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:c="http://schemas.openxmlformats.org/drawingml/2006/chart" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><xdr:twoCellAnchor><xdr:graphicFrame><a:graphic><a:graphicData><c:chart r:id="rId1"/></a:graphicData></a:graphic></xdr:graphicFrame></xdr:twoCellAnchor><xdr:twoCellAnchor><xdr:sp><xdr:txBody><a:p><a:r><a:t>Figures before audit</a:t></a:r></a:p></xdr:txBody></xdr:sp></xdr:twoCellAnchor></xdr:wsDr>"#;
+        let more = [
+            (
+                "xl/worksheets/_rels/sheet1.xml.rels".to_string(),
+                relationships(&[("rId1".into(), "drawing", "../drawings/drawing1.xml".into())]),
+            ),
+            ("xl/drawings/drawing1.xml".to_string(), drawing.to_string()),
+            (
+                "xl/drawings/_rels/drawing1.xml.rels".to_string(),
+                relationships(&[("rId1".into(), "chart", "../charts/chart1.xml".into())]),
+            ),
+            ("xl/charts/chart1.xml".to_string(), chart_xml(&["Q1"])),
+        ];
+        let book = xlsx_with(&[("Spend", rows.to_string())], &[], &more);
+        let doc = AutoParser
+            .parse(&raw_for_test("spend.xlsx", book))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks: Vec<(&str, ContentType)> = doc.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
+        assert_eq!(
+            blocks,
+            [
+                ("Q1", ContentType::Table),
+                (
+                    "Spend by quarter\nMillion euros\nGPU hours, Storage\nQ1",
+                    ContentType::Text
+                ),
+                ("Figures before audit", ContentType::Text),
+            ]
+        );
+        assert!(doc.blocks.iter().all(|b| b.heading_path == ["Spend"]));
     }
 }
