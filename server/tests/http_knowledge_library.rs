@@ -218,7 +218,8 @@ fn opendocument(kind: &str, body_xml: &str) -> Vec<u8> {
 
 /// An uploaded spreadsheet and presentation (the OpenDocument formats, parsed by the same
 /// workers as a batch run's) are recorded with their content types, and searched with their
-/// sheet's name and their slide's title as the heading path.
+/// sheet's name and their slide's title as the heading path; a workbook saved with a password
+/// fails with a message that says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_slide() {
     let data = tempfile::tempdir().unwrap();
@@ -265,6 +266,23 @@ async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_s
         let ready = settled(&server, id).await;
         assert_eq!(ready["status"], "ready", "{ready}");
     }
+    // A workbook saved with a password: an OLE file whose directory names the encrypted
+    // package; it fails with a message saying so.
+    let mut locked = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1".to_vec();
+    locked.resize(512, 0);
+    locked.extend("EncryptedPackage".encode_utf16().flat_map(u16::to_le_bytes));
+    locked.resize(4096, 0);
+    let (status, pending) = upload(&server, "locked.xlsx", &locked, None, "").await;
+    assert_eq!(status, 202, "{pending}");
+    let failed = settled(&server, pending["id"].as_str().unwrap()).await;
+    assert_eq!(
+        (&failed["status"], &failed["error"]),
+        (
+            &json!("failed"),
+            &json!("XLSX is encrypted (saved with a password, or under DRM). Please upload an unlocked version.")
+        ),
+        "{failed}"
+    );
     for (query, id, heading, says) in [
         ("how long does black tea steep", &ids[0], "Steeping", "black tea, 4, 95"),
         (
