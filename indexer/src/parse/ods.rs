@@ -1,7 +1,8 @@
 //! ODS (zip + OpenDocument spreadsheet): each sheet's rows as table blocks under the sheet's
 //! name, as XLSX's ([`super::spreadsheet`]). A cell shows the text its paragraphs hold, the
-//! value as the application formatted it (`25 %`, `01.11.2026`); a cell that holds none shows
-//! its stored value. Rows and cells repeated (`number-rows-repeated`,
+//! value as the application formatted it (`25 %`, `1.234,50 €`), but a date as XLSX's dates
+//! are shown, `2026-11-01` or `2026-11-01 14:30:00` (its shown form, `01/11/26`, depends on a
+//! locale a search does not know); a cell that holds no text shows its stored value. Rows and cells repeated (`number-rows-repeated`,
 //! `number-columns-repeated`, how OpenDocument writes runs of equal rows and cells) are
 //! repeated, within a budget; comments are left out.
 
@@ -32,6 +33,21 @@ fn stored_value(element: &BytesStart) -> Option<String> {
     .find_map(|name| local_attribute(element, name))
 }
 
+/// A date cell's date (`office:date-value`) as XLSX's dates are shown: `2026-11-01`, or with
+/// its time, `2026-11-01 14:30:00` (fractions of a second left out).
+fn date_value(element: &BytesStart) -> Option<String> {
+    if local_attribute(element, b"value-type").as_deref() != Some("date") {
+        return None;
+    }
+    let value = local_attribute(element, b"date-value")?;
+    let (date, time) = value.trim().split_once('T').unwrap_or((value.trim(), ""));
+    let time = time.split(['.', 'Z', '+']).next().unwrap_or_default();
+    Some(match time.is_empty() || time == "00:00:00" {
+        true => date.to_string(),
+        false => format!("{date} {time}"),
+    })
+}
+
 /// A cell or row's repeat count (at least 1).
 fn repeated(element: &BytesStart, name: &[u8]) -> usize {
     count_attribute(element, name).unwrap_or(1).max(1)
@@ -46,9 +62,11 @@ struct Sheet {
     cells: Vec<(usize, String)>,
     column: usize,
     row_repeats: usize,
-    /// The current cell's paragraphs and paragraph, its stored value and its repeat count.
+    /// The current cell's paragraphs and paragraph, its date, its stored value and its
+    /// repeat count.
     paragraphs: Vec<String>,
     paragraph: String,
+    date: Option<String>,
     stored: Option<String>,
     cell_repeats: usize,
 }
@@ -83,6 +101,7 @@ impl Sheet {
     fn start_cell(&mut self, element: &BytesStart) {
         self.paragraphs.clear();
         self.paragraph.clear();
+        self.date = date_value(element);
         self.stored = stored_value(element);
         self.cell_repeats = repeated(element, b"number-columns-repeated");
     }
@@ -98,9 +117,10 @@ impl Sheet {
     /// [`MAX_PADDED_COLUMNS`]; once past it, once).
     fn end_cell(&mut self, budget: &mut usize, part: &str) -> Result<(), ParseError> {
         let shown = std::mem::take(&mut self.paragraphs).join(" ");
-        let text = match shown.is_empty() {
-            true => self.stored.take().unwrap_or_default().trim().to_string(),
-            false => shown,
+        let text = match (self.date.take(), shown.is_empty()) {
+            (Some(date), _) => date,
+            (None, true) => self.stored.take().unwrap_or_default().trim().to_string(),
+            (None, false) => shown,
         };
         let start = self.column;
         self.column = self.column.saturating_add(self.cell_repeats);
@@ -228,7 +248,7 @@ mod tests {
 
     #[test]
     fn sheets_rows_under_their_header_with_shown_values_and_repeats() {
-        let header = ["city", "share", "count", "tags"].map(cell).concat();
+        let header = ["city", "share", "count", "tags", "since"].map(cell).concat();
         let berlin = [
             cell("Berlin<text:s text:c=\"2\"/>Mitte"),
             // The value as shown, not as stored.
@@ -236,8 +256,10 @@ mod tests {
             // A value with no text shown: the stored value.
             r#"<table:table-cell office:value-type="float" office:value="3"/>"#.to_string(),
             r#"<table:table-cell table:number-columns-repeated="2"><text:p>neu</text:p><office:annotation><text:p>a reviewer's comment</text:p></office:annotation></table:table-cell>"#.to_string(),
+            // A date as XLSX's are shown, not in its locale's form.
+            r#"<table:table-cell office:value-type="date" office:date-value="2026-11-01T14:30:00"><text:p>01.11.26 14:30</text:p></table:table-cell>"#.to_string(),
             // Trailing empty cells, as LibreOffice writes them.
-            r#"<table:table-cell table:number-columns-repeated="16379"/>"#.to_string(),
+            r#"<table:table-cell table:number-columns-repeated="16378"/>"#.to_string(),
         ]
         .concat();
         let body = [
@@ -271,8 +293,8 @@ mod tests {
                 )
             })
             .collect();
-        let header = Some("city, share, count, tags");
-        let berlin = "Berlin  Mitte, 25 %, 3, neu, neu";
+        let header = Some("city, share, count, tags, since");
+        let berlin = "Berlin  Mitte, 25 %, 3, neu, neu, 2026-11-01 14:30:00";
         assert_eq!(
             blocks,
             [
