@@ -2,9 +2,9 @@
 //! name, as XLSX's ([`super::spreadsheet`]). A cell shows the text its paragraphs hold, the
 //! value as the application formatted it (`25 %`, `1.234,50 €`), but a date as XLSX's dates
 //! are shown, `2026-11-01` or `2026-11-01 14:30:00` (its shown form, `01/11/26`, depends on a
-//! locale a search does not know); a cell that holds no text shows its stored value. Rows and cells repeated (`number-rows-repeated`,
-//! `number-columns-repeated`, how OpenDocument writes runs of equal rows and cells) are
-//! repeated, within a budget; comments are left out.
+//! locale a search does not know); a cell that holds no text shows its stored value. Rows and
+//! cells repeated (`number-rows-repeated`, `number-columns-repeated`, how OpenDocument writes
+//! runs of equal rows and cells) are repeated, within a budget; comments are left out.
 
 use quick_xml::events::{BytesStart, Event};
 
