@@ -81,7 +81,8 @@ PY
                       printf '\x02title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv" ;;
     parse_text) printf '\x00Rivers run dry in a drought.\n' > "$corpus/seed-txt"
                 printf '\x01# Rivers\n\n## Drought\n\nThey run dry.\n' > "$corpus/seed-md"
-                printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16" ;;
+                printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16"
+                printf '\x02{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}{\\info{\\title Rivers}}Caf\\'"'"'e9 \\u8364? {\\*\\generator x}dry\\par}' > "$corpus/seed-rtf" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }

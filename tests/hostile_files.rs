@@ -19,8 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 15] = [
+const FORMATS: [&str; 16] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
+    "rtf",
 ];
 
 // The suite must give the same files every run.
@@ -374,6 +375,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "ods" => ods(&[text.to_string(), more], 0, 0),
         "odp" => odp(&[text.to_string(), more], 0, 0),
         "epub" => epub(&[text.to_string(), more], 0, 0),
+        "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
 }
@@ -404,6 +406,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "ods" => ods(&["deep".to_string()], depth, 0),
         "odp" => odp(&["deep".to_string()], depth, 0),
         "epub" => epub(&["deep".to_string()], depth, 0),
+        "rtf" => format!("{{\\rtf1 {}deep{}}}", "{\\b ".repeat(depth), "}".repeat(depth)).into_bytes(),
         "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }

@@ -1,6 +1,6 @@
 #![no_main]
-//! Any bytes as a plain-text or Markdown file (the first byte picks which): encodings, BOMs,
-//! binary detection, Markdown structure.
+//! Any bytes as a plain-text, Markdown or RTF file (the first byte picks which): encodings,
+//! BOMs, binary detection, Markdown structure, RTF's groups and control words.
 
 #[path = "parse_as.rs"]
 mod parse_as;
@@ -9,5 +9,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    parse_as::parse_as(if pick % 2 == 0 { "fuzz.txt" } else { "fuzz.md" }, rest);
+    let names = ["fuzz.txt", "fuzz.md", "fuzz.rtf"];
+    parse_as::parse_as(names[pick as usize % names.len()], rest);
 });

@@ -20,6 +20,7 @@ pub enum Format {
     Ods,
     Odp,
     Epub,
+    Rtf,
 }
 
 impl Format {
@@ -40,6 +41,7 @@ impl Format {
             Self::Ods => "ODS",
             Self::Odp => "ODP",
             Self::Epub => "EPUB",
+            Self::Rtf => "RTF",
         }
     }
 
@@ -82,6 +84,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "ods" => Format::Ods,
         "odp" => Format::Odp,
         "epub" => Format::Epub,
+        "rtf" => Format::Rtf,
         _ => return None,
     })
 }
@@ -111,6 +114,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     }
     if bytes.starts_with(b"%PDF-") {
         return Ok(Format::Pdf);
+    }
+    if bytes.starts_with(b"{\\rtf") {
+        return Ok(Format::Rtf);
     }
     if bytes.starts_with(b"PK\x03\x04") {
         // A package's part names are in its local headers and its central directory.
@@ -201,6 +207,7 @@ mod tests {
         let book = super::super::epub::fixtures::epub("t", &[("a.xhtml", "<p>x</p>")]);
         assert_eq!(detect_format("upload", &book).unwrap(), Format::Epub);
         assert_eq!(detect_format("q3.XLSM", b"x").unwrap(), Format::Xlsx);
+        assert_eq!(detect_format("letter", b"{\\rtf1\\ansi x}").unwrap(), Format::Rtf);
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod pdf_headings;
 mod pdf_outline;
 mod pdf_text;
 mod pptx;
+mod rtf;
 mod slides;
 mod spreadsheet;
 mod text;
@@ -104,6 +105,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Ods => ods::parse(raw),
         Format::Odp => odp::parse(raw),
         Format::Epub => epub::parse(raw),
+        Format::Rtf => rtf::parse(raw),
     }
 }
 

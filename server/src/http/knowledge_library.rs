@@ -50,6 +50,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("ods") => "application/vnd.oasis.opendocument.spreadsheet",
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
         Some("epub") => "application/epub+zip",
+        Some("rtf") => "application/rtf",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",

@@ -1,0 +1,429 @@
+//! RTF (Word's and WordPad's rich text): its paragraphs as blocks, its `\info` title as the
+//! title. Control words are read, not shown: the font, colour and style tables, pictures,
+//! objects, headers, footers, field instructions and every `\*` destination are left out;
+//! `\'hh` bytes are read in the document's code page (`\ansicpg`), `\uN` as Unicode (their
+//! fallback characters skipped). Groups are walked with a counter, not recursion, so no
+//! nesting depth can overflow a stack.
+
+use encoding_rs::Encoding;
+
+use super::{Block, Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+/// Group states kept; deeper groups share the deepest kept one's.
+const MAX_KEPT_GROUPS: usize = 1024;
+
+/// Destinations whose text is not the document's.
+const LEFT_OUT: &[&[u8]] = &[
+    b"fonttbl",
+    b"colortbl",
+    b"stylesheet",
+    b"pict",
+    b"object",
+    b"header",
+    b"headerl",
+    b"headerr",
+    b"headerf",
+    b"footer",
+    b"footerl",
+    b"footerr",
+    b"footerf",
+    b"fldinst",
+    b"themedata",
+    b"datastore",
+    b"xmlnstbl",
+    b"listtable",
+    b"listoverridetable",
+    b"rsidtbl",
+    b"generator",
+    b"latentstyles",
+    b"filetbl",
+    b"revtbl",
+    b"pgdsctbl",
+    b"operator",
+    b"author",
+    b"company",
+    b"subject",
+    b"keywords",
+    b"comment",
+    b"doccomm",
+    b"category",
+    b"manager",
+    b"hlinkbase",
+    b"creatim",
+    b"revtim",
+    b"printim",
+    b"buptim",
+];
+
+/// One group's state.
+#[derive(Clone, Copy)]
+struct Group {
+    /// Its text is left out.
+    skipped: bool,
+    /// Its text is the title (`\info`'s `\title`).
+    title: bool,
+    /// Characters a `\uN` stands for in place of its fallback (`\ucN`).
+    fallback: usize,
+}
+
+impl Default for Group {
+    /// The document's own group: text read, one fallback character to a `\uN` (RTF's default
+    /// `\uc1`).
+    fn default() -> Self {
+        Self {
+            skipped: false,
+            title: false,
+            fallback: 1,
+        }
+    }
+}
+
+/// The code page `\ansicpg` names, as an encoding.
+fn code_page(number: i32) -> Option<&'static Encoding> {
+    let label = match number {
+        932 => "shift_jis".to_string(),
+        936 => "gbk".to_string(),
+        949 => "euc-kr".to_string(),
+        950 => "big5".to_string(),
+        10000 => "macintosh".to_string(),
+        874 | 1250..=1258 => format!("windows-{number}"),
+        _ => return None,
+    };
+    Encoding::for_label(label.as_bytes())
+}
+
+/// The document as it is read.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    groups: Vec<Group>,
+    depth: usize,
+    encoding: &'static Encoding,
+    paragraphs: Vec<String>,
+    paragraph: String,
+    title: String,
+    /// `\'hh` bytes not yet decoded (and bytes past ASCII written as they are, in the code
+    /// page, or in UTF-8 where the whole file is UTF-8), a high surrogate waiting for its low
+    /// one, fallback characters still to skip.
+    pending: Vec<u8>,
+    raw: Vec<u8>,
+    raw_is_utf8: bool,
+    high_surrogate: Option<u16>,
+    to_skip: usize,
+}
+
+impl Reader<'_> {
+    fn group(&self) -> Group {
+        self.groups.last().copied().unwrap_or_default()
+    }
+
+    fn group_mut(&mut self) -> Option<&mut Group> {
+        match self.depth == self.groups.len() {
+            true => self.groups.last_mut(),
+            false => None,
+        }
+    }
+
+    fn push_text(&mut self, text: &str) {
+        let group = self.group();
+        if group.skipped {
+            return;
+        }
+        match group.title {
+            true => self.title.push_str(text),
+            false => self.paragraph.push_str(text),
+        }
+    }
+
+    /// Decodes the `\'hh` bytes read so far.
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let bytes = std::mem::take(&mut self.pending);
+            let (text, _) = self.encoding.decode_without_bom_handling(&bytes);
+            self.push_text(&text);
+        }
+        if !self.raw.is_empty() {
+            let bytes = std::mem::take(&mut self.raw);
+            let encoding = match self.raw_is_utf8 {
+                true => encoding_rs::UTF_8,
+                false => self.encoding,
+            };
+            let (text, _) = encoding.decode_without_bom_handling(&bytes);
+            self.push_text(&text);
+        }
+    }
+
+    fn end_paragraph(&mut self) {
+        self.flush();
+        if self.group().skipped {
+            return;
+        }
+        let text = std::mem::take(&mut self.paragraph).trim().to_string();
+        if !text.is_empty() {
+            self.paragraphs.push(text);
+        }
+    }
+
+    fn unicode(&mut self, value: i32) {
+        self.flush();
+        let unit = (value.rem_euclid(65_536)) as u16;
+        let text = match (self.high_surrogate.take(), unit) {
+            (_, 0xD800..=0xDBFF) => {
+                self.high_surrogate = Some(unit);
+                None
+            }
+            (Some(high), 0xDC00..=0xDFFF) => char::decode_utf16([high, unit]).next().and_then(Result::ok),
+            (_, unit) => char::from_u32(unit as u32),
+        };
+        if let Some(c) = text {
+            self.push_text(c.encode_utf8(&mut [0; 4]));
+        }
+        self.to_skip = self.group().fallback;
+    }
+
+    /// A control word (`name`, its number if any) read.
+    fn control(&mut self, name: &[u8], number: Option<i32>, ignorable: bool) {
+        if name != b"u" {
+            self.high_surrogate = None;
+        }
+        match name {
+            b"u" => return self.unicode(number.unwrap_or(0)),
+            b"uc" => {
+                if let Some(group) = self.group_mut() {
+                    group.fallback = number.unwrap_or(1).clamp(0, 8) as usize;
+                }
+            }
+            b"ansicpg" => {
+                self.flush();
+                if let Some(encoding) = number.and_then(code_page) {
+                    self.encoding = encoding;
+                }
+            }
+            b"par" | b"sect" | b"page" | b"row" => self.end_paragraph(),
+            _ => {}
+        }
+        self.flush();
+        let text = match name {
+            b"line" => "\n",
+            b"tab" => "\t",
+            b"cell" => " | ",
+            b"emdash" => "\u{2014}",
+            b"endash" => "\u{2013}",
+            b"bullet" => "\u{2022}",
+            b"lquote" => "\u{2018}",
+            b"rquote" => "\u{2019}",
+            b"ldblquote" => "\u{201C}",
+            b"rdblquote" => "\u{201D}",
+            _ => "",
+        };
+        self.push_text(text);
+        let skip = ignorable || LEFT_OUT.contains(&name);
+        if let Some(group) = self.group_mut() {
+            match name {
+                b"title" => group.title = true,
+                _ if skip => group.skipped = true,
+                _ => {}
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        // The `\*` that marks the next control word's group as one a reader may leave out.
+        let mut ignorable = false;
+        while self.at < self.bytes.len() {
+            let byte = self.bytes[self.at];
+            self.at += 1;
+            match byte {
+                b'{' => {
+                    self.flush();
+                    self.depth += 1;
+                    if self.groups.len() < MAX_KEPT_GROUPS && self.groups.len() + 1 == self.depth {
+                        self.groups.push(self.group());
+                    }
+                }
+                b'}' => {
+                    self.flush();
+                    if self.depth == self.groups.len() {
+                        self.groups.pop();
+                    }
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                b'\\' => {
+                    let start = self.at;
+                    let letters = self.bytes[start..]
+                        .iter()
+                        .take_while(|b| b.is_ascii_alphabetic())
+                        .count()
+                        .min(32);
+                    if letters == 0 {
+                        let symbol = self.bytes.get(start).copied();
+                        self.at += 1;
+                        match symbol {
+                            Some(b'\'') => {
+                                let hex = self.bytes.get(self.at..self.at + 2);
+                                self.at += 2;
+                                let byte = hex.and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+                                match (self.to_skip, byte) {
+                                    (1.., _) => self.to_skip -= 1,
+                                    (0, Some(byte)) => {
+                                        if !self.raw.is_empty() {
+                                            self.flush();
+                                        }
+                                        self.pending.push(byte)
+                                    }
+                                    (0, None) => {}
+                                }
+                            }
+                            Some(b'*') => ignorable = true,
+                            Some(b'\n' | b'\r') => self.end_paragraph(),
+                            Some(b'~') => self.push_text(" "),
+                            Some(b'_') => self.push_text("-"),
+                            Some(c @ (b'\\' | b'{' | b'}')) => {
+                                self.flush();
+                                self.push_text(&(c as char).to_string())
+                            }
+                            _ => {}
+                        }
+                        continue;
+                    }
+                    let name = &self.bytes[start..start + letters];
+                    self.at += letters;
+                    let digits = self.bytes[self.at..]
+                        .iter()
+                        .enumerate()
+                        .take_while(|(i, b)| b.is_ascii_digit() || (*i == 0 && **b == b'-'))
+                        .count()
+                        .min(11);
+                    let number = std::str::from_utf8(&self.bytes[self.at..self.at + digits])
+                        .ok()
+                        .and_then(|n| n.parse::<i32>().ok());
+                    self.at += digits;
+                    if self.bytes.get(self.at) == Some(&b' ') {
+                        self.at += 1;
+                    }
+                    self.control(name, number, std::mem::take(&mut ignorable));
+                }
+                b'\r' | b'\n' => {}
+                byte => {
+                    if self.to_skip > 0 {
+                        self.to_skip -= 1;
+                        continue;
+                    }
+                    match byte.is_ascii() {
+                        true => {
+                            self.flush();
+                            self.push_text(&(byte as char).to_string());
+                        }
+                        false => {
+                            if !self.pending.is_empty() {
+                                self.flush();
+                            }
+                            self.raw.push(byte)
+                        }
+                    }
+                }
+            }
+        }
+        self.end_paragraph();
+    }
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let bytes = raw.bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw.bytes);
+    if !bytes.trim_ascii_start().starts_with(b"{\\rtf") {
+        return Err(ParseError::Corrupt("RTF does not begin with {\\rtf".into()));
+    }
+    let mut reader = Reader {
+        bytes,
+        at: 0,
+        groups: Vec::new(),
+        depth: 0,
+        encoding: encoding_rs::WINDOWS_1252,
+        paragraphs: Vec::new(),
+        paragraph: String::new(),
+        title: String::new(),
+        pending: Vec::new(),
+        raw: Vec::new(),
+        raw_is_utf8: std::str::from_utf8(bytes).is_ok(),
+        high_surrogate: None,
+        to_skip: 0,
+    };
+    reader.run();
+    let title = reader.title.trim().to_string();
+    let title = match title.is_empty() {
+        true => Document::stem_of(raw),
+        false => title,
+    };
+    let blocks = reader.paragraphs.into_iter().map(|p| Block::text(p, &[])).collect();
+    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
+
+    fn texts(rtf: &str) -> (String, Vec<String>) {
+        let doc = AutoParser
+            .parse(&raw_for_test("letter.rtf", rtf.as_bytes().to_vec()))
+            .unwrap()
+            .documents
+            .remove(0);
+        (doc.title, doc.blocks.into_iter().map(|b| b.text).collect())
+    }
+
+    #[test]
+    fn paragraphs_title_code_page_unicode_and_what_is_left_out() {
+        // As WordPad and Word write it: tables of fonts and colours, a generator, a picture,
+        // a field whose instruction is left out and whose result is read.
+        let rtf = concat!(
+            r"{\rtf1\ansi\ansicpg1252\deff0\nouicompat{\fonttbl{\f0\fnil\fcharset0 Calibri;}}",
+            r"{\colortbl ;\red255\green0\blue0;}{\*\generator Riched20 10.0.19041}",
+            r"{\info{\title Caf\'e9 plans}{\author Ann}}\viewkind4\uc1",
+            "\r\n",
+            r"\pard\sa200\sl276\slmult1\f0\fs22\lang9 Caf\'e9 au lait costs 3\u8364?.\par",
+            "\r\n",
+            r"{\pict\wmetafile8\picw100 0123456789abcdef}Second {\b bold} line\line next\tab x\par",
+            r#"{\field{\*\fldinst{HYPERLINK "https://example.com"}}{\fldrslt{the link}}}\par "#,
+            r"Emoji \u-10179?\u-8704? and \{braces\}\par}",
+        );
+        let (title, paragraphs) = texts(rtf);
+        assert_eq!(title, "Café plans");
+        assert_eq!(
+            paragraphs,
+            [
+                "Café au lait costs 3€.",
+                "Second bold line\nnext\tx",
+                "the link",
+                "Emoji \u{1F600} and {braces}"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_code_page_and_hostile_nesting() {
+        // Shift_JIS bytes in code page 932.
+        let (_, paragraphs) = texts(r"{\rtf1\ansi\ansicpg932 \'93\'8c\'8b\'9e\par}");
+        assert_eq!(paragraphs, ["東京"]);
+        // Without `\uc`, one fallback character is skipped.
+        assert_eq!(
+            texts(r"{\rtf1 Die Schleuse \u246?ffnet.\par}").1,
+            ["Die Schleuse öffnet."]
+        );
+        // Bytes past ASCII written as they are: UTF-8 where the file is, else the code page.
+        assert_eq!(texts("{\\rtf1\\ansi Köln \\'e9\\par}").1, ["Köln é"]);
+        let latin1 = b"{\\rtf1\\ansi K\xF6ln\\par}".to_vec();
+        let doc = AutoParser
+            .parse(&raw_for_test("old.rtf", latin1))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.blocks[0].text, "Köln");
+        let deep = format!(r"{{\rtf1 {}deep{}\par}}", "{".repeat(100_000), "}".repeat(100_000));
+        assert_eq!(texts(&deep).1, ["deep"]);
+        let err = AutoParser
+            .parse(&raw_for_test("fake.rtf", b"plain words".to_vec()))
+            .unwrap_err();
+        assert_eq!(err, ParseError::Corrupt(r"RTF does not begin with {\rtf".into()));
+    }
+}
