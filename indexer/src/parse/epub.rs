@@ -27,12 +27,7 @@ fn package_document(package: &mut Package) -> Result<String, ParseError> {
     loop {
         match reader.next()? {
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"rootfile" => {
-                let path = e
-                    .attributes()
-                    .flatten()
-                    .find(|a| a.key.as_ref() == b"full-path")
-                    .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()));
-                if let Some(path) = path {
+                if let Some(path) = attribute(&e, b"full-path") {
                     return Ok(resolve("", &percent_decoded(&path)));
                 }
             }
@@ -52,12 +47,7 @@ fn read_spine(opf: &str, name: &str) -> Result<Spine, ParseError> {
     loop {
         match reader.next()? {
             Event::Start(e) | Event::Empty(e) => {
-                let attribute = |key: &[u8]| {
-                    e.attributes()
-                        .flatten()
-                        .find(|a| a.key.as_ref() == key)
-                        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
-                };
+                let attribute = |key: &[u8]| attribute(&e, key);
                 match local_name(e.name().as_ref()) {
                     b"title" if title.is_none() => in_title = true,
                     // The navigation document (EPUB 3's table of contents, `properties="nav"`)

@@ -5,8 +5,8 @@
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::ooxml::{local_name, Package, PartReader};
-use super::opendocument::{is_left_out, local_attribute, push_inline, refuse_encrypted, table_part};
+use super::ooxml::{local_name, PartReader};
+use super::opendocument::{is_left_out, local_attribute, open_content, push_inline, table_part};
 use super::slides::{push_slide, ShapeRole, SlideReader};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -145,11 +145,7 @@ fn slides(xml: &str, part: &str) -> Result<(Vec<Block>, Option<String>), ParseEr
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let mut package = Package::open(&raw.bytes, "ODP")?;
-    refuse_encrypted(&mut package, "ODP")?;
-    let xml = package
-        .part("content.xml")?
-        .ok_or_else(|| ParseError::Corrupt("ODP has no content.xml".into()))?;
+    let (mut package, xml) = open_content(&raw.bytes, "ODP")?;
     let (blocks, first_title) = slides(&xml, "content.xml")?;
     let title = package
         .title_in("meta.xml")?

@@ -8,8 +8,8 @@
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::ooxml::{local_name, Package, PartReader};
-use super::opendocument::{count_attribute, is_left_out, local_attribute, push_inline, refuse_encrypted};
+use super::ooxml::{local_name, PartReader};
+use super::opendocument::{count_attribute, is_left_out, local_attribute, open_content, push_inline};
 use super::spreadsheet::{row_text, sheet_blocks, MAX_PADDED_COLUMNS};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -223,11 +223,7 @@ fn sheets(xml: &str, part: &str) -> Result<Vec<Block>, ParseError> {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let mut package = Package::open(&raw.bytes, "ODS")?;
-    refuse_encrypted(&mut package, "ODS")?;
-    let xml = package
-        .part("content.xml")?
-        .ok_or_else(|| ParseError::Corrupt("ODS has no content.xml".into()))?;
+    let (mut package, xml) = open_content(&raw.bytes, "ODS")?;
     let blocks = sheets(&xml, "content.xml")?;
     let title = package.title_in("meta.xml")?.unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, blocks)))

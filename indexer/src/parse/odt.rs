@@ -4,8 +4,8 @@
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::ooxml::{local_name, Package, PartReader};
-use super::opendocument::{count_attribute, is_left_out, push_inline, refuse_encrypted, table_part};
+use super::ooxml::{local_name, PartReader};
+use super::opendocument::{count_attribute, is_left_out, open_content, push_inline, table_part};
 use super::outline_body::OutlineBody;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -16,11 +16,7 @@ fn outline_level(element: &BytesStart) -> usize {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let mut package = Package::open(&raw.bytes, "ODT")?;
-    refuse_encrypted(&mut package, "ODT")?;
-    let xml = package
-        .part("content.xml")?
-        .ok_or_else(|| ParseError::Corrupt("ODT has no content.xml".into()))?;
+    let (mut package, xml) = open_content(&raw.bytes, "ODT")?;
     let mut reader = PartReader::new(&xml, "ODT", "content.xml");
     let mut body = OutlineBody::default();
     // Open headings' levels (a heading's paragraph ends with its `text:h`), and how deep

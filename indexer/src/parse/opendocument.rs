@@ -7,10 +7,21 @@ use quick_xml::events::{BytesStart, Event};
 use super::ooxml::{local_name, Package, PartReader};
 use super::ParseError;
 
+/// An OpenDocument file's package and its `content.xml`: fails a file whose content is
+/// encrypted ([`refuse_encrypted`]) or that has none.
+pub(super) fn open_content<'a>(bytes: &'a [u8], format: &'static str) -> Result<(Package<'a>, String), ParseError> {
+    let mut package = Package::open(bytes, format)?;
+    refuse_encrypted(&mut package, format)?;
+    let xml = package
+        .part("content.xml")?
+        .ok_or_else(|| ParseError::Corrupt(format!("{format} has no content.xml")))?;
+    Ok((package, xml))
+}
+
 /// Fails a file whose content is encrypted (saved with a password): its manifest gives
 /// `content.xml` encryption data. A manifest that cannot be read changes nothing (the content
 /// is read, or fails, on its own).
-pub(super) fn refuse_encrypted(package: &mut Package, format: &'static str) -> Result<(), ParseError> {
+fn refuse_encrypted(package: &mut Package, format: &'static str) -> Result<(), ParseError> {
     let Some(manifest) = package.part("META-INF/manifest.xml")? else {
         return Ok(());
     };
