@@ -21,6 +21,8 @@ pub enum Format {
     Odp,
     Epub,
     Rtf,
+    Doc,
+    Xls,
 }
 
 impl Format {
@@ -42,6 +44,8 @@ impl Format {
             Self::Odp => "ODP",
             Self::Epub => "EPUB",
             Self::Rtf => "RTF",
+            Self::Doc => "DOC",
+            Self::Xls => "XLS",
         }
     }
 
@@ -85,6 +89,8 @@ fn by_extension(ext: &str) -> Option<Format> {
         "odp" => Format::Odp,
         "epub" => Format::Epub,
         "rtf" => Format::Rtf,
+        "doc" | "dot" => Format::Doc,
+        "xls" | "xlt" => Format::Xls,
         _ => return None,
     })
 }
@@ -97,12 +103,27 @@ fn known_binary(bytes: &[u8]) -> Option<&'static str> {
         (b"GIF8", "GIF image"),
         (b"\x1F\x8B", "gzip archive"),
         (b"\x7FELF", "ELF executable"),
-        (b"\xD0\xCF\x11\xE0", "legacy Office (OLE) file"),
     ];
     MAGIC
         .iter()
         .find(|(magic, _)| bytes.starts_with(magic))
         .map(|(_, name)| *name)
+}
+
+/// A compound file's format, by the streams it holds: Word's and Excel's are read; the others
+/// (PowerPoint 97-2003, Outlook messages, ...) are named in the error.
+fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
+    let names = match super::compound_file::CompoundFile::open(bytes) {
+        Ok(file) => file.stream_names().into_iter().map(str::to_ascii_lowercase).collect(),
+        Err(_) => Vec::new(),
+    };
+    let holds = |name: &str| names.iter().any(|n| n == name);
+    match () {
+        _ if holds("worddocument") => Ok(Format::Doc),
+        _ if holds("workbook") || holds("book") => Ok(Format::Xls),
+        _ if holds("powerpoint document") => Err(ParseError::Binary("PowerPoint 97-2003 presentation (.ppt)".into())),
+        _ => Err(ParseError::Binary("OLE compound file".into())),
+    }
 }
 
 /// Chooses the format of a file from its path and bytes.
@@ -147,6 +168,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     }
     if super::ooxml::is_encrypted_office_package(bytes) {
         return Err(ParseError::Encrypted("Office file".into()));
+    }
+    if super::compound_file::is_compound_file(bytes) {
+        return compound_file_format(bytes);
     }
     if let Some(kind) = known_binary(bytes) {
         return Err(ParseError::Binary(kind.into()));

@@ -134,6 +134,21 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// A Windows code page by number (RTF's `\ansicpg`, an Office property set's code page), as an
+/// encoding.
+pub(super) fn windows_code_page(number: i32) -> Option<&'static Encoding> {
+    let label = match number {
+        932 => "shift_jis".to_string(),
+        936 => "gbk".to_string(),
+        949 => "euc-kr".to_string(),
+        950 => "big5".to_string(),
+        10000 => "macintosh".to_string(),
+        874 | 1250..=1258 => format!("windows-{number}"),
+        _ => return None,
+    };
+    Encoding::for_label(label.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

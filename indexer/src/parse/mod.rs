@@ -3,9 +3,11 @@
 //! [`ParseError`] a user can act on.
 
 mod chart;
+mod compound_file;
 mod csv;
 mod detect;
 mod diagram;
+mod doc;
 mod document;
 mod docx;
 mod drawn_parts;
@@ -27,11 +29,13 @@ mod pdf_headings;
 mod pdf_outline;
 mod pdf_text;
 mod pptx;
+mod property_set;
 mod rtf;
 mod slides;
 mod spreadsheet;
 mod text;
 mod worker_protocol;
+mod xls;
 mod xlsx;
 mod xlsx_dates;
 mod xlsx_formats;
@@ -106,6 +110,8 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Odp => odp::parse(raw),
         Format::Epub => epub::parse(raw),
         Format::Rtf => rtf::parse(raw),
+        Format::Doc => doc::parse(raw),
+        Format::Xls => xls::parse(raw),
     }
 }
 

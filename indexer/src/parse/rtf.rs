@@ -7,6 +7,7 @@
 
 use encoding_rs::Encoding;
 
+use super::legacy_encoding::windows_code_page;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -77,20 +78,6 @@ impl Default for Group {
             fallback: 1,
         }
     }
-}
-
-/// The code page `\ansicpg` names, as an encoding.
-fn code_page(number: i32) -> Option<&'static Encoding> {
-    let label = match number {
-        932 => "shift_jis".to_string(),
-        936 => "gbk".to_string(),
-        949 => "euc-kr".to_string(),
-        950 => "big5".to_string(),
-        10000 => "macintosh".to_string(),
-        874 | 1250..=1258 => format!("windows-{number}"),
-        _ => return None,
-    };
-    Encoding::for_label(label.as_bytes())
 }
 
 /// The document as it is read.
@@ -196,7 +183,7 @@ impl Reader<'_> {
             }
             b"ansicpg" => {
                 self.flush();
-                if let Some(encoding) = number.and_then(code_page) {
+                if let Some(encoding) = number.and_then(windows_code_page) {
                     self.encoding = encoding;
                 }
             }

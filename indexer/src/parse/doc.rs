@@ -1,0 +1,470 @@
+//! Word 97-2003 documents (`.doc`, `.dot`; MS-DOC), the binary format Word saved before DOCX:
+//! a compound file whose `WordDocument` stream holds the text and whose table stream
+//! (`0Table` or `1Table`) says where: the piece table maps the document's characters to runs
+//! of bytes (8-bit Windows-1252, or UTF-16), and the paragraphs' properties name each
+//! paragraph's style (Heading 1-9 and Title make the heading path) and whether it is a table's.
+//!
+//! Read: the main text, then footnotes, endnotes and text boxes; a field's result, not its
+//! instruction (`PAGE`, `HYPERLINK "..."`); tables as table blocks. Left out: headers and
+//! footers, comments, pictures and drawn objects' anchors. An encrypted file fails as
+//! encrypted; a Word 6/95 file (an older FIB) as not supported.
+//!
+//! Quarry's own code, in process: every offset is checked against its stream, pieces are
+//! read in order, and the text they may decode to is bounded (pieces are free to name the
+//! same bytes many times).
+
+use super::compound_file::CompoundFile;
+use super::outline_body::OutlineBody;
+use super::property_set::summary_title;
+use super::{Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+/// Characters a file's pieces may decode to (64 Mi: about four times a long book's text).
+const MAX_CHARACTERS: usize = 64 << 20;
+/// Word 97's FIB version; earlier files (Word 6, Word 95) are laid out otherwise.
+const WORD_97_FIB: u16 = 101;
+const FKP_BYTES: usize = 512;
+
+fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(bytes.get(at..at.checked_add(2)?)?.try_into().ok()?))
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
+}
+
+fn corrupt(what: impl Into<String>) -> ParseError {
+    ParseError::Corrupt(format!("DOC: {}", what.into()))
+}
+
+/// What the file information block (the FIB, at the start of `WordDocument`) says.
+struct Fib {
+    encrypted: bool,
+    table_stream: &'static str,
+    /// Characters in the main text, footnotes, headers, macros, comments, endnotes, text
+    /// boxes, header text boxes: the document's character positions, in that order.
+    counts: [u32; 8],
+    /// (offset, length) in the table stream of the piece table (CLX), the style sheet and
+    /// the paragraphs' property pages' table.
+    clx: (u32, u32),
+    styles: (u32, u32),
+    paragraph_pages: (u32, u32),
+}
+
+impl Fib {
+    fn read(word: &[u8]) -> Result<Self, ParseError> {
+        if u16_at(word, 0) != Some(0xA5EC) {
+            return Err(corrupt("the WordDocument stream does not begin with Word's identifier"));
+        }
+        if u16_at(word, 2).unwrap_or(0) < WORD_97_FIB {
+            return Err(ParseError::Binary("Word 6.0/95 document, older than Word 97".into()));
+        }
+        let flags = u16_at(word, 10).unwrap_or(0);
+        let short_count = usize::from(u16_at(word, 32).unwrap_or(0));
+        let long_counts_at = 34 + 2 * short_count;
+        let long_count = usize::from(u16_at(word, long_counts_at).ok_or_else(|| corrupt("the FIB is cut short"))?);
+        let long = |i: usize| match i < long_count {
+            true => u32_at(word, long_counts_at + 2 + 4 * i).unwrap_or(0),
+            false => 0,
+        };
+        let pairs_at = long_counts_at + 2 + 4 * long_count;
+        let pair_count = usize::from(u16_at(word, pairs_at).unwrap_or(0));
+        let pair = |i: usize| match i < pair_count {
+            true => (
+                u32_at(word, pairs_at + 2 + 8 * i).unwrap_or(0),
+                u32_at(word, pairs_at + 6 + 8 * i).unwrap_or(0),
+            ),
+            false => (0, 0),
+        };
+        Ok(Self {
+            encrypted: flags & 0x0100 != 0,
+            table_stream: match flags & 0x0200 != 0 {
+                true => "1Table",
+                false => "0Table",
+            },
+            counts: [3, 4, 5, 6, 7, 8, 9, 10].map(long),
+            clx: pair(33),
+            styles: pair(1),
+            paragraph_pages: pair(13),
+        })
+    }
+
+    /// The character ranges read, in order: main text, footnotes, endnotes, text boxes.
+    fn ranges_read(&self) -> Vec<(u64, u64)> {
+        let mut start = 0u64;
+        let mut ranges = Vec::new();
+        for (i, count) in self.counts.iter().enumerate() {
+            let end = start + u64::from(*count);
+            if matches!(i, 0 | 1 | 5 | 6) {
+                ranges.push((start, end));
+            }
+            start = end;
+        }
+        ranges
+    }
+}
+
+/// The bytes `(offset, length)` name in `stream`, none where they lie outside it.
+fn slice(stream: &[u8], (offset, length): (u32, u32)) -> Option<&[u8]> {
+    stream.get(offset as usize..(offset as usize).checked_add(length as usize)?)
+}
+
+/// One piece: characters `[start, end)` stored from byte `offset` of `WordDocument`.
+struct Piece {
+    start: u64,
+    end: u64,
+    offset: usize,
+    eight_bit: bool,
+}
+
+/// The piece table: the CLX's property runs (skipped), then its piece descriptors.
+fn pieces(clx: &[u8]) -> Result<Vec<Piece>, ParseError> {
+    let mut at = 0;
+    while clx.get(at) == Some(&0x01) {
+        at += 3 + usize::from(u16_at(clx, at + 1).unwrap_or(0));
+    }
+    if clx.get(at) != Some(&0x02) {
+        return Err(corrupt("the piece table is missing"));
+    }
+    let length = u32_at(clx, at + 1).unwrap_or(0) as usize;
+    let table = clx
+        .get(at + 5..(at + 5).saturating_add(length))
+        .ok_or_else(|| corrupt("the piece table runs past its stream"))?;
+    let count = table.len().saturating_sub(4) / 12;
+    let mut pieces = Vec::with_capacity(count);
+    for i in 0..count {
+        let (start, end) = (u32_at(table, 4 * i), u32_at(table, 4 * i + 4));
+        let descriptor = u32_at(table, 4 * (count + 1) + 8 * i + 2);
+        let (Some(start), Some(end), Some(descriptor)) = (start, end, descriptor) else {
+            return Err(corrupt("the piece table is cut short"));
+        };
+        if end < start || pieces.last().is_some_and(|p: &Piece| u64::from(start) < p.end) {
+            return Err(corrupt("the piece table's character positions are out of order"));
+        }
+        let eight_bit = descriptor & 0x4000_0000 != 0;
+        let offset = (descriptor & 0x3FFF_FFFF) as usize;
+        pieces.push(Piece {
+            start: start.into(),
+            end: end.into(),
+            offset: if eight_bit { offset / 2 } else { offset },
+            eight_bit,
+        });
+    }
+    Ok(pieces)
+}
+
+/// What a paragraph's properties say that the text needs.
+#[derive(Debug, Clone, Copy, Default)]
+struct ParagraphKind {
+    style: u16,
+    in_table: bool,
+    row_end: bool,
+    /// An outline level the paragraph sets itself (0-8), over its style's.
+    outline_level: Option<u8>,
+}
+
+impl ParagraphKind {
+    /// Read from a paragraph's style index and property modifiers (sprms).
+    fn read(grpprl_and_style: &[u8]) -> Self {
+        let mut kind = Self {
+            style: u16_at(grpprl_and_style, 0).unwrap_or(0),
+            ..Self::default()
+        };
+        let mut at = 2;
+        while let Some(sprm) = u16_at(grpprl_and_style, at) {
+            let operand = grpprl_and_style.get(at + 2).copied().unwrap_or(0);
+            let size = match sprm >> 13 {
+                0 | 1 => 1,
+                2 | 4 | 5 => 2,
+                3 => 4,
+                7 => 3,
+                // sprmTDefTable's operand counts its size in two bytes (plus one).
+                _ if sprm == 0xD608 => 1 + usize::from(u16_at(grpprl_and_style, at + 2).unwrap_or(1)),
+                _ => 1 + usize::from(operand),
+            };
+            match sprm {
+                0x2416 | 0x244B => kind.in_table |= operand != 0,
+                0x2417 | 0x244C => kind.row_end |= operand != 0,
+                0x6649 => kind.in_table |= u32_at(grpprl_and_style, at + 2).unwrap_or(0) > 0,
+                0x2640 if operand < 9 => kind.outline_level = Some(operand),
+                _ => {}
+            }
+            at += 2 + size;
+        }
+        kind.in_table |= kind.row_end;
+        kind
+    }
+}
+
+/// The paragraphs' properties by the byte range of `WordDocument` their text ends in, from the
+/// formatted disk pages (FKPs) the bin table names (each page read once, however often named).
+fn paragraph_kinds(word: &[u8], bin_table: &[u8]) -> Vec<(u32, u32, ParagraphKind)> {
+    let count = bin_table.len().saturating_sub(4) / 8;
+    let mut pages: Vec<usize> = (0..count)
+        .filter_map(|i| u32_at(bin_table, 4 * (count + 1) + 4 * i))
+        .map(|pn| (pn & 0x003F_FFFF) as usize)
+        .collect();
+    pages.sort_unstable();
+    pages.dedup();
+    let mut runs = Vec::new();
+    for page in pages
+        .into_iter()
+        .filter_map(|pn| word.get(pn * FKP_BYTES..(pn + 1) * FKP_BYTES))
+    {
+        let run_count = usize::from(page[FKP_BYTES - 1]);
+        for i in 0..run_count {
+            let (Some(start), Some(end)) = (u32_at(page, 4 * i), u32_at(page, 4 * i + 4)) else {
+                break;
+            };
+            let properties_at = 2 * usize::from(page.get(4 * (run_count + 1) + 13 * i).copied().unwrap_or(0));
+            let kind = match properties_at {
+                0 => ParagraphKind::default(),
+                _ => {
+                    let size = page.get(properties_at).copied().unwrap_or(0);
+                    let (from, length) = match size {
+                        0 => (
+                            properties_at + 2,
+                            2 * usize::from(page.get(properties_at + 1).copied().unwrap_or(0)),
+                        ),
+                        _ => (properties_at + 1, 2 * usize::from(size) - 1),
+                    };
+                    ParagraphKind::read(page.get(from..(from + length).min(FKP_BYTES)).unwrap_or(&[]))
+                }
+            };
+            runs.push((start, end, kind));
+        }
+    }
+    runs.sort_unstable_by_key(|(start, _, _)| *start);
+    runs
+}
+
+/// Each style's heading level (by style index): Heading 1-9 by their built-in identifiers,
+/// Title as level 0; none for the others.
+fn heading_levels(style_sheet: &[u8]) -> Vec<Option<usize>> {
+    let header_bytes = usize::from(u16_at(style_sheet, 0).unwrap_or(0));
+    let count = usize::from(u16_at(style_sheet, 2).unwrap_or(0));
+    let mut at = 2 + header_bytes;
+    let mut levels = Vec::new();
+    for _ in 0..count {
+        let Some(size) = u16_at(style_sheet, at) else { break };
+        let built_in = match size {
+            0 => None,
+            _ => u16_at(style_sheet, at + 2).map(|base| base & 0x0FFF),
+        };
+        levels.push(match built_in {
+            Some(id @ 1..=9) => Some(usize::from(id)),
+            Some(62) => Some(0),
+            _ => None,
+        });
+        at += 2 + usize::from(size);
+    }
+    levels
+}
+
+/// The document as it is read: characters in, blocks out.
+struct Reader {
+    body: OutlineBody,
+    kinds: Vec<(u32, u32, ParagraphKind)>,
+    levels: Vec<Option<usize>>,
+    /// Open fields, innermost last: whether each is still in its instruction.
+    fields: Vec<bool>,
+    in_instructions: usize,
+}
+
+impl Reader {
+    fn kind_at(&self, offset: u32) -> ParagraphKind {
+        let after = self.kinds.partition_point(|(start, _, _)| *start <= offset);
+        match after.checked_sub(1).map(|i| self.kinds[i]) {
+            Some((_, end, kind)) if offset < end => kind,
+            _ => ParagraphKind::default(),
+        }
+    }
+
+    /// One character of the text, stored at byte `offset` of `WordDocument`.
+    fn character(&mut self, c: char, offset: u32) {
+        match c {
+            '\u{13}' => {
+                self.fields.push(true);
+                self.in_instructions += 1;
+            }
+            '\u{14}' | '\u{15}' => {
+                let open = match c {
+                    '\u{14}' => self.fields.last_mut().map(|f| std::mem::replace(f, false)),
+                    _ => self.fields.pop(),
+                };
+                if open == Some(true) {
+                    self.in_instructions -= 1;
+                }
+            }
+            _ if self.in_instructions > 0 => {}
+            '\r' | '\u{7}' | '\u{c}' | '\u{e}' => self.paragraph_end(c, self.kind_at(offset)),
+            '\u{b}' => self.body.paragraph.push('\n'),
+            '\u{1e}' => self.body.paragraph.push('-'),
+            '\t' => self.body.paragraph.push('\t'),
+            c if c < ' ' => {}
+            c => self.body.paragraph.push(c),
+        }
+    }
+
+    fn paragraph_end(&mut self, mark: char, kind: ParagraphKind) {
+        let in_table = kind.in_table || mark == '\u{7}';
+        if in_table && !self.body.table.inside() {
+            self.body.table.start();
+        }
+        if !in_table && self.body.table.inside() {
+            self.body.end_table_part(b"tbl");
+        }
+        match (mark, kind.row_end) {
+            ('\u{7}', true) => self.body.end_table_part(b"tr"),
+            ('\u{7}', false) => {
+                self.body.end_paragraph(None);
+                self.body.end_table_part(b"tc");
+            }
+            _ => {
+                let level = kind
+                    .outline_level
+                    .map(|l| usize::from(l) + 1)
+                    .or_else(|| self.levels.get(usize::from(kind.style)).copied().flatten());
+                self.body.end_paragraph(level.filter(|_| !in_table));
+            }
+        }
+    }
+
+    /// A story ends (the main text, the footnotes, ...): what is open is closed.
+    fn end_story(&mut self) {
+        self.paragraph_end('\r', ParagraphKind::default());
+        self.fields.clear();
+        self.in_instructions = 0;
+    }
+}
+
+/// Feeds the characters `[start, end)` to `reader`, in order, within `budget` characters.
+fn read_range(
+    word: &[u8],
+    pieces: &[Piece],
+    (start, end): (u64, u64),
+    reader: &mut Reader,
+    budget: &mut usize,
+) -> Result<(), ParseError> {
+    let first = pieces.partition_point(|p| p.end <= start);
+    for piece in pieces[first..].iter().take_while(|p| p.start < end) {
+        let (from, to) = (start.max(piece.start), end.min(piece.end));
+        let count = (to - from) as usize;
+        *budget = budget.checked_sub(count).ok_or(ParseError::Inflates {
+            part: "DOC's text pieces".into(),
+            mib: (MAX_CHARACTERS >> 20) as u64,
+        })?;
+        let skip = (from - piece.start) as usize;
+        let width = if piece.eight_bit { 1 } else { 2 };
+        let at = piece.offset.saturating_add(skip * width);
+        let bytes = word.get(at..at.saturating_add(count * width)).ok_or_else(|| {
+            corrupt(format!(
+                "a text piece (characters {from}-{to}) runs past the WordDocument stream"
+            ))
+        })?;
+        let offset_of = |i: usize| (at + i * width) as u32;
+        match piece.eight_bit {
+            true => {
+                let (text, _) = encoding_rs::WINDOWS_1252.decode_without_bom_handling(bytes);
+                for (i, c) in text.chars().enumerate() {
+                    reader.character(c, offset_of(i));
+                }
+            }
+            false => {
+                let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+                let mut i = 0;
+                for c in char::decode_utf16(units) {
+                    let c = c.unwrap_or(char::REPLACEMENT_CHARACTER);
+                    reader.character(c, offset_of(i));
+                    i += c.len_utf16();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn stream(file: &CompoundFile, name: &str) -> Result<Vec<u8>, ParseError> {
+    file.stream(name)
+        .ok_or_else(|| corrupt(format!("the {name} stream is missing")))?
+        .map_err(corrupt)
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let file = CompoundFile::open(&raw.bytes).map_err(corrupt)?;
+    if file.stream("EncryptedPackage").is_some() {
+        return Err(ParseError::Encrypted("DOC".into()));
+    }
+    let word = stream(&file, "WordDocument")?;
+    let fib = Fib::read(&word)?;
+    if fib.encrypted {
+        return Err(ParseError::Encrypted("DOC".into()));
+    }
+    let table = stream(&file, fib.table_stream)?;
+    let clx = slice(&table, fib.clx).ok_or_else(|| corrupt("the piece table lies outside the table stream"))?;
+    let pieces = pieces(clx)?;
+    let mut reader = Reader {
+        body: OutlineBody::default(),
+        kinds: slice(&table, fib.paragraph_pages).map_or_else(Vec::new, |bins| paragraph_kinds(&word, bins)),
+        levels: slice(&table, fib.styles).map_or_else(Vec::new, heading_levels),
+        fields: Vec::new(),
+        in_instructions: 0,
+    };
+    let mut budget = MAX_CHARACTERS;
+    for range in fib.ranges_read() {
+        read_range(&word, &pieces, range, &mut reader, &mut budget)?;
+        reader.end_story();
+    }
+    let title = summary_title(&file)
+        .or(reader.body.first_heading.take())
+        .unwrap_or_else(|| Document::stem_of(raw));
+    Ok(Parsed::one(Document::from_raw(raw, title, reader.body.blocks)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compound_file::fixtures::{with_text, REPORT_DOC};
+    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
+
+    fn parse(bytes: Vec<u8>) -> Result<crate::parse::Document, ParseError> {
+        AutoParser
+            .parse(&raw_for_test("report.doc", bytes))
+            .map(|mut parsed| parsed.documents.remove(0))
+    }
+
+    #[test]
+    fn headings_paragraphs_tables_and_the_title() {
+        let doc = parse(with_text(REPORT_DOC, "Replace the seal of pump 3 before June.")).unwrap();
+        assert_eq!(doc.title, "Quarterly maintenance report");
+        let findings = vec!["Pump station overview", "Findings"];
+        assert_eq!(
+            outline_of(&doc),
+            vec![
+                ("Pump station overview", vec!["Pump station overview"], ContentType::Text),
+                (
+                    "The centrifugal pumps at the Rheinhafen station were inspected in March. Bearing temperatures stayed below 70 °C.",
+                    vec!["Pump station overview"],
+                    ContentType::Text
+                ),
+                ("Findings", findings.clone(), ContentType::Text),
+                (
+                    "Übermäßiger Verschleiß an der Dichtung von Pumpe 3 – Austausch empfohlen.",
+                    findings.clone(),
+                    ContentType::Text
+                ),
+                ("配管の腐食は見られませんでした。次回点検は六月です。", findings.clone(), ContentType::Text),
+                (
+                    "Pump | Hours | Status\nP1 | 1200 | ok\nP3 | 4410 | seal worn",
+                    findings,
+                    ContentType::Table
+                ),
+                ("Next steps", vec!["Pump station overview", "Next steps"], ContentType::Text),
+                (
+                    "Replace the seal of pump 3 before June.",
+                    vec!["Pump station overview", "Next steps"],
+                    ContentType::Text
+                ),
+            ]
+        );
+    }
+}
