@@ -30,7 +30,8 @@ seed() { # seed TARGET: a few small valid inputs to start from
     parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf" ;;
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
-# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub.
+# The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
+# (7 .doc and 8 .xls: LibreOffice's files, below).
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -74,7 +75,9 @@ package(6, "seed-odp", {
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:presentation><draw:page><draw:frame presentation:class="title"><draw:text-box><text:p>Rivers</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>They run dry.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation></office:body></office:document-content>',
 })
 PY
-    ) ;;
+    )
+    { printf '\x07'; cat "$root/indexer/tests/fixtures/report.doc"; } > "$corpus/seed-doc"
+    { printf '\x08'; cat "$root/indexer/tests/fixtures/parts.xls"; } > "$corpus/seed-xls" ;;
     parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;
     parse_structured) printf '\x00{"title": "Rivers", "text": "They run dry.", "tags": ["a"]}' > "$corpus/seed-json"
                       printf '\x01{"_id": "1", "text": "a"}\n{"_id": "2", "text": "b"}\n' > "$corpus/seed-jsonl"

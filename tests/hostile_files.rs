@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 16] = [
+const FORMATS: [&str; 18] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf",
+    "rtf", "doc", "xls",
 ];
 
 // The suite must give the same files every run.
@@ -356,6 +356,32 @@ fn epub(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
     )
 }
 
+/// A Word 97-2003 document and an Excel 97-2003 workbook written by LibreOffice, each with a
+/// placeholder (`PLACEHOLDER_` repeated) in a paragraph (in UTF-16) or a cell (8-bit).
+const LEGACY_DOC: &[u8] = include_bytes!("../indexer/tests/fixtures/report.doc");
+const LEGACY_XLS: &[u8] = include_bytes!("../indexer/tests/fixtures/parts.xls");
+
+/// A legacy Office fixture with its placeholder's characters overwritten by `text`'s (ASCII),
+/// cut or padded with spaces to the placeholder's length; `wide` where it is UTF-16.
+fn legacy_office(fixture: &[u8], wide: bool, text: &str) -> Vec<u8> {
+    let unit = if wide { 2 } else { 1 };
+    let mark: Vec<u8> = "PLACEHOLDER_"
+        .bytes()
+        .flat_map(|b| [b, 0].into_iter().take(unit))
+        .collect();
+    let start = fixture.windows(mark.len()).position(|w| w == mark).unwrap();
+    let mut end = start;
+    while fixture[end..].starts_with(&mark) {
+        end += mark.len();
+    }
+    let mut out = fixture.to_vec();
+    let characters = text.bytes().chain(std::iter::repeat(b' '));
+    for (slot, character) in out[start..end].chunks_mut(unit).zip(characters) {
+        slot[0] = character;
+    }
+    out
+}
+
 /// A well-formed file of `format` holding `text`.
 fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
     let more = sentence(rng, 12);
@@ -375,6 +401,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "ods" => ods(&[text.to_string(), more], 0, 0),
         "odp" => odp(&[text.to_string(), more], 0, 0),
         "epub" => epub(&[text.to_string(), more], 0, 0),
+        "doc" => legacy_office(LEGACY_DOC, true, text),
+        "xls" => legacy_office(LEGACY_XLS, false, text),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
@@ -561,6 +589,16 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     write(&source, "named-zip-bomb.odp", &odp(&[], 0, 300));
     write(&source, "named-repeat-bomb.ods", &ods_repeat_bomb());
     write(&source, "named-with-a-password.xlsx", &office_with_a_password());
+    // Word's FIB saying the document is encrypted; a workbook whose sector table sends every
+    // chain back to sector 0.
+    let mut locked_doc = LEGACY_DOC.to_vec();
+    let fib = locked_doc.windows(2).position(|w| w == [0xEC, 0xA5]).unwrap();
+    locked_doc[fib + 11] |= 0x01;
+    write(&source, "named-with-a-password.doc", &locked_doc);
+    let mut looping = LEGACY_XLS.to_vec();
+    let first_fat = u32::from_le_bytes(looping[76..80].try_into().unwrap()) as usize;
+    looping[(first_fat + 1) * 512..(first_fat + 2) * 512].fill(0);
+    write(&source, "named-looping-sectors.xls", &looping);
     write(&source, "named-zip-bomb.epub", &epub(&[], 0, 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
@@ -641,11 +679,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2",
             "--mode",
             "keyword",
             "--top-k",
-            "10",
+            "12",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -664,6 +702,8 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-ods-3.ods",
         "control-odp-0.odp",
         "control-epub-5.epub",
+        "control-doc-1.doc",
+        "control-xls-2.xls",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
@@ -707,6 +747,16 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     named(
         "named-with-a-password.xlsx",
         "XLSX is encrypted (saved with a password, or under DRM). Please upload an unlocked version.",
+    );
+    named("named-with-a-password.doc", "DOC is encrypted");
+    let looping = failures
+        .iter()
+        .find(|f| f["uri"].as_str().unwrap().ends_with("/named-looping-sectors.xls"))
+        .expect("named-looping-sectors.xls did not fail");
+    let detail = looping["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("sector chain loops"),
+        "named-looping-sectors.xls: {looping}"
     );
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);

@@ -1,5 +1,6 @@
 #![no_main]
-//! Any bytes as an Office package (the first byte picks which): .docx, .pptx, .xlsx, .odt, .epub, .ods or .odp.
+//! Any bytes as an Office file (the first byte picks which): .docx, .pptx, .xlsx, .odt, .epub, .ods,
+//! .odp, or Word's and Excel's 97-2003 compound files, .doc and .xls.
 
 #[path = "parse_as.rs"]
 mod parse_as;
@@ -16,6 +17,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         "fuzz.epub",
         "fuzz.ods",
         "fuzz.odp",
+        "fuzz.doc",
+        "fuzz.xls",
     ];
     let name = names[pick as usize % names.len()];
     parse_as::parse_as(name, rest);

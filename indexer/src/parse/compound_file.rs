@@ -21,12 +21,15 @@ pub(super) fn is_compound_file(bytes: &[u8]) -> bool {
     bytes.starts_with(SIGNATURE)
 }
 
-fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
+/// The little-endian `u16` at byte `at`, none past the end (the formats in compound files
+/// are little-endian throughout).
+pub(super) fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(bytes.get(at..at.checked_add(2)?)?.try_into().ok()?))
 }
 
-fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+/// The little-endian `u32` at byte `at`, none past the end.
+pub(super) fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
 }
 
 /// One directory entry: a stream's name, where it starts and its size.
@@ -78,7 +81,7 @@ impl<'a> CompoundFile<'a> {
             mini_stream: Vec::new(),
             mini_cutoff: u64::from(header(56)),
         };
-        file.fat = file.read_fat(header(68))?;
+        file.fat = file.read_fat(header(68), header(72) as usize, header(44) as usize)?;
         let directory = file.chain_bytes(header(48), &file.fat, "directory")?;
         file.entries = directory
             .chunks_exact(DIRECTORY_ENTRY_BYTES)
@@ -114,29 +117,38 @@ impl<'a> CompoundFile<'a> {
         Ok(file)
     }
 
+    /// Sectors the file holds after its header: no chain is longer.
+    fn sector_count(&self) -> usize {
+        self.bytes.len() / self.sector_bytes
+    }
+
     fn sector(&self, number: u32) -> Option<&'a [u8]> {
         let start = (number as usize).checked_add(1)?.checked_mul(self.sector_bytes)?;
         self.bytes.get(start..start.checked_add(self.sector_bytes)?)
     }
 
-    /// The FAT: its sectors are listed by the header's 109 slots, then by a chain of DIFAT
-    /// sectors (each one's last slot names the next).
-    fn read_fat(&self, first_difat: u32) -> Result<Vec<u32>, String> {
+    /// The FAT: its `count` sectors are listed by the header's 109 slots, then by a chain of
+    /// `difat_count` DIFAT sectors (each one's last slot names the next). Slots past the
+    /// counts are not read (a damaged unused slot does not fail the file).
+    fn read_fat(&self, first_difat: u32, difat_count: usize, count: usize) -> Result<Vec<u32>, String> {
         let mut fat_sectors: Vec<u32> = (0..109).filter_map(|i| u32_at(self.bytes, 76 + 4 * i)).collect();
         let mut next = first_difat;
         let mut hops = 0;
-        while next < MAX_SECTOR {
+        while next < MAX_SECTOR && hops < difat_count {
             hops += 1;
-            let sector = self
-                .sector(next)
-                .filter(|_| hops <= self.bytes.len() / self.sector_bytes);
+            let sector = self.sector(next).filter(|_| hops <= self.sector_count());
             let sector = sector.ok_or("the DIFAT chain loops or points outside the file")?;
             let slots = sector.len() / 4;
             fat_sectors.extend((0..slots - 1).filter_map(|i| u32_at(sector, 4 * i)));
             next = u32_at(sector, 4 * (slots - 1)).unwrap_or(END_OF_CHAIN);
         }
+        fat_sectors.truncate(count);
+        let fat_sectors: Vec<u32> = fat_sectors.into_iter().filter(|n| *n < MAX_SECTOR).collect();
+        if fat_sectors.len() > self.sector_count() {
+            return Err("the header lists more FAT sectors than the file holds".into());
+        }
         let mut fat = Vec::new();
-        for number in fat_sectors.into_iter().filter(|n| *n < MAX_SECTOR) {
+        for number in fat_sectors {
             let sector = self.sector(number).ok_or("a FAT sector lies outside the file")?;
             fat.extend(sector.chunks_exact(4).map(|c| u32_at(c, 0).unwrap_or(0)));
         }
@@ -144,12 +156,12 @@ impl<'a> CompoundFile<'a> {
     }
 
     /// The sectors of the chain from `start` in `table`, in order: an error where the chain
-    /// loops (is longer than the table) or names a sector the table does not hold.
-    fn chain(start: u32, table: &[u32], what: &str) -> Result<Vec<u32>, String> {
+    /// loops (is longer than the `sectors` there are) or names a sector the table does not hold.
+    fn chain(start: u32, table: &[u32], sectors: usize, what: &str) -> Result<Vec<u32>, String> {
         let mut chain = Vec::new();
         let mut next = start;
         while next != END_OF_CHAIN {
-            if chain.len() >= table.len() || next >= MAX_SECTOR {
+            if chain.len() >= sectors.min(table.len()) || next >= MAX_SECTOR {
                 return Err(format!("the {what}'s sector chain loops or is broken"));
             }
             chain.push(next);
@@ -162,7 +174,7 @@ impl<'a> CompoundFile<'a> {
 
     fn chain_bytes(&self, start: u32, table: &[u32], what: &str) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
-        for number in Self::chain(start, table, what)? {
+        for number in Self::chain(start, table, self.sector_count(), what)? {
             out.extend_from_slice(
                 self.sector(number)
                     .ok_or_else(|| format!("the {what} runs past the file's end"))?,
@@ -203,7 +215,7 @@ impl<'a> CompoundFile<'a> {
             .find(|e| e.kind == STREAM && e.name.eq_ignore_ascii_case(name))?;
         let what = format!("stream {name}");
         let read = match entry.size < self.mini_cutoff {
-            true => Self::chain(entry.start, &self.mini_fat, &what).and_then(|chain| {
+            true => Self::chain(entry.start, &self.mini_fat, self.mini_stream.len() / 64, &what).and_then(|chain| {
                 let mut out = Vec::new();
                 for number in chain {
                     let start = number as usize * 64;

@@ -220,6 +220,23 @@ mod tests {
         let letter = super::super::docx::fixtures::docx("");
         assert_eq!(detect_format("upload", &deck).unwrap(), Format::Pptx);
         assert_eq!(detect_format("upload", &book).unwrap(), Format::Xlsx);
+        // Compound files by the streams they hold.
+        use super::super::compound_file::fixtures::{PARTS_XLS, REPORT_DOC};
+        assert_eq!(detect_format("upload", REPORT_DOC).unwrap(), Format::Doc);
+        assert_eq!(detect_format("upload", PARTS_XLS).unwrap(), Format::Xls);
+        let mut other = PARTS_XLS.to_vec();
+        let name: Vec<u8> = "Workbook".encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let at = other.windows(name.len()).position(|w| w == name).unwrap();
+        other[at..at + name.len()].copy_from_slice(
+            &"Workbash"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes)
+                .collect::<Vec<u8>>(),
+        );
+        assert_eq!(
+            detect_format("upload", &other).unwrap_err(),
+            ParseError::Binary("OLE compound file".into())
+        );
         assert_eq!(detect_format("upload", &letter).unwrap(), Format::Docx);
         let text = super::super::odt::fixtures::odt("<text:p>x</text:p>", None);
         assert_eq!(detect_format("upload", &text).unwrap(), Format::Odt);

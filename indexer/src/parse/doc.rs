@@ -13,7 +13,7 @@
 //! read in order, and the text they may decode to is bounded (pieces are free to name the
 //! same bytes many times).
 
-use super::compound_file::CompoundFile;
+use super::compound_file::{u16_at, u32_at, CompoundFile};
 use super::outline_body::OutlineBody;
 use super::property_set::summary_title;
 use super::{Document, ParseError, Parsed};
@@ -24,14 +24,6 @@ const MAX_CHARACTERS: usize = 64 << 20;
 /// Word 97's FIB version; earlier files (Word 6, Word 95) are laid out otherwise.
 const WORD_97_FIB: u16 = 101;
 const FKP_BYTES: usize = 512;
-
-fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(bytes.get(at..at.checked_add(2)?)?.try_into().ok()?))
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
-}
 
 fn corrupt(what: impl Into<String>) -> ParseError {
     ParseError::Corrupt(format!("DOC: {}", what.into()))
@@ -272,6 +264,16 @@ struct Reader {
 }
 
 impl Reader {
+    fn new(kinds: Vec<(u32, u32, ParagraphKind)>, levels: Vec<Option<usize>>) -> Self {
+        Self {
+            body: OutlineBody::default(),
+            kinds,
+            levels,
+            fields: Vec::new(),
+            in_instructions: 0,
+        }
+    }
+
     fn kind_at(&self, offset: u32) -> ParagraphKind {
         let after = self.kinds.partition_point(|(start, _, _)| *start <= offset);
         match after.checked_sub(1).map(|i| self.kinds[i]) {
@@ -403,13 +405,10 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let table = stream(&file, fib.table_stream)?;
     let clx = slice(&table, fib.clx).ok_or_else(|| corrupt("the piece table lies outside the table stream"))?;
     let pieces = pieces(clx)?;
-    let mut reader = Reader {
-        body: OutlineBody::default(),
-        kinds: slice(&table, fib.paragraph_pages).map_or_else(Vec::new, |bins| paragraph_kinds(&word, bins)),
-        levels: slice(&table, fib.styles).map_or_else(Vec::new, heading_levels),
-        fields: Vec::new(),
-        in_instructions: 0,
-    };
+    let mut reader = Reader::new(
+        slice(&table, fib.paragraph_pages).map_or_else(Vec::new, |bins| paragraph_kinds(&word, bins)),
+        slice(&table, fib.styles).map_or_else(Vec::new, heading_levels),
+    );
     let mut budget = MAX_CHARACTERS;
     for range in fib.ranges_read() {
         read_range(&word, &pieces, range, &mut reader, &mut budget)?;
@@ -424,12 +423,56 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::super::compound_file::fixtures::{with_text, REPORT_DOC};
+    use super::*;
     use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     fn parse(bytes: Vec<u8>) -> Result<crate::parse::Document, ParseError> {
         AutoParser
             .parse(&raw_for_test("report.doc", bytes))
             .map(|mut parsed| parsed.documents.remove(0))
+    }
+
+    #[test]
+    fn pieces_naming_the_same_bytes_past_the_budget_fail_and_a_password_is_encrypted() {
+        // 10,000 pieces of 10,000 characters, each read from the same 10,000 bytes.
+        let word = vec![b'a'; 10_000];
+        let pieces: Vec<Piece> = (0..10_000u64)
+            .map(|i| Piece {
+                start: i * 10_000,
+                end: (i + 1) * 10_000,
+                offset: 0,
+                eight_bit: true,
+            })
+            .collect();
+        let mut reader = Reader::new(Vec::new(), Vec::new());
+        let error = read_range(
+            &word,
+            &pieces,
+            (0, 100_000_000),
+            &mut reader,
+            &mut MAX_CHARACTERS.clone(),
+        );
+        assert_eq!(
+            error.unwrap_err().to_string(),
+            "DOC's text pieces: more than 64 MiB once inflated (a compression bomb, or too large a document); the file is skipped"
+        );
+        // LibreOffice's document with the FIB's fEncrypted bit set.
+        let mut locked = REPORT_DOC.to_vec();
+        let fib = locked.windows(2).position(|w| w == [0xEC, 0xA5]).unwrap();
+        locked[fib + 11] |= 0x01;
+        assert_eq!(parse(locked).unwrap_err(), ParseError::Encrypted("DOC".into()));
+        // A field's instruction is left out, its result read; a Word 95 file is named.
+        let mut fields = Reader::new(Vec::new(), Vec::new());
+        for c in "see \u{13}PAGE\u{14}7\u{15} and \u{13}REF x\u{15}done\r".chars() {
+            fields.character(c, 0);
+        }
+        assert_eq!(fields.body.blocks[0].text, "see 7 and done");
+        let mut old = REPORT_DOC.to_vec();
+        old[fib + 2..fib + 4].copy_from_slice(&100u16.to_le_bytes());
+        assert_eq!(
+            parse(old).unwrap_err(),
+            ParseError::Binary("Word 6.0/95 document, older than Word 97".into())
+        );
     }
 
     #[test]

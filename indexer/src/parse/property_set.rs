@@ -3,7 +3,7 @@
 
 use encoding_rs::Encoding;
 
-use super::compound_file::CompoundFile;
+use super::compound_file::{u32_at, CompoundFile};
 use super::legacy_encoding::windows_code_page;
 
 const CODE_PAGE: u32 = 1;
@@ -11,10 +11,6 @@ const TITLE: u32 = 2;
 const VT_I2: u32 = 2;
 const VT_LPSTR: u32 = 0x1E;
 const VT_LPWSTR: u32 = 0x1F;
-
-fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at.checked_add(4)?)?.try_into().ok()?))
-}
 
 /// The file's title, if its summary information holds a non-empty one.
 pub(super) fn summary_title(file: &CompoundFile) -> Option<String> {

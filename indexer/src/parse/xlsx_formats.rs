@@ -3,6 +3,8 @@
 //! ([`super::xlsx_numbers`]: `25%`, `1,234.50 €`). A spreadsheet stores only the number; its
 //! cell's style says what a reader sees.
 
+use std::collections::HashMap;
+
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
@@ -52,8 +54,8 @@ impl CellFormats {
             };
         };
         let mut reader = Reader::from_str(xml);
-        let mut custom: Vec<(u32, Shown)> = Vec::new();
-        let mut shown = Vec::new();
+        let mut codes: Vec<(u32, String)> = Vec::new();
+        let mut format_ids = Vec::new();
         let mut in_cell_formats = false;
         loop {
             match reader.read_event() {
@@ -63,18 +65,13 @@ impl CellFormats {
                         b"numFmt" => {
                             if let (Some(id), Some(code)) = (attribute(b"numFmtId"), attribute(b"formatCode")) {
                                 if let Ok(id) = id.parse() {
-                                    custom.push((id, Shown::of_code(&code)));
+                                    codes.push((id, code));
                                 }
                             }
                         }
                         b"cellXfs" => in_cell_formats = true,
                         b"xf" if in_cell_formats => {
-                            let id: u32 = attribute(b"numFmtId").and_then(|id| id.parse().ok()).unwrap_or(0);
-                            let format = custom
-                                .iter()
-                                .find(|(custom_id, _)| *custom_id == id)
-                                .map_or_else(|| Shown::of_built_in(id), |(_, shown)| shown.clone());
-                            shown.push(format);
+                            format_ids.push(attribute(b"numFmtId").and_then(|id| id.parse().ok()).unwrap_or(0))
                         }
                         _ => {}
                     }
@@ -84,6 +81,20 @@ impl CellFormats {
                 Ok(_) => {}
             }
         }
+        Self::from_records(&codes, &format_ids, from_1904)
+    }
+
+    /// From a workbook's number formats (id, code) and its cell styles' format ids, in style
+    /// order (styles.xml's `numFmt` and `cellXfs`; an XLS workbook's FORMAT and XF records).
+    pub fn from_records(codes: &[(u32, String)], format_ids: &[u32], from_1904: bool) -> Self {
+        let mut custom: HashMap<u32, Shown> = HashMap::with_capacity(codes.len());
+        for (id, code) in codes {
+            custom.entry(*id).or_insert_with(|| Shown::of_code(code));
+        }
+        let shown = format_ids
+            .iter()
+            .map(|id| custom.get(id).cloned().unwrap_or_else(|| Shown::of_built_in(*id)))
+            .collect();
         Self { shown, from_1904 }
     }
 

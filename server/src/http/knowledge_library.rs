@@ -51,6 +51,8 @@ fn content_type(file_name: &str) -> &'static str {
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
         Some("epub") => "application/epub+zip",
         Some("rtf") => "application/rtf",
+        Some("doc" | "dot") => "application/msword",
+        Some("xls" | "xlt") => "application/vnd.ms-excel",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",
