@@ -217,8 +217,9 @@ fn opendocument(kind: &str, body_xml: &str) -> Vec<u8> {
 }
 
 /// An uploaded spreadsheet and presentation (the OpenDocument formats, parsed by the same
-/// workers as a batch run's) are recorded with their content types, and searched with their
-/// sheet's name and their slide's title as the heading path; a workbook saved with a password
+/// workers as a batch run's) and a Word 97-2003 document are recorded with their content types,
+/// and searched with their sheet's name, their slide's title and the document's headings as the
+/// heading path; a workbook saved with a password
 /// fails with a message that says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_slide() {
@@ -253,6 +254,12 @@ async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_s
             "rollout.odp",
             opendocument("presentation", &slides),
             "application/vnd.oasis.opendocument.presentation",
+        ),
+        // Word 97-2003, as LibreOffice writes it (headings, a table, German and Japanese).
+        (
+            "pumps.doc",
+            include_bytes!("../../indexer/tests/fixtures/report.doc").to_vec(),
+            "application/msword",
         ),
     ];
     let mut ids = Vec::new();
@@ -291,6 +298,12 @@ async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_s
             "Rollout plan",
             "new GPUs in March",
         ),
+        (
+            "which pump has a worn seal",
+            &ids[2],
+            "Pump station overview / Findings",
+            "seal worn",
+        ),
     ] {
         let (status, results) = server
             .post(
@@ -302,7 +315,7 @@ async fn spreadsheets_and_presentations_are_uploaded_and_searched_by_sheet_and_s
         let first = &results[0];
         assert_eq!(
             (&first["document_id"], &first["heading_path"]),
-            (&json!(id), &json!([heading])),
+            (&json!(id), &json!(heading.split(" / ").collect::<Vec<_>>())),
             "{query}: {first}"
         );
         let content = first["content"].as_str().unwrap();
