@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 18] = [
+const FORMATS: [&str; 19] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls",
+    "rtf", "doc", "xls", "ppt",
 ];
 
 // The suite must give the same files every run.
@@ -356,10 +356,12 @@ fn epub(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
     )
 }
 
-/// A Word 97-2003 document and an Excel 97-2003 workbook written by LibreOffice, each with a
-/// placeholder (`PLACEHOLDER_` repeated) in a paragraph (in UTF-16) or a cell (8-bit).
+/// A Word 97-2003 document, an Excel 97-2003 workbook and a PowerPoint 97-2003 presentation
+/// written by LibreOffice, each with a placeholder (`PLACEHOLDER_` repeated) in a paragraph or a
+/// text box (in UTF-16) or a cell (8-bit).
 const LEGACY_DOC: &[u8] = include_bytes!("../indexer/tests/fixtures/report.doc");
 const LEGACY_XLS: &[u8] = include_bytes!("../indexer/tests/fixtures/parts.xls");
+const LEGACY_PPT: &[u8] = include_bytes!("../indexer/tests/fixtures/deck.ppt");
 
 /// A legacy Office fixture with its placeholder's characters overwritten by `text`'s (ASCII),
 /// cut or padded with spaces to the placeholder's length; `wide` where it is UTF-16.
@@ -403,6 +405,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "epub" => epub(&[text.to_string(), more], 0, 0),
         "doc" => legacy_office(LEGACY_DOC, true, text),
         "xls" => legacy_office(LEGACY_XLS, false, text),
+        "ppt" => legacy_office(LEGACY_PPT, true, text),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
@@ -679,11 +682,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3",
             "--mode",
             "keyword",
             "--top-k",
-            "12",
+            "13",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -704,6 +707,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-epub-5.epub",
         "control-doc-1.doc",
         "control-xls-2.xls",
+        "control-ppt-3.ppt",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

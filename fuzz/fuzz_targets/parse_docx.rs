@@ -1,6 +1,6 @@
 #![no_main]
 //! Any bytes as an Office file (the first byte picks which): .docx, .pptx, .xlsx, .odt, .epub, .ods,
-//! .odp, or Word's and Excel's 97-2003 compound files, .doc and .xls.
+//! .odp, or Word's, Excel's and PowerPoint's 97-2003 compound files, .doc, .xls and .ppt.
 
 #[path = "parse_as.rs"]
 mod parse_as;
@@ -19,6 +19,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         "fuzz.odp",
         "fuzz.doc",
         "fuzz.xls",
+        "fuzz.ppt",
     ];
     let name = names[pick as usize % names.len()];
     parse_as::parse_as(name, rest);

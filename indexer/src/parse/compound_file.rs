@@ -242,6 +242,9 @@ pub(crate) mod fixtures {
     pub const REPORT_DOC: &[u8] = include_bytes!("../../tests/fixtures/report.doc");
     pub const PARTS_XLS: &[u8] = include_bytes!("../../tests/fixtures/parts.xls");
     pub const XLWT_XLS: &[u8] = include_bytes!("../../tests/fixtures/xlwt.xls");
+    /// LibreOffice's `'ppt:MS PowerPoint 97'` of a python-pptx deck, its streams repacked
+    /// without the 588 KB thumbnail LibreOffice puts in its summary information.
+    pub const DECK_PPT: &[u8] = include_bytes!("../../tests/fixtures/deck.ppt");
 
     /// `file` with its placeholder (stored as 8-bit or as UTF-16 text) overwritten by `text`
     /// (ASCII, no longer than the placeholder), padded with spaces.

@@ -23,6 +23,7 @@ pub enum Format {
     Rtf,
     Doc,
     Xls,
+    Ppt,
 }
 
 impl Format {
@@ -46,6 +47,7 @@ impl Format {
             Self::Rtf => "RTF",
             Self::Doc => "DOC",
             Self::Xls => "XLS",
+            Self::Ppt => "PPT",
         }
     }
 
@@ -91,6 +93,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "rtf" => Format::Rtf,
         "doc" | "dot" => Format::Doc,
         "xls" | "xlt" => Format::Xls,
+        "ppt" | "pps" | "pot" => Format::Ppt,
         _ => return None,
     })
 }
@@ -110,8 +113,8 @@ fn known_binary(bytes: &[u8]) -> Option<&'static str> {
         .map(|(_, name)| *name)
 }
 
-/// A compound file's format, by the streams it holds: Word's and Excel's are read; the others
-/// (PowerPoint 97-2003, Outlook messages, ...) are named in the error.
+/// A compound file's format, by the streams it holds: Word's, Excel's and PowerPoint's are
+/// read; the others (Outlook messages, ...) are named in the error.
 fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
     let names = match super::compound_file::CompoundFile::open(bytes) {
         Ok(file) => file.stream_names().into_iter().map(str::to_ascii_lowercase).collect(),
@@ -121,7 +124,7 @@ fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
     match () {
         _ if holds("worddocument") => Ok(Format::Doc),
         _ if holds("workbook") || holds("book") => Ok(Format::Xls),
-        _ if holds("powerpoint document") => Err(ParseError::Binary("PowerPoint 97-2003 presentation (.ppt)".into())),
+        _ if holds("powerpoint document") => Ok(Format::Ppt),
         _ => Err(ParseError::Binary("OLE compound file".into())),
     }
 }
@@ -221,8 +224,9 @@ mod tests {
         assert_eq!(detect_format("upload", &deck).unwrap(), Format::Pptx);
         assert_eq!(detect_format("upload", &book).unwrap(), Format::Xlsx);
         // Compound files by the streams they hold.
-        use super::super::compound_file::fixtures::{PARTS_XLS, REPORT_DOC};
+        use super::super::compound_file::fixtures::{DECK_PPT, PARTS_XLS, REPORT_DOC};
         assert_eq!(detect_format("upload", REPORT_DOC).unwrap(), Format::Doc);
+        assert_eq!(detect_format("upload", DECK_PPT).unwrap(), Format::Ppt);
         assert_eq!(detect_format("upload", PARTS_XLS).unwrap(), Format::Xls);
         let mut other = PARTS_XLS.to_vec();
         let name: Vec<u8> = "Workbook".encode_utf16().flat_map(u16::to_le_bytes).collect();

@@ -28,6 +28,7 @@ mod pdf;
 mod pdf_headings;
 mod pdf_outline;
 mod pdf_text;
+mod ppt;
 mod pptx;
 mod property_set;
 mod rtf;
@@ -112,6 +113,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Rtf => rtf::parse(raw),
         Format::Doc => doc::parse(raw),
         Format::Xls => xls::parse(raw),
+        Format::Ppt => ppt::parse(raw),
     }
 }
 

@@ -53,6 +53,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("rtf") => "application/rtf",
         Some("doc" | "dot") => "application/msword",
         Some("xls" | "xlt") => "application/vnd.ms-excel",
+        Some("ppt" | "pps" | "pot") => "application/vnd.ms-powerpoint",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",
