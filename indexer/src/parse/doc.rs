@@ -475,6 +475,42 @@ mod tests {
         );
     }
 
+    /// Word writes text without characters past Windows-1252 as 8-bit pieces: LibreOffice's
+    /// document with its one UTF-16 piece rewritten as one (the Japanese as `?`).
+    #[test]
+    fn eight_bit_pieces_are_read_in_windows_1252() {
+        let mut eight_bit = REPORT_DOC.to_vec();
+        let find = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle).unwrap();
+        // The piece descriptor: its flags, the text at byte 0x800, no properties.
+        let descriptor = find(&eight_bit, &[0x50, 0, 0, 8, 0, 0, 0, 0]);
+        eight_bit[descriptor + 2..descriptor + 6].copy_from_slice(&(0x4000_0000u32 | 0x800 * 2).to_le_bytes());
+        let start = find(
+            &eight_bit,
+            &"Pump station"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes)
+                .collect::<Vec<u8>>(),
+        );
+        let units: Vec<u16> = eight_bit[start..start + 2 * 452]
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        for (i, c) in char::decode_utf16(units).map(|c| c.unwrap()).enumerate() {
+            let mut utf8 = [0; 4];
+            let (encoded, _, unmappable) = encoding_rs::WINDOWS_1252.encode(c.encode_utf8(&mut utf8));
+            eight_bit[start + i] = if unmappable { b'?' } else { encoded[0] };
+        }
+        let doc = parse(eight_bit).unwrap();
+        let text: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        let text = text.join("\n");
+        assert!(text.starts_with("Pump station overview\nThe centrifugal pumps at the Rheinhafen station were inspected in March. Bearing temperatures stayed below 70 °C."), "{text}");
+        assert!(
+            text.contains("Übermäßiger Verschleiß an der Dichtung von Pumpe 3 – Austausch empfohlen."),
+            "{text}"
+        );
+        assert!(text.contains("??????????????"), "{text}");
+    }
+
     #[test]
     fn headings_paragraphs_tables_and_the_title() {
         let doc = parse(with_text(REPORT_DOC, "Replace the seal of pump 3 before June.")).unwrap();
