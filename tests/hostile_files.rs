@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 19] = [
+const FORMATS: [&str; 20] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt",
+    "rtf", "doc", "xls", "ppt", "eml",
 ];
 
 // The suite must give the same files every run.
@@ -384,6 +384,33 @@ fn legacy_office(fixture: &[u8], wide: bool, text: &str) -> Vec<u8> {
     out
 }
 
+/// An e-mail message of `parts` (each a part's headers and body, MIME's lines), nested
+/// `depth` multiparts deep.
+fn email(parts: &[Vec<u8>], depth: usize) -> Vec<u8> {
+    let open: String = (0..depth)
+        .map(|i| format!("Content-Type: multipart/mixed; boundary=\"b{i}\"\r\n\r\n--b{i}\r\n"))
+        .collect();
+    let close: String = (0..depth).rev().map(|i| format!("\r\n--b{i}--\r\n")).collect();
+    let body = match parts {
+        [only] => only.clone(),
+        parts => {
+            let mut body = b"Content-Type: multipart/mixed; boundary=\"parts\"\r\n\r\n".to_vec();
+            for part in parts {
+                body.extend([&b"--parts\r\n"[..], part, b"\r\n"].concat());
+            }
+            body.extend(b"--parts--\r\n");
+            body
+        }
+    };
+    let head = "From: Harbour Office <office@example.com>\r\nTo: pilots@example.com\r\nSubject: Log\r\nDate: Mon, 02 Nov 2026 08:15:00 +0000\r\nMIME-Version: 1.0\r\n";
+    [head.as_bytes(), open.as_bytes(), &body, close.as_bytes()].concat()
+}
+
+/// A plain-text part holding `text`.
+fn text_part(text: &str) -> Vec<u8> {
+    format!("Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n").into_bytes()
+}
+
 /// A well-formed file of `format` holding `text`.
 fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
     let more = sentence(rng, 12);
@@ -406,6 +433,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "doc" => legacy_office(LEGACY_DOC, true, text),
         "xls" => legacy_office(LEGACY_XLS, false, text),
         "ppt" => legacy_office(LEGACY_PPT, true, text),
+        "eml" => email(&[text_part(text), text_part(&more)], 0),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
@@ -439,6 +467,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "epub" => epub(&["deep".to_string()], depth, 0),
         "rtf" => format!("{{\\rtf1 {}deep{}}}", "{\\b ".repeat(depth), "}".repeat(depth)).into_bytes(),
         "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
+        "eml" => email(&[text_part("deep")], depth),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }
 }
@@ -602,6 +631,15 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     let first_fat = u32::from_le_bytes(looping[76..80].try_into().unwrap()) as usize;
     looping[(first_fat + 1) * 512..(first_fat + 2) * 512].fill(0);
     write(&source, "named-looping-sectors.xls", &looping);
+    // A message whose attachment is a 300 MiB zip bomb (sent as binary, as MIME allows): the
+    // message is indexed, its attachment fails alone.
+    let mut bomb = b"Content-Type: application/octet-stream; name=\"bomb.docx\"\r\nContent-Disposition: attachment; filename=\"bomb.docx\"\r\nContent-Transfer-Encoding: binary\r\n\r\n".to_vec();
+    bomb.extend(docx(&[], 300));
+    write(
+        &source,
+        "named-attached-zip-bomb.eml",
+        &email(&[text_part("The harbour log is attached."), bomb], 0),
+    );
     write(&source, "named-zip-bomb.epub", &epub(&[], 0, 300));
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
@@ -682,11 +720,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4",
             "--mode",
             "keyword",
             "--top-k",
-            "13",
+            "14",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -708,6 +746,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-doc-1.doc",
         "control-xls-2.xls",
         "control-ppt-3.ppt",
+        "control-eml-4.eml",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
@@ -753,6 +792,12 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "XLSX is encrypted (saved with a password, or under DRM). Please upload an unlocked version.",
     );
     named("named-with-a-password.doc", "DOC is encrypted");
+    assert_eq!(reason_of("named-attached-zip-bomb.eml"), None);
+    let attachment = reason_of("named-attached-zip-bomb.eml#attachment=bomb.docx").unwrap_or_default();
+    assert!(
+        attachment.starts_with("attachment bomb.docx: ") && attachment.contains("once inflated"),
+        "the attachment: {attachment:?}"
+    );
     let looping = failures
         .iter()
         .find(|f| f["uri"].as_str().unwrap().ends_with("/named-looping-sectors.xls"))

@@ -24,6 +24,7 @@ pub enum Format {
     Doc,
     Xls,
     Ppt,
+    Email,
 }
 
 impl Format {
@@ -48,11 +49,13 @@ impl Format {
             Self::Doc => "DOC",
             Self::Xls => "XLS",
             Self::Ppt => "PPT",
+            Self::Email => "EML",
         }
     }
 
     /// Whether the format is read by third-party parsers of nesting, compression and markup
-    /// a file controls (lopdf and pdf-extract, zip, html5ever), which can overflow a stack,
+    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser and the attachments
+    /// it finds), which can overflow a stack,
     /// inflate a bomb or take time quadratic in a page's depth: those files are parsed in
     /// worker processes. The others are read by quarry's own code and parsers bounded by
     /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
@@ -69,6 +72,7 @@ impl Format {
                 | Self::Odp
                 | Self::Epub
                 | Self::Html
+                | Self::Email
         )
     }
 }
@@ -94,6 +98,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "doc" | "dot" => Format::Doc,
         "xls" | "xlt" => Format::Xls,
         "ppt" | "pps" | "pot" => Format::Ppt,
+        "eml" => Format::Email,
         _ => return None,
     })
 }
@@ -127,6 +132,18 @@ fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
         _ if holds("powerpoint document") => Ok(Format::Ppt),
         _ => Err(ParseError::Binary("OLE compound file".into())),
     }
+}
+
+/// Whether a file begins as an e-mail message's header: its first line a header field, and a
+/// `From:` and a `Subject:`, `Date:` or `Message-ID:` among the fields of its first 8 KiB.
+fn looks_like_a_message(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(8 << 10)]).to_ascii_lowercase();
+    let first = head.lines().next().unwrap_or_default();
+    let field_name = first.split_once(':').map(|(name, _)| name).unwrap_or_default();
+    let is_field = !field_name.is_empty() && field_name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let fields: Vec<&str> = head.lines().take_while(|l| !l.trim().is_empty()).collect();
+    let has = |name: &str| fields.iter().any(|l| l.starts_with(name));
+    is_field && has("from:") && (has("subject:") || has("date:") || has("message-id:"))
 }
 
 /// Chooses the format of a file from its path and bytes.
@@ -183,6 +200,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         .to_ascii_lowercase();
     if head.starts_with("<!doctype html") || head.starts_with("<html") {
         return Ok(Format::Html);
+    }
+    if looks_like_a_message(bytes) {
+        return Ok(Format::Email);
     }
     if head.starts_with('{') || head.starts_with('[') {
         let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or(bytes);

@@ -483,7 +483,7 @@ mod tests {
         let find = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle).unwrap();
         // The piece descriptor: its flags, the text at byte 0x800, no properties.
         let descriptor = find(&eight_bit, &[0x50, 0, 0, 8, 0, 0, 0, 0]);
-        eight_bit[descriptor + 2..descriptor + 6].copy_from_slice(&(0x4000_0000u32 | 0x800 * 2).to_le_bytes());
+        eight_bit[descriptor + 2..descriptor + 6].copy_from_slice(&(0x4000_0000u32 | (0x800 * 2)).to_le_bytes());
         let start = find(
             &eight_bit,
             &"Pump station"

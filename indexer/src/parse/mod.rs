@@ -11,6 +11,7 @@ mod doc;
 mod document;
 mod docx;
 mod drawn_parts;
+mod email;
 mod epub;
 mod error;
 mod html;
@@ -114,6 +115,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Doc => doc::parse(raw),
         Format::Xls => xls::parse(raw),
         Format::Ppt => ppt::parse(raw),
+        Format::Email => email::parse(raw),
     }
 }
 

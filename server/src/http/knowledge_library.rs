@@ -54,6 +54,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("doc" | "dot") => "application/msword",
         Some("xls" | "xlt") => "application/vnd.ms-excel",
         Some("ppt" | "pps" | "pot") => "application/vnd.ms-powerpoint",
+        Some("eml") => "message/rfc822",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",

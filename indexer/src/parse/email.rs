@@ -1,0 +1,211 @@
+//! E-mail messages (`.eml`: RFC 5322 with MIME), read by mail-parser: the subject as the
+//! title and the heading path, who sent it, to whom and when as the first block, then each
+//! body part in order (plain text by paragraphs; HTML through the HTML reader, its headings
+//! and tables kept), in whatever transfer encoding and character set it was sent (base64,
+//! quoted-printable, ISO-2022-JP, GBK, Windows-1252, ...). A message forwarded as an
+//! attachment is read the same way under its own subject; an attached document (PDF, DOCX, a
+//! workbook, ...) is parsed as that format and read under "<subject> / <file name>". An
+//! attachment that fails (a locked PDF) is listed as the message's failed item; pictures and
+//! other files that are no document are left out.
+
+use bytes::Bytes;
+use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
+
+use super::html::read_page;
+use super::{AutoParser, Block, Document, ItemFailure, ParseError, Parsed, Parser};
+use crate::source::RawDocument;
+
+/// Messages forwarded inside messages read (mail-parser decodes three levels of them).
+const MAX_FORWARDED_DEPTH: usize = 3;
+
+/// `Name <address>, ...` for a header's addresses.
+fn addresses(address: Option<&Address>) -> Option<String> {
+    let listed: Vec<String> = address?
+        .iter()
+        .map(|a| match (a.name(), a.address()) {
+            (Some(name), Some(address)) => format!("{name} <{address}>"),
+            (name, address) => name.or(address).unwrap_or_default().to_string(),
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    (!listed.is_empty()).then(|| listed.join(", "))
+}
+
+/// Plain text's paragraphs: the runs of lines between blank lines.
+fn paragraphs(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split("\n\n")
+        .flat_map(|p| p.split("\r\n\r\n"))
+        .map(|p| p.trim().replace("\r\n", "\n"))
+        .filter(|p| !p.is_empty())
+}
+
+/// What a message is read into.
+struct Reading<'a> {
+    raw: &'a RawDocument,
+    blocks: Vec<Block>,
+    failures: Vec<ItemFailure>,
+}
+
+impl Reading<'_> {
+    fn push(&mut self, text: String, path: &[String]) {
+        self.blocks.push(Block::text(text, path));
+    }
+
+    /// One message's header block, bodies and attachments, under `path`.
+    fn message(&mut self, message: &Message, path: &[String], depth: usize) {
+        let header: Vec<String> = [
+            ("From", addresses(message.from())),
+            ("To", addresses(message.to())),
+            ("Cc", addresses(message.cc())),
+            ("Date", message.date().map(|d| d.to_rfc3339())),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| Some(format!("{name}: {}", value?)))
+        .collect();
+        if !header.is_empty() {
+            self.push(header.join("\n"), path);
+        }
+        for i in 0..message.text_body_count() {
+            match message.text_part(i as u32).map(|part| &part.body) {
+                Some(PartType::Html(html)) => {
+                    for mut block in read_page(html).blocks {
+                        block.heading_path = [path, &block.heading_path].concat();
+                        self.blocks.push(block);
+                    }
+                }
+                Some(PartType::Text(text)) => {
+                    for paragraph in paragraphs(text) {
+                        self.push(paragraph, path);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for attachment in message.attachments() {
+            let name = attachment.attachment_name().unwrap_or("attachment").to_string();
+            if let Some(forwarded) = attachment.message() {
+                if depth < MAX_FORWARDED_DEPTH {
+                    let subject = forwarded.subject().map(str::trim).filter(|s| !s.is_empty());
+                    let path = [path, &[subject.unwrap_or(&name).to_string()]].concat();
+                    self.message(forwarded, &path, depth + 1);
+                }
+                continue;
+            }
+            self.attached_file(&name, attachment.contents(), path);
+        }
+    }
+
+    /// An attached file, parsed as its format; one that is no document is left out.
+    fn attached_file(&mut self, name: &str, bytes: &[u8], path: &[String]) {
+        let uri = format!("{}#attachment={name}", self.raw.uri);
+        let attached = RawDocument {
+            uri: uri.clone(),
+            relative_path: name.to_string(),
+            size: bytes.len() as u64,
+            bytes: Bytes::copy_from_slice(bytes),
+            etag: None,
+            source: self.raw.source.clone(),
+        };
+        match AutoParser.parse(&attached) {
+            Ok(parsed) => {
+                let path = [path, &[name.to_string()]].concat();
+                for document in parsed.documents {
+                    for mut block in document.blocks {
+                        block.heading_path = [&path[..], &block.heading_path].concat();
+                        self.blocks.push(block);
+                    }
+                }
+                self.failures.extend(parsed.failures);
+            }
+            Err(ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText) => {}
+            Err(error) => self.failures.push(ItemFailure {
+                uri,
+                reason: format!("attachment {name}: {error}"),
+            }),
+        }
+    }
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let message = MessageParser::default()
+        .parse(raw.bytes.as_ref())
+        .filter(|m| m.headers().iter().any(|h| !h.name().is_empty()))
+        .ok_or_else(|| ParseError::Corrupt("EML: no message headers found".into()))?;
+    let title = message
+        .subject()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| Document::stem_of(raw), str::to_string);
+    let mut reading = Reading {
+        raw,
+        blocks: Vec::new(),
+        failures: Vec::new(),
+    };
+    reading.message(&message, std::slice::from_ref(&title), 0);
+    Ok(Parsed {
+        documents: vec![Document::from_raw(raw, title, reading.blocks)],
+        failures: reading.failures,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{detect_format, outline_of, raw_for_test, AutoParser, ContentType, Format, Parser};
+
+    /// Written by Python's `email` package: a Japanese message (its text part in ISO-2022-JP,
+    /// an HTML alternative), a CSV, a picture, a password-protected DOCX and a German message
+    /// (Latin-1, quoted-printable) forwarded as attachments.
+    const INSPECTION: &[u8] = include_bytes!("../../tests/fixtures/inspection.eml");
+
+    #[test]
+    fn header_bodies_attachments_and_a_forwarded_message() {
+        let parsed = AutoParser.parse(&raw_for_test("inspection.eml", INSPECTION)).unwrap();
+        let doc = &parsed.documents[0];
+        assert_eq!(doc.title, "配管点検の報告");
+        let subject = "配管点検の報告";
+        let forwarded = vec![subject, "Pumpe 3: Dichtung verschlissen"];
+        let text = ContentType::Text;
+        assert_eq!(
+            outline_of(doc),
+            vec![
+                (
+                    "From: Sato Hanako <hanako@example.jp>\nTo: Maintenance Team <team@example.com>, ops@example.com\nCc: lead@example.com\nDate: 2026-11-03T09:30:00+09:00",
+                    vec![subject],
+                    text
+                ),
+                ("配管の腐食は見られませんでした。", vec![subject], text),
+                ("次回点検は六月です。", vec![subject], text),
+                ("seal, 4", vec![subject, "spares.csv"], ContentType::Table),
+                ("gasket, 12", vec![subject, "spares.csv"], ContentType::Table),
+                (
+                    "From: Jürgen Weiß <juergen@example.de>\nTo: wartung@example.de\nDate: 2026-11-02T08:15:00+01:00",
+                    forwarded.clone(),
+                    text
+                ),
+                ("Die Dichtung von Pumpe 3 ist verschlissen.", forwarded.clone(), text),
+                ("Bitte Ersatzteil bestellen.", forwarded, text),
+            ]
+        );
+        // The locked attachment fails alone, named; the picture is no document and is left out.
+        let failures: Vec<(&str, &str)> = parsed
+            .failures
+            .iter()
+            .map(|f| (f.uri.as_str(), f.reason.as_str()))
+            .collect();
+        assert_eq!(
+            failures,
+            [(
+                "memory://test/inspection.eml#attachment=plan.docx",
+                "attachment plan.docx: DOCX is encrypted (saved with a password, or under DRM). Please upload an unlocked version."
+            )]
+        );
+        // Without its extension, a message is known by its header.
+        assert_eq!(detect_format("inspection", INSPECTION).unwrap(), Format::Email);
+        let note = b"Subject: lunch\nFrom: a@example.com\n\nNoon?";
+        assert_eq!(detect_format("note", note).unwrap(), Format::Email);
+        assert_eq!(
+            detect_format("notes", b"From: the minutes\nWe met.").unwrap(),
+            Format::Text
+        );
+    }
+}
