@@ -31,7 +31,7 @@ seed() { # seed TARGET: a few small valid inputs to start from
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
-# (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, below).
+# (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below).
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -78,7 +78,8 @@ PY
     )
     { printf '\x07'; cat "$root/indexer/tests/fixtures/report.doc"; } > "$corpus/seed-doc"
     { printf '\x08'; cat "$root/indexer/tests/fixtures/parts.xls"; } > "$corpus/seed-xls"
-    { printf '\x09'; cat "$root/indexer/tests/fixtures/deck.ppt"; } > "$corpus/seed-ppt" ;;
+    { printf '\x09'; cat "$root/indexer/tests/fixtures/deck.ppt"; } > "$corpus/seed-ppt"
+    { printf '\x0a'; cat "$root/indexer/tests/fixtures/outer.msg"; } > "$corpus/seed-msg" ;;
     parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;
     parse_structured) printf '\x00{"title": "Rivers", "text": "They run dry.", "tags": ["a"]}' > "$corpus/seed-json"
                       printf '\x01{"_id": "1", "text": "a"}\n{"_id": "2", "text": "b"}\n' > "$corpus/seed-jsonl"
@@ -86,7 +87,8 @@ PY
     parse_text) printf '\x00Rivers run dry in a drought.\n' > "$corpus/seed-txt"
                 printf '\x01# Rivers\n\n## Drought\n\nThey run dry.\n' > "$corpus/seed-md"
                 printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16"
-                printf '\x02{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}{\\info{\\title Rivers}}Caf\\'"'"'e9 \\u8364? {\\*\\generator x}dry\\par}' > "$corpus/seed-rtf" ;;
+                printf '\x02{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}{\\info{\\title Rivers}}Caf\\'"'"'e9 \\u8364? {\\*\\generator x}dry\\par}' > "$corpus/seed-rtf"
+                { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }

@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 20] = [
+const FORMATS: [&str; 21] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml",
+    "rtf", "doc", "xls", "ppt", "eml", "msg",
 ];
 
 // The suite must give the same files every run.
@@ -362,6 +362,9 @@ fn epub(paragraphs: &[String], nesting: usize, bomb_mib: usize) -> Vec<u8> {
 const LEGACY_DOC: &[u8] = include_bytes!("../indexer/tests/fixtures/report.doc");
 const LEGACY_XLS: &[u8] = include_bytes!("../indexer/tests/fixtures/parts.xls");
 const LEGACY_PPT: &[u8] = include_bytes!("../indexer/tests/fixtures/deck.ppt");
+/// A message Outlook saved, with an Outlook item attached (no placeholder: its controls hold
+/// its own text).
+const OUTLOOK_MSG: &[u8] = include_bytes!("../indexer/tests/fixtures/outer.msg");
 
 /// A legacy Office fixture with its placeholder's characters overwritten by `text`'s (ASCII),
 /// cut or padded with spaces to the placeholder's length; `wide` where it is UTF-16.
@@ -434,6 +437,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "xls" => legacy_office(LEGACY_XLS, false, text),
         "ppt" => legacy_office(LEGACY_PPT, true, text),
         "eml" => email(&[text_part(text), text_part(&more)], 0),
+        "msg" => OUTLOOK_MSG.to_vec(),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }

@@ -1,6 +1,7 @@
 #![no_main]
 //! Any bytes as an Office file (the first byte picks which): .docx, .pptx, .xlsx, .odt, .epub, .ods,
-//! .odp, or Word's, Excel's and PowerPoint's 97-2003 compound files, .doc, .xls and .ppt.
+//! .odp, or the compound files of Word, Excel and PowerPoint 97-2003 and of Outlook: .doc, .xls,
+//! .ppt and .msg.
 
 #[path = "parse_as.rs"]
 mod parse_as;
@@ -20,6 +21,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         "fuzz.doc",
         "fuzz.xls",
         "fuzz.ppt",
+        "fuzz.msg",
     ];
     let name = names[pick as usize % names.len()];
     parse_as::parse_as(name, rest);

@@ -13,8 +13,16 @@ const END_OF_CHAIN: u32 = 0xFFFF_FFFE;
 const MAX_SECTOR: u32 = 0xFFFF_FFFA;
 const NO_ENTRY: u32 = 0xFFFF_FFFF;
 const DIRECTORY_ENTRY_BYTES: usize = 128;
+const STORAGE: u8 = 1;
 const STREAM: u8 = 2;
 const ROOT: u8 = 5;
+
+/// A storage of the file (a folder of streams and storages), by its directory entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Storage(u32);
+
+/// The storage every other is inside.
+pub(super) const ROOT_STORAGE: Storage = Storage(0);
 
 /// Whether `bytes` begin as a compound file does.
 pub(super) fn is_compound_file(bytes: &[u8]) -> bool {
@@ -35,6 +43,7 @@ pub(super) fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
 /// One directory entry: a stream's name, where it starts and its size.
 #[derive(Debug, Clone)]
 struct Entry {
+    id: u32,
     name: String,
     kind: u8,
     left: u32,
@@ -85,13 +94,15 @@ impl<'a> CompoundFile<'a> {
         let directory = file.chain_bytes(header(48), &file.fat, "directory")?;
         file.entries = directory
             .chunks_exact(DIRECTORY_ENTRY_BYTES)
-            .map(|raw| {
+            .enumerate()
+            .map(|(id, raw)| {
                 let name_bytes = usize::from(u16_at(raw, 64).unwrap_or(0)).min(64);
                 let name: Vec<u16> = raw[..name_bytes.saturating_sub(2)]
                     .chunks_exact(2)
                     .map(|c| u16::from_le_bytes([c[0], c[1]]))
                     .collect();
                 Entry {
+                    id: id as u32,
                     name: String::from_utf16_lossy(&name),
                     kind: raw[66],
                     left: u32_at(raw, 68).unwrap_or(NO_ENTRY),
@@ -183,11 +194,11 @@ impl<'a> CompoundFile<'a> {
         Ok(out)
     }
 
-    /// The root storage's streams' names (not those inside nested storages).
-    pub fn stream_names(&self) -> Vec<&str> {
-        let mut names = Vec::new();
+    /// The directory entries a storage holds (its tree of children), each once.
+    fn children(&self, storage: Storage) -> Vec<&Entry> {
+        let mut children = Vec::new();
         let mut seen = vec![false; self.entries.len()];
-        let mut pending = vec![self.entries.first().map_or(NO_ENTRY, |root| root.child)];
+        let mut pending = vec![self.entries.get(storage.0 as usize).map_or(NO_ENTRY, |s| s.child)];
         while let Some(id) = pending.pop() {
             let Some(entry) = self.entries.get(id as usize) else {
                 continue;
@@ -195,23 +206,41 @@ impl<'a> CompoundFile<'a> {
             if std::mem::replace(&mut seen[id as usize], true) {
                 continue;
             }
-            if entry.kind == STREAM {
-                names.push(entry.name.as_str());
-            }
+            children.push(entry);
             pending.extend([entry.left, entry.right]);
         }
-        names
+        children
     }
 
-    /// The root storage's stream `name` (compared as the format does: ignoring ASCII case),
-    /// none where there is no such stream; an error where its sectors cannot be read.
+    /// The root storage's streams' names (not those inside nested storages).
+    pub fn stream_names(&self) -> Vec<&str> {
+        let children = self.children(ROOT_STORAGE).into_iter();
+        children.filter(|e| e.kind == STREAM).map(|e| e.name.as_str()).collect()
+    }
+
+    /// The storages inside `storage`, by name (a storage is a folder of streams).
+    pub fn storages_in(&self, storage: Storage) -> Vec<(&str, Storage)> {
+        let mut storages: Vec<(&str, Storage)> = self
+            .children(storage)
+            .into_iter()
+            .filter(|e| e.kind == STORAGE)
+            .map(|e| (e.name.as_str(), Storage(e.id)))
+            .collect();
+        storages.sort_unstable_by_key(|(name, _)| *name);
+        storages
+    }
+
+    /// The root storage's stream `name`: see [`Self::stream_in`].
     pub fn stream(&self, name: &str) -> Option<Result<Vec<u8>, String>> {
-        if !self.stream_names().iter().any(|n| n.eq_ignore_ascii_case(name)) {
-            return None;
-        }
+        self.stream_in(ROOT_STORAGE, name)
+    }
+
+    /// `storage`'s stream `name` (compared as the format does: ignoring ASCII case), none
+    /// where there is no such stream; an error where its sectors cannot be read.
+    pub fn stream_in(&self, storage: Storage, name: &str) -> Option<Result<Vec<u8>, String>> {
         let entry = self
-            .entries
-            .iter()
+            .children(storage)
+            .into_iter()
             .find(|e| e.kind == STREAM && e.name.eq_ignore_ascii_case(name))?;
         let what = format!("stream {name}");
         let read = match entry.size < self.mini_cutoff {

@@ -25,6 +25,7 @@ pub enum Format {
     Xls,
     Ppt,
     Email,
+    Msg,
 }
 
 impl Format {
@@ -50,12 +51,13 @@ impl Format {
             Self::Xls => "XLS",
             Self::Ppt => "PPT",
             Self::Email => "EML",
+            Self::Msg => "MSG",
         }
     }
 
     /// Whether the format is read by third-party parsers of nesting, compression and markup
-    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser and the attachments
-    /// it finds), which can overflow a stack,
+    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; and messages'
+    /// attachments, which may be any of those), which can overflow a stack,
     /// inflate a bomb or take time quadratic in a page's depth: those files are parsed in
     /// worker processes. The others are read by quarry's own code and parsers bounded by
     /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
@@ -73,6 +75,7 @@ impl Format {
                 | Self::Epub
                 | Self::Html
                 | Self::Email
+                | Self::Msg
         )
     }
 }
@@ -99,6 +102,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "xls" | "xlt" => Format::Xls,
         "ppt" | "pps" | "pot" => Format::Ppt,
         "eml" => Format::Email,
+        "msg" => Format::Msg,
         _ => return None,
     })
 }
@@ -118,8 +122,8 @@ fn known_binary(bytes: &[u8]) -> Option<&'static str> {
         .map(|(_, name)| *name)
 }
 
-/// A compound file's format, by the streams it holds: Word's, Excel's and PowerPoint's are
-/// read; the others (Outlook messages, ...) are named in the error.
+/// A compound file's format, by the streams it holds: Word's, Excel's, PowerPoint's and
+/// Outlook's messages are read; the others (a Visio drawing, ...) are named in the error.
 fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
     let names = match super::compound_file::CompoundFile::open(bytes) {
         Ok(file) => file.stream_names().into_iter().map(str::to_ascii_lowercase).collect(),
@@ -130,6 +134,7 @@ fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
         _ if holds("worddocument") => Ok(Format::Doc),
         _ if holds("workbook") || holds("book") => Ok(Format::Xls),
         _ if holds("powerpoint document") => Ok(Format::Ppt),
+        _ if holds("__properties_version1.0") => Ok(Format::Msg),
         _ => Err(ParseError::Binary("OLE compound file".into())),
     }
 }

@@ -1,18 +1,14 @@
-//! E-mail messages (`.eml`: RFC 5322 with MIME), read by mail-parser: the subject as the
-//! title and the heading path, who sent it, to whom and when as the first block, then each
-//! body part in order (plain text by paragraphs; HTML through the HTML reader, its headings
-//! and tables kept), in whatever transfer encoding and character set it was sent (base64,
-//! quoted-printable, ISO-2022-JP, GBK, Windows-1252, ...). A message forwarded as an
-//! attachment is read the same way under its own subject; an attached document (PDF, DOCX, a
-//! workbook, ...) is parsed as that format and read under "<subject> / <file name>". An
-//! attachment that fails (a locked PDF) is listed as the message's failed item; pictures and
-//! other files that are no document are left out.
+//! E-mail messages (`.eml`: RFC 5322 with MIME), read by mail-parser into
+//! [`super::message_body`]: the subject as the title and the heading path, who sent it, to whom
+//! and when, then each body part in order (plain text, or HTML with its headings and tables),
+//! in whatever transfer encoding and character set it was sent (base64, quoted-printable,
+//! ISO-2022-JP, GBK, Windows-1252, ...). A message forwarded as an attachment is read the same
+//! way under its own subject; attached documents are parsed as their formats.
 
-use bytes::Bytes;
 use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
 
-use super::html::read_page;
-use super::{AutoParser, Block, Document, ItemFailure, ParseError, Parsed, Parser};
+use super::message_body::Reading;
+use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Messages forwarded inside messages read (mail-parser decodes three levels of them).
@@ -31,97 +27,32 @@ fn addresses(address: Option<&Address>) -> Option<String> {
     (!listed.is_empty()).then(|| listed.join(", "))
 }
 
-/// Plain text's paragraphs: the runs of lines between blank lines.
-fn paragraphs(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split("\n\n")
-        .flat_map(|p| p.split("\r\n\r\n"))
-        .map(|p| p.trim().replace("\r\n", "\n"))
-        .filter(|p| !p.is_empty())
-}
-
-/// What a message is read into.
-struct Reading<'a> {
-    raw: &'a RawDocument,
-    blocks: Vec<Block>,
-    failures: Vec<ItemFailure>,
-}
-
-impl Reading<'_> {
-    fn push(&mut self, text: String, path: &[String]) {
-        self.blocks.push(Block::text(text, path));
-    }
-
-    /// One message's header block, bodies and attachments, under `path`.
-    fn message(&mut self, message: &Message, path: &[String], depth: usize) {
-        let header: Vec<String> = [
-            ("From", addresses(message.from())),
-            ("To", addresses(message.to())),
-            ("Cc", addresses(message.cc())),
-            ("Date", message.date().map(|d| d.to_rfc3339())),
-        ]
-        .into_iter()
-        .filter_map(|(name, value)| Some(format!("{name}: {}", value?)))
-        .collect();
-        if !header.is_empty() {
-            self.push(header.join("\n"), path);
-        }
-        for i in 0..message.text_body_count() {
-            match message.text_part(i as u32).map(|part| &part.body) {
-                Some(PartType::Html(html)) => {
-                    for mut block in read_page(html).blocks {
-                        block.heading_path = [path, &block.heading_path].concat();
-                        self.blocks.push(block);
-                    }
-                }
-                Some(PartType::Text(text)) => {
-                    for paragraph in paragraphs(text) {
-                        self.push(paragraph, path);
-                    }
-                }
-                _ => {}
-            }
-        }
-        for attachment in message.attachments() {
-            let name = attachment.attachment_name().unwrap_or("attachment").to_string();
-            if let Some(forwarded) = attachment.message() {
-                if depth < MAX_FORWARDED_DEPTH {
-                    let subject = forwarded.subject().map(str::trim).filter(|s| !s.is_empty());
-                    let path = [path, &[subject.unwrap_or(&name).to_string()]].concat();
-                    self.message(forwarded, &path, depth + 1);
-                }
-                continue;
-            }
-            self.attached_file(&name, attachment.contents(), path);
+/// One message's header block, bodies and attachments, under `path`.
+fn read_message(reading: &mut Reading, message: &Message, path: &[String], depth: usize) {
+    let fields = [
+        ("From", addresses(message.from())),
+        ("To", addresses(message.to())),
+        ("Cc", addresses(message.cc())),
+        ("Date", message.date().map(|d| d.to_rfc3339())),
+    ];
+    reading.header(fields, path);
+    for i in 0..message.text_body_count() {
+        match message.text_part(i as u32).map(|part| &part.body) {
+            Some(PartType::Html(html)) => reading.html(html, path),
+            Some(PartType::Text(text)) => reading.text(text, path),
+            _ => {}
         }
     }
-
-    /// An attached file, parsed as its format; one that is no document is left out.
-    fn attached_file(&mut self, name: &str, bytes: &[u8], path: &[String]) {
-        let uri = format!("{}#attachment={name}", self.raw.uri);
-        let attached = RawDocument {
-            uri: uri.clone(),
-            relative_path: name.to_string(),
-            size: bytes.len() as u64,
-            bytes: Bytes::copy_from_slice(bytes),
-            etag: None,
-            source: self.raw.source.clone(),
-        };
-        match AutoParser.parse(&attached) {
-            Ok(parsed) => {
-                let path = [path, &[name.to_string()]].concat();
-                for document in parsed.documents {
-                    for mut block in document.blocks {
-                        block.heading_path = [&path[..], &block.heading_path].concat();
-                        self.blocks.push(block);
-                    }
-                }
-                self.failures.extend(parsed.failures);
+    for attachment in message.attachments() {
+        let name = attachment.attachment_name().unwrap_or("attachment").to_string();
+        match attachment.message() {
+            Some(forwarded) if depth < MAX_FORWARDED_DEPTH => {
+                let subject = forwarded.subject().map(str::trim).filter(|s| !s.is_empty());
+                let path = [path, &[subject.unwrap_or(&name).to_string()]].concat();
+                read_message(reading, forwarded, &path, depth + 1);
             }
-            Err(ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText) => {}
-            Err(error) => self.failures.push(ItemFailure {
-                uri,
-                reason: format!("attachment {name}: {error}"),
-            }),
+            Some(_) => {}
+            None => reading.attached_file(&name, attachment.contents(), path),
         }
     }
 }
@@ -136,16 +67,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map_or_else(|| Document::stem_of(raw), str::to_string);
-    let mut reading = Reading {
-        raw,
-        blocks: Vec::new(),
-        failures: Vec::new(),
-    };
-    reading.message(&message, std::slice::from_ref(&title), 0);
-    Ok(Parsed {
-        documents: vec![Document::from_raw(raw, title, reading.blocks)],
-        failures: reading.failures,
-    })
+    let mut reading = Reading::new(raw);
+    read_message(&mut reading, &message, std::slice::from_ref(&title), 0);
+    Ok(reading.finish(title))
 }
 
 #[cfg(test)]

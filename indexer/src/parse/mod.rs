@@ -19,6 +19,8 @@ mod isolated;
 mod json;
 mod legacy_encoding;
 mod markdown;
+mod message_body;
+mod msg;
 mod odp;
 mod ods;
 mod odt;
@@ -116,6 +118,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Xls => xls::parse(raw),
         Format::Ppt => ppt::parse(raw),
         Format::Email => email::parse(raw),
+        Format::Msg => msg::parse(raw),
     }
 }
 

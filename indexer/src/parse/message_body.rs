@@ -1,0 +1,96 @@
+//! What an e-mail message is read into, whichever file it comes from (`.eml` through
+//! [`super::email`], Outlook's `.msg` through [`super::msg`]): a block of who sent it, to whom
+//! and when; its bodies by paragraphs (plain text) or through the HTML reader; its attached
+//! documents parsed as their formats under "<subject> / <file name>", an attachment that fails
+//! listed as the message's failed item, one that is no document (a picture) left out.
+
+use bytes::Bytes;
+
+use super::html::read_page;
+use super::{AutoParser, Block, Document, ItemFailure, ParseError, Parsed, Parser};
+use crate::source::RawDocument;
+
+/// What a message is read into.
+pub(super) struct Reading<'a> {
+    raw: &'a RawDocument,
+    blocks: Vec<Block>,
+    failures: Vec<ItemFailure>,
+}
+
+impl<'a> Reading<'a> {
+    pub fn new(raw: &'a RawDocument) -> Self {
+        Self {
+            raw,
+            blocks: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    /// The block of who sent the message, to whom and when: its fields that have a value.
+    pub fn header(&mut self, fields: [(&str, Option<String>); 4], path: &[String]) {
+        let lines: Vec<String> = fields
+            .into_iter()
+            .filter_map(|(name, value)| Some(format!("{name}: {}", value.filter(|v| !v.trim().is_empty())?)))
+            .collect();
+        if !lines.is_empty() {
+            self.blocks.push(Block::text(lines.join("\n"), path));
+        }
+    }
+
+    /// A plain-text body, by paragraphs (the runs of lines between blank lines).
+    pub fn text(&mut self, text: &str, path: &[String]) {
+        let paragraphs = text.split("\n\n").flat_map(|p| p.split("\r\n\r\n"));
+        for paragraph in paragraphs
+            .map(|p| p.trim().replace("\r\n", "\n"))
+            .filter(|p| !p.is_empty())
+        {
+            self.blocks.push(Block::text(paragraph, path));
+        }
+    }
+
+    /// An HTML body, through the HTML reader (its headings under `path`).
+    pub fn html(&mut self, html: &str, path: &[String]) {
+        for mut block in read_page(html).blocks {
+            block.heading_path = [path, &block.heading_path].concat();
+            self.blocks.push(block);
+        }
+    }
+
+    /// The file's one document, titled `title`, and its failed attachments.
+    pub fn finish(self, title: String) -> Parsed {
+        Parsed {
+            documents: vec![Document::from_raw(self.raw, title, self.blocks)],
+            failures: self.failures,
+        }
+    }
+
+    /// An attached file, parsed as its format; one that is no document is left out.
+    pub fn attached_file(&mut self, name: &str, bytes: &[u8], path: &[String]) {
+        let uri = format!("{}#attachment={name}", self.raw.uri);
+        let attached = RawDocument {
+            uri: uri.clone(),
+            relative_path: name.to_string(),
+            size: bytes.len() as u64,
+            bytes: Bytes::copy_from_slice(bytes),
+            etag: None,
+            source: self.raw.source.clone(),
+        };
+        match AutoParser.parse(&attached) {
+            Ok(parsed) => {
+                let path = [path, &[name.to_string()]].concat();
+                for document in parsed.documents {
+                    for mut block in document.blocks {
+                        block.heading_path = [&path[..], &block.heading_path].concat();
+                        self.blocks.push(block);
+                    }
+                }
+                self.failures.extend(parsed.failures);
+            }
+            Err(ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText) => {}
+            Err(error) => self.failures.push(ItemFailure {
+                uri,
+                reason: format!("attachment {name}: {error}"),
+            }),
+        }
+    }
+}
