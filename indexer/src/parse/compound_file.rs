@@ -1,6 +1,7 @@
-//! The OLE compound file (MS-CFB) that Word 97-2003, Excel 97-2003 and Office's encrypted
-//! packages are saved in: a small file system of sectors, a table of their chains (the FAT), a
-//! directory of named streams, and a mini stream of 64-byte sectors for the small ones.
+//! The OLE compound file (MS-CFB) that Word, Excel and PowerPoint 97-2003 files, Outlook's
+//! messages and Office's encrypted packages are saved in: a small file system of sectors, a
+//! table of their chains (the FAT), a directory of named streams and storages (folders), and a
+//! mini stream of 64-byte sectors for the small streams.
 //!
 //! Read by quarry's own code, in process: every chain is followed at most once around the
 //! table (a chain that loops, or points outside the file, is an error), and a stream is never

@@ -98,8 +98,10 @@ fn text_of(record: &Record) -> Option<String> {
 }
 
 /// Every text in the tree under `container`, in order, each after the text header that types
-/// it; masters' trees are not entered.
-fn texts_under(container: Record) -> Vec<Text> {
+/// it; masters' trees are not entered. Each record read spends one of `budget` (the records
+/// the stream can hold side by side): slides nested in slides, each named as a slide of its
+/// own, cannot make the walks together longer than the stream.
+fn texts_under(container: Record, budget: &mut usize) -> Vec<Text> {
     let mut texts = Vec::new();
     let mut kind = u32::MAX;
     let mut stack = vec![children(container.data)];
@@ -108,6 +110,10 @@ fn texts_under(container: Record) -> Vec<Text> {
             stack.pop();
             continue;
         };
+        match budget.checked_sub(1) {
+            Some(left) => *budget = left,
+            None => break,
+        }
         match record.kind {
             TEXT_HEADER_ATOM => kind = u32_at(record.data, 0).unwrap_or(u32::MAX),
             MAIN_MASTER => {}
@@ -243,13 +249,15 @@ fn slides(stream: &[u8], edit: usize) -> Result<(Vec<Block>, Option<String>), Pa
         .into_iter()
         .map(|(persist, id, _)| (id, persist))
         .collect();
-    // Each record walked once, however many ids name it.
+    // Each record walked once, however many ids name it, and no more records than the stream
+    // holds side by side.
     let mut walked = HashSet::new();
+    let mut budget = stream.len() / HEADER_BYTES + 1;
     let (mut blocks, mut first_title) = (Vec::new(), None);
     for (index, (persist, _, mut texts)) in slide_list(document, SLIDES).into_iter().enumerate() {
         let mut notes = Vec::new();
         if let Some((_, record)) = object(persist, SLIDE).filter(|(at, _)| walked.insert(*at)) {
-            texts.extend(texts_under(record));
+            texts.extend(texts_under(record, &mut budget));
             let notes_id = children(record.data)
                 .find(|r| r.kind == SLIDE_ATOM)
                 .and_then(|atom| u32_at(atom.data, 16));
@@ -257,7 +265,7 @@ fn slides(stream: &[u8], edit: usize) -> Result<(Vec<Block>, Option<String>), Pa
                 .and_then(|id| notes_of.get(&id))
                 .and_then(|persist| object(*persist, NOTES));
             if let Some((_, page)) = page.filter(|(at, _)| walked.insert(*at)) {
-                notes = slide_text(texts_under(page), |kind| kind == NOTES_TEXT).blocks;
+                notes = slide_text(texts_under(page, &mut budget), |kind| kind == NOTES_TEXT).blocks;
             }
         }
         let slide = slide_text(texts, |_| true);
@@ -443,6 +451,20 @@ mod tests {
             slides(&locked, encrypted as usize).unwrap_err(),
             ParseError::Encrypted("PPT".into())
         );
+        // Slides nested in one another, each also named as a slide: the walks stop at the
+        // records the stream holds side by side, not at the square of them.
+        let mut nested = container(0, SLIDE, &[header(4), chars("innermost")]);
+        for _ in 0..2_000 {
+            nested = container(0, SLIDE, &[nested]);
+        }
+        let mut budget = nested.len() / HEADER_BYTES + 1;
+        let mut read = 0;
+        let mut offset = 0;
+        while let Some(slide) = record_at(&nested, offset).filter(|r| r.kind == SLIDE) {
+            read += texts_under(slide, &mut budget).len();
+            offset += HEADER_BYTES;
+        }
+        assert_eq!((read, budget), (1, 0));
         // An edit chain that loops back on itself ends (read with the first directory).
         let looping = stream.len() as u32;
         assert_eq!(at(&mut stream, edit(looping, first_directory_at)), looping);
