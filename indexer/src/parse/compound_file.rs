@@ -7,6 +7,8 @@
 //! table (a chain that loops, or points outside the file, is an error), and a stream is never
 //! larger than the sectors it is read from, so memory and time stay linear in the file.
 
+use super::ParseError;
+
 const SIGNATURE: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 const HEADER_BYTES: usize = 512;
 const END_OF_CHAIN: u32 = 0xFFFF_FFFE;
@@ -127,6 +129,17 @@ impl<'a> CompoundFile<'a> {
             file.mini_stream = mini_stream;
         }
         Ok(file)
+    }
+
+    /// Opens an Office document of `format` (`DOC`, `XLS`, `PPT`): a file that is no compound
+    /// file fails as corrupted with what is wrong, one holding an encrypted package (what Office
+    /// saves with a password, whatever the file's name) as encrypted.
+    pub fn open_document(bytes: &'a [u8], format: &str) -> Result<Self, ParseError> {
+        let file = Self::open(bytes).map_err(|e| ParseError::Corrupt(format!("{format}: {e}")))?;
+        match file.stream("EncryptedPackage").is_some() {
+            true => Err(ParseError::Encrypted(format.into())),
+            false => Ok(file),
+        }
     }
 
     /// Sectors the file holds after its header: no chain is longer.

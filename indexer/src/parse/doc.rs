@@ -393,10 +393,7 @@ fn stream(file: &CompoundFile, name: &str) -> Result<Vec<u8>, ParseError> {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let file = CompoundFile::open(&raw.bytes).map_err(corrupt)?;
-    if file.stream("EncryptedPackage").is_some() {
-        return Err(ParseError::Encrypted("DOC".into()));
-    }
+    let file = CompoundFile::open_document(&raw.bytes, "DOC")?;
     let word = stream(&file, "WordDocument")?;
     let fib = Fib::read(&word)?;
     if fib.encrypted {

@@ -139,7 +139,8 @@ fn persist_offsets(stream: &[u8], mut edit: usize) -> Result<(HashMap<u32, usize
                 ))
             })?;
         let data = record.data;
-        // An encrypted file's edits name its encryption session (a field past the 28 bytes).
+        // An encrypted file's edits name the record of its encryption (in a field past the 28
+        // bytes).
         if data.len() >= 32 {
             return Err(ParseError::Encrypted("PPT".into()));
         }
@@ -277,10 +278,7 @@ fn slides(stream: &[u8], edit: usize) -> Result<(Vec<Block>, Option<String>), Pa
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let file = CompoundFile::open(&raw.bytes).map_err(corrupt)?;
-    if file.stream("EncryptedPackage").is_some() {
-        return Err(ParseError::Encrypted("PPT".into()));
-    }
+    let file = CompoundFile::open_document(&raw.bytes, "PPT")?;
     let stream = file
         .stream("PowerPoint Document")
         .ok_or_else(|| corrupt("the PowerPoint Document stream is missing"))?
@@ -437,7 +435,7 @@ mod tests {
             ]
         );
         assert_eq!(first_title.as_deref(), Some("Costs"));
-        // An edit that names an encryption session: the file is encrypted.
+        // An edit that names its encryption's record: the file is encrypted.
         let mut locked = stream.clone();
         let encrypted = at(
             &mut locked,

@@ -403,10 +403,7 @@ fn stream(file: &CompoundFile) -> Result<Vec<u8>, ParseError> {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let file = CompoundFile::open(&raw.bytes).map_err(corrupt)?;
-    if file.stream("EncryptedPackage").is_some() {
-        return Err(ParseError::Encrypted("XLS".into()));
-    }
+    let file = CompoundFile::open_document(&raw.bytes, "XLS")?;
     let stream = stream(&file)?;
     let globals = globals(&stream)?;
     let mut budget = MAX_CELL_TEXT_BYTES;
