@@ -88,7 +88,8 @@ PY
                 printf '\x01# Rivers\n\n## Drought\n\nThey run dry.\n' > "$corpus/seed-md"
                 printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16"
                 printf '\x02{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}{\\info{\\title Rivers}}Caf\\'"'"'e9 \\u8364? {\\*\\generator x}dry\\par}' > "$corpus/seed-rtf"
-                { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml" ;;
+                { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
+                { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }

@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 21] = [
+const FORMATS: [&str; 22] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml", "msg",
+    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg",
 ];
 
 // The suite must give the same files every run.
@@ -409,6 +409,15 @@ fn email(parts: &[Vec<u8>], depth: usize) -> Vec<u8> {
     [head.as_bytes(), open.as_bytes(), &body, close.as_bytes()].concat()
 }
 
+/// A mailbox of `messages`, each after its `From ` separator line.
+fn mailbox(messages: &[Vec<u8>]) -> Vec<u8> {
+    let separator = b"From office@example.com Mon Nov  2 08:15:00 2026\r\n";
+    messages
+        .iter()
+        .flat_map(|message| [&separator[..], message, b"\r\n"].concat())
+        .collect()
+}
+
 /// A plain-text part holding `text`.
 fn text_part(text: &str) -> Vec<u8> {
     format!("Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n").into_bytes()
@@ -437,6 +446,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "xls" => legacy_office(LEGACY_XLS, false, text),
         "ppt" => legacy_office(LEGACY_PPT, true, text),
         "eml" => email(&[text_part(text), text_part(&more)], 0),
+        "mbox" => mailbox(&[email(&[text_part(text)], 0), email(&[text_part(&more)], 0)]),
         "msg" => OUTLOOK_MSG.to_vec(),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
@@ -472,6 +482,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "rtf" => format!("{{\\rtf1 {}deep{}}}", "{\\b ".repeat(depth), "}".repeat(depth)).into_bytes(),
         "xlsx" => xlsx(&[format!("{}deep{}", "<is>".repeat(depth), "</is>".repeat(depth))], 0),
         "eml" => email(&[text_part("deep")], depth),
+        "mbox" => mailbox(&[email(&[text_part("deep")], depth)]),
         _ => format!("{}deep{}", "(".repeat(depth), ")".repeat(depth)).into_bytes(),
     }
 }
@@ -573,6 +584,7 @@ fn is_specific(reason: &str, detail: Option<&str>) -> bool {
         "invalid JSON at column",
         "expected a JSON object",
         "duplicate document:",
+        "no message headers found",
     ];
     !reason.trim().is_empty() && reason.len() < 1000 && known.iter().any(|k| reason.contains(k))
 }
@@ -724,11 +736,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5",
             "--mode",
             "keyword",
             "--top-k",
-            "14",
+            "15",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -751,6 +763,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-xls-2.xls",
         "control-ppt-3.ppt",
         "control-eml-4.eml",
+        "control-mbox-5.mbox#message=1",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

@@ -25,6 +25,7 @@ pub enum Format {
     Xls,
     Ppt,
     Email,
+    Mbox,
     Msg,
 }
 
@@ -51,6 +52,7 @@ impl Format {
             Self::Xls => "XLS",
             Self::Ppt => "PPT",
             Self::Email => "EML",
+            Self::Mbox => "MBOX",
             Self::Msg => "MSG",
         }
     }
@@ -75,6 +77,7 @@ impl Format {
                 | Self::Epub
                 | Self::Html
                 | Self::Email
+                | Self::Mbox
                 | Self::Msg
         )
     }
@@ -102,6 +105,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "xls" | "xlt" => Format::Xls,
         "ppt" | "pps" | "pot" => Format::Ppt,
         "eml" => Format::Email,
+        "mbox" | "mbx" => Format::Mbox,
         "msg" => Format::Msg,
         _ => return None,
     })
@@ -205,6 +209,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         .to_ascii_lowercase();
     if head.starts_with("<!doctype html") || head.starts_with("<html") {
         return Ok(Format::Html);
+    }
+    if super::mbox::looks_like_a_mailbox(bytes) {
+        return Ok(Format::Mbox);
     }
     if looks_like_a_message(bytes) {
         return Ok(Format::Email);

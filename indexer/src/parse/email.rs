@@ -58,23 +58,32 @@ fn read_message(reading: &mut Reading, message: &Message, path: &[String], depth
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    read_message_file(Reading::new(raw), &raw.bytes, || Document::stem_of(raw))
+}
+
+/// One message's document from its RFC 5322 bytes, read into `reading`; titled by its subject,
+/// else by `untitled`.
+pub(super) fn read_message_file(
+    mut reading: Reading,
+    bytes: &[u8],
+    untitled: impl FnOnce() -> String,
+) -> Result<Parsed, ParseError> {
     let message = MessageParser::default()
-        .parse(raw.bytes.as_ref())
+        .parse(bytes)
         .filter(|m| m.headers().iter().any(|h| !h.name().is_empty()))
-        .ok_or_else(|| ParseError::Corrupt("EML: no message headers found".into()))?;
+        .ok_or_else(|| ParseError::Corrupt("no message headers found".into()))?;
     let title = message
         .subject()
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map_or_else(|| Document::stem_of(raw), str::to_string);
-    let mut reading = Reading::new(raw);
+        .map_or_else(untitled, str::to_string);
     read_message(&mut reading, &message, std::slice::from_ref(&title), 0);
     Ok(reading.finish(title))
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{detect_format, outline_of, raw_for_test, AutoParser, ContentType, Format, Parser};
+    use crate::parse::{detect_format, failures_of, outline_of, raw_for_test, AutoParser, ContentType, Format, Parser};
 
     /// Written by Python's `email` package: a Japanese message (its text part in ISO-2022-JP,
     /// an HTML alternative), a CSV, a picture, a password-protected DOCX and a German message
@@ -111,13 +120,8 @@ mod tests {
             ]
         );
         // The locked attachment fails alone, named; the picture is no document and is left out.
-        let failures: Vec<(&str, &str)> = parsed
-            .failures
-            .iter()
-            .map(|f| (f.uri.as_str(), f.reason.as_str()))
-            .collect();
         assert_eq!(
-            failures,
+            failures_of(&parsed),
             [(
                 "memory://test/inspection.eml#attachment=plan.docx",
                 "attachment plan.docx: DOCX is encrypted (saved with a password, or under DRM). Please upload an unlocked version."

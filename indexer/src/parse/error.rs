@@ -2,7 +2,7 @@
 
 /// The formats quarry parses, for the messages of the files it cannot.
 pub const SUPPORTED_FORMATS: &str =
-    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS and PPT (Word, Excel and PowerPoint 97-2003), ODT, ODS, ODP, EPUB, RTF, EML and MSG (e-mail, Outlook), HTML, Markdown, CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252)";
+    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS and PPT (Word, Excel and PowerPoint 97-2003), ODT, ODS, ODP, EPUB, RTF, EML, MBOX and MSG (e-mail, mailboxes, Outlook), HTML, Markdown, CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252)";
 
 /// `500000` as `500k tokens`, as seed 004 writes its limit.
 fn token_count(tokens: usize) -> String {
@@ -64,6 +64,15 @@ impl ParseError {
             ParseError::Corrupt(detail) => Some(detail.clone()),
             ParseError::TooLarge { tokens, limit } => Some(format!("{tokens} tokens; the limit is {limit}")),
             _ => None,
+        }
+    }
+
+    /// The error as the reason of a failed item of a file (a mailbox's message, an
+    /// attachment): a corrupted item's detail, else the message.
+    pub fn as_item_reason(&self) -> String {
+        match self {
+            ParseError::Corrupt(detail) => detail.clone(),
+            other => other.to_string(),
         }
     }
 }

@@ -13,14 +13,26 @@ use crate::source::RawDocument;
 /// What a message is read into.
 pub(super) struct Reading<'a> {
     raw: &'a RawDocument,
+    /// The message's URI: the file's, or the file's and the message's place in a mailbox.
+    uri: String,
+    /// The message's bytes, its content hash's.
+    content: &'a [u8],
     blocks: Vec<Block>,
     failures: Vec<ItemFailure>,
 }
 
 impl<'a> Reading<'a> {
+    /// A file that is one message.
     pub fn new(raw: &'a RawDocument) -> Self {
+        Self::of_part(raw, raw.uri.clone(), &raw.bytes)
+    }
+
+    /// One message of a file that holds many (a mailbox), named `uri`.
+    pub fn of_part(raw: &'a RawDocument, uri: String, content: &'a [u8]) -> Self {
         Self {
             raw,
+            uri,
+            content,
             blocks: Vec::new(),
             failures: Vec::new(),
         }
@@ -48,6 +60,11 @@ impl<'a> Reading<'a> {
         }
     }
 
+    /// A body's paragraphs as another reader split them (an RTF body's).
+    pub fn paragraphs(&mut self, paragraphs: Vec<String>, path: &[String]) {
+        self.blocks.extend(paragraphs.into_iter().map(|p| Block::text(p, path)));
+    }
+
     /// An HTML body, through the HTML reader (its headings under `path`).
     pub fn html(&mut self, html: &str, path: &[String]) {
         for mut block in read_page(html).blocks {
@@ -56,17 +73,23 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// The file's one document, titled `title`, and its failed attachments.
+    /// The message's document, titled `title`, and its failed attachments.
     pub fn finish(self, title: String) -> Parsed {
         Parsed {
-            documents: vec![Document::from_raw(self.raw, title, self.blocks)],
+            documents: vec![Document::from_part(
+                self.raw,
+                self.uri,
+                self.content,
+                title,
+                self.blocks,
+            )],
             failures: self.failures,
         }
     }
 
     /// An attached file, parsed as its format; one that is no document is left out.
     pub fn attached_file(&mut self, name: &str, bytes: &[u8], path: &[String]) {
-        let uri = format!("{}#attachment={name}", self.raw.uri);
+        let uri = format!("{}#attachment={name}", self.uri);
         let attached = RawDocument {
             uri: uri.clone(),
             relative_path: name.to_string(),
@@ -89,7 +112,7 @@ impl<'a> Reading<'a> {
             Err(ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText) => {}
             Err(error) => self.failures.push(ItemFailure {
                 uri,
-                reason: format!("attachment {name}: {error}"),
+                reason: format!("attachment {name}: {}", error.as_item_reason()),
             }),
         }
     }

@@ -4,6 +4,7 @@
 
 mod chart;
 mod compound_file;
+mod compressed_rtf;
 mod csv;
 mod detect;
 mod diagram;
@@ -19,6 +20,7 @@ mod isolated;
 mod json;
 mod legacy_encoding;
 mod markdown;
+mod mbox;
 mod message_body;
 mod msg;
 mod odp;
@@ -118,6 +120,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Xls => xls::parse(raw),
         Format::Ppt => ppt::parse(raw),
         Format::Email => email::parse(raw),
+        Format::Mbox => mbox::parse(raw),
         Format::Msg => msg::parse(raw),
     }
 }
@@ -135,6 +138,16 @@ pub(crate) fn outline_of(document: &Document) -> Vec<(&str, Vec<&str>, ContentTy
                 b.kind,
             )
         })
+        .collect()
+}
+
+/// A parse's failed items as (URI, reason), for tests to compare.
+#[cfg(test)]
+pub(crate) fn failures_of(parsed: &Parsed) -> Vec<(&str, &str)> {
+    parsed
+        .failures
+        .iter()
+        .map(|f| (f.uri.as_str(), f.reason.as_str()))
         .collect()
 }
 

@@ -2,7 +2,8 @@
 //! properties, each string or binary property a stream of its own (`__substg1.0_<id><type>`),
 //! the fixed-size ones in `__properties_version1.0`. Read into [`super::message_body`] as an
 //! `.eml` is: the subject as title and heading path; sender, recipients and the time it was
-//! sent; the plain-text body, or the HTML body where there is none; each attachment
+//! sent; the plain-text body, or the HTML body where there is none, or else the compressed
+//! RTF body ([`super::compressed_rtf`], read by [`super::rtf`]); each attachment
 //! (`__attach_version1.0_#n`) parsed as its format, or, for an attached Outlook item, read as
 //! a message under its own subject.
 //!
@@ -12,8 +13,10 @@
 use std::collections::HashSet;
 
 use super::compound_file::{u16_at, u32_at, CompoundFile, Storage, ROOT_STORAGE};
+use super::compressed_rtf;
 use super::legacy_encoding::windows_code_page;
 use super::message_body::Reading;
+use super::rtf;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -35,6 +38,7 @@ const DISPLAY_CC: u16 = 0x0E03;
 const DISPLAY_TO: u16 = 0x0E04;
 const DELIVERY_TIME: u16 = 0x0E06;
 const BODY: u16 = 0x1000;
+const RTF_COMPRESSED: u16 = 0x1009;
 const HTML: u16 = 0x1013;
 const DISPLAY_NAME: u16 = 0x3001;
 const ATTACHED_DATA: u16 = 0x3701;
@@ -139,16 +143,21 @@ fn read_message(
         ),
     ];
     reading.header(fields, path);
-    match message.string(BODY) {
-        Some(body) => reading.text(&body, path),
-        None => {
-            let html = message.string(HTML).or_else(|| {
-                let bytes = message.stream(HTML, BINARY)?;
-                Some(String::from_utf8_lossy(&bytes).into_owned())
-            });
-            if let Some(html) = html {
-                reading.html(&html, path);
-            }
+    let html = || {
+        message.string(HTML).or_else(|| {
+            let bytes = message.stream(HTML, BINARY)?;
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        })
+    };
+    if let Some(body) = message.string(BODY) {
+        reading.text(&body, path);
+    } else if let Some(html) = html() {
+        reading.html(&html, path);
+    } else if let Some(compressed) = message.stream(RTF_COMPRESSED, BINARY) {
+        // A damaged RTF body leaves the message's header and attachments.
+        let rtf = compressed_rtf::decompress(&compressed).ok();
+        if let Some((_, paragraphs)) = rtf.and_then(|rtf| rtf::read(&rtf).ok()) {
+            reading.paragraphs(paragraphs, path);
         }
     }
     let attachments = file.storages_in(message.storage);
@@ -228,5 +237,40 @@ mod tests {
         );
         assert!(parsed.failures.is_empty());
         assert_eq!(detect_format("upload", OUTER).unwrap(), Format::Msg);
+    }
+
+    /// Outlook's compressed RTF body, read where a message has no plain-text or HTML one: the
+    /// fixture's plain bodies renamed away, its RTF bodies (HTML that Outlook encapsulated in
+    /// RTF) give the same paragraphs.
+    #[test]
+    fn the_rtf_body_where_there_is_no_other() {
+        let plain: Vec<u8> = "__substg1.0_1000001F"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let renamed: Vec<u8> = "__substg1.0_1001001F"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let mut without = OUTER.to_vec();
+        let mut found = 0;
+        while let Some(at) = without.windows(plain.len()).position(|w| w == plain) {
+            without[at..at + plain.len()].copy_from_slice(&renamed);
+            found += 1;
+        }
+        assert_eq!(found, 2, "the outer and the attached message's plain bodies");
+        let parsed = AutoParser.parse(&raw_for_test("outer.msg", without)).unwrap();
+        let bodies: Vec<(&str, Vec<&str>)> = outline_of(&parsed.documents[0])
+            .into_iter()
+            .filter(|(text, _, _)| !text.contains("Date: "))
+            .map(|(text, path, _)| (text, path))
+            .collect();
+        assert_eq!(
+            bodies,
+            [
+                ("Outer body", vec!["outer subject"]),
+                ("body", vec!["outer subject", "test"])
+            ]
+        );
     }
 }

@@ -2,8 +2,10 @@
 //! title. Control words are read, not shown: the font, colour and style tables, pictures,
 //! objects, headers, footers, field instructions and every `\*` destination are left out;
 //! `\'hh` bytes are read in the document's code page (`\ansicpg`), `\uN` as Unicode (their
-//! fallback characters skipped). Groups are walked with a counter, not recursion, so no
-//! nesting depth can overflow a stack.
+//! fallback characters skipped). In the RTF of an Outlook message that carries HTML
+//! (`\fromhtml1`), the HTML's tags are `\*` destinations and the text it shows is read; the
+//! RTF-only runs between `\htmlrtf` and `\htmlrtf0` are left out. Groups are walked with a
+//! counter, not recursion, so no nesting depth can overflow a stack.
 
 use encoding_rs::Encoding;
 
@@ -64,6 +66,10 @@ struct Group {
     skipped: bool,
     /// Its text is the title (`\info`'s `\title`).
     title: bool,
+    /// Its text was written for RTF readers only, beside the HTML an Outlook message's RTF
+    /// carries (`\htmlrtf`): left out but for its whitespace (a `<br>`'s `\line`, an
+    /// `&nbsp;`'s no-break space), which keeps the words apart.
+    rtf_only: bool,
     /// Characters a `\uN` stands for in place of its fallback (`\ucN`).
     fallback: usize,
 }
@@ -75,6 +81,7 @@ impl Default for Group {
         Self {
             skipped: false,
             title: false,
+            rtf_only: false,
             fallback: 1,
         }
     }
@@ -114,7 +121,7 @@ impl Reader<'_> {
 
     fn push_text(&mut self, text: &str) {
         let group = self.group();
-        if group.skipped {
+        if group.skipped || (group.rtf_only && !text.chars().all(char::is_whitespace)) {
             return;
         }
         match group.title {
@@ -209,6 +216,7 @@ impl Reader<'_> {
         if let Some(group) = self.group_mut() {
             match name {
                 b"title" => group.title = true,
+                b"htmlrtf" => group.rtf_only = number != Some(0),
                 _ if skip => group.skipped = true,
                 _ => {}
             }
@@ -317,7 +325,18 @@ impl Reader<'_> {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let bytes = raw.bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&raw.bytes);
+    let (title, paragraphs) = read(&raw.bytes)?;
+    let title = match title.is_empty() {
+        true => Document::stem_of(raw),
+        false => title,
+    };
+    let blocks = paragraphs.into_iter().map(|p| Block::text(p, &[])).collect();
+    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+}
+
+/// An RTF text's `\info` title (empty where it has none) and its paragraphs.
+pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<String>), ParseError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if !bytes.trim_ascii_start().starts_with(b"{\\rtf") {
         return Err(ParseError::Corrupt("RTF does not begin with {\\rtf".into()));
     }
@@ -337,13 +356,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         to_skip: 0,
     };
     reader.run();
-    let title = reader.title.trim().to_string();
-    let title = match title.is_empty() {
-        true => Document::stem_of(raw),
-        false => title,
-    };
-    let blocks = reader.paragraphs.into_iter().map(|p| Block::text(p, &[])).collect();
-    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+    Ok((reader.title.trim().to_string(), reader.paragraphs))
 }
 
 #[cfg(test)]
@@ -385,6 +398,24 @@ mod tests {
                 "Emoji \u{1F600} and {braces}"
             ]
         );
+    }
+
+    #[test]
+    fn html_that_outlook_encapsulated() {
+        // As Outlook writes a message's HTML body into its RTF one: the tags as `\*\htmltag`
+        // groups, the RTF-only runs between `\htmlrtf` and `\htmlrtf0` (their `\par` still
+        // ending paragraphs, their line breaks and no-break spaces still parting words).
+        let rtf = concat!(
+            r"{\rtf1\ansi\ansicpg1252\fromhtml1 \deff0{\fonttbl{\f0\fswiss Arial;}}",
+            r"{\*\htmltag19 <html>}{\*\htmltag34 <head>}{\*\htmltag241 <style>p {color: red}</style>}",
+            r"{\*\htmltag50 <body>}\htmlrtf \lang1033 \htmlrtf0 ",
+            r"{\*\htmltag64 <p>}\htmlrtf {\htmlrtf0 Pump 3 {\*\htmltag84 &nbsp;}\htmlrtf \'a0\htmlrtf0 leaks",
+            r"{\*\htmltag116 <br>}\htmlrtf \line\htmlrtf0 since Monday\htmlrtf\par}\htmlrtf0",
+            r"{\*\htmltag72 </p>}{\*\htmltag64 <p>}\htmlrtf {\htmlrtf0 Order a seal.",
+            r"\htmlrtf RTF only\par}\htmlrtf0{\*\htmltag72 </p>}{\*\htmltag58 </body>}}",
+        );
+        let (_, paragraphs) = texts(rtf);
+        assert_eq!(paragraphs, ["Pump 3 \u{a0}leaks\nsince Monday", "Order a seal."]);
     }
 
     #[test]

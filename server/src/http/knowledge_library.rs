@@ -55,6 +55,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("xls" | "xlt") => "application/vnd.ms-excel",
         Some("ppt" | "pps" | "pot") => "application/vnd.ms-powerpoint",
         Some("eml") => "message/rfc822",
+        Some("mbox" | "mbx") => "application/mbox",
         Some("msg") => "application/vnd.ms-outlook",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
