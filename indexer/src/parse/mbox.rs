@@ -3,9 +3,11 @@
 //! document per message, read as an `.eml` is ([`super::email`]), named
 //! `<file>#message=<n>` (its place in the mailbox, from 1: a mailbox grows at its end, so the
 //! messages before keep their names). `>From ` lines are unquoted (mboxrd). A message that
-//! cannot be read fails alone, as the mailbox's failed item; the others are indexed.
+//! cannot be read fails alone, as the mailbox's failed item; the others are indexed. Messages
+//! are read in parallel (a mailbox may be a whole export, one file).
 
 use mail_parser::mailbox::mbox::MessageIterator;
+use rayon::prelude::*;
 
 use super::email::read_message_file;
 use super::message_body::Reading;
@@ -13,30 +15,35 @@ use super::{Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let mut parsed = Parsed::default();
-    let mut messages = 0;
     // Reading from a slice cannot fail: each item is a message.
-    for (index, message) in MessageIterator::new(raw.bytes.as_ref()).flatten().enumerate() {
-        messages += 1;
-        let number = index + 1;
-        let uri = format!("{}#message={number}", raw.uri);
-        let reading = Reading::of_part(raw, uri.clone(), message.contents());
-        let untitled = || format!("{}, message {number}", Document::stem_of(raw));
-        match read_message_file(reading, message.contents(), untitled) {
-            Ok(one) => {
-                parsed.documents.extend(one.documents);
-                parsed.failures.extend(one.failures);
-            }
-            Err(error) => parsed.failures.push(ItemFailure {
-                uri,
-                reason: format!("message {number}: {}", error.as_item_reason()),
-            }),
-        }
-    }
-    if messages == 0 {
+    let messages: Vec<_> = MessageIterator::new(raw.bytes.as_ref()).flatten().collect();
+    if messages.is_empty() {
         return Err(ParseError::Corrupt(
             "MBOX: no message found (each message of a mailbox begins with a line \"From <sender> <date>\")".into(),
         ));
+    }
+    // A mailbox may hold a whole export: its messages are read in parallel, kept in order.
+    let read: Vec<Parsed> = messages
+        .par_iter()
+        .enumerate()
+        .map(|(index, message)| {
+            let number = index + 1;
+            let uri = format!("{}#message={number}", raw.uri);
+            let reading = Reading::of_part(raw, uri.clone(), message.contents());
+            let untitled = || format!("{}, message {number}", Document::stem_of(raw));
+            read_message_file(reading, message.contents(), untitled).unwrap_or_else(|error| Parsed {
+                documents: Vec::new(),
+                failures: vec![ItemFailure {
+                    uri,
+                    reason: format!("message {number}: {}", error.as_item_reason()),
+                }],
+            })
+        })
+        .collect();
+    let mut parsed = Parsed::default();
+    for one in read {
+        parsed.documents.extend(one.documents);
+        parsed.failures.extend(one.failures);
     }
     Ok(parsed)
 }
