@@ -70,6 +70,10 @@ package(5, "seed-ods", {
     "mimetype": "application/vnd.oasis.opendocument.spreadsheet",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:spreadsheet><table:table table:name="Rivers"><table:table-row><table:table-cell><text:p>river</text:p></table:table-cell></table:table-row><table:table-row table:number-rows-repeated="2"><table:table-cell table:number-columns-repeated="2" office:value="3"/></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>',
 })
+package(11, "seed-zip", {
+    "notes/rivers.txt": "Rivers run dry.",
+    "notes/rivers.md": "# Rivers\n\nThey run dry.",
+})
 package(6, "seed-odp", {
     "mimetype": "application/vnd.oasis.opendocument.presentation",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:presentation><draw:page><draw:frame presentation:class="title"><draw:text-box><text:p>Rivers</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>They run dry.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation></office:body></office:document-content>',

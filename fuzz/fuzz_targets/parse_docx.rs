@@ -1,7 +1,7 @@
 #![no_main]
 //! Any bytes as an Office file (the first byte picks which): .docx, .pptx, .xlsx, .odt, .epub, .ods,
 //! .odp, or the compound files of Word, Excel and PowerPoint 97-2003 and of Outlook: .doc, .xls,
-//! .ppt and .msg.
+//! .ppt and .msg; or a ZIP archive of any of them.
 
 #[path = "parse_as.rs"]
 mod parse_as;
@@ -22,6 +22,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         "fuzz.xls",
         "fuzz.ppt",
         "fuzz.msg",
+        "fuzz.zip",
     ];
     let name = names[pick as usize % names.len()];
     parse_as::parse_as(name, rest);

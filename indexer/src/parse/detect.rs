@@ -27,6 +27,7 @@ pub enum Format {
     Email,
     Mbox,
     Msg,
+    Zip,
 }
 
 impl Format {
@@ -54,12 +55,13 @@ impl Format {
             Self::Email => "EML",
             Self::Mbox => "MBOX",
             Self::Msg => "MSG",
+            Self::Zip => "ZIP",
         }
     }
 
     /// Whether the format is read by third-party parsers of nesting, compression and markup
     /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; and messages'
-    /// attachments, which may be any of those), which can overflow a stack,
+    /// attachments and archives' files, which may be any of those), which can overflow a stack,
     /// inflate a bomb or take time quadratic in a page's depth: those files are parsed in
     /// worker processes. The others are read by quarry's own code and parsers bounded by
     /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
@@ -79,6 +81,7 @@ impl Format {
                 | Self::Email
                 | Self::Mbox
                 | Self::Msg
+                | Self::Zip
         )
     }
 }
@@ -107,6 +110,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "eml" => Format::Email,
         "mbox" | "mbx" => Format::Mbox,
         "msg" => Format::Msg,
+        "zip" => Format::Zip,
         _ => return None,
     })
 }
@@ -193,7 +197,14 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         if holds(b"application/epub+zip") || holds(b"META-INF/container.xml") {
             return Ok(Format::Epub);
         }
-        return Err(ParseError::Binary("ZIP archive".into()));
+        // Another extension's ZIP (a Java archive, a Python wheel, an Android package) holds
+        // programs, not documents.
+        return match ext {
+            None => Ok(Format::Zip),
+            Some(_) => Err(ParseError::Binary(
+                "ZIP archive; only .zip files are read as archives".into(),
+            )),
+        };
     }
     if super::ooxml::is_encrypted_office_package(bytes) {
         return Err(ParseError::Encrypted("Office file".into()));

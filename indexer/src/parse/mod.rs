@@ -2,6 +2,7 @@
 //! extension, then by sniffing the bytes; a file that cannot be read fails alone with a
 //! [`ParseError`] a user can act on.
 
+mod archive;
 mod chart;
 mod compound_file;
 mod compressed_rtf;
@@ -122,6 +123,7 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Email => email::parse(raw),
         Format::Mbox => mbox::parse(raw),
         Format::Msg => msg::parse(raw),
+        Format::Zip => archive::parse(raw),
     }
 }
 

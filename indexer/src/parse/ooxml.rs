@@ -37,6 +37,20 @@ impl<'a> Package<'a> {
 
     /// The part `name` as text (none when the package has no such part).
     pub fn part(&mut self, name: &str) -> Result<Option<String>, ParseError> {
+        let Some(bytes) = self.part_bytes(name)? else {
+            return Ok(None);
+        };
+        String::from_utf8(bytes).map(Some).map_err(|e| {
+            ParseError::Corrupt(format!(
+                "{} part {name}: not UTF-8 at byte {}",
+                self.format,
+                e.utf8_error().valid_up_to()
+            ))
+        })
+    }
+
+    /// The part `name`'s bytes (none when the package has no such part).
+    pub fn part_bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, ParseError> {
         let format = self.format;
         let mut file = match self.archive.by_name(name) {
             Ok(file) => file,
@@ -59,12 +73,12 @@ impl<'a> Package<'a> {
             });
         }
         self.budget -= bytes.len() as u64;
-        String::from_utf8(bytes).map(Some).map_err(|e| {
-            ParseError::Corrupt(format!(
-                "{format} part {name}: not UTF-8 at byte {}",
-                e.utf8_error().valid_up_to()
-            ))
-        })
+        Ok(Some(bytes))
+    }
+
+    /// The package's part names, in the order its directory lists them.
+    pub fn part_names(&self) -> Vec<String> {
+        self.archive.file_names().map(str::to_string).collect()
     }
 
     /// The format the package is read as (`DOCX`, `PPTX`, ...), for errors.

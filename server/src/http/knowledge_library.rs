@@ -57,6 +57,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("eml") => "message/rfc822",
         Some("mbox" | "mbx") => "application/mbox",
         Some("msg") => "application/vnd.ms-outlook",
+        Some("zip") => "application/zip",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",

@@ -55,10 +55,14 @@ pub struct RetrievalResult {
     pub rewritten_query: Option<String>,
 }
 
-/// The citation label of a chunk.
+/// The citation label of a chunk: its file's name, and the part of the file it is from (a
+/// JSONL record, a mailbox's message); a file inside a ZIP archive by its path there.
 pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>) -> String {
     let base = match uri.rsplit_once('#') {
-        Some((_, fragment)) => format!("{file_name}#{fragment}"),
+        Some((_, fragment)) => match fragment.strip_prefix("member=") {
+            Some(path) => path.to_string(),
+            None => format!("{file_name}#{fragment}"),
+        },
         None => file_name.to_string(),
     };
     match page {
@@ -134,6 +138,14 @@ mod tests {
         assert_eq!(
             display_citation("corpus.jsonl", "file:///x/corpus.jsonl#d7", None),
             "corpus.jsonl#d7"
+        );
+        assert_eq!(
+            display_citation("deck.ppt", "file:///x/handover.zip#member=2026/deck.ppt", Some(2)),
+            "2026/deck.ppt, p.2"
+        );
+        assert_eq!(
+            display_citation("Inbox.mbox", "file:///x/a.zip#member=mail/Inbox.mbox#message=3", None),
+            "Inbox.mbox#message=3"
         );
     }
 }
