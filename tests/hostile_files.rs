@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 23] = [
+const FORMATS: [&str; 25] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip",
+    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz",
 ];
 
 // The suite must give the same files every run.
@@ -428,6 +428,58 @@ fn archive(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
+/// `bytes` gzipped.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// A POSIX tar archive of `files` (name, bytes).
+fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut tar = Vec::new();
+    for (name, bytes) in files {
+        let mut header = vec![0u8; 512];
+        header[..name.len()].copy_from_slice(name.as_bytes());
+        header[100..108].copy_from_slice(b"0000644\0");
+        header[124..136].copy_from_slice(format!("{:011o}\0", bytes.len()).as_bytes());
+        header[156] = b'0';
+        header[257..263].copy_from_slice(b"ustar\0");
+        header[148..156].copy_from_slice(b"        ");
+        let sum: u32 = header.iter().map(|b| u32::from(*b)).sum();
+        header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        tar.extend(header);
+        tar.extend_from_slice(bytes);
+        tar.resize(tar.len().div_ceil(512) * 512, 0);
+    }
+    tar.extend([0u8; 1024]);
+    tar
+}
+
+/// An archive whose directory names one deflated file `copies` times more under other names,
+/// all sharing its bytes (the overlapping zip bomb: a small file that inflates `copies` times over).
+fn overlapping_archive(kernel: &[u8], copies: usize) -> Vec<u8> {
+    let one = archive(&[("kernel.txt", kernel.to_vec())]);
+    let end = one.len() - 22;
+    let entry_at = u32::from_le_bytes(one[end + 16..end + 20].try_into().unwrap()) as usize;
+    let entry = &one[entry_at..end];
+    let mut bomb = one[..end].to_vec();
+    for copy in 0..copies {
+        // The same entry, renamed: its name is the entry's last bytes ("kernel.txt").
+        let mut renamed = entry.to_vec();
+        let name_at = 46;
+        renamed[name_at..name_at + 10].copy_from_slice(format!("copy{copy:04}.t").as_bytes());
+        bomb.extend_from_slice(&renamed);
+    }
+    let count = (copies + 1) as u16;
+    let mut record = one[end..].to_vec();
+    record[8..10].copy_from_slice(&count.to_le_bytes());
+    record[10..12].copy_from_slice(&count.to_le_bytes());
+    record[12..16].copy_from_slice(&((entry.len() * (copies + 1)) as u32).to_le_bytes());
+    bomb.extend_from_slice(&record);
+    bomb
+}
+
 /// A plain-text part holding `text`.
 fn text_part(text: &str) -> Vec<u8> {
     format!("Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n").into_bytes()
@@ -459,6 +511,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "mbox" => mailbox(&[email(&[text_part(text)], 0), email(&[text_part(&more)], 0)]),
         "msg" => OUTLOOK_MSG.to_vec(),
         "zip" => archive(&[("notes/log.txt", text.as_bytes().to_vec()), ("notes/more.docx", docx(&[more], 0))]),
+        "tgz" => gzip(&tar(&[("notes/log.txt", text.as_bytes()), ("notes/more.docx", &docx(&[more], 0))])),
+        "gz" => gzip(format!("{text}\n\n{more}\n").as_bytes()),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
@@ -692,6 +746,14 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
             ("bomb.docx", docx(&[], 300)),
         ]),
     );
+    // An archive of 300 more names for one file's deflated bytes (a bomb, scaled down): the
+    // copies fail alone as overlapping, the file itself is read.
+    let kernel = "The harbour log is kept daily. ".repeat(1024);
+    write(
+        &source,
+        "named-overlapping-zip-bomb.zip",
+        &overlapping_archive(kernel.as_bytes(), 300),
+    );
     // A full stop then a long run of closing brackets or spaces: cutting the text into the
     // sentences of its layers took time quadratic in the run (hours at these sizes).
     write(
@@ -866,6 +928,9 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         detail.contains("sector chain loops"),
         "named-looping-sectors.xls: {looping}"
     );
+    assert_eq!(reason_of("named-overlapping-zip-bomb.zip#member=kernel.txt"), None);
+    let copy = reason_of("named-overlapping-zip-bomb.zip#member=copy0299.t").unwrap_or_default();
+    assert_eq!(copy, "copy0299.t: its data overlaps another file's (a zip bomb)");
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);
     assert_eq!(reason_of("named-many-b.html"), None);

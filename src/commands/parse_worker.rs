@@ -13,10 +13,12 @@ use super::at_least_one;
 #[derive(clap::Args, Debug, Clone)]
 pub struct ParseArgs {
     /// Memory one file may take to parse, in MiB: each parse worker process is held to it,
-    /// and a file that needs more (a compression bomb) fails alone.
+    /// and a file that needs more (a compression bomb) fails alone (each file of a ZIP
+    /// archive and each message of a mailbox is a file of its own).
     #[arg(long, env = "QUARRY_PARSE_MEMORY_MB", default_value_t = 2048, value_parser = at_least_one::<u64>)]
     pub parse_memory_mb: u64,
-    /// Seconds one file may take to parse before it fails alone.
+    /// Seconds one file may take to parse before it fails alone (each file of a ZIP archive
+    /// and each message of a mailbox is a file of its own).
     #[arg(long, env = "QUARRY_PARSE_TIMEOUT_SECS", default_value_t = 120, value_parser = at_least_one::<u64>)]
     pub parse_timeout_secs: u64,
     /// Parse in this process, not in worker processes: no process start, but then a hostile

@@ -1,21 +1,33 @@
 //! ZIP archives (`.zip`, and any ZIP that is no Office package or book): each file it holds
 //! parsed as its format, its documents named `<uri>#member=<path>` (a JSONL member's lines
-//! under that). A member that is no document (a picture, a program) is left out; one that
-//! fails (a locked PDF, a bomb) is the archive's failed item and the others are indexed.
-//! Members are inflated within the package budget of [`Package`] (each within its part
-//! limit, all together within the archive's), archives inside archives read three deep; a
+//! under that). The archive is split by quarry's own reader ([`super::zip_reader`]) where it
+//! is read, and its files are parsed in parallel by the parser that read it, so each file a
+//! worker parses has the worker's deadline and memory limit to itself. A member that is no
+//! document (a picture, a program) is left out; one that fails (a locked PDF, a bomb) is the
+//! archive's failed item and the others are indexed. Each file inflates within its limit and
+//! all of them within the archive's budget; archives inside archives are read three deep; a
 //! macOS fork (`__MACOSX/`) and hidden files are left out.
 
 use bytes::Bytes;
+use rayon::prelude::*;
 
-use super::ooxml::Package;
-use super::{AutoParser, ItemFailure, ParseError, Parsed, Parser};
+use super::compressed;
+use super::tar_reader;
+use super::zip_reader::{Entry, MemberError, ZipReader};
+use super::{ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
 /// Archives read inside one another, the outermost counted.
 const MAX_NESTED_ARCHIVES: usize = 3;
 /// What names a member in its documents' URIs.
 const MEMBER: &str = "#member=";
+/// Bytes one file of an archive may inflate to (as one part of an Office package).
+const MAX_MEMBER_BYTES: u64 = 128 << 20;
+/// Bytes all of a ZIP archive's files may inflate to together: this many times the archive's
+/// own bytes, and never less than [`MIN_ARCHIVE_BUDGET`] (documents compress a few times; a
+/// bomb, a thousand).
+const MAX_INFLATION_RATIO: u64 = 100;
+const MIN_ARCHIVE_BUDGET: u64 = 1 << 30;
 
 /// Whether a member is a file a person put in the archive: not a folder, not a macOS
 /// resource fork or a hidden file (`.DS_Store`).
@@ -24,51 +36,159 @@ fn is_a_document_file(name: &str) -> bool {
     !name.ends_with('/') && !name.starts_with("__MACOSX/") && !file_name.is_empty() && !file_name.starts_with('.')
 }
 
-pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    if raw.uri.matches(MEMBER).count() >= MAX_NESTED_ARCHIVES {
-        return Err(ParseError::Corrupt(format!(
-            "ZIP: an archive inside {MAX_NESTED_ARCHIVES} others is not read"
-        )));
-    }
-    let mut package = Package::open(&raw.bytes, "ZIP")?;
-    let mut parsed = Parsed::default();
-    for name in package.part_names().into_iter().filter(|n| is_a_document_file(n)) {
-        let uri = format!("{}{MEMBER}{name}", raw.uri);
-        // "<path>: <what was wrong>" (the package's own errors name the part: said once).
-        let fail = |error: ParseError| {
-            let reason = error.as_item_reason();
-            let said = reason.strip_prefix(&format!("ZIP part {name}: ")).unwrap_or(&reason);
-            ItemFailure {
-                uri: uri.clone(),
-                reason: format!("{name}: {said}"),
-            }
-        };
-        let bytes = match package.part_bytes(&name) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => continue,
-            Err(error) => {
-                parsed.failures.push(fail(error));
-                continue;
-            }
-        };
-        let member = RawDocument {
-            uri: uri.clone(),
-            relative_path: name.clone(),
-            size: bytes.len() as u64,
-            bytes: Bytes::from(bytes),
-            etag: raw.etag.clone(),
-            source: raw.source.clone(),
-        };
-        match AutoParser.parse(&member) {
-            Ok(one) => {
-                parsed.documents.extend(one.documents);
-                parsed.failures.extend(one.failures);
-            }
-            Err(ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText) => {}
-            Err(error) => parsed.failures.push(fail(error)),
+/// One file of an archive, and where its bytes are.
+struct Archived<'a> {
+    name: &'a str,
+    /// The size the archive states (a ZIP's directory; a tar's header, which is the size).
+    stated: u64,
+    bytes: Stored<'a>,
+}
+
+enum Stored<'a> {
+    Zip(&'a ZipReader, &'a Entry),
+    /// A tar archive's file: its bytes, as they are.
+    Plain(&'a Bytes),
+}
+
+impl Stored<'_> {
+    fn read(&self, limit: u64) -> Result<Bytes, MemberError> {
+        match self {
+            Self::Zip(archive, entry) => archive.read(entry, limit),
+            Self::Plain(bytes) if bytes.len() as u64 > limit => Err(MemberError::Inflates(limit >> 20)),
+            Self::Plain(bytes) => Ok(Bytes::clone(bytes)),
         }
     }
+}
+
+fn refuse_deep_nesting(raw: &RawDocument, format: &str) -> Result<(), ParseError> {
+    match raw.uri.matches(MEMBER).count() >= MAX_NESTED_ARCHIVES {
+        true => Err(ParseError::Corrupt(format!(
+            "{format}: an archive inside {MAX_NESTED_ARCHIVES} others is not read"
+        ))),
+        false => Ok(()),
+    }
+}
+
+/// A ZIP archive's files, each parsed by `members` (this process's parser, or the one that
+/// sends a format to a worker).
+pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    refuse_deep_nesting(raw, "ZIP")?;
+    let archive = ZipReader::open(raw.bytes.clone())
+        .map_err(|why| ParseError::Corrupt(format!("ZIP is not a readable archive: {why}")))?;
+    let files: Vec<Archived> = archive
+        .entries()
+        .iter()
+        .filter(|e| is_a_document_file(&e.name))
+        .map(|e| Archived {
+            name: &e.name,
+            stated: e.size,
+            bytes: Stored::Zip(&archive, e),
+        })
+        .collect();
+    // ZIP's files inflate one by one: their budget is the archive's.
+    let budget = MIN_ARCHIVE_BUDGET.max(raw.bytes.len() as u64 * MAX_INFLATION_RATIO);
+    Ok(parse_files(raw, &files, budget, members))
+}
+
+/// A tar archive's files (the archive inflated first when it is compressed whole, within
+/// [`compressed::MAX_INFLATED_BYTES`]); a header that breaks the archive ends it there, the
+/// files before it read and the break the archive's failed item.
+pub(super) fn parse_tar(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    refuse_deep_nesting(raw, "TAR")?;
+    let bytes = compressed::inflate(&raw.bytes)?;
+    let listing = tar_reader::list(&bytes);
+    if let (true, Some(why)) = (listing.files.is_empty(), &listing.broken_at) {
+        return Err(ParseError::Corrupt(format!("TAR is not a readable archive: {why}")));
+    }
+    let files: Vec<Archived> = listing
+        .files
+        .iter()
+        .filter(|f| is_a_document_file(&f.name))
+        .map(|f| Archived {
+            name: &f.name,
+            stated: f.bytes.len() as u64,
+            bytes: Stored::Plain(&f.bytes),
+        })
+        .collect();
+    // A tar's files are already in memory: the inflation limit was the whole archive's.
+    let mut parsed = parse_files(raw, &files, u64::MAX, members);
+    if let Some(why) = listing.broken_at {
+        parsed.failures.push(ItemFailure {
+            uri: raw.uri.clone(),
+            reason: format!("TAR: {why}; the files before it are read"),
+        });
+    }
     Ok(parsed)
+}
+
+/// The files parsed in parallel, in order, by `members`; a file that fails is the archive's
+/// failed item, "<path>: <what was wrong>".
+fn parse_files(raw: &RawDocument, files: &[Archived], budget: u64, members: &dyn Parser) -> Parsed {
+    // The budget goes to files in the archive's order, by the sizes it states (each file is
+    // then held to its stated size), so which files fail does not depend on timing.
+    let mut stated = 0u64;
+    let within_budget: Vec<bool> = files
+        .iter()
+        .map(|file| {
+            stated = stated.saturating_add(file.stated);
+            stated <= budget
+        })
+        .collect();
+    let read: Vec<Parsed> = files
+        .par_iter()
+        .zip(within_budget)
+        .map(|(file, within_budget)| {
+            let uri = format!("{}{MEMBER}{}", raw.uri, file.name);
+            parse_member(raw, file, &uri, within_budget.then_some(()).ok_or(budget), members).unwrap_or_else(|error| {
+                // "<path>: <what was wrong>", the path said once.
+                let reason = error.as_item_reason();
+                let reason = match reason.starts_with(&format!("{}: ", file.name)) {
+                    true => reason,
+                    false => format!("{}: {reason}", file.name),
+                };
+                Parsed::failed(ItemFailure { uri, reason })
+            })
+        })
+        .collect();
+    let mut parsed = Parsed::default();
+    read.into_iter().for_each(|one| parsed.append(one));
+    parsed
+}
+
+/// One file parsed; `within_budget` is the archive's budget where the files before it took it all.
+fn parse_member(
+    raw: &RawDocument,
+    file: &Archived,
+    uri: &str,
+    within_budget: Result<(), u64>,
+    members: &dyn Parser,
+) -> Result<Parsed, ParseError> {
+    if let Err(budget) = within_budget {
+        return Err(ParseError::Inflates {
+            part: format!("{} (with the files before it)", file.name),
+            mib: budget >> 20,
+        });
+    }
+    let bytes = file.bytes.read(MAX_MEMBER_BYTES).map_err(|error| match error {
+        MemberError::Inflates(mib) => ParseError::Inflates {
+            part: file.name.to_string(),
+            mib,
+        },
+        MemberError::Encrypted => ParseError::Encrypted("this archived file".into()),
+        MemberError::Unreadable(why) => ParseError::Corrupt(why),
+    })?;
+    let member = RawDocument {
+        uri: uri.to_string(),
+        relative_path: file.name.to_string(),
+        size: bytes.len() as u64,
+        bytes,
+        etag: raw.etag.clone(),
+        source: raw.source.clone(),
+    };
+    match members.parse(&member) {
+        Err(error) if error.is_no_document() => Ok(Parsed::default()),
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -138,6 +258,61 @@ mod tests {
         assert!(failures[1].1.starts_with("broken.pdf: "), "{failures:?}");
         // Without its extension, a ZIP that is no Office package is an archive.
         assert_eq!(detect_format("upload", &archive).unwrap(), Format::Zip);
+    }
+
+    #[test]
+    fn a_tar_archive_compressed_or_not_is_read_as_a_zip_is() {
+        use crate::parse::tar_reader::fixtures::tar_of;
+        let letter = crate::parse::docx::fixtures::docx("<w:p><w:r><w:t>The pier opens in May.</w:t></w:r></w:p>");
+        let tar = tar_of(&[
+            ("export/pier.docx", &letter),
+            ("export/.hidden", b"left out"),
+            ("export/broken.pdf", b"%PDF-1.7 nothing else"),
+            ("export/tides.txt", b"Tide tables."),
+        ]);
+        let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gzipped.write_all(&tar).unwrap();
+        let gzipped = gzipped.finish().unwrap();
+        for (name, bytes) in [
+            ("export.tar", tar.clone()),
+            ("export.tar.gz", gzipped.clone()),
+            ("export.tgz", gzipped),
+        ] {
+            let parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
+            let documents: Vec<(String, &str)> = parsed
+                .documents
+                .iter()
+                .map(|d| (d.uri.replace(name, "T"), d.blocks[0].text.as_str()))
+                .collect();
+            assert_eq!(
+                documents,
+                [
+                    (
+                        "memory://test/T#member=export/pier.docx".to_string(),
+                        "The pier opens in May."
+                    ),
+                    ("memory://test/T#member=export/tides.txt".to_string(), "Tide tables."),
+                ],
+                "{name}"
+            );
+            let failures = failures_of(&parsed);
+            assert_eq!(failures.len(), 1, "{name}: {failures:?}");
+            assert!(failures[0].1.starts_with("export/broken.pdf: "), "{failures:?}");
+        }
+        // Cut in its last file's header: the files before are read, the break is the archive's failure.
+        let last = tar.windows(16).position(|w| w == b"export/tides.txt").unwrap();
+        let cut = &tar[..last + 100];
+        let parsed = AutoParser.parse(&raw_for_test("cut.tar", cut.to_vec())).unwrap();
+        assert_eq!(parsed.documents.len(), 1);
+        let failures = failures_of(&parsed);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert_eq!(failures[1].0, "memory://test/cut.tar");
+        assert!(
+            failures[1].1.starts_with("TAR: the archive is cut short at byte "),
+            "{failures:?}"
+        );
+        // Without an extension: a tar by its `ustar` magic.
+        assert_eq!(detect_format("export", &tar).unwrap(), Format::Tar);
     }
 
     #[test]

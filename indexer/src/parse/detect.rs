@@ -3,7 +3,7 @@
 use super::ParseError;
 
 /// The formats quarry parses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
     Text,
     Markdown,
@@ -28,6 +28,10 @@ pub enum Format {
     Mbox,
     Msg,
     Zip,
+    /// A tar archive, as it is or compressed whole (`.tar.gz`, `.tgz`, `.tar.zst`).
+    Tar,
+    /// One file compressed whole (`.gz`, `.zst`): read as the file it holds.
+    Compressed,
 }
 
 impl Format {
@@ -56,16 +60,19 @@ impl Format {
             Self::Mbox => "MBOX",
             Self::Msg => "MSG",
             Self::Zip => "ZIP",
+            Self::Tar => "TAR",
+            Self::Compressed => "compressed file",
         }
     }
 
     /// Whether the format is read by third-party parsers of nesting, compression and markup
     /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; and messages'
-    /// attachments and archives' files, which may be any of those), which can overflow a stack,
-    /// inflate a bomb or take time quadratic in a page's depth: those files are parsed in
-    /// worker processes. The others are read by quarry's own code and parsers bounded by
-    /// design (serde_json's depth limit of 128, pulldown-cmark, csv), in memory and time
-    /// linear in the file.
+    /// attachments, which may be any of those), which can overflow a stack, inflate a bomb or
+    /// take time quadratic in a page's depth: those files are parsed in worker processes. The
+    /// others are read by quarry's own code and parsers bounded by design (serde_json's depth
+    /// limit of 128, pulldown-cmark, csv), in memory and time linear in the file. Archives and
+    /// mailboxes are split by quarry's own code, and each of their files and messages goes
+    /// where its own format goes.
     pub fn needs_isolation(self) -> bool {
         matches!(
             self,
@@ -79,9 +86,7 @@ impl Format {
                 | Self::Epub
                 | Self::Html
                 | Self::Email
-                | Self::Mbox
                 | Self::Msg
-                | Self::Zip
         )
     }
 }
@@ -111,6 +116,8 @@ fn by_extension(ext: &str) -> Option<Format> {
         "mbox" | "mbx" => Format::Mbox,
         "msg" => Format::Msg,
         "zip" => Format::Zip,
+        "tar" | "tgz" | "tzst" => Format::Tar,
+        "gz" | "zst" | "zstd" => Format::Compressed,
         _ => return None,
     })
 }
@@ -121,7 +128,6 @@ fn known_binary(bytes: &[u8]) -> Option<&'static str> {
         (b"\x89PNG", "PNG image"),
         (b"\xFF\xD8\xFF", "JPEG image"),
         (b"GIF8", "GIF image"),
-        (b"\x1F\x8B", "gzip archive"),
         (b"\x7FELF", "ELF executable"),
     ];
     MAGIC
@@ -147,13 +153,17 @@ fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
     }
 }
 
+/// Whether `line` is a mail header field: a name of letters, digits and `-`, then `:`.
+pub(super) fn is_header_field(line: &str) -> bool {
+    let name = line.split_once(':').map(|(name, _)| name).unwrap_or_default();
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
 /// Whether a file begins as an e-mail message's header: its first line a header field, and a
 /// `From:` and a `Subject:`, `Date:` or `Message-ID:` among the fields of its first 8 KiB.
 fn looks_like_a_message(bytes: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(8 << 10)]).to_ascii_lowercase();
-    let first = head.lines().next().unwrap_or_default();
-    let field_name = first.split_once(':').map(|(name, _)| name).unwrap_or_default();
-    let is_field = !field_name.is_empty() && field_name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let is_field = is_header_field(head.lines().next().unwrap_or_default());
     let fields: Vec<&str> = head.lines().take_while(|l| !l.trim().is_empty()).collect();
     let has = |name: &str| fields.iter().any(|l| l.starts_with(name));
     is_field && has("from:") && (has("subject:") || has("date:") || has("message-id:"))
@@ -164,7 +174,18 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     let file_name = path.rsplit('/').next().unwrap_or(path);
     let ext = file_name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     if let Some(format) = ext.as_deref().and_then(by_extension) {
+        // `.tar.gz`, `.tar.zst`: a tar archive, compressed.
+        let lower = file_name.to_ascii_lowercase();
+        if format == Format::Compressed && [".tar.gz", ".tar.zst", ".tar.zstd"].iter().any(|e| lower.ends_with(e)) {
+            return Ok(Format::Tar);
+        }
         return Ok(format);
+    }
+    if super::compressed::Compression::of(bytes).is_some() {
+        return Ok(Format::Compressed);
+    }
+    if bytes.get(257..262) == Some(b"ustar") {
+        return Ok(Format::Tar);
     }
     if bytes.starts_with(b"%PDF-") {
         return Ok(Format::Pdf);

@@ -147,4 +147,18 @@ impl Parsed {
             failures: Vec::new(),
         }
     }
+
+    /// A file's item that failed, and nothing else.
+    pub fn failed(failure: ItemFailure) -> Self {
+        Self {
+            documents: Vec::new(),
+            failures: vec![failure],
+        }
+    }
+
+    /// Adds `other`'s documents and failures after these (an archive's files, a mailbox's messages).
+    pub fn append(&mut self, other: Parsed) {
+        self.documents.extend(other.documents);
+        self.failures.extend(other.failures);
+    }
 }

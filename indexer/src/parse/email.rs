@@ -57,26 +57,25 @@ fn read_message(reading: &mut Reading, message: &Message, path: &[String], depth
     }
 }
 
+/// A message's document, titled by its subject; an untitled one by its file's name, and a
+/// mailbox's untitled message by the mailbox's name and its place (`Inbox, message 3`).
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    read_message_file(Reading::new(raw), &raw.bytes, || Document::stem_of(raw))
-}
-
-/// One message's document from its RFC 5322 bytes, read into `reading`; titled by its subject,
-/// else by `untitled`.
-pub(super) fn read_message_file(
-    mut reading: Reading,
-    bytes: &[u8],
-    untitled: impl FnOnce() -> String,
-) -> Result<Parsed, ParseError> {
     let message = MessageParser::default()
-        .parse(bytes)
+        .parse(&raw.bytes[..])
         .filter(|m| m.headers().iter().any(|h| !h.name().is_empty()))
         .ok_or_else(|| ParseError::Corrupt("no message headers found".into()))?;
+    let untitled = || match raw.uri.rsplit_once("#message=") {
+        Some((_, place)) if !place.is_empty() && place.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("{}, message {place}", Document::stem_of(raw))
+        }
+        _ => Document::stem_of(raw),
+    };
     let title = message
         .subject()
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map_or_else(untitled, str::to_string);
+    let mut reading = Reading::new(raw);
     read_message(&mut reading, &message, std::slice::from_ref(&title), 0);
     Ok(reading.finish(title))
 }

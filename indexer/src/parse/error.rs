@@ -2,7 +2,7 @@
 
 /// The formats quarry parses, for the messages of the files it cannot.
 pub const SUPPORTED_FORMATS: &str =
-    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS and PPT (Word, Excel and PowerPoint 97-2003), ODT, ODS, ODP, EPUB, RTF, EML, MBOX and MSG (e-mail, mailboxes, Outlook), HTML, Markdown, CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252), and ZIP archives (.zip) of any of these";
+    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS and PPT (Word, Excel and PowerPoint 97-2003), ODT, ODS, ODP, EPUB, RTF, EML, MBOX and MSG (e-mail, mailboxes, Outlook), HTML, Markdown, CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252), ZIP and tar archives (.zip, .tar, .tar.gz, .tgz, .tar.zst) of any of these, and any of these compressed whole (.gz, .zst)";
 
 /// `500000` as `500k tokens`, as seed 004 writes its limit.
 fn token_count(tokens: usize) -> String {
@@ -65,6 +65,15 @@ impl ParseError {
             ParseError::TooLarge { tokens, limit } => Some(format!("{tokens} tokens; the limit is {limit}")),
             _ => None,
         }
+    }
+
+    /// Whether the file is no document at all (a picture, a program, nothing in it): what an
+    /// archive's or a message's documents leave out rather than fail.
+    pub fn is_no_document(&self) -> bool {
+        matches!(
+            self,
+            ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText
+        )
     }
 
     /// The error as the reason of a failed item of a file (a mailbox's message, an

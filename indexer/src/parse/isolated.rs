@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::worker_protocol::{read_reply, read_request, write_reply, write_request, Reply};
-use super::{detect_format, AutoParser, ParseError, Parsed, Parser};
+use super::{detect_format, read_here, AutoParser, Format, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
 /// The worker's stderr kept to tell why it ended (its last bytes).
@@ -101,14 +101,20 @@ impl Parser for IsolatedParser {
         if raw.bytes.is_empty() {
             return AutoParser.parse(raw);
         }
-        let format = detect_format(&raw.relative_path, &raw.bytes)?;
+        self.parse_as(detect_format(&raw.relative_path, &raw.bytes)?, raw)
+    }
+
+    /// Formats quarry reads itself are read here; an archive or a mailbox is split here and
+    /// each of its files or messages parsed as a file of its own (a worker's for those that
+    /// need one, each under the deadline and memory limit); the others go to a worker.
+    fn parse_as(&self, format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
         if !format.needs_isolation() {
-            return AutoParser.parse_as(format, raw);
+            return read_here(format, raw, self);
         }
         let mut worker = self
             .take_worker()
             .map_err(|e| ParseError::ParserUnavailable(format!("{}: {e}", self.command.program.display())))?;
-        match worker.parse(raw, &self.limits) {
+        match worker.parse(raw, format, &self.limits) {
             Ok(reply) => {
                 self.idle.lock().expect("idle workers lock").push(worker);
                 reply.into_result()
@@ -186,10 +192,10 @@ impl Worker {
         })
     }
 
-    /// The worker's reply for `raw`, or why the worker ended without one (it is then dead).
-    fn parse(&mut self, raw: &RawDocument, limits: &ParseLimits) -> Result<Reply, ParseError> {
+    /// The worker's reply for `raw` read as `format`, or why the worker ended without one (it is then dead).
+    fn parse(&mut self, raw: &RawDocument, format: Format, limits: &ParseLimits) -> Result<Reply, ParseError> {
         let sent = match self.stdin.as_mut() {
-            Some(stdin) => write_request(stdin, raw),
+            Some(stdin) => write_request(stdin, raw, format),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
         };
         if sent.is_err() {
@@ -307,13 +313,13 @@ fn why_ended(status: &str, stderr_tail: &str, limits: &ParseLimits) -> ParseErro
     }
 }
 
-/// The worker process's loop: parses each file it is sent with [`AutoParser`] and answers,
+/// The worker process's loop: parses each file it is sent as the format it is sent with and answers,
 /// until its input ends. Nothing else may write to its stdout.
 pub fn run_parse_worker() -> std::io::Result<()> {
     let mut input = BufReader::new(std::io::stdin().lock());
     let mut output = BufWriter::new(std::io::stdout().lock());
-    while let Some(raw) = read_request(&mut input)? {
-        write_reply(&mut output, &Reply::of(AutoParser.parse(&raw)))?;
+    while let Some((raw, format)) = read_request(&mut input)? {
+        write_reply(&mut output, &Reply::of(AutoParser.parse_as(format, &raw)))?;
     }
     Ok(())
 }
@@ -358,6 +364,62 @@ mod tests {
 
     fn html() -> RawDocument {
         crate::parse::raw_for_test("page.html", "<html><body><p>hello</p></body></html>")
+    }
+
+    #[test]
+    fn an_archives_files_and_a_mailboxs_messages_each_have_a_workers_deadline_to_themselves() {
+        use std::io::Write;
+        let limits = ParseLimits {
+            memory_mib: 512,
+            timeout: Duration::from_millis(300),
+        };
+        // A worker that never answers: each file sent to one fails at its own deadline.
+        let hangs = shell_worker("cat > /dev/null", limits);
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, bytes) in [
+            ("a.html", "<p>one</p>"),
+            ("notes.txt", "Read where it is read."),
+            ("b.html", "<p>two</p>"),
+            ("c.html", "<p>three</p>"),
+        ] {
+            zip.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+            zip.write_all(bytes.as_bytes()).unwrap();
+        }
+        let archive = zip.finish().unwrap().into_inner();
+        let parsed = hangs.parse(&crate::parse::raw_for_test("bundle.zip", archive)).unwrap();
+        assert_eq!(parsed.documents.len(), 1);
+        assert_eq!(parsed.documents[0].blocks[0].text, "Read where it is read.");
+        let failed: Vec<&str> = parsed.failures.iter().map(|f| f.reason.as_str()).collect();
+        assert_eq!(
+            failed,
+            [
+                "a.html: parsing took longer than 1 s; the file is skipped",
+                "b.html: parsing took longer than 1 s; the file is skipped",
+                "c.html: parsing took longer than 1 s; the file is skipped",
+            ]
+        );
+        let mailbox = "From a@example.com Tue Dec  1 10:00:00 2026\nFrom: a@example.com\n\nOne.\n\n\
+                       From b@example.com Tue Dec  1 11:00:00 2026\nFrom: b@example.com\n\nTwo.\n";
+        let parsed = hangs.parse(&crate::parse::raw_for_test("Inbox.mbox", mailbox)).unwrap();
+        assert!(parsed.documents.is_empty());
+        let failed: Vec<(&str, &str)> = parsed
+            .failures
+            .iter()
+            .map(|f| (f.uri.as_str(), f.reason.as_str()))
+            .collect();
+        assert_eq!(
+            failed,
+            [
+                (
+                    "memory://test/Inbox.mbox#message=1",
+                    "message 1: parsing took longer than 1 s; the file is skipped"
+                ),
+                (
+                    "memory://test/Inbox.mbox#message=2",
+                    "message 2: parsing took longer than 1 s; the file is skipped"
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -2,50 +2,119 @@
 //! `From ` separator line; Thunderbird's folders, Google Takeout's mail, Unix spools): one
 //! document per message, read as an `.eml` is ([`super::email`]), named
 //! `<file>#message=<n>` (its place in the mailbox, from 1: a mailbox grows at its end, so the
-//! messages before keep their names). `>From ` lines are unquoted (mboxrd). A message that
-//! cannot be read fails alone, as the mailbox's failed item; the others are indexed. Messages
-//! are read in parallel (a mailbox may be a whole export, one file).
+//! messages before keep their names). The mailbox is split here, where it is read (a
+//! separator is a `From ` line that carries a time; `>From ` lines are unquoted, mboxrd), and
+//! its messages are parsed in parallel by the parser that read it: each message a worker
+//! parses has the worker's deadline and memory limit to itself, so a whole export in one file
+//! is read message by message. A message that cannot be read fails alone, as the mailbox's
+//! failed item; the others are indexed.
 
-use mail_parser::mailbox::mbox::MessageIterator;
+use bytes::Bytes;
 use rayon::prelude::*;
 
-use super::email::read_message_file;
-use super::message_body::Reading;
-use super::{Document, ItemFailure, ParseError, Parsed};
+use super::detect::is_header_field;
+use super::{Format, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
-pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    // Reading from a slice cannot fail: each item is a message.
-    let messages: Vec<_> = MessageIterator::new(raw.bytes.as_ref()).flatten().collect();
+/// The messages of a mailbox, parsed by `members` (this process's parser, or the one that
+/// sends them to workers).
+pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    let messages = messages_of(&raw.bytes);
     if messages.is_empty() {
         return Err(ParseError::Corrupt(
             "MBOX: no message found (each message of a mailbox begins with a line \"From <sender> <date>\")".into(),
         ));
     }
-    // A mailbox may hold a whole export: its messages are read in parallel, kept in order.
     let read: Vec<Parsed> = messages
-        .par_iter()
+        .into_par_iter()
         .enumerate()
-        .map(|(index, message)| {
+        .map(|(index, bytes)| {
             let number = index + 1;
-            let uri = format!("{}#message={number}", raw.uri);
-            let reading = Reading::of_part(raw, uri.clone(), message.contents());
-            let untitled = || format!("{}, message {number}", Document::stem_of(raw));
-            read_message_file(reading, message.contents(), untitled).unwrap_or_else(|error| Parsed {
-                documents: Vec::new(),
-                failures: vec![ItemFailure {
-                    uri,
+            let message = RawDocument {
+                uri: format!("{}#message={number}", raw.uri),
+                relative_path: raw.relative_path.clone(),
+                size: bytes.len() as u64,
+                bytes,
+                etag: raw.etag.clone(),
+                source: raw.source.clone(),
+            };
+            members.parse_as(Format::Email, &message).unwrap_or_else(|error| {
+                Parsed::failed(ItemFailure {
                     reason: format!("message {number}: {}", error.as_item_reason()),
-                }],
+                    uri: message.uri,
+                })
             })
         })
         .collect();
     let mut parsed = Parsed::default();
-    for one in read {
-        parsed.documents.extend(one.documents);
-        parsed.failures.extend(one.failures);
-    }
+    read.into_iter().for_each(|one| parsed.append(one));
     Ok(parsed)
+}
+
+/// Whether `line` separates two messages: `From `, then a sender and a date with its time
+/// (`From - Tue Dec 01 10:00:00 2026`, `From alice@example.com Tue Dec  1 10:00:00 2026`), so
+/// that a body's unquoted "From now on, ..." does not split its message.
+fn is_separator(line: &[u8]) -> bool {
+    line.starts_with(b"From ")
+        && line.split(u8::is_ascii_whitespace).any(|word| {
+            let mut parts = word.split(|b| *b == b':');
+            let two_digits = |p: &[u8]| p.len() == 2 && p.iter().all(u8::is_ascii_digit);
+            let (first, second) = (parts.next(), parts.next());
+            first.is_some_and(two_digits) && second.is_some_and(two_digits) && parts.all(two_digits)
+        })
+}
+
+/// Whether `line` is a quoted `From ` line (`>From `, `>>From `, ...), which loses one `>`.
+fn is_quoted_from(line: &[u8]) -> bool {
+    let quotes = line.iter().take_while(|b| **b == b'>').count();
+    quotes > 0 && line[quotes..].starts_with(b"From ")
+}
+
+/// Each message's bytes, after its separator line, in order; the file's own bytes where no
+/// line of the message is quoted. Bytes before the first separator are no message.
+fn messages_of(bytes: &Bytes) -> Vec<Bytes> {
+    let mut messages = Vec::new();
+    let mut current: Option<(usize, bool)> = None;
+    let mut close = |start: usize, quoted: bool, end: usize| {
+        let message = bytes.slice(start..end);
+        messages.push(match quoted {
+            false => message,
+            true => unquote(&message),
+        });
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let end = bytes[at..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| at + i + 1);
+        let line = &bytes[at..end];
+        if is_separator(line) {
+            if let Some((start, quoted)) = current {
+                close(start, quoted, at);
+            }
+            current = Some((end, false));
+        } else if let Some((_, quoted)) = current.as_mut() {
+            *quoted |= is_quoted_from(line);
+        }
+        at = end;
+    }
+    if let Some((start, quoted)) = current {
+        close(start, quoted, bytes.len());
+    }
+    messages
+}
+
+/// A message's bytes with one `>` taken from each quoted `From ` line.
+fn unquote(message: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(message.len());
+    for line in message.split_inclusive(|b| *b == b'\n') {
+        match is_quoted_from(line) {
+            true => out.extend_from_slice(&line[1..]),
+            false => out.extend_from_slice(line),
+        }
+    }
+    Bytes::from(out)
 }
 
 /// Whether a file begins as a mailbox: a `From ` separator line that carries a time
@@ -57,18 +126,7 @@ pub(super) fn looks_like_a_mailbox(bytes: &[u8]) -> bool {
     let (Some(separator), Some(field)) = (lines.next(), lines.next()) else {
         return false;
     };
-    let carries_a_time = separator.split_whitespace().any(|word| {
-        let parts: Vec<&str> = word.split(':').collect();
-        parts.len() >= 2
-            && parts
-                .iter()
-                .all(|p| p.len() == 2 && p.bytes().all(|b| b.is_ascii_digit()))
-    });
-    let field_name = field.split_once(':').map(|(name, _)| name).unwrap_or_default();
-    separator.starts_with("From ")
-        && carries_a_time
-        && !field_name.is_empty()
-        && field_name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    is_separator(separator.as_bytes()) && is_header_field(field)
 }
 
 #[cfg(test)]

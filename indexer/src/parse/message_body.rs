@@ -7,32 +7,22 @@
 use bytes::Bytes;
 
 use super::html::read_page;
-use super::{AutoParser, Block, Document, ItemFailure, ParseError, Parsed, Parser};
+use super::{AutoParser, Block, Document, ItemFailure, Parsed, Parser};
 use crate::source::RawDocument;
 
 /// What a message is read into.
 pub(super) struct Reading<'a> {
+    /// The message: a file, or one message of a mailbox (its URI then names its place).
     raw: &'a RawDocument,
-    /// The message's URI: the file's, or the file's and the message's place in a mailbox.
-    uri: String,
-    /// The message's bytes, its content hash's.
-    content: &'a [u8],
     blocks: Vec<Block>,
     failures: Vec<ItemFailure>,
 }
 
 impl<'a> Reading<'a> {
-    /// A file that is one message.
+    /// A file that is one message (or one message of a mailbox: its URI names its place).
     pub fn new(raw: &'a RawDocument) -> Self {
-        Self::of_part(raw, raw.uri.clone(), &raw.bytes)
-    }
-
-    /// One message of a file that holds many (a mailbox), named `uri`.
-    pub fn of_part(raw: &'a RawDocument, uri: String, content: &'a [u8]) -> Self {
         Self {
             raw,
-            uri,
-            content,
             blocks: Vec::new(),
             failures: Vec::new(),
         }
@@ -76,20 +66,14 @@ impl<'a> Reading<'a> {
     /// The message's document, titled `title`, and its failed attachments.
     pub fn finish(self, title: String) -> Parsed {
         Parsed {
-            documents: vec![Document::from_part(
-                self.raw,
-                self.uri,
-                self.content,
-                title,
-                self.blocks,
-            )],
+            documents: vec![Document::from_raw(self.raw, title, self.blocks)],
             failures: self.failures,
         }
     }
 
     /// An attached file, parsed as its format; one that is no document is left out.
     pub fn attached_file(&mut self, name: &str, bytes: &[u8], path: &[String]) {
-        let uri = format!("{}#attachment={name}", self.uri);
+        let uri = format!("{}#attachment={name}", self.raw.uri);
         let attached = RawDocument {
             uri: uri.clone(),
             relative_path: name.to_string(),
@@ -109,7 +93,7 @@ impl<'a> Reading<'a> {
                 }
                 self.failures.extend(parsed.failures);
             }
-            Err(ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText) => {}
+            Err(error) if error.is_no_document() => {}
             Err(error) => self.failures.push(ItemFailure {
                 uri,
                 reason: format!("attachment {name}: {}", error.as_item_reason()),

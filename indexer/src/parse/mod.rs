@@ -5,6 +5,7 @@
 mod archive;
 mod chart;
 mod compound_file;
+mod compressed;
 mod compressed_rtf;
 mod csv;
 mod detect;
@@ -40,6 +41,7 @@ mod property_set;
 mod rtf;
 mod slides;
 mod spreadsheet;
+mod tar_reader;
 mod text;
 mod worker_protocol;
 mod xls;
@@ -47,6 +49,7 @@ mod xlsx;
 mod xlsx_dates;
 mod xlsx_formats;
 mod xlsx_numbers;
+mod zip_reader;
 
 pub use detect::{detect_format, Format};
 pub use document::{
@@ -59,10 +62,13 @@ use crate::source::RawDocument;
 
 /// Turns one raw object into zero or more documents (a JSONL file holds many).
 pub trait Parser: Send + Sync + std::fmt::Debug {
+    /// Parses `raw` as the format its name and bytes show.
     fn parse(&self, raw: &RawDocument) -> Result<Parsed, ParseError>;
+    /// Parses `raw` as `format` (a mailbox's message, which has the mailbox's name).
+    fn parse_as(&self, format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>;
 }
 
-/// The parser for every supported format, chosen per file.
+/// Parses each file in this process, by its detected format.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct AutoParser;
 
@@ -73,33 +79,36 @@ impl Parser for AutoParser {
         }
         self.parse_as(detect_format(&raw.relative_path, &raw.bytes)?, raw)
     }
-}
 
-impl AutoParser {
-    /// Parses a non-empty file whose format is known ([`detect_format`]'s).
-    pub(crate) fn parse_as(&self, format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
-        // A parser bug on a hostile file must fail that file, never the run.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_format(format, raw)));
-        let mut parsed = match outcome {
-            Ok(result) => result?,
-            Err(_) => {
-                return Err(ParseError::Corrupt(format!(
-                    "the {} parser could not read this file",
-                    format.name()
-                )))
-            }
-        };
-        parsed
-            .documents
-            .retain(|d| d.blocks.iter().any(|b| !b.text.trim().is_empty()));
-        if parsed.documents.is_empty() && parsed.failures.is_empty() {
-            return Err(ParseError::NoText);
-        }
-        Ok(parsed)
+    fn parse_as(&self, format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
+        read_here(format, raw, self)
     }
 }
 
-fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError> {
+/// `raw` read as `format` in this process; the files of an archive and the messages of a
+/// mailbox are each parsed by `members`.
+pub(crate) fn read_here(format: Format, raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    // A parser bug on a hostile file must fail that file, never the run.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse_format(format, raw, members)));
+    let mut parsed = match outcome {
+        Ok(result) => result?,
+        Err(_) => {
+            return Err(ParseError::Corrupt(format!(
+                "the {} parser could not read this file",
+                format.name()
+            )))
+        }
+    };
+    parsed
+        .documents
+        .retain(|d| d.blocks.iter().any(|b| !b.text.trim().is_empty()));
+    if parsed.documents.is_empty() && parsed.failures.is_empty() {
+        return Err(ParseError::NoText);
+    }
+    Ok(parsed)
+}
+
+fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
     match format {
         Format::Text => text::parse(raw),
         Format::Markdown => markdown::parse(raw),
@@ -121,9 +130,11 @@ fn parse_format(format: Format, raw: &RawDocument) -> Result<Parsed, ParseError>
         Format::Xls => xls::parse(raw),
         Format::Ppt => ppt::parse(raw),
         Format::Email => email::parse(raw),
-        Format::Mbox => mbox::parse(raw),
+        Format::Mbox => mbox::parse(raw, members),
         Format::Msg => msg::parse(raw),
-        Format::Zip => archive::parse(raw),
+        Format::Zip => archive::parse(raw, members),
+        Format::Tar => archive::parse_tar(raw, members),
+        Format::Compressed => compressed::parse(raw, members),
     }
 }
 

@@ -76,11 +76,6 @@ impl<'a> Package<'a> {
         Ok(Some(bytes))
     }
 
-    /// The package's part names, in the order its directory lists them.
-    pub fn part_names(&self) -> Vec<String> {
-        self.archive.file_names().map(str::to_string).collect()
-    }
-
     /// The format the package is read as (`DOCX`, `PPTX`, ...), for errors.
     pub fn format(&self) -> &'static str {
         self.format

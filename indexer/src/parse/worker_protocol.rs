@@ -8,7 +8,7 @@ use std::io::{self, Read, Write};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use super::{Document, ItemFailure, ParseError, Parsed};
+use super::{Document, Format, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Longest header of a request (a file's URI and names).
@@ -25,6 +25,8 @@ struct RequestHeader {
     etag: Option<String>,
     size: u64,
     source: String,
+    /// The format the parent chose (from the file's name and bytes, or a mailbox's message).
+    format: Format,
 }
 
 /// What a worker answers for one file.
@@ -89,13 +91,14 @@ fn json_error(e: serde_json::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
-pub(super) fn write_request(output: &mut impl Write, raw: &RawDocument) -> io::Result<()> {
+pub(super) fn write_request(output: &mut impl Write, raw: &RawDocument, format: Format) -> io::Result<()> {
     let header = RequestHeader {
         uri: raw.uri.clone(),
         relative_path: raw.relative_path.clone(),
         etag: raw.etag.clone(),
         size: raw.size,
         source: raw.source.clone(),
+        format,
     };
     let header = serde_json::to_vec(&header).map_err(json_error)?;
     output.write_all(&(header.len() as u64).to_le_bytes())?;
@@ -106,7 +109,7 @@ pub(super) fn write_request(output: &mut impl Write, raw: &RawDocument) -> io::R
 }
 
 /// The next request, None at the end of the stream.
-pub(super) fn read_request(input: &mut impl Read) -> io::Result<Option<RawDocument>> {
+pub(super) fn read_request(input: &mut impl Read) -> io::Result<Option<(RawDocument, Format)>> {
     let Some(header_len) = read_len(input, MAX_HEADER_BYTES, "a request header")? else {
         return Ok(None);
     };
@@ -114,14 +117,15 @@ pub(super) fn read_request(input: &mut impl Read) -> io::Result<Option<RawDocume
     let body_len = read_len(input, MAX_BODY_BYTES, "a file")?
         .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "request without its file"))?;
     let bytes = read_body(input, body_len)?;
-    Ok(Some(RawDocument {
+    let raw = RawDocument {
         uri: header.uri,
         relative_path: header.relative_path,
         bytes: Bytes::from(bytes),
         etag: header.etag,
         size: header.size,
         source: header.source,
-    }))
+    };
+    Ok(Some((raw, header.format)))
 }
 
 pub(super) fn write_reply(output: &mut impl Write, reply: &Reply) -> io::Result<()> {
@@ -150,11 +154,16 @@ mod tests {
     fn requests_and_replies_round_trip_and_torn_frames_fail() {
         let raw = raw_for_test("dir/café 100%.txt", "hello");
         let mut stream = Vec::new();
-        write_request(&mut stream, &raw).unwrap();
-        let back = read_request(&mut stream.as_slice()).unwrap().unwrap();
+        write_request(&mut stream, &raw, Format::Email).unwrap();
+        let (back, format) = read_request(&mut stream.as_slice()).unwrap().unwrap();
         assert_eq!(
-            (back.uri, back.relative_path, back.bytes),
-            (raw.uri.clone(), raw.relative_path.clone(), raw.bytes.clone())
+            (back.uri, back.relative_path, back.bytes, format),
+            (
+                raw.uri.clone(),
+                raw.relative_path.clone(),
+                raw.bytes.clone(),
+                Format::Email
+            )
         );
         assert!(
             read_request(&mut &stream[..0]).unwrap().is_none(),

@@ -1,0 +1,165 @@
+//! Files compressed whole, as buckets keep corpora and logs (`data.jsonl.gz`, `report.pdf.zst`):
+//! inflated here within a limit (gzip, its concatenated members too, by miniz_oxide; Zstandard
+//! by the reference decoder, its window bounded), then parsed as the file they hold, named by
+//! the name without its compression's extension, by the parser that read them (so a PDF inside
+//! still goes to a worker). The documents keep the compressed file's URI.
+
+use std::io::Read;
+
+use bytes::Bytes;
+
+use super::{ParseError, Parsed, Parser};
+use crate::source::RawDocument;
+
+/// Bytes a compressed file (or a compressed tar archive) may inflate to.
+pub(super) const MAX_INFLATED_BYTES: u64 = 1 << 30;
+/// The largest window a Zstandard frame may ask for (its decoder's own default limit).
+const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+
+/// How a file's bytes are compressed, by their first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compression {
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    pub fn of(bytes: &[u8]) -> Option<Self> {
+        if bytes.starts_with(b"\x1F\x8B") {
+            Some(Self::Gzip)
+        } else if bytes.starts_with(b"\x28\xB5\x2F\xFD") {
+            Some(Self::Zstd)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Gzip => "gzip",
+            Self::Zstd => "Zstandard",
+        }
+    }
+}
+
+/// `bytes` inflated (within [`MAX_INFLATED_BYTES`]), or as they are when they are not compressed.
+pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
+    let Some(compression) = Compression::of(bytes) else {
+        return Ok(bytes.clone());
+    };
+    let damaged = |e: std::io::Error| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name()));
+    let mut inflated = Vec::new();
+    match compression {
+        Compression::Gzip => flate2::read::MultiGzDecoder::new(&bytes[..])
+            .take(MAX_INFLATED_BYTES + 1)
+            .read_to_end(&mut inflated)
+            .map_err(damaged)?,
+        Compression::Zstd => {
+            let mut decoder = zstd::stream::read::Decoder::with_buffer(&bytes[..]).map_err(damaged)?;
+            decoder.window_log_max(ZSTD_WINDOW_LOG_MAX).map_err(damaged)?;
+            decoder
+                .take(MAX_INFLATED_BYTES + 1)
+                .read_to_end(&mut inflated)
+                .map_err(damaged)?
+        }
+    };
+    if inflated.len() as u64 > MAX_INFLATED_BYTES {
+        return Err(ParseError::Inflates {
+            part: format!("{} file", compression.name()),
+            mib: MAX_INFLATED_BYTES >> 20,
+        });
+    }
+    Ok(Bytes::from(inflated))
+}
+
+/// The name of the file a compressed file holds: its own without `.gz`, `.zst` or `.zstd`.
+fn inner_name(path: &str) -> &str {
+    let lower = path.to_ascii_lowercase();
+    [".gz", ".zst", ".zstd"]
+        .iter()
+        .find(|ext| lower.ends_with(*ext))
+        .map_or(path, |ext| &path[..path.len() - ext.len()])
+}
+
+pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    let bytes = inflate(&raw.bytes)?;
+    if Compression::of(&bytes).is_some() {
+        return Err(ParseError::Corrupt(
+            "a compressed file inside a compressed file is not read".into(),
+        ));
+    }
+    let inner = RawDocument {
+        uri: raw.uri.clone(),
+        relative_path: inner_name(&raw.relative_path).to_string(),
+        size: bytes.len() as u64,
+        bytes,
+        etag: raw.etag.clone(),
+        source: raw.source.clone(),
+    };
+    let mut parsed = members.parse(&inner)?;
+    // The documents are the compressed file's: its name, not the name inside.
+    let outer_name = raw.relative_path.rsplit('/').next().unwrap_or(&raw.relative_path);
+    let inner_name = outer_name.get(..inner_name(outer_name).len()).unwrap_or(outer_name);
+    for document in parsed.documents.iter_mut().filter(|d| d.file_name == inner_name) {
+        document.file_name = outer_name.to_string();
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn a_compressed_file_is_read_as_the_file_it_holds() {
+        let lines = b"{\"_id\": \"a\", \"text\": \"Tide tables.\"}\nnot json\n";
+        let parsed = AutoParser.parse(&raw_for_test("corpus.jsonl.gz", gzip(lines))).unwrap();
+        assert_eq!(parsed.documents.len(), 1);
+        assert_eq!(parsed.documents[0].uri, "memory://test/corpus.jsonl.gz#a");
+        assert_eq!(parsed.documents[0].file_name, "corpus.jsonl.gz");
+        assert_eq!(failures_of(&parsed)[0].0, "memory://test/corpus.jsonl.gz#L2");
+        // Zstandard, and gzip's concatenated members (as `cat a.gz b.gz` makes them).
+        let zst = zstd::encode_all(&b"# Pier\n\nThe pier opens in May."[..], 3).unwrap();
+        let parsed = AutoParser.parse(&raw_for_test("notes.md.zst", zst)).unwrap();
+        assert_eq!(parsed.documents[0].title, "Pier");
+        let mut two = gzip(b"First half, ");
+        two.extend(gzip(b"second half."));
+        let parsed = AutoParser.parse(&raw_for_test("log.txt.gz", two)).unwrap();
+        assert_eq!(parsed.documents[0].blocks[0].text, "First half, second half.");
+        // Without an extension, by its magic bytes; the file inside sniffed as any file is.
+        assert_eq!(detect_format("dump", &gzip(b"x")).unwrap(), Format::Compressed);
+    }
+
+    #[test]
+    fn bombs_damage_and_nesting_fail_with_their_reason() {
+        // 1,025 gzip members of 1 MiB of zeros each, one after another (about 1 MB).
+        let member = gzip(&vec![0u8; 1 << 20]);
+        let bomb = member.repeat(1025);
+        let error = AutoParser.parse(&raw_for_test("bomb.txt.gz", bomb)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "gzip file: more than 1024 MiB once inflated (a compression bomb, or too large a document); the file is skipped"
+        );
+        let mut cut = gzip(&b"The harbour log. ".repeat(1000));
+        cut.truncate(cut.len() / 2);
+        let error = AutoParser.parse(&raw_for_test("cut.txt.gz", cut)).unwrap_err();
+        assert!(
+            error.detail().unwrap().starts_with("its gzip data is damaged"),
+            "{error:?}"
+        );
+        let twice = gzip(&gzip(b"Hidden twice."));
+        let error = AutoParser.parse(&raw_for_test("twice.txt.gz", twice)).unwrap_err();
+        assert_eq!(
+            error.detail().unwrap(),
+            "a compressed file inside a compressed file is not read"
+        );
+    }
+}
