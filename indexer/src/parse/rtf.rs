@@ -4,7 +4,8 @@
 //! `\'hh` bytes are read in the document's code page (`\ansicpg`), `\uN` as Unicode (their
 //! fallback characters skipped). In the RTF of an Outlook message that carries HTML
 //! (`\fromhtml1`), the HTML's tags are `\*` destinations and the text it shows is read; the
-//! RTF-only runs between `\htmlrtf` and `\htmlrtf0` are left out. Groups are walked with a
+//! RTF-only runs between `\htmlrtf` and `\htmlrtf0` are left out, and a tag that is a character
+//! reference (`&amp;`, `&#8364;`) gives its character. Groups are walked with a
 //! counter, not recursion, so no nesting depth can overflow a stack.
 
 use encoding_rs::Encoding;
@@ -70,6 +71,9 @@ struct Group {
     /// carries (`\htmlrtf`): left out but for its whitespace (a `<br>`'s `\line`, an
     /// `&nbsp;`'s no-break space), which keeps the words apart.
     rtf_only: bool,
+    /// It holds an encapsulated HTML tag (`\*\htmltag`): its text is kept apart, read only
+    /// when it is a character reference (`&amp;`, whose `&` Outlook writes in an RTF-only run).
+    html_tag: bool,
     /// Characters a `\uN` stands for in place of its fallback (`\ucN`).
     fallback: usize,
 }
@@ -82,6 +86,7 @@ impl Default for Group {
             skipped: false,
             title: false,
             rtf_only: false,
+            html_tag: false,
             fallback: 1,
         }
     }
@@ -105,6 +110,8 @@ struct Reader<'a> {
     raw_is_utf8: bool,
     high_surrogate: Option<u16>,
     to_skip: usize,
+    /// The text of the encapsulated HTML tag being read.
+    tag_text: String,
 }
 
 impl Reader<'_> {
@@ -121,6 +128,10 @@ impl Reader<'_> {
 
     fn push_text(&mut self, text: &str) {
         let group = self.group();
+        if group.html_tag {
+            self.tag_text.push_str(text);
+            return;
+        }
         if group.skipped || (group.rtf_only && !text.chars().all(char::is_whitespace)) {
             return;
         }
@@ -176,6 +187,23 @@ impl Reader<'_> {
         self.to_skip = self.group().fallback;
     }
 
+    /// An encapsulated HTML tag's group ended: a character reference in it is text the HTML
+    /// shows (but for whitespace, which its RTF-only run already gave).
+    fn html_tag_closed(&mut self) {
+        let tag = std::mem::take(&mut self.tag_text);
+        let group = self.group();
+        let Some(shown) = character_reference(tag.trim()) else {
+            return;
+        };
+        if group.skipped || shown.chars().all(char::is_whitespace) {
+            return;
+        }
+        match group.title {
+            true => self.title.push_str(&shown),
+            false => self.paragraph.push_str(&shown),
+        }
+    }
+
     /// A control word (`name`, its number if any) read.
     fn control(&mut self, name: &[u8], number: Option<i32>, ignorable: bool) {
         if name != b"u" {
@@ -217,6 +245,10 @@ impl Reader<'_> {
             match name {
                 b"title" => group.title = true,
                 b"htmlrtf" => group.rtf_only = number != Some(0),
+                b"htmltag" => {
+                    group.html_tag = true;
+                    group.skipped = true;
+                }
                 _ if skip => group.skipped = true,
                 _ => {}
             }
@@ -240,7 +272,10 @@ impl Reader<'_> {
                 b'}' => {
                     self.flush();
                     if self.depth == self.groups.len() {
-                        self.groups.pop();
+                        let closed = self.groups.pop();
+                        if closed.is_some_and(|g| g.html_tag) && !self.group().html_tag {
+                            self.html_tag_closed();
+                        }
                     }
                     self.depth = self.depth.saturating_sub(1);
                 }
@@ -324,6 +359,25 @@ impl Reader<'_> {
     }
 }
 
+/// The characters an HTML character reference stands for (`&amp;`, `&#8364;`, `&#x20AC;`).
+fn character_reference(text: &str) -> Option<String> {
+    let name = text.strip_prefix('&')?;
+    if !name.ends_with(';') || name.len() > 40 {
+        return None;
+    }
+    let number = name.strip_prefix('#').map(|n| &n[..n.len() - 1]);
+    let code_points = match number {
+        Some(hex) if hex.starts_with(['x', 'X']) => (u32::from_str_radix(&hex[1..], 16).ok()?, 0),
+        Some(decimal) => (decimal.parse().ok()?, 0),
+        None => *markup5ever::data::NAMED_ENTITIES.get(name)?,
+    };
+    [code_points.0, code_points.1]
+        .into_iter()
+        .filter(|c| *c != 0)
+        .map(char::from_u32)
+        .collect()
+}
+
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (title, paragraphs) = read(&raw.bytes)?;
     let title = match title.is_empty() {
@@ -354,6 +408,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<String>), ParseError> {
         raw_is_utf8: std::str::from_utf8(bytes).is_ok(),
         high_surrogate: None,
         to_skip: 0,
+        tag_text: String::new(),
     };
     reader.run();
     Ok((reader.title.trim().to_string(), reader.paragraphs))
@@ -412,10 +467,17 @@ mod tests {
             r"{\*\htmltag64 <p>}\htmlrtf {\htmlrtf0 Pump 3 {\*\htmltag84 &nbsp;}\htmlrtf \'a0\htmlrtf0 leaks",
             r"{\*\htmltag116 <br>}\htmlrtf \line\htmlrtf0 since Monday\htmlrtf\par}\htmlrtf0",
             r"{\*\htmltag72 </p>}{\*\htmltag64 <p>}\htmlrtf {\htmlrtf0 Order a seal.",
-            r"\htmlrtf RTF only\par}\htmlrtf0{\*\htmltag72 </p>}{\*\htmltag58 </body>}}",
+            r"\htmlrtf RTF only\par}\htmlrtf0{\*\htmltag72 </p>}",
+            // Character references: their characters are written in RTF-only runs.
+            r"{\*\htmltag64 <p>}\htmlrtf {\htmlrtf0 R{\*\htmltag84 &amp;}\htmlrtf &\htmlrtf0 D ",
+            r"{\*\htmltag84 &lt;}\htmlrtf <\htmlrtf0 5 {\*\htmltag84 &#8364;}\htmlrtf \'80\htmlrtf0 ",
+            r"{\*\htmltag84 &x;}\htmlrtf ?\htmlrtf0 .\htmlrtf\par}\htmlrtf0{\*\htmltag72 </p>}{\*\htmltag58 </body>}}",
         );
         let (_, paragraphs) = texts(rtf);
-        assert_eq!(paragraphs, ["Pump 3 \u{a0}leaks\nsince Monday", "Order a seal."]);
+        assert_eq!(
+            paragraphs,
+            ["Pump 3 \u{a0}leaks\nsince Monday", "Order a seal.", "R&D <5 €."]
+        );
     }
 
     #[test]
