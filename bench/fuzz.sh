@@ -31,7 +31,8 @@ seed() { # seed TARGET: a few small valid inputs to start from
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
-# (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below).
+# (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below; 11 .zip, 12 .tar,
+# 13 .tgz).
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -74,6 +75,18 @@ package(11, "seed-zip", {
     "notes/rivers.txt": "Rivers run dry.",
     "notes/rivers.md": "# Rivers\n\nThey run dry.",
 })
+def tar(pick, name, files, gzipped):
+    import gzip, tarfile
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w", format=tarfile.GNU_FORMAT) as t:
+        for path, text in files.items():
+            info = tarfile.TarInfo(path)
+            info.size = len(text.encode())
+            t.addfile(info, io.BytesIO(text.encode()))
+    body = gzip.compress(data.getvalue()) if gzipped else data.getvalue()
+    open(name, "wb").write(bytes([pick]) + body)
+tar(12, "seed-tar", {"notes/rivers.txt": "Rivers run dry.", "notes/" + "long" * 40 + ".md": "# Rivers"}, False)
+tar(13, "seed-tgz", {"notes/rivers.txt": "Rivers run dry."}, True)
 package(6, "seed-odp", {
     "mimetype": "application/vnd.oasis.opendocument.presentation",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:presentation><draw:page><draw:frame presentation:class="title"><draw:text-box><text:p>Rivers</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>They run dry.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation></office:body></office:document-content>',
