@@ -301,7 +301,8 @@ impl ZipReader {
         &self.entries
     }
 
-    /// `entry`'s bytes, inflated up to `limit` bytes (a stored file's are the archive's own).
+    /// `entry`'s bytes, inflated no further than the size the directory states, which must be
+    /// within `limit` (a stored file's are the archive's own).
     pub fn read(&self, entry: &Entry, limit: u64) -> Result<Bytes, MemberError> {
         let range = entry.data.clone().map_err(MemberError::Unreadable)?;
         if entry.flags & ENCRYPTED != 0 {
@@ -314,14 +315,13 @@ impl ZipReader {
         let bytes = match entry.method {
             0 => data,
             8 => {
+                // Inflated no further than the size the directory states (at most `limit`):
+                // what an archive's budget counts is what its files may cost.
                 let mut inflated = Vec::new();
                 flate2::read::DeflateDecoder::new(&data[..])
-                    .take(limit + 1)
+                    .take(entry.size + 1)
                     .read_to_end(&mut inflated)
                     .map_err(|e| MemberError::Unreadable(format!("its deflated data is damaged ({e})")))?;
-                if inflated.len() as u64 > limit {
-                    return Err(MemberError::Inflates(limit >> 20));
-                }
                 Bytes::from(inflated)
             }
             method => {
@@ -332,11 +332,17 @@ impl ZipReader {
             }
         };
         if bytes.len() as u64 != entry.size {
-            return Err(MemberError::Unreadable(format!(
-                "it inflates to {} bytes where the archive's directory says {}",
-                bytes.len(),
-                entry.size
-            )));
+            return Err(MemberError::Unreadable(match bytes.len() as u64 > entry.size {
+                true => format!(
+                    "it inflates to more than the {} bytes the archive's directory says",
+                    entry.size
+                ),
+                false => format!(
+                    "it inflates to {} bytes where the archive's directory says {}",
+                    bytes.len(),
+                    entry.size
+                ),
+            }));
         }
         if crc32fast::hash(&bytes) != entry.crc {
             return Err(MemberError::Unreadable(
@@ -418,6 +424,19 @@ mod tests {
         assert_eq!(
             reader.read(&reader.entries()[0], 1 << 20).unwrap_err(),
             MemberError::Unreadable("its CRC does not match its bytes (damaged)".into())
+        );
+        // A directory that understates a deflated file's size: inflated no further than it says.
+        let text = "Tide tables for the harbour. ".repeat(200);
+        let mut understated = zip_of(&[("a.txt", text.as_bytes(), zip::CompressionMethod::Deflated)]);
+        let entry_at = understated
+            .windows(4)
+            .position(|w| w == DIRECTORY_ENTRY.to_le_bytes())
+            .unwrap();
+        understated[entry_at + 24..entry_at + 28].copy_from_slice(&100u32.to_le_bytes());
+        let reader = ZipReader::open(Bytes::from(understated)).unwrap();
+        assert_eq!(
+            reader.read(&reader.entries()[0], 1 << 20).unwrap_err(),
+            MemberError::Unreadable("it inflates to more than the 100 bytes the archive's directory says".into())
         );
         // A directory claiming 65,535 entries holds one: the second is damaged, nothing allocated for the rest.
         let mut many = archive.clone();
