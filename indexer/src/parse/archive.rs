@@ -139,7 +139,14 @@ fn parse_files(raw: &RawDocument, files: &[Archived], budget: u64, members: &dyn
         .zip(within_budget)
         .map(|(file, within_budget)| {
             let uri = format!("{}{MEMBER}{}", raw.uri, file.name);
-            parse_member(raw, file, &uri, within_budget.then_some(()).ok_or(budget), members).unwrap_or_else(|error| {
+            let result = match within_budget {
+                true => parse_member(raw, file, &uri, members),
+                false => Err(ParseError::Inflates {
+                    part: format!("{} (with the files before it)", file.name),
+                    mib: budget >> 20,
+                }),
+            };
+            result.unwrap_or_else(|error| {
                 // "<path>: <what was wrong>", the path said once.
                 let reason = error.as_item_reason();
                 let reason = match reason.starts_with(&format!("{}: ", file.name)) {
@@ -150,25 +157,11 @@ fn parse_files(raw: &RawDocument, files: &[Archived], budget: u64, members: &dyn
             })
         })
         .collect();
-    let mut parsed = Parsed::default();
-    read.into_iter().for_each(|one| parsed.append(one));
-    parsed
+    read.into_iter().collect()
 }
 
-/// One file parsed; `within_budget` is the archive's budget where the files before it took it all.
-fn parse_member(
-    raw: &RawDocument,
-    file: &Archived,
-    uri: &str,
-    within_budget: Result<(), u64>,
-    members: &dyn Parser,
-) -> Result<Parsed, ParseError> {
-    if let Err(budget) = within_budget {
-        return Err(ParseError::Inflates {
-            part: format!("{} (with the files before it)", file.name),
-            mib: budget >> 20,
-        });
-    }
+/// One file parsed.
+fn parse_member(raw: &RawDocument, file: &Archived, uri: &str, members: &dyn Parser) -> Result<Parsed, ParseError> {
     let bytes = file.bytes.read(MAX_MEMBER_BYTES).map_err(|error| match error {
         MemberError::Inflates(mib) => ParseError::Inflates {
             part: file.name.to_string(),
@@ -177,15 +170,7 @@ fn parse_member(
         MemberError::Encrypted => ParseError::Encrypted("this archived file".into()),
         MemberError::Unreadable(why) => ParseError::Corrupt(why),
     })?;
-    let member = RawDocument {
-        uri: uri.to_string(),
-        relative_path: file.name.to_string(),
-        size: bytes.len() as u64,
-        bytes,
-        etag: raw.etag.clone(),
-        source: raw.source.clone(),
-    };
-    match members.parse(&member) {
+    match members.parse(&raw.inner(uri.to_string(), file.name.to_string(), bytes)) {
         Err(error) if error.is_no_document() => Ok(Parsed::default()),
         other => other,
     }

@@ -48,21 +48,19 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
         return Ok(bytes.clone());
     };
     let damaged = |e: std::io::Error| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name()));
-    let mut inflated = Vec::new();
-    match compression {
-        Compression::Gzip => flate2::read::MultiGzDecoder::new(&bytes[..])
-            .take(MAX_INFLATED_BYTES + 1)
-            .read_to_end(&mut inflated)
-            .map_err(damaged)?,
+    let decoder: Box<dyn Read> = match compression {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(&bytes[..])),
         Compression::Zstd => {
             let mut decoder = zstd::stream::read::Decoder::with_buffer(&bytes[..]).map_err(damaged)?;
             decoder.window_log_max(ZSTD_WINDOW_LOG_MAX).map_err(damaged)?;
-            decoder
-                .take(MAX_INFLATED_BYTES + 1)
-                .read_to_end(&mut inflated)
-                .map_err(damaged)?
+            Box::new(decoder)
         }
     };
+    let mut inflated = Vec::new();
+    decoder
+        .take(MAX_INFLATED_BYTES + 1)
+        .read_to_end(&mut inflated)
+        .map_err(damaged)?;
     if inflated.len() as u64 > MAX_INFLATED_BYTES {
         return Err(ParseError::Inflates {
             part: format!("{} file", compression.name()),
@@ -73,7 +71,7 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
 }
 
 /// The name of the file a compressed file holds: its own without `.gz`, `.zst` or `.zstd`.
-fn inner_name(path: &str) -> &str {
+pub(super) fn inner_name(path: &str) -> &str {
     let lower = path.to_ascii_lowercase();
     [".gz", ".zst", ".zstd"]
         .iter()
@@ -88,20 +86,13 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
             "a compressed file inside a compressed file is not read".into(),
         ));
     }
-    let inner = RawDocument {
-        uri: raw.uri.clone(),
-        relative_path: inner_name(&raw.relative_path).to_string(),
-        size: bytes.len() as u64,
-        bytes,
-        etag: raw.etag.clone(),
-        source: raw.source.clone(),
-    };
-    let mut parsed = members.parse(&inner)?;
+    let inner_path = inner_name(&raw.relative_path);
+    let mut parsed = members.parse(&raw.inner(raw.uri.clone(), inner_path.to_string(), bytes))?;
     // The documents are the compressed file's: its name, not the name inside.
-    let outer_name = raw.relative_path.rsplit('/').next().unwrap_or(&raw.relative_path);
-    let inner_name = outer_name.get(..inner_name(outer_name).len()).unwrap_or(outer_name);
-    for document in parsed.documents.iter_mut().filter(|d| d.file_name == inner_name) {
-        document.file_name = outer_name.to_string();
+    let file_name = |path: &str| path.rsplit('/').next().unwrap_or(path).to_string();
+    let (outer_name, inner_file_name) = (file_name(&raw.relative_path), file_name(inner_path));
+    for document in parsed.documents.iter_mut().filter(|d| d.file_name == inner_file_name) {
+        document.file_name = outer_name.clone();
     }
     Ok(parsed)
 }

@@ -175,8 +175,11 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     let ext = file_name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     if let Some(format) = ext.as_deref().and_then(by_extension) {
         // `.tar.gz`, `.tar.zst`: a tar archive, compressed.
-        let lower = file_name.to_ascii_lowercase();
-        if format == Format::Compressed && [".tar.gz", ".tar.zst", ".tar.zstd"].iter().any(|e| lower.ends_with(e)) {
+        let holds_a_tar = || {
+            let inner = super::compressed::inner_name(file_name);
+            inner.to_ascii_lowercase().ends_with(".tar")
+        };
+        if format == Format::Compressed && holds_a_tar() {
             return Ok(Format::Tar);
         }
         return Ok(format);

@@ -126,6 +126,15 @@ impl Document {
     }
 }
 
+/// The documents and failures of many, in order (an archive's files, a mailbox's messages).
+impl FromIterator<Parsed> for Parsed {
+    fn from_iter<I: IntoIterator<Item = Parsed>>(parts: I) -> Self {
+        let mut all = Parsed::default();
+        parts.into_iter().for_each(|one| all.append(one));
+        all
+    }
+}
+
 /// One item inside a file (a JSONL line) that failed while the rest of the file did not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemFailure {

@@ -30,14 +30,11 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
         .enumerate()
         .map(|(index, bytes)| {
             let number = index + 1;
-            let message = RawDocument {
-                uri: format!("{}#message={number}", raw.uri),
-                relative_path: raw.relative_path.clone(),
-                size: bytes.len() as u64,
+            let message = raw.inner(
+                format!("{}#message={number}", raw.uri),
+                raw.relative_path.clone(),
                 bytes,
-                etag: raw.etag.clone(),
-                source: raw.source.clone(),
-            };
+            );
             members.parse_as(Format::Email, &message).unwrap_or_else(|error| {
                 Parsed::failed(ItemFailure {
                     reason: format!("message {number}: {}", error.as_item_reason()),
@@ -46,9 +43,7 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
             })
         })
         .collect();
-    let mut parsed = Parsed::default();
-    read.into_iter().for_each(|one| parsed.append(one));
-    Ok(parsed)
+    Ok(read.into_iter().collect())
 }
 
 /// Whether `line` separates two messages: `From `, then a sender and a date with its time

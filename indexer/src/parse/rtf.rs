@@ -135,7 +135,12 @@ impl Reader<'_> {
         if group.skipped || (group.rtf_only && !text.chars().all(char::is_whitespace)) {
             return;
         }
-        match group.title {
+        self.write(text, group.title);
+    }
+
+    /// Adds text read to the title or to the paragraph being read.
+    fn write(&mut self, text: &str, title: bool) {
+        match title {
             true => self.title.push_str(text),
             false => self.paragraph.push_str(text),
         }
@@ -195,12 +200,8 @@ impl Reader<'_> {
         let Some(shown) = character_reference(tag.trim()) else {
             return;
         };
-        if group.skipped || shown.chars().all(char::is_whitespace) {
-            return;
-        }
-        match group.title {
-            true => self.title.push_str(&shown),
-            false => self.paragraph.push_str(&shown),
+        if !group.skipped && !shown.chars().all(char::is_whitespace) {
+            self.write(&shown, group.title);
         }
     }
 

@@ -40,6 +40,21 @@ pub struct RawDocument {
     pub source: String,
 }
 
+impl RawDocument {
+    /// A file inside this one (an archive's file, a mailbox's message, what a compressed file
+    /// holds): its own URI, name and bytes; this file's etag and source.
+    pub fn inner(&self, uri: String, relative_path: String, bytes: Bytes) -> Self {
+        Self {
+            uri,
+            relative_path,
+            size: bytes.len() as u64,
+            bytes,
+            etag: self.etag.clone(),
+            source: self.source.clone(),
+        }
+    }
+}
+
 /// An object that listing left out, with the reason.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Skipped {
