@@ -34,6 +34,20 @@ impl Compression {
         }
     }
 
+    /// The inflated size `bytes` state, where they do (a gzip trailer's size of its last
+    /// member, modulo 4 GiB; a Zstandard frame header's), else their own size: a hint only.
+    fn stated_size(self, bytes: &[u8]) -> u64 {
+        let stated = match self {
+            Self::Gzip => bytes
+                .len()
+                .checked_sub(4)
+                .filter(|_| bytes.len() >= 18)
+                .map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("four bytes")) as u64),
+            Self::Zstd => zstd::zstd_safe::get_frame_content_size(bytes).ok().flatten(),
+        };
+        stated.unwrap_or(0).max(bytes.len() as u64)
+    }
+
     fn name(self) -> &'static str {
         match self {
             Self::Gzip => "gzip",
@@ -56,7 +70,10 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
             Box::new(decoder)
         }
     };
-    let mut inflated = Vec::new();
+    // Room for the size the stream states (a gzip trailer's, a Zstandard frame header's), up
+    // to the limit: a vector grown by doubling held its old and new buffers at once, up to
+    // twice the limit. A false size costs address space, not memory, until written.
+    let mut inflated = Vec::with_capacity(compression.stated_size(bytes).min(MAX_INFLATED_BYTES + 1) as usize);
     decoder
         .take(MAX_INFLATED_BYTES + 1)
         .read_to_end(&mut inflated)

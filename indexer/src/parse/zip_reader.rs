@@ -316,8 +316,9 @@ impl ZipReader {
             0 => data,
             8 => {
                 // Inflated no further than the size the directory states (at most `limit`):
-                // what an archive's budget counts is what its files may cost.
-                let mut inflated = Vec::new();
+                // what an archive's budget counts is what its files may cost. Room for that
+                // size at once: a growing vector held its old and new buffers as it doubled.
+                let mut inflated = Vec::with_capacity(entry.size as usize + 1);
                 flate2::read::DeflateDecoder::new(&data[..])
                     .take(entry.size + 1)
                     .read_to_end(&mut inflated)
