@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use super::compressed;
 use super::tar_reader;
 use super::zip_reader::{Entry, MemberError, ZipReader};
-use super::{ItemFailure, ParseError, Parsed, Parser};
+use super::{Format, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
 /// Archives read inside one another, the outermost counted.
@@ -88,6 +88,24 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
     // ZIP's files inflate one by one: their budget is the archive's.
     let budget = MIN_ARCHIVE_BUDGET.max(raw.bytes.len() as u64 * MAX_INFLATION_RATIO);
     Ok(parse_files(raw, &files, budget, members))
+}
+
+/// The bytes a file of `format` states it holds once read: an archive's files' sizes (within
+/// its budget), a compressed file's inflated size, else its own size. What a parse of it
+/// will hold in memory, where the file does not lie (a lie costs only its limits).
+pub fn stated_contents_size(format: Format, bytes: &Bytes) -> u64 {
+    let own = bytes.len() as u64;
+    match format {
+        Format::Compressed | Format::Tar => compressed::stated_inflated_size(bytes).max(own),
+        Format::Zip => match ZipReader::open(bytes.clone()) {
+            Ok(archive) => {
+                let stated: u64 = archive.entries().iter().map(|e| e.size).fold(0, u64::saturating_add);
+                stated.min(MIN_ARCHIVE_BUDGET.max(own * MAX_INFLATION_RATIO)).max(own)
+            }
+            Err(_) => own,
+        },
+        _ => own,
+    }
 }
 
 /// A tar archive's files (the archive inflated first when it is compressed whole, within
@@ -243,6 +261,31 @@ mod tests {
         assert!(failures[1].1.starts_with("broken.pdf: "), "{failures:?}");
         // Without its extension, a ZIP that is no Office package is an archive.
         assert_eq!(detect_format("upload", &archive).unwrap(), Format::Zip);
+    }
+
+    #[test]
+    fn the_size_a_file_states_it_holds() {
+        use super::stated_contents_size;
+        let text = "Tide tables for the season. ".repeat(40_000).into_bytes();
+        let stated = |name: &str, bytes: Vec<u8>| {
+            let bytes = bytes::Bytes::from(bytes);
+            stated_contents_size(detect_format(name, &bytes).unwrap(), &bytes)
+        };
+        assert_eq!(stated("tides.txt", text.clone()), text.len() as u64);
+        // A ZIP archive: its files' sizes, whatever they deflate to.
+        let zip = zip_of(&[("a.txt", &text), ("b.txt", &text[..1000])]);
+        assert!(zip.len() < text.len() / 50);
+        assert_eq!(stated("tides.zip", zip), text.len() as u64 + 1000);
+        // A compressed file and a compressed tar: the size their streams state.
+        let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gzipped.write_all(&text).unwrap();
+        let gzipped = gzipped.finish().unwrap();
+        assert_eq!(stated("tides.txt.gz", gzipped.clone()), text.len() as u64);
+        assert_eq!(stated("tides.tgz", gzipped), text.len() as u64);
+        let zstd = zstd::bulk::compress(&text, 3).unwrap();
+        assert_eq!(stated("tides.txt.zst", zstd), text.len() as u64);
+        // A damaged archive states only its own size.
+        assert_eq!(stated("cut.zip", b"PK\x03\x04 cut short".to_vec()), 14);
     }
 
     #[test]

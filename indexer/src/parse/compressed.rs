@@ -56,6 +56,14 @@ impl Compression {
     }
 }
 
+/// The size `bytes` state they inflate to (within [`MAX_INFLATED_BYTES`]), or their own size
+/// when they are not compressed.
+pub(super) fn stated_inflated_size(bytes: &[u8]) -> u64 {
+    Compression::of(bytes).map_or(bytes.len() as u64, |compression| {
+        compression.stated_size(bytes).min(MAX_INFLATED_BYTES)
+    })
+}
+
 /// `bytes` inflated (within [`MAX_INFLATED_BYTES`]), or as they are when they are not compressed.
 pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
     let Some(compression) = Compression::of(bytes) else {

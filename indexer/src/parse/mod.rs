@@ -51,6 +51,7 @@ mod xlsx_formats;
 mod xlsx_numbers;
 mod zip_reader;
 
+pub use archive::stated_contents_size;
 pub use detect::{detect_format, Format};
 pub use document::{
     added_through_api, doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed, API_URI_SCHEMES,
