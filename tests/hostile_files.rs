@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 25] = [
+const FORMATS: [&str; 27] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz",
+    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2",
 ];
 
 // The suite must give the same files every run.
@@ -435,6 +435,20 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
+/// `bytes` compressed with XZ.
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// `bytes` compressed with bzip2.
+fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
 /// A POSIX tar archive of `files` (name, bytes).
 fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut tar = Vec::new();
@@ -513,6 +527,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "zip" => archive(&[("notes/log.txt", text.as_bytes().to_vec()), ("notes/more.docx", docx(&[more], 0))]),
         "tgz" => gzip(&tar(&[("notes/log.txt", text.as_bytes()), ("notes/more.docx", &docx(&[more], 0))])),
         "gz" => gzip(format!("{text}\n\n{more}\n").as_bytes()),
+        "txz" => xz(&tar(&[("notes/log.txt", text.as_bytes()), ("notes/more.odt", &odt(&[more], 0, 0))])),
+        "bz2" => bzip2(format!("{text}\n\n{more}\n").as_bytes()),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
@@ -834,11 +850,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23",
             "--mode",
             "keyword",
             "--top-k",
-            "16",
+            "18",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -863,6 +879,8 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-eml-4.eml",
         "control-mbox-5.mbox#message=1",
         "control-zip-0.zip#member=notes/log.txt",
+        "control-txz-1.txz#member=notes/log.txt",
+        "control-bz2-3.bz2",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

@@ -301,10 +301,20 @@ mod tests {
         let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gzipped.write_all(&tar).unwrap();
         let gzipped = gzipped.finish().unwrap();
+        let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
+        xz.write_all(&tar).unwrap();
+        let xz = xz.finish().unwrap();
+        let mut bz2 = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        bz2.write_all(&tar).unwrap();
+        let bz2 = bz2.finish().unwrap();
         for (name, bytes) in [
             ("export.tar", tar.clone()),
             ("export.tar.gz", gzipped.clone()),
             ("export.tgz", gzipped),
+            ("export.tar.xz", xz.clone()),
+            ("export.txz", xz),
+            ("export.tar.bz2", bz2.clone()),
+            ("export.tbz2", bz2),
         ] {
             let parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
             let documents: Vec<(String, &str)> = parsed

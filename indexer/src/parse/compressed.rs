@@ -1,6 +1,7 @@
-//! Files compressed whole, as buckets keep corpora and logs (`data.jsonl.gz`, `report.pdf.zst`):
-//! inflated here within a limit (gzip, its concatenated members too, by miniz_oxide; Zstandard
-//! by the reference decoder, its window bounded), then parsed as the file they hold, named by
+//! Files compressed whole, as buckets keep corpora and logs (`data.jsonl.gz`, `report.pdf.zst`,
+//! `dump.xml.bz2`, `logs.tar.xz`): inflated here within a limit (gzip, its concatenated members
+//! too, by miniz_oxide; Zstandard by the reference decoder, its window bounded; bzip2 by
+//! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded), then parsed as the file they hold, named by
 //! the name without its compression's extension, by the parser that read them (so a PDF inside
 //! still goes to a worker). The documents keep the compressed file's URI.
 
@@ -15,12 +16,18 @@ use crate::source::RawDocument;
 pub(super) const MAX_INFLATED_BYTES: u64 = 1 << 30;
 /// The largest window a Zstandard frame may ask for (its decoder's own default limit).
 const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+/// Memory an XZ stream's decoder may take (`xz -9` needs 65 MiB; a stream may ask for 4 GiB).
+const XZ_MEMORY_LIMIT: u64 = 256 << 20;
+/// The extensions of a file compressed whole, without their dot.
+pub(super) const EXTENSIONS: [&str; 5] = ["gz", "zst", "zstd", "bz2", "xz"];
 
 /// How a file's bytes are compressed, by their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Compression {
     Gzip,
     Zstd,
+    Bzip2,
+    Xz,
 }
 
 impl Compression {
@@ -29,6 +36,14 @@ impl Compression {
             Some(Self::Gzip)
         } else if bytes.starts_with(b"\x28\xB5\x2F\xFD") {
             Some(Self::Zstd)
+        } else if bytes.starts_with(b"\xFD7zXZ\x00") {
+            Some(Self::Xz)
+        } else if bytes.starts_with(b"BZh")
+            && bytes.get(3).is_some_and(|level| (b'1'..=b'9').contains(level))
+            // A block's magic (the digits of pi), or an empty stream's end (of sqrt(pi)).
+            && matches!(bytes.get(4..10), Some(b"\x31\x41\x59\x26\x53\x59" | b"\x17\x72\x45\x38\x50\x90"))
+        {
+            Some(Self::Bzip2)
         } else {
             None
         }
@@ -44,6 +59,7 @@ impl Compression {
                 .filter(|_| bytes.len() >= 18)
                 .map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("four bytes")) as u64),
             Self::Zstd => zstd::zstd_safe::get_frame_content_size(bytes).ok().flatten(),
+            Self::Bzip2 | Self::Xz => None,
         };
         stated.unwrap_or(0).max(bytes.len() as u64)
     }
@@ -52,6 +68,8 @@ impl Compression {
         match self {
             Self::Gzip => "gzip",
             Self::Zstd => "Zstandard",
+            Self::Bzip2 => "bzip2",
+            Self::Xz => "XZ",
         }
     }
 }
@@ -77,6 +95,12 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
             decoder.window_log_max(ZSTD_WINDOW_LOG_MAX).map_err(damaged)?;
             Box::new(decoder)
         }
+        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(&bytes[..])),
+        Compression::Xz => {
+            let stream = liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
+                .map_err(|e| damaged(e.into()))?;
+            Box::new(liblzma::read::XzDecoder::new_stream(&bytes[..], stream))
+        }
     };
     // Room for the size the stream states (a gzip trailer's, a Zstandard frame header's), up
     // to the limit: a vector grown by doubling held its old and new buffers at once, up to
@@ -95,13 +119,12 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
     Ok(Bytes::from(inflated))
 }
 
-/// The name of the file a compressed file holds: its own without `.gz`, `.zst` or `.zstd`.
+/// The name of the file a compressed file holds: its own without its [`EXTENSIONS`] one.
 pub(super) fn inner_name(path: &str) -> &str {
-    let lower = path.to_ascii_lowercase();
-    [".gz", ".zst", ".zstd"]
-        .iter()
-        .find(|ext| lower.ends_with(*ext))
-        .map_or(path, |ext| &path[..path.len() - ext.len()])
+    match path.rsplit_once('.') {
+        Some((inner, ext)) if EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => inner,
+        _ => path,
+    }
 }
 
 pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
@@ -152,6 +175,38 @@ mod tests {
         assert_eq!(parsed.documents[0].blocks[0].text, "First half, second half.");
         // Without an extension, by its magic bytes; the file inside sniffed as any file is.
         assert_eq!(detect_format("dump", &gzip(b"x")).unwrap(), Format::Compressed);
+        // bzip2 (concatenated streams too) and XZ, by extension and by their magic bytes.
+        let text = b"The pier opens in May. ".repeat(50);
+        let mut two_bz2 = bzip2_of(&text);
+        two_bz2.extend(bzip2_of(b"And closes in October."));
+        let xz = xz_of(&text);
+        for (name, bytes) in [("pier.txt.bz2", two_bz2.clone()), ("pier.txt.xz", xz.clone())] {
+            assert_eq!(detect_format(name, &bytes).unwrap(), Format::Compressed);
+            assert_eq!(detect_format("dump", &bytes).unwrap(), Format::Compressed);
+            let parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
+            assert_eq!(parsed.documents[0].file_name, name);
+            assert!(parsed.documents[0].blocks[0]
+                .text
+                .starts_with("The pier opens in May. The pier"));
+        }
+        let parsed = AutoParser.parse(&raw_for_test("pier.txt.bz2", two_bz2)).unwrap();
+        assert!(parsed.documents[0].blocks[0]
+            .text
+            .ends_with("May. And closes in October."));
+        // Text that begins like bzip2's magic is text.
+        assert_eq!(detect_format("note", b"BZh9 is a level").unwrap(), Format::Text);
+    }
+
+    fn bzip2_of(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    fn xz_of(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
     }
 
     #[test]
@@ -171,6 +226,22 @@ mod tests {
             error.detail().unwrap().starts_with("its gzip data is damaged"),
             "{error:?}"
         );
+        for (name, mut bytes, says) in [
+            (
+                "cut.txt.bz2",
+                bzip2_of(&b"The harbour log. ".repeat(1000)),
+                "its bzip2 data is damaged",
+            ),
+            (
+                "cut.txt.xz",
+                xz_of(&b"The harbour log. ".repeat(1000)),
+                "its XZ data is damaged",
+            ),
+        ] {
+            bytes.truncate(bytes.len() / 2);
+            let error = AutoParser.parse(&raw_for_test(name, bytes)).unwrap_err();
+            assert!(error.detail().unwrap().starts_with(says), "{name}: {error:?}");
+        }
         let twice = gzip(&gzip(b"Hidden twice."));
         let error = AutoParser.parse(&raw_for_test("twice.txt.gz", twice)).unwrap_err();
         assert_eq!(

@@ -28,9 +28,10 @@ pub enum Format {
     Mbox,
     Msg,
     Zip,
-    /// A tar archive, as it is or compressed whole (`.tar.gz`, `.tgz`, `.tar.zst`).
+    /// A tar archive, as it is or compressed whole (`.tar.gz`, `.tgz`, `.tar.zst`, `.tar.bz2`,
+    /// `.tar.xz`, ...).
     Tar,
-    /// One file compressed whole (`.gz`, `.zst`): read as the file it holds.
+    /// One file compressed whole (`.gz`, `.zst`, `.bz2`, `.xz`): read as the file it holds.
     Compressed,
 }
 
@@ -116,8 +117,8 @@ fn by_extension(ext: &str) -> Option<Format> {
         "mbox" | "mbx" => Format::Mbox,
         "msg" => Format::Msg,
         "zip" => Format::Zip,
-        "tar" | "tgz" | "tzst" => Format::Tar,
-        "gz" | "zst" | "zstd" => Format::Compressed,
+        "tar" | "tgz" | "tzst" | "tbz" | "tbz2" | "txz" => Format::Tar,
+        ext if super::compressed::EXTENSIONS.contains(&ext) => Format::Compressed,
         _ => return None,
     })
 }

@@ -1,4 +1,4 @@
-//! Tar archives (`.tar`, and inflated `.tar.gz`, `.tgz`, `.tar.zst`) read by quarry's own code:
+//! Tar archives (`.tar`, and inflated `.tar.gz`, `.tgz`, `.tar.zst`, `.tar.bz2`, `.tar.xz`) read by quarry's own code:
 //! 512-byte headers (POSIX ustar's name prefix, GNU's long names, pax's `path` records), each
 //! file's bytes the archive's own. A header whose checksum does not add up ends the reading
 //! there (the files before it are kept, and the archive says where it broke).

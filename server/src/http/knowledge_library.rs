@@ -61,6 +61,8 @@ fn content_type(file_name: &str) -> &'static str {
         Some("tar") => "application/x-tar",
         Some("gz" | "tgz") => "application/gzip",
         Some("zst" | "zstd" | "tzst") => "application/zstd",
+        Some("bz2" | "tbz" | "tbz2") => "application/x-bzip2",
+        Some("xz" | "txz") => "application/x-xz",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",
