@@ -1,9 +1,10 @@
 //! Files compressed whole, as buckets keep corpora and logs (`data.jsonl.gz`, `report.pdf.zst`,
 //! `dump.xml.bz2`, `logs.tar.xz`): inflated here within a limit (gzip, its concatenated members
 //! too, by miniz_oxide; Zstandard by the reference decoder, its window bounded; bzip2 by
-//! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded), then parsed as the file they hold, named by
-//! the name without its compression's extension, by the parser that read them (so a PDF inside
-//! still goes to a worker). The documents keep the compressed file's URI.
+//! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded), then parsed as the
+//! file they hold, named by the name without its compression's extension, by the parser that
+//! read them (so a PDF inside still goes to a worker). The documents keep the compressed
+//! file's URI.
 
 use std::io::Read;
 
@@ -50,8 +51,8 @@ impl Compression {
     }
 
     /// The inflated size `bytes` state, where they do (a gzip trailer's size of its last
-    /// member, modulo 4 GiB; a Zstandard frame header's), else their own size: a hint only.
-    fn stated_size(self, bytes: &[u8]) -> u64 {
+    /// member, modulo 4 GiB; a Zstandard frame header's; at least their own size): a hint only.
+    fn stated_size(self, bytes: &[u8]) -> Option<u64> {
         let stated = match self {
             Self::Gzip => bytes
                 .len()
@@ -61,7 +62,7 @@ impl Compression {
             Self::Zstd => zstd::zstd_safe::get_frame_content_size(bytes).ok().flatten(),
             Self::Bzip2 | Self::Xz => None,
         };
-        stated.unwrap_or(0).max(bytes.len() as u64)
+        stated.map(|size| size.max(bytes.len() as u64))
     }
 
     fn name(self) -> &'static str {
@@ -77,8 +78,9 @@ impl Compression {
 /// The size `bytes` state they inflate to (within [`MAX_INFLATED_BYTES`]), or their own size
 /// when they are not compressed.
 pub(super) fn stated_inflated_size(bytes: &[u8]) -> u64 {
-    Compression::of(bytes).map_or(bytes.len() as u64, |compression| {
-        compression.stated_size(bytes).min(MAX_INFLATED_BYTES)
+    let own = bytes.len() as u64;
+    Compression::of(bytes).map_or(own, |compression| {
+        compression.stated_size(bytes).unwrap_or(own).min(MAX_INFLATED_BYTES)
     })
 }
 
@@ -102,10 +104,16 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
             Box::new(liblzma::read::XzDecoder::new_stream(&bytes[..], stream))
         }
     };
-    // Room for the size the stream states (a gzip trailer's, a Zstandard frame header's), up
-    // to the limit: a vector grown by doubling held its old and new buffers at once, up to
-    // twice the limit. A false size costs address space, not memory, until written.
-    let mut inflated = Vec::with_capacity(compression.stated_size(bytes).min(MAX_INFLATED_BYTES + 1) as usize);
+    // Room for the size the stream states (a gzip trailer's, a Zstandard frame header's), or
+    // for the limit where it states none, reserved at once: a vector grown by doubling held
+    // its old and new buffers together (a 1,025 MiB bomb peaked at 3,150 MiB). Room costs
+    // address space, not memory, until written; where even that is refused, it grows.
+    let room = compression
+        .stated_size(bytes)
+        .unwrap_or(u64::MAX)
+        .min(MAX_INFLATED_BYTES + 1);
+    let mut inflated = Vec::new();
+    let _ = inflated.try_reserve_exact(room as usize);
     decoder
         .take(MAX_INFLATED_BYTES + 1)
         .read_to_end(&mut inflated)
