@@ -258,6 +258,7 @@ fn read_bytes_of(raw: &RawDocument) -> u64 {
         Err(_) => raw.bytes.len() as u64,
     }
 }
+
 /// Chunks per message to the embed stage at most...
 const MESSAGE_CHUNKS: usize = 1024;
 /// ...and messages waiting for it: together they bound the parsed chunks waiting for the
