@@ -29,6 +29,11 @@ const MAX_MEMBER_BYTES: u64 = 128 << 20;
 const MAX_INFLATION_RATIO: u64 = 100;
 const MIN_ARCHIVE_BUDGET: u64 = 1 << 30;
 
+/// What all of the files of a ZIP archive of `archive_bytes` may inflate to together.
+fn zip_budget(archive_bytes: u64) -> u64 {
+    MIN_ARCHIVE_BUDGET.max(archive_bytes * MAX_INFLATION_RATIO)
+}
+
 /// Whether a member is a file a person put in the archive: not a folder, not a macOS
 /// resource fork or a hidden file (`.DS_Store`).
 fn is_a_document_file(name: &str) -> bool {
@@ -86,7 +91,7 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
         })
         .collect();
     // ZIP's files inflate one by one: their budget is the archive's.
-    let budget = MIN_ARCHIVE_BUDGET.max(raw.bytes.len() as u64 * MAX_INFLATION_RATIO);
+    let budget = zip_budget(raw.bytes.len() as u64);
     Ok(parse_files(raw, &files, budget, members))
 }
 
@@ -100,7 +105,7 @@ pub fn stated_contents_size(format: Format, bytes: &Bytes) -> u64 {
         Format::Zip => match ZipReader::open(bytes.clone()) {
             Ok(archive) => {
                 let stated: u64 = archive.entries().iter().map(|e| e.size).fold(0, u64::saturating_add);
-                stated.min(MIN_ARCHIVE_BUDGET.max(own * MAX_INFLATION_RATIO)).max(own)
+                stated.min(zip_budget(own)).max(own)
             }
             Err(_) => own,
         },
@@ -198,6 +203,7 @@ fn parse_member(raw: &RawDocument, file: &Archived, uri: &str, members: &dyn Par
 mod tests {
     use std::io::Write;
 
+    use crate::parse::compressed::fixtures::{bzip2, gzip, xz};
     use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
 
     /// A ZIP archive of `files` (name, bytes), deflated.
@@ -277,9 +283,7 @@ mod tests {
         assert!(zip.len() < text.len() / 50);
         assert_eq!(stated("tides.zip", zip), text.len() as u64 + 1000);
         // A compressed file and a compressed tar: the size their streams state.
-        let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gzipped.write_all(&text).unwrap();
-        let gzipped = gzipped.finish().unwrap();
+        let gzipped = gzip(&text);
         assert_eq!(stated("tides.txt.gz", gzipped.clone()), text.len() as u64);
         assert_eq!(stated("tides.tgz", gzipped), text.len() as u64);
         let zstd = zstd::bulk::compress(&text, 3).unwrap();
@@ -298,15 +302,7 @@ mod tests {
             ("export/broken.pdf", b"%PDF-1.7 nothing else"),
             ("export/tides.txt", b"Tide tables."),
         ]);
-        let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gzipped.write_all(&tar).unwrap();
-        let gzipped = gzipped.finish().unwrap();
-        let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
-        xz.write_all(&tar).unwrap();
-        let xz = xz.finish().unwrap();
-        let mut bz2 = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
-        bz2.write_all(&tar).unwrap();
-        let bz2 = bz2.finish().unwrap();
+        let (gzipped, xz, bz2) = (gzip(&tar), xz(&tar), bzip2(&tar));
         for (name, bytes) in [
             ("export.tar", tar.clone()),
             ("export.tar.gz", gzipped.clone()),

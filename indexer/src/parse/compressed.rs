@@ -153,17 +153,37 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
     Ok(parsed)
 }
 
+/// Bytes compressed as the tests' files are (the encoders' default levels).
 #[cfg(test)]
-mod tests {
+pub(super) mod fixtures {
     use std::io::Write;
 
-    use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
-
-    fn gzip(bytes: &[u8]) -> Vec<u8> {
+    /// `bytes` gzipped.
+    pub fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
     }
+
+    /// `bytes` compressed with bzip2.
+    pub fn bzip2(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// `bytes` compressed with XZ.
+    pub fn xz(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{bzip2, gzip, xz};
+    use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
 
     #[test]
     fn a_compressed_file_is_read_as_the_file_it_holds() {
@@ -185,9 +205,9 @@ mod tests {
         assert_eq!(detect_format("dump", &gzip(b"x")).unwrap(), Format::Compressed);
         // bzip2 (concatenated streams too) and XZ, by extension and by their magic bytes.
         let text = b"The pier opens in May. ".repeat(50);
-        let mut two_bz2 = bzip2_of(&text);
-        two_bz2.extend(bzip2_of(b"And closes in October."));
-        let xz = xz_of(&text);
+        let mut two_bz2 = bzip2(&text);
+        two_bz2.extend(bzip2(b"And closes in October."));
+        let xz = xz(&text);
         for (name, bytes) in [("pier.txt.bz2", two_bz2.clone()), ("pier.txt.xz", xz.clone())] {
             assert_eq!(detect_format(name, &bytes).unwrap(), Format::Compressed);
             assert_eq!(detect_format("dump", &bytes).unwrap(), Format::Compressed);
@@ -203,18 +223,6 @@ mod tests {
             .ends_with("May. And closes in October."));
         // Text that begins like bzip2's magic is text.
         assert_eq!(detect_format("note", b"BZh9 is a level").unwrap(), Format::Text);
-    }
-
-    fn bzip2_of(bytes: &[u8]) -> Vec<u8> {
-        let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
-        encoder.write_all(bytes).unwrap();
-        encoder.finish().unwrap()
-    }
-
-    fn xz_of(bytes: &[u8]) -> Vec<u8> {
-        let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);
-        encoder.write_all(bytes).unwrap();
-        encoder.finish().unwrap()
     }
 
     #[test]
@@ -237,12 +245,12 @@ mod tests {
         for (name, mut bytes, says) in [
             (
                 "cut.txt.bz2",
-                bzip2_of(&b"The harbour log. ".repeat(1000)),
+                bzip2(&b"The harbour log. ".repeat(1000)),
                 "its bzip2 data is damaged",
             ),
             (
                 "cut.txt.xz",
-                xz_of(&b"The harbour log. ".repeat(1000)),
+                xz(&b"The harbour log. ".repeat(1000)),
                 "its XZ data is damaged",
             ),
         ] {
