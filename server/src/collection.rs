@@ -10,6 +10,7 @@ use quarry_indexer::snapshot::{Manifest, SnapshotReader};
 use quarry_indexer::IndexerError;
 use serde::{Deserialize, Serialize};
 
+use crate::collection_layers::CollectionLayersCache;
 use crate::records::{CollectionInfo, FileInfo, FileStatus};
 use crate::search::loaded::{LoadOptions, LoadedSnapshot};
 use crate::search::searcher::Searcher;
@@ -38,6 +39,8 @@ pub struct Collection {
     pub publish_lock: tokio::sync::Mutex<()>,
     /// Uploaded files, persisted by the registry.
     pub files: Mutex<Vec<FileInfo>>,
+    /// The collection's own layers, made for the version last asked for.
+    pub collection_layers: CollectionLayersCache,
 }
 
 /// Valid names: lowercase letters, digits, `_` and `-`, starting with a letter or digit, at most 64.
@@ -67,6 +70,7 @@ impl Collection {
             load_error: RwLock::new(None),
             publish_lock: tokio::sync::Mutex::new(()),
             files: Mutex::new(files),
+            collection_layers: CollectionLayersCache::default(),
         }
     }
 

@@ -5,7 +5,8 @@
 //! - [`ingest`]: upload jobs and online ingestion through the indexer pipeline.
 //!
 //! Between them: [`app`] assembles the server (options, start-up, the router, shutdown),
-//! [`registry`] holds the served collections, [`collection`] one collection's current version, [`events`] and [`event_hub`] carry
+//! [`registry`] holds the served collections, [`collection`] one collection's current version
+//! ([`collection_layers`] its own layers, made from its documents' abstracts), [`events`] and [`event_hub`] carry
 //! ingestion and version events to the event streams, [`records`] are the seed-000 records,
 //! [`persist`] writes small JSON records atomically, [`metrics`] counts for Prometheus, [`llm`]
 //! talks to the optional OpenAI-compatible LLM endpoint, and [`llm_summaries`] has it write
@@ -13,6 +14,7 @@
 
 pub mod app;
 pub mod collection;
+pub mod collection_layers;
 pub mod error;
 pub mod event_hub;
 pub mod events;

@@ -4,6 +4,12 @@
 //! its retries) or answers emptily gets the extractive layers instead, recorded as made by the
 //! extractive summarizer, so the next run under the LLM makes them again; its run goes on.
 //!
+//! A collection's layers (seed 003's GenerateDatasetContext) take two calls in turn: an overview
+//! of the collection from "- name: abstract" lines, one per document (its most representative
+//! abstracts, ranked as the extractive summarizer ranks them, as many as fit in
+//! [`PROMPT_INPUT_LIMIT`] characters), then the abstract from that overview. Where either call
+//! fails, the extractive layers stand in.
+//!
 //! The summarizer is called where documents are parsed: on the batch run's parse stage, a
 //! group of documents at a time, and on an upload's blocking task, never on an async worker.
 //! It blocks that thread on the runtime the endpoint's client lives on while every document
@@ -15,7 +21,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 use quarry_indexer::index::analysis::StemLanguage;
 use quarry_indexer::summary::{
-    DocumentLayers, DocumentSentences, ExtractiveSummarizer, Sentence, Summaries, Summarizer,
+    extractive_collection_layers, representative, sample, Budget, DocumentLayers, DocumentSentences,
+    ExtractiveSummarizer, NamedAbstract, Sentence, Summaries, Summarizer,
 };
 use serde_json::{json, Map, Value};
 use tokio::sync::Semaphore;
@@ -34,6 +41,13 @@ const MAX_OVERVIEW_CHARS: usize = 6000;
 pub const ABSTRACT_PROMPT: &str = "Summarize the document below in one sentence of at most 40 words, in the document's own language. Answer with that sentence only.";
 /// The instruction for L1.
 pub const OVERVIEW_PROMPT: &str = "Write an overview of the document below in at most five sentences, in the document's own language: what it is about, its main points, and what a reader finds in it. Answer with the overview only.";
+
+/// The instruction for a collection's L1, over its documents' "- name: abstract" lines.
+pub const COLLECTION_OVERVIEW_PROMPT: &str = "Below is a list of the documents of a collection, one line each: a document's name and a one-sentence summary of it. Write an overview of the collection in at most five sentences, in the language most of the documents are written in: what it holds, its main subjects, and what a reader finds in it. Answer with the overview only.";
+/// The instruction for a collection's L0, over its L1.
+pub const COLLECTION_ABSTRACT_PROMPT: &str = "Below is an overview of a collection of documents. Summarize it in one sentence of at most 40 words, in the overview's own language. Answer with that sentence only.";
+/// The most documents a collection's overview prompt lists.
+const COLLECTION_PROMPT_DOCUMENTS: usize = 400;
 
 /// The summarizer `--summaries` names, with the LLM endpoint when one is set.
 pub fn summarizer_for(
@@ -101,6 +115,38 @@ impl LlmSummarizer {
         self.client.complete(&call).await
     }
 
+    /// A collection's layers from its prompt's lines: the overview, then the abstract from it.
+    async fn collection_written(&self, lines: &str) -> Result<DocumentLayers, ServerError> {
+        let overview = tidy(
+            &self.ask(COLLECTION_OVERVIEW_PROMPT, lines, 600).await?,
+            MAX_OVERVIEW_CHARS,
+            false,
+        );
+        if overview.is_empty() {
+            return Err(self.empty_answer());
+        }
+        let abstract_text = tidy(
+            &self.ask(COLLECTION_ABSTRACT_PROMPT, &overview, 120).await?,
+            MAX_ABSTRACT_CHARS,
+            true,
+        );
+        if abstract_text.is_empty() {
+            return Err(self.empty_answer());
+        }
+        Ok(DocumentLayers {
+            abstract_text,
+            overview,
+            made_by: self.name.clone(),
+        })
+    }
+
+    fn empty_answer(&self) -> ServerError {
+        ServerError::LlmAnswer {
+            url: self.client.url().to_string(),
+            reason: "an empty summary".into(),
+        }
+    }
+
     async fn written(&self, document: &str) -> Result<DocumentLayers, ServerError> {
         let (abstract_text, overview) = tokio::try_join!(
             self.ask(ABSTRACT_PROMPT, document, 120),
@@ -109,10 +155,7 @@ impl LlmSummarizer {
         let abstract_text = tidy(&abstract_text, MAX_ABSTRACT_CHARS, true);
         let overview = tidy(&overview, MAX_OVERVIEW_CHARS, false);
         if abstract_text.is_empty() || overview.is_empty() {
-            return Err(ServerError::LlmAnswer {
-                url: self.client.url().to_string(),
-                reason: "an empty summary".into(),
-            });
+            return Err(self.empty_answer());
         }
         Ok(DocumentLayers {
             abstract_text,
@@ -139,6 +182,36 @@ fn prompt_text(sentences: &[Sentence]) -> String {
         let before = text.len();
         text.extend(sentence.text.chars().take(room));
         chars += text[before..].chars().count();
+    }
+    text
+}
+
+/// A collection's overview prompt: "- name: abstract" lines of its most representative
+/// documents (of an even sample of it), the most central first, at most
+/// [`COLLECTION_PROMPT_DOCUMENTS`] of them and [`PROMPT_INPUT_LIMIT`] characters.
+fn collection_prompt_lines(documents: &[NamedAbstract<'_>]) -> String {
+    let sampled: Vec<NamedAbstract<'_>> = sample(documents.len()).into_iter().map(|i| documents[i]).collect();
+    let budget = Budget {
+        sentences: COLLECTION_PROMPT_DOCUMENTS,
+        chars: PROMPT_INPUT_LIMIT,
+    };
+    let mut text = String::new();
+    let mut chars = 0;
+    for i in representative(&sampled, budget) {
+        let line = format!(
+            "- {}: {}",
+            sampled[i].name.split_whitespace().collect::<Vec<_>>().join(" "),
+            sampled[i].text.split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+        let length = line.chars().count() + usize::from(!text.is_empty());
+        if chars + length > PROMPT_INPUT_LIMIT {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&line);
+        chars += length;
     }
     text
 }
@@ -184,6 +257,20 @@ impl Summarizer for LlmSummarizer {
             .collect::<Vec<_>>();
         self.runtime.block_on(layers)
     }
+
+    fn collection_layers(&self, documents: &[NamedAbstract<'_>]) -> DocumentLayers {
+        let lines = collection_prompt_lines(documents);
+        if lines.is_empty() {
+            return DocumentLayers::default();
+        }
+        match self.runtime.block_on(self.collection_written(&lines)) {
+            Ok(layers) => layers,
+            Err(e) => {
+                tracing::warn!("collection layers: {e}; the extractive layers stand in");
+                extractive_collection_layers(documents)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +291,37 @@ mod tests {
         assert_eq!(tidy("  One\n sentence.  ", 100, true), "One sentence.");
         assert_eq!(tidy("A.\n\nB.", 100, false), "A.\n\nB.");
         assert_eq!(tidy("abcdef", 3, true), "abc");
+    }
+
+    #[test]
+    fn a_collections_prompt_lists_its_representative_abstracts_within_the_limit() {
+        let texts: Vec<(String, String)> = (0..3_000)
+            .map(|i| {
+                let text = match i % 3 {
+                    0 => format!("Report {i} counts the containers the harbour cranes loaded on ships."),
+                    _ => format!("Note {i} tells of rain, wind and fog over the harbour {}.", i % 7),
+                };
+                (format!("file {i}.md"), text)
+            })
+            .collect();
+        let documents: Vec<NamedAbstract<'_>> = texts.iter().map(|(name, text)| NamedAbstract { name, text }).collect();
+        let lines = collection_prompt_lines(&documents);
+        assert!(lines.chars().count() <= PROMPT_INPUT_LIMIT, "{}", lines.len());
+        let listed: Vec<&str> = lines.lines().collect();
+        assert!(
+            (20..=COLLECTION_PROMPT_DOCUMENTS).contains(&listed.len()),
+            "{}",
+            listed.len()
+        );
+        for line in &listed {
+            let (name, text) = line.trim_start_matches("- ").split_once(": ").unwrap();
+            assert!(texts.iter().any(|(n, t)| n == name && t == text), "{line}");
+        }
+        assert!(
+            listed.iter().any(|l| l.contains("Report")) && listed.iter().any(|l| l.contains("Note")),
+            "both kinds of document stand for the collection"
+        );
+        assert_eq!(collection_prompt_lines(&documents[..0]), "");
     }
 
     #[test]

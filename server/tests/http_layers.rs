@@ -1,6 +1,7 @@
 //! Seed 003's layers and seed 000's summaries over real HTTP: a search with `"layer": "L0"`
 //! or `"L1"` answers once per document with its abstract or overview; the collection's
-//! summaries (paged, with the seed's `available_documents` block); a file's summary in its
+//! summaries (paged, with the seed's `available_documents` block, and the collection's own
+//! layers, made again for a new version); a file's summary in its
 //! FileInfo, for a batch run's file and for an upload.
 
 use crate::http_common;
@@ -47,8 +48,29 @@ async fn layered_searches_summaries_and_file_summaries() {
         block.contains("- **guide.md**: Quarry installs with one command on a new machine.\n"),
         "{block}"
     );
+    // The collection's own layers: its most central abstract, and the abstracts that stand
+    // for it, the most central first, each a document's.
+    let collection = &all["collection"];
+    assert_eq!(collection["made_by"], "extractive-v1", "{collection}");
+    assert_eq!(collection["from_documents"], 61, "{collection}");
+    let (abstract_text, overview) = (
+        collection["abstract"].as_str().unwrap(),
+        collection["overview"].as_str().unwrap(),
+    );
+    let summaries: Vec<&str> = listed.iter().map(|d| d["summary"].as_str().unwrap()).collect();
+    assert!(summaries.contains(&abstract_text), "{collection}");
+    assert!(
+        overview.starts_with(abstract_text) && overview.len() > abstract_text.len(),
+        "{collection}"
+    );
+    let in_overview = summaries.iter().filter(|s| overview.contains(**s)).count();
+    assert!((2..=5).contains(&in_overview), "{in_overview} abstracts: {collection}");
     let (_, page) = server.get("/v1/collections/night/summaries?offset=2&limit=3").await;
     assert_eq!(page["documents"].as_array().unwrap()[..], listed[2..5]);
+    assert_eq!(
+        page["collection"], all["collection"],
+        "the same version's, whatever the page"
+    );
     assert_eq!((page["total"].clone(), page["offset"].clone()), (json!(61), json!(2)));
     let (status, refused) = server.get("/v1/collections/night/summaries?limit=0").await;
     assert_eq!(status, 400, "{refused}");
@@ -162,5 +184,20 @@ async fn layered_searches_summaries_and_file_summaries() {
     );
     let (_, summaries) = server.get("/v1/collections/uploads/summaries").await;
     assert_eq!(summaries["documents"][0]["summary"], summary);
+    assert_eq!(
+        (
+            &summaries["collection"]["abstract"],
+            &summaries["collection"]["from_documents"]
+        ),
+        (&json!(summary), &json!(1)),
+        "one document: its abstract is the collection's"
+    );
+    // A new version makes them again, from its own documents.
+    let owls = b"Owl notes\n\nOwls hunt small animals at night. Their ears find mice under the snow. Owls rest by day.";
+    server.upload_completed("uploads", "owls.txt", owls.to_vec()).await;
+    let (_, summaries) = server.get("/v1/collections/uploads/summaries").await;
+    assert_eq!(summaries["collection"]["from_documents"], 2, "{summaries}");
+    let overview = summaries["collection"]["overview"].as_str().unwrap();
+    assert!(overview.contains(summary) && overview.contains("Owls"), "{summaries}");
     server.stop().await;
 }

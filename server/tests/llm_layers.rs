@@ -4,8 +4,8 @@
 //! `layers_by: llm:<model>`, with at most `--llm-concurrency` requests in flight however many
 //! threads parse; a document the endpoint fails on gets the extractive layers, and
 //! the next run fetches its file again and asks again, leaving the others alone; an upload to
-//! `quarry serve --summaries llm` gets them the same way; `--summaries llm` without an endpoint
-//! does not start.
+//! `quarry serve --summaries llm` gets them the same way, and the collection's own layers
+//! from its documents' abstracts; `--summaries llm` without an endpoint does not start.
 
 use crate::http_common;
 
@@ -25,7 +25,9 @@ use quarry_indexer::snapshot::{DocumentRecord, SnapshotReader};
 use quarry_indexer::store::StoreOptions;
 use quarry_indexer::summary::Summaries;
 use quarry_server::llm::LlmSettings;
-use quarry_server::llm_summaries::{summarizer_for, ABSTRACT_PROMPT, OVERVIEW_PROMPT};
+use quarry_server::llm_summaries::{
+    summarizer_for, ABSTRACT_PROMPT, COLLECTION_ABSTRACT_PROMPT, COLLECTION_OVERVIEW_PROMPT, OVERVIEW_PROMPT,
+};
 use serde_json::{json, Value};
 
 /// What the stand-in received; while `failing`, a document that mentions "volcano" is a 500.
@@ -57,6 +59,8 @@ async fn completions(State(stand_in): State<Arc<StandIn>>, Json(body): Json<Valu
     let answer = match system {
         ABSTRACT_PROMPT => format!("  Abstract of {}.\n", opening.join(" ")),
         OVERVIEW_PROMPT => format!("Overview of {}.\n\nIt goes on.", opening.join(" ")),
+        COLLECTION_OVERVIEW_PROMPT => format!("Collection of {} documents.", document.lines().count()),
+        COLLECTION_ABSTRACT_PROMPT => format!("In short: {document}"),
         other => format!("unexpected instruction: {other}"),
     };
     Json(json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": answer } }] })).into_response()
@@ -250,6 +254,49 @@ async fn an_upload_gets_llm_layers_and_llm_summaries_need_an_endpoint() {
         summaries["documents"][0]["overview"],
         "Overview of Owls hunt at.\n\nIt goes on."
     );
+    // The collection's layers: an overview from its documents' "- name: abstract" lines,
+    // then an abstract from that overview; asked once for a version.
+    server
+        .upload_completed("notes", "bats.md", b"Bats fly at dusk. They hear their way.".to_vec())
+        .await;
+    stand_in.requests.lock().unwrap().clear();
+    let (status, summaries) = server.get("/v1/collections/notes/summaries").await;
+    assert_eq!(status, 200, "{summaries}");
+    assert_eq!(
+        summaries["collection"],
+        json!({
+            "abstract": "In short: Collection of 2 documents.",
+            "overview": "Collection of 2 documents.",
+            "made_by": "llm:stand-in",
+            "from_documents": 2,
+        })
+    );
+    let (_, again) = server.get("/v1/collections/notes/summaries?limit=1").await;
+    assert_eq!(again["collection"], summaries["collection"]);
+    let asked: Vec<Value> = stand_in.requests.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "two calls, once: {asked:?}");
+    let mut lines: Vec<&str> = asked[0]["messages"][1]["content"].as_str().unwrap().lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            "- bats.md: Abstract of Bats fly at.",
+            "- owls.md: Abstract of Owls hunt at."
+        ]
+    );
+    // An endpoint that fails leaves the extractive layers in their place.
+    stand_in.failing.store(true, Ordering::SeqCst);
+    server
+        .upload_completed(
+            "notes",
+            "volcano.md",
+            b"Lava flows from the volcano. Ash falls.".to_vec(),
+        )
+        .await;
+    let (status, summaries) = server.get("/v1/collections/notes/summaries").await;
+    assert_eq!(status, 200, "{summaries}");
+    assert_eq!(summaries["collection"]["made_by"], "extractive-v1", "{summaries}");
+    assert_eq!(summaries["collection"]["from_documents"], 3, "{summaries}");
     server.stop().await;
 
     let mut without = options(data.path());

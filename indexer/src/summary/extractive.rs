@@ -41,26 +41,9 @@ impl Summarizer for ExtractiveSummarizer {
     }
 
     fn layers(&self, sentences: &[Sentence], language: Option<StemLanguage>) -> DocumentLayers {
-        let vectors = TermVectors::of(sentences, language);
-        let chars: Vec<usize> = sentences.iter().map(|s| s.text.chars().count()).collect();
-        // A sentence said again (boilerplate, a repeated line) is a candidate once; sentences
-        // that end as sentences do go before unterminated text (headings, labels, list items).
-        let mut seen = std::collections::HashSet::new();
-        let sized: Vec<usize> = (0..sentences.len())
-            .filter(|&i| vectors.terms[i].len() >= MIN_TERMS && chars[i] <= MAX_SENTENCE_CHARS)
-            .filter(|&i| seen.insert(sentences[i].text.as_str()))
-            .collect();
-        let terminated: Vec<usize> = sized
-            .iter()
-            .copied()
-            .filter(|&i| is_terminated(&sentences[i].text))
-            .collect();
-        let candidates = if terminated.is_empty() { sized } else { terminated };
-        if candidates.is_empty() {
+        let Some(chosen) = pick(sentences, language, MAX_SENTENCE_CHARS, DOCUMENT_OVERVIEW) else {
             return fallback(sentences);
-        }
-        let centrality: Vec<f32> = (0..sentences.len()).map(|i| vectors.centrality(i)).collect();
-        let chosen = mmr(&candidates, &centrality, &vectors, &chars);
+        };
         let abstract_text = sentences[chosen[0]].text.clone();
         let mut in_order = chosen;
         in_order.sort_unstable();
@@ -75,6 +58,52 @@ impl Summarizer for ExtractiveSummarizer {
             made_by: String::new(),
         }
     }
+}
+
+/// How much an overview holds: at most `sentences` of them, and no more than `chars`
+/// characters (its first sentence always goes in).
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub sentences: usize,
+    pub chars: usize,
+}
+
+/// A document's overview: OVERVIEW_SENTENCES, OVERVIEW_CHARS.
+pub(super) const DOCUMENT_OVERVIEW: Budget = Budget {
+    sentences: OVERVIEW_SENTENCES,
+    chars: OVERVIEW_CHARS,
+};
+
+/// The sentences MMR picks among the candidates (at least MIN_TERMS distinct terms, at most
+/// `max_chars` characters, each text once, those that end as sentences do first), in the
+/// order picked, the most central first, within `budget`; None when no sentence is a
+/// candidate.
+pub(super) fn pick(
+    sentences: &[Sentence],
+    language: Option<StemLanguage>,
+    max_chars: usize,
+    budget: Budget,
+) -> Option<Vec<usize>> {
+    let vectors = TermVectors::of(sentences, language);
+    let chars: Vec<usize> = sentences.iter().map(|s| s.text.chars().count()).collect();
+    // A sentence said again (boilerplate, a repeated line) is a candidate once; sentences
+    // that end as sentences do go before unterminated text (headings, labels, list items).
+    let mut seen = std::collections::HashSet::new();
+    let sized: Vec<usize> = (0..sentences.len())
+        .filter(|&i| vectors.terms[i].len() >= MIN_TERMS && chars[i] <= max_chars)
+        .filter(|&i| seen.insert(sentences[i].text.as_str()))
+        .collect();
+    let terminated: Vec<usize> = sized
+        .iter()
+        .copied()
+        .filter(|&i| is_terminated(&sentences[i].text))
+        .collect();
+    let candidates = if terminated.is_empty() { sized } else { terminated };
+    if candidates.is_empty() {
+        return None;
+    }
+    let centrality: Vec<f32> = (0..sentences.len()).map(|i| vectors.centrality(i)).collect();
+    Some(mmr(&candidates, &centrality, &vectors, &chars, budget))
 }
 
 /// Whether `text` ends with a sentence terminal of some script (closing quotes and brackets
@@ -229,29 +258,33 @@ impl TermVectors {
     }
 }
 
-/// The candidates MMR picks, in the order picked (the most central first), until
-/// OVERVIEW_SENTENCES or OVERVIEW_CHARS; `chars[i]` is sentence `i`'s length.
-fn mmr(candidates: &[usize], centrality: &[f32], vectors: &TermVectors, chars: &[usize]) -> Vec<usize> {
+/// The candidates MMR picks, in the order picked (the most central first), within `budget`;
+/// `chars[i]` is sentence `i`'s length.
+fn mmr(candidates: &[usize], centrality: &[f32], vectors: &TermVectors, chars: &[usize], budget: Budget) -> Vec<usize> {
     let mut chosen: Vec<usize> = Vec::new();
     let mut length = 0;
     let mut left: Vec<usize> = candidates.to_vec();
     // Per candidate left, its largest similarity to a chosen sentence.
     let mut redundancy = vec![0f32; left.len()];
-    while chosen.len() < OVERVIEW_SENTENCES && !left.is_empty() {
+    while chosen.len() < budget.sentences && !left.is_empty() {
         let score = |k: usize| MMR_LAMBDA * centrality[left[k]] - (1.0 - MMR_LAMBDA) * redundancy[k];
         // The best score; ties to the earlier sentence (candidates are in document order).
         let best = (0..left.len()).fold(0, |best, k| if score(k) > score(best) { k } else { best });
         let sentence = left.remove(best);
         redundancy.remove(best);
-        if !chosen.is_empty() && length + 1 + chars[sentence] > OVERVIEW_CHARS {
-            // Too long to add; a shorter one may still fit.
-            continue;
-        }
         length += chars[sentence] + usize::from(!chosen.is_empty());
         chosen.push(sentence);
         for (k, &other) in left.iter().enumerate() {
             redundancy[k] = redundancy[k].max(vectors.similarity(sentence, other));
         }
+        // Those too long to add now never will be; shorter ones may still fit.
+        let room = budget.chars.saturating_sub(length + 1);
+        (left, redundancy) = left
+            .iter()
+            .copied()
+            .zip(redundancy.iter().copied())
+            .filter(|&(other, _)| chars[other] <= room)
+            .unzip();
     }
     chosen
 }

@@ -8,12 +8,18 @@
 //! [`Summarizer`] is the swappable part: [`ExtractiveSummarizer`] (the default) picks the
 //! document's own sentences and needs no model; [`NoSummaries`] leaves the layers empty; an
 //! LLM's (`--summaries llm`) is quarry-server's `llm_summaries`, where the LLM client is.
+//!
+//! A collection has layers of its own too, made from its documents' abstracts
+//! ([`Summarizer::collection_layers`], `collection.rs`), by the server for the snapshot it
+//! serves.
 
 mod ascii_sentences;
+mod collection;
 mod extractive;
 mod sentences;
 
-pub use extractive::ExtractiveSummarizer;
+pub use collection::{extractive_collection_layers, representative, sample, NamedAbstract, COLLECTION_SAMPLE};
+pub use extractive::{Budget, ExtractiveSummarizer};
 pub use sentences::{sentences_of, Sentence};
 
 use std::sync::Arc;
@@ -55,6 +61,13 @@ pub trait Summarizer: Send + Sync {
             .par_iter()
             .map(|document| self.layers(document.sentences, document.language))
             .collect()
+    }
+    /// The collection's own layers from its documents' abstracts, in the collection's order
+    /// (seed 003's GenerateDatasetContext), `made_by` filled: the extractive ones by default
+    /// ([`extractive_collection_layers`]); empty when no document has an abstract. Blocks
+    /// while a summarizer that waits on a service is asked.
+    fn collection_layers(&self, documents: &[NamedAbstract<'_>]) -> DocumentLayers {
+        extractive_collection_layers(documents)
     }
 }
 

@@ -201,6 +201,19 @@ fn chat_answer() -> Value {
     )
 }
 
+/// A collection's own layers (seed 003's dataset-level L0 and L1).
+fn collection_layers() -> Value {
+    object(
+        json!({
+            "abstract": { "type": "string" },
+            "overview": { "type": "string" },
+            "made_by": { "type": "string" },
+            "from_documents": { "type": "integer", "minimum": 0 },
+        }),
+        &["abstract", "overview", "made_by", "from_documents"],
+    )
+}
+
 /// One document of seed 000's summaries.
 fn summary_item() -> Value {
     object(
@@ -389,9 +402,9 @@ fn operations() -> Vec<(&'static str, &'static str, Operation)> {
         ("/v1/collections/{name}/events", "get", Operation { summary: "The collection's ingestion events (server-sent events)", body: None, answers: vec![("200", text("text/event-stream"))], query: vec![json!({ "name": "job_id", "in": "query", "required": false, "schema": { "type": "string" } })], errors: V1 }),
         ("/v1/collections/{name}/reload", "post", op("Load the collection's LATEST now", V1, ("200", object(json!({ "reloaded": { "type": "boolean" } }), &["reloaded", "collection"])))),
         ("/v1/collections/{name}/versions", "get", op("The snapshot's versions", V1, ("200", version_listing()))),
-        ("/v1/collections/{name}/summaries", "get", op("Seed 000's document summaries", V1, ("200", object(
-            json!({ "collection_name": { "type": "string" }, "total": { "type": "integer", "minimum": 0 }, "offset": { "type": "integer", "minimum": 0 }, "documents": { "type": "array", "items": summary_item() }, "available_documents": { "type": "string" } }),
-            &["collection_name", "total", "offset", "documents", "available_documents"],
+        ("/v1/collections/{name}/summaries", "get", op("Seed 000's document summaries and the collection's own layers", V1, ("200", object(
+            json!({ "collection_name": { "type": "string" }, "total": { "type": "integer", "minimum": 0 }, "offset": { "type": "integer", "minimum": 0 }, "documents": { "type": "array", "items": summary_item() }, "available_documents": { "type": "string" }, "collection": collection_layers() }),
+            &["collection_name", "total", "offset", "documents", "available_documents", "collection"],
         ))).with_query("offset", json!({ "type": "integer", "minimum": 0 })).with_query("limit", json!({ "type": "integer", "minimum": 1, "maximum": 1000 }))),
         ("/v1/collections/{name}/rollback", "post", op("Serve an earlier version", V1, ("200", object(json!({}), &["rollback", "collection"]))).with_json_body(object(
             json!({ "version": { "type": ["string", "null"] }, "verify": { "type": "boolean" }, "dry_run": { "type": "boolean" } }),

@@ -1,6 +1,7 @@
 //! Seed 000's document summaries over HTTP: each live document's one-sentence summary (its
 //! L0, made at ingest) and overview (L1), a page at a time, with the page rendered as the
-//! seed's `available_documents` block for an agent's system prompt.
+//! seed's `available_documents` block for an agent's system prompt, and the collection's own
+//! layers (seed 003's dataset-level L0 and L1, made from its documents' abstracts).
 
 use std::sync::Arc;
 
@@ -12,8 +13,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::knowledge::find;
+use crate::collection_layers::CollectionLayers;
 use crate::http::api_error::ApiError;
-use crate::registry::CollectionRegistry;
+use crate::ingest::Ingestion;
 
 /// Summaries a page holds by default, and at most.
 const DEFAULT_LIMIT: usize = 100;
@@ -28,9 +30,10 @@ pub struct SummaryPage {
 }
 
 /// `GET /v1/collections/{name}/summaries?offset=&limit=`: the live documents that have a
-/// summary, in the snapshot's order (segment by segment, by URI within one).
+/// summary, in the snapshot's order (segment by segment, by URI within one), and the
+/// collection's own layers, made by the server's summarizer.
 pub async fn list(
-    State(collections): State<Arc<CollectionRegistry>>,
+    State(ingestion): State<Arc<Ingestion>>,
     Path(name): Path<String>,
     Query(page): Query<SummaryPage>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
@@ -40,10 +43,21 @@ pub async fn list(
             "limit must be between 1 and {MAX_LIMIT}, got {limit}"
         )));
     }
-    let collection = find(&collections, &name)?;
+    let collection = find(&ingestion.collections, &name)?;
     let Some(searcher) = collection.searcher() else {
-        return Ok(Json(page_json(&name, 0, page.offset, Vec::new())));
+        return Ok(Json(page_json(
+            &name,
+            0,
+            page.offset,
+            Vec::new(),
+            &CollectionLayers::default(),
+        )));
     };
+    let collection_layers = collection
+        .collection_layers
+        .of(searcher.snapshot().clone(), ingestion.summarizer.clone(), display_name)
+        .await
+        .map_err(|e| ApiError::Internal(format!("making the collection's layers: {e}")))?;
     let snapshot = searcher.snapshot();
     let summarized = || {
         snapshot
@@ -66,7 +80,13 @@ pub async fn list(
             })
         })
         .collect();
-    Ok(Json(page_json(&name, summarized().count(), page.offset, documents)))
+    Ok(Json(page_json(
+        &name,
+        summarized().count(),
+        page.offset,
+        documents,
+        &collection_layers,
+    )))
 }
 
 /// A document's name in the listing: its file's, or for a part of a file (a JSONL line) its
@@ -79,7 +99,13 @@ fn display_name(document: &DocumentRecord) -> &str {
     }
 }
 
-fn page_json(name: &str, total: usize, offset: usize, documents: Vec<serde_json::Value>) -> serde_json::Value {
+fn page_json(
+    name: &str,
+    total: usize,
+    offset: usize,
+    documents: Vec<serde_json::Value>,
+    collection: &CollectionLayers,
+) -> serde_json::Value {
     let available = available_documents(&documents);
     json!({
         "collection_name": name,
@@ -87,6 +113,12 @@ fn page_json(name: &str, total: usize, offset: usize, documents: Vec<serde_json:
         "offset": offset,
         "documents": documents,
         "available_documents": available,
+        "collection": {
+            "abstract": collection.layers.abstract_text,
+            "overview": collection.layers.overview,
+            "made_by": collection.layers.made_by,
+            "from_documents": collection.from_documents,
+        },
     })
 }
 
