@@ -5,7 +5,8 @@
 //! fallback characters skipped). In the RTF of an Outlook message that carries HTML
 //! (`\fromhtml1`), the HTML's tags are `\*` destinations and the text it shows is read; the
 //! RTF-only runs between `\htmlrtf` and `\htmlrtf0` are left out, and a tag that is a character
-//! reference (`&amp;`, `&#8364;`) gives its character. Groups are walked with a
+//! reference (`&amp;`, `&#8364;`) gives its character. The binary data after a `\binN` (a
+//! picture's, an object's) is stepped over, its N bytes never read as RTF. Groups are walked with a
 //! counter, not recursion, so no nesting depth can overflow a stack.
 
 use encoding_rs::Encoding;
@@ -333,6 +334,14 @@ impl Reader<'_> {
                     if self.bytes.get(self.at) == Some(&b' ') {
                         self.at += 1;
                     }
+                    if name == b"bin" {
+                        // `\binN`: N bytes of binary data (a picture's, an object's), braces
+                        // and backslashes among them, never read as RTF.
+                        let length = number.unwrap_or(0).max(0) as usize;
+                        self.at = self.at.saturating_add(length).min(self.bytes.len());
+                        ignorable = false;
+                        continue;
+                    }
                     self.control(name, number, std::mem::take(&mut ignorable));
                 }
                 b'\r' | b'\n' => {}
@@ -500,6 +509,17 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(doc.blocks[0].text, "Köln");
+        // A picture's binary data, its braces and backslashes not read as RTF; a length past
+        // the end ends the file there.
+        let mut pictured = b"{\\rtf1 Before.\\par{\\pict\\pngblip\\bin12 }}}{\\par x}{}After.\\par".to_vec();
+        pictured.extend_from_slice(b"{\\*\\objdata\\bin4 \xFF\\}}}Still.\\par{\\pict\\bin2147483647 {text}");
+        let doc = AutoParser
+            .parse(&raw_for_test("pictured.rtf", pictured))
+            .unwrap()
+            .documents
+            .remove(0);
+        let paragraphs: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(paragraphs, ["Before.", "After.", "Still."]);
         let deep = format!(r"{{\rtf1 {}deep{}\par}}", "{".repeat(100_000), "}".repeat(100_000));
         assert_eq!(texts(&deep).1, ["deep"]);
         let err = AutoParser
