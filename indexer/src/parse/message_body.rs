@@ -50,9 +50,12 @@ impl<'a> Reading<'a> {
         }
     }
 
-    /// A body's paragraphs as another reader split them (an RTF body's).
-    pub fn paragraphs(&mut self, paragraphs: Vec<String>, path: &[String]) {
-        self.blocks.extend(paragraphs.into_iter().map(|p| Block::text(p, path)));
+    /// A body's blocks as another reader read them (an RTF body's paragraphs and tables).
+    pub fn blocks(&mut self, blocks: Vec<Block>, path: &[String]) {
+        self.blocks.extend(blocks.into_iter().map(|block| Block {
+            heading_path: path.to_vec(),
+            ..block
+        }));
     }
 
     /// An HTML body, through the HTML reader (its headings under `path`).

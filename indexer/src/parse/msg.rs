@@ -156,8 +156,8 @@ fn read_message(
     } else if let Some(compressed) = message.stream(RTF_COMPRESSED, BINARY) {
         // A damaged RTF body leaves the message's header and attachments.
         let rtf = compressed_rtf::decompress(&compressed).ok();
-        if let Some((_, paragraphs)) = rtf.and_then(|rtf| rtf::read(&rtf).ok()) {
-            reading.paragraphs(paragraphs, path);
+        if let Some((_, blocks)) = rtf.and_then(|rtf| rtf::read(&rtf).ok()) {
+            reading.blocks(blocks, path);
         }
     }
     let attachments = file.storages_in(message.storage);

@@ -1,4 +1,5 @@
-//! RTF (Word's and WordPad's rich text): its paragraphs as blocks, its `\info` title as the
+//! RTF (Word's and WordPad's rich text): its paragraphs as blocks, its tables as table blocks
+//! (a row a line, `\cell`s parted by " | ", as DOC's and DOCX's), its `\info` title as the
 //! title. Control words are read, not shown: the font, colour and style tables, pictures,
 //! objects, headers, footers, field instructions and every `\*` destination are left out;
 //! `\'hh` bytes are read in the document's code page (`\ansicpg`), `\uN` as Unicode (their
@@ -12,7 +13,7 @@
 use encoding_rs::Encoding;
 
 use super::legacy_encoding::windows_code_page;
-use super::{Block, Document, ParseError, Parsed};
+use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Group states kept; deeper groups share the deepest kept one's.
@@ -100,8 +101,14 @@ struct Reader<'a> {
     groups: Vec<Group>,
     depth: usize,
     encoding: &'static Encoding,
-    paragraphs: Vec<String>,
+    blocks: Vec<Block>,
     paragraph: String,
+    /// The paragraph being read is in a table (`\intbl`, until `\pard`).
+    in_table: bool,
+    /// The cells of the table row being read, and the rows of the table being read, each its
+    /// cells joined by " | ".
+    cells: Vec<String>,
+    rows: Vec<String>,
     title: String,
     /// `\'hh` bytes not yet decoded (and bytes past ASCII written as they are, in the code
     /// page, or in UTF-8 where the whole file is UTF-8), a high surrogate waiting for its low
@@ -170,9 +177,57 @@ impl Reader<'_> {
         if self.group().skipped {
             return;
         }
+        if self.in_table {
+            // A cell's paragraphs are its text, on one line.
+            self.paragraph.push(' ');
+            return;
+        }
+        self.end_table();
         let text = std::mem::take(&mut self.paragraph).trim().to_string();
         if !text.is_empty() {
-            self.paragraphs.push(text);
+            self.blocks.push(Block::text(text, &[]));
+        }
+    }
+
+    /// `\cell`: the text read since the last cell is the row's next cell.
+    fn end_cell(&mut self) {
+        self.flush();
+        if self.group().skipped {
+            return;
+        }
+        let text = std::mem::take(&mut self.paragraph);
+        self.cells.push(text.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+
+    /// `\row`: the cells read are a row of the table (text after the last cell its last).
+    fn end_row(&mut self) {
+        self.flush();
+        if self.group().skipped {
+            return;
+        }
+        if !self.paragraph.trim().is_empty() {
+            self.end_cell();
+        }
+        self.paragraph.clear();
+        let cells = std::mem::take(&mut self.cells);
+        if cells.iter().any(|cell| !cell.is_empty()) {
+            self.rows.push(cells.join(" | "));
+        }
+    }
+
+    /// The table read so far, a block of its rows, one a line (before the text after it).
+    fn end_table(&mut self) {
+        if !self.cells.is_empty() {
+            let text = std::mem::take(&mut self.paragraph);
+            self.end_row();
+            self.paragraph = text;
+        }
+        if !self.rows.is_empty() {
+            self.blocks.push(Block {
+                text: std::mem::take(&mut self.rows).join("\n"),
+                kind: ContentType::Table,
+                ..Default::default()
+            });
         }
     }
 
@@ -224,14 +279,17 @@ impl Reader<'_> {
                     self.encoding = encoding;
                 }
             }
-            b"par" | b"sect" | b"page" | b"row" => self.end_paragraph(),
+            b"par" | b"sect" | b"page" => self.end_paragraph(),
+            b"cell" | b"nestcell" => self.end_cell(),
+            b"row" | b"nestrow" => self.end_row(),
+            b"intbl" => self.in_table = true,
+            b"pard" => self.in_table = false,
             _ => {}
         }
         self.flush();
         let text = match name {
             b"line" => "\n",
             b"tab" => "\t",
-            b"cell" => " | ",
             b"emdash" => "\u{2014}",
             b"endash" => "\u{2013}",
             b"bullet" => "\u{2022}",
@@ -365,7 +423,9 @@ impl Reader<'_> {
                 }
             }
         }
+        self.in_table = false;
         self.end_paragraph();
+        self.end_table();
     }
 }
 
@@ -389,17 +449,17 @@ fn character_reference(text: &str) -> Option<String> {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let (title, paragraphs) = read(&raw.bytes)?;
+    let (title, blocks) = read(&raw.bytes)?;
     let title = match title.is_empty() {
         true => Document::stem_of(raw),
         false => title,
     };
-    let blocks = paragraphs.into_iter().map(|p| Block::text(p, &[])).collect();
     Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
 }
 
-/// An RTF text's `\info` title (empty where it has none) and its paragraphs.
-pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<String>), ParseError> {
+/// An RTF text's `\info` title (empty where it has none) and its blocks: paragraphs, and
+/// tables of a row a line.
+pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<Block>), ParseError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if !bytes.trim_ascii_start().starts_with(b"{\\rtf") {
         return Err(ParseError::Corrupt("RTF does not begin with {\\rtf".into()));
@@ -410,8 +470,11 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<String>), ParseError> {
         groups: Vec::new(),
         depth: 0,
         encoding: encoding_rs::WINDOWS_1252,
-        paragraphs: Vec::new(),
+        blocks: Vec::new(),
         paragraph: String::new(),
+        in_table: false,
+        cells: Vec::new(),
+        rows: Vec::new(),
         title: String::new(),
         pending: Vec::new(),
         raw: Vec::new(),
@@ -421,12 +484,12 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<String>), ParseError> {
         tag_text: String::new(),
     };
     reader.run();
-    Ok((reader.title.trim().to_string(), reader.paragraphs))
+    Ok((reader.title.trim().to_string(), reader.blocks))
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
+    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     fn texts(rtf: &str) -> (String, Vec<String>) {
         let doc = AutoParser
@@ -461,6 +524,39 @@ mod tests {
                 "Second bold line\nnext\tx",
                 "the link",
                 "Emoji \u{1F600} and {braces}"
+            ]
+        );
+    }
+
+    #[test]
+    fn tables_as_word_writes_them() {
+        // A header row and two rows (one cell of two paragraphs, one row's properties in a
+        // group after its cells, as Word 2003 and later write them), text after the table,
+        // then a table that ends the file without a `\row`.
+        let rtf = concat!(
+            r"{\rtf1\ansi Inspection:\par",
+            r"\trowd\cellx1000\cellx2000\cellx3000\pard\intbl Pump\cell Hours\cell Status\cell\row",
+            r"\trowd\cellx1000\pard\intbl P1\cell 1200\cell ok\cell\row",
+            r"\pard\intbl P3\cell 4410\cell seal\par worn\cell\pard\intbl{\trowd\cellx1000\row}",
+            r"\pard Replace the seal.\par",
+            r"\trowd\pard\intbl{\header{\trowd\pard\intbl left out\cell\row}}Q\cell 1\cell}",
+        );
+        let doc = AutoParser
+            .parse(&raw_for_test("table.rtf", rtf.as_bytes().to_vec()))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks: Vec<(&str, ContentType)> = doc.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
+        assert_eq!(
+            blocks,
+            [
+                ("Inspection:", ContentType::Text),
+                (
+                    "Pump | Hours | Status\nP1 | 1200 | ok\nP3 | 4410 | seal worn",
+                    ContentType::Table
+                ),
+                ("Replace the seal.", ContentType::Text),
+                ("Q | 1", ContentType::Table),
             ]
         );
     }
