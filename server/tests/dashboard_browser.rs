@@ -1,7 +1,8 @@
 //! The dashboard in a real browser: Debian's headless `chromium` driven through
 //! `chromium-driver` (the W3C WebDriver protocol, spoken here over HTTP) against a live server.
 //! A user creates a collection, uploads two files (one broken) with a tag and an owner, watches them to
-//! ready and to failed with the seed's message, searches and sees the query's words marked,
+//! ready and to failed with the seed's message, reads the collection's abstract, searches and
+//! sees the query's words marked,
 //! pages to more results, deletes the broken file through the confirmation, and serves an
 //! earlier version again. A failing step saves a screenshot under
 //! `target/dashboard-screenshots/`. scripts/browser-tools.sh installs the browser; where it
@@ -267,6 +268,16 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
             "const row = [...document.querySelectorAll('[data-documents] tr')].find(r => r.innerText.includes('tides.md')); const t = document.querySelector('[data-documents]').innerText; return row && /ocean/.test(row.innerText) && /marie/.test(row.innerText) && /broken\\.pdf/.test(t)",
         )
         .await;
+
+    // The collection's own abstract, from its one document's, its overview on hover.
+    let about = browser
+        .wait_for(
+            "the collection's abstract",
+            "const a = document.querySelector('[data-about]'); return a && !a.hidden && /moon/.test(a.textContent) ? [a.textContent, a.title] : null",
+        )
+        .await;
+    assert!(about[0].as_str().unwrap().starts_with("About: Sentence "), "{about}");
+    assert!(about[1].as_str().unwrap().contains("tide"), "{about}");
 
     // A search with its words marked, one result a page, then the next page.
     let top_k = browser.find("[data-top-k]").await.unwrap();
