@@ -51,7 +51,8 @@ impl Compression {
     }
 
     /// The inflated size `bytes` state, where they do (a gzip trailer's size of its last
-    /// member, modulo 4 GiB; a Zstandard frame header's; at least their own size): a hint only.
+    /// member, modulo 4 GiB; a Zstandard frame header's; XZ streams' indexes'; at least their
+    /// own size): a hint only.
     fn stated_size(self, bytes: &[u8]) -> Option<u64> {
         let stated = match self {
             Self::Gzip => bytes
@@ -60,7 +61,8 @@ impl Compression {
                 .filter(|_| bytes.len() >= 18)
                 .map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("four bytes")) as u64),
             Self::Zstd => zstd::zstd_safe::get_frame_content_size(bytes).ok().flatten(),
-            Self::Bzip2 | Self::Xz => None,
+            Self::Xz => super::xz_index::stated_size(bytes),
+            Self::Bzip2 => None,
         };
         stated.map(|size| size.max(bytes.len() as u64))
     }
@@ -104,20 +106,11 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
             Box::new(liblzma::read::XzDecoder::new_stream(&bytes[..], stream))
         }
     };
-    // Room for the size the stream states (a gzip trailer's, a Zstandard frame header's), or
-    // for the limit where it states none, reserved at once: a vector grown by doubling held
-    // its old and new buffers together (a 1,025 MiB bomb peaked at 3,150 MiB). Room costs
-    // address space, not memory, until written; where even that is refused, it grows.
     let room = compression
         .stated_size(bytes)
         .unwrap_or(u64::MAX)
         .min(MAX_INFLATED_BYTES + 1);
-    let mut inflated = Vec::new();
-    let _ = inflated.try_reserve_exact(room as usize);
-    decoder
-        .take(MAX_INFLATED_BYTES + 1)
-        .read_to_end(&mut inflated)
-        .map_err(damaged)?;
+    let inflated = read_reserved(decoder, room, MAX_INFLATED_BYTES).map_err(damaged)?;
     if inflated.len() as u64 > MAX_INFLATED_BYTES {
         return Err(ParseError::Inflates {
             part: format!("{} file", compression.name()),
@@ -125,6 +118,26 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
         });
     }
     Ok(Bytes::from(inflated))
+}
+
+/// `decoder` read to its end, or to `limit` + 1 bytes, into room for `room` bytes (the size
+/// the stream states: a gzip trailer's, a Zstandard frame header's, XZ indexes'; else the
+/// limit) reserved at once and, where the stream goes on past it (a size understated), room
+/// for the rest of the limit reserved at once: a vector grown by doubling held its old and
+/// new buffers together (a 1,025 MiB bomb peaked at 3,150 MiB). Room costs address space,
+/// not memory, until written; where even that is refused, the vector grows.
+fn read_reserved(decoder: impl Read, room: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut limited = decoder.take(limit + 1);
+    let mut inflated = Vec::new();
+    let _ = inflated.try_reserve_exact(room as usize);
+    (&mut limited).take(room).read_to_end(&mut inflated)?;
+    let mut next = [0u8; 1];
+    if inflated.len() as u64 == room && limited.read(&mut next)? == 1 {
+        let _ = inflated.try_reserve_exact((limit + 1).saturating_sub(room) as usize);
+        inflated.push(next[0]);
+        limited.read_to_end(&mut inflated)?;
+    }
+    Ok(inflated)
 }
 
 /// The name of the file a compressed file holds: its own without its [`EXTENSIONS`] one.
@@ -184,6 +197,28 @@ pub(super) mod fixtures {
 mod tests {
     use super::fixtures::{bzip2, gzip, xz};
     use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
+
+    #[test]
+    fn a_size_understated_takes_one_more_reservation_not_doublings() {
+        let data: Vec<u8> = (0..5_000u32).map(|i| i as u8).collect();
+        let read = super::read_reserved(&data[..], 5_000, 10_000).unwrap();
+        assert_eq!(
+            (read.len(), read.capacity()),
+            (5_000, 5_000),
+            "as stated: room for it alone"
+        );
+        let read = super::read_reserved(&data[..], 100, 10_000).unwrap();
+        assert_eq!(read, data);
+        assert!(
+            read.capacity() >= 10_001,
+            "the rest of the limit at once: {}",
+            read.capacity()
+        );
+        let read = super::read_reserved(&data[..], 100, 1_000).unwrap();
+        assert_eq!(read.len(), 1_001, "the limit and one byte past it");
+        let xzed = xz(&data);
+        assert_eq!(super::stated_inflated_size(&xzed), 5_000, "an XZ file states its size");
+    }
 
     #[test]
     fn a_compressed_file_is_read_as_the_file_it_holds() {

@@ -49,6 +49,7 @@ mod xlsx;
 mod xlsx_dates;
 mod xlsx_formats;
 mod xlsx_numbers;
+mod xz_index;
 mod zip_reader;
 
 pub use archive::stated_contents_size;
