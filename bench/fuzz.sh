@@ -32,7 +32,7 @@ seed() { # seed TARGET: a few small valid inputs to start from
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
 # (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below; 11 .zip, 12 .tar,
-# 13 .tgz).
+# 13 .tgz, 14 .txz, 15 .tbz2).
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -75,18 +75,21 @@ package(11, "seed-zip", {
     "notes/rivers.txt": "Rivers run dry.",
     "notes/rivers.md": "# Rivers\n\nThey run dry.",
 })
-def tar(pick, name, files, gzipped):
-    import gzip, tarfile
+def tar(pick, name, files, compression):
+    import bz2, gzip, lzma, tarfile
     data = io.BytesIO()
     with tarfile.open(fileobj=data, mode="w", format=tarfile.GNU_FORMAT) as t:
         for path, text in files.items():
             info = tarfile.TarInfo(path)
             info.size = len(text.encode())
             t.addfile(info, io.BytesIO(text.encode()))
-    body = gzip.compress(data.getvalue()) if gzipped else data.getvalue()
+    compress = {"": bytes, "gz": gzip.compress, "xz": lzma.compress, "bz2": bz2.compress}[compression]
+    body = compress(data.getvalue())
     open(name, "wb").write(bytes([pick]) + body)
-tar(12, "seed-tar", {"notes/rivers.txt": "Rivers run dry.", "notes/" + "long" * 40 + ".md": "# Rivers"}, False)
-tar(13, "seed-tgz", {"notes/rivers.txt": "Rivers run dry."}, True)
+tar(12, "seed-tar", {"notes/rivers.txt": "Rivers run dry.", "notes/" + "long" * 40 + ".md": "# Rivers"}, "")
+tar(13, "seed-tgz", {"notes/rivers.txt": "Rivers run dry."}, "gz")
+tar(14, "seed-txz", {"notes/rivers.txt": "Rivers run dry."}, "xz")
+tar(15, "seed-tbz2", {"notes/rivers.md": "# Rivers\n\nThey run dry."}, "bz2")
 package(6, "seed-odp", {
     "mimetype": "application/vnd.oasis.opendocument.presentation",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:presentation><draw:page><draw:frame presentation:class="title"><draw:text-box><text:p>Rivers</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>They run dry.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation></office:body></office:document-content>',
@@ -105,6 +108,7 @@ PY
                 printf '\x01# Rivers\n\n## Drought\n\nThey run dry.\n' > "$corpus/seed-md"
                 printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16"
                 printf '\x02{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}{\\info{\\title Rivers}}Caf\\'"'"'e9 \\u8364? {\\*\\generator x}dry\\par}' > "$corpus/seed-rtf"
+                printf '\x02{\\rtf1 Rivers\\par\\trowd\\pard\\intbl River\\cell Flow\\cell\\row\\pard\\intbl Rhine\\cell 2\\par low\\cell\\row{\\pict\\bin4 {}}\\}}\\pard dry\\par}' > "$corpus/seed-rtf-table"
                 { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
                 { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
