@@ -111,6 +111,7 @@ pub fn read_folder(folder: &Path) -> anyhow::Result<Vec<RawDocument>> {
                 bytes: bytes.into(),
                 etag: None,
                 source: "file".into(),
+                content_type: None,
             })
         })
         .collect()

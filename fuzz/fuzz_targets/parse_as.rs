@@ -12,6 +12,7 @@ pub fn parse_as(file_name: &str, data: &[u8]) {
         etag: None,
         size: data.len() as u64,
         source: "memory".into(),
+        content_type: None,
     };
     // A refusal is a fine answer; only a crash, a hang or memory past the limit is a finding.
     let _ = AutoParser.parse(&raw);

@@ -1,6 +1,7 @@
 //! End to end on real parts: an msmarco-5k slice (plus broken files) indexed into a local
 //! folder and, through a real S3 API (moto_server on loopback), from S3 into S3. Checks
-//! counts, failures, checksums, and that the embeddings read back are those of the texts.
+//! counts, failures, checksums, and that the embeddings read back are those of the texts; an
+//! S3 object's text read in the charset its Content-Type declares.
 
 use crate::common;
 
@@ -309,6 +310,44 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     assert!(
         readme.len() == 1 && readme[0].contains("incrementally"),
         "only the new readme is live: {readme:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_s3_objects_declared_charset_reads_its_text() {
+    let server = common::S3Server::start("quarry-charset");
+    let store = StoreOptions {
+        s3_endpoint: Some(server.endpoint.clone()),
+    };
+    let docs_uri = format!("s3://{}/notes", server.bucket);
+    let docs = open_location(&docs_uri, &store, false).unwrap();
+    // Mac OS Roman, which no guess gives ("ß" and "ö" would read as "§" and "š"), and says so
+    // in its Content-Type.
+    let (mac, _, _) = encoding_rs::MACINTOSH.encode("Die Straße zum Kai öffnet um sechs.");
+    let declared = object_store::PutOptions {
+        attributes: object_store::Attributes::from_iter([(
+            object_store::Attribute::ContentType,
+            object_store::AttributeValue::from("text/plain; charset=macintosh"),
+        )]),
+        ..Default::default()
+    };
+    docs.store
+        .put_opts(&docs.child("kai.txt"), PutPayload::from(mac.into_owned()), declared)
+        .await
+        .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut run = options(&docs_uri, out.path().to_str().unwrap());
+    run.source_options.store = store.clone();
+    let report = run_with_embedder(run, common::embedder()).await.unwrap();
+    assert_eq!(report.documents_indexed, 1, "{:#?}", report.failures);
+    let reader = SnapshotReader::open(out.path().to_str().unwrap(), &StoreOptions::default())
+        .await
+        .unwrap();
+    let chunks = reader.read_chunks().await.unwrap().0;
+    assert!(
+        chunks[0].text.contains("Die Straße zum Kai öffnet"),
+        "{}",
+        chunks[0].text
     );
 }
 

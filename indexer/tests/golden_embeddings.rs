@@ -300,6 +300,7 @@ fn chunker_ids_embed_like_a_fresh_tokenization() {
                     bytes: text.clone().into_bytes().into(),
                     etag: None,
                     source: "memory".into(),
+                    content_type: None,
                 };
                 let (documents, failures) = parse_and_chunk(&raw, settings);
                 assert!(failures.is_empty(), "{failures:?}");

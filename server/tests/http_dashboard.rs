@@ -257,6 +257,7 @@ async fn a_file_reports_its_progress_batch_by_batch() {
         bytes: bytes.into(),
         etag: None,
         source: "upload".into(),
+        content_type: None,
     };
     let seen = Mutex::new(Vec::new());
     let record = |at: StageProgress| seen.lock().unwrap().push(at);

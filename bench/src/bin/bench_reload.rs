@@ -136,6 +136,7 @@ async fn main() -> anyhow::Result<()> {
             bytes: text.into_bytes().into(),
             etag: None,
             source: "upload".into(),
+            content_type: None,
         };
         let (documents, failures) = parse_and_chunk(&raw, &settings);
         anyhow::ensure!(failures.is_empty(), "{failures:?}");

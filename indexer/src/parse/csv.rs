@@ -1,12 +1,12 @@
 //! CSV and TSV: one table block per row, content_type "table", the header line carried
 //! with every row so every chunk starts with it.
 
-use super::text::decode_text;
+use super::text::decode_raw_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseError> {
-    let text = decode_text(&raw.bytes)?;
+    let text = decode_raw_text(raw)?;
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .flexible(true)

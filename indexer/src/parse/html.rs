@@ -5,7 +5,7 @@
 use scraper::{ElementRef, Html, Node, Selector};
 
 use super::legacy_encoding::declared_in_html;
-use super::text::decode_text_declared;
+use super::text::{declared_by_source, decode_text_declared};
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -210,7 +210,9 @@ pub(super) fn read_page(text: &str) -> Page {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text_declared(&raw.bytes, declared_in_html(&raw.bytes))?;
+    // The source's charset before the page's own, as the HTML standard has a transport's.
+    let declared = declared_by_source(raw).or_else(|| declared_in_html(&raw.bytes));
+    let text = decode_text_declared(&raw.bytes, declared)?;
     let page = read_page(&text);
     let title = page
         .title

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::text::decode_text;
+use super::text::decode_raw_text;
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -104,7 +104,7 @@ fn flattened_document(raw: &RawDocument, uri: String, value: &Value, content: &[
 }
 
 pub(super) fn parse_json(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text(&raw.bytes)?;
+    let text = decode_raw_text(raw)?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| ParseError::Corrupt(format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
     let records: Option<Vec<Document>> = match &value {
@@ -130,7 +130,7 @@ pub(super) fn parse_json(raw: &RawDocument) -> Result<Parsed, ParseError> {
 }
 
 pub(super) fn parse_jsonl(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text(&raw.bytes)?;
+    let text = decode_raw_text(raw)?;
     let mut parsed = Parsed::default();
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;

@@ -108,6 +108,13 @@ pub(super) fn declared_in_html(bytes: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
+/// The encoding a media type names in its `charset` (`text/plain; charset=ISO-8859-5`, as an
+/// S3 object's `Content-Type` may), where it names an ASCII-compatible one.
+pub(super) fn declared_in_content_type(content_type: &str) -> Option<&'static Encoding> {
+    charset_in(content_type.to_ascii_lowercase().as_bytes())
+        .filter(|encoding| *encoding != UTF_16LE && *encoding != UTF_16BE && *encoding != X_USER_DEFINED)
+}
+
 /// The encoding a `<meta>` tag's attributes (lower-cased) name after `charset=`, if known.
 fn charset_in(attributes: &[u8]) -> Option<&'static Encoding> {
     let mut rest = attributes;

@@ -3,7 +3,7 @@
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser as MdParser, Tag, TagEnd};
 
-use super::text::decode_text;
+use super::text::decode_raw_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -38,7 +38,7 @@ fn level_index(level: HeadingLevel) -> usize {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text(&raw.bytes)?;
+    let text = decode_raw_text(raw)?;
     let (front_matter, body) = split_front_matter(&text);
     let mut headings: Vec<(usize, String)> = Vec::new();
     let mut blocks: Vec<Block> = Vec::new();

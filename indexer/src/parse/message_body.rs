@@ -84,6 +84,7 @@ impl<'a> Reading<'a> {
             bytes: Bytes::copy_from_slice(bytes),
             etag: None,
             source: self.raw.source.clone(),
+            content_type: None,
         };
         match AutoParser.parse(&attached) {
             Ok(parsed) => {

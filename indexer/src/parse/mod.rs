@@ -193,5 +193,6 @@ pub(crate) fn raw_for_test(name: &str, bytes: impl Into<bytes::Bytes>) -> RawDoc
         bytes,
         etag: None,
         source: "memory".into(),
+        content_type: None,
     }
 }

@@ -3,13 +3,25 @@
 
 use encoding_rs::Encoding;
 
-use super::legacy_encoding::{decode_iso_2022_jp, decode_legacy};
+use super::legacy_encoding::{declared_in_content_type, decode_iso_2022_jp, decode_legacy};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Decodes text bytes, or says exactly why they are not text.
+#[cfg(test)]
 pub(crate) fn decode_text(bytes: &[u8]) -> Result<String, ParseError> {
     decode_text_declared(bytes, None)
+}
+
+/// A file's text ([`decode_text_declared`]) in the encoding its source declared, if any (the
+/// `charset` of its `Content-Type`).
+pub(crate) fn decode_raw_text(raw: &RawDocument) -> Result<String, ParseError> {
+    decode_text_declared(&raw.bytes, declared_by_source(raw))
+}
+
+/// The encoding a file's source declared for it (the `charset` of its `Content-Type`).
+pub(crate) fn declared_by_source(raw: &RawDocument) -> Option<&'static Encoding> {
+    raw.content_type.as_deref().and_then(declared_in_content_type)
 }
 
 /// [`decode_text`], where bytes that are not UTF-8 (and have no byte order mark) are read in
@@ -75,7 +87,7 @@ fn decode_utf16(bytes: &[u8], read: fn([u8; 2]) -> u16) -> Result<String, ParseE
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_text(&raw.bytes)?;
+    let text = decode_raw_text(raw)?;
     let title = Document::stem_of(raw);
     Ok(Parsed::one(Document::from_raw(
         raw,
@@ -97,6 +109,44 @@ mod tests {
         );
         assert_eq!(decode_text(b"   \n "), Err(ParseError::Empty));
         assert!(matches!(decode_text(b"a\0b"), Err(ParseError::Binary(_))));
+    }
+
+    #[test]
+    fn a_charset_the_source_declares_is_the_encoding_of_text_that_is_not_utf8() {
+        // Mac OS Roman, which no guess gives: "ß" and "ö" would read as "§" and "š".
+        let (mac, _, _) = encoding_rs::MACINTOSH.encode("Die Straße zum Kai öffnet um sechs.");
+        let with = |name: &str, bytes: &[u8], content_type: Option<&str>| {
+            let raw = RawDocument {
+                content_type: content_type.map(str::to_string),
+                ..raw_for_test(name, bytes.to_vec())
+            };
+            AutoParser
+                .parse(&raw)
+                .unwrap()
+                .documents
+                .remove(0)
+                .blocks
+                .remove(0)
+                .text
+        };
+        let text = "Die Straße zum Kai öffnet um sechs.";
+        assert_eq!(with("pier.txt", &mac, Some("text/plain; charset=\"macintosh\"")), text);
+        assert_ne!(with("pier.txt", &mac, None), text, "guessed otherwise");
+        assert_ne!(
+            with("pier.txt", &mac, Some("text/plain; charset=utf-16")),
+            text,
+            "a charset that is not ASCII-compatible is not taken"
+        );
+        // A page's own charset gives way to its source's, as to a transport's.
+        let mut page = b"<html><head><meta charset=\"windows-1252\"></head><body><p>".to_vec();
+        page.extend_from_slice(&mac);
+        page.extend_from_slice(b"</p></body></html>");
+        assert_eq!(with("pier.html", &page, Some("text/html;charset=x-mac-roman")), text);
+        // UTF-8 stays UTF-8 whatever is declared.
+        assert_eq!(
+            with("pier.md", "Grüße".as_bytes(), Some("text/markdown; charset=iso-8859-5")),
+            "Grüße"
+        );
     }
 
     #[test]

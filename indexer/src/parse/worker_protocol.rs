@@ -25,6 +25,8 @@ struct RequestHeader {
     etag: Option<String>,
     size: u64,
     source: String,
+    #[serde(default)]
+    content_type: Option<String>,
     /// The format the parent chose (from the file's name and bytes, or a mailbox's message).
     format: Format,
 }
@@ -98,6 +100,7 @@ pub(super) fn write_request(output: &mut impl Write, raw: &RawDocument, format: 
         etag: raw.etag.clone(),
         size: raw.size,
         source: raw.source.clone(),
+        content_type: raw.content_type.clone(),
         format,
     };
     let header = serde_json::to_vec(&header).map_err(json_error)?;
@@ -124,6 +127,7 @@ pub(super) fn read_request(input: &mut impl Read) -> io::Result<Option<(RawDocum
         etag: header.etag,
         size: header.size,
         source: header.source,
+        content_type: header.content_type,
     };
     Ok(Some((raw, header.format)))
 }

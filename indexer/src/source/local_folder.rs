@@ -253,6 +253,7 @@ impl Folder {
             bytes: Bytes::from(bytes),
             etag: Some(etag(&meta)),
             source: "file".into(),
+            content_type: None,
         })
     }
 }

@@ -38,6 +38,9 @@ pub struct RawDocument {
     pub size: u64,
     /// `file`, `s3` or `memory`.
     pub source: String,
+    /// The media type the source gave the file, where it gave one (an S3 object's
+    /// `Content-Type`): a `charset` in it is the encoding a text that is not UTF-8 is read in.
+    pub content_type: Option<String>,
 }
 
 impl RawDocument {
@@ -51,6 +54,7 @@ impl RawDocument {
             bytes,
             etag: self.etag.clone(),
             source: self.source.clone(),
+            content_type: None,
         }
     }
 }

@@ -85,6 +85,10 @@ impl Source for ObjectStoreSource {
                 .await
                 .map_err(|e| IndexerError::store(&entry.uri, e))?;
             let etag = result.meta.e_tag.clone();
+            let content_type = result
+                .attributes
+                .get(&object_store::Attribute::ContentType)
+                .map(|value| value.to_string());
             let bytes = result.bytes().await.map_err(|e| IndexerError::store(&entry.uri, e))?;
             Ok(RawDocument {
                 uri: entry.uri.clone(),
@@ -93,6 +97,7 @@ impl Source for ObjectStoreSource {
                 bytes,
                 etag,
                 source: self.location.scheme.to_string(),
+                content_type,
             })
         }
         .boxed()

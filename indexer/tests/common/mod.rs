@@ -150,6 +150,7 @@ pub async fn publish_online(
         bytes: text.to_string().into_bytes().into(),
         etag: None,
         source: "upload".into(),
+        content_type: None,
     };
     let (documents, failures) = parse_and_chunk(&raw, &settings);
     assert!(failures.is_empty(), "{failures:?}");

@@ -141,6 +141,7 @@ async fn ingest_document(
         bytes: text.into_bytes().into(),
         etag: None,
         source: source.clone(),
+        content_type: None,
     };
     let worker = state.clone();
     let ProcessedFile {

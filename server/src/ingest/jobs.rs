@@ -400,6 +400,7 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
             bytes: bytes.into(),
             etag: None,
             source: "upload".into(),
+            content_type: None,
         };
         state.jobs.update(&job_id, |job| {
             job.metadata
