@@ -24,8 +24,9 @@ pub(crate) fn declared_by_source(raw: &RawDocument) -> Option<&'static Encoding>
     raw.content_type.as_deref().and_then(declared_in_content_type)
 }
 
-/// [`decode_text`], where bytes that are not UTF-8 (and have no byte order mark) are read in
-/// the encoding the document declares, if it declares one ([`decode_legacy`]).
+/// Decodes text bytes, or says exactly why they are not text; bytes that are not UTF-8 (and
+/// have no byte order mark) are read in the encoding declared for them, if any
+/// ([`decode_legacy`]).
 pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encoding>) -> Result<String, ParseError> {
     if bytes.is_empty() {
         return Err(ParseError::Empty);
