@@ -21,7 +21,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use quarry_indexer::index::analysis::StemLanguage;
 use quarry_indexer::summary::{
-    extractive_collection_layers, representative, sample, Budget, DocumentLayers, DocumentSentences,
+    extractive_collection_layers, representative, sampled, Budget, DocumentLayers, DocumentSentences,
     ExtractiveSummarizer, NamedAbstract, Sentence, Summaries, Summarizer,
 };
 use serde_json::{json, Map, Value};
@@ -190,7 +190,7 @@ fn prompt_text(sentences: &[Sentence]) -> String {
 /// documents (of an even sample of it), the most central first, at most
 /// [`COLLECTION_PROMPT_DOCUMENTS`] of them and [`PROMPT_INPUT_LIMIT`] characters.
 fn collection_prompt_lines(documents: &[NamedAbstract<'_>]) -> String {
-    let sampled: Vec<NamedAbstract<'_>> = sample(documents.len()).into_iter().map(|i| documents[i]).collect();
+    let sampled = sampled(documents);
     let budget = Budget {
         sentences: COLLECTION_PROMPT_DOCUMENTS,
         chars: PROMPT_INPUT_LIMIT,

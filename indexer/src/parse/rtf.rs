@@ -489,14 +489,19 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<Block>), ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{raw_for_test, AutoParser, ContentType, Document, ParseError, Parser};
 
-    fn texts(rtf: &str) -> (String, Vec<String>) {
-        let doc = AutoParser
-            .parse(&raw_for_test("letter.rtf", rtf.as_bytes().to_vec()))
+    /// The one document of an RTF file of these bytes.
+    fn document(bytes: impl Into<Vec<u8>>) -> Document {
+        AutoParser
+            .parse(&raw_for_test("letter.rtf", bytes.into()))
             .unwrap()
             .documents
-            .remove(0);
+            .remove(0)
+    }
+
+    fn texts(rtf: &str) -> (String, Vec<String>) {
+        let doc = document(rtf);
         (doc.title, doc.blocks.into_iter().map(|b| b.text).collect())
     }
 
@@ -541,11 +546,7 @@ mod tests {
             r"\pard Replace the seal.\par",
             r"\trowd\pard\intbl{\header{\trowd\pard\intbl left out\cell\row}}Q\cell 1\cell}",
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("table.rtf", rtf.as_bytes().to_vec()))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document(rtf);
         let blocks: Vec<(&str, ContentType)> = doc.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
         assert_eq!(
             blocks,
@@ -599,21 +600,12 @@ mod tests {
         // Bytes past ASCII written as they are: UTF-8 where the file is, else the code page.
         assert_eq!(texts("{\\rtf1\\ansi Köln \\'e9\\par}").1, ["Köln é"]);
         let latin1 = b"{\\rtf1\\ansi K\xF6ln\\par}".to_vec();
-        let doc = AutoParser
-            .parse(&raw_for_test("old.rtf", latin1))
-            .unwrap()
-            .documents
-            .remove(0);
-        assert_eq!(doc.blocks[0].text, "Köln");
+        assert_eq!(document(latin1).blocks[0].text, "Köln");
         // A picture's binary data, its braces and backslashes not read as RTF; a length past
         // the end ends the file there.
         let mut pictured = b"{\\rtf1 Before.\\par{\\pict\\pngblip\\bin12 }}}{\\par x}{}After.\\par".to_vec();
         pictured.extend_from_slice(b"{\\*\\objdata\\bin4 \xFF\\}}}Still.\\par{\\pict\\bin2147483647 {text}");
-        let doc = AutoParser
-            .parse(&raw_for_test("pictured.rtf", pictured))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document(pictured);
         let paragraphs: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(paragraphs, ["Before.", "After.", "Still."]);
         let deep = format!(r"{{\rtf1 {}deep{}\par}}", "{".repeat(100_000), "}".repeat(100_000));

@@ -25,9 +25,14 @@ pub struct NamedAbstract<'a> {
     pub text: &'a str,
 }
 
+/// At most [`COLLECTION_SAMPLE`] of the documents, evenly spaced from the first.
+pub fn sampled<'a>(documents: &[NamedAbstract<'a>]) -> Vec<NamedAbstract<'a>> {
+    sample(documents.len()).into_iter().map(|i| documents[i]).collect()
+}
+
 /// The places of at most [`COLLECTION_SAMPLE`] of `count` documents, evenly spaced from the
 /// first.
-pub fn sample(count: usize) -> Vec<usize> {
+fn sample(count: usize) -> Vec<usize> {
     if count <= COLLECTION_SAMPLE {
         return (0..count).collect();
     }
@@ -59,7 +64,7 @@ pub fn representative(documents: &[NamedAbstract<'_>], budget: Budget) -> Vec<us
 /// The extractive layers of a collection of these documents (see the module's doc), made by
 /// [`ExtractiveSummarizer`]; empty when none has an abstract.
 pub fn extractive_collection_layers(documents: &[NamedAbstract<'_>]) -> DocumentLayers {
-    let sampled: Vec<NamedAbstract<'_>> = sample(documents.len()).into_iter().map(|i| documents[i]).collect();
+    let sampled = sampled(documents);
     let chosen = representative(&sampled, DOCUMENT_OVERVIEW);
     let Some(&first) = chosen.first() else {
         return DocumentLayers::default();

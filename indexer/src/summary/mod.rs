@@ -18,7 +18,7 @@ mod collection;
 mod extractive;
 mod sentences;
 
-pub use collection::{extractive_collection_layers, representative, sample, NamedAbstract, COLLECTION_SAMPLE};
+pub use collection::{extractive_collection_layers, representative, sampled, NamedAbstract, COLLECTION_SAMPLE};
 pub use extractive::{Budget, ExtractiveSummarizer};
 pub use sentences::{sentences_of, Sentence};
 
