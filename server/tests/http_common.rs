@@ -135,6 +135,31 @@ impl ApiClient {
                 reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_string()),
             );
         }
+        self.upload_form(collection, form, key).await
+    }
+
+    /// Uploads one file whose part declares `content_type` (`text/plain; charset=...`).
+    pub async fn upload_typed(
+        &self,
+        collection: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        content_type: &str,
+    ) -> (u16, serde_json::Value) {
+        let part = reqwest::multipart::Part::bytes(bytes)
+            .file_name(name.to_string())
+            .mime_str(content_type)
+            .unwrap();
+        self.upload_form(collection, reqwest::multipart::Form::new().part("files", part), None)
+            .await
+    }
+
+    async fn upload_form(
+        &self,
+        collection: &str,
+        form: reqwest::multipart::Form,
+        key: Option<&str>,
+    ) -> (u16, serde_json::Value) {
         let mut request = self
             .client
             .post(self.url(&format!("/v1/collections/{collection}/documents")))

@@ -593,6 +593,13 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         .await;
     let job_id = submitted["job_id"].as_str().unwrap().to_string();
     server.wait_job(&job_id).await;
+    // Mac OS Roman, which no guess gives: the part's charset is how its text is read.
+    let ferry = "Die Fähre über den Fluß fährt stündlich.";
+    let (_, typed) = server
+        .upload_typed("kept", "ferry.txt", mac_roman(ferry), "text/plain; charset=macintosh")
+        .await;
+    let typed = server.wait_job(typed["job_id"].as_str().unwrap()).await;
+    assert_eq!(typed["status"], "completed", "{typed}");
     let (_, rag) = server
         .post(
             "/api/rag/ingest",
@@ -605,11 +612,8 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
     let pending_id = "resumed-job";
     let upload_dir = data.path().join("uploads").join(pending_id);
     std::fs::create_dir_all(&upload_dir).unwrap();
-    std::fs::write(
-        upload_dir.join("file-resumed"),
-        "# Birds\n\nBirds migrate south in winter.",
-    )
-    .unwrap();
+    let birds = "Birds migrate south in winter. Die Vögel ziehen über die Straße nach Süden.";
+    std::fs::write(upload_dir.join("file-resumed"), mac_roman(birds)).unwrap();
     let pending = IngestionJobStatus {
         job_id: pending_id.into(),
         status: JobState::Processing,
@@ -618,12 +622,12 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         completed_at: None,
         total_files: 1,
         processed_files: 0,
-        file_details: vec![FileProgress { file_id: "file-resumed".into(), file_name: "birds.md".into(), status: FileStatus::Ingesting, progress_percent: 10.0, error_message: None, chunks_created: 0 }],
+        file_details: vec![FileProgress { file_id: "file-resumed".into(), file_name: "birds.txt".into(), status: FileStatus::Ingesting, progress_percent: 10.0, error_message: None, chunks_created: 0 }],
         collection_name: "kept".into(),
         backend: "quarry".into(),
         error_message: None,
         // The upload's tags and owner, as `submit` records them.
-        metadata: json!({ "uploads": [{ "file_id": "file-resumed", "file_name": "birds.md", "size": 40, "tags": ["wildlife"], "user_id": "ana" }] }).as_object().cloned().unwrap(),
+        metadata: json!({ "uploads": [{ "file_id": "file-resumed", "file_name": "birds.txt", "size": 76, "tags": ["wildlife"], "user_id": "ana", "content_type": "text/plain; charset=macintosh" }] }).as_object().cloned().unwrap(),
         progress_percent: 0.0,
         is_terminal: false,
     };
@@ -651,6 +655,13 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         )
         .await;
     assert_eq!(result["chunks"][0]["file_name"], "cats.md");
+    let (_, result) = server
+        .post(
+            "/v1/collections/kept/search",
+            json!({ "query": "ferry every hour", "filters": { "file_name": ["ferry.txt"] } }),
+        )
+        .await;
+    assert_eq!(result["chunks"][0]["content"], ferry, "{result}");
     let (_, found) = server.post("/api/rag/search", json!({ "query": "dogs walking" })).await;
     assert_eq!(found["results"][0]["metadata"]["documentId"], rag["documentId"]);
 
@@ -663,8 +674,12 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         )
         .await;
     assert_eq!(
-        result["chunks"][0]["file_name"], "birds.md",
+        result["chunks"][0]["file_name"], "birds.txt",
         "resumed with its upload's tags"
+    );
+    assert_eq!(
+        result["chunks"][0]["content"], birds,
+        "resumed with its upload's charset"
     );
     for (user, found) in [("ana", 1), ("ben", 0)] {
         let (_, result) = server
@@ -680,6 +695,11 @@ async fn a_restart_keeps_everything_and_resumes_unfinished_jobs() {
         );
     }
     server.stop().await;
+}
+
+/// `text` in Mac OS Roman.
+fn mac_roman(text: &str) -> Vec<u8> {
+    encoding_rs::MACINTOSH.encode(text).0.into_owned()
 }
 
 /// A job the process stopped in while parsing one of its files: at the next start that file

@@ -24,12 +24,14 @@ const ONE_CONTROL_IN: usize = 50;
 
 /// `bytes` (without a byte order mark; not valid UTF-8), decoded: in `declared` where given
 /// (an ASCII-compatible encoding), else as UTF-8 with its bad sequences replaced where valid
-/// UTF-8 characters outnumber them, else in the likeliest legacy encoding.
+/// UTF-8 characters outnumber them, else in the likeliest legacy encoding. A declared UTF-8 is
+/// no declaration here: the bytes already say it is wrong (a Windows-1252 page with
+/// `<meta charset="utf-8">`, a client that labels every upload UTF-8).
 pub(super) fn decode_legacy(bytes: &[u8], declared: Option<&'static Encoding>) -> Result<String, ParseError> {
     let encoding = match declared {
-        Some(encoding) => encoding,
-        None if mostly_utf8(bytes) => UTF_8,
-        None => guess(bytes),
+        Some(encoding) if encoding != UTF_8 => encoding,
+        _ if mostly_utf8(bytes) => UTF_8,
+        _ => guess(bytes),
     };
     let (text, _) = encoding.decode_without_bom_handling(bytes);
     let (looked_at, controls) = text
@@ -219,6 +221,14 @@ mod tests {
         let bytes = encoded("windows-1251", text);
         assert_eq!(decode_legacy(&bytes, Some(encoding_rs::WINDOWS_1251)).unwrap(), text);
         assert_ne!(decode_legacy(&bytes, Some(encoding_rs::KOI8_R)).unwrap(), text);
+        // A declared UTF-8 the bytes are not is guessed past, as if undeclared.
+        assert_eq!(decode_legacy(&bytes, Some(UTF_8)).unwrap(), text);
+        let stray = [
+            "Grüße aus Köln — 東京もよろしく. A UTF-8 file, with a line pasted from elsewhere".as_bytes(),
+            b" and its one Latin-1 byte: caf\xe9.",
+        ]
+        .concat();
+        assert!(decode_legacy(&stray, Some(UTF_8)).unwrap().ends_with("caf\u{FFFD}."));
     }
 
     #[test]

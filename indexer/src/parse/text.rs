@@ -143,6 +143,15 @@ mod tests {
         page.extend_from_slice(&mac);
         page.extend_from_slice(b"</p></body></html>");
         assert_eq!(with("pier.html", &page, Some("text/html;charset=x-mac-roman")), text);
+        // A page or source that says UTF-8 of bytes that are not is guessed past: Windows-1252
+        // here (a page saved in an editor's code page under a template's `<meta charset>`).
+        let (latin, _, _) = encoding_rs::WINDOWS_1252.encode("Die Straße zum Kai öffnet um sechs, für alle Fähren.");
+        let mut page = b"<html><head><meta charset=\"utf-8\"></head><body><p>".to_vec();
+        page.extend_from_slice(&latin);
+        page.extend_from_slice(b"</p></body></html>");
+        let expected = "Die Straße zum Kai öffnet um sechs, für alle Fähren.";
+        assert_eq!(with("pier.html", &page, None), expected);
+        assert_eq!(with("pier.txt", &latin, Some("text/plain; charset=UTF-8")), expected);
         // UTF-8 stays UTF-8 whatever is declared.
         assert_eq!(
             with("pier.md", "Grüße".as_bytes(), Some("text/markdown; charset=iso-8859-5")),

@@ -232,6 +232,7 @@ pub async fn upload_documents(
             }
             continue;
         };
+        let content_type = field.content_type().map(str::to_string);
         let bytes = match field.bytes().await {
             Ok(bytes) => bytes,
             Err(e) => {
@@ -256,6 +257,7 @@ pub async fn upload_documents(
             size: bytes.len() as u64,
             tags: Vec::new(),
             user_id: None,
+            content_type,
         });
     }
     if uploads.is_empty() {

@@ -127,8 +127,9 @@ async fn upload(
                 if file.is_some() {
                     return Err(ApiError::field("file", "send one file per upload"));
                 }
+                let content_type = field.content_type().map(str::to_string);
                 let bytes = field.bytes().await.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-                file = Some((file_name, bytes));
+                file = Some((file_name, bytes, content_type));
             }
             ("name", None) => name = Some(field.text().await.map_err(|e| ApiError::BadRequest(e.body_text()))?),
             ("tags", None) => {
@@ -142,7 +143,7 @@ async fn upload(
             _ => {}
         }
     }
-    let (file_name, bytes) = file.ok_or_else(|| {
+    let (file_name, bytes, content_type) = file.ok_or_else(|| {
         ApiError::field(
             "file",
             "file is required: a multipart field named 'file' with a filename",
@@ -166,6 +167,7 @@ async fn upload(
         size: bytes.len() as u64,
         tags: tags.clone(),
         user_id,
+        content_type,
     };
     match submit(&state, &collection, job_id, vec![upload], None) {
         Ok(Submitted::New(_)) => {}

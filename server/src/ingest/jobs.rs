@@ -112,6 +112,9 @@ pub struct Upload {
     pub tags: Vec<String>,
     /// The user its documents belong to (the upload's `user_id` field; `metadata.user_id`).
     pub user_id: Option<String>,
+    /// The media type its multipart part declared (`text/plain; charset=koi8-r`): its `charset`
+    /// is the encoding a text that is not UTF-8 is read in, as an S3 object's `Content-Type`.
+    pub content_type: Option<String>,
 }
 
 pub fn uploads_dir(state: &Ingestion, job_id: &str) -> PathBuf {
@@ -169,7 +172,7 @@ pub fn submit(
         backend: "quarry".into(),
         error_message: None,
         metadata: {
-            let mut metadata = serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags, "user_id": u.user_id})).collect::<Vec<_>>() })
+            let mut metadata = serde_json::json!({ "uploads": uploads.iter().map(|u| serde_json::json!({"file_id": u.file_id, "file_name": u.file_name, "size": u.size, "tags": u.tags, "user_id": u.user_id, "content_type": u.content_type})).collect::<Vec<_>>() })
                 .as_object()
                 .cloned()
                 .unwrap_or_default();
@@ -400,7 +403,7 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
             bytes: bytes.into(),
             etag: None,
             source: "upload".into(),
-            content_type: None,
+            content_type: upload.content_type.clone(),
         };
         state.jobs.update(&job_id, |job| {
             job.metadata
@@ -591,6 +594,7 @@ pub async fn resume(state: &Arc<Ingestion>) {
                 size: std::fs::metadata(dir.join(&f.file_id)).map(|m| m.len()).unwrap_or(0),
                 tags: serde_json::from_value(recorded(&f.file_id, "tags")).unwrap_or_default(),
                 user_id: serde_json::from_value(recorded(&f.file_id, USER_ID_KEY)).unwrap_or_default(),
+                content_type: serde_json::from_value(recorded(&f.file_id, "content_type")).unwrap_or_default(),
             })
             .collect();
         tracing::info!(
