@@ -7,7 +7,7 @@
 
 use mail_parser::{Address, Message, MessageParser, MimeHeaders, PartType};
 
-use super::message_body::Reading;
+use super::message_body::{Envelope, Reading};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -25,6 +25,27 @@ fn addresses(address: Option<&Address>) -> Option<String> {
         .filter(|a| !a.is_empty())
         .collect();
     (!listed.is_empty()).then(|| listed.join(", "))
+}
+
+/// The addresses of a header, as the metadata keeps them.
+fn address_list(address: Option<&Address>) -> Vec<String> {
+    let listed = address.into_iter().flat_map(|a| a.iter());
+    listed.filter_map(|a| Envelope::address(a.address()?)).collect()
+}
+
+/// A message's envelope: who sent it (the first `From`), to whom, when, its `Message-ID`.
+fn envelope_of(message: &Message) -> Envelope {
+    let sender = message.from().and_then(|from| from.first());
+    Envelope {
+        from: sender.and_then(|a| Envelope::address(a.address()?)),
+        from_name: sender.and_then(|a| a.name()).map(str::to_string),
+        to: address_list(message.to()),
+        cc: address_list(message.cc()),
+        date: message
+            .date()
+            .and_then(|date| chrono::DateTime::from_timestamp(date.to_timestamp(), 0)),
+        message_id: message.message_id().map(str::to_string),
+    }
 }
 
 /// One message's header block, bodies and attachments, under `path`.
@@ -76,6 +97,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .filter(|s| !s.is_empty())
         .map_or_else(untitled, str::to_string);
     let mut reading = Reading::new(raw);
+    reading.envelope(envelope_of(&message));
     read_message(&mut reading, &message, std::slice::from_ref(&title), 0);
     Ok(reading.finish(title))
 }
@@ -117,6 +139,28 @@ mod tests {
                 ("Die Dichtung von Pumpe 3 ist verschlissen.", forwarded.clone(), text),
                 ("Bitte Ersatzteil bestellen.", forwarded, text),
             ]
+        );
+        // Its envelope, for filters (the forwarded message's is not the message's): addresses
+        // lower-cased, the time in UTC so that times sort as strings.
+        let envelope = serde_json::json!({
+            "from": "hanako@example.jp",
+            "from_name": "Sato Hanako",
+            "to": ["team@example.com", "ops@example.com"],
+            "cc": ["lead@example.com"],
+            "date": "2026-11-03T00:30:00Z",
+        });
+        assert_eq!(serde_json::Value::Object(doc.metadata.clone()), envelope);
+        let envelope_only = b"Message-ID: <A1.x@Mail.Example.com>\nFrom: Ops <OPS@Example.com>\nTo: Ana\nDate: Tue, 1 Dec 2026 22:00:00 -0800\nSubject: pier\n\nOpen at six.";
+        let noted = AutoParser.parse(&raw_for_test("note.eml", &envelope_only[..])).unwrap();
+        assert_eq!(
+            serde_json::Value::Object(noted.documents[0].metadata.clone()),
+            serde_json::json!({
+                "from": "ops@example.com",
+                "from_name": "Ops",
+                "date": "2026-12-02T06:00:00Z",
+                "message_id": "A1.x@Mail.Example.com",
+            }),
+            "a recipient without an address is left out"
         );
         // The locked attachment fails alone, named; the picture is no document and is left out.
         assert_eq!(

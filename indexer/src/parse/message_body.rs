@@ -5,10 +5,56 @@
 //! listed as the message's failed item, one that is no document (a picture) left out.
 
 use bytes::Bytes;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value};
 
 use super::html::read_page;
 use super::{AutoParser, Block, Document, ItemFailure, Parsed, Parser};
 use crate::source::RawDocument;
+
+/// A message's fields a search filters by, kept in its document's metadata: `from` (the
+/// sender's address), `from_name`, `to` and `cc` (lists of addresses; addresses lower-cased),
+/// `date` (in UTC, `2026-11-03T00:30:00Z`: times in one zone sort as strings in time order, as
+/// the filters' `$gte` and `$lt` compare them) and `message_id`. Those it has no value for are
+/// left out.
+#[derive(Debug, Default)]
+pub(super) struct Envelope {
+    pub from: Option<String>,
+    pub from_name: Option<String>,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub date: Option<DateTime<Utc>>,
+    pub message_id: Option<String>,
+}
+
+impl Envelope {
+    /// An address as the metadata keeps it: trimmed and lower-cased; none where it holds no `@`
+    /// (an Exchange directory name, a display name).
+    pub fn address(address: &str) -> Option<String> {
+        let address = address.trim().trim_start_matches('<').trim_end_matches('>');
+        address.contains('@').then(|| address.to_lowercase())
+    }
+
+    fn into_metadata(self) -> Map<String, Value> {
+        let text = |value: Option<String>| value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let list = |values: Vec<String>| (!values.is_empty()).then(|| Value::from(values));
+        [
+            ("from", text(self.from).map(Value::from)),
+            ("from_name", text(self.from_name).map(Value::from)),
+            ("to", list(self.to)),
+            ("cc", list(self.cc)),
+            (
+                "date",
+                self.date
+                    .map(|date| Value::from(date.to_rfc3339_opts(SecondsFormat::Secs, true))),
+            ),
+            ("message_id", text(self.message_id).map(Value::from)),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_string(), value?)))
+        .collect()
+    }
+}
 
 /// What a message is read into.
 pub(super) struct Reading<'a> {
@@ -16,6 +62,7 @@ pub(super) struct Reading<'a> {
     raw: &'a RawDocument,
     blocks: Vec<Block>,
     failures: Vec<ItemFailure>,
+    metadata: Map<String, Value>,
 }
 
 impl<'a> Reading<'a> {
@@ -25,7 +72,13 @@ impl<'a> Reading<'a> {
             raw,
             blocks: Vec::new(),
             failures: Vec::new(),
+            metadata: Map::new(),
         }
+    }
+
+    /// The message's own envelope (not a forwarded message's), for its document's metadata.
+    pub fn envelope(&mut self, envelope: Envelope) {
+        self.metadata = envelope.into_metadata();
     }
 
     /// The block of who sent the message, to whom and when: its fields that have a value.
@@ -68,8 +121,10 @@ impl<'a> Reading<'a> {
 
     /// The message's document, titled `title`, and its failed attachments.
     pub fn finish(self, title: String) -> Parsed {
+        let mut document = Document::from_raw(self.raw, title, self.blocks);
+        document.metadata = self.metadata;
         Parsed {
-            documents: vec![Document::from_raw(self.raw, title, self.blocks)],
+            documents: vec![document],
             failures: self.failures,
         }
     }

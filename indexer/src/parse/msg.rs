@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use super::compound_file::{u16_at, u32_at, CompoundFile, Storage, ROOT_STORAGE};
 use super::compressed_rtf;
 use super::legacy_encoding::windows_code_page;
-use super::message_body::Reading;
+use super::message_body::{Envelope, Reading};
 use super::rtf;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -37,6 +37,10 @@ const SENDER_SMTP: u16 = 0x5D01;
 const DISPLAY_CC: u16 = 0x0E03;
 const DISPLAY_TO: u16 = 0x0E04;
 const DELIVERY_TIME: u16 = 0x0E06;
+const RECIPIENT_TYPE: u16 = 0x0C15;
+const INTERNET_MESSAGE_ID: u16 = 0x1035;
+const EMAIL_ADDRESS: u16 = 0x3003;
+const SMTP_ADDRESS: u16 = 0x39FE;
 const BODY: u16 = 0x1000;
 const RTF_COMPRESSED: u16 = 0x1009;
 const HTML: u16 = 0x1013;
@@ -111,12 +115,49 @@ impl<'f, 'a> Properties<'f, 'a> {
         (!text.is_empty()).then_some(text)
     }
 
-    /// A time property as RFC 3339 (UTC).
-    fn time(&self, id: u16) -> Option<String> {
+    /// A time property.
+    fn time(&self, id: u16) -> Option<chrono::DateTime<chrono::Utc>> {
         let ticks = u64::from_le_bytes(self.fixed(id, TIME)?.try_into().ok()?);
         let seconds = i64::try_from(ticks / 10_000_000).ok()? - FILETIME_TO_UNIX_SECONDS;
-        let time = chrono::DateTime::from_timestamp(seconds, 0)?;
-        Some(time.to_rfc3339())
+        chrono::DateTime::from_timestamp(seconds, 0)
+    }
+
+    /// When the message was sent (else delivered).
+    fn sent(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.time(CLIENT_SUBMIT_TIME).or_else(|| self.time(DELIVERY_TIME))
+    }
+}
+
+/// The file's message's envelope: the sender's SMTP address (or its address, where that is
+/// one), its recipients' from their storages (`__recip_version1.0_#n`: To where the type says
+/// 1 or nothing, Cc where it says 2; Bcc left out), when it was sent, its Internet message id.
+fn envelope_of(file: &CompoundFile, message: &Properties) -> Envelope {
+    let (mut to, mut cc) = (Vec::new(), Vec::new());
+    for (_, storage) in file
+        .storages_in(message.storage)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("__recip_version1.0_#"))
+    {
+        let recipient = Properties::read(file, storage, 8);
+        let address = [SMTP_ADDRESS, EMAIL_ADDRESS]
+            .into_iter()
+            .find_map(|id| Envelope::address(&recipient.string(id)?));
+        let kind = recipient.fixed(RECIPIENT_TYPE, INTEGER).and_then(|v| u32_at(v, 0));
+        match (address, kind) {
+            (Some(address), None | Some(1)) => to.push(address),
+            (Some(address), Some(2)) => cc.push(address),
+            _ => {}
+        }
+    }
+    Envelope {
+        from: [SENDER_SMTP, SENDER_EMAIL]
+            .into_iter()
+            .find_map(|id| Envelope::address(&message.string(id)?)),
+        from_name: message.string(SENDER_NAME),
+        to,
+        cc,
+        date: message.sent(),
+        message_id: message.string(INTERNET_MESSAGE_ID),
     }
 }
 
@@ -137,10 +178,7 @@ fn read_message(
         ("From", sender),
         ("To", message.string(DISPLAY_TO)),
         ("Cc", message.string(DISPLAY_CC)),
-        (
-            "Date",
-            message.time(CLIENT_SUBMIT_TIME).or_else(|| message.time(DELIVERY_TIME)),
-        ),
+        ("Date", message.sent().map(|time| time.to_rfc3339())),
     ];
     reading.header(fields, path);
     let html = || {
@@ -199,6 +237,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let message = Properties::read(&file, ROOT_STORAGE, 32);
     let title = message.string(SUBJECT).unwrap_or_else(|| Document::stem_of(raw));
     let mut reading = Reading::new(raw);
+    reading.envelope(envelope_of(&file, &message));
     let mut read = HashSet::from([ROOT_STORAGE]);
     read_message(&mut reading, &file, message, std::slice::from_ref(&title), 0, &mut read);
     Ok(reading.finish(title))
@@ -237,6 +276,12 @@ mod tests {
         );
         assert!(parsed.failures.is_empty());
         assert_eq!(detect_format("upload", OUTER).unwrap(), Format::Msg);
+        // Its envelope, for filters: the recipient from its storage, the time in UTC; the
+        // attached item's recipient is not the message's.
+        assert_eq!(
+            serde_json::Value::Object(doc.metadata.clone()),
+            serde_json::json!({ "to": ["outer@foo.bar"], "date": "2016-11-15T23:29:05Z" })
+        );
     }
 
     /// Outlook's compressed RTF body, read where a message has no plain-text or HTML one: the

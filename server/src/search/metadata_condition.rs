@@ -80,10 +80,13 @@ impl Condition {
         Ok(Self::All(all))
     }
 
-    /// Does a document's value for the key (`None`: it has none) meet the condition?
+    /// Does a document's value for the key (`None`: it has none) meet the condition? A list
+    /// (a message's `to`, a record's list of authors) meets it where the list itself or any of
+    /// its items does, and `$ne` / `$nin` where neither it nor any item is the value, as
+    /// MongoDB and Qdrant read a list.
     pub fn holds(&self, actual: Option<&Value>) -> bool {
         let operators = match self {
-            Self::Equals(wanted) => return actual.is_some_and(|actual| equal(actual, wanted)),
+            Self::Equals(wanted) => return actual.is_some_and(|actual| any_of(actual, |v| equal(v, wanted))),
             Self::All(operators) => operators,
         };
         let in_list = |actual: &Value, list: &Value| {
@@ -92,19 +95,26 @@ impl Condition {
         };
         operators.iter().all(|(operator, operand)| match (operator, actual) {
             (Operator::Exists, actual) => operand.as_bool() == Some(actual.is_some()),
-            (Operator::Ne, actual) => !actual.is_some_and(|actual| equal(actual, operand)),
-            (Operator::Nin, actual) => !actual.is_some_and(|actual| in_list(actual, operand)),
+            (Operator::Ne, actual) => !actual.is_some_and(|actual| any_of(actual, |v| equal(v, operand))),
+            (Operator::Nin, actual) => !actual.is_some_and(|actual| any_of(actual, |v| in_list(v, operand))),
             (_, None) => false,
-            (Operator::Eq, Some(actual)) => equal(actual, operand),
-            (Operator::In, Some(actual)) => in_list(actual, operand),
-            (Operator::Gt, Some(actual)) => compare(actual, operand) == Some(Ordering::Greater),
-            (Operator::Gte, Some(actual)) => {
-                matches!(compare(actual, operand), Some(Ordering::Greater | Ordering::Equal))
-            }
-            (Operator::Lt, Some(actual)) => compare(actual, operand) == Some(Ordering::Less),
-            (Operator::Lte, Some(actual)) => matches!(compare(actual, operand), Some(Ordering::Less | Ordering::Equal)),
+            (Operator::Eq, Some(actual)) => any_of(actual, |v| equal(v, operand)),
+            (Operator::In, Some(actual)) => any_of(actual, |v| in_list(v, operand)),
+            (Operator::Gt, Some(actual)) => any_of(actual, |v| compare(v, operand) == Some(Ordering::Greater)),
+            (Operator::Gte, Some(actual)) => any_of(actual, |v| {
+                matches!(compare(v, operand), Some(Ordering::Greater | Ordering::Equal))
+            }),
+            (Operator::Lt, Some(actual)) => any_of(actual, |v| compare(v, operand) == Some(Ordering::Less)),
+            (Operator::Lte, Some(actual)) => any_of(actual, |v| {
+                matches!(compare(v, operand), Some(Ordering::Less | Ordering::Equal))
+            }),
         })
     }
+}
+
+/// Whether `test` holds for a value, or for any item of a list.
+fn any_of(actual: &Value, test: impl Fn(&Value) -> bool) -> bool {
+    test(actual) || actual.as_array().is_some_and(|items| items.iter().any(test))
 }
 
 /// Equality that lets a string match a number or boolean written the same way (the CLI's
@@ -193,6 +203,35 @@ mod tests {
         assert!(
             holds(Some(&json!({ "a": 1 })), &json!({ "a": 1 })),
             "an object without operators is a value"
+        );
+    }
+
+    #[test]
+    fn a_list_meets_a_condition_where_any_item_does() {
+        let to = json!(["team@example.com", "ops@example.com"]);
+        assert!(holds(Some(&to), &json!("ops@example.com")));
+        assert!(
+            holds(Some(&to), &json!(["team@example.com", "ops@example.com"])),
+            "the list itself"
+        );
+        assert!(!holds(Some(&to), &json!("hr@example.com")));
+        assert!(holds(
+            Some(&to),
+            &json!({ "$in": ["hr@example.com", "ops@example.com"] })
+        ));
+        assert!(
+            !holds(Some(&to), &json!({ "$ne": "ops@example.com" })),
+            "an item is the value"
+        );
+        assert!(holds(Some(&to), &json!({ "$nin": ["hr@example.com"] })));
+        assert!(!holds(
+            Some(&to),
+            &json!({ "$nin": ["hr@example.com", "team@example.com"] })
+        ));
+        let years = json!([2019, 2024]);
+        assert!(holds(Some(&years), &json!({ "$gte": 2024 })) && !holds(Some(&years), &json!({ "$gt": 2024 })));
+        assert!(
+            !holds(Some(&json!([])), &json!({ "$in": ["x"] })) && holds(Some(&json!([])), &json!({ "$exists": true }))
         );
     }
 
