@@ -166,6 +166,13 @@ pub(crate) fn failures_of(parsed: &Parsed) -> Vec<(&str, &str)> {
         .collect()
 }
 
+/// The blocks' texts of the one document a file parses into, for tests to compare.
+#[cfg(test)]
+pub(crate) fn block_texts_of(name: &str, bytes: impl Into<bytes::Bytes>) -> Vec<String> {
+    let mut parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
+    parsed.documents.remove(0).blocks.into_iter().map(|b| b.text).collect()
+}
+
 /// A paged document's blocks as (text, page, heading path, kind), for tests to compare.
 #[cfg(test)]
 pub(crate) fn paged_outline_of(document: &Document) -> Vec<(&str, Option<u32>, Vec<&str>, ContentType)> {

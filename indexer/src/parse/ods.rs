@@ -10,7 +10,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_name, PartReader};
 use super::opendocument::{count_attribute, is_left_out, local_attribute, open_content, push_inline};
-use super::spreadsheet::{row_text, sheet_blocks, MAX_PADDED_COLUMNS};
+use super::spreadsheet::{row_text, sheet_blocks, MergedDown, MAX_PADDED_COLUMNS};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -69,6 +69,11 @@ struct Sheet {
     date: Option<String>,
     stored: Option<String>,
     cell_repeats: usize,
+    /// The current row (1-based; a repeated row counts its repeats) and the rows the current
+    /// cell spans; values merged down a column, given in each row they span.
+    row_number: u32,
+    row_span: u32,
+    merged: MergedDown,
 }
 
 impl Sheet {
@@ -95,6 +100,7 @@ impl Sheet {
     fn start_row(&mut self, element: &BytesStart) {
         self.cells.clear();
         self.column = 0;
+        self.row_number = self.row_number.saturating_add(self.row_repeats.max(1) as u32);
         self.row_repeats = repeated(element, b"number-rows-repeated");
     }
 
@@ -104,6 +110,8 @@ impl Sheet {
         self.date = date_value(element);
         self.stored = stored_value(element);
         self.cell_repeats = repeated(element, b"number-columns-repeated");
+        let span = count_attribute(element, b"number-rows-spanned").unwrap_or(1);
+        self.row_span = u32::try_from(span).unwrap_or(u32::MAX);
     }
 
     fn end_paragraph(&mut self) {
@@ -127,6 +135,10 @@ impl Sheet {
         if text.is_empty() {
             return Ok(());
         }
+        if self.row_span > 1 {
+            let last = self.row_number.saturating_add(self.row_span - 1);
+            self.merged.starting(last, start, &text);
+        }
         let end = self.column.min(MAX_PADDED_COLUMNS.max(start + 1));
         for column in start..end {
             spend(budget, text.len() + 2, part)?;
@@ -137,6 +149,7 @@ impl Sheet {
 
     /// The row ends: its text, as many times as it is repeated (an empty row, none).
     fn end_row(&mut self, budget: &mut usize, part: &str) -> Result<(), ParseError> {
+        self.merged.fill(self.row_number, &mut self.cells);
         let text = row_text(&mut self.cells);
         if text.is_empty() {
             return Ok(());
@@ -232,7 +245,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 #[cfg(test)]
 mod tests {
     use crate::parse::opendocument::fixtures::opendocument;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     fn cell(text: &str) -> String {
         format!("<table:table-cell><text:p>{text}</text:p></table:table-cell>")
@@ -240,6 +253,35 @@ mod tests {
 
     fn ods(body: &str, title: Option<&str>) -> Vec<u8> {
         opendocument("spreadsheet", body, title)
+    }
+
+    #[test]
+    fn a_value_spanning_rows_reads_with_each_row_it_spans() {
+        let spanned = |text: &str, rows: u32| {
+            format!(
+                r#"<table:table-cell table:number-rows-spanned="{rows}"><text:p>{text}</text:p></table:table-cell>"#
+            )
+        };
+        let row = |cells: &[String]| format!("<table:table-row>{}</table:table-row>", cells.concat());
+        let covered = "<table:covered-table-cell/>".to_string();
+        let body = [
+            r#"<table:table table:name="Absatz">"#.to_string(),
+            row(&[cell("Region"), cell("Stadt"), cell("Stück")]),
+            row(&[spanned("Nord", 3), cell("Hamburg"), cell("12")]),
+            // A repeated row counts as the rows it stands for.
+            format!(
+                r#"<table:table-row table:number-rows-repeated="2">{covered}{}{}</table:table-row>"#,
+                cell("Bremen"),
+                cell("9")
+            ),
+            row(&[cell(""), cell("Kiel"), cell("4")]),
+            "</table:table>".to_string(),
+        ]
+        .concat();
+        assert_eq!(
+            block_texts_of("absatz.ods", ods(&body, None)),
+            ["Nord, Hamburg, 12", "Nord, Bremen, 9", "Nord, Bremen, 9", ", Kiel, 4"]
+        );
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! sheet's name, cells joined by `, ` in their columns' places, the sheet's first row carried
 //! with every other row as its header (as CSV's).
 
+use std::collections::HashSet;
+
 use super::{Block, ContentType};
 
 /// Columns a row is laid out over with its empty cells in place; cells further right follow
@@ -49,5 +51,112 @@ pub(super) fn sheet_blocks(name: String, rows: Vec<String>, blocks: &mut Vec<Blo
             ..Default::default()
         }),
         (None, _) => {}
+    }
+}
+
+/// Merged ranges a sheet holds at most; more are left out.
+const MAX_MERGED_RANGES: usize = 4096;
+/// Steps (a range looked at for a row) and bytes of filled-in text a sheet's merged ranges may
+/// take; past either, the rows below are read as they are.
+const MERGED_STEPS: usize = 50_000_000;
+const MERGED_FILL_BYTES: usize = 16 << 20;
+
+/// Cells merged down a column (a category written once beside the rows it spans, as
+/// spreadsheets lay out groups): the value of a merged range's first cell is given again in its
+/// column in each row below it that the range spans and that has no value there, so each row
+/// reads with it (`Nord, Hamburg, 12` and `Nord, Bremen, 9`, not `, Bremen, 9`). A range over
+/// several columns gives it in its first column only: a title merged across a sheet's width is
+/// not repeated along its row.
+#[derive(Default)]
+pub(super) struct MergedDown {
+    /// (first row, last row, column), by first row; those of one row are left out.
+    ranges: Vec<(u32, u32, usize)>,
+    next: usize,
+    /// The ranges the rows being read are in: (last row, column, the value given).
+    active: Vec<(u32, usize, String)>,
+    /// Ranges taken as their first rows were read ([`Self::starting`]).
+    started: usize,
+    steps: usize,
+    filled_bytes: usize,
+}
+
+impl MergedDown {
+    /// `ranges`: (first row, last row, first column) of each merged range, in any order.
+    pub fn new(ranges: impl IntoIterator<Item = (u32, u32, usize)>) -> Self {
+        let mut ranges: Vec<(u32, u32, usize)> = ranges
+            .into_iter()
+            .filter(|(first, last, _)| last > first)
+            .take(MAX_MERGED_RANGES)
+            .collect();
+        ranges.sort_unstable();
+        Self {
+            ranges,
+            ..Default::default()
+        }
+    }
+
+    /// A range met at its first cell, whose `value` goes down `column` to row `last` (an
+    /// OpenDocument cell's `number-rows-spanned`).
+    pub fn starting(&mut self, last: u32, column: usize, value: &str) {
+        if self.started < MAX_MERGED_RANGES {
+            self.started += 1;
+            self.active.push((last, column, value.to_string()));
+        }
+    }
+
+    /// Row `row`'s cells (column, text), with the values of the ranges above it added where it
+    /// has none; rows must come in order.
+    pub fn fill(&mut self, row: u32, cells: &mut Vec<(usize, String)>) {
+        if self.steps > MERGED_STEPS || self.filled_bytes > MERGED_FILL_BYTES {
+            return;
+        }
+        self.active.retain(|(last, _, _)| *last >= row);
+        while let Some(&(first, last, column)) = self.ranges.get(self.next) {
+            if first > row {
+                break;
+            }
+            self.next += 1;
+            // A range whose first row had no value there (or was not read) gives nothing.
+            let value = (first == row)
+                .then(|| cells.iter().find(|(c, _)| *c == column))
+                .flatten();
+            if let Some((_, value)) = value {
+                self.active.push((last, column, value.clone()));
+            }
+        }
+        if self.active.is_empty() {
+            return;
+        }
+        self.steps += cells.len() + self.active.len();
+        let mut present: HashSet<usize> = cells.iter().map(|(column, _)| *column).collect();
+        for (_, column, value) in &self.active {
+            if present.insert(*column) {
+                self.filled_bytes += value.len();
+                cells.push((*column, value.clone()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_ranges_are_bounded_in_count_and_in_the_text_they_add() {
+        // 5,000 ranges down to the last row, each with a 1,000-byte value: the first 4,096 are
+        // kept, and rows stop being filled once 16 MiB were added (four rows of them).
+        let mut merged = MergedDown::new((0..5000).map(|column| (1, u32::MAX, column)));
+        let mut first: Vec<(usize, String)> = (0..5000).map(|column| (column, "x".repeat(1000))).collect();
+        merged.fill(1, &mut first);
+        assert_eq!(first.len(), 5000, "the first row keeps its own cells");
+        let filled: Vec<usize> = (2..10)
+            .map(|row| {
+                let mut cells = Vec::new();
+                merged.fill(row, &mut cells);
+                cells.len()
+            })
+            .collect();
+        assert_eq!(filled, [4096, 4096, 4096, 4096, 4096, 0, 0, 0]);
     }
 }

@@ -12,7 +12,7 @@
 
 use super::compound_file::{u16_at, u32_at, CompoundFile};
 use super::property_set::summary_title;
-use super::spreadsheet::{row_text, sheet_blocks};
+use super::spreadsheet::{row_text, sheet_blocks, MergedDown};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -38,6 +38,7 @@ const MULRK: u16 = 0x00BD;
 const BOOLERR: u16 = 0x0205;
 const FORMULA: u16 = 0x0006;
 const STRING: u16 = 0x0207;
+const MERGEDCELLS: u16 = 0x00E5;
 const BIFF8: u16 = 0x0600;
 
 fn corrupt(what: impl Into<String>) -> ParseError {
@@ -267,7 +268,8 @@ fn globals(stream: &[u8]) -> Result<Globals, ParseError> {
 }
 
 /// One sheet's non-empty rows, in order, its cells' text spent from `budget`: its records
-/// from `at` to its EOF record, or to `end` (where the next sheet begins).
+/// from `at` to its EOF record, or to `end` (where the next sheet begins). A value merged down
+/// a column is given in each row of its range ([`MergedDown`]).
 fn sheet_rows(
     stream: &[u8],
     globals: &Globals,
@@ -295,6 +297,8 @@ fn sheet_rows(
     }
     // A formula whose cached result is a string: the STRING record after it holds it.
     let mut string_result_of: Option<(u16, u16)> = None;
+    // Merged ranges (first row, last row, first column).
+    let mut merged_ranges: Vec<(u32, u32, usize)> = Vec::new();
     while let Some(record) = records.next() {
         let data = record.data;
         let (row, column, style) = (u16_at(data, 0), u16_at(data, 2), u16_at(data, 4));
@@ -359,6 +363,18 @@ fn sheet_rows(
                 }
                 _ => {}
             },
+            MERGEDCELLS => {
+                // A count, then each range's first and last row and first and last column.
+                let listed = data.get(2..).unwrap_or(&[]).chunks_exact(8);
+                merged_ranges.extend(listed.filter_map(|range| {
+                    Some((
+                        u32::from(u16_at(range, 0)?),
+                        u32::from(u16_at(range, 2)?),
+                        usize::from(u16_at(range, 4)?),
+                    ))
+                }));
+                continue;
+            }
             STRING => {
                 let mut rest = with_continues(record, &mut records);
                 if let (Some((row, column)), Some(text)) = (string_result_of.take(), rest.string(2)) {
@@ -378,12 +394,14 @@ fn sheet_rows(
         }
     }
     cells.sort_by_key(|(row, column, _)| (*row, *column));
+    let mut merged = MergedDown::new(merged_ranges);
     let mut rows = Vec::new();
     let mut row_cells: Vec<(usize, String)> = Vec::new();
     let mut cells = cells.into_iter().peekable();
     while let Some((row, column, text)) = cells.next() {
         row_cells.push((usize::from(column), text));
         if cells.peek().is_none_or(|(next, _, _)| *next != row) {
+            merged.fill(u32::from(row), &mut row_cells);
             let text = row_text(&mut row_cells);
             if !text.is_empty() {
                 rows.push(text);
@@ -484,6 +502,46 @@ mod tests {
         [&kind.to_le_bytes()[..], &(data.len() as u16).to_le_bytes(), data].concat()
     }
 
+    /// A cell showing shared string `string`.
+    fn label(row: u16, column: u16, string: u32) -> Vec<u8> {
+        let data = [
+            &row.to_le_bytes()[..],
+            &column.to_le_bytes(),
+            &[0, 0],
+            &string.to_le_bytes(),
+        ]
+        .concat();
+        record(LABELSST, &data)
+    }
+
+    /// A workbook stream of one sheet, S: BOF, its BOUNDSHEET, `strings` (an SST and its
+    /// CONTINUEs), EOF; then the sheet's BOF, `cells`, EOF. With where the sheet begins.
+    fn one_sheet(strings: &[Vec<u8>], cells: &[Vec<u8>]) -> (Vec<u8>, usize) {
+        let mut head = [
+            record(BOF, &[0, 6, 5, 0]),
+            record(BOUNDSHEET, &[0, 0, 0, 0, 0, 0, 1, 0, b'S']),
+        ]
+        .concat();
+        head.extend(strings.concat());
+        head.extend(record(EOF, &[]));
+        let sheet_at = head.len();
+        head[8 + 4..8 + 8].copy_from_slice(&(sheet_at as u32).to_le_bytes());
+        let stream = [head, record(BOF, &[0, 6, 0x10, 0]), cells.concat(), record(EOF, &[])].concat();
+        (stream, sheet_at)
+    }
+
+    /// Sheet S's rows, with the whole budget for its cells' text.
+    fn rows_of((stream, sheet_at): &(Vec<u8>, usize)) -> Result<Vec<String>, ParseError> {
+        let read = globals(stream).unwrap();
+        sheet_rows(
+            stream,
+            &read,
+            "S",
+            (*sheet_at, stream.len()),
+            &mut MAX_CELL_TEXT_BYTES.clone(),
+        )
+    }
+
     #[test]
     fn cells_naming_one_long_string_past_the_budget_fail_and_a_password_is_encrypted() {
         // A shared string of 8,000 characters (in a record and its CONTINUE), named by 20,000
@@ -491,35 +549,11 @@ mod tests {
         let long = "x".repeat(8000);
         let sst = [&[1u8, 0, 0, 0, 1, 0, 0, 0, 0x40, 0x1F, 0][..], &long.as_bytes()[..4000]].concat();
         let continued = [&[0u8][..], &long.as_bytes()[4000..]].concat();
-        let mut head = [
-            record(BOF, &[0, 6, 5, 0]),
-            record(BOUNDSHEET, &[0, 0, 0, 0, 0, 0, 1, 0, b'S']),
-            record(SST, &sst),
-            record(CONTINUE, &continued),
-            record(EOF, &[]),
-        ]
-        .concat();
-        let sheet_at = head.len() as u32;
-        head[8 + 4..8 + 8].copy_from_slice(&sheet_at.to_le_bytes());
-        let mut stream = [head, record(BOF, &[0, 6, 0x10, 0])].concat();
-        for row in 0..20_000u16 {
-            stream.extend(record(
-                LABELSST,
-                &[&row.to_le_bytes()[..], &[0, 0, 0, 0], &[0, 0, 0, 0]].concat(),
-            ));
-        }
-        stream.extend(record(EOF, &[]));
-        let read = globals(&stream).unwrap();
-        assert_eq!(read.strings, [long]);
-        let error = sheet_rows(
-            &stream,
-            &read,
-            "S",
-            (sheet_at as usize, stream.len()),
-            &mut MAX_CELL_TEXT_BYTES.clone(),
-        );
+        let cells: Vec<Vec<u8>> = (0..20_000u16).map(|row| label(row, 0, 0)).collect();
+        let workbook = one_sheet(&[record(SST, &sst), record(CONTINUE, &continued)], &cells);
+        assert_eq!(globals(&workbook.0).unwrap().strings, [long]);
         assert_eq!(
-            error.unwrap_err().to_string(),
+            rows_of(&workbook).unwrap_err().to_string(),
             "XLS sheet S's cells: more than 128 MiB once inflated (a compression bomb, or too large a document); the file is skipped"
         );
         // LibreOffice's workbook with its first record after BOF made a FILEPASS.
@@ -531,6 +565,34 @@ mod tests {
         locked[bof + 20..bof + 22].copy_from_slice(&FILEPASS.to_le_bytes());
         let error = AutoParser.parse(&raw_for_test("locked.xls", locked)).unwrap_err();
         assert_eq!(error, ParseError::Encrypted("XLS".into()));
+    }
+
+    #[test]
+    fn a_value_merged_down_a_column_reads_with_each_row_it_spans() {
+        let words = ["Nord", "Hamburg", "Bremen", "Kiel", "Süd", "Ulm"];
+        let mut sst = [(words.len() as u32).to_le_bytes(), (words.len() as u32).to_le_bytes()].concat();
+        for word in words {
+            let (latin, _, _) = encoding_rs::WINDOWS_1252.encode(word);
+            sst.extend([&(latin.len() as u16).to_le_bytes()[..], &[0], &latin].concat());
+        }
+        // Rows 0-2 of column 0 merged (Nord), rows 3-4 (Süd) too, and a title over columns 0-3.
+        let ranges: Vec<u8> = [[0u16, 2, 0, 0], [3, 4, 0, 0], [5, 5, 0, 3]]
+            .iter()
+            .flat_map(|range| range.iter().flat_map(|v| v.to_le_bytes()))
+            .collect();
+        let cells = [
+            label(0, 0, 0),
+            label(0, 1, 1),
+            label(1, 1, 2),
+            label(2, 1, 3),
+            label(4, 1, 5),
+            label(3, 0, 4),
+            record(MERGEDCELLS, &[&3u16.to_le_bytes()[..], &ranges].concat()),
+        ];
+        assert_eq!(
+            rows_of(&one_sheet(&[record(SST, &sst)], &cells)).unwrap(),
+            ["Nord, Hamburg", "Nord, Bremen", "Nord, Kiel", "Süd", "Süd, Ulm"]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use quick_xml::events::Event;
 
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader, Relationship};
-use super::spreadsheet::{row_text, sheet_blocks};
+use super::spreadsheet::{row_text, sheet_blocks, MergedDown};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -112,10 +112,48 @@ fn column_of(reference: &[u8]) -> Option<usize> {
     any.then(|| column - 1)
 }
 
-/// Each non-empty row of one sheet, in order.
+/// A cell reference's 0-based column and 1-based row (`B7` is (1, 7)).
+fn cell_of(reference: &[u8]) -> Option<(usize, u32)> {
+    let letters = reference.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    let row = std::str::from_utf8(&reference[letters..]).ok()?.parse().ok()?;
+    Some((column_of(reference)?, row))
+}
+
+/// A sheet's merged ranges (`<mergeCell ref="A2:A4"/>`, after its rows): (first row, last row,
+/// first column) each.
+fn merged_ranges(xml: &str, part: &str) -> Result<Vec<(u32, u32, usize)>, ParseError> {
+    let mut ranges = Vec::new();
+    if !xml.contains("mergeCell") {
+        return Ok(ranges);
+    }
+    let mut reader = PartReader::new(xml, "XLSX", part);
+    loop {
+        match reader.next()? {
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"mergeCell" => {
+                let reference = e.attributes().flatten().find(|a| a.key.as_ref() == b"ref");
+                let corners = reference.as_ref().and_then(|r| {
+                    let (from, to) = r.value.split_at(r.value.iter().position(|b| *b == b':')?);
+                    Some((cell_of(from)?, cell_of(&to[1..])?))
+                });
+                if let Some(((column, first), (_, last))) = corners {
+                    ranges.push((first, last, column));
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    Ok(ranges)
+}
+
+/// Each non-empty row of one sheet, in order; a value merged down a column given in each row
+/// of its range ([`MergedDown`]).
 fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -> Result<Vec<String>, ParseError> {
+    let mut merged = MergedDown::new(merged_ranges(xml, part)?);
     let mut reader = PartReader::new(xml, "XLSX", part);
     let mut rows = Vec::new();
+    // The row being read (1-based: its `r`, else the one after the last).
+    let mut row_number = 0u32;
     let mut cells: Vec<(usize, String)> = Vec::new();
     // The cell being read: its column, its type, its style, its value so far.
     let (mut column, mut kind, mut style, mut value) = (0usize, Vec::new(), None, String::new());
@@ -125,7 +163,12 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -
     let (mut in_value, mut phonetic_depth) = (false, 0usize);
     loop {
         match reader.next()? {
-            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"row" => next_column = 0,
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"row" => {
+                next_column = 0;
+                let stated = e.attributes().flatten().find(|a| a.key.as_ref() == b"r");
+                let stated = stated.and_then(|a| std::str::from_utf8(&a.value).ok()?.trim().parse().ok());
+                row_number = stated.unwrap_or(row_number.saturating_add(1));
+            }
             Event::Start(e) if local_name(e.name().as_ref()) == b"c" => {
                 kind.clear();
                 style = None;
@@ -177,6 +220,7 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -
                     }
                 }
                 b"row" => {
+                    merged.fill(row_number, &mut cells);
                     let row = row_text(&mut cells);
                     if !row.is_empty() {
                         rows.push(row);
@@ -316,7 +360,7 @@ mod tests {
     use super::fixtures::*;
     use super::*;
     use crate::parse::spreadsheet::MAX_PADDED_COLUMNS;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, Parser};
+    use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, Parser};
 
     #[test]
     fn sheets_rows_under_their_header_with_cells_in_their_columns() {
@@ -369,6 +413,51 @@ mod tests {
             ]
         );
         assert!(doc.blocks.iter().all(|b| b.kind == ContentType::Table));
+    }
+
+    #[test]
+    fn a_value_merged_down_a_column_reads_with_each_row_it_spans() {
+        let cell = |r: &str, text: &str| format!(r#"<c r="{r}" t="inlineStr"><is><t>{text}</t></is></c>"#);
+        let row = |n: u32, cells: &[(&str, &str)]| {
+            let cells: String = cells.iter().map(|(r, t)| cell(r, t)).collect();
+            format!(r#"<row r="{n}">{cells}</row>"#)
+        };
+        let sheet = [
+            row(1, &[("A1", "Quarterly sales by region")]),
+            row(2, &[("A2", "region"), ("B2", "city"), ("C2", "units")]),
+            row(3, &[("A3", "Nord"), ("B3", "Hamburg"), ("C3", "12")]),
+            row(4, &[("B4", "Bremen"), ("C4", "9")]),
+            row(6, &[("B6", "Kiel"), ("C6", "4")]),
+            row(7, &[("A7", "Süd"), ("B7", "München"), ("C7", "20")]),
+            row(8, &[("B8", "Augsburg"), ("C8", "7")]),
+            row(9, &[("A9", "own value"), ("B9", "Ulm"), ("C9", "3")]),
+            row(10, &[("B10", "Passau"), ("C10", "2")]),
+            // Where the reader finds them, after the rows (the fixture's sheetData holds them).
+            r#"<mergeCells count="4"><mergeCell ref="A1:C1"/><mergeCell ref="A3:A6"/><mergeCell ref="A7:B10"/><mergeCell ref="D1:D10"/></mergeCells>"#.to_string(),
+        ]
+        .concat();
+        let bytes = xlsx(&[("S", sheet)], &[]);
+        assert_eq!(
+            block_texts_of("sales.xlsx", bytes.clone()),
+            [
+                "region, city, units",
+                "Nord, Hamburg, 12",
+                "Nord, Bremen, 9",
+                "Nord, Kiel, 4",
+                "Süd, München, 20",
+                "Süd, Augsburg, 7",
+                "own value, Ulm, 3",
+                "Süd, Passau, 2"
+            ]
+        );
+        let doc = AutoParser.parse(&raw_for_test("sales.xlsx", bytes)).unwrap();
+        assert_eq!(
+            doc.documents[0].blocks[0].header.as_deref(),
+            Some("Quarterly sales by region"),
+            "a title merged across the sheet is not repeated along its row"
+        );
+        assert_eq!(cell_of(b"AB12"), Some((27, 12)));
+        assert_eq!(cell_of(b"B"), None);
     }
 
     #[test]
