@@ -10,7 +10,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_name, PartReader};
 use super::opendocument::{count_attribute, is_left_out, local_attribute, open_content, push_inline};
-use super::spreadsheet::{row_text, sheet_blocks, MergedDown, MAX_PADDED_COLUMNS};
+use super::spreadsheet::{row_text, sheet_blocks, MergedCells, SheetRows, MAX_PADDED_COLUMNS};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -57,7 +57,7 @@ fn repeated(element: &BytesStart, name: &[u8]) -> usize {
 #[derive(Default)]
 struct Sheet {
     name: String,
-    rows: Vec<String>,
+    rows: SheetRows,
     /// The current row's cells (column, text), its next column and its repeat count.
     cells: Vec<(usize, String)>,
     column: usize,
@@ -73,7 +73,8 @@ struct Sheet {
     /// cell spans; values merged down a column, given in each row they span.
     row_number: u32,
     row_span: u32,
-    merged: MergedDown,
+    column_span: usize,
+    merged: MergedCells,
 }
 
 impl Sheet {
@@ -112,6 +113,7 @@ impl Sheet {
         self.cell_repeats = repeated(element, b"number-columns-repeated");
         let span = count_attribute(element, b"number-rows-spanned").unwrap_or(1);
         self.row_span = u32::try_from(span).unwrap_or(u32::MAX);
+        self.column_span = count_attribute(element, b"number-columns-spanned").unwrap_or(1);
     }
 
     fn end_paragraph(&mut self) {
@@ -139,6 +141,9 @@ impl Sheet {
             let last = self.row_number.saturating_add(self.row_span - 1);
             self.merged.starting(last, start, &text);
         }
+        if self.column_span > 1 {
+            self.merged.across(self.row_number, start);
+        }
         let end = self.column.min(MAX_PADDED_COLUMNS.max(start + 1));
         for column in start..end {
             spend(budget, text.len() + 2, part)?;
@@ -149,6 +154,7 @@ impl Sheet {
 
     /// The row ends: its text, as many times as it is repeated (an empty row, none).
     fn end_row(&mut self, budget: &mut usize, part: &str) -> Result<(), ParseError> {
+        let title = self.merged.is_one_cell_across(self.row_number, &self.cells);
         self.merged.fill(self.row_number, &mut self.cells);
         let text = row_text(&mut self.cells);
         if text.is_empty() {
@@ -156,9 +162,9 @@ impl Sheet {
         }
         for _ in 1..self.row_repeats {
             spend(budget, text.len() + 64, part)?;
-            self.rows.push(text.clone());
+            self.rows.push(text.clone(), title);
         }
-        self.rows.push(text);
+        self.rows.push(text, title);
         Ok(())
     }
 }
@@ -245,7 +251,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 #[cfg(test)]
 mod tests {
     use crate::parse::opendocument::fixtures::opendocument;
-    use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     fn cell(text: &str) -> String {
         format!("<table:table-cell><text:p>{text}</text:p></table:table-cell>")
@@ -266,6 +272,12 @@ mod tests {
         let covered = "<table:covered-table-cell/>".to_string();
         let body = [
             r#"<table:table table:name="Absatz">"#.to_string(),
+            row(&[
+                r#"<table:table-cell table:number-columns-spanned="3"><text:p>Absatz 2026</text:p></table:table-cell>"#
+                    .to_string(),
+                covered.clone(),
+                covered.clone(),
+            ]),
             row(&[cell("Region"), cell("Stadt"), cell("Stück")]),
             row(&[spanned("Nord", 3), cell("Hamburg"), cell("12")]),
             // A repeated row counts as the rows it stands for.
@@ -278,10 +290,20 @@ mod tests {
             "</table:table>".to_string(),
         ]
         .concat();
+        let doc = AutoParser
+            .parse(&raw_for_test("absatz.ods", ods(&body, None)))
+            .unwrap()
+            .documents
+            .remove(0);
         assert_eq!(
-            block_texts_of("absatz.ods", ods(&body, None)),
+            outline_of(&doc)
+                .into_iter()
+                .map(|(text, path, _)| (text, path))
+                .collect::<Vec<_>>(),
             ["Nord, Hamburg, 12", "Nord, Bremen, 9", "Nord, Bremen, 9", ", Kiel, 4"]
+                .map(|row| (row, vec!["Absatz", "Absatz 2026"]))
         );
+        assert_eq!(doc.blocks[0].header.as_deref(), Some("Region, Stadt, Stück"));
     }
 
     #[test]

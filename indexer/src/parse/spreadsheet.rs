@@ -29,24 +29,44 @@ pub(super) fn row_text(cells: &mut Vec<(usize, String)>) -> String {
     }
 }
 
-/// A sheet's non-empty rows, in order, as table blocks under its name: the first row is the
-/// header of the others (a sheet of one row is that row alone).
-pub(super) fn sheet_blocks(name: String, rows: Vec<String>, blocks: &mut Vec<Block>) {
-    let path = [name];
-    let mut rows = rows.into_iter();
+/// A sheet's non-empty rows as they are read: those of one cell merged across columns above its
+/// first other row are its titles (`Quarterly sales by region` over the header `region, city,
+/// units`), the rest its rows.
+#[derive(Debug, Default)]
+pub(super) struct SheetRows {
+    pub titles: Vec<String>,
+    pub rows: Vec<String>,
+}
+
+impl SheetRows {
+    /// A row's text (none where it is empty); `title`: it is one cell merged across columns.
+    pub fn push(&mut self, text: String, title: bool) {
+        match (text.is_empty(), title && self.rows.is_empty()) {
+            (true, _) => {}
+            (false, true) => self.titles.push(text),
+            (false, false) => self.rows.push(text),
+        }
+    }
+}
+
+/// A sheet's rows, in order, as table blocks under its name and its titles: the first row is
+/// the header of the others (a sheet of one row is that row alone).
+pub(super) fn sheet_blocks(name: String, sheet: SheetRows, blocks: &mut Vec<Block>) {
+    let path: Vec<String> = std::iter::once(name).chain(sheet.titles).collect();
+    let mut rows = sheet.rows.into_iter();
     let first = rows.next();
     let mut data = rows.peekable();
     match (first, data.peek().is_some()) {
         (Some(header), true) => blocks.extend(data.map(|row| Block {
             text: row,
-            heading_path: path.to_vec(),
+            heading_path: path.clone(),
             kind: ContentType::Table,
             header: Some(header.clone()),
             ..Default::default()
         })),
         (Some(only), false) => blocks.push(Block {
             text: only,
-            heading_path: path.to_vec(),
+            heading_path: path.clone(),
             kind: ContentType::Table,
             ..Default::default()
         }),
@@ -61,16 +81,19 @@ const MAX_MERGED_RANGES: usize = 4096;
 const MERGED_STEPS: usize = 50_000_000;
 const MERGED_FILL_BYTES: usize = 16 << 20;
 
-/// Cells merged down a column (a category written once beside the rows it spans, as
-/// spreadsheets lay out groups): the value of a merged range's first cell is given again in its
+/// A sheet's merged cells. Those merged down a column (a category written once beside the rows
+/// it spans, as spreadsheets lay out groups): the value of a merged range's first cell is given again in its
 /// column in each row below it that the range spans and that has no value there, so each row
 /// reads with it (`Nord, Hamburg, 12` and `Nord, Bremen, 9`, not `, Bremen, 9`). A range over
 /// several columns gives it in its first column only: a title merged across a sheet's width is
-/// not repeated along its row.
+/// not repeated along its row. Those merged across columns: where such a cell is alone in its
+/// row at the top of a sheet, it is the sheet's title ([`SheetRows`]).
 #[derive(Default)]
-pub(super) struct MergedDown {
+pub(super) struct MergedCells {
     /// (first row, last row, column), by first row; those of one row are left out.
     ranges: Vec<(u32, u32, usize)>,
+    /// The first cells (row, column) of ranges over more than one column.
+    across: HashSet<(u32, usize)>,
     next: usize,
     /// The ranges the rows being read are in: (last row, column, the value given).
     active: Vec<(u32, usize, String)>,
@@ -80,19 +103,34 @@ pub(super) struct MergedDown {
     filled_bytes: usize,
 }
 
-impl MergedDown {
-    /// `ranges`: (first row, last row, first column) of each merged range, in any order.
-    pub fn new(ranges: impl IntoIterator<Item = (u32, u32, usize)>) -> Self {
-        let mut ranges: Vec<(u32, u32, usize)> = ranges
-            .into_iter()
-            .filter(|(first, last, _)| last > first)
-            .take(MAX_MERGED_RANGES)
-            .collect();
-        ranges.sort_unstable();
-        Self {
-            ranges,
-            ..Default::default()
+impl MergedCells {
+    /// `ranges`: (first row, last row, first column, last column) of each merged range, in
+    /// any order.
+    pub fn new(ranges: impl IntoIterator<Item = (u32, u32, usize, usize)>) -> Self {
+        let mut merged = Self::default();
+        for (first, last, column, last_column) in ranges.into_iter().take(MAX_MERGED_RANGES) {
+            if last > first {
+                merged.ranges.push((first, last, column));
+            }
+            if last_column > column {
+                merged.across.insert((first, column));
+            }
         }
+        merged.ranges.sort_unstable();
+        merged
+    }
+
+    /// A range over several columns met at its first cell (an OpenDocument cell's
+    /// `number-columns-spanned`).
+    pub fn across(&mut self, row: u32, column: usize) {
+        if self.across.len() < MAX_MERGED_RANGES {
+            self.across.insert((row, column));
+        }
+    }
+
+    /// Whether a row's cells are one cell merged across columns (before [`Self::fill`]).
+    pub fn is_one_cell_across(&self, row: u32, cells: &[(usize, String)]) -> bool {
+        matches!(cells, [(column, _)] if self.across.contains(&(row, *column)))
     }
 
     /// A range met at its first cell, whose `value` goes down `column` to row `last` (an
@@ -146,7 +184,7 @@ mod tests {
     fn merged_ranges_are_bounded_in_count_and_in_the_text_they_add() {
         // 5,000 ranges down to the last row, each with a 1,000-byte value: the first 4,096 are
         // kept, and rows stop being filled once 16 MiB were added (four rows of them).
-        let mut merged = MergedDown::new((0..5000).map(|column| (1, u32::MAX, column)));
+        let mut merged = MergedCells::new((0..5000).map(|column| (1, u32::MAX, column, column)));
         let mut first: Vec<(usize, String)> = (0..5000).map(|column| (column, "x".repeat(1000))).collect();
         merged.fill(1, &mut first);
         assert_eq!(first.len(), 5000, "the first row keeps its own cells");

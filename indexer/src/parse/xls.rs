@@ -12,7 +12,7 @@
 
 use super::compound_file::{u16_at, u32_at, CompoundFile};
 use super::property_set::summary_title;
-use super::spreadsheet::{row_text, sheet_blocks, MergedDown};
+use super::spreadsheet::{row_text, sheet_blocks, MergedCells, SheetRows};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -269,14 +269,15 @@ fn globals(stream: &[u8]) -> Result<Globals, ParseError> {
 
 /// One sheet's non-empty rows, in order, its cells' text spent from `budget`: its records
 /// from `at` to its EOF record, or to `end` (where the next sheet begins). A value merged down
-/// a column is given in each row of its range ([`MergedDown`]).
+/// a column is given in each row of its range, a title merged across the top of the sheet told
+/// apart ([`MergedCells`]).
 fn sheet_rows(
     stream: &[u8],
     globals: &Globals,
     name: &str,
     (at, end): (usize, usize),
     budget: &mut usize,
-) -> Result<Vec<String>, ParseError> {
+) -> Result<SheetRows, ParseError> {
     let mut cells: Vec<(u16, u16, String)> = Vec::new();
     let mut spend = |text: &str| {
         *budget = budget
@@ -297,8 +298,8 @@ fn sheet_rows(
     }
     // A formula whose cached result is a string: the STRING record after it holds it.
     let mut string_result_of: Option<(u16, u16)> = None;
-    // Merged ranges (first row, last row, first column).
-    let mut merged_ranges: Vec<(u32, u32, usize)> = Vec::new();
+    // Merged ranges (first row, last row, first column, last column).
+    let mut merged_ranges: Vec<(u32, u32, usize, usize)> = Vec::new();
     while let Some(record) = records.next() {
         let data = record.data;
         let (row, column, style) = (u16_at(data, 0), u16_at(data, 2), u16_at(data, 4));
@@ -371,6 +372,7 @@ fn sheet_rows(
                         u32::from(u16_at(range, 0)?),
                         u32::from(u16_at(range, 2)?),
                         usize::from(u16_at(range, 4)?),
+                        usize::from(u16_at(range, 6)?),
                     ))
                 }));
                 continue;
@@ -394,18 +396,16 @@ fn sheet_rows(
         }
     }
     cells.sort_by_key(|(row, column, _)| (*row, *column));
-    let mut merged = MergedDown::new(merged_ranges);
-    let mut rows = Vec::new();
+    let mut merged = MergedCells::new(merged_ranges);
+    let mut rows = SheetRows::default();
     let mut row_cells: Vec<(usize, String)> = Vec::new();
     let mut cells = cells.into_iter().peekable();
     while let Some((row, column, text)) = cells.next() {
         row_cells.push((usize::from(column), text));
         if cells.peek().is_none_or(|(next, _, _)| *next != row) {
+            let title = merged.is_one_cell_across(u32::from(row), &row_cells);
             merged.fill(u32::from(row), &mut row_cells);
-            let text = row_text(&mut row_cells);
-            if !text.is_empty() {
-                rows.push(text);
-            }
+            rows.push(row_text(&mut row_cells), title);
         }
     }
     Ok(rows)
@@ -531,7 +531,7 @@ mod tests {
     }
 
     /// Sheet S's rows, with the whole budget for its cells' text.
-    fn rows_of((stream, sheet_at): &(Vec<u8>, usize)) -> Result<Vec<String>, ParseError> {
+    fn rows_of((stream, sheet_at): &(Vec<u8>, usize)) -> Result<SheetRows, ParseError> {
         let read = globals(stream).unwrap();
         sheet_rows(
             stream,
@@ -569,28 +569,31 @@ mod tests {
 
     #[test]
     fn a_value_merged_down_a_column_reads_with_each_row_it_spans() {
-        let words = ["Nord", "Hamburg", "Bremen", "Kiel", "Süd", "Ulm"];
+        let words = ["Nord", "Hamburg", "Bremen", "Kiel", "Süd", "Ulm", "Absatz 2026"];
         let mut sst = [(words.len() as u32).to_le_bytes(), (words.len() as u32).to_le_bytes()].concat();
         for word in words {
             let (latin, _, _) = encoding_rs::WINDOWS_1252.encode(word);
             sst.extend([&(latin.len() as u16).to_le_bytes()[..], &[0], &latin].concat());
         }
-        // Rows 0-2 of column 0 merged (Nord), rows 3-4 (Süd) too, and a title over columns 0-3.
-        let ranges: Vec<u8> = [[0u16, 2, 0, 0], [3, 4, 0, 0], [5, 5, 0, 3]]
+        // A title over columns 0-3 on row 0; rows 1-3 of column 0 merged (Nord), rows 4-5 (Süd).
+        let ranges: Vec<u8> = [[0u16, 0, 0, 3], [1, 3, 0, 0], [4, 5, 0, 0]]
             .iter()
             .flat_map(|range| range.iter().flat_map(|v| v.to_le_bytes()))
             .collect();
         let cells = [
-            label(0, 0, 0),
-            label(0, 1, 1),
-            label(1, 1, 2),
-            label(2, 1, 3),
-            label(4, 1, 5),
-            label(3, 0, 4),
+            label(0, 0, 6),
+            label(1, 0, 0),
+            label(1, 1, 1),
+            label(2, 1, 2),
+            label(3, 1, 3),
+            label(5, 1, 5),
+            label(4, 0, 4),
             record(MERGEDCELLS, &[&3u16.to_le_bytes()[..], &ranges].concat()),
         ];
+        let sheet = rows_of(&one_sheet(&[record(SST, &sst)], &cells)).unwrap();
+        assert_eq!(sheet.titles, ["Absatz 2026"]);
         assert_eq!(
-            rows_of(&one_sheet(&[record(SST, &sst)], &cells)).unwrap(),
+            sheet.rows,
             ["Nord, Hamburg", "Nord, Bremen", "Nord, Kiel", "Süd", "Süd, Ulm"]
         );
     }

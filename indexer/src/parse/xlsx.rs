@@ -9,7 +9,7 @@ use quick_xml::events::Event;
 
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader, Relationship};
-use super::spreadsheet::{row_text, sheet_blocks, MergedDown};
+use super::spreadsheet::{row_text, sheet_blocks, MergedCells, SheetRows};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -119,9 +119,9 @@ fn cell_of(reference: &[u8]) -> Option<(usize, u32)> {
     Some((column_of(reference)?, row))
 }
 
-/// A sheet's merged ranges (`<mergeCell ref="A2:A4"/>`, after its rows): (first row, last row,
-/// first column) each.
-fn merged_ranges(xml: &str, part: &str) -> Result<Vec<(u32, u32, usize)>, ParseError> {
+/// A sheet's merged ranges (`<mergeCell ref="A2:B4"/>`, after its rows): (first row, last row,
+/// first column, last column) each.
+fn merged_ranges(xml: &str, part: &str) -> Result<Vec<(u32, u32, usize, usize)>, ParseError> {
     let mut ranges = Vec::new();
     if !xml.contains("mergeCell") {
         return Ok(ranges);
@@ -135,8 +135,8 @@ fn merged_ranges(xml: &str, part: &str) -> Result<Vec<(u32, u32, usize)>, ParseE
                     let (from, to) = r.value.split_at(r.value.iter().position(|b| *b == b':')?);
                     Some((cell_of(from)?, cell_of(&to[1..])?))
                 });
-                if let Some(((column, first), (_, last))) = corners {
-                    ranges.push((first, last, column));
+                if let Some(((column, first), (last_column, last))) = corners {
+                    ranges.push((first, last, column, last_column));
                 }
             }
             Event::Eof => break,
@@ -147,11 +147,11 @@ fn merged_ranges(xml: &str, part: &str) -> Result<Vec<(u32, u32, usize)>, ParseE
 }
 
 /// Each non-empty row of one sheet, in order; a value merged down a column given in each row
-/// of its range ([`MergedDown`]).
-fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -> Result<Vec<String>, ParseError> {
-    let mut merged = MergedDown::new(merged_ranges(xml, part)?);
+/// of its range, a title merged across the top of the sheet told apart ([`MergedCells`]).
+fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -> Result<SheetRows, ParseError> {
+    let mut merged = MergedCells::new(merged_ranges(xml, part)?);
     let mut reader = PartReader::new(xml, "XLSX", part);
-    let mut rows = Vec::new();
+    let mut rows = SheetRows::default();
     // The row being read (1-based: its `r`, else the one after the last).
     let mut row_number = 0u32;
     let mut cells: Vec<(usize, String)> = Vec::new();
@@ -220,11 +220,9 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -
                     }
                 }
                 b"row" => {
+                    let title = merged.is_one_cell_across(row_number, &cells);
                     merged.fill(row_number, &mut cells);
-                    let row = row_text(&mut cells);
-                    if !row.is_empty() {
-                        rows.push(row);
-                    }
+                    rows.push(row_text(&mut cells), title);
                 }
                 _ => {}
             },
@@ -440,7 +438,6 @@ mod tests {
         assert_eq!(
             block_texts_of("sales.xlsx", bytes.clone()),
             [
-                "region, city, units",
                 "Nord, Hamburg, 12",
                 "Nord, Bremen, 9",
                 "Nord, Kiel, 4",
@@ -451,10 +448,14 @@ mod tests {
             ]
         );
         let doc = AutoParser.parse(&raw_for_test("sales.xlsx", bytes)).unwrap();
+        let first = &doc.documents[0].blocks[0];
         assert_eq!(
-            doc.documents[0].blocks[0].header.as_deref(),
-            Some("Quarterly sales by region"),
-            "a title merged across the sheet is not repeated along its row"
+            (first.header.as_deref(), first.heading_path.clone()),
+            (
+                Some("region, city, units"),
+                vec!["S".to_string(), "Quarterly sales by region".to_string()]
+            ),
+            "a title merged across the top of the sheet is its title, not its header, and not repeated along its row"
         );
         assert_eq!(cell_of(b"AB12"), Some((27, 12)));
         assert_eq!(cell_of(b"B"), None);
