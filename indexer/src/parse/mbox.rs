@@ -10,9 +10,11 @@
 //! failed item; the others are indexed.
 
 use bytes::Bytes;
+use chrono::{DateTime, NaiveDateTime, Utc};
 use rayon::prelude::*;
 
 use super::detect::is_header_field;
+use super::message_body::date_value;
 use super::{Format, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
@@ -28,19 +30,26 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
     let read: Vec<Parsed> = messages
         .into_par_iter()
         .enumerate()
-        .map(|(index, bytes)| {
+        .map(|(index, (bytes, separated_at))| {
             let number = index + 1;
             let message = raw.inner(
                 format!("{}#message={number}", raw.uri),
                 raw.relative_path.clone(),
                 bytes,
             );
-            members.parse_as(Format::Email, &message).unwrap_or_else(|error| {
+            let mut parsed = members.parse_as(Format::Email, &message).unwrap_or_else(|error| {
                 Parsed::failed(ItemFailure {
                     reason: format!("message {number}: {}", error.as_item_reason()),
                     uri: message.uri,
                 })
-            })
+            });
+            // A message without a `Date` field is dated by its separator line.
+            for document in &mut parsed.documents {
+                if let (false, Some(time)) = (document.metadata.contains_key("date"), separated_at) {
+                    document.metadata.insert("date".into(), date_value(time));
+                }
+            }
+            parsed
         })
         .collect();
     Ok(read.into_iter().collect())
@@ -59,23 +68,49 @@ fn is_separator(line: &[u8]) -> bool {
         })
 }
 
+/// The time a separator line gives (`From - Tue Dec  1 10:00:00 2026`: asctime's month, day,
+/// time and year, a zone between time and year skipped), read as UTC, as mail systems write it.
+fn separator_time(line: &[u8]) -> Option<DateTime<Utc>> {
+    let line = std::str::from_utf8(line).ok()?;
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    let at = words.iter().rposition(|w| w.len() >= 5 && w.as_bytes()[2] == b':')?;
+    let (month, day) = (words.get(at.checked_sub(2)?)?, words.get(at - 1)?);
+    let year = words[at + 1..]
+        .iter()
+        .find(|w| w.len() == 4 && w.bytes().all(|b| b.is_ascii_digit()))?;
+    let time = match words[at].len() {
+        5 => format!("{}:00", words[at]),
+        _ => words[at].to_string(),
+    };
+    let written = format!("{month} {day} {time} {year}");
+    let time = NaiveDateTime::parse_from_str(&written, "%b %d %H:%M:%S %Y").ok()?;
+    Some(time.and_utc())
+}
+
 /// Whether `line` is a quoted `From ` line (`>From `, `>>From `, ...), which loses one `>`.
 fn is_quoted_from(line: &[u8]) -> bool {
     let quotes = line.iter().take_while(|b| **b == b'>').count();
     quotes > 0 && line[quotes..].starts_with(b"From ")
 }
 
-/// Each message's bytes, after its separator line, in order; the file's own bytes where no
-/// line of the message is quoted. Bytes before the first separator are no message.
-fn messages_of(bytes: &Bytes) -> Vec<Bytes> {
+/// Each message's bytes, after its separator line, in order, with the time that line gives;
+/// the file's own bytes where no line of the message is quoted. Bytes before the first
+/// separator are no message.
+fn messages_of(bytes: &Bytes) -> Vec<(Bytes, Option<DateTime<Utc>>)> {
     let mut messages = Vec::new();
     let mut current: Option<(usize, bool)> = None;
     let mut close = |start: usize, quoted: bool, end: usize| {
         let message = bytes.slice(start..end);
-        messages.push(match quoted {
+        let separator = bytes[..start.saturating_sub(1)]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let time = separator_time(&bytes[separator..start]);
+        let message = match quoted {
             false => message,
             true => unquote(&message),
-        });
+        };
+        messages.push((message, time));
     };
     let mut at = 0;
     while at < bytes.len() {
@@ -179,6 +214,8 @@ mod tests {
                 ("From now on, check it weekly.", title),
             ]
         );
+        assert_eq!(first.metadata["date"], "2026-11-03T00:30:00Z", "its own Date field");
+        assert_eq!(second.metadata["date"], "2026-11-04T10:00:00Z");
         assert_ne!(first.doc_id, second.doc_id);
         assert_ne!(first.content_hash, second.content_hash);
         // The first message's locked attachment and the third message fail alone, named.
@@ -195,6 +232,18 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_message_without_a_date_is_dated_by_its_separator_line() {
+        let mbox =
+            b"From ops@example.com Tue Dec  1 22:05:09 2026\nFrom: ops@example.com\nSubject: pier\n\nOpen at six.\n\n\
+            From - Wed Dec 02 07:30 +0100 2026\nSubject: ferry\n\nHourly.\n";
+        let parsed = AutoParser.parse(&raw_for_test("spool.mbox", &mbox[..])).unwrap();
+        let dates: Vec<&serde_json::Value> = parsed.documents.iter().map(|d| &d.metadata["date"]).collect();
+        assert_eq!(dates, ["2026-12-01T22:05:09Z", "2026-12-02T07:30:00Z"]);
+        assert_eq!(super::separator_time(b"From nobody Thu Feb 30 11:00:00 2026\n"), None);
+        assert_eq!(super::separator_time(b"From nobody 11:00:00\n"), None);
     }
 
     #[test]

@@ -43,17 +43,18 @@ impl Envelope {
             ("from_name", text(self.from_name).map(Value::from)),
             ("to", list(self.to)),
             ("cc", list(self.cc)),
-            (
-                "date",
-                self.date
-                    .map(|date| Value::from(date.to_rfc3339_opts(SecondsFormat::Secs, true))),
-            ),
+            ("date", self.date.map(date_value)),
             ("message_id", text(self.message_id).map(Value::from)),
         ]
         .into_iter()
         .filter_map(|(key, value)| Some((key.to_string(), value?)))
         .collect()
     }
+}
+
+/// A message's time as its metadata's `date` holds it: RFC 3339 in UTC, to the second.
+pub(super) fn date_value(date: DateTime<Utc>) -> Value {
+    Value::from(date.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
 /// What a message is read into.
