@@ -101,7 +101,8 @@ impl Sheet {
     fn start_row(&mut self, element: &BytesStart) {
         self.cells.clear();
         self.column = 0;
-        self.row_number = self.row_number.saturating_add(self.row_repeats.max(1) as u32);
+        let repeats = u32::try_from(self.row_repeats.max(1)).unwrap_or(u32::MAX);
+        self.row_number = self.row_number.saturating_add(repeats);
         self.row_repeats = repeated(element, b"number-rows-repeated");
     }
 

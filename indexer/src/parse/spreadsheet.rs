@@ -81,13 +81,13 @@ const MAX_MERGED_RANGES: usize = 4096;
 const MERGED_STEPS: usize = 50_000_000;
 const MERGED_FILL_BYTES: usize = 16 << 20;
 
-/// A sheet's merged cells. Those merged down a column (a category written once beside the rows
-/// it spans, as spreadsheets lay out groups): the value of a merged range's first cell is given again in its
-/// column in each row below it that the range spans and that has no value there, so each row
-/// reads with it (`Nord, Hamburg, 12` and `Nord, Bremen, 9`, not `, Bremen, 9`). A range over
-/// several columns gives it in its first column only: a title merged across a sheet's width is
-/// not repeated along its row. Those merged across columns: where such a cell is alone in its
-/// row at the top of a sheet, it is the sheet's title ([`SheetRows`]).
+/// A sheet's merged cells. Those merged down a column (a category written once beside the
+/// rows it spans, as spreadsheets lay out groups): the value of a range's first cell is given
+/// again in its column in each row below it that the range spans and that has no value there,
+/// so each row reads with it (`Nord, Hamburg, 12` and `Nord, Bremen, 9`, not `, Bremen, 9`); a
+/// range over several columns gives it in its first column only, not along its row. Those
+/// merged across columns: where such a cell is alone in its row at the top of a sheet, it is
+/// the sheet's title ([`SheetRows`]).
 #[derive(Default)]
 pub(super) struct MergedCells {
     /// (first row, last row, column), by first row; those of one row are left out.
