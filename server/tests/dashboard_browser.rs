@@ -136,10 +136,28 @@ impl Browser {
         .await
     }
 
-    /// Accepts the page's confirmation dialog, which must be open.
-    async fn accept_confirmation(&self) {
-        let answer = self.call(reqwest::Method::POST, "/alert/accept", json!({})).await;
-        assert!(answer.is_null(), "no confirmation to accept: {answer}");
+    /// Clicks the button `find` returns and accepts the confirmation dialog it opens. The page
+    /// redraws its tables as it refreshes them, so a button found just before a redraw may be
+    /// gone when clicked (no dialog): it is found and clicked again, for up to 20 s.
+    async fn click_and_confirm(&self, step: &str, find: &str) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(20) {
+            let button = self.wait_for(step, find).await;
+            self.click(button[ELEMENT].as_str().unwrap()).await;
+            for _ in 0..10 {
+                if self
+                    .call(reqwest::Method::GET, "/alert/text", json!({}))
+                    .await
+                    .is_string()
+                {
+                    let answer = self.call(reqwest::Method::POST, "/alert/accept", json!({})).await;
+                    assert!(answer.is_null(), "the confirmation could not be accepted: {answer}");
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        panic!("{step}: clicking it opened no confirmation in 20 s");
     }
 
     /// Waits for `script` to return something truthy; on timeout saves a screenshot named
@@ -310,9 +328,7 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
 
     // The broken file deleted through the confirmation.
     let delete_broken = "const row = [...document.querySelectorAll('[data-documents] tr')].find(r => r.innerText.includes('broken.pdf')); return row ? row.querySelector('button.danger') : null";
-    let button = browser.wait_for("a delete button", delete_broken).await;
-    browser.click(button[ELEMENT].as_str().unwrap()).await;
-    browser.accept_confirmation().await;
+    browser.click_and_confirm("a delete button", delete_broken).await;
     browser
         .wait_for(
             "broken file gone",
@@ -343,9 +359,9 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
         )
         .await;
     let serve_earlier = "return [...document.querySelectorAll('[data-versions] button')].find(b => b.textContent === 'Serve this version') || null";
-    let button = browser.wait_for("an earlier version offered", serve_earlier).await;
-    browser.click(button[ELEMENT].as_str().unwrap()).await;
-    browser.accept_confirmation().await;
+    browser
+        .click_and_confirm("an earlier version offered", serve_earlier)
+        .await;
     browser
         .wait_for(
             "a version rolled back",
