@@ -10,7 +10,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_name, PartReader};
 use super::opendocument::{count_attribute, is_left_out, local_attribute, open_content, push_inline};
-use super::spreadsheet::{row_text, sheet_blocks, MergedCells, SheetRows, MAX_PADDED_COLUMNS};
+use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows, MAX_PADDED_COLUMNS};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -155,9 +155,7 @@ impl Sheet {
 
     /// The row ends: its text, as many times as it is repeated (an empty row, none).
     fn end_row(&mut self, budget: &mut usize, part: &str) -> Result<(), ParseError> {
-        let title = self.merged.is_one_cell_across(self.row_number, &self.cells);
-        self.merged.fill(self.row_number, &mut self.cells);
-        let text = row_text(&mut self.cells);
+        let (text, title) = self.merged.read_row(self.row_number, &mut self.cells);
         if text.is_empty() {
             return Ok(());
         }

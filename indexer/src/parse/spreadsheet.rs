@@ -12,7 +12,7 @@ pub(super) const MAX_PADDED_COLUMNS: usize = 1024;
 
 /// One row's cells (column, text) laid out in their columns, joined by `, ` (empty when every
 /// cell is); `cells` is left empty for the next row.
-pub(super) fn row_text(cells: &mut Vec<(usize, String)>) -> String {
+fn row_text(cells: &mut Vec<(usize, String)>) -> String {
     cells.sort_by_key(|(column, _)| *column);
     let mut out: Vec<&str> = Vec::new();
     for (column, text) in cells.iter() {
@@ -128,8 +128,17 @@ impl MergedCells {
         }
     }
 
+    /// Row `row`'s text ([`row_text`]; `cells` is left empty) with the values of the ranges
+    /// above it filled in, and whether it is one cell merged across columns (a title where it
+    /// comes first); rows must come in order.
+    pub fn read_row(&mut self, row: u32, cells: &mut Vec<(usize, String)>) -> (String, bool) {
+        let title = self.is_one_cell_across(row, cells);
+        self.fill(row, cells);
+        (row_text(cells), title)
+    }
+
     /// Whether a row's cells are one cell merged across columns (before [`Self::fill`]).
-    pub fn is_one_cell_across(&self, row: u32, cells: &[(usize, String)]) -> bool {
+    fn is_one_cell_across(&self, row: u32, cells: &[(usize, String)]) -> bool {
         matches!(cells, [(column, _)] if self.across.contains(&(row, *column)))
     }
 
@@ -144,7 +153,7 @@ impl MergedCells {
 
     /// Row `row`'s cells (column, text), with the values of the ranges above it added where it
     /// has none; rows must come in order.
-    pub fn fill(&mut self, row: u32, cells: &mut Vec<(usize, String)>) {
+    fn fill(&mut self, row: u32, cells: &mut Vec<(usize, String)>) {
         if self.steps > MERGED_STEPS || self.filled_bytes > MERGED_FILL_BYTES {
             return;
         }

@@ -12,7 +12,7 @@
 
 use super::compound_file::{u16_at, u32_at, CompoundFile};
 use super::property_set::summary_title;
-use super::spreadsheet::{row_text, sheet_blocks, MergedCells, SheetRows};
+use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -403,9 +403,8 @@ fn sheet_rows(
     while let Some((row, column, text)) = cells.next() {
         row_cells.push((usize::from(column), text));
         if cells.peek().is_none_or(|(next, _, _)| *next != row) {
-            let title = merged.is_one_cell_across(u32::from(row), &row_cells);
-            merged.fill(u32::from(row), &mut row_cells);
-            rows.push(row_text(&mut row_cells), title);
+            let (text, title) = merged.read_row(u32::from(row), &mut row_cells);
+            rows.push(text, title);
         }
     }
     Ok(rows)

@@ -9,7 +9,7 @@ use quick_xml::events::Event;
 
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader, Relationship};
-use super::spreadsheet::{row_text, sheet_blocks, MergedCells, SheetRows};
+use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -220,9 +220,8 @@ fn sheet_rows(xml: &str, part: &str, shared: &[String], formats: &CellFormats) -
                     }
                 }
                 b"row" => {
-                    let title = merged.is_one_cell_across(row_number, &cells);
-                    merged.fill(row_number, &mut cells);
-                    rows.push(row_text(&mut cells), title);
+                    let (text, title) = merged.read_row(row_number, &mut cells);
+                    rows.push(text, title);
                 }
                 _ => {}
             },
