@@ -32,7 +32,7 @@ seed() { # seed TARGET: a few small valid inputs to start from
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
 # (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below; 11 .zip, 12 .tar,
-# 13 .tgz, 14 .txz, 15 .tbz2).
+# 13 .tgz, 14 .txz, 15 .tbz2; 16 .7z: 7-Zip's, below).
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -99,7 +99,8 @@ PY
     { printf '\x07'; cat "$root/indexer/tests/fixtures/report.doc"; } > "$corpus/seed-doc"
     { printf '\x08'; cat "$root/indexer/tests/fixtures/parts.xls"; } > "$corpus/seed-xls"
     { printf '\x09'; cat "$root/indexer/tests/fixtures/deck.ppt"; } > "$corpus/seed-ppt"
-    { printf '\x0a'; cat "$root/indexer/tests/fixtures/outer.msg"; } > "$corpus/seed-msg" ;;
+    { printf '\x0a'; cat "$root/indexer/tests/fixtures/outer.msg"; } > "$corpus/seed-msg"
+    { printf '\x10'; cat "$root/indexer/tests/fixtures/handover.7z"; } > "$corpus/seed-7z" ;;
     parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;
     parse_structured) printf '\x00{"title": "Rivers", "text": "They run dry.", "tags": ["a"]}' > "$corpus/seed-json"
                       printf '\x01{"_id": "1", "text": "a"}\n{"_id": "2", "text": "b"}\n' > "$corpus/seed-jsonl"

@@ -19,9 +19,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 27] = [
+const FORMATS: [&str; 28] = [
     "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2",
+    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -449,6 +449,21 @@ fn bzip2(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
+/// A solid 7z archive (LZMA2) of `files` (name, bytes).
+fn seven_zip(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut writer = sevenz_rust2::ArchiveWriter::new(std::io::Cursor::new(Vec::new())).unwrap();
+    let entries = files
+        .iter()
+        .map(|(name, _)| sevenz_rust2::ArchiveEntry::new_file(name))
+        .collect();
+    let readers = files
+        .iter()
+        .map(|(_, bytes)| sevenz_rust2::SourceReader::new(*bytes))
+        .collect();
+    writer.push_archive_entries(entries, readers).unwrap();
+    writer.finish().unwrap().into_inner()
+}
+
 /// A POSIX tar archive of `files` (name, bytes).
 fn tar(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut tar = Vec::new();
@@ -529,6 +544,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "gz" => gzip(format!("{text}\n\n{more}\n").as_bytes()),
         "txz" => xz(&tar(&[("notes/log.txt", text.as_bytes()), ("notes/more.odt", &odt(&[more], 0, 0))])),
         "bz2" => bzip2(format!("{text}\n\n{more}\n").as_bytes()),
+        "7z" => seven_zip(&[("notes/log.txt", text.as_bytes()), ("notes/more.docx", &docx(&[more], 0))]),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
     }
@@ -850,11 +866,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2",
             "--mode",
             "keyword",
             "--top-k",
-            "18",
+            "19",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -881,6 +897,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-zip-0.zip#member=notes/log.txt",
         "control-txz-1.txz#member=notes/log.txt",
         "control-bz2-3.bz2",
+        "control-7z-2.7z#member=notes/log.txt",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use rayon::prelude::*;
 
 use super::compressed;
+use super::seven_zip;
 use super::tar_reader;
 use super::zip_reader::{Entry, MemberError, ZipReader};
 use super::{Format, ItemFailure, ParseError, Parsed, Parser};
@@ -53,6 +54,8 @@ enum Stored<'a> {
     Zip(&'a ZipReader, &'a Entry),
     /// A tar archive's file: its bytes, as they are.
     Plain(&'a Bytes),
+    /// A 7z archive's file, unpacked (or why it could not be).
+    Unpacked(&'a Result<Bytes, MemberError>),
 }
 
 impl Stored<'_> {
@@ -61,6 +64,7 @@ impl Stored<'_> {
             Self::Zip(archive, entry) => archive.read(entry, limit),
             Self::Plain(bytes) if bytes.len() as u64 > limit => Err(MemberError::Inflates(limit >> 20)),
             Self::Plain(bytes) => Ok(Bytes::clone(bytes)),
+            Self::Unpacked(bytes) => (*bytes).clone(),
         }
     }
 }
@@ -102,6 +106,10 @@ pub fn stated_contents_size(format: Format, bytes: &Bytes) -> u64 {
     let own = bytes.len() as u64;
     match format {
         Format::Compressed | Format::Tar => compressed::stated_inflated_size(bytes).max(own),
+        Format::SevenZip => {
+            let stated: u64 = seven_zip::stated_sizes(bytes).into_iter().fold(0, u64::saturating_add);
+            stated.min(seven_zip::MAX_UNPACKED_BYTES).max(own)
+        }
         Format::Zip => match ZipReader::open(bytes.clone()) {
             Ok(archive) => {
                 let stated: u64 = archive.entries().iter().map(|e| e.size).fold(0, u64::saturating_add);
@@ -144,6 +152,38 @@ pub(super) fn parse_tar(raw: &RawDocument, members: &dyn Parser) -> Result<Parse
     Ok(parsed)
 }
 
+/// A 7z archive's files: unpacked first, in the archive's order (a solid archive's files are
+/// one stream), each within [`MAX_MEMBER_BYTES`] and all of them within
+/// [`seven_zip::MAX_UNPACKED_BYTES`], then parsed as a ZIP archive's are.
+pub(super) fn parse_7z(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    refuse_deep_nesting(raw, "7Z")?;
+    let unpacked = seven_zip::unpack(
+        &raw.bytes,
+        MAX_MEMBER_BYTES,
+        seven_zip::MAX_UNPACKED_BYTES,
+        &is_a_document_file,
+    )
+    .map_err(|error| match error {
+        MemberError::Encrypted => ParseError::Encrypted("7z archive".into()),
+        MemberError::Unreadable(why) => ParseError::Corrupt(format!("7Z is not a readable archive: {why}")),
+        MemberError::Inflates(mib) | MemberError::OverBudget(mib) => ParseError::Inflates {
+            part: "its header".into(),
+            mib,
+        },
+    })?;
+    let files: Vec<Archived> = unpacked
+        .iter()
+        .filter(|f| is_a_document_file(&f.name))
+        .map(|f| Archived {
+            name: &f.name,
+            stated: f.stated,
+            bytes: Stored::Unpacked(&f.bytes),
+        })
+        .collect();
+    // The budget was kept as the files were unpacked.
+    Ok(parse_files(raw, &files, u64::MAX, members))
+}
+
 /// The files parsed in parallel, in order, by `members`; a file that fails is the archive's
 /// failed item, "<path>: <what was wrong>".
 fn parse_files(raw: &RawDocument, files: &[Archived], budget: u64, members: &dyn Parser) -> Parsed {
@@ -164,10 +204,7 @@ fn parse_files(raw: &RawDocument, files: &[Archived], budget: u64, members: &dyn
             let uri = format!("{}{MEMBER}{}", raw.uri, file.name);
             let result = match within_budget {
                 true => parse_member(raw, file, &uri, members),
-                false => Err(ParseError::Inflates {
-                    part: format!("{} (with the files before it)", file.name),
-                    mib: budget >> 20,
-                }),
+                false => Err(over_budget(file.name, budget >> 20)),
             };
             result.unwrap_or_else(|error| {
                 // "<path>: <what was wrong>", the path said once.
@@ -183,6 +220,14 @@ fn parse_files(raw: &RawDocument, files: &[Archived], budget: u64, members: &dyn
     read.into_iter().collect()
 }
 
+/// A file past its archive's budget: it and the files before it inflate past `mib`.
+fn over_budget(name: &str, mib: u64) -> ParseError {
+    ParseError::Inflates {
+        part: format!("{name} (with the files before it)"),
+        mib,
+    }
+}
+
 /// One file parsed.
 fn parse_member(raw: &RawDocument, file: &Archived, uri: &str, members: &dyn Parser) -> Result<Parsed, ParseError> {
     let bytes = file.bytes.read(MAX_MEMBER_BYTES).map_err(|error| match error {
@@ -190,6 +235,7 @@ fn parse_member(raw: &RawDocument, file: &Archived, uri: &str, members: &dyn Par
             part: file.name.to_string(),
             mib,
         },
+        MemberError::OverBudget(mib) => over_budget(file.name, mib),
         MemberError::Encrypted => ParseError::Encrypted("this archived file".into()),
         MemberError::Unreadable(why) => ParseError::Corrupt(why),
     })?;
@@ -288,6 +334,12 @@ mod tests {
         assert_eq!(stated("tides.tgz", gzipped), text.len() as u64);
         let zstd = zstd::bulk::compress(&text, 3).unwrap();
         assert_eq!(stated("tides.txt.zst", zstd), text.len() as u64);
+        // A 7z archive: its files' sizes.
+        let seven_zip = crate::parse::seven_zip::fixtures::seven_zip_of(
+            &[("a.txt", &text), ("b.txt", &text[..1000])],
+            crate::parse::seven_zip::fixtures::Packing::OneBlockEach,
+        );
+        assert_eq!(stated("tides.7z", seven_zip), text.len() as u64 + 1000);
         // A damaged archive states only its own size.
         assert_eq!(stated("cut.zip", b"PK\x03\x04 cut short".to_vec()), 14);
     }

@@ -28,6 +28,8 @@ pub enum Format {
     Mbox,
     Msg,
     Zip,
+    /// A 7z archive.
+    SevenZip,
     /// A tar archive, as it is or compressed whole (`.tar.gz`, `.tgz`, `.tar.zst`, `.tar.bz2`,
     /// `.tar.xz`, ...).
     Tar,
@@ -61,6 +63,7 @@ impl Format {
             Self::Mbox => "MBOX",
             Self::Msg => "MSG",
             Self::Zip => "ZIP",
+            Self::SevenZip => "7Z",
             Self::Tar => "TAR",
             Self::Compressed => "compressed file",
         }
@@ -72,7 +75,8 @@ impl Format {
     /// take time quadratic in a page's depth: those files are parsed in worker processes. The
     /// others are read by quarry's own code and parsers bounded by design (serde_json's depth
     /// limit of 128, pulldown-cmark, csv), in memory and time linear in the file. Archives and
-    /// mailboxes are split by quarry's own code, and each of their files and messages goes
+    /// mailboxes are split by quarry's own code (a 7z archive by sevenz-rust2's, its decoders'
+    /// memory and the bytes it unpacks bounded), and each of their files and messages goes
     /// where its own format goes.
     pub fn needs_isolation(self) -> bool {
         matches!(
@@ -117,6 +121,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "mbox" | "mbx" => Format::Mbox,
         "msg" => Format::Msg,
         "zip" => Format::Zip,
+        "7z" => Format::SevenZip,
         "tar" | "tgz" | "tzst" | "tbz" | "tbz2" | "txz" => Format::Tar,
         ext if super::compressed::EXTENSIONS.contains(&ext) => Format::Compressed,
         _ => return None,
@@ -187,6 +192,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     }
     if super::compressed::Compression::of(bytes).is_some() {
         return Ok(Format::Compressed);
+    }
+    if bytes.starts_with(b"7z\xBC\xAF\x27\x1C") {
+        return Ok(Format::SevenZip);
     }
     if bytes.get(257..262) == Some(b"ustar") {
         return Ok(Format::Tar);

@@ -39,6 +39,7 @@ mod ppt;
 mod pptx;
 mod property_set;
 mod rtf;
+mod seven_zip;
 mod slides;
 mod spreadsheet;
 mod tar_reader;
@@ -136,6 +137,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Msg => msg::parse(raw),
         Format::Zip => archive::parse(raw, members),
         Format::Tar => archive::parse_tar(raw, members),
+        Format::SevenZip => archive::parse_7z(raw, members),
         Format::Compressed => compressed::parse(raw, members),
     }
 }

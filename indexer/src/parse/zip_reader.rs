@@ -30,6 +30,8 @@ const UTF8_NAMES: u16 = 1 << 11;
 pub(super) enum MemberError {
     /// It inflates (or says it does) past the limit it was read under, in MiB.
     Inflates(u64),
+    /// The archive's files before it, with it, inflate past the archive's budget, in MiB.
+    OverBudget(u64),
     Encrypted,
     /// Damaged, or stored in a way quarry does not read; the words say which.
     Unreadable(String),

@@ -58,6 +58,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("mbox" | "mbx") => "application/mbox",
         Some("msg") => "application/vnd.ms-outlook",
         Some("zip") => "application/zip",
+        Some("7z") => "application/x-7z-compressed",
         Some("tar") => "application/x-tar",
         Some("gz" | "tgz") => "application/gzip",
         Some("zst" | "zstd" | "tzst") => "application/zstd",
