@@ -404,3 +404,53 @@ fn no_text_has_more_tokens_than_bytes() {
         );
     }
 }
+
+#[test]
+fn a_word_longer_than_any_token_is_cut_into_bounded_pieces() {
+    use quarry_indexer::chunk::{weighed_token_count, MAX_TOKEN_BYTES};
+    let tokenizer = tokenizer();
+    let chunker = TokenChunker::new(ChunkerConfig::default(), tokenizer.clone(), "t").unwrap();
+    // A hex dump with no space, and Thai, which an English vocabulary reads a run at a time
+    // as one unknown token.
+    // Random, so each chunk is found where it is.
+    let mut rng = Rng(0x7E8);
+    let dump: String = (0..200_000)
+        .map(|_| char::from(b"0123456789abcdef"[rng.below(16)]))
+        .collect();
+    let syllables = [
+        "ภา",
+        "ษา",
+        "ไทย",
+        "เขียน",
+        "ติด",
+        "กัน",
+        "โดย",
+        "ไม่",
+        "มี",
+        "ช่อง",
+        "ว่าง",
+        "คำ",
+    ];
+    let thai: String = (0..20_000).map(|_| syllables[rng.below(syllables.len())]).collect();
+    for text in [dump.as_str(), thai.as_str()] {
+        assert!(tokenizer.count(text).unwrap() < 10, "one unknown token or a few");
+        let counted = weighed_token_count(&tokenizer, text).unwrap();
+        assert!(counted >= text.len() / MAX_TOKEN_BYTES, "{counted}");
+        let doc = document(text, vec![Block::text(text, &[])]);
+        let chunks = chunker.chunk(&doc).unwrap();
+        let room = ChunkerConfig::default().max_tokens - 2;
+        assert!(
+            chunks.len() >= text.len() / (room * MAX_TOKEN_BYTES),
+            "{} chunks",
+            chunks.len()
+        );
+        for chunk in &chunks {
+            assert!(chunk.text.len() <= room * MAX_TOKEN_BYTES, "{} bytes", chunk.text.len());
+        }
+        // Verbatim pieces that cover the text.
+        let ranges = locate(text, &chunks, true);
+        assert_eq!(ranges.first().map(|r| r.0), Some(0));
+        assert_eq!(ranges.last().map(|r| r.1), Some(text.len()));
+        assert!(ranges.windows(2).all(|w| w[1].0 <= w[0].1), "a gap between chunks");
+    }
+}

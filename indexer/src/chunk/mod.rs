@@ -12,6 +12,15 @@ use crate::embed::ModelTokenizer;
 use crate::error::{IndexerError, Result};
 use crate::parse::{Block, ContentType, Document};
 
+pub use splitter::MAX_TOKEN_BYTES;
+
+/// How many tokens `text` counts for as the chunker counts them: a token longer than
+/// [`MAX_TOKEN_BYTES`] as one per that many bytes (a document's size, against its limit).
+pub fn weighed_token_count(tokenizer: &ModelTokenizer, text: &str) -> Result<usize> {
+    let (spans, _) = tokenizer.tokens_of(text)?;
+    Ok(splitter::bounded_spans(text, spans).len())
+}
+
 /// Bumped whenever the chunking rules change, so signatures change with them.
 pub const CHUNKER_VERSION: u32 = 1;
 

@@ -5,6 +5,11 @@
 //! ties. A run with no boundary at all (long CJK text, a giant token string) is cut at a
 //! token boundary. Every cut is a token boundary, so every cut is a UTF-8 char boundary.
 //! The next piece starts up to `overlap` tokens before the cut, at a word boundary.
+//!
+//! A token longer than [`MAX_TOKEN_BYTES`] (a word the model reads as one unknown token: a
+//! run of letters with no space, such as Thai read by an English vocabulary, or a hex dump)
+//! counts as one token per [`MAX_TOKEN_BYTES`] and may be cut between those, so a piece never
+//! holds more than `budget` times that many bytes, whatever the text.
 
 use crate::embed::{ModelIds, ModelTokenizer};
 use crate::error::Result;
@@ -59,6 +64,32 @@ fn boundaries(text: &str) -> Vec<(usize, Level)> {
     out
 }
 
+/// The most bytes one token counts for: longer tokens count as one per this many bytes.
+/// Longer than any piece of a vocabulary (their longest are about 20 characters), so only
+/// unknown tokens are weighed so.
+pub const MAX_TOKEN_BYTES: usize = 32;
+
+/// `spans` with each token longer than [`MAX_TOKEN_BYTES`] cut into spans of at most that
+/// many bytes, at character boundaries.
+pub(super) fn bounded_spans(text: &str, spans: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    if spans.iter().all(|(start, end)| end - start <= MAX_TOKEN_BYTES) {
+        return spans;
+    }
+    let mut out = Vec::with_capacity(spans.len());
+    for (mut start, end) in spans {
+        while end - start > MAX_TOKEN_BYTES {
+            let mut cut = start + MAX_TOKEN_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push((start, cut));
+            start = cut;
+        }
+        out.push((start, end));
+    }
+    out
+}
+
 /// Index of the first token that starts at or after `pos`.
 fn token_at(spans: &[(usize, usize)], pos: usize) -> usize {
     spans.partition_point(|s| s.0 < pos)
@@ -73,6 +104,7 @@ pub(super) fn split(
     tokenizer: &ModelTokenizer,
 ) -> Result<Vec<(String, ModelIds)>> {
     let (spans, ids) = tokenizer.spans_and_ids(text)?;
+    let spans = bounded_spans(text, spans);
     if spans.is_empty() {
         return Ok(Vec::new());
     }

@@ -140,8 +140,9 @@ pub fn add_layers<'a>(documents: impl IntoIterator<Item = &'a mut ChunkedDoc>, s
     }
 }
 
-/// The document's own tokens (before chunk overlap), counted block by block, when they may
-/// exceed the limit. A token always covers at least one byte of the text (a word piece is a
+/// The document's own tokens (before chunk overlap), counted block by block as the chunker
+/// counts them (a token longer than [`crate::chunk::MAX_TOKEN_BYTES`] as one per that many
+/// bytes), when they may exceed the limit. A token always covers at least one byte of the text (a word piece is a
 /// non-empty part of a word; NFD expands a character only into marks, which are stripped,
 /// or into at most as many jamo as it has bytes), so text of at most `max_document_tokens`
 /// bytes is not tokenized for the count.
@@ -153,7 +154,7 @@ fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<Opti
     document
         .blocks
         .iter()
-        .map(|b| tokenizer.count(&b.text))
+        .map(|b| crate::chunk::weighed_token_count(tokenizer, &b.text))
         .sum::<Result<usize>>()
         .map(Some)
 }
