@@ -26,7 +26,7 @@ pub(super) struct SevenZipFile {
 }
 
 /// Why the archive as a whole could not be opened.
-pub(super) fn open_failure(error: &Error) -> String {
+fn open_failure(error: &Error) -> String {
     match error {
         Error::BadSignature(_) => "it does not start as a 7z archive".into(),
         Error::UnsupportedVersion { major, minor } => format!("7z format version {major}.{minor} is not read"),
@@ -203,13 +203,19 @@ pub(super) fn unpack(
 }
 
 /// One file's bytes: `size` of them (the decoder holds a file to its stated size and checks
-/// its CRC as its last byte is read).
+/// its CRC).
 fn read_file(data: &mut dyn Read, size: u64) -> Result<Bytes, MemberError> {
     let mut bytes = Vec::new();
     bytes
         .try_reserve_exact(size as usize)
         .map_err(|_| MemberError::Unreadable(format!("no memory for its {size} bytes")))?;
-    match data.take(size).read_to_end(&mut bytes) {
+    // The last file of a block has its CRC checked only when a read past its end finds the
+    // block's end: one more read asks for that.
+    let read = data
+        .take(size)
+        .read_to_end(&mut bytes)
+        .and_then(|_| data.read(&mut [0u8; 1]));
+    match read {
         Ok(_) => Ok(Bytes::from(bytes)),
         // The decoder's own errors travel inside the reader's.
         Err(error) => Err(match decoder_error(&error) {
@@ -229,6 +235,8 @@ pub(crate) mod fixtures {
     pub enum Packing {
         /// Each file in a block of its own, LZMA2.
         OneBlockEach,
+        /// Each file in a block of its own, stored as it is.
+        OneBlockEachStored,
         /// All files in one solid block, with this method.
         Solid(EncoderMethod),
     }
@@ -238,6 +246,7 @@ pub(crate) mod fixtures {
         match method {
             EncoderMethod::PPMD => configuration.with_options(PpmdOptions::from_level(6).into()),
             EncoderMethod::BZIP2 => configuration.with_options(Bzip2Options::from_level(9).into()),
+            EncoderMethod::COPY => configuration,
             _ => configuration.with_options(Lzma2Options::from_level(1).into()),
         }
     }
@@ -250,8 +259,12 @@ pub(crate) mod fixtures {
             None => ArchiveEntry::new_file(name),
         };
         match packing {
-            Packing::OneBlockEach => {
-                writer.set_content_methods(vec![method(EncoderMethod::LZMA2)]);
+            Packing::OneBlockEach | Packing::OneBlockEachStored => {
+                let with = match packing {
+                    Packing::OneBlockEachStored => EncoderMethod::COPY,
+                    _ => EncoderMethod::LZMA2,
+                };
+                writer.set_content_methods(vec![method(with)]);
                 for (name, bytes) in files {
                     writer.push_archive_entry(entry(name), Some(*bytes)).unwrap();
                 }
@@ -402,6 +415,62 @@ mod tests {
             let error = AutoParser.parse(&raw_for_test("pair.7z", bytes)).unwrap_err();
             let detail = error.detail().unwrap_or_default();
             assert!(detail.starts_with("7Z is not a readable archive: "), "{error:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_whose_bytes_do_not_match_its_crc_fails_wherever_it_is_in_its_block() {
+        let files: &[(&str, &[u8])] = &[
+            ("first.txt", b"Harbour dues are paid monthly."),
+            ("last.txt", b"Buoys are repainted in spring."),
+        ];
+        let damaged = |name: &str| {
+            (
+                format!("memory://test/A#member={name}"),
+                format!("{name}: its data is damaged (a checksum does not match)"),
+            )
+        };
+        // (how stored, which file is damaged, the files read, the failures). In a block of
+        // its own a file fails alone; in a solid block the files after it fail with it.
+        let cases = [
+            (
+                Packing::OneBlockEachStored,
+                "first.txt",
+                vec!["last.txt"],
+                vec![damaged("first.txt")],
+            ),
+            (
+                Packing::OneBlockEachStored,
+                "last.txt",
+                vec!["first.txt"],
+                vec![damaged("last.txt")],
+            ),
+            (
+                Packing::Solid(EncoderMethod::COPY),
+                "first.txt",
+                vec![],
+                vec![damaged("first.txt"), damaged("last.txt")],
+            ),
+            (
+                Packing::Solid(EncoderMethod::COPY),
+                "last.txt",
+                vec!["first.txt"],
+                vec![damaged("last.txt")],
+            ),
+        ];
+        for (packing, name, expected_read, expected_failures) in cases {
+            // Stored as they are: a changed byte changes nothing but the CRC.
+            let mut archive = seven_zip_of(files, packing);
+            let text = files.iter().find(|(file, _)| *file == name).unwrap().1;
+            let at = archive.windows(text.len()).position(|w| w == text).unwrap();
+            archive[at] ^= 0x20;
+            let (documents, failures) = read("pair.7z", archive);
+            let read: Vec<&str> = documents
+                .iter()
+                .map(|(uri, _)| uri.rsplit('=').next().unwrap())
+                .collect();
+            assert_eq!(read, expected_read, "{packing:?} {name}");
+            assert_eq!(failures, expected_failures, "{packing:?} {name}");
         }
     }
 

@@ -142,10 +142,10 @@ pub fn add_layers<'a>(documents: impl IntoIterator<Item = &'a mut ChunkedDoc>, s
 
 /// The document's own tokens (before chunk overlap), counted block by block as the chunker
 /// counts them (a token longer than [`crate::chunk::MAX_TOKEN_BYTES`] as one per that many
-/// bytes), when they may exceed the limit. A token always covers at least one byte of the text (a word piece is a
-/// non-empty part of a word; NFD expands a character only into marks, which are stripped,
-/// or into at most as many jamo as it has bytes), so text of at most `max_document_tokens`
-/// bytes is not tokenized for the count.
+/// bytes), when they may exceed the limit. A token always covers at least one byte of the
+/// text (a word piece is a non-empty part of a word; NFD expands a character only into
+/// marks, which are stripped, or into at most as many jamo as it has bytes), so text of at
+/// most `max_document_tokens` bytes is not tokenized for the count.
 fn document_tokens(document: &Document, settings: &ChunkSettings) -> Result<Option<usize>> {
     if document.blocks.iter().map(|b| b.text.len()).sum::<usize>() <= settings.max_document_tokens {
         return Ok(None);
