@@ -10,6 +10,7 @@ use bytes::Bytes;
 use sevenz_rust2::{Archive, ArchiveEntry, BlockDecoder, Error, Password};
 
 use super::zip_reader::MemberError;
+use super::ParseError;
 
 /// Memory one decoder may take for its dictionary or model (7-Zip's own "ultra" level asks for
 /// 64 MiB; an XZ stream's decoder is held to the same 256 MiB).
@@ -17,26 +18,19 @@ const MAX_DECODER_MEMORY_KIB: usize = 256 << 10;
 /// Bytes all of an archive's files may unpack to: they are held in memory together.
 pub(super) const MAX_UNPACKED_BYTES: u64 = super::compressed::MAX_INFLATED_BYTES;
 
-/// One file of the archive: its name, the size the archive states, and its bytes or why they
-/// could not be read.
+/// One file of the archive a caller kept: its name, the size the archive states, and its
+/// bytes or why they could not be read.
 pub(super) struct SevenZipFile {
     pub name: String,
     pub stated: u64,
     pub bytes: Result<Bytes, MemberError>,
 }
 
-/// Why the archive as a whole could not be opened.
-fn open_failure(error: &Error) -> String {
+/// What went wrong, in words a person reads.
+fn why(error: &Error) -> String {
     match error {
         Error::BadSignature(_) => "it does not start as a 7z archive".into(),
         Error::UnsupportedVersion { major, minor } => format!("7z format version {major}.{minor} is not read"),
-        other => why(other),
-    }
-}
-
-/// What went wrong in a decoder's words a person reads.
-fn why(error: &Error) -> String {
-    match error {
         Error::UnsupportedCompressionMethod(method) => {
             format!("it is compressed with {method}, which quarry does not read")
         }
@@ -48,49 +42,40 @@ fn why(error: &Error) -> String {
         Error::ChecksumVerificationFailed | Error::NextHeaderCrcMismatch => {
             "its data is damaged (a checksum does not match)".into()
         }
-        Error::Io(error, context) => match (decoder_error(error), context.is_empty()) {
-            (Some(inner), _) => why(inner),
-            (None, true) => format!("its data is damaged ({error})"),
-            (None, false) => format!("its data is damaged ({context}: {error})"),
-        },
+        Error::Io(error, context) if context.is_empty() => format!("its data is damaged ({error})"),
+        Error::Io(error, context) => format!("its data is damaged ({context}: {error})"),
         Error::Other(what) | Error::Unsupported(what) => format!("its data is damaged ({what})"),
         other => format!("its data is damaged ({other:?})"),
     }
 }
 
-/// The decoder's own error inside an I/O error, where it put one.
-fn decoder_error(error: &std::io::Error) -> Option<&Error> {
-    error.get_ref().and_then(|inner| inner.downcast_ref::<Error>())
-}
-
-/// Whether the error says the data is encrypted (quarry is built without the AES decoder,
-/// and has no password to give it).
-fn is_encrypted(error: &Error) -> bool {
+/// The decoder's own error where an I/O error carries one (its readers hand theirs on so).
+fn innermost(error: &Error) -> &Error {
     match error {
-        Error::PasswordRequired | Error::MaybeBadPassword(_) => true,
-        Error::UnsupportedCompressionMethod(method) => method.starts_with("AES"),
-        _ => false,
+        Error::Io(io, _) => match io.get_ref().and_then(|inner| inner.downcast_ref::<Error>()) {
+            Some(inner) => innermost(inner),
+            None => error,
+        },
+        other => other,
     }
 }
 
+/// Why a file (or the archive's header) could not be read. Encrypted data is named so:
+/// quarry is built without the AES decoder, and has no password to give it.
 fn member_error(error: &Error) -> MemberError {
-    match error {
-        error if is_encrypted(error) => MemberError::Encrypted,
-        Error::Io(io, _) => match decoder_error(io) {
-            Some(inner) => member_error(inner),
-            None => MemberError::Unreadable(why(error)),
-        },
+    match innermost(error) {
+        Error::PasswordRequired | Error::MaybeBadPassword(_) => MemberError::Encrypted,
+        Error::UnsupportedCompressionMethod(method) if method.starts_with("AES") => MemberError::Encrypted,
         other => MemberError::Unreadable(why(other)),
     }
 }
 
-/// The archive's header: `Err` says why it cannot be read (an encrypted header is
-/// [`MemberError::Encrypted`]).
-fn open(source: &mut Cursor<Bytes>) -> Result<Archive, MemberError> {
+/// The archive's header, held to [`MAX_DECODER_MEMORY_KIB`]: `Err` says why it cannot be read.
+fn open(source: &mut Cursor<Bytes>) -> Result<Archive, ParseError> {
     Archive::read_with_memory_limit(source, &Password::empty(), MAX_DECODER_MEMORY_KIB).map_err(|error| {
-        match is_encrypted(&error) {
-            true => MemberError::Encrypted,
-            false => MemberError::Unreadable(open_failure(&error)),
+        match member_error(&error) {
+            MemberError::Encrypted => ParseError::Encrypted("7z archive".into()),
+            _ => ParseError::Corrupt(format!("7Z is not a readable archive: {}", why(innermost(&error)))),
         }
     })
 }
@@ -113,9 +98,9 @@ pub(super) fn stated_sizes(bytes: &Bytes) -> Vec<u64> {
     }
 }
 
-/// The archive's files, in its order, each unpacked within `member_limit` bytes. `keep` says
-/// which are read at all: a block is decoded as far as its last file kept (a solid block's
-/// files before it are decoded past), and the sizes of all the files so decoded count against
+/// The files of the archive that `keep` keeps (by path), in its order, each unpacked within
+/// `member_limit` bytes. A block is decoded as far as its last file kept (a solid block's files
+/// before it are decoded past), and the sizes of all the files so decoded count against
 /// `budget` ([`MAX_UNPACKED_BYTES`]); decoding stops where they pass it, and every file kept
 /// after that point fails as [`MemberError::OverBudget`].
 pub(super) fn unpack(
@@ -123,11 +108,17 @@ pub(super) fn unpack(
     member_limit: u64,
     budget: u64,
     keep: &dyn Fn(&str) -> bool,
-) -> Result<Vec<SevenZipFile>, MemberError> {
+) -> Result<Vec<SevenZipFile>, ParseError> {
     let mut source = Cursor::new(bytes.clone());
     let archive = open(&mut source)?;
-    let kept = |entry: &ArchiveEntry| is_file(entry) && keep(&path_of(entry));
-    let over_budget = || Err(MemberError::OverBudget(budget >> 20));
+    // Each file's path where it is kept, by its index in the archive.
+    let kept: Vec<Option<String>> = archive
+        .files
+        .iter()
+        .map(|entry| Some(path_of(entry)).filter(|path| is_file(entry) && keep(path)))
+        .collect();
+    let is_kept = |index: usize| kept[index].is_some();
+    let over_budget = || Some(Err(MemberError::OverBudget(budget >> 20)));
     // Each kept file's bytes, by its index in the archive.
     let mut read: Vec<Option<Result<Bytes, MemberError>>> = archive.files.iter().map(|_| None).collect();
     let mut decoded_so_far = 0u64;
@@ -143,12 +134,12 @@ pub(super) fn unpack(
             &mut source,
         );
         let end = first + decoder.entry_count();
-        let Some(last_kept) = (first..end).rev().find(|&i| kept(&archive.files[i])) else {
+        let Some(last_kept) = (first..end).rev().find(|&i| is_kept(i)) else {
             continue;
         };
         if decoded_so_far > budget {
-            for index in (first..=last_kept).filter(|&i| kept(&archive.files[i])) {
-                read[index] = Some(over_budget());
+            for index in (first..=last_kept).filter(|&i| is_kept(i)) {
+                read[index] = over_budget();
             }
             continue;
         }
@@ -158,12 +149,12 @@ pub(super) fn unpack(
             next += 1;
             decoded_so_far = decoded_so_far.saturating_add(entry.size);
             if decoded_so_far > budget {
-                for index in (index..=last_kept).filter(|&i| kept(&archive.files[i])) {
-                    read[index] = Some(over_budget());
+                for index in (index..=last_kept).filter(|&i| is_kept(i)) {
+                    read[index] = over_budget();
                 }
                 return Ok(false);
             }
-            if kept(entry) {
+            if is_kept(index) {
                 read[index] = Some(match entry.size > member_limit {
                     true => Err(MemberError::Inflates(member_limit >> 20)),
                     false => read_file(data, entry.size),
@@ -178,7 +169,7 @@ pub(super) fn unpack(
             let failure = member_error(&error);
             let broken = next.saturating_sub(1).max(first);
             for (index, slot) in read.iter_mut().enumerate().take(end).skip(broken) {
-                if kept(&archive.files[index]) && !matches!(slot, Some(Err(_))) {
+                if is_kept(index) && !matches!(slot, Some(Err(_))) {
                     *slot = Some(Err(failure.clone()));
                 }
             }
@@ -187,17 +178,18 @@ pub(super) fn unpack(
     Ok(archive
         .files
         .iter()
+        .zip(kept)
         .zip(read)
-        .filter(|(entry, _)| is_file(entry))
-        .map(|(entry, bytes)| SevenZipFile {
-            name: path_of(entry),
-            stated: entry.size,
-            // A file without data (an empty one) belongs to no block; a file not kept is
-            // not read.
-            bytes: bytes.unwrap_or_else(|| match entry.has_stream {
-                true => Err(MemberError::Unreadable("not read".into())),
-                false => Ok(Bytes::new()),
-            }),
+        .filter_map(|((entry, path), bytes)| {
+            Some(SevenZipFile {
+                name: path?,
+                stated: entry.size,
+                // A file without data (an empty one) belongs to no block.
+                bytes: bytes.unwrap_or_else(|| match entry.has_stream {
+                    true => Err(MemberError::Unreadable("not read".into())),
+                    false => Ok(Bytes::new()),
+                }),
+            })
         })
         .collect())
 }
@@ -217,11 +209,7 @@ fn read_file(data: &mut dyn Read, size: u64) -> Result<Bytes, MemberError> {
         .and_then(|_| data.read(&mut [0u8; 1]));
     match read {
         Ok(_) => Ok(Bytes::from(bytes)),
-        // The decoder's own errors travel inside the reader's.
-        Err(error) => Err(match decoder_error(&error) {
-            Some(inner) => member_error(inner),
-            None => MemberError::Unreadable(format!("its data is damaged ({error})")),
-        }),
+        Err(error) => Err(member_error(&Error::from(error))),
     }
 }
 
@@ -233,10 +221,8 @@ pub(crate) mod fixtures {
     /// How a test archive is compressed.
     #[derive(Debug, Clone, Copy)]
     pub enum Packing {
-        /// Each file in a block of its own, LZMA2.
-        OneBlockEach,
-        /// Each file in a block of its own, stored as it is.
-        OneBlockEachStored,
+        /// Each file in a block of its own, with this method.
+        OneBlockEach(EncoderMethod),
         /// All files in one solid block, with this method.
         Solid(EncoderMethod),
     }
@@ -259,11 +245,7 @@ pub(crate) mod fixtures {
             None => ArchiveEntry::new_file(name),
         };
         match packing {
-            Packing::OneBlockEach | Packing::OneBlockEachStored => {
-                let with = match packing {
-                    Packing::OneBlockEachStored => EncoderMethod::COPY,
-                    _ => EncoderMethod::LZMA2,
-                };
+            Packing::OneBlockEach(with) => {
                 writer.set_content_methods(vec![method(with)]);
                 for (name, bytes) in files {
                     writer.push_archive_entry(entry(name), Some(*bytes)).unwrap();
@@ -321,7 +303,7 @@ mod tests {
             ("export/\u{6f6e}\u{4f4d}.txt", "潮位表。Tide tables.".as_bytes()),
         ];
         for packing in [
-            Packing::OneBlockEach,
+            Packing::OneBlockEach(EncoderMethod::LZMA2),
             Packing::Solid(EncoderMethod::LZMA2),
             Packing::Solid(EncoderMethod::PPMD),
             Packing::Solid(EncoderMethod::BZIP2),
@@ -396,7 +378,7 @@ mod tests {
         );
         let files: &[(&str, &[u8])] = &[("first.txt", first.as_bytes()), ("second.txt", second.as_bytes())];
         // Each file in its own block: damage in the second's data fails it alone.
-        let mut archive = seven_zip_of(files, Packing::OneBlockEach);
+        let mut archive = seven_zip_of(files, Packing::OneBlockEach(EncoderMethod::LZMA2));
         let stated = super::stated_sizes(&bytes::Bytes::from(archive.clone()));
         assert_eq!(stated, [1550, 1700]);
         let header_at = 32 + u64::from_le_bytes(archive[12..20].try_into().unwrap()) as usize;
@@ -409,7 +391,7 @@ mod tests {
         assert!(failures[0].1.starts_with("second.txt: "), "{failures:?}");
         assert!(failures[0].1.contains("damaged"), "{failures:?}");
         // A damaged header, and a file that is no archive at all: the archive fails, named.
-        let mut damaged = seven_zip_of(files, Packing::OneBlockEach);
+        let mut damaged = seven_zip_of(files, Packing::OneBlockEach(EncoderMethod::LZMA2));
         damaged[9] ^= 0xFF;
         for bytes in [damaged, b"7z but not".to_vec()] {
             let error = AutoParser.parse(&raw_for_test("pair.7z", bytes)).unwrap_err();
@@ -434,13 +416,13 @@ mod tests {
         // its own a file fails alone; in a solid block the files after it fail with it.
         let cases = [
             (
-                Packing::OneBlockEachStored,
+                Packing::OneBlockEach(EncoderMethod::COPY),
                 "first.txt",
                 vec!["last.txt"],
                 vec![damaged("first.txt")],
             ),
             (
-                Packing::OneBlockEachStored,
+                Packing::OneBlockEach(EncoderMethod::COPY),
                 "last.txt",
                 vec!["first.txt"],
                 vec![damaged("last.txt")],
@@ -490,28 +472,21 @@ mod tests {
                 .collect();
             outcome
         };
-        // One block each: the file not kept is not decoded, and does not count.
+        // One block each: the file not kept is left out, not decoded, and does not count.
         assert_eq!(
-            outcome(Packing::OneBlockEach),
+            outcome(Packing::OneBlockEach(EncoderMethod::LZMA2)),
             [
                 ("a.txt".to_string(), Ok(300 << 10)),
-                (
-                    "skipped/.b".to_string(),
-                    Err(MemberError::Unreadable("not read".into()))
-                ),
                 ("c.txt".to_string(), Ok(300 << 10)),
                 ("d.txt".to_string(), Ok(300 << 10)),
             ]
         );
-        // One solid block: it is decoded past, and counts; the fourth file passes 1 MiB.
+        // One solid block: it is left out but decoded past, and counts; the fourth file
+        // passes 1 MiB.
         assert_eq!(
             outcome(Packing::Solid(EncoderMethod::LZMA2)),
             [
                 ("a.txt".to_string(), Ok(300 << 10)),
-                (
-                    "skipped/.b".to_string(),
-                    Err(MemberError::Unreadable("not read".into()))
-                ),
                 ("c.txt".to_string(), Ok(300 << 10)),
                 ("d.txt".to_string(), Err(MemberError::OverBudget(1))),
             ]
@@ -544,7 +519,10 @@ mod tests {
             )]
         );
         // A block whose decoder asks for a 4 GiB dictionary is not decoded: its file fails, named.
-        let mut archive = seven_zip_of(&[("note.txt", b"Tide tables.")], Packing::OneBlockEach);
+        let mut archive = seven_zip_of(
+            &[("note.txt", b"Tide tables.")],
+            Packing::OneBlockEach(EncoderMethod::LZMA2),
+        );
         let header_at = 32 + u64::from_le_bytes(archive[12..20].try_into().unwrap()) as usize;
         // The header is written as it is (too small to gain by compression): its LZMA2 coder
         // (flags 0x21, id 0x21, one byte of properties) says the dictionary's size.
