@@ -62,6 +62,8 @@ impl Browser {
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1600"]
             }
         } } });
+        // W3C WebDriver's "New Session" command (POST /session): the protocol names the path;
+        // the browser's commands then go to /session/{its id}.
         let answer: Value = http
             .post(format!("{base}/session"))
             .json(&capabilities)
