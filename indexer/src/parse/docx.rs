@@ -1,9 +1,11 @@
 //! DOCX (zip + WordprocessingML): paragraphs as blocks, `Heading N` / `Title` styles
 //! giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
-//! and charts' text as blocks where they are drawn.
+//! and charts' text as blocks where they are drawn, footnotes and endnotes after the paragraph
+//! or table citing them.
 
 use quick_xml::events::Event;
 
+use super::docx_notes::Notes;
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader};
 use super::outline_body::OutlineBody;
@@ -24,7 +26,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let xml = package
         .part("word/document.xml")?
         .ok_or_else(|| ParseError::Corrupt("DOCX has no word/document.xml".into()))?;
-    let mut drawn = DrawnParts::among(&package.relationships("word/document.xml")?);
+    let relationships = package.relationships("word/document.xml")?;
+    let mut drawn = DrawnParts::among(&relationships);
+    let mut notes = Notes::read(&mut package, &relationships)?;
+    // The notes cited since the last paragraph or table outside a table ended.
+    let mut cited = Vec::new();
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
     let mut body = OutlineBody::default();
     // The paragraph's style; inside a run's `<w:t>`: the only text read (not a field's code,
@@ -44,6 +50,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 b"tab" => body.paragraph.push('\t'),
                 b"br" | b"cr" => body.paragraph.push('\n'),
                 b"tbl" => body.table.start(),
+                b"footnoteReference" | b"endnoteReference" => cited.extend(Notes::cited_by(&e)),
                 _ => {
                     if let Some(text) = drawn.text_of(&e, &mut package)? {
                         body.push_text(text);
@@ -53,13 +60,24 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::Text(t) if in_text => body.paragraph.push_str(&reader.text(&t)?),
             Event::End(e) => match local_name(e.name().as_ref()) {
                 b"t" => in_text = false,
-                b"p" => body.end_paragraph(style.take().as_deref().and_then(heading_level)),
-                name => body.end_table_part(name),
+                b"p" => {
+                    body.end_paragraph(style.take().as_deref().and_then(heading_level));
+                    if !body.table.inside() {
+                        notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
+                    }
+                }
+                name => {
+                    body.end_table_part(name);
+                    if name == b"tbl" && !body.table.inside() {
+                        notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
+                    }
+                }
             },
             Event::Eof => break,
             _ => {}
         }
     }
+    notes.uncited().into_iter().for_each(|note| body.push_text(note));
     let title = package
         .core_title()?
         .or(body.first_heading)
@@ -178,6 +196,89 @@ mod tests {
                 ("Process", &path[..]),
                 ("Draft\nReview", &path[..]),
                 ("Then review.", &path[..])
+            ]
+        );
+    }
+
+    /// Footnotes and endnotes: each after the paragraph (or whole table) citing it, under its
+    /// headings, the citing paragraph whole; separators, deleted text and field codes in a
+    /// note are not text; a note no reference cites comes after the body.
+    #[test]
+    fn notes_follow_the_paragraph_or_table_citing_them() {
+        use crate::parse::ooxml::fixtures::relationships;
+        let cite = |kind: &str, id: u32| format!(r#"<w:r><w:{kind}Reference w:id="{id}"/></w:r>"#);
+        let body = [
+            paragraph(Some("Heading1"), "Piers"),
+            format!(
+                "<w:p><w:r><w:t>The north pier opens in spring</w:t></w:r>{}<w:r><w:t xml:space=\"preserve\"> after the dredging.</w:t></w:r></w:p>",
+                cite("footnote", 2)
+            ),
+            format!(
+                "<w:tbl><w:tr><w:tc><w:p><w:r><w:t>A</w:t></w:r>{}</w:p></w:tc><w:tc>{}</w:tc></w:tr></w:tbl>",
+                cite("endnote", 1),
+                paragraph(None, "12 m")
+            ),
+            paragraph(Some("Heading1"), "Costs"),
+            format!("<w:p><w:r><w:t>Funding comes from the port.</w:t></w:r>{}</w:p>", cite("footnote", 3)),
+        ]
+        .concat();
+        let note = |kind: &str, id: &str, ty: &str, text: &str| {
+            format!(
+                r#"<w:{kind}{ty} w:id="{id}"><w:p><w:r><w:{kind}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r></w:p></w:{kind}>"#
+            )
+        };
+        let part = |kind: &str, notes: &[String]| {
+            format!(
+                r#"<w:{kind}s xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{}</w:{kind}s>"#,
+                notes.concat()
+            )
+        };
+        let footnotes = part(
+            "footnote",
+            &[
+                note("footnote", "-1", r#" w:type="separator""#, ""),
+                note("footnote", "0", r#" w:type="continuationSeparator""#, "not text"),
+                note("footnote", "2", "", "Subject to the county engineer's inspection."),
+                r#"<w:footnote w:id="3"><w:p><w:r><w:t>The ferry pays a levy.</w:t></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p><w:p><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>Per crossing.</w:t></w:r></w:p></w:footnote>"#.to_string(),
+                note("footnote", "4", r#" w:type="normal""#, "Never cited."),
+            ],
+        );
+        let endnotes = part("endnote", &[note("endnote", "1", "", "Berth A was deepened in 2025.")]);
+        let more = [
+            (
+                "word/_rels/document.xml.rels".to_string(),
+                relationships(&[
+                    ("rId7".into(), "footnotes", "footnotes.xml".into()),
+                    ("rId8".into(), "endnotes", "endnotes.xml".into()),
+                ]),
+            ),
+            ("word/footnotes.xml".to_string(), footnotes),
+            ("word/endnotes.xml".to_string(), endnotes),
+        ];
+        let doc = AutoParser
+            .parse(&raw_for_test("harbour.docx", docx_with(&body, &more)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks: Vec<(&str, String)> = doc
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.join(" > ")))
+            .collect();
+        let text = |text, path: &str| (text, path.to_string());
+        assert_eq!(
+            blocks,
+            [
+                text("Piers", "Piers"),
+                text("The north pier opens in spring after the dredging.", "Piers"),
+                text("Subject to the county engineer's inspection.", "Piers"),
+                text("A | 12 m", "Piers"),
+                text("Berth A was deepened in 2025.", "Piers"),
+                text("Costs", "Costs"),
+                text("Funding comes from the port.", "Costs"),
+                text("The ferry pays a levy.", "Costs"),
+                text("Per crossing.", "Costs"),
+                text("Never cited.", "Costs"),
             ]
         );
     }

@@ -1,6 +1,7 @@
 //! HTML (scraper/html5ever): the title and the visible text, one block per block-level
-//! element, headings h1-h6 giving each block its heading path; script, style and hidden
-//! elements are left out.
+//! element, headings h1-h6 giving each block its heading path, tables a row a line; script,
+//! style and hidden elements are left out, and so are a note's reference mark and its link
+//! back (DPUB-ARIA's `doc-noteref` and `doc-backlink`: the `1` after a word, a note's `↩`).
 
 use scraper::{ElementRef, Html, Node, Selector};
 
@@ -39,6 +40,10 @@ const BLOCKS: &[&str] = &[
     "body",
 ];
 
+/// DPUB-ARIA roles (and EPUB's `epub:type`s) of marks that are not the text: a note's
+/// reference (`spring<sup>1</sup>` would read `spring1`) and a note's link back to it.
+const MARKS: &[&str] = &["doc-noteref", "doc-backlink", "noteref", "backlink"];
+
 struct Walker {
     headings: Vec<(usize, String)>,
     blocks: Vec<Block>,
@@ -52,7 +57,7 @@ impl Walker {
         let text = if self.table_depth > 0 {
             self.current
                 .lines()
-                .map(str::trim)
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
                 .join("\n")
@@ -87,7 +92,7 @@ impl Walker {
         let mut steps = vec![Step::Enter(root)];
         while let Some(step) = steps.pop() {
             match step {
-                Step::Text(text) => self.current.push_str(text),
+                Step::Text(text) => self.push_text(text),
                 Step::Leave(name) => self.leave(name),
                 Step::Enter(element) => {
                     if !self.enter(element) {
@@ -109,13 +114,32 @@ impl Walker {
         }
     }
 
-    /// Opens `element`; false when its content is not walked (invisible, or a heading,
-    /// taken whole here).
+    /// A text node's text. Inside a table a row is a line, so the line breaks of a page's
+    /// layout (`<tr>\n<td>a</td>\n<td>b</td>`) are spaces there.
+    fn push_text(&mut self, text: &str) {
+        match self.table_depth {
+            0 => self.current.push_str(text),
+            _ => self
+                .current
+                .extend(text.chars().map(|c| if c.is_whitespace() { ' ' } else { c })),
+        }
+    }
+
+    /// Opens `element`; false when its content is not walked (invisible, a note's mark, or a
+    /// heading, taken whole here).
     fn enter(&mut self, element: ElementRef<'_>) -> bool {
         let name = element.value().name();
+        let is_mark = |attribute| {
+            element
+                .value()
+                .attr(attribute)
+                .is_some_and(|v| v.split_whitespace().any(|v| MARKS.contains(&v)))
+        };
         if INVISIBLE.contains(&name)
             || element.value().attr("hidden").is_some()
             || element.value().attr("aria-hidden") == Some("true")
+            || is_mark("role")
+            || is_mark("epub:type")
         {
             return false;
         }
@@ -153,6 +177,7 @@ impl Walker {
     fn leave(&mut self, name: &str) {
         let is_block = BLOCKS.contains(&name);
         match name {
+            "br" if self.table_depth > 0 => self.current.push(' '),
             "br" => self.current.push('\n'),
             "td" | "th" => self.current.push_str(" | "),
             "tr" => {
@@ -256,6 +281,46 @@ mod tests {
         let table = doc.blocks.iter().find(|b| b.kind == ContentType::Table).unwrap();
         assert_eq!(table.text, "k | v\n1 | 2");
         assert_eq!(table.heading_path, ["Overview", "Tables"]);
+    }
+
+    /// A table laid out over lines, as pages are written (a row's cells each on a line, a
+    /// cell's text broken): a row is still one line. Notes' reference marks and their links
+    /// back are not text (pandoc's and EPUB's DPUB-ARIA roles).
+    #[test]
+    fn a_table_over_many_lines_and_notes_marks() {
+        let page = "<html><body><h1>Piers</h1><p>The pier opens in spring<a href=\"#fn1\" role=\"doc-noteref\"><sup>1</sup></a> after the dredging.</p>
+            <table>
+            <thead>
+            <tr>
+            <th>berth</th>
+            <th>depth</th>
+            </tr>
+            </thead>
+            <tbody>
+            <tr>
+            <td>A<a href=\"#fn2\" class=\"footnote-ref\" epub:type=\"noteref\"><sup>2</sup></a></td>
+            <td>12
+              m<br>at low tide</td>
+            </tr>
+            </tbody>
+            </table>
+            <section role=\"doc-endnotes\"><ol><li id=\"fn1\"><p>Subject to inspection.<a href=\"#fnref1\" role=\"doc-backlink\">\u{21a9}\u{fe0e}</a></p></li></ol></section>
+            </body></html>";
+        let doc = AutoParser
+            .parse(&raw_for_test("notes.html", page))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks: Vec<(&str, ContentType)> = doc.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
+        assert_eq!(
+            blocks,
+            [
+                ("Piers", ContentType::Text),
+                ("The pier opens in spring after the dredging.", ContentType::Text),
+                ("berth | depth\nA | 12 m at low tide", ContentType::Table),
+                ("Subject to inspection.", ContentType::Text),
+            ]
+        );
     }
 
     /// Deep pages are walked without the native stack (a recursive walk overflowed a

@@ -13,6 +13,7 @@ mod diagram;
 mod doc;
 mod document;
 mod docx;
+mod docx_notes;
 mod drawn_parts;
 mod email;
 mod epub;

@@ -1,6 +1,9 @@
 //! ODT (zip + OpenDocument text, LibreOffice's and the public sector's format): paragraphs as
 //! blocks, headings (`text:h` and its outline level) giving heading paths, tables as table
-//! blocks (cells joined by ` | `); tracked deletions and comments left out.
+//! blocks (cells joined by ` | `), footnotes and endnotes after the paragraph or table citing
+//! them (a note is written inside the paragraph, where its mark is: read there, it split the
+//! paragraph and glued the mark to the word before it); tracked deletions and comments left
+//! out.
 
 use quick_xml::events::{BytesStart, Event};
 
@@ -22,10 +25,13 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     // Open headings' levels (a heading's paragraph ends with its `text:h`), and how deep
     // inside what is left out (tracked changes, comments) the reader is.
     let (mut heading, mut skipped) = (None, 0usize);
+    let mut notes = NotesInside::default();
     loop {
         match reader.next()? {
             Event::Start(e) if is_left_out(e.name().as_ref()) => skipped += 1,
             Event::Start(_) if skipped > 0 => {}
+            Event::Start(e) if local_name(e.name().as_ref()) == b"note" => notes.open(&mut body.paragraph),
+            Event::Start(e) if notes.depth > 0 => push_inline(&e, &mut body.paragraph),
             Event::Start(e) => match local_name(e.name().as_ref()) {
                 b"h" => heading = Some(outline_level(&e)),
                 b"table" => body.table.start(),
@@ -35,20 +41,82 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::Text(t) if skipped == 0 => body.paragraph.push_str(&reader.text(&t)?),
             Event::End(e) if is_left_out(e.name().as_ref()) => skipped = skipped.saturating_sub(1),
             Event::End(_) if skipped > 0 => {}
+            Event::End(e) if notes.depth > 0 => match local_name(e.name().as_ref()) {
+                b"note" => notes.close(&mut body.paragraph),
+                b"h" | b"p" => notes.end_paragraph(&mut body.paragraph),
+                _ => {}
+            },
             Event::End(e) => match local_name(e.name().as_ref()) {
-                b"h" => body.end_paragraph(heading.take()),
-                b"p" => body.end_paragraph(None),
-                name => body.end_table_part(table_part(name)),
+                b"h" => {
+                    body.end_paragraph(heading.take());
+                    notes.give(&mut body);
+                }
+                b"p" => {
+                    body.end_paragraph(None);
+                    notes.give(&mut body);
+                }
+                name => {
+                    body.end_table_part(table_part(name));
+                    notes.give(&mut body);
+                }
             },
             Event::Eof => break,
             _ => {}
         }
     }
+    notes.give(&mut body);
     let title = package
         .title_in("meta.xml")?
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
+}
+
+/// The notes (`text:note`) met inside the paragraph being read: their body's paragraphs,
+/// kept aside until that paragraph (or the table it is in) ends.
+#[derive(Default)]
+struct NotesInside {
+    /// How deep inside notes the reader is.
+    depth: usize,
+    /// The text of the paragraph the outermost note is in, up to the note.
+    outer: String,
+    /// The notes' paragraphs not yet given.
+    paragraphs: Vec<String>,
+}
+
+impl NotesInside {
+    /// A note starts inside `paragraph`: what it holds is not that paragraph's.
+    fn open(&mut self, paragraph: &mut String) {
+        if self.depth == 0 {
+            self.outer = std::mem::take(paragraph);
+        }
+        self.depth += 1;
+    }
+
+    /// A paragraph of a note's body ends.
+    fn end_paragraph(&mut self, paragraph: &mut String) {
+        let text = std::mem::take(paragraph).trim().to_string();
+        if !text.is_empty() {
+            self.paragraphs.push(text);
+        }
+    }
+
+    /// A note ends: the paragraph it is in goes on.
+    fn close(&mut self, paragraph: &mut String) {
+        self.end_paragraph(paragraph);
+        self.depth -= 1;
+        if self.depth == 0 {
+            *paragraph = std::mem::take(&mut self.outer);
+        }
+    }
+
+    /// A paragraph or table part ends outside notes: once outside every table, the notes kept
+    /// aside are blocks.
+    fn give(&mut self, body: &mut OutlineBody) {
+        if !body.table.inside() {
+            self.paragraphs.drain(..).for_each(|note| body.push_text(note));
+        }
+    }
 }
 
 /// Test fixtures: minimal ODT files.
@@ -106,6 +174,59 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(untitled.title, "Haushalt 2026");
+    }
+
+    /// A note is written inside its paragraph: its body comes after the paragraph (or the
+    /// whole table) citing it, the paragraph whole and without the note's mark.
+    #[test]
+    fn notes_follow_the_paragraph_or_table_citing_them() {
+        let note = |id: &str, class: &str, mark: &str, paragraphs: &str| {
+            format!(
+                r#"<text:note text:id="{id}" text:note-class="{class}"><text:note-citation>{mark}</text:note-citation><text:note-body>{paragraphs}</text:note-body></text:note>"#
+            )
+        };
+        let body = [
+            r#"<text:h text:outline-level="1">Piers</text:h>"#.to_string(),
+            format!(
+                "<text:p>The north pier opens in spring{} after the dredging.</text:p>",
+                note("ftn1", "footnote", "1", "<text:p>Subject to the county engineer's inspection.</text:p><text:p>Twice a year.</text:p>")
+            ),
+            format!(
+                "<table:table><table:table-row><table:table-cell><text:p>A{}</text:p></table:table-cell><table:table-cell><text:p>12 m</text:p></table:table-cell></table:table-row></table:table>",
+                note("edn1", "endnote", "i", "<text:p>Berth A was deepened in 2025.</text:p>")
+            ),
+            format!(
+                r#"<text:h text:outline-level="1">Costs{}</text:h>"#,
+                note("ftn2", "footnote", "2", "<text:p>As budgeted.</text:p>")
+            ),
+        ]
+        .concat();
+        let doc = AutoParser
+            .parse(&raw_for_test("harbour.odt", odt(&body, None)))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(
+            outline_of(&doc),
+            [
+                ("Piers", vec!["Piers"], ContentType::Text),
+                (
+                    "The north pier opens in spring after the dredging.",
+                    vec!["Piers"],
+                    ContentType::Text
+                ),
+                (
+                    "Subject to the county engineer's inspection.",
+                    vec!["Piers"],
+                    ContentType::Text
+                ),
+                ("Twice a year.", vec!["Piers"], ContentType::Text),
+                ("A | 12 m", vec!["Piers"], ContentType::Table),
+                ("Berth A was deepened in 2025.", vec!["Piers"], ContentType::Text),
+                ("Costs", vec!["Costs"], ContentType::Text),
+                ("As budgeted.", vec!["Costs"], ContentType::Text),
+            ]
+        );
     }
 
     #[test]

@@ -77,11 +77,11 @@ pub(super) fn push_inline(element: &BytesStart, paragraph: &mut String) {
 }
 
 /// Whether an element (by its full name) holds text that is not the document's: tracked
-/// deletions, comments, a shape's `svg:title` and `svg:desc` (alternative text, not what is
+/// deletions, comments, a note's mark (`text:note-citation`, the `1` after a word), a shape's `svg:title` and `svg:desc` (alternative text, not what is
 /// shown; a `text:title` field shows the document's title and is read).
 pub(super) fn is_left_out(name: &[u8]) -> bool {
     match local_name(name) {
-        b"tracked-changes" | b"annotation" => true,
+        b"tracked-changes" | b"annotation" | b"note-citation" => true,
         b"title" | b"desc" => !name.starts_with(b"text:"),
         _ => false,
     }

@@ -7,8 +7,13 @@
 //! (`\fromhtml1`), the HTML's tags are `\*` destinations and the text it shows is read; the
 //! RTF-only runs between `\htmlrtf` and `\htmlrtf0` are left out, and a tag that is a character
 //! reference (`&amp;`, `&#8364;`) gives its character. The binary data after a `\binN` (a
-//! picture's, an object's) is stepped over, its N bytes never read as RTF. Groups are walked with a
-//! counter, not recursion, so no nesting depth can overflow a stack.
+//! picture's, an object's) is stepped over, its N bytes never read as RTF. A footnote or endnote
+//! (`\footnote`, starred or not) is written where its mark is, inside the paragraph: its
+//! paragraphs are blocks after the paragraph (or table) citing it, that paragraph read whole.
+//! A paragraph's outline level (`\outlinelevelN`, which Word writes with its heading styles'
+//! paragraphs, and pandoc with its headings) makes it a heading: the blocks after it are under
+//! it, and the first names a file without an `\info` title.
+//! Groups are walked with a counter, not recursion, so no nesting depth can overflow a stack.
 
 use encoding_rs::Encoding;
 
@@ -105,6 +110,10 @@ struct Reader<'a> {
     paragraph: String,
     /// The paragraph being read is in a table (`\intbl`, until `\pard`).
     in_table: bool,
+    /// The paragraph being read is a heading of this level (`\outlinelevelN` is level N + 1,
+    /// until `\pard`), and the headings above it: (level, text), outermost first.
+    level: Option<usize>,
+    headings: Vec<(usize, String)>,
     /// The cells of the table row being read, and the rows of the table being read, each its
     /// cells joined by " | ".
     cells: Vec<String>,
@@ -120,6 +129,19 @@ struct Reader<'a> {
     to_skip: usize,
     /// The text of the encapsulated HTML tag being read.
     tag_text: String,
+    /// The note being read, and the paragraphs of the notes read and not yet given (whether
+    /// the note was cited in a table, its text).
+    note: Option<NoteAside>,
+    notes: Vec<(bool, String)>,
+}
+
+/// What a note's group set aside: the group depth it opened at, the paragraph it is in as read
+/// up to it, and whether that paragraph was in a table.
+struct NoteAside {
+    depth: usize,
+    outer: String,
+    in_table: bool,
+    level: Option<usize>,
 }
 
 impl Reader<'_> {
@@ -177,6 +199,13 @@ impl Reader<'_> {
         if self.group().skipped {
             return;
         }
+        if let Some(note) = &self.note {
+            let text = std::mem::take(&mut self.paragraph).trim().to_string();
+            if !text.is_empty() {
+                self.notes.push((note.in_table, text));
+            }
+            return;
+        }
         if self.in_table {
             // A cell's paragraphs are its text, on one line.
             self.paragraph.push(' ');
@@ -185,13 +214,61 @@ impl Reader<'_> {
         self.end_table();
         let text = std::mem::take(&mut self.paragraph).trim().to_string();
         if !text.is_empty() {
-            self.blocks.push(Block::text(text, &[]));
+            if let Some(level) = self.level {
+                self.headings.retain(|(l, _)| *l < level);
+                self.headings.push((level, text.clone()));
+            }
+            self.blocks.push(Block::text(text, &self.path()));
+        }
+        self.give_notes(false);
+    }
+
+    /// The headings above the paragraph being read.
+    fn path(&self) -> Vec<String> {
+        self.headings.iter().map(|(_, h)| h.clone()).collect()
+    }
+
+    /// The paragraphs of the notes read (those cited in a table, or the others) as blocks.
+    fn give_notes(&mut self, cited_in_table: bool) {
+        let (given, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.notes)
+            .into_iter()
+            .partition(|(in_table, _)| *in_table == cited_in_table);
+        self.notes = kept;
+        let path = self.path();
+        self.blocks
+            .extend(given.into_iter().map(|(_, text)| Block::text(text, &path)));
+    }
+
+    /// A note's group opens (`\footnote`): the paragraph it is in is set aside.
+    fn open_note(&mut self) {
+        if self.note.is_none() && !self.group().skipped {
+            self.note = Some(NoteAside {
+                depth: self.depth,
+                outer: std::mem::take(&mut self.paragraph),
+                in_table: self.in_table,
+                level: self.level,
+            });
+        }
+    }
+
+    /// A group closed: where it was the note's, its last paragraph ends and the paragraph it
+    /// is in goes on.
+    fn close_note(&mut self) {
+        if self.note.as_ref().is_some_and(|note| self.depth < note.depth) {
+            self.end_paragraph();
+            let note = self.note.take().expect("a note is open");
+            self.paragraph = note.outer;
+            self.in_table = note.in_table;
+            self.level = note.level;
         }
     }
 
     /// `\cell`: the text read since the last cell is the row's next cell.
     fn end_cell(&mut self) {
         self.flush();
+        if self.note.is_some() {
+            return self.end_paragraph();
+        }
         if self.group().skipped {
             return;
         }
@@ -202,6 +279,9 @@ impl Reader<'_> {
     /// `\row`: the cells read are a row of the table (text after the last cell its last).
     fn end_row(&mut self) {
         self.flush();
+        if self.note.is_some() {
+            return self.end_paragraph();
+        }
         if self.group().skipped {
             return;
         }
@@ -225,10 +305,12 @@ impl Reader<'_> {
         if !self.rows.is_empty() {
             self.blocks.push(Block {
                 text: std::mem::take(&mut self.rows).join("\n"),
+                heading_path: self.path(),
                 kind: ContentType::Table,
                 ..Default::default()
             });
         }
+        self.give_notes(true);
     }
 
     fn unicode(&mut self, value: i32) {
@@ -283,7 +365,12 @@ impl Reader<'_> {
             b"cell" | b"nestcell" => self.end_cell(),
             b"row" | b"nestrow" => self.end_row(),
             b"intbl" => self.in_table = true,
-            b"pard" => self.in_table = false,
+            b"pard" => (self.in_table, self.level) = (false, None),
+            // Levels 0-8 are headings' (9 is body text); not a style table's definitions.
+            b"outlinelevel" if !self.group().skipped => {
+                self.level = number.filter(|n| (0..=8).contains(n)).map(|n| n as usize + 1)
+            }
+            b"footnote" => self.open_note(),
             _ => {}
         }
         self.flush();
@@ -300,7 +387,8 @@ impl Reader<'_> {
             _ => "",
         };
         self.push_text(text);
-        let skip = ignorable || LEFT_OUT.contains(&name);
+        // A note is read even where starred (`{\*\footnote`, as pandoc writes it).
+        let skip = (ignorable && name != b"footnote") || LEFT_OUT.contains(&name);
         if let Some(group) = self.group_mut() {
             match name {
                 b"title" => group.title = true,
@@ -338,6 +426,7 @@ impl Reader<'_> {
                         }
                     }
                     self.depth = self.depth.saturating_sub(1);
+                    self.close_note();
                 }
                 b'\\' => {
                     let start = self.at;
@@ -423,6 +512,9 @@ impl Reader<'_> {
                 }
             }
         }
+        // A note still open at the end (its group never closed) ends there.
+        self.depth = 0;
+        self.close_note();
         self.in_table = false;
         self.end_paragraph();
         self.end_table();
@@ -473,6 +565,8 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<Block>), ParseError> {
         blocks: Vec::new(),
         paragraph: String::new(),
         in_table: false,
+        level: None,
+        headings: Vec::new(),
         cells: Vec::new(),
         rows: Vec::new(),
         title: String::new(),
@@ -482,14 +576,23 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<Block>), ParseError> {
         high_surrogate: None,
         to_skip: 0,
         tag_text: String::new(),
+        note: None,
+        notes: Vec::new(),
     };
     reader.run();
-    Ok((reader.title.trim().to_string(), reader.blocks))
+    let title = match reader.title.trim() {
+        // The first heading: the first block under one is under it alone.
+        "" => (reader.blocks.iter())
+            .find_map(|b| b.heading_path.first().cloned())
+            .unwrap_or_default(),
+        title => title.to_string(),
+    };
+    Ok((title, reader.blocks))
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{raw_for_test, AutoParser, ContentType, Document, ParseError, Parser};
+    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, Document, ParseError, Parser};
 
     /// The one document of an RTF file of these bytes.
     fn document(bytes: impl Into<Vec<u8>>) -> Document {
@@ -529,6 +632,47 @@ mod tests {
                 "Second bold line\nnext\tx",
                 "the link",
                 "Emoji \u{1F600} and {braces}"
+            ]
+        );
+    }
+
+    /// Headings by outline level, and notes after the paragraph or table citing them: a note
+    /// as Word writes it (a destination of its own, two paragraphs) and as pandoc does
+    /// (starred, in a table's cell). A style table's outline level makes no heading.
+    #[test]
+    fn outline_levels_are_headings_and_notes_follow_what_cites_them() {
+        let rtf = concat!(
+            r"{\rtf1\ansi{\stylesheet{\s1\outlinelevel0 heading 1;}}",
+            r"Before any heading.\par",
+            r"\pard\s1\outlinelevel0\b Piers\b0\par",
+            r"\pard The north pier opens in spring{\super\chftn}{\footnote\pard\plain{\super\chftn} Subject to the county engineer.\par Twice a year.} after the dredging.\par",
+            r"\trowd\cellx4320\cellx8640\pard\intbl A{\super\chftn}{\*\footnote\chftn\~\plain\pard\intbl {\pard\intbl Berth A was deepened.\par}}\cell 12 m\cell\row",
+            r"\pard\outlinelevel1 Depths\par",
+            r"\pard Dredged yearly.\par",
+            r"\pard\outlinelevel0 Costs{\footnote As budgeted.}\par",
+            r"\pard\outlinelevel9 Body text.\par}",
+        );
+        let doc = document(rtf);
+        assert_eq!(doc.title, "Piers");
+        assert_eq!(
+            outline_of(&doc),
+            [
+                ("Before any heading.", vec![], ContentType::Text),
+                ("Piers", vec!["Piers"], ContentType::Text),
+                (
+                    "The north pier opens in spring after the dredging.",
+                    vec!["Piers"],
+                    ContentType::Text
+                ),
+                ("Subject to the county engineer.", vec!["Piers"], ContentType::Text),
+                ("Twice a year.", vec!["Piers"], ContentType::Text),
+                ("A | 12 m", vec!["Piers"], ContentType::Table),
+                ("Berth A was deepened.", vec!["Piers"], ContentType::Text),
+                ("Depths", vec!["Piers", "Depths"], ContentType::Text),
+                ("Dredged yearly.", vec!["Piers", "Depths"], ContentType::Text),
+                ("Costs", vec!["Costs"], ContentType::Text),
+                ("As budgeted.", vec!["Costs"], ContentType::Text),
+                ("Body text.", vec!["Costs"], ContentType::Text),
             ]
         );
     }
