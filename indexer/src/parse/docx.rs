@@ -1,14 +1,17 @@
 //! DOCX (zip + WordprocessingML): paragraphs as blocks, `Heading N` / `Title` styles
 //! giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
 //! and charts' text as blocks where they are drawn, footnotes and endnotes after the paragraph
-//! or table citing them.
+//! or table citing them. A text box is written inside the paragraph it is anchored in (Word
+//! 2010 on writes it twice, a DrawingML shape and a VML one for older readers: only the first
+//! is read, `ooxml::PartReader` leaving out markup compatibility's fallbacks); its paragraphs
+//! follow that paragraph, which is read whole.
 
 use quick_xml::events::Event;
 
 use super::docx_notes::Notes;
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader};
-use super::outline_body::OutlineBody;
+use super::outline_body::{Aside, OutlineBody};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -36,8 +39,16 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     // The paragraph's style; inside a run's `<w:t>`: the only text read (not a field's code,
     // `<w:instrText>`, nor deleted text, `<w:delText>`).
     let (mut style, mut in_text): (Option<String>, bool) = (None, false);
+    // Text boxes' paragraphs, and the style of the paragraph the outermost one is in.
+    let (mut boxes, mut outer_style) = (Aside::default(), None);
     loop {
         match reader.next()? {
+            Event::Start(e) if local_name(e.name().as_ref()) == b"txbxContent" => {
+                if boxes.depth == 0 {
+                    outer_style = style.take();
+                }
+                boxes.open(&mut body.paragraph);
+            }
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
                 style = e
                     .attributes()
@@ -49,7 +60,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
                 b"tab" => body.paragraph.push('\t'),
                 b"br" | b"cr" => body.paragraph.push('\n'),
-                b"tbl" => body.table.start(),
+                // A table in a text box: its cells' paragraphs are the box's.
+                b"tbl" if boxes.depth == 0 => body.table.start(),
                 b"footnoteReference" | b"endnoteReference" => cited.extend(Notes::cited_by(&e)),
                 _ => {
                     if let Some(text) = drawn.text_of(&e, &mut package)? {
@@ -58,16 +70,34 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 }
             },
             Event::Text(t) if in_text => body.paragraph.push_str(&reader.text(&t)?),
+            Event::End(e) if boxes.depth > 0 => match local_name(e.name().as_ref()) {
+                b"t" => in_text = false,
+                b"p" => {
+                    style = None;
+                    boxes.end_paragraph(&mut body.paragraph);
+                }
+                b"txbxContent" => {
+                    boxes.close(&mut body.paragraph);
+                    if boxes.depth == 0 {
+                        style = outer_style.take();
+                    }
+                }
+                _ => {}
+            },
             Event::End(e) => match local_name(e.name().as_ref()) {
                 b"t" => in_text = false,
                 b"p" => {
                     body.end_paragraph(style.take().as_deref().and_then(heading_level));
+                    boxes.give(&mut body);
                     if !body.table.inside() {
                         notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
                     }
                 }
                 name => {
                     body.end_table_part(name);
+                    if name == b"tbl" {
+                        boxes.give(&mut body);
+                    }
                     if name == b"tbl" && !body.table.inside() {
                         notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
                     }
@@ -279,6 +309,48 @@ mod tests {
                 text("The ferry pays a levy.", "Costs"),
                 text("Per crossing.", "Costs"),
                 text("Never cited.", "Costs"),
+            ]
+        );
+    }
+
+    /// A text box as Word 2010 on writes it, anchored inside a paragraph (a DrawingML shape,
+    /// and the same box in VML for older readers): its paragraphs once, after the paragraph it
+    /// is anchored in, which is read whole; a heading style inside it makes no heading.
+    #[test]
+    fn a_text_box_is_read_once_after_its_paragraph() {
+        let content = |texts: &[&str]| {
+            let paragraphs: String = texts
+                .iter()
+                .map(|t| format!(r#"<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>{t}</w:t></w:r></w:p>"#))
+                .collect();
+            format!("<w:txbxContent>{paragraphs}</w:txbxContent>")
+        };
+        let text_box = format!(
+            r#"<w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wp:anchor><a:graphic><a:graphicData><wps:wsp><wps:txbx>{}</wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice><mc:Fallback><w:pict><v:shape><v:textbox>{}</v:textbox></v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r>"#,
+            content(&["Call-out:", "berths close at 22:00"]),
+            content(&["Call-out:", "berths close at 22:00"])
+        );
+        let body = [
+            paragraph(Some("Heading1"), "Piers"),
+            format!(
+                "<w:p><w:pPr><w:pStyle w:val=\"BodyText\"/></w:pPr><w:r><w:t>The north pier</w:t></w:r>{text_box}<w:r><w:t xml:space=\"preserve\"> opens in spring.</w:t></w:r></w:p>"
+            ),
+            paragraph(None, "Then the ferry."),
+        ]
+        .concat();
+        let doc = AutoParser
+            .parse(&raw_for_test("harbour.docx", docx(&body)))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(
+            crate::parse::outline_of(&doc),
+            [
+                ("Piers", vec!["Piers"], ContentType::Text),
+                ("The north pier opens in spring.", vec!["Piers"], ContentType::Text),
+                ("Call-out:", vec!["Piers"], ContentType::Text),
+                ("berths close at 22:00", vec!["Piers"], ContentType::Text),
+                ("Then the ferry.", vec!["Piers"], ContentType::Text),
             ]
         );
     }

@@ -9,7 +9,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_name, PartReader};
 use super::opendocument::{count_attribute, is_left_out, open_content, push_inline, table_part};
-use super::outline_body::OutlineBody;
+use super::outline_body::{Aside, OutlineBody};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -25,7 +25,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     // Open headings' levels (a heading's paragraph ends with its `text:h`), and how deep
     // inside what is left out (tracked changes, comments) the reader is.
     let (mut heading, mut skipped) = (None, 0usize);
-    let mut notes = NotesInside::default();
+    let mut notes = Aside::default();
     loop {
         match reader.next()? {
             Event::Start(e) if is_left_out(e.name().as_ref()) => skipped += 1,
@@ -70,53 +70,6 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
-}
-
-/// The notes (`text:note`) met inside the paragraph being read: their body's paragraphs,
-/// kept aside until that paragraph (or the table it is in) ends.
-#[derive(Default)]
-struct NotesInside {
-    /// How deep inside notes the reader is.
-    depth: usize,
-    /// The text of the paragraph the outermost note is in, up to the note.
-    outer: String,
-    /// The notes' paragraphs not yet given.
-    paragraphs: Vec<String>,
-}
-
-impl NotesInside {
-    /// A note starts inside `paragraph`: what it holds is not that paragraph's.
-    fn open(&mut self, paragraph: &mut String) {
-        if self.depth == 0 {
-            self.outer = std::mem::take(paragraph);
-        }
-        self.depth += 1;
-    }
-
-    /// A paragraph of a note's body ends.
-    fn end_paragraph(&mut self, paragraph: &mut String) {
-        let text = std::mem::take(paragraph).trim().to_string();
-        if !text.is_empty() {
-            self.paragraphs.push(text);
-        }
-    }
-
-    /// A note ends: the paragraph it is in goes on.
-    fn close(&mut self, paragraph: &mut String) {
-        self.end_paragraph(paragraph);
-        self.depth -= 1;
-        if self.depth == 0 {
-            *paragraph = std::mem::take(&mut self.outer);
-        }
-    }
-
-    /// A paragraph or table part ends outside notes: once outside every table, the notes kept
-    /// aside are blocks.
-    fn give(&mut self, body: &mut OutlineBody) {
-        if !body.table.inside() {
-            self.paragraphs.drain(..).for_each(|note| body.push_text(note));
-        }
-    }
 }
 
 /// Test fixtures: minimal ODT files.

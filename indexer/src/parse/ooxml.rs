@@ -143,11 +143,17 @@ pub(super) fn is_encrypted_office_package(bytes: &[u8]) -> bool {
     bytes.starts_with(OLE) && bytes.windows(stream.len()).any(|w| w == stream)
 }
 
-/// A part's XML read event by event, its errors naming the format and the part.
+/// A part's XML read event by event, its errors naming the format and the part. Of markup
+/// compatibility's alternatives (`mc:AlternateContent`: the same content for newer readers,
+/// `mc:Choice`, and for older ones, `mc:Fallback`, as Word writes each text box twice) only the
+/// first is read: the text is read the same whatever markup carries it, so the others would
+/// give it again.
 pub(super) struct PartReader<'x> {
     reader: quick_xml::Reader<&'x [u8]>,
     format: &'static str,
     part: &'x str,
+    /// For each `mc:AlternateContent` open, whether one of its alternatives was read.
+    alternates: Vec<bool>,
 }
 
 impl<'x> PartReader<'x> {
@@ -156,18 +162,44 @@ impl<'x> PartReader<'x> {
             reader: quick_xml::Reader::from_str(xml),
             format,
             part,
+            alternates: Vec::new(),
         }
     }
 
+    /// The next event, past the alternatives not read.
     pub fn next(&mut self) -> Result<quick_xml::events::Event<'x>, ParseError> {
-        self.reader.read_event().map_err(|e| {
-            ParseError::Corrupt(format!(
-                "{} part {}: XML at byte {}: {e}",
-                self.format,
-                self.part,
-                self.reader.buffer_position()
-            ))
-        })
+        use quick_xml::events::Event;
+        loop {
+            let event = self.reader.read_event().map_err(|e| self.corrupt(e))?;
+            match &event {
+                Event::Start(e) => match local_name(e.name().as_ref()) {
+                    b"AlternateContent" => self.alternates.push(false),
+                    b"Choice" | b"Fallback" => match self.alternates.last_mut() {
+                        Some(true) => {
+                            self.reader.read_to_end(e.name()).map_err(|e| self.corrupt(e))?;
+                            continue;
+                        }
+                        Some(read) => *read = true,
+                        None => {}
+                    },
+                    _ => {}
+                },
+                Event::End(e) if local_name(e.name().as_ref()) == b"AlternateContent" => {
+                    self.alternates.pop();
+                }
+                _ => {}
+            }
+            return Ok(event);
+        }
+    }
+
+    fn corrupt(&self, error: quick_xml::Error) -> ParseError {
+        ParseError::Corrupt(format!(
+            "{} part {}: XML at byte {}: {error}",
+            self.format,
+            self.part,
+            self.reader.buffer_position()
+        ))
     }
 
     /// A text event's text, its entities replaced.
@@ -327,6 +359,29 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the first of markup compatibility's alternatives is read, at any depth; an
+    /// alternative group of a fallback alone reads it.
+    #[test]
+    fn only_the_first_alternative_is_read() {
+        let xml = concat!(
+            r#"<r xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">"#,
+            r#"<mc:AlternateContent><mc:Choice Requires="wps"><t>box</t>"#,
+            r#"<mc:AlternateContent><mc:Choice Requires="a14"><t>inner</t></mc:Choice><mc:Fallback><t>inner again</t></mc:Fallback></mc:AlternateContent>"#,
+            r#"</mc:Choice><mc:Choice Requires="w14"><t>box again</t></mc:Choice><mc:Fallback><t>box in VML</t><mc:Fallback/></mc:Fallback></mc:AlternateContent>"#,
+            r#"<t>after</t><mc:AlternateContent><mc:Fallback><t>only fallback</t></mc:Fallback></mc:AlternateContent></r>"#,
+        );
+        let mut reader = PartReader::new(xml, "DOCX", "word/document.xml");
+        let mut texts = Vec::new();
+        loop {
+            match reader.next().unwrap() {
+                quick_xml::events::Event::Text(t) => texts.push(reader.text(&t).unwrap()),
+                quick_xml::events::Event::Eof => break,
+                _ => {}
+            }
+        }
+        assert_eq!(texts, ["box", "inner", "after", "only fallback"]);
+    }
 
     #[test]
     fn targets_resolve_from_their_parts_folder() {

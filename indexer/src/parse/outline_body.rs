@@ -1,5 +1,7 @@
 //! A word processor's body as it is read (DOCX, ODT): paragraphs become blocks under the
-//! headings above them, headings (by level) make the heading path, tables become table blocks.
+//! headings above them, headings (by level) make the heading path, tables become table blocks;
+//! text written inside a paragraph that is not part of it (an ODT note, a DOCX text box) is set
+//! aside and given after that paragraph.
 
 use super::ooxml::TableText;
 use super::{Block, ContentType};
@@ -54,6 +56,54 @@ impl OutlineBody {
                 kind: ContentType::Table,
                 ..Default::default()
             });
+        }
+    }
+}
+
+/// Paragraphs written inside the paragraph being read but not part of it (an ODT note's body,
+/// a DOCX text box's content), kept aside until that paragraph (or the table it is in) ends,
+/// so it is read whole and they follow it under the same headings.
+#[derive(Default)]
+pub(super) struct Aside {
+    /// How deep inside what is set aside the reader is.
+    pub depth: usize,
+    /// The text of the paragraph the outermost aside is in, up to it.
+    outer: String,
+    /// The paragraphs set aside and not yet given.
+    paragraphs: Vec<String>,
+}
+
+impl Aside {
+    /// Something to set aside starts inside `paragraph`: what it holds is not that paragraph's.
+    pub fn open(&mut self, paragraph: &mut String) {
+        if self.depth == 0 {
+            self.outer = std::mem::take(paragraph);
+        }
+        self.depth += 1;
+    }
+
+    /// A paragraph of what is set aside ends.
+    pub fn end_paragraph(&mut self, paragraph: &mut String) {
+        let text = std::mem::take(paragraph).trim().to_string();
+        if !text.is_empty() {
+            self.paragraphs.push(text);
+        }
+    }
+
+    /// What was set aside ends: the paragraph it is in goes on.
+    pub fn close(&mut self, paragraph: &mut String) {
+        self.end_paragraph(paragraph);
+        self.depth -= 1;
+        if self.depth == 0 {
+            *paragraph = std::mem::take(&mut self.outer);
+        }
+    }
+
+    /// A paragraph or table part ends outside what is set aside: once outside every table,
+    /// the paragraphs set aside are blocks.
+    pub fn give(&mut self, body: &mut OutlineBody) {
+        if !body.table.inside() {
+            self.paragraphs.drain(..).for_each(|text| body.push_text(text));
         }
     }
 }
