@@ -1,5 +1,6 @@
-//! DOCX (zip + WordprocessingML): paragraphs as blocks, `Heading N` / `Title` styles
-//! giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
+//! DOCX (zip + WordprocessingML): paragraphs as blocks, heading styles (`docx_styles.rs`: by
+//! outline level or built-in name, in whatever language Word named them) and a paragraph's own
+//! outline level giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
 //! and charts' text as blocks where they are drawn, footnotes and endnotes after the paragraph
 //! or table citing them. A text box is written inside the paragraph it is anchored in (Word
 //! 2010 on writes it twice, a DrawingML shape and a VML one for older readers: only the first
@@ -9,20 +10,12 @@
 use quick_xml::events::Event;
 
 use super::docx_notes::Notes;
+use super::docx_styles::{outline_heading, word_attribute, Styles};
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader};
 use super::outline_body::{Aside, OutlineBody};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
-
-/// Heading level of a paragraph style: `Title` is 0, `Heading1` / `heading 1` is 1.
-fn heading_level(style: &str) -> Option<usize> {
-    let lower = style.to_ascii_lowercase().replace(' ', "");
-    if lower == "title" {
-        return Some(0);
-    }
-    lower.strip_prefix("heading").and_then(|n| n.parse().ok())
-}
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut package = Package::open(&raw.bytes, "DOCX")?;
@@ -32,29 +25,33 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let relationships = package.relationships("word/document.xml")?;
     let mut drawn = DrawnParts::among(&relationships);
     let mut notes = Notes::read(&mut package, &relationships)?;
+    let styles = Styles::read(&mut package, &relationships)?;
     // The notes cited since the last paragraph or table outside a table ended.
     let mut cited = Vec::new();
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
     let mut body = OutlineBody::default();
-    // The paragraph's style; inside a run's `<w:t>`: the only text read (not a field's code,
-    // `<w:instrText>`, nor deleted text, `<w:delText>`).
-    let (mut style, mut in_text): (Option<String>, bool) = (None, false);
-    // Text boxes' paragraphs, and the style of the paragraph the outermost one is in.
-    let (mut boxes, mut outer_style) = (Aside::default(), None);
+    // The paragraph's heading level (from its style, or its own outline level, which wins);
+    // inside a run's `<w:t>`: the only text read (not a field's code, `<w:instrText>`, nor
+    // deleted text, `<w:delText>`).
+    let (mut style_level, mut in_text): (Option<usize>, bool) = (None, false);
+    let mut own_level: Option<Option<usize>> = None;
+    // Text boxes' paragraphs, and the levels of the paragraph the outermost one is in.
+    let (mut boxes, mut outer_levels) = (Aside::default(), (None, None));
     loop {
         match reader.next()? {
             Event::Start(e) if local_name(e.name().as_ref()) == b"txbxContent" => {
                 if boxes.depth == 0 {
-                    outer_style = style.take();
+                    outer_levels = (style_level.take(), own_level.take());
                 }
                 boxes.open(&mut body.paragraph);
             }
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
-                style = e
-                    .attributes()
-                    .flatten()
-                    .find(|a| local_name(a.key.as_ref()) == b"val")
-                    .map(|a| String::from_utf8_lossy(&a.value).into_owned());
+                style_level = word_attribute(&e, b"val").and_then(|id| styles.level(&id));
+            }
+            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"outlineLvl" => {
+                own_level = word_attribute(&e, b"val")
+                    .and_then(|v| v.parse().ok())
+                    .map(outline_heading);
             }
             Event::Start(e) if local_name(e.name().as_ref()) == b"t" => in_text = true,
             Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
@@ -73,13 +70,13 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::End(e) if boxes.depth > 0 => match local_name(e.name().as_ref()) {
                 b"t" => in_text = false,
                 b"p" => {
-                    style = None;
+                    (style_level, own_level) = (None, None);
                     boxes.end_paragraph(&mut body.paragraph);
                 }
                 b"txbxContent" => {
                     boxes.close(&mut body.paragraph);
                     if boxes.depth == 0 {
-                        style = outer_style.take();
+                        (style_level, own_level) = std::mem::take(&mut outer_levels);
                     }
                 }
                 _ => {}
@@ -87,7 +84,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::End(e) => match local_name(e.name().as_ref()) {
                 b"t" => in_text = false,
                 b"p" => {
-                    body.end_paragraph(style.take().as_deref().and_then(heading_level));
+                    body.end_paragraph(own_level.take().unwrap_or(style_level.take()));
                     boxes.give(&mut body);
                     if !body.table.inside() {
                         notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
@@ -144,6 +141,26 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+
+    /// The document of a DOCX of `body` and `more` parts, as (text, heading path joined by
+    /// " > ") a block.
+    fn texts_and_paths(name: &str, body: &str, more: &[(String, String)]) -> (String, Vec<(String, String)>) {
+        let doc = AutoParser
+            .parse(&raw_for_test(name, docx_with(body, more)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks = doc
+            .blocks
+            .iter()
+            .map(|b| (b.text.clone(), b.heading_path.join(" > ")))
+            .collect();
+        (doc.title, blocks)
+    }
+
+    fn text_under(text: &str, path: &str) -> (String, String) {
+        (text.to_string(), path.to_string())
+    }
 
     #[test]
     fn headings_paragraphs_and_tables() {
@@ -285,17 +302,8 @@ mod tests {
             ("word/footnotes.xml".to_string(), footnotes),
             ("word/endnotes.xml".to_string(), endnotes),
         ];
-        let doc = AutoParser
-            .parse(&raw_for_test("harbour.docx", docx_with(&body, &more)))
-            .unwrap()
-            .documents
-            .remove(0);
-        let blocks: Vec<(&str, String)> = doc
-            .blocks
-            .iter()
-            .map(|b| (b.text.as_str(), b.heading_path.join(" > ")))
-            .collect();
-        let text = |text, path: &str| (text, path.to_string());
+        let (_, blocks) = texts_and_paths("harbour.docx", &body, &more);
+        let text = text_under;
         assert_eq!(
             blocks,
             [
@@ -351,6 +359,86 @@ mod tests {
                 ("Call-out:", vec!["Piers"], ContentType::Text),
                 ("berths close at 22:00", vec!["Piers"], ContentType::Text),
                 ("Then the ferry.", vec!["Piers"], ContentType::Text),
+            ]
+        );
+    }
+
+    /// Headings in the language of the Word that wrote them: the style ids are German
+    /// (`berschrift1`), Japanese (`1`) and custom, their levels read from the styles part (the
+    /// built-in name, or an outline level, inherited through `basedOn`); Word's own "TOC
+    /// Heading" (based on Heading 1, outline level 9) and Subtitle (based on Title) are not
+    /// headings; a paragraph's own outline level wins over its style's.
+    #[test]
+    fn heading_styles_in_any_language() {
+        use crate::parse::ooxml::fixtures::relationships;
+        let style = |id: &str, name: &str, inside: &str| {
+            format!(r#"<w:style w:type="paragraph" w:styleId="{id}"><w:name w:val="{name}"/>{inside}</w:style>"#)
+        };
+        let styles = [
+            style("Standard", "Normal", ""),
+            style("Titel", "Title", r#"<w:basedOn w:val="Standard"/>"#),
+            style("Untertitel", "Subtitle", r#"<w:basedOn w:val="Titel"/>"#),
+            style(
+                "berschrift1",
+                "heading 1",
+                r#"<w:basedOn w:val="Standard"/><w:pPr><w:outlineLvl w:val="0"/></w:pPr>"#,
+            ),
+            style("1", "heading 2", r#"<w:basedOn w:val="Standard"/>"#),
+            style(
+                "Kapitel",
+                "Kapitel",
+                r#"<w:pPr><w:keepNext/><w:outlineLvl w:val="1"/></w:pPr><w:rPr><w:b w:val="1"/></w:rPr>"#,
+            ),
+            style("KapitelRot", "Kapitel rot", r#"<w:basedOn w:val="Kapitel"/>"#),
+            style(
+                "Inhaltsverzeichnisberschrift",
+                "TOC Heading",
+                r#"<w:basedOn w:val="berschrift1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr>"#,
+            ),
+            r#"<w:style w:type="character" w:styleId="Heading3"><w:name w:val="heading 3"/></w:style>"#.to_string(),
+        ]
+        .concat();
+        let body = [
+            paragraph(Some("Titel"), "Hafenbericht"),
+            paragraph(Some("Untertitel"), "Ausgabe 2026"),
+            paragraph(Some("Inhaltsverzeichnisberschrift"), "Inhalt"),
+            paragraph(Some("berschrift1"), "Anleger"),
+            paragraph(Some("1"), "北桟橋"),
+            paragraph(Some("Standard"), "Text."),
+            paragraph(Some("KapitelRot"), "Tiefen"),
+            r#"<w:p><w:pPr><w:pStyle w:val="Standard"/><w:outlineLvl w:val="0"/></w:pPr><w:r><w:t>Kosten</w:t></w:r></w:p>"#.to_string(),
+            r#"<w:p><w:pPr><w:pStyle w:val="berschrift1"/><w:outlineLvl w:val="9"/></w:pPr><w:r><w:t>Nur Text</w:t></w:r></w:p>"#.to_string(),
+            paragraph(Some("Heading2"), "Gebühren"),
+        ]
+        .concat();
+        let more = [
+            (
+                "word/_rels/document.xml.rels".to_string(),
+                relationships(&[("rId1".into(), "styles", "styles.xml".into())]),
+            ),
+            (
+                "word/styles.xml".to_string(),
+                format!(
+                    r#"<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{styles}</w:styles>"#
+                ),
+            ),
+        ];
+        let (title, paths) = texts_and_paths("bericht.docx", &body, &more);
+        let path = text_under;
+        assert_eq!(title, "Hafenbericht");
+        assert_eq!(
+            paths,
+            [
+                path("Hafenbericht", "Hafenbericht"),
+                path("Ausgabe 2026", "Hafenbericht"),
+                path("Inhalt", "Hafenbericht"),
+                path("Anleger", "Hafenbericht > Anleger"),
+                path("北桟橋", "Hafenbericht > Anleger > 北桟橋"),
+                path("Text.", "Hafenbericht > Anleger > 北桟橋"),
+                path("Tiefen", "Hafenbericht > Anleger > Tiefen"),
+                path("Kosten", "Hafenbericht > Kosten"),
+                path("Nur Text", "Hafenbericht > Kosten"),
+                path("Gebühren", "Hafenbericht > Kosten > Gebühren"),
             ]
         );
     }

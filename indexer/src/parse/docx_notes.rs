@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use quick_xml::events::{BytesStart, Event};
 
+use super::docx_styles::word_attribute;
 use super::ooxml::{local_name, Package, PartReader, Relationship};
 use super::ParseError;
 
@@ -83,7 +84,7 @@ impl Notes {
             b"endnoteReference" => true,
             _ => return None,
         };
-        wordprocessing_attribute(element, b"id").map(|id| (endnote, id))
+        word_attribute(element, b"id").map(|id| (endnote, id))
     }
 
     /// The paragraphs of the notes `cited` (emptied), each note's the first time it is cited.
@@ -107,18 +108,8 @@ fn is_note(element: &BytesStart) -> bool {
 
 /// A note's id, unless it is a separator (`w:type` other than `normal`) or has none.
 fn readable_note(element: &BytesStart) -> Option<String> {
-    match wordprocessing_attribute(element, b"type").as_deref() {
-        None | Some("normal") => wordprocessing_attribute(element, b"id"),
+    match word_attribute(element, b"type").as_deref() {
+        None | Some("normal") => word_attribute(element, b"id"),
         Some(_) => None,
     }
-}
-
-/// The value of `element`'s attribute `name` under whatever prefix the file gives
-/// WordprocessingML (`w:id`).
-fn wordprocessing_attribute(element: &BytesStart, name: &[u8]) -> Option<String> {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| local_name(a.key.as_ref()) == name)
-        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
 }

@@ -1,0 +1,120 @@
+//! A Word document's paragraph styles' heading levels, from its styles part (`word/styles.xml`):
+//! a paragraph names its style by id, and the id is the style's name in the language of the
+//! Word that wrote it (`berschrift1` in German, `Titre1` in French, `1` in Japanese), while
+//! the name a built-in style records is always English (`heading 1`). A style is a heading of
+//! level N + 1 where it, or the style it is based on, sets outline level N (0-8; 9 is body
+//! text), as Word's own headings do; of level N where its name is `heading N`; the title (level
+//! 0) where its name is `Title` (not inherited: Word's Subtitle is based on Title).
+
+use std::collections::HashMap;
+
+use quick_xml::events::Event;
+
+use super::ooxml::{local_name, Package, PartReader, Relationship};
+use super::ParseError;
+
+/// How far a `basedOn` chain is followed (Word allows no cycle; a file may still hold one).
+const MAX_BASED_ON: usize = 16;
+
+/// What one style says of its level.
+#[derive(Default)]
+struct Style {
+    /// The level its name gives (`Title`, `heading N`).
+    named: Option<usize>,
+    /// Its own outline level, if it sets one (`w:pPr/w:outlineLvl`).
+    outline_level: Option<u32>,
+    based_on: Option<String>,
+}
+
+/// The paragraph styles of one document.
+#[derive(Default)]
+pub(super) struct Styles {
+    by_id: HashMap<String, Style>,
+}
+
+impl Styles {
+    /// The styles of the part among `relationships` (the document part's) that holds them.
+    pub fn read(package: &mut Package, relationships: &[Relationship]) -> Result<Self, ParseError> {
+        let Some(part) = relationships.iter().find(|r| r.kind.ends_with("/styles")) else {
+            return Ok(Self::default());
+        };
+        let Some(xml) = package.part(&part.part)? else {
+            return Ok(Self::default());
+        };
+        let mut reader = PartReader::new(&xml, package.format(), &part.part);
+        let mut styles = Self::default();
+        // The paragraph style being read, and its id.
+        let mut style: Option<(String, Style)> = None;
+        loop {
+            match reader.next()? {
+                Event::Start(e) if local_name(e.name().as_ref()) == b"style" => {
+                    let paragraph = word_attribute(&e, b"type").is_none_or(|t| t == "paragraph");
+                    style = word_attribute(&e, b"styleId")
+                        .filter(|_| paragraph)
+                        .map(|id| (id, Style::default()));
+                }
+                Event::Start(e) | Event::Empty(e) => {
+                    let Some((_, style)) = style.as_mut() else {
+                        continue;
+                    };
+                    let value = word_attribute(&e, b"val");
+                    match local_name(e.name().as_ref()) {
+                        b"name" => style.named = value.as_deref().and_then(named_level),
+                        b"basedOn" => style.based_on = value,
+                        b"outlineLvl" => style.outline_level = value.and_then(|v| v.parse().ok()),
+                        _ => {}
+                    }
+                }
+                Event::End(e) if local_name(e.name().as_ref()) == b"style" => {
+                    if let Some((id, read)) = style.take() {
+                        styles.by_id.insert(id, read);
+                    }
+                }
+                Event::Eof => return Ok(styles),
+                _ => {}
+            }
+        }
+    }
+
+    /// The heading level of the paragraph style `id` (0 for a title), none for body text. A
+    /// style the part does not define is read by its id, as Word's English ids are
+    /// (`Heading1`, `Title`).
+    pub fn level(&self, id: &str) -> Option<usize> {
+        let Some(style) = self.by_id.get(id) else {
+            return named_level(id);
+        };
+        let mut ancestor = Some(style);
+        for _ in 0..MAX_BASED_ON {
+            let Some(current) = ancestor else { break };
+            if let Some(level) = current.outline_level {
+                return outline_heading(level);
+            }
+            ancestor = current.based_on.as_deref().and_then(|b| self.by_id.get(b));
+        }
+        style.named
+    }
+}
+
+/// The heading an outline level makes: 0-8 are levels 1-9, 9 (and past it) body text.
+pub(super) fn outline_heading(level: u32) -> Option<usize> {
+    (level < 9).then_some(level as usize + 1)
+}
+
+/// The level a style's name (or English id) gives: `Title` 0, `heading N` / `Heading1` N.
+fn named_level(name: &str) -> Option<usize> {
+    let lower = name.to_ascii_lowercase().replace(' ', "");
+    if lower == "title" {
+        return Some(0);
+    }
+    lower.strip_prefix("heading").and_then(|n| n.parse().ok())
+}
+
+/// The value of `element`'s attribute `name` under whatever prefix the file gives
+/// WordprocessingML (`w:val`).
+pub(super) fn word_attribute(element: &quick_xml::events::BytesStart, name: &[u8]) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| local_name(a.key.as_ref()) == name)
+        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+}
