@@ -230,9 +230,18 @@ fn paragraph_kinds(word: &[u8], bin_table: &[u8]) -> Vec<(u32, u32, ParagraphKin
     runs
 }
 
-/// Each style's heading level (by style index): Heading 1-9 by their built-in identifiers,
-/// Title as level 0; none for the others.
-fn heading_levels(style_sheet: &[u8]) -> Vec<Option<usize>> {
+/// What a style makes of its paragraphs: a heading (of a level: Heading 1-9 by their built-in
+/// identifiers, Title level 0), an entry of an index Word generates (index 1-9, toc 1-9: a
+/// heading's or term's words again with a page number, not read), or text.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum StyleRole {
+    Heading(usize),
+    GeneratedEntry,
+    Text,
+}
+
+/// Each style's role (by style index).
+fn style_roles(style_sheet: &[u8]) -> Vec<StyleRole> {
     let header_bytes = usize::from(u16_at(style_sheet, 0).unwrap_or(0));
     let count = usize::from(u16_at(style_sheet, 2).unwrap_or(0));
     let mut at = 2 + header_bytes;
@@ -244,9 +253,10 @@ fn heading_levels(style_sheet: &[u8]) -> Vec<Option<usize>> {
             _ => u16_at(style_sheet, at + 2).map(|base| base & 0x0FFF),
         };
         levels.push(match built_in {
-            Some(id @ 1..=9) => Some(usize::from(id)),
-            Some(62) => Some(0),
-            _ => None,
+            Some(id @ 1..=9) => StyleRole::Heading(usize::from(id)),
+            Some(62) => StyleRole::Heading(0),
+            Some(10..=27) => StyleRole::GeneratedEntry,
+            _ => StyleRole::Text,
         });
         at += 2 + usize::from(size);
     }
@@ -257,18 +267,18 @@ fn heading_levels(style_sheet: &[u8]) -> Vec<Option<usize>> {
 struct Reader {
     body: OutlineBody,
     kinds: Vec<(u32, u32, ParagraphKind)>,
-    levels: Vec<Option<usize>>,
+    roles: Vec<StyleRole>,
     /// Open fields, innermost last: whether each is still in its instruction.
     fields: Vec<bool>,
     in_instructions: usize,
 }
 
 impl Reader {
-    fn new(kinds: Vec<(u32, u32, ParagraphKind)>, levels: Vec<Option<usize>>) -> Self {
+    fn new(kinds: Vec<(u32, u32, ParagraphKind)>, roles: Vec<StyleRole>) -> Self {
         Self {
             body: OutlineBody::default(),
             kinds,
-            levels,
+            roles,
             fields: Vec::new(),
             in_instructions: 0,
         }
@@ -323,10 +333,13 @@ impl Reader {
                 self.body.end_table_part(b"tc");
             }
             _ => {
-                let level = kind
-                    .outline_level
-                    .map(|l| usize::from(l) + 1)
-                    .or_else(|| self.levels.get(usize::from(kind.style)).copied().flatten());
+                let role = self.roles.get(usize::from(kind.style)).copied();
+                let level = match (kind.outline_level, role) {
+                    (Some(level), _) => Some(usize::from(level) + 1),
+                    (None, Some(StyleRole::GeneratedEntry)) => return self.body.paragraph.clear(),
+                    (None, Some(StyleRole::Heading(level))) => Some(level),
+                    (None, _) => None,
+                };
                 self.body.end_paragraph(level.filter(|_| !in_table));
             }
         }
@@ -404,7 +417,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let pieces = pieces(clx)?;
     let mut reader = Reader::new(
         slice(&table, fib.paragraph_pages).map_or_else(Vec::new, |bins| paragraph_kinds(&word, bins)),
-        slice(&table, fib.styles).map_or_else(Vec::new, heading_levels),
+        slice(&table, fib.styles).map_or_else(Vec::new, style_roles),
     );
     let mut budget = MAX_CHARACTERS;
     for range in fib.ranges_read() {
@@ -506,6 +519,74 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("??????????????"), "{text}");
+    }
+
+    /// Styles by their built-in identifiers; a table of contents' and an index's entries
+    /// (toc 1-9, index 1-9) are not read, but a paragraph of theirs that sets its own outline
+    /// level is a heading.
+    #[test]
+    fn generated_index_entries_are_not_read() {
+        // A style sheet: its header's size (2), the count, then each style's size and identifier.
+        let identifiers = [0u16, 1, 19, 27, 10, 62, 28];
+        let mut sheet = [2u16, identifiers.len() as u16].map(u16::to_le_bytes).concat();
+        for id in identifiers {
+            sheet.extend([2u16, id].map(u16::to_le_bytes).concat());
+        }
+        let roles = style_roles(&sheet);
+        use StyleRole::*;
+        assert_eq!(
+            roles,
+            [
+                Text,
+                Heading(1),
+                GeneratedEntry,
+                GeneratedEntry,
+                GeneratedEntry,
+                Heading(0),
+                Text
+            ]
+        );
+        let paragraphs: [(&str, u16, Option<u8>); 6] = [
+            ("Contents", 0, None),
+            ("Piers\t1", 2, None),
+            ("Costs\t2", 3, None),
+            ("Piers", 1, None),
+            ("The pier opens in spring.", 0, None),
+            ("Own level", 2, Some(0)),
+        ];
+        let mut kinds = Vec::new();
+        let mut text = String::new();
+        for (paragraph, style, outline_level) in paragraphs {
+            let start = text.len() as u32;
+            text.push_str(paragraph);
+            text.push('\r');
+            let kind = ParagraphKind {
+                style,
+                outline_level,
+                ..ParagraphKind::default()
+            };
+            kinds.push((start, text.len() as u32, kind));
+        }
+        let mut reader = Reader::new(kinds, roles);
+        for (offset, c) in text.char_indices() {
+            reader.character(c, offset as u32);
+        }
+        let blocks: Vec<(&str, &[String])> = reader
+            .body
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.as_slice()))
+            .collect();
+        let piers = ["Piers".to_string()];
+        assert_eq!(
+            blocks,
+            [
+                ("Contents", &[][..]),
+                ("Piers", &piers[..]),
+                ("The pier opens in spring.", &piers[..]),
+                ("Own level", &["Own level".to_string()][..]),
+            ]
+        );
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     // deleted text, `<w:delText>`).
     let (mut style_level, mut in_text): (Option<usize>, bool) = (None, false);
     let mut own_level: Option<Option<usize>> = None;
+    // The paragraph is an entry of a table of contents or an index (its text not read).
+    let mut generated_entry = false;
     // Text boxes' paragraphs, and the levels of the paragraph the outermost one is in.
     let (mut boxes, mut outer_levels) = (Aside::default(), (None, None));
     loop {
@@ -46,7 +48,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 boxes.open(&mut body.paragraph);
             }
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
-                style_level = word_attribute(&e, b"val").and_then(|id| styles.level(&id));
+                let id = word_attribute(&e, b"val");
+                style_level = id.as_deref().and_then(|id| styles.level(id));
+                generated_entry = id.is_some_and(|id| styles.is_generated_entry(&id));
             }
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"outlineLvl" => {
                 own_level = word_attribute(&e, b"val")
@@ -70,7 +74,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::End(e) if boxes.depth > 0 => match local_name(e.name().as_ref()) {
                 b"t" => in_text = false,
                 b"p" => {
-                    (style_level, own_level) = (None, None);
+                    (style_level, own_level, generated_entry) = (None, None, false);
                     boxes.end_paragraph(&mut body.paragraph);
                 }
                 b"txbxContent" => {
@@ -83,6 +87,10 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             },
             Event::End(e) => match local_name(e.name().as_ref()) {
                 b"t" => in_text = false,
+                b"p" if std::mem::take(&mut generated_entry) => {
+                    (style_level, own_level) = (None, None);
+                    body.paragraph.clear();
+                }
                 b"p" => {
                     body.end_paragraph(own_level.take().unwrap_or(style_level.take()));
                     boxes.give(&mut body);
@@ -439,6 +447,54 @@ mod tests {
                 path("Kosten", "Hafenbericht > Kosten"),
                 path("Nur Text", "Hafenbericht > Kosten"),
                 path("Gebühren", "Hafenbericht > Kosten > Gebühren"),
+            ]
+        );
+    }
+
+    /// A table of contents as Word writes it (a content control of TOC-styled paragraphs, a
+    /// field whose result is the entries, their page numbers after a tab), and an index's
+    /// entry: not read, whether their styles are named in the styles part (German ids) or not
+    /// (`TOC2`, `Index1`); the contents' own heading and the document's headings are.
+    #[test]
+    fn a_table_of_contents_is_not_read() {
+        use crate::parse::ooxml::fixtures::relationships;
+        let entry = |style: &str, text: &str, page: u32| {
+            format!(
+                r#"<w:p><w:pPr><w:pStyle w:val="{style}"/></w:pPr><w:hyperlink w:anchor="_Toc1"><w:r><w:t>{text}</w:t></w:r><w:r><w:tab/></w:r><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> PAGEREF _Toc1 \h </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>{page}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:hyperlink></w:p>"#
+            )
+        };
+        let body = [
+            r#"<w:sdt><w:sdtPr><w:docPartObj><w:docPartGallery w:val="Table of Contents"/></w:docPartObj></w:sdtPr><w:sdtContent>"#.to_string(),
+            paragraph(Some("Inhaltsverzeichnisberschrift"), "Inhalt"),
+            entry("Verzeichnis1", "Anleger", 1),
+            entry("TOC2", "Tiefen", 2),
+            r#"</w:sdtContent></w:sdt>"#.to_string(),
+            paragraph(Some("berschrift1"), "Anleger"),
+            paragraph(None, "Der Nordanleger öffnet im Frühjahr."),
+            entry("Index1", "Nordanleger", 1),
+        ]
+        .concat();
+        let styles = concat!(
+            r#"<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">"#,
+            r#"<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/><w:pPr><w:outlineLvl w:val="0"/></w:pPr></w:style>"#,
+            r#"<w:style w:type="paragraph" w:styleId="Inhaltsverzeichnisberschrift"><w:name w:val="TOC Heading"/><w:basedOn w:val="berschrift1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr></w:style>"#,
+            r#"<w:style w:type="paragraph" w:styleId="Verzeichnis1"><w:name w:val="toc 1"/></w:style>"#,
+            r#"</w:styles>"#,
+        );
+        let more = [
+            (
+                "word/_rels/document.xml.rels".to_string(),
+                relationships(&[("rId1".into(), "styles", "styles.xml".into())]),
+            ),
+            ("word/styles.xml".to_string(), styles.to_string()),
+        ];
+        let (_, blocks) = texts_and_paths("bericht.docx", &body, &more);
+        assert_eq!(
+            blocks,
+            [
+                text_under("Inhalt", ""),
+                text_under("Anleger", "Anleger"),
+                text_under("Der Nordanleger öffnet im Frühjahr.", "Anleger"),
             ]
         );
     }

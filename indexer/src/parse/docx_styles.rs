@@ -4,7 +4,9 @@
 //! the name a built-in style records is always English (`heading 1`). A style is a heading of
 //! level N + 1 where it, or the style it is based on, sets outline level N (0-8; 9 is body
 //! text), as Word's own headings do; of level N where its name is `heading N`; the title (level
-//! 0) where its name is `Title` (not inherited: Word's Subtitle is based on Title).
+//! 0) where its name is `Title` (not inherited: Word's Subtitle is based on Title). A paragraph
+//! of the style of a table of contents' or an index's entries (`toc N`, `index N`), which Word
+//! generates (a heading's or a term's words again with a page number), is not read.
 
 use std::collections::HashMap;
 
@@ -21,6 +23,8 @@ const MAX_BASED_ON: usize = 16;
 struct Style {
     /// The level its name gives (`Title`, `heading N`).
     named: Option<usize>,
+    /// Its name is a generated index's entries' (`toc N`, `index N`).
+    generated: bool,
     /// Its own outline level, if it sets one (`w:pPr/w:outlineLvl`).
     outline_level: Option<u32>,
     based_on: Option<String>,
@@ -59,7 +63,10 @@ impl Styles {
                     };
                     let value = word_attribute(&e, b"val");
                     match local_name(e.name().as_ref()) {
-                        b"name" => style.named = value.as_deref().and_then(named_level),
+                        b"name" => {
+                            style.named = value.as_deref().and_then(named_level);
+                            style.generated = value.as_deref().is_some_and(is_generated_entry_name);
+                        }
                         b"basedOn" => style.based_on = value,
                         b"outlineLvl" => style.outline_level = value.and_then(|v| v.parse().ok()),
                         _ => {}
@@ -93,6 +100,23 @@ impl Styles {
         }
         style.named
     }
+
+    /// Whether the paragraph style `id` is a generated index's entries' (by its name, or by
+    /// its id where the part does not define it, as Word's English ids are: `TOC1`, `Index1`).
+    pub fn is_generated_entry(&self, id: &str) -> bool {
+        match self.by_id.get(id) {
+            Some(style) => style.generated,
+            None => is_generated_entry_name(id),
+        }
+    }
+}
+
+/// `toc 1` ... `toc 9`, `index 1` ... `index 9` (`TOC1`, `Index1` as ids).
+fn is_generated_entry_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase().replace(' ', "");
+    ["toc", "index"]
+        .iter()
+        .any(|prefix| (lower.strip_prefix(prefix)).is_some_and(|n| n.parse::<u8>().is_ok_and(|n| (1..=9).contains(&n))))
 }
 
 /// The heading an outline level makes: 0-8 are levels 1-9, 9 (and past it) body text.

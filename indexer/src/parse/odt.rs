@@ -182,6 +182,34 @@ mod tests {
         );
     }
 
+    /// A table of contents and an alphabetical index, as LibreOffice writes them (a template,
+    /// then the entries with their page numbers), are not read; the headings are.
+    #[test]
+    fn generated_indexes_are_not_read() {
+        let body = concat!(
+            r#"<text:table-of-content text:name="Inhaltsverzeichnis1"><text:table-of-content-source text:outline-level="10"><text:index-title-template>Inhaltsverzeichnis</text:index-title-template></text:table-of-content-source>"#,
+            r#"<text:index-body><text:index-title><text:p>Inhaltsverzeichnis</text:p></text:index-title><text:p>Anleger<text:tab/>1</text:p><text:p>Tiefen<text:tab/>2</text:p></text:index-body></text:table-of-content>"#,
+            r#"<text:h text:outline-level="1">Anleger</text:h><text:p>Der Nordanleger öffnet im Frühjahr.</text:p>"#,
+            r#"<text:alphabetical-index text:name="Stichwortverzeichnis1"><text:index-body><text:p>Anleger, 1</text:p></text:index-body></text:alphabetical-index>"#,
+        );
+        let doc = AutoParser
+            .parse(&raw_for_test("bericht.odt", odt(body, None)))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(
+            outline_of(&doc),
+            [
+                ("Anleger", vec!["Anleger"], ContentType::Text),
+                (
+                    "Der Nordanleger öffnet im Frühjahr.",
+                    vec!["Anleger"],
+                    ContentType::Text
+                ),
+            ]
+        );
+    }
+
     #[test]
     fn an_odt_without_content_is_corrupt() {
         let docx = crate::parse::docx::fixtures::docx("");

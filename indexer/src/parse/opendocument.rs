@@ -77,11 +77,17 @@ pub(super) fn push_inline(element: &BytesStart, paragraph: &mut String) {
 }
 
 /// Whether an element (by its full name) holds text that is not the document's: tracked
-/// deletions, comments, a note's mark (`text:note-citation`, the `1` after a word), a shape's `svg:title` and `svg:desc` (alternative text, not what is
+/// deletions, comments, a note's mark (`text:note-citation`, the `1` after a word), generated
+/// indexes (a table of contents, lists of figures, an alphabetical index), a shape's `svg:title` and `svg:desc` (alternative text, not what is
 /// shown; a `text:title` field shows the document's title and is read).
 pub(super) fn is_left_out(name: &[u8]) -> bool {
     match local_name(name) {
         b"tracked-changes" | b"annotation" | b"note-citation" => true,
+        // Indexes the application generates: a table of contents (the headings' words again,
+        // with page numbers), lists of figures and tables, an alphabetical index.
+        b"table-of-content" | b"illustration-index" | b"table-index" | b"object-index" | b"alphabetical-index" => {
+            name.starts_with(b"text:")
+        }
         b"title" | b"desc" => !name.starts_with(b"text:"),
         _ => false,
     }
