@@ -10,9 +10,9 @@
 use quick_xml::events::Event;
 
 use super::docx_notes::Notes;
-use super::docx_styles::{outline_heading, word_attribute, Styles};
+use super::docx_styles::{outline_heading, Styles};
 use super::drawn_parts::DrawnParts;
-use super::ooxml::{local_name, Package, PartReader};
+use super::ooxml::{local_attribute, local_name, Package, PartReader};
 use super::outline_body::{Aside, OutlineBody};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -48,12 +48,12 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 boxes.open(&mut body.paragraph);
             }
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
-                let id = word_attribute(&e, b"val");
+                let id = local_attribute(&e, b"val");
                 style_level = id.as_deref().and_then(|id| styles.level(id));
                 generated_entry = id.is_some_and(|id| styles.is_generated_entry(&id));
             }
             Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"outlineLvl" => {
-                own_level = word_attribute(&e, b"val")
+                own_level = local_attribute(&e, b"val")
                     .and_then(|v| v.parse().ok())
                     .map(outline_heading);
             }

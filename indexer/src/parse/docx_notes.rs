@@ -9,8 +9,7 @@ use std::collections::HashMap;
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::docx_styles::word_attribute;
-use super::ooxml::{local_name, Package, PartReader, Relationship};
+use super::ooxml::{local_attribute, local_name, Package, PartReader, Relationship};
 use super::ParseError;
 
 /// A note: whether it is an endnote, and its `w:id`.
@@ -84,7 +83,7 @@ impl Notes {
             b"endnoteReference" => true,
             _ => return None,
         };
-        word_attribute(element, b"id").map(|id| (endnote, id))
+        local_attribute(element, b"id").map(|id| (endnote, id))
     }
 
     /// The paragraphs of the notes `cited` (emptied), each note's the first time it is cited.
@@ -108,8 +107,8 @@ fn is_note(element: &BytesStart) -> bool {
 
 /// A note's id, unless it is a separator (`w:type` other than `normal`) or has none.
 fn readable_note(element: &BytesStart) -> Option<String> {
-    match word_attribute(element, b"type").as_deref() {
-        None | Some("normal") => word_attribute(element, b"id"),
+    match local_attribute(element, b"type").as_deref() {
+        None | Some("normal") => local_attribute(element, b"id"),
         Some(_) => None,
     }
 }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use quick_xml::events::Event;
 
-use super::ooxml::{local_name, Package, PartReader, Relationship};
+use super::ooxml::{local_attribute, local_name, Package, PartReader, Relationship};
 use super::ParseError;
 
 /// How far a `basedOn` chain is followed (Word allows no cycle; a file may still hold one).
@@ -52,8 +52,8 @@ impl Styles {
         loop {
             match reader.next()? {
                 Event::Start(e) if local_name(e.name().as_ref()) == b"style" => {
-                    let paragraph = word_attribute(&e, b"type").is_none_or(|t| t == "paragraph");
-                    style = word_attribute(&e, b"styleId")
+                    let paragraph = local_attribute(&e, b"type").is_none_or(|t| t == "paragraph");
+                    style = local_attribute(&e, b"styleId")
                         .filter(|_| paragraph)
                         .map(|id| (id, Style::default()));
                 }
@@ -61,7 +61,7 @@ impl Styles {
                     let Some((_, style)) = style.as_mut() else {
                         continue;
                     };
-                    let value = word_attribute(&e, b"val");
+                    let value = local_attribute(&e, b"val");
                     match local_name(e.name().as_ref()) {
                         b"name" => {
                             style.named = value.as_deref().and_then(named_level);
@@ -131,14 +131,4 @@ fn named_level(name: &str) -> Option<usize> {
         return Some(0);
     }
     lower.strip_prefix("heading").and_then(|n| n.parse().ok())
-}
-
-/// The value of `element`'s attribute `name` under whatever prefix the file gives
-/// WordprocessingML (`w:val`).
-pub(super) fn word_attribute(element: &quick_xml::events::BytesStart, name: &[u8]) -> Option<String> {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| local_name(a.key.as_ref()) == name)
-        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
 }

@@ -5,8 +5,9 @@
 
 use quick_xml::events::{BytesStart, Event};
 
+use super::ooxml::local_attribute;
 use super::ooxml::{local_name, PartReader};
-use super::opendocument::{is_left_out, local_attribute, open_content, push_inline, table_part};
+use super::opendocument::{is_left_out, open_content, push_inline, table_part};
 use super::slides::{push_slide, ShapeRole, SlideReader};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;

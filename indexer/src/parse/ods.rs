@@ -8,8 +8,9 @@
 
 use quick_xml::events::{BytesStart, Event};
 
+use super::ooxml::local_attribute;
 use super::ooxml::{local_name, PartReader};
-use super::opendocument::{count_attribute, is_left_out, local_attribute, open_content, push_inline};
+use super::opendocument::{count_attribute, is_left_out, open_content, push_inline};
 use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows, MAX_PADDED_COLUMNS};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;

@@ -298,6 +298,16 @@ pub(super) fn attribute(element: &quick_xml::events::BytesStart, key: &[u8]) -> 
         .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
 }
 
+/// The value of `element`'s attribute named `name` under whatever prefix the file gives it
+/// (`w:val`, `table:name`), its entities replaced, if it has one.
+pub(super) fn local_attribute(element: &quick_xml::events::BytesStart, name: &[u8]) -> Option<String> {
+    element
+        .attributes()
+        .flatten()
+        .find(|a| local_name(a.key.as_ref()) == name)
+        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+}
+
 /// An element or attribute name without its namespace prefix.
 pub(super) fn local_name(name: &[u8]) -> &[u8] {
     name.rsplit(|b| *b == b':').next().unwrap_or(name)

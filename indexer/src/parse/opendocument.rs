@@ -4,7 +4,7 @@
 
 use quick_xml::events::{BytesStart, Event};
 
-use super::ooxml::{local_name, Package, PartReader};
+use super::ooxml::{local_attribute, local_name, Package, PartReader};
 use super::ParseError;
 
 /// An OpenDocument file's package and its `content.xml`: fails a file whose content is
@@ -41,16 +41,6 @@ fn refuse_encrypted(package: &mut Package, format: &'static str) -> Result<(), P
         }
     }
     Ok(())
-}
-
-/// The value of `element`'s attribute named `name` (without its prefix), its entities
-/// replaced, if it has one.
-pub(super) fn local_attribute(element: &BytesStart, name: &[u8]) -> Option<String> {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| local_name(a.key.as_ref()) == name)
-        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
 }
 
 /// The whole number `element`'s attribute named `name` (without its prefix) holds, if any.
