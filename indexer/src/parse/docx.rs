@@ -1,15 +1,17 @@
 //! DOCX (zip + WordprocessingML): paragraphs as blocks, heading styles (`docx_styles.rs`: by
 //! outline level or built-in name, in whatever language Word named them) and a paragraph's own
-//! outline level giving heading paths, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
+//! outline level giving heading paths, list numbers counted as Word counts them
+//! (`docx_numbering.rs`) before their paragraphs, tables as table blocks (cells joined by ` | `), SmartArt diagrams'
 //! and charts' text as blocks where they are drawn, footnotes and endnotes after the paragraph
 //! or table citing them. A text box is written inside the paragraph it is anchored in (Word
 //! 2010 on writes it twice, a DrawingML shape and a VML one for older readers: only the first
 //! is read, `ooxml::PartReader` leaving out markup compatibility's fallbacks); its paragraphs
 //! follow that paragraph, which is read whole.
 
-use quick_xml::events::Event;
+use quick_xml::events::{BytesStart, Event};
 
 use super::docx_notes::Notes;
+use super::docx_numbering::{Numbering, NumberingProperties};
 use super::docx_styles::{outline_heading, Styles};
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_attribute, local_name, Package, PartReader};
@@ -26,37 +28,28 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut drawn = DrawnParts::among(&relationships);
     let mut notes = Notes::read(&mut package, &relationships)?;
     let styles = Styles::read(&mut package, &relationships)?;
+    let mut numbering = Numbering::read(&mut package, &relationships)?;
     // The notes cited since the last paragraph or table outside a table ended.
     let mut cited = Vec::new();
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
     let mut body = OutlineBody::default();
-    // The paragraph's heading level (from its style, or its own outline level, which wins);
-    // inside a run's `<w:t>`: the only text read (not a field's code, `<w:instrText>`, nor
+    // Inside a run's `<w:t>`: the only text read (not a field's code, `<w:instrText>`, nor
     // deleted text, `<w:delText>`).
-    let (mut style_level, mut in_text): (Option<usize>, bool) = (None, false);
-    let mut own_level: Option<Option<usize>> = None;
-    // The paragraph is an entry of a table of contents or an index (its text not read).
-    let mut generated_entry = false;
-    // Text boxes' paragraphs, and the levels of the paragraph the outermost one is in.
-    let (mut boxes, mut outer_levels) = (Aside::default(), (None, None));
+    let mut in_text = false;
+    let mut paragraph = ParagraphProperties::default();
+    // Text boxes' paragraphs, and the properties of the paragraph the outermost one is in.
+    let (mut boxes, mut outer_paragraph) = (Aside::default(), ParagraphProperties::default());
     loop {
         match reader.next()? {
             Event::Start(e) if local_name(e.name().as_ref()) == b"txbxContent" => {
                 if boxes.depth == 0 {
-                    outer_levels = (style_level.take(), own_level.take());
+                    outer_paragraph = std::mem::take(&mut paragraph);
                 }
                 boxes.open(&mut body.paragraph);
             }
-            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"pStyle" => {
-                let id = local_attribute(&e, b"val");
-                style_level = id.as_deref().and_then(|id| styles.level(id));
-                generated_entry = id.is_some_and(|id| styles.is_generated_entry(&id));
-            }
-            Event::Start(e) | Event::Empty(e) if local_name(e.name().as_ref()) == b"outlineLvl" => {
-                own_level = local_attribute(&e, b"val")
-                    .and_then(|v| v.parse().ok())
-                    .map(outline_heading);
-            }
+            // Properties a tracked change replaced: not the paragraph's.
+            Event::Start(e) if local_name(e.name().as_ref()) == b"pPrChange" => reader.skip(&e)?,
+            Event::Start(e) | Event::Empty(e) if paragraph.read(&e) => {}
             Event::Start(e) if local_name(e.name().as_ref()) == b"t" => in_text = true,
             Event::Start(e) | Event::Empty(e) => match local_name(e.name().as_ref()) {
                 b"tab" => body.paragraph.push('\t'),
@@ -71,43 +64,45 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 }
             },
             Event::Text(t) if in_text => body.paragraph.push_str(&reader.text(&t)?),
-            Event::End(e) if boxes.depth > 0 => match local_name(e.name().as_ref()) {
-                b"t" => in_text = false,
-                b"p" => {
-                    (style_level, own_level, generated_entry) = (None, None, false);
-                    boxes.end_paragraph(&mut body.paragraph);
-                }
-                b"txbxContent" => {
-                    boxes.close(&mut body.paragraph);
-                    if boxes.depth == 0 {
-                        (style_level, own_level) = std::mem::take(&mut outer_levels);
+            Event::End(e) if local_name(e.name().as_ref()) == b"t" => in_text = false,
+            Event::End(e) if local_name(e.name().as_ref()) == b"p" => {
+                let read = std::mem::take(&mut paragraph);
+                if let Some(number) = read.number(&styles, &mut numbering) {
+                    if !body.paragraph.trim().is_empty() {
+                        body.paragraph.insert_str(0, &format!("{number} "));
                     }
                 }
-                _ => {}
-            },
-            Event::End(e) => match local_name(e.name().as_ref()) {
-                b"t" => in_text = false,
-                b"p" if std::mem::take(&mut generated_entry) => {
-                    (style_level, own_level) = (None, None);
+                if boxes.depth > 0 {
+                    boxes.end_paragraph(&mut body.paragraph);
+                } else if read.is_generated_entry(&styles) {
                     body.paragraph.clear();
-                }
-                b"p" => {
-                    body.end_paragraph(own_level.take().unwrap_or(style_level.take()));
+                } else {
+                    body.end_paragraph(read.level(&styles));
                     boxes.give(&mut body);
                     if !body.table.inside() {
                         notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
                     }
                 }
-                name => {
-                    body.end_table_part(name);
-                    if name == b"tbl" {
-                        boxes.give(&mut body);
-                    }
-                    if name == b"tbl" && !body.table.inside() {
-                        notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
-                    }
+            }
+            Event::End(e) if boxes.depth > 0 && local_name(e.name().as_ref()) == b"txbxContent" => {
+                boxes.close(&mut body.paragraph);
+                if boxes.depth == 0 {
+                    paragraph = std::mem::take(&mut outer_paragraph);
                 }
-            },
+            }
+            // A table's parts in a text box: its cells' paragraphs are the box's.
+            Event::End(_) if boxes.depth > 0 => {}
+            Event::End(e) => {
+                let qualified = e.name();
+                let name = local_name(qualified.as_ref());
+                body.end_table_part(name);
+                if name == b"tbl" {
+                    boxes.give(&mut body);
+                }
+                if name == b"tbl" && !body.table.inside() {
+                    notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
+                }
+            }
             Event::Eof => break,
             _ => {}
         }
@@ -118,6 +113,50 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
     Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
+}
+
+/// What a paragraph's properties (`w:pPr`) say: its style, its own outline level and its list
+/// numbering.
+#[derive(Default)]
+struct ParagraphProperties {
+    style: Option<String>,
+    /// Its own outline level (`w:outlineLvl`): a heading's level, or none for body text.
+    own_level: Option<Option<usize>>,
+    numbering: NumberingProperties,
+}
+
+impl ParagraphProperties {
+    /// Reads `element` where it is one of these properties; false for any other element.
+    fn read(&mut self, element: &BytesStart) -> bool {
+        match local_name(element.name().as_ref()) {
+            b"pStyle" => self.style = local_attribute(element, b"val"),
+            b"outlineLvl" => {
+                self.own_level = local_attribute(element, b"val")
+                    .and_then(|v| v.parse().ok())
+                    .map(outline_heading)
+            }
+            _ => return self.numbering.read(element),
+        }
+        true
+    }
+
+    /// Its heading level (its own outline level, else its style's).
+    fn level(&self, styles: &Styles) -> Option<usize> {
+        self.own_level
+            .unwrap_or_else(|| self.style.as_deref().and_then(|id| styles.level(id)))
+    }
+
+    /// Whether it is an entry of a table of contents or an index (its text not read).
+    fn is_generated_entry(&self, styles: &Styles) -> bool {
+        self.style.as_deref().is_some_and(|id| styles.is_generated_entry(id))
+    }
+
+    /// Its list number, counted (its own numbering over its style's).
+    fn number(&self, styles: &Styles, numbering: &mut Numbering) -> Option<String> {
+        let style = self.style.as_deref();
+        let of_style = style.map(|id| styles.numbering(id)).unwrap_or_default();
+        numbering.number(&self.numbering.over(&of_style), style)
+    }
 }
 
 /// Test fixtures: minimal DOCX files.
@@ -367,6 +406,124 @@ mod tests {
                 ("Call-out:", vec!["Piers"], ContentType::Text),
                 ("berths close at 22:00", vec!["Piers"], ContentType::Text),
                 ("Then the ferry.", vec!["Piers"], ContentType::Text),
+            ]
+        );
+    }
+
+    /// List numbers as Word counts them: headings numbered through their styles (linked to
+    /// their levels), a paragraph's own list and level, a list restarted by a start override,
+    /// another list of the same abstract list going on, a level starting again under the one
+    /// above it, legal numbering, bullets and numbering taken away (numId 0) giving none, a
+    /// blank numbered paragraph counted, a tracked change's old numbering and an unknown list
+    /// not read, a text box in a numbered paragraph not taking its number.
+    #[test]
+    fn list_numbers_are_counted_as_word_counts_them() {
+        use crate::parse::ooxml::fixtures::relationships;
+        let level = |i: u32, format: &str, text: &str, more: &str| {
+            format!(
+                r#"<w:lvl w:ilvl="{i}"><w:start w:val="1"/><w:numFmt w:val="{format}"/><w:lvlText w:val="{text}"/>{more}</w:lvl>"#
+            )
+        };
+        let numbering = [
+            format!(
+                r#"<w:abstractNum w:abstractNumId="0">{}{}</w:abstractNum>"#,
+                level(0, "decimal", "%1", r#"<w:pStyle w:val="Heading1"/>"#),
+                level(1, "decimal", "%1.%2", r#"<w:pStyle w:val="Heading2"/>"#)
+            ),
+            format!(
+                r#"<w:abstractNum w:abstractNumId="1">{}{}</w:abstractNum>"#,
+                level(0, "lowerLetter", "(%1)", ""),
+                level(1, "lowerRoman", "%2.", "")
+            ),
+            format!(
+                r#"<w:abstractNum w:abstractNumId="2">{}</w:abstractNum>"#,
+                level(0, "bullet", "\u{F0B7}", "")
+            ),
+            format!(
+                r#"<w:abstractNum w:abstractNumId="3">{}{}</w:abstractNum>"#,
+                level(0, "upperRoman", "%1.", ""),
+                level(1, "decimal", "%1.%2", "<w:isLgl/>")
+            ),
+            r#"<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>"#.to_string(),
+            r#"<w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num>"#.to_string(),
+            r#"<w:num w:numId="3"><w:abstractNumId w:val="1"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="1"/></w:lvlOverride></w:num>"#.to_string(),
+            r#"<w:num w:numId="4"><w:abstractNumId w:val="2"/></w:num>"#.to_string(),
+            r#"<w:num w:numId="5"><w:abstractNumId w:val="3"/></w:num>"#.to_string(),
+            r#"<w:num w:numId="6"><w:abstractNumId w:val="1"/></w:num>"#.to_string(),
+        ]
+        .concat();
+        let styles = [
+            r#"<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/><w:pPr><w:numPr><w:numId w:val="1"/></w:numPr><w:outlineLvl w:val="0"/></w:pPr></w:style>"#,
+            r#"<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/><w:basedOn w:val="Heading1"/><w:pPr><w:outlineLvl w:val="1"/></w:pPr></w:style>"#,
+        ]
+        .concat();
+        let listed = |list: u32, level: u32, text: &str| {
+            format!(
+                r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="{level}"/><w:numId w:val="{list}"/></w:numPr></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>"#
+            )
+        };
+        let text_box = r#"<w:r><w:drawing><wps:txbx><w:txbxContent><w:p><w:pPr><w:numPr><w:ilvl w:val="1"/><w:numId w:val="5"/></w:numPr></w:pPr><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></wps:txbx></w:drawing></w:r>"#;
+        let body = [
+            paragraph(Some("Heading1"), "Scope"),
+            listed(2, 0, "first duty"),
+            listed(2, 1, "sub-duty"),
+            listed(2, 0, "second duty"),
+            paragraph(Some("Heading2"), "Terms"),
+            listed(3, 0, "restarted"),
+            listed(6, 0, "goes on"),
+            listed(4, 0, "a bullet"),
+            paragraph(Some("Heading1"), "Costs"),
+            paragraph(Some("Heading2"), "Fees"),
+            r#"<w:p><w:pPr><w:pStyle w:val="Heading1"/><w:numPr><w:numId w:val="0"/></w:numPr></w:pPr><w:r><w:t>Annex</w:t></w:r></w:p>"#.to_string(),
+            listed(5, 0, "alpha"),
+            listed(5, 1, "beta"),
+            listed(2, 0, " "),
+            format!(
+                r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="2"/></w:numPr></w:pPr><w:r><w:t>outer</w:t></w:r>{text_box}</w:p>"#
+            ),
+            r#"<w:p><w:pPr><w:pPrChange w:id="1"><w:pPr><w:numPr><w:numId w:val="2"/></w:numPr></w:pPr></w:pPrChange></w:pPr><w:r><w:t>plain</w:t></w:r></w:p>"#.to_string(),
+            listed(99, 0, "unknown list"),
+        ]
+        .concat();
+        let part = |root: &str, inside: &str| {
+            format!(
+                r#"<w:{root} xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{inside}</w:{root}>"#
+            )
+        };
+        let more = [
+            (
+                "word/_rels/document.xml.rels".to_string(),
+                relationships(&[
+                    ("rId1".into(), "styles", "styles.xml".into()),
+                    ("rId2".into(), "numbering", "numbering.xml".into()),
+                ]),
+            ),
+            ("word/styles.xml".to_string(), part("styles", &styles)),
+            ("word/numbering.xml".to_string(), part("numbering", &numbering)),
+        ];
+        let (title, blocks) = texts_and_paths("contract.docx", &body, &more);
+        let text = text_under;
+        assert_eq!(title, "1 Scope");
+        assert_eq!(
+            blocks,
+            [
+                text("1 Scope", "1 Scope"),
+                text("(a) first duty", "1 Scope"),
+                text("i. sub-duty", "1 Scope"),
+                text("(b) second duty", "1 Scope"),
+                text("1.1 Terms", "1 Scope > 1.1 Terms"),
+                text("(a) restarted", "1 Scope > 1.1 Terms"),
+                text("(b) goes on", "1 Scope > 1.1 Terms"),
+                text("a bullet", "1 Scope > 1.1 Terms"),
+                text("2 Costs", "2 Costs"),
+                text("2.1 Fees", "2 Costs > 2.1 Fees"),
+                text("Annex", "Annex"),
+                text("I. alpha", "Annex"),
+                text("1.1 beta", "Annex"),
+                text("(d) outer", "Annex"),
+                text("1.2 boxed", "Annex"),
+                text("plain", "Annex"),
+                text("unknown list", "Annex"),
             ]
         );
     }

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use quick_xml::events::Event;
 
+use super::docx_numbering::NumberingProperties;
 use super::ooxml::{local_attribute, local_name, Package, PartReader, Relationship};
 use super::ParseError;
 
@@ -27,6 +28,8 @@ struct Style {
     generated: bool,
     /// Its own outline level, if it sets one (`w:pPr/w:outlineLvl`).
     outline_level: Option<u32>,
+    /// Its list numbering (`w:pPr/w:numPr`), if it sets one.
+    numbering: Option<NumberingProperties>,
     based_on: Option<String>,
 }
 
@@ -61,6 +64,11 @@ impl Styles {
                     let Some((_, style)) = style.as_mut() else {
                         continue;
                     };
+                    let mut numbering = style.numbering.clone().unwrap_or_default();
+                    if numbering.read(&e) {
+                        style.numbering = Some(numbering);
+                        continue;
+                    }
                     let value = local_attribute(&e, b"val");
                     match local_name(e.name().as_ref()) {
                         b"name" => {
@@ -99,6 +107,20 @@ impl Styles {
             ancestor = current.based_on.as_deref().and_then(|b| self.by_id.get(b));
         }
         style.named
+    }
+
+    /// The list numbering of the paragraph style `id`: its own or, where it sets none, the
+    /// style's it is based on.
+    pub fn numbering(&self, id: &str) -> NumberingProperties {
+        let mut ancestor = self.by_id.get(id);
+        for _ in 0..MAX_BASED_ON {
+            let Some(current) = ancestor else { break };
+            if let Some(numbering) = &current.numbering {
+                return numbering.clone();
+            }
+            ancestor = current.based_on.as_deref().and_then(|b| self.by_id.get(b));
+        }
+        NumberingProperties::default()
     }
 
     /// Whether the paragraph style `id` is a generated index's entries' (by its name, or by

@@ -14,6 +14,7 @@ mod doc;
 mod document;
 mod docx;
 mod docx_notes;
+mod docx_numbering;
 mod docx_styles;
 mod drawn_parts;
 mod email;

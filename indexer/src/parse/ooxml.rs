@@ -176,7 +176,7 @@ impl<'x> PartReader<'x> {
                     b"AlternateContent" => self.alternates.push(false),
                     b"Choice" | b"Fallback" => match self.alternates.last_mut() {
                         Some(true) => {
-                            self.reader.read_to_end(e.name()).map_err(|e| self.corrupt(e))?;
+                            self.skip(e)?;
                             continue;
                         }
                         Some(read) => *read = true,
@@ -191,6 +191,12 @@ impl<'x> PartReader<'x> {
             }
             return Ok(event);
         }
+    }
+
+    /// Skips what the element `start` (just read) holds, to its end.
+    pub fn skip(&mut self, start: &quick_xml::events::BytesStart) -> Result<(), ParseError> {
+        self.reader.read_to_end(start.name()).map_err(|e| self.corrupt(e))?;
+        Ok(())
     }
 
     fn corrupt(&self, error: quick_xml::Error) -> ParseError {
