@@ -27,8 +27,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let relationships = package.relationships("word/document.xml")?;
     let mut drawn = DrawnParts::among(&relationships);
     let mut notes = Notes::read(&mut package, &relationships)?;
-    let styles = Styles::read(&mut package, &relationships)?;
-    let mut numbering = Numbering::read(&mut package, &relationships)?;
+    // Styles and numbers say what a paragraph is (a heading, its label), not what it says: a
+    // damaged styles or numbering part leaves headings to the styles' ids and numbers out rather
+    // than failing the document.
+    let styles = Styles::read(&mut package, &relationships).unwrap_or_default();
+    let mut numbering = Numbering::read(&mut package, &relationships).unwrap_or_default();
     // The notes cited since the last paragraph or table outside a table ended.
     let mut cited = Vec::new();
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
@@ -69,7 +72,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 let read = std::mem::take(&mut paragraph);
                 if let Some(number) = read.number(&styles, &mut numbering) {
                     if !body.paragraph.trim().is_empty() {
-                        body.paragraph.insert_str(0, &format!("{number} "));
+                        body.paragraph = format!("{number} {}", body.paragraph.trim_start());
                     }
                 }
                 if boxes.depth > 0 {
@@ -524,6 +527,21 @@ mod tests {
                 text("1.2 boxed", "Annex"),
                 text("plain", "Annex"),
                 text("unknown list", "Annex"),
+            ]
+        );
+        // Damaged styles and numbering parts: the text is read, headings by their ids, no numbers.
+        let damaged = [
+            more[0].clone(),
+            ("word/styles.xml".to_string(), "<w:styles><w:style".to_string()),
+            ("word/numbering.xml".to_string(), "\u{1}\u{ff}".to_string()),
+        ];
+        let (_, blocks) = texts_and_paths("contract.docx", &body, &damaged);
+        assert_eq!(
+            blocks[..3],
+            [
+                text("Scope", "Scope"),
+                text("first duty", "Scope"),
+                text("sub-duty", "Scope")
             ]
         );
     }

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use quick_xml::events::{BytesStart, Event};
 
+use super::list_number::Format;
 use super::ooxml::{local_attribute, local_name, Package, PartReader, Relationship};
 use super::ParseError;
 
@@ -24,102 +25,6 @@ const MAX_LISTS: usize = 1 << 16;
 /// A level text longer than this (Word's own are a few characters) gives no number, so a
 /// hostile one cannot be repeated into every paragraph.
 const MAX_LEVEL_TEXT_CHARS: usize = 64;
-
-/// How a level writes its counter.
-#[derive(Clone, Copy, Default, PartialEq, Debug)]
-enum Format {
-    #[default]
-    Decimal,
-    DecimalZero,
-    DecimalFullWidth,
-    EnclosedCircle,
-    LowerLetter,
-    UpperLetter,
-    LowerRoman,
-    UpperRoman,
-    Bullet,
-    /// No number (`none`): the level text alone.
-    Nothing,
-}
-
-impl Format {
-    fn named(name: &str) -> Self {
-        match name {
-            "decimalZero" => Self::DecimalZero,
-            "decimalFullWidth" | "decimalFullWidth2" => Self::DecimalFullWidth,
-            "decimalEnclosedCircle" | "decimalEnclosedCircleChinese" => Self::EnclosedCircle,
-            "lowerLetter" => Self::LowerLetter,
-            "upperLetter" => Self::UpperLetter,
-            "lowerRoman" => Self::LowerRoman,
-            "upperRoman" => Self::UpperRoman,
-            "bullet" => Self::Bullet,
-            "none" => Self::Nothing,
-            _ => Self::Decimal,
-        }
-    }
-
-    /// `n` as this format writes it.
-    fn write(self, n: u32) -> String {
-        match self {
-            Self::Decimal | Self::Bullet => n.to_string(),
-            Self::Nothing => String::new(),
-            Self::DecimalZero if n < 10 => format!("0{n}"),
-            Self::DecimalZero => n.to_string(),
-            Self::DecimalFullWidth => n
-                .to_string()
-                .chars()
-                .map(|d| char::from_u32(d as u32 - '0' as u32 + 0xFF10).unwrap_or(d))
-                .collect(),
-            Self::EnclosedCircle => match n {
-                1..=20 => char::from_u32(0x2460 + n - 1).map(String::from).unwrap_or_default(),
-                _ => n.to_string(),
-            },
-            Self::LowerLetter => letters(n).unwrap_or_else(|| n.to_string()),
-            Self::UpperLetter => letters(n).map(|l| l.to_uppercase()).unwrap_or_else(|| n.to_string()),
-            Self::LowerRoman => roman(n).map(|r| r.to_lowercase()).unwrap_or_else(|| n.to_string()),
-            Self::UpperRoman => roman(n).unwrap_or_else(|| n.to_string()),
-        }
-    }
-}
-
-/// Word's letters: a-z, then aa-zz, aaa...; none past ten letters (a counter a file starts
-/// at four billion).
-fn letters(n: u32) -> Option<String> {
-    let n = n.checked_sub(1)?;
-    let repeats = n / 26 + 1;
-    let letter = char::from(b'a' + (n % 26) as u8);
-    (repeats <= 10).then(|| std::iter::repeat_n(letter, repeats as usize).collect())
-}
-
-/// Roman numerals from 1 to 3999.
-fn roman(mut n: u32) -> Option<String> {
-    if !(1..4000).contains(&n) {
-        return None;
-    }
-    const NUMERALS: [(u32, &str); 13] = [
-        (1000, "M"),
-        (900, "CM"),
-        (500, "D"),
-        (400, "CD"),
-        (100, "C"),
-        (90, "XC"),
-        (50, "L"),
-        (40, "XL"),
-        (10, "X"),
-        (9, "IX"),
-        (5, "V"),
-        (4, "IV"),
-        (1, "I"),
-    ];
-    let mut written = String::new();
-    for (value, numeral) in NUMERALS {
-        while n >= value {
-            written.push_str(numeral);
-            n -= value;
-        }
-    }
-    Some(written)
-}
 
 /// One level of a list.
 #[derive(Clone, Default)]
@@ -340,6 +245,22 @@ impl Numbering {
     }
 }
 
+/// A Word number format (`w:numFmt`) as quarry writes it.
+fn word_format(name: &str) -> Format {
+    match name {
+        "decimalZero" => Format::DecimalZero,
+        "decimalFullWidth" | "decimalFullWidth2" => Format::DecimalFullWidth,
+        "decimalEnclosedCircle" | "decimalEnclosedCircleChinese" => Format::EnclosedCircle,
+        "lowerLetter" => Format::LowerLetter,
+        "upperLetter" => Format::UpperLetter,
+        "lowerRoman" => Format::LowerRoman,
+        "upperRoman" => Format::UpperRoman,
+        "bullet" => Format::Bullet,
+        "none" => Format::Nothing,
+        _ => Format::Decimal,
+    }
+}
+
 /// A `w:lvl`'s or `w:lvlOverride`'s level (`w:ilvl`, 0-8).
 fn level_index(element: &BytesStart) -> Option<usize> {
     local_attribute(element, b"ilvl")
@@ -350,37 +271,10 @@ fn level_index(element: &BytesStart) -> Option<usize> {
 fn read_level_property(level: &mut Level, name: &[u8], value: Option<String>) {
     match name {
         b"start" => level.start = value.and_then(|v| v.parse().ok()),
-        b"numFmt" => level.format = value.as_deref().map(Format::named).unwrap_or_default(),
+        b"numFmt" => level.format = value.as_deref().map(word_format).unwrap_or_default(),
         b"lvlText" => level.text = value,
         b"isLgl" => level.legal = value.is_none_or(|v| v != "0" && v != "false"),
         b"pStyle" => level.style = value,
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counters_are_written_as_word_writes_them() {
-        let cases = [
-            (Format::Decimal, 12, "12"),
-            (Format::DecimalZero, 7, "07"),
-            (Format::DecimalFullWidth, 12, "１２"),
-            (Format::EnclosedCircle, 3, "③"),
-            (Format::EnclosedCircle, 21, "21"),
-            (Format::LowerLetter, 1, "a"),
-            (Format::LowerLetter, 28, "bb"),
-            (Format::UpperLetter, 26, "Z"),
-            (Format::LowerLetter, u32::MAX, "4294967295"),
-            (Format::UpperRoman, 1994, "MCMXCIV"),
-            (Format::LowerRoman, 4, "iv"),
-            (Format::UpperRoman, 4000, "4000"),
-            (Format::UpperRoman, 0, "0"),
-        ];
-        for (format, n, written) in cases {
-            assert_eq!(format.write(n), written, "{format:?} {n}");
-        }
     }
 }

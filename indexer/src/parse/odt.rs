@@ -3,10 +3,11 @@
 //! blocks (cells joined by ` | `), footnotes and endnotes after the paragraph or table citing
 //! them (a note is written inside the paragraph, where its mark is: read there, it split the
 //! paragraph and glued the mark to the word before it); tracked deletions and comments left
-//! out.
+//! out; list and heading numbers counted (`odt_lists.rs`) before their paragraphs.
 
 use quick_xml::events::{BytesStart, Event};
 
+use super::odt_lists::OdtNumbering;
 use super::ooxml::{local_name, PartReader};
 use super::opendocument::{count_attribute, is_left_out, open_content, push_inline, table_part};
 use super::outline_body::{Aside, OutlineBody};
@@ -20,6 +21,7 @@ fn outline_level(element: &BytesStart) -> usize {
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (mut package, xml) = open_content(&raw.bytes, "ODT")?;
+    let mut numbering = OdtNumbering::read(&mut package, &xml);
     let mut reader = PartReader::new(&xml, "ODT", "content.xml");
     let mut body = OutlineBody::default();
     // Open headings' levels (a heading's paragraph ends with its `text:h`), and how deep
@@ -32,13 +34,25 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::Start(_) if skipped > 0 => {}
             Event::Start(e) if local_name(e.name().as_ref()) == b"note" => notes.open(&mut body.paragraph),
             Event::Start(e) if notes.depth > 0 => push_inline(&e, &mut body.paragraph),
+            Event::Start(e) if e.name().as_ref() == b"text:number" => numbering.carried_number(true),
             Event::Start(e) => match local_name(e.name().as_ref()) {
-                b"h" => heading = Some(outline_level(&e)),
+                b"h" => {
+                    let level = outline_level(&e);
+                    numbering.open_heading(&e, level);
+                    heading = Some(level);
+                }
                 b"table" => body.table.start(),
+                b"list" => numbering.open_list(&e),
+                b"list-item" | b"list-header" => numbering.open_item(&e),
                 _ => push_inline(&e, &mut body.paragraph),
             },
             Event::Empty(e) if skipped == 0 => push_inline(&e, &mut body.paragraph),
-            Event::Text(t) if skipped == 0 => body.paragraph.push_str(&reader.text(&t)?),
+            Event::Text(t) if skipped == 0 => {
+                let text = reader.text(&t)?;
+                if !numbering.take_text(&text) {
+                    body.paragraph.push_str(&text);
+                }
+            }
             Event::End(e) if is_left_out(e.name().as_ref()) => skipped = skipped.saturating_sub(1),
             Event::End(_) if skipped > 0 => {}
             Event::End(e) if notes.depth > 0 => match local_name(e.name().as_ref()) {
@@ -46,15 +60,18 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 b"h" | b"p" => notes.end_paragraph(&mut body.paragraph),
                 _ => {}
             },
+            Event::End(e) if e.name().as_ref() == b"text:number" => numbering.carried_number(false),
             Event::End(e) => match local_name(e.name().as_ref()) {
-                b"h" => {
-                    body.end_paragraph(heading.take());
+                name @ (b"h" | b"p") => {
+                    if let Some(number) = numbering.end_paragraph() {
+                        if !body.paragraph.trim().is_empty() {
+                            body.paragraph = format!("{number} {}", body.paragraph.trim_start());
+                        }
+                    }
+                    body.end_paragraph(if name == b"h" { heading.take() } else { None });
                     notes.give(&mut body);
                 }
-                b"p" => {
-                    body.end_paragraph(None);
-                    notes.give(&mut body);
-                }
+                b"list" => numbering.close_list(),
                 name => {
                     body.end_table_part(table_part(name));
                     notes.give(&mut body);
@@ -208,6 +225,133 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// List and heading numbers counted as an OpenDocument application counts them: list
+    /// styles from styles.xml and the content's automatic styles, a nested list the next level
+    /// (its style inherited, `display-levels` giving `2.1`), a list continuing the last of its
+    /// style or one named by `xml:id`, a fresh list starting again, an item's own value, a
+    /// header item and bullets without a number, headings by the outline style, a heading a
+    /// list header, and the number a file carries itself (`text:number`) taken as it is.
+    #[test]
+    fn list_and_heading_numbers_are_counted() {
+        use crate::parse::ooxml::fixtures::package;
+        let ns = r#"xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:number="urn:oasis:names:tc:opendocument:xmlns:datastyle:1.0" xmlns:xml="http://www.w3.org/XML/1998/namespace""#;
+        let level = |kind: &str, level: u32, format: &str, more: &str| {
+            format!(r#"<text:list-level-style-{kind} text:level="{level}" style:num-format="{format}" {more}/>"#)
+        };
+        let styles = format!(
+            r#"<office:document-styles {ns}><office:styles><text:outline-style style:name="Outline"><text:outline-level-style text:level="1" style:num-format="1" style:num-suffix="."/><text:outline-level-style text:level="2" style:num-format="1" text:display-levels="2"/><text:outline-level-style text:level="3" style:num-format=""/></text:outline-style><text:list-style style:name="Numbering_20_abc">{}{}</text:list-style></office:styles></office:document-styles>"#,
+            level("number", 1, "a", r#"style:num-prefix="(" style:num-suffix=")""#),
+            level("number", 2, "i", r#"style:num-suffix=".""#),
+        );
+        let automatic = format!(
+            r#"<office:automatic-styles><number:number-style style:name="N1"><number:number number:decimal-places="2"/></number:number-style><text:list-style style:name="L1">{}{}</text:list-style><text:list-style style:name="L2">{}</text:list-style></office:automatic-styles>"#,
+            level("number", 1, "1", r#"style:num-suffix=".""#),
+            level("number", 2, "1", r#"style:num-suffix="." text:display-levels="2""#),
+            r#"<text:list-level-style-bullet text:level="1" text:bullet-char="•"/>"#,
+        );
+        let item = |text: &str| format!("<text:list-item>\n  <text:p>{text}</text:p>\n</text:list-item>");
+        let list =
+            |attributes: &str, items: &[String]| format!("<text:list {attributes}>{}</text:list>", items.concat());
+        let body = [
+            r#"<text:h text:outline-level="1">Scope</text:h>"#.to_string(),
+            list(
+                r#"text:style-name="L1" xml:id="first""#,
+                &[
+                    item("Berths are leased yearly."),
+                    format!(
+                        "<text:list-item><text:p>Fees:</text:p>{}<text:p>A second paragraph of the item.</text:p></text:list-item>",
+                        list("", &[item("mooring"), item("cranage")])
+                    ),
+                ],
+            ),
+            r#"<text:p>A paragraph between.</text:p>"#.to_string(),
+            list(r#"text:style-name="L1" text:continue-numbering="true""#, &[item("continued")]),
+            list(r#"text:style-name="L1""#, &[item("a new list"), r#"<text:list-item text:start-value="7"><text:p>seventh</text:p></text:list-item>"#.to_string()]),
+            list(r#"text:continue-list="first""#, &[item("the first list goes on")]),
+            r#"<text:h text:outline-level="2">Terms</text:h>"#.to_string(),
+            list(
+                r#"text:style-name="Numbering_20_abc""#,
+                &[
+                    "<text:list-header><text:p>Definitions</text:p></text:list-header>".to_string(),
+                    item("lessee"),
+                    item("lessor"),
+                ],
+            ),
+            list(r#"text:style-name="L2""#, &[item("a bullet")]),
+            r#"<text:h text:outline-level="3">Unnumbered level</text:h>"#.to_string(),
+            r#"<text:h text:outline-level="1" text:is-list-header="true">Annex</text:h>"#.to_string(),
+            r#"<text:h text:outline-level="2">Rates</text:h>"#.to_string(),
+            r#"<text:h text:outline-level="1"><text:number>IX.</text:number>Carried</text:h>"#.to_string(),
+        ]
+        .concat();
+        let content = format!(
+            r#"<office:document-content {ns}>{automatic}<office:body><office:text>{body}</office:text></office:body></office:document-content>"#
+        );
+        let file = package(&[
+            (
+                "mimetype".to_string(),
+                "application/vnd.oasis.opendocument.text".to_string(),
+            ),
+            ("styles.xml".to_string(), styles),
+            ("content.xml".to_string(), content.clone()),
+        ]);
+        let doc = AutoParser
+            .parse(&raw_for_test("lease.odt", file))
+            .unwrap()
+            .documents
+            .remove(0);
+        let texts: Vec<(&str, String)> = doc
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.join(" > ")))
+            .collect();
+        let under = |text: &'static str, path: &str| (text, path.to_string());
+        assert_eq!(
+            texts,
+            [
+                under("1. Scope", "1. Scope"),
+                under("1. Berths are leased yearly.", "1. Scope"),
+                under("2. Fees:", "1. Scope"),
+                under("2.1. mooring", "1. Scope"),
+                under("2.2. cranage", "1. Scope"),
+                under("A second paragraph of the item.", "1. Scope"),
+                under("A paragraph between.", "1. Scope"),
+                under("3. continued", "1. Scope"),
+                under("1. a new list", "1. Scope"),
+                under("7. seventh", "1. Scope"),
+                under("3. the first list goes on", "1. Scope"),
+                under("1.1 Terms", "1. Scope > 1.1 Terms"),
+                under("Definitions", "1. Scope > 1.1 Terms"),
+                under("(a) lessee", "1. Scope > 1.1 Terms"),
+                under("(b) lessor", "1. Scope > 1.1 Terms"),
+                under("a bullet", "1. Scope > 1.1 Terms"),
+                under("Unnumbered level", "1. Scope > 1.1 Terms > Unnumbered level"),
+                under("Annex", "Annex"),
+                under("1.2 Rates", "Annex > 1.2 Rates"),
+                under("IX. Carried", "IX. Carried"),
+            ]
+        );
+        // A damaged styles part: the text is read, without the numbers it defined.
+        let damaged = package(&[
+            (
+                "mimetype".to_string(),
+                "application/vnd.oasis.opendocument.text".to_string(),
+            ),
+            (
+                "styles.xml".to_string(),
+                "<office:document-styles><text:list-style".to_string(),
+            ),
+            ("content.xml".to_string(), content),
+        ]);
+        let doc = AutoParser
+            .parse(&raw_for_test("lease.odt", damaged))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.blocks[0].text, "Scope");
+        assert_eq!(doc.blocks[1].text, "1. Berths are leased yearly.");
     }
 
     #[test]
