@@ -6,7 +6,9 @@
 //! text), as Word's own headings do; of level N where its name is `heading N`; the title (level
 //! 0) where its name is `Title` (not inherited: Word's Subtitle is based on Title). A paragraph
 //! of the style of a table of contents' or an index's entries (`toc N`, `index N`), which Word
-//! generates (a heading's or a term's words again with a page number), is not read.
+//! generates (a heading's or a term's words again with a page number), is not read. A style's
+//! list numbering (`w:numPr`, inherited through `w:basedOn`) numbers its paragraphs
+//! (`docx_numbering.rs`).
 
 use std::collections::HashMap;
 
