@@ -70,11 +70,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::End(e) if local_name(e.name().as_ref()) == b"t" => in_text = false,
             Event::End(e) if local_name(e.name().as_ref()) == b"p" => {
                 let read = std::mem::take(&mut paragraph);
-                if let Some(number) = read.number(&styles, &mut numbering) {
-                    if !body.paragraph.trim().is_empty() {
-                        body.paragraph = format!("{number} {}", body.paragraph.trim_start());
-                    }
-                }
+                body.number_paragraph(read.number(&styles, &mut numbering));
                 if boxes.depth > 0 {
                     boxes.end_paragraph(&mut body.paragraph);
                 } else if read.is_generated_entry(&styles) {
@@ -82,9 +78,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 } else {
                     body.end_paragraph(read.level(&styles));
                     boxes.give(&mut body);
-                    if !body.table.inside() {
-                        notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
-                    }
+                    notes.give(&mut cited, &mut body);
                 }
             }
             Event::End(e) if boxes.depth > 0 && local_name(e.name().as_ref()) == b"txbxContent" => {
@@ -101,9 +95,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
                 body.end_table_part(name);
                 if name == b"tbl" {
                     boxes.give(&mut body);
-                }
-                if name == b"tbl" && !body.table.inside() {
-                    notes.give(&mut cited).into_iter().for_each(|note| body.push_text(note));
+                    notes.give(&mut cited, &mut body);
                 }
             }
             Event::Eof => break,
@@ -177,6 +169,13 @@ pub(crate) mod fixtures {
         );
         let parts = [vec![("word/document.xml".to_string(), xml)], more.to_vec()].concat();
         crate::parse::ooxml::fixtures::package(&parts)
+    }
+
+    /// A WordprocessingML part (`styles`, `numbering`, `footnotes`) holding `inside`.
+    pub fn word_part(root: &str, inside: &str) -> String {
+        format!(
+            r#"<w:{root} xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{inside}</w:{root}>"#
+        )
     }
 
     pub fn paragraph(style: Option<&str>, text: &str) -> String {
@@ -324,23 +323,18 @@ mod tests {
                 r#"<w:{kind}{ty} w:id="{id}"><w:p><w:r><w:{kind}Ref/></w:r><w:r><w:t xml:space="preserve"> {text}</w:t></w:r></w:p></w:{kind}>"#
             )
         };
-        let part = |kind: &str, notes: &[String]| {
-            format!(
-                r#"<w:{kind}s xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{}</w:{kind}s>"#,
-                notes.concat()
-            )
-        };
-        let footnotes = part(
-            "footnote",
+        let footnotes = word_part(
+            "footnotes",
             &[
                 note("footnote", "-1", r#" w:type="separator""#, ""),
                 note("footnote", "0", r#" w:type="continuationSeparator""#, "not text"),
                 note("footnote", "2", "", "Subject to the county engineer's inspection."),
                 r#"<w:footnote w:id="3"><w:p><w:r><w:t>The ferry pays a levy.</w:t></w:r><w:del><w:r><w:delText>gone</w:delText></w:r></w:del></w:p><w:p><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>Per crossing.</w:t></w:r></w:p></w:footnote>"#.to_string(),
                 note("footnote", "4", r#" w:type="normal""#, "Never cited."),
-            ],
+            ]
+            .concat(),
         );
-        let endnotes = part("endnote", &[note("endnote", "1", "", "Berth A was deepened in 2025.")]);
+        let endnotes = word_part("endnotes", &note("endnote", "1", "", "Berth A was deepened in 2025."));
         let more = [
             (
                 "word/_rels/document.xml.rels".to_string(),
@@ -488,11 +482,6 @@ mod tests {
             listed(99, 0, "unknown list"),
         ]
         .concat();
-        let part = |root: &str, inside: &str| {
-            format!(
-                r#"<w:{root} xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{inside}</w:{root}>"#
-            )
-        };
         let more = [
             (
                 "word/_rels/document.xml.rels".to_string(),
@@ -501,8 +490,8 @@ mod tests {
                     ("rId2".into(), "numbering", "numbering.xml".into()),
                 ]),
             ),
-            ("word/styles.xml".to_string(), part("styles", &styles)),
-            ("word/numbering.xml".to_string(), part("numbering", &numbering)),
+            ("word/styles.xml".to_string(), word_part("styles", &styles)),
+            ("word/numbering.xml".to_string(), word_part("numbering", &numbering)),
         ];
         let (title, blocks) = texts_and_paths("contract.docx", &body, &more);
         let text = text_under;
@@ -599,12 +588,7 @@ mod tests {
                 "word/_rels/document.xml.rels".to_string(),
                 relationships(&[("rId1".into(), "styles", "styles.xml".into())]),
             ),
-            (
-                "word/styles.xml".to_string(),
-                format!(
-                    r#"<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{styles}</w:styles>"#
-                ),
-            ),
+            ("word/styles.xml".to_string(), word_part("styles", &styles)),
         ];
         let (title, paths) = texts_and_paths("bericht.docx", &body, &more);
         let path = text_under;
@@ -649,19 +633,20 @@ mod tests {
             entry("Index1", "Nordanleger", 1),
         ]
         .concat();
-        let styles = concat!(
-            r#"<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">"#,
-            r#"<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/><w:pPr><w:outlineLvl w:val="0"/></w:pPr></w:style>"#,
-            r#"<w:style w:type="paragraph" w:styleId="Inhaltsverzeichnisberschrift"><w:name w:val="TOC Heading"/><w:basedOn w:val="berschrift1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr></w:style>"#,
-            r#"<w:style w:type="paragraph" w:styleId="Verzeichnis1"><w:name w:val="toc 1"/></w:style>"#,
-            r#"</w:styles>"#,
+        let styles = word_part(
+            "styles",
+            concat!(
+                r#"<w:style w:type="paragraph" w:styleId="berschrift1"><w:name w:val="heading 1"/><w:pPr><w:outlineLvl w:val="0"/></w:pPr></w:style>"#,
+                r#"<w:style w:type="paragraph" w:styleId="Inhaltsverzeichnisberschrift"><w:name w:val="TOC Heading"/><w:basedOn w:val="berschrift1"/><w:pPr><w:outlineLvl w:val="9"/></w:pPr></w:style>"#,
+                r#"<w:style w:type="paragraph" w:styleId="Verzeichnis1"><w:name w:val="toc 1"/></w:style>"#,
+            ),
         );
         let more = [
             (
                 "word/_rels/document.xml.rels".to_string(),
                 relationships(&[("rId1".into(), "styles", "styles.xml".into())]),
             ),
-            ("word/styles.xml".to_string(), styles.to_string()),
+            ("word/styles.xml".to_string(), styles),
         ];
         let (_, blocks) = texts_and_paths("bericht.docx", &body, &more);
         assert_eq!(

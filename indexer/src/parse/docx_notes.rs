@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_attribute, local_name, Package, PartReader, Relationship};
+use super::outline_body::OutlineBody;
 use super::ParseError;
 
 /// A note: whether it is an endnote, and its `w:id`.
@@ -28,11 +29,8 @@ impl Notes {
     pub fn read(package: &mut Package, relationships: &[Relationship]) -> Result<Self, ParseError> {
         let mut notes = Self::default();
         for (endnote, kind) in [(false, "/footnotes"), (true, "/endnotes")] {
-            let Some(part) = relationships.iter().find(|r| r.kind.ends_with(kind)) else {
-                continue;
-            };
-            if let Some(xml) = package.part(&part.part)? {
-                notes.read_part(&xml, &part.part, endnote, package.format())?;
+            if let Some((part, xml)) = package.related_part(relationships, kind)? {
+                notes.read_part(&xml, &part, endnote, package.format())?;
             }
         }
         Ok(notes)
@@ -86,13 +84,20 @@ impl Notes {
         local_attribute(element, b"id").map(|id| (endnote, id))
     }
 
-    /// The paragraphs of the notes `cited` (emptied), each note's the first time it is cited.
-    pub fn give(&mut self, cited: &mut Vec<NoteKey>) -> Vec<String> {
-        cited
-            .drain(..)
-            .filter_map(|key| self.index.get(&key))
-            .flat_map(|&i| std::mem::take(&mut self.paragraphs[i]))
-            .collect()
+    /// A paragraph or table part ends: once outside every table, the paragraphs of the notes
+    /// `cited` (emptied) are blocks, each note's the first time it is cited (as
+    /// [`Aside::give`](super::outline_body::Aside::give) gives what was set aside).
+    pub fn give(&mut self, cited: &mut Vec<NoteKey>, body: &mut OutlineBody) {
+        if body.table.inside() {
+            return;
+        }
+        for key in cited.drain(..) {
+            if let Some(&i) = self.index.get(&key) {
+                std::mem::take(&mut self.paragraphs[i])
+                    .into_iter()
+                    .for_each(|text| body.push_text(text));
+            }
+        }
     }
 
     /// The paragraphs of the notes never cited, in the parts' order.

@@ -27,7 +27,7 @@ const MAX_LISTS: usize = 1 << 16;
 const MAX_LEVEL_TEXT_CHARS: usize = 64;
 
 /// One level of a list.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Level {
     start: Option<u32>,
     format: Format,
@@ -100,13 +100,10 @@ impl NumberingProperties {
 impl Numbering {
     /// The numbering of the part among `relationships` (the document part's) that holds it.
     pub fn read(package: &mut Package, relationships: &[Relationship]) -> Result<Self, ParseError> {
-        let Some(part) = relationships.iter().find(|r| r.kind.ends_with("/numbering")) else {
+        let Some((part, xml)) = package.related_part(relationships, "/numbering")? else {
             return Ok(Self::default());
         };
-        let Some(xml) = package.part(&part.part)? else {
-            return Ok(Self::default());
-        };
-        let mut reader = PartReader::new(&xml, package.format(), &part.part);
+        let mut reader = PartReader::new(&xml, package.format(), &part);
         let mut numbering = Self::default();
         // The abstract list or list being read, and the level inside it.
         let mut abstract_list: Option<(String, Levels)> = None;
@@ -183,16 +180,15 @@ impl Numbering {
         let list_id = properties.list.as_deref().filter(|id| *id != "0")?;
         let list = self.lists.get(list_id)?;
         let abstract_levels = self.abstracts.get(&list.abstract_id)?;
-        let levels: Vec<Level> = (0..LEVELS)
-            .map(|i| list.levels[i].clone().unwrap_or_else(|| abstract_levels[i].clone()))
-            .collect();
+        // The list's own levels where it replaces them, else its abstract list's.
+        let levels: [&Level; LEVELS] = std::array::from_fn(|i| list.levels[i].as_ref().unwrap_or(&abstract_levels[i]));
         let at = match properties.level {
             Some(level) => level as usize,
             None => style
                 .and_then(|style| levels.iter().position(|l| l.style.as_deref() == Some(style)))
                 .unwrap_or(0),
         };
-        let level = levels.get(at)?;
+        let level = *levels.get(at)?;
         let counters = self.counters.entry(list.abstract_id.clone()).or_default();
         if self.used.insert(list_id.to_string()) {
             for (i, start) in list.starts.iter().enumerate() {

@@ -44,13 +44,10 @@ pub(super) struct Styles {
 impl Styles {
     /// The styles of the part among `relationships` (the document part's) that holds them.
     pub fn read(package: &mut Package, relationships: &[Relationship]) -> Result<Self, ParseError> {
-        let Some(part) = relationships.iter().find(|r| r.kind.ends_with("/styles")) else {
+        let Some((part, xml)) = package.related_part(relationships, "/styles")? else {
             return Ok(Self::default());
         };
-        let Some(xml) = package.part(&part.part)? else {
-            return Ok(Self::default());
-        };
-        let mut reader = PartReader::new(&xml, package.format(), &part.part);
+        let mut reader = PartReader::new(&xml, package.format(), &part);
         let mut styles = Self::default();
         // The paragraph style being read, and its id.
         let mut style: Option<(String, Style)> = None;

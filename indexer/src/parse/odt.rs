@@ -63,11 +63,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Event::End(e) if e.name().as_ref() == b"text:number" => numbering.carried_number(false),
             Event::End(e) => match local_name(e.name().as_ref()) {
                 name @ (b"h" | b"p") => {
-                    if let Some(number) = numbering.end_paragraph() {
-                        if !body.paragraph.trim().is_empty() {
-                            body.paragraph = format!("{number} {}", body.paragraph.trim_start());
-                        }
-                    }
+                    body.number_paragraph(numbering.end_paragraph());
                     body.end_paragraph(if name == b"h" { heading.take() } else { None });
                     notes.give(&mut body);
                 }
@@ -298,7 +294,7 @@ mod tests {
             ("content.xml".to_string(), content.clone()),
         ]);
         let doc = AutoParser
-            .parse(&raw_for_test("lease.odt", file))
+            .parse(&raw_for_test("tenancy.odt", file))
             .unwrap()
             .documents
             .remove(0);
@@ -346,7 +342,7 @@ mod tests {
             ("content.xml".to_string(), content),
         ]);
         let doc = AutoParser
-            .parse(&raw_for_test("lease.odt", damaged))
+            .parse(&raw_for_test("tenancy.odt", damaged))
             .unwrap()
             .documents
             .remove(0);

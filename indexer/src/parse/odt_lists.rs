@@ -167,16 +167,7 @@ impl OdtNumbering {
         }
         let levels = self.open[depth - 1].style.as_ref().and_then(|s| self.styles.get(s));
         let Some(levels) = levels else { return };
-        let at = depth - 1;
-        let start = |i: usize| levels[i].as_ref().map_or(1, |l| l.start);
-        let value = match (count_attribute(element, b"start-value"), self.counters[at]) {
-            (Some(value), _) => value.min(u32::MAX as usize) as u32,
-            (None, Some(given)) => given.saturating_add(1),
-            (None, None) => start(at),
-        };
-        self.counters[at] = Some(value);
-        self.counters[at + 1..].iter_mut().for_each(|c| *c = None);
-        self.item_number = label(levels, &self.counters, at, start);
+        self.item_number = count(levels, &mut self.counters, depth - 1, element, false);
     }
 
     /// A heading of outline `level` (`text:h`, `element`) starts: numbered by the outline style
@@ -193,16 +184,8 @@ impl OdtNumbering {
         if !numbered || header {
             return;
         }
-        let start = |i: usize| self.outline[i].as_ref().map_or(1, |l| l.start);
         let restart = local_attribute(element, b"restart-numbering").as_deref() == Some("true");
-        let value = match (count_attribute(element, b"start-value"), self.outline_counters[at]) {
-            (Some(value), _) => value.min(u32::MAX as usize) as u32,
-            (None, Some(given)) if !restart => given.saturating_add(1),
-            _ => start(at),
-        };
-        self.outline_counters[at] = Some(value);
-        self.outline_counters[at + 1..].iter_mut().for_each(|c| *c = None);
-        self.item_number = label(&self.outline, &self.outline_counters, at, start);
+        self.item_number = count(&self.outline, &mut self.outline_counters, at, element, restart);
     }
 
     /// Reads a `text:number` start (true) or end (false) in a paragraph.
@@ -230,9 +213,26 @@ impl OdtNumbering {
     }
 }
 
-/// The label of level `at` counted by `counters`: the levels it displays, each in its format,
-/// joined by dots, between the level's prefix and suffix; none for a bullet or an image.
-fn label(levels: &StyleLevels, counters: &Counters, at: usize, start: impl Fn(usize) -> u32) -> Option<String> {
+/// Counts an item or a heading (`element`) at level `at` of `levels` in `counters`: its own
+/// value (`text:start-value`), else one past the level's last (unless it `restart`s), else the
+/// level's start; the levels below it start again. Its label: the levels it displays, each in
+/// its format, joined by dots, between the level's prefix and suffix; none for a bullet or an
+/// image.
+fn count(
+    levels: &StyleLevels,
+    counters: &mut Counters,
+    at: usize,
+    element: &BytesStart,
+    restart: bool,
+) -> Option<String> {
+    let start = |i: usize| levels[i].as_ref().map_or(1, |l| l.start);
+    let value = match (count_attribute(element, b"start-value"), counters[at]) {
+        (Some(value), _) => value.min(u32::MAX as usize) as u32,
+        (None, Some(given)) if !restart => given.saturating_add(1),
+        _ => start(at),
+    };
+    counters[at] = Some(value);
+    counters[at + 1..].iter_mut().for_each(|c| *c = None);
     let level = levels[at].as_ref()?;
     if level.format == Format::Bullet {
         return None;

@@ -94,6 +94,19 @@ impl<'a> Package<'a> {
         Ok(self.part(name)?.as_deref().and_then(core_title))
     }
 
+    /// The part the first of `relationships` whose type ends with `kind` (`/styles`) names:
+    /// (its name, its text); none where no relationship has that type or the part is missing.
+    pub fn related_part(
+        &mut self,
+        relationships: &[Relationship],
+        kind: &str,
+    ) -> Result<Option<(String, String)>, ParseError> {
+        let Some(related) = relationships.iter().find(|r| r.kind.ends_with(kind)) else {
+            return Ok(None);
+        };
+        Ok(self.part(&related.part)?.map(|xml| (related.part.clone(), xml)))
+    }
+
     /// The relationships of part `source` (from its `_rels/<name>.rels`), their targets
     /// resolved to part names: `(id, type, part name)`, in the file's order.
     pub fn relationships(&mut self, source: &str) -> Result<Vec<Relationship>, ParseError> {

@@ -41,6 +41,15 @@ impl OutlineBody {
         self.blocks.push(Block::text(text, &self.path()));
     }
 
+    /// The paragraph being read has the list number `number`, which the file does not write
+    /// into its text: the number and a space go before the text, unless the paragraph is blank.
+    pub fn number_paragraph(&mut self, number: Option<String>) {
+        let Some(number) = number else { return };
+        if !self.paragraph.trim().is_empty() {
+            self.paragraph = format!("{number} {}", self.paragraph.trim_start());
+        }
+    }
+
     /// A block of text of its own (a diagram's) under the current headings.
     pub fn push_text(&mut self, text: String) {
         self.blocks.push(Block::text(text, &self.path()));

@@ -117,11 +117,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         };
         let relationships = package.relationships(&part)?;
         let slide = read_slide(&xml, &part, &mut DrawnParts::among(&relationships), &mut package)?;
-        let notes = match relationships.into_iter().find(|r| r.kind.ends_with(NOTES)) {
-            Some(notes) => match package.part(&notes.part)? {
-                Some(xml) => read_slide(&xml, &notes.part, &mut DrawnParts::default(), &mut package)?.blocks,
-                None => Vec::new(),
-            },
+        let notes = match package.related_part(&relationships, NOTES)? {
+            Some((notes, xml)) => read_slide(&xml, &notes, &mut DrawnParts::default(), &mut package)?.blocks,
             None => Vec::new(),
         };
         if let Some(title) = push_slide(index, slide, notes, &mut blocks) {
