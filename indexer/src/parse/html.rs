@@ -1,10 +1,12 @@
 //! HTML (scraper/html5ever): the title and the visible text, one block per block-level
-//! element, headings h1-h6 giving each block its heading path, tables a row a line; script,
+//! element, headings h1-h6 giving each block its heading path, tables a row a line, an
+//! ordered list's items with the numbers a browser draws before them; script,
 //! style and hidden elements are left out, and so are a note's reference mark and its link
 //! back (DPUB-ARIA's `doc-noteref` and `doc-backlink`: the `1` after a word, a note's `↩`).
 
 use scraper::{ElementRef, Html, Node, Selector};
 
+use super::html_lists::OpenList;
 use super::legacy_encoding::declared_in_html;
 use super::text::{declared_by_source, decode_text_declared};
 use super::{Block, ContentType, Document, ParseError, Parsed};
@@ -44,14 +46,33 @@ const BLOCKS: &[&str] = &[
 /// reference (`spring<sup>1</sup>` would read `spring1`) and a note's link back to it.
 const MARKS: &[&str] = &["doc-noteref", "doc-backlink", "noteref", "backlink"];
 
+/// Headings open at a point of a page: (level 1-6, text), outermost first.
+pub(super) type OpenHeadings = Vec<(usize, String)>;
+
 struct Walker {
-    headings: Vec<(usize, String)>,
+    headings: OpenHeadings,
     blocks: Vec<Block>,
     current: String,
     table_depth: usize,
+    /// The lists open, innermost last.
+    lists: Vec<OpenList>,
+    /// List markers (`3. `) waiting for their item's first text, which may be in a block
+    /// inside the item (`<li><p>`).
+    markers: String,
 }
 
 impl Walker {
+    fn new(headings: OpenHeadings) -> Self {
+        Self {
+            headings,
+            blocks: Vec::new(),
+            current: String::new(),
+            table_depth: 0,
+            lists: Vec::new(),
+            markers: String::new(),
+        }
+    }
+
     fn flush(&mut self) {
         let text = self.current.split_whitespace().collect::<Vec<_>>().join(" ");
         let text = if self.table_depth > 0 {
@@ -65,6 +86,7 @@ impl Walker {
             text
         };
         if !text.is_empty() {
+            let text = std::mem::take(&mut self.markers) + &text;
             let kind = if self.table_depth > 0 {
                 ContentType::Table
             } else {
@@ -149,13 +171,16 @@ impl Walker {
             .filter(|l| (1..=6).contains(l))
         {
             self.flush();
-            let title = element
+            let mut title = element
                 .text()
                 .collect::<Vec<_>>()
                 .join(" ")
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
+            if !title.is_empty() {
+                title = std::mem::take(&mut self.markers) + &title;
+            }
             self.headings.retain(|(l, _)| *l < level);
             self.headings.push((level, title.clone()));
             if !title.is_empty() {
@@ -169,6 +194,16 @@ impl Walker {
             self.table_depth += 1;
         } else if BLOCKS.contains(&name) && self.table_depth == 0 {
             self.flush();
+        }
+        if let Some(list) = OpenList::open(element) {
+            self.lists.push(list);
+        } else if name == "li" {
+            let marker = self.lists.last_mut().and_then(|list| list.marker(element));
+            match (marker, self.table_depth) {
+                (Some(marker), 0) => self.markers.push_str(&marker),
+                (Some(marker), _) => self.current.push_str(&marker),
+                (None, _) => {}
+            }
         }
         true
     }
@@ -193,6 +228,14 @@ impl Walker {
             self.table_depth -= 1;
         } else if is_block && self.table_depth == 0 {
             self.flush();
+        }
+        match name {
+            "ol" | "ul" | "menu" => {
+                self.lists.pop();
+            }
+            // An item with no text: its number is not shown before the next one's.
+            "li" => self.markers.clear(),
+            _ => {}
         }
     }
 }
@@ -219,12 +262,7 @@ pub(super) fn read_page(text: &str) -> Page {
                 .join(" ")
         })
         .filter(|t| !t.is_empty());
-    let mut walker = Walker {
-        headings: Vec::new(),
-        blocks: Vec::new(),
-        current: String::new(),
-        table_depth: 0,
-    };
+    let mut walker = Walker::new(Vec::new());
     walker.walk(html.root_element());
     walker.flush();
     Page {
@@ -232,6 +270,16 @@ pub(super) fn read_page(text: &str) -> Page {
         first_heading: walker.headings.first().map(|(_, h)| h.clone()),
         blocks: walker.blocks,
     }
+}
+
+/// Reads a piece of HTML met inside another format (a Markdown file's HTML blocks) under
+/// the headings open there: its blocks, and the headings open after it.
+pub(super) fn read_fragment(text: &str, headings: OpenHeadings) -> (Vec<Block>, OpenHeadings) {
+    let html = Html::parse_fragment(text);
+    let mut walker = Walker::new(headings);
+    walker.walk(html.root_element());
+    walker.flush();
+    (walker.blocks, walker.headings)
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
@@ -318,7 +366,7 @@ mod tests {
                 ("Piers", ContentType::Text),
                 ("The pier opens in spring after the dredging.", ContentType::Text),
                 ("berth | depth\nA | 12 m at low tide", ContentType::Table),
-                ("Subject to inspection.", ContentType::Text),
+                ("1. Subject to inspection.", ContentType::Text),
             ]
         );
     }
@@ -342,5 +390,55 @@ mod tests {
                 doc.blocks
             );
         }
+    }
+
+    /// Ordered lists as a browser numbers them: `start`, `type`, `reversed` (counting down
+    /// from its own items, not a nested list's), an item's `value`; an item's number before
+    /// its first text wherever that is (a paragraph, a heading, a nested list's item); bullet
+    /// lists, lists whose markers an inline style hides, and empty items give no number (an
+    /// item holding only a list shows its number on its first line, as a browser does).
+    #[test]
+    fn ordered_lists_are_numbered_as_a_browser_draws_them() {
+        let page = "<html><body>\
+            <ol start=\"3\"><li>Moor.</li><li value=\"7\"><p>Check the nets.</p>\
+              <ol type=\"a\"><li>Top</li><li>Bottom</li></ol></li><li>Stow.</li></ol>\
+            <ol reversed><li>three</li><li><ul><li>bullet</li><li>bullet</li></ul></li><li>one</li></ol>\
+            <ol type=\"I\" start=\"-1\"><li>minus one</li><li>zero</li><li>one</li><li><h3>Fees</h3><p>Due monthly.</p></li></ol>\
+            <ol style=\"list-style-type: none\"><li>plain</li></ol>\
+            <ol><li></li><li>second</li><li><ol start=\"5\"><li>nested first</li></ol></li></ol>\
+            <table><tr><td><ol><li>cell one</li><li>cell two</li></ol></td></tr></table>\
+            <p>after</p></body></html>";
+        let doc = AutoParser
+            .parse(&raw_for_test("steps.html", page))
+            .unwrap()
+            .documents
+            .remove(0);
+        let blocks: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            blocks,
+            [
+                "3. Moor.",
+                "7. Check the nets.",
+                "a. Top",
+                "b. Bottom",
+                "8. Stow.",
+                "3. three",
+                "2. bullet",
+                "bullet",
+                "1. one",
+                "-1. minus one",
+                "0. zero",
+                "I. one",
+                "II. Fees",
+                "Due monthly.",
+                "plain",
+                "2. second",
+                "3. 5. nested first",
+                "1. cell one 2. cell two",
+                "after",
+            ]
+        );
+        let fees = doc.blocks.iter().find(|b| b.text == "Due monthly.").unwrap();
+        assert_eq!(fees.heading_path, ["II. Fees"]);
     }
 }

@@ -1,8 +1,12 @@
 //! Markdown (pulldown-cmark): one block per paragraph, list item, code block or table,
-//! each with its heading path; front matter `title:` and `tags:` are honoured.
+//! each with its heading path; an ordered list's items numbered as they are shown (from
+//! the list's first number up, whatever numbers the later items are written with); HTML
+//! blocks read for their visible text, inline tags left out; front matter `title:` and
+//! `tags:` are honoured.
 
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser as MdParser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Parser as MdParser, Tag, TagEnd};
 
+use super::html::{read_fragment, OpenHeadings};
 use super::text::decode_raw_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -33,76 +37,156 @@ fn parse_tag_list(value: &str) -> Vec<String> {
         .collect()
 }
 
-fn level_index(level: HeadingLevel) -> usize {
-    level as usize - 1
+/// A Markdown file's reading state: the blocks so far, the headings open, the text of the
+/// block being read and the list numbers waiting for their item's text.
+#[derive(Default)]
+struct Reader {
+    blocks: Vec<Block>,
+    headings: OpenHeadings,
+    current: String,
+    /// Each open list's next number (none for a bullet list), innermost last.
+    lists: Vec<Option<u64>>,
+    /// List markers (`3. `) waiting for their item's first text, which may be in a
+    /// paragraph inside the item.
+    markers: String,
+    /// The HTML block being read, if one is.
+    html: Option<String>,
+    in_heading: Option<usize>,
+    in_table: bool,
+    first_h1: Option<String>,
+}
+
+impl Reader {
+    fn flush(&mut self, kind: ContentType) {
+        let text = self.current.trim();
+        if !text.is_empty() {
+            self.blocks.push(Block {
+                text: std::mem::take(&mut self.markers) + text,
+                heading_path: self.heading_path(),
+                kind,
+                ..Default::default()
+            });
+        }
+        self.current.clear();
+    }
+
+    fn heading_path(&self) -> Vec<String> {
+        self.headings.iter().map(|(_, h)| h.clone()).collect()
+    }
+
+    fn open_heading(&mut self, level: usize, title: String) {
+        if level == 1 && self.first_h1.is_none() {
+            self.first_h1 = Some(title.clone());
+        }
+        self.headings.retain(|(l, _)| *l < level);
+        self.headings.push((level, title.clone()));
+        if !title.is_empty() {
+            self.blocks.push(Block::text(title, &self.heading_path()));
+        }
+    }
+
+    /// An HTML block read for its visible text, its headings opening as Markdown's do.
+    fn read_html(&mut self, html: &str) {
+        let (blocks, headings) = read_fragment(html, std::mem::take(&mut self.headings));
+        if self.first_h1.is_none() {
+            self.first_h1 = headings.iter().find(|(level, _)| *level == 1).map(|(_, h)| h.clone());
+        }
+        self.blocks.extend(blocks);
+        self.headings = headings;
+    }
+
+    fn read(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                self.flush(ContentType::Text);
+                self.in_heading = Some(level as usize);
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                let level = self.in_heading.take().unwrap_or(1);
+                let title = self.current.trim().to_string();
+                self.current.clear();
+                let title = match title.is_empty() {
+                    true => title,
+                    false => std::mem::take(&mut self.markers) + &title,
+                };
+                self.open_heading(level, title);
+            }
+            Event::Start(Tag::Table(_)) => {
+                self.flush(ContentType::Text);
+                self.in_table = true;
+            }
+            Event::End(TagEnd::Table) => {
+                self.flush(ContentType::Table);
+                self.in_table = false;
+            }
+            Event::End(TagEnd::TableCell) => self.current.push_str(" | "),
+            Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => {
+                let trimmed = self.current.trim_end_matches([' ', '|']).len();
+                self.current.truncate(trimmed);
+                self.current.push('\n');
+            }
+            // A list inside an item starts after the item's own text.
+            Event::Start(Tag::List(start)) => {
+                self.flush(ContentType::Text);
+                self.lists.push(start);
+            }
+            Event::End(TagEnd::List(_)) => {
+                self.lists.pop();
+            }
+            Event::Start(Tag::Item) => {
+                if let Some(Some(number)) = self.lists.last_mut() {
+                    self.markers.push_str(&format!("{number}. "));
+                    *number = number.saturating_add(1);
+                }
+            }
+            Event::End(TagEnd::Item) => {
+                self.flush(ContentType::Text);
+                self.markers.clear();
+            }
+            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::BlockQuote(_)) if !self.in_table => {
+                self.flush(ContentType::Text)
+            }
+            Event::Start(Tag::HtmlBlock) => {
+                self.flush(ContentType::Text);
+                self.html = Some(String::new());
+            }
+            Event::Html(html) => self.html.get_or_insert_default().push_str(&html),
+            Event::End(TagEnd::HtmlBlock) => {
+                let html = self.html.take().unwrap_or_default();
+                self.read_html(&html);
+            }
+            // Inline tags are markup, not text (the text between them comes as text); a line
+            // break is one.
+            Event::InlineHtml(tag) if is_line_break(&tag) => match self.in_table {
+                true => self.current.push(' '),
+                false => self.current.push('\n'),
+            },
+            Event::Text(t) | Event::Code(t) => self.current.push_str(&t),
+            Event::SoftBreak | Event::HardBreak => self.current.push('\n'),
+            _ => {}
+        }
+    }
+}
+
+/// `<br>`, `<br/>`, `<BR >`.
+fn is_line_break(tag: &str) -> bool {
+    let name = tag
+        .trim_start_matches('<')
+        .trim_end_matches('>')
+        .trim_end_matches('/')
+        .trim();
+    name.eq_ignore_ascii_case("br")
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
     let (front_matter, body) = split_front_matter(&text);
-    let mut headings: Vec<(usize, String)> = Vec::new();
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut current = String::new();
-    let mut in_heading: Option<usize> = None;
-    let mut in_table = false;
-    let mut first_h1: Option<String> = None;
-    let path_of = |headings: &[(usize, String)]| headings.iter().map(|(_, h)| h.clone()).collect::<Vec<_>>();
-
-    let flush = |current: &mut String, blocks: &mut Vec<Block>, headings: &[(usize, String)], kind: ContentType| {
-        let text = current.trim();
-        if !text.is_empty() {
-            blocks.push(Block {
-                text: text.to_string(),
-                heading_path: path_of(headings),
-                kind,
-                ..Default::default()
-            });
-        }
-        current.clear();
-    };
-
+    let mut reader = Reader::default();
     for event in MdParser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
-        match event {
-            Event::Start(Tag::Heading { level, .. }) => {
-                flush(&mut current, &mut blocks, &headings, ContentType::Text);
-                in_heading = Some(level_index(level));
-            }
-            Event::End(TagEnd::Heading(_)) => {
-                let level = in_heading.take().unwrap_or(0);
-                let title = current.trim().to_string();
-                current.clear();
-                if level == 0 && first_h1.is_none() {
-                    first_h1 = Some(title.clone());
-                }
-                headings.retain(|(l, _)| *l < level);
-                headings.push((level, title.clone()));
-                if !title.is_empty() {
-                    blocks.push(Block::text(title, &path_of(&headings)));
-                }
-            }
-            Event::Start(Tag::Table(_)) => {
-                flush(&mut current, &mut blocks, &headings, ContentType::Text);
-                in_table = true;
-            }
-            Event::End(TagEnd::Table) => {
-                flush(&mut current, &mut blocks, &headings, ContentType::Table);
-                in_table = false;
-            }
-            Event::End(TagEnd::TableCell) => current.push_str(" | "),
-            Event::End(TagEnd::TableRow) | Event::End(TagEnd::TableHead) => {
-                let trimmed = current.trim_end_matches([' ', '|']).len();
-                current.truncate(trimmed);
-                current.push('\n');
-            }
-            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::CodeBlock | TagEnd::BlockQuote(_)) if !in_table => {
-                flush(&mut current, &mut blocks, &headings, ContentType::Text)
-            }
-            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) | Event::Html(t) => current.push_str(&t),
-            Event::SoftBreak | Event::HardBreak => current.push('\n'),
-            _ => {}
-        }
+        reader.read(event);
     }
-    flush(&mut current, &mut blocks, &headings, ContentType::Text);
+    reader.flush(ContentType::Text);
+    let Reader { blocks, first_h1, .. } = reader;
 
     let field = |name: &str| {
         front_matter
@@ -167,5 +251,50 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(doc.title, "notes");
+    }
+
+    /// A README as such files are written: a centred logo and title in HTML, inline tags,
+    /// a list whose items are all written `1.` starting at 3, a nested list, a loose list,
+    /// a `<details>` block around Markdown.
+    #[test]
+    fn ordered_lists_are_numbered_and_html_is_read_for_its_text() {
+        let readme = "<p align=\"center\">\n  <img src=\"logo.png\" alt=\"logo\" width=\"200\">\n</p>\n<h1 align=\"center\">Harbour</h1>\n\n\
+            Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to stop<br>the tide table.\n\n\
+            ## Mooring\n\n\
+            3. Moor the boat.\n1. Check the nets.\n   1. Top nets\n   1. Bottom nets\n1. \n\n\
+            - a bullet\n\n\
+            1. First loose step.\n\n   Its second paragraph.\n\n2. Second loose step.\n\n\
+            <details>\n<summary>Dredging</summary>\n\n\
+            Every spring.\n\n</details>\n";
+        let doc = AutoParser
+            .parse(&raw_for_test("README.md", readme))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert_eq!(doc.title, "Harbour");
+        let blocks: Vec<(&str, Vec<&str>)> = doc
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.iter().map(String::as_str).collect()))
+            .collect();
+        let mooring = vec!["Harbour", "Mooring"];
+        assert_eq!(
+            blocks,
+            [
+                ("Harbour", vec!["Harbour"]),
+                ("Press Ctrl+C to stop\nthe tide table.", vec!["Harbour"]),
+                ("Mooring", mooring.clone()),
+                ("3. Moor the boat.", mooring.clone()),
+                ("4. Check the nets.", mooring.clone()),
+                ("1. Top nets", mooring.clone()),
+                ("2. Bottom nets", mooring.clone()),
+                ("a bullet", mooring.clone()),
+                ("1. First loose step.", mooring.clone()),
+                ("Its second paragraph.", mooring.clone()),
+                ("2. Second loose step.", mooring.clone()),
+                ("Dredging", mooring.clone()),
+                ("Every spring.", mooring.clone()),
+            ]
+        );
     }
 }

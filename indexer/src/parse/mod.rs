@@ -21,6 +21,7 @@ mod email;
 mod epub;
 mod error;
 mod html;
+mod html_lists;
 mod isolated;
 mod json;
 mod legacy_encoding;
