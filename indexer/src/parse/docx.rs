@@ -535,6 +535,52 @@ mod tests {
         );
     }
 
+    /// A list using a multilevel list style (`w:numStyleLink`, as Word writes one) takes the
+    /// levels of the abstract list defining the style (`w:styleLink`) and counts with every
+    /// other list of that style; a level that never starts again (`w:lvlRestart` 0) goes on
+    /// counting under a new item above it; a list of a style nothing defines has no numbers.
+    #[test]
+    fn lists_of_a_list_style_count_together() {
+        use crate::parse::ooxml::fixtures::relationships;
+        let numbering = [
+            r#"<w:abstractNum w:abstractNumId="10"><w:styleLink w:val="LegalList"/>
+                <w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl>
+                <w:lvl w:ilvl="1"><w:start w:val="1"/><w:lvlRestart w:val="0"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1.%2"/></w:lvl>
+            </w:abstractNum>"#,
+            r#"<w:abstractNum w:abstractNumId="11"><w:numStyleLink w:val="LegalList"/></w:abstractNum>"#,
+            r#"<w:abstractNum w:abstractNumId="12"><w:numStyleLink w:val="LegalList"/></w:abstractNum>"#,
+            r#"<w:abstractNum w:abstractNumId="13"><w:numStyleLink w:val="NoSuchList"/></w:abstractNum>"#,
+            r#"<w:num w:numId="20"><w:abstractNumId w:val="10"/></w:num>"#,
+            r#"<w:num w:numId="21"><w:abstractNumId w:val="11"/></w:num>"#,
+            r#"<w:num w:numId="22"><w:abstractNumId w:val="12"/></w:num>"#,
+            r#"<w:num w:numId="23"><w:abstractNumId w:val="13"/></w:num>"#,
+        ]
+        .concat();
+        let listed = |list: u32, level: u32, text: &str| {
+            format!(
+                r#"<w:p><w:pPr><w:numPr><w:ilvl w:val="{level}"/><w:numId w:val="{list}"/></w:numPr></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>"#
+            )
+        };
+        let body = [
+            listed(21, 0, "Parties"),
+            listed(21, 1, "Lessor"),
+            listed(22, 0, "Term"),
+            listed(22, 1, "Start"),
+            listed(23, 0, "Unlinked"),
+        ]
+        .concat();
+        let more = [
+            (
+                "word/_rels/document.xml.rels".to_string(),
+                relationships(&[("rId2".into(), "numbering", "numbering.xml".into())]),
+            ),
+            ("word/numbering.xml".to_string(), word_part("numbering", &numbering)),
+        ];
+        let (_, blocks) = texts_and_paths("lease.docx", &body, &more);
+        let texts: Vec<&str> = blocks.iter().map(|(text, _)| text.as_str()).collect();
+        assert_eq!(texts, ["1. Parties", "1.1 Lessor", "2. Term", "2.2 Start", "Unlinked"]);
+    }
+
     /// Headings in the language of the Word that wrote them: the style ids are German
     /// (`berschrift1`), Japanese (`1`) and custom, their levels read from the styles part (the
     /// built-in name, or an outline level, inherited through `basedOn`); Word's own "TOC

@@ -7,7 +7,9 @@
 //! overridden (`w:startOverride`) or the level replaced (`w:lvlOverride/w:lvl`). As in Word,
 //! the lists using one abstract list count together, a list whose start is overridden starts
 //! again where it is first used, and a level starts again after any level above it. Bullets
-//! give no number; formats quarry does not write count in decimal.
+//! give no number; formats quarry does not write count in decimal. An abstract list that takes
+//! its levels from a list style (`w:numStyleLink`, as Word writes a list using a multilevel list
+//! style) uses the abstract list defining that style (`w:styleLink`), and counts with it.
 
 use std::collections::HashMap;
 
@@ -37,9 +39,23 @@ struct Level {
     legal: bool,
     /// The paragraph style this level is linked to (`w:pStyle`).
     style: Option<String>,
+    /// After which level this one starts again (`w:lvlRestart`, 1-9; 0 never): by default after
+    /// any level above it.
+    restart: Option<u32>,
 }
 
 type Levels = [Level; LEVELS];
+
+/// An abstract list (`w:abstractNum`).
+#[derive(Default)]
+struct AbstractList {
+    levels: Levels,
+    /// The list style this list defines (`w:styleLink`).
+    defines_style: Option<String>,
+    /// The list style whose definition this list uses instead of levels of its own
+    /// (`w:numStyleLink`).
+    uses_style: Option<String>,
+}
 
 /// A list (`w:num`): the abstract list it uses and what it overrides.
 #[derive(Default)]
@@ -61,7 +77,9 @@ struct Counters {
 /// The numbering of one document, counted as its paragraphs are read in order.
 #[derive(Default)]
 pub(super) struct Numbering {
-    abstracts: HashMap<String, Levels>,
+    abstracts: HashMap<String, AbstractList>,
+    /// The abstract list defining each list style.
+    style_definitions: HashMap<String, String>,
     lists: HashMap<String, List>,
     counters: HashMap<String, Counters>,
     /// The lists already used (an override starts a list again where it is first used only).
@@ -106,7 +124,7 @@ impl Numbering {
         let mut reader = PartReader::new(&xml, package.format(), &part);
         let mut numbering = Self::default();
         // The abstract list or list being read, and the level inside it.
-        let mut abstract_list: Option<(String, Levels)> = None;
+        let mut abstract_list: Option<(String, AbstractList)> = None;
         let mut list: Option<(String, List)> = None;
         // The level being read (of an abstract list, or replacing one in a list's override),
         // and the level of the list's override being read.
@@ -119,17 +137,20 @@ impl Numbering {
                     match local_name(e.name().as_ref()) {
                         b"lvl" => {
                             let Some((i, read)) = level.take() else { continue };
-                            if let Some((_, levels)) = abstract_list.as_mut() {
-                                levels[i] = read;
+                            if let Some((_, abstract_list)) = abstract_list.as_mut() {
+                                abstract_list.levels[i] = read;
                             } else if let Some((_, list)) = list.as_mut() {
                                 list.levels[i] = Some(read);
                             }
                         }
                         b"lvlOverride" => override_level = None,
                         b"abstractNum" => {
-                            if let Some((id, levels)) = abstract_list.take() {
+                            if let Some((id, read)) = abstract_list.take() {
                                 if numbering.abstracts.len() < MAX_LISTS {
-                                    numbering.abstracts.insert(id, levels);
+                                    if let (Some(style), None) = (&read.defines_style, &read.uses_style) {
+                                        numbering.style_definitions.insert(style.clone(), id.clone());
+                                    }
+                                    numbering.abstracts.insert(id, read);
                                 }
                             }
                         }
@@ -150,7 +171,7 @@ impl Numbering {
             let value = local_attribute(&element, b"val");
             match local_name(element.name().as_ref()) {
                 b"abstractNum" if !empty => {
-                    abstract_list = local_attribute(&element, b"abstractNumId").map(|id| (id, Levels::default()))
+                    abstract_list = local_attribute(&element, b"abstractNumId").map(|id| (id, AbstractList::default()))
                 }
                 b"num" if !empty => list = local_attribute(&element, b"numId").map(|id| (id, List::default())),
                 b"lvl" if !empty => level = level_index(&element).map(|i| (i, Level::default())),
@@ -165,11 +186,12 @@ impl Numbering {
                         list.starts[i] = value.and_then(|v| v.parse().ok());
                     }
                 }
-                name => {
-                    if let Some((_, level)) = level.as_mut() {
-                        read_level_property(level, name, value);
-                    }
-                }
+                name => match (level.as_mut(), abstract_list.as_mut()) {
+                    (Some((_, level)), _) => read_level_property(level, name, value),
+                    (None, Some((_, abstract_list))) if name == b"styleLink" => abstract_list.defines_style = value,
+                    (None, Some((_, abstract_list))) if name == b"numStyleLink" => abstract_list.uses_style = value,
+                    _ => {}
+                },
             }
         }
     }
@@ -179,7 +201,12 @@ impl Numbering {
     pub fn number(&mut self, properties: &NumberingProperties, style: Option<&str>) -> Option<String> {
         let list_id = properties.list.as_deref().filter(|id| *id != "0")?;
         let list = self.lists.get(list_id)?;
-        let abstract_levels = self.abstracts.get(&list.abstract_id)?;
+        // A list style's users count with the list defining it.
+        let abstract_id = match &self.abstracts.get(&list.abstract_id)?.uses_style {
+            Some(style) => self.style_definitions.get(style)?,
+            None => &list.abstract_id,
+        };
+        let abstract_levels = &self.abstracts.get(abstract_id)?.levels;
         // The list's own levels where it replaces them, else its abstract list's.
         let levels: [&Level; LEVELS] = std::array::from_fn(|i| list.levels[i].as_ref().unwrap_or(&abstract_levels[i]));
         let at = match properties.level {
@@ -189,7 +216,7 @@ impl Numbering {
                 .unwrap_or(0),
         };
         let level = *levels.get(at)?;
-        let counters = self.counters.entry(list.abstract_id.clone()).or_default();
+        let counters = self.counters.entry(abstract_id.clone()).or_default();
         if self.used.insert(list_id.to_string()) {
             for (i, start) in list.starts.iter().enumerate() {
                 if start.is_some() {
@@ -204,7 +231,16 @@ impl Numbering {
             None => start_of(at, counters),
         };
         counters.given[at] = Some(next);
-        counters.given[at + 1..].iter_mut().for_each(|given| *given = None);
+        for (below, given) in counters.given.iter_mut().enumerate().skip(at + 1) {
+            let starts_again = match levels[below].restart {
+                None => true,
+                Some(0) => false,
+                Some(after) => at < after as usize,
+            };
+            if starts_again {
+                *given = None;
+            }
+        }
         if level.format == Format::Bullet {
             return None;
         }
@@ -271,6 +307,7 @@ fn read_level_property(level: &mut Level, name: &[u8], value: Option<String>) {
         b"lvlText" => level.text = value,
         b"isLgl" => level.legal = value.is_none_or(|v| v != "0" && v != "false"),
         b"pStyle" => level.style = value,
+        b"lvlRestart" => level.restart = value.and_then(|v| v.parse().ok()),
         _ => {}
     }
 }
