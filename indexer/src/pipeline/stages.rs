@@ -40,12 +40,14 @@ pub struct ChunkSettings {
 
 impl ChunkSettings {
     /// What shapes a document record besides the file itself: this indexer build (its
-    /// parsers), the tags added, the size limit and the summarizer. Recorded in the manifest;
-    /// a later run skips unchanged files only under the same signature.
+    /// version and its parsers' sources, digested by build.rs), the tags added, the size
+    /// limit and the summarizer. Recorded in the manifest; a later run skips unchanged files
+    /// only under the same signature, so a build that reads files differently reads them again.
     pub fn signature(&self) -> String {
         let settings = format!(
-            "quarry-indexer {}; tags {:?}; max_document_tokens {}; summaries {}",
+            "quarry-indexer {} (parsers {}); tags {:?}; max_document_tokens {}; summaries {}",
             env!("CARGO_PKG_VERSION"),
+            env!("QUARRY_PARSERS_DIGEST"),
             self.tags,
             self.max_document_tokens,
             self.summarizer.name()
