@@ -70,11 +70,12 @@ impl Format {
     }
 
     /// Whether the format is read by third-party parsers of nesting, compression and markup
-    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; and messages'
-    /// attachments, which may be any of those), which can overflow a stack, inflate a bomb or
-    /// take time quadratic in a page's depth: those files are parsed in worker processes. The
-    /// others are read by quarry's own code and parsers bounded by design (serde_json's depth
-    /// limit of 128, pulldown-cmark, csv), in memory and time linear in the file. Archives and
+    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; Markdown, whose
+    /// HTML blocks html5ever reads; and messages' attachments, which may be any of those), which
+    /// can overflow a stack, inflate a bomb or take time quadratic in a page's depth: those
+    /// files are parsed in worker processes. The others are read by quarry's own code and
+    /// parsers bounded by design (serde_json's depth limit of 128, csv), in memory and time
+    /// linear in the file. Archives and
     /// mailboxes are split by quarry's own code (a 7z archive by sevenz-rust2's, its decoders'
     /// memory and the bytes it unpacks bounded), and each of their files and messages goes
     /// where its own format goes.
@@ -90,6 +91,7 @@ impl Format {
                 | Self::Odp
                 | Self::Epub
                 | Self::Html
+                | Self::Markdown
                 | Self::Email
                 | Self::Msg
         )

@@ -435,6 +435,13 @@ mod tests {
             ParseError::TooSlow(1)
         );
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        // Markdown goes to a worker too: its HTML blocks are read by html5ever, whose time
+        // grows with the square of a page's depth.
+        let readme = crate::parse::raw_for_test("README.md", "# Pier\n\n<div><div>deep</div></div>\n");
+        assert_eq!(
+            shell_worker("cat > /dev/null", limits).parse(&readme).unwrap_err(),
+            ParseError::TooSlow(1)
+        );
         // Ends with Rust's stack overflow words.
         let overflow = shell_worker(
             "echo \"thread 'main' has overflowed its stack\" >&2; kill -ABRT $$",
