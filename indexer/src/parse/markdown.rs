@@ -75,7 +75,7 @@ impl Reader {
     }
 
     fn open_heading(&mut self, level: usize, title: String) {
-        if level == 1 && self.first_h1.is_none() {
+        if level == 1 && self.first_h1.is_none() && !title.is_empty() {
             self.first_h1 = Some(title.clone());
         }
         self.headings.retain(|(l, _)| *l < level);
@@ -89,7 +89,10 @@ impl Reader {
     fn read_html(&mut self, html: &str) {
         let (blocks, headings) = read_fragment(html, std::mem::take(&mut self.headings));
         if self.first_h1.is_none() {
-            self.first_h1 = headings.iter().find(|(level, _)| *level == 1).map(|(_, h)| h.clone());
+            self.first_h1 = headings
+                .iter()
+                .find(|(level, title)| *level == 1 && !title.is_empty())
+                .map(|(_, h)| h.clone());
         }
         self.blocks.extend(blocks);
         self.headings = headings;
@@ -253,12 +256,13 @@ mod tests {
         assert_eq!(doc.title, "notes");
     }
 
-    /// A README as such files are written: a centred logo and title in HTML, inline tags,
+    /// A README as such files are written: a banner heading holding only a picture (not the
+    /// title), a centred logo and title in HTML, inline tags,
     /// a list whose items are all written `1.` starting at 3, a nested list, a loose list,
     /// a `<details>` block around Markdown.
     #[test]
     fn ordered_lists_are_numbered_and_html_is_read_for_its_text() {
-        let readme = "<p align=\"center\">\n  <img src=\"logo.png\" alt=\"logo\" width=\"200\">\n</p>\n<h1 align=\"center\">Harbour</h1>\n\n\
+        let readme = "<h1><img src=\"banner.png\"></h1>\n\n<p align=\"center\">\n  <img src=\"logo.png\" alt=\"logo\" width=\"200\">\n</p>\n<h1 align=\"center\">Harbour</h1>\n\n\
             Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to stop<br>the tide table.\n\n\
             ## Mooring\n\n\
             3. Moor the boat.\n1. Check the nets.\n   1. Top nets\n   1. Bottom nets\n1. \n\n\
