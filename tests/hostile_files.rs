@@ -560,7 +560,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         .into_bytes(),
         "json" | "jsonl" => format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes(),
         // Quotes in quotes, or an HTML block's elements (read by html5ever, in a worker).
-        "md" if depth % 2 == 0 => format!("{}deep quote\n", "> ".repeat(depth)).into_bytes(),
+        "md" if depth.is_multiple_of(2) => format!("{}deep quote\n", "> ".repeat(depth)).into_bytes(),
         "md" => format!("# Deep\n\n<div>\n{}deep\n", "<div>".repeat(depth)).into_bytes(),
         "pdf" => pdf(
             "deep",
