@@ -576,7 +576,7 @@ mod tests {
             ),
             ("word/numbering.xml".to_string(), word_part("numbering", &numbering)),
         ];
-        let (_, blocks) = texts_and_paths("lease.docx", &body, &more);
+        let (_, blocks) = texts_and_paths("tenancy.docx", &body, &more);
         let texts: Vec<&str> = blocks.iter().map(|(text, _)| text.as_str()).collect();
         assert_eq!(texts, ["1. Parties", "1.1 Lessor", "2. Term", "2.2 Start", "Unlinked"]);
     }
