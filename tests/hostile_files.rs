@@ -1014,3 +1014,106 @@ fn compression_bombs_in_a_row_each_fail_as_a_bomb_under_a_240_mib_limit() {
     }
     assert_eq!(report["documents_indexed"], 1);
 }
+
+/// A two-page PDF: page 1 shows `text`, page 2 sets its font by a number where a name
+/// belongs, on which the PDF reader stops.
+fn pdf_with_a_page_it_cannot_read(text: &str) -> Vec<u8> {
+    let stream = |content: &str| {
+        [
+            format!("<< /Length {} >>\nstream\n", content.len()).into_bytes(),
+            content.as_bytes().to_vec(),
+            b"\nendstream".to_vec(),
+        ]
+        .concat()
+    };
+    let page = |contents: usize| {
+        format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents {contents} 0 R /Resources << /Font << /F1 7 0 R >> >> >>")
+            .into_bytes()
+    };
+    pdf_of(&[
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>".to_vec(),
+        page(5),
+        page(6),
+        stream(&format!("BT /F1 12 Tf 72 700 Td ({text}) Tj ET")),
+        stream("BT 1 12 Tf 72 700 Td (lost) Tj ET"),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ])
+}
+
+/// A DOCX holding `text` in a Heading1 paragraph and a list item, whose styles and numbering
+/// parts are cut off.
+fn docx_with_damaged_styles(text: &str) -> Vec<u8> {
+    const W: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
+    let body = format!(
+        r#"<?xml version="1.0"?><w:document xmlns:w="{W}"><w:body><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Berths</w:t></w:r></w:p><w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p></w:body></w:document>"#
+    );
+    let rels = format!(
+        r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{RELATIONSHIP}/styles" Target="styles.xml"/><Relationship Id="rId2" Type="{RELATIONSHIP}/numbering" Target="numbering.xml"/></Relationships>"#
+    );
+    package(
+        &[
+            ("word/document.xml", body),
+            ("word/_rels/document.xml.rels", rels),
+            (
+                "word/styles.xml",
+                format!(r#"<w:styles xmlns:w="{W}"><w:style w:styleId="#),
+            ),
+            (
+                "word/numbering.xml",
+                format!(r#"<w:numbering xmlns:w="{W}"><w:abstractNum"#),
+            ),
+        ],
+        0,
+        "",
+    )
+}
+
+#[test]
+fn files_read_in_part_are_indexed_and_the_report_says_what_was_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    std::fs::create_dir(&source).unwrap();
+    write(&source, "whole.txt", b"A file read whole, with no warning.");
+    write(&source, "partial.pdf", &pdf_with_a_page_it_cannot_read("Harbour dues"));
+    write(
+        &source,
+        "damaged.docx",
+        &docx_with_damaged_styles("Berths are leased yearly."),
+    );
+    let report = bench_pipeline(&source, &dir.path().join("out"), PARSE_MEMORY_MIB);
+    assert_eq!(report["documents_indexed"], 3, "{report:#}");
+    assert_eq!(report["failures"].as_array().unwrap().len(), 0, "{report:#}");
+    let warnings: Vec<(String, String)> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let uri = w["uri"].as_str().unwrap();
+            let file = uri.rsplit('/').next().unwrap().to_string();
+            (file, w["warning"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(warnings.len(), 3, "{warnings:#?}");
+    let (docx, pdf) = (&warnings[..2], &warnings[2]);
+    assert!(
+        docx[0].0 == "damaged.docx"
+            && docx[0].1.starts_with("DOCX part word/styles.xml: XML at byte ")
+            && docx[0].1.ends_with("; headings were read by their style ids"),
+        "{warnings:#?}"
+    );
+    assert!(
+        docx[1].0 == "damaged.docx"
+            && docx[1].1.starts_with("DOCX part word/numbering.xml: XML at byte ")
+            && docx[1].1.ends_with("; list numbers were left out"),
+        "{warnings:#?}"
+    );
+    assert!(
+        pdf.0 == "partial.pdf"
+            && pdf
+                .1
+                .starts_with("page 2 of 2: text could not be extracted (the PDF reader stopped: ")
+            && pdf.1.ends_with("); it was left out"),
+        "{warnings:#?}"
+    );
+}

@@ -90,6 +90,7 @@ fn document(text: &str, blocks: Vec<Block>) -> Document {
         size: text.len() as u64,
         etag: None,
         blocks,
+        warnings: Vec::new(),
     }
 }
 

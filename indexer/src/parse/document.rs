@@ -67,7 +67,17 @@ pub struct Document {
     pub size: u64,
     pub etag: Option<String>,
     pub blocks: Vec<Block>,
+    /// What was read less than whole while the document itself was read (a damaged styles
+    /// part, pages whose text could not be extracted), for the run report: at most
+    /// [`MAX_WARNINGS`], each cut at [`MAX_WARNING_CHARS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
+
+/// Warnings a document keeps at most (later ones are dropped).
+pub const MAX_WARNINGS: usize = 8;
+/// Characters of one warning kept (it may quote what the file holds).
+pub const MAX_WARNING_CHARS: usize = 400;
 
 /// The stable document id for a URI.
 pub fn doc_id_for(uri: &str) -> String {
@@ -116,7 +126,20 @@ impl Document {
             size: content.len() as u64,
             etag: raw.etag.clone(),
             blocks,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Notes that part of the file was read less than whole (see [`Document::warnings`]).
+    pub fn warn(&mut self, warning: impl Into<String>) {
+        let warning: String = warning.into();
+        if self.warnings.len() >= MAX_WARNINGS {
+            return;
+        }
+        self.warnings.push(match warning.char_indices().nth(MAX_WARNING_CHARS) {
+            None => warning,
+            Some((cut, _)) => format!("{}…", &warning[..cut]),
+        });
     }
 
     /// The file stem, the fallback title.
@@ -169,5 +192,28 @@ impl Parsed {
     pub fn append(&mut self, other: Parsed) {
         self.documents.extend(other.documents);
         self.failures.extend(other.failures);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::raw_for_test;
+
+    #[test]
+    fn a_documents_warnings_are_bounded_in_count_and_length() {
+        let raw = raw_for_test("a.pdf", "x");
+        let mut document = Document::from_raw(&raw, "a".into(), Vec::new());
+        document.warn("é".repeat(MAX_WARNING_CHARS + 50));
+        assert_eq!(document.warnings[0].chars().count(), MAX_WARNING_CHARS + 1);
+        assert!(document.warnings[0].ends_with("é…"));
+        (0..MAX_WARNINGS + 3).for_each(|i| document.warn(format!("page {i}")));
+        assert_eq!(document.warnings.len(), MAX_WARNINGS);
+        assert_eq!(document.warnings[MAX_WARNINGS - 1], format!("page {}", MAX_WARNINGS - 2));
+        // Carried through a worker's reply as JSON; a document without warnings writes none.
+        let json = serde_json::to_string(&document).unwrap();
+        assert_eq!(serde_json::from_str::<Document>(&json).unwrap(), document);
+        let plain = Document::from_raw(&raw, "a".into(), Vec::new());
+        assert!(!serde_json::to_string(&plain).unwrap().contains("warnings"));
     }
 }

@@ -29,9 +29,16 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut notes = Notes::read(&mut package, &relationships)?;
     // Styles and numbers say what a paragraph is (a heading, its label), not what it says: a
     // damaged styles or numbering part leaves headings to the styles' ids and numbers out rather
-    // than failing the document.
-    let styles = Styles::read(&mut package, &relationships).unwrap_or_default();
-    let mut numbering = Numbering::read(&mut package, &relationships).unwrap_or_default();
+    // than failing the document, which says so in its warnings.
+    let mut warnings = Vec::new();
+    let styles = Styles::read(&mut package, &relationships).unwrap_or_else(|e| {
+        warnings.push(format!("{}; headings were read by their style ids", e.as_item_reason()));
+        Styles::default()
+    });
+    let mut numbering = Numbering::read(&mut package, &relationships).unwrap_or_else(|e| {
+        warnings.push(format!("{}; list numbers were left out", e.as_item_reason()));
+        Numbering::default()
+    });
     // The notes cited since the last paragraph or table outside a table ended.
     let mut cited = Vec::new();
     let mut reader = PartReader::new(&xml, "DOCX", "word/document.xml");
@@ -107,7 +114,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .core_title()?
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
+    let mut document = Document::from_raw(raw, title, body.blocks);
+    warnings.into_iter().for_each(|warning| document.warn(warning));
+    Ok(Parsed::one(document))
 }
 
 /// What a paragraph's properties (`w:pPr`) say: its style, its own outline level and its list
@@ -522,7 +531,10 @@ mod tests {
         let damaged = [
             more[0].clone(),
             ("word/styles.xml".to_string(), "<w:styles><w:style".to_string()),
-            ("word/numbering.xml".to_string(), "\u{1}\u{ff}".to_string()),
+            (
+                "word/numbering.xml".to_string(),
+                "<w:numbering><w:num w:numId=\"1\"".to_string(),
+            ),
         ];
         let (_, blocks) = texts_and_paths("contract.docx", &body, &damaged);
         assert_eq!(
@@ -532,6 +544,23 @@ mod tests {
                 text("first duty", "Scope"),
                 text("sub-duty", "Scope")
             ]
+        );
+        // Each damaged part is told in the document's warnings; a whole file has none.
+        let warnings = |more: &[(String, String)]| {
+            let raw = raw_for_test("contract.docx", docx_with(&body, more));
+            AutoParser.parse(&raw).unwrap().documents.remove(0).warnings
+        };
+        assert_eq!(warnings(&more), Vec::<String>::new());
+        let told = warnings(&damaged);
+        assert_eq!(told.len(), 2, "{told:?}");
+        assert!(
+            told[0].starts_with("DOCX part word/styles.xml: XML at byte")
+                && told[0].ends_with("; headings were read by their style ids"),
+            "{told:?}"
+        );
+        assert!(
+            told[1].starts_with("DOCX part word/numbering.xml: ") && told[1].ends_with("; list numbers were left out"),
+            "{told:?}"
         );
     }
 

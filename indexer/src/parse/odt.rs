@@ -21,7 +21,8 @@ fn outline_level(element: &BytesStart) -> usize {
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (mut package, xml) = open_content(&raw.bytes, "ODT")?;
-    let mut numbering = OdtNumbering::read(&mut package, &xml);
+    let mut warnings = Vec::new();
+    let mut numbering = OdtNumbering::read(&mut package, &xml, &mut warnings);
     let mut reader = PartReader::new(&xml, "ODT", "content.xml");
     let mut body = OutlineBody::default();
     // Open headings' levels (a heading's paragraph ends with its `text:h`), and how deep
@@ -82,7 +83,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .title_in("meta.xml")?
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, body.blocks)))
+    let mut document = Document::from_raw(raw, title, body.blocks);
+    warnings.into_iter().for_each(|warning| document.warn(warning));
+    Ok(Parsed::one(document))
 }
 
 /// Test fixtures: minimal ODT files.
@@ -348,6 +351,13 @@ mod tests {
             .remove(0);
         assert_eq!(doc.blocks[0].text, "Scope");
         assert_eq!(doc.blocks[1].text, "1. Berths are leased yearly.");
+        assert_eq!(doc.warnings.len(), 1, "{:?}", doc.warnings);
+        assert!(
+            doc.warnings[0].starts_with("ODT part styles.xml: XML at byte")
+                && doc.warnings[0].ends_with("; list and heading numbers its styles define were left out"),
+            "{:?}",
+            doc.warnings
+        );
     }
 
     #[test]

@@ -77,11 +77,19 @@ pub(super) struct OdtNumbering {
 impl OdtNumbering {
     /// The list styles and outline style of `styles.xml` and of `content` (its automatic
     /// styles, read up to the body). Numbers are labels, not the document's text: where a part
-    /// is damaged, the styles read before the damage are kept and the document is read on.
-    pub fn read(package: &mut Package, content: &str) -> Self {
+    /// is damaged, the styles read before the damage are kept, the document is read on, and
+    /// `warnings` says so (the content's damage is the document's own failure, not told here).
+    pub fn read(package: &mut Package, content: &str, warnings: &mut Vec<String>) -> Self {
         let mut numbering = Self::default();
-        if let Ok(Some(styles)) = package.part("styles.xml") {
-            let _ = numbering.read_styles(&styles, package.format(), "styles.xml");
+        let styles = package.part("styles.xml").and_then(|styles| match styles {
+            Some(styles) => numbering.read_styles(&styles, package.format(), "styles.xml"),
+            None => Ok(()),
+        });
+        if let Err(e) = styles {
+            warnings.push(format!(
+                "{}; list and heading numbers its styles define were left out",
+                e.as_item_reason()
+            ));
         }
         let _ = numbering.read_styles(content, package.format(), "content.xml");
         numbering

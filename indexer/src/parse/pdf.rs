@@ -6,7 +6,7 @@ use lopdf::{Document as PdfDocument, Object};
 
 use super::pdf_headings::{blocks, PageLines};
 use super::pdf_outline::outline;
-use super::pdf_text::page_lines;
+use super::pdf_text::{page_lines, Line};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -76,27 +76,84 @@ fn check_inflated_size(pdf: &PdfDocument, budget: u64) -> Result<(), ParseError>
     Ok(())
 }
 
-/// Every page's lines, in order. A page whose text cannot be read is left out; the first
-/// page's error is the file's when no page can be read.
-fn pages_of(pdf: &PdfDocument) -> Result<Vec<PageLines>, ParseError> {
+/// Why a page's text could not be read: the reader's error, or where it stopped (panicked)
+/// on what the page holds.
+enum Unread {
+    Failed(pdf_extract::OutputError),
+    Stopped(String),
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::Failed(e) => write!(f, "{e}"),
+            Unread::Stopped(why) => write!(f, "the PDF reader stopped: {why}"),
+        }
+    }
+}
+
+/// Page `page`'s lines; the PDF reader's panic on a page is that page's error, so one page
+/// it cannot read does not lose the others.
+fn read_page(pdf: &PdfDocument, page: u32) -> Result<Vec<Line>, Unread> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| page_lines(pdf, page))) {
+        Ok(read) => read.map_err(Unread::Failed),
+        Err(panic) => Err(Unread::Stopped(
+            panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no reason given".into()),
+        )),
+    }
+}
+
+/// Every page's lines, in order. A page whose text cannot be read is left out and told in
+/// the second value (a warning); the first page's error is the file's when no page can be read.
+fn pages_of(pdf: &PdfDocument) -> Result<(Vec<PageLines>, Option<String>), ParseError> {
     let mut pages = Vec::new();
+    let mut unread = Vec::new();
     let mut first_error = None;
     for &page in pdf.get_pages().keys() {
-        match page_lines(pdf, page) {
+        match read_page(pdf, page) {
             Ok(lines) => pages.push(PageLines { page, lines }),
             Err(e) => {
                 tracing::debug!("PDF page {page}: text could not be extracted: {e}");
+                unread.push(page);
                 first_error.get_or_insert(e);
             }
         }
     }
     match (pages.is_empty(), first_error) {
         (true, Some(e)) => Err(match e {
-            pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_)) => ParseError::PasswordProtected,
+            Unread::Failed(pdf_extract::OutputError::PdfError(lopdf::Error::Decryption(_))) => {
+                ParseError::PasswordProtected
+            }
             other => ParseError::Corrupt(format!("PDF text could not be extracted: {other}")),
         }),
-        _ => Ok(pages),
+        (_, first_error) => {
+            let warning = first_error.map(|e| unread_pages_warning(&unread, pages.len() + unread.len(), &e));
+            Ok((pages, warning))
+        }
     }
+}
+
+/// Pages listed in a warning at most.
+const PAGES_NAMED: usize = 10;
+
+/// The warning for `unread` pages of `count`, the first of which failed with `first`.
+fn unread_pages_warning(unread: &[u32], count: usize, first: &Unread) -> String {
+    let mut named: Vec<String> = unread.iter().take(PAGES_NAMED).map(u32::to_string).collect();
+    if unread.len() > PAGES_NAMED {
+        named.push(format!("and {} more", unread.len() - PAGES_NAMED));
+    }
+    let (noun, pronoun) = match unread.len() {
+        1 => ("page", "it was"),
+        _ => ("pages", "they were"),
+    };
+    format!(
+        "{noun} {} of {count}: text could not be extracted ({first}); {pronoun} left out",
+        named.join(", ")
+    )
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
@@ -115,7 +172,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         return Err(ParseError::Corrupt("PDF has no pages".into()));
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
-    let pages = pages_of(&pdf)?;
+    let (pages, unread_pages) = pages_of(&pdf)?;
     let blocks = blocks(&pages, &outline(&pdf));
     if blocks.is_empty() {
         return Err(if has_images(&pdf) {
@@ -127,6 +184,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let title = pdf_title(&pdf).unwrap_or_else(|| Document::stem_of(raw));
     let mut document = Document::from_raw(raw, title, blocks);
     document.metadata.insert("page_count".into(), page_count.into());
+    unread_pages.into_iter().for_each(|warning| document.warn(warning));
     Ok(Parsed::one(document))
 }
 
@@ -382,6 +440,43 @@ mod tests {
                 .starts_with("PDF streams: more than 64 MiB once inflated"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_page_that_cannot_be_read_is_left_out_and_told() {
+        let mut pdf = pdf_with_pages(&["Alpha page text", "Beta page text", "Gamma page text"]);
+        // Page 2 sets a font by a number, not a name: the PDF reader stops (panics) on it.
+        let page_two = pdf.get_pages()[&2];
+        let broken = pdf.add_object(lopdf::Stream::new(
+            lopdf::dictionary! {},
+            b"BT 1 12 Tf 72 760 Td (Beta page text) Tj ET".to_vec(),
+        ));
+        pdf.get_object_mut(page_two)
+            .and_then(lopdf::Object::as_dict_mut)
+            .unwrap()
+            .set("Contents", broken);
+        let doc = AutoParser
+            .parse(&raw_for_test("report.pdf", to_bytes(pdf)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let pages: Vec<_> = doc.blocks.iter().map(|b| (b.page, b.text.as_str())).collect();
+        assert_eq!(pages, [(Some(1), "Alpha page text"), (Some(3), "Gamma page text")]);
+        assert_eq!(doc.warnings.len(), 1, "{:?}", doc.warnings);
+        assert!(
+            doc.warnings[0].starts_with("page 2 of 3: text could not be extracted (")
+                && doc.warnings[0].ends_with("); it was left out"),
+            "{:?}",
+            doc.warnings
+        );
+        // A whole PDF has no warnings.
+        let bytes = to_bytes(pdf_with_pages(&["Alpha page text"]));
+        let doc = AutoParser
+            .parse(&raw_for_test("whole.pdf", bytes))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
     }
 
     #[test]

@@ -278,10 +278,17 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (sheets, from_1904) = sheets(&mut package, &relationships)?;
     let shared = shared_strings(&mut package, &relationships)?;
     let styles_part = workbook_part(&relationships, "styles", "xl/styles.xml");
-    let formats = CellFormats::read(package.part(&styles_part)?.as_deref(), from_1904);
+    let mut warnings = Vec::new();
+    let (formats, damage) = CellFormats::read(package.part(&styles_part)?.as_deref(), from_1904);
+    if let Some(damage) = damage {
+        warnings.push(format!(
+            "XLSX part {styles_part}: {damage}; cells of the styles after it show their numbers as stored"
+        ));
+    }
     let mut blocks = Vec::new();
     for (name, part) in sheets {
         let Some(xml) = package.part(&part)? else {
+            warnings.push(format!("sheet \"{name}\" ({part}) is not in the file; it was left out"));
             continue;
         };
         let path = [name.clone()];
@@ -291,7 +298,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         }
     }
     let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+    let mut document = Document::from_raw(raw, title, blocks);
+    warnings.into_iter().for_each(|warning| document.warn(warning));
+    Ok(Parsed::one(document))
 }
 
 /// Test fixtures: minimal XLSX files.
@@ -308,6 +317,13 @@ pub(crate) mod fixtures {
 
     /// [`xlsx`] with `more` parts (name, text) besides.
     pub fn xlsx_with(sheets: &[(&str, String)], shared: &[&str], more: &[(String, String)]) -> Vec<u8> {
+        let mut parts = xlsx_parts(sheets, shared);
+        parts.extend_from_slice(more);
+        package(&parts)
+    }
+
+    /// The parts (name, text) of [`xlsx`]'s file.
+    pub fn xlsx_parts(sheets: &[(&str, String)], shared: &[&str]) -> Vec<(String, String)> {
         let listed: String = sheets
             .iter()
             .enumerate()
@@ -347,8 +363,7 @@ pub(crate) mod fixtures {
                 format!(r#"<?xml version="1.0"?><worksheet {MAIN}><sheetData>{rows}</sheetData></worksheet>"#),
             ));
         }
-        parts.extend_from_slice(more);
-        package(&parts)
+        parts
     }
 }
 
@@ -356,6 +371,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
+    use crate::parse::ooxml::fixtures::package;
     use crate::parse::spreadsheet::MAX_PADDED_COLUMNS;
     use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, Parser};
 
@@ -458,6 +474,48 @@ mod tests {
         );
         assert_eq!(cell_of(b"AB12"), Some((27, 12)));
         assert_eq!(cell_of(b"B"), None);
+    }
+
+    #[test]
+    fn a_missing_sheet_and_damaged_styles_are_told() {
+        let dated =
+            r#"<row r="1"><c r="A1" t="inlineStr"><is><t>due</t></is></c><c r="B1" s="1"><v>46327</v></c></row>"#;
+        let sheets = [("Dues", dated.to_string()), ("Gone", String::new())];
+        let parts = xlsx_parts(&sheets, &[]);
+        let doc = AutoParser
+            .parse(&raw_for_test("dues.xlsx", package(&parts)))
+            .unwrap()
+            .documents
+            .remove(0);
+        assert!(doc.blocks[0].text.contains("2026-11-01"), "{:?}", doc.blocks);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+        // The styles part cut off before its cell styles, the second sheet's part not there.
+        let damaged: Vec<(String, String)> = parts
+            .into_iter()
+            .filter(|(name, _)| name != "xl/worksheets/sheet2.xml")
+            .map(|(name, text)| match name == "xl/styles.xml" {
+                true => (name, text[..text.find("<cellXfs").unwrap() + 4].to_string()),
+                false => (name, text),
+            })
+            .collect();
+        let doc = AutoParser
+            .parse(&raw_for_test("dues.xlsx", package(&damaged)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let text = &doc.blocks[0].text;
+        assert!(text.contains("46327") && !text.contains("2026"), "{text}");
+        assert_eq!(doc.warnings.len(), 2, "{:?}", doc.warnings);
+        assert!(
+            doc.warnings[0].starts_with("XLSX part xl/styles.xml: XML at byte ")
+                && doc.warnings[0].ends_with("; cells of the styles after it show their numbers as stored"),
+            "{:?}",
+            doc.warnings
+        );
+        assert_eq!(
+            doc.warnings[1],
+            "sheet \"Gone\" (xl/worksheets/sheet2.xml) is not in the file; it was left out"
+        );
     }
 
     #[test]

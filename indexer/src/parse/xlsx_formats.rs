@@ -46,13 +46,17 @@ pub(super) struct CellFormats {
 
 impl CellFormats {
     /// Read from styles.xml (none: every number as stored); `from_1904` from the workbook.
-    pub fn read(styles: Option<&str>, from_1904: bool) -> Self {
+    /// Where the part is damaged, the formats read before the damage are kept (the rest show
+    /// numbers as stored) and the damage is the second value.
+    pub fn read(styles: Option<&str>, from_1904: bool) -> (Self, Option<String>) {
         let Some(xml) = styles else {
-            return Self {
+            let stored = Self {
                 shown: Vec::new(),
                 from_1904,
             };
+            return (stored, None);
         };
+        let mut damage = None;
         let mut reader = Reader::from_str(xml);
         let mut codes: Vec<(u32, String)> = Vec::new();
         let mut format_ids = Vec::new();
@@ -77,11 +81,15 @@ impl CellFormats {
                     }
                 }
                 Ok(Event::End(e)) if local_name(e.name().as_ref()) == b"cellXfs" => in_cell_formats = false,
-                Ok(Event::Eof) | Err(_) => break,
+                Ok(Event::Eof) => break,
+                Err(e) => {
+                    damage = Some(format!("XML at byte {}: {e}", reader.buffer_position()));
+                    break;
+                }
                 Ok(_) => {}
             }
         }
-        Self::from_records(&codes, &format_ids, from_1904)
+        (Self::from_records(&codes, &format_ids, from_1904), damage)
     }
 
     /// From a workbook's number formats (id, code) and its cell styles' format ids, in style
@@ -119,7 +127,8 @@ mod tests {
 
     #[test]
     fn styles_show_numbers_dates_and_times() {
-        let styles = CellFormats::read(Some(STYLES), false);
+        let (styles, damage) = CellFormats::read(Some(STYLES), false);
+        assert_eq!(damage, None);
         assert_eq!(styles.show(Some(0), "46327"), None, "General");
         assert_eq!(styles.show(Some(1), "46327").as_deref(), Some("2026-11-01"));
         assert_eq!(styles.show(Some(2), "1").as_deref(), Some("1900-01-01"));
@@ -134,7 +143,13 @@ mod tests {
         assert_eq!(styles.show(Some(1), "not a number"), None);
         assert_eq!(styles.show(Some(99), "46327"), None);
         assert_eq!(styles.show(None, "46327"), None);
-        let from_1904 = CellFormats::read(Some(STYLES), true);
+        let (from_1904, _) = CellFormats::read(Some(STYLES), true);
         assert_eq!(from_1904.show(Some(1), "44865").as_deref(), Some("2026-11-01"));
+        // Cut off inside the cell styles: those read before the damage still show.
+        let cut = &STYLES[..STYLES.find(r#"<xf numFmtId="22"/>"#).unwrap() + 6];
+        let (styles, damage) = CellFormats::read(Some(cut), false);
+        assert_eq!(styles.show(Some(1), "46327").as_deref(), Some("2026-11-01"));
+        assert_eq!(styles.show(Some(4), "46327"), None);
+        assert!(damage.is_some_and(|d| d.starts_with("XML at byte ")));
     }
 }

@@ -32,7 +32,7 @@ mod types;
 
 pub use delta::{DeltaReport, PreviousVersion, PublishMode};
 pub use progress::ProgressMode;
-pub use report::{languages_line, Failure, RunReport, StageReport};
+pub use report::{languages_line, Failure, RunReport, StageReport, Warning};
 pub use reuse::{ReuseReport, StoredEmbeddings};
 
 use std::path::PathBuf;

@@ -68,6 +68,14 @@ fn shortened(reason: String) -> String {
     }
 }
 
+/// What a document's parser read less than whole, though the document was indexed: a
+/// damaged styles part, a PDF's page whose text could not be extracted.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Warning {
+    pub uri: String,
+    pub warning: String,
+}
+
 /// Time and throughput of one stage. Stages overlap, so `busy_secs` is the time the
 /// stage itself spent working, and `per_sec` is measured against it.
 #[derive(Debug, Clone, Serialize)]
@@ -107,6 +115,10 @@ pub struct RunReport {
     pub documents_indexed: usize,
     pub documents_failed: usize,
     pub failures: Vec<Failure>,
+    /// Documents indexed from files read less than whole, and what was not read (the
+    /// documents this run parsed; by URI).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
     pub skipped: Vec<Skipped>,
     /// Symlinks out of a local source folder that `--follow-symlinks` followed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -196,6 +208,14 @@ impl RunReport {
         line(&mut out, "documents seen", self.documents_seen.to_string());
         line(&mut out, "documents indexed", self.documents_indexed.to_string());
         line(&mut out, "documents failed", self.documents_failed.to_string());
+        if !self.warnings.is_empty() {
+            let warned: HashSet<&str> = self.warnings.iter().map(|w| w.uri.as_str()).collect();
+            line(
+                &mut out,
+                "documents warned",
+                format!("{} (read in part; listed below)", warned.len()),
+            );
+        }
         line(&mut out, "files skipped", self.skipped.len().to_string());
         if !self.followed_links.is_empty() {
             line(
@@ -324,6 +344,12 @@ impl RunReport {
                 ));
             }
         }
+        if !self.warnings.is_empty() {
+            out.push_str("\n  read in part:\n");
+            for warning in &self.warnings {
+                out.push_str(&format!("    {}: {}\n", warning.uri, warning.warning));
+            }
+        }
         out
     }
 }
@@ -347,5 +373,37 @@ mod tests {
             &failure.reason[failure.reason.len() - 40..]
         );
         assert_eq!(Failure::new("u", "parse", "short é".into()).reason, "short é");
+    }
+
+    #[test]
+    fn documents_read_in_part_are_counted_once_and_each_warning_listed() {
+        let warning = |uri: &str, warning: &str| Warning {
+            uri: uri.into(),
+            warning: warning.into(),
+        };
+        let mut report = RunReport::default();
+        assert!(!report.render_table().contains("read in part"));
+        report.warnings = vec![
+            warning("file:///a.docx", "styles damaged"),
+            warning("file:///a.docx", "numbering damaged"),
+            warning("file:///b.pdf", "page 2 of 2 left out"),
+        ];
+        let table = report.render_table();
+        assert!(
+            table.contains("  documents warned     2 (read in part; listed below)\n"),
+            "{table}"
+        );
+        assert!(
+            table.ends_with(
+                "\n  read in part:\n    file:///a.docx: styles damaged\n    file:///a.docx: numbering damaged\n    file:///b.pdf: page 2 of 2 left out\n"
+            ),
+            "{table}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["warnings"][2]["warning"], "page 2 of 2 left out");
+        assert!(serde_json::to_value(RunReport::default())
+            .unwrap()
+            .get("warnings")
+            .is_none());
     }
 }

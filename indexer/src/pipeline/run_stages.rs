@@ -12,7 +12,7 @@ use super::fetch_stage::fetch_stage;
 use super::file_completion::FileCompletion;
 use super::progress::{Counters, Progress};
 use super::publish::{SegmentBuilder, Sizing};
-use super::report::{self, Failure};
+use super::report::{self, Failure, Warning};
 use super::reuse::{self, StoredEmbeddings};
 use super::segmenter::Segmenter;
 use super::stages::{self, embed_group_for, embed_stage, parse_stage, ChunkSettings, ParseOutputs, StageContext};
@@ -33,6 +33,8 @@ pub(super) struct StageOutcome {
     pub counters: Arc<Counters>,
     /// Files and documents that failed, by URI.
     pub failures: Vec<Failure>,
+    /// Documents read in part, by URI.
+    pub warnings: Vec<Warning>,
     pub files_fetched: usize,
     /// The fetch loop's seconds not held back by the stages after it.
     pub fetch_secs: f64,
@@ -61,10 +63,12 @@ pub(super) async fn run_stages(
     let completion = file_completion(options, base, &entries);
     let progress = Progress::start(options.progress, files_fetched as u64);
     let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
+    let warnings = Arc::new(Mutex::new(Vec::<Warning>::new()));
     let context = Arc::new(StageContext {
         settings,
         counters: progress.counters.clone(),
         failures: failures.clone(),
+        warnings: warnings.clone(),
     });
 
     // fetch -> (raw channel) -> parse + chunk -> (doc channel) -> embed -> (embedded channel)
@@ -176,11 +180,15 @@ pub(super) async fn run_stages(
     }
     let mut failures = std::mem::take(&mut *failures.lock().expect("failures lock"));
     failures.sort_by(|a, b| a.uri.cmp(&b.uri));
+    let mut warnings = std::mem::take(&mut *warnings.lock().expect("warnings lock"));
+    // Stable: a document's warnings stay in the order its parser gave them.
+    warnings.sort_by(|a, b| a.uri.cmp(&b.uri));
     Ok(StageOutcome {
         builder,
         segmenter,
         counters: context.counters.clone(),
         failures,
+        warnings,
         files_fetched,
         fetch_secs: fetched.busy,
         parse_busy,

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::file_completion::FileCompletion;
 use super::progress::Counters;
-use super::report::Failure;
+use super::report::{Failure, Warning};
 use super::reuse::StoredEmbeddings;
 use super::types::{Arrival, ChunkedDoc, EmbeddedDoc};
 use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
@@ -61,6 +61,8 @@ pub(super) struct StageContext {
     pub settings: ChunkSettings,
     pub counters: Arc<Counters>,
     pub failures: Arc<Mutex<Vec<Failure>>>,
+    /// What documents that were indexed were read without ([`ChunkedDoc::warnings`]).
+    pub warnings: Arc<Mutex<Vec<Warning>>>,
 }
 
 impl StageContext {
@@ -78,6 +80,22 @@ impl StageContext {
         );
         self.counters.failed.fetch_add(1, Ordering::Relaxed);
         self.failures.lock().expect("failures lock").push(failure);
+    }
+
+    /// Logs and keeps `document`'s warnings, taking them from it.
+    pub fn take_warnings(&self, document: &mut ChunkedDoc) {
+        if document.warnings.is_empty() {
+            return;
+        }
+        let uri = &document.record.uri;
+        let mut kept = self.warnings.lock().expect("warnings lock");
+        for warning in std::mem::take(&mut document.warnings) {
+            tracing::warn!("{uri}: read in part: {warning}");
+            kept.push(Warning {
+                uri: uri.clone(),
+                warning,
+            });
+        }
     }
 }
 
@@ -208,7 +226,7 @@ fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
 }
 
 /// Checks one parsed document's size and chunks it.
-fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
+fn chunk_document(mut document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
     match document_tokens(&document, settings) {
         Ok(Some(tokens)) if tokens > settings.max_document_tokens => {
             let too_large = ParseError::TooLarge {
@@ -229,6 +247,7 @@ fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::
             Err(failure(&document.uri, "chunk", ParseError::NoText.to_string()))
         }
         Ok(DocumentChunks { chunks, model_ids }) => Ok(ChunkedDoc {
+            warnings: std::mem::take(&mut document.warnings),
             record: record_of(document, chunks.len(), settings),
             languages: Vec::new(),
             chunks,
@@ -345,6 +364,7 @@ pub(super) fn parse_stage(
             documents.extend(docs);
             failures.into_iter().for_each(|f| context.record(f));
         }
+        documents.iter_mut().for_each(|d| context.take_warnings(d));
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
         // Languages and layers only for the documents that go on: a delta leaves the ones
         // that did not change where they are, with theirs.

@@ -33,6 +33,9 @@ pub struct ChunkedDoc {
     /// The document's sentences, kept by the chunker for its layers until they are made
     /// ([`super::stages::add_layers`]); empty after, or when the summarizer reads none.
     pub sentences: Vec<Sentence>,
+    /// What the parser read less than whole ([`crate::parse::Document::warnings`]), until
+    /// the parse stage reports it.
+    pub warnings: Vec<String>,
 }
 
 impl ChunkedDoc {

@@ -145,6 +145,7 @@ pub(crate) mod tests {
             size: 0,
             etag: None,
             blocks,
+            warnings: Vec::new(),
         }
     }
 

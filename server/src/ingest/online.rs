@@ -135,6 +135,11 @@ pub fn process_file(
             .next()
             .unwrap_or_else(|| Failure::of(&raw.uri, "parse", &ParseError::NoText)));
     }
+    for document in &mut documents {
+        for warning in std::mem::take(&mut document.warnings) {
+            tracing::warn!("{}: read in part: {warning}", document.record.uri);
+        }
+    }
     add_layers(&mut documents, chunk_settings.summarizer.as_ref());
     for document in &mut documents {
         if let Some(user_id) = user_id {
