@@ -209,7 +209,10 @@ mod tests {
         assert!(document.warnings[0].ends_with("é…"));
         (0..MAX_WARNINGS + 3).for_each(|i| document.warn(format!("page {i}")));
         assert_eq!(document.warnings.len(), MAX_WARNINGS);
-        assert_eq!(document.warnings[MAX_WARNINGS - 1], format!("page {}", MAX_WARNINGS - 2));
+        assert_eq!(
+            document.warnings[MAX_WARNINGS - 1],
+            format!("page {}", MAX_WARNINGS - 2)
+        );
         // Carried through a worker's reply as JSON; a document without warnings writes none.
         let json = serde_json::to_string(&document).unwrap();
         assert_eq!(serde_json::from_str::<Document>(&json).unwrap(), document);

@@ -38,6 +38,7 @@ mod ooxml;
 mod opendocument;
 mod outline_body;
 mod pdf;
+mod pdf_fonts;
 mod pdf_headings;
 mod pdf_outline;
 mod pdf_text;

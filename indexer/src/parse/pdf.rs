@@ -4,6 +4,7 @@
 
 use lopdf::{Document as PdfDocument, Object};
 
+use super::pdf_fonts::set_aside_damaged_font_parts;
 use super::pdf_headings::{blocks, PageLines};
 use super::pdf_outline::outline;
 use super::pdf_text::{page_lines, Line};
@@ -172,6 +173,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         return Err(ParseError::Corrupt("PDF has no pages".into()));
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
+    let damaged_fonts = set_aside_damaged_font_parts(&mut pdf);
     let (pages, unread_pages) = pages_of(&pdf)?;
     let blocks = blocks(&pages, &outline(&pdf));
     if blocks.is_empty() {
@@ -184,7 +186,10 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let title = pdf_title(&pdf).unwrap_or_else(|| Document::stem_of(raw));
     let mut document = Document::from_raw(raw, title, blocks);
     document.metadata.insert("page_count".into(), page_count.into());
-    unread_pages.into_iter().for_each(|warning| document.warn(warning));
+    damaged_fonts
+        .into_iter()
+        .chain(unread_pages)
+        .for_each(|warning| document.warn(warning));
     Ok(Parsed::one(document))
 }
 
@@ -477,6 +482,51 @@ mod tests {
             .documents
             .remove(0);
         assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    }
+
+    #[test]
+    fn a_font_whose_map_or_program_is_damaged_is_read_by_its_encoding() {
+        use lopdf::{dictionary, Object, Stream};
+        let mut pdf = pdf_with_pages(&["Alpha page text", "Beta page text"]);
+        // Binary junk where a character map and a Type 1 font program belong (as a damaged
+        // Flate stream reads once it cannot be inflated): the PDF reader stops on either.
+        let junk = b"\x00\xff\xfe\x01 junk \x9c".to_vec();
+        let map = pdf.add_object(Stream::new(dictionary! {}, junk.clone()));
+        let program = pdf.add_object(Stream::new(dictionary! {}, junk));
+        let descriptor = pdf
+            .add_object(dictionary! { "Type" => "FontDescriptor", "FontName" => "Helvetica", "FontFile" => program });
+        let font = pdf
+            .objects
+            .values_mut()
+            .filter_map(|o| o.as_dict_mut().ok())
+            .find(|d| d.get(b"Type").and_then(Object::as_name).ok() == Some(b"Font"))
+            .unwrap();
+        font.set("ToUnicode", map);
+        font.set("FontDescriptor", descriptor);
+        let doc = AutoParser
+            .parse(&raw_for_test("fonts.pdf", to_bytes(pdf)))
+            .unwrap()
+            .documents
+            .remove(0);
+        let pages: Vec<_> = doc.blocks.iter().map(|b| (b.page, b.text.as_str())).collect();
+        assert_eq!(pages, [(Some(1), "Alpha page text"), (Some(2), "Beta page text")]);
+        let told = |part: &str| format!("the {part} of font Helvetica could not be read (");
+        assert_eq!(doc.warnings.len(), 2, "{:?}", doc.warnings);
+        assert!(
+            doc.warnings[0].starts_with(&told("character map (ToUnicode)")),
+            "{:?}",
+            doc.warnings
+        );
+        assert!(
+            doc.warnings[1].starts_with(&told("Type 1 font program (FontFile)")),
+            "{:?}",
+            doc.warnings
+        );
+        assert!(
+            doc.warnings[1].ends_with("); its text was read by the encoding the font states or the standard one, which may give other characters"),
+            "{:?}",
+            doc.warnings
+        );
     }
 
     #[test]
