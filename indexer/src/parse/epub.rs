@@ -152,12 +152,16 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut blocks = Vec::new();
     let mut first_heading = None;
     let mut read = HashSet::new();
+    let mut missing = Vec::new();
     for chapter in spine.chapters {
         // A spine may name a chapter twice; it is read once.
         if !read.insert(chapter.clone()) {
             continue;
         }
         let Some(xhtml) = package.part(&chapter)? else {
+            missing.push(format!(
+                "chapter {chapter}, which the spine names, is not in the file; it was left out"
+            ));
             continue;
         };
         let page = read_page(&xhtml);
@@ -165,7 +169,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         blocks.extend(page.blocks);
     }
     let title = spine.title.or(first_heading).unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+    let mut document = Document::from_raw(raw, title, blocks);
+    missing.into_iter().for_each(|warning| document.warn(warning));
+    Ok(Parsed::one(document))
 }
 
 /// Test fixtures: minimal EPUB files.
@@ -249,6 +255,27 @@ mod tests {
                 ),
                 ("Davos | 1907", vec!["Kapitel 1"], ContentType::Table),
             ]
+        );
+    }
+
+    #[test]
+    fn a_chapter_missing_from_the_file_is_told() {
+        use crate::parse::ooxml::fixtures::without_part;
+        let chapters = [("one.xhtml", "<p>Tides turn.</p>"), ("two.xhtml", "<p>Lost.</p>")];
+        let book = epub("Tides", &chapters);
+        let whole = AutoParser.parse(&raw_for_test("t.epub", book.clone())).unwrap();
+        assert!(whole.documents[0].warnings.is_empty());
+        let book = without_part(&book, "OEBPS/two.xhtml");
+        let doc = AutoParser
+            .parse(&raw_for_test("t.epub", book))
+            .unwrap()
+            .documents
+            .remove(0);
+        let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Tides turn."]);
+        assert_eq!(
+            doc.warnings,
+            ["chapter OEBPS/two.xhtml, which the spine names, is not in the file; it was left out"]
         );
     }
 

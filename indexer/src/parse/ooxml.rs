@@ -373,6 +373,19 @@ pub(crate) mod fixtures {
         out.into_inner()
     }
 
+    /// The package `bytes` without its part `name` (a file that lost a part).
+    pub fn without_part(bytes: &[u8], name: &str) -> Vec<u8> {
+        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for i in 0..archive.len() {
+            let part = archive.by_index_raw(i).unwrap();
+            if part.name() != name {
+                out.raw_copy_file(part).unwrap();
+            }
+        }
+        out.finish().unwrap().into_inner()
+    }
+
     /// A part's relationships part holding `relationships` (id, type's last word, target).
     pub fn relationships(relationships: &[(String, &str, String)]) -> String {
         let listed: String = relationships

@@ -111,8 +111,13 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut package = Package::open(&raw.bytes, "PPTX")?;
     let mut blocks = Vec::new();
     let mut first_title = None;
+    let mut missing = Vec::new();
     for (index, part) in slide_parts(&mut package)?.into_iter().enumerate() {
         let Some(xml) = package.part(&part)? else {
+            missing.push(format!(
+                "slide {} ({part}) is not in the file; it was left out",
+                index + 1
+            ));
             continue;
         };
         let relationships = package.relationships(&part)?;
@@ -129,7 +134,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .core_title()?
         .or(first_title)
         .unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+    let mut document = Document::from_raw(raw, title, blocks);
+    missing.into_iter().for_each(|warning| document.warn(warning));
+    Ok(Parsed::one(document))
 }
 
 /// Test fixtures: minimal PPTX files.
@@ -285,6 +292,32 @@ mod tests {
             .documents
             .remove(0);
         assert_eq!(doc.blocks.len(), 1);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    }
+
+    #[test]
+    fn a_slide_missing_from_the_file_is_told() {
+        use crate::parse::ooxml::fixtures::without_part;
+        let slides = [
+            (shape(None, &["first"]), None),
+            (shape(None, &["lost"]), None),
+            (shape(None, &["third"]), None),
+        ];
+        let deck = without_part(&pptx(&slides, &[0, 1, 2]), "ppt/slides/slide2.xml");
+        let doc = AutoParser
+            .parse(&raw_for_test("d.pptx", deck))
+            .unwrap()
+            .documents
+            .remove(0);
+        let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert!(
+            texts.iter().any(|t| t.contains("third")) && !texts.iter().any(|t| t.contains("lost")),
+            "{texts:?}"
+        );
+        assert_eq!(
+            doc.warnings,
+            ["slide 2 (ppt/slides/slide2.xml) is not in the file; it was left out"]
+        );
     }
 
     #[test]
