@@ -1079,7 +1079,7 @@ fn files_read_in_part_are_indexed_and_the_report_says_what_was_not_read() {
     write(
         &source,
         "damaged.docx",
-        &docx_with_damaged_styles("Berths are leased yearly."),
+        &docx_with_damaged_styles("Berths are let by the year."),
     );
     let report = bench_pipeline(&source, &dir.path().join("out"), PARSE_MEMORY_MIB);
     assert_eq!(report["documents_indexed"], 3, "{report:#}");
