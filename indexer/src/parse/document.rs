@@ -130,6 +130,12 @@ impl Document {
         }
     }
 
+    /// The document with `warnings` noted, each as [`Document::warn`] notes it.
+    pub fn with_warnings(mut self, warnings: impl IntoIterator<Item = String>) -> Self {
+        warnings.into_iter().for_each(|warning| self.warn(warning));
+        self
+    }
+
     /// Notes that part of the file was read less than whole (see [`Document::warnings`]).
     pub fn warn(&mut self, warning: impl Into<String>) {
         let warning: String = warning.into();

@@ -114,9 +114,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .core_title()?
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
-    let mut document = Document::from_raw(raw, title, body.blocks);
-    warnings.into_iter().for_each(|warning| document.warn(warning));
-    Ok(Parsed::one(document))
+    Ok(Parsed::one(
+        Document::from_raw(raw, title, body.blocks).with_warnings(warnings),
+    ))
 }
 
 /// What a paragraph's properties (`w:pPr`) say: its style, its own outline level and its list

@@ -83,9 +83,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .title_in("meta.xml")?
         .or(body.first_heading)
         .unwrap_or_else(|| Document::stem_of(raw));
-    let mut document = Document::from_raw(raw, title, body.blocks);
-    warnings.into_iter().for_each(|warning| document.warn(warning));
-    Ok(Parsed::one(document))
+    Ok(Parsed::one(
+        Document::from_raw(raw, title, body.blocks).with_warnings(warnings),
+    ))
 }
 
 /// Test fixtures: minimal ODT files.

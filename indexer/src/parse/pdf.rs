@@ -184,12 +184,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         });
     }
     let title = pdf_title(&pdf).unwrap_or_else(|| Document::stem_of(raw));
-    let mut document = Document::from_raw(raw, title, blocks);
+    let mut document =
+        Document::from_raw(raw, title, blocks).with_warnings(damaged_fonts.into_iter().chain(unread_pages));
     document.metadata.insert("page_count".into(), page_count.into());
-    damaged_fonts
-        .into_iter()
-        .chain(unread_pages)
-        .for_each(|warning| document.warn(warning));
     Ok(Parsed::one(document))
 }
 

@@ -40,8 +40,9 @@ pub fn set_aside_damaged_font_parts(pdf: &mut PdfDocument) -> Vec<String> {
 
 fn set_aside(pdf: &mut PdfDocument, part: &FontPart) -> Option<String> {
     let mut named = BTreeSet::new();
-    for object in pdf.objects.values() {
-        each_dictionary(object, 0, &mut |dictionary| {
+    // Walked mutably only because the one walk also serves the removal below; nothing changes here.
+    for object in pdf.objects.values_mut() {
+        each_dictionary_mut(object, 0, &mut |dictionary| {
             if let Ok(Object::Reference(id)) = dictionary.get(part.key) {
                 named.insert(*id);
             }
@@ -126,20 +127,7 @@ fn font_program_damage(contents: &[u8]) -> Option<String> {
     }
 }
 
-fn each_dictionary(object: &Object, depth: usize, visit: &mut impl FnMut(&Dictionary)) {
-    let dictionary = match object {
-        Object::Dictionary(dictionary) => dictionary,
-        Object::Stream(stream) => &stream.dict,
-        _ => return,
-    };
-    visit(dictionary);
-    if depth < MAX_DEPTH {
-        dictionary
-            .iter()
-            .for_each(|(_, inner)| each_dictionary(inner, depth + 1, visit));
-    }
-}
-
+/// Calls `visit` with `object`'s dictionary and those nested in it, [`MAX_DEPTH`] deep.
 fn each_dictionary_mut(object: &mut Object, depth: usize, visit: &mut impl FnMut(&mut Dictionary)) {
     let dictionary = match object {
         Object::Dictionary(dictionary) => dictionary,

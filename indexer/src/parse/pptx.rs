@@ -134,9 +134,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .core_title()?
         .or(first_title)
         .unwrap_or_else(|| Document::stem_of(raw));
-    let mut document = Document::from_raw(raw, title, blocks);
-    missing.into_iter().for_each(|warning| document.warn(warning));
-    Ok(Parsed::one(document))
+    Ok(Parsed::one(
+        Document::from_raw(raw, title, blocks).with_warnings(missing),
+    ))
 }
 
 /// Test fixtures: minimal PPTX files.

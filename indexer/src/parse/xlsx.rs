@@ -298,9 +298,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         }
     }
     let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
-    let mut document = Document::from_raw(raw, title, blocks);
-    warnings.into_iter().for_each(|warning| document.warn(warning));
-    Ok(Parsed::one(document))
+    Ok(Parsed::one(
+        Document::from_raw(raw, title, blocks).with_warnings(warnings),
+    ))
 }
 
 /// Test fixtures: minimal XLSX files.
