@@ -1254,8 +1254,13 @@ fn json_progress_ends_with_the_run_counts() {
         "{last}"
     );
     assert_eq!(
-        (&last["chunks"], &last["embedded"], &last["failed"]),
-        (&report["chunks"], &report["chunks"], &report["documents_failed"]),
+        (&last["chunks"], &last["embedded"], &last["failed"], &last["warned"]),
+        (
+            &report["chunks"],
+            &report["chunks"],
+            &report["documents_failed"],
+            &report["documents_warned"]
+        ),
         "{last}"
     );
 }

@@ -1017,7 +1017,7 @@ fn compression_bombs_in_a_row_each_fail_as_a_bomb_under_a_240_mib_limit() {
 
 /// A two-page PDF: page 1 shows `text`, page 2 sets its font by a number where a name
 /// belongs, on which the PDF reader stops.
-fn pdf_with_a_page_it_cannot_read(text: &str) -> Vec<u8> {
+pub(crate) fn pdf_with_a_page_it_cannot_read(text: &str) -> Vec<u8> {
     let stream = |content: &str| {
         [
             format!("<< /Length {} >>\nstream\n", content.len()).into_bytes(),

@@ -461,3 +461,119 @@ fn gc_keeps_the_segments_of_a_run_that_may_still_publish() {
     assert!(!dir_runs.join("shard-00000.json").exists());
     assert!(local(&["inspect", out]).contains("checksums  OK"));
 }
+
+#[test]
+fn the_published_run_lists_every_shards_failures_and_files_read_in_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    std::fs::create_dir(&source).unwrap();
+    let files: [(&str, Vec<u8>); 4] = [
+        ("whole.txt", b"Pilots board inbound ships at the outer buoy.".to_vec()),
+        (
+            "notes.md",
+            b"# Tides\n\nThe harbour dries at low water springs.".to_vec(),
+        ),
+        (
+            "partial.pdf",
+            crate::hostile_files::pdf_with_a_page_it_cannot_read("Harbour dues"),
+        ),
+        ("broken.json", b"{\"text\": \"cut off".to_vec()),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(source.join(name), bytes).unwrap();
+    }
+    let (source, out) = (source.to_str().unwrap(), dir.path().join("snap"));
+    let out = out.to_str().unwrap();
+    let output = |args: &[&str], env: &[(&str, String)]| -> Output {
+        Command::new(env!("CARGO_BIN_EXE_quarry"))
+            .args(args)
+            .current_dir(root())
+            .env("QUARRY_LOG", "warn")
+            .envs(env.iter().map(|(k, v)| (*k, v.clone())))
+            .output()
+            .unwrap()
+    };
+    let run = |args: &[&str], env: &[(&str, String)]| succeeded(output(args, env));
+    let owner = |name: &str| shard_of(&format!("file://{source}/{name}"), SHARDS);
+    for shard in 0..SHARDS {
+        let shard_run = output(
+            &[
+                "index",
+                source,
+                "--out",
+                out,
+                "--shards",
+                "3",
+                "--progress",
+                "json",
+                "--json",
+            ],
+            &[
+                ("JOB_COMPLETION_INDEX", shard.to_string()),
+                ("QUARRY_RUN_ID", "night-1".to_string()),
+            ],
+        );
+        let stderr = text(&shard_run.stderr);
+        let report = succeeded(shard_run);
+        let mine = usize::from(owner("partial.pdf") == shard);
+        assert_eq!(report["documents_warned"], mine, "shard {shard}: {report:#}");
+        // The scheduler's progress lines count them too.
+        let last = stderr
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .rfind(|v| v["event"] == "progress")
+            .unwrap_or_else(|| panic!("no progress line in {stderr}"));
+        assert_eq!(last["warned"], mine, "shard {shard}: {last}");
+    }
+    let published = run(&["publish", out, "--run-id", "night-1", "--shards", "3", "--json"], &[]);
+    assert_eq!(
+        (
+            &published["documents"],
+            &published["documents_failed"],
+            &published["documents_warned"]
+        ),
+        (&3.into(), &1.into(), &1.into()),
+        "{published:#}"
+    );
+    let summaries = published["shard_summaries"].as_array().unwrap();
+    let first_warning = summaries[owner("partial.pdf")]["first_warning"].as_str().unwrap();
+    assert!(
+        first_warning.contains("partial.pdf — page 2 of 2: text could not be extracted"),
+        "{first_warning}"
+    );
+    assert!(summaries[owner("broken.json")]["first_failure"]
+        .as_str()
+        .unwrap()
+        .contains("broken.json — "));
+
+    // The version's stored report lists them as a one-process run's would.
+    let version = published["version"].as_str().unwrap();
+    let stored: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("snap/reports").join(format!("{version}.json"))).unwrap(),
+    )
+    .unwrap();
+    let names = |key: &str| -> Vec<String> {
+        stored[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("failures"), ["broken.json"], "{stored:#}");
+    assert_eq!(names("warnings"), ["partial.pdf"], "{stored:#}");
+    assert!(stored["warnings"][0]["warning"]
+        .as_str()
+        .unwrap()
+        .ends_with("); it was left out"));
+    assert!(stored.get("notes").is_none(), "{stored:#}");
+
+    // `quarry versions` counts them.
+    let listing = run(&["versions", out, "--json"], &[]);
+    let counts = &listing["versions"][0]["run"];
+    assert_eq!(
+        (&counts["documents_failed"], &counts["documents_warned"]),
+        (&1.into(), &1.into()),
+        "{listing:#}"
+    );
+}

@@ -57,9 +57,19 @@ pub fn print_publish(report: &ShardPublishReport, json: bool) -> anyhow::Result<
         report.version, report.run_id, report.shards
     );
     println!(
-        "documents  {} served: {} written, {} removed, {} failed",
-        report.documents, report.documents_written, report.documents_removed, report.documents_failed
+        "documents  {} served: {} written, {} removed, {} failed, {} read in part",
+        report.documents,
+        report.documents_written,
+        report.documents_removed,
+        report.documents_failed,
+        report.documents_warned
     );
+    if report.documents_failed + report.documents_warned > 0 {
+        println!(
+            "           each listed in the version's run report (reports/{}.json)",
+            report.version
+        );
+    }
     println!(
         "segments   {} added, {} in the version; tombstones {} added, {} lifted; {} files",
         report.segments_added, report.segments, report.tombstones_added, report.tombstones_lifted, report.files
@@ -70,12 +80,18 @@ pub fn print_publish(report: &ShardPublishReport, json: bool) -> anyhow::Result<
             .as_ref()
             .map(|f| format!("; first failure: {f}"))
             .unwrap_or_default();
+        let warned = summary
+            .first_warning
+            .as_ref()
+            .map(|w| format!("; first read in part: {w}"))
+            .unwrap_or_default();
         println!(
-            "shard {shard:<4} {} files, {} documents ({} written, {} failed) in {:.1} s{first}",
+            "shard {shard:<4} {} files, {} documents ({} written, {} failed, {} read in part) in {:.1} s{first}{warned}",
             summary.files_listed,
             summary.documents_indexed,
             summary.documents_written,
             summary.documents_failed,
+            summary.documents_warned,
             summary.wall_secs
         );
     }

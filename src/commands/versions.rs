@@ -25,7 +25,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {:<32}  files",
+        "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {:<40}  files",
         "version",
         "created (UTC)",
         "state",
@@ -33,7 +33,7 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
         "chunks",
         "segments",
         "tombstones",
-        "run: written / removed / failed"
+        "run: written / removed / failed / warned"
     );
     for v in &listing.versions {
         let state = match v.state {
@@ -50,15 +50,16 @@ pub fn run(args: VersionsArgs) -> anyhow::Result<ExitCode> {
         let segments = format!("{} (+{})", v.segments, v.new_segments);
         let run = match &v.run {
             Some(run) => format!(
-                "{} / {} / {}",
+                "{} / {} / {} / {}",
                 run.documents_written,
                 run.documents_removed.map_or("-".to_string(), |n| n.to_string()),
-                run.documents_failed
+                run.documents_failed,
+                run.documents_warned
             ),
             None => "no run report".to_string(),
         };
         println!(
-            "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {run:<32}  {files}",
+            "{:<26} {:<20} {:<11} {:>10} {:>11} {:>9} {:>10}  {run:<40}  {files}",
             v.version,
             v.created_at.format("%Y-%m-%d %H:%M:%S"),
             state,

@@ -18,7 +18,7 @@ pub enum ProgressMode {
     Log,
     /// One JSON object a line on stderr every [`JSON_INTERVAL`] and a last one (`"done":
     /// true`) when the run's stages end: `{"event": "progress", "elapsed_secs", "files",
-    /// "fetched", "parsed", "chunks", "embedded", "failed", "done"}`.
+    /// "fetched", "parsed", "chunks", "embedded", "failed", "warned", "done"}`.
     Json,
     Quiet,
 }
@@ -34,6 +34,8 @@ pub struct Counters {
     pub chunks: AtomicU64,
     pub embedded: AtomicU64,
     pub failed: AtomicU64,
+    /// Documents indexed though read in part.
+    pub warned: AtomicU64,
 }
 
 pub struct Progress {
@@ -114,12 +116,13 @@ fn render_log(counters: &Counters, done: &AtomicBool, files: u64) {
         if last.elapsed() >= Duration::from_secs(5) {
             last = std::time::Instant::now();
             tracing::info!(
-                "progress: fetched {}/{files}, parsed {}/{files}, chunks {}, embedded {}, failed {}",
+                "progress: fetched {}/{files}, parsed {}/{files}, chunks {}, embedded {}, failed {}, read in part {}",
                 load(&counters.fetched),
                 load(&counters.parsed),
                 load(&counters.chunks),
                 load(&counters.embedded),
-                load(&counters.failed)
+                load(&counters.failed),
+                load(&counters.warned)
             );
         }
     }
@@ -137,6 +140,7 @@ fn render_json(counters: &Counters, done: &AtomicBool, files: u64) {
             "chunks": load(&counters.chunks),
             "embedded": load(&counters.embedded),
             "failed": load(&counters.failed),
+            "warned": load(&counters.warned),
             "done": finished,
         });
         eprintln!("{line}");

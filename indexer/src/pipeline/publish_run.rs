@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::base::Base;
 use super::model_reading::{version_readings, weak_reading_warning};
 use super::publish::Publisher;
-use super::report::{RunReport, StageReport};
+use super::report::{warned_documents, RunReport, StageReport};
 use super::run_stages::StageOutcome;
 use super::RunOptions;
 use crate::chunk::{Chunker, TokenChunker};
@@ -75,6 +75,7 @@ pub(super) async fn publish_run(parts: RunParts<'_>, base: Base, stages: StageOu
         // A document kept after its file failed is counted once, as failed.
         documents_seen: taken - reuse.kept_after_failure.len() + failures.len(),
         documents_failed: failures.len(),
+        documents_warned: warned_documents(&warnings),
         failures,
         warnings,
         skipped: listing.skipped,

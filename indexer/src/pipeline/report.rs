@@ -76,6 +76,11 @@ pub struct Warning {
     pub warning: String,
 }
 
+/// The documents `warnings` name, each counted once.
+pub fn warned_documents(warnings: &[Warning]) -> usize {
+    warnings.iter().map(|w| w.uri.as_str()).collect::<HashSet<_>>().len()
+}
+
 /// Time and throughput of one stage. Stages overlap, so `busy_secs` is the time the
 /// stage itself spent working, and `per_sec` is measured against it.
 #[derive(Debug, Clone, Serialize)]
@@ -114,6 +119,8 @@ pub struct RunReport {
     pub documents_seen: usize,
     pub documents_indexed: usize,
     pub documents_failed: usize,
+    /// Documents indexed though read in part (those with a warning).
+    pub documents_warned: usize,
     pub failures: Vec<Failure>,
     /// Documents indexed from files read less than whole, and what was not read (the
     /// documents this run parsed; by URI).
@@ -208,12 +215,11 @@ impl RunReport {
         line(&mut out, "documents seen", self.documents_seen.to_string());
         line(&mut out, "documents indexed", self.documents_indexed.to_string());
         line(&mut out, "documents failed", self.documents_failed.to_string());
-        if !self.warnings.is_empty() {
-            let warned: HashSet<&str> = self.warnings.iter().map(|w| w.uri.as_str()).collect();
+        if self.documents_warned > 0 {
             line(
                 &mut out,
                 "documents warned",
-                format!("{} (read in part; listed below)", warned.len()),
+                format!("{} (read in part; listed below)", self.documents_warned),
             );
         }
         line(&mut out, "files skipped", self.skipped.len().to_string());
@@ -388,6 +394,8 @@ mod tests {
             warning("file:///a.docx", "numbering damaged"),
             warning("file:///b.pdf", "page 2 of 2 left out"),
         ];
+        report.documents_warned = warned_documents(&report.warnings);
+        assert_eq!(report.documents_warned, 2);
         let table = report.render_table();
         assert!(
             table.contains("  documents warned     2 (read in part; listed below)\n"),
@@ -401,6 +409,7 @@ mod tests {
         );
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["warnings"][2]["warning"], "page 2 of 2 left out");
+        assert_eq!(json["documents_warned"], 2);
         assert!(serde_json::to_value(RunReport::default())
             .unwrap()
             .get("warnings")

@@ -110,12 +110,20 @@ pub(super) async fn record_shard(
                 .failures
                 .first()
                 .map(|f| format!("{} — {}", f.uri, f.reason_with_detail())),
+            documents_warned: report.documents_warned,
+            first_warning: report.warnings.first().map(|w| format!("{} — {}", w.uri, w.warning)),
             wall_secs: report.wall_secs,
         },
         manifest: change,
         lifted_tombstones,
         written_documents,
     };
+    // The report as it stands (its failures and warnings are whole) goes first, so that a
+    // recorded shard always has one for `quarry publish` to list them from; the run stores
+    // it again once done.
+    let path = crate::snapshot::run_layout::shard_report(&shard.run_id, shard.shard);
+    let report_json = serde_json::to_value(report).map_err(|e| IndexerError::snapshot(&path, e))?;
+    writer.put_json(&path, &report_json).await?;
     writer.put_shard_record(&record, files).await?;
     tracing::info!(
         "{}: shard {} of {} of run {} recorded ({} segments, {} documents); `quarry publish` merges the run once every shard has",

@@ -40,6 +40,8 @@ pub struct ShardPublishReport {
     pub documents_written: usize,
     pub documents_removed: usize,
     pub documents_failed: usize,
+    /// Documents indexed though read in part.
+    pub documents_warned: usize,
     pub segments_added: usize,
     pub segments: usize,
     pub tombstones_added: usize,
@@ -93,6 +95,7 @@ pub async fn publish_shards(
         documents_written: sum(|s| s.documents_written),
         documents_removed: sum(|s| s.documents_removed),
         documents_failed: sum(|s| s.documents_failed),
+        documents_warned: sum(|s| s.documents_warned),
         segments_added: merged.segments_added,
         segments: merged.manifest.segments.len(),
         tombstones_added: merged.tombstones_added,
@@ -161,8 +164,12 @@ pub async fn publish_shards(
     if let Err(e) = writer.mark_run_published(run_id, &version).await {
         tracing::warn!("run {run_id} published as {version}, but its mark could not be stored: {e}");
     }
+    let listed = listed_documents(&writer, run_id, shards).await;
     if let Err(e) = writer
-        .put_json(&layout::report(&version), &run_report(&report, &merged.manifest))
+        .put_json(
+            &layout::report(&version),
+            &run_report(&report, &merged.manifest, listed),
+        )
         .await
     {
         tracing::warn!("run {run_id} published as {version}, but its report could not be stored: {e}");
@@ -343,9 +350,47 @@ pub(super) fn merge_parts(base: Option<&Manifest>, parts: &[Part<'_>], version: 
     }
 }
 
+/// The documents the shards' reports list: every failure and every warning, each list in
+/// shard order (a shard's sorted by URI). A report that cannot be read is logged and named in
+/// `notes`; its shard's documents are counted in the summaries all the same.
+#[derive(Debug, Default)]
+struct ListedDocuments {
+    failures: Vec<serde_json::Value>,
+    warnings: Vec<serde_json::Value>,
+    notes: Vec<String>,
+}
+
+async fn listed_documents(writer: &SnapshotWriter, run_id: &str, shards: usize) -> ListedDocuments {
+    let mut listed = ListedDocuments::default();
+    for shard in 0..shards {
+        let report = match writer.shard_report(run_id, shard).await {
+            Ok(Some(report)) => report,
+            Ok(None) => {
+                listed.notes.push(format!(
+                    "shard {shard} stored no run report: its failures and warnings are not listed"
+                ));
+                continue;
+            }
+            Err(e) => {
+                listed.notes.push(format!(
+                    "shard {shard}'s run report could not be read ({e}): its failures and warnings are not listed"
+                ));
+                continue;
+            }
+        };
+        let list = |key: &str| report[key].as_array().cloned().unwrap_or_default();
+        listed.failures.extend(list("failures"));
+        listed.warnings.extend(list("warnings"));
+    }
+    for note in &listed.notes {
+        tracing::warn!("run {run_id}: {note}");
+    }
+    listed
+}
+
 /// The run report stored beside the version (`reports/<version>.json`): the counts `quarry
-/// versions` reads, and each shard's.
-fn run_report(report: &ShardPublishReport, manifest: &Manifest) -> serde_json::Value {
+/// versions` reads, each shard's, and the documents that failed or were read in part.
+fn run_report(report: &ShardPublishReport, manifest: &Manifest, listed: ListedDocuments) -> serde_json::Value {
     let wall_secs = report.shard_summaries.iter().map(|s| s.wall_secs).fold(0.0, f64::max);
     let mut json = serde_json::json!({
         "source": manifest.source,
@@ -353,12 +398,18 @@ fn run_report(report: &ShardPublishReport, manifest: &Manifest) -> serde_json::V
         "run_id": report.run_id,
         "documents_indexed": report.documents,
         "documents_failed": report.documents_failed,
+        "documents_warned": report.documents_warned,
+        "failures": listed.failures,
+        "warnings": listed.warnings,
         "chunks": manifest.counts.chunks,
         "tokens": manifest.counts.tokens,
         "wall_secs": wall_secs + report.publish_secs,
         "shards": report.shard_summaries,
         "publish_secs": report.publish_secs,
     });
+    if !listed.notes.is_empty() {
+        json["notes"] = listed.notes.into();
+    }
     if let Some(base) = &report.delta_base {
         json["delta"] = serde_json::json!({
             "base_version": base,

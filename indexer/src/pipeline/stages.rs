@@ -87,6 +87,7 @@ impl StageContext {
         if document.warnings.is_empty() {
             return;
         }
+        self.counters.warned.fetch_add(1, Ordering::Relaxed);
         let uri = &document.record.uri;
         let mut kept = self.warnings.lock().expect("warnings lock");
         for warning in std::mem::take(&mut document.warnings) {

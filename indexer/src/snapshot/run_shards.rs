@@ -34,7 +34,8 @@ pub mod run_layout {
         format!("runs/{run_id}/shard-{shard:05}.files.parquet")
     }
 
-    /// A shard's run report.
+    /// A shard's run report: stored before its record (with the failures and warnings, which
+    /// `quarry publish` lists in the version's report), then again once the run is done.
     pub fn shard_report(run_id: &str, shard: usize) -> String {
         format!("runs/{run_id}/shard-{shard:05}.report.json")
     }
@@ -86,6 +87,12 @@ pub struct ShardSummary {
     /// The first failure, `uri — reason`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_failure: Option<String>,
+    /// Documents indexed though read in part.
+    #[serde(default)]
+    pub documents_warned: usize,
+    /// The first warning, `uri — what was not read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_warning: Option<String>,
     pub wall_secs: f64,
 }
 
@@ -145,6 +152,15 @@ impl SnapshotWriter {
     /// Shard `shard`'s record of run `run_id`; None when that shard has not finished.
     pub async fn shard_record(&self, run_id: &str, shard: usize) -> Result<Option<ShardRecord>> {
         let path = run_layout::shard_record(run_id, shard);
+        match get_if_there(self.root(), &path).await? {
+            Some(bytes) => from_json(&path, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Shard `shard`'s run report of run `run_id`, as stored; None when there is none.
+    pub async fn shard_report(&self, run_id: &str, shard: usize) -> Result<Option<serde_json::Value>> {
+        let path = run_layout::shard_report(run_id, shard);
         match get_if_there(self.root(), &path).await? {
             Some(bytes) => from_json(&path, &bytes).map(Some),
             None => Ok(None),

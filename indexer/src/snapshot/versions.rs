@@ -72,6 +72,8 @@ pub struct RunSummary {
     /// Documents a delta run hid (deleted or replaced at the source); none for a full run.
     pub documents_removed: Option<u64>,
     pub documents_failed: u64,
+    /// Documents indexed though read in part (0 in reports written before it was counted).
+    pub documents_warned: u64,
     pub wall_secs: f64,
 }
 
@@ -84,6 +86,7 @@ impl RunSummary {
             documents_written: delta.map_or(count(&report["documents_indexed"]), |d| count(&d["documents_written"])),
             documents_removed: delta.map(|d| count(&d["documents_removed"])),
             documents_failed: count(&report["documents_failed"]),
+            documents_warned: count(&report["documents_warned"]),
             wall_secs: report["wall_secs"].as_f64().unwrap_or(0.0),
         }
     }
@@ -419,13 +422,14 @@ mod tests {
 
     #[test]
     fn a_run_summary_reads_delta_and_full_reports() {
-        let delta = serde_json::json!({ "documents_indexed": 9, "documents_failed": 2, "wall_secs": 1.5, "delta": { "documents_written": 3, "documents_removed": 1 } });
+        let delta = serde_json::json!({ "documents_indexed": 9, "documents_failed": 2, "documents_warned": 4, "wall_secs": 1.5, "delta": { "documents_written": 3, "documents_removed": 1 } });
         assert_eq!(
             RunSummary::of_report(&delta),
             RunSummary {
                 documents_written: 3,
                 documents_removed: Some(1),
                 documents_failed: 2,
+                documents_warned: 4,
                 wall_secs: 1.5
             }
         );
@@ -437,6 +441,8 @@ mod tests {
                 documents_written: 9,
                 documents_removed: None,
                 documents_failed: 0,
+                // A report from before warnings were counted.
+                documents_warned: 0,
                 wall_secs: 2.0
             }
         );

@@ -72,12 +72,14 @@ fn version_listing() -> Value {
             "documents_written": count,
             "documents_removed": { "type": ["integer", "null"], "minimum": 0 },
             "documents_failed": count,
+            "documents_warned": count,
             "wall_secs": { "type": "number", "minimum": 0 },
         }),
         &[
             "documents_written",
             "documents_removed",
             "documents_failed",
+            "documents_warned",
             "wall_secs",
         ],
     );
