@@ -475,7 +475,7 @@ fn the_published_run_lists_every_shards_failures_and_files_read_in_part() {
         ),
         (
             "partial.pdf",
-            crate::hostile_files::pdf_with_a_page_it_cannot_read("Harbour dues"),
+            common::pdf_files::pdf_with_a_page_it_cannot_read("Harbour dues"),
         ),
         ("broken.json", b"{\"text\": \"cut off".to_vec()),
     ];

@@ -3,8 +3,9 @@
 //! A user creates a collection, uploads two files (one broken) with a tag and an owner, watches them to
 //! ready and to failed with the seed's message, reads the collection's abstract, searches and
 //! sees the query's words marked,
-//! pages to more results, deletes the broken file through the confirmation, and serves an
-//! earlier version again. A failing step saves a screenshot under
+//! pages to more results, deletes the broken file through the confirmation, uploads a PDF one
+//! of whose pages cannot be read and sees it marked as read in part, and serves an earlier
+//! version again. A failing step saves a screenshot under
 //! `target/dashboard-screenshots/`. scripts/browser-tools.sh installs the browser; where it
 //! cannot be installed the test says so and does nothing else.
 
@@ -345,12 +346,19 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
         "waves.md",
         b"# Waves\n\nWind raises waves on the open sea.\n",
     );
+    // With it, a PDF of which one page cannot be read: ready, marked as read in part, what
+    // was left out in its badge's tooltip.
+    let partial = write(
+        files.path(),
+        "harbour.pdf",
+        &crate::common::pdf_files::pdf_with_a_page_it_cannot_read("Harbour dues"),
+    );
     let input = browser.find("[data-files]").await.expect("the file input");
     browser
         .call(
             reqwest::Method::POST,
             &format!("/element/{input}/value"),
-            json!({ "text": waves }),
+            json!({ "text": format!("{waves}\n{partial}") }),
         )
         .await;
     browser.click(&browser.find("[data-upload]").await.unwrap()).await;
@@ -360,6 +368,20 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
             "return document.querySelectorAll('[data-versions] tr').length >= 2",
         )
         .await;
+    let marked = browser
+        .wait_for(
+            "a file read in part marked",
+            "const row = [...document.querySelectorAll('[data-documents] tr')].find(r => r.innerText.includes('harbour.pdf')); const b = row && row.querySelector('.badge.warned'); return b ? [b.textContent, b.title] : null",
+        )
+        .await;
+    assert_eq!(marked[0], "ready, read in part", "{marked}");
+    assert!(
+        marked[1]
+            .as_str()
+            .unwrap()
+            .starts_with("page 2 of 2: text could not be extracted"),
+        "{marked}"
+    );
     let serve_earlier = "return [...document.querySelectorAll('[data-versions] button')].find(b => b.textContent === 'Serve this version') || null";
     browser
         .click_and_confirm("an earlier version offered", serve_earlier)

@@ -404,6 +404,77 @@ async fn a_job_whose_files_all_fail_is_failed() {
     server.stop().await;
 }
 
+/// A file indexed though part of it could not be read says so on its record (and after a
+/// restart) and in seed 004's document record; a file read whole has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_file_read_in_part_says_what_was_not_read() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let files = [
+        (
+            "partial.pdf",
+            crate::common::pdf_files::pdf_with_a_page_it_cannot_read("Harbour dues"),
+        ),
+        ("whole.md", b"# Tides\n\nThe harbour dries at low water.".to_vec()),
+    ];
+    let (_, submitted) = server.upload("knowledge", &files).await;
+    let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
+    assert_eq!(job["status"], "completed", "{job:#}");
+    let warnings_of = |listed: &serde_json::Value, name: &str| -> Option<Vec<String>> {
+        let file = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["file_name"] == name)
+            .unwrap();
+        assert_eq!(file["status"], "success", "{file:#}");
+        file["metadata"].get("warnings").map(|w| {
+            w.as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap().to_string())
+                .collect()
+        })
+    };
+    let check = |listed: &serde_json::Value| {
+        let warnings = warnings_of(listed, "partial.pdf").expect("the PDF's warnings");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("page 2 of 2: text could not be extracted (the PDF reader stopped: ")
+                && warnings[0].ends_with("); it was left out"),
+            "{warnings:?}"
+        );
+        assert_eq!(warnings_of(listed, "whole.md"), None);
+    };
+    let (status, listed) = server.get("/v1/collections/knowledge/documents").await;
+    assert_eq!(status, 200);
+    check(&listed);
+    // The page it read is searchable.
+    let (_, found) = server
+        .post(
+            "/v1/collections/knowledge/search",
+            json!({ "query": "harbour dues", "top_k": 1 }),
+        )
+        .await;
+    assert_eq!(found["chunks"][0]["file_name"], "partial.pdf", "{found:#}");
+    // Seed 004's document record (the knowledge library is this collection) carries them too.
+    let (status, library) = server.get("/api/knowledge/documents").await;
+    assert_eq!(status, 200, "{library}");
+    let pdf = library
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["filename"] == "partial.pdf")
+        .unwrap();
+    assert_eq!(pdf["metadata"]["warnings"].as_array().map(Vec::len), Some(1), "{pdf:#}");
+    server.stop().await;
+
+    let server = TestServer::start(options(data.path())).await;
+    let (_, listed) = server.get("/v1/collections/knowledge/documents").await;
+    check(&listed);
+    server.stop().await;
+}
+
 /// Uploads and deletes from 4 clients at once: every one answered as it should be (no 500
 /// from writers of one record tripping over each other), every upload recorded once, and the
 /// records on disk the same as in memory. A retried upload with its Idempotency-Key gets the

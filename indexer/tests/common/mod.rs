@@ -2,6 +2,8 @@
 //! real S3 endpoint (moto_server) on a loopback port.
 #![allow(dead_code)]
 
+pub mod pdf_files;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

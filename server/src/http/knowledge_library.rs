@@ -83,7 +83,7 @@ fn document_of(file: &FileInfo) -> Value {
     };
     let meta = &file.metadata;
     let mut metadata = Map::new();
-    for key in ["error_detail", "snapshot_version", "job_id"] {
+    for key in ["error_detail", "snapshot_version", "job_id", "warnings"] {
         if let Some(value) = meta.get(key) {
             metadata.insert(key.into(), value.clone());
         }

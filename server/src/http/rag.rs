@@ -147,6 +147,8 @@ async fn ingest_document(
     let ProcessedFile {
         mut documents,
         embedded_chunks,
+        // Plain text: nothing of it goes unread.
+        warnings: _,
     } = tokio::task::spawn_blocking(move || {
         process_file(
             &worker,

@@ -352,6 +352,8 @@ struct Succeeded {
     doc_ids: Vec<String>,
     chunks: usize,
     tokens: u64,
+    /// What the file was read without (its record's `metadata.warnings`).
+    warnings: Vec<String>,
 }
 
 /// Runs one job on a worker slot.
@@ -458,6 +460,7 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
                     doc_ids,
                     chunks,
                     tokens,
+                    warnings: file.warnings,
                 });
             }
             Err(failure) => fail_file_with_detail(
@@ -504,6 +507,9 @@ async fn run(state: Arc<Ingestion>, collection: Arc<Collection>, job_id: String,
                         info.metadata.insert("token_count".into(), file.tokens.into());
                         info.metadata
                             .insert("snapshot_version".into(), manifest.version.clone().into());
+                        if !file.warnings.is_empty() {
+                            info.metadata.insert("warnings".into(), file.warnings.clone().into());
+                        }
                     });
                     state.events.publish(IngestionEvent::completed(
                         &file_ref(&collection, &job_id, &file.upload),

@@ -76,6 +76,8 @@ pub struct ProcessedFile {
     pub documents: Vec<EmbeddedDoc>,
     /// Chunks embedded here; the others took a stored vector.
     pub embedded_chunks: usize,
+    /// What the file was read without, though it was indexed ([`take_file_warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// The document metadata key a document's owner is kept under (seed 001's `user_id`).
@@ -135,11 +137,7 @@ pub fn process_file(
             .next()
             .unwrap_or_else(|| Failure::of(&raw.uri, "parse", &ParseError::NoText)));
     }
-    for document in &mut documents {
-        for warning in std::mem::take(&mut document.warnings) {
-            tracing::warn!("{}: read in part: {warning}", document.record.uri);
-        }
-    }
+    let warnings = take_file_warnings(&mut documents);
     add_layers(&mut documents, chunk_settings.summarizer.as_ref());
     for document in &mut documents {
         if let Some(user_id) = user_id {
@@ -182,7 +180,37 @@ pub fn process_file(
     Ok(ProcessedFile {
         documents,
         embedded_chunks: chunks - reused,
+        warnings,
     })
+}
+
+/// Warnings a file's record keeps, at most (then how many more there were).
+pub const MAX_FILE_WARNINGS: usize = 16;
+
+/// What one file's `documents` were read without, taken from them: each warning logged, and
+/// kept for the file's record, a document inside the file (an archive's member, a mailbox's
+/// message) named before its own; at most [`MAX_FILE_WARNINGS`], then how many more.
+fn take_file_warnings(documents: &mut [ChunkedDoc]) -> Vec<String> {
+    let (mut kept, mut more) = (Vec::new(), 0usize);
+    for document in documents {
+        let uri = &document.record.uri;
+        let inside = uri.split_once('#').map(|(_, part)| part);
+        for warning in std::mem::take(&mut document.warnings) {
+            tracing::warn!("{uri}: read in part: {warning}");
+            if kept.len() == MAX_FILE_WARNINGS {
+                more += 1;
+            } else {
+                kept.push(match inside {
+                    Some(part) => format!("{part}: {warning}"),
+                    None => warning,
+                });
+            }
+        }
+    }
+    if more > 0 {
+        kept.push(format!("and {more} more"));
+    }
+    kept
 }
 
 /// Loads LATEST if the collection serves another version, so that a change is worked out
