@@ -1066,4 +1066,59 @@ fn files_read_in_part_are_indexed_and_the_report_says_what_was_not_read() {
             && pdf.1.ends_with("); it was left out"),
         "{warnings:#?}"
     );
+
+    // The version keeps them with the documents: a later run that reads no file again (each
+    // is unchanged) tells none, and `quarry inspect --read-in-part` still lists them.
+    let snapshot = dir.path().join("snap");
+    let quarry = |args: &[&str]| -> serde_json::Value {
+        let output = Command::new(env!("CARGO_BIN_EXE_quarry"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("QUARRY_LOG", "warn")
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let index = [
+        "index",
+        source.to_str().unwrap(),
+        "--out",
+        snapshot.to_str().unwrap(),
+        "--json",
+        "--progress",
+        "quiet",
+    ];
+    assert_eq!(quarry(&index)["documents_warned"], 2);
+    let again = quarry(&index);
+    assert_eq!(
+        (&again["documents_warned"], &again["delta"]["files_unchanged"]),
+        (&0.into(), &3.into()),
+        "{again:#}"
+    );
+    let inspected = quarry(&[
+        "inspect",
+        snapshot.to_str().unwrap(),
+        "--read-in-part",
+        "--no-verify",
+        "--json",
+    ]);
+    let listed: Vec<(String, usize)> = inspected["read_in_part"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let uri = d["uri"].as_str().unwrap();
+            let file = uri.rsplit('/').next().unwrap().to_string();
+            (file, d["warnings"].as_array().unwrap().len())
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [("damaged.docx".to_string(), 2), ("partial.pdf".to_string(), 1)]
+    );
 }

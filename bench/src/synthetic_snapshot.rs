@@ -56,6 +56,7 @@ pub async fn write_synthetic_snapshot(
             metadata: format!(r#"{{"year": {}}}"#, 2020 + records.len() % 5),
             ingested_at: now,
             layers: Default::default(),
+            warnings: Vec::new(),
         });
     }
     let embeddings = Embeddings { dim, data: vectors };

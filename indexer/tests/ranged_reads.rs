@@ -39,6 +39,7 @@ fn records() -> Vec<DocumentRecord> {
             metadata: "{}".into(),
             ingested_at: chrono::DateTime::from_timestamp_millis(1_700_000_000_000).unwrap(),
             layers: Default::default(),
+            warnings: Vec::new(),
         })
         .collect()
 }

@@ -201,6 +201,7 @@ impl Collection {
                 .collect();
             let mut by_file: BTreeMap<String, FileInfo> = BTreeMap::new();
             let mut uploaded_summaries: std::collections::HashMap<&str, &str> = Default::default();
+            let mut warned: BTreeMap<String, Vec<&quarry_indexer::snapshot::DocumentRecord>> = BTreeMap::new();
             for (document, chunks, _segment) in searcher.snapshot().live_documents() {
                 if uploaded.contains(&document.doc_id) || document.uri.starts_with("upload://") {
                     uploaded_summaries.insert(&document.doc_id, &document.layers.abstract_text);
@@ -225,6 +226,9 @@ impl Collection {
                 });
                 entry.chunk_count += chunks;
                 entry.file_size = Some(entry.file_size.unwrap_or(0) + document.size);
+                if !document.warnings.is_empty() {
+                    warned.entry(file_uri.clone()).or_default().push(document);
+                }
                 if let Some(serde_json::Value::Array(ids)) = entry.metadata.get_mut("doc_ids") {
                     ids.push(document.doc_id.clone().into());
                 }
@@ -241,6 +245,12 @@ impl Collection {
                 };
                 if let Some(summary) = only {
                     add_summary(file, summary);
+                }
+            }
+            for (file_uri, records) in warned {
+                if let Some(file) = by_file.get_mut(&file_uri) {
+                    file.metadata
+                        .insert("warnings".into(), crate::records::file_warnings_of(records).into());
                 }
             }
             files.extend(by_file.into_values());

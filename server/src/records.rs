@@ -2,6 +2,7 @@
 //! FileProgress, IngestionJobStatus, with their state enums.
 
 use chrono::{DateTime, Utc};
+use quarry_indexer::snapshot::DocumentRecord;
 use serde::{Deserialize, Serialize};
 
 type Map = serde_json::Map<String, serde_json::Value>;
@@ -41,6 +42,33 @@ pub struct FileInfo {
     pub expiration_date: Option<DateTime<Utc>>,
     pub error_message: Option<String>,
     pub metadata: Map,
+}
+
+/// Warnings a file's record keeps, at most (then how many more there were).
+pub const MAX_FILE_WARNINGS: usize = 16;
+
+/// The warnings of one file's document `records` as its file record lists them: a document
+/// inside the file (an archive's member, a mailbox's message) named before its own; at most
+/// [`MAX_FILE_WARNINGS`], then how many more.
+pub fn file_warnings_of<'a>(records: impl IntoIterator<Item = &'a DocumentRecord>) -> Vec<String> {
+    let (mut kept, mut more) = (Vec::new(), 0usize);
+    for record in records {
+        let inside = record.uri.split_once('#').map(|(_, part)| part);
+        for warning in &record.warnings {
+            if kept.len() == MAX_FILE_WARNINGS {
+                more += 1;
+            } else {
+                kept.push(match inside {
+                    Some(part) => format!("{part}: {warning}"),
+                    None => warning.clone(),
+                });
+            }
+        }
+    }
+    if more > 0 {
+        kept.push(format!("and {more} more"));
+    }
+    kept
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]

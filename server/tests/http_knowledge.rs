@@ -404,8 +404,9 @@ async fn a_job_whose_files_all_fail_is_failed() {
     server.stop().await;
 }
 
-/// A file indexed though part of it could not be read says so on its record (and after a
-/// restart) and in seed 004's document record; a file read whole has none.
+/// A file indexed though part of it could not be read says so on its record (after a restart
+/// too), in seed 004's document record, and as a file of a nightly run's snapshot; a file
+/// read whole has none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_file_read_in_part_says_what_was_not_read() {
     let data = tempfile::tempdir().unwrap();
@@ -469,9 +470,19 @@ async fn a_file_read_in_part_says_what_was_not_read() {
     assert_eq!(pdf["metadata"]["warnings"].as_array().map(Vec::len), Some(1), "{pdf:#}");
     server.stop().await;
 
-    let server = TestServer::start(options(data.path())).await;
-    let (_, listed) = server.get("/v1/collections/knowledge/documents").await;
-    check(&listed);
+    // After a restart; and a nightly run's snapshot lists its file read in part alike.
+    let (src, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for (name, bytes) in &files {
+        std::fs::write(src.path().join(name), bytes).unwrap();
+    }
+    http_common::batch_index(src.path(), root.path()).await;
+    let mut opts = options(data.path());
+    opts.collections = vec![("batch".into(), root.path().to_str().unwrap().into())];
+    let server = TestServer::start(opts).await;
+    for collection in ["knowledge", "batch"] {
+        let (_, listed) = server.get(&format!("/v1/collections/{collection}/documents")).await;
+        check(&listed);
+    }
     server.stop().await;
 }
 

@@ -66,6 +66,7 @@ async fn publish(out: &Path, spec: &IndexSpec, vectors: &Embeddings, indexed_row
             metadata: "{}".into(),
             ingested_at: now,
             layers: Default::default(),
+            warnings: Vec::new(),
         });
     }
     let index = build_vector_index(spec, vectors.dim, &vectors.data[..indexed_rows * vectors.dim]).unwrap();

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use quarry_indexer::snapshot::SnapshotReader;
+use serde::Serialize;
 
 use super::{runtime, StoreArgs};
 
@@ -16,6 +17,10 @@ pub struct InspectArgs {
     /// Skip reading every file to verify checksums.
     #[arg(long)]
     pub no_verify: bool,
+    /// List the version's documents indexed though read in part, with what was not read (reads
+    /// every segment's documents.parquet).
+    #[arg(long)]
+    pub read_in_part: bool,
     /// Print the manifest and verification as JSON.
     #[arg(long)]
     pub json: bool,
@@ -35,9 +40,16 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
         } else {
             Some(reader.verify().await?)
         };
+        let read_in_part = match args.read_in_part {
+            true => Some(read_in_part(&reader).await?),
+            false => None,
+        };
         let m = reader.manifest();
         if args.json {
-            let value = serde_json::json!({ "manifest": m, "verification": verification });
+            let mut value = serde_json::json!({ "manifest": m, "verification": verification });
+            if let Some(documents) = &read_in_part {
+                value["read_in_part"] = serde_json::to_value(documents)?;
+            }
             println!("{}", serde_json::to_string_pretty(&value)?);
         } else {
             println!("snapshot   {}", reader.uri());
@@ -107,6 +119,14 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
                     segment.files.len()
                 );
             }
+            if let Some(documents) = &read_in_part {
+                println!("partial    {} documents read in part", documents.len());
+                for document in documents {
+                    for warning in &document.warnings {
+                        println!("           {}: {warning}", document.uri);
+                    }
+                }
+            }
             match &verification {
                 None => println!("checksums  not verified (--no-verify)"),
                 Some(v) if v.ok() => println!(
@@ -127,4 +147,30 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             ExitCode::SUCCESS
         })
     })
+}
+
+/// A live document of the version indexed though read in part.
+#[derive(Debug, Serialize)]
+struct ReadInPart {
+    uri: String,
+    warnings: Vec<String>,
+}
+
+/// The version's live documents with warnings, by URI.
+async fn read_in_part(reader: &SnapshotReader) -> anyhow::Result<Vec<ReadInPart>> {
+    let manifest = reader.manifest();
+    let tombstones = manifest.tombstone_set();
+    let mut documents = Vec::new();
+    for segment in &manifest.segments {
+        for record in reader.read_segment_documents(&segment.id).await? {
+            if !record.warnings.is_empty() && !tombstones.hides_document(&segment.id, &record.doc_id) {
+                documents.push(ReadInPart {
+                    uri: record.uri,
+                    warnings: record.warnings,
+                });
+            }
+        }
+    }
+    documents.sort_by(|a, b| a.uri.cmp(&b.uri));
+    Ok(documents)
 }

@@ -35,6 +35,7 @@ fn main() -> anyhow::Result<()> {
             ),
             ingested_at: Default::default(),
             layers: Default::default(),
+            warnings: Vec::new(),
         })
         .collect();
     let mut filters = Filters::default();

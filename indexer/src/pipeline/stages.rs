@@ -82,19 +82,19 @@ impl StageContext {
         self.failures.lock().expect("failures lock").push(failure);
     }
 
-    /// Logs and keeps `document`'s warnings, taking them from it.
-    pub fn take_warnings(&self, document: &mut ChunkedDoc) {
-        if document.warnings.is_empty() {
+    /// Counts, logs and keeps `document`'s warnings for the run report (its record keeps them too).
+    pub fn report_warnings(&self, document: &ChunkedDoc) {
+        if document.record.warnings.is_empty() {
             return;
         }
         self.counters.warned.fetch_add(1, Ordering::Relaxed);
         let uri = &document.record.uri;
         let mut kept = self.warnings.lock().expect("warnings lock");
-        for warning in std::mem::take(&mut document.warnings) {
+        for warning in &document.record.warnings {
             tracing::warn!("{uri}: read in part: {warning}");
             kept.push(Warning {
                 uri: uri.clone(),
-                warning,
+                warning: warning.clone(),
             });
         }
     }
@@ -125,6 +125,7 @@ fn record_of(document: Document, chunk_count: usize, settings: &ChunkSettings) -
             made_by: settings.summarizer.name().to_string(),
             ..Default::default()
         },
+        warnings: document.warnings,
     }
 }
 
@@ -227,7 +228,7 @@ fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
 }
 
 /// Checks one parsed document's size and chunks it.
-fn chunk_document(mut document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
+fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
     match document_tokens(&document, settings) {
         Ok(Some(tokens)) if tokens > settings.max_document_tokens => {
             let too_large = ParseError::TooLarge {
@@ -248,7 +249,6 @@ fn chunk_document(mut document: Document, settings: &ChunkSettings) -> std::resu
             Err(failure(&document.uri, "chunk", ParseError::NoText.to_string()))
         }
         Ok(DocumentChunks { chunks, model_ids }) => Ok(ChunkedDoc {
-            warnings: std::mem::take(&mut document.warnings),
             record: record_of(document, chunks.len(), settings),
             languages: Vec::new(),
             chunks,
@@ -365,7 +365,7 @@ pub(super) fn parse_stage(
             documents.extend(docs);
             failures.into_iter().for_each(|f| context.record(f));
         }
-        documents.iter_mut().for_each(|d| context.take_warnings(d));
+        documents.iter().for_each(|d| context.report_warnings(d));
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
         // Languages and layers only for the documents that go on: a delta leaves the ones
         // that did not change where they are, with theirs.

@@ -33,9 +33,6 @@ pub struct ChunkedDoc {
     /// The document's sentences, kept by the chunker for its layers until they are made
     /// ([`super::stages::add_layers`]); empty after, or when the summarizer reads none.
     pub sentences: Vec<Sentence>,
-    /// What the parser read less than whole ([`crate::parse::Document::warnings`]), until
-    /// the parse stage reports it.
-    pub warnings: Vec<String>,
 }
 
 impl ChunkedDoc {
@@ -104,6 +101,7 @@ pub(super) mod test_documents {
                 metadata: "{}".into(),
                 ingested_at: chrono::DateTime::<chrono::Utc>::UNIX_EPOCH,
                 layers: DocumentLayers::default(),
+                warnings: Vec::new(),
             },
             chunks: (0..chunks)
                 .map(|c| Chunk {

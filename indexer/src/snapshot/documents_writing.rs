@@ -84,6 +84,11 @@ fn documents_schema() -> SchemaRef {
         utf8("abstract"),
         utf8("overview"),
         utf8("layers_by"),
+        Field::new(
+            "warnings",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        ),
     ]))
 }
 
@@ -113,6 +118,7 @@ fn documents_batch(schema: &SchemaRef, documents: &[&DocumentRecord]) -> Result<
         strings(|d| &d.layers.abstract_text),
         strings(|d| &d.layers.overview),
         strings(|d| &d.layers.made_by),
+        Arc::new(string_list(documents.iter().map(|d| d.warnings.as_slice()))),
     ];
     RecordBatch::try_new(schema.clone(), columns).map_err(arrow_err(DOCUMENTS_FILE))
 }

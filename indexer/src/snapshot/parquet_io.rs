@@ -40,6 +40,9 @@ pub struct DocumentRecord {
     /// Its L0 and L1 and what made them (columns `abstract`, `overview` and `layers_by`;
     /// empty in files written before them).
     pub layers: DocumentLayers,
+    /// What its parser read less than whole ([`crate::parse::Document::warnings`]; column
+    /// `warnings`, empty in files written before it).
+    pub warnings: Vec<String>,
 }
 
 /// Every row of the Parquet file in `bytes`, in order: a batch per row group, the row groups
@@ -245,6 +248,10 @@ fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
         Some(_) => column::<StringArray>(batch, DOCUMENTS_FILE, name).map(Some),
     };
     let (abstracts, overviews, made_by) = (layer("abstract")?, layer("overview")?, layer("layers_by")?);
+    let warnings = match batch.column_by_name("warnings") {
+        None => None,
+        Some(_) => Some(column::<ListArray>(batch, DOCUMENTS_FILE, "warnings")?),
+    };
     let text_at = |array: Option<&StringArray>, row: usize| array.map(|a| a.value(row).to_string()).unwrap_or_default();
     let mut documents = Vec::with_capacity(batch.num_rows());
     for row in 0..batch.num_rows() {
@@ -266,6 +273,7 @@ fn documents_of_batch(batch: &RecordBatch) -> Result<Vec<DocumentRecord>> {
                 overview: text_at(overviews, row),
                 made_by: text_at(made_by, row),
             },
+            warnings: warnings.map(|list| list_strings(list, row)).unwrap_or_default(),
         });
     }
     Ok(documents)
@@ -378,6 +386,7 @@ mod tests {
                 overview: "Ein Satz. Noch einer ✓.".into(),
                 made_by: "extractive-v1".into(),
             },
+            warnings: vec!["page 2 of 3: text could not be extracted (…); it was left out".into()],
         };
         let back = documents_from_parquet(documents_to_parquet(std::slice::from_ref(&record)).unwrap().into()).unwrap();
         assert_eq!(back, std::slice::from_ref(&record));

@@ -137,7 +137,7 @@ pub fn process_file(
             .next()
             .unwrap_or_else(|| Failure::of(&raw.uri, "parse", &ParseError::NoText)));
     }
-    let warnings = take_file_warnings(&mut documents);
+    let warnings = file_warnings(&documents);
     add_layers(&mut documents, chunk_settings.summarizer.as_ref());
     for document in &mut documents {
         if let Some(user_id) = user_id {
@@ -184,33 +184,15 @@ pub fn process_file(
     })
 }
 
-/// Warnings a file's record keeps, at most (then how many more there were).
-pub const MAX_FILE_WARNINGS: usize = 16;
-
-/// What one file's `documents` were read without, taken from them: each warning logged, and
-/// kept for the file's record, a document inside the file (an archive's member, a mailbox's
-/// message) named before its own; at most [`MAX_FILE_WARNINGS`], then how many more.
-fn take_file_warnings(documents: &mut [ChunkedDoc]) -> Vec<String> {
-    let (mut kept, mut more) = (Vec::new(), 0usize);
+/// What one file's `documents` were read without (their records keep it too): each warning
+/// logged, and listed for the file's record ([`crate::records::file_warnings_of`]).
+fn file_warnings(documents: &[ChunkedDoc]) -> Vec<String> {
     for document in documents {
-        let uri = &document.record.uri;
-        let inside = uri.split_once('#').map(|(_, part)| part);
-        for warning in std::mem::take(&mut document.warnings) {
-            tracing::warn!("{uri}: read in part: {warning}");
-            if kept.len() == MAX_FILE_WARNINGS {
-                more += 1;
-            } else {
-                kept.push(match inside {
-                    Some(part) => format!("{part}: {warning}"),
-                    None => warning,
-                });
-            }
+        for warning in &document.record.warnings {
+            tracing::warn!("{}: read in part: {warning}", document.record.uri);
         }
     }
-    if more > 0 {
-        kept.push(format!("and {more} more"));
-    }
-    kept
+    crate::records::file_warnings_of(documents.iter().map(|d| &d.record))
 }
 
 /// Loads LATEST if the collection serves another version, so that a change is worked out

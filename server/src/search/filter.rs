@@ -450,6 +450,7 @@ pub(crate) mod tests {
             metadata: metadata.into(),
             ingested_at: Default::default(),
             layers: Default::default(),
+            warnings: Vec::new(),
         }
     }
 
