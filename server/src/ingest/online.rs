@@ -76,7 +76,7 @@ pub struct ProcessedFile {
     pub documents: Vec<EmbeddedDoc>,
     /// Chunks embedded here; the others took a stored vector.
     pub embedded_chunks: usize,
-    /// What the file was read without, though it was indexed ([`take_file_warnings`]).
+    /// What the file was read without, though it was indexed ([`file_warnings`]).
     pub warnings: Vec<String>,
 }
 
