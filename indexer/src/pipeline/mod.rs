@@ -63,8 +63,8 @@ pub use segment::{assemble, BuiltIndexes, SegmentRows};
 pub use shard::{shard_of, ShardRun};
 pub use shard_publish::{publish_shards, ShardPublishReport};
 pub use stages::{
-    add_layers, embed_documents, embed_group_for, parse_and_chunk, parse_and_chunk_observed, ChunkSettings,
-    DEFAULT_EMBED_GROUP,
+    add_layers, embed_documents, embed_group_for, log_read_in_part, parse_and_chunk, parse_and_chunk_observed,
+    ChunkSettings, DEFAULT_EMBED_GROUP,
 };
 pub use types::{ChunkedDoc, EmbeddedDoc};
 

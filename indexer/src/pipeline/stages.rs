@@ -88,15 +88,21 @@ impl StageContext {
             return;
         }
         self.counters.warned.fetch_add(1, Ordering::Relaxed);
+        log_read_in_part(&document.record);
         let uri = &document.record.uri;
         let mut kept = self.warnings.lock().expect("warnings lock");
-        for warning in &document.record.warnings {
-            tracing::warn!("{uri}: read in part: {warning}");
-            kept.push(Warning {
-                uri: uri.clone(),
-                warning: warning.clone(),
-            });
-        }
+        kept.extend(document.record.warnings.iter().map(|warning| Warning {
+            uri: uri.clone(),
+            warning: warning.clone(),
+        }));
+    }
+}
+
+/// Logs what `record`'s document was read without, a line a warning (a batch run's and an
+/// upload's alike).
+pub fn log_read_in_part(record: &DocumentRecord) {
+    for warning in &record.warnings {
+        tracing::warn!("{}: read in part: {warning}", record.uri);
     }
 }
 

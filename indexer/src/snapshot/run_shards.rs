@@ -118,10 +118,10 @@ fn to_json<T: Serialize>(path: &str, value: &T) -> Result<Vec<u8>> {
     serde_json::to_vec_pretty(value).map_err(|e| IndexerError::snapshot(path, e))
 }
 
-/// `path`'s bytes, None when there is no such object.
-async fn get_if_there(root: &Location, path: &str) -> Result<Option<bytes::Bytes>> {
+/// The JSON record at `path`, None when there is no such object.
+async fn json_if_there<T: serde::de::DeserializeOwned>(root: &Location, path: &str) -> Result<Option<T>> {
     match get(root, path).await {
-        Ok(bytes) => Ok(Some(bytes)),
+        Ok(bytes) => from_json(path, &bytes).map(Some),
         Err(IndexerError::Store {
             cause: object_store::Error::NotFound { .. },
             ..
@@ -151,20 +151,12 @@ impl SnapshotWriter {
 
     /// Shard `shard`'s record of run `run_id`; None when that shard has not finished.
     pub async fn shard_record(&self, run_id: &str, shard: usize) -> Result<Option<ShardRecord>> {
-        let path = run_layout::shard_record(run_id, shard);
-        match get_if_there(self.root(), &path).await? {
-            Some(bytes) => from_json(&path, &bytes).map(Some),
-            None => Ok(None),
-        }
+        json_if_there(self.root(), &run_layout::shard_record(run_id, shard)).await
     }
 
     /// Shard `shard`'s run report of run `run_id`, as stored; None when there is none.
     pub async fn shard_report(&self, run_id: &str, shard: usize) -> Result<Option<serde_json::Value>> {
-        let path = run_layout::shard_report(run_id, shard);
-        match get_if_there(self.root(), &path).await? {
-            Some(bytes) => from_json(&path, &bytes).map(Some),
-            None => Ok(None),
-        }
+        json_if_there(self.root(), &run_layout::shard_report(run_id, shard)).await
     }
 
     /// Shard `shard`'s file table of run `run_id`.
@@ -176,11 +168,7 @@ impl SnapshotWriter {
 
     /// The mark of run `run_id`, once published.
     pub async fn published_run(&self, run_id: &str) -> Result<Option<PublishedRun>> {
-        let path = run_layout::published(run_id);
-        match get_if_there(self.root(), &path).await? {
-            Some(bytes) => from_json(&path, &bytes).map(Some),
-            None => Ok(None),
-        }
+        json_if_there(self.root(), &run_layout::published(run_id)).await
     }
 
     /// Marks run `run_id` published as `version`.

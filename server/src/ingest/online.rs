@@ -11,8 +11,8 @@ use quarry_indexer::chunk::{Chunker, TokenChunker};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::ParseError;
 use quarry_indexer::pipeline::{
-    add_layers, compact, embed_documents, parse_and_chunk_observed, publish_next_version, segments_to_merge,
-    ChunkSettings, ChunkedDoc, EmbeddedDoc, Failure, VersionChange,
+    add_layers, compact, embed_documents, log_read_in_part, parse_and_chunk_observed, publish_next_version,
+    segments_to_merge, ChunkSettings, ChunkedDoc, EmbeddedDoc, Failure, VersionChange,
 };
 use quarry_indexer::snapshot::{
     collect_garbage, ChunkerManifest, DocumentRecord, GcOptions, Manifest, SnapshotReader, SnapshotWriter,
@@ -187,11 +187,7 @@ pub fn process_file(
 /// What one file's `documents` were read without (their records keep it too): each warning
 /// logged, and listed for the file's record ([`crate::records::file_warnings_of`]).
 fn file_warnings(documents: &[ChunkedDoc]) -> Vec<String> {
-    for document in documents {
-        for warning in &document.record.warnings {
-            tracing::warn!("{}: read in part: {warning}", document.record.uri);
-        }
-    }
+    documents.iter().for_each(|d| log_read_in_part(&d.record));
     crate::records::file_warnings_of(documents.iter().map(|d| &d.record))
 }
 
