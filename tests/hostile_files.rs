@@ -20,9 +20,9 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 28] = [
-    "txt", "md", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+const FORMATS: [&str; 31] = [
+    "txt", "md", "rst", "adoc", "org", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt",
+    "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -496,6 +496,9 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
     match format {
         "txt" => format!("{text}\n\n{more}\n").into_bytes(),
         "md" => format!("# Notes\n\n## Part\n\n{text}\n\n| a | b |\n|---|---|\n| {more} | 2 |\n").into_bytes(),
+        "rst" => format!("Notes\n=====\n\n{text}\n\n.. note:: {more}\n\n=====  =====\na      b\n=====  =====\n").into_bytes(),
+        "adoc" => format!("= Notes\n:part: Part\n\n== {{part}}\n\n{text}\n\n|===\n|a |b\n|{more} |2\n|===\n").into_bytes(),
+        "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
         "json" => serde_json::json!({"title": "entry", "text": text, "notes": [more]}).to_string().into_bytes(),
         "jsonl" => format!("{}\n{}\n", serde_json::json!({"_id": "a", "text": text}), serde_json::json!({"_id": "b", "text": more})).into_bytes(),
@@ -538,6 +541,23 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         // Quotes in quotes, or an HTML block's elements (read by html5ever, in a worker).
         "md" if depth.is_multiple_of(2) => format!("{}deep quote\n", "> ".repeat(depth)).into_bytes(),
         "md" => format!("# Deep\n\n<div>\n{}deep\n", "<div>".repeat(depth)).into_bytes(),
+        // Directives in directives, delimited blocks in blocks, quotes in quotes.
+        "rst" => (0..depth)
+            .map(|d| format!("{}.. note::\n", " ".repeat(d)))
+            .chain([format!("{}deep\n", " ".repeat(depth))])
+            .collect::<String>()
+            .into_bytes(),
+        "adoc" => format!(
+            "{}deep\n",
+            ["====\n", "****\n", "____\n"]
+                .iter()
+                .cycle()
+                .take(depth)
+                .copied()
+                .collect::<String>()
+        )
+        .into_bytes(),
+        "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
         "pdf" => pdf(
             "deep",
             &[
@@ -620,7 +640,9 @@ fn hostile(format: &str, rng: &mut Rng) -> Vec<u8> {
         10 => bytes = format!("{}\n", text.repeat(500)).into_bytes(),
         // A CSV header or JSON key 100 KB long; for binary formats, their bytes doubled.
         _ => match format {
-            "csv" | "tsv" | "txt" | "md" => bytes = format!("{}\nvalue\n", "column,".repeat(15_000)).into_bytes(),
+            "csv" | "tsv" | "txt" | "md" | "rst" | "adoc" | "org" => {
+                bytes = format!("{}\nvalue\n", "column,".repeat(15_000)).into_bytes()
+            }
             "json" | "jsonl" => bytes = format!("{{\"{}\": 1}}\n", "k".repeat(100_000)).into_bytes(),
             _ => bytes = bytes.repeat(2),
         },

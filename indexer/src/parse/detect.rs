@@ -7,6 +7,11 @@ use super::ParseError;
 pub enum Format {
     Text,
     Markdown,
+    /// reStructuredText.
+    Rst,
+    AsciiDoc,
+    /// Emacs Org mode.
+    Org,
     Html,
     Json,
     Jsonl,
@@ -42,6 +47,9 @@ impl Format {
         match self {
             Self::Text => "text",
             Self::Markdown => "Markdown",
+            Self::Rst => "reStructuredText",
+            Self::AsciiDoc => "AsciiDoc",
+            Self::Org => "Org",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -100,7 +108,10 @@ impl Format {
 
 fn by_extension(ext: &str) -> Option<Format> {
     Some(match ext {
-        "txt" | "text" | "log" | "rst" => Format::Text,
+        "txt" | "text" | "log" => Format::Text,
+        "rst" | "rest" => Format::Rst,
+        "adoc" | "asciidoc" => Format::AsciiDoc,
+        "org" => Format::Org,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,

@@ -3,6 +3,7 @@
 //! [`ParseError`] a user can act on.
 
 mod archive;
+mod asciidoc;
 mod chart;
 mod compound_file;
 mod compressed;
@@ -27,6 +28,7 @@ mod json;
 mod legacy_encoding;
 mod list_number;
 mod markdown;
+mod markup_body;
 mod mbox;
 mod message_body;
 mod msg;
@@ -36,6 +38,7 @@ mod odt;
 mod odt_lists;
 mod ooxml;
 mod opendocument;
+mod org;
 mod outline_body;
 mod pdf;
 mod pdf_fonts;
@@ -45,6 +48,7 @@ mod pdf_text;
 mod ppt;
 mod pptx;
 mod property_set;
+mod rst;
 mod rtf;
 mod seven_zip;
 mod slides;
@@ -122,6 +126,9 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
     match format {
         Format::Text => text::parse(raw),
         Format::Markdown => markdown::parse(raw),
+        Format::Rst => rst::parse(raw),
+        Format::AsciiDoc => asciidoc::parse(raw),
+        Format::Org => org::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

@@ -43,6 +43,9 @@ fn content_type(file_name: &str) -> &'static str {
     {
         Some("pdf") => "application/pdf",
         Some("md" | "markdown") => "text/markdown",
+        Some("rst" | "rest") => "text/x-rst",
+        Some("adoc" | "asciidoc") => "text/asciidoc",
+        Some("org") => "text/x-org",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
