@@ -101,8 +101,9 @@ struct Reader<'a> {
     auto_numbers: Vec<(usize, u64)>,
     /// The indentation of the paragraph being read.
     paragraph_indent: usize,
-    /// Whether the paragraph being read is a list item or field (a marker on the next line starts
-    /// the next one).
+    /// Whether the paragraph being read is a list item, a field, a footnote or a directive's
+    /// argument, whose text may go on in lines indented more (and a marker on the next line
+    /// starts the next item).
     in_item: bool,
     /// Whether the paragraph being read ends with `::`.
     ends_with_literal_marker: bool,
@@ -151,6 +152,11 @@ impl Reader<'_> {
             if indent > after && !self.body.in_paragraph() {
                 return self.literal_block(i, after);
             }
+        }
+        // A line indented under a paragraph's line (not an item's, whose text goes on indented)
+        // starts that line's definition (a definition list's term is a line of its own).
+        if self.body.in_paragraph() && !self.in_item && indent > self.paragraph_indent {
+            self.end_paragraph();
         }
         if !self.body.in_paragraph() {
             if let Some(next) = self.section_title(i) {
@@ -284,7 +290,7 @@ impl Reader<'_> {
         // A footnote or citation: its text is the page's.
         if let Some((label, text)) = marker.strip_prefix('[').and_then(|m| m.split_once(']')) {
             if !label.is_empty() && !label.contains(char::is_whitespace) {
-                self.start_paragraph(indent, text, false);
+                self.start_paragraph(indent, text, true);
                 return i + 1;
             }
         }
@@ -306,7 +312,11 @@ impl Reader<'_> {
         match name.as_str() {
             _ if LITERAL.contains(&name.as_str()) => {
                 let end = self.extent(body, indent);
-                let text = literal_text(&self.lines[body..end]);
+                let mut text = literal_text(&self.lines[body..end]);
+                if name == "parsed-literal" {
+                    // Laid out as written, its inline markup read as a paragraph's is.
+                    text = inline(&text, &self.substitutions);
+                }
                 self.body.push(text, ContentType::Text);
                 end
             }
@@ -349,7 +359,7 @@ impl Reader<'_> {
                     true => {
                         self.label = Some(label);
                         if !text.is_empty() {
-                            self.start_paragraph(indent, text, false);
+                            self.start_paragraph(indent, text, true);
                         }
                     }
                     false => self.body.push(format!("{label}."), ContentType::Text),
@@ -358,7 +368,7 @@ impl Reader<'_> {
             }
             _ => {
                 if !argument.is_empty() {
-                    self.start_paragraph(indent, argument, false);
+                    self.start_paragraph(indent, argument, true);
                 }
                 body
             }
@@ -894,6 +904,10 @@ Fees
    def fee(length):
        return 12 * length
 
+.. parsed-literal::
+
+   moor(`BERTH`_ <n>, :ref:`LINES <lines>`)
+
 .. toctree::
    :maxdepth: 1
 
@@ -940,6 +954,7 @@ Mooring
                 "Fees",
                 "Note: Fees are paid\nat the office.",
                 "def fee(length):\n    return 12 * length",
+                "moor(BERTH <n>, LINES)",
                 "Example:",
                 "moor --berth 4",
                 "Mooring",
@@ -1036,6 +1051,12 @@ South  9 €
                 "See also: The guide.",
                 "Last.",
             ]
+        );
+        // A definition list's term, then its definition starting with a version note.
+        let text = "``IS_64BIT``\n  .. versionadded:: 3.10\n\n  One if the processor is 64-bit.\n";
+        assert_eq!(
+            texts(&blocks_of(text)),
+            ["IS_64BIT", "New in version 3.10.", "One if the processor is 64-bit."]
         );
         // Directives nested deep are read in time linear in the file.
         let deep: String = (0..3_000)
