@@ -20,9 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 31] = [
-    "txt", "md", "rst", "adoc", "org", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt",
-    "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+const FORMATS: [&str; 32] = [
+    "txt", "md", "rst", "adoc", "org", "ipynb", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx",
+    "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2",
+    "7z",
 ];
 
 // The suite must give the same files every run.
@@ -498,6 +499,10 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "md" => format!("# Notes\n\n## Part\n\n{text}\n\n| a | b |\n|---|---|\n| {more} | 2 |\n").into_bytes(),
         "rst" => format!("Notes\n=====\n\n{text}\n\n.. note:: {more}\n\n=====  =====\na      b\n=====  =====\n").into_bytes(),
         "adoc" => format!("= Notes\n:part: Part\n\n== {{part}}\n\n{text}\n\n|===\n|a |b\n|{more} |2\n|===\n").into_bytes(),
+        "ipynb" => serde_json::json!({"nbformat": 4, "cells": [
+            {"cell_type": "markdown", "source": ["# Notes\n", "\n", text]},
+            {"cell_type": "code", "source": "print(1)", "outputs": [{"output_type": "stream", "text": more}]}
+        ]}).to_string().into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
         "json" => serde_json::json!({"title": "entry", "text": text, "notes": [more]}).to_string().into_bytes(),
@@ -538,6 +543,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         )
         .into_bytes(),
         "json" | "jsonl" => format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes(),
+        // A Markdown cell's HTML block nested deep (read by html5ever, in a worker).
+        "ipynb" => serde_json::json!({"cells": [{"cell_type": "markdown", "source": format!("<div>\n{}deep", "<div>".repeat(depth))}]}).to_string().into_bytes(),
         // Quotes in quotes, or an HTML block's elements (read by html5ever, in a worker).
         "md" if depth.is_multiple_of(2) => format!("{}deep quote\n", "> ".repeat(depth)).into_bytes(),
         "md" => format!("# Deep\n\n<div>\n{}deep\n", "<div>".repeat(depth)).into_bytes(),
@@ -643,7 +650,7 @@ fn hostile(format: &str, rng: &mut Rng) -> Vec<u8> {
             "csv" | "tsv" | "txt" | "md" | "rst" | "adoc" | "org" => {
                 bytes = format!("{}\nvalue\n", "column,".repeat(15_000)).into_bytes()
             }
-            "json" | "jsonl" => bytes = format!("{{\"{}\": 1}}\n", "k".repeat(100_000)).into_bytes(),
+            "json" | "jsonl" | "ipynb" => bytes = format!("{{\"{}\": 1}}\n", "k".repeat(100_000)).into_bytes(),
             _ => bytes = bytes.repeat(2),
         },
     }

@@ -12,6 +12,8 @@ pub enum Format {
     AsciiDoc,
     /// Emacs Org mode.
     Org,
+    /// A Jupyter notebook.
+    Notebook,
     Html,
     Json,
     Jsonl,
@@ -50,6 +52,7 @@ impl Format {
             Self::Rst => "reStructuredText",
             Self::AsciiDoc => "AsciiDoc",
             Self::Org => "Org",
+            Self::Notebook => "Jupyter notebook",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -78,8 +81,8 @@ impl Format {
     }
 
     /// Whether the format is read by third-party parsers of nesting, compression and markup
-    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; Markdown, whose
-    /// HTML blocks html5ever reads; and messages' attachments, which may be any of those), which
+    /// a file controls (lopdf and pdf-extract, zip, html5ever, mail-parser; Markdown and
+    /// Jupyter notebooks' Markdown cells, whose HTML blocks html5ever reads; and messages' attachments, which may be any of those), which
     /// can overflow a stack, inflate a bomb or take time quadratic in a page's depth: those
     /// files are parsed in worker processes. The others are read by quarry's own code and
     /// parsers bounded by design (serde_json's depth limit of 128, csv), in memory and time
@@ -100,6 +103,7 @@ impl Format {
                 | Self::Epub
                 | Self::Html
                 | Self::Markdown
+                | Self::Notebook
                 | Self::Email
                 | Self::Msg
         )
@@ -112,6 +116,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "rst" | "rest" => Format::Rst,
         "adoc" | "asciidoc" => Format::AsciiDoc,
         "org" => Format::Org,
+        "ipynb" => Format::Notebook,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,

@@ -183,7 +183,12 @@ fn is_line_break(tag: &str) -> bool {
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
-    let (front_matter, body) = split_front_matter(&text);
+    Ok(Parsed::one(read_markdown(raw, &text)))
+}
+
+/// `text`, the Markdown of the file `raw` (or what it shows, as a notebook's), as a document.
+pub(super) fn read_markdown(raw: &RawDocument, text: &str) -> Document {
+    let (front_matter, body) = split_front_matter(text);
     let mut reader = Reader::default();
     for event in MdParser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
         reader.read(event);
@@ -206,7 +211,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     {
         document.metadata.insert(key, serde_json::Value::String(value));
     }
-    Ok(Parsed::one(document))
+    document
 }
 
 #[cfg(test)]

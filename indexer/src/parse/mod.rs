@@ -32,6 +32,7 @@ mod markup_body;
 mod mbox;
 mod message_body;
 mod msg;
+mod notebook;
 mod odp;
 mod ods;
 mod odt;
@@ -129,6 +130,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Rst => rst::parse(raw),
         Format::AsciiDoc => asciidoc::parse(raw),
         Format::Org => org::parse(raw),
+        Format::Notebook => notebook::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

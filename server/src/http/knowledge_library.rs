@@ -46,6 +46,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("rst" | "rest") => "text/x-rst",
         Some("adoc" | "asciidoc") => "text/asciidoc",
         Some("org") => "text/x-org",
+        Some("ipynb") => "application/x-ipynb+json",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
