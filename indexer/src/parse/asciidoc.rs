@@ -537,14 +537,11 @@ fn inline_macro(rest: &str) -> Option<(String, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{raw_for_test, AutoParser, Block, Parser};
+    use crate::parse::document_of;
+    use crate::parse::Block;
 
     fn blocks_of(text: &str) -> (String, Vec<Block>) {
-        let doc = AutoParser
-            .parse(&raw_for_test("guide.adoc", text.to_string()))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("guide.adoc", text.to_string());
         (doc.title, doc.blocks)
     }
 

@@ -41,26 +41,19 @@ pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseErr
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn rows_carry_the_header() {
-        let doc = AutoParser
-            .parse(&raw_for_test("prices.csv", "item,price\n\"gpu, big\",100\ncpu,5\n"))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("prices.csv", "item,price\n\"gpu, big\",100\ncpu,5\n");
         assert_eq!(doc.blocks.len(), 2);
         assert!(doc
             .blocks
             .iter()
             .all(|b| b.kind == ContentType::Table && b.header.as_deref() == Some("item, price")));
         assert_eq!(doc.blocks[0].text, "gpu, big, 100");
-        let tsv = AutoParser
-            .parse(&raw_for_test("t.tsv", "a\tb\n1\t2\n"))
-            .unwrap()
-            .documents
-            .remove(0);
+        let tsv = document_of("t.tsv", "a\tb\n1\t2\n");
         assert_eq!(tsv.blocks[0].text, "1\t2");
         assert_eq!(
             AutoParser.parse(&raw_for_test("h.csv", "only,header\n")).unwrap_err(),

@@ -198,16 +198,13 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
+    use crate::parse::document_of;
     use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     /// The document of a DOCX of `body` and `more` parts, as (text, heading path joined by
     /// " > ") a block.
     fn texts_and_paths(name: &str, body: &str, more: &[(String, String)]) -> (String, Vec<(String, String)>) {
-        let doc = AutoParser
-            .parse(&raw_for_test(name, docx_with(body, more)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of(name, docx_with(body, more));
         let blocks = doc
             .blocks
             .iter()
@@ -238,11 +235,7 @@ mod tests {
             table,
         ]
         .concat();
-        let doc = AutoParser
-            .parse(&raw_for_test("plan.docx", docx(&body)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("plan.docx", docx(&body));
         assert_eq!(doc.title, "Plan");
         assert_eq!(doc.blocks[1].text, "Buy GPUs & disks.");
         assert_eq!(doc.blocks[1].heading_path, ["Plan"]);
@@ -284,11 +277,7 @@ mod tests {
                 diagram_data(&["Draft", "Review"]),
             ),
         ];
-        let doc = AutoParser
-            .parse(&raw_for_test("p.docx", docx_with(&body, &more)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("p.docx", docx_with(&body, &more));
         let blocks: Vec<(&str, &[String])> = doc
             .blocks
             .iter()
@@ -399,11 +388,7 @@ mod tests {
             paragraph(None, "Then the ferry."),
         ]
         .concat();
-        let doc = AutoParser
-            .parse(&raw_for_test("harbour.docx", docx(&body)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("harbour.docx", docx(&body));
         assert_eq!(
             crate::parse::outline_of(&doc),
             [

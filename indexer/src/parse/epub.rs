@@ -218,6 +218,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::epub;
     use super::*;
+    use crate::parse::document_of;
     use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, Parser};
 
     #[test]
@@ -232,11 +233,7 @@ mod tests {
                 ),
             ],
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("zauberberg.epub", book))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("zauberberg.epub", book);
         assert_eq!(doc.title, "Der Zauberberg");
         assert_eq!(
             outline_of(&doc),
@@ -266,11 +263,7 @@ mod tests {
         let whole = AutoParser.parse(&raw_for_test("t.epub", book.clone())).unwrap();
         assert!(whole.documents[0].warnings.is_empty());
         let book = without_part(&book, "OEBPS/two.xhtml");
-        let doc = AutoParser
-            .parse(&raw_for_test("t.epub", book))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("t.epub", book);
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(texts, ["Tides turn."]);
         assert_eq!(
@@ -306,11 +299,7 @@ mod tests {
         );
         let fonts = encryption("http://www.idpf.org/2008/embedding", "OEBPS/fonts/serif.otf");
         let book = super::fixtures::epub_with("Open", &chapters, &[("META-INF/encryption.xml", &fonts)]);
-        let doc = AutoParser
-            .parse(&raw_for_test("open.epub", book))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("open.epub", book);
         assert_eq!(doc.blocks[0].text, "Chapter text.");
     }
 

@@ -296,7 +296,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{raw_for_test, AutoParser, ContentType, Parser};
+    use crate::parse::document_of;
+    use crate::parse::ContentType;
 
     #[test]
     fn visible_text_title_and_headings() {
@@ -304,11 +305,7 @@ mod tests {
             <body><script>var secret = 1;</script><h1>Overview</h1><p>Vectors are <b>fast</b>.</p>
             <div hidden>invisible text</div><h2>Tables</h2><table><tr><th>k</th><th>v</th></tr><tr><td>1</td><td>2</td></tr></table>
             <p>End.</p></body></html>"#;
-        let doc = AutoParser
-            .parse(&raw_for_test("page.html", page))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("page.html", page);
         assert_eq!(doc.title, "GPU Search");
         let all: String = doc
             .blocks
@@ -354,11 +351,7 @@ mod tests {
             </table>
             <section role=\"doc-endnotes\"><ol><li id=\"fn1\"><p>Subject to inspection.<a href=\"#fnref1\" role=\"doc-backlink\">\u{21a9}\u{fe0e}</a></p></li></ol></section>
             </body></html>";
-        let doc = AutoParser
-            .parse(&raw_for_test("notes.html", page))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("notes.html", page);
         let blocks: Vec<(&str, ContentType)> = doc.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
         assert_eq!(
             blocks,
@@ -379,11 +372,7 @@ mod tests {
     fn pages_nested_twenty_thousand_deep() {
         for open in ["<div>", "<b>", "<table><tr><td>", "<ul><li>"] {
             let page = format!("<html><body>{}deep text</body></html>", open.repeat(20_000));
-            let doc = AutoParser
-                .parse(&raw_for_test("deep.html", page))
-                .unwrap()
-                .documents
-                .remove(0);
+            let doc = document_of("deep.html", page);
             assert!(
                 doc.blocks.iter().any(|b| b.text.contains("deep text")),
                 "{open}: {:?}",
@@ -408,11 +397,7 @@ mod tests {
             <ol><li></li><li>second</li><li><ol start=\"5\"><li>nested first</li></ol></li></ol>\
             <table><tr><td><ol><li>cell one</li><li>cell two</li></ol></td></tr></table>\
             <p>after</p></body></html>";
-        let doc = AutoParser
-            .parse(&raw_for_test("steps.html", page))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("steps.html", page);
         let blocks: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(
             blocks,

@@ -166,6 +166,7 @@ pub(super) fn parse_jsonl(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use crate::parse::{raw_for_test, AutoParser, Parser};
 
     #[test]
@@ -198,14 +199,10 @@ mod tests {
 
     #[test]
     fn other_json_is_flattened() {
-        let doc = AutoParser
-            .parse(&raw_for_test(
-                "cfg.json",
-                r#"{"service": {"name": "quarry", "ports": [80, 443]}, "tags": ["ops"]}"#,
-            ))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of(
+            "cfg.json",
+            r#"{"service": {"name": "quarry", "ports": [80, 443]}, "tags": ["ops"]}"#,
+        );
         assert_eq!(
             doc.blocks[0].text,
             "service.name: quarry\nservice.ports[0]: 80\nservice.ports[1]: 443\ntags[0]: ops"

@@ -216,17 +216,14 @@ pub(super) fn read_markdown(raw: &RawDocument, text: &str) -> Document {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{raw_for_test, AutoParser, ContentType, Parser};
+    use crate::parse::document_of;
+    use crate::parse::ContentType;
 
     const DOC: &str = "---\ntitle: Guide\ntags: [gpu, search]\nowner: ops\n---\n# Intro\n\nFirst para.\n\n## Setup\n\nInstall it.\n\n- item one\n- item two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n# Usage\n\nRun it.\n";
 
     #[test]
     fn heading_paths_front_matter_and_tables() {
-        let doc = AutoParser
-            .parse(&raw_for_test("guide.md", DOC))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("guide.md", DOC);
         assert_eq!(doc.title, "Guide");
         assert_eq!(doc.tags, ["gpu", "search"]);
         assert_eq!(doc.metadata["owner"], "ops");
@@ -247,17 +244,9 @@ mod tests {
 
     #[test]
     fn title_falls_back_to_first_h1_then_file_stem() {
-        let doc = AutoParser
-            .parse(&raw_for_test("x/notes.md", "# Hello\n\ntext"))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("x/notes.md", "# Hello\n\ntext");
         assert_eq!(doc.title, "Hello");
-        let doc = AutoParser
-            .parse(&raw_for_test("x/notes.md", "just text"))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("x/notes.md", "just text");
         assert_eq!(doc.title, "notes");
     }
 
@@ -275,11 +264,7 @@ mod tests {
             1. First loose step.\n\n   Its second paragraph.\n\n2. Second loose step.\n\n\
             <details>\n<summary>Dredging</summary>\n\n\
             Every spring.\n\n</details>\n";
-        let doc = AutoParser
-            .parse(&raw_for_test("README.md", readme))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("README.md", readme);
         assert_eq!(doc.title, "Harbour");
         let blocks: Vec<(&str, Vec<&str>)> = doc
             .blocks

@@ -184,11 +184,20 @@ pub(crate) fn failures_of(parsed: &Parsed) -> Vec<(&str, &str)> {
         .collect()
 }
 
+/// The first (for most formats, the one) document a file named `name` parses into, for tests.
+#[cfg(test)]
+pub(crate) fn document_of(name: &str, bytes: impl Into<bytes::Bytes>) -> Document {
+    AutoParser
+        .parse(&raw_for_test(name, bytes))
+        .unwrap()
+        .documents
+        .remove(0)
+}
+
 /// The blocks' texts of the one document a file parses into, for tests to compare.
 #[cfg(test)]
 pub(crate) fn block_texts_of(name: &str, bytes: impl Into<bytes::Bytes>) -> Vec<String> {
-    let mut parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
-    parsed.documents.remove(0).blocks.into_iter().map(|b| b.text).collect()
+    document_of(name, bytes).blocks.into_iter().map(|b| b.text).collect()
 }
 
 /// A paged document's blocks as (text, page, heading path, kind), for tests to compare.

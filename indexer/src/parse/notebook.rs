@@ -167,6 +167,7 @@ fn push_section(page: &mut String, section: &str) {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use serde_json::json;
 
     use crate::parse::{raw_for_test, AutoParser, ContentType, Parser};
@@ -190,11 +191,7 @@ mod tests {
                 ]}
             ]
         });
-        let doc = AutoParser
-            .parse(&raw_for_test("fees.ipynb", notebook.to_string()))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("fees.ipynb", notebook.to_string());
         assert_eq!(doc.title, "Harbour fees");
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(
@@ -223,11 +220,7 @@ mod tests {
             {"cell_type": "heading", "level": 1, "source": ["Tides"]},
             {"cell_type": "code", "input": ["tide(6)"], "outputs": [{"output_type": "pyout", "text": ["'high'"]}]}
         ]}]});
-        let doc = AutoParser
-            .parse(&raw_for_test("tides.ipynb", notebook.to_string()))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("tides.ipynb", notebook.to_string());
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(texts, ["Tides", "tide(6)", "'high'"]);
         let error = |bytes: &str| {

@@ -157,6 +157,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use crate::parse::opendocument::fixtures::opendocument;
     use crate::parse::{paged_outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
@@ -190,11 +191,7 @@ mod tests {
             r#"<draw:page draw:name="page1">{first}</draw:page><draw:page draw:name="page2" presentation:visibility="hidden">{table}{}</draw:page>"#,
             frame("subtitle", &["Kosten je Quartal"])
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("deck.odp", opendocument("presentation", &body, None)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("deck.odp", opendocument("presentation", &body, None));
         assert_eq!(doc.title, "Roadmap 2027");
         assert_eq!(
             paged_outline_of(&doc),

@@ -250,6 +250,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use crate::parse::opendocument::fixtures::opendocument;
     use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
@@ -290,11 +291,7 @@ mod tests {
             "</table:table>".to_string(),
         ]
         .concat();
-        let doc = AutoParser
-            .parse(&raw_for_test("absatz.ods", ods(&body, None)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("absatz.ods", ods(&body, None));
         assert_eq!(
             outline_of(&doc)
                 .into_iter()
@@ -336,11 +333,7 @@ mod tests {
             format!("<table:table><table:table-row>{}</table:table-row></table:table>", cell("only row")),
         ]
         .concat();
-        let doc = AutoParser
-            .parse(&raw_for_test("staedte.ods", ods(&body, Some("Städte 2026"))))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("staedte.ods", ods(&body, Some("Städte 2026")));
         assert_eq!(doc.title, "Städte 2026");
         let blocks: Vec<(&str, Option<&str>, Vec<&str>)> = doc
             .blocks
@@ -387,11 +380,7 @@ mod tests {
             r#"<table:table table:name="S"><table:table-row><table:table-cell><table:table><table:table-row>{}</table:table-row></table:table><text:p>outer</text:p></table:table-cell></table:table-row></table:table>"#,
             cell("inner")
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("nested.ods", ods(&nested, None)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("nested.ods", ods(&nested, None));
         assert_eq!(doc.title, "nested");
         assert_eq!(doc.blocks.len(), 1);
         assert_eq!(doc.blocks[0].text, "outer");

@@ -100,6 +100,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::odt;
+    use crate::parse::document_of;
     use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
@@ -112,11 +113,7 @@ mod tests {
             r#"<table:table table:name="T"><table:table-row><table:table-cell><text:p>Posten</text:p></table:table-cell><table:table-cell><text:p>Euro</text:p></table:table-cell></table:table-row><table:table-row><table:table-cell><text:p>GPUs</text:p></table:table-cell><table:table-cell><text:p>64.000</text:p></table:table-cell></table:table-row></table:table>"#,
             r#"<text:list><text:list-item><text:p>Strom &amp; Kühlung</text:p></text:list-item></text:list>"#,
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("plan.odt", odt(body, Some("Haushaltsplan"))))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("plan.odt", odt(body, Some("Haushaltsplan")));
         assert_eq!(doc.title, "Haushaltsplan");
         assert_eq!(
             outline_of(&doc),
@@ -137,11 +134,7 @@ mod tests {
             ]
         );
         // Without meta.xml, the first heading names it.
-        let untitled = AutoParser
-            .parse(&raw_for_test("plan.odt", odt(body, None)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let untitled = document_of("plan.odt", odt(body, None));
         assert_eq!(untitled.title, "Haushalt 2026");
     }
 
@@ -170,11 +163,7 @@ mod tests {
             ),
         ]
         .concat();
-        let doc = AutoParser
-            .parse(&raw_for_test("harbour.odt", odt(&body, None)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("harbour.odt", odt(&body, None));
         assert_eq!(
             outline_of(&doc),
             [
@@ -208,11 +197,7 @@ mod tests {
             r#"<text:h text:outline-level="1">Anleger</text:h><text:p>Der Nordanleger öffnet im Frühjahr.</text:p>"#,
             r#"<text:alphabetical-index text:name="Stichwortverzeichnis1"><text:index-body><text:p>Anleger, 1</text:p></text:index-body></text:alphabetical-index>"#,
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("bericht.odt", odt(body, None)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("bericht.odt", odt(body, None));
         assert_eq!(
             outline_of(&doc),
             [
@@ -296,11 +281,7 @@ mod tests {
             ("styles.xml".to_string(), styles),
             ("content.xml".to_string(), content.clone()),
         ]);
-        let doc = AutoParser
-            .parse(&raw_for_test("tenancy.odt", file))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("tenancy.odt", file);
         let texts: Vec<(&str, String)> = doc
             .blocks
             .iter()
@@ -344,11 +325,7 @@ mod tests {
             ),
             ("content.xml".to_string(), content),
         ]);
-        let doc = AutoParser
-            .parse(&raw_for_test("tenancy.odt", damaged))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("tenancy.odt", damaged);
         assert_eq!(doc.blocks[0].text, "Scope");
         assert_eq!(doc.blocks[1].text, "1. Berths are leased yearly.");
         assert_eq!(doc.warnings.len(), 1, "{:?}", doc.warnings);

@@ -134,6 +134,7 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use crate::parse::ooxml::fixtures::package;
     use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
 
@@ -165,11 +166,7 @@ mod tests {
             manifest(plain_entry),
             r#"<office:document-content xmlns:office="o" xmlns:table="t" xmlns:text="x"><office:body><office:spreadsheet><table:table table:name="S"><table:table-row><table:table-cell><text:p>open</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>"#,
         );
-        let doc = AutoParser
-            .parse(&raw_for_test("budget.ods", open))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("budget.ods", open);
         assert_eq!(doc.blocks[0].text, "open");
     }
 }

@@ -345,7 +345,8 @@ fn inline(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{raw_for_test, AutoParser, Block, Parser};
+    use crate::parse::document_of;
+    use crate::parse::Block;
 
     const NOTES: &str = "\
 #+TITLE: Harbour Notes
@@ -391,11 +392,7 @@ Bow line first.
 
     #[test]
     fn headlines_keywords_blocks_tables_and_inline_markup() {
-        let doc = AutoParser
-            .parse(&raw_for_test("notes.org", NOTES.to_string()))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("notes.org", NOTES.to_string());
         assert_eq!(doc.title, "Harbour Notes");
         assert_eq!(doc.tags, ["harbour", "ops"]);
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
@@ -440,11 +437,7 @@ Bow line first.
     #[test]
     fn blocks_nested_deep_need_no_recursion() {
         let deep = "#+begin_quote\n".repeat(200_000) + "Deepest.\n" + &"#+end_quote\n".repeat(200_000);
-        let doc = AutoParser
-            .parse(&raw_for_test("deep.org", deep))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("deep.org", deep);
         assert_eq!(doc.blocks.len(), 1);
         assert_eq!(doc.blocks[0].text, "Deepest.");
     }

@@ -306,16 +306,13 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
+    use crate::parse::document_of;
     use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
 
     #[test]
     fn two_page_pdf_keeps_page_numbers() {
         let bytes = to_bytes(pdf_with_pages(&["Alpha page text", "Beta page text"]));
-        let doc = AutoParser
-            .parse(&raw_for_test("report.pdf", bytes))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("report.pdf", bytes);
         assert_eq!(doc.blocks.len(), 2, "{:?}", doc.blocks);
         assert_eq!(doc.blocks[0].page, Some(1));
         assert!(doc.blocks[0].text.contains("Alpha"), "{:?}", doc.blocks[0]);
@@ -343,11 +340,7 @@ mod tests {
                 PdfLine::new(11.0, "Terns dive for sand eels."),
             ],
         ]));
-        let doc = AutoParser
-            .parse(&raw_for_test("guide.pdf", bytes))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("guide.pdf", bytes);
         let path_of = |needle: &str| {
             let block = doc.blocks.iter().find(|b| b.text.contains(needle)).unwrap();
             (block.page.unwrap(), block.heading_path.clone())
@@ -381,11 +374,7 @@ mod tests {
             ],
         ]);
         let pdf = with_outline(pdf, &[(1, "Setup", 1), (2, "Install", 1), (1, "Usage", 2)]);
-        let doc = AutoParser
-            .parse(&raw_for_test("manual.pdf", to_bytes(pdf)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("manual.pdf", to_bytes(pdf));
         let path_of = |needle: &str| {
             doc.blocks
                 .iter()
@@ -457,11 +446,7 @@ mod tests {
             .and_then(lopdf::Object::as_dict_mut)
             .unwrap()
             .set("Contents", broken);
-        let doc = AutoParser
-            .parse(&raw_for_test("report.pdf", to_bytes(pdf)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("report.pdf", to_bytes(pdf));
         let pages: Vec<_> = doc.blocks.iter().map(|b| (b.page, b.text.as_str())).collect();
         assert_eq!(pages, [(Some(1), "Alpha page text"), (Some(3), "Gamma page text")]);
         assert_eq!(doc.warnings.len(), 1, "{:?}", doc.warnings);
@@ -473,11 +458,7 @@ mod tests {
         );
         // A whole PDF has no warnings.
         let bytes = to_bytes(pdf_with_pages(&["Alpha page text"]));
-        let doc = AutoParser
-            .parse(&raw_for_test("whole.pdf", bytes))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("whole.pdf", bytes);
         assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
     }
 
@@ -500,11 +481,7 @@ mod tests {
             .unwrap();
         font.set("ToUnicode", map);
         font.set("FontDescriptor", descriptor);
-        let doc = AutoParser
-            .parse(&raw_for_test("fonts.pdf", to_bytes(pdf)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("fonts.pdf", to_bytes(pdf));
         let pages: Vec<_> = doc.blocks.iter().map(|b| (b.page, b.text.as_str())).collect();
         assert_eq!(pages, [(Some(1), "Alpha page text"), (Some(2), "Beta page text")]);
         let told = |part: &str| format!("the {part} of font Helvetica could not be read (");

@@ -222,6 +222,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
+    use crate::parse::document_of;
     use crate::parse::{paged_outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
@@ -255,11 +256,7 @@ mod tests {
             ),
         ];
         // The second slide part is shown first.
-        let doc = AutoParser
-            .parse(&raw_for_test("deck.pptx", pptx(&slides, &[1, 0])))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("deck.pptx", pptx(&slides, &[1, 0]));
         assert_eq!(doc.title, "Roadmap 2025");
         assert_eq!(
             paged_outline_of(&doc),
@@ -286,11 +283,7 @@ mod tests {
     #[test]
     fn a_slide_listed_many_times_is_read_once() {
         let deck = pptx(&[(shape(None, &["once"]), None)], &[0, 0, 0]);
-        let doc = AutoParser
-            .parse(&raw_for_test("d.pptx", deck))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("d.pptx", deck);
         assert_eq!(doc.blocks.len(), 1);
         assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
     }
@@ -304,11 +297,7 @@ mod tests {
             (shape(None, &["third"]), None),
         ];
         let deck = without_part(&pptx(&slides, &[0, 1, 2]), "ppt/slides/slide2.xml");
-        let doc = AutoParser
-            .parse(&raw_for_test("d.pptx", deck))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("d.pptx", deck);
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert!(
             texts.iter().any(|t| t.contains("third")) && !texts.iter().any(|t| t.contains("lost")),
@@ -362,11 +351,7 @@ mod tests {
             ("ppt/charts/chart1.xml".to_string(), chart_xml(&["Q1", "Q2"])),
         ];
         let deck = pptx_with(&[(shapes, None)], &[0], &more);
-        let doc = AutoParser
-            .parse(&raw_for_test("d.pptx", deck))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("d.pptx", deck);
         let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(
             texts,

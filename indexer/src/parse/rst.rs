@@ -856,14 +856,10 @@ impl Finder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{raw_for_test, AutoParser, Parser};
+    use crate::parse::document_of;
 
     fn blocks_of(text: &str) -> Vec<(String, Vec<String>, ContentType)> {
-        let doc = AutoParser
-            .parse(&raw_for_test("guide.rst", text.to_string()))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("guide.rst", text.to_string());
         doc.blocks
             .into_iter()
             .map(|b| (b.text, b.heading_path, b.kind))
@@ -937,11 +933,7 @@ Mooring
 
     #[test]
     fn sections_paragraphs_directives_and_inline_markup() {
-        let doc = AutoParser
-            .parse(&raw_for_test("guide.rst", GUIDE))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("guide.rst", GUIDE);
         assert_eq!(doc.title, "Harbour Guide");
         let blocks = blocks_of(GUIDE);
         let path = |texts: &[&str]| texts.iter().map(|t| t.to_string()).collect::<Vec<_>>();

@@ -592,15 +592,12 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<Block>), ParseError> {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::document_of;
     use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, Document, ParseError, Parser};
 
     /// The one document of an RTF file of these bytes.
     fn document(bytes: impl Into<Vec<u8>>) -> Document {
-        AutoParser
-            .parse(&raw_for_test("letter.rtf", bytes.into()))
-            .unwrap()
-            .documents
-            .remove(0)
+        document_of("letter.rtf", bytes.into())
     }
 
     fn texts(rtf: &str) -> (String, Vec<String>) {

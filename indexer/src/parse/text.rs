@@ -100,6 +100,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::document_of;
     use crate::parse::{raw_for_test, AutoParser, Parser};
 
     #[test]
@@ -174,11 +175,7 @@ mod tests {
         assert_eq!(decode_text(&le).unwrap(), text);
         assert_eq!(decode_text(&be).unwrap(), text);
         // Under any extension, not refused as binary.
-        let doc = AutoParser
-            .parse(&raw_for_test("notes.log", le))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("notes.log", le);
         assert_eq!(doc.blocks[0].text, text);
         // Bytes with a NUL here and there are still binary.
         assert!(matches!(

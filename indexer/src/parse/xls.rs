@@ -450,17 +450,14 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 mod tests {
     use super::super::compound_file::fixtures::{with_text, PARTS_XLS, XLWT_XLS};
     use super::*;
+    use crate::parse::document_of;
     use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     /// A table block's text, heading path and header.
     type Row = (String, Vec<String>, Option<String>);
 
     fn read(name: &str, bytes: Vec<u8>) -> (String, Vec<Row>) {
-        let doc = AutoParser
-            .parse(&raw_for_test(name, bytes))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of(name, bytes);
         assert!(doc.blocks.iter().all(|b| b.kind == ContentType::Table));
         let rows = doc
             .blocks

@@ -371,6 +371,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
+    use crate::parse::document_of;
     use crate::parse::ooxml::fixtures::package;
     use crate::parse::spreadsheet::MAX_PADDED_COLUMNS;
     use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, Parser};
@@ -394,14 +395,7 @@ mod tests {
         .concat();
         // An inline string's phonetic guide is left out too.
         let notes = r#"<row r="2"><c r="B2" t="inlineStr"><is><r><t>one line only</t></r><rPh sb="0" eb="3"><t>ワンライン</t></rPh></is></c></row>"#.to_string();
-        let doc = AutoParser
-            .parse(&raw_for_test(
-                "cities.xlsx",
-                xlsx(&[("Cities", cities), ("Notes", notes)], &shared),
-            ))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("cities.xlsx", xlsx(&[("Cities", cities), ("Notes", notes)], &shared));
         assert_eq!(doc.title, "cities");
         let blocks: Vec<(&str, Option<&str>, &[String])> = doc
             .blocks
@@ -482,11 +476,7 @@ mod tests {
             r#"<row r="1"><c r="A1" t="inlineStr"><is><t>due</t></is></c><c r="B1" s="1"><v>46327</v></c></row>"#;
         let sheets = [("Dues", dated.to_string()), ("Gone", String::new())];
         let parts = xlsx_parts(&sheets, &[]);
-        let doc = AutoParser
-            .parse(&raw_for_test("dues.xlsx", package(&parts)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("dues.xlsx", package(&parts));
         assert!(doc.blocks[0].text.contains("2026-11-01"), "{:?}", doc.blocks);
         assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
         // The styles part cut off before its cell styles, the second sheet's part not there.
@@ -498,11 +488,7 @@ mod tests {
                 false => (name, text),
             })
             .collect();
-        let doc = AutoParser
-            .parse(&raw_for_test("dues.xlsx", package(&damaged)))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("dues.xlsx", package(&damaged));
         let text = &doc.blocks[0].text;
         assert!(text.contains("46327") && !text.contains("2026"), "{text}");
         assert_eq!(doc.warnings.len(), 2, "{:?}", doc.warnings);
@@ -521,11 +507,7 @@ mod tests {
     #[test]
     fn a_far_column_is_not_padded_and_a_bad_shared_string_is_corrupt() {
         let far = r#"<row r="1"><c r="A1" t="inlineStr"><is><t>left</t></is></c><c r="XFD1" t="inlineStr"><is><t>far right</t></is></c></row>"#;
-        let doc = AutoParser
-            .parse(&raw_for_test("wide.xlsx", xlsx(&[("S", far.to_string())], &[])))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("wide.xlsx", xlsx(&[("S", far.to_string())], &[]));
         assert_eq!(doc.blocks[0].text.matches(", ").count(), MAX_PADDED_COLUMNS);
         assert!(doc.blocks[0].text.ends_with("far right"));
         let bad = r#"<row r="1"><c r="A1" t="s"><v>7</v></c></row>"#;
@@ -560,11 +542,7 @@ mod tests {
             ("xl/charts/chart1.xml".to_string(), chart_xml(&["Q1"])),
         ];
         let book = xlsx_with(&[("Spend", rows.to_string())], &[], &more);
-        let doc = AutoParser
-            .parse(&raw_for_test("spend.xlsx", book))
-            .unwrap()
-            .documents
-            .remove(0);
+        let doc = document_of("spend.xlsx", book);
         let blocks: Vec<(&str, ContentType)> = doc.blocks.iter().map(|b| (b.text.as_str(), b.kind)).collect();
         assert_eq!(
             blocks,
