@@ -190,7 +190,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 pub(super) fn read_markdown(raw: &RawDocument, text: &str) -> Document {
     let (front_matter, body) = split_front_matter(text);
     let mut reader = Reader::default();
-    for event in MdParser::new_ext(body, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH) {
+    // Footnotes: a reference's mark is left out (as every format's note marks are), a
+    // definition's text is read where it is written. A task list's checkbox is left out.
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_FOOTNOTES | Options::ENABLE_TASKLISTS;
+    for event in MdParser::new_ext(body, options) {
         reader.read(event);
     }
     reader.flush(ContentType::Text);
@@ -254,6 +258,23 @@ mod tests {
     /// title), a centred logo and title in HTML, inline tags,
     /// a list whose items are all written `1.` starting at 3, a nested list, a loose list,
     /// a `<details>` block around Markdown.
+    #[test]
+    fn footnote_marks_and_task_boxes_are_left_out() {
+        let texts = crate::parse::block_texts_of(
+            "notes.md",
+            "Moor at berth four[^berth].\n\n- [x] Check the nets.\n- [ ] Call the office.\n\n[^berth]: The north quay.\n",
+        );
+        assert_eq!(
+            texts,
+            [
+                "Moor at berth four.",
+                "Check the nets.",
+                "Call the office.",
+                "The north quay."
+            ]
+        );
+    }
+
     #[test]
     fn ordered_lists_are_numbered_and_html_is_read_for_its_text() {
         let readme = "<h1><img src=\"banner.png\"></h1>\n\n<p align=\"center\">\n  <img src=\"logo.png\" alt=\"logo\" width=\"200\">\n</p>\n<h1 align=\"center\">Harbour</h1>\n\n\
