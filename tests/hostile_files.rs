@@ -20,10 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 32] = [
-    "txt", "md", "rst", "adoc", "org", "ipynb", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx",
-    "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2",
-    "7z",
+const FORMATS: [&str; 33] = [
+    "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx",
+    "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz",
+    "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -503,6 +503,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
             {"cell_type": "markdown", "source": ["# Notes\n", "\n", text]},
             {"cell_type": "code", "source": "print(1)", "outputs": [{"output_type": "stream", "text": more}]}
         ]}).to_string().into_bytes(),
+        "tex" => format!("\\documentclass{{article}}\n\\title{{Notes}}\n\\begin{{document}}\n\\section{{Part}}\n{text}\\footnote{{{more}}}\n\n\\begin{{tabular}}{{ll}}\na & b \\\\\n\\end{{tabular}}\n\\end{{document}}\n").into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
         "json" => serde_json::json!({"title": "entry", "text": text, "notes": [more]}).to_string().into_bytes(),
@@ -565,6 +566,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         )
         .into_bytes(),
         "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
+        // Groups in groups, notes in notes.
+        "tex" => format!("{}deep{}", ["{", "\\footnote{", "\\section{"][depth % 3].repeat(depth), "}".repeat(depth)).into_bytes(),
         "pdf" => pdf(
             "deep",
             &[

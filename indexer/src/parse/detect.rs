@@ -14,6 +14,8 @@ pub enum Format {
     Org,
     /// A Jupyter notebook.
     Notebook,
+    /// LaTeX source.
+    Latex,
     Html,
     Json,
     Jsonl,
@@ -53,6 +55,7 @@ impl Format {
             Self::AsciiDoc => "AsciiDoc",
             Self::Org => "Org",
             Self::Notebook => "Jupyter notebook",
+            Self::Latex => "LaTeX",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -117,6 +120,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "adoc" | "asciidoc" => Format::AsciiDoc,
         "org" => Format::Org,
         "ipynb" => Format::Notebook,
+        "tex" | "latex" | "ltx" => Format::Latex,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -303,6 +307,16 @@ mod tests {
     #[test]
     fn extension_wins_then_sniffing() {
         assert_eq!(detect_format("a/b.MD", b"x").unwrap(), Format::Markdown);
+        let by_name = [
+            ("guide.rst", Format::Rst),
+            ("guide.adoc", Format::AsciiDoc),
+            ("notes.org", Format::Org),
+            ("fees.ipynb", Format::Notebook),
+            ("paper.tex", Format::Latex),
+        ];
+        for (name, format) in by_name {
+            assert_eq!(detect_format(name, b"{\"cells\": []}").unwrap(), format, "{name}");
+        }
         assert_eq!(detect_format("report", b"%PDF-1.7 ...").unwrap(), Format::Pdf);
         assert_eq!(detect_format("page", b"  <!DOCTYPE html><html>").unwrap(), Format::Html);
         assert_eq!(

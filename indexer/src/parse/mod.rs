@@ -25,6 +25,7 @@ mod html;
 mod html_lists;
 mod isolated;
 mod json;
+mod latex;
 mod legacy_encoding;
 mod list_number;
 mod markdown;
@@ -131,6 +132,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::AsciiDoc => asciidoc::parse(raw),
         Format::Org => org::parse(raw),
         Format::Notebook => notebook::parse(raw),
+        Format::Latex => latex::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

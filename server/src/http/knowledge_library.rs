@@ -47,6 +47,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("adoc" | "asciidoc") => "text/asciidoc",
         Some("org") => "text/x-org",
         Some("ipynb") => "application/x-ipynb+json",
+        Some("tex" | "latex" | "ltx") => "application/x-tex",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
