@@ -537,8 +537,7 @@ fn inline_macro(rest: &str) -> Option<(String, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::document_of;
-    use crate::parse::Block;
+    use crate::parse::{document_of, Block};
 
     fn blocks_of(text: &str) -> (String, Vec<Block>) {
         let doc = document_of("guide.adoc", text.to_string());

@@ -41,8 +41,7 @@ pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseErr
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{document_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn rows_carry_the_header() {

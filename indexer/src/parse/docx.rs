@@ -198,8 +198,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
-    use crate::parse::document_of;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{document_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     /// The document of a DOCX of `body` and `more` parts, as (text, heading path joined by
     /// " > ") a block.

@@ -218,8 +218,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::epub;
     use super::*;
-    use crate::parse::document_of;
-    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, Parser};
+    use crate::parse::{document_of, outline_of, raw_for_test, AutoParser, ContentType, Parser};
 
     #[test]
     fn chapters_in_reading_order_with_their_headings() {

@@ -2,7 +2,7 @@
 
 /// The formats quarry parses, for the messages of the files it cannot.
 pub const SUPPORTED_FORMATS: &str =
-    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS and PPT (Word, Excel and PowerPoint 97-2003), ODT, ODS, ODP, EPUB, RTF, EML, MBOX and MSG (e-mail, mailboxes, Outlook), HTML, Markdown, reStructuredText, AsciiDoc, Org, Jupyter notebooks (.ipynb), LaTeX (.tex), CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252), ZIP, 7z and tar archives (.zip, .7z, .tar, .tar.gz, .tgz, .tar.zst, .tar.bz2, .tar.xz) of any of these, and any of these compressed whole (.gz, .zst, .bz2, .xz)";
+    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS and PPT (Office 97-2003), ODT, ODS, ODP, EPUB, RTF, EML, MBOX and MSG (e-mail), HTML, Markdown, reStructuredText, AsciiDoc, Org, LaTeX, Jupyter notebooks, CSV, TSV, JSON, JSONL and text (.txt, or any other extension whose bytes are text: UTF-8, UTF-16, or a legacy encoding such as Shift_JIS, GBK or Windows-1252), ZIP, 7z and tar archives (.zip, .7z, .tar, .tar.gz, .tgz, .tar.zst, .tar.bz2, .tar.xz) of any of these, and any of these compressed whole (.gz, .zst, .bz2, .xz)";
 
 /// `500000` as `500k tokens`, as seed 004 writes its limit.
 fn token_count(tokens: usize) -> String {
@@ -89,6 +89,16 @@ impl ParseError {
 #[cfg(test)]
 mod seed_message_tests {
     use super::*;
+
+    #[test]
+    fn a_binary_files_message_with_the_formats_list_is_reported_whole() {
+        // A run report and an upload's record cut a reason at 600 characters: the list of
+        // formats must leave room for the file's kind.
+        for kind in ["PNG image", "OLE compound file", "ELF executable"] {
+            let message = ParseError::Binary(kind.into()).to_string();
+            assert!(message.chars().count() < 600, "{} characters", message.chars().count());
+        }
+    }
 
     #[test]
     fn messages_are_seed_004s_and_the_detail_stays_apart() {

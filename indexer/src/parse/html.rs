@@ -296,8 +296,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::ContentType;
+    use crate::parse::{document_of, ContentType};
 
     #[test]
     fn visible_text_title_and_headings() {

@@ -166,8 +166,7 @@ pub(super) fn parse_jsonl(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::{raw_for_test, AutoParser, Parser};
+    use crate::parse::{document_of, raw_for_test, AutoParser, Parser};
 
     #[test]
     fn beir_lines_become_documents_and_bad_lines_fail_alone() {

@@ -108,24 +108,37 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
 }
 
-/// The text with `%` comments taken off each line (`\%` is a percent sign).
+/// The text with `%` comments taken off (`\%` is a percent sign), as TeX reads them: a comment
+/// takes the end of its line with it, so the next line goes on the same line (its leading
+/// spaces skipped), and a line that is only a comment does not end a paragraph.
 fn without_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut joined = false;
     for line in text.lines() {
+        let line = match joined {
+            true => line.trim_start(),
+            false => line,
+        };
         let mut escaped = false;
-        let mut end = line.len();
+        let mut comment = None;
         for (i, c) in line.char_indices() {
             match c {
                 '%' if !escaped => {
-                    end = i;
+                    comment = Some(i);
                     break;
                 }
                 '\\' => escaped = !escaped,
                 _ => escaped = false,
             }
         }
-        out.push_str(line[..end].trim_end());
-        out.push('\n');
+        match comment {
+            Some(at) => out.push_str(&line[..at]),
+            None => {
+                out.push_str(line.trim_end());
+                out.push('\n');
+            }
+        }
+        joined = comment.is_some();
     }
     out
 }
@@ -565,7 +578,8 @@ mod tests {
 \section{Berths}\label{sec:berths}
 \moduleauthor{Ada}{ada@example.org}
 The harbour keeps \emph{twelve} berths~\cite{port2026}; see Table~\ref{tab:fees}
-and \href{https://example.org}{the port site}.% a comment
+and \href{https://example.org}{the port site}.
+% A comment line, which does not end the paragraph.
 Fees rose by 5\% in 2025 --- as the caf\'e's owner said, ``too much''.\footnote{Paid at the office.}
 
 \subsection*{Fees}
@@ -626,5 +640,7 @@ moor --berth 4
         let notes = format!("{}note{}", "\\footnote{".repeat(100_000), "}".repeat(100_000));
         let read = &document_of("notes.tex", notes).blocks[0].text;
         assert!(read == "note", "{}", &read[..read.len().min(80)]);
+        // A comment takes its line's end with it.
+        assert_eq!(without_comments("foot%\n   note 5\\% off\n"), "footnote 5\\% off\n");
     }
 }

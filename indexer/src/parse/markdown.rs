@@ -220,8 +220,7 @@ pub(super) fn read_markdown(raw: &RawDocument, text: &str) -> Document {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::ContentType;
+    use crate::parse::{document_of, ContentType};
 
     const DOC: &str = "---\ntitle: Guide\ntags: [gpu, search]\nowner: ops\n---\n# Intro\n\nFirst para.\n\n## Setup\n\nInstall it.\n\n- item one\n- item two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n# Usage\n\nRun it.\n";
 
@@ -254,10 +253,6 @@ mod tests {
         assert_eq!(doc.title, "notes");
     }
 
-    /// A README as such files are written: a banner heading holding only a picture (not the
-    /// title), a centred logo and title in HTML, inline tags,
-    /// a list whose items are all written `1.` starting at 3, a nested list, a loose list,
-    /// a `<details>` block around Markdown.
     #[test]
     fn footnote_marks_and_task_boxes_are_left_out() {
         let texts = crate::parse::block_texts_of(
@@ -275,6 +270,10 @@ mod tests {
         );
     }
 
+    /// A README as such files are written: a banner heading holding only a picture (not the
+    /// title), a centred logo and title in HTML, inline tags,
+    /// a list whose items are all written `1.` starting at 3, a nested list, a loose list,
+    /// a `<details>` block around Markdown.
     #[test]
     fn ordered_lists_are_numbered_and_html_is_read_for_its_text() {
         let readme = "<h1><img src=\"banner.png\"></h1>\n\n<p align=\"center\">\n  <img src=\"logo.png\" alt=\"logo\" width=\"200\">\n</p>\n<h1 align=\"center\">Harbour</h1>\n\n\

@@ -157,8 +157,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::opendocument::fixtures::opendocument;
+    use crate::parse::{document_of, opendocument::fixtures::opendocument};
     use crate::parse::{paged_outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     /// A frame of presentation class `class` (none if empty) holding `paragraphs` in a text box.

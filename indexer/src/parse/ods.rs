@@ -250,8 +250,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::opendocument::fixtures::opendocument;
+    use crate::parse::{document_of, opendocument::fixtures::opendocument};
     use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     fn cell(text: &str) -> String {

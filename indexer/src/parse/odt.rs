@@ -100,8 +100,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::odt;
-    use crate::parse::document_of;
-    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{document_of, outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn headings_paragraphs_tables_and_what_is_left_out() {

@@ -134,8 +134,7 @@ pub(crate) mod fixtures {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::ooxml::fixtures::package;
+    use crate::parse::{document_of, ooxml::fixtures::package};
     use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
 
     #[test]

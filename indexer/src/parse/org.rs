@@ -345,8 +345,7 @@ fn inline(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::document_of;
-    use crate::parse::Block;
+    use crate::parse::{document_of, Block};
 
     const NOTES: &str = "\
 #+TITLE: Harbour Notes

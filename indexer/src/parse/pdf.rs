@@ -306,8 +306,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
-    use crate::parse::document_of;
-    use crate::parse::{raw_for_test, AutoParser, ParseError, Parser};
+    use crate::parse::{document_of, raw_for_test, AutoParser, ParseError, Parser};
 
     #[test]
     fn two_page_pdf_keeps_page_numbers() {

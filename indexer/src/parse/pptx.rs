@@ -222,8 +222,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;
-    use crate::parse::document_of;
-    use crate::parse::{paged_outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{document_of, paged_outline_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn slides_in_the_presentations_order_with_titles_tables_and_notes() {

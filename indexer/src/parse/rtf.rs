@@ -592,8 +592,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<(String, Vec<Block>), ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::document_of;
-    use crate::parse::{outline_of, raw_for_test, AutoParser, ContentType, Document, ParseError, Parser};
+    use crate::parse::{document_of, outline_of, raw_for_test, AutoParser, ContentType, Document, ParseError, Parser};
 
     /// The one document of an RTF file of these bytes.
     fn document(bytes: impl Into<Vec<u8>>) -> Document {

@@ -100,8 +100,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::document_of;
-    use crate::parse::{raw_for_test, AutoParser, Parser};
+    use crate::parse::{document_of, raw_for_test, AutoParser, Parser};
 
     #[test]
     fn bytes_that_are_not_utf8_are_read_in_their_encoding() {

@@ -450,8 +450,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 mod tests {
     use super::super::compound_file::fixtures::{with_text, PARTS_XLS, XLWT_XLS};
     use super::*;
-    use crate::parse::document_of;
-    use crate::parse::{raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{document_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
 
     /// A table block's text, heading path and header.
     type Row = (String, Vec<String>, Option<String>);

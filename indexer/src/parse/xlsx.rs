@@ -371,10 +371,9 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
-    use crate::parse::document_of;
-    use crate::parse::ooxml::fixtures::package;
     use crate::parse::spreadsheet::MAX_PADDED_COLUMNS;
     use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, Parser};
+    use crate::parse::{document_of, ooxml::fixtures::package};
 
     #[test]
     fn sheets_rows_under_their_header_with_cells_in_their_columns() {
