@@ -443,14 +443,6 @@ fn inline(text: &str, attributes: &HashMap<String, String>) -> String {
                 continue;
             }
         }
-        // `+text+` inside backticks: monospace text passed through as written.
-        if rest.starts_with("`+") {
-            if let Some(p) = find_near(text, i + 2, "+`", 1024) {
-                out.push_str(&rest[2..2 + p]);
-                i += p + 4;
-                continue;
-            }
-        }
         if rest.starts_with('{') {
             if let Some(p) = find_near(text, i + 1, "}", 64) {
                 let name = &rest[1..1 + p];
@@ -465,33 +457,10 @@ fn inline(text: &str, attributes: &HashMap<String, String>) -> String {
                 }
             }
         }
-        if rest.starts_with("<<") {
-            if let Some(p) = find_near(text, i + 2, ">>", 256) {
-                let inside = &rest[2..2 + p];
-                let shown = inside.split_once(',').map_or(inside, |(_, t)| t).trim();
-                out.push_str(shown);
-                i += p + 4;
-                continue;
-            }
-        }
-        if rest.starts_with("[[") {
-            if let Some(p) = find_near(text, i + 2, "]]", 256) {
-                i += p + 4;
-                continue;
-            }
-        }
-        if rest.starts_with("(((") {
-            if let Some(p) = find_near(text, i + 3, ")))", 256) {
-                i += p + 6;
-                continue;
-            }
-        }
-        if rest.starts_with("((") {
-            if let Some(p) = find_near(text, i + 2, "))", 256) {
-                out.push_str(&rest[2..2 + p]);
-                i += p + 4;
-                continue;
-            }
+        if let Some((shown, length)) = span_at(text, i) {
+            out.push_str(shown);
+            i += length;
+            continue;
         }
         if at_boundary {
             if let Some((shown, length)) = inline_macro(rest) {
@@ -505,6 +474,39 @@ fn inline(text: &str, attributes: &HashMap<String, String>) -> String {
         i += c.len_utf8();
     }
     strip_paired_marks(&out, &["**", "*", "__", "_", "``", "`", "##", "#", "+++", "++", "+"])
+}
+
+/// What a span shows of what it holds.
+type ShownOf = fn(&str) -> &str;
+
+/// Spans shown by what they hold, tried in this order: the opening and closing marks, how
+/// far the closing one is looked for, and what of the inside is shown.
+const SPANS: &[(&str, &str, usize, ShownOf)] = &[
+    // `+text+` inside backticks: monospace text passed through as written.
+    ("`+", "+`", 1024, |inside| inside),
+    // A cross reference `<<id,text>>` shows its text, `<<id>>` its id.
+    ("<<", ">>", 256, |inside| {
+        inside.split_once(',').map_or(inside, |(_, t)| t).trim()
+    }),
+    // An anchor `[[id]]` and a hidden index term `(((term)))` show nothing.
+    ("[[", "]]", 256, |_| ""),
+    ("(((", ")))", 256, |_| ""),
+    // A visible index term `((term))` shows the term.
+    ("((", "))", 256, |inside| inside),
+];
+
+/// The span of [`SPANS`] opening at `i`, if one closes near enough: what it shows, and its length.
+fn span_at(text: &str, i: usize) -> Option<(&str, usize)> {
+    let rest = &text[i..];
+    SPANS.iter().find_map(|(open, close, limit, shown)| {
+        let inside_start = open.len();
+        rest.starts_with(open).then_some(())?;
+        let p = find_near(text, i + inside_start, close, *limit)?;
+        Some((
+            shown(&rest[inside_start..inside_start + p]),
+            inside_start + p + close.len(),
+        ))
+    })
 }
 
 /// An inline macro at the start of `rest` (`name:target[text]`, a URL with `[text]`): what it

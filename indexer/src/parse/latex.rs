@@ -262,28 +262,19 @@ impl Reader {
         if let Some(command) = rest.strip_prefix('\\') {
             return self.command(text, i, command);
         }
+        // Dashes and quotes as they are typeset.
+        for (written, typeset) in [("---", '—'), ("--", '–'), ("``", '“'), ("''", '”')] {
+            if rest.starts_with(written) {
+                self.paragraph.push(typeset);
+                return i + written.len();
+            }
+        }
         let c = rest.chars().next().expect("within the text");
         match c {
             // A command's arguments one after another (`{Ada}{ada@example.org}`) are words apart.
             '}' if rest[1..].starts_with('{') => self.paragraph.push(' '),
             '{' | '}' | '$' => {}
             '~' => self.paragraph.push(' '),
-            '-' if rest.starts_with("---") => {
-                self.paragraph.push('—');
-                return i + 3;
-            }
-            '-' if rest.starts_with("--") => {
-                self.paragraph.push('–');
-                return i + 2;
-            }
-            '`' if rest.starts_with("``") => {
-                self.paragraph.push('“');
-                return i + 2;
-            }
-            '\'' if rest.starts_with("''") => {
-                self.paragraph.push('”');
-                return i + 2;
-            }
             c => self.paragraph.push(c),
         }
         i + c.len_utf8()

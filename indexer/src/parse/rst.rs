@@ -309,6 +309,7 @@ impl Reader<'_> {
         {
             body += 1;
         }
+        let label = label_of(&name, argument);
         match name.as_str() {
             _ if LITERAL.contains(&name.as_str()) => {
                 let end = self.extent(body, indent);
@@ -351,8 +352,8 @@ impl Reader<'_> {
             // A figure's argument is its image's path, `only`'s and `ifconfig`'s a condition;
             // their content (a caption, what the condition holds) is read.
             "figure" | "only" | "ifconfig" => body,
-            _ if label_of(&name, argument).is_some() => {
-                let (label, text) = label_of(&name, argument).expect("just matched");
+            _ if label.is_some() => {
+                let (label, text) = label.expect("just matched");
                 let next_text = self.lines[body..].iter().find(|l| !l.trim().is_empty());
                 let has_content = !text.is_empty() || next_text.is_some_and(|l| indentation(l) > indent);
                 match has_content {
