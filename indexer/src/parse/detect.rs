@@ -16,6 +16,10 @@ pub enum Format {
     Notebook,
     /// LaTeX source.
     Latex,
+    /// MediaWiki's markup, one page (`.wiki`).
+    Wikitext,
+    /// A MediaWiki XML dump: many pages.
+    WikiDump,
     Html,
     Json,
     Jsonl,
@@ -56,6 +60,8 @@ impl Format {
             Self::Org => "Org",
             Self::Notebook => "Jupyter notebook",
             Self::Latex => "LaTeX",
+            Self::Wikitext => "wikitext",
+            Self::WikiDump => "MediaWiki dump",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -121,6 +127,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "org" => Format::Org,
         "ipynb" => Format::Notebook,
         "tex" | "latex" | "ltx" => Format::Latex,
+        "wiki" | "mediawiki" | "wikitext" => Format::Wikitext,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -273,6 +280,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)])
         .trim_start()
         .to_ascii_lowercase();
+    if super::wiki_dump::looks_like_a_dump(&head) {
+        return Ok(Format::WikiDump);
+    }
     if head.starts_with("<!doctype html") || head.starts_with("<html") {
         return Ok(Format::Html);
     }
@@ -313,12 +323,22 @@ mod tests {
             ("notes.org", Format::Org),
             ("fees.ipynb", Format::Notebook),
             ("paper.tex", Format::Latex),
+            ("Main_Page.wiki", Format::Wikitext),
         ];
         for (name, format) in by_name {
             assert_eq!(detect_format(name, b"{\"cells\": []}").unwrap(), format, "{name}");
         }
         assert_eq!(detect_format("report", b"%PDF-1.7 ...").unwrap(), Format::Pdf);
         assert_eq!(detect_format("page", b"  <!DOCTYPE html><html>").unwrap(), Format::Html);
+        // A MediaWiki dump by its first element, whatever its name; other XML is text.
+        let dump =
+            b"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\">";
+        assert_eq!(detect_format("enwiki.xml", dump).unwrap(), Format::WikiDump);
+        assert_eq!(detect_format("export", &dump[3..]).unwrap(), Format::WikiDump);
+        assert_eq!(
+            detect_format("feed.xml", b"<?xml version=\"1.0\"?><rss/>").unwrap(),
+            Format::Text
+        );
         assert_eq!(
             detect_format("data", b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap(),
             Format::Jsonl

@@ -4,6 +4,7 @@
 
 mod archive;
 mod asciidoc;
+mod character_references;
 mod chart;
 mod compound_file;
 mod compressed;
@@ -57,6 +58,9 @@ mod slides;
 mod spreadsheet;
 mod tar_reader;
 mod text;
+mod wiki_dump;
+mod wikitext;
+mod wikitext_markup;
 mod worker_protocol;
 mod xls;
 mod xlsx;
@@ -133,6 +137,8 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Org => org::parse(raw),
         Format::Notebook => notebook::parse(raw),
         Format::Latex => latex::parse(raw),
+        Format::Wikitext => wikitext::parse(raw),
+        Format::WikiDump => wiki_dump::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

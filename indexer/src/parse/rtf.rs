@@ -17,6 +17,7 @@
 
 use encoding_rs::Encoding;
 
+use super::character_references::character_reference;
 use super::legacy_encoding::windows_code_page;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -519,25 +520,6 @@ impl Reader<'_> {
         self.end_paragraph();
         self.end_table();
     }
-}
-
-/// The characters an HTML character reference stands for (`&amp;`, `&#8364;`, `&#x20AC;`).
-fn character_reference(text: &str) -> Option<String> {
-    let name = text.strip_prefix('&')?;
-    if !name.ends_with(';') || name.len() > 40 {
-        return None;
-    }
-    let number = name.strip_prefix('#').map(|n| &n[..n.len() - 1]);
-    let code_points = match number {
-        Some(hex) if hex.starts_with(['x', 'X']) => (u32::from_str_radix(&hex[1..], 16).ok()?, 0),
-        Some(decimal) => (decimal.parse().ok()?, 0),
-        None => *markup5ever::data::NAMED_ENTITIES.get(name)?,
-    };
-    [code_points.0, code_points.1]
-        .into_iter()
-        .filter(|c| *c != 0)
-        .map(char::from_u32)
-        .collect()
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
