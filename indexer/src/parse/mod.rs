@@ -61,6 +61,7 @@ mod text;
 mod wiki_dump;
 mod wikitext;
 mod wikitext_markup;
+mod wikitext_templates;
 mod worker_protocol;
 mod xls;
 mod xlsx;

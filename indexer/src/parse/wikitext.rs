@@ -10,7 +10,8 @@
 
 use super::markup_body::{literal_text, table_text, LineReader, MarkupBody};
 use super::text::decode_raw_text;
-use super::wikitext_markup::{inline, segments, without_templates, LinkNames, Segment};
+use super::wikitext_markup::{inline, segments, LinkNames, Segment};
+use super::wikitext_templates::without_templates;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -129,11 +130,15 @@ fn without_attributes(cell: &str) -> &str {
     .trim()
 }
 
-/// A paragraph's text with the spaces left where markup was taken out (`a <ref/> b`) made one.
+/// A paragraph's text with the spaces left where markup was taken out (`a <ref/> b`) made one,
+/// and the brackets a left-out template leaves empty (`Bodmin ({{IPA|...}})`) taken away.
 fn without_space_runs(text: &str) -> String {
     let lines: Vec<String> = text
         .lines()
-        .map(|line| line.split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" "))
+        .map(|line| {
+            let words: Vec<&str> = line.split(' ').filter(|w| !w.is_empty() && *w != "()").collect();
+            words.join(" ").replace(" ()", "").replace("()", "")
+        })
         .filter(|line| !line.is_empty())
         .collect();
     lines.join("\n")
@@ -290,7 +295,7 @@ mod tests {
     use crate::parse::{document_of, outline_of, ContentType};
 
     const ARTICLE: &str = "{{Infobox software\n| name = Quarry\n| license = {{MIT}}\n}}\n\
-'''Quarry''' is a [[batch processing|batch]] indexer.<ref>{{cite web|url=https://x}}</ref>\n\
+'''Quarry''' ({{IPA|kwɒri}}) is a [[batch processing|batch]] indexer.<ref>{{cite web|url=https://x}}</ref>\n\
 It runs nightly.\n\
 \n\
 == Features ==\n\
@@ -333,6 +338,7 @@ It runs nightly.\n\
         assert_eq!(
             outline_of(&document),
             vec![
+                ("name | Quarry", vec![], ContentType::Table),
                 (
                     "Quarry is a batch indexer.\nIt runs nightly.",
                     vec![],

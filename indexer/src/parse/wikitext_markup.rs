@@ -239,49 +239,6 @@ fn unprotect(text: &str) -> String {
         .collect()
 }
 
-/// `text` without its templates and parser functions (`{{Infobox ...}}`, `{{cite web|...}}`,
-/// `{{DEFAULTSORT:...}}`), however nested; `{{!}}` is the `|` it stands for. Braces that do
-/// not pair are kept.
-pub(super) fn without_templates(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut open = Vec::new();
-    let mut pairs = Vec::new();
-    let mut i = 0;
-    while i + 1 < bytes.len() {
-        match &bytes[i..i + 2] {
-            b"{{" => {
-                open.push(i);
-                i += 2;
-            }
-            b"}}" if !open.is_empty() => {
-                pairs.push((open.pop().expect("an open pair"), i + 2));
-                i += 2;
-            }
-            _ => i += 1,
-        }
-    }
-    // Pairs nest, so the outermost ones cover the rest: sorted by start, each one that
-    // starts past the last kept end is outermost.
-    pairs.sort_unstable();
-    let mut out = String::with_capacity(text.len());
-    let mut kept_to = 0;
-    for (start, end) in pairs {
-        if start < kept_to {
-            continue;
-        }
-        out.push_str(&text[kept_to..start]);
-        match &text[start + 2..end - 2] {
-            "!" => out.push('|'),
-            "!!" => out.push_str("||"),
-            "=" => out.push('='),
-            _ => {}
-        }
-        kept_to = end;
-    }
-    out.push_str(&text[kept_to..]);
-    out
-}
-
 /// The namespace names a wiki's links use, lower case: its files' (`File:`, `Image:`, and
 /// their names in the wiki's language) and its categories'.
 #[derive(Debug, Clone)]
@@ -290,11 +247,50 @@ pub(super) struct LinkNames {
     pub categories: Vec<String>,
 }
 
+/// The file namespace's names on the largest wikis (English and its aliases, German, French,
+/// Spanish, Portuguese, Dutch, Polish, Russian, Japanese, Chinese, Swedish), for a `.wiki`
+/// file, which does not say which wiki it comes from; a dump names its own.
+const FILE_NAMESPACES: [&str; 18] = [
+    "file",
+    "image",
+    "media",
+    "datei",
+    "bild",
+    "fichier",
+    "archivo",
+    "imagen",
+    "ficheiro",
+    "arquivo",
+    "bestand",
+    "plik",
+    "файл",
+    "изображение",
+    "ファイル",
+    "画像",
+    "文件",
+    "fil",
+];
+/// The category namespace's names on the same wikis.
+const CATEGORY_NAMESPACES: [&str; 12] = [
+    "category",
+    "kategorie",
+    "catégorie",
+    "categoría",
+    "categoria",
+    "categorie",
+    "kategoria",
+    "категория",
+    "カテゴリ",
+    "分类",
+    "分類",
+    "kategori",
+];
+
 impl Default for LinkNames {
     fn default() -> Self {
         Self {
-            files: vec!["file".into(), "image".into(), "media".into()],
-            categories: vec!["category".into()],
+            files: FILE_NAMESPACES.iter().map(|n| n.to_string()).collect(),
+            categories: CATEGORY_NAMESPACES.iter().map(|n| n.to_string()).collect(),
         }
     }
 }
@@ -403,7 +399,7 @@ fn external_link<'t>(
 /// Options of a file link that are not its caption.
 fn is_image_option(part: &str) -> bool {
     let part = part.trim().to_ascii_lowercase();
-    const WORDS: [&str; 18] = [
+    const WORDS: [&str; 26] = [
         "thumb",
         "thumbnail",
         "frame",
@@ -422,9 +418,25 @@ fn is_image_option(part: &str) -> bool {
         "super",
         "top",
         "bottom",
+        "mini",
+        "miniatur",
+        "hochkant",
+        "links",
+        "rechts",
+        "vignette",
+        "gauche",
+        "droite",
     ];
-    const KEYED: [&str; 8] = [
-        "alt=", "link=", "upright=", "page=", "class=", "lang=", "thumb=", "lossy=",
+    const KEYED: [&str; 9] = [
+        "alt=",
+        "link=",
+        "upright=",
+        "page=",
+        "class=",
+        "lang=",
+        "thumb=",
+        "lossy=",
+        "hochkant=",
     ];
     WORDS.contains(&part.as_str())
         || KEYED.iter().any(|k| part.starts_with(k))
@@ -500,6 +512,7 @@ fn pipe_trick(target: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::wikitext_templates::without_templates;
 
     fn read(text: &str) -> (String, Vec<String>) {
         let mut categories = Vec::new();
@@ -522,6 +535,13 @@ mod tests {
              the site   quarry — café ☺ "
         );
         assert_eq!(categories, ["Search engines", "Rust software"]);
+        // A German page's file and category links, without a dump to name its namespaces.
+        let (shown, categories) =
+            read("[[Datei:Bruch.jpg|mini|hochkant=1.3|Ein [[Steinbruch]]]] [[Kategorie:Bergbau]]");
+        assert_eq!(
+            (shown.as_str(), categories.as_slice()),
+            ("Ein Steinbruch ", ["Bergbau".to_string()].as_slice())
+        );
     }
 
     #[test]
@@ -554,13 +574,6 @@ mod tests {
     }
 
     #[test]
-    fn templates_nest_and_unpaired_braces_stay() {
-        assert_eq!(without_templates("a {{x|{{y}}|z}} b {{ c }} d"), "a  b  d");
-        assert_eq!(without_templates("{| a {{!}} b}}"), "{| a | b}}");
-        assert_eq!(without_templates("open {{ never"), "open {{ never");
-    }
-
-    #[test]
     fn hostile_nesting_and_unclosed_markup_take_linear_time() {
         let started = std::time::Instant::now();
         let n = 100_000;
@@ -570,8 +583,6 @@ mod tests {
         let unclosed = "[[a ".repeat(n) + &"{{b ".repeat(n) + &"<ref>c ".repeat(n) + &"[http://x ".repeat(n);
         let segments = segments(&unclosed);
         assert_eq!(segments.len(), 1);
-        let braces = "{{".repeat(n) + &"}}".repeat(n);
-        assert_eq!(without_templates(&braces), "");
         let _ = read(&unclosed);
         let tags = "<nowiki>".repeat(n) + &"<pre>".repeat(n);
         let _ = super::segments(&tags);
