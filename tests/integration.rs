@@ -13,3 +13,4 @@ mod legacy_encodings;
 mod openmp_waiting;
 mod row_files_while_embedding;
 mod sharded_runs;
+mod wiki_dumps;
