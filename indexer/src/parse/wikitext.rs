@@ -41,18 +41,27 @@ pub(super) fn read_wikitext(text: &str, names: &LinkNames) -> WikiPage {
         in_item: false,
         table: None,
     };
+    // A table or a paragraph goes on past a literal block inside it (code in a table's cell).
     for segment in segments(text) {
         match segment {
             Segment::Wikitext(text) => {
                 let text = without_templates(&text);
-                reader.read(&text.lines().collect::<Vec<_>>());
+                let lines: Vec<&str> = text.lines().collect();
+                let mut i = 0;
+                while i < lines.len() {
+                    i = reader.step(&lines, i);
+                }
             }
-            Segment::Literal(text) => {
-                reader.end_paragraph();
-                reader.body.push(text, ContentType::Text);
-            }
+            Segment::Literal(text) => match reader.table.as_mut() {
+                Some(table) => table.go_on(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
+                None => {
+                    reader.end_paragraph();
+                    reader.body.push(text, ContentType::Text);
+                }
+            },
         }
     }
+    reader.end_paragraph();
     WikiPage {
         blocks: reader.body.blocks,
         categories: reader.categories,
@@ -321,6 +330,8 @@ It runs nightly.\n\
 {|\n\
 | inner || cell\n\
 |}\n\
+|-\n\
+| GPU || <pre>--features\ncuda</pre>\n\
 |}\n\
 <syntaxhighlight lang=\"bash\">\nquarry serve\n</syntaxhighlight>\n\
 ----\n\
@@ -360,7 +371,7 @@ It runs nightly.\n\
                 ),
                 ("Measured throughput", speed.clone(), ContentType::Text),
                 (
-                    "Machine | Tokens/s\nH100 | 6.35 M\nCPU | inner cell",
+                    "Machine | Tokens/s\nH100 | 6.35 M\nCPU | inner cell\nGPU | --features cuda",
                     speed.clone(),
                     ContentType::Table
                 ),

@@ -1,9 +1,10 @@
-//! Wikitext's markup that is not read line by line: HTML-like tags and comments (read first,
-//! as MediaWiki reads them before anything else), templates (`{{...}}`, left out), links
-//! (`[[Page|text]]` shown by their text, categories kept apart), external links, bold and
-//! italic marks, magic words and character references. Every step is linear in the text:
-//! closing tags are found by searches that never go over the same text twice, templates and
-//! links are matched with a stack, and links are rendered at most [`MAX_LINK_DEPTH`] deep.
+//! Wikitext's markup that is not read line by line (templates aside:
+//! [`super::wikitext_templates`]): HTML-like tags and comments (read first, as MediaWiki reads
+//! them before anything else), links (`[[Page|text]]` shown by their text, categories kept
+//! apart), external links, bold and italic marks, magic words and character references. Every
+//! step is linear in the text: closing tags and brackets are found by searches that never go
+//! over the same text twice, links are matched with a stack and rendered at most
+//! [`MAX_LINK_DEPTH`] deep.
 
 use std::collections::HashMap;
 
@@ -99,7 +100,8 @@ pub(super) fn segments(text: &str) -> Vec<Segment> {
             TagRule::Verbatim => out.push_str(&protect(inner)),
             TagRule::Gallery => {
                 for line in inner.lines() {
-                    if let Some((_, caption)) = line.split_once('|') {
+                    let caption = line.split_once('|').and_then(|(_, options)| options.rsplit('|').next());
+                    if let Some(caption) = caption.filter(|c| !is_image_option(c)) {
                         out.push_str(&format!("\n{}\n", caption.trim()));
                     }
                 }
@@ -549,7 +551,7 @@ mod tests {
         let text = "A<ref name=\"a\">{{cite|x}}</ref> b<ref name=\"a\"/> <!-- hidden [[x]] -->\
                     <nowiki>[[not a link]] ''kept''</nowiki> <span style=\"x\">shown</span> <math>a^{2}</math>\n\
                     <syntaxhighlight lang=\"rust\">\nfn main() {}\n</syntaxhighlight>\nafter<br/>line\
-                    <gallery>\nFile:A.jpg|First caption\n</gallery><references />";
+                    <gallery>\nFile:A.jpg|alt=A quay|First caption\nFile:B.jpg\n</gallery><references />";
         let segments = segments(text);
         let Segment::Wikitext(first) = &segments[0] else {
             panic!("{segments:?}")
