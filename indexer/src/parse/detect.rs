@@ -20,6 +20,8 @@ pub enum Format {
     Wikitext,
     /// A MediaWiki XML dump: many pages.
     WikiDump,
+    /// A manual page (roff: `ls.1`), told by its first request.
+    ManPage,
     Html,
     Json,
     Jsonl,
@@ -62,6 +64,7 @@ impl Format {
             Self::Latex => "LaTeX",
             Self::Wikitext => "wikitext",
             Self::WikiDump => "MediaWiki dump",
+            Self::ManPage => "man page",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -301,6 +304,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         }
         return Ok(Format::Json);
     }
+    if super::man_page::looks_like_a_man_page(bytes) {
+        return Ok(Format::ManPage);
+    }
     match ext {
         // Any other extension is accepted as text when the bytes are text; `decode_text` rejects binaries.
         Some(ext) if bytes.iter().take(8192).any(|b| *b == 0) && super::text::utf16_without_bom(bytes).is_none() => {
@@ -339,6 +345,11 @@ mod tests {
             detect_format("feed.xml", b"<?xml version=\"1.0\"?><rss/>").unwrap(),
             Format::Text
         );
+        // A manual page by its first request, whatever its section's extension.
+        let page = b".\\\" generated\n.TH LS 1\n.SH NAME\nls\n";
+        assert_eq!(detect_format("ls.1", page).unwrap(), Format::ManPage);
+        assert_eq!(detect_format("printf.3posix", page).unwrap(), Format::ManPage);
+        assert_eq!(detect_format("app.log.1", b"started\n.TH\n").unwrap(), Format::Text);
         assert_eq!(
             detect_format("data", b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap(),
             Format::Jsonl

@@ -29,6 +29,7 @@ mod json;
 mod latex;
 mod legacy_encoding;
 mod list_number;
+mod man_page;
 mod markdown;
 mod markup_body;
 mod mbox;
@@ -51,6 +52,7 @@ mod pdf_text;
 mod ppt;
 mod pptx;
 mod property_set;
+mod roff_text;
 mod rst;
 mod rtf;
 mod seven_zip;
@@ -140,6 +142,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Latex => latex::parse(raw),
         Format::Wikitext => wikitext::parse(raw),
         Format::WikiDump => wiki_dump::parse(raw),
+        Format::ManPage => man_page::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),
