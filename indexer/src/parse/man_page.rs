@@ -204,10 +204,14 @@ impl Reader {
                 }
             }
             "PP" | "LP" | "P" | "Pp" | "sp" | "TP" | "TQ" | "Bl" | "El" => self.end_paragraph(),
-            "IP" | "HP" | "It" => {
+            // `.IP tag indent`: the tag starts the paragraph (the indent is no text).
+            "IP" | "HP" => {
                 self.end_paragraph();
-                let tag = mdoc_words(&args);
-                self.body.line(&tag);
+                self.body.line(args.first().map_or("", String::as_str));
+            }
+            "It" => {
+                self.end_paragraph();
+                self.body.line(&mdoc_words(&args));
             }
             "nf" | "EX" | "Bd" => {
                 self.end_paragraph();
@@ -327,6 +331,8 @@ do not ignore entries starting with .
 .TP
 0
 if OK,
+.IP \(bu 2
+a bullet
 .SH EXAMPLES
 .nf
 .B ls -la
@@ -375,6 +381,7 @@ T}
                 ),
                 ("Exit status:", status.clone(), ContentType::Text),
                 ("0\nif OK,", status.clone(), ContentType::Text),
+                ("•\na bullet", status.clone(), ContentType::Text),
                 ("EXAMPLES", vec!["EXAMPLES"], ContentType::Text),
                 ("ls -la\n  ls --color=auto", vec!["EXAMPLES"], ContentType::Text),
                 (
