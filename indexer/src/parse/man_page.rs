@@ -156,6 +156,16 @@ fn request(line: &str) -> Option<(&str, Vec<String>)> {
     Some((name, args))
 }
 
+/// The text a font macro sets: a one-font macro's (`.B`, `.I`) words a space apart, an
+/// alternating one's (`.BR dir (1),`) joined.
+fn font_macro_text(name: &str, args: &[String]) -> Option<String> {
+    match name {
+        "B" | "I" => Some(args.join(" ")),
+        "BR" | "BI" | "IB" | "IR" | "RB" | "RI" => Some(args.concat()),
+        _ => None,
+    }
+}
+
 /// mdoc's macros that may stand inside a line's arguments, shown by the words after them.
 const MDOC_CALLABLE: [&str; 40] = [
     "Ad", "An", "Ar", "Cd", "Cm", "Dv", "Er", "Ev", "Fa", "Fn", "Ft", "Ic", "Li", "Nm", "Pa", "Va", "Vt", "Xr", "Em",
@@ -222,9 +232,10 @@ impl Reader {
                 self.table = Some(Table::default());
             }
             name if DEFINITIONS.contains(&name) => self.in_definition = true,
-            // Alternating fonts join their words; the others are words set in one font.
-            "BR" | "BI" | "IB" | "IR" | "RB" | "RI" => self.body.line(&args.concat()),
-            "B" | "I" | "SM" | "SB" => self.body.line(&joined()),
+            "B" | "I" | "BR" | "BI" | "IB" | "IR" | "RB" | "RI" => {
+                self.body.line(&font_macro_text(name, &args).unwrap_or_default())
+            }
+            "SM" | "SB" => self.body.line(&joined()),
             "Nd" => self.body.line(&format!("— {}", joined())),
             name if MDOC_CALLABLE.contains(&name) || name == "Fl" => {
                 let mut words = vec![name.to_string()];
@@ -279,11 +290,11 @@ impl LineReader for Reader {
         if self.literal.is_some() {
             match parsed {
                 Some(("fi" | "EE" | "Ed", _)) => self.end_literal(),
-                Some((name, args)) if matches!(name, "B" | "I" | "BR" | "IR" | "RB" | "RI" | "BI" | "IB") => {
-                    let text = if name.len() == 1 { args.join(" ") } else { args.concat() };
-                    self.literal.as_mut().expect("a literal block").push(text);
+                Some((name, args)) => {
+                    if let Some(text) = font_macro_text(name, &args) {
+                        self.literal.as_mut().expect("a literal block").push(text);
+                    }
                 }
-                Some(_) => {}
                 None => self.literal.as_mut().expect("a literal block").push(roff_text(line)),
             }
             return i + 1;
