@@ -8,6 +8,9 @@
 #
 #   bench/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
 #
+# FUZZ_TIMEOUT (seconds an input may take, default 20) and FUZZ_MAX_LEN (bytes, default 65536):
+# a short timeout over longer inputs finds work that grows faster than the input.
+#
 # A file that crashes a parser here fails alone in a run: PDF, DOCX and HTML are parsed in
 # worker processes (indexer/src/parse/isolated.rs), so a finding here is a parser bug a run
 # survives, and one to fix or report upstream.
@@ -16,7 +19,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse_pdf parse_docx parse_html parse_structured parse_text filters)
+[ ${#targets[@]} -gt 0 ] || targets=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup filters)
 out="$root/target/fuzz"
 triple="$(rustc -vV | awk '/^host:/ { print $2 }')"
 # An explicit --target keeps these flags off build scripts and proc macros.
@@ -112,6 +115,16 @@ PY
                 printf '\x02{\\rtf1 Rivers\\par\\trowd\\pard\\intbl River\\cell Flow\\cell\\row\\pard\\intbl Rhine\\cell 2\\par low\\cell\\row{\\pict\\bin4 {}}\\}}\\pard dry\\par}' > "$corpus/seed-rtf-table"
                 { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
                 { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
+    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump), 7 .1 (a man page), 8 .bib
+                  printf '\x00Rivers\n======\n\nThey run *dry*.\n\n.. note:: Low water.\n\n====  ====\nA     B\n====  ====\n\nExample::\n\n    x = 1\n' > "$corpus/seed-rst"
+                  printf '\x01= Rivers\n:v: 2\n\n== Drought\n\n. one {v}\n* _dry_ link:a[b]\n\n|===\n|A |B\n|===\n\n----\ncode\n----\n' > "$corpus/seed-adoc"
+                  printf '\x02#+TITLE: Rivers\n* TODO Drought :tag:\n- term :: dry\n| a | b |\n#+begin_src sh\nls\n#+end_src\n[[x][link]]\n' > "$corpus/seed-org"
+                  printf '\x03\\documentclass{article}\\title{Rivers}\\begin{document}\\section{Drought}Caf\\'"'"'e \\emph{dry}\\footnote{low}.\n\\begin{tabular}{ll}a & b\\\\\\end{tabular}\\begin{verbatim}x\\end{verbatim}\\end{document}\n' > "$corpus/seed-tex"
+                  printf '\x04{"nbformat": 4, "cells": [{"cell_type": "markdown", "source": ["# Rivers\\n", "dry"]}, {"cell_type": "code", "source": "print(1)", "outputs": [{"output_type": "stream", "text": "1"}]}]}' > "$corpus/seed-ipynb"
+                  printf "\x05{{Infobox river|name=Rhine|length=1,230 km<ref>x</ref>}}\n== Course ==\n'''Rhine''' [[Basel|city]] {{lang|de|Rhein}}\n* one\n# two\n; t : d\n{|\n|+ cap\n! A !! B\n|-\n| a || b\n|}\n <pre>x</pre>\n[[Category:Rivers]]\n" > "$corpus/seed-wiki"
+                  printf '\x06<mediawiki><siteinfo><base>https://w.example/wiki/Main</base><namespaces><namespace key="14">Category</namespace></namespaces></siteinfo><page><title>Rhine</title><ns>0</ns><id>1</id><revision><timestamp>2026-01-01T00:00:00Z</timestamp><model>wikitext</model><text>== Course ==\nIt runs [[Basel|north]].</text></revision></page></mediawiki>' > "$corpus/seed-xml"
+                  printf '\x07.TH LS 1\n.SH NAME\nls \\- list\n.SH OPTIONS\n.TP\n.BR \\-a " all"\nShow \\fBall\\fR.\n.nf\ncode\n.fi\n.TS\ntab(:);\nl l.\na:T{\nb\nT}\n.TE\n' > "$corpus/seed-man"
+                  printf '\x08@string{sm = "Memoirs"}\n@article{a1, author = {Lovelace, Ada and others}, title = {Notes on the {E}ngine}, journal = sm # " 3", year = 1843, month = oct, crossref = {b}}\n@book{b, title = "B", keywords = {x; y}}\n' > "$corpus/seed-bib" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }
@@ -122,7 +135,7 @@ for target in "${targets[@]}"; do
   mkdir -p "$artifacts"
   echo "== $target: ${seconds} s"
   "$out/$triple/release/$target" "$out/corpus/$target" -max_total_time="$seconds" -fork=1 -ignore_crashes=1 \
-    -ignore_timeouts=1 -ignore_ooms=1 -rss_limit_mb=2048 -timeout=20 -max_len=65536 -artifact_prefix="$artifacts/" \
+    -ignore_timeouts=1 -ignore_ooms=1 -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-20}" -max_len="${FUZZ_MAX_LEN:-65536}" -artifact_prefix="$artifacts/" \
     -print_final_stats=1 2>&1 | grep -E '^#[0-9]+.*(DONE|INITED)|stat::|crash|timeout|oom|==[0-9]+==' | tail -12 || true
   count() { ls "$artifacts" 2>/dev/null | grep -c "^$1-" || true; }
   summary+=("$target: $(ls "$out/corpus/$target" | wc -l) inputs in the corpus, crashes $(count crash), timeouts $(count timeout), out of memory $(count oom)")

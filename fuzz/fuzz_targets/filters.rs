@@ -25,6 +25,8 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         chunk_count: 1,
         metadata: r#"{"year": 2021, "team": "ops", "score": 0.5, "labels": ["a", "b"], "nested": {"k": null}}"#.into(),
         ingested_at: chrono::Utc::now(),
+        layers: Default::default(),
+        warnings: Vec::new(),
     };
     let _ = filters.matches(&document);
 });

@@ -22,6 +22,8 @@ pub enum Format {
     WikiDump,
     /// A manual page (roff: `ls.1`), told by its first request.
     ManPage,
+    /// A BibTeX or BibLaTeX bibliography: one document per entry.
+    Bibtex,
     Html,
     Json,
     Jsonl,
@@ -65,6 +67,7 @@ impl Format {
             Self::Wikitext => "wikitext",
             Self::WikiDump => "MediaWiki dump",
             Self::ManPage => "man page",
+            Self::Bibtex => "BibTeX",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -131,6 +134,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "ipynb" => Format::Notebook,
         "tex" | "latex" | "ltx" => Format::Latex,
         "wiki" | "mediawiki" | "wikitext" => Format::Wikitext,
+        "bib" | "bibtex" => Format::Bibtex,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -330,6 +334,7 @@ mod tests {
             ("fees.ipynb", Format::Notebook),
             ("paper.tex", Format::Latex),
             ("Main_Page.wiki", Format::Wikitext),
+            ("references.bib", Format::Bibtex),
         ];
         for (name, format) in by_name {
             assert_eq!(detect_format(name, b"{\"cells\": []}").unwrap(), format, "{name}");

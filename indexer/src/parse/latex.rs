@@ -9,6 +9,7 @@
 //! typeset. Read by one loop over the text (braces and environments counted, not recursed
 //! into), so in time linear in the file however deep it nests.
 
+use super::latex_symbols::{accented, is_letter_accent, reads_as_its_name, text_command};
 use super::markup_body::{table_text, MarkupBody};
 use super::text::decode_raw_text;
 use super::{ContentType, Document, ParseError, Parsed};
@@ -271,8 +272,9 @@ impl Reader {
         }
         let c = rest.chars().next().expect("within the text");
         match c {
-            // A command's arguments one after another (`{Ada}{ada@example.org}`) are words apart.
-            '}' if rest[1..].starts_with('{') => self.paragraph.push(' '),
+            // A command's arguments one after another (`{Ada}{ada@example.org}`) are words apart;
+            // braced letters one after another (`F{\"o}{\ss}meier`) are one word.
+            '}' if rest[1..].starts_with('{') && !rest[2..].starts_with('\\') => self.paragraph.push(' '),
             '{' | '}' | '$' => {}
             '~' => self.paragraph.push(' '),
             c => self.paragraph.push(c),
@@ -298,6 +300,8 @@ impl Reader {
                     self.paragraph.push(' ');
                     after
                 }
+                // The italic correction and the space factor's mark typeset nothing.
+                '/' | '@' => after,
                 '\'' | '`' | '^' | '"' | '~' | '=' | '.' => self.accent(text, after, symbol),
                 c => {
                     self.paragraph.push(c);
@@ -319,6 +323,23 @@ impl Reader {
             self.end_paragraph();
             self.body.heading(level, inline_at(title, self.depth + 1));
             return next;
+        }
+        if let Some((typeset, takes_spaces)) = text_command(name) {
+            self.paragraph.push_str(typeset);
+            let rest = &text[after..];
+            return match takes_spaces {
+                true => after + rest.len() - rest.trim_start_matches([' ', '\t']).len(),
+                false => after,
+            };
+        }
+        if is_letter_accent(name) {
+            let rest = &text[after..];
+            let letter_at = after + rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            return self.accent(text, letter_at, name.chars().next().expect("a letter"));
+        }
+        if reads_as_its_name(name) {
+            self.paragraph.push_str(name);
+            return after;
         }
         match name {
             "begin" => return self.begin(text, after),
@@ -370,10 +391,6 @@ impl Reader {
             | "toprule" | "midrule" | "bottomrule" | "newpage" | "clearpage" | "appendix" => {
                 return after;
             }
-            "ldots" | "dots" => self.paragraph.push('…'),
-            "LaTeX" => self.paragraph.push_str("LaTeX"),
-            "TeX" => self.paragraph.push_str("TeX"),
-            "ss" => self.paragraph.push('ß'),
             _ if DROPPED.contains(&name) => {
                 let mut next = after;
                 loop {
@@ -427,16 +444,25 @@ impl Reader {
         next
     }
 
-    /// An accent (`\'e`, `\"{o}`) on the letter after it, written as the letter it makes.
+    /// An accent (`\'e`, `\"{o}`, `\'{\i}`) on the letter after it, written as the letter it
+    /// makes.
     fn accent(&mut self, text: &str, at: usize, accent: char) -> usize {
         let rest = &text[at..];
+        // A dotless i or j under an accent is the letter's base: `\'{\i}` reads `í`.
+        let dotless = |s: &str| {
+            ["\\i", "\\j"]
+                .into_iter()
+                .find(|d| s.starts_with(d) && !s[2..].starts_with(|c: char| c.is_ascii_alphabetic()))
+                .map(|d| (d.chars().nth(1).expect("a letter"), 2))
+        };
+        let letter_at = |s: &str| dotless(s).or_else(|| s.chars().next().map(|c| (c, c.len_utf8())));
         let (letter, next) = match rest.strip_prefix('{') {
-            Some(inner) => match inner.chars().next() {
-                Some(c) if inner[c.len_utf8()..].starts_with('}') => (Some(c), at + 2 + c.len_utf8()),
+            Some(inner) => match letter_at(inner) {
+                Some((c, len)) if inner[len..].starts_with('}') => (Some(c), at + 2 + len),
                 _ => (None, at),
             },
-            None => match rest.chars().next() {
-                Some(c) if c.is_ascii_alphabetic() => (Some(c), at + c.len_utf8()),
+            None => match letter_at(rest) {
+                Some((c, len)) if c.is_ascii_alphabetic() => (Some(c), at + len),
                 _ => (None, at),
             },
         };
@@ -459,28 +485,6 @@ fn section_level(name: &str) -> Option<usize> {
         "subparagraph",
     ];
     names.iter().position(|n| *n == name).map(|p| p + 1)
-}
-
-/// `letter` with `accent` (`'` acute, `` ` `` grave, `^` circumflex, `"` diaeresis, `~` tilde),
-/// where Latin-1 and Latin Extended-A have it; the plain letter otherwise.
-fn accented(letter: char, accent: char) -> char {
-    const TABLE: &[(char, &str, &str)] = &[
-        ('\'', "aeiouyAEIOUYcnszCNSZ", "áéíóúýÁÉÍÓÚÝćńśźĆŃŚŹ"),
-        ('`', "aeiouAEIOU", "àèìòùÀÈÌÒÙ"),
-        ('^', "aeiouAEIOU", "âêîôûÂÊÎÔÛ"),
-        ('"', "aeiouyAEIOU", "äëïöüÿÄËÏÖÜ"),
-        ('~', "anoANO", "ãñõÃÑÕ"),
-    ];
-    TABLE
-        .iter()
-        .find(|(a, _, _)| *a == accent)
-        .and_then(|(_, plain, marked)| {
-            plain
-                .chars()
-                .position(|c| c == letter)
-                .and_then(|p| marked.chars().nth(p))
-        })
-        .unwrap_or(letter)
 }
 
 /// A tabular's rows (split at `\\`) and cells (split at `&`), each cell's markup read, rules
@@ -522,7 +526,7 @@ fn split_cells(row: &str) -> Vec<String> {
 }
 
 /// A fragment's text as typeset (a title, a cell, a note): read by the same loop as the body.
-fn inline(fragment: &str) -> String {
+pub(super) fn inline(fragment: &str) -> String {
     inline_at(fragment, 0)
 }
 
@@ -620,6 +624,17 @@ moor --berth 4
         );
         assert_eq!(doc.blocks[5].heading_path, ["Berths", "Fees"]);
         assert_eq!(doc.blocks[5].kind, ContentType::Table);
+    }
+
+    #[test]
+    fn letters_accents_symbols_and_logos_as_typeset() {
+        let read = inline(
+            "Bj\\o rn Dvo\\v{r}\\'{a}k, F{\\\"o}{\\ss}meier, Ol{\\v{s}}{\\'a}k, Gaf\\/fey, {Ada}{ada@example.org}, Fran\\c{c}ois, Erd\\H{o}s, Gau\\ss, Mart\\'{\\i}n, \\k a, {\\VAX}/VMS, \\LaTeX\\ and \\MF, \\S 3, \\LARGE big",
+        );
+        assert_eq!(
+            read,
+            "Bjørn Dvořák, Fößmeier, Olšák, Gaffey, Ada ada@example.org, François, Erdős, Gauß, Martín, ą, VAX/VMS, LaTeX and METAFONT, § 3, big"
+        );
     }
 
     #[test]

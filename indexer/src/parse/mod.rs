@@ -4,6 +4,8 @@
 
 mod archive;
 mod asciidoc;
+mod bibtex;
+mod bibtex_entry;
 mod character_references;
 mod chart;
 mod compound_file;
@@ -27,6 +29,7 @@ mod html_lists;
 mod isolated;
 mod json;
 mod latex;
+mod latex_symbols;
 mod legacy_encoding;
 mod list_number;
 mod man_page;
@@ -143,6 +146,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Wikitext => wikitext::parse(raw),
         Format::WikiDump => wiki_dump::parse(raw),
         Format::ManPage => man_page::parse(raw),
+        Format::Bibtex => bibtex::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),
