@@ -20,10 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 37] = [
-    "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "1", "bib", "html", "json", "jsonl", "csv",
-    "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox",
-    "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+const FORMATS: [&str; 38] = [
+    "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "1", "bib", "ris", "html", "json", "jsonl",
+    "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml",
+    "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -511,6 +511,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "1" => format!(".TH NOTES 1\n.SH NAME\nnotes \\- {text}\n.SH DESCRIPTION\n.TP\n\\fB\\-v\\fR\n{more}\n.TS\ntab(:);\nl l.\na:b\n.TE\n").into_bytes(),
         // A BibTeX bibliography: one document per entry.
         "bib" => format!("@string{{j = \"Harbour Notes\"}}\n@article{{notes, author = {{Lovelace, Ada and others}}, title = {{Notes on {{T}}ides}}, journal = j # \" 3\", year = 2026, abstract = {{{text}}}, keywords = {{{more}}}}}\n@misc{{empty}}\n").into_bytes(),
+        // A RIS bibliography: one document per record.
+        "ris" => format!("TY  - JOUR\nID  - notes\nAU  - Lovelace, Ada\nTI  - Notes on tides\nAB  - {text}\nKW  - {more}\nER  - \n\nTY  - GEN\nER  - \n").into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
         "json" => serde_json::json!({"title": "entry", "text": text, "notes": [more]}).to_string().into_bytes(),
@@ -582,6 +584,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "xml" => format!("<mediawiki>{}deep{}</mediawiki>", "<page>".repeat(depth), "</page>".repeat(depth)).into_bytes(),
         // Braces and quotes left open, values of many parts.
         "bib" => format!("@misc{{a, title = {}deep\n", ["{", "\"{", "x # "][depth % 3].repeat(depth)).into_bytes(),
+        // Many names, lines that continue a value, records that never end.
+        "ris" => format!("TY  - JOUR\n{}deep\n", ["AU  - a\n", "  more\n", "TY  - JOUR\n"][depth % 3].repeat(depth)).into_bytes(),
         "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
         // Groups in groups, notes in notes.
         "tex" => format!("{}deep{}", ["{", "\\footnote{", "\\section{"][depth % 3].repeat(depth), "}".repeat(depth)).into_bytes(),
@@ -893,11 +897,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5",
             "--mode",
             "keyword",
             "--top-k",
-            "23",
+            "24",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -929,6 +933,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-xml-4.xml#page=1",
         "control-1-2.1",
         "control-bib-3.bib#entry=notes",
+        "control-ris-5.ris#entry=notes",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

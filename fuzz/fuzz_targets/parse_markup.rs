@@ -1,7 +1,7 @@
 #![no_main]
 //! Any bytes as a file of one of the plain-text markups read in process (the first byte picks
 //! which): reStructuredText, AsciiDoc, Org, LaTeX, a Jupyter notebook, a MediaWiki page, a
-//! MediaWiki XML dump, a manual page and a BibTeX bibliography. These readers run in the indexing process, not in a
+//! MediaWiki XML dump, a manual page, a BibTeX and a RIS bibliography. These readers run in the indexing process, not in a
 //! watched worker, so a hang or a runaway allocation here is one a run would meet.
 
 #[path = "parse_as.rs"]
@@ -11,6 +11,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let names = ["fuzz.rst", "fuzz.adoc", "fuzz.org", "fuzz.tex", "fuzz.ipynb", "fuzz.wiki", "fuzz.xml", "fuzz.1", "fuzz.bib"];
+    let names = ["fuzz.rst", "fuzz.adoc", "fuzz.org", "fuzz.tex", "fuzz.ipynb", "fuzz.wiki", "fuzz.xml", "fuzz.1", "fuzz.bib", "fuzz.ris"];
     parse_as::parse_as(names[pick as usize % names.len()], rest);
 });

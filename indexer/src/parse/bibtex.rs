@@ -22,9 +22,19 @@ pub(super) struct Entry {
     pub kind: String,
     pub key: String,
     pub fields: Vec<(String, String)>,
+    /// Whether the values are plain text (a RIS record's) rather than LaTeX.
+    pub plain: bool,
 }
 
 impl Entry {
+    /// A value as it reads: its LaTeX as typeset, or plain text with its white space as one space.
+    pub fn read(&self, value: &str) -> String {
+        match self.plain {
+            true => value.split_whitespace().collect::<Vec<_>>().join(" "),
+            false => super::latex::inline(value),
+        }
+    }
+
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields
             .iter()
@@ -61,7 +71,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 }
 
 /// An entry's failed item: `<file>#entry=<key>`, its reason naming the entry.
-fn entry_failure(raw: &RawDocument, key: &str, reason: &str) -> ItemFailure {
+pub(super) fn entry_failure(raw: &RawDocument, key: &str, reason: &str) -> ItemFailure {
     let name = key_in_uri(key);
     ItemFailure {
         uri: format!("{}#entry={name}", raw.uri),
@@ -85,7 +95,7 @@ pub(super) fn key_in_uri(key: &str) -> String {
 
 /// Each entry with the fields its `crossref` entry gives it (one level, as BibTeX reads
 /// them): the fields it lacks, and the parent's title as its `booktitle`.
-fn with_cross_references(entries: Vec<Entry>) -> Vec<Entry> {
+pub(super) fn with_cross_references(entries: Vec<Entry>) -> Vec<Entry> {
     let by_key: HashMap<String, usize> = entries
         .iter()
         .enumerate()
@@ -191,6 +201,7 @@ pub(super) fn read_bibliography(text: &str) -> Bibliography {
                                 kind,
                                 key: key.to_string(),
                                 fields,
+                                plain: false,
                             });
                         }
                     },

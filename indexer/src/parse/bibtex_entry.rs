@@ -5,7 +5,6 @@
 //! where no `url` is given); its keywords are its tags.
 
 use super::bibtex::{key_in_uri, Entry};
-use super::latex::inline;
 use super::{Block, Document};
 use crate::source::RawDocument;
 
@@ -24,9 +23,9 @@ const PUBLISHERS: [&str; 6] = [
 /// The entry's document; none for an entry with no field to read (a style's control entry,
 /// `@IEEEtranBSTCTL{...}`, or one with a key alone).
 pub(super) fn entry_document(raw: &RawDocument, entry: &Entry) -> Option<Document> {
-    let text = |name: &str| entry.field(name).map(inline).filter(|t| !t.is_empty());
-    let authors = names(entry.field("author"));
-    let editors = names(entry.field("editor"));
+    let text = |name: &str| entry.field(name).map(|v| entry.read(v)).filter(|t| !t.is_empty());
+    let authors = names(entry, "author");
+    let editors = names(entry, "editor");
     let title = match (text("title"), text("subtitle")) {
         (Some(title), Some(subtitle)) => Some(format!("{title}: {subtitle}")),
         (title, _) => title,
@@ -47,7 +46,7 @@ pub(super) fn entry_document(raw: &RawDocument, entry: &Entry) -> Option<Documen
     if let Some(abstract_text) = text("abstract") {
         block(abstract_text);
     }
-    let keywords = keywords(text("keywords").as_deref());
+    let keywords = keywords(entry);
     if !keywords.is_empty() {
         block(format!("Keywords: {}", keywords.join(", ")));
     }
@@ -151,15 +150,21 @@ fn venue(entry: &Entry, text: &dyn Fn(&str) -> Option<String>, authors: &[String
     parts.join(", ")
 }
 
-/// The names of an `author` or `editor` field: split at ` and ` outside braces, each
+/// The names of an `author` or `editor` field: split at ` and ` outside braces (a RIS
+/// record's: a line each), each
 /// `Last, First` (or `Last, Jr, First`) read `First Last`; `others` read `et al.`.
-fn names(field: Option<&str>) -> Vec<String> {
-    let Some(field) = field else {
+fn names(entry: &Entry, name: &str) -> Vec<String> {
+    let Some(field) = entry.field(name) else {
         return Vec::new();
     };
-    // `and` may stand at a line's end: white space is one space first.
-    let field = field.split_whitespace().collect::<Vec<_>>().join(" ");
-    split_outside_braces(&field, " and ")
+    // A RIS record's names are a line each; BibTeX's are joined by `and`, which may stand at a
+    // line's end (white space is one space first).
+    let joined = field.split_whitespace().collect::<Vec<_>>().join(" ");
+    let split: Vec<&str> = match entry.plain {
+        true => field.lines().collect(),
+        false => split_outside_braces(&joined, " and "),
+    };
+    split
         .into_iter()
         .filter_map(|name| {
             let name = name.trim();
@@ -172,7 +177,7 @@ fn names(field: Option<&str>) -> Vec<String> {
                 [last, junior, first] => format!("{} {} {}", first.trim(), last.trim(), junior.trim()),
                 _ => name.to_string(),
             };
-            Some(inline(&ordered)).filter(|n| !n.is_empty())
+            Some(entry.read(&ordered)).filter(|n| !n.is_empty())
         })
         .collect::<Vec<_>>()
 }
@@ -203,10 +208,15 @@ fn split_outside_braces<'a>(text: &'a str, separator: &str) -> Vec<&'a str> {
     parts
 }
 
-/// Keywords split at `,` or `;`, each once.
-fn keywords(field: Option<&str>) -> Vec<String> {
+/// Keywords split at `,` or `;` (a RIS record's: a line each), each once.
+fn keywords(entry: &Entry) -> Vec<String> {
     let mut keywords: Vec<String> = Vec::new();
-    for keyword in field.unwrap_or("").split([',', ';']).map(str::trim) {
+    let field = entry.field("keywords").unwrap_or_default();
+    let split: Vec<String> = match entry.plain {
+        true => field.lines().map(|k| entry.read(k)).collect(),
+        false => entry.read(field).split([',', ';']).map(str::to_string).collect(),
+    };
+    for keyword in split.iter().map(|k| k.trim()) {
         if !keyword.is_empty() && !keywords.iter().any(|k| k.eq_ignore_ascii_case(keyword)) {
             keywords.push(keyword.to_string());
         }

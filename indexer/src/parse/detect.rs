@@ -24,6 +24,8 @@ pub enum Format {
     ManPage,
     /// A BibTeX or BibLaTeX bibliography: one document per entry.
     Bibtex,
+    /// A RIS bibliography (`.ris`): one document per record.
+    Ris,
     Html,
     Json,
     Jsonl,
@@ -68,6 +70,7 @@ impl Format {
             Self::WikiDump => "MediaWiki dump",
             Self::ManPage => "man page",
             Self::Bibtex => "BibTeX",
+            Self::Ris => "RIS",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -135,6 +138,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "tex" | "latex" | "ltx" => Format::Latex,
         "wiki" | "mediawiki" | "wikitext" => Format::Wikitext,
         "bib" | "bibtex" => Format::Bibtex,
+        "ris" => Format::Ris,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -335,6 +339,7 @@ mod tests {
             ("paper.tex", Format::Latex),
             ("Main_Page.wiki", Format::Wikitext),
             ("references.bib", Format::Bibtex),
+            ("export.ris", Format::Ris),
         ];
         for (name, format) in by_name {
             assert_eq!(detect_format(name, b"{\"cells\": []}").unwrap(), format, "{name}");

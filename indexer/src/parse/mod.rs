@@ -55,6 +55,7 @@ mod pdf_text;
 mod ppt;
 mod pptx;
 mod property_set;
+mod ris;
 mod roff_text;
 mod rst;
 mod rtf;
@@ -147,6 +148,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::WikiDump => wiki_dump::parse(raw),
         Format::ManPage => man_page::parse(raw),
         Format::Bibtex => bibtex::parse(raw),
+        Format::Ris => ris::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

@@ -50,6 +50,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("tex" | "latex" | "ltx") => "application/x-tex",
         Some("wiki" | "mediawiki" | "wikitext") => "text/x-wiki",
         Some("bib" | "bibtex") => "application/x-bibtex",
+        Some("ris") => "application/x-research-info-systems",
         Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
         Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
