@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use super::bibtex_entry::entry_document;
 use super::text::decode_raw_text;
 use super::{ItemFailure, ParseError, Parsed};
@@ -52,8 +54,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             "no BibTeX entry found (an entry starts `@article{key,`)".into(),
         ));
     }
+    // Entries read in parallel (a bibliography of a million entries is one file).
     let documents = with_cross_references(read.entries)
-        .iter()
+        .par_iter()
         .filter_map(|entry| entry_document(raw, entry))
         .collect();
     let failures = read
