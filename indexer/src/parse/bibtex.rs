@@ -523,6 +523,7 @@ mod tests {
 @misc{notext, file = {a.pdf}}
 @IEEEtranBSTCTL{control, CTLuse_forced_etal = "yes"}
 @article{whole-journal, key = "GAJ", journal = {\mbox{G-Animal's} Journal}, year = 1986, note = {The entire issue}}
+@proceedings{tides2001, booktitle = {Conference on Tides}, year = 2001, publisher = {Harbour Press}}
 "#;
 
     #[test]
@@ -537,6 +538,7 @@ mod tests {
                 "memory://test/refs.bib#entry=acm52",
                 "memory://test/refs.bib#entry=knuth1984",
                 "memory://test/refs.bib#entry=whole-journal",
+                "memory://test/refs.bib#entry=tides2001",
             ]
         );
         let notes = &parsed.documents[0];
@@ -572,11 +574,16 @@ mod tests {
             ]
         );
         assert_eq!(parsed.documents[3].title, "The TeXbook");
+        let proceedings: Vec<&str> = parsed.documents[2].blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(proceedings, ["Proceedings of the ACM National Meeting", "1952", "ACM"]);
         // No title: the key is the title; the journal, year and note are read.
         let journal = &parsed.documents[4];
         assert_eq!(journal.title, "whole-journal");
         let texts: Vec<&str> = journal.blocks.iter().map(|b| b.text.as_str()).collect();
         assert_eq!(texts, ["1986", "G-Animal's Journal", "The entire issue"]);
+        // A booktitle standing for the title is not repeated as where it appeared.
+        let conference: Vec<&str> = parsed.documents[5].blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(conference, ["Conference on Tides", "2001", "Harbour Press"]);
         // Entries with no field to read (a key alone, a style's control entry) are no documents.
         let failures = failures_of(&parsed);
         assert_eq!(failures.len(), 2, "{failures:?}");

@@ -127,10 +127,12 @@ fn venue(entry: &Entry, text: &dyn Fn(&str) -> Option<String>, authors: &[String
     parts.extend(kind_words.map(str::to_string));
     for name in CONTAINERS {
         if let Some(container) = text(name) {
-            parts.push(match name {
-                "booktitle" if entry.field("title").is_some() => format!("In {container}"),
-                _ => container,
-            });
+            match name {
+                "booktitle" if entry.field("title").is_some() => parts.push(format!("In {container}")),
+                // A proceedings' own title, already its document's title.
+                "booktitle" => {}
+                _ => parts.push(container),
+            }
         }
     }
     if !authors.is_empty() && !editors.is_empty() {
