@@ -57,7 +57,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     // Entries read in parallel (a bibliography of a million entries is one file).
     let documents = with_cross_references(read.entries)
         .par_iter()
-        .filter_map(|entry| entry_document(raw, entry))
+        .filter_map(|entry| entry_document(raw, entry, entry_uri(raw, &entry.key)))
         .collect();
     let failures = read
         .failures
@@ -73,18 +73,22 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     Ok(Parsed { documents, failures })
 }
 
-/// An entry's failed item: `<file>#entry=<key>`, its reason naming the entry.
+/// An entry's URI: `<file>#entry=<key>`.
+pub(super) fn entry_uri(raw: &RawDocument, key: &str) -> String {
+    format!("{}#entry={}", raw.uri, key_in_uri(key))
+}
+
+/// An entry's failed item at its URI, its reason naming the entry.
 pub(super) fn entry_failure(raw: &RawDocument, key: &str, reason: &str) -> ItemFailure {
-    let name = key_in_uri(key);
     ItemFailure {
-        uri: format!("{}#entry={name}", raw.uri),
-        reason: format!("entry {name}: {reason}"),
+        uri: entry_uri(raw, key),
+        reason: format!("entry {}: {reason}", key_in_uri(key)),
     }
 }
 
 /// A citation key as a URI's fragment: characters a URI would read otherwise (`#`, `%`, white
 /// space, controls, non-ASCII) percent-encoded.
-pub(super) fn key_in_uri(key: &str) -> String {
+fn key_in_uri(key: &str) -> String {
     let mut name = String::with_capacity(key.len());
     for byte in key.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~:/+@!$&'()*;=,[]".contains(&byte) {
@@ -98,35 +102,43 @@ pub(super) fn key_in_uri(key: &str) -> String {
 
 /// Each entry with the fields its `crossref` entry gives it (one level, as BibTeX reads
 /// them): the fields it lacks, and the parent's title as its `booktitle`.
-pub(super) fn with_cross_references(entries: Vec<Entry>) -> Vec<Entry> {
+fn with_cross_references(mut entries: Vec<Entry>) -> Vec<Entry> {
     let by_key: HashMap<String, usize> = entries
         .iter()
         .enumerate()
         .map(|(i, e)| (e.key.to_lowercase(), i))
         .collect();
-    let mut inherited = Vec::with_capacity(entries.len());
-    for entry in &entries {
-        let parent = entry
-            .field("crossref")
-            .and_then(|k| by_key.get(&k.trim().trim_matches(['{', '}']).to_lowercase()))
-            .map(|&i| &entries[i])
-            .filter(|p| p.key != entry.key);
-        let mut entry = entry.clone();
-        if let Some(parent) = parent {
+    // What each entry takes from its parent, found first: the parents are read as they were
+    // written, not as their own parents filled them.
+    let taken: Vec<Vec<(String, String)>> = entries
+        .iter()
+        .map(|entry| {
+            let Some(parent) = entry
+                .field("crossref")
+                .and_then(|k| by_key.get(&k.trim().trim_matches(['{', '}']).to_lowercase()))
+                .map(|&i| &entries[i])
+                .filter(|p| p.key != entry.key)
+            else {
+                return Vec::new();
+            };
+            let mut taken: Vec<(String, String)> = Vec::new();
             for (name, value) in &parent.fields {
                 let name = match name.as_str() {
                     "title" if entry.field("booktitle").is_none() => "booktitle",
                     "crossref" | "title" | "subtitle" => continue,
                     name => name,
                 };
-                if entry.field(name).is_none() {
-                    entry.fields.push((name.to_string(), value.clone()));
+                if entry.field(name).is_none() && !taken.iter().any(|(n, _)| n == name) {
+                    taken.push((name.to_string(), value.clone()));
                 }
             }
-        }
-        inherited.push(entry);
+            taken
+        })
+        .collect();
+    for (entry, taken) in entries.iter_mut().zip(taken) {
+        entry.fields.extend(taken);
     }
-    inherited
+    entries
 }
 
 /// What reading a bibliography found.
@@ -216,7 +228,7 @@ pub(super) fn read_bibliography(text: &str) -> Bibliography {
 }
 
 /// The month macros BibTeX's styles define.
-const MONTHS: [(&str, &str); 12] = [
+pub(super) const MONTHS: [(&str, &str); 12] = [
     ("jan", "January"),
     ("feb", "February"),
     ("mar", "March"),

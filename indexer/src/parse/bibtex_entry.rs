@@ -4,7 +4,7 @@
 //! `citation_key`, `authors`, `year` (a number), `date`, `doi` and `url` (the DOI's address
 //! where no `url` is given); its keywords are its tags.
 
-use super::bibtex::{key_in_uri, Entry};
+use super::bibtex::{Entry, MONTHS};
 use super::{Block, Document};
 use crate::source::RawDocument;
 
@@ -20,9 +20,9 @@ const PUBLISHERS: [&str; 6] = [
     "location",
 ];
 
-/// The entry's document; none for an entry with no field to read (a style's control entry,
-/// `@IEEEtranBSTCTL{...}`, or one with a key alone).
-pub(super) fn entry_document(raw: &RawDocument, entry: &Entry) -> Option<Document> {
+/// The entry's document at `uri`; none for an entry with no field to read (a style's control
+/// entry, `@IEEEtranBSTCTL{...}`, or one with a key alone).
+pub(super) fn entry_document(raw: &RawDocument, entry: &Entry, uri: String) -> Option<Document> {
     let text = |name: &str| entry.field(name).map(|v| entry.read(v)).filter(|t| !t.is_empty());
     let authors = names(entry, "author");
     let editors = names(entry, "editor");
@@ -37,7 +37,7 @@ pub(super) fn entry_document(raw: &RawDocument, entry: &Entry) -> Option<Documen
             blocks.push(Block::text(text, &[]));
         }
     };
-    let shown_title = title.clone().or_else(|| text("booktitle"));
+    let shown_title = title.or_else(|| text("booktitle"));
     if let Some(title) = &shown_title {
         block(title.clone());
     }
@@ -58,7 +58,6 @@ pub(super) fn entry_document(raw: &RawDocument, entry: &Entry) -> Option<Documen
     if blocks.is_empty() {
         return None;
     }
-    let uri = format!("{}#entry={}", raw.uri, key_in_uri(&entry.key));
     let mut content = format!("{}\n{}\n", entry.kind, entry.key);
     let mut fields = entry.fields.clone();
     fields.sort();
@@ -232,12 +231,9 @@ fn month_number(field: Option<&str>) -> Option<u32> {
     if let Ok(number) = month.parse::<u32>() {
         return (1..=12).contains(&number).then_some(number);
     }
-    const NAMES: [&str; 12] = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
-    NAMES
+    MONTHS
         .iter()
-        .position(|n| month.len() >= 3 && month.starts_with(n))
+        .position(|(abbreviation, _)| month.len() >= 3 && month.starts_with(abbreviation))
         .map(|p| p as u32 + 1)
 }
 

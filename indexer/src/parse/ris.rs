@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::bibtex::{entry_failure, Entry};
+use super::bibtex::{entry_failure, entry_uri, Entry};
 use super::bibtex_entry::entry_document;
 use super::text::decode_raw_text;
 use super::{ParseError, Parsed};
@@ -69,16 +69,12 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             ));
             continue;
         }
-        match entry_document(raw, &entry) {
-            Some(mut document) if entry.field("id").is_none() => {
-                // No ID: the record is named by its place.
-                document.uri = format!("{}#record={}", raw.uri, place + 1);
-                document.doc_id = super::doc_id_for(&document.uri);
-                parsed.documents.push(document);
-            }
-            Some(document) => parsed.documents.push(document),
-            None => {}
-        }
+        // A record without an ID is named by its place.
+        let uri = match entry.field("id") {
+            Some(_) => entry_uri(raw, &entry.key),
+            None => format!("{}#record={}", raw.uri, place + 1),
+        };
+        parsed.documents.extend(entry_document(raw, &entry, uri));
     }
     Ok(parsed)
 }
