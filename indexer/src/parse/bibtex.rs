@@ -75,14 +75,25 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 /// An entry's URI: `<file>#entry=<key>`.
 pub(super) fn entry_uri(raw: &RawDocument, key: &str) -> String {
-    format!("{}#entry={}", raw.uri, key_in_uri(key))
+    item_uri(raw, "entry", key)
 }
 
 /// An entry's failed item at its URI, its reason naming the entry.
 pub(super) fn entry_failure(raw: &RawDocument, key: &str, reason: &str) -> ItemFailure {
+    item_failure(raw, "entry", key, reason)
+}
+
+/// A bibliography's item `<file>#<kind>=<key>` (a PubMed article's `#pmid=`), its key as
+/// [`key_in_uri`] writes it.
+pub(super) fn item_uri(raw: &RawDocument, kind: &str, key: &str) -> String {
+    format!("{}#{kind}={}", raw.uri, key_in_uri(key))
+}
+
+/// An item's failure at its URI, its reason starting `<kind> <key>: `.
+pub(super) fn item_failure(raw: &RawDocument, kind: &str, key: &str, reason: &str) -> ItemFailure {
     ItemFailure {
-        uri: entry_uri(raw, key),
-        reason: format!("entry {}: {reason}", key_in_uri(key)),
+        uri: item_uri(raw, kind, key),
+        reason: format!("{kind} {}: {reason}", key_in_uri(key)),
     }
 }
 

@@ -20,6 +20,8 @@ pub enum Format {
     Wikitext,
     /// A MediaWiki XML dump: many pages.
     WikiDump,
+    /// Other XML: read for its text, or a PubMed article set, one document per article.
+    Xml,
     /// A manual page (roff: `ls.1`), told by its first request.
     ManPage,
     /// A BibTeX or BibLaTeX bibliography: one document per entry.
@@ -68,6 +70,7 @@ impl Format {
             Self::Latex => "LaTeX",
             Self::Wikitext => "wikitext",
             Self::WikiDump => "MediaWiki dump",
+            Self::Xml => "XML",
             Self::ManPage => "man page",
             Self::Bibtex => "BibTeX",
             Self::Ris => "RIS",
@@ -294,8 +297,11 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     if super::wiki_dump::looks_like_a_dump(&head) {
         return Ok(Format::WikiDump);
     }
-    if head.starts_with("<!doctype html") || head.starts_with("<html") {
+    if head.starts_with("<!doctype html") || head.starts_with("<html") || super::xml::is_xhtml(&head) {
         return Ok(Format::Html);
+    }
+    if super::xml::looks_like_xml(&head, ext.as_deref()) {
+        return Ok(Format::Xml);
     }
     if super::mbox::looks_like_a_mailbox(bytes) {
         return Ok(Format::Mbox);
@@ -351,10 +357,19 @@ mod tests {
             b"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\">";
         assert_eq!(detect_format("enwiki.xml", dump).unwrap(), Format::WikiDump);
         assert_eq!(detect_format("export", &dump[3..]).unwrap(), Format::WikiDump);
+        // Other XML by its declaration, or by `<` and an XML vocabulary's extension; XHTML is HTML.
         assert_eq!(
             detect_format("feed.xml", b"<?xml version=\"1.0\"?><rss/>").unwrap(),
-            Format::Text
+            Format::Xml
         );
+        assert_eq!(
+            detect_format("export", b"<?xml version=\"1.0\"?><a/>").unwrap(),
+            Format::Xml
+        );
+        assert_eq!(detect_format("article.nxml", b"<article>").unwrap(), Format::Xml);
+        assert_eq!(detect_format("notes", b"<b>bold</b> words").unwrap(), Format::Text);
+        let xhtml = b"<?xml version=\"1.0\"?>\n<!-- made by hand -->\n<!DOCTYPE html><html/>";
+        assert_eq!(detect_format("page", xhtml).unwrap(), Format::Html);
         // A manual page by its first request, whatever its section's extension.
         let page = b".\\\" generated\n.TH LS 1\n.SH NAME\nls\n";
         assert_eq!(detect_format("ls.1", page).unwrap(), Format::ManPage);

@@ -48,6 +48,16 @@ impl Block {
             ..Default::default()
         }
     }
+
+    /// A block of `kind` under `heading_path`.
+    pub fn of_kind(text: String, kind: ContentType, heading_path: Vec<String>) -> Self {
+        Self {
+            text,
+            heading_path,
+            kind,
+            ..Default::default()
+        }
+    }
 }
 
 /// A parsed document, ready to chunk.

@@ -64,13 +64,7 @@ impl MarkupBody {
         if text.trim().is_empty() {
             return;
         }
-        let heading_path = self.path();
-        self.blocks.push(Block {
-            text,
-            heading_path,
-            kind,
-            ..Default::default()
-        });
+        self.blocks.push(Block::of_kind(text, kind, self.path()));
     }
 }
 

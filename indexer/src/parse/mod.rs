@@ -55,6 +55,7 @@ mod pdf_text;
 mod ppt;
 mod pptx;
 mod property_set;
+mod pubmed;
 mod ris;
 mod roff_text;
 mod rst;
@@ -74,6 +75,7 @@ mod xlsx;
 mod xlsx_dates;
 mod xlsx_formats;
 mod xlsx_numbers;
+mod xml;
 mod xz_index;
 mod zip_reader;
 
@@ -146,6 +148,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Latex => latex::parse(raw),
         Format::Wikitext => wikitext::parse(raw),
         Format::WikiDump => wiki_dump::parse(raw),
+        Format::Xml => xml::parse(raw),
         Format::ManPage => man_page::parse(raw),
         Format::Bibtex => bibtex::parse(raw),
         Format::Ris => ris::parse(raw),
