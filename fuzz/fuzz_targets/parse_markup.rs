@@ -1,7 +1,8 @@
 #![no_main]
 //! Any bytes as a file of one of the plain-text markups read in process (the first byte picks
 //! which): reStructuredText, AsciiDoc, Org, LaTeX, a Jupyter notebook, a MediaWiki page, a
-//! MediaWiki XML dump, a manual page, a BibTeX and a RIS bibliography. These readers run in the indexing process, not in a
+//! MediaWiki XML dump, a PubMed article set, a news feed or other XML (`.xml`, told by its root
+//! element), a manual page, a BibTeX and a RIS bibliography. These readers run in the indexing process, not in a
 //! watched worker, so a hang or a runaway allocation here is one a run would meet.
 
 #[path = "parse_as.rs"]

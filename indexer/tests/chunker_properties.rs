@@ -433,6 +433,12 @@ fn a_word_longer_than_any_token_is_cut_into_bounded_pieces() {
         "คำ",
     ];
     let thai: String = (0..20_000).map(|_| syllables[rng.below(syllables.len())]).collect();
+    // Counted a piece at a time, a long text of words counts what it counts whole.
+    let words = "The harbour log is kept daily, tide by tide. ".repeat(8_000);
+    assert_eq!(
+        weighed_token_count(&tokenizer, &words).unwrap(),
+        tokenizer.count(&words).unwrap()
+    );
     for text in [dump.as_str(), thai.as_str()] {
         assert!(tokenizer.count(text).unwrap() < 10, "one unknown token or a few");
         let counted = weighed_token_count(&tokenizer, text).unwrap();

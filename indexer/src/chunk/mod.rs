@@ -16,9 +16,45 @@ pub use splitter::MAX_TOKEN_BYTES;
 
 /// How many tokens `text` counts for as the chunker counts them: a token longer than
 /// [`MAX_TOKEN_BYTES`] as one per that many bytes (a document's size, against its limit).
+/// Counted a piece of [`COUNTED_PIECE_BYTES`] at a time, cut at white space, so that the
+/// tokenizer's working memory stays bounded however long the text: whole, a 170 MB text of
+/// XML took it past 17 GiB.
 pub fn weighed_token_count(tokenizer: &ModelTokenizer, text: &str) -> Result<usize> {
-    let (spans, _) = tokenizer.tokens_of(text)?;
-    Ok(splitter::bounded_spans(text, spans).len())
+    pieces_at_white_space(text, COUNTED_PIECE_BYTES)
+        .map(|piece| {
+            let (spans, _) = tokenizer.tokens_of(piece)?;
+            Ok(splitter::bounded_spans(piece, spans).len())
+        })
+        .sum()
+}
+
+/// Bytes of text tokenized at once when a text is counted.
+const COUNTED_PIECE_BYTES: usize = 64 << 10;
+
+/// `text` in pieces of at most `most` bytes (one character more where a character is longer),
+/// each cut before the last white space in its reach, else at a character's boundary.
+fn pieces_at_white_space(text: &str, most: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() <= most {
+            return Some(std::mem::take(&mut rest));
+        }
+        let mut reach = most;
+        while !rest.is_char_boundary(reach) {
+            reach -= 1;
+        }
+        let cut = match rest[..reach].rfind(char::is_whitespace) {
+            Some(space) if space > 0 => space,
+            _ if reach > 0 => reach,
+            _ => rest.char_indices().nth(1).map_or(rest.len(), |(i, _)| i),
+        };
+        let (piece, after) = rest.split_at(cut);
+        rest = after;
+        Some(piece)
+    })
 }
 
 /// Bumped whenever the chunking rules change, so signatures change with them.
@@ -217,5 +253,25 @@ impl Chunker for TokenChunker {
 
     fn config(&self) -> ChunkerConfig {
         self.config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pieces_at_white_space;
+
+    #[test]
+    fn pieces_are_cut_before_white_space_and_hold_the_whole_text() {
+        let text = "ab cd ef\u{00e9}gh ij";
+        let pieces: Vec<&str> = pieces_at_white_space(text, 5).collect();
+        assert_eq!(pieces, ["ab", " cd", " ef\u{00e9}", "gh ij"]);
+        assert_eq!(pieces.concat(), text);
+        // No white space: cut at characters' boundaries; a character longer than the reach alone.
+        let word = "\u{0e20}".repeat(10);
+        let pieces: Vec<&str> = pieces_at_white_space(&word, 7).collect();
+        assert!(pieces.iter().all(|p| p.len() == 6), "{pieces:?}");
+        assert_eq!(pieces.concat(), word);
+        assert_eq!(pieces_at_white_space("\u{0e20}\u{0e20}", 2).count(), 2);
+        assert_eq!(pieces_at_white_space("", 4).count(), 0);
     }
 }

@@ -15,7 +15,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_uri, Entry};
 use super::bibtex_entry::entry_document;
-use super::xml::text_of;
+use super::xml::{next_event, text_of};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -241,20 +241,7 @@ fn read_articles(xml: &str) -> Result<ArticleSet, ParseError> {
     // The field being read, its depth and its label; its text, inner elements' included.
     let mut reading: Option<(Field, usize, Option<String>, String)> = None;
     let mut editors = false;
-    loop {
-        let event = match reader.read_event() {
-            Ok(event) => event,
-            Err(error) if set.articles.is_empty() => {
-                return Err(ParseError::Corrupt(format!(
-                    "PubMed XML at byte {}: {error}",
-                    reader.buffer_position()
-                )))
-            }
-            Err(error) => {
-                set.damage = Some((reader.buffer_position(), error.to_string()));
-                break;
-            }
-        };
+    while let Some(event) = next_event(&mut reader, "PubMed XML", !set.articles.is_empty(), &mut set.damage)? {
         match event {
             Event::Start(start) => {
                 let name = start.local_name().as_ref().to_vec();
@@ -311,7 +298,6 @@ fn read_articles(xml: &str) -> Result<ArticleSet, ParseError> {
                     read.push_str(&String::from_utf8_lossy(&data));
                 }
             }
-            Event::Eof => break,
             _ => {}
         }
     }

@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use quick_xml::events::{BytesStart, Event};
 use rayon::prelude::*;
 
-use super::character_references::decode_character_references;
 use super::text::decode_raw_text;
 use super::wikitext::read_wikitext;
 use super::wikitext_markup::LinkNames;
+use super::xml::{next_event, text_of};
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -172,20 +172,7 @@ fn read_dump(xml: &str) -> Result<Dump, ParseError> {
     let mut page = Page::default();
     let mut namespace = (0, String::new());
     let mut pages_seen = 0usize;
-    loop {
-        let event = match reader.read_event() {
-            Ok(event) => event,
-            Err(error) if pages_seen == 0 => {
-                return Err(ParseError::Corrupt(format!(
-                    "MediaWiki dump: XML at byte {}: {error}",
-                    reader.buffer_position()
-                )))
-            }
-            Err(error) => {
-                dump.damage = Some((reader.buffer_position(), error.to_string()));
-                break;
-            }
-        };
+    while let Some(event) = next_event(&mut reader, "MediaWiki dump: XML", pages_seen > 0, &mut dump.damage)? {
         match event {
             Event::Start(start) => {
                 let name = local_name(&start);
@@ -223,11 +210,7 @@ fn read_dump(xml: &str) -> Result<Dump, ParseError> {
             }
             Event::Text(text) => {
                 if let Some(field) = field {
-                    let text = text
-                        .unescape()
-                        .map(|t| t.into_owned())
-                        .unwrap_or_else(|_| decode_character_references(&String::from_utf8_lossy(&text)));
-                    fill(field, &text, &mut dump.site, &mut page, &mut namespace.1);
+                    fill(field, &text_of(&text), &mut dump.site, &mut page, &mut namespace.1);
                 }
             }
             Event::CData(data) => {
@@ -241,7 +224,6 @@ fn read_dump(xml: &str) -> Result<Dump, ParseError> {
                     );
                 }
             }
-            Event::Eof => break,
             _ => {}
         }
     }

@@ -1,7 +1,8 @@
 //! XML read for what it says, whatever its vocabulary (DocBook, TEI, JATS articles, a
 //! sitemap, a configuration file), with its tags, attributes, comments and processing
 //! instructions left out. PubMed's article sets go to [`super::pubmed`], one document per
-//! article; every other XML is one document read by [`XmlText`]:
+//! article, and news feeds (RSS, Atom) to [`super::feed`], one per item; every other XML is
+//! one document read by [`XmlText`]:
 //!
 //! - an element that holds text directly is a paragraph, the elements inside it (`<i>`,
 //!   `<xref>`) read into it; an element that holds only elements is a container;
@@ -21,6 +22,7 @@
 use quick_xml::events::{BytesStart, Event};
 
 use super::character_references::decode_character_references;
+use super::feed::is_feed_root;
 use super::markup_body::table_text;
 use super::text::decode_raw_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
@@ -63,8 +65,16 @@ pub(super) fn is_xhtml(head: &str) -> bool {
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
-    if root_name(&text).as_deref() == Some("PubmedArticleSet") {
+    let root = root_name(&text).unwrap_or_default();
+    if root == "PubmedArticleSet" {
         return super::pubmed::parse(raw, &text);
+    }
+    if is_feed_root(&root) {
+        let parsed = super::feed::parse(raw, &text)?;
+        // RDF that holds no RSS item is other data, read as other XML is.
+        if root != "RDF" || !parsed.documents.is_empty() || !parsed.failures.is_empty() {
+            return Ok(parsed);
+        }
     }
     let read = read_xml(&text)?;
     let title = read.title.clone().unwrap_or_else(|| Document::stem_of(raw));
@@ -87,6 +97,30 @@ pub(super) fn root_name(xml: &str) -> Option<String> {
             }
             Event::Eof => return None,
             _ => {}
+        }
+    }
+}
+
+/// The next event of `reader` that is no end of file, or `None` where the reading stops: at
+/// the end of the file, or where the XML breaks once something of it was read (`read_any`),
+/// which `damage` records (its byte and why). XML that breaks before fails the file, as
+/// "`<what>` at byte N: why".
+pub(super) fn next_event<'a>(
+    reader: &mut quick_xml::Reader<&'a [u8]>,
+    what: &str,
+    read_any: bool,
+    damage: &mut Option<(u64, String)>,
+) -> Result<Option<Event<'a>>, ParseError> {
+    match reader.read_event() {
+        Ok(Event::Eof) => Ok(None),
+        Ok(event) => Ok(Some(event)),
+        Err(error) if !read_any => Err(ParseError::Corrupt(format!(
+            "{what} at byte {}: {error}",
+            reader.buffer_position()
+        ))),
+        Err(error) => {
+            *damage = Some((reader.buffer_position(), error.to_string()));
+            Ok(None)
         }
     }
 }
