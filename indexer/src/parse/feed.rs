@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_failure, item_uri};
-use super::html_text::html_text;
+use super::html_text::{html_text, BLOCKS};
 use super::xml::{next_event, text_of};
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -69,8 +69,10 @@ fn field_of(parent: &[u8], name: &[u8], in_item: bool) -> Option<Field> {
         b"creator" | b"name" if matches!(parent, b"item" | b"entry" | b"author") => Field::Author,
         b"author" if parent == b"item" => Field::Author,
         b"category" | b"subject" => Field::Category,
-        b"encoded" | b"content" => Field::Content,
-        b"description" | b"summary" => Field::Summary,
+        // RSS's `content:encoded`, Atom's `content` (not Media RSS's `media:content`).
+        b"encoded" if parent == b"item" => Field::Content,
+        b"content" if parent == b"entry" => Field::Content,
+        b"description" | b"summary" if matches!(parent, b"item" | b"entry") => Field::Summary,
         _ => return None,
     })
 }
@@ -160,7 +162,10 @@ fn read_feed(xml: &str) -> Result<Feed, ParseError> {
                 }
                 item = Some((path.len() + 1, new));
             }
-            if let Some((_, open)) = item.as_mut() {
+            if let Some((_, open)) = item
+                .as_mut()
+                .filter(|_| matches!(parent.as_slice(), b"item" | b"entry"))
+            {
                 match name.as_slice() {
                     b"link" => {
                         if let Some(href) = atom_link(start) {
@@ -173,6 +178,12 @@ fn read_feed(xml: &str) -> Result<Feed, ParseError> {
                         }
                     }
                     _ => {}
+                }
+            }
+            // Atom's XHTML content: its block elements part its paragraphs.
+            if let Some((_, _, read)) = reading.as_mut() {
+                if BLOCKS.contains(&String::from_utf8_lossy(&name).to_ascii_lowercase().as_str()) {
+                    read.push_str("\n\n");
                 }
             }
             if !empty {
@@ -317,7 +328,8 @@ mod tests {
 <dc:creator>Ada Lovelace</dc:creator><category>tides</category><category>tables</category>
 <description>Short &lt;em&gt;summary&lt;/em&gt;.</description>
 <content:encoded><![CDATA[<p>The spring tides come early.</p><p>Low water at <b>06:10</b> &amp; 18:40.</p><script>track()</script>]]></content:encoded></item>
-<item><title>Quay closed</title><link>https://harbour.example/quay</link><description>The north quay is closed.</description></item>
+<item><title>Quay closed</title><link>https://harbour.example/quay</link><description>The north quay is closed.</description>
+<media:group xmlns:media="http://search.yahoo.com/mrss/"><media:content url="https://harbour.example/q.jpg"><media:description>A photo.</media:description></media:content></media:group></item>
 <item><title>Again</title><guid>harbour-2026-05</guid><description>A copy.</description></item>
 <item><description>No title, no link, no id.</description></item>
 </channel></rss>"#;
@@ -347,7 +359,9 @@ mod tests {
         assert_eq!(first.metadata["date"], "2026-05-01T09:30:00+02:00");
         assert_eq!(first.metadata["authors"][0], "Ada Lovelace");
         assert_eq!(first.metadata["feed"], "Harbour News");
-        assert_eq!(parsed.documents[1].blocks[1].text, "The north quay is closed.");
+        // Media RSS's description of a picture is not the item's.
+        let quay: Vec<&str> = parsed.documents[1].blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(quay, ["Quay closed", "The north quay is closed."]);
         assert_eq!(parsed.documents[2].title, "news");
         assert_eq!(
             failures_of(&parsed),
@@ -362,16 +376,18 @@ mod tests {
     fn atom_entries_and_rss_1_items_are_documents() {
         let atom = r#"<?xml version="1.0" encoding="utf-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom"><title>Quarry releases</title><id>urn:uuid:feed</id>
-<entry><title type="html">Release 1.2 &amp;amp; notes</title><link rel="self" href="https://q.example/self"/><link href="https://q.example/1.2"/>
+<entry><source><title>Elsewhere</title><link href="https://elsewhere.example/"/><id>urn:elsewhere</id></source>
+<title type="html">Release 1.2 &amp;amp; notes</title><link rel="self" href="https://q.example/self"/><link href="https://q.example/1.2"/>
 <id>urn:uuid:1225c695</id><updated>2026-12-01T18:30:02Z</updated><published>2026-11-30T10:00:00Z</published>
 <author><name>Grace Hopper</name></author><category term="release"/>
-<summary>Short.</summary><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>Faster <b>search</b>.</p></div></content></entry>
+<summary>Short.</summary><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>Faster <b>search</b>.</p><p>Smaller</p><p>files.</p></div></content></entry>
 </feed>"#;
         let parsed = AutoParser.parse(&raw_for_test("releases.atom", atom)).unwrap();
         let entry = &parsed.documents[0];
         assert_eq!(entry.uri, "memory://test/releases.atom#item=urn:uuid:1225c695");
         assert_eq!(entry.title, "Release 1.2 & notes");
-        assert_eq!(entry.blocks[1].text, "Faster search.");
+        let texts: Vec<&str> = entry.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Release 1.2 & notes", "Faster search.", "Smaller", "files."]);
         assert_eq!(entry.metadata["url"], "https://q.example/1.2");
         assert_eq!(entry.metadata["date"], "2026-11-30T10:00:00+00:00");
         assert_eq!(entry.metadata["authors"][0], "Grace Hopper");

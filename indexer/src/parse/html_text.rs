@@ -7,7 +7,7 @@
 use super::character_references::decode_character_references;
 
 /// Elements that part paragraphs.
-const BLOCKS: [&str; 24] = [
+pub(super) const BLOCKS: [&str; 24] = [
     "p",
     "div",
     "br",
