@@ -14,7 +14,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_failure, item_uri};
 use super::html_text::{html_text, BLOCKS};
-use super::xml::{next_event, text_of};
+use super::xml::{lenient_reader, next_event, text_of};
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -137,7 +137,7 @@ struct Feed {
 }
 
 fn read_feed(xml: &str) -> Result<Feed, ParseError> {
-    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut reader = lenient_reader(xml);
     let mut feed = Feed {
         title: String::new(),
         items: Vec::new(),

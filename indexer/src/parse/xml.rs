@@ -34,6 +34,8 @@ pub(super) const EXTENSIONS: [&str; 7] = ["xml", "nxml", "rss", "atom", "dbk", "
 const VALUE_CHARS: usize = 64;
 /// Element names kept for labels this deep at most (a deeper element's value reads alone).
 const NAMED_DEPTH: usize = 4096;
+/// Elements left open inside the one an end tag names that it ends with it, at most.
+const UNCLOSED_REACH: usize = 64;
 /// Headings in a heading path at most (a deeper section's heading is a block, not a path).
 const HEADING_DEPTH: usize = 16;
 
@@ -85,6 +87,14 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         ));
     }
     Ok(Parsed::one(document))
+}
+
+/// A reader that does not stop at an end tag naming another element than the one open:
+/// hand-written XML (`<p>a<br>b</p>`) is read to its end rather than stopped at its first slip.
+pub(super) fn lenient_reader(xml: &str) -> quick_xml::Reader<&[u8]> {
+    let mut reader = quick_xml::Reader::from_str(xml);
+    reader.config_mut().check_end_names = false;
+    reader
 }
 
 /// The local name of the document's root element, if the XML reads that far.
@@ -309,6 +319,24 @@ impl Reading {
         self.headings.retain(|(container, _)| *container < depth);
     }
 
+    /// An end tag: it ends the element it names and those left open inside it (`<br>` in a
+    /// `<p>`), looked for among the innermost [`UNCLOSED_REACH`]; one that names none of them is
+    /// left out. Past [`NAMED_DEPTH`], where names are not kept, it ends the innermost.
+    fn end_named(&mut self, name: &[u8]) {
+        if self.depth() > NAMED_DEPTH {
+            return self.end();
+        }
+        let found = self
+            .open
+            .iter()
+            .rev()
+            .take(UNCLOSED_REACH)
+            .position(|(_, open)| open.as_bytes() == name);
+        if let Some(inside) = found {
+            (0..=inside).for_each(|_| self.end());
+        }
+    }
+
     fn end_row(&mut self) {
         if let Some((depth, cells)) = self.row.take() {
             if cells.iter().any(|c| !c.is_empty()) {
@@ -395,7 +423,7 @@ impl Reading {
 
 /// Reads `xml` for its text.
 pub(super) fn read_xml(xml: &str) -> Result<XmlText, ParseError> {
-    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut reader = lenient_reader(xml);
     let mut reading = Reading::default();
     loop {
         let event = match reader.read_event() {
@@ -416,7 +444,7 @@ pub(super) fn read_xml(xml: &str) -> Result<XmlText, ParseError> {
                 reading.start(&start);
                 reading.end();
             }
-            Event::End(_) => reading.end(),
+            Event::End(end) => reading.end_named(end.local_name().as_ref()),
             Event::Text(text) => reading.text(&text_of(&text)),
             Event::CData(data) => reading.text(&String::from_utf8_lossy(&data)),
             Event::Eof => {
@@ -510,8 +538,14 @@ mod tests {
             ]
         );
         assert_eq!(parsed.documents[0].title, "pom");
+        // An end tag that names another element ends the one open: nothing is lost.
+        let slips = "<?xml version=\"1.0\"?><doc><p>First<br>line.</p><p>More words</q></doc>";
+        let parsed = AutoParser.parse(&raw_for_test("slips.xml", slips)).unwrap();
+        let texts: Vec<&str> = parsed.documents[0].blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Firstline.", "More words"]);
+        assert!(parsed.documents[0].warnings.is_empty());
         // Broken after text was read: kept, and told.
-        let broken = "<?xml version=\"1.0\"?><doc><p>Kept words.</p><p>More</q></doc>";
+        let broken = "<?xml version=\"1.0\"?><doc><p>Kept words.</p><!-- never closed <p>More</p></doc>";
         let parsed = AutoParser.parse(&raw_for_test("broken.xml", broken)).unwrap();
         let document = &parsed.documents[0];
         assert_eq!(document.blocks[0].text, "Kept words.");
@@ -525,7 +559,7 @@ mod tests {
         let error = AutoParser
             .parse(&raw_for_test(
                 "bad.xml",
-                "<?xml version=\"1.0\"?><doc><a></b>text</doc>",
+                "<?xml version=\"1.0\"?><doc><!-- never closed <p>text</p></doc>",
             ))
             .unwrap_err();
         assert!(
