@@ -14,8 +14,8 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_failure, item_uri};
 use super::html_text::{html_text, BLOCKS};
-use super::xml::{lenient_reader, next_event, text_of};
-use super::{Block, Document, ItemFailure, ParseError, Parsed};
+use super::xml::{broken_partway, lenient_reader, next_event, text_of};
+use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Whether an XML root element's local name begins a feed.
@@ -261,11 +261,10 @@ pub(super) fn parse(raw: &RawDocument, xml: &str) -> Result<Parsed, ParseError> 
         };
         parsed.documents.extend(item_document(raw, &feed.title, item, uri));
     }
-    if let Some((at, error)) = feed.damage {
-        parsed.failures.push(ItemFailure {
-            uri: format!("{}#byte={at}", raw.uri),
-            reason: format!("byte {at}: the feed's XML cannot be read on ({error}); the items after it were not read"),
-        });
+    if let Some(damage) = feed.damage {
+        parsed
+            .failures
+            .push(broken_partway(raw, damage, "the feed's XML", "items"));
     }
     Ok(parsed)
 }

@@ -15,7 +15,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_uri, Entry};
 use super::bibtex_entry::entry_document;
-use super::xml::{next_event, text_of};
+use super::xml::{broken_partway, next_event, text_of};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -322,7 +322,7 @@ pub(super) fn parse(raw: &RawDocument, xml: &str) -> Result<Parsed, ParseError> 
     // An update file may hold an article more than once (a versioned citation's versions, a
     // revision after the first): the highest version is kept, the later of equal ones.
     let mut kept: HashMap<String, usize> = HashMap::new();
-    let mut articles: Vec<Option<Article>> = Vec::new();
+    let mut articles: Vec<Article> = Vec::new();
     for (place, article) in set.articles.into_iter().enumerate() {
         let pmid = article.pmid.trim().to_string();
         if pmid.is_empty() {
@@ -333,15 +333,15 @@ pub(super) fn parse(raw: &RawDocument, xml: &str) -> Result<Parsed, ParseError> 
             continue;
         }
         match kept.get(&pmid).copied() {
-            Some(at) if articles[at].as_ref().is_some_and(|a| a.version > article.version) => {}
-            Some(at) => articles[at] = Some(article),
+            Some(at) if articles[at].version > article.version => {}
+            Some(at) => articles[at] = article,
             None => {
                 kept.insert(pmid, articles.len());
-                articles.push(Some(article));
+                articles.push(article);
             }
         }
     }
-    for article in articles.into_iter().flatten() {
+    for article in articles {
         let pmid = article.pmid.trim().to_string();
         let uri = item_uri(raw, "pmid", &pmid);
         let entry = article.entry(pmid.clone());
@@ -350,11 +350,8 @@ pub(super) fn parse(raw: &RawDocument, xml: &str) -> Result<Parsed, ParseError> 
             parsed.documents.push(document);
         }
     }
-    if let Some((at, error)) = set.damage {
-        parsed.failures.push(ItemFailure {
-            uri: format!("{}#byte={at}", raw.uri),
-            reason: format!("byte {at}: the XML cannot be read on ({error}); the articles after it were not read"),
-        });
+    if let Some(damage) = set.damage {
+        parsed.failures.push(broken_partway(raw, damage, "the XML", "articles"));
     }
     Ok(parsed)
 }

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use super::text::decode_raw_text;
 use super::wikitext::read_wikitext;
 use super::wikitext_markup::LinkNames;
-use super::xml::{next_event, text_of};
+use super::xml::{broken_partway, next_event, text_of};
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -45,11 +45,10 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .map(|page| page_document(raw, &dump.site, &names, page))
         .collect();
     let mut parsed: Parsed = read.into_iter().collect();
-    if let Some((at, error)) = dump.damage {
-        parsed.failures.push(ItemFailure {
-            uri: format!("{}#byte={at}", raw.uri),
-            reason: format!("byte {at}: the dump's XML cannot be read on ({error}); the pages after it were not read"),
-        });
+    if let Some(damage) = dump.damage {
+        parsed
+            .failures
+            .push(broken_partway(raw, damage, "the dump's XML", "pages"));
     }
     Ok(parsed)
 }

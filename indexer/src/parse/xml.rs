@@ -25,7 +25,7 @@ use super::character_references::decode_character_references;
 use super::feed::is_feed_root;
 use super::markup_body::table_text;
 use super::text::decode_raw_text;
-use super::{Block, ContentType, Document, ParseError, Parsed};
+use super::{Block, ContentType, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Extensions of XML vocabularies read as XML when their bytes begin with `<`.
@@ -132,6 +132,16 @@ pub(super) fn next_event<'a>(
             *damage = Some((reader.buffer_position(), error.to_string()));
             Ok(None)
         }
+    }
+}
+
+/// The failed item of a file whose XML broke at byte `at` after some of its items were read:
+/// `<file>#byte=N`, saying that `the_xml` (`the feed's XML`) cannot be read on and that the
+/// `items` after it were not read.
+pub(super) fn broken_partway(raw: &RawDocument, (at, error): (u64, String), the_xml: &str, items: &str) -> ItemFailure {
+    ItemFailure {
+        uri: format!("{}#byte={at}", raw.uri),
+        reason: format!("byte {at}: {the_xml} cannot be read on ({error}); the {items} after it were not read"),
     }
 }
 
