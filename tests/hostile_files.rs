@@ -20,10 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 41] = [
-    "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "1", "bib", "ris",
-    "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc",
-    "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+const FORMATS: [&str; 42] = [
+    "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
+    "ris", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf",
+    "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -513,6 +513,9 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "pubmed" => format!("<?xml version=\"1.0\"?>\n<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID Version=\"1\">7</PMID><Article><Journal><Title>Harbour Notes</Title></Journal><ArticleTitle>Notes on tides</ArticleTitle><Abstract><AbstractText Label=\"RESULTS\">{text}</AbstractText></Abstract><AuthorList><Author><LastName>Lovelace</LastName><ForeName>Ada</ForeName></Author></AuthorList></Article><KeywordList><Keyword>{more}</Keyword></KeywordList></MedlineCitation></PubmedArticle><PubmedArticle><MedlineCitation><Article><ArticleTitle>No PMID</ArticleTitle></Article></MedlineCitation></PubmedArticle></PubmedArticleSet>").into_bytes(),
         // A news feed: one document per item.
         "rss" => format!("<?xml version=\"1.0\"?>\n<rss version=\"2.0\"><channel><title>Harbour News</title><item><title>Notes</title><guid>notes</guid><pubDate>Fri, 04 Dec 2026 09:00:00 +0000</pubDate><description>&lt;p&gt;{text}&lt;/p&gt;</description><category>{more}</category></item><item><guid>empty</guid></item></channel></rss>").into_bytes(),
+        // A Stack Exchange dump's posts (told by their root element): one document per row;
+        // the second answer's Id is the first's, so it fails alone.
+        "posts" => format!("<?xml version=\"1.0\"?>\n<posts><row Id=\"1\" PostTypeId=\"1\" Title=\"Notes\" Tags=\"&lt;tides&gt;\" Body=\"&lt;h2&gt;Part&lt;/h2&gt;&lt;p&gt;{text}&lt;/p&gt;\"/><row Id=\"2\" PostTypeId=\"2\" ParentId=\"1\" Body=\"&lt;ul&gt;&lt;li&gt;{more}&lt;/li&gt;&lt;/ul&gt;\"/><row Id=\"2\" PostTypeId=\"2\" ParentId=\"1\" Body=\"copy\"/></posts>").into_bytes(),
         // A manual page (`.1`, told by its `.TH` request).
         "1" => format!(".TH NOTES 1\n.SH NAME\nnotes \\- {text}\n.SH DESCRIPTION\n.TP\n\\fB\\-v\\fR\n{more}\n.TS\ntab(:);\nl l.\na:b\n.TE\n").into_bytes(),
         // A BibTeX bibliography: one document per entry.
@@ -592,6 +595,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "rss" => format!("<rss><channel><item><title>t</title><description>{}deep</description>{}</channel></rss>", ["&lt;b&gt;", "&lt;!--", "&lt;script&gt;", "&lt;a"][depth % 4].repeat(depth), "<item>".repeat(depth)).into_bytes(),
         // Sections in sections, elements left open, cells in cells.
         "nxml" => format!("<?xml version=\"1.0\"?><a>{}deep", ["<sec><title>t</title>", "<p>x <b>", "<tr><td>"][depth % 3].repeat(depth)).into_bytes(),
+        // A body nested deep, rows in rows.
+        "posts" => format!("<?xml version=\"1.0\"?><posts><row Id=\"1\" PostTypeId=\"1\" Title=\"t\" Body=\"{}deep\"/>{}</posts>", ["&lt;div&gt;", "&lt;b&gt;&lt;p&gt;", "&lt;table&gt;&lt;tr&gt;&lt;td&gt;"][depth % 3].repeat(depth), "<row Id=\"2\">".repeat(depth)).into_bytes(),
         "pubmed" => format!("<?xml version=\"1.0\"?><PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article><ArticleTitle>{}deep</ArticleTitle></Article></MedlineCitation></PubmedArticle>{}</PubmedArticleSet>", "<i>".repeat(depth), "<PubmedArticle>".repeat(depth)).into_bytes(),
         // Braces and quotes left open, values of many parts.
         "bib" => format!("@misc{{a, title = {}deep\n", ["{", "\"{", "x # "][depth % 3].repeat(depth)).into_bytes(),
@@ -908,11 +913,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4",
             "--mode",
             "keyword",
             "--top-k",
-            "27",
+            "28",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -948,6 +953,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-nxml-2.nxml",
         "control-pubmed-1.pubmed#pmid=7",
         "control-rss-0.rss#item=notes",
+        "control-posts-4.posts#post=1",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

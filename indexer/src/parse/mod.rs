@@ -65,6 +65,7 @@ mod rtf;
 mod seven_zip;
 mod slides;
 mod spreadsheet;
+mod stack_exchange;
 mod tar_reader;
 mod text;
 mod wiki_dump;

@@ -1,8 +1,9 @@
 //! XML read for what it says, whatever its vocabulary (DocBook, TEI, JATS articles, a
 //! sitemap, a configuration file), with its tags, attributes, comments and processing
 //! instructions left out. PubMed's article sets go to [`super::pubmed`], one document per
-//! article, and news feeds (RSS, Atom) to [`super::feed`], one per item; every other XML is
-//! one document read by [`XmlText`]:
+//! article, news feeds (RSS, Atom) to [`super::feed`], one per item, and the Stack Exchange
+//! data dump's posts, comments and users to [`super::stack_exchange`], one per row; every
+//! other XML is one document read by [`XmlText`]:
 //!
 //! - an element that holds text directly is a paragraph, the elements inside it (`<i>`,
 //!   `<xref>`) read into it; an element that holds only elements is a container;
@@ -70,6 +71,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let root = root_name(&text).unwrap_or_default();
     if root == "PubmedArticleSet" {
         return super::pubmed::parse(raw, &text);
+    }
+    if let Some(parsed) = super::stack_exchange::parse(raw, &text, &root)? {
+        return Ok(parsed);
     }
     if is_feed_root(&root) {
         let parsed = super::feed::parse(raw, &text)?;
