@@ -1,4 +1,5 @@
-//! Text that is not UTF-8: read in the encoding it declares (an HTML page's `<meta charset>`),
+//! Text that is not UTF-8: read in the encoding it declares (an HTML page's `<meta charset>`,
+//! an XML declaration's `encoding`),
 //! else as UTF-8 with its few bad bytes replaced where most of its non-ASCII is UTF-8, else in
 //! the encoding Firefox's detector (chardetng) finds likeliest: Shift_JIS, EUC-JP, GBK,
 //! Big5, EUC-KR, Windows-1250..1258, KOI8, ISO-8859-x. Documents in any language arrive in
@@ -108,6 +109,21 @@ pub(super) fn declared_in_html(bytes: &[u8]) -> Option<&'static Encoding> {
         rest = &tag[end..];
     }
     None
+}
+
+/// The encoding an XML declaration names (`<?xml version="1.0" encoding="ISO-8859-1"?>`), where
+/// it names an ASCII-compatible one (a declaration read in ASCII names no UTF-16).
+pub(super) fn declared_in_xml(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(1024)];
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head).trim_ascii_start();
+    let declaration = head.strip_prefix(b"<?xml")?;
+    let declaration = declaration[..find(declaration, b"?>")?].to_ascii_lowercase();
+    let after = &declaration[find(&declaration, b"encoding")? + b"encoding".len()..];
+    let value = after.trim_ascii_start().strip_prefix(b"=")?.trim_ascii_start();
+    let quote = *value.first().filter(|q| matches!(q, b'"' | b'\''))?;
+    let value = &value[1..];
+    let label = &value[..value.iter().position(|b| *b == quote)?];
+    Encoding::for_label(label).filter(|encoding| ![UTF_16LE, UTF_16BE, X_USER_DEFINED].contains(encoding))
 }
 
 /// The encoding a media type names in its `charset` (`text/plain; charset=ISO-8859-5`, as an

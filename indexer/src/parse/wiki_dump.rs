@@ -15,10 +15,9 @@ use std::collections::HashMap;
 use quick_xml::events::{BytesStart, Event};
 use rayon::prelude::*;
 
-use super::text::decode_raw_text;
 use super::wikitext::read_wikitext;
 use super::wikitext_markup::LinkNames;
-use super::xml::{broken_partway, next_event, text_of};
+use super::xml::{broken_partway, decode_xml_text, next_event, text_of};
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -35,7 +34,7 @@ pub(super) fn looks_like_a_dump(head: &str) -> bool {
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
-    let text = decode_raw_text(raw)?;
+    let text = decode_xml_text(raw)?;
     let dump = read_dump(&text)?;
     drop(text); // the pages hold what is read of it
     let names = dump.site.link_names();
