@@ -115,7 +115,7 @@ PY
                 printf '\x02{\\rtf1 Rivers\\par\\trowd\\pard\\intbl River\\cell Flow\\cell\\row\\pard\\intbl Rhine\\cell 2\\par low\\cell\\row{\\pict\\bin4 {}}\\}}\\pard dry\\par}' > "$corpus/seed-rtf-table"
                 { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
                 { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
-    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, other XML), 7 .1 (a man page), 8 .bib, 9 .ris
+    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib
                   printf '\x00Rivers\n======\n\nThey run *dry*.\n\n.. note:: Low water.\n\n====  ====\nA     B\n====  ====\n\nExample::\n\n    x = 1\n' > "$corpus/seed-rst"
                   printf '\x01= Rivers\n:v: 2\n\n== Drought\n\n. one {v}\n* _dry_ link:a[b]\n\n|===\n|A |B\n|===\n\n----\ncode\n----\n' > "$corpus/seed-adoc"
                   printf '\x02#+TITLE: Rivers\n* TODO Drought :tag:\n- term :: dry\n| a | b |\n#+begin_src sh\nls\n#+end_src\n[[x][link]]\n' > "$corpus/seed-org"
@@ -129,7 +129,8 @@ PY
                   printf '\x06<?xml version="1.0"?><article><front><article-title>Rivers</article-title></front><body><sec><title>Dry</title><p>Low <b>water</b>.</p><table><tr><td>a</td><td>1</td></tr></table><version>1.2</version></sec></body></article>' > "$corpus/seed-nxml"
                   printf '\x07.TH LS 1\n.SH NAME\nls \\- list\n.SH OPTIONS\n.TP\n.BR \\-a " all"\nShow \\fBall\\fR.\n.nf\ncode\n.fi\n.TS\ntab(:);\nl l.\na:T{\nb\nT}\n.TE\n' > "$corpus/seed-man"
                   printf '\x08@string{sm = "Memoirs"}\n@article{a1, author = {Lovelace, Ada and others}, title = {Notes on the {E}ngine}, journal = sm # " 3", year = 1843, month = oct, crossref = {b}}\n@book{b, title = "B", keywords = {x; y}}\n' > "$corpus/seed-bib"
-                  printf '\x09TY  - JOUR\nID  - a1\nAU  - Lovelace, Ada\nTI  - Notes\n  on the engine\nPY  - 1843/10/01/\nSP  - 1\nEP  - 9\nKW  - x\nER  - \n\nTY  - CHAP\nT2  - Book\nER  - \n' > "$corpus/seed-ris" ;;
+                  printf '\x09TY  - JOUR\nID  - a1\nAU  - Lovelace, Ada\nTI  - Notes\n  on the engine\nPY  - 1843/10/01/\nSP  - 1\nEP  - 9\nKW  - x\nER  - \n\nTY  - CHAP\nT2  - Book\nER  - \n' > "$corpus/seed-ris"
+                  printf '\x0aPMID- 1\nTI  - Dry\n      rivers\nFAU - Lovelace, Ada\nDP  - 1975 Jan\nAB  - Low.\nMH  - *Rivers/analysis\nLID - 10.1/x [doi]\n\nPMID- 1\n' > "$corpus/seed-nbib" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }

@@ -20,10 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 42] = [
+const FORMATS: [&str; 43] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
-    "ris", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf",
-    "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+    "ris", "nbib", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
+    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -521,6 +521,9 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         // A BibTeX bibliography: one document per entry.
         "bib" => format!("@string{{j = \"Harbour Notes\"}}\n@article{{notes, author = {{Lovelace, Ada and others}}, title = {{Notes on {{T}}ides}}, journal = j # \" 3\", year = 2026, abstract = {{{text}}}, keywords = {{{more}}}}}\n@misc{{empty}}\n").into_bytes(),
         // A RIS bibliography: one document per record.
+        // MEDLINE records (PubMed's text format): one document per record; the second
+        // record's PMID is the first's, so it fails alone.
+        "nbib" => format!("PMID- 7\nTI  - Notes on tides\nFAU - Lovelace, Ada\nDP  - 2026 Dec\nAB  - {text}\n      {more}\nMH  - *Tides/analysis\n\nPMID- 7\nTI  - Again\n").into_bytes(),
         "ris" => format!("TY  - JOUR\nID  - notes\nAU  - Lovelace, Ada\nTI  - Notes on tides\nAB  - {text}\nKW  - {more}\nER  - \n\nTY  - GEN\nER  - \n").into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
@@ -601,6 +604,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         // Braces and quotes left open, values of many parts.
         "bib" => format!("@misc{{a, title = {}deep\n", ["{", "\"{", "x # "][depth % 3].repeat(depth)).into_bytes(),
         // Many names, lines that continue a value, records that never end.
+        // Values continued without end, records of one tag, tags alone.
+        "nbib" => format!("PMID- 1\nTI  - t\n{}deep\n", ["      more\n", "PMID- 2\n", "AB  -\n"][depth % 3].repeat(depth)).into_bytes(),
         "ris" => format!("TY  - JOUR\n{}deep\n", ["AU  - a\n", "  more\n", "TY  - JOUR\n"][depth % 3].repeat(depth)).into_bytes(),
         "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
         // Groups in groups, notes in notes.
@@ -913,11 +918,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1",
             "--mode",
             "keyword",
             "--top-k",
-            "28",
+            "29",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -954,6 +959,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-pubmed-1.pubmed#pmid=7",
         "control-rss-0.rss#item=notes",
         "control-posts-4.posts#post=1",
+        "control-nbib-1.nbib#pmid=7",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

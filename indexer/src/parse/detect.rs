@@ -28,6 +28,8 @@ pub enum Format {
     Bibtex,
     /// A RIS bibliography (`.ris`): one document per record.
     Ris,
+    /// MEDLINE's text format (`.nbib`, PubMed's saved `.txt`): one document per record.
+    Medline,
     Html,
     Json,
     Jsonl,
@@ -74,6 +76,7 @@ impl Format {
             Self::ManPage => "man page",
             Self::Bibtex => "BibTeX",
             Self::Ris => "RIS",
+            Self::Medline => "MEDLINE",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -142,6 +145,7 @@ fn by_extension(ext: &str) -> Option<Format> {
         "wiki" | "mediawiki" | "wikitext" => Format::Wikitext,
         "bib" | "bibtex" => Format::Bibtex,
         "ris" => Format::Ris,
+        "nbib" | "medline" => Format::Medline,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -230,6 +234,10 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         };
         if format == Format::Compressed && holds_a_tar() {
             return Ok(Format::Tar);
+        }
+        // PubMed saves its MEDLINE records as `pubmed-<query>-set.txt`.
+        if format == Format::Text && super::medline::looks_like_medline(bytes) {
+            return Ok(Format::Medline);
         }
         return Ok(format);
     }
@@ -320,6 +328,9 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     }
     if super::man_page::looks_like_a_man_page(bytes) {
         return Ok(Format::ManPage);
+    }
+    if super::medline::looks_like_medline(bytes) {
+        return Ok(Format::Medline);
     }
     match ext {
         // Any other extension is accepted as text when the bytes are text; `decode_text` rejects binaries.

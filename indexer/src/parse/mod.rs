@@ -38,6 +38,7 @@ mod man_page;
 mod markdown;
 mod markup_body;
 mod mbox;
+mod medline;
 mod message_body;
 mod msg;
 mod notebook;
@@ -155,6 +156,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::ManPage => man_page::parse(raw),
         Format::Bibtex => bibtex::parse(raw),
         Format::Ris => ris::parse(raw),
+        Format::Medline => medline::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

@@ -51,6 +51,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("wiki" | "mediawiki" | "wikitext") => "text/x-wiki",
         Some("bib" | "bibtex") => "application/x-bibtex",
         Some("ris") => "application/x-research-info-systems",
+        Some("nbib" | "medline") => "application/nbib",
         Some("xml" | "nxml" | "dbk" | "tei") => "application/xml",
         Some("rss") => "application/rss+xml",
         Some("atom") => "application/atom+xml",
