@@ -272,6 +272,12 @@ TI  - The same PMID again.
 
 TI  - A record without a PMID.
 DP  - 1999
+
+PMID- 20301546
+BTI - GeneReviews
+ED  - Adam MP
+PB  - University of Washington, Seattle
+DP  - 1993
 ";
 
     #[test]
@@ -292,8 +298,13 @@ DP  - 1999
                 "memory://test/citations.nbib#pmid=12230038",
                 "memory://test/citations.nbib#pmid=555",
                 "memory://test/citations.nbib#record=4",
+                "memory://test/citations.nbib#pmid=20301546",
             ]
         );
+        // A book alone is titled by its book title.
+        let book = &parsed.documents[3];
+        assert_eq!(book.title, "GeneReviews");
+        assert_eq!(book.metadata["entry_type"], "book");
         let first = &parsed.documents[0];
         assert_eq!(first.title, "The Quarry toolkits--a brief overview.");
         let texts: Vec<&str> = first.blocks.iter().map(|b| b.text.as_str()).collect();

@@ -4,9 +4,9 @@
 //! `#user=`; `#row=<n>`, its place, where it has no `Id`).
 //!
 //! - A question's document is its title, then the paragraphs its HTML body shows (read
-//!   without an HTML parser, in time linear in it); an answer's is its question's title (the answer's topic,
-//!   which its own text may not name), then its body; tag wiki posts and the rest are titled
-//!   by their kind. Metadata: `post_type`, `score`, `date` (RFC 3339, UTC as the dump's
+//!   without an HTML parser, in time linear in it); an answer's is its question's title (the
+//!   answer's topic, which its own text may not name), then its body; tag wiki posts and the
+//!   rest are titled by their kind. Metadata: `post_type`, `score`, `date` (RFC 3339, UTC as the dump's
 //!   dates are), `user_id`, a question's `view_count` and `answer_count`, an answer's
 //!   `question_id` and whether it is the `accepted` one; the post's tags (`<a><b>` or
 //!   `|a|b|`) are its tags.
