@@ -37,18 +37,14 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let mut pmids = HashSet::new();
     for (place, record) in records.iter().enumerate() {
         let pmid = record.first("PMID").unwrap_or_default().to_string();
-        let uri = match pmid.is_empty() {
-            true => format!("{}#record={}", raw.uri, place + 1),
+        let (uri, key) = match pmid.is_empty() {
+            true => (format!("{}#record={}", raw.uri, place + 1), (place + 1).to_string()),
             false if !pmids.insert(pmid.clone()) => {
                 let reason = "an earlier record of the file has this PMID too; the first is kept";
                 parsed.failures.push(item_failure(raw, "pmid", &pmid, reason));
                 continue;
             }
-            false => item_uri(raw, "pmid", &pmid),
-        };
-        let key = match pmid.is_empty() {
-            true => (place + 1).to_string(),
-            false => pmid.clone(),
+            false => (item_uri(raw, "pmid", &pmid), pmid.clone()),
         };
         if let Some(mut document) = entry_document(raw, &record.entry(key), uri) {
             if !pmid.is_empty() {
@@ -67,11 +63,8 @@ struct Record {
 }
 
 impl Record {
-    fn first(&self, tag: &str) -> Option<&str> {
-        self.tags
-            .iter()
-            .find(|(t, v)| t == tag && !v.is_empty())
-            .map(|(_, v)| v.as_str())
+    fn first<'a>(&'a self, tag: &'a str) -> Option<&'a str> {
+        self.all(tag).next()
     }
 
     fn all<'a>(&'a self, tag: &'a str) -> impl Iterator<Item = &'a str> + 'a {
@@ -91,7 +84,7 @@ impl Record {
 
     /// The names of `full` (`FAU`: `Lovelace, Ada`), else of `short` (`AU`: `Lovelace A`), with
     /// the groups of `group` (`CN`) where they stand.
-    fn names(&self, full: &str, short: &str, group: &str) -> String {
+    fn names(&self, full: &str, short: &str, group: Option<&str>) -> String {
         let person = match self.first(full) {
             Some(_) => full,
             None => short,
@@ -99,7 +92,7 @@ impl Record {
         let names: Vec<&str> = self
             .tags
             .iter()
-            .filter(|(t, v)| (t == person || t == group) && !v.is_empty())
+            .filter(|(t, v)| (t == person || Some(t.as_str()) == group) && !v.is_empty())
             .map(|(_, v)| v.as_str())
             .collect();
         names.join("\n")
@@ -159,8 +152,8 @@ impl Record {
         let pmid = self.first_of(&["PMID"]);
         let mut fields = vec![
             ("title".to_string(), title),
-            ("author".to_string(), self.names("FAU", "AU", "CN")),
-            ("editor".to_string(), self.names("FED", "ED", "")),
+            ("author".to_string(), self.names("FAU", "AU", Some("CN"))),
+            ("editor".to_string(), self.names("FED", "ED", None)),
             ("journal".to_string(), self.first_of(&["JT", "TA"])),
             ("volume".to_string(), self.first_of(&["VI"])),
             ("number".to_string(), self.first_of(&["IP"])),

@@ -268,20 +268,19 @@ fn post_document(raw: &RawDocument, row: &Row, uri: String, questions: &Question
     let kind = post_type(type_id);
     let parent = field(row, "ParentId");
     let question = parent.and_then(|p| questions.by_id.get(p));
-    let own_title = field(row, "Title").map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
-    let title = match (own_title, question, parent) {
-        (Some(title), _, _) => title,
-        (None, Some((title, _)), _) => title.split_whitespace().collect::<Vec<_>>().join(" "),
-        (None, None, Some(parent)) => format!("Answer to post {parent}"),
-        (None, None, None) => {
+    // Its own title, else its question's: the text's first block.
+    let named = field(row, "Title").or(question.map(|(title, _)| *title));
+    let title = match (named, parent) {
+        (Some(title), _) => title.split_whitespace().collect::<Vec<_>>().join(" "),
+        (None, Some(parent)) => format!("Answer to post {parent}"),
+        (None, None) => {
             let mut kind = kind.clone();
             kind[..1].make_ascii_uppercase();
             format!("{kind} {id}").trim_end().to_string()
         }
     };
     let body = row.get("Body").map(String::as_str).unwrap_or_default();
-    let has_own_title = field(row, "Title").is_some() || question.is_some();
-    let mut document = titled_document(raw, uri, title, has_own_title, body)?;
+    let mut document = titled_document(raw, uri, title, named.is_some(), body)?;
     document.tags = tags_of(field(row, "Tags").unwrap_or_default());
     document.metadata.insert("post_type".into(), kind.into());
     copy_fields(
