@@ -1,7 +1,8 @@
 //! End to end on real parts: an msmarco-5k slice (plus broken files) indexed into a local
 //! folder and, through a real S3 API (moto_server on loopback), from S3 into S3. Checks
 //! counts, failures, checksums, and that the embeddings read back are those of the texts; an
-//! S3 object's text read in the charset its Content-Type declares.
+//! S3 object's text read in the charset its Content-Type declares; JSONL corpora past the
+//! size limit read as streams, locally and from S3.
 
 use crate::common;
 
@@ -221,6 +222,9 @@ async fn s3_prefix_to_s3_snapshot_on_a_real_s3_api() {
     let mut run = options(&docs_uri, &snap_uri);
     run.source_options.store = store.clone();
     run.source_options.exclude = vec!["**/*.log".into()];
+    // corpus.jsonl (about 14 KB) is past this limit: it is read as a stream, by ranged GETs
+    // asking for the listed ETag.
+    run.source_options.max_file_bytes = 4096;
     run.out_store = store.clone();
     let report = run_with_embedder(run, common::embedder()).await.unwrap();
     assert_eq!(report.documents_indexed, 41, "{:#?}", report.failures);
@@ -371,4 +375,95 @@ async fn oversized_documents_fail_alone() {
         report.failures[0].detail.as_deref(),
         Some("5000 tokens; the limit is 1000")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jsonl_corpus_past_the_size_limit_is_read_as_a_stream() {
+    use std::io::Write;
+    // 12 passages, each followed by 1,000 blank lines (so the stream's batches of 4,096 lines
+    // split them over three batches at little embedding cost), a bad line among them; and a
+    // gzipped corpus, read as a stream whatever its size.
+    let passages: Vec<String> = common::msmarco_slice(17).lines().map(str::to_string).collect();
+    let mut corpus = String::new();
+    for (i, passage) in passages[..12].iter().enumerate() {
+        corpus.push_str(passage);
+        corpus.push_str(&"\n".repeat(1001));
+        if i == 6 {
+            corpus.push_str("{\"_id\": \"broken\", \"text\": \n");
+        }
+    }
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped
+        .write_all((passages[12..].join("\n") + "\n").as_bytes())
+        .unwrap();
+    let src = tempfile::tempdir().unwrap();
+    write(src.path(), "beir/corpus.jsonl", &corpus);
+    write(src.path(), "beir/more.jsonl.gz", gzipped.finish().unwrap());
+    write(src.path(), "notes.md", "# Notes\n\nA small file, read whole.\n");
+    let out = tempfile::tempdir().unwrap();
+    let run = |out: &Path, max_file_bytes: u64| {
+        let mut run = options(src.path().to_str().unwrap(), out.to_str().unwrap());
+        run.source_options.max_file_bytes = max_file_bytes;
+        run
+    };
+    let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
+        .await
+        .unwrap();
+    assert!(corpus.len() > 4096 * 3);
+    assert_eq!(streamed.documents_indexed, 18, "{:#?}", streamed.failures);
+    assert_eq!(streamed.failures.len(), 1, "{:#?}", streamed.failures);
+    let bad_line = 7 * 1001 + 1;
+    assert!(streamed.failures[0]
+        .uri
+        .ends_with(&format!("beir/corpus.jsonl#L{bad_line}")));
+    assert!(
+        streamed.failures[0]
+            .reason
+            .starts_with(&format!("line {bad_line}: invalid JSON")),
+        "{:?}",
+        streamed.failures[0]
+    );
+    // Within the limit the same file is read whole: the same documents, texts and chunks.
+    let whole = run_with_embedder(run(&out.path().join("whole"), 256 << 20), common::embedder())
+        .await
+        .unwrap();
+    assert_eq!(whole.documents_indexed, 18);
+    let rows = |name: &'static str| {
+        let uri = out.path().join(name);
+        async move {
+            let reader = SnapshotReader::open(uri.to_str().unwrap(), &StoreOptions::default())
+                .await
+                .unwrap();
+            let documents = reader.read_documents().await.unwrap();
+            let mut documents: Vec<(String, String, String)> = documents
+                .into_iter()
+                .map(|d| (d.uri, d.file_name, d.content_hash))
+                .collect();
+            documents.sort();
+            let (chunks, _) = reader.read_chunks().await.unwrap();
+            (documents, chunks.into_iter().map(|c| c.chunk_id).collect::<Vec<_>>())
+        }
+    };
+    let (streamed_rows, whole_rows) = (rows("streamed").await, rows("whole").await);
+    assert_eq!(streamed_rows, whole_rows);
+    assert!(streamed_rows
+        .0
+        .iter()
+        .any(|(uri, name, _)| uri.contains("more.jsonl.gz#") && name == "more.jsonl.gz"));
+    // The next night nothing changed: the gzipped corpus is not read again; corpus.jsonl,
+    // which had a failure, is (as any file with one), and none of its documents is written.
+    let again = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
+        .await
+        .unwrap();
+    let delta = again.delta.as_ref().expect("a delta over the first version");
+    assert_eq!(
+        (
+            delta.files_unchanged,
+            delta.documents_unchanged,
+            delta.documents_written
+        ),
+        (2, 12, 0),
+        "{delta:?}"
+    );
+    assert_eq!(again.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
 }

@@ -67,7 +67,27 @@ impl Compression {
         stated.map(|size| size.max(bytes.len() as u64))
     }
 
-    fn name(self) -> &'static str {
+    /// A reader of what `input` inflates to (the decoders' limits set: Zstandard's window, XZ's
+    /// memory); concatenated members and streams are read on.
+    pub fn decoder<'a>(self, input: impl Read + Send + 'a) -> std::io::Result<Box<dyn Read + Send + 'a>> {
+        Ok(match self {
+            Self::Gzip => Box::new(flate2::read::MultiGzDecoder::new(input)),
+            Self::Zstd => {
+                let mut decoder = zstd::stream::read::Decoder::new(input)?;
+                decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+                Box::new(decoder)
+            }
+            Self::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(input)),
+            Self::Xz => {
+                let stream =
+                    liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
+                        .map_err(std::io::Error::from)?;
+                Box::new(liblzma::read::XzDecoder::new_stream(input, stream))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
         match self {
             Self::Gzip => "gzip",
             Self::Zstd => "Zstandard",
@@ -92,20 +112,7 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
         return Ok(bytes.clone());
     };
     let damaged = |e: std::io::Error| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name()));
-    let decoder: Box<dyn Read> = match compression {
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(&bytes[..])),
-        Compression::Zstd => {
-            let mut decoder = zstd::stream::read::Decoder::with_buffer(&bytes[..]).map_err(damaged)?;
-            decoder.window_log_max(ZSTD_WINDOW_LOG_MAX).map_err(damaged)?;
-            Box::new(decoder)
-        }
-        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(&bytes[..])),
-        Compression::Xz => {
-            let stream = liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
-                .map_err(|e| damaged(e.into()))?;
-            Box::new(liblzma::read::XzDecoder::new_stream(&bytes[..], stream))
-        }
-    };
+    let decoder = compression.decoder(&bytes[..]).map_err(damaged)?;
     let room = compression
         .stated_size(bytes)
         .unwrap_or(u64::MAX)

@@ -134,7 +134,7 @@ impl Format {
     }
 }
 
-fn by_extension(ext: &str) -> Option<Format> {
+pub(super) fn by_extension(ext: &str) -> Option<Format> {
     Some(match ext {
         "txt" | "text" | "log" => Format::Text,
         "rst" | "rest" => Format::Rst,

@@ -133,35 +133,40 @@ pub(super) fn parse_jsonl(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
     let mut parsed = Parsed::default();
     for (index, line) in text.lines().enumerate() {
-        let line_no = index + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let uri_of_line = format!("{}#L{line_no}", raw.uri);
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(object)) => {
-                let document = record_document(raw, &object, format!("L{line_no}"), line.as_bytes())
-                    .unwrap_or_else(|| flattened_document(raw, uri_of_line, &Value::Object(object), line.as_bytes()));
-                if document.blocks.iter().all(|b| b.text.trim().is_empty()) {
-                    parsed.failures.push(ItemFailure {
-                        uri: document.uri,
-                        reason: format!("line {line_no}: no text content found"),
-                    });
-                } else {
-                    parsed.documents.push(document);
-                }
-            }
-            Ok(_) => parsed.failures.push(ItemFailure {
-                uri: uri_of_line,
-                reason: format!("line {line_no}: expected a JSON object"),
-            }),
-            Err(e) => parsed.failures.push(ItemFailure {
-                uri: uri_of_line,
-                reason: format!("line {line_no}: invalid JSON at column {}: {e}", e.column()),
-            }),
-        }
+        read_jsonl_line(raw, line, index + 1, &mut parsed);
     }
     Ok(parsed)
+}
+
+/// One line of a JSONL file, numbered `line_no` from 1: its document, or its failure, added to
+/// `parsed` (a blank line adds nothing).
+pub(super) fn read_jsonl_line(raw: &RawDocument, line: &str, line_no: usize, parsed: &mut Parsed) {
+    if line.trim().is_empty() {
+        return;
+    }
+    let uri_of_line = format!("{}#L{line_no}", raw.uri);
+    match serde_json::from_str::<Value>(line) {
+        Ok(Value::Object(object)) => {
+            let document = record_document(raw, &object, format!("L{line_no}"), line.as_bytes())
+                .unwrap_or_else(|| flattened_document(raw, uri_of_line, &Value::Object(object), line.as_bytes()));
+            if document.blocks.iter().all(|b| b.text.trim().is_empty()) {
+                parsed.failures.push(ItemFailure {
+                    uri: document.uri,
+                    reason: format!("line {line_no}: no text content found"),
+                });
+            } else {
+                parsed.documents.push(document);
+            }
+        }
+        Ok(_) => parsed.failures.push(ItemFailure {
+            uri: uri_of_line,
+            reason: format!("line {line_no}: expected a JSON object"),
+        }),
+        Err(e) => parsed.failures.push(ItemFailure {
+            uri: uri_of_line,
+            reason: format!("line {line_no}: invalid JSON at column {}: {e}", e.column()),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ mod html_lists;
 mod html_text;
 mod isolated;
 mod json;
+mod jsonl_stream;
 mod latex;
 mod latex_symbols;
 mod legacy_encoding;
@@ -90,6 +91,7 @@ pub use document::{
 };
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
+pub use jsonl_stream::{stream_reading, JsonlStream, StreamReading};
 
 use crate::source::RawDocument;
 

@@ -13,10 +13,18 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use super::progress::Counters;
 use super::stages::FETCHED_BUDGET_KIB;
-use crate::source::{RawDocument, Source, SourceEntry};
+use crate::error::{IndexerError, Result};
+use crate::parse::{stream_reading, StreamReading};
+use crate::source::{RawDocument, Source, SourceEntry, StreamedFile};
+
+/// A file on its way to the parse stage: read whole, or opened to be read as a stream.
+pub(super) enum Fetched {
+    File(RawDocument),
+    Stream(StreamedFile),
+}
 
 /// A fetched file on its way to the parse stage, with its share of the budget.
-pub(super) type FetchedFile = (RawDocument, OwnedSemaphorePermit);
+pub(super) type FetchedFile = (Fetched, OwnedSemaphorePermit);
 
 /// The fetch loop's seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,7 +54,7 @@ pub(super) async fn fetch_stage(
         .map(|entry| {
             let source = source.clone();
             async move {
-                let result = source.fetch(&entry).await;
+                let result = fetch_or_open(source.as_ref(), &entry).await;
                 (entry, result)
             }
         })
@@ -55,7 +63,10 @@ pub(super) async fn fetch_stage(
         counters.fetched.fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(raw) => {
-                let kib = (raw.bytes.len() / 1024).clamp(1, FETCHED_BUDGET_KIB) as u32;
+                let kib = match &raw {
+                    Fetched::File(raw) => (raw.bytes.len() / 1024).clamp(1, FETCHED_BUDGET_KIB) as u32,
+                    Fetched::Stream(_) => 1,
+                };
                 let waiting = Instant::now();
                 // Waits while the fetched files not yet parsed hold the whole budget.
                 let Ok(held) = budget.clone().acquire_many_owned(kib).await else {
@@ -79,6 +90,21 @@ pub(super) async fn fetch_stage(
     FetchSecs {
         busy: total.saturating_sub(held_back).as_secs_f64(),
         held_back: held_back.as_secs_f64(),
+    }
+}
+
+/// `entry` fetched whole, or opened as a stream where its name says it is read as one (a
+/// compressed JSONL file, or a JSONL file past the size limit).
+async fn fetch_or_open(source: &dyn Source, entry: &SourceEntry) -> Result<Fetched> {
+    let reading = stream_reading(&entry.relative_path);
+    if reading == StreamReading::Always {
+        return source.open(entry).await.map(Fetched::Stream);
+    }
+    match source.fetch(entry).await {
+        Err(IndexerError::FileTooLarge { .. }) if reading == StreamReading::PastTheSizeLimit => {
+            source.open(entry).await.map(Fetched::Stream)
+        }
+        fetched => fetched.map(Fetched::File),
     }
 }
 
@@ -107,7 +133,8 @@ mod tests {
             loop {
                 tokio::time::sleep(Duration::from_millis(120)).await;
                 match parsed.recv().await {
-                    Some((raw, _permit)) => uris.push(raw.relative_path),
+                    Some((Fetched::File(raw), _permit)) => uris.push(raw.relative_path),
+                    Some((Fetched::Stream(stream), _permit)) => uris.push(stream.file.relative_path),
                     None => return uris,
                 }
             }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::fetch_stage::{Fetched, FetchedFile};
 use super::file_completion::FileCompletion;
 use super::progress::Counters;
 use super::report::{Failure, Warning};
@@ -20,9 +21,9 @@ use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
 use crate::embed::{Embedder, Embeddings};
 use crate::error::Result;
 use crate::index::analysis::{detect, Detected};
-use crate::parse::{detect_format, stated_contents_size, Document, ParseError, Parser};
+use crate::parse::{detect_format, stated_contents_size, Document, JsonlStream, ParseError, Parser};
 use crate::snapshot::DocumentRecord;
-use crate::source::RawDocument;
+use crate::source::{RawDocument, StreamedFile};
 use crate::summary::{sentences_of, DocumentLayers, DocumentSentences, Sentence, Summarizer};
 
 /// How files become chunked documents: shared by batch runs and online ingestion.
@@ -204,6 +205,12 @@ pub fn parse_and_chunk_observed(
         Err(e) => return (Vec::new(), vec![Failure::of(&raw.uri, "parse", &e)]),
     };
     on_parsed();
+    chunk_parsed(parsed, settings)
+}
+
+/// Chunks a parse's documents in parallel: the chunked documents, and every failure (the
+/// parse's failed items first).
+fn chunk_parsed(parsed: crate::parse::Parsed, settings: &ChunkSettings) -> (Vec<ChunkedDoc>, Vec<Failure>) {
     let mut failures: Vec<Failure> = parsed
         .failures
         .into_iter()
@@ -332,18 +339,36 @@ pub(super) struct ParseOutputs {
 
 /// Receives raw files, parses and chunks them in parallel, sends chunked documents on;
 /// documents whose embeddings `stored` holds skip the embed stage (as they are found, so a
-/// run that reuses most of its corpus does not hold it). Returns the seconds spent working,
-/// what was reused, and `stored` (which knows which documents did not change at all).
+/// run that reuses most of its corpus does not hold it). A file read as a stream is parsed
+/// alone, a batch of its records at a time. Returns the seconds spent working, what was
+/// reused, and `stored` (which knows which documents did not change at all).
 pub(super) fn parse_stage(
-    mut raw_rx: tokio::sync::mpsc::Receiver<(RawDocument, tokio::sync::OwnedSemaphorePermit)>,
+    mut raw_rx: tokio::sync::mpsc::Receiver<FetchedFile>,
     outputs: ParseOutputs,
     context: &StageContext,
     mut stored: Option<StoredEmbeddings>,
 ) -> (f64, ReusedCount, Option<StoredEmbeddings>) {
     let mut busy = 0.0;
-    let mut reused = ReusedCount::default();
+    let mut passing = PassOn {
+        outputs: &outputs,
+        context,
+        stored: &mut stored,
+        reused: ReusedCount::default(),
+    };
+    // A stream taken while a group was gathered, parsed after it.
+    let mut held: Option<FetchedFile> = None;
     // Each file comes with its share of the fetched-file budget, given back with the file.
-    while let Some(first) = raw_rx.blocking_recv() {
+    while let Some((fetched, permit)) = held.take().or_else(|| raw_rx.blocking_recv()) {
+        let first = match fetched {
+            Fetched::Stream(stream) => {
+                let Some(seconds) = parse_stream(stream, &mut passing) else {
+                    break;
+                };
+                busy += seconds;
+                continue;
+            }
+            Fetched::File(raw) => (raw, permit),
+        };
         let mut group_bytes = first.0.bytes.len();
         let mut group_read_bytes = read_bytes_of(&first.0);
         let mut group = vec![first];
@@ -352,10 +377,14 @@ pub(super) fn parse_stage(
             && group_read_bytes < PARSE_GROUP_READ_BYTES
         {
             match raw_rx.try_recv() {
-                Ok(fetched) => {
-                    group_bytes += fetched.0.bytes.len();
-                    group_read_bytes += read_bytes_of(&fetched.0);
-                    group.push(fetched);
+                Ok((Fetched::File(raw), permit)) => {
+                    group_bytes += raw.bytes.len();
+                    group_read_bytes += read_bytes_of(&raw);
+                    group.push((raw, permit));
+                }
+                Ok(stream) => {
+                    held = Some(stream);
+                    break;
                 }
                 Err(_) => break,
             }
@@ -365,26 +394,99 @@ pub(super) fn parse_stage(
             .par_iter()
             .map(|(raw, _)| parse_and_chunk(raw, &context.settings))
             .collect();
-        let failed: Vec<bool> = results.iter().map(|(_, failures)| !failures.is_empty()).collect();
+        let mut files_done = Vec::with_capacity(group.len());
         let mut documents = Vec::new();
-        for (docs, failures) in results {
+        for ((raw, _), (docs, failures)) in group.iter().zip(results) {
+            files_done.push((raw.uri.clone(), !failures.is_empty()));
             documents.extend(docs);
             failures.into_iter().for_each(|f| context.record(f));
         }
+        let passed = passing.prepare(documents, &files_done);
+        busy += started.elapsed().as_secs_f64();
+        context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
+        drop(group);
+        if !passing.send(passed) {
+            break;
+        }
+    }
+    (busy, passing.reused, stored)
+}
+
+/// Parses and chunks a file read as a stream, a batch of its records at a time, each batch
+/// passed on before the next is read; the file is reported done after its last batch. The
+/// seconds spent working (the waits for the stages after it left out), or None once the
+/// stages after it stopped listening.
+fn parse_stream(stream: StreamedFile, passing: &mut PassOn) -> Option<f64> {
+    let context = passing.context;
+    let uri = stream.file.uri.clone();
+    let started = Instant::now();
+    let mut held_back = std::time::Duration::ZERO;
+    let mut failed = false;
+    let mut fail = |failure: Failure| {
+        failed = true;
+        context.record(failure);
+    };
+    match JsonlStream::open(stream.file, stream.bytes) {
+        Err(e) => fail(Failure::of(&uri, "parse", &e)),
+        Ok(batches) => {
+            for batch in batches {
+                let (documents, failures) = match batch {
+                    Ok(parsed) => chunk_parsed(parsed, &context.settings),
+                    Err(e) => (Vec::new(), vec![Failure::of(&uri, "parse", &e)]),
+                };
+                failures.into_iter().for_each(&mut fail);
+                let passed = passing.prepare(documents, &[]);
+                let waiting = Instant::now();
+                if !passing.send(passed) {
+                    return None;
+                }
+                held_back += waiting.elapsed();
+            }
+        }
+    }
+    let passed = passing.prepare(Vec::new(), &[(uri, failed)]);
+    context.counters.parsed.fetch_add(1, Ordering::Relaxed);
+    passing
+        .send(passed)
+        .then(|| started.elapsed().saturating_sub(held_back).as_secs_f64())
+}
+
+/// What the parse stage does with a group's (or a streamed batch's) chunked documents: their
+/// warnings reported, their layers added, the stored embeddings they can reuse found, the
+/// files done with reported, and the documents sent on.
+struct PassOn<'a> {
+    outputs: &'a ParseOutputs,
+    context: &'a StageContext,
+    stored: &'a mut Option<StoredEmbeddings>,
+    reused: ReusedCount,
+}
+
+/// What [`PassOn::prepare`] leaves to send: the unchanged documents' ids and the reused
+/// documents (to the run), and the documents to embed.
+type Passed = (Option<Arrival>, Vec<EmbeddedDoc>, Vec<ChunkedDoc>);
+
+impl PassOn<'_> {
+    /// Prepares `documents` to be sent on and reports `files_done` (URI, whether any of it
+    /// failed) with every document sent on; the messages to send come back, for [`Self::send`].
+    fn prepare(&mut self, mut documents: Vec<ChunkedDoc>, files_done: &[(String, bool)]) -> Passed {
+        let (outputs, context) = (self.outputs, self.context);
         documents.iter().for_each(|d| context.report_warnings(d));
         let chunk_count: usize = documents.iter().map(|d| d.chunks.len()).sum();
         // Languages and layers only for the documents that go on: a delta leaves the ones
         // that did not change where they are, with theirs.
         let summarizer = context.settings.summarizer.as_ref();
-        let stays = |d: &ChunkedDoc| outputs.drop_unchanged && stored.as_ref().is_some_and(|s| s.holds_as_is(d));
-        add_layers(documents.iter_mut().filter(|d| !stays(d)), summarizer);
+        let stays = |d: &ChunkedDoc, stored: &Option<StoredEmbeddings>| {
+            outputs.drop_unchanged && stored.as_ref().is_some_and(|s| s.holds_as_is(d))
+        };
+        let stored_now = &*self.stored;
+        add_layers(documents.iter_mut().filter(|d| !stays(d, stored_now)), summarizer);
         let (mut found, mut unchanged) = (Vec::new(), Vec::new());
-        if let Some(stored) = stored.as_mut() {
+        if let Some(stored) = self.stored.as_mut() {
             found = stored.reuse(&mut documents);
             for document in &found {
-                reused.documents += 1;
-                reused.chunks += document.chunks.len();
-                reused.tokens += document.tokens();
+                self.reused.documents += 1;
+                self.reused.chunks += document.chunks.len();
+                self.reused.tokens += document.tokens();
             }
             context
                 .counters
@@ -405,38 +507,33 @@ pub(super) fn parse_stage(
                 .map(|d| &d.record)
                 .chain(documents.iter().map(|d| &d.record));
             completion.report(
-                group
-                    .iter()
-                    .zip(failed)
-                    .map(|((raw, _), failed)| (raw.uri.as_str(), failed)),
+                files_done.iter().map(|(uri, failed)| (uri.as_str(), *failed)),
                 sent.map(|record| record.uri.as_str()),
             );
         }
-        busy += started.elapsed().as_secs_f64();
-        context.counters.parsed.fetch_add(group.len() as u64, Ordering::Relaxed);
         context.counters.chunks.fetch_add(chunk_count as u64, Ordering::Relaxed);
-        drop(group);
-        // A send fails once the run stopped listening (its error is the run's). What this group
-        // reused is sent before the rest is embedded, so a later copy of a document arrives after it.
         let unchanged = (!unchanged.is_empty()).then_some(Arrival::Unchanged(unchanged));
+        (unchanged, found, documents)
+    }
+
+    /// Sends what [`Self::prepare`] left: false once the run stopped listening (its error is
+    /// the run's). What was reused is sent before the rest is embedded, so a later copy of a
+    /// document arrives after it.
+    fn send(&self, (unchanged, found, documents): Passed) -> bool {
         let reused_messages = unchanged
             .into_iter()
             .chain(messages(found, |d| d.chunks.len(), MESSAGE_CHUNKS).map(Arrival::Documents));
         if reused_messages
             .into_iter()
-            .try_for_each(|message| outputs.reused.blocking_send(message).map_err(drop))
+            .try_for_each(|message| self.outputs.reused.blocking_send(message).map_err(drop))
             .is_err()
         {
-            break;
+            return false;
         }
-        if messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS)
-            .try_for_each(|message| outputs.to_embed.send(message).map_err(drop))
-            .is_err()
-        {
-            break;
-        }
+        messages(documents, |d| d.chunks.len(), MESSAGE_CHUNKS)
+            .try_for_each(|message| self.outputs.to_embed.send(message).map_err(drop))
+            .is_ok()
     }
-    (busy, reused, stored)
 }
 
 /// Embeds chunked documents as they arrive, in groups of at least `group` chunks, and sends

@@ -21,7 +21,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::path_filter::PathFilter;
-use super::{FollowedLink, Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions};
+use super::{FollowedLink, Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions, StreamedFile};
 use crate::error::{IndexerError, Result};
 
 /// Reads documents below one local folder.
@@ -217,6 +217,35 @@ impl Folder {
     /// Reads one listed file, checking again that it is a regular file inside the folder
     /// (it may have been replaced since the listing) and reading no more than the limit.
     fn read(&self, entry: &SourceEntry) -> Result<RawDocument> {
+        let (file, meta, path) = self.open_checked(entry)?;
+        if meta.len() > self.max_file_bytes {
+            return Err(super::too_large(meta.len(), self.max_file_bytes));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(self.max_file_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| IndexerError::io(&path, e))?;
+        if bytes.len() as u64 > self.max_file_bytes {
+            return Err(super::too_large(bytes.len() as u64, self.max_file_bytes));
+        }
+        Ok(RawDocument {
+            size: bytes.len() as u64,
+            bytes: Bytes::from(bytes),
+            ..file_of(entry, &meta)
+        })
+    }
+
+    /// Opens one listed file to be read in order, whatever its size, with the same checks.
+    fn open(&self, entry: &SourceEntry) -> Result<StreamedFile> {
+        let (file, meta, _) = self.open_checked(entry)?;
+        Ok(StreamedFile {
+            file: file_of(entry, &meta),
+            bytes: Box::new(file),
+        })
+    }
+
+    /// One listed file opened, once it is known to still be a regular file inside the folder.
+    fn open_checked(&self, entry: &SourceEntry) -> Result<(std::fs::File, std::fs::Metadata, std::path::PathBuf)> {
         let path = self.root.join(&entry.relative_path);
         let fail = |reason: String| IndexerError::SourceFileChanged {
             uri: entry.uri.clone(),
@@ -236,25 +265,20 @@ impl Folder {
         if !meta.is_file() {
             return Err(fail("no longer a regular file".into()));
         }
-        if meta.len() > self.max_file_bytes {
-            return Err(super::too_large(meta.len(), self.max_file_bytes));
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(self.max_file_bytes + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| IndexerError::io(&path, e))?;
-        if bytes.len() as u64 > self.max_file_bytes {
-            return Err(super::too_large(bytes.len() as u64, self.max_file_bytes));
-        }
-        Ok(RawDocument {
-            uri: entry.uri.clone(),
-            relative_path: entry.relative_path.clone(),
-            size: bytes.len() as u64,
-            bytes: Bytes::from(bytes),
-            etag: Some(etag(&meta)),
-            source: "file".into(),
-            content_type: None,
-        })
+        Ok((file, meta, path))
+    }
+}
+
+/// A listed file as read (its bytes empty), with its size and etag as it stands.
+fn file_of(entry: &SourceEntry, meta: &std::fs::Metadata) -> RawDocument {
+    RawDocument {
+        uri: entry.uri.clone(),
+        relative_path: entry.relative_path.clone(),
+        size: meta.len(),
+        bytes: Bytes::new(),
+        etag: Some(etag(meta)),
+        source: "file".into(),
+        content_type: None,
     }
 }
 
@@ -315,6 +339,11 @@ impl Source for LocalFolderSource {
     fn fetch<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<RawDocument>> {
         let (folder, entry) = (self.inner.clone(), entry.clone());
         async move { joined(tokio::task::spawn_blocking(move || folder.read(&entry)).await) }.boxed()
+    }
+
+    fn open<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<StreamedFile>> {
+        let (folder, entry) = (self.inner.clone(), entry.clone());
+        async move { joined(tokio::task::spawn_blocking(move || folder.open(&entry)).await) }.boxed()
     }
 }
 

@@ -5,6 +5,7 @@
 mod local_folder;
 mod object_store_source;
 mod path_filter;
+mod ranged_reader;
 
 pub use local_folder::LocalFolderSource;
 pub use object_store_source::ObjectStoreSource;
@@ -57,6 +58,14 @@ impl RawDocument {
             content_type: None,
         }
     }
+}
+
+/// A listed object opened to be read in order, whatever its size (what `parse::stream_reading`
+/// names: JSONL past the size limit, compressed JSONL): its bytes come as they are read.
+pub struct StreamedFile {
+    /// The object as fetched, its bytes empty: URI, name, size, etag and source.
+    pub file: RawDocument,
+    pub bytes: Box<dyn std::io::Read + Send>,
 }
 
 /// An object that listing left out, with the reason.
@@ -122,6 +131,9 @@ pub trait Source: Send + Sync {
     fn list(&self) -> BoxFuture<'_, Result<Listing>>;
     /// Fetches one listed object (transient errors are retried by the store).
     fn fetch<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<RawDocument>>;
+    /// Opens one listed object to be read in order, at any size; its bytes are read where
+    /// the stream is read (a blocking read, off the async runtime).
+    fn open<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<StreamedFile>>;
 }
 
 /// The source for `uri`: a local folder (a path or `file://`) or an object store.

@@ -6,7 +6,8 @@ use futures::{FutureExt, TryStreamExt};
 use object_store::ObjectStoreExt;
 
 use super::path_filter::PathFilter;
-use super::{Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions};
+use super::ranged_reader::RangedReader;
+use super::{Listing, RawDocument, Skipped, Source, SourceEntry, SourceOptions, StreamedFile};
 use crate::error::{IndexerError, Result};
 use crate::store::{open_location, Location};
 
@@ -98,6 +99,35 @@ impl Source for ObjectStoreSource {
                 etag,
                 source: self.location.scheme.to_string(),
                 content_type,
+            })
+        }
+        .boxed()
+    }
+
+    fn open<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<StreamedFile>> {
+        async move {
+            let key = self.location.child(&entry.relative_path);
+            let bytes = RangedReader {
+                store: self.location.store.clone(),
+                key,
+                uri: entry.uri.clone(),
+                runtime: tokio::runtime::Handle::current(),
+                size: entry.size,
+                etag: entry.etag.clone(),
+                next: 0,
+                piece: bytes::Bytes::new(),
+            };
+            Ok(StreamedFile {
+                file: RawDocument {
+                    uri: entry.uri.clone(),
+                    relative_path: entry.relative_path.clone(),
+                    size: entry.size,
+                    bytes: bytes::Bytes::new(),
+                    etag: entry.etag.clone(),
+                    source: self.location.scheme.to_string(),
+                    content_type: None,
+                },
+                bytes: Box::new(bytes),
             })
         }
         .boxed()
