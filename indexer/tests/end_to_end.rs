@@ -22,6 +22,13 @@ fn options(source: &str, out: &str) -> RunOptions {
     options
 }
 
+/// A run's options with files past `max_file_bytes` too large to read whole.
+fn limited(src: &Path, out: &Path, max_file_bytes: u64) -> RunOptions {
+    let mut run = options(src.to_str().unwrap(), out.to_str().unwrap());
+    run.source_options.max_file_bytes = max_file_bytes;
+    run
+}
+
 fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) {
     let path = dir.join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -401,11 +408,7 @@ async fn a_jsonl_corpus_past_the_size_limit_is_read_as_a_stream() {
     write(src.path(), "beir/more.jsonl.gz", gzipped.finish().unwrap());
     write(src.path(), "notes.md", "# Notes\n\nA small file, read whole.\n");
     let out = tempfile::tempdir().unwrap();
-    let run = |out: &Path, max_file_bytes: u64| {
-        let mut run = options(src.path().to_str().unwrap(), out.to_str().unwrap());
-        run.source_options.max_file_bytes = max_file_bytes;
-        run
-    };
+    let run = |out: &Path, max_file_bytes: u64| limited(src.path(), out, max_file_bytes);
     let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
         .await
         .unwrap();
@@ -466,4 +469,107 @@ async fn a_jsonl_corpus_past_the_size_limit_is_read_as_a_stream() {
         "{delta:?}"
     );
     assert_eq!(again.stages.iter().find(|s| s.stage == "fetch").unwrap().items, 1);
+}
+
+/// A MediaWiki dump of `pages` pages, every other one a redirect (left out).
+fn wiki_dump(pages: usize) -> String {
+    let pages: String = (1..=pages)
+        .map(|id| {
+            let (title, text) = match id % 2 {
+                0 => (
+                    format!("Page {id}"),
+                    format!("The river of page {id} runs north. [[Category:Rivers {}]]", id % 3),
+                ),
+                _ => (format!("Redirect {id}"), "#REDIRECT [[Page 2]]".to_string()),
+            };
+            let redirect = if id % 2 == 1 {
+                "<redirect title=\"Page 2\" />"
+            } else {
+                ""
+            };
+            format!(
+                "<page><title>{title}</title><ns>0</ns><id>{id}</id>{redirect}<revision><id>{}</id>\
+                 <timestamp>2026-12-01T10:00:00Z</timestamp><model>wikitext</model><format>text/x-wiki</format>\
+                 <text xml:space=\"preserve\">{text}</text></revision></page>\n",
+                id * 10
+            )
+        })
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\" \
+         version=\"0.11\" xml:lang=\"en\"><siteinfo><sitename>Wikipedia</sitename>\
+         <base>https://en.wikipedia.org/wiki/Main_Page</base><namespaces>\
+         <namespace key=\"14\" case=\"first-letter\">Category</namespace></namespaces></siteinfo>\n{pages}</mediawiki>\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mediawiki_dump_compressed_or_past_the_size_limit_is_read_as_a_stream() {
+    use std::io::Write;
+    let src = tempfile::tempdir().unwrap();
+    write(src.path(), "wiki/enwiki-pages-articles.xml", wiki_dump(40));
+    let mut bzipped = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    bzipped.write_all(wiki_dump(12).as_bytes()).unwrap();
+    write(
+        src.path(),
+        "wiki/enwiki-pages-articles1.xml-p1p12.bz2",
+        bzipped.finish().unwrap(),
+    );
+    // Compressed XML that is no dump is read whole, as before; XML past the limit that is no
+    // dump fails as too large.
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped
+        .write_all(b"<?xml version=\"1.0\"?><note><p>Compressed XML that is no dump, read whole.</p></note>")
+        .unwrap();
+    write(src.path(), "notes/note.xml.gz", gzipped.finish().unwrap());
+    write(
+        src.path(),
+        "notes/large.xml",
+        format!("<?xml version=\"1.0\"?><data>{}</data>", "<p>row</p>".repeat(500)),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let run = |out: &Path, max_file_bytes: u64| limited(src.path(), out, max_file_bytes);
+    let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
+        .await
+        .unwrap();
+    assert!(wiki_dump(40).len() > 4096);
+    // 20 + 6 pages read, the note; large.xml too large.
+    assert_eq!(streamed.documents_indexed, 27, "{:#?}", streamed.failures);
+    assert_eq!(streamed.failures.len(), 1, "{:#?}", streamed.failures);
+    assert!(streamed.failures[0].uri.ends_with("notes/large.xml"));
+    assert!(
+        streamed.failures[0].reason.contains("too large"),
+        "{:?}",
+        streamed.failures[0]
+    );
+    let whole = run_with_embedder(run(&out.path().join("whole"), 256 << 20), common::embedder())
+        .await
+        .unwrap();
+    assert_eq!(whole.documents_indexed, 28, "{:#?}", whole.failures);
+    let documents = |name: &'static str| {
+        let uri = out.path().join(name);
+        async move {
+            let reader = SnapshotReader::open(uri.to_str().unwrap(), &StoreOptions::default())
+                .await
+                .unwrap();
+            let mut documents: Vec<(String, String, String, Vec<String>)> = reader
+                .read_documents()
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|d| !d.uri.ends_with("large.xml"))
+                .map(|d| (d.uri, d.file_name, d.content_hash, d.tags))
+                .collect();
+            documents.sort();
+            documents
+        }
+    };
+    let (streamed, whole) = (documents("streamed").await, documents("whole").await);
+    assert_eq!(streamed, whole);
+    assert!(streamed.iter().any(
+        |(uri, name, _, tags)| uri.ends_with("enwiki-pages-articles1.xml-p1p12.bz2#page=4")
+            && name == "enwiki-pages-articles1.xml-p1p12.bz2"
+            && tags == &["Rivers 1".to_string()]
+    ));
+    assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("notes/note.xml.gz")));
 }

@@ -10,9 +10,8 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use super::compressed::{inner_name, Compression};
-use super::detect::{by_extension, Format};
 use super::json::read_jsonl_line;
+use super::record_stream::inflating;
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -27,33 +26,6 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 /// reported together once it ends (a gigabyte of lines that are no records is no million
 /// failures in the run report).
 pub const LISTED_LINE_FAILURES: usize = 1000;
-
-/// When a file is read as a stream rather than whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StreamReading {
-    /// Read whole (not JSONL).
-    Never,
-    /// JSONL: read whole within the size limit, as a stream past it.
-    PastTheSizeLimit,
-    /// Compressed JSONL: always as a stream (what it inflates to is not known before).
-    Always,
-}
-
-/// How the file at `path` is read, by its name.
-pub fn stream_reading(path: &str) -> StreamReading {
-    let file_name = path.rsplit('/').next().unwrap_or(path);
-    let inner = inner_name(file_name);
-    let is_jsonl = |name: &str| {
-        name.rsplit_once('.')
-            .and_then(|(_, ext)| by_extension(&ext.to_ascii_lowercase()))
-            == Some(Format::Jsonl)
-    };
-    match (inner.len() < file_name.len(), is_jsonl(inner)) {
-        (_, false) => StreamReading::Never,
-        (true, true) => StreamReading::Always,
-        (false, true) => StreamReading::PastTheSizeLimit,
-    }
-}
 
 /// A JSONL file's lines read in order, yielding a [`Parsed`] batch at a time.
 pub struct JsonlStream {
@@ -75,16 +47,7 @@ pub struct JsonlStream {
 impl JsonlStream {
     /// Reads `file`'s lines from `bytes` (inflated first where they are compressed).
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>) -> Result<Self, ParseError> {
-        let mut bytes = BufReader::with_capacity(1 << 20, bytes);
-        let head = bytes
-            .fill_buf()
-            .map_err(|e| ParseError::Corrupt(format!("its first bytes could not be read ({e})")))?;
-        let lines: Box<dyn Read + Send> = match Compression::of(head) {
-            Some(compression) => compression
-                .decoder(bytes)
-                .map_err(|e| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name())))?,
-            None => Box::new(bytes),
-        };
+        let lines = inflating(bytes)?;
         let mut lines = BufReader::with_capacity(1 << 20, lines);
         let head = lines
             .fill_buf()
@@ -253,18 +216,6 @@ mod tests {
         (0..lines)
             .map(|i| format!("{{\"_id\": \"d{i}\", \"title\": \"Title {i}\", \"text\": \"text of document {i}\"}}\n"))
             .collect()
-    }
-
-    #[test]
-    fn which_files_are_streamed_is_told_by_their_names() {
-        assert_eq!(stream_reading("a/corpus.jsonl"), StreamReading::PastTheSizeLimit);
-        assert_eq!(stream_reading("a/corpus.NDJSON"), StreamReading::PastTheSizeLimit);
-        assert_eq!(stream_reading("corpus.jsonl.gz"), StreamReading::Always);
-        assert_eq!(stream_reading("corpus.jsonl.ZST"), StreamReading::Always);
-        assert_eq!(stream_reading("corpus.json"), StreamReading::Never);
-        assert_eq!(stream_reading("corpus.json.gz"), StreamReading::Never);
-        assert_eq!(stream_reading("dump.xml.bz2"), StreamReading::Never);
-        assert_eq!(stream_reading("jsonl"), StreamReading::Never);
     }
 
     #[test]

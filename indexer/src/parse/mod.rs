@@ -60,6 +60,7 @@ mod ppt;
 mod pptx;
 mod property_set;
 mod pubmed;
+mod record_stream;
 mod ris;
 mod roff_text;
 mod rst;
@@ -71,6 +72,7 @@ mod stack_exchange;
 mod tar_reader;
 mod text;
 mod wiki_dump;
+mod wiki_dump_stream;
 mod wikitext;
 mod wikitext_markup;
 mod wikitext_templates;
@@ -91,7 +93,7 @@ pub use document::{
 };
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
-pub use jsonl_stream::{stream_reading, JsonlStream, StreamReading};
+pub use record_stream::{sniff_mediawiki_dump, stream_reading, RecordStream, StreamReading};
 
 use crate::source::RawDocument;
 

@@ -54,14 +54,14 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 
 /// What the dump says of its wiki.
 #[derive(Default)]
-struct Site {
+pub(super) struct Site {
     /// The address of the wiki's main page (`https://en.wikipedia.org/wiki/Main_Page`).
     base: String,
     namespaces: HashMap<i64, String>,
 }
 
 impl Site {
-    fn link_names(&self) -> LinkNames {
+    pub fn link_names(&self) -> LinkNames {
         let mut names = LinkNames::default();
         let add = |list: &mut Vec<String>, key| {
             if let Some(name) = self.namespaces.get(&key).map(|n| n.to_lowercase()) {
@@ -98,14 +98,14 @@ impl Site {
 
 /// A page as the dump holds it (its latest revision).
 #[derive(Default)]
-struct Page {
+pub(super) struct Page {
     id: String,
     title: String,
     namespace: String,
     redirect: bool,
     timestamp: String,
     model: String,
-    text: String,
+    pub text: String,
 }
 
 impl Page {
@@ -160,25 +160,59 @@ fn field_of(path: &[Vec<u8>]) -> Option<Field> {
 
 fn read_dump(xml: &str) -> Result<Dump, ParseError> {
     let mut reader = quick_xml::Reader::from_str(xml);
-    let mut dump = Dump {
-        site: Site::default(),
-        pages: Vec::new(),
-        damage: None,
-    };
-    let mut path: Vec<Vec<u8>> = Vec::new();
-    let mut field = None;
-    let mut page = Page::default();
-    let mut namespace = (0, String::new());
-    let mut pages_seen = 0usize;
-    while let Some(event) = next_event(&mut reader, "MediaWiki dump: XML", pages_seen > 0, &mut dump.damage)? {
+    let mut reading = DumpReading::default();
+    let (mut pages, mut damage) = (Vec::new(), None);
+    while let Some(event) = next_event(&mut reader, "MediaWiki dump: XML", reading.pages_seen > 0, &mut damage)? {
+        pages.extend(reading.take(event));
+    }
+    if reading.pages_seen == 0 {
+        return Err(no_page());
+    }
+    Ok(Dump {
+        site: reading.site,
+        pages,
+        damage,
+    })
+}
+
+/// The failure of a dump with no page.
+pub(super) fn no_page() -> ParseError {
+    ParseError::Corrupt(
+        "MediaWiki dump: no <page> element found (a dump holds each page as <page> in <mediawiki>)".into(),
+    )
+}
+
+/// A dump's XML read an event at a time: what it says of its wiki, and its pages as each ends.
+#[derive(Default)]
+pub(super) struct DumpReading {
+    pub site: Site,
+    path: Vec<Vec<u8>>,
+    field: Option<Field>,
+    page: Page,
+    namespace: (i64, String),
+    /// Pages ended so far, read or not.
+    pub pages_seen: usize,
+}
+
+impl DumpReading {
+    /// Takes the next event: the page it ends, where it ends one that is read.
+    pub fn take(&mut self, event: Event) -> Option<Page> {
+        let Self {
+            site,
+            path,
+            field,
+            page,
+            namespace,
+            pages_seen,
+        } = self;
         match event {
             Event::Start(start) => {
                 let name = local_name(&start);
                 match name.as_slice() {
-                    b"page" => page = Page::default(),
+                    b"page" => *page = Page::default(),
                     b"revision" => (page.text, page.timestamp, page.model) = Default::default(),
                     b"redirect" => page.redirect = true,
-                    b"namespace" => namespace = (key_of(&start), String::new()),
+                    b"namespace" => *namespace = (key_of(&start), String::new()),
                     _ => {}
                 }
                 path.push(if path.len() < MAX_TRACKED_DEPTH {
@@ -186,51 +220,38 @@ fn read_dump(xml: &str) -> Result<Dump, ParseError> {
                 } else {
                     Vec::new()
                 });
-                field = field_of(&path);
+                *field = field_of(path);
             }
             Event::Empty(start) if local_name(&start) == b"redirect" => page.redirect = true,
             Event::End(_) => {
+                *field = None;
                 match path.pop().as_deref() {
                     Some(b"page") if path.len() == 1 => {
-                        pages_seen += 1;
-                        let page = std::mem::take(&mut page);
-                        if page.is_read() {
-                            dump.pages.push(page);
-                        }
+                        *pages_seen += 1;
+                        let page = std::mem::take(page);
+                        return page.is_read().then_some(page);
                     }
                     Some(b"namespace") => {
-                        let (key, name) = std::mem::take(&mut namespace);
-                        dump.site.namespaces.insert(key, name);
+                        let (key, name) = std::mem::take(namespace);
+                        site.namespaces.insert(key, name);
                     }
                     _ => {}
                 }
-                field = None;
             }
             Event::Text(text) => {
-                if let Some(field) = field {
-                    fill(field, &text_of(&text), &mut dump.site, &mut page, &mut namespace.1);
+                if let Some(field) = *field {
+                    fill(field, &text_of(&text), site, page, &mut namespace.1);
                 }
             }
             Event::CData(data) => {
-                if let Some(field) = field {
-                    fill(
-                        field,
-                        &String::from_utf8_lossy(&data),
-                        &mut dump.site,
-                        &mut page,
-                        &mut namespace.1,
-                    );
+                if let Some(field) = *field {
+                    fill(field, &String::from_utf8_lossy(&data), site, page, &mut namespace.1);
                 }
             }
             _ => {}
         }
+        None
     }
-    if pages_seen == 0 {
-        return Err(ParseError::Corrupt(
-            "MediaWiki dump: no <page> element found (a dump holds each page as <page> in <mediawiki>)".into(),
-        ));
-    }
-    Ok(dump)
 }
 
 fn fill(field: Field, text: &str, site: &mut Site, page: &mut Page, namespace: &mut String) {
@@ -263,7 +284,7 @@ fn key_of(start: &BytesStart) -> i64 {
 
 /// A page's document: its title, then what its wikitext shows. A page the reader cannot read
 /// fails alone; one that shows no text (templates only) is left out.
-fn page_document(raw: &RawDocument, site: &Site, names: &LinkNames, page: Page) -> Parsed {
+pub(super) fn page_document(raw: &RawDocument, site: &Site, names: &LinkNames, page: Page) -> Parsed {
     let title = page.title.trim().to_string();
     let name = match page.id.trim() {
         "" => title.replace(' ', "_"),
@@ -301,10 +322,10 @@ fn page_document(raw: &RawDocument, site: &Site, names: &LinkNames, page: Page) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::parse::{failures_of, raw_for_test, AutoParser, Parser};
 
-    fn page(id: u32, title: &str, ns: u32, extra: &str, text: &str) -> String {
+    pub fn page(id: u32, title: &str, ns: u32, extra: &str, text: &str) -> String {
         format!(
             "<page><title>{title}</title><ns>{ns}</ns><id>{id}</id>{extra}<revision><id>{}</id>\
              <timestamp>2026-11-0{}T10:00:00Z</timestamp><contributor><username>Ada</username></contributor>\
@@ -315,7 +336,7 @@ mod tests {
         )
     }
 
-    fn dump(pages: &str) -> String {
+    pub fn dump(pages: &str) -> String {
         format!(
             "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\" \
              version=\"0.11\" xml:lang=\"de\"><siteinfo><sitename>Wikipedia</sitename>\

@@ -14,10 +14,11 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use super::progress::Counters;
 use super::stages::FETCHED_BUDGET_KIB;
 use crate::error::{IndexerError, Result};
-use crate::parse::{stream_reading, StreamReading};
+use crate::parse::{sniff_mediawiki_dump, stream_reading, StreamReading};
 use crate::source::{RawDocument, Source, SourceEntry, StreamedFile};
 
-/// A file on its way to the parse stage: read whole, or opened to be read as a stream.
+/// A file on its way to the parse stage: read whole, or opened to be read as a stream of
+/// records (a JSONL corpus, a MediaWiki dump: `parse::RecordStream`).
 pub(super) enum Fetched {
     File(RawDocument),
     Stream(StreamedFile),
@@ -93,16 +94,34 @@ pub(super) async fn fetch_stage(
     }
 }
 
-/// `entry` fetched whole, or opened as a stream where its name says it is read as one (a
-/// compressed JSONL file, or a JSONL file past the size limit).
+/// `entry` fetched whole, or opened as a stream where it is read as one: a compressed JSONL
+/// file, a JSONL file past the size limit, and a MediaWiki dump compressed or past the limit
+/// (told by its first bytes; other XML is fetched whole, or fails as too large).
 async fn fetch_or_open(source: &dyn Source, entry: &SourceEntry) -> Result<Fetched> {
     let reading = stream_reading(&entry.relative_path);
-    if reading == StreamReading::Always {
-        return source.open(entry).await.map(Fetched::Stream);
+    let open_if_a_dump = || async {
+        let opened = source.open(entry).await?;
+        let sniffed = tokio::task::spawn_blocking(move || sniff_mediawiki_dump(opened))
+            .await
+            .map_err(|e| IndexerError::Config(format!("reading {}: {e}", entry.uri)))?;
+        let (is_a_dump, opened) = sniffed.map_err(|e| IndexerError::io(&entry.uri, e))?;
+        Ok::<_, IndexerError>(is_a_dump.then_some(opened))
+    };
+    match reading {
+        StreamReading::JsonlAlways => return source.open(entry).await.map(Fetched::Stream),
+        StreamReading::CompressedXml => {
+            if let Some(dump) = open_if_a_dump().await? {
+                return Ok(Fetched::Stream(dump));
+            }
+        }
+        _ => {}
     }
     match source.fetch(entry).await {
-        Err(IndexerError::FileTooLarge { .. }) if reading == StreamReading::PastTheSizeLimit => {
+        Err(IndexerError::FileTooLarge { .. }) if reading == StreamReading::JsonlPastTheSizeLimit => {
             source.open(entry).await.map(Fetched::Stream)
+        }
+        Err(too_large @ IndexerError::FileTooLarge { .. }) if reading == StreamReading::XmlPastTheSizeLimit => {
+            open_if_a_dump().await?.map(Fetched::Stream).ok_or(too_large)
         }
         fetched => fetched.map(Fetched::File),
     }

@@ -21,7 +21,7 @@ use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
 use crate::embed::{Embedder, Embeddings};
 use crate::error::Result;
 use crate::index::analysis::{detect, Detected};
-use crate::parse::{detect_format, stated_contents_size, Document, JsonlStream, ParseError, Parser};
+use crate::parse::{detect_format, stated_contents_size, Document, ParseError, Parser, RecordStream};
 use crate::snapshot::DocumentRecord;
 use crate::source::{RawDocument, StreamedFile};
 use crate::summary::{sentences_of, DocumentLayers, DocumentSentences, Sentence, Summarizer};
@@ -426,7 +426,7 @@ fn parse_stream(stream: StreamedFile, passing: &mut PassOn) -> Option<f64> {
         failed = true;
         context.record(failure);
     };
-    match JsonlStream::open(stream.file, stream.bytes) {
+    match RecordStream::open(stream) {
         Err(e) => fail(Failure::of(&uri, "parse", &e)),
         Ok(batches) => {
             for batch in batches {

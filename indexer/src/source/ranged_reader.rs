@@ -1,4 +1,5 @@
-//! An object-store object read in order, a ranged GET of [`PIECE_BYTES`] at a time, each
+//! An object-store object read in order, a ranged GET of [`PIECE_BYTES`] at a time (the first
+//! of [`FIRST_PIECE_BYTES`]), each
 //! asking for the etag the listing saw: a file read as a stream takes the memory of one
 //! piece, a slow reader (the parse stage waiting on the model) holds no connection open
 //! between pieces, and an object replaced while it is read stops the read rather than
@@ -12,8 +13,11 @@ use bytes::{Buf, Bytes};
 use object_store::path::Path as StorePath;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
-/// Bytes one GET asks for.
+/// Bytes one GET asks for...
 pub(super) const PIECE_BYTES: u64 = 8 << 20;
+/// ...but the first, which may be all that is read (a file's first bytes read to tell what it
+/// is, before it is fetched whole).
+pub(super) const FIRST_PIECE_BYTES: u64 = 1 << 20;
 
 pub(super) struct RangedReader {
     pub store: Arc<dyn ObjectStore>,
@@ -32,7 +36,8 @@ pub(super) struct RangedReader {
 
 impl RangedReader {
     fn next_piece(&mut self) -> std::io::Result<Bytes> {
-        let range = self.next..self.size.min(self.next + PIECE_BYTES);
+        let want = if self.next == 0 { FIRST_PIECE_BYTES } else { PIECE_BYTES };
+        let range = self.next..self.size.min(self.next + want);
         let options = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
             if_match: self.etag.clone(),
@@ -113,7 +118,7 @@ mod tests {
         let mut changing = reader(put.e_tag.clone());
         let (store2, key2) = (store.clone(), key.clone());
         let error = tokio::task::spawn_blocking(move || {
-            let mut first = vec![0u8; PIECE_BYTES as usize];
+            let mut first = vec![0u8; FIRST_PIECE_BYTES as usize];
             changing.read_exact(&mut first).unwrap();
             let runtime = changing.runtime.clone();
             runtime

@@ -1,0 +1,173 @@
+//! Files read as a stream of records rather than whole, at any size: JSONL corpora
+//! ([`super::jsonl_stream`]) and MediaWiki dumps ([`super::wiki_dump_stream`]). Which files
+//! are is told by their names ([`stream_reading`]) and, for XML, by their first bytes
+//! ([`sniff_mediawiki_dump`]); a stream yields a [`Parsed`] batch of records at a time.
+
+use std::io::{BufReader, Read};
+
+use super::compressed::{inner_name, Compression};
+use super::detect::{by_extension, Format};
+use super::jsonl_stream::JsonlStream;
+use super::wiki_dump::looks_like_a_dump;
+use super::wiki_dump_stream::WikiDumpStream;
+use super::{ParseError, Parsed};
+use crate::source::StreamedFile;
+
+/// When a file is read as a stream rather than whole, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamReading {
+    /// Read whole.
+    Never,
+    /// JSONL: read whole within the size limit, as a stream past it.
+    JsonlPastTheSizeLimit,
+    /// Compressed JSONL: always as a stream (what it inflates to is not known before).
+    JsonlAlways,
+    /// XML past the size limit: as a stream where its first bytes show a MediaWiki dump.
+    XmlPastTheSizeLimit,
+    /// Compressed XML, or a compressed file of no known extension (Wikipedia's parts are
+    /// `...-pages-articles1.xml-p1p41242.bz2`): as a stream where its first bytes, inflated,
+    /// show a MediaWiki dump, whatever its size (a dump's part inflates past the 1 GiB a file
+    /// compressed whole may).
+    CompressedXml,
+}
+
+/// How the file at `path` is read, by its name.
+pub fn stream_reading(path: &str) -> StreamReading {
+    let file_name = path.rsplit('/').next().unwrap_or(path);
+    let inner = inner_name(file_name);
+    let ext = inner.rsplit_once('.').map(|(_, ext)| ext.to_ascii_lowercase());
+    let format = match ext.as_deref() {
+        Some("xml") => Some(Format::Xml),
+        Some(ext) => by_extension(ext),
+        None => None,
+    };
+    match (inner.len() < file_name.len(), format) {
+        (false, Some(Format::Jsonl)) => StreamReading::JsonlPastTheSizeLimit,
+        (true, Some(Format::Jsonl)) => StreamReading::JsonlAlways,
+        (false, Some(Format::Xml)) => StreamReading::XmlPastTheSizeLimit,
+        (true, Some(Format::Xml) | None) => StreamReading::CompressedXml,
+        _ => StreamReading::Never,
+    }
+}
+
+/// Bytes of a file (as stored) read to tell whether it is a MediaWiki dump: a bzip2 block
+/// (900 kB inflated) must be whole to inflate.
+const SNIFFED_BYTES: u64 = 1 << 20;
+
+/// Whether `file` is a MediaWiki dump, by its first bytes (inflated where they are
+/// compressed), and the file to read on from its start. Reads block.
+pub fn sniff_mediawiki_dump(file: StreamedFile) -> std::io::Result<(bool, StreamedFile)> {
+    let StreamedFile { file, bytes } = file;
+    let mut stored = bytes.take(SNIFFED_BYTES);
+    let mut head = Vec::new();
+    stored.read_to_end(&mut head)?;
+    let rest = stored.into_inner();
+    let mut shown = Vec::new();
+    match Compression::of(&head) {
+        // What a cut stream inflates to before it breaks.
+        Some(compression) => {
+            if let Ok(decoder) = compression.decoder(&head[..]) {
+                let _ = decoder.take(512).read_to_end(&mut shown);
+            }
+        }
+        None => shown.extend_from_slice(&head[..head.len().min(512)]),
+    }
+    let text = String::from_utf8_lossy(&shown).trim_start().to_ascii_lowercase();
+    let bytes: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(rest));
+    Ok((looks_like_a_dump(&text), StreamedFile { file, bytes }))
+}
+
+/// A file's records read as a stream, a [`Parsed`] batch at a time.
+pub enum RecordStream {
+    Jsonl(Box<JsonlStream>),
+    WikiDump(Box<WikiDumpStream>),
+}
+
+impl RecordStream {
+    /// Opens `file` as what its name says it is: JSONL, else a MediaWiki dump (the fetch
+    /// stage streams XML only once its first bytes showed one).
+    pub fn open(file: StreamedFile) -> Result<Self, ParseError> {
+        Ok(match stream_reading(&file.file.relative_path) {
+            StreamReading::JsonlAlways | StreamReading::JsonlPastTheSizeLimit => {
+                Self::Jsonl(Box::new(JsonlStream::open(file.file, file.bytes)?))
+            }
+            _ => Self::WikiDump(Box::new(WikiDumpStream::open(file.file, file.bytes)?)),
+        })
+    }
+}
+
+impl Iterator for RecordStream {
+    type Item = Result<Parsed, ParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Jsonl(stream) => stream.next(),
+            Self::WikiDump(stream) => stream.next(),
+        }
+    }
+}
+
+/// A stored file's bytes as they read: inflated as they are read where they are compressed
+/// (told by their first bytes).
+pub(super) fn inflating(bytes: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, ParseError> {
+    let mut bytes = BufReader::with_capacity(1 << 20, bytes);
+    let head = std::io::BufRead::fill_buf(&mut bytes)
+        .map_err(|e| ParseError::Corrupt(format!("its first bytes could not be read ({e})")))?;
+    Ok(match Compression::of(head) {
+        Some(compression) => compression
+            .decoder(bytes)
+            .map_err(|e| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name())))?,
+        None => Box::new(bytes),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::compressed::fixtures::{bzip2, gzip};
+    use crate::parse::raw_for_test;
+
+    #[test]
+    fn which_files_are_streamed_is_told_by_their_names() {
+        assert_eq!(stream_reading("a/corpus.jsonl"), StreamReading::JsonlPastTheSizeLimit);
+        assert_eq!(stream_reading("a/corpus.NDJSON"), StreamReading::JsonlPastTheSizeLimit);
+        assert_eq!(stream_reading("corpus.jsonl.gz"), StreamReading::JsonlAlways);
+        assert_eq!(stream_reading("corpus.jsonl.ZST"), StreamReading::JsonlAlways);
+        assert_eq!(stream_reading("corpus.json"), StreamReading::Never);
+        assert_eq!(stream_reading("corpus.json.gz"), StreamReading::Never);
+        assert_eq!(stream_reading("dump.xml"), StreamReading::XmlPastTheSizeLimit);
+        assert_eq!(
+            stream_reading("enwiki-pages-articles1.xml-p1p41242.bz2"),
+            StreamReading::CompressedXml
+        );
+        assert_eq!(stream_reading("logs.tar.gz"), StreamReading::Never);
+        assert_eq!(
+            stream_reading("simplewiki-latest-pages-articles.xml.bz2"),
+            StreamReading::CompressedXml
+        );
+        assert_eq!(stream_reading("jsonl"), StreamReading::Never);
+        assert_eq!(stream_reading("notes.md.gz"), StreamReading::Never);
+    }
+
+    #[test]
+    fn a_dump_is_told_by_its_first_bytes_inflated_and_read_from_its_start() {
+        let dump = "<?xml version=\"1.0\"?>\n<mediawiki xmlns=\"x\"><siteinfo/></mediawiki>".repeat(50_000);
+        for (bytes, is_dump) in [
+            (dump.clone().into_bytes(), true),
+            (gzip(dump.as_bytes()), true),
+            (bzip2(dump.as_bytes()), true),
+            (gzip(b"<?xml version=\"1.0\"?>\n<PubmedArticleSet>"), false),
+            (b"not xml".to_vec(), false),
+        ] {
+            let file = StreamedFile {
+                file: raw_for_test("d.xml", Vec::new()),
+                bytes: Box::new(std::io::Cursor::new(bytes.clone())),
+            };
+            let (dump, mut file) = sniff_mediawiki_dump(file).unwrap();
+            assert_eq!(dump, is_dump);
+            let mut read = Vec::new();
+            file.bytes.read_to_end(&mut read).unwrap();
+            assert!(read == bytes, "the whole file is read on");
+        }
+    }
+}
