@@ -47,7 +47,7 @@ pub struct JsonlStream {
 impl JsonlStream {
     /// Reads `file`'s lines from `bytes` (inflated first where they are compressed).
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>) -> Result<Self, ParseError> {
-        let lines = inflating(bytes)?;
+        let lines = inflating(bytes, file.size)?;
         let mut lines = BufReader::with_capacity(1 << 20, lines);
         let head = lines
             .fill_buf()

@@ -5,7 +5,7 @@
 
 use std::io::{BufReader, Read};
 
-use super::compressed::{inner_name, Compression};
+use super::compressed::{inner_name, Compression, MAX_INFLATED_BYTES};
 use super::detect::{by_extension, Format};
 use super::jsonl_stream::JsonlStream;
 use super::wiki_dump::looks_like_a_dump;
@@ -107,18 +107,50 @@ impl Iterator for RecordStream {
     }
 }
 
+/// How many times its stored size a compressed stream may inflate to (at least
+/// [`MAX_INFLATED_BYTES`]): text corpora inflate 3 to 20 times; a compression bomb, to
+/// thousands.
+pub const MAX_INFLATION_RATIO: u64 = 100;
+
 /// A stored file's bytes as they read: inflated as they are read where they are compressed
-/// (told by their first bytes).
-pub(super) fn inflating(bytes: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, ParseError> {
+/// (told by their first bytes), to [`MAX_INFLATION_RATIO`] times `stored_size` (at least
+/// [`MAX_INFLATED_BYTES`]); past that a read fails.
+pub(super) fn inflating(bytes: Box<dyn Read + Send>, stored_size: u64) -> Result<Box<dyn Read + Send>, ParseError> {
     let mut bytes = BufReader::with_capacity(1 << 20, bytes);
     let head = std::io::BufRead::fill_buf(&mut bytes)
         .map_err(|e| ParseError::Corrupt(format!("its first bytes could not be read ({e})")))?;
-    Ok(match Compression::of(head) {
-        Some(compression) => compression
-            .decoder(bytes)
-            .map_err(|e| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name())))?,
-        None => Box::new(bytes),
-    })
+    let Some(compression) = Compression::of(head) else {
+        return Ok(Box::new(bytes));
+    };
+    let decoder = compression
+        .decoder(bytes)
+        .map_err(|e| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name())))?;
+    let limit = stored_size.saturating_mul(MAX_INFLATION_RATIO).max(MAX_INFLATED_BYTES);
+    Ok(Box::new(Bounded {
+        inner: decoder,
+        left: limit,
+        limit,
+    }))
+}
+
+/// A reader that fails once more than `limit` bytes were read from it.
+struct Bounded {
+    inner: Box<dyn Read + Send>,
+    left: u64,
+    limit: u64,
+}
+
+impl Read for Bounded {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "it inflates past {} MiB, {MAX_INFLATION_RATIO} times its size (a compression bomb)",
+                self.limit >> 20
+            ))
+        })?;
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
@@ -147,6 +179,26 @@ mod tests {
         );
         assert_eq!(stream_reading("jsonl"), StreamReading::Never);
         assert_eq!(stream_reading("notes.md.gz"), StreamReading::Never);
+    }
+
+    #[test]
+    fn a_compressed_stream_inflates_to_a_bound() {
+        // 1.5 GiB of blank lines from about 1.5 MB of gzip: past 1 GiB, the read fails.
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let block = vec![b'\n'; 1 << 20];
+        for _ in 0..1536 {
+            std::io::Write::write_all(&mut encoder, &block).unwrap();
+        }
+        let bomb = encoder.finish().unwrap();
+        let mut inflated = inflating(Box::new(std::io::Cursor::new(bomb.clone())), bomb.len() as u64).unwrap();
+        let error = std::io::copy(&mut inflated, &mut std::io::sink()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "it inflates past 1024 MiB, 100 times its size (a compression bomb)"
+        );
+        // Stored as 20 MB, the same would be read to its end.
+        let mut inflated = inflating(Box::new(std::io::Cursor::new(bomb)), 20 << 20).unwrap();
+        assert_eq!(std::io::copy(&mut inflated, &mut std::io::sink()).unwrap(), 1536 << 20);
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub struct WikiDumpStream {
 
 impl WikiDumpStream {
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>) -> Result<Self, ParseError> {
-        let xml = BufReader::with_capacity(1 << 20, inflating(bytes)?);
+        let xml = BufReader::with_capacity(1 << 20, inflating(bytes, file.size)?);
         Ok(Self {
             file,
             reader: quick_xml::Reader::from_reader(xml),
