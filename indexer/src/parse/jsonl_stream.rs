@@ -10,6 +10,8 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use rayon::prelude::*;
+
 use super::json::read_jsonl_line;
 use super::record_stream::inflating;
 use super::{ItemFailure, ParseError, Parsed};
@@ -73,57 +75,79 @@ impl JsonlStream {
         })
     }
 
-    /// The next batch of lines read into `parsed`; false at the end of the file.
+    /// The next batch of lines read into `parsed` (parsed in parallel, added in their order);
+    /// false at the end of the file.
     fn read_batch(&mut self, parsed: &mut Parsed) -> std::io::Result<bool> {
-        let (mut batch_bytes, mut line) = (0, Vec::new());
+        let (mut batch_bytes, mut lines) = (0, Vec::new());
         let last_line = self.next_line + BATCH_LINES;
+        let mut more = Ok(true);
         while batch_bytes < BATCH_BYTES && self.next_line < last_line {
-            let Some(length) = read_line_within(&mut self.lines, &mut line, MAX_LINE_BYTES)? else {
-                return Ok(false);
+            let mut line = Vec::new();
+            let length = match read_line_within(&mut self.lines, &mut line, MAX_LINE_BYTES) {
+                Ok(Some(length)) => length,
+                Ok(None) => {
+                    more = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    more = Err(e);
+                    break;
+                }
             };
-            let line_no = self.next_line;
+            if std::mem::take(&mut self.at_start) && line.starts_with(b"\xEF\xBB\xBF") {
+                line.drain(..3);
+            }
+            lines.push((self.next_line, length, line));
             self.next_line += 1;
             batch_bytes += length.min(MAX_LINE_BYTES);
-            let failures_before = parsed.failures.len();
-            self.read_line(&line, length, line_no, parsed);
-            if parsed.failures.len() > failures_before {
-                self.failed_lines += 1;
-                self.last_failed_line = line_no;
-                if self.failed_lines > LISTED_LINE_FAILURES {
-                    parsed.failures.truncate(failures_before);
-                }
+        }
+        let read: Vec<Parsed> = lines
+            .par_iter()
+            .map(|(line_no, length, line)| {
+                let mut one = Parsed::default();
+                read_line(&self.file, line, *length, *line_no, &mut one);
+                one
+            })
+            .collect();
+        for ((line_no, ..), one) in lines.iter().zip(read) {
+            parsed.documents.extend(one.documents);
+            if one.failures.is_empty() {
+                continue;
+            }
+            self.failed_lines += 1;
+            self.last_failed_line = *line_no;
+            if self.failed_lines <= LISTED_LINE_FAILURES {
+                parsed.failures.extend(one.failures);
             }
         }
-        Ok(true)
+        more
     }
+}
 
-    /// One line, `length` bytes long (`line` holding at most [`MAX_LINE_BYTES`] of them), read
-    /// into `parsed`.
-    fn read_line(&mut self, line: &[u8], length: usize, line_no: usize, parsed: &mut Parsed) {
-        let line = match std::mem::take(&mut self.at_start) {
-            true => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
-            false => line,
-        };
-        let failure = |reason: String| ItemFailure {
-            uri: format!("{}#L{line_no}", self.file.uri),
-            reason: format!("line {line_no}: {reason}"),
-        };
-        if length > MAX_LINE_BYTES {
-            parsed.failures.push(failure(format!(
-                "{length} bytes, longer than the {} MiB a line of a JSONL file streamed may hold",
-                MAX_LINE_BYTES >> 20
-            )));
-            return;
-        }
-        match std::str::from_utf8(line) {
-            Ok(text) => read_jsonl_line(&self.file, text.trim_end_matches('\r'), line_no, parsed),
-            Err(e) => parsed.failures.push(failure(format!(
-                "not UTF-8 (byte {} of the line; JSON Lines are UTF-8)",
-                e.valid_up_to() + 1
-            ))),
-        }
+/// One line of `file`, `length` bytes long (`line` holding at most [`MAX_LINE_BYTES`] of
+/// them), read into `parsed`.
+fn read_line(file: &RawDocument, line: &[u8], length: usize, line_no: usize, parsed: &mut Parsed) {
+    let failure = |reason: String| ItemFailure {
+        uri: format!("{}#L{line_no}", file.uri),
+        reason: format!("line {line_no}: {reason}"),
+    };
+    if length > MAX_LINE_BYTES {
+        parsed.failures.push(failure(format!(
+            "{length} bytes, longer than the {} MiB a line of a JSONL file streamed may hold",
+            MAX_LINE_BYTES >> 20
+        )));
+        return;
     }
+    match std::str::from_utf8(line) {
+        Ok(text) => read_jsonl_line(file, text.trim_end_matches('\r'), line_no, parsed),
+        Err(e) => parsed.failures.push(failure(format!(
+            "not UTF-8 (byte {} of the line; JSON Lines are UTF-8)",
+            e.valid_up_to() + 1
+        ))),
+    }
+}
 
+impl JsonlStream {
     /// The failed lines past the first [`LISTED_LINE_FAILURES`], as one failure of the file.
     fn unlisted_failures(&self) -> Option<ItemFailure> {
         let unlisted = self.failed_lines.checked_sub(LISTED_LINE_FAILURES).filter(|n| *n > 0)?;
