@@ -573,3 +573,48 @@ async fn a_mediawiki_dump_compressed_or_past_the_size_limit_is_read_as_a_stream(
     ));
     assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("notes/note.xml.gz")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_s3_objects_are_told_a_dump_or_not_by_their_first_bytes() {
+    use std::io::Write;
+    let server = common::S3Server::start("quarry-streams");
+    let store = StoreOptions {
+        s3_endpoint: Some(server.endpoint.clone()),
+    };
+    let docs_uri = format!("s3://{}/dumps", server.bucket);
+    let docs = open_location(&docs_uri, &store, false).unwrap();
+    let mut bzipped = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    bzipped.write_all(wiki_dump(12).as_bytes()).unwrap();
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped
+        .write_all(b"<?xml version=\"1.0\"?><note><p>Gzipped XML on S3, no dump, read whole.</p></note>")
+        .unwrap();
+    for (key, bytes) in [
+        ("enwiki-pages-articles1.xml-p1p12.bz2", bzipped.finish().unwrap()),
+        ("note.xml.gz", gzipped.finish().unwrap()),
+    ] {
+        docs.store.put(&docs.child(key), PutPayload::from(bytes)).await.unwrap();
+    }
+    let snap_uri = format!("s3://{}/snapshots", server.bucket);
+    let mut run = options(&docs_uri, &snap_uri);
+    run.source_options.store = store.clone();
+    run.out_store = store.clone();
+    // The dump's first MiB is read (a ranged GET) and inflated on a blocking thread, then the
+    // dump is streamed; the note's the same, then it is fetched whole.
+    let report = run_with_embedder(run, common::embedder()).await.unwrap();
+    assert_eq!(report.documents_indexed, 7, "{:#?}", report.failures);
+    let reader = SnapshotReader::open(&snap_uri, &store).await.unwrap();
+    let mut uris: Vec<String> = reader
+        .read_documents()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.uri)
+        .collect();
+    uris.sort();
+    assert_eq!(
+        uris[0],
+        "s3://quarry-streams/dumps/enwiki-pages-articles1.xml-p1p12.bz2#page=10"
+    );
+    assert_eq!(uris[6], "s3://quarry-streams/dumps/note.xml.gz");
+}
