@@ -32,6 +32,8 @@ pub struct WikiDumpStream {
     reading: DumpReading,
     /// The wiki's names for files and categories, once its site information is read.
     names: Option<LinkNames>,
+    /// Documents and failures yielded so far.
+    yielded: usize,
     done: bool,
 }
 
@@ -44,6 +46,7 @@ impl WikiDumpStream {
             buffer: Vec::new(),
             reading: DumpReading::default(),
             names: None,
+            yielded: 0,
             done: false,
         })
     }
@@ -104,8 +107,14 @@ impl Iterator for WikiDumpStream {
                 let failure = broken_partway(&self.file, damage, "the dump's XML", "pages");
                 parsed.failures.push(failure);
             }
-            if !parsed.documents.is_empty() || !parsed.failures.is_empty() {
+            let read = parsed.documents.len() + parsed.failures.len();
+            self.yielded += read;
+            if read > 0 {
                 return Some(Ok(parsed));
+            }
+            if self.done && self.yielded == 0 {
+                // Pages, none of them read or showing text (redirects, templates): as read whole.
+                return Some(Err(ParseError::NoText));
             }
         }
         None
@@ -187,8 +196,8 @@ mod tests {
     #[test]
     fn damage_partway_keeps_the_pages_before_it_and_a_dump_of_no_page_fails() {
         // 700 pages, 350 read; the 601st page's XML broken.
-        let pages: Vec<String> = pages(700).lines().map(str::to_string).collect();
-        let broken = pages[..600].concat() + "<page><title>Kaputt</title></mismatch>" + &pages[601..].concat();
+        let lines: Vec<String> = pages(700).lines().map(str::to_string).collect();
+        let broken = lines[..600].concat() + "<page><title>Kaputt</title></mismatch>" + &lines[601..].concat();
         let xml = dump(&broken);
         let batches: Vec<Parsed> = stream("cut.xml", xml.into_bytes()).map(Result::unwrap).collect();
         let documents: usize = batches.iter().map(|b| b.documents.len()).sum();
@@ -202,6 +211,9 @@ mod tests {
         );
         let mut empty = stream("e.xml", dump("").into_bytes());
         assert!(matches!(empty.next(), Some(Err(ParseError::Corrupt(ref why))) if why.contains("no <page>")));
+        let mut redirects = stream("r.xml", dump(&pages(1)).into_bytes());
+        assert!(matches!(redirects.next(), Some(Err(ParseError::NoText))));
+        assert!(redirects.next().is_none());
         let mut broken = stream("b.xml", b"<mediawiki><siteinfo></x>".to_vec());
         assert!(matches!(broken.next(), Some(Err(ParseError::Corrupt(ref why))) if why.contains("at byte")));
     }

@@ -60,8 +60,9 @@ impl RawDocument {
     }
 }
 
-/// A listed object opened to be read in order, whatever its size (what `parse::stream_reading`
-/// names: JSONL past the size limit, compressed JSONL): its bytes come as they are read.
+/// A listed object opened to be read in order, whatever its size (the files `parse::RecordStream`
+/// reads: JSONL corpora and MediaWiki dumps past the size limit or compressed): its bytes come
+/// as they are read.
 pub struct StreamedFile {
     /// The object as fetched, its bytes empty: URI, name, size, etag and source.
     pub file: RawDocument,

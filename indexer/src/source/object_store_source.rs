@@ -107,7 +107,7 @@ impl Source for ObjectStoreSource {
     fn open<'a>(&'a self, entry: &'a SourceEntry) -> BoxFuture<'a, Result<StreamedFile>> {
         async move {
             let key = self.location.child(&entry.relative_path);
-            let bytes = RangedReader {
+            let reader = RangedReader {
                 store: self.location.store.clone(),
                 key,
                 uri: entry.uri.clone(),
@@ -127,7 +127,7 @@ impl Source for ObjectStoreSource {
                     source: self.location.scheme.to_string(),
                     content_type: None,
                 },
-                bytes: Box::new(bytes),
+                bytes: Box::new(reader),
             })
         }
         .boxed()

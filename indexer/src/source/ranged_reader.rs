@@ -1,10 +1,10 @@
-//! An object-store object read in order, a ranged GET of [`PIECE_BYTES`] at a time (the first
-//! of [`FIRST_PIECE_BYTES`]), each
-//! asking for the etag the listing saw: a file read as a stream takes the memory of one
-//! piece, a slow reader (the parse stage waiting on the model) holds no connection open
-//! between pieces, and an object replaced while it is read stops the read rather than
-//! joining two versions' bytes. The reads block on the run's async runtime: a stream is
-//! read on the parse stage's own thread, never on the runtime's.
+//! An object-store object read in order, a ranged GET at a time ([`FIRST_PIECE_BYTES`], then
+//! [`PIECE_BYTES`] each), each asking for the etag the listing saw: a file read as a stream
+//! takes the memory of one piece, a slow reader (the parse stage waiting on the model) holds
+//! no connection open between pieces, and an object replaced while it is read stops the read
+//! rather than joining two versions' bytes. The reads block on the run's async runtime, so a
+//! stream is read off it: on the parse stage's own thread, or on a blocking thread (its first
+//! bytes read to tell what it is).
 
 use std::io::Read;
 use std::sync::Arc;
