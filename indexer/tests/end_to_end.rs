@@ -504,7 +504,7 @@ fn wiki_dump(pages: usize) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mediawiki_dump_compressed_or_past_the_size_limit_is_read_as_a_stream() {
+async fn a_mediawiki_dump_or_stack_exchange_table_compressed_or_past_the_size_limit_is_read_as_a_stream() {
     use std::io::Write;
     let src = tempfile::tempdir().unwrap();
     write(src.path(), "wiki/enwiki-pages-articles.xml", wiki_dump(40));
@@ -527,14 +527,31 @@ async fn a_mediawiki_dump_compressed_or_past_the_size_limit_is_read_as_a_stream(
         "notes/large.xml",
         format!("<?xml version=\"1.0\"?><data>{}</data>", "<p>row</p>".repeat(500)),
     );
+    // A Stack Exchange posts table past the limit: 20 questions, each with an answer.
+    let rows: String = (0..20)
+        .map(|q| {
+            format!(
+                "<row Id=\"{}\" PostTypeId=\"1\" Title=\"How do rivers {q} bend?\" Body=\"&lt;p&gt;Asking about meanders, case {q}: why does a river on a flat plain bend, and why do its bends move downstream over the years?&lt;/p&gt;\" Tags=\"&lt;rivers&gt;\" />\n\
+                 <row Id=\"{}\" PostTypeId=\"2\" ParentId=\"{}\" Body=\"&lt;p&gt;Erosion on the outer bank, case {q}, answered at some length too.&lt;/p&gt;\" />\n",
+                2 * q + 1,
+                2 * q + 2,
+                2 * q + 1
+            )
+        })
+        .collect();
+    write(
+        src.path(),
+        "se/Posts.xml",
+        format!("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<posts>\n{rows}</posts>\n"),
+    );
     let out = tempfile::tempdir().unwrap();
     let run = |out: &Path, max_file_bytes: u64| limited(src.path(), out, max_file_bytes);
     let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
         .await
         .unwrap();
-    assert!(wiki_dump(40).len() > 4096);
-    // 20 + 6 pages read, the note; large.xml too large.
-    assert_eq!(streamed.documents_indexed, 27, "{:#?}", streamed.failures);
+    assert!(wiki_dump(40).len() > 4096 && rows.len() > 4096);
+    // 20 + 6 pages read, the note, 40 posts; large.xml too large.
+    assert_eq!(streamed.documents_indexed, 67, "{:#?}", streamed.failures);
     assert_eq!(streamed.failures.len(), 1, "{:#?}", streamed.failures);
     assert!(streamed.failures[0].uri.ends_with("notes/large.xml"));
     assert!(
@@ -545,7 +562,7 @@ async fn a_mediawiki_dump_compressed_or_past_the_size_limit_is_read_as_a_stream(
     let whole = run_with_embedder(run(&out.path().join("whole"), 256 << 20), common::embedder())
         .await
         .unwrap();
-    assert_eq!(whole.documents_indexed, 28, "{:#?}", whole.failures);
+    assert_eq!(whole.documents_indexed, 68, "{:#?}", whole.failures);
     let documents = |name: &'static str| {
         let uri = out.path().join(name);
         async move {
@@ -572,6 +589,7 @@ async fn a_mediawiki_dump_compressed_or_past_the_size_limit_is_read_as_a_stream(
             && tags == &["Rivers 1".to_string()]
     ));
     assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("notes/note.xml.gz")));
+    assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("se/Posts.xml#post=40")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

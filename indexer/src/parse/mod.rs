@@ -69,6 +69,7 @@ mod seven_zip;
 mod slides;
 mod spreadsheet;
 mod stack_exchange;
+mod stack_exchange_stream;
 mod tar_reader;
 mod text;
 mod wiki_dump;
@@ -93,7 +94,7 @@ pub use document::{
 };
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
-pub use record_stream::{sniff_mediawiki_dump, stream_reading, RecordStream, StreamReading};
+pub use record_stream::{sniff_xml_stream, stream_reading, RecordStream, StreamKind, StreamReading};
 
 use crate::source::RawDocument;
 

@@ -1,15 +1,19 @@
 //! Files read as a stream of records rather than whole, at any size: JSONL corpora
-//! ([`super::jsonl_stream`]) and MediaWiki dumps ([`super::wiki_dump_stream`]). Which files
-//! are is told by their names ([`stream_reading`]) and, for XML, by their first bytes
-//! ([`sniff_mediawiki_dump`]); a stream yields a [`Parsed`] batch of records at a time.
+//! ([`super::jsonl_stream`]), MediaWiki dumps ([`super::wiki_dump_stream`]) and Stack
+//! Exchange tables ([`super::stack_exchange_stream`]). Which files are is told by their names
+//! ([`stream_reading`]) and, for XML, by their first bytes ([`sniff_xml_stream`]); a stream
+//! yields a [`Parsed`] batch of records at a time.
 
 use std::io::{BufReader, Read};
 
 use super::compressed::{inner_name, Compression, MAX_INFLATED_BYTES};
 use super::detect::{by_extension, Format};
 use super::jsonl_stream::JsonlStream;
+use super::stack_exchange::Table;
+use super::stack_exchange_stream::StackExchangeStream;
 use super::wiki_dump::looks_like_a_dump;
 use super::wiki_dump_stream::WikiDumpStream;
+use super::xml::root_name;
 use super::{ParseError, Parsed};
 use crate::source::StreamedFile;
 
@@ -22,12 +26,13 @@ pub enum StreamReading {
     JsonlPastTheSizeLimit,
     /// Compressed JSONL: always as a stream (what it inflates to is not known before).
     JsonlAlways,
-    /// XML past the size limit: as a stream where its first bytes show a MediaWiki dump.
+    /// XML past the size limit: as a stream where its first bytes show a MediaWiki dump or a
+    /// Stack Exchange table.
     XmlPastTheSizeLimit,
     /// Compressed XML, or a compressed file of no known extension (Wikipedia's parts are
     /// `...-pages-articles1.xml-p1p41242.bz2`): as a stream where its first bytes, inflated,
-    /// show a MediaWiki dump, whatever its size (a dump's part inflates past the 1 GiB a file
-    /// compressed whole may).
+    /// show a MediaWiki dump or a Stack Exchange table, whatever its size (a dump's part
+    /// inflates past the 1 GiB a file compressed whole may).
     CompressedXml,
 }
 
@@ -54,9 +59,19 @@ pub fn stream_reading(path: &str) -> StreamReading {
 /// (900 kB inflated) must be whole to inflate.
 const SNIFFED_BYTES: u64 = 1 << 20;
 
-/// Whether `file` is a MediaWiki dump, by its first bytes (inflated where they are
-/// compressed), and the file to read on from its start. Reads block.
-pub fn sniff_mediawiki_dump(file: StreamedFile) -> std::io::Result<(bool, StreamedFile)> {
+/// What a file read as a stream holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    Jsonl,
+    MediaWikiDump,
+    /// A Stack Exchange dump's `Posts.xml`, `Comments.xml` or `Users.xml`.
+    StackExchangeTable,
+}
+
+/// What XML `file` holds that is read as a stream (a MediaWiki dump, a Stack Exchange table),
+/// by its first bytes (inflated where they are compressed), and the file to read on from its
+/// start; None for other XML. Reads block.
+pub fn sniff_xml_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, StreamedFile)> {
     let StreamedFile { file, bytes } = file;
     let mut stored = bytes.take(SNIFFED_BYTES);
     let mut head = Vec::new();
@@ -72,26 +87,33 @@ pub fn sniff_mediawiki_dump(file: StreamedFile) -> std::io::Result<(bool, Stream
         }
         None => shown.extend_from_slice(&head[..head.len().min(512)]),
     }
-    let text = String::from_utf8_lossy(&shown).trim_start().to_ascii_lowercase();
+    let text = String::from_utf8_lossy(&shown);
+    let kind = if looks_like_a_dump(&text.trim_start().to_ascii_lowercase()) {
+        Some(StreamKind::MediaWikiDump)
+    } else {
+        root_name(&text)
+            .and_then(|root| Table::of_root(&root))
+            .map(|_| StreamKind::StackExchangeTable)
+    };
     let bytes: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(rest));
-    Ok((looks_like_a_dump(&text), StreamedFile { file, bytes }))
+    Ok((kind, StreamedFile { file, bytes }))
 }
 
 /// A file's records read as a stream, a [`Parsed`] batch at a time.
 pub enum RecordStream {
     Jsonl(Box<JsonlStream>),
     WikiDump(Box<WikiDumpStream>),
+    StackExchange(Box<StackExchangeStream>),
 }
 
 impl RecordStream {
-    /// Opens `file` as what its name says it is: JSONL, else a MediaWiki dump (the fetch
-    /// stage streams XML only once its first bytes showed one).
-    pub fn open(file: StreamedFile) -> Result<Self, ParseError> {
-        Ok(match stream_reading(&file.file.relative_path) {
-            StreamReading::JsonlAlways | StreamReading::JsonlPastTheSizeLimit => {
-                Self::Jsonl(Box::new(JsonlStream::open(file.file, file.bytes)?))
-            }
-            _ => Self::WikiDump(Box::new(WikiDumpStream::open(file.file, file.bytes)?)),
+    /// Opens `file` as `kind`.
+    pub fn open(file: StreamedFile, kind: StreamKind) -> Result<Self, ParseError> {
+        let StreamedFile { file, bytes } = file;
+        Ok(match kind {
+            StreamKind::Jsonl => Self::Jsonl(Box::new(JsonlStream::open(file, bytes)?)),
+            StreamKind::MediaWikiDump => Self::WikiDump(Box::new(WikiDumpStream::open(file, bytes)?)),
+            StreamKind::StackExchangeTable => Self::StackExchange(Box::new(StackExchangeStream::open(file, bytes)?)),
         })
     }
 }
@@ -103,6 +125,7 @@ impl Iterator for RecordStream {
         match self {
             Self::Jsonl(stream) => stream.next(),
             Self::WikiDump(stream) => stream.next(),
+            Self::StackExchange(stream) => stream.next(),
         }
     }
 }
@@ -150,6 +173,42 @@ impl Read for Bounded {
             ))
         })?;
         Ok(n)
+    }
+}
+
+/// What a stream of XML records yields for a batch read: the batch, where it holds a document
+/// or a failure; "no text content found" where the file ended (`done`) having yielded nothing,
+/// as a file read whole fails; else None, to read on. `yielded` counts what was yielded.
+pub(super) fn batch_or_end(parsed: Parsed, yielded: &mut usize, done: bool) -> Option<Result<Parsed, ParseError>> {
+    let read = parsed.documents.len() + parsed.failures.len();
+    *yielded += read;
+    if read > 0 {
+        Some(Ok(parsed))
+    } else if done && *yielded == 0 {
+        Some(Err(ParseError::NoText))
+    } else {
+        None
+    }
+}
+
+/// Asserts that documents read as a stream are those read whole: URIs, titles, tags,
+/// metadata, content hashes and blocks.
+#[cfg(test)]
+pub(super) fn assert_same_documents(streamed: &[&super::Document], whole: &[super::Document]) {
+    assert_eq!(streamed.len(), whole.len());
+    for (streamed, whole) in streamed.iter().zip(whole) {
+        let seen = |d: &super::Document| {
+            let blocks: Vec<String> = d.blocks.iter().map(|b| b.text.clone()).collect();
+            (
+                d.uri.clone(),
+                d.title.clone(),
+                d.tags.clone(),
+                d.metadata.clone(),
+                d.content_hash.clone(),
+                blocks,
+            )
+        };
+        assert_eq!(seen(streamed), seen(whole));
     }
 }
 
@@ -202,21 +261,24 @@ mod tests {
     }
 
     #[test]
-    fn a_dump_is_told_by_its_first_bytes_inflated_and_read_from_its_start() {
+    fn dumps_and_tables_are_told_by_their_first_bytes_inflated_and_read_from_their_start() {
         let dump = "<?xml version=\"1.0\"?>\n<mediawiki xmlns=\"x\"><siteinfo/></mediawiki>".repeat(50_000);
-        for (bytes, is_dump) in [
-            (dump.clone().into_bytes(), true),
-            (gzip(dump.as_bytes()), true),
-            (bzip2(dump.as_bytes()), true),
-            (gzip(b"<?xml version=\"1.0\"?>\n<PubmedArticleSet>"), false),
-            (b"not xml".to_vec(), false),
+        let posts = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<posts>\n  <row Id=\"1\" />".to_vec();
+        for (bytes, kind) in [
+            (dump.clone().into_bytes(), Some(StreamKind::MediaWikiDump)),
+            (gzip(dump.as_bytes()), Some(StreamKind::MediaWikiDump)),
+            (bzip2(dump.as_bytes()), Some(StreamKind::MediaWikiDump)),
+            (gzip(&posts), Some(StreamKind::StackExchangeTable)),
+            (posts.clone(), Some(StreamKind::StackExchangeTable)),
+            (gzip(b"<?xml version=\"1.0\"?>\n<PubmedArticleSet>"), None),
+            (b"not xml".to_vec(), None),
         ] {
             let file = StreamedFile {
                 file: raw_for_test("d.xml", Vec::new()),
                 bytes: Box::new(std::io::Cursor::new(bytes.clone())),
             };
-            let (dump, mut file) = sniff_mediawiki_dump(file).unwrap();
-            assert_eq!(dump, is_dump);
+            let (told, mut file) = sniff_xml_stream(file).unwrap();
+            assert_eq!(told, kind);
             let mut read = Vec::new();
             file.bytes.read_to_end(&mut read).unwrap();
             assert!(read == bytes, "the whole file is read on");

@@ -18,7 +18,8 @@
 //!
 //! The dump's other tables (votes, badges, links, tags, history) hold no text a search
 //! needs and are read as other XML is. A row whose `Id` an earlier row has fails alone; XML
-//! damaged partway keeps the rows before it.
+//! damaged partway keeps the rows before it. A table past the size limit, or compressed, is
+//! read as a stream by `stack_exchange_stream.rs`, through this file's rows and documents.
 
 use std::collections::{HashMap, HashSet};
 
@@ -28,7 +29,7 @@ use super::bibtex::{item_failure, item_uri};
 use super::character_references::decode_character_references;
 use super::html_text::html_text;
 use super::xml::{broken_partway, lenient_reader, next_event};
-use super::{Block, Document, ParseError, Parsed};
+use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Attributes read of a row at most (the dump's widest table has 22).
@@ -36,14 +37,14 @@ const ROW_ATTRIBUTES: usize = 64;
 
 /// The table a dump file holds, told by its root element.
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Table {
+pub(super) enum Table {
     Posts,
     Comments,
     Users,
 }
 
 impl Table {
-    fn of_root(root: &str) -> Option<Self> {
+    pub fn of_root(root: &str) -> Option<Self> {
         match root {
             "posts" => Some(Self::Posts),
             "comments" => Some(Self::Comments),
@@ -63,14 +64,14 @@ impl Table {
 }
 
 /// A row's attributes, by name.
-type Row = HashMap<String, String>;
+pub(super) type Row = HashMap<String, String>;
 
 struct Rows {
     rows: Vec<Row>,
     damage: Option<(u64, String)>,
 }
 
-fn row_of(start: &BytesStart) -> Row {
+pub(super) fn row_of(start: &BytesStart) -> Row {
     start
         .attributes()
         .with_checks(false)
@@ -127,22 +128,10 @@ pub(super) fn parse(raw: &RawDocument, xml: &str, root: &str) -> Result<Option<P
     let mut parsed = Parsed::default();
     let mut ids = HashSet::new();
     for (place, row) in read.rows.iter().enumerate() {
-        let id = row.get("Id").map(|id| id.trim()).filter(|id| !id.is_empty());
-        let uri = match id {
-            Some(id) if !ids.insert(id.to_string()) => {
-                let reason = "an earlier row of the table has this Id too; the first is kept";
-                parsed.failures.push(item_failure(raw, table.kind(), id, reason));
-                continue;
-            }
-            Some(id) => item_uri(raw, table.kind(), id),
-            None => format!("{}#row={}", raw.uri, place + 1),
-        };
-        let document = match table {
-            Table::Posts => post_document(raw, row, uri, &questions),
-            Table::Comments => comment_document(raw, row, uri),
-            Table::Users => user_document(raw, row, uri),
-        };
-        parsed.documents.extend(document);
+        match row_uri(raw, table, row, place, &mut ids) {
+            Ok(uri) => parsed.documents.extend(row_document(raw, table, row, uri, &questions)),
+            Err(failure) => parsed.failures.push(failure),
+        }
     }
     if let Some(damage) = read.damage {
         parsed.failures.push(broken_partway(raw, damage, "the XML", "rows"));
@@ -150,25 +139,67 @@ pub(super) fn parse(raw: &RawDocument, xml: &str, root: &str) -> Result<Option<P
     Ok(Some(parsed))
 }
 
-/// What an answer takes from its question: its title and which answer it accepted.
-#[derive(Default)]
-struct Questions<'a> {
-    by_id: HashMap<&'a str, (&'a str, Option<&'a str>)>,
+/// A row's URI (`#post=<Id>`, `#row=<place + 1>` without an `Id`), or its failure where an
+/// earlier row (its `Id` in `ids`) has its `Id`.
+pub(super) fn row_uri(
+    raw: &RawDocument,
+    table: Table,
+    row: &Row,
+    place: usize,
+    ids: &mut HashSet<String>,
+) -> Result<String, ItemFailure> {
+    match row.get("Id").map(|id| id.trim()).filter(|id| !id.is_empty()) {
+        Some(id) if !ids.insert(id.to_string()) => {
+            let reason = "an earlier row of the table has this Id too; the first is kept";
+            Err(item_failure(raw, table.kind(), id, reason))
+        }
+        Some(id) => Ok(item_uri(raw, table.kind(), id)),
+        None => Ok(format!("{}#row={}", raw.uri, place + 1)),
+    }
 }
 
-impl<'a> Questions<'a> {
-    fn of(table: Table, rows: &'a [Row]) -> Self {
+/// A row's document, where it holds text.
+pub(super) fn row_document(
+    raw: &RawDocument,
+    table: Table,
+    row: &Row,
+    uri: String,
+    questions: &Questions,
+) -> Option<Document> {
+    match table {
+        Table::Posts => post_document(raw, row, uri, questions),
+        Table::Comments => comment_document(raw, row, uri),
+        Table::Users => user_document(raw, row, uri),
+    }
+}
+
+/// What an answer takes from its question: its title and which answer it accepted.
+#[derive(Default)]
+pub(super) struct Questions {
+    by_id: HashMap<String, (String, Option<String>)>,
+}
+
+impl Questions {
+    fn of(table: Table, rows: &[Row]) -> Self {
         let mut questions = Self::default();
-        if table != Table::Posts {
-            return questions;
-        }
-        for row in rows.iter().filter(|row| field(row, "PostTypeId") == Some("1")) {
-            if let (Some(id), Some(title)) = (field(row, "Id"), field(row, "Title")) {
-                let accepted = field(row, "AcceptedAnswerId");
-                questions.by_id.entry(id).or_insert((title, accepted));
-            }
+        if table == Table::Posts {
+            rows.iter().for_each(|row| questions.add(row));
         }
         questions
+    }
+
+    /// Keeps `row`'s title and accepted answer where it is a question (the first row of an
+    /// `Id` kept).
+    pub fn add(&mut self, row: &Row) {
+        if field(row, "PostTypeId") != Some("1") {
+            return;
+        }
+        if let (Some(id), Some(title)) = (field(row, "Id"), field(row, "Title")) {
+            let accepted = field(row, "AcceptedAnswerId").map(str::to_string);
+            self.by_id
+                .entry(id.to_string())
+                .or_insert_with(|| (title.to_string(), accepted));
+        }
     }
 }
 
@@ -269,7 +300,7 @@ fn post_document(raw: &RawDocument, row: &Row, uri: String, questions: &Question
     let parent = field(row, "ParentId");
     let question = parent.and_then(|p| questions.by_id.get(p));
     // Its own title, else its question's: the text's first block.
-    let named = field(row, "Title").or(question.map(|(title, _)| *title));
+    let named = field(row, "Title").or(question.map(|(title, _)| title.as_str()));
     let title = match (named, parent) {
         (Some(title), _) => title.split_whitespace().collect::<Vec<_>>().join(" "),
         (None, Some(parent)) => format!("Answer to post {parent}"),
@@ -298,7 +329,7 @@ fn post_document(raw: &RawDocument, row: &Row, uri: String, questions: &Question
     if let Some((_, accepted)) = question {
         document
             .metadata
-            .insert("accepted".into(), (*accepted == Some(id)).into());
+            .insert("accepted".into(), (accepted.as_deref() == Some(id)).into());
     }
     Some(document)
 }

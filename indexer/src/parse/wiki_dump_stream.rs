@@ -9,10 +9,10 @@ use std::io::{BufReader, Read};
 
 use rayon::prelude::*;
 
-use super::record_stream::inflating;
+use super::record_stream::{batch_or_end, inflating};
 use super::wiki_dump::{no_page, page_document, DumpReading, Page};
 use super::wikitext_markup::LinkNames;
-use super::xml::broken_partway;
+use super::xml::{broken_partway, Damage};
 use super::{ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -20,9 +20,6 @@ use crate::source::RawDocument;
 pub const BATCH_PAGES: usize = 512;
 /// ...and bytes of their wikitext.
 pub const BATCH_BYTES: usize = 16 << 20;
-
-/// Where a dump's XML broke (its byte), and why.
-type Damage = (u64, String);
 
 pub struct WikiDumpStream {
     /// The file (its bytes empty): each document's URI, name, etag and source.
@@ -107,14 +104,9 @@ impl Iterator for WikiDumpStream {
                 let failure = broken_partway(&self.file, damage, "the dump's XML", "pages");
                 parsed.failures.push(failure);
             }
-            let read = parsed.documents.len() + parsed.failures.len();
-            self.yielded += read;
-            if read > 0 {
-                return Some(Ok(parsed));
-            }
-            if self.done && self.yielded == 0 {
-                // Pages, none of them read or showing text (redirects, templates): as read whole.
-                return Some(Err(ParseError::NoText));
+            // A file of rows or pages none of which shows text fails as read whole.
+            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done) {
+                return Some(item);
             }
         }
         None
@@ -125,6 +117,7 @@ impl Iterator for WikiDumpStream {
 mod tests {
     use super::*;
     use crate::parse::compressed::fixtures::bzip2;
+    use crate::parse::record_stream::assert_same_documents;
     use crate::parse::wiki_dump::tests::{dump, page};
     use crate::parse::{failures_of, raw_for_test, AutoParser, Parser};
 
@@ -164,26 +157,7 @@ mod tests {
             // 600 pages read, in batches of 512.
             assert_eq!(batches.len(), 2);
             let documents: Vec<_> = batches.iter().flat_map(|b| &b.documents).collect();
-            assert_eq!(documents.len(), whole.documents.len());
-            for (streamed, whole) in documents.iter().zip(&whole.documents) {
-                assert_eq!(
-                    (
-                        &streamed.uri,
-                        &streamed.title,
-                        &streamed.tags,
-                        &streamed.metadata,
-                        &streamed.content_hash
-                    ),
-                    (
-                        &whole.uri,
-                        &whole.title,
-                        &whole.tags,
-                        &whole.metadata,
-                        &whole.content_hash
-                    )
-                );
-                assert_eq!(streamed.blocks.len(), whole.blocks.len());
-            }
+            assert_same_documents(&documents, &whole.documents);
             assert_eq!(documents[0].uri, "memory://test/de.xml#page=2");
             assert_eq!(documents[0].tags, ["Nummer 2"]);
             assert_eq!(

@@ -148,6 +148,9 @@ pub(super) fn next_event<'a>(
     }
 }
 
+/// Where XML broke (its byte), and why.
+pub(super) type Damage = (u64, String);
+
 /// The failed item of a file whose XML broke at byte `at` after some of its items were read:
 /// `<file>#byte=N`, saying that `the_xml` (`the feed's XML`) cannot be read on and that the
 /// `items` after it were not read.

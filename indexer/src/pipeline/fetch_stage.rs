@@ -14,14 +14,15 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use super::progress::Counters;
 use super::stages::FETCHED_BUDGET_KIB;
 use crate::error::{IndexerError, Result};
-use crate::parse::{sniff_mediawiki_dump, stream_reading, StreamReading};
+use crate::parse::{sniff_xml_stream, stream_reading, StreamKind, StreamReading};
 use crate::source::{RawDocument, Source, SourceEntry, StreamedFile};
 
 /// A file on its way to the parse stage: read whole, or opened to be read as a stream of
-/// records (a JSONL corpus, a MediaWiki dump: `parse::RecordStream`).
+/// records of a kind (a JSONL corpus, a MediaWiki dump, a Stack Exchange table:
+/// `parse::RecordStream`).
 pub(super) enum Fetched {
     File(RawDocument),
-    Stream(StreamedFile),
+    Stream(StreamedFile, StreamKind),
 }
 
 /// A fetched file on its way to the parse stage, with its share of the budget.
@@ -66,7 +67,7 @@ pub(super) async fn fetch_stage(
             Ok(raw) => {
                 let kib = match &raw {
                     Fetched::File(raw) => (raw.bytes.len() / 1024).clamp(1, FETCHED_BUDGET_KIB) as u32,
-                    Fetched::Stream(_) => 1,
+                    Fetched::Stream(..) => 1,
                 };
                 let waiting = Instant::now();
                 // Waits while the fetched files not yet parsed hold the whole budget.
@@ -95,33 +96,33 @@ pub(super) async fn fetch_stage(
 }
 
 /// `entry` fetched whole, or opened as a stream where it is read as one: a compressed JSONL
-/// file, a JSONL file past the size limit, and a MediaWiki dump compressed or past the limit
-/// (told by its first bytes; other XML is fetched whole, or fails as too large).
+/// file, a JSONL file past the size limit, and a MediaWiki dump or a Stack Exchange table
+/// compressed or past the limit (told by its first bytes; other XML is fetched whole, or fails
+/// as too large).
 async fn fetch_or_open(source: &dyn Source, entry: &SourceEntry) -> Result<Fetched> {
     let reading = stream_reading(&entry.relative_path);
-    let open_if_a_dump = || async {
+    let open_jsonl = || async { Ok(Fetched::Stream(source.open(entry).await?, StreamKind::Jsonl)) };
+    let open_if_streamed_xml = || async {
         let opened = source.open(entry).await?;
-        let sniffed = tokio::task::spawn_blocking(move || sniff_mediawiki_dump(opened))
+        let sniffed = tokio::task::spawn_blocking(move || sniff_xml_stream(opened))
             .await
             .map_err(|e| IndexerError::Config(format!("reading {}: {e}", entry.uri)))?;
-        let (is_a_dump, opened) = sniffed.map_err(|e| IndexerError::io(&entry.uri, e))?;
-        Ok::<_, IndexerError>(is_a_dump.then_some(opened))
+        let (kind, opened) = sniffed.map_err(|e| IndexerError::io(&entry.uri, e))?;
+        Ok::<_, IndexerError>(kind.map(|kind| Fetched::Stream(opened, kind)))
     };
     match reading {
-        StreamReading::JsonlAlways => return source.open(entry).await.map(Fetched::Stream),
+        StreamReading::JsonlAlways => return open_jsonl().await,
         StreamReading::CompressedXml => {
-            if let Some(dump) = open_if_a_dump().await? {
-                return Ok(Fetched::Stream(dump));
+            if let Some(stream) = open_if_streamed_xml().await? {
+                return Ok(stream);
             }
         }
         _ => {}
     }
     match source.fetch(entry).await {
-        Err(IndexerError::FileTooLarge { .. }) if reading == StreamReading::JsonlPastTheSizeLimit => {
-            source.open(entry).await.map(Fetched::Stream)
-        }
+        Err(IndexerError::FileTooLarge { .. }) if reading == StreamReading::JsonlPastTheSizeLimit => open_jsonl().await,
         Err(too_large @ IndexerError::FileTooLarge { .. }) if reading == StreamReading::XmlPastTheSizeLimit => {
-            open_if_a_dump().await?.map(Fetched::Stream).ok_or(too_large)
+            open_if_streamed_xml().await?.ok_or(too_large)
         }
         fetched => fetched.map(Fetched::File),
     }
@@ -153,7 +154,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(120)).await;
                 match parsed.recv().await {
                     Some((Fetched::File(raw), _permit)) => uris.push(raw.relative_path),
-                    Some((Fetched::Stream(stream), _permit)) => uris.push(stream.file.relative_path),
+                    Some((Fetched::Stream(stream, _), _permit)) => uris.push(stream.file.relative_path),
                     None => return uris,
                 }
             }

@@ -21,7 +21,7 @@ use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
 use crate::embed::{Embedder, Embeddings};
 use crate::error::Result;
 use crate::index::analysis::{detect, Detected};
-use crate::parse::{detect_format, stated_contents_size, Document, ParseError, Parser, RecordStream};
+use crate::parse::{detect_format, stated_contents_size, Document, ParseError, Parser, RecordStream, StreamKind};
 use crate::snapshot::DocumentRecord;
 use crate::source::{RawDocument, StreamedFile};
 use crate::summary::{sentences_of, DocumentLayers, DocumentSentences, Sentence, Summarizer};
@@ -360,8 +360,8 @@ pub(super) fn parse_stage(
     // Each file comes with its share of the fetched-file budget, given back with the file.
     while let Some((fetched, permit)) = held.take().or_else(|| raw_rx.blocking_recv()) {
         let first = match fetched {
-            Fetched::Stream(stream) => {
-                let Some(seconds) = parse_stream(stream, &mut passing) else {
+            Fetched::Stream(stream, kind) => {
+                let Some(seconds) = parse_stream(stream, kind, &mut passing) else {
                     break;
                 };
                 busy += seconds;
@@ -416,7 +416,7 @@ pub(super) fn parse_stage(
 /// passed on before the next is read; the file is reported done after its last batch. The
 /// seconds spent working (the waits for the stages after it left out), or None once the
 /// stages after it stopped listening.
-fn parse_stream(stream: StreamedFile, passing: &mut PassOn) -> Option<f64> {
+fn parse_stream(stream: StreamedFile, kind: StreamKind, passing: &mut PassOn) -> Option<f64> {
     let context = passing.context;
     let uri = stream.file.uri.clone();
     let started = Instant::now();
@@ -426,7 +426,7 @@ fn parse_stream(stream: StreamedFile, passing: &mut PassOn) -> Option<f64> {
         failed = true;
         context.record(failure);
     };
-    match RecordStream::open(stream) {
+    match RecordStream::open(stream, kind) {
         Err(e) => fail(Failure::of(&uri, "parse", &e)),
         Ok(batches) => {
             for batch in batches {

@@ -61,8 +61,8 @@ impl RawDocument {
 }
 
 /// A listed object opened to be read in order, whatever its size (the files `parse::RecordStream`
-/// reads: JSONL corpora and MediaWiki dumps past the size limit or compressed): its bytes come
-/// as they are read.
+/// reads: JSONL corpora, MediaWiki dumps and Stack Exchange tables past the size limit or
+/// compressed): its bytes come as they are read.
 pub struct StreamedFile {
     /// The object as fetched, its bytes empty: URI, name, size, etag and source.
     pub file: RawDocument,
