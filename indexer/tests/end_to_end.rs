@@ -504,7 +504,7 @@ fn wiki_dump(pages: usize) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mediawiki_dump_or_stack_exchange_table_compressed_or_past_the_size_limit_is_read_as_a_stream() {
+async fn a_mediawiki_dump_stack_exchange_table_or_mailbox_compressed_or_past_the_size_limit_is_read_as_a_stream() {
     use std::io::Write;
     let src = tempfile::tempdir().unwrap();
     write(src.path(), "wiki/enwiki-pages-articles.xml", wiki_dump(40));
@@ -544,14 +544,29 @@ async fn a_mediawiki_dump_or_stack_exchange_table_compressed_or_past_the_size_li
         "se/Posts.xml",
         format!("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<posts>\n{rows}</posts>\n"),
     );
+    // A Thunderbird folder (no extension) past the limit, and a gzipped mailbox.
+    let mailbox = |count: usize| -> String {
+        (1..=count)
+            .map(|i| {
+                format!(
+                    "From ops@example.com Tue Nov  3 09:{i:02}:00 2026\nFrom: ops@example.com\nSubject: pier report {i}\n\n\
+                     The north pier's valve {i} was replaced and tested at six bar.\n\n"
+                )
+            })
+            .collect()
+    };
+    write(src.path(), "mail/Inbox", mailbox(30));
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped.write_all(mailbox(5).as_bytes()).unwrap();
+    write(src.path(), "mail/archive.mbox.gz", gzipped.finish().unwrap());
     let out = tempfile::tempdir().unwrap();
     let run = |out: &Path, max_file_bytes: u64| limited(src.path(), out, max_file_bytes);
     let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
         .await
         .unwrap();
-    assert!(wiki_dump(40).len() > 4096 && rows.len() > 4096);
-    // 20 + 6 pages read, the note, 40 posts; large.xml too large.
-    assert_eq!(streamed.documents_indexed, 67, "{:#?}", streamed.failures);
+    assert!(wiki_dump(40).len() > 4096 && rows.len() > 4096 && mailbox(30).len() > 4096);
+    // 20 + 6 pages read, the note, 40 posts, 30 + 5 messages; large.xml too large.
+    assert_eq!(streamed.documents_indexed, 102, "{:#?}", streamed.failures);
     assert_eq!(streamed.failures.len(), 1, "{:#?}", streamed.failures);
     assert!(streamed.failures[0].uri.ends_with("notes/large.xml"));
     assert!(
@@ -562,7 +577,7 @@ async fn a_mediawiki_dump_or_stack_exchange_table_compressed_or_past_the_size_li
     let whole = run_with_embedder(run(&out.path().join("whole"), 256 << 20), common::embedder())
         .await
         .unwrap();
-    assert_eq!(whole.documents_indexed, 68, "{:#?}", whole.failures);
+    assert_eq!(whole.documents_indexed, 103, "{:#?}", whole.failures);
     let documents = |name: &'static str| {
         let uri = out.path().join(name);
         async move {
@@ -590,6 +605,10 @@ async fn a_mediawiki_dump_or_stack_exchange_table_compressed_or_past_the_size_li
     ));
     assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("notes/note.xml.gz")));
     assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("se/Posts.xml#post=40")));
+    assert!(streamed.iter().any(|(uri, ..)| uri.ends_with("mail/Inbox#message=30")));
+    assert!(streamed
+        .iter()
+        .any(|(uri, ..)| uri.ends_with("mail/archive.mbox.gz#message=5")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

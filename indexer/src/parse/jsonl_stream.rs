@@ -84,7 +84,7 @@ impl JsonlStream {
         while batch_bytes < BATCH_BYTES && self.next_line < last_line {
             let mut line = Vec::new();
             let length = match read_line_within(&mut self.lines, &mut line, MAX_LINE_BYTES) {
-                Ok(Some(length)) => length,
+                Ok(Some((length, _))) => length,
                 Ok(None) => {
                     more = Ok(false);
                     break;
@@ -198,8 +198,13 @@ impl Iterator for JsonlStream {
 }
 
 /// Reads one line (its `\n` left out) into `line`, keeping at most `most` bytes of it: the
-/// line's whole length, or None at the end of the input.
-fn read_line_within(input: &mut impl BufRead, line: &mut Vec<u8>, most: usize) -> std::io::Result<Option<usize>> {
+/// line's whole length and whether a `\n` ended it (else the input did), or None at the end
+/// of the input.
+pub(super) fn read_line_within(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    most: usize,
+) -> std::io::Result<Option<(usize, bool)>> {
     line.clear();
     let mut length = 0;
     loop {
@@ -209,7 +214,7 @@ fn read_line_within(input: &mut impl BufRead, line: &mut Vec<u8>, most: usize) -
             Err(e) => return Err(e),
         };
         if available.is_empty() {
-            return Ok((length > 0).then_some(length));
+            return Ok((length > 0).then_some((length, false)));
         }
         let (taken, ends) = match memchr::memchr(b'\n', available) {
             Some(at) => (at, true),
@@ -220,7 +225,7 @@ fn read_line_within(input: &mut impl BufRead, line: &mut Vec<u8>, most: usize) -
         length += taken;
         input.consume(taken + usize::from(ends));
         if ends {
-            return Ok(Some(length));
+            return Ok(Some((length, true)));
         }
     }
 }

@@ -9,50 +9,188 @@
 //! is read message by message. A message that cannot be read fails alone, as the mailbox's
 //! failed item; the others are indexed.
 
+use std::io::BufRead;
+
 use bytes::Bytes;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rayon::prelude::*;
 
 use super::detect::is_header_field;
+use super::jsonl_stream::read_line_within;
 use super::message_body::date_value;
 use super::{Format, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
+/// Messages a batch holds at most...
+pub const BATCH_MESSAGES: usize = 256;
+/// ...and bytes of messages (a larger message makes a batch alone).
+pub const BATCH_BYTES: usize = 32 << 20;
+
 /// The messages of a mailbox, parsed by `members` (this process's parser, or the one that
-/// sends them to workers).
+/// sends them to workers), a batch at a time, as a mailbox read as a stream is.
 pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
-    let messages = messages_of(&raw.bytes);
-    if messages.is_empty() {
-        return Err(ParseError::Corrupt(
-            "MBOX: no message found (each message of a mailbox begins with a line \"From <sender> <date>\")".into(),
-        ));
+    let mut messages = Messages::new(&raw.bytes[..], usize::MAX);
+    let mut parsed = Parsed::default();
+    while !messages.ended() {
+        // Bytes in memory read without error.
+        let (batch, _) = messages.next_batch();
+        parsed.append(read_messages(raw, batch, members));
     }
-    let read: Vec<Parsed> = messages
+    match messages.split() {
+        0 => Err(no_message_found()),
+        _ => Ok(parsed),
+    }
+}
+
+/// What a file in which no separator line was found fails as.
+pub(super) fn no_message_found() -> ParseError {
+    ParseError::Corrupt(
+        "MBOX: no message found (each message of a mailbox begins with a line \"From <sender> <date>\")".into(),
+    )
+}
+
+/// A message of a mailbox as split: its place (from 1), its bytes after its separator line
+/// (quoted `From ` lines unquoted; at most the splitter's limit of them), their whole length,
+/// and the time its separator line gives.
+pub(super) struct Message {
+    number: usize,
+    bytes: Vec<u8>,
+    length: usize,
+    time: Option<DateTime<Utc>>,
+}
+
+/// `batch`'s messages of `mailbox`, parsed in parallel by `members` as `.eml` files named
+/// `<mailbox>#message=<n>`; a message that cannot be read (or was longer than kept) fails
+/// alone.
+pub(super) fn read_messages(mailbox: &RawDocument, batch: Vec<Message>, members: &dyn Parser) -> Parsed {
+    let read: Vec<Parsed> = batch
         .into_par_iter()
-        .enumerate()
-        .map(|(index, (bytes, separated_at))| {
-            let number = index + 1;
-            let message = raw.inner(
-                format!("{}#message={number}", raw.uri),
-                raw.relative_path.clone(),
-                bytes,
-            );
-            let mut parsed = members.parse_as(Format::Email, &message).unwrap_or_else(|error| {
-                Parsed::failed(ItemFailure {
-                    reason: format!("message {number}: {}", error.as_item_reason()),
-                    uri: message.uri,
-                })
-            });
-            // A message without a `Date` field is dated by its separator line.
-            for document in &mut parsed.documents {
-                if let (false, Some(time)) = (document.metadata.contains_key("date"), separated_at) {
-                    document.metadata.insert("date".into(), date_value(time));
+        .map(
+            |Message {
+                 number,
+                 bytes,
+                 length,
+                 time,
+             }| {
+                let uri = format!("{}#message={number}", mailbox.uri);
+                let failed = |reason: String| {
+                    Parsed::failed(ItemFailure {
+                        reason: format!("message {number}: {reason}"),
+                        uri: uri.clone(),
+                    })
+                };
+                if length > bytes.len() {
+                    return failed(format!(
+                        "{length} bytes, longer than the {} MiB a message of a mailbox read as a stream may hold",
+                        bytes.len() >> 20
+                    ));
                 }
-            }
-            parsed
-        })
+                let message = mailbox.inner(uri.clone(), mailbox.relative_path.clone(), Bytes::from(bytes));
+                let mut parsed = members
+                    .parse_as(Format::Email, &message)
+                    .unwrap_or_else(|error| failed(error.as_item_reason()));
+                // A message without a `Date` field is dated by its separator line.
+                for document in &mut parsed.documents {
+                    if let (false, Some(time)) = (document.metadata.contains_key("date"), time) {
+                        document.metadata.insert("date".into(), date_value(time));
+                    }
+                }
+                parsed
+            },
+        )
         .collect();
-    Ok(read.into_iter().collect())
+    read.into_iter().collect()
+}
+
+/// A mailbox's messages split from its bytes as they are read, a batch at a time, each kept to
+/// `most` bytes; bytes before the first separator line are no message.
+pub(super) struct Messages<R> {
+    lines: R,
+    most: usize,
+    /// The message being read, once a separator line was.
+    current: Option<Message>,
+    line: Vec<u8>,
+    /// Separator lines read so far.
+    split: usize,
+    ended: bool,
+}
+
+/// Bytes of a line kept past a message's limit, enough to tell a separator line.
+const SEPARATOR_BYTES: usize = 1024;
+
+impl<R: BufRead> Messages<R> {
+    pub fn new(lines: R, most: usize) -> Self {
+        Self {
+            lines,
+            most,
+            current: None,
+            line: Vec::new(),
+            split: 0,
+            ended: false,
+        }
+    }
+
+    /// Messages found so far (whole or being read).
+    pub fn split(&self) -> usize {
+        self.split
+    }
+
+    /// Whether the input ended, or failed.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The next batch of messages ([`BATCH_MESSAGES`] or [`BATCH_BYTES`] at most), in order,
+    /// and the error the input failed with, if it did: the message being read then is left
+    /// out, and the input has ended.
+    pub fn next_batch(&mut self) -> (Vec<Message>, Option<std::io::Error>) {
+        let (mut batch, mut bytes) = (Vec::new(), 0);
+        while !self.ended && batch.len() < BATCH_MESSAGES && bytes < BATCH_BYTES {
+            let room = match &self.current {
+                Some(message) => self.most.saturating_sub(message.bytes.len()),
+                None => 0,
+            };
+            let (length, ended_by_newline) =
+                match read_line_within(&mut self.lines, &mut self.line, room.max(SEPARATOR_BYTES)) {
+                    Ok(Some(read)) => read,
+                    Ok(None) => {
+                        self.ended = true;
+                        batch.extend(self.current.take());
+                        break;
+                    }
+                    Err(error) => {
+                        self.ended = true;
+                        return (batch, Some(error));
+                    }
+                };
+            let line = &self.line[..];
+            if is_separator(line) {
+                self.split += 1;
+                let next = Message {
+                    number: self.split,
+                    bytes: Vec::new(),
+                    length: 0,
+                    time: separator_time(line),
+                };
+                if let Some(message) = self.current.replace(next) {
+                    bytes += message.bytes.len();
+                    batch.push(message);
+                }
+                continue;
+            }
+            let Some(message) = self.current.as_mut() else {
+                continue;
+            };
+            let quotes = usize::from(is_quoted_from(line));
+            let line = &line[quotes..];
+            message.length += length - quotes + usize::from(ended_by_newline);
+            message.bytes.extend_from_slice(&line[..line.len().min(room)]);
+            if ended_by_newline && message.bytes.len() < self.most {
+                message.bytes.push(b'\n');
+            }
+        }
+        (batch, None)
+    }
 }
 
 /// Whether `line` separates two messages: `From `, then a sender and a date with its time
@@ -91,60 +229,6 @@ fn separator_time(line: &[u8]) -> Option<DateTime<Utc>> {
 fn is_quoted_from(line: &[u8]) -> bool {
     let quotes = line.iter().take_while(|b| **b == b'>').count();
     quotes > 0 && line[quotes..].starts_with(b"From ")
-}
-
-/// Each message's bytes, after its separator line, in order, with the time that line gives;
-/// the file's own bytes where no line of the message is quoted. Bytes before the first
-/// separator are no message.
-fn messages_of(bytes: &Bytes) -> Vec<(Bytes, Option<DateTime<Utc>>)> {
-    let mut messages = Vec::new();
-    let mut current: Option<(usize, bool)> = None;
-    let mut close = |start: usize, quoted: bool, end: usize| {
-        let message = bytes.slice(start..end);
-        let separator = bytes[..start.saturating_sub(1)]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        let time = separator_time(&bytes[separator..start]);
-        let message = match quoted {
-            false => message,
-            true => unquote(&message),
-        };
-        messages.push((message, time));
-    };
-    let mut at = 0;
-    while at < bytes.len() {
-        let end = bytes[at..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(bytes.len(), |i| at + i + 1);
-        let line = &bytes[at..end];
-        if is_separator(line) {
-            if let Some((start, quoted)) = current {
-                close(start, quoted, at);
-            }
-            current = Some((end, false));
-        } else if let Some((_, quoted)) = current.as_mut() {
-            *quoted |= is_quoted_from(line);
-        }
-        at = end;
-    }
-    if let Some((start, quoted)) = current {
-        close(start, quoted, bytes.len());
-    }
-    messages
-}
-
-/// A message's bytes with one `>` taken from each quoted `From ` line.
-fn unquote(message: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(message.len());
-    for line in message.split_inclusive(|b| *b == b'\n') {
-        match is_quoted_from(line) {
-            true => out.extend_from_slice(&line[1..]),
-            false => out.extend_from_slice(line),
-        }
-    }
-    Bytes::from(out)
 }
 
 /// Whether a file begins as a mailbox: a `From ` separator line that carries a time

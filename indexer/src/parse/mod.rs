@@ -35,6 +35,7 @@ mod latex;
 mod latex_symbols;
 mod legacy_encoding;
 mod list_number;
+mod mailbox_stream;
 mod man_page;
 mod markdown;
 mod markup_body;
@@ -94,7 +95,7 @@ pub use document::{
 };
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
-pub use record_stream::{sniff_xml_stream, stream_reading, RecordStream, StreamKind, StreamReading};
+pub use record_stream::{sniff_stream, stream_reading, RecordStream, StreamKind, StreamReading};
 
 use crate::source::RawDocument;
 

@@ -1,20 +1,24 @@
 //! Files read as a stream of records rather than whole, at any size: JSONL corpora
-//! ([`super::jsonl_stream`]), MediaWiki dumps ([`super::wiki_dump_stream`]) and Stack
-//! Exchange tables ([`super::stack_exchange_stream`]). Which files are is told by their names
-//! ([`stream_reading`]) and, for XML, by their first bytes ([`sniff_xml_stream`]); a stream
-//! yields a [`Parsed`] batch of records at a time.
+//! ([`super::jsonl_stream`]), MediaWiki dumps ([`super::wiki_dump_stream`]), Stack Exchange
+//! tables ([`super::stack_exchange_stream`]) and mailboxes ([`super::mailbox_stream`]). Which
+//! files are is told by their names ([`stream_reading`]) and, for XML and files of no known
+//! extension, by their first bytes ([`sniff_stream`]); a stream yields a [`Parsed`] batch of
+//! records at a time.
 
 use std::io::{BufReader, Read};
+use std::sync::Arc;
 
 use super::compressed::{inner_name, Compression, MAX_INFLATED_BYTES};
 use super::detect::{by_extension, Format};
 use super::jsonl_stream::JsonlStream;
+use super::mailbox_stream::MailboxStream;
+use super::mbox::looks_like_a_mailbox;
 use super::stack_exchange::Table;
 use super::stack_exchange_stream::StackExchangeStream;
 use super::wiki_dump::looks_like_a_dump;
 use super::wiki_dump_stream::WikiDumpStream;
 use super::xml::root_name;
-use super::{ParseError, Parsed};
+use super::{ParseError, Parsed, Parser};
 use crate::source::StreamedFile;
 
 /// When a file is read as a stream rather than whole, by its name.
@@ -22,18 +26,20 @@ use crate::source::StreamedFile;
 pub enum StreamReading {
     /// Read whole.
     Never,
-    /// JSONL: read whole within the size limit, as a stream past it.
-    JsonlPastTheSizeLimit,
-    /// Compressed JSONL: always as a stream (what it inflates to is not known before).
-    JsonlAlways,
-    /// XML past the size limit: as a stream where its first bytes show a MediaWiki dump or a
-    /// Stack Exchange table.
-    XmlPastTheSizeLimit,
+    /// Read whole within the size limit, as a stream of this kind past it (`.jsonl`, `.mbox`).
+    PastTheSizeLimit(StreamKind),
+    /// Compressed (`.jsonl.gz`, `.mbox.zst`): always as a stream of this kind (what it
+    /// inflates to is not known before).
+    Always(StreamKind),
+    /// XML, or a file of no known extension (a Thunderbird folder is `Inbox`), past the size
+    /// limit: as a stream where its first bytes show a MediaWiki dump, a Stack Exchange table
+    /// or a mailbox.
+    SniffedPastTheSizeLimit,
     /// Compressed XML, or a compressed file of no known extension (Wikipedia's parts are
     /// `...-pages-articles1.xml-p1p41242.bz2`): as a stream where its first bytes, inflated,
-    /// show a MediaWiki dump or a Stack Exchange table, whatever its size (a dump's part
-    /// inflates past the 1 GiB a file compressed whole may).
-    CompressedXml,
+    /// show one, whatever its size (a dump's part inflates past the 1 GiB a file compressed
+    /// whole may).
+    SniffedAlways,
 }
 
 /// How the file at `path` is read, by its name.
@@ -46,16 +52,21 @@ pub fn stream_reading(path: &str) -> StreamReading {
         Some(ext) => by_extension(ext),
         None => None,
     };
-    match (inner.len() < file_name.len(), format) {
-        (false, Some(Format::Jsonl)) => StreamReading::JsonlPastTheSizeLimit,
-        (true, Some(Format::Jsonl)) => StreamReading::JsonlAlways,
-        (false, Some(Format::Xml)) => StreamReading::XmlPastTheSizeLimit,
-        (true, Some(Format::Xml) | None) => StreamReading::CompressedXml,
-        _ => StreamReading::Never,
+    let compressed = inner.len() < file_name.len();
+    let kind = match format {
+        Some(Format::Jsonl) => StreamKind::Jsonl,
+        Some(Format::Mbox) => StreamKind::Mailbox,
+        Some(Format::Xml) | None if compressed => return StreamReading::SniffedAlways,
+        Some(Format::Xml) | None => return StreamReading::SniffedPastTheSizeLimit,
+        _ => return StreamReading::Never,
+    };
+    match compressed {
+        true => StreamReading::Always(kind),
+        false => StreamReading::PastTheSizeLimit(kind),
     }
 }
 
-/// Bytes of a file (as stored) read to tell whether it is a MediaWiki dump: a bzip2 block
+/// Bytes of a file (as stored) read to tell whether it is read as a stream: a bzip2 block
 /// (900 kB inflated) must be whole to inflate.
 const SNIFFED_BYTES: u64 = 1 << 20;
 
@@ -66,12 +77,13 @@ pub enum StreamKind {
     MediaWikiDump,
     /// A Stack Exchange dump's `Posts.xml`, `Comments.xml` or `Users.xml`.
     StackExchangeTable,
+    Mailbox,
 }
 
-/// What XML `file` holds that is read as a stream (a MediaWiki dump, a Stack Exchange table),
-/// by its first bytes (inflated where they are compressed), and the file to read on from its
-/// start; None for other XML. Reads block.
-pub fn sniff_xml_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, StreamedFile)> {
+/// What `file` holds that is read as a stream when its name does not say (a MediaWiki dump, a
+/// Stack Exchange table, a mailbox), by its first bytes (inflated where they are compressed),
+/// and the file to read on from its start; None for others. Reads block.
+pub fn sniff_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, StreamedFile)> {
     let StreamedFile { file, bytes } = file;
     let mut stored = bytes.take(SNIFFED_BYTES);
     let mut head = Vec::new();
@@ -82,14 +94,16 @@ pub fn sniff_xml_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKin
         // What a cut stream inflates to before it breaks.
         Some(compression) => {
             if let Ok(decoder) = compression.decoder(&head[..]) {
-                let _ = decoder.take(512).read_to_end(&mut shown);
+                let _ = decoder.take(SHOWN_BYTES).read_to_end(&mut shown);
             }
         }
-        None => shown.extend_from_slice(&head[..head.len().min(512)]),
+        None => shown.extend_from_slice(&head[..head.len().min(SHOWN_BYTES as usize)]),
     }
     let text = String::from_utf8_lossy(&shown);
     let kind = if looks_like_a_dump(&text.trim_start().to_ascii_lowercase()) {
         Some(StreamKind::MediaWikiDump)
+    } else if looks_like_a_mailbox(&shown) {
+        Some(StreamKind::Mailbox)
     } else {
         root_name(&text)
             .and_then(|root| Table::of_root(&root))
@@ -99,21 +113,27 @@ pub fn sniff_xml_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKin
     Ok((kind, StreamedFile { file, bytes }))
 }
 
+/// Bytes of a file's start (inflated) its kind is told by: a mailbox's separator line and
+/// first header field, an XML declaration and root element.
+const SHOWN_BYTES: u64 = 1024;
+
 /// A file's records read as a stream, a [`Parsed`] batch at a time.
 pub enum RecordStream {
     Jsonl(Box<JsonlStream>),
     WikiDump(Box<WikiDumpStream>),
     StackExchange(Box<StackExchangeStream>),
+    Mailbox(Box<MailboxStream>),
 }
 
 impl RecordStream {
-    /// Opens `file` as `kind`.
-    pub fn open(file: StreamedFile, kind: StreamKind) -> Result<Self, ParseError> {
+    /// Opens `file` as `kind`; a mailbox's messages are parsed by `members`.
+    pub fn open(file: StreamedFile, kind: StreamKind, members: &Arc<dyn Parser>) -> Result<Self, ParseError> {
         let StreamedFile { file, bytes } = file;
         Ok(match kind {
             StreamKind::Jsonl => Self::Jsonl(Box::new(JsonlStream::open(file, bytes)?)),
             StreamKind::MediaWikiDump => Self::WikiDump(Box::new(WikiDumpStream::open(file, bytes)?)),
             StreamKind::StackExchangeTable => Self::StackExchange(Box::new(StackExchangeStream::open(file, bytes)?)),
+            StreamKind::Mailbox => Self::Mailbox(Box::new(MailboxStream::open(file, bytes, members.clone())?)),
         })
     }
 }
@@ -126,6 +146,7 @@ impl Iterator for RecordStream {
             Self::Jsonl(stream) => stream.next(),
             Self::WikiDump(stream) => stream.next(),
             Self::StackExchange(stream) => stream.next(),
+            Self::Mailbox(stream) => stream.next(),
         }
     }
 }
@@ -220,24 +241,31 @@ mod tests {
 
     #[test]
     fn which_files_are_streamed_is_told_by_their_names() {
-        assert_eq!(stream_reading("a/corpus.jsonl"), StreamReading::JsonlPastTheSizeLimit);
-        assert_eq!(stream_reading("a/corpus.NDJSON"), StreamReading::JsonlPastTheSizeLimit);
-        assert_eq!(stream_reading("corpus.jsonl.gz"), StreamReading::JsonlAlways);
-        assert_eq!(stream_reading("corpus.jsonl.ZST"), StreamReading::JsonlAlways);
-        assert_eq!(stream_reading("corpus.json"), StreamReading::Never);
-        assert_eq!(stream_reading("corpus.json.gz"), StreamReading::Never);
-        assert_eq!(stream_reading("dump.xml"), StreamReading::XmlPastTheSizeLimit);
-        assert_eq!(
-            stream_reading("enwiki-pages-articles1.xml-p1p41242.bz2"),
-            StreamReading::CompressedXml
-        );
-        assert_eq!(stream_reading("logs.tar.gz"), StreamReading::Never);
-        assert_eq!(
-            stream_reading("simplewiki-latest-pages-articles.xml.bz2"),
-            StreamReading::CompressedXml
-        );
-        assert_eq!(stream_reading("jsonl"), StreamReading::Never);
-        assert_eq!(stream_reading("notes.md.gz"), StreamReading::Never);
+        use StreamKind::{Jsonl, Mailbox};
+        use StreamReading::*;
+        for (path, reading) in [
+            ("a/corpus.jsonl", PastTheSizeLimit(Jsonl)),
+            ("a/corpus.NDJSON", PastTheSizeLimit(Jsonl)),
+            ("corpus.jsonl.gz", Always(Jsonl)),
+            ("corpus.jsonl.ZST", Always(Jsonl)),
+            ("corpus.json", Never),
+            ("corpus.json.gz", Never),
+            ("dump.xml", SniffedPastTheSizeLimit),
+            ("enwiki-pages-articles1.xml-p1p41242.bz2", SniffedAlways),
+            ("logs.tar.gz", Never),
+            ("simplewiki-latest-pages-articles.xml.bz2", SniffedAlways),
+            ("notes.md.gz", Never),
+            ("notes.md", Never),
+            (
+                "Takeout/Mail/All mail Including Spam and Trash.mbox",
+                PastTheSizeLimit(Mailbox),
+            ),
+            ("archive.mbx.xz", Always(Mailbox)),
+            ("Thunderbird/Inbox", SniffedPastTheSizeLimit),
+            ("jsonl", SniffedPastTheSizeLimit),
+        ] {
+            assert_eq!(stream_reading(path), reading, "{path}");
+        }
     }
 
     #[test]
@@ -261,8 +289,9 @@ mod tests {
     }
 
     #[test]
-    fn dumps_and_tables_are_told_by_their_first_bytes_inflated_and_read_from_their_start() {
+    fn dumps_tables_and_mailboxes_are_told_by_their_first_bytes_inflated_and_read_from_their_start() {
         let dump = "<?xml version=\"1.0\"?>\n<mediawiki xmlns=\"x\"><siteinfo/></mediawiki>".repeat(50_000);
+        let mailbox = b"From - Tue Dec 01 10:00:00 2026\nFrom: ops@example.com\n\nValve 7.\n";
         let posts = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<posts>\n  <row Id=\"1\" />".to_vec();
         for (bytes, kind) in [
             (dump.clone().into_bytes(), Some(StreamKind::MediaWikiDump)),
@@ -270,6 +299,9 @@ mod tests {
             (bzip2(dump.as_bytes()), Some(StreamKind::MediaWikiDump)),
             (gzip(&posts), Some(StreamKind::StackExchangeTable)),
             (posts.clone(), Some(StreamKind::StackExchangeTable)),
+            (mailbox.to_vec(), Some(StreamKind::Mailbox)),
+            (bzip2(mailbox), Some(StreamKind::Mailbox)),
+            (b"From the minutes of 3 May:\nAction: buy valves\n".to_vec(), None),
             (gzip(b"<?xml version=\"1.0\"?>\n<PubmedArticleSet>"), None),
             (b"not xml".to_vec(), None),
         ] {
@@ -277,7 +309,7 @@ mod tests {
                 file: raw_for_test("d.xml", Vec::new()),
                 bytes: Box::new(std::io::Cursor::new(bytes.clone())),
             };
-            let (told, mut file) = sniff_xml_stream(file).unwrap();
+            let (told, mut file) = sniff_stream(file).unwrap();
             assert_eq!(told, kind);
             let mut read = Vec::new();
             file.bytes.read_to_end(&mut read).unwrap();

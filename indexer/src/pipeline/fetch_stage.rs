@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use super::progress::Counters;
 use super::stages::FETCHED_BUDGET_KIB;
 use crate::error::{IndexerError, Result};
-use crate::parse::{sniff_xml_stream, stream_reading, StreamKind, StreamReading};
+use crate::parse::{sniff_stream, stream_reading, StreamKind, StreamReading};
 use crate::source::{RawDocument, Source, SourceEntry, StreamedFile};
 
 /// A file on its way to the parse stage: read whole, or opened to be read as a stream of
@@ -96,35 +96,35 @@ pub(super) async fn fetch_stage(
 }
 
 /// `entry` fetched whole, or opened as a stream where it is read as one: a compressed JSONL
-/// file, a JSONL file past the size limit, and a MediaWiki dump or a Stack Exchange table
-/// compressed or past the limit (told by its first bytes; other XML is fetched whole, or fails
-/// as too large).
+/// file or mailbox, one past the size limit, and a MediaWiki dump, a Stack Exchange table or a
+/// mailbox of no known extension, compressed or past the limit (told by its first bytes;
+/// other XML is fetched whole, or fails as too large).
 async fn fetch_or_open(source: &dyn Source, entry: &SourceEntry) -> Result<Fetched> {
     let reading = stream_reading(&entry.relative_path);
-    let open_jsonl = || async { Ok(Fetched::Stream(source.open(entry).await?, StreamKind::Jsonl)) };
-    let open_if_streamed_xml = || async {
+    let open_as = |kind| async move { Ok(Fetched::Stream(source.open(entry).await?, kind)) };
+    let open_if_sniffed = || async {
         let opened = source.open(entry).await?;
-        let sniffed = tokio::task::spawn_blocking(move || sniff_xml_stream(opened))
+        let sniffed = tokio::task::spawn_blocking(move || sniff_stream(opened))
             .await
             .map_err(|e| IndexerError::Config(format!("reading {}: {e}", entry.uri)))?;
         let (kind, opened) = sniffed.map_err(|e| IndexerError::io(&entry.uri, e))?;
         Ok::<_, IndexerError>(kind.map(|kind| Fetched::Stream(opened, kind)))
     };
     match reading {
-        StreamReading::JsonlAlways => return open_jsonl().await,
-        StreamReading::CompressedXml => {
-            if let Some(stream) = open_if_streamed_xml().await? {
+        StreamReading::Always(kind) => return open_as(kind).await,
+        StreamReading::SniffedAlways => {
+            if let Some(stream) = open_if_sniffed().await? {
                 return Ok(stream);
             }
         }
         _ => {}
     }
-    match source.fetch(entry).await {
-        Err(IndexerError::FileTooLarge { .. }) if reading == StreamReading::JsonlPastTheSizeLimit => open_jsonl().await,
-        Err(too_large @ IndexerError::FileTooLarge { .. }) if reading == StreamReading::XmlPastTheSizeLimit => {
-            open_if_streamed_xml().await?.ok_or(too_large)
+    match (source.fetch(entry).await, reading) {
+        (Err(IndexerError::FileTooLarge { .. }), StreamReading::PastTheSizeLimit(kind)) => open_as(kind).await,
+        (Err(too_large @ IndexerError::FileTooLarge { .. }), StreamReading::SniffedPastTheSizeLimit) => {
+            open_if_sniffed().await?.ok_or(too_large)
         }
-        fetched => fetched.map(Fetched::File),
+        (fetched, _) => fetched.map(Fetched::File),
     }
 }
 

@@ -426,7 +426,7 @@ fn parse_stream(stream: StreamedFile, kind: StreamKind, passing: &mut PassOn) ->
         failed = true;
         context.record(failure);
     };
-    match RecordStream::open(stream, kind) {
+    match RecordStream::open(stream, kind, &context.settings.parser) {
         Err(e) => fail(Failure::of(&uri, "parse", &e)),
         Ok(batches) => {
             for batch in batches {
