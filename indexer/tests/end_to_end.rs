@@ -504,7 +504,7 @@ fn wiki_dump(pages: usize) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mediawiki_dump_stack_exchange_table_or_mailbox_compressed_or_past_the_size_limit_is_read_as_a_stream() {
+async fn a_mediawiki_dump_stack_exchange_table_mailbox_or_csv_compressed_or_past_the_size_limit_is_read_as_a_stream() {
     use std::io::Write;
     let src = tempfile::tempdir().unwrap();
     write(src.path(), "wiki/enwiki-pages-articles.xml", wiki_dump(40));
@@ -559,14 +559,20 @@ async fn a_mediawiki_dump_stack_exchange_table_or_mailbox_compressed_or_past_the
     let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gzipped.write_all(mailbox(5).as_bytes()).unwrap();
     write(src.path(), "mail/archive.mbox.gz", gzipped.finish().unwrap());
+    // A table of 2,100 rows past the limit: three documents of up to 1,000 rows.
+    let table: String = std::iter::once("id,part,notes\n".to_string())
+        .chain((1..=2100).map(|i| format!("{i},valve {i},\"brass, fits pier {}\"\n", i % 9)))
+        .collect();
+    write(src.path(), "tables/parts.csv", &table);
     let out = tempfile::tempdir().unwrap();
     let run = |out: &Path, max_file_bytes: u64| limited(src.path(), out, max_file_bytes);
     let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
         .await
         .unwrap();
-    assert!(wiki_dump(40).len() > 4096 && rows.len() > 4096 && mailbox(30).len() > 4096);
-    // 20 + 6 pages read, the note, 40 posts, 30 + 5 messages; large.xml too large.
-    assert_eq!(streamed.documents_indexed, 102, "{:#?}", streamed.failures);
+    assert!(wiki_dump(40).len() > 4096 && rows.len() > 4096 && mailbox(30).len() > 4096 && table.len() > 4096);
+    // 20 + 6 pages read, the note, 40 posts, 30 + 5 messages, 3 parts of a table; large.xml
+    // too large.
+    assert_eq!(streamed.documents_indexed, 105, "{:#?}", streamed.failures);
     assert_eq!(streamed.failures.len(), 1, "{:#?}", streamed.failures);
     assert!(streamed.failures[0].uri.ends_with("notes/large.xml"));
     assert!(
@@ -577,7 +583,7 @@ async fn a_mediawiki_dump_stack_exchange_table_or_mailbox_compressed_or_past_the
     let whole = run_with_embedder(run(&out.path().join("whole"), 256 << 20), common::embedder())
         .await
         .unwrap();
-    assert_eq!(whole.documents_indexed, 103, "{:#?}", whole.failures);
+    assert_eq!(whole.documents_indexed, 106, "{:#?}", whole.failures);
     let documents = |name: &'static str| {
         let uri = out.path().join(name);
         async move {
@@ -609,6 +615,12 @@ async fn a_mediawiki_dump_stack_exchange_table_or_mailbox_compressed_or_past_the
     assert!(streamed
         .iter()
         .any(|(uri, ..)| uri.ends_with("mail/archive.mbox.gz#message=5")));
+    let parts: Vec<&str> = streamed
+        .iter()
+        .filter(|(uri, ..)| uri.contains("tables/parts.csv"))
+        .map(|(uri, ..)| uri.rsplit('#').next().unwrap())
+        .collect();
+    assert_eq!(parts, ["rows=1002-2001", "rows=2-1001", "rows=2002-2101"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

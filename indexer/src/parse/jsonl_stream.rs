@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Read};
 use rayon::prelude::*;
 
 use super::json::read_jsonl_line;
-use super::record_stream::inflating;
+use super::record_stream::{inflating, refuse_utf16_or_binary};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -55,14 +55,7 @@ impl JsonlStream {
             .fill_buf()
             .map_err(|e| ParseError::Corrupt(format!("its first bytes could not be read ({e})")))?;
         // What a file read whole would be refused as, or read as (UTF-16), is told here.
-        if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
-            return Err(ParseError::Corrupt(
-                "it is UTF-16 (a byte order mark says so): a JSONL file read as a stream must be UTF-8".into(),
-            ));
-        }
-        if let Some(at) = head.iter().take(8192).position(|b| *b == 0) {
-            return Err(ParseError::Binary(format!("NUL byte at offset {at}")));
-        }
+        refuse_utf16_or_binary(head, "a JSONL file")?;
         Ok(Self {
             file,
             lines,

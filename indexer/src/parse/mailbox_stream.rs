@@ -118,12 +118,12 @@ mod tests {
 
     #[test]
     fn messages_read_as_a_stream_are_the_documents_of_the_mailbox_read_whole() {
-        let text = mailbox(600);
+        let text = mailbox(2100);
         let whole = AutoParser.parse(&raw_for_test("archive.mbox", text.clone())).unwrap();
-        assert_eq!(whole.documents.len(), 600 - 600 / 13 + 600 / 91);
+        assert_eq!(whole.documents.len(), 2100 - 2100 / 13 + 2100 / 91);
         for bytes in [text.clone(), gzip(&text), bzip2(&text)] {
             let batches: Vec<Parsed> = stream("archive.mbox", bytes).map(Result::unwrap).collect();
-            assert_eq!(batches.len(), 3, "256 messages a batch");
+            assert_eq!(batches.len(), 3, "1,024 messages a batch");
             let streamed: Parsed = batches.into_iter().collect();
             let documents: Vec<_> = streamed.documents.iter().collect();
             assert_same_documents(&documents, &whole.documents);

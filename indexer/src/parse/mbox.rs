@@ -22,7 +22,7 @@ use super::{Format, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
 /// Messages a batch holds at most...
-pub const BATCH_MESSAGES: usize = 256;
+pub const BATCH_MESSAGES: usize = 1024;
 /// ...and bytes of messages (a larger message makes a batch alone).
 pub const BATCH_BYTES: usize = 32 << 20;
 

@@ -71,6 +71,7 @@ mod slides;
 mod spreadsheet;
 mod stack_exchange;
 mod stack_exchange_stream;
+mod table_stream;
 mod tar_reader;
 mod text;
 mod wiki_dump;

@@ -1,6 +1,7 @@
 //! Files read as a stream of records rather than whole, at any size: JSONL corpora
 //! ([`super::jsonl_stream`]), MediaWiki dumps ([`super::wiki_dump_stream`]), Stack Exchange
-//! tables ([`super::stack_exchange_stream`]) and mailboxes ([`super::mailbox_stream`]). Which
+//! tables ([`super::stack_exchange_stream`]), mailboxes ([`super::mailbox_stream`]) and CSV/TSV
+//! tables ([`super::table_stream`]). Which
 //! files are is told by their names ([`stream_reading`]) and, for XML and files of no known
 //! extension, by their first bytes ([`sniff_stream`]); a stream yields a [`Parsed`] batch of
 //! records at a time.
@@ -15,6 +16,7 @@ use super::mailbox_stream::MailboxStream;
 use super::mbox::looks_like_a_mailbox;
 use super::stack_exchange::Table;
 use super::stack_exchange_stream::StackExchangeStream;
+use super::table_stream::TableStream;
 use super::wiki_dump::looks_like_a_dump;
 use super::wiki_dump_stream::WikiDumpStream;
 use super::xml::root_name;
@@ -56,6 +58,8 @@ pub fn stream_reading(path: &str) -> StreamReading {
     let kind = match format {
         Some(Format::Jsonl) => StreamKind::Jsonl,
         Some(Format::Mbox) => StreamKind::Mailbox,
+        Some(Format::Csv) => StreamKind::Table { delimiter: b',' },
+        Some(Format::Tsv) => StreamKind::Table { delimiter: b'\t' },
         Some(Format::Xml) | None if compressed => return StreamReading::SniffedAlways,
         Some(Format::Xml) | None => return StreamReading::SniffedPastTheSizeLimit,
         _ => return StreamReading::Never,
@@ -78,6 +82,10 @@ pub enum StreamKind {
     /// A Stack Exchange dump's `Posts.xml`, `Comments.xml` or `Users.xml`.
     StackExchangeTable,
     Mailbox,
+    /// A CSV or TSV table, its cells separated by `delimiter`.
+    Table {
+        delimiter: u8,
+    },
 }
 
 /// What `file` holds that is read as a stream when its name does not say (a MediaWiki dump, a
@@ -123,6 +131,7 @@ pub enum RecordStream {
     WikiDump(Box<WikiDumpStream>),
     StackExchange(Box<StackExchangeStream>),
     Mailbox(Box<MailboxStream>),
+    Table(Box<TableStream>),
 }
 
 impl RecordStream {
@@ -134,6 +143,7 @@ impl RecordStream {
             StreamKind::MediaWikiDump => Self::WikiDump(Box::new(WikiDumpStream::open(file, bytes)?)),
             StreamKind::StackExchangeTable => Self::StackExchange(Box::new(StackExchangeStream::open(file, bytes)?)),
             StreamKind::Mailbox => Self::Mailbox(Box::new(MailboxStream::open(file, bytes, members.clone())?)),
+            StreamKind::Table { delimiter } => Self::Table(Box::new(TableStream::open(file, bytes, delimiter)?)),
         })
     }
 }
@@ -147,6 +157,7 @@ impl Iterator for RecordStream {
             Self::WikiDump(stream) => stream.next(),
             Self::StackExchange(stream) => stream.next(),
             Self::Mailbox(stream) => stream.next(),
+            Self::Table(stream) => stream.next(),
         }
     }
 }
@@ -155,6 +166,21 @@ impl Iterator for RecordStream {
 /// [`MAX_INFLATED_BYTES`]): text corpora inflate 3 to 20 times; a compression bomb, to
 /// thousands.
 pub const MAX_INFLATION_RATIO: u64 = 100;
+
+/// Refuses a text stream (`what`: "a JSONL file") whose first bytes show UTF-16 (a byte order
+/// mark), which a file read whole would be decoded from, or a binary file (a NUL byte in its
+/// first 8 KiB), as a file read whole is refused.
+pub(super) fn refuse_utf16_or_binary(head: &[u8], what: &str) -> Result<(), ParseError> {
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        return Err(ParseError::Corrupt(format!(
+            "it is UTF-16 (a byte order mark says so): {what} read as a stream must be UTF-8"
+        )));
+    }
+    match head.iter().take(8192).position(|b| *b == 0) {
+        Some(at) => Err(ParseError::Binary(format!("NUL byte at offset {at}"))),
+        None => Ok(()),
+    }
+}
 
 /// A stored file's bytes as they read: inflated as they are read where they are compressed
 /// (told by their first bytes), to [`MAX_INFLATION_RATIO`] times `stored_size` (at least
@@ -263,6 +289,14 @@ mod tests {
             ("archive.mbx.xz", Always(Mailbox)),
             ("Thunderbird/Inbox", SniffedPastTheSizeLimit),
             ("jsonl", SniffedPastTheSizeLimit),
+            (
+                "exports/products.csv",
+                PastTheSizeLimit(StreamKind::Table { delimiter: b',' }),
+            ),
+            (
+                "exports/products.TSV.gz",
+                Always(StreamKind::Table { delimiter: b'\t' }),
+            ),
         ] {
             assert_eq!(stream_reading(path), reading, "{path}");
         }
