@@ -80,8 +80,8 @@ pub struct IndexArgs {
     #[arg(long, env = "QUARRY_FOLLOW_SYMLINKS")]
     pub follow_symlinks: bool,
     /// Files larger than this many MiB fail with "file too large", but for JSONL files,
-    /// MediaWiki dumps, Stack Exchange tables and mailboxes, which are read as a stream past it
-    /// (a batch of records at a time).
+    /// MediaWiki dumps, Stack Exchange tables, mailboxes and CSV/TSV tables, which are read as
+    /// a stream past it (a batch of records at a time).
     #[arg(long, env = "QUARRY_MAX_FILE_MB", default_value_t = 256, value_parser = at_least_one::<u64>)]
     pub max_file_mb: u64,
     /// Documents with more tokens fail with "Document too large".
