@@ -11,7 +11,7 @@ use quick_xml::events::{BytesStart, Event};
 use super::ooxml::local_attribute;
 use super::ooxml::{local_name, PartReader};
 use super::opendocument::{count_attribute, is_left_out, open_content, push_inline};
-use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows, MAX_PADDED_COLUMNS};
+use super::spreadsheet::{sheet_blocks, workbook_documents, MergedCells, SheetRows, MAX_PADDED_COLUMNS};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -245,7 +245,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let (mut package, xml) = open_content(&raw.bytes, "ODS")?;
     let blocks = sheets(&xml, "content.xml")?;
     let title = package.title_in("meta.xml")?.unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+    Ok(workbook_documents(raw, title, blocks, Vec::new()))
 }
 
 #[cfg(test)]

@@ -1,10 +1,76 @@
-//! A spreadsheet's sheets as blocks (XLSX, ODS): each non-empty row a table block under the
-//! sheet's name, cells joined by `, ` in their columns' places, the sheet's first row carried
-//! with every other row as its header (as CSV's).
+//! A spreadsheet's sheets as blocks (XLSX, ODS, XLS): each non-empty row a table block under
+//! the sheet's name, cells joined by `, ` in their columns' places, the sheet's first row
+//! carried with every other row as its header (as CSV's); a workbook of more rows than one
+//! document holds made documents of a sheet's consecutive rows ([`workbook_documents`]).
 
 use std::collections::HashSet;
 
-use super::{Block, ContentType};
+use super::csv::{PART_BYTES, PART_ROWS};
+use super::{Block, ContentType, Document, Parsed};
+use crate::source::RawDocument;
+
+/// A workbook's document; or, where its blocks are more than a document of a table holds
+/// ([`PART_ROWS`] rows or [`PART_BYTES`] of text, as a CSV table's), its documents of up to
+/// that many consecutive blocks of one sheet each, named `<file>#part=<n>` from 1 and titled
+/// `<title>, <sheet> (part <n>)`, so a workbook of any size is indexed rather than failing as
+/// past the document token limit. The workbook's warnings go with its first document.
+pub(super) fn workbook_documents(
+    raw: &RawDocument,
+    title: String,
+    blocks: Vec<Block>,
+    warnings: Vec<String>,
+) -> Parsed {
+    let bytes: usize = blocks.iter().map(|b| b.text.len()).sum();
+    if blocks.len() <= PART_ROWS && bytes <= PART_BYTES {
+        return Parsed::one(Document::from_raw(raw, title, blocks).with_warnings(warnings));
+    }
+    let mut parts: Vec<Vec<Block>> = Vec::new();
+    let mut part_bytes = 0;
+    for block in blocks {
+        let sheet = block.heading_path.first();
+        match parts.last_mut() {
+            Some(part)
+                if part.len() < PART_ROWS && part_bytes < PART_BYTES && part[0].heading_path.first() == sheet =>
+            {
+                part_bytes += block.text.len();
+                part.push(block);
+            }
+            _ => {
+                part_bytes = block.text.len();
+                parts.push(vec![block]);
+            }
+        }
+    }
+    let mut warnings = Some(warnings);
+    let documents = parts
+        .into_iter()
+        .enumerate()
+        .map(|(index, blocks)| {
+            let number = index + 1;
+            let sheet = blocks[0].heading_path.first().map_or("", String::as_str);
+            let title = format!("{title}, {sheet} (part {number})");
+            // Its content: each block's sheet and titles, header and text.
+            let content: Vec<String> = blocks
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{}\t{}\t{}",
+                        b.heading_path.join("\t"),
+                        b.header.as_deref().unwrap_or(""),
+                        b.text
+                    )
+                })
+                .collect();
+            let uri = format!("{}#part={number}", raw.uri);
+            Document::from_part(raw, uri, content.join("\n").as_bytes(), title, blocks)
+                .with_warnings(warnings.take().unwrap_or_default())
+        })
+        .collect();
+    Parsed {
+        documents,
+        failures: Vec::new(),
+    }
+}
 
 /// Columns a row is laid out over with its empty cells in place; cells further right follow
 /// without padding (a hostile cell at column XFD does not make 16,384 empty cells a row).

@@ -12,7 +12,7 @@
 
 use super::compound_file::{u16_at, u32_at, CompoundFile};
 use super::property_set::summary_title;
-use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows};
+use super::spreadsheet::{sheet_blocks, workbook_documents, MergedCells, SheetRows};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -443,7 +443,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         sheet_blocks(name.clone(), rows, &mut blocks);
     }
     let title = summary_title(&file).unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(Document::from_raw(raw, title, blocks)))
+    Ok(workbook_documents(raw, title, blocks, Vec::new()))
 }
 
 #[cfg(test)]

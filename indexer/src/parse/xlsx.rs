@@ -9,7 +9,7 @@ use quick_xml::events::Event;
 
 use super::drawn_parts::DrawnParts;
 use super::ooxml::{local_name, Package, PartReader, Relationship};
-use super::spreadsheet::{sheet_blocks, MergedCells, SheetRows};
+use super::spreadsheet::{sheet_blocks, workbook_documents, MergedCells, SheetRows};
 use super::xlsx_formats::CellFormats;
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -298,9 +298,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         }
     }
     let title = package.core_title()?.unwrap_or_else(|| Document::stem_of(raw));
-    Ok(Parsed::one(
-        Document::from_raw(raw, title, blocks).with_warnings(warnings),
-    ))
+    Ok(workbook_documents(raw, title, blocks, warnings))
 }
 
 /// Test fixtures: minimal XLSX files.
@@ -374,6 +372,45 @@ mod tests {
     use crate::parse::spreadsheet::MAX_PADDED_COLUMNS;
     use crate::parse::{block_texts_of, raw_for_test, AutoParser, ContentType, Parser};
     use crate::parse::{document_of, ooxml::fixtures::package};
+
+    #[test]
+    fn a_workbook_of_more_rows_than_a_document_holds_is_split_by_sheet_into_parts() {
+        let cell = |r: usize, column: &str, text: &str| {
+            format!(r#"<c r="{column}{r}" t="inlineStr"><is><t>{text}</t></is></c>"#)
+        };
+        let row = |r: usize, a: &str, b: &str| format!(r#"<row r="{r}">{}{}</row>"#, cell(r, "A", a), cell(r, "B", b));
+        let parts: String = std::iter::once(row(1, "part", "fits"))
+            .chain((2..=2101).map(|r| row(r, &format!("valve {r}"), &format!("pier {}", r % 9))))
+            .collect();
+        let notes: String = (1..=3).map(|r| row(r, "note", &format!("line {r}"))).collect();
+        let parsed = AutoParser
+            .parse(&raw_for_test(
+                "stock.xlsx",
+                xlsx(&[("Parts", parts), ("Notes", notes)], &[]),
+            ))
+            .unwrap();
+        let seen: Vec<(&str, &str, usize)> = parsed
+            .documents
+            .iter()
+            .map(|d| (d.uri.as_str(), d.title.as_str(), d.blocks.len()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("memory://test/stock.xlsx#part=1", "stock, Parts (part 1)", 1000),
+                ("memory://test/stock.xlsx#part=2", "stock, Parts (part 2)", 1000),
+                ("memory://test/stock.xlsx#part=3", "stock, Parts (part 3)", 100),
+                ("memory://test/stock.xlsx#part=4", "stock, Notes (part 4)", 2),
+            ]
+        );
+        let last_part = &parsed.documents[2].blocks[99];
+        assert_eq!(last_part.text, "valve 2101, pier 4");
+        assert_eq!(last_part.header.as_deref(), Some("part, fits"));
+        assert_eq!(parsed.documents[3].blocks[0].header.as_deref(), Some("note, line 1"));
+        let hashes: std::collections::HashSet<&str> =
+            parsed.documents.iter().map(|d| d.content_hash.as_str()).collect();
+        assert_eq!(hashes.len(), 4, "each part's content hash is its own");
+    }
 
     #[test]
     fn sheets_rows_under_their_header_with_cells_in_their_columns() {
