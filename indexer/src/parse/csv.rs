@@ -1,10 +1,11 @@
 //! CSV and TSV: one table block per row (a row of blank cells left out), content_type
-//! "table", the header line carried with every row so every chunk starts with it. A table of up to [`PART_ROWS`] rows (and
-//! [`PART_BYTES`] of their text) is one document, named by its file; a larger one is split into
-//! documents of that many consecutive rows, named `<file>#rows=<first>-<last>` by the rows'
-//! numbers in the file (the header is row 1), so that a table of any size is indexed (one
-//! document of millions of rows would be past the document token limit), a hit names the rows
-//! it found, and rows added at a table's end leave the parts before them as they were.
+//! "table", the header line carried with every row so every chunk starts with it. A table of
+//! up to [`PART_ROWS`] rows (and [`PART_BYTES`] of their text) is one document, named by its
+//! file; a larger one is split into documents of that many consecutive rows, named
+//! `<file>#rows=<first>-<last>` by the rows' numbers in the file (the header is row 1), so that
+//! a table of any size is indexed (one document of millions of rows would be past the document
+//! token limit), a hit names the rows it found, and rows added at a table's end leave the
+//! parts before them as they were.
 
 use super::text::decode_raw_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
