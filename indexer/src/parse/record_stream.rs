@@ -125,8 +125,15 @@ pub fn sniff_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, 
 /// first header field, an XML declaration and root element.
 const SHOWN_BYTES: u64 = 1024;
 
-/// A file's records read as a stream, a [`Parsed`] batch at a time.
-pub enum RecordStream {
+/// A file's records read as a stream, a [`Parsed`] batch at a time. A reader's bug on a hostile
+/// file (a panic) fails that file from there, the batches before kept, never the run.
+pub struct RecordStream {
+    /// None once a reader stopped on a panic.
+    reader: Option<Reader>,
+    kind: StreamKind,
+}
+
+enum Reader {
     Jsonl(Box<JsonlStream>),
     WikiDump(Box<WikiDumpStream>),
     StackExchange(Box<StackExchangeStream>),
@@ -134,16 +141,44 @@ pub enum RecordStream {
     Table(Box<TableStream>),
 }
 
+impl StreamKind {
+    /// What its reader is called in a failure's reason.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Jsonl => "JSONL",
+            Self::MediaWikiDump => "MediaWiki dump",
+            Self::StackExchangeTable => "Stack Exchange table",
+            Self::Mailbox => "MBOX",
+            Self::Table { delimiter: b'\t' } => "TSV",
+            Self::Table { .. } => "CSV",
+        }
+    }
+}
+
 impl RecordStream {
     /// Opens `file` as `kind`; a mailbox's messages are parsed by `members`.
     pub fn open(file: StreamedFile, kind: StreamKind, members: &Arc<dyn Parser>) -> Result<Self, ParseError> {
         let StreamedFile { file, bytes } = file;
-        Ok(match kind {
-            StreamKind::Jsonl => Self::Jsonl(Box::new(JsonlStream::open(file, bytes)?)),
-            StreamKind::MediaWikiDump => Self::WikiDump(Box::new(WikiDumpStream::open(file, bytes)?)),
-            StreamKind::StackExchangeTable => Self::StackExchange(Box::new(StackExchangeStream::open(file, bytes)?)),
-            StreamKind::Mailbox => Self::Mailbox(Box::new(MailboxStream::open(file, bytes, members.clone())?)),
-            StreamKind::Table { delimiter } => Self::Table(Box::new(TableStream::open(file, bytes, delimiter)?)),
+        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Ok(match kind {
+                StreamKind::Jsonl => Reader::Jsonl(Box::new(JsonlStream::open(file, bytes)?)),
+                StreamKind::MediaWikiDump => Reader::WikiDump(Box::new(WikiDumpStream::open(file, bytes)?)),
+                StreamKind::StackExchangeTable => {
+                    Reader::StackExchange(Box::new(StackExchangeStream::open(file, bytes)?))
+                }
+                StreamKind::Mailbox => Reader::Mailbox(Box::new(MailboxStream::open(file, bytes, members.clone())?)),
+                StreamKind::Table { delimiter } => Reader::Table(Box::new(TableStream::open(file, bytes, delimiter)?)),
+            })
+        }));
+        let reader = opened.unwrap_or_else(|_| {
+            Err(ParseError::Corrupt(format!(
+                "the {} reader could not read this file",
+                kind.name()
+            )))
+        })?;
+        Ok(Self {
+            reader: Some(reader),
+            kind,
         })
     }
 }
@@ -152,13 +187,21 @@ impl Iterator for RecordStream {
     type Item = Result<Parsed, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            Self::Jsonl(stream) => stream.next(),
-            Self::WikiDump(stream) => stream.next(),
-            Self::StackExchange(stream) => stream.next(),
-            Self::Mailbox(stream) => stream.next(),
-            Self::Table(stream) => stream.next(),
-        }
+        let reader = self.reader.as_mut()?;
+        let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match reader {
+            Reader::Jsonl(stream) => stream.next(),
+            Reader::WikiDump(stream) => stream.next(),
+            Reader::StackExchange(stream) => stream.next(),
+            Reader::Mailbox(stream) => stream.next(),
+            Reader::Table(stream) => stream.next(),
+        }));
+        next.unwrap_or_else(|_| {
+            self.reader = None;
+            Some(Err(ParseError::Corrupt(format!(
+                "the {} reader stopped partway through this file (what it read before is kept)",
+                self.kind.name()
+            ))))
+        })
     }
 }
 
@@ -300,6 +343,50 @@ mod tests {
         ] {
             assert_eq!(stream_reading(path), reading, "{path}");
         }
+    }
+
+    /// Bytes that read as `good`, then panic (a reader's bug met partway through a file).
+    struct PanicsAfter(std::io::Cursor<Vec<u8>>);
+
+    impl Read for PanicsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => panic!("a reader's bug"),
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn a_reader_that_panics_fails_its_file_from_there_with_the_batches_before_kept() {
+        let lines: String = (0..5000)
+            .map(|i| format!("{{\"_id\": \"d{i}\", \"text\": \"passage {i}\"}}\n"))
+            .collect();
+        let file = StreamedFile {
+            file: raw_for_test("c.jsonl", Vec::new()),
+            bytes: Box::new(PanicsAfter(std::io::Cursor::new(lines.into_bytes()))),
+        };
+        let members: Arc<dyn Parser> = Arc::new(crate::parse::AutoParser);
+        let batches: Vec<Result<Parsed, ParseError>> =
+            RecordStream::open(file, StreamKind::Jsonl, &members).unwrap().collect();
+        assert_eq!(batches.len(), 2, "{batches:?}");
+        assert_eq!(batches[0].as_ref().unwrap().documents.len(), 4096);
+        assert_eq!(
+            batches[1].as_ref().unwrap_err().detail().as_deref(),
+            Some("the JSONL reader stopped partway through this file (what it read before is kept)")
+        );
+        // A panic while opening fails the file.
+        let file = StreamedFile {
+            file: raw_for_test("t.csv", Vec::new()),
+            bytes: Box::new(PanicsAfter(std::io::Cursor::new(Vec::new()))),
+        };
+        let error = RecordStream::open(file, StreamKind::Table { delimiter: b',' }, &members)
+            .err()
+            .unwrap();
+        assert_eq!(
+            error.detail().as_deref(),
+            Some("the CSV reader could not read this file")
+        );
     }
 
     #[test]
