@@ -1,10 +1,9 @@
 //! Files read as a stream of records rather than whole, at any size: JSONL corpora
 //! ([`super::jsonl_stream`]), MediaWiki dumps ([`super::wiki_dump_stream`]), Stack Exchange
 //! tables ([`super::stack_exchange_stream`]), mailboxes ([`super::mailbox_stream`]) and CSV/TSV
-//! tables ([`super::table_stream`]). Which
-//! files are is told by their names ([`stream_reading`]) and, for XML and files of no known
-//! extension, by their first bytes ([`sniff_stream`]); a stream yields a [`Parsed`] batch of
-//! records at a time.
+//! tables ([`super::table_stream`]). Which files are is told by their names
+//! ([`stream_reading`]) and, for XML and files of no known extension, by their first bytes
+//! ([`sniff_stream`]); a stream yields a [`Parsed`] batch of records at a time.
 
 use std::io::{BufReader, Read};
 use std::sync::Arc;

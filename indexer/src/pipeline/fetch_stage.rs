@@ -96,9 +96,9 @@ pub(super) async fn fetch_stage(
 }
 
 /// `entry` fetched whole, or opened as a stream where it is read as one: a compressed JSONL
-/// file or mailbox, one past the size limit, and a MediaWiki dump, a Stack Exchange table or a
-/// mailbox of no known extension, compressed or past the limit (told by its first bytes;
-/// other XML is fetched whole, or fails as too large).
+/// file, mailbox or CSV/TSV table, one past the size limit, and a MediaWiki dump, a Stack
+/// Exchange table or a mailbox of no known extension, compressed or past the limit (told by
+/// its first bytes; other XML is fetched whole, or fails as too large).
 async fn fetch_or_open(source: &dyn Source, entry: &SourceEntry) -> Result<Fetched> {
     let reading = stream_reading(&entry.relative_path);
     let open_as = |kind| async move { Ok(Fetched::Stream(source.open(entry).await?, kind)) };
