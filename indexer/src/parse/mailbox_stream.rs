@@ -50,9 +50,13 @@ impl Iterator for MailboxStream {
             let mut parsed = read_messages(&self.file, batch, &*self.members);
             if let Some(error) = error {
                 // The messages before are kept; the file fails from the one being read on.
+                let place = match self.messages.split() {
+                    0 => "before the first message".to_string(),
+                    n => format!("in message {n}"),
+                };
                 parsed.failures.push(ItemFailure {
                     uri: self.file.uri.clone(),
-                    reason: format!("reading stopped in message {}: {error}", self.messages.split()),
+                    reason: format!("reading stopped {place}: {error}"),
                 });
             }
             let read = parsed.documents.len() + parsed.failures.len();
@@ -189,6 +193,16 @@ mod tests {
         let last = streamed.failures.last().unwrap();
         assert!(last.reason.starts_with("reading stopped in message "), "{last:?}");
         assert_eq!(last.uri, "memory://test/cut.mbox");
+        // Cut before its first message ends: the file fails, saying where.
+        let streamed: Parsed = stream("cut.mbox", compressed[..30].to_vec())
+            .map(Result::unwrap)
+            .collect();
+        assert!(streamed.documents.is_empty());
+        let only = &streamed.failures[0];
+        assert!(
+            only.reason.starts_with("reading stopped before the first message: "),
+            "{only:?}"
+        );
     }
 
     #[test]
