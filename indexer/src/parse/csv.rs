@@ -46,7 +46,7 @@ pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseErr
 /// [`PART_BYTES`] a document), for a table read whole and one read as a stream alike.
 pub(super) struct TableParts {
     /// The file (its bytes not read here): each document's URI, name and title.
-    file: RawDocument,
+    pub file: RawDocument,
     header: String,
     separator: &'static str,
     /// The number the next row has in the file (the header is row 1).

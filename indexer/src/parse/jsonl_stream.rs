@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Read};
 use rayon::prelude::*;
 
 use super::json::read_jsonl_line;
-use super::record_stream::{inflating, refuse_utf16_or_binary};
+use super::record_stream::{batch_or_end, inflating, refuse_utf16_or_binary};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -174,16 +174,10 @@ impl Iterator for JsonlStream {
             if self.done {
                 parsed.failures.extend(self.unlisted_failures());
             }
-            let read = parsed.documents.len() + parsed.failures.len();
-            self.yielded += read;
-            if read > 0 {
-                return Some(Ok(parsed));
-            }
-            if self.done && self.yielded == 0 {
-                return Some(Err(match self.next_line {
-                    1 => ParseError::Empty,
-                    _ => ParseError::NoText,
-                }));
+            let empty = self.next_line == 1;
+            let nothing = move || if empty { ParseError::Empty } else { ParseError::NoText };
+            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done, nothing) {
+                return Some(item);
             }
         }
         None

@@ -11,7 +11,7 @@ use std::io::{BufReader, Read};
 use std::sync::Arc;
 
 use super::mbox::{no_message_found, read_messages, Messages};
-use super::record_stream::inflating;
+use super::record_stream::{batch_or_end, inflating};
 use super::{ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
@@ -59,16 +59,12 @@ impl Iterator for MailboxStream {
                     reason: format!("reading stopped {place}: {error}"),
                 });
             }
-            let read = parsed.documents.len() + parsed.failures.len();
-            self.yielded += read;
-            if read > 0 {
-                return Some(Ok(parsed));
+            let ended = self.messages.ended();
+            if let Some(item) = batch_or_end(parsed, &mut self.yielded, ended, no_message_found) {
+                return Some(item);
             }
         }
-        match std::mem::replace(&mut self.yielded, usize::MAX) {
-            0 => Some(Err(no_message_found())),
-            _ => None,
-        }
+        None
     }
 }
 

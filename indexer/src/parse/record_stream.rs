@@ -265,16 +265,22 @@ impl Read for Bounded {
     }
 }
 
-/// What a stream of XML records yields for a batch read: the batch, where it holds a document
-/// or a failure; "no text content found" where the file ended (`done`) having yielded nothing,
-/// as a file read whole fails; else None, to read on. `yielded` counts what was yielded.
-pub(super) fn batch_or_end(parsed: Parsed, yielded: &mut usize, done: bool) -> Option<Result<Parsed, ParseError>> {
+/// What a stream of records yields for a batch read: the batch, where it holds a document or a
+/// failure; `nothing` (what a file read whole fails as: no text content found, no message
+/// found) where the file ended (`done`) having yielded nothing; else None, to read on.
+/// `yielded` counts what was yielded.
+pub(super) fn batch_or_end(
+    parsed: Parsed,
+    yielded: &mut usize,
+    done: bool,
+    nothing: impl FnOnce() -> ParseError,
+) -> Option<Result<Parsed, ParseError>> {
     let read = parsed.documents.len() + parsed.failures.len();
     *yielded += read;
     if read > 0 {
         Some(Ok(parsed))
     } else if done && *yielded == 0 {
-        Some(Err(ParseError::NoText))
+        Some(Err(nothing()))
     } else {
         None
     }

@@ -142,7 +142,7 @@ impl Iterator for StackExchangeStream {
                     .push(broken_partway(&self.file, damage, "the XML", "rows"));
             }
             // A file of rows or pages none of which shows text fails as read whole.
-            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done) {
+            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done, || ParseError::NoText) {
                 return Some(item);
             }
         }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::csv::TableParts;
-use super::record_stream::{inflating, refuse_utf16_or_binary};
+use super::record_stream::{batch_or_end, inflating, refuse_utf16_or_binary};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -22,7 +22,6 @@ pub const BATCH_PARTS: usize = 4;
 pub const MAX_ROW_BYTES: u64 = 64 << 20;
 
 pub struct TableStream {
-    file_uri: String,
     rows: csv::Reader<RowBound>,
     /// Bytes read from the file when the last row ended.
     row_ended_at: Arc<AtomicU64>,
@@ -60,7 +59,6 @@ impl TableStream {
             .clone();
         row_ended_at.store(rows.position().byte(), Ordering::Relaxed);
         Ok(Self {
-            file_uri: file.uri.clone(),
             parts: TableParts::new(file, &header, delimiter),
             rows,
             row_ended_at,
@@ -75,7 +73,20 @@ impl Iterator for TableStream {
     type Item = Result<Parsed, ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut parsed = Parsed::default();
+        while !self.done {
+            let mut parsed = Parsed::default();
+            self.read_batch(&mut parsed);
+            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done, || ParseError::NoText) {
+                return Some(item);
+            }
+        }
+        None
+    }
+}
+
+impl TableStream {
+    /// Rows read into `parsed` until it holds [`BATCH_PARTS`] documents or the table ended.
+    fn read_batch(&mut self, parsed: &mut Parsed) {
         while !self.done && parsed.documents.len() < BATCH_PARTS {
             match self.rows.read_byte_record(&mut self.record) {
                 Ok(true) => {
@@ -87,7 +98,7 @@ impl Iterator for TableStream {
                     // The rows before are kept; the file fails from this row on.
                     self.done = true;
                     parsed.failures.push(ItemFailure {
-                        uri: self.file_uri.clone(),
+                        uri: self.parts.file.uri.clone(),
                         reason: format!("reading stopped at row {}: {e}", self.parts.next_row),
                     });
                 }
@@ -95,13 +106,6 @@ impl Iterator for TableStream {
             if self.done {
                 parsed.documents.extend(self.parts.finish());
             }
-        }
-        let read = parsed.documents.len() + parsed.failures.len();
-        self.yielded += read;
-        match read {
-            0 if std::mem::replace(&mut self.yielded, usize::MAX) == 0 => Some(Err(ParseError::NoText)),
-            0 => None,
-            _ => Some(Ok(parsed)),
         }
     }
 }

@@ -105,7 +105,7 @@ impl Iterator for WikiDumpStream {
                 parsed.failures.push(failure);
             }
             // A file of rows or pages none of which shows text fails as read whole.
-            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done) {
+            if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done, || ParseError::NoText) {
                 return Some(item);
             }
         }
