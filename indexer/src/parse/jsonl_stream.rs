@@ -13,7 +13,9 @@ use std::io::{BufRead, BufReader, Read};
 use rayon::prelude::*;
 
 use super::json::read_jsonl_line;
-use super::record_stream::{batch_or_end, inflating, refuse_utf16_or_binary};
+use super::record_stream::{batch_or_end, inflating};
+use super::text::declared_by_source;
+use super::text_stream::DecodedText;
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -33,7 +35,7 @@ pub const LISTED_LINE_FAILURES: usize = 1000;
 pub struct JsonlStream {
     /// The file (its bytes empty): each document's URI, name, etag and source.
     file: RawDocument,
-    lines: BufReader<Box<dyn Read + Send>>,
+    lines: BufReader<DecodedText>,
     /// The number of the next line, from 1.
     next_line: usize,
     /// Documents and failures yielded so far.
@@ -41,21 +43,13 @@ pub struct JsonlStream {
     /// Lines that failed, and the last of them.
     failed_lines: usize,
     last_failed_line: usize,
-    /// Whether the next line is the file's first (a byte order mark is left out).
-    at_start: bool,
     done: bool,
 }
 
 impl JsonlStream {
     /// Reads `file`'s lines from `bytes` (inflated first where they are compressed).
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>) -> Result<Self, ParseError> {
-        let lines = inflating(bytes, file.size)?;
-        let mut lines = BufReader::with_capacity(1 << 20, lines);
-        let head = lines
-            .fill_buf()
-            .map_err(|e| ParseError::Corrupt(format!("its first bytes could not be read ({e})")))?;
-        // What a file read whole would be refused as, or read as (UTF-16), is told here.
-        refuse_utf16_or_binary(head, "a JSONL file")?;
+        let lines = DecodedText::open(inflating(bytes, file.size)?, declared_by_source(&file))?;
         Ok(Self {
             file,
             lines,
@@ -63,7 +57,6 @@ impl JsonlStream {
             yielded: 0,
             failed_lines: 0,
             last_failed_line: 0,
-            at_start: true,
             done: false,
         })
     }
@@ -87,9 +80,6 @@ impl JsonlStream {
                     break;
                 }
             };
-            if std::mem::take(&mut self.at_start) && line.starts_with(b"\xEF\xBB\xBF") {
-                line.drain(..3);
-            }
             lines.push((self.next_line, length, line));
             self.next_line += 1;
             batch_bytes += length.min(MAX_LINE_BYTES);
@@ -221,6 +211,7 @@ pub(super) fn read_line_within(
 mod tests {
     use super::*;
     use crate::parse::compressed::fixtures::{bzip2, gzip, xz};
+    use crate::parse::record_stream::assert_same_documents;
     use crate::parse::{failures_of, raw_for_test, AutoParser, Document, Parser};
 
     fn stream(name: &str, bytes: Vec<u8>) -> JsonlStream {
@@ -308,7 +299,8 @@ mod tests {
 
     #[test]
     fn a_line_too_long_or_not_utf8_fails_alone() {
-        let mut text = b"{\"text\": \"first\"}\n{\"text\": \"".to_vec();
+        // UTF-8 from its first line on: a later line's stray Latin-1 byte fails that line.
+        let mut text = "{\"text\": \"first ü\"}\n{\"text\": \"".as_bytes().to_vec();
         text.extend(std::iter::repeat_n(b'y', MAX_LINE_BYTES + 10));
         text.extend(b"\"}\n{\"text\": \"caf\xE9\"}\n{\"text\": \"last\"}".iter());
         let parsed: Vec<Parsed> = stream("long.jsonl", text).map(Result::unwrap).collect();
@@ -317,7 +309,7 @@ mod tests {
             .flat_map(|p| &p.documents)
             .map(|d| d.blocks[0].text.as_str())
             .collect();
-        assert_eq!(texts, ["first", "last"]);
+        assert_eq!(texts, ["first ü", "last"]);
         let failures: Vec<(&str, &str)> = parsed.iter().flat_map(failures_of).collect();
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert_eq!(failures[0].0, "memory://test/long.jsonl#L2");
@@ -377,7 +369,7 @@ mod tests {
     }
 
     #[test]
-    fn binary_and_utf16_files_fail_whole() {
+    fn binary_files_fail_whole_and_utf16_or_legacy_encodings_are_read_as_whole() {
         let open = |bytes: Vec<u8>| {
             JsonlStream::open(
                 raw_for_test("b.jsonl", Vec::new()),
@@ -389,8 +381,20 @@ mod tests {
             matches!(binary, ParseError::Binary(ref at) if at == "NUL byte at offset 14"),
             "{binary:?}"
         );
-        let utf16 = open(b"\xFF\xFE{\x00".to_vec()).err().unwrap();
-        assert!(format!("{:?}", utf16).contains("must be UTF-8"), "{utf16:?}");
+        // A Shift_JIS corpus (as Windows' Japanese tools save one) and a UTF-16 one.
+        let text = "{\"text\": \"東京都の天気は晴れ\"}\n".repeat(3);
+        let shift_jis = encoding_rs::SHIFT_JIS.encode(&text).0.into_owned();
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        for bytes in [shift_jis, utf16] {
+            let whole = AutoParser.parse(&raw_for_test("b.jsonl", bytes.clone())).unwrap();
+            assert_eq!(whole.documents[0].blocks[0].text, "東京都の天気は晴れ");
+            let streamed = open(bytes).unwrap().next().unwrap().unwrap();
+            assert_same_documents(&streamed.documents.iter().collect::<Vec<_>>(), &whole.documents);
+            assert_eq!(failures_of(&streamed), failures_of(&whole));
+        }
     }
 
     #[test]

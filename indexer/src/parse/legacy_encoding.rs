@@ -35,6 +35,45 @@ pub(super) fn decode_legacy(bytes: &[u8], declared: Option<&'static Encoding>) -
         _ => guess(bytes),
     };
     let (text, _) = encoding.decode_without_bom_handling(bytes);
+    refuse_control_characters(&text, encoding)?;
+    Ok(text.into_owned())
+}
+
+/// The encoding a text stream is decoded from (None: UTF-8, passed on as it is), decided on
+/// `window`, its bytes from the first past ASCII or escape (`ended`: to the stream's end), as
+/// [`decode_legacy`] decides on a whole file's: UTF-8 where the window is (but for a character
+/// cut at its end), ISO-2022-JP where it is 7-bit and switches to a Japanese character set,
+/// else `declared`, else UTF-8 where it mostly is, else the likeliest legacy encoding; fails
+/// where the window does not read as text in it.
+pub(super) fn stream_encoding(
+    window: &[u8],
+    ended: bool,
+    declared: Option<&'static Encoding>,
+) -> Result<Option<&'static Encoding>, ParseError> {
+    let utf8 = match std::str::from_utf8(window) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none() && !ended,
+    };
+    let japanese_escapes = || find(window, b"\x1b$B").or(find(window, b"\x1b$@")).is_some();
+    let encoding = if utf8 && window.is_ascii() && japanese_escapes() {
+        ISO_2022_JP
+    } else if utf8 {
+        return Ok(None);
+    } else {
+        match declared {
+            Some(encoding) if encoding != UTF_8 => encoding,
+            _ if mostly_utf8(window) => return Ok(None),
+            _ => guess_in(&window[..window.len().min(GUESS_SAMPLE_BYTES)], ended),
+        }
+    };
+    let (text, _) = encoding.decode_without_bom_handling(window);
+    refuse_control_characters(&text, encoding)?;
+    Ok(Some(encoding))
+}
+
+/// Fails where `text` (decoded from `encoding`) holds control characters or undecodable bytes
+/// as binary data read as text does ([`ONE_CONTROL_IN`]).
+fn refuse_control_characters(text: &str, encoding: &'static Encoding) -> Result<(), ParseError> {
     let (looked_at, controls) = text
         .chars()
         .take(CONTROL_SAMPLE_CHARS)
@@ -47,7 +86,7 @@ pub(super) fn decode_legacy(bytes: &[u8], declared: Option<&'static Encoding>) -
             encoding.name()
         )));
     }
-    Ok(text.into_owned())
+    Ok(())
 }
 
 /// `text` (valid UTF-8, so 7-bit where it has escapes) read as ISO-2022-JP, where it switches
@@ -78,8 +117,13 @@ fn mostly_utf8(bytes: &[u8]) -> bool {
 /// [`GUESS_SAMPLE_BYTES`] (no top-level domain to go by).
 fn guess(bytes: &[u8]) -> &'static Encoding {
     let sample = &bytes[..bytes.len().min(GUESS_SAMPLE_BYTES)];
+    guess_in(sample, sample.len() == bytes.len())
+}
+
+/// The likeliest encoding of `sample` other than UTF-8 (`last`: the text ends with it).
+fn guess_in(sample: &[u8], last: bool) -> &'static Encoding {
     let mut detector = EncodingDetector::new(Iso2022JpDetection::Allow);
-    detector.feed(sample, sample.len() == bytes.len());
+    detector.feed(sample, last);
     detector.guess(None, Utf8Detection::Deny)
 }
 

@@ -74,6 +74,7 @@ mod stack_exchange_stream;
 mod table_stream;
 mod tar_reader;
 mod text;
+mod text_stream;
 mod wiki_dump;
 mod wiki_dump_stream;
 mod wikitext;

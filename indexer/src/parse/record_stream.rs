@@ -209,21 +209,6 @@ impl Iterator for RecordStream {
 /// thousands.
 pub const MAX_INFLATION_RATIO: u64 = 100;
 
-/// Refuses a text stream (`what`: "a JSONL file") whose first bytes show UTF-16 (a byte order
-/// mark), which a file read whole would be decoded from, or a binary file (a NUL byte in its
-/// first 8 KiB), as a file read whole is refused.
-pub(super) fn refuse_utf16_or_binary(head: &[u8], what: &str) -> Result<(), ParseError> {
-    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
-        return Err(ParseError::Corrupt(format!(
-            "it is UTF-16 (a byte order mark says so): {what} read as a stream must be UTF-8"
-        )));
-    }
-    match head.iter().take(8192).position(|b| *b == 0) {
-        Some(at) => Err(ParseError::Binary(format!("NUL byte at offset {at}"))),
-        None => Ok(()),
-    }
-}
-
 /// A stored file's bytes as they read: inflated as they are read where they are compressed
 /// (told by their first bytes), to [`MAX_INFLATION_RATIO`] times `stored_size` (at least
 /// [`MAX_INFLATED_BYTES`]); past that a read fails.

@@ -7,12 +7,14 @@
 //! before kept. The bytes must be UTF-8 (a byte order mark is left out; bytes that are not UTF-8
 //! read as U+FFFD), as a file read whole is decoded first.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::csv::TableParts;
-use super::record_stream::{batch_or_end, inflating, refuse_utf16_or_binary};
+use super::record_stream::{batch_or_end, inflating};
+use super::text::declared_by_source;
+use super::text_stream::DecodedText;
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -35,14 +37,7 @@ impl TableStream {
     /// Reads `file`'s rows from `bytes` (inflated first where they are compressed), its cells
     /// separated by `delimiter`.
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>, delimiter: u8) -> Result<Self, ParseError> {
-        let mut text = BufReader::with_capacity(1 << 20, inflating(bytes, file.size)?);
-        let head = text
-            .fill_buf()
-            .map_err(|e| ParseError::Corrupt(format!("its first bytes could not be read ({e})")))?;
-        refuse_utf16_or_binary(head, "a CSV or TSV file")?;
-        if head.starts_with(b"\xEF\xBB\xBF") {
-            text.consume(3);
-        }
+        let text = DecodedText::open(inflating(bytes, file.size)?, declared_by_source(&file))?;
         let row_ended_at = Arc::new(AtomicU64::new(0));
         let bound = RowBound {
             inner: text,
@@ -112,7 +107,7 @@ impl TableStream {
 
 /// A table's bytes, failing a read once the row being read has taken [`MAX_ROW_BYTES`].
 struct RowBound {
-    inner: BufReader<Box<dyn Read + Send>>,
+    inner: BufReader<DecodedText>,
     /// Bytes read so far.
     read: u64,
     row_ended_at: Arc<AtomicU64>,
@@ -237,14 +232,34 @@ mod tests {
     }
 
     #[test]
-    fn a_table_of_no_row_fails_as_read_whole_and_utf16_is_refused() {
+    fn a_table_of_no_row_fails_as_read_whole() {
         let error = stream("h.csv", b"only,header\n".to_vec()).next().unwrap().unwrap_err();
         assert_eq!(error, ParseError::NoText);
-        let utf16 = TableStream::open(
-            raw_for_test("u.csv", Vec::new()),
-            Box::new(std::io::Cursor::new(b"\xFF\xFEi\0d\0".to_vec())),
-            b',',
+    }
+
+    #[test]
+    fn a_table_in_a_legacy_encoding_or_utf16_is_decoded_as_read_whole() {
+        // Past its first megabyte of ASCII rows, a Windows-1252 table's accented names.
+        let mut text = table(30_000).replacen('\u{feff}', "", 1);
+        text.push_str("30001,\"Müller, café\",\"crème brûlée, size 2\"\r\n");
+        let latin = encoding_rs::WINDOWS_1252.encode(&text).0.into_owned();
+        let whole = AutoParser.parse(&raw_for_test("latin.csv", latin.clone())).unwrap();
+        let last = whole.documents.last().unwrap();
+        assert_eq!(
+            last.blocks.last().unwrap().text,
+            "30001, Müller, café, crème brûlée, size 2"
         );
-        assert!(matches!(utf16, Err(ParseError::Corrupt(_))));
+        let streamed: Parsed = stream("latin.csv", gzip(&latin)).map(Result::unwrap).collect();
+        assert_same_documents(&streamed.documents.iter().collect::<Vec<_>>(), &whole.documents);
+        // UTF-16 with its byte order mark, as Excel's "Unicode text" writes a TSV.
+        let tsv = "名前\t都市\n山田\t東京\n".repeat(1500);
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(tsv.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let whole = AutoParser.parse(&raw_for_test("unicode.tsv", utf16.clone())).unwrap();
+        assert_eq!(whole.documents[0].blocks[0].text, "山田\t東京");
+        let streamed: Parsed = stream("unicode.tsv", utf16).map(Result::unwrap).collect();
+        assert_same_documents(&streamed.documents.iter().collect::<Vec<_>>(), &whole.documents);
     }
 }

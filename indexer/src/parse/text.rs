@@ -1,7 +1,7 @@
 //! Plain text: decoding (UTF-8, UTF-8/16 with BOM, UTF-16 without one, legacy encodings) with
 //! precise errors, one block per file.
 
-use encoding_rs::Encoding;
+use encoding_rs::{Encoding, UTF_16BE, UTF_16LE};
 
 use super::legacy_encoding::{declared_in_content_type, decode_iso_2022_jp, decode_legacy};
 use super::{Block, Document, ParseError, Parsed};
@@ -37,7 +37,12 @@ pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encod
     if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
         return decode_utf16(rest, u16::from_be_bytes);
     }
-    if let Some(read) = utf16_without_bom(bytes) {
+    if let Some(encoding) = utf16_without_bom(bytes) {
+        let read = if encoding == UTF_16LE {
+            u16::from_le_bytes
+        } else {
+            u16::from_be_bytes
+        };
         return decode_utf16(bytes, read);
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
@@ -58,7 +63,7 @@ pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encod
 /// Greek or Cyrillic letters, digits and punctuation most code units have a zero high byte,
 /// so the first KiB has zeros at nearly every second byte and hardly any at the others.
 /// (Text all in other scripts has no zero bytes to tell it by: it is not told apart.)
-pub(crate) fn utf16_without_bom(bytes: &[u8]) -> Option<fn([u8; 2]) -> u16> {
+pub(crate) fn utf16_without_bom(bytes: &[u8]) -> Option<&'static Encoding> {
     let head = &bytes[..bytes.len().min(1024) & !1];
     let pairs = head.len() / 2;
     if pairs < 4 {
@@ -69,8 +74,8 @@ pub(crate) fn utf16_without_bom(bytes: &[u8]) -> Option<fn([u8; 2]) -> u16> {
     let many = |zeros: usize| zeros * 10 >= pairs * 3;
     let few = |zeros: usize| zeros * 20 <= pairs;
     match (many(even), few(even), many(odd), few(odd)) {
-        (_, true, true, _) => Some(u16::from_le_bytes),
-        (true, _, _, true) => Some(u16::from_be_bytes),
+        (_, true, true, _) => Some(UTF_16LE),
+        (true, _, _, true) => Some(UTF_16BE),
         _ => None,
     }
 }
