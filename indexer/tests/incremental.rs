@@ -774,6 +774,77 @@ async fn a_file_that_fails_keeps_its_last_good_version() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_that_is_no_document_is_not_read_again_while_unchanged() {
+    let src = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().to_str().unwrap();
+    std::fs::write(src.path().join("a.md"), paragraph("orchards", 6)).unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(std::iter::repeat_n(0u8, 4000));
+    std::fs::write(src.path().join("pic.png"), &png).unwrap();
+    std::fs::write(src.path().join("empty.txt"), b"").unwrap();
+    // A broken line fails an item of its file, not the file: it is read again each run.
+    std::fs::write(src.path().join("c.jsonl"), "{ broken\n").unwrap();
+    let first = run(src.path(), out, |_| {}).await;
+    let reasons = |report: &RunReport| -> Vec<(String, String, Option<String>)> {
+        let mut reasons: Vec<_> = report
+            .failures
+            .iter()
+            .map(|f| {
+                let name = f.uri.rsplit('/').next().unwrap().to_string();
+                (name, f.reason.clone(), f.unchanged_since.clone())
+            })
+            .collect();
+        reasons.sort();
+        reasons
+    };
+    let first_reasons = reasons(&first);
+    let names: Vec<&str> = first_reasons.iter().map(|(name, ..)| name.as_str()).collect();
+    assert_eq!(names, ["c.jsonl#L1", "empty.txt", "pic.png"]);
+    assert!(first_reasons.iter().all(|(.., since)| since.is_none()));
+
+    // Unchanged: the picture and the empty file are not fetched, their failures carried over
+    // as reported; the file with a broken line is read again.
+    let second = run(src.path(), out, |_| {}).await;
+    assert_eq!(stage_items(&second, "fetch"), 1, "only c.jsonl");
+    assert_eq!(delta(&second).files_unchanged, 3);
+    let second_reasons = reasons(&second);
+    assert_eq!(second.documents_failed, 3);
+    for ((name, reason, since), (first_name, first_reason, _)) in second_reasons.iter().zip(&first_reasons) {
+        assert_eq!((name, reason), (first_name, first_reason));
+        let carried = name != "c.jsonl#L1";
+        assert_eq!(since.as_ref(), first.version.as_ref().filter(|_| carried), "{name}");
+    }
+    let pic = second.failures.iter().find(|f| f.uri.ends_with("pic.png")).unwrap();
+    assert!(
+        pic.reason_with_detail().ends_with(&format!(
+            "(unchanged since version {}: not read again)",
+            first.version.as_ref().unwrap()
+        )),
+        "{}",
+        pic.reason_with_detail()
+    );
+    // Carried again by the next run, from the version before it.
+    let third = run(src.path(), out, |_| {}).await;
+    assert_eq!(stage_items(&third, "fetch"), 1);
+    let carried = third.failures.iter().find(|f| f.uri.ends_with("empty.txt")).unwrap();
+    assert_eq!(carried.unchanged_since, second.version);
+
+    // Changed, the picture is read again: now a note, it is indexed.
+    std::fs::write(src.path().join("pic.png"), paragraph("pictures", 3)).unwrap();
+    let fourth = run(src.path(), out, |_| {}).await;
+    assert_eq!(stage_items(&fourth, "fetch"), 2, "pic.png and c.jsonl");
+    let names: Vec<String> = reasons(&fourth).into_iter().map(|(name, ..)| name).collect();
+    assert_eq!(names, ["c.jsonl#L1", "empty.txt"]);
+    assert!(vectors_by_file(out).await.contains_key("pic.png"));
+
+    // Another parse signature (another document token limit) reads every file again.
+    let other = run(src.path(), out, |o| o.max_document_tokens = 400_000).await;
+    assert_eq!(stage_items(&other, "fetch"), 4);
+    assert!(other.failures.iter().all(|f| f.unchanged_since.is_none()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_changed_line_rewrites_only_its_document() {
     let src = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();

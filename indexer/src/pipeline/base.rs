@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::delta::{PreviousVersion, PublishMode};
+use super::report::Failure;
 use super::reuse::{ReuseReport, StoredEmbeddings};
 use super::RunOptions;
 use crate::embed::Embedder;
@@ -23,6 +24,8 @@ pub(super) struct Base {
     pub files_listed: usize,
     /// Listed files a delta does not fetch: their ETag is the one the previous version saw.
     pub unchanged_files: HashSet<String>,
+    /// The failures of those that are no document (a picture, an empty file), carried over.
+    pub unchanged_failures: Vec<Failure>,
     /// The previous version's vectors this run may hand to documents it parses again.
     pub stored: Option<StoredEmbeddings>,
     pub documents_stored: usize,
@@ -100,6 +103,10 @@ pub(super) async fn prepare_base(
         }
         delta_base = delta.then_some(previous);
     }
+    let unchanged_failures = delta_base
+        .as_ref()
+        .map(|previous| previous.no_document_failures(&unchanged_files))
+        .unwrap_or_default();
     let documents_stored = stored.as_ref().map_or(0, StoredEmbeddings::len);
     let files_listed = listing.entries.len();
     listing.entries.retain(|entry| !unchanged_files.contains(&entry.uri));
@@ -119,6 +126,7 @@ pub(super) async fn prepare_base(
         listed,
         files_listed,
         unchanged_files,
+        unchanged_failures,
         stored,
         documents_stored,
         delta_base,

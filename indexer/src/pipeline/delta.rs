@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::compact::CompactReport;
+use super::report::Failure;
 use crate::error::IndexerError;
 use crate::index::IndexOptions;
 use crate::parse::{added_through_api, file_uri_of};
@@ -323,7 +324,8 @@ impl PreviousVersion {
     }
 
     /// The listed files that need not be fetched: the version's file table has the file with
-    /// the listed ETag, nothing of it failed, the version serves every document the table
+    /// the listed ETag, nothing of it failed (or it is no document: a picture, an empty file,
+    /// which the same bytes and build fail alike), the version serves every document the table
     /// counts for it, the run that wrote it parsed with the same signature, and the layers of
     /// each of its documents were made by `layers_by`, the run's summarizer (not by one it fell
     /// back to). Says in `notes` why nothing could be skipped.
@@ -367,13 +369,34 @@ impl PreviousVersion {
                 table.get(&entry.uri).is_some_and(|file| {
                     file.etag.is_some()
                         && file.etag == entry.etag
-                        && !file.failed
+                        && (!file.failed || file.no_document.is_some())
                         && live.get(entry.uri.as_str()).copied().unwrap_or(0) == file.documents
                         && !layers_again.contains(entry.uri.as_str())
                 })
             })
             .map(|entry| entry.uri.clone())
             .collect()
+    }
+
+    /// The failures of the `unchanged` files that are no document, carried over as the run
+    /// that read them reported them (they are not read again).
+    pub fn no_document_failures(&self, unchanged: &HashSet<String>) -> Vec<Failure> {
+        let Some(table) = &self.files else {
+            return Vec::new();
+        };
+        let mut failures: Vec<Failure> = unchanged
+            .iter()
+            .filter_map(|uri| {
+                let reason = table.get(uri)?.no_document.clone()?;
+                Some(Failure {
+                    unchanged_since: Some(self.version().to_string()),
+                    no_document: true,
+                    ..Failure::new(uri, "parse", reason)
+                })
+            })
+            .collect();
+        failures.sort_by(|a, b| a.uri.cmp(&b.uri));
+        failures
     }
 
     /// The tombstones and per-file contents of the version that keeps everything of this one

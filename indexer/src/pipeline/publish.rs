@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::compact::{compact, segments_to_merge, CompactOptions};
 use super::delta::{DeltaReport, PreviousVersion};
 use super::rebase::{built_on_base, carry_api_documents, rebase_delta, touched_documents, Carried, REBASES};
-use super::report::{failed_files, RunReport, StageReport};
+use super::report::{failed_files, no_document_files, Failure, RunReport, StageReport};
 use super::segment::{assemble_onto, build_segment_blocking, BuiltAhead, SegmentRows, RECALL_K};
 use super::segmenter::CutSegments;
 use super::shard::{record_shard, ShardRun};
@@ -175,7 +175,7 @@ impl Publisher {
             segments, files: live, ..
         } = cut;
         let version = new_version_id();
-        let files = self.file_table(live, &failed_files(&report.failures));
+        let files = self.file_table(live, &report.failures);
         // A shard's part may hold nothing: the other shards' parts may.
         let spec = match (segments.first(), &self.builder.options.shard) {
             (Some(first), _) => first.spec.clone(),
@@ -282,14 +282,17 @@ impl Publisher {
     }
 
     /// The file table of the new version: what it serves of each file (`live`), with the
-    /// ETag every listed file had and whether any of it failed in this run.
-    fn file_table(&self, mut live: FileTable, failed: &HashSet<String>) -> FileTable {
+    /// ETag every listed file had, whether any of it failed in this run (`failures`), and why
+    /// it is no document where that was its failure.
+    fn file_table(&self, mut live: FileTable, failures: &[Failure]) -> FileTable {
+        let (failed, mut no_document) = (failed_files(failures), no_document_files(failures));
         // Documents added through the API are no source file's.
         live.files.retain(|uri, _| !added_through_api(uri));
         for (uri, etag) in &self.listed {
             let entry = live.files.entry(uri.clone()).or_default();
             entry.etag = etag.clone();
             entry.failed = failed.contains(uri.as_str());
+            entry.no_document = no_document.remove(uri.as_str());
         }
         live
     }
@@ -354,7 +357,7 @@ impl Publisher {
         report.index = manifest.index.params.factory();
         (report.documents_indexed, report.chunks, report.tokens) =
             (live.documents as usize, live.chunks as usize, live.tokens);
-        let files = self.file_table(changes.files, &failed);
+        let files = self.file_table(changes.files, &report.failures);
         report.reuse.kept_after_failure = changes.kept_after_failure;
         if let Some(shard) = &self.builder.options.shard {
             // No compaction: it would rewrite other shards' documents.

@@ -1,7 +1,7 @@
 //! The run report: what was seen, indexed, failed (with reasons) and skipped, and how
 //! fast each stage went. Printed as a table and written as JSON.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -17,6 +17,23 @@ pub fn failed_files(failures: &[Failure]) -> HashSet<String> {
     failures.iter().map(|f| file_uri_of(&f.uri).to_string()).collect()
 }
 
+/// The files that are no document (a picture, an empty file), by URI, with the reason: those
+/// whose every failure is the file's own and says so ([`Failure::no_document`]).
+pub fn no_document_files(failures: &[Failure]) -> HashMap<String, String> {
+    let mut files = HashMap::new();
+    let mut other_failures = HashSet::new();
+    for failure in failures {
+        let file = file_uri_of(&failure.uri);
+        if failure.no_document && file == failure.uri {
+            files.insert(file.to_string(), failure.reason.clone());
+        } else {
+            other_failures.insert(file);
+        }
+    }
+    files.retain(|file, _| !other_failures.contains(file.as_str()));
+    files
+}
+
 /// A document (or file) that failed, at which stage, and why.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Failure {
@@ -27,6 +44,14 @@ pub struct Failure {
     /// What the reason leaves out: what was found wrong, the counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The file is no document (binary, unsupported, empty, no text): the same bytes fail the
+    /// same way under the same build, so a later run does not fetch it again while unchanged.
+    #[serde(skip)]
+    pub no_document: bool,
+    /// Set where the file was not read again: the version it is unchanged since, which
+    /// reported the same failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchanged_since: Option<String>,
 }
 
 /// Characters of a failure's reason kept: a reason quotes what it failed on (a CSV header, a
@@ -41,6 +66,8 @@ impl Failure {
             stage,
             reason: shortened(reason),
             detail: None,
+            no_document: false,
+            unchanged_since: None,
         }
     }
 
@@ -48,15 +75,20 @@ impl Failure {
     pub fn of(uri: &str, stage: &'static str, error: &crate::parse::ParseError) -> Self {
         Self {
             detail: error.detail().map(shortened),
+            no_document: error.is_no_document(),
             ..Self::new(uri, stage, error.to_string())
         }
     }
 
     /// The reason with its detail, for a log line or a one-line message.
     pub fn reason_with_detail(&self) -> String {
-        match &self.detail {
+        let reason = match &self.detail {
             Some(detail) => format!("{} ({detail})", self.reason),
             None => self.reason.clone(),
+        };
+        match &self.unchanged_since {
+            Some(version) => format!("{reason} (unchanged since version {version}: not read again)"),
+            None => reason,
         }
     }
 }
@@ -363,6 +395,27 @@ impl RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::ParseError;
+
+    #[test]
+    fn a_file_is_no_document_only_where_its_every_failure_is_its_own_and_says_so() {
+        let binary = ParseError::Binary("PNG image".into());
+        let failures = [
+            Failure::of("file:///pic.png", "parse", &binary),
+            Failure::of("file:///empty.txt", "parse", &ParseError::Empty),
+            // An archive's member that is no document is the archive's item, not the file.
+            Failure::of("file:///a.zip#member=logo.png", "parse", &binary),
+            // A file corrupted, or a file with another failure beside, is read again.
+            Failure::of("file:///b.pdf", "parse", &ParseError::Corrupt("xref".into())),
+            Failure::of("file:///c.txt", "parse", &ParseError::NoText),
+            Failure::new("file:///c.txt", "fetch", "timed out".into()),
+        ];
+        let files = no_document_files(&failures);
+        let mut names: Vec<&str> = files.keys().map(String::as_str).collect();
+        names.sort();
+        assert_eq!(names, ["file:///empty.txt", "file:///pic.png"]);
+        assert_eq!(files["file:///empty.txt"], ParseError::Empty.to_string());
+    }
 
     #[test]
     fn a_failures_reason_is_cut_short() {

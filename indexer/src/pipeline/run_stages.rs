@@ -62,7 +62,8 @@ pub(super) async fn run_stages(
     let files_fetched = entries.len();
     let completion = file_completion(options, base, &entries);
     let progress = Progress::start(options.progress, files_fetched as u64);
-    let failures = Arc::new(Mutex::new(Vec::<Failure>::new()));
+    // The failures of unchanged files that are no document stand as they were reported.
+    let failures = Arc::new(Mutex::new(std::mem::take(&mut base.unchanged_failures)));
     let warnings = Arc::new(Mutex::new(Vec::<Warning>::new()));
     let context = Arc::new(StageContext {
         settings,

@@ -25,8 +25,13 @@ const FILE: &str = "files.parquet";
 pub struct FileEntry {
     /// The ETag the listing gave when the run read the file (None: the source gives none).
     pub etag: Option<String>,
-    /// Some or all of the file failed in that run (it is fetched again next time).
+    /// Some or all of the file failed in that run (it is fetched again next time, unless it
+    /// is `no_document`).
     pub failed: bool,
+    /// Why the file is no document (a picture, an empty file), where that was its failure:
+    /// a later run of the same parse signature does not fetch it again while its ETag is
+    /// this one, and reports the failure as carried over.
+    pub no_document: Option<String>,
     /// Live documents, chunks and tokens of the file in the version.
     pub documents: u64,
     pub chunks: u64,
@@ -98,6 +103,9 @@ impl FileTable {
             Arc::new(StringArray::from_iter_values(self.files.keys())),
             Arc::new(StringArray::from(entries().map(|e| e.etag.clone()).collect::<Vec<_>>())),
             Arc::new(BooleanArray::from(entries().map(|e| e.failed).collect::<Vec<_>>())),
+            Arc::new(StringArray::from(
+                entries().map(|e| e.no_document.clone()).collect::<Vec<_>>(),
+            )),
             counts(|e| e.documents),
             counts(|e| e.chunks),
             counts(|e| e.tokens),
@@ -107,6 +115,7 @@ impl FileTable {
             Field::new("uri", DataType::Utf8, false),
             Field::new("etag", DataType::Utf8, true),
             Field::new("failed", DataType::Boolean, false),
+            Field::new("no_document", DataType::Utf8, true),
             count("documents"),
             count("chunks"),
             count("tokens"),
@@ -122,12 +131,20 @@ impl FileTable {
             let uri = column::<StringArray>(&batch, FILE, "uri")?;
             let etag = column::<StringArray>(&batch, FILE, "etag")?;
             let failed = column::<BooleanArray>(&batch, FILE, "failed")?;
+            // Tables written before the column have none.
+            let no_document = match batch.column_by_name("no_document") {
+                None => None,
+                Some(_) => Some(column::<StringArray>(&batch, FILE, "no_document")?),
+            };
             let count = |name: &str| column::<UInt64Array>(&batch, FILE, name);
             let (documents, chunks, tokens) = (count("documents")?, count("chunks")?, count("tokens")?);
             for row in 0..batch.num_rows() {
                 let entry = FileEntry {
                     etag: etag.is_valid(row).then(|| etag.value(row).to_string()),
                     failed: failed.value(row),
+                    no_document: no_document
+                        .filter(|column| column.is_valid(row))
+                        .map(|column| column.value(row).to_string()),
                     documents: documents.value(row),
                     chunks: chunks.value(row),
                     tokens: tokens.value(row),
@@ -144,13 +161,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trips_with_and_without_etags() {
+    fn round_trips_with_and_without_etags_and_no_document_reasons() {
         let mut table = FileTable::default();
         table.files.insert(
             "file:///a.md".into(),
             FileEntry {
                 etag: Some("\"e1\"".into()),
                 failed: false,
+                no_document: None,
                 documents: 1,
                 chunks: 3,
                 tokens: 700,
@@ -161,18 +179,43 @@ mod tests {
             FileEntry {
                 etag: None,
                 failed: true,
+                no_document: None,
                 documents: 40,
                 chunks: 41,
                 tokens: 9000,
             },
         );
+        table.files.insert(
+            "s3://b/pic.png".into(),
+            FileEntry {
+                etag: Some("\"e2\"".into()),
+                failed: true,
+                no_document: Some("binary file: PNG image".into()),
+                documents: 0,
+                chunks: 0,
+                tokens: 0,
+            },
+        );
         let back = FileTable::from_parquet(table.to_parquet().unwrap().into()).unwrap();
         assert_eq!(back, table);
+        // A table written before the `no_document` column reads as none.
+        let old_schema = |batch: &RecordBatch| {
+            let kept: Vec<usize> = (0..batch.num_columns())
+                .filter(|&i| batch.schema().field(i).name() != "no_document")
+                .collect();
+            batch.project(&kept).unwrap()
+        };
+        let batches = read_batches(FILE, table.to_parquet().unwrap().into()).unwrap();
+        let older = write_batch(FILE, old_schema(&batches[0]), &[]).unwrap();
+        let back = FileTable::from_parquet(older.into()).unwrap();
+        assert_eq!(back.get("s3://b/pic.png").unwrap().no_document, None);
+        assert!(back.get("s3://b/pic.png").unwrap().failed);
         assert_eq!(
             back.totals(),
             FileEntry {
                 etag: None,
                 failed: false,
+                no_document: None,
                 documents: 41,
                 chunks: 44,
                 tokens: 9700
