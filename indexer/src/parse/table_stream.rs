@@ -18,8 +18,10 @@ use super::text_stream::DecodedText;
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
-/// Documents (of up to 1,000 rows each) a batch holds at most.
-pub const BATCH_PARTS: usize = 4;
+/// Documents (of up to 1,000 rows or 1 MiB each) a batch holds at most: 32 MiB of rows at
+/// most, as a mailbox's batch, and documents enough for the chunking of a batch, done a
+/// document a thread, to keep a GPU host's 16 cores busy.
+pub const BATCH_PARTS: usize = 32;
 /// The most bytes one row may take.
 pub const MAX_ROW_BYTES: u64 = 64 << 20;
 
@@ -184,12 +186,16 @@ mod tests {
         );
         for bytes in [text.clone().into_bytes(), gzip(text.as_bytes())] {
             let batches: Vec<Parsed> = stream("parts.csv", bytes).map(Result::unwrap).collect();
-            assert_eq!(batches.len(), 2, "four documents a batch");
+            assert_eq!(batches.len(), 1, "up to 32 documents a batch");
             let streamed: Parsed = batches.into_iter().collect();
             let documents: Vec<_> = streamed.documents.iter().collect();
             assert_same_documents(&documents, &whole.documents);
             assert!(streamed.failures.is_empty());
         }
+        let sizes: Vec<usize> = stream("big.csv", table(40_000).into_bytes())
+            .map(|batch| batch.unwrap().documents.len())
+            .collect();
+        assert_eq!(sizes, [BATCH_PARTS, 40 - BATCH_PARTS]);
         // A small table is one document named by its file, read either way; its parts'
         // content hashes differ where their rows do.
         let small = table(50);

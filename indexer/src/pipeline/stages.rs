@@ -412,8 +412,11 @@ pub(super) fn parse_stage(
     (busy, passing.reused, stored)
 }
 
-/// Parses and chunks a file read as a stream, a batch of its records at a time, each batch
-/// passed on before the next is read; the file is reported done after its last batch. The
+/// Batches of a stream read ahead of the one being chunked (their memory: a batch each).
+const READ_AHEAD_BATCHES: usize = 1;
+
+/// Parses and chunks a file read as a stream, a batch of its records at a time, the next
+/// batch read while one is chunked; the file is reported done after its last batch. The
 /// seconds spent working (the waits for the stages after it left out), or None once the
 /// stages after it stopped listening.
 fn parse_stream(stream: StreamedFile, kind: StreamKind, passing: &mut PassOn) -> Option<f64> {
@@ -429,18 +432,35 @@ fn parse_stream(stream: StreamedFile, kind: StreamKind, passing: &mut PassOn) ->
     match RecordStream::open(stream, kind, &context.settings.parser) {
         Err(e) => fail(Failure::of(&uri, "parse", &e)),
         Ok(batches) => {
-            for batch in batches {
-                let (documents, failures) = match batch {
-                    Ok(parsed) => chunk_parsed(parsed, &context.settings),
-                    Err(e) => (Vec::new(), vec![Failure::of(&uri, "parse", &e)]),
-                };
-                failures.into_iter().for_each(&mut fail);
-                let passed = passing.prepare(documents, &[]);
-                let waiting = Instant::now();
-                if !passing.send(passed) {
-                    return None;
+            let listening = std::thread::scope(|scope| {
+                // The next batch is read (and inflated, and its records parsed) while this
+                // one is chunked: reading is one thread's work, which would otherwise leave
+                // the other cores idle between batches.
+                let (read_tx, read_rx) = std::sync::mpsc::sync_channel(READ_AHEAD_BATCHES);
+                scope.spawn(move || {
+                    for batch in batches {
+                        if read_tx.send(batch).is_err() {
+                            break;
+                        }
+                    }
+                });
+                for batch in read_rx {
+                    let (documents, failures) = match batch {
+                        Ok(parsed) => chunk_parsed(parsed, &context.settings),
+                        Err(e) => (Vec::new(), vec![Failure::of(&uri, "parse", &e)]),
+                    };
+                    failures.into_iter().for_each(&mut fail);
+                    let passed = passing.prepare(documents, &[]);
+                    let waiting = Instant::now();
+                    if !passing.send(passed) {
+                        return false;
+                    }
+                    held_back += waiting.elapsed();
                 }
-                held_back += waiting.elapsed();
+                true
+            });
+            if !listening {
+                return None;
             }
         }
     }
