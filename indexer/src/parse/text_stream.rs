@@ -119,13 +119,16 @@ impl DecodedText {
         Ok(())
     }
 
-    /// Where the stream is still undecided and its unread bytes hold one past ASCII (or an
-    /// escape, which ISO-2022-JP switches by), decides its encoding on the window from there.
+    /// Where the stream is still undecided and its unread bytes hold one past ASCII (or the
+    /// `ESC $` ISO-2022-JP switches to a Japanese character set by; not a terminal's colour
+    /// codes, `ESC [`), decides its encoding on the window from there.
     fn decide_if_due(&mut self) -> std::io::Result<()> {
         if !matches!(self.state, State::Undecided) {
             return Ok(());
         }
-        let Some(at) = self.raw[self.raw_at..].iter().position(|b| *b >= 0x80 || *b == 0x1B) else {
+        let unread = &self.raw[self.raw_at..];
+        let switches = |at: usize| unread[at] == 0x1B && unread.get(at + 1) == Some(&b'$');
+        let Some(at) = (0..unread.len()).position(|at| unread[at] >= 0x80 || switches(at)) else {
             return Ok(());
         };
         let ascii_end = self.raw_at + at;
@@ -275,6 +278,12 @@ mod tests {
         for bytes in [with_bom, utf16le, [b"\xFE\xFF".as_slice(), &utf16be].concat()] {
             assert_eq!(String::from_utf8(read_all(bytes, 3, None).unwrap()).unwrap(), text);
         }
+        // A terminal's colour codes (more than the window of them) before a legacy
+        // encoding's letters decide nothing.
+        let colours = b"\x1b[31mred\x1b[0m,".repeat(100_000);
+        let coloured = [colours, WINDOWS_1252.encode("Größe\n").0.into_owned()].concat();
+        let out = String::from_utf8(read_all(coloured, 7, None).unwrap()).unwrap();
+        assert!(out.ends_with(",Größe\n"), "{}", &out[out.len() - 20..]);
         let jis = b"subject: \x1b$BF|K\\8l\x1b(B text\n".to_vec();
         assert_eq!(
             String::from_utf8(read_all(jis, 2, None).unwrap()).unwrap(),
