@@ -35,6 +35,10 @@ pub enum ParseError {
     Corrupt(String),
     #[error("no text content found")]
     NoText,
+    /// A file of a kind that holds no text by design (a data dump's table of votes): the kind
+    /// is the detail of the message.
+    #[error("no text content found: {0}")]
+    NoTextIn(String),
     /// Seed 004's message, with the limit; the document's own count is the detail.
     #[error("Document too large: exceeds maximum token limit ({}).", token_count(*limit))]
     TooLarge { tokens: usize, limit: usize },
@@ -72,7 +76,11 @@ impl ParseError {
     pub fn is_no_document(&self) -> bool {
         matches!(
             self,
-            ParseError::Binary(_) | ParseError::Unsupported(_) | ParseError::Empty | ParseError::NoText
+            ParseError::Binary(_)
+                | ParseError::Unsupported(_)
+                | ParseError::Empty
+                | ParseError::NoText
+                | ParseError::NoTextIn(_)
         )
     }
 

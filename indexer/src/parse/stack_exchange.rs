@@ -17,7 +17,8 @@
 //!   profile text, an empty comment) is no document.
 //!
 //! The dump's other tables (votes, badges, links, tags, history) hold no text a search
-//! needs and are read as other XML is. A row whose `Id` an earlier row has fails alone; XML
+//! needs: each fails as such, saying which table it is (a file that is no document, not
+//! fetched again while unchanged). A row whose `Id` an earlier row has fails alone; XML
 //! damaged partway keeps the rows before it. A table past the size limit, or compressed, is
 //! read as a stream by `stack_exchange_stream.rs`, through this file's rows and documents.
 
@@ -114,11 +115,47 @@ fn read_rows(xml: &str) -> Result<Rows, ParseError> {
     Ok(read)
 }
 
+/// What the dump's other tables hold, by their root element: nothing a search needs (the
+/// revisions' text is the posts', as they stand, in `Posts.xml`).
+fn other_table(root: &str) -> Option<&'static str> {
+    match root {
+        "votes" => Some("votes on posts"),
+        "badges" => Some("badges users earned"),
+        "postlinks" => Some("links between posts"),
+        "posthistory" => Some("the posts' earlier revisions"),
+        "tags" => Some("tag names and counts"),
+        _ => None,
+    }
+}
+
+/// Whether the root's first child element is a `<row>`, as in a dump's table.
+fn first_child_is_a_row(xml: &str) -> bool {
+    let mut reader = lenient_reader(xml);
+    let mut depth = 0usize;
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(start)) | Ok(Event::Empty(start)) if depth == 1 => {
+                return start.local_name().as_ref() == b"row";
+            }
+            Ok(Event::Start(_)) => depth += 1,
+            Ok(Event::Empty(_)) => {}
+            Ok(Event::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Event::Eof) | Err(_) => return false,
+            Ok(_) => {}
+        }
+    }
+}
+
 /// A dump table's documents, or `None` where the XML holds no `<row>` under its root (other
 /// XML whose root has one of the tables' names).
 pub(super) fn parse(raw: &RawDocument, xml: &str, root: &str) -> Result<Option<Parsed>, ParseError> {
     let Some(table) = Table::of_root(root) else {
-        return Ok(None);
+        return match other_table(root) {
+            Some(holds) if first_child_is_a_row(xml) => Err(ParseError::NoTextIn(format!(
+                "a Stack Exchange {root} table holds {holds}, which is not indexed (the dump's Posts.xml, Comments.xml and Users.xml are)"
+            ))),
+            _ => Ok(None),
+        };
     };
     let read = read_rows(xml)?;
     if read.rows.is_empty() && read.damage.is_none() {
@@ -494,6 +531,30 @@ mod tests {
         assert_eq!(user.metadata["location"], "London, UK");
         assert_eq!(user.metadata["url"], "https://ada.example");
         assert!(failures_of(&parsed).is_empty());
+    }
+
+    #[test]
+    fn the_dumps_other_tables_fail_saying_which_they_are() {
+        let votes = r#"<?xml version="1.0" encoding="utf-8"?>
+<votes>
+  <row Id="1" PostId="1" VoteTypeId="2" CreationDate="2010-07-28T00:00:00.000" />
+</votes>"#;
+        let error = AutoParser.parse(&raw_for_test("Votes.xml", votes)).unwrap_err();
+        assert!(error.is_no_document());
+        assert_eq!(
+            error.to_string(),
+            "no text content found: a Stack Exchange votes table holds votes on posts, which is not indexed (the dump's Posts.xml, Comments.xml and Users.xml are)"
+        );
+        let history = r#"<posthistory><row Id="1" PostId="1" Text="How should I elicit priors?" /></posthistory>"#;
+        let error = AutoParser.parse(&raw_for_test("PostHistory.xml", history)).unwrap_err();
+        assert!(error.to_string().contains("the posts' earlier revisions"), "{error}");
+        // A root named `tags` holding other elements is other XML.
+        let tags = "<tags><tag><name>rust</name><about>A systems language.</about></tag></tags>";
+        let parsed = AutoParser.parse(&raw_for_test("tags.xml", tags)).unwrap();
+        assert!(parsed.documents[0]
+            .blocks
+            .iter()
+            .any(|b| b.text.contains("A systems language.")));
     }
 
     #[test]
