@@ -13,7 +13,7 @@ use super::detect::{by_extension, Format};
 use super::jsonl_stream::JsonlStream;
 use super::mailbox_stream::MailboxStream;
 use super::mbox::looks_like_a_mailbox;
-use super::stack_exchange::Table;
+use super::stack_exchange::{first_child_is_a_row, other_table, other_table_failure, Table};
 use super::stack_exchange_stream::StackExchangeStream;
 use super::table_stream::TableStream;
 use super::wiki_dump::looks_like_a_dump;
@@ -85,6 +85,11 @@ pub enum StreamKind {
     Table {
         delimiter: u8,
     },
+    /// One of a Stack Exchange dump's tables of no text (`Votes.xml`; its root element):
+    /// it fails as such once opened, not as too large.
+    StackExchangeNoText {
+        root: &'static str,
+    },
 }
 
 /// What `file` holds that is read as a stream when its name does not say (a MediaWiki dump, a
@@ -112,9 +117,11 @@ pub fn sniff_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, 
     } else if looks_like_a_mailbox(&shown) {
         Some(StreamKind::Mailbox)
     } else {
-        root_name(&text)
-            .and_then(|root| Table::of_root(&root))
-            .map(|_| StreamKind::StackExchangeTable)
+        root_name(&text).and_then(|root| match (Table::of_root(&root), other_table(&root)) {
+            (Some(_), _) => Some(StreamKind::StackExchangeTable),
+            (None, Some(root)) if first_child_is_a_row(&text) => Some(StreamKind::StackExchangeNoText { root }),
+            _ => None,
+        })
     };
     let bytes: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(rest));
     Ok((kind, StreamedFile { file, bytes }))
@@ -146,7 +153,7 @@ impl StreamKind {
         match self {
             Self::Jsonl => "JSONL",
             Self::MediaWikiDump => "MediaWiki dump",
-            Self::StackExchangeTable => "Stack Exchange table",
+            Self::StackExchangeTable | Self::StackExchangeNoText { .. } => "Stack Exchange table",
             Self::Mailbox => "MBOX",
             Self::Table { delimiter: b'\t' } => "TSV",
             Self::Table { .. } => "CSV",
@@ -167,6 +174,7 @@ impl RecordStream {
                 }
                 StreamKind::Mailbox => Reader::Mailbox(Box::new(MailboxStream::open(file, bytes, members.clone())?)),
                 StreamKind::Table { delimiter } => Reader::Table(Box::new(TableStream::open(file, bytes, delimiter)?)),
+                StreamKind::StackExchangeNoText { root } => return Err(other_table_failure(root)),
             })
         }));
         let reader = opened.unwrap_or_else(|_| {
@@ -404,6 +412,7 @@ mod tests {
         let dump = "<?xml version=\"1.0\"?>\n<mediawiki xmlns=\"x\"><siteinfo/></mediawiki>".repeat(50_000);
         let mailbox = b"From - Tue Dec 01 10:00:00 2026\nFrom: ops@example.com\n\nValve 7.\n";
         let posts = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<posts>\n  <row Id=\"1\" />".to_vec();
+        let votes = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<votes>\n  <row Id=\"1\" PostId=\"1\" />".to_vec();
         for (bytes, kind) in [
             (dump.clone().into_bytes(), Some(StreamKind::MediaWikiDump)),
             (gzip(dump.as_bytes()), Some(StreamKind::MediaWikiDump)),
@@ -415,6 +424,8 @@ mod tests {
             (b"From the minutes of 3 May:\nAction: buy valves\n".to_vec(), None),
             (gzip(b"<?xml version=\"1.0\"?>\n<PubmedArticleSet>"), None),
             (b"not xml".to_vec(), None),
+            (votes.clone(), Some(StreamKind::StackExchangeNoText { root: "votes" })),
+            (b"<votes><vote>yes</vote></votes>".to_vec(), None),
         ] {
             let file = StreamedFile {
                 file: raw_for_test("d.xml", Vec::new()),
@@ -426,5 +437,22 @@ mod tests {
             file.bytes.read_to_end(&mut read).unwrap();
             assert!(read == bytes, "the whole file is read on");
         }
+        // A table of no text past the size limit fails as such (a file that is no document),
+        // not as too large.
+        let file = StreamedFile {
+            file: raw_for_test("Votes.xml", Vec::new()),
+            bytes: Box::new(std::io::Cursor::new(votes)),
+        };
+        let kind = StreamKind::StackExchangeNoText { root: "votes" };
+        let error = RecordStream::open(file, kind, &(Arc::new(crate::parse::AutoParser) as Arc<dyn Parser>))
+            .err()
+            .unwrap();
+        assert!(error.is_no_document());
+        assert!(
+            error
+                .to_string()
+                .contains("a Stack Exchange votes table holds votes on posts"),
+            "{error}"
+        );
     }
 }

@@ -115,21 +115,38 @@ fn read_rows(xml: &str) -> Result<Rows, ParseError> {
     Ok(read)
 }
 
-/// What the dump's other tables hold, by their root element: nothing a search needs (the
-/// revisions' text is the posts', as they stand, in `Posts.xml`).
-fn other_table(root: &str) -> Option<&'static str> {
-    match root {
-        "votes" => Some("votes on posts"),
-        "badges" => Some("badges users earned"),
-        "postlinks" => Some("links between posts"),
-        "posthistory" => Some("the posts' earlier revisions"),
-        "tags" => Some("tag names and counts"),
-        _ => None,
-    }
+/// The dump's other tables, by their root element, and what they hold: nothing a search needs
+/// (the revisions' text is the posts', as they stand, in `Posts.xml`).
+const OTHER_TABLES: [(&str, &str); 5] = [
+    ("votes", "votes on posts"),
+    ("badges", "badges users earned"),
+    ("postlinks", "links between posts"),
+    ("posthistory", "the posts' earlier revisions"),
+    ("tags", "tag names and counts"),
+];
+
+/// The root element's name where it is one of the dump's other tables'.
+pub(super) fn other_table(root: &str) -> Option<&'static str> {
+    OTHER_TABLES
+        .iter()
+        .find(|(name, _)| *name == root)
+        .map(|(name, _)| *name)
 }
 
-/// Whether the root's first child element is a `<row>`, as in a dump's table.
-fn first_child_is_a_row(xml: &str) -> bool {
+/// What one of the dump's other tables (`root`) fails as, read whole or as a stream.
+pub(super) fn other_table_failure(root: &str) -> ParseError {
+    let holds = OTHER_TABLES
+        .iter()
+        .find(|(name, _)| *name == root)
+        .map_or("no text", |(_, holds)| *holds);
+    ParseError::NoTextIn(format!(
+        "a Stack Exchange {root} table holds {holds}, which is not indexed (the dump's Posts.xml, Comments.xml and Users.xml are)"
+    ))
+}
+
+/// Whether the root's first child element is a `<row>`, as in a dump's table (`xml` may be
+/// its first bytes only).
+pub(super) fn first_child_is_a_row(xml: &str) -> bool {
     let mut reader = lenient_reader(xml);
     let mut depth = 0usize;
     loop {
@@ -151,9 +168,7 @@ fn first_child_is_a_row(xml: &str) -> bool {
 pub(super) fn parse(raw: &RawDocument, xml: &str, root: &str) -> Result<Option<Parsed>, ParseError> {
     let Some(table) = Table::of_root(root) else {
         return match other_table(root) {
-            Some(holds) if first_child_is_a_row(xml) => Err(ParseError::NoTextIn(format!(
-                "a Stack Exchange {root} table holds {holds}, which is not indexed (the dump's Posts.xml, Comments.xml and Users.xml are)"
-            ))),
+            Some(table) if first_child_is_a_row(xml) => Err(other_table_failure(table)),
             _ => Ok(None),
         };
     };
