@@ -54,8 +54,8 @@ pub struct DecodedText {
 }
 
 impl DecodedText {
-    /// `bytes` (inflated already) as UTF-8; `what` names the file's kind for an error ("a CSV
-    /// or TSV file"). Fails where its first bytes show a binary file.
+    /// `bytes` (inflated already) as UTF-8, read in `declared` where they are not UTF-8 and
+    /// it is given. Fails where the first bytes show a binary file.
     pub fn open(
         bytes: Box<dyn Read + Send>,
         declared: Option<&'static Encoding>,
@@ -73,16 +73,22 @@ impl DecodedText {
         };
         let unreadable = |e: std::io::Error| ParseError::Corrupt(format!("its first bytes could not be read ({e})"));
         text.read_raw_until(BINARY_SAMPLE_BYTES).map_err(unreadable)?;
-        let head = &text.raw[..];
-        if let Some((encoding, bom)) = Encoding::for_bom(head) {
-            text.raw_at = bom;
-            if encoding == UTF_16LE || encoding == UTF_16BE {
+        match Encoding::for_bom(&text.raw) {
+            Some((encoding, bom)) if encoding == UTF_16LE || encoding == UTF_16BE => {
+                text.raw_at = bom;
                 text.state = State::Decoding(encoding.new_decoder_without_bom_handling());
             }
-        } else if let Some(encoding) = utf16_without_bom(head) {
-            text.state = State::Decoding(encoding.new_decoder_without_bom_handling());
-        } else if let Some(at) = head.iter().take(BINARY_SAMPLE_BYTES).position(|b| *b == 0) {
-            return Err(ParseError::Binary(format!("NUL byte at offset {at}")));
+            utf8_bom => {
+                // A UTF-8 byte order mark is left out; the bytes after it are looked at as
+                // a file without one, as a text file read whole is.
+                text.raw_at = utf8_bom.map_or(0, |(_, bom)| bom);
+                let head = &text.raw[text.raw_at..];
+                if let Some(encoding) = utf16_without_bom(head) {
+                    text.state = State::Decoding(encoding.new_decoder_without_bom_handling());
+                } else if let Some(at) = head.iter().take(BINARY_SAMPLE_BYTES).position(|b| *b == 0) {
+                    return Err(ParseError::Binary(format!("NUL byte at offset {at}")));
+                }
+            }
         }
         // Where the first bytes already hold one past ASCII, a file of no text fails here,
         // whole, as read whole it would.
@@ -307,6 +313,9 @@ mod tests {
             nul.starts_with("open: ") && nul.contains("NUL byte at offset 4"),
             "{nul}"
         );
+        // Behind a UTF-8 byte order mark too.
+        let marked = read_all(b"\xEF\xBB\xBFid\x00\x01\x02".to_vec(), 4096, None).unwrap_err();
+        assert!(marked.contains("NUL byte at offset 2"), "{marked}");
         // Bytes of every value but NUL, as compressed or encrypted data is.
         let noise: Vec<u8> = (0..4096u32)
             .map(|i| ((i.wrapping_mul(2_654_435_761) >> 24) as u8).max(1))
