@@ -209,7 +209,8 @@ mod tests {
         // Searched at efSearch 128: at 64, FAISS's multi-threaded insertion of the levels
         // above makes the recall vary from build to build (0.984-0.998 here) across the
         // figure a build without the fixes reaches (0.982-0.987); at 128 a build with them
-        // gave 0.9977-1 in 40 builds, two at a time, and one without them 0.984.
+        // gave 0.9977-1 in 40 builds, two at a time, and 0.9933 once in a clean CI run, and
+        // one without them 0.984: the bar is 0.99, between the two.
         let spec = hnsw(crate::index::HnswBuilder::Graph, 128);
         let index = crate::index::build_graph_hnsw(&spec, dim, &data, &Default::default()).unwrap();
         let mut file = Vec::new();
@@ -227,6 +228,6 @@ mod tests {
             .unwrap()
             .recall_of(&index)
             .unwrap();
-        assert!(recall >= 0.995, "recall@10 {recall}");
+        assert!(recall >= 0.99, "recall@10 {recall}");
     }
 }
