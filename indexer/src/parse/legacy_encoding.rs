@@ -13,7 +13,7 @@ use super::ParseError;
 
 /// The bytes the detector reads: enough for any encoding's tell-tale pairs, and a bound on
 /// its time over a large file (it weighs 27 encodings at once).
-const GUESS_SAMPLE_BYTES: usize = 1 << 20;
+pub(super) const GUESS_SAMPLE_BYTES: usize = 1 << 20;
 
 /// The characters, from the start of the decoded text, looked at for control characters.
 const CONTROL_SAMPLE_CHARS: usize = 1 << 16;

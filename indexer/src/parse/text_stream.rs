@@ -11,13 +11,13 @@ use std::io::{BufReader, Read};
 
 use encoding_rs::{CoderResult, Decoder, Encoding, UTF_16BE, UTF_16LE};
 
-use super::legacy_encoding::stream_encoding;
+use super::legacy_encoding::{stream_encoding, GUESS_SAMPLE_BYTES};
 use super::text::utf16_without_bom;
 use super::ParseError;
 
-/// The bytes from the first byte past ASCII the encoding is decided on (those a file read
-/// whole has its encoding guessed on).
-pub const WINDOW_BYTES: usize = 1 << 20;
+/// The bytes from the first byte past ASCII the encoding is decided on: as many as a file
+/// read whole has its encoding guessed on.
+pub const WINDOW_BYTES: usize = GUESS_SAMPLE_BYTES;
 
 /// Bytes read from the source at a time.
 const READ_BYTES: usize = 64 << 10;
