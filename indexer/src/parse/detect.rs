@@ -222,6 +222,52 @@ fn looks_like_a_message(bytes: &[u8]) -> bool {
     is_field && has("from:") && (has("subject:") || has("date:") || has("message-id:"))
 }
 
+/// A UTF-16 file's first 16 KiB decoded (with a byte order mark, or told by its zero bytes):
+/// those zeros hide `<?xml`, `<html` and `{` from the sniffs, which read the bytes as UTF-8.
+fn utf16_head(bytes: &[u8]) -> Option<String> {
+    let encoding = match bytes {
+        [0xFF, 0xFE, ..] => encoding_rs::UTF_16LE,
+        [0xFE, 0xFF, ..] => encoding_rs::UTF_16BE,
+        _ => super::text::utf16_without_bom(bytes)?,
+    };
+    let sample = &bytes[..bytes.len().min(16 << 10) & !1];
+    Some(encoding.decode(sample).0.trim_start_matches('\u{feff}').to_string())
+}
+
+/// A text format told by a file's first characters (`text`: its bytes, or a UTF-16 file's
+/// head decoded). Mailboxes and messages are told before, on the bytes alone: their readers
+/// read bytes, where these formats' readers decode UTF-16 as a text file's is.
+fn by_leading_text(text: &[u8], ext: Option<&str>) -> Option<Format> {
+    let head = String::from_utf8_lossy(&text[..text.len().min(512)])
+        .trim_start()
+        .to_ascii_lowercase();
+    if super::wiki_dump::looks_like_a_dump(&head) {
+        return Some(Format::WikiDump);
+    }
+    if head.starts_with("<!doctype html") || head.starts_with("<html") || super::xml::is_xhtml(&head) {
+        return Some(Format::Html);
+    }
+    if super::xml::looks_like_xml(&head, ext) {
+        return Some(Format::Xml);
+    }
+    if head.starts_with('{') || head.starts_with('[') {
+        let first_line = text.split(|b| *b == b'\n').next().unwrap_or(text);
+        if serde_json::from_slice::<serde_json::Value>(first_line).is_ok()
+            && text.iter().filter(|b| **b == b'\n').count() > 1
+        {
+            return Some(Format::Jsonl);
+        }
+        return Some(Format::Json);
+    }
+    if super::man_page::looks_like_a_man_page(text) {
+        return Some(Format::ManPage);
+    }
+    if super::medline::looks_like_medline(text) {
+        return Some(Format::Medline);
+    }
+    None
+}
+
 /// Chooses the format of a file from its path and bytes.
 pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     let file_name = path.rsplit('/').next().unwrap_or(path);
@@ -299,17 +345,8 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     if let Some(kind) = known_binary(bytes) {
         return Err(ParseError::Binary(kind.into()));
     }
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)])
-        .trim_start()
-        .to_ascii_lowercase();
-    if super::wiki_dump::looks_like_a_dump(&head) {
-        return Ok(Format::WikiDump);
-    }
-    if head.starts_with("<!doctype html") || head.starts_with("<html") || super::xml::is_xhtml(&head) {
-        return Ok(Format::Html);
-    }
-    if super::xml::looks_like_xml(&head, ext.as_deref()) {
-        return Ok(Format::Xml);
+    if let Some(decoded) = utf16_head(bytes) {
+        return Ok(by_leading_text(decoded.as_bytes(), ext.as_deref()).unwrap_or(Format::Text));
     }
     if super::mbox::looks_like_a_mailbox(bytes) {
         return Ok(Format::Mbox);
@@ -317,20 +354,8 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
     if looks_like_a_message(bytes) {
         return Ok(Format::Email);
     }
-    if head.starts_with('{') || head.starts_with('[') {
-        let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or(bytes);
-        if serde_json::from_slice::<serde_json::Value>(first_line).is_ok()
-            && bytes.iter().filter(|b| **b == b'\n').count() > 1
-        {
-            return Ok(Format::Jsonl);
-        }
-        return Ok(Format::Json);
-    }
-    if super::man_page::looks_like_a_man_page(bytes) {
-        return Ok(Format::ManPage);
-    }
-    if super::medline::looks_like_medline(bytes) {
-        return Ok(Format::Medline);
+    if let Some(format) = by_leading_text(bytes, ext.as_deref()) {
+        return Ok(format);
     }
     match ext {
         // Any other extension is accepted as text when the bytes are text; `decode_text` rejects binaries.
@@ -428,6 +453,46 @@ mod tests {
         assert_eq!(detect_format("upload", &book).unwrap(), Format::Epub);
         assert_eq!(detect_format("q3.XLSM", b"x").unwrap(), Format::Xlsx);
         assert_eq!(detect_format("letter", b"{\\rtf1\\ansi x}").unwrap(), Format::Rtf);
+    }
+
+    #[test]
+    fn utf16_files_are_told_by_their_decoded_first_characters() {
+        let utf16 = |text: &str, big_endian: bool, bom: bool| -> Vec<u8> {
+            let units = bom.then_some(0xFEFF).into_iter().chain(text.encode_utf16());
+            match big_endian {
+                true => units.flat_map(u16::to_be_bytes).collect(),
+                false => units.flat_map(u16::to_le_bytes).collect(),
+            }
+        };
+        let feed = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><rss><channel><item><title>Zürich</title><description>Die Altstadt.</description></item></channel></rss>";
+        let page = "<!DOCTYPE html><html><body><p>Grüße aus Köln</p></body></html>";
+        let json = "{\"title\": \"Ærø\", \"body\": \"words\"}";
+        let lines = "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n";
+        let page_of_a_manual = ".TH LS 1\n.SH NAME\nls \\- list directory contents\n.SH SYNOPSIS\n.B ls\n";
+        let dump = "<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\"><page/></mediawiki>";
+        let cases = [
+            (feed, Format::Xml),
+            (page, Format::Html),
+            (json, Format::Json),
+            (lines, Format::Jsonl),
+            (page_of_a_manual, Format::ManPage),
+            (dump, Format::WikiDump),
+            ("plain words, nothing more", Format::Text),
+        ];
+        for (text, format) in cases {
+            for (big_endian, bom) in [(false, false), (false, true), (true, false), (true, true)] {
+                let bytes = utf16(text, big_endian, bom);
+                let told = detect_format("export", &bytes).unwrap();
+                assert_eq!(told, format, "{text:?} big endian {big_endian}, byte order mark {bom}");
+            }
+        }
+        // Read as what it was told: the feed's item, decoded.
+        use super::super::{raw_for_test, AutoParser, Parser};
+        let parsed = AutoParser
+            .parse(&raw_for_test("export", utf16(feed, false, false)))
+            .unwrap();
+        let titles: Vec<&str> = parsed.documents.iter().map(|d| d.title.as_str()).collect();
+        assert_eq!(titles, ["Zürich"]);
     }
 
     #[test]
