@@ -20,10 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 43] = [
+const FORMATS: [&str; 45] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
-    "ris", "nbib", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub",
-    "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+    "ris", "nbib", "vtt", "srt", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods",
+    "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -525,6 +525,9 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         // record's PMID is the first's, so it fails alone.
         "nbib" => format!("PMID- 7\nTI  - Notes on tides\nFAU - Lovelace, Ada\nDP  - 2026 Dec\nAB  - {text}\n      {more}\nMH  - *Tides/analysis\n\nPMID- 7\nTI  - Again\n").into_bytes(),
         "ris" => format!("TY  - JOUR\nID  - notes\nAU  - Lovelace, Ada\nTI  - Notes on tides\nAB  - {text}\nKW  - {more}\nER  - \n\nTY  - GEN\nER  - \n").into_bytes(),
+        // Subtitles: a meeting's WebVTT transcript, a film's SubRip file.
+        "vtt" => format!("WEBVTT\n\nNOTE {more}\n\n1\n00:00:01.000 --> 00:00:04.000 align:start\n<v Ada Lovelace>{text}</v>\n\n00:00:05.000 --> 00:00:09.000\n<c.yellow>{more}</c>\n").into_bytes(),
+        "srt" => format!("1\n00:00:01,000 --> 00:00:04,000\n<i>{text}</i>\n\n2\n00:00:06,000 --> 00:00:09,000\n{{\\an8}}{more}\n\n").into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
         "json" => serde_json::json!({"title": "entry", "text": text, "notes": [more]}).to_string().into_bytes(),
@@ -607,6 +610,9 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         // Values continued without end, records of one tag, tags alone.
         "nbib" => format!("PMID- 1\nTI  - t\n{}deep\n", ["      more\n", "PMID- 2\n", "AB  -\n"][depth % 3].repeat(depth)).into_bytes(),
         "ris" => format!("TY  - JOUR\n{}deep\n", ["AU  - a\n", "  more\n", "TY  - JOUR\n"][depth % 3].repeat(depth)).into_bytes(),
+        // Voices, ruby text and tags left open, karaoke timestamps; cues without end.
+        "vtt" => format!("WEBVTT\n\n00:01.000 --> 00:02.000\n{}deep\n", ["<v a>", "<ruby><rt>", "<c.x><i>", "<00:00:01.000>"][depth % 4].repeat(depth)).into_bytes(),
+        "srt" => format!("{}deep\n", ["1\n00:00:01,000 --> 00:00:02,000\n", "<i>{\\an8}", "line\n"][depth % 3].repeat(depth)).into_bytes(),
         "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
         // Groups in groups, notes in notes.
         "tex" => format!("{}deep{}", ["{", "\\footnote{", "\\section{"][depth % 3].repeat(depth), "}".repeat(depth)).into_bytes(),
@@ -918,11 +924,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1 controlmarkvtt3 controlmarksrt0",
             "--mode",
             "keyword",
             "--top-k",
-            "29",
+            "31",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -960,6 +966,8 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-rss-0.rss#item=notes",
         "control-posts-4.posts#post=1",
         "control-nbib-1.nbib#pmid=7",
+        "control-vtt-3.vtt",
+        "control-srt-0.srt",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

@@ -30,6 +30,8 @@ pub enum Format {
     Ris,
     /// MEDLINE's text format (`.nbib`, PubMed's saved `.txt`): one document per record.
     Medline,
+    /// Subtitles and transcripts: SubRip (`.srt`) and WebVTT (`.vtt`), one document per file.
+    Subtitles,
     Html,
     Json,
     Jsonl,
@@ -77,6 +79,7 @@ impl Format {
             Self::Bibtex => "BibTeX",
             Self::Ris => "RIS",
             Self::Medline => "MEDLINE",
+            Self::Subtitles => "subtitles",
             Self::Html => "HTML",
             Self::Json => "JSON",
             Self::Jsonl => "JSONL",
@@ -146,6 +149,7 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "bib" | "bibtex" => Format::Bibtex,
         "ris" => Format::Ris,
         "nbib" | "medline" => Format::Medline,
+        "srt" | "vtt" => Format::Subtitles,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -264,6 +268,9 @@ fn by_leading_text(text: &[u8], ext: Option<&str>) -> Option<Format> {
     }
     if super::medline::looks_like_medline(text) {
         return Some(Format::Medline);
+    }
+    if super::subtitles::looks_like_subtitles(text) {
+        return Some(Format::Subtitles);
     }
     None
 }

@@ -71,6 +71,7 @@ mod slides;
 mod spreadsheet;
 mod stack_exchange;
 mod stack_exchange_stream;
+mod subtitles;
 mod table_stream;
 mod tar_reader;
 mod text;
@@ -165,6 +166,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Bibtex => bibtex::parse(raw),
         Format::Ris => ris::parse(raw),
         Format::Medline => medline::parse(raw),
+        Format::Subtitles => subtitles::parse(raw),
         Format::Html => html::parse(raw),
         Format::Json => json::parse_json(raw),
         Format::Jsonl => json::parse_jsonl(raw),

@@ -52,6 +52,8 @@ fn content_type(file_name: &str) -> &'static str {
         Some("bib" | "bibtex") => "application/x-bibtex",
         Some("ris") => "application/x-research-info-systems",
         Some("nbib" | "medline") => "application/nbib",
+        Some("vtt") => "text/vtt",
+        Some("srt") => "application/x-subrip",
         Some("xml" | "nxml" | "dbk" | "tei") => "application/xml",
         Some("rss") => "application/rss+xml",
         Some("atom") => "application/atom+xml",

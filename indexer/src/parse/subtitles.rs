@@ -1,0 +1,456 @@
+//! Subtitles and transcripts: SubRip (`.srt`) and WebVTT (`.vtt`: what YouTube, Zoom, Teams and
+//! Whisper write; told by a first line `WEBVTT`, or a cue number then a timing line, whatever
+//! their name). One document per file, titled by its name: the cues' text in order, their
+//! numbers, timings and settings, the WebVTT header, `NOTE`, `STYLE` and `REGION` blocks left
+//! out; markup taken off (`<i>`, `<c.yellow>`, `<font color=...>`, karaoke timestamps,
+//! `{\an8}`), ruby text (`<rt>`) left out, character references decoded. A cue's lines are one
+//! line of text; cues follow each other in a paragraph until a pause of [`PAUSE_MS`] or another
+//! speaker (a `<v Name>` voice, which starts its paragraph as `Name: `). Captions that roll
+//! (YouTube's automatic ones repeat the line before in each cue) are read once: a cue's line
+//! that its previous cue holds too is left out. Metadata `duration_seconds` (the last cue's end)
+//! and `speakers` (the voices, in the order they first speak).
+
+use std::collections::HashSet;
+
+use super::character_references::decode_character_references;
+use super::text::decode_raw_text;
+use super::{Block, Document, ParseError, Parsed};
+use crate::source::RawDocument;
+
+/// A pause between two cues (the first's end to the next one's start) that starts a paragraph.
+pub const PAUSE_MS: u64 = 2_000;
+
+/// Whether a file's first characters are subtitles': `WEBVTT` (after a byte order mark), or a
+/// cue number on a line of its own, then a timing line (`00:00:01,000 --> 00:00:04,000`).
+pub(super) fn looks_like_subtitles(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
+    let head = head.trim_start_matches('\u{feff}').trim_start();
+    if let Some(rest) = head.strip_prefix("WEBVTT") {
+        return rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']);
+    }
+    let mut lines = head.lines().map(str::trim);
+    let (Some(number), Some(timing)) = (lines.next(), lines.next()) else {
+        return false;
+    };
+    is_cue_number(number) && cue_timing(timing).is_some()
+}
+
+pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+    let text = decode_raw_text(raw)?;
+    let cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
+    if cues.is_empty() {
+        let mut parsed = super::text::parse(raw)?;
+        let warning = "no subtitle cue (a `00:00:01,000 --> 00:00:04,000` line) found: read as plain text";
+        parsed.documents.iter_mut().for_each(|d| d.warn(warning));
+        return Ok(parsed);
+    }
+    let transcript = Transcript::of(&cues);
+    if transcript.paragraphs.is_empty() {
+        let held = match cues.len() {
+            1 => "only cue holds".to_string(),
+            n => format!("{n} cues hold"),
+        };
+        return Err(ParseError::NoTextIn(format!("subtitles whose {held} no text")));
+    }
+    let blocks = transcript
+        .paragraphs
+        .iter()
+        .map(|p| Block::text(p.as_str(), &[]))
+        .collect();
+    let mut document = Document::from_raw(raw, Document::stem_of(raw), blocks);
+    let last_end = cues.iter().map(|c| c.end_ms).max().unwrap_or_default();
+    document
+        .metadata
+        .insert("duration_seconds".into(), (last_end as f64 / 1000.0).into());
+    if !transcript.speakers.is_empty() {
+        document.metadata.insert("speakers".into(), transcript.speakers.into());
+    }
+    Ok(Parsed::one(document))
+}
+
+/// One cue: when it shows, who speaks (its first `<v>` voice), its lines as read (markup off).
+#[derive(Debug, Default)]
+struct Cue {
+    start_ms: u64,
+    end_ms: u64,
+    voice: Option<String>,
+    lines: Vec<String>,
+}
+
+impl Cue {
+    fn starting(start_ms: u64, end_ms: u64) -> Self {
+        Self {
+            start_ms,
+            end_ms,
+            ..Default::default()
+        }
+    }
+
+    /// The cue without its last line where that is a cue's number.
+    fn without_last_number(mut self) -> Self {
+        if self.lines.last().is_some_and(|line| is_cue_number(line)) {
+            self.lines.pop();
+        }
+        self
+    }
+
+    /// Adds a line of the file, its markup taken off.
+    fn add(&mut self, line: &str) {
+        let (text, voice) = plain_text(line);
+        if self.voice.is_none() {
+            self.voice = voice;
+        }
+        if !text.is_empty() {
+            self.lines.push(text);
+        }
+    }
+}
+
+/// Where a line of the file is: in a cue's text, in a block left out (the WebVTT header, a
+/// `NOTE`, `STYLE` or `REGION`), or between them.
+#[derive(PartialEq)]
+enum Place {
+    Cue,
+    LeftOut,
+    Between,
+}
+
+/// The cues of a file (its line ends made `\n`), in order. A line between cues that is not a
+/// cue's number or identifier (text after a blank line inside a cue, as hand-edited files
+/// have) is read into the cue before it.
+fn read_cues(text: &str) -> Vec<Cue> {
+    let mut cues: Vec<Cue> = Vec::new();
+    let mut current: Option<Cue> = None;
+    let mut between: Vec<&str> = Vec::new();
+    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or_default();
+    let mut place = match first.starts_with("WEBVTT") {
+        true => Place::LeftOut,
+        false => Place::Between,
+    };
+    let strays_into = |cues: &mut Vec<Cue>, lines: &mut Vec<&str>| {
+        if let Some(cue) = cues.last_mut() {
+            lines.iter().filter(|l| !is_cue_number(l)).for_each(|l| cue.add(l));
+        }
+        lines.clear();
+    };
+    for line in text.split('\n') {
+        let trimmed = line.trim();
+        if let Some((start_ms, end_ms)) = cue_timing(trimmed) {
+            // A cue not ended by a blank line: its last line is the next cue's number.
+            cues.extend(current.take().map(Cue::without_last_number));
+            // The line just before a timing line is its cue's number or identifier.
+            between.pop();
+            strays_into(&mut cues, &mut between);
+            current = Some(Cue::starting(start_ms, end_ms));
+            place = Place::Cue;
+        } else if trimmed.is_empty() {
+            cues.extend(current.take());
+            strays_into(&mut cues, &mut between);
+            place = Place::Between;
+        } else {
+            match place {
+                Place::Cue => current.as_mut().expect("a cue is open in its place").add(trimmed),
+                Place::LeftOut => {}
+                Place::Between if between.is_empty() && starts_a_block_left_out(trimmed) => place = Place::LeftOut,
+                Place::Between => between.push(trimmed),
+            }
+        }
+    }
+    cues.extend(current.take());
+    strays_into(&mut cues, &mut between);
+    cues
+}
+
+/// WebVTT's blocks that are no cue: a comment, a style sheet, a region's definition.
+fn starts_a_block_left_out(line: &str) -> bool {
+    ["NOTE", "STYLE", "REGION"].iter().any(|word| {
+        line.strip_prefix(word)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+    })
+}
+
+fn is_cue_number(line: &str) -> bool {
+    !line.is_empty() && line.len() <= 9 && line.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A timing line's start and end in milliseconds: `00:01:02,500 --> 00:01:04,000` (SubRip),
+/// `01:02.500 --> 01:04.000 align:start` (WebVTT, settings after the end), `0:1:2.5` (Teams).
+fn cue_timing(line: &str) -> Option<(u64, u64)> {
+    let (start, rest) = line.split_once("-->")?;
+    let end = rest.split_whitespace().next()?;
+    Some((timestamp_ms(start.trim())?, timestamp_ms(end)?))
+}
+
+/// `[[hours:]minutes:]seconds[.fraction]` (a comma for the point too), in milliseconds.
+fn timestamp_ms(text: &str) -> Option<u64> {
+    let (whole, fraction) = match text.split_once(['.', ',']) {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (text, ""),
+    };
+    let number = |digits: &str| -> Option<u64> {
+        let fits = !digits.is_empty() && digits.len() <= 9 && digits.bytes().all(|b| b.is_ascii_digit());
+        fits.then(|| digits.parse().ok()).flatten()
+    };
+    let parts: Vec<&str> = whole.split(':').collect();
+    if !(2..=3).contains(&parts.len()) {
+        return None;
+    }
+    let seconds = parts
+        .iter()
+        .try_fold(0u64, |total, part| Some(total * 60 + number(part)?))?;
+    let millis = match fraction {
+        "" => 0,
+        digits => {
+            let kept = &digits[..digits.len().min(3)];
+            number(kept)? * 10u64.pow(3 - kept.len() as u32)
+        }
+    };
+    Some(seconds * 1000 + millis)
+}
+
+/// A cue line's text without its markup (tags, karaoke timestamps, ruby text, `{\...}`
+/// overrides), its character references decoded and its spaces collapsed; and the speaker its
+/// first `<v Name>` tag names.
+fn plain_text(line: &str) -> (String, Option<String>) {
+    let mut text = String::with_capacity(line.len());
+    let mut voice = None;
+    let mut rest = line;
+    while let Some(at) = rest.find(['<', '{']) {
+        text.push_str(&rest[..at]);
+        rest = &rest[at..];
+        // A tag's name (or a karaoke timestamp) follows its `<` at once: `a < b` is text.
+        let starts_a_tag = rest[1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '/');
+        let (close, is_tag) = match rest.as_bytes()[0] {
+            b'<' if starts_a_tag => ('>', true),
+            b'{' if rest[1..].starts_with('\\') => ('}', false),
+            opening => {
+                text.push(opening as char);
+                rest = &rest[1..];
+                continue;
+            }
+        };
+        // Up to the next `<` or `{` at most, so that every character is looked at a few times.
+        let end = rest[1..].find([close, '<', '{']).map(|end| end + 1);
+        let Some(end) = end.filter(|end| rest.as_bytes()[*end] == close as u8) else {
+            text.push_str(&rest[..1]);
+            rest = &rest[1..];
+            continue;
+        };
+        let inside = &rest[1..end];
+        rest = &rest[end + 1..];
+        if !is_tag {
+            continue;
+        }
+        if let Some(name) = inside.strip_prefix('v').filter(|n| n.starts_with([' ', '.'])) {
+            let name = name.split_once(' ').map_or("", |(_, name)| name).trim();
+            if voice.is_none() && !name.is_empty() {
+                voice = Some(name.to_string());
+            }
+        }
+        if inside == "rt" || inside.starts_with("rt ") || inside.starts_with("rt.") {
+            // Ruby text (a reading written above the text) is left out, to its end tag.
+            rest = rest.find("</rt>").map_or("", |end| &rest[end + "</rt>".len()..]);
+        }
+    }
+    text.push_str(rest);
+    let decoded = decode_character_references(&text);
+    (decoded.split_whitespace().collect::<Vec<_>>().join(" "), voice)
+}
+
+/// A file's cues as paragraphs, and the speakers their voices name.
+struct Transcript {
+    paragraphs: Vec<String>,
+    speakers: Vec<String>,
+}
+
+impl Transcript {
+    fn of(cues: &[Cue]) -> Self {
+        let mut transcript = Transcript {
+            paragraphs: Vec::new(),
+            speakers: Vec::new(),
+        };
+        let mut paragraph = String::new();
+        let (mut voice, mut last_end): (Option<&str>, Option<u64>) = (None, None);
+        let mut lines_before = HashSet::new();
+        for cue in cues {
+            let new_lines: Vec<&str> = cue
+                .lines
+                .iter()
+                .map(String::as_str)
+                .filter(|line| !lines_before.contains(line))
+                .collect();
+            lines_before = cue.lines.iter().map(String::as_str).collect();
+            if new_lines.is_empty() {
+                last_end = Some(last_end.map_or(cue.end_ms, |end| end.max(cue.end_ms)));
+                continue;
+            }
+            let paused = last_end.is_some_and(|end| cue.start_ms >= end + PAUSE_MS);
+            let speaker_changed = cue.voice.is_some() && cue.voice.as_deref() != voice;
+            if (paused || speaker_changed) && !paragraph.is_empty() {
+                transcript.paragraphs.push(std::mem::take(&mut paragraph));
+            }
+            if let Some(name) = cue.voice.as_deref().filter(|_| paragraph.is_empty()) {
+                paragraph.push_str(name);
+                paragraph.push_str(": ");
+                if !transcript.speakers.iter().any(|s| s == name) {
+                    transcript.speakers.push(name.to_string());
+                }
+            }
+            for line in new_lines {
+                if !paragraph.is_empty() && !paragraph.ends_with(": ") {
+                    paragraph.push(' ');
+                }
+                paragraph.push_str(line);
+            }
+            if cue.voice.is_some() {
+                voice = cue.voice.as_deref();
+            }
+            last_end = Some(cue.end_ms);
+        }
+        if !paragraph.is_empty() {
+            transcript.paragraphs.push(paragraph);
+        }
+        transcript
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{detect_format, raw_for_test, AutoParser, Format, Parser};
+
+    fn texts(name: &str, bytes: &[u8]) -> Vec<String> {
+        let parsed = AutoParser.parse(&raw_for_test(name, bytes.to_vec())).unwrap();
+        assert_eq!(parsed.documents.len(), 1, "{name}");
+        parsed.documents[0].blocks.iter().map(|b| b.text.clone()).collect()
+    }
+
+    #[test]
+    fn subrip_cues_are_read_for_their_text_and_paragraphs_follow_the_pauses() {
+        let srt = "1\r\n00:00:01,000 --> 00:00:03,200\r\n<i>Where is</i> the\r\n{\\an8}harbour master?\r\n\r\n\
+                   2\r\n00:00:03,400 --> 00:00:05,000\r\n<font color=\"#ffff00\">On the quay</font> &amp; waiting.\r\n\r\n\
+                   3\r\n00:00:09,000 --> 00:00:11,000\r\n- A storm is coming.\r\n\r\n";
+        assert_eq!(
+            texts("harbour.srt", srt.as_bytes()),
+            [
+                "Where is the harbour master? On the quay & waiting.",
+                "- A storm is coming."
+            ]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("harbour.srt", srt)).unwrap();
+        let document = &parsed.documents[0];
+        assert_eq!(document.title, "harbour");
+        assert_eq!(document.metadata["duration_seconds"], serde_json::json!(11.0));
+        assert!(!document.metadata.contains_key("speakers"));
+    }
+
+    #[test]
+    fn webvtt_voices_are_speakers_and_header_notes_and_styles_are_left_out() {
+        let vtt = "WEBVTT - Harbour board\nKind: captions\nLanguage: en\n\n\
+                   STYLE\n::cue { color: yellow }\n\n\
+                   NOTE made by the\nmeeting recorder\n\n\
+                   3f2a-1\n00:00:00.000 --> 00:00:02.500 align:start position:10%\n<v Ada Lovelace>Good morning, everyone.</v>\n\n\
+                   00:02.600 --> 00:04.000\n<v Ada Lovelace>The tide tables are late.\n\n\
+                   0:0:4.1 --> 0:0:6.0\n<v.loud Charles Babbage>They are <c.yellow>printed</c> tonight.</v>\n\n\
+                   00:00:06.100 --> 00:00:07.000\n<v Ada Lovelace>Thank you.\n";
+        assert_eq!(
+            texts("board.vtt", vtt.as_bytes()),
+            [
+                "Ada Lovelace: Good morning, everyone. The tide tables are late.",
+                "Charles Babbage: They are printed tonight.",
+                "Ada Lovelace: Thank you."
+            ]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("board.vtt", vtt)).unwrap();
+        assert_eq!(
+            parsed.documents[0].metadata["speakers"],
+            serde_json::json!(["Ada Lovelace", "Charles Babbage"])
+        );
+        assert_eq!(parsed.documents[0].metadata["duration_seconds"], serde_json::json!(7.0));
+    }
+
+    #[test]
+    fn rolling_captions_are_read_once_and_karaoke_timestamps_and_ruby_text_are_left_out() {
+        let vtt = "WEBVTT\nKind: captions\nLanguage: en\n\n\
+                   00:00:00.000 --> 00:00:02.350 align:start position:0%\n \n\
+                   the<00:00:00.420><c> tide</c><00:00:00.840><c> turns</c>\n\n\
+                   00:00:02.350 --> 00:00:02.360 align:start position:0%\nthe tide turns\n \n\n\
+                   00:00:02.360 --> 00:00:05.000 align:start position:0%\nthe tide turns\n\
+                   at<00:00:02.600><c> noon</c>\n\n\
+                   00:00:05.000 --> 00:00:05.010 align:start position:0%\nat noon\n \n\n\
+                   00:00:05.010 --> 00:00:07.000 align:start position:0%\nat noon\ntoday\n\n\
+                   00:00:07.000 --> 00:00:09.000\n<ruby>東京<rt>とうきょう</rt></ruby>の港\n";
+        assert_eq!(
+            texts("tides.vtt", vtt.as_bytes()),
+            ["the tide turns at noon today 東京の港"]
+        );
+    }
+
+    #[test]
+    fn stray_text_between_cues_is_kept_and_numbers_are_not_text() {
+        // Hand-edited: a blank line inside cue 1, no blank line before cue 3's number; cut
+        // off after cue 5's number.
+        let srt = "1\n00:00:01,000 --> 00:00:02,000\nFirst line\n\nsecond line\n\n\
+                   2\n00:00:02,100 --> 00:00:03,000\nThird\n\
+                   3\n00:00:03,100 --> 00:00:04,000\nFourth\n\n\
+                   4\n00:00:04,100 --> 00:00:05,000\nThe answer is\n42\n\n5\n";
+        assert_eq!(
+            texts("edited.srt", srt.as_bytes()),
+            ["First line second line Third Fourth The answer is 42"]
+        );
+    }
+
+    #[test]
+    fn subtitles_are_told_by_their_first_lines_and_files_without_cues_are_text() {
+        let srt = b"1\n00:00:01,000 --> 00:00:02,000\nHello\n";
+        let vtt = b"\xEF\xBB\xBFWEBVTT\n\n00:01.000 --> 00:02.000\nHello\n";
+        assert_eq!(detect_format("clip", srt).unwrap(), Format::Subtitles);
+        assert_eq!(detect_format("clip", vtt).unwrap(), Format::Subtitles);
+        assert_eq!(detect_format("clip.VTT", b"x").unwrap(), Format::Subtitles);
+        assert_eq!(detect_format("notes", b"WEBVTTX is a word\n").unwrap(), Format::Text);
+        assert_eq!(detect_format("notes", b"1\nfirst\n").unwrap(), Format::Text);
+        // A `.srt` that holds no cue is read as the text it is, and says so.
+        let parsed = AutoParser.parse(&raw_for_test("notes.srt", "Just a note.")).unwrap();
+        assert_eq!(parsed.documents[0].blocks[0].text, "Just a note.");
+        assert!(parsed.documents[0].warnings[0].contains("no subtitle cue"));
+        // Cues with no text: a file with nothing to search.
+        let empty = "WEBVTT\n\n00:01.000 --> 00:02.000\n<c></c>\n\n00:03.000 --> 00:04.000\n";
+        let error = AutoParser.parse(&raw_for_test("silence.vtt", empty)).unwrap_err();
+        assert_eq!(
+            error,
+            ParseError::NoTextIn("subtitles whose 2 cues hold no text".into())
+        );
+        assert!(error.is_no_document());
+    }
+
+    #[test]
+    fn a_subrip_file_in_windows_1252_or_utf16_is_decoded() {
+        let text = "1\r\n00:00:01,000 --> 00:00:02,000\r\nÇa va, Zoë?\r\n";
+        let (cp1252, _, _) = encoding_rs::WINDOWS_1252.encode(text);
+        assert_eq!(texts("film.srt", &cp1252), ["Ça va, Zoë?"]);
+        let utf16: Vec<u8> = "\u{feff}"
+            .encode_utf16()
+            .chain(text.encode_utf16())
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(texts("film", &utf16), ["Ça va, Zoë?"]);
+    }
+
+    #[test]
+    fn timestamps_and_markup_are_read_in_every_writing() {
+        assert_eq!(timestamp_ms("01:02:03,456"), Some(3_723_456));
+        assert_eq!(timestamp_ms("02:03.5"), Some(123_500));
+        assert_eq!(timestamp_ms("0:0:4.1"), Some(4_100));
+        assert_eq!(timestamp_ms("100:00:00.000"), Some(360_000_000));
+        for broken in ["", "12", "a:b", "1:2:3:4", "00:00:01.x", "99999999999:00"] {
+            assert_eq!(timestamp_ms(broken), None, "{broken:?}");
+        }
+        assert_eq!(plain_text("a < b and {c} <i>d"), ("a < b and {c} d".into(), None));
+        assert_eq!(
+            plain_text("<v Bob>hi <b>there"),
+            ("hi there".into(), Some("Bob".into()))
+        );
+        assert_eq!(plain_text("<rt>never closed"), (String::new(), None));
+        assert_eq!(plain_text("{\\i1}unclosed {\\b1"), ("unclosed {\\b1".into(), None));
+    }
+}
