@@ -5,12 +5,10 @@
 //! out; markup taken off (`<i>`, `<c.yellow>`, `<font color=...>`, karaoke timestamps,
 //! `{\an8}`), ruby text (`<rt>`) left out, character references decoded. A cue's lines are one
 //! line of text; cues follow each other in a paragraph until a pause of [`PAUSE_MS`] or another
-//! speaker (a `<v Name>` voice, which starts its paragraph as `Name: `). Captions that roll
-//! (YouTube's automatic ones repeat the line before in each cue) are read once: a cue's line
-//! that its previous cue holds too is left out. Metadata `duration_seconds` (the last cue's end)
-//! and `speakers` (the voices, in the order they first speak).
-
-use std::collections::HashSet;
+//! speaker (a `<v Name>` voice, which starts its paragraph as `Name: `). Captions that roll up
+//! (each cue starting with the last lines of the one before, as broadcast captions and YouTube's
+//! automatic ones do) are read once ([`new_lines`]). Metadata `duration_seconds` (the last cue's
+//! end) and `speakers` (the voices, in the order they first speak).
 
 use super::character_references::decode_character_references;
 use super::text::decode_raw_text;
@@ -38,6 +36,9 @@ pub(super) fn looks_like_subtitles(bytes: &[u8]) -> bool {
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
     let cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
+    if cues.is_empty() && text.trim_start_matches('\u{feff}').starts_with("WEBVTT") {
+        return Err(ParseError::NoTextIn("a WebVTT file with no cue".into()));
+    }
     if cues.is_empty() {
         let mut parsed = super::text::parse(raw)?;
         let warning = "no subtitle cue (a `00:00:01,000 --> 00:00:04,000` line) found: read as plain text";
@@ -68,13 +69,15 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     Ok(Parsed::one(document))
 }
 
-/// One cue: when it shows, who speaks (its first `<v>` voice), its lines as read (markup off).
+/// One cue: when it shows, who speaks (its first `<v>` voice), its lines as read (markup off),
+/// and whether its words carry karaoke timestamps (`the<00:00:00.420><c> tide</c>`).
 #[derive(Debug, Default)]
 struct Cue {
     start_ms: u64,
     end_ms: u64,
     voice: Option<String>,
     lines: Vec<String>,
+    timed_words: bool,
 }
 
 impl Cue {
@@ -96,12 +99,13 @@ impl Cue {
 
     /// Adds a line of the file, its markup taken off.
     fn add(&mut self, line: &str) {
-        let (text, voice) = plain_text(line);
+        let read = plain_text(line);
         if self.voice.is_none() {
-            self.voice = voice;
+            self.voice = read.voice;
         }
-        if !text.is_empty() {
-            self.lines.push(text);
+        self.timed_words |= read.timed_words;
+        if !read.text.is_empty() {
+            self.lines.push(read.text);
         }
     }
 }
@@ -208,12 +212,21 @@ fn timestamp_ms(text: &str) -> Option<u64> {
     Some(seconds * 1000 + millis)
 }
 
+/// A cue line as read: its text, the speaker its first `<v Name>` tag names, whether it holds
+/// a karaoke timestamp.
+#[derive(Debug, Default, PartialEq)]
+struct CueLine {
+    text: String,
+    voice: Option<String>,
+    timed_words: bool,
+}
+
 /// A cue line's text without its markup (tags, karaoke timestamps, ruby text, `{\...}`
-/// overrides), its character references decoded and its spaces collapsed; and the speaker its
-/// first `<v Name>` tag names.
-fn plain_text(line: &str) -> (String, Option<String>) {
+/// overrides; SubStation's `\N` and `\h` read as spaces), its character references decoded and
+/// its spaces collapsed.
+fn plain_text(line: &str) -> CueLine {
+    let mut read = CueLine::default();
     let mut text = String::with_capacity(line.len());
-    let mut voice = None;
     let mut rest = line;
     while let Some(at) = rest.find(['<', '{']) {
         text.push_str(&rest[..at]);
@@ -243,18 +256,47 @@ fn plain_text(line: &str) -> (String, Option<String>) {
         }
         if let Some(name) = inside.strip_prefix('v').filter(|n| n.starts_with([' ', '.'])) {
             let name = name.split_once(' ').map_or("", |(_, name)| name).trim();
-            if voice.is_none() && !name.is_empty() {
-                voice = Some(name.to_string());
+            if read.voice.is_none() && !name.is_empty() {
+                read.voice = Some(name.to_string());
             }
         }
+        read.timed_words |= timestamp_ms(inside).is_some();
         if inside == "rt" || inside.starts_with("rt ") || inside.starts_with("rt.") {
             // Ruby text (a reading written above the text) is left out, to its end tag.
             rest = rest.find("</rt>").map_or("", |end| &rest[end + "</rt>".len()..]);
         }
     }
     text.push_str(rest);
-    let decoded = decode_character_references(&text);
-    (decoded.split_whitespace().collect::<Vec<_>>().join(" "), voice)
+    let text = ["\\N", "\\n", "\\h"]
+        .iter()
+        .fold(decode_character_references(&text), |text, escape| {
+            text.replace(escape, " ")
+        });
+    read.text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    read
+}
+
+/// Lines a roll-up caption carries on from the cue before, at most (CEA-608 rolls up to four).
+const ROLLED_LINES: usize = 4;
+
+/// The lines of `cue` that the cue before did not show: captions that roll up start each cue
+/// with the last lines of the one before (a line said again after others, a cue's first line
+/// again, is kept). A cue that only repeats the last lines of the one before is left out where
+/// the file's words carry karaoke timestamps, as YouTube's automatic captions do between their
+/// cues; elsewhere it is a line said again.
+fn new_lines<'a>(cue: &'a Cue, before: Option<&Cue>, karaoke: bool) -> &'a [String] {
+    let Some(before) = before else {
+        return &cue.lines;
+    };
+    let adds_a_line = usize::from(!karaoke);
+    let most = ROLLED_LINES
+        .min(before.lines.len())
+        .min(cue.lines.len().saturating_sub(adds_a_line));
+    let carried = (1..=most)
+        .rev()
+        .find(|k| cue.lines[..*k] == before.lines[before.lines.len() - k..])
+        .unwrap_or(0);
+    &cue.lines[carried..]
 }
 
 /// A file's cues as paragraphs, and the speakers their voices name.
@@ -271,15 +313,9 @@ impl Transcript {
         };
         let mut paragraph = String::new();
         let (mut voice, mut last_end): (Option<&str>, Option<u64>) = (None, None);
-        let mut lines_before = HashSet::new();
-        for cue in cues {
-            let new_lines: Vec<&str> = cue
-                .lines
-                .iter()
-                .map(String::as_str)
-                .filter(|line| !lines_before.contains(line))
-                .collect();
-            lines_before = cue.lines.iter().map(String::as_str).collect();
+        let karaoke = cues.iter().any(|cue| cue.timed_words);
+        for (at, cue) in cues.iter().enumerate() {
+            let new_lines = new_lines(cue, at.checked_sub(1).map(|before| &cues[before]), karaoke);
             if new_lines.is_empty() {
                 last_end = Some(last_end.map_or(cue.end_ms, |end| end.max(cue.end_ms)));
                 continue;
@@ -387,6 +423,29 @@ mod tests {
     }
 
     #[test]
+    fn lines_said_again_are_kept_where_captions_do_not_roll() {
+        let cue = |n: usize, lines: &str| format!("{n}\n00:00:{n:02},000 --> 00:00:{n:02},900\n{lines}\n\n");
+        let srt: String = [
+            cue(1, "- Thanks for coming.\n- Nice place."),
+            cue(2, "- Thanks for coming."),
+            cue(3, "To the van!"),
+            cue(4, "To the van!"),
+            // Rolled up two lines at a time.
+            cue(5, "The harbour master"),
+            cue(6, "The harbour master\nis on the quay"),
+            cue(7, "is on the quay\nwith the pilot."),
+        ]
+        .concat();
+        assert_eq!(
+            texts("film.srt", srt.as_bytes()),
+            [
+                "- Thanks for coming. - Nice place. - Thanks for coming. To the van! To the van! \
+              The harbour master is on the quay with the pilot."
+            ]
+        );
+    }
+
+    #[test]
     fn stray_text_between_cues_is_kept_and_numbers_are_not_text() {
         // Hand-edited: a blank line inside cue 1, no blank line before cue 3's number; cut
         // off after cue 5's number.
@@ -421,6 +480,10 @@ mod tests {
             ParseError::NoTextIn("subtitles whose 2 cues hold no text".into())
         );
         assert!(error.is_no_document());
+        let error = AutoParser
+            .parse(&raw_for_test("none.vtt", "WEBVTT\n\nNOTE nothing yet\n"))
+            .unwrap_err();
+        assert_eq!(error, ParseError::NoTextIn("a WebVTT file with no cue".into()));
     }
 
     #[test]
@@ -445,12 +508,16 @@ mod tests {
         for broken in ["", "12", "a:b", "1:2:3:4", "00:00:01.x", "99999999999:00"] {
             assert_eq!(timestamp_ms(broken), None, "{broken:?}");
         }
-        assert_eq!(plain_text("a < b and {c} <i>d"), ("a < b and {c} d".into(), None));
+        let text = |line: &str| plain_text(line).text;
+        assert_eq!(text("a < b and {c} <i>d"), "a < b and {c} d");
+        assert_eq!(text("<rt>never closed"), "");
+        assert_eq!(text("{\\i1}unclosed {\\b1"), "unclosed {\\b1");
+        assert_eq!(text("hard\\hspace\\Nnew line"), "hard space new line");
+        let read = plain_text("<v Bob>hi <b>there");
         assert_eq!(
-            plain_text("<v Bob>hi <b>there"),
-            ("hi there".into(), Some("Bob".into()))
+            (read.text.as_str(), read.voice.as_deref(), read.timed_words),
+            ("hi there", Some("Bob"), false)
         );
-        assert_eq!(plain_text("<rt>never closed"), (String::new(), None));
-        assert_eq!(plain_text("{\\i1}unclosed {\\b1"), ("unclosed {\\b1".into(), None));
+        assert!(plain_text("the<00:00:00.420><c> tide</c>").timed_words);
     }
 }

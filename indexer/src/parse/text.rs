@@ -31,6 +31,12 @@ pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encod
     if bytes.is_empty() {
         return Err(ParseError::Empty);
     }
+    if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE\0\0") {
+        return decode_utf32(rest, u32::from_le_bytes);
+    }
+    if let Some(rest) = bytes.strip_prefix(b"\0\0\xFE\xFF") {
+        return decode_utf32(rest, u32::from_be_bytes);
+    }
     if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
         return decode_utf16(rest, u16::from_le_bytes);
     }
@@ -78,6 +84,21 @@ pub(crate) fn utf16_without_bom(bytes: &[u8]) -> Option<&'static Encoding> {
         (true, _, _, true) => Some(UTF_16BE),
         _ => None,
     }
+}
+
+/// UTF-32 after its byte order mark (rare, but what some subtitle and export tools write).
+fn decode_utf32(bytes: &[u8], read: fn([u8; 4]) -> u32) -> Result<String, ParseError> {
+    let mut text = String::with_capacity(bytes.len() / 4);
+    for (i, unit) in bytes.chunks_exact(4).enumerate() {
+        let unit = read([unit[0], unit[1], unit[2], unit[3]]);
+        let char =
+            char::from_u32(unit).ok_or_else(|| ParseError::Corrupt(format!("invalid UTF-32 at code unit {i}")))?;
+        text.push(char);
+    }
+    if text.trim().is_empty() {
+        return Err(ParseError::Empty);
+    }
+    Ok(text)
 }
 
 fn decode_utf16(bytes: &[u8], read: fn([u8; 2]) -> u16) -> Result<String, ParseError> {
@@ -169,6 +190,20 @@ mod tests {
         assert_eq!(decode_text(b"\xEF\xBB\xBFhi").unwrap(), "hi");
         assert_eq!(decode_text(b"\xFF\xFEh\0i\0").unwrap(), "hi");
         assert_eq!(decode_text(b"\xFE\xFF\0h\0i").unwrap(), "hi");
+        let utf32 = |text: &str, write: fn(u32) -> [u8; 4]| -> Vec<u8> {
+            ['\u{feff}']
+                .into_iter()
+                .chain(text.chars())
+                .flat_map(|c| write(c as u32))
+                .collect()
+        };
+        assert_eq!(decode_text(&utf32("Zoë 🌊", u32::to_le_bytes)).unwrap(), "Zoë 🌊");
+        assert_eq!(decode_text(&utf32("Zoë 🌊", u32::to_be_bytes)).unwrap(), "Zoë 🌊");
+        let surrogate = [&b"\xFF\xFE\0\0"[..], &0xD800u32.to_le_bytes()].concat();
+        assert_eq!(
+            decode_text(&surrogate),
+            Err(ParseError::Corrupt("invalid UTF-32 at code unit 0".into()))
+        );
     }
 
     #[test]
