@@ -47,6 +47,8 @@ pub enum Format {
     Epub,
     Rtf,
     Doc,
+    /// Hangul Word Processor (HWP 5.0), Hancom Office's compound file.
+    Hwp,
     Xls,
     Ppt,
     Email,
@@ -95,6 +97,7 @@ impl Format {
             Self::Epub => "EPUB",
             Self::Rtf => "RTF",
             Self::Doc => "DOC",
+            Self::Hwp => "HWP",
             Self::Xls => "XLS",
             Self::Ppt => "PPT",
             Self::Email => "EML",
@@ -166,6 +169,7 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "epub" => Format::Epub,
         "rtf" => Format::Rtf,
         "doc" | "dot" => Format::Doc,
+        "hwp" => Format::Hwp,
         "xls" | "xlt" => Format::Xls,
         "ppt" | "pps" | "pot" => Format::Ppt,
         "eml" => Format::Email,
@@ -196,12 +200,14 @@ fn known_binary(bytes: &[u8]) -> Option<&'static str> {
 /// A compound file's format, by the streams it holds: Word's, Excel's, PowerPoint's and
 /// Outlook's messages are read; the others (a Visio drawing, ...) are named in the error.
 fn compound_file_format(bytes: &[u8]) -> Result<Format, ParseError> {
-    let names = match super::compound_file::CompoundFile::open(bytes) {
-        Ok(file) => file.stream_names().into_iter().map(str::to_ascii_lowercase).collect(),
-        Err(_) => Vec::new(),
+    let file = super::compound_file::CompoundFile::open(bytes).ok();
+    let names: Vec<String> = match &file {
+        Some(file) => file.stream_names().into_iter().map(str::to_ascii_lowercase).collect(),
+        None => Vec::new(),
     };
     let holds = |name: &str| names.iter().any(|n| n == name);
     match () {
+        _ if file.as_ref().is_some_and(super::hwp::is_hwp) => Ok(Format::Hwp),
         _ if holds("worddocument") => Ok(Format::Doc),
         _ if holds("workbook") || holds("book") => Ok(Format::Xls),
         _ if holds("powerpoint document") => Ok(Format::Ppt),

@@ -28,6 +28,7 @@ mod feed;
 mod html;
 mod html_lists;
 mod html_text;
+mod hwp;
 mod isolated;
 mod json;
 mod jsonl_stream;
@@ -182,6 +183,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Epub => epub::parse(raw),
         Format::Rtf => rtf::parse(raw),
         Format::Doc => doc::parse(raw),
+        Format::Hwp => hwp::parse(raw),
         Format::Xls => xls::parse(raw),
         Format::Ppt => ppt::parse(raw),
         Format::Email => email::parse(raw),

@@ -14,7 +14,13 @@ const VT_LPWSTR: u32 = 0x1F;
 
 /// The file's title, if its summary information holds a non-empty one.
 pub(super) fn summary_title(file: &CompoundFile) -> Option<String> {
-    let stream = file.stream("\u{5}SummaryInformation")?.ok()?;
+    title_in(file, "\u{5}SummaryInformation")
+}
+
+/// The title a property set stream of the file holds (Hancom's HWP names its own stream
+/// `\u{5}HwpSummaryInformation`), if a non-empty one.
+pub(super) fn title_in(file: &CompoundFile, stream: &str) -> Option<String> {
+    let stream = file.stream(stream)?.ok()?;
     // The stream's header (28 bytes), then its first section's format id and offset.
     let section = usize::try_from(u32_at(&stream, 28 + 16)?).ok()?;
     let count = u32_at(&stream, section.checked_add(4)?)? as usize;
