@@ -14,13 +14,15 @@
 //! per line and its cells, in their columns, joined by ` | ` (a cell's paragraphs joined by
 //! spaces, a table inside a cell read into that cell); a caption, a header's or footer's, a
 //! footnote's and a text box's paragraphs as blocks where they come. Read by quarry's own code,
-//! in process, each section inflated within [`MAX_SECTION_BYTES`]; a file saved with a password,
-//! under DRM or as a distribution document (its text encrypted) fails as encrypted; a section
-//! whose records break partway keeps the text before and says so in the document's warnings.
+//! in process, each section inflated within [`MAX_SECTION_BYTES`]; a distribution document's
+//! sections decrypted first ([`super::hwp_distribution`]); a file saved with a password or under
+//! DRM fails as encrypted; a section whose records break partway keeps the text before and says
+//! so in the document's warnings.
 
 use std::io::Read;
 
-use super::compound_file::{u32_at, CompoundFile, ROOT_STORAGE};
+use super::compound_file::{u32_at, CompoundFile, Storage, ROOT_STORAGE};
+use super::hwp_distribution::decrypt_section;
 use super::markup_body::table_text;
 use super::property_set::title_in;
 use super::{Block, ContentType, Document, ParseError, Parsed};
@@ -41,17 +43,21 @@ const TABLE: u16 = 77;
 /// A table control's id (`tbl `), stored as a little-endian number of its four letters.
 const TABLE_CONTROL: &[u8; 4] = b" lbt";
 
-/// Whether a compound file is an HWP document: it holds a `FileHeader` and a `BodyText` storage.
+/// Whether a compound file is an HWP document: it holds a `FileHeader` and a `BodyText` (or a
+/// distribution document's `ViewText`) storage.
 pub(super) fn is_hwp(file: &CompoundFile) -> bool {
     let has_header = file.stream_names().iter().any(|n| n.eq_ignore_ascii_case("FileHeader"));
-    has_header && body_text(file).is_some()
+    has_header
+        && ["BodyText", "ViewText"]
+            .iter()
+            .any(|name| storage_named(file, name).is_some())
 }
 
-fn body_text(file: &CompoundFile) -> Option<super::compound_file::Storage> {
+fn storage_named(file: &CompoundFile, name: &str) -> Option<Storage> {
     let storages = file.storages_in(ROOT_STORAGE);
     storages
         .into_iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case("BodyText"))
+        .find(|(found, _)| found.eq_ignore_ascii_case(name))
         .map(|(_, s)| s)
 }
 
@@ -70,10 +76,14 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     if flags & (PASSWORD | DRM) != 0 {
         return Err(ParseError::Encrypted("HWP".into()));
     }
-    if flags & DISTRIBUTION != 0 {
-        return Err(ParseError::Encrypted("HWP distribution document".into()));
-    }
-    let body = body_text(&file).ok_or_else(|| ParseError::Corrupt("HWP: no `BodyText` storage".into()))?;
+    // A distribution document's text is in `ViewText`, encrypted (`BodyText` holds none).
+    let distributed = flags & DISTRIBUTION != 0;
+    let storage = match distributed {
+        true => "ViewText",
+        false => "BodyText",
+    };
+    let body =
+        storage_named(&file, storage).ok_or_else(|| ParseError::Corrupt(format!("HWP: no `{storage}` storage")))?;
     let mut reading = Reading::default();
     for number in 0.. {
         let name = format!("Section{number}");
@@ -81,6 +91,11 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             break;
         };
         let stream = stream.map_err(|e| ParseError::Corrupt(format!("HWP {name}: {e}")))?;
+        let stream = match distributed {
+            true => decrypt_section(&stream)
+                .map_err(|e| ParseError::Corrupt(format!("HWP distribution document {storage}/{name}: {e}")))?,
+            false => stream,
+        };
         let records = match flags & COMPRESSED != 0 {
             true => inflate(&stream, &name)?,
             false => stream,
@@ -89,7 +104,6 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             reading
                 .warnings
                 .push(format!("HWP {name}: {damage}; the text before it is kept"));
-            break;
         }
     }
     reading.end_table();
@@ -127,7 +141,11 @@ struct Record<'a> {
 fn records(bytes: &[u8]) -> impl Iterator<Item = Result<Record<'_>, String>> {
     let mut at = 0usize;
     std::iter::from_fn(move || {
-        if at >= bytes.len() {
+        // Fewer than a header's bytes, all zero: a decrypted section's padding.
+        if bytes
+            .get(at..)
+            .is_none_or(|rest| rest.len() < 4 && rest.iter().all(|b| *b == 0))
+        {
             return None;
         }
         let record_at = std::mem::replace(&mut at, bytes.len());
@@ -344,9 +362,11 @@ pub(crate) mod fixtures {
         header.extend_from_slice(&(flags | u32::from(compressed)).to_le_bytes());
         header.resize(256, 0);
         file.create_stream("/FileHeader").unwrap().write_all(&header).unwrap();
-        file.create_storage("/BodyText").unwrap();
+        let distributed = flags & super::DISTRIBUTION != 0;
+        let storage = if distributed { "ViewText" } else { "BodyText" };
+        file.create_storage(format!("/{storage}")).unwrap();
         for (number, records) in sections.iter().enumerate() {
-            let bytes = match compressed {
+            let mut bytes = match compressed {
                 true => {
                     let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
                     encoder.write_all(records).unwrap();
@@ -354,7 +374,12 @@ pub(crate) mod fixtures {
                 }
                 false => records.clone(),
             };
-            let mut stream = file.create_stream(format!("/BodyText/Section{number}")).unwrap();
+            if distributed {
+                let key = *b"hwp-section-key!";
+                bytes =
+                    super::super::hwp_distribution::fixtures::encrypted_section(&bytes, key, 0x5EED + number as u32);
+            }
+            let mut stream = file.create_stream(format!("/{storage}/Section{number}")).unwrap();
             stream.write_all(&bytes).unwrap();
         }
         file.flush().unwrap();
@@ -403,6 +428,22 @@ mod tests {
     }
 
     #[test]
+    fn a_distribution_documents_sections_are_decrypted() {
+        let plain = AutoParser
+            .parse(&raw_for_test("report.hwp", hwp(&report(), true, 0)))
+            .unwrap();
+        for compressed in [true, false] {
+            let shared = hwp(&report(), compressed, DISTRIBUTION);
+            assert_eq!(detect_format("upload", &shared).unwrap(), Format::Hwp);
+            let parsed = AutoParser.parse(&raw_for_test("report.hwp", shared)).unwrap();
+            assert_eq!(
+                parsed.documents[0].blocks, plain.documents[0].blocks,
+                "compressed {compressed}"
+            );
+        }
+    }
+
+    #[test]
     fn long_records_and_control_characters_are_read() {
         let long = "가".repeat(3000);
         let units: Vec<u8> = [
@@ -423,11 +464,6 @@ mod tests {
     fn encrypted_damaged_and_bomb_files_fail_or_keep_what_came_before() {
         let encrypted = AutoParser.parse(&raw_for_test("secret.hwp", hwp(&report(), true, PASSWORD)));
         assert_eq!(encrypted.unwrap_err(), ParseError::Encrypted("HWP".into()));
-        let distributed = AutoParser.parse(&raw_for_test("shared.hwp", hwp(&report(), true, DISTRIBUTION)));
-        assert_eq!(
-            distributed.unwrap_err(),
-            ParseError::Encrypted("HWP distribution document".into())
-        );
         // Records cut partway: the paragraphs before are kept, with a warning.
         let mut cut = report()[0].clone();
         cut.truncate(cut.len() - 5);

@@ -29,6 +29,7 @@ mod html;
 mod html_lists;
 mod html_text;
 mod hwp;
+mod hwp_distribution;
 mod isolated;
 mod json;
 mod jsonl_stream;
