@@ -49,6 +49,8 @@ pub enum Format {
     Doc,
     /// Hangul Word Processor (HWP 5.0), Hancom Office's compound file.
     Hwp,
+    /// HWPX, Hancom Office's OWPML package (`application/hwp+zip`).
+    Hwpx,
     Xls,
     Ppt,
     Email,
@@ -98,6 +100,7 @@ impl Format {
             Self::Rtf => "RTF",
             Self::Doc => "DOC",
             Self::Hwp => "HWP",
+            Self::Hwpx => "HWPX",
             Self::Xls => "XLS",
             Self::Ppt => "PPT",
             Self::Email => "EML",
@@ -125,6 +128,7 @@ impl Format {
             self,
             Self::Pdf
                 | Self::Docx
+                | Self::Hwpx
                 | Self::Pptx
                 | Self::Xlsx
                 | Self::Odt
@@ -170,6 +174,7 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "rtf" => Format::Rtf,
         "doc" | "dot" => Format::Doc,
         "hwp" => Format::Hwp,
+        "hwpx" => Format::Hwpx,
         "xls" | "xlt" => Format::Xls,
         "ppt" | "pps" | "pot" => Format::Ppt,
         "eml" => Format::Email,
@@ -327,7 +332,11 @@ pub fn detect_format(path: &str, bytes: &[u8]) -> Result<Format, ParseError> {
         if holds(b"xl/workbook.xml") {
             return Ok(Format::Xlsx);
         }
-        // OpenDocument's and EPUB's first part, stored: their `mimetype`.
+        // OpenDocument's, HWPX's and EPUB's first part, stored: their `mimetype` (HWPX has
+        // EPUB's `META-INF/container.xml` too).
+        if holds(super::hwpx::MIMETYPE) {
+            return Ok(Format::Hwpx);
+        }
         if holds(b"application/vnd.oasis.opendocument.text") {
             return Ok(Format::Odt);
         }

@@ -1,6 +1,6 @@
 //! Parsing in worker processes, so that no file can take the indexer or the server down.
 //!
-//! The third-party parsers ([`super::Format::needs_isolation`]: PDF, DOCX, PPTX and XLSX (zip and XML),
+//! The third-party parsers ([`super::Format::needs_isolation`]: PDF, DOCX, PPTX, XLSX and HWPX (zip and XML),
 //! HTML's tree builder; the other formats are parsed in process) recurse on nesting
 //! a file controls, inflate what it compresses and can loop for as long as it likes; a Rust
 //! stack overflow or a failed allocation aborts the whole process, and a thread cannot be

@@ -30,6 +30,7 @@ mod html_lists;
 mod html_text;
 mod hwp;
 mod hwp_distribution;
+mod hwpx;
 mod isolated;
 mod json;
 mod jsonl_stream;
@@ -185,6 +186,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Rtf => rtf::parse(raw),
         Format::Doc => doc::parse(raw),
         Format::Hwp => hwp::parse(raw),
+        Format::Hwpx => hwpx::parse(raw),
         Format::Xls => xls::parse(raw),
         Format::Ppt => ppt::parse(raw),
         Format::Email => email::parse(raw),

@@ -231,47 +231,63 @@ impl<'x> PartReader<'x> {
 
 /// A table's text as its elements end (DrawingML's and WordprocessingML's tables are alike):
 /// a cell's paragraphs joined by a space, a row's cells by ` | `, the rows by line breaks. A
-/// table inside a table is read into the outer one's cell.
+/// table inside a table is read into the outer one's cell (its rows joined by `; `), each table
+/// open keeping its own rows.
 #[derive(Default)]
 pub(super) struct TableText {
+    open: Vec<TableLevel>,
+}
+
+/// One open table's cell, row and rows so far.
+#[derive(Default)]
+struct TableLevel {
     cell: Vec<String>,
     row: Vec<String>,
     rows: Vec<String>,
-    depth: usize,
 }
 
 impl TableText {
     /// Whether a table is being read (a paragraph ending now is a cell's).
     pub fn inside(&self) -> bool {
-        self.depth > 0
+        !self.open.is_empty()
     }
 
     /// A table (`tbl`) starts.
     pub fn start(&mut self) {
-        self.depth += 1;
+        self.open.push(TableLevel::default());
     }
 
     /// A paragraph of the current cell.
     pub fn paragraph(&mut self, text: String) {
-        self.cell.push(text);
+        if let Some(table) = self.open.last_mut() {
+            table.cell.push(text);
+        }
     }
 
     /// An element ends (by local name: `tc`, `tr`, `tbl`; others change nothing): the table's
     /// text once the outermost table ends, if it holds any.
     pub fn end(&mut self, name: &[u8]) -> Option<String> {
+        let table = self.open.last_mut()?;
         match name {
             b"tc" => {
-                let cell = std::mem::take(&mut self.cell).join(" ");
-                self.row.push(cell);
+                let cell = std::mem::take(&mut table.cell).join(" ");
+                table.row.push(cell);
             }
             b"tr" => {
-                let row = std::mem::take(&mut self.row).join(" | ");
-                self.rows.push(row);
+                let row = std::mem::take(&mut table.row).join(" | ");
+                table.rows.push(row);
             }
-            b"tbl" if self.depth > 0 => {
-                self.depth -= 1;
-                let text = std::mem::take(&mut self.rows).join("\n");
-                return (self.depth == 0 && !text.is_empty()).then_some(text);
+            b"tbl" => {
+                let rows = self.open.pop().map(|t| t.rows).unwrap_or_default();
+                let rows: Vec<String> = rows
+                    .into_iter()
+                    .filter(|r| !r.trim_matches([' ', '|']).is_empty())
+                    .collect();
+                match self.open.last_mut() {
+                    Some(outer) if !rows.is_empty() => outer.cell.push(rows.join("; ")),
+                    Some(_) => {}
+                    None => return (!rows.is_empty()).then(|| rows.join("\n")),
+                }
             }
             _ => {}
         }
@@ -333,9 +349,15 @@ pub(super) fn local_name(name: &[u8]) -> &[u8] {
 }
 
 fn core_title(core: &str) -> Option<String> {
-    let start = core.find("<dc:title>")? + "<dc:title>".len();
-    let end = core[start..].find("</dc:title>")? + start;
-    let title = quick_xml::escape::unescape(core[start..end].trim())
+    element_text(core, "dc:title")
+}
+
+/// The text of the first `<tag>` element of `xml` (a package's title: `dc:title`, HWPX's
+/// `opf:title`), its entities replaced; none where it is missing or blank.
+pub(super) fn element_text(xml: &str, tag: &str) -> Option<String> {
+    let start = xml.find(&format!("<{tag}>"))? + tag.len() + 2;
+    let end = xml[start..].find(&format!("</{tag}>"))? + start;
+    let title = quick_xml::escape::unescape(xml[start..end].trim())
         .ok()?
         .trim()
         .to_string();
@@ -434,6 +456,36 @@ mod tests {
         );
         assert_eq!(resolve("xl", "/xl/worksheets/sheet2.xml"), "xl/worksheets/sheet2.xml");
         assert_eq!(resolve("", "../../x.xml"), "x.xml");
+    }
+
+    #[test]
+    fn a_table_inside_a_cell_is_read_into_it_and_the_rows_around_it_are_kept() {
+        let mut table = TableText::default();
+        let row = |table: &mut TableText, cells: &[&str]| {
+            for cell in cells {
+                table.paragraph(cell.to_string());
+                assert_eq!(table.end(b"tc"), None);
+            }
+            assert_eq!(table.end(b"tr"), None);
+        };
+        table.start();
+        row(&mut table, &["Item", "Detail"]);
+        table.paragraph("Pumps".into());
+        table.end(b"tc");
+        table.paragraph("see:".into());
+        table.start();
+        row(&mut table, &["P1", "ok"]);
+        row(&mut table, &["P3", "seal worn"]);
+        assert_eq!(table.end(b"tbl"), None, "the inner table ends inside the outer one");
+        assert!(table.inside());
+        table.end(b"tc");
+        table.end(b"tr");
+        row(&mut table, &["Valves", "ok"]);
+        assert_eq!(
+            table.end(b"tbl").as_deref(),
+            Some("Item | Detail\nPumps | see: P1 | ok; P3 | seal worn\nValves | ok")
+        );
+        assert!(!table.inside());
     }
 
     #[test]

@@ -67,6 +67,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("rtf") => "application/rtf",
         Some("doc" | "dot") => "application/msword",
         Some("hwp") => "application/x-hwp",
+        Some("hwpx") => "application/hwp+zip",
         Some("xls" | "xlt") => "application/vnd.ms-excel",
         Some("ppt" | "pps" | "pot") => "application/vnd.ms-powerpoint",
         Some("eml") => "message/rfc822",
