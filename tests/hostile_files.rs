@@ -20,10 +20,10 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 45] = [
+const FORMATS: [&str; 46] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
-    "ris", "nbib", "vtt", "srt", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods",
-    "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+    "ris", "nbib", "vtt", "srt", "hwpx", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt",
+    "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -131,6 +131,31 @@ fn docx(paragraphs: &[String], bomb_mib: usize) -> Vec<u8> {
         bomb_mib,
         "</w:t></w:r></w:p></w:body></w:document>",
     )
+}
+
+/// An HWPX package (its `mimetype` stored first, as Hancom Office writes it) whose section holds
+/// `paragraphs` and a table of all but the first, after `nesting` unclosed tables' openings, if
+/// any.
+fn hwpx(paragraphs: &[String], nesting: usize) -> Vec<u8> {
+    let paragraph = |text: &str| format!("<hp:p><hp:run><hp:t>{text}</hp:t></hp:run></hp:p>");
+    let cells: String = paragraphs
+        .iter()
+        .skip(1)
+        .map(|p| format!("<hp:tc><hp:subList>{}</hp:subList></hp:tc>", paragraph(p)))
+        .collect();
+    let body: String = paragraphs.iter().map(|p| paragraph(p)).collect();
+    let nested = "<hp:p><hp:run><hp:tbl><hp:tr><hp:tc><hp:subList>".repeat(nesting);
+    let section = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><hs:sec xmlns:hs="http://www.hancom.co.kr/hwpml/2011/section" xmlns:hp="http://www.hancom.co.kr/hwpml/2011/paragraph">{nested}{body}<hp:p><hp:run><hp:tbl><hp:tr>{cells}</hp:tr></hp:tbl></hp:run></hp:p></hs:sec>"#
+    );
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("mimetype", stored).unwrap();
+    zip.write_all(b"application/hwp+zip").unwrap();
+    zip.start_file("Contents/section0.xml", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    zip.write_all(section.as_bytes()).unwrap();
+    zip.finish().unwrap().into_inner()
 }
 
 const RELATIONSHIP: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
@@ -536,6 +561,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "tsv" => format!("name\tdescription\nfirst\t{text}\nsecond\t{more}\n").into_bytes(),
         "pdf" => pdf(text, b""),
         "docx" => docx(&[text.to_string(), more], 0),
+        "hwpx" => hwpx(&[text.to_string(), more], 0),
         "pptx" => pptx(&[text.to_string(), more], 0, 0),
         "xlsx" => xlsx(&[text.to_string(), more], 0),
         "odt" => odt(&[text.to_string(), more], 0, 0),
@@ -627,6 +653,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
             .concat(),
         ),
         "docx" => docx(&[format!("{}deep{}", "<w:r>".repeat(depth), "</w:r>".repeat(depth))], 0),
+        // Tables in tables' cells, never closed.
+        "hwpx" => hwpx(&["deep".to_string()], depth),
         "pptx" => pptx(&["deep".to_string()], depth, 0),
         "odt" => odt(&["deep".to_string()], depth, 0),
         "ods" => ods(&["deep".to_string()], depth, 0),
@@ -924,11 +952,11 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1 controlmarkvtt3 controlmarksrt0",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1 controlmarkvtt3 controlmarksrt0 controlmarkhwpx4",
             "--mode",
             "keyword",
             "--top-k",
-            "31",
+            "32",
             "--json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -968,6 +996,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-nbib-1.nbib#pmid=7",
         "control-vtt-3.vtt",
         "control-srt-0.srt",
+        "control-hwpx-4.hwpx",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }
