@@ -156,7 +156,7 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "bib" | "bibtex" => Format::Bibtex,
         "ris" => Format::Ris,
         "nbib" | "medline" => Format::Medline,
-        "srt" | "vtt" => Format::Subtitles,
+        "srt" | "vtt" | "ass" | "ssa" => Format::Subtitles,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -264,6 +264,10 @@ fn by_leading_text(text: &[u8], ext: Option<&str>) -> Option<Format> {
     }
     if super::xml::looks_like_xml(&head, ext) {
         return Some(Format::Xml);
+    }
+    // SubStation's `[Script Info]` before JSON's `[`.
+    if super::substation::looks_like_substation(&head) {
+        return Some(Format::Subtitles);
     }
     if head.starts_with('{') || head.starts_with('[') {
         let first_line = text.split(|b| *b == b'\n').next().unwrap_or(text);

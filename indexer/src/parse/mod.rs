@@ -74,6 +74,7 @@ mod slides;
 mod spreadsheet;
 mod stack_exchange;
 mod stack_exchange_stream;
+mod substation;
 mod subtitles;
 mod table_stream;
 mod tar_reader;

@@ -1,6 +1,6 @@
 //! Subtitles and transcripts: SubRip (`.srt`) and WebVTT (`.vtt`: what YouTube, Zoom, Teams and
 //! Whisper write; told by a first line `WEBVTT`, or a cue number then a timing line, whatever
-//! their name). One document per file, titled by its name: the cues' text in order, their
+//! their name), and SubStation Alpha's dialogues ([`super::substation`]). One document per file, titled by its name: the cues' text in order, their
 //! numbers, timings and settings, the WebVTT header, `NOTE`, `STYLE` and `REGION` blocks left
 //! out; markup taken off (`<i>`, `<c.yellow>`, `<font color=...>`, karaoke timestamps,
 //! `{\an8}`), ruby text (`<rt>`) left out, character references decoded. A cue's lines are one
@@ -23,6 +23,9 @@ pub const PAUSE_MS: u64 = 2_000;
 pub(super) fn looks_like_subtitles(bytes: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
     let head = head.trim_start_matches('\u{feff}').trim_start();
+    if super::substation::looks_like_substation(head) {
+        return true;
+    }
     if let Some(rest) = head.strip_prefix("WEBVTT") {
         return rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']);
     }
@@ -35,6 +38,19 @@ pub(super) fn looks_like_subtitles(bytes: &[u8]) -> bool {
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
+    let text = text.trim_start_matches('\u{feff}');
+    let extension = raw.relative_path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if matches!(extension.as_deref(), Some("ass" | "ssa")) || super::substation::looks_like_substation(text) {
+        return match super::substation::read_dialogues(text) {
+            None => Err(ParseError::NoTextIn(
+                "a SubStation script with no [Events] section".into(),
+            )),
+            Some(cues) if cues.is_empty() => Err(ParseError::NoTextIn(
+                "a SubStation script with no dialogue to read".into(),
+            )),
+            Some(cues) => transcript_document(raw, &cues),
+        };
+    }
     let cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
     if cues.is_empty() && text.trim_start_matches('\u{feff}').starts_with("WEBVTT") {
         return Err(ParseError::NoTextIn("a WebVTT file with no cue".into()));
@@ -45,7 +61,12 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         parsed.documents.iter_mut().for_each(|d| d.warn(warning));
         return Ok(parsed);
     }
-    let transcript = Transcript::of(&cues);
+    transcript_document(raw, &cues)
+}
+
+/// The document of a file's cues: its paragraphs, duration and speakers.
+fn transcript_document(raw: &RawDocument, cues: &[Cue]) -> Result<Parsed, ParseError> {
+    let transcript = Transcript::of(cues);
     if transcript.paragraphs.is_empty() {
         let held = match cues.len() {
             1 => "only cue holds".to_string(),
@@ -72,16 +93,16 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 /// One cue: when it shows, who speaks (its first `<v>` voice), its lines as read (markup off),
 /// and whether its words carry karaoke timestamps (`the<00:00:00.420><c> tide</c>`).
 #[derive(Debug, Default)]
-struct Cue {
-    start_ms: u64,
+pub(super) struct Cue {
+    pub start_ms: u64,
     end_ms: u64,
-    voice: Option<String>,
+    pub voice: Option<String>,
     lines: Vec<String>,
     timed_words: bool,
 }
 
 impl Cue {
-    fn starting(start_ms: u64, end_ms: u64) -> Self {
+    pub(super) fn starting(start_ms: u64, end_ms: u64) -> Self {
         Self {
             start_ms,
             end_ms,
@@ -98,7 +119,7 @@ impl Cue {
     }
 
     /// Adds a line of the file, its markup taken off.
-    fn add(&mut self, line: &str) {
+    pub(super) fn add(&mut self, line: &str) {
         let read = plain_text(line);
         if self.voice.is_none() {
             self.voice = read.voice;
@@ -186,7 +207,7 @@ fn cue_timing(line: &str) -> Option<(u64, u64)> {
 }
 
 /// `[[hours:]minutes:]seconds[.fraction]` (a comma for the point too), in milliseconds.
-fn timestamp_ms(text: &str) -> Option<u64> {
+pub(super) fn timestamp_ms(text: &str) -> Option<u64> {
     let (whole, fraction) = match text.split_once(['.', ',']) {
         Some((whole, fraction)) => (whole, fraction),
         None => (text, ""),
