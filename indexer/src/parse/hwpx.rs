@@ -52,11 +52,10 @@ fn read_section(xml: &str, part: &str, body: &mut OutlineBody) -> Result<(), Par
                     }
                     notes.open(&mut body.paragraph);
                 }
-                b"tbl" => {
-                    // The paragraph's text before its table is a block of its own.
-                    if !body.table.inside() && notes.depth == 0 {
-                        body.end_paragraph(None);
-                    }
+                // The paragraph's text before its table is a block (or a cell's paragraph) of its
+                // own. A table in a note or a text box is read as the box's paragraphs.
+                b"tbl" if notes.depth == 0 => {
+                    body.end_paragraph(None);
                     body.table.start();
                 }
                 _ => {}
@@ -158,6 +157,16 @@ mod tests {
                 ))
             )),
             paragraph(r#"<hp:dutmal><hp:mainText>본말</hp:mainText><hp:subText>닷말</hp:subText></hp:dutmal>"#),
+            // A table in a text box; a table in a cell after the cell's own words.
+            paragraph(&format!(
+                r#"<hp:rect><hp:drawText><hp:subList><hp:p><hp:run><hp:tbl><hp:tr>{}</hp:tr></hp:tbl></hp:run></hp:p></hp:subList></hp:drawText></hp:rect><hp:t>상자 밖</hp:t>"#,
+                cell("상자 속 표")
+            )),
+            paragraph(&format!(
+                r#"<hp:tbl><hp:tr>{}<hp:tc><hp:subList><hp:p><hp:run><hp:t>바깥 칸</hp:t><hp:tbl><hp:tr>{}</hp:tr></hp:tbl></hp:run></hp:p></hp:subList></hp:tc></hp:tr></hp:tbl>"#,
+                cell("A"),
+                cell("안쪽 칸")
+            )),
         ]
         .concat();
         let second = paragraph("<hp:t>Section two: the quay &amp; the pier.</hp:t>");
@@ -180,6 +189,9 @@ mod tests {
                 ("안쪽 상자", vec![], ContentType::Text),
                 ("끝", vec![], ContentType::Text),
                 ("본말", vec![], ContentType::Text),
+                ("상자 밖", vec![], ContentType::Text),
+                ("상자 속 표", vec![], ContentType::Text),
+                ("A | 바깥 칸 안쪽 칸", vec![], ContentType::Table),
                 ("Section two: the quay & the pier.", vec![], ContentType::Text),
             ]
         );
