@@ -133,7 +133,7 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
 /// for the rest of the limit reserved at once: a vector grown by doubling held its old and
 /// new buffers together (a 1,025 MiB bomb peaked at 3,150 MiB). Room costs address space,
 /// not memory, until written; where even that is refused, the vector grows.
-fn read_reserved(decoder: impl Read, room: u64, limit: u64) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_reserved(decoder: impl Read, room: u64, limit: u64) -> std::io::Result<Vec<u8>> {
     let mut limited = decoder.take(limit + 1);
     let mut inflated = Vec::new();
     let _ = inflated.try_reserve_exact(room as usize);

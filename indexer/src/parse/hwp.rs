@@ -19,9 +19,8 @@
 //! DRM fails as encrypted; a section whose records break partway keeps the text before and says
 //! so in the document's warnings.
 
-use std::io::Read;
-
 use super::compound_file::{u32_at, CompoundFile, Storage, ROOT_STORAGE};
+use super::compressed::read_reserved;
 use super::hwp_distribution::decrypt_section;
 use super::markup_body::table_text;
 use super::property_set::title_in;
@@ -112,15 +111,12 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     Ok(Parsed::one(document))
 }
 
-/// A section's raw deflate stream inflated, within [`MAX_SECTION_BYTES`].
+/// A section's raw deflate stream inflated, within [`MAX_SECTION_BYTES`], into room reserved
+/// at once as a compressed file's is (a section states no size).
 fn inflate(stream: &[u8], name: &str) -> Result<Vec<u8>, ParseError> {
-    let mut records = Vec::new();
-    let mut reader = flate2::read::DeflateDecoder::new(stream).take(MAX_SECTION_BYTES + 1);
-    if let Err(e) = reader.read_to_end(&mut records) {
-        return Err(ParseError::Corrupt(format!(
-            "HWP {name}: its compressed records do not inflate ({e})"
-        )));
-    }
+    let decoder = flate2::read::DeflateDecoder::new(stream);
+    let records = read_reserved(decoder, MAX_SECTION_BYTES + 1, MAX_SECTION_BYTES)
+        .map_err(|e| ParseError::Corrupt(format!("HWP {name}: its compressed records do not inflate ({e})")))?;
     if records.len() as u64 > MAX_SECTION_BYTES {
         return Err(ParseError::Inflates {
             part: format!("HWP section {name}"),
