@@ -240,13 +240,9 @@ fn looks_like_a_message(bytes: &[u8]) -> bool {
 /// A UTF-16 file's first 16 KiB decoded (with a byte order mark, or told by its zero bytes):
 /// those zeros hide `<?xml`, `<html` and `{` from the sniffs, which read the bytes as UTF-8.
 fn utf16_head(bytes: &[u8]) -> Option<String> {
-    let encoding = match bytes {
-        [0xFF, 0xFE, ..] => encoding_rs::UTF_16LE,
-        [0xFE, 0xFF, ..] => encoding_rs::UTF_16BE,
-        _ => super::text::utf16_without_bom(bytes)?,
-    };
-    let sample = &bytes[..bytes.len().min(16 << 10) & !1];
-    Some(encoding.decode(sample).0.trim_start_matches('\u{feff}').to_string())
+    let (encoding, bom) = super::text::utf16_encoding(bytes)?;
+    let sample = &bytes[bom..bytes.len().min(16 << 10) & !1];
+    Some(encoding.decode_without_bom_handling(sample).0.into_owned())
 }
 
 /// A text format told by a file's first characters (`text`: its bytes, or a UTF-16 file's

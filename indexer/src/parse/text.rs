@@ -37,19 +37,13 @@ pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encod
     if let Some(rest) = bytes.strip_prefix(b"\0\0\xFE\xFF") {
         return decode_utf32(rest, u32::from_be_bytes);
     }
-    if let Some(rest) = bytes.strip_prefix(b"\xFF\xFE") {
-        return decode_utf16(rest, u16::from_le_bytes);
-    }
-    if let Some(rest) = bytes.strip_prefix(b"\xFE\xFF") {
-        return decode_utf16(rest, u16::from_be_bytes);
-    }
-    if let Some(encoding) = utf16_without_bom(bytes) {
+    if let Some((encoding, bom)) = utf16_encoding(bytes) {
         let read = if encoding == UTF_16LE {
             u16::from_le_bytes
         } else {
             u16::from_be_bytes
         };
-        return decode_utf16(bytes, read);
+        return decode_utf16(&bytes[bom..], read);
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if let Some(pos) = bytes.iter().take(8192).position(|b| *b == 0) {
@@ -63,6 +57,17 @@ pub(crate) fn decode_text_declared(bytes: &[u8], declared: Option<&'static Encod
         return Err(ParseError::Empty);
     }
     Ok(text)
+}
+
+/// The UTF-16 that bytes are in and the length of their byte order mark: by the mark (not
+/// UTF-32's, which starts as UTF-16LE's does), else by their zero bytes ([`utf16_without_bom`]).
+pub(crate) fn utf16_encoding(bytes: &[u8]) -> Option<(&'static Encoding, usize)> {
+    match bytes {
+        [0xFF, 0xFE, 0, 0, ..] | [0, 0, 0xFE, 0xFF, ..] => None,
+        [0xFF, 0xFE, ..] => Some((UTF_16LE, 2)),
+        [0xFE, 0xFF, ..] => Some((UTF_16BE, 2)),
+        _ => utf16_without_bom(bytes).map(|encoding| (encoding, 0)),
+    }
 }
 
 /// UTF-16 without a byte order mark, told as text editors tell it: in text of Latin,
