@@ -52,7 +52,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         };
     }
     let cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
-    if cues.is_empty() && text.trim_start_matches('\u{feff}').starts_with("WEBVTT") {
+    if cues.is_empty() && text.starts_with("WEBVTT") {
         return Err(ParseError::NoTextIn("a WebVTT file with no cue".into()));
     }
     if cues.is_empty() {
@@ -147,7 +147,7 @@ fn read_cues(text: &str) -> Vec<Cue> {
     let mut cues: Vec<Cue> = Vec::new();
     let mut current: Option<Cue> = None;
     let mut between: Vec<&str> = Vec::new();
-    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or_default();
+    let first = text.lines().next().unwrap_or_default();
     let mut place = match first.starts_with("WEBVTT") {
         true => Place::LeftOut,
         false => Place::Between,
