@@ -35,7 +35,7 @@ seed() { # seed TARGET: a few small valid inputs to start from
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
 # (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below; 11 .zip, 12 .tar,
-# 13 .tgz, 14 .txz, 15 .tbz2; 16 .7z: 7-Zip's, below).
+# 13 .tgz, 14 .txz, 15 .tbz2; 16 .7z: 7-Zip's, below; 17 .hwpx).
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -73,6 +73,12 @@ package(4, "seed-epub", {
 package(5, "seed-ods", {
     "mimetype": "application/vnd.oasis.opendocument.spreadsheet",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:spreadsheet><table:table table:name="Rivers"><table:table-row><table:table-cell><text:p>river</text:p></table:table-cell></table:table-row><table:table-row table:number-rows-repeated="2"><table:table-cell table:number-columns-repeated="2" office:value="3"/></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>',
+})
+hp = 'xmlns:hp="http://www.hancom.co.kr/hwpml/2011/paragraph" xmlns:hs="http://www.hancom.co.kr/hwpml/2011/section"'
+package(17, "seed-hwpx", {
+    "mimetype": "application/hwp+zip",
+    "Contents/content.hpf": '<?xml version="1.0"?><opf:package xmlns:opf="http://www.idpf.org/2007/opf/"><opf:metadata><opf:title>Rivers</opf:title></opf:metadata></opf:package>',
+    "Contents/section0.xml": f'<?xml version="1.0"?><hs:sec {hp}><hp:p><hp:run><hp:t>They run<hp:tab/>dry.</hp:t></hp:run></hp:p><hp:p><hp:run><hp:tbl><hp:tr><hp:tc><hp:subList><hp:p><hp:run><hp:t>low</hp:t></hp:run></hp:p></hp:subList></hp:tc></hp:tr></hp:tbl></hp:run></hp:p></hs:sec>',
 })
 package(11, "seed-zip", {
     "notes/rivers.txt": "Rivers run dry.",
@@ -115,7 +121,7 @@ PY
                 printf '\x02{\\rtf1 Rivers\\par\\trowd\\pard\\intbl River\\cell Flow\\cell\\row\\pard\\intbl Rhine\\cell 2\\par low\\cell\\row{\\pict\\bin4 {}}\\}}\\pard dry\\par}' > "$corpus/seed-rtf-table"
                 { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
                 { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
-    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib
+    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib, 11 .vtt, 12 .srt, 13 .ass, 14 .hwp
                   printf '\x00Rivers\n======\n\nThey run *dry*.\n\n.. note:: Low water.\n\n====  ====\nA     B\n====  ====\n\nExample::\n\n    x = 1\n' > "$corpus/seed-rst"
                   printf '\x01= Rivers\n:v: 2\n\n== Drought\n\n. one {v}\n* _dry_ link:a[b]\n\n|===\n|A |B\n|===\n\n----\ncode\n----\n' > "$corpus/seed-adoc"
                   printf '\x02#+TITLE: Rivers\n* TODO Drought :tag:\n- term :: dry\n| a | b |\n#+begin_src sh\nls\n#+end_src\n[[x][link]]\n' > "$corpus/seed-org"
@@ -130,7 +136,11 @@ PY
                   printf '\x07.TH LS 1\n.SH NAME\nls \\- list\n.SH OPTIONS\n.TP\n.BR \\-a " all"\nShow \\fBall\\fR.\n.nf\ncode\n.fi\n.TS\ntab(:);\nl l.\na:T{\nb\nT}\n.TE\n' > "$corpus/seed-man"
                   printf '\x08@string{sm = "Memoirs"}\n@article{a1, author = {Lovelace, Ada and others}, title = {Notes on the {E}ngine}, journal = sm # " 3", year = 1843, month = oct, crossref = {b}}\n@book{b, title = "B", keywords = {x; y}}\n' > "$corpus/seed-bib"
                   printf '\x09TY  - JOUR\nID  - a1\nAU  - Lovelace, Ada\nTI  - Notes\n  on the engine\nPY  - 1843/10/01/\nSP  - 1\nEP  - 9\nKW  - x\nER  - \n\nTY  - CHAP\nT2  - Book\nER  - \n' > "$corpus/seed-ris"
-                  printf '\x0aPMID- 1\nTI  - Dry\n      rivers\nFAU - Lovelace, Ada\nDP  - 1975 Jan\nAB  - Low.\nMH  - *Rivers/analysis\nLID - 10.1/x [doi]\n\nPMID- 1\n' > "$corpus/seed-nbib" ;;
+                  printf '\x0aPMID- 1\nTI  - Dry\n      rivers\nFAU - Lovelace, Ada\nDP  - 1975 Jan\nAB  - Low.\nMH  - *Rivers/analysis\nLID - 10.1/x [doi]\n\nPMID- 1\n' > "$corpus/seed-nbib"
+                  printf '\x0bWEBVTT\n\nNOTE n\n\n1\n00:00:01.000 --> 00:00:04.000 align:start\n<v Ada>Low <i>water</i> &amp; dry</v>\n\n00:00:04.500 --> 00:00:06.000\n<c.y>Rivers</c><00:00:05.000> run<ruby>dry<rt>d</rt></ruby>\n' > "$corpus/seed-vtt"
+                  printf '\x0c1\n00:00:01,000 --> 00:00:04,000\n<i>Low</i> water\n\n2\n00:00:07,000 --> 00:00:09,000\n{\\an8}Rivers\nrun dry\n\n' > "$corpus/seed-srt"
+                  printf '\x0d[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\nDialogue: 0,0:00:01.00,0:00:04.00,Default,Ada,0,0,0,,{\\i1}Low, water\\Ndry\nComment: 0,0:00:02.00,0:00:03.00,Default,,0,0,0,,x\nDialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,{\\p1}m 0 0 l 1 1\n' > "$corpus/seed-ass"
+                  { printf '\x0e'; cat "$root/indexer/tests/fixtures/notice.hwp"; } > "$corpus/seed-hwp" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }
