@@ -550,6 +550,72 @@ fn tiny_beir(dir: &Path) {
 }
 
 #[test]
+fn a_transcripts_hits_say_where_in_the_recording_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    std::fs::create_dir(&source).unwrap();
+    // A meeting of 60 cues of 20 s each, said without a pause: one paragraph, many chunks. The
+    // paragraph as the transcript reads it, and each cue's byte range in it, for the check.
+    let (mut vtt, mut paragraph, mut cues) = ("WEBVTT\n\n".to_string(), String::new(), Vec::new());
+    for n in 0..60u32 {
+        let topic = if n == 41 {
+            "the zanzibar ferry's new timetable"
+        } else {
+            "the tide tables"
+        };
+        let line = format!("Item {n} of the harbour board: the pilots reported on {topic} and the quay.");
+        let clock = |s: u32| format!("{:02}:{:02}:{:02}.000", s / 3600, s / 60 % 60, s % 60);
+        vtt.push_str(&format!(
+            "{}\n{} --> {}\n{line}\n\n",
+            n + 1,
+            clock(20 * n),
+            clock(20 * n + 20)
+        ));
+        if !paragraph.is_empty() {
+            paragraph.push(' ');
+        }
+        cues.push((paragraph.len()..paragraph.len() + line.len(), 20 * n));
+        paragraph.push_str(&line);
+    }
+    std::fs::write(source.join("board meeting.vtt"), vtt).unwrap();
+    let snap = dir.path().join("snap");
+    index_json(source.to_str().unwrap(), &snap);
+    let output = quarry(&[
+        "search",
+        snap.to_str().unwrap(),
+        "zanzibar ferry",
+        "--mode",
+        "keyword",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let chunks = result["chunks"].as_array().unwrap();
+    let top = chunks
+        .iter()
+        .find(|c| c["content"].as_str().unwrap().contains("zanzibar"))
+        .unwrap();
+    // The hit starts where the cue its first words are in starts, and says so in its citation.
+    let start = paragraph
+        .find(top["content"].as_str().unwrap())
+        .expect("the chunk is the transcript's text");
+    let said = cues.iter().find(|(range, _)| range.contains(&start)).unwrap().1;
+    assert!((20 * 30..=20 * 41).contains(&said), "{said}");
+    assert_eq!(top["metadata"]["start_seconds"], said, "{top}");
+    assert_eq!(
+        top["display_citation"],
+        format!("board meeting.vtt, {}:{:02}", said / 60, said % 60),
+        "{top}"
+    );
+    assert_eq!(top["page_number"], serde_json::Value::Null);
+    // Every chunk of the recording has a time, the first none after its words.
+    assert!(
+        chunks.iter().all(|c| c["metadata"]["start_seconds"].is_u64()),
+        "{result}"
+    );
+}
+
+#[test]
 fn search_and_eval_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let beir = dir.path().join("beir");

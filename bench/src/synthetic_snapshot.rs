@@ -40,6 +40,7 @@ pub async fn write_synthetic_snapshot(
             heading_path: vec![doc.title.clone()],
             content_type: ContentType::Text,
             token_count: doc.text.split_whitespace().count() as u32,
+            start_seconds: None,
         });
         records.push(DocumentRecord {
             doc_id,

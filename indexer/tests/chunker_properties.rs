@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use quarry_indexer::chunk::{Chunk, Chunker, ChunkerConfig, TokenChunker};
 use quarry_indexer::embed::ModelTokenizer;
-use quarry_indexer::parse::{Block, Document};
+use quarry_indexer::parse::{Block, Document, TimeMark};
 
 use common::Rng;
 
@@ -276,6 +276,58 @@ fn a_header_over_half_a_chunk_is_read_once() {
     assert!(chunks.iter().any(|c| c.text.contains("row 9, value 63")));
     assert!(chunks.iter().all(|c| tokenizer.count(&c.text).unwrap() <= 62));
     assert_model_ids_are_the_embedders(&chunker, &doc);
+}
+
+#[test]
+fn a_transcripts_chunks_start_where_their_first_words_are_said() {
+    let chunker = TokenChunker::new(
+        ChunkerConfig {
+            max_tokens: 64,
+            overlap_tokens: 8,
+        },
+        tokenizer(),
+        "test",
+    )
+    .unwrap();
+    // Two paragraphs of cues, the second's text with white space before it (trimmed by the
+    // chunker); cue n is said 7 n seconds in. The section's text and each cue's byte range in
+    // it, for the check.
+    let (mut blocks, mut section, mut cues) = (Vec::new(), String::new(), Vec::new());
+    for (paragraph, lead) in [(0..30, ""), (30..50, "  \n")] {
+        let mut text = lead.to_string();
+        let mut times = Vec::new();
+        if !section.is_empty() {
+            section.push_str("\n\n");
+        }
+        for n in paragraph {
+            let cue = format!("Cue {n} tells of the tide, the quay and the harbour lights. ");
+            times.push(TimeMark {
+                at: text.len() as u32,
+                seconds: 7 * n,
+            });
+            let start = section.len() + text.len() - lead.len();
+            cues.push((start..start + cue.len(), 7 * n));
+            text.push_str(&cue);
+        }
+        section.push_str(text.trim());
+        blocks.push(Block {
+            times,
+            ..Block::text(text, &[])
+        });
+    }
+    let chunks = chunker.chunk(&document("", blocks)).unwrap();
+    assert!(chunks.len() > 10, "{} chunks", chunks.len());
+    for (chunk, (start, _)) in chunks.iter().zip(locate(&section, &chunks, true)) {
+        let said = cues.iter().find(|(range, _)| range.contains(&start)).map(|(_, s)| *s);
+        assert_eq!(chunk.start_seconds, said, "chunk {}: {:?}", chunk.index, chunk.text);
+    }
+    assert_eq!(chunks[0].start_seconds, Some(0));
+    assert!(chunks.last().unwrap().start_seconds > Some(7 * 40));
+    // A text without times has none.
+    let plain = chunker
+        .chunk(&document("", vec![Block::text("No recording here.", &[])]))
+        .unwrap();
+    assert_eq!(plain[0].start_seconds, None);
 }
 
 #[test]

@@ -59,6 +59,7 @@ async fn segment_written_but_never_published_is_invisible() {
         heading_path: vec![],
         content_type: ContentType::Text,
         token_count: 1,
+        start_seconds: None,
     };
     let embeddings = Embeddings {
         dim: 4,

@@ -55,6 +55,7 @@ fn rows() -> (Vec<Chunk>, Embeddings) {
             heading_path: Vec::new(),
             content_type: ContentType::Text,
             token_count: 9,
+            start_seconds: None,
         })
         .collect();
     (

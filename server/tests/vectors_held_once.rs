@@ -51,6 +51,7 @@ async fn publish(out: &Path, spec: &IndexSpec, vectors: &Embeddings, indexed_row
             heading_path: Vec::new(),
             content_type: ContentType::Text,
             token_count: 6,
+            start_seconds: None,
         });
         records.push(DocumentRecord {
             doc_id,

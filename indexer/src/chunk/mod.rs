@@ -73,6 +73,9 @@ pub struct Chunk {
     pub content_type: ContentType,
     /// Model tokens of `text`, special tokens not counted.
     pub token_count: u32,
+    /// Where in a recording the chunk's first words are said (a transcript's chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_seconds: Option<u32>,
 }
 
 /// Chunk sizes, in model tokens.
@@ -162,21 +165,52 @@ impl TokenChunker {
 
 /// Consecutive blocks that share heading path, page, kind and header form one section;
 /// chunks never cross a section boundary.
-fn sections(blocks: &[Block]) -> Vec<(&Block, String)> {
-    let mut out: Vec<(&Block, String)> = Vec::new();
+struct Section<'a> {
+    first: &'a Block,
+    text: String,
+    /// The blocks' time marks (a transcript's), each at its byte of `text`, in order.
+    times: Vec<(usize, u32)>,
+}
+
+impl Section<'_> {
+    /// Where in the recording the words from byte `at` on are said: the last time mark at or
+    /// before it.
+    fn seconds_at(&self, at: usize) -> Option<u32> {
+        let marks_before = self.times.partition_point(|(mark, _)| *mark <= at);
+        marks_before.checked_sub(1).map(|last| self.times[last].1)
+    }
+}
+
+fn sections(blocks: &[Block]) -> Vec<Section<'_>> {
+    let mut out: Vec<Section> = Vec::new();
     for block in blocks.iter().filter(|b| !b.text.trim().is_empty()) {
-        match out.last_mut() {
-            Some((first, text))
-                if first.heading_path == block.heading_path
-                    && first.page == block.page
-                    && first.kind == block.kind
-                    && first.header == block.header =>
-            {
-                text.push_str(if block.kind == ContentType::Table { "\n" } else { "\n\n" });
-                text.push_str(block.text.trim());
-            }
-            _ => out.push((block, block.text.trim().to_string())),
+        let same_section = out.last().is_some_and(|section| {
+            let first = section.first;
+            first.heading_path == block.heading_path
+                && first.page == block.page
+                && first.kind == block.kind
+                && first.header == block.header
+        });
+        if same_section {
+            let section = out.last_mut().expect("a section");
+            section
+                .text
+                .push_str(if block.kind == ContentType::Table { "\n" } else { "\n\n" });
+        } else {
+            out.push(Section {
+                first: block,
+                text: String::new(),
+                times: Vec::new(),
+            });
         }
+        let section = out.last_mut().expect("a section");
+        let trimmed = block.text.trim();
+        let (base, lead) = (section.text.len(), block.text.len() - block.text.trim_start().len());
+        section.times.extend(block.times.iter().map(|mark| {
+            let at = (mark.at as usize).saturating_sub(lead).min(trimmed.len());
+            (base + at, mark.seconds)
+        }));
+        section.text.push_str(trimmed);
     }
     out
 }
@@ -186,7 +220,8 @@ impl Chunker for TokenChunker {
         let specials = self.tokenizer.special_tokens();
         let window = self.tokenizer.max_tokens();
         let mut out = DocumentChunks::default();
-        for (first, text) in sections(&document.blocks) {
+        for mut section in sections(&document.blocks) {
+            let first = section.first;
             let room = self.config.max_tokens.saturating_sub(specials);
             let mut header = first.header.as_deref().map(str::trim).filter(|h| !h.is_empty());
             let mut header_tokens = match header {
@@ -195,12 +230,14 @@ impl Chunker for TokenChunker {
             };
             // A header that would take over half of every chunk (a table of thousands of
             // columns) is not repeated: it is read once, as the section's first line.
-            let text = match header {
+            // Where the section's text starts in the text split (after a header read as its
+            // first line).
+            let (text, text_at) = match header {
                 Some(h) if header_tokens * 2 > room => {
                     (header, header_tokens) = (None, 0);
-                    format!("{h}\n{text}")
+                    (format!("{h}\n{}", section.text), h.len() + 1)
                 }
-                _ => text,
+                _ => (std::mem::take(&mut section.text), 0),
             };
             let budget = room.saturating_sub(header_tokens);
             if budget < 8 {
@@ -210,14 +247,15 @@ impl Chunker for TokenChunker {
                 )));
             }
             let overlap = self.config.overlap_tokens.min(budget / 2);
-            for (piece, piece_ids) in splitter::split(&text, budget, overlap, &self.tokenizer)? {
+            for piece in splitter::split(&text, budget, overlap, &self.tokenizer)? {
+                let start_seconds = section.seconds_at(piece.at.saturating_sub(text_at));
                 let (text, ids) = match header {
                     Some(h) => {
-                        let text = format!("{h}\n{piece}");
+                        let text = format!("{h}\n{}", piece.text);
                         let ids = self.tokenizer.model_ids(&text)?;
                         (text, ids)
                     }
-                    None => (piece, piece_ids),
+                    None => (piece.text, piece.ids),
                 };
                 let token_count = ids.text_tokens() as u32;
                 let index = out.chunks.len() as u32;
@@ -231,6 +269,7 @@ impl Chunker for TokenChunker {
                     heading_path: first.heading_path.clone(),
                     content_type: first.kind,
                     token_count,
+                    start_seconds,
                 });
             }
         }

@@ -95,28 +95,42 @@ fn token_at(spans: &[(usize, usize)], pos: usize) -> usize {
     spans.partition_point(|s| s.0 < pos)
 }
 
+/// A piece of a text: where in the text it starts (its first byte, trimmed), the piece, and its
+/// model ids.
+pub(super) struct Piece {
+    pub at: usize,
+    pub text: String,
+    pub ids: ModelIds,
+}
+
+/// `text[start..end]` trimmed, and where it starts in `text`.
+fn trimmed(text: &str, start: usize, end: usize) -> (usize, &str) {
+    let part = &text[start..end];
+    let after_start = part.trim_start();
+    (start + part.len() - after_start.len(), after_start.trim_end())
+}
+
 /// Splits `text` into trimmed, non-empty pieces of at most `budget` tokens each, each with
 /// its model ids (the tokenizer's encoding of the piece, measured while cutting).
-pub(super) fn split(
-    text: &str,
-    budget: usize,
-    overlap: usize,
-    tokenizer: &ModelTokenizer,
-) -> Result<Vec<(String, ModelIds)>> {
+pub(super) fn split(text: &str, budget: usize, overlap: usize, tokenizer: &ModelTokenizer) -> Result<Vec<Piece>> {
     let (spans, ids) = tokenizer.spans_and_ids(text)?;
     let spans = bounded_spans(text, spans);
     if spans.is_empty() {
         return Ok(Vec::new());
     }
     if spans.len() <= budget {
-        let piece = text.trim();
+        let (at, piece) = trimmed(text, 0, text.len());
         // The ids are those of `text`; a section's text is trimmed already.
         let ids = if piece.len() == text.len() {
             ids
         } else {
             tokenizer.model_ids(piece)?
         };
-        return Ok(vec![(piece.to_string(), ids)]);
+        return Ok(vec![Piece {
+            at,
+            text: piece.to_string(),
+            ids,
+        }]);
     }
     let cuts = boundaries(text);
     let mut pieces = Vec::new();
@@ -125,18 +139,26 @@ pub(super) fn split(
     loop {
         let first = token_at(&spans, start);
         if spans.len() - first <= budget {
-            let piece = text[start..].trim();
+            let (at, piece) = trimmed(text, start, text.len());
             if !piece.is_empty() {
-                pieces.push((piece.to_string(), tokenizer.model_ids(piece)?));
+                pieces.push(Piece {
+                    at,
+                    text: piece.to_string(),
+                    ids: tokenizer.model_ids(piece)?,
+                });
             }
             break;
         }
         let limit = spans[first + budget].0; // start of the first token that no longer fits
         let cut = best_cut(&cuts, &spans, start.max(previous_cut), first, limit, budget);
         let (cut, ids) = shrink_to_fit(text, &spans, start, cut, budget, tokenizer)?;
-        let piece = text[start..cut].trim();
+        let (at, piece) = trimmed(text, start, cut);
         if !piece.is_empty() {
-            pieces.push((piece.to_string(), ids));
+            pieces.push(Piece {
+                at,
+                text: piece.to_string(),
+                ids,
+            });
         }
         previous_cut = cut;
         start = next_start(&cuts, &spans, start, cut, overlap);

@@ -38,6 +38,17 @@ pub struct Block {
     pub kind: ContentType,
     /// For table rows: the header line, repeated at the top of every chunk.
     pub header: Option<String>,
+    /// For a recording's transcript: where in the recording the block's words are said, in
+    /// the order of the text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub times: Vec<TimeMark>,
+}
+
+/// From byte `at` of a block's text on, the words are said `seconds` into the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeMark {
+    pub at: u32,
+    pub seconds: u32,
 }
 
 impl Block {

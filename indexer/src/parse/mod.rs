@@ -98,7 +98,8 @@ mod zip_reader;
 pub use archive::stated_contents_size;
 pub use detect::{detect_format, Format};
 pub use document::{
-    added_through_api, doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed, API_URI_SCHEMES,
+    added_through_api, doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed, TimeMark,
+    API_URI_SCHEMES,
 };
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};

@@ -101,7 +101,7 @@ pub(super) fn push_slide(
             page,
             heading_path: heading_path.clone(),
             kind,
-            header: None,
+            ..Default::default()
         });
     }
     slide.title

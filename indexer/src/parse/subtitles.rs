@@ -12,7 +12,7 @@
 
 use super::character_references::decode_character_references;
 use super::text::decode_raw_text;
-use super::{Block, Document, ParseError, Parsed};
+use super::{Block, Document, ParseError, Parsed, TimeMark};
 use crate::source::RawDocument;
 
 /// A pause between two cues (the first's end to the next one's start) that starts a paragraph.
@@ -76,8 +76,11 @@ fn transcript_document(raw: &RawDocument, cues: &[Cue]) -> Result<Parsed, ParseE
     }
     let blocks = transcript
         .paragraphs
-        .iter()
-        .map(|p| Block::text(p.as_str(), &[]))
+        .into_iter()
+        .map(|paragraph| Block {
+            times: paragraph.times,
+            ..Block::text(paragraph.text, &[])
+        })
         .collect();
     let mut document = Document::from_raw(raw, Document::stem_of(raw), blocks);
     let last_end = cues.iter().map(|c| c.end_ms).max().unwrap_or_default();
@@ -322,8 +325,30 @@ fn new_lines<'a>(cue: &'a Cue, before: Option<&Cue>, karaoke: bool) -> &'a [Stri
 
 /// A file's cues as paragraphs, and the speakers their voices name.
 struct Transcript {
-    paragraphs: Vec<String>,
+    paragraphs: Vec<Paragraph>,
     speakers: Vec<String>,
+}
+
+/// A paragraph's text, and where each of its cues starts in it and in the recording.
+#[derive(Default)]
+struct Paragraph {
+    text: String,
+    times: Vec<TimeMark>,
+}
+
+impl Paragraph {
+    fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Marks the words written from here on as said `start_ms` into the recording.
+    fn mark(&mut self, start_ms: u64) {
+        let seconds = u32::try_from(start_ms / 1000).unwrap_or(u32::MAX);
+        if self.times.last().is_none_or(|last| last.seconds != seconds) {
+            let at = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
+            self.times.push(TimeMark { at, seconds });
+        }
+    }
 }
 
 impl Transcript {
@@ -332,7 +357,7 @@ impl Transcript {
             paragraphs: Vec::new(),
             speakers: Vec::new(),
         };
-        let mut paragraph = String::new();
+        let mut paragraph = Paragraph::default();
         let (mut voice, mut last_end): (Option<&str>, Option<u64>) = (None, None);
         let karaoke = cues.iter().any(|cue| cue.timed_words);
         for (at, cue) in cues.iter().enumerate() {
@@ -346,18 +371,24 @@ impl Transcript {
             if (paused || speaker_changed) && !paragraph.is_empty() {
                 transcript.paragraphs.push(std::mem::take(&mut paragraph));
             }
+            if paragraph.is_empty() {
+                paragraph.mark(cue.start_ms);
+            }
             if let Some(name) = cue.voice.as_deref().filter(|_| paragraph.is_empty()) {
-                paragraph.push_str(name);
-                paragraph.push_str(": ");
+                paragraph.text.push_str(name);
+                paragraph.text.push_str(": ");
                 if !transcript.speakers.iter().any(|s| s == name) {
                     transcript.speakers.push(name.to_string());
                 }
             }
-            for line in new_lines {
-                if !paragraph.is_empty() && !paragraph.ends_with(": ") {
-                    paragraph.push(' ');
+            for (at, line) in new_lines.iter().enumerate() {
+                if !paragraph.is_empty() && !paragraph.text.ends_with(": ") {
+                    paragraph.text.push(' ');
                 }
-                paragraph.push_str(line);
+                if at == 0 {
+                    paragraph.mark(cue.start_ms);
+                }
+                paragraph.text.push_str(line);
             }
             if cue.voice.is_some() {
                 voice = cue.voice.as_deref();
@@ -424,6 +455,39 @@ mod tests {
             serde_json::json!(["Ada Lovelace", "Charles Babbage"])
         );
         assert_eq!(parsed.documents[0].metadata["duration_seconds"], serde_json::json!(7.0));
+        assert_eq!(
+            said_when(&parsed.documents[0]),
+            [
+                vec![
+                    ("Ada Lovelace: Good morning, everyone. ", 0),
+                    ("The tide tables are late.", 2)
+                ],
+                vec![("Charles Babbage: They are printed tonight.", 4)],
+                vec![("Ada Lovelace: Thank you.", 6)],
+            ]
+        );
+    }
+
+    /// Each block's text cut at its time marks, with the seconds each part is said at.
+    fn said_when(document: &Document) -> Vec<Vec<(&str, u32)>> {
+        document
+            .blocks
+            .iter()
+            .map(|block| {
+                let ends = block
+                    .times
+                    .iter()
+                    .skip(1)
+                    .map(|m| m.at as usize)
+                    .chain([block.text.len()]);
+                block
+                    .times
+                    .iter()
+                    .zip(ends)
+                    .map(|(mark, end)| (&block.text[mark.at as usize..end], mark.seconds))
+                    .collect()
+            })
+            .collect()
     }
 
     #[test]
@@ -440,6 +504,16 @@ mod tests {
         assert_eq!(
             texts("tides.vtt", vtt.as_bytes()),
             ["the tide turns at noon today 東京の港"]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("tides.vtt", vtt)).unwrap();
+        assert_eq!(
+            said_when(&parsed.documents[0]),
+            [vec![
+                ("the tide turns ", 0),
+                ("at noon ", 2),
+                ("today ", 5),
+                ("東京の港", 7)
+            ]]
         );
     }
 

@@ -113,6 +113,7 @@ pub(super) mod test_documents {
                     heading_path: Vec::new(),
                     content_type: ContentType::Text,
                     token_count: 3,
+                    start_seconds: None,
                 })
                 .collect(),
             vectors: (0..chunks)

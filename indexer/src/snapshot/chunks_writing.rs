@@ -104,6 +104,7 @@ fn chunks_schema(dim: usize) -> SchemaRef {
             false,
         ),
         Field::new("content_type", DataType::Utf8, false),
+        Field::new("start_seconds", DataType::UInt32, true),
         Field::new("embedding", DataType::FixedSizeList(item, dim as i32), false),
     ]))
 }
@@ -125,6 +126,9 @@ fn chunks_batch(schema: &SchemaRef, chunks: &[&Chunk], vectors: Vec<f32>) -> Res
         Arc::new(string_list(chunks.iter().map(|c| c.heading_path.as_slice()))),
         Arc::new(StringArray::from_iter_values(
             chunks.iter().map(|c| c.content_type.as_str()),
+        )),
+        Arc::new(UInt32Array::from(
+            chunks.iter().map(|c| c.start_seconds).collect::<Vec<_>>(),
         )),
         Arc::new(
             FixedSizeListArray::try_new(item.clone(), *dim, Arc::new(Float32Array::from(vectors)), None)

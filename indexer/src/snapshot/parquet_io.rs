@@ -183,6 +183,11 @@ fn chunk_rows_of_batch(batch: &RecordBatch) -> Result<Vec<Chunk>> {
     let pages = column::<UInt32Array>(batch, CHUNKS_FILE, "page")?;
     let headings = column::<ListArray>(batch, CHUNKS_FILE, "heading_path")?;
     let kinds = column::<StringArray>(batch, CHUNKS_FILE, "content_type")?;
+    // Snapshots written before transcripts' times were kept have no such column.
+    let starts = match batch.column_by_name("start_seconds") {
+        Some(_) => Some(column::<UInt32Array>(batch, CHUNKS_FILE, "start_seconds")?),
+        None => None,
+    };
     (0..batch.num_rows())
         .map(|row| {
             Ok(Chunk {
@@ -194,6 +199,7 @@ fn chunk_rows_of_batch(batch: &RecordBatch) -> Result<Vec<Chunk>> {
                 heading_path: list_strings(headings, row),
                 content_type: content_type_of(kinds.value(row))?,
                 token_count: tokens.value(row),
+                start_seconds: starts.filter(|s| s.is_valid(row)).map(|s| s.value(row)),
             })
         })
         .collect()
@@ -351,8 +357,46 @@ mod tests {
                 heading_path: vec!["A".into(), format!("B{i}")],
                 content_type: if i == 2 { ContentType::Table } else { ContentType::Text },
                 token_count: 3 + i,
+                start_seconds: (i == 1).then_some(754),
             })
             .collect()
+    }
+
+    #[test]
+    fn chunks_written_before_transcripts_times_read_without_them() {
+        let chunks = test_chunks(3);
+        let embeddings = Embeddings {
+            dim: 4,
+            data: (0..12).map(|x| x as f32).collect(),
+        };
+        let bytes: Bytes = chunks_to_parquet(&chunks, &embeddings).unwrap().into();
+        // The same file less its start_seconds column, as an older build wrote it.
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<RecordBatch> = reader
+            .map(|batch| {
+                let mut batch = batch.unwrap();
+                batch.remove_column(batch.schema().index_of("start_seconds").unwrap());
+                batch
+            })
+            .collect();
+        let mut older = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut older, batches[0].schema(), None).unwrap();
+        batches.iter().for_each(|batch| writer.write(batch).unwrap());
+        writer.close().unwrap();
+        let (back, vectors) = chunks_from_parquet(older.into()).unwrap();
+        assert!(chunks.iter().any(|c| c.start_seconds.is_some()));
+        let without_times: Vec<Chunk> = chunks
+            .into_iter()
+            .map(|c| Chunk {
+                start_seconds: None,
+                ..c
+            })
+            .collect();
+        assert_eq!(back, without_times);
+        assert_eq!(vectors, embeddings);
     }
 
     #[test]

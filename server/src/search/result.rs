@@ -19,7 +19,8 @@ pub struct ChunkResult {
     pub file_name: String,
     /// 1-based, or null for unpaged formats.
     pub page_number: Option<u32>,
-    /// "report.pdf, p.15", "notes.md", "corpus.jsonl#doc-7".
+    /// "report.pdf, p.15", "notes.md", "corpus.jsonl#doc-7", "meeting.vtt, 12:34" (where in
+    /// a recording a transcript's chunk starts).
     pub display_citation: String,
     /// text, table, chart or image.
     #[schemars(with = "String")]
@@ -56,8 +57,9 @@ pub struct RetrievalResult {
 }
 
 /// The citation label of a chunk: its file's name, and the part of the file it is from (a
-/// JSONL record, a mailbox's message); a file inside a ZIP archive by its path there.
-pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>) -> String {
+/// JSONL record, a mailbox's message, a page, the minute of a recording); a file inside a ZIP
+/// archive by its path there.
+pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>, start_seconds: Option<u32>) -> String {
     let base = match uri.rsplit_once('#') {
         Some((_, fragment)) => match fragment.strip_prefix("member=") {
             Some(path) => path.to_string(),
@@ -65,9 +67,19 @@ pub fn display_citation(file_name: &str, uri: &str, page: Option<u32>) -> String
         },
         None => file_name.to_string(),
     };
-    match page {
-        Some(page) => format!("{base}, p.{page}"),
-        None => base,
+    match (page, start_seconds) {
+        (Some(page), _) => format!("{base}, p.{page}"),
+        (None, Some(seconds)) => format!("{base}, {}", clock_time(seconds)),
+        (None, None) => base,
+    }
+}
+
+/// A time into a recording as players show it: `m:ss`, or `h:mm:ss` from the first hour on.
+fn clock_time(seconds: u32) -> String {
+    let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    match hours {
+        0 => format!("{minutes}:{seconds:02}"),
+        _ => format!("{hours}:{minutes:02}:{seconds:02}"),
     }
 }
 
@@ -89,6 +101,9 @@ pub fn chunk_result(
     metadata.insert("heading_path".into(), chunk.heading_path.clone().into());
     metadata.insert("chunk_index".into(), chunk.index.into());
     metadata.insert("token_count".into(), chunk.token_count.into());
+    if let Some(seconds) = chunk.start_seconds {
+        metadata.insert("start_seconds".into(), seconds.into());
+    }
     metadata.insert("snapshot_version".into(), snapshot.manifest.version.clone().into());
     if let Ok(serde_json::Value::Object(extra)) = serde_json::from_str(&document.metadata) {
         if !extra.is_empty() {
@@ -103,7 +118,7 @@ pub fn chunk_result(
         score: score.clamp(0.0, 1.0),
         file_name: document.file_name.clone(),
         page_number: chunk.page,
-        display_citation: display_citation(&document.file_name, &document.uri, chunk.page),
+        display_citation: display_citation(&document.file_name, &document.uri, chunk.page, chunk.start_seconds),
         content_type: chunk.content_type,
         content_subtype: None,
         structured_data: is_table.then(|| chunk.text.clone()),
@@ -131,21 +146,41 @@ mod tests {
     #[test]
     fn citations() {
         assert_eq!(
-            display_citation("report.pdf", "s3://b/report.pdf", Some(15)),
+            display_citation("report.pdf", "s3://b/report.pdf", Some(15), None),
             "report.pdf, p.15"
         );
-        assert_eq!(display_citation("notes.md", "file:///x/notes.md", None), "notes.md");
         assert_eq!(
-            display_citation("corpus.jsonl", "file:///x/corpus.jsonl#d7", None),
+            display_citation("notes.md", "file:///x/notes.md", None, None),
+            "notes.md"
+        );
+        assert_eq!(
+            display_citation("corpus.jsonl", "file:///x/corpus.jsonl#d7", None, None),
             "corpus.jsonl#d7"
         );
         assert_eq!(
-            display_citation("deck.ppt", "file:///x/handover.zip#member=2026/deck.ppt", Some(2)),
+            display_citation("deck.ppt", "file:///x/handover.zip#member=2026/deck.ppt", Some(2), None),
             "2026/deck.ppt, p.2"
         );
         assert_eq!(
-            display_citation("Inbox.mbox", "file:///x/a.zip#member=mail/Inbox.mbox#message=3", None),
+            display_citation(
+                "Inbox.mbox",
+                "file:///x/a.zip#member=mail/Inbox.mbox#message=3",
+                None,
+                None
+            ),
             "Inbox.mbox#message=3"
+        );
+        assert_eq!(
+            display_citation("meeting.vtt", "s3://b/meeting.vtt", None, Some(754)),
+            "meeting.vtt, 12:34"
+        );
+        assert_eq!(
+            display_citation("lecture.srt", "file:///x/lecture.srt", None, Some(3723)),
+            "lecture.srt, 1:02:03"
+        );
+        assert_eq!(
+            display_citation("a.vtt", "file:///x/a.vtt", None, Some(5)),
+            "a.vtt, 0:05"
         );
     }
 }
