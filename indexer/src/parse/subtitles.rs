@@ -18,8 +18,9 @@ use crate::source::RawDocument;
 /// A pause between two cues (the first's end to the next one's start) that starts a paragraph.
 pub const PAUSE_MS: u64 = 2_000;
 
-/// Whether a file's first characters are subtitles': `WEBVTT` (after a byte order mark), or a
-/// cue number on a line of its own, then a timing line (`00:00:01,000 --> 00:00:04,000`).
+/// Whether a file's first characters are subtitles': `WEBVTT` (after a byte order mark), a
+/// cue number on a line of its own, then a timing line (`00:00:01,000 --> 00:00:04,000`), or a
+/// timing line first (SubViewer's `0:00:00.378,0:00:11.378`, a cue without its number).
 pub(super) fn looks_like_subtitles(bytes: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]);
     let head = head.trim_start_matches('\u{feff}').trim_start();
@@ -33,7 +34,8 @@ pub(super) fn looks_like_subtitles(bytes: &[u8]) -> bool {
     let (Some(number), Some(timing)) = (lines.next(), lines.next()) else {
         return false;
     };
-    is_cue_number(number) && cue_timing(timing).is_some()
+    let timing_then_text = cue_timing(number).is_some() && !timing.is_empty() && cue_timing(timing).is_none();
+    timing_then_text || is_cue_number(number) && cue_timing(timing).is_some()
 }
 
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
@@ -51,7 +53,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             Some(cues) => transcript_document(raw, &cues),
         };
     }
-    let cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
+    let mut cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
+    take_written_speakers(&mut cues);
     if cues.is_empty() && text.starts_with("WEBVTT") {
         return Err(ParseError::NoTextIn("a WebVTT file with no cue".into()));
     }
@@ -189,6 +192,44 @@ fn read_cues(text: &str) -> Vec<Cue> {
     cues
 }
 
+/// Speakers' names written before their words, `Ada Lovelace: Good morning.`, as Zoom's
+/// transcripts (and captions for the hard of hearing) write them, made the cues' voices where
+/// at least half of the cues with text start so and no cue has a `<v>` voice: the name taken off
+/// the cue's first line (a paragraph then starts with it, as a voice's does). In other files a
+/// line such as `Note: the quay is closed.` stays as it is.
+fn take_written_speakers(cues: &mut [Cue]) {
+    let with_text = cues.iter().filter(|cue| !cue.lines.is_empty()).count();
+    let written = cues
+        .iter()
+        .filter(|cue| cue.lines.first().is_some_and(|line| written_speaker(line).is_some()))
+        .count();
+    if with_text < 2 || written * 2 < with_text || cues.iter().any(|cue| cue.voice.is_some()) {
+        return;
+    }
+    for cue in cues.iter_mut() {
+        let Some(first) = cue.lines.first_mut() else { continue };
+        if let Some((name, words)) = written_speaker(first) {
+            let (name, words) = (name.to_string(), words.to_string());
+            cue.voice = Some(name);
+            *first = words;
+        }
+    }
+}
+
+/// A line's speaker and words where it starts with a name and a colon (`Ada Lovelace: ...`,
+/// `田中：...`): at most four words and 40 characters, not starting in lower case, without
+/// marks a sentence has, and words after it.
+fn written_speaker(line: &str) -> Option<(&str, &str)> {
+    let (name, words) = line.split_once(": ").or_else(|| line.split_once('：'))?;
+    let (name, words) = (name.trim(), words.trim());
+    let a_name = !name.is_empty()
+        && name.chars().count() <= 40
+        && name.split_whitespace().count() <= 4
+        && !name.starts_with(char::is_lowercase)
+        && !name.contains(['?', '!', ',', ';', '"', '(', ')', '[', ']', ':']);
+    (a_name && !words.is_empty()).then_some((name, words))
+}
+
 /// WebVTT's blocks that are no cue: a comment, a style sheet, a region's definition.
 fn starts_a_block_left_out(line: &str) -> bool {
     ["NOTE", "STYLE", "REGION"].iter().any(|word| {
@@ -204,9 +245,18 @@ fn is_cue_number(line: &str) -> bool {
 /// A timing line's start and end in milliseconds: `00:01:02,500 --> 00:01:04,000` (SubRip),
 /// `01:02.500 --> 01:04.000 align:start` (WebVTT, settings after the end), `0:1:2.5` (Teams).
 fn cue_timing(line: &str) -> Option<(u64, u64)> {
-    let (start, rest) = line.split_once("-->")?;
-    let end = rest.split_whitespace().next()?;
-    Some((timestamp_ms(start.trim())?, timestamp_ms(end)?))
+    match line.split_once("-->") {
+        Some((start, rest)) => {
+            let end = rest.split_whitespace().next()?;
+            Some((timestamp_ms(start.trim())?, timestamp_ms(end)?))
+        }
+        // SubViewer's (YouTube's `.sbv`): `0:00:00.378,0:00:11.378`, hours to milliseconds.
+        None => {
+            let (start, end) = line.split_once(',')?;
+            let full = |time: &str| (time.matches(':').count() == 2 && time.contains('.')).then(|| timestamp_ms(time));
+            Some((full(start)??, full(end)??))
+        }
+    }
 }
 
 /// `[[hours:]minutes:]seconds[.fraction]` (a comma for the point too), in milliseconds.
@@ -491,6 +541,39 @@ mod tests {
     }
 
     #[test]
+    fn speakers_written_before_their_words_are_the_transcripts_speakers() {
+        // Zoom's transcript: every cue starts with its speaker's name.
+        let zoom = "WEBVTT\n\n1\n00:00:01.000 --> 00:00:04.000\nAda Lovelace: Good morning, everyone.\n\n\
+                    2\n00:00:04.100 --> 00:00:06.000\nAda Lovelace: The tide tables are late.\n\n\
+                    3\n00:00:06.100 --> 00:00:08.000\nCharles Babbage: They are printed tonight.\n\n\
+                    4\n00:00:08.100 --> 00:00:09.000\n田中：了解です。\n\n\
+                    5\n00:00:09.100 --> 00:00:10.000\nand the quay?\n";
+        assert_eq!(
+            texts("zoom.vtt", zoom.as_bytes()),
+            [
+                "Ada Lovelace: Good morning, everyone. The tide tables are late.",
+                "Charles Babbage: They are printed tonight.",
+                "田中: 了解です。 and the quay?"
+            ]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("zoom.vtt", zoom)).unwrap();
+        assert_eq!(
+            parsed.documents[0].metadata["speakers"],
+            serde_json::json!(["Ada Lovelace", "Charles Babbage", "田中"])
+        );
+        // A film's subtitles with a line that looks so: left as it is, no speakers.
+        let film = "1\n00:00:01,000 --> 00:00:02,000\nWhere is he?\n\n\
+                    2\n00:00:02,100 --> 00:00:03,000\nNote: the quay is closed.\n\n\
+                    3\n00:00:03,100 --> 00:00:04,000\nthe tide: it turns at noon\n";
+        assert_eq!(
+            texts("film.srt", film.as_bytes()),
+            ["Where is he? Note: the quay is closed. the tide: it turns at noon"]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("film.srt", film)).unwrap();
+        assert!(!parsed.documents[0].metadata.contains_key("speakers"));
+    }
+
+    #[test]
     fn rolling_captions_are_read_once_and_karaoke_timestamps_and_ruby_text_are_left_out() {
         let vtt = "WEBVTT\nKind: captions\nLanguage: en\n\n\
                    00:00:00.000 --> 00:00:02.350 align:start position:0%\n \n\
@@ -563,6 +646,13 @@ mod tests {
         assert_eq!(detect_format("clip.VTT", b"x").unwrap(), Format::Subtitles);
         assert_eq!(detect_format("notes", b"WEBVTTX is a word\n").unwrap(), Format::Text);
         assert_eq!(detect_format("notes", b"1\nfirst\n").unwrap(), Format::Text);
+        // SubViewer's: a timing line, then the cue's text.
+        let sbv = b"0:00:00.378,0:00:11.378\nCaption text #1\n\n0:00:11.378,0:00:12.305\nCaption text #2\n";
+        assert_eq!(detect_format("clip", sbv).unwrap(), Format::Subtitles);
+        assert_eq!(detect_format("clip.sbv", b"x").unwrap(), Format::Subtitles);
+        // Times one to a line are a series of values, not cues.
+        let series = b"0:00:00.378,0:00:11.378\n0:00:11.378,0:00:12.305\n";
+        assert_eq!(detect_format("times", series).unwrap(), Format::Text);
         // A `.srt` that holds no cue is read as the text it is, and says so.
         let parsed = AutoParser.parse(&raw_for_test("notes.srt", "Just a note.")).unwrap();
         assert_eq!(parsed.documents[0].blocks[0].text, "Just a note.");
@@ -579,6 +669,23 @@ mod tests {
             .parse(&raw_for_test("none.vtt", "WEBVTT\n\nNOTE nothing yet\n"))
             .unwrap_err();
         assert_eq!(error, ParseError::NoTextIn("a WebVTT file with no cue".into()));
+    }
+
+    #[test]
+    fn subviewer_cues_are_read_as_subrips_are() {
+        let sbv = "0:00:00.378,0:00:02.378\nWhere is the\nharbour master?\n\n\
+                   0:00:02.500,0:00:03.000\nOn the quay.\n\n\
+                   0:01:03.489,0:01:05.489\nA storm is coming.\n";
+        assert_eq!(
+            texts("clip.sbv", sbv.as_bytes()),
+            ["Where is the harbour master? On the quay.", "A storm is coming."]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("clip.sbv", sbv)).unwrap();
+        assert_eq!(
+            parsed.documents[0].metadata["duration_seconds"],
+            serde_json::json!(65.489)
+        );
+        assert_eq!(parsed.documents[0].blocks[1].times[0].seconds, 63);
     }
 
     #[test]

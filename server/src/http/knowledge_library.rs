@@ -54,6 +54,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("nbib" | "medline") => "application/nbib",
         Some("vtt") => "text/vtt",
         Some("srt") => "application/x-subrip",
+        Some("sbv") => "text/x-sbv",
         Some("ass" | "ssa") => "text/x-ssa",
         Some("xml" | "nxml" | "dbk" | "tei") => "application/xml",
         Some("rss") => "application/rss+xml",
