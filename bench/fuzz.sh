@@ -121,7 +121,7 @@ PY
                 printf '\x02{\\rtf1 Rivers\\par\\trowd\\pard\\intbl River\\cell Flow\\cell\\row\\pard\\intbl Rhine\\cell 2\\par low\\cell\\row{\\pict\\bin4 {}}\\}}\\pard dry\\par}' > "$corpus/seed-rtf-table"
                 { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
                 { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
-    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib, 11 .vtt, 12 .srt, 13 .ass, 14 .hwp
+    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, TTML captions, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib, 11 .vtt, 12 .srt, 13 .ass, 14 .hwp
                   printf '\x00Rivers\n======\n\nThey run *dry*.\n\n.. note:: Low water.\n\n====  ====\nA     B\n====  ====\n\nExample::\n\n    x = 1\n' > "$corpus/seed-rst"
                   printf '\x01= Rivers\n:v: 2\n\n== Drought\n\n. one {v}\n* _dry_ link:a[b]\n\n|===\n|A |B\n|===\n\n----\ncode\n----\n' > "$corpus/seed-adoc"
                   printf '\x02#+TITLE: Rivers\n* TODO Drought :tag:\n- term :: dry\n| a | b |\n#+begin_src sh\nls\n#+end_src\n[[x][link]]\n' > "$corpus/seed-org"
@@ -140,6 +140,7 @@ PY
                   printf '\x0bWEBVTT\n\nNOTE n\n\n1\n00:00:01.000 --> 00:00:04.000 align:start\n<v Ada>Low <i>water</i> &amp; dry</v>\n\n00:00:04.500 --> 00:00:06.000\n<c.y>Rivers</c><00:00:05.000> run<ruby>dry<rt>d</rt></ruby>\n' > "$corpus/seed-vtt"
                   printf '\x0c1\n00:00:01,000 --> 00:00:04,000\n<i>Low</i> water\n\n2\n00:00:07,000 --> 00:00:09,000\n{\\an8}Rivers\nrun dry\n\n' > "$corpus/seed-srt"
                   printf '\x0d[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\nDialogue: 0,0:00:01.00,0:00:04.00,Default,Ada,0,0,0,,{\\i1}Low, water\\Ndry\nComment: 0,0:00:02.00,0:00:03.00,Default,,0,0,0,,x\nDialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,{\\p1}m 0 0 l 1 1\n' > "$corpus/seed-ass"
+                  printf '\x06<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:tickRate="10000000"><head><styling/></head><body><div begin="1s"><p begin="10000000t" end="00:00:03:12">Low<br/><span>water</span></p><p dur="2s">dry</p></div></body></tt>' > "$corpus/seed-ttml"
                   { printf '\x0e'; cat "$root/indexer/tests/fixtures/notice.hwp"; } > "$corpus/seed-hwp" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac

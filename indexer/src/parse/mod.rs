@@ -80,6 +80,7 @@ mod table_stream;
 mod tar_reader;
 mod text;
 mod text_stream;
+mod ttml;
 mod wiki_dump;
 mod wiki_dump_stream;
 mod wikitext;

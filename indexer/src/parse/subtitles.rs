@@ -68,7 +68,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
 }
 
 /// The document of a file's cues: its paragraphs, duration and speakers.
-fn transcript_document(raw: &RawDocument, cues: &[Cue]) -> Result<Parsed, ParseError> {
+pub(super) fn transcript_document(raw: &RawDocument, cues: &[Cue]) -> Result<Parsed, ParseError> {
     let transcript = Transcript::of(cues);
     if transcript.paragraphs.is_empty() {
         let held = match cues.len() {
@@ -122,6 +122,13 @@ impl Cue {
             self.lines.pop();
         }
         self
+    }
+
+    /// Adds a line that holds no markup (read from XML: a `<` in it is a character).
+    pub(super) fn add_text(&mut self, line: String) {
+        if !line.is_empty() {
+            self.lines.push(line);
+        }
     }
 
     /// Adds a line of the file, its markup taken off.

@@ -2,8 +2,9 @@
 //! sitemap, a configuration file), with its tags, attributes, comments and processing
 //! instructions left out. PubMed's article sets go to [`super::pubmed`], one document per
 //! article, news feeds (RSS, Atom) to [`super::feed`], one per item, and the Stack Exchange
-//! data dump's posts, comments and users to [`super::stack_exchange`], one per row; every
-//! other XML is one document read by [`XmlText`]:
+//! data dump's posts, comments and users to [`super::stack_exchange`], one per row, Timed Text
+//! captions (TTML, DFXP) to [`super::ttml`], a transcript as subtitles are; every other XML is
+//! one document read by [`XmlText`]:
 //!
 //! - an element that holds text directly is a paragraph, the elements inside it (`<i>`,
 //!   `<xref>`) read into it; an element that holds only elements is a container;
@@ -31,7 +32,7 @@ use super::{Block, ContentType, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Extensions of XML vocabularies read as XML when their bytes begin with `<`.
-pub(super) const EXTENSIONS: [&str; 7] = ["xml", "nxml", "rss", "atom", "dbk", "tei", "rdf"];
+pub(super) const EXTENSIONS: [&str; 9] = ["xml", "nxml", "rss", "atom", "dbk", "tei", "rdf", "ttml", "dfxp"];
 /// A value this long at most, with no space in it, is read with its element's name.
 const VALUE_CHARS: usize = 64;
 /// Element names kept for labels this deep at most (a deeper element's value reads alone).
@@ -80,6 +81,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let root = root_name(&text).unwrap_or_default();
     if root == "PubmedArticleSet" {
         return super::pubmed::parse(raw, &text);
+    }
+    if root == "tt" {
+        return super::ttml::parse(raw, &text);
     }
     if let Some(parsed) = super::stack_exchange::parse(raw, &text, &root)? {
         return Ok(parsed);

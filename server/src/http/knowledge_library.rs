@@ -55,6 +55,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("vtt") => "text/vtt",
         Some("srt") => "application/x-subrip",
         Some("sbv") => "text/x-sbv",
+        Some("ttml" | "dfxp") => "application/ttml+xml",
         Some("ass" | "ssa") => "text/x-ssa",
         Some("xml" | "nxml" | "dbk" | "tei") => "application/xml",
         Some("rss") => "application/rss+xml",

@@ -1,0 +1,306 @@
+//! Timed Text captions (TTML, and DFXP, its first edition: what broadcasters deliver and
+//! Netflix, Amazon and Flash players read; `.ttml`, `.dfxp`, or any XML whose root is `<tt>`).
+//! Each `<p>` of the body is a cue of [`super::subtitles`]: its `begin` and `end` (or `dur`),
+//! times relative to the `<body>`'s and `<div>`s' own `begin`s, its `<br/>`s line breaks, the
+//! text of its `<span>`s read into it; the head (styles, layout, metadata) and `<metadata>`
+//! inside the body left out. Times are clock times (`00:00:01.500`, `00:00:01:12` with frames)
+//! or offsets (`1.5s`, `1500ms`, `12f`, `15000000t` in the document's `ttp:tickRate`).
+
+use quick_xml::events::{BytesStart, Event};
+
+use super::ooxml::{local_attribute, local_name};
+use super::subtitles::{timestamp_ms, transcript_document, Cue};
+use super::xml::{lenient_reader, text_of};
+use super::{ParseError, Parsed};
+use crate::source::RawDocument;
+
+/// Frames a second where the document does not say (TTML's default).
+const FRAME_RATE: f64 = 30.0;
+/// Elements whose text is no caption's.
+const LEFT_OUT: [&[u8]; 2] = [b"head", b"metadata"];
+
+/// How a document counts frames and ticks (`ttp:frameRate`, `ttp:subFrameRate`, `ttp:tickRate`).
+#[derive(Clone, Copy)]
+struct Rates {
+    frame: f64,
+    tick: f64,
+}
+
+impl Rates {
+    fn of(root: &BytesStart) -> Self {
+        let number = |name: &[u8]| {
+            local_attribute(root, name)
+                .and_then(|value| value.trim().parse::<f64>().ok())
+                .filter(|rate| rate.is_finite() && *rate > 0.0)
+        };
+        let frame = number(b"frameRate").unwrap_or(FRAME_RATE);
+        let sub_frame = number(b"subFrameRate").unwrap_or(1.0);
+        // Without a tick rate, a tick is a sub-frame where a frame rate is given, else a second.
+        let tick = number(b"tickRate").unwrap_or(match number(b"frameRate") {
+            Some(_) => frame * sub_frame,
+            None => 1.0,
+        });
+        Self { frame, tick }
+    }
+
+    /// A time expression in milliseconds: a clock time, with frames after a third colon, or an
+    /// offset with its unit.
+    fn ms(&self, value: &str) -> Option<u64> {
+        let value = value.trim();
+        let ms = if value.contains(':') {
+            let parts: Vec<&str> = value.split(':').collect();
+            match parts.len() {
+                3 => timestamp_ms(value)? as f64,
+                4 => {
+                    let frames: f64 = parts[3].parse().ok()?;
+                    timestamp_ms(&parts[..3].join(":"))? as f64 + frames * 1000.0 / self.frame
+                }
+                _ => return None,
+            }
+        } else {
+            let unit_at = value.find(|c: char| c.is_ascii_alphabetic())?;
+            let (number, unit) = value.split_at(unit_at);
+            let number: f64 = number.parse().ok()?;
+            let per_unit = match unit {
+                "h" => 3_600_000.0,
+                "m" => 60_000.0,
+                "s" => 1000.0,
+                "ms" => 1.0,
+                "f" => 1000.0 / self.frame,
+                "t" => 1000.0 / self.tick,
+                _ => return None,
+            };
+            number * per_unit
+        };
+        // A year at most: a time past it is a broken file's, not a recording's.
+        (ms.is_finite() && ms >= 0.0).then(|| ms.min(365.0 * 86_400_000.0) as u64)
+    }
+}
+
+/// The cue being read: when it starts and ends, its lines so far.
+struct Paragraph {
+    start_ms: Option<u64>,
+    end_ms: Option<u64>,
+    lines: Vec<String>,
+    line: String,
+}
+
+pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError> {
+    let mut reader = lenient_reader(text);
+    let mut rates = Rates {
+        frame: FRAME_RATE,
+        tick: 1.0,
+    };
+    // Each open element's begin (the time its children's times count from).
+    let mut begins: Vec<u64> = Vec::new();
+    let mut left_out_depth = 0usize;
+    let mut paragraph: Option<Paragraph> = None;
+    let mut cues: Vec<Cue> = Vec::new();
+    let mut damage = None;
+    loop {
+        let event = match reader.read_event() {
+            Ok(Event::Eof) => break,
+            Ok(event) => event,
+            Err(error) if cues.is_empty() && paragraph.is_none() => {
+                return Err(ParseError::Corrupt(format!(
+                    "TTML at byte {}: {error}",
+                    reader.error_position()
+                )))
+            }
+            Err(error) => {
+                damage = Some((reader.error_position(), error.to_string()));
+                break;
+            }
+        };
+        match event {
+            Event::Start(start) => {
+                let name = local_name(start.name().as_ref()).to_vec();
+                if begins.is_empty() && name == b"tt" {
+                    rates = Rates::of(&start);
+                }
+                let parent = begins.last().copied().unwrap_or(0);
+                let begin = local_attribute(&start, b"begin").and_then(|b| rates.ms(&b));
+                begins.push(parent + begin.unwrap_or(0));
+                if LEFT_OUT.contains(&name.as_slice()) || left_out_depth > 0 {
+                    left_out_depth += 1;
+                    continue;
+                }
+                match (name.as_slice(), paragraph.as_mut()) {
+                    (b"p", None) => {
+                        let start_ms = begin.map(|b| parent + b);
+                        let end = local_attribute(&start, b"end").and_then(|e| rates.ms(&e));
+                        let duration = local_attribute(&start, b"dur").and_then(|d| rates.ms(&d));
+                        let end_ms = match (end, duration, start_ms) {
+                            (Some(end), _, _) => Some(parent + end),
+                            (None, Some(duration), Some(start_ms)) => Some(start_ms + duration),
+                            _ => None,
+                        };
+                        paragraph = Some(Paragraph {
+                            start_ms,
+                            end_ms,
+                            lines: Vec::new(),
+                            line: String::new(),
+                        });
+                    }
+                    // A timed span of an untimed paragraph (word-timed captions) times it.
+                    (_, Some(open)) if open.start_ms.is_none() => open.start_ms = begin.map(|b| parent + b),
+                    _ => {}
+                }
+            }
+            Event::Empty(empty) if left_out_depth == 0 => {
+                if let (b"br", Some(open)) = (local_name(empty.name().as_ref()), paragraph.as_mut()) {
+                    open.lines.push(std::mem::take(&mut open.line));
+                }
+            }
+            Event::Text(text) if left_out_depth == 0 => {
+                if let Some(open) = paragraph.as_mut() {
+                    open.line.push_str(&text_of(&text));
+                }
+            }
+            Event::CData(data) if left_out_depth == 0 => {
+                if let Some(open) = paragraph.as_mut() {
+                    open.line.push_str(&String::from_utf8_lossy(&data));
+                }
+            }
+            Event::End(end) => {
+                begins.pop();
+                if left_out_depth > 0 {
+                    left_out_depth -= 1;
+                    continue;
+                }
+                if local_name(end.name().as_ref()) == b"p" {
+                    cues.extend(paragraph.take().map(cue_of));
+                }
+            }
+            _ => {}
+        }
+    }
+    cues.extend(paragraph.take().map(cue_of));
+    cues.sort_by_key(|cue| cue.start_ms);
+    if cues.is_empty() {
+        return Err(ParseError::NoTextIn("a TTML document with no caption (`<p>`)".into()));
+    }
+    let mut parsed = match (transcript_document(raw, &cues), &damage) {
+        // Captions with no words before the XML broke: a broken file, not an empty one.
+        (Err(ParseError::NoTextIn(_)), Some((at, error))) => {
+            return Err(ParseError::Corrupt(format!("TTML at byte {at}: {error}")))
+        }
+        (parsed, _) => parsed?,
+    };
+    if let Some((at, error)) = damage {
+        parsed.documents.iter_mut().for_each(|document| {
+            document.warn(format!(
+                "the TTML cannot be read on from byte {at} ({error}); the captions after it were left out"
+            ))
+        });
+    }
+    Ok(parsed)
+}
+
+/// A paragraph as a cue: its lines, their white space collapsed as TTML's default is.
+fn cue_of(mut paragraph: Paragraph) -> Cue {
+    paragraph.lines.push(paragraph.line);
+    let start_ms = paragraph.start_ms.unwrap_or(0);
+    let mut cue = Cue::starting(start_ms, paragraph.end_ms.unwrap_or(start_ms).max(start_ms));
+    for line in &paragraph.lines {
+        cue.add_text(line.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    cue
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{detect_format, raw_for_test, AutoParser, Format, Parser};
+
+    fn texts(name: &str, xml: &str) -> Vec<String> {
+        let parsed = AutoParser.parse(&raw_for_test(name, xml.to_string())).unwrap();
+        parsed.documents[0].blocks.iter().map(|b| b.text.clone()).collect()
+    }
+
+    const DFXP: &str = r#"<?xml version="1.0" encoding="utf-8"?>
+<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:tickRate="10000000" xml:lang="en">
+  <head>
+    <styling><style xml:id="s1" tts:color="white"/></styling>
+    <metadata><ttm:title>Harbour board, episode 1</ttm:title></metadata>
+  </head>
+  <body>
+    <div>
+      <p begin="10000000t" end="30000000t" style="s1">Where is the<br/>harbour   master?</p>
+      <p begin="31000000t" end="40000000t"><span tts:fontStyle="italic">On the quay</span> &amp; waiting &lt;LAUGHING&gt;.</p>
+      <p begin="7540000000t" end="7560000000t">A storm is coming.</p>
+    </div>
+  </body>
+</tt>"#;
+
+    #[test]
+    fn paragraphs_are_cues_with_their_ticks_and_the_head_is_left_out() {
+        assert_eq!(detect_format("episode.dfxp", DFXP.as_bytes()).unwrap(), Format::Xml);
+        assert_eq!(detect_format("episode.xml", DFXP.as_bytes()).unwrap(), Format::Xml);
+        assert_eq!(
+            texts("episode.dfxp", DFXP),
+            [
+                "Where is the harbour master? On the quay & waiting <LAUGHING>.",
+                "A storm is coming."
+            ]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("episode.dfxp", DFXP)).unwrap();
+        let document = &parsed.documents[0];
+        assert_eq!(document.title, "episode");
+        assert_eq!(document.metadata["duration_seconds"], serde_json::json!(756.0));
+        assert_eq!(document.blocks[0].times[0].seconds, 1);
+        assert_eq!(document.blocks[1].times[0].seconds, 754);
+    }
+
+    #[test]
+    fn clock_times_frames_offsets_and_a_divs_begin_are_read() {
+        let ttml = r#"<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:frameRate="25">
+<body><div begin="60s">
+  <p begin="00:00:01.000" end="00:00:02.000">one</p>
+  <p begin="00:00:02:05" dur="1s">two</p>
+  <p begin="6s" end="7s">three</p>
+  <p><span begin="1500ms" end="2s">word</span> timed</p>
+</div></body></tt>"#;
+        assert_eq!(detect_format("clip.ttml", ttml.as_bytes()).unwrap(), Format::Xml);
+        let parsed = AutoParser.parse(&raw_for_test("clip.ttml", ttml)).unwrap();
+        let times: Vec<(String, u32)> = parsed.documents[0]
+            .blocks
+            .iter()
+            .flat_map(|block| {
+                block
+                    .times
+                    .iter()
+                    .map(|mark| (block.text[mark.at as usize..].to_string(), mark.seconds))
+            })
+            .collect();
+        // The span-timed paragraph starts at 61.5 s (the second it shares with "one"), the
+        // framed one at 62.2 s: one paragraph, as no pause of 2 s comes between them; "three"
+        // after a pause.
+        assert_eq!(
+            times,
+            [
+                ("one word timed two".to_string(), 61),
+                ("two".to_string(), 62),
+                ("three".to_string(), 66)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_document_without_captions_or_broken_says_so() {
+        let empty = r#"<tt xmlns="http://www.w3.org/ns/ttml"><head/><body><div/></body></tt>"#;
+        let error = AutoParser.parse(&raw_for_test("empty.ttml", empty)).unwrap_err();
+        assert!(error.is_no_document(), "{error}");
+        let broken = r#"<tt><body><p begin="1s" end="2s">kept</p><p begin="3s">lost <"#;
+        let parsed = AutoParser.parse(&raw_for_test("broken.ttml", broken)).unwrap();
+        // The words read before the break are kept, and the document says where it broke.
+        assert_eq!(parsed.documents[0].blocks[0].text, "kept lost");
+        assert!(parsed.documents[0].warnings[0].contains("cannot be read on from byte"));
+        // XML that breaks before a caption's words: a broken file.
+        let unclosed = r#"<tt><body><p begin="1s" end="2s"><span a="x></p></body></tt>"#;
+        let error = AutoParser.parse(&raw_for_test("unclosed.ttml", unclosed)).unwrap_err();
+        assert!(matches!(error, crate::parse::ParseError::Corrupt(_)), "{error}");
+        // Times past a year are a broken file's: held to a year, no overflow.
+        let far = r#"<tt><body><p begin="99999999999999h" end="1e308s">far</p></body></tt>"#;
+        assert_eq!(texts("far.ttml", far), ["far"]);
+    }
+}
