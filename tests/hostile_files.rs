@@ -20,11 +20,11 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 49] = [
+const FORMATS: [&str; 50] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
-    "ris", "nbib", "vtt", "srt", "ass", "ttml", "hwp", "hwpx", "html", "json", "jsonl", "csv", "tsv", "pdf", "docx",
-    "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz",
-    "txz", "bz2", "7z",
+    "ris", "nbib", "vtt", "srt", "ass", "ttml", "lrc", "hwp", "hwpx", "html", "json", "jsonl", "csv", "tsv", "pdf",
+    "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip",
+    "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -557,6 +557,8 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "vtt" => format!("WEBVTT\n\nNOTE {more}\n\n1\n00:00:01.000 --> 00:00:04.000 align:start\n<v Ada Lovelace>{text}</v>\n\n00:00:05.000 --> 00:00:09.000\n<c.yellow>{more}</c>\n").into_bytes(),
         "srt" => format!("1\n00:00:01,000 --> 00:00:04,000\n<i>{text}</i>\n\n2\n00:00:06,000 --> 00:00:09,000\n{{\\an8}}{more}\n\n").into_bytes(),
         "ass" => format!("[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\nDialogue: 0,0:00:01.00,0:00:04.00,Default,Ada,0,0,0,,{{\\i1}}{text}\nComment: 0,0:00:02.00,0:00:03.00,Default,,0,0,0,,left out\nDialogue: 0,0:00:06.00,0:00:09.00,Default,,0,0,0,,{more}\\N{{\\k20}}two\n").into_bytes(),
+        // Lyrics: ID tags, a line sung twice, word times.
+        "lrc" => format!("[ti:Harbour]\n[ar:The Pilots]\n[offset:-200]\n[00:01.00]{text}\n[00:05.00][01:00.00]<00:05.20>{more}\n").into_bytes(),
         // Timed Text captions (DFXP in ticks).
         "ttml" => format!("<?xml version=\"1.0\"?>\n<tt xmlns=\"http://www.w3.org/ns/ttml\" xmlns:ttp=\"http://www.w3.org/ns/ttml#parameter\" ttp:tickRate=\"10000000\"><head><metadata><title>left out</title></metadata></head><body><div><p begin=\"10000000t\" end=\"40000000t\">{text}</p><p begin=\"00:01:00.000\" dur=\"2s\"><span>{more}</span><br/>two</p></div></body></tt>").into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
@@ -648,6 +650,8 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "srt" => format!("{}deep\n", ["1\n00:00:01,000 --> 00:00:02,000\n", "<i>{\\an8}", "line\n"][depth % 3].repeat(depth)).into_bytes(),
         // Override blocks left open in one dialogue, dialogues without times, formats without end.
         "ass" => format!("[Events]\nFormat: Start, End, Text\n{}deep\n", ["Dialogue: 0:00:01.00,0:00:02.00,{\\i1", "Dialogue: ,,,,\n", "Format: Text,\n"][depth % 3].repeat(depth)).into_bytes(),
+        // Tags never closed, times without end, word times in word times.
+        "lrc" => format!("{}deep\n", ["[", "[00:01.00]", "<00:01.00<"][depth % 3].repeat(depth)).into_bytes(),
         // Spans in spans, timed divs in divs, heads never closed.
         "ttml" => format!("<tt><body>{}<p begin=\"1s\">deep</p>", ["<span>", "<div begin=\"99999h\">", "<head>"][depth % 3].repeat(depth)).into_bytes(),
         "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
@@ -963,7 +967,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         .args([
             "search",
             out.to_str().unwrap(),
-            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1 controlmarkvtt3 controlmarksrt0 controlmarkhwpx4 controlmarkass1 controlmarkhwp5 controlmarkttml2",
+            "controlmarktxt0 controlmarkpdf5 controlmarkdocx3 controlmarkhtml2 controlmarkpptx1 controlmarkxlsx4 controlmarkodt2 controlmarkods3 controlmarkodp0 controlmarkepub5 controlmarkdoc1 controlmarkxls2 controlmarkppt3 controlmarkeml4 controlmarkmbox5 controlmarkzip0 controlmarktxz1 controlmarkbz23 controlmark7z2 controlmarkwiki1 controlmarkxml4 controlmark12 controlmarkbib3 controlmarkris5 controlmarknxml2 controlmarkpubmed1 controlmarkrss0 controlmarkposts4 controlmarknbib1 controlmarkvtt3 controlmarksrt0 controlmarkhwpx4 controlmarkass1 controlmarkhwp5 controlmarkttml2 controlmarklrc3",
             "--mode",
             "keyword",
             "--top-k",
@@ -1011,6 +1015,7 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "control-ass-1.ass",
         "control-hwp-5.hwp",
         "control-ttml-2.ttml",
+        "control-lrc-3.lrc",
     ] {
         assert!(found.contains(name), "{name} not found: {found}");
     }

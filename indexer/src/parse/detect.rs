@@ -156,7 +156,7 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "bib" | "bibtex" => Format::Bibtex,
         "ris" => Format::Ris,
         "nbib" | "medline" => Format::Medline,
-        "srt" | "vtt" | "sbv" | "ass" | "ssa" => Format::Subtitles,
+        "srt" | "vtt" | "sbv" | "ass" | "ssa" | "lrc" => Format::Subtitles,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,

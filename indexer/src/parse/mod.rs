@@ -38,6 +38,7 @@ mod latex;
 mod latex_symbols;
 mod legacy_encoding;
 mod list_number;
+mod lyrics;
 mod mailbox_stream;
 mod man_page;
 mod markdown;

@@ -42,8 +42,14 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
     let text = text.trim_start_matches('\u{feff}');
     let extension = raw.relative_path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    if matches!(extension.as_deref(), Some("ass" | "ssa")) || super::substation::looks_like_substation(text) {
+    if extension.as_deref() == Some("lrc") {
+        return lyrics_document(raw, text);
+    }
+    let substation = super::substation::looks_like_substation(text);
+    if matches!(extension.as_deref(), Some("ass" | "ssa")) || substation {
         return match super::substation::read_dialogues(text) {
+            // A file so named that is no script (no `[Script Info]`, no `[Events]`).
+            None if !substation => read_as_text(raw, "no SubStation script (`[Script Info]`, `[Events]`) found"),
             None => Err(ParseError::NoTextIn(
                 "a SubStation script with no [Events] section".into(),
             )),
@@ -59,12 +65,38 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         return Err(ParseError::NoTextIn("a WebVTT file with no cue".into()));
     }
     if cues.is_empty() {
-        let mut parsed = super::text::parse(raw)?;
-        let warning = "no subtitle cue (a `00:00:01,000 --> 00:00:04,000` line) found: read as plain text";
-        parsed.documents.iter_mut().for_each(|d| d.warn(warning));
-        return Ok(parsed);
+        return read_as_text(raw, "no subtitle cue (a `00:00:01,000 --> 00:00:04,000` line) found");
     }
     transcript_document(raw, &cues)
+}
+
+/// A file named as subtitles that holds none, read as the text it is, saying so.
+fn read_as_text(raw: &RawDocument, what_was_not_found: &str) -> Result<Parsed, ParseError> {
+    let mut parsed = super::text::parse(raw)?;
+    let warning = format!("{what_was_not_found}: read as plain text");
+    parsed.documents.iter_mut().for_each(|d| d.warn(warning.clone()));
+    Ok(parsed)
+}
+
+/// An LRC file's lyrics as a transcript, titled by its `[ti:]` tag, its artist and album as
+/// metadata.
+fn lyrics_document(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError> {
+    let lyrics = super::lyrics::read_lyrics(text);
+    if lyrics.cues.is_empty() {
+        return read_as_text(raw, "no timed line (a `[00:12.50]` tag) found");
+    }
+    let mut parsed = transcript_document(raw, &lyrics.cues)?;
+    for document in &mut parsed.documents {
+        if let Some(title) = &lyrics.title {
+            document.title = title.clone();
+        }
+        for (key, value) in [("artist", &lyrics.artist), ("album", &lyrics.album)] {
+            if let Some(value) = value {
+                document.metadata.insert(key.into(), value.clone().into());
+            }
+        }
+    }
+    Ok(parsed)
 }
 
 /// The document of a file's cues: its paragraphs, duration and speakers.
@@ -664,6 +696,12 @@ mod tests {
         let parsed = AutoParser.parse(&raw_for_test("notes.srt", "Just a note.")).unwrap();
         assert_eq!(parsed.documents[0].blocks[0].text, "Just a note.");
         assert!(parsed.documents[0].warnings[0].contains("no subtitle cue"));
+        // So is a `.ass` that is no SubStation script; one that is, without events, has no text.
+        let parsed = AutoParser
+            .parse(&raw_for_test("class.ass", "Notes of the class."))
+            .unwrap();
+        assert_eq!(parsed.documents[0].blocks[0].text, "Notes of the class.");
+        assert!(parsed.documents[0].warnings[0].contains("no SubStation script"));
         // Cues with no text: a file with nothing to search.
         let empty = "WEBVTT\n\n00:01.000 --> 00:02.000\n<c></c>\n\n00:03.000 --> 00:04.000\n";
         let error = AutoParser.parse(&raw_for_test("silence.vtt", empty)).unwrap_err();
