@@ -1,14 +1,19 @@
-//! Subtitles and transcripts: SubRip (`.srt`) and WebVTT (`.vtt`: what YouTube, Zoom, Teams and
-//! Whisper write; told by a first line `WEBVTT`, or a cue number then a timing line, whatever
-//! their name), and SubStation Alpha's dialogues ([`super::substation`]). One document per file, titled by its name: the cues' text in order, their
-//! numbers, timings and settings, the WebVTT header, `NOTE`, `STYLE` and `REGION` blocks left
-//! out; markup taken off (`<i>`, `<c.yellow>`, `<font color=...>`, karaoke timestamps,
-//! `{\an8}`), ruby text (`<rt>`) left out, character references decoded. A cue's lines are one
-//! line of text; cues follow each other in a paragraph until a pause of [`PAUSE_MS`] or another
-//! speaker (a `<v Name>` voice, which starts its paragraph as `Name: `). Captions that roll up
-//! (each cue starting with the last lines of the one before, as broadcast captions and YouTube's
-//! automatic ones do) are read once ([`new_lines`]). Metadata `duration_seconds` (the last cue's
-//! end) and `speakers` (the voices, in the order they first speak).
+//! Subtitles and transcripts: SubRip (`.srt`), WebVTT (`.vtt`: what YouTube, Zoom, Teams and
+//! Whisper write) and SubViewer (`.sbv`: YouTube Studio's), told by a first line `WEBVTT`, a cue
+//! number then a timing line, or a timing line then text, whatever their name; SubStation
+//! Alpha's dialogues ([`super::substation`]), Timed Text's paragraphs ([`super::ttml`]) and LRC
+//! lyrics' timed lines ([`super::lyrics`]) as cues too. One document per file, titled by its
+//! name: the cues' text in order, their numbers, timings and settings, the WebVTT header,
+//! `NOTE`, `STYLE` and `REGION` blocks left out; markup taken off (`<i>`, `<c.yellow>`,
+//! `<font color=...>`, karaoke timestamps, `{\an8}`), ruby text (`<rt>`) left out, character
+//! references decoded. A cue's lines are one line of text; cues follow each other in a
+//! paragraph until a pause of [`PAUSE_MS`] or another speaker (a `<v Name>` voice, which starts
+//! its paragraph as `Name: `; or a name written before the words, as Zoom writes every cue,
+//! [`take_written_speakers`]). Each paragraph marks where its cues start (`Block::times`), so
+//! each chunk says the second its first words are said. Captions that roll up (each cue
+//! starting with the last lines of the one before, as broadcast captions and YouTube's automatic
+//! ones do) are read once ([`new_lines`]). Metadata `duration_seconds` (the last cue's end) and
+//! `speakers` (the voices, in the order they first speak).
 
 use super::character_references::decode_character_references;
 use super::text::decode_raw_text;
@@ -455,7 +460,7 @@ impl Transcript {
                 last_end = Some(last_end.map_or(cue.end_ms, |end| end.max(cue.end_ms)));
                 continue;
             }
-            let paused = last_end.is_some_and(|end| cue.start_ms >= end + PAUSE_MS);
+            let paused = last_end.is_some_and(|end| cue.start_ms >= end.saturating_add(PAUSE_MS));
             let speaker_changed = cue.voice.is_some() && cue.voice.as_deref() != voice;
             if (paused || speaker_changed) && !paragraph.is_empty() {
                 transcript.paragraphs.push(std::mem::take(&mut paragraph));

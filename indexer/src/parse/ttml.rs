@@ -120,19 +120,19 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                 }
                 let parent = begins.last().copied().unwrap_or(0);
                 let begin = local_attribute(&start, b"begin").and_then(|b| rates.ms(&b));
-                begins.push(parent + begin.unwrap_or(0));
+                begins.push(parent.saturating_add(begin.unwrap_or(0)));
                 if LEFT_OUT.contains(&name.as_slice()) || left_out_depth > 0 {
                     left_out_depth += 1;
                     continue;
                 }
                 match (name.as_slice(), paragraph.as_mut()) {
                     (b"p", None) => {
-                        let start_ms = begin.map(|b| parent + b);
+                        let start_ms = begin.map(|b| parent.saturating_add(b));
                         let end = local_attribute(&start, b"end").and_then(|e| rates.ms(&e));
                         let duration = local_attribute(&start, b"dur").and_then(|d| rates.ms(&d));
                         let end_ms = match (end, duration, start_ms) {
-                            (Some(end), _, _) => Some(parent + end),
-                            (None, Some(duration), Some(start_ms)) => Some(start_ms + duration),
+                            (Some(end), _, _) => Some(parent.saturating_add(end)),
+                            (None, Some(duration), Some(start_ms)) => Some(start_ms.saturating_add(duration)),
                             _ => None,
                         };
                         paragraph = Some(Paragraph {
@@ -143,7 +143,9 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                         });
                     }
                     // A timed span of an untimed paragraph (word-timed captions) times it.
-                    (_, Some(open)) if open.start_ms.is_none() => open.start_ms = begin.map(|b| parent + b),
+                    (_, Some(open)) if open.start_ms.is_none() => {
+                        open.start_ms = begin.map(|b| parent.saturating_add(b))
+                    }
                     _ => {}
                 }
             }
