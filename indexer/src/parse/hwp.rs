@@ -24,6 +24,7 @@ use super::compressed::read_reserved;
 use super::hwp_distribution::decrypt_section;
 use super::markup_body::table_text;
 use super::property_set::title_in;
+use super::text::collapse_whitespace;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -264,7 +265,7 @@ impl Reading {
                 if !cell.is_empty() {
                     cell.push(' ');
                 }
-                cell.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+                cell.push_str(&collapse_whitespace(text));
             }
             None => self.blocks.push(Block::text(text, &[])),
         }

@@ -5,6 +5,7 @@
 //! enhanced LRC's word times (`<01:02.80>`) taken off.
 
 use super::subtitles::{timestamp_ms, Cue};
+use super::text::collapse_whitespace;
 
 /// A song's timed lines as cues, and its ID tags.
 #[derive(Default)]
@@ -75,7 +76,7 @@ fn without_word_times(line: &str) -> String {
         }
     }
     out.push_str(rest);
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    collapse_whitespace(&out)
 }
 
 #[cfg(test)]

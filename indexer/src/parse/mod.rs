@@ -106,6 +106,7 @@ pub use document::{
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
 pub use record_stream::{sniff_stream, stream_reading, RecordStream, StreamKind, StreamReading};
+pub(crate) use text::collapse_whitespace;
 
 use crate::source::RawDocument;
 

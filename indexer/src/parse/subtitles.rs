@@ -16,7 +16,7 @@
 //! `speakers` (the voices, in the order they first speak).
 
 use super::character_references::decode_character_references;
-use super::text::decode_raw_text;
+use super::text::{collapse_whitespace, decode_raw_text};
 use super::{Block, Document, ParseError, Parsed, TimeMark};
 use crate::source::RawDocument;
 
@@ -390,7 +390,7 @@ fn plain_text(line: &str) -> CueLine {
         .fold(decode_character_references(&text), |text, escape| {
             text.replace(escape, " ")
         });
-    read.text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    read.text = collapse_whitespace(&text);
     read
 }
 

@@ -118,6 +118,12 @@ fn decode_utf16(bytes: &[u8], read: fn([u8; 2]) -> u16) -> Result<String, ParseE
     Ok(text)
 }
 
+/// `text`'s words with one space between each, none around: runs of white space (line
+/// breaks, tabs, wide spaces) collapsed as a page shows them.
+pub(crate) fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
     let title = Document::stem_of(raw);

@@ -10,7 +10,8 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_attribute, local_name};
 use super::subtitles::{timestamp_ms, transcript_document, Cue};
-use super::xml::{lenient_reader, text_of};
+use super::text::collapse_whitespace;
+use super::xml::{lenient_reader, next_event, text_of, Damage};
 use super::{ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -96,22 +97,13 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
     let mut left_out_depth = 0usize;
     let mut paragraph: Option<Paragraph> = None;
     let mut cues: Vec<Cue> = Vec::new();
-    let mut damage = None;
-    loop {
-        let event = match reader.read_event() {
-            Ok(Event::Eof) => break,
-            Ok(event) => event,
-            Err(error) if cues.is_empty() && paragraph.is_none() => {
-                return Err(ParseError::Corrupt(format!(
-                    "TTML at byte {}: {error}",
-                    reader.error_position()
-                )))
-            }
-            Err(error) => {
-                damage = Some((reader.error_position(), error.to_string()));
-                break;
-            }
-        };
+    let mut damage: Option<Damage> = None;
+    while let Some(event) = next_event(
+        &mut reader,
+        "TTML",
+        !cues.is_empty() || paragraph.is_some(),
+        &mut damage,
+    )? {
         match event {
             Event::Start(start) => {
                 let name = local_name(start.name().as_ref()).to_vec();
@@ -205,7 +197,7 @@ fn cue_of(mut paragraph: Paragraph) -> Cue {
     let start_ms = paragraph.start_ms.unwrap_or(0);
     let mut cue = Cue::starting(start_ms, paragraph.end_ms.unwrap_or(start_ms).max(start_ms));
     for line in &paragraph.lines {
-        cue.add_text(line.split_whitespace().collect::<Vec<_>>().join(" "));
+        cue.add_text(collapse_whitespace(line));
     }
     cue
 }

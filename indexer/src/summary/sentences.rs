@@ -3,7 +3,7 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::ascii_sentences::ascii_sentences;
-use crate::parse::{ContentType, Document};
+use crate::parse::{collapse_whitespace, ContentType, Document};
 
 /// Sentences read from one document at most (a book's first ones).
 pub const MAX_SENTENCES: usize = 4_000;
@@ -120,10 +120,6 @@ fn paragraphs(text: &str) -> Vec<String> {
         paragraphs.push(current.join(" "));
     }
     paragraphs
-}
-
-fn collapse_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
