@@ -5,7 +5,8 @@
 //! `<file>#rows=<first>-<last>` by the rows' numbers in the file (the header is row 1), so that
 //! a table of any size is indexed (one document of millions of rows would be past the document
 //! token limit), a hit names the rows it found, and rows added at a table's end leave the
-//! parts before them as they were.
+//! parts before them as they were. Whisper's TSV (`start`, `end`, `text` in milliseconds) is a
+//! transcript, read as subtitles are.
 
 use super::text::decode_raw_text;
 use super::{Block, ContentType, Document, ParseError, Parsed};
@@ -18,6 +19,11 @@ pub const PART_BYTES: usize = 1 << 20;
 
 pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
+    if delimiter == b'\t' {
+        if let Some(cues) = whisper_tsv_cues(&text) {
+            return super::subtitles::transcript_document(raw, &cues);
+        }
+    }
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .flexible(true)
@@ -40,6 +46,33 @@ pub(super) fn parse(raw: &RawDocument, delimiter: u8) -> Result<Parsed, ParseErr
         return Err(ParseError::NoText);
     }
     Ok(parsed)
+}
+
+/// Whisper's TSV (`whisper --output_format tsv`): a header `start`, `end`, `text`, then a
+/// segment a row, its times whole milliseconds. Any other table, or a row whose times are not
+/// so, is `None` (read as a table).
+fn whisper_tsv_cues(text: &str) -> Option<Vec<super::subtitles::Cue>> {
+    let mut lines = text.trim_start_matches('\u{feff}').lines();
+    let header: Vec<String> = lines
+        .next()?
+        .split('\t')
+        .map(|h| h.trim().to_ascii_lowercase())
+        .collect();
+    if header != ["start", "end", "text"] {
+        return None;
+    }
+    let cues: Option<Vec<_>> = lines
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let mut cells = line.splitn(3, '\t');
+            let start = cells.next()?.trim().parse::<u64>().ok()?;
+            let end = cells.next()?.trim().parse::<u64>().ok()?;
+            let mut cue = super::subtitles::Cue::starting(start, end.max(start));
+            cue.add_text(super::text::collapse_whitespace(cells.next().unwrap_or_default()));
+            Some(cue)
+        })
+        .collect();
+    cues.filter(|cues| !cues.is_empty())
 }
 
 /// A table's rows gathered into its documents as they are read ([`PART_ROWS`] rows or
@@ -145,7 +178,7 @@ fn cells_joined(record: &csv::ByteRecord, separator: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::parse::{document_of, raw_for_test, AutoParser, ContentType, ParseError, Parser};
+    use crate::parse::{document_of, raw_for_test, said_when, AutoParser, ContentType, ParseError, Parser};
 
     #[test]
     fn rows_carry_the_header() {
@@ -162,5 +195,29 @@ mod tests {
             AutoParser.parse(&raw_for_test("h.csv", "only,header\n")).unwrap_err(),
             ParseError::NoText
         );
+    }
+
+    #[test]
+    fn whispers_tsv_is_a_transcript_and_other_timed_tables_stay_tables() {
+        let tsv = "start\tend\ttext\n0\t2400\tThe tide turns at noon.\n2400\t4980\tThe harbour master is late.\n\
+                   61500\t63000\tShips wait outside.\n";
+        let document = document_of("harbour.tsv", tsv);
+        assert_eq!(
+            said_when(&document),
+            [
+                vec![("The tide turns at noon. ", 0), ("The harbour master is late.", 2)],
+                vec![("Ships wait outside.", 61)],
+            ]
+        );
+        assert_eq!(document.blocks[0].kind, ContentType::Text);
+        assert_eq!(document.metadata["duration_seconds"], serde_json::json!(63.0));
+        // Times that are no milliseconds, or another header: a table.
+        for table in [
+            "start\tend\ttext\n0:00\t0:02\tThe tide\n",
+            "start\tend\tnote\n0\t2400\tThe tide\n",
+        ] {
+            let document = document_of("times.tsv", table);
+            assert_eq!(document.blocks[0].kind, ContentType::Table, "{table}");
+        }
     }
 }

@@ -1,9 +1,13 @@
 //! JSON and JSONL. BEIR-style records `{_id, title, text, metadata, tags}` become one
 //! document each (URI `<file>#<_id>`); any other JSON is flattened to `path: value` lines.
-//! In JSONL a bad line fails alone, named by its line number.
+//! In JSONL a bad line fails alone, named by its line number. A speech service's transcript
+//! (Whisper's, Amazon Transcribe's, Deepgram's, AssemblyAI's) is read as subtitles are
+//! ([`super::speech_json`]).
 
 use serde_json::{Map, Value};
 
+use super::speech_json::{speech_transcript, SpeechTranscript};
+use super::subtitles::transcript_document;
 use super::text::decode_raw_text;
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -107,6 +111,9 @@ pub(super) fn parse_json(raw: &RawDocument) -> Result<Parsed, ParseError> {
     let text = decode_raw_text(raw)?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| ParseError::Corrupt(format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
+    if let Some(transcript) = speech_transcript(&value) {
+        return speech_document(raw, transcript);
+    }
     let records: Option<Vec<Document>> = match &value {
         Value::Object(object) => record_document(raw, object, Document::stem_of(raw), &raw.bytes).map(|d| vec![d]),
         Value::Array(items) if !items.is_empty() => items
@@ -127,6 +134,20 @@ pub(super) fn parse_json(raw: &RawDocument) -> Result<Parsed, ParseError> {
         },
         None => Parsed::one(flattened_document(raw, raw.uri.clone(), &value, &raw.bytes)),
     })
+}
+
+/// A speech service's transcript read as subtitles are, the language it names as metadata.
+fn speech_document(raw: &RawDocument, transcript: SpeechTranscript) -> Result<Parsed, ParseError> {
+    if transcript.cues.is_empty() {
+        return Err(ParseError::NoTextIn("a speech transcript with no words said".into()));
+    }
+    let mut parsed = transcript_document(raw, &transcript.cues)?;
+    if let Some(language) = transcript.language {
+        for document in &mut parsed.documents {
+            document.metadata.insert("language".into(), language.clone().into());
+        }
+    }
+    Ok(parsed)
 }
 
 pub(super) fn parse_jsonl(raw: &RawDocument) -> Result<Parsed, ParseError> {

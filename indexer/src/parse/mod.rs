@@ -72,6 +72,7 @@ mod rst;
 mod rtf;
 mod seven_zip;
 mod slides;
+mod speech_json;
 mod spreadsheet;
 mod stack_exchange;
 mod stack_exchange_stream;
@@ -259,6 +260,29 @@ pub(crate) fn paged_outline_of(document: &Document) -> Vec<(&str, Option<u32>, V
                 b.heading_path.iter().map(String::as_str).collect(),
                 b.kind,
             )
+        })
+        .collect()
+}
+
+/// Each block's text cut at its time marks, with the seconds each part is said at, for tests.
+#[cfg(test)]
+pub(crate) fn said_when(document: &Document) -> Vec<Vec<(&str, u32)>> {
+    document
+        .blocks
+        .iter()
+        .map(|block| {
+            let ends = block
+                .times
+                .iter()
+                .skip(1)
+                .map(|m| m.at as usize)
+                .chain([block.text.len()]);
+            block
+                .times
+                .iter()
+                .zip(ends)
+                .map(|(mark, end)| (&block.text[mark.at as usize..end], mark.seconds))
+                .collect()
         })
         .collect()
 }

@@ -499,7 +499,7 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{detect_format, raw_for_test, AutoParser, Format, Parser};
+    use crate::parse::{detect_format, raw_for_test, said_when, AutoParser, Format, Parser};
 
     fn texts(name: &str, bytes: &[u8]) -> Vec<String> {
         let parsed = AutoParser.parse(&raw_for_test(name, bytes.to_vec())).unwrap();
@@ -560,28 +560,6 @@ mod tests {
                 vec![("Ada Lovelace: Thank you.", 6)],
             ]
         );
-    }
-
-    /// Each block's text cut at its time marks, with the seconds each part is said at.
-    fn said_when(document: &Document) -> Vec<Vec<(&str, u32)>> {
-        document
-            .blocks
-            .iter()
-            .map(|block| {
-                let ends = block
-                    .times
-                    .iter()
-                    .skip(1)
-                    .map(|m| m.at as usize)
-                    .chain([block.text.len()]);
-                block
-                    .times
-                    .iter()
-                    .zip(ends)
-                    .map(|(mark, end)| (&block.text[mark.at as usize..end], mark.seconds))
-                    .collect()
-            })
-            .collect()
     }
 
     #[test]
