@@ -4,7 +4,12 @@
 //! times relative to the `<body>`'s and `<div>`s' own `begin`s, its `<br/>`s line breaks, the
 //! text of its `<span>`s read into it; the head (styles, layout, metadata) and `<metadata>`
 //! inside the body left out. Times are clock times (`00:00:01.500`, `00:00:01:12` with frames)
-//! or offsets (`1.5s`, `1500ms`, `12f`, `15000000t` in the document's `ttp:tickRate`).
+//! or offsets (`1.5s`, `1500ms`, `12f`, `15000000t` in the document's `ttp:tickRate`). A
+//! paragraph's speaker is its `ttm:agent` (or its first span's, or its `<div>`'s), named by the
+//! `<ttm:name>` the head's metadata gives that agent (its `full` name where it has several), or
+//! by its id where it has none.
+
+use std::collections::HashMap;
 
 use quick_xml::events::{BytesStart, Event};
 
@@ -78,12 +83,69 @@ impl Rates {
     }
 }
 
-/// The cue being read: when it starts and ends, its lines so far.
+/// The cue being read: when it starts and ends, who says it (its own or its first span's
+/// agents, else those of the elements it is in), its lines so far.
 struct Paragraph {
     start_ms: Option<u64>,
     end_ms: Option<u64>,
+    agent: Option<String>,
+    inherited_agent: Option<String>,
     lines: Vec<String>,
     line: String,
+}
+
+/// The names the head's metadata gives its agents (`<ttm:agent xml:id="a1"><ttm:name
+/// type="full">Ada Lovelace</ttm:name></ttm:agent>`), gathered as the head is read.
+#[derive(Default)]
+struct AgentNames {
+    names: HashMap<String, String>,
+    /// The agent being declared, and the name being read for it (whether it is the `full` one).
+    declaring: Option<String>,
+    naming: Option<(String, bool)>,
+}
+
+impl AgentNames {
+    fn start(&mut self, element: &BytesStart, name: &[u8]) {
+        match name {
+            b"agent" => self.declaring = local_attribute(element, b"id"),
+            b"name" if self.declaring.is_some() => {
+                let full = local_attribute(element, b"type").as_deref() == Some("full");
+                self.naming = Some((String::new(), full));
+            }
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if let Some((name, _)) = self.naming.as_mut() {
+            name.push_str(text);
+        }
+    }
+
+    fn end(&mut self, name: &[u8]) {
+        match name {
+            b"agent" => self.declaring = None,
+            b"name" => {
+                let (Some(agent), Some((read, full))) = (&self.declaring, self.naming.take()) else {
+                    return;
+                };
+                let read = collapse_whitespace(&read);
+                if !read.is_empty() && (full || !self.names.contains_key(agent)) {
+                    self.names.insert(agent.clone(), read);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The name of the first of an element's agents (`ttm:agent` holds ids apart by spaces) that
+    /// has one, else the first's id (an agent is someone, named or not).
+    fn name_of(&self, agents: &str) -> Option<String> {
+        let mut ids = agents.split_whitespace();
+        ids.clone()
+            .find_map(|id| self.names.get(id).cloned())
+            .or_else(|| ids.next().map(str::to_string))
+    }
 }
 
 pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError> {
@@ -94,6 +156,9 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
     };
     // Each open element's begin (the time its children's times count from).
     let mut begins: Vec<u64> = Vec::new();
+    // Each open element's agents, its own or those it is inside.
+    let mut agents: Vec<Option<String>> = Vec::new();
+    let mut agent_names = AgentNames::default();
     let mut left_out_depth = 0usize;
     let mut paragraph: Option<Paragraph> = None;
     let mut cues: Vec<Cue> = Vec::new();
@@ -113,8 +178,11 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                 let parent = begins.last().copied().unwrap_or(0);
                 let begin = local_attribute(&start, b"begin").and_then(|b| rates.ms(&b));
                 begins.push(parent.saturating_add(begin.unwrap_or(0)));
+                let own_agent = local_attribute(&start, b"agent");
+                agents.push(own_agent.clone().or_else(|| agents.last().cloned().flatten()));
                 if LEFT_OUT.contains(&name.as_slice()) || left_out_depth > 0 {
                     left_out_depth += 1;
+                    agent_names.start(&start, &name);
                     continue;
                 }
                 match (name.as_slice(), paragraph.as_mut()) {
@@ -130,13 +198,21 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                         paragraph = Some(Paragraph {
                             start_ms,
                             end_ms,
+                            agent: own_agent.clone(),
+                            inherited_agent: agents.iter().rev().nth(1).cloned().flatten(),
                             lines: Vec::new(),
                             line: String::new(),
                         });
                     }
-                    // A timed span of an untimed paragraph (word-timed captions) times it.
-                    (_, Some(open)) if open.start_ms.is_none() => {
-                        open.start_ms = begin.map(|b| parent.saturating_add(b))
+                    (_, Some(open)) => {
+                        // A timed span of an untimed paragraph (word-timed captions) times it.
+                        if open.start_ms.is_none() {
+                            open.start_ms = begin.map(|b| parent.saturating_add(b));
+                        }
+                        // The first span that names a speaker names the paragraph's.
+                        if open.agent.is_none() {
+                            open.agent = own_agent;
+                        }
                     }
                     _ => {}
                 }
@@ -146,7 +222,8 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                     open.lines.push(std::mem::take(&mut open.line));
                 }
             }
-            Event::Text(text) if left_out_depth == 0 => {
+            Event::Text(text) if left_out_depth > 0 => agent_names.text(&text_of(&text)),
+            Event::Text(text) => {
                 if let Some(open) = paragraph.as_mut() {
                     open.line.push_str(&text_of(&text));
                 }
@@ -158,18 +235,20 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
             }
             Event::End(end) => {
                 begins.pop();
+                agents.pop();
                 if left_out_depth > 0 {
                     left_out_depth -= 1;
+                    agent_names.end(local_name(end.name().as_ref()));
                     continue;
                 }
                 if local_name(end.name().as_ref()) == b"p" {
-                    cues.extend(paragraph.take().map(cue_of));
+                    cues.extend(paragraph.take().map(|p| cue_of(p, &agent_names)));
                 }
             }
             _ => {}
         }
     }
-    cues.extend(paragraph.take().map(cue_of));
+    cues.extend(paragraph.take().map(|p| cue_of(p, &agent_names)));
     cues.sort_by_key(|cue| cue.start_ms);
     if cues.is_empty() {
         return Err(ParseError::NoTextIn("a TTML document with no caption (`<p>`)".into()));
@@ -191,11 +270,14 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
     Ok(parsed)
 }
 
-/// A paragraph as a cue: its lines, their white space collapsed as TTML's default is.
-fn cue_of(mut paragraph: Paragraph) -> Cue {
+/// A paragraph as a cue: its lines, their white space collapsed as TTML's default is, its
+/// agent's name its voice.
+fn cue_of(mut paragraph: Paragraph, agent_names: &AgentNames) -> Cue {
     paragraph.lines.push(paragraph.line);
     let start_ms = paragraph.start_ms.unwrap_or(0);
     let mut cue = Cue::starting(start_ms, paragraph.end_ms.unwrap_or(start_ms).max(start_ms));
+    let agent = paragraph.agent.or(paragraph.inherited_agent);
+    cue.voice = agent.as_deref().and_then(|agents| agent_names.name_of(agents));
     for line in &paragraph.lines {
         cue.add_text(collapse_whitespace(line));
     }
@@ -276,6 +358,35 @@ mod tests {
                 ("two".to_string(), 62),
                 ("three".to_string(), 66)
             ]
+        );
+    }
+
+    #[test]
+    fn agents_named_in_the_head_are_the_paragraphs_speakers() {
+        let ttml = r#"<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttm="http://www.w3.org/ns/ttml#metadata">
+<head><metadata>
+  <ttm:agent xml:id="ada" type="person"><ttm:name type="alias">Ada</ttm:name><ttm:name type="full">Ada Lovelace</ttm:name></ttm:agent>
+  <ttm:agent xml:id="charles" type="person"><ttm:name>Charles Babbage</ttm:name></ttm:agent>
+  <ttm:agent xml:id="crowd" type="group"/>
+</metadata></head>
+<body><div ttm:agent="ada">
+  <p begin="1s" end="2s">Good morning.</p>
+  <p begin="2.1s" end="3s" ttm:agent="charles">Morning.</p>
+  <p begin="3.1s" end="4s"><span ttm:agent="charles">The tide</span> is late.</p>
+  <p begin="4.1s" end="5s" ttm:agent="crowd">Hear, hear.</p>
+</div></body></tt>"#;
+        assert_eq!(
+            texts("board.ttml", ttml),
+            [
+                "Ada Lovelace: Good morning.",
+                "Charles Babbage: Morning. The tide is late.",
+                "crowd: Hear, hear."
+            ]
+        );
+        let parsed = AutoParser.parse(&raw_for_test("board.ttml", ttml)).unwrap();
+        assert_eq!(
+            parsed.documents[0].metadata["speakers"],
+            serde_json::json!(["Ada Lovelace", "Charles Babbage", "crowd"])
         );
     }
 
