@@ -113,7 +113,12 @@ PY
     parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;
     parse_structured) printf '\x00{"title": "Rivers", "text": "They run dry.", "tags": ["a"]}' > "$corpus/seed-json"
                       printf '\x01{"_id": "1", "text": "a"}\n{"_id": "2", "text": "b"}\n' > "$corpus/seed-jsonl"
-                      printf '\x02title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv" ;;
+                      printf '\x02title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv"
+                      printf '\x03start\tend\ttext\n0\t2400\tLow water.\n2400\t4980\tRivers run dry.\n' > "$corpus/seed-whisper-tsv"
+                      printf '\x00{"text": " Low water.", "segments": [{"start": 0.0, "end": 2.4, "text": " Low water.", "speaker": "SPEAKER_00"}], "language": "en"}' > "$corpus/seed-whisper"
+                      printf '\x00{"results": {"transcripts": [{"transcript": "Low water."}], "speaker_labels": {"segments": [{"items": [{"start_time": "0.1", "speaker_label": "spk_0"}]}]}, "items": [{"start_time": "0.1", "end_time": "0.5", "type": "pronunciation", "alternatives": [{"content": "Low"}]}, {"type": "punctuation", "alternatives": [{"content": "."}]}]}}' > "$corpus/seed-transcribe"
+                      printf '\x00{"results": {"channels": [{"alternatives": [{"words": [{"word": "low", "start": 0.1, "end": 0.4, "speaker": 0}]}]}, {"alternatives": [{"paragraphs": {"paragraphs": [{"speaker": 1, "sentences": [{"text": "Dry.", "start": 1, "end": 2}]}]}}]}]}}' > "$corpus/seed-deepgram"
+                      printf '\x00{"audio_url": "a", "words": [{"text": "Low", "start": 0, "end": 300, "speaker": "A"}], "utterances": []}' > "$corpus/seed-assemblyai" ;;
     parse_text) printf '\x00Rivers run dry in a drought.\n' > "$corpus/seed-txt"
                 printf '\x01# Rivers\n\n## Drought\n\nThey run dry.\n' > "$corpus/seed-md"
                 printf '\x00\xff\xfeR\x00i\x00v\x00e\x00r\x00' > "$corpus/seed-utf16"
@@ -121,7 +126,7 @@ PY
                 printf '\x02{\\rtf1 Rivers\\par\\trowd\\pard\\intbl River\\cell Flow\\cell\\row\\pard\\intbl Rhine\\cell 2\\par low\\cell\\row{\\pict\\bin4 {}}\\}}\\pard dry\\par}' > "$corpus/seed-rtf-table"
                 { printf '\x03'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-eml"
                 { printf '\x04From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; printf '\nFrom - Tue Nov  3 09:00:00 2026\nSubject: b\n\n>From here.\n'; } > "$corpus/seed-mbox" ;;
-    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, TTML captions, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib, 11 .vtt, 12 .srt, 13 .ass, 14 .hwp
+    parse_markup) # 0 .rst, 1 .adoc, 2 .org, 3 .tex, 4 .ipynb, 5 .wiki, 6 .xml (a MediaWiki dump, a PubMed set, a feed, a Stack Exchange table, TTML captions, other XML), 7 .1 (a man page), 8 .bib, 9 .ris, 10 .nbib, 11 .vtt, 12 .srt, 13 .ass, 14 .hwp, 15 .smi, 16 .sub
                   printf '\x00Rivers\n======\n\nThey run *dry*.\n\n.. note:: Low water.\n\n====  ====\nA     B\n====  ====\n\nExample::\n\n    x = 1\n' > "$corpus/seed-rst"
                   printf '\x01= Rivers\n:v: 2\n\n== Drought\n\n. one {v}\n* _dry_ link:a[b]\n\n|===\n|A |B\n|===\n\n----\ncode\n----\n' > "$corpus/seed-adoc"
                   printf '\x02#+TITLE: Rivers\n* TODO Drought :tag:\n- term :: dry\n| a | b |\n#+begin_src sh\nls\n#+end_src\n[[x][link]]\n' > "$corpus/seed-org"
@@ -141,7 +146,9 @@ PY
                   printf '\x0c1\n00:00:01,000 --> 00:00:04,000\n<i>Low</i> water\n\n2\n00:00:07,000 --> 00:00:09,000\n{\\an8}Rivers\nrun dry\n\n' > "$corpus/seed-srt"
                   printf '\x0d[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\nDialogue: 0,0:00:01.00,0:00:04.00,Default,Ada,0,0,0,,{\\i1}Low, water\\Ndry\nComment: 0,0:00:02.00,0:00:03.00,Default,,0,0,0,,x\nDialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,{\\p1}m 0 0 l 1 1\n' > "$corpus/seed-ass"
                   printf '\x06<tt xmlns="http://www.w3.org/ns/ttml" xmlns:ttp="http://www.w3.org/ns/ttml#parameter" ttp:tickRate="10000000"><head><styling/></head><body><div begin="1s"><p begin="10000000t" end="00:00:03:12">Low<br/><span>water</span></p><p dur="2s">dry</p></div></body></tt>' > "$corpus/seed-ttml"
-                  { printf '\x0e'; cat "$root/indexer/tests/fixtures/notice.hwp"; } > "$corpus/seed-hwp" ;;
+                  { printf '\x0e'; cat "$root/indexer/tests/fixtures/notice.hwp"; } > "$corpus/seed-hwp"
+                  printf '\x0f<SAMI><HEAD><STYLE><!-- .KRCC {lang:ko-KR;} --></STYLE></HEAD><BODY><SYNC Start=1000><P Class=KRCC>Low<br>water &amp; dry<SYNC Start="3500"><P Class=KRCC>&nbsp;<sync start=4000><p class=encc><font color=red>Rivers</font></BODY></SAMI>' > "$corpus/seed-smi"
+                  printf '\x10{1}{1}25\n{25}{75}{y:i}Low|/water\n{}{80}{90} dry\n{100}{}<Rivers>\n' > "$corpus/seed-sub" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }

@@ -30,7 +30,8 @@ pub enum Format {
     Ris,
     /// MEDLINE's text format (`.nbib`, PubMed's saved `.txt`): one document per record.
     Medline,
-    /// Subtitles and transcripts: SubRip (`.srt`) and WebVTT (`.vtt`), one document per file.
+    /// Subtitles and transcripts (SubRip, WebVTT, SubViewer, SubStation, SAMI, MicroDVD, LRC),
+    /// one document per file.
     Subtitles,
     Html,
     Json,
@@ -156,7 +157,7 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "bib" | "bibtex" => Format::Bibtex,
         "ris" => Format::Ris,
         "nbib" | "medline" => Format::Medline,
-        "srt" | "vtt" | "sbv" | "ass" | "ssa" | "lrc" => Format::Subtitles,
+        "srt" | "vtt" | "sbv" | "ass" | "ssa" | "lrc" | "smi" | "sami" => Format::Subtitles,
         "md" | "markdown" | "mdx" => Format::Markdown,
         "html" | "htm" | "xhtml" => Format::Html,
         "json" => Format::Json,
@@ -254,6 +255,10 @@ fn by_leading_text(text: &[u8], ext: Option<&str>) -> Option<Format> {
         .to_ascii_lowercase();
     if super::wiki_dump::looks_like_a_dump(&head) {
         return Some(Format::WikiDump);
+    }
+    // SAMI's `<SAMI>` before HTML's and XML's tags, MicroDVD's `{0}{25}` before JSON's `{`.
+    if super::sami::looks_like_sami(&head) || super::microdvd::looks_like_microdvd(&head) {
+        return Some(Format::Subtitles);
     }
     if head.starts_with("<!doctype html") || head.starts_with("<html") || super::xml::is_xhtml(&head) {
         return Some(Format::Html);

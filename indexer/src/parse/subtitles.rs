@@ -2,7 +2,8 @@
 //! Whisper write) and SubViewer (`.sbv`: YouTube Studio's), told by a first line `WEBVTT`, a cue
 //! number then a timing line, or a timing line then text, whatever their name; SubStation
 //! Alpha's dialogues ([`super::substation`]), Timed Text's paragraphs ([`super::ttml`]) and LRC
-//! lyrics' timed lines ([`super::lyrics`]) as cues too. One document per file, titled by its
+//! lyrics' timed lines ([`super::lyrics`]), SAMI's SYNCs ([`super::sami`]) and MicroDVD's
+//! frame-timed lines ([`super::microdvd`]) as cues too. One document per file, titled by its
 //! name: the cues' text in order, their numbers, timings and settings, the WebVTT header,
 //! `NOTE`, `STYLE` and `REGION` blocks left out; markup taken off (`<i>`, `<c.yellow>`,
 //! `<font color=...>`, karaoke timestamps, `{\an8}`), ruby text (`<rt>`) left out, character
@@ -63,6 +64,16 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             )),
             Some(cues) => transcript_document(raw, &cues),
         };
+    }
+    let head = text[..text.floor_char_boundary(512)].to_ascii_lowercase();
+    if matches!(extension.as_deref(), Some("smi" | "sami")) || super::sami::looks_like_sami(&head) {
+        return match super::sami::read_cues(text) {
+            cues if cues.is_empty() => Err(ParseError::NoTextIn("SAMI captions with no caption to read".into())),
+            cues => transcript_document(raw, &cues),
+        };
+    }
+    if super::microdvd::looks_like_microdvd(&head) {
+        return transcript_document(raw, &super::microdvd::read_cues(text));
     }
     let mut cues = read_cues(&text.replace("\r\n", "\n").replace('\r', "\n"));
     take_written_speakers(&mut cues);
@@ -166,6 +177,11 @@ impl Cue {
         if !line.is_empty() {
             self.lines.push(line);
         }
+    }
+
+    /// Whether the cue has a line of text.
+    pub(super) fn has_text(&self) -> bool {
+        !self.lines.is_empty()
     }
 
     /// Adds a line of the file, its markup taken off.

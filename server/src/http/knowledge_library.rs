@@ -57,6 +57,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("sbv") => "text/x-sbv",
         Some("ttml" | "dfxp") => "application/ttml+xml",
         Some("ass" | "ssa") => "text/x-ssa",
+        Some("smi" | "sami") => "application/x-sami",
         Some("xml" | "nxml" | "dbk" | "tei") => "application/xml",
         Some("rss") => "application/rss+xml",
         Some("atom") => "application/atom+xml",
