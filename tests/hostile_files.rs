@@ -20,11 +20,11 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 50] = [
+const FORMATS: [&str; 53] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
-    "ris", "nbib", "vtt", "srt", "ass", "ttml", "lrc", "hwp", "hwpx", "html", "json", "jsonl", "csv", "tsv", "pdf",
-    "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml", "mbox", "msg", "zip",
-    "tgz", "gz", "txz", "bz2", "7z",
+    "ris", "nbib", "vtt", "srt", "ass", "ttml", "lrc", "smi", "sub", "whisper", "hwp", "hwpx", "html", "json", "jsonl",
+    "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "rtf", "doc", "xls", "ppt", "eml",
+    "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -558,6 +558,14 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "srt" => format!("1\n00:00:01,000 --> 00:00:04,000\n<i>{text}</i>\n\n2\n00:00:06,000 --> 00:00:09,000\n{{\\an8}}{more}\n\n").into_bytes(),
         "ass" => format!("[Script Info]\nScriptType: v4.00+\n\n[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\nDialogue: 0,0:00:01.00,0:00:04.00,Default,Ada,0,0,0,,{{\\i1}}{text}\nComment: 0,0:00:02.00,0:00:03.00,Default,,0,0,0,,left out\nDialogue: 0,0:00:06.00,0:00:09.00,Default,,0,0,0,,{more}\\N{{\\k20}}two\n").into_bytes(),
         // Lyrics: ID tags, a line sung twice, word times.
+        "smi" => format!("<SAMI><HEAD><TITLE>Notes</TITLE><STYLE TYPE=\"text/css\"><!-- .KRCC {{Name:Korean; lang:ko-KR;}} --></STYLE></HEAD><BODY>\r\n<SYNC Start=1000><P Class=KRCC>{text}<br>two\r\n<SYNC Start=4000><P Class=KRCC>&nbsp;\r\n<SYNC Start=\"9000\"><P Class=ENCC><font color=\"yellow\">{more}</font>\r\n</BODY></SAMI>\r\n").into_bytes(),
+        // MicroDVD (told by its first line whatever the name), a line with broken frames.
+        "sub" => format!("{{1}}{{1}}25\n{{25}}{{100}}{{y:i}}{text}|two\n{{}}{{120}}{{130}} broken\n{{250}}{{300}}/{more}\n").into_bytes(),
+        // Whisper's JSON (told by its shape), with WhisperX's speakers.
+        "whisper" => serde_json::json!({"text": format!(" {text} {more}"), "language": "en", "segments": [
+            {"id": 0, "start": 1.0, "end": 4.5, "text": format!(" {text}"), "speaker": "SPEAKER_00", "tokens": [1, 2]},
+            {"id": 1, "start": 9.0, "end": 12.0, "text": format!(" {more}"), "speaker": "SPEAKER_01"}
+        ]}).to_string().into_bytes(),
         "lrc" => format!("[ti:Harbour]\n[ar:The Pilots]\n[offset:-200]\n[00:01.00]{text}\n[00:05.00][01:00.00]<00:05.20>{more}\n").into_bytes(),
         // Timed Text captions (DFXP in ticks).
         "ttml" => format!("<?xml version=\"1.0\"?>\n<tt xmlns=\"http://www.w3.org/ns/ttml\" xmlns:ttp=\"http://www.w3.org/ns/ttml#parameter\" ttp:tickRate=\"10000000\"><head><metadata><title>left out</title></metadata></head><body><div><p begin=\"10000000t\" end=\"40000000t\">{text}</p><p begin=\"00:01:00.000\" dur=\"2s\"><span>{more}</span><br/>two</p></div></body></tt>").into_bytes(),
@@ -651,6 +659,10 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         // Override blocks left open in one dialogue, dialogues without times, formats without end.
         "ass" => format!("[Events]\nFormat: Start, End, Text\n{}deep\n", ["Dialogue: 0:00:01.00,0:00:02.00,{\\i1", "Dialogue: ,,,,\n", "Format: Text,\n"][depth % 3].repeat(depth)).into_bytes(),
         // Tags never closed, times without end, word times in word times.
+        // SYNCs without their end, line breaks, comments never closed.
+        "smi" => format!("<SAMI><BODY>{}deep", ["<SYNC Start=1>", "<br>", "<!--"][depth % 3].repeat(depth)).into_bytes(),
+        "sub" => format!("{}deep\n", ["{", "{1}{2}|", "{y:i}"][depth % 3].repeat(depth)).into_bytes(),
+        "whisper" => format!("{{\"segments\": [{}{{\"start\": 1, \"end\": 2, \"text\": \"deep\"}}]}}", "{\"start\": 1e308, \"end\": -1, \"text\": \"deep\"},".repeat(depth)).into_bytes(),
         "lrc" => format!("{}deep\n", ["[", "[00:01.00]", "<00:01.00<"][depth % 3].repeat(depth)).into_bytes(),
         // Spans in spans, timed divs in divs, heads never closed.
         "ttml" => format!("<tt><body>{}<p begin=\"1s\">deep</p>", ["<span>", "<div begin=\"99999h\">", "<head>"][depth % 3].repeat(depth)).into_bytes(),
