@@ -1,5 +1,6 @@
 //! Speech-to-text services' JSON, read as transcripts: Whisper's (`whisper --output_format
-//! json`, OpenAI's `verbose_json`, WhisperX's with its speakers), Amazon Transcribe's, Deepgram's
+//! json`, OpenAI's `verbose_json`, WhisperX's with its speakers, whisper.cpp's `-oj`), Amazon
+//! Transcribe's, Deepgram's
 //! and AssemblyAI's. Each is told by its shape (a whole object, never a name or a key alone),
 //! and its timed pieces become [`Cue`]s, so the file is read as subtitles are: paragraphs by
 //! pause and speaker, each chunk with the second its first words are said, `duration_seconds`
@@ -30,6 +31,7 @@ pub(super) struct SpeechTranscript {
 pub(super) fn speech_transcript(value: &Value) -> Option<SpeechTranscript> {
     let object = value.as_object()?;
     let (mut cues, language) = whisper(object)
+        .or_else(|| whisper_cpp(object))
         .or_else(|| amazon_transcribe(object))
         .or_else(|| deepgram(object))
         .or_else(|| assembly_ai(object))?;
@@ -57,6 +59,23 @@ fn whisper(object: &Map<String, Value>) -> Option<Read> {
         })
         .collect::<Option<Vec<_>>>()?;
     Some((cues, string(object.get("language"))))
+}
+
+/// whisper.cpp's (`whisper-cli -oj`): `transcription`, each piece with `offsets` `from` and
+/// `to` in milliseconds (its `timestamps` the same as text) and a `text`; `result.language`.
+fn whisper_cpp(object: &Map<String, Value>) -> Option<Read> {
+    let pieces = non_empty_array(object.get("transcription"))?;
+    let cues = pieces
+        .iter()
+        .map(|piece| {
+            let offsets = piece.get("offsets")?;
+            let ms = |key: &str| offsets.get(key)?.as_f64().and_then(held_ms);
+            let text = piece.get("text")?.as_str()?;
+            Some(cue(ms("from")?, ms("to")?, speaker_name(piece.get("speaker")), text))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let language = object.get("result").and_then(|result| string(result.get("language")));
+    Some((cues, language))
 }
 
 /// Amazon Transcribe's job output: `results` with `items` (words and punctuation, times as
@@ -399,6 +418,24 @@ mod tests {
         );
         assert_eq!(document.metadata["speakers"], json!(["SPEAKER_00", "SPEAKER_01"]));
         assert!(!document.metadata.contains_key("language"));
+    }
+
+    #[test]
+    fn whisper_cpps_pieces_are_cues_in_milliseconds() {
+        let output = json!({
+            "systeminfo": "AVX = 1", "model": {"type": "base"}, "params": {"model": "ggml-base.bin", "language": "auto"},
+            "result": {"language": "ja"},
+            "transcription": [
+                {"timestamps": {"from": "00:00:00,000", "to": "00:00:02,400"}, "offsets": {"from": 0, "to": 2400}, "text": " 潮が満ちる。"},
+                {"timestamps": {"from": "00:01:01,500", "to": "00:01:03,000"}, "offsets": {"from": 61500, "to": 63000}, "text": " 船が待つ。"},
+            ]
+        });
+        let document = document_of("harbour.json", output.to_string());
+        assert_eq!(
+            said_when(&document),
+            [vec![("潮が満ちる。", 0)], vec![("船が待つ。", 61)]]
+        );
+        assert_eq!(document.metadata["language"], "ja");
     }
 
     fn aws_word(start: &str, end: &str, content: &str) -> serde_json::Value {
