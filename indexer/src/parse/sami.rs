@@ -18,7 +18,8 @@ pub(super) fn read_cues(text: &str) -> Vec<Cue> {
     // ASCII lower case keeps every byte where it is: positions found in it index `text` too.
     let lower = text.to_ascii_lowercase();
     let body_end = lower.rfind("</body").unwrap_or(lower.len());
-    let mut syncs: Vec<(u64, &str)> = Vec::new();
+    // Each SYNC's start and where its captions' HTML is (in `text` and `lower` alike).
+    let mut syncs: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
     let mut from = 0;
     while let Some(at) = lower[from..body_end].find("<sync").map(|at| at + from) {
         let Some(tag_end) = lower[at..body_end].find('>').map(|end| end + at) else {
@@ -26,15 +27,16 @@ pub(super) fn read_cues(text: &str) -> Vec<Cue> {
         };
         let next = lower[tag_end..body_end].find("<sync").map_or(body_end, |n| n + tag_end);
         if let Some(start) = start_attribute(&lower[at..tag_end]) {
-            syncs.push((start, &text[tag_end + 1..next]));
+            syncs.push((start, tag_end + 1..next));
         }
         from = next;
     }
     let mut cues = Vec::new();
     for (index, (start, html)) in syncs.iter().enumerate() {
+        let (html, lower) = (&text[html.clone()], &lower[html.clone()]);
         let end = syncs.get(index + 1).map_or(*start, |(next, _)| (*next).max(*start));
         let mut cue = Cue::starting(*start, end);
-        for line in split_at_line_breaks(html) {
+        for line in split_at_line_breaks(html, lower) {
             cue.add(line);
         }
         if cue.has_text() {
@@ -57,9 +59,8 @@ fn start_attribute(tag: &str) -> Option<u64> {
     digits.get(..digits.len().min(15))?.parse().ok()
 }
 
-/// A caption's HTML cut at its `<br>`s (`<br/>`, `<BR>`).
-fn split_at_line_breaks(html: &str) -> Vec<&str> {
-    let lower = html.to_ascii_lowercase();
+/// A caption's HTML cut at its `<br>`s (`<br/>`, `<BR>`), found in its ASCII lower case.
+fn split_at_line_breaks<'a>(html: &'a str, lower: &str) -> Vec<&'a str> {
     let mut lines = Vec::new();
     let mut from = 0;
     while let Some(at) = lower[from..].find("<br").map(|at| at + from) {

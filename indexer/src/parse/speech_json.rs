@@ -1,7 +1,6 @@
 //! Speech-to-text services' JSON, read as transcripts: Whisper's (`whisper --output_format
 //! json`, OpenAI's `verbose_json`, WhisperX's with its speakers, whisper.cpp's `-oj`), Amazon
-//! Transcribe's, Deepgram's
-//! and AssemblyAI's. Each is told by its shape (a whole object, never a name or a key alone),
+//! Transcribe's, Deepgram's and AssemblyAI's. Each is told by its shape (a whole object, never a name or a key alone),
 //! and its timed pieces become [`Cue`]s, so the file is read as subtitles are: paragraphs by
 //! pause and speaker, each chunk with the second its first words are said, `duration_seconds`
 //! and `speakers`; the language the service names is metadata `language`. Where a service
@@ -10,14 +9,11 @@
 
 use serde_json::{Map, Value};
 
-use super::subtitles::{Cue, PAUSE_MS};
+use super::subtitles::{Cue, LATEST_MS, PAUSE_MS};
 
 /// Words a cue made of timed words holds at most, so that a transcript without punctuation
 /// still marks its time every so often.
 pub const CUE_WORDS: usize = 40;
-
-/// Times are held to a year (a file's absurd time cannot overflow what is added to it).
-const MAX_MS: u64 = 366 * 24 * 3_600 * 1_000;
 
 /// A speech service's transcript: its cues in the order they are said, and the language the
 /// service names.
@@ -36,10 +32,7 @@ pub(super) fn speech_transcript(value: &Value) -> Option<SpeechTranscript> {
         .or_else(|| deepgram(object))
         .or_else(|| assembly_ai(object))?;
     cues.sort_by_key(|cue| cue.start_ms);
-    Some(SpeechTranscript {
-        cues,
-        language: language.filter(|l| !l.trim().is_empty()),
-    })
+    Some(SpeechTranscript { cues, language })
 }
 
 type Read = (Vec<Cue>, Option<String>);
@@ -349,7 +342,7 @@ fn seconds_ms(value: &Value) -> Option<u64> {
 }
 
 fn held_ms(ms: f64) -> Option<u64> {
-    (ms.is_finite() && ms >= 0.0).then(|| (ms.round() as u64).min(MAX_MS))
+    (ms.is_finite() && ms >= 0.0).then(|| (ms.round() as u64).min(LATEST_MS))
 }
 
 /// A number or a string of one as a string, to match times written either way.

@@ -21,6 +21,10 @@ use super::text::{collapse_whitespace, decode_raw_text};
 use super::{Block, Document, ParseError, Parsed, TimeMark};
 use crate::source::RawDocument;
 
+/// The latest time a transcript's reader keeps (a year): a time past it is a broken file's, not
+/// a recording's, and held to it nothing added to it can overflow.
+pub(super) const LATEST_MS: u64 = 365 * 86_400_000;
+
 /// A pause between two cues (the first's end to the next one's start) that starts a paragraph.
 pub const PAUSE_MS: u64 = 2_000;
 

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use quick_xml::events::{BytesStart, Event};
 
 use super::ooxml::{local_attribute, local_name};
-use super::subtitles::{timestamp_ms, transcript_document, Cue};
+use super::subtitles::{timestamp_ms, transcript_document, Cue, LATEST_MS};
 use super::text::collapse_whitespace;
 use super::xml::{lenient_reader, next_event, text_of, Damage};
 use super::{ParseError, Parsed};
@@ -78,8 +78,7 @@ impl Rates {
             };
             number * per_unit
         };
-        // A year at most: a time past it is a broken file's, not a recording's.
-        (ms.is_finite() && ms >= 0.0).then(|| ms.min(365.0 * 86_400_000.0) as u64)
+        (ms.is_finite() && ms >= 0.0).then(|| ms.min(LATEST_MS as f64) as u64)
     }
 }
 
@@ -179,7 +178,8 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                 let begin = local_attribute(&start, b"begin").and_then(|b| rates.ms(&b));
                 begins.push(parent.saturating_add(begin.unwrap_or(0)));
                 let own_agent = local_attribute(&start, b"agent");
-                agents.push(own_agent.clone().or_else(|| agents.last().cloned().flatten()));
+                let inherited_agent = agents.last().cloned().flatten();
+                agents.push(own_agent.clone().or_else(|| inherited_agent.clone()));
                 if LEFT_OUT.contains(&name.as_slice()) || left_out_depth > 0 {
                     left_out_depth += 1;
                     agent_names.start(&start, &name);
@@ -199,7 +199,7 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
                             start_ms,
                             end_ms,
                             agent: own_agent.clone(),
-                            inherited_agent: agents.iter().rev().nth(1).cloned().flatten(),
+                            inherited_agent,
                             lines: Vec::new(),
                             line: String::new(),
                         });
