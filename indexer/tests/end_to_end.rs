@@ -385,6 +385,62 @@ async fn oversized_documents_fail_alone() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_embedded_as_base64_are_left_out_and_a_file_of_nothing_else_fails_alone() {
+    // 6,000 bytes of noise in base64, as one string and in MIME's lines.
+    let noise: Vec<u8> = (0..6000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+        .collect();
+    let encoded = {
+        let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        noise
+            .chunks(3)
+            .flat_map(|c| {
+                let n = (c[0] as u32) << 16 | (c[1] as u32) << 8 | c[2] as u32;
+                (0..4).map(move |k| alphabet[(n >> (18 - 6 * k) & 63) as usize] as char)
+            })
+            .collect::<String>()
+    };
+    let lines: Vec<&str> = (0..encoded.len())
+        .step_by(76)
+        .map(|at| &encoded[at..(at + 76).min(encoded.len())])
+        .collect();
+    let src = tempfile::tempdir().unwrap();
+    let record = serde_json::json!({"title": "Pump report", "body": "The centrifugal pump failed at dawn.", "attachment": encoded});
+    write(src.path(), "report.json", record.to_string());
+    write(src.path(), "cover.txt", lines.join("\n"));
+    write(src.path(), "notes.md", "# Notes\n\nA small file about pumps.\n");
+    let out = tempfile::tempdir().unwrap();
+    let run = options(src.path().to_str().unwrap(), out.path().to_str().unwrap());
+    let report = run_with_embedder(run, common::embedder()).await.unwrap();
+    assert_eq!(report.documents_indexed, 2, "{:#?}", report.failures);
+    assert_eq!(report.failures.len(), 1);
+    assert!(report.failures[0].uri.ends_with("cover.txt"));
+    assert_eq!(
+        report.failures[0].reason,
+        "no text content found: only base64-encoded data (an embedded file or picture)"
+    );
+    let warned: Vec<&str> = report
+        .warnings
+        .iter()
+        .filter(|w| w.uri.ends_with("report.json"))
+        .map(|w| w.warning.as_str())
+        .collect();
+    assert_eq!(warned, ["left out 8 k characters of base64-encoded data in one place (an embedded file or picture: no text to search)"]);
+    let reader = SnapshotReader::open(out.path().to_str().unwrap(), &StoreOptions::default())
+        .await
+        .unwrap();
+    let (chunks, _) = reader.read_chunks().await.unwrap();
+    let report_chunks: Vec<&str> = chunks
+        .iter()
+        .filter(|c| c.doc_id != chunks.iter().find(|d| d.text.contains("small file")).unwrap().doc_id)
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(report_chunks.len(), 1, "{report_chunks:?}");
+    assert!(report_chunks[0].contains("The centrifugal pump failed at dawn."));
+    assert!(!report_chunks[0].contains(&encoded[..40]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jsonl_corpus_past_the_size_limit_is_read_as_a_stream() {
     use std::io::Write;
     // 12 passages, each followed by 1,000 blank lines (so the stream's batches of 4,096 lines

@@ -22,6 +22,7 @@ mod docx_numbering;
 mod docx_styles;
 mod drawn_parts;
 mod email;
+mod encoded_data;
 mod epub;
 mod error;
 mod feed;
@@ -106,6 +107,7 @@ pub use document::{
     added_through_api, doc_id_for, file_uri_of, Block, ContentType, Document, ItemFailure, Parsed, TimeMark,
     API_URI_SCHEMES,
 };
+pub use encoded_data::leave_out_encoded_data;
 pub use error::{ParseError, SUPPORTED_FORMATS};
 pub use isolated::{run_parse_worker, IsolatedParser, ParseLimits, WorkerCommand};
 pub use record_stream::{sniff_stream, stream_reading, RecordStream, StreamKind, StreamReading};

@@ -21,7 +21,9 @@ use crate::chunk::{Chunk, Chunker, DocumentChunks, TokenChunker};
 use crate::embed::{Embedder, Embeddings};
 use crate::error::Result;
 use crate::index::analysis::{detect, Detected};
-use crate::parse::{detect_format, stated_contents_size, Document, ParseError, Parser, RecordStream, StreamKind};
+use crate::parse::{
+    detect_format, leave_out_encoded_data, stated_contents_size, Document, ParseError, Parser, RecordStream, StreamKind,
+};
 use crate::snapshot::DocumentRecord;
 use crate::source::{RawDocument, StreamedFile};
 use crate::summary::{sentences_of, DocumentLayers, DocumentSentences, Sentence, Summarizer};
@@ -241,7 +243,11 @@ fn failure(uri: &str, stage: &'static str, reason: String) -> Failure {
 }
 
 /// Checks one parsed document's size and chunks it.
-fn chunk_document(document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
+fn chunk_document(mut document: Document, settings: &ChunkSettings) -> std::result::Result<ChunkedDoc, Failure> {
+    if leave_out_encoded_data(&mut document) > 0 && document.blocks.iter().all(|b| b.text.trim().is_empty()) {
+        let only_data = ParseError::NoTextIn("only base64-encoded data (an embedded file or picture)".into());
+        return Err(Failure::of(&document.uri, "chunk", &only_data));
+    }
     match document_tokens(&document, settings) {
         Ok(Some(tokens)) if tokens > settings.max_document_tokens => {
             let too_large = ParseError::TooLarge {
