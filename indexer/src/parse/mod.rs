@@ -26,6 +26,7 @@ mod encoded_data;
 mod epub;
 mod error;
 mod feed;
+mod fictionbook;
 mod html;
 mod html_lists;
 mod html_text;

@@ -3,7 +3,8 @@
 //! instructions left out. PubMed's article sets go to [`super::pubmed`], one document per
 //! article, news feeds (RSS, Atom) to [`super::feed`], one per item, and the Stack Exchange
 //! data dump's posts, comments and users to [`super::stack_exchange`], one per row, Timed Text
-//! captions (TTML, DFXP) to [`super::ttml`], a transcript as subtitles are; every other XML is
+//! captions (TTML, DFXP) to [`super::ttml`], a transcript as subtitles are, FictionBook e-books
+//! to [`super::fictionbook`]; every other XML is
 //! one document read by [`XmlText`]:
 //!
 //! - an element that holds text directly is a paragraph, the elements inside it (`<i>`,
@@ -32,7 +33,7 @@ use super::{Block, ContentType, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
 /// Extensions of XML vocabularies read as XML when their bytes begin with `<`.
-pub(super) const EXTENSIONS: [&str; 9] = ["xml", "nxml", "rss", "atom", "dbk", "tei", "rdf", "ttml", "dfxp"];
+pub(super) const EXTENSIONS: [&str; 10] = ["xml", "nxml", "rss", "atom", "dbk", "tei", "rdf", "ttml", "dfxp", "fb2"];
 /// A value this long at most, with no space in it, is read with its element's name.
 const VALUE_CHARS: usize = 64;
 /// Element names kept for labels this deep at most (a deeper element's value reads alone).
@@ -84,6 +85,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     if root == "tt" {
         return super::ttml::parse(raw, &text);
+    }
+    if root == "FictionBook" {
+        return super::fictionbook::parse(raw, &text);
     }
     if let Some(parsed) = super::stack_exchange::parse(raw, &text, &root)? {
         return Ok(parsed);
