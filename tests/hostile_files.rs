@@ -20,11 +20,11 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 54] = [
+const FORMATS: [&str; 55] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
     "ris", "nbib", "vtt", "srt", "ass", "ttml", "lrc", "smi", "sub", "whisper", "hwp", "hwpx", "html", "json", "jsonl",
-    "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "fb2", "rtf", "doc", "xls", "ppt", "eml",
-    "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+    "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "fb2", "enex", "rtf", "doc", "xls",
+    "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -569,6 +569,10 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "lrc" => format!("[ti:Harbour]\n[ar:The Pilots]\n[offset:-200]\n[00:01.00]{text}\n[00:05.00][01:00.00]<00:05.20>{more}\n").into_bytes(),
         // Timed Text captions (DFXP in ticks).
         "fb2" => format!("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<FictionBook xmlns=\"http://www.gribuser.ru/xml/fictionbook/2.0\"><description><title-info><author><first-name>Ada</first-name><last-name>Lovelace</last-name></author><book-title>Harbour Notes</book-title><lang>en</lang><sequence name=\"Tides\" number=\"1\"/></title-info><document-info><program-used>left out</program-used></document-info></description><body><title><p>Harbour Notes</p></title><section><title><p>Part</p></title><p>{text}</p><poem><stanza><v>{more}</v><v>two</v></stanza></poem><table><tr><td>a</td><td>b</td></tr></table></section></body><body name=\"notes\"><section id=\"n1\"><p>note</p></section></body><binary id=\"c.jpg\" content-type=\"image/jpeg\">{}</binary></FictionBook>", "/9j/4AAQSkZJRgABAQEASABIAAD".repeat(20)).into_bytes(),
+        "enex" => format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE en-export SYSTEM \"http://xml.evernote.com/pub/evernote-export3.dtd\">\n<en-export application=\"Evernote\"><note><title>Harbour Notes</title><created>20260101T120000Z</created><tag>tides</tag><content><![CDATA[<en-note><div>{text}</div><en-crypt>U2FsdGVk</en-crypt><en-media hash=\"a1\" type=\"image/png\"/></en-note>]]></content><resource><data encoding=\"base64\">{}</data><mime>text/plain</mime><resource-attributes><file-name>more.txt</file-name></resource-attributes></resource><resource><data encoding=\"base64\">iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk</data><mime>image/png</mime></resource></note><note><title>Second</title><content><![CDATA[<en-note>two</en-note>]]></content></note></en-export>", {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.encode(more.as_bytes())
+        }).into_bytes(),
         "ttml" => format!("<?xml version=\"1.0\"?>\n<tt xmlns=\"http://www.w3.org/ns/ttml\" xmlns:ttp=\"http://www.w3.org/ns/ttml#parameter\" ttp:tickRate=\"10000000\"><head><metadata><title>left out</title></metadata></head><body><div><p begin=\"10000000t\" end=\"40000000t\">{text}</p><p begin=\"00:01:00.000\" dur=\"2s\"><span>{more}</span><br/>two</p></div></body></tt>").into_bytes(),
         "org" => format!("#+TITLE: Notes\n\n* Part\n{text}\n\n| a | b |\n|---+---|\n| {more} | 2 |\n").into_bytes(),
         "html" => format!("<!doctype html><html><head><title>Log</title></head><body><h1>Log</h1><p>{text}</p><table><tr><td>{more}</td></tr></table></body></html>").into_bytes(),
@@ -667,6 +671,7 @@ fn deep(format: &str, depth: usize) -> Vec<u8> {
         "lrc" => format!("{}deep\n", ["[", "[00:01.00]", "<00:01.00<"][depth % 3].repeat(depth)).into_bytes(),
         // Spans in spans, timed divs in divs, heads never closed.
         "fb2" => format!("<FictionBook><body>{}deep", ["<section><title><p>t</p></title>", "<p><emphasis>", "<poem><stanza><v>", "<title>", "<table><tr><td>"][depth % 5].repeat(depth)).into_bytes(),
+        "enex" => format!("<en-export><note><title>t</title><content><![CDATA[{}deep]]></content>{}</note></en-export>", ["<div>", "<en-crypt>", "<b><ul><li>"][depth % 3].repeat(depth), ["<resource><data>", "<note>", "<task><title>"][depth % 3].repeat(depth)).into_bytes(),
         "ttml" => format!("<tt><body>{}<p begin=\"1s\">deep</p>", ["<span>", "<div begin=\"99999h\">", "<head>"][depth % 3].repeat(depth)).into_bytes(),
         "org" => format!("{}{} deep\n", "#+begin_quote\n".repeat(depth), "*".repeat(depth)).into_bytes(),
         // Groups in groups, notes in notes.

@@ -132,31 +132,62 @@ impl<'a> Reading<'a> {
 
     /// An attached file, parsed as its format; one that is no document is left out.
     pub fn attached_file(&mut self, name: &str, bytes: &[u8], path: &[String]) {
-        let uri = format!("{}#attachment={name}", self.raw.uri);
-        let attached = RawDocument {
-            uri: uri.clone(),
-            relative_path: name.to_string(),
-            size: bytes.len() as u64,
+        let attachment = Attachment {
+            uri: format!("{}#attachment={name}", self.raw.uri),
+            name,
             bytes: Bytes::copy_from_slice(bytes),
-            etag: None,
-            source: self.raw.source.clone(),
             content_type: None,
         };
-        match AutoParser.parse(&attached) {
+        attachment.read_into(self.raw, &AutoParser, path, &mut self.blocks, &mut self.failures);
+    }
+}
+
+/// A file attached to a document (a message, a note) and read into it.
+pub(super) struct Attachment<'a> {
+    /// Its URI, which names it as the document's part.
+    pub uri: String,
+    pub name: &'a str,
+    pub bytes: Bytes,
+    /// The type its document declares for it.
+    pub content_type: Option<String>,
+}
+
+impl Attachment<'_> {
+    /// The file parsed as its format by `parser` (that of the document's file, `raw`): its
+    /// documents' blocks into `blocks` under `path` then its name, its failed items into
+    /// `failures`; a file that is no document (a picture) left out, one that fails a failed item.
+    pub fn read_into(
+        self,
+        raw: &RawDocument,
+        parser: &dyn Parser,
+        path: &[String],
+        blocks: &mut Vec<Block>,
+        failures: &mut Vec<ItemFailure>,
+    ) {
+        let attached = RawDocument {
+            uri: self.uri.clone(),
+            relative_path: self.name.to_string(),
+            size: self.bytes.len() as u64,
+            bytes: self.bytes,
+            etag: None,
+            source: raw.source.clone(),
+            content_type: self.content_type,
+        };
+        match parser.parse(&attached) {
             Ok(parsed) => {
-                let path = [path, &[name.to_string()]].concat();
+                let path = [path, &[self.name.to_string()]].concat();
                 for document in parsed.documents {
                     for mut block in document.blocks {
                         block.heading_path = [&path[..], &block.heading_path].concat();
-                        self.blocks.push(block);
+                        blocks.push(block);
                     }
                 }
-                self.failures.extend(parsed.failures);
+                failures.extend(parsed.failures);
             }
             Err(error) if error.is_no_document() => {}
-            Err(error) => self.failures.push(ItemFailure {
-                uri,
-                reason: format!("attachment {name}: {}", error.as_item_reason()),
+            Err(error) => failures.push(ItemFailure {
+                uri: self.uri,
+                reason: format!("attachment {}: {}", self.name, error.as_item_reason()),
             }),
         }
     }

@@ -25,6 +25,7 @@ mod email;
 mod encoded_data;
 mod epub;
 mod error;
+mod evernote;
 mod feed;
 mod fictionbook;
 mod html;
@@ -175,7 +176,7 @@ fn parse_format(format: Format, raw: &RawDocument, members: &dyn Parser) -> Resu
         Format::Latex => latex::parse(raw),
         Format::Wikitext => wikitext::parse(raw),
         Format::WikiDump => wiki_dump::parse(raw),
-        Format::Xml => xml::parse(raw),
+        Format::Xml => xml::parse(raw, members),
         Format::ManPage => man_page::parse(raw),
         Format::Bibtex => bibtex::parse(raw),
         Format::Ris => ris::parse(raw),

@@ -4,7 +4,8 @@
 //! article, news feeds (RSS, Atom) to [`super::feed`], one per item, and the Stack Exchange
 //! data dump's posts, comments and users to [`super::stack_exchange`], one per row, Timed Text
 //! captions (TTML, DFXP) to [`super::ttml`], a transcript as subtitles are, FictionBook e-books
-//! to [`super::fictionbook`]; every other XML is
+//! to [`super::fictionbook`], Evernote exports to [`super::evernote`], one document per note;
+//! every other XML is
 //! one document read by [`XmlText`]:
 //!
 //! - an element that holds text directly is a paragraph, the elements inside it (`<i>`,
@@ -29,11 +30,13 @@ use super::feed::is_feed_root;
 use super::legacy_encoding::declared_in_xml;
 use super::markup_body::table_text;
 use super::text::{declared_by_source, decode_text_declared};
-use super::{Block, ContentType, Document, ItemFailure, ParseError, Parsed};
+use super::{Block, ContentType, Document, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
 /// Extensions of XML vocabularies read as XML when their bytes begin with `<`.
-pub(super) const EXTENSIONS: [&str; 10] = ["xml", "nxml", "rss", "atom", "dbk", "tei", "rdf", "ttml", "dfxp", "fb2"];
+pub(super) const EXTENSIONS: [&str; 11] = [
+    "xml", "nxml", "rss", "atom", "dbk", "tei", "rdf", "ttml", "dfxp", "fb2", "enex",
+];
 /// A value this long at most, with no space in it, is read with its element's name.
 const VALUE_CHARS: usize = 64;
 /// Element names kept for labels this deep at most (a deeper element's value reads alone).
@@ -77,7 +80,8 @@ pub(super) fn decode_xml_text(raw: &RawDocument) -> Result<String, ParseError> {
     decode_text_declared(&raw.bytes, declared)
 }
 
-pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
+/// `raw` read as XML; the files an Evernote export carries are parsed by `members`.
+pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
     let text = decode_xml_text(raw)?;
     let root = root_name(&text).unwrap_or_default();
     if root == "PubmedArticleSet" {
@@ -88,6 +92,9 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     if root == "FictionBook" {
         return super::fictionbook::parse(raw, &text);
+    }
+    if root == "en-export" {
+        return super::evernote::parse(raw, &text, members);
     }
     if let Some(parsed) = super::stack_exchange::parse(raw, &text, &root)? {
         return Ok(parsed);

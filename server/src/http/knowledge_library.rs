@@ -69,6 +69,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("odp") => "application/vnd.oasis.opendocument.presentation",
         Some("epub") => "application/epub+zip",
         Some("fb2") => "application/x-fictionbook+xml",
+        Some("enex") => "application/enex+xml",
         Some("rtf") => "application/rtf",
         Some("doc" | "dot") => "application/msword",
         Some("hwp") => "application/x-hwp",

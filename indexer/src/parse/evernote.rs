@@ -1,0 +1,435 @@
+//! Evernote exports (`.enex`, or any XML whose root is `<en-export>`; what Evernote, and the
+//! tools that move notes out of Apple Notes, OneNote and others, write): one document per note,
+//! named `<file>#note=<when it was created>` (`20130730T205204Z`; a second note created in the
+//! same second `...-2`; `#note=<its place>` where it says no time), so a note keeps its name
+//! whatever is exported around it.
+//!
+//! A note's document: its title first, then the text its content (ENML, XHTML in a CDATA
+//! section) shows, read without a parser as feeds' HTML is; encrypted text (`<en-crypt>`) left
+//! out. Metadata: `date` (created) and `updated` (RFC 3339), `authors` (its `author`
+//! attribute), `url` (its `source-url`); its tags are its tags. Its attached files
+//! (`<resource>`: a PDF, a Word file; base64 in the export) are decoded and parsed as their
+//! formats by the run's parser (so a worker's limits hold for each), their text read into the
+//! note under the file's name; pictures and other files that are no document are left out, an
+//! attachment that fails is the note's failed item. XML that breaks partway keeps the notes
+//! before it.
+
+use std::collections::HashMap;
+
+use base64::Engine;
+use bytes::Bytes;
+use quick_xml::events::Event;
+
+use super::html_text::html_text;
+use super::message_body::Attachment;
+use super::ooxml::local_name;
+use super::text::collapse_whitespace;
+use super::xml::{broken_partway, lenient_reader, next_event, text_of, Damage};
+use super::{Block, Document, ItemFailure, ParseError, Parsed, Parser};
+use crate::source::RawDocument;
+
+/// A note's field a text element fills.
+#[derive(Clone, Copy, PartialEq)]
+enum Field {
+    Title,
+    Content,
+    Created,
+    Updated,
+    Tag,
+    Author,
+    SourceUrl,
+    /// An attached file's base64 data, its type, its name.
+    Data,
+    Mime,
+    FileName,
+}
+
+fn field_of(name: &[u8], in_resource: bool) -> Option<Field> {
+    Some(match (name, in_resource) {
+        (b"title", false) => Field::Title,
+        (b"content", false) => Field::Content,
+        (b"created", false) => Field::Created,
+        (b"updated", false) => Field::Updated,
+        (b"tag", false) => Field::Tag,
+        (b"author", false) => Field::Author,
+        (b"source-url", false) => Field::SourceUrl,
+        (b"data", true) => Field::Data,
+        (b"mime", true) => Field::Mime,
+        (b"file-name", true) => Field::FileName,
+        _ => return None,
+    })
+}
+
+/// A file attached to a note.
+#[derive(Default)]
+struct Resource {
+    data: String,
+    mime: String,
+    file_name: String,
+}
+
+/// A note as read.
+#[derive(Default)]
+struct Note {
+    title: String,
+    content: String,
+    created: String,
+    updated: String,
+    tags: Vec<String>,
+    author: String,
+    source_url: String,
+    resources: Vec<Resource>,
+}
+
+pub(super) fn parse(raw: &RawDocument, xml: &str, members: &dyn Parser) -> Result<Parsed, ParseError> {
+    let (notes, damage) = read_notes(xml)?;
+    let mut parsed = Parsed::default();
+    let mut taken: HashMap<String, usize> = HashMap::new();
+    for (place, note) in notes.into_iter().enumerate() {
+        let key = match note.created.trim() {
+            "" => (place + 1).to_string(),
+            created => {
+                let times = taken.entry(created.to_string()).or_default();
+                *times += 1;
+                match *times {
+                    1 => created.to_string(),
+                    n => format!("{created}-{n}"),
+                }
+            }
+        };
+        let uri = format!("{}#note={key}", raw.uri);
+        parsed.append(note_document(raw, note, uri, members));
+    }
+    if let Some(damage) = damage {
+        parsed
+            .failures
+            .push(broken_partway(raw, damage, "the export's XML", "notes"));
+    }
+    if parsed.documents.is_empty() && parsed.failures.is_empty() {
+        return Err(ParseError::NoTextIn("an Evernote export with no notes".into()));
+    }
+    Ok(parsed)
+}
+
+/// The export's notes, and where its XML broke if it did.
+fn read_notes(xml: &str) -> Result<(Vec<Note>, Option<Damage>), ParseError> {
+    let mut reader = lenient_reader(xml);
+    let mut notes: Vec<Note> = Vec::new();
+    let mut note: Option<Note> = None;
+    let mut resource: Option<Resource> = None;
+    let mut field: Option<(Field, String)> = None;
+    // Open `<task>`s (a note's tasks, whose titles are no note's).
+    let mut in_task = 0usize;
+    let mut damage: Option<Damage> = None;
+    while let Some(event) = next_event(&mut reader, "the Evernote export", !notes.is_empty(), &mut damage)? {
+        match event {
+            Event::Start(start) => {
+                let qualified = start.name();
+                let name = local_name(qualified.as_ref());
+                match name {
+                    b"note" => note = Some(Note::default()),
+                    b"resource" if note.is_some() => resource = Some(Resource::default()),
+                    b"task" => in_task += 1,
+                    _ if note.is_some() && field.is_none() && in_task == 0 => {
+                        field = field_of(name, resource.is_some()).map(|f| (f, String::new()))
+                    }
+                    _ => {}
+                }
+            }
+            Event::Text(text) => {
+                if let Some((_, value)) = field.as_mut() {
+                    value.push_str(&text_of(&text));
+                }
+            }
+            Event::CData(data) => {
+                if let Some((_, value)) = field.as_mut() {
+                    value.push_str(&String::from_utf8_lossy(&data));
+                }
+            }
+            Event::End(end) => {
+                let qualified = end.name();
+                let name = local_name(qualified.as_ref());
+                match name {
+                    b"note" => notes.extend(note.take()),
+                    b"task" => in_task = in_task.saturating_sub(1),
+                    b"resource" => {
+                        if let (Some(open), Some(done)) = (note.as_mut(), resource.take()) {
+                            open.resources.push(done);
+                        }
+                    }
+                    _ => {
+                        let ends_field = field
+                            .as_ref()
+                            .is_some_and(|(f, _)| field_of(name, resource.is_some()) == Some(*f));
+                        if let (true, Some((f, value)), Some(open)) = (ends_field, field.take(), note.as_mut()) {
+                            fill(open, resource.as_mut(), f, value);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // A note the XML broke inside is kept as far as it was read.
+    notes.extend(note.filter(|n| !n.title.is_empty() || !n.content.is_empty()));
+    Ok((notes, damage))
+}
+
+fn fill(note: &mut Note, resource: Option<&mut Resource>, field: Field, value: String) {
+    let text = || collapse_whitespace(&value);
+    match (field, resource) {
+        (Field::Title, _) => note.title = text(),
+        (Field::Content, _) => note.content = value,
+        (Field::Created, _) => note.created = text(),
+        (Field::Updated, _) => note.updated = text(),
+        (Field::Tag, _) => {
+            let tag = text();
+            if !tag.is_empty() && !note.tags.contains(&tag) {
+                note.tags.push(tag);
+            }
+        }
+        (Field::Author, _) => note.author = text(),
+        (Field::SourceUrl, _) => note.source_url = text(),
+        (Field::Data, Some(resource)) => resource.data = value,
+        (Field::Mime, Some(resource)) => resource.mime = text(),
+        (Field::FileName, Some(resource)) => resource.file_name = text(),
+        _ => {}
+    }
+}
+
+/// Evernote's time (`20130730T205204Z`) in RFC 3339 (`2013-07-30T20:52:04Z`); another form as
+/// it is.
+fn rfc3339(time: &str) -> String {
+    let digits = |range: std::ops::Range<usize>| time.get(range).filter(|d| d.bytes().all(|b| b.is_ascii_digit()));
+    match (time.len(), time.as_bytes().get(8), time.ends_with('Z')) {
+        (16, Some(b'T'), true) => match (
+            digits(0..4),
+            digits(4..6),
+            digits(6..8),
+            digits(9..11),
+            digits(11..13),
+            digits(13..15),
+        ) {
+            (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(s)) => format!("{y}-{mo}-{d}T{h}:{mi}:{s}Z"),
+            _ => time.to_string(),
+        },
+        _ => time.to_string(),
+    }
+}
+
+/// A note's document (its title, its content's text, its attachments' text), and the
+/// attachments that failed.
+fn note_document(raw: &RawDocument, note: Note, uri: String, members: &dyn Parser) -> Parsed {
+    let mut blocks = Vec::new();
+    if !note.title.is_empty() {
+        blocks.push(Block::text(note.title.clone(), &[]));
+    }
+    blocks.extend(
+        html_text(&without_encrypted(&note.content))
+            .split("\n\n")
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| Block::text(p, &[])),
+    );
+    let mut failures = Vec::new();
+    for (place, resource) in note.resources.iter().enumerate() {
+        attached_blocks(raw, &uri, resource, place, members, &mut blocks, &mut failures);
+    }
+    let content = format!("{}\n{}\n{}", note.title, note.created, note.content);
+    let title = match note.title.is_empty() {
+        true => Document::stem_of(raw),
+        false => note.title.clone(),
+    };
+    let mut documents = Vec::new();
+    if blocks.iter().any(|b| !b.text.trim().is_empty()) {
+        let mut document = Document::from_part(raw, uri, content.as_bytes(), title, blocks);
+        document.tags = note.tags;
+        let metadata = &mut document.metadata;
+        for (key, value) in [("date", &note.created), ("updated", &note.updated)] {
+            if !value.is_empty() {
+                metadata.insert(key.into(), rfc3339(value).into());
+            }
+        }
+        if !note.author.is_empty() {
+            metadata.insert("authors".into(), vec![note.author].into());
+        }
+        if !note.source_url.is_empty() {
+            metadata.insert("url".into(), note.source_url.into());
+        }
+        documents.push(document);
+    }
+    Parsed { documents, failures }
+}
+
+/// ENML with its encrypted parts (`<en-crypt>...</en-crypt>`: base64 of ciphertext) taken out.
+fn without_encrypted(enml: &str) -> String {
+    let lower = enml.to_ascii_lowercase();
+    let mut kept = String::with_capacity(enml.len());
+    let mut at = 0;
+    while let Some(open) = lower[at..].find("<en-crypt").map(|o| at + o) {
+        kept.push_str(&enml[at..open]);
+        at = lower[open..]
+            .find("</en-crypt>")
+            .map_or(enml.len(), |end| open + end + "</en-crypt>".len());
+    }
+    kept.push_str(&enml[at..]);
+    kept
+}
+
+/// A note's attached file decoded and parsed by `members`: its text read into the note under
+/// its name; a file that is no document (a picture) left out; one that fails, a failed item.
+fn attached_blocks(
+    raw: &RawDocument,
+    note_uri: &str,
+    resource: &Resource,
+    place: usize,
+    members: &dyn Parser,
+    blocks: &mut Vec<Block>,
+    failures: &mut Vec<ItemFailure>,
+) {
+    let name = match resource.file_name.is_empty() {
+        false => resource.file_name.clone(),
+        true => format!("unnamed-{}{}", place + 1, extension_of(&resource.mime)),
+    };
+    let uri = format!("{note_uri}/attachment={name}");
+    let encoded: Vec<u8> = resource.data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let bytes = match base64::engine::general_purpose::STANDARD.decode(&encoded) {
+        Ok(bytes) if !bytes.is_empty() => bytes,
+        Ok(_) => return,
+        Err(error) => {
+            failures.push(ItemFailure {
+                uri,
+                reason: format!("attachment {name}: its base64 data cannot be decoded ({error})"),
+            });
+            return;
+        }
+    };
+    let attachment = Attachment {
+        uri,
+        name: &name,
+        bytes: Bytes::from(bytes),
+        content_type: (!resource.mime.is_empty()).then(|| resource.mime.clone()),
+    };
+    attachment.read_into(raw, members, &[], blocks, failures);
+}
+
+/// The extension a file of a MIME type is known by, for an attachment without a name.
+fn extension_of(mime: &str) -> &'static str {
+    match mime.trim().to_ascii_lowercase().as_str() {
+        "application/pdf" => ".pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => ".docx",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => ".xlsx",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation" => ".pptx",
+        "application/msword" => ".doc",
+        "text/plain" => ".txt",
+        "text/html" => ".html",
+        "text/markdown" => ".md",
+        "text/csv" => ".csv",
+        "message/rfc822" => ".eml",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine;
+
+    use crate::parse::{failures_of, raw_for_test, AutoParser, Parser};
+
+    fn encoded(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    fn export() -> String {
+        let png = encoded(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0");
+        let minutes = encoded("Minutes of the harbour board.\n\nThe dredger is late.".as_bytes());
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE en-export SYSTEM "http://xml.evernote.com/pub/evernote-export4.dtd">
+<en-export export-date="20260101T120000Z" application="Evernote" version="10.0">
+<note><title>Harbour board</title><created>20130730T205204Z</created><updated>20130801T080000Z</updated>
+<tag>harbour</tag><tag>board</tag>
+<note-attributes><author>Ada Lovelace</author><source-url>https://harbour.example/board</source-url></note-attributes>
+<content><![CDATA[<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE en-note SYSTEM "http://xml.evernote.com/pub/enml2.dtd"><en-note><div>Agenda for <b>May</b>:</div><ul><li><en-todo checked="true"/>Tide tables</li><li>Quay repairs &amp; costs</li></ul><div><en-crypt hint="pin" cipher="AES">U2FsdGVkX1+secret</en-crypt></div><en-media hash="4f2a" type="image/png"/></en-note>]]></content>
+<task><title>Call the dredger</title></task>
+<resource><data encoding="base64">{png}</data><mime>image/png</mime></resource>
+<resource><data encoding="base64">
+{minutes}
+</data><mime>text/plain</mime><resource-attributes><file-name>minutes.txt</file-name></resource-attributes></resource>
+<resource><data encoding="base64">not base64 at all!</data><mime>application/pdf</mime></resource>
+</note>
+<note><title>Same second</title><created>20130730T205204Z</created><content><![CDATA[<en-note>Another note.</en-note>]]></content></note>
+<note><title>Undated</title><content><![CDATA[<en-note><p>Kept all the same.</p></en-note>]]></content></note>
+</en-export>"#
+        )
+    }
+
+    #[test]
+    fn each_note_is_a_document_with_its_attachments_text_and_pictures_and_secrets_left_out() {
+        let parsed = AutoParser.parse(&raw_for_test("notes.enex", export())).unwrap();
+        let uris: Vec<&str> = parsed.documents.iter().map(|d| d.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            [
+                "memory://test/notes.enex#note=20130730T205204Z",
+                "memory://test/notes.enex#note=20130730T205204Z-2",
+                "memory://test/notes.enex#note=3",
+            ]
+        );
+        let board = &parsed.documents[0];
+        assert_eq!(board.title, "Harbour board");
+        assert_eq!(board.tags, ["harbour", "board"]);
+        assert_eq!(board.metadata["date"], "2013-07-30T20:52:04Z");
+        assert_eq!(board.metadata["updated"], "2013-08-01T08:00:00Z");
+        assert_eq!(board.metadata["authors"], serde_json::json!(["Ada Lovelace"]));
+        assert_eq!(board.metadata["url"], "https://harbour.example/board");
+        let blocks: Vec<(&str, Vec<&str>)> = board
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            blocks,
+            [
+                ("Harbour board", vec![]),
+                ("Agenda for May:", vec![]),
+                ("Tide tables", vec![]),
+                ("Quay repairs & costs", vec![]),
+                (
+                    "Minutes of the harbour board.\n\nThe dredger is late.",
+                    vec!["minutes.txt"]
+                ),
+            ]
+        );
+        assert_eq!(
+            failures_of(&parsed),
+            [(
+                "memory://test/notes.enex#note=20130730T205204Z/attachment=unnamed-3.pdf",
+                "attachment unnamed-3.pdf: its base64 data cannot be decoded (Invalid symbol 33, offset 14.)"
+            )]
+        );
+        assert_eq!(parsed.documents[2].blocks[1].text, "Kept all the same.");
+    }
+
+    #[test]
+    fn an_export_broken_partway_keeps_the_notes_before_and_one_with_no_notes_fails() {
+        let broken = export().replace(
+            "<note><title>Undated</title>",
+            "<note><title>Undated</title><!-- never closed",
+        );
+        let parsed = AutoParser.parse(&raw_for_test("notes.enex", broken)).unwrap();
+        assert_eq!(parsed.documents.len(), 3);
+        let (uri, reason) = failures_of(&parsed).pop().unwrap();
+        assert!(uri.starts_with("memory://test/notes.enex#byte="), "{uri}");
+        assert!(
+            reason.contains("the export's XML cannot be read on")
+                && reason.ends_with("the notes after it were not read")
+        );
+        let empty = r#"<?xml version="1.0"?><en-export application="Evernote"></en-export>"#;
+        let error = AutoParser.parse(&raw_for_test("none.enex", empty)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "no text content found: an Evernote export with no notes"
+        );
+    }
+}
