@@ -170,6 +170,10 @@ fn read_notes(xml: &str) -> Result<(Vec<Note>, Option<Damage>), ParseError> {
             _ => {}
         }
     }
+    // XML that breaks after its last note (at the export's end tag) loses nothing.
+    let in_a_note = note.is_some();
+    let damage =
+        damage.filter(|(at, _)| in_a_note || xml.get(*at as usize..).is_some_and(|rest| rest.contains("<note")));
     // A note the XML broke inside is kept as far as it was read.
     notes.extend(note.filter(|n| !n.title.is_empty() || !n.content.is_empty()));
     Ok((notes, damage))
@@ -197,24 +201,11 @@ fn fill(note: &mut Note, resource: Option<&mut Resource>, field: Field, value: S
     }
 }
 
-/// Evernote's time (`20130730T205204Z`) in RFC 3339 (`2013-07-30T20:52:04Z`); another form as
-/// it is.
-fn rfc3339(time: &str) -> String {
-    let digits = |range: std::ops::Range<usize>| time.get(range).filter(|d| d.bytes().all(|b| b.is_ascii_digit()));
-    match (time.len(), time.as_bytes().get(8), time.ends_with('Z')) {
-        (16, Some(b'T'), true) => match (
-            digits(0..4),
-            digits(4..6),
-            digits(6..8),
-            digits(9..11),
-            digits(11..13),
-            digits(13..15),
-        ) {
-            (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(s)) => format!("{y}-{mo}-{d}T{h}:{mi}:{s}Z"),
-            _ => time.to_string(),
-        },
-        _ => time.to_string(),
-    }
+/// Evernote's time (`20130730T205204Z`) in RFC 3339 (`2013-07-30T20:52:04Z`); none where it
+/// is no such time (`10101T000000Z`).
+fn rfc3339(time: &str) -> Option<String> {
+    let time = chrono::NaiveDateTime::parse_from_str(time, "%Y%m%dT%H%M%SZ").ok()?;
+    Some(time.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
 /// A note's document (its title, its content's text, its attachments' text), and the
@@ -232,7 +223,13 @@ fn note_document(raw: &RawDocument, note: Note, uri: String, members: &dyn Parse
             .map(|p| Block::text(p, &[])),
     );
     let mut failures = Vec::new();
-    for (place, resource) in note.resources.iter().enumerate() {
+    // Pictures, recordings and films (a picture's text Evernote recognized is not read).
+    let media = |mime: &str| {
+        ["image/", "audio/", "video/"]
+            .iter()
+            .any(|m| mime.to_ascii_lowercase().starts_with(m))
+    };
+    for (place, resource) in note.resources.iter().enumerate().filter(|(_, r)| !media(&r.mime)) {
         attached_blocks(raw, &uri, resource, place, members, &mut blocks, &mut failures);
     }
     let content = format!("{}\n{}\n{}", note.title, note.created, note.content);
@@ -246,8 +243,8 @@ fn note_document(raw: &RawDocument, note: Note, uri: String, members: &dyn Parse
         document.tags = note.tags;
         let metadata = &mut document.metadata;
         for (key, value) in [("date", &note.created), ("updated", &note.updated)] {
-            if !value.is_empty() {
-                metadata.insert(key.into(), rfc3339(value).into());
+            if let Some(time) = rfc3339(value) {
+                metadata.insert(key.into(), time.into());
             }
         }
         if !note.author.is_empty() {
@@ -343,6 +340,7 @@ mod tests {
     fn export() -> String {
         let png = encoded(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0");
         let minutes = encoded("Minutes of the harbour board.\n\nThe dredger is late.".as_bytes());
+        let svg = encoded(br#"<svg xmlns="http://www.w3.org/2000/svg"><path d="m481 488"/><text>Logo</text></svg>"#);
         format!(
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE en-export SYSTEM "http://xml.evernote.com/pub/evernote-export4.dtd">
@@ -357,9 +355,10 @@ mod tests {
 {minutes}
 </data><mime>text/plain</mime><resource-attributes><file-name>minutes.txt</file-name></resource-attributes></resource>
 <resource><data encoding="base64">not base64 at all!</data><mime>application/pdf</mime></resource>
+<resource><data encoding="base64">{svg}</data><mime>image/svg+xml</mime></resource>
 </note>
 <note><title>Same second</title><created>20130730T205204Z</created><content><![CDATA[<en-note>Another note.</en-note>]]></content></note>
-<note><title>Undated</title><content><![CDATA[<en-note><p>Kept all the same.</p></en-note>]]></content></note>
+<note><title>Undated</title><updated>10101T000000Z</updated><content><![CDATA[<en-note><p>Kept all the same.</p></en-note>]]></content></note>
 </en-export>"#
         )
     }
@@ -409,6 +408,8 @@ mod tests {
             )]
         );
         assert_eq!(parsed.documents[2].blocks[1].text, "Kept all the same.");
+        // A time that is none is left out.
+        assert!(!parsed.documents[2].metadata.contains_key("updated"));
     }
 
     #[test]
@@ -425,6 +426,11 @@ mod tests {
             reason.contains("the export's XML cannot be read on")
                 && reason.ends_with("the notes after it were not read")
         );
+        // Broken at the end tag, after the last note (as Evernote 10 writes a note whose content
+        // holds a CDATA section): nothing is lost, nothing fails.
+        let at_the_end = export().replace("</en-export>", "</en-export></en-export>");
+        let parsed = AutoParser.parse(&raw_for_test("notes.enex", at_the_end)).unwrap();
+        assert_eq!((parsed.documents.len(), parsed.failures.len()), (3, 1));
         let empty = r#"<?xml version="1.0"?><en-export application="Evernote"></en-export>"#;
         let error = AutoParser.parse(&raw_for_test("none.enex", empty)).unwrap_err();
         assert_eq!(
