@@ -10,15 +10,17 @@
 //! attribute), `url` (its `source-url`); its tags are its tags. Its attached files
 //! (`<resource>`: a PDF, a Word file; base64 in the export) are decoded and parsed as their
 //! formats by the run's parser (so a worker's limits hold for each), their text read into the
-//! note under the file's name; pictures and other files that are no document are left out, an
-//! attachment that fails is the note's failed item. XML that breaks partway keeps the notes
-//! before it.
+//! note under the file's name; a picture (or a scan with no text of its own) is read by the words
+//! Evernote recognized in it (`<recognition>`), other files that are no document are left out, an
+//! attachment that fails is the note's failed item. Notes are read in parallel. XML that breaks
+//! partway keeps the notes before it.
 
 use std::collections::HashMap;
 
 use base64::Engine;
 use bytes::Bytes;
 use quick_xml::events::Event;
+use rayon::prelude::*;
 
 use super::html_text::html_text;
 use super::message_body::Attachment;
@@ -42,6 +44,8 @@ enum Field {
     Data,
     Mime,
     FileName,
+    /// The words Evernote recognized in it (a picture's, a scan's).
+    Recognition,
 }
 
 fn field_of(name: &[u8], in_resource: bool) -> Option<Field> {
@@ -56,6 +60,7 @@ fn field_of(name: &[u8], in_resource: bool) -> Option<Field> {
         (b"data", true) => Field::Data,
         (b"mime", true) => Field::Mime,
         (b"file-name", true) => Field::FileName,
+        (b"recognition", true) => Field::Recognition,
         _ => return None,
     })
 }
@@ -66,6 +71,7 @@ struct Resource {
     data: String,
     mime: String,
     file_name: String,
+    recognition: String,
 }
 
 /// A note as read.
@@ -85,6 +91,7 @@ pub(super) fn parse(raw: &RawDocument, xml: &str, members: &dyn Parser) -> Resul
     let (notes, damage) = read_notes(xml)?;
     let mut parsed = Parsed::default();
     let mut taken: HashMap<String, usize> = HashMap::new();
+    let mut named = Vec::with_capacity(notes.len());
     for (place, note) in notes.into_iter().enumerate() {
         let key = match note.created.trim() {
             "" => (place + 1).to_string(),
@@ -97,9 +104,15 @@ pub(super) fn parse(raw: &RawDocument, xml: &str, members: &dyn Parser) -> Resul
                 }
             }
         };
-        let uri = format!("{}#note={key}", raw.uri);
-        parsed.append(note_document(raw, note, uri, members));
+        named.push((note, format!("{}#note={key}", raw.uri)));
     }
+    // Notes in parallel (their attachments parsed at once, as a mailbox's messages are), in
+    // their order.
+    let read: Vec<Parsed> = named
+        .into_par_iter()
+        .map(|(note, uri)| note_document(raw, note, uri, members))
+        .collect();
+    read.into_iter().for_each(|one| parsed.append(one));
     if let Some(damage) = damage {
         parsed
             .failures
@@ -197,6 +210,7 @@ fn fill(note: &mut Note, resource: Option<&mut Resource>, field: Field, value: S
         (Field::Data, Some(resource)) => resource.data = value,
         (Field::Mime, Some(resource)) => resource.mime = text(),
         (Field::FileName, Some(resource)) => resource.file_name = text(),
+        (Field::Recognition, Some(resource)) => resource.recognition = value,
         _ => {}
     }
 }
@@ -223,13 +237,7 @@ fn note_document(raw: &RawDocument, note: Note, uri: String, members: &dyn Parse
             .map(|p| Block::text(p, &[])),
     );
     let mut failures = Vec::new();
-    // Pictures, recordings and films (a picture's text Evernote recognized is not read).
-    let media = |mime: &str| {
-        ["image/", "audio/", "video/"]
-            .iter()
-            .any(|m| mime.to_ascii_lowercase().starts_with(m))
-    };
-    for (place, resource) in note.resources.iter().enumerate().filter(|(_, r)| !media(&r.mime)) {
+    for (place, resource) in note.resources.iter().enumerate() {
         attached_blocks(raw, &uri, resource, place, members, &mut blocks, &mut failures);
     }
     let content = format!("{}\n{}\n{}", note.title, note.created, note.content);
@@ -288,6 +296,19 @@ fn attached_blocks(
         false => resource.file_name.clone(),
         true => format!("unnamed-{}{}", place + 1, extension_of(&resource.mime)),
     };
+    let recognized = || {
+        let words = recognized_words(&resource.recognition);
+        (!words.is_empty()).then(|| Block::text(words, std::slice::from_ref(&name)))
+    };
+    // Pictures, recordings and films are no document: a picture's words are those Evernote
+    // recognized in it.
+    let media = ["image/", "audio/", "video/"]
+        .iter()
+        .any(|m| resource.mime.to_ascii_lowercase().starts_with(m));
+    if media {
+        blocks.extend(recognized());
+        return;
+    }
     let uri = format!("{note_uri}/attachment={name}");
     let encoded: Vec<u8> = resource.data.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     let bytes = match base64::engine::general_purpose::STANDARD.decode(&encoded) {
@@ -307,13 +328,57 @@ fn attached_blocks(
         bytes: Bytes::from(bytes),
         content_type: (!resource.mime.is_empty()).then(|| resource.mime.clone()),
     };
-    attachment.read_into(raw, members, &[], blocks, failures);
+    let (mut read, mut failed) = (Vec::new(), Vec::new());
+    attachment.read_into(raw, members, &[], &mut read, &mut failed);
+    // A file with no text of its own (a scanned PDF) is read by the words Evernote recognized.
+    match recognized().filter(|_| read.is_empty()) {
+        Some(words) => blocks.push(words),
+        None => {
+            blocks.extend(read);
+            failures.extend(failed);
+        }
+    }
+}
+
+/// The words of Evernote's recognition index (`<recoIndex><item ...><t w="87">word</t><t
+/// w="50">other guess</t></item>...`): each item's first guess (its likeliest), in the index's
+/// order (lines, top to bottom), apart by spaces.
+fn recognized_words(index: &str) -> String {
+    let mut reader = lenient_reader(index);
+    let mut words: Vec<String> = Vec::new();
+    // Whether the item being read has its word, and whether a guess is being read.
+    let (mut has_word, mut in_guess) = (false, false);
+    while let Ok(event) = reader.read_event() {
+        match event {
+            Event::Start(start) => match local_name(start.name().as_ref()) {
+                b"item" => has_word = false,
+                b"t" if !has_word => {
+                    in_guess = true;
+                    has_word = true;
+                    words.push(String::new());
+                }
+                _ => {}
+            },
+            Event::Text(text) if in_guess => {
+                if let Some(word) = words.last_mut() {
+                    word.push_str(&text_of(&text));
+                }
+            }
+            Event::End(end) if local_name(end.name().as_ref()) == b"t" => in_guess = false,
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    collapse_whitespace(&words.join(" "))
 }
 
 /// The extension a file of a MIME type is known by, for an attachment without a name.
 fn extension_of(mime: &str) -> &'static str {
     match mime.trim().to_ascii_lowercase().as_str() {
         "application/pdf" => ".pdf",
+        "image/png" => ".png",
+        "image/jpeg" => ".jpg",
+        "image/gif" => ".gif",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => ".docx",
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => ".xlsx",
         "application/vnd.openxmlformats-officedocument.presentationml.presentation" => ".pptx",
@@ -340,6 +405,7 @@ mod tests {
     fn export() -> String {
         let png = encoded(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0");
         let minutes = encoded("Minutes of the harbour board.\n\nThe dredger is late.".as_bytes());
+        let not_a_pdf = encoded(b"%PDF-1.4 scanned, no text");
         let svg = encoded(br#"<svg xmlns="http://www.w3.org/2000/svg"><path d="m481 488"/><text>Logo</text></svg>"#);
         format!(
             r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -350,7 +416,9 @@ mod tests {
 <note-attributes><author>Ada Lovelace</author><source-url>https://harbour.example/board</source-url></note-attributes>
 <content><![CDATA[<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE en-note SYSTEM "http://xml.evernote.com/pub/enml2.dtd"><en-note><div>Agenda for <b>May</b>:</div><ul><li><en-todo checked="true"/>Tide tables</li><li>Quay repairs &amp; costs</li></ul><div><en-crypt hint="pin" cipher="AES">U2FsdGVkX1+secret</en-crypt></div><en-media hash="4f2a" type="image/png"/></en-note>]]></content>
 <task><title>Call the dredger</title></task>
-<resource><data encoding="base64">{png}</data><mime>image/png</mime></resource>
+<resource><data encoding="base64">{png}</data><mime>image/png</mime><recognition><![CDATA[<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE recoIndex PUBLIC "SYSTEM" "http://xml.evernote.com/pub/recoIndex.dtd"><recoIndex docType="unknown" objType="image" lang="en"><item x="9" y="3" w="103" h="19"><t w="65">Harbour</t><t w="18">Harb0ur</t></item><item x="120" y="3" w="41" h="19"><t w="88">pass</t></item></recoIndex>]]></recognition></resource>
+<resource><data encoding="base64">{not_a_pdf}</data><mime>application/pdf</mime><resource-attributes><file-name>scan.pdf</file-name></resource-attributes><recognition><![CDATA[<recoIndex><item><t w="70">Receipt</t></item><item><t w="60">42.00</t><t w="10">4200</t></item></recoIndex>]]></recognition></resource>
 <resource><data encoding="base64">
 {minutes}
 </data><mime>text/plain</mime><resource-attributes><file-name>minutes.txt</file-name></resource-attributes></resource>
@@ -364,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn each_note_is_a_document_with_its_attachments_text_and_pictures_and_secrets_left_out() {
+    fn each_note_is_a_document_with_its_attachments_text_and_recognized_words_and_secrets_left_out() {
         let parsed = AutoParser.parse(&raw_for_test("notes.enex", export())).unwrap();
         let uris: Vec<&str> = parsed.documents.iter().map(|d| d.uri.as_str()).collect();
         assert_eq!(
@@ -394,6 +462,10 @@ mod tests {
                 ("Agenda for May:", vec![]),
                 ("Tide tables", vec![]),
                 ("Quay repairs & costs", vec![]),
+                // A picture's words as Evernote recognized them, each its likeliest guess.
+                ("Harbour pass", vec!["unnamed-1.png"]),
+                // A file that reads as nothing, by the words recognized in it, failing nothing.
+                ("Receipt 42.00", vec!["scan.pdf"]),
                 (
                     "Minutes of the harbour board.\n\nThe dredger is late.",
                     vec!["minutes.txt"]
@@ -403,8 +475,8 @@ mod tests {
         assert_eq!(
             failures_of(&parsed),
             [(
-                "memory://test/notes.enex#note=20130730T205204Z/attachment=unnamed-3.pdf",
-                "attachment unnamed-3.pdf: its base64 data cannot be decoded (Invalid symbol 33, offset 14.)"
+                "memory://test/notes.enex#note=20130730T205204Z/attachment=unnamed-4.pdf",
+                "attachment unnamed-4.pdf: its base64 data cannot be decoded (Invalid symbol 33, offset 14.)"
             )]
         );
         assert_eq!(parsed.documents[2].blocks[1].text, "Kept all the same.");
