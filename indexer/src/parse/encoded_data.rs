@@ -1,9 +1,10 @@
-//! Files embedded in a document's text as base64 (a JSON record's attachment, an e-book's
-//! cover in FictionBook's `<binary>`, a note's pictures in an Evernote export, a data URI, a
-//! PEM certificate's body, a MIME part saved as text) are no words to search: read as text
-//! they cost the model thousands of tokens of noise, make chunks that match nothing, and skew
-//! the collection's language counts (a cover picture reads as Welsh). They are left out of
-//! every document, whatever its format, before it is chunked, and the document says so.
+//! Files embedded in a document's text as base64 (a JSON record's attachment, a file inside a
+//! SOAP message or other XML, a data URI, a PEM certificate's body, a MIME part saved as text)
+//! are no words to search: read as text they cost the model thousands of tokens of noise, make
+//! chunks that match nothing, and skew the collection's language counts (a picture reads as
+//! Welsh). They are left out of every document, whatever its format, before it is chunked, and
+//! the document says so. (The FictionBook and Evernote readers leave their pictures out
+//! themselves, and the e-mail reader decodes its parts.)
 //!
 //! A run of encoded data is found by its shape alone: whitespace-separated pieces of the
 //! base64 alphabet (standard or URL-safe, `=` only at the end), each at least
