@@ -311,6 +311,49 @@ mod tests {
     }
 
     #[test]
+    fn any_text_is_cut_on_its_characters_and_leaving_out_twice_leaves_nothing_more() {
+        // Texts of base64 pieces, words, data URIs, quotes and multibyte characters in any
+        // order: no cut falls inside a character, the text is only shortened, and a second
+        // pass finds nothing.
+        let parts = [
+            "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODk",
+            "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODk",
+            "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODk",
+            "TWFu==",
+            "\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk1",
+            "Häuser",
+            "東京タワー",
+            "(",
+            ")\"",
+            "key=value",
+            "-----BEGIN",
+        ];
+        let mut state: u64 = 0x5EED;
+        let mut next = |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        let mut with_runs = 0;
+        for _ in 0..2000 {
+            // Apart as a text's words are (a file glued to a word is read as neither).
+            let text: String = (0..next(60))
+                .map(|_| [parts[next(parts.len())], ["\n", " ", "\r\n", "\t"][next(4)]].concat())
+                .collect();
+            let (once, out, _) = left(&text);
+            with_runs += usize::from(out > 0);
+            assert!(once.len() + out <= text.len() + 1, "{text:?}");
+            if out == 0 {
+                assert_eq!(once, text);
+            }
+            let (twice, again, _) = left(&once);
+            assert_eq!((twice.as_str(), again), (once.as_str(), 0), "{text:?}");
+        }
+        assert!(with_runs > 200, "{with_runs} of 2000 texts had a run to leave out");
+    }
+
+    #[test]
     fn a_transcripts_blocks_keep_their_bytes_where_their_times_point() {
         let body = mime_lines(&noise(1000));
         let raw = raw_for_test("t.vtt", body.clone());
