@@ -23,7 +23,7 @@ use quick_xml::events::{BytesStart, Event};
 use super::markup_body::table_text;
 use super::ooxml::{local_attribute, local_name};
 use super::text::collapse_whitespace;
-use super::xml::{lenient_reader, next_event, text_of, Damage};
+use super::xml::{lenient_reader, next_event, text_of, Damage, HEADING_DEPTH, UNCLOSED_REACH};
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -36,10 +36,6 @@ const LEFT_OUT: [&[u8]; 6] = [
     b"custom-info",
     b"coverpage",
 ];
-/// Headings in a heading path at most (a deeper section's title is a paragraph).
-const HEADING_DEPTH: usize = 16;
-/// Elements left open inside the one an end tag names that it ends with it, at most.
-const UNCLOSED_REACH: usize = 64;
 
 /// What the text being gathered becomes.
 #[derive(Clone, Copy, PartialEq, Debug)]

@@ -42,9 +42,9 @@ const VALUE_CHARS: usize = 64;
 /// Element names kept for labels this deep at most (a deeper element's value reads alone).
 const NAMED_DEPTH: usize = 4096;
 /// Elements left open inside the one an end tag names that it ends with it, at most.
-const UNCLOSED_REACH: usize = 64;
+pub(super) const UNCLOSED_REACH: usize = 64;
 /// Headings in a heading path at most (a deeper section's heading is a block, not a path).
-const HEADING_DEPTH: usize = 16;
+pub(super) const HEADING_DEPTH: usize = 16;
 
 /// Whether a file's first bytes (lower case, white space off) begin XML that is no HTML:
 /// an XML declaration, or `<` in a file with an XML vocabulary's extension.
