@@ -208,26 +208,31 @@ mod tests {
         let rows = data.len() / dim;
         // Searched at efSearch 128: at 64, FAISS's multi-threaded insertion of the levels
         // above makes the recall vary from build to build (0.984-0.998 here) across the
-        // figure a build without the fixes reaches (0.982-0.987); at 128 a build with them
-        // gave 0.9977-1 in 40 builds, two at a time, and 0.9933 once in a clean CI run, and
-        // one without them 0.984: the bar is 0.99, between the two.
+        // figure a build without the fixes reaches (0.982-0.987). At 128 a build with them
+        // gave 0.9955-1 in 60 builds, three processes at a time on two cores, but 0.9933
+        // once and 0.9865 once in clean CI runs among hundreds of other tests, and one
+        // without them 0.984. So three builds are made and their mean held to 0.99: one
+        // poor build among good ones passes, builds without the fixes do not.
         let spec = hnsw(crate::index::HnswBuilder::Graph, 128);
-        let index = crate::index::build_graph_hnsw(&spec, dim, &data, &Default::default()).unwrap();
-        let mut file = Vec::new();
-        index.write_to(&mut file).unwrap();
-        // A group of 301 is longer than a kNN list (64 here): unfolded, its rows would list
-        // only each other. And no cluster is left that no walk enters.
-        for start in [10, 6_000, 6_299, 6_900 + 3].into_iter().chain((0..rows).step_by(97)) {
-            assert_eq!(reached_from(&file, start), rows, "from row {start}");
-        }
         let queries: Vec<f32> = (0..rows)
             .step_by(17)
             .flat_map(|row| data[row * dim..(row + 1) * dim].to_vec())
             .collect();
-        let recall = ExactTruth::of(&data, dim, queries, 10)
-            .unwrap()
-            .recall_of(&index)
-            .unwrap();
-        assert!(recall >= 0.99, "recall@10 {recall}");
+        let truth = ExactTruth::of(&data, dim, queries, 10).unwrap();
+        let recalls: Vec<f64> = (0..3)
+            .map(|_| {
+                let index = crate::index::build_graph_hnsw(&spec, dim, &data, &Default::default()).unwrap();
+                let mut file = Vec::new();
+                index.write_to(&mut file).unwrap();
+                // A group of 301 is longer than a kNN list (64 here): unfolded, its rows
+                // would list only each other. And no cluster is left that no walk enters.
+                for start in [10, 6_000, 6_299, 6_900 + 3].into_iter().chain((0..rows).step_by(97)) {
+                    assert_eq!(reached_from(&file, start), rows, "from row {start}");
+                }
+                truth.recall_of(&index).unwrap()
+            })
+            .collect();
+        let mean = recalls.iter().sum::<f64>() / recalls.len() as f64;
+        assert!(mean >= 0.99, "recall@10 of three builds {recalls:?}");
     }
 }
