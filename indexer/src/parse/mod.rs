@@ -41,6 +41,7 @@ mod latex;
 mod latex_symbols;
 mod legacy_encoding;
 mod list_number;
+mod long_runs;
 mod lyrics;
 mod mailbox_stream;
 mod man_page;

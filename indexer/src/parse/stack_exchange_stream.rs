@@ -5,17 +5,19 @@
 //! and failures. What it keeps as it goes is what later rows need: the questions' titles and
 //! accepted answers (an answer is titled by its question's title, which the dump writes
 //! before its answers), and the `Id`s seen (a repeated `Id` fails alone): about 100 bytes a
-//! question and 10 a row. An answer written before its question (which the dump's order by
+//! question and 10 a row; a row past [`super::long_runs::MAX_RUN_BYTES`] is cut there, a failed
+//! item saying so. An answer written before its question (which the dump's order by
 //! `Id` does not do) is titled `Answer to post <ParentId>`. XML damaged partway keeps the rows
 //! before it.
 
 use std::collections::HashSet;
-use std::io::{BufReader, Read};
+use std::io::Read;
 
 use quick_xml::events::Event;
 use rayon::prelude::*;
 
-use super::record_stream::{batch_or_end, inflating};
+use super::long_runs::{xml_stream_reader, Cuts, XmlStreamReader};
+use super::record_stream::batch_or_end;
 use super::stack_exchange::{row_document, row_of, row_uri, Questions, Row, Table};
 use super::xml::{broken_partway, Damage};
 use super::{ParseError, Parsed};
@@ -27,7 +29,8 @@ pub const BATCH_ROWS: usize = 4096;
 pub struct StackExchangeStream {
     /// The file (its bytes empty): each document's URI, name, etag and source.
     file: RawDocument,
-    reader: quick_xml::Reader<BufReader<Box<dyn Read + Send>>>,
+    reader: XmlStreamReader,
+    cuts: Cuts,
     buffer: Vec<u8>,
     /// The table, once the root element is read.
     table: Option<Table>,
@@ -42,12 +45,11 @@ pub struct StackExchangeStream {
 
 impl StackExchangeStream {
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>) -> Result<Self, ParseError> {
-        let xml = BufReader::with_capacity(1 << 20, inflating(bytes, file.size)?);
-        let mut reader = quick_xml::Reader::from_reader(xml);
-        reader.config_mut().check_end_names = false;
+        let (reader, cuts) = xml_stream_reader(bytes, file.size, false)?;
         Ok(Self {
             file,
             reader,
+            cuts,
             buffer: Vec::new(),
             table: None,
             depth: 0,
@@ -141,6 +143,7 @@ impl Iterator for StackExchangeStream {
                     .failures
                     .push(broken_partway(&self.file, damage, "the XML", "rows"));
             }
+            parsed.failures.extend(self.cuts.take_failures(&self.file));
             // A file of rows or pages none of which shows text fails as read whole.
             if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done, || ParseError::NoText) {
                 return Some(item);
@@ -222,5 +225,34 @@ mod tests {
         assert!(matches!(empty.next(), Some(Err(ParseError::NoText))));
         let mut broken = stream("b.xml", b"<posts <<".to_vec());
         assert!(matches!(broken.next(), Some(Err(ParseError::Corrupt(_)))));
+    }
+
+    #[test]
+    fn a_row_longer_than_a_piece_may_be_is_cut_and_the_rows_after_it_read() {
+        use std::io::Read;
+        // 300 MiB of one attribute, read from no memory of that size: the row's Body is cut
+        // at 256 MiB, its Title and the next rows are read, the cut is a failed item.
+        let head = "<posts>\n<row Id=\"1\" PostTypeId=\"1\" Title=\"Huge\" Body=\"";
+        let tail = "\" />\n<row Id=\"2\" PostTypeId=\"2\" ParentId=\"1\" Body=\"Small.\" />\n</posts>\n";
+        let bytes = std::io::Cursor::new(head.as_bytes())
+            .chain(std::io::repeat(b'w').take(300 << 20))
+            .chain(std::io::Cursor::new(tail.as_bytes()));
+        let file = raw_for_test("Posts.xml", Vec::new());
+        let batches: Vec<Parsed> = StackExchangeStream::open(file, Box::new(bytes))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let documents: Vec<_> = batches.iter().flat_map(|b| &b.documents).collect();
+        let titles: Vec<&str> = documents.iter().map(|d| d.title.as_str()).collect();
+        assert_eq!(titles, ["Huge", "Huge"]);
+        let failures: Vec<(&str, &str)> = batches.iter().flat_map(failures_of).collect();
+        // The tag's bytes are counted from after its `<`.
+        let cut_at = format!(
+            "memory://test/Posts.xml#byte={}",
+            head.find("<row").unwrap() + 1 + (256 << 20)
+        );
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(failures[0].0, cut_at);
+        assert!(failures[0].1.contains("more than 256 MiB in one piece"), "{failures:?}");
     }
 }

@@ -2,14 +2,16 @@
 //! `pages-articles.xml.bz2` and its parts), a batch of pages at a time: the XML read by
 //! quick-xml from the file as it is read (and inflated), each page ended handed on, the
 //! pages of a batch read in parallel as `wiki_dump.rs` reads a dump read whole, with the same
-//! documents, URIs and failures. Its memory is a batch's pages, not the dump. A dump must be
+//! documents, URIs and failures. Its memory is a batch's pages, not the dump (a page's text
+//! past [`super::long_runs::MAX_RUN_BYTES`] is cut there, a failed item saying so). A dump must be
 //! UTF-8 (MediaWiki writes them so); XML damaged partway keeps the pages before it.
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 
 use rayon::prelude::*;
 
-use super::record_stream::{batch_or_end, inflating};
+use super::long_runs::{xml_stream_reader, Cuts, XmlStreamReader};
+use super::record_stream::batch_or_end;
 use super::wiki_dump::{no_page, page_document, DumpReading, Page};
 use super::wikitext_markup::LinkNames;
 use super::xml::{broken_partway, Damage};
@@ -24,7 +26,8 @@ pub const BATCH_BYTES: usize = 16 << 20;
 pub struct WikiDumpStream {
     /// The file (its bytes empty): each document's URI, name, etag and source.
     file: RawDocument,
-    reader: quick_xml::Reader<BufReader<Box<dyn Read + Send>>>,
+    reader: XmlStreamReader,
+    cuts: Cuts,
     buffer: Vec<u8>,
     reading: DumpReading,
     /// The wiki's names for files and categories, once its site information is read.
@@ -36,10 +39,11 @@ pub struct WikiDumpStream {
 
 impl WikiDumpStream {
     pub fn open(file: RawDocument, bytes: Box<dyn Read + Send>) -> Result<Self, ParseError> {
-        let xml = BufReader::with_capacity(1 << 20, inflating(bytes, file.size)?);
+        let (reader, cuts) = xml_stream_reader(bytes, file.size, true)?;
         Ok(Self {
             file,
-            reader: quick_xml::Reader::from_reader(xml),
+            reader,
+            cuts,
             buffer: Vec::new(),
             reading: DumpReading::default(),
             names: None,
@@ -104,6 +108,7 @@ impl Iterator for WikiDumpStream {
                 let failure = broken_partway(&self.file, damage, "the dump's XML", "pages");
                 parsed.failures.push(failure);
             }
+            parsed.failures.extend(self.cuts.take_failures(&self.file));
             // A file of rows or pages none of which shows text fails as read whole.
             if let Some(item) = batch_or_end(parsed, &mut self.yielded, self.done, || ParseError::NoText) {
                 return Some(item);
