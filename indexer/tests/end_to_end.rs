@@ -560,7 +560,8 @@ fn wiki_dump(pages: usize) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mediawiki_dump_stack_exchange_table_mailbox_or_csv_compressed_or_past_the_size_limit_is_read_as_a_stream() {
+async fn a_mediawiki_dump_stack_exchange_table_mailbox_evernote_export_or_csv_compressed_or_past_the_size_limit_is_read_as_a_stream(
+) {
     use std::io::Write;
     let src = tempfile::tempdir().unwrap();
     write(src.path(), "wiki/enwiki-pages-articles.xml", wiki_dump(40));
@@ -620,15 +621,40 @@ async fn a_mediawiki_dump_stack_exchange_table_mailbox_or_csv_compressed_or_past
         .chain((1..=2100).map(|i| format!("{i},valve {i},\"brass, fits pier {}\"\n", i % 9)))
         .collect();
     write(src.path(), "tables/parts.csv", &table);
+    // An Evernote export past the limit (12 notes, each with a text file attached) and a
+    // gzipped one (2 notes).
+    let evernote = |count: usize| -> String {
+        use base64::Engine;
+        let notes: String = (1..=count)
+            .map(|i| {
+                let log = format!("Dredging log {i}: the channel was sounded at four metres.");
+                format!(
+                    "<note><title>Harbour note {i}</title><created>20260103T0900{i:02}Z</created>\
+                     <content><![CDATA[<en-note><div>The quay's crane {i} was inspected.</div></en-note>]]></content>\
+                     <resource><data encoding=\"base64\">{}</data><mime>text/plain</mime>\
+                     <resource-attributes><file-name>log-{i}.txt</file-name></resource-attributes></resource></note>\n",
+                    base64::engine::general_purpose::STANDARD.encode(log)
+                )
+            })
+            .collect();
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export application=\"Evernote\">\n{notes}</en-export>\n"
+        )
+    };
+    write(src.path(), "evernote/Harbour.enex", evernote(12));
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped.write_all(evernote(2).as_bytes()).unwrap();
+    write(src.path(), "evernote/Old.enex.gz", gzipped.finish().unwrap());
     let out = tempfile::tempdir().unwrap();
     let run = |out: &Path, max_file_bytes: u64| limited(src.path(), out, max_file_bytes);
     let streamed = run_with_embedder(run(&out.path().join("streamed"), 4096), common::embedder())
         .await
         .unwrap();
     assert!(wiki_dump(40).len() > 4096 && rows.len() > 4096 && mailbox(30).len() > 4096 && table.len() > 4096);
-    // 20 + 6 pages read, the note, 40 posts, 30 + 5 messages, 3 parts of a table; large.xml
-    // too large.
-    assert_eq!(streamed.documents_indexed, 105, "{:#?}", streamed.failures);
+    assert!(evernote(12).len() > 4096);
+    // 20 + 6 pages read, the note, 40 posts, 30 + 5 messages, 3 parts of a table, 12 + 2
+    // Evernote notes; large.xml too large.
+    assert_eq!(streamed.documents_indexed, 119, "{:#?}", streamed.failures);
     assert_eq!(streamed.failures.len(), 1, "{:#?}", streamed.failures);
     assert!(streamed.failures[0].uri.ends_with("notes/large.xml"));
     assert!(
@@ -639,7 +665,7 @@ async fn a_mediawiki_dump_stack_exchange_table_mailbox_or_csv_compressed_or_past
     let whole = run_with_embedder(run(&out.path().join("whole"), 256 << 20), common::embedder())
         .await
         .unwrap();
-    assert_eq!(whole.documents_indexed, 106, "{:#?}", whole.failures);
+    assert_eq!(whole.documents_indexed, 120, "{:#?}", whole.failures);
     let documents = |name: &'static str| {
         let uri = out.path().join(name);
         async move {
@@ -671,6 +697,12 @@ async fn a_mediawiki_dump_stack_exchange_table_mailbox_or_csv_compressed_or_past
     assert!(streamed
         .iter()
         .any(|(uri, ..)| uri.ends_with("mail/archive.mbox.gz#message=5")));
+    assert!(streamed
+        .iter()
+        .any(|(uri, ..)| uri.ends_with("evernote/Harbour.enex#note=20260103T090012Z")));
+    assert!(streamed
+        .iter()
+        .any(|(uri, ..)| uri.ends_with("evernote/Old.enex.gz#note=20260103T090002Z")));
     let parts: Vec<&str> = streamed
         .iter()
         .filter(|(uri, ..)| uri.contains("tables/parts.csv"))

@@ -76,7 +76,7 @@ struct Resource {
 
 /// A note as read.
 #[derive(Default)]
-struct Note {
+pub(super) struct Note {
     title: String,
     content: String,
     created: String,
@@ -87,16 +87,53 @@ struct Note {
     resources: Vec<Resource>,
 }
 
+impl Note {
+    /// Bytes of text it holds (its content, its attachments' base64), roughly.
+    pub(super) fn size(&self) -> usize {
+        self.content.len()
+            + self
+                .resources
+                .iter()
+                .map(|r| r.data.len() + r.recognition.len())
+                .sum::<usize>()
+    }
+}
+
 pub(super) fn parse(raw: &RawDocument, xml: &str, members: &dyn Parser) -> Result<Parsed, ParseError> {
     let (notes, damage) = read_notes(xml)?;
-    let mut parsed = Parsed::default();
-    let mut taken: HashMap<String, usize> = HashMap::new();
-    let mut named = Vec::with_capacity(notes.len());
-    for (place, note) in notes.into_iter().enumerate() {
+    let mut names = NoteNames::default();
+    let named = notes.into_iter().map(|note| names.named(raw, note)).collect();
+    let mut parsed = note_documents(raw, named, members);
+    if let Some(damage) = damage {
+        parsed
+            .failures
+            .push(broken_partway(raw, damage, "the export's XML", "notes"));
+    }
+    if parsed.documents.is_empty() && parsed.failures.is_empty() {
+        return Err(no_notes());
+    }
+    Ok(parsed)
+}
+
+pub(super) fn no_notes() -> ParseError {
+    ParseError::NoTextIn("an Evernote export with no notes".into())
+}
+
+/// The names notes are given, in the export's order: `<file>#note=<created>` (a second note of
+/// the same second `...-2`), `#note=<its place>` where it says no time.
+#[derive(Default)]
+pub(super) struct NoteNames {
+    taken: HashMap<String, usize>,
+    place: usize,
+}
+
+impl NoteNames {
+    pub(super) fn named(&mut self, raw: &RawDocument, note: Note) -> (Note, String) {
+        self.place += 1;
         let key = match note.created.trim() {
-            "" => (place + 1).to_string(),
+            "" => self.place.to_string(),
             created => {
-                let times = taken.entry(created.to_string()).or_default();
+                let times = self.taken.entry(created.to_string()).or_default();
                 *times += 1;
                 match *times {
                     1 => created.to_string(),
@@ -104,58 +141,58 @@ pub(super) fn parse(raw: &RawDocument, xml: &str, members: &dyn Parser) -> Resul
                 }
             }
         };
-        named.push((note, format!("{}#note={key}", raw.uri)));
+        (note, format!("{}#note={key}", raw.uri))
     }
-    // Notes in parallel (their attachments parsed at once, as a mailbox's messages are), in
-    // their order.
+}
+
+/// Named notes' documents, made in parallel (their attachments parsed at once, as a mailbox's
+/// messages are), in their order.
+pub(super) fn note_documents(raw: &RawDocument, named: Vec<(Note, String)>, members: &dyn Parser) -> Parsed {
     let read: Vec<Parsed> = named
         .into_par_iter()
         .map(|(note, uri)| note_document(raw, note, uri, members))
         .collect();
+    let mut parsed = Parsed::default();
     read.into_iter().for_each(|one| parsed.append(one));
-    if let Some(damage) = damage {
-        parsed
-            .failures
-            .push(broken_partway(raw, damage, "the export's XML", "notes"));
-    }
-    if parsed.documents.is_empty() && parsed.failures.is_empty() {
-        return Err(ParseError::NoTextIn("an Evernote export with no notes".into()));
-    }
-    Ok(parsed)
+    parsed
 }
 
-/// The export's notes, and where its XML broke if it did.
-fn read_notes(xml: &str) -> Result<(Vec<Note>, Option<Damage>), ParseError> {
-    let mut reader = lenient_reader(xml);
-    let mut notes: Vec<Note> = Vec::new();
-    let mut note: Option<Note> = None;
-    let mut resource: Option<Resource> = None;
-    let mut field: Option<(Field, String)> = None;
-    // Open `<task>`s (a note's tasks, whose titles are no note's).
-    let mut in_task = 0usize;
-    let mut damage: Option<Damage> = None;
-    while let Some(event) = next_event(&mut reader, "the Evernote export", !notes.is_empty(), &mut damage)? {
+/// An export's notes read from its XML's events, one at a time.
+#[derive(Default)]
+pub(super) struct NoteReading {
+    note: Option<Note>,
+    resource: Option<Resource>,
+    field: Option<(Field, String)>,
+    /// Open `<task>`s (a note's tasks, whose titles are no note's).
+    in_task: usize,
+    /// Notes ended so far.
+    pub(super) notes_read: usize,
+}
+
+impl NoteReading {
+    /// The note `event` ends, if it ends one.
+    pub(super) fn take(&mut self, event: Event) -> Option<Note> {
         match event {
             Event::Start(start) => {
                 let qualified = start.name();
                 let name = local_name(qualified.as_ref());
                 match name {
-                    b"note" => note = Some(Note::default()),
-                    b"resource" if note.is_some() => resource = Some(Resource::default()),
-                    b"task" => in_task += 1,
-                    _ if note.is_some() && field.is_none() && in_task == 0 => {
-                        field = field_of(name, resource.is_some()).map(|f| (f, String::new()))
+                    b"note" => self.note = Some(Note::default()),
+                    b"resource" if self.note.is_some() => self.resource = Some(Resource::default()),
+                    b"task" => self.in_task += 1,
+                    _ if self.note.is_some() && self.field.is_none() && self.in_task == 0 => {
+                        self.field = field_of(name, self.resource.is_some()).map(|f| (f, String::new()))
                     }
                     _ => {}
                 }
             }
             Event::Text(text) => {
-                if let Some((_, value)) = field.as_mut() {
+                if let Some((_, value)) = self.field.as_mut() {
                     value.push_str(&text_of(&text));
                 }
             }
             Event::CData(data) => {
-                if let Some((_, value)) = field.as_mut() {
+                if let Some((_, value)) = self.field.as_mut() {
                     value.push_str(&String::from_utf8_lossy(&data));
                 }
             }
@@ -163,32 +200,64 @@ fn read_notes(xml: &str) -> Result<(Vec<Note>, Option<Damage>), ParseError> {
                 let qualified = end.name();
                 let name = local_name(qualified.as_ref());
                 match name {
-                    b"note" => notes.extend(note.take()),
-                    b"task" => in_task = in_task.saturating_sub(1),
+                    b"note" => {
+                        let ended = self.note.take();
+                        self.notes_read += ended.is_some() as usize;
+                        return ended;
+                    }
+                    b"task" => self.in_task = self.in_task.saturating_sub(1),
                     b"resource" => {
-                        if let (Some(open), Some(done)) = (note.as_mut(), resource.take()) {
+                        if let (Some(open), Some(done)) = (self.note.as_mut(), self.resource.take()) {
                             open.resources.push(done);
                         }
                     }
                     _ => {
-                        let ends_field = field
+                        let in_resource = self.resource.is_some();
+                        let ends_field = self
+                            .field
                             .as_ref()
-                            .is_some_and(|(f, _)| field_of(name, resource.is_some()) == Some(*f));
-                        if let (true, Some((f, value)), Some(open)) = (ends_field, field.take(), note.as_mut()) {
-                            fill(open, resource.as_mut(), f, value);
+                            .is_some_and(|(f, _)| field_of(name, in_resource) == Some(*f));
+                        if let (true, Some((f, value)), Some(open)) =
+                            (ends_field, self.field.take(), self.note.as_mut())
+                        {
+                            fill(open, self.resource.as_mut(), f, value);
                         }
                     }
                 }
             }
             _ => {}
         }
+        None
+    }
+
+    /// Whether a note is open.
+    pub(super) fn in_a_note(&self) -> bool {
+        self.note.is_some()
+    }
+
+    /// The note the XML broke inside, as far as it was read, where it has a title or content.
+    pub(super) fn unfinished(&mut self) -> Option<Note> {
+        self.note
+            .take()
+            .filter(|n| !n.title.is_empty() || !n.content.is_empty())
+    }
+}
+
+/// The export's notes, and where its XML broke if it did.
+fn read_notes(xml: &str) -> Result<(Vec<Note>, Option<Damage>), ParseError> {
+    let mut reader = lenient_reader(xml);
+    let mut reading = NoteReading::default();
+    let mut notes: Vec<Note> = Vec::new();
+    let mut damage: Option<Damage> = None;
+    while let Some(event) = next_event(&mut reader, "the Evernote export", !notes.is_empty(), &mut damage)? {
+        notes.extend(reading.take(event));
     }
     // XML that breaks after its last note (at the export's end tag) loses nothing.
-    let in_a_note = note.is_some();
+    let in_a_note = reading.in_a_note();
     let damage =
         damage.filter(|(at, _)| in_a_note || xml.get(*at as usize..).is_some_and(|rest| rest.contains("<note")));
     // A note the XML broke inside is kept as far as it was read.
-    notes.extend(note.filter(|n| !n.title.is_empty() || !n.content.is_empty()));
+    notes.extend(reading.unfinished());
     Ok((notes, damage))
 }
 
@@ -393,7 +462,7 @@ fn extension_of(mime: &str) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use base64::Engine;
 
     use crate::parse::{failures_of, raw_for_test, AutoParser, Parser};
@@ -402,7 +471,9 @@ mod tests {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
-    fn export() -> String {
+    /// An export of three notes: a note with tags, an author, a checklist, an encrypted part
+    /// and five attachments (one that does not decode); two without attachments.
+    pub(in crate::parse) fn export() -> String {
         let png = encoded(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0");
         let minutes = encoded("Minutes of the harbour board.\n\nThe dredger is late.".as_bytes());
         let not_a_pdf = encoded(b"%PDF-1.4 scanned, no text");

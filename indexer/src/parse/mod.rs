@@ -26,6 +26,7 @@ mod encoded_data;
 mod epub;
 mod error;
 mod evernote;
+mod evernote_stream;
 mod feed;
 mod fictionbook;
 mod html;

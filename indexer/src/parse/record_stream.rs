@@ -1,15 +1,17 @@
 //! Files read as a stream of records rather than whole, at any size: JSONL corpora
 //! ([`super::jsonl_stream`]), MediaWiki dumps ([`super::wiki_dump_stream`]), Stack Exchange
-//! tables ([`super::stack_exchange_stream`]), mailboxes ([`super::mailbox_stream`]) and CSV/TSV
-//! tables ([`super::table_stream`]). Which files are is told by their names
-//! ([`stream_reading`]) and, for XML and files of no known extension, by their first bytes
-//! ([`sniff_stream`]); a stream yields a [`Parsed`] batch of records at a time.
+//! tables ([`super::stack_exchange_stream`]), mailboxes ([`super::mailbox_stream`]), Evernote
+//! exports ([`super::evernote_stream`]) and CSV/TSV tables ([`super::table_stream`]). Which
+//! files are is told by their names ([`stream_reading`]) and, for XML and files of no known
+//! extension, by their first bytes ([`sniff_stream`]); a stream yields a [`Parsed`] batch of
+//! records at a time.
 
 use std::io::{BufReader, Read};
 use std::sync::Arc;
 
 use super::compressed::{inner_name, Compression, MAX_INFLATED_BYTES};
 use super::detect::{by_extension, Format};
+use super::evernote_stream::EvernoteStream;
 use super::jsonl_stream::JsonlStream;
 use super::mailbox_stream::MailboxStream;
 use super::mbox::looks_like_a_mailbox;
@@ -33,8 +35,8 @@ pub enum StreamReading {
     /// inflates to is not known before).
     Always(StreamKind),
     /// XML, or a file of no known extension (a Thunderbird folder is `Inbox`), past the size
-    /// limit: as a stream where its first bytes show a MediaWiki dump, a Stack Exchange table
-    /// or a mailbox.
+    /// limit: as a stream where its first bytes show a MediaWiki dump, a Stack Exchange table,
+    /// an Evernote export or a mailbox.
     SniffedPastTheSizeLimit,
     /// Compressed XML, or a compressed file of no known extension (Wikipedia's parts are
     /// `...-pages-articles1.xml-p1p41242.bz2`): as a stream where its first bytes, inflated,
@@ -81,6 +83,7 @@ pub enum StreamKind {
     /// A Stack Exchange dump's `Posts.xml`, `Comments.xml` or `Users.xml`.
     StackExchangeTable,
     Mailbox,
+    EvernoteExport,
     /// A CSV or TSV table, its cells separated by `delimiter`.
     Table {
         delimiter: u8,
@@ -93,7 +96,7 @@ pub enum StreamKind {
 }
 
 /// What `file` holds that is read as a stream when its name does not say (a MediaWiki dump, a
-/// Stack Exchange table, a mailbox), by its first bytes (inflated where they are compressed),
+/// Stack Exchange table, an Evernote export, a mailbox), by its first bytes (inflated where they are compressed),
 /// and the file to read on from its start; None for others. Reads block.
 pub fn sniff_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, StreamedFile)> {
     let StreamedFile { file, bytes } = file;
@@ -118,6 +121,7 @@ pub fn sniff_stream(file: StreamedFile) -> std::io::Result<(Option<StreamKind>, 
         Some(StreamKind::Mailbox)
     } else {
         root_name(&text).and_then(|root| match (Table::of_root(&root), other_table(&root)) {
+            _ if root == "en-export" => Some(StreamKind::EvernoteExport),
             (Some(_), _) => Some(StreamKind::StackExchangeTable),
             (None, Some(root)) if first_child_is_a_row(&text) => Some(StreamKind::StackExchangeNoText { root }),
             _ => None,
@@ -144,6 +148,7 @@ enum Reader {
     WikiDump(Box<WikiDumpStream>),
     StackExchange(Box<StackExchangeStream>),
     Mailbox(Box<MailboxStream>),
+    Evernote(Box<EvernoteStream>),
     Table(Box<TableStream>),
 }
 
@@ -155,6 +160,7 @@ impl StreamKind {
             Self::MediaWikiDump => "MediaWiki dump",
             Self::StackExchangeTable | Self::StackExchangeNoText { .. } => "Stack Exchange table",
             Self::Mailbox => "MBOX",
+            Self::EvernoteExport => "Evernote export",
             Self::Table { delimiter: b'\t' } => "TSV",
             Self::Table { .. } => "CSV",
         }
@@ -162,7 +168,8 @@ impl StreamKind {
 }
 
 impl RecordStream {
-    /// Opens `file` as `kind`; a mailbox's messages are parsed by `members`.
+    /// Opens `file` as `kind`; a mailbox's messages and a note's attachments are parsed by
+    /// `members`.
     pub fn open(file: StreamedFile, kind: StreamKind, members: &Arc<dyn Parser>) -> Result<Self, ParseError> {
         let StreamedFile { file, bytes } = file;
         let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -173,6 +180,9 @@ impl RecordStream {
                     Reader::StackExchange(Box::new(StackExchangeStream::open(file, bytes)?))
                 }
                 StreamKind::Mailbox => Reader::Mailbox(Box::new(MailboxStream::open(file, bytes, members.clone())?)),
+                StreamKind::EvernoteExport => {
+                    Reader::Evernote(Box::new(EvernoteStream::open(file, bytes, members.clone())?))
+                }
                 StreamKind::Table { delimiter } => Reader::Table(Box::new(TableStream::open(file, bytes, delimiter)?)),
                 StreamKind::StackExchangeNoText { root } => return Err(other_table_failure(root)),
             })
@@ -200,6 +210,7 @@ impl Iterator for RecordStream {
             Reader::WikiDump(stream) => stream.next(),
             Reader::StackExchange(stream) => stream.next(),
             Reader::Mailbox(stream) => stream.next(),
+            Reader::Evernote(stream) => stream.next(),
             Reader::Table(stream) => stream.next(),
         }));
         next.unwrap_or_else(|_| {
@@ -329,6 +340,8 @@ mod tests {
             ),
             ("archive.mbx.xz", Always(Mailbox)),
             ("Thunderbird/Inbox", SniffedPastTheSizeLimit),
+            ("Evernote/Harbour.enex", SniffedPastTheSizeLimit),
+            ("Evernote/Harbour.enex.zst", SniffedAlways),
             ("jsonl", SniffedPastTheSizeLimit),
             (
                 "exports/products.csv",
@@ -413,6 +426,7 @@ mod tests {
         let mailbox = b"From - Tue Dec 01 10:00:00 2026\nFrom: ops@example.com\n\nValve 7.\n";
         let posts = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<posts>\n  <row Id=\"1\" />".to_vec();
         let votes = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<votes>\n  <row Id=\"1\" PostId=\"1\" />".to_vec();
+        let evernote = crate::parse::evernote::tests::export().into_bytes();
         for (bytes, kind) in [
             (dump.clone().into_bytes(), Some(StreamKind::MediaWikiDump)),
             (gzip(dump.as_bytes()), Some(StreamKind::MediaWikiDump)),
@@ -426,6 +440,8 @@ mod tests {
             (b"not xml".to_vec(), None),
             (votes.clone(), Some(StreamKind::StackExchangeNoText { root: "votes" })),
             (b"<votes><vote>yes</vote></votes>".to_vec(), None),
+            (evernote.clone(), Some(StreamKind::EvernoteExport)),
+            (gzip(&evernote), Some(StreamKind::EvernoteExport)),
         ] {
             let file = StreamedFile {
                 file: raw_for_test("d.xml", Vec::new()),
