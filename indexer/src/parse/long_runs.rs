@@ -89,6 +89,9 @@ pub struct CutLongRuns<R> {
     out: Vec<u8>,
     served: usize,
     chunk: Vec<u8>,
+    /// Whether runs of bytes that cannot end a piece are read at once (else a byte at a
+    /// time: the tests' reference).
+    spans: bool,
 }
 
 impl<R: Read> CutLongRuns<R> {
@@ -106,6 +109,7 @@ impl<R: Read> CutLongRuns<R> {
             out: Vec::new(),
             served: 0,
             chunk: vec![0; 64 << 10],
+            spans: true,
         };
         (reader, cuts)
     }
@@ -144,15 +148,16 @@ impl<R: Read> CutLongRuns<R> {
     /// Reads `bytes`' first bytes: those up to the next byte that may end the piece or cross
     /// the limit at once, else one; how many it read.
     fn read_span(&mut self, bytes: &[u8]) -> usize {
-        let next_stop = match (self.piece, self.cut) {
-            (Piece::Text, _) => memchr::memchr(b'<', bytes),
-            (Piece::Tag { quote: None, .. }, None) => memchr::memchr3(b'"', b'\'', b'>', bytes),
-            (Piece::Tag { quote: Some(q), .. }, None) => memchr::memchr(q, bytes),
-            _ => Some(0),
+        let next_stop = match self.piece {
+            Piece::Text => memchr::memchr(b'<', bytes),
+            Piece::Tag { quote: None, .. } => memchr::memchr3(b'"', b'\'', b'>', bytes),
+            Piece::Tag { quote: Some(q), .. } => memchr::memchr(q, bytes),
+            Piece::Comment(_) | Piece::CData(_) => memchr::memchr(b'>', bytes),
+            Piece::Opening(_) => Some(0),
         };
         let stop = next_stop.unwrap_or(bytes.len());
         let span = match self.cut {
-            // A text being left out, to its end.
+            // A piece being left out, to its end.
             Some(_) => stop,
             None => stop.min(self.limit.saturating_sub(self.run) as usize),
         };
@@ -160,13 +165,29 @@ impl<R: Read> CutLongRuns<R> {
             self.read_byte(bytes[0]);
             return 1;
         }
+        let read = &bytes[..span];
         if self.cut.is_none() {
-            self.pass(&bytes[..span]);
+            self.pass(read);
         }
         self.run += span as u64;
-        if let Piece::Tag { last, .. } = &mut self.piece {
-            *last = bytes[span - 1];
-        }
+        // What the bytes read leave of the piece's end: a tag's last byte, the `-` or `]` of a
+        // comment's or CDATA section's end read so far.
+        let marks_at_the_end = |mark: u8, seen: usize| {
+            let trailing = read.iter().rev().take_while(|&&b| b == mark).count();
+            match trailing == span {
+                true => (seen + trailing).min(2),
+                false => trailing.min(2),
+            }
+        };
+        self.piece = match self.piece {
+            Piece::Tag { quote, .. } => Piece::Tag {
+                quote,
+                last: read[span - 1],
+            },
+            Piece::Comment(seen) => Piece::Comment(marks_at_the_end(b'-', seen)),
+            Piece::CData(seen) => Piece::CData(marks_at_the_end(b']', seen)),
+            piece => piece,
+        };
         span
     }
 
@@ -250,7 +271,13 @@ impl<R: Read> Read for CutLongRuns<R> {
             }
             let mut at = 0;
             while at < n {
-                at += self.read_span(&chunk[at..n]);
+                at += match self.spans {
+                    true => self.read_span(&chunk[at..n]),
+                    false => {
+                        self.read_byte(chunk[at]);
+                        1
+                    }
+                };
             }
             self.chunk = chunk;
         }
@@ -344,5 +371,47 @@ mod tests {
         assert!(cuts
             .take_failures(&crate::parse::raw_for_test("d.xml", Vec::new()))
             .is_empty());
+    }
+
+    #[test]
+    fn runs_read_at_once_pass_and_cut_what_bytes_read_one_at_a_time_do() {
+        use rand::{Rng, SeedableRng};
+        let pieces: [&str; 16] = [
+            "<",
+            ">",
+            "!",
+            "-",
+            "--",
+            "[",
+            "]]",
+            "<![CDATA[",
+            "<!--",
+            "\"",
+            "'",
+            "/",
+            "a",
+            "ü",
+            "語",
+            " ",
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for case in 0..2_000 {
+            let xml: String = (0..rng.random_range(0..200))
+                .map(|_| pieces[rng.random_range(0..pieces.len())])
+                .collect();
+            let limit = rng.random_range(1..40);
+            let read = |spans: bool| {
+                let (mut reader, cuts) = CutLongRuns::new(xml.as_bytes(), limit);
+                reader.spans = spans;
+                let mut out = Vec::new();
+                reader.read_to_end(&mut out).unwrap();
+                let at = cuts.0.lock().unwrap().clone();
+                (out, at)
+            };
+            let (spans, bytes) = (read(true), read(false));
+            assert!(spans == bytes, "case {case}, limit {limit}: {xml:?}");
+            // Cut at characters' boundaries only.
+            assert!(String::from_utf8(spans.0).is_ok(), "{xml:?}");
+        }
     }
 }
