@@ -65,6 +65,34 @@ fn pdf(text: &str, extra: &[u8]) -> Vec<u8> {
     ])
 }
 
+/// A gzipped MediaWiki dump of two pages with a comment of `mib` MiB between them.
+fn dump_with_a_comment_of(mib: usize) -> Vec<u8> {
+    let page = |id: u32| {
+        format!(
+            "<page><title>Page {id}</title><ns>0</ns><id>{id}</id><revision><id>{id}</id>\
+             <text xml:space=\"preserve\">The harbour page {id}.</text></revision></page>\n"
+        )
+    };
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder
+        .write_all(
+            format!(
+                "<mediawiki xmlns=\"http://www.mediawiki.org/xml/export-0.11/\">\n{}<!--",
+                page(1)
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let block = vec![b'x'; 1 << 20];
+    for _ in 0..mib {
+        encoder.write_all(&block).unwrap();
+    }
+    encoder
+        .write_all(format!("-->\n{}</mediawiki>\n", page(2)).as_bytes())
+        .unwrap();
+    encoder.finish().unwrap()
+}
+
 /// A PDF whose page content is a Flate stream inflating to `mib` MiB of spaces.
 fn flate_bomb_pdf(mib: usize) -> Vec<u8> {
     let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
@@ -943,6 +971,9 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
         "named-spaces-after-a-stop.md",
         format!("It ends here.{}and goes on. The end.", "\u{3000}".repeat(300_000)).as_bytes(),
     );
+    // A gzipped MediaWiki dump (read as a stream) with a comment of 900 MiB between its two
+    // pages: the XML reader held it whole (a peak past 1 GiB); cut at 1 MiB, it costs nothing.
+    write(&source, "named-comment-bomb.xml.gz", &dump_with_a_comment_of(900));
     for i in 0..HOSTILE_FILES {
         let format = FORMATS[i % FORMATS.len()];
         let bytes = hostile(format, &mut rng);
@@ -1104,6 +1135,12 @@ fn two_thousand_hostile_files_fail_alone_and_the_controls_are_indexed() {
     assert_eq!(reason_of("named-overlapping-zip-bomb.zip#member=kernel.txt"), None);
     let copy = reason_of("named-overlapping-zip-bomb.zip#member=copy0299.t").unwrap_or_default();
     assert_eq!(copy, "copy0299.t: its data overlaps another file's (a zip bomb)");
+    assert!(
+        !failures
+            .iter()
+            .any(|f| f["uri"].as_str().unwrap().contains("named-comment-bomb")),
+        "the comment bomb: {failures:?}"
+    );
     // Deep pages are read (the walk keeps its own stack).
     assert_eq!(reason_of("named-unclosed-divs.html"), None);
     assert_eq!(reason_of("named-many-b.html"), None);

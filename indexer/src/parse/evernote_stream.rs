@@ -12,7 +12,7 @@ use std::sync::Arc;
 use quick_xml::events::Event;
 
 use super::evernote::{no_notes, note_documents, Note, NoteNames, NoteReading};
-use super::long_runs::{xml_stream_reader, Cuts, XmlStreamReader};
+use super::long_runs::{shrink_after_a_large_piece, xml_stream_reader, Cuts, XmlStreamReader};
 use super::record_stream::batch_or_end;
 use super::xml::{broken_partway, Damage};
 use super::{ParseError, Parsed, Parser};
@@ -58,6 +58,7 @@ impl EvernoteStream {
     fn read_batch(&mut self) -> Result<(Vec<Note>, Option<Damage>), ParseError> {
         let (mut notes, mut bytes) = (Vec::new(), 0);
         while notes.len() < BATCH_NOTES && bytes < BATCH_BYTES {
+            shrink_after_a_large_piece(&mut self.buffer);
             self.buffer.clear();
             match self.reader.read_event_into(&mut self.buffer) {
                 Ok(Event::Eof) => {

@@ -2,9 +2,10 @@
 //! comment or tag in memory to hand it on as one event, so a file of one text of tens of
 //! gigabytes (a dump's page, a note's attachment, or a compressed file built to inflate to
 //! one) would exhaust memory. [`CutLongRuns`] passes XML through unchanged but for the bytes of
-//! any such piece past [`MAX_RUN_BYTES`]: those are left out (at a character's boundary) and
-//! the piece closed as it would have been (a cut tag keeps its closing quote and `/>`), and
-//! where each cut was made is noted for the reader to report.
+//! any such piece past [`MAX_RUN_BYTES`] (a comment's past [`MAX_COMMENT_BYTES`]): those are
+//! left out (at a character's boundary) and the piece closed as it would have been (a cut tag
+//! keeps its closing quote and `/>`), and where each cut was made (but in a comment) is noted
+//! for the reader to report.
 
 use std::io::{BufReader, Read};
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,18 @@ pub(super) fn xml_stream_reader(
 /// The longest text, CDATA section, comment or tag read on in one piece, as `--max-file-mb`'s
 /// default: an attachment a note may hold, base64-encoded, is within it.
 pub const MAX_RUN_BYTES: u64 = 256 << 20;
+
+/// The longest comment read on: no reader reads comments, so one cut loses nothing and is
+/// not reported.
+pub const MAX_COMMENT_BYTES: u64 = 1 << 20;
+
+/// A stream's event buffer let go of where one large piece grew it, so that the rest of the
+/// stream does not hold its room.
+pub(super) fn shrink_after_a_large_piece(buffer: &mut Vec<u8>) {
+    if buffer.capacity() > 16 << 20 {
+        *buffer = Vec::new();
+    }
+}
 
 /// Where the XML read through a [`CutLongRuns`] was cut: offsets in what it passed on.
 #[derive(Clone, Default)]
@@ -119,13 +132,23 @@ impl<R: Read> CutLongRuns<R> {
         self.passed += bytes.len() as u64;
     }
 
+    /// The longest the piece being read may be.
+    fn limit(&self) -> u64 {
+        match self.piece {
+            Piece::Comment(_) => self.limit.min(MAX_COMMENT_BYTES),
+            _ => self.limit,
+        }
+    }
+
     /// A byte of a piece's body: passed on within the limit, else left out (from a
     /// character's first byte on).
     fn body(&mut self, byte: u8, quote: Option<u8>) {
         self.run += 1;
-        if self.cut.is_none() && self.run > self.limit && (byte & 0xC0) != 0x80 {
+        if self.cut.is_none() && self.run > self.limit() && (byte & 0xC0) != 0x80 {
             self.cut = Some(quote);
-            self.cuts.0.lock().unwrap_or_else(|e| e.into_inner()).push(self.passed);
+            if !matches!(self.piece, Piece::Comment(_)) {
+                self.cuts.0.lock().unwrap_or_else(|e| e.into_inner()).push(self.passed);
+            }
         }
         if self.cut.is_none() {
             self.pass(&[byte]);
@@ -159,7 +182,7 @@ impl<R: Read> CutLongRuns<R> {
         let span = match self.cut {
             // A piece being left out, to its end.
             Some(_) => stop,
-            None => stop.min(self.limit.saturating_sub(self.run) as usize),
+            None => stop.min(self.limit().saturating_sub(self.run) as usize),
         };
         if span == 0 {
             self.read_byte(bytes[0]);
@@ -319,12 +342,8 @@ mod tests {
                 "<r><![CDATA[ü]]><n/></r>".to_string(),
                 vec![14],
             ),
-            // A comment.
-            (
-                format!("<!--{long}-->x"),
-                format!("<!--{}-->x", "ü".repeat(4)),
-                vec![12],
-            ),
+            // A comment: nothing any reader reads, so its cut is not noted.
+            (format!("<!--{long}-->x"), format!("<!--{}-->x", "ü".repeat(4)), vec![]),
             // A tag cut in a quoted attribute, the quote and `/>` closed.
             (
                 format!("<r><row Body=\"{long}\" Id='1'/><n/></r>"),

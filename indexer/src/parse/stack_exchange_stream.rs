@@ -16,7 +16,7 @@ use std::io::Read;
 use quick_xml::events::Event;
 use rayon::prelude::*;
 
-use super::long_runs::{xml_stream_reader, Cuts, XmlStreamReader};
+use super::long_runs::{shrink_after_a_large_piece, xml_stream_reader, Cuts, XmlStreamReader};
 use super::record_stream::batch_or_end;
 use super::stack_exchange::{row_document, row_of, row_uri, Questions, Row, Table};
 use super::xml::{broken_partway, Damage};
@@ -65,6 +65,7 @@ impl StackExchangeStream {
     fn read_batch(&mut self) -> Result<(Vec<Row>, Option<Damage>), ParseError> {
         let mut rows = Vec::new();
         while rows.len() < BATCH_ROWS {
+            shrink_after_a_large_piece(&mut self.buffer);
             self.buffer.clear();
             let event = match self.reader.read_event_into(&mut self.buffer) {
                 Ok(Event::Eof) => {

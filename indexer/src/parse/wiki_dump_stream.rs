@@ -10,7 +10,7 @@ use std::io::Read;
 
 use rayon::prelude::*;
 
-use super::long_runs::{xml_stream_reader, Cuts, XmlStreamReader};
+use super::long_runs::{shrink_after_a_large_piece, xml_stream_reader, Cuts, XmlStreamReader};
 use super::record_stream::batch_or_end;
 use super::wiki_dump::{no_page, page_document, DumpReading, Page};
 use super::wikitext_markup::LinkNames;
@@ -56,6 +56,7 @@ impl WikiDumpStream {
     fn read_batch(&mut self) -> Result<(Vec<Page>, Option<Damage>), ParseError> {
         let (mut pages, mut bytes) = (Vec::new(), 0);
         while pages.len() < BATCH_PAGES && bytes < BATCH_BYTES {
+            shrink_after_a_large_piece(&mut self.buffer);
             self.buffer.clear();
             match self.reader.read_event_into(&mut self.buffer) {
                 Ok(quick_xml::events::Event::Eof) => {
