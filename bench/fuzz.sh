@@ -19,7 +19,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup filters)
+[ ${#targets[@]} -gt 0 ] || targets=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters)
 out="$root/target/fuzz"
 triple="$(rustc -vV | awk '/^host:/ { print $2 }')"
 # An explicit --target keeps these flags off build scripts and proc macros.
@@ -151,6 +151,14 @@ PY
                   printf '\x06<?xml version="1.0"?><en-export><note><title>Rivers</title><created>20130730T205204Z</created><tag>t</tag><note-attributes><author>A</author></note-attributes><content><![CDATA[<en-note><div>Low <b>water</b></div><en-crypt>U2Fs</en-crypt></en-note>]]></content><task><title>x</title></task><resource><data encoding="base64">TG93IHdhdGVyLg==</data><mime>text/plain</mime><resource-attributes><file-name>a.txt</file-name></resource-attributes></resource></note></en-export>' > "$corpus/seed-enex"
                   printf '\x0f<SAMI><HEAD><STYLE><!-- .KRCC {lang:ko-KR;} --></STYLE></HEAD><BODY><SYNC Start=1000><P Class=KRCC>Low<br>water &amp; dry<SYNC Start="3500"><P Class=KRCC>&nbsp;<sync start=4000><p class=encc><font color=red>Rivers</font></BODY></SAMI>' > "$corpus/seed-smi"
                   printf '\x10{1}{1}25\n{25}{75}{y:i}Low|/water\n{}{80}{90} dry\n{100}{}<Rivers>\n' > "$corpus/seed-sub" ;;
+    parse_streams) # 0 JSONL, 1 a MediaWiki dump, 2 a Stack Exchange table, 3 a mailbox, 4 an Evernote export, 5 CSV, 6 TSV
+                   printf '\x00{"_id": "1", "text": "Low water."}\n{"_id": "2", "title": "Rivers", "text": "dry"}\n' > "$corpus/seed-jsonl"
+                   printf '\x01<mediawiki><siteinfo><base>https://w.example/wiki/Main</base></siteinfo><page><title>Rhine</title><ns>0</ns><id>1</id><revision><text>== Course ==\nIt runs [[Basel|north]].<!-- x --></text></revision></page></mediawiki>' > "$corpus/seed-dump"
+                   printf '\x02<?xml version="1.0"?><posts><row Id="1" PostTypeId="1" Title="Dry" Body="&lt;p&gt;water&lt;/p&gt;"/><row Id="2" PostTypeId="2" ParentId="1" Body="yes"/></posts>' > "$corpus/seed-posts"
+                   { printf '\x03From a@example.com Mon Nov  2 08:15:00 2026\n'; cat "$root/indexer/tests/fixtures/inspection.eml"; } > "$corpus/seed-mbox"
+                   printf '\x04<?xml version="1.0"?><en-export><note><title>Rivers</title><created>20130730T205204Z</created><content><![CDATA[<en-note><div>Low <b>water</b></div></en-note>]]></content><resource><data encoding="base64">TG93IHdhdGVyLg==</data><mime>text/plain</mime></resource></note><note><title>Dry</title></note></en-export>' > "$corpus/seed-enex"
+                   printf '\x05title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv"
+                   printf '\x06title\ttext\nRivers\tdry\n' > "$corpus/seed-tsv" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
   esac
 }
