@@ -1,8 +1,8 @@
 //! JSON and JSONL. BEIR-style records `{_id, title, text, metadata, tags}` become one
 //! document each (URI `<file>#<_id>`); any other JSON is flattened to `path: value` lines.
 //! In JSONL a bad line fails alone, named by its line number. A speech service's transcript
-//! (Whisper's, Amazon Transcribe's, Deepgram's, AssemblyAI's) is read as subtitles are
-//! ([`super::speech_json`]).
+//! (Whisper's, Amazon Transcribe's, Deepgram's, AssemblyAI's, Azure's, Google's, IBM
+//! Watson's) is read as subtitles are ([`super::speech_json`]).
 
 use serde_json::{Map, Value};
 

@@ -79,6 +79,7 @@ mod rtf;
 mod sami;
 mod seven_zip;
 mod slides;
+mod speech_cloud;
 mod speech_json;
 mod spreadsheet;
 mod stack_exchange;

@@ -1,14 +1,16 @@
 //! Speech-to-text services' JSON, read as transcripts: Whisper's (`whisper --output_format
 //! json`, OpenAI's `verbose_json`, WhisperX's with its speakers, whisper.cpp's `-oj`), Amazon
-//! Transcribe's, Deepgram's and AssemblyAI's. Each is told by its shape (a whole object, never a name or a key alone),
-//! and its timed pieces become [`Cue`]s, so the file is read as subtitles are: paragraphs by
-//! pause and speaker, each chunk with the second its first words are said, `duration_seconds`
-//! and `speakers`; the language the service names is metadata `language`. Where a service
-//! gives words rather than sentences, the words make cues of a sentence (to `.`, `?`, `!`, `。`,
+//! Transcribe's, Deepgram's, AssemblyAI's, and the cloud services' of [`super::speech_cloud`]
+//! (Azure's, Google's, IBM Watson's). Each is told by its shape (a whole object, never a name
+//! or a key alone), and its timed pieces become [`Cue`]s, so the file is read as subtitles
+//! are: paragraphs by pause and speaker, each chunk with the second its first words are said,
+//! `duration_seconds` and `speakers`; the language the service names is metadata `language`.
+//! Where a service gives words rather than sentences, the words make cues of a sentence (to `.`, `?`, `!`, `。`,
 //! `？`, `！`), cut at a speaker's change, at a pause of [`PAUSE_MS`] and at [`CUE_WORDS`] words.
 
 use serde_json::{Map, Value};
 
+use super::speech_cloud::{azure_speech, google_speech, watson_speech};
 use super::subtitles::{Cue, LATEST_MS, PAUSE_MS};
 
 /// Words a cue made of timed words holds at most, so that a transcript without punctuation
@@ -30,12 +32,15 @@ pub(super) fn speech_transcript(value: &Value) -> Option<SpeechTranscript> {
         .or_else(|| whisper_cpp(object))
         .or_else(|| amazon_transcribe(object))
         .or_else(|| deepgram(object))
-        .or_else(|| assembly_ai(object))?;
+        .or_else(|| assembly_ai(object))
+        .or_else(|| azure_speech(object))
+        .or_else(|| google_speech(object))
+        .or_else(|| watson_speech(object))?;
     cues.sort_by_key(|cue| cue.start_ms);
     Some(SpeechTranscript { cues, language })
 }
 
-type Read = (Vec<Cue>, Option<String>);
+pub(super) type Read = (Vec<Cue>, Option<String>);
 
 /// Whisper's result: `segments`, each with a number `start` and `end` in seconds and a `text`
 /// (WhisperX adds a `speaker`); `language` beside them.
@@ -265,11 +270,11 @@ fn assembly_ai(object: &Map<String, Value>) -> Option<Read> {
 }
 
 /// A word said from `start` to `end` (milliseconds), its punctuation attached.
-struct TimedWord {
-    start: u64,
-    end: u64,
-    speaker: Option<String>,
-    text: String,
+pub(super) struct TimedWord {
+    pub start: u64,
+    pub end: u64,
+    pub speaker: Option<String>,
+    pub text: String,
 }
 
 /// Punctuation (Amazon Transcribe's items of their own) joined to the word before it.
@@ -281,7 +286,7 @@ fn attach_punctuation(words: &mut [TimedWord], punctuation: &str) {
 
 /// Timed words made cues: a sentence each, cut where the speaker changes, at a pause and at
 /// [`CUE_WORDS`] words.
-fn cues_of_words(words: Vec<TimedWord>) -> Vec<Cue> {
+pub(super) fn cues_of_words(words: Vec<TimedWord>) -> Vec<Cue> {
     let mut cues = Vec::new();
     let mut current: Vec<TimedWord> = Vec::new();
     for word in words {
@@ -308,7 +313,7 @@ fn cue_of_words(words: Vec<TimedWord>) -> Cue {
     cue(start, end, speaker, &text.join(" "))
 }
 
-fn cue(start_ms: u64, end_ms: u64, speaker: Option<String>, text: &str) -> Cue {
+pub(super) fn cue(start_ms: u64, end_ms: u64, speaker: Option<String>, text: &str) -> Cue {
     let mut cue = Cue::starting(start_ms, end_ms.max(start_ms));
     cue.voice = speaker;
     cue.add_text(super::text::collapse_whitespace(text));
@@ -317,7 +322,7 @@ fn cue(start_ms: u64, end_ms: u64, speaker: Option<String>, text: &str) -> Cue {
 
 /// A speaker as the file names it: a number or a single letter (Deepgram's `0`, AssemblyAI's
 /// `A`) as `Speaker 0`, a label (`spk_0`, `SPEAKER_00`, a name) as it is.
-fn speaker_name(value: Option<&Value>) -> Option<String> {
+pub(super) fn speaker_name(value: Option<&Value>) -> Option<String> {
     let name = match value? {
         Value::Number(number) => number.to_string(),
         Value::String(name) => name.trim().to_string(),
@@ -332,7 +337,7 @@ fn speaker_name(value: Option<&Value>) -> Option<String> {
 }
 
 /// Seconds (a number, or a string of one as Amazon Transcribe writes them) in milliseconds.
-fn seconds_ms(value: &Value) -> Option<u64> {
+pub(super) fn seconds_ms(value: &Value) -> Option<u64> {
     let seconds = match value {
         Value::Number(number) => number.as_f64()?,
         Value::String(text) => text.trim().parse::<f64>().ok()?,
@@ -341,7 +346,7 @@ fn seconds_ms(value: &Value) -> Option<u64> {
     held_ms(seconds * 1000.0)
 }
 
-fn held_ms(ms: f64) -> Option<u64> {
+pub(super) fn held_ms(ms: f64) -> Option<u64> {
     (ms.is_finite() && ms >= 0.0).then(|| (ms.round() as u64).min(LATEST_MS))
 }
 
@@ -354,11 +359,11 @@ fn string_of_number(value: &Value) -> Option<String> {
     }
 }
 
-fn string(value: Option<&Value>) -> Option<String> {
+pub(super) fn string(value: Option<&Value>) -> Option<String> {
     Some(value?.as_str()?.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-fn non_empty_array(value: Option<&Value>) -> Option<&Vec<Value>> {
+pub(super) fn non_empty_array(value: Option<&Value>) -> Option<&Vec<Value>> {
     value?.as_array().filter(|items| !items.is_empty())
 }
 
