@@ -122,6 +122,7 @@ impl Within {
 }
 
 /// The book as it is read.
+#[derive(Default)]
 struct Reader {
     description: Description,
     blocks: Vec<Block>,
@@ -147,7 +148,7 @@ struct Reader {
 
 pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError> {
     let mut xml = lenient_reader(text);
-    let mut book = Reader::new();
+    let mut book = Reader::default();
     let mut damage: Option<Damage> = None;
     while let Some(event) = next_event(&mut xml, "FictionBook", book.read_any(), &mut damage)? {
         match event {
@@ -193,25 +194,6 @@ pub(super) fn parse(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError>
 }
 
 impl Reader {
-    fn new() -> Self {
-        Self {
-            description: Description::default(),
-            blocks: Vec::new(),
-            annotation: Vec::new(),
-            sections: Vec::new(),
-            names: Vec::new(),
-            left_out_depth: 0,
-            within: Within::default(),
-            gathering: None,
-            title: None,
-            stanza: None,
-            row: None,
-            table: None,
-            person: None,
-            body_title: None,
-        }
-    }
-
     fn read_any(&self) -> bool {
         !self.blocks.is_empty() || !self.annotation.is_empty() || !self.description.title.is_empty()
     }
