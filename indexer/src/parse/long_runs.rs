@@ -13,11 +13,12 @@ use std::sync::{Arc, Mutex};
 use super::record_stream::inflating;
 use super::{ItemFailure, ParseError, RawDocument};
 
+/// The XML reader a stream reads its events from.
+pub(super) type XmlStreamReader = quick_xml::Reader<BufReader<Box<dyn Read + Send>>>;
+
 /// The XML reader of a stream: `bytes` (`stored_size` as stored) inflated where compressed,
 /// its pieces bounded to [`MAX_RUN_BYTES`], its end tags checked where `check_end_names`; and
 /// where it was cut.
-pub(super) type XmlStreamReader = quick_xml::Reader<BufReader<Box<dyn Read + Send>>>;
-
 pub(super) fn xml_stream_reader(
     bytes: Box<dyn Read + Send>,
     stored_size: u64,
@@ -30,7 +31,7 @@ pub(super) fn xml_stream_reader(
     Ok((reader, cuts))
 }
 
-/// The longest text, CDATA section, comment or tag read on in one piece, as `--max-file-mb`'s
+/// The longest text, CDATA section or tag read on in one piece, as `--max-file-mb`'s
 /// default: an attachment a note may hold, base64-encoded, is within it.
 pub const MAX_RUN_BYTES: u64 = 256 << 20;
 
