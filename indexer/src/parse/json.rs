@@ -2,7 +2,7 @@
 //! document each (URI `<file>#<_id>`); any other JSON is flattened to `path: value` lines.
 //! In JSONL a bad line fails alone, named by its line number. A speech service's transcript
 //! (Whisper's, Amazon Transcribe's, Deepgram's, AssemblyAI's, Azure's, Google's, IBM
-//! Watson's) is read as subtitles are ([`super::speech_json`]).
+//! Watson's, Rev.ai's, Speechmatics') is read as subtitles are ([`super::speech_json`]).
 
 use serde_json::{Map, Value};
 

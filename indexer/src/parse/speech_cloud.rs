@@ -1,6 +1,6 @@
 //! Cloud speech services' JSON, read as transcripts as [`super::speech_json`] reads the others:
-//! Azure AI Speech's batch transcriptions, Google Cloud Speech-to-Text's responses (v1 and v2)
-//! and IBM Watson Speech to Text's, each told by its whole shape.
+//! Azure AI Speech's batch transcriptions, Google Cloud Speech-to-Text's responses (v1 and v2),
+//! IBM Watson Speech to Text's, Rev.ai's and Speechmatics', each told by its whole shape.
 
 use std::collections::{HashMap, HashSet};
 
@@ -119,6 +119,66 @@ pub(super) fn google_speech(object: &Map<String, Value>) -> Option<Read> {
         }
     }
     timed.then_some((cues, language))
+}
+
+/// Rev.ai's transcript: `monologues`, each a speaker's (`speaker`, a number; `speaker_name`
+/// where named) `elements`: `text` ones are words with `ts` and `end_ts` in seconds, `punct`
+/// ones punctuation (joined to the word before) or spaces. The words make the cues.
+pub(super) fn rev_ai(object: &Map<String, Value>) -> Option<Read> {
+    let monologues = non_empty_array(object.get("monologues"))?;
+    let mut words: Vec<TimedWord> = Vec::new();
+    for monologue in monologues {
+        let speaker = speaker_name(monologue.get("speaker_name")).or_else(|| speaker_name(monologue.get("speaker")));
+        for element in monologue.get("elements")?.as_array()? {
+            let value = element.get("value")?.as_str()?;
+            match element.get("type")?.as_str()? {
+                "text" => words.push(TimedWord {
+                    start: seconds_ms(element.get("ts")?)?,
+                    end: seconds_ms(element.get("end_ts")?)?,
+                    speaker: speaker.clone(),
+                    text: value.trim().to_string(),
+                }),
+                _ => {
+                    if let (Some(word), false) = (words.last_mut(), value.trim().is_empty()) {
+                        word.text.push_str(value.trim());
+                    }
+                }
+            }
+        }
+    }
+    Some((cues_of_words(words), None))
+}
+
+/// Speechmatics' JSON (`json-v2`): `results`, each a `word` or `punctuation` with
+/// `start_time` and `end_time` in seconds and `alternatives` whose first has its `content`
+/// and `speaker` (`S1`; `UU`, unknown, is none); punctuation joined to the word before;
+/// `metadata.transcription_config.language` the language. The words make the cues.
+pub(super) fn speechmatics(object: &Map<String, Value>) -> Option<Read> {
+    let results = non_empty_array(object.get("results"))?;
+    let mut words: Vec<TimedWord> = Vec::new();
+    for result in results {
+        let best = result.get("alternatives")?.as_array()?.first()?;
+        let content = best.get("content")?.as_str()?.trim();
+        match result.get("type")?.as_str()? {
+            "word" => words.push(TimedWord {
+                start: seconds_ms(result.get("start_time")?)?,
+                end: seconds_ms(result.get("end_time")?)?,
+                speaker: speaker_name(best.get("speaker")).filter(|s| s != "UU"),
+                text: content.to_string(),
+            }),
+            "punctuation" => {
+                if let Some(word) = words.last_mut() {
+                    word.text.push_str(content);
+                }
+            }
+            _ => {}
+        }
+    }
+    let language = object
+        .get("metadata")
+        .and_then(|m| m.get("transcription_config"))
+        .and_then(|c| string(c.get("language")));
+    Some((cues_of_words(words), language))
 }
 
 /// IBM Watson Speech to Text's response: `results`, each with `alternatives` whose first has
@@ -316,5 +376,42 @@ mod tests {
             block_texts_of("untimed.json", untimed.to_string()),
             ["result_index: 0\nresults[0].alternatives[0].transcript: quay\nresults[0].final: true"]
         );
+    }
+
+    #[test]
+    fn rev_ais_monologues_and_speechmatics_words_are_read() {
+        let rev = json!({"monologues": [
+            {"speaker": 0, "elements": [
+                {"type": "text", "value": "Good", "ts": 0.1, "end_ts": 0.4, "confidence": 1},
+                {"type": "punct", "value": " "},
+                {"type": "text", "value": "morning", "ts": 0.4, "end_ts": 0.9, "confidence": 1},
+                {"type": "punct", "value": "."}]},
+            {"speaker": 1, "speaker_name": "Harbour master", "elements": [
+                {"type": "text", "value": "Late", "ts": 3.0, "end_ts": 3.4},
+                {"type": "punct", "value": " "},
+                {"type": "text", "value": "again", "ts": 3.4, "end_ts": 3.9},
+                {"type": "punct", "value": "!"}]}
+        ]});
+        assert_eq!(
+            said_when(&document_of("call.json", rev.to_string())),
+            [
+                vec![("Speaker 0: Good morning.", 0)],
+                vec![("Harbour master: Late again!", 3)]
+            ]
+        );
+        let speechmatics = json!({
+            "format": "2.9",
+            "metadata": {"created_at": "2026-11-30T09:00:00Z", "type": "transcription", "transcription_config": {"language": "de", "diarization": "speaker"}},
+            "results": [
+                {"type": "word", "start_time": 0.1, "end_time": 0.5, "alternatives": [{"content": "Guten", "confidence": 1.0, "language": "de", "speaker": "S1"}]},
+                {"type": "word", "start_time": 0.5, "end_time": 0.9, "alternatives": [{"content": "Morgen", "confidence": 1.0, "language": "de", "speaker": "S1"}]},
+                {"type": "punctuation", "start_time": 0.9, "end_time": 0.9, "is_eos": true, "attaches_to": "previous", "alternatives": [{"content": ".", "confidence": 1.0, "language": "de", "speaker": "S1"}]},
+                {"type": "word", "start_time": 1.2, "end_time": 1.6, "alternatives": [{"content": "Ja", "confidence": 0.9, "language": "de", "speaker": "UU"}]}
+            ]
+        });
+        let document = document_of("call.json", speechmatics.to_string());
+        // An unknown speaker's words go on in the paragraph, their time marked.
+        assert_eq!(said_when(&document), [vec![("S1: Guten Morgen. ", 0), ("Ja", 1)]]);
+        assert_eq!(document.metadata["language"], json!("de"));
     }
 }

@@ -1,7 +1,7 @@
 //! Speech-to-text services' JSON, read as transcripts: Whisper's (`whisper --output_format
 //! json`, OpenAI's `verbose_json`, WhisperX's with its speakers, whisper.cpp's `-oj`), Amazon
 //! Transcribe's, Deepgram's, AssemblyAI's, and the cloud services' of [`super::speech_cloud`]
-//! (Azure's, Google's, IBM Watson's). Each is told by its shape (a whole object, never a name
+//! (Azure's, Google's, IBM Watson's, Rev.ai's, Speechmatics'). Each is told by its shape (a whole object, never a name
 //! or a key alone), and its timed pieces become [`Cue`]s, so the file is read as subtitles
 //! are: paragraphs by pause and speaker, each chunk with the second its first words are said,
 //! `duration_seconds` and `speakers`; the language the service names is metadata `language`.
@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::speech_cloud::{azure_speech, google_speech, watson_speech};
+use super::speech_cloud::{azure_speech, google_speech, rev_ai, speechmatics, watson_speech};
 use super::subtitles::{Cue, LATEST_MS, PAUSE_MS};
 
 /// Words a cue made of timed words holds at most, so that a transcript without punctuation
@@ -35,7 +35,9 @@ pub(super) fn speech_transcript(value: &Value) -> Option<SpeechTranscript> {
         .or_else(|| assembly_ai(object))
         .or_else(|| azure_speech(object))
         .or_else(|| google_speech(object))
-        .or_else(|| watson_speech(object))?;
+        .or_else(|| watson_speech(object))
+        .or_else(|| rev_ai(object))
+        .or_else(|| speechmatics(object))?;
     cues.sort_by_key(|cue| cue.start_ms);
     Some(SpeechTranscript { cues, language })
 }
