@@ -7,7 +7,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::speech_json::{
-    cue, cues_of_words, held_ms, non_empty_array, seconds_ms, speaker_name, string, Read, TimedWord,
+    attach_punctuation, cue, cues_of_words, held_ms, non_empty_array, seconds_ms, speaker_name, speaker_or_channel,
+    string, Read, TimedWord,
 };
 
 /// Azure AI Speech's batch transcription: `recognizedPhrases`, each with its offset and
@@ -38,8 +39,7 @@ pub(super) fn azure_speech(object: &Map<String, Value>) -> Option<Read> {
             let best = phrase.get("nBest")?.as_array()?.first()?;
             let text = string(best.get("display")).or_else(|| string(best.get("lexical")))?;
             let duration = ms(phrase, "durationInTicks", "durationMilliseconds").unwrap_or(0);
-            let speaker = speaker_name(phrase.get("speaker"))
-                .or_else(|| several_channels.then(|| format!("Channel {}", channel(phrase))));
+            let speaker = speaker_or_channel(phrase.get("speaker"), several_channels, channel(phrase));
             Some(cue(start, start.saturating_add(duration), speaker, &text))
         })
         .collect();
@@ -114,7 +114,7 @@ pub(super) fn google_speech(object: &Map<String, Value>) -> Option<Read> {
         let start = words.first().map_or(previous, |w| w.start).min(end);
         let text = best.and_then(|b| string(b.get("transcript"))).unwrap_or_default();
         if !text.is_empty() {
-            let speaker = several_channels.then(|| format!("Channel {}", channel(result)));
+            let speaker = speaker_or_channel(None, several_channels, channel(result));
             cues.push(cue(start, end, speaker, &text));
         }
     }
@@ -139,8 +139,8 @@ pub(super) fn rev_ai(object: &Map<String, Value>) -> Option<Read> {
                     text: value.trim().to_string(),
                 }),
                 _ => {
-                    if let (Some(word), false) = (words.last_mut(), value.trim().is_empty()) {
-                        word.text.push_str(value.trim());
+                    if !value.trim().is_empty() {
+                        attach_punctuation(&mut words, value.trim());
                     }
                 }
             }
@@ -166,11 +166,7 @@ pub(super) fn speechmatics(object: &Map<String, Value>) -> Option<Read> {
                 speaker: speaker_name(best.get("speaker")).filter(|s| s != "UU"),
                 text: content.to_string(),
             }),
-            "punctuation" => {
-                if let Some(word) = words.last_mut() {
-                    word.text.push_str(content);
-                }
-            }
+            "punctuation" => attach_punctuation(&mut words, content),
             _ => {}
         }
     }

@@ -162,9 +162,8 @@ fn deepgram(object: &Map<String, Value>) -> Option<Read> {
     let channels = results.get("channels")?.as_array()?;
     let language = channels.iter().find_map(|c| string(c.get("detected_language")));
     let several_channels = channels.len() > 1;
-    let channel_speaker = |index: usize, speaker: Option<&Value>| {
-        speaker_name(speaker).or_else(|| several_channels.then(|| format!("Channel {index}")))
-    };
+    let channel_speaker =
+        |index: usize, speaker: Option<&Value>| speaker_or_channel(speaker, several_channels, index as u64);
     if let Some(utterances) = non_empty_array(results.get("utterances")) {
         let cues = utterances
             .iter()
@@ -279,8 +278,9 @@ pub(super) struct TimedWord {
     pub text: String,
 }
 
-/// Punctuation (Amazon Transcribe's items of their own) joined to the word before it.
-fn attach_punctuation(words: &mut [TimedWord], punctuation: &str) {
+/// Punctuation (Amazon Transcribe's, Rev.ai's and Speechmatics' items of their own) joined
+/// to the word before it.
+pub(super) fn attach_punctuation(words: &mut [TimedWord], punctuation: &str) {
     if let Some(word) = words.last_mut() {
         word.text.push_str(punctuation);
     }
@@ -336,6 +336,12 @@ pub(super) fn speaker_name(value: Option<&Value>) -> Option<String> {
         false if bare => Some(format!("Speaker {name}")),
         false => Some(name),
     }
+}
+
+/// A piece's speaker as the file names it, else its channel (`Channel 1`) where the
+/// recording has several channels.
+pub(super) fn speaker_or_channel(speaker: Option<&Value>, several_channels: bool, channel: u64) -> Option<String> {
+    speaker_name(speaker).or_else(|| several_channels.then(|| format!("Channel {channel}")))
 }
 
 /// Seconds (a number, or a string of one as Amazon Transcribe writes them) in milliseconds.
