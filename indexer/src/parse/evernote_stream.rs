@@ -74,7 +74,8 @@ impl EvernoteStream {
                 Err(error) => {
                     self.done = true;
                     let at = self.reader.buffer_position();
-                    if self.reading.notes_read == 0 && !self.reading.in_a_note() {
+                    // Broken before any note ended: the file fails, as one read whole does.
+                    if self.reading.notes_read == 0 {
                         return Err(ParseError::Corrupt(format!(
                             "the Evernote export at byte {at}: {error}"
                         )));
@@ -226,5 +227,13 @@ mod tests {
         assert!(empty.next().is_none());
         let mut broken = stream("b.enex", b"<en-export <<".to_vec());
         assert!(matches!(broken.next(), Some(Err(ParseError::Corrupt(ref why))) if why.contains("at byte")));
+        // Broken inside its first note: the file fails as it does read whole.
+        let first = b"<en-export><note><title>Kaputt</title><!-- never closed".to_vec();
+        let whole = AutoParser
+            .parse(&raw_for_test("first.enex", first.clone()))
+            .unwrap_err();
+        let streamed = stream("first.enex", first).next().unwrap().unwrap_err();
+        assert!(matches!(streamed, ParseError::Corrupt(_)), "{streamed:?}");
+        assert_eq!(streamed.to_string(), whole.to_string());
     }
 }
