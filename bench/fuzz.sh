@@ -35,7 +35,15 @@ seed() { # seed TARGET: a few small valid inputs to start from
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp
 # (7 .doc, 8 .xls and 9 .ppt: LibreOffice's files, 10 .msg: Outlook's, below; 11 .zip, 12 .tar,
-# 13 .tgz, 14 .txz, 15 .tbz2; 16 .7z: 7-Zip's, below; 17 .hwpx).
+# 13 .tgz, 14 .txz, 15 .tbz2; 16 .7z: 7-Zip's, below; 17 .hwpx; 18 .tar.lz4).
+def lz4_legacy(data):
+    # A legacy LZ4 frame of one block of literals only (no LZ4 module in Python's library).
+    n, extra = len(data), b""
+    if n >= 15:
+        rest = n - 15
+        extra = b"\xff" * (rest // 255) + bytes([rest % 255])
+    block = bytes([min(n, 15) << 4]) + extra + data
+    return b"\x02\x21\x4c\x18" + len(block).to_bytes(4, "little") + block
 def package(pick, name, parts):
     data = io.BytesIO()
     with zipfile.ZipFile(data, "w") as z:
@@ -92,13 +100,14 @@ def tar(pick, name, files, compression):
             info = tarfile.TarInfo(path)
             info.size = len(text.encode())
             t.addfile(info, io.BytesIO(text.encode()))
-    compress = {"": bytes, "gz": gzip.compress, "xz": lzma.compress, "bz2": bz2.compress}[compression]
+    compress = {"": bytes, "gz": gzip.compress, "xz": lzma.compress, "bz2": bz2.compress, "lz4": lz4_legacy}[compression]
     body = compress(data.getvalue())
     open(name, "wb").write(bytes([pick]) + body)
 tar(12, "seed-tar", {"notes/rivers.txt": "Rivers run dry.", "notes/" + "long" * 40 + ".md": "# Rivers"}, "")
 tar(13, "seed-tgz", {"notes/rivers.txt": "Rivers run dry."}, "gz")
 tar(14, "seed-txz", {"notes/rivers.txt": "Rivers run dry."}, "xz")
 tar(15, "seed-tbz2", {"notes/rivers.md": "# Rivers\n\nThey run dry."}, "bz2")
+tar(18, "seed-tlz4", {"notes/rivers.txt": "Rivers run dry."}, "lz4")
 package(6, "seed-odp", {
     "mimetype": "application/vnd.oasis.opendocument.presentation",
     "content.xml": f'<?xml version="1.0"?><office:document-content {odf}><office:body><office:presentation><draw:page><draw:frame presentation:class="title"><draw:text-box><text:p>Rivers</text:p></draw:text-box></draw:frame><presentation:notes><draw:frame><draw:text-box><text:p>They run dry.</text:p></draw:text-box></draw:frame></presentation:notes></draw:page></office:presentation></office:body></office:document-content>',

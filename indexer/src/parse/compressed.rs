@@ -1,7 +1,9 @@
 //! Files compressed whole, as buckets keep corpora and logs (`data.jsonl.gz`, `report.pdf.zst`,
 //! `dump.xml.bz2`, `logs.tar.xz`): inflated here within a limit (gzip, its concatenated members
 //! too, by miniz_oxide; Zstandard by the reference decoder, its window bounded; bzip2 by
-//! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded), then parsed as the
+//! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded; LZ4's frames, and
+//! the legacy frames of `lz4 -l` and the Linux kernel, by lz4_flex, its blocks at most 8 MiB),
+//! then parsed as the
 //! file they hold, named by the name without its compression's extension, by the parser that
 //! read them (so a PDF inside still goes to a worker). The documents keep the compressed
 //! file's URI.
@@ -20,7 +22,7 @@ const ZSTD_WINDOW_LOG_MAX: u32 = 27;
 /// Memory an XZ stream's decoder may take (`xz -9` needs 65 MiB; a stream may ask for 4 GiB).
 const XZ_MEMORY_LIMIT: u64 = 256 << 20;
 /// The extensions of a file compressed whole, without their dot.
-pub(super) const EXTENSIONS: [&str; 5] = ["gz", "zst", "zstd", "bz2", "xz"];
+pub(super) const EXTENSIONS: [&str; 6] = ["gz", "zst", "zstd", "bz2", "xz", "lz4"];
 
 /// How a file's bytes are compressed, by their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,7 @@ pub(super) enum Compression {
     Zstd,
     Bzip2,
     Xz,
+    Lz4,
 }
 
 impl Compression {
@@ -39,6 +42,8 @@ impl Compression {
             Some(Self::Zstd)
         } else if bytes.starts_with(b"\xFD7zXZ\x00") {
             Some(Self::Xz)
+        } else if bytes.starts_with(LZ4_FRAME_MAGIC) || bytes.starts_with(LZ4_LEGACY_MAGIC) {
+            Some(Self::Lz4)
         } else if bytes.starts_with(b"BZh")
             && bytes.get(3).is_some_and(|level| (b'1'..=b'9').contains(level))
             // A block's magic (the digits of pi), or an empty stream's end (of sqrt(pi)).
@@ -62,6 +67,7 @@ impl Compression {
                 .map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("four bytes")) as u64),
             Self::Zstd => zstd::zstd_safe::get_frame_content_size(bytes).ok().flatten(),
             Self::Xz => super::xz_index::stated_size(bytes),
+            Self::Lz4 => lz4_content_size(bytes),
             Self::Bzip2 => None,
         };
         stated.map(|size| size.max(bytes.len() as u64))
@@ -78,6 +84,12 @@ impl Compression {
                 Box::new(decoder)
             }
             Self::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(input)),
+            // Concatenated frames are read on; a frame's blocks are 4 MiB at most (8 MiB in a
+            // legacy frame), so its memory is bounded whatever the frame says.
+            Self::Lz4 => Box::new(Lz4Frames(lz4_flex::frame::FrameDecoder::new(Counted {
+                inner: input,
+                read: 0,
+            }))),
             Self::Xz => {
                 let stream =
                     liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
@@ -93,8 +105,54 @@ impl Compression {
             Self::Zstd => "Zstandard",
             Self::Bzip2 => "bzip2",
             Self::Xz => "XZ",
+            Self::Lz4 => "LZ4",
         }
     }
+}
+
+/// An LZ4 frame's first bytes (`lz4`'s default format).
+const LZ4_FRAME_MAGIC: &[u8] = b"\x04\x22\x4D\x18";
+/// A legacy LZ4 frame's (`lz4 -l`, the Linux kernel's initramfs and modules).
+const LZ4_LEGACY_MAGIC: &[u8] = b"\x02\x21\x4C\x18";
+
+/// LZ4 frames one after another (`cat a.lz4 b.lz4`, which `lz4 -d` reads whole): lz4_flex's
+/// decoder reads as ended at each frame's end, and on from the next frame's header when read
+/// again; the input ends where a read takes no byte from it.
+struct Lz4Frames<R: Read>(lz4_flex::frame::FrameDecoder<Counted<R>>);
+
+impl<R: Read> Read for Lz4Frames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let before = self.0.get_ref().read;
+            let n = self.0.read(buf)?;
+            if n > 0 || buf.is_empty() || self.0.get_ref().read == before {
+                return Ok(n);
+            }
+        }
+    }
+}
+
+/// A reader that counts the bytes read from it.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+/// The content size an LZ4 frame's descriptor states, where its flags say it does: the eight
+/// bytes after the flag and block bytes.
+fn lz4_content_size(bytes: &[u8]) -> Option<u64> {
+    const CONTENT_SIZE_FLAG: u8 = 0x08;
+    let flags = *bytes.get(4).filter(|_| bytes.starts_with(LZ4_FRAME_MAGIC))?;
+    let size = bytes.get(6..14).filter(|_| flags & CONTENT_SIZE_FLAG != 0)?;
+    Some(u64::from_le_bytes(size.try_into().expect("eight bytes")))
 }
 
 /// The size `bytes` state they inflate to (within [`MAX_INFLATED_BYTES`]), or their own size
@@ -192,6 +250,14 @@ pub(super) mod fixtures {
         encoder.finish().unwrap()
     }
 
+    /// `bytes` in one LZ4 frame, its content size stated where `stated`.
+    pub fn lz4(bytes: &[u8], stated: bool) -> Vec<u8> {
+        let info = lz4_flex::frame::FrameInfo::new().content_size(stated.then_some(bytes.len() as u64));
+        let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
     /// `bytes` compressed with XZ.
     pub fn xz(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 6);
@@ -202,7 +268,7 @@ pub(super) mod fixtures {
 
 #[cfg(test)]
 mod tests {
-    use super::fixtures::{bzip2, gzip, xz};
+    use super::fixtures::{bzip2, gzip, lz4, xz};
     use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
 
     #[test]
@@ -265,6 +331,104 @@ mod tests {
             .ends_with("May. And closes in October."));
         // Text that begins like bzip2's magic is text.
         assert_eq!(detect_format("note", b"BZh9 is a level").unwrap(), Format::Text);
+    }
+
+    #[test]
+    fn an_lz4_file_is_read_as_the_file_it_holds_its_frames_concatenated_or_legacy() {
+        let text = b"The pier opens in May. ".repeat(20_000);
+        // Two frames one after another (`cat a.lz4 b.lz4`), the first stating its size.
+        let mut two = lz4(&text, true);
+        two.extend(lz4(b"And closes in October.", false));
+        assert_eq!(
+            super::stated_inflated_size(&two),
+            text.len() as u64,
+            "the first frame states its content size"
+        );
+        assert_eq!(
+            super::stated_inflated_size(&lz4(&text, false)),
+            lz4(&text, false).len() as u64
+        );
+        // A legacy frame (`lz4 -l`): its magic number, then blocks of a size and their bytes.
+        let mut legacy = b"\x02\x21\x4C\x18".to_vec();
+        let block = lz4_flex::block::compress(b"Legacy frames hold the tide tables.");
+        legacy.extend((block.len() as u32).to_le_bytes());
+        legacy.extend(block);
+        for (name, bytes, starts, ends) in [
+            (
+                "pier.txt.lz4",
+                two.clone(),
+                "The pier opens in May. The pier",
+                "May. And closes in October.",
+            ),
+            ("tides.txt.lz4", legacy, "Legacy frames hold", "the tide tables."),
+        ] {
+            assert_eq!(detect_format(name, &bytes).unwrap(), Format::Compressed);
+            assert_eq!(
+                detect_format("dump", &bytes).unwrap(),
+                Format::Compressed,
+                "{name} by its magic"
+            );
+            let parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
+            let document = &parsed.documents[0];
+            assert_eq!(document.file_name, name);
+            let read: String = document
+                .blocks
+                .iter()
+                .map(|b| b.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                read.starts_with(starts) && read.ends_with(ends),
+                "{name}: {}",
+                &read[read.len() - 60..]
+            );
+        }
+        // A JSONL corpus inside, each line a document of the compressed file.
+        let lines = b"{\"_id\": \"a\", \"text\": \"Tide tables.\"}\n{\"_id\": \"b\", \"text\": \"Pier hours.\"}\n";
+        let parsed = AutoParser
+            .parse(&raw_for_test("corpus.jsonl.lz4", lz4(lines, true)))
+            .unwrap();
+        let uris: Vec<_> = parsed.documents.iter().map(|d| d.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            ["memory://test/corpus.jsonl.lz4#a", "memory://test/corpus.jsonl.lz4#b"]
+        );
+        // The reference tool's frames: 64 KB blocks linked (each block's matches reach into
+        // the one before), a content checksum, a frame of blocks with their own checksums.
+        let log = include_bytes!("../../tests/fixtures/harbour-log.txt.lz4");
+        assert_eq!(
+            super::stated_inflated_size(log),
+            111_211,
+            "its first frame states its size"
+        );
+        let parsed = AutoParser
+            .parse(&raw_for_test("harbour-log.txt.lz4", log.to_vec()))
+            .unwrap();
+        let read: Vec<&str> = parsed.documents[0].blocks.iter().map(|b| b.text.as_str()).collect();
+        let read = read.join("\n\n");
+        assert_eq!(read.matches("End of the harbour log.").count(), 2, "both frames read");
+        assert!(read.starts_with("Harbour log\n\nThe "), "{}", &read[..40]);
+        assert_eq!(
+            read.trim_end().len(),
+            2 * 111_211 - 1,
+            "every byte but the last line break"
+        );
+        // A frame whose bytes were changed fails its checksum.
+        let mut changed = log.to_vec();
+        changed[5_000] ^= 0x20;
+        let error = AutoParser.parse(&raw_for_test("changed.txt.lz4", changed)).unwrap_err();
+        assert!(
+            error.detail().unwrap().starts_with("its LZ4 data is damaged"),
+            "{error:?}"
+        );
+        // A frame cut partway.
+        let mut cut = lz4(&text, true);
+        cut.truncate(cut.len() / 2);
+        let error = AutoParser.parse(&raw_for_test("cut.txt.lz4", cut)).unwrap_err();
+        assert!(
+            error.detail().unwrap().starts_with("its LZ4 data is damaged"),
+            "{error:?}"
+        );
     }
 
     #[test]

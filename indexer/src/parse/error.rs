@@ -2,7 +2,7 @@
 
 /// The formats quarry parses, for the messages of the files it cannot.
 pub const SUPPORTED_FORMATS: &str =
-    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS, PPT (Office 97-2003), HWP, HWPX, ODT, ODS, ODP, EPUB, FictionBook, RTF, e-mail (EML, MBOX, MSG), HTML, Markdown, reStructuredText, AsciiDoc, Org, LaTeX, Jupyter notebooks, MediaWiki, man pages, BibTeX, RIS, XML (PubMed, RSS, Atom, Evernote), subtitles (SRT, WebVTT, SBV, ASS, TTML, SAMI, MicroDVD), LRC lyrics, CSV, TSV, JSON, JSONL, text (any extension whose bytes are text, in any encoding), ZIP, 7z and tar archives of these, and these compressed whole (.gz, .zst, .bz2, .xz)";
+    "supported: PDF, DOCX, PPTX, XLSX, DOC, XLS, PPT (Office 97-2003), HWP, HWPX, ODT, ODS, ODP, EPUB, FictionBook, RTF, e-mail (EML, MBOX, MSG), HTML, Markdown, reStructuredText, AsciiDoc, Org, LaTeX, Jupyter notebooks, MediaWiki, man pages, BibTeX, RIS, XML (PubMed, RSS, Atom, Evernote), subtitles (SRT, WebVTT, SBV, ASS, TTML, SAMI, MicroDVD), LRC lyrics, CSV, TSV, JSON, JSONL, text (any extension whose bytes are text, in any encoding), ZIP, 7z and tar archives of these, and these compressed whole (.gz, .zst, .bz2, .xz, .lz4)";
 
 /// `500000` as `500k tokens`, as seed 004 writes its limit.
 fn token_count(tokens: usize) -> String {

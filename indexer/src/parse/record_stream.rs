@@ -314,7 +314,7 @@ pub(super) fn assert_same_documents(streamed: &[&super::Document], whole: &[supe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::compressed::fixtures::{bzip2, gzip};
+    use crate::parse::compressed::fixtures::{bzip2, gzip, lz4};
     use crate::parse::raw_for_test;
 
     #[test]
@@ -442,6 +442,8 @@ mod tests {
             (b"<votes><vote>yes</vote></votes>".to_vec(), None),
             (evernote.clone(), Some(StreamKind::EvernoteExport)),
             (gzip(&evernote), Some(StreamKind::EvernoteExport)),
+            (lz4(dump.as_bytes(), false), Some(StreamKind::MediaWikiDump)),
+            (lz4(mailbox, true), Some(StreamKind::Mailbox)),
         ] {
             let file = StreamedFile {
                 file: raw_for_test("d.xml", Vec::new()),

@@ -86,6 +86,7 @@ fn content_type(file_name: &str) -> &'static str {
         Some("zst" | "zstd" | "tzst") => "application/zstd",
         Some("bz2" | "tbz" | "tbz2") => "application/x-bzip2",
         Some("xz" | "txz") => "application/x-xz",
+        Some("lz4") => "application/x-lz4",
         Some("html" | "htm") => "text/html",
         Some("csv") => "text/csv",
         Some("json") => "application/json",
