@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::bibtex_entry::entry_document;
-use super::text::decode_raw_text;
+use super::text::{collapse_whitespace, decode_raw_text};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -32,7 +32,7 @@ impl Entry {
     /// A value as it reads: its LaTeX as typeset, or plain text with its white space as one space.
     pub fn read(&self, value: &str) -> String {
         match self.plain {
-            true => value.split_whitespace().collect::<Vec<_>>().join(" "),
+            true => collapse_whitespace(value),
             false => super::latex::inline(value),
         }
     }

@@ -5,6 +5,7 @@
 //! where no `url` is given); its keywords are its tags.
 
 use super::bibtex::{Entry, MONTHS};
+use super::text::collapse_whitespace;
 use super::{Block, Document};
 use crate::source::RawDocument;
 
@@ -160,7 +161,7 @@ fn names(entry: &Entry, name: &str) -> Vec<String> {
     };
     // A RIS record's names are a line each; BibTeX's are joined by `and`, which may stand at a
     // line's end (white space is one space first).
-    let joined = field.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = collapse_whitespace(field);
     let split: Vec<&str> = match entry.plain {
         true => field.lines().collect(),
         false => split_outside_braces(&joined, " and "),

@@ -8,6 +8,7 @@ use quick_xml::events::Event;
 
 use super::html::read_page;
 use super::ooxml::{attribute, local_name, resolve, Package, PartReader};
+use super::text::collapse_whitespace;
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -65,7 +66,7 @@ fn read_spine(opf: &str, name: &str) -> Result<Spine, ParseError> {
             }
             Event::Text(t) if in_title => {
                 let text = reader.text(&t)?;
-                let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                let text = collapse_whitespace(&text);
                 title = (!text.is_empty()).then_some(text);
             }
             Event::End(e) if local_name(e.name().as_ref()) == b"title" => in_title = false,

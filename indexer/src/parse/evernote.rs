@@ -22,7 +22,7 @@ use bytes::Bytes;
 use quick_xml::events::Event;
 use rayon::prelude::*;
 
-use super::html_text::html_text;
+use super::html_text::html_blocks;
 use super::message_body::Attachment;
 use super::ooxml::local_name;
 use super::text::collapse_whitespace;
@@ -298,13 +298,7 @@ fn note_document(raw: &RawDocument, note: Note, uri: String, members: &dyn Parse
     if !note.title.is_empty() {
         blocks.push(Block::text(note.title.clone(), &[]));
     }
-    blocks.extend(
-        html_text(&without_encrypted(&note.content))
-            .split("\n\n")
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(|p| Block::text(p, &[])),
-    );
+    blocks.extend(html_blocks(&without_encrypted(&note.content)));
     let mut failures = Vec::new();
     for (place, resource) in note.resources.iter().enumerate() {
         attached_blocks(raw, &uri, resource, place, members, &mut blocks, &mut failures);
@@ -497,7 +491,7 @@ pub(super) mod tests {
 <resource><data encoding="base64">{svg}</data><mime>image/svg+xml</mime></resource>
 </note>
 <note><title>Same second</title><created>20130730T205204Z</created><content><![CDATA[<en-note>Another note.</en-note>]]></content></note>
-<note><title>Undated</title><updated>10101T000000Z</updated><content><![CDATA[<en-note><p>Kept all the same.</p></en-note>]]></content></note>
+<note><title>Undated</title><updated>10101T000000Z</updated><content><![CDATA[<en-note><p>Kept all the same.</p><h2>Depths</h2><table><tr><th>Berth</th><th>Depth</th></tr><tr><td>A</td><td>12 m</td></tr></table></en-note>]]></content></note>
 </en-export>"#
         )
     }
@@ -550,7 +544,22 @@ pub(super) mod tests {
                 "attachment unnamed-4.pdf: its base64 data cannot be decoded (Invalid symbol 33, offset 14.)"
             )]
         );
-        assert_eq!(parsed.documents[2].blocks[1].text, "Kept all the same.");
+        // A note's headings head what follows them; its tables are read a row a block.
+        let undated = &parsed.documents[2].blocks;
+        let shown: Vec<_> = undated
+            .iter()
+            .map(|b| (b.text.as_str(), b.heading_path.join(" > "), b.header.as_deref()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("Undated", String::new(), None),
+                ("Kept all the same.", String::new(), None),
+                ("Depths", "Depths".into(), None),
+                ("A | 12 m", "Depths".into(), Some("Berth | Depth")),
+            ]
+        );
+        assert_eq!(undated[3].kind, crate::parse::ContentType::Table);
         // A time that is none is left out.
         assert!(!parsed.documents[2].metadata.contains_key("updated"));
     }

@@ -13,7 +13,8 @@ use std::collections::HashSet;
 use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_failure, item_uri};
-use super::html_text::{html_text, BLOCKS};
+use super::html_text::{html_blocks, html_text};
+use super::text::collapse_whitespace;
 use super::xml::{broken_partway, lenient_reader, next_event, text_of};
 use super::{Block, Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -79,7 +80,7 @@ fn field_of(parent: &[u8], name: &[u8], in_item: bool) -> Option<Field> {
 
 impl Item {
     fn fill(&mut self, field: Field, text: String) {
-        let line = || text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = || collapse_whitespace(&text);
         match field {
             Field::Title if self.title.is_empty() => self.title = line(),
             Field::Link if self.link.is_empty() => self.link = line(),
@@ -180,11 +181,10 @@ fn read_feed(xml: &str) -> Result<Feed, ParseError> {
                     _ => {}
                 }
             }
-            // Atom's XHTML content: its block elements part its paragraphs.
+            // Atom's XHTML content: its elements written again as tags, for the HTML reader.
             if let Some((_, _, read)) = reading.as_mut() {
-                if BLOCKS.contains(&String::from_utf8_lossy(&name).to_ascii_lowercase().as_str()) {
-                    read.push_str("\n\n");
-                }
+                let slash = if empty { "/" } else { "" };
+                read.push_str(&format!("<{}{slash}>", String::from_utf8_lossy(&name)));
             }
             if !empty {
                 path.push(name.clone());
@@ -199,13 +199,14 @@ fn read_feed(xml: &str) -> Result<Feed, ParseError> {
         match event {
             Event::End(_) => {
                 let depth = path.len();
-                path.pop();
+                let name = path.pop().unwrap_or_default();
+                if let Some((_, _, read)) = reading.as_mut().filter(|(_, at, _)| *at < depth) {
+                    read.push_str(&format!("</{}>", String::from_utf8_lossy(&name)));
+                }
                 if reading.as_ref().is_some_and(|(_, at, _)| *at == depth) {
                     if let Some((field, _, text)) = reading.take() {
                         match (field, item.as_mut()) {
-                            (Field::FeedTitle, _) if feed.title.is_empty() => {
-                                feed.title = text.split_whitespace().collect::<Vec<_>>().join(" ")
-                            }
+                            (Field::FeedTitle, _) if feed.title.is_empty() => feed.title = collapse_whitespace(&text),
                             (_, Some((_, open))) => open.fill(field, text),
                             _ => {}
                         }
@@ -279,12 +280,7 @@ fn item_document(raw: &RawDocument, feed_title: &str, item: Item, uri: String) -
     if !item.title.is_empty() {
         blocks.push(Block::text(html_text(&item.title), &[]));
     }
-    blocks.extend(
-        html_text(body)
-            .split("\n\n")
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| Block::text(p.trim(), &[])),
-    );
+    blocks.extend(html_blocks(body));
     if blocks.is_empty() {
         return None;
     }
@@ -326,7 +322,7 @@ mod tests {
 <guid isPermaLink="false">harbour-2026-05</guid><pubDate>Fri, 01 May 2026 09:30:00 +0200</pubDate>
 <dc:creator>Ada Lovelace</dc:creator><category>tides</category><category>tables</category>
 <description>Short &lt;em&gt;summary&lt;/em&gt;.</description>
-<content:encoded><![CDATA[<p>The spring tides come early.</p><p>Low water at <b>06:10</b> &amp; 18:40.</p><script>track()</script>]]></content:encoded></item>
+<content:encoded><![CDATA[<p>The spring tides come early.</p><h3>Times</h3><p>Low water at <b>06:10</b> &amp; 18:40.</p><script>track()</script>]]></content:encoded></item>
 <item><title>Quay closed</title><link>https://harbour.example/quay</link><description>The north quay is closed.</description>
 <media:group xmlns:media="http://search.yahoo.com/mrss/"><media:content url="https://harbour.example/q.jpg"><media:description>A photo.</media:description></media:content></media:group></item>
 <item><title>Again</title><guid>harbour-2026-05</guid><description>A copy.</description></item>
@@ -350,9 +346,11 @@ mod tests {
             [
                 "Tide tables for May",
                 "The spring tides come early.",
+                "Times",
                 "Low water at 06:10 & 18:40."
             ]
         );
+        assert_eq!(first.blocks[3].heading_path, ["Times"]);
         assert_eq!(first.tags, ["tides", "tables"]);
         assert_eq!(first.metadata["url"], "https://harbour.example/tides-may");
         assert_eq!(first.metadata["date"], "2026-05-01T09:30:00+02:00");
@@ -379,14 +377,22 @@ mod tests {
 <title type="html">Release 1.2 &amp;amp; notes</title><link rel="self" href="https://q.example/self"/><link href="https://q.example/1.2"/>
 <id>urn:uuid:1225c695</id><updated>2026-12-01T18:30:02Z</updated><published>2026-11-30T10:00:00Z</published>
 <author><name>Grace Hopper</name></author><category term="release"/>
-<summary>Short.</summary><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><p>Faster <b>search</b>.</p><p>Smaller</p><p>files.</p></div></content></entry>
+<summary>Short.</summary><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml"><h2>Changes</h2><p>Faster <b>search</b>.</p><p>Smaller<br/>files.</p></div></content></entry>
 </feed>"#;
         let parsed = AutoParser.parse(&raw_for_test("releases.atom", atom)).unwrap();
         let entry = &parsed.documents[0];
         assert_eq!(entry.uri, "memory://test/releases.atom#item=urn:uuid:1225c695");
         assert_eq!(entry.title, "Release 1.2 & notes");
         let texts: Vec<&str> = entry.blocks.iter().map(|b| b.text.as_str()).collect();
-        assert_eq!(texts, ["Release 1.2 & notes", "Faster search.", "Smaller", "files."]);
+        assert_eq!(
+            texts,
+            ["Release 1.2 & notes", "Changes", "Faster search.", "Smaller", "files."]
+        );
+        assert_eq!(
+            entry.blocks[3].heading_path,
+            ["Changes"],
+            "XHTML's headings head what follows"
+        );
         assert_eq!(entry.metadata["url"], "https://q.example/1.2");
         assert_eq!(entry.metadata["date"], "2026-11-30T10:00:00+00:00");
         assert_eq!(entry.metadata["authors"][0], "Grace Hopper");

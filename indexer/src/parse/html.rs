@@ -8,7 +8,7 @@ use scraper::{ElementRef, Html, Node, Selector};
 
 use super::html_lists::OpenList;
 use super::legacy_encoding::declared_in_html;
-use super::text::{declared_by_source, decode_text_declared};
+use super::text::{collapse_whitespace, declared_by_source, decode_text_declared};
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -74,11 +74,11 @@ impl Walker {
     }
 
     fn flush(&mut self) {
-        let text = self.current.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = collapse_whitespace(&self.current);
         let text = if self.table_depth > 0 {
             self.current
                 .lines()
-                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .map(collapse_whitespace)
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
                 .join("\n")

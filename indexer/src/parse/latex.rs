@@ -11,7 +11,7 @@
 
 use super::latex_symbols::{accented, is_letter_accent, reads_as_its_name, text_command};
 use super::markup_body::{table_text, MarkupBody};
-use super::text::decode_raw_text;
+use super::text::{collapse_whitespace, decode_raw_text};
 use super::{ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -238,8 +238,7 @@ impl Reader {
     fn end_paragraph(&mut self) {
         let text = std::mem::take(&mut self.paragraph);
         self.body.line(&text);
-        self.body
-            .end_paragraph(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+        self.body.end_paragraph(collapse_whitespace);
         for note in std::mem::take(&mut self.notes) {
             self.body.push(note, ContentType::Text);
         }
@@ -546,7 +545,7 @@ fn inline_at(fragment: &str, depth: usize) -> String {
                 c => plain.push(c),
             }
         }
-        return plain.split_whitespace().collect::<Vec<_>>().join(" ");
+        return collapse_whitespace(&plain);
     }
     let mut reader = Reader {
         depth,
@@ -555,7 +554,7 @@ fn inline_at(fragment: &str, depth: usize) -> String {
     reader.read(fragment);
     let mut parts: Vec<String> = reader.body.blocks.into_iter().map(|b| b.text).collect();
     parts.retain(|p| !p.is_empty());
-    parts.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+    collapse_whitespace(&parts.join(" "))
 }
 
 #[cfg(test)]

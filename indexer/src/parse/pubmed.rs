@@ -15,6 +15,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_uri, Entry};
 use super::bibtex_entry::entry_document;
+use super::text::collapse_whitespace;
 use super::xml::{broken_partway, next_event, text_of};
 use super::{ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -117,7 +118,7 @@ struct Article {
 
 impl Article {
     fn fill(&mut self, field: Field, label: Option<String>, text: String) {
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = collapse_whitespace(&text);
         let set = |slot: &mut String| {
             if slot.is_empty() {
                 *slot = text.clone();

@@ -19,6 +19,7 @@ use encoding_rs::Encoding;
 
 use super::character_references::character_reference;
 use super::legacy_encoding::windows_code_page;
+use super::text::collapse_whitespace;
 use super::{Block, ContentType, Document, ParseError, Parsed};
 use crate::source::RawDocument;
 
@@ -274,7 +275,7 @@ impl Reader<'_> {
             return;
         }
         let text = std::mem::take(&mut self.paragraph);
-        self.cells.push(text.split_whitespace().collect::<Vec<_>>().join(" "));
+        self.cells.push(collapse_whitespace(&text));
     }
 
     /// `\row`: the cells read are a row of the table (text after the last cell its last).

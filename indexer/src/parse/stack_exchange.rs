@@ -28,7 +28,8 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::bibtex::{item_failure, item_uri};
 use super::character_references::decode_character_references;
-use super::html_text::html_text;
+use super::html_text::html_blocks;
+use super::text::collapse_whitespace;
 use super::xml::{broken_partway, lenient_reader, next_event};
 use super::{Block, Document, ItemFailure, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -320,7 +321,11 @@ fn copy_fields(row: &Row, document: &mut Document, names: &[(&str, &str)]) {
 /// A document of `title` (its first block where `title_block`) and the text the HTML `body`
 /// shows after it; `None` where neither holds text.
 fn titled_document(raw: &RawDocument, uri: String, title: String, title_block: bool, body: &str) -> Option<Document> {
-    let body_blocks = body_blocks(body);
+    // Read without an HTML parser, in time and memory linear in it, as a row's HTML may be
+    // anything: html5ever runs in the worker processes, where it takes time growing with the
+    // square of a page's depth and reopens a paragraph's unclosed formatting elements in every
+    // paragraph after it.
+    let body_blocks = html_blocks(body);
     if body_blocks.is_empty() && !title_block {
         return None;
     }
@@ -333,18 +338,6 @@ fn titled_document(raw: &RawDocument, uri: String, title: String, title_block: b
     Some(Document::from_part(raw, uri, content.as_bytes(), title, blocks))
 }
 
-/// The blocks the HTML `body` shows, its paragraphs, read without an HTML parser (in time and
-/// memory linear in it, as a row's HTML may be anything: html5ever runs in the worker
-/// processes, where it takes time growing with the square of a page's depth and reopens a
-/// paragraph's unclosed formatting elements in every paragraph after it).
-fn body_blocks(body: &str) -> Vec<Block> {
-    html_text(body)
-        .split("\n\n")
-        .filter(|paragraph| !paragraph.is_empty())
-        .map(|paragraph| Block::text(paragraph, &[]))
-        .collect()
-}
-
 fn post_document(raw: &RawDocument, row: &Row, uri: String, questions: &Questions) -> Option<Document> {
     let id = field(row, "Id").unwrap_or_default();
     let type_id = field(row, "PostTypeId").unwrap_or_default();
@@ -354,7 +347,7 @@ fn post_document(raw: &RawDocument, row: &Row, uri: String, questions: &Question
     // Its own title, else its question's: the text's first block.
     let named = field(row, "Title").or(question.map(|(title, _)| title.as_str()));
     let title = match (named, parent) {
-        (Some(title), _) => title.split_whitespace().collect::<Vec<_>>().join(" "),
+        (Some(title), _) => collapse_whitespace(title),
         (None, Some(parent)) => format!("Answer to post {parent}"),
         (None, None) => {
             let mut kind = kind.clone();
@@ -475,6 +468,9 @@ mod tests {
                 "temp = 4"
             ]
         );
+        // The body's headings head what follows them.
+        assert_eq!(question.blocks[3].heading_path, ["Details"]);
+        assert!(question.blocks[1].heading_path.is_empty());
         assert_eq!(question.tags, ["storage", "whole-bean"]);
         let metadata = &question.metadata;
         assert_eq!(metadata["post_type"], "question");

@@ -9,7 +9,7 @@
 //! linear in the page, none recursive.
 
 use super::markup_body::{literal_text, table_text, LineReader, MarkupBody};
-use super::text::decode_raw_text;
+use super::text::{collapse_whitespace, decode_raw_text};
 use super::wikitext_markup::{inline, segments, LinkNames, Segment};
 use super::wikitext_templates::without_templates;
 use super::{Block, ContentType, Document, ParseError, Parsed};
@@ -53,7 +53,7 @@ pub(super) fn read_wikitext(text: &str, names: &LinkNames) -> WikiPage {
                 }
             }
             Segment::Literal(text) => match reader.table.as_mut() {
-                Some(table) => table.go_on(&text.split_whitespace().collect::<Vec<_>>().join(" ")),
+                Some(table) => table.go_on(&collapse_whitespace(&text)),
                 None => {
                     reader.end_paragraph();
                     reader.body.push(text, ContentType::Text);

@@ -29,7 +29,7 @@ use super::character_references::decode_character_references;
 use super::feed::is_feed_root;
 use super::legacy_encoding::declared_in_xml;
 use super::markup_body::table_text;
-use super::text::{declared_by_source, decode_text_declared};
+use super::text::{collapse_whitespace, declared_by_source, decode_text_declared};
 use super::{Block, ContentType, Document, ItemFailure, ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
@@ -345,7 +345,7 @@ impl Reading {
             self.end_paragraph();
             let (_, cell) = self.cell.take().unwrap_or_default();
             if let Some((_, cells)) = self.row.as_mut() {
-                cells.push(cell.split_whitespace().collect::<Vec<_>>().join(" "));
+                cells.push(collapse_whitespace(&cell));
             }
         }
         if self.row.as_ref().is_some_and(|(d, _)| *d == depth) {
@@ -407,7 +407,7 @@ impl Reading {
         let Some(paragraph) = self.paragraph.take() else {
             return;
         };
-        let text = paragraph.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = collapse_whitespace(&paragraph.text);
         if text.is_empty() {
             return;
         }
