@@ -130,11 +130,12 @@ struct BlockReader {
 /// The rows of the table being read.
 #[derive(Default)]
 struct TableRows {
-    rows: Vec<String>,
-    /// Whether each row's cells are all header cells.
-    header_rows: Vec<bool>,
-    /// Cells begun in the row being read.
-    cells: usize,
+    /// Each row's text and whether its cells are all header cells (None: text outside any
+    /// cell, a caption's).
+    rows: Vec<(String, Option<bool>)>,
+    /// Whether the cells begun in the row being read are all header cells; None before its
+    /// first cell.
+    header_cells: Option<bool>,
 }
 
 impl BlockReader {
@@ -189,15 +190,10 @@ impl BlockReader {
             }
             ("tr", false) if self.tables == 1 => self.end_row(),
             ("td" | "th", false) if self.tables == 1 => {
-                if self.table.cells == 0 {
-                    self.table.header_rows.push(true);
-                } else {
+                if self.table.header_cells.is_some() {
                     self.current.push_str(" | ");
                 }
-                self.table.cells += 1;
-                if name == "td" {
-                    *self.table.header_rows.last_mut().expect("a row") = false;
-                }
+                self.table.header_cells = Some(self.table.header_cells.unwrap_or(true) && name == "th");
             }
             _ if BLOCKS.contains(&name) || matches!(name, "td" | "th") => self.current.push(' '),
             _ => {}
@@ -209,29 +205,28 @@ impl BlockReader {
         let row = clean(&std::mem::take(&mut self.current));
         // Empty cells at its end are no text; at its start they keep its cells in their columns.
         let row = row.trim_end_matches(['|', ' ']);
-        if self.table.cells == 0 {
-            // Text in the table outside any cell: a row of its own.
-            self.table.header_rows.push(false);
+        let header_cells = self.table.header_cells.take();
+        if !row.is_empty() {
+            self.table.rows.push((row.to_string(), header_cells));
         }
-        match row.is_empty() {
-            true => {
-                self.table.header_rows.pop();
-            }
-            false => self.table.rows.push(row.to_string()),
-        }
-        self.table.cells = 0;
     }
 
-    /// The table read: its rows' blocks, under its first row where that is of header cells.
+    /// The table read: the text before its first row of cells (a caption) a paragraph, then
+    /// its rows' blocks, under its first row of cells where that is of header cells.
     fn flush_table(&mut self) {
-        let TableRows { rows, header_rows, .. } = std::mem::take(&mut self.table);
-        let header = match header_rows.first() {
-            Some(true) if rows.len() > 1 => Some(rows[0].clone()),
+        let TableRows { rows, .. } = std::mem::take(&mut self.table);
+        let path = self.heading_path();
+        let first_cells = rows.iter().position(|(_, cells)| cells.is_some()).unwrap_or(rows.len());
+        let (captions, rows) = rows.split_at(first_cells);
+        for (caption, _) in captions {
+            self.blocks.push(Block::text(caption.clone(), &path));
+        }
+        let header = match rows {
+            [(header, Some(true)), _, ..] => Some(header.clone()),
             _ => None,
         };
-        let path = self.heading_path();
-        for row in rows.into_iter().skip(header.is_some() as usize) {
-            let mut block = Block::of_kind(row, ContentType::Table, path.clone());
+        for (row, _) in &rows[header.is_some() as usize..] {
+            let mut block = Block::of_kind(row.clone(), ContentType::Table, path.clone());
             block.header = header.clone();
             self.blocks.push(block);
         }
@@ -342,6 +337,19 @@ mod tests {
                 row("| 9 m | silting", Some("Berth | Depth | Note")),
                 row("C | 7 m at low tide | inner", Some("Berth | Depth | Note")),
                 text("After the table.", "Depths"),
+            ]
+        );
+        // Text before the first row (a caption) a paragraph before the rows.
+        assert_eq!(
+            shown("<table><caption>MP4</caption><tr><th>Segment</th><th>Size</th></tr><tr><td>one</td><td>2 GB</td></tr></table>"),
+            [
+                text("MP4", ""),
+                (
+                    "one | 2 GB".to_string(),
+                    String::new(),
+                    true,
+                    Some("Segment | Size".to_string())
+                )
             ]
         );
         // No header row: rows alone; a table never closed ends with the fragment.

@@ -1,19 +1,71 @@
 //! SAMI captions (`.smi`, `.sami`: Microsoft's Synchronized Accessible Media Interchange, what
 //! Windows Media Player read and what Korean subtitles are still mostly written in). Each
-//! `<SYNC Start=ms>` starts a caption that shows until the next one; its `<P>`s' text (every
-//! language class the file has) is the caption, `<br>` a line; a SYNC whose text is only
-//! `&nbsp;` clears the screen (no caption). The head (title, styles) and comments are left out;
-//! tags are not closed in SAMI, so the body is read by its SYNC tags, not as HTML or XML.
+//! `<SYNC Start=ms>` starts a caption that shows until the next one; its `<P>`s' text is the
+//! caption of their class (`<P Class=KRCC>`: a language the head's style names, `lang:ko-KR`),
+//! `<br>` a line; a paragraph whose text is only `&nbsp;` clears its class's caption. Each
+//! class is a track of its own (a file of Korean and English captions, two). The head (title,
+//! styles) and comments are left out; tags are not closed in SAMI, so the body is read by its
+//! SYNC and P tags, not as HTML or XML.
 
-use super::subtitles::Cue;
+use std::collections::HashMap;
+
+use super::subtitles::{transcript_document, Cue};
+use super::{doc_id_for, ParseError, Parsed};
+use crate::source::RawDocument;
 
 /// Whether a file's first characters (lower case, white space off) open a SAMI document.
 pub(super) fn looks_like_sami(head: &str) -> bool {
     head.trim_start_matches('\u{feff}').trim_start().starts_with("<sami")
 }
 
-/// The captions of a SAMI document, in the order of their SYNCs (none where it has none).
-pub(super) fn read_cues(text: &str) -> Vec<Cue> {
+/// A SAMI document's captions as transcripts: one document, or where paragraphs of several
+/// classes hold text (Korean and English captions), one a class, named
+/// `<file>#lang=<its language, else its class>` and titled with it; each with its language as
+/// metadata `language` where the style names it.
+pub(super) fn sami_documents(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError> {
+    let tracks = read_tracks(text);
+    if tracks.is_empty() {
+        return Err(ParseError::NoTextIn("SAMI captions with no caption to read".into()));
+    }
+    let several = tracks.len() > 1;
+    let mut parsed = Parsed::default();
+    for track in tracks {
+        let mut track_parsed = transcript_document(raw, &track.cues)?;
+        for document in &mut track_parsed.documents {
+            let name = match (&track.language, track.class.as_str()) {
+                (Some(language), _) => language.clone(),
+                (None, "") => "unclassed".to_string(),
+                (None, class) => class.to_string(),
+            };
+            if several {
+                document.uri = format!("{}#lang={name}", raw.uri);
+                document.doc_id = doc_id_for(&document.uri);
+                document.title = format!("{} ({name})", document.title);
+            }
+            if let Some(language) = &track.language {
+                document.metadata.insert("language".into(), language.clone().into());
+            }
+        }
+        parsed.append(track_parsed);
+    }
+    Ok(parsed)
+}
+
+/// One language's captions: the `<P>`s of one class (`KRCC`, `ENCC`), with the language and
+/// name its style gives it.
+#[derive(Debug)]
+pub(super) struct Track {
+    /// The class, in lower case (empty for paragraphs of no class).
+    pub class: String,
+    /// Its `lang:` (`ko-KR`), where its style gives one.
+    pub language: Option<String>,
+    pub cues: Vec<Cue>,
+}
+
+/// The captions of a SAMI document, a track per class of paragraphs that holds text, in the
+/// order the file first uses each; each track's captions in time order.
+pub(super) fn read_tracks(text: &str) -> Vec<Track> {
+    let languages = class_languages(text);
     let text = without_comments(text);
     // ASCII lower case keeps every byte where it is: positions found in it index `text` too.
     let lower = text.to_ascii_lowercase();
@@ -31,20 +83,131 @@ pub(super) fn read_cues(text: &str) -> Vec<Cue> {
         }
         from = next;
     }
-    let mut cues = Vec::new();
-    for (index, (start, html)) in syncs.iter().enumerate() {
-        let (html, lower) = (&text[html.clone()], &lower[html.clone()]);
-        let end = syncs.get(index + 1).map_or(*start, |(next, _)| (*next).max(*start));
-        let mut cue = Cue::starting(*start, end);
-        for line in split_at_line_breaks(html, lower) {
+    // Each SYNC's paragraphs by class: (sync, class, HTML range).
+    let mut parts: Vec<(usize, String, std::ops::Range<usize>)> = Vec::new();
+    for (index, (_, html)) in syncs.iter().enumerate() {
+        parts.extend(
+            paragraphs(&lower[html.clone()])
+                .into_iter()
+                .map(|(class, range)| (index, class, range.start + html.start..range.end + html.start)),
+        );
+    }
+    // Each paragraph's caption shows until the next SYNC with a paragraph of its class (one of
+    // `&nbsp;` clears it): found walking back, a SYNC's paragraphs at a time.
+    let mut shown_until = vec![None; parts.len()];
+    let mut next_of_class: HashMap<&str, usize> = HashMap::new();
+    let mut place = parts.len();
+    while place > 0 {
+        let sync = parts[place - 1].0;
+        let first = parts[..place]
+            .iter()
+            .rposition(|(other, _, _)| *other != sync)
+            .map_or(0, |p| p + 1);
+        for at in first..place {
+            shown_until[at] = next_of_class.get(parts[at].1.as_str()).copied();
+        }
+        for (_, class, _) in &parts[first..place] {
+            next_of_class.insert(class, sync);
+        }
+        place = first;
+    }
+    let mut tracks: Vec<Track> = Vec::new();
+    let mut track_of_class: HashMap<&str, usize> = HashMap::new();
+    for ((index, class, html), next) in parts.iter().zip(shown_until) {
+        let start = syncs[*index].0;
+        let end = next.map_or(start, |later| syncs[later].0.max(start));
+        let mut cue = Cue::starting(start, end);
+        for line in split_at_line_breaks(&text[html.clone()], &lower[html.clone()]) {
             cue.add(line);
         }
-        if cue.has_text() {
-            cues.push(cue);
+        if !cue.has_text() {
+            continue;
+        }
+        let track = *track_of_class.entry(class).or_insert_with(|| {
+            tracks.push(Track {
+                class: class.clone(),
+                language: languages.get(class).cloned(),
+                cues: Vec::new(),
+            });
+            tracks.len() - 1
+        });
+        tracks[track].cues.push(cue);
+    }
+    for track in &mut tracks {
+        track.cues.sort_by_key(|cue| cue.start_ms);
+    }
+    tracks
+}
+
+/// A SYNC's HTML (lower case) cut at its `<P>` tags: each paragraph's class (lower case, empty
+/// where it has none) and where its HTML is; text before the first `<P>` is of no class.
+fn paragraphs(lower: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut opened: Vec<(String, usize, usize)> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("<p").map(|at| at + from) {
+        from = at + 2;
+        if !lower[from..].starts_with(|c: char| c == '>' || c.is_ascii_whitespace()) {
+            continue;
+        }
+        let Some(end) = lower[at..].find('>').map(|end| end + at) else {
+            break;
+        };
+        opened.push((class_attribute(&lower[at..end]), at, end + 1));
+        from = end + 1;
+    }
+    let mut parts = Vec::new();
+    let first = opened.first().map_or(lower.len(), |(_, at, _)| *at);
+    if !lower[..first].trim().is_empty() {
+        parts.push((String::new(), 0..first));
+    }
+    for (place, (class, _, text_at)) in opened.iter().enumerate() {
+        let end = opened.get(place + 1).map_or(lower.len(), |(_, next, _)| *next);
+        parts.push((class.clone(), *text_at..end));
+    }
+    parts
+}
+
+/// A tag's `class` (quoted or not), lower case; empty where it has none.
+fn class_attribute(tag: &str) -> String {
+    let Some(after) = tag.find("class").map(|at| at + "class".len()) else {
+        return String::new();
+    };
+    let Some(value) = tag[after..].trim_start().strip_prefix('=') else {
+        return String::new();
+    };
+    let value = value.trim_start().trim_start_matches(['"', '\'']);
+    value
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect()
+}
+
+/// The languages the head's style gives its classes (`.KRCC { Name:Korean; lang:ko-KR; }`),
+/// class names in lower case.
+fn class_languages(text: &str) -> HashMap<String, String> {
+    let head = &text[..text.to_ascii_lowercase().find("<body").unwrap_or(text.len())];
+    let mut languages = HashMap::new();
+    for rule in head.split('}') {
+        let Some((selector, declarations)) = rule.split_once('{') else {
+            continue;
+        };
+        // `.KRCC`, `P.KRCC` (`<STYLE>.KRCC` where no space parts it from the tag).
+        let class = selector
+            .split_whitespace()
+            .next_back()
+            .and_then(|s| s.rsplit_once('.'))
+            .map(|(_, class)| class);
+        let language = declarations.split(';').find_map(|declaration| {
+            let (key, value) = declaration.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case("lang")
+                .then(|| value.trim().to_string())
+        });
+        if let (Some(class), Some(language)) = (class.filter(|c| !c.is_empty()), language.filter(|l| !l.is_empty())) {
+            languages.entry(class.to_ascii_lowercase()).or_insert(language);
         }
     }
-    cues.sort_by_key(|cue| cue.start_ms);
-    cues
+    languages
 }
 
 /// A SYNC tag's `Start` (quoted or not), in milliseconds.
@@ -109,19 +272,70 @@ mod tests {
         );
         assert_eq!(detect_format("harbour", SAMI.as_bytes()).unwrap(), Format::Subtitles);
         let parsed = AutoParser.parse(&raw_for_test("harbour.smi", SAMI)).unwrap();
-        let document = &parsed.documents[0];
+        // A document a language: its class's paragraphs alone.
+        let named: Vec<_> = parsed
+            .documents
+            .iter()
+            .map(|d| {
+                (
+                    d.uri.as_str(),
+                    d.title.as_str(),
+                    d.metadata["language"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("memory://test/harbour.smi#lang=ko-KR", "harbour (ko-KR)", "ko-KR"),
+                ("memory://test/harbour.smi#lang=en-US", "harbour (en-US)", "en-US"),
+            ]
+        );
+        let korean = &parsed.documents[0];
         // The blank SYNC ends the first caption at 3.5 s: no pause of 2 s before the next; the
         // next blank one ends the second at 6 s, 3 s before the last, which starts a paragraph.
         assert_eq!(
-            said_when(document),
+            said_when(korean),
             [
-                vec![("항구에 배가 들어온다 ", 1), ("조수가 늦다 The tide is late", 4)],
+                vec![("항구에 배가 들어온다 ", 1), ("조수가 늦다", 4)],
                 vec![("폭풍이 온다", 9)]
             ]
         );
-        assert_eq!(document.metadata["duration_seconds"], serde_json::json!(9.0));
+        assert_eq!(korean.metadata["duration_seconds"], serde_json::json!(9.0));
+        assert_eq!(said_when(&parsed.documents[1]), [vec![("The tide is late", 4)]]);
+        assert_ne!(korean.doc_id, parsed.documents[1].doc_id);
+        // One class: one document, named by its file.
+        let korean_only = SAMI.replace("<P Class=ENCC>The tide is late\r\n", "");
+        let parsed = AutoParser.parse(&raw_for_test("harbour.smi", korean_only)).unwrap();
+        assert_eq!(parsed.documents.len(), 1);
+        assert_eq!(parsed.documents[0].uri, "memory://test/harbour.smi");
+        assert_eq!(parsed.documents[0].metadata["language"], "ko-KR");
+        assert_eq!(said_when(&parsed.documents[0]), said_when(korean));
+        // Paragraphs of no class, and of a class no style names.
+        let plain = "<SAMI><BODY><SYNC Start=0>Low water<SYNC Start=1000><P Class=X>Marée basse</BODY></SAMI>";
+        let parsed = AutoParser.parse(&raw_for_test("t.smi", plain)).unwrap();
+        let uris: Vec<&str> = parsed.documents.iter().map(|d| d.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            ["memory://test/t.smi#lang=unclassed", "memory://test/t.smi#lang=x"]
+        );
         let none = "<SAMI><BODY><SYNC Start=0><P>&nbsp;</BODY></SAMI>";
         let error = AutoParser.parse(&raw_for_test("none.smi", none)).unwrap_err();
         assert!(error.is_no_document(), "{error}");
+    }
+
+    #[test]
+    fn many_syncs_of_many_classes_are_read_in_linear_time() {
+        let started = std::time::Instant::now();
+        let n = 100_000;
+        let mut sami = String::from("<SAMI><HEAD><STYLE>");
+        sami.extend((0..n).map(|i| format!(".C{i} {{ lang:x-{i}; }}")));
+        sami.push_str("</STYLE></HEAD><BODY>");
+        sami.extend((0..n).map(|i| format!("<SYNC Start={i}><P Class=C{i}>w{i}<P Class=K>k{i}")));
+        let tracks = super::read_tracks(&sami);
+        assert_eq!(tracks.len(), n + 1);
+        assert_eq!(tracks[0].language.as_deref(), Some("x-0"));
+        assert_eq!(tracks[1].cues.len(), n, "the class every SYNC has");
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
     }
 }

@@ -71,10 +71,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     let head = text[..text.floor_char_boundary(512)].to_ascii_lowercase();
     if matches!(extension.as_deref(), Some("smi" | "sami")) || super::sami::looks_like_sami(&head) {
-        return match super::sami::read_cues(text) {
-            cues if cues.is_empty() => Err(ParseError::NoTextIn("SAMI captions with no caption to read".into())),
-            cues => transcript_document(raw, &cues),
-        };
+        return super::sami::sami_documents(raw, text);
     }
     if super::microdvd::looks_like_microdvd(&head) {
         return transcript_document(raw, &super::microdvd::read_cues(text));
