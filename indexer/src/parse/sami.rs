@@ -311,6 +311,21 @@ mod tests {
         assert_eq!(parsed.documents[0].uri, "memory://test/harbour.smi");
         assert_eq!(parsed.documents[0].metadata["language"], "ko-KR");
         assert_eq!(said_when(&parsed.documents[0]), said_when(korean));
+        // Each language in SYNCs of its own at the same times, as converters write them: each
+        // caption shows until its own class's next SYNC.
+        let apart = "<SAMI><HEAD><STYLE>.KRCC { lang:ko-KR; } .ENCC { lang:en-US; }</STYLE></HEAD><BODY>\
+            <SYNC Start=1000><P Class=KRCC>첫 번째<SYNC Start=1000><P Class=ENCC>First\
+            <SYNC Start=4000><P Class=KRCC>&nbsp;<SYNC Start=4000><P Class=ENCC>&nbsp;</BODY></SAMI>";
+        let parsed = AutoParser.parse(&raw_for_test("t.smi", apart)).unwrap();
+        let shown: Vec<_> = parsed
+            .documents
+            .iter()
+            .map(|d| (said_when(d), d.metadata["duration_seconds"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(
+            shown,
+            [(vec![vec![("첫 번째", 1)]], 4.0), (vec![vec![("First", 1)]], 4.0)]
+        );
         // Paragraphs of no class, and of a class no style names.
         let plain = "<SAMI><BODY><SYNC Start=0>Low water<SYNC Start=1000><P Class=X>Marée basse</BODY></SAMI>";
         let parsed = AutoParser.parse(&raw_for_test("t.smi", plain)).unwrap();
