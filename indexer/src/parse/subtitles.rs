@@ -339,6 +339,8 @@ pub(super) fn timestamp_ms(text: &str) -> Option<u64> {
         .try_fold(0u64, |total, part| Some(total * 60 + number(part)?))?;
     let millis = match fraction {
         "" => 0,
+        // Its first three bytes digits (read as before), so that none is cut inside a character.
+        digits if !digits.bytes().take(3).all(|b| b.is_ascii_digit()) => return None,
         digits => {
             let kept = &digits[..digits.len().min(3)];
             number(kept)? * 10u64.pow(3 - kept.len() as u32)
@@ -752,7 +754,16 @@ mod tests {
         assert_eq!(timestamp_ms("02:03.5"), Some(123_500));
         assert_eq!(timestamp_ms("0:0:4.1"), Some(4_100));
         assert_eq!(timestamp_ms("100:00:00.000"), Some(360_000_000));
-        for broken in ["", "12", "a:b", "1:2:3:4", "00:00:01.x", "99999999999:00"] {
+        for broken in [
+            "",
+            "12",
+            "a:b",
+            "1:2:3:4",
+            "00:00:01.x",
+            "99999999999:00",
+            "0:01.00Ô»",
+            "0:01.0Ô",
+        ] {
             assert_eq!(timestamp_ms(broken), None, "{broken:?}");
         }
         let text = |line: &str| plain_text(line).text;
