@@ -20,11 +20,11 @@ const CONTROLS_PER_FORMAT: usize = 6;
 /// A parse worker's memory limit in this run, MiB.
 const PARSE_MEMORY_MIB: u64 = 512;
 
-const FORMATS: [&str; 55] = [
+const FORMATS: [&str; 56] = [
     "txt", "md", "rst", "adoc", "org", "ipynb", "tex", "wiki", "xml", "nxml", "pubmed", "rss", "posts", "1", "bib",
     "ris", "nbib", "vtt", "srt", "ass", "ttml", "lrc", "smi", "sub", "whisper", "hwp", "hwpx", "html", "json", "jsonl",
     "csv", "tsv", "pdf", "docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "fb2", "enex", "rtf", "doc", "xls",
-    "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "7z",
+    "ppt", "eml", "mbox", "msg", "zip", "tgz", "gz", "txz", "bz2", "lz4", "7z",
 ];
 
 // The suite must give the same files every run.
@@ -482,6 +482,16 @@ fn bzip2(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
+/// `bytes` in LZ4 frames (blocks of 64 KB, linked), as `lz4 -B4 -BD` writes them.
+fn lz4(bytes: &[u8]) -> Vec<u8> {
+    let info = lz4_flex::frame::FrameInfo::new()
+        .block_size(lz4_flex::frame::BlockSize::Max64KB)
+        .block_mode(lz4_flex::frame::BlockMode::Linked);
+    let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
 /// A solid 7z archive (LZMA2) of `files` (name, bytes).
 fn seven_zip(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut writer = sevenz_rust2::ArchiveWriter::new(std::io::Cursor::new(Vec::new())).unwrap();
@@ -629,6 +639,7 @@ fn valid(format: &str, text: &str, rng: &mut Rng) -> Vec<u8> {
         "gz" => gzip(format!("{text}\n\n{more}\n").as_bytes()),
         "txz" => xz(&tar(&[("notes/log.txt", text.as_bytes()), ("notes/more.odt", &odt(&[more], 0, 0))])),
         "bz2" => bzip2(format!("{text}\n\n{more}\n").as_bytes()),
+        "lz4" => lz4(format!("{text}\n\n{more}\n").as_bytes()),
         "7z" => seven_zip(&[("notes/log.txt", text.as_bytes()), ("notes/more.docx", &docx(&[more], 0))]),
         "rtf" => format!("{{\\rtf1\\ansi\\ansicpg1252{{\\fonttbl{{\\f0 Arial;}}}}{{\\info{{\\title Log}}}}\\pard {text}\\par {more}\\par}}").into_bytes(),
         other => unreachable!("{other}"),
@@ -868,6 +879,11 @@ fn is_specific(reason: &str, detail: Option<&str>) -> bool {
 fn names_its_item(uri: &str, reason: &str) -> bool {
     let Some((_, item)) = uri.rsplit_once('#') else {
         return false;
+    };
+    // An item inside an item (`note=.../attachment=more.txt`) is named by the innermost.
+    let item = match item.rsplit_once('/') {
+        Some((_, innermost)) if innermost.contains('=') => innermost,
+        _ => item,
     };
     let named = match item.split_once('=') {
         Some(("member", path)) => path.to_string(),
