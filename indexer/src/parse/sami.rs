@@ -23,9 +23,26 @@ pub(super) fn looks_like_sami(head: &str) -> bool {
 /// `<file>#lang=<its language, else its class>` and titled with it; each with its language as
 /// metadata `language` where the style names it.
 pub(super) fn sami_documents(raw: &RawDocument, text: &str) -> Result<Parsed, ParseError> {
-    let tracks = read_tracks(text);
+    let mut tracks = read_tracks(text);
     if tracks.is_empty() {
         return Err(ParseError::NoTextIn("SAMI captions with no caption to read".into()));
+    }
+    let mut warning = None;
+    if tracks.len() > MAX_TRACKS {
+        // More classes than languages a file gives its viewer to choose from: one document of
+        // them all, as a file of one class is (a document a class would be thousands of
+        // documents, each hashing the whole file).
+        warning = Some(format!(
+            "{} classes of captions: read as one transcript, not a document a language",
+            tracks.len()
+        ));
+        let mut cues: Vec<Cue> = tracks.drain(..).flat_map(|track| track.cues).collect();
+        cues.sort_by_key(|cue| cue.start_ms);
+        tracks.push(Track {
+            class: String::new(),
+            language: None,
+            cues,
+        });
     }
     let several = tracks.len() > 1;
     let mut parsed = Parsed::default();
@@ -45,14 +62,21 @@ pub(super) fn sami_documents(raw: &RawDocument, text: &str) -> Result<Parsed, Pa
             if let Some(language) = &track.language {
                 document.metadata.insert("language".into(), language.clone().into());
             }
+            if let Some(warning) = &warning {
+                document.warn(warning.clone());
+            }
         }
         parsed.append(track_parsed);
     }
     Ok(parsed)
 }
 
-/// One language's captions: the `<P>`s of one class (`KRCC`, `ENCC`), with the language and
-/// name its style gives it.
+/// The most classes of captions read as a document each (a DVD offers up to 32 subtitle
+/// streams; a SAMI file, a few languages).
+const MAX_TRACKS: usize = 32;
+
+/// One language's captions: the `<P>`s of one class (`KRCC`, `ENCC`), with the language its
+/// style gives it.
 #[derive(Debug)]
 pub(super) struct Track {
     /// The class, in lower case (empty for paragraphs of no class).
@@ -351,6 +375,13 @@ mod tests {
         assert_eq!(tracks.len(), n + 1);
         assert_eq!(tracks[0].language.as_deref(), Some("x-0"));
         assert_eq!(tracks[1].cues.len(), n, "the class every SYNC has");
+        // Read whole: one transcript of them all, saying so, not a document a class.
+        let parsed = AutoParser.parse(&raw_for_test("many.smi", sami)).unwrap();
+        assert_eq!(parsed.documents.len(), 1);
+        assert_eq!(
+            parsed.documents[0].warnings,
+            ["100001 classes of captions: read as one transcript, not a document a language"]
+        );
         assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
     }
 }
