@@ -269,7 +269,9 @@ pub(super) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::{bzip2, gzip, lz4, xz};
-    use crate::parse::{detect_format, failures_of, raw_for_test, AutoParser, Format, Parser};
+    use crate::parse::{
+        block_texts_of, detect_format, document_of, failures_of, raw_for_test, AutoParser, Format, Parser,
+    };
 
     #[test]
     fn a_size_understated_takes_one_more_reservation_not_doublings() {
@@ -368,8 +370,7 @@ mod tests {
                 Format::Compressed,
                 "{name} by its magic"
             );
-            let parsed = AutoParser.parse(&raw_for_test(name, bytes)).unwrap();
-            let document = &parsed.documents[0];
+            let document = document_of(name, bytes);
             assert_eq!(document.file_name, name);
             let read: String = document
                 .blocks
@@ -401,11 +402,7 @@ mod tests {
             111_211,
             "its first frame states its size"
         );
-        let parsed = AutoParser
-            .parse(&raw_for_test("harbour-log.txt.lz4", log.to_vec()))
-            .unwrap();
-        let read: Vec<&str> = parsed.documents[0].blocks.iter().map(|b| b.text.as_str()).collect();
-        let read = read.join("\n\n");
+        let read = block_texts_of("harbour-log.txt.lz4", log.to_vec()).join("\n\n");
         assert_eq!(read.matches("End of the harbour log.").count(), 2, "both frames read");
         assert!(read.starts_with("Harbour log\n\nThe "), "{}", &read[..40]);
         assert_eq!(

@@ -150,13 +150,13 @@ impl BlockReader {
     }
 
     fn tag(&mut self, name: &str, closing: bool) {
+        if self.tables > 0 {
+            return self.table_tag(name, closing);
+        }
         let level = name
             .strip_prefix('h')
             .and_then(|l| l.parse::<usize>().ok())
             .filter(|l| (1..=6).contains(l));
-        if self.tables > 0 {
-            return self.table_tag(name, closing);
-        }
         match (level, name) {
             (Some(level), _) if !closing => {
                 self.flush();
@@ -214,19 +214,22 @@ impl BlockReader {
     /// The table read: the text before its first row of cells (a caption) a paragraph, then
     /// its rows' blocks, under its first row of cells where that is of header cells.
     fn flush_table(&mut self) {
-        let TableRows { rows, .. } = std::mem::take(&mut self.table);
+        let TableRows { rows: mut captions, .. } = std::mem::take(&mut self.table);
         let path = self.heading_path();
-        let first_cells = rows.iter().position(|(_, cells)| cells.is_some()).unwrap_or(rows.len());
-        let (captions, rows) = rows.split_at(first_cells);
+        let first_cells = captions
+            .iter()
+            .position(|(_, cells)| cells.is_some())
+            .unwrap_or(captions.len());
+        let rows = captions.split_off(first_cells);
         for (caption, _) in captions {
-            self.blocks.push(Block::text(caption.clone(), &path));
+            self.blocks.push(Block::text(caption, &path));
         }
-        let header = match rows {
+        let header = match rows.as_slice() {
             [(header, Some(true)), _, ..] => Some(header.clone()),
             _ => None,
         };
-        for (row, _) in &rows[header.is_some() as usize..] {
-            let mut block = Block::of_kind(row.clone(), ContentType::Table, path.clone());
+        for (row, _) in rows.into_iter().skip(header.is_some() as usize) {
+            let mut block = Block::of_kind(row, ContentType::Table, path.clone());
             block.header = header.clone();
             self.blocks.push(block);
         }

@@ -193,17 +193,12 @@ fn paragraphs(lower: &str) -> Vec<(String, std::ops::Range<usize>)> {
 
 /// A tag's `class` (quoted or not), lower case; empty where it has none.
 fn class_attribute(tag: &str) -> String {
-    let Some(after) = tag.find("class").map(|at| at + "class".len()) else {
-        return String::new();
-    };
-    let Some(value) = tag[after..].trim_start().strip_prefix('=') else {
-        return String::new();
-    };
-    let value = value.trim_start().trim_start_matches(['"', '\'']);
-    value
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-        .collect()
+    attribute_value(tag, "class").map_or_else(String::new, |value| {
+        value
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect()
+    })
 }
 
 /// The languages the head's style gives its classes (`.KRCC { Name:Korean; lang:ko-KR; }`),
@@ -236,14 +231,18 @@ fn class_languages(text: &str) -> HashMap<String, String> {
 
 /// A SYNC tag's `Start` (quoted or not), in milliseconds.
 fn start_attribute(tag: &str) -> Option<u64> {
-    let after = tag.find("start")? + "start".len();
-    let value = tag[after..].trim_start().strip_prefix('=')?.trim_start();
-    let digits: String = value
-        .trim_start_matches(['"', '\''])
+    let digits: String = attribute_value(tag, "start")?
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
     digits.get(..digits.len().min(15))?.parse().ok()
+}
+
+/// What follows `name=` in a tag (lower case), after its opening quote if it has one.
+fn attribute_value<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let after = tag.find(name)? + name.len();
+    let value = tag[after..].trim_start().strip_prefix('=')?.trim_start();
+    Some(value.trim_start_matches(['"', '\'']))
 }
 
 /// A caption's HTML cut at its `<br>`s (`<br/>`, `<BR>`), found in its ASCII lower case.
