@@ -264,6 +264,19 @@ pub async fn serve_stand_in(app: axum::Router) -> String {
     url
 }
 
+/// The file names of a search result's chunks, sorted, each once.
+pub fn result_files(result: &serde_json::Value) -> Vec<String> {
+    let mut names: Vec<String> = result["chunks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no chunks: {result}"))
+        .iter()
+        .map(|c| c["file_name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// A paragraph of six sentences on `topic` that no other topic's paragraph shares.
 pub fn paragraph(topic: &str) -> String {
     (0..6)

@@ -60,15 +60,7 @@ async fn v1_hits(server: &TestServer, filters: Value) -> Vec<String> {
         )
         .await;
     assert_eq!(status, 200, "{result}");
-    let mut names: Vec<String> = result["chunks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["file_name"].as_str().unwrap().to_string())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    http_common::result_files(&result)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -20,6 +20,7 @@ mod http_user_scope;
 mod http_versions;
 mod llm_layers;
 mod query_batching;
+mod query_syntax;
 mod read_only_replicas;
 mod search_quality;
 mod search_windows;

@@ -11,8 +11,11 @@ use super::{runtime, LoadArgs};
 pub struct SearchArgs {
     /// Snapshot root (folder or s3://bucket/prefix).
     pub snapshot: String,
-    /// The query text.
+    /// The query text: "a quoted phrase" must be in each result, -word and -"a phrase" must not.
     pub query: String,
+    /// simple (quoted phrases and -exclusions) or plain (quotes and dashes are text).
+    #[arg(long, env = "QUARRY_QUERY_SYNTAX", default_value = "simple")]
+    pub query_syntax: quarry_server::search::query_syntax::QuerySyntax,
     /// auto | vector | keyword | hybrid (also semantic, bm25). auto fuses both lanes, weighing the vector lane by how much of the query and the collection the model reads.
     #[arg(long, env = "QUARRY_MODE", default_value = "auto")]
     pub mode: Mode,
@@ -104,6 +107,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.highlight = args.highlight;
     request.context_chunks = args.context_chunks;
     request.layer = args.layer;
+    request.query_syntax = args.query_syntax;
     request.facets = args.facets.clone();
     request.facet_size = args.facet_size;
     request.min_score = args.min_score;

@@ -1,7 +1,8 @@
 //! [`KeywordIndex`] on tantivy: BM25 over the chunk texts, read by the index's analyzer
 //! ([`super::analysis`]: multilingual for new indexes, English for those written before).
-//! User text is never parsed as query syntax: it is read by the same analyzer and searched
-//! as plain terms. Segments are separate indexes; [`KeywordStats`] summed over them make
+//! It parses no query syntax: a query's words are read by the same analyzer and searched as
+//! plain terms, and a quoted phrase of the server's query syntax comes as a phrase to find
+//! ([`KeywordIndex::phrase_rows`], on the terms' positions). Segments are separate indexes; [`KeywordStats`] summed over them make
 //! their scores comparable.
 
 use std::collections::HashMap;
@@ -9,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST};
 use tantivy::{Index, IndexReader, Searcher, Term};
 
@@ -36,11 +37,12 @@ pub(super) fn schema(analyzer: &str) -> Schema {
     // searched for as a term nor read from the document store, so neither is written (both
     // are in indexes built earlier, which still open and search alike).
     builder.add_u64_field("row", FAST);
-    // Term frequencies, no positions: queries are plain terms (never phrases), and positions
-    // cost about 5-10% of the build. Indexes built with positions still open and search alike.
+    // Term frequencies and positions, for a query's quoted phrases ([`KeywordIndex::phrase_rows`]).
+    // Indexes written without positions still open and search alike, their phrases read as
+    // all of their words.
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(analyzer)
-        .set_index_option(IndexRecordOption::WithFreqs);
+        .set_index_option(IndexRecordOption::WithFreqsAndPositions);
     builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
     builder.build()
 }
@@ -153,6 +155,11 @@ pub trait KeywordIndex: Send + Sync {
     /// Every row holding at least one word of `query` as the analyzer reads it (a set of
     /// [`KeywordIndex::len`] rows), unscored and uncut.
     fn matching_rows(&self, query: &str) -> Result<RowSet>;
+    /// Every row holding the words of `phrase` one after another, as the analyzer reads
+    /// them (stop words skipped) in any of the languages the index's rows were read as; an
+    /// index written without positions answers the rows holding all of them. None when the
+    /// analyzer keeps no word of `phrase`.
+    fn phrase_rows(&self, phrase: &str) -> Result<Option<RowSet>>;
 }
 
 /// A tantivy index opened from a folder.
@@ -287,9 +294,65 @@ impl KeywordIndex for TantivyKeywordIndex {
         }
         Ok(matching)
     }
+
+    fn phrase_rows(&self, phrase: &str) -> Result<Option<RowSet>> {
+        let field = self.index.schema().get_field("text").map_err(err("schema"))?;
+        let positions = self.has_positions()?;
+        let readings: Vec<(Occur, Box<dyn Query>)> = self
+            .analyzer
+            .phrase_readings(phrase)
+            .into_iter()
+            .map(|sequence| {
+                let mut terms: Vec<(usize, Term)> = sequence
+                    .into_iter()
+                    .map(|(at, term)| (at, Term::from_field_text(field, &term)))
+                    .collect();
+                let query: Box<dyn Query> = match terms.len() {
+                    1 => Box::new(TermQuery::new(terms.remove(0).1, IndexRecordOption::Basic)),
+                    _ if positions => Box::new(PhraseQuery::new_with_offset(terms)),
+                    _ => Box::new(BooleanQuery::new(
+                        terms
+                            .into_iter()
+                            .map(|(_, term)| {
+                                let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+                                (Occur::Must, query)
+                            })
+                            .collect(),
+                    )),
+                };
+                (Occur::Should, query)
+            })
+            .collect();
+        if readings.is_empty() {
+            return Ok(None);
+        }
+        let mut matching = RowSet::empty(self.len());
+        for row in self
+            .reader
+            .searcher()
+            .search(&BooleanQuery::new(readings), &RowsCollector)
+            .map_err(err("phrase"))?
+        {
+            matching.insert(row as usize);
+        }
+        Ok(Some(matching))
+    }
 }
 
 impl TantivyKeywordIndex {
+    /// Whether the text field was written with each term's positions (indexes written
+    /// before phrases were searched were not).
+    fn has_positions(&self) -> Result<bool> {
+        let schema = self.index.schema();
+        let field = schema.get_field("text").map_err(err("schema"))?;
+        Ok(match schema.get_field_entry(field).field_type() {
+            tantivy::schema::FieldType::Str(options) => options
+                .get_indexing_options()
+                .is_some_and(|o| o.index_option().has_positions()),
+            _ => false,
+        })
+    }
+
     /// Any of the words of `query` (None when the analyzer leaves none).
     fn any_term_query(&self, query: &str) -> Result<Option<BooleanQuery>> {
         let terms = self.terms(query)?;
@@ -590,31 +653,7 @@ mod tests {
         // The schema indexes were built with before: the row indexed and stored as well,
         // the text with positions.
         let old_dir = tempfile::tempdir().unwrap();
-        let mut builder = Schema::builder();
-        let row_field = builder.add_u64_field("row", tantivy::schema::INDEXED | tantivy::schema::STORED | FAST);
-        let indexing = TextFieldIndexing::default()
-            .set_tokenizer(MULTILINGUAL_V1)
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions);
-        let text_field = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
-        let old = Index::create_in_dir(old_dir.path(), builder.build()).unwrap();
-        old.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
-        let detected: Vec<_> = texts.iter().map(|text| super::super::analysis::detect(text)).collect();
-        let (profile, languages) = LanguageProfile::of_detected(&detected);
-        let mut reader = KeywordAnalyzer::Multilingual(Arc::new(profile.clone())).text_reader();
-        let mut writer = old
-            .writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)
-            .unwrap();
-        for (row, text) in texts.iter().enumerate() {
-            let mut terms = String::new();
-            reader.for_each_term_as(text, languages[row], |term, _| {
-                super::super::term_list::push_term(&mut terms, term)
-            });
-            writer
-                .add_document(tantivy::doc!(row_field => row as u64, text_field => terms))
-                .unwrap();
-        }
-        writer.commit().unwrap();
-        profile.save(old_dir.path()).unwrap();
+        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqsAndPositions);
         let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
         for index in [&built, &old] {
             let rows: Vec<u64> = index.search("harbour", 5).unwrap().iter().map(|h| h.row).collect();
@@ -651,5 +690,69 @@ mod tests {
         // It reads a run of CJK as one word, as it always did.
         assert_eq!(index.search("東京タワー", 3).unwrap()[0].row, 2);
         assert!(index.search("東京", 3).unwrap().is_empty());
+    }
+
+    /// An index of `texts` in a schema indexes were written with before: the row indexed and
+    /// stored as well as a column, the text indexed with `option`.
+    fn written_before(dir: &Path, texts: &[&str], option: IndexRecordOption) {
+        let mut builder = Schema::builder();
+        let row_field = builder.add_u64_field("row", tantivy::schema::INDEXED | tantivy::schema::STORED | FAST);
+        let indexing = TextFieldIndexing::default()
+            .set_tokenizer(MULTILINGUAL_V1)
+            .set_index_option(option);
+        let text_field = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
+        let old = Index::create_in_dir(dir, builder.build()).unwrap();
+        old.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
+        let detected: Vec<_> = texts.iter().map(|text| super::super::analysis::detect(text)).collect();
+        let (profile, languages) = LanguageProfile::of_detected(&detected);
+        let mut reader = KeywordAnalyzer::Multilingual(Arc::new(profile.clone())).text_reader();
+        let mut writer = old
+            .writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)
+            .unwrap();
+        for (row, text) in texts.iter().enumerate() {
+            let mut terms = String::new();
+            reader.for_each_term_as(text, languages[row], |term, _| {
+                super::super::term_list::push_term(&mut terms, term)
+            });
+            writer
+                .add_document(tantivy::doc!(row_field => row as u64, text_field => terms))
+                .unwrap();
+        }
+        writer.commit().unwrap();
+        profile.save(dir).unwrap();
+    }
+
+    #[test]
+    fn a_phrase_finds_the_rows_holding_its_words_in_order() {
+        let texts = [
+            "The state of the art in harbour design has moved on since the old breakwaters were built.",
+            "Art of the state: how the harbour authority commissioned paintings of its own offices.",
+            "State art collections were lent to the harbour museum for the summer exhibition.",
+            "北部海岸的旧灯塔去年得到修复，守塔人的房子现在接待前来观看冬季风暴的游客。",
+        ];
+        let rows = |index: &TantivyKeywordIndex, phrase: &str| index.phrase_rows(phrase).unwrap().map(|r| r.rows());
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert!(index.has_positions().unwrap());
+        // Words in order, stop words skipped (they leave no gap), stems matched.
+        assert_eq!(rows(&index, "state of the art"), Some(vec![0, 2]));
+        assert_eq!(rows(&index, "art of the state"), Some(vec![1]));
+        assert_eq!(rows(&index, "the harbour authorities"), Some(vec![1]));
+        assert_eq!(rows(&index, "Harbour"), Some(vec![0, 1, 2]));
+        assert_eq!(rows(&index, "harbour state"), Some(vec![]));
+        // A CJK phrase is its character pairs one after another: a substring of the text.
+        assert_eq!(rows(&index, "岸的旧灯"), Some(vec![3]));
+        assert_eq!(rows(&index, "海岸灯塔"), Some(vec![]));
+        assert_eq!(rows(&index, "… !?"), None, "no word");
+
+        // An index written without positions finds a phrase's rows by all of its words.
+        let old_dir = tempfile::tempdir().unwrap();
+        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqs);
+        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        assert!(!old.has_positions().unwrap());
+        assert_eq!(rows(&old, "state of the art"), Some(vec![0, 1, 2]));
+        assert_eq!(rows(&old, "harbour state"), Some(vec![0, 1, 2]));
+        assert_eq!(rows(&old, "海岸灯塔"), Some(vec![]));
     }
 }

@@ -146,6 +146,38 @@ impl RowSet {
         self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
     }
 
+    /// Keeps only the rows `other` (a set over the same rows) holds too, a byte at a time.
+    pub fn retain_all(&mut self, other: &RowSet) {
+        for (at, byte) in self.bits.iter_mut().enumerate() {
+            *byte &= other.bits.get(at).copied().unwrap_or(0);
+        }
+        self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
+    }
+
+    /// Adds the rows of `part` (a set numbered from 0) as rows from `start` on (a segment's
+    /// rows into a set numbered across segments), a byte of `part` at a time; rows past this
+    /// set's end are left out.
+    pub fn insert_all_at(&mut self, start: usize, part: &RowSet) {
+        let shift = start % 8;
+        for (i, &byte) in part.bits.iter().enumerate().filter(|(_, b)| **b != 0) {
+            let at = start / 8 + i;
+            if let Some(low) = self.bits.get_mut(at) {
+                *low |= byte << shift;
+            }
+            if shift > 0 {
+                if let Some(high) = self.bits.get_mut(at + 1) {
+                    *high |= byte >> (8 - shift);
+                }
+            }
+        }
+        if !self.len.is_multiple_of(8) {
+            if let Some(last) = self.bits.last_mut() {
+                *last &= (1u8 << (self.len % 8)) - 1;
+            }
+        }
+        self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
+    }
+
     pub fn bitmap(&self) -> &[u8] {
         &self.bits
     }
@@ -154,6 +186,34 @@ impl RowSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sets_are_placed_at_any_start_and_intersected() {
+        let local: Vec<usize> = vec![0, 1, 6, 7, 8, 12, 19];
+        let mut part = RowSet::empty(20);
+        local.iter().for_each(|&row| part.insert(row));
+        for start in [0, 3, 8, 13, 40, 45] {
+            let mut whole = RowSet::empty(50);
+            whole.insert(2);
+            whole.insert_all_at(start, &part);
+            let mut expected: Vec<u64> = local.iter().map(|&r| (start + r) as u64).filter(|&r| r < 50).collect();
+            expected.push(2);
+            expected.sort();
+            expected.dedup();
+            assert_eq!(
+                (whole.rows(), whole.count()),
+                (expected.clone(), expected.len()),
+                "at {start}"
+            );
+        }
+        let mut odd = RowSet::empty(30);
+        (0..30).step_by(3).for_each(|row| odd.insert(row));
+        let mut kept = RowSet::empty(30).complement();
+        kept.retain_all(&odd);
+        assert_eq!(kept, odd);
+        kept.retain_all(&RowSet::empty(30));
+        assert!(kept.is_empty() && kept.count() == 0);
+    }
 
     #[test]
     fn a_range_is_added_less_the_rows_of_another_set() {

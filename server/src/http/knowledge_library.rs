@@ -26,6 +26,7 @@ use crate::ingest::jobs::{submit, uploads_dir, Submitted, Upload};
 use crate::ingest::Ingestion;
 use crate::records::{FileInfo, FileStatus};
 use crate::search::filter::Filters;
+use crate::search::query_syntax::QuerySyntax;
 use crate::search::searcher::{Mode, SearchRequest};
 
 fn library(state: &Ingestion, settings: &HttpSettings) -> Result<Arc<Collection>, ApiError> {
@@ -321,12 +322,14 @@ pub async fn search(
     };
     scope_to_user(&mut filters, user_id_member(object.get(USER_ID_KEY), USER_ID_KEY)?);
     let collection = library(&state, &settings)?;
+    // Seed 004's semantic search reads its query as text, as its seed describes it.
     let request = SearchRequest {
         query,
         top_k,
         mode: Mode::Vector,
         min_score: Some(threshold),
         filters,
+        query_syntax: QuerySyntax::Plain,
         ..Default::default()
     };
     let result = run_search(&parts, &collection, request).await?;

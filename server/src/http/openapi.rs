@@ -346,6 +346,7 @@ fn search_request() -> Value {
             "facets": { "type": "array", "items": { "type": "string" } },
             "facet_size": { "type": "integer", "minimum": 0 },
             "layer": { "type": "string" },
+            "query_syntax": { "type": "string", "enum": ["simple", "plain"] },
             "rewrite_query": { "type": "boolean" },
             "history": { "type": "array", "items": { "type": "object" } },
             "compress": { "type": "boolean" }

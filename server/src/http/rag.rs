@@ -21,6 +21,7 @@ use crate::ingest::online::{
 };
 use crate::ingest::Ingestion;
 use crate::search::filter::Filters;
+use crate::search::query_syntax::QuerySyntax;
 use crate::search::result::ChunkResult;
 use crate::search::searcher::SearchRequest;
 
@@ -303,11 +304,14 @@ pub(super) async fn rag_search(
         .collections
         .get(&settings.rag_collection)
         .ok_or_else(|| ApiError::Unavailable("the RAG collection is not loaded".into()))?;
+    // Seed 002's callers are programs sending a question as it was asked: its quotes and
+    // dashes (`-Xmx`) are text, not phrases and exclusions.
     let request = SearchRequest {
         query: query.to_string(),
         top_k,
         min_score: Some(min_score),
         filters,
+        query_syntax: QuerySyntax::Plain,
         ..Default::default()
     };
     let result = run_search(parts, &collection, request).await.map_err(|e| match e {

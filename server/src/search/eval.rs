@@ -9,6 +9,7 @@ use quarry_datasets::metrics::{summarize, Summary};
 use serde::Serialize;
 
 use crate::error::ServerError;
+use crate::search::query_syntax::QuerySyntax;
 use crate::search::searcher::{Mode, SearchRequest, Searcher};
 
 /// Chunks fetched per query so that 100 distinct documents are (nearly always) covered.
@@ -105,10 +106,13 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
         let vector = searcher.embed_query(&query.text)?;
         embed_secs += started.elapsed().as_secs_f64();
         for mode in Mode::ALL {
+            // A judged set's queries are text, not query syntax (Cranfield's "-dash" is a
+            // transcribed dash, not a word to leave out).
             let request = SearchRequest {
                 query: query.text.clone(),
                 mode,
                 top_k: CHUNK_DEPTH,
+                query_syntax: QuerySyntax::Plain,
                 ..Default::default()
             };
             let result = searcher.search_with_vector(&request, Some(&vector))?.result;

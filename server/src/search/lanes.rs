@@ -45,26 +45,28 @@ pub trait Lane {
     fn rank(&self, parts: &[PlacedPart<'_>], depth: usize) -> Result<Ranked, ServerError>;
 }
 
-/// The lane of `request`'s mode; every mode but keyword needs the query's embedding.
+/// The lane of `request`'s mode, ranking by `query` (its ranking text); every mode but
+/// keyword needs the query's embedding.
 pub fn lane_for<'q>(
     request: &'q SearchRequest,
+    query: &'q str,
     query_vector: Option<&'q [f32]>,
 ) -> Result<Box<dyn Lane + 'q>, ServerError> {
     let vector =
         || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
     Ok(match request.mode {
         Mode::Vector => Box::new(VectorLane { query: vector()? }),
-        Mode::Keyword => Box::new(KeywordLane { query: &request.query }),
+        Mode::Keyword => Box::new(KeywordLane { query }),
         Mode::Hybrid => Box::new(HybridLane {
             vector: vector()?,
-            query: &request.query,
+            query,
             vector_weight: request.vector_weight,
             keyword_weight: request.keyword_weight,
             rrf_k: request.rrf_k,
         }),
         Mode::Auto => Box::new(AutoLane {
             vector: vector()?,
-            query: &request.query,
+            query,
         }),
     })
 }

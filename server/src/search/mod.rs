@@ -2,7 +2,8 @@
 //! [`hidden_rows`], its per-field orders [`field_index`], its metadata and facet columns
 //! [`metadata_columns`], [`facet_columns`], kept by [`kept_columns`]), filters ([`filter`],
 //! [`metadata_condition`]), a request's scope — one collection or several as one —
-//! validated once and placed ([`scope`], [`placed`]), the lanes that rank it ([`lanes`]:
+//! validated once and placed ([`scope`], [`placed`]), the query's phrases and excluded words
+//! ([`query_syntax`]), the lanes that rank it ([`lanes`]:
 //! vector and keyword over each snapshot's indexes, [`searcher`], and their fusions,
 //! [`fusion`], [`auto_fusion`]; each row a [`hit`]), the window cut once ([`result_window`]), neighbouring chunks
 //! ([`context_chunks`]), facet counts ([`facets`]), the seed-000 result records ([`result`]),
@@ -30,6 +31,7 @@ pub mod metadata_condition;
 pub mod placed;
 pub mod query_batcher;
 pub mod query_cache;
+pub mod query_syntax;
 pub mod result;
 pub mod result_window;
 pub mod scope;

@@ -16,6 +16,7 @@ use crate::search::context_chunks::add_context;
 use crate::search::facets::{FacetCounter, Facets};
 use crate::search::lanes::lane_for;
 use crate::search::placed::{locate, PlacedPart, SearchPart};
+use crate::search::query_syntax::{both, ParsedQuery};
 use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
 use crate::search::result_window::{fill_window, Window};
 use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
@@ -51,29 +52,36 @@ impl<'a> SearchScope<'a> {
     /// Validates `request`, embeds its query when its mode needs it, and runs it.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
         request.validate()?;
+        let query = request.parsed_query()?;
         let started = Instant::now();
         let query_vector = match (request.mode, self.parts.first()) {
             (Mode::Keyword, _) | (_, None) => None,
-            (_, Some(part)) => Some(part.searcher.embed_query(&request.query)?),
+            (_, Some(part)) => Some(part.searcher.embed_query(&query.ranking_text)?),
         };
         let embed_secs = started.elapsed().as_secs_f64();
-        let mut outcome = self.ranked(request, query_vector.as_deref())?;
+        let mut outcome = self.ranked(request, &query, query_vector.as_deref())?;
         outcome.timings.embed_secs = embed_secs;
         Ok(outcome)
     }
 
-    /// Validates `request` and runs it with an already embedded query (`None` for keyword mode).
+    /// Validates `request` and runs it with an already embedded query (`None` for keyword
+    /// mode): the embedding of its ranking text ([`SearchRequest::parsed_query`]).
     pub fn search_with_vector(
         &self,
         request: &SearchRequest,
         query_vector: Option<&[f32]>,
     ) -> Result<SearchOutcome, ServerError> {
         request.validate()?;
-        self.ranked(request, query_vector)
+        self.ranked(request, &request.parsed_query()?, query_vector)
     }
 
     /// Ranks the parts with the request's lane, cuts the window and builds the results.
-    fn ranked(&self, request: &SearchRequest, query_vector: Option<&[f32]>) -> Result<SearchOutcome, ServerError> {
+    fn ranked(
+        &self,
+        request: &SearchRequest,
+        query: &ParsedQuery,
+        query_vector: Option<&[f32]>,
+    ) -> Result<SearchOutcome, ServerError> {
         let started = Instant::now();
         let mut placed = Vec::with_capacity(self.parts.len());
         let mut offset = 0;
@@ -82,7 +90,10 @@ impl<'a> SearchScope<'a> {
             placed.push(PlacedPart {
                 part,
                 offset,
-                allowed: request.filters.allowed_rows(snapshot),
+                allowed: both(
+                    request.filters.allowed_rows(snapshot),
+                    query.constraints.allowed_rows(snapshot)?,
+                ),
             });
             offset += snapshot.row_count();
         }
@@ -94,7 +105,7 @@ impl<'a> SearchScope<'a> {
                 false => request.max_chunks_per_document,
             },
         };
-        let lane = lane_for(request, query_vector)?;
+        let lane = lane_for(request, &query.ranking_text, query_vector)?;
         let rank = |depth: usize| lane.rank(&placed, depth);
         let document_of = |row: usize| {
             let (at, local) = locate(&placed, row);
@@ -126,7 +137,7 @@ impl<'a> SearchScope<'a> {
                     let segment = at.part.searcher.snapshot().segment_of(local);
                     let terms = highlight_terms
                         .entry((at.offset, segment.offset))
-                        .or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &request.query));
+                        .or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &query.ranking_text));
                     add_highlights(&mut chunk, terms);
                 }
                 chunk
@@ -135,7 +146,7 @@ impl<'a> SearchScope<'a> {
         let facets = if request.facets.is_empty() {
             None
         } else {
-            Some(count_facets(&placed, request)?)
+            Some(count_facets(&placed, request, &query.ranking_text)?)
         };
         let total_tokens = chunks
             .iter()
@@ -165,11 +176,11 @@ impl<'a> SearchScope<'a> {
 
 /// The facets of the documents the search could return: those the filters allow, and in
 /// keyword mode only those with a row holding a query word.
-fn count_facets(placed: &[PlacedPart<'_>], request: &SearchRequest) -> Result<Facets, ServerError> {
+fn count_facets(placed: &[PlacedPart<'_>], request: &SearchRequest, query: &str) -> Result<Facets, ServerError> {
     let mut counter = FacetCounter::new(&request.facets, request.facet_size)?;
     for at in placed {
         let matching = match request.mode {
-            Mode::Keyword => Some(at.part.searcher.keyword_matching_rows(&request.query)?),
+            Mode::Keyword => Some(at.part.searcher.keyword_matching_rows(query)?),
             Mode::Vector | Mode::Hybrid | Mode::Auto => None,
         };
         counter.count(at.part.searcher.snapshot(), at.allowed.as_ref(), matching.as_deref());

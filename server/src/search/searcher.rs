@@ -20,6 +20,7 @@ use crate::search::filter::Filters;
 use crate::search::hit::{best_first, Hit};
 use crate::search::layer::Layer;
 use crate::search::loaded::{LoadedSegment, LoadedSnapshot};
+use crate::search::query_syntax::{ParsedQuery, QuerySyntax};
 use crate::search::result::RetrievalResult;
 use crate::search::scope::SearchScope;
 
@@ -120,6 +121,9 @@ pub struct SearchRequest {
     /// Which layer of each document to return: L2 its chunks, L1 its overview, L0 its
     /// abstract (once per document): [`crate::search::layer`].
     pub layer: Layer,
+    /// How the query is read: quoted phrases and `-` exclusions (`simple`, the default) or as
+    /// plain text ([`crate::search::query_syntax`]).
+    pub query_syntax: QuerySyntax,
 }
 
 impl Default for SearchRequest {
@@ -140,6 +144,7 @@ impl Default for SearchRequest {
             facets: Vec::new(),
             facet_size: DEFAULT_FACET_SIZE,
             layer: Layer::L2,
+            query_syntax: QuerySyntax::default(),
         }
     }
 }
@@ -191,7 +196,13 @@ impl SearchRequest {
             return bad(format!("rrf_k must be >= 0, got {}", self.rrf_k));
         }
         facets::validate(&self.facets, self.facet_size)?;
-        self.filters.validate()
+        self.filters.validate()?;
+        self.parsed_query().map(|_| ())
+    }
+
+    /// The query read by its syntax: what the lanes rank by, what results must hold.
+    pub fn parsed_query(&self) -> Result<ParsedQuery, ServerError> {
+        ParsedQuery::read(&self.query, self.query_syntax)
     }
 }
 

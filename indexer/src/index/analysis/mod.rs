@@ -133,6 +133,44 @@ impl KeywordAnalyzer {
         terms
     }
 
+    /// The term sequences a row holding `phrase` holds in order, one for each language the
+    /// index's rows were read as (the same sequence once), each term with its position in the
+    /// phrase as the index counts positions: the multilingual analyzer writes a row's terms
+    /// one after another (a stop word or an overlong word leaves no gap), the English one
+    /// leaves a stop word's position empty. A phrase of no terms (stop words only) has none.
+    pub fn phrase_readings(&self, phrase: &str) -> Vec<Vec<(usize, String)>> {
+        let mut readings: Vec<Vec<(usize, String)>> = Vec::new();
+        let mut add = |sequence: Vec<(usize, String)>| {
+            if !sequence.is_empty() && !readings.contains(&sequence) {
+                readings.push(sequence);
+            }
+        };
+        match self {
+            Self::English => {
+                let mut analyzer = english_analyzer();
+                let mut stream = analyzer.token_stream(phrase);
+                let mut sequence: Vec<(usize, String)> = Vec::new();
+                while stream.advance() {
+                    let token = stream.token();
+                    sequence.push((token.position, token.text.clone()));
+                }
+                let first = sequence.first().map(|(at, _)| *at).unwrap_or(0);
+                add(sequence.into_iter().map(|(at, term)| (at - first, term)).collect());
+            }
+            Self::Multilingual(profile) => {
+                let mut reader = self.text_reader();
+                for (language, _) in profile.readings() {
+                    let mut sequence: Vec<(usize, String)> = Vec::new();
+                    reader.for_each_term_as(phrase, language, |term, _| {
+                        sequence.push((sequence.len(), term.to_string()))
+                    });
+                    add(sequence);
+                }
+            }
+        }
+        readings
+    }
+
     /// A reader of stored texts, as the index read them (one per thread: it keeps caches).
     pub fn text_reader(&self) -> TextReader {
         let inner = match self {
@@ -234,6 +272,34 @@ mod tests {
         assert_eq!(english.query_terms("the houses and the bridges"), ["hous", "bridg"]);
         // CJK pairs need no language.
         assert_eq!(analyzer.query_terms("東京都"), ["東京", "京都"]);
+    }
+
+    #[test]
+    fn a_phrase_is_read_as_each_languages_terms_in_order() {
+        let at = |terms: &[&str]| -> Vec<(usize, String)> {
+            terms.iter().enumerate().map(|(i, t)| (i, t.to_string())).collect()
+        };
+        let analyzer = multilingual(&[
+            "Die Stadt liegt am Ufer des Rheins und ist für ihre alten Häuser und Brücken bekannt, die jedes Jahr viele Besucher anziehen.",
+            "The city lies on the bank of the river and is known for its old houses and bridges, which draw many visitors every year.",
+        ]);
+        // Each language's stems, a stop word of one language a word of the other, no gaps.
+        let readings = analyzer.phrase_readings("die alten Häuser");
+        assert_eq!(readings.len(), 2, "{readings:?}");
+        assert!(readings.contains(&at(&["alt", "haus"])), "{readings:?}");
+        assert!(readings.contains(&at(&["die", "alten", "hauser"])), "{readings:?}");
+        // Readings that agree are one; CJK pairs in order; stop words alone are no phrase.
+        assert_eq!(
+            analyzer.phrase_readings("Berlin 東京都"),
+            [at(&["berlin", "東京", "京都"])]
+        );
+        let english = multilingual(&["The city lies on the bank of the river and is known for its old houses and bridges, which draw many visitors every year."]);
+        assert!(english.phrase_readings("of the").is_empty());
+        // The English analyzer keeps a stop word's place.
+        assert_eq!(
+            KeywordAnalyzer::English.phrase_readings("the state of the art"),
+            [vec![(0, "state".to_string()), (3, "art".to_string())]]
+        );
     }
 
     #[test]

@@ -1,0 +1,263 @@
+//! A query's syntax, as search boxes read it: `"a quoted phrase"` must be in a result (its
+//! words one after another, as the keyword lane reads words), `-word` and `-"a phrase"` must
+//! not, and every other word ranks as always. The constraints hold in every mode, as filters
+//! do ([`QueryConstraints::allowed_rows`]); the lanes rank by the query's text without its
+//! marks and excluded words ([`ParsedQuery::ranking_text`]). `"query_syntax": "plain"` reads
+//! a query as plain text (quotes and dashes are characters), as `quarry eval` reads a
+//! benchmark's queries.
+//!
+//! A quote is `"`, `“`, `”` or `„` (a phrase opens with any and closes with the next); a quote
+//! never closed is a character of the text. A `-` marks an exclusion only at the start of a
+//! word (after a space or at the query's start) and right before a letter, digit or quote
+//! (`e-mail` and `- note` are text).
+
+use quarry_indexer::index::{KeywordIndex, RowSet};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServerError;
+use crate::search::loaded::LoadedSnapshot;
+
+/// Phrases and excluded words a query may hold together: each is a lookup in every segment's
+/// keyword index before the search, so a query of thousands of them is refused.
+pub const MAX_QUERY_CONSTRAINTS: usize = 32;
+
+/// How a request's query is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QuerySyntax {
+    /// Quoted phrases and `-` exclusions (this module).
+    #[default]
+    Simple,
+    /// Every character is text.
+    Plain,
+}
+
+impl std::str::FromStr for QuerySyntax {
+    type Err = ServerError;
+    fn from_str(s: &str) -> Result<Self, ServerError> {
+        match s {
+            "simple" => Ok(Self::Simple),
+            "plain" => Ok(Self::Plain),
+            other => Err(ServerError::InvalidRequest(format!(
+                "unknown query_syntax `{other}` (simple, plain)"
+            ))),
+        }
+    }
+}
+
+/// A query read by its syntax.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedQuery {
+    /// The words the lanes rank by: the query's words and its phrases' words, in order,
+    /// without quotes and excluded words.
+    pub ranking_text: String,
+    pub constraints: QueryConstraints,
+}
+
+/// What a result must hold and must not.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueryConstraints {
+    /// Phrases every result holds.
+    pub phrases: Vec<String>,
+    /// Words and phrases no result holds.
+    pub excluded: Vec<String>,
+}
+
+fn is_quote(c: char) -> bool {
+    matches!(c, '"' | '\u{201C}' | '\u{201D}' | '\u{201E}')
+}
+
+impl ParsedQuery {
+    /// `query` read by `syntax`. Refused: a query whose every word is excluded (there is
+    /// nothing to rank by), and one of more than [`MAX_QUERY_CONSTRAINTS`] phrases and exclusions.
+    pub fn read(query: &str, syntax: QuerySyntax) -> Result<Self, ServerError> {
+        if syntax == QuerySyntax::Plain {
+            return Ok(Self {
+                ranking_text: query.to_string(),
+                constraints: QueryConstraints::default(),
+            });
+        }
+        let chars: Vec<(usize, char)> = query.char_indices().collect();
+        let closing = |from: usize| (from..chars.len()).find(|&i| is_quote(chars[i].1));
+        let byte = |i: usize| chars.get(i).map_or(query.len(), |&(at, _)| at);
+        let mut ranking: Vec<&str> = Vec::new();
+        let mut constraints = QueryConstraints::default();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i].1;
+            if c.is_whitespace() {
+                i += 1;
+                continue;
+            }
+            let excluded = c == '-'
+                && chars
+                    .get(i + 1)
+                    .is_some_and(|&(_, next)| next.is_alphanumeric() || is_quote(next));
+            let start = i + usize::from(excluded);
+            // A phrase: from an opening quote to the next quote.
+            if let Some(end) = is_quote(chars[start].1).then(|| closing(start + 1)).flatten() {
+                let phrase = query[byte(start + 1)..byte(end)].trim();
+                if !phrase.is_empty() {
+                    match excluded {
+                        true => constraints.excluded.push(phrase.to_string()),
+                        false => {
+                            constraints.phrases.push(phrase.to_string());
+                            ranking.push(phrase);
+                        }
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            // A word: to the next space, or to a quote that opens a phrase.
+            let mut end = start;
+            while end < chars.len() && !chars[end].1.is_whitespace() {
+                if end > start && is_quote(chars[end].1) && closing(end + 1).is_some() {
+                    break;
+                }
+                end += 1;
+            }
+            let word = &query[byte(start)..byte(end)];
+            let word = match excluded {
+                true => {
+                    constraints.excluded.push(word.trim_matches(is_quote).to_string());
+                    ""
+                }
+                false => word,
+            };
+            let word = word.trim_matches(is_quote);
+            if !word.is_empty() {
+                ranking.push(word);
+            }
+            i = end.max(i + 1);
+        }
+        let count = constraints.phrases.len() + constraints.excluded.len();
+        if count > MAX_QUERY_CONSTRAINTS {
+            return Err(ServerError::InvalidRequest(format!(
+                "the query has {count} quoted phrases and excluded words; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes and dashes as text)"
+            )));
+        }
+        if ranking.is_empty() {
+            return Err(ServerError::InvalidRequest(
+                "the query has only excluded words: give a word or phrase to search for as well (\"query_syntax\": \"plain\" reads a dash as text)".into(),
+            ));
+        }
+        Ok(Self {
+            ranking_text: ranking.join(" "),
+            constraints,
+        })
+    }
+}
+
+impl QueryConstraints {
+    pub fn is_empty(&self) -> bool {
+        self.phrases.is_empty() && self.excluded.is_empty()
+    }
+
+    /// The rows of `snapshot` that hold every phrase and no excluded word, tombstoned rows
+    /// included (filters take those out); None when there are no constraints. A phrase the
+    /// keyword analyzer keeps no word of (stop words only) constrains nothing.
+    pub fn allowed_rows(&self, snapshot: &LoadedSnapshot) -> Result<Option<RowSet>, ServerError> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let mut allowed = RowSet::empty(snapshot.row_count());
+        for segment in &snapshot.segments {
+            let keyword = &segment.data.keyword;
+            let mut local = RowSet::empty(segment.rows).complement();
+            for phrase in &self.phrases {
+                if let Some(holding) = keyword.phrase_rows(phrase)? {
+                    local.retain_all(&holding);
+                }
+            }
+            for excluded in &self.excluded {
+                if let Some(holding) = keyword.phrase_rows(excluded)? {
+                    local.remove_all(&holding);
+                }
+            }
+            allowed.insert_all_at(segment.offset, &local);
+        }
+        Ok(Some(allowed))
+    }
+}
+
+/// Rows both sets allow (None: every row).
+pub fn both(a: Option<RowSet>, b: Option<RowSet>) -> Option<RowSet> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.retain_all(&b);
+            Some(a)
+        }
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(query: &str) -> (String, Vec<String>, Vec<String>) {
+        let parsed = ParsedQuery::read(query, QuerySyntax::Simple).unwrap();
+        (
+            parsed.ranking_text,
+            parsed.constraints.phrases,
+            parsed.constraints.excluded,
+        )
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn phrases_and_exclusions_are_read_and_the_rest_is_text() {
+        assert_eq!(read("harbour tides"), ("harbour tides".into(), vec![], vec![]));
+        assert_eq!(
+            read("\"retry budget\" timeouts -grpc -\"load balancer\""),
+            (
+                "retry budget timeouts".into(),
+                strings(&["retry budget"]),
+                strings(&["grpc", "load balancer"])
+            )
+        );
+        // Curly and low quotes; a phrase right after a word; a phrase of one word.
+        assert_eq!(
+            read("„Häuser am See“ und “Brücken”"),
+            (
+                "Häuser am See und Brücken".into(),
+                strings(&["Häuser am See", "Brücken"]),
+                vec![]
+            )
+        );
+        assert_eq!(
+            read("error\"disk full\""),
+            ("error disk full".into(), strings(&["disk full"]), vec![])
+        );
+        // Dashes inside words, alone or before a space are text; a quote never closed too.
+        assert_eq!(read("e-mail - note"), ("e-mail - note".into(), vec![], vec![]));
+        assert_eq!(read("-- flags"), ("-- flags".into(), vec![], vec![]));
+        assert_eq!(read("6\" pipe"), ("6 pipe".into(), vec![], vec![]));
+        assert_eq!(read("東京 -大阪"), ("東京".into(), vec![], strings(&["大阪"])));
+        // An empty phrase is nothing.
+        assert_eq!(read("\"\" tides"), ("tides".into(), vec![], vec![]));
+        // Plain syntax reads every character as text.
+        let plain = ParsedQuery::read("\"a\" -b", QuerySyntax::Plain).unwrap();
+        assert_eq!(
+            (plain.ranking_text.as_str(), plain.constraints.is_empty()),
+            ("\"a\" -b", true)
+        );
+    }
+
+    #[test]
+    fn a_query_of_exclusions_alone_or_of_too_many_constraints_is_refused() {
+        let refused = |query: &str| match ParsedQuery::read(query, QuerySyntax::Simple) {
+            Err(ServerError::InvalidRequest(message)) => message,
+            other => panic!("{query}: {other:?}"),
+        };
+        assert!(refused("-grpc -\"load balancer\"").contains("only excluded words"));
+        let many = (0..40).map(|i| format!("-w{i}")).collect::<Vec<_>>().join(" ") + " tides";
+        assert!(refused(&many).contains("40 quoted phrases and excluded words; at most 32"));
+        assert!(ParsedQuery::read(&many, QuerySyntax::Plain).is_ok());
+    }
+}

@@ -1,0 +1,129 @@
+//! A query's quoted phrases and `-` exclusions over real HTTP, in every mode and across a
+//! collection's segments: each result holds every phrase and no excluded word, the documents
+//! holding a phrase all come back, facets count only what the search could return, and
+//! `"query_syntax": "plain"` reads the same characters as text.
+
+use serde_json::{json, Value};
+
+use crate::http_common::{options, result_files as files, TestServer};
+
+/// Six notes on harbours, uploaded two at a time so the collection has three segments.
+const NOTES: [(&str, &str); 6] = [
+    (
+        "authority.txt",
+        "The harbour authority raised the mooring fees for every boat in the inner basin this spring.",
+    ),
+    (
+        "fees.txt",
+        "Fees at the harbour went up; the authority said the basin needed new pontoons and lights.",
+    ),
+    (
+        "storm.txt",
+        "A winter storm closed the harbour for three days and the authority moved the ferries inland.",
+    ),
+    (
+        "ferries.txt",
+        "The harbour ferries run every hour in summer; storms in autumn cut the timetable to four a day.",
+    ),
+    (
+        "tokyo.txt",
+        "東京都の港湾局は、冬の嵐のあと港のフェリーを三日間止めた。",
+    ),
+    ("kyoto.txt", "東京と京都を結ぶ列車は、港の近くの駅にも止まる。"),
+];
+
+/// `results` name every file of `present` and none of `absent`.
+fn holds(results: &Value, present: &[&str], absent: &[&str]) {
+    let found = files(results);
+    assert!(
+        present.iter().all(|f| found.iter().any(|n| n == f)) && !absent.iter().any(|f| found.iter().any(|n| n == f)),
+        "{found:?} should hold {present:?} and none of {absent:?}: {results}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quoted_phrases_and_excluded_words_hold_in_every_mode() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    let (status, created) = server.post("/v1/collections", json!({"name": "notes"})).await;
+    assert_eq!(status, 201, "{created}");
+    for pair in NOTES.chunks(2) {
+        let uploads: Vec<(&str, Vec<u8>)> = pair
+            .iter()
+            .map(|(name, text)| (*name, text.as_bytes().to_vec()))
+            .collect();
+        let (status, submitted) = server.upload("notes", &uploads).await;
+        assert_eq!(status, 202, "{submitted}");
+        let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
+        assert_eq!(job["status"], "completed", "{job}");
+    }
+    let api = &server.api;
+    let search = move |body: Value| async move { api.post("/v1/collections/notes/search", body).await };
+    for mode in ["auto", "vector", "keyword", "hybrid"] {
+        // Without syntax every harbour note can come back; a phrase keeps those holding it.
+        let (status, all) = search(json!({"query": "harbour authority", "mode": mode, "top_k": 20})).await;
+        assert_eq!(status, 200, "{all}");
+        assert!(files(&all).len() >= 4, "{mode}: {all}");
+        let (_, phrase) = search(json!({"query": "\"harbour authority\" fees", "mode": mode, "top_k": 20})).await;
+        assert_eq!(files(&phrase), ["authority.txt"], "{mode}: {phrase}");
+        assert_eq!(phrase["query"], "\"harbour authority\" fees");
+        // An excluded word takes out its forms (storm, storms), an excluded phrase its rows.
+        // (The vector lane ranks every row it may: the Japanese notes come back too.)
+        let (_, excluded) = search(json!({"query": "harbour ferries -storm", "mode": mode, "top_k": 20})).await;
+        holds(&excluded, &["authority.txt", "fees.txt"], &["storm.txt", "ferries.txt"]);
+        let (_, excluded) =
+            search(json!({"query": "harbour -\"harbour authority\" -\"winter storm\"", "mode": mode, "top_k": 20}))
+                .await;
+        holds(&excluded, &["fees.txt", "ferries.txt"], &["authority.txt", "storm.txt"]);
+        // A CJK phrase is its characters in a row: 東京都, not 東京 and 京都 apart.
+        let (_, cjk) = search(json!({"query": "\"東京都\"", "mode": mode, "top_k": 20})).await;
+        assert_eq!(files(&cjk), ["tokyo.txt"], "{mode}: {cjk}");
+        // Plain syntax: the dash and quotes are text, nothing is left out.
+        let (_, plain) =
+            search(json!({"query": "harbour ferries -storm", "mode": mode, "top_k": 20, "query_syntax": "plain"}))
+                .await;
+        assert!(files(&plain).contains(&"storm.txt".to_string()), "{mode}: {plain}");
+    }
+    // Highlights mark the phrase's words, never an excluded one.
+    let (_, marked) =
+        search(json!({"query": "\"harbour authority\" -ferries", "mode": "keyword", "highlight": true})).await;
+    assert_eq!(files(&marked), ["authority.txt"], "{marked}");
+    for chunk in marked["chunks"].as_array().unwrap() {
+        let content: Vec<char> = chunk["content"].as_str().unwrap().chars().collect();
+        let words: Vec<String> = chunk["metadata"]["highlights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                content[r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize]
+                    .iter()
+                    .collect()
+            })
+            .collect();
+        assert!(words.iter().all(|w| w == "harbour" || w == "authority"), "{words:?}");
+    }
+    // Facets count the documents the search could return: those holding the phrase.
+    let (_, faceted) =
+        search(json!({"query": "\"harbour authority\"", "mode": "vector", "facets": ["file_name"]})).await;
+    assert_eq!(faceted["facets"]["file_name"]["documents"], 1, "{faceted}");
+    // Refused, naming why: only exclusions, and an unknown syntax.
+    let (status, refused) = search(json!({"query": "-storm -\"harbour authority\""})).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.to_string().contains("only excluded words"), "{refused}");
+    let (status, refused) = search(json!({"query": "harbour", "query_syntax": "lucene"})).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused.to_string().contains("`lucene`, expected `simple` or `plain`"),
+        "{refused}"
+    );
+    // Several collections searched as one read the syntax alike.
+    let (status, together) = server
+        .post(
+            "/v1/search",
+            json!({"query": "harbour -winter -fees", "mode": "keyword"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{together}");
+    assert_eq!(files(&together), ["ferries.txt"], "{together}");
+    server.stop().await;
+}
