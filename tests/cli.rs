@@ -613,6 +613,26 @@ fn a_transcripts_hits_say_where_in_the_recording_they_are() {
         chunks.iter().all(|c| c["metadata"]["start_seconds"].is_u64()),
         "{result}"
     );
+    // A quoted phrase and an excluded word; plain syntax reads them as text.
+    let zanzibar_in = |syntax: &str| {
+        let output = quarry(&[
+            "search",
+            snap.to_str().unwrap(),
+            "\"harbour board\" -zanzibar",
+            "--query-syntax",
+            syntax,
+            "--json",
+        ]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let chunks = result["chunks"].as_array().unwrap().clone();
+        assert!(!chunks.is_empty(), "{result}");
+        chunks
+            .iter()
+            .any(|c| c["content"].as_str().unwrap().contains("zanzibar"))
+    };
+    assert!(!zanzibar_in("simple"));
+    assert!(zanzibar_in("plain"));
 }
 
 #[test]
