@@ -113,7 +113,9 @@ async fn quoted_phrases_and_excluded_words_hold_in_every_mode() {
     let (status, refused) = search(json!({"query": "harbour", "query_syntax": "lucene"})).await;
     assert_eq!(status, 400, "{refused}");
     assert!(
-        refused.to_string().contains("`lucene`, expected `simple` or `plain`"),
+        refused
+            .to_string()
+            .contains("query_syntax: unknown variant `lucene`, expected `simple` or `plain`"),
         "{refused}"
     );
     // Several collections searched as one read the syntax alike.

@@ -47,7 +47,9 @@ pub async fn search(
 }
 
 fn search_request(body: Map<String, Value>) -> Result<SearchRequest, ApiError> {
-    serde_json::from_value(Value::Object(body)).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+    // The error names the field it is about (`query_syntax: unknown variant ...`).
+    serde_path_to_error::deserialize(Value::Object(body))
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
 }
 
 /// Runs `search` with seed 001's LLM stages around it when the body asked for them
