@@ -2,7 +2,8 @@
 //! `dump.xml.bz2`, `logs.tar.xz`): inflated here within a limit (gzip, its concatenated members
 //! too, by miniz_oxide; Zstandard by the reference decoder, its window bounded; bzip2 by
 //! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded; LZ4's frames, and
-//! the legacy frames of `lz4 -l` and the Linux kernel, by lz4_flex, its blocks at most 8 MiB),
+//! the legacy frames of `lz4 -l` and the Linux kernel, by lz4_flex, its blocks at most 8 MiB;
+//! skippable frames passed over),
 //! then parsed as the
 //! file they hold, named by the name without its compression's extension, by the parser that
 //! read them (so a PDF inside still goes to a worker). The documents keep the compressed
@@ -36,6 +37,13 @@ pub(super) enum Compression {
 
 impl Compression {
     pub fn of(bytes: &[u8]) -> Option<Self> {
+        if let Some(after) = after_skippable_frames(bytes) {
+            // LZ4 and Zstandard share their skippable frames' magic: the frame after tells.
+            return match Self::of(after)? {
+                found @ (Self::Lz4 | Self::Zstd) => Some(found),
+                _ => None,
+            };
+        }
         if bytes.starts_with(b"\x1F\x8B") {
             Some(Self::Gzip)
         } else if bytes.starts_with(b"\x28\xB5\x2F\xFD") {
@@ -115,6 +123,27 @@ const LZ4_FRAME_MAGIC: &[u8] = b"\x04\x22\x4D\x18";
 /// A legacy LZ4 frame's (`lz4 -l`, the Linux kernel's initramfs and modules).
 const LZ4_LEGACY_MAGIC: &[u8] = b"\x02\x21\x4C\x18";
 
+/// Skippable frames held before a file's first frame, as LZ4 and Zstandard let a writer put
+/// its own data (a magic of `0x184D2A50`-`0x184D2A5F`, then the data's size): at most this many.
+const MAX_SKIPPABLE_FRAMES: usize = 16;
+
+/// The bytes after the skippable frames `bytes` start with; None when they start with none,
+/// or hold more of them than [`MAX_SKIPPABLE_FRAMES`] or past their end.
+fn after_skippable_frames(mut bytes: &[u8]) -> Option<&[u8]> {
+    let is_skippable = |b: &[u8]| b.len() >= 8 && b[0] & 0xF0 == 0x50 && b[1..4] == *b"\x2A\x4D\x18";
+    if !is_skippable(bytes) {
+        return None;
+    }
+    for _ in 0..MAX_SKIPPABLE_FRAMES {
+        if !is_skippable(bytes) {
+            return Some(bytes);
+        }
+        let size = u32::from_le_bytes(bytes[4..8].try_into().expect("four bytes")) as usize;
+        bytes = bytes.get(8 + size..)?;
+    }
+    None
+}
+
 /// LZ4 frames one after another (`cat a.lz4 b.lz4`, which `lz4 -d` reads whole): lz4_flex's
 /// decoder reads as ended at each frame's end, and on from the next frame's header when read
 /// again; the input ends where a read takes no byte from it.
@@ -124,11 +153,36 @@ impl<R: Read> Read for Lz4Frames<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
             let before = self.0.get_ref().read;
-            let n = self.0.read(buf)?;
+            let n = match self.0.read(buf) {
+                Ok(n) => n,
+                // A skippable frame (a writer's own data, which `lz4 -d` passes over): its
+                // magic and size were read, its data is skipped, the next frame read on.
+                Err(e) => match skippable_frame_size(&e) {
+                    Some(size) => {
+                        let skipped = std::io::copy(&mut self.0.get_mut().by_ref().take(size), &mut std::io::sink())?;
+                        if skipped < size {
+                            return Err(std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                "a skippable frame ends before its stated size",
+                            ));
+                        }
+                        continue;
+                    }
+                    None => return Err(e),
+                },
+            };
             if n > 0 || buf.is_empty() || self.0.get_ref().read == before {
                 return Ok(n);
             }
         }
+    }
+}
+
+/// The data size of the skippable frame lz4_flex's decoder stopped at, if that is its error.
+fn skippable_frame_size(e: &std::io::Error) -> Option<u64> {
+    match e.get_ref()?.downcast_ref::<lz4_flex::frame::Error>()? {
+        lz4_flex::frame::Error::SkippableFrame(size) => Some(u64::from(*size)),
+        _ => None,
     }
 }
 
@@ -335,6 +389,49 @@ mod tests {
         assert_eq!(detect_format("note", b"BZh9 is a level").unwrap(), Format::Text);
     }
 
+    /// A skippable frame of LZ4 and Zstandard: magic `0x184D2A5n`, the data's size, the data.
+    fn skippable(n: u8, data: &[u8]) -> Vec<u8> {
+        [&[n, 0x2A, 0x4D, 0x18][..], &(data.len() as u32).to_le_bytes(), data].concat()
+    }
+
+    #[test]
+    fn skippable_frames_before_a_frame_are_passed_over_and_the_frame_after_tells_the_format() {
+        use super::Compression;
+        let text = b"Harbour dues are paid at the quay office.";
+        let zstd = zstd::encode_all(&text[..], 3).unwrap();
+        let skipped_zstd = [skippable(0x5A, b"index"), zstd].concat();
+        assert_eq!(Compression::of(&skipped_zstd), Some(Compression::Zstd));
+        assert_eq!(
+            block_texts_of("dues.txt.zst", skipped_zstd),
+            [std::str::from_utf8(text).unwrap()]
+        );
+        assert_eq!(
+            Compression::of(&[skippable(0x50, b"a"), lz4(text, false)].concat()),
+            Some(Compression::Lz4)
+        );
+        // Skippable frames before nothing known, past the bytes' end, or too many: no format.
+        assert_eq!(
+            Compression::of(&[skippable(0x50, b"a"), b"plain text".to_vec()].concat()),
+            None
+        );
+        assert_eq!(Compression::of(&skippable(0x50, b"abc")[..10]), None);
+        let many: Vec<u8> = (0..17)
+            .flat_map(|_| skippable(0x51, b"x"))
+            .chain(lz4(text, false))
+            .collect();
+        assert_eq!(Compression::of(&many), None);
+        // A skippable frame cut short inside an LZ4 file fails as damaged.
+        let cut = [lz4(text, false), skippable(0x50, b"four")[..10].to_vec()].concat();
+        let error = AutoParser.parse(&raw_for_test("cut.txt.lz4", cut)).unwrap_err();
+        assert!(
+            error
+                .detail()
+                .unwrap()
+                .contains("a skippable frame ends before its stated size"),
+            "{error:?}"
+        );
+    }
+
     #[test]
     fn an_lz4_file_is_read_as_the_file_it_holds_its_frames_concatenated_or_legacy() {
         let text = b"The pier opens in May. ".repeat(20_000);
@@ -363,6 +460,18 @@ mod tests {
                 "May. And closes in October.",
             ),
             ("tides.txt.lz4", legacy, "Legacy frames hold", "the tide tables."),
+            (
+                "skipped.txt.lz4",
+                [
+                    skippable(0x50, b"writer's own"),
+                    two.clone(),
+                    skippable(0x5F, b""),
+                    lz4(b"Or later.", false),
+                ]
+                .concat(),
+                "The pier opens in May. The pier",
+                "And closes in October.Or later.",
+            ),
         ] {
             assert_eq!(detect_format(name, &bytes).unwrap(), Format::Compressed);
             assert_eq!(
