@@ -137,9 +137,15 @@ impl ParsedQuery {
                 "the query has {count} quoted phrases and excluded words; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes and dashes as text)"
             )));
         }
-        if ranking.is_empty() {
+        if ranking.is_empty() && !constraints.excluded.is_empty() {
             return Err(ServerError::InvalidRequest(
                 "the query has only excluded words: give a word or phrase to search for as well (\"query_syntax\": \"plain\" reads a dash as text)".into(),
+            ));
+        }
+        if ranking.is_empty() {
+            return Err(ServerError::InvalidRequest(
+                "the query has no word to search for, only quotes (\"query_syntax\": \"plain\" reads them as text)"
+                    .into(),
             ));
         }
         Ok(Self {
@@ -250,12 +256,35 @@ mod tests {
     }
 
     #[test]
+    fn any_text_reads_without_a_panic_into_pieces_of_itself() {
+        let alphabet: Vec<char> = "ab東京 -\"“”„\u{301}é\t".chars().collect();
+        let mut draw = quarry_datasets::synthetic::SeededRng::new(11);
+        for _ in 0..20_000 {
+            let query: String = (0..draw.below(14)).map(|_| *draw.pick(&alphabet)).collect();
+            let Ok(parsed) = ParsedQuery::read(&query, QuerySyntax::Simple) else {
+                continue;
+            };
+            let pieces = parsed
+                .constraints
+                .phrases
+                .iter()
+                .chain(&parsed.constraints.excluded)
+                .map(String::as_str)
+                .chain(parsed.ranking_text.split(' '));
+            for piece in pieces {
+                assert!(query.contains(piece.trim()), "{query:?}: {parsed:?}");
+            }
+        }
+    }
+
+    #[test]
     fn a_query_of_exclusions_alone_or_of_too_many_constraints_is_refused() {
         let refused = |query: &str| match ParsedQuery::read(query, QuerySyntax::Simple) {
             Err(ServerError::InvalidRequest(message)) => message,
             other => panic!("{query}: {other:?}"),
         };
         assert!(refused("-grpc -\"load balancer\"").contains("only excluded words"));
+        assert!(refused("\"\" “ ”").contains("no word to search for, only quotes"));
         let many = (0..40).map(|i| format!("-w{i}")).collect::<Vec<_>>().join(" ") + " tides";
         assert!(refused(&many).contains("40 quoted phrases and excluded words; at most 32"));
         assert!(ParsedQuery::read(&many, QuerySyntax::Plain).is_ok());
