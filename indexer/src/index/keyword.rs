@@ -2,8 +2,8 @@
 //! ([`super::analysis`]: multilingual for new indexes, English for those written before).
 //! It parses no query syntax: a query's words are read by the same analyzer and searched as
 //! plain terms, and a quoted phrase of the server's query syntax comes as a phrase to find
-//! ([`KeywordIndex::phrase_rows`], on the terms' positions). Segments are separate indexes; [`KeywordStats`] summed over them make
-//! their scores comparable.
+//! ([`KeywordIndex::phrase_rows`], on the terms' positions). Segments are separate indexes;
+//! [`KeywordStats`] summed over them make their scores comparable.
 
 use std::collections::HashMap;
 use std::path::Path;
