@@ -755,4 +755,72 @@ mod tests {
         assert_eq!(rows(&old, "harbour state"), Some(vec![0, 1, 2]));
         assert_eq!(rows(&old, "海岸灯塔"), Some(vec![]));
     }
+
+    #[test]
+    fn phrase_rows_are_the_rows_whose_terms_hold_a_reading_of_the_phrase_in_a_row() {
+        // Rows of a small vocabulary (stop words, inflections and CJK among its words) against
+        // a scan of each row's terms as the index read them.
+        let vocabulary = [
+            "harbour",
+            "harbours",
+            "tide",
+            "the",
+            "of",
+            "boats",
+            "boat",
+            "rising",
+            "quay",
+            "東京都",
+            "京都",
+            "港",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut below = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut words = |count: usize| -> String {
+            (0..count)
+                .map(|_| vocabulary[below(vocabulary.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let texts: Vec<String> = (0..400).map(|i| words(3 + i % 10)).collect();
+        let phrases: Vec<String> = (0..300).map(|i| words(1 + i % 3)).collect();
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().map(String::as_str)).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        let mut reader = index.analyzer().text_reader();
+        let row_terms: Vec<Vec<String>> = texts
+            .iter()
+            .map(|text| {
+                let mut terms = Vec::new();
+                reader.for_each_term(text, |term, _| terms.push(term.to_string()));
+                terms
+            })
+            .collect();
+        let mut found_some = 0;
+        for phrase in &phrases {
+            let readings = index.analyzer().phrase_readings(phrase);
+            let expected: Vec<u64> = (0..texts.len() as u64)
+                .filter(|&row| {
+                    readings.iter().any(|reading| {
+                        let terms: Vec<&str> = reading.iter().map(|(_, t)| t.as_str()).collect();
+                        row_terms[row as usize]
+                            .windows(terms.len())
+                            .any(|w| w.iter().eq(terms.iter()))
+                    })
+                })
+                .collect();
+            let found = index.phrase_rows(phrase).unwrap().map(|r| r.rows());
+            match readings.is_empty() {
+                true => assert_eq!(found, None, "{phrase:?}"),
+                false => assert_eq!(found, Some(expected.clone()), "{phrase:?}: {readings:?}"),
+            }
+            found_some += usize::from(!expected.is_empty() && expected.len() < texts.len());
+        }
+        assert!(found_some > 100, "phrases found in some rows, not all: {found_some}");
+    }
 }
