@@ -167,6 +167,9 @@ pub struct TantivyKeywordIndex {
     index: Index,
     reader: IndexReader,
     analyzer: KeywordAnalyzer,
+    /// Whether the text field holds each term's positions (indexes written before phrases
+    /// were searched do not): a phrase is then found by all of its words.
+    positions: bool,
 }
 
 impl TantivyKeywordIndex {
@@ -174,7 +177,8 @@ impl TantivyKeywordIndex {
     /// multilingual one, the language profile stored beside it).
     pub fn open(dir: &Path) -> Result<Self> {
         let index = Index::open_in_dir(dir).map_err(err("open"))?;
-        let analyzer = match analyzer_name(&index)?.as_str() {
+        let indexing = text_indexing(&index)?;
+        let analyzer = match indexing.as_ref().map_or("", |o| o.tokenizer()) {
             ENGLISH_V1 => {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
@@ -197,6 +201,7 @@ impl TantivyKeywordIndex {
             index,
             reader,
             analyzer,
+            positions: indexing.is_some_and(|o| o.index_option().has_positions()),
         })
     }
 
@@ -222,15 +227,13 @@ impl TantivyKeywordIndex {
     }
 }
 
-/// The tokenizer the index's text field was written with: its analyzer's name.
-fn analyzer_name(index: &Index) -> Result<String> {
+/// How the index's text field was written: its tokenizer (the analyzer's name) and what its
+/// postings hold (None: not indexed).
+fn text_indexing(index: &Index) -> Result<Option<TextFieldIndexing>> {
     let schema = index.schema();
     let field = schema.get_field("text").map_err(err("schema"))?;
     match schema.get_field_entry(field).field_type() {
-        tantivy::schema::FieldType::Str(options) => Ok(options
-            .get_indexing_options()
-            .map(|o| o.tokenizer().to_string())
-            .unwrap_or_default()),
+        tantivy::schema::FieldType::Str(options) => Ok(options.get_indexing_options().cloned()),
         other => Err(IndexerError::KeywordIndex {
             stage: "open",
             reason: format!("the text field is {other:?}, not text"),
@@ -280,24 +283,14 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn matching_rows(&self, query: &str) -> Result<RowSet> {
-        let mut matching = RowSet::empty(self.len());
-        let Some(query) = self.any_term_query(query)? else {
-            return Ok(matching);
-        };
-        for row in self
-            .reader
-            .searcher()
-            .search(&query, &RowsCollector)
-            .map_err(err("match"))?
-        {
-            matching.insert(row as usize);
+        match self.any_term_query(query)? {
+            Some(query) => self.rows_matching(&query, "match"),
+            None => Ok(RowSet::empty(self.len())),
         }
-        Ok(matching)
     }
 
     fn phrase_rows(&self, phrase: &str) -> Result<Option<RowSet>> {
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
-        let positions = self.has_positions()?;
         let readings: Vec<(Occur, Box<dyn Query>)> = self
             .analyzer
             .phrase_readings(phrase)
@@ -309,7 +302,7 @@ impl KeywordIndex for TantivyKeywordIndex {
                     .collect();
                 let query: Box<dyn Query> = match terms.len() {
                     1 => Box::new(TermQuery::new(terms.remove(0).1, IndexRecordOption::Basic)),
-                    _ if positions => Box::new(PhraseQuery::new_with_offset(terms)),
+                    _ if self.positions => Box::new(PhraseQuery::new_with_offset(terms)),
                     _ => Box::new(BooleanQuery::new(
                         terms
                             .into_iter()
@@ -326,31 +319,23 @@ impl KeywordIndex for TantivyKeywordIndex {
         if readings.is_empty() {
             return Ok(None);
         }
-        let mut matching = RowSet::empty(self.len());
-        for row in self
-            .reader
-            .searcher()
-            .search(&BooleanQuery::new(readings), &RowsCollector)
-            .map_err(err("phrase"))?
-        {
-            matching.insert(row as usize);
-        }
-        Ok(Some(matching))
+        self.rows_matching(&BooleanQuery::new(readings), "phrase").map(Some)
     }
 }
 
 impl TantivyKeywordIndex {
-    /// Whether the text field was written with each term's positions (indexes written
-    /// before phrases were searched were not).
-    fn has_positions(&self) -> Result<bool> {
-        let schema = self.index.schema();
-        let field = schema.get_field("text").map_err(err("schema"))?;
-        Ok(match schema.get_field_entry(field).field_type() {
-            tantivy::schema::FieldType::Str(options) => options
-                .get_indexing_options()
-                .is_some_and(|o| o.index_option().has_positions()),
-            _ => false,
-        })
+    /// Every row `query` matches, unscored (`stage` names the search in an error).
+    fn rows_matching(&self, query: &dyn Query, stage: &'static str) -> Result<RowSet> {
+        let mut matching = RowSet::empty(self.len());
+        for row in self
+            .reader
+            .searcher()
+            .search(query, &RowsCollector)
+            .map_err(err(stage))?
+        {
+            matching.insert(row as usize);
+        }
+        Ok(matching)
     }
 
     /// Any of the words of `query` (None when the analyzer leaves none).
@@ -734,7 +719,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert!(index.has_positions().unwrap());
+        assert!(index.positions);
         // Words in order, stop words skipped (they leave no gap), stems matched.
         assert_eq!(rows(&index, "state of the art"), Some(vec![0, 2]));
         assert_eq!(rows(&index, "art of the state"), Some(vec![1]));
@@ -750,7 +735,7 @@ mod tests {
         let old_dir = tempfile::tempdir().unwrap();
         written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqs);
         let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
-        assert!(!old.has_positions().unwrap());
+        assert!(!old.positions);
         assert_eq!(rows(&old, "state of the art"), Some(vec![0, 1, 2]));
         assert_eq!(rows(&old, "harbour state"), Some(vec![0, 1, 2]));
         assert_eq!(rows(&old, "海岸灯塔"), Some(vec![]));

@@ -31,11 +31,7 @@ impl RowSet {
     /// The rows this set does not hold (a byte at a time).
     pub fn complement(&self) -> Self {
         let mut bits: Vec<u8> = self.bits.iter().map(|b| !b).collect();
-        if !self.len.is_multiple_of(8) {
-            if let Some(last) = bits.last_mut() {
-                *last &= (1u8 << (self.len % 8)) - 1;
-            }
-        }
+        clear_past(self.len, &mut bits);
         Self {
             bits,
             len: self.len,
@@ -103,12 +99,8 @@ impl RowSet {
                 }
             })
             .collect();
-        if !len.is_multiple_of(8) {
-            if let Some(last) = bits.last_mut() {
-                *last &= (1u8 << (len % 8)) - 1;
-            }
-        }
-        let count = bits.iter().map(|b| b.count_ones() as usize).sum();
+        clear_past(len, &mut bits);
+        let count = ones(&bits);
         Self { bits, len, count }
     }
 
@@ -143,7 +135,7 @@ impl RowSet {
         for (byte, &drop) in self.bits.iter_mut().zip(&other.bits) {
             *byte &= !drop;
         }
-        self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
+        self.count = ones(&self.bits);
     }
 
     /// Keeps only the rows `other` (a set over the same rows) holds too, a byte at a time.
@@ -151,7 +143,7 @@ impl RowSet {
         for (at, byte) in self.bits.iter_mut().enumerate() {
             *byte &= other.bits.get(at).copied().unwrap_or(0);
         }
-        self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
+        self.count = ones(&self.bits);
     }
 
     /// Adds the rows of `part` (a set numbered from 0) as rows from `start` on (a segment's
@@ -170,17 +162,27 @@ impl RowSet {
                 }
             }
         }
-        if !self.len.is_multiple_of(8) {
-            if let Some(last) = self.bits.last_mut() {
-                *last &= (1u8 << (self.len % 8)) - 1;
-            }
-        }
-        self.count = self.bits.iter().map(|b| b.count_ones() as usize).sum();
+        clear_past(self.len, &mut self.bits);
+        self.count = ones(&self.bits);
     }
 
     pub fn bitmap(&self) -> &[u8] {
         &self.bits
     }
+}
+
+/// Clears the bits of the last byte past row `len` (a set's rows are `0..len`).
+fn clear_past(len: usize, bits: &mut [u8]) {
+    if !len.is_multiple_of(8) {
+        if let Some(last) = bits.last_mut() {
+            *last &= (1u8 << (len % 8)) - 1;
+        }
+    }
+}
+
+/// The rows a bitmap holds.
+fn ones(bits: &[u8]) -> usize {
+    bits.iter().map(|b| b.count_ones() as usize).sum()
 }
 
 #[cfg(test)]

@@ -51,8 +51,7 @@ impl<'a> SearchScope<'a> {
 
     /// Validates `request`, embeds its query when its mode needs it, and runs it.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
-        request.validate()?;
-        let query = request.parsed_query()?;
+        let query = request.validated_query()?;
         let started = Instant::now();
         let query_vector = match (request.mode, self.parts.first()) {
             (Mode::Keyword, _) | (_, None) => None,
@@ -65,14 +64,14 @@ impl<'a> SearchScope<'a> {
     }
 
     /// Validates `request` and runs it with an already embedded query (`None` for keyword
-    /// mode): the embedding of its ranking text ([`SearchRequest::parsed_query`]).
+    /// mode): the embedding of its ranking text ([`SearchRequest::validated_query`]).
     pub fn search_with_vector(
         &self,
         request: &SearchRequest,
         query_vector: Option<&[f32]>,
     ) -> Result<SearchOutcome, ServerError> {
-        request.validate()?;
-        self.ranked(request, &request.parsed_query()?, query_vector)
+        let query = request.validated_query()?;
+        self.ranked(request, &query, query_vector)
     }
 
     /// Ranks the parts with the request's lane, cuts the window and builds the results.

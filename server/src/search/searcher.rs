@@ -158,6 +158,12 @@ impl SearchRequest {
     }
 
     pub(crate) fn validate(&self) -> Result<(), ServerError> {
+        self.validated_query().map(|_| ())
+    }
+
+    /// Checks every field, and reads the query by its syntax once: what the lanes rank by,
+    /// what results must hold.
+    pub(crate) fn validated_query(&self) -> Result<ParsedQuery, ServerError> {
         let bad = |m: String| Err(ServerError::InvalidRequest(m));
         if self.query.trim().is_empty() {
             return bad("query must not be empty".into());
@@ -197,11 +203,6 @@ impl SearchRequest {
         }
         facets::validate(&self.facets, self.facet_size)?;
         self.filters.validate()?;
-        self.parsed_query().map(|_| ())
-    }
-
-    /// The query read by its syntax: what the lanes rank by, what results must hold.
-    pub fn parsed_query(&self) -> Result<ParsedQuery, ServerError> {
         ParsedQuery::read(&self.query, self.query_syntax)
     }
 }
