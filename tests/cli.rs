@@ -749,6 +749,40 @@ fn search_and_eval_from_the_command_line() {
             .is_some_and(|c| c != "corpus.jsonl#d4"),
         "{result}"
     );
+    // More like a chunk: ranked by its embedding, its document left out unless asked for.
+    let bread_chunk = top["chunk_id"].as_str().unwrap();
+    let like = |extra: &[&str]| {
+        let mut args = vec![
+            "search",
+            snap.to_str().unwrap(),
+            "--similar-to-chunk",
+            bread_chunk,
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let output = quarry(&args);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let result = like(&[]);
+    assert_eq!(result["mode"], "vector", "{result}");
+    let chunks = result["chunks"].as_array().unwrap();
+    assert_eq!(chunks.len(), 3, "every other document: {result}");
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c["metadata"]["doc_id"] != top["metadata"]["doc_id"]),
+        "{result}"
+    );
+    let result = like(&["--include-source"]);
+    assert_eq!(result["chunks"][0]["chunk_id"], bread_chunk, "{result}");
+    let output = quarry(&["search", snap.to_str().unwrap(), "--similar-to-document", "nope"]);
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr).contains("no document `nope` is served"),
+        "{}",
+        text(&output.stderr)
+    );
     // Facet counts under the table: keyword mode counts the documents holding a query word.
     let output = quarry(&[
         "search",

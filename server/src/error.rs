@@ -21,6 +21,10 @@ pub enum ServerError {
     #[error("invalid request: {0}")]
     InvalidRequest(String),
 
+    /// A search by example names a chunk or document that no collection searched serves.
+    #[error("{0}")]
+    UnknownExample(String),
+
     /// Settings that do not go together (found at start-up).
     #[error("{0}")]
     Settings(String),

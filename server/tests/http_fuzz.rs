@@ -71,6 +71,10 @@ const NAMES: &[&str] = &[
 fn valid_body(route: &str, draw: &mut Draw) -> Value {
     match route {
         "/v1/collections" => json!({ "name": *draw.pick(&["scratch", "fz", "kept"]), "description": "fuzzed" }),
+        "/v1/collections/{name}/search" | "/v1/search" if draw.below(4) == 0 => json!({
+            "similar_to": { "chunk_id": *draw.pick(&["nope-0", "", "-"]), "include_source": true },
+            "query": "-drought", "top_k": 5, "collections": ["kept"]
+        }),
         "/v1/collections/{name}/search" | "/v1/search" => json!({
             "query": "river drought", "top_k": 5, "mode": *draw.pick(&["vector", "keyword", "hybrid", "auto"]),
             "collections": ["kept"], "filters": { "tags": ["a"], "metadata.year": { "$gte": 2000 } }, "offset": 0
@@ -120,8 +124,18 @@ fn mutate(mut body: Value, draw: &mut Draw) -> Value {
             }
             2 => {
                 object.insert(
-                    draw.pick(&["extra", "top_k", "topK", "filters", "mode", "query", "name", "text"])
-                        .to_string(),
+                    draw.pick(&[
+                        "extra",
+                        "top_k",
+                        "topK",
+                        "filters",
+                        "mode",
+                        "query",
+                        "name",
+                        "text",
+                        "similar_to",
+                    ])
+                    .to_string(),
                     strange_value(draw),
                 );
             }

@@ -24,4 +24,5 @@ mod query_syntax;
 mod read_only_replicas;
 mod search_quality;
 mod search_windows;
+mod similar_to;
 mod vectors_held_once;

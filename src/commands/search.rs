@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use quarry_server::search::similar_to::SimilarTo;
 use quarry_server::{ChunkResult, Mode, SearchRequest};
 
 use super::{runtime, LoadArgs};
@@ -12,7 +13,19 @@ pub struct SearchArgs {
     /// Snapshot root (folder or s3://bucket/prefix).
     pub snapshot: String,
     /// The query text: "a quoted phrase" must be in each result, -word and -"a phrase" must not.
-    pub query: String,
+    /// May be left out with --similar-to-chunk or --similar-to-document.
+    #[arg(required_unless_present_any = ["similar_to_chunk", "similar_to_document"])]
+    pub query: Option<String>,
+    /// Rank by this chunk's embedding instead of the query's (a result's chunk_id): what is
+    /// most like it; its document is left out unless --include-source.
+    #[arg(long, conflicts_with = "similar_to_document")]
+    pub similar_to_chunk: Option<String>,
+    /// Rank by this document's embedding (the mean of its chunks'; a result's metadata.doc_id).
+    #[arg(long)]
+    pub similar_to_document: Option<String>,
+    /// With --similar-to-chunk or --similar-to-document: the example's own document may be among the results.
+    #[arg(long)]
+    pub include_source: bool,
     /// simple (quoted phrases and -exclusions) or plain (quotes and dashes are text).
     #[arg(long, env = "QUARRY_QUERY_SYNTAX", default_value = "simple")]
     pub query_syntax: quarry_server::search::query_syntax::QuerySyntax,
@@ -99,7 +112,14 @@ fn marked(chunk: &ChunkResult) -> String {
 }
 
 pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
-    let mut request = SearchRequest::new(&args.query);
+    let mut request = SearchRequest::new(args.query.as_deref().unwrap_or_default());
+    if args.similar_to_chunk.is_some() || args.similar_to_document.is_some() {
+        request.similar_to = Some(SimilarTo {
+            chunk_id: args.similar_to_chunk.clone(),
+            document_id: args.similar_to_document.clone(),
+            include_source: args.include_source,
+        });
+    }
     request.mode = args.mode;
     request.top_k = args.top_k;
     request.offset = args.offset;

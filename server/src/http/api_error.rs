@@ -204,6 +204,7 @@ impl From<ServerError> for ApiError {
     fn from(e: ServerError) -> Self {
         match e {
             ServerError::InvalidRequest(m) => Self::BadRequest(m),
+            ServerError::UnknownExample(m) => Self::NotFound(m),
             ServerError::Indexer(e) => e.into(),
             other @ (ServerError::ModelMismatch { .. } | ServerError::Corrupt { .. } | ServerError::Settings(_)) => {
                 Self::Internal(other.to_string())

@@ -347,11 +347,20 @@ fn search_request() -> Value {
             "facet_size": { "type": "integer", "minimum": 0 },
             "layer": { "type": "string" },
             "query_syntax": { "type": "string", "enum": ["simple", "plain"] },
+            "similar_to": {
+                "type": "object",
+                "properties": {
+                    "chunk_id": { "type": "string" },
+                    "document_id": { "type": "string" },
+                    "include_source": { "type": "boolean" }
+                },
+                "additionalProperties": false
+            },
             "rewrite_query": { "type": "boolean" },
             "history": { "type": "array", "items": { "type": "object" } },
             "compress": { "type": "boolean" }
         },
-        "required": ["query"]
+        "anyOf": [{ "required": ["query"] }, { "required": ["similar_to"] }]
     })
 }
 

@@ -68,6 +68,11 @@ where
     }
     let llm = llm_for(settings.llm.as_ref())?;
     request.validate()?;
+    if request.query.trim().is_empty() {
+        return Err(ApiError::BadRequest(
+            "rewrite_query and compress read the query: give one beside similar_to".into(),
+        ));
+    }
     let rewritten = match stages.rewrite {
         true => Some(rewrite(&llm, &request.query, &stages.history).await?),
         false => None,
@@ -95,6 +100,10 @@ pub(crate) async fn run_search(
 ) -> Result<RetrievalResult, ApiError> {
     let Some(searcher) = collection.searcher() else {
         request.validate()?;
+        if let Some(similar_to) = &request.similar_to {
+            // No version served: no chunk or document to rank by.
+            return Err(similar_to.not_found().into());
+        }
         let load_error = collection.load_error.read().expect("load error lock").clone();
         return Ok(RetrievalResult {
             chunks: Vec::new(),

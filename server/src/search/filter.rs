@@ -71,6 +71,17 @@ struct FieldSets<'a> {
 }
 
 impl Filters {
+    /// These filters with document `doc_id` left out as well (a search by example's source).
+    pub fn leaving_out_document(&self, doc_id: &str) -> Filters {
+        let mut filters = self.clone();
+        filters
+            .exclude
+            .get_or_insert_with(Default::default)
+            .doc_id
+            .push(doc_id.to_string());
+        filters
+    }
+
     pub fn is_empty(&self) -> bool {
         self.includes_all() && self.exclusion().is_none()
     }

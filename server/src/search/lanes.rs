@@ -45,16 +45,18 @@ pub trait Lane {
     fn rank(&self, parts: &[PlacedPart<'_>], depth: usize) -> Result<Ranked, ServerError>;
 }
 
-/// The lane of `request`'s mode, ranking by `query` (its ranking text); every mode but
-/// keyword needs the query's embedding.
+/// The lane of `mode` (the request's, as [`SearchRequest::ranking_mode`] reads it) with
+/// `request`'s weights, ranking by `query` (its ranking text); every mode but keyword needs
+/// the query's embedding (or an example's).
 pub fn lane_for<'q>(
     request: &'q SearchRequest,
+    mode: Mode,
     query: &'q str,
     query_vector: Option<&'q [f32]>,
 ) -> Result<Box<dyn Lane + 'q>, ServerError> {
     let vector =
         || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
-    Ok(match request.mode {
+    Ok(match mode {
         Mode::Vector => Box::new(VectorLane { query: vector()? }),
         Mode::Keyword => Box::new(KeywordLane { query }),
         Mode::Hybrid => Box::new(HybridLane {

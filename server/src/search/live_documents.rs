@@ -60,6 +60,13 @@ impl LiveDocuments {
         )
     }
 
+    /// The segment (its index among the version's) and the document within it of the `at`-th
+    /// live document by URI.
+    pub(super) fn segment_and_document(&self, at: usize) -> (usize, u32) {
+        let (segment, doc, _) = self.entries[at];
+        (segment as usize, doc)
+    }
+
     /// The place by URI of the live document `doc_id`, if there is one.
     pub(super) fn find(&self, segments: &[LoadedSegment], doc_id: &str) -> Option<usize> {
         self.by_id

@@ -488,6 +488,27 @@ impl LoadedSnapshot {
         live.find(&self.segments, doc_id).map(|at| live.get(&self.segments, at))
     }
 
+    /// The live rows of the live document `doc_id`, in chunk order (empty when there is no
+    /// such document).
+    pub fn live_rows_of(&self, doc_id: &str) -> Vec<usize> {
+        let live = self.live();
+        let Some(at) = live.find(&self.segments, doc_id) else {
+            return Vec::new();
+        };
+        let (at, document) = live.segment_and_document(at);
+        let segment = &self.segments[at];
+        let data = &segment.data;
+        let mut rows: Vec<usize> = data
+            .field_index
+            .rows_of(document, &data.doc_of_row, data.documents.len())
+            .iter()
+            .map(|&local| segment.offset + local as usize)
+            .filter(|&row| !self.tombstoned.contains(row))
+            .collect();
+        rows.sort_by_key(|&row| data.chunks[row - segment.offset].index);
+        rows
+    }
+
     fn live(&self) -> &LiveDocuments {
         self.live
             .get_or_init(|| LiveDocuments::of(&self.segments, &self.tombstoned))

@@ -71,6 +71,25 @@ impl ParsedQuery {
     /// `query` read by `syntax`. Refused: a query whose every word is excluded (there is
     /// nothing to rank by), and one of more than [`MAX_QUERY_CONSTRAINTS`] phrases and exclusions.
     pub fn read(query: &str, syntax: QuerySyntax) -> Result<Self, ServerError> {
+        let parsed = Self::read_beside_example(query, syntax)?;
+        if parsed.ranking_text.trim().is_empty() && !parsed.constraints.excluded.is_empty() {
+            return Err(ServerError::InvalidRequest(
+                "the query has only excluded words: give a word or phrase to search for as well (\"query_syntax\": \"plain\" reads a dash as text)".into(),
+            ));
+        }
+        if parsed.ranking_text.trim().is_empty() {
+            return Err(ServerError::InvalidRequest(
+                "the query has no word to search for, only quotes (\"query_syntax\": \"plain\" reads them as text)"
+                    .into(),
+            ));
+        }
+        Ok(parsed)
+    }
+
+    /// `query` read by `syntax` for a search by example ([`crate::search::similar_to`]): the
+    /// example ranks, so the query may have no word to rank by (be empty, or only exclusions).
+    /// Refused: more than [`MAX_QUERY_CONSTRAINTS`] phrases and exclusions.
+    pub fn read_beside_example(query: &str, syntax: QuerySyntax) -> Result<Self, ServerError> {
         if syntax == QuerySyntax::Plain {
             return Ok(Self {
                 ranking_text: query.to_string(),
@@ -136,17 +155,6 @@ impl ParsedQuery {
             return Err(ServerError::InvalidRequest(format!(
                 "the query has {count} quoted phrases and excluded words; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes and dashes as text)"
             )));
-        }
-        if ranking.is_empty() && !constraints.excluded.is_empty() {
-            return Err(ServerError::InvalidRequest(
-                "the query has only excluded words: give a word or phrase to search for as well (\"query_syntax\": \"plain\" reads a dash as text)".into(),
-            ));
-        }
-        if ranking.is_empty() {
-            return Err(ServerError::InvalidRequest(
-                "the query has no word to search for, only quotes (\"query_syntax\": \"plain\" reads them as text)"
-                    .into(),
-            ));
         }
         Ok(Self {
             ranking_text: ranking.join(" "),

@@ -1,7 +1,7 @@
 //! What a search runs over, validated once: one collection's snapshot or several
 //! collections' together, as if one snapshot held them all (each part's rows numbered after
 //! the previous parts'). [`SearchScope::search`] validates the request, embeds the query
-//! once, places the parts (the rows each one's filters allow), ranks them with the mode's
+//! once (or finds its example's vector, [`crate::search::similar_to`]), places the parts (the rows each one's filters allow), ranks them with the mode's
 //! [`Lane`](crate::search::lanes::Lane), cuts the window once ([`fill_window`]), and builds
 //! the seed-000 results (with neighbours, highlights and facets when asked).
 
@@ -20,6 +20,7 @@ use crate::search::query_syntax::{both, ParsedQuery};
 use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
 use crate::search::result_window::{fill_window, Window};
 use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
+use crate::search::similar_to::Example;
 
 /// The snapshots one search runs over.
 pub struct SearchScope<'a> {
@@ -49,29 +50,44 @@ impl<'a> SearchScope<'a> {
         }
     }
 
-    /// Validates `request`, embeds its query when its mode needs it, and runs it.
+    /// Validates `request`, embeds its query when its mode needs it (or finds its example's
+    /// vector), and runs it.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchOutcome, ServerError> {
         let query = request.validated_query()?;
         let started = Instant::now();
-        let query_vector = match (request.mode, self.parts.first()) {
-            (Mode::Keyword, _) | (_, None) => None,
-            (_, Some(part)) => Some(part.searcher.embed_query(&query.ranking_text)?),
+        let example = self.example(request)?;
+        let query_vector = match (&example, request.ranking_mode(&query), self.parts.first()) {
+            (Some(example), _, _) => Some(example.vector.clone()),
+            (None, Mode::Keyword, _) | (None, _, None) => None,
+            (None, _, Some(part)) => Some(part.searcher.embed_query(&query.ranking_text)?),
         };
         let embed_secs = started.elapsed().as_secs_f64();
-        let mut outcome = self.ranked(request, &query, query_vector.as_deref())?;
+        let mut outcome = self.ranked(request, &query, query_vector.as_deref(), example.as_ref())?;
         outcome.timings.embed_secs = embed_secs;
         Ok(outcome)
     }
 
     /// Validates `request` and runs it with an already embedded query (`None` for keyword
-    /// mode): the embedding of its ranking text ([`SearchRequest::validated_query`]).
+    /// mode): the embedding of its ranking text ([`SearchRequest::validated_query`]). A search
+    /// by example ranks by its example's vector instead.
     pub fn search_with_vector(
         &self,
         request: &SearchRequest,
         query_vector: Option<&[f32]>,
     ) -> Result<SearchOutcome, ServerError> {
         let query = request.validated_query()?;
-        self.ranked(request, &query, query_vector)
+        let example = self.example(request)?;
+        let query_vector = example.as_ref().map(|e| e.vector.as_slice()).or(query_vector);
+        self.ranked(request, &query, query_vector, example.as_ref())
+    }
+
+    /// The example a search by example ranks by, found in the scope's parts.
+    fn example(&self, request: &SearchRequest) -> Result<Option<Example>, ServerError> {
+        request
+            .similar_to
+            .as_ref()
+            .map(|similar_to| similar_to.example(&self.parts))
+            .transpose()
     }
 
     /// Ranks the parts with the request's lane, cuts the window and builds the results.
@@ -80,8 +96,17 @@ impl<'a> SearchScope<'a> {
         request: &SearchRequest,
         query: &ParsedQuery,
         query_vector: Option<&[f32]>,
+        example: Option<&Example>,
     ) -> Result<SearchOutcome, ServerError> {
         let started = Instant::now();
+        let mode = request.ranking_mode(query);
+        // A search by example leaves its source document out as a filter would.
+        let with_source_left_out = request
+            .similar_to
+            .as_ref()
+            .zip(example)
+            .and_then(|(similar_to, example)| similar_to.filters_for(&request.filters, example));
+        let filters = with_source_left_out.as_ref().unwrap_or(&request.filters);
         let mut placed = Vec::with_capacity(self.parts.len());
         let mut offset = 0;
         for part in &self.parts {
@@ -90,7 +115,7 @@ impl<'a> SearchScope<'a> {
                 part,
                 offset,
                 allowed: both(
-                    request.filters.allowed_rows(snapshot),
+                    filters.allowed_rows(snapshot),
                     query.constraints.allowed_rows(snapshot)?,
                 ),
             });
@@ -104,7 +129,7 @@ impl<'a> SearchScope<'a> {
                 false => request.max_chunks_per_document,
             },
         };
-        let lane = lane_for(request, &query.ranking_text, query_vector)?;
+        let lane = lane_for(request, mode, &query.ranking_text, query_vector)?;
         let rank = |depth: usize| lane.rank(&placed, depth);
         let document_of = |row: usize| {
             let (at, local) = locate(&placed, row);
@@ -145,7 +170,7 @@ impl<'a> SearchScope<'a> {
         let facets = if request.facets.is_empty() {
             None
         } else {
-            Some(count_facets(&placed, request, &query.ranking_text)?)
+            Some(count_facets(&placed, request, mode, &query.ranking_text)?)
         };
         let total_tokens = chunks
             .iter()
@@ -160,7 +185,7 @@ impl<'a> SearchScope<'a> {
                 backend: "quarry".into(),
                 success: true,
                 error_message: None,
-                mode: request.mode.as_str().into(),
+                mode: mode.as_str().into(),
                 underfilled,
                 facets,
                 rewritten_query: None,
@@ -175,10 +200,15 @@ impl<'a> SearchScope<'a> {
 
 /// The facets of the documents the search could return: those the filters allow, and in
 /// keyword mode only those with a row holding a query word.
-fn count_facets(placed: &[PlacedPart<'_>], request: &SearchRequest, query: &str) -> Result<Facets, ServerError> {
+fn count_facets(
+    placed: &[PlacedPart<'_>],
+    request: &SearchRequest,
+    mode: Mode,
+    query: &str,
+) -> Result<Facets, ServerError> {
     let mut counter = FacetCounter::new(&request.facets, request.facet_size)?;
     for at in placed {
-        let matching = match request.mode {
+        let matching = match mode {
             Mode::Keyword => Some(at.part.searcher.keyword_matching_rows(query)?),
             Mode::Vector | Mode::Hybrid | Mode::Auto => None,
         };

@@ -23,6 +23,7 @@ use crate::search::loaded::{LoadedSegment, LoadedSnapshot};
 use crate::search::query_syntax::{ParsedQuery, QuerySyntax};
 use crate::search::result::RetrievalResult;
 use crate::search::scope::SearchScope;
+use crate::search::similar_to::SimilarTo;
 
 /// By default, filters that leave at most this many rows in a segment are served by an exact scan.
 pub const EXACT_SCAN_MAX_ROWS: usize = 20_000;
@@ -124,6 +125,9 @@ pub struct SearchRequest {
     /// How the query is read: quoted phrases and `-` exclusions (`simple`, the default) or as
     /// plain text ([`crate::search::query_syntax`]).
     pub query_syntax: QuerySyntax,
+    /// Rank by a chunk's or a document's embedding instead of the query's: "more like this"
+    /// ([`crate::search::similar_to`]); the query may then be left out.
+    pub similar_to: Option<SimilarTo>,
 }
 
 impl Default for SearchRequest {
@@ -145,6 +149,7 @@ impl Default for SearchRequest {
             facet_size: DEFAULT_FACET_SIZE,
             layer: Layer::L2,
             query_syntax: QuerySyntax::default(),
+            similar_to: None,
         }
     }
 }
@@ -165,8 +170,8 @@ impl SearchRequest {
     /// what results must hold.
     pub(crate) fn validated_query(&self) -> Result<ParsedQuery, ServerError> {
         let bad = |m: String| Err(ServerError::InvalidRequest(m));
-        if self.query.trim().is_empty() {
-            return bad("query must not be empty".into());
+        if self.query.trim().is_empty() && self.similar_to.is_none() {
+            return bad("query must not be empty (or search by example with similar_to)".into());
         }
         let chars = self.query.chars().count();
         if chars > MAX_QUERY_CHARS {
@@ -203,7 +208,31 @@ impl SearchRequest {
         }
         facets::validate(&self.facets, self.facet_size)?;
         self.filters.validate()?;
-        ParsedQuery::read(&self.query, self.query_syntax)
+        let Some(similar_to) = &self.similar_to else {
+            return ParsedQuery::read(&self.query, self.query_syntax);
+        };
+        similar_to.validate()?;
+        let query = ParsedQuery::read_beside_example(&self.query, self.query_syntax)?;
+        match self.mode {
+            Mode::Keyword => bad(
+                "similar_to ranks by the vector lane; mode keyword ranks by words alone (use vector, hybrid or auto)"
+                    .into(),
+            ),
+            Mode::Hybrid if query.ranking_text.trim().is_empty() => bad(
+                "mode hybrid fuses the example with the query's words, and the query has none to rank by (use vector or auto, or give words)"
+                    .into(),
+            ),
+            _ => Ok(query),
+        }
+    }
+
+    /// The mode that ranks `query` (this request's, read): a search by example without words
+    /// to rank by is the vector lane's alone, whatever mode `auto` would have fused.
+    pub(crate) fn ranking_mode(&self, query: &ParsedQuery) -> Mode {
+        match query.ranking_text.trim().is_empty() {
+            true => Mode::Vector,
+            false => self.mode,
+        }
     }
 }
 
