@@ -4,7 +4,8 @@
 //! ready and to failed with the seed's message, reads the collection's abstract, searches and
 //! sees the query's words marked,
 //! pages to more results, deletes the broken file through the confirmation, uploads a PDF one
-//! of whose pages cannot be read and sees it marked as read in part, and serves an earlier
+//! of whose pages cannot be read and sees it marked as read in part, asks for more like a
+//! result and gets the other documents' chunks, and serves an earlier
 //! version again. A failing step saves a screenshot under
 //! `target/dashboard-screenshots/`. scripts/browser-tools.sh installs the browser; where it
 //! cannot be installed the test says so and does nothing else.
@@ -382,6 +383,28 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
             .starts_with("page 2 of 2: text could not be extracted"),
         "{marked}"
     );
+    // More like a result: the chunks nearest its embedding, none of its own document's.
+    let top_k = browser.find("[data-top-k]").await.unwrap();
+    browser.type_into(&top_k, "5").await;
+    let query = browser.find("[data-query]").await.unwrap();
+    browser.type_into(&query, "moon tide\u{E007}").await;
+    let like_tides = "const r = [...document.querySelectorAll('[data-results] .result')].find(r => r.innerText.includes('tides.md') && !document.querySelector('[data-like-of]')); return r ? r.querySelector('[data-like]') : null";
+    let button = browser.wait_for("a tides result to be like", like_tides).await;
+    browser.click(button[ELEMENT].as_str().unwrap()).await;
+    let like = browser
+        .wait_for(
+            "results like the tides chunk",
+            "const note = document.querySelector('[data-like-of]'); const r = [...document.querySelectorAll('[data-results] .result')].map(e => e.innerText); return note && r.length ? [note.textContent, r] : null",
+        )
+        .await;
+    assert!(like[0].as_str().unwrap().starts_with("More like tides.md"), "{like}");
+    let shown = like[1].as_array().unwrap();
+    assert!(
+        shown.iter().all(|r| !r.as_str().unwrap().contains("tides.md")),
+        "{like}"
+    );
+    assert!(shown.iter().any(|r| r.as_str().unwrap().contains("waves.md")), "{like}");
+
     let serve_earlier = "return [...document.querySelectorAll('[data-versions] button')].find(b => b.textContent === 'Serve this version') || null";
     browser
         .click_and_confirm("an earlier version offered", serve_earlier)
