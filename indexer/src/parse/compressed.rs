@@ -3,7 +3,7 @@
 //! too, by miniz_oxide; Zstandard by the reference decoder, its window bounded; bzip2 by
 //! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded; LZ4's frames, and
 //! the legacy frames of `lz4 -l` and the Linux kernel, by lz4_flex, its blocks at most 8 MiB;
-//! skippable frames passed over),
+//! skippable frames passed over, a file cut short told from one that ends: [`super::lz4_frames`]),
 //! then parsed as the
 //! file they hold, named by the name without its compression's extension, by the parser that
 //! read them (so a PDF inside still goes to a worker). The documents keep the compressed
@@ -13,6 +13,7 @@ use std::io::Read;
 
 use bytes::Bytes;
 
+use super::lz4_frames::lz4_reader;
 use super::{ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
@@ -94,10 +95,8 @@ impl Compression {
             Self::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(input)),
             // Concatenated frames are read on; a frame's blocks are 4 MiB at most (8 MiB in a
             // legacy frame), so its memory is bounded whatever the frame says.
-            Self::Lz4 => Box::new(Lz4Frames(lz4_flex::frame::FrameDecoder::new(Counted {
-                inner: input,
-                read: 0,
-            }))),
+            // A file cut short inside a frame fails, as one that ends between frames does not.
+            Self::Lz4 => Box::new(lz4_reader(input)),
             Self::Xz => {
                 let stream =
                     liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
@@ -142,62 +141,6 @@ fn after_skippable_frames(mut bytes: &[u8]) -> Option<&[u8]> {
         bytes = bytes.get(8 + size..)?;
     }
     None
-}
-
-/// LZ4 frames one after another (`cat a.lz4 b.lz4`, which `lz4 -d` reads whole): lz4_flex's
-/// decoder reads as ended at each frame's end, and on from the next frame's header when read
-/// again; the input ends where a read takes no byte from it.
-struct Lz4Frames<R: Read>(lz4_flex::frame::FrameDecoder<Counted<R>>);
-
-impl<R: Read> Read for Lz4Frames<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let before = self.0.get_ref().read;
-            let n = match self.0.read(buf) {
-                Ok(n) => n,
-                // A skippable frame (a writer's own data, which `lz4 -d` passes over): its
-                // magic and size were read, its data is skipped, the next frame read on.
-                Err(e) => match skippable_frame_size(&e) {
-                    Some(size) => {
-                        let skipped = std::io::copy(&mut self.0.get_mut().by_ref().take(size), &mut std::io::sink())?;
-                        if skipped < size {
-                            return Err(std::io::Error::new(
-                                std::io::ErrorKind::UnexpectedEof,
-                                "a skippable frame ends before its stated size",
-                            ));
-                        }
-                        continue;
-                    }
-                    None => return Err(e),
-                },
-            };
-            if n > 0 || buf.is_empty() || self.0.get_ref().read == before {
-                return Ok(n);
-            }
-        }
-    }
-}
-
-/// The data size of the skippable frame lz4_flex's decoder stopped at, if that is its error.
-fn skippable_frame_size(e: &std::io::Error) -> Option<u64> {
-    match e.get_ref()?.downcast_ref::<lz4_flex::frame::Error>()? {
-        lz4_flex::frame::Error::SkippableFrame(size) => Some(u64::from(*size)),
-        _ => None,
-    }
-}
-
-/// A reader that counts the bytes read from it.
-struct Counted<R> {
-    inner: R,
-    read: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
-    }
 }
 
 /// The content size an LZ4 frame's descriptor states, where its flags say it does: the eight
@@ -527,14 +470,19 @@ mod tests {
             error.detail().unwrap().starts_with("its LZ4 data is damaged"),
             "{error:?}"
         );
-        // A frame cut partway.
+        // A frame cut partway, and one cut between its last block and its end mark (which
+        // the decoder alone would read as ended).
         let mut cut = lz4(&text, true);
         cut.truncate(cut.len() / 2);
-        let error = AutoParser.parse(&raw_for_test("cut.txt.lz4", cut)).unwrap_err();
-        assert!(
-            error.detail().unwrap().starts_with("its LZ4 data is damaged"),
-            "{error:?}"
-        );
+        let mut before_end_mark = lz4(&text, false);
+        before_end_mark.truncate(before_end_mark.len() - 4);
+        for cut in [cut, before_end_mark] {
+            let error = AutoParser.parse(&raw_for_test("cut.txt.lz4", cut)).unwrap_err();
+            assert!(
+                error.detail().unwrap().starts_with("its LZ4 data is damaged"),
+                "{error:?}"
+            );
+        }
     }
 
     #[test]

@@ -44,6 +44,7 @@ mod legacy_encoding;
 mod list_number;
 mod long_runs;
 mod lyrics;
+mod lz4_frames;
 mod mailbox_stream;
 mod man_page;
 mod markdown;
