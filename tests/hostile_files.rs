@@ -870,6 +870,7 @@ fn is_specific(reason: &str, detail: Option<&str>) -> bool {
         "expected a JSON object",
         "duplicate document:",
         "no message headers found",
+        "read by its files' local headers instead",
     ];
     !reason.trim().is_empty() && reason.len() < 1000 && known.iter().any(|k| reason.contains(k))
 }

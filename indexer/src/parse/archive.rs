@@ -82,7 +82,8 @@ fn refuse_deep_nesting(raw: &RawDocument, format: &str) -> Result<(), ParseError
 /// sends a format to a worker).
 pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, ParseError> {
     refuse_deep_nesting(raw, "ZIP")?;
-    let archive = ZipReader::open(raw.bytes.clone())
+    // An archive whose directory cannot be read (cut short) is read by its files' headers.
+    let (archive, recovered) = ZipReader::open_or_recover(raw.bytes.clone())
         .map_err(|why| ParseError::Corrupt(format!("ZIP is not a readable archive: {why}")))?;
     let files: Vec<Archived> = archive
         .entries()
@@ -96,7 +97,14 @@ pub(super) fn parse(raw: &RawDocument, members: &dyn Parser) -> Result<Parsed, P
         .collect();
     // ZIP's files inflate one by one: their budget is the archive's.
     let budget = zip_budget(raw.bytes.len() as u64);
-    Ok(parse_files(raw, &files, budget, members))
+    let mut parsed = parse_files(raw, &files, budget, members);
+    if let Some(why) = recovered {
+        parsed.failures.push(ItemFailure {
+            uri: raw.uri.clone(),
+            reason: format!("ZIP: {why}"),
+        });
+    }
+    Ok(parsed)
 }
 
 /// The bytes a file of `format` states it holds once read: an archive's files' sizes (within
@@ -304,6 +312,26 @@ mod tests {
         assert!(failures[1].1.starts_with("broken.pdf: "), "{failures:?}");
         // Without its extension, a ZIP that is no Office package is an archive.
         assert_eq!(detect_format("upload", &archive).unwrap(), Format::Zip);
+        // Cut short inside the broken PDF (a download that stopped): the files before it are
+        // read by their headers, the PDF fails alone, and the archive's failure says why.
+        let next_header = archive.windows(8).position(|w| w == b"more.zip").unwrap() - 30;
+        let parsed = AutoParser
+            .parse(&raw_for_test("bundle.zip", archive[..next_header - 3].to_vec()))
+            .unwrap();
+        let read: Vec<&str> = parsed.documents.iter().map(|d| d.file_name.as_str()).collect();
+        assert_eq!(read, ["pier.docx", "lines.jsonl"]);
+        let failures = failures_of(&parsed);
+        assert_eq!(failures.last().unwrap().0, "memory://test/bundle.zip", "{failures:?}");
+        assert_eq!(
+            failures.last().unwrap().1,
+            "ZIP: no end of central directory record (not a ZIP archive, or cut short); read by its files' local headers instead: 7 files, then the archive ends inside its last file"
+        );
+        assert!(
+            failures
+                .iter()
+                .any(|(uri, why)| uri.ends_with("#member=broken.pdf") && why.contains("runs past the end")),
+            "{failures:?}"
+        );
     }
 
     #[test]

@@ -21,9 +21,14 @@ const END_RECORD_BYTES: usize = 22;
 const MOST_COMMENT_BYTES: usize = 0xFFFF;
 const ENTRY_BYTES: usize = 46;
 const LOCAL_HEADER_BYTES: usize = 30;
-/// General-purpose flags: encrypted; names in UTF-8.
+/// General-purpose flags: encrypted; sizes and CRC after the data (a data descriptor); names
+/// in UTF-8.
 const ENCRYPTED: u16 = 1;
+const DATA_DESCRIPTOR: u16 = 1 << 3;
 const UTF8_NAMES: u16 = 1 << 11;
+/// How far into a file its first local header is looked for, when the directory cannot be
+/// read (a self-extracting archive's program comes first).
+const MOST_BYTES_BEFORE_FIRST_FILE: usize = 1 << 20;
 
 /// Why one file of an archive could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,7 +269,116 @@ fn refuse_overlaps(entries: &mut [Entry]) {
     }
 }
 
+/// The files of an archive whose directory cannot be read (one cut short, as a download that
+/// stopped leaves it), found by walking their local headers from the first one on, and why the
+/// walk stopped: the bytes after a file are no file's header (the directory, or damage), a
+/// header is cut short, or a file's sizes come only after its data. None where no local
+/// header starts the file's first MiB.
+fn raw_entries_from_local_headers(bytes: &[u8]) -> Option<(Vec<RawEntry<'_>>, String)> {
+    let first = bytes
+        .windows(4)
+        .take(MOST_BYTES_BEFORE_FIRST_FILE)
+        .position(|w| w == LOCAL_HEADER.to_le_bytes())?;
+    let mut entries = Vec::new();
+    let mut at = first;
+    let stopped = loop {
+        if at == bytes.len() {
+            break "the archive ends after its last file".to_string();
+        }
+        match u32_at(bytes, at) {
+            Some(LOCAL_HEADER) => {}
+            Some(DIRECTORY_ENTRY) => break format!("its central directory, at byte {at}, is cut short"),
+            _ => break format!("the bytes at {at} are no file's header"),
+        }
+        let u16_field = |offset: usize| u16_at(bytes, at + offset);
+        let u32_field = |offset: usize| u32_at(bytes, at + offset);
+        let (Some(flags), Some(method), Some(crc), Some(compressed), Some(size), Some(name_len), Some(extra_len)) = (
+            u16_field(6),
+            u16_field(8),
+            u32_field(14),
+            u32_field(18),
+            u32_field(22),
+            u16_field(26),
+            u16_field(28),
+        ) else {
+            break format!("the header at byte {at} is cut short");
+        };
+        let name_at = at + LOCAL_HEADER_BYTES;
+        let extra_at = name_at + usize::from(name_len);
+        let Some(extra) = bytes.get(extra_at..extra_at + usize::from(extra_len)) else {
+            break format!("the header at byte {at} is cut short");
+        };
+        if flags & DATA_DESCRIPTOR != 0 && compressed == 0 {
+            break format!(
+                "the file at byte {at} states its size only after its data, where a cut archive cannot be read on"
+            );
+        }
+        let mut entry = RawEntry {
+            name: &bytes[name_at..extra_at],
+            flags,
+            method,
+            crc,
+            compressed: compressed.into(),
+            size: size.into(),
+            local_header: at as u64,
+        };
+        read_zip64_extra(extra, &mut entry);
+        let end = usize::try_from(entry.compressed)
+            .ok()
+            .and_then(|len| (extra_at + usize::from(extra_len)).checked_add(len));
+        entries.push(entry);
+        match end {
+            Some(end) if end <= bytes.len() => at = after_data(bytes, end, flags & DATA_DESCRIPTOR != 0),
+            // The file's data runs past the end: it fails alone, as its data range says.
+            _ => break "the archive ends inside its last file".to_string(),
+        }
+    };
+    Some((entries, stopped))
+}
+
+/// Where the next header starts after a file's data ending at `end`: past its data
+/// descriptor where it has one (12 to 24 bytes: a signature or not, sizes of 4 or 8 bytes),
+/// the first of those places where a header's signature is.
+fn after_data(bytes: &[u8], end: usize, descriptor: bool) -> usize {
+    let is_header = |at: usize| matches!(u32_at(bytes, at), Some(LOCAL_HEADER | DIRECTORY_ENTRY));
+    match descriptor {
+        false => end,
+        true => [12, 16, 20, 24]
+            .into_iter()
+            .map(|len| end + len)
+            .find(|&at| is_header(at) || at == bytes.len())
+            .unwrap_or(end),
+    }
+}
+
 impl ZipReader {
+    /// The archive by its central directory; where that cannot be read, by its files' local
+    /// headers ([`raw_entries_from_local_headers`]), with what was wrong and where the walk
+    /// stopped. Err: neither can be read.
+    pub fn open_or_recover(bytes: Bytes) -> Result<(Self, Option<String>), String> {
+        let unreadable = match Self::open(bytes.clone()) {
+            Ok(archive) => return Ok((archive, None)),
+            Err(why) => why,
+        };
+        let Some((raw, stopped)) = raw_entries_from_local_headers(&bytes) else {
+            return Err(unreadable);
+        };
+        if raw.is_empty() {
+            return Err(format!(
+                "{unreadable}; no file could be read by its local header: {stopped}"
+            ));
+        }
+        let entries = Self::entries_of(&bytes, 0, &raw);
+        let found = entries.len();
+        Ok((
+            Self { bytes, entries },
+            Some(format!(
+                "{unreadable}; read by its files' local headers instead: {found} file{}, then {stopped}",
+                if found == 1 { "" } else { "s" }
+            )),
+        ))
+    }
+
     pub fn open(bytes: Bytes) -> Result<Self, String> {
         let directory = directory(&bytes)?;
         // Bytes before the archive (a self-extracting program) shift every offset it states:
@@ -277,6 +391,12 @@ impl ZipReader {
             .checked_sub(directory.offset)
             .ok_or("its central directory's offset lies past the directory")?;
         let raw = raw_entries(&bytes, starts_at, directory.ends_at, directory.count)?;
+        let entries = Self::entries_of(&bytes, shift, &raw);
+        Ok(Self { bytes, entries })
+    }
+
+    /// The entries of `raw`, their names decoded and their data found (offsets shifted by `shift`).
+    fn entries_of(bytes: &[u8], shift: u64, raw: &[RawEntry<'_>]) -> Vec<Entry> {
         let legacy: Vec<&[u8]> = raw
             .iter()
             .filter(|e| e.flags & UTF8_NAMES == 0)
@@ -291,11 +411,11 @@ impl ZipReader {
                 flags: e.flags,
                 method: e.method,
                 crc: e.crc,
-                data: data_range(&bytes, shift, e),
+                data: data_range(bytes, shift, e),
             })
             .collect();
         refuse_overlaps(&mut entries);
-        Ok(Self { bytes, entries })
+        entries
     }
 
     /// The archive's entries, in the order its directory lists them (folders too: their names end in `/`).
@@ -410,6 +530,96 @@ mod tests {
             reader.read(&reader.entries()[2], 1 << 20).unwrap(),
             &b"Stored as it is."[..]
         );
+    }
+
+    #[test]
+    fn an_archive_cut_short_is_read_by_its_files_headers_up_to_the_cut() {
+        let text = "Tide tables for the harbour. ".repeat(200);
+        let files: [(&str, &[u8], zip::CompressionMethod); 3] = [
+            ("a/tides.txt", text.as_bytes(), zip::CompressionMethod::Deflated),
+            ("b.txt", b"Stored as it is.", zip::CompressionMethod::Stored),
+            ("c.txt", text.as_bytes(), zip::CompressionMethod::Stored),
+        ];
+        let archive = zip_of(&files);
+        let headers: Vec<usize> = archive
+            .windows(4)
+            .enumerate()
+            .filter(|(_, w)| *w == LOCAL_HEADER.to_le_bytes())
+            .map(|(at, _)| at)
+            .collect();
+        let directory = archive
+            .windows(4)
+            .position(|w| w == DIRECTORY_ENTRY.to_le_bytes())
+            .unwrap();
+        let read_all = |cut: usize| {
+            let (reader, why) = ZipReader::open_or_recover(Bytes::from(archive[..cut].to_vec())).unwrap();
+            let read: Vec<Result<Bytes, MemberError>> =
+                reader.entries().iter().map(|e| reader.read(e, 1 << 20)).collect();
+            (
+                reader.entries().iter().map(|e| e.name.clone()).collect::<Vec<_>>(),
+                read,
+                why.unwrap(),
+            )
+        };
+        // Cut inside the directory: every file read, the cut said.
+        let (names, read, why) = read_all(directory + 30);
+        assert_eq!(names, ["a/tides.txt", "b.txt", "c.txt"]);
+        assert_eq!(read[0].as_ref().unwrap(), text.as_bytes());
+        assert_eq!(read[2].as_ref().unwrap(), text.as_bytes());
+        assert!(
+            why.starts_with("no end of central directory record")
+                && why.ends_with(&format!("; read by its files' local headers instead: 3 files, then its central directory, at byte {directory}, is cut short")),
+            "{why}"
+        );
+        // Cut inside the last file's data: the files before it read, it fails alone.
+        let (names, read, why) = read_all(headers[2] + 100);
+        assert_eq!(names.len(), 3);
+        assert_eq!(read[1].as_ref().unwrap(), &b"Stored as it is."[..]);
+        assert_eq!(
+            read[2].as_ref().unwrap_err(),
+            &MemberError::Unreadable("its data runs past the end of the archive".into())
+        );
+        assert!(why.ends_with(", then the archive ends inside its last file"), "{why}");
+        // Cut inside a header, and right after a file.
+        let (names, _, why) = read_all(headers[2] + 10);
+        assert_eq!(names, ["a/tides.txt", "b.txt"]);
+        assert!(
+            why.ends_with(&format!(", then the header at byte {} is cut short", headers[2])),
+            "{why}"
+        );
+        let (names, _, why) = read_all(headers[2]);
+        assert_eq!(names, ["a/tides.txt", "b.txt"]);
+        assert!(
+            why.ends_with("2 files, then the archive ends after its last file"),
+            "{why}"
+        );
+        // A whole archive is read by its directory; bytes that hold no file header are no archive.
+        assert!(ZipReader::open_or_recover(Bytes::from(archive.clone()))
+            .unwrap()
+            .1
+            .is_none());
+        assert!(
+            ZipReader::open_or_recover(Bytes::from_static(b"PK but no archive at all"))
+                .err()
+                .unwrap()
+                .starts_with("no end of central directory record")
+        );
+        // A file followed by a data descriptor (its CRC and sizes again) is read past it.
+        let mut described = archive[..headers[1]].to_vec();
+        described[6] |= DATA_DESCRIPTOR as u8;
+        described.extend(0x0807_4b50u32.to_le_bytes());
+        described.extend(&archive[14..26]);
+        described.extend(&archive[headers[1]..directory + 30]);
+        let (reader, why) = ZipReader::open_or_recover(Bytes::from(described.clone())).unwrap();
+        assert_eq!(reader.entries().len(), 3, "{why:?}");
+        assert_eq!(
+            reader.read(&reader.entries()[1], 1 << 20).unwrap(),
+            &b"Stored as it is."[..]
+        );
+        // One whose sizes come only after its data cannot be walked past.
+        described[18..22].copy_from_slice(&[0; 4]);
+        let why = ZipReader::open_or_recover(Bytes::from(described)).err().unwrap();
+        assert!(why.ends_with("no file could be read by its local header: the file at byte 0 states its size only after its data, where a cut archive cannot be read on"), "{why}");
     }
 
     #[test]
