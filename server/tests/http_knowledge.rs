@@ -1352,7 +1352,10 @@ async fn several_collections_search_as_one() {
     let (status, error) = server.post("/v1/search", json!({ "query": " " })).await;
     assert_eq!(
         (status, error["detail"].as_str()),
-        (400, Some("query must not be empty"))
+        (
+            400,
+            Some("query must not be empty (or search by example with similar_to)")
+        )
     );
     server.stop().await;
 }
