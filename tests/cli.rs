@@ -776,6 +776,13 @@ fn search_and_eval_from_the_command_line() {
     );
     let result = like(&["--include-source"]);
     assert_eq!(result["chunks"][0]["chunk_id"], bread_chunk, "{result}");
+    let output = quarry(&["search", snap.to_str().unwrap(), "--similar-to-chunk", bread_chunk]);
+    assert!(
+        text(&output.stdout).contains("3 results (vector mode")
+            && text(&output.stdout).contains(" ms finding the example + "),
+        "{}",
+        text(&output.stdout)
+    );
     let output = quarry(&["search", snap.to_str().unwrap(), "--similar-to-document", "nope"]);
     assert!(!output.status.success());
     assert!(

@@ -179,8 +179,13 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
             println!("  {:>7}  (none)", facet.missing);
         }
     }
+    // A search by example reads its example's stored vector instead of embedding a query.
+    let first_step = match request.similar_to {
+        Some(_) => "finding the example",
+        None => "embedding",
+    };
     println!(
-        "\n{} results ({} mode{}), {:.1} ms embedding + {:.1} ms search",
+        "\n{} results ({} mode{}), {:.1} ms {first_step} + {:.1} ms search",
         result.chunks.len(),
         result.mode,
         if result.underfilled {

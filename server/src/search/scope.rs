@@ -1,7 +1,8 @@
 //! What a search runs over, validated once: one collection's snapshot or several
 //! collections' together, as if one snapshot held them all (each part's rows numbered after
 //! the previous parts'). [`SearchScope::search`] validates the request, embeds the query
-//! once (or finds its example's vector, [`crate::search::similar_to`]), places the parts (the rows each one's filters allow), ranks them with the mode's
+//! once (or finds its example's vector, [`crate::search::similar_to`]), places the parts
+//! (the rows each one's filters allow), ranks them with the mode's
 //! [`Lane`](crate::search::lanes::Lane), cuts the window once ([`fill_window`]), and builds
 //! the seed-000 results (with neighbours, highlights and facets when asked).
 
