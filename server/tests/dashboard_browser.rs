@@ -114,20 +114,24 @@ impl Browser {
         found[ELEMENT].as_str().map(str::to_string)
     }
 
-    async fn click(&self, element: &str) {
-        self.call(reqwest::Method::POST, &format!("/element/{element}/click"), json!({}))
+    /// A command on an element that must succeed: a click on an element the page has since
+    /// replaced answers "stale element reference", which would otherwise pass unseen.
+    async fn act(&self, element: &str, what: &str, body: Value) {
+        let answer = self
+            .call(reqwest::Method::POST, &format!("/element/{element}/{what}"), body)
             .await;
+        if let Some(error) = answer.get("error") {
+            panic!("{what} on an element failed: {error}: {}", answer["message"]);
+        }
+    }
+
+    async fn click(&self, element: &str) {
+        self.act(element, "click", json!({})).await;
     }
 
     async fn type_into(&self, element: &str, text: &str) {
-        self.call(reqwest::Method::POST, &format!("/element/{element}/clear"), json!({}))
-            .await;
-        self.call(
-            reqwest::Method::POST,
-            &format!("/element/{element}/value"),
-            json!({ "text": text }),
-        )
-        .await;
+        self.act(element, "clear", json!({})).await;
+        self.act(element, "value", json!({ "text": text })).await;
     }
 
     /// Runs `script` in the page (its `return` value comes back).
@@ -388,7 +392,8 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
     browser.type_into(&top_k, "5").await;
     let query = browser.find("[data-query]").await.unwrap();
     browser.type_into(&query, "moon tide\u{E007}").await;
-    let like_tides = "const r = [...document.querySelectorAll('[data-results] .result')].find(r => r.innerText.includes('tides.md') && !document.querySelector('[data-like-of]')); return r ? r.querySelector('[data-like]') : null";
+    // The earlier search showed two results; a tides result is taken from the five-result page.
+    let like_tides = "const shown = [...document.querySelectorAll('[data-results] .result')]; const r = shown.length > 2 && shown.find(r => r.innerText.includes('tides.md') && !document.querySelector('[data-like-of]')); return r ? r.querySelector('[data-like]') : null";
     let button = browser.wait_for("a tides result to be like", like_tides).await;
     browser.click(button[ELEMENT].as_str().unwrap()).await;
     let like = browser
