@@ -174,7 +174,21 @@ impl ApiClient {
 
     /// Uploads one file to a collection and waits for its job, which must complete.
     pub async fn upload_completed(&self, collection: &str, name: &str, bytes: Vec<u8>) -> serde_json::Value {
-        let (status, submitted) = self.upload(collection, &[(name, bytes)]).await;
+        self.upload_all_completed(collection, &[(name, bytes)]).await
+    }
+
+    /// Uploads text files as one job (one segment) and waits until it has completed.
+    pub async fn upload_texts_completed(&self, collection: &str, files: &[(&str, &str)]) -> serde_json::Value {
+        let files: Vec<(&str, Vec<u8>)> = files
+            .iter()
+            .map(|(name, text)| (*name, text.as_bytes().to_vec()))
+            .collect();
+        self.upload_all_completed(collection, &files).await
+    }
+
+    /// Uploads files as one job and waits until it has completed.
+    pub async fn upload_all_completed(&self, collection: &str, files: &[(&str, Vec<u8>)]) -> serde_json::Value {
+        let (status, submitted) = self.upload(collection, files).await;
         assert_eq!(status, 202, "{submitted}");
         let job = self.wait_job(submitted["job_id"].as_str().unwrap()).await;
         assert_eq!(job["status"], "completed", "{job}");

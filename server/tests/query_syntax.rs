@@ -48,14 +48,7 @@ async fn quoted_phrases_and_excluded_words_hold_in_every_mode() {
     let (status, created) = server.post("/v1/collections", json!({"name": "notes"})).await;
     assert_eq!(status, 201, "{created}");
     for pair in NOTES.chunks(2) {
-        let uploads: Vec<(&str, Vec<u8>)> = pair
-            .iter()
-            .map(|(name, text)| (*name, text.as_bytes().to_vec()))
-            .collect();
-        let (status, submitted) = server.upload("notes", &uploads).await;
-        assert_eq!(status, 202, "{submitted}");
-        let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
-        assert_eq!(job["status"], "completed", "{job}");
+        server.upload_texts_completed("notes", pair).await;
     }
     let api = &server.api;
     let search = move |body: Value| async move { api.post("/v1/collections/notes/search", body).await };

@@ -51,14 +51,7 @@ async fn a_chunk_or_a_document_finds_what_resembles_it() {
         assert_eq!(status, 201, "{created}");
     }
     for batch in [&FIRST[..], &SECOND[..]] {
-        let uploads: Vec<(&str, Vec<u8>)> = batch
-            .iter()
-            .map(|(name, text)| (*name, text.as_bytes().to_vec()))
-            .collect();
-        let (status, submitted) = server.upload("notes", &uploads).await;
-        assert_eq!(status, 202, "{submitted}");
-        let job = server.wait_job(submitted["job_id"].as_str().unwrap()).await;
-        assert_eq!(job["status"], "completed", "{job}");
+        server.upload_texts_completed("notes", batch).await;
     }
     server
         .upload_completed("notes", "two-subjects.md", TWO_SUBJECTS.as_bytes().to_vec())
