@@ -9,6 +9,7 @@ use std::time::Duration;
 use quarry_indexer::embed::{
     default_model_dir, load_embedder, BatchPolicy, DeviceSpec, EmbedOptions, Embedder, ModelDir,
 };
+use quarry_indexer::index::KeywordQuery;
 use quarry_indexer::snapshot::layout;
 use quarry_server::search::eval::{evaluate, EvalReport};
 use quarry_server::{LoadOptions, LoadedSnapshot, Mode, Searcher};
@@ -221,9 +222,10 @@ pub async fn run(workload_path: &Path, out: &Path) -> anyhow::Result<BenchResult
             .map(|_| ())
             .map_err(Into::into)
     })?;
+    let keyword_queries: Vec<KeywordQuery> = prepared.queries.iter().map(|q| KeywordQuery::text(&q.text)).collect();
     let keyword_lane_qps = timed_qps(n, workload.repetitions, |i| {
         searcher
-            .keyword_lane(&prepared.queries[i].text, 100, None)
+            .keyword_lane(&keyword_queries[i], 100, None)
             .map(|_| ())
             .map_err(Into::into)
     })?;

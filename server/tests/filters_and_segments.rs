@@ -910,7 +910,7 @@ async fn a_reload_updates_the_hidden_rows_of_kept_segments() {
 fn keyword_hits(snapshot: Arc<LoadedSnapshot>, query: &str) -> Vec<(usize, String)> {
     let searcher = Searcher::new(snapshot, common::embedder()).unwrap();
     searcher
-        .keyword_lane(query, 10, None)
+        .keyword_lane(&query.into(), 10, None)
         .unwrap()
         .into_iter()
         .map(|hit| (hit.row, format!("{:.6}", hit.score)))

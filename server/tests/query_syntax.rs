@@ -1,7 +1,8 @@
 //! A query's quoted phrases and `-` exclusions over real HTTP, in every mode and across a
 //! collection's segments: each result holds every phrase and no excluded word, the documents
 //! holding a phrase all come back, facets count only what the search could return, and
-//! `"query_syntax": "plain"` reads the same characters as text.
+//! `"query_syntax": "plain"` reads the same characters as text. A `word*` prefix finds, in
+//! the keyword lane, the words it begins in every segment and collection searched.
 
 use serde_json::{json, Value};
 
@@ -120,5 +121,109 @@ async fn quoted_phrases_and_excluded_words_hold_in_every_mode() {
         .await;
     assert_eq!(status, 200, "{together}");
     assert_eq!(files(&together), ["ferries.txt"], "{together}");
+    server.stop().await;
+}
+
+/// The words a prefix finds, by `metadata.highlights` of each result (their text).
+fn marked_words(results: &Value) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in results["chunks"].as_array().unwrap() {
+        let content: Vec<char> = chunk["content"].as_str().unwrap().chars().collect();
+        for range in chunk["metadata"]["highlights"].as_array().unwrap() {
+            let (from, to) = (range[0].as_u64().unwrap() as usize, range[1].as_u64().unwrap() as usize);
+            words.push(content[from..to].iter().collect());
+        }
+    }
+    words.sort();
+    words
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_finds_the_words_it_begins_in_every_segment_and_collection() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    for name in ["notes", "garden"] {
+        let (status, created) = server.post("/v1/collections", json!({"name": name})).await;
+        assert_eq!(status, 201, "{created}");
+    }
+    server
+        .upload_texts_completed(
+            "notes",
+            &[
+                ("hydrogen.txt", "Hydrogen buses refuel at the depot every night."),
+                ("pumps.txt", "Hydraulic pumps lift the lock gates at dawn."),
+            ],
+        )
+        .await;
+    server
+        .upload_texts_completed(
+            "notes",
+            &[
+                ("dams.txt", "Hydroelectric dams feed the grid in spring."),
+                ("bakery.txt", "The bakery opens at six with fresh bread."),
+                ("hydrangea.txt", "Hydrangeas bloom blue in acid soil."),
+            ],
+        )
+        .await;
+    server
+        .upload_texts_completed("garden", &[("roses.txt", "Hydrangea and rose beds line the path.")])
+        .await;
+    let api = &server.api;
+    let search = move |body: Value| async move { api.post("/v1/collections/notes/search", body).await };
+    // Keyword mode: every note with a word hydr- begins, from both segments; the word as typed alone finds none.
+    let (status, found) = search(json!({"query": "hydr*", "mode": "keyword", "top_k": 10, "highlight": true})).await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        files(&found),
+        ["dams.txt", "hydrangea.txt", "hydrogen.txt", "pumps.txt"],
+        "{found}"
+    );
+    assert_eq!(
+        marked_words(&found),
+        ["Hydrangeas", "Hydraulic", "Hydroelectric", "Hydrogen"],
+        "{found}"
+    );
+    let (_, typed) = search(json!({"query": "hydr", "mode": "keyword"})).await;
+    assert_eq!(files(&typed), Vec::<String>::new(), "{typed}");
+    // Beside other words and the rest of the syntax; facets count what it finds.
+    let (_, narrowed) = search(json!({"query": "hydr* -lock", "mode": "keyword", "top_k": 10})).await;
+    assert_eq!(
+        files(&narrowed),
+        ["dams.txt", "hydrangea.txt", "hydrogen.txt"],
+        "{narrowed}"
+    );
+    let (_, faceted) = search(json!({"query": "hydro* grid", "mode": "keyword", "facets": ["file_name"]})).await;
+    assert_eq!(files(&faceted)[0], "dams.txt", "holds both words: {faceted}");
+    assert_eq!(
+        faceted["facets"]["file_name"]["documents"], 2,
+        "dams and hydrogen: {faceted}"
+    );
+    // Hybrid and auto: the keyword lane's rows are the notes the prefix finds.
+    for mode in ["hybrid", "auto"] {
+        let (status, fused) = search(json!({"query": "hydr*", "mode": mode, "top_k": 10})).await;
+        assert_eq!(status, 200, "{fused}");
+        let mut by_keyword: Vec<String> = fused["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["metadata"]["keyword_rank"].is_u64())
+            .map(|c| c["file_name"].as_str().unwrap().to_string())
+            .collect();
+        by_keyword.sort();
+        assert_eq!(
+            by_keyword,
+            ["dams.txt", "hydrangea.txt", "hydrogen.txt", "pumps.txt"],
+            "{mode}: {fused}"
+        );
+    }
+    // Plain syntax reads the star as text.
+    let (_, plain) = search(json!({"query": "hydr*", "mode": "keyword", "query_syntax": "plain"})).await;
+    assert_eq!(files(&plain), Vec::<String>::new(), "{plain}");
+    // Several collections searched as one share the completions.
+    let (status, together) = server
+        .post("/v1/search", json!({"query": "hydrang*", "mode": "keyword"}))
+        .await;
+    assert_eq!(status, 200, "{together}");
+    assert_eq!(files(&together), ["hydrangea.txt", "roses.txt"], "{together}");
     server.stop().await;
 }

@@ -86,7 +86,9 @@ fn brute_force(searcher: &Searcher, mode: Mode, filters: &Filters) -> Vec<(usize
                 .collect()
         }
         Mode::Keyword => {
-            let all = searcher.keyword_lane(QUERY, snapshot.row_count(), None).unwrap();
+            let all = searcher
+                .keyword_lane(&QUERY.into(), snapshot.row_count(), None)
+                .unwrap();
             let top = all[0].score;
             all.into_iter().map(|hit| (hit.row, hit.score / top)).collect()
         }

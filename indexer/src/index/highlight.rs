@@ -24,6 +24,14 @@ impl QueryTerms {
         }
     }
 
+    /// The terms of `query` (as [`Self::of`]) and the index terms `also`: a prefix's
+    /// completions, which the keyword lane looks up beside the query's words.
+    pub fn with_terms(analyzer: &KeywordAnalyzer, query: &str, also: impl IntoIterator<Item = String>) -> Self {
+        let mut terms = Self::of(analyzer, query);
+        terms.terms.extend(also);
+        terms
+    }
+
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
     }

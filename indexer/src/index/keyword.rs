@@ -1,8 +1,9 @@
 //! [`KeywordIndex`] on tantivy: BM25 over the chunk texts, read by the index's analyzer
 //! ([`super::analysis`]: multilingual for new indexes, English for those written before).
 //! It parses no query syntax: a query's words are read by the same analyzer and searched as
-//! plain terms, and a quoted phrase of the server's query syntax comes as a phrase to find
-//! ([`KeywordIndex::phrase_rows`], on the terms' positions). Segments are separate indexes;
+//! plain terms, a quoted phrase of the server's query syntax comes as a phrase to find
+//! ([`KeywordIndex::phrase_rows`], on the terms' positions) and a prefix as the terms that
+//! complete it ([`KeywordIndex::prefix_completions`], [`KeywordQuery::any_of`]). Segments are separate indexes;
 //! [`KeywordStats`] summed over them make their scores comparable.
 
 use std::collections::HashMap;
@@ -10,11 +11,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tantivy::collector::{FilterCollector, TopDocs};
-use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, PhraseQuery, Query, TermQuery,
+};
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST};
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
+use super::keyword_query::{prefix_completions, KeywordQuery};
 use super::keyword_rows::RowsCollector;
 use super::term_list::TermListTokenizer;
 use super::{Hit, RowSet};
@@ -143,18 +147,22 @@ pub trait KeywordIndex: Send + Sync {
     /// The same among the `allowed` rows only (filtered inside the collector, before the cut).
     fn search_in(&self, query: &str, k: usize, allowed: &RowSet) -> Result<Vec<Hit>>;
     /// This index's statistics for the terms of `query` (to sum over segments).
-    fn stats(&self, query: &str) -> Result<KeywordStats>;
+    fn stats(&self, query: &KeywordQuery) -> Result<KeywordStats>;
     /// Top-`k` rows (among `allowed` when given) scored with `stats` instead of this index's own.
     fn search_with_stats(
         &self,
-        query: &str,
+        query: &KeywordQuery,
         k: usize,
         allowed: Option<&RowSet>,
         stats: &KeywordStats,
     ) -> Result<Vec<Hit>>;
-    /// Every row holding at least one word of `query` as the analyzer reads it (a set of
-    /// [`KeywordIndex::len`] rows), unscored and uncut.
-    fn matching_rows(&self, query: &str) -> Result<RowSet>;
+    /// Every row holding at least one word of `query` as the analyzer reads it, or a term of
+    /// one of its groups (a set of [`KeywordIndex::len`] rows), unscored and uncut.
+    fn matching_rows(&self, query: &KeywordQuery) -> Result<RowSet>;
+    /// The terms of this index that complete `word` as a prefix, with how many rows hold
+    /// each: the `limit` most frequent, most frequent first. None where the analyzer reads no
+    /// word in `word` (a run of CJK characters, read as pairs).
+    fn prefix_completions(&self, word: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
     /// Every row holding the words of `phrase` one after another, as the analyzer reads
     /// them (stop words skipped) in any of the languages the index's rows were read as; an
     /// index written without positions answers the rows holding all of them. None when the
@@ -247,14 +255,14 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn search(&self, query: &str, k: usize) -> Result<Vec<Hit>> {
-        self.run(query, k, None, None)
+        self.run(&KeywordQuery::text(query), k, None, None)
     }
 
     fn search_in(&self, query: &str, k: usize, allowed: &RowSet) -> Result<Vec<Hit>> {
-        self.run(query, k, Some(allowed), None)
+        self.run(&KeywordQuery::text(query), k, Some(allowed), None)
     }
 
-    fn stats(&self, query: &str) -> Result<KeywordStats> {
+    fn stats(&self, query: &KeywordQuery) -> Result<KeywordStats> {
         let searcher = self.reader.searcher();
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
         let own: &dyn Bm25StatisticsProvider = &searcher;
@@ -263,7 +271,17 @@ impl KeywordIndex for TantivyKeywordIndex {
             tokens: own.total_num_tokens(field).map_err(err("stats"))?,
             doc_freq: HashMap::new(),
         };
-        for (term, _) in self.terms(query)? {
+        let grouped = query
+            .any_of
+            .iter()
+            .flatten()
+            .map(|term| Term::from_field_text(field, term));
+        for term in self
+            .terms(&query.text)?
+            .into_iter()
+            .map(|(term, _)| term)
+            .chain(grouped)
+        {
             let count = Searcher::doc_freq(&searcher, &term).map_err(err("stats"))?;
             stats
                 .doc_freq
@@ -274,7 +292,7 @@ impl KeywordIndex for TantivyKeywordIndex {
 
     fn search_with_stats(
         &self,
-        query: &str,
+        query: &KeywordQuery,
         k: usize,
         allowed: Option<&RowSet>,
         stats: &KeywordStats,
@@ -282,7 +300,11 @@ impl KeywordIndex for TantivyKeywordIndex {
         self.run(query, k, allowed, Some(stats))
     }
 
-    fn matching_rows(&self, query: &str) -> Result<RowSet> {
+    fn prefix_completions(&self, word: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
+        prefix_completions(&self.index, &self.reader, &self.analyzer, word, limit)
+    }
+
+    fn matching_rows(&self, query: &KeywordQuery) -> Result<RowSet> {
         match self.any_term_query(query)? {
             Some(query) => self.rows_matching(&query, "match"),
             None => Ok(RowSet::empty(self.len())),
@@ -338,12 +360,37 @@ impl TantivyKeywordIndex {
         Ok(matching)
     }
 
-    /// Any of the words of `query` (None when the analyzer leaves none).
-    fn any_term_query(&self, query: &str) -> Result<Option<BooleanQuery>> {
-        let terms = self.terms(query)?;
-        if terms.is_empty() {
+    /// Any of the words of `query`, and any term of each of its groups, a group scoring by
+    /// its best term a row holds (None when there is no term to look up).
+    fn any_term_query(&self, query: &KeywordQuery) -> Result<Option<BooleanQuery>> {
+        let terms = self.terms(&query.text)?;
+        let field = self.index.schema().get_field("text").map_err(err("schema"))?;
+        // A group's terms the text already looks up score there, once.
+        let groups: Vec<Vec<Term>> = query
+            .any_of
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .map(|term| Term::from_field_text(field, term))
+                    .filter(|term| !terms.iter().any(|(t, _)| t == term))
+                    .collect::<Vec<Term>>()
+            })
+            .filter(|group| !group.is_empty())
+            .collect();
+        if terms.is_empty() && groups.is_empty() {
             return Ok(None);
         }
+        let group_clauses = groups.into_iter().map(|group| {
+            let alternatives: Vec<Box<dyn Query>> = group
+                .into_iter()
+                .map(|term| Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
+                .collect();
+            (
+                Occur::Should,
+                Box::new(DisjunctionMaxQuery::new(alternatives)) as Box<dyn Query>,
+            )
+        });
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
             .filter(|(_, weight)| *weight > 0.0)
@@ -358,11 +405,18 @@ impl TantivyKeywordIndex {
                     },
                 )
             })
+            .chain(group_clauses)
             .collect();
         Ok(Some(BooleanQuery::new(clauses)))
     }
 
-    fn run(&self, query: &str, k: usize, allowed: Option<&RowSet>, stats: Option<&KeywordStats>) -> Result<Vec<Hit>> {
+    fn run(
+        &self,
+        query: &KeywordQuery,
+        k: usize,
+        allowed: Option<&RowSet>,
+        stats: Option<&KeywordStats>,
+    ) -> Result<Vec<Hit>> {
         if k == 0 || allowed.is_some_and(RowSet::is_empty) {
             return Ok(Vec::new());
         }
@@ -459,10 +513,14 @@ mod tests {
             .collect();
         build_keyword_index(dir.path(), texts.iter().map(String::as_str)).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        let matching = index.matching_rows("Glacier HARBOURS").unwrap();
+        let matching = index.matching_rows(&"Glacier HARBOURS".into()).unwrap();
         let expected: Vec<u64> = (0..300u64).filter(|i| i % 7 == 3 || i % 11 == 0).collect();
         assert_eq!((matching.len(), matching.rows()), (300, expected));
-        assert_eq!(index.matching_rows("the of and").unwrap().count(), 0, "stop words only");
+        assert_eq!(
+            index.matching_rows(&"the of and".into()).unwrap().count(),
+            0,
+            "stop words only"
+        );
     }
 
     #[test]
@@ -492,18 +550,19 @@ mod tests {
             .map(|h| (h.row, h.score))
             .collect();
 
-        let mut stats = big.stats(query).unwrap();
-        stats.add(&small.stats(query).unwrap());
+        let keyword_query = KeywordQuery::text(query);
+        let mut stats = big.stats(&keyword_query).unwrap();
+        stats.add(&small.stats(&keyword_query).unwrap());
         assert_eq!((stats.docs, stats.doc_freq["glacier"]), (40, 2));
         let mut scored: Vec<(u64, f32)> = big
-            .search_with_stats(query, 40, None, &stats)
+            .search_with_stats(&keyword_query, 40, None, &stats)
             .unwrap()
             .into_iter()
             .map(|h| (h.row, h.score))
             .collect();
         scored.extend(
             small
-                .search_with_stats(query, 40, None, &stats)
+                .search_with_stats(&keyword_query, 40, None, &stats)
                 .unwrap()
                 .into_iter()
                 .map(|h| (h.row + 36, h.score)),
@@ -564,12 +623,15 @@ mod tests {
         );
 
         for query in ["rare glacier harbour", "cat tides", "ships"] {
-            let mut stats = all.stats(query).unwrap();
+            let keyword_query = KeywordQuery::text(query);
+            let mut stats = all.stats(&keyword_query).unwrap();
             stats.remove(&hidden_stats);
-            assert_eq!(stats, without.stats(query).unwrap(), "{query}");
+            assert_eq!(stats, without.stats(&keyword_query).unwrap(), "{query}");
             let mut allowed = RowSet::empty(texts.len());
             live.iter().for_each(|&row| allowed.insert(row));
-            let scored = all.search_with_stats(query, 30, Some(&allowed), &stats).unwrap();
+            let scored = all
+                .search_with_stats(&keyword_query, 30, Some(&allowed), &stats)
+                .unwrap();
             let expected = without.search(query, 30).unwrap();
             assert_eq!(scored.len(), expected.len(), "{query}");
             for (got, want) in scored.iter().zip(&expected) {
@@ -653,7 +715,7 @@ mod tests {
                 .map(|h| h.row)
                 .collect();
             assert_eq!(rows, [1]);
-            assert_eq!(index.matching_rows("glaciers").unwrap().rows(), [2]);
+            assert_eq!(index.matching_rows(&"glaciers".into()).unwrap().rows(), [2]);
         }
     }
 

@@ -12,6 +12,7 @@ mod kernels;
 mod keyword;
 mod keyword_build;
 mod keyword_parts;
+mod keyword_query;
 mod keyword_rows;
 mod recall;
 mod row_set;
@@ -34,6 +35,7 @@ pub use keyword_build::{
     build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
 };
 pub use keyword_parts::{build_keyword_index_with_parts, KeywordPart, PartsKept};
+pub use keyword_query::{most_frequent, KeywordQuery, MAX_PREFIX_COMPLETIONS};
 pub use recall::{ann_recall, ExactTruth, RecallCheck, TIE_TOLERANCE};
 pub use row_set::RowSet;
 pub use rows::sample_rows;

@@ -346,7 +346,11 @@ fn search_request() -> Value {
             "facets": { "type": "array", "items": { "type": "string" } },
             "facet_size": { "type": "integer", "minimum": 0 },
             "layer": { "type": "string" },
-            "query_syntax": { "type": "string", "enum": ["simple", "plain"] },
+            "query_syntax": {
+                "type": "string",
+                "enum": ["simple", "plain"],
+                "description": "simple (the default): \"quoted phrases\" must be in each result, -words and -\"phrases\" in none, a word* also finds the words it begins; plain: every character is text"
+            },
             "similar_to": {
                 "type": "object",
                 "properties": {

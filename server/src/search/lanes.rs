@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use quarry_indexer::index::KeywordStats;
+use quarry_indexer::index::{KeywordQuery, KeywordStats};
 use quarry_indexer::pipeline::whole_share;
 use serde_json::{Map, Value};
 
@@ -46,12 +46,12 @@ pub trait Lane {
 }
 
 /// The lane of `mode` (the request's, as [`SearchRequest::ranking_mode`] reads it) with
-/// `request`'s weights, ranking by `query` (its ranking text); every mode but keyword needs
-/// the query's embedding (or an example's).
+/// `request`'s weights, ranking by `query` (its ranking text, with its prefixes'
+/// completions); every mode but keyword needs the query's embedding (or an example's).
 pub fn lane_for<'q>(
     request: &'q SearchRequest,
     mode: Mode,
-    query: &'q str,
+    query: &'q KeywordQuery,
     query_vector: Option<&'q [f32]>,
 ) -> Result<Box<dyn Lane + 'q>, ServerError> {
     let vector =
@@ -97,7 +97,7 @@ impl Lane for VectorLane<'_> {
 
 /// BM25; scores divided by the best row's.
 pub struct KeywordLane<'q> {
-    pub query: &'q str,
+    pub query: &'q KeywordQuery,
 }
 
 impl Lane for KeywordLane<'_> {
@@ -121,7 +121,7 @@ impl Lane for KeywordLane<'_> {
 /// Both lanes fetched deeper than the window and fused by weighted RRF.
 pub struct HybridLane<'q> {
     pub vector: &'q [f32],
-    pub query: &'q str,
+    pub query: &'q KeywordQuery,
     pub vector_weight: f32,
     pub keyword_weight: f32,
     pub rrf_k: f32,
@@ -155,7 +155,7 @@ impl Lane for HybridLane<'_> {
 /// from the model's reading of the query and of the searched collections' words.
 pub struct AutoLane<'q> {
     pub vector: &'q [f32],
-    pub query: &'q str,
+    pub query: &'q KeywordQuery,
 }
 
 impl Lane for AutoLane<'_> {
@@ -167,7 +167,7 @@ impl Lane for AutoLane<'_> {
             whole_share(parts.iter().flat_map(|at| at.part.searcher.language_readings())).unwrap_or(1.0);
         let query_share = parts
             .first()
-            .map(|at| at.part.searcher.query_whole_share(self.query))
+            .map(|at| at.part.searcher.query_whole_share(&self.query.text))
             .unwrap_or(1.0);
         let weights = LaneWeights::from_reading(query_share, collection_share);
         // The cosine of a row only the keyword lane found, from its stored vector.
@@ -240,7 +240,7 @@ fn vector_hits(parts: &[PlacedPart<'_>], query: &[f32], k: usize) -> Result<Vec<
 }
 
 /// Every part's BM25 rows scored with the statistics of all parts together, merged best first.
-fn keyword_hits(parts: &[PlacedPart<'_>], query: &str, k: usize) -> Result<Vec<Hit>, ServerError> {
+fn keyword_hits(parts: &[PlacedPart<'_>], query: &KeywordQuery, k: usize) -> Result<Vec<Hit>, ServerError> {
     let mut stats = KeywordStats::default();
     for at in parts {
         stats.add(&at.part.searcher.keyword_stats(query)?);

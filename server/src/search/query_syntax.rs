@@ -1,15 +1,17 @@
 //! A query's syntax, as search boxes read it: `"a quoted phrase"` must be in a result (its
 //! words one after another, as the keyword lane reads words), `-word` and `-"a phrase"` must
-//! not, and every other word ranks as always. The constraints hold in every mode, as filters
-//! do ([`QueryConstraints::allowed_rows`]); the lanes rank by the query's text without its
-//! marks and excluded words ([`ParsedQuery::ranking_text`]). `"query_syntax": "plain"` reads
+//! not, `word*` ranks in the keyword lane by the words it begins as well
+//! ([`crate::search::prefix_search`]), and every other word ranks as always. The constraints
+//! hold in every mode, as filters do ([`QueryConstraints::allowed_rows`]); the lanes rank by
+//! the query's text without its marks and excluded words ([`ParsedQuery::ranking_text`]). `"query_syntax": "plain"` reads
 //! a query as plain text (quotes and dashes are characters), as `quarry eval` reads a
 //! benchmark's queries.
 //!
 //! A quote is `"`, `“`, `”` or `„` (a phrase opens with any and closes with the next); a quote
 //! never closed is a character of the text. A `-` marks an exclusion only at the start of a
 //! word (after a space or at the query's start) and right before a letter, digit or quote
-//! (`e-mail` and `- note` are text).
+//! (`e-mail` and `- note` are text). A `*` marks a prefix only at the end of a word that is
+//! not excluded, right after a letter or digit (`*`, `C++*` and `a*b` are text).
 
 use quarry_indexer::index::{KeywordIndex, RowSet};
 use serde::{Deserialize, Serialize};
@@ -17,15 +19,15 @@ use serde::{Deserialize, Serialize};
 use crate::error::ServerError;
 use crate::search::loaded::LoadedSnapshot;
 
-/// Phrases and excluded words a query may hold together: each is a lookup in every segment's
-/// keyword index before the search, so a query of thousands of them is refused.
+/// Phrases, excluded words and prefixes a query may hold together: each is a lookup in every
+/// segment's keyword index before the search, so a query of thousands of them is refused.
 pub const MAX_QUERY_CONSTRAINTS: usize = 32;
 
 /// How a request's query is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum QuerySyntax {
-    /// Quoted phrases and `-` exclusions (this module).
+    /// Quoted phrases, `-` exclusions and `*` prefixes (this module).
     #[default]
     Simple,
     /// Every character is text.
@@ -52,6 +54,9 @@ pub struct ParsedQuery {
     /// without quotes and excluded words.
     pub ranking_text: String,
     pub constraints: QueryConstraints,
+    /// Words written with a `*` after them (without it; in the ranking text too): the
+    /// keyword lane also finds the words they begin.
+    pub prefixes: Vec<String>,
 }
 
 /// What a result must hold and must not.
@@ -93,7 +98,7 @@ impl ParsedQuery {
         if syntax == QuerySyntax::Plain {
             return Ok(Self {
                 ranking_text: query.to_string(),
-                constraints: QueryConstraints::default(),
+                ..Self::default()
             });
         }
         let chars: Vec<(usize, char)> = query.char_indices().collect();
@@ -101,6 +106,7 @@ impl ParsedQuery {
         let byte = |i: usize| chars.get(i).map_or(query.len(), |&(at, _)| at);
         let mut ranking: Vec<&str> = Vec::new();
         let mut constraints = QueryConstraints::default();
+        let mut prefixes: Vec<String> = Vec::new();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i].1;
@@ -145,20 +151,28 @@ impl ParsedQuery {
                 false => word,
             };
             let word = word.trim_matches(is_quote);
+            let word = match word.strip_suffix('*') {
+                Some(prefix) if prefix.chars().next_back().is_some_and(char::is_alphanumeric) => {
+                    prefixes.push(prefix.to_string());
+                    prefix
+                }
+                _ => word,
+            };
             if !word.is_empty() {
                 ranking.push(word);
             }
             i = end.max(i + 1);
         }
-        let count = constraints.phrases.len() + constraints.excluded.len();
+        let count = constraints.phrases.len() + constraints.excluded.len() + prefixes.len();
         if count > MAX_QUERY_CONSTRAINTS {
             return Err(ServerError::InvalidRequest(format!(
-                "the query has {count} quoted phrases and excluded words; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes and dashes as text)"
+                "the query has {count} quoted phrases, excluded words and prefixes; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes, dashes and stars as text)"
             )));
         }
         Ok(Self {
             ranking_text: ranking.join(" "),
             constraints,
+            prefixes,
         })
     }
 }
@@ -264,8 +278,33 @@ mod tests {
     }
 
     #[test]
+    fn a_star_after_a_words_letters_makes_it_a_prefix() {
+        let read = |query: &str| {
+            let parsed = ParsedQuery::read(query, QuerySyntax::Simple).unwrap();
+            (parsed.ranking_text, parsed.prefixes)
+        };
+        assert_eq!(read("hydro* power"), ("hydro power".into(), strings(&["hydro"])));
+        assert_eq!(read("Kühl* 東京*"), ("Kühl 東京".into(), strings(&["Kühl", "東京"])));
+        // Two stars, a star alone, after a mark or inside a word are text.
+        assert_eq!(read("inter** net"), ("inter** net".into(), vec![]));
+        assert_eq!(read("C++* a*b * x"), ("C++* a*b * x".into(), vec![]));
+        // In quotes a star is the phrase's; an excluded word is no prefix.
+        let quoted = ParsedQuery::read("\"flow*\" rate", QuerySyntax::Simple).unwrap();
+        assert_eq!(
+            (quoted.constraints.phrases, quoted.prefixes.len()),
+            (strings(&["flow*"]), 0)
+        );
+        let excluded = ParsedQuery::read("rate -flow*", QuerySyntax::Simple).unwrap();
+        assert_eq!((excluded.ranking_text.as_str(), excluded.prefixes.len()), ("rate", 0));
+        assert_eq!(excluded.constraints.excluded, strings(&["flow*"]));
+        // Plain syntax has none.
+        let plain = ParsedQuery::read("hydro*", QuerySyntax::Plain).unwrap();
+        assert_eq!((plain.ranking_text.as_str(), plain.prefixes.len()), ("hydro*", 0));
+    }
+
+    #[test]
     fn any_text_reads_without_a_panic_into_pieces_of_itself() {
-        let alphabet: Vec<char> = "ab東京 -\"“”„\u{301}é\t".chars().collect();
+        let alphabet: Vec<char> = "ab東京 -*\"“”„\u{301}é\t".chars().collect();
         let mut draw = quarry_datasets::synthetic::SeededRng::new(11);
         for _ in 0..20_000 {
             let query: String = (0..draw.below(14)).map(|_| *draw.pick(&alphabet)).collect();
@@ -294,7 +333,9 @@ mod tests {
         assert!(refused("-grpc -\"load balancer\"").contains("only excluded words"));
         assert!(refused("\"\" “ ”").contains("no word to search for, only quotes"));
         let many = (0..40).map(|i| format!("-w{i}")).collect::<Vec<_>>().join(" ") + " tides";
-        assert!(refused(&many).contains("40 quoted phrases and excluded words; at most 32"));
+        assert!(refused(&many).contains("40 quoted phrases, excluded words and prefixes; at most 32"));
+        let stars = (0..33).map(|i| format!("w{i}*")).collect::<Vec<_>>().join(" ");
+        assert!(refused(&stars).contains("33 quoted phrases, excluded words and prefixes"));
         assert!(ParsedQuery::read(&many, QuerySyntax::Plain).is_ok());
     }
 }

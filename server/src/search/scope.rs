@@ -10,13 +10,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use quarry_indexer::index::QueryTerms;
+use quarry_indexer::index::{KeywordQuery, QueryTerms};
 
 use crate::error::ServerError;
 use crate::search::context_chunks::add_context;
 use crate::search::facets::{FacetCounter, Facets};
 use crate::search::lanes::lane_for;
 use crate::search::placed::{locate, PlacedPart, SearchPart};
+use crate::search::prefix_search::keyword_query;
 use crate::search::query_syntax::{both, ParsedQuery};
 use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
 use crate::search::result_window::{fill_window, Window};
@@ -130,7 +131,8 @@ impl<'a> SearchScope<'a> {
                 false => request.max_chunks_per_document,
             },
         };
-        let lane = lane_for(request, mode, &query.ranking_text, query_vector)?;
+        let keyword = keyword_query(&placed, query)?;
+        let lane = lane_for(request, mode, &keyword, query_vector)?;
         let rank = |depth: usize| lane.rank(&placed, depth);
         let document_of = |row: usize| {
             let (at, local) = locate(&placed, row);
@@ -160,9 +162,10 @@ impl<'a> SearchScope<'a> {
                 }
                 if request.highlight {
                     let segment = at.part.searcher.snapshot().segment_of(local);
-                    let terms = highlight_terms
-                        .entry((at.offset, segment.offset))
-                        .or_insert_with(|| QueryTerms::of(segment.data.keyword.analyzer(), &query.ranking_text));
+                    let terms = highlight_terms.entry((at.offset, segment.offset)).or_insert_with(|| {
+                        let completions = keyword.any_of.iter().flatten().cloned();
+                        QueryTerms::with_terms(segment.data.keyword.analyzer(), &keyword.text, completions)
+                    });
                     add_highlights(&mut chunk, terms);
                 }
                 chunk
@@ -171,7 +174,7 @@ impl<'a> SearchScope<'a> {
         let facets = if request.facets.is_empty() {
             None
         } else {
-            Some(count_facets(&placed, request, mode, &query.ranking_text)?)
+            Some(count_facets(&placed, request, mode, &keyword)?)
         };
         let total_tokens = chunks
             .iter()
@@ -205,7 +208,7 @@ fn count_facets(
     placed: &[PlacedPart<'_>],
     request: &SearchRequest,
     mode: Mode,
-    query: &str,
+    query: &KeywordQuery,
 ) -> Result<Facets, ServerError> {
     let mut counter = FacetCounter::new(&request.facets, request.facet_size)?;
     for at in placed {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use quarry_indexer::embed::{read_words, Embedder};
-use quarry_indexer::index::{KeywordIndex, KeywordStats, RowSet, VectorIndex};
+use quarry_indexer::index::{KeywordIndex, KeywordQuery, KeywordStats, RowSet, VectorIndex};
 use quarry_indexer::pipeline::{version_readings, whole_share};
 use quarry_indexer::snapshot::LanguageReading;
 use serde::{Deserialize, Serialize};
@@ -383,13 +383,18 @@ impl Searcher {
     /// BM25 rows; scores are raw BM25 with the statistics of every segment together, less the
     /// tombstoned rows', so each row is scored as if one index held the live rows only (as
     /// after compaction).
-    pub fn keyword_lane(&self, query: &str, k: usize, allowed: Option<&RowSet>) -> Result<Vec<Hit>, ServerError> {
+    pub fn keyword_lane(
+        &self,
+        query: &KeywordQuery,
+        k: usize,
+        allowed: Option<&RowSet>,
+    ) -> Result<Vec<Hit>, ServerError> {
         self.keyword_lane_with_stats(query, k, allowed, &self.keyword_stats(query)?)
     }
 
     /// The BM25 statistics of `query`'s terms over the live rows: every segment's, less the
     /// tombstoned rows'.
-    pub fn keyword_stats(&self, query: &str) -> Result<KeywordStats, ServerError> {
+    pub fn keyword_stats(&self, query: &KeywordQuery) -> Result<KeywordStats, ServerError> {
         let mut stats = KeywordStats::default();
         for segment in &self.snapshot.segments {
             stats.add(&segment.data.keyword.stats(query)?);
@@ -403,7 +408,7 @@ impl Searcher {
     /// BM25 rows scored with `stats` (this snapshot's, or several snapshots' together).
     pub fn keyword_lane_with_stats(
         &self,
-        query: &str,
+        query: &KeywordQuery,
         k: usize,
         allowed: Option<&RowSet>,
         stats: &KeywordStats,
@@ -426,7 +431,7 @@ impl Searcher {
     }
 
     /// Each segment's rows (local numbers) holding a word of `query`, in segment order.
-    pub fn keyword_matching_rows(&self, query: &str) -> Result<Vec<RowSet>, ServerError> {
+    pub fn keyword_matching_rows(&self, query: &KeywordQuery) -> Result<Vec<RowSet>, ServerError> {
         Ok(self
             .snapshot
             .segments

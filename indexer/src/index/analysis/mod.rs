@@ -171,6 +171,30 @@ impl KeywordAnalyzer {
         readings
     }
 
+    /// The form the index's terms that begin with `word` begin with, for a prefix search
+    /// (`hydro*`): the word normalized as the analyzer normalizes words (lower case, accents
+    /// folded, NFKC), neither stemmed nor dropped as a stop word. None where the analyzer
+    /// reads no single word in `word` (a run of CJK characters is read as pairs, not words).
+    pub fn prefix_form(&self, word: &str) -> Option<String> {
+        match self {
+            Self::English => {
+                let mut analyzer = TextAnalyzer::builder(SimpleTokenizer::default())
+                    .filter(LowerCaser)
+                    .filter(AsciiFoldingFilter)
+                    .build();
+                let mut stream = analyzer.token_stream(word);
+                let first = stream.advance().then(|| stream.token().text.clone());
+                first.filter(|_| !stream.advance())
+            }
+            Self::Multilingual(_) => match pieces(word).as_slice() {
+                [Piece::Word(range)] if *range == (0..word.len()) => {
+                    WordForms::default().term(word, None).map(str::to_string)
+                }
+                _ => None,
+            },
+        }
+    }
+
     /// A reader of stored texts, as the index read them (one per thread: it keeps caches).
     pub fn text_reader(&self) -> TextReader {
         let inner = match self {

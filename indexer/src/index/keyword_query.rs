@@ -1,0 +1,267 @@
+//! What the keyword lane looks up ([`KeywordQuery`]): a query's words, read by each index's
+//! analyzer, and groups of index terms of which a row's best counts as one word: a prefix's
+//! completions (`hydro*` finds `hydrogen` and `hydraulic`), found in each index's term
+//! dictionary by [`prefix_completions`].
+
+use std::cmp::Reverse;
+
+use tantivy::{Index, IndexReader};
+
+use super::analysis::KeywordAnalyzer;
+use super::keyword::err;
+use crate::error::Result;
+
+/// The most completions of one prefix a search looks up: the most frequent ones, so a
+/// prefix of one or two letters costs a bounded number of lookups.
+pub const MAX_PREFIX_COMPLETIONS: usize = 64;
+
+/// A query for the keyword lane.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeywordQuery {
+    /// Free text, read by the index's analyzer (nothing in it is syntax).
+    pub text: String,
+    /// Groups of index terms (as the index holds them: normalized and stemmed): a row scores
+    /// by the best of a group's terms it holds, as one more word of the query.
+    pub any_of: Vec<Vec<String>>,
+}
+
+impl KeywordQuery {
+    /// A query of free text alone.
+    pub fn text(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            any_of: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for KeywordQuery {
+    fn from(text: &str) -> Self {
+        Self::text(text)
+    }
+}
+
+/// The terms of the index that begin with `word`'s prefix form
+/// ([`KeywordAnalyzer::prefix_form`]), each with how many rows hold it: the `limit` most
+/// frequent (ties by term), most frequent first. None where the analyzer reads no word in
+/// `word`.
+pub(super) fn prefix_completions(
+    index: &Index,
+    reader: &IndexReader,
+    analyzer: &KeywordAnalyzer,
+    word: &str,
+    limit: usize,
+) -> Result<Option<Vec<(String, u64)>>> {
+    let Some(prefix) = analyzer.prefix_form(word) else {
+        return Ok(None);
+    };
+    let field = index.schema().get_field("text").map_err(err("schema"))?;
+    let upper = upper_bound(prefix.as_bytes());
+    let mut counts: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    for segment in reader.searcher().segment_readers() {
+        let inverted = segment.inverted_index(field).map_err(err("prefix"))?;
+        let range = inverted.terms().range().ge(prefix.as_bytes());
+        let range = match &upper {
+            Some(upper) => range.lt(upper),
+            None => range,
+        };
+        let mut terms = range
+            .into_stream()
+            .map_err(|e| err("prefix")(tantivy::TantivyError::from(e)))?;
+        while terms.advance() {
+            let Ok(term) = std::str::from_utf8(terms.key()) else {
+                continue;
+            };
+            *counts.entry(term.to_string()).or_default() += u64::from(terms.value().doc_freq);
+        }
+    }
+    let mut completions: Vec<(String, u64)> = counts.into_iter().collect();
+    most_frequent(&mut completions, limit);
+    Ok(Some(completions))
+}
+
+/// Keeps the `limit` most frequent `terms`, most frequent first, ties in term order.
+pub fn most_frequent(terms: &mut Vec<(String, u64)>, limit: usize) {
+    terms.sort_unstable_by(|a, b| (Reverse(a.1), &a.0).cmp(&(Reverse(b.1), &b.0)));
+    terms.truncate(limit);
+}
+
+/// The least byte string above every string that begins with `prefix` (None: there is none,
+/// `prefix` being all 0xFF bytes).
+fn upper_bound(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut upper = prefix.to_vec();
+    while let Some(last) = upper.pop() {
+        if last < u8::MAX {
+            upper.push(last + 1);
+            return Some(upper);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{build_keyword_index, KeywordIndex, TantivyKeywordIndex};
+    use super::*;
+
+    const TEXTS: [&str; 9] = [
+        "Hydrogen fuel cells power the buses of the city",
+        "Hydrogen is stored under pressure in tanks",
+        "Hydraulic presses shape the steel sheets",
+        "A hydrant stands on every street corner, and hydrogen too",
+        "Hydro power comes from the dams upstream",
+        "Hybrid cars use less fuel in the city",
+        "Der Kühlschrank kühlt die Milch",
+        "東京タワーは高い",
+        "Power plants burn coal and gas",
+    ];
+
+    fn index(dir: &std::path::Path) -> TantivyKeywordIndex {
+        build_keyword_index(dir, TEXTS.iter().copied()).unwrap();
+        TantivyKeywordIndex::open(dir).unwrap()
+    }
+
+    #[test]
+    fn a_prefixs_completions_are_the_index_terms_it_begins_most_frequent_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = index(dir.path());
+        // The terms the index holds, each with its rows, by a scan of every row as it was read.
+        let mut reader = index.analyzer().text_reader();
+        let mut scanned: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for text in TEXTS {
+            let mut terms: Vec<String> = Vec::new();
+            reader.for_each_term(text, |term, _| terms.push(term.to_string()));
+            terms.sort_unstable();
+            terms.dedup();
+            terms
+                .into_iter()
+                .for_each(|term| *scanned.entry(term).or_default() += 1);
+        }
+        for (word, form) in [
+            ("hydr", "hydr"),
+            ("HYDRO", "hydro"),
+            ("Kühl", "kuhl"),
+            ("po", "po"),
+            ("zz", "zz"),
+        ] {
+            let mut expected: Vec<(String, u64)> = scanned
+                .iter()
+                .filter(|(term, _)| term.starts_with(form))
+                .map(|(t, n)| (t.clone(), *n))
+                .collect();
+            most_frequent(&mut expected, MAX_PREFIX_COMPLETIONS);
+            let found = index.prefix_completions(word, MAX_PREFIX_COMPLETIONS).unwrap().unwrap();
+            assert_eq!(found, expected, "{word}");
+        }
+        let hydr = index
+            .prefix_completions("hydr", MAX_PREFIX_COMPLETIONS)
+            .unwrap()
+            .unwrap();
+        assert_eq!(hydr[0], ("hydrogen".to_string(), 3), "{hydr:?}");
+        assert_eq!(
+            hydr.len(),
+            4,
+            "hydrogen, hydraulic, hydrant and hydro, not hybrid: {hydr:?}"
+        );
+        assert_eq!(
+            index.prefix_completions("kühl", 9).unwrap().unwrap().len(),
+            2,
+            "Kühlschrank, kühlt"
+        );
+        // At most `limit`, the most frequent.
+        assert_eq!(
+            index.prefix_completions("hydr", 1).unwrap().unwrap(),
+            [("hydrogen".to_string(), 3)]
+        );
+        // Characters read as pairs are no word to complete.
+        assert_eq!(index.prefix_completions("東京", 9).unwrap(), None);
+        assert_eq!(index.prefix_completions("-", 9).unwrap(), None);
+    }
+
+    #[test]
+    fn a_group_of_terms_scores_a_row_by_the_best_it_holds_as_one_word() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = index(dir.path());
+        let group = |terms: &[&str]| KeywordQuery {
+            text: "city".into(),
+            any_of: vec![terms.iter().map(|t| t.to_string()).collect()],
+        };
+        let both = group(&["hydrogen", "hydrant"]);
+        let stats = index.stats(&both).unwrap();
+        assert_eq!((stats.doc_freq["hydrogen"], stats.doc_freq["hydrant"]), (3, 1));
+        let scores = |query: &KeywordQuery| -> std::collections::HashMap<u64, f32> {
+            let hits = index.search_with_stats(query, 10, None, &stats).unwrap();
+            hits.into_iter().map(|h| (h.row, h.score)).collect()
+        };
+        let together = scores(&both);
+        let hydrogen = scores(&group(&["hydrogen"]));
+        let hydrant = scores(&group(&["hydrant"]));
+        let mut rows: Vec<u64> = together.keys().copied().collect();
+        rows.sort_unstable();
+        assert_eq!(rows, [0, 1, 3, 5], "rows holding hydrogen, hydrant or city");
+        for row in rows {
+            let best = hydrogen
+                .get(&row)
+                .copied()
+                .unwrap_or(0.0)
+                .max(hydrant.get(&row).copied().unwrap_or(0.0));
+            assert!(
+                (together[&row] - best).abs() < 1e-5,
+                "row {row}: {} vs {best}",
+                together[&row]
+            );
+        }
+        // Row 3 holds both: it scores by the better (the rarer hydrant), not their sum.
+        assert!(hydrant[&3] > hydrogen[&3]);
+        // A group's term the text already looks up counts once.
+        let repeated = KeywordQuery {
+            text: "hydrogen".into(),
+            any_of: vec![vec!["hydrogen".into()]],
+        };
+        let once = index.search_with_stats(&"hydrogen".into(), 10, None, &stats).unwrap();
+        assert_eq!(index.search_with_stats(&repeated, 10, None, &stats).unwrap(), once);
+        assert_eq!(index.matching_rows(&both).unwrap().rows(), [0, 1, 3, 5]);
+        // A group alone, with no text, finds its rows.
+        let alone = KeywordQuery {
+            text: String::new(),
+            any_of: vec![vec!["hydraul".into(), "hydro".into()]],
+        };
+        assert_eq!(index.matching_rows(&alone).unwrap().rows(), [2, 4]);
+    }
+
+    #[test]
+    fn the_upper_bound_is_above_every_string_with_the_prefix_and_no_other() {
+        assert_eq!(upper_bound(b"hydro"), Some(b"hydrp".to_vec()));
+        assert_eq!(upper_bound(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(upper_bound(b"\xff\xff"), None);
+        let prefix = "caf".as_bytes();
+        let upper = upper_bound(prefix).unwrap();
+        for word in ["caf", "cafe", "café", "caf\u{10FFFF}"] {
+            assert!(
+                word.as_bytes() >= prefix && word.as_bytes() < upper.as_slice(),
+                "{word}"
+            );
+        }
+        for word in ["cae", "cag", "ca"] {
+            assert!(
+                !(word.as_bytes() >= prefix && word.as_bytes() < upper.as_slice()),
+                "{word}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_most_frequent_completions_are_kept_ties_in_term_order() {
+        let mut terms = vec![
+            ("b".to_string(), 3),
+            ("a".to_string(), 3),
+            ("c".to_string(), 9),
+            ("d".to_string(), 1),
+        ];
+        most_frequent(&mut terms, 3);
+        assert_eq!(
+            terms,
+            [("c".to_string(), 9), ("a".to_string(), 3), ("b".to_string(), 3)]
+        );
+    }
+}
