@@ -2,7 +2,8 @@
 //! collection's segments: each result holds every phrase and no excluded word, the documents
 //! holding a phrase all come back, facets count only what the search could return, and
 //! `"query_syntax": "plain"` reads the same characters as text. A `word*` prefix finds, in
-//! the keyword lane, the words it begins in every segment and collection searched.
+//! the keyword lane, the words it begins in every segment and collection searched, and a
+//! `word~` the words a typing error or two from it.
 
 use serde_json::{json, Value};
 
@@ -139,7 +140,7 @@ fn marked_words(results: &Value) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_prefix_finds_the_words_it_begins_in_every_segment_and_collection() {
+async fn a_prefix_or_a_misspelt_word_finds_its_words_in_every_segment_and_collection() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
     for name in ["notes", "garden"] {
@@ -219,11 +220,38 @@ async fn a_prefix_finds_the_words_it_begins_in_every_segment_and_collection() {
     // Plain syntax reads the star as text.
     let (_, plain) = search(json!({"query": "hydr*", "mode": "keyword", "query_syntax": "plain"})).await;
     assert_eq!(files(&plain), Vec::<String>::new(), "{plain}");
+    // A misspelt word finds the words a typing error or two from it; as typed it finds none.
+    let (status, near) =
+        search(json!({"query": "hydorgen~ refeul~", "mode": "keyword", "top_k": 10, "highlight": true})).await;
+    assert_eq!(status, 200, "{near}");
+    assert_eq!(files(&near), ["hydrogen.txt"], "{near}");
+    assert_eq!(marked_words(&near), ["Hydrogen", "refuel"], "{near}");
+    let (_, typed) = search(json!({"query": "hydorgen refeul", "mode": "keyword"})).await;
+    assert_eq!(files(&typed), Vec::<String>::new(), "{typed}");
+    let (_, one) = search(json!({"query": "hydorgen~1", "mode": "keyword"})).await;
+    assert_eq!(files(&one), ["hydrogen.txt"], "a swap is one error: {one}");
+    let (_, none) = search(json!({"query": "hydorgen~0", "mode": "keyword"})).await;
+    assert_eq!(files(&none), Vec::<String>::new(), "{none}");
+    for mode in ["hybrid", "auto"] {
+        let (_, fused) = search(json!({"query": "hydorgen~", "mode": mode, "top_k": 10})).await;
+        let by_keyword: Vec<&str> = fused["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["metadata"]["keyword_rank"].is_u64())
+            .map(|c| c["file_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(by_keyword, ["hydrogen.txt"], "{mode}: {fused}");
+    }
     // Several collections searched as one share the completions.
     let (status, together) = server
         .post("/v1/search", json!({"query": "hydrang*", "mode": "keyword"}))
         .await;
     assert_eq!(status, 200, "{together}");
+    assert_eq!(files(&together), ["hydrangea.txt", "roses.txt"], "{together}");
+    let (_, together) = server
+        .post("/v1/search", json!({"query": "hydrnagea~", "mode": "keyword"}))
+        .await;
     assert_eq!(files(&together), ["hydrangea.txt", "roses.txt"], "{together}");
     server.stop().await;
 }

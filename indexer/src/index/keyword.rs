@@ -3,7 +3,8 @@
 //! It parses no query syntax: a query's words are read by the same analyzer and searched as
 //! plain terms, a quoted phrase of the server's query syntax comes as a phrase to find
 //! ([`KeywordIndex::phrase_rows`], on the terms' positions) and a prefix as the terms that
-//! complete it ([`KeywordIndex::prefix_completions`], [`KeywordQuery::any_of`]). Segments are separate indexes;
+//! complete it ([`KeywordIndex::prefix_completions`], [`KeywordQuery::any_of`]), a `word~`
+//! as the terms a few typing errors from it ([`KeywordIndex::near_terms`]). Segments are separate indexes;
 //! [`KeywordStats`] summed over them make their scores comparable.
 
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
-use super::keyword_query::{prefix_completions, KeywordQuery};
+use super::keyword_query::{near_terms, prefix_completions, KeywordQuery};
 use super::keyword_rows::RowsCollector;
 use super::term_list::TermListTokenizer;
 use super::{Hit, RowSet};
@@ -163,6 +164,10 @@ pub trait KeywordIndex: Send + Sync {
     /// each: the `limit` most frequent, most frequent first. None where the analyzer reads no
     /// word in `word` (a run of CJK characters, read as pairs).
     fn prefix_completions(&self, word: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
+    /// The terms of this index within `edits` typing errors of `word` (at most
+    /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each: the `limit` most
+    /// frequent, most frequent first. None where the analyzer reads no word in `word`.
+    fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
     /// Every row holding the words of `phrase` one after another, as the analyzer reads
     /// them (stop words skipped) in any of the languages the index's rows were read as; an
     /// index written without positions answers the rows holding all of them. None when the
@@ -302,6 +307,10 @@ impl KeywordIndex for TantivyKeywordIndex {
 
     fn prefix_completions(&self, word: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
         prefix_completions(&self.index, &self.reader, &self.analyzer, word, limit)
+    }
+
+    fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
+        near_terms(&self.index, &self.reader, &self.analyzer, word, edits, limit)
     }
 
     fn matching_rows(&self, query: &KeywordQuery) -> Result<RowSet> {

@@ -1,19 +1,26 @@
 //! What the keyword lane looks up ([`KeywordQuery`]): a query's words, read by each index's
 //! analyzer, and groups of index terms of which a row's best counts as one word: a prefix's
-//! completions (`hydro*` finds `hydrogen` and `hydraulic`), found in each index's term
-//! dictionary by [`prefix_completions`].
+//! completions (`hydro*` finds `hydrogen` and `hydraulic`, [`prefix_completions`]) and the
+//! terms a few typing errors from a word (`hydorgen~` finds `hydrogen`, [`near_terms`]), each
+//! found in the index's term dictionary.
 
 use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
+use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder, DFA};
 use tantivy::{Index, IndexReader};
 
 use super::analysis::KeywordAnalyzer;
 use super::keyword::err;
 use crate::error::Result;
 
-/// The most completions of one prefix a search looks up: the most frequent ones, so a
-/// prefix of one or two letters costs a bounded number of lookups.
-pub const MAX_PREFIX_COMPLETIONS: usize = 64;
+/// The most index terms one prefix's completions or one `word~`'s near terms are looked up
+/// by: the most frequent, so a prefix of one or two letters costs a bounded number of lookups.
+pub const MAX_GROUP_TERMS: usize = 64;
+
+/// The most typing errors a `word~` allows: inserted, left out, changed or swapped characters.
+pub const MAX_EDITS: u8 = 2;
 
 /// A query for the keyword lane.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -80,6 +87,85 @@ pub(super) fn prefix_completions(
     Ok(Some(completions))
 }
 
+/// The terms of the index within `edits` typing errors (Levenshtein distance, a swap of two
+/// neighbouring characters counting one) of `word` as the analyzer reads it: its folded form
+/// and its term in each language the index reads (stemmed), each with how many rows hold it;
+/// the `limit` most frequent, most frequent first. None where the analyzer reads no word in
+/// `word`.
+pub(super) fn near_terms(
+    index: &Index,
+    reader: &IndexReader,
+    analyzer: &KeywordAnalyzer,
+    word: &str,
+    edits: u8,
+    limit: usize,
+) -> Result<Option<Vec<(String, u64)>>> {
+    let Some(folded) = analyzer.prefix_form(word) else {
+        return Ok(None);
+    };
+    let mut sources = analyzer.query_terms(word);
+    if !sources.contains(&folded) {
+        sources.push(folded);
+    }
+    let builder = automaton_builder(edits.min(MAX_EDITS));
+    let field = index.schema().get_field("text").map_err(err("schema"))?;
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    for segment in reader.searcher().segment_readers() {
+        let inverted = segment.inverted_index(field).map_err(err("near terms"))?;
+        // A term two sources reach counts once.
+        let mut in_segment: HashMap<String, u64> = HashMap::new();
+        for source in &sources {
+            let mut terms = inverted
+                .terms()
+                .search(Levenshtein(builder.build_dfa(source)))
+                .into_stream()
+                .map_err(|e| err("near terms")(tantivy::TantivyError::from(e)))?;
+            while terms.advance() {
+                if let Ok(term) = std::str::from_utf8(terms.key()) {
+                    in_segment.insert(term.to_string(), u64::from(terms.value().doc_freq));
+                }
+            }
+        }
+        for (term, rows) in in_segment {
+            *counts.entry(term).or_default() += rows;
+        }
+    }
+    let mut near: Vec<(String, u64)> = counts.into_iter().collect();
+    most_frequent(&mut near, limit);
+    Ok(Some(near))
+}
+
+/// The automaton builder for `edits` errors, swaps counting one (built once: a builder for two
+/// errors takes a while to make).
+fn automaton_builder(edits: u8) -> &'static LevenshteinAutomatonBuilder {
+    static BUILDERS: [OnceLock<LevenshteinAutomatonBuilder>; MAX_EDITS as usize + 1] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    BUILDERS[usize::from(edits)].get_or_init(|| LevenshteinAutomatonBuilder::new(edits, true))
+}
+
+/// A Levenshtein DFA as the term dictionary's automaton.
+struct Levenshtein(DFA);
+
+impl tantivy_fst::Automaton for Levenshtein {
+    type State = u32;
+
+    fn start(&self) -> u32 {
+        self.0.initial_state()
+    }
+
+    fn is_match(&self, state: &u32) -> bool {
+        matches!(self.0.distance(*state), Distance::Exact(_))
+    }
+
+    fn can_match(&self, state: &u32) -> bool {
+        *state != levenshtein_automata::SINK_STATE
+    }
+
+    fn accept(&self, state: &u32, byte: u8) -> u32 {
+        self.0.transition(*state, byte)
+    }
+}
+
 /// Keeps the `limit` most frequent `terms`, most frequent first, ties in term order.
 pub fn most_frequent(terms: &mut Vec<(String, u64)>, limit: usize) {
     terms.sort_unstable_by(|a, b| (Reverse(a.1), &a.0).cmp(&(Reverse(b.1), &b.0)));
@@ -121,13 +207,10 @@ mod tests {
         TantivyKeywordIndex::open(dir).unwrap()
     }
 
-    #[test]
-    fn a_prefixs_completions_are_the_index_terms_it_begins_most_frequent_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let index = index(dir.path());
-        // The terms the index holds, each with its rows, by a scan of every row as it was read.
+    /// The terms the index holds, each with its rows, by a scan of every row as it was read.
+    fn scanned_terms(index: &TantivyKeywordIndex) -> HashMap<String, u64> {
         let mut reader = index.analyzer().text_reader();
-        let mut scanned: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        let mut scanned: HashMap<String, u64> = HashMap::new();
         for text in TEXTS {
             let mut terms: Vec<String> = Vec::new();
             reader.for_each_term(text, |term, _| terms.push(term.to_string()));
@@ -137,6 +220,14 @@ mod tests {
                 .into_iter()
                 .for_each(|term| *scanned.entry(term).or_default() += 1);
         }
+        scanned
+    }
+
+    #[test]
+    fn a_prefixs_completions_are_the_index_terms_it_begins_most_frequent_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = index(dir.path());
+        let scanned = scanned_terms(&index);
         for (word, form) in [
             ("hydr", "hydr"),
             ("HYDRO", "hydro"),
@@ -149,14 +240,11 @@ mod tests {
                 .filter(|(term, _)| term.starts_with(form))
                 .map(|(t, n)| (t.clone(), *n))
                 .collect();
-            most_frequent(&mut expected, MAX_PREFIX_COMPLETIONS);
-            let found = index.prefix_completions(word, MAX_PREFIX_COMPLETIONS).unwrap().unwrap();
+            most_frequent(&mut expected, MAX_GROUP_TERMS);
+            let found = index.prefix_completions(word, MAX_GROUP_TERMS).unwrap().unwrap();
             assert_eq!(found, expected, "{word}");
         }
-        let hydr = index
-            .prefix_completions("hydr", MAX_PREFIX_COMPLETIONS)
-            .unwrap()
-            .unwrap();
+        let hydr = index.prefix_completions("hydr", MAX_GROUP_TERMS).unwrap().unwrap();
         assert_eq!(hydr[0], ("hydrogen".to_string(), 3), "{hydr:?}");
         assert_eq!(
             hydr.len(),
@@ -178,6 +266,72 @@ mod tests {
         assert_eq!(index.prefix_completions("-", 9).unwrap(), None);
     }
 
+    /// Typing errors between two words: characters inserted, left out, changed, or two
+    /// neighbours swapped (optimal string alignment).
+    fn errors(a: &str, b: &str) -> usize {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for i in 0..=a.len() {
+            for j in 0..=b.len() {
+                d[i][j] = match (i, j) {
+                    (0, j) => j,
+                    (i, 0) => i,
+                    _ => {
+                        let mut best = (d[i - 1][j] + 1)
+                            .min(d[i][j - 1] + 1)
+                            .min(d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]));
+                        if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                            best = best.min(d[i - 2][j - 2] + 1);
+                        }
+                        best
+                    }
+                };
+            }
+        }
+        d[a.len()][b.len()]
+    }
+
+    #[test]
+    fn a_words_near_terms_are_the_index_terms_within_its_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = index(dir.path());
+        let scanned = scanned_terms(&index);
+        for (word, edits) in [
+            ("hydorgen", 2),
+            ("Hydrgen", 1),
+            ("tnaks", 1),
+            ("buses", 1),
+            ("Kühlschrnak", 2),
+            ("powr", 1),
+            ("xyzzy", 2),
+        ] {
+            let mut sources = index.analyzer().query_terms(word);
+            sources.extend(index.analyzer().prefix_form(word));
+            let mut expected: Vec<(String, u64)> = scanned
+                .iter()
+                .filter(|(term, _)| sources.iter().any(|source| errors(source, term) <= usize::from(edits)))
+                .map(|(t, n)| (t.clone(), *n))
+                .collect();
+            most_frequent(&mut expected, usize::MAX);
+            let found = index.near_terms(word, edits, usize::MAX).unwrap().unwrap();
+            assert_eq!(found, expected, "{word} ~{edits}");
+        }
+        let near = |word: &str, edits: u8| -> Vec<String> {
+            index
+                .near_terms(word, edits, 9)
+                .unwrap()
+                .unwrap()
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect()
+        };
+        assert_eq!(near("hydorgen", 1), ["hydrogen"], "a swap is one error");
+        assert_eq!(near("tnaks", 1), ["tank"], "by its stem");
+        assert!(near("kühlschrnak", 2).contains(&"kuhlschrank".to_string()));
+        assert!(near("xyzzy", 2).is_empty());
+        assert_eq!(index.near_terms("東京", 1, 9).unwrap(), None);
+    }
+
     #[test]
     fn a_group_of_terms_scores_a_row_by_the_best_it_holds_as_one_word() {
         let dir = tempfile::tempdir().unwrap();
@@ -189,7 +343,7 @@ mod tests {
         let both = group(&["hydrogen", "hydrant"]);
         let stats = index.stats(&both).unwrap();
         assert_eq!((stats.doc_freq["hydrogen"], stats.doc_freq["hydrant"]), (3, 1));
-        let scores = |query: &KeywordQuery| -> std::collections::HashMap<u64, f32> {
+        let scores = |query: &KeywordQuery| -> HashMap<u64, f32> {
             let hits = index.search_with_stats(query, 10, None, &stats).unwrap();
             hits.into_iter().map(|h| (h.row, h.score)).collect()
         };

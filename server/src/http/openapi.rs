@@ -349,7 +349,7 @@ fn search_request() -> Value {
             "query_syntax": {
                 "type": "string",
                 "enum": ["simple", "plain"],
-                "description": "simple (the default): \"quoted phrases\" must be in each result, -words and -\"phrases\" in none, a word* also finds the words it begins; plain: every character is text"
+                "description": "simple (the default): \"quoted phrases\" must be in each result, -words and -\"phrases\" in none, a word* also finds the words it begins and a word~ the words a typing error or two from it; plain: every character is text"
             },
             "similar_to": {
                 "type": "object",

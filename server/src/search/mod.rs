@@ -3,7 +3,7 @@
 //! [`metadata_columns`], [`facet_columns`], kept by [`kept_columns`]), filters ([`filter`],
 //! [`metadata_condition`]), a request's scope — one collection or several as one —
 //! validated once and placed ([`scope`], [`placed`]), the query's phrases and excluded words
-//! ([`query_syntax`]) and its prefixes' completions ([`prefix_search`]), a search by example ([`similar_to`]), the lanes that rank it ([`lanes`]:
+//! ([`query_syntax`]) and its prefixes' completions and misspelt words' near terms ([`term_groups`]), a search by example ([`similar_to`]), the lanes that rank it ([`lanes`]:
 //! vector and keyword over each snapshot's indexes, [`searcher`], and their fusions,
 //! [`fusion`], [`auto_fusion`]; each row a [`hit`]), the window cut once ([`result_window`]), neighbouring chunks
 //! ([`context_chunks`]), facet counts ([`facets`]), the seed-000 result records ([`result`]),
@@ -29,7 +29,6 @@ pub mod loaded;
 pub mod metadata_columns;
 pub mod metadata_condition;
 pub mod placed;
-pub mod prefix_search;
 pub mod query_batcher;
 pub mod query_cache;
 pub mod query_syntax;
@@ -38,3 +37,4 @@ pub mod result_window;
 pub mod scope;
 pub mod searcher;
 pub mod similar_to;
+pub mod term_groups;

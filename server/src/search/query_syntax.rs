@@ -1,7 +1,8 @@
 //! A query's syntax, as search boxes read it: `"a quoted phrase"` must be in a result (its
 //! words one after another, as the keyword lane reads words), `-word` and `-"a phrase"` must
-//! not, `word*` ranks in the keyword lane by the words it begins as well
-//! ([`crate::search::prefix_search`]), and every other word ranks as always. The constraints
+//! not, `word*` ranks in the keyword lane by the words it begins as well and `word~` by the
+//! words a few typing errors from it ([`crate::search::term_groups`]), and every other word
+//! ranks as always. The constraints
 //! hold in every mode, as filters do ([`QueryConstraints::allowed_rows`]); the lanes rank by
 //! the query's text without its marks and excluded words ([`ParsedQuery::ranking_text`]). `"query_syntax": "plain"` reads
 //! a query as plain text (quotes and dashes are characters), as `quarry eval` reads a
@@ -11,7 +12,8 @@
 //! never closed is a character of the text. A `-` marks an exclusion only at the start of a
 //! word (after a space or at the query's start) and right before a letter, digit or quote
 //! (`e-mail` and `- note` are text). A `*` marks a prefix only at the end of a word that is
-//! not excluded, right after a letter or digit (`*`, `C++*` and `a*b` are text).
+//! not excluded, right after a letter or digit (`*`, `C++*` and `a*b` are text); a `~`, or
+//! `~0`, `~1`, `~2` (the errors allowed), likewise marks a misspelt word.
 
 use quarry_indexer::index::{KeywordIndex, RowSet};
 use serde::{Deserialize, Serialize};
@@ -19,15 +21,16 @@ use serde::{Deserialize, Serialize};
 use crate::error::ServerError;
 use crate::search::loaded::LoadedSnapshot;
 
-/// Phrases, excluded words and prefixes a query may hold together: each is a lookup in every
-/// segment's keyword index before the search, so a query of thousands of them is refused.
+/// Phrases, excluded words, prefixes and misspelt words a query may hold together: each is a
+/// lookup in every segment's keyword index before the search, so a query of thousands of
+/// them is refused.
 pub const MAX_QUERY_CONSTRAINTS: usize = 32;
 
 /// How a request's query is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum QuerySyntax {
-    /// Quoted phrases, `-` exclusions and `*` prefixes (this module).
+    /// Quoted phrases, `-` exclusions, `*` prefixes and `~` misspelt words (this module).
     #[default]
     Simple,
     /// Every character is text.
@@ -57,6 +60,47 @@ pub struct ParsedQuery {
     /// Words written with a `*` after them (without it; in the ranking text too): the
     /// keyword lane also finds the words they begin.
     pub prefixes: Vec<String>,
+    /// Words written with a `~` after them (without it; in the ranking text too): the
+    /// keyword lane also finds the words a few typing errors from them.
+    pub near: Vec<NearWord>,
+}
+
+/// A word the keyword lane also finds misspelt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearWord {
+    pub word: String,
+    /// Typing errors allowed: as written (`~1`), or by the word's length (`~`): one from 3
+    /// characters, two from 6.
+    pub edits: u8,
+}
+
+impl NearWord {
+    /// `word` with a `~`, `~0`, `~1` or `~2` after it, read (None: no such mark, or not
+    /// right after a letter or digit). A `~0` and a short word allow no error: no NearWord.
+    fn read(word: &str) -> Option<(&str, Option<Self>)> {
+        let (base, edits) = word.rsplit_once('~')?;
+        if !base.chars().next_back().is_some_and(char::is_alphanumeric) {
+            return None;
+        }
+        let edits = match edits {
+            "" => match base.chars().count() {
+                0..=2 => 0,
+                3..=5 => 1,
+                _ => 2,
+            },
+            "0" => 0,
+            "1" => 1,
+            "2" => 2,
+            _ => return None,
+        };
+        Some((
+            base,
+            (edits > 0).then(|| Self {
+                word: base.to_string(),
+                edits,
+            }),
+        ))
+    }
 }
 
 /// What a result must hold and must not.
@@ -107,6 +151,7 @@ impl ParsedQuery {
         let mut ranking: Vec<&str> = Vec::new();
         let mut constraints = QueryConstraints::default();
         let mut prefixes: Vec<String> = Vec::new();
+        let mut near: Vec<NearWord> = Vec::new();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i].1;
@@ -151,10 +196,14 @@ impl ParsedQuery {
                 false => word,
             };
             let word = word.trim_matches(is_quote);
-            let word = match word.strip_suffix('*') {
-                Some(prefix) if prefix.chars().next_back().is_some_and(char::is_alphanumeric) => {
+            let word = match (word.strip_suffix('*'), NearWord::read(word)) {
+                (Some(prefix), _) if prefix.chars().next_back().is_some_and(char::is_alphanumeric) => {
                     prefixes.push(prefix.to_string());
                     prefix
+                }
+                (_, Some((base, misspelt))) => {
+                    near.extend(misspelt);
+                    base
                 }
                 _ => word,
             };
@@ -163,16 +212,17 @@ impl ParsedQuery {
             }
             i = end.max(i + 1);
         }
-        let count = constraints.phrases.len() + constraints.excluded.len() + prefixes.len();
+        let count = constraints.phrases.len() + constraints.excluded.len() + prefixes.len() + near.len();
         if count > MAX_QUERY_CONSTRAINTS {
             return Err(ServerError::InvalidRequest(format!(
-                "the query has {count} quoted phrases, excluded words and prefixes; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes, dashes and stars as text)"
+                "the query has {count} quoted phrases, excluded words, prefixes and misspelt words; at most {MAX_QUERY_CONSTRAINTS} (\"query_syntax\": \"plain\" reads quotes, dashes, stars and tildes as text)"
             )));
         }
         Ok(Self {
             ranking_text: ranking.join(" "),
             constraints,
             prefixes,
+            near,
         })
     }
 }
@@ -303,8 +353,35 @@ mod tests {
     }
 
     #[test]
+    fn a_tilde_after_a_words_letters_makes_it_a_misspelt_word() {
+        let read = |query: &str| {
+            let parsed = ParsedQuery::read(query, QuerySyntax::Simple).unwrap();
+            let near: Vec<(String, u8)> = parsed.near.into_iter().map(|n| (n.word, n.edits)).collect();
+            (parsed.ranking_text, near)
+        };
+        let near =
+            |items: &[(&str, u8)]| -> Vec<(String, u8)> { items.iter().map(|(w, e)| (w.to_string(), *e)).collect() };
+        // By the word's length: none up to two characters, one to five, two from six.
+        assert_eq!(
+            read("hydorgen~ tnak~ ab~ buses"),
+            ("hydorgen tnak ab buses".into(), near(&[("hydorgen", 2), ("tnak", 1)]))
+        );
+        assert_eq!(
+            read("hydorgen~1 ab~2 tank~0"),
+            ("hydorgen ab tank".into(), near(&[("hydorgen", 1), ("ab", 2)]))
+        );
+        // Other counts, a tilde alone, after a mark or inside a word are text.
+        assert_eq!(read("tank~3 ~ C++~ a~b"), ("tank~3 ~ C++~ a~b".into(), vec![]));
+        // Beside a prefix and the rest; plain syntax has none.
+        let parsed = ParsedQuery::read("hydr* tnak~ -lock \"fuel cell\"", QuerySyntax::Simple).unwrap();
+        assert_eq!(parsed.ranking_text, "hydr tnak fuel cell");
+        assert_eq!((parsed.prefixes.len(), parsed.near.len()), (1, 1));
+        assert!(ParsedQuery::read("tnak~", QuerySyntax::Plain).unwrap().near.is_empty());
+    }
+
+    #[test]
     fn any_text_reads_without_a_panic_into_pieces_of_itself() {
-        let alphabet: Vec<char> = "ab東京 -*\"“”„\u{301}é\t".chars().collect();
+        let alphabet: Vec<char> = "ab東京 -*~1\"“”„\u{301}é\t".chars().collect();
         let mut draw = quarry_datasets::synthetic::SeededRng::new(11);
         for _ in 0..20_000 {
             let query: String = (0..draw.below(14)).map(|_| *draw.pick(&alphabet)).collect();
@@ -333,9 +410,9 @@ mod tests {
         assert!(refused("-grpc -\"load balancer\"").contains("only excluded words"));
         assert!(refused("\"\" “ ”").contains("no word to search for, only quotes"));
         let many = (0..40).map(|i| format!("-w{i}")).collect::<Vec<_>>().join(" ") + " tides";
-        assert!(refused(&many).contains("40 quoted phrases, excluded words and prefixes; at most 32"));
+        assert!(refused(&many).contains("40 quoted phrases, excluded words, prefixes and misspelt words; at most 32"));
         let stars = (0..33).map(|i| format!("w{i}*")).collect::<Vec<_>>().join(" ");
-        assert!(refused(&stars).contains("33 quoted phrases, excluded words and prefixes"));
+        assert!(refused(&stars).contains("33 quoted phrases, excluded words, prefixes and misspelt words"));
         assert!(ParsedQuery::read(&many, QuerySyntax::Plain).is_ok());
     }
 }

@@ -17,12 +17,12 @@ use crate::search::context_chunks::add_context;
 use crate::search::facets::{FacetCounter, Facets};
 use crate::search::lanes::lane_for;
 use crate::search::placed::{locate, PlacedPart, SearchPart};
-use crate::search::prefix_search::keyword_query;
 use crate::search::query_syntax::{both, ParsedQuery};
 use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
 use crate::search::result_window::{fill_window, Window};
 use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 use crate::search::similar_to::Example;
+use crate::search::term_groups::keyword_query;
 
 /// The snapshots one search runs over.
 pub struct SearchScope<'a> {
