@@ -633,6 +633,21 @@ fn a_transcripts_hits_say_where_in_the_recording_they_are() {
     };
     assert!(!zanzibar_in("simple"));
     assert!(zanzibar_in("plain"));
+    // A prefix and a misspelt word find zanzibar in the keyword lane; as typed they find nothing.
+    let keyword_hits = |query: &str| {
+        let output = quarry(&["search", snap.to_str().unwrap(), query, "--mode", "keyword", "--json"]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let chunks = result["chunks"].as_array().unwrap().clone();
+        let found = chunks
+            .iter()
+            .any(|c| c["content"].as_str().unwrap().contains("zanzibar"));
+        (chunks.len(), found)
+    };
+    assert!(keyword_hits("zanz*").1);
+    assert!(keyword_hits("zanizbar~").1);
+    assert_eq!(keyword_hits("zanz"), (0, false));
+    assert_eq!(keyword_hits("zanizbar"), (0, false));
 }
 
 #[test]

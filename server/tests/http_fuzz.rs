@@ -76,7 +76,8 @@ fn valid_body(route: &str, draw: &mut Draw) -> Value {
             "query": "-drought", "top_k": 5, "collections": ["kept"]
         }),
         "/v1/collections/{name}/search" | "/v1/search" => json!({
-            "query": "river drought", "top_k": 5, "mode": *draw.pick(&["vector", "keyword", "hybrid", "auto"]),
+            "query": *draw.pick(&["river drought", "riv* drout~", "\"river drought\" -dr* x~2", "a* b~9 *~ ~* r~0", "川* 東京~1"]),
+            "top_k": 5, "mode": *draw.pick(&["vector", "keyword", "hybrid", "auto"]),
             "collections": ["kept"], "filters": { "tags": ["a"], "metadata.year": { "$gte": 2000 } }, "offset": 0
         }),
         "/v1/collections/{name}/documents" => json!({ "doc_ids": ["d1"], "file_names": ["x.txt"] }),
