@@ -25,7 +25,8 @@ impl QueryTerms {
     }
 
     /// The terms of `query` (as [`Self::of`]) and the index terms `also`: a prefix's
-    /// completions, which the keyword lane looks up beside the query's words.
+    /// completions and a misspelt word's near terms, which the keyword lane looks up beside
+    /// the query's words.
     pub fn with_terms(analyzer: &KeywordAnalyzer, query: &str, also: impl IntoIterator<Item = String>) -> Self {
         let mut terms = Self::of(analyzer, query);
         terms.terms.extend(also);

@@ -2,10 +2,11 @@
 //! ([`super::analysis`]: multilingual for new indexes, English for those written before).
 //! It parses no query syntax: a query's words are read by the same analyzer and searched as
 //! plain terms, a quoted phrase of the server's query syntax comes as a phrase to find
-//! ([`KeywordIndex::phrase_rows`], on the terms' positions) and a prefix as the terms that
-//! complete it ([`KeywordIndex::prefix_completions`], [`KeywordQuery::any_of`]), a `word~`
-//! as the terms a few typing errors from it ([`KeywordIndex::near_terms`]). Segments are separate indexes;
-//! [`KeywordStats`] summed over them make their scores comparable.
+//! ([`KeywordIndex::phrase_rows`], on the terms' positions), a prefix as the terms that
+//! complete it ([`KeywordIndex::prefix_completions`], a group of [`KeywordQuery::any_of`])
+//! and a `word~` as the terms a few typing errors from it ([`KeywordIndex::near_terms`]).
+//! Segments are separate indexes; [`KeywordStats`] summed over them make their scores
+//! comparable.
 
 use std::collections::HashMap;
 use std::path::Path;

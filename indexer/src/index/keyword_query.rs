@@ -64,7 +64,7 @@ pub(super) fn prefix_completions(
     };
     let field = index.schema().get_field("text").map_err(err("schema"))?;
     let upper = upper_bound(prefix.as_bytes());
-    let mut counts: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    let mut counts: HashMap<String, u64> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("prefix"))?;
         let range = inverted.terms().range().ge(prefix.as_bytes());

@@ -2,11 +2,11 @@
 //! words one after another, as the keyword lane reads words), `-word` and `-"a phrase"` must
 //! not, `word*` ranks in the keyword lane by the words it begins as well and `word~` by the
 //! words a few typing errors from it ([`crate::search::term_groups`]), and every other word
-//! ranks as always. The constraints
-//! hold in every mode, as filters do ([`QueryConstraints::allowed_rows`]); the lanes rank by
-//! the query's text without its marks and excluded words ([`ParsedQuery::ranking_text`]). `"query_syntax": "plain"` reads
-//! a query as plain text (quotes and dashes are characters), as `quarry eval` reads a
-//! benchmark's queries.
+//! ranks as always. The constraints hold in every mode, as filters do
+//! ([`QueryConstraints::allowed_rows`]); the lanes rank by the query's text without its marks
+//! and excluded words ([`ParsedQuery::ranking_text`]). `"query_syntax": "plain"` reads a
+//! query as plain text (quotes, dashes, stars and tildes are characters), as `quarry eval`
+//! reads a benchmark's queries.
 //!
 //! A quote is `"`, `“`, `”` or `„` (a phrase opens with any and closes with the next); a quote
 //! never closed is a character of the text. A `-` marks an exclusion only at the start of a
