@@ -46,8 +46,9 @@ pub trait Lane {
 }
 
 /// The lane of `mode` (the request's, as [`SearchRequest::ranking_mode`] reads it) with
-/// `request`'s weights, ranking by `query` (its ranking text, with its prefixes' and misspelt words'
-/// terms); every mode but keyword needs the query's embedding (or an example's).
+/// `request`'s weights, ranking by `query` (its ranking text, with its prefixes' and
+/// misspelt words' terms); every mode but keyword needs the query's embedding (or an
+/// example's).
 pub fn lane_for<'q>(
     request: &'q SearchRequest,
     mode: Mode,
