@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder, DFA};
+use tantivy::termdict::TermStreamer;
 use tantivy::{Index, IndexReader};
 
 use super::analysis::KeywordAnalyzer;
@@ -72,19 +73,10 @@ pub(super) fn prefix_completions(
             Some(upper) => range.lt(upper),
             None => range,
         };
-        let mut terms = range
-            .into_stream()
-            .map_err(|e| err("prefix")(tantivy::TantivyError::from(e)))?;
-        while terms.advance() {
-            let Ok(term) = std::str::from_utf8(terms.key()) else {
-                continue;
-            };
-            *counts.entry(term.to_string()).or_default() += u64::from(terms.value().doc_freq);
-        }
+        let terms = range.into_stream().map_err(io_err("prefix"))?;
+        for_each_term(terms, |term, rows| *counts.entry(term.to_string()).or_default() += rows);
     }
-    let mut completions: Vec<(String, u64)> = counts.into_iter().collect();
-    most_frequent(&mut completions, limit);
-    Ok(Some(completions))
+    Ok(Some(most_frequent(counts, limit)))
 }
 
 /// The terms of the index within `edits` typing errors (Levenshtein distance, a swap of two
@@ -108,31 +100,47 @@ pub(super) fn near_terms(
         sources.push(folded);
     }
     let builder = automaton_builder(edits.min(MAX_EDITS));
+    // Each source's automaton, made once for every segment.
+    let automata: Vec<Levenshtein> = sources
+        .iter()
+        .map(|source| Levenshtein(builder.build_dfa(source)))
+        .collect();
     let field = index.schema().get_field("text").map_err(err("schema"))?;
     let mut counts: HashMap<String, u64> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("near terms"))?;
         // A term two sources reach counts once.
         let mut in_segment: HashMap<String, u64> = HashMap::new();
-        for source in &sources {
-            let mut terms = inverted
+        for automaton in &automata {
+            let terms = inverted
                 .terms()
-                .search(Levenshtein(builder.build_dfa(source)))
+                .search(automaton)
                 .into_stream()
-                .map_err(|e| err("near terms")(tantivy::TantivyError::from(e)))?;
-            while terms.advance() {
-                if let Ok(term) = std::str::from_utf8(terms.key()) {
-                    in_segment.insert(term.to_string(), u64::from(terms.value().doc_freq));
-                }
-            }
+                .map_err(io_err("near terms"))?;
+            for_each_term(terms, |term, rows| {
+                in_segment.insert(term.to_string(), rows);
+            });
         }
         for (term, rows) in in_segment {
             *counts.entry(term).or_default() += rows;
         }
     }
-    let mut near: Vec<(String, u64)> = counts.into_iter().collect();
-    most_frequent(&mut near, limit);
-    Ok(Some(near))
+    Ok(Some(most_frequent(counts, limit)))
+}
+
+/// Each term `terms` streams (those that are UTF-8: every term of the text field) with how
+/// many rows hold it.
+fn for_each_term<A: tantivy_fst::Automaton>(mut terms: TermStreamer<'_, A>, mut each: impl FnMut(&str, u64)) {
+    while terms.advance() {
+        if let Ok(term) = std::str::from_utf8(terms.key()) {
+            each(term, u64::from(terms.value().doc_freq));
+        }
+    }
+}
+
+/// A term dictionary's read error as the keyword index's error at `stage`.
+fn io_err(stage: &'static str) -> impl Fn(std::io::Error) -> crate::error::IndexerError {
+    move |e| err(stage)(tantivy::TantivyError::from(e))
 }
 
 /// The automaton builder for `edits` errors, swaps counting one (built once: a builder for two
@@ -166,10 +174,13 @@ impl tantivy_fst::Automaton for Levenshtein {
     }
 }
 
-/// Keeps the `limit` most frequent `terms`, most frequent first, ties in term order.
-pub fn most_frequent(terms: &mut Vec<(String, u64)>, limit: usize) {
+/// The `limit` most frequent of the terms `counts` holds, most frequent first, ties in term
+/// order.
+pub fn most_frequent(counts: HashMap<String, u64>, limit: usize) -> Vec<(String, u64)> {
+    let mut terms: Vec<(String, u64)> = counts.into_iter().collect();
     terms.sort_unstable_by(|a, b| (Reverse(a.1), &a.0).cmp(&(Reverse(b.1), &b.0)));
     terms.truncate(limit);
+    terms
 }
 
 /// The least byte string above every string that begins with `prefix` (None: there is none,
@@ -235,12 +246,12 @@ mod tests {
             ("po", "po"),
             ("zz", "zz"),
         ] {
-            let mut expected: Vec<(String, u64)> = scanned
+            let holding: HashMap<String, u64> = scanned
                 .iter()
                 .filter(|(term, _)| term.starts_with(form))
                 .map(|(t, n)| (t.clone(), *n))
                 .collect();
-            most_frequent(&mut expected, MAX_GROUP_TERMS);
+            let expected = most_frequent(holding, MAX_GROUP_TERMS);
             let found = index.prefix_completions(word, MAX_GROUP_TERMS).unwrap().unwrap();
             assert_eq!(found, expected, "{word}");
         }
@@ -307,12 +318,12 @@ mod tests {
         ] {
             let mut sources = index.analyzer().query_terms(word);
             sources.extend(index.analyzer().prefix_form(word));
-            let mut expected: Vec<(String, u64)> = scanned
+            let near: HashMap<String, u64> = scanned
                 .iter()
                 .filter(|(term, _)| sources.iter().any(|source| errors(source, term) <= usize::from(edits)))
                 .map(|(t, n)| (t.clone(), *n))
                 .collect();
-            most_frequent(&mut expected, usize::MAX);
+            let expected = most_frequent(near, usize::MAX);
             let found = index.near_terms(word, edits, usize::MAX).unwrap().unwrap();
             assert_eq!(found, expected, "{word} ~{edits}");
         }
@@ -406,15 +417,14 @@ mod tests {
 
     #[test]
     fn the_most_frequent_completions_are_kept_ties_in_term_order() {
-        let mut terms = vec![
+        let counts = HashMap::from([
             ("b".to_string(), 3),
             ("a".to_string(), 3),
             ("c".to_string(), 9),
             ("d".to_string(), 1),
-        ];
-        most_frequent(&mut terms, 3);
+        ]);
         assert_eq!(
-            terms,
+            most_frequent(counts, 3),
             [("c".to_string(), 9), ("a".to_string(), 3), ("b".to_string(), 3)]
         );
     }

@@ -79,7 +79,7 @@ impl NearWord {
     /// right after a letter or digit). A `~0` and a short word allow no error: no NearWord.
     fn read(word: &str) -> Option<(&str, Option<Self>)> {
         let (base, edits) = word.rsplit_once('~')?;
-        if !base.chars().next_back().is_some_and(char::is_alphanumeric) {
+        if !ends_in_letter_or_digit(base) {
             return None;
         }
         let edits = match edits {
@@ -110,6 +110,11 @@ pub struct QueryConstraints {
     pub phrases: Vec<String>,
     /// Words and phrases no result holds.
     pub excluded: Vec<String>,
+}
+
+/// Whether `word`'s last character is a letter or digit (where a `*` or `~` after it is a mark).
+fn ends_in_letter_or_digit(word: &str) -> bool {
+    word.chars().next_back().is_some_and(char::is_alphanumeric)
 }
 
 fn is_quote(c: char) -> bool {
@@ -197,7 +202,7 @@ impl ParsedQuery {
             };
             let word = word.trim_matches(is_quote);
             let word = match (word.strip_suffix('*'), NearWord::read(word)) {
-                (Some(prefix), _) if prefix.chars().next_back().is_some_and(char::is_alphanumeric) => {
+                (Some(prefix), _) if ends_in_letter_or_digit(prefix) => {
                     prefixes.push(prefix.to_string());
                     prefix
                 }

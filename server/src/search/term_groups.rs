@@ -46,7 +46,6 @@ fn group(
             }
         }
     }
-    let mut terms: Vec<(String, u64)> = counts.into_iter().collect();
-    most_frequent(&mut terms, MAX_GROUP_TERMS);
+    let terms = most_frequent(counts, MAX_GROUP_TERMS);
     Ok((!terms.is_empty()).then(|| terms.into_iter().map(|(term, _)| term).collect()))
 }
