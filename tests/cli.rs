@@ -648,6 +648,16 @@ fn a_transcripts_hits_say_where_in_the_recording_they_are() {
     assert!(keyword_hits("zanizbar~").1);
     assert_eq!(keyword_hits("zanz"), (0, false));
     assert_eq!(keyword_hits("zanizbar"), (0, false));
+    // --suggest: the table opens with the query its unknown words corrected.
+    let output = quarry(&["search", snap.to_str().unwrap(), "Zanizbar fery", "--suggest"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let table = text(&output.stdout);
+    assert!(
+        table.starts_with("did you mean: Zanzibar ferry  (Zanizbar -> Zanzibar, fery -> ferry)\n"),
+        "{table}"
+    );
+    let output = quarry(&["search", snap.to_str().unwrap(), "zanzibar ferry", "--suggest"]);
+    assert!(!text(&output.stdout).contains("did you mean"), "every word is held");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! A user creates a collection, uploads two files (one broken) with a tag and an owner, watches them to
 //! ready and to failed with the seed's message, reads the collection's abstract, searches and
 //! sees the query's words marked,
-//! pages to more results, deletes the broken file through the confirmation, uploads a PDF one
+//! pages to more results, takes the "Did you mean" of a misspelt query, deletes the broken file through the confirmation, uploads a PDF one
 //! of whose pages cannot be read and sees it marked as read in part, asks for more like a
 //! result and gets the other documents' chunks, and serves an earlier
 //! version again. A failing step saves a screenshot under
@@ -331,6 +331,25 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
         .wait_for(
             "second page",
             "return document.querySelectorAll('[data-results] .result').length >= 2",
+        )
+        .await;
+    // A misspelt query: "Did you mean" with the words the document writes; a click searches it.
+    let query = browser.find("[data-query]").await.unwrap();
+    browser.type_into(&query, "mooon tdie\u{E007}").await;
+    let offered = browser
+        .wait_for(
+            "a suggestion offered",
+            "const s = document.querySelector('[data-suggested]'); return s ? s.textContent : null",
+        )
+        .await;
+    assert_eq!(offered, "moon tide");
+    browser
+        .click(&browser.find("[data-suggested]").await.expect("the suggestion"))
+        .await;
+    browser
+        .wait_for(
+            "the suggestion searched",
+            "const q = document.querySelector('[data-query]').value; const marked = document.querySelectorAll('[data-results] mark').length; return q === 'moon tide' && marked > 0 && !document.querySelector('[data-suggestion]')",
         )
         .await;
 

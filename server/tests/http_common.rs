@@ -177,6 +177,14 @@ impl ApiClient {
         self.upload_all_completed(collection, &[(name, bytes)]).await
     }
 
+    /// Creates each of the collections `names`.
+    pub async fn create_collections(&self, names: &[&str]) {
+        for name in names {
+            let (status, created) = self.post("/v1/collections", serde_json::json!({ "name": name })).await;
+            assert_eq!(status, 201, "{name}: {created}");
+        }
+    }
+
     /// Uploads text files as one job (one segment) and waits until it has completed.
     pub async fn upload_texts_completed(&self, collection: &str, files: &[(&str, &str)]) -> serde_json::Value {
         let files: Vec<(&str, Vec<u8>)> = files

@@ -76,8 +76,8 @@ fn valid_body(route: &str, draw: &mut Draw) -> Value {
             "query": "-drought", "top_k": 5, "collections": ["kept"]
         }),
         "/v1/collections/{name}/search" | "/v1/search" => json!({
-            "query": *draw.pick(&["river drought", "riv* drout~", "\"river drought\" -dr* x~2", "a* b~9 *~ ~* r~0", "川* 東京~1"]),
-            "top_k": 5, "mode": *draw.pick(&["vector", "keyword", "hybrid", "auto"]),
+            "query": *draw.pick(&["river drought", "riv* drout~", "\"river drought\" -dr* x~2", "a* b~9 *~ ~* r~0", "川* 東京~1", "Rivre \"drougth\" -rivr RIVERR"]),
+            "top_k": 5, "mode": *draw.pick(&["vector", "keyword", "hybrid", "auto"]), "suggest": draw.below(2) == 0,
             "collections": ["kept"], "filters": { "tags": ["a"], "metadata.year": { "$gte": 2000 } }, "offset": 0
         }),
         "/v1/collections/{name}/documents" => json!({ "doc_ids": ["d1"], "file_names": ["x.txt"] }),
@@ -135,6 +135,7 @@ fn mutate(mut body: Value, draw: &mut Draw) -> Value {
                         "name",
                         "text",
                         "similar_to",
+                        "suggest",
                     ])
                     .to_string(),
                     strange_value(draw),

@@ -25,4 +25,5 @@ mod read_only_replicas;
 mod search_quality;
 mod search_windows;
 mod similar_to;
+mod suggestions;
 mod vectors_held_once;

@@ -143,10 +143,7 @@ fn marked_words(results: &Value) -> Vec<String> {
 async fn a_prefix_or_a_misspelt_word_finds_its_words_in_every_segment_and_collection() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
-    for name in ["notes", "garden"] {
-        let (status, created) = server.post("/v1/collections", json!({"name": name})).await;
-        assert_eq!(status, 201, "{created}");
-    }
+    server.create_collections(&["notes", "garden"]).await;
     server
         .upload_texts_completed(
             "notes",

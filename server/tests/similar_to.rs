@@ -46,10 +46,7 @@ fn first_file(result: &Value) -> &str {
 async fn a_chunk_or_a_document_finds_what_resembles_it() {
     let data = tempfile::tempdir().unwrap();
     let server = TestServer::start(options(data.path())).await;
-    for name in ["notes", "bakery", "empty"] {
-        let (status, created) = server.post("/v1/collections", json!({"name": name})).await;
-        assert_eq!(status, 201, "{created}");
-    }
+    server.create_collections(&["notes", "bakery", "empty"]).await;
     for batch in [&FIRST[..], &SECOND[..]] {
         server.upload_texts_completed("notes", batch).await;
     }

@@ -71,6 +71,10 @@ pub struct SearchArgs {
     /// abstract; L0 and L1 once per document).
     #[arg(long, default_value = "L2")]
     pub layer: quarry_server::search::layer::Layer,
+    /// "Did you mean": the query with its words no row holds corrected to the index's nearest
+    /// word (a typing error or two away), printed before the table (JSON: suggestion).
+    #[arg(long)]
+    pub suggest: bool,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -125,6 +129,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.offset = args.offset;
     request.max_chunks_per_document = args.max_chunks_per_document;
     request.highlight = args.highlight;
+    request.suggest = args.suggest;
     request.context_chunks = args.context_chunks;
     request.layer = args.layer;
     request.query_syntax = args.query_syntax;
@@ -147,6 +152,14 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(result)?);
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(suggestion) = &result.suggestion {
+        let corrections: Vec<String> = suggestion
+            .corrections
+            .iter()
+            .map(|c| format!("{} -> {}", c.word, c.suggestion))
+            .collect();
+        println!("did you mean: {}  ({})\n", suggestion.query, corrections.join(", "));
     }
     println!("{:>4}  {:>6}  {:<32}  snippet", "rank", "score", "citation");
     for (rank, chunk) in result.chunks.iter().enumerate() {

@@ -20,7 +20,7 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
-use super::keyword_query::{near_terms, prefix_completions, KeywordQuery};
+use super::keyword_query::{most_frequent_near, near_terms, nearest_first, prefix_completions, KeywordQuery, NearTerm};
 use super::keyword_rows::RowsCollector;
 use super::term_list::TermListTokenizer;
 use super::{Hit, RowSet};
@@ -169,6 +169,9 @@ pub trait KeywordIndex: Send + Sync {
     /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each: the `limit` most
     /// frequent, most frequent first. None where the analyzer reads no word in `word`.
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
+    /// The same terms nearest first: the fewest typing errors from a reading of `word`, then
+    /// the most rows, then term order; the `limit` first (a spelling suggestion's candidates).
+    fn nearest_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>>;
     /// Every row holding the words of `phrase` one after another, as the analyzer reads
     /// them (stop words skipped) in any of the languages the index's rows were read as; an
     /// index written without positions answers the rows holding all of them. None when the
@@ -311,7 +314,13 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
-        near_terms(&self.index, &self.reader, &self.analyzer, word, edits, limit)
+        let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits)?;
+        Ok(near.map(|terms| most_frequent_near(terms, limit)))
+    }
+
+    fn nearest_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>> {
+        let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits)?;
+        Ok(near.map(|terms| nearest_first(terms, limit)))
     }
 
     fn matching_rows(&self, query: &KeywordQuery) -> Result<RowSet> {

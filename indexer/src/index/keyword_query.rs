@@ -79,19 +79,56 @@ pub(super) fn prefix_completions(
     Ok(Some(most_frequent(counts, limit)))
 }
 
+/// A term of the index near a word: how many rows hold it and how many typing errors it is
+/// from the nearest reading of the word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearTerm {
+    pub term: String,
+    pub rows: u64,
+    pub edits: u8,
+}
+
 /// The terms of the index within `edits` typing errors (Levenshtein distance, a swap of two
 /// neighbouring characters counting one) of `word` as the analyzer reads it: its folded form
-/// and its term in each language the index reads (stemmed), each with how many rows hold it;
-/// the `limit` most frequent, most frequent first. None where the analyzer reads no word in
-/// `word`.
+/// and its term in each language the index reads (stemmed), each with how many rows hold it
+/// and its fewest errors from any of them, in no order. None where the analyzer reads no
+/// word in `word`.
 pub(super) fn near_terms(
     index: &Index,
     reader: &IndexReader,
     analyzer: &KeywordAnalyzer,
     word: &str,
     edits: u8,
-    limit: usize,
-) -> Result<Option<Vec<(String, u64)>>> {
+) -> Result<Option<Vec<NearTerm>>> {
+    Ok(near_term_walk(index, reader, analyzer, word, edits)?.map(|near| {
+        near.into_iter()
+            .map(|(term, (rows, edits))| NearTerm { term, rows, edits })
+            .collect()
+    }))
+}
+
+/// The `limit` most frequent of `terms` with their rows, most frequent first (ties in term order).
+pub(super) fn most_frequent_near(terms: Vec<NearTerm>, limit: usize) -> Vec<(String, u64)> {
+    most_frequent(terms.into_iter().map(|near| (near.term, near.rows)).collect(), limit)
+}
+
+/// The `limit` nearest of `terms`: the fewest typing errors, then the most rows, then term order.
+pub fn nearest_first(mut terms: Vec<NearTerm>, limit: usize) -> Vec<NearTerm> {
+    terms.sort_unstable_by(|a, b| (a.edits, Reverse(a.rows), &a.term).cmp(&(b.edits, Reverse(b.rows), &b.term)));
+    terms.truncate(limit);
+    terms
+}
+
+/// Every term of the index within `edits` typing errors of a reading of `word`, with how
+/// many rows hold it and the fewest errors from any reading (None: the analyzer reads no
+/// word in `word`).
+fn near_term_walk(
+    index: &Index,
+    reader: &IndexReader,
+    analyzer: &KeywordAnalyzer,
+    word: &str,
+    edits: u8,
+) -> Result<Option<HashMap<String, (u64, u8)>>> {
     let Some(folded) = analyzer.prefix_form(word) else {
         return Ok(None);
     };
@@ -106,11 +143,11 @@ pub(super) fn near_terms(
         .map(|source| Levenshtein(builder.build_dfa(source)))
         .collect();
     let field = index.schema().get_field("text").map_err(err("schema"))?;
-    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut near: HashMap<String, (u64, u8)> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("near terms"))?;
-        // A term two sources reach counts once.
-        let mut in_segment: HashMap<String, u64> = HashMap::new();
+        // A term two sources reach counts once, by the nearer.
+        let mut in_segment: HashMap<String, (u64, u8)> = HashMap::new();
         for automaton in &automata {
             let terms = inverted
                 .terms()
@@ -118,14 +155,39 @@ pub(super) fn near_terms(
                 .into_stream()
                 .map_err(io_err("near terms"))?;
             for_each_term(terms, |term, rows| {
-                in_segment.insert(term.to_string(), rows);
+                let errors = automaton.errors(term);
+                in_segment
+                    .entry(term.to_string())
+                    .and_modify(|(_, e)| *e = (*e).min(errors))
+                    .or_insert((rows, errors));
             });
         }
-        for (term, rows) in in_segment {
-            *counts.entry(term).or_default() += rows;
+        for (term, (rows, errors)) in in_segment {
+            let entry = near.entry(term).or_insert((0, errors));
+            entry.0 += rows;
+            entry.1 = entry.1.min(errors);
         }
     }
-    Ok(Some(most_frequent(counts, limit)))
+    Ok(Some(near))
+}
+
+/// Typing errors from one word, counted as [`near_terms`] counts them (inserted, left out,
+/// changed, or two neighbours swapped), up to [`MAX_EDITS`]: an automaton made once for the
+/// word, run over each word it is compared with.
+pub struct TypingErrors(DFA);
+
+impl TypingErrors {
+    pub fn from(word: &str) -> Self {
+        Self(automaton_builder(MAX_EDITS).build_dfa(word))
+    }
+
+    /// How many typing errors turn the word into `other` (None: more than [`MAX_EDITS`]).
+    pub fn to(&self, other: &str) -> Option<u8> {
+        match self.0.eval(other) {
+            Distance::Exact(errors) => Some(errors),
+            Distance::AtLeast(_) => None,
+        }
+    }
 }
 
 /// Each term `terms` streams (those that are UTF-8: every term of the text field) with how
@@ -153,6 +215,16 @@ fn automaton_builder(edits: u8) -> &'static LevenshteinAutomatonBuilder {
 
 /// A Levenshtein DFA as the term dictionary's automaton.
 struct Levenshtein(DFA);
+
+impl Levenshtein {
+    /// The typing errors between the automaton's word and `term`, one it matches.
+    fn errors(&self, term: &str) -> u8 {
+        match self.0.eval(term) {
+            Distance::Exact(errors) => errors,
+            Distance::AtLeast(errors) => errors,
+        }
+    }
+}
 
 impl tantivy_fst::Automaton for Levenshtein {
     type State = u32;
@@ -341,6 +413,64 @@ mod tests {
         assert!(near("kühlschrnak", 2).contains(&"kuhlschrank".to_string()));
         assert!(near("xyzzy", 2).is_empty());
         assert_eq!(index.near_terms("東京", 1, 9).unwrap(), None);
+    }
+
+    #[test]
+    fn a_words_nearest_terms_are_ordered_by_errors_then_rows_each_with_its_fewest_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = index(dir.path());
+        let scanned = scanned_terms(&index);
+        for (word, edits) in [("hydorgen", 2), ("tnaks", 2), ("powr", 2), ("citys", 1), ("xyzzy", 2)] {
+            let mut sources = index.analyzer().query_terms(word);
+            sources.extend(index.analyzer().prefix_form(word));
+            let mut expected: Vec<NearTerm> = scanned
+                .iter()
+                .filter_map(|(term, &rows)| {
+                    let fewest = sources.iter().map(|source| errors(source, term)).min()?;
+                    (fewest <= usize::from(edits)).then(|| NearTerm {
+                        term: term.clone(),
+                        rows,
+                        edits: fewest as u8,
+                    })
+                })
+                .collect();
+            expected.sort_by(|a, b| (a.edits, Reverse(a.rows), &a.term).cmp(&(b.edits, Reverse(b.rows), &b.term)));
+            let found = index.nearest_terms(word, edits, usize::MAX).unwrap().unwrap();
+            assert_eq!(found, expected, "{word} ~{edits}");
+        }
+        // tnaks: tank (by the stem tnak, one swap) before the farther terms.
+        let tnaks = index.nearest_terms("tnaks", 2, 1).unwrap().unwrap();
+        assert_eq!(
+            tnaks,
+            [NearTerm {
+                term: "tank".into(),
+                rows: 1,
+                edits: 1
+            }]
+        );
+        assert_eq!(index.nearest_terms("東京", 1, 9).unwrap(), None);
+    }
+
+    #[test]
+    fn typing_errors_count_as_the_near_terms_do() {
+        for (from, to) in [
+            ("hydorgen", "hydrogen"),
+            ("hydrogen", "hydrogen"),
+            ("tnaks", "tanks"),
+            ("tnaks", "tank"),
+            ("refeul", "refuel"),
+            ("kuhlschrnak", "kuhlschrank"),
+            ("abc", "xyz"),
+            ("café", "cafe"),
+            ("", "ab"),
+        ] {
+            let expected = errors(from, to);
+            let found = TypingErrors::from(from).to(to);
+            match expected <= usize::from(MAX_EDITS) {
+                true => assert_eq!(found, Some(expected as u8), "{from} -> {to}"),
+                false => assert_eq!(found, None, "{from} -> {to}"),
+            }
+        }
     }
 
     #[test]

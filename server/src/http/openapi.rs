@@ -360,6 +360,10 @@ fn search_request() -> Value {
                 },
                 "additionalProperties": false
             },
+            "suggest": {
+                "type": "boolean",
+                "description": "did you mean: the result's suggestion corrects the query's words no live row holds to the index's nearest words (a typing error or two away)"
+            },
             "rewrite_query": { "type": "boolean" },
             "history": { "type": "array", "items": { "type": "object" } },
             "compress": { "type": "boolean" }

@@ -116,6 +116,7 @@ pub(crate) async fn run_search(
             underfilled: true,
             facets: (!request.facets.is_empty()).then(|| empty_facets(&request.facets)),
             rewritten_query: None,
+            suggestion: None,
         });
     };
     let mode = request.mode;

@@ -7,6 +7,7 @@
 //! vector and keyword over each snapshot's indexes, [`searcher`], and their fusions,
 //! [`fusion`], [`auto_fusion`]; each row a [`hit`]), the window cut once ([`result_window`]), neighbouring chunks
 //! ([`context_chunks`]), facet counts ([`facets`]), the seed-000 result records ([`result`]),
+//! "did you mean" for words no row holds ([`spelling`]),
 //! query embeddings shared between concurrent searches ([`query_batcher`]) and cached
 //! ([`query_cache`]), and retrieval quality on a judged set ([`eval`]). Nothing here knows
 //! HTTP.
@@ -37,4 +38,5 @@ pub mod result_window;
 pub mod scope;
 pub mod searcher;
 pub mod similar_to;
+pub mod spelling;
 pub mod term_groups;

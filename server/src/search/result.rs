@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::search::facets::Facets;
 use crate::search::loaded::LoadedSnapshot;
+use crate::search::spelling::Suggestion;
 
 /// The golden record: one retrieved chunk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -54,6 +55,10 @@ pub struct RetrievalResult {
     /// (`rewrite_query`; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewritten_query: Option<String>,
+    /// The query with its words no live row holds corrected, when the request asked
+    /// (`suggest`) and some were (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<Suggestion>,
 }
 
 /// The citation label of a chunk: its file's name, and the part of the file it is from (a

@@ -4,7 +4,7 @@
 //! once (or finds its example's vector, [`crate::search::similar_to`]), places the parts
 //! (the rows each one's filters allow), ranks them with the mode's
 //! [`Lane`](crate::search::lanes::Lane), cuts the window once ([`fill_window`]), and builds
-//! the seed-000 results (with neighbours, highlights and facets when asked).
+//! the seed-000 results (with neighbours, highlights, facets and a "did you mean" when asked).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +22,7 @@ use crate::search::result::{add_highlights, chunk_result, ChunkResult, Retrieval
 use crate::search::result_window::{fill_window, Window};
 use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 use crate::search::similar_to::Example;
+use crate::search::spelling::suggest;
 use crate::search::term_groups::keyword_query;
 
 /// The snapshots one search runs over.
@@ -181,6 +182,10 @@ impl<'a> SearchScope<'a> {
             .map(|c| c.metadata["token_count"].as_u64().unwrap_or(0))
             .sum();
         let underfilled = chunks.len() < request.top_k;
+        let suggestion = match request.suggest {
+            true => suggest(&self.parts, &request.query, query, request.query_syntax)?,
+            false => None,
+        };
         Ok(SearchOutcome {
             result: RetrievalResult {
                 chunks,
@@ -193,6 +198,7 @@ impl<'a> SearchScope<'a> {
                 underfilled,
                 facets,
                 rewritten_query: None,
+                suggestion,
             },
             timings: SearchTimings {
                 embed_secs: 0.0,

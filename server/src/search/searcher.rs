@@ -128,6 +128,9 @@ pub struct SearchRequest {
     /// Rank by a chunk's or a document's embedding instead of the query's: "more like this"
     /// ([`crate::search::similar_to`]); the query may then be left out.
     pub similar_to: Option<SimilarTo>,
+    /// A "did you mean" for the query's words no live row holds: the result's `suggestion`
+    /// ([`crate::search::spelling`]).
+    pub suggest: bool,
 }
 
 impl Default for SearchRequest {
@@ -150,6 +153,7 @@ impl Default for SearchRequest {
             layer: Layer::L2,
             query_syntax: QuerySyntax::default(),
             similar_to: None,
+            suggest: false,
         }
     }
 }

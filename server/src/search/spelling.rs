@@ -1,0 +1,376 @@
+//! "Did you mean": a query's words that no live row of the searched collections holds, each
+//! with the index's nearest word a typing error or two away, and the query as it would read
+//! with them (`"suggest": true`). A word is checked as the keyword lane reads it (in every
+//! language the index reads, stemmed): a word some row holds is never corrected, however rare.
+//! The candidates are the index's terms a typing error from a reading of the word (two from
+//! a word of 6 characters), the nearest first; each is taken as its live rows write it
+//! (`tnaks` → `tanks`, where the index holds the stem `tank`), and the correction is the
+//! written form with the fewest typing errors from the word as typed, within those allowed,
+//! then the term held by the most live rows (summed over every segment of every collection
+//! searched), in the case the word was typed in. Nothing is learnt from searches or labels:
+//! the index's own words and counts decide.
+//!
+//! Left alone: words the query marks (`prefix*`, `misspelt~`, `-excluded`), words of fewer
+//! than [`MIN_CHARS`] characters, words with a digit (`rtx4090` is no typing error from
+//! `rtx4080`), stop words, text read as character pairs (CJK),
+//! and words after the first [`MAX_WORDS`] distinct ones.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use quarry_indexer::index::analysis::{pieces, Piece};
+use quarry_indexer::index::{nearest_first, KeywordIndex, KeywordQuery, NearTerm, TypingErrors};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServerError;
+use crate::search::placed::SearchPart;
+use crate::search::query_syntax::{ParsedQuery, QuerySyntax};
+
+/// The fewest characters a word has to have to be corrected (shorter words are a typing error
+/// from too many others).
+pub const MIN_CHARS: usize = 4;
+
+/// The most distinct words of one query checked (each is a term lookup in every segment, and
+/// a word no row holds a walk of the term dictionary).
+pub const MAX_WORDS: usize = 32;
+
+/// Candidates each segment offers for one word, nearest first.
+const CANDIDATES_PER_SEGMENT: usize = 16;
+
+/// Rows a correction's written forms are read from.
+const ROWS_READ: usize = 16;
+
+/// Candidates (nearest first) whose written forms are read.
+const CANDIDATES_TRIED: usize = 8;
+
+/// The query with its unknown words corrected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Suggestion {
+    /// The request's query with each corrected word replaced (its syntax kept).
+    pub query: String,
+    pub corrections: Vec<Correction>,
+}
+
+/// One word no row holds and the index's word nearest to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Correction {
+    /// The word as typed.
+    pub word: String,
+    /// The index's word, as a row writes it, in the case `word` was typed in.
+    pub suggestion: String,
+    /// Typing errors between the two, folded (1 or 2: one for a word of 4 or 5 characters).
+    pub edits: u8,
+    /// Live rows holding it in the collections searched.
+    pub rows: u64,
+}
+
+/// The suggestion for `query` (read as `parsed`) over `parts`: None when every checked word is
+/// held by some row, or no word near an unknown one is.
+pub fn suggest(
+    parts: &[SearchPart<'_>],
+    query: &str,
+    parsed: &ParsedQuery,
+    syntax: QuerySyntax,
+) -> Result<Option<Suggestion>, ServerError> {
+    let mut corrections: Vec<Correction> = Vec::new();
+    for word in checked_words(parsed) {
+        if let Some(correction) = correct(parts, &word)? {
+            corrections.push(correction);
+        }
+    }
+    if corrections.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Suggestion {
+        query: rewritten(query, &corrections, syntax),
+        corrections,
+    }))
+}
+
+/// The words of the ranking text a suggestion may correct, distinct (by lower case), in order.
+fn checked_words(parsed: &ParsedQuery) -> Vec<String> {
+    let text = &parsed.ranking_text;
+    let marked = |word: &str| {
+        parsed.prefixes.iter().any(|p| p.eq_ignore_ascii_case(word))
+            || parsed.near.iter().any(|n| n.word.eq_ignore_ascii_case(word))
+    };
+    let mut words: Vec<String> = Vec::new();
+    for piece in pieces(text) {
+        let Piece::Word(range) = piece else { continue };
+        let word = &text[range];
+        let lower = word.to_lowercase();
+        if word.chars().count() < MIN_CHARS
+            || word.chars().any(|c| c.is_numeric())
+            || marked(word)
+            || words.iter().any(|w| w.to_lowercase() == lower)
+        {
+            continue;
+        }
+        words.push(word.to_string());
+        if words.len() == MAX_WORDS {
+            break;
+        }
+    }
+    words
+}
+
+/// `word`'s correction, when no live row holds it and a live row holds a term near it.
+fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, ServerError> {
+    let mut held = false;
+    let mut read = false;
+    for part in parts {
+        let stats = part.searcher.keyword_stats(&KeywordQuery::text(word))?;
+        read |= !stats.doc_freq.is_empty();
+        held |= stats.doc_freq.values().any(|&rows| rows > 0);
+    }
+    if held || !read {
+        return Ok(None);
+    }
+    let edits = if word.chars().count() < 6 { 1 } else { 2 };
+    let Some(typed) = first_analyzer(parts).and_then(|analyzer| analyzer.prefix_form(word)) else {
+        return Ok(None);
+    };
+    let typed = TypingErrors::from(&typed);
+    // The index's terms are stems: a stem near a stem of the word may be written far from it
+    // (`brocoli`'s stem `brocol` is two errors from `chocol`, chocolate's): each candidate is
+    // taken by how its rows write it, within the errors allowed of the word as typed.
+    let mut best: Option<Correction> = None;
+    for candidate in live_candidates(parts, word, edits)?.into_iter().take(CANDIDATES_TRIED) {
+        let Some((written, errors)) = written_form(parts, &candidate.term, &typed)? else {
+            continue;
+        };
+        let nearer = |b: &Correction| (errors, Reverse(candidate.rows)) < (b.edits, Reverse(b.rows));
+        if errors <= edits && best.as_ref().is_none_or(nearer) {
+            best = Some(Correction {
+                word: word.to_string(),
+                suggestion: in_case_of(word, &written),
+                edits: errors,
+                rows: candidate.rows,
+            });
+        }
+    }
+    Ok(best)
+}
+
+/// The analyzer of the first segment searched (the words' folding is the same in every index).
+fn first_analyzer<'a>(parts: &'a [SearchPart<'_>]) -> Option<&'a quarry_indexer::index::analysis::KeywordAnalyzer> {
+    parts
+        .iter()
+        .flat_map(|part| part.searcher.snapshot().segments.first())
+        .map(|segment| segment.data.keyword.analyzer())
+        .next()
+}
+
+/// The terms within `edits` typing errors of `word` in any segment, with the live rows holding
+/// each over every part (terms no live row holds left out), nearest first.
+fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Vec<NearTerm>, ServerError> {
+    let mut fewest: HashMap<String, u8> = HashMap::new();
+    for part in parts {
+        for segment in &part.searcher.snapshot().segments {
+            for near in segment
+                .data
+                .keyword
+                .nearest_terms(word, edits, CANDIDATES_PER_SEGMENT)?
+                .unwrap_or_default()
+            {
+                let errors = fewest.entry(near.term).or_insert(near.edits);
+                *errors = (*errors).min(near.edits);
+            }
+        }
+    }
+    if fewest.is_empty() {
+        return Ok(Vec::new());
+    }
+    let group = KeywordQuery {
+        text: String::new(),
+        any_of: vec![fewest.keys().cloned().collect()],
+    };
+    let mut live: HashMap<String, u64> = HashMap::new();
+    for part in parts {
+        for (term, rows) in part.searcher.keyword_stats(&group)?.doc_freq {
+            *live.entry(term).or_default() += rows;
+        }
+    }
+    let candidates: Vec<NearTerm> = fewest
+        .into_iter()
+        .map(|(term, edits)| NearTerm {
+            rows: live.get(&term).copied().unwrap_or(0),
+            term,
+            edits,
+        })
+        .filter(|candidate| candidate.rows > 0)
+        .collect();
+    Ok(nearest_first(candidates, usize::MAX))
+}
+
+/// How the live rows holding `term` write it: of the words of the first [`ROWS_READ`] of
+/// them that the analyzer reads as `term` and that are at most [`quarry_indexer::index::MAX_EDITS`] typing errors
+/// from the word as typed (`typed`), the one with the fewest, then the most often written, in
+/// lower case, with its errors (None: no such word). `chunkng` finds the stem `chunk`, written
+/// `chunks`, `chunk` and `chunking`: `chunking`, one error. A row's words are compared with
+/// the typed word first, and only the near ones read by the analyzer.
+fn written_form(
+    parts: &[SearchPart<'_>],
+    term: &str,
+    typed: &TypingErrors,
+) -> Result<Option<(String, u8)>, ServerError> {
+    let group = KeywordQuery {
+        text: String::new(),
+        any_of: vec![vec![term.to_string()]],
+    };
+    let mut written: HashMap<String, (u8, usize)> = HashMap::new();
+    let mut rows_read = 0;
+    'parts: for part in parts {
+        for segment in &part.searcher.snapshot().segments {
+            let analyzer = segment.data.keyword.analyzer();
+            let live = segment
+                .data
+                .keyword
+                .matching_rows(&group)?
+                .rows()
+                .into_iter()
+                .filter(|&row| segment.hidden.rows.binary_search(&(row as u32)).is_err());
+            for row in live {
+                let text = &segment.data.chunks[row as usize].text;
+                for piece in pieces(text) {
+                    let Piece::Word(range) = piece else { continue };
+                    let word = &text[range];
+                    let Some(errors) = analyzer.prefix_form(word).and_then(|folded| typed.to(&folded)) else {
+                        continue;
+                    };
+                    if analyzer.query_terms(word).iter().any(|t| t == term) {
+                        written.entry(word.to_lowercase()).or_insert((errors, 0)).1 += 1;
+                    }
+                }
+                rows_read += 1;
+                if rows_read == ROWS_READ {
+                    break 'parts;
+                }
+            }
+        }
+    }
+    Ok(written
+        .into_iter()
+        .min_by(|(a, (a_errors, a_times)), (b, (b_errors, b_times))| {
+            (a_errors, Reverse(a_times), a).cmp(&(b_errors, Reverse(b_times), b))
+        })
+        .map(|(form, (errors, _))| (form, errors)))
+}
+
+/// `written` in the case `typed` was typed in: all capitals, a capital first, or lower case.
+fn in_case_of(typed: &str, written: &str) -> String {
+    let letters: Vec<char> = typed.chars().filter(|c| c.is_alphabetic()).collect();
+    if letters.len() > 1 && letters.iter().all(|c| c.is_uppercase()) {
+        return written.to_uppercase();
+    }
+    let lower = written.to_lowercase();
+    match typed.chars().next().is_some_and(char::is_uppercase) {
+        true => {
+            let mut chars = lower.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect())
+                .unwrap_or_default()
+        }
+        false => lower,
+    }
+}
+
+/// `query` with each corrected word replaced where the query's syntax reads it as a word to
+/// rank by: not where a `-` before it excludes it, nor where a `*` or `~` after it marks it
+/// (in the simple syntax).
+fn rewritten(query: &str, corrections: &[Correction], syntax: QuerySyntax) -> String {
+    let mut out = String::with_capacity(query.len());
+    let mut copied = 0;
+    for piece in pieces(query) {
+        let Piece::Word(range) = piece else { continue };
+        let word = &query[range.clone()];
+        let Some(correction) = corrections
+            .iter()
+            .find(|c| c.word.to_lowercase() == word.to_lowercase())
+        else {
+            continue;
+        };
+        if syntax == QuerySyntax::Simple && is_marked(query, &range) {
+            continue;
+        }
+        out.push_str(&query[copied..range.start]);
+        out.push_str(&in_case_of(word, &correction.suggestion));
+        copied = range.end;
+    }
+    out.push_str(&query[copied..]);
+    out
+}
+
+/// Whether the simple syntax marks the word at `range` of `query`: a `-` right before it at
+/// the start of a word (an exclusion), or a `*` or `~` right after it.
+fn is_marked(query: &str, range: &Range<usize>) -> bool {
+    let before = &query[..range.start];
+    let excluded = before
+        .strip_suffix('-')
+        .is_some_and(|rest| rest.chars().next_back().is_none_or(char::is_whitespace));
+    excluded || query[range.end..].starts_with(['*', '~'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn correction(word: &str, suggestion: &str) -> Correction {
+        Correction {
+            word: word.into(),
+            suggestion: suggestion.into(),
+            edits: 1,
+            rows: 1,
+        }
+    }
+
+    #[test]
+    fn a_correction_takes_the_case_the_word_was_typed_in() {
+        assert_eq!(in_case_of("hydorgen", "Hydrogen"), "hydrogen");
+        assert_eq!(in_case_of("Hydorgen", "hydrogen"), "Hydrogen");
+        assert_eq!(in_case_of("HYDORGEN", "Hydrogen"), "HYDROGEN");
+        assert_eq!(in_case_of("Émile", "emile"), "Emile");
+        assert_eq!(in_case_of("straße", "STRASSE"), "strasse");
+    }
+
+    #[test]
+    fn the_rewritten_query_keeps_its_syntax_and_leaves_marked_words() {
+        let corrections = [correction("hydorgen", "hydrogen"), correction("refeul", "refuel")];
+        let simple = |q: &str| rewritten(q, &corrections, QuerySyntax::Simple);
+        assert_eq!(simple("hydorgen refeul"), "hydrogen refuel");
+        assert_eq!(
+            simple("Hydorgen buses, \"REFEUL stops\""),
+            "Hydrogen buses, \"REFUEL stops\""
+        );
+        assert_eq!(simple("hydorgen -refeul"), "hydrogen -refeul", "excluded");
+        assert_eq!(simple("hydorgen~ refeul*"), "hydorgen~ refeul*", "marked");
+        assert_eq!(
+            simple("re-refeul hydorgen"),
+            "re-refuel hydrogen",
+            "a dash inside a word"
+        );
+        assert_eq!(
+            rewritten("hydorgen -refeul", &corrections, QuerySyntax::Plain),
+            "hydrogen -refuel",
+            "plain: every word is text"
+        );
+        assert_eq!(simple("東京 hydorgen"), "東京 hydrogen");
+    }
+
+    #[test]
+    fn the_words_checked_are_the_ranking_texts_long_unmarked_words_once() {
+        let parsed = ParsedQuery::read(
+            "Hydorgen hydorgen bus 2024 x1y2 -refeul hydr* tnaks~ \"fuel cells\" 東京タワー",
+            QuerySyntax::Simple,
+        )
+        .unwrap();
+        assert_eq!(checked_words(&parsed), ["Hydorgen", "fuel", "cells"]);
+        let many: String = (b'a'..=b'z')
+            .flat_map(|a| [b'x', b'y'].map(|b| format!("word{}{} ", a as char, b as char)))
+            .collect();
+        let parsed = ParsedQuery::read(&many, QuerySyntax::Plain).unwrap();
+        assert_eq!(checked_words(&parsed).len(), MAX_WORDS);
+    }
+}

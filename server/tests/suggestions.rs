@@ -1,0 +1,167 @@
+//! "Did you mean" over real HTTP (`"suggest": true`): a query's words that no live row of the
+//! collections searched holds come back corrected to the index's nearest word, as its rows
+//! write it and in the case they were typed in; words some row holds, words the query marks,
+//! short words and words with digits are left alone; a deleted document's words are no
+//! correction; several collections searched together count their rows together.
+
+use serde_json::{json, Value};
+
+use crate::http_common::{options, TestServer};
+
+/// The suggestion's query and its corrections as `word -> suggestion (edits, rows)`.
+fn suggested(result: &Value) -> Option<(String, Vec<String>)> {
+    let suggestion = result.get("suggestion")?;
+    let corrections = suggestion["corrections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} -> {} ({}, {})",
+                c["word"].as_str().unwrap(),
+                c["suggestion"].as_str().unwrap(),
+                c["edits"],
+                c["rows"]
+            )
+        })
+        .collect();
+    Some((suggestion["query"].as_str().unwrap().to_string(), corrections))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.create_collections(&["notes", "garden"]).await;
+    // Two uploads: two segments.
+    server
+        .upload_texts_completed(
+            "notes",
+            &[
+                ("hydrogen.txt", "Hydrogen buses refuel at the depot every night."),
+                ("tanks.txt", "The tanks hold hydrogen under pressure."),
+                ("river.txt", "The banks of the river flood in spring."),
+                ("roof.txt", "A tank of water stands on the roof."),
+                ("fridays.txt", "Banks close early on Fridays."),
+                ("rates.txt", "The banks raised their rates."),
+                ("wall.txt", "Fuel tanks line the depot wall."),
+                ("campus.txt", "The university opened a new library."),
+            ],
+        )
+        .await;
+    server
+        .upload_texts_completed(
+            "notes",
+            &[
+                ("lenders.txt", "Two banks lend to the harbour board."),
+                ("hydrangea.txt", "Hydrangeas bloom blue in acid soil."),
+                ("zeppelin.txt", "A zeppelin floated over the harbour at dawn."),
+            ],
+        )
+        .await;
+    server
+        .upload_texts_completed("garden", &[("roses.txt", "Hydrangea and rose beds line the path.")])
+        .await;
+    let api = &server.api;
+    let search = move |body: Value| async move {
+        let (status, result) = api.post("/v1/collections/notes/search", body).await;
+        assert_eq!(status, 200, "{result}");
+        result
+    };
+
+    // Each misspelt word corrected; the typed case kept (a capital first, all capitals).
+    let result = search(json!({"query": "Hydorgen bsues REFEUL", "suggest": true, "mode": "keyword"})).await;
+    assert_eq!(
+        suggested(&result),
+        Some((
+            "Hydrogen buses REFUEL".to_string(),
+            vec![
+                "Hydorgen -> Hydrogen (1, 2)".to_string(),
+                "bsues -> buses (1, 1)".to_string(),
+                "REFEUL -> REFUEL (1, 1)".to_string(),
+            ]
+        )),
+        "{result}"
+    );
+    // The same in every mode; only when asked.
+    for mode in ["vector", "hybrid", "auto"] {
+        let result = search(json!({"query": "hydorgen", "suggest": true, "mode": mode})).await;
+        assert_eq!(suggested(&result).unwrap().0, "hydrogen", "{mode}: {result}");
+    }
+    let result = search(json!({"query": "hydorgen", "mode": "keyword"})).await;
+    assert!(result.get("suggestion").is_none(), "{result}");
+    // Words some row holds are left alone: no suggestion at all.
+    let result = search(json!({"query": "hydrogen buses at dawn", "suggest": true})).await;
+    assert!(result.get("suggestion").is_none(), "{result}");
+
+    // The index holds the stem `tank`: the correction is the word its rows write nearest to
+    // the word typed (tanks for tnaks; tank for tnak, though two rows write tanks and one tank).
+    let result = search(json!({"query": "tnaks", "suggest": true})).await;
+    assert_eq!(suggested(&result).unwrap().1, ["tnaks -> tanks (1, 3)"], "{result}");
+    let result = search(json!({"query": "tnak", "suggest": true})).await;
+    assert_eq!(suggested(&result).unwrap().1, ["tnak -> tank (1, 3)"], "{result}");
+    // Two words a typing error away: the one more rows hold (banks: four rows, tanks: three).
+    let result = search(json!({"query": "hanks", "suggest": true})).await;
+    assert_eq!(suggested(&result).unwrap().1, ["hanks -> banks (1, 4)"], "{result}");
+    // A stem near the word's stem written farther from it than the word's length allows:
+    // none (univers is one error from unvers, university four from unverse; flood is one
+    // from flod, and two from flods, where a word of five characters allows one).
+    for query in ["unverse", "flods"] {
+        let result = search(json!({"query": query, "suggest": true})).await;
+        assert!(result.get("suggestion").is_none(), "{query}: {result}");
+    }
+    let result = search(json!({"query": "flodo", "suggest": true})).await;
+    assert_eq!(suggested(&result).unwrap().1, ["flodo -> flood (1, 1)"], "{result}");
+
+    // Marked words are left as they are; the rest of the query is kept as written.
+    let result = search(json!({
+        "query": "\"hydorgen bsues\" -refeul zepelin* tnaks~ hydrnageas",
+        "suggest": true
+    }))
+    .await;
+    assert_eq!(
+        suggested(&result).unwrap().0,
+        "\"hydrogen buses\" -refeul zepelin* tnaks~ hydrangeas",
+        "{result}"
+    );
+    // Plain syntax: every word is text.
+    let result = search(json!({"query": "hydorgen -refeul", "suggest": true, "query_syntax": "plain"})).await;
+    assert_eq!(suggested(&result).unwrap().0, "hydrogen -refuel", "{result}");
+    // Short words, words with digits and CJK text are not corrected.
+    let result = search(json!({"query": "bsu hydorgen2 東京タワ", "suggest": true})).await;
+    assert!(result.get("suggestion").is_none(), "{result}");
+
+    // Several collections as one: their rows count together, and the nearest written form
+    // is found in either (hydrangea, one error, is the garden's; the notes write hydrangeas).
+    let (status, together) = server
+        .post("/v1/search", json!({"query": "hydrangae", "suggest": true}))
+        .await;
+    assert_eq!(status, 200, "{together}");
+    assert_eq!(
+        suggested(&together).unwrap().1,
+        ["hydrangae -> hydrangea (1, 2)"],
+        "{together}"
+    );
+    let result = search(json!({"query": "hydrangae", "suggest": true})).await;
+    assert_eq!(
+        suggested(&result).unwrap().1,
+        ["hydrangae -> hydrangeas (2, 1)"],
+        "{result}"
+    );
+
+    // A deleted document's words are no correction, and its words no longer count as known.
+    let result = search(json!({"query": "zeppelni", "suggest": true})).await;
+    assert_eq!(suggested(&result).unwrap().0, "zeppelin", "{result}");
+    let (status, deleted) = server
+        .delete(
+            "/v1/collections/notes/documents",
+            Some(json!({ "file_ids": ["zeppelin.txt"] })),
+        )
+        .await;
+    assert_eq!(status, 200, "{deleted}");
+    let gone = search(json!({"query": "zeppelin", "mode": "keyword"})).await;
+    assert_eq!(gone["chunks"].as_array().unwrap().len(), 0, "deleted: {gone}");
+    let result = search(json!({"query": "zeppelni", "suggest": true})).await;
+    assert!(result.get("suggestion").is_none(), "{result}");
+    server.stop().await;
+}
