@@ -6,7 +6,8 @@
 //! focused benchmarks: batch policies ([`embed_batching`]), search latency
 //! ([`search_latency`]), synthetic snapshots at scale ([`synthetic_snapshot`]), embedding
 //! throughput at full windows ([`embed_throughput`]), the CPU stages that feed it ([`cpu_stages`]), the vector kernels and the IVF build
-//! ([`kernels_bench`]), and the batch run with seeded vectors in place of the model ([`seeded_embedder`]).
+//! ([`kernels_bench`]), the batch run with seeded vectors in place of the model ([`seeded_embedder`]), and typing
+//! errors made on purpose for the "did you mean" benchmark ([`typos`]).
 
 pub mod ann_sweep;
 pub mod cpu_stages;
@@ -24,6 +25,7 @@ pub mod report;
 pub mod search_latency;
 pub mod seeded_embedder;
 pub mod synthetic_snapshot;
+pub mod typos;
 pub mod workload;
 
 /// The value after `name` on the command line (`--docs 1000` gives `Some("1000")`), for the

@@ -15,7 +15,8 @@ pub struct Percentiles {
     pub samples: usize,
 }
 
-fn percentiles(mut samples: Vec<f64>) -> Percentiles {
+/// The p50 and p99 of `samples` (seconds), in milliseconds.
+pub fn percentiles(mut samples: Vec<f64>) -> Percentiles {
     samples.sort_by(f64::total_cmp);
     let at = |q: f64| crate::load::percentile(&samples, q) * 1e3;
     Percentiles {

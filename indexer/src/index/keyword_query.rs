@@ -113,7 +113,7 @@ pub(super) fn most_frequent_near(terms: Vec<NearTerm>, limit: usize) -> Vec<(Str
 }
 
 /// The `limit` nearest of `terms`: the fewest typing errors, then the most rows, then term order.
-pub fn nearest_first(mut terms: Vec<NearTerm>, limit: usize) -> Vec<NearTerm> {
+pub(super) fn nearest_first(mut terms: Vec<NearTerm>, limit: usize) -> Vec<NearTerm> {
     terms.sort_unstable_by(|a, b| (a.edits, Reverse(a.rows), &a.term).cmp(&(b.edits, Reverse(b.rows), &b.term)));
     terms.truncate(limit);
     terms
@@ -183,7 +183,25 @@ impl TypingErrors {
 
     /// How many typing errors turn the word into `other` (None: more than [`MAX_EDITS`]).
     pub fn to(&self, other: &str) -> Option<u8> {
-        match self.0.eval(other) {
+        self.to_bytes(other.bytes())
+    }
+
+    /// [`Self::to`] for an ASCII word, read in lower case: no folded copy made, and the
+    /// comparison over as soon as the word is more than [`MAX_EDITS`] errors away (most
+    /// words of a text are, within their first letters).
+    pub fn to_ascii_lowercase(&self, other: &str) -> Option<u8> {
+        self.to_bytes(other.bytes().map(|b| b.to_ascii_lowercase()))
+    }
+
+    fn to_bytes(&self, bytes: impl Iterator<Item = u8>) -> Option<u8> {
+        let mut state = self.0.initial_state();
+        for byte in bytes {
+            state = self.0.transition(state, byte);
+            if state == levenshtein_automata::SINK_STATE {
+                return None;
+            }
+        }
+        match self.0.distance(state) {
             Distance::Exact(errors) => Some(errors),
             Distance::AtLeast(_) => None,
         }
@@ -466,6 +484,10 @@ mod tests {
         ] {
             let expected = errors(from, to);
             let found = TypingErrors::from(from).to(to);
+            if to.is_ascii() {
+                let in_capitals = TypingErrors::from(from).to_ascii_lowercase(&to.to_uppercase());
+                assert_eq!(in_capitals, found, "{from} -> {to} in capitals");
+            }
             match expected <= usize::from(MAX_EDITS) {
                 true => assert_eq!(found, Some(expected as u8), "{from} -> {to}"),
                 false => assert_eq!(found, None, "{from} -> {to}"),

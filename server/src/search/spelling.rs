@@ -2,25 +2,32 @@
 //! with the index's nearest word a typing error or two away, and the query as it would read
 //! with them (`"suggest": true`). A word is checked as the keyword lane reads it (in every
 //! language the index reads, stemmed): a word some row holds is never corrected, however rare.
-//! The candidates are the index's terms a typing error from a reading of the word (two from
-//! a word of 6 characters), the nearest first; each is taken as its live rows write it
-//! (`tnaks` → `tanks`, where the index holds the stem `tank`), and the correction is the
-//! written form with the fewest typing errors from the word as typed, within those allowed,
-//! then the term held by the most live rows (summed over every segment of every collection
-//! searched), in the case the word was typed in. Nothing is learnt from searches or labels:
-//! the index's own words and counts decide.
+//!
+//! The candidates are the index's terms within the typing errors the word's length allows
+//! (one, two from 6 characters) of a reading of it, and the terms a typing error from its
+//! first characters with up to [`MAX_SUFFIX`] taken off (the index holds stems, and an error
+//! in the part a stemmer takes off hides the stem: `ventilaton` → `ventil`); only terms that
+//! begin with the word's first letter (as Elasticsearch's term suggester and Lucene's spell
+//! checker assume by default, a typing error there being rare). Each candidate is taken as
+//! its live rows write it (`tnaks` → `tanks`, where the index holds the stem `tank`); the
+//! correction is the written form with the fewest typing errors from the word as typed,
+//! within those allowed, then the term the most live rows hold (summed over every segment
+//! of every collection searched), in the case the word was typed in. Nothing is learnt from
+//! searches or labels: the index's own words and counts decide.
 //!
 //! Left alone: words the query marks (`prefix*`, `misspelt~`, `-excluded`), words of fewer
 //! than [`MIN_CHARS`] characters, words with a digit (`rtx4090` is no typing error from
-//! `rtx4080`), stop words, text read as character pairs (CJK),
-//! and words after the first [`MAX_WORDS`] distinct ones.
+//! `rtx4080`), stop words of any language the index reads (no row holds them), text read as
+//! character pairs (CJK), and words after the first [`MAX_WORDS`] distinct ones. Words that
+//! are right but in no row (a small collection's) get a suggestion too: the index knows no
+//! other vocabulary.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use quarry_indexer::index::analysis::{pieces, Piece};
-use quarry_indexer::index::{nearest_first, KeywordIndex, KeywordQuery, NearTerm, TypingErrors};
+use quarry_indexer::index::analysis::{pieces, KeywordAnalyzer, Piece};
+use quarry_indexer::index::{KeywordIndex, KeywordQuery, NearTerm, TypingErrors};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
@@ -41,8 +48,14 @@ const CANDIDATES_PER_SEGMENT: usize = 16;
 /// Rows a correction's written forms are read from.
 const ROWS_READ: usize = 16;
 
-/// Candidates (nearest first) whose written forms are read.
-const CANDIDATES_TRIED: usize = 8;
+/// Candidates (likeliest first) whose written forms are read.
+const CANDIDATES_TRIED: usize = 12;
+
+/// The most characters of a word taken off to find the stem its typing error hides.
+const MAX_SUFFIX: usize = 4;
+
+/// The fewest characters left of a word to find its stem by.
+const SHORTEST_STEM: usize = 4;
 
 /// The query with its unknown words corrected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -124,20 +137,26 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, S
         read |= !stats.doc_freq.is_empty();
         held |= stats.doc_freq.values().any(|&rows| rows > 0);
     }
-    if held || !read {
+    if held || !read || is_a_stop_word(parts, word) {
         return Ok(None);
     }
     let edits = if word.chars().count() < 6 { 1 } else { 2 };
-    let Some(typed) = first_analyzer(parts).and_then(|analyzer| analyzer.prefix_form(word)) else {
+    let Some(folded) = first_analyzer(parts).and_then(|analyzer| analyzer.prefix_form(word)) else {
         return Ok(None);
     };
-    let typed = TypingErrors::from(&typed);
+    let Some(first) = folded.chars().next() else {
+        return Ok(None);
+    };
+    let typed = TypingErrors::from(&folded);
     // The index's terms are stems: a stem near a stem of the word may be written far from it
     // (`brocoli`'s stem `brocol` is two errors from `chocol`, chocolate's): each candidate is
     // taken by how its rows write it, within the errors allowed of the word as typed.
     let mut best: Option<Correction> = None;
-    for candidate in live_candidates(parts, word, edits)?.into_iter().take(CANDIDATES_TRIED) {
-        let Some((written, errors)) = written_form(parts, &candidate.term, &typed)? else {
+    for candidate in live_candidates(parts, word, edits, first)?
+        .into_iter()
+        .take(CANDIDATES_TRIED)
+    {
+        let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first)? else {
             continue;
         };
         let nearer = |b: &Correction| (errors, Reverse(candidate.rows)) < (b.edits, Reverse(b.rows));
@@ -153,8 +172,20 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, S
     Ok(best)
 }
 
+/// Whether a language some searched index reads drops `word` as a stop word (such a word is
+/// in no row read in that language, and is never corrected): its readings' weights then sum
+/// to less than 1 ([`KeywordAnalyzer::weighted_query_terms`]).
+fn is_a_stop_word(parts: &[SearchPart<'_>], word: &str) -> bool {
+    parts.iter().any(|part| {
+        part.searcher.snapshot().segments.iter().any(|segment| {
+            let readings = segment.data.keyword.analyzer().weighted_query_terms(word);
+            readings.iter().map(|(_, weight)| weight).sum::<f32>() < 0.999
+        })
+    })
+}
+
 /// The analyzer of the first segment searched (the words' folding is the same in every index).
-fn first_analyzer<'a>(parts: &'a [SearchPart<'_>]) -> Option<&'a quarry_indexer::index::analysis::KeywordAnalyzer> {
+fn first_analyzer<'a>(parts: &'a [SearchPart<'_>]) -> Option<&'a KeywordAnalyzer> {
     parts
         .iter()
         .flat_map(|part| part.searcher.snapshot().segments.first())
@@ -162,29 +193,44 @@ fn first_analyzer<'a>(parts: &'a [SearchPart<'_>]) -> Option<&'a quarry_indexer:
         .next()
 }
 
-/// The terms within `edits` typing errors of `word` in any segment, with the live rows holding
-/// each over every part (terms no live row holds left out), nearest first.
-fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Vec<NearTerm>, ServerError> {
-    let mut fewest: HashMap<String, u8> = HashMap::new();
+/// The terms a correction of `word` may be written from, each with the live rows holding it
+/// over every part (terms no live row holds left out), the likeliest first: those within
+/// `edits` typing errors of a reading of `word`, and those a typing error from one of its
+/// first [`SHORTEST_STEM`] or more characters, up to [`MAX_SUFFIX`] left off — the index
+/// holds stems, and an error in the part of a word its stemmer would take off hides its stem
+/// (`ventilaton` is not read as `ventil`, the stem of ventilation). Ordered by errors, then
+/// by characters left off, then by rows.
+fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8, first: char) -> Result<Vec<NearTerm>, ServerError> {
+    let chars: Vec<char> = word.chars().collect();
+    let prefixes = (1..=MAX_SUFFIX)
+        .filter(|&cut| chars.len() >= SHORTEST_STEM + cut)
+        .map(|cut| (chars[..chars.len() - cut].iter().collect::<String>(), 1, cut));
+    let sources: Vec<(String, u8, usize)> = std::iter::once((word.to_string(), edits, 0)).chain(prefixes).collect();
+    // Each term's likeliest source: (errors, characters left off).
+    let mut likeliest: HashMap<String, (u8, usize)> = HashMap::new();
     for part in parts {
         for segment in &part.searcher.snapshot().segments {
-            for near in segment
-                .data
-                .keyword
-                .nearest_terms(word, edits, CANDIDATES_PER_SEGMENT)?
-                .unwrap_or_default()
-            {
-                let errors = fewest.entry(near.term).or_insert(near.edits);
-                *errors = (*errors).min(near.edits);
+            for (source, edits, cut) in &sources {
+                let near = segment
+                    .data
+                    .keyword
+                    .nearest_terms(source, *edits, CANDIDATES_PER_SEGMENT)?;
+                for near in near.unwrap_or_default() {
+                    if !near.term.starts_with(first) {
+                        continue;
+                    }
+                    let key = likeliest.entry(near.term).or_insert((near.edits, *cut));
+                    *key = (*key).min((near.edits, *cut));
+                }
             }
         }
     }
-    if fewest.is_empty() {
+    if likeliest.is_empty() {
         return Ok(Vec::new());
     }
     let group = KeywordQuery {
         text: String::new(),
-        any_of: vec![fewest.keys().cloned().collect()],
+        any_of: vec![likeliest.keys().cloned().collect()],
     };
     let mut live: HashMap<String, u64> = HashMap::new();
     for part in parts {
@@ -192,16 +238,18 @@ fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Ve
             *live.entry(term).or_default() += rows;
         }
     }
-    let candidates: Vec<NearTerm> = fewest
+    let mut candidates: Vec<((u8, usize), NearTerm)> = likeliest
         .into_iter()
-        .map(|(term, edits)| NearTerm {
-            rows: live.get(&term).copied().unwrap_or(0),
-            term,
-            edits,
+        .map(|(term, (edits, cut))| {
+            let rows = live.get(&term).copied().unwrap_or(0);
+            ((edits, cut), NearTerm { term, rows, edits })
         })
-        .filter(|candidate| candidate.rows > 0)
+        .filter(|(_, candidate)| candidate.rows > 0)
         .collect();
-    Ok(nearest_first(candidates, usize::MAX))
+    candidates.sort_unstable_by(|(a_key, a), (b_key, b)| {
+        (a_key, Reverse(a.rows), &a.term).cmp(&(b_key, Reverse(b.rows), &b.term))
+    });
+    Ok(candidates.into_iter().map(|(_, candidate)| candidate).collect())
 }
 
 /// How the live rows holding `term` write it: of the words of the first [`ROWS_READ`] of
@@ -214,6 +262,7 @@ fn written_form(
     parts: &[SearchPart<'_>],
     term: &str,
     typed: &TypingErrors,
+    first: char,
 ) -> Result<Option<(String, u8)>, ServerError> {
     let group = KeywordQuery {
         text: String::new(),
@@ -236,9 +285,15 @@ fn written_form(
                 for piece in pieces(text) {
                     let Piece::Word(range) = piece else { continue };
                     let word = &text[range];
-                    let Some(errors) = analyzer.prefix_form(word).and_then(|folded| typed.to(&folded)) else {
-                        continue;
+                    let errors = match word.is_ascii() {
+                        true => typed.to_ascii_lowercase(word),
+                        false => analyzer.prefix_form(word).and_then(|folded| typed.to(&folded)),
                     };
+                    let Some(errors) = errors else { continue };
+                    let folded = analyzer.prefix_form(word).unwrap_or_default();
+                    if !folded.starts_with(first) {
+                        continue;
+                    }
                     if analyzer.query_terms(word).iter().any(|t| t == term) {
                         written.entry(word.to_lowercase()).or_insert((errors, 0)).1 += 1;
                     }

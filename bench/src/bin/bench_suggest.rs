@@ -1,0 +1,161 @@
+//! `bench-suggest --snapshot URI --queries queries.jsonl [--reps N] [--seed N]`: how well and
+//! how fast "did you mean" (`"suggest": true`, server/src/search/spelling.rs) answers. Each
+//! query's longest word of 5 or more characters that some row holds is mistyped once
+//! (bench/src/typos.rs: a swap, a letter left out, doubled or changed; never the first), and
+//! the keyword search of the mistyped query asks for a suggestion: how often the suggestion
+//! gives back the word as written, another word, or nothing; how often the queries as
+//! written get a suggestion at all (their words no row holds); and the keyword search's
+//! time with and without the suggestion (p50 / p99 over `--reps` runs). Nothing is tuned
+//! on these figures: they measure the rule as it is.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+use quarry_bench::arg_value as value;
+use quarry_bench::search_latency::percentiles;
+use quarry_bench::typos::{mistype, Seeded};
+use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_indexer::index::analysis::{pieces, Piece};
+use quarry_indexer::index::KeywordQuery;
+use quarry_server::{LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher};
+
+/// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let model = ModelDir::open(
+        &std::env::var("QUARRY_MODEL")
+            .map(Into::into)
+            .or_else(|_| default_model_dir())?,
+    )?;
+    let queries: Vec<String> = std::fs::read_to_string(value("--queries").context("--queries FILE is required")?)?
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["text"].as_str().map(str::to_string))
+        .collect();
+    let reps: usize = value("--reps").and_then(|v| v.parse().ok()).unwrap_or(3);
+    let seed: u64 = value("--seed").and_then(|v| v.parse().ok()).unwrap_or(42);
+    let snapshot = value("--snapshot").context("--snapshot URI is required")?;
+    let loaded = LoadedSnapshot::load(&snapshot, &LoadOptions::default()).await?;
+    let embedder = Arc::new(BertEmbedder::load(&model, EmbedOptions::default())?);
+    let searcher = Searcher::new(Arc::new(loaded), embedder)?;
+    let held = |word: &str| -> anyhow::Result<bool> {
+        let stats = searcher.keyword_stats(&KeywordQuery::text(word))?;
+        Ok(stats.doc_freq.values().any(|&rows| rows > 0))
+    };
+    let suggest =
+        |query: &str, suggest: bool| -> anyhow::Result<(Option<quarry_server::search::spelling::Suggestion>, f64)> {
+            let request = SearchRequest {
+                query: query.to_string(),
+                mode: Mode::Keyword,
+                top_k: 10,
+                query_syntax: quarry_server::search::query_syntax::QuerySyntax::Plain,
+                suggest,
+                ..Default::default()
+            };
+            let started = Instant::now();
+            let outcome = searcher.search_with_vector(&request, None)?;
+            Ok((outcome.result.suggestion, started.elapsed().as_secs_f64()))
+        };
+    let mut draw = Seeded::new(seed);
+    let (mut mistyped, mut a_word, mut restored, mut other, mut none) = (0, 0, 0, 0, 0);
+    let mut as_written_suggested = 0;
+    let (mut plain_times, mut suggest_times) = (Vec::new(), Vec::new());
+    let (mut examples, mut as_written_examples): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    for query in &queries {
+        if let Some(suggestion) = suggest(query, true)?.0 {
+            as_written_suggested += 1;
+            if as_written_examples.len() < 12 {
+                let corrections: Vec<String> = suggestion
+                    .corrections
+                    .iter()
+                    .map(|c| format!("{} -> {}", c.word, c.suggestion))
+                    .collect();
+                as_written_examples.push(corrections.join(", "));
+            }
+        }
+        // The longest word of 5 or more letters some row holds.
+        let mut words: Vec<std::ops::Range<usize>> = pieces(query)
+            .into_iter()
+            .filter_map(|piece| match piece {
+                Piece::Word(range) => Some(range),
+                Piece::Pairs(_) => None,
+            })
+            .filter(|range| {
+                let w = &query[range.clone()];
+                w.chars().count() >= 5 && w.chars().all(char::is_alphabetic)
+            })
+            .collect();
+        words.sort_by_key(|range| std::cmp::Reverse(query[range.clone()].chars().count()));
+        let Some(range) = words
+            .into_iter()
+            .find(|range| held(&query[range.clone()]).unwrap_or(false))
+        else {
+            continue;
+        };
+        let word = &query[range.clone()];
+        let Some(typo) = mistype(word, &mut draw) else {
+            continue;
+        };
+        if held(&typo)? {
+            a_word += 1;
+            continue;
+        }
+        mistyped += 1;
+        let misspelt = format!("{}{typo}{}", &query[..range.start], &query[range.end..]);
+        for _ in 0..reps.max(1) {
+            plain_times.push(suggest(&misspelt, false)?.1);
+            let (_, secs) = suggest(&misspelt, true)?;
+            suggest_times.push(secs);
+        }
+        let suggestion = suggest(&misspelt, true)?.0;
+        let correction = suggestion
+            .as_ref()
+            .and_then(|s| s.corrections.iter().find(|c| c.word == typo))
+            .map(|c| c.suggestion.clone());
+        match correction {
+            Some(fixed) if fixed.to_lowercase() == word.to_lowercase() => restored += 1,
+            Some(fixed) => {
+                other += 1;
+                if examples.len() < 12 {
+                    examples.push(format!("{word} -> {typo} -> {fixed}"));
+                }
+            }
+            None => none += 1,
+        }
+    }
+    let (plain, with) = (percentiles(plain_times), percentiles(suggest_times));
+    let share = |n: usize| 100.0 * n as f64 / mistyped.max(1) as f64;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&serde_json::json!({
+            "snapshot": snapshot, "queries": queries.len(), "seed": seed, "reps": reps,
+            "as_written_with_a_suggestion": as_written_suggested, "as_written_examples": as_written_examples,
+            "mistyped": mistyped, "typo_was_a_word": a_word,
+            "restored": restored, "another_word": other, "no_suggestion": none,
+            "keyword_search_ms": plain, "keyword_search_with_suggest_ms": with,
+            "other_word_examples": examples,
+        }))?
+    );
+    println!(
+        "\n| queries | as written: suggested | mistyped | restored | another word | none | typo a word | search p50 / p99 ms | with suggest p50 / p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n| {} | {} | {} | {} ({:.1}%) | {} ({:.1}%) | {} ({:.1}%) | {} | {:.2} / {:.2} | {:.2} / {:.2} |",
+        queries.len(),
+        as_written_suggested,
+        mistyped,
+        restored,
+        share(restored),
+        other,
+        share(other),
+        none,
+        share(none),
+        a_word,
+        plain.p50_ms,
+        plain.p99_ms,
+        with.p50_ms,
+        with.p99_ms
+    );
+    Ok(())
+}
