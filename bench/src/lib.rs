@@ -38,6 +38,16 @@ pub fn arg_value(name: &str) -> Option<String> {
         .cloned()
 }
 
+/// The model the focused benchmark binaries load: the folder `QUARRY_MODEL` names, else the
+/// default model's.
+pub fn model_dir() -> anyhow::Result<quarry_indexer::embed::ModelDir> {
+    let dir = match std::env::var("QUARRY_MODEL") {
+        Ok(dir) => dir.into(),
+        Err(_) => quarry_indexer::embed::default_model_dir()?,
+    };
+    Ok(quarry_indexer::embed::ModelDir::open(&dir)?)
+}
+
 /// `QUARRY_PRECISION` when set, else auto: the precision of the focused benchmark binaries,
 /// which have no `--precision` option.
 pub fn precision_from_env() -> anyhow::Result<quarry_indexer::embed::Precision> {

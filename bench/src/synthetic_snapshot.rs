@@ -106,14 +106,10 @@ pub async fn write_synthetic_snapshot(
 /// hundred tombstoned, and its Searcher with the real model. For the filter and facet
 /// benchmarks at a million documents.
 pub async fn searcher_with_tombstones(dir: &Path, docs: usize) -> anyhow::Result<quarry_server::Searcher> {
-    use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions};
+    use quarry_indexer::embed::{BertEmbedder, EmbedOptions};
     use quarry_indexer::index::IndexKind;
     use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
-    let model = ModelDir::open(
-        &std::env::var("QUARRY_MODEL")
-            .map(Into::into)
-            .or_else(|_| default_model_dir())?,
-    )?;
+    let model = crate::model_dir()?;
     if !dir.join("LATEST").is_file() {
         let started = std::time::Instant::now();
         let index = IndexOptions {

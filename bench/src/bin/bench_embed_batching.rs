@@ -3,7 +3,7 @@
 //! (msmarco-5k passages with a few 256-token texts shuffled in), printed as JSON and Markdown.
 
 use anyhow::Context;
-use quarry_indexer::embed::{default_model_dir, BatchPolicy, ModelDir};
+use quarry_indexer::embed::BatchPolicy;
 
 /// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
 #[global_allocator]
@@ -41,11 +41,7 @@ fn main() -> anyhow::Result<()> {
         texts.swap(i, (state % (i as u64 + 1)) as usize);
     }
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let model = ModelDir::open(
-        &std::env::var("QUARRY_MODEL")
-            .map(Into::into)
-            .or_else(|_| default_model_dir())?,
-    )?;
+    let model = quarry_bench::model_dir()?;
     let policies = [
         BatchPolicy::TokenBudget { max_tokens: 16_384 },
         BatchPolicy::Fixed { size: 32 },

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use quarry_bench::load::{http, BenchServer};
 use quarry_datasets::beir::Query;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::embed::{BertEmbedder, EmbedOptions, Embedder};
 use quarry_server::Mode;
 
 /// The allocator `quarry` runs with (see src/main.rs), so the figures are quarry's.
@@ -42,11 +42,7 @@ async fn main() -> anyhow::Result<()> {
     let queries = texts(&value("--queries").context("--queries FILE is required")?, "text")?;
     let passages = texts(&value("--corpus").context("--corpus FILE is required")?, "text")?;
     let requests: usize = value("--requests").and_then(|v| v.parse().ok()).unwrap_or(300);
-    let model = ModelDir::open(
-        &std::env::var("QUARRY_MODEL")
-            .map(Into::into)
-            .or_else(|_| default_model_dir())?,
-    )?;
+    let model = quarry_bench::model_dir()?;
     let embedder = Arc::new(BertEmbedder::load(
         &model,
         EmbedOptions {

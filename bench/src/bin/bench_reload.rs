@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use quarry_indexer::chunk::{Chunker, TokenChunker};
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, Embedder, ModelDir};
+use quarry_indexer::embed::{BertEmbedder, EmbedOptions, Embedder};
 use quarry_indexer::index::IndexOptions;
 use quarry_indexer::parse::AutoParser;
 use quarry_indexer::pipeline::{embed_documents, parse_and_chunk, publish_next_version, ChunkSettings, VersionChange};
@@ -35,11 +35,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let model = ModelDir::open(
-        &std::env::var("QUARRY_MODEL")
-            .map(Into::into)
-            .or_else(|_| default_model_dir())?,
-    )?;
+    let model = quarry_bench::model_dir()?;
     let chunks: usize = value("--synthetic").context("--synthetic N is required")?.parse()?;
     let out = value("--out").context("--out DIR is required")?;
     let uploads: usize = value("--uploads").and_then(|v| v.parse().ok()).unwrap_or(5);

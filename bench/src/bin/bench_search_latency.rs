@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_indexer::embed::{BertEmbedder, EmbedOptions};
 use quarry_indexer::index::IndexOptions;
 use quarry_server::{LoadOptions, LoadedSnapshot, Searcher};
 
@@ -23,11 +23,7 @@ use quarry_bench::arg_value as value;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let model = ModelDir::open(
-        &std::env::var("QUARRY_MODEL")
-            .map(Into::into)
-            .or_else(|_| default_model_dir())?,
-    )?;
+    let model = quarry_bench::model_dir()?;
     let queries_path = value("--queries").context("--queries FILE is required")?;
     let queries: Vec<String> = std::fs::read_to_string(&queries_path)?
         .lines()

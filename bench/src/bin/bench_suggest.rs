@@ -15,7 +15,7 @@ use anyhow::Context;
 use quarry_bench::arg_value as value;
 use quarry_bench::search_latency::percentiles;
 use quarry_bench::typos::{mistype, Seeded};
-use quarry_indexer::embed::{default_model_dir, BertEmbedder, EmbedOptions, ModelDir};
+use quarry_indexer::embed::{BertEmbedder, EmbedOptions};
 use quarry_indexer::index::analysis::{pieces, Piece};
 use quarry_indexer::index::KeywordQuery;
 use quarry_server::{LoadOptions, LoadedSnapshot, Mode, SearchRequest, Searcher};
@@ -26,11 +26,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let model = ModelDir::open(
-        &std::env::var("QUARRY_MODEL")
-            .map(Into::into)
-            .or_else(|_| default_model_dir())?,
-    )?;
+    let model = quarry_bench::model_dir()?;
     let queries: Vec<String> = std::fs::read_to_string(value("--queries").context("--queries FILE is required")?)?
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
