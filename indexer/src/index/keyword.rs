@@ -169,8 +169,10 @@ pub trait KeywordIndex: Send + Sync {
     /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each: the `limit` most
     /// frequent, most frequent first. None where the analyzer reads no word in `word`.
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
-    /// The same terms nearest first: the fewest typing errors from a reading of `word`, then
-    /// the most rows, then term order; the `limit` first (a spelling suggestion's candidates).
+    /// Those of the same terms that begin with `word`'s first letter (as the analyzer folds
+    /// it), nearest first: the fewest typing errors from a reading of `word`, then the most
+    /// rows, then term order; the `limit` first (a spelling suggestion's candidates, a typing
+    /// error at the first letter being rare; only that part of the dictionary is walked).
     fn nearest_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>>;
     /// Every row holding the words of `phrase` one after another, as the analyzer reads
     /// them (stop words skipped) in any of the languages the index's rows were read as; an
@@ -314,12 +316,12 @@ impl KeywordIndex for TantivyKeywordIndex {
     }
 
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
-        let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits)?;
+        let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits, false)?;
         Ok(near.map(|terms| most_frequent_near(terms, limit)))
     }
 
     fn nearest_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>> {
-        let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits)?;
+        let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits, true)?;
         Ok(near.map(|terms| nearest_first(terms, limit)))
     }
 

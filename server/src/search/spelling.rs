@@ -152,10 +152,7 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, S
     // (`brocoli`'s stem `brocol` is two errors from `chocol`, chocolate's): each candidate is
     // taken by how its rows write it, within the errors allowed of the word as typed.
     let mut best: Option<Correction> = None;
-    for candidate in live_candidates(parts, word, edits, first)?
-        .into_iter()
-        .take(CANDIDATES_TRIED)
-    {
+    for candidate in live_candidates(parts, word, edits)?.into_iter().take(CANDIDATES_TRIED) {
         let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first)? else {
             continue;
         };
@@ -200,7 +197,7 @@ fn first_analyzer<'a>(parts: &'a [SearchPart<'_>]) -> Option<&'a KeywordAnalyzer
 /// holds stems, and an error in the part of a word its stemmer would take off hides its stem
 /// (`ventilaton` is not read as `ventil`, the stem of ventilation). Ordered by errors, then
 /// by characters left off, then by rows.
-fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8, first: char) -> Result<Vec<NearTerm>, ServerError> {
+fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Vec<NearTerm>, ServerError> {
     let chars: Vec<char> = word.chars().collect();
     let prefixes = (1..=MAX_SUFFIX)
         .filter(|&cut| chars.len() >= SHORTEST_STEM + cut)
@@ -216,9 +213,6 @@ fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8, first: char)
                     .keyword
                     .nearest_terms(source, *edits, CANDIDATES_PER_SEGMENT)?;
                 for near in near.unwrap_or_default() {
-                    if !near.term.starts_with(first) {
-                        continue;
-                    }
                     let key = likeliest.entry(near.term).or_insert((near.edits, *cut));
                     *key = (*key).min((near.edits, *cut));
                 }
