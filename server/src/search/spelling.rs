@@ -247,11 +247,12 @@ fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Ve
 }
 
 /// How the live rows holding `term` write it: of the words of the first [`ROWS_READ`] of
-/// them that the analyzer reads as `term` and that are at most [`quarry_indexer::index::MAX_EDITS`] typing errors
-/// from the word as typed (`typed`), the one with the fewest, then the most often written, in
-/// lower case, with its errors (None: no such word). `chunkng` finds the stem `chunk`, written
-/// `chunks`, `chunk` and `chunking`: `chunking`, one error. A row's words are compared with
-/// the typed word first, and only the near ones read by the analyzer.
+/// them that the analyzer reads as `term`, that begin with `first` and that are at most
+/// [`quarry_indexer::index::MAX_EDITS`] typing errors from the word as typed (`typed`), the
+/// one with the fewest, then the most often written, in lower case, with its errors (None: no
+/// such word). `chunkng` finds the stem `chunk`, written `chunks`, `chunk` and `chunking`:
+/// `chunking`, one error. A row's words are compared with the typed word first, and only the
+/// near ones read by the analyzer.
 fn written_form(
     parts: &[SearchPart<'_>],
     term: &str,
