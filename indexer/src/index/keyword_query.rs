@@ -432,6 +432,14 @@ mod tests {
         assert_eq!(index.prefix_completions("-", 9).unwrap(), None);
     }
 
+    /// The forms a word's near terms are counted from: its term in each language the index
+    /// reads, and its folded form.
+    fn readings(index: &TantivyKeywordIndex, word: &str) -> Vec<String> {
+        let mut sources = index.analyzer().query_terms(word);
+        sources.extend(index.analyzer().prefix_form(word));
+        sources
+    }
+
     /// Typing errors between two words: characters inserted, left out, changed, or two
     /// neighbours swapped (optimal string alignment).
     fn errors(a: &str, b: &str) -> usize {
@@ -472,8 +480,7 @@ mod tests {
             ("xyzzy", 2),
             ("zq", 2),
         ] {
-            let mut sources = index.analyzer().query_terms(word);
-            sources.extend(index.analyzer().prefix_form(word));
+            let sources = readings(&index, word);
             // A CJK pair (東京, two characters) is two errors from zq, and no word's near term.
             let is_pair = |term: &str| matches!(class(term.chars().next().unwrap()), CharClass::Pair(_));
             let near: HashMap<String, u64> = scanned
@@ -517,10 +524,8 @@ mod tests {
             ("xyzzy", 2),
             ("cars", 2),
         ] {
-            let mut sources = index.analyzer().query_terms(word);
-            let folded = index.analyzer().prefix_form(word).unwrap();
-            let first = folded.chars().next().unwrap();
-            sources.push(folded);
+            let sources = readings(&index, word);
+            let first = index.analyzer().prefix_form(word).unwrap().chars().next().unwrap();
             let mut expected: Vec<NearTerm> = scanned
                 .iter()
                 .filter(|(term, _)| term.starts_with(first))
