@@ -96,6 +96,20 @@ async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
     }
     let result = search(json!({"query": "hydorgen", "mode": "keyword"})).await;
     assert!(result.get("suggestion").is_none(), "{result}");
+    // `auto` with no word any row holds: the keyword lane finds nothing, the vector lane
+    // takes its weight, so its rows score their cosine (the model reads the misspelt words in
+    // pieces, which alone would weigh the vector lane 0 and score every row 0).
+    let result = search(json!({"query": "Hydorgen bsues", "mode": "auto", "min_score": 0.1})).await;
+    let chunks = result["chunks"].as_array().unwrap();
+    assert!(chunks.len() > 1, "{result}");
+    for chunk in chunks {
+        let (score, cosine) = (chunk["score"].as_f64().unwrap(), &chunk["metadata"]["vector_score"]);
+        assert!(
+            score > 0.1 && (score - cosine.as_f64().unwrap()).abs() < 1e-6,
+            "{result}"
+        );
+        assert_eq!(chunk["metadata"]["auto_vector_weight"], 1.0, "{result}");
+    }
     // Words some row holds are left alone: no suggestion at all.
     let result = search(json!({"query": "hydrogen buses at dawn", "suggest": true})).await;
     assert!(result.get("suggestion").is_none(), "{result}");

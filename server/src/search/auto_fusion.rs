@@ -15,6 +15,10 @@
 //!   [0, 1], falls with the rank, and keeps the vector lane's absolute meaning where the model
 //!   reads the text (a `min_score` leaves out what matches neither way); ties go to the
 //!   higher cosine, so a query none of whose words match still ranks by meaning.
+//! - A lane that returned no row has nothing to mix and carries no weight: the other lane
+//!   takes it all ([`LaneWeights::given_rows`]). A query whose words no row holds (a typo,
+//!   `snapshts retrievl`) is read by the model in pieces, so `q` is near 0; without this its
+//!   rows, still ranked by cosine, would all score 0 and any `min_score` would drop them.
 //!
 //! Nothing here is fitted to a judged set: the weights are the two measured shares.
 //! bench/RESULTS.md compares it with RRF, weighted RRF, min-max and z-score combinations and
@@ -37,6 +41,22 @@ impl LaneWeights {
         Self {
             vector,
             keyword: 1.0 - vector,
+        }
+    }
+
+    /// The weights once the lanes have answered: a lane that returned no row gives its
+    /// weight to the other (unchanged when both or neither returned rows).
+    pub fn given_rows(self, vector_rows: bool, keyword_rows: bool) -> Self {
+        match (vector_rows, keyword_rows) {
+            (true, false) => Self {
+                vector: 1.0,
+                keyword: 0.0,
+            },
+            (false, true) => Self {
+                vector: 0.0,
+                keyword: 1.0,
+            },
+            _ => self,
         }
     }
 }
@@ -99,6 +119,31 @@ mod tests {
         let w = LaneWeights::from_reading(0.5, 0.4);
         assert!((w.vector - 0.2).abs() < 1e-6 && (w.keyword - 0.8).abs() < 1e-6);
         assert_eq!(LaneWeights::from_reading(0.0, 1.0).vector, 0.0);
+    }
+
+    #[test]
+    fn a_lane_with_no_rows_gives_its_weight_to_the_other() {
+        let read = LaneWeights::from_reading(0.0, 1.0);
+        assert_eq!(read.given_rows(true, true), read);
+        assert_eq!(read.given_rows(false, false), read);
+        assert_eq!(
+            read.given_rows(true, false),
+            LaneWeights {
+                vector: 1.0,
+                keyword: 0.0
+            }
+        );
+        assert_eq!(
+            LaneWeights::from_reading(1.0, 1.0).given_rows(false, true),
+            LaneWeights {
+                vector: 0.0,
+                keyword: 1.0
+            }
+        );
+        // Every row found by the vector lane alone then scores its cosine.
+        let vector = hits(&[(1, 0.6), (2, 0.4)]);
+        let fused = fuse(&vector, &[], read.given_rows(true, false), |_| None);
+        assert_eq!(fused, vector);
     }
 
     #[test]

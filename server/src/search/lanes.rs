@@ -170,7 +170,8 @@ impl Lane for AutoLane<'_> {
             .first()
             .map(|at| at.part.searcher.query_whole_share(&self.query.text))
             .unwrap_or(1.0);
-        let weights = LaneWeights::from_reading(query_share, collection_share);
+        let weights = LaneWeights::from_reading(query_share, collection_share)
+            .given_rows(!vector.is_empty(), !keyword.is_empty());
         // The cosine of a row only the keyword lane found, from its stored vector.
         let cosine_of = |row: usize| {
             let (at, local) = locate(parts, row);
