@@ -633,9 +633,12 @@ fn a_transcripts_hits_say_where_in_the_recording_they_are() {
     };
     assert!(!zanzibar_in("simple"));
     assert!(zanzibar_in("plain"));
-    // A prefix and a misspelt word find zanzibar in the keyword lane; as typed they find nothing.
-    let keyword_hits = |query: &str| {
-        let output = quarry(&["search", snap.to_str().unwrap(), query, "--mode", "keyword", "--json"]);
+    // A prefix and a misspelt word find zanzibar in the keyword lane; as typed they find
+    // nothing, but for typo tolerance (on by default) reading the misspelt word as zanzibar.
+    let keyword_hits_with = |query: &str, more: &[&str]| {
+        let mut args = vec!["search", snap.to_str().unwrap(), query, "--mode", "keyword", "--json"];
+        args.extend(more);
+        let output = quarry(&args);
         assert!(output.status.success(), "{}", text(&output.stderr));
         let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
         let chunks = result["chunks"].as_array().unwrap().clone();
@@ -644,10 +647,12 @@ fn a_transcripts_hits_say_where_in_the_recording_they_are() {
             .any(|c| c["content"].as_str().unwrap().contains("zanzibar"));
         (chunks.len(), found)
     };
+    let keyword_hits = |query: &str| keyword_hits_with(query, &[]);
     assert!(keyword_hits("zanz*").1);
     assert!(keyword_hits("zanizbar~").1);
     assert_eq!(keyword_hits("zanz"), (0, false));
-    assert_eq!(keyword_hits("zanizbar"), (0, false));
+    assert_eq!(keyword_hits("zanizbar"), (1, true));
+    assert_eq!(keyword_hits_with("zanizbar", &["--no-typo-tolerance"]), (0, false));
     // --suggest: the table opens with the query its unknown words corrected.
     let output = quarry(&["search", snap.to_str().unwrap(), "Zanizbar fery", "--suggest"]);
     assert!(output.status.success(), "{}", text(&output.stderr));

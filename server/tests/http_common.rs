@@ -177,6 +177,13 @@ impl ApiClient {
         self.upload_all_completed(collection, &[(name, bytes)]).await
     }
 
+    /// The result of a search of `collection` with `body`, which must answer 200.
+    pub async fn search_ok(&self, collection: &str, body: serde_json::Value) -> serde_json::Value {
+        let (status, result) = self.post(&format!("/v1/collections/{collection}/search"), body).await;
+        assert_eq!(status, 200, "{result}");
+        result
+    }
+
     /// Creates each of the collections `names`.
     pub async fn create_collections(&self, names: &[&str]) {
         for name in names {
@@ -324,4 +331,18 @@ pub async fn batch_index_calling(
     quarry_indexer::pipeline::run_with_embedder(run, common::embedder())
         .await
         .unwrap()
+}
+
+/// The words `metadata.highlights` marks in every result (their text), sorted.
+pub fn marked_words(results: &serde_json::Value) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in results["chunks"].as_array().unwrap() {
+        let content: Vec<char> = chunk["content"].as_str().unwrap().chars().collect();
+        for range in chunk["metadata"]["highlights"].as_array().unwrap() {
+            let (from, to) = (range[0].as_u64().unwrap() as usize, range[1].as_u64().unwrap() as usize);
+            words.push(content[from..to].iter().collect());
+        }
+    }
+    words.sort();
+    words
 }

@@ -78,7 +78,7 @@ fn valid_body(route: &str, draw: &mut Draw) -> Value {
         "/v1/collections/{name}/search" | "/v1/search" => json!({
             "query": *draw.pick(&["river drought", "riv* drout~", "\"river drought\" -dr* x~2", "a* b~9 *~ ~* r~0", "川* 東京~1", "Rivre \"drougth\" -rivr RIVERR"]),
             "top_k": 5, "mode": *draw.pick(&["vector", "keyword", "hybrid", "auto"]), "suggest": draw.below(2) == 0,
-            "collections": ["kept"], "filters": { "tags": ["a"], "metadata.year": { "$gte": 2000 } }, "offset": 0
+            "typo_tolerance": draw.below(2) == 0, "collections": ["kept"], "filters": { "tags": ["a"], "metadata.year": { "$gte": 2000 } }, "offset": 0
         }),
         "/v1/collections/{name}/documents" => json!({ "doc_ids": ["d1"], "file_names": ["x.txt"] }),
         "/v1/collections/{name}/rollback" => json!({ "version": "20200101T000000000Z-0000" }),
@@ -136,6 +136,7 @@ fn mutate(mut body: Value, draw: &mut Draw) -> Value {
                         "text",
                         "similar_to",
                         "suggest",
+                        "typo_tolerance",
                     ])
                     .to_string(),
                     strange_value(draw),

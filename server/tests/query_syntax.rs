@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::http_common::{options, result_files as files, TestServer};
+use crate::http_common::{marked_words, options, result_files as files, TestServer};
 
 /// Six notes on harbours, uploaded two at a time so the collection has three segments.
 const NOTES: [(&str, &str); 6] = [
@@ -125,20 +125,6 @@ async fn quoted_phrases_and_excluded_words_hold_in_every_mode() {
     server.stop().await;
 }
 
-/// The words a prefix finds, by `metadata.highlights` of each result (their text).
-fn marked_words(results: &Value) -> Vec<String> {
-    let mut words = Vec::new();
-    for chunk in results["chunks"].as_array().unwrap() {
-        let content: Vec<char> = chunk["content"].as_str().unwrap().chars().collect();
-        for range in chunk["metadata"]["highlights"].as_array().unwrap() {
-            let (from, to) = (range[0].as_u64().unwrap() as usize, range[1].as_u64().unwrap() as usize);
-            words.push(content[from..to].iter().collect());
-        }
-    }
-    words.sort();
-    words
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prefix_or_a_misspelt_word_finds_its_words_in_every_segment_and_collection() {
     let data = tempfile::tempdir().unwrap();
@@ -217,13 +203,14 @@ async fn a_prefix_or_a_misspelt_word_finds_its_words_in_every_segment_and_collec
     // Plain syntax reads the star as text.
     let (_, plain) = search(json!({"query": "hydr*", "mode": "keyword", "query_syntax": "plain"})).await;
     assert_eq!(files(&plain), Vec::<String>::new(), "{plain}");
-    // A misspelt word finds the words a typing error or two from it; as typed it finds none.
+    // A misspelt word finds the words a typing error or two from it; as typed, without typo
+    // tolerance (or as `~0`), it finds none.
     let (status, near) =
         search(json!({"query": "hydorgen~ refeul~", "mode": "keyword", "top_k": 10, "highlight": true})).await;
     assert_eq!(status, 200, "{near}");
     assert_eq!(files(&near), ["hydrogen.txt"], "{near}");
     assert_eq!(marked_words(&near), ["Hydrogen", "refuel"], "{near}");
-    let (_, typed) = search(json!({"query": "hydorgen refeul", "mode": "keyword"})).await;
+    let (_, typed) = search(json!({"query": "hydorgen refeul", "mode": "keyword", "typo_tolerance": false})).await;
     assert_eq!(files(&typed), Vec::<String>::new(), "{typed}");
     let (_, one) = search(json!({"query": "hydorgen~1", "mode": "keyword"})).await;
     assert_eq!(files(&one), ["hydrogen.txt"], "a swap is one error: {one}");

@@ -2,12 +2,14 @@
 //! collections searched holds come back corrected to the index's nearest word, as its rows
 //! write it and in the case they were typed in; words some row holds, words the query marks,
 //! short words, words with digits, stop words of any language read and typing errors at a
-//! word's first letter are left alone; a deleted document's words are no
-//! correction; several collections searched together count their rows together.
+//! word's first letter are left alone, and so are words of the embedding model's vocabulary;
+//! a deleted document's words are no correction; several collections searched together
+//! count their rows together. Typo tolerance (the default): the keyword lane reads each
+//! word no live row holds as its correction too.
 
 use serde_json::{json, Value};
 
-use crate::http_common::{options, TestServer};
+use crate::http_common::{marked_words, options, result_files as files, TestServer};
 
 /// The suggestion's query and its corrections as `word -> suggestion (edits, rows)`.
 fn suggested(result: &Value) -> Option<(String, Vec<String>)> {
@@ -68,12 +70,7 @@ async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
     server
         .upload_texts_completed("garden", &[("roses.txt", "Hydrangea and rose beds line the path.")])
         .await;
-    let api = &server.api;
-    let search = move |body: Value| async move {
-        let (status, result) = api.post("/v1/collections/notes/search", body).await;
-        assert_eq!(status, 200, "{result}");
-        result
-    };
+    let search = |body: Value| server.api.search_ok("notes", body);
 
     // Each misspelt word corrected; the typed case kept (a capital first, all capitals).
     let result = search(json!({"query": "Hydorgen bsues REFEUL", "suggest": true, "mode": "keyword"})).await;
@@ -96,20 +93,6 @@ async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
     }
     let result = search(json!({"query": "hydorgen", "mode": "keyword"})).await;
     assert!(result.get("suggestion").is_none(), "{result}");
-    // `auto` with no word any row holds: the keyword lane finds nothing, the vector lane
-    // takes its weight, so its rows score their cosine (the model reads the misspelt words in
-    // pieces, which alone would weigh the vector lane 0 and score every row 0).
-    let result = search(json!({"query": "Hydorgen bsues", "mode": "auto", "min_score": 0.1})).await;
-    let chunks = result["chunks"].as_array().unwrap();
-    assert!(chunks.len() > 1, "{result}");
-    for chunk in chunks {
-        let (score, cosine) = (chunk["score"].as_f64().unwrap(), &chunk["metadata"]["vector_score"]);
-        assert!(
-            score > 0.1 && (score - cosine.as_f64().unwrap()).abs() < 1e-6,
-            "{result}"
-        );
-        assert_eq!(chunk["metadata"]["auto_vector_weight"], 1.0, "{result}");
-    }
     // Words some row holds are left alone: no suggestion at all.
     let result = search(json!({"query": "hydrogen buses at dawn", "suggest": true})).await;
     assert!(result.get("suggestion").is_none(), "{result}");
@@ -125,7 +108,11 @@ async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
     assert_eq!(suggested(&result).unwrap().1, ["taks -> tanks (1, 3)"], "{result}");
     // A word no row holds a typing error from words that begin otherwise (banks, tanks) is
     // not corrected: a typing error at a word's first letter is not looked for.
-    let result = search(json!({"query": "ranks", "suggest": true})).await;
+    let result = search(json!({"query": "vanks", "suggest": true})).await;
+    assert!(result.get("suggestion").is_none(), "{result}");
+    // A word of the model's vocabulary no row holds is a word, not a typing error (floor is
+    // one error from flood, and the model reads it as one token).
+    let result = search(json!({"query": "floor", "suggest": true})).await;
     assert!(result.get("suggestion").is_none(), "{result}");
     // A stop word of a language the collection reads (aber, in the German note) is no
     // unknown word, though no English row holds `aber` (amber is one error away).
@@ -199,5 +186,68 @@ async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
     assert_eq!(gone["chunks"].as_array().unwrap().len(), 0, "deleted: {gone}");
     let result = search(json!({"query": "zeppelni", "suggest": true})).await;
     assert!(result.get("suggestion").is_none(), "{result}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keyword_lane_reads_a_word_no_row_holds_as_its_correction() {
+    let data = tempfile::tempdir().unwrap();
+    let server = TestServer::start(options(data.path())).await;
+    server.create_collections(&["notes"]).await;
+    server
+        .upload_texts_completed(
+            "notes",
+            &[
+                ("hydrogen.txt", "Hydrogen buses refuel at the depot every night."),
+                ("river.txt", "The banks of the river flood in spring."),
+                ("roof.txt", "A tank of water stands on the roof."),
+                ("lamp.txt", "The amber lamp glows at night."),
+            ],
+        )
+        .await;
+    let search = |body: Value| server.api.search_ok("notes", body);
+
+    // Keyword mode: the misspelt words find the rows of their corrections, marked as such.
+    let body = json!({"query": "Hydorgen bsues", "mode": "keyword", "highlight": true});
+    let result = search(body.clone()).await;
+    assert_eq!(files(&result), ["hydrogen.txt"], "{result}");
+    assert_eq!(marked_words(&result), ["Hydrogen", "buses"], "{result}");
+    // Without typo tolerance the keyword lane finds no row.
+    let mut strict = body.clone();
+    strict["typo_tolerance"] = json!(false);
+    assert_eq!(files(&search(strict).await), Vec::<String>::new());
+    // A word some row holds is not widened (night: lamp.txt and hydrogen.txt, not roof.txt).
+    let result = search(json!({"query": "nigth roof", "mode": "keyword"})).await;
+    assert_eq!(files(&result), ["hydrogen.txt", "lamp.txt", "roof.txt"], "{result}");
+    // A word of the model's vocabulary is read as typed (floor, one error from flood).
+    let result = search(json!({"query": "floor", "mode": "keyword"})).await;
+    assert_eq!(files(&result), Vec::<String>::new(), "{result}");
+    // A phrase is still matched as typed.
+    let result = search(json!({"query": "\"hydorgen buses\"", "mode": "keyword"})).await;
+    assert_eq!(files(&result), Vec::<String>::new(), "{result}");
+
+    // `auto`: the model reads the misspelt words in pieces and weighs the keyword lane, which
+    // finds the corrections' rows.
+    let result = search(json!({"query": "Hydorgen bsues"})).await;
+    assert_eq!(result["chunks"][0]["file_name"], "hydrogen.txt", "{result}");
+    assert_eq!(result["chunks"][0]["score"], 1.0, "{result}");
+    // Without typo tolerance no row holds a word of the query: the keyword lane finds nothing
+    // and the vector lane takes its weight, so the rows score their cosine (a weight of 0,
+    // from the model's reading, would score every row 0 and any min_score would drop them).
+    let result = search(json!({"query": "Hydorgen bsues", "typo_tolerance": false, "min_score": 0.1})).await;
+    let chunks = result["chunks"].as_array().unwrap();
+    assert!(chunks.len() > 1, "{result}");
+    for chunk in chunks {
+        let (score, cosine) = (chunk["score"].as_f64().unwrap(), &chunk["metadata"]["vector_score"]);
+        assert!(
+            score > 0.1 && (score - cosine.as_f64().unwrap()).abs() < 1e-6,
+            "{result}"
+        );
+        assert_eq!(chunk["metadata"]["auto_vector_weight"], 1.0, "{result}");
+    }
+    // The vector mode embeds the query as typed, with or without typo tolerance.
+    let vector = search(json!({"query": "Hydorgen bsues", "mode": "vector"})).await;
+    let strict = search(json!({"query": "Hydorgen bsues", "mode": "vector", "typo_tolerance": false})).await;
+    assert_eq!(vector["chunks"], strict["chunks"]);
     server.stop().await;
 }

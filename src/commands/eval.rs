@@ -36,6 +36,9 @@ pub struct EvalArgs {
     /// (bench/fusion/compare.py compares other fusions on them).
     #[arg(long)]
     pub runs: Option<PathBuf>,
+    /// Search without typo tolerance (the keyword lane then looks up only the query's words).
+    #[arg(long)]
+    pub no_typo_tolerance: bool,
     #[command(flatten)]
     pub load: LoadArgs,
 }
@@ -105,7 +108,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
             }
         };
         let searcher = runtime.block_on(args.load.searcher(&snapshot))?;
-        let report = quarry_server::search::eval::evaluate(&searcher, &dataset)?;
+        let base = quarry_server::SearchRequest {
+            typo_tolerance: !args.no_typo_tolerance,
+            ..Default::default()
+        };
+        let report = quarry_server::search::eval::evaluate_with(&searcher, &dataset, &base)?;
         if let Some(folder) = &args.runs {
             std::fs::create_dir_all(folder).with_context(|| format!("creating {}", folder.display()))?;
             for mode in &report.modes {

@@ -75,6 +75,10 @@ pub struct SearchArgs {
     /// word (a typing error or two away), printed before the table (JSON: suggestion).
     #[arg(long)]
     pub suggest: bool,
+    /// Look up only the query's words: no typo tolerance (by default the keyword lane also
+    /// looks up, for each word no row holds, the index's nearest word).
+    #[arg(long)]
+    pub no_typo_tolerance: bool,
     /// Print the RetrievalResult as JSON.
     #[arg(long)]
     pub json: bool,
@@ -130,6 +134,7 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     request.max_chunks_per_document = args.max_chunks_per_document;
     request.highlight = args.highlight;
     request.suggest = args.suggest;
+    request.typo_tolerance = !args.no_typo_tolerance;
     request.context_chunks = args.context_chunks;
     request.layer = args.layer;
     request.query_syntax = args.query_syntax;

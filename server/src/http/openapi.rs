@@ -364,6 +364,11 @@ fn search_request() -> Value {
                 "type": "boolean",
                 "description": "did you mean: the result's suggestion corrects the query's words no live row holds to the index's nearest words (a typing error or two away)"
             },
+            "typo_tolerance": {
+                "type": "boolean",
+                "default": true,
+                "description": "the keyword lane also looks up, for each of the query's words no live row holds, the index's nearest word (the correction suggest would give)"
+            },
             "rewrite_query": { "type": "boolean" },
             "history": { "type": "array", "items": { "type": "object" } },
             "compress": { "type": "boolean" }

@@ -84,8 +84,18 @@ fn documents_of(searcher: &Searcher, rows: impl Iterator<Item = (usize, f32)>, d
     ranked
 }
 
-/// Runs every judged query of `dataset` through each mode.
+/// Runs every judged query of `dataset` through each mode, with the default request.
 pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport, ServerError> {
+    evaluate_with(searcher, dataset, &SearchRequest::default())
+}
+
+/// Runs every judged query of `dataset` through each mode, each request as `base` but for its
+/// query, mode, depth and syntax (`base.typo_tolerance: false` measures the lanes without it).
+pub fn evaluate_with(
+    searcher: &Searcher,
+    dataset: &BeirDataset,
+    base: &SearchRequest,
+) -> Result<EvalReport, ServerError> {
     let queries = dataset.judged_queries();
     if queries.is_empty() {
         return Err(ServerError::InvalidRequest("the dataset has no judged queries".into()));
@@ -113,7 +123,7 @@ pub fn evaluate(searcher: &Searcher, dataset: &BeirDataset) -> Result<EvalReport
                 mode,
                 top_k: CHUNK_DEPTH,
                 query_syntax: QuerySyntax::Plain,
-                ..Default::default()
+                ..base.clone()
             };
             let result = searcher.search_with_vector(&request, Some(&vector))?.result;
             let rows = result

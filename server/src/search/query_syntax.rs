@@ -63,6 +63,9 @@ pub struct ParsedQuery {
     /// Words written with a `~` after them (without it; in the ranking text too): the
     /// keyword lane also finds the words a few typing errors from them.
     pub near: Vec<NearWord>,
+    /// Words written with `~0` (without it; in the ranking text too): taken exactly as
+    /// typed, never corrected by typo tolerance.
+    pub exact: Vec<String>,
 }
 
 /// A word the keyword lane also finds misspelt.
@@ -157,6 +160,7 @@ impl ParsedQuery {
         let mut constraints = QueryConstraints::default();
         let mut prefixes: Vec<String> = Vec::new();
         let mut near: Vec<NearWord> = Vec::new();
+        let mut exact: Vec<String> = Vec::new();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i].1;
@@ -207,7 +211,10 @@ impl ParsedQuery {
                     prefix
                 }
                 (_, Some((base, misspelt))) => {
-                    near.extend(misspelt);
+                    match misspelt {
+                        Some(misspelt) => near.push(misspelt),
+                        None => exact.push(base.to_string()),
+                    }
                     base
                 }
                 _ => word,
@@ -228,6 +235,7 @@ impl ParsedQuery {
             constraints,
             prefixes,
             near,
+            exact,
         })
     }
 }
@@ -374,6 +382,11 @@ mod tests {
         assert_eq!(
             read("hydorgen~1 ab~2 tank~0"),
             ("hydorgen ab tank".into(), near(&[("hydorgen", 1), ("ab", 2)]))
+        );
+        // `~0`: the word exactly as typed.
+        assert_eq!(
+            ParsedQuery::read("hydorgen~0 tank", QuerySyntax::Simple).unwrap().exact,
+            ["hydorgen"]
         );
         // Other counts, a tilde alone, after a mark or inside a word are text.
         assert_eq!(read("tank~3 ~ C++~ a~b"), ("tank~3 ~ C++~ a~b".into(), vec![]));

@@ -22,7 +22,7 @@ use crate::search::result::{add_highlights, chunk_result, ChunkResult, Retrieval
 use crate::search::result_window::{fill_window, Window};
 use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 use crate::search::similar_to::Example;
-use crate::search::spelling::suggest;
+use crate::search::spelling::{corrections, suggestion};
 use crate::search::term_groups::keyword_query;
 
 /// The snapshots one search runs over.
@@ -132,7 +132,14 @@ impl<'a> SearchScope<'a> {
                 false => request.max_chunks_per_document,
             },
         };
-        let keyword = keyword_query(&placed, query)?;
+        // The query's words no live row holds, corrected: for "did you mean", and for the
+        // keyword lane under typo tolerance (which the vector mode does not run).
+        let typo_tolerant = request.typo_tolerance && mode != Mode::Vector;
+        let corrected = match request.suggest || typo_tolerant {
+            true => corrections(&self.parts, query)?,
+            false => Vec::new(),
+        };
+        let keyword = keyword_query(&placed, query, if typo_tolerant { &corrected } else { &[] })?;
         let lane = lane_for(request, mode, &keyword, query_vector)?;
         let rank = |depth: usize| lane.rank(&placed, depth);
         let document_of = |row: usize| {
@@ -183,7 +190,7 @@ impl<'a> SearchScope<'a> {
             .sum();
         let underfilled = chunks.len() < request.top_k;
         let suggestion = match request.suggest {
-            true => suggest(&self.parts, &request.query, query, request.query_syntax)?,
+            true => suggestion(&request.query, &corrected, request.query_syntax),
             false => None,
         };
         Ok(SearchOutcome {

@@ -131,6 +131,10 @@ pub struct SearchRequest {
     /// A "did you mean" for the query's words no live row holds: the result's `suggestion`
     /// ([`crate::search::spelling`]).
     pub suggest: bool,
+    /// The keyword lane also looks up, for each of the query's words no live row holds, the
+    /// index's nearest word (the correction "did you mean" would give): on by default
+    /// ([`crate::search::term_groups`]).
+    pub typo_tolerance: bool,
 }
 
 impl Default for SearchRequest {
@@ -154,6 +158,7 @@ impl Default for SearchRequest {
             query_syntax: QuerySyntax::default(),
             similar_to: None,
             suggest: false,
+            typo_tolerance: true,
         }
     }
 }

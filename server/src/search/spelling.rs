@@ -13,14 +13,17 @@
 //! correction is the written form with the fewest typing errors from the word as typed,
 //! within those allowed, then the term the most live rows hold (summed over every segment
 //! of every collection searched), in the case the word was typed in. Nothing is learnt from
-//! searches or labels: the index's own words and counts decide.
+//! searches or labels: the index's own words and counts decide. The same [`corrections`]
+//! serve typo tolerance (on by default): the keyword lane also looks up each corrected word's
+//! term ([`crate::search::term_groups`]).
 //!
-//! Left alone: words the query marks (`prefix*`, `misspelt~`, `-excluded`), words of fewer
-//! than [`MIN_CHARS`] characters, words with a digit (`rtx4090` is no typing error from
-//! `rtx4080`), stop words of any language the index reads (no row holds them), text read as
-//! character pairs (CJK), and words after the first [`MAX_WORDS`] distinct ones. Words that
-//! are right but in no row (a small collection's) get a suggestion too: the index knows no
-//! other vocabulary.
+//! Left alone: words the query marks (`prefix*`, `misspelt~`, `exact~0`, `-excluded`), words
+//! of fewer than [`MIN_CHARS`] characters, words with a digit (`rtx4090` is no typing error
+//! from `rtx4080`), stop words of any language the index reads (no row holds them), words the
+//! embedding model reads whole (a word of its vocabulary, not a typing error: `anyone` is no
+//! misspelt `alone`), text read as character pairs (CJK), and words after the first
+//! [`MAX_WORDS`] distinct ones. Words that are right but in no row and that the model reads
+//! in pieces (another language's) get a correction too.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -78,27 +81,34 @@ pub struct Correction {
     pub rows: u64,
 }
 
-/// The suggestion for `query` (read as `parsed`) over `parts`: None when every checked word is
-/// held by some row, or no word near an unknown one is.
-pub fn suggest(
-    parts: &[SearchPart<'_>],
-    query: &str,
-    parsed: &ParsedQuery,
-    syntax: QuerySyntax,
-) -> Result<Option<Suggestion>, ServerError> {
-    let mut corrections: Vec<Correction> = Vec::new();
+/// A correction and the index term it stands for (what the keyword lane looks up for the
+/// word under typo tolerance, [`crate::search::term_groups`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Corrected {
+    pub correction: Correction,
+    pub term: String,
+}
+
+/// The corrections of `parsed`'s words over `parts`: one for each checked word no live row
+/// holds that has a word near it some live row holds.
+pub fn corrections(parts: &[SearchPart<'_>], parsed: &ParsedQuery) -> Result<Vec<Corrected>, ServerError> {
+    let mut corrected = Vec::new();
     for word in checked_words(parsed) {
-        if let Some(correction) = correct(parts, &word)? {
-            corrections.push(correction);
-        }
+        corrected.extend(correct(parts, &word)?);
     }
-    if corrections.is_empty() {
-        return Ok(None);
+    Ok(corrected)
+}
+
+/// The suggestion for `query` from its `corrected` words: None when there are none.
+pub fn suggestion(query: &str, corrected: &[Corrected], syntax: QuerySyntax) -> Option<Suggestion> {
+    if corrected.is_empty() {
+        return None;
     }
-    Ok(Some(Suggestion {
+    let corrections: Vec<Correction> = corrected.iter().map(|c| c.correction.clone()).collect();
+    Some(Suggestion {
         query: rewritten(query, &corrections, syntax),
         corrections,
-    }))
+    })
 }
 
 /// The words of the ranking text a suggestion may correct, distinct (by lower case), in order.
@@ -107,6 +117,7 @@ fn checked_words(parsed: &ParsedQuery) -> Vec<String> {
     let marked = |word: &str| {
         parsed.prefixes.iter().any(|p| p.eq_ignore_ascii_case(word))
             || parsed.near.iter().any(|n| n.word.eq_ignore_ascii_case(word))
+            || parsed.exact.iter().any(|e| e.eq_ignore_ascii_case(word))
     };
     let mut words: Vec<String> = Vec::new();
     for piece in pieces(text) {
@@ -129,7 +140,7 @@ fn checked_words(parsed: &ParsedQuery) -> Vec<String> {
 }
 
 /// `word`'s correction, when no live row holds it and a live row holds a term near it.
-fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, ServerError> {
+fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Corrected>, ServerError> {
     let mut held = false;
     let mut read = false;
     for part in parts {
@@ -137,7 +148,7 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, S
         read |= !stats.doc_freq.is_empty();
         held |= stats.doc_freq.values().any(|&rows| rows > 0);
     }
-    if held || !read || is_a_stop_word(parts, word) {
+    if held || !read || is_a_stop_word(parts, word) || in_the_models_vocabulary(parts, word) {
         return Ok(None);
     }
     let edits = if word.chars().count() < 6 { 1 } else { 2 };
@@ -151,18 +162,22 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Correction>, S
     // The index's terms are stems: a stem near a stem of the word may be written far from it
     // (`brocoli`'s stem `brocol` is two errors from `chocol`, chocolate's): each candidate is
     // taken by how its rows write it, within the errors allowed of the word as typed.
-    let mut best: Option<Correction> = None;
+    let mut best: Option<Corrected> = None;
     for candidate in live_candidates(parts, word, edits)?.into_iter().take(CANDIDATES_TRIED) {
         let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first)? else {
             continue;
         };
-        let nearer = |b: &Correction| (errors, Reverse(candidate.rows)) < (b.edits, Reverse(b.rows));
+        let nearer =
+            |b: &Corrected| (errors, Reverse(candidate.rows)) < (b.correction.edits, Reverse(b.correction.rows));
         if errors <= edits && best.as_ref().is_none_or(nearer) {
-            best = Some(Correction {
-                word: word.to_string(),
-                suggestion: in_case_of(word, &written),
-                edits: errors,
-                rows: candidate.rows,
+            best = Some(Corrected {
+                correction: Correction {
+                    word: word.to_string(),
+                    suggestion: in_case_of(word, &written),
+                    edits: errors,
+                    rows: candidate.rows,
+                },
+                term: candidate.term.clone(),
             });
         }
     }
@@ -179,6 +194,16 @@ fn is_a_stop_word(parts: &[SearchPart<'_>], word: &str) -> bool {
             readings.iter().map(|(_, weight)| weight).sum::<f32>() < 0.999
         })
     })
+}
+
+/// Whether the embedding model reads `word` whole, as one token of its vocabulary: a word of
+/// the language, not a typing error, though no row holds it (`anyone` in a collection
+/// without it is no misspelt `alone`). The vocabulary is the second word list a search has
+/// besides the index's own; a typing error rarely lands on a word of it.
+fn in_the_models_vocabulary(parts: &[SearchPart<'_>], word: &str) -> bool {
+    parts
+        .first()
+        .is_some_and(|part| part.searcher.query_whole_share(word) >= 1.0)
 }
 
 /// The analyzer of the first segment searched (the words' folding is the same in every index).
@@ -412,7 +437,7 @@ mod tests {
     #[test]
     fn the_words_checked_are_the_ranking_texts_long_unmarked_words_once() {
         let parsed = ParsedQuery::read(
-            "Hydorgen hydorgen bus 2024 x1y2 -refeul hydr* tnaks~ \"fuel cells\" 東京タワー",
+            "Hydorgen hydorgen bus 2024 x1y2 -refeul hydr* tnaks~ zepelin~0 \"fuel cells\" 東京タワー",
             QuerySyntax::Simple,
         )
         .unwrap();

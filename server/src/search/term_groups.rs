@@ -13,11 +13,18 @@ use quarry_indexer::index::{most_frequent, KeywordIndex, KeywordQuery, TantivyKe
 use crate::error::ServerError;
 use crate::search::placed::PlacedPart;
 use crate::search::query_syntax::ParsedQuery;
+use crate::search::spelling::Corrected;
 
-/// What the keyword lane looks up for `query` over `parts`: its ranking text and a group for
-/// each prefix and misspelt word that has terms in them.
-pub fn keyword_query(parts: &[PlacedPart<'_>], query: &ParsedQuery) -> Result<KeywordQuery, ServerError> {
+/// What the keyword lane looks up for `query` over `parts`: its ranking text, a group for
+/// each prefix and misspelt word that has terms in them, and the term of each `corrected`
+/// word (typo tolerance: a word no live row holds read as the index's nearest word).
+pub fn keyword_query(
+    parts: &[PlacedPart<'_>],
+    query: &ParsedQuery,
+    corrected: &[Corrected],
+) -> Result<KeywordQuery, ServerError> {
     let mut keyword = KeywordQuery::text(&query.ranking_text);
+    keyword.any_of.extend(corrected.iter().map(|c| vec![c.term.clone()]));
     for prefix in &query.prefixes {
         keyword
             .any_of
