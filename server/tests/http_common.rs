@@ -64,6 +64,14 @@ impl TestServer {
         }
     }
 
+    /// A server on `data` with the collection `collection` holding `files` (one upload).
+    pub async fn start_with_texts(data: &Path, collection: &str, files: &[(&str, &str)]) -> Self {
+        let server = Self::start(options(data)).await;
+        server.create_collections(&[collection]).await;
+        server.upload_texts_completed(collection, files).await;
+        server
+    }
+
     /// Graceful shutdown: stops accepting, lets running jobs finish.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
@@ -291,6 +299,16 @@ pub async fn serve_stand_in(app: axum::Router) -> String {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     url
+}
+
+/// The file names of a result's chunks, best first.
+pub fn ranked_files(result: &serde_json::Value) -> Vec<&str> {
+    result["chunks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no chunks: {result}"))
+        .iter()
+        .map(|c| c["file_name"].as_str().unwrap())
+        .collect()
 }
 
 /// The file names of a search result's chunks, sorted, each once.

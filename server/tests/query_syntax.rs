@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::http_common::{marked_words, options, result_files as files, TestServer};
+use crate::http_common::{marked_words, options, ranked_files, result_files as files, TestServer};
 
 /// Six notes on harbours, uploaded two at a time so the collection has three segments.
 const NOTES: [(&str, &str); 6] = [
@@ -237,5 +237,38 @@ async fn a_prefix_or_a_misspelt_word_finds_its_words_in_every_segment_and_collec
         .post("/v1/search", json!({"query": "hydrnagea~", "mode": "keyword"}))
         .await;
     assert_eq!(files(&together), ["hydrangea.txt", "roses.txt"], "{together}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_groups_common_term_is_not_outranked_by_a_rare_one() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        ("buses.txt", "Hydrogen powers the buses."),
+        ("tanks.txt", "Hydrogen is stored in tanks."),
+        ("cells.txt", "Hydrogen fuel cells."),
+        (
+            "wound.txt",
+            "A hydrogel dressing keeps the wound moist while it heals over several long days.",
+        ),
+        ("river.txt", "The river floods in spring."),
+        ("roof.txt", "A tank of water stands on the roof."),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    // hydrogen (three rows) and hydrogel (one) are both near `hydrogne` and both begin
+    // `hydrog`: the group counts hydrogel's rows as hydrogen's, so its rarity alone does not
+    // put the long hydrogel note first.
+    for query in ["hydrogne~", "hydrog*"] {
+        let result = server
+            .api
+            .search_ok(
+                "notes",
+                json!({"query": query, "mode": "keyword", "typo_tolerance": false}),
+            )
+            .await;
+        let ranked = ranked_files(&result);
+        assert_eq!(ranked.len(), 4, "{query}: {result}");
+        assert_eq!(ranked[3], "wound.txt", "{query}: {result}");
+    }
     server.stop().await;
 }

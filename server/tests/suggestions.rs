@@ -192,19 +192,13 @@ async fn words_no_row_holds_are_corrected_to_the_nearest_word_the_rows_write() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_keyword_lane_reads_a_word_no_row_holds_as_its_correction() {
     let data = tempfile::tempdir().unwrap();
-    let server = TestServer::start(options(data.path())).await;
-    server.create_collections(&["notes"]).await;
-    server
-        .upload_texts_completed(
-            "notes",
-            &[
-                ("hydrogen.txt", "Hydrogen buses refuel at the depot every night."),
-                ("river.txt", "The banks of the river flood in spring."),
-                ("roof.txt", "A tank of water stands on the roof."),
-                ("lamp.txt", "The amber lamp glows at night."),
-            ],
-        )
-        .await;
+    let notes = [
+        ("hydrogen.txt", "Hydrogen buses refuel at the depot every night."),
+        ("river.txt", "The banks of the river flood in spring."),
+        ("roof.txt", "A tank of water stands on the roof."),
+        ("lamp.txt", "The amber lamp glows at night."),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
     let search = |body: Value| server.api.search_ok("notes", body);
 
     // Keyword mode: the misspelt words find the rows of their corrections, marked as such.

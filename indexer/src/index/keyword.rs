@@ -75,6 +75,27 @@ impl KeywordStats {
         }
     }
 
+    /// These statistics with each group's terms counted as held by as many documents as its
+    /// most frequent term (Lucene's blended frequencies for a fuzzy or prefix query's terms):
+    /// a group scores a row by the best term it holds, and a rare term's larger IDF would put
+    /// its rows above those of the group's common term — the word's own, most often (a rare
+    /// near term of `diabetis~` above `diabetes`). A term in several groups takes the largest
+    /// (a term of the query's text that a group holds scores in the group).
+    pub fn blended(&self, groups: &[Vec<String>]) -> Self {
+        let mut blended = self.clone();
+        for group in groups {
+            let Some(most) = group.iter().filter_map(|term| self.doc_freq.get(term)).max().copied() else {
+                continue;
+            };
+            for term in group {
+                if let Some(count) = blended.doc_freq.get_mut(term) {
+                    *count = (*count).max(most);
+                }
+            }
+        }
+        blended
+    }
+
     /// The statistics rows holding `texts` add to an index read by `analyzer`, for every term
     /// they hold, counted as the index counts them (a document is one row). Rows hidden by
     /// tombstones stay in their segment's index until compaction: subtracting these keeps
@@ -384,9 +405,7 @@ impl TantivyKeywordIndex {
     /// Any of the words of `query`, and any term of each of its groups, a group scoring by
     /// its best term a row holds (None when there is no term to look up).
     fn any_term_query(&self, query: &KeywordQuery) -> Result<Option<BooleanQuery>> {
-        let terms = self.terms(&query.text)?;
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
-        // A group's terms the text already looks up score there, once.
         let groups: Vec<Vec<Term>> = query
             .any_of
             .iter()
@@ -394,10 +413,18 @@ impl TantivyKeywordIndex {
                 group
                     .iter()
                     .map(|term| Term::from_field_text(field, term))
-                    .filter(|term| !terms.iter().any(|(t, _)| t == term))
                     .collect::<Vec<Term>>()
             })
             .filter(|group| !group.is_empty())
+            .collect();
+        // A term the text looks up that a group holds scores in the group, once and at full
+        // weight: the text may read it in a language few rows are in (`diabetis` read as
+        // French gives `diabet`, at that reading's small weight), where the group found it
+        // as the word meant.
+        let terms: Vec<(Term, f32)> = self
+            .terms(&query.text)?
+            .into_iter()
+            .filter(|(term, _)| !groups.iter().flatten().any(|g| g == term))
             .collect();
         if terms.is_empty() && groups.is_empty() {
             return Ok(None);
@@ -490,6 +517,27 @@ impl TantivyKeywordIndex {
 mod tests {
     use super::super::build_keyword_index;
     use super::*;
+
+    #[test]
+    fn a_groups_terms_count_as_its_most_frequent() {
+        let stats = KeywordStats {
+            docs: 20,
+            tokens: 200,
+            doc_freq: [("diabet", 10), ("diuret", 1), ("dialect", 3), ("diet", 1)]
+                .map(|(term, count)| (term.to_string(), count))
+                .into(),
+        };
+        let group = |terms: &[&str]| terms.iter().map(|t| t.to_string()).collect::<Vec<String>>();
+        let blended = stats.blended(&[group(&["diabet", "diuret"]), group(&["diuret", "dialect"])]);
+        let count = |term: &str| blended.doc_freq[term];
+        // diuret takes the largest of its groups, dialect its group's; diet, in none, its own.
+        assert_eq!(
+            (count("diabet"), count("diuret"), count("dialect"), count("diet")),
+            (10, 10, 3, 1)
+        );
+        assert_eq!((blended.docs, blended.tokens), (20, 200));
+        assert_eq!(stats.blended(&[]), stats);
+    }
 
     #[test]
     fn bm25_ranks_matching_rows_and_ignores_query_syntax() {

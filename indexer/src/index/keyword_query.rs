@@ -628,12 +628,17 @@ mod tests {
         }
         // Row 3 holds both: it scores by the better (the rarer hydrant), not their sum.
         assert!(hydrant[&3] > hydrogen[&3]);
-        // A group's term the text already looks up counts once.
+        // A group's term the text also looks up counts once, in the group (at full weight,
+        // where the text weighs each reading by its language's share of the rows).
         let repeated = KeywordQuery {
             text: "hydrogen".into(),
             any_of: vec![vec!["hydrogen".into()]],
         };
-        let once = index.search_with_stats(&"hydrogen".into(), 10, None, &stats).unwrap();
+        let once = KeywordQuery {
+            text: String::new(),
+            any_of: repeated.any_of.clone(),
+        };
+        let once = index.search_with_stats(&once, 10, None, &stats).unwrap();
         assert_eq!(index.search_with_stats(&repeated, 10, None, &stats).unwrap(), once);
         assert_eq!(index.matching_rows(&both).unwrap().rows(), [0, 1, 3, 5]);
         // A group alone, with no text, finds its rows.

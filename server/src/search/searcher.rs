@@ -414,7 +414,8 @@ impl Searcher {
         Ok(stats)
     }
 
-    /// BM25 rows scored with `stats` (this snapshot's, or several snapshots' together).
+    /// BM25 rows scored with `stats` (this snapshot's, or several snapshots' together), each
+    /// group's terms with its most frequent term's count ([`KeywordStats::blended`]).
     pub fn keyword_lane_with_stats(
         &self,
         query: &KeywordQuery,
@@ -422,6 +423,14 @@ impl Searcher {
         allowed: Option<&RowSet>,
         stats: &KeywordStats,
     ) -> Result<Vec<Hit>, ServerError> {
+        let blended;
+        let stats = match query.any_of.is_empty() {
+            true => stats,
+            false => {
+                blended = stats.blended(&query.any_of);
+                &blended
+            }
+        };
         let mut hits = Vec::new();
         for segment in &self.snapshot.segments {
             let found = match allowed.map(|a| segment_rows(a, segment)) {
