@@ -4,7 +4,10 @@
 //! segment of every searched part, their row counts summed, the [`MAX_GROUP_TERMS`] most
 //! frequent kept, as one group of a [`KeywordQuery`]: a row holding any of them scores by the
 //! best, as one word of the query (the word itself, as typed, is a word of the ranking text
-//! too). The same terms go to every part and segment, so scores compare across them.
+//! too). The same terms go to every part and segment, so scores compare across them. Under
+//! typo tolerance each word no live row holds adds its correction's term as a group of one
+//! ([`crate::search::spelling::corrections`]). The lane counts each group's terms as held by
+//! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]).
 
 use std::collections::HashMap;
 
