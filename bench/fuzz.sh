@@ -19,7 +19,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters)
+known=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters)
+[ ${#targets[@]} -gt 0 ] || targets=("${known[@]}")
+for target in "${targets[@]}"; do
+  [[ " ${known[*]} " == *" $target "* ]] || { echo "no fuzz target $target (targets: ${known[*]})" >&2; exit 2; }
+done
 out="$root/target/fuzz"
 triple="$(rustc -vV | awk '/^host:/ { print $2 }')"
 # An explicit --target keeps these flags off build scripts and proc macros.
