@@ -313,12 +313,7 @@ pub fn ranked_files(result: &serde_json::Value) -> Vec<&str> {
 
 /// The file names of a search result's chunks, sorted, each once.
 pub fn result_files(result: &serde_json::Value) -> Vec<String> {
-    let mut names: Vec<String> = result["chunks"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no chunks: {result}"))
-        .iter()
-        .map(|c| c["file_name"].as_str().unwrap().to_string())
-        .collect();
+    let mut names: Vec<String> = ranked_files(result).into_iter().map(str::to_string).collect();
     names.sort();
     names.dedup();
     names

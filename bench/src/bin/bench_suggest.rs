@@ -7,9 +7,9 @@
 //! gives back the word as written, another word, or nothing; how often the queries as
 //! written get a suggestion at all (their words no row holds); and the keyword search's
 //! time without typo tolerance, with it (the default) and with the suggestion too (p50 /
-//! p99 over `--reps` runs). `--write-mistyped`
-//! writes the mistyped queries (their ids kept) as a BEIR queries file, for `quarry eval` to
-//! measure search on them. Nothing is tuned on these figures: they measure the rule as it is.
+//! p99 over `--reps` runs). `--write-mistyped` writes the mistyped queries (their ids kept)
+//! as a BEIR queries file, for `quarry eval` to measure search on them. Nothing is tuned on
+//! these figures: they measure the rule as it is.
 
 use std::sync::Arc;
 use std::time::Instant;

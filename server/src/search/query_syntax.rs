@@ -63,8 +63,9 @@ pub struct ParsedQuery {
     /// Words written with a `~` after them (without it; in the ranking text too): the
     /// keyword lane also finds the words a few typing errors from them.
     pub near: Vec<NearWord>,
-    /// Words written with `~0` (without it; in the ranking text too): taken exactly as
-    /// typed, never corrected by typo tolerance.
+    /// Words written with a `~` that allows no error (`~0`, or a word too short for one;
+    /// without it, in the ranking text too): taken exactly as typed, never corrected by typo
+    /// tolerance.
     pub exact: Vec<String>,
 }
 
