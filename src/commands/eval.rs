@@ -36,7 +36,7 @@ pub struct EvalArgs {
     /// (bench/fusion/compare.py compares other fusions on them).
     #[arg(long)]
     pub runs: Option<PathBuf>,
-    /// Search without typo tolerance (the keyword lane then looks up only the query's words).
+    /// Search without typo tolerance (the lanes then read the query only as typed).
     #[arg(long)]
     pub no_typo_tolerance: bool,
     #[command(flatten)]

@@ -75,8 +75,8 @@ pub struct SearchArgs {
     /// word (a typing error or two away), printed before the table (JSON: suggestion).
     #[arg(long)]
     pub suggest: bool,
-    /// Look up only the query's words: no typo tolerance (by default the keyword lane also
-    /// looks up, for each word no row holds, the index's nearest word).
+    /// Read the query only as typed: no typo tolerance (by default each word no row holds is
+    /// also read as the index's nearest word, by the keyword lane and the vector lane).
     #[arg(long)]
     pub no_typo_tolerance: bool,
     /// Print the RetrievalResult as JSON.

@@ -6,8 +6,9 @@
 //! the keyword search of the mistyped query asks for a suggestion: how often the suggestion
 //! gives back the word as written, another word, or nothing; how often the queries as
 //! written get a suggestion at all (their words no row holds); and the keyword search's
-//! time without typo tolerance, with it (the default) and with the suggestion too (p50 /
-//! p99 over `--reps` runs). `--write-mistyped` writes the mistyped queries (their ids kept)
+//! time without typo tolerance, with it (the default) and with the suggestion too, and the
+//! `auto` search's (the query embedded; under typo tolerance the corrected query too) without
+//! and with typo tolerance (p50 / p99 over `--reps` runs). `--write-mistyped` writes the mistyped queries (their ids kept)
 //! as a BEIR queries file, for `quarry eval` to measure search on them. Nothing is tuned on
 //! these figures: they measure the rule as it is.
 
@@ -47,13 +48,14 @@ async fn main() -> anyhow::Result<()> {
         let stats = searcher.keyword_stats(&KeywordQuery::text(word))?;
         Ok(stats.doc_freq.values().any(|&rows| rows > 0))
     };
-    let search = |query: &str,
-                  suggest: bool,
-                  typo_tolerance: bool|
+    let search_in = |mode: Mode,
+                     query: &str,
+                     suggest: bool,
+                     typo_tolerance: bool|
      -> anyhow::Result<(Option<quarry_server::search::spelling::Suggestion>, f64)> {
         let request = SearchRequest {
             query: query.to_string(),
-            mode: Mode::Keyword,
+            mode,
             top_k: 10,
             query_syntax: quarry_server::search::query_syntax::QuerySyntax::Plain,
             suggest,
@@ -61,14 +63,17 @@ async fn main() -> anyhow::Result<()> {
             ..Default::default()
         };
         let started = Instant::now();
-        let outcome = searcher.search_with_vector(&request, None)?;
+        let outcome = searcher.search(&request)?;
         Ok((outcome.result.suggestion, started.elapsed().as_secs_f64()))
     };
+    let search =
+        |query: &str, suggest: bool, typo_tolerance: bool| search_in(Mode::Keyword, query, suggest, typo_tolerance);
     let mut draw = Seeded::new(seed);
     let (mut mistyped, mut a_word, mut restored, mut other, mut none) = (0, 0, 0, 0, 0);
     let mut as_written_suggested = 0;
     let (mut plain_times, mut tolerant_times, mut suggest_times) = (Vec::new(), Vec::new(), Vec::new());
     let (mut written_plain_times, mut written_tolerant_times) = (Vec::new(), Vec::new());
+    let (mut auto_times, mut auto_tolerant_times) = (Vec::new(), Vec::new());
     let (mut examples, mut as_written_examples): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     for (id, query) in &queries {
         for _ in 0..reps.max(1) {
@@ -121,6 +126,8 @@ async fn main() -> anyhow::Result<()> {
             plain_times.push(search(&misspelt, false, false)?.1);
             tolerant_times.push(search(&misspelt, false, true)?.1);
             suggest_times.push(search(&misspelt, true, true)?.1);
+            auto_times.push(search_in(Mode::Auto, &misspelt, false, false)?.1);
+            auto_tolerant_times.push(search_in(Mode::Auto, &misspelt, false, true)?.1);
         }
         let suggestion = search(&misspelt, true, true)?.0;
         let correction = suggestion
@@ -147,6 +154,7 @@ async fn main() -> anyhow::Result<()> {
         percentiles(tolerant_times),
         percentiles(suggest_times),
     );
+    let (auto, auto_tolerant) = (percentiles(auto_times), percentiles(auto_tolerant_times));
     let share = |n: usize| 100.0 * n as f64 / mistyped.max(1) as f64;
     println!(
         "{}",
@@ -159,12 +167,17 @@ async fn main() -> anyhow::Result<()> {
             "as_written_typo_tolerant_keyword_search_ms": written_tolerant,
             "keyword_search_ms": plain, "typo_tolerant_keyword_search_ms": tolerant,
             "keyword_search_with_suggest_ms": with,
+            "auto_search_ms": auto, "typo_tolerant_auto_search_ms": auto_tolerant,
             "other_word_examples": examples,
         }))?
     );
     println!(
         "\nas written: keyword search p50 / p99 {:.2} / {:.2} ms, typo-tolerant {:.2} / {:.2} ms",
         written_plain.p50_ms, written_plain.p99_ms, written_tolerant.p50_ms, written_tolerant.p99_ms
+    );
+    println!(
+        "mistyped: auto search (the query embedded) p50 / p99 {:.2} / {:.2} ms, typo-tolerant {:.2} / {:.2} ms",
+        auto.p50_ms, auto.p99_ms, auto_tolerant.p50_ms, auto_tolerant.p99_ms
     );
     println!(
         "\n| queries | as written: suggested | mistyped | restored | another word | none | typo a word | search p50 / p99 ms | typo-tolerant p50 / p99 ms | with suggest p50 / p99 ms |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n| {} | {} | {} | {} ({:.1}%) | {} ({:.1}%) | {} ({:.1}%) | {} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",

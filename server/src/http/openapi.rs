@@ -367,7 +367,7 @@ fn search_request() -> Value {
             "typo_tolerance": {
                 "type": "boolean",
                 "default": true,
-                "description": "the keyword lane also looks up, for each of the query's words no live row holds, the index's nearest word (the correction suggest would give)"
+                "description": "each of the query's words no live row holds is also read as the index's nearest word (the correction suggest would give): the keyword lane looks it up, and the vector lane also embeds the query with the corrections, each row scored by the nearer reading"
             },
             "rewrite_query": { "type": "boolean" },
             "history": { "type": "array", "items": { "type": "object" } },

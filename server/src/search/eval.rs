@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::error::ServerError;
 use crate::search::query_syntax::QuerySyntax;
+use crate::search::scope::SearchScope;
 use crate::search::searcher::{Mode, SearchRequest, Searcher};
 
 /// Chunks fetched per query so that 100 distinct documents are (nearly always) covered.
@@ -110,22 +111,33 @@ pub fn evaluate_with(
     let mut ann_recall = 0.0;
     let mut embed_secs = 0.0;
     let mut auto_vector_weights = std::collections::BTreeMap::new();
+    let scope = SearchScope::one(searcher);
     for query in &queries {
-        auto_vector_weights.insert(query.id.clone(), searcher.auto_weights(&query.text).vector);
         let started = std::time::Instant::now();
         let vector = searcher.embed_query(&query.text)?;
         embed_secs += started.elapsed().as_secs_f64();
+        // A judged set's queries are text, not query syntax (Cranfield's "-dash" is a
+        // transcribed dash, not a word to leave out).
+        let request = |mode: Mode| SearchRequest {
+            query: query.text.clone(),
+            mode,
+            top_k: CHUNK_DEPTH,
+            query_syntax: QuerySyntax::Plain,
+            ..base.clone()
+        };
+        // Read once for every mode: the typed embedding and, under typo tolerance, the
+        // corrected query's.
+        let readings = scope.readings(&request(Mode::Auto), Some(vector.clone()))?;
         for mode in Mode::ALL {
-            // A judged set's queries are text, not query syntax (Cranfield's "-dash" is a
-            // transcribed dash, not a word to leave out).
-            let request = SearchRequest {
-                query: query.text.clone(),
-                mode,
-                top_k: CHUNK_DEPTH,
-                query_syntax: QuerySyntax::Plain,
-                ..base.clone()
-            };
-            let result = searcher.search_with_vector(&request, Some(&vector))?.result;
+            let result = scope.search_with_readings(&request(mode), &readings)?.result;
+            if mode == Mode::Auto {
+                let weight = result
+                    .chunks
+                    .first()
+                    .and_then(|c| c.metadata["auto_vector_weight"].as_f64());
+                let weight = weight.map_or_else(|| searcher.auto_weights(&query.text).vector, |w| w as f32);
+                auto_vector_weights.insert(query.id.clone(), weight);
+            }
             let rows = result
                 .chunks
                 .iter()
@@ -134,11 +146,18 @@ pub fn evaluate_with(
                 .or_default()
                 .insert(query.id.clone(), documents_of(searcher, rows, 100));
         }
-        let exact = searcher.exact_vector_lane(&vector, CHUNK_DEPTH)?;
+        // Exact search over the same readings (a row by its best), as the vector mode ranks.
+        let exact = readings.nearest(
+            CHUNK_DEPTH,
+            |reading| searcher.exact_vector_lane(reading, CHUNK_DEPTH),
+            |row| snapshot.embedding(row).ok(),
+        )?;
         runs.entry("vector (exact)".into()).or_default().insert(
             query.id.clone(),
             documents_of(searcher, exact.iter().map(|h| (h.row, h.score)), 100),
         );
+        // The index's recall, of the query as typed.
+        let exact = searcher.exact_vector_lane(&vector, 10)?;
         let approximate: Vec<usize> = searcher
             .vector_lane(&vector, 10, None)?
             .into_iter()

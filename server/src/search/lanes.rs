@@ -1,5 +1,6 @@
 //! The lanes a search ranks with, over the rows of every part of its scope: the vector lane
-//! (each part's FAISS index, cosines merged), the keyword lane (each part's tantivy index,
+//! (each part's FAISS index, cosines merged; a row scores by its best reading of the query,
+//! [`QueryReadings`]), the keyword lane (each part's tantivy index,
 //! scored with the BM25 statistics of all parts together, so a score means the same in each)
 //! and the two fusions of both: hybrid (weighted reciprocal rank fusion, [`fusion`]) and
 //! auto, the default ([`auto_fusion`]). Each ranks [`ScoredRow`]s at a given depth;
@@ -19,7 +20,8 @@ use crate::error::ServerError;
 use crate::search::auto_fusion::{fuse, LaneWeights};
 use crate::search::fusion::{reciprocal_rank_fusion, RankedRows};
 use crate::search::hit::{best_first, Hit};
-use crate::search::placed::{locate, PlacedPart};
+use crate::search::placed::PlacedPart;
+use crate::search::readings::{stored_vector, QueryReadings};
 use crate::search::result_window::MAX_CANDIDATES;
 use crate::search::searcher::{Mode, SearchRequest};
 
@@ -48,40 +50,44 @@ pub trait Lane {
 /// The lane of `mode` (the request's, as [`SearchRequest::ranking_mode`] reads it) with
 /// `request`'s weights, ranking by `query` (its ranking text, with its prefixes' and
 /// misspelt words' terms); every mode but keyword needs the query's embedding (or an
-/// example's).
+/// example's): its `readings`.
 pub fn lane_for<'q>(
     request: &'q SearchRequest,
     mode: Mode,
     query: &'q KeywordQuery,
-    query_vector: Option<&'q [f32]>,
+    readings: &'q QueryReadings,
 ) -> Result<Box<dyn Lane + 'q>, ServerError> {
-    let vector =
-        || query_vector.ok_or_else(|| ServerError::InvalidRequest("this mode needs the query embedding".into()));
+    let vector = || match readings.vectors.is_empty() {
+        true => Err(ServerError::InvalidRequest(
+            "this mode needs the query embedding".into(),
+        )),
+        false => Ok(readings),
+    };
     Ok(match mode {
-        Mode::Vector => Box::new(VectorLane { query: vector()? }),
+        Mode::Vector => Box::new(VectorLane { readings: vector()? }),
         Mode::Keyword => Box::new(KeywordLane { query }),
         Mode::Hybrid => Box::new(HybridLane {
-            vector: vector()?,
+            readings: vector()?,
             query,
             vector_weight: request.vector_weight,
             keyword_weight: request.keyword_weight,
             rrf_k: request.rrf_k,
         }),
         Mode::Auto => Box::new(AutoLane {
-            vector: vector()?,
+            readings: vector()?,
             query,
         }),
     })
 }
 
-/// Cosine similarity; scores clamped to [0, 1].
+/// Cosine similarity (a row's best over the query's readings); scores clamped to [0, 1].
 pub struct VectorLane<'q> {
-    pub query: &'q [f32],
+    pub readings: &'q QueryReadings,
 }
 
 impl Lane for VectorLane<'_> {
     fn rank(&self, parts: &[PlacedPart<'_>], depth: usize) -> Result<Ranked, ServerError> {
-        let hits = vector_hits(parts, self.query, depth)?;
+        let hits = vector_hits(parts, self.readings, depth)?;
         let exhausted = hits.len() < depth;
         let rows = hits
             .into_iter()
@@ -121,7 +127,7 @@ impl Lane for KeywordLane<'_> {
 
 /// Both lanes fetched deeper than the window and fused by weighted RRF.
 pub struct HybridLane<'q> {
-    pub vector: &'q [f32],
+    pub readings: &'q QueryReadings,
     pub query: &'q KeywordQuery,
     pub vector_weight: f32,
     pub keyword_weight: f32,
@@ -131,7 +137,7 @@ pub struct HybridLane<'q> {
 impl Lane for HybridLane<'_> {
     fn rank(&self, parts: &[PlacedPart<'_>], depth: usize) -> Result<Ranked, ServerError> {
         let fetch = fusion_fetch(depth);
-        let vector = vector_hits(parts, self.vector, fetch)?;
+        let vector = vector_hits(parts, self.readings, fetch)?;
         let keyword = keyword_hits(parts, self.query, fetch)?;
         let vector_rows: Vec<usize> = vector.iter().map(|h| h.row).collect();
         let keyword_rows: Vec<usize> = keyword.iter().map(|h| h.row).collect();
@@ -155,33 +161,31 @@ impl Lane for HybridLane<'_> {
 /// Both lanes fetched as for hybrid and mixed by [`crate::search::auto_fusion`] with weights
 /// from the model's reading of the query and of the searched collections' words.
 pub struct AutoLane<'q> {
-    pub vector: &'q [f32],
+    pub readings: &'q QueryReadings,
     pub query: &'q KeywordQuery,
 }
 
 impl Lane for AutoLane<'_> {
     fn rank(&self, parts: &[PlacedPart<'_>], depth: usize) -> Result<Ranked, ServerError> {
         let fetch = fusion_fetch(depth);
-        let vector = vector_hits(parts, self.vector, fetch)?;
+        let vector = vector_hits(parts, self.readings, fetch)?;
         let keyword = keyword_hits(parts, self.query, fetch)?;
         let collection_share =
             whole_share(parts.iter().flat_map(|at| at.part.searcher.language_readings())).unwrap_or(1.0);
+        // The model reads the query at least as well as its best reading (typed or corrected).
         let query_share = parts
             .first()
-            .map(|at| at.part.searcher.query_whole_share(&self.query.text))
+            .map(|at| {
+                let searcher = &at.part.searcher;
+                let corrected = self.readings.corrected_text.as_deref();
+                let typed = searcher.query_whole_share(&self.query.text);
+                corrected.map_or(typed, |text| typed.max(searcher.query_whole_share(text)))
+            })
             .unwrap_or(1.0);
         let weights = LaneWeights::from_reading(query_share, collection_share)
             .given_rows(!vector.is_empty(), !keyword.is_empty());
         // The cosine of a row only the keyword lane found, from its stored vector.
-        let cosine_of = |row: usize| {
-            let (at, local) = locate(parts, row);
-            at.part
-                .searcher
-                .snapshot()
-                .embedding(local)
-                .ok()
-                .map(|v| v.iter().zip(self.vector).map(|(a, b)| a * b).sum::<f32>())
-        };
+        let cosine_of = |row: usize| self.readings.stored_best_cosine(parts, row);
         let fused = fuse(&vector, &keyword, weights, cosine_of);
         let mut detail = Map::new();
         detail.insert("auto_vector_weight".into(), serde_json::json!(weights.vector));
@@ -230,15 +234,19 @@ fn fused_window(
     Ranked { rows, exhausted }
 }
 
-/// Every part's nearest rows, merged best first (cosines mean the same in every part).
-fn vector_hits(parts: &[PlacedPart<'_>], query: &[f32], k: usize) -> Result<Vec<Hit>, ServerError> {
-    let mut hits = Vec::new();
-    for at in parts {
-        let found = at.part.searcher.vector_lane(query, k, at.allowed.as_ref())?;
-        hits.extend(found.into_iter().map(|h| Hit::new(at.offset + h.row, h.score)));
-    }
-    best_first(&mut hits, k);
-    Ok(hits)
+/// Every part's nearest rows to the query's readings, merged best first (cosines mean the
+/// same in every part; a row scores by its best reading, [`QueryReadings::nearest`]).
+fn vector_hits(parts: &[PlacedPart<'_>], readings: &QueryReadings, k: usize) -> Result<Vec<Hit>, ServerError> {
+    let search = |query: &[f32]| {
+        let mut hits = Vec::new();
+        for at in parts {
+            let found = at.part.searcher.vector_lane(query, k, at.allowed.as_ref())?;
+            hits.extend(found.into_iter().map(|h| Hit::new(at.offset + h.row, h.score)));
+        }
+        best_first(&mut hits, k);
+        Ok(hits)
+    };
+    readings.nearest(k, search, |row| stored_vector(parts, row))
 }
 
 /// Every part's BM25 rows scored with the statistics of all parts together, merged best first.

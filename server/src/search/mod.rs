@@ -3,7 +3,7 @@
 //! [`metadata_columns`], [`facet_columns`], kept by [`kept_columns`]), filters ([`filter`],
 //! [`metadata_condition`]), a request's scope — one collection or several as one —
 //! validated once and placed ([`scope`], [`placed`]), the query's phrases and excluded words
-//! ([`query_syntax`]) and its prefixes' completions and misspelt words' near terms ([`term_groups`]), a search by example ([`similar_to`]), the lanes that rank it ([`lanes`]:
+//! ([`query_syntax`]), the vectors it is read as ([`readings`]) and its prefixes' completions and misspelt words' near terms ([`term_groups`]), a search by example ([`similar_to`]), the lanes that rank it ([`lanes`]:
 //! vector and keyword over each snapshot's indexes, [`searcher`], and their fusions,
 //! [`fusion`], [`auto_fusion`]; each row a [`hit`]), the window cut once ([`result_window`]), neighbouring chunks
 //! ([`context_chunks`]), facet counts ([`facets`]), the seed-000 result records ([`result`]),
@@ -33,6 +33,7 @@ pub mod placed;
 pub mod query_batcher;
 pub mod query_cache;
 pub mod query_syntax;
+pub mod readings;
 pub mod result;
 pub mod result_window;
 pub mod scope;

@@ -1,7 +1,8 @@
 //! What a search runs over, validated once: one collection's snapshot or several
 //! collections' together, as if one snapshot held them all (each part's rows numbered after
 //! the previous parts'). [`SearchScope::search`] validates the request, embeds the query
-//! once (or finds its example's vector, [`crate::search::similar_to`]), places the parts
+//! once (or finds its example's vector, [`crate::search::similar_to`]; under typo tolerance
+//! the query with its corrected words too, [`crate::search::readings`]), places the parts
 //! (the rows each one's filters allow), ranks them with the mode's
 //! [`Lane`](crate::search::lanes::Lane), cuts the window once ([`fill_window`]), and builds
 //! the seed-000 results (with neighbours, highlights, facets and a "did you mean" when asked).
@@ -18,11 +19,12 @@ use crate::search::facets::{FacetCounter, Facets};
 use crate::search::lanes::lane_for;
 use crate::search::placed::{locate, PlacedPart, SearchPart};
 use crate::search::query_syntax::{both, ParsedQuery};
+use crate::search::readings::QueryReadings;
 use crate::search::result::{add_highlights, chunk_result, ChunkResult, RetrievalResult};
 use crate::search::result_window::{fill_window, Window};
 use crate::search::searcher::{Mode, SearchOutcome, SearchRequest, SearchTimings, Searcher};
 use crate::search::similar_to::Example;
-use crate::search::spelling::{corrections, suggestion};
+use crate::search::spelling::{corrected_text, corrections, suggestion};
 use crate::search::term_groups::keyword_query;
 
 /// The snapshots one search runs over.
@@ -59,13 +61,14 @@ impl<'a> SearchScope<'a> {
         let query = request.validated_query()?;
         let started = Instant::now();
         let example = self.example(request)?;
-        let query_vector = match (&example, request.ranking_mode(&query), self.parts.first()) {
+        let typed = match (&example, request.ranking_mode(&query), self.parts.first()) {
             (Some(example), _, _) => Some(example.vector.clone()),
             (None, Mode::Keyword, _) | (None, _, None) => None,
             (None, _, Some(part)) => Some(part.searcher.embed_query(&query.ranking_text)?),
         };
+        let readings = self.readings_of(request, &query, typed, example.is_some())?;
         let embed_secs = started.elapsed().as_secs_f64();
-        let mut outcome = self.ranked(request, &query, query_vector.as_deref(), example.as_ref())?;
+        let mut outcome = self.ranked(request, &query, &readings, example.as_ref())?;
         outcome.timings.embed_secs = embed_secs;
         Ok(outcome)
     }
@@ -78,10 +81,62 @@ impl<'a> SearchScope<'a> {
         request: &SearchRequest,
         query_vector: Option<&[f32]>,
     ) -> Result<SearchOutcome, ServerError> {
+        let readings = self.readings(request, query_vector.map(<[f32]>::to_vec))?;
+        self.search_with_readings(request, &readings)
+    }
+
+    /// How `request` reads its query, its embedding as typed given (`typed`; None for keyword
+    /// mode): its words corrected, and the vectors the vector lane ranks by
+    /// ([`QueryReadings`]). A search by example ranks by its example's vector instead.
+    pub fn readings(&self, request: &SearchRequest, typed: Option<Vec<f32>>) -> Result<QueryReadings, ServerError> {
         let query = request.validated_query()?;
         let example = self.example(request)?;
-        let query_vector = example.as_ref().map(|e| e.vector.as_slice()).or(query_vector);
-        self.ranked(request, &query, query_vector, example.as_ref())
+        let typed = example.as_ref().map(|e| e.vector.clone()).or(typed);
+        self.readings_of(request, &query, typed, example.is_some())
+    }
+
+    /// Validates `request` and runs it as `readings` read it ([`SearchScope::readings`] of
+    /// the same request, or of one that differs in its mode alone).
+    pub fn search_with_readings(
+        &self,
+        request: &SearchRequest,
+        readings: &QueryReadings,
+    ) -> Result<SearchOutcome, ServerError> {
+        let query = request.validated_query()?;
+        let example = self.example(request)?;
+        self.ranked(request, &query, readings, example.as_ref())
+    }
+
+    /// The readings of `query` (`request`'s, parsed): its words no live row holds corrected
+    /// when the request asks for suggestions or tolerates typos; `typed` (its embedding as
+    /// typed, or its example's vector; None: the mode needs none); and under typo tolerance,
+    /// when words were corrected, its ranking text with them corrected, embedded (not for a
+    /// search by example, whose vector is no reading of the text).
+    fn readings_of(
+        &self,
+        request: &SearchRequest,
+        query: &ParsedQuery,
+        typed: Option<Vec<f32>>,
+        by_example: bool,
+    ) -> Result<QueryReadings, ServerError> {
+        let corrected = match request.suggest || request.typo_tolerance {
+            true => corrections(&self.parts, query)?,
+            false => Vec::new(),
+        };
+        let readings = QueryReadings::new(typed, corrected, request.typo_tolerance);
+        if by_example || readings.vectors.is_empty() {
+            return Ok(readings);
+        }
+        match (
+            corrected_text(&query.ranking_text, readings.tolerated()),
+            self.parts.first(),
+        ) {
+            (Some(text), Some(part)) => {
+                let vector = part.searcher.embed_query(&text)?;
+                Ok(readings.with_corrected(text, vector))
+            }
+            _ => Ok(readings),
+        }
     }
 
     /// The example a search by example ranks by, found in the scope's parts.
@@ -93,12 +148,13 @@ impl<'a> SearchScope<'a> {
             .transpose()
     }
 
-    /// Ranks the parts with the request's lane, cuts the window and builds the results.
+    /// Ranks the parts with the request's lane as `readings` read the query, cuts the
+    /// window and builds the results.
     fn ranked(
         &self,
         request: &SearchRequest,
         query: &ParsedQuery,
-        query_vector: Option<&[f32]>,
+        readings: &QueryReadings,
         example: Option<&Example>,
     ) -> Result<SearchOutcome, ServerError> {
         let started = Instant::now();
@@ -132,15 +188,9 @@ impl<'a> SearchScope<'a> {
                 false => request.max_chunks_per_document,
             },
         };
-        // The query's words no live row holds, corrected: for "did you mean", and for the
-        // keyword lane under typo tolerance (which the vector mode does not run).
-        let typo_tolerant = request.typo_tolerance && mode != Mode::Vector;
-        let corrected = match request.suggest || typo_tolerant {
-            true => corrections(&self.parts, query)?,
-            false => Vec::new(),
-        };
-        let keyword = keyword_query(&placed, query, if typo_tolerant { &corrected } else { &[] })?;
-        let lane = lane_for(request, mode, &keyword, query_vector)?;
+        // Under typo tolerance the keyword lane reads each corrected word as its correction too.
+        let keyword = keyword_query(&placed, query, readings.tolerated())?;
+        let lane = lane_for(request, mode, &keyword, readings)?;
         let rank = |depth: usize| lane.rank(&placed, depth);
         let document_of = |row: usize| {
             let (at, local) = locate(&placed, row);
@@ -190,7 +240,7 @@ impl<'a> SearchScope<'a> {
             .sum();
         let underfilled = chunks.len() < request.top_k;
         let suggestion = match request.suggest {
-            true => suggestion(&request.query, &corrected, request.query_syntax),
+            true => suggestion(&request.query, &readings.corrected, request.query_syntax),
             false => None,
         };
         Ok(SearchOutcome {

@@ -131,9 +131,10 @@ pub struct SearchRequest {
     /// A "did you mean" for the query's words no live row holds: the result's `suggestion`
     /// ([`crate::search::spelling`]).
     pub suggest: bool,
-    /// The keyword lane also looks up, for each of the query's words no live row holds, the
-    /// index's nearest word (the correction "did you mean" would give): on by default
-    /// ([`crate::search::term_groups`]).
+    /// Each of the query's words no live row holds is also read as the index's nearest word
+    /// (the correction "did you mean" would give): the keyword lane looks it up
+    /// ([`crate::search::term_groups`]) and the vector lane also embeds the query with the
+    /// corrections ([`crate::search::readings`]). On by default.
     pub typo_tolerance: bool,
 }
 

@@ -15,7 +15,8 @@
 //! of every collection searched), in the case the word was typed in. Nothing is learnt from
 //! searches or labels: the index's own words and counts decide. The same [`corrections`]
 //! serve typo tolerance (on by default): the keyword lane also looks up each corrected word's
-//! term ([`crate::search::term_groups`]).
+//! term ([`crate::search::term_groups`]), and the vector lane also embeds the query with its
+//! corrected words ([`corrected_text`], [`crate::search::readings`]).
 //!
 //! Left alone: words the query marks (`prefix*`, `misspelt~`, `exact~0`, `-excluded`), words
 //! of fewer than [`MIN_CHARS`] characters, words with a digit (`rtx4090` is no typing error
@@ -109,6 +110,17 @@ pub fn suggestion(query: &str, corrected: &[Corrected], syntax: QuerySyntax) -> 
         query: rewritten(query, &corrections, syntax),
         corrections,
     })
+}
+
+/// `ranking_text` (words without syntax, [`ParsedQuery::ranking_text`]) with its `corrected`
+/// words replaced: what typo tolerance embeds as the query's corrected reading
+/// ([`crate::search::readings`]). None when no word was corrected.
+pub fn corrected_text(ranking_text: &str, corrected: &[Corrected]) -> Option<String> {
+    if corrected.is_empty() {
+        return None;
+    }
+    let corrections: Vec<Correction> = corrected.iter().map(|c| c.correction.clone()).collect();
+    Some(rewritten(ranking_text, &corrections, QuerySyntax::Plain))
 }
 
 /// The words of the ranking text a suggestion may correct, distinct (by lower case), in order.
