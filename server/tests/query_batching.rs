@@ -1,6 +1,7 @@
 //! Concurrent searches' queries embedded in shared passes (`query_batcher`): each caller gets
 //! its own query's embedding, waiting queries are taken together, and a failed or panicking
-//! pass fails only its own queries.
+//! pass fails only its own queries. A query's texts (the query and its corrected reading)
+//! share a pass, and the query cache (`query_cache`) answers each text it holds.
 
 use crate::common;
 
@@ -9,8 +10,10 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use prometheus::{Histogram, HistogramOpts};
+use prometheus::{IntCounterVec, Opts};
 use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
 use quarry_server::search::query_batcher::{BatchingEmbedder, QUERIES_PER_PASS};
+use quarry_server::search::query_cache::CachingEmbedder;
 
 fn pass_sizes() -> Histogram {
     Histogram::with_opts(HistogramOpts::new("passes", "queries per pass").buckets(vec![1.0, 2.0, 3.0, 4.0, 8.0]))
@@ -22,6 +25,8 @@ fn pass_sizes() -> Histogram {
 struct Gated {
     model: Arc<dyn Embedder>,
     passes: AtomicUsize,
+    /// Texts embedded, over every pass.
+    texts: AtomicUsize,
     first_pass_delay: Duration,
     panic_in_pass: Option<usize>,
     fail_in_pass: Option<usize>,
@@ -32,6 +37,7 @@ impl Gated {
         Self {
             model: common::embedder(),
             passes: AtomicUsize::new(0),
+            texts: AtomicUsize::new(0),
             first_pass_delay,
             panic_in_pass: None,
             fail_in_pass: None,
@@ -50,6 +56,7 @@ impl Embedder for Gated {
 
     fn embed_tokens(&self, ids: &[Vec<u32>]) -> quarry_indexer::Result<Embeddings> {
         let pass = self.passes.fetch_add(1, Ordering::SeqCst);
+        self.texts.fetch_add(ids.len(), Ordering::SeqCst);
         if pass == 0 {
             std::thread::sleep(self.first_pass_delay);
         }
@@ -154,4 +161,56 @@ fn a_failed_or_panicking_pass_fails_only_its_queries_and_the_thread_goes_on() {
     // Several texts at once (an upload's chunks) go straight to the model.
     let chunks = batching.embed(&["one chunk", "another chunk"]).unwrap();
     assert_eq!(chunks.data.len(), 2 * chunks.dim);
+}
+
+#[test]
+fn a_querys_texts_share_a_pass_and_the_cache_answers_each_it_holds() {
+    let histogram = pass_sizes();
+    let gated = Arc::new(Gated::new(Duration::ZERO));
+    let batching = Arc::new(BatchingEmbedder::new(
+        gated.clone(),
+        1,
+        QUERIES_PER_PASS,
+        histogram.clone(),
+    ));
+    let counted = IntCounterVec::new(Opts::new("cache", "query cache lookups"), &["result"]).unwrap();
+    let cached = CachingEmbedder::new(batching.clone(), 16, counted.clone());
+    let model = common::embedder();
+    let alone = |text: &str| model.embed(&[text]).unwrap().data;
+    let rows = |embeddings: Embeddings| -> Vec<Vec<f32>> {
+        embeddings.data.chunks(embeddings.dim).map(<[f32]>::to_vec).collect()
+    };
+    let assert_rows = |got: &[Vec<f32>], texts: &[&str]| {
+        assert_eq!(got.len(), texts.len());
+        for (vector, text) in got.iter().zip(texts) {
+            let cosine = cosine(vector, &alone(text));
+            assert!(cosine > 0.99999, "{text}: cosine {cosine} to its own embedding");
+        }
+    };
+
+    // The query and its corrected reading: one pass of two, rows in order.
+    let texts = ["Hydorgen bsues", "Hydrogen buses"];
+    assert_rows(&rows(batching.embed_queries(&texts).unwrap()), &texts);
+    assert_eq!((histogram.get_sample_count(), histogram.get_sample_sum()), (1, 2.0));
+
+    // Through the cache: what it holds is not embedded again.
+    let hits = || counted.with_label_values(&["hit"]).get();
+    let misses = || counted.with_label_values(&["miss"]).get();
+    assert_rows(&rows(cached.embed_queries(&texts).unwrap()), &texts);
+    assert_eq!((hits(), misses()), (0, 2));
+    let before = gated.texts.load(Ordering::SeqCst);
+    let texts = ["Hydorgen bsues", "river banks"];
+    assert_rows(&rows(cached.embed_queries(&texts).unwrap()), &texts);
+    assert_eq!((hits(), misses()), (1, 3));
+    assert_eq!(
+        gated.texts.load(Ordering::SeqCst) - before,
+        1,
+        "only the new text embedded"
+    );
+    // A one-text call is a query too, answered from the same cache.
+    assert_rows(&rows(cached.embed(&["river banks"]).unwrap()), &["river banks"]);
+    assert_eq!(
+        (hits(), misses(), gated.texts.load(Ordering::SeqCst) - before),
+        (2, 3, 1)
+    );
 }

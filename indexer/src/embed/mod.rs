@@ -151,6 +151,12 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
         self.embed_tokens(&self.tokenize(texts)?)
     }
+    /// Embeds a search's query texts (a query and another reading of it: a few short texts),
+    /// rows in input order. The default is one [`Embedder::embed`] call; a server's embedders
+    /// answer each from their recent queries and embed the rest with other searches' queries.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Embeddings> {
+        self.embed(texts)
+    }
     /// The device the model runs on, for logs (`cpu`, `cuda:0`).
     fn device_name(&self) -> String;
     /// The most padded tokens one of its forward passes holds, all its devices together (None:

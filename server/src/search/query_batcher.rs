@@ -1,8 +1,8 @@
 //! Query embeddings of concurrent searches share forward passes. A one-text `embed` call (a
-//! search's query) is tokenized on its caller's thread and queued; a few model threads each
-//! take whatever has queued, up to a pass size ([`QUERIES_PER_PASS`] unless set), and embed
-//! it in one pass. A query
-//! alone is embedded at once (nothing waits for company), so a lone search costs what it
+//! search's query) or an `embed_queries` call (a query and its other reading) is tokenized
+//! on its caller's thread and queued, a query a text; a few model threads each take
+//! whatever has queued, up to a pass size ([`QUERIES_PER_PASS`] unless set), and embed it
+//! in one pass. A query alone is embedded at once (nothing waits for company), so a lone search costs what it
 //! did; under load each pass reads the model's weights once for several queries, which on
 //! a CPU is what a short query's pass mostly costs (bench/RESULTS.md). Other calls (an
 //! upload's chunks) go straight to the model.
@@ -187,24 +187,38 @@ impl Embedder for BatchingEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
-        if texts.len() != 1 {
-            return self.shared.inner.embed(texts);
+        match texts {
+            [_] => self.embed_queries(texts),
+            _ => self.shared.inner.embed(texts),
         }
-        let ids = self.tokenize(texts)?.pop().unwrap_or_default();
-        let (reply, answer) = sync_channel(1);
+    }
+
+    /// Each text queued as a query of its own, together (so they share a pass unless it is
+    /// full), the rows gathered in order.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Embeddings> {
+        let ids = self.tokenize(texts)?;
+        let mut answers = Vec::with_capacity(ids.len());
         {
             let mut queue = self.shared.queue.lock().expect("query queue lock");
-            queue.waiting.push_back(Waiting { ids, reply });
+            for ids in ids {
+                let (reply, answer) = sync_channel(1);
+                queue.waiting.push_back(Waiting { ids, reply });
+                answers.push(answer);
+            }
         }
-        self.shared.queued.notify_one();
-        match answer.recv() {
-            Ok(Ok(data)) => Ok(Embeddings {
-                dim: self.info().dim,
-                data,
-            }),
-            Ok(Err(reason)) => Err(IndexerError::Embed(reason)),
-            Err(_) => Err(IndexerError::Embed("the query embedding thread ended".into())),
+        self.shared.queued.notify_all();
+        let mut data = Vec::with_capacity(self.info().dim * texts.len());
+        for answer in answers {
+            match answer.recv() {
+                Ok(Ok(row)) => data.extend(row),
+                Ok(Err(reason)) => return Err(IndexerError::Embed(reason)),
+                Err(_) => return Err(IndexerError::Embed("the query embedding thread ended".into())),
+            }
         }
+        Ok(Embeddings {
+            dim: self.info().dim,
+            data,
+        })
     }
 
     fn device_name(&self) -> String {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use prometheus::IntCounterVec;
 use quarry_indexer::embed::{Embedder, Embeddings, ModelInfo, ModelTokenizer};
-use quarry_indexer::Result;
+use quarry_indexer::{IndexerError, Result};
 
 /// At most `capacity` entries in two generations: lookups promote an entry of the older one,
 /// and when the newer one is half full the older one is dropped. Entries used within the
@@ -53,8 +53,9 @@ impl<V: Clone> RecentMap<V> {
     }
 }
 
-/// An embedder whose one-text calls (a search's query) are answered from [`RecentMap`] when
-/// the same text was embedded recently. Other calls (an upload's chunks) go straight through.
+/// An embedder whose one-text calls and query calls (a search's query and its other reading,
+/// [`Embedder::embed_queries`]) are answered from [`RecentMap`] for each text embedded
+/// recently. Other calls (an upload's chunks) go straight through.
 pub struct CachingEmbedder {
     inner: Arc<dyn Embedder>,
     recent: Mutex<RecentMap<Arc<[f32]>>>,
@@ -90,22 +91,54 @@ impl Embedder for CachingEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Embeddings> {
-        let [query] = texts else { return self.inner.embed(texts) };
-        let dim = self.info().dim;
-        if let Some(vector) = self.recent.lock().expect("query cache lock").get(query) {
-            self.counted.with_label_values(&["hit"]).inc();
-            return Ok(Embeddings {
-                dim,
-                data: vector.to_vec(),
-            });
+        match texts {
+            [_] => self.embed_queries(texts),
+            _ => self.inner.embed(texts),
         }
-        self.counted.with_label_values(&["miss"]).inc();
-        let embeddings = self.inner.embed(texts)?;
-        self.recent
-            .lock()
-            .expect("query cache lock")
-            .insert(query.to_string(), embeddings.data.as_slice().into());
-        Ok(embeddings)
+    }
+
+    /// Each text from the recent ones where it is there; the rest embedded in one call.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Embeddings> {
+        let dim = self.info().dim;
+        let cached: Vec<Option<Arc<[f32]>>> = {
+            let mut recent = self.recent.lock().expect("query cache lock");
+            texts.iter().map(|text| recent.get(text)).collect()
+        };
+        let missing: Vec<&str> = texts
+            .iter()
+            .zip(&cached)
+            .filter(|(_, vector)| vector.is_none())
+            .map(|(text, _)| *text)
+            .collect();
+        self.counted
+            .with_label_values(&["hit"])
+            .inc_by((texts.len() - missing.len()) as u64);
+        self.counted.with_label_values(&["miss"]).inc_by(missing.len() as u64);
+        let embedded = match missing.is_empty() {
+            true => Vec::new(),
+            false => self.inner.embed_queries(&missing)?.data,
+        };
+        if embedded.len() != dim * missing.len() {
+            return Err(IndexerError::Embed(format!(
+                "the model returned {} values for {} queries of {dim} dimensions",
+                embedded.len(),
+                missing.len()
+            )));
+        }
+        let mut fresh = embedded.chunks(dim.max(1));
+        let mut data = Vec::with_capacity(dim * texts.len());
+        let mut recent = self.recent.lock().expect("query cache lock");
+        for (text, vector) in texts.iter().zip(cached) {
+            match vector {
+                Some(vector) => data.extend_from_slice(&vector),
+                None => {
+                    let vector = fresh.next().unwrap_or_default();
+                    recent.insert(text.to_string(), vector.into());
+                    data.extend_from_slice(vector);
+                }
+            }
+        }
+        Ok(Embeddings { dim, data })
     }
 
     fn device_name(&self) -> String {

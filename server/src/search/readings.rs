@@ -32,13 +32,13 @@ pub struct QueryReadings {
 }
 
 impl QueryReadings {
-    /// The query as typed (its embedding, or an example's vector; None: the mode needs
-    /// none), its `corrected` words, read as their corrections when `typo_tolerant`.
-    pub fn new(typed: Option<Vec<f32>>, corrected: Vec<Corrected>, typo_tolerant: bool) -> Self {
+    /// The query's `corrected` words, read as their corrections when `typo_tolerant`; no
+    /// vector yet.
+    pub fn new(corrected: Vec<Corrected>, typo_tolerant: bool) -> Self {
         Self {
             corrected,
             typo_tolerant,
-            vectors: typed.into_iter().collect(),
+            vectors: Vec::new(),
             corrected_text: None,
         }
     }
@@ -49,13 +49,6 @@ impl QueryReadings {
             true => &self.corrected,
             false => &[],
         }
-    }
-
-    /// A reading of the query with its corrected words (`text`, embedded as `vector`).
-    pub fn with_corrected(mut self, text: String, vector: Vec<f32>) -> Self {
-        self.vectors.push(vector);
-        self.corrected_text = Some(text);
-        self
     }
 
     /// The best inner product of `embedding` with a reading (None: no reading).
@@ -122,7 +115,7 @@ mod tests {
     use super::*;
 
     fn readings(vectors: Vec<Vec<f32>>) -> QueryReadings {
-        let mut readings = QueryReadings::new(None, Vec::new(), true);
+        let mut readings = QueryReadings::new(Vec::new(), true);
         readings.vectors = vectors;
         readings
     }

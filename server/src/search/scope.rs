@@ -27,6 +27,16 @@ use crate::search::similar_to::Example;
 use crate::search::spelling::{corrected_text, corrections, suggestion};
 use crate::search::term_groups::keyword_query;
 
+/// The query's embedding as typed, for a search that ranks by one.
+enum Typed {
+    /// The mode ranks by words alone.
+    Needless,
+    /// Embedded already (or an example's vector).
+    Given(Vec<f32>),
+    /// To embed, with the query's other reading when it has one.
+    ToEmbed,
+}
+
 /// The snapshots one search runs over.
 pub struct SearchScope<'a> {
     parts: Vec<SearchPart<'a>>,
@@ -61,10 +71,10 @@ impl<'a> SearchScope<'a> {
         let query = request.validated_query()?;
         let started = Instant::now();
         let example = self.example(request)?;
-        let typed = match (&example, request.ranking_mode(&query), self.parts.first()) {
-            (Some(example), _, _) => Some(example.vector.clone()),
-            (None, Mode::Keyword, _) | (None, _, None) => None,
-            (None, _, Some(part)) => Some(part.searcher.embed_query(&query.ranking_text)?),
+        let typed = match (&example, request.ranking_mode(&query)) {
+            (Some(example), _) => Typed::Given(example.vector.clone()),
+            (None, Mode::Keyword) => Typed::Needless,
+            (None, _) => Typed::ToEmbed,
         };
         let readings = self.readings_of(request, &query, typed, example.is_some())?;
         let embed_secs = started.elapsed().as_secs_f64();
@@ -91,7 +101,10 @@ impl<'a> SearchScope<'a> {
     pub fn readings(&self, request: &SearchRequest, typed: Option<Vec<f32>>) -> Result<QueryReadings, ServerError> {
         let query = request.validated_query()?;
         let example = self.example(request)?;
-        let typed = example.as_ref().map(|e| e.vector.clone()).or(typed);
+        let typed = match example.as_ref().map(|e| e.vector.clone()).or(typed) {
+            Some(vector) => Typed::Given(vector),
+            None => Typed::Needless,
+        };
         self.readings_of(request, &query, typed, example.is_some())
     }
 
@@ -108,35 +121,47 @@ impl<'a> SearchScope<'a> {
     }
 
     /// The readings of `query` (`request`'s, parsed): its words no live row holds corrected
-    /// when the request asks for suggestions or tolerates typos; `typed` (its embedding as
-    /// typed, or its example's vector; None: the mode needs none); and under typo tolerance,
-    /// when words were corrected, its ranking text with them corrected, embedded (not for a
-    /// search by example, whose vector is no reading of the text).
+    /// when the request asks for suggestions or tolerates typos; its `typed` vector; and under
+    /// typo tolerance, when words were corrected and the search ranks by the query's text
+    /// (not by an example), its ranking text with them corrected, embedded (together with the
+    /// typed one when that is to embed too).
     fn readings_of(
         &self,
         request: &SearchRequest,
         query: &ParsedQuery,
-        typed: Option<Vec<f32>>,
+        typed: Typed,
         by_example: bool,
     ) -> Result<QueryReadings, ServerError> {
         let corrected = match request.suggest || request.typo_tolerance {
             true => corrections(&self.parts, query)?,
             false => Vec::new(),
         };
-        let readings = QueryReadings::new(typed, corrected, request.typo_tolerance);
-        if by_example || readings.vectors.is_empty() {
+        let mut readings = QueryReadings::new(corrected, request.typo_tolerance);
+        let Some(part) = self.parts.first() else {
             return Ok(readings);
-        }
-        match (
-            corrected_text(&query.ranking_text, readings.tolerated()),
-            self.parts.first(),
-        ) {
-            (Some(text), Some(part)) => {
-                let vector = part.searcher.embed_query(&text)?;
-                Ok(readings.with_corrected(text, vector))
+        };
+        let corrected_text = match by_example {
+            true => None,
+            false => corrected_text(&query.ranking_text, readings.tolerated()),
+        };
+        readings.vectors = match typed {
+            Typed::Needless => return Ok(readings),
+            Typed::Given(vector) => {
+                let mut vectors = vec![vector];
+                if let Some(text) = &corrected_text {
+                    vectors.push(part.searcher.embed_query(text)?);
+                }
+                vectors
             }
-            _ => Ok(readings),
-        }
+            Typed::ToEmbed => {
+                let texts: Vec<&str> = std::iter::once(query.ranking_text.as_str())
+                    .chain(corrected_text.as_deref())
+                    .collect();
+                part.searcher.embed_queries(&texts)?
+            }
+        };
+        readings.corrected_text = corrected_text;
+        Ok(readings)
     }
 
     /// The example a search by example ranks by, found in the scope's parts.

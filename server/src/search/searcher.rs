@@ -332,6 +332,17 @@ impl Searcher {
         Ok(self.embedder.embed(&[query])?.data)
     }
 
+    /// The embeddings of a query's texts (the query and another reading of it), in order,
+    /// embedded together ([`Embedder::embed_queries`]).
+    pub fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ServerError> {
+        let embeddings = self.embedder.embed_queries(texts)?;
+        Ok(embeddings
+            .data
+            .chunks(embeddings.dim.max(1))
+            .map(<[f32]>::to_vec)
+            .collect())
+    }
+
     /// The model's tokens in `text` (special tokens not counted), None when it cannot tell.
     pub fn count_tokens(&self, text: &str) -> Option<usize> {
         self.embedder.tokenizer().count(text).ok()
