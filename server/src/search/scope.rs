@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use quarry_indexer::index::{KeywordQuery, QueryTerms};
 
@@ -76,10 +76,13 @@ impl<'a> SearchScope<'a> {
             (None, Mode::Keyword) => Typed::Needless,
             (None, _) => Typed::ToEmbed,
         };
-        let readings = self.readings_of(request, &query, typed, example.is_some())?;
-        let embed_secs = started.elapsed().as_secs_f64();
+        let found_example = started.elapsed();
+        let (readings, embedding) = self.readings_of(request, &query, typed, example.is_some())?;
+        // The example's lookup and the model's calls; looking up the query's words is search.
+        let corrected = started.elapsed() - found_example - embedding;
         let mut outcome = self.ranked(request, &query, &readings, example.as_ref())?;
-        outcome.timings.embed_secs = embed_secs;
+        outcome.timings.embed_secs = (found_example + embedding).as_secs_f64();
+        outcome.timings.search_secs += corrected.as_secs_f64();
         Ok(outcome)
     }
 
@@ -105,7 +108,7 @@ impl<'a> SearchScope<'a> {
             Some(vector) => Typed::Given(vector),
             None => Typed::Needless,
         };
-        self.readings_of(request, &query, typed, example.is_some())
+        Ok(self.readings_of(request, &query, typed, example.is_some())?.0)
     }
 
     /// Validates `request` and runs it as `readings` read it ([`SearchScope::readings`] of
@@ -124,28 +127,29 @@ impl<'a> SearchScope<'a> {
     /// when the request asks for suggestions or tolerates typos; its `typed` vector; and under
     /// typo tolerance, when words were corrected and the search ranks by the query's text
     /// (not by an example), its ranking text with them corrected, embedded (together with the
-    /// typed one when that is to embed too).
+    /// typed one when that is to embed too). With the time the model's calls took.
     fn readings_of(
         &self,
         request: &SearchRequest,
         query: &ParsedQuery,
         typed: Typed,
         by_example: bool,
-    ) -> Result<QueryReadings, ServerError> {
+    ) -> Result<(QueryReadings, Duration), ServerError> {
         let corrected = match request.suggest || request.typo_tolerance {
             true => corrections(&self.parts, query)?,
             false => Vec::new(),
         };
         let mut readings = QueryReadings::new(corrected, request.typo_tolerance);
         let Some(part) = self.parts.first() else {
-            return Ok(readings);
+            return Ok((readings, Duration::ZERO));
         };
         let corrected_text = match by_example {
             true => None,
             false => corrected_text(&query.ranking_text, readings.tolerated()),
         };
+        let embedding = Instant::now();
         readings.vectors = match typed {
-            Typed::Needless => return Ok(readings),
+            Typed::Needless => return Ok((readings, Duration::ZERO)),
             Typed::Given(vector) => {
                 let mut vectors = vec![vector];
                 if let Some(text) = &corrected_text {
@@ -161,7 +165,7 @@ impl<'a> SearchScope<'a> {
             }
         };
         readings.corrected_text = corrected_text;
-        Ok(readings)
+        Ok((readings, embedding.elapsed()))
     }
 
     /// The example a search by example ranks by, found in the scope's parts.
