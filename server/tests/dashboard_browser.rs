@@ -3,7 +3,7 @@
 //! A user creates a collection, uploads two files (one broken) with a tag and an owner, watches them to
 //! ready and to failed with the seed's message, reads the collection's abstract, searches and
 //! sees the query's words marked,
-//! pages to more results, takes the "Did you mean" of a misspelt query, deletes the broken file through the confirmation, uploads a PDF one
+//! pages to more results, reads a misspelt query with its corrections and searches it as typed or corrected, deletes the broken file through the confirmation, uploads a PDF one
 //! of whose pages cannot be read and sees it marked as read in part, asks for more like a
 //! result and gets the other documents' chunks, and serves an earlier
 //! version again. A failing step saves a screenshot under
@@ -333,13 +333,39 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
             "return document.querySelectorAll('[data-results] .result').length >= 2",
         )
         .await;
-    // A misspelt query: "Did you mean" with the words the document writes; a click searches it.
+    // A misspelt query, read with the words the document writes (typo tolerance): "Including
+    // results for" them, the corrected words marked; "Search only for" the query as typed
+    // finds no word, and offers "Did you mean"; a click on the suggestion searches it.
     let query = browser.find("[data-query]").await.unwrap();
     browser.type_into(&query, "mooon tdie\u{E007}").await;
     let offered = browser
         .wait_for(
-            "a suggestion offered",
-            "const s = document.querySelector('[data-suggested]'); return s ? s.textContent : null",
+            "results for the corrected words",
+            "const s = document.querySelector('[data-suggestion]'); const marked = [...document.querySelectorAll('[data-results] mark')].map(m => m.textContent.toLowerCase()); return s && marked.length ? [s.textContent, marked] : null",
+        )
+        .await;
+    assert!(
+        offered[0]
+            .as_str()
+            .unwrap()
+            .starts_with("Including results for moon tide"),
+        "{offered}"
+    );
+    assert!(
+        offered[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| ["moon", "tide", "tides"].contains(&m.as_str().unwrap())),
+        "{offered}"
+    );
+    browser
+        .click(&browser.find("[data-typed]").await.expect("the query as typed"))
+        .await;
+    let offered = browser
+        .wait_for(
+            "the query searched as typed",
+            "const s = document.querySelector('[data-suggestion]'); return s && s.textContent.startsWith('Did you mean') && !document.querySelector('[data-results] mark') && !document.querySelector('[data-typed]') ? document.querySelector('[data-suggested]').textContent : null",
         )
         .await;
     assert_eq!(offered, "moon tide");
