@@ -653,16 +653,28 @@ fn a_transcripts_hits_say_where_in_the_recording_they_are() {
     assert_eq!(keyword_hits("zanz"), (0, false));
     assert_eq!(keyword_hits("zanizbar"), (1, true));
     assert_eq!(keyword_hits_with("zanizbar", &["--no-typo-tolerance"]), (0, false));
-    // --suggest: the table opens with the query its unknown words corrected.
-    let output = quarry(&["search", snap.to_str().unwrap(), "Zanizbar fery", "--suggest"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let table = text(&output.stdout);
+    // --suggest: the table opens with the query its unknown words corrected, which typo
+    // tolerance has read so too ("did you mean" without it).
+    let search = |query: &str, more: &[&str]| {
+        let mut args = vec!["search", snap.to_str().unwrap(), query, "--suggest"];
+        args.extend(more);
+        let output = quarry(&args);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let table = search("Zanizbar fery", &[]);
+    let corrected = "Zanzibar ferry  (Zanizbar -> Zanzibar, fery -> ferry)\n";
     assert!(
-        table.starts_with("did you mean: Zanzibar ferry  (Zanizbar -> Zanzibar, fery -> ferry)\n"),
+        table.starts_with(&format!("including results for: {corrected}")),
         "{table}"
     );
-    let output = quarry(&["search", snap.to_str().unwrap(), "zanzibar ferry", "--suggest"]);
-    assert!(!text(&output.stdout).contains("did you mean"), "every word is held");
+    let table = search("Zanizbar fery", &["--no-typo-tolerance"]);
+    assert!(table.starts_with(&format!("did you mean: {corrected}")), "{table}");
+    let table = search("zanzibar ferry", &[]);
+    assert!(
+        !table.contains("did you mean") && !table.contains("including"),
+        "every word is held"
+    );
 }
 
 #[test]

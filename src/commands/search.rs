@@ -72,7 +72,8 @@ pub struct SearchArgs {
     #[arg(long, default_value = "L2")]
     pub layer: quarry_server::search::layer::Layer,
     /// "Did you mean": the query with its words no row holds corrected to the index's nearest
-    /// word (a typing error or two away), printed before the table (JSON: suggestion).
+    /// word (a typing error or two away), printed before the table (JSON: suggestion): as
+    /// "including results for" under typo tolerance, which reads those words so too.
     #[arg(long)]
     pub suggest: bool,
     /// Read the query only as typed: no typo tolerance (by default each word no row holds is
@@ -164,7 +165,12 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|c| format!("{} -> {}", c.word, c.suggestion))
             .collect();
-        println!("did you mean: {}  ({})\n", suggestion.query, corrections.join(", "));
+        // Under typo tolerance the results already include the corrected words'.
+        let heading = match args.no_typo_tolerance {
+            true => "did you mean",
+            false => "including results for",
+        };
+        println!("{heading}: {}  ({})\n", suggestion.query, corrections.join(", "));
     }
     println!("{:>4}  {:>6}  {:<32}  snippet", "rank", "score", "citation");
     for (rank, chunk) in result.chunks.iter().enumerate() {
