@@ -186,10 +186,13 @@ for target in "${targets[@]}"; do
   artifacts="$out/artifacts/$target"
   mkdir -p "$artifacts"
   echo "== $target: ${seconds} s"
+  started="$out/artifacts/.started-$target"
+  touch "$started"
   "$out/$triple/release/$target" "$out/corpus/$target" -max_total_time="$seconds" -fork=1 -ignore_crashes=1 \
     -ignore_timeouts=1 -ignore_ooms=1 -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-20}" -max_len="${FUZZ_MAX_LEN:-65536}" -artifact_prefix="$artifacts/" \
     -print_final_stats=1 2>&1 | grep -E '^#[0-9]+.*(DONE|INITED)|stat::|crash|timeout|oom|==[0-9]+==' | tail -12 || true
-  count() { ls "$artifacts" 2>/dev/null | grep -c "^$1-" || true; }
-  summary+=("$target: $(ls "$out/corpus/$target" | wc -l) inputs in the corpus, crashes $(count crash), timeouts $(count timeout), out of memory $(count oom)")
+  # This run's findings (an earlier run's artifacts stay in the folder, not counted).
+  count() { find "$artifacts" -name "$1-*" -newer "$started" 2>/dev/null | wc -l; }
+  summary+=("$target: $(ls "$out/corpus/$target" | wc -l) inputs in the corpus; this run's crashes $(count crash), timeouts $(count timeout), out of memory $(count oom)")
 done
 printf '%s\n' "== summary ($seconds s per target; artifacts in $out/artifacts)" "${summary[@]}"
