@@ -272,3 +272,18 @@ async fn a_groups_common_term_is_not_outranked_by_a_rare_one() {
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_near_term_counts_as_much_as_it_is_like_the_word() {
+    let data = tempfile::tempdir().unwrap();
+    // Alike but for the near term (cord first, so a tie would put it first).
+    let notes = [("cord.txt", "The cord was red."), ("card.txt", "The card was red.")];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let body = json!({"query": "cart~2", "mode": "keyword", "typo_tolerance": false});
+    let result = server.api.search_ok("notes", body).await;
+    assert_eq!(ranked_files(&result), ["card.txt", "cord.txt"], "{result}");
+    // card is one error from cart (1 - 1/4), cord two (1 - 2/4): 0.5 / 0.75 of its score.
+    let score = |at: usize| result["chunks"][at]["metadata"]["keyword_score"].as_f64().unwrap();
+    assert!((score(1) / score(0) - 2.0 / 3.0).abs() < 1e-4, "{result}");
+    server.stop().await;
+}

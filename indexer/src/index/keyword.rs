@@ -20,7 +20,9 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
-use super::keyword_query::{most_frequent_near, near_terms, nearest_first, prefix_completions, KeywordQuery, NearTerm};
+use super::keyword_query::{
+    most_frequent_near, near_terms, nearest_first, prefix_completions, GroupTerm, KeywordQuery, NearTerm,
+};
 use super::keyword_rows::RowsCollector;
 use super::term_list::TermListTokenizer;
 use super::{Hit, RowSet};
@@ -81,14 +83,14 @@ impl KeywordStats {
     /// its rows above those of the group's common term — the word's own, most often (a rare
     /// near term of `diabetis~` above `diabetes`). A term in several groups takes the largest
     /// (a term of the query's text that a group holds scores in the group).
-    pub fn blended(&self, groups: &[Vec<String>]) -> Self {
+    pub fn blended(&self, groups: &[Vec<GroupTerm>]) -> Self {
         let mut blended = self.clone();
         for group in groups {
-            let Some(most) = group.iter().filter_map(|term| self.doc_freq.get(term)).max().copied() else {
+            let Some(most) = group.iter().filter_map(|g| self.doc_freq.get(&g.term)).max().copied() else {
                 continue;
             };
-            for term in group {
-                if let Some(count) = blended.doc_freq.get_mut(term) {
+            for g in group {
+                if let Some(count) = blended.doc_freq.get_mut(&g.term) {
                     *count = (*count).max(most);
                 }
             }
@@ -187,9 +189,10 @@ pub trait KeywordIndex: Send + Sync {
     /// word in `word` (a run of CJK characters, read as pairs).
     fn prefix_completions(&self, word: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
     /// The terms of this index within `edits` typing errors of `word` (at most
-    /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each: the `limit` most
-    /// frequent, most frequent first. None where the analyzer reads no word in `word`.
-    fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
+    /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each and its fewest
+    /// errors from a reading of `word`: the `limit` most frequent, most frequent first. None
+    /// where the analyzer reads no word in `word`.
+    fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>>;
     /// Those of the same terms that begin with `word`'s first letter (as the analyzer folds
     /// it), nearest first: the fewest typing errors from a reading of `word`, then the most
     /// rows, then term order; the `limit` first (a spelling suggestion's candidates, a typing
@@ -269,6 +272,15 @@ impl TantivyKeywordIndex {
 
 /// How the index's text field was written: its tokenizer (the analyzer's name) and what its
 /// postings hold (None: not indexed).
+/// A term's query, its score times `weight` (a reading's share, a near term's similarity).
+fn weighted(term: Term, weight: f32) -> Box<dyn Query> {
+    let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+    match weight == 1.0 {
+        true => query,
+        false => Box::new(BoostQuery::new(query, weight)),
+    }
+}
+
 fn text_indexing(index: &Index) -> Result<Option<TextFieldIndexing>> {
     let schema = index.schema();
     let field = schema.get_field("text").map_err(err("schema"))?;
@@ -307,7 +319,7 @@ impl KeywordIndex for TantivyKeywordIndex {
             .any_of
             .iter()
             .flatten()
-            .map(|term| Term::from_field_text(field, term));
+            .map(|group_term| Term::from_field_text(field, &group_term.term));
         for term in self
             .terms(&query.text)?
             .into_iter()
@@ -336,7 +348,7 @@ impl KeywordIndex for TantivyKeywordIndex {
         prefix_completions(&self.index, &self.reader, &self.analyzer, word, limit)
     }
 
-    fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
+    fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>> {
         let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits, false)?;
         Ok(near.map(|terms| most_frequent_near(terms, limit)))
     }
@@ -406,14 +418,15 @@ impl TantivyKeywordIndex {
     /// its best term a row holds (None when there is no term to look up).
     fn any_term_query(&self, query: &KeywordQuery) -> Result<Option<BooleanQuery>> {
         let field = self.index.schema().get_field("text").map_err(err("schema"))?;
-        let groups: Vec<Vec<Term>> = query
+        let groups: Vec<Vec<(Term, f32)>> = query
             .any_of
             .iter()
             .map(|group| {
                 group
                     .iter()
-                    .map(|term| Term::from_field_text(field, term))
-                    .collect::<Vec<Term>>()
+                    .filter(|group_term| group_term.boost > 0.0)
+                    .map(|group_term| (Term::from_field_text(field, &group_term.term), group_term.boost))
+                    .collect::<Vec<(Term, f32)>>()
             })
             .filter(|group| !group.is_empty())
             .collect();
@@ -424,16 +437,14 @@ impl TantivyKeywordIndex {
         let terms: Vec<(Term, f32)> = self
             .terms(&query.text)?
             .into_iter()
-            .filter(|(term, _)| !groups.iter().flatten().any(|g| g == term))
+            .filter(|(term, _)| !groups.iter().flatten().any(|(g, _)| g == term))
             .collect();
         if terms.is_empty() && groups.is_empty() {
             return Ok(None);
         }
         let group_clauses = groups.into_iter().map(|group| {
-            let alternatives: Vec<Box<dyn Query>> = group
-                .into_iter()
-                .map(|term| Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)) as Box<dyn Query>)
-                .collect();
+            let alternatives: Vec<Box<dyn Query>> =
+                group.into_iter().map(|(term, boost)| weighted(term, boost)).collect();
             (
                 Occur::Should,
                 Box::new(DisjunctionMaxQuery::new(alternatives)) as Box<dyn Query>,
@@ -442,17 +453,7 @@ impl TantivyKeywordIndex {
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .into_iter()
             .filter(|(_, weight)| *weight > 0.0)
-            .map(|(term, weight)| {
-                let query: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
-                (
-                    Occur::Should,
-                    if weight == 1.0 {
-                        query
-                    } else {
-                        Box::new(BoostQuery::new(query, weight)) as Box<dyn Query>
-                    },
-                )
-            })
+            .map(|(term, weight)| (Occur::Should, weighted(term, weight)))
             .chain(group_clauses)
             .collect();
         Ok(Some(BooleanQuery::new(clauses)))
@@ -527,7 +528,7 @@ mod tests {
                 .map(|(term, count)| (term.to_string(), count))
                 .into(),
         };
-        let group = |terms: &[&str]| terms.iter().map(|t| t.to_string()).collect::<Vec<String>>();
+        let group = |terms: &[&str]| terms.iter().map(|&t| GroupTerm::whole(t)).collect::<Vec<GroupTerm>>();
         let blended = stats.blended(&[group(&["diabet", "diuret"]), group(&["diuret", "dialect"])]);
         let count = |term: &str| blended.doc_freq[term];
         // diuret takes the largest of its groups, dialect its group's; diet, in none, its own.

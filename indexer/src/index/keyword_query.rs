@@ -29,8 +29,35 @@ pub struct KeywordQuery {
     /// Free text, read by the index's analyzer (nothing in it is syntax).
     pub text: String,
     /// Groups of index terms (as the index holds them: normalized and stemmed): a row scores
-    /// by the best of a group's terms it holds, as one more word of the query.
-    pub any_of: Vec<Vec<String>>,
+    /// by the best of a group's terms it holds (each term's score times its boost), as one
+    /// more word of the query.
+    pub any_of: Vec<Vec<GroupTerm>>,
+}
+
+/// One index term of a group, and how much a row holding it counts: 1 for a prefix's
+/// completion or a typed word's correction, a near term's [`similarity`] to the word.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupTerm {
+    pub term: String,
+    pub boost: f32,
+}
+
+impl GroupTerm {
+    /// `term` at full weight.
+    pub fn whole(term: impl Into<String>) -> Self {
+        Self {
+            term: term.into(),
+            boost: 1.0,
+        }
+    }
+}
+
+/// How like `word` a term `edits` typing errors from it is: 1 less the errors' share of the
+/// shorter one's characters (Lucene's FuzzyQuery boosts each term it expands to so), 1 for
+/// the word itself, 0 or less where the errors are as many as the characters.
+pub fn similarity(edits: u8, term: &str, word: &str) -> f32 {
+    let shorter = term.chars().count().min(word.chars().count()).max(1);
+    1.0 - f32::from(edits) / shorter as f32
 }
 
 impl KeywordQuery {
@@ -111,9 +138,11 @@ pub(super) fn near_terms(
     )
 }
 
-/// The `limit` most frequent of `terms` with their rows, most frequent first (ties in term order).
-pub(super) fn most_frequent_near(terms: Vec<NearTerm>, limit: usize) -> Vec<(String, u64)> {
-    most_frequent(terms.into_iter().map(|near| (near.term, near.rows)).collect(), limit)
+/// The `limit` most frequent of `terms`, most frequent first (ties in term order).
+pub(super) fn most_frequent_near(mut terms: Vec<NearTerm>, limit: usize) -> Vec<NearTerm> {
+    terms.sort_unstable_by(|a, b| (Reverse(a.rows), &a.term).cmp(&(Reverse(b.rows), &b.term)));
+    terms.truncate(limit);
+    terms
 }
 
 /// The `limit` nearest of `terms`: the fewest typing errors, then the most rows, then term order.
@@ -490,7 +519,13 @@ mod tests {
                 .map(|(t, n)| (t.clone(), *n))
                 .collect();
             let expected = most_frequent(near, usize::MAX);
-            let found = index.near_terms(word, edits, usize::MAX).unwrap().unwrap();
+            let found: Vec<(String, u64)> = index
+                .near_terms(word, edits, usize::MAX)
+                .unwrap()
+                .unwrap()
+                .into_iter()
+                .map(|near| (near.term, near.rows))
+                .collect();
             assert_eq!(found, expected, "{word} ~{edits}");
         }
         let near = |word: &str, edits: u8| -> Vec<String> {
@@ -499,7 +534,7 @@ mod tests {
                 .unwrap()
                 .unwrap()
                 .into_iter()
-                .map(|(t, _)| t)
+                .map(|near| near.term)
                 .collect()
         };
         assert_eq!(near("hydorgen", 1), ["hydrogen"], "a swap is one error");
@@ -562,7 +597,7 @@ mod tests {
             .collect();
         assert!(cars.contains(&"car".to_string()), "{cars:?}");
         let anywhere = index.near_terms("cars", 2, 99).unwrap().unwrap();
-        assert!(anywhere.iter().any(|(t, _)| t == "gas") && anywhere.iter().any(|(t, _)| t == "dam"));
+        assert!(anywhere.iter().any(|n| n.term == "gas") && anywhere.iter().any(|n| n.term == "dam"));
         assert!(cars.iter().all(|t| t.starts_with('c')), "{cars:?}");
         assert_eq!(index.nearest_terms("東京", 1, 9).unwrap(), None);
     }
@@ -599,7 +634,7 @@ mod tests {
         let index = index(dir.path());
         let group = |terms: &[&str]| KeywordQuery {
             text: "city".into(),
-            any_of: vec![terms.iter().map(|t| t.to_string()).collect()],
+            any_of: vec![terms.iter().map(|&t| GroupTerm::whole(t)).collect()],
         };
         let both = group(&["hydrogen", "hydrant"]);
         let stats = index.stats(&both).unwrap();
@@ -628,11 +663,31 @@ mod tests {
         }
         // Row 3 holds both: it scores by the better (the rarer hydrant), not their sum.
         assert!(hydrant[&3] > hydrogen[&3]);
+        // Each term counts by its boost; a term with none is left out.
+        let alone = |terms: Vec<GroupTerm>| KeywordQuery {
+            text: String::new(),
+            any_of: vec![terms],
+        };
+        let half = GroupTerm {
+            term: "hydrogen".into(),
+            boost: 0.5,
+        };
+        let full = scores(&alone(vec![GroupTerm::whole("hydrogen")]));
+        let halved = scores(&alone(vec![half.clone(), GroupTerm::whole("hydrant")]));
+        let hydrant_alone = scores(&alone(vec![GroupTerm::whole("hydrant")]));
+        assert_eq!(halved.len(), 3, "rows holding hydrogen or hydrant: {halved:?}");
+        for (row, score) in &halved {
+            let best =
+                (0.5 * full.get(row).copied().unwrap_or(0.0)).max(hydrant_alone.get(row).copied().unwrap_or(0.0));
+            assert!((score - best).abs() < 1e-5, "row {row}: {score} vs {best}");
+        }
+        let none = GroupTerm { boost: 0.0, ..half };
+        assert_eq!(scores(&alone(vec![none, GroupTerm::whole("hydrant")])), hydrant_alone);
         // A group's term the text also looks up counts once, in the group (at full weight,
         // where the text weighs each reading by its language's share of the rows).
         let repeated = KeywordQuery {
             text: "hydrogen".into(),
-            any_of: vec![vec!["hydrogen".into()]],
+            any_of: vec![vec![GroupTerm::whole("hydrogen")]],
         };
         let once = KeywordQuery {
             text: String::new(),
@@ -644,7 +699,7 @@ mod tests {
         // A group alone, with no text, finds its rows.
         let alone = KeywordQuery {
             text: String::new(),
-            any_of: vec![vec!["hydraul".into(), "hydro".into()]],
+            any_of: vec![vec![GroupTerm::whole("hydraul"), GroupTerm::whole("hydro")]],
         };
         assert_eq!(index.matching_rows(&alone).unwrap().rows(), [2, 4]);
     }

@@ -35,7 +35,9 @@ pub use keyword_build::{
     build_english_keyword_index, build_keyword_index, build_keyword_index_detected, keyword_index_files,
 };
 pub use keyword_parts::{build_keyword_index_with_parts, KeywordPart, PartsKept};
-pub use keyword_query::{most_frequent, KeywordQuery, NearTerm, TypingErrors, MAX_EDITS, MAX_GROUP_TERMS};
+pub use keyword_query::{
+    most_frequent, similarity, GroupTerm, KeywordQuery, NearTerm, TypingErrors, MAX_EDITS, MAX_GROUP_TERMS,
+};
 pub use recall::{ann_recall, ExactTruth, RecallCheck, TIE_TOLERANCE};
 pub use row_set::RowSet;
 pub use rows::sample_rows;

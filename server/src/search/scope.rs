@@ -250,7 +250,7 @@ impl<'a> SearchScope<'a> {
                 if request.highlight {
                     let segment = at.part.searcher.snapshot().segment_of(local);
                     let terms = highlight_terms.entry((at.offset, segment.offset)).or_insert_with(|| {
-                        let completions = keyword.any_of.iter().flatten().cloned();
+                        let completions = keyword.any_of.iter().flatten().map(|g| g.term.clone());
                         QueryTerms::with_terms(segment.data.keyword.analyzer(), &keyword.text, completions)
                     });
                     add_highlights(&mut chunk, terms);

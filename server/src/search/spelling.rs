@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use quarry_indexer::index::analysis::{pieces, KeywordAnalyzer, Piece};
-use quarry_indexer::index::{KeywordIndex, KeywordQuery, NearTerm, TypingErrors};
+use quarry_indexer::index::{GroupTerm, KeywordIndex, KeywordQuery, NearTerm, TypingErrors};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ServerError;
@@ -261,7 +261,7 @@ fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Ve
     }
     let group = KeywordQuery {
         text: String::new(),
-        any_of: vec![likeliest.keys().cloned().collect()],
+        any_of: vec![likeliest.keys().map(|term| GroupTerm::whole(term.clone())).collect()],
     };
     let mut live: HashMap<String, u64> = HashMap::new();
     for part in parts {
@@ -298,7 +298,7 @@ fn written_form(
 ) -> Result<Option<(String, u8)>, ServerError> {
     let group = KeywordQuery {
         text: String::new(),
-        any_of: vec![vec![term.to_string()]],
+        any_of: vec![vec![GroupTerm::whole(term)]],
     };
     let mut written: HashMap<String, (u8, usize)> = HashMap::new();
     let mut rows_read = 0;

@@ -7,11 +7,15 @@
 //! too). The same terms go to every part and segment, so scores compare across them. Under
 //! typo tolerance each word no live row holds adds its correction's term as a group of one
 //! ([`crate::search::spelling::corrections`]). The lane counts each group's terms as held by
-//! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]).
+//! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]), and
+//! weighs a misspelt word's near term by its likeness to the word ([`similarity`]: one error
+//! in `diabetis` counts more than two), as Lucene's fuzzy queries do.
 
 use std::collections::HashMap;
 
-use quarry_indexer::index::{most_frequent, KeywordIndex, KeywordQuery, TantivyKeywordIndex, MAX_GROUP_TERMS};
+use quarry_indexer::index::{
+    most_frequent, similarity, GroupTerm, KeywordIndex, KeywordQuery, NearTerm, TantivyKeywordIndex, MAX_GROUP_TERMS,
+};
 
 use crate::error::ServerError;
 use crate::search::placed::PlacedPart;
@@ -27,35 +31,57 @@ pub fn keyword_query(
     corrected: &[Corrected],
 ) -> Result<KeywordQuery, ServerError> {
     let mut keyword = KeywordQuery::text(&query.ranking_text);
-    keyword.any_of.extend(corrected.iter().map(|c| vec![c.term.clone()]));
+    keyword
+        .any_of
+        .extend(corrected.iter().map(|c| vec![GroupTerm::whole(c.term.clone())]));
     for prefix in &query.prefixes {
-        keyword
-            .any_of
-            .extend(group(parts, |index| index.prefix_completions(prefix, MAX_GROUP_TERMS))?);
+        let completions = |index: &TantivyKeywordIndex| -> Terms {
+            let found = index.prefix_completions(prefix, MAX_GROUP_TERMS)?;
+            Ok(found.map(|terms| {
+                terms
+                    .into_iter()
+                    .map(|(term, rows)| NearTerm { term, rows, edits: 0 })
+                    .collect()
+            }))
+        };
+        keyword.any_of.extend(group(parts, completions, prefix)?);
     }
     for near in &query.near {
-        keyword.any_of.extend(group(parts, |index| {
-            index.near_terms(&near.word, near.edits, MAX_GROUP_TERMS)
-        })?);
+        let near_terms = |index: &TantivyKeywordIndex| index.near_terms(&near.word, near.edits, MAX_GROUP_TERMS);
+        keyword.any_of.extend(group(parts, near_terms, &near.word)?);
     }
     Ok(keyword)
 }
 
-type Terms = quarry_indexer::error::Result<Option<Vec<(String, u64)>>>;
+type Terms = quarry_indexer::error::Result<Option<Vec<NearTerm>>>;
 
-/// The most frequent of the terms `terms_in` finds in every segment of `parts` (None: none).
+/// The most frequent of the terms `terms_in` finds in every segment of `parts` (None: none),
+/// each weighed by its similarity to `word` (its fewest typing errors in any segment; a
+/// prefix's completions have none); a term with no likeness left (as many errors as
+/// characters) is left out.
 fn group(
     parts: &[PlacedPart<'_>],
     terms_in: impl Fn(&TantivyKeywordIndex) -> Terms,
-) -> Result<Option<Vec<String>>, ServerError> {
+    word: &str,
+) -> Result<Option<Vec<GroupTerm>>, ServerError> {
     let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut errors: HashMap<String, u8> = HashMap::new();
     for at in parts {
         for segment in &at.part.searcher.snapshot().segments {
-            for (term, rows) in terms_in(&segment.data.keyword)?.unwrap_or_default() {
-                *counts.entry(term).or_default() += rows;
+            for near in terms_in(&segment.data.keyword)?.unwrap_or_default() {
+                *counts.entry(near.term.clone()).or_default() += near.rows;
+                let fewest = errors.entry(near.term).or_insert(near.edits);
+                *fewest = (*fewest).min(near.edits);
             }
         }
     }
-    let terms = most_frequent(counts, MAX_GROUP_TERMS);
-    Ok((!terms.is_empty()).then(|| terms.into_iter().map(|(term, _)| term).collect()))
+    let terms: Vec<GroupTerm> = most_frequent(counts, MAX_GROUP_TERMS)
+        .into_iter()
+        .map(|(term, _)| {
+            let boost = similarity(errors[&term], &term, word);
+            GroupTerm { term, boost }
+        })
+        .filter(|group_term| group_term.boost > 0.0)
+        .collect();
+    Ok((!terms.is_empty()).then_some(terms))
 }
