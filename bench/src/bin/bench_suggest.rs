@@ -8,9 +8,9 @@
 //! written get a suggestion at all (their words no row holds); and the keyword search's
 //! time without typo tolerance, with it (the default) and with the suggestion too, and the
 //! `auto` search's (the query embedded; under typo tolerance the corrected query too) without
-//! and with typo tolerance (p50 / p99 over `--reps` runs). `--write-mistyped` writes the mistyped queries (their ids kept)
-//! as a BEIR queries file, for `quarry eval` to measure search on them. Nothing is tuned on
-//! these figures: they measure the rule as it is.
+//! and with typo tolerance (p50 / p99 over `--reps` runs). `--write-mistyped` writes the
+//! mistyped queries (their ids kept) as a BEIR queries file, for `quarry eval` to measure
+//! search on them. Nothing is tuned on these figures: they measure the rule as it is.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -2,8 +2,8 @@
 //! search's query) or an `embed_queries` call (a query and its other reading) is tokenized
 //! on its caller's thread and queued, a query a text; a few model threads each take
 //! whatever has queued, up to a pass size ([`QUERIES_PER_PASS`] unless set), and embed it
-//! in one pass. A query alone is embedded at once (nothing waits for company), so a lone search costs what it
-//! did; under load each pass reads the model's weights once for several queries, which on
+//! in one pass. A query alone is embedded at once (nothing waits for company), so a lone
+//! search costs what it did; under load each pass reads the model's weights once for several queries, which on
 //! a CPU is what a short query's pass mostly costs (bench/RESULTS.md). Other calls (an
 //! upload's chunks) go straight to the model.
 
@@ -206,7 +206,9 @@ impl Embedder for BatchingEmbedder {
                 answers.push(answer);
             }
         }
-        self.shared.queued.notify_all();
+        // One model thread takes every text queued here, in one pass (as a lone query woke
+        // one thread before).
+        self.shared.queued.notify_one();
         let mut data = Vec::with_capacity(self.info().dim * texts.len());
         for answer in answers {
             match answer.recv() {
