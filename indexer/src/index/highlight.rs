@@ -1,8 +1,10 @@
 //! Where a query's words occur in a text: the spans of the text's tokens that the keyword
 //! analyzer turns into one of the query's terms, so "thermometers" matches "thermometer"
-//! and stop words never match, exactly as the keyword lane counts a match.
+//! and stop words never match, exactly as the keyword lane counts a match. A quoted phrase's
+//! words are marked where they stand as the phrase (one span from its first word to its
+//! last), as the phrase matched, not wherever one of them occurs alone.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use super::analysis::{KeywordAnalyzer, TextReader};
@@ -12,6 +14,10 @@ use super::analysis::{KeywordAnalyzer, TextReader};
 /// for all of a search's results).
 pub struct QueryTerms {
     terms: HashSet<String>,
+    /// Each phrase's readings ([`KeywordAnalyzer::phrase_readings`]): its terms, as numbers
+    /// in `phrase_terms`, with their positions from the phrase's first.
+    phrases: Vec<Vec<(usize, usize)>>,
+    phrase_terms: HashMap<String, usize>,
     reader: TextReader,
 }
 
@@ -20,6 +26,8 @@ impl QueryTerms {
     pub fn of(analyzer: &KeywordAnalyzer, query: &str) -> Self {
         Self {
             terms: analyzer.query_terms(query).into_iter().collect(),
+            phrases: Vec::new(),
+            phrase_terms: HashMap::new(),
             reader: analyzer.text_reader(),
         }
     }
@@ -33,28 +41,91 @@ impl QueryTerms {
         terms
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
+    /// [`Self::with_terms`] for a query's words outside its quoted `phrases`, and the phrases,
+    /// each marked only where a text holds it.
+    pub fn with_phrases(
+        analyzer: &KeywordAnalyzer,
+        words: &str,
+        phrases: &[String],
+        also: impl IntoIterator<Item = String>,
+    ) -> Self {
+        let mut terms = Self::with_terms(analyzer, words, also);
+        for phrase in phrases {
+            for reading in analyzer.phrase_readings(phrase) {
+                let numbered = reading
+                    .into_iter()
+                    .map(|(at, term)| {
+                        let next = terms.phrase_terms.len();
+                        (at, *terms.phrase_terms.entry(term).or_insert(next))
+                    })
+                    .collect();
+                terms.phrases.push(numbered);
+            }
+        }
+        terms
     }
 
-    /// The byte ranges of `text`'s words that match a query term, in order.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty() && self.phrases.is_empty()
+    }
+
+    /// The byte ranges of `text`'s words that match a query term, and of its phrases, in
+    /// order; overlapping matches (character pairs, a word inside a phrase) are one range.
     pub fn spans_in(&mut self, text: &str) -> Vec<Range<usize>> {
-        if self.terms.is_empty() {
+        if self.is_empty() {
             return Vec::new();
         }
         let mut spans: Vec<Range<usize>> = Vec::new();
-        let terms = &self.terms;
-        self.reader.for_each_term(text, |term, span| {
+        // The text's terms that some phrase holds: (position, the term's number, span).
+        let mut placed: Vec<(usize, usize, Range<usize>)> = Vec::new();
+        let (terms, phrase_terms) = (&self.terms, &self.phrase_terms);
+        self.reader.for_each_positioned_term(text, |term, span, position| {
             if terms.contains(term) {
-                // Overlapping character pairs that both match are one span.
-                match spans.last_mut() {
-                    Some(last) if span.start < last.end => last.end = last.end.max(span.end),
-                    _ => spans.push(span),
-                }
+                spans.push(span.clone());
+            }
+            if let Some(&number) = phrase_terms.get(term) {
+                placed.push((position, number, span));
             }
         });
-        spans
+        for reading in &self.phrases {
+            spans.extend(phrase_spans(&placed, reading));
+        }
+        spans.sort_by_key(|span| span.start);
+        let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+        for span in spans {
+            match merged.last_mut() {
+                Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+                _ => merged.push(span),
+            }
+        }
+        merged
     }
+}
+
+/// Where `reading` (terms by number, with positions from its first) stands in a text whose
+/// phrase terms are `placed` (by position, in order): from its first term's span to its last's.
+fn phrase_spans<'a>(
+    placed: &'a [(usize, usize, Range<usize>)],
+    reading: &'a [(usize, usize)],
+) -> impl Iterator<Item = Range<usize>> + 'a {
+    let (first, rest) = reading.split_first().map_or((None, &[][..]), |(f, r)| (Some(*f), r));
+    placed.iter().enumerate().filter_map(move |(i, (start, number, span))| {
+        let (first_at, first_number) = first?;
+        if *number != first_number {
+            return None;
+        }
+        let mut end = span.end;
+        for &(at, wanted) in rest {
+            let position = start + at - first_at;
+            let found = placed[i..].binary_search_by_key(&position, |p| p.0).ok()?;
+            let (_, number, span) = &placed[i + found];
+            if *number != wanted {
+                return None;
+            }
+            end = end.max(span.end);
+        }
+        Some(span.start..end)
+    })
 }
 
 /// Byte ranges of `text` (on character boundaries, in order) as character ranges.
@@ -100,6 +171,56 @@ mod tests {
         // Accents fold as in the index.
         let text = "Le café crème";
         assert_eq!(words(text, &english("cafe").spans_in(text)), ["café"]);
+    }
+
+    #[test]
+    fn a_phrase_is_marked_where_it_stands_as_the_phrase() {
+        use super::super::analysis::LanguageProfile;
+        let phrase = |analyzer: &KeywordAnalyzer, words: &str, phrases: &[&str]| {
+            let phrases: Vec<String> = phrases.iter().map(|p| p.to_string()).collect();
+            QueryTerms::with_phrases(analyzer, words, &phrases, Vec::new())
+        };
+        let text = "New York has new towers; York Minster is old. The state of the art in new-york style.";
+        let english = KeywordAnalyzer::English;
+        // The phrase's words alone are not marked; the phrase is one span, a word of the query
+        // outside it is marked wherever it stands.
+        assert_eq!(
+            words(text, &phrase(&english, "", &["new york"]).spans_in(text)),
+            ["New York", "new-york"]
+        );
+        assert_eq!(
+            words(text, &phrase(&english, "minster", &["new york"]).spans_in(text)),
+            ["New York", "Minster", "new-york"]
+        );
+        // The same word in the phrase and outside it is marked everywhere, the phrase as one span.
+        assert_eq!(
+            words(text, &phrase(&english, "towers york", &["new york"]).spans_in(text)),
+            ["New York", "towers", "York", "new-york"]
+        );
+        // Stop words inside a phrase keep their places (the English analyzer leaves gaps).
+        assert_eq!(
+            words(text, &phrase(&english, "", &["state of the art"]).spans_in(text)),
+            ["state of the art"]
+        );
+        assert!(phrase(&english, "", &["art state"]).spans_in(text).is_empty());
+        let texts = ["東京タワーは東京の観光名所です。", "The state of the art in New York."];
+        let multilingual = KeywordAnalyzer::Multilingual(std::sync::Arc::new(LanguageProfile::of_texts(&texts).0));
+        // A CJK phrase is its pairs in a row: 東京 alone is not marked.
+        assert_eq!(
+            words(texts[0], &phrase(&multilingual, "", &["東京タワー"]).spans_in(texts[0])),
+            ["東京タワー"]
+        );
+        assert_eq!(
+            words(texts[1], &phrase(&multilingual, "", &["new york"]).spans_in(texts[1])),
+            ["New York"]
+        );
+        assert_eq!(
+            words(
+                texts[1],
+                &phrase(&multilingual, "", &["state of the art"]).spans_in(texts[1])
+            ),
+            ["state of the art"]
+        );
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub struct ParsedQuery {
     /// The words the lanes rank by: the query's words and its phrases' words, in order,
     /// without quotes and excluded words.
     pub ranking_text: String,
+    /// The ranking text's words outside quoted phrases (highlights mark these wherever they
+    /// stand, a phrase's words only where the phrase does).
+    pub loose_text: String,
     pub constraints: QueryConstraints,
     /// Words written with a `*` after them (without it; in the ranking text too): the
     /// keyword lane also finds the words they begin.
@@ -151,6 +154,7 @@ impl ParsedQuery {
         if syntax == QuerySyntax::Plain {
             return Ok(Self {
                 ranking_text: query.to_string(),
+                loose_text: query.to_string(),
                 ..Self::default()
             });
         }
@@ -158,6 +162,7 @@ impl ParsedQuery {
         let closing = |from: usize| (from..chars.len()).find(|&i| is_quote(chars[i].1));
         let byte = |i: usize| chars.get(i).map_or(query.len(), |&(at, _)| at);
         let mut ranking: Vec<&str> = Vec::new();
+        let mut loose: Vec<&str> = Vec::new();
         let mut constraints = QueryConstraints::default();
         let mut prefixes: Vec<String> = Vec::new();
         let mut near: Vec<NearWord> = Vec::new();
@@ -222,6 +227,7 @@ impl ParsedQuery {
             };
             if !word.is_empty() {
                 ranking.push(word);
+                loose.push(word);
             }
             i = end.max(i + 1);
         }
@@ -233,6 +239,7 @@ impl ParsedQuery {
         }
         Ok(Self {
             ranking_text: ranking.join(" "),
+            loose_text: loose.join(" "),
             constraints,
             prefixes,
             near,
@@ -326,6 +333,11 @@ mod tests {
             read("error\"disk full\""),
             ("error disk full".into(), strings(&["disk full"]), vec![])
         );
+        // The words outside phrases, which highlights mark wherever they stand.
+        let parsed = ParsedQuery::read("\"retry budget\" timeouts -grpc budget*", QuerySyntax::Simple).unwrap();
+        assert_eq!(parsed.loose_text, "timeouts budget");
+        let plain = ParsedQuery::read("\"retry budget\" -grpc", QuerySyntax::Plain).unwrap();
+        assert_eq!(plain.loose_text, "\"retry budget\" -grpc");
         // Dashes inside words, alone or before a space are text; a quote never closed too.
         assert_eq!(read("e-mail - note"), ("e-mail - note".into(), vec![], vec![]));
         assert_eq!(read("-- flags"), ("-- flags".into(), vec![], vec![]));

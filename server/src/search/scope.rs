@@ -251,7 +251,8 @@ impl<'a> SearchScope<'a> {
                     let segment = at.part.searcher.snapshot().segment_of(local);
                     let terms = highlight_terms.entry((at.offset, segment.offset)).or_insert_with(|| {
                         let completions = keyword.any_of.iter().flatten().map(|g| g.term.clone());
-                        QueryTerms::with_terms(segment.data.keyword.analyzer(), &keyword.text, completions)
+                        let analyzer = segment.data.keyword.analyzer();
+                        QueryTerms::with_phrases(analyzer, &query.loose_text, &query.constraints.phrases, completions)
                     });
                     add_highlights(&mut chunk, terms);
                 }

@@ -225,6 +225,25 @@ impl TextReader {
         self.for_each_term_as(text, language, emit)
     }
 
+    /// [`Self::for_each_term`] with each term's position as the index counts positions (see
+    /// [`KeywordAnalyzer::phrase_readings`]): the English analyzer leaves a stop word's
+    /// position empty, the multilingual one numbers the terms it writes one after another.
+    pub fn for_each_positioned_term(&mut self, text: &str, mut emit: impl FnMut(&str, Range<usize>, usize)) {
+        if let Reader::English(analyzer) = &mut self.inner {
+            let mut stream = analyzer.token_stream(text);
+            while stream.advance() {
+                let token = stream.token();
+                emit(&token.text, token.offset_from..token.offset_to, token.position);
+            }
+            return;
+        }
+        let mut position = 0;
+        self.for_each_term(text, |term, span| {
+            emit(term, span, position);
+            position += 1;
+        });
+    }
+
     /// [`Self::for_each_term`] for a text whose analysis language is known (the multilingual analyzer).
     pub fn for_each_term_as(
         &mut self,
