@@ -818,6 +818,25 @@ fn search_and_eval_from_the_command_line() {
     );
     let result = like(&["--include-source"]);
     assert_eq!(result["chunks"][0]["chunk_id"], bread_chunk, "{result}");
+    // Two examples: both documents left out; an unlike example steers away from its own.
+    let nearest = chunks[0]["metadata"]["doc_id"].as_str().unwrap().to_string();
+    let result = like(&["--similar-to-document", &nearest]);
+    let docs: Vec<&str> = result["chunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["metadata"]["doc_id"].as_str().unwrap())
+        .collect();
+    assert!(docs.len() == 2 && !docs.contains(&nearest.as_str()), "{result}");
+    let result = like(&["--unlike-document", &nearest, "--include-source"]);
+    assert_eq!(result["chunks"][0]["chunk_id"], bread_chunk, "{result}");
+    let output = quarry(&["search", snap.to_str().unwrap(), "--unlike-chunk", bread_chunk]);
+    assert!(
+        !output.status.success()
+            && text(&output.stderr).contains("give --similar-to-chunk or --similar-to-document as well"),
+        "{}",
+        text(&output.stderr)
+    );
     let output = quarry(&["search", snap.to_str().unwrap(), "--similar-to-chunk", bread_chunk]);
     assert!(
         text(&output.stdout).contains("3 results (vector mode")

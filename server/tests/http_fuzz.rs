@@ -72,7 +72,10 @@ fn valid_body(route: &str, draw: &mut Draw) -> Value {
     match route {
         "/v1/collections" => json!({ "name": *draw.pick(&["scratch", "fz", "kept"]), "description": "fuzzed" }),
         "/v1/collections/{name}/search" | "/v1/search" if draw.below(4) == 0 => json!({
-            "similar_to": { "chunk_id": *draw.pick(&["nope-0", "", "-"]), "include_source": true },
+            "similar_to": {
+                "chunk_id": *draw.pick(&["nope-0", "", "-"]), "include_source": true,
+                "like": [{ "document_id": *draw.pick(&["nope", "x"]) }], "unlike": [{ "chunk_id": "nope-1" }]
+            },
             "query": "-drought", "top_k": 5, "collections": ["kept"]
         }),
         "/v1/collections/{name}/search" | "/v1/search" => json!({

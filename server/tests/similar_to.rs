@@ -1,5 +1,6 @@
 //! A search by example over real HTTP (`similar_to`): a chunk's or a document's stored
-//! embedding ranks the vector lane, its own document left out unless asked for, across
+//! embedding ranks the vector lane (several examples by their mean, steered away from
+//! `unlike` examples), its own document left out unless asked for, across
 //! segments and collections, with filters and a query's phrases still holding; the ids no
 //! collection serves and the modes that cannot rank an example are refused, naming why.
 
@@ -198,6 +199,38 @@ async fn a_chunk_or_a_document_finds_what_resembles_it() {
     assert_eq!(first_file(&across), "bread.txt", "{across}");
     assert_eq!(across["chunks"][0]["metadata"]["collection"], "bakery", "{across}");
 
+    // Several examples rank by their mean, and `unlike` examples by 2 × mean(likes) -
+    // mean(unlikes): each chunk's cosine follows from its cosines with each example.
+    let (_, by_harbour) = every(json!({"chunk_id": chunk_id, "include_source": true})).await;
+    let harbour = cosines(&by_harbour);
+    let between = harbour[&two_chunk];
+    let pair = json!([{"chunk_id": chunk_id}, {"chunk_id": two_chunk}]);
+    let (status, by_pair) = every(json!({"like": pair, "include_source": true})).await;
+    assert_eq!(status, 200, "{by_pair}");
+    let length = (2.0 + 2.0 * between).sqrt();
+    for (chunk, cosine) in &cosines(&by_pair) {
+        let expected = (harbour[chunk] + lava[chunk]) / length;
+        assert!((cosine - expected).abs() < 1e-3, "{chunk}: {cosine} against {expected}");
+    }
+    let steered =
+        json!({"like": [{"chunk_id": chunk_id}], "unlike": [{"chunk_id": two_chunk}], "include_source": true});
+    let (_, away) = every(steered).await;
+    let length = (5.0 - 4.0 * between).sqrt();
+    let away = cosines(&away);
+    assert!(away.len() >= 3, "{away:?}");
+    for (chunk, cosine) in &away {
+        let expected = (2.0 * harbour[chunk] - lava[chunk]) / length;
+        assert!((cosine - expected).abs() < 1e-3, "{chunk}: {cosine} against {expected}");
+    }
+    // Without include_source, every example's document is left out.
+    let (_, left_out) = search(json!({"similar_to": {"like": pair}, "top_k": 20})).await;
+    let left = files(&left_out);
+    assert!(
+        !left.iter().any(|f| f == "harbour-fees.txt" || f == "two-subjects.md")
+            && left.contains(&"marina-berths.txt".to_string()),
+        "{left_out}"
+    );
+
     // Refused, naming why.
     let refused = |status: u16, result: &Value, says: &str| {
         assert!(result.to_string().contains(says), "{status} {result} should say {says}");
@@ -232,6 +265,13 @@ async fn a_chunk_or_a_document_finds_what_resembles_it() {
     let (status, nothing) = search(json!({"top_k": 3})).await;
     assert_eq!(status, 400);
     refused(status, &nothing, "or search by example with similar_to");
+    let (status, unknown) =
+        search(json!({"similar_to": {"like": [{"chunk_id": chunk_id}, {"document_id": "no-such-note"}]}})).await;
+    assert_eq!(status, 404, "{unknown}");
+    refused(status, &unknown, "no document `no-such-note` is served");
+    let (status, unlikes_alone) = search(json!({"similar_to": {"unlike": [{"chunk_id": chunk_id}]}})).await;
+    assert_eq!(status, 400);
+    refused(status, &unlikes_alone, "similar_to needs a chunk_id");
     let (status, misspelt) = search(json!({"similar_to": {"chunk": chunk_id}})).await;
     assert_eq!(status, 400);
     refused(status, &misspelt, "similar_to");

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use quarry_server::search::similar_to::SimilarTo;
+use quarry_server::search::similar_to::{ExampleId, SimilarTo};
 use quarry_server::{ChunkResult, Mode, SearchRequest};
 
 use super::{runtime, LoadArgs};
@@ -14,16 +14,24 @@ pub struct SearchArgs {
     pub snapshot: String,
     /// The query text: "a quoted phrase" must be in each result, -word and -"a phrase" must not.
     /// May be left out with --similar-to-chunk or --similar-to-document.
-    #[arg(required_unless_present_any = ["similar_to_chunk", "similar_to_document"])]
+    #[arg(required_unless_present_any = ["similar_to_chunk", "similar_to_document", "unlike_chunk", "unlike_document"])]
     pub query: Option<String>,
     /// Rank by this chunk's embedding instead of the query's (a result's chunk_id): what is
-    /// most like it; its document is left out unless --include-source.
-    #[arg(long, conflicts_with = "similar_to_document")]
-    pub similar_to_chunk: Option<String>,
+    /// most like it; its document is left out unless --include-source. Given again, or with
+    /// --similar-to-document, the examples rank by their mean.
+    #[arg(long)]
+    pub similar_to_chunk: Vec<String>,
     /// Rank by this document's embedding (the mean of its chunks'; a result's metadata.doc_id).
     #[arg(long)]
-    pub similar_to_document: Option<String>,
-    /// With --similar-to-chunk or --similar-to-document: the example's own document may be among the results.
+    pub similar_to_document: Vec<String>,
+    /// With --similar-to-chunk or --similar-to-document: a chunk the results should resemble
+    /// less (the examples rank by 2 x their mean - the mean of these).
+    #[arg(long)]
+    pub unlike_chunk: Vec<String>,
+    /// With --similar-to-chunk or --similar-to-document: a document the results should resemble less.
+    #[arg(long)]
+    pub unlike_document: Vec<String>,
+    /// With --similar-to-chunk or --similar-to-document: the examples' own documents may be among the results.
     #[arg(long)]
     pub include_source: bool,
     /// simple (quoted phrases and -exclusions) or plain (quotes and dashes are text).
@@ -120,13 +128,32 @@ fn marked(chunk: &ChunkResult) -> String {
     }
 }
 
+/// The examples the flags name: chunks, then documents.
+fn examples(chunks: &[String], documents: &[String]) -> Vec<ExampleId> {
+    let chunks = chunks.iter().map(|id| ExampleId {
+        chunk_id: Some(id.clone()),
+        document_id: None,
+    });
+    let documents = documents.iter().map(|id| ExampleId {
+        chunk_id: None,
+        document_id: Some(id.clone()),
+    });
+    chunks.chain(documents).collect()
+}
+
 pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
     let mut request = SearchRequest::new(args.query.as_deref().unwrap_or_default());
-    if args.similar_to_chunk.is_some() || args.similar_to_document.is_some() {
+    let likes = examples(&args.similar_to_chunk, &args.similar_to_document);
+    let unlikes = examples(&args.unlike_chunk, &args.unlike_document);
+    if likes.is_empty() && !unlikes.is_empty() {
+        anyhow::bail!("--unlike-chunk and --unlike-document steer a search by example: give --similar-to-chunk or --similar-to-document as well");
+    }
+    if !likes.is_empty() {
         request.similar_to = Some(SimilarTo {
-            chunk_id: args.similar_to_chunk.clone(),
-            document_id: args.similar_to_document.clone(),
+            like: likes,
+            unlike: unlikes,
             include_source: args.include_source,
+            ..SimilarTo::default()
         });
     }
     request.mode = args.mode;

@@ -314,6 +314,15 @@ impl Operation {
 }
 
 /// The body of a /v1 search (search.md), with every field it takes.
+/// One example of a search by example: a chunk or a document, by id.
+fn example_id() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "chunk_id": { "type": "string" }, "document_id": { "type": "string" } },
+        "additionalProperties": false
+    })
+}
+
 fn search_request() -> Value {
     let strings = json!({ "oneOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" } }] });
     let filters = json!({
@@ -353,9 +362,12 @@ fn search_request() -> Value {
             },
             "similar_to": {
                 "type": "object",
+                "description": "search by example: rank by a chunk's or a document's stored embedding; several examples (like) by their mean, moved away from the unlike examples (2 x mean(like) - mean(unlike)); the examples' documents left out unless include_source",
                 "properties": {
                     "chunk_id": { "type": "string" },
                     "document_id": { "type": "string" },
+                    "like": { "type": "array", "maxItems": 32, "items": example_id() },
+                    "unlike": { "type": "array", "maxItems": 32, "items": example_id() },
                     "include_source": { "type": "boolean" }
                 },
                 "additionalProperties": false

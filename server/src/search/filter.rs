@@ -71,14 +71,14 @@ struct FieldSets<'a> {
 }
 
 impl Filters {
-    /// These filters with document `doc_id` left out as well (a search by example's source).
-    pub fn leaving_out_document(&self, doc_id: &str) -> Filters {
+    /// These filters with the documents `doc_ids` left out as well (a search by example's sources).
+    pub fn leaving_out_documents(&self, doc_ids: &[String]) -> Filters {
         let mut filters = self.clone();
         filters
             .exclude
             .get_or_insert_with(Default::default)
             .doc_id
-            .push(doc_id.to_string());
+            .extend(doc_ids.iter().cloned());
         filters
     }
 
