@@ -19,7 +19,9 @@ use tantivy::query::{
 use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST};
 use tantivy::{Index, IndexReader, Searcher, Term};
 
-use super::analysis::{english_analyzer, KeywordAnalyzer, LanguageProfile, ENGLISH_V1, MULTILINGUAL_V1};
+use super::analysis::{
+    english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
+};
 use super::keyword_query::{
     most_frequent_near, near_terms, nearest_first, prefix_completions, GroupTerm, KeywordQuery, NearTerm,
 };
@@ -29,7 +31,7 @@ use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V1;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V2;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -226,16 +228,18 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            MULTILINGUAL_V1 => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
-                index.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
-                KeywordAnalyzer::Multilingual(Arc::new(LanguageProfile::load(dir)?))
+                index.tokenizers().register(name, TermListTokenizer::default());
+                let mut profile = LanguageProfile::load(dir)?;
+                profile.revision = Revision::of_analyzer(name).expect("a multilingual analyzer's name");
+                KeywordAnalyzer::Multilingual(Arc::new(profile))
             }
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2})", dir.display()),
                 })
             }
         };
@@ -821,7 +825,8 @@ mod tests {
         let old = Index::create_in_dir(dir, builder.build()).unwrap();
         old.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
         let detected: Vec<_> = texts.iter().map(|text| super::super::analysis::detect(text)).collect();
-        let (profile, languages) = LanguageProfile::of_detected(&detected);
+        let (mut profile, languages) = LanguageProfile::of_detected(&detected);
+        profile.revision = Revision::V1;
         let mut reader = KeywordAnalyzer::Multilingual(Arc::new(profile.clone())).text_reader();
         let mut writer = old
             .writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)
@@ -837,6 +842,41 @@ mod tests {
         }
         writer.commit().unwrap();
         profile.save(dir).unwrap();
+    }
+
+    /// Arabic's definite nouns and Turkish's capital İ, in an index written now and in one
+    /// written by the analyzer's first revision (which reads its queries as it read its rows).
+    #[test]
+    fn arabic_definite_nouns_and_turkish_capitals_find_their_other_forms() {
+        let texts = [
+            "تقع المدينة على ضفاف النهر، وفي المدينة جامعة كبيرة ومكتبة عامة قديمة جدا.",
+            "زار الطلاب مدينة الإسكندرية وشاهدوا المكتبات والمتاحف والشواطئ الجميلة هناك.",
+            "Ankara Türkiye'nin başkentidir ve İstanbul en kalabalık şehirdir, çok büyüktür.",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V2);
+        let rows = |index: &TantivyKeywordIndex, query: &str| -> Vec<u64> {
+            let mut rows: Vec<u64> = index.search(query, 5).unwrap().iter().map(|hit| hit.row).collect();
+            rows.sort();
+            rows
+        };
+        // "city" finds "the city" and "the library" finds "a library" and "libraries".
+        assert_eq!(rows(&index, "مدينة"), [0, 1]);
+        assert_eq!(rows(&index, "المدينة"), [0, 1]);
+        assert_eq!(rows(&index, "المكتبة"), [0, 1]);
+        assert_eq!(rows(&index, "istanbul"), [2]);
+        assert_eq!(rows(&index, "İSTANBUL"), [2]);
+        assert_eq!(rows(&index, "kalabalik"), [2]);
+        // The first revision's index, and its queries, as they were.
+        let old_dir = tempfile::tempdir().unwrap();
+        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqsAndPositions);
+        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        assert_eq!(old.analyzer().name(), MULTILINGUAL_V1);
+        assert!(rows(&old, "المكتبة").is_empty());
+        assert_eq!(rows(&old, "İstanbul"), [2]);
+        assert!(rows(&old, "istanbul").is_empty());
     }
 
     #[test]

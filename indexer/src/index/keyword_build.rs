@@ -19,9 +19,7 @@ use tantivy::indexer::merge_filtered_segments;
 use tantivy::indexer::UserOperation;
 use tantivy::{doc, Index, Segment, TantivyDocument};
 
-use super::analysis::{
-    detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1, MULTILINGUAL_V1,
-};
+use super::analysis::{detect, english_analyzer, Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, ENGLISH_V1};
 use super::keyword::{err, schema};
 use super::keyword_parts::build_keyword_index_with_parts;
 use super::term_list::{push_term, TermListTokenizer};
@@ -133,7 +131,7 @@ impl Reading<'_> {
     pub(super) fn name(&self) -> &'static str {
         match self {
             Self::English => ENGLISH_V1,
-            Self::Multilingual(..) => MULTILINGUAL_V1,
+            Self::Multilingual(analyzer, _) => analyzer.name(),
         }
     }
 
@@ -156,7 +154,7 @@ pub(super) fn build_part(first_row: usize, texts: &[&str], reading: &Reading<'_>
         // Each row goes in as its term list (see `term_list`).
         Reading::Multilingual(..) => index
             .tokenizers()
-            .register(MULTILINGUAL_V1, TermListTokenizer::default()),
+            .register(reading.name(), TermListTokenizer::default()),
     }
     let schema = index.schema();
     let row_field = schema.get_field("row").map_err(err("schema"))?;
@@ -365,9 +363,11 @@ mod tests {
 
         // The same rows as tantivy's pre-tokenized text, as the build wrote them before.
         let pre_dir = tempfile::tempdir().unwrap();
-        let pre = Index::create_in_dir(pre_dir.path(), schema(MULTILINGUAL_V1)).unwrap();
-        pre.tokenizers()
-            .register(MULTILINGUAL_V1, tantivy::tokenizer::WhitespaceTokenizer::default());
+        let pre = Index::create_in_dir(pre_dir.path(), schema(super::super::analysis::MULTILINGUAL_V2)).unwrap();
+        pre.tokenizers().register(
+            super::super::analysis::MULTILINGUAL_V2,
+            tantivy::tokenizer::WhitespaceTokenizer::default(),
+        );
         let (row_field, text_field) = (
             pre.schema().get_field("row").unwrap(),
             pre.schema().get_field("text").unwrap(),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::analysis::{Detected, KeywordAnalyzer, LanguageProfile, StemLanguage, MULTILINGUAL_V1};
+use super::analysis::{Detected, KeywordAnalyzer, LanguageProfile, StemLanguage};
 use super::keyword_build::{build_part, merge_parts, part_ranges, BuiltPart, Reading};
 use crate::error::{IndexerError, Result};
 
@@ -109,7 +109,7 @@ pub fn build_keyword_index_with_parts(
         .collect::<Result<_>>()?;
     let built_secs = started.elapsed().as_secs_f64();
     built.extend(kept_parts.into_iter().map(|part| part.built));
-    merge_parts(dir, built, MULTILINGUAL_V1)?;
+    merge_parts(dir, built, analyzer.name())?;
     tracing::debug!(
         "keyword index: {} rows; {} in {} parts built ahead, the rest in {built_here} parts in {built_secs:.2} s; merged in {:.2} s",
         texts.len(),

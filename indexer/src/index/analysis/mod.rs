@@ -37,8 +37,42 @@ use word_forms::{pair_terms, WordForms};
 
 /// The English analyzer of indexes written before the multilingual one.
 pub const ENGLISH_V1: &str = "quarry_en_v1";
-/// The multilingual analyzer (this module), every new index's.
+/// The multilingual analyzer's first revision ([`Revision::V1`]).
 pub const MULTILINGUAL_V1: &str = "quarry_multi_v1";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V2`]).
+pub const MULTILINGUAL_V2: &str = "quarry_multi_v2";
+
+/// Which revision of the multilingual analyzer an index was written with: a query is read
+/// as its index's rows were.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Revision {
+    /// [`MULTILINGUAL_V1`]: Arabic's teh marbuta made heh before stemming; Turkish's `İ` and
+    /// `ı` left as they are.
+    V1,
+    /// [`MULTILINGUAL_V2`]: teh marbuta made heh after stemming, so `المدينة` ("the city")
+    /// and `مدينة` are one term; `İ` (an `i` and a combining dot once lower-cased) and `ı`
+    /// fold to `i`, as Lucene's ASCII folding does, so `istanbul` finds `İstanbul`.
+    #[default]
+    V2,
+}
+
+impl Revision {
+    /// The revision an index's analyzer name says (None: not the multilingual analyzer).
+    pub fn of_analyzer(name: &str) -> Option<Self> {
+        match name {
+            MULTILINGUAL_V1 => Some(Self::V1),
+            MULTILINGUAL_V2 => Some(Self::V2),
+            _ => None,
+        }
+    }
+
+    pub fn analyzer_name(self) -> &'static str {
+        match self {
+            Self::V1 => MULTILINGUAL_V1,
+            Self::V2 => MULTILINGUAL_V2,
+        }
+    }
+}
 
 /// tantivy's chain of the English analyzer ([`ENGLISH_V1`]).
 pub(crate) fn english_analyzer() -> TextAnalyzer {
@@ -63,7 +97,7 @@ impl KeywordAnalyzer {
     pub fn name(&self) -> &'static str {
         match self {
             Self::English => ENGLISH_V1,
-            Self::Multilingual(_) => MULTILINGUAL_V1,
+            Self::Multilingual(profile) => profile.revision.analyzer_name(),
         }
     }
 
@@ -108,7 +142,7 @@ impl KeywordAnalyzer {
                 }
             }
             Self::Multilingual(profile) => {
-                let mut forms = WordForms::default();
+                let mut forms = WordForms::new(profile.revision);
                 let readings = profile.readings();
                 for piece in pieces(query) {
                     match piece {
@@ -186,9 +220,9 @@ impl KeywordAnalyzer {
                 let first = stream.advance().then(|| stream.token().text.clone());
                 first.filter(|_| !stream.advance())
             }
-            Self::Multilingual(_) => match pieces(word).as_slice() {
+            Self::Multilingual(profile) => match pieces(word).as_slice() {
                 [Piece::Word(range)] if *range == (0..word.len()) => {
-                    WordForms::default().term(word, None).map(str::to_string)
+                    WordForms::new(profile.revision).term(word, None).map(str::to_string)
                 }
                 _ => None,
             },
@@ -199,7 +233,7 @@ impl KeywordAnalyzer {
     pub fn text_reader(&self) -> TextReader {
         let inner = match self {
             Self::English => Reader::English(english_analyzer()),
-            Self::Multilingual(profile) => Reader::Multilingual(profile.clone(), WordForms::default()),
+            Self::Multilingual(profile) => Reader::Multilingual(profile.clone(), WordForms::new(profile.revision)),
         };
         TextReader { inner }
     }

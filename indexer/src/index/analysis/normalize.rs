@@ -1,13 +1,17 @@
 //! The normal form of a word before stop words and stemming: Unicode NFKC (full-width
 //! letters, ligatures and compatibility forms to their plain forms), lower case, and for
 //! Arabic script Lucene's `ArabicNormalizer` (alef forms to bare alef, alef maksura to yeh,
-//! teh marbuta to heh, tatweel and harakat removed). After stemming, [`fold_marks`] takes
-//! the accents off Latin and Greek letters, so `cafe` finds `café`.
+//! tatweel and harakat removed; teh marbuta to heh, which [`Revision::V2`] does after
+//! stemming, [`after_stemming`]). After stemming, [`fold_marks`] takes the accents off Latin
+//! and Greek letters, so `cafe` finds `café`.
 
 use unicode_normalization::UnicodeNormalization;
 
-/// NFKC, lower case, Arabic normalization; `out` is cleared first.
-pub fn normalize_word(word: &str, out: &mut String) {
+use super::Revision;
+
+/// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only);
+/// `out` is cleared first.
+pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
     out.clear();
     if word.is_ascii() {
         out.push_str(word);
@@ -20,17 +24,38 @@ pub fn normalize_word(word: &str, out: &mut String) {
             '\u{0640}' | '\u{064B}'..='\u{065F}' | '\u{0670}' => {}
             '\u{0622}' | '\u{0623}' | '\u{0625}' | '\u{0671}' => out.push('\u{0627}'),
             '\u{0649}' => out.push('\u{064A}'),
-            '\u{0629}' => out.push('\u{0647}'),
+            '\u{0629}' if revision == Revision::V1 => out.push('\u{0647}'),
             c => out.push(c),
         }
     }
 }
 
+/// What [`Revision::V2`] normalizes once a word is stemmed: teh marbuta to heh. The Snowball
+/// Arabic stemmer takes a teh marbuta off as a suffix but not a heh after the article, so
+/// normalized first `المدينة` ("the city") stemmed to `مدينه` and `مدينة` to `مدين`.
+pub fn after_stemming(term: String, revision: Revision) -> String {
+    match revision == Revision::V2 && term.contains('\u{0629}') {
+        true => term.replace('\u{0629}', "\u{0647}"),
+        false => term,
+    }
+}
+
 /// `word` with the accents of its Latin and Greek letters removed (NFD, combining marks of
 /// those letters dropped) and the few Latin letters that are not a base plus a mark spelled
-/// out (ß, æ, œ, ø, ł, đ, þ). Other scripts are left as they are: their marks are letters' parts.
-pub fn fold_marks(word: &str) -> Option<String> {
-    if word.is_ascii() || !word.chars().any(foldable) {
+/// out (ß, æ, œ, ø, ł, đ, þ; in [`Revision::V2`] Turkish's dotless ı too). Other scripts are
+/// left as they are: their marks are letters' parts. [`Revision::V2`] also drops a mark after
+/// an ASCII letter: Turkish `İstanbul` lower-cases to `i̇stanbul`, an `i` and a combining dot.
+pub fn fold_marks(word: &str, revision: Revision) -> Option<String> {
+    let mark_after_ascii = || {
+        let mut chars = word.chars().peekable();
+        std::iter::from_fn(|| Some((chars.next()?, chars.peek().copied()))).any(|(c, next)| {
+            c.is_ascii_alphabetic() && next.is_some_and(unicode_normalization::char::is_combining_mark)
+        })
+    };
+    let any_foldable = word
+        .chars()
+        .any(|c| foldable(c) || (revision == Revision::V2 && c == 'ı'));
+    if word.is_ascii() || !(any_foldable || (revision == Revision::V2 && mark_after_ascii())) {
         return None;
     }
     let mut out = String::with_capacity(word.len());
@@ -52,6 +77,7 @@ pub fn fold_marks(word: &str) -> Option<String> {
             'đ' => out.push('d'),
             'þ' => out.push_str("th"),
             'ς' => out.push('σ'),
+            'ı' if revision == Revision::V2 => out.push('i'),
             c => out.push(c),
         }
     }
@@ -72,7 +98,7 @@ mod tests {
 
     fn normal(word: &str) -> String {
         let mut out = String::new();
-        normalize_word(word, &mut out);
+        normalize_word(word, &mut out, Revision::V1);
         out
     }
 
@@ -85,17 +111,31 @@ mod tests {
         // Alef with hamza, tatweel, a fatha and teh marbuta.
         assert_eq!(normal("أمـــيرَة"), "اميره");
         assert_eq!(normal("إلى"), "الي");
+        // V2 keeps teh marbuta for the stemmer and makes it heh after.
+        let mut out = String::new();
+        normalize_word("أمـــيرَة", &mut out, Revision::V2);
+        assert_eq!(out, "اميرة");
+        assert_eq!(after_stemming(out, Revision::V2), "اميره");
     }
 
     #[test]
     fn folding() {
-        assert_eq!(fold_marks("café").as_deref(), Some("cafe"));
-        assert_eq!(fold_marks("straße").as_deref(), Some("strasse"));
-        assert_eq!(fold_marks("häuser").as_deref(), Some("hauser"));
-        assert_eq!(fold_marks("άνθρωπος").as_deref(), Some("ανθρωποσ"));
-        assert_eq!(fold_marks("plain"), None);
-        assert_eq!(fold_marks("слово"), None);
+        assert_eq!(fold_marks("café", Revision::V1).as_deref(), Some("cafe"));
+        assert_eq!(fold_marks("straße", Revision::V1).as_deref(), Some("strasse"));
+        assert_eq!(fold_marks("häuser", Revision::V1).as_deref(), Some("hauser"));
+        assert_eq!(fold_marks("άνθρωπος", Revision::V1).as_deref(), Some("ανθρωποσ"));
+        assert_eq!(fold_marks("plain", Revision::V1), None);
+        assert_eq!(fold_marks("слово", Revision::V1), None);
         // Devanagari's vowel signs stay.
-        assert_eq!(fold_marks("हिंदी"), None);
+        assert_eq!(fold_marks("हिंदी", Revision::V1), None);
+        assert_eq!(fold_marks("हिंदी", Revision::V2), None);
+        // Turkish: İ lower-cases to an i and a combining dot, which V2 drops, and its dotless ı
+        // folds to i (V1 kept both).
+        let istanbul: String = "İstanbul".to_lowercase();
+        assert_eq!(fold_marks(&istanbul, Revision::V2).as_deref(), Some("istanbul"));
+        assert_eq!(fold_marks(&istanbul, Revision::V1), None);
+        assert_eq!(fold_marks("kalabalık", Revision::V2).as_deref(), Some("kalabalik"));
+        assert_eq!(fold_marks("kalabalık", Revision::V1).as_deref(), Some("kalabalık"));
+        assert_eq!(fold_marks("şehirdeki", Revision::V2).as_deref(), Some("sehirdeki"));
     }
 }

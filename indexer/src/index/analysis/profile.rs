@@ -24,6 +24,10 @@ pub struct LanguageProfile {
     pub detected: BTreeMap<String, u64>,
     /// Per script (whatlang's name), the language its unsure rows are read as.
     pub unsure_rows_read_as: BTreeMap<String, StemLanguage>,
+    /// The analyzer revision the rows were read with: a new index's, or the one its
+    /// schema's analyzer name says ([`super::Revision::of_analyzer`]), set when it is opened.
+    #[serde(skip)]
+    pub revision: super::Revision,
 }
 
 impl LanguageProfile {

@@ -9,8 +9,9 @@ use tantivy::tokenizer::{RawTokenizer, StopWordFilter, TextAnalyzer};
 use unicode_normalization::UnicodeNormalization;
 
 use super::language::StemLanguage;
-use super::normalize::{fold_marks, normalize_word};
+use super::normalize::{after_stemming, fold_marks, normalize_word};
 use super::script::{class, letters_of, CharClass};
+use super::Revision;
 
 /// Words longer than this many characters are left out (as tantivy's `RemoveLongFilter(40)`
 /// did for the English analyzer: base64 blobs, hashes, run-together junk).
@@ -83,6 +84,7 @@ pub fn pair_terms(text: &str, run: Range<usize>, mut emit: impl FnMut(&str, Rang
 
 /// Per-thread word analysis: normal form, stop words and stem of a language, accents folded.
 pub struct WordForms {
+    revision: Revision,
     stemming: Stemming,
     /// Per language (and one more for no language): normal word → its term, None for a stop word.
     cache: Vec<WordCache>,
@@ -99,10 +101,12 @@ struct Stemming {
     stop_filters: Vec<Option<Option<TextAnalyzer>>>,
 }
 
-impl Default for WordForms {
-    fn default() -> Self {
+impl WordForms {
+    /// Word analysis as `revision` of the analyzer reads words.
+    pub fn new(revision: Revision) -> Self {
         let languages = StemLanguage::ALL.len();
         Self {
+            revision,
             stemming: Stemming {
                 stemmers: (0..languages).map(|_| None).collect(),
                 stop_filters: (0..languages).map(|_| None).collect(),
@@ -111,31 +115,34 @@ impl Default for WordForms {
             normal: String::new(),
         }
     }
-}
 
-impl WordForms {
     /// The term of the word `word` in a text of `language` (None: stemmed by no language),
     /// or None when it is a stop word of that language or too long.
     pub fn term(&mut self, word: &str, language: Option<StemLanguage>) -> Option<&str> {
         let Self {
+            revision,
             stemming,
             cache,
             normal,
         } = self;
-        normalize_word(word, normal);
+        normalize_word(word, normal, *revision);
         let cache = &mut cache[language.map(StemLanguage::index).unwrap_or(StemLanguage::ALL.len())];
         if cache.len() >= CACHE_WORDS {
             cache.clear();
         }
         cache
             .entry_ref(normal.as_str())
-            .or_insert_with(|| stemming.fresh_term(normal, language).map(String::into_boxed_str))
+            .or_insert_with(|| {
+                stemming
+                    .fresh_term(normal, language, *revision)
+                    .map(String::into_boxed_str)
+            })
             .as_deref()
     }
 }
 
 impl Stemming {
-    fn fresh_term(&mut self, normal: &str, language: Option<StemLanguage>) -> Option<String> {
+    fn fresh_term(&mut self, normal: &str, language: Option<StemLanguage>, revision: Revision) -> Option<String> {
         if normal.len() > MAX_WORD_CHARS && normal.chars().count() > MAX_WORD_CHARS {
             return None;
         }
@@ -150,7 +157,8 @@ impl Stemming {
             }
             _ => normal.to_string(),
         };
-        Some(fold_marks(&stemmed).unwrap_or(stemmed))
+        let stemmed = after_stemming(stemmed, revision);
+        Some(fold_marks(&stemmed, revision).unwrap_or(stemmed))
     }
 
     fn is_stop_word(&mut self, normal: &str, language: StemLanguage) -> bool {
@@ -208,7 +216,7 @@ mod tests {
 
     #[test]
     fn terms_by_language() {
-        let mut forms = WordForms::default();
+        let mut forms = WordForms::new(Revision::V1);
         assert_eq!(forms.term("Häuser", Some(StemLanguage::German)), Some("haus"));
         assert_eq!(forms.term("die", Some(StemLanguage::German)), None);
         assert_eq!(forms.term("die", Some(StemLanguage::English)), Some("die"));
@@ -221,5 +229,14 @@ mod tests {
         assert_eq!(forms.term(&"x".repeat(41), None), None);
         // The cache answers the same.
         assert_eq!(forms.term("Häuser", Some(StemLanguage::German)), Some("haus"));
+        // The first revision stems "the city" and "a city" apart; the second as one.
+        assert_eq!(forms.term("المدينة", Some(StemLanguage::Arabic)), Some("مدينه"));
+        assert_eq!(forms.term("مدينة", Some(StemLanguage::Arabic)), Some("مدين"));
+        let mut forms = WordForms::new(Revision::V2);
+        assert_eq!(forms.term("المدينة", Some(StemLanguage::Arabic)), Some("مدين"));
+        assert_eq!(forms.term("مدينة", Some(StemLanguage::Arabic)), Some("مدين"));
+        // A teh marbuta the stemmer leaves is a heh, as before.
+        assert_eq!(forms.term("ة", None), Some("ه"));
+        assert_eq!(forms.term("İstanbul", Some(StemLanguage::Turkish)), Some("istanbul"));
     }
 }
