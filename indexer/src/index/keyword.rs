@@ -844,13 +844,13 @@ mod tests {
         profile.save(dir).unwrap();
     }
 
-    /// Arabic's definite nouns and Turkish's capital İ, in an index written now and in one
+    /// Arabic's definite nouns and digits and Turkish's capital İ, in an index written now and in one
     /// written by the analyzer's first revision (which reads its queries as it read its rows).
     #[test]
     fn arabic_definite_nouns_and_turkish_capitals_find_their_other_forms() {
         let texts = [
             "تقع المدينة على ضفاف النهر، وفي المدينة جامعة كبيرة ومكتبة عامة قديمة جدا.",
-            "زار الطلاب مدينة الإسكندرية وشاهدوا المكتبات والمتاحف والشواطئ الجميلة هناك.",
+            "زار الطلاب مدينة الإسكندرية عام ٢٠٢٤ وشاهدوا المكتبات والمتاحف والشواطئ الجميلة هناك.",
             "Ankara Türkiye'nin başkentidir ve İstanbul en kalabalık şehirdir, çok büyüktür.",
         ];
         let dir = tempfile::tempdir().unwrap();
@@ -869,6 +869,9 @@ mod tests {
         assert_eq!(rows(&index, "istanbul"), [2]);
         assert_eq!(rows(&index, "İSTANBUL"), [2]);
         assert_eq!(rows(&index, "kalabalik"), [2]);
+        // Arabic-Indic digits read as ASCII ones, Persian letters as Arabic's.
+        assert_eq!(rows(&index, "2024"), [1]);
+        assert_eq!(rows(&index, "۲۰۲۴"), [1]);
         // The first revision's index, and its queries, as they were.
         let old_dir = tempfile::tempdir().unwrap();
         written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqsAndPositions);
@@ -877,6 +880,7 @@ mod tests {
         assert!(rows(&old, "المكتبة").is_empty());
         assert_eq!(rows(&old, "İstanbul"), [2]);
         assert!(rows(&old, "istanbul").is_empty());
+        assert!(rows(&old, "۲۰۲۴").is_empty());
     }
 
     #[test]

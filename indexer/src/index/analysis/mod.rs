@@ -51,7 +51,8 @@ pub enum Revision {
     V1,
     /// [`MULTILINGUAL_V2`]: teh marbuta made heh after stemming, so `المدينة` ("the city")
     /// and `مدينة` are one term; `İ` (an `i` and a combining dot once lower-cased) and `ı`
-    /// fold to `i`, as Lucene's ASCII folding does, so `istanbul` finds `İstanbul`.
+    /// fold to `i`, as Lucene's ASCII folding does, so `istanbul` finds `İstanbul`; Persian
+    /// yeh and keheh read as Arabic's yeh and kaf; every script's decimal digits as ASCII.
     #[default]
     V2,
 }

@@ -2,15 +2,18 @@
 //! letters, ligatures and compatibility forms to their plain forms), lower case, and for
 //! Arabic script Lucene's `ArabicNormalizer` (alef forms to bare alef, alef maksura to yeh,
 //! tatweel and harakat removed; teh marbuta to heh, which [`Revision::V2`] does after
-//! stemming, [`after_stemming`]). After stemming, [`fold_marks`] takes the accents off Latin
-//! and Greek letters, so `cafe` finds `café`.
+//! stemming, [`after_stemming`]). [`Revision::V2`] also reads Persian's yeh and keheh as
+//! Arabic's yeh and kaf (texts typed on either keyboard), and the decimal digits of every
+//! script as ASCII digits (`٢٠٢٤` and `۲۰۲۴` are `2024`, as Lucene's `DecimalDigitFilter`
+//! reads them). After stemming, [`fold_marks`] takes the accents off Latin and Greek
+//! letters, so `cafe` finds `café`.
 
 use unicode_normalization::UnicodeNormalization;
 
 use super::Revision;
 
-/// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only);
-/// `out` is cleared first.
+/// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only;
+/// Persian letters and decimal digits in [`Revision::V2`]); `out` is cleared first.
 pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
     out.clear();
     if word.is_ascii() {
@@ -25,9 +28,33 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
             '\u{0622}' | '\u{0623}' | '\u{0625}' | '\u{0671}' => out.push('\u{0627}'),
             '\u{0649}' => out.push('\u{064A}'),
             '\u{0629}' if revision == Revision::V1 => out.push('\u{0647}'),
+            // Farsi yeh and keheh, as Arabic's yeh and kaf.
+            '\u{06CC}' if revision == Revision::V2 => out.push('\u{064A}'),
+            '\u{06A9}' if revision == Revision::V2 => out.push('\u{0643}'),
+            c if revision == Revision::V2 && !c.is_ascii() => out.push(ascii_digit(c).unwrap_or(c)),
             c => out.push(c),
         }
     }
+}
+
+/// The first digit, zero, of each run of ten decimal digits in the Basic Multilingual Plane
+/// beyond ASCII's (Unicode's `Nd` characters; full-width digits are NFKC's already).
+const DIGIT_ZEROS: [u32; 35] = [
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66, 0x0DE6, 0x0E50,
+    0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50,
+    0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
+];
+
+/// `c` as an ASCII digit, when it is a decimal digit of another script.
+fn ascii_digit(c: char) -> Option<char> {
+    let code = c as u32;
+    if code < 0x0660 {
+        return None;
+    }
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&zero| (zero..zero + 10).contains(&code))
+        .map(|&zero| char::from(b'0' + (code - zero) as u8))
 }
 
 /// What [`Revision::V2`] normalizes once a word is stemmed: teh marbuta to heh. The Snowball
@@ -116,6 +143,29 @@ mod tests {
         normalize_word("أمـــيرَة", &mut out, Revision::V2);
         assert_eq!(out, "اميرة");
         assert_eq!(after_stemming(out, Revision::V2), "اميره");
+        // V2 reads Persian yeh and keheh as Arabic's, and every script's decimal digits as ASCII.
+        let v2 = |word: &str| {
+            let mut out = String::new();
+            normalize_word(word, &mut out, Revision::V2);
+            out
+        };
+        assert_eq!(v2("کتابی"), v2("كتابي"));
+        assert_eq!(v2("٢٠٢٤"), "2024");
+        assert_eq!(v2("۱۴۰۳"), "1403");
+        assert_eq!(v2("२०२४"), "2024");
+        assert_eq!(v2("๒๕๖๗"), "2567");
+        assert_eq!(v2("１２"), "12");
+        assert_eq!(normal("٢٠٢٤"), "٢٠٢٤");
+        // Every run of ten is a run of Unicode's decimal digits.
+        for zero in DIGIT_ZEROS {
+            for (i, code) in (zero..zero + 10).enumerate() {
+                let c = char::from_u32(code).unwrap();
+                assert!(c.is_numeric(), "{code:X}");
+                assert_eq!(ascii_digit(c), Some(char::from(b'0' + i as u8)), "{code:X}");
+            }
+        }
+        assert_eq!(ascii_digit('a'), None);
+        assert_eq!(ascii_digit('\u{0669}' as char).map(|d| d.to_string()), Some("9".into()));
     }
 
     #[test]
