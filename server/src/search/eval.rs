@@ -147,14 +147,14 @@ pub fn evaluate_with(
                 .insert(query.id.clone(), documents_of(searcher, rows, 100));
         }
         // Exact search over the same readings (a row by its best), as the vector mode ranks.
-        let exact = readings.nearest(
+        let exact_readings = readings.nearest(
             CHUNK_DEPTH,
             |reading| searcher.exact_vector_lane(reading, CHUNK_DEPTH),
             |row| snapshot.embedding(row).ok(),
         )?;
         runs.entry("vector (exact)".into()).or_default().insert(
             query.id.clone(),
-            documents_of(searcher, exact.iter().map(|h| (h.row, h.score)), 100),
+            documents_of(searcher, exact_readings.iter().map(|h| (h.row, h.score)), 100),
         );
         // The index's recall, of the query as typed.
         let exact = searcher.exact_vector_lane(&vector, 10)?;

@@ -74,14 +74,14 @@ impl QueryReadings {
         search: impl Fn(&[f32]) -> Result<Vec<Hit>, ServerError>,
         stored: impl Fn(usize) -> Option<Vec<f32>>,
     ) -> Result<Vec<Hit>, ServerError> {
-        let mut found: Vec<HashMap<usize, f32>> = Vec::with_capacity(self.vectors.len());
-        let mut only: Vec<Hit> = Vec::new();
-        for vector in &self.vectors {
-            only = search(vector)?;
-            found.push(only.iter().map(|h| (h.row, h.score)).collect());
-        }
-        if found.len() <= 1 {
-            return Ok(only);
+        let vectors = match self.vectors.as_slice() {
+            [] => return Ok(Vec::new()),
+            [one] => return search(one),
+            several => several,
+        };
+        let mut found: Vec<HashMap<usize, f32>> = Vec::with_capacity(vectors.len());
+        for vector in vectors {
+            found.push(search(vector)?.iter().map(|h| (h.row, h.score)).collect());
         }
         let mut rows: Vec<usize> = found.iter().flat_map(|hits| hits.keys().copied()).collect();
         rows.sort_unstable();
