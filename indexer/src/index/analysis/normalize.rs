@@ -48,13 +48,9 @@ const DIGIT_ZEROS: [u32; 35] = [
 /// `c` as an ASCII digit, when it is a decimal digit of another script.
 fn ascii_digit(c: char) -> Option<char> {
     let code = c as u32;
-    if code < 0x0660 {
-        return None;
-    }
-    DIGIT_ZEROS
-        .iter()
-        .find(|&&zero| (zero..zero + 10).contains(&code))
-        .map(|&zero| char::from(b'0' + (code - zero) as u8))
+    // The last run starting at or before `c` (the runs are in order and apart).
+    let zero = DIGIT_ZEROS[..DIGIT_ZEROS.partition_point(|&zero| zero <= code)].last()?;
+    (code - zero < 10).then(|| char::from(b'0' + (code - zero) as u8))
 }
 
 /// What [`Revision::V2`] normalizes once a word is stemmed: teh marbuta to heh. The Snowball
@@ -163,6 +159,8 @@ mod tests {
             }
         }
         assert_eq!(ascii_digit('a'), None);
+        assert_eq!(ascii_digit('\u{066A}'), None);
+        assert_eq!(ascii_digit('\u{FFFF}'), None);
     }
 
     #[test]
