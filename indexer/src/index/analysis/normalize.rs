@@ -75,10 +75,8 @@ pub fn fold_marks(word: &str, revision: Revision) -> Option<String> {
             c.is_ascii_alphabetic() && next.is_some_and(unicode_normalization::char::is_combining_mark)
         })
     };
-    let any_foldable = word
-        .chars()
-        .any(|c| foldable(c) || (revision == Revision::V2 && c == 'ı'));
-    if word.is_ascii() || !(any_foldable || (revision == Revision::V2 && mark_after_ascii())) {
+    // `ı` is in Latin Extended-A: foldable in either revision.
+    if word.is_ascii() || !(word.chars().any(foldable) || (revision == Revision::V2 && mark_after_ascii())) {
         return None;
     }
     let mut out = String::with_capacity(word.len());
