@@ -1,6 +1,6 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V1`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V2`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks, runs of
 //!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
 //!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
@@ -9,7 +9,9 @@
 //!   letters, then Latin and Greek accents folded. A query is read as every language the
 //!   index's rows were read as ([`profile`]) and looked up by each of its words' forms, so
 //!   no query language has to be guessed from a few words.
-//! - [`ENGLISH_V1`], the analyzer of indexes written before: tantivy's simple tokenizer,
+//! - [`MULTILINGUAL_V1`], its first revision ([`Revision`]: Arabic, Turkish, Persian and
+//!   other scripts' digits read differently): indexes written with it read queries as it did.
+//! - [`ENGLISH_V1`], the analyzer of indexes written before both: tantivy's simple tokenizer,
 //!   ASCII folding, English stop words and stemming. Those indexes keep it.
 //!
 //! An index's analyzer is the tokenizer name its tantivy schema records.
