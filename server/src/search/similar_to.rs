@@ -64,22 +64,23 @@ pub struct Example {
 impl SimilarTo {
     /// The examples the results resemble: the one named at the top, then `like`'s.
     pub fn likes(&self) -> Vec<ExampleId> {
+        self.named().into_iter().chain(self.like.iter().cloned()).collect()
+    }
+
+    /// The example named at the top (`chunk_id` or `document_id`), if any.
+    fn named(&self) -> Option<ExampleId> {
         let named = ExampleId {
             chunk_id: self.chunk_id.clone(),
             document_id: self.document_id.clone(),
         };
-        let named = (named.chunk_id.is_some() || named.document_id.is_some()).then_some(named);
-        named.into_iter().chain(self.like.iter().cloned()).collect()
+        (named.chunk_id.is_some() || named.document_id.is_some()).then_some(named)
     }
 
     /// Refuses examples that name neither a chunk nor a document, or both; no example to
     /// resemble (only `unlike`s); an empty or overlong id; more than [`MAX_EXAMPLES`].
     pub fn validate(&self) -> Result<(), ServerError> {
-        let named = ExampleId {
-            chunk_id: self.chunk_id.clone(),
-            document_id: self.document_id.clone(),
-        };
-        if named.chunk_id.is_some() || named.document_id.is_some() || self.like.is_empty() {
+        // No example at the top is only right beside a `like` list (refused as naming none).
+        if let Some(named) = self.named().or_else(|| self.like.is_empty().then(ExampleId::default)) {
             named.validate("similar_to")?;
         }
         for (list, examples) in [("like", &self.like), ("unlike", &self.unlike)] {
@@ -198,11 +199,13 @@ impl ExampleId {
         if rows.is_empty() {
             return Ok(None);
         }
-        let mut vectors = Vec::with_capacity(rows.len());
+        // The sum, scaled to length 1, is the mean's direction: no chunk's vector is kept.
+        let mut mean = vec![0f32; snapshot.dim()];
         for row in rows {
-            vectors.push(snapshot.embedding(row)?);
+            for (sum, value) in mean.iter_mut().zip(snapshot.embedding(row)?) {
+                *sum += value;
+            }
         }
-        let mut mean = mean_of(&vectors);
         normalize(&mut mean);
         Ok(Some((mean, doc_id.to_string())))
     }
