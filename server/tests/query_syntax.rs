@@ -287,3 +287,39 @@ async fn a_near_term_counts_as_much_as_it_is_like_the_word() {
     assert!((score(1) / score(0) - 2.0 / 3.0).abs() < 1e-4, "{result}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_cjk_character_finds_the_runs_holding_it() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        ("nara.txt", "東大寺は奈良にある古い寺で、大仏がある。"),
+        ("kyoto.txt", "京都の駅から寺まで歩いた。"),
+        ("cat.txt", "猫が窓のそばで寝ている。"),
+        ("alone.txt", "地図の記号（寺）を見る。"),
+        ("river.txt", "The river floods in spring."),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // 寺 stands inside runs (大寺, 寺で, 寺ま) in three notes and alone in one: the keyword
+    // lane reads the pairs holding it, where a lone 寺 was a term of the one note alone.
+    for mode in ["keyword", "auto", "hybrid"] {
+        let result = search(json!({"query": "寺", "mode": mode, "typo_tolerance": false})).await;
+        holds(&result, &["nara.txt", "kyoto.txt", "alone.txt"], &[]);
+        if mode == "keyword" {
+            holds(&result, &[], &["cat.txt", "river.txt"]);
+        }
+    }
+    let result = search(json!({"query": "猫", "mode": "keyword"})).await;
+    assert_eq!(ranked_files(&result), ["cat.txt"], "{result}");
+    // As a phrase and as an exclusion, the same rows.
+    let result = search(json!({"query": "\"寺\"", "mode": "auto", "top_k": 20})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["alone.txt", "kyoto.txt", "nara.txt"], "{result}");
+    let result = search(json!({"query": "京都 -寺", "mode": "keyword"})).await;
+    holds(&result, &[], &["kyoto.txt", "nara.txt", "alone.txt"]);
+    server.stop().await;
+}

@@ -21,9 +21,11 @@ use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
+    MULTILINGUAL_V3,
 };
+use super::keyword_pairs::pair_terms_holding;
 use super::keyword_query::{
-    most_frequent_near, near_terms, nearest_first, prefix_completions, GroupTerm, KeywordQuery, NearTerm,
+    most_frequent, most_frequent_near, near_terms, nearest_first, prefix_completions, GroupTerm, KeywordQuery, NearTerm,
 };
 use super::keyword_rows::RowsCollector;
 use super::term_list::TermListTokenizer;
@@ -31,7 +33,7 @@ use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V2;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V3;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -190,6 +192,11 @@ pub trait KeywordIndex: Send + Sync {
     /// each: the `limit` most frequent, most frequent first. None where the analyzer reads no
     /// word in `word` (a run of CJK characters, read as pairs).
     fn prefix_completions(&self, word: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
+    /// The terms of this index that hold `character`, one character of a script read as
+    /// pairs (CJK, Thai, ...): itself and the pairs it begins or ends, with how many rows
+    /// hold each; the `limit` most frequent, most frequent first. None where the index reads
+    /// no pairs or `character` is no such character.
+    fn pair_terms_holding(&self, character: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
     /// The terms of this index within `edits` typing errors of `word` (at most
     /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each and its fewest
     /// errors from a reading of `word`: the `limit` most frequent, most frequent first. None
@@ -228,7 +235,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -239,7 +246,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3})", dir.display()),
                 })
             }
         };
@@ -352,6 +359,11 @@ impl KeywordIndex for TantivyKeywordIndex {
         prefix_completions(&self.index, &self.reader, &self.analyzer, word, limit)
     }
 
+    fn pair_terms_holding(&self, character: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
+        let holding = pair_terms_holding(&self.index, &self.reader, &self.analyzer, character)?;
+        Ok(holding.map(|counts| most_frequent(counts, limit)))
+    }
+
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>> {
         let near = near_terms(&self.index, &self.reader, &self.analyzer, word, edits, false)?;
         Ok(near.map(|terms| most_frequent_near(terms, limit)))
@@ -381,7 +393,7 @@ impl KeywordIndex for TantivyKeywordIndex {
                     .map(|(at, term)| (at, Term::from_field_text(field, &term)))
                     .collect();
                 let query: Box<dyn Query> = match terms.len() {
-                    1 => Box::new(TermQuery::new(terms.remove(0).1, IndexRecordOption::Basic)),
+                    1 => self.one_term_query(terms.remove(0).1)?,
                     _ if self.positions => Box::new(PhraseQuery::new_with_offset(terms)),
                     _ => Box::new(BooleanQuery::new(
                         terms
@@ -393,9 +405,9 @@ impl KeywordIndex for TantivyKeywordIndex {
                             .collect(),
                     )),
                 };
-                (Occur::Should, query)
+                Ok((Occur::Should, query))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         if readings.is_empty() {
             return Ok(None);
         }
@@ -404,6 +416,27 @@ impl KeywordIndex for TantivyKeywordIndex {
 }
 
 impl TantivyKeywordIndex {
+    /// A phrase of one term: the rows holding it, or for one character of a script read as
+    /// pairs, the rows holding any term that holds it (inside a run it is only in pairs).
+    fn one_term_query(&self, term: Term) -> Result<Box<dyn Query>> {
+        let text = term.value().as_str().unwrap_or_default().to_string();
+        let Some(holding) = pair_terms_holding(&self.index, &self.reader, &self.analyzer, &text)? else {
+            return Ok(Box::new(TermQuery::new(term, IndexRecordOption::Basic)));
+        };
+        let field = term.field();
+        let any: Vec<(Occur, Box<dyn Query>)> = holding
+            .into_keys()
+            .map(|held| {
+                let query: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(field, &held),
+                    IndexRecordOption::Basic,
+                ));
+                (Occur::Should, query)
+            })
+            .collect();
+        Ok(Box::new(BooleanQuery::new(any)))
+    }
+
     /// Every row `query` matches, unscored (`stage` names the search in an error).
     fn rows_matching(&self, query: &dyn Query, stage: &'static str) -> Result<RowSet> {
         let mut matching = RowSet::empty(self.len());
@@ -774,7 +807,12 @@ mod tests {
         // The schema indexes were built with before: the row indexed and stored as well,
         // the text with positions.
         let old_dir = tempfile::tempdir().unwrap();
-        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqsAndPositions);
+        written_before(
+            old_dir.path(),
+            &texts,
+            IndexRecordOption::WithFreqsAndPositions,
+            Revision::V1,
+        );
         let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
         for index in [&built, &old] {
             let rows: Vec<u64> = index.search("harbour", 5).unwrap().iter().map(|h| h.row).collect();
@@ -813,20 +851,24 @@ mod tests {
         assert!(index.search("東京", 3).unwrap().is_empty());
     }
 
-    /// An index of `texts` in a schema indexes were written with before: the row indexed and
-    /// stored as well as a column, the text indexed with `option`.
-    fn written_before(dir: &Path, texts: &[&str], option: IndexRecordOption) {
+    /// An index of `texts` in a schema indexes were written with before (the row indexed and
+    /// stored as well as a column, the text indexed with `option`), read by `revision` of the
+    /// multilingual analyzer.
+    fn written_before(dir: &Path, texts: &[&str], option: IndexRecordOption, revision: Revision) {
         let mut builder = Schema::builder();
         let row_field = builder.add_u64_field("row", tantivy::schema::INDEXED | tantivy::schema::STORED | FAST);
         let indexing = TextFieldIndexing::default()
-            .set_tokenizer(MULTILINGUAL_V1)
+            .set_tokenizer(revision.analyzer_name())
             .set_index_option(option);
         let text_field = builder.add_text_field("text", TextOptions::default().set_indexing_options(indexing));
         let old = Index::create_in_dir(dir, builder.build()).unwrap();
-        old.tokenizers().register(MULTILINGUAL_V1, TermListTokenizer::default());
-        let detected: Vec<_> = texts.iter().map(|text| super::super::analysis::detect(text)).collect();
-        let (mut profile, languages) = LanguageProfile::of_detected(&detected);
-        profile.revision = Revision::V1;
+        old.tokenizers()
+            .register(revision.analyzer_name(), TermListTokenizer::default());
+        let detected: Vec<_> = texts
+            .iter()
+            .map(|text| super::super::analysis::detect_in(text, revision))
+            .collect();
+        let (profile, languages) = LanguageProfile::of_detected_as(&detected, revision);
         let mut reader = KeywordAnalyzer::Multilingual(Arc::new(profile.clone())).text_reader();
         let mut writer = old
             .writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)
@@ -844,6 +886,13 @@ mod tests {
         profile.save(dir).unwrap();
     }
 
+    /// The rows (at most five) a search of `query` finds, in row order.
+    fn rows(index: &TantivyKeywordIndex, query: &str) -> Vec<u64> {
+        let mut rows: Vec<u64> = index.search(query, 5).unwrap().iter().map(|hit| hit.row).collect();
+        rows.sort();
+        rows
+    }
+
     /// Arabic's definite nouns and digits and Turkish's capital İ, in an index written now and in one
     /// written by the analyzer's first revision (which reads its queries as it read its rows).
     #[test]
@@ -856,12 +905,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V2);
-        let rows = |index: &TantivyKeywordIndex, query: &str| -> Vec<u64> {
-            let mut rows: Vec<u64> = index.search(query, 5).unwrap().iter().map(|hit| hit.row).collect();
-            rows.sort();
-            rows
-        };
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V3);
         // "city" finds "the city" and "the library" finds "a library" and "libraries".
         assert_eq!(rows(&index, "مدينة"), [0, 1]);
         assert_eq!(rows(&index, "المدينة"), [0, 1]);
@@ -874,13 +918,96 @@ mod tests {
         assert_eq!(rows(&index, "۲۰۲۴"), [1]);
         // The first revision's index, and its queries, as they were.
         let old_dir = tempfile::tempdir().unwrap();
-        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqsAndPositions);
+        written_before(
+            old_dir.path(),
+            &texts,
+            IndexRecordOption::WithFreqsAndPositions,
+            Revision::V1,
+        );
         let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
         assert_eq!(old.analyzer().name(), MULTILINGUAL_V1);
         assert!(rows(&old, "المكتبة").is_empty());
         assert_eq!(rows(&old, "İstanbul"), [2]);
         assert!(rows(&old, "istanbul").is_empty());
         assert!(rows(&old, "۲۰۲۴").is_empty());
+    }
+
+    /// The languages Snowball 3.0 added, and German typed without umlauts, in an index
+    /// written now and in one written by the second revision (which stems none of them).
+    #[test]
+    fn snowball_3_languages_find_their_other_forms() {
+        let texts = [
+            "Perekonomian daerah itu tumbuh pesat, dan setiap keluarga kini membeli buku untuk anak-anaknya di pasar.",
+            "Dia membaca bukunya di perpustakaan kota setiap hari setelah sekolah selesai dan sebelum makan malam.",
+            "W miastach nad rzeką mieszkańcy od wieków budowali mosty, a każdy ich rynek wygląda inaczej.",
+            "Die Familie Müller wohnt seit vielen Jahren in einem alten Haus am Rand der Stadt, nahe dem Fluss.",
+            "पुस्तकालय में नई किताबें आई हैं और बच्चे हर शाम वहाँ पढ़ने के लिए जाते हैं, यह उनकी पसंदीदा जगह है।",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V3);
+        let analyzed_as = &index.analyzer().profile().unwrap().analyzed_as;
+        assert_eq!(
+            analyzed_as.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["de", "hi", "id", "pl"],
+            "{analyzed_as:?}"
+        );
+        // Indonesian's suffixes and prefixes, Polish cases, Hindi plurals; `Mueller` as `Müller`.
+        assert_eq!(rows(&index, "buku"), [0, 1]);
+        assert_eq!(rows(&index, "ekonomi"), [0]);
+        assert_eq!(rows(&index, "miasto"), [2]);
+        assert_eq!(rows(&index, "किताब"), [4]);
+        assert_eq!(rows(&index, "Mueller"), [3]);
+        // The second revision's index reads its rows and queries as it did.
+        let old_dir = tempfile::tempdir().unwrap();
+        written_before(
+            old_dir.path(),
+            &texts,
+            IndexRecordOption::WithFreqsAndPositions,
+            Revision::V2,
+        );
+        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        assert_eq!(old.analyzer().name(), MULTILINGUAL_V2);
+        assert_eq!(rows(&old, "buku"), [0]);
+        assert!(rows(&old, "ekonomi").is_empty());
+        assert!(rows(&old, "miasto").is_empty());
+        assert!(rows(&old, "किताब").is_empty());
+        assert!(rows(&old, "Mueller").is_empty());
+        assert_eq!(rows(&old, "Müller"), [3]);
+    }
+
+    /// A character read in pairs is held by the pairs it begins and ends, and by itself
+    /// where it stands alone; a phrase of it finds every row holding it.
+    #[test]
+    fn a_lone_pair_character_is_held_by_the_pairs_holding_it() {
+        let texts = [
+            "東大寺は奈良にある。",
+            "とても古い寺",
+            "地図の記号（寺）を見る。",
+            "猫が窓のそばで寝ている。",
+            "The temple is old.",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        let mut held = index.pair_terms_holding("寺", 64).unwrap().unwrap();
+        held.sort();
+        let want: Vec<(String, u64)> = ["い寺", "大寺", "寺", "寺は"]
+            .iter()
+            .map(|t| (t.to_string(), 1))
+            .collect();
+        assert_eq!(held, want);
+        assert_eq!(index.pair_terms_holding("寺", 2).unwrap().unwrap().len(), 2);
+        assert_eq!(index.pair_terms_holding("temple", 64).unwrap(), None);
+        assert_eq!(index.pair_terms_holding("東京", 64).unwrap(), None);
+        assert_eq!(index.pair_terms_holding("犬", 64).unwrap(), Some(vec![]));
+        let rows = |phrase: &str| index.phrase_rows(phrase).unwrap().map(|r| r.rows());
+        assert_eq!(rows("寺"), Some(vec![0, 1, 2]));
+        assert_eq!(rows("猫"), Some(vec![3]));
+        assert_eq!(rows("犬"), Some(vec![]));
+        // Two characters are one pair, as before.
+        assert_eq!(rows("大寺"), Some(vec![0]));
     }
 
     #[test]
@@ -909,7 +1036,7 @@ mod tests {
 
         // An index written without positions finds a phrase's rows by all of its words.
         let old_dir = tempfile::tempdir().unwrap();
-        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqs);
+        written_before(old_dir.path(), &texts, IndexRecordOption::WithFreqs, Revision::V1);
         let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
         assert!(!old.positions);
         assert_eq!(rows(&old, "state of the art"), Some(vec![0, 1, 2]));

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use levenshtein_automata::{Distance, LevenshteinAutomatonBuilder, DFA};
 use tantivy::termdict::TermStreamer;
-use tantivy::{Index, IndexReader};
+use tantivy::{Index, IndexReader, InvertedIndexReader};
 
 use super::analysis::{class, CharClass, KeywordAnalyzer};
 use super::keyword::err;
@@ -91,19 +91,28 @@ pub(super) fn prefix_completions(
         return Ok(None);
     };
     let field = index.schema().get_field("text").map_err(err("schema"))?;
-    let upper = upper_bound(prefix.as_bytes());
     let mut counts: HashMap<String, u64> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("prefix"))?;
-        let range = inverted.terms().range().ge(prefix.as_bytes());
-        let range = match &upper {
-            Some(upper) => range.lt(upper),
-            None => range,
-        };
-        let terms = range.into_stream().map_err(io_err("prefix"))?;
+        let terms = terms_beginning(&inverted, &prefix, "prefix")?;
         for_each_term(terms, |term, rows| *counts.entry(term.to_string()).or_default() += rows);
     }
     Ok(Some(most_frequent(counts, limit)))
+}
+
+/// The terms of `inverted` that begin with `prefix`, in order (`stage` names the lookup in
+/// an error).
+pub(super) fn terms_beginning<'a>(
+    inverted: &'a InvertedIndexReader,
+    prefix: &str,
+    stage: &'static str,
+) -> Result<TermStreamer<'a>> {
+    let range = inverted.terms().range().ge(prefix.as_bytes());
+    let range = match upper_bound(prefix.as_bytes()) {
+        Some(upper) => range.lt(upper),
+        None => range,
+    };
+    range.into_stream().map_err(io_err(stage))
 }
 
 /// A term of the index near a word: how many rows hold it and how many typing errors it is
@@ -257,7 +266,10 @@ impl TypingErrors {
 
 /// Each term `terms` streams (those that are UTF-8: every term of the text field) with how
 /// many rows hold it.
-fn for_each_term<A: tantivy_fst::Automaton>(mut terms: TermStreamer<'_, A>, mut each: impl FnMut(&str, u64)) {
+pub(super) fn for_each_term<A: tantivy_fst::Automaton>(
+    mut terms: TermStreamer<'_, A>,
+    mut each: impl FnMut(&str, u64),
+) {
     while terms.advance() {
         if let Ok(term) = std::str::from_utf8(terms.key()) {
             each(term, u64::from(terms.value().doc_freq));
@@ -266,7 +278,7 @@ fn for_each_term<A: tantivy_fst::Automaton>(mut terms: TermStreamer<'_, A>, mut 
 }
 
 /// A term dictionary's read error as the keyword index's error at `stage`.
-fn io_err(stage: &'static str) -> impl Fn(std::io::Error) -> crate::error::IndexerError {
+pub(super) fn io_err(stage: &'static str) -> impl Fn(std::io::Error) -> crate::error::IndexerError {
     move |e| err(stage)(tantivy::TantivyError::from(e))
 }
 

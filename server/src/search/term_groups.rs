@@ -6,13 +6,16 @@
 //! best, as one word of the query (the word itself, as typed, is a word of the ranking text
 //! too). The same terms go to every part and segment, so scores compare across them. Under
 //! typo tolerance each word no live row holds adds its correction's term as a group of one
-//! ([`crate::search::spelling::corrections`]). The lane counts each group's terms as held by
+//! ([`crate::search::spelling::corrections`]). A character standing alone in a script read
+//! as pairs (`寺`, `猫`: the index holds it inside its runs only as pairs, `東大寺` as `東大`
+//! and `大寺`) is looked up by the pairs holding it, a group as well. The lane counts each group's terms as held by
 //! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]), and
 //! weighs a misspelt word's near term by its likeness to the word ([`similarity`]: one error
 //! in `diabetis` counts more than two), as Lucene's fuzzy queries do.
 
 use std::collections::HashMap;
 
+use quarry_indexer::index::analysis::lone_pair_characters;
 use quarry_indexer::index::{
     most_frequent, similarity, GroupTerm, KeywordIndex, KeywordQuery, NearTerm, TantivyKeywordIndex, MAX_GROUP_TERMS,
 };
@@ -35,25 +38,32 @@ pub fn keyword_query(
         .any_of
         .extend(corrected.iter().map(|c| vec![GroupTerm::whole(c.term.clone())]));
     for prefix in &query.prefixes {
-        let completions = |index: &TantivyKeywordIndex| -> Terms {
-            let found = index.prefix_completions(prefix, MAX_GROUP_TERMS)?;
-            Ok(found.map(|terms| {
-                terms
-                    .into_iter()
-                    .map(|(term, rows)| NearTerm { term, rows, edits: 0 })
-                    .collect()
-            }))
-        };
+        let completions = |index: &TantivyKeywordIndex| as_good(index.prefix_completions(prefix, MAX_GROUP_TERMS));
         keyword.any_of.extend(group(parts, completions, prefix)?);
     }
     for near in &query.near {
         let near_terms = |index: &TantivyKeywordIndex| index.near_terms(&near.word, near.edits, MAX_GROUP_TERMS);
         keyword.any_of.extend(group(parts, near_terms, &near.word)?);
     }
+    // A character alone where the index reads its script in pairs: the pairs holding it.
+    for character in lone_pair_characters(&query.ranking_text) {
+        let pairs = |index: &TantivyKeywordIndex| as_good(index.pair_terms_holding(&character, MAX_GROUP_TERMS));
+        keyword.any_of.extend(group(parts, pairs, &character)?);
+    }
     Ok(keyword)
 }
 
 type Terms = quarry_indexer::error::Result<Option<Vec<NearTerm>>>;
+
+/// Terms `found` with their rows, each as good as the word (no typing errors from it).
+fn as_good(found: quarry_indexer::error::Result<Option<Vec<(String, u64)>>>) -> Terms {
+    Ok(found?.map(|terms| {
+        terms
+            .into_iter()
+            .map(|(term, rows)| NearTerm { term, rows, edits: 0 })
+            .collect()
+    }))
+}
 
 /// The most frequent of the terms `terms_in` finds in every segment of `parts` (None: none),
 /// each weighed by its similarity to `word` (its fewest typing errors in any segment; a

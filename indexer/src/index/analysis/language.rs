@@ -1,11 +1,13 @@
 //! Which language a text is in, and what the keyword lane does with each language it can
 //! stem: whatlang's detection (trigrams over the first [`DETECT_BYTES`] of a text; about 70
 //! languages, each with its script; the workspace's copy in vendor/whatlang scores the
-//! trigrams through an index of the profiles, with the published crate's results), and the Snowball stemmer and stop words of the 18
-//! languages tantivy's stemmer crate knows.
+//! trigrams through an index of the profiles, with the published crate's results), and
+//! which languages a revision of the analyzer stems ([`super::stemmer`]) and with which stop
+//! words: 18 in the first two, 30 from the third.
 
-use rust_stemmers::Algorithm;
 use serde::{Deserialize, Serialize};
+
+use super::Revision;
 use tantivy::tokenizer::Language;
 
 /// Bytes of a text its language is told from (a chunk's first lines say it as well as all of it).
@@ -16,23 +18,35 @@ pub const DETECT_BYTES: usize = 2048;
 #[serde(rename_all = "lowercase")]
 pub enum StemLanguage {
     Arabic,
+    Armenian,
+    Catalan,
+    Czech,
     Danish,
     Dutch,
     English,
+    Esperanto,
+    Estonian,
     Finnish,
     French,
     German,
     Greek,
+    Hindi,
     Hungarian,
+    Indonesian,
     Italian,
+    Lithuanian,
+    Nepali,
     Norwegian,
+    Polish,
     Portuguese,
     Romanian,
     Russian,
+    Serbian,
     Spanish,
     Swedish,
     Tamil,
     Turkish,
+    Yiddish,
 }
 
 /// The family of letters a word is written in, as far as stemming cares: a language's
@@ -44,29 +58,44 @@ pub enum Letters {
     Greek,
     Arabic,
     Tamil,
+    Devanagari,
+    Armenian,
+    Hebrew,
     Other,
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 18] = [
+    pub const ALL: [StemLanguage; 30] = [
         Self::Arabic,
+        Self::Armenian,
+        Self::Catalan,
+        Self::Czech,
         Self::Danish,
         Self::Dutch,
         Self::English,
+        Self::Esperanto,
+        Self::Estonian,
         Self::Finnish,
         Self::French,
         Self::German,
         Self::Greek,
+        Self::Hindi,
         Self::Hungarian,
+        Self::Indonesian,
         Self::Italian,
+        Self::Lithuanian,
+        Self::Nepali,
         Self::Norwegian,
+        Self::Polish,
         Self::Portuguese,
         Self::Romanian,
         Self::Russian,
+        Self::Serbian,
         Self::Spanish,
         Self::Swedish,
         Self::Tamil,
         Self::Turkish,
+        Self::Yiddish,
     ];
 
     /// Position in [`Self::ALL`] (per-language tables).
@@ -74,26 +103,23 @@ impl StemLanguage {
         Self::ALL.iter().position(|&l| l == self).unwrap_or(0)
     }
 
-    pub fn algorithm(self) -> Algorithm {
+    /// The first revision of the analyzer that stems the language: 18 from the first, the
+    /// rest (Snowball 3.0's) from the third.
+    pub fn first_read_in(self) -> Revision {
         match self {
-            Self::Arabic => Algorithm::Arabic,
-            Self::Danish => Algorithm::Danish,
-            Self::Dutch => Algorithm::Dutch,
-            Self::English => Algorithm::English,
-            Self::Finnish => Algorithm::Finnish,
-            Self::French => Algorithm::French,
-            Self::German => Algorithm::German,
-            Self::Greek => Algorithm::Greek,
-            Self::Hungarian => Algorithm::Hungarian,
-            Self::Italian => Algorithm::Italian,
-            Self::Norwegian => Algorithm::Norwegian,
-            Self::Portuguese => Algorithm::Portuguese,
-            Self::Romanian => Algorithm::Romanian,
-            Self::Russian => Algorithm::Russian,
-            Self::Spanish => Algorithm::Spanish,
-            Self::Swedish => Algorithm::Swedish,
-            Self::Tamil => Algorithm::Tamil,
-            Self::Turkish => Algorithm::Turkish,
+            Self::Armenian
+            | Self::Catalan
+            | Self::Czech
+            | Self::Esperanto
+            | Self::Estonian
+            | Self::Hindi
+            | Self::Indonesian
+            | Self::Lithuanian
+            | Self::Nepali
+            | Self::Polish
+            | Self::Serbian
+            | Self::Yiddish => Revision::V3,
+            _ => Revision::V1,
         }
     }
 
@@ -113,41 +139,79 @@ impl StemLanguage {
             Self::Russian => Language::Russian,
             Self::Spanish => Language::Spanish,
             Self::Swedish => Language::Swedish,
-            Self::Arabic | Self::Greek | Self::Romanian | Self::Tamil | Self::Turkish => return None,
+            // tantivy has no list for these (the ranking's IDF weighs their common words down).
+            Self::Arabic
+            | Self::Armenian
+            | Self::Catalan
+            | Self::Czech
+            | Self::Esperanto
+            | Self::Estonian
+            | Self::Greek
+            | Self::Hindi
+            | Self::Indonesian
+            | Self::Lithuanian
+            | Self::Nepali
+            | Self::Polish
+            | Self::Romanian
+            | Self::Serbian
+            | Self::Tamil
+            | Self::Turkish
+            | Self::Yiddish => return None,
         })
     }
 
     pub fn letters(self) -> Letters {
         match self {
             Self::Arabic => Letters::Arabic,
+            Self::Armenian => Letters::Armenian,
             Self::Greek => Letters::Greek,
+            Self::Hindi | Self::Nepali => Letters::Devanagari,
             Self::Russian => Letters::Cyrillic,
             Self::Tamil => Letters::Tamil,
+            Self::Yiddish => Letters::Hebrew,
             _ => Letters::Latin,
         }
+    }
+
+    /// Whether the language's stemmer reads a word in `letters`: its own letters, and for
+    /// Serbian, written in both alphabets, Cyrillic too (its stemmer reads it as Latin).
+    pub fn reads(self, letters: Letters) -> bool {
+        letters == self.letters() || (self == Self::Serbian && letters == Letters::Cyrillic)
     }
 
     /// ISO 639-1.
     pub fn code(self) -> &'static str {
         match self {
             Self::Arabic => "ar",
+            Self::Armenian => "hy",
+            Self::Catalan => "ca",
+            Self::Czech => "cs",
             Self::Danish => "da",
             Self::Dutch => "nl",
             Self::English => "en",
+            Self::Esperanto => "eo",
+            Self::Estonian => "et",
             Self::Finnish => "fi",
             Self::French => "fr",
             Self::German => "de",
             Self::Greek => "el",
+            Self::Hindi => "hi",
             Self::Hungarian => "hu",
+            Self::Indonesian => "id",
             Self::Italian => "it",
+            Self::Lithuanian => "lt",
+            Self::Nepali => "ne",
             Self::Norwegian => "no",
+            Self::Polish => "pl",
             Self::Portuguese => "pt",
             Self::Romanian => "ro",
             Self::Russian => "ru",
+            Self::Serbian => "sr",
             Self::Spanish => "es",
             Self::Swedish => "sv",
             Self::Tamil => "ta",
             Self::Turkish => "tr",
+            Self::Yiddish => "yi",
         }
     }
 
@@ -155,29 +219,45 @@ impl StemLanguage {
         Self::ALL.into_iter().find(|l| l.code() == code)
     }
 
-    fn of(lang: whatlang::Lang) -> Option<Self> {
+    /// The stemming language of a detected language, as `revision` reads it.
+    fn of(lang: whatlang::Lang, revision: Revision) -> Option<Self> {
         use whatlang::Lang as L;
-        Some(match lang {
+        let language = match lang {
             L::Ara => Self::Arabic,
+            L::Hye => Self::Armenian,
+            L::Cat => Self::Catalan,
+            L::Ces => Self::Czech,
             L::Dan => Self::Danish,
             L::Nld => Self::Dutch,
             L::Eng => Self::English,
+            L::Epo => Self::Esperanto,
+            L::Est => Self::Estonian,
             L::Fin => Self::Finnish,
             L::Fra => Self::French,
             L::Deu => Self::German,
             L::Ell => Self::Greek,
+            L::Hin => Self::Hindi,
             L::Hun => Self::Hungarian,
+            L::Ind => Self::Indonesian,
             L::Ita => Self::Italian,
+            L::Lit => Self::Lithuanian,
+            L::Nep => Self::Nepali,
             L::Nob => Self::Norwegian,
+            L::Pol => Self::Polish,
             L::Por => Self::Portuguese,
             L::Ron => Self::Romanian,
             L::Rus => Self::Russian,
+            // Snowball's Serbian stemmer is built on a Croatian one (Ljubešić and Pandžić)
+            // and reads the Latin alphabet both languages share.
+            L::Srp | L::Hrv => Self::Serbian,
             L::Spa => Self::Spanish,
             L::Swe => Self::Swedish,
             L::Tam => Self::Tamil,
             L::Tur => Self::Turkish,
+            L::Yid => Self::Yiddish,
             _ => return None,
-        })
+        };
+        (language.first_read_in() <= revision).then_some(language)
     }
 }
 
@@ -193,9 +273,15 @@ pub struct Detected {
 }
 
 impl Detected {
-    /// The stemming language of a reliable guess.
+    /// The stemming language of a reliable guess, as the analyzer of new indexes reads it.
     pub fn stem_language(&self) -> Option<StemLanguage> {
-        self.reliable.then_some(self.lang).flatten().and_then(StemLanguage::of)
+        self.stem_language_in(Revision::default())
+    }
+
+    /// The stemming language of a reliable guess, as `revision` reads it.
+    pub fn stem_language_in(&self, revision: Revision) -> Option<StemLanguage> {
+        let lang = self.reliable.then_some(self.lang).flatten()?;
+        StemLanguage::of(lang, revision)
     }
 
     /// ISO 639-3 code of the guess, `und` when there is none.
@@ -204,7 +290,7 @@ impl Detected {
     }
 }
 
-/// whatlang's Latin-script languages that have no Snowball stemmer here.
+/// whatlang's Latin-script languages that the first two revisions stem by none.
 const LATIN_WITHOUT_STEMMER: [whatlang::Lang; 23] = {
     use whatlang::Lang as L;
     [
@@ -234,20 +320,33 @@ const LATIN_WITHOUT_STEMMER: [whatlang::Lang; 23] = {
     ]
 };
 
-/// Detects the language of `text` from its first [`DETECT_BYTES`]. Latin script is scored
-/// first against the languages with a stemmer only (whatlang's cost grows with the languages
-/// it weighs; Latin has 37, and it was 88% of building a keyword index over msmarco-5k);
-/// a Latin text none of them surely is is weighed again against all of them. Every other
-/// script's answer is whatlang's own from the first pass (the languages left out are all
-/// Latin-script, so they change nothing there).
+/// Detects the language of `text` as the analyzer of new indexes does ([`detect_in`]).
 pub fn detect(text: &str) -> Detected {
-    static STEMMED_LATIN_FIRST: std::sync::OnceLock<whatlang::Detector> = std::sync::OnceLock::new();
+    detect_in(text, Revision::default())
+}
+
+/// Detects the language of `text` from its first [`DETECT_BYTES`], as `revision` does. Latin
+/// script is scored first against the languages `revision` stems only (whatlang's cost grows
+/// with the languages it weighs; Latin has 37, and it was 88% of building a keyword index
+/// over msmarco-5k); a Latin text none of them surely is is weighed again against all of
+/// them. Every other script's answer is whatlang's own from the first pass (the languages
+/// left out are all Latin-script, so they change nothing there). A revision's answers never
+/// change, so a row's analysis can be repeated as its index was written.
+pub fn detect_in(text: &str, revision: Revision) -> Detected {
+    static FIRST_PASS: [std::sync::OnceLock<whatlang::Detector>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     let mut end = text.len().min(DETECT_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     let text = &text[..end];
-    let first = STEMMED_LATIN_FIRST.get_or_init(|| whatlang::Detector::with_denylist(LATIN_WITHOUT_STEMMER.to_vec()));
+    let first = FIRST_PASS[usize::from(revision >= Revision::V3)].get_or_init(|| {
+        let unstemmed = LATIN_WITHOUT_STEMMER
+            .into_iter()
+            .filter(|&lang| StemLanguage::of(lang, revision).is_none())
+            .collect();
+        whatlang::Detector::with_denylist(unstemmed)
+    });
     let info = match first.detect(text) {
         Some(info) if info.script() != whatlang::Script::Latin || info.is_reliable() => Some(info),
         _ => whatlang::detect(text),
@@ -279,17 +378,38 @@ mod tests {
         let japanese = detect("東京は日本の首都であり、世界で最も人口の多い都市圏の一つです。");
         assert_eq!((japanese.code(), japanese.stem_language()), ("jpn", None));
         assert_eq!(detect("1234 !!").code(), "und");
-        // Latin-script languages without a stemmer are still told apart.
-        let polish = detect("Miasto leży nad brzegiem rzeki i słynie ze starych domów oraz mostów, które co roku przyciągają wielu odwiedzających.");
-        assert_eq!((polish.code(), polish.stem_language()), ("pol", None));
+        // Latin-script languages without a stemmer in a revision are still told apart.
+        let polish_text = "Miasto leży nad brzegiem rzeki i słynie ze starych domów oraz mostów, które co roku przyciągają wielu odwiedzających.";
+        let polish = detect_in(polish_text, Revision::V2);
+        assert_eq!((polish.code(), polish.stem_language_in(Revision::V2)), ("pol", None));
+        let polish = detect(polish_text);
+        assert_eq!(
+            (polish.code(), polish.stem_language()),
+            ("pol", Some(StemLanguage::Polish))
+        );
         let czech = detect("Město leží na břehu řeky a je známé svými starými domy a mosty, které každý rok přitahují mnoho návštěvníků.");
-        assert_eq!(czech.code(), "ces");
+        assert_eq!(
+            (czech.code(), czech.stem_language()),
+            ("ces", Some(StemLanguage::Czech))
+        );
+        // The third revision weighs the languages it added in its first pass.
+        let catalan = "La ciutat es troba a la vora del riu i és coneguda per les seves cases antigues i els seus ponts, que cada any atreuen molts visitants.";
+        assert_eq!(detect(catalan).stem_language(), Some(StemLanguage::Catalan));
+        let indonesian = "Kota ini terletak di tepi sungai dan terkenal dengan rumah-rumah tua serta jembatannya yang setiap tahun menarik banyak pengunjung.";
+        assert_eq!(detect(indonesian).stem_language(), Some(StemLanguage::Indonesian));
+        // The second revision's first pass, without Indonesian, was sure it was Turkish.
+        assert_eq!(
+            detect_in(indonesian, Revision::V2).stem_language_in(Revision::V2),
+            Some(StemLanguage::Turkish)
+        );
         // Other scripts take whatlang's own answer from the first pass, reliability included.
         for text in [
             "Город расположен на берегу реки и известен своими старыми домами и мостами.",
             "Місто лежить на березі річки й відоме своїми старими будинками та мостами.",
             "المدينة تقع على ضفة النهر وهي معروفة بمنازلها القديمة وجسورها.",
             "शहर नदी के किनारे बसा है और अपने पुराने घरों और पुलों के लिए जाना जाता है।",
+            "דער שטאָט ליגט ביים ברעג פֿון טײַך און איז באַקאַנט מיט אירע אַלטע הײַזער.",
+            "Քաղաքը գտնվում է գետի ափին և հայտնի է իր հին տներով ու կամուրջներով։",
             "Η πόλη βρίσκεται στην όχθη του ποταμού και είναι γνωστή για τα παλιά της σπίτια.",
             "東京は日本の首都であり、世界で最も人口の多い都市圏の一つです。",
             "这座城市位于河岸，以古老的房屋和桥梁而闻名。",
@@ -309,6 +429,11 @@ mod tests {
         for language in StemLanguage::ALL {
             assert_eq!(StemLanguage::from_code(language.code()), Some(language));
             assert_eq!(StemLanguage::ALL[language.index()], language);
+            assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V3).is_some());
+            let before = super::super::stemmer::LanguageStemmer::of(language, Revision::V2).is_some();
+            assert_eq!(before, language.first_read_in() == Revision::V1, "{language:?}");
         }
+        let hindi = detect("शहर नदी के किनारे बसा है और अपने पुराने घरों और पुलों के लिए जाना जाता है।");
+        assert_eq!(hindi.stem_language(), Some(StemLanguage::Hindi));
     }
 }

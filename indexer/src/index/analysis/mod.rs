@@ -1,18 +1,19 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V2`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V3`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks, runs of
 //!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
 //!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
 //!   NFKC-normalized and lower-cased with Arabic's normal forms ([`normalize`]), the stop
 //!   words and Snowball stem of its row's language when the word is in that language's
-//!   letters, then Latin and Greek accents folded. A query is read as every language the
-//!   index's rows were read as ([`profile`]) and looked up by each of its words' forms, so
-//!   no query language has to be guessed from a few words.
-//! - [`MULTILINGUAL_V1`], its first revision ([`Revision`]: Arabic, Turkish, Persian and
-//!   other scripts' digits read differently): indexes written with it read queries as it did.
-//! - [`ENGLISH_V1`], the analyzer of indexes written before both: tantivy's simple tokenizer,
-//!   ASCII folding, English stop words and stemming. Those indexes keep it.
+//!   letters ([`stemmer`]), then Latin and Greek accents folded. A query is read as every
+//!   language the index's rows were read as ([`profile`]) and looked up by each of its words'
+//!   forms, so no query language has to be guessed from a few words.
+//! - [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]:
+//!   rust-stemmers' Snowball stemmers (before Snowball 3.0) of 18 languages; in the first, Arabic, Turkish, Persian and
+//!   other scripts' digits read differently): indexes written with them read queries as they did.
+//! - [`ENGLISH_V1`], the analyzer of indexes written before all three: tantivy's simple
+//!   tokenizer, ASCII folding, English stop words and stemming. Those indexes keep it.
 //!
 //! An index's analyzer is the tokenizer name its tantivy schema records.
 
@@ -20,6 +21,7 @@ mod language;
 mod normalize;
 mod profile;
 mod script;
+mod stemmer;
 mod word_forms;
 
 use std::ops::Range;
@@ -29,10 +31,10 @@ use tantivy::tokenizer::{
     AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer,
 };
 
-pub use language::{detect, Detected, StemLanguage};
+pub use language::{detect, detect_in, Detected, StemLanguage};
 pub use profile::{LanguageProfile, SureLanguages, PROFILE_FILE};
 pub use script::{class, CharClass};
-pub use word_forms::{pieces, Piece};
+pub use word_forms::{lone_pair_characters, pieces, Piece};
 
 use super::stem_cache::CachedEnglishStemmer;
 use word_forms::{pair_terms, WordForms};
@@ -41,12 +43,14 @@ use word_forms::{pair_terms, WordForms};
 pub const ENGLISH_V1: &str = "quarry_en_v1";
 /// The multilingual analyzer's first revision ([`Revision::V1`]).
 pub const MULTILINGUAL_V1: &str = "quarry_multi_v1";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V2`]).
+/// The multilingual analyzer's second revision ([`Revision::V2`]).
 pub const MULTILINGUAL_V2: &str = "quarry_multi_v2";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V3`]).
+pub const MULTILINGUAL_V3: &str = "quarry_multi_v3";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Revision {
     /// [`MULTILINGUAL_V1`]: Arabic's teh marbuta made heh before stemming; Turkish's `İ` and
     /// `ı` left as they are.
@@ -55,8 +59,14 @@ pub enum Revision {
     /// and `مدينة` are one term; `İ` (an `i` and a combining dot once lower-cased) and `ı`
     /// fold to `i`, as Lucene's ASCII folding does, so `istanbul` finds `İstanbul`; Persian
     /// yeh and keheh read as Arabic's yeh and kaf; every script's decimal digits as ASCII.
-    #[default]
     V2,
+    /// [`MULTILINGUAL_V3`]: as the second, with Snowball 3.0's stemmers instead of rust-stemmers' earlier ones
+    /// (German's `ae`, `oe` and `ue` read as umlauts, so `Mueller` finds `Müller`; Dutch by
+    /// Kraaij-Pohlmann; English, French and others mended), and twelve languages more
+    /// stemmed: Armenian, Catalan, Czech, Esperanto, Estonian, Hindi, Indonesian, Lithuanian,
+    /// Nepali, Polish, Serbian (and Croatian) and Yiddish ([`StemLanguage::first_read_in`]).
+    #[default]
+    V3,
 }
 
 impl Revision {
@@ -65,6 +75,7 @@ impl Revision {
         match name {
             MULTILINGUAL_V1 => Some(Self::V1),
             MULTILINGUAL_V2 => Some(Self::V2),
+            MULTILINGUAL_V3 => Some(Self::V3),
             _ => None,
         }
     }
@@ -73,6 +84,7 @@ impl Revision {
         match self {
             Self::V1 => MULTILINGUAL_V1,
             Self::V2 => MULTILINGUAL_V2,
+            Self::V3 => MULTILINGUAL_V3,
         }
     }
 }

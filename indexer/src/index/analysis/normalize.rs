@@ -1,8 +1,8 @@
 //! The normal form of a word before stop words and stemming: Unicode NFKC (full-width
 //! letters, ligatures and compatibility forms to their plain forms), lower case, and for
 //! Arabic script Lucene's `ArabicNormalizer` (alef forms to bare alef, alef maksura to yeh,
-//! tatweel and harakat removed; teh marbuta to heh, which [`Revision::V2`] does after
-//! stemming, [`after_stemming`]). [`Revision::V2`] also reads Persian's yeh and keheh as
+//! tatweel and harakat removed; teh marbuta to heh, which [`Revision::V2`] and later do after
+//! stemming, [`after_stemming`]). From [`Revision::V2`] on it also reads Persian's yeh and keheh as
 //! Arabic's yeh and kaf (texts typed on either keyboard), and the decimal digits of every
 //! script as ASCII digits (`٢٠٢٤` and `۲۰۲۴` are `2024`, as Lucene's `DecimalDigitFilter`
 //! reads them). After stemming, [`fold_marks`] takes the accents off Latin and Greek
@@ -13,7 +13,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::Revision;
 
 /// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only;
-/// Persian letters and decimal digits in [`Revision::V2`]); `out` is cleared first.
+/// Persian letters and decimal digits from [`Revision::V2`] on); `out` is cleared first.
 pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
     out.clear();
     if word.is_ascii() {
@@ -29,9 +29,9 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
             '\u{0649}' => out.push('\u{064A}'),
             '\u{0629}' if revision == Revision::V1 => out.push('\u{0647}'),
             // Farsi yeh and keheh, as Arabic's yeh and kaf.
-            '\u{06CC}' if revision == Revision::V2 => out.push('\u{064A}'),
-            '\u{06A9}' if revision == Revision::V2 => out.push('\u{0643}'),
-            c if revision == Revision::V2 && !c.is_ascii() => out.push(ascii_digit(c).unwrap_or(c)),
+            '\u{06CC}' if revision >= Revision::V2 => out.push('\u{064A}'),
+            '\u{06A9}' if revision >= Revision::V2 => out.push('\u{0643}'),
+            c if revision >= Revision::V2 && !c.is_ascii() => out.push(ascii_digit(c).unwrap_or(c)),
             c => out.push(c),
         }
     }
@@ -53,11 +53,11 @@ fn ascii_digit(c: char) -> Option<char> {
     (code - zero < 10).then(|| char::from(b'0' + (code - zero) as u8))
 }
 
-/// What [`Revision::V2`] normalizes once a word is stemmed: teh marbuta to heh. The Snowball
+/// What [`Revision::V2`] and later normalize once a word is stemmed: teh marbuta to heh. The Snowball
 /// Arabic stemmer takes a teh marbuta off as a suffix but not a heh after the article, so
 /// normalized first `المدينة` ("the city") stemmed to `مدينه` and `مدينة` to `مدين`.
 pub fn after_stemming(term: String, revision: Revision) -> String {
-    match revision == Revision::V2 && term.contains('\u{0629}') {
+    match revision >= Revision::V2 && term.contains('\u{0629}') {
         true => term.replace('\u{0629}', "\u{0647}"),
         false => term,
     }
@@ -76,7 +76,7 @@ pub fn fold_marks(word: &str, revision: Revision) -> Option<String> {
         })
     };
     // `ı` is in Latin Extended-A: foldable in either revision.
-    if word.is_ascii() || !(word.chars().any(foldable) || (revision == Revision::V2 && mark_after_ascii())) {
+    if word.is_ascii() || !(word.chars().any(foldable) || (revision >= Revision::V2 && mark_after_ascii())) {
         return None;
     }
     let mut out = String::with_capacity(word.len());
@@ -98,7 +98,7 @@ pub fn fold_marks(word: &str, revision: Revision) -> Option<String> {
             'đ' => out.push('d'),
             'þ' => out.push_str("th"),
             'ς' => out.push('σ'),
-            'ı' if revision == Revision::V2 => out.push('i'),
+            'ı' if revision >= Revision::V2 => out.push('i'),
             c => out.push(c),
         }
     }

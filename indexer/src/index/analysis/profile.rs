@@ -10,7 +10,8 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::language::{detect, Detected, StemLanguage};
+use super::language::{detect, detect_in, Detected, StemLanguage};
+use super::Revision;
 use crate::error::{IndexerError, Result};
 
 /// The profile's file in the keyword index folder.
@@ -27,7 +28,7 @@ pub struct LanguageProfile {
     /// The analyzer revision the rows were read with: a new index's, or the one its
     /// schema's analyzer name says ([`super::Revision::of_analyzer`]), set when it is opened.
     #[serde(skip)]
-    pub revision: super::Revision,
+    pub revision: Revision,
 }
 
 impl LanguageProfile {
@@ -41,8 +42,16 @@ impl LanguageProfile {
     /// The profile of rows whose languages were detected (`detected[i]` = row `i`'s), with
     /// each row's analysis language.
     pub fn of_detected(detected: &[Detected]) -> (Self, Vec<Option<StemLanguage>>) {
-        let mut sure = SureLanguages::default();
-        let mut profile = LanguageProfile::default();
+        Self::of_detected_as(detected, Revision::default())
+    }
+
+    /// [`Self::of_detected`] as `revision` of the analyzer read them.
+    pub fn of_detected_as(detected: &[Detected], revision: Revision) -> (Self, Vec<Option<StemLanguage>>) {
+        let mut sure = SureLanguages::of_revision(revision);
+        let mut profile = LanguageProfile {
+            revision,
+            ..LanguageProfile::default()
+        };
         for d in detected {
             *profile.detected.entry(d.code().to_string()).or_default() += 1;
             sure.add(d);
@@ -60,7 +69,7 @@ impl LanguageProfile {
 
     /// The language a row detected as `detected` is analyzed as.
     pub fn language_of_detected(&self, detected: &Detected) -> Option<StemLanguage> {
-        detected.stem_language().or_else(|| {
+        detected.stem_language_in(self.revision).or_else(|| {
             detected
                 .script
                 .and_then(|s| self.unsure_rows_read_as.get(s.name()).copied())
@@ -69,7 +78,7 @@ impl LanguageProfile {
 
     /// The language a text of this index was analyzed as.
     pub fn language_of(&self, text: &str) -> Option<StemLanguage> {
-        self.language_of_detected(&detect(text))
+        self.language_of_detected(&detect_in(text, self.revision))
     }
 
     /// Each language the rows were read as (None: stemmed by none), with its share of the
@@ -112,12 +121,21 @@ impl LanguageProfile {
 pub struct SureLanguages {
     per_script: HashMap<whatlang::Script, BTreeMap<StemLanguage, u64>>,
     latin_rows: bool,
+    /// The analyzer revision whose languages count (new indexes': the default).
+    revision: Revision,
 }
 
 impl SureLanguages {
+    pub fn of_revision(revision: Revision) -> Self {
+        Self {
+            revision,
+            ..Self::default()
+        }
+    }
+
     pub fn add(&mut self, detected: &Detected) {
         self.latin_rows |= detected.script == Some(whatlang::Script::Latin);
-        if let (Some(language), Some(script)) = (detected.stem_language(), detected.script) {
+        if let (Some(language), Some(script)) = (detected.stem_language_in(self.revision), detected.script) {
             *self.per_script.entry(script).or_default().entry(language).or_default() += 1;
         }
     }
@@ -149,6 +167,7 @@ impl SureLanguages {
     pub fn reading_profile(&self) -> LanguageProfile {
         LanguageProfile {
             unsure_rows_read_as: self.unsure_rows_read_as(),
+            revision: self.revision,
             ..LanguageProfile::default()
         }
     }

@@ -83,6 +83,9 @@ pub fn letters_of(word: &str) -> Letters {
             Script::Greek => Letters::Greek,
             Script::Arabic => Letters::Arabic,
             Script::Tamil => Letters::Tamil,
+            Script::Devanagari => Letters::Devanagari,
+            Script::Armenian => Letters::Armenian,
+            Script::Hebrew => Letters::Hebrew,
             Script::Common | Script::Inherited => continue,
             _ => Letters::Other,
         };
@@ -114,6 +117,9 @@ mod tests {
         assert_eq!(letters_of("3d"), Letters::Latin);
         assert_eq!(letters_of("слово"), Letters::Cyrillic);
         assert_eq!(letters_of("كتاب"), Letters::Arabic);
+        assert_eq!(letters_of("किताब"), Letters::Devanagari);
+        assert_eq!(letters_of("գիրք"), Letters::Armenian);
+        assert_eq!(letters_of("בוך"), Letters::Hebrew);
         assert_eq!(letters_of("123"), Letters::Other);
     }
 }

@@ -4,13 +4,13 @@
 
 use std::ops::Range;
 
-use rust_stemmers::Stemmer;
 use tantivy::tokenizer::{RawTokenizer, StopWordFilter, TextAnalyzer};
 use unicode_normalization::UnicodeNormalization;
 
 use super::language::StemLanguage;
 use super::normalize::{after_stemming, fold_marks, normalize_word};
 use super::script::{class, letters_of, CharClass};
+use super::stemmer::LanguageStemmer;
 use super::Revision;
 
 /// Words longer than this many characters are left out (as tantivy's `RemoveLongFilter(40)`
@@ -82,6 +82,25 @@ pub fn pair_terms(text: &str, run: Range<usize>, mut emit: impl FnMut(&str, Rang
     }
 }
 
+/// The characters of `text` that stand alone in a run read as pairs (a run of one character,
+/// as [`pair_terms`] reads it), in order, each once: an index holds such a character inside
+/// its runs only as part of pairs (`寺` of `東大寺` in `大寺`), so a query of one is looked up
+/// by the pairs that hold it.
+pub fn lone_pair_characters(text: &str) -> Vec<String> {
+    let mut lone: Vec<String> = Vec::new();
+    for piece in pieces(text) {
+        let Piece::Pairs(run) = piece else { continue };
+        let mut terms: Vec<String> = Vec::new();
+        pair_terms(text, run, |term, _| terms.push(term.to_string()));
+        if let [term] = terms.as_slice() {
+            if term.chars().count() == 1 && !lone.contains(term) {
+                lone.push(term.clone());
+            }
+        }
+    }
+    lone
+}
+
 /// Per-thread word analysis: normal form, stop words and stem of a language, accents folded.
 pub struct WordForms {
     revision: Revision,
@@ -97,7 +116,8 @@ type WordCache = hashbrown::HashMap<Box<str>, Option<Box<str>>, rustc_hash::FxBu
 
 /// The stemmers and stop word filters, made for a language when it is first met.
 struct Stemming {
-    stemmers: Vec<Option<Stemmer>>,
+    /// Per language, its stemmer once met (None inside: the revision stems it by none).
+    stemmers: Vec<Option<Option<LanguageStemmer>>>,
     stop_filters: Vec<Option<Option<TextAnalyzer>>>,
 }
 
@@ -146,16 +166,24 @@ impl Stemming {
         if normal.len() > MAX_WORD_CHARS && normal.chars().count() > MAX_WORD_CHARS {
             return None;
         }
+        // The row's language, when its revision stems it and the word is in its letters.
+        let language = language.filter(|language| {
+            language.reads(letters_of(normal))
+                && self.stemmers[language.index()]
+                    .get_or_insert_with(|| LanguageStemmer::of(*language, revision))
+                    .is_some()
+        });
         let stemmed = match language {
-            Some(language) if letters_of(normal) == language.letters() => {
+            Some(language) => {
                 if self.is_stop_word(normal, language) {
                     return None;
                 }
-                let stemmer =
-                    self.stemmers[language.index()].get_or_insert_with(|| Stemmer::create(language.algorithm()));
-                stemmer.stem(normal).into_owned()
+                match &self.stemmers[language.index()] {
+                    Some(Some(stemmer)) => stemmer.stem(normal).into_owned(),
+                    _ => normal.to_string(),
+                }
             }
-            _ => normal.to_string(),
+            None => normal.to_string(),
         };
         let stemmed = after_stemming(stemmed, revision);
         Some(fold_marks(&stemmed, revision).unwrap_or(stemmed))
@@ -205,6 +233,14 @@ mod tests {
     }
 
     #[test]
+    fn lone_characters_of_pair_runs() {
+        assert_eq!(lone_pair_characters("寺 GPU版 東京 猫と犬 寺"), ["寺", "版"]);
+        // Half-width katakana as full width; a run of two characters is a pair, not lone.
+        assert_eq!(lone_pair_characters("ﾀ タワ x"), ["タ"]);
+        assert!(lone_pair_characters("plain words").is_empty());
+    }
+
+    #[test]
     fn pairs_as_cjk_bigrams() {
         let pairs = pair_list("東京タワー 日");
         let terms: Vec<&str> = pairs.iter().map(|(t, _)| t.as_str()).collect();
@@ -238,5 +274,22 @@ mod tests {
         // A teh marbuta the stemmer leaves is a heh, as before.
         assert_eq!(forms.term("ة", None), Some("ه"));
         assert_eq!(forms.term("İstanbul", Some(StemLanguage::Turkish)), Some("istanbul"));
+        // The second revision has no Indonesian stemmer, nor German's `ue` as `ü`.
+        assert_eq!(forms.term("bukunya", Some(StemLanguage::Indonesian)), Some("bukunya"));
+        assert_eq!(forms.term("Mueller", Some(StemLanguage::German)), Some("muell"));
+        let mut forms = WordForms::new(Revision::V3);
+        assert_eq!(forms.term("المدينة", Some(StemLanguage::Arabic)), Some("مدين"));
+        assert_eq!(forms.term("İstanbul", Some(StemLanguage::Turkish)), Some("istanbul"));
+        assert_eq!(forms.term("Mueller", Some(StemLanguage::German)), Some("mull"));
+        assert_eq!(forms.term("Müller", Some(StemLanguage::German)), Some("mull"));
+        assert_eq!(forms.term("bukunya", Some(StemLanguage::Indonesian)), Some("buku"));
+        assert_eq!(forms.term("किताबें", Some(StemLanguage::Hindi)), Some("किताब"));
+        // Serbian in either alphabet is one term; its Latin letters' marks fold as others'.
+        assert_eq!(forms.term("Градовима", Some(StemLanguage::Serbian)), Some("gradov"));
+        assert_eq!(forms.term("gradovima", Some(StemLanguage::Serbian)), Some("gradov"));
+        // Polish case endings.
+        assert_eq!(forms.term("miastach", Some(StemLanguage::Polish)), Some("miast"));
+        // A word not in its row's letters is not stemmed: Latin in a Hindi row.
+        assert_eq!(forms.term("Books", Some(StemLanguage::Hindi)), Some("books"));
     }
 }
