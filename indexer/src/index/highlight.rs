@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::analysis::{KeywordAnalyzer, TextReader};
+use super::analysis::{lone_pair_characters, KeywordAnalyzer, TextReader};
 
 /// The analyzed terms of a query (normalized, stemmed; stop words left out), with a reader
 /// of the same analyzer for every text they are looked for in (one reader, and its caches,
@@ -18,16 +18,27 @@ pub struct QueryTerms {
     /// in `phrase_terms`, with their positions from the phrase's first.
     phrases: Vec<Vec<(usize, usize)>>,
     phrase_terms: HashMap<String, usize>,
+    /// The query's characters that stand alone in a script read as pairs (`寺`): a pair of
+    /// `also` holding one (`大寺`, looked up for it) is marked at that character alone.
+    lone: Vec<char>,
+    /// The terms of the query's own words (not `also`'s), marked whole.
+    own: HashSet<String>,
     reader: TextReader,
 }
 
 impl QueryTerms {
     /// The terms of `query` as an index read by `analyzer` looks it up.
     pub fn of(analyzer: &KeywordAnalyzer, query: &str) -> Self {
+        let own: HashSet<String> = analyzer.query_terms(query).into_iter().collect();
         Self {
-            terms: analyzer.query_terms(query).into_iter().collect(),
+            terms: own.clone(),
+            own,
             phrases: Vec::new(),
             phrase_terms: HashMap::new(),
+            lone: lone_pair_characters(query)
+                .iter()
+                .filter_map(|character| character.chars().next())
+                .collect(),
             reader: analyzer.text_reader(),
         }
     }
@@ -51,6 +62,10 @@ impl QueryTerms {
     ) -> Self {
         let mut terms = Self::with_terms(analyzer, words, also);
         for phrase in phrases {
+            let lone = lone_pair_characters(phrase);
+            terms
+                .lone
+                .extend(lone.iter().filter_map(|character| character.chars().next()));
             for reading in analyzer.phrase_readings(phrase) {
                 let numbered = reading
                     .into_iter()
@@ -78,10 +93,13 @@ impl QueryTerms {
         let mut spans: Vec<Range<usize>> = Vec::new();
         // The text's terms that some phrase holds: (position, the term's number, span).
         let mut placed: Vec<(usize, usize, Range<usize>)> = Vec::new();
-        let (terms, phrase_terms) = (&self.terms, &self.phrase_terms);
+        let (terms, phrase_terms, lone, own) = (&self.terms, &self.phrase_terms, &self.lone, &self.own);
         self.reader.for_each_positioned_term(text, |term, span, position| {
             if terms.contains(term) {
-                spans.push(span.clone());
+                match lone_in_pair(term, lone).filter(|_| !own.contains(term)) {
+                    Some(ends) => spans.extend(ends.into_iter().flat_map(|end| end_of(text, span.clone(), end))),
+                    None => spans.push(span.clone()),
+                }
             }
             if let Some(&number) = phrase_terms.get(term) {
                 placed.push((position, number, span));
@@ -100,6 +118,31 @@ impl QueryTerms {
         }
         merged
     }
+}
+
+/// Which ends of a pair `term` (0: its first character, 1: its last) are one of the query's
+/// `lone` characters; None when it is no pair holding one.
+fn lone_in_pair(term: &str, lone: &[char]) -> Option<Vec<usize>> {
+    let mut chars = term.chars();
+    let (Some(first), Some(last), None) = (chars.next(), chars.next(), chars.next()) else {
+        return None;
+    };
+    let ends: Vec<usize> = [first, last]
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| lone.contains(c))
+        .map(|(end, _)| end)
+        .collect();
+    (!ends.is_empty()).then_some(ends)
+}
+
+/// The byte range of the first (`end` 0) or last character of `text[span]`.
+fn end_of(text: &str, span: Range<usize>, end: usize) -> Option<Range<usize>> {
+    let (at, c) = match end {
+        0 => text[span.clone()].char_indices().next()?,
+        _ => text[span.clone()].char_indices().next_back()?,
+    };
+    Some(span.start + at..span.start + at + c.len_utf8())
 }
 
 /// Where `reading` (terms by number, with positions from its first) stands in a text whose
@@ -247,5 +290,14 @@ mod tests {
         assert_eq!(words(texts[0], &terms.spans_in(texts[0])), ["東京タワー", "東京"]);
         let mut terms = QueryTerms::of(&analyzer, "Haus");
         assert_eq!(words(texts[1], &terms.spans_in(texts[1])), ["Häuser"]);
+        // A character alone in the query, looked up by the pairs holding it, is marked alone.
+        let pairs = || ["京タ", "京の"].map(String::from);
+        let mut terms = QueryTerms::with_terms(&analyzer, "京", pairs());
+        assert_eq!(words(texts[0], &terms.spans_in(texts[0])), ["京", "京"]);
+        let mut terms = QueryTerms::with_phrases(&analyzer, "", &["京".to_string()], pairs());
+        assert_eq!(words(texts[0], &terms.spans_in(texts[0])), ["京", "京"]);
+        // A pair the query holds itself is marked whole.
+        let mut terms = QueryTerms::with_terms(&analyzer, "京 東京", pairs());
+        assert_eq!(words(texts[0], &terms.spans_in(texts[0])), ["東京", "東京"]);
     }
 }
