@@ -454,6 +454,31 @@ async fn a_user_works_the_dashboard_in_a_real_browser() {
         "{like}"
     );
     assert!(shown.iter().any(|r| r.as_str().unwrap().contains("waves.md")), "{like}");
+    // Less like the waves result: both examples named, both documents left out.
+    let unlike_waves = "const shown = [...document.querySelectorAll('[data-results] .result')]; const r = !document.querySelector('[data-like-of]').textContent.includes('less like') && shown.find(r => r.innerText.includes('waves.md')); return r ? r.querySelector('[data-unlike]') : null";
+    let button = browser.wait_for("a waves result to be less like", unlike_waves).await;
+    browser.click(button[ELEMENT].as_str().unwrap()).await;
+    let unlike = browser
+        .wait_for(
+            "results like tides and unlike waves",
+            "const note = document.querySelector('[data-like-of]'); const r = [...document.querySelectorAll('[data-results] .result')].map(e => e.innerText); return note && note.textContent.includes('less like') && r.length ? [note.textContent, r] : null",
+        )
+        .await;
+    let note = unlike[0].as_str().unwrap();
+    assert!(
+        note.starts_with("More like tides.md")
+            && note.contains("; less like waves.md")
+            && note.ends_with("(their documents left out)"),
+        "{unlike}"
+    );
+    assert!(
+        unlike[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r.as_str().unwrap().contains("tides.md") && !r.as_str().unwrap().contains("waves.md")),
+        "{unlike}"
+    );
 
     let serve_earlier = "return [...document.querySelectorAll('[data-versions] button')].find(b => b.textContent === 'Serve this version') || null";
     browser
