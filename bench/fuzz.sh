@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes quarry's parsers and its filter parser (fuzz/fuzz_targets) for a fixed time each, on
+# Fuzzes quarry's parsers, its filter parser and its keyword analyzer (fuzz/fuzz_targets) for a fixed time each, on
 # the stable toolchain: libFuzzer through the libfuzzer-sys crate, the code instrumented with
 # LLVM's coverage passes (what `cargo fuzz` sets up, without its nightly-only sanitizers).
 # Not part of the tests; a benchmark of robustness. Each target runs in libFuzzer's fork mode
@@ -19,7 +19,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-known=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters)
+known=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters keyword_analysis)
 [ ${#targets[@]} -gt 0 ] || targets=("${known[@]}")
 for target in "${targets[@]}"; do
   [[ " ${known[*]} " == *" $target "* ]] || { echo "no fuzz target $target (targets: ${known[*]})" >&2; exit 2; }
@@ -178,6 +178,9 @@ PY
                    printf '\x05title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv"
                    printf '\x06title\ttext\nRivers\tdry\n' > "$corpus/seed-tsv" ;;
     filters) printf '{"source": "wiki", "tags": ["x"], "metadata": {"year": {"$gte": 2020}}, "exclude": {"doc_id": "d2"}}' > "$corpus/seed.json" ;;
+    keyword_analysis) printf 'Perekonomian bukunya; miastach městech ciutats linnades miestuose Mueller Häuser geologist' > "$corpus/seed-latin"
+                      printf 'किताबें पुस्तकालय । градовима gradovima Книги Քաղաքը կամուրջներով ביים ברעג פֿון טײַך المدينة ٢٠٢٤ άνθρωπος' > "$corpus/seed-scripts"
+                      printf '"東京タワー" ﾀﾜｰ เมืองนี้ İstanbul kalabalık straße ǅemal ﬁsh ℌ' > "$corpus/seed-mixed" ;;
   esac
 }
 summary=()

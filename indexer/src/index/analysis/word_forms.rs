@@ -186,7 +186,14 @@ impl Stemming {
             None => normal.to_string(),
         };
         let stemmed = after_stemming(stemmed, revision);
-        Some(fold_marks(&stemmed, revision).unwrap_or(stemmed))
+        let term = fold_marks(&stemmed, revision).unwrap_or(stemmed);
+        // Nothing left (a word of Arabic or Hebrew marks alone, which normalizes or stems to
+        // nothing; a particle a stemmer takes whole, Nepali's `का`): no term from the third
+        // revision on. The earlier ones index the empty term, kept as they wrote it.
+        match term.is_empty() && revision >= Revision::V3 {
+            true => None,
+            false => Some(term),
+        }
     }
 
     fn is_stop_word(&mut self, normal: &str, language: StemLanguage) -> bool {
@@ -291,5 +298,13 @@ mod tests {
         assert_eq!(forms.term("miastach", Some(StemLanguage::Polish)), Some("miast"));
         // A word not in its row's letters is not stemmed: Latin in a Hindi row.
         assert_eq!(forms.term("Books", Some(StemLanguage::Hindi)), Some("books"));
+        // A word of Arabic or Hebrew marks alone (a kasra's isolated form, tatweels, a tsere),
+        // and a particle the Nepali stemmer takes whole, are no term.
+        assert_eq!(forms.term("\u{FE7B}", Some(StemLanguage::Arabic)), None);
+        assert_eq!(forms.term("\u{0640}\u{0640}", None), None);
+        assert_eq!(forms.term("\u{05B5}", Some(StemLanguage::Yiddish)), None);
+        assert_eq!(forms.term("का", Some(StemLanguage::Nepali)), None);
+        let mut earlier = WordForms::new(Revision::V2);
+        assert_eq!(earlier.term("\u{FE7B}", Some(StemLanguage::Arabic)), Some(""));
     }
 }
