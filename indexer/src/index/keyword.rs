@@ -388,14 +388,16 @@ impl KeywordIndex for TantivyKeywordIndex {
             .phrase_readings(phrase)
             .into_iter()
             .map(|sequence| {
-                let mut terms: Vec<(usize, Term)> = sequence
+                if let [(_, term)] = sequence.as_slice() {
+                    return Ok((Occur::Should, self.one_term_query(field, term)?));
+                }
+                let terms: Vec<(usize, Term)> = sequence
                     .into_iter()
                     .map(|(at, term)| (at, Term::from_field_text(field, &term)))
                     .collect();
-                let query: Box<dyn Query> = match terms.len() {
-                    1 => self.one_term_query(terms.remove(0).1)?,
-                    _ if self.positions => Box::new(PhraseQuery::new_with_offset(terms)),
-                    _ => Box::new(BooleanQuery::new(
+                let query: Box<dyn Query> = match self.positions {
+                    true => Box::new(PhraseQuery::new_with_offset(terms)),
+                    false => Box::new(BooleanQuery::new(
                         terms
                             .into_iter()
                             .map(|(_, term)| {
@@ -418,22 +420,17 @@ impl KeywordIndex for TantivyKeywordIndex {
 impl TantivyKeywordIndex {
     /// A phrase of one term: the rows holding it, or for one character of a script read as
     /// pairs, the rows holding any term that holds it (inside a run it is only in pairs).
-    fn one_term_query(&self, term: Term) -> Result<Box<dyn Query>> {
-        let text = term.value().as_str().unwrap_or_default().to_string();
-        let Some(holding) = pair_terms_holding(&self.index, &self.reader, &self.analyzer, &text)? else {
-            return Ok(Box::new(TermQuery::new(term, IndexRecordOption::Basic)));
+    fn one_term_query(&self, field: tantivy::schema::Field, term: &str) -> Result<Box<dyn Query>> {
+        let as_query = |term: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(field, term),
+                IndexRecordOption::Basic,
+            ))
         };
-        let field = term.field();
-        let any: Vec<(Occur, Box<dyn Query>)> = holding
-            .into_keys()
-            .map(|held| {
-                let query: Box<dyn Query> = Box::new(TermQuery::new(
-                    Term::from_field_text(field, &held),
-                    IndexRecordOption::Basic,
-                ));
-                (Occur::Should, query)
-            })
-            .collect();
+        let Some(holding) = pair_terms_holding(&self.index, &self.reader, &self.analyzer, term)? else {
+            return Ok(as_query(term));
+        };
+        let any = holding.keys().map(|held| (Occur::Should, as_query(held))).collect();
         Ok(Box::new(BooleanQuery::new(any)))
     }
 

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::stemmer::LanguageStemmer;
 use super::Revision;
 use tantivy::tokenizer::Language;
 
@@ -103,23 +104,12 @@ impl StemLanguage {
         Self::ALL.iter().position(|&l| l == self).unwrap_or(0)
     }
 
-    /// The first revision of the analyzer that stems the language: 18 from the first, the
-    /// rest (Snowball 3.0's) from the third.
+    /// The first revision of the analyzer that stems the language: the 18 rust-stemmers has
+    /// from the first, the rest (Snowball 3.0's) from the third.
     pub fn first_read_in(self) -> Revision {
-        match self {
-            Self::Armenian
-            | Self::Catalan
-            | Self::Czech
-            | Self::Esperanto
-            | Self::Estonian
-            | Self::Hindi
-            | Self::Indonesian
-            | Self::Lithuanian
-            | Self::Nepali
-            | Self::Polish
-            | Self::Serbian
-            | Self::Yiddish => Revision::V3,
-            _ => Revision::V1,
+        match LanguageStemmer::before_3(self) {
+            true => Revision::V1,
+            false => Revision::V3,
         }
     }
 
@@ -333,14 +323,14 @@ pub fn detect(text: &str) -> Detected {
 /// left out are all Latin-script, so they change nothing there). A revision's answers never
 /// change, so a row's analysis can be repeated as its index was written.
 pub fn detect_in(text: &str, revision: Revision) -> Detected {
-    static FIRST_PASS: [std::sync::OnceLock<whatlang::Detector>; 2] =
-        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    static FIRST_PASS: [std::sync::OnceLock<whatlang::Detector>; Revision::ALL.len()] =
+        [const { std::sync::OnceLock::new() }; Revision::ALL.len()];
     let mut end = text.len().min(DETECT_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     let text = &text[..end];
-    let first = FIRST_PASS[usize::from(revision >= Revision::V3)].get_or_init(|| {
+    let first = FIRST_PASS[revision.index()].get_or_init(|| {
         let unstemmed = LATIN_WITHOUT_STEMMER
             .into_iter()
             .filter(|&lang| StemLanguage::of(lang, revision).is_none())

@@ -70,6 +70,13 @@ pub enum Revision {
 }
 
 impl Revision {
+    pub const ALL: [Revision; 3] = [Self::V1, Self::V2, Self::V3];
+
+    /// Position in [`Self::ALL`] (per-revision tables).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The revision an index's analyzer name says (None: not the multilingual analyzer).
     pub fn of_analyzer(name: &str) -> Option<Self> {
         match name {

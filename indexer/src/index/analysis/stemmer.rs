@@ -20,15 +20,17 @@ pub enum LanguageStemmer {
 impl LanguageStemmer {
     /// The stemmer `revision` reads `language` with (None: that revision stems it by none).
     pub fn of(language: StemLanguage, revision: Revision) -> Option<Self> {
-        if language.first_read_in() > revision {
-            return None;
-        }
-        if revision >= Revision::V3 {
-            return Some(Self::Snowball3(snowball_stemmers_rs::Stemmer::create(snowball3(
+        match revision >= Revision::V3 {
+            true => Some(Self::Snowball3(snowball_stemmers_rs::Stemmer::create(snowball3(
                 language,
-            ))));
+            )))),
+            false => before3(language).map(|algorithm| Self::Before3(rust_stemmers::Stemmer::create(algorithm))),
         }
-        before3(language).map(|algorithm| Self::Before3(rust_stemmers::Stemmer::create(algorithm)))
+    }
+
+    /// Whether the first two revisions stem `language` (the third stems every one).
+    pub fn before_3(language: StemLanguage) -> bool {
+        before3(language).is_some()
     }
 
     pub fn stem<'a>(&self, word: &'a str) -> Cow<'a, str> {

@@ -166,22 +166,20 @@ impl Stemming {
         if normal.len() > MAX_WORD_CHARS && normal.chars().count() > MAX_WORD_CHARS {
             return None;
         }
-        // The row's language, when its revision stems it and the word is in its letters.
-        let language = language.filter(|language| {
-            language.reads(letters_of(normal))
-                && self.stemmers[language.index()]
-                    .get_or_insert_with(|| LanguageStemmer::of(*language, revision))
-                    .is_some()
-        });
-        let stemmed = match language {
-            Some(language) => {
-                if self.is_stop_word(normal, language) {
+        // The row's language's stemmer, when its revision stems it and the word is in its letters.
+        let Self { stemmers, stop_filters } = self;
+        let stemmer = language
+            .filter(|language| language.reads(letters_of(normal)))
+            .and_then(|language| {
+                let stemmer = stemmers[language.index()].get_or_insert_with(|| LanguageStemmer::of(language, revision));
+                stemmer.as_ref().map(|stemmer| (language, stemmer))
+            });
+        let stemmed = match stemmer {
+            Some((language, stemmer)) => {
+                if is_stop_word(stop_filters, normal, language) {
                     return None;
                 }
-                match &self.stemmers[language.index()] {
-                    Some(Some(stemmer)) => stemmer.stem(normal).into_owned(),
-                    _ => normal.to_string(),
-                }
+                stemmer.stem(normal).into_owned()
             }
             None => normal.to_string(),
         };
@@ -195,21 +193,22 @@ impl Stemming {
             false => Some(term),
         }
     }
+}
 
-    fn is_stop_word(&mut self, normal: &str, language: StemLanguage) -> bool {
-        let filter = self.stop_filters[language.index()].get_or_insert_with(|| {
-            language
-                .stop_words()
-                .and_then(StopWordFilter::new)
-                .map(|stop| TextAnalyzer::builder(RawTokenizer::default()).filter(stop).build())
-        });
-        match filter {
-            Some(filter) => {
-                let mut stream = filter.token_stream(normal);
-                !stream.advance()
-            }
-            None => false,
+/// Whether `normal` is a stop word of `language` (its filter made in `stop_filters` when first met).
+fn is_stop_word(stop_filters: &mut [Option<Option<TextAnalyzer>>], normal: &str, language: StemLanguage) -> bool {
+    let filter = stop_filters[language.index()].get_or_insert_with(|| {
+        language
+            .stop_words()
+            .and_then(StopWordFilter::new)
+            .map(|stop| TextAnalyzer::builder(RawTokenizer::default()).filter(stop).build())
+    });
+    match filter {
+        Some(filter) => {
+            let mut stream = filter.token_stream(normal);
+            !stream.advance()
         }
+        None => false,
     }
 }
 
