@@ -10,7 +10,7 @@ use quarry_indexer::index::analysis::{KeywordAnalyzer, LanguageProfile, Revision
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    for revision in [Revision::V1, Revision::V2, Revision::V3] {
+    for revision in Revision::ALL {
         let languages: Vec<StemLanguage> = StemLanguage::ALL
             .into_iter()
             .filter(|language| language.first_read_in() <= revision)

@@ -21,7 +21,7 @@ use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
-    MULTILINGUAL_V3,
+    MULTILINGUAL_V3, MULTILINGUAL_V4,
 };
 use super::keyword_pairs::pair_terms_holding;
 use super::keyword_query::{
@@ -33,7 +33,7 @@ use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V3;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V4;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -235,7 +235,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -246,7 +246,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4})", dir.display()),
                 })
             }
         };
@@ -803,14 +803,7 @@ mod tests {
 
         // The schema indexes were built with before: the row indexed and stored as well,
         // the text with positions.
-        let old_dir = tempfile::tempdir().unwrap();
-        written_before(
-            old_dir.path(),
-            &texts,
-            IndexRecordOption::WithFreqsAndPositions,
-            Revision::V1,
-        );
-        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V1);
         for index in [&built, &old] {
             let rows: Vec<u64> = index.search("harbour", 5).unwrap().iter().map(|h| h.row).collect();
             assert_eq!(rows.len(), 2);
@@ -883,6 +876,14 @@ mod tests {
         profile.save(dir).unwrap();
     }
 
+    /// `texts` as `revision` of the analyzer wrote them (with positions), opened.
+    fn opened_as_written_by(texts: &[&str], revision: Revision) -> (tempfile::TempDir, TantivyKeywordIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        written_before(dir.path(), texts, IndexRecordOption::WithFreqsAndPositions, revision);
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        (dir, index)
+    }
+
     /// The rows (at most five) a search of `query` finds, in row order.
     fn rows(index: &TantivyKeywordIndex, query: &str) -> Vec<u64> {
         let mut rows: Vec<u64> = index.search(query, 5).unwrap().iter().map(|hit| hit.row).collect();
@@ -902,7 +903,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V3);
+        assert_eq!(index.analyzer().name(), KEYWORD_ANALYZER);
         // "city" finds "the city" and "the library" finds "a library" and "libraries".
         assert_eq!(rows(&index, "مدينة"), [0, 1]);
         assert_eq!(rows(&index, "المدينة"), [0, 1]);
@@ -914,14 +915,7 @@ mod tests {
         assert_eq!(rows(&index, "2024"), [1]);
         assert_eq!(rows(&index, "۲۰۲۴"), [1]);
         // The first revision's index, and its queries, as they were.
-        let old_dir = tempfile::tempdir().unwrap();
-        written_before(
-            old_dir.path(),
-            &texts,
-            IndexRecordOption::WithFreqsAndPositions,
-            Revision::V1,
-        );
-        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V1);
         assert_eq!(old.analyzer().name(), MULTILINGUAL_V1);
         assert!(rows(&old, "المكتبة").is_empty());
         assert_eq!(rows(&old, "İstanbul"), [2]);
@@ -943,7 +937,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V3);
+        assert_eq!(index.analyzer().name(), KEYWORD_ANALYZER);
         let analyzed_as = &index.analyzer().profile().unwrap().analyzed_as;
         assert_eq!(
             analyzed_as.keys().map(String::as_str).collect::<Vec<_>>(),
@@ -957,14 +951,7 @@ mod tests {
         assert_eq!(rows(&index, "किताब"), [4]);
         assert_eq!(rows(&index, "Mueller"), [3]);
         // The second revision's index reads its rows and queries as it did.
-        let old_dir = tempfile::tempdir().unwrap();
-        written_before(
-            old_dir.path(),
-            &texts,
-            IndexRecordOption::WithFreqsAndPositions,
-            Revision::V2,
-        );
-        let old = TantivyKeywordIndex::open(old_dir.path()).unwrap();
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V2);
         assert_eq!(old.analyzer().name(), MULTILINGUAL_V2);
         assert_eq!(rows(&old, "buku"), [0]);
         assert!(rows(&old, "ekonomi").is_empty());
@@ -972,6 +959,39 @@ mod tests {
         assert!(rows(&old, "किताब").is_empty());
         assert!(rows(&old, "Mueller").is_empty());
         assert_eq!(rows(&old, "Müller"), [3]);
+    }
+
+    /// Soft hyphens, text in decomposed form, half-width kana, full-width digits and
+    /// superscripts in an index written now (words bounded as Unicode bounds them) and in one
+    /// written by the third revision (which cut words at each of them).
+    #[test]
+    fn words_with_marks_and_invisible_characters_are_found_as_typed() {
+        let texts = [
+            "Das Donau\u{AD}dampf\u{AD}schiff\u{AD}fahrts\u{AD}gesellschaft legte gestern am Ufer der Stadt an und viele Leute kamen.",
+            "Le re\u{301}sume\u{301} du rapport parle de la fac\u{327}ade de la gare et de ses ponts anciens sur la rivière.",
+            "ｶﾞｽ料金は２０２４年に上がりました。",
+            "The flat has 60 m² of floor space and a balcony facing the river, close to the old town.",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V4);
+        assert_eq!(rows(&index, "Donaudampfschifffahrtsgesellschaft"), [0]);
+        assert_eq!(rows(&index, "résumé"), [1]);
+        assert_eq!(rows(&index, "façade"), [1]);
+        assert_eq!(rows(&index, "ガス"), [2]);
+        assert_eq!(rows(&index, "2024年"), [2]);
+        assert_eq!(rows(&index, "m2"), [3]);
+        // The third revision's index, and its queries, as they were: words cut apart.
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V3);
+        assert_eq!(old.analyzer().name(), MULTILINGUAL_V3);
+        assert!(rows(&old, "Donaudampfschifffahrtsgesellschaft").is_empty());
+        assert!(rows(&old, "façade").is_empty());
+        assert!(rows(&old, "ガス").is_empty());
+        assert!(rows(&old, "m2").is_empty());
+        // Each revision reads its own queries as its rows: the old index still finds the
+        // pieces it wrote.
+        assert_eq!(rows(&old, "dampf"), [0]);
     }
 
     /// A character read in pairs is held by the pairs it begins and ends, and by itself

@@ -363,9 +363,9 @@ mod tests {
 
         // The same rows as tantivy's pre-tokenized text, as the build wrote them before.
         let pre_dir = tempfile::tempdir().unwrap();
-        let pre = Index::create_in_dir(pre_dir.path(), schema(super::super::analysis::MULTILINGUAL_V3)).unwrap();
+        let pre = Index::create_in_dir(pre_dir.path(), schema(crate::index::KEYWORD_ANALYZER)).unwrap();
         pre.tokenizers().register(
-            super::super::analysis::MULTILINGUAL_V3,
+            crate::index::KEYWORD_ANALYZER,
             tantivy::tokenizer::WhitespaceTokenizer::default(),
         );
         let (row_field, text_field) = (

@@ -1,7 +1,8 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V3`], for every index written now: each row's language detected
-//!   ([`language`], whatlang), words split on Unicode letters, digits and marks, runs of
+//! - [`MULTILINGUAL_V4`], for every index written now: each row's language detected
+//!   ([`language`], whatlang), words split on Unicode letters, digits and marks (a mark or
+//!   an invisible format character going on the word it follows, [`script`]), runs of
 //!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
 //!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
 //!   NFKC-normalized and lower-cased with Arabic's normal forms ([`normalize`]), the stop
@@ -9,10 +10,12 @@
 //!   letters ([`stemmer`]), then Latin and Greek accents folded. A query is read as every
 //!   language the index's rows were read as ([`profile`]) and looked up by each of its words'
 //!   forms, so no query language has to be guessed from a few words.
-//! - [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]:
-//!   rust-stemmers' Snowball stemmers (before Snowball 3.0) of 18 languages; in the first, Arabic, Turkish, Persian and
-//!   other scripts' digits read differently): indexes written with them read queries as they did.
-//! - [`ENGLISH_V1`], the analyzer of indexes written before all three: tantivy's simple
+//! - [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions
+//!   ([`Revision`]: words cut at soft hyphens and joiners; before the third, rust-stemmers'
+//!   Snowball stemmers (before Snowball 3.0) of 18 languages; in the first, Arabic, Turkish,
+//!   Persian and other scripts' digits read differently): indexes written with them read
+//!   queries as they did.
+//! - [`ENGLISH_V1`], the analyzer of indexes written before all four: tantivy's simple
 //!   tokenizer, ASCII folding, English stop words and stemming. Those indexes keep it.
 //!
 //! An index's analyzer is the tokenizer name its tantivy schema records.
@@ -33,8 +36,8 @@ use tantivy::tokenizer::{
 
 pub use language::{detect, detect_in, Detected, StemLanguage};
 pub use profile::{LanguageProfile, SureLanguages, PROFILE_FILE};
-pub use script::{class, CharClass};
-pub use word_forms::{lone_pair_characters, pieces, Piece};
+pub use script::{class, class_in, CharClass};
+pub use word_forms::{lone_pair_characters, pieces, pieces_in, Piece};
 
 use super::stem_cache::CachedEnglishStemmer;
 use word_forms::{pair_terms, WordForms};
@@ -45,8 +48,10 @@ pub const ENGLISH_V1: &str = "quarry_en_v1";
 pub const MULTILINGUAL_V1: &str = "quarry_multi_v1";
 /// The multilingual analyzer's second revision ([`Revision::V2`]).
 pub const MULTILINGUAL_V2: &str = "quarry_multi_v2";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V3`]).
+/// The multilingual analyzer's third revision ([`Revision::V3`]).
 pub const MULTILINGUAL_V3: &str = "quarry_multi_v3";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V4`]).
+pub const MULTILINGUAL_V4: &str = "quarry_multi_v4";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
@@ -65,12 +70,22 @@ pub enum Revision {
     /// Kraaij-Pohlmann; English, French and others mended), and twelve languages more
     /// stemmed: Armenian, Catalan, Czech, Esperanto, Estonian, Hindi, Indonesian, Lithuanian,
     /// Nepali, Polish, Serbian (and Croatian) and Yiddish ([`StemLanguage::first_read_in`]).
-    #[default]
     V3,
+    /// [`MULTILINGUAL_V4`]: as the third, with words bounded as Unicode's word boundaries
+    /// (UAX #29) bound them: a combining mark or an invisible format character (a soft
+    /// hyphen, a zero-width joiner or non-joiner, a variation selector, a bidirectional
+    /// mark) goes on the word or run it follows, and the default-ignorable ones are taken
+    /// out of its term (as NFKC_Casefold does), so `Donau\u{AD}dampf\u{AD}schiff` is the term
+    /// of `Donaudampfschiff` and `franc\u{327}ais` (decomposed) of `français`; characters of
+    /// no script of their own (`²`, `₂`, `µ`, `½`, full-width digits) are read in words, no
+    /// longer as CJK characters (`m²` is `m2`, `２０２４年` is `2024` and `年`); a run read as
+    /// pairs is composed (decomposed kana and Hangul, half-width `ｶﾞ`, as their one character).
+    #[default]
+    V4,
 }
 
 impl Revision {
-    pub const ALL: [Revision; 3] = [Self::V1, Self::V2, Self::V3];
+    pub const ALL: [Revision; 4] = [Self::V1, Self::V2, Self::V3, Self::V4];
 
     /// Position in [`Self::ALL`] (per-revision tables).
     pub fn index(self) -> usize {
@@ -83,6 +98,7 @@ impl Revision {
             MULTILINGUAL_V1 => Some(Self::V1),
             MULTILINGUAL_V2 => Some(Self::V2),
             MULTILINGUAL_V3 => Some(Self::V3),
+            MULTILINGUAL_V4 => Some(Self::V4),
             _ => None,
         }
     }
@@ -92,6 +108,7 @@ impl Revision {
             Self::V1 => MULTILINGUAL_V1,
             Self::V2 => MULTILINGUAL_V2,
             Self::V3 => MULTILINGUAL_V3,
+            Self::V4 => MULTILINGUAL_V4,
         }
     }
 }
@@ -166,9 +183,11 @@ impl KeywordAnalyzer {
             Self::Multilingual(profile) => {
                 let mut forms = WordForms::new(profile.revision);
                 let readings = profile.readings();
-                for piece in pieces(query) {
+                for piece in pieces_in(query, profile.revision) {
                     match piece {
-                        Piece::Pairs(run) => pair_terms(query, run, |term, _| put(&mut terms, term, 1.0, f32::max)),
+                        Piece::Pairs(run) => pair_terms(query, run, profile.revision, |term, _| {
+                            put(&mut terms, term, 1.0, f32::max)
+                        }),
                         Piece::Word(range) => {
                             // Each reading's term of this word, weights summed where they agree.
                             let mut word_terms: Vec<(String, f32)> = Vec::new();
@@ -242,7 +261,7 @@ impl KeywordAnalyzer {
                 let first = stream.advance().then(|| stream.token().text.clone());
                 first.filter(|_| !stream.advance())
             }
-            Self::Multilingual(profile) => match pieces(word).as_slice() {
+            Self::Multilingual(profile) => match pieces_in(word, profile.revision).as_slice() {
                 [Piece::Word(range)] if *range == (0..word.len()) => {
                     WordForms::new(profile.revision).term(word, None).map(str::to_string)
                 }
@@ -315,10 +334,10 @@ impl TextReader {
                     emit(&token.text, token.offset_from..token.offset_to);
                 }
             }
-            Reader::Multilingual(_, forms) => {
-                for piece in pieces(text) {
+            Reader::Multilingual(profile, forms) => {
+                for piece in pieces_in(text, profile.revision) {
                     match piece {
-                        Piece::Pairs(run) => pair_terms(text, run, &mut emit),
+                        Piece::Pairs(run) => pair_terms(text, run, profile.revision, &mut emit),
                         Piece::Word(range) => {
                             if let Some(term) = forms.term(&text[range.clone()], language) {
                                 emit(term, range);

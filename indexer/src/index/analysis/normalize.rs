@@ -5,15 +5,20 @@
 //! stemming, [`after_stemming`]). From [`Revision::V2`] on it also reads Persian's yeh and keheh as
 //! Arabic's yeh and kaf (texts typed on either keyboard), and the decimal digits of every
 //! script as ASCII digits (`٢٠٢٤` and `۲۰۲۴` are `2024`, as Lucene's `DecimalDigitFilter`
-//! reads them). After stemming, [`fold_marks`] takes the accents off Latin and Greek
-//! letters, so `cafe` finds `café`.
+//! reads them). From [`Revision::V4`] on, default-ignorable characters (a soft hyphen, a
+//! zero-width joiner, a variation selector) are left out first, as NFKC_Casefold leaves them
+//! out. After stemming, [`fold_marks`] takes the accents off Latin and Greek letters, so
+//! `cafe` finds `café`.
 
 use unicode_normalization::UnicodeNormalization;
 
+use super::script::is_default_ignorable;
 use super::Revision;
 
 /// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only;
-/// Persian letters and decimal digits from [`Revision::V2`] on); `out` is cleared first.
+/// Persian letters and decimal digits from [`Revision::V2`] on; default-ignorable characters,
+/// a soft hyphen or a zero-width joiner, left out first from [`Revision::V4`] on); `out` is
+/// cleared first.
 pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
     out.clear();
     if word.is_ascii() {
@@ -21,7 +26,10 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
         out.make_ascii_lowercase();
         return;
     }
-    for c in word.nfkc().flat_map(char::to_lowercase) {
+    let visible = word
+        .chars()
+        .filter(|&c| revision < Revision::V4 || !is_default_ignorable(c));
+    for c in visible.nfkc().flat_map(char::to_lowercase) {
         match c {
             // Tatweel and the Arabic diacritics (harakat, superscript alef).
             '\u{0640}' | '\u{064B}'..='\u{065F}' | '\u{0670}' => {}

@@ -1,10 +1,13 @@
 //! What a character is to the keyword analyzer: part of a word, part of a run of a script
 //! written without spaces (read as character pairs, as Lucene's and Elasticsearch's `cjk`
-//! analyzers do), or a separator.
+//! analyzers do), a mark or format character that goes on whatever it follows, or a
+//! separator.
 
+use unicode_normalization::char::is_combining_mark;
 use unicode_script::{Script, UnicodeScript};
 
 use super::language::Letters;
+use super::Revision;
 
 /// Scripts written without spaces between words; runs of one group are cut into pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +26,12 @@ pub enum CharClass {
     Word,
     /// A character of a run read as pairs.
     Pair(PairGroup),
+    /// From [`Revision::V4`] on: a combining mark or a format character Unicode's word
+    /// boundaries (UAX #29, rule WB4) read as part of whatever it follows: a soft hyphen
+    /// (`Donau\u{AD}dampf`), a zero-width joiner or non-joiner (Sinhala's `ශ්‍රී`, Persian's
+    /// `می‌خواهم`), a variation selector after an ideograph, a combining cedilla of text in
+    /// decomposed form (`franc\u{327}ais`). Not the zero-width space, which marks a break.
+    Extend,
     Separator,
 }
 
@@ -37,8 +46,13 @@ fn pair_group(script: Script) -> Option<PairGroup> {
     }
 }
 
-/// The class of `c`. ASCII is answered without a table lookup.
+/// The class of `c` as the analyzer of new indexes reads it ([`class_in`]).
 pub fn class(c: char) -> CharClass {
+    class_in(c, Revision::default())
+}
+
+/// The class of `c` as `revision` reads it. ASCII is answered without a table lookup.
+pub fn class_in(c: char, revision: Revision) -> CharClass {
     if c.is_ascii() {
         return if c.is_ascii_alphanumeric() {
             CharClass::Word
@@ -51,21 +65,56 @@ pub fn class(c: char) -> CharClass {
         return CharClass::Pair(group);
     }
     if matches!(script, Script::Common | Script::Inherited) {
-        // The Japanese long-vowel mark, iteration marks and the like belong to the scripts they extend.
+        // The Japanese long-vowel mark, iteration marks and the like belong to the scripts they
+        // extend. A character of no script of its own has every script as its extension,
+        // Han's included: until the fourth revision that read superscripts and fractions
+        // (`m²`, `½`), the micro sign, full-width digits, IPA's length mark and combining
+        // marks such as the cedilla as CJK characters, cutting the words they stand in.
         let extension = c.script_extension();
-        if (extension.contains_script(Script::Katakana)
-            || extension.contains_script(Script::Han)
-            || extension.contains_script(Script::Hiragana))
-            && (c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c))
+        let names_cjk = revision < Revision::V4 || !(extension.is_common() || extension.is_inherited());
+        if names_cjk
+            && (extension.contains_script(Script::Katakana)
+                || extension.contains_script(Script::Han)
+                || extension.contains_script(Script::Hiragana))
+            && (c.is_alphanumeric() || is_combining_mark(c))
         {
             return CharClass::Pair(PairGroup::Cjk);
         }
     }
-    if c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) {
+    if revision >= Revision::V4 && (is_combining_mark(c) || is_word_format(c)) {
+        return CharClass::Extend;
+    }
+    if c.is_alphanumeric() || is_combining_mark(c) {
         CharClass::Word
     } else {
         CharClass::Separator
     }
+}
+
+/// The format characters (general category Cf) that are no break inside a word (UAX #29's
+/// Word_Break Format and ZWJ) and that Unicode marks default-ignorable: the soft hyphen,
+/// Arabic's letter mark, Mongolian's vowel separator, the zero-width non-joiner and joiner,
+/// the bidirectional marks and controls, the word joiner and invisible operators, the byte
+/// order mark, shorthand format controls, musical format controls and tags. Not the
+/// zero-width space (U+200B), which UAX #29 reads as a break (Thai and Khmer texts mark
+/// word ends with it).
+pub fn is_word_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200C}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// Unicode's default-ignorable code points (DerivedCoreProperties' Default_Ignorable_Code_Point):
+/// characters with no visible form of their own, which NFKC_Casefold (ICU's folding) takes
+/// out of a term: [`is_word_format`]'s, the zero-width space, the combining grapheme joiner,
+/// Hangul fillers, Khmer's inherent vowels, Mongolian's free variation selectors, variation
+/// selectors, and the unassigned code points kept for more.
+pub fn is_default_ignorable(c: char) -> bool {
+    is_word_format(c)
+        || matches!(c,
+            '\u{034F}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180B}'..='\u{180D}' | '\u{180F}'
+            | '\u{200B}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}')
 }
 
 /// The letters a (normalized) word is written in: the script of its first letter.
@@ -104,9 +153,11 @@ mod tests {
         assert_eq!(class('-'), CharClass::Separator);
         assert_eq!(class('é'), CharClass::Word);
         assert_eq!(class('я'), CharClass::Word);
-        // Arabic harakat and Devanagari vowel signs are marks inside words, not separators.
-        assert_eq!(class('\u{064E}'), CharClass::Word);
-        assert_eq!(class('\u{093F}'), CharClass::Word);
+        // Arabic harakat and Devanagari vowel signs are marks inside words, not separators
+        // (from the fourth revision on, part of whatever they follow).
+        assert_eq!(class_in('\u{064E}', Revision::V3), CharClass::Word);
+        assert_eq!(class_in('\u{093F}', Revision::V3), CharClass::Word);
+        assert_eq!(class('\u{064E}'), CharClass::Extend);
         assert_eq!(class('東'), CharClass::Pair(PairGroup::Cjk));
         assert_eq!(class('の'), CharClass::Pair(PairGroup::Cjk));
         assert_eq!(class('ー'), CharClass::Pair(PairGroup::Cjk));
@@ -121,5 +172,56 @@ mod tests {
         assert_eq!(letters_of("գիրք"), Letters::Armenian);
         assert_eq!(letters_of("בוך"), Letters::Hebrew);
         assert_eq!(letters_of("123"), Letters::Other);
+    }
+
+    /// Characters of no script of their own, marks and format characters, as the fourth
+    /// revision reads them and as the third did.
+    #[test]
+    fn marks_and_characters_of_no_script() {
+        let v3 = |c| class_in(c, Revision::V3);
+        let v4 = |c| class_in(c, Revision::V4);
+        // Superscripts, subscripts, fractions, the micro sign, full-width digits and IPA's
+        // length mark: the third revision read them as CJK, the fourth in words.
+        for c in ['²', '₂', '½', 'µ', '２', 'ː', 'ʻ', '①'] {
+            assert_eq!(v3(c), CharClass::Pair(PairGroup::Cjk), "{c}");
+            assert_eq!(v4(c), CharClass::Word, "{c}");
+        }
+        // Marks and format characters go on what they follow; a combining cedilla was CJK too.
+        assert_eq!(v3('\u{0327}'), CharClass::Pair(PairGroup::Cjk));
+        for c in [
+            '\u{0327}',
+            '\u{0301}',
+            '\u{093F}',
+            '\u{064E}',
+            '\u{00AD}',
+            '\u{200C}',
+            '\u{200D}',
+            '\u{2060}',
+            '\u{FEFF}',
+            '\u{FE0F}',
+            '\u{E0100}',
+        ] {
+            assert_eq!(v4(c), CharClass::Extend, "{:04X}", c as u32);
+        }
+        assert_eq!(v3('\u{00AD}'), CharClass::Separator);
+        assert_eq!(v3('\u{093F}'), CharClass::Word);
+        // The zero-width space is a break in both; CJK's own marks stay CJK.
+        assert_eq!(v4('\u{200B}'), CharClass::Separator);
+        assert_eq!(v4('ー'), CharClass::Pair(PairGroup::Cjk));
+        assert_eq!(v4('々'), CharClass::Pair(PairGroup::Cjk));
+        assert_eq!(v4('\u{3099}'), CharClass::Pair(PairGroup::Cjk));
+        assert_eq!(v4('\u{FF9E}'), CharClass::Pair(PairGroup::Cjk));
+        assert_eq!(v4('。'), CharClass::Separator);
+        // Every word-joining format character is default-ignorable; the zero-width space is
+        // ignorable but no word's part.
+        for code in (0..0x11_0000).filter_map(char::from_u32) {
+            assert!(
+                !is_word_format(code) || is_default_ignorable(code),
+                "{:04X}",
+                code as u32
+            );
+        }
+        assert!(is_default_ignorable('\u{200B}') && !is_word_format('\u{200B}'));
+        assert!(!is_default_ignorable('a') && !is_default_ignorable('\u{0301}'));
     }
 }

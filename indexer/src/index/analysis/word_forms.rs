@@ -5,11 +5,13 @@
 use std::ops::Range;
 
 use tantivy::tokenizer::{RawTokenizer, StopWordFilter, TextAnalyzer};
+use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
+use unicode_script::{Script, UnicodeScript};
 
 use super::language::StemLanguage;
 use super::normalize::{after_stemming, fold_marks, normalize_word};
-use super::script::{class, letters_of, CharClass};
+use super::script::{class_in, is_default_ignorable, letters_of, CharClass};
 use super::stemmer::LanguageStemmer;
 use super::Revision;
 
@@ -26,12 +28,25 @@ pub enum Piece {
     Pairs(Range<usize>),
 }
 
-/// The words and pair runs of `text`, in order.
+/// The words and pair runs of `text`, in order, as the analyzer of new indexes cuts them.
 pub fn pieces(text: &str) -> Vec<Piece> {
+    pieces_in(text, Revision::default())
+}
+
+/// The words and pair runs of `text`, in order, as `revision` cuts them: a run of characters
+/// of one class, where from [`Revision::V4`] on a mark or a format character
+/// ([`CharClass::Extend`]) goes on the piece it follows (a mark with none before it begins a
+/// word; a format character there is skipped).
+pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut current: Option<(CharClass, usize)> = None;
     for (at, c) in text.char_indices() {
-        let class = class(c);
+        let class = match class_in(c, revision) {
+            CharClass::Extend if current.is_some() => continue,
+            CharClass::Extend if is_combining_mark(c) => CharClass::Word,
+            CharClass::Extend => continue,
+            class => class,
+        };
         match current {
             Some((open, _)) if open == class => {}
             _ => {
@@ -54,18 +69,42 @@ fn push_piece(out: &mut Vec<Piece>, class: CharClass, range: Range<usize>) {
     match class {
         CharClass::Word => out.push(Piece::Word(range)),
         CharClass::Pair(_) => out.push(Piece::Pairs(range)),
-        CharClass::Separator => {}
+        CharClass::Extend | CharClass::Separator => {}
     }
 }
 
 /// The terms of a pair run: each character NFKC-normalized and lower-cased, then each two
-/// neighbours as one term (a lone character as itself), with the byte range they span.
-pub fn pair_terms(text: &str, run: Range<usize>, mut emit: impl FnMut(&str, Range<usize>)) {
+/// neighbours as one term (a lone character as itself), with the byte range they span. From
+/// [`Revision::V4`] on, default-ignorable characters (a variation selector after an
+/// ideograph, a zero-width joiner) are left out, a character composes with the one before
+/// it where Unicode composes them (decomposed kana `カ` + `◌゙` and half-width `ｶﾞ` as `ガ`,
+/// conjoining Hangul jamo as their syllable), and a mark of no script of its own that
+/// composes with nothing is left out.
+pub fn pair_terms(text: &str, run: Range<usize>, revision: Revision, mut emit: impl FnMut(&str, Range<usize>)) {
     let mut chars: Vec<(char, Range<usize>)> = Vec::new();
     for (at, c) in text[run.clone()].char_indices() {
         let span = run.start + at..run.start + at + c.len_utf8();
+        if revision < Revision::V4 {
+            for normal in std::iter::once(c).nfkc().flat_map(char::to_lowercase) {
+                chars.push((normal, span.clone()));
+            }
+            continue;
+        }
+        if is_default_ignorable(c) {
+            continue;
+        }
         for normal in std::iter::once(c).nfkc().flat_map(char::to_lowercase) {
-            chars.push((normal, span.clone()));
+            let composed = chars
+                .last()
+                .and_then(|(before, _)| unicode_normalization::char::compose(*before, normal));
+            match (composed, chars.last_mut()) {
+                (Some(composed), Some((before, before_span))) => {
+                    *before = composed;
+                    before_span.end = span.end;
+                }
+                _ if is_combining_mark(normal) && matches!(normal.script(), Script::Common | Script::Inherited) => {}
+                _ => chars.push((normal, span.clone())),
+            }
         }
     }
     let mut term = String::with_capacity(8);
@@ -91,7 +130,7 @@ pub fn lone_pair_characters(text: &str) -> Vec<String> {
     for piece in pieces(text) {
         let Piece::Pairs(run) = piece else { continue };
         let mut terms: Vec<String> = Vec::new();
-        pair_terms(text, run, |term, _| terms.push(term.to_string()));
+        pair_terms(text, run, Revision::default(), |term, _| terms.push(term.to_string()));
         if let [term] = terms.as_slice() {
             if term.chars().count() == 1 && !lone.contains(term) {
                 lone.push(term.clone());
@@ -220,7 +259,9 @@ mod tests {
         let mut out = Vec::new();
         for piece in pieces(text) {
             if let Piece::Pairs(run) = piece {
-                pair_terms(text, run, |term, span| out.push((term.to_string(), &text[span])));
+                pair_terms(text, run, Revision::default(), |term, span| {
+                    out.push((term.to_string(), &text[span]))
+                });
             }
         }
         out
@@ -236,6 +277,74 @@ mod tests {
             })
             .collect();
         assert_eq!(got, ["GPU", "版の東京タワー", "高さ", "333m"]);
+    }
+
+    fn words_in(text: &str, revision: Revision) -> Vec<&str> {
+        pieces_in(text, revision)
+            .iter()
+            .map(|p| match p {
+                Piece::Word(r) | Piece::Pairs(r) => &text[r.clone()],
+            })
+            .collect()
+    }
+
+    /// Soft hyphens, joiners, marks of decomposed text and characters of no script of their
+    /// own, cut by the fourth revision as Unicode's word boundaries cut them, and by the third.
+    #[test]
+    fn pieces_bounded_as_unicode_bounds_words() {
+        let v4 = |text| words_in(text, Revision::V4);
+        let v3 = |text| words_in(text, Revision::V3);
+        let soft = "Donau\u{AD}dampf\u{AD}schiff";
+        assert_eq!(v4(soft), [soft]);
+        assert_eq!(v3(soft), ["Donau", "dampf", "schiff"]);
+        let decomposed = "franc\u{327}ais";
+        assert_eq!(v4(decomposed), [decomposed]);
+        assert_eq!(v3(decomposed), ["franc", "\u{327}", "ais"]);
+        // Sinhala's "Sri" holds a zero-width joiner; Persian's "I want" a non-joiner.
+        assert_eq!(v4("ශ්\u{200D}රී ලංකා"), ["ශ්\u{200D}රී", "ලංකා"]);
+        assert_eq!(v3("ශ්\u{200D}රී ලංකා"), ["ශ්", "රී", "ලංකා"]);
+        assert_eq!(v4("می\u{200C}خواهم"), ["می\u{200C}خواهم"]);
+        assert_eq!(v4("10 m² H₂O µg"), ["10", "m²", "H₂O", "µg"]);
+        assert_eq!(v3("10 m² H₂O"), ["10", "m", "²", "H", "₂", "O"]);
+        assert_eq!(v4("２０２４年"), ["２０２４", "年"]);
+        assert_eq!(v3("２０２４年"), ["２０２４年"]);
+        // A variation selector goes on its ideograph's run; a byte order mark or soft
+        // hyphen with nothing before it is skipped; a lone mark is a word; a zero-width
+        // space still cuts.
+        assert_eq!(v4("葛\u{E0100}城"), ["葛\u{E0100}城"]);
+        assert_eq!(v4("\u{FEFF}\u{AD}word"), ["word"]);
+        assert_eq!(v4("\u{301}"), ["\u{301}"]);
+        assert_eq!(v4("ab\u{200B}cd"), ["ab", "cd"]);
+    }
+
+    #[test]
+    fn pairs_composed_and_ignorables_left_out() {
+        let pairs = |text: &str, revision| -> Vec<(String, String)> {
+            let mut out = Vec::new();
+            for piece in pieces_in(text, revision) {
+                if let Piece::Pairs(run) = piece {
+                    pair_terms(text, run, revision, |term, span| {
+                        out.push((term.to_string(), text[span].to_string()))
+                    });
+                }
+            }
+            out
+        };
+        let terms =
+            |text: &str, revision| -> Vec<String> { pairs(text, revision).into_iter().map(|(term, _)| term).collect() };
+        // Decomposed and half-width kana as their one character, spans over both code points.
+        assert_eq!(terms("カ\u{3099}ス", Revision::V4), ["ガス"]);
+        assert_eq!(pairs("カ\u{3099}ス", Revision::V4)[0].1, "カ\u{3099}ス");
+        assert_eq!(terms("ｶﾞｽ", Revision::V4), ["ガス"]);
+        assert_eq!(terms("ｶﾞｽ", Revision::V3), ["カ\u{3099}", "\u{3099}ス"]);
+        // Conjoining Hangul jamo as their syllables.
+        assert_eq!(
+            terms("\u{1112}\u{1161}\u{11AB}\u{1100}\u{1173}\u{11AF}", Revision::V4),
+            ["한글"]
+        );
+        // A variation selector left out of its ideograph's pairs.
+        assert_eq!(terms("葛\u{E0100}城", Revision::V4), ["葛城"]);
+        assert_eq!(terms("葛\u{E0100}城", Revision::V3), ["葛\u{E0100}", "\u{E0100}城"]);
     }
 
     #[test]
@@ -305,5 +414,17 @@ mod tests {
         assert_eq!(forms.term("का", Some(StemLanguage::Nepali)), None);
         let mut earlier = WordForms::new(Revision::V2);
         assert_eq!(earlier.term("\u{FE7B}", Some(StemLanguage::Arabic)), Some(""));
+        // The fourth revision leaves default-ignorable characters out of a word's term.
+        let mut forms = WordForms::new(Revision::V4);
+        let german = Some(StemLanguage::German);
+        let plain = forms.term("Donaudampfschiff", german).map(str::to_string);
+        assert_eq!(
+            forms.term("Donau\u{AD}dampf\u{AD}schiff", german).map(str::to_string),
+            plain
+        );
+        assert_eq!(forms.term("franc\u{327}ais", Some(StemLanguage::French)), Some("franc"));
+        assert_eq!(forms.term("ශ්\u{200D}රී", None), Some("ශ්රී"));
+        assert_eq!(forms.term("H₂O", None), Some("h2o"));
+        assert_eq!(forms.term("\u{34F}", None), None);
     }
 }
