@@ -321,5 +321,18 @@ async fn a_lone_cjk_character_finds_the_runs_holding_it() {
     assert_eq!(found, ["alone.txt", "kyoto.txt", "nara.txt"], "{result}");
     let result = search(json!({"query": "京都 -寺", "mode": "keyword"})).await;
     holds(&result, &[], &["kyoto.txt", "nara.txt", "alone.txt"]);
+    // Only a query's first 32 lone characters are looked up by their pairs (each a walk of
+    // the term dictionary): 寺 after 32 others no note holds finds only where it stands alone.
+    let others: Vec<String> = ('一'..)
+        .filter(|c| !"東大寺京都".contains(*c))
+        .take(32)
+        .map(String::from)
+        .collect();
+    let first = format!("寺 {}", others.join(" "));
+    let result = search(json!({"query": first, "mode": "keyword", "typo_tolerance": false, "top_k": 20})).await;
+    holds(&result, &["nara.txt", "kyoto.txt", "alone.txt"], &[]);
+    let last = format!("{} 寺", others.join(" "));
+    let result = search(json!({"query": last, "mode": "keyword", "typo_tolerance": false, "top_k": 20})).await;
+    assert_eq!(ranked_files(&result), ["alone.txt"], "{result}");
     server.stop().await;
 }

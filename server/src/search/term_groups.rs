@@ -8,7 +8,9 @@
 //! typo tolerance each word no live row holds adds its correction's term as a group of one
 //! ([`crate::search::spelling::corrections`]). A character standing alone in a script read
 //! as pairs (`寺`, `猫`: the index holds it inside its runs only as pairs, `東大寺` as `東大`
-//! and `大寺`) is looked up by the pairs holding it, a group as well. The lane counts each group's terms as held by
+//! and `大寺`) is looked up by the pairs holding it, a group as well (the first
+//! [`MAX_LONE_CHARACTERS`] such characters of a query; each is a walk of every segment's term
+//! dictionary, so a query of thousands costs no more than one of 32). The lane counts each group's terms as held by
 //! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]), and
 //! weighs a misspelt word's near term by its likeness to the word ([`similarity`]: one error
 //! in `diabetis` counts more than two), as Lucene's fuzzy queries do.
@@ -23,7 +25,13 @@ use quarry_indexer::index::{
 use crate::error::ServerError;
 use crate::search::placed::PlacedPart;
 use crate::search::query_syntax::ParsedQuery;
+use crate::search::spelling;
 use crate::search::spelling::Corrected;
+
+/// The most characters standing alone of one query looked up by the pairs holding them (as
+/// many as typo tolerance checks words: each is a walk of every segment's term dictionary);
+/// later ones are looked up as themselves, the rows where they stand alone.
+pub const MAX_LONE_CHARACTERS: usize = spelling::MAX_WORDS;
 
 /// What the keyword lane looks up for `query` over `parts`: its ranking text, a group for
 /// each prefix and misspelt word that has terms in them, and the term of each `corrected`
@@ -46,7 +54,10 @@ pub fn keyword_query(
         keyword.any_of.extend(group(parts, near_terms, &near.word)?);
     }
     // A character alone where the index reads its script in pairs: the pairs holding it.
-    for character in lone_pair_characters(&query.ranking_text) {
+    for character in lone_pair_characters(&query.ranking_text)
+        .into_iter()
+        .take(MAX_LONE_CHARACTERS)
+    {
         let pairs = |index: &TantivyKeywordIndex| as_good(index.pair_terms_holding(&character, MAX_GROUP_TERMS));
         keyword.any_of.extend(group(parts, pairs, &character)?);
     }

@@ -36,7 +36,7 @@ use tantivy::tokenizer::{
 
 pub use language::{detect, detect_in, Detected, StemLanguage};
 pub use profile::{LanguageProfile, SureLanguages, PROFILE_FILE};
-pub use script::{class, class_in, CharClass};
+pub use script::{class, class_in, is_default_ignorable, CharClass};
 pub use word_forms::{lone_pair_characters, pieces, pieces_in, Piece};
 
 use super::stem_cache::CachedEnglishStemmer;
