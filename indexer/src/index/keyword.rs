@@ -971,6 +971,8 @@ mod tests {
             "Le re\u{301}sume\u{301} du rapport parle de la fac\u{327}ade de la gare et de ses ponts anciens sur la rivière.",
             "ｶﾞｽ料金は２０２４年に上がりました。",
             "The flat has 60 m² of floor space and a balcony facing the river, close to the old town.",
+            "کتاب\u{200C}های تازه در کتابخانه شهر هست و مردم هر روز می\u{200C}آیند.",
+            "ในปี๒๕๖๗ เมืองนี้มีนักท่องเที่ยวมาก",
         ];
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
@@ -982,6 +984,10 @@ mod tests {
         assert_eq!(rows(&index, "ガス"), [2]);
         assert_eq!(rows(&index, "2024年"), [2]);
         assert_eq!(rows(&index, "m2"), [3]);
+        // A non-joiner after an Arabic-script letter still splits: "book" finds "books".
+        assert_eq!(rows(&index, "کتاب"), [4]);
+        // Thai digits are a number's: `2567` finds `๒๕๖๗`.
+        assert_eq!(rows(&index, "2567"), [5]);
         // The third revision's index, and its queries, as they were: words cut apart.
         let (_old_dir, old) = opened_as_written_by(&texts, Revision::V3);
         assert_eq!(old.analyzer().name(), MULTILINGUAL_V3);
@@ -989,6 +995,7 @@ mod tests {
         assert!(rows(&old, "façade").is_empty());
         assert!(rows(&old, "ガス").is_empty());
         assert!(rows(&old, "m2").is_empty());
+        assert!(rows(&old, "2567").is_empty());
         // Each revision reads its own queries as its rows: the old index still finds the
         // pieces it wrote.
         assert_eq!(rows(&old, "dampf"), [0]);

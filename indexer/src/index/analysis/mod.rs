@@ -78,8 +78,11 @@ pub enum Revision {
     /// out of its term (as NFKC_Casefold does), so `Donau\u{AD}dampf\u{AD}schiff` is the term
     /// of `Donaudampfschiff` and `franc\u{327}ais` (decomposed) of `français`; characters of
     /// no script of their own (`²`, `₂`, `µ`, `½`, full-width digits) are read in words, no
-    /// longer as CJK characters (`m²` is `m2`, `２０２４年` is `2024` and `年`); a run read as
-    /// pairs is composed (decomposed kana and Hangul, half-width `ｶﾞ`, as their one character).
+    /// longer as CJK characters (`m²` is `m2`, `２０２４年` is `2024` and `年`), and neither are
+    /// Thai, Lao, Khmer and Myanmar digits read with their run's letters (`ปี๒๕๖๗` is `ปี` and
+    /// `2567`); a non-joiner after an Arabic-script letter splits, as the third read it; a run
+    /// read as pairs is composed (decomposed kana and Hangul, half-width `ｶﾞ`, as their one
+    /// character).
     #[default]
     V4,
 }

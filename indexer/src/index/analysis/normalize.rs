@@ -54,7 +54,7 @@ const DIGIT_ZEROS: [u32; 35] = [
 ];
 
 /// `c` as an ASCII digit, when it is a decimal digit of another script.
-fn ascii_digit(c: char) -> Option<char> {
+pub(super) fn ascii_digit(c: char) -> Option<char> {
     let code = c as u32;
     // The last run starting at or before `c` (the runs are in order and apart).
     let zero = DIGIT_ZEROS[..DIGIT_ZEROS.partition_point(|&zero| zero <= code)].last()?;

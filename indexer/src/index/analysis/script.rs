@@ -7,6 +7,7 @@ use unicode_normalization::char::is_combining_mark;
 use unicode_script::{Script, UnicodeScript};
 
 use super::language::Letters;
+use super::normalize::ascii_digit;
 use super::Revision;
 
 /// Scripts written without spaces between words; runs of one group are cut into pairs.
@@ -28,9 +29,11 @@ pub enum CharClass {
     Pair(PairGroup),
     /// From [`Revision::V4`] on: a combining mark or a format character Unicode's word
     /// boundaries (UAX #29, rule WB4) read as part of whatever it follows: a soft hyphen
-    /// (`Donau\u{AD}dampf`), a zero-width joiner or non-joiner (Sinhala's `ශ්‍රී`, Persian's
-    /// `می‌خواهم`), a variation selector after an ideograph, a combining cedilla of text in
-    /// decomposed form (`franc\u{327}ais`). Not the zero-width space, which marks a break.
+    /// (`Donau\u{AD}dampf`), a zero-width joiner or non-joiner (Sinhala's `ශ්‍රී`, Malayalam's
+    /// and Bengali's conjuncts held apart), a variation selector after an ideograph, a
+    /// combining cedilla of text in decomposed form (`franc\u{327}ais`). Not the zero-width
+    /// space, which marks a break; nor a non-joiner after an Arabic-script letter
+    /// ([`splits_after`]).
     Extend,
     Separator,
 }
@@ -62,6 +65,11 @@ pub fn class_in(c: char, revision: Revision) -> CharClass {
     }
     let script = c.script();
     if let Some(group) = pair_group(script) {
+        // A decimal digit of a script read as pairs (Thai `๒๕๖๗`, Lao, Khmer, Myanmar) is
+        // part of a number, read as ASCII digits, from the fourth revision on.
+        if revision >= Revision::V4 && ascii_digit(c).is_some() {
+            return CharClass::Word;
+        }
         return CharClass::Pair(group);
     }
     if matches!(script, Script::Common | Script::Inherited) {
@@ -103,6 +111,15 @@ pub fn is_word_format(c: char) -> bool {
         '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200C}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
         | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
         | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// Whether `c`, a format character that goes on the word it follows, splits a word after
+/// `before` instead: the zero-width non-joiner after an Arabic-script letter. Persian, Urdu,
+/// Kurdish and Pashto write it between a word and its affixes (`کتاب‌ها`, "books": `کتاب` and
+/// the plural's `ها`; `می‌خواهم`, "I want": the present's `می` and the verb), as Lucene's
+/// Persian analyzer reads it, so `کتاب` finds `کتاب‌ها`; the analyzer has no stemmer for them.
+pub fn splits_after(c: char, before: char) -> bool {
+    c == '\u{200C}' && before.script() == Script::Arabic
 }
 
 /// Unicode's default-ignorable code points (DerivedCoreProperties' Default_Ignorable_Code_Point):
@@ -212,6 +229,14 @@ mod tests {
         assert_eq!(v4('\u{3099}'), CharClass::Pair(PairGroup::Cjk));
         assert_eq!(v4('\u{FF9E}'), CharClass::Pair(PairGroup::Cjk));
         assert_eq!(v4('。'), CharClass::Separator);
+        // Thai, Lao, Khmer and Myanmar digits are digits of a word, not characters of pairs;
+        // Han's numerals stay ideographs.
+        for c in ['๒', '໕', '៣', '၇'] {
+            assert!(matches!(v3(c), CharClass::Pair(_)), "{c}");
+            assert_eq!(v4(c), CharClass::Word, "{c}");
+        }
+        assert_eq!(v4('〇'), CharClass::Pair(PairGroup::Cjk));
+        assert_eq!(v4('三'), CharClass::Pair(PairGroup::Cjk));
         // Every word-joining format character is default-ignorable; the zero-width space is
         // ignorable but no word's part.
         for code in (0..0x11_0000).filter_map(char::from_u32) {

@@ -11,7 +11,7 @@ use unicode_script::{Script, UnicodeScript};
 
 use super::language::StemLanguage;
 use super::normalize::{after_stemming, fold_marks, normalize_word};
-use super::script::{class_in, is_default_ignorable, letters_of, CharClass};
+use super::script::{class_in, is_default_ignorable, letters_of, splits_after, CharClass};
 use super::stemmer::LanguageStemmer;
 use super::Revision;
 
@@ -36,16 +36,23 @@ pub fn pieces(text: &str) -> Vec<Piece> {
 /// The words and pair runs of `text`, in order, as `revision` cuts them: a run of characters
 /// of one class, where from [`Revision::V4`] on a mark or a format character
 /// ([`CharClass::Extend`]) goes on the piece it follows (a mark with none before it begins a
-/// word; a format character there is skipped).
+/// word; a format character there is skipped), but for a non-joiner after an Arabic-script
+/// letter, which splits ([`splits_after`]).
 pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut current: Option<(CharClass, usize)> = None;
+    let mut before = ' ';
     for (at, c) in text.char_indices() {
+        // `before`: the last character that is no mark or format character.
         let class = match class_in(c, revision) {
+            CharClass::Extend if splits_after(c, before) => CharClass::Separator,
             CharClass::Extend if current.is_some() => continue,
             CharClass::Extend if is_combining_mark(c) => CharClass::Word,
             CharClass::Extend => continue,
-            class => class,
+            class => {
+                before = c;
+                class
+            }
         };
         match current {
             Some((open, _)) if open == class => {}
@@ -300,13 +307,20 @@ mod tests {
         let decomposed = "franc\u{327}ais";
         assert_eq!(v4(decomposed), [decomposed]);
         assert_eq!(v3(decomposed), ["franc", "\u{327}", "ais"]);
-        // Sinhala's "Sri" holds a zero-width joiner; Persian's "I want" a non-joiner.
+        // Sinhala's "Sri" holds a zero-width joiner, a Malayalam word a non-joiner; Persian's
+        // "I want" and "books" split at theirs, between the word and its affixes.
         assert_eq!(v4("ශ්\u{200D}රී ලංකා"), ["ශ්\u{200D}රී", "ලංකා"]);
         assert_eq!(v3("ශ්\u{200D}රී ලංකා"), ["ශ්", "රී", "ලංකා"]);
-        assert_eq!(v4("می\u{200C}خواهم"), ["می\u{200C}خواهم"]);
+        assert_eq!(v4("കണ്\u{200C}മണി"), ["കണ്\u{200C}മണി"]);
+        assert_eq!(v4("می\u{200C}خواهم"), ["می", "خواهم"]);
+        assert_eq!(v4("کتاب\u{200C}ها"), ["کتاب", "ها"]);
+        // A non-joiner after a mark on an Arabic letter splits as well; two in a row once.
+        assert_eq!(v4("کتابِ\u{200C}\u{200C}ها"), ["کتابِ", "ها"]);
         assert_eq!(v4("10 m² H₂O µg"), ["10", "m²", "H₂O", "µg"]);
         assert_eq!(v3("10 m² H₂O"), ["10", "m", "²", "H", "₂", "O"]);
         assert_eq!(v4("２０２４年"), ["２０２４", "年"]);
+        assert_eq!(v4("ในปี๒๕๖๗"), ["ในปี", "๒๕๖๗"]);
+        assert_eq!(v3("ในปี๒๕๖๗"), ["ในปี๒๕๖๗"]);
         assert_eq!(v3("２０２４年"), ["２０２４年"]);
         // A variation selector goes on its ideograph's run; a byte order mark or soft
         // hyphen with nothing before it is skipped; a lone mark is a word; a zero-width
