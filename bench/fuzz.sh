@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes quarry's parsers, its filter parser and its keyword analyzer (fuzz/fuzz_targets) for a fixed time each, on
+# Fuzzes quarry's parsers, its filter parser, its keyword analyzer and its query reading (fuzz/fuzz_targets) for a fixed time each, on
 # the stable toolchain: libFuzzer through the libfuzzer-sys crate, the code instrumented with
 # LLVM's coverage passes (what `cargo fuzz` sets up, without its nightly-only sanitizers).
 # Not part of the tests; a benchmark of robustness. Each target runs in libFuzzer's fork mode
@@ -19,7 +19,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-known=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters keyword_analysis)
+known=(parse_pdf parse_docx parse_html parse_structured parse_text parse_markup parse_streams filters keyword_analysis query_reading)
 [ ${#targets[@]} -gt 0 ] || targets=("${known[@]}")
 for target in "${targets[@]}"; do
   [[ " ${known[*]} " == *" $target "* ]] || { echo "no fuzz target $target (targets: ${known[*]})" >&2; exit 2; }
@@ -27,7 +27,7 @@ done
 out="$root/target/fuzz"
 triple="$(rustc -vV | awk '/^host:/ { print $2 }')"
 # An explicit --target keeps these flags off build scripts and proc macros.
-export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Coverflow-checks"
 (cd "$root/fuzz" && cargo build --release --target "$triple" --target-dir "$out" --bins)
 unset RUSTFLAGS
 seed() { # seed TARGET: a few small valid inputs to start from
@@ -181,6 +181,8 @@ PY
     keyword_analysis) printf 'Perekonomian bukunya; miastach městech ciutats linnades miestuose Mueller Häuser geologist' > "$corpus/seed-latin"
                       printf 'किताबें पुस्तकालय । градовима gradovima Книги Քաղաքը կամուրջներով ביים ברעג פֿון טײַך المدينة ٢٠٢٤ άνθρωπος' > "$corpus/seed-scripts"
                       printf '"東京タワー" ﾀﾜｰ เมืองนี้ İstanbul kalabalık straße ǅemal ﬁsh ℌ' > "$corpus/seed-mixed" ;;
+    query_reading) printf '"state of the art" harbour -boats hydro* diabetis~ 寺 "寺" -寺 Häuser~1 m² ｶﾞｽ' > "$corpus/seed-query"
+                   printf 'کتاب المدينة~ किताब* "東京タワー" Donau\xc2\xaddampf ~ * - "' > "$corpus/seed-scripts" ;;
   esac
 }
 summary=()
