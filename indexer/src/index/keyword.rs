@@ -996,6 +996,11 @@ mod tests {
         assert!(rows(&old, "ガス").is_empty());
         assert!(rows(&old, "m2").is_empty());
         assert!(rows(&old, "2567").is_empty());
+        // A Thai digit alone is looked up by the pairs holding it where the index reads it in
+        // pairs (the third revision), and is no pair character where it does not.
+        let holding = old.pair_terms_holding("๒", 64).unwrap().unwrap();
+        assert!(holding.iter().any(|(term, _)| term == "๒๕"), "{holding:?}");
+        assert_eq!(index.pair_terms_holding("๒", 64).unwrap(), None);
         // Each revision reads its own queries as its rows: the old index still finds the
         // pieces it wrote.
         assert_eq!(rows(&old, "dampf"), [0]);

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use tantivy::{Index, IndexReader};
 
-use super::analysis::{class, CharClass, KeywordAnalyzer};
+use super::analysis::{class_in, CharClass, KeywordAnalyzer};
 use super::keyword::err;
 use super::keyword_query::{for_each_term, io_err, terms_beginning};
 use crate::error::Result;
@@ -27,7 +27,11 @@ pub(super) fn pair_terms_holding(
     let (Some(c), None) = (chars.next(), chars.next()) else {
         return Ok(None);
     };
-    if !matches!(class(c), CharClass::Pair(_)) || matches!(analyzer, KeywordAnalyzer::English) {
+    // A character the index's own revision reads in pairs (a Thai digit was, until the fourth).
+    let KeywordAnalyzer::Multilingual(profile) = analyzer else {
+        return Ok(None);
+    };
+    if !matches!(class_in(c, profile.revision), CharClass::Pair(_)) {
         return Ok(None);
     }
     let field = index.schema().get_field("text").map_err(err("schema"))?;
