@@ -5,23 +5,16 @@
 //! on some word would stop a whole index build, so none may; no term is empty (from the
 //! third revision on) or holds a default-ignorable character (from the fourth on).
 
-use std::sync::Arc;
+mod every_language;
 
-use quarry_indexer::index::analysis::{is_default_ignorable, KeywordAnalyzer, LanguageProfile, Revision, StemLanguage};
+use quarry_indexer::index::analysis::{is_default_ignorable, Revision};
+
+use every_language::EVERY_LANGUAGE;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    for revision in Revision::ALL {
-        let languages: Vec<StemLanguage> = StemLanguage::ALL
-            .into_iter()
-            .filter(|language| language.first_read_in() <= revision)
-            .collect();
-        let profile = LanguageProfile {
-            analyzed_as: languages.iter().map(|language| (language.code().to_string(), 1)).collect(),
-            revision,
-            ..LanguageProfile::default()
-        };
-        let analyzer = KeywordAnalyzer::Multilingual(Arc::new(profile));
+    for (revision, languages, analyzer) in EVERY_LANGUAGE.iter() {
+        let revision = *revision;
         let mut reader = analyzer.text_reader();
         for language in languages.iter().copied().map(Some).chain([None]) {
             reader.for_each_term_as(&text, language, |term, span| {

@@ -25,8 +25,7 @@ use quarry_indexer::index::{
 use crate::error::ServerError;
 use crate::search::placed::PlacedPart;
 use crate::search::query_syntax::ParsedQuery;
-use crate::search::spelling;
-use crate::search::spelling::Corrected;
+use crate::search::spelling::{self, Corrected};
 
 /// The most characters standing alone of one query looked up by the pairs holding them (as
 /// many as typo tolerance checks words: each is a walk of every segment's term dictionary);
