@@ -66,6 +66,7 @@ mod outline_body;
 mod pdf;
 mod pdf_fonts;
 mod pdf_headings;
+mod pdf_hyphens;
 mod pdf_outline;
 mod pdf_text;
 mod ppt;

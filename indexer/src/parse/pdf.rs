@@ -6,6 +6,7 @@ use lopdf::{Document as PdfDocument, Object};
 
 use super::pdf_fonts::set_aside_damaged_font_parts;
 use super::pdf_headings::{blocks, PageLines};
+use super::pdf_hyphens::join_hyphenated_words;
 use super::pdf_outline::outline;
 use super::pdf_text::{page_lines, Line};
 use super::{Document, ParseError, Parsed};
@@ -174,7 +175,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
     let damaged_fonts = set_aside_damaged_font_parts(&mut pdf);
-    let (pages, unread_pages) = pages_of(&pdf)?;
+    let (mut pages, unread_pages) = pages_of(&pdf)?;
+    join_hyphenated_words(&mut pages);
     let blocks = blocks(&pages, &outline(&pdf));
     if blocks.is_empty() {
         return Err(if has_images(&pdf) {
@@ -357,6 +359,21 @@ mod tests {
             (2, vec!["Field Guide".to_string(), "Terns".to_string()])
         );
         assert_eq!(path_of("northern coast"), (1, vec!["Field Guide".to_string()]));
+    }
+
+    #[test]
+    fn words_hyphenated_at_line_ends_are_whole_in_the_text() {
+        let bytes = to_bytes(pdf_with_lines(&[&[
+            PdfLine::new(11.0, "The Danube steamship company, the Donau-"),
+            PdfLine::new(11.0, "dampfschifffahrtsgesellschaft, kept a well-"),
+            PdfLine::new(11.0, "known fleet; its well-known ships sailed to Vienna."),
+        ]]));
+        let doc = document_of("fleet.pdf", bytes);
+        let text = &doc.blocks[0].text;
+        assert!(
+            text.contains("the Donaudampfschifffahrtsgesellschaft,\nkept a well-known\nfleet;"),
+            "{text:?}"
+        );
     }
 
     #[test]

@@ -27,6 +27,21 @@ pub struct PageLines {
     pub lines: Vec<Line>,
 }
 
+#[cfg(test)]
+impl PageLines {
+    /// Page `page` of `lines`, each its font size and text.
+    pub fn of(page: u32, lines: &[(f32, &str)]) -> Self {
+        let lines = lines
+            .iter()
+            .map(|&(size, text)| Line {
+                text: text.into(),
+                size,
+            })
+            .collect();
+        Self { page, lines }
+    }
+}
+
 /// A heading on a page: it starts at `line`, and is drawn on `span` lines from there (0: not
 /// drawn on the page, it only applies from `line`).
 #[derive(Debug, PartialEq)]
@@ -215,19 +230,6 @@ fn markers_by_font_size(pages: &[PageLines]) -> Vec<Vec<Marker>> {
 mod tests {
     use super::*;
 
-    fn page(page: u32, lines: &[(f32, &str)]) -> PageLines {
-        PageLines {
-            page,
-            lines: lines
-                .iter()
-                .map(|&(size, text)| Line {
-                    text: text.into(),
-                    size,
-                })
-                .collect(),
-        }
-    }
-
     fn shown(blocks: &[Block]) -> Vec<(u32, &str, Vec<&str>)> {
         blocks
             .iter()
@@ -244,7 +246,7 @@ mod tests {
     #[test]
     fn font_sizes_make_nested_headings_across_pages() {
         let pages = [
-            page(
+            PageLines::of(
                 1,
                 &[
                     (20.0, "Annual Report"),
@@ -254,7 +256,7 @@ mod tests {
                     (11.0, "Up ten percent."),
                 ],
             ),
-            page(
+            PageLines::of(
                 2,
                 &[
                     (11.0, "Mostly abroad."),
@@ -286,17 +288,20 @@ mod tests {
 
     #[test]
     fn one_size_or_long_large_lines_make_no_headings() {
-        let uniform = [page(1, &[(12.0, "Alpha"), (12.0, "Beta gamma.")])];
+        let uniform = [PageLines::of(1, &[(12.0, "Alpha"), (12.0, "Beta gamma.")])];
         assert_eq!(shown(&blocks(&uniform, &[])), [(1, "Alpha\nBeta gamma.", vec![])]);
         let long = "a large line that runs on and on with far more words than any heading would ever hold here";
-        let large_prose = [page(1, &[(18.0, long), (11.0, "Body text."), (11.0, "More body.")])];
+        let large_prose = [PageLines::of(
+            1,
+            &[(18.0, long), (11.0, "Body text."), (11.0, "More body.")],
+        )];
         assert!(blocks(&large_prose, &[]).iter().all(|b| b.heading_path.is_empty()));
     }
 
     #[test]
     fn outline_titles_are_found_on_their_pages() {
         let pages = [
-            page(
+            PageLines::of(
                 1,
                 &[
                     (12.0, "Preface text."),
@@ -304,7 +309,7 @@ mod tests {
                     (12.0, "Why this matters."),
                 ],
             ),
-            page(
+            PageLines::of(
                 2,
                 &[
                     (12.0, "More on why."),
@@ -313,7 +318,7 @@ mod tests {
                     (12.0, "How it works."),
                 ],
             ),
-            page(3, &[(12.0, "Results text.")]),
+            PageLines::of(3, &[(12.0, "Results text.")]),
         ];
         let entry = |level, title: &str, page| OutlineEntry {
             level,
