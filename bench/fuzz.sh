@@ -34,7 +34,9 @@ seed() { # seed TARGET: a few small valid inputs to start from
   local corpus="$out/corpus/$1"
   mkdir -p "$corpus"
   case "$1" in
-    parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf" ;;
+    parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf"
+      # Two lines, a word hyphenated at the first's end (indexer/src/parse/pdf_hyphens.rs).
+      sed 's|/Length 44 >> stream|/Length 66 >> stream|; s|BT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET|BT /F1 12 Tf 72 712 Td (the infor-) Tj 0 -14 Td (mation age) Tj ET|' "$corpus/seed.pdf" > "$corpus/seed-hyphen.pdf" ;;
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp

@@ -961,6 +961,25 @@ mod tests {
         assert_eq!(rows(&old, "Müller"), [3]);
     }
 
+    /// Short rows of a script other than Latin, each too short for a sure language, are
+    /// stemmed as the language most of them are guessed as: a query finds their words in
+    /// another form.
+    #[test]
+    fn short_rows_are_stemmed_as_most_of_their_script_is_guessed() {
+        let texts = [
+            "ذَهَبَ الْوَلَدُ إِلَى الْمَدْرَسَةِ فِي الصَّبَاحِ",
+            "الطلاب في المكتبة",
+            "मैं विश्वविद्यालय में हिंदी पढ़ रहा हूँ और किताबें पढ़ता हूँ",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        assert_eq!(rows(&index, "مدرسة"), [0]);
+        assert_eq!(rows(&index, "ولد"), [0]);
+        assert_eq!(rows(&index, "مكتبة"), [1]);
+        assert_eq!(rows(&index, "किताब"), [2]);
+    }
+
     /// Soft hyphens, text in decomposed form, half-width kana, full-width digits and
     /// superscripts in an index written now (words bounded as Unicode bounds them) and in one
     /// written by the third revision (which cut words at each of them).

@@ -270,8 +270,12 @@ impl Detected {
 
     /// The stemming language of a reliable guess, as `revision` reads it.
     pub fn stem_language_in(&self, revision: Revision) -> Option<StemLanguage> {
-        let lang = self.reliable.then_some(self.lang).flatten()?;
-        StemLanguage::of(lang, revision)
+        self.reliable.then(|| self.guessed_stem_language_in(revision)).flatten()
+    }
+
+    /// The stemming language of the guess, reliable or not, as `revision` reads it.
+    pub fn guessed_stem_language_in(&self, revision: Revision) -> Option<StemLanguage> {
+        StemLanguage::of(self.lang?, revision)
     }
 
     /// ISO 639-3 code of the guess, `und` when there is none.

@@ -114,12 +114,23 @@ impl LanguageProfile {
     }
 }
 
+/// The key counted most often (ties to the first in order).
+fn most_common<K: Copy + Ord>(counts: &BTreeMap<K, u64>) -> Option<K> {
+    counts
+        .iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(key, _)| *key)
+}
+
 /// Per script, how many rows are surely in each stemming language: what decides the
 /// language a profile reads its unsure rows as. Rows can be added as they come, so the
 /// reading of a segment's first rows can be guessed before its last rows are known.
 #[derive(Debug, Clone, Default)]
 pub struct SureLanguages {
     per_script: HashMap<whatlang::Script, BTreeMap<StemLanguage, u64>>,
+    /// Per script, whatlang's guesses for the rows surely in no stemmed language (short
+    /// texts, and languages stemmed by none), by language (ISO 639-3).
+    guessed: HashMap<whatlang::Script, BTreeMap<&'static str, u64>>,
     latin_rows: bool,
     /// The analyzer revision whose languages count (new indexes': the default).
     revision: Revision,
@@ -135,24 +146,44 @@ impl SureLanguages {
 
     pub fn add(&mut self, detected: &Detected) {
         self.latin_rows |= detected.script == Some(whatlang::Script::Latin);
-        if let (Some(language), Some(script)) = (detected.stem_language_in(self.revision), detected.script) {
-            *self.per_script.entry(script).or_default().entry(language).or_default() += 1;
+        let Some(script) = detected.script else { return };
+        match (detected.stem_language_in(self.revision), detected.lang) {
+            (Some(language), _) => *self.per_script.entry(script).or_default().entry(language).or_default() += 1,
+            (None, Some(lang)) => *self.guessed.entry(script).or_default().entry(lang.code()).or_default() += 1,
+            (None, None) => {}
         }
     }
 
     /// Per script, the language its unsure rows are read as: the most common sure one (ties
-    /// to the first in order). Latin-script rows where no row is surely in a Latin language
-    /// (short texts: titles, notes) are read as English, the analyzer's reading before it
-    /// read others.
+    /// to the first in order). Where no row of a script other than Latin is sure (a segment
+    /// of short texts: titles, names, notes), the language whatlang guesses for more than
+    /// half of them (a script is written in few of its languages, so most unsure guesses
+    /// agreeing are sure enough: `مدرسة` then finds `الْمَدْرَسَةِ`, `किताब` finds `किताबें`),
+    /// if a stemmed one. Latin-script rows with no sure row are read as English, the
+    /// analyzer's reading before it read others (whatlang weighs 37 languages of that script,
+    /// and guesses a short English title as Latin or Uzbek).
     pub fn unsure_rows_read_as(&self) -> BTreeMap<String, StemLanguage> {
         let mut read_as = BTreeMap::new();
         for (script, counts) in &self.per_script {
-            let best = counts
-                .iter()
-                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                .map(|(l, _)| *l);
-            if let Some(best) = best {
+            if let Some(best) = most_common(counts) {
                 read_as.insert(script.name().to_string(), best);
+            }
+        }
+        for (script, guesses) in &self.guessed {
+            if self.per_script.contains_key(script) || *script == whatlang::Script::Latin {
+                continue;
+            }
+            let Some(code) = most_common(guesses).filter(|code| guesses[code] * 2 > guesses.values().sum::<u64>())
+            else {
+                continue;
+            };
+            let guess = Detected {
+                lang: whatlang::Lang::from_code(code),
+                script: Some(*script),
+                reliable: false,
+            };
+            if let Some(language) = guess.guessed_stem_language_in(self.revision) {
+                read_as.insert(script.name().to_string(), language);
             }
         }
         if self.latin_rows {
@@ -203,5 +234,39 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         profile.save(dir.path()).unwrap();
         assert_eq!(LanguageProfile::load(dir.path()).unwrap(), profile);
+    }
+
+    /// Rows of a script of which none is surely in a stemmed language: read as the language
+    /// most of them are guessed as, where that is more than half; else as before.
+    #[test]
+    fn a_script_of_only_unsure_rows_is_read_as_most_of_them_are_guessed() {
+        let arabic = "ذَهَبَ الْوَلَدُ إِلَى الْمَدْرَسَةِ فِي الصَّبَاحِ";
+        let hindi = "मैं विश्वविद्यालय में हिंदी पढ़ रहा हूँ और किताबें पढ़ता हूँ";
+        let hebrew = "הַיֶּלֶד הָלַךְ לְבֵית הַסֵּפֶר בַּבֹּקֶר";
+        for text in [arabic, hindi, hebrew] {
+            assert!(!detect(text).reliable, "{text}: {:?}", detect(text));
+        }
+        let (profile, languages) = LanguageProfile::of_texts(&[arabic, hindi, hebrew]);
+        assert_eq!(languages, [Some(StemLanguage::Arabic), Some(StemLanguage::Hindi), None]);
+        assert_eq!(profile.analyzed_as.get("ar"), Some(&1));
+        assert_eq!(profile.analyzed_as.get("hi"), Some(&1));
+        assert_eq!(profile.language_of("المدرسة"), Some(StemLanguage::Arabic));
+
+        // Short Latin-script rows, whatever their guesses: English, as before.
+        let scattered = ["Haus am See", "running boats", "Quarterly report"];
+        let guesses: Vec<_> = scattered.iter().map(|text| detect(text).lang).collect();
+        assert!(scattered.iter().all(|text| !detect(text).reliable), "{guesses:?}");
+        let (profile, _) = LanguageProfile::of_texts(&scattered);
+        assert_eq!(
+            profile.unsure_rows_read_as.get("Latin"),
+            Some(&StemLanguage::English),
+            "{guesses:?}"
+        );
+        // Unsure rows of a script whose guesses agree on no language: as before, unstemmed.
+        let cyrillic = ["Ёжик в тумане", "Київ і Львів", "Добър ден"];
+        let guesses: Vec<_> = cyrillic.iter().map(|text| detect(text)).collect();
+        let (profile, languages) = LanguageProfile::of_texts(&cyrillic);
+        assert_eq!(languages, [None, None, None], "{guesses:?}");
+        assert!(!profile.unsure_rows_read_as.contains_key("Cyrillic"));
     }
 }
