@@ -21,7 +21,7 @@ use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
-    MULTILINGUAL_V3, MULTILINGUAL_V4,
+    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5,
 };
 use super::keyword_pairs::pair_terms_holding;
 use super::keyword_query::{
@@ -33,7 +33,7 @@ use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V4;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V5;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -235,7 +235,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -246,7 +246,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5})", dir.display()),
                 })
             }
         };
@@ -884,6 +884,14 @@ mod tests {
         (dir, index)
     }
 
+    /// An index of `texts` written now, opened.
+    fn built_now(texts: &[&str]) -> (tempfile::TempDir, TantivyKeywordIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
+        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        (dir, index)
+    }
+
     /// The rows (at most five) a search of `query` finds, in row order.
     fn rows(index: &TantivyKeywordIndex, query: &str) -> Vec<u64> {
         let mut rows: Vec<u64> = index.search(query, 5).unwrap().iter().map(|hit| hit.row).collect();
@@ -971,13 +979,33 @@ mod tests {
             "الطلاب في المكتبة",
             "मैं विश्वविद्यालय में हिंदी पढ़ रहा हूँ और किताबें पढ़ता हूँ",
         ];
-        let dir = tempfile::tempdir().unwrap();
-        build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
-        let index = TantivyKeywordIndex::open(dir.path()).unwrap();
+        let (_dir, index) = built_now(&texts);
         assert_eq!(rows(&index, "مدرسة"), [0]);
         assert_eq!(rows(&index, "ولد"), [0]);
         assert_eq!(rows(&index, "مكتبة"), [1]);
         assert_eq!(rows(&index, "किताब"), [2]);
+    }
+
+    /// Pointed Hebrew (scripture, poetry, children's books) and the Quran's Uthmani spelling
+    /// are found as people type, without points or small marks; the fourth revision's index
+    /// found neither.
+    #[test]
+    fn pointed_hebrew_and_quranic_marks_are_found_unpointed() {
+        let texts = [
+            "הַיֶּלֶד הָלַךְ לְבֵית הַסֵּפֶר בַּבֹּקֶר",
+            "בְּרֵאשִׁ֖ית בָּרָ֣א אֱלֹהִ֑ים אֵ֥ת הַשָּׁמַ֖יִם וְאֵ֥ת הָאָֽרֶץ",
+            "لَا رَيْبَۛ فِيهِۛ هُدًى لِّلْمُتَّقِينَ",
+        ];
+        let (_dir, index) = built_now(&texts);
+        assert_eq!(rows(&index, "הספר"), [0]);
+        assert_eq!(rows(&index, "בראשית"), [1]);
+        assert_eq!(rows(&index, "השמים"), [1]);
+        assert_eq!(rows(&index, "ريب فيه"), [2]);
+        // The pointed query finds them too.
+        assert_eq!(rows(&index, "הַסֵּפֶר"), [0]);
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V4);
+        assert!(rows(&old, "הספר").is_empty());
+        assert!(rows(&old, "ريب").is_empty());
     }
 
     /// Soft hyphens, text in decomposed form, half-width kana, full-width digits and
@@ -996,7 +1024,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V4);
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V5);
         assert_eq!(rows(&index, "Donaudampfschifffahrtsgesellschaft"), [0]);
         assert_eq!(rows(&index, "résumé"), [1]);
         assert_eq!(rows(&index, "façade"), [1]);

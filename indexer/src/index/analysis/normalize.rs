@@ -7,8 +7,9 @@
 //! script as ASCII digits (`٢٠٢٤` and `۲۰۲۴` are `2024`, as Lucene's `DecimalDigitFilter`
 //! reads them). From [`Revision::V4`] on, default-ignorable characters (a soft hyphen, a
 //! zero-width joiner, a variation selector) are left out first, as NFKC_Casefold leaves them
-//! out. After stemming, [`fold_marks`] takes the accents off Latin and Greek letters, so
-//! `cafe` finds `café`.
+//! out. From [`Revision::V5`] on, the Quran's annotation marks go with the harakat. After
+//! stemming, [`fold_marks`] takes the accents off Latin and Greek letters, so `cafe` finds
+//! `café`, and from [`Revision::V5`] on the points off Hebrew's, so `ספר` finds `סֵפֶר`.
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -33,6 +34,7 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
         match c {
             // Tatweel and the Arabic diacritics (harakat, superscript alef).
             '\u{0640}' | '\u{064B}'..='\u{065F}' | '\u{0670}' => {}
+            c if revision >= Revision::V5 && is_quranic_mark(c) => {}
             '\u{0622}' | '\u{0623}' | '\u{0625}' | '\u{0671}' => out.push('\u{0627}'),
             '\u{0649}' => out.push('\u{064A}'),
             '\u{0629}' if revision == Revision::V1 => out.push('\u{0647}'),
@@ -43,6 +45,22 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
             c => out.push(c),
         }
     }
+}
+
+/// The Quran's annotation marks (Unicode's Arabic small high and low signs, U+06D6-U+06ED,
+/// those that are marks): Uthmani spellings carry one on most words, as pointed text does
+/// harakat.
+fn is_quranic_mark(c: char) -> bool {
+    matches!(c, '\u{06D6}'..='\u{06DC}' | '\u{06DF}'..='\u{06E4}' | '\u{06E7}' | '\u{06E8}' | '\u{06EA}'..='\u{06ED}')
+}
+
+/// Hebrew's points (vowels, dagesh, shin and sin dots) and cantillation marks: optional
+/// marks, as accents are, left out of most text (U+0591-U+05C7, those that are marks).
+fn is_hebrew_point(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0591}'..='\u{05BD}' | '\u{05BF}' | '\u{05C1}' | '\u{05C2}' | '\u{05C4}' | '\u{05C5}' | '\u{05C7}'
+    )
 }
 
 /// The first digit, zero, of each run of ten decimal digits in the Basic Multilingual Plane
@@ -76,6 +94,8 @@ pub fn after_stemming(term: String, revision: Revision) -> String {
 /// out (ß, æ, œ, ø, ł, đ, þ; in [`Revision::V2`] Turkish's dotless ı too). Other scripts are
 /// left as they are: their marks are letters' parts. [`Revision::V2`] also drops a mark after
 /// an ASCII letter: Turkish `İstanbul` lower-cases to `i̇stanbul`, an `i` and a combining dot.
+/// [`Revision::V5`] also drops Hebrew's points ([`is_hebrew_point`]; [`normalize_word`]'s
+/// NFKC has made a pointed presentation form such as `שׁ` a letter and a point).
 pub fn fold_marks(word: &str, revision: Revision) -> Option<String> {
     let mark_after_ascii = || {
         let mut chars = word.chars().peekable();
@@ -84,14 +104,19 @@ pub fn fold_marks(word: &str, revision: Revision) -> Option<String> {
         })
     };
     // `ı` is in Latin Extended-A: foldable in either revision.
-    if word.is_ascii() || !(word.chars().any(foldable) || (revision >= Revision::V2 && mark_after_ascii())) {
+    if word.is_ascii() {
+        return None;
+    }
+    let hebrew = revision >= Revision::V5 && word.chars().any(is_hebrew_point);
+    if !(hebrew || word.chars().any(foldable) || (revision >= Revision::V2 && mark_after_ascii())) {
         return None;
     }
     let mut out = String::with_capacity(word.len());
     let mut base_foldable = false;
     for c in word.nfd() {
         if unicode_normalization::char::is_combining_mark(c) {
-            if !base_foldable {
+            let folded = base_foldable || (hebrew && is_hebrew_point(c));
+            if !folded {
                 out.push(c);
             }
             continue;
@@ -188,5 +213,31 @@ mod tests {
         assert_eq!(fold_marks("kalabalık", Revision::V2).as_deref(), Some("kalabalik"));
         assert_eq!(fold_marks("kalabalık", Revision::V1).as_deref(), Some("kalabalık"));
         assert_eq!(fold_marks("şehirdeki", Revision::V2).as_deref(), Some("sehirdeki"));
+    }
+
+    /// Hebrew's points and cantillation, and the Quran's annotation marks, go from the fifth
+    /// revision on; the fourth kept them.
+    #[test]
+    fn hebrew_points_and_quranic_marks() {
+        let folded = |word: &str, revision| {
+            let normal = normal_as(word, revision);
+            fold_marks(&normal, revision).unwrap_or(normal)
+        };
+        // Vowel points and a dagesh; cantillation (Genesis 1:1's first word); shin's dot, as a
+        // mark and in a presentation form.
+        assert_eq!(folded("הַסֵּפֶר", Revision::V5), "הספר");
+        assert_eq!(folded("בְּרֵאשִׁ֖ית", Revision::V5), "בראשית");
+        assert_eq!(folded("שָׁלוֹם", Revision::V5), "שלום");
+        assert_eq!(folded("\u{FB2A}לום", Revision::V5), "שלום");
+        assert_eq!(folded("הַסֵּפֶר", Revision::V4), "הַסֵּפֶר");
+        // Hebrew's maqaf and geresh are no points.
+        assert_eq!(folded("צ׳יפס", Revision::V5), "צ׳יפס");
+        // The Uthmani spelling of "the prayer", its small marks and dagger alef left out.
+        assert_eq!(folded("ٱلصَّلَوٰةَ", Revision::V5), "الصلوة");
+        assert_eq!(folded("لَا رَيْبَۛ فِيهِۛ", Revision::V5), "لا ريب فيه");
+        assert_eq!(folded("رَيْبَۛ", Revision::V4), "ريبۛ");
+        // Latin and Greek fold as before; other scripts' marks stay.
+        assert_eq!(folded("Café", Revision::V5), "cafe");
+        assert_eq!(folded("हिंदी", Revision::V5), "हिंदी");
     }
 }
