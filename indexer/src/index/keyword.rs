@@ -23,7 +23,7 @@ use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
     MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5,
 };
-use super::keyword_pairs::pair_terms_holding;
+use super::keyword_pairs::{pair_terms_holding, pair_terms_holding_each};
 use super::keyword_query::{
     most_frequent, most_frequent_near, near_terms, nearest_first, prefix_completions, GroupTerm, KeywordQuery, NearTerm,
 };
@@ -31,6 +31,9 @@ use super::keyword_rows::RowsCollector;
 use super::term_list::TermListTokenizer;
 use super::{Hit, RowSet};
 use crate::error::{IndexerError, Result};
+
+/// Terms with how many rows hold each.
+pub type TermRows = Vec<(String, u64)>;
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
 pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V5;
@@ -196,7 +199,12 @@ pub trait KeywordIndex: Send + Sync {
     /// pairs (CJK, Thai, ...): itself and the pairs it begins or ends, with how many rows
     /// hold each; the `limit` most frequent, most frequent first. None where the index reads
     /// no pairs or `character` is no such character.
-    fn pair_terms_holding(&self, character: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>>;
+    fn pair_terms_holding(&self, character: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
+        Ok(self.pair_terms_holding_each(&[character], limit)?.pop().flatten())
+    }
+    /// [`Self::pair_terms_holding`] of each of `characters`, in order, from one walk of each
+    /// segment's term dictionary for the pairs they end (the first 64; later ones None).
+    fn pair_terms_holding_each(&self, characters: &[&str], limit: usize) -> Result<Vec<Option<TermRows>>>;
     /// The terms of this index within `edits` typing errors of `word` (at most
     /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each and its fewest
     /// errors from a reading of `word`: the `limit` most frequent, most frequent first. None
@@ -359,9 +367,12 @@ impl KeywordIndex for TantivyKeywordIndex {
         prefix_completions(&self.index, &self.reader, &self.analyzer, word, limit)
     }
 
-    fn pair_terms_holding(&self, character: &str, limit: usize) -> Result<Option<Vec<(String, u64)>>> {
-        let holding = pair_terms_holding(&self.index, &self.reader, &self.analyzer, character)?;
-        Ok(holding.map(|counts| most_frequent(counts, limit)))
+    fn pair_terms_holding_each(&self, characters: &[&str], limit: usize) -> Result<Vec<Option<TermRows>>> {
+        let holding = pair_terms_holding_each(&self.index, &self.reader, &self.analyzer, characters)?;
+        Ok(holding
+            .into_iter()
+            .map(|counts| counts.map(|counts| most_frequent(counts, limit)))
+            .collect())
     }
 
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>> {
@@ -1084,6 +1095,35 @@ mod tests {
         assert_eq!(rows("犬"), Some(vec![]));
         // Two characters are one pair, as before.
         assert_eq!(rows("大寺"), Some(vec![0]));
+        // Several characters at once, from one walk: each answers as it does alone, in order
+        // (`寺` ends `大寺`, which `大` begins), a character
+        // read in no pairs or past the walk's 64 None.
+        let characters = ["寺", "temple", "大", "猫", "犬", "奈", "寝"];
+        let each = index.pair_terms_holding_each(&characters, 64).unwrap();
+        let alone: Vec<_> = characters
+            .iter()
+            .map(|c| index.pair_terms_holding(c, 64).unwrap())
+            .collect();
+        let sorted = |mut terms: Vec<(String, u64)>| {
+            terms.sort();
+            terms
+        };
+        assert_eq!(each.len(), characters.len());
+        for ((character, together), alone) in characters.iter().zip(each).zip(alone) {
+            assert_eq!(together.map(sorted), alone.map(sorted), "{character}");
+        }
+        let terms = |c: &str| sorted(index.pair_terms_holding(c, 64).unwrap().unwrap());
+        assert_eq!(
+            terms("大").iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(),
+            ["大寺", "東大"]
+        );
+        let many: Vec<String> = (0..70)
+            .map(|i| char::from_u32(0x4E00 + i).unwrap().to_string())
+            .collect();
+        let many: Vec<&str> = std::iter::once("寺").chain(many.iter().map(String::as_str)).collect();
+        let each = index.pair_terms_holding_each(&many, 64).unwrap();
+        assert_eq!(each[0].as_ref().map(Vec::len), Some(4));
+        assert!(each[1..64].iter().all(Option::is_some) && each[64..].iter().all(Option::is_none));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! its overlapping pairs, so a character inside a run is no term of its own (`東大寺` is `東大`
 //! and `大寺`), and a query of one character alone (`寺`, `猫`) would find only the rows where
 //! it stands alone. Its terms are itself, the pairs it begins (a range of the term
-//! dictionary) and the pairs it ends (an automaton: any one character, then it).
+//! dictionary) and the pairs it ends (an automaton: any one character, then it; one walk of
+//! the dictionary for all of a query's characters).
 
 use std::collections::HashMap;
 
@@ -23,49 +24,89 @@ pub(super) fn pair_terms_holding(
     analyzer: &KeywordAnalyzer,
     character: &str,
 ) -> Result<Option<HashMap<String, u64>>> {
-    let mut chars = character.chars();
-    let (Some(c), None) = (chars.next(), chars.next()) else {
-        return Ok(None);
-    };
+    let mut each = pair_terms_holding_each(index, reader, analyzer, &[character])?;
+    Ok(each.pop().flatten())
+}
+
+/// [`pair_terms_holding`] of each of `characters` (at most [`MAX_CHARACTERS`]; later ones
+/// are None), in order, from one walk of each segment's term dictionary for the pairs they
+/// end, whatever their number.
+pub(super) fn pair_terms_holding_each(
+    index: &Index,
+    reader: &IndexReader,
+    analyzer: &KeywordAnalyzer,
+    characters: &[&str],
+) -> Result<Vec<Option<HashMap<String, u64>>>> {
     // A character the index's own revision reads in pairs (a Thai digit was, until the fourth).
-    let KeywordAnalyzer::Multilingual(profile) = analyzer else {
-        return Ok(None);
+    let paired = |character: &str| {
+        let mut chars = character.chars();
+        let (Some(c), None) = (chars.next(), chars.next()) else {
+            return false;
+        };
+        matches!(analyzer, KeywordAnalyzer::Multilingual(profile) if matches!(class_in(c, profile.revision), CharClass::Pair(_)))
     };
-    if !matches!(class_in(c, profile.revision), CharClass::Pair(_)) {
-        return Ok(None);
+    let mut holding: Vec<Option<HashMap<String, u64>>> = characters
+        .iter()
+        .enumerate()
+        .map(|(i, character)| (i < MAX_CHARACTERS && paired(character)).then(HashMap::new))
+        .collect();
+    // The characters looked up, and where each answers.
+    let (wanted, at): (Vec<&[u8]>, Vec<usize>) = characters
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| holding[*i].is_some())
+        .map(|(i, character)| (character.as_bytes(), i))
+        .unzip();
+    if wanted.is_empty() {
+        return Ok(holding);
     }
     let field = index.schema().get_field("text").map_err(err("schema"))?;
-    let mut counts: HashMap<String, u64> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("pairs"))?;
         // A segment's terms by name: one the range and the automaton both hold (`寺寺`) once.
-        let mut holding: HashMap<String, u64> = HashMap::new();
-        let mut hold = |term: &str, rows: u64| {
-            holding.insert(term.to_string(), rows);
-        };
-        for_each_term(terms_beginning(&inverted, character, "pairs")?, &mut hold);
-        let ended = inverted.terms().search(EndsWith(character.as_bytes()));
-        for_each_term(ended.into_stream().map_err(io_err("pairs"))?, &mut hold);
-        for (term, rows) in holding {
-            *counts.entry(term).or_default() += rows;
+        let mut found: Vec<HashMap<String, u64>> = vec![HashMap::new(); wanted.len()];
+        for (k, character) in wanted.iter().enumerate() {
+            let character = std::str::from_utf8(character).unwrap_or_default();
+            let range = terms_beginning(&inverted, character, "pairs")?;
+            for_each_term(range, |term, rows| {
+                found[k].insert(term.to_string(), rows);
+            });
+        }
+        let ended = inverted.terms().search(EndsWithAny(&wanted));
+        for_each_term(ended.into_stream().map_err(io_err("pairs"))?, |term, rows| {
+            let last = term.char_indices().next_back().map_or("", |(i, _)| &term[i..]);
+            if let Some(k) = wanted.iter().position(|w| *w == last.as_bytes()) {
+                found[k].insert(term.to_string(), rows);
+            }
+        });
+        for (k, terms) in found.into_iter().enumerate() {
+            let counts = holding[at[k]].as_mut().expect("a character looked up has its counts");
+            for (term, rows) in terms {
+                *counts.entry(term).or_default() += rows;
+            }
         }
     }
-    Ok(Some(counts))
+    Ok(holding)
 }
 
-/// The terms of exactly one character and then `.0` (UTF-8 bytes).
-struct EndsWith<'a>(&'a [u8]);
+/// The most characters one walk looks up (the bits of its automaton's state).
+pub const MAX_CHARACTERS: usize = 64;
 
-/// Where an [`EndsWith`] walk is: inside the first character (its bytes still to come), at
-/// `n` bytes of the last character matched, or past any match.
+/// The terms of exactly one character and then one of `.0` (each one character's UTF-8
+/// bytes; at most [`MAX_CHARACTERS`]).
+struct EndsWithAny<'a>(&'a [&'a [u8]]);
+
+/// Where an [`EndsWithAny`] walk is: inside the first character (its bytes still to come), at
+/// `n` bytes into the last character with `.1` the characters still matching (a bit each), or
+/// past any match.
 #[derive(Clone, Copy, PartialEq)]
 enum Walk {
     First(u8),
-    Last(usize),
+    Last(usize, u64),
     Dead,
 }
 
-impl tantivy_fst::Automaton for EndsWith<'_> {
+impl tantivy_fst::Automaton for EndsWithAny<'_> {
     type State = Walk;
 
     fn start(&self) -> Walk {
@@ -73,7 +114,10 @@ impl tantivy_fst::Automaton for EndsWith<'_> {
     }
 
     fn is_match(&self, state: &Walk) -> bool {
-        *state == Walk::Last(self.0.len())
+        match *state {
+            Walk::Last(n, matching) => (0..self.0.len()).any(|k| matching & (1 << k) != 0 && self.0[k].len() == n),
+            _ => false,
+        }
     }
 
     fn can_match(&self, state: &Walk) -> bool {
@@ -81,20 +125,32 @@ impl tantivy_fst::Automaton for EndsWith<'_> {
     }
 
     fn accept(&self, state: &Walk, byte: u8) -> Walk {
+        let every = |n: usize| {
+            let all = u64::MAX >> (64 - self.0.len().clamp(1, MAX_CHARACTERS));
+            Walk::Last(n, all)
+        };
         match *state {
             // The first byte of the first character: how many more it needs.
             Walk::First(0) => match byte {
-                0x00..=0x7F => Walk::Last(0),
+                0x00..=0x7F => every(0),
                 0xC0..=0xDF => Walk::First(1),
                 0xE0..=0xEF => Walk::First(2),
                 0xF0..=0xF7 => Walk::First(3),
                 _ => Walk::Dead,
             },
             Walk::First(left) if (0x80..=0xBF).contains(&byte) => match left {
-                1 => Walk::Last(0),
+                1 => every(0),
                 _ => Walk::First(left - 1),
             },
-            Walk::Last(n) if n < self.0.len() && self.0[n] == byte => Walk::Last(n + 1),
+            Walk::Last(n, matching) => {
+                let still = (0..self.0.len())
+                    .filter(|&k| matching & (1 << k) != 0 && self.0[k].get(n) == Some(&byte))
+                    .fold(0u64, |bits, k| bits | (1 << k));
+                match still {
+                    0 => Walk::Dead,
+                    _ => Walk::Last(n + 1, still),
+                }
+            }
             _ => Walk::Dead,
         }
     }

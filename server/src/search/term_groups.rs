@@ -9,8 +9,8 @@
 //! ([`crate::search::spelling::corrections`]). A character standing alone in a script read
 //! as pairs (`寺`, `猫`: the index holds it inside its runs only as pairs, `東大寺` as `東大`
 //! and `大寺`) is looked up by the pairs holding it, a group as well (the first
-//! [`MAX_LONE_CHARACTERS`] such characters of a query; each is a walk of every segment's term
-//! dictionary, so a query of thousands costs no more than one of 32). The lane counts each group's terms as held by
+//! [`MAX_LONE_CHARACTERS`] such characters of a query, all of them from one walk of each
+//! segment's term dictionary; later ones as themselves). The lane counts each group's terms as held by
 //! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]), and
 //! weighs a misspelt word's near term by its likeness to the word ([`similarity`]: one error
 //! in `diabetis` counts more than two), as Lucene's fuzzy queries do.
@@ -28,8 +28,8 @@ use crate::search::query_syntax::ParsedQuery;
 use crate::search::spelling::{self, Corrected};
 
 /// The most characters standing alone of one query looked up by the pairs holding them (as
-/// many as typo tolerance checks words: each is a walk of every segment's term dictionary);
-/// later ones are looked up as themselves, the rows where they stand alone.
+/// many as typo tolerance checks words: each adds a group of terms to the query); later ones
+/// are looked up as themselves, the rows where they stand alone.
 pub const MAX_LONE_CHARACTERS: usize = spelling::MAX_WORDS;
 
 /// What the keyword lane looks up for `query` over `parts`: its ranking text, a group for
@@ -52,13 +52,29 @@ pub fn keyword_query(
         let near_terms = |index: &TantivyKeywordIndex| index.near_terms(&near.word, near.edits, MAX_GROUP_TERMS);
         keyword.any_of.extend(group(parts, near_terms, &near.word)?);
     }
-    // A character alone where the index reads its script in pairs: the pairs holding it.
-    for character in lone_pair_characters(&query.ranking_text)
+    // A character alone where the index reads its script in pairs: the pairs holding it, all
+    // of the query's such characters from one walk of each segment's term dictionary.
+    let lone: Vec<String> = lone_pair_characters(&query.ranking_text)
         .into_iter()
         .take(MAX_LONE_CHARACTERS)
-    {
-        let pairs = |index: &TantivyKeywordIndex| as_good(index.pair_terms_holding(&character, MAX_GROUP_TERMS));
-        keyword.any_of.extend(group(parts, pairs, &character)?);
+        .collect();
+    if !lone.is_empty() {
+        let characters: Vec<&str> = lone.iter().map(String::as_str).collect();
+        let mut found: Vec<Vec<NearTerm>> = vec![Vec::new(); lone.len()];
+        for at in parts {
+            for segment in &at.part.searcher.snapshot().segments {
+                let each = segment
+                    .data
+                    .keyword
+                    .pair_terms_holding_each(&characters, MAX_GROUP_TERMS)?;
+                for (terms, held) in found.iter_mut().zip(each) {
+                    terms.extend(as_good(Ok(held))?.unwrap_or_default());
+                }
+            }
+        }
+        for (character, terms) in lone.iter().zip(found) {
+            keyword.any_of.extend(group_of(terms, character));
+        }
     }
     Ok(keyword)
 }
@@ -76,24 +92,32 @@ fn as_good(found: quarry_indexer::error::Result<Option<Vec<(String, u64)>>>) -> 
 }
 
 /// The most frequent of the terms `terms_in` finds in every segment of `parts` (None: none),
-/// each weighed by its similarity to `word` (its fewest typing errors in any segment; a
-/// prefix's completions have none); a term with no likeness left (as many errors as
-/// characters) is left out.
+/// as [`group_of`] weighs them.
 fn group(
     parts: &[PlacedPart<'_>],
     terms_in: impl Fn(&TantivyKeywordIndex) -> Terms,
     word: &str,
 ) -> Result<Option<Vec<GroupTerm>>, ServerError> {
-    let mut counts: HashMap<String, u64> = HashMap::new();
-    let mut errors: HashMap<String, u8> = HashMap::new();
+    let mut found = Vec::new();
     for at in parts {
         for segment in &at.part.searcher.snapshot().segments {
-            for near in terms_in(&segment.data.keyword)?.unwrap_or_default() {
-                *counts.entry(near.term.clone()).or_default() += near.rows;
-                let fewest = errors.entry(near.term).or_insert(near.edits);
-                *fewest = (*fewest).min(near.edits);
-            }
+            found.extend(terms_in(&segment.data.keyword)?.unwrap_or_default());
         }
+    }
+    Ok(group_of(found, word))
+}
+
+/// The most frequent of `found` (each segment's terms; a term found in several, its rows
+/// summed), each weighed by its similarity to `word` (its fewest typing errors in any
+/// segment; a prefix's completions have none); a term with no likeness left (as many errors
+/// as characters) is left out. None: no term.
+fn group_of(found: Vec<NearTerm>, word: &str) -> Option<Vec<GroupTerm>> {
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut errors: HashMap<String, u8> = HashMap::new();
+    for near in found {
+        *counts.entry(near.term.clone()).or_default() += near.rows;
+        let fewest = errors.entry(near.term).or_insert(near.edits);
+        *fewest = (*fewest).min(near.edits);
     }
     let terms: Vec<GroupTerm> = most_frequent(counts, MAX_GROUP_TERMS)
         .into_iter()
@@ -103,5 +127,5 @@ fn group(
         })
         .filter(|group_term| group_term.boost > 0.0)
         .collect();
-    Ok((!terms.is_empty()).then_some(terms))
+    (!terms.is_empty()).then_some(terms)
 }
