@@ -34,9 +34,55 @@ seed() { # seed TARGET: a few small valid inputs to start from
   local corpus="$out/corpus/$1"
   mkdir -p "$corpus"
   case "$1" in
-    parse_pdf) printf '%%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n4 0 obj << /Length 44 >> stream\nBT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%%%EOF\n' > "$corpus/seed.pdf"
-      # Two lines, a word hyphenated at the first's end (indexer/src/parse/pdf_hyphens.rs).
-      sed 's|/Length 44 >> stream|/Length 66 >> stream|; s|BT /F1 12 Tf 72 712 Td (Hello rivers) Tj ET|BT /F1 12 Tf 72 712 Td (the infor-) Tj 0 -14 Td (mation age) Tj ET|' "$corpus/seed.pdf" > "$corpus/seed-hyphen.pdf" ;;
+    parse_pdf) (cd "$corpus" && python3 - <<'PY'
+import zlib
+def pdf(objects, info=None):
+    # Objects numbered from 1 in order, the catalog first; a cross-reference table with each one's offset.
+    out = bytearray(b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R" % (len(objects) + 1) + (b" /Info %d 0 R" % info if info else b"")
+    out += b" >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+def stream(data, compress=False):
+    if compress:
+        data = zlib.compress(data)
+        return b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream"
+    return b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
+font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+pages = lambda kids: b"<< /Type /Pages /Kids [%s] /Count %d /Resources << /Font << /F1 %d 0 R >> >> /MediaBox [0 0 595 842] >>"
+# Lines at one size, words hyphenated at a line's end (indexer/src/parse/pdf_hyphens.rs).
+lines = (b"BT /F1 11 Tf 72 712 Td (The Danube steamship company, the Donau-) Tj 0 -14 Td "
+         b"(dampfschifffahrtsgesellschaft, kept a well-) Tj 0 -14 Td (known fleet; its well-known ships sailed.) Tj ET")
+# A larger line (a heading by font size) over body text.
+heading = b"BT /F1 18 Tf 72 760 Td (Field Guide) Tj ET BT /F1 11 Tf 72 730 Td (Birds of the coast, and where to see them.) Tj ET"
+open("seed.pdf", "wb").write(pdf([
+    b"<< /Type /Catalog /Pages 2 0 R >>",
+    b"<< /Type /Pages /Kids [3 0 R] /Count 1 /Resources << /Font << /F1 4 0 R >> >> /MediaBox [0 0 595 842] >>",
+    b"<< /Type /Page /Parent 2 0 R /Contents 5 0 R >>",
+    font,
+    stream(lines),
+]))
+# Two pages of compressed streams, an outline entry and the document's title.
+open("seed-pages.pdf", "wb").write(pdf([
+    b"<< /Type /Catalog /Pages 2 0 R /Outlines 8 0 R >>",
+    b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 /Resources << /Font << /F1 5 0 R >> >> /MediaBox [0 0 595 842] >>",
+    b"<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>",
+    b"<< /Type /Page /Parent 2 0 R /Contents 7 0 R >>",
+    font,
+    stream(heading, True),
+    stream(lines, True),
+    b"<< /Type /Outlines /First 9 0 R /Last 9 0 R /Count 1 >>",
+    b"<< /Title (Field Guide) /Parent 8 0 R /Dest [3 0 R /XYZ 0 800 0] >>",
+    b"<< /Title (A field guide) /Author (quarry) >>",
+], info=10))
+PY
+      ) ;;
     parse_docx) (cd "$corpus" && python3 - <<'PY'
 import io, zipfile
 # The first byte picks the format: 0 .docx, 1 .pptx, 2 .xlsx, 3 .odt, 4 .epub, 5 .ods, 6 .odp

@@ -68,6 +68,7 @@ mod pdf_fonts;
 mod pdf_headings;
 mod pdf_hyphens;
 mod pdf_outline;
+mod pdf_page_tree;
 mod pdf_text;
 mod ppt;
 mod pptx;

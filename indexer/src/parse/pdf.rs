@@ -8,6 +8,7 @@ use super::pdf_fonts::set_aside_damaged_font_parts;
 use super::pdf_headings::{blocks, PageLines};
 use super::pdf_hyphens::join_hyphenated_words;
 use super::pdf_outline::outline;
+use super::pdf_page_tree::{cut_parent_loops, give_pages_a_media_box};
 use super::pdf_text::{page_lines, Line};
 use super::{Document, ParseError, Parsed};
 use crate::source::RawDocument;
@@ -175,6 +176,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
     let damaged_fonts = set_aside_damaged_font_parts(&mut pdf);
+    let parent_loops = cut_parent_loops(&mut pdf);
+    give_pages_a_media_box(&mut pdf);
     let (mut pages, unread_pages) = pages_of(&pdf)?;
     join_hyphenated_words(&mut pages);
     let blocks = blocks(&pages, &outline(&pdf));
@@ -186,8 +189,8 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
         });
     }
     let title = pdf_title(&pdf).unwrap_or_else(|| Document::stem_of(raw));
-    let mut document =
-        Document::from_raw(raw, title, blocks).with_warnings(damaged_fonts.into_iter().chain(unread_pages));
+    let mut document = Document::from_raw(raw, title, blocks)
+        .with_warnings(damaged_fonts.into_iter().chain(parent_loops).chain(unread_pages));
     document.metadata.insert("page_count".into(), page_count.into());
     Ok(Parsed::one(document))
 }
@@ -373,6 +376,35 @@ mod tests {
         assert!(
             text.contains("the Donaudampfschifffahrtsgesellschaft,\nkept a well-known\nfleet;"),
             "{text:?}"
+        );
+    }
+
+    /// A page that is its own parent, and no media box in the tree: the reader followed the
+    /// loop without end (until the worker's deadline); now the loop is cut, and both pages are
+    /// read as US Letter.
+    #[test]
+    fn a_page_tree_that_loops_is_read_once_its_loop_is_cut() {
+        let mut doc = pdf_with_pages(&["Looping page text", "Second page text"]);
+        let pages = doc.get_pages();
+        let (first, second) = (pages[&1], pages[&2]);
+        let tree = doc
+            .get_dictionary(second)
+            .unwrap()
+            .get(b"Parent")
+            .unwrap()
+            .as_reference()
+            .unwrap();
+        let resources = doc.get_dictionary(tree).unwrap().get(b"Resources").unwrap().clone();
+        let looping = doc.get_dictionary_mut(first).unwrap();
+        looping.set("Parent", first);
+        looping.set("Resources", resources);
+        doc.get_dictionary_mut(tree).unwrap().remove(b"MediaBox");
+        let doc = document_of("loop.pdf", to_bytes(doc));
+        let texts: Vec<&str> = doc.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Looping page text", "Second page text"]);
+        assert_eq!(
+            doc.warnings,
+            ["the page tree's parent links looped once; the loop was cut"]
         );
     }
 
