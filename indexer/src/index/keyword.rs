@@ -1096,8 +1096,8 @@ mod tests {
         // Two characters are one pair, as before.
         assert_eq!(rows("大寺"), Some(vec![0]));
         // Several characters at once, from one walk: each answers as it does alone, in order
-        // (`寺` ends `大寺`, which `大` begins), a character
-        // read in no pairs or past the walk's 64 None.
+        // (`寺` ends `大寺`, which `大` begins), a character read in no pairs or past the
+        // walk's 64 None.
         let characters = ["寺", "temple", "大", "猫", "犬", "奈", "寝"];
         let each = index.pair_terms_holding_each(&characters, 64).unwrap();
         let alone: Vec<_> = characters

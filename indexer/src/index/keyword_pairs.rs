@@ -51,31 +51,31 @@ pub(super) fn pair_terms_holding_each(
         .map(|(i, character)| (i < MAX_CHARACTERS && paired(character)).then(HashMap::new))
         .collect();
     // The characters looked up, and where each answers.
-    let (wanted, at): (Vec<&[u8]>, Vec<usize>) = characters
+    let (wanted, at): (Vec<&str>, Vec<usize>) = characters
         .iter()
         .enumerate()
         .filter(|(i, _)| holding[*i].is_some())
-        .map(|(i, character)| (character.as_bytes(), i))
+        .map(|(i, &character)| (character, i))
         .unzip();
     if wanted.is_empty() {
         return Ok(holding);
     }
+    let wanted_bytes: Vec<&[u8]> = wanted.iter().map(|character| character.as_bytes()).collect();
     let field = index.schema().get_field("text").map_err(err("schema"))?;
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("pairs"))?;
         // A segment's terms by name: one the range and the automaton both hold (`寺寺`) once.
         let mut found: Vec<HashMap<String, u64>> = vec![HashMap::new(); wanted.len()];
         for (k, character) in wanted.iter().enumerate() {
-            let character = std::str::from_utf8(character).unwrap_or_default();
             let range = terms_beginning(&inverted, character, "pairs")?;
             for_each_term(range, |term, rows| {
                 found[k].insert(term.to_string(), rows);
             });
         }
-        let ended = inverted.terms().search(EndsWithAny(&wanted));
+        let ended = inverted.terms().search(EndsWithAny(&wanted_bytes));
         for_each_term(ended.into_stream().map_err(io_err("pairs"))?, |term, rows| {
             let last = term.char_indices().next_back().map_or("", |(i, _)| &term[i..]);
-            if let Some(k) = wanted.iter().position(|w| *w == last.as_bytes()) {
+            if let Some(k) = wanted.iter().position(|&character| character == last) {
                 found[k].insert(term.to_string(), rows);
             }
         });

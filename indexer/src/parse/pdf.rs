@@ -2,7 +2,9 @@
 //! heading paths from the outline or from font sizes ([`super::pdf_headings`]);
 //! password-protected, scanned-only and corrupt files are told apart.
 
-use lopdf::{Document as PdfDocument, Object};
+use std::collections::BTreeMap;
+
+use lopdf::{Document as PdfDocument, Object, ObjectId};
 
 use super::pdf_fonts::set_aside_damaged_font_parts;
 use super::pdf_headings::{blocks, PageLines};
@@ -110,13 +112,16 @@ fn read_page(pdf: &PdfDocument, page: u32) -> Result<Vec<Line>, Unread> {
     }
 }
 
-/// Every page's lines, in order. A page whose text cannot be read is left out and told in
+/// Every page's lines, in order (`page_tree`: the pages' numbers and dictionaries). A page whose text cannot be read is left out and told in
 /// the second value (a warning); the first page's error is the file's when no page can be read.
-fn pages_of(pdf: &PdfDocument) -> Result<(Vec<PageLines>, Option<String>), ParseError> {
+fn pages_of(
+    pdf: &PdfDocument,
+    page_tree: &BTreeMap<u32, ObjectId>,
+) -> Result<(Vec<PageLines>, Option<String>), ParseError> {
     let mut pages = Vec::new();
     let mut unread = Vec::new();
     let mut first_error = None;
-    for &page in pdf.get_pages().keys() {
+    for &page in page_tree.keys() {
         match read_page(pdf, page) {
             Ok(lines) => pages.push(PageLines { page, lines }),
             Err(e) => {
@@ -170,15 +175,17 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
             return Err(ParseError::PasswordProtected);
         }
     }
-    let page_count = pdf.get_pages().len();
+    // The pages' numbers and dictionaries (mending fonts and parent links below leaves them).
+    let page_tree = pdf.get_pages();
+    let page_count = page_tree.len();
     if page_count == 0 {
         return Err(ParseError::Corrupt("PDF has no pages".into()));
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
     let damaged_fonts = set_aside_damaged_font_parts(&mut pdf);
     let parent_loops = cut_parent_loops(&mut pdf);
-    give_pages_a_media_box(&mut pdf);
-    let (mut pages, unread_pages) = pages_of(&pdf)?;
+    give_pages_a_media_box(&mut pdf, page_tree.values().copied());
+    let (mut pages, unread_pages) = pages_of(&pdf, &page_tree)?;
     join_hyphenated_words(&mut pages);
     let blocks = blocks(&pages, &outline(&pdf));
     if blocks.is_empty() {

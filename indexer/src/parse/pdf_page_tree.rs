@@ -15,10 +15,6 @@ use lopdf::{Document as PdfDocument, Object, ObjectId};
 /// how many were cut, if any. Every dictionary is walked once (a chain stops at one already
 /// known to end), so a chain of any length costs its length.
 pub fn cut_parent_loops(pdf: &mut PdfDocument) -> Option<String> {
-    let parent_of = |pdf: &PdfDocument, id: ObjectId| match pdf.objects.get(&id) {
-        Some(Object::Dictionary(dict)) => dict.get(b"Parent").ok().and_then(|p| p.as_reference().ok()),
-        _ => None,
-    };
     let starts: Vec<ObjectId> = pdf
         .objects
         .iter()
@@ -39,7 +35,7 @@ pub fn cut_parent_loops(pdf: &mut PdfDocument) -> Option<String> {
             }
             at = parent;
         }
-        if let Some(Object::Dictionary(dict)) = closes_loop.and_then(|id| pdf.objects.get_mut(&id)) {
+        if let Some(dict) = closes_loop.and_then(|id| pdf.get_dictionary_mut(id).ok()) {
             dict.remove(b"Parent");
             cut += 1;
         }
@@ -55,16 +51,21 @@ pub fn cut_parent_loops(pdf: &mut PdfDocument) -> Option<String> {
     }
 }
 
+/// The dictionary `id`'s parent, as the PDF reader follows it (a reference in `Parent`).
+fn parent_of(pdf: &PdfDocument, id: ObjectId) -> Option<ObjectId> {
+    pdf.get_dictionary(id).ok()?.get(b"Parent").ok()?.as_reference().ok()
+}
+
 /// US Letter in points: the media box a page with none is read with.
 const LETTER: [i64; 4] = [0, 0, 612, 792];
 
-/// Gives each page of `pdf` with no `MediaBox` on itself or its ancestors US Letter's; how
-/// many pages got it. Run after [`cut_parent_loops`]; each dictionary's answer is kept, so a
-/// chain of any length is walked once.
-pub fn give_pages_a_media_box(pdf: &mut PdfDocument) -> usize {
+/// Gives each of `pages` (`pdf`'s page dictionaries) with no `MediaBox` on itself or its
+/// ancestors US Letter's; how many pages got it. Run after [`cut_parent_loops`]; each
+/// dictionary's answer is kept, so a chain of any length is walked once.
+pub fn give_pages_a_media_box(pdf: &mut PdfDocument, pages: impl IntoIterator<Item = ObjectId>) -> usize {
     let mut has_box: HashMap<ObjectId, bool> = HashMap::new();
     let mut lacking = Vec::new();
-    for page in pdf.get_pages().into_values() {
+    for page in pages {
         let mut chain = Vec::new();
         let mut at = Some(page);
         let found = loop {
@@ -77,7 +78,7 @@ pub fn give_pages_a_media_box(pdf: &mut PdfDocument) -> usize {
             if dict.has(b"MediaBox") {
                 break true;
             }
-            at = dict.get(b"Parent").ok().and_then(|p| p.as_reference().ok());
+            at = parent_of(pdf, id);
             // A chain longer than the document's objects loops (cut_parent_loops ran first).
             if chain.len() > pdf.objects.len() {
                 break false;

@@ -61,17 +61,13 @@ pub fn keyword_query(
     if !lone.is_empty() {
         let characters: Vec<&str> = lone.iter().map(String::as_str).collect();
         let mut found: Vec<Vec<NearTerm>> = vec![Vec::new(); lone.len()];
-        for at in parts {
-            for segment in &at.part.searcher.snapshot().segments {
-                let each = segment
-                    .data
-                    .keyword
-                    .pair_terms_holding_each(&characters, MAX_GROUP_TERMS)?;
-                for (terms, held) in found.iter_mut().zip(each) {
-                    terms.extend(as_good(Ok(held))?.unwrap_or_default());
-                }
+        each_keyword_index(parts, |index| {
+            let each = index.pair_terms_holding_each(&characters, MAX_GROUP_TERMS)?;
+            for (terms, held) in found.iter_mut().zip(each) {
+                terms.extend(held.map(as_near).unwrap_or_default());
             }
-        }
+            Ok(())
+        })?;
         for (character, terms) in lone.iter().zip(found) {
             keyword.any_of.extend(group_of(terms, character));
         }
@@ -83,12 +79,28 @@ type Terms = quarry_indexer::error::Result<Option<Vec<NearTerm>>>;
 
 /// Terms `found` with their rows, each as good as the word (no typing errors from it).
 fn as_good(found: quarry_indexer::error::Result<Option<Vec<(String, u64)>>>) -> Terms {
-    Ok(found?.map(|terms| {
-        terms
-            .into_iter()
-            .map(|(term, rows)| NearTerm { term, rows, edits: 0 })
-            .collect()
-    }))
+    Ok(found?.map(as_near))
+}
+
+/// Terms with their rows as near terms of no typing errors.
+fn as_near(terms: Vec<(String, u64)>) -> Vec<NearTerm> {
+    terms
+        .into_iter()
+        .map(|(term, rows)| NearTerm { term, rows, edits: 0 })
+        .collect()
+}
+
+/// Calls `each` with the keyword index of every segment of every part of `parts`.
+fn each_keyword_index(
+    parts: &[PlacedPart<'_>],
+    mut each: impl FnMut(&TantivyKeywordIndex) -> Result<(), ServerError>,
+) -> Result<(), ServerError> {
+    for at in parts {
+        for segment in &at.part.searcher.snapshot().segments {
+            each(&segment.data.keyword)?;
+        }
+    }
+    Ok(())
 }
 
 /// The most frequent of the terms `terms_in` finds in every segment of `parts` (None: none),
@@ -99,11 +111,10 @@ fn group(
     word: &str,
 ) -> Result<Option<Vec<GroupTerm>>, ServerError> {
     let mut found = Vec::new();
-    for at in parts {
-        for segment in &at.part.searcher.snapshot().segments {
-            found.extend(terms_in(&segment.data.keyword)?.unwrap_or_default());
-        }
-    }
+    each_keyword_index(parts, |index| {
+        found.extend(terms_in(index)?.unwrap_or_default());
+        Ok(())
+    })?;
     Ok(group_of(found, word))
 }
 
