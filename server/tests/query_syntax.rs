@@ -336,3 +336,48 @@ async fn a_lone_cjk_character_finds_the_runs_holding_it() {
     assert_eq!(ranked_files(&result), ["alone.txt"], "{result}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vietnamese_typed_without_marks_finds_its_marked_words() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        (
+            "country.txt",
+            "Việt Nam là một quốc gia nằm ở phía đông bán đảo Đông Dương, thuộc khu vực Đông Nam Á.",
+        ),
+        (
+            "letters.txt",
+            "Tôi thích viết thư cho bạn bè vào mỗi buổi tối sau khi làm xong việc ở văn phòng.",
+        ),
+        (
+            "market.txt",
+            "Mẹ tôi đi chợ mua cá và rau để nấu bữa cơm chiều cho cả gia đình cùng ăn.",
+        ),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // Typed with its marks, a word finds only itself: `việt` is not `viết` ("to write").
+    let result = search(json!({"query": "Việt", "mode": "keyword"})).await;
+    assert_eq!(ranked_files(&result), ["country.txt"], "{result}");
+    let result = search(json!({"query": "viết", "mode": "keyword"})).await;
+    assert_eq!(ranked_files(&result), ["letters.txt"], "{result}");
+    // Typed without them, the words it is written as, marked where they stand, and no "did
+    // you mean" for a word the collection holds with its marks.
+    let result = search(json!({"query": "viet", "mode": "keyword", "highlight": true, "suggest": true})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["country.txt", "letters.txt"], "{result}");
+    assert!(result.get("suggestion").is_none(), "{result}");
+    assert_eq!(marked_words(&result), ["Việt", "viết"], "{result}");
+    let result = search(json!({"query": "gia dinh", "mode": "auto"})).await;
+    assert_eq!(ranked_files(&result)[0], "market.txt", "{result}");
+    // A prefix finds the marked words it begins.
+    let result = search(json!({"query": "vie*", "mode": "keyword"})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["country.txt", "letters.txt"], "{result}");
+    server.stop().await;
+}

@@ -21,8 +21,9 @@ use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
-    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5,
+    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6,
 };
+use super::keyword_marks::marked_forms;
 use super::keyword_pairs::{pair_terms_holding, pair_terms_holding_each};
 use super::keyword_query::{
     most_frequent, most_frequent_near, near_terms, nearest_first, prefix_completions, GroupTerm, KeywordQuery, NearTerm,
@@ -36,7 +37,7 @@ use crate::error::{IndexerError, Result};
 pub type TermRows = Vec<(String, u64)>;
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V5;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V6;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -205,6 +206,11 @@ pub trait KeywordIndex: Send + Sync {
     /// [`Self::pair_terms_holding`] of each of `characters`, in order, from one walk of each
     /// segment's term dictionary for the pairs they end (the first 64; later ones None).
     fn pair_terms_holding_each(&self, characters: &[&str], limit: usize) -> Result<Vec<Option<TermRows>>>;
+    /// The terms of this index that are `word`, typed without marks, with marks on its
+    /// letters (itself among them: `viet` finds `việt` and `viết`), with how many rows hold
+    /// each: the `limit` most frequent, most frequent first. None where the index keeps no
+    /// language's marks (Vietnamese's) or `word` is not one word of ASCII letters.
+    fn marked_forms(&self, word: &str, limit: usize) -> Result<Option<TermRows>>;
     /// The terms of this index within `edits` typing errors of `word` (at most
     /// [`super::keyword_query::MAX_EDITS`]), with how many rows hold each and its fewest
     /// errors from a reading of `word`: the `limit` most frequent, most frequent first. None
@@ -243,7 +249,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -254,7 +260,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6})", dir.display()),
                 })
             }
         };
@@ -373,6 +379,11 @@ impl KeywordIndex for TantivyKeywordIndex {
             .into_iter()
             .map(|counts| counts.map(|counts| most_frequent(counts, limit)))
             .collect())
+    }
+
+    fn marked_forms(&self, word: &str, limit: usize) -> Result<Option<TermRows>> {
+        let forms = marked_forms(&self.index, &self.reader, &self.analyzer, word)?;
+        Ok(forms.map(|counts| most_frequent(counts, limit)))
     }
 
     fn near_terms(&self, word: &str, edits: u8, limit: usize) -> Result<Option<Vec<NearTerm>>> {
@@ -1019,6 +1030,45 @@ mod tests {
         assert!(rows(&old, "ريب").is_empty());
     }
 
+    /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`
+    /// ("to write") are two words, which the fifth folded into one; a word typed without
+    /// marks is looked up by the marked terms it is written as, and a prefix finds them too.
+    #[test]
+    fn vietnamese_words_keep_their_marks() {
+        let texts = [
+            "Việt Nam là một quốc gia nằm ở phía đông bán đảo Đông Dương, thuộc khu vực Đông Nam Á.",
+            "Tôi thích viết thư cho bạn bè vào mỗi buổi tối sau khi làm việc xong ở văn phòng.",
+            "Mẹ tôi đi chợ mua cá và rau để nấu bữa cơm chiều cho cả gia đình cùng ăn.",
+        ];
+        let (_dir, index) = built_now(&texts);
+        let profile = index.analyzer().profile().unwrap();
+        assert_eq!(profile.analyzed_as.get("vi"), Some(&3), "{profile:?}");
+        assert_eq!(rows(&index, "Việt"), [0]);
+        assert_eq!(rows(&index, "viết"), [1]);
+        assert_eq!(rows(&index, "đông"), [0]);
+        // Typed without marks: the marked terms it is written as, and nothing else.
+        let forms = index.marked_forms("Viet", 8).unwrap().unwrap();
+        let mut terms: Vec<&str> = forms.iter().map(|(term, _)| term.as_str()).collect();
+        terms.sort_unstable();
+        assert_eq!(terms, ["viết", "việt"]);
+        let forms = index.marked_forms("dong", 8).unwrap().unwrap();
+        assert_eq!(forms, [("đông".to_string(), 1)]);
+        assert_eq!(index.marked_forms("việt", 8).unwrap(), None);
+        assert_eq!(index.marked_forms("viet nam", 8).unwrap(), None);
+        let completions = index.prefix_completions("vie", 8).unwrap().unwrap();
+        let mut terms: Vec<&str> = completions.iter().map(|(term, _)| term.as_str()).collect();
+        terms.sort_unstable();
+        assert_eq!(terms, ["viết", "việc", "việt"]);
+        // The fifth revision folded the marks: one term of both words.
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V5);
+        assert_eq!(rows(&old, "việt"), [0, 1]);
+        assert_eq!(old.marked_forms("viet", 8).unwrap(), None);
+        // An index that keeps no language's marks looks nothing up so.
+        let (_english_dir, english) =
+            built_now(&["The cafe on the corner serves coffee and cake every morning of the week."]);
+        assert_eq!(english.marked_forms("cafe", 8).unwrap(), None);
+    }
+
     /// Soft hyphens, text in decomposed form, half-width kana, full-width digits and
     /// superscripts in an index written now (words bounded as Unicode bounds them) and in one
     /// written by the third revision (which cut words at each of them).
@@ -1035,7 +1085,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V5);
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V6);
         assert_eq!(rows(&index, "Donaudampfschifffahrtsgesellschaft"), [0]);
         assert_eq!(rows(&index, "résumé"), [1]);
         assert_eq!(rows(&index, "façade"), [1]);

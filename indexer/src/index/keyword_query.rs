@@ -14,6 +14,7 @@ use tantivy::{Index, IndexReader, InvertedIndexReader};
 
 use super::analysis::{class, CharClass, KeywordAnalyzer};
 use super::keyword::err;
+use super::keyword_marks::marked_completions;
 use crate::error::Result;
 
 /// The most index terms one prefix's completions or one `word~`'s near terms are looked up
@@ -96,6 +97,10 @@ pub(super) fn prefix_completions(
         let inverted = segment.inverted_index(field).map_err(err("prefix"))?;
         let terms = terms_beginning(&inverted, &prefix, "prefix")?;
         for_each_term(terms, |term, rows| *counts.entry(term.to_string()).or_default() += rows);
+    }
+    // An index that keeps a language's marks (Vietnamese) holds `việt` for `vie*` too.
+    if let Some(marked) = marked_completions(index, reader, analyzer, &prefix)? {
+        counts.extend(marked);
     }
     Ok(Some(most_frequent(counts, limit)))
 }

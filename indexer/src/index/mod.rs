@@ -11,6 +11,7 @@ mod highlight;
 mod kernels;
 mod keyword;
 mod keyword_build;
+mod keyword_marks;
 mod keyword_pairs;
 mod keyword_parts;
 mod keyword_query;

@@ -160,7 +160,12 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Corrected>, Se
         read |= !stats.doc_freq.is_empty();
         held |= stats.doc_freq.values().any(|&rows| rows > 0);
     }
-    if held || !read || is_a_stop_word(parts, word) || in_the_models_vocabulary(parts, word) {
+    if held
+        || !read
+        || is_a_stop_word(parts, word)
+        || in_the_models_vocabulary(parts, word)
+        || held_marked(parts, word)?
+    {
         return Ok(None);
     }
     let edits = if word.chars().count() < 6 { 1 } else { 2 };
@@ -194,6 +199,24 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Corrected>, Se
         }
     }
     Ok(best)
+}
+
+/// Whether some searched index holds `word` with marks on its letters (an index that keeps
+/// Vietnamese's marks holds `việt` for `viet`): a word typed without them, not misspelt.
+fn held_marked(parts: &[SearchPart<'_>], word: &str) -> Result<bool, ServerError> {
+    for part in parts {
+        for segment in &part.searcher.snapshot().segments {
+            if segment
+                .data
+                .keyword
+                .marked_forms(word, 1)?
+                .is_some_and(|forms| !forms.is_empty())
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// Whether a language some searched index reads drops `word` as a stop word (such a word is

@@ -10,14 +10,16 @@
 //! as pairs (`寺`, `猫`: the index holds it inside its runs only as pairs, `東大寺` as `東大`
 //! and `大寺`) is looked up by the pairs holding it, a group as well (the first
 //! [`MAX_LONE_CHARACTERS`] such characters of a query, all of them from one walk of each
-//! segment's term dictionary; later ones as themselves). The lane counts each group's terms as held by
+//! segment's term dictionary; later ones as themselves). A word typed without marks, where an
+//! index keeps a language's marks (Vietnamese: `viet` for `việt`), is looked up by the marked
+//! terms it is written as, a group too. The lane counts each group's terms as held by
 //! as many rows as its most frequent ([`quarry_indexer::index::KeywordStats::blended`]), and
 //! weighs a misspelt word's near term by its likeness to the word ([`similarity`]: one error
 //! in `diabetis` counts more than two), as Lucene's fuzzy queries do.
 
 use std::collections::HashMap;
 
-use quarry_indexer::index::analysis::lone_pair_characters;
+use quarry_indexer::index::analysis::{lone_pair_characters, pieces, Piece};
 use quarry_indexer::index::{
     most_frequent, similarity, GroupTerm, KeywordIndex, KeywordQuery, NearTerm, TantivyKeywordIndex, MAX_GROUP_TERMS,
 };
@@ -52,6 +54,16 @@ pub fn keyword_query(
         let near_terms = |index: &TantivyKeywordIndex| index.near_terms(&near.word, near.edits, MAX_GROUP_TERMS);
         keyword.any_of.extend(group(parts, near_terms, &near.word)?);
     }
+    // A word typed without marks where an index keeps a language's marks (Vietnamese): the
+    // marked terms it is written as (`viet` as `việt`, `viết`), the word itself being a term
+    // of the ranking text already.
+    for word in plain_words(&query.ranking_text) {
+        let marked = |index: &TantivyKeywordIndex| {
+            let forms = index.marked_forms(&word, MAX_GROUP_TERMS + 1)?;
+            Ok(forms.map(|forms| as_near(forms.into_iter().filter(|(term, _)| *term != word).collect())))
+        };
+        keyword.any_of.extend(group(parts, marked, &word)?);
+    }
     // A character alone where the index reads its script in pairs: the pairs holding it, all
     // of the query's such characters from one walk of each segment's term dictionary.
     let lone: Vec<String> = lone_pair_characters(&query.ranking_text)
@@ -73,6 +85,24 @@ pub fn keyword_query(
         }
     }
     Ok(keyword)
+}
+
+/// The distinct words of ASCII letters (and maybe digits) of `text`, lower-cased, the first
+/// [`spelling::MAX_WORDS`]: those a language that keeps its marks may have been typed
+/// without them.
+fn plain_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for piece in pieces(text) {
+        let Piece::Word(range) = piece else { continue };
+        let word = text[range].to_ascii_lowercase();
+        if word.is_ascii() && word.bytes().any(|b| b.is_ascii_alphabetic()) && !words.contains(&word) {
+            words.push(word);
+        }
+        if words.len() == spelling::MAX_WORDS {
+            break;
+        }
+    }
+    words
 }
 
 type Terms = quarry_indexer::error::Result<Option<Vec<NearTerm>>>;

@@ -3,7 +3,8 @@
 //! languages, each with its script; the workspace's copy in vendor/whatlang scores the
 //! trigrams through an index of the profiles, with the published crate's results), and
 //! which languages a revision of the analyzer stems ([`super::stemmer`]) and with which stop
-//! words: 18 in the first two, 30 from the third.
+//! words: 18 in the first two, 30 from the third; from the sixth, Vietnamese is read as
+//! itself too (no stemmer: its words keep their marks).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,8 @@ use tantivy::tokenizer::Language;
 /// Bytes of a text its language is told from (a chunk's first lines say it as well as all of it).
 pub const DETECT_BYTES: usize = 2048;
 
-/// A language with a Snowball stemmer.
+/// A language the keyword lane reads in a way of its own: with its Snowball stemmer, or
+/// (Vietnamese) with its words' marks kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StemLanguage {
@@ -47,6 +49,7 @@ pub enum StemLanguage {
     Swedish,
     Tamil,
     Turkish,
+    Vietnamese,
     Yiddish,
 }
 
@@ -66,7 +69,7 @@ pub enum Letters {
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 30] = [
+    pub const ALL: [StemLanguage; 31] = [
         Self::Arabic,
         Self::Armenian,
         Self::Catalan,
@@ -96,6 +99,7 @@ impl StemLanguage {
         Self::Swedish,
         Self::Tamil,
         Self::Turkish,
+        Self::Vietnamese,
         Self::Yiddish,
     ];
 
@@ -104,13 +108,22 @@ impl StemLanguage {
         Self::ALL.iter().position(|&l| l == self).unwrap_or(0)
     }
 
-    /// The first revision of the analyzer that stems the language: the 18 rust-stemmers has
-    /// from the first, the rest (Snowball 3.0's) from the third.
+    /// The first revision of the analyzer that reads the language: the 18 rust-stemmers
+    /// stems from the first, the rest of Snowball 3.0's from the third, Vietnamese from the
+    /// sixth.
     pub fn first_read_in(self) -> Revision {
-        match LanguageStemmer::before_3(self) {
-            true => Revision::V1,
-            false => Revision::V3,
+        match (self, LanguageStemmer::before_3(self)) {
+            (Self::Vietnamese, _) => Revision::V6,
+            (_, true) => Revision::V1,
+            (_, false) => Revision::V3,
         }
+    }
+
+    /// Whether a word of the language keeps its marks: Vietnamese writes its tones and
+    /// several vowels with them (`ma`, `má`, `mà`, `mả`, `mã`, `mạ` are six words), where other
+    /// Latin-script languages' accents fold so that a query typed without them finds them.
+    pub fn keeps_marks(self) -> bool {
+        self == Self::Vietnamese
     }
 
     /// tantivy's stop word list for the language (Snowball's; Lucene's short English list), if any.
@@ -146,6 +159,7 @@ impl StemLanguage {
             | Self::Serbian
             | Self::Tamil
             | Self::Turkish
+            | Self::Vietnamese
             | Self::Yiddish => return None,
         })
     }
@@ -201,6 +215,7 @@ impl StemLanguage {
             Self::Swedish => "sv",
             Self::Tamil => "ta",
             Self::Turkish => "tr",
+            Self::Vietnamese => "vi",
             Self::Yiddish => "yi",
         }
     }
@@ -244,6 +259,7 @@ impl StemLanguage {
             L::Swe => Self::Swedish,
             L::Tam => Self::Tamil,
             L::Tur => Self::Turkish,
+            L::Vie => Self::Vietnamese,
             L::Yid => Self::Yiddish,
             _ => return None,
         };
@@ -423,6 +439,12 @@ mod tests {
         for language in StemLanguage::ALL {
             assert_eq!(StemLanguage::from_code(language.code()), Some(language));
             assert_eq!(StemLanguage::ALL[language.index()], language);
+            if language == StemLanguage::Vietnamese {
+                // Read from the sixth revision, by no stemmer.
+                assert_eq!(language.first_read_in(), Revision::V6);
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_none());
+                continue;
+            }
             assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V3).is_some());
             let before = super::super::stemmer::LanguageStemmer::of(language, Revision::V2).is_some();
             assert_eq!(before, language.first_read_in() == Revision::V1, "{language:?}");

@@ -1,17 +1,19 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V5`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V6`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks (a mark or
 //!   an invisible format character going on the word it follows, [`script`]), runs of
 //!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
 //!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
 //!   NFKC-normalized and lower-cased with Arabic's normal forms ([`normalize`]), the stop
 //!   words and Snowball stem of its row's language when the word is in that language's
-//!   letters ([`stemmer`]), then Latin and Greek accents and Hebrew points folded. A query is read as every
+//!   letters ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a
+//!   Vietnamese row's tone and vowel marks: they tell its words apart). A query is read as every
 //!   language the index's rows were read as ([`profile`]) and looked up by each of its words'
 //!   forms, so no query language has to be guessed from a few words.
-//! - [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its
-//!   earlier revisions ([`Revision`]: Hebrew points and Quranic marks kept; words cut at soft hyphens and joiners; before the third, rust-stemmers'
+//! - [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and
+//!   [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]: Vietnamese folded as other
+//!   Latin text; Hebrew points and Quranic marks kept; words cut at soft hyphens and joiners; before the third, rust-stemmers'
 //!   Snowball stemmers (before Snowball 3.0) of 18 languages; in the first, Arabic, Turkish,
 //!   Persian and other scripts' digits read differently): indexes written with them read
 //!   queries as they did.
@@ -52,8 +54,10 @@ pub const MULTILINGUAL_V2: &str = "quarry_multi_v2";
 pub const MULTILINGUAL_V3: &str = "quarry_multi_v3";
 /// The multilingual analyzer's fourth revision ([`Revision::V4`]).
 pub const MULTILINGUAL_V4: &str = "quarry_multi_v4";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V5`]).
+/// The multilingual analyzer's fifth revision ([`Revision::V5`]).
 pub const MULTILINGUAL_V5: &str = "quarry_multi_v5";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V6`]).
+pub const MULTILINGUAL_V6: &str = "quarry_multi_v6";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
@@ -91,12 +95,18 @@ pub enum Revision {
     /// Yiddish word is stemmed with its points, as YIVO spells it, first), and the Quran's
     /// annotation marks left out with the harakat (`الصلوٰة` and Uthmani spellings' small
     /// marks).
-    #[default]
     V5,
+    /// [`MULTILINGUAL_V6`]: as the fifth, with Vietnamese rows read as Vietnamese
+    /// ([`StemLanguage::Vietnamese`]), whose words keep their tone and vowel marks: folding
+    /// them made one term of `việt`, `viết` ("to write") and `vét`, and of `ma`, `má`
+    /// ("mother"), `mà`, `mả`, `mã` and `mạ`. A query word typed without any marks still
+    /// finds the marked words it is written as (a search's group of terms).
+    #[default]
+    V6,
 }
 
 impl Revision {
-    pub const ALL: [Revision; 5] = [Self::V1, Self::V2, Self::V3, Self::V4, Self::V5];
+    pub const ALL: [Revision; 6] = [Self::V1, Self::V2, Self::V3, Self::V4, Self::V5, Self::V6];
 
     /// Position in [`Self::ALL`] (per-revision tables).
     pub fn index(self) -> usize {
@@ -111,6 +121,7 @@ impl Revision {
             MULTILINGUAL_V3 => Some(Self::V3),
             MULTILINGUAL_V4 => Some(Self::V4),
             MULTILINGUAL_V5 => Some(Self::V5),
+            MULTILINGUAL_V6 => Some(Self::V6),
             _ => None,
         }
     }
@@ -122,6 +133,7 @@ impl Revision {
             Self::V3 => MULTILINGUAL_V3,
             Self::V4 => MULTILINGUAL_V4,
             Self::V5 => MULTILINGUAL_V5,
+            Self::V6 => MULTILINGUAL_V6,
         }
     }
 }

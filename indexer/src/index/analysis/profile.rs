@@ -177,6 +177,7 @@ impl SureLanguages {
             else {
                 continue;
             };
+
             let guess = Detected {
                 lang: whatlang::Lang::from_code(code),
                 script: Some(*script),
@@ -262,6 +263,13 @@ mod tests {
             Some(&StemLanguage::English),
             "{guesses:?}"
         );
+        // Short Vietnamese rows (dishes on a menu): detection is sure of most (Vietnamese's
+        // letters are its own), and the rest are read as the sure ones.
+        let menu = ["Phở bò", "Bánh mì", "Cà phê", "Hà Nội", "Bún chả"];
+        assert!(!detect("Cà phê").reliable);
+        let (profile, languages) = LanguageProfile::of_texts(&menu);
+        assert_eq!(languages, [Some(StemLanguage::Vietnamese); 5]);
+        assert_eq!(profile.language_of("Phở"), Some(StemLanguage::Vietnamese));
         // Unsure rows of a script whose guesses agree on no language: as before, unstemmed.
         let cyrillic = ["Ёжик в тумане", "Київ і Львів", "Добър ден"];
         let guesses: Vec<_> = cyrillic.iter().map(|text| detect(text)).collect();

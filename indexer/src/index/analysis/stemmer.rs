@@ -18,12 +18,13 @@ pub enum LanguageStemmer {
 }
 
 impl LanguageStemmer {
-    /// The stemmer `revision` reads `language` with (None: that revision stems it by none).
+    /// The stemmer `revision` reads `language` with (None: that revision stems it by none;
+    /// no revision stems Vietnamese, whose words are not inflected).
     pub fn of(language: StemLanguage, revision: Revision) -> Option<Self> {
         match revision >= Revision::V3 {
-            true => Some(Self::Snowball3(snowball_stemmers_rs::Stemmer::create(snowball3(
-                language,
-            )))),
+            true => {
+                snowball3(language).map(|algorithm| Self::Snowball3(snowball_stemmers_rs::Stemmer::create(algorithm)))
+            }
             false => before3(language).map(|algorithm| Self::Before3(rust_stemmers::Stemmer::create(algorithm))),
         }
     }
@@ -74,14 +75,15 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         | L::Nepali
         | L::Polish
         | L::Serbian
+        | L::Vietnamese
         | L::Yiddish => return None,
     })
 }
 
-fn snowball3(language: StemLanguage) -> snowball_stemmers_rs::Algorithm {
+fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> {
     use snowball_stemmers_rs::Algorithm as A;
     use StemLanguage as L;
-    match language {
+    Some(match language {
         L::Arabic => A::Arabic,
         L::Armenian => A::Armenian,
         L::Catalan => A::Catalan,
@@ -111,8 +113,9 @@ fn snowball3(language: StemLanguage) -> snowball_stemmers_rs::Algorithm {
         L::Swedish => A::Swedish,
         L::Tamil => A::Tamil,
         L::Turkish => A::Turkish,
+        L::Vietnamese => return None,
         L::Yiddish => A::Yiddish,
-    }
+    })
 }
 
 #[cfg(test)]

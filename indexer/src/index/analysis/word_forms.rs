@@ -230,7 +230,11 @@ impl Stemming {
             None => normal.to_string(),
         };
         let stemmed = after_stemming(stemmed, revision);
-        let term = fold_marks(&stemmed, revision).unwrap_or(stemmed);
+        // A language whose marks tell its words apart (Vietnamese) keeps them.
+        let term = match language.is_some_and(StemLanguage::keeps_marks) {
+            true => stemmed,
+            false => fold_marks(&stemmed, revision).unwrap_or(stemmed),
+        };
         // Nothing left (a word of Arabic or Hebrew marks alone, which normalizes or stems to
         // nothing; a particle a stemmer takes whole, Nepali's `का`): no term from the third
         // revision on. The earlier ones index the empty term, kept as they wrote it.
