@@ -1030,6 +1030,28 @@ mod tests {
         assert!(rows(&old, "ريب").is_empty());
     }
 
+    /// Persian is stemmed from the sixth revision (a light stemmer: plural, comparative and
+    /// `ی` endings), so a word finds its plural written with or without a non-joiner; the
+    /// fifth read Persian rows unstemmed.
+    #[test]
+    fn persian_words_find_their_other_forms() {
+        let texts = [
+            "کتابهای تازه در کتابخانه شهر هست و مردم هر روز برای خواندن آنها به آنجا می روند.",
+            "این درخت بزرگترین درخت باغ است و پرندگان زیادی روی شاخه هایش لانه دارند.",
+            "دانشجویان ایرانی در دانشگاه تهران درس می خوانند و امتحانات سختی دارند.",
+        ];
+        let (_dir, index) = built_now(&texts);
+        let profile = index.analyzer().profile().unwrap();
+        assert_eq!(profile.analyzed_as.get("fa"), Some(&3), "{profile:?}");
+        assert_eq!(rows(&index, "کتاب"), [0]);
+        assert_eq!(rows(&index, "بزرگ"), [1]);
+        assert_eq!(rows(&index, "دانشجو"), [2]);
+        assert_eq!(rows(&index, "امتحان"), [2]);
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V5);
+        assert!(rows(&old, "کتاب").is_empty());
+        assert!(rows(&old, "بزرگ").is_empty());
+    }
+
     /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`
     /// ("to write") are two words, which the fifth folded into one; a word typed without
     /// marks is looked up by the marked terms it is written as, and a prefix finds them too.

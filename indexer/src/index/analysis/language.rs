@@ -40,6 +40,7 @@ pub enum StemLanguage {
     Lithuanian,
     Nepali,
     Norwegian,
+    Persian,
     Polish,
     Portuguese,
     Romanian,
@@ -69,7 +70,7 @@ pub enum Letters {
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 31] = [
+    pub const ALL: [StemLanguage; 32] = [
         Self::Arabic,
         Self::Armenian,
         Self::Catalan,
@@ -90,6 +91,7 @@ impl StemLanguage {
         Self::Lithuanian,
         Self::Nepali,
         Self::Norwegian,
+        Self::Persian,
         Self::Polish,
         Self::Portuguese,
         Self::Romanian,
@@ -109,11 +111,11 @@ impl StemLanguage {
     }
 
     /// The first revision of the analyzer that reads the language: the 18 rust-stemmers
-    /// stems from the first, the rest of Snowball 3.0's from the third, Vietnamese from the
-    /// sixth.
+    /// stems from the first, the rest of Snowball 3.0's from the third, Persian (quarry's
+    /// light stemmer) and Vietnamese from the sixth.
     pub fn first_read_in(self) -> Revision {
         match (self, LanguageStemmer::before_3(self)) {
-            (Self::Vietnamese, _) => Revision::V6,
+            (Self::Persian | Self::Vietnamese, _) => Revision::V6,
             (_, true) => Revision::V1,
             (_, false) => Revision::V3,
         }
@@ -154,6 +156,7 @@ impl StemLanguage {
             | Self::Indonesian
             | Self::Lithuanian
             | Self::Nepali
+            | Self::Persian
             | Self::Polish
             | Self::Romanian
             | Self::Serbian
@@ -166,7 +169,7 @@ impl StemLanguage {
 
     pub fn letters(self) -> Letters {
         match self {
-            Self::Arabic => Letters::Arabic,
+            Self::Arabic | Self::Persian => Letters::Arabic,
             Self::Armenian => Letters::Armenian,
             Self::Greek => Letters::Greek,
             Self::Hindi | Self::Nepali => Letters::Devanagari,
@@ -206,6 +209,7 @@ impl StemLanguage {
             Self::Lithuanian => "lt",
             Self::Nepali => "ne",
             Self::Norwegian => "no",
+            Self::Persian => "fa",
             Self::Polish => "pl",
             Self::Portuguese => "pt",
             Self::Romanian => "ro",
@@ -248,6 +252,7 @@ impl StemLanguage {
             L::Lit => Self::Lithuanian,
             L::Nep => Self::Nepali,
             L::Nob => Self::Norwegian,
+            L::Pes => Self::Persian,
             L::Pol => Self::Polish,
             L::Por => Self::Portuguese,
             L::Ron => Self::Romanian,
@@ -443,6 +448,13 @@ mod tests {
                 // Read from the sixth revision, by no stemmer.
                 assert_eq!(language.first_read_in(), Revision::V6);
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_none());
+                continue;
+            }
+            if language == StemLanguage::Persian {
+                // Stemmed from the sixth revision, by quarry's light stemmer.
+                assert_eq!(language.first_read_in(), Revision::V6);
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V5).is_none());
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_some());
                 continue;
             }
             assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V3).is_some());

@@ -13,14 +13,19 @@ use super::Revision;
 pub enum LanguageStemmer {
     /// rust-stemmers 1.2: [`Revision::V1`] and [`Revision::V2`].
     Before3(rust_stemmers::Stemmer),
-    /// Snowball 3.0: [`Revision::V3`].
+    /// Snowball 3.0: [`Revision::V3`] and later.
     Snowball3(snowball_stemmers_rs::Stemmer),
+    /// Persian's light stemmer, which Snowball has none of: [`Revision::V6`] and later.
+    Persian,
 }
 
 impl LanguageStemmer {
     /// The stemmer `revision` reads `language` with (None: that revision stems it by none;
     /// no revision stems Vietnamese, whose words are not inflected).
     pub fn of(language: StemLanguage, revision: Revision) -> Option<Self> {
+        if language == StemLanguage::Persian {
+            return (revision >= Revision::V6).then_some(Self::Persian);
+        }
         match revision >= Revision::V3 {
             true => {
                 snowball3(language).map(|algorithm| Self::Snowball3(snowball_stemmers_rs::Stemmer::create(algorithm)))
@@ -38,6 +43,7 @@ impl LanguageStemmer {
         match self {
             Self::Before3(stemmer) => stemmer.stem(word),
             Self::Snowball3(stemmer) => stemmer.stem(word),
+            Self::Persian => super::persian_stemmer::stem(word),
         }
     }
 }
@@ -74,6 +80,7 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         | L::Lithuanian
         | L::Nepali
         | L::Polish
+        | L::Persian
         | L::Serbian
         | L::Vietnamese
         | L::Yiddish => return None,
@@ -104,6 +111,7 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
         L::Lithuanian => A::Lithuanian,
         L::Nepali => A::Nepali,
         L::Norwegian => A::Norwegian,
+        L::Persian => return None,
         L::Polish => A::Polish,
         L::Portuguese => A::Portuguese,
         L::Romanian => A::Romanian,
