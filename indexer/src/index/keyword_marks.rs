@@ -184,6 +184,7 @@ impl tantivy_fst::Automaton for MarksOn<'_> {
 mod tests {
     use super::*;
     use tantivy_fst::Automaton;
+    use unicode_normalization::UnicodeNormalization;
 
     fn accepts(word: &str, term: &str) -> bool {
         walks(MarksOn { word, prefix: false }, term)
@@ -215,6 +216,18 @@ mod tests {
         assert!(accepts("a", "ắ"));
         assert!(!accepts("a", "東"));
         assert!(!accepts("ab", "a\u{1F600}"));
+        // Every Latin letter with marks (two bytes in UTF-8, or three: Vietnamese's stacked
+        // marks) is read whole and taken as its base: each one alone after `x`, for each base.
+        let latin = ('\u{00C0}'..='\u{024F}').chain('\u{1E00}'..='\u{1EFF}');
+        for c in latin.filter(|c| c.is_lowercase()) {
+            let base = c.nfd().next().unwrap();
+            for letter in 'a'..='z' {
+                let word = format!("x{letter}");
+                let term = format!("x{c}");
+                let want = letter == base || (c == 'đ' && letter == 'd');
+                assert_eq!(accepts(&word, &term), want, "{word} {term}");
+            }
+        }
         // A prefix: the word's letters first, marked or not, then anything.
         let prefix = |term| {
             walks(

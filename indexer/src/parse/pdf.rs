@@ -183,7 +183,7 @@ pub(super) fn parse(raw: &RawDocument) -> Result<Parsed, ParseError> {
     }
     check_inflated_size(&pdf, inflate_budget(raw.bytes.len()))?;
     let damaged_fonts = set_aside_damaged_font_parts(&mut pdf);
-    let parent_loops = cut_parent_loops(&mut pdf);
+    let parent_loops = cut_parent_loops(&mut pdf, page_tree.values().copied());
     give_pages_a_media_box(&mut pdf, page_tree.values().copied());
     let (mut pages, unread_pages) = pages_of(&pdf, &page_tree)?;
     join_hyphenated_words(&mut pages);

@@ -11,19 +11,15 @@ use std::collections::{HashMap, HashSet};
 
 use lopdf::{Document as PdfDocument, Object, ObjectId};
 
-/// Removes the `Parent` link that closes each loop of `pdf`'s parent chains; a warning naming
-/// how many were cut, if any. Every dictionary is walked once (a chain stops at one already
-/// known to end), so a chain of any length costs its length.
-pub fn cut_parent_loops(pdf: &mut PdfDocument) -> Option<String> {
-    let starts: Vec<ObjectId> = pdf
-        .objects
-        .iter()
-        .filter(|(_, object)| matches!(object, Object::Dictionary(dict) if dict.has(b"Parent")))
-        .map(|(&id, _)| id)
-        .collect();
+/// Removes the `Parent` link that closes each loop of the parent chains of `pages` (`pdf`'s
+/// page dictionaries: the chains the reader follows); a warning naming how many were cut, if
+/// any. Other dictionaries' `Parent` links (outline items, form fields) are left as they
+/// are: nothing here follows them. Every dictionary is walked once (a chain stops at one
+/// already known to end), so a chain of any length costs its length.
+pub fn cut_parent_loops(pdf: &mut PdfDocument, pages: impl IntoIterator<Item = ObjectId>) -> Option<String> {
     let mut ending: HashSet<ObjectId> = HashSet::new();
     let mut cut = 0;
-    for start in starts {
+    for start in pages {
         let mut on_chain: HashSet<ObjectId> = HashSet::from([start]);
         let mut at = start;
         let mut closes_loop = None;
@@ -123,7 +119,18 @@ mod tests {
         doc.objects
             .insert(b, Object::Dictionary(dictionary! { "Type" => "Pages", "Parent" => a }));
         let under_loop = doc.add_object(dictionary! { "Type" => "Page", "Parent" => a });
-        let warning = cut_parent_loops(&mut doc).unwrap();
+        // Two outline items each other's parent: no page's chain, left alone.
+        let (first, second) = (doc.new_object_id(), doc.new_object_id());
+        doc.objects.insert(
+            first,
+            Object::Dictionary(dictionary! { "Title" => "One", "Parent" => second }),
+        );
+        doc.objects.insert(
+            second,
+            Object::Dictionary(dictionary! { "Title" => "Two", "Parent" => first }),
+        );
+        let pages = [page, own, under_loop];
+        let warning = cut_parent_loops(&mut doc, pages).unwrap();
         assert_eq!(
             warning,
             "the page tree's parent links looped 2 times; each loop was cut"
@@ -136,13 +143,15 @@ mod tests {
             "one link of the pair is cut"
         );
         assert_eq!(parent(under_loop), Some(Object::Reference(a)));
-        assert_eq!(cut_parent_loops(&mut doc), None);
+        assert_eq!(parent(first), Some(Object::Reference(second)));
+        assert_eq!(parent(second), Some(Object::Reference(first)));
+        assert_eq!(cut_parent_loops(&mut doc, pages), None);
     }
 
     #[test]
     fn a_long_chain_is_walked_once() {
         // 100,000 nodes, each the parent of the next, and the first the last's: one loop (a
-        // walk of the chain from each node would be 10^10 steps).
+        // walk of the chain from each node would be 10^10 steps), reached from a page.
         let mut doc = Document::with_version("1.5");
         let ids: Vec<ObjectId> = (0..100_000).map(|_| doc.new_object_id()).collect();
         for (i, &id) in ids.iter().enumerate() {
@@ -153,7 +162,7 @@ mod tests {
             );
         }
         assert_eq!(
-            cut_parent_loops(&mut doc).as_deref(),
+            cut_parent_loops(&mut doc, [ids[0]]).as_deref(),
             Some("the page tree's parent links looped once; the loop was cut")
         );
         let cut: Vec<_> = ids
