@@ -1030,9 +1030,26 @@ mod tests {
         assert!(rows(&old, "ريب").is_empty());
     }
 
+    /// An index of `texts` written now reads every one as the language `code` and finds each
+    /// query's row; one written by the fifth revision, which stemmed the language by nothing,
+    /// finds none of them.
+    fn stemmed_from_v6(texts: &[&str], code: &str, found: &[(&str, u64)]) {
+        let (_dir, index) = built_now(texts);
+        let profile = index.analyzer().profile().unwrap();
+        assert_eq!(
+            profile.analyzed_as.get(code),
+            Some(&(texts.len() as u64)),
+            "{profile:?}"
+        );
+        let (_old_dir, old) = opened_as_written_by(texts, Revision::V5);
+        for &(query, row) in found {
+            assert_eq!(rows(&index, query), [row], "{query}");
+            assert!(rows(&old, query).is_empty(), "{query}");
+        }
+    }
+
     /// Persian is stemmed from the sixth revision (a light stemmer: plural, comparative and
-    /// `ی` endings), so a word finds its plural written with or without a non-joiner; the
-    /// fifth read Persian rows unstemmed.
+    /// `ی` endings), so a word finds its plural written with or without a non-joiner.
     #[test]
     fn persian_words_find_their_other_forms() {
         let texts = [
@@ -1040,16 +1057,19 @@ mod tests {
             "این درخت بزرگترین درخت باغ است و پرندگان زیادی روی شاخه هایش لانه دارند.",
             "دانشجویان ایرانی در دانشگاه تهران درس می خوانند و امتحانات سختی دارند.",
         ];
-        let (_dir, index) = built_now(&texts);
-        let profile = index.analyzer().profile().unwrap();
-        assert_eq!(profile.analyzed_as.get("fa"), Some(&3), "{profile:?}");
-        assert_eq!(rows(&index, "کتاب"), [0]);
-        assert_eq!(rows(&index, "بزرگ"), [1]);
-        assert_eq!(rows(&index, "دانشجو"), [2]);
-        assert_eq!(rows(&index, "امتحان"), [2]);
-        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V5);
-        assert!(rows(&old, "کتاب").is_empty());
-        assert!(rows(&old, "بزرگ").is_empty());
+        stemmed_from_v6(&texts, "fa", &[("کتاب", 0), ("بزرگ", 1), ("دانشجو", 2), ("امتحان", 2)]);
+    }
+
+    /// Telugu is stemmed from the sixth revision (a light stemmer: plural and case endings,
+    /// long vowels read short).
+    #[test]
+    fn telugu_words_find_their_other_forms() {
+        let texts = [
+            "పిల్లలు ఉదయం బడికి వెళ్ళారు మరియు సాయంత్రం ఆటలు ఆడారు.",
+            "రాముని కథ చాలా పాతది మరియు అందరికీ బాగా తెలుసు.",
+            "నగరంలో కొత్త రోడ్లు వేశారు మరియు ప్రజలు సంతోషంగా ఉన్నారు.",
+        ];
+        stemmed_from_v6(&texts, "te", &[("పిల్ల", 0), ("రాముడు", 1), ("నగరం", 2)]);
     }
 
     /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`

@@ -49,6 +49,7 @@ pub enum StemLanguage {
     Spanish,
     Swedish,
     Tamil,
+    Telugu,
     Turkish,
     Vietnamese,
     Yiddish,
@@ -66,11 +67,12 @@ pub enum Letters {
     Devanagari,
     Armenian,
     Hebrew,
+    Telugu,
     Other,
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 32] = [
+    pub const ALL: [StemLanguage; 33] = [
         Self::Arabic,
         Self::Armenian,
         Self::Catalan,
@@ -100,6 +102,7 @@ impl StemLanguage {
         Self::Spanish,
         Self::Swedish,
         Self::Tamil,
+        Self::Telugu,
         Self::Turkish,
         Self::Vietnamese,
         Self::Yiddish,
@@ -111,11 +114,11 @@ impl StemLanguage {
     }
 
     /// The first revision of the analyzer that reads the language: the 18 rust-stemmers
-    /// stems from the first, the rest of Snowball 3.0's from the third, Persian (quarry's
-    /// light stemmer) and Vietnamese from the sixth.
+    /// stems from the first, the rest of Snowball 3.0's from the third, Persian and Telugu
+    /// (light stemmers as Lucene's) and Vietnamese from the sixth.
     pub fn first_read_in(self) -> Revision {
         match (self, LanguageStemmer::before_3(self)) {
-            (Self::Persian | Self::Vietnamese, _) => Revision::V6,
+            (Self::Persian | Self::Telugu | Self::Vietnamese, _) => Revision::V6,
             (_, true) => Revision::V1,
             (_, false) => Revision::V3,
         }
@@ -161,6 +164,7 @@ impl StemLanguage {
             | Self::Romanian
             | Self::Serbian
             | Self::Tamil
+            | Self::Telugu
             | Self::Turkish
             | Self::Vietnamese
             | Self::Yiddish => return None,
@@ -175,6 +179,7 @@ impl StemLanguage {
             Self::Hindi | Self::Nepali => Letters::Devanagari,
             Self::Russian => Letters::Cyrillic,
             Self::Tamil => Letters::Tamil,
+            Self::Telugu => Letters::Telugu,
             Self::Yiddish => Letters::Hebrew,
             _ => Letters::Latin,
         }
@@ -218,6 +223,7 @@ impl StemLanguage {
             Self::Spanish => "es",
             Self::Swedish => "sv",
             Self::Tamil => "ta",
+            Self::Telugu => "te",
             Self::Turkish => "tr",
             Self::Vietnamese => "vi",
             Self::Yiddish => "yi",
@@ -263,6 +269,7 @@ impl StemLanguage {
             L::Spa => Self::Spanish,
             L::Swe => Self::Swedish,
             L::Tam => Self::Tamil,
+            L::Tel => Self::Telugu,
             L::Tur => Self::Turkish,
             L::Vie => Self::Vietnamese,
             L::Yid => Self::Yiddish,
@@ -450,8 +457,8 @@ mod tests {
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_none());
                 continue;
             }
-            if language == StemLanguage::Persian {
-                // Stemmed from the sixth revision, by quarry's light stemmer.
+            if matches!(language, StemLanguage::Persian | StemLanguage::Telugu) {
+                // Stemmed from the sixth revision, by light stemmers as Lucene's.
                 assert_eq!(language.first_read_in(), Revision::V6);
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V5).is_none());
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_some());

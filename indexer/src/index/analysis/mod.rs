@@ -6,14 +6,14 @@
 //!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
 //!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
 //!   NFKC-normalized and lower-cased with Arabic's normal forms ([`normalize`]), the stop
-//!   words and Snowball stem (Persian: a light stemmer) of its row's language when the word is in that language's
+//!   words and Snowball stem (Persian, Telugu: light stemmers) of its row's language when the word is in that language's
 //!   letters ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a
 //!   Vietnamese row's tone and vowel marks: they tell its words apart). A query is read as every
 //!   language the index's rows were read as ([`profile`]) and looked up by each of its words'
 //!   forms, so no query language has to be guessed from a few words.
 //! - [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and
 //!   [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]: Vietnamese folded as other
-//!   Latin text and Persian unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and joiners; before the third, rust-stemmers'
+//!   Latin text, Persian and Telugu unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and joiners; before the third, rust-stemmers'
 //!   Snowball stemmers (before Snowball 3.0) of 18 languages; in the first, Arabic, Turkish,
 //!   Persian and other scripts' digits read differently): indexes written with them read
 //!   queries as they did.
@@ -28,6 +28,7 @@ mod persian_stemmer;
 mod profile;
 mod script;
 mod stemmer;
+mod telugu_stemmer;
 mod word_forms;
 
 use std::ops::Range;
@@ -101,8 +102,9 @@ pub enum Revision {
     /// ([`StemLanguage::Vietnamese`]), whose words keep their tone and vowel marks: folding
     /// them made one term of `việt`, `viết` ("to write") and `vét`, and of `ma`, `má`
     /// ("mother"), `mà`, `mả`, `mã` and `mạ`. A query word typed without any marks still
-    /// finds the marked words it is written as (a search's group of terms). Persian is
-    /// stemmed too, by a light stemmer as Lucene's ([`persian_stemmer`]).
+    /// finds the marked words it is written as (a search's group of terms). Persian
+    /// and Telugu are stemmed too, by light stemmers as Lucene's ([`persian_stemmer`],
+    /// [`telugu_stemmer`]).
     #[default]
     V6,
 }

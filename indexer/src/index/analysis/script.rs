@@ -152,6 +152,7 @@ pub fn letters_of(word: &str) -> Letters {
             Script::Devanagari => Letters::Devanagari,
             Script::Armenian => Letters::Armenian,
             Script::Hebrew => Letters::Hebrew,
+            Script::Telugu => Letters::Telugu,
             Script::Common | Script::Inherited => continue,
             _ => Letters::Other,
         };

@@ -17,14 +17,18 @@ pub enum LanguageStemmer {
     Snowball3(snowball_stemmers_rs::Stemmer),
     /// Persian's light stemmer, which Snowball has none of: [`Revision::V6`] and later.
     Persian,
+    /// Telugu's light stemmer, which Snowball has none of: [`Revision::V6`] and later.
+    Telugu,
 }
 
 impl LanguageStemmer {
     /// The stemmer `revision` reads `language` with (None: that revision stems it by none;
     /// no revision stems Vietnamese, whose words are not inflected).
     pub fn of(language: StemLanguage, revision: Revision) -> Option<Self> {
-        if language == StemLanguage::Persian {
-            return (revision >= Revision::V6).then_some(Self::Persian);
+        match language {
+            StemLanguage::Persian => return (revision >= Revision::V6).then_some(Self::Persian),
+            StemLanguage::Telugu => return (revision >= Revision::V6).then_some(Self::Telugu),
+            _ => {}
         }
         match revision >= Revision::V3 {
             true => {
@@ -44,6 +48,7 @@ impl LanguageStemmer {
             Self::Before3(stemmer) => stemmer.stem(word),
             Self::Snowball3(stemmer) => stemmer.stem(word),
             Self::Persian => super::persian_stemmer::stem(word),
+            Self::Telugu => super::telugu_stemmer::stem(word),
         }
     }
 }
@@ -82,6 +87,7 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         | L::Polish
         | L::Persian
         | L::Serbian
+        | L::Telugu
         | L::Vietnamese
         | L::Yiddish => return None,
     })
@@ -120,6 +126,7 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
         L::Spanish => A::Spanish,
         L::Swedish => A::Swedish,
         L::Tamil => A::Tamil,
+        L::Telugu => return None,
         L::Turkish => A::Turkish,
         L::Vietnamese => return None,
         L::Yiddish => A::Yiddish,
