@@ -3,8 +3,8 @@
 //! languages, each with its script; the workspace's copy in vendor/whatlang scores the
 //! trigrams through an index of the profiles, with the published crate's results), and
 //! which languages a revision of the analyzer stems ([`super::stemmer`]) and with which stop
-//! words: 18 in the first two, 30 from the third; from the sixth, Vietnamese is read as
-//! itself too (no stemmer: its words keep their marks).
+//! words: 18 in the first two, 30 from the third; from the sixth, Persian and Telugu too (light
+//! stemmers as Lucene's) and Vietnamese (no stemmer: its words keep their marks).
 
 use serde::{Deserialize, Serialize};
 
@@ -15,8 +15,8 @@ use tantivy::tokenizer::Language;
 /// Bytes of a text its language is told from (a chunk's first lines say it as well as all of it).
 pub const DETECT_BYTES: usize = 2048;
 
-/// A language the keyword lane reads in a way of its own: with its Snowball stemmer, or
-/// (Vietnamese) with its words' marks kept.
+/// A language the keyword lane reads in a way of its own: with its Snowball stemmer, a light
+/// stemmer as Lucene's (Persian, Telugu), or (Vietnamese) with its words' marks kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StemLanguage {
