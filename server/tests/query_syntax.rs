@@ -381,3 +381,35 @@ async fn vietnamese_typed_without_marks_finds_its_marked_words() {
     assert_eq!(found, ["country.txt", "letters.txt"], "{result}");
     server.stop().await;
 }
+
+/// Thai is read as its words (analyzer `quarry_multi_v7`): a word finds the rows holding it,
+/// not those holding its letters inside other words, a phrase of two words finds them in a
+/// row, and highlights mark whole words.
+#[tokio::test]
+async fn thai_words_are_searched_and_marked_whole() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        ("timetable.txt", "ฉันชอบดูตารางเวลารถไฟที่สถานี"),
+        ("eyes.txt", "เด็กคนนั้นมีตาสีฟ้าสวยมาก"),
+        ("market.txt", "เขาเดินตามแม่ไปตลาดทุกเช้า"),
+        ("schedule.txt", "เวลาเปิดร้านอยู่ในตารางด้านล่าง"),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // `ตา` ("eye") is not the `ตา` of `ตาราง` ("table") or `ตาม` ("follow").
+    let result = search(json!({"query": "ตา", "mode": "keyword", "highlight": true})).await;
+    assert_eq!(ranked_files(&result), ["eyes.txt"], "{result}");
+    assert_eq!(marked_words(&result), ["ตา"], "{result}");
+    // Both words anywhere, or as a phrase only where they stand in a row.
+    let result = search(json!({"query": "ตาราง เวลา", "mode": "keyword", "highlight": true})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["schedule.txt", "timetable.txt"], "{result}");
+    let result = search(json!({"query": "\"ตารางเวลา\"", "mode": "keyword", "highlight": true})).await;
+    assert_eq!(ranked_files(&result), ["timetable.txt"], "{result}");
+    assert_eq!(marked_words(&result), ["ตารางเวลา"], "{result}");
+    server.stop().await;
+}

@@ -21,7 +21,7 @@ use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
-    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6,
+    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6, MULTILINGUAL_V7,
 };
 use super::keyword_marks::marked_forms;
 use super::keyword_pairs::{pair_terms_holding, pair_terms_holding_each};
@@ -37,7 +37,7 @@ use crate::error::{IndexerError, Result};
 pub type TermRows = Vec<(String, u64)>;
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V6;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V7;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -249,7 +249,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6 | MULTILINGUAL_V7) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -260,7 +260,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6}, {MULTILINGUAL_V7})", dir.display()),
                 })
             }
         };
@@ -1031,9 +1031,9 @@ mod tests {
     }
 
     /// An index of `texts` written now reads every one as the language `code` and finds each
-    /// query's row; one written by the fifth revision, which stemmed the language by nothing,
-    /// finds none of them.
-    fn stemmed_from_v6(texts: &[&str], code: &str, found: &[(&str, u64)]) {
+    /// query's row; one written by the revision before `first`, which stemmed the language by
+    /// nothing, finds none of them.
+    fn stemmed_from(first: Revision, texts: &[&str], code: &str, found: &[(&str, u64)]) {
         let (_dir, index) = built_now(texts);
         let profile = index.analyzer().profile().unwrap();
         assert_eq!(
@@ -1041,7 +1041,7 @@ mod tests {
             Some(&(texts.len() as u64)),
             "{profile:?}"
         );
-        let (_old_dir, old) = opened_as_written_by(texts, Revision::V5);
+        let (_old_dir, old) = opened_as_written_by(texts, Revision::ALL[first.index() - 1]);
         for &(query, row) in found {
             assert_eq!(rows(&index, query), [row], "{query}");
             assert!(rows(&old, query).is_empty(), "{query}");
@@ -1057,7 +1057,12 @@ mod tests {
             "این درخت بزرگترین درخت باغ است و پرندگان زیادی روی شاخه هایش لانه دارند.",
             "دانشجویان ایرانی در دانشگاه تهران درس می خوانند و امتحانات سختی دارند.",
         ];
-        stemmed_from_v6(&texts, "fa", &[("کتاب", 0), ("بزرگ", 1), ("دانشجو", 2), ("امتحان", 2)]);
+        stemmed_from(
+            Revision::V6,
+            &texts,
+            "fa",
+            &[("کتاب", 0), ("بزرگ", 1), ("دانشجو", 2), ("امتحان", 2)],
+        );
     }
 
     /// Telugu is stemmed from the sixth revision (a light stemmer: plural and case endings,
@@ -1069,7 +1074,49 @@ mod tests {
             "రాముని కథ చాలా పాతది మరియు అందరికీ బాగా తెలుసు.",
             "నగరంలో కొత్త రోడ్లు వేశారు మరియు ప్రజలు సంతోషంగా ఉన్నారు.",
         ];
-        stemmed_from_v6(&texts, "te", &[("పిల్ల", 0), ("రాముడు", 1), ("నగరం", 2)]);
+        stemmed_from(Revision::V6, &texts, "te", &[("పిల్ల", 0), ("రాముడు", 1), ("నగరం", 2)]);
+    }
+
+    /// Thai is read as its words from the seventh revision, no longer as pairs of code
+    /// points: `ตา` ("eye") finds the row about eyes, not those holding `ตาราง` ("table") or
+    /// `ตาม` ("follow"), where the sixth found all three.
+    #[test]
+    fn thai_words_are_found_whole() {
+        let texts = [
+            "ฉันชอบดูตารางเวลารถไฟที่สถานี",
+            "เด็กคนนั้นมีตาสีฟ้าสวยมาก",
+            "เขาเดินตามแม่ไปตลาดทุกเช้า",
+        ];
+        let (_dir, index) = built_now(&texts);
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V6);
+        assert_eq!(rows(&index, "ตา"), [1]);
+        assert_eq!(rows(&old, "ตา"), [0, 1, 2]);
+        // `ตลาด` ("market"): the sixth also found the pair `ลา` of `เวลา` ("time").
+        assert_eq!(rows(&index, "ตลาด"), [2]);
+        assert_eq!(rows(&old, "ตลาด"), [0, 2]);
+        assert_eq!(rows(&index, "รถไฟ"), [0]);
+        // A query of one run is read as its words: `ตารางเวลา` ("timetable"), where the sixth
+        // read pairs the other rows hold too.
+        assert_eq!(index.analyzer().query_terms("ตารางเวลา"), ["ตาราง", "เวลา"]);
+        assert_eq!(rows(&index, "ตารางเวลา"), [0]);
+        assert_eq!(rows(&old, "ตารางเวลา"), [0, 1, 2]);
+    }
+
+    /// Bengali is stemmed from the seventh revision (a light stemmer: verb, plural and case
+    /// endings, spellings that sound alike made one).
+    #[test]
+    fn bengali_words_find_their_other_forms() {
+        let texts = [
+            "ছেলেরা মাঠে ফুটবল খেলছে এবং মেয়েরা গাছের নিচে বসে গল্প করছে।",
+            "বাংলাদেশের রাজধানী ঢাকা একটি বড় শহর এবং এখানে অনেক মানুষ থাকে।",
+            "আমি গতকাল লাইব্রেরি থেকে তিনটি বই এনেছিলাম এবং বইগুলো খুব ভালো।",
+        ];
+        stemmed_from(
+            Revision::V7,
+            &texts,
+            "bn",
+            &[("ফুটবলের", 0), ("বাংলাদেশ", 1), ("বইগুলি", 2), ("করেছিলাম", 0)],
+        );
     }
 
     /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`
@@ -1127,7 +1174,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V6);
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V7);
         assert_eq!(rows(&index, "Donaudampfschifffahrtsgesellschaft"), [0]);
         assert_eq!(rows(&index, "résumé"), [1]);
         assert_eq!(rows(&index, "façade"), [1]);

@@ -4,7 +4,8 @@
 //! trigrams through an index of the profiles, with the published crate's results), and
 //! which languages a revision of the analyzer stems ([`super::stemmer`]) and with which stop
 //! words: 18 in the first two, 30 from the third; from the sixth, Persian and Telugu too (light
-//! stemmers as Lucene's) and Vietnamese (no stemmer: its words keep their marks).
+//! stemmers as Lucene's) and Vietnamese (no stemmer: its words keep their marks); from the
+//! seventh, Bengali (a light stemmer as Lucene's).
 
 use serde::{Deserialize, Serialize};
 
@@ -16,12 +17,13 @@ use tantivy::tokenizer::Language;
 pub const DETECT_BYTES: usize = 2048;
 
 /// A language the keyword lane reads in a way of its own: with its Snowball stemmer, a light
-/// stemmer as Lucene's (Persian, Telugu), or (Vietnamese) with its words' marks kept.
+/// stemmer as Lucene's (Persian, Telugu, Bengali), or (Vietnamese) with its words' marks kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StemLanguage {
     Arabic,
     Armenian,
+    Bengali,
     Catalan,
     Czech,
     Danish,
@@ -68,13 +70,15 @@ pub enum Letters {
     Armenian,
     Hebrew,
     Telugu,
+    Bengali,
     Other,
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 33] = [
+    pub const ALL: [StemLanguage; 34] = [
         Self::Arabic,
         Self::Armenian,
+        Self::Bengali,
         Self::Catalan,
         Self::Czech,
         Self::Danish,
@@ -115,10 +119,12 @@ impl StemLanguage {
 
     /// The first revision of the analyzer that reads the language: the 18 rust-stemmers
     /// stems from the first, the rest of Snowball 3.0's from the third, Persian and Telugu
-    /// (light stemmers as Lucene's) and Vietnamese from the sixth.
+    /// (light stemmers as Lucene's) and Vietnamese from the sixth, Bengali (a light stemmer as
+    /// Lucene's) from the seventh.
     pub fn first_read_in(self) -> Revision {
         match (self, LanguageStemmer::before_3(self)) {
             (Self::Persian | Self::Telugu | Self::Vietnamese, _) => Revision::V6,
+            (Self::Bengali, _) => Revision::V7,
             (_, true) => Revision::V1,
             (_, false) => Revision::V3,
         }
@@ -150,6 +156,7 @@ impl StemLanguage {
             // tantivy has no list for these (the ranking's IDF weighs their common words down).
             Self::Arabic
             | Self::Armenian
+            | Self::Bengali
             | Self::Catalan
             | Self::Czech
             | Self::Esperanto
@@ -175,6 +182,7 @@ impl StemLanguage {
         match self {
             Self::Arabic | Self::Persian => Letters::Arabic,
             Self::Armenian => Letters::Armenian,
+            Self::Bengali => Letters::Bengali,
             Self::Greek => Letters::Greek,
             Self::Hindi | Self::Nepali => Letters::Devanagari,
             Self::Russian => Letters::Cyrillic,
@@ -196,6 +204,7 @@ impl StemLanguage {
         match self {
             Self::Arabic => "ar",
             Self::Armenian => "hy",
+            Self::Bengali => "bn",
             Self::Catalan => "ca",
             Self::Czech => "cs",
             Self::Danish => "da",
@@ -240,6 +249,7 @@ impl StemLanguage {
         let language = match lang {
             L::Ara => Self::Arabic,
             L::Hye => Self::Armenian,
+            L::Ben => Self::Bengali,
             L::Cat => Self::Catalan,
             L::Ces => Self::Czech,
             L::Dan => Self::Danish,
@@ -455,6 +465,13 @@ mod tests {
                 // Read from the sixth revision, by no stemmer.
                 assert_eq!(language.first_read_in(), Revision::V6);
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_none());
+                continue;
+            }
+            if language == StemLanguage::Bengali {
+                // Stemmed from the seventh revision, by a light stemmer as Lucene's.
+                assert_eq!(language.first_read_in(), Revision::V7);
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_none());
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V7).is_some());
                 continue;
             }
             if matches!(language, StemLanguage::Persian | StemLanguage::Telugu) {

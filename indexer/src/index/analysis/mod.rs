@@ -1,27 +1,32 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V6`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V7`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks (a mark or
 //!   an invisible format character going on the word it follows, [`script`]), runs of
-//!   scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar)
-//!   read as overlapping character pairs ([`word_forms`], as Lucene's CJK bigrams), each word
-//!   NFKC-normalized and lower-cased with Arabic's normal forms ([`normalize`]), the stop
-//!   words and Snowball stem (Persian, Telugu: light stemmers) of its row's language when the word is in that language's
-//!   letters ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a
-//!   Vietnamese row's tone and vowel marks: they tell its words apart). A query is read as every
-//!   language the index's rows were read as ([`profile`]) and looked up by each of its words'
-//!   forms, so no query language has to be guessed from a few words.
-//! - [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and
-//!   [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]: Vietnamese folded as other
-//!   Latin text, Persian and Telugu unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and joiners; before the third, rust-stemmers'
-//!   Snowball stemmers (before Snowball 3.0) of 18 languages; in the first, Arabic, Turkish,
-//!   Persian and other scripts' digits read differently): indexes written with them read
-//!   queries as they did.
+//!   Chinese, Japanese and Korean (written without spaces) read as overlapping character
+//!   pairs ([`word_forms`], as Lucene's CJK bigrams), runs of Thai, Lao, Khmer and Myanmar
+//!   (also written without spaces) cut into their words by ICU's dictionaries
+//!   ([`dictionary_words`]), each word NFKC-normalized and lower-cased with Arabic's normal
+//!   forms ([`normalize`]), the stop words and Snowball stem (Persian, Telugu, Bengali:
+//!   light stemmers) of its row's language when the word is in that language's letters
+//!   ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a Vietnamese
+//!   row's tone and vowel marks: they tell its words apart). A query is read as every
+//!   language the index's rows were read as ([`profile`]) and looked up by each of its
+//!   words' forms, so no query language has to be guessed from a few words.
+//! - [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`],
+//!   [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]: Thai,
+//!   Lao, Khmer and Myanmar in pairs, Bengali unstemmed; Vietnamese folded as other Latin text, Persian and
+//!   Telugu unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and
+//!   joiners; before the third, rust-stemmers' Snowball stemmers (before Snowball 3.0) of 18
+//!   languages; in the first, Arabic, Turkish, Persian and other scripts' digits read
+//!   differently): indexes written with them read queries as they did.
 //! - [`ENGLISH_V1`], the analyzer of indexes written before all four: tantivy's simple
 //!   tokenizer, ASCII folding, English stop words and stemming. Those indexes keep it.
 //!
 //! An index's analyzer is the tokenizer name its tantivy schema records.
 
+mod bengali_stemmer;
+mod dictionary_words;
 mod language;
 mod normalize;
 mod persian_stemmer;
@@ -58,8 +63,10 @@ pub const MULTILINGUAL_V3: &str = "quarry_multi_v3";
 pub const MULTILINGUAL_V4: &str = "quarry_multi_v4";
 /// The multilingual analyzer's fifth revision ([`Revision::V5`]).
 pub const MULTILINGUAL_V5: &str = "quarry_multi_v5";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V6`]).
+/// The multilingual analyzer's sixth revision ([`Revision::V6`]).
 pub const MULTILINGUAL_V6: &str = "quarry_multi_v6";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V7`]).
+pub const MULTILINGUAL_V7: &str = "quarry_multi_v7";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
@@ -105,12 +112,19 @@ pub enum Revision {
     /// finds the marked words it is written as (a search's group of terms). Persian
     /// and Telugu are stemmed too, by light stemmers as Lucene's ([`persian_stemmer`],
     /// [`telugu_stemmer`]).
-    #[default]
     V6,
+    /// [`MULTILINGUAL_V7`]: as the sixth, with runs of Thai, Lao, Khmer and Myanmar (written
+    /// without spaces between words) cut into their words by ICU's dictionaries
+    /// ([`dictionary_words`]), as Lucene's Thai tokenizer cuts Thai, no longer into pairs of
+    /// code points (a pair there is often a consonant and its vowel sign, inside many
+    /// unrelated words: `ตา`, "eye", in `ตาม`, "follow", and `ตาราง`, "table"). CJK stays in
+    /// pairs. Bengali is stemmed, by a light stemmer as Lucene's ([`bengali_stemmer`]).
+    #[default]
+    V7,
 }
 
 impl Revision {
-    pub const ALL: [Revision; 6] = [Self::V1, Self::V2, Self::V3, Self::V4, Self::V5, Self::V6];
+    pub const ALL: [Revision; 7] = [Self::V1, Self::V2, Self::V3, Self::V4, Self::V5, Self::V6, Self::V7];
 
     /// Position in [`Self::ALL`] (per-revision tables).
     pub fn index(self) -> usize {
@@ -126,6 +140,7 @@ impl Revision {
             MULTILINGUAL_V4 => Some(Self::V4),
             MULTILINGUAL_V5 => Some(Self::V5),
             MULTILINGUAL_V6 => Some(Self::V6),
+            MULTILINGUAL_V7 => Some(Self::V7),
             _ => None,
         }
     }
@@ -138,6 +153,7 @@ impl Revision {
             Self::V4 => MULTILINGUAL_V4,
             Self::V5 => MULTILINGUAL_V5,
             Self::V6 => MULTILINGUAL_V6,
+            Self::V7 => MULTILINGUAL_V7,
         }
     }
 }

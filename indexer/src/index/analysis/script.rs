@@ -10,7 +10,9 @@ use super::language::Letters;
 use super::normalize::ascii_digit;
 use super::Revision;
 
-/// Scripts written without spaces between words; runs of one group are cut into pairs.
+/// Scripts written without spaces between words; runs of one group are cut into pairs (from
+/// [`Revision::V7`] on, Thai, Lao, Khmer and Myanmar runs into their words instead:
+/// [`PairGroup::has_dictionary_words`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PairGroup {
     /// Han, Hiragana, Katakana, Hangul and Bopomofo: one group, as Lucene's CJK bigrams.
@@ -36,6 +38,15 @@ pub enum CharClass {
     /// ([`splits_after`]).
     Extend,
     Separator,
+}
+
+impl PairGroup {
+    /// Whether `revision` reads a run of the group as its words, cut by ICU's dictionary of
+    /// the script's language ([`super::dictionary_words`]), not as pairs: Thai, Lao, Khmer
+    /// and Myanmar from [`Revision::V7`] on. CJK stays in pairs.
+    pub fn has_dictionary_words(self, revision: Revision) -> bool {
+        self != Self::Cjk && revision >= Revision::V7
+    }
 }
 
 fn pair_group(script: Script) -> Option<PairGroup> {
@@ -153,6 +164,7 @@ pub fn letters_of(word: &str) -> Letters {
             Script::Armenian => Letters::Armenian,
             Script::Hebrew => Letters::Hebrew,
             Script::Telugu => Letters::Telugu,
+            Script::Bengali => Letters::Bengali,
             Script::Common | Script::Inherited => continue,
             _ => Letters::Other,
         };

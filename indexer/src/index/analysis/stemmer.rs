@@ -19,6 +19,8 @@ pub enum LanguageStemmer {
     Persian,
     /// Telugu's light stemmer, which Snowball has none of: [`Revision::V6`] and later.
     Telugu,
+    /// Bengali's light stemmer, which Snowball has none of: [`Revision::V7`] and later.
+    Bengali,
 }
 
 impl LanguageStemmer {
@@ -28,6 +30,7 @@ impl LanguageStemmer {
         match language {
             StemLanguage::Persian => return (revision >= Revision::V6).then_some(Self::Persian),
             StemLanguage::Telugu => return (revision >= Revision::V6).then_some(Self::Telugu),
+            StemLanguage::Bengali => return (revision >= Revision::V7).then_some(Self::Bengali),
             _ => {}
         }
         match revision >= Revision::V3 {
@@ -49,6 +52,7 @@ impl LanguageStemmer {
             Self::Snowball3(stemmer) => stemmer.stem(word),
             Self::Persian => super::persian_stemmer::stem(word),
             Self::Telugu => super::telugu_stemmer::stem(word),
+            Self::Bengali => super::bengali_stemmer::stem(word),
         }
     }
 }
@@ -76,6 +80,7 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         L::Tamil => A::Tamil,
         L::Turkish => A::Turkish,
         L::Armenian
+        | L::Bengali
         | L::Catalan
         | L::Czech
         | L::Esperanto
@@ -126,7 +131,7 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
         L::Spanish => A::Spanish,
         L::Swedish => A::Swedish,
         L::Tamil => A::Tamil,
-        L::Telugu => return None,
+        L::Bengali | L::Telugu => return None,
         L::Turkish => A::Turkish,
         L::Vietnamese => return None,
         L::Yiddish => A::Yiddish,

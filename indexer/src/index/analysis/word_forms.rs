@@ -9,6 +9,7 @@ use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 use unicode_script::{Script, UnicodeScript};
 
+use super::dictionary_words::dictionary_words;
 use super::language::StemLanguage;
 use super::normalize::{after_stemming, fold_marks, normalize_word};
 use super::script::{class_in, is_default_ignorable, letters_of, splits_after, CharClass};
@@ -34,7 +35,8 @@ pub fn pieces(text: &str) -> Vec<Piece> {
 }
 
 /// The words and pair runs of `text`, in order, as `revision` cuts them: a run of characters
-/// of one class, where from [`Revision::V4`] on a mark or a format character
+/// of one class (from [`Revision::V7`] on, a Thai, Lao, Khmer or Myanmar run cut into its
+/// dictionary words), where from [`Revision::V4`] on a mark or a format character
 /// ([`CharClass::Extend`]) goes on the piece it follows (a mark with none before it begins a
 /// word; a format character there is skipped), but for a non-joiner after an Arabic-script
 /// letter, which splits ([`splits_after`]).
@@ -58,7 +60,7 @@ pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
             Some((open, _)) if open == class => {}
             _ => {
                 if let Some((open, start)) = current.take() {
-                    push_piece(&mut out, open, start..at);
+                    push_piece(&mut out, text, open, start..at, revision);
                 }
                 if class != CharClass::Separator {
                     current = Some((class, at));
@@ -67,13 +69,18 @@ pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
         }
     }
     if let Some((open, start)) = current {
-        push_piece(&mut out, open, start..text.len());
+        push_piece(&mut out, text, open, start..text.len(), revision);
     }
     out
 }
 
-fn push_piece(out: &mut Vec<Piece>, class: CharClass, range: Range<usize>) {
+/// Adds the piece of `text[range]`, a run of `class`: a word, a pair run, or from
+/// [`Revision::V7`] on, for a script ICU reads by dictionary, the run's words.
+fn push_piece(out: &mut Vec<Piece>, text: &str, class: CharClass, range: Range<usize>, revision: Revision) {
     match class {
+        CharClass::Pair(group) if group.has_dictionary_words(revision) => {
+            dictionary_words(text, range, |word| out.push(Piece::Word(word)))
+        }
         CharClass::Word => out.push(Piece::Word(range)),
         CharClass::Pair(_) => out.push(Piece::Pairs(range)),
         CharClass::Extend | CharClass::Separator => {}
