@@ -48,17 +48,13 @@ fn marked_terms(
     let KeywordAnalyzer::Multilingual(profile) = analyzer else {
         return Ok(None);
     };
-    let keeps_marks = profile
-        .readings()
-        .iter()
-        .any(|(language, _)| language.is_some_and(|language| language.keeps_marks()));
-    if !keeps_marks
-        || !matches!(pieces_in(word, profile.revision).as_slice(), [Piece::Word(range)] if *range == (0..word.len()))
-    {
-        return Ok(None);
-    }
     // Typed without marks, a Vietnamese word is ASCII letters (and maybe digits).
     if !word.is_ascii() || !word.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return Ok(None);
+    }
+    if !profile.reads_a_language_keeping_marks()
+        || !matches!(pieces_in(word, profile.revision).as_slice(), [Piece::Word(range)] if *range == (0..word.len()))
+    {
         return Ok(None);
     }
     let plain = word.to_ascii_lowercase();

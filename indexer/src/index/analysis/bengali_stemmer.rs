@@ -306,10 +306,38 @@ mod tests {
             assert!(stems.iter().all(|s| *s == stems[0]), "{family:?}: {stems:?}");
         }
         assert!(matches!(normalize("বই"), Cow::Borrowed(_)));
+        assert!(matches!(stem("বই"), Cow::Borrowed(_)));
         for (_, endings) in ENDINGS {
             for ending in endings {
                 assert_eq!(normalize(ending), *ending, "endings are in normal form");
             }
+        }
+    }
+
+    /// Every word of up to four of the letters and signs the rules read (viramas, ya, ba, ka,
+    /// ssa, visarga and nukta at a word's start, middle and end), and longer ones built from
+    /// them, is read without a panic and never grows.
+    #[test]
+    fn any_word_is_read_and_none_grows() {
+        const LETTERS: [char; 14] = [
+            '\u{0995}', VIRAMA, '\u{09AF}', '\u{09AC}', '\u{09B7}', '\u{0983}', NUKTA, '\u{09A1}', '\u{09BE}',
+            '\u{0981}', '\u{09BF}', '\u{09C7}', '\u{0999}', '\u{09B0}',
+        ];
+        let mut word = String::new();
+        for n in 0..LETTERS.len().pow(4) {
+            word.clear();
+            let mut rest = n;
+            for _ in 0..4 {
+                word.push(LETTERS[rest % LETTERS.len()]);
+                rest /= LETTERS.len();
+            }
+            for end in 1..=word.chars().count() {
+                let part: String = word.chars().take(end).collect();
+                assert!(normalize(&part).chars().count() <= end, "{part:?}");
+                assert!(stem(&part).chars().count() <= end, "{part:?}");
+            }
+            let long = word.repeat(5);
+            assert!(stem(&long).chars().count() <= long.chars().count(), "{long:?}");
         }
     }
 }

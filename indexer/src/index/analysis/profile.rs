@@ -95,6 +95,13 @@ impl LanguageProfile {
             .collect()
     }
 
+    /// Whether a row was read as a language whose words keep their marks (Vietnamese).
+    pub fn reads_a_language_keeping_marks(&self) -> bool {
+        self.analyzed_as
+            .iter()
+            .any(|(code, &rows)| rows > 0 && StemLanguage::from_code(code).is_some_and(StemLanguage::keeps_marks))
+    }
+
     pub fn save(&self, dir: &Path) -> Result<()> {
         let path = dir.join(PROFILE_FILE);
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| IndexerError::KeywordIndex {

@@ -69,12 +69,14 @@ fn normalize(word: &str) -> Cow<'_, str> {
         '\u{0C4B}' => Some(Some('\u{0C4A}')),
         _ => None,
     };
-    let chars: Vec<char> = word.chars().collect();
-    let unchanged =
-        (0..chars.len()).all(|i| single(chars[i]).is_none() && pair(chars[i], chars.get(i + 1).copied()).is_none());
-    if unchanged {
+    // Most words hold no variant: read them without a copy (a pair begins with `ె` or `ఒ`).
+    if word
+        .chars()
+        .all(|c| single(c).is_none() && !matches!(c, '\u{0C46}' | '\u{0C12}'))
+    {
         return Cow::Borrowed(word);
     }
+    let chars: Vec<char> = word.chars().collect();
     let mut out = String::with_capacity(word.len());
     let mut i = 0;
     while i < chars.len() {
