@@ -411,5 +411,13 @@ async fn thai_words_are_searched_and_marked_whole() {
     let result = search(json!({"query": "\"ตารางเวลา\"", "mode": "keyword", "highlight": true})).await;
     assert_eq!(ranked_files(&result), ["timetable.txt"], "{result}");
     assert_eq!(marked_words(&result), ["ตารางเวลา"], "{result}");
+    // A prefix: the letters typed so far begin `ตาราง` in both (the ranking text's own reading
+    // of the letters, `ตา` and `ร`, also finds the row about eyes).
+    let result = search(json!({"query": "ตาร*", "mode": "keyword"})).await;
+    let found = files(&result);
+    assert!(
+        found.contains(&"schedule.txt".to_string()) && found.contains(&"timetable.txt".to_string()),
+        "{result}"
+    );
     server.stop().await;
 }

@@ -1100,6 +1100,9 @@ mod tests {
         assert_eq!(index.analyzer().query_terms("ตารางเวลา"), ["ตาราง", "เวลา"]);
         assert_eq!(rows(&index, "ตารางเวลา"), [0]);
         assert_eq!(rows(&old, "ตารางเวลา"), [0, 1, 2]);
+        // Letters typed so far are the beginning of one word, however the dictionary cuts them.
+        assert_eq!(index.analyzer().prefix_form("ตาร").as_deref(), Some("ตาร"));
+        assert_eq!(old.analyzer().prefix_form("ตาร"), None);
     }
 
     /// Bengali is stemmed from the seventh revision (a light stemmer: verb, plural and case

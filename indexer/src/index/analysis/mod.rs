@@ -49,7 +49,7 @@ pub use script::{class, class_in, is_default_ignorable, CharClass};
 pub use word_forms::{lone_pair_characters, pieces, pieces_in, Piece};
 
 use super::stem_cache::CachedEnglishStemmer;
-use word_forms::{pair_terms, WordForms};
+use word_forms::{is_one_dictionary_run, pair_terms, WordForms};
 
 /// The English analyzer of indexes written before the multilingual one.
 pub const ENGLISH_V1: &str = "quarry_en_v1";
@@ -294,7 +294,9 @@ impl KeywordAnalyzer {
     /// The form the index's terms that begin with `word` begin with, for a prefix search
     /// (`hydro*`): the word normalized as the analyzer normalizes words (lower case, accents
     /// folded, NFKC), neither stemmed nor dropped as a stop word. None where the analyzer
-    /// reads no single word in `word` (a run of CJK characters is read as pairs, not words).
+    /// reads no single word in `word` (a run of CJK characters is read as pairs, not words);
+    /// a run of a script cut by dictionary (Thai) is the beginning of one word, however the
+    /// dictionary would cut the letters typed so far (`ภาษ*` finds `ภาษา`).
     pub fn prefix_form(&self, word: &str) -> Option<String> {
         match self {
             Self::English => {
@@ -308,6 +310,9 @@ impl KeywordAnalyzer {
             }
             Self::Multilingual(profile) => match pieces_in(word, profile.revision).as_slice() {
                 [Piece::Word(range)] if *range == (0..word.len()) => {
+                    WordForms::new(profile.revision).term(word, None).map(str::to_string)
+                }
+                _ if is_one_dictionary_run(word, profile.revision) => {
                     WordForms::new(profile.revision).term(word, None).map(str::to_string)
                 }
                 _ => None,

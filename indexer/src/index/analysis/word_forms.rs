@@ -74,6 +74,18 @@ pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
     out
 }
 
+/// Whether `text` is one run of a script `revision` cuts into words by dictionary (Thai, Lao,
+/// Khmer, Myanmar: [`super::script::PairGroup::has_dictionary_words`]), its marks included.
+pub fn is_one_dictionary_run(text: &str, revision: Revision) -> bool {
+    let mut classes = text.chars().map(|c| class_in(c, revision));
+    matches!(classes.next(), Some(CharClass::Pair(group)) if group.has_dictionary_words(revision))
+        && classes.all(|class| match class {
+            CharClass::Pair(group) => group.has_dictionary_words(revision),
+            CharClass::Extend => true,
+            CharClass::Word | CharClass::Separator => false,
+        })
+}
+
 /// Adds the piece of `text[range]`, a run of `class`: a word, a pair run, or from
 /// [`Revision::V7`] on, for a script ICU reads by dictionary, the run's words.
 fn push_piece(out: &mut Vec<Piece>, text: &str, class: CharClass, range: Range<usize>, revision: Revision) {
