@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use tantivy::{Index, IndexReader};
 
-use super::analysis::{pieces_in, KeywordAnalyzer, Piece};
+use super::analysis::{is_one_word, KeywordAnalyzer};
 use super::keyword::err;
 use super::keyword_query::{for_each_term, io_err};
 use crate::error::Result;
@@ -52,9 +52,7 @@ fn marked_terms(
     if !word.is_ascii() || !word.bytes().any(|b| b.is_ascii_alphabetic()) {
         return Ok(None);
     }
-    if !profile.reads_a_language_keeping_marks()
-        || !matches!(pieces_in(word, profile.revision).as_slice(), [Piece::Word(range)] if *range == (0..word.len()))
-    {
+    if !profile.reads_a_language_keeping_marks() || !is_one_word(word, profile.revision) {
         return Ok(None);
     }
     let plain = word.to_ascii_lowercase();

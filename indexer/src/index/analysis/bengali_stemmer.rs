@@ -17,12 +17,14 @@
 
 use std::borrow::Cow;
 
+use super::light_endings::{without_ending, EndingGroups};
+
 const VIRAMA: char = '\u{09CD}';
 const NUKTA: char = '\u{09BC}';
 
 /// Endings by group, each group taken off a word of more characters than its `more_than`,
 /// groups tried in order (Lucene's, longest first). Written in normal form.
-const ENDINGS: [(usize, &[&str]); 8] = [
+const ENDINGS: &EndingGroups = &[
     (
         9,
         &[
@@ -140,17 +142,7 @@ const ENDINGS: [(usize, &[&str]); 8] = [
 
 /// `word`'s stem: its normal form ([`normalize`]) with one ending taken off.
 pub fn stem(word: &str) -> Cow<'_, str> {
-    let normal = normalize(word);
-    let chars = normal.chars().count();
-    let cut = ENDINGS.iter().find_map(|(more_than, endings)| {
-        (chars > *more_than)
-            .then(|| endings.iter().find(|ending| normal.ends_with(*ending)))
-            .flatten()
-    });
-    match (cut, normal) {
-        (None, normal) => normal,
-        (Some(ending), normal) => Cow::Owned(normal[..normal.len() - ending.len()].to_string()),
-    }
+    without_ending(normalize(word), ENDINGS)
 }
 
 /// Whether [`normalize`] may change a word holding `c` (its rules for `ক`, `য` and `ব` read
@@ -307,8 +299,8 @@ mod tests {
         }
         assert!(matches!(normalize("বই"), Cow::Borrowed(_)));
         assert!(matches!(stem("বই"), Cow::Borrowed(_)));
-        for (_, endings) in ENDINGS {
-            for ending in endings {
+        for (_, endings) in ENDINGS.iter() {
+            for ending in endings.iter() {
                 assert_eq!(normalize(ending), *ending, "endings are in normal form");
             }
         }

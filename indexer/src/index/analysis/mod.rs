@@ -28,6 +28,7 @@
 mod bengali_stemmer;
 mod dictionary_words;
 mod language;
+mod light_endings;
 mod normalize;
 mod persian_stemmer;
 mod profile;
@@ -46,10 +47,10 @@ use tantivy::tokenizer::{
 pub use language::{detect, detect_in, Detected, StemLanguage};
 pub use profile::{LanguageProfile, SureLanguages, PROFILE_FILE};
 pub use script::{class, class_in, is_default_ignorable, CharClass};
-pub use word_forms::{lone_pair_characters, pieces, pieces_in, Piece};
+pub use word_forms::{is_one_word, lone_pair_characters, pieces, pieces_in, Piece};
 
 use super::stem_cache::CachedEnglishStemmer;
-use word_forms::{is_one_dictionary_run, pair_terms, WordForms};
+use word_forms::{pair_terms, WordForms};
 
 /// The English analyzer of indexes written before the multilingual one.
 pub const ENGLISH_V1: &str = "quarry_en_v1";
@@ -308,15 +309,9 @@ impl KeywordAnalyzer {
                 let first = stream.advance().then(|| stream.token().text.clone());
                 first.filter(|_| !stream.advance())
             }
-            Self::Multilingual(profile) => match pieces_in(word, profile.revision).as_slice() {
-                [Piece::Word(range)] if *range == (0..word.len()) => {
-                    WordForms::new(profile.revision).term(word, None).map(str::to_string)
-                }
-                _ if is_one_dictionary_run(word, profile.revision) => {
-                    WordForms::new(profile.revision).term(word, None).map(str::to_string)
-                }
-                _ => None,
-            },
+            Self::Multilingual(profile) => is_one_word(word, profile.revision)
+                .then(|| WordForms::new(profile.revision).term(word, None).map(str::to_string))
+                .flatten(),
         }
     }
 

@@ -104,6 +104,7 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
     Some(match language {
         L::Arabic => A::Arabic,
         L::Armenian => A::Armenian,
+        L::Bengali => return None,
         L::Catalan => A::Catalan,
         L::Czech => A::Czech,
         L::Danish => A::Danish,
@@ -131,7 +132,7 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
         L::Spanish => A::Spanish,
         L::Swedish => A::Swedish,
         L::Tamil => A::Tamil,
-        L::Bengali | L::Telugu => return None,
+        L::Telugu => return None,
         L::Turkish => A::Turkish,
         L::Vietnamese => return None,
         L::Yiddish => A::Yiddish,

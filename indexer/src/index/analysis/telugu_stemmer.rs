@@ -8,40 +8,27 @@
 
 use std::borrow::Cow;
 
-/// Endings of four characters, taken off a word of more than five.
-const FOUR: [&str; 2] = ["ళ్ళు", "డ్లు"];
+use super::light_endings::{without_ending, EndingGroups};
 
-/// Endings of two characters, taken off a word of more than three. In the normal form the
-/// words are compared in: Lucene's list writes `చే` and `లో` with their long vowels, which its
-/// normalizer has made short in every word by then, so they never match there.
-const TWO: [&str; 14] = [
-    "డు", "ము", "వు", "లు", "ని", "ను", "చె", "కై", "లొ", "ది", "కి", "సు", "వై", "పై",
+/// Endings by group, the longest first (in normal form, as the words are compared): four
+/// characters off a word of more than five, two off one of more than three (Lucene's list
+/// writes `చే` and `లో` with their long vowels, which its normalizer has made short in every
+/// word by then, so they never match there), a vowel sign off one of more than two (long
+/// ones are short by then).
+const ENDINGS: &EndingGroups = &[
+    (5, &["ళ్ళు", "డ్లు"]),
+    (
+        3,
+        &[
+            "డు", "ము", "వు", "లు", "ని", "ను", "చె", "కై", "లొ", "ది", "కి", "సు", "వై", "పై",
+        ],
+    ),
+    (2, &["\u{0C3F}", "\u{0C41}", "\u{0C46}", "\u{0C4A}", "\u{0C3E}"]),
 ];
-
-/// Vowel signs taken off a word of more than two characters (long ones are short by then).
-const ONE: [char; 5] = ['\u{0C3F}', '\u{0C41}', '\u{0C46}', '\u{0C4A}', '\u{0C3E}'];
 
 /// `word`'s stem: its normal form ([`normalize`]) with one ending taken off.
 pub fn stem(word: &str) -> Cow<'_, str> {
-    let normal = normalize(word);
-    let chars = normal.chars().count();
-    let cut = if chars > 5 && FOUR.iter().any(|ending| normal.ends_with(ending)) {
-        4
-    } else if chars > 3 && TWO.iter().any(|ending| normal.ends_with(ending)) {
-        2
-    } else if chars > 2 && normal.ends_with(ONE) {
-        1
-    } else {
-        0
-    };
-    let end = normal
-        .char_indices()
-        .nth(chars - cut)
-        .map_or(normal.len(), |(at, _)| at);
-    match (end == normal.len(), normal) {
-        (true, Cow::Borrowed(word)) => Cow::Borrowed(word),
-        (_, normal) => Cow::Owned(normal[..end].to_string()),
-    }
+    without_ending(normalize(word), ENDINGS)
 }
 
 /// Telugu's spelling variants made one, in one pass over the word as Lucene's normalizer
@@ -122,7 +109,7 @@ mod tests {
         assert_eq!(normalize("\u{0C12}\u{0C55}"), "\u{0C13}");
         assert_eq!(normalize("క\u{0C46}\u{0C56}"), "క\u{0C48}");
         assert!(matches!(normalize("కల"), Cow::Borrowed(_)));
-        for ending in FOUR.iter().chain(&TWO) {
+        for ending in ENDINGS.iter().flat_map(|(_, endings)| endings.iter()) {
             assert_eq!(normalize(ending), *ending, "endings are in normal form");
         }
     }

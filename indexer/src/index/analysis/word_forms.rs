@@ -74,9 +74,17 @@ pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
     out
 }
 
+/// Whether `revision` reads `text` as one word: one word piece spanning all of it, or one run
+/// of a script it cuts into words by dictionary, however the dictionary would cut it (the
+/// letters typed so far of a Thai word).
+pub fn is_one_word(text: &str, revision: Revision) -> bool {
+    is_one_dictionary_run(text, revision)
+        || matches!(pieces_in(text, revision).as_slice(), [Piece::Word(range)] if *range == (0..text.len()))
+}
+
 /// Whether `text` is one run of a script `revision` cuts into words by dictionary (Thai, Lao,
 /// Khmer, Myanmar: [`super::script::PairGroup::has_dictionary_words`]), its marks included.
-pub fn is_one_dictionary_run(text: &str, revision: Revision) -> bool {
+fn is_one_dictionary_run(text: &str, revision: Revision) -> bool {
     let mut classes = text.chars().map(|c| class_in(c, revision));
     matches!(classes.next(), Some(CharClass::Pair(group)) if group.has_dictionary_words(revision))
         && classes.all(|class| match class {
