@@ -382,7 +382,7 @@ async fn vietnamese_typed_without_marks_finds_its_marked_words() {
     server.stop().await;
 }
 
-/// Thai is read as its words (analyzer `quarry_multi_v7`): a word finds the rows holding it,
+/// Thai is read as its words (analyzers from `quarry_multi_v7` on): a word finds the rows holding it,
 /// not those holding its letters inside other words, a phrase of two words finds them in a
 /// row, and highlights mark whole words.
 #[tokio::test]
@@ -419,5 +419,41 @@ async fn thai_words_are_searched_and_marked_whole() {
         found.contains(&"schedule.txt".to_string()) && found.contains(&"timetable.txt".to_string()),
         "{result}"
     );
+    server.stop().await;
+}
+
+/// Hebrew is read with its attached particles taken off (analyzer `quarry_multi_v8`): a word
+/// finds its forms with `ב` ("in"), `ה` ("the") and the others, and highlights mark them; a
+/// `"` between Hebrew letters is an acronym's, so a query of two acronyms is no phrase.
+#[tokio::test]
+async fn hebrew_words_are_found_with_their_particles() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        ("library.txt", "הילדים קראו בספר החדש בספרייה העירונית כל אחר הצהריים."),
+        ("school.txt", "התלמידים חזרו לבית הספר אחרי החופשה הארוכה של הקיץ."),
+        ("army.txt", "דובר צה\"ל מסר כי כוחות הביטחון עצרו חשוד נוסף בלילה."),
+        ("embassy.txt", "ראש העיר נפגש עם שגריר ארה\"ב בירושלים לשיחה ארוכה."),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // "Book" finds "in a book" and "the book", not "library" (`ספרייה`).
+    let result = search(json!({"query": "ספר", "mode": "keyword", "highlight": true})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["library.txt", "school.txt"], "{result}");
+    let mut marked = marked_words(&result);
+    marked.sort();
+    assert_eq!(marked, ["בספר", "הספר"], "{result}");
+    // A phrase of a word and a particled word, where they stand in a row.
+    let result = search(json!({"query": "\"בית ספר\"", "mode": "keyword"})).await;
+    assert_eq!(ranked_files(&result), ["school.txt"], "{result}");
+    // Two acronyms: each found, no phrase between their quotes.
+    let result = search(json!({"query": "צה\"ל ארה\"ב", "mode": "keyword"})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["army.txt", "embassy.txt"], "{result}");
     server.stop().await;
 }

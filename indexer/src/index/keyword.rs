@@ -21,7 +21,7 @@ use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
     english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
-    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6, MULTILINGUAL_V7,
+    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6, MULTILINGUAL_V7, MULTILINGUAL_V8,
 };
 use super::keyword_marks::marked_forms;
 use super::keyword_pairs::{pair_terms_holding, pair_terms_holding_each};
@@ -37,7 +37,7 @@ use crate::error::{IndexerError, Result};
 pub type TermRows = Vec<(String, u64)>;
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V7;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V8;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -249,7 +249,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6 | MULTILINGUAL_V7) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6 | MULTILINGUAL_V7 | MULTILINGUAL_V8) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -260,7 +260,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6}, {MULTILINGUAL_V7})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6}, {MULTILINGUAL_V7}, {MULTILINGUAL_V8})", dir.display()),
                 })
             }
         };
@@ -1122,6 +1122,32 @@ mod tests {
         );
     }
 
+    /// Hebrew is stemmed from the eighth revision (its attached particles taken off the front):
+    /// a word finds its forms with `ה` ("the"), `ב` ("in"), `ו` ("and") and others, pointed
+    /// or not, and a query word carrying them finds the bare word.
+    #[test]
+    fn hebrew_words_find_their_forms_with_particles() {
+        let texts = [
+            "הילדים קראו בספר החדש של הסופרת בספרייה העירונית כל אחר הצהריים.",
+            "העיר שוכנת על גדת הנהר וידועה בבתים ובגשרים העתיקים שלה ובשווקים הצבעוניים.",
+            "הַמֶּמְשָׁלָה הֶחְלִיטָה עַל תַּקְצִיב חָדָשׁ לְבָתֵּי הַחוֹלִים וּלְבָתֵּי הַסֵּפֶר בַּצָּפוֹן.",
+        ];
+        stemmed_from(
+            Revision::V8,
+            &texts,
+            "he",
+            &[("לסופרת", 0), ("גשרים", 1), ("והתקציב", 2)],
+        );
+        // "Book" finds "in the book" and the pointed "the book"; the seventh found neither.
+        let (_dir, index) = built_now(&texts);
+        assert_eq!(rows(&index, "ספר"), [0, 2]);
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V7);
+        assert!(rows(&old, "ספר").is_empty());
+        // A word of two letters is whole, though it begins with a particle's letter.
+        assert_eq!(rows(&index, "כל"), [0]);
+        assert!(rows(&index, "ל").is_empty());
+    }
+
     /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`
     /// ("to write") are two words, which the fifth folded into one; a word typed without
     /// marks is looked up by the marked terms it is written as, and a prefix finds them too.
@@ -1177,7 +1203,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V7);
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V8);
         assert_eq!(rows(&index, "Donaudampfschifffahrtsgesellschaft"), [0]);
         assert_eq!(rows(&index, "résumé"), [1]);
         assert_eq!(rows(&index, "façade"), [1]);

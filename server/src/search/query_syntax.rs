@@ -9,7 +9,9 @@
 //! reads a benchmark's queries.
 //!
 //! A quote is `"`, `“`, `”` or `„` (a phrase opens with any and closes with the next); a quote
-//! never closed is a character of the text. A `-` marks an exclusion only at the start of a
+//! never closed is a character of the text, and so is a `"` between two Hebrew letters,
+//! which Hebrew writes acronyms with in place of its gershayim (`צה"ל`, `ארה"ב`), as Unicode's
+//! word boundaries read it (UAX #29, WB7b and WB7c). A `-` marks an exclusion only at the start of a
 //! word (after a space or at the query's start) and right before a letter, digit or quote
 //! (`e-mail` and `- note` are text). A `*` marks a prefix only at the end of a word that is
 //! not excluded, right after a letter or digit (`*`, `C++*` and `a*b` are text); a `~`, or
@@ -128,6 +130,22 @@ fn is_quote(c: char) -> bool {
     matches!(c, '"' | '\u{201C}' | '\u{201D}' | '\u{201E}')
 }
 
+/// Unicode's `Hebrew_Letter` (UAX #29): the letters of the Hebrew block and its
+/// presentation forms.
+fn is_hebrew_letter(c: char) -> bool {
+    matches!(c, '\u{05D0}'..='\u{05EA}' | '\u{05EF}'..='\u{05F2}' | '\u{FB1D}' | '\u{FB1F}'..='\u{FB28}' | '\u{FB2A}'..='\u{FB4F}')
+}
+
+/// Whether `chars[i]` is a quote that marks a phrase: any quote but a `"` between two Hebrew
+/// letters, which is the acronym's gershayim, inside the word.
+fn marks_phrase(chars: &[(usize, char)], i: usize) -> bool {
+    let acronym = chars[i].1 == '"'
+        && i > 0
+        && is_hebrew_letter(chars[i - 1].1)
+        && chars.get(i + 1).is_some_and(|&(_, next)| is_hebrew_letter(next));
+    is_quote(chars[i].1) && !acronym
+}
+
 impl ParsedQuery {
     /// `query` read by `syntax`. Refused: a query whose every word is excluded (there is
     /// nothing to rank by), and one of more than [`MAX_QUERY_CONSTRAINTS`] phrases and exclusions.
@@ -159,7 +177,7 @@ impl ParsedQuery {
             });
         }
         let chars: Vec<(usize, char)> = query.char_indices().collect();
-        let closing = |from: usize| (from..chars.len()).find(|&i| is_quote(chars[i].1));
+        let closing = |from: usize| (from..chars.len()).find(|&i| marks_phrase(&chars, i));
         let byte = |i: usize| chars.get(i).map_or(query.len(), |&(at, _)| at);
         let mut ranking: Vec<&str> = Vec::new();
         let mut loose: Vec<&str> = Vec::new();
@@ -180,7 +198,7 @@ impl ParsedQuery {
                     .is_some_and(|&(_, next)| next.is_alphanumeric() || is_quote(next));
             let start = i + usize::from(excluded);
             // A phrase: from an opening quote to the next quote.
-            if let Some(end) = is_quote(chars[start].1).then(|| closing(start + 1)).flatten() {
+            if let Some(end) = marks_phrase(&chars, start).then(|| closing(start + 1)).flatten() {
                 let phrase = query[byte(start + 1)..byte(end)].trim();
                 if !phrase.is_empty() {
                     match excluded {
@@ -197,7 +215,7 @@ impl ParsedQuery {
             // A word: to the next space, or to a quote that opens a phrase.
             let mut end = start;
             while end < chars.len() && !chars[end].1.is_whitespace() {
-                if end > start && is_quote(chars[end].1) && closing(end + 1).is_some() {
+                if end > start && marks_phrase(&chars, end) && closing(end + 1).is_some() {
                     break;
                 }
                 end += 1;
@@ -345,6 +363,15 @@ mod tests {
         assert_eq!(read("東京 -大阪"), ("東京".into(), vec![], strings(&["大阪"])));
         // An empty phrase is nothing.
         assert_eq!(read("\"\" tides"), ("tides".into(), vec![], vec![]));
+        // A `"` between Hebrew letters is an acronym's, inside its word: two acronyms make no
+        // phrase, and a phrase may hold one.
+        assert_eq!(read("צה\"ל ושב\"כ"), ("צה\"ל ושב\"כ".into(), vec![], vec![]));
+        assert_eq!(
+            read("\"דובר צה\"ל\" -ארה\"ב"),
+            ("דובר צה\"ל".into(), strings(&["דובר צה\"ל"]), strings(&["ארה\"ב"]))
+        );
+        // Beside a letter of another script it is a quote as before.
+        assert_eq!(read("ab\"cd ef\""), ("ab cd ef".into(), strings(&["cd ef"]), vec![]));
         // Plain syntax reads every character as text.
         let plain = ParsedQuery::read("\"a\" -b", QuerySyntax::Plain).unwrap();
         assert_eq!(

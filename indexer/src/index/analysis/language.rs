@@ -5,7 +5,8 @@
 //! which languages a revision of the analyzer stems ([`super::stemmer`]) and with which stop
 //! words: 18 in the first two, 30 from the third; from the sixth, Persian and Telugu too (light
 //! stemmers as Lucene's) and Vietnamese (no stemmer: its words keep their marks); from the
-//! seventh, Bengali (a light stemmer as Lucene's).
+//! seventh, Bengali (a light stemmer as Lucene's); from the eighth, Hebrew (its attached
+//! particles taken off).
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,8 @@ use tantivy::tokenizer::Language;
 pub const DETECT_BYTES: usize = 2048;
 
 /// A language the keyword lane reads in a way of its own: with its Snowball stemmer, a light
-/// stemmer as Lucene's (Persian, Telugu, Bengali), or (Vietnamese) with its words' marks kept.
+/// stemmer as Lucene's (Persian, Telugu, Bengali), Hebrew's particles taken off, or
+/// (Vietnamese) with its words' marks kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StemLanguage {
@@ -35,6 +37,7 @@ pub enum StemLanguage {
     French,
     German,
     Greek,
+    Hebrew,
     Hindi,
     Hungarian,
     Indonesian,
@@ -75,7 +78,7 @@ pub enum Letters {
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 34] = [
+    pub const ALL: [StemLanguage; 35] = [
         Self::Arabic,
         Self::Armenian,
         Self::Bengali,
@@ -90,6 +93,7 @@ impl StemLanguage {
         Self::French,
         Self::German,
         Self::Greek,
+        Self::Hebrew,
         Self::Hindi,
         Self::Hungarian,
         Self::Indonesian,
@@ -120,11 +124,12 @@ impl StemLanguage {
     /// The first revision of the analyzer that reads the language: the 18 rust-stemmers
     /// stems from the first, the rest of Snowball 3.0's from the third, Persian and Telugu
     /// (light stemmers as Lucene's) and Vietnamese from the sixth, Bengali (a light stemmer as
-    /// Lucene's) from the seventh.
+    /// Lucene's) from the seventh, Hebrew (its particles taken off) from the eighth.
     pub fn first_read_in(self) -> Revision {
         match (self, LanguageStemmer::before_3(self)) {
             (Self::Persian | Self::Telugu | Self::Vietnamese, _) => Revision::V6,
             (Self::Bengali, _) => Revision::V7,
+            (Self::Hebrew, _) => Revision::V8,
             (_, true) => Revision::V1,
             (_, false) => Revision::V3,
         }
@@ -162,6 +167,7 @@ impl StemLanguage {
             | Self::Esperanto
             | Self::Estonian
             | Self::Greek
+            | Self::Hebrew
             | Self::Hindi
             | Self::Indonesian
             | Self::Lithuanian
@@ -188,7 +194,7 @@ impl StemLanguage {
             Self::Russian => Letters::Cyrillic,
             Self::Tamil => Letters::Tamil,
             Self::Telugu => Letters::Telugu,
-            Self::Yiddish => Letters::Hebrew,
+            Self::Hebrew | Self::Yiddish => Letters::Hebrew,
             _ => Letters::Latin,
         }
     }
@@ -216,6 +222,7 @@ impl StemLanguage {
             Self::French => "fr",
             Self::German => "de",
             Self::Greek => "el",
+            Self::Hebrew => "he",
             Self::Hindi => "hi",
             Self::Hungarian => "hu",
             Self::Indonesian => "id",
@@ -261,6 +268,7 @@ impl StemLanguage {
             L::Fra => Self::French,
             L::Deu => Self::German,
             L::Ell => Self::Greek,
+            L::Heb => Self::Hebrew,
             L::Hin => Self::Hindi,
             L::Hun => Self::Hungarian,
             L::Ind => Self::Indonesian,
@@ -472,6 +480,13 @@ mod tests {
                 assert_eq!(language.first_read_in(), Revision::V7);
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V6).is_none());
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V7).is_some());
+                continue;
+            }
+            if language == StemLanguage::Hebrew {
+                // Stemmed from the eighth revision: its attached particles taken off.
+                assert_eq!(language.first_read_in(), Revision::V8);
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V7).is_none());
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V8).is_some());
                 continue;
             }
             if matches!(language, StemLanguage::Persian | StemLanguage::Telugu) {

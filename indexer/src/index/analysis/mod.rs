@@ -1,6 +1,6 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V7`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V8`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks (a mark or
 //!   an invisible format character going on the word it follows, [`script`]), runs of
 //!   Chinese, Japanese and Korean (written without spaces) read as overlapping character
@@ -8,13 +8,14 @@
 //!   (also written without spaces) cut into their words by ICU's dictionaries
 //!   ([`dictionary_words`]), each word NFKC-normalized and lower-cased with Arabic's normal
 //!   forms ([`normalize`]), the stop words and Snowball stem (Persian, Telugu, Bengali:
-//!   light stemmers) of its row's language when the word is in that language's letters
+//!   light stemmers; Hebrew: its attached particles taken off) of its row's language when the word is in that language's letters
 //!   ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a Vietnamese
 //!   row's tone and vowel marks: they tell its words apart). A query is read as every
 //!   language the index's rows were read as ([`profile`]) and looked up by each of its
 //!   words' forms, so no query language has to be guessed from a few words.
-//! - [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`],
-//!   [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions ([`Revision`]: Thai,
+//! - [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`],
+//!   [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions
+//!   ([`Revision`]: Hebrew unstemmed; Thai,
 //!   Lao, Khmer and Myanmar in pairs, Bengali unstemmed; Vietnamese folded as other Latin text, Persian and
 //!   Telugu unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and
 //!   joiners; before the third, rust-stemmers' Snowball stemmers (before Snowball 3.0) of 18
@@ -27,6 +28,7 @@
 
 mod bengali_stemmer;
 mod dictionary_words;
+mod hebrew_stemmer;
 mod language;
 mod light_endings;
 mod normalize;
@@ -66,8 +68,10 @@ pub const MULTILINGUAL_V4: &str = "quarry_multi_v4";
 pub const MULTILINGUAL_V5: &str = "quarry_multi_v5";
 /// The multilingual analyzer's sixth revision ([`Revision::V6`]).
 pub const MULTILINGUAL_V6: &str = "quarry_multi_v6";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V7`]).
+/// The multilingual analyzer's seventh revision ([`Revision::V7`]).
 pub const MULTILINGUAL_V7: &str = "quarry_multi_v7";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V8`]).
+pub const MULTILINGUAL_V8: &str = "quarry_multi_v8";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
@@ -120,12 +124,27 @@ pub enum Revision {
     /// code points (a pair there is often a consonant and its vowel sign, inside many
     /// unrelated words: `ตา`, "eye", in `ตาม`, "follow", and `ตาราง`, "table"). CJK stays in
     /// pairs. Bengali is stemmed, by a light stemmer as Lucene's ([`bengali_stemmer`]).
-    #[default]
     V7,
+    /// [`MULTILINGUAL_V8`]: as the seventh, with Hebrew rows read as Hebrew
+    /// ([`StemLanguage::Hebrew`]), whose attached particles (`ו`, `ה`, `ב`, `כ`, `ל`, `מ`, `ש`)
+    /// are taken off the front of a word while more than three letters stay
+    /// ([`hebrew_stemmer`]): `ספר` ("book") finds `הספר` ("the book") and `בספר` ("in the
+    /// book"), which it found none of.
+    #[default]
+    V8,
 }
 
 impl Revision {
-    pub const ALL: [Revision; 7] = [Self::V1, Self::V2, Self::V3, Self::V4, Self::V5, Self::V6, Self::V7];
+    pub const ALL: [Revision; 8] = [
+        Self::V1,
+        Self::V2,
+        Self::V3,
+        Self::V4,
+        Self::V5,
+        Self::V6,
+        Self::V7,
+        Self::V8,
+    ];
 
     /// Position in [`Self::ALL`] (per-revision tables).
     pub fn index(self) -> usize {
@@ -142,6 +161,7 @@ impl Revision {
             MULTILINGUAL_V5 => Some(Self::V5),
             MULTILINGUAL_V6 => Some(Self::V6),
             MULTILINGUAL_V7 => Some(Self::V7),
+            MULTILINGUAL_V8 => Some(Self::V8),
             _ => None,
         }
     }
@@ -155,6 +175,7 @@ impl Revision {
             Self::V5 => MULTILINGUAL_V5,
             Self::V6 => MULTILINGUAL_V6,
             Self::V7 => MULTILINGUAL_V7,
+            Self::V8 => MULTILINGUAL_V8,
         }
     }
 }

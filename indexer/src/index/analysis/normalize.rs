@@ -56,7 +56,7 @@ fn is_quranic_mark(c: char) -> bool {
 
 /// Hebrew's points (vowels, dagesh, shin and sin dots) and cantillation marks: optional
 /// marks, as accents are, left out of most text (U+0591-U+05C7, those that are marks).
-fn is_hebrew_point(c: char) -> bool {
+pub(super) fn is_hebrew_point(c: char) -> bool {
     matches!(
         c,
         '\u{0591}'..='\u{05BD}' | '\u{05BF}' | '\u{05C1}' | '\u{05C2}' | '\u{05C4}' | '\u{05C5}' | '\u{05C7}'

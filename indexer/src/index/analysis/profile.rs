@@ -255,9 +255,17 @@ mod tests {
             assert!(!detect(text).reliable, "{text}: {:?}", detect(text));
         }
         let (profile, languages) = LanguageProfile::of_texts(&[arabic, hindi, hebrew]);
-        assert_eq!(languages, [Some(StemLanguage::Arabic), Some(StemLanguage::Hindi), None]);
+        assert_eq!(
+            languages,
+            [
+                Some(StemLanguage::Arabic),
+                Some(StemLanguage::Hindi),
+                Some(StemLanguage::Hebrew)
+            ]
+        );
         assert_eq!(profile.analyzed_as.get("ar"), Some(&1));
         assert_eq!(profile.analyzed_as.get("hi"), Some(&1));
+        assert_eq!(profile.analyzed_as.get("he"), Some(&1));
         assert_eq!(profile.language_of("المدرسة"), Some(StemLanguage::Arabic));
 
         // Short Latin-script rows, whatever their guesses: English, as before.

@@ -21,6 +21,8 @@ pub enum LanguageStemmer {
     Telugu,
     /// Bengali's light stemmer, which Snowball has none of: [`Revision::V7`] and later.
     Bengali,
+    /// Hebrew's particles taken off, which Snowball has no stemmer for: [`Revision::V8`] and later.
+    Hebrew,
 }
 
 impl LanguageStemmer {
@@ -31,6 +33,7 @@ impl LanguageStemmer {
             StemLanguage::Persian => return (revision >= Revision::V6).then_some(Self::Persian),
             StemLanguage::Telugu => return (revision >= Revision::V6).then_some(Self::Telugu),
             StemLanguage::Bengali => return (revision >= Revision::V7).then_some(Self::Bengali),
+            StemLanguage::Hebrew => return (revision >= Revision::V8).then_some(Self::Hebrew),
             _ => {}
         }
         match revision >= Revision::V3 {
@@ -53,6 +56,7 @@ impl LanguageStemmer {
             Self::Persian => super::persian_stemmer::stem(word),
             Self::Telugu => super::telugu_stemmer::stem(word),
             Self::Bengali => super::bengali_stemmer::stem(word),
+            Self::Hebrew => super::hebrew_stemmer::stem(word),
         }
     }
 }
@@ -85,6 +89,7 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         | L::Czech
         | L::Esperanto
         | L::Estonian
+        | L::Hebrew
         | L::Hindi
         | L::Indonesian
         | L::Lithuanian
@@ -116,6 +121,7 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
         L::French => A::French,
         L::German => A::German,
         L::Greek => A::Greek,
+        L::Hebrew => return None,
         L::Hindi => A::Hindi,
         L::Hungarian => A::Hungarian,
         L::Indonesian => A::Indonesian,
