@@ -424,7 +424,8 @@ async fn thai_words_are_searched_and_marked_whole() {
 
 /// Hebrew is read with its attached particles taken off (analyzer `quarry_multi_v8`): a word
 /// finds its forms with `ב` ("in"), `ה` ("the") and the others, and highlights mark them; a
-/// `"` between Hebrew letters is an acronym's, so a query of two acronyms is no phrase.
+/// `"` between Hebrew letters is an acronym's, so a query of two acronyms is no phrase; a
+/// prefix or a misspelt word typed with particles finds the word the rows write without them.
 #[tokio::test]
 async fn hebrew_words_are_found_with_their_particles() {
     let data = tempfile::tempdir().unwrap();
@@ -433,6 +434,10 @@ async fn hebrew_words_are_found_with_their_particles() {
         ("school.txt", "התלמידים חזרו לבית הספר אחרי החופשה הארוכה של הקיץ."),
         ("army.txt", "דובר צה\"ל מסר כי כוחות הביטחון עצרו חשוד נוסף בלילה."),
         ("embassy.txt", "ראש העיר נפגש עם שגריר ארה\"ב בירושלים לשיחה ארוכה."),
+        (
+            "browser.txt",
+            "האתר שומר עוגיות בדפדפן של המשתמש כדי לזכור את ההעדפות שלו.",
+        ),
     ];
     let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
     let search = |body: Value| {
@@ -455,5 +460,12 @@ async fn hebrew_words_are_found_with_their_particles() {
     let mut found = files(&result);
     found.sort();
     assert_eq!(found, ["army.txt", "embassy.txt"], "{result}");
+    // "The cookie…" typed as a prefix with `ה` finds `עוגיות`, and misspelt (`העוגיוט`) it is
+    // corrected with the `ה` typed: the word no row writes so, `העוגיות`.
+    let result = search(json!({"query": "העוגי*", "mode": "keyword"})).await;
+    assert_eq!(ranked_files(&result), ["browser.txt"], "{result}");
+    let result = search(json!({"query": "העוגיוט", "mode": "keyword", "suggest": true})).await;
+    assert_eq!(result["suggestion"]["query"], "העוגיות", "{result}");
+    assert_eq!(ranked_files(&result), ["browser.txt"], "{result}");
     server.stop().await;
 }

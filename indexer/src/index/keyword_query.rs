@@ -91,12 +91,18 @@ pub(super) fn prefix_completions(
     let Some(prefix) = analyzer.prefix_form(word) else {
         return Ok(None);
     };
+    // A Hebrew prefix typed with its particles (`העוגיו*`) also begins the terms its stem
+    // begins (`עוגיו`); the two ranges hold different terms (a stem begins with no particle's
+    // letter, unless it is three letters long).
+    let stem = analyzer.prefix_stem(word);
     let field = index.schema().get_field("text").map_err(err("schema"))?;
     let mut counts: HashMap<String, u64> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("prefix"))?;
-        let terms = terms_beginning(&inverted, &prefix, "prefix")?;
-        for_each_term(terms, |term, rows| *counts.entry(term.to_string()).or_default() += rows);
+        for beginning in std::iter::once(&prefix).chain(stem.as_ref()) {
+            let terms = terms_beginning(&inverted, beginning, "prefix")?;
+            for_each_term(terms, |term, rows| *counts.entry(term.to_string()).or_default() += rows);
+        }
     }
     // An index that keeps a language's marks (Vietnamese) holds `việt` for `vie*` too.
     if let Some(marked) = marked_completions(index, reader, analyzer, &prefix)? {
@@ -133,8 +139,8 @@ pub struct NearTerm {
 /// neighbouring characters counting one) of `word` as the analyzer reads it: its folded form
 /// and its term in each language the index reads (stemmed), each with how many rows hold it
 /// and its fewest errors from any of them, in no order (with `same_first_letter`, only those
-/// that begin with the word's first letter as folded). None where the analyzer reads no word
-/// in `word`.
+/// that begin with the first letter of the reading they are near). None where the analyzer
+/// reads no word in `word`.
 pub(super) fn near_terms(
     index: &Index,
     reader: &IndexReader,
@@ -169,7 +175,7 @@ pub(super) fn nearest_first(mut terms: Vec<NearTerm>, limit: usize) -> Vec<NearT
 /// Every term of the index within `edits` typing errors of a reading of `word`, with how
 /// many rows hold it and the fewest errors from any reading (None: the analyzer reads no
 /// word in `word`); with `same_first_letter`, only the terms that begin with the first letter
-/// of the word as folded, found by walking only that part of the dictionary (a walk that
+/// of the reading they are near, found by walking only that part of the dictionary (a walk that
 /// allows an error at the first letter visits every term the errors left can reach: in an
 /// index of CJK character pairs, with two errors, every pair).
 fn near_term_walk(
@@ -183,22 +189,23 @@ fn near_term_walk(
     let Some(folded) = analyzer.prefix_form(word) else {
         return Ok(None);
     };
-    // Terms that begin with the folded word's first letter: the range of the dictionary to walk.
-    let first_letter: Option<(Vec<u8>, Option<Vec<u8>>)> =
-        same_first_letter.then(|| folded.chars().next()).flatten().map(|first| {
-            let first = first.to_string().into_bytes();
-            let upper = upper_bound(&first);
-            (first, upper)
-        });
     let mut sources = analyzer.query_terms(word);
     if !sources.contains(&folded) {
         sources.push(folded);
     }
+    // Terms that begin with a reading's first letter: the range of the dictionary its walk
+    // takes. The readings' first letters differ where a stemmer takes letters off the front
+    // (Hebrew's `העוגית` is read `עוגית`, whose near terms begin with `ע`).
+    let first_letter = |source: &str| -> Option<TermRange> {
+        let first = source.chars().next()?.to_string().into_bytes();
+        let upper = upper_bound(&first);
+        same_first_letter.then_some((first, upper))
+    };
     let builder = automaton_builder(edits.min(MAX_EDITS));
-    // Each source's automaton, made once for every segment.
-    let automata: Vec<Levenshtein> = sources
+    // Each source's automaton and range, made once for every segment.
+    let automata: Vec<(Levenshtein, Option<TermRange>)> = sources
         .iter()
-        .map(|source| Levenshtein(builder.build_dfa(source)))
+        .map(|source| (Levenshtein(builder.build_dfa(source)), first_letter(source)))
         .collect();
     let field = index.schema().get_field("text").map_err(err("schema"))?;
     let mut near: HashMap<String, (u64, u8)> = HashMap::new();
@@ -206,9 +213,9 @@ fn near_term_walk(
         let inverted = segment.inverted_index(field).map_err(err("near terms"))?;
         // A term two sources reach counts once, by the nearer.
         let mut in_segment: HashMap<String, (u64, u8)> = HashMap::new();
-        for automaton in &automata {
+        for (automaton, first_letter) in &automata {
             let mut walk = inverted.terms().search(automaton);
-            if let Some((first, upper)) = &first_letter {
+            if let Some((first, upper)) = first_letter {
                 walk = walk.ge(first);
                 if let Some(upper) = upper {
                     walk = walk.lt(upper);
@@ -231,6 +238,9 @@ fn near_term_walk(
     }
     Ok(Some(near))
 }
+
+/// A range of a term dictionary: its first term, and the term after its last (None: to the end).
+type TermRange = (Vec<u8>, Option<Vec<u8>>);
 
 /// Typing errors from one word, counted as [`near_terms`] counts them (inserted, left out,
 /// changed, or two neighbours swapped), up to [`MAX_EDITS`]: an automaton made once for the

@@ -7,9 +7,11 @@
 //! (one, two from 6 characters) of a reading of it, and the terms a typing error from its
 //! first characters with up to [`MAX_SUFFIX`] taken off (the index holds stems, and an error
 //! in the part a stemmer takes off hides the stem: `ventilaton` → `ventil`); only terms that
-//! begin with the word's first letter (as Elasticsearch's term suggester and Lucene's spell
-//! checker assume by default, a typing error there being rare). Each candidate is taken as
-//! its live rows write it (`tnaks` → `tanks`, where the index holds the stem `tank`); the
+//! begin with the first letter of the reading they are near (as Elasticsearch's term
+//! suggester and Lucene's spell checker assume by default, a typing error there being rare;
+//! Hebrew's `העוגית` is read `עוגית`). Each candidate is taken as its live rows write it
+//! (`tnaks` → `tanks`, where the index holds the stem `tank`; a Hebrew word typed with
+//! particles with the particles typed, `העוגיות` where rows write `עוגיות`); the
 //! correction is the written form with the fewest typing errors from the word as typed,
 //! within those allowed, then the term the most live rows hold (summed over every segment
 //! of every collection searched), in the case the word was typed in. Nothing is learnt from
@@ -26,6 +28,7 @@
 //! [`MAX_WORDS`] distinct ones. Words that are right but in no row and that the model reads
 //! in pieces (another language's) get a correction too.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -176,12 +179,17 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Corrected>, Se
         return Ok(None);
     };
     let typed = TypingErrors::from(&folded);
+    // A word typed with Hebrew's particles (`העוגית`) is offered with them, whichever a row
+    // writes the word with (`עוגיות`: `העוגיות`).
+    let front = first_analyzer(parts)
+        .and_then(|analyzer| analyzer.front_particles(&folded))
+        .map_or("", |taken| &folded[..taken]);
     // The index's terms are stems: a stem near a stem of the word may be written far from it
     // (`brocoli`'s stem `brocol` is two errors from `chocol`, chocolate's): each candidate is
     // taken by how its rows write it, within the errors allowed of the word as typed.
     let mut best: Option<Corrected> = None;
     for candidate in live_candidates(parts, word, edits)?.into_iter().take(CANDIDATES_TRIED) {
-        let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first)? else {
+        let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first, front)? else {
             continue;
         };
         let nearer =
@@ -312,12 +320,15 @@ fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Ve
 /// one with the fewest, then the most often written, in lower case, with its errors (None: no
 /// such word). `chunkng` finds the stem `chunk`, written `chunks`, `chunk` and `chunking`:
 /// `chunking`, one error. A row's words are compared with the typed word first, and only the
-/// near ones read by the analyzer.
+/// near ones read by the analyzer. With `front`, the Hebrew particles the word was typed with,
+/// a row's word is taken with them in place of its own
+/// ([`KeywordAnalyzer::front_particles`]).
 fn written_form(
     parts: &[SearchPart<'_>],
     term: &str,
     typed: &TypingErrors,
     first: char,
+    front: &str,
 ) -> Result<Option<(String, u8)>, ServerError> {
     let group = KeywordQuery {
         text: String::new(),
@@ -340,17 +351,21 @@ fn written_form(
                 for piece in pieces(text) {
                     let Piece::Word(range) = piece else { continue };
                     let word = &text[range];
-                    let errors = match word.is_ascii() {
-                        true => typed.to_ascii_lowercase(word),
-                        false => analyzer.prefix_form(word).and_then(|folded| typed.to(&folded)),
+                    let offered = match analyzer.front_particles(word).filter(|_| !front.is_empty()) {
+                        Some(taken) => Cow::Owned(format!("{front}{}", &word[taken..])),
+                        None => Cow::Borrowed(word),
+                    };
+                    let errors = match offered.is_ascii() {
+                        true => typed.to_ascii_lowercase(&offered),
+                        false => analyzer.prefix_form(&offered).and_then(|folded| typed.to(&folded)),
                     };
                     let Some(errors) = errors else { continue };
-                    let folded = analyzer.prefix_form(word).unwrap_or_default();
+                    let folded = analyzer.prefix_form(&offered).unwrap_or_default();
                     if !folded.starts_with(first) {
                         continue;
                     }
                     if analyzer.query_terms(word).iter().any(|t| t == term) {
-                        written.entry(word.to_lowercase()).or_insert((errors, 0)).1 += 1;
+                        written.entry(offered.to_lowercase()).or_insert((errors, 0)).1 += 1;
                     }
                 }
                 rows_read += 1;

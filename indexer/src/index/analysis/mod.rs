@@ -336,6 +336,36 @@ impl KeywordAnalyzer {
         }
     }
 
+    /// What every word beginning with `word` begins with once stemmed, where the index reads
+    /// a language whose stemmer takes letters off the front and that is sure (Hebrew:
+    /// `העוגיו*`, "the cookie…", begins `עוגיו`, [`hebrew_stemmer::stem_of_prefix`]): the
+    /// completions of a prefix typed with its particles are the terms that begin so. None
+    /// elsewhere: a stemmer that takes letters off the end leaves a prefix's letters alone.
+    pub fn prefix_stem(&self, word: &str) -> Option<String> {
+        let folded = self.prefix_form(word)?;
+        self.reads_as_hebrew(&folded)
+            .then(|| hebrew_stemmer::stem_of_prefix(&folded).map(str::to_string))
+            .flatten()
+    }
+
+    /// The bytes of `word`'s front that its stem leaves out, where the index reads it in a
+    /// language whose stemmer takes letters off the front (Hebrew's particles: 1 for `הספר`,
+    /// 0 for `ספר`); None elsewhere. Did you mean offers a correction with the particles
+    /// typed, whichever particles a row writes the word with.
+    pub fn front_particles(&self, word: &str) -> Option<usize> {
+        self.reads_as_hebrew(word).then(|| hebrew_stemmer::particles_len(word))
+    }
+
+    /// Whether the index reads Hebrew and `word` is in its letters.
+    fn reads_as_hebrew(&self, word: &str) -> bool {
+        let Self::Multilingual(profile) = self else {
+            return false;
+        };
+        profile.revision >= StemLanguage::Hebrew.first_read_in()
+            && profile.reads(StemLanguage::Hebrew)
+            && script::letters_of(word) == StemLanguage::Hebrew.letters()
+    }
+
     /// A reader of stored texts, as the index read them (one per thread: it keeps caches).
     pub fn text_reader(&self) -> TextReader {
         let inner = match self {

@@ -95,6 +95,11 @@ impl LanguageProfile {
             .collect()
     }
 
+    /// Whether a row was read as `language`.
+    pub fn reads(&self, language: StemLanguage) -> bool {
+        self.analyzed_as.get(language.code()).is_some_and(|&rows| rows > 0)
+    }
+
     /// Whether a row was read as a language whose words keep their marks (Vietnamese).
     pub fn reads_a_language_keeping_marks(&self) -> bool {
         self.analyzed_as
