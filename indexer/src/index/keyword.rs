@@ -953,6 +953,38 @@ mod tests {
         assert!(rows(&old, "۲۰۲۴").is_empty());
     }
 
+    /// A prefix typed with letters the stemmer takes off the front (Hebrew's particles,
+    /// Indonesian's prefixes) completes as the stems its words have: no term begins with the
+    /// letters as typed, since the index holds stems.
+    #[test]
+    fn a_prefix_with_letters_a_stemmer_takes_off_the_front_completes_as_its_stem() {
+        let texts = [
+            "Pertumbuhan perekonomian Indonesia pada tahun ini cukup baik menurut para ahli ekonomi dan pemerintah daerah.",
+            "זה היה ספר מעניין מאוד שקראתי בספרייה העירונית בשבוע שעבר עם חבריי מהכיתה.",
+        ];
+        let (_dir, index) = built_now(&texts);
+        for (prefix, word) in [
+            ("perekonom", "perekonomian"),
+            ("pertumbuh", "pertumbuhan"),
+            ("הספרי", "בספרייה"),
+            ("העירו", "העירונית"),
+        ] {
+            let terms = index.analyzer().query_terms(word);
+            let completions = index.prefix_completions(prefix, 8).unwrap().unwrap();
+            assert!(
+                completions.iter().any(|(t, _)| terms.contains(t)),
+                "{prefix}: {completions:?}, none of {terms:?}"
+            );
+            assert!(
+                completions.iter().all(|(t, _)| !t.starts_with(prefix)),
+                "{completions:?}"
+            );
+        }
+        // A prefix with nothing taken off the front completes as typed only.
+        assert_eq!(index.analyzer().prefix_stems("ספרי"), Vec::<String>::new());
+        assert_eq!(index.analyzer().prefix_stems("lib"), Vec::<String>::new());
+    }
+
     /// The languages Snowball 3.0 added, and German typed without umlauts, in an index
     /// written now and in one written by the second revision (which stems none of them).
     #[test]

@@ -91,17 +91,25 @@ pub(super) fn prefix_completions(
     let Some(prefix) = analyzer.prefix_form(word) else {
         return Ok(None);
     };
-    // A Hebrew prefix typed with its particles (`העוגיו*`) also begins the terms its stem
-    // begins (`עוגיו`); the two ranges hold different terms (a stem begins with no particle's
-    // letter, unless it is three letters long).
-    let stem = analyzer.prefix_stem(word);
+    // A prefix typed with letters a stemmer takes off the front (Arabic's `ال`, Hebrew's
+    // particles) also begins the terms its stem begins (`المدين*`: `مدين`); a term two
+    // beginnings reach counts once.
+    let beginnings: Vec<String> = std::iter::once(prefix.clone())
+        .chain(analyzer.prefix_stems(word))
+        .collect();
     let field = index.schema().get_field("text").map_err(err("schema"))?;
     let mut counts: HashMap<String, u64> = HashMap::new();
     for segment in reader.searcher().segment_readers() {
         let inverted = segment.inverted_index(field).map_err(err("prefix"))?;
-        for beginning in std::iter::once(&prefix).chain(stem.as_ref()) {
+        let mut in_segment: HashMap<String, u64> = HashMap::new();
+        for beginning in &beginnings {
             let terms = terms_beginning(&inverted, beginning, "prefix")?;
-            for_each_term(terms, |term, rows| *counts.entry(term.to_string()).or_default() += rows);
+            for_each_term(terms, |term, rows| {
+                in_segment.insert(term.to_string(), rows);
+            });
+        }
+        for (term, rows) in in_segment {
+            *counts.entry(term).or_default() += rows;
         }
     }
     // An index that keeps a language's marks (Vietnamese) holds `việt` for `vie*` too.

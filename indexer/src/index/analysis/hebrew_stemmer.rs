@@ -49,18 +49,6 @@ fn without_particles(word: &str) -> &str {
     rest
 }
 
-/// What every word beginning with `prefix` (the letters typed so far, `העוגיו*`) begins with
-/// once stemmed, where that is sure: the prefix with its particles taken off, when they end
-/// at a letter that is no particle's (then any longer word loses the same letters and no
-/// more: `עוגיו`). None where the stemmer takes nothing off, or stops only because three
-/// letters are left (`ממשל`: `ממשלה` stems further than its first four letters do).
-pub fn stem_of_prefix(prefix: &str) -> Option<&str> {
-    let stem = without_particles(prefix);
-    let taken_off = stem.len() < prefix.len();
-    let first = stem.chars().next()?;
-    (taken_off && !PARTICLES.contains(&first) && !is_hebrew_point(first)).then_some(stem)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,17 +84,7 @@ mod tests {
     }
 
     #[test]
-    fn a_prefix_stems_where_its_particles_end_at_another_letter() {
-        // "the cookie…": every longer word stems to `עוגיו…`.
-        assert_eq!(stem_of_prefix("העוגיו"), Some("עוגיו"));
-        assert_eq!(stem("העוגיות"), "עוגיות");
-        assert_eq!(stem_of_prefix("וכשהילד"), Some("ילד"));
-        // Nothing taken off, or stopped at three letters that begin with a particle's.
-        assert_eq!(stem_of_prefix("עוגיו"), None);
-        assert_eq!(stem_of_prefix("ממשל"), None);
-        assert_eq!(stem_of_prefix("הע"), None);
-        assert_eq!(stem_of_prefix(""), None);
-        // The particles' bytes, points with them.
+    fn the_particles_length_counts_their_points() {
         assert_eq!(particles_len("העוגיות"), "ה".len());
         assert_eq!(particles_len("וְהַבַּיִת"), "וְהַ".len());
         assert_eq!(particles_len("ספר"), 0);

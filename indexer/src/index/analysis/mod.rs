@@ -336,16 +336,30 @@ impl KeywordAnalyzer {
         }
     }
 
-    /// What every word beginning with `word` begins with once stemmed, where the index reads
-    /// a language whose stemmer takes letters off the front and that is sure (Hebrew:
-    /// `העוגיו*`, "the cookie…", begins `עוגיו`, [`hebrew_stemmer::stem_of_prefix`]): the
-    /// completions of a prefix typed with its particles are the terms that begin so. None
-    /// elsewhere: a stemmer that takes letters off the end leaves a prefix's letters alone.
-    pub fn prefix_stem(&self, word: &str) -> Option<String> {
-        let folded = self.prefix_form(word)?;
-        self.reads_as_hebrew(&folded)
-            .then(|| hebrew_stemmer::stem_of_prefix(&folded).map(str::to_string))
-            .flatten()
+    /// Where a stemmer takes letters off the front of a prefix (`word*`), what the words it
+    /// begins begin with once stemmed: for each reading of `word` (its term in a language
+    /// the index reads) found in its folded form after the first letters, the folded form
+    /// from there. `المدين*`: Arabic's stemmer reads `مد` after `ال`, so `مدين`, which
+    /// `المدينة`'s term `مدين` begins with; Hebrew's `העוגי*`, `עוגי`; Indonesian's
+    /// `perekonom*`, `ekonom`. Empty where every reading begins the word (a stemmer that takes
+    /// letters off the end leaves a prefix's first letters alone).
+    pub fn prefix_stems(&self, word: &str) -> Vec<String> {
+        let Some(folded) = self.prefix_form(word) else {
+            return Vec::new();
+        };
+        let mut stems: Vec<String> = Vec::new();
+        for term in self.query_terms(word) {
+            if term.is_empty() || folded.starts_with(&term) {
+                continue;
+            }
+            let after = folded.char_indices().skip(1).map(|(at, _)| &folded[at..]);
+            if let Some(rest) = after.into_iter().find(|rest| rest.starts_with(&term)) {
+                if !stems.iter().any(|stem| stem == rest) {
+                    stems.push(rest.to_string());
+                }
+            }
+        }
+        stems
     }
 
     /// The bytes of `word`'s front that its stem leaves out, where the index reads it in a
