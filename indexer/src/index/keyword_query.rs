@@ -91,9 +91,9 @@ pub(super) fn prefix_completions(
     let Some(prefix) = analyzer.prefix_form(word) else {
         return Ok(None);
     };
-    // A prefix typed with letters a stemmer takes off the front (Arabic's `ال`, Hebrew's
-    // particles) also begins the terms its stem begins (`المدين*`: `مدين`); a term two
-    // beginnings reach counts once.
+    // A prefix typed with letters a stemmer takes off the front (Hebrew's particles,
+    // Indonesian's prefixes) also begins the terms its stem begins (`העוגי*`: `עוגי`); a term
+    // two beginnings reach counts once.
     let beginnings: Vec<String> = std::iter::once(prefix.clone())
         .chain(analyzer.prefix_stems(word))
         .collect();

@@ -8,8 +8,8 @@
 //!   (also written without spaces) cut into their words by ICU's dictionaries
 //!   ([`dictionary_words`]), each word NFKC-normalized and lower-cased with Arabic's normal
 //!   forms ([`normalize`]), the stop words and Snowball stem (Persian, Telugu, Bengali:
-//!   light stemmers; Hebrew: its attached particles taken off) of its row's language when the word is in that language's letters
-//!   ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a Vietnamese
+//!   light stemmers; Hebrew: its attached particles taken off) of its row's language when
+//!   the word is in that language's letters ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a Vietnamese
 //!   row's tone and vowel marks: they tell its words apart). A query is read as every
 //!   language the index's rows were read as ([`profile`]) and looked up by each of its
 //!   words' forms, so no query language has to be guessed from a few words.
@@ -339,10 +339,11 @@ impl KeywordAnalyzer {
     /// Where a stemmer takes letters off the front of a prefix (`word*`), what the words it
     /// begins begin with once stemmed: for each reading of `word` (its term in a language
     /// the index reads) found in its folded form after the first letters, the folded form
-    /// from there. `المدين*`: Arabic's stemmer reads `مد` after `ال`, so `مدين`, which
-    /// `المدينة`'s term `مدين` begins with; Hebrew's `העוגי*`, `עוגי`; Indonesian's
-    /// `perekonom*`, `ekonom`. Empty where every reading begins the word (a stemmer that takes
-    /// letters off the end leaves a prefix's first letters alone).
+    /// from there: Hebrew's `העוגי*`, `עוגי`, which `העוגיות`'s term `עוגיות` begins with;
+    /// Indonesian's `perekonom*`, `ekonom`. Empty where every reading begins the word (a
+    /// stemmer that takes letters off the end leaves a prefix's first letters alone), and
+    /// where the stemmer reads the cut word's last letters as an ending and keeps its front
+    /// (Arabic's `المدين` is `المد`).
     pub fn prefix_stems(&self, word: &str) -> Vec<String> {
         let Some(folded) = self.prefix_form(word) else {
             return Vec::new();
@@ -352,8 +353,8 @@ impl KeywordAnalyzer {
             if term.is_empty() || folded.starts_with(&term) {
                 continue;
             }
-            let after = folded.char_indices().skip(1).map(|(at, _)| &folded[at..]);
-            if let Some(rest) = after.into_iter().find(|rest| rest.starts_with(&term)) {
+            let mut after = folded.char_indices().skip(1).map(|(at, _)| &folded[at..]);
+            if let Some(rest) = after.find(|rest| rest.starts_with(&term)) {
                 if !stems.iter().any(|stem| stem == rest) {
                     stems.push(rest.to_string());
                 }
