@@ -954,16 +954,19 @@ mod tests {
     }
 
     /// A prefix typed with letters the stemmer takes off the front (Hebrew's particles,
-    /// Indonesian's prefixes) completes as the stems its words have: no term begins with the
-    /// letters as typed, since the index holds stems.
+    /// Indonesian's prefixes, Arabic's article) completes as the stems its words have: no
+    /// term begins with the letters as typed, since the index holds stems.
     #[test]
     fn a_prefix_with_letters_a_stemmer_takes_off_the_front_completes_as_its_stem() {
         let texts = [
             "Pertumbuhan perekonomian Indonesia pada tahun ini cukup baik menurut para ahli ekonomi dan pemerintah daerah.",
             "זה היה ספר מעניין מאוד שקראתי בספרייה העירונית בשבוע שעבר עם חבריי מהכיתה.",
+            "تقع المدينة على ضفاف النهر، وفي المدينة جامعة كبيرة ومكتبة عامة قديمة جدا.",
         ];
         let (_dir, index) = built_now(&texts);
         for (prefix, word) in [
+            ("المدين", "المدينة"),
+            ("والمكتب", "ومكتبة"),
             ("perekonom", "perekonomian"),
             ("pertumbuh", "pertumbuhan"),
             ("הספרי", "בספרייה"),

@@ -26,6 +26,7 @@
 //!
 //! An index's analyzer is the tokenizer name its tantivy schema records.
 
+mod arabic_article;
 mod bengali_stemmer;
 mod dictionary_words;
 mod hebrew_stemmer;
@@ -340,10 +341,11 @@ impl KeywordAnalyzer {
     /// begins begin with once stemmed: for each reading of `word` (its term in a language
     /// the index reads) found in its folded form after the first letters, the folded form
     /// from there: Hebrew's `העוגי*`, `עוגי`, which `העוגיות`'s term `עוגיות` begins with;
-    /// Indonesian's `perekonom*`, `ekonom`. Empty where every reading begins the word (a
-    /// stemmer that takes letters off the end leaves a prefix's first letters alone), and
-    /// where the stemmer reads the cut word's last letters as an ending and keeps its front
-    /// (Arabic's `المدين` is `المد`).
+    /// Indonesian's `perekonom*`, `ekonom`. Arabic's stemmer reads a cut word's last letters
+    /// as an ending and keeps its article (`المدين` is `المد`), so where the index reads
+    /// Arabic, an Arabic prefix's article is found by its letters ([`arabic_article`]):
+    /// `المدين*`, `مدين`. Empty where every reading begins the word (a stemmer that takes
+    /// letters off the end leaves a prefix's first letters alone).
     pub fn prefix_stems(&self, word: &str) -> Vec<String> {
         let Some(folded) = self.prefix_form(word) else {
             return Vec::new();
@@ -360,6 +362,13 @@ impl KeywordAnalyzer {
                 }
             }
         }
+        if self.reads_in(StemLanguage::Arabic, &folded) {
+            if let Some(rest) = arabic_article::after_article(&folded) {
+                if !stems.iter().any(|stem| stem == rest) {
+                    stems.push(rest.to_string());
+                }
+            }
+        }
         stems
     }
 
@@ -368,17 +377,18 @@ impl KeywordAnalyzer {
     /// 0 for `ספר`); None elsewhere. Did you mean offers a correction with the particles
     /// typed, whichever particles a row writes the word with.
     pub fn front_particles(&self, word: &str) -> Option<usize> {
-        self.reads_as_hebrew(word).then(|| hebrew_stemmer::particles_len(word))
+        self.reads_in(StemLanguage::Hebrew, word)
+            .then(|| hebrew_stemmer::particles_len(word))
     }
 
-    /// Whether the index reads Hebrew and `word` is in its letters.
-    fn reads_as_hebrew(&self, word: &str) -> bool {
+    /// Whether the index reads `language` and `word` is in its letters.
+    fn reads_in(&self, language: StemLanguage, word: &str) -> bool {
         let Self::Multilingual(profile) = self else {
             return false;
         };
-        profile.revision >= StemLanguage::Hebrew.first_read_in()
-            && profile.reads(StemLanguage::Hebrew)
-            && script::letters_of(word) == StemLanguage::Hebrew.letters()
+        profile.revision >= language.first_read_in()
+            && profile.reads(language)
+            && script::letters_of(word) == language.letters()
     }
 
     /// A reader of stored texts, as the index read them (one per thread: it keeps caches).
