@@ -351,7 +351,8 @@ fn written_form(
                 for piece in pieces(text) {
                     let Piece::Word(range) = piece else { continue };
                     let word = &text[range];
-                    let offered = match analyzer.front_particles(word).filter(|_| !front.is_empty()) {
+                    let taken = (!front.is_empty()).then(|| analyzer.front_particles(word)).flatten();
+                    let offered = match taken {
                         Some(taken) => Cow::Owned(format!("{front}{}", &word[taken..])),
                         None => Cow::Borrowed(word),
                     };
