@@ -16,7 +16,7 @@ HEQ_REPO: a checkout of github.com/NNLP-IL/Hebrew-Question-Answering-Dataset; OU
 import os
 import sys
 
-from squad_to_beir import write_set
+from squad_to_beir import convert
 
 FILES = ["data/data v1.1/test v1.1.json", "data/data v1.1/val v1.1.json"]
 
@@ -26,11 +26,7 @@ def main() -> None:
         sys.exit(__doc__)
     repo, out = sys.argv[1], sys.argv[2]
     sources = [os.path.join(repo, name) for name in FILES]
-    for source in sources:
-        if not os.path.exists(source):
-            sys.exit(f"{source}: no such file (a checkout of HeQ holds it)")
-    passages, queries = write_set(sources, os.path.join(out, "heq-he"))
-    print(f"heq-he: {passages} passages, {queries} queries")
+    convert(sources, out, "heq-he", "a checkout of HeQ holds it")
 
 
 if __name__ == "__main__":

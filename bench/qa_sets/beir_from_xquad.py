@@ -17,7 +17,7 @@ OUT: where `xquad-<language>/` folders are written; no languages named: all twel
 import os
 import sys
 
-from squad_to_beir import write_set
+from squad_to_beir import convert
 
 LANGUAGES = ["ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"]
 
@@ -28,10 +28,7 @@ def main() -> None:
     repo, out = sys.argv[1], sys.argv[2]
     for language in sys.argv[3:] or LANGUAGES:
         source = os.path.join(repo, f"xquad.{language}.json")
-        if not os.path.exists(source):
-            sys.exit(f"{source}: no such file (languages: {', '.join(LANGUAGES)})")
-        passages, queries = write_set([source], os.path.join(out, f"xquad-{language}"))
-        print(f"xquad-{language}: {passages} passages, {queries} queries")
+        convert([source], out, f"xquad-{language}", f"languages: {', '.join(LANGUAGES)}")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,23 @@
 The paragraphs are the corpus, each question a query, relevant the one paragraph it was
 written about (as jsquad-ja is built). A question its set marks unanswerable (SQuAD 2.0's
 `is_impossible`) is left out: its paragraph does not hold what it asks for. Used by
-beir_from_xquad.py and beir_from_heq.py; the sets are measurements only, no weight, threshold
-or rule of quarry is chosen on them.
+beir_from_xquad.py, beir_from_heq.py and beir_from_korquad.py; the sets are measurements only,
+no weight, threshold or rule of quarry is chosen on them.
 """
 
 import json
 import os
+import sys
+
+
+def convert(sources: list[str], out: str, name: str, hint: str) -> None:
+    """Writes the set `name` under `out` from the SQuAD files `sources`, and says how large it
+    is; exits naming the first source that is missing (`hint`: where it is found)."""
+    for source in sources:
+        if not os.path.exists(source):
+            sys.exit(f"{source}: no such file ({hint})")
+    passages, queries = write_set(sources, os.path.join(out, name))
+    print(f"{name}: {passages} passages, {queries} queries")
 
 
 def write_set(sources: list[str], out: str) -> tuple[int, int]:

@@ -205,9 +205,14 @@ fn near_term_walk(
     // takes. The readings' first letters differ where a stemmer takes letters off the front
     // (Hebrew's `העוגית` is read `עוגית`, whose near terms begin with `ע`).
     let first_letter = |source: &str| -> Option<TermRange> {
-        let first = source.chars().next()?.to_string().into_bytes();
+        let first = source
+            .chars()
+            .next()
+            .filter(|_| same_first_letter)?
+            .to_string()
+            .into_bytes();
         let upper = upper_bound(&first);
-        same_first_letter.then_some((first, upper))
+        Some((first, upper))
     };
     let builder = automaton_builder(edits.min(MAX_EDITS));
     // Each source's automaton and range, made once for every segment.

@@ -9,10 +9,11 @@
 //!   ([`dictionary_words`]), each word NFKC-normalized and lower-cased with Arabic's normal
 //!   forms ([`normalize`]), the stop words and Snowball stem (Persian, Telugu, Bengali:
 //!   light stemmers; Hebrew: its attached particles taken off) of its row's language when
-//!   the word is in that language's letters ([`stemmer`]), then Latin and Greek accents and Hebrew points folded (not a Vietnamese
-//!   row's tone and vowel marks: they tell its words apart). A query is read as every
-//!   language the index's rows were read as ([`profile`]) and looked up by each of its
-//!   words' forms, so no query language has to be guessed from a few words.
+//!   the word is in that language's letters ([`stemmer`]), then Latin and Greek accents and
+//!   Hebrew points folded (not a Vietnamese row's tone and vowel marks: they tell its words
+//!   apart). A query is read as every language the index's rows were read as ([`profile`])
+//!   and looked up by each of its words' forms, so no query language has to be guessed from
+//!   a few words.
 //! - [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`],
 //!   [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions
 //!   ([`Revision`]: Hebrew unstemmed; Thai,
@@ -350,32 +351,31 @@ impl KeywordAnalyzer {
         let Some(folded) = self.prefix_form(word) else {
             return Vec::new();
         };
+        let terms = self.query_terms(word);
+        let after_stemmed_front = terms
+            .iter()
+            .filter(|term| !term.is_empty() && !folded.starts_with(term.as_str()))
+            .filter_map(|term| {
+                let mut after = folded.char_indices().skip(1).map(|(at, _)| &folded[at..]);
+                after.find(|rest| rest.starts_with(term.as_str()))
+            });
+        let after_article = self
+            .reads_in(StemLanguage::Arabic, &folded)
+            .then(|| arabic_article::after_article(&folded))
+            .flatten();
         let mut stems: Vec<String> = Vec::new();
-        for term in self.query_terms(word) {
-            if term.is_empty() || folded.starts_with(&term) {
-                continue;
-            }
-            let mut after = folded.char_indices().skip(1).map(|(at, _)| &folded[at..]);
-            if let Some(rest) = after.find(|rest| rest.starts_with(&term)) {
-                if !stems.iter().any(|stem| stem == rest) {
-                    stems.push(rest.to_string());
-                }
-            }
-        }
-        if self.reads_in(StemLanguage::Arabic, &folded) {
-            if let Some(rest) = arabic_article::after_article(&folded) {
-                if !stems.iter().any(|stem| stem == rest) {
-                    stems.push(rest.to_string());
-                }
+        for rest in after_stemmed_front.chain(after_article) {
+            if !stems.iter().any(|stem| stem == rest) {
+                stems.push(rest.to_string());
             }
         }
         stems
     }
 
     /// The bytes of `word`'s front that its stem leaves out, where the index reads it in a
-    /// language whose stemmer takes letters off the front (Hebrew's particles: 1 for `הספר`,
-    /// 0 for `ספר`); None elsewhere. Did you mean offers a correction with the particles
-    /// typed, whichever particles a row writes the word with.
+    /// language whose stemmer takes letters off the front (Hebrew's particles: `ה`'s two for
+    /// `הספר`, none for `ספר`); None elsewhere. Did you mean offers a correction with the
+    /// particles typed, whichever particles a row writes the word with.
     pub fn front_particles(&self, word: &str) -> Option<usize> {
         self.reads_in(StemLanguage::Hebrew, word)
             .then(|| hebrew_stemmer::particles_len(word))
