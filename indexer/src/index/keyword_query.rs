@@ -92,8 +92,9 @@ pub(super) fn prefix_completions(
         return Ok(None);
     };
     // A prefix typed with letters a stemmer takes off the front (Hebrew's particles,
-    // Indonesian's prefixes) also begins the terms its stem begins (`העוגי*`: `עוגי`); a term
-    // two beginnings reach counts once.
+    // Indonesian's prefixes) also begins the terms its stem begins (`העוגי*`: `עוגי`), and one
+    // longer than a language cuts words to, its cut (`україн*`: `украї`); a term two
+    // beginnings reach counts once.
     let beginnings: Vec<String> = std::iter::once(prefix.clone())
         .chain(analyzer.prefix_stems(word))
         .collect();

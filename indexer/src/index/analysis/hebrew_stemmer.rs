@@ -94,15 +94,7 @@ mod tests {
     /// never longer, never fewer than three letters taken down to.
     #[test]
     fn every_short_word_is_read() {
-        let alphabet = ['ו', 'ה', 'ב', 'ש', 'א', 'ך', '\u{05B8}', '\u{05BC}'];
-        let mut words = vec![String::new()];
-        for _ in 0..4 {
-            let longer: Vec<String> = words
-                .iter()
-                .flat_map(|word| alphabet.iter().map(move |&c| format!("{word}{c}")))
-                .collect();
-            words.extend(longer);
-        }
+        let words = super::super::every_word(&['ו', 'ה', 'ב', 'ש', 'א', 'ך', '\u{05B8}', '\u{05BC}'], 4);
         for word in &words {
             let stem = stem(word);
             assert!(word.ends_with(stem.as_ref()), "{word} {stem}");

@@ -23,9 +23,13 @@ pub const DETECT_BYTES: usize = 2048;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StemLanguage {
+    Afrikaans,
     Arabic,
     Armenian,
+    Azerbaijani,
+    Belarusian,
     Bengali,
+    Bulgarian,
     Catalan,
     Czech,
     Danish,
@@ -42,7 +46,10 @@ pub enum StemLanguage {
     Hungarian,
     Indonesian,
     Italian,
+    Latin,
+    Latvian,
     Lithuanian,
+    Macedonian,
     Nepali,
     Norwegian,
     Persian,
@@ -51,11 +58,16 @@ pub enum StemLanguage {
     Romanian,
     Russian,
     Serbian,
+    Slovak,
+    Slovenian,
     Spanish,
     Swedish,
     Tamil,
     Telugu,
     Turkish,
+    Turkmen,
+    Ukrainian,
+    Uzbek,
     Vietnamese,
     Yiddish,
 }
@@ -78,10 +90,14 @@ pub enum Letters {
 }
 
 impl StemLanguage {
-    pub const ALL: [StemLanguage; 35] = [
+    pub const ALL: [StemLanguage; 47] = [
+        Self::Afrikaans,
         Self::Arabic,
         Self::Armenian,
+        Self::Azerbaijani,
+        Self::Belarusian,
         Self::Bengali,
+        Self::Bulgarian,
         Self::Catalan,
         Self::Czech,
         Self::Danish,
@@ -98,7 +114,10 @@ impl StemLanguage {
         Self::Hungarian,
         Self::Indonesian,
         Self::Italian,
+        Self::Latin,
+        Self::Latvian,
         Self::Lithuanian,
+        Self::Macedonian,
         Self::Nepali,
         Self::Norwegian,
         Self::Persian,
@@ -107,11 +126,16 @@ impl StemLanguage {
         Self::Romanian,
         Self::Russian,
         Self::Serbian,
+        Self::Slovak,
+        Self::Slovenian,
         Self::Spanish,
         Self::Swedish,
         Self::Tamil,
         Self::Telugu,
         Self::Turkish,
+        Self::Turkmen,
+        Self::Ukrainian,
+        Self::Uzbek,
         Self::Vietnamese,
         Self::Yiddish,
     ];
@@ -124,12 +148,15 @@ impl StemLanguage {
     /// The first revision of the analyzer that reads the language: the 18 rust-stemmers
     /// stems from the first, the rest of Snowball 3.0's from the third, Persian and Telugu
     /// (light stemmers as Lucene's) and Vietnamese from the sixth, Bengali (a light stemmer as
-    /// Lucene's) from the seventh, Hebrew (its particles taken off) from the eighth.
+    /// Lucene's) from the seventh, Hebrew (its particles taken off) from the eighth, the
+    /// languages whose words are cut to their first letters ([`Self::truncates`]) from the
+    /// ninth.
     pub fn first_read_in(self) -> Revision {
         match (self, LanguageStemmer::before_3(self)) {
             (Self::Persian | Self::Telugu | Self::Vietnamese, _) => Revision::V6,
             (Self::Bengali, _) => Revision::V7,
             (Self::Hebrew, _) => Revision::V8,
+            (language, _) if language.truncates() => Revision::V9,
             (_, true) => Revision::V1,
             (_, false) => Revision::V3,
         }
@@ -140,6 +167,29 @@ impl StemLanguage {
     /// Latin-script languages' accents fold so that a query typed without them finds them.
     pub fn keeps_marks(self) -> bool {
         self == Self::Vietnamese
+    }
+
+    /// Whether the language's words are cut to their first letters ([`super::truncation`]):
+    /// the languages whatlang tells that inflect by endings (WALS's suffixing languages) and
+    /// that neither Snowball nor Lucene has a stemmer for. Not the languages that inflect at
+    /// the front as much (Zulu, Shona, Akan, Tagalog, Javanese, Welsh's mutations, Georgian's
+    /// verbs): a word's first letters are no stem there.
+    pub fn truncates(self) -> bool {
+        matches!(
+            self,
+            Self::Afrikaans
+                | Self::Azerbaijani
+                | Self::Belarusian
+                | Self::Bulgarian
+                | Self::Latin
+                | Self::Latvian
+                | Self::Macedonian
+                | Self::Slovak
+                | Self::Slovenian
+                | Self::Turkmen
+                | Self::Ukrainian
+                | Self::Uzbek
+        )
     }
 
     /// tantivy's stop word list for the language (Snowball's; Lucene's short English list), if any.
@@ -159,9 +209,13 @@ impl StemLanguage {
             Self::Spanish => Language::Spanish,
             Self::Swedish => Language::Swedish,
             // tantivy has no list for these (the ranking's IDF weighs their common words down).
-            Self::Arabic
+            Self::Afrikaans
+            | Self::Arabic
             | Self::Armenian
+            | Self::Azerbaijani
+            | Self::Belarusian
             | Self::Bengali
+            | Self::Bulgarian
             | Self::Catalan
             | Self::Czech
             | Self::Esperanto
@@ -170,15 +224,23 @@ impl StemLanguage {
             | Self::Hebrew
             | Self::Hindi
             | Self::Indonesian
+            | Self::Latin
+            | Self::Latvian
             | Self::Lithuanian
+            | Self::Macedonian
             | Self::Nepali
             | Self::Persian
             | Self::Polish
             | Self::Romanian
             | Self::Serbian
+            | Self::Slovak
+            | Self::Slovenian
             | Self::Tamil
             | Self::Telugu
             | Self::Turkish
+            | Self::Turkmen
+            | Self::Ukrainian
+            | Self::Uzbek
             | Self::Vietnamese
             | Self::Yiddish => return None,
         })
@@ -191,7 +253,9 @@ impl StemLanguage {
             Self::Bengali => Letters::Bengali,
             Self::Greek => Letters::Greek,
             Self::Hindi | Self::Nepali => Letters::Devanagari,
-            Self::Russian => Letters::Cyrillic,
+            Self::Russian | Self::Ukrainian | Self::Belarusian | Self::Bulgarian | Self::Macedonian => {
+                Letters::Cyrillic
+            }
             Self::Tamil => Letters::Tamil,
             Self::Telugu => Letters::Telugu,
             Self::Hebrew | Self::Yiddish => Letters::Hebrew,
@@ -208,9 +272,13 @@ impl StemLanguage {
     /// ISO 639-1.
     pub fn code(self) -> &'static str {
         match self {
+            Self::Afrikaans => "af",
             Self::Arabic => "ar",
             Self::Armenian => "hy",
+            Self::Azerbaijani => "az",
+            Self::Belarusian => "be",
             Self::Bengali => "bn",
+            Self::Bulgarian => "bg",
             Self::Catalan => "ca",
             Self::Czech => "cs",
             Self::Danish => "da",
@@ -227,7 +295,10 @@ impl StemLanguage {
             Self::Hungarian => "hu",
             Self::Indonesian => "id",
             Self::Italian => "it",
+            Self::Latin => "la",
+            Self::Latvian => "lv",
             Self::Lithuanian => "lt",
+            Self::Macedonian => "mk",
             Self::Nepali => "ne",
             Self::Norwegian => "no",
             Self::Persian => "fa",
@@ -236,11 +307,16 @@ impl StemLanguage {
             Self::Romanian => "ro",
             Self::Russian => "ru",
             Self::Serbian => "sr",
+            Self::Slovak => "sk",
+            Self::Slovenian => "sl",
             Self::Spanish => "es",
             Self::Swedish => "sv",
             Self::Tamil => "ta",
             Self::Telugu => "te",
             Self::Turkish => "tr",
+            Self::Turkmen => "tk",
+            Self::Ukrainian => "uk",
+            Self::Uzbek => "uz",
             Self::Vietnamese => "vi",
             Self::Yiddish => "yi",
         }
@@ -254,9 +330,13 @@ impl StemLanguage {
     fn of(lang: whatlang::Lang, revision: Revision) -> Option<Self> {
         use whatlang::Lang as L;
         let language = match lang {
+            L::Afr => Self::Afrikaans,
             L::Ara => Self::Arabic,
             L::Hye => Self::Armenian,
+            L::Aze => Self::Azerbaijani,
+            L::Bel => Self::Belarusian,
             L::Ben => Self::Bengali,
+            L::Bul => Self::Bulgarian,
             L::Cat => Self::Catalan,
             L::Ces => Self::Czech,
             L::Dan => Self::Danish,
@@ -273,7 +353,10 @@ impl StemLanguage {
             L::Hun => Self::Hungarian,
             L::Ind => Self::Indonesian,
             L::Ita => Self::Italian,
+            L::Lat => Self::Latin,
+            L::Lav => Self::Latvian,
             L::Lit => Self::Lithuanian,
+            L::Mkd => Self::Macedonian,
             L::Nep => Self::Nepali,
             L::Nob => Self::Norwegian,
             L::Pes => Self::Persian,
@@ -284,11 +367,16 @@ impl StemLanguage {
             // Snowball's Serbian stemmer is built on a Croatian one (Ljubešić and Pandžić)
             // and reads the Latin alphabet both languages share.
             L::Srp | L::Hrv => Self::Serbian,
+            L::Slk => Self::Slovak,
+            L::Slv => Self::Slovenian,
             L::Spa => Self::Spanish,
             L::Swe => Self::Swedish,
             L::Tam => Self::Tamil,
             L::Tel => Self::Telugu,
             L::Tur => Self::Turkish,
+            L::Tuk => Self::Turkmen,
+            L::Ukr => Self::Ukrainian,
+            L::Uzb => Self::Uzbek,
             L::Vie => Self::Vietnamese,
             L::Yid => Self::Yiddish,
             _ => return None,
@@ -487,6 +575,13 @@ mod tests {
                 assert_eq!(language.first_read_in(), Revision::V8);
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V7).is_none());
                 assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V8).is_some());
+                continue;
+            }
+            if language.truncates() {
+                // Stemmed from the ninth revision: words cut to their first five letters.
+                assert_eq!(language.first_read_in(), Revision::V9);
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V8).is_none());
+                assert!(super::super::stemmer::LanguageStemmer::of(language, Revision::V9).is_some());
                 continue;
             }
             if matches!(language, StemLanguage::Persian | StemLanguage::Telugu) {

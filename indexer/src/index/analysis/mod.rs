@@ -1,6 +1,6 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V8`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V9`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks (a mark or
 //!   an invisible format character going on the word it follows, [`script`]), runs of
 //!   Chinese, Japanese and Korean (written without spaces) read as overlapping character
@@ -8,15 +8,17 @@
 //!   (also written without spaces) cut into their words by ICU's dictionaries
 //!   ([`dictionary_words`]), each word NFKC-normalized and lower-cased with Arabic's normal
 //!   forms ([`normalize`]), the stop words and Snowball stem (Persian, Telugu, Bengali:
-//!   light stemmers; Hebrew: its attached particles taken off) of its row's language when
+//!   light stemmers; Hebrew: its attached particles taken off; twelve languages with no
+//!   stemmer that inflect by endings: the first five letters, [`truncation`]) of its row's language when
 //!   the word is in that language's letters ([`stemmer`]), then Latin and Greek accents and
 //!   Hebrew points folded (not a Vietnamese row's tone and vowel marks: they tell its words
 //!   apart). A query is read as every language the index's rows were read as ([`profile`])
 //!   and looked up by each of its words' forms, so no query language has to be guessed from
 //!   a few words.
-//! - [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`], [`MULTILINGUAL_V4`],
-//!   [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its earlier revisions
-//!   ([`Revision`]: Hebrew unstemmed; Thai,
+//! - [`MULTILINGUAL_V8`], [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`],
+//!   [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its
+//!   earlier revisions ([`Revision`]: Ukrainian, Bulgarian, Slovak, Latvian and eight more
+//!   unstemmed; Hebrew unstemmed; Thai,
 //!   Lao, Khmer and Myanmar in pairs, Bengali unstemmed; Vietnamese folded as other Latin text, Persian and
 //!   Telugu unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and
 //!   joiners; before the third, rust-stemmers' Snowball stemmers (before Snowball 3.0) of 18
@@ -39,6 +41,7 @@ mod profile;
 mod script;
 mod stemmer;
 mod telugu_stemmer;
+mod truncation;
 mod word_forms;
 
 use std::ops::Range;
@@ -72,8 +75,10 @@ pub const MULTILINGUAL_V5: &str = "quarry_multi_v5";
 pub const MULTILINGUAL_V6: &str = "quarry_multi_v6";
 /// The multilingual analyzer's seventh revision ([`Revision::V7`]).
 pub const MULTILINGUAL_V7: &str = "quarry_multi_v7";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V8`]).
+/// The multilingual analyzer's eighth revision ([`Revision::V8`]).
 pub const MULTILINGUAL_V8: &str = "quarry_multi_v8";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V9`]).
+pub const MULTILINGUAL_V9: &str = "quarry_multi_v9";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
@@ -132,12 +137,19 @@ pub enum Revision {
     /// are taken off the front of a word while more than three letters stay
     /// ([`hebrew_stemmer`]): `ספר` ("book") finds `הספר` ("the book") and `בספר` ("in the
     /// book"), which it found none of.
-    #[default]
     V8,
+    /// [`MULTILINGUAL_V9`]: as the eighth, with the rows of twelve languages that inflect by
+    /// endings and that no stemmer here reads (Ukrainian, Belarusian, Bulgarian, Macedonian,
+    /// Slovak, Slovenian, Latvian, Azerbaijani, Uzbek, Turkmen, Afrikaans, Latin:
+    /// [`StemLanguage::truncates`]) read as their languages, each word cut to its first five
+    /// letters ([`truncation`]): `україна` ("Ukraine") finds `україни`, `україні` and
+    /// `україною`, its other cases, which the eighth read as four words.
+    #[default]
+    V9,
 }
 
 impl Revision {
-    pub const ALL: [Revision; 8] = [
+    pub const ALL: [Revision; 9] = [
         Self::V1,
         Self::V2,
         Self::V3,
@@ -146,6 +158,7 @@ impl Revision {
         Self::V6,
         Self::V7,
         Self::V8,
+        Self::V9,
     ];
 
     /// Position in [`Self::ALL`] (per-revision tables).
@@ -164,6 +177,7 @@ impl Revision {
             MULTILINGUAL_V6 => Some(Self::V6),
             MULTILINGUAL_V7 => Some(Self::V7),
             MULTILINGUAL_V8 => Some(Self::V8),
+            MULTILINGUAL_V9 => Some(Self::V9),
             _ => None,
         }
     }
@@ -178,6 +192,7 @@ impl Revision {
             Self::V6 => MULTILINGUAL_V6,
             Self::V7 => MULTILINGUAL_V7,
             Self::V8 => MULTILINGUAL_V8,
+            Self::V9 => MULTILINGUAL_V9,
         }
     }
 }
@@ -345,8 +360,11 @@ impl KeywordAnalyzer {
     /// Indonesian's `perekonom*`, `ekonom`. Arabic's stemmer reads a cut word's last letters
     /// as an ending and keeps its article (`المدين` is `المد`), so where the index reads
     /// Arabic, an Arabic prefix's article is found by its letters ([`arabic_article`]):
-    /// `المدين*`, `مدين`. Empty where every reading begins the word (a stemmer that takes
-    /// letters off the end leaves a prefix's first letters alone).
+    /// `المدين*`, `مدين`. Where the index reads a language whose words are cut to their
+    /// first letters ([`StemLanguage::truncates`]), a longer prefix in its letters begins no
+    /// term of it, so its cut is one more beginning: Ukrainian's `україн*`, `украї`. Empty
+    /// where every reading begins the word and none is cut (a stemmer that takes letters off
+    /// the end leaves a prefix's first letters alone).
     pub fn prefix_stems(&self, word: &str) -> Vec<String> {
         let Some(folded) = self.prefix_form(word) else {
             return Vec::new();
@@ -363,13 +381,35 @@ impl KeywordAnalyzer {
             .reads_in(StemLanguage::Arabic, &folded)
             .then(|| arabic_article::after_article(&folded))
             .flatten();
+        let cut = self.cut_readings(word, &folded);
         let mut stems: Vec<String> = Vec::new();
-        for rest in after_stemmed_front.chain(after_article) {
+        for rest in after_stemmed_front
+            .chain(after_article)
+            .chain(cut.iter().map(String::as_str))
+        {
             if !stems.iter().any(|stem| stem == rest) {
                 stems.push(rest.to_string());
             }
         }
         stems
+    }
+
+    /// `word`'s terms in the languages the index reads whose words are cut to their first
+    /// letters ([`StemLanguage::truncates`]), where shorter than `folded`, its folded form.
+    fn cut_readings(&self, word: &str, folded: &str) -> Vec<String> {
+        let Self::Multilingual(profile) = self else {
+            return Vec::new();
+        };
+        let mut forms = WordForms::new(profile.revision);
+        profile
+            .readings()
+            .into_iter()
+            .filter_map(|(language, _)| {
+                language.filter(|&language| language.truncates() && self.reads_in(language, folded))
+            })
+            .filter_map(|language| forms.term(word, Some(language)).map(str::to_string))
+            .filter(|term| term.len() < folded.len() && folded.starts_with(term.as_str()))
+            .collect()
     }
 
     /// The bytes of `word`'s front that its stem leaves out, where the index reads it in a
@@ -469,6 +509,22 @@ impl TextReader {
             }
         }
     }
+}
+
+/// Every word of at most `longest` characters of `alphabet`, the empty one first, each once
+/// (a stemmer's exhaustive tests).
+#[cfg(test)]
+fn every_word(alphabet: &[char], longest: usize) -> Vec<String> {
+    let mut words = vec![String::new()];
+    let mut last = words.clone();
+    for _ in 0..longest {
+        last = last
+            .iter()
+            .flat_map(|word| alphabet.iter().map(move |&c| format!("{word}{c}")))
+            .collect();
+        words.extend(last.iter().cloned());
+    }
+    words
 }
 
 #[cfg(test)]

@@ -290,8 +290,16 @@ mod tests {
         let (profile, languages) = LanguageProfile::of_texts(&menu);
         assert_eq!(languages, [Some(StemLanguage::Vietnamese); 5]);
         assert_eq!(profile.language_of("Phở"), Some(StemLanguage::Vietnamese));
+        // A sure Ukrainian row (read from the ninth revision, words cut to five letters):
+        // its script's unsure rows are read as Ukrainian too.
+        let (profile, languages) = LanguageProfile::of_texts(&["Ёжик в тумане", "Київ і Львів", "Добър ден"]);
+        assert_eq!(languages, [Some(StemLanguage::Ukrainian); 3]);
+        assert_eq!(
+            profile.unsure_rows_read_as.get("Cyrillic"),
+            Some(&StemLanguage::Ukrainian)
+        );
         // Unsure rows of a script whose guesses agree on no language: as before, unstemmed.
-        let cyrillic = ["Ёжик в тумане", "Київ і Львів", "Добър ден"];
+        let cyrillic = ["Ёжик в тумане", "Львів", "Добър ден"];
         let guesses: Vec<_> = cyrillic.iter().map(|text| detect(text)).collect();
         let (profile, languages) = LanguageProfile::of_texts(&cyrillic);
         assert_eq!(languages, [None, None, None], "{guesses:?}");

@@ -23,6 +23,9 @@ pub enum LanguageStemmer {
     Bengali,
     /// Hebrew's particles taken off, which Snowball has no stemmer for: [`Revision::V8`] and later.
     Hebrew,
+    /// Words cut to their first five letters, for the languages that inflect by endings and
+    /// have no stemmer ([`StemLanguage::truncates`]): [`Revision::V9`] and later.
+    Truncation,
 }
 
 impl LanguageStemmer {
@@ -34,6 +37,7 @@ impl LanguageStemmer {
             StemLanguage::Telugu => return (revision >= Revision::V6).then_some(Self::Telugu),
             StemLanguage::Bengali => return (revision >= Revision::V7).then_some(Self::Bengali),
             StemLanguage::Hebrew => return (revision >= Revision::V8).then_some(Self::Hebrew),
+            language if language.truncates() => return (revision >= Revision::V9).then_some(Self::Truncation),
             _ => {}
         }
         match revision >= Revision::V3 {
@@ -57,6 +61,7 @@ impl LanguageStemmer {
             Self::Telugu => super::telugu_stemmer::stem(word),
             Self::Bengali => super::bengali_stemmer::stem(word),
             Self::Hebrew => super::hebrew_stemmer::stem(word),
+            Self::Truncation => super::truncation::stem(word),
         }
     }
 }
@@ -83,8 +88,12 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         L::Swedish => A::Swedish,
         L::Tamil => A::Tamil,
         L::Turkish => A::Turkish,
-        L::Armenian
+        L::Afrikaans
+        | L::Armenian
+        | L::Azerbaijani
+        | L::Belarusian
         | L::Bengali
+        | L::Bulgarian
         | L::Catalan
         | L::Czech
         | L::Esperanto
@@ -92,12 +101,20 @@ fn before3(language: StemLanguage) -> Option<rust_stemmers::Algorithm> {
         | L::Hebrew
         | L::Hindi
         | L::Indonesian
+        | L::Latin
+        | L::Latvian
         | L::Lithuanian
+        | L::Macedonian
         | L::Nepali
         | L::Polish
         | L::Persian
         | L::Serbian
+        | L::Slovak
+        | L::Slovenian
         | L::Telugu
+        | L::Turkmen
+        | L::Ukrainian
+        | L::Uzbek
         | L::Vietnamese
         | L::Yiddish => return None,
     })
@@ -107,6 +124,18 @@ fn snowball3(language: StemLanguage) -> Option<snowball_stemmers_rs::Algorithm> 
     use snowball_stemmers_rs::Algorithm as A;
     use StemLanguage as L;
     Some(match language {
+        L::Afrikaans
+        | L::Azerbaijani
+        | L::Belarusian
+        | L::Bulgarian
+        | L::Latin
+        | L::Latvian
+        | L::Macedonian
+        | L::Slovak
+        | L::Slovenian
+        | L::Turkmen
+        | L::Ukrainian
+        | L::Uzbek => return None,
         L::Arabic => A::Arabic,
         L::Armenian => A::Armenian,
         L::Bengali => return None,
