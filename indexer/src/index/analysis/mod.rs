@@ -9,10 +9,10 @@
 //!   ([`dictionary_words`]), each word NFKC-normalized and lower-cased with Arabic's normal
 //!   forms ([`normalize`]), the stop words and Snowball stem (Persian, Telugu, Bengali:
 //!   light stemmers; Hebrew: its attached particles taken off; twelve languages with no
-//!   stemmer that inflect by endings: the first five letters, [`truncation`]) of its row's language when
-//!   the word is in that language's letters ([`stemmer`]), then Latin and Greek accents and
-//!   Hebrew points folded (not a Vietnamese row's tone and vowel marks: they tell its words
-//!   apart). A query is read as every language the index's rows were read as ([`profile`])
+//!   stemmer that inflect by endings: their first five letters, [`truncation`]) of its row's
+//!   language when the word is in that language's letters ([`stemmer`]), then Latin and
+//!   Greek accents and Hebrew points folded (not a Vietnamese row's tone and vowel marks:
+//!   they tell its words apart). A query is read as every language the index's rows were read as ([`profile`])
 //!   and looked up by each of its words' forms, so no query language has to be guessed from
 //!   a few words.
 //! - [`MULTILINGUAL_V8`], [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`],
