@@ -469,3 +469,84 @@ async fn hebrew_words_are_found_with_their_particles() {
     assert_eq!(ranked_files(&result), ["browser.txt"], "{result}");
     server.stop().await;
 }
+
+/// Ukrainian is read by each word's first five letters (analyzer `quarry_multi_v9`): a word
+/// finds its other cases and highlights mark them, a prefix longer than five letters finds
+/// them, and a form misspelt in its first letters that no row writes is corrected with its
+/// own ending.
+#[tokio::test]
+async fn ukrainian_words_are_found_in_their_other_cases() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        (
+            "geography.txt",
+            "Україна розташована у Східній Європі, а її столиця Київ стоїть на березі Дніпра.",
+        ),
+        (
+            "budget.txt",
+            "Уряд України затвердив новий бюджет для шкіл і лікарень у великих містах країни.",
+        ),
+        (
+            "tourism.txt",
+            "Туристи з усього світу приїжджають до Києва, щоб побачити старі собори та музеї.",
+        ),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // "With Ukraine", a case no row writes, finds and marks "Ukraine" and "of Ukraine".
+    let result = search(json!({"query": "Україною", "mode": "keyword", "highlight": true})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["budget.txt", "geography.txt"], "{result}");
+    let mut marked = marked_words(&result);
+    marked.sort();
+    assert_eq!(marked, ["Україна", "України"], "{result}");
+    // A prefix longer than the five letters kept.
+    let result = search(json!({"query": "україн*", "mode": "keyword"})).await;
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["budget.txt", "geography.txt"], "{result}");
+    // Misspelt in its first letters: corrected with the ending typed, which no row writes.
+    let result = search(json!({"query": "Укрвїною", "mode": "keyword", "suggest": true})).await;
+    assert_eq!(result["suggestion"]["query"], "Україною", "{result}");
+    let mut found = files(&result);
+    found.sort();
+    assert_eq!(found, ["budget.txt", "geography.txt"], "{result}");
+    server.stop().await;
+}
+
+/// In a collection of English rows and one Latin row (read by its first five letters), a
+/// misspelt English word is corrected to the word the rows write, not to a Latin-style cut
+/// and the typed ending (`runnning` is no `runni` + `ing`).
+#[tokio::test]
+async fn a_few_rows_read_by_their_first_letters_leave_other_words_corrections_alone() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        (
+            "morning.txt",
+            "The runners were running along the river bank every morning before the sun came up.",
+        ),
+        (
+            "race.txt",
+            "After the race the runners rested in the shade and talked about running the next one.",
+        ),
+        (
+            "gallia.txt",
+            "Gallia est omnis divisa in partes tres, quarum unam incolunt Belgae, aliam Aquitani, tertiam qui ipsorum lingua Celtae, nostra Galli appellantur.",
+        ),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // The Latin row is read as Latin: another form of its word finds it by the first letters.
+    let result = search(json!({"query": "divisionem", "mode": "keyword"})).await;
+    assert_eq!(ranked_files(&result), ["gallia.txt"], "{result}");
+    let result = search(json!({"query": "runnning", "mode": "keyword", "suggest": true})).await;
+    assert_eq!(result["suggestion"]["query"], "running", "{result}");
+    server.stop().await;
+}

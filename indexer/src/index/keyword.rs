@@ -1212,6 +1212,10 @@ mod tests {
         let completions = index.prefix_completions("Україн", 8).unwrap().unwrap();
         assert_eq!(completions, [("украї".to_string(), 2)]);
         assert_eq!(index.analyzer().prefix_stems("укр"), Vec::<String>::new());
+        // Where a word's first letters end (did you mean keeps the ending typed after them).
+        assert_eq!(index.analyzer().cut_end("України"), Some("Украї".len()));
+        assert_eq!(index.analyzer().cut_end("Київ"), None);
+        assert_eq!(index.analyzer().cut_end("Ukraine"), None);
 
         let slovak = [
             "Bratislava je hlavné mesto Slovenska a leží na brehu Dunaja pri hraniciach s Rakúskom.",
@@ -1227,6 +1231,20 @@ mod tests {
         // Words holding digits stay whole.
         assert_eq!(rows(&slovak, "iphone14"), [2]);
         assert!(rows(&slovak, "iphone13").is_empty());
+        assert_eq!(slovak.analyzer().cut_end("Bratislavy"), Some("Brati".len()));
+
+        // One Latin row among English ones: its word is found by its first letters, but a
+        // word's first letters end nowhere for did you mean (most rows of its letters are
+        // not cut).
+        let (_mixed_dir, mixed) = built_now(&[
+            "The runners were running along the river bank every morning before the sun came up.",
+            "After the race the runners rested in the shade and talked about running the next one.",
+            "Gallia est omnis divisa in partes tres, quarum unam incolunt Belgae, aliam Aquitani, tertiam qui ipsorum lingua Celtae, nostra Galli appellantur.",
+        ]);
+        assert_eq!(mixed.analyzer().profile().unwrap().analyzed_as.get("la"), Some(&1));
+        assert_eq!(rows(&mixed, "divisionem"), [2]);
+        assert_eq!(mixed.analyzer().cut_end("running"), None);
+        assert_eq!(mixed.analyzer().cut_end("divisionem"), None);
     }
 
     /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`

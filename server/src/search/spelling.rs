@@ -184,12 +184,19 @@ fn correct(parts: &[SearchPart<'_>], word: &str) -> Result<Option<Corrected>, Se
     let front = first_analyzer(parts)
         .and_then(|analyzer| analyzer.front_particles(&folded))
         .map_or("", |taken| &folded[..taken]);
+    // A word of a language read by its first letters is offered with the ending typed after a
+    // row word's first letters (`Укрвїною`, "with Ukraine" misspelt, where rows write
+    // `Україна` and `України`: `Україною`), whichever forms the rows write.
+    let lower = word.to_lowercase();
+    let back = first_analyzer(parts)
+        .and_then(|analyzer| analyzer.cut_end(&lower))
+        .map_or("", |end| &lower[end..]);
     // The index's terms are stems: a stem near a stem of the word may be written far from it
     // (`brocoli`'s stem `brocol` is two errors from `chocol`, chocolate's): each candidate is
     // taken by how its rows write it, within the errors allowed of the word as typed.
     let mut best: Option<Corrected> = None;
     for candidate in live_candidates(parts, word, edits)?.into_iter().take(CANDIDATES_TRIED) {
-        let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first, front)? else {
+        let Some((written, errors)) = written_form(parts, &candidate.term, &typed, first, (front, back))? else {
             continue;
         };
         let nearer =
@@ -320,15 +327,17 @@ fn live_candidates(parts: &[SearchPart<'_>], word: &str, edits: u8) -> Result<Ve
 /// one with the fewest, then the most often written, in lower case, with its errors (None: no
 /// such word). `chunkng` finds the stem `chunk`, written `chunks`, `chunk` and `chunking`:
 /// `chunking`, one error. A row's words are compared with the typed word first, and only the
-/// near ones read by the analyzer. With `front`, the Hebrew particles the word was typed with,
-/// a row's word is taken with them in place of its own
-/// ([`KeywordAnalyzer::front_particles`]).
+/// near ones read by the analyzer. `(front, back)`: with `front`, the Hebrew particles the
+/// word was typed with, a row's word is taken with them in place of its own
+/// ([`KeywordAnalyzer::front_particles`]); with `back`, the ending typed after the first
+/// letters of a language read by them, a row's word whose term is its first letters is taken
+/// with that ending in place of its own ([`KeywordAnalyzer::cut_end`]).
 fn written_form(
     parts: &[SearchPart<'_>],
     term: &str,
     typed: &TypingErrors,
     first: char,
-    front: &str,
+    (front, back): (&str, &str),
 ) -> Result<Option<(String, u8)>, ServerError> {
     let group = KeywordQuery {
         text: String::new(),
@@ -352,9 +361,16 @@ fn written_form(
                     let Piece::Word(range) = piece else { continue };
                     let word = &text[range];
                     let taken = (!front.is_empty()).then(|| analyzer.front_particles(word)).flatten();
-                    let offered = match taken {
-                        Some(taken) => Cow::Owned(format!("{front}{}", &word[taken..])),
-                        None => Cow::Borrowed(word),
+                    // Only a word whose first letters are the term (not an English row's
+                    // `running`, whose term is `run`, in a collection with a few Slovak rows).
+                    let cut = (!back.is_empty())
+                        .then(|| analyzer.cut_end(word))
+                        .flatten()
+                        .filter(|&end| analyzer.prefix_form(&word[..end]).as_deref() == Some(term));
+                    let offered = match (taken, cut) {
+                        (Some(taken), _) => Cow::Owned(format!("{front}{}", &word[taken..])),
+                        (None, Some(end)) => Cow::Owned(format!("{}{back}", &word[..end])),
+                        (None, None) => Cow::Borrowed(word),
                     };
                     let errors = match offered.is_ascii() {
                         true => typed.to_ascii_lowercase(&offered),

@@ -412,6 +412,32 @@ impl KeywordAnalyzer {
             .collect()
     }
 
+    /// The end of `word`'s first letters, where most of the index's rows in the word's letters
+    /// were read in languages whose words are cut to them ([`StemLanguage::truncates`]): the
+    /// bytes its term keeps there (`Україною`'s first five letters, `Украї`); None where the
+    /// word is not cut (five letters or fewer, a digit in it) or such rows are fewer (an
+    /// English collection with a few rows read as Latin). Did you mean offers a correction
+    /// with the ending typed after a row word's first letters.
+    pub fn cut_end(&self, word: &str) -> Option<usize> {
+        let Self::Multilingual(profile) = self else {
+            return None;
+        };
+        let letters = script::letters_of(word);
+        let (mut cut_rows, mut rows) = (0, 0);
+        for (code, &n) in &profile.analyzed_as {
+            let Some(language) = StemLanguage::from_code(code) else {
+                continue;
+            };
+            if profile.revision >= language.first_read_in() && language.reads(letters) {
+                rows += n;
+                cut_rows += if language.truncates() { n } else { 0 };
+            }
+        }
+        (cut_rows * 2 > rows)
+            .then(|| truncation::stem(word).len())
+            .filter(|&end| end < word.len())
+    }
+
     /// The bytes of `word`'s front that its stem leaves out, where the index reads it in a
     /// language whose stemmer takes letters off the front (Hebrew's particles: `ה`'s two for
     /// `הספר`, none for `ספר`); None elsewhere. Did you mean offers a correction with the
