@@ -361,8 +361,8 @@ fn written_form(
                     let Piece::Word(range) = piece else { continue };
                     let word = &text[range];
                     let taken = (!front.is_empty()).then(|| analyzer.front_particles(word)).flatten();
-                    // Only a word whose first letters are the term (not an English row's
-                    // `running`, whose term is `run`, in a collection with a few Slovak rows).
+                    // Only a word whose first letters are the term it was found by (a row of
+                    // another language in the collection holds its words as its own stems).
                     let cut = (!back.is_empty())
                         .then(|| analyzer.cut_end(word))
                         .flatten()
