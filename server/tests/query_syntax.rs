@@ -316,9 +316,7 @@ async fn a_lone_cjk_character_finds_the_runs_holding_it() {
     assert_eq!(ranked_files(&result), ["cat.txt"], "{result}");
     // As a phrase and as an exclusion, the same rows.
     let result = search(json!({"query": "\"寺\"", "mode": "auto", "top_k": 20})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["alone.txt", "kyoto.txt", "nara.txt"], "{result}");
+    assert_eq!(files(&result), ["alone.txt", "kyoto.txt", "nara.txt"], "{result}");
     let result = search(json!({"query": "京都 -寺", "mode": "keyword"})).await;
     holds(&result, &[], &["kyoto.txt", "nara.txt", "alone.txt"]);
     // Only a query's first 32 lone characters are looked up by their pairs (each a walk of
@@ -367,18 +365,14 @@ async fn vietnamese_typed_without_marks_finds_its_marked_words() {
     // Typed without them, the words it is written as, marked where they stand, and no "did
     // you mean" for a word the collection holds with its marks.
     let result = search(json!({"query": "viet", "mode": "keyword", "highlight": true, "suggest": true})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["country.txt", "letters.txt"], "{result}");
+    assert_eq!(files(&result), ["country.txt", "letters.txt"], "{result}");
     assert!(result.get("suggestion").is_none(), "{result}");
     assert_eq!(marked_words(&result), ["Việt", "viết"], "{result}");
     let result = search(json!({"query": "gia dinh", "mode": "auto"})).await;
     assert_eq!(ranked_files(&result)[0], "market.txt", "{result}");
     // A prefix finds the marked words it begins.
     let result = search(json!({"query": "vie*", "mode": "keyword"})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["country.txt", "letters.txt"], "{result}");
+    assert_eq!(files(&result), ["country.txt", "letters.txt"], "{result}");
     server.stop().await;
 }
 
@@ -405,9 +399,7 @@ async fn thai_words_are_searched_and_marked_whole() {
     assert_eq!(marked_words(&result), ["ตา"], "{result}");
     // Both words anywhere, or as a phrase only where they stand in a row.
     let result = search(json!({"query": "ตาราง เวลา", "mode": "keyword", "highlight": true})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["schedule.txt", "timetable.txt"], "{result}");
+    assert_eq!(files(&result), ["schedule.txt", "timetable.txt"], "{result}");
     let result = search(json!({"query": "\"ตารางเวลา\"", "mode": "keyword", "highlight": true})).await;
     assert_eq!(ranked_files(&result), ["timetable.txt"], "{result}");
     assert_eq!(marked_words(&result), ["ตารางเวลา"], "{result}");
@@ -446,9 +438,7 @@ async fn hebrew_words_are_found_with_their_particles() {
     };
     // "Book" finds "in a book" and "the book", not "library" (`ספרייה`).
     let result = search(json!({"query": "ספר", "mode": "keyword", "highlight": true})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["library.txt", "school.txt"], "{result}");
+    assert_eq!(files(&result), ["library.txt", "school.txt"], "{result}");
     let mut marked = marked_words(&result);
     marked.sort();
     assert_eq!(marked, ["בספר", "הספר"], "{result}");
@@ -457,9 +447,7 @@ async fn hebrew_words_are_found_with_their_particles() {
     assert_eq!(ranked_files(&result), ["school.txt"], "{result}");
     // Two acronyms: each found, no phrase between their quotes.
     let result = search(json!({"query": "צה\"ל ארה\"ב", "mode": "keyword"})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["army.txt", "embassy.txt"], "{result}");
+    assert_eq!(files(&result), ["army.txt", "embassy.txt"], "{result}");
     // "The cookie…" typed as a prefix with `ה` finds `עוגיות`, and misspelt (`העוגיוט`) it is
     // corrected with the `ה` typed: the word no row writes so, `העוגיות`.
     let result = search(json!({"query": "העוגי*", "mode": "keyword"})).await;
@@ -498,23 +486,17 @@ async fn ukrainian_words_are_found_in_their_other_cases() {
     };
     // "With Ukraine", a case no row writes, finds and marks "Ukraine" and "of Ukraine".
     let result = search(json!({"query": "Україною", "mode": "keyword", "highlight": true})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["budget.txt", "geography.txt"], "{result}");
+    assert_eq!(files(&result), ["budget.txt", "geography.txt"], "{result}");
     let mut marked = marked_words(&result);
     marked.sort();
     assert_eq!(marked, ["Україна", "України"], "{result}");
     // A prefix longer than the five letters kept.
     let result = search(json!({"query": "україн*", "mode": "keyword"})).await;
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["budget.txt", "geography.txt"], "{result}");
+    assert_eq!(files(&result), ["budget.txt", "geography.txt"], "{result}");
     // Misspelt in its first letters: corrected with the ending typed, which no row writes.
     let result = search(json!({"query": "Укрвїною", "mode": "keyword", "suggest": true})).await;
     assert_eq!(result["suggestion"]["query"], "Україною", "{result}");
-    let mut found = files(&result);
-    found.sort();
-    assert_eq!(found, ["budget.txt", "geography.txt"], "{result}");
+    assert_eq!(files(&result), ["budget.txt", "geography.txt"], "{result}");
     server.stop().await;
 }
 
