@@ -12,9 +12,9 @@
 //!   stemmer that inflect by endings: their first five letters, [`truncation`]) of its row's
 //!   language when the word is in that language's letters ([`stemmer`]), then Latin and
 //!   Greek accents and Hebrew points folded (not a Vietnamese row's tone and vowel marks:
-//!   they tell its words apart). A query is read as every language the index's rows were read as ([`profile`])
-//!   and looked up by each of its words' forms, so no query language has to be guessed from
-//!   a few words.
+//!   they tell its words apart). A query is read as every language the index's rows were
+//!   read as ([`profile`]) and looked up by each of its words' forms, so no query language
+//!   has to be guessed from a few words.
 //! - [`MULTILINGUAL_V8`], [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`],
 //!   [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its
 //!   earlier revisions ([`Revision`]: Ukrainian, Bulgarian, Slovak, Latvian and eight more
