@@ -500,6 +500,46 @@ async fn ukrainian_words_are_found_in_their_other_cases() {
     server.stop().await;
 }
 
+/// Ukrainian words with an apostrophe are one word each (analyzer `quarry_multi_v10`),
+/// whichever apostrophe a text or a query types: a word finds its other cases and highlights
+/// mark each whole, and a misspelt one is corrected with its apostrophe and typed ending.
+#[tokio::test]
+async fn ukrainian_words_with_apostrophes_are_whole() {
+    let data = tempfile::tempdir().unwrap();
+    let notes = [
+        (
+            "memorial.txt",
+            "Пам'ять про героїв живе у серцях людей, і кожного року в місті відбуваються урочистості.",
+        ),
+        (
+            "museum.txt",
+            "Цей музей присвячений пам’яті загиблих воїнів, тут зберігаються їхні листи та фотографії.",
+        ),
+        (
+            "school.txt",
+            "Учні школи вивчали історію рідного краю і склали книгу спогадів для бібліотеки.",
+        ),
+    ];
+    let server = TestServer::start_with_texts(data.path(), "notes", &notes).await;
+    let search = |body: Value| {
+        let api = &server.api;
+        async move { api.search_ok("notes", body).await }
+    };
+    // "With memory", a case no row writes, typed with the modifier letter apostrophe: the
+    // rows typed with ASCII's and with a quotation mark, each word marked whole.
+    let result = search(json!({"query": "памʼяттю", "mode": "keyword", "highlight": true})).await;
+    assert_eq!(files(&result), ["memorial.txt", "museum.txt"], "{result}");
+    let mut marked = marked_words(&result);
+    marked.sort();
+    assert_eq!(marked, ["Пам'ять", "пам’яті"], "{result}");
+    // Misspelt in its first letters: corrected as a row writes the first letters, with
+    // the ending typed.
+    let result = search(json!({"query": "Пвм'яттю", "mode": "keyword", "suggest": true})).await;
+    assert_eq!(result["suggestion"]["query"], "Пам'яттю", "{result}");
+    assert_eq!(files(&result), ["memorial.txt", "museum.txt"], "{result}");
+    server.stop().await;
+}
+
 /// In a collection of English rows and one Latin row (read by its first five letters), a
 /// misspelt English word is corrected to the word the rows write, not to a Latin-style cut
 /// and the typed ending (`runnning` is no `runni` + `ing`).

@@ -20,9 +20,9 @@ use tantivy::schema::{IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 use tantivy::{Index, IndexReader, Searcher, Term};
 
 use super::analysis::{
-    english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V2,
-    MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6, MULTILINGUAL_V7, MULTILINGUAL_V8,
-    MULTILINGUAL_V9,
+    english_analyzer, KeywordAnalyzer, LanguageProfile, Revision, ENGLISH_V1, MULTILINGUAL_V1, MULTILINGUAL_V10,
+    MULTILINGUAL_V2, MULTILINGUAL_V3, MULTILINGUAL_V4, MULTILINGUAL_V5, MULTILINGUAL_V6, MULTILINGUAL_V7,
+    MULTILINGUAL_V8, MULTILINGUAL_V9,
 };
 use super::keyword_marks::marked_forms;
 use super::keyword_pairs::{pair_terms_holding, pair_terms_holding_each};
@@ -38,7 +38,7 @@ use crate::error::{IndexerError, Result};
 pub type TermRows = Vec<(String, u64)>;
 
 /// Name (and version) of the analyzer of new indexes; recorded in the manifest.
-pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V9;
+pub const KEYWORD_ANALYZER: &str = MULTILINGUAL_V10;
 
 pub(super) fn err(stage: &'static str) -> impl Fn(tantivy::TantivyError) -> IndexerError {
     move |e| IndexerError::KeywordIndex {
@@ -250,7 +250,7 @@ impl TantivyKeywordIndex {
                 index.tokenizers().register(ENGLISH_V1, english_analyzer());
                 KeywordAnalyzer::English
             }
-            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6 | MULTILINGUAL_V7 | MULTILINGUAL_V8 | MULTILINGUAL_V9) => {
+            name @ (MULTILINGUAL_V1 | MULTILINGUAL_V2 | MULTILINGUAL_V3 | MULTILINGUAL_V4 | MULTILINGUAL_V5 | MULTILINGUAL_V6 | MULTILINGUAL_V7 | MULTILINGUAL_V8 | MULTILINGUAL_V9 | MULTILINGUAL_V10) => {
                 // Rows are indexed as term lists (pre-read terms in indexes written before them);
                 // the tokenizer is never asked to read a query.
                 index.tokenizers().register(name, TermListTokenizer::default());
@@ -261,7 +261,7 @@ impl TantivyKeywordIndex {
             other => {
                 return Err(IndexerError::KeywordIndex {
                     stage: "open",
-                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6}, {MULTILINGUAL_V7}, {MULTILINGUAL_V8}, {MULTILINGUAL_V9})", dir.display()),
+                    reason: format!("{}: written with the keyword analyzer `{other}`, which this version of quarry does not know ({ENGLISH_V1}, {MULTILINGUAL_V1}, {MULTILINGUAL_V2}, {MULTILINGUAL_V3}, {MULTILINGUAL_V4}, {MULTILINGUAL_V5}, {MULTILINGUAL_V6}, {MULTILINGUAL_V7}, {MULTILINGUAL_V8}, {MULTILINGUAL_V9}, {MULTILINGUAL_V10})", dir.display()),
                 })
             }
         };
@@ -1247,6 +1247,51 @@ mod tests {
         assert_eq!(mixed.analyzer().cut_end("divisionem"), None);
     }
 
+    /// Cyrillic words as Ukrainian writes them and as dictionaries mark them, from the tenth
+    /// revision: an apostrophe, typed any of the ways texts type it, is inside its word, and
+    /// a stress mark on a letter is left out. The ninth cut `пам'ять` ("memory") into `пам`
+    /// and `ять`, so `пам'яті` ("of memory", `пам` and `яті`) found only rows holding a
+    /// `пам` anywhere, and `Ки́їв` was no `Київ`.
+    #[test]
+    fn cyrillic_words_with_apostrophes_and_stress_marks_are_whole() {
+        let texts = [
+            "Пам'ять про героїв живе у серцях людей, і кожного року в місті відбуваються урочистості.",
+            "Після об’єднання громад у місті відкрили нову школу, лікарню та великий ринок для селян.",
+            "Украї\u{301}на — держава у Східній Європі, де працюють університети, театри та бібліотеки.",
+            "Пам звали старого рибалку, який жив на березі моря і щодня ловив рибу для села.",
+        ];
+        let (_dir, index) = built_now(&texts);
+        let profile = index.analyzer().profile().unwrap();
+        assert_eq!(profile.analyzed_as.get("uk"), Some(&4), "{profile:?}");
+        // Other cases, other apostrophes; not the row of the name `Пам`.
+        assert_eq!(rows(&index, "пам'яті"), [0]);
+        assert_eq!(rows(&index, "памʼяттю"), [0]);
+        assert_eq!(rows(&index, "об'єднанню"), [1]);
+        assert_eq!(rows(&index, "обʼєднання"), [1]);
+        // Typed without the apostrophe too, as many do.
+        assert_eq!(rows(&index, "обєднання"), [1]);
+        // The stressed row is found unstressed, and the other way round.
+        assert_eq!(rows(&index, "України"), [2]);
+        assert_eq!(rows(&index, "Украї\u{301}ною"), [2]);
+        // A prefix with an apostrophe is one word's beginning.
+        let completions = index.prefix_completions("пам'я", 8).unwrap().unwrap();
+        assert_eq!(completions, [("памят".to_string(), 1)]);
+        // Did you mean keeps what is typed after a word's first five letters, the apostrophe
+        // counting as no letter.
+        assert_eq!(index.analyzer().cut_end("пам'яттю"), Some("пам'ят".len()));
+        // The ninth revision cut at the apostrophe and kept the stress mark.
+        let (_old_dir, old) = opened_as_written_by(&texts, Revision::V9);
+        assert_eq!(rows(&old, "пам'яті"), [0, 3]);
+        assert!(rows(&old, "обʼєднання").is_empty());
+        assert!(rows(&old, "України").is_empty());
+        // English keeps its apostrophes as they were read: `don't` is `don` and `t`.
+        let (_english_dir, english) = built_now(&[
+            "We don't know where the river starts, but the maps of the old town show its course.",
+            "The don of the college walked along the river every evening before dinner.",
+        ]);
+        assert_eq!(rows(&english, "don"), [0, 1]);
+    }
+
     /// Vietnamese keeps its tone and vowel marks from the sixth revision: `việt` and `viết`
     /// ("to write") are two words, which the fifth folded into one; a word typed without
     /// marks is looked up by the marked terms it is written as, and a prefix finds them too.
@@ -1302,7 +1347,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         build_keyword_index(dir.path(), texts.iter().copied()).unwrap();
         let index = TantivyKeywordIndex::open(dir.path()).unwrap();
-        assert_eq!(index.analyzer().name(), MULTILINGUAL_V9);
+        assert_eq!(index.analyzer().name(), MULTILINGUAL_V10);
         assert_eq!(rows(&index, "Donaudampfschifffahrtsgesellschaft"), [0]);
         assert_eq!(rows(&index, "résumé"), [1]);
         assert_eq!(rows(&index, "façade"), [1]);

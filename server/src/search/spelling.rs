@@ -33,7 +33,7 @@ use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use quarry_indexer::index::analysis::{pieces, KeywordAnalyzer, Piece};
+use quarry_indexer::index::analysis::{pieces, pieces_in, KeywordAnalyzer, Piece, Revision};
 use quarry_indexer::index::{GroupTerm, KeywordIndex, KeywordQuery, NearTerm, TypingErrors};
 use serde::{Deserialize, Serialize};
 
@@ -348,6 +348,10 @@ fn written_form(
     'parts: for part in parts {
         for segment in &part.searcher.snapshot().segments {
             let analyzer = segment.data.keyword.analyzer();
+            // The segment's rows cut into words as its analyzer cut them.
+            let revision = analyzer
+                .profile()
+                .map_or_else(Revision::default, |profile| profile.revision);
             let live = segment
                 .data
                 .keyword
@@ -357,7 +361,7 @@ fn written_form(
                 .filter(|&row| segment.hidden.rows.binary_search(&(row as u32)).is_err());
             for row in live {
                 let text = &segment.data.chunks[row as usize].text;
-                for piece in pieces(text) {
+                for piece in pieces_in(text, revision) {
                     let Piece::Word(range) = piece else { continue };
                     let word = &text[range];
                     let taken = (!front.is_empty()).then(|| analyzer.front_particles(word)).flatten();

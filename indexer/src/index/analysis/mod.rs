@@ -1,8 +1,9 @@
 //! The keyword lane's analyzers: how a stored text and a query become BM25 terms.
 //!
-//! - [`MULTILINGUAL_V9`], for every index written now: each row's language detected
+//! - [`MULTILINGUAL_V10`], for every index written now: each row's language detected
 //!   ([`language`], whatlang), words split on Unicode letters, digits and marks (a mark or
-//!   an invisible format character going on the word it follows, [`script`]), runs of
+//!   an invisible format character going on the word it follows, an apostrophe between two
+//!   Cyrillic letters kept inside it, [`script`]), runs of
 //!   Chinese, Japanese and Korean (written without spaces) read as overlapping character
 //!   pairs ([`word_forms`], as Lucene's CJK bigrams), runs of Thai, Lao, Khmer and Myanmar
 //!   (also written without spaces) cut into their words by ICU's dictionaries
@@ -15,9 +16,10 @@
 //!   they tell its words apart). A query is read as every language the index's rows were
 //!   read as ([`profile`]) and looked up by each of its words' forms, so no query language
 //!   has to be guessed from a few words.
-//! - [`MULTILINGUAL_V8`], [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`],
+//! - [`MULTILINGUAL_V9`], [`MULTILINGUAL_V8`], [`MULTILINGUAL_V7`], [`MULTILINGUAL_V6`], [`MULTILINGUAL_V5`],
 //!   [`MULTILINGUAL_V4`], [`MULTILINGUAL_V3`], [`MULTILINGUAL_V2`] and [`MULTILINGUAL_V1`], its
-//!   earlier revisions ([`Revision`]: Ukrainian, Bulgarian, Slovak, Latvian and eight more
+//!   earlier revisions ([`Revision`]: Cyrillic words cut at apostrophes, stress marks
+//!   kept; Ukrainian, Bulgarian, Slovak, Latvian and eight more
 //!   unstemmed; Hebrew unstemmed; Thai,
 //!   Lao, Khmer and Myanmar in pairs, Bengali unstemmed; Vietnamese folded as other Latin text, Persian and
 //!   Telugu unstemmed; Hebrew points and Quranic marks kept; words cut at soft hyphens and
@@ -77,8 +79,10 @@ pub const MULTILINGUAL_V6: &str = "quarry_multi_v6";
 pub const MULTILINGUAL_V7: &str = "quarry_multi_v7";
 /// The multilingual analyzer's eighth revision ([`Revision::V8`]).
 pub const MULTILINGUAL_V8: &str = "quarry_multi_v8";
-/// The multilingual analyzer (this module), every new index's ([`Revision::V9`]).
+/// The multilingual analyzer's ninth revision ([`Revision::V9`]).
 pub const MULTILINGUAL_V9: &str = "quarry_multi_v9";
+/// The multilingual analyzer (this module), every new index's ([`Revision::V10`]).
+pub const MULTILINGUAL_V10: &str = "quarry_multi_v10";
 
 /// Which revision of the multilingual analyzer an index was written with: a query is read
 /// as its index's rows were.
@@ -144,12 +148,22 @@ pub enum Revision {
     /// [`StemLanguage::truncates`]) read as their languages, each word cut to its first five
     /// letters ([`truncation`]): `україна` ("Ukraine") finds `україни`, `україні` and
     /// `україною`, its other cases, which the eighth read as four words.
-    #[default]
     V9,
+    /// [`MULTILINGUAL_V10`]: as the ninth, with Cyrillic words read as Ukrainian and
+    /// Belarusian write them and as dictionaries and Wikipedia mark them: an apostrophe
+    /// between two Cyrillic letters (`'`, `’`, `‘`, `ʼ`, `` ` ``, `´`: texts type the letter
+    /// any of these ways) is part of the word and left out of its term, so `пам'ять`
+    /// ("memory") and `пам’яті` are one word each, `памят` once cut, where the ninth read
+    /// `пам` and `ять`, `пам` and `яті`; a stress mark (a combining acute) on a Cyrillic
+    /// letter is left out, so `Москва́` finds `Москва` and stems as it; and Ukrainian's `ґ`
+    /// is read as `г`, as Lucene's Ukrainian analyzer reads all three
+    /// ([`script::joins_cyrillic_word`], [`normalize`]).
+    #[default]
+    V10,
 }
 
 impl Revision {
-    pub const ALL: [Revision; 9] = [
+    pub const ALL: [Revision; 10] = [
         Self::V1,
         Self::V2,
         Self::V3,
@@ -159,6 +173,7 @@ impl Revision {
         Self::V7,
         Self::V8,
         Self::V9,
+        Self::V10,
     ];
 
     /// Position in [`Self::ALL`] (per-revision tables).
@@ -178,6 +193,7 @@ impl Revision {
             MULTILINGUAL_V7 => Some(Self::V7),
             MULTILINGUAL_V8 => Some(Self::V8),
             MULTILINGUAL_V9 => Some(Self::V9),
+            MULTILINGUAL_V10 => Some(Self::V10),
             _ => None,
         }
     }
@@ -193,6 +209,7 @@ impl Revision {
             Self::V7 => MULTILINGUAL_V7,
             Self::V8 => MULTILINGUAL_V8,
             Self::V9 => MULTILINGUAL_V9,
+            Self::V10 => MULTILINGUAL_V10,
         }
     }
 }
@@ -434,7 +451,7 @@ impl KeywordAnalyzer {
             }
         }
         (cut_rows * 2 > rows)
-            .then(|| truncation::stem(word).len())
+            .then(|| truncation::typed_end(word, profile.revision))
             .filter(|&end| end < word.len())
     }
 

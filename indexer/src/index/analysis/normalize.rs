@@ -7,19 +7,25 @@
 //! script as ASCII digits (`٢٠٢٤` and `۲۰۲۴` are `2024`, as Lucene's `DecimalDigitFilter`
 //! reads them). From [`Revision::V4`] on, default-ignorable characters (a soft hyphen, a
 //! zero-width joiner, a variation selector) are left out first, as NFKC_Casefold leaves them
-//! out. From [`Revision::V5`] on, the Quran's annotation marks go with the harakat. After
+//! out. From [`Revision::V5`] on, the Quran's annotation marks go with the harakat. From
+//! [`Revision::V10`] on, an apostrophe inside a Cyrillic word (`пам'ять`), a stress mark on a
+//! Cyrillic letter (`Москва́`) are left out and `ґ` is read as `г`, as Lucene's Ukrainian
+//! analyzer reads them. After
 //! stemming, [`fold_marks`] takes the accents off Latin and Greek letters, so `cafe` finds
 //! `café`, and from [`Revision::V5`] on the points off Hebrew's, so `ספר` finds `סֵפֶר`.
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::script::is_default_ignorable;
+use unicode_normalization::char::is_combining_mark;
+
+use super::script::{is_apostrophe, is_cyrillic_letter, is_default_ignorable};
 use super::Revision;
 
 /// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only;
 /// Persian letters and decimal digits from [`Revision::V2`] on; default-ignorable characters,
-/// a soft hyphen or a zero-width joiner, left out first from [`Revision::V4`] on); `out` is
-/// cleared first.
+/// a soft hyphen or a zero-width joiner, left out first from [`Revision::V4`] on; an
+/// apostrophe after a Cyrillic letter and a stress mark on one left out, `ґ` read as `г`, from
+/// [`Revision::V10`] on); `out` is cleared first.
 pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
     out.clear();
     if word.is_ascii() {
@@ -27,11 +33,25 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
         out.make_ascii_lowercase();
         return;
     }
-    let visible = word
-        .chars()
-        .filter(|&c| revision < Revision::V4 || !is_default_ignorable(c));
+    // The last character before `c` that is no mark.
+    let mut letter_before = ' ';
+    let visible = word.chars().filter(move |&c| {
+        if revision < Revision::V4 {
+            return true;
+        }
+        let apostrophe_in_cyrillic = revision >= Revision::V10 && is_apostrophe(c) && is_cyrillic_letter(letter_before);
+        if !is_combining_mark(c) {
+            letter_before = c;
+        }
+        !(is_default_ignorable(c) || apostrophe_in_cyrillic)
+    });
     for c in visible.nfkc().flat_map(char::to_lowercase) {
         match c {
+            // A stress mark on a Cyrillic vowel (`Москва́`; NFKC has composed the letters
+            // whose accent is part of them, Macedonian's `ѓ` and `ќ`), and Ukrainian's `ґ`
+            // read as `г`, as texts spell it either way.
+            '\u{0301}' if revision >= Revision::V10 && out.chars().next_back().is_some_and(is_cyrillic_letter) => {}
+            'ґ' if revision >= Revision::V10 => out.push('г'),
             // Tatweel and the Arabic diacritics (harakat, superscript alef).
             '\u{0640}' | '\u{064B}'..='\u{065F}' | '\u{0670}' => {}
             c if revision >= Revision::V5 && is_quranic_mark(c) => {}
@@ -213,6 +233,33 @@ mod tests {
         assert_eq!(fold_marks("kalabalık", Revision::V2).as_deref(), Some("kalabalik"));
         assert_eq!(fold_marks("kalabalık", Revision::V1).as_deref(), Some("kalabalık"));
         assert_eq!(fold_marks("şehirdeki", Revision::V2).as_deref(), Some("sehirdeki"));
+    }
+
+    /// Apostrophes inside Cyrillic words, stress marks on Cyrillic letters and Ukrainian's
+    /// `ґ`, from the tenth revision on; the ninth kept them.
+    #[test]
+    fn cyrillic_apostrophes_and_stress_marks() {
+        let v10 = |word: &str| normal_as(word, Revision::V10);
+        // "memory" typed with each apostrophe texts use.
+        for word in ["Пам'ять", "Пам’ять", "Пам‘ять", "Памʼять", "Пам`ять", "Пам´ять"]
+        {
+            assert_eq!(v10(word), "память", "{word}");
+        }
+        assert_eq!(normal_as("Памʼять", Revision::V9), "памʼять");
+        // Stress marks, as dictionaries and Wikipedia's first lines mark them; one on `ї`.
+        assert_eq!(v10("Москва\u{301}"), "москва");
+        assert_eq!(v10("Ки\u{301}їв"), "київ");
+        assert_eq!(v10("ї\u{301}жа"), "їжа");
+        assert_eq!(normal_as("Москва\u{301}", Revision::V9), "москва\u{301}");
+        // Macedonian's `ѓ` and `ќ`, decomposed, are letters of their own still.
+        assert_eq!(v10("г\u{301}ердан"), "ѓердан");
+        assert_eq!(v10("к\u{301}ерка"), "ќерка");
+        // `ґ` as `г`.
+        assert_eq!(v10("Ґанок"), "ганок");
+        // Latin words keep what they had: an acute is an accent there (folded after stemming),
+        // and the modifier apostrophe of Uzbek or Hawaiian is a letter.
+        assert_eq!(v10("cafe\u{301}"), "café");
+        assert_eq!(v10("maʼno"), "maʼno");
     }
 
     /// Hebrew's points and cantillation, and the Quran's annotation marks, go from the fifth

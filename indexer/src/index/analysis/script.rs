@@ -133,6 +133,29 @@ pub fn splits_after(c: char, before: char) -> bool {
     c == '\u{200C}' && before.script() == Script::Arabic
 }
 
+/// The characters texts type as an apostrophe: ASCII's, the right and left single quotation
+/// marks, the modifier letter apostrophe (Unicode's choice for Ukrainian's), the grave
+/// accent and the acute accent (both typed for it on keyboards without one), as Lucene's
+/// Ukrainian analyzer maps them all to one apostrophe.
+pub fn is_apostrophe(c: char) -> bool {
+    matches!(c, '\'' | '\u{2019}' | '\u{2018}' | '\u{02BC}' | '`' | '\u{00B4}')
+}
+
+/// Whether `c`, read between `before` and `after`, is an apostrophe inside a Cyrillic word
+/// ([`Revision::V10`] on): Ukrainian and Belarusian write one before a vowel that sounds
+/// apart from the consonant it follows (`пам'ять`, "memory"; `сям'я`, "family"), where UAX
+/// #29 too keeps a word whole (rule WB6/WB7: a letter, an apostrophe, a letter). Between
+/// Latin letters an apostrophe still splits: English's `don't` and French's `l'homme` are
+/// read as before.
+pub fn joins_cyrillic_word(before: char, c: char, after: char) -> bool {
+    is_apostrophe(c) && is_cyrillic_letter(before) && is_cyrillic_letter(after)
+}
+
+/// A letter of the Cyrillic script.
+pub fn is_cyrillic_letter(c: char) -> bool {
+    !c.is_ascii() && c.is_alphabetic() && c.script() == Script::Cyrillic
+}
+
 /// Unicode's default-ignorable code points (DerivedCoreProperties' Default_Ignorable_Code_Point):
 /// characters with no visible form of their own, which NFKC_Casefold (ICU's folding) takes
 /// out of a term: [`is_word_format`]'s, the zero-width space, the combining grapheme joiner,
@@ -261,5 +284,20 @@ mod tests {
         }
         assert!(is_default_ignorable('\u{200B}') && !is_word_format('\u{200B}'));
         assert!(!is_default_ignorable('a') && !is_default_ignorable('\u{0301}'));
+    }
+
+    #[test]
+    fn an_apostrophe_joins_only_cyrillic_letters() {
+        for apostrophe in ['\'', '’', '‘', 'ʼ', '`', '´'] {
+            assert!(joins_cyrillic_word('м', apostrophe, 'я'), "{apostrophe}");
+            assert!(!joins_cyrillic_word('n', apostrophe, 't'), "{apostrophe}");
+            assert!(!joins_cyrillic_word('м', apostrophe, 't'), "{apostrophe}");
+            assert!(!joins_cyrillic_word('м', apostrophe, ' '), "{apostrophe}");
+            assert!(!joins_cyrillic_word('7', apostrophe, 'я'), "{apostrophe}");
+        }
+        assert!(!joins_cyrillic_word('м', '"', 'я'));
+        assert!(!joins_cyrillic_word('м', '-', 'я'));
+        // A Cyrillic mark is no letter.
+        assert!(!joins_cyrillic_word('\u{0483}', '\'', 'я'));
     }
 }

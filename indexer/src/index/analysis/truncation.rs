@@ -21,25 +21,49 @@ use std::borrow::Cow;
 
 use unicode_normalization::char::is_combining_mark;
 
+use super::script::{is_apostrophe, is_cyrillic_letter};
+use super::Revision;
+
 /// The letters a word is cut to.
 pub const KEPT_LETTERS: usize = 5;
 
 /// `word` cut to its first [`KEPT_LETTERS`] letters and their marks, unless it holds a digit.
 pub fn stem(word: &str) -> Cow<'_, str> {
+    Cow::Borrowed(first_letters(word, |_, _| true))
+}
+
+/// The end of a word's first letters as typed (did you mean keeps what is typed after them),
+/// as `revision` cuts its term: from [`Revision::V10`] on an apostrophe after a Cyrillic
+/// letter is no letter (the term leaves it out: `Пам'яттю`'s are `Пам'ят`).
+pub fn typed_end(word: &str, revision: Revision) -> usize {
+    let apostrophes_count = revision < Revision::V10;
+    first_letters(word, |before, c| {
+        apostrophes_count || !(is_apostrophe(c) && is_cyrillic_letter(before))
+    })
+    .len()
+}
+
+/// `word` cut to its first [`KEPT_LETTERS`] letters, a character counting as one where
+/// `is_letter(the letter before, it)` and it is no mark (marks go with the letter before);
+/// whole where it holds a digit.
+fn first_letters(word: &str, is_letter: impl Fn(char, char) -> bool) -> &str {
     if word.chars().any(char::is_numeric) {
-        return Cow::Borrowed(word);
+        return word;
     }
-    let mut letters = 0;
+    let (mut letters, mut before) = (0, ' ');
     for (at, c) in word.char_indices() {
         if is_combining_mark(c) {
             continue;
         }
-        if letters == KEPT_LETTERS {
-            return Cow::Borrowed(&word[..at]);
+        if is_letter(before, c) {
+            if letters == KEPT_LETTERS {
+                return &word[..at];
+            }
+            letters += 1;
         }
-        letters += 1;
+        before = c;
     }
-    Cow::Borrowed(word)
+    word
 }
 
 #[cfg(test)]
@@ -74,6 +98,19 @@ mod tests {
         ] {
             assert_eq!(stem(word), want, "{word}");
         }
+    }
+
+    /// A typed word's first letters end where its term's do: an apostrophe inside a Cyrillic
+    /// word counts as no letter from the tenth revision on.
+    #[test]
+    fn typed_words_first_letters_end_after_five_letters() {
+        assert_eq!(typed_end("Пам'яттю", Revision::V10), "Пам'ят".len());
+        assert_eq!(typed_end("Пам’яттю", Revision::V10), "Пам’ят".len());
+        assert_eq!(typed_end("Пам'яттю", Revision::V9), "Пам'я".len());
+        assert_eq!(typed_end("України", Revision::V10), "Украї".len());
+        assert_eq!(typed_end("maʼnolar", Revision::V10), "maʼno".len());
+        assert_eq!(typed_end("Дім", Revision::V10), "Дім".len());
+        assert_eq!(typed_end("iphone14", Revision::V10), "iphone14".len());
     }
 
     /// Every word of up to six characters from letters, a mark and a digit: a prefix of

@@ -12,7 +12,9 @@ use unicode_script::{Script, UnicodeScript};
 use super::dictionary_words::dictionary_words;
 use super::language::StemLanguage;
 use super::normalize::{after_stemming, fold_marks, normalize_word};
-use super::script::{class_in, is_default_ignorable, letters_of, splits_after, CharClass};
+use super::script::{
+    class_in, is_apostrophe, is_default_ignorable, joins_cyrillic_word, letters_of, splits_after, CharClass,
+};
 use super::stemmer::LanguageStemmer;
 use super::Revision;
 
@@ -39,12 +41,24 @@ pub fn pieces(text: &str) -> Vec<Piece> {
 /// dictionary words), where from [`Revision::V4`] on a mark or a format character
 /// ([`CharClass::Extend`]) goes on the piece it follows (a mark with none before it begins a
 /// word; a format character there is skipped), but for a non-joiner after an Arabic-script
-/// letter, which splits ([`splits_after`]).
+/// letter, which splits ([`splits_after`]), and from [`Revision::V10`] on an apostrophe
+/// between two Cyrillic letters is inside the word ([`joins_cyrillic_word`]).
 pub fn pieces_in(text: &str, revision: Revision) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut current: Option<(CharClass, usize)> = None;
     let mut before = ' ';
     for (at, c) in text.char_indices() {
+        // An apostrophe inside a Cyrillic word keeps the word going.
+        if revision >= Revision::V10
+            && is_apostrophe(c)
+            && matches!(current, Some((CharClass::Word, _)))
+            && text[at + c.len_utf8()..]
+                .chars()
+                .next()
+                .is_some_and(|after| joins_cyrillic_word(before, c, after))
+        {
+            continue;
+        }
         // `before`: the last character that is no mark or format character.
         let class = match class_in(c, revision) {
             CharClass::Extend if splits_after(c, before) => CharClass::Separator,
@@ -360,6 +374,25 @@ mod tests {
         assert_eq!(v4("\u{FEFF}\u{AD}word"), ["word"]);
         assert_eq!(v4("\u{301}"), ["\u{301}"]);
         assert_eq!(v4("ab\u{200B}cd"), ["ab", "cd"]);
+    }
+
+    /// An apostrophe between Cyrillic letters is inside the word from the tenth revision on;
+    /// between Latin letters, at a word's end or before a quote it still cuts.
+    #[test]
+    fn apostrophes_inside_cyrillic_words() {
+        let v10 = |text| words_in(text, Revision::V10);
+        assert_eq!(v10("пам'ять і м’ясо"), ["пам'ять", "і", "м’ясо"]);
+        assert_eq!(
+            words_in("пам'ять і м’ясо", Revision::V9),
+            ["пам", "ять", "і", "м", "ясо"]
+        );
+        // A stress mark before the apostrophe; two apostrophes join twice.
+        assert_eq!(v10("па\u{301}м'ять"), ["па\u{301}м'ять"]);
+        assert_eq!(v10("д'Ар'тан"), ["д'Ар'тан"]);
+        // Quotes around a word, an apostrophe at its end, two in a row, Latin words.
+        assert_eq!(v10("'слово' слова' а''б"), ["слово", "слова", "а", "б"]);
+        assert_eq!(v10("don't l'homme"), ["don", "t", "l", "homme"]);
+        assert_eq!(v10("м'a"), ["м", "a"]);
     }
 
     #[test]
