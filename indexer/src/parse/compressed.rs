@@ -3,8 +3,9 @@
 //! too, by miniz_oxide; Zstandard by the reference decoder, its window bounded; bzip2 by
 //! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded; LZ4's frames, and
 //! the legacy frames of `lz4 -l` and the Linux kernel, by lz4_flex, its blocks at most 8 MiB;
-//! skippable frames passed over, a file cut short told from one that ends: [`super::lz4_frames`]),
-//! then parsed as the
+//! skippable frames passed over, a file cut short told from one that ends: [`super::lz4_frames`];
+//! Mozilla's LZ4 files, Firefox's `.jsonlz4` bookmark backups and session store, one block read
+//! whole: [`super::moz_lz4`]), then parsed as the
 //! file they hold, named by the name without its compression's extension, by the parser that
 //! read them (so a PDF inside still goes to a worker). The documents keep the compressed
 //! file's URI.
@@ -14,6 +15,7 @@ use std::io::Read;
 use bytes::Bytes;
 
 use super::lz4_frames::lz4_reader;
+use super::moz_lz4;
 use super::{ParseError, Parsed, Parser};
 use crate::source::RawDocument;
 
@@ -25,6 +27,10 @@ const ZSTD_WINDOW_LOG_MAX: u32 = 27;
 const XZ_MEMORY_LIMIT: u64 = 256 << 20;
 /// The extensions of a file compressed whole, without their dot.
 pub(super) const EXTENSIONS: [&str; 6] = ["gz", "zst", "zstd", "bz2", "xz", "lz4"];
+/// The extensions of Mozilla's LZ4 files ([`super::moz_lz4`]), without their dot: Firefox's
+/// `bookmarks-….jsonlz4` and `recovery.baklz4` hold the JSON its `….json` and `….bak` would,
+/// its `search.json.mozlz4` the file named before.
+pub(super) const MOZILLA_EXTENSIONS: [&str; 3] = ["jsonlz4", "baklz4", "mozlz4"];
 
 /// How a file's bytes are compressed, by their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +40,7 @@ pub(super) enum Compression {
     Bzip2,
     Xz,
     Lz4,
+    MozLz4,
 }
 
 impl Compression {
@@ -53,6 +60,8 @@ impl Compression {
             Some(Self::Xz)
         } else if bytes.starts_with(LZ4_FRAME_MAGIC) || bytes.starts_with(LZ4_LEGACY_MAGIC) {
             Some(Self::Lz4)
+        } else if bytes.starts_with(moz_lz4::MAGIC) {
+            Some(Self::MozLz4)
         } else if bytes.starts_with(b"BZh")
             && bytes.get(3).is_some_and(|level| (b'1'..=b'9').contains(level))
             // A block's magic (the digits of pi), or an empty stream's end (of sqrt(pi)).
@@ -77,6 +86,7 @@ impl Compression {
             Self::Zstd => zstd::zstd_safe::get_frame_content_size(bytes).ok().flatten(),
             Self::Xz => super::xz_index::stated_size(bytes),
             Self::Lz4 => lz4_content_size(bytes),
+            Self::MozLz4 => moz_lz4::stated_size(bytes),
             Self::Bzip2 => None,
         };
         stated.map(|size| size.max(bytes.len() as u64))
@@ -97,6 +107,8 @@ impl Compression {
             // legacy frame), so its memory is bounded whatever the frame says.
             // A file cut short inside a frame fails, as one that ends between frames does not.
             Self::Lz4 => Box::new(lz4_reader(input)),
+            // One block, read whole, its stated size held to the limit first.
+            Self::MozLz4 => Box::new(moz_lz4::inflate(input, MAX_INFLATED_BYTES)?),
             Self::Xz => {
                 let stream =
                     liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
@@ -113,6 +125,7 @@ impl Compression {
             Self::Bzip2 => "bzip2",
             Self::Xz => "XZ",
             Self::Lz4 => "LZ4",
+            Self::MozLz4 => "Mozilla LZ4",
         }
     }
 }
@@ -166,6 +179,14 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
     let Some(compression) = Compression::of(bytes) else {
         return Ok(bytes.clone());
     };
+    let too_large = || ParseError::Inflates {
+        part: format!("{} file", compression.name()),
+        mib: MAX_INFLATED_BYTES >> 20,
+    };
+    // A size a block is inflated to at once is refused before anything is allocated.
+    if compression == Compression::MozLz4 && moz_lz4::stated_size(bytes).is_some_and(|size| size > MAX_INFLATED_BYTES) {
+        return Err(too_large());
+    }
     let damaged = |e: std::io::Error| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name()));
     let decoder = compression.decoder(&bytes[..]).map_err(damaged)?;
     let room = compression
@@ -174,10 +195,7 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
         .min(MAX_INFLATED_BYTES + 1);
     let inflated = read_reserved(decoder, room, MAX_INFLATED_BYTES).map_err(damaged)?;
     if inflated.len() as u64 > MAX_INFLATED_BYTES {
-        return Err(ParseError::Inflates {
-            part: format!("{} file", compression.name()),
-            mib: MAX_INFLATED_BYTES >> 20,
-        });
+        return Err(too_large());
     }
     Ok(Bytes::from(inflated))
 }
@@ -202,10 +220,17 @@ pub(super) fn read_reserved(decoder: impl Read, room: u64, limit: u64) -> std::i
     Ok(inflated)
 }
 
-/// The name of the file a compressed file holds: its own without its [`EXTENSIONS`] one.
+/// The name of the file a compressed file holds: its own without its [`EXTENSIONS`] one,
+/// or for Mozilla's ([`MOZILLA_EXTENSIONS`]) without the `lz4` of `.jsonlz4` and `.baklz4`
+/// and the whole of `.mozlz4` (`bookmarks.jsonlz4` holds `bookmarks.json`, `search.json.mozlz4`
+/// `search.json`).
 pub(super) fn inner_name(path: &str) -> &str {
-    match path.rsplit_once('.') {
-        Some((inner, ext)) if EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => inner,
+    let Some((inner, ext)) = path.rsplit_once('.') else {
+        return path;
+    };
+    match ext.to_ascii_lowercase().as_str() {
+        ext if EXTENSIONS.contains(&ext) || ext == "mozlz4" => inner,
+        "jsonlz4" | "baklz4" => &path[..path.len() - "lz4".len()],
         _ => path,
     }
 }
@@ -266,6 +291,7 @@ pub(super) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::fixtures::{bzip2, gzip, lz4, xz};
+    use super::moz_lz4;
     use crate::parse::{
         block_texts_of, detect_format, document_of, failures_of, raw_for_test, AutoParser, Format, Parser,
     };
@@ -483,6 +509,49 @@ mod tests {
                 "{error:?}"
             );
         }
+    }
+
+    /// Firefox's bookmark backups, session store and search engines' list: one LZ4 block
+    /// behind Mozilla's header, read as the JSON it holds, by its name or by its magic.
+    #[test]
+    fn a_mozilla_lz4_file_is_read_as_the_json_it_holds() {
+        let bookmarks = br#"{"guid":"root________","title":"","children":[{"title":"Bookmarks Menu","children":[{"title":"Tide tables of the harbour","uri":"https://example.org/tides"}]}]}"#;
+        let file = moz_lz4::fixture(bookmarks);
+        assert_eq!(super::stated_inflated_size(&file), bookmarks.len() as u64);
+        for name in [
+            "bookmarks-2026-12-08_12_Xy3.jsonlz4",
+            "search.json.mozlz4",
+            "recovery.baklz4",
+            "backup",
+        ] {
+            assert_eq!(detect_format(name, &file).unwrap(), Format::Compressed, "{name}");
+            assert_eq!(document_of(name, file.clone()).file_name, name);
+            let read = block_texts_of(name, file.clone()).join("\n");
+            assert!(
+                read.contains("Tide tables of the harbour") && read.contains("https://example.org/tides"),
+                "{name}: {read}"
+            );
+        }
+        assert_eq!(super::inner_name("a/bookmarks.jsonlz4"), "a/bookmarks.json");
+        assert_eq!(super::inner_name("recovery.BAKLZ4"), "recovery.BAK");
+        assert_eq!(super::inner_name("search.json.mozlz4"), "search.json");
+        // A header stating more than a file may inflate to fails before anything is allocated.
+        let mut huge = moz_lz4::MAGIC.to_vec();
+        huge.extend(u32::MAX.to_le_bytes());
+        huge.extend(&file[12..]);
+        let error = AutoParser.parse(&raw_for_test("huge.jsonlz4", huge)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Mozilla LZ4 file: more than 1024 MiB once inflated (a compression bomb, or too large a document); the file is skipped"
+        );
+        // Cut short.
+        let mut cut = file.clone();
+        cut.truncate(cut.len() - 4);
+        let error = AutoParser.parse(&raw_for_test("cut.jsonlz4", cut)).unwrap_err();
+        assert!(
+            error.detail().unwrap().starts_with("its Mozilla LZ4 data is damaged"),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -184,7 +184,9 @@ pub(super) fn by_extension(ext: &str) -> Option<Format> {
         "zip" => Format::Zip,
         "7z" => Format::SevenZip,
         "tar" | "tgz" | "tzst" | "tbz" | "tbz2" | "txz" => Format::Tar,
-        ext if super::compressed::EXTENSIONS.contains(&ext) => Format::Compressed,
+        ext if super::compressed::EXTENSIONS.contains(&ext) || super::compressed::MOZILLA_EXTENSIONS.contains(&ext) => {
+            Format::Compressed
+        }
         _ => return None,
     })
 }

@@ -2,10 +2,12 @@
 //! document each (URI `<file>#<_id>`); any other JSON is flattened to `path: value` lines.
 //! In JSONL a bad line fails alone, named by its line number. A speech service's transcript
 //! (Whisper's, Amazon Transcribe's, Deepgram's, AssemblyAI's, Azure's, Google's, IBM
-//! Watson's, Rev.ai's, Speechmatics') is read as subtitles are ([`super::speech_json`]).
+//! Watson's, Rev.ai's, Speechmatics') is read as subtitles are ([`super::speech_json`]);
+//! Firefox's bookmarks as lines under their folders ([`super::firefox_bookmarks`]).
 
 use serde_json::{Map, Value};
 
+use super::firefox_bookmarks::{bookmark_blocks, is_bookmarks};
 use super::speech_json::{speech_transcript, SpeechTranscript};
 use super::subtitles::transcript_document;
 use super::text::decode_raw_text;
@@ -113,6 +115,12 @@ pub(super) fn parse_json(raw: &RawDocument) -> Result<Parsed, ParseError> {
         .map_err(|e| ParseError::Corrupt(format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column())))?;
     if let Some(transcript) = speech_transcript(&value) {
         return speech_document(raw, transcript);
+    }
+    if is_bookmarks(&value) {
+        let blocks = bookmark_blocks(&value);
+        if !blocks.is_empty() {
+            return Ok(Parsed::one(Document::from_raw(raw, Document::stem_of(raw), blocks)));
+        }
     }
     let records: Option<Vec<Document>> = match &value {
         Value::Object(object) => record_document(raw, object, Document::stem_of(raw), &raw.bytes).map(|d| vec![d]),
