@@ -173,6 +173,16 @@ PY
     { printf '\x10'; cat "$root/indexer/tests/fixtures/handover.7z"; } > "$corpus/seed-7z" ;;
     parse_html) printf '<!doctype html><html><head><title>Rivers</title></head><body><h1>Rivers</h1><table><tr><td>dry</td></tr></table><p>They <b>run</b> dry.</p></body></html>' > "$corpus/seed.html" ;;
     parse_structured) printf '\x00{"title": "Rivers", "text": "They run dry.", "tags": ["a"]}' > "$corpus/seed-json"
+                      printf '\x00{"root": "placesRoot", "children": [{"root": "toolbarFolder", "title": "toolbar", "children": [{"title": "Rivers", "uri": "https://example.org/rivers", "tags": "a,b"}]}]}' > "$corpus/seed-bookmarks"
+                      # Mozilla's LZ4 file of bookmarks: its magic, its size, one block of literals.
+                      (cd "$corpus" && python3 - <<'PY'
+import struct
+json = b'{"root": "placesRoot", "children": [{"title": "Rivers", "uri": "https://example.org/rivers"}]}'
+extra = len(json) - 15
+block = bytes([0xF0]) + b"\xff" * (extra // 255) + bytes([extra % 255]) + json
+open("seed-jsonlz4", "wb").write(b"\x04mozLz40\0" + struct.pack("<I", len(json)) + block)
+PY
+)
                       printf '\x01{"_id": "1", "text": "a"}\n{"_id": "2", "text": "b"}\n' > "$corpus/seed-jsonl"
                       printf '\x02title,text\nRivers,"They run, dry"\n' > "$corpus/seed-csv"
                       printf '\x03start\tend\ttext\n0\t2400\tLow water.\n2400\t4980\tRivers run dry.\n' > "$corpus/seed-whisper-tsv"

@@ -8,15 +8,14 @@
 //! reads them). From [`Revision::V4`] on, default-ignorable characters (a soft hyphen, a
 //! zero-width joiner, a variation selector) are left out first, as NFKC_Casefold leaves them
 //! out. From [`Revision::V5`] on, the Quran's annotation marks go with the harakat. From
-//! [`Revision::V10`] on, an apostrophe inside a Cyrillic word (`пам'ять`), a stress mark on a
-//! Cyrillic letter (`Москва́`) are left out and `ґ` is read as `г`, as Lucene's Ukrainian
+//! [`Revision::V10`] on, an apostrophe inside a Cyrillic word (`пам'ять`) and a stress mark on
+//! a Cyrillic letter (`Москва́`) are left out and `ґ` is read as `г`, as Lucene's Ukrainian
 //! analyzer reads them. After
 //! stemming, [`fold_marks`] takes the accents off Latin and Greek letters, so `cafe` finds
 //! `café`, and from [`Revision::V5`] on the points off Hebrew's, so `ספר` finds `סֵפֶר`.
 
-use unicode_normalization::UnicodeNormalization;
-
 use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
 
 use super::script::{is_apostrophe, is_cyrillic_letter, is_default_ignorable};
 use super::Revision;
