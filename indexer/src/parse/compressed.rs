@@ -4,7 +4,7 @@
 //! libbz2-rs, concatenated streams too; XZ by liblzma, its memory bounded; LZ4's frames, and
 //! the legacy frames of `lz4 -l` and the Linux kernel, by lz4_flex, its blocks at most 8 MiB;
 //! skippable frames passed over, a file cut short told from one that ends: [`super::lz4_frames`];
-//! Mozilla's LZ4 files, Firefox's `.jsonlz4` bookmark backups and session store, one block read
+//! Mozilla's LZ4 files, Firefox's `.jsonlz4` bookmark backups and saved tabs, one block read
 //! whole: [`super::moz_lz4`]), then parsed as the
 //! file they hold, named by the name without its compression's extension, by the parser that
 //! read them (so a PDF inside still goes to a worker). The documents keep the compressed
@@ -511,7 +511,7 @@ mod tests {
         }
     }
 
-    /// Firefox's bookmark backups, session store and search engines' list: one LZ4 block
+    /// Firefox's bookmark backups, saved tabs and search engines' list: one LZ4 block
     /// behind Mozilla's header, read as the JSON it holds, by its name or by its magic.
     #[test]
     fn a_mozilla_lz4_file_is_read_as_the_json_it_holds() {

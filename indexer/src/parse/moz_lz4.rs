@@ -1,5 +1,5 @@
 //! Mozilla's LZ4 files (`.jsonlz4`, `.mozlz4`, `.baklz4`): Firefox's bookmark backups
-//! (`bookmarkbackups/bookmarks-2026-12-08_1204_….jsonlz4`), its session store
+//! (`bookmarkbackups/bookmarks-2026-12-08_1204_….jsonlz4`), its saved tabs and windows
 //! (`sessionstore.jsonlz4`, `sessionstore-backups/recovery.baklz4`) and its list of search
 //! engines (`search.json.mozlz4`), each a JSON file compressed as one LZ4 block behind
 //! Mozilla's own header: the magic `mozLz40\0`, the size the block inflates to (four bytes,
