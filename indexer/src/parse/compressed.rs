@@ -183,11 +183,16 @@ pub(super) fn inflate(bytes: &Bytes) -> Result<Bytes, ParseError> {
         part: format!("{} file", compression.name()),
         mib: MAX_INFLATED_BYTES >> 20,
     };
-    // A size a block is inflated to at once is refused before anything is allocated.
-    if compression == Compression::MozLz4 && moz_lz4::stated_size(bytes).is_some_and(|size| size > MAX_INFLATED_BYTES) {
-        return Err(too_large());
-    }
     let damaged = |e: std::io::Error| ParseError::Corrupt(format!("its {} data is damaged ({e})", compression.name()));
+    // A block inflated at once: a size past the limit is refused before anything is
+    // allocated, and the block's bytes are the file's, not copied into a reading buffer.
+    if compression == Compression::MozLz4 {
+        if moz_lz4::stated_size(bytes).is_some_and(|size| size > MAX_INFLATED_BYTES) {
+            return Err(too_large());
+        }
+        let inflated = moz_lz4::inflate(&bytes[..], MAX_INFLATED_BYTES).map_err(damaged)?;
+        return Ok(Bytes::from(inflated.into_inner()));
+    }
     let decoder = compression.decoder(&bytes[..]).map_err(damaged)?;
     let room = compression
         .stated_size(bytes)

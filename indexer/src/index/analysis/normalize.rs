@@ -17,7 +17,7 @@
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
-use super::script::{is_apostrophe, is_cyrillic_letter, is_default_ignorable};
+use super::script::{is_apostrophe_after_cyrillic, is_cyrillic_letter, is_default_ignorable};
 use super::Revision;
 
 /// NFKC, lower case, Arabic normalization (teh marbuta to heh in [`Revision::V1`] only;
@@ -38,7 +38,7 @@ pub fn normalize_word(word: &str, out: &mut String, revision: Revision) {
         if revision < Revision::V4 {
             return true;
         }
-        let apostrophe_in_cyrillic = revision >= Revision::V10 && is_apostrophe(c) && is_cyrillic_letter(letter_before);
+        let apostrophe_in_cyrillic = revision >= Revision::V10 && is_apostrophe_after_cyrillic(letter_before, c);
         if !is_combining_mark(c) {
             letter_before = c;
         }

@@ -148,7 +148,14 @@ pub fn is_apostrophe(c: char) -> bool {
 /// Latin letters an apostrophe still splits: English's `don't` and French's `l'homme` are
 /// read as before.
 pub fn joins_cyrillic_word(before: char, c: char, after: char) -> bool {
-    is_apostrophe(c) && is_cyrillic_letter(before) && is_cyrillic_letter(after)
+    is_apostrophe_after_cyrillic(before, c) && is_cyrillic_letter(after)
+}
+
+/// Whether `c` is an apostrophe after the Cyrillic letter `before`: inside a word (where
+/// [`joins_cyrillic_word`] kept it there), [`Revision::V10`] and later leave it out of the
+/// term and count it as no letter.
+pub fn is_apostrophe_after_cyrillic(before: char, c: char) -> bool {
+    is_apostrophe(c) && is_cyrillic_letter(before)
 }
 
 /// A letter of the Cyrillic script.

@@ -21,7 +21,7 @@ use std::borrow::Cow;
 
 use unicode_normalization::char::is_combining_mark;
 
-use super::script::{is_apostrophe, is_cyrillic_letter};
+use super::script::is_apostrophe_after_cyrillic;
 use super::Revision;
 
 /// The letters a word is cut to.
@@ -38,7 +38,7 @@ pub fn stem(word: &str) -> Cow<'_, str> {
 pub fn typed_end(word: &str, revision: Revision) -> usize {
     let apostrophes_count = revision < Revision::V10;
     first_letters(word, |before, c| {
-        apostrophes_count || !(is_apostrophe(c) && is_cyrillic_letter(before))
+        apostrophes_count || !is_apostrophe_after_cyrillic(before, c)
     })
     .len()
 }
